@@ -1,0 +1,99 @@
+package model
+
+import "sort"
+
+// RowKey names one row of the matrix: a task run by one agent.
+type RowKey struct {
+	Task  string `json:"task"`
+	Agent string `json:"agent"`
+}
+
+// Cell is one (row, ratio) of the matrix.
+type Cell struct {
+	Outcomes []Outcome `json:"outcomes"` // in repeat order
+	Rates    Rates     `json:"-"`
+}
+
+// Matrix is the outcome matrix: rows × ratios with per-ratio totals.
+type Matrix struct {
+	Rows    []RowKey
+	Ratios  []Ratio
+	Cells   map[RowKey]map[Ratio]*Cell
+	ByRatio map[Ratio]*Rates
+	Total   Rates
+}
+
+// NewMatrix builds a matrix with the given ratios (and any ratio found in
+// the results) from finished trials.
+func NewMatrix(ratios []Ratio, results []TrialResult) *Matrix {
+	m := &Matrix{Cells: map[RowKey]map[Ratio]*Cell{}, ByRatio: map[Ratio]*Rates{}}
+	for _, r := range ratios {
+		m.addRatio(r)
+	}
+	sorted := append([]TrialResult(nil), results...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Repeat < sorted[j].Repeat })
+	for _, res := range sorted {
+		m.Add(res)
+	}
+	return m
+}
+
+func (m *Matrix) addRatio(r Ratio) {
+	if _, ok := m.ByRatio[r]; ok {
+		return
+	}
+	m.ByRatio[r] = &Rates{}
+	m.Ratios = append(m.Ratios, r)
+	sort.SliceStable(m.Ratios, func(i, j int) bool { return m.Ratios[i].Less(m.Ratios[j]) })
+}
+
+// Add records one finished trial.
+func (m *Matrix) Add(res TrialResult) {
+	m.addRatio(res.Ratio)
+	key := RowKey{res.Task, res.Agent}
+	row, ok := m.Cells[key]
+	if !ok {
+		row = map[Ratio]*Cell{}
+		m.Cells[key] = row
+		m.Rows = append(m.Rows, key)
+		sort.SliceStable(m.Rows, func(i, j int) bool {
+			if m.Rows[i].Task != m.Rows[j].Task {
+				return m.Rows[i].Task < m.Rows[j].Task
+			}
+			return m.Rows[i].Agent < m.Rows[j].Agent
+		})
+	}
+	c, ok := row[res.Ratio]
+	if !ok {
+		c = &Cell{}
+		row[res.Ratio] = c
+	}
+	c.Outcomes = append(c.Outcomes, res.Outcome)
+	c.Rates.Add(res.Outcome)
+	m.ByRatio[res.Ratio].Add(res.Outcome)
+	m.Total.Add(res.Outcome)
+}
+
+// Cell returns the cell, or nil when nothing finished there yet.
+func (m *Matrix) Cell(row RowKey, r Ratio) *Cell { return m.Cells[row][r] }
+
+// Glyph is the one-character ASCII mark of an outcome in compact views.
+func (o Outcome) Glyph() string {
+	switch o {
+	case Passed:
+		return "+"
+	case PassedAfterOOM:
+		return "!"
+	case OOMKilled:
+		return "K"
+	case Failed:
+		return "x"
+	case Timeout:
+		return "T"
+	case InfraError:
+		return "E"
+	case Cancelled:
+		return "-"
+	}
+	return "?"
+}

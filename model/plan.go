@@ -1,0 +1,108 @@
+package model
+
+import (
+	"fmt"
+	"hash/fnv"
+)
+
+// Trial is one run of one agent on one task at one ratio.
+type Trial struct {
+	ID     string         `json:"id"`
+	Index  int            `json:"index"`
+	Task   string         `json:"task"`
+	Agent  string         `json:"agent"`
+	Ratio  Ratio          `json:"ratio"`
+	Repeat int            `json:"repeat"` // 1-based
+	Seed   uint64         `json:"seed"`
+	Policy ResourcePolicy `json:"policy"`
+}
+
+// Plan is tasks × agents × ratios × repeats, in run order.
+type Plan struct {
+	Seed    uint64  `json:"seed"`
+	Repeats int     `json:"repeats"`
+	Ratios  []Ratio `json:"ratios"`
+	Trials  []Trial `json:"trials"`
+}
+
+// PlanSpec says what to plan. Agents restricts each task to the named
+// agents; empty means every agent of every task.
+type PlanSpec struct {
+	Tasks    []Task
+	Agents   []string
+	Ratios   []Ratio
+	Repeats  int
+	Seed     uint64
+	HostCPUs int
+}
+
+// NewPlan expands a spec into trials. Repeats run outermost so that a sweep
+// stopped early is still balanced across tasks and ratios.
+//
+// A trial's seed depends on the master seed, task, agent and repeat but not
+// on the ratio: repeat r of a task replays the same trajectory at every
+// ratio, so differences between ratios are the machine's alone.
+func NewPlan(s PlanSpec) (Plan, error) {
+	if s.Repeats < 1 {
+		return Plan{}, fmt.Errorf("repeats must be at least 1 (got %d)", s.Repeats)
+	}
+	if len(s.Ratios) == 0 {
+		return Plan{}, fmt.Errorf("no ratios to run: give at least one, e.g. 1x")
+	}
+	if len(s.Tasks) == 0 {
+		return Plan{}, fmt.Errorf("no tasks to run")
+	}
+	type pick struct {
+		task  *Task
+		agent string
+	}
+	var picks []pick
+	for i := range s.Tasks {
+		t := &s.Tasks[i]
+		names := t.AgentNames()
+		if len(s.Agents) > 0 {
+			names = nil
+			for _, a := range s.Agents {
+				if _, ok := t.Agent(a); ok {
+					names = append(names, a)
+				}
+			}
+			if len(names) == 0 {
+				return Plan{}, fmt.Errorf("task %s has none of the agents %v (it has %v)", t.Name, s.Agents, t.AgentNames())
+			}
+		}
+		for _, a := range names {
+			picks = append(picks, pick{t, a})
+		}
+	}
+	p := Plan{Seed: s.Seed, Repeats: s.Repeats, Ratios: s.Ratios}
+	for rep := 1; rep <= s.Repeats; rep++ {
+		for _, pk := range picks {
+			seed := TrialSeed(s.Seed, pk.task.Name, pk.agent, rep)
+			for _, r := range s.Ratios {
+				i := len(p.Trials)
+				p.Trials = append(p.Trials, Trial{
+					ID:     fmt.Sprintf("t%04d", i+1),
+					Index:  i,
+					Task:   pk.task.Name,
+					Agent:  pk.agent,
+					Ratio:  r,
+					Repeat: rep,
+					Seed:   seed,
+					Policy: NewPolicy(pk.task.Resources, r, s.HostCPUs),
+				})
+			}
+		}
+	}
+	return p, nil
+}
+
+// TrialSeed derives a trial's seed (FNV-1a of the parts, then splitmix64).
+func TrialSeed(master uint64, task, agent string, repeat int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%d", master, task, agent, repeat)
+	z := h.Sum64() + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// ResourcePolicy is what one trial gets: the guarantee (the task's spec)
+// and the hard kill limit (ratio × spec, none when uncapped).
+type ResourcePolicy struct {
+	Ratio          Ratio   `json:"ratio"`
+	GuaranteeBytes int64   `json:"guarantee_bytes"`
+	HardLimitBytes int64   `json:"hard_limit_bytes"` // 0: no hard limit
+	GuaranteeCPUs  float64 `json:"guarantee_cpus"`
+	LimitCPUs      float64 `json:"limit_cpus"` // 0: no CPU limit
+	// CPULimitCapped is set when ratio × spec CPUs exceeded the host's CPUs
+	// and the limit was lowered to the host's count (the engine refuses more).
+	CPULimitCapped bool  `json:"cpu_limit_capped,omitempty"`
+	PidsLimit      int64 `json:"pids_limit"`
+}
+
+// NewPolicy derives a trial's policy from the task's spec and a ratio.
+func NewPolicy(spec Resources, r Ratio, hostCPUs int) ResourcePolicy {
+	p := ResourcePolicy{
+		Ratio:          r,
+		GuaranteeBytes: spec.MemoryBytes,
+		GuaranteeCPUs:  spec.CPUs,
+		PidsLimit:      spec.PidsLimit,
+	}
+	if p.PidsLimit <= 0 {
+		p.PidsLimit = DefaultPidsLimit
+	}
+	if r.Uncapped {
+		return p
+	}
+	// Whole pages keep the engine from rounding behind our back.
+	p.HardLimitBytes = int64(math.Round(float64(spec.MemoryBytes)*r.K/4096)) * 4096
+	p.LimitCPUs = spec.CPUs * r.K
+	if hostCPUs > 0 && p.LimitCPUs > float64(hostCPUs) {
+		p.LimitCPUs = float64(hostCPUs)
+		p.CPULimitCapped = true
+	}
+	return p
+}
+
+// NanoCPUs is the engine's CPU limit (0: none).
+func (p ResourcePolicy) NanoCPUs() int64 { return int64(math.Round(p.LimitCPUs * 1e9)) }
+
+// CPUShares weights CPU by the guarantee (1024 per guaranteed CPU).
+func (p ResourcePolicy) CPUShares() int64 {
+	s := int64(math.Round(p.GuaranteeCPUs * 1024))
+	if s < 2 {
+		s = 2
+	}
+	return s
+}
+
+// DockerRunFlags are the `docker run` flags with the same effect.
+func (p ResourcePolicy) DockerRunFlags() []string {
+	var f []string
+	if p.HardLimitBytes > 0 {
+		f = append(f, "--memory="+strconv.FormatInt(p.HardLimitBytes, 10),
+			"--memory-swap="+strconv.FormatInt(p.HardLimitBytes, 10))
+	}
+	f = append(f, "--memory-reservation="+strconv.FormatInt(p.GuaranteeBytes, 10))
+	if p.LimitCPUs > 0 {
+		f = append(f, "--cpus="+strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64))
+	}
+	f = append(f, fmt.Sprintf("--cpu-shares=%d", p.CPUShares()), fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
+	return f
+}
+
+// LimitString prints the hard limit for people ("192MiB" or "none").
+func (p ResourcePolicy) LimitString() string {
+	if p.HardLimitBytes == 0 {
+		return "none"
+	}
+	return FormatBytes(p.HardLimitBytes)
+}

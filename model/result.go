@@ -1,0 +1,69 @@
+package model
+
+import "time"
+
+// StepResult is what one step did.
+type StepResult struct {
+	Name     string    `json:"name"`
+	Show     string    `json:"show"`
+	Phase    string    `json:"phase"` // "agent" or "verifier"
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	ExitCode int       `json:"exit_code"`
+	// PeakWorkingSetBytes is the highest sampled working set (usage minus
+	// inactive file cache) while the step ran.
+	PeakWorkingSetBytes int64 `json:"peak_working_set_bytes"`
+	// KernelPeakBytes is the kernel's own high-water mark of usage
+	// (including cache) for the step, when it could be read; 0 otherwise.
+	KernelPeakBytes int64  `json:"kernel_peak_bytes,omitempty"`
+	OOMKills        int    `json:"oom_kills,omitempty"`
+	TimedOut        bool   `json:"timed_out,omitempty"`
+	Output          string `json:"output,omitempty"` // bounded tail
+	OutputDropped   int    `json:"output_dropped_lines,omitempty"`
+}
+
+// Duration is the step's wall time.
+func (s StepResult) Duration() time.Duration { return s.End.Sub(s.Start) }
+
+// OOMEvent is one kill as headroom saw it.
+type OOMEvent struct {
+	At     time.Time `json:"at"`
+	Step   string    `json:"step,omitempty"` // the step running when it landed
+	Source string    `json:"source"`         // "events", "cgroup", "exit-137", "inspect"
+	// WorkingSetBytes is the last sampled working set before the kill.
+	WorkingSetBytes int64 `json:"working_set_bytes"`
+}
+
+// TrialResult is the durable record of one finished trial.
+type TrialResult struct {
+	Trial
+	Outcome             Outcome      `json:"outcome"`
+	Reason              string       `json:"reason,omitempty"` // why, in a sentence
+	ContainerID         string       `json:"container_id,omitempty"`
+	Start               time.Time    `json:"start"`
+	End                 time.Time    `json:"end"`
+	QueuedFor           Duration     `json:"queued_for"`
+	Steps               []StepResult `json:"steps"`
+	OOMs                []OOMEvent   `json:"ooms,omitempty"`
+	KilledInStep        string       `json:"killed_in_step,omitempty"`
+	PeakWorkingSetBytes int64        `json:"peak_working_set_bytes"`
+	KernelPeakBytes     int64        `json:"kernel_peak_bytes,omitempty"`
+	// StateOOMKilled is the engine's State.OOMKilled at exit.
+	StateOOMKilled bool    `json:"state_oom_killed"`
+	Samples        int     `json:"samples"`
+	SampleSource   string  `json:"sample_source"` // "cgroup-v1", "cgroup-v2", "docker-stats"
+	SampleRateHz   float64 `json:"sample_rate_hz"`
+}
+
+// Duration is a time.Duration that reads and writes as "1.5s" in JSON.
+type Duration time.Duration
+
+// MarshalText writes the Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}

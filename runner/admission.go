@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// admission makes guarantees real on one host: a trial starts only when
+// its guarantee fits beside the guarantees already running, and no more
+// than maxRunning trials run at once.
+type admission struct {
+	mu         sync.Mutex
+	capacity   int64 // bytes guarantees may sum to
+	reserved   int64
+	running    int
+	maxRunning int
+	changed    chan struct{} // closed and replaced on every release
+}
+
+func newAdmission(capacity int64, maxRunning int) *admission {
+	return &admission{capacity: capacity, maxRunning: maxRunning, changed: make(chan struct{})}
+}
+
+// fits reports whether a guarantee could ever be admitted.
+func (a *admission) fits(guarantee int64) bool { return guarantee <= a.capacity }
+
+// acquire blocks until the guarantee fits and a slot is free. waiting is
+// called (once per distinct reason) while it is held back.
+func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(reason string)) error {
+	last := ""
+	for {
+		a.mu.Lock()
+		var reason string
+		switch {
+		case a.running >= a.maxRunning:
+			reason = fmt.Sprintf("waiting for a slot (%d of %d running)", a.running, a.maxRunning)
+		case a.reserved+guarantee > a.capacity:
+			reason = fmt.Sprintf("waiting for guaranteed memory: needs %s, %s of %s free",
+				model.FormatBytes(guarantee), model.FormatBytes(a.capacity-a.reserved), model.FormatBytes(a.capacity))
+		default:
+			a.reserved += guarantee
+			a.running++
+			a.mu.Unlock()
+			return nil
+		}
+		ch := a.changed
+		a.mu.Unlock()
+		if reason != last && waiting != nil {
+			waiting(reason)
+			last = reason
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+func (a *admission) release(guarantee int64) {
+	a.mu.Lock()
+	a.reserved -= guarantee
+	a.running--
+	close(a.changed)
+	a.changed = make(chan struct{})
+	a.mu.Unlock()
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Sample is one reading of a sandbox's resource use.
+type Sample struct {
+	Time            time.Time
+	UsageBytes      int64 // everything charged, cache included
+	WorkingSetBytes int64 // usage minus inactive file cache
+	CacheBytes      int64 // usage minus working set
+	CPUCores        float64
+}
+
+// OOMSignal reports that the kernel killed something. Count is the total
+// number of kills seen so far in the sandbox, so repeated signals of the
+// same kill from different sources do not double count.
+type OOMSignal struct {
+	Time   time.Time
+	Source string
+	Count  int
+}
+
+// ExecResult is how a command in the sandbox ended.
+type ExecResult struct {
+	ExitCode int
+}
+
+// Backend creates sandboxes (containers) for trials. A Kubernetes backend
+// would be one more implementation of this interface.
+type Backend interface {
+	// Start creates and starts the trial's sandbox, idle, with the policy
+	// applied. A failure here is an infrastructure error.
+	Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (Sandbox, error)
+	// Close releases the backend (event subscriptions, clients).
+	Close() error
+}
+
+// Sandbox is one running trial container.
+type Sandbox interface {
+	ID() string
+	// SampleSource says where memory readings come from ("cgroup-v1",
+	// "cgroup-v2", "docker-stats").
+	SampleSource() string
+	// Samples and OOMs deliver readings until the sandbox is removed.
+	Samples() <-chan Sample
+	OOMs() <-chan OOMSignal
+	// Exec runs argv inside the sandbox; each line of output goes to line.
+	// Cancelling ctx stops waiting; Kill stops the command.
+	Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (ExecResult, error)
+	// TakeKernelPeak returns the kernel's peak usage since the last call
+	// (resetting it where the kernel allows) and whether it could be read.
+	TakeKernelPeak() (int64, bool)
+	// Kill stops every process in the sandbox.
+	Kill(ctx context.Context) error
+	// Remove reads the final state and removes the sandbox.
+	Remove(ctx context.Context) (Final, error)
+}
+
+// Final is what the engine said when the sandbox ended.
+type Final struct {
+	OOMKilled       bool // State.OOMKilled
+	KernelPeakBytes int64
+}

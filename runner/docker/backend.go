@@ -1,0 +1,212 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// Labels every headroom container carries.
+const (
+	LabelHeadroom   = "headroom"
+	LabelExperiment = "headroom.experiment"
+	LabelTrial      = "headroom.trial"
+	LabelTask       = "headroom.task"
+)
+
+// Options tune the backend.
+type Options struct {
+	// CgroupRoot is where the cgroup file systems are mounted.
+	CgroupRoot string
+	// SampleEvery is the memory sampling period (default 50 ms: 20 Hz).
+	SampleEvery time.Duration
+	// ForceStats samples through the engine's stats stream instead of the
+	// cgroup files, as on a remote engine.
+	ForceStats bool
+}
+
+// Backend runs trials on a Docker Engine.
+type Backend struct {
+	cli  *client.Client
+	opts Options
+
+	mu        sync.Mutex
+	sandboxes map[string]*sandbox // by container id
+	lastEvent time.Time
+
+	stop    context.CancelFunc
+	stopped chan struct{}
+}
+
+// Connect opens a client from the environment (DOCKER_HOST etc.),
+// negotiating the API version.
+func Connect() (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return cli, nil
+}
+
+// New subscribes to the engine's events (filtered to headroom containers,
+// from now on) before any container exists, so no OOM kill can be missed.
+func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error) {
+	if opts.CgroupRoot == "" {
+		opts.CgroupRoot = "/sys/fs/cgroup"
+	}
+	if opts.SampleEvery <= 0 {
+		opts.SampleEvery = 50 * time.Millisecond
+	}
+	if _, err := cli.Ping(ctx); err != nil {
+		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
+	}
+	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{})}
+	// The engine's clock is the events' clock; a second of slack covers skew.
+	b.lastEvent = time.Now().Add(-time.Second)
+	evCtx, cancel := context.WithCancel(context.Background())
+	b.stop = cancel
+	ready := make(chan struct{})
+	go b.watchEvents(evCtx, ready)
+	<-ready
+	return b, nil
+}
+
+// Close ends the event subscription.
+func (b *Backend) Close() error {
+	b.stop()
+	<-b.stopped
+	return nil
+}
+
+// watchEvents keeps one subscription open, resubscribing from the last
+// event seen if the engine drops it (e.g. a daemon restart).
+func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
+	defer close(b.stopped)
+	f := filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("label", LabelHeadroom),
+		filters.Arg("event", "oom"),
+	)
+	first := true
+	for {
+		b.mu.Lock()
+		since := b.lastEvent
+		b.mu.Unlock()
+		msgs, errs := b.cli.Events(ctx, events.ListOptions{Filters: f, Since: strconv.FormatInt(since.Unix(), 10)})
+		if first {
+			close(ready)
+			first = false
+		}
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-msgs:
+				b.dispatch(m)
+			case <-errs:
+				break loop
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Backend) dispatch(m events.Message) {
+	at := time.Unix(0, m.TimeNano)
+	b.mu.Lock()
+	if at.After(b.lastEvent) {
+		b.lastEvent = at
+	}
+	sb := b.sandboxes[m.Actor.ID]
+	b.mu.Unlock()
+	if sb != nil && m.Action == events.ActionOOM {
+		sb.eventOOM(at, m.TimeNano)
+	}
+}
+
+// Start creates the trial's container, idle, with the policy applied.
+func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	p := trial.Policy
+	res := container.Resources{
+		MemoryReservation: p.GuaranteeBytes,
+		CPUShares:         p.CPUShares(),
+	}
+	pids := p.PidsLimit
+	res.PidsLimit = &pids
+	if p.HardLimitBytes > 0 {
+		res.Memory = p.HardLimitBytes
+		// Without this the engine silently allows swap of twice the limit.
+		res.MemorySwap = p.HardLimitBytes
+	}
+	if p.LimitCPUs > 0 {
+		res.NanoCPUs = p.NanoCPUs()
+	}
+	cfg := &container.Config{
+		Image:      task.Image,
+		Entrypoint: task.IdleCommand,
+		Labels: map[string]string{
+			LabelHeadroom:   "1",
+			LabelExperiment: experiment,
+			LabelTrial:      trial.ID,
+			LabelTask:       task.Name,
+		},
+		Env:        []string{"HEADROOM_TRIAL=" + trial.ID},
+		WorkingDir: "/",
+	}
+	hc := &container.HostConfig{
+		Resources:   res,
+		NetworkMode: container.NetworkMode(task.Network),
+	}
+	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
+		}
+		return nil, fmt.Errorf("create container: %w", err)
+	}
+	sb := newSandbox(b, created.ID)
+	b.mu.Lock()
+	b.sandboxes[created.ID] = sb
+	b.mu.Unlock()
+	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		_, _ = sb.Remove(context.Background())
+		return nil, fmt.Errorf("start container: %w", err)
+	}
+	info, err := b.cli.ContainerInspect(ctx, created.ID)
+	if err != nil {
+		_, _ = sb.Remove(context.Background())
+		return nil, fmt.Errorf("inspect container: %w", err)
+	}
+	pid := 0
+	if info.State != nil {
+		pid = info.State.Pid
+	}
+	sb.startSampling(pid)
+	return sb, nil
+}
+
+func (b *Backend) forget(id string) {
+	b.mu.Lock()
+	delete(b.sandboxes, id)
+	b.mu.Unlock()
+}
+
+// IsGone says whether err means the container no longer exists.
+func IsGone(err error) bool { return errdefs.IsNotFound(err) || errors.Is(err, context.Canceled) }

@@ -1,0 +1,231 @@
+package docker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+const heavyInstall = `
+[task]
+name = "test/heavy"
+[environment]
+image = "builtin"
+memory = "64M"
+cpus = 1
+[agent]
+timeout_sec = 60
+[verifier]
+timeout_sec = 30
+show = "pytest"
+workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
+[[agents]]
+name = "heavy"
+  [[agents.steps]]
+  name = "prepare"
+  show = "echo hi"
+  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
+  [[agents.steps]]
+  name = "install"
+  show = "pip install pandas"
+  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
+`
+
+func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
+	b := newBackend(t, Options{})
+	task := parseTask(t, heavyInstall)
+	var oomEvents []runner.OOMKill
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e runner.Event) {
+		if o, ok := e.(runner.OOMKill); ok {
+			oomEvents = append(oomEvents, o)
+		}
+	})
+	byRatio := map[model.Ratio]model.TrialResult{}
+	for _, r := range results {
+		byRatio[r.Ratio] = r
+	}
+	tight := byRatio[model.Ratio{K: 1}]
+	if tight.Outcome != model.OOMKilled {
+		t.Fatalf("1x: outcome %s (%s), want oom-killed", tight.Outcome, tight.Reason)
+	}
+	if tight.KilledInStep != "install" {
+		t.Errorf("1x: killed in step %q, want install", tight.KilledInStep)
+	}
+	if len(tight.Steps) < 2 || tight.Steps[1].ExitCode != 137 || tight.Steps[1].OOMKills == 0 {
+		t.Errorf("1x: install step = %+v, want exit 137 with an OOM kill", tight.Steps)
+	}
+	if len(oomEvents) == 0 || oomEvents[0].TrialID() != tight.ID {
+		t.Errorf("no OOMKill event for the 1x trial: %+v", oomEvents)
+	}
+	if tight.PeakWorkingSetBytes > 64*model.MiB || tight.PeakWorkingSetBytes < 40*model.MiB {
+		t.Errorf("1x: peak working set %s, want close to the 64MiB limit", model.FormatBytes(tight.PeakWorkingSetBytes))
+	}
+	free := byRatio[model.Uncapped]
+	if free.Outcome != model.Passed {
+		t.Fatalf("uncapped: outcome %s (%s), want passed", free.Outcome, free.Reason)
+	}
+	if free.Steps[1].PeakWorkingSetBytes < 100*model.MiB {
+		t.Errorf("uncapped: install peak %s, want ≥ 100MiB", model.FormatBytes(free.Steps[1].PeakWorkingSetBytes))
+	}
+	if free.SampleRateHz < 10 {
+		t.Errorf("uncapped: sampled at %.1f Hz, want about 20", free.SampleRateHz)
+	}
+}
+
+func TestChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T) {
+	b := newBackend(t, Options{})
+	task := parseTask(t, `
+[task]
+name = "test/retry"
+[environment]
+image = "builtin"
+memory = "96M"
+[verifier]
+workload = { duration_ms = 100, base_mb = 2, requires = ["target"] }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "build"
+  show = "cargo build -j3"
+  workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Outcome != model.PassedAfterOOM {
+		t.Fatalf("outcome %s (%s), want passed-after-oom; steps %+v", r.Outcome, r.Reason, r.Steps)
+	}
+	if !r.StateOOMKilled {
+		t.Errorf("State.OOMKilled false, want true (a child was killed)")
+	}
+	if r.KilledInStep != "build" {
+		t.Errorf("killed in %q, want build", r.KilledInStep)
+	}
+}
+
+func TestPolicyReadBackFromInspect(t *testing.T) {
+	b := newBackend(t, Options{})
+	task := parseTask(t, heavyInstall)
+	task.Resources.CPUs = 0.5
+	for _, ratio := range model.StandardRatios {
+		tr := model.Trial{ID: "inspect-" + ratio.String(), Task: task.Name, Agent: "heavy", Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
+		sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := testCli.ContainerInspect(context.Background(), sb.ID())
+		if _, rmErr := sb.Remove(context.Background()); rmErr != nil {
+			t.Error(rmErr)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc, p := info.HostConfig, tr.Policy
+		if hc.Memory != p.HardLimitBytes || hc.MemoryReservation != p.GuaranteeBytes {
+			t.Errorf("%s: memory %d reservation %d, want %d %d", ratio, hc.Memory, hc.MemoryReservation, p.HardLimitBytes, p.GuaranteeBytes)
+		}
+		wantSwap := p.HardLimitBytes
+		if ratio.Uncapped {
+			wantSwap = 0
+		}
+		if hc.MemorySwap != wantSwap {
+			t.Errorf("%s: memory-swap %d, want %d", ratio, hc.MemorySwap, wantSwap)
+		}
+		if hc.NanoCPUs != p.NanoCPUs() || hc.CPUShares != p.CPUShares() {
+			t.Errorf("%s: nanocpus %d shares %d, want %d %d", ratio, hc.NanoCPUs, hc.CPUShares, p.NanoCPUs(), p.CPUShares())
+		}
+		if hc.PidsLimit == nil || *hc.PidsLimit != p.PidsLimit {
+			t.Errorf("%s: pids limit %v, want %d", ratio, hc.PidsLimit, p.PidsLimit)
+		}
+		if info.Config.Labels[LabelHeadroom] == "" || info.Config.Labels[LabelTrial] != tr.ID || info.Config.Labels[LabelExperiment] != testExperimentPrefix {
+			t.Errorf("%s: labels %v", ratio, info.Config.Labels)
+		}
+		if ratio == (model.Ratio{K: 5}) && !p.CPULimitCapped {
+			t.Errorf("5x of 0.5 CPU on 2 CPUs should be capped")
+		}
+	}
+}
+
+func TestShortSpikeAppearsInPeak(t *testing.T) {
+	b := newBackend(t, Options{})
+	// One 200 ms spike of 80 MiB on a 10 MiB base.
+	task := parseTask(t, `
+[task]
+name = "test/spike"
+[environment]
+image = "builtin"
+memory = "256M"
+[verifier]
+workload = { duration_ms = 50 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "spike"
+  workload = { duration_ms = 1000, base_mb = 10, spike_mb = 80, spike_len_ms = 200, spike_every_ms = 300, spike_chance = 1 }
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Outcome != model.Passed {
+		t.Fatalf("outcome %s (%s)", r.Outcome, r.Reason)
+	}
+	st := r.Steps[0]
+	if st.PeakWorkingSetBytes < 88*model.MiB {
+		t.Errorf("sampled peak %s misses the 80MiB spike on a 10MiB base", model.FormatBytes(st.PeakWorkingSetBytes))
+	}
+	if st.KernelPeakBytes < st.PeakWorkingSetBytes {
+		t.Errorf("kernel peak %s below sampled peak %s", model.FormatBytes(st.KernelPeakBytes), model.FormatBytes(st.PeakWorkingSetBytes))
+	}
+}
+
+func TestCancelRemovesEveryContainer(t *testing.T) {
+	b := newBackend(t, Options{})
+	task := parseTask(t, `
+[task]
+name = "test/long"
+[environment]
+image = "builtin"
+memory = "32M"
+[verifier]
+workload = { duration_ms = 50 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "long"
+  workload = { duration_ms = 60000, base_mb = 4 }
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	results, evs := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}}, 2, ctx, func(e runner.Event) {
+		if _, ok := e.(runner.StepStarted); ok {
+			started++
+			if started == 2 {
+				cancel()
+			}
+		}
+	})
+	if len(results) != 4 {
+		t.Fatalf("%d results, want 4", len(results))
+	}
+	for _, r := range results {
+		if r.Outcome != model.Cancelled {
+			t.Errorf("%s: %s, want cancelled", r.ID, r.Outcome)
+		}
+	}
+	if end, ok := evs[len(evs)-1].(runner.SweepEnded); !ok || !end.Interrupted {
+		t.Errorf("last event %T, want SweepEnded{Interrupted}", evs[len(evs)-1])
+	}
+	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"=test/long"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("%d container(s) left after cancel", len(left))
+	}
+	_ = time.Second
+}

@@ -1,0 +1,214 @@
+package docker
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// cgroupReader reads one container's memory and CPU from its cgroup files.
+type cgroupReader struct {
+	version int    // 1 or 2
+	memDir  string // v1: memory controller dir; v2: the unified dir
+	cpuDir  string // v1: cpuacct dir; v2: the unified dir
+}
+
+// memReading is one read of the memory files.
+type memReading struct {
+	usage, inactiveFile int64
+	oomKills            int
+	cpuNanos            int64 // cumulative CPU time
+}
+
+// cgroupVersion tells v1 from v2 by the unified hierarchy's root file.
+func cgroupVersion(root string) int {
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		return 2
+	}
+	return 1
+}
+
+// procCgroupPaths parses /proc/<pid>/cgroup into controller → path ("" is
+// the v2 unified entry).
+func procCgroupPaths(data []byte) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			out[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			out[c] = parts[2]
+		}
+	}
+	return out
+}
+
+// cgroupCandidates lists where a container's cgroup may live, for the
+// cgroupfs and systemd drivers, plus what /proc/<pid>/cgroup says (which
+// also covers a custom --cgroup-parent).
+func cgroupCandidates(root string, version int, id string, proc map[string]string) (mem, cpu []string) {
+	if version == 2 {
+		dirs := []string{
+			filepath.Join(root, "docker", id),
+			filepath.Join(root, "system.slice", "docker-"+id+".scope"),
+		}
+		if p, ok := proc[""]; ok && p != "/" {
+			dirs = append(dirs, filepath.Join(root, p))
+		}
+		return dirs, dirs
+	}
+	for _, d := range []struct {
+		ctrl string
+		out  *[]string
+	}{{"memory", &mem}, {"cpuacct", &cpu}} {
+		bases := []string{filepath.Join(root, d.ctrl)}
+		if d.ctrl == "cpuacct" {
+			bases = append(bases, filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu"))
+		}
+		for _, b := range bases {
+			*d.out = append(*d.out, filepath.Join(b, "docker", id), filepath.Join(b, "system.slice", "docker-"+id+".scope"))
+			if p, ok := proc[d.ctrl]; ok && p != "/" {
+				*d.out = append(*d.out, filepath.Join(b, p))
+			}
+		}
+	}
+	return mem, cpu
+}
+
+// findCgroup locates a running container's cgroup files; pid is the
+// container's init process on this host (0 when unknown).
+func findCgroup(root, id string, pid int) (*cgroupReader, error) {
+	version := cgroupVersion(root)
+	proc := map[string]string{}
+	if pid > 0 {
+		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid)); err == nil {
+			proc = procCgroupPaths(data)
+		}
+	}
+	memC, cpuC := cgroupCandidates(root, version, id, proc)
+	usageFile := "memory.usage_in_bytes"
+	if version == 2 {
+		usageFile = "memory.current"
+	}
+	r := &cgroupReader{version: version}
+	for _, d := range memC {
+		if _, err := os.Stat(filepath.Join(d, usageFile)); err == nil {
+			r.memDir = d
+			break
+		}
+	}
+	if r.memDir == "" {
+		return nil, fmt.Errorf("no readable cgroup for container %.12s under %s (tried %s)", id, root, strings.Join(memC, ", "))
+	}
+	for _, d := range cpuC {
+		if _, err := os.Stat(d); err == nil {
+			r.cpuDir = d
+			break
+		}
+	}
+	return r, nil
+}
+
+func (r *cgroupReader) read() (memReading, error) {
+	var m memReading
+	var err error
+	if r.version == 2 {
+		if m.usage, err = readInt(filepath.Join(r.memDir, "memory.current")); err != nil {
+			return m, err
+		}
+		stat, _ := os.ReadFile(filepath.Join(r.memDir, "memory.stat"))
+		m.inactiveFile, _ = flatKeyed(stat, "inactive_file")
+		events, _ := os.ReadFile(filepath.Join(r.memDir, "memory.events"))
+		k, _ := flatKeyed(events, "oom_kill")
+		m.oomKills = int(k)
+		cpu, _ := os.ReadFile(filepath.Join(r.cpuDir, "cpu.stat"))
+		us, _ := flatKeyed(cpu, "usage_usec")
+		m.cpuNanos = us * 1000
+		return m, nil
+	}
+	if m.usage, err = readInt(filepath.Join(r.memDir, "memory.usage_in_bytes")); err != nil {
+		return m, err
+	}
+	stat, _ := os.ReadFile(filepath.Join(r.memDir, "memory.stat"))
+	m.inactiveFile, _ = flatKeyed(stat, "total_inactive_file")
+	ctl, _ := os.ReadFile(filepath.Join(r.memDir, "memory.oom_control"))
+	k, _ := flatKeyed(ctl, "oom_kill")
+	m.oomKills = int(k)
+	if r.cpuDir != "" {
+		m.cpuNanos, _ = readInt(filepath.Join(r.cpuDir, "cpuacct.usage"))
+	}
+	return m, nil
+}
+
+// takePeak returns the kernel's peak usage and, on v1, resets it so the
+// next reading covers only what follows (v2's memory.peak cannot be reset
+// on every kernel; there it is the peak so far).
+func (r *cgroupReader) takePeak() (int64, bool) {
+	name := "memory.max_usage_in_bytes"
+	if r.version == 2 {
+		name = "memory.peak"
+	}
+	p := filepath.Join(r.memDir, name)
+	v, err := readInt(p)
+	if err != nil {
+		return 0, false
+	}
+	if r.version == 1 {
+		_ = os.WriteFile(p, []byte("0"), 0)
+	}
+	return v, true
+}
+
+func readInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return parseCgroupInt(b)
+}
+
+// parseCgroupInt reads a single-value cgroup file; "max" is -1.
+func parseCgroupInt(b []byte) (int64, error) {
+	s := strings.TrimSpace(string(b))
+	if s == "max" {
+		return -1, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a cgroup integer: %q", s)
+	}
+	return v, nil
+}
+
+// flatKeyed finds key in a "key value" per line file (memory.stat,
+// memory.events, memory.oom_control, cpu.stat).
+func flatKeyed(data []byte, key string) (int64, bool) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		k, v, ok := bytes.Cut(line, []byte{' '})
+		if !ok || string(k) != key {
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
+}

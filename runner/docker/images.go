@@ -1,0 +1,127 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// WorkloadRepo is the image repository of the built-in workload.
+const WorkloadRepo = "headroom-workload"
+
+// WorkloadTag names the workload image built from binary: its content
+// digest, so a rebuilt headroom gets a fresh image and an unchanged one
+// reuses its image.
+func WorkloadTag(binary string) (string, error) {
+	f, err := os.Open(binary)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return WorkloadRepo + ":" + hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// checkStatic refuses a binary that needs a dynamic loader: the image is
+// FROM scratch and has none.
+func checkStatic(binary string) error {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return fmt.Errorf("%s is not a Linux executable: %w", binary, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked and cannot run in a FROM scratch image: rebuild with CGO_ENABLED=0 (`make build`)", binary)
+		}
+	}
+	return nil
+}
+
+// EnsureWorkloadImage builds the workload image from binary (a static
+// executable that runs workload.Main when called as hr-workload) unless it
+// exists. progress receives the build's output lines.
+func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string, force bool, progress func(string)) (string, error) {
+	tag, err := WorkloadTag(binary)
+	if err != nil {
+		return "", fmt.Errorf("workload binary: %w", err)
+	}
+	if !force {
+		if _, err := cli.ImageInspect(ctx, tag); err == nil {
+			return tag, nil
+		} else if !errdefs.IsNotFound(err) {
+			return "", fmt.Errorf("inspect image %s: %w", tag, err)
+		}
+	}
+	if err := checkStatic(binary); err != nil {
+		return "", err
+	}
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimPrefix(workload.Binary, "/")
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s %s\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", name, workload.Binary, workload.Binary)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {name, 0o755, bin}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+			return "", err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return "", err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", err
+	}
+	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+		Tags:        []string{tag, WorkloadRepo + ":latest"},
+		Remove:      true,
+		ForceRemove: true,
+		Labels:      map[string]string{LabelHeadroom + ".image": "workload"},
+	})
+	if err != nil {
+		return "", fmt.Errorf("build %s: %w", tag, err)
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			break
+		} else if err != nil {
+			return "", fmt.Errorf("build %s: %w", tag, err)
+		}
+		if msg.Error != "" {
+			return "", fmt.Errorf("build %s: %s", tag, msg.Error)
+		}
+		if s := strings.TrimSpace(msg.Stream); s != "" && progress != nil {
+			progress(s)
+		}
+	}
+	return tag, nil
+}

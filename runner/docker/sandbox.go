@@ -1,0 +1,293 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// sandbox is one trial's container.
+type sandbox struct {
+	b  *Backend
+	id string
+
+	source  string
+	cg      *cgroupReader
+	samples chan runner.Sample
+	ooms    chan runner.OOMSignal
+	quit    chan struct{}
+	sampled chan struct{} // closed when the sampler has stopped
+
+	mu          sync.Mutex
+	closed      bool
+	eventKills  int
+	cgroupKills int
+	count       int
+}
+
+func newSandbox(b *Backend, id string) *sandbox {
+	return &sandbox{
+		b: b, id: id,
+		samples: make(chan runner.Sample, 64),
+		ooms:    make(chan runner.OOMSignal, 16),
+		quit:    make(chan struct{}),
+		sampled: make(chan struct{}),
+	}
+}
+
+func (s *sandbox) ID() string                    { return s.id }
+func (s *sandbox) SampleSource() string          { return s.source }
+func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
+func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
+
+// signal records kills from one source and reports the new total, if it
+// grew: the total is the largest count any one source has seen.
+func (s *sandbox) signal(at time.Time, source string, update func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	update()
+	n := max(s.eventKills, s.cgroupKills)
+	if n <= s.count || s.closed {
+		return
+	}
+	s.count = n
+	select {
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n}:
+	default: // the runner reads promptly; a full buffer still has a newer count coming
+	}
+}
+
+func (s *sandbox) eventOOM(at time.Time, _ int64) {
+	s.signal(at, "events", func() { s.eventKills++ })
+}
+
+func (s *sandbox) startSampling(pid int) {
+	if !s.b.opts.ForceStats {
+		if cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, pid); err == nil {
+			s.cg = cg
+			s.source = fmt.Sprintf("cgroup-v%d", cg.version)
+			go s.sampleCgroup()
+			return
+		}
+	}
+	s.source = "docker-stats"
+	go s.sampleStats()
+}
+
+func (s *sandbox) emit(sm runner.Sample) bool {
+	select {
+	case s.samples <- sm:
+		return true
+	case <-s.quit:
+		return false
+	}
+}
+
+func (s *sandbox) sampleCgroup() {
+	defer close(s.sampled)
+	tick := time.NewTicker(s.b.opts.SampleEvery)
+	defer tick.Stop()
+	var lastCPU int64
+	var lastAt time.Time
+	for {
+		now := time.Now()
+		m, err := s.cg.read()
+		if err != nil {
+			// The cgroup goes when the container exits; wait for Remove.
+			<-s.quit
+			return
+		}
+		if m.oomKills > 0 {
+			s.signal(now, "cgroup", func() { s.cgroupKills = max(s.cgroupKills, m.oomKills) })
+		}
+		ws := max(m.usage-m.inactiveFile, 0)
+		sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws}
+		if !lastAt.IsZero() && m.cpuNanos > 0 {
+			sm.CPUCores = float64(m.cpuNanos-lastCPU) / float64(now.Sub(lastAt).Nanoseconds())
+		}
+		lastCPU, lastAt = m.cpuNanos, now
+		if !s.emit(sm) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// sampleStats is the fallback when the cgroup files cannot be read (a
+// remote engine): the engine's 1 Hz stats stream, which misses short spikes.
+func (s *sandbox) sampleStats() {
+	defer close(s.sampled)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.quit
+		cancel()
+	}()
+	resp, err := s.b.cli.ContainerStats(ctx, s.id, true)
+	if err != nil {
+		<-s.quit
+		return
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var st container.StatsResponse
+		if err := dec.Decode(&st); err != nil {
+			<-s.quit
+			return
+		}
+		inactive := st.MemoryStats.Stats["total_inactive_file"]
+		if v, ok := st.MemoryStats.Stats["inactive_file"]; ok {
+			inactive = v
+		}
+		usage := int64(st.MemoryStats.Usage)
+		ws := max(usage-int64(inactive), 0)
+		sm := runner.Sample{Time: st.Read, UsageBytes: usage, WorkingSetBytes: ws, CacheBytes: usage - ws}
+		if d := st.Read.Sub(st.PreRead); d > 0 && st.PreCPUStats.CPUUsage.TotalUsage > 0 {
+			sm.CPUCores = float64(st.CPUStats.CPUUsage.TotalUsage-st.PreCPUStats.CPUUsage.TotalUsage) / float64(d.Nanoseconds())
+		}
+		if !s.emit(sm) {
+			return
+		}
+	}
+}
+
+// Exec runs argv in the container and streams its output line by line.
+func (s *sandbox) Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+	cli := s.b.cli
+	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return runner.ExecResult{}, fmt.Errorf("exec create: %w", err)
+	}
+	att, err := cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return runner.ExecResult{}, fmt.Errorf("exec attach: %w", err)
+	}
+	defer att.Close()
+	var mu sync.Mutex
+	emit := func(stream string) io.WriteCloser {
+		return lineWriter(func(text string) {
+			mu.Lock()
+			line(stream, text)
+			mu.Unlock()
+		})
+	}
+	stdout, stderr := emit("stdout"), emit("stderr")
+	copied := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		stdout.Close()
+		stderr.Close()
+		copied <- err
+	}()
+	select {
+	case <-copied:
+	case <-ctx.Done():
+		att.Close()
+		<-copied
+		return runner.ExecResult{}, ctx.Err()
+	}
+	// The stream ends when the process does; its exit code follows shortly.
+	for {
+		ins, err := cli.ContainerExecInspect(context.Background(), ex.ID)
+		if err != nil {
+			return runner.ExecResult{}, fmt.Errorf("exec inspect: %w", err)
+		}
+		if !ins.Running {
+			return runner.ExecResult{ExitCode: ins.ExitCode}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return runner.ExecResult{}, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func (s *sandbox) TakeKernelPeak() (int64, bool) {
+	if s.cg == nil {
+		return 0, false
+	}
+	return s.cg.takePeak()
+}
+
+func (s *sandbox) Kill(ctx context.Context) error {
+	return s.b.cli.ContainerKill(ctx, s.id, "KILL")
+}
+
+// Remove reads the last kernel peak and the engine's verdict, then removes
+// the container and closes the sandbox's channels.
+func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
+	var f runner.Final
+	if s.cg != nil {
+		f.KernelPeakBytes, _ = s.cg.takePeak()
+	}
+	// The engine records State.OOMKilled when the container exits, so stop
+	// it and wait for the exit before asking.
+	if err := s.b.cli.ContainerKill(ctx, s.id, "KILL"); err == nil {
+		waitCh, errCh := s.b.cli.ContainerWait(ctx, s.id, container.WaitConditionNotRunning)
+		select {
+		case <-waitCh:
+		case <-errCh:
+		}
+	}
+	if info, err := s.b.cli.ContainerInspect(ctx, s.id); err == nil && info.State != nil {
+		f.OOMKilled = info.State.OOMKilled
+	}
+	err := s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
+	if err != nil && IsGone(err) {
+		err = nil
+	}
+	s.b.forget(s.id)
+	close(s.quit)
+	if s.source != "" {
+		<-s.sampled
+	}
+	s.mu.Lock()
+	s.closed = true
+	close(s.samples)
+	close(s.ooms)
+	s.mu.Unlock()
+	return f, err
+}
+
+// lineWriter calls fn for each complete line written, and for the rest at
+// Close.
+func lineWriter(fn func(string)) io.WriteCloser {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			fn(sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return &pipeLines{pw: pw, done: done}
+}
+
+type pipeLines struct {
+	pw   *io.PipeWriter
+	done chan struct{}
+}
+
+func (p *pipeLines) Write(b []byte) (int, error) { return p.pw.Write(b) }
+func (p *pipeLines) Close() error {
+	err := p.pw.Close()
+	<-p.done
+	return err
+}

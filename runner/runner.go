@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Config says how to run a plan.
+type Config struct {
+	Experiment string
+	Plan       model.Plan
+	Tasks      []model.Task
+	// Concurrency caps trials running at once.
+	Concurrency int
+	// GuaranteeCapacityBytes is what guarantees may sum to on this host:
+	// its memory minus a reserve for the host itself.
+	GuaranteeCapacityBytes int64
+	// OutputTailLines bounds the output kept per step (the tail is kept).
+	OutputTailLines int
+	// OOMSettle bounds the wait for an OOM signal after a step exits 137.
+	OOMSettle time.Duration
+}
+
+// Runner runs one plan.
+type Runner struct {
+	backend Backend
+	cfg     Config
+	tasks   map[string]model.Task
+	adm     *admission
+
+	mu      sync.Mutex
+	cancels map[string]context.CancelFunc
+}
+
+// New checks the plan against the host and returns a runner. A trial whose
+// guarantee can never fit is refused here, before anything starts.
+func New(b Backend, cfg Config) (*Runner, error) {
+	if cfg.Concurrency < 1 {
+		return nil, fmt.Errorf("concurrency must be at least 1 (got %d)", cfg.Concurrency)
+	}
+	if cfg.OutputTailLines <= 0 {
+		cfg.OutputTailLines = 200
+	}
+	if cfg.OOMSettle <= 0 {
+		cfg.OOMSettle = 500 * time.Millisecond
+	}
+	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}}
+	for _, t := range cfg.Tasks {
+		r.tasks[t.Name] = t
+	}
+	r.adm = newAdmission(cfg.GuaranteeCapacityBytes, cfg.Concurrency)
+	for _, tr := range cfg.Plan.Trials {
+		if _, ok := r.tasks[tr.Task]; !ok {
+			return nil, fmt.Errorf("trial %s names task %s, which is not loaded", tr.ID, tr.Task)
+		}
+		if !r.adm.fits(tr.Policy.GuaranteeBytes) {
+			return nil, fmt.Errorf("task %s guarantees %s but this host can guarantee at most %s (memory minus the reserve): lower its memory or run it on a bigger host",
+				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), model.FormatBytes(cfg.GuaranteeCapacityBytes))
+		}
+	}
+	return r, nil
+}
+
+// StopTrial cancels one running or queued trial; it ends as cancelled.
+func (r *Runner) StopTrial(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.cancels[id]
+	if ok {
+		c()
+	}
+	return ok
+}
+
+// Run runs every trial and sends events to out, closing it at the end.
+// Cancelling ctx stops running trials (their containers are removed and
+// they end as cancelled); trials not yet started end as cancelled too.
+func (r *Runner) Run(ctx context.Context, out chan<- Event) {
+	defer close(out)
+	emit := func(e Event) { out <- e }
+	emit(SweepStarted{Base: Base{Time: time.Now()}, Plan: r.cfg.Plan})
+	queue := make(chan model.Trial, len(r.cfg.Plan.Trials))
+	ctxs := map[string]context.Context{}
+	r.mu.Lock()
+	for _, tr := range r.cfg.Plan.Trials {
+		ctxs[tr.ID], r.cancels[tr.ID] = context.WithCancel(ctx)
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		for _, c := range r.cancels {
+			c()
+		}
+		r.mu.Unlock()
+	}()
+	for _, tr := range r.cfg.Plan.Trials {
+		emit(TrialQueued{Base: Base{Trial: tr.ID, Time: time.Now()}, Trial: tr})
+		queue <- tr
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for w := 0; w < r.cfg.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tr := range queue {
+				emit(TrialEnded{Base: Base{Trial: tr.ID, Time: time.Now()}, Result: r.admitAndRun(ctxs[tr.ID], tr, emit)})
+			}
+		}()
+	}
+	wg.Wait()
+	emit(SweepEnded{Base: Base{Time: time.Now()}, Interrupted: ctx.Err() != nil})
+}
+
+func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Event)) model.TrialResult {
+	queued := time.Now()
+	res := model.TrialResult{Trial: tr, Start: queued}
+	err := r.adm.acquire(ctx, tr.Policy.GuaranteeBytes, func(reason string) {
+		emit(TrialWaiting{Base: Base{Trial: tr.ID, Time: time.Now()}, Reason: reason})
+	})
+	if err != nil {
+		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()
+		return res
+	}
+	defer r.adm.release(tr.Policy.GuaranteeBytes)
+	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit}
+	t.res = res
+	t.res.QueuedFor = model.Duration(time.Since(queued))
+	return t.run(ctx)
+}
+
+// errorsIsCtx says whether err is a context's cancellation or deadline.
+func errorsIsCtx(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func tail(lines []string, n int) (string, int) {
+	if len(lines) <= n {
+		return strings.Join(lines, "\n"), 0
+	}
+	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
+}

@@ -1,0 +1,167 @@
+package taskfile
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+//go:embed builtin/*.toml
+var builtinFS embed.FS
+
+// Catalog is the set of tasks a run can choose from.
+type Catalog struct {
+	Tasks []Loaded
+	// Problems are files that could not be loaded; the others still load.
+	Problems []error
+}
+
+// Builtin loads the embedded demo catalog.
+func Builtin() (*Catalog, error) {
+	c := &Catalog{}
+	entries, err := fs.ReadDir(builtinFS, "builtin")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		data, err := builtinFS.ReadFile(path.Join("builtin", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		l, err := Parse("builtin:"+e.Name(), data)
+		if err != nil {
+			return nil, fmt.Errorf("built-in catalog is broken (a headroom bug): %w", err)
+		}
+		c.Tasks = append(c.Tasks, l)
+	}
+	return c, nil
+}
+
+// AddDir loads every *.toml file under dir (recursively). Files that fail
+// are recorded in Problems with their path and reason.
+func (c *Catalog) AddDir(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("tasks directory %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("tasks directory %s is not a directory", dir)
+	}
+	var files []string
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".toml") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("tasks directory %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			c.Problems = append(c.Problems, fmt.Errorf("%s: %w", f, err))
+			continue
+		}
+		l, err := Parse(f, data)
+		if err != nil {
+			c.Problems = append(c.Problems, err)
+			continue
+		}
+		if prev, ok := c.find(l.Task.Name); ok {
+			c.Problems = append(c.Problems, fmt.Errorf("%s: task %s is already defined in %s; rename one", f, l.Task.Name, prev.Task.Source))
+			continue
+		}
+		c.Tasks = append(c.Tasks, l)
+	}
+	return nil
+}
+
+func (c *Catalog) find(name string) (Loaded, bool) {
+	for _, l := range c.Tasks {
+		if l.Task.Name == name {
+			return l, true
+		}
+	}
+	return Loaded{}, false
+}
+
+// Find resolves a task by its full name ("builtin/swe-edit") or by its last
+// path element ("swe-edit") when that is unambiguous.
+func (c *Catalog) Find(name string) (model.Task, error) {
+	if l, ok := c.find(name); ok {
+		return l.Task, nil
+	}
+	var hits []model.Task
+	for _, l := range c.Tasks {
+		if path.Base(l.Task.Name) == name {
+			hits = append(hits, l.Task)
+		}
+	}
+	switch len(hits) {
+	case 1:
+		return hits[0], nil
+	case 0:
+		return model.Task{}, fmt.Errorf("unknown task %q: `headroom tasks list` shows the names", name)
+	}
+	var names []string
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	return model.Task{}, fmt.Errorf("task %q is ambiguous: it could be %s", name, strings.Join(names, " or "))
+}
+
+// Select resolves names; no names means every task.
+func (c *Catalog) Select(names []string) ([]model.Task, error) {
+	if len(names) == 0 {
+		out := make([]model.Task, len(c.Tasks))
+		for i, l := range c.Tasks {
+			out[i] = l.Task
+		}
+		return out, nil
+	}
+	var out []model.Task
+	seen := map[string]bool{}
+	for _, n := range names {
+		t, err := c.Find(strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// ResolveImages replaces the "builtin" image name with the workload image
+// of this headroom.
+func ResolveImages(tasks []model.Task, builtinTag string) {
+	for i := range tasks {
+		if tasks[i].Image == BuiltinImage {
+			tasks[i].Image = builtinTag
+		}
+	}
+}
+
+// UsesBuiltinImage says whether any task needs the workload image.
+func UsesBuiltinImage(tasks []model.Task) bool {
+	for _, t := range tasks {
+		if t.Image == BuiltinImage {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,226 @@
+package taskfile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// BuiltinImage in a task file means "the workload image of this headroom".
+const BuiltinImage = "builtin"
+
+type fileTask struct {
+	Task struct {
+		Name        string `toml:"name"`
+		Description string `toml:"description"`
+	} `toml:"task"`
+	Environment struct {
+		CPUs      *float64 `toml:"cpus"`
+		MemoryMB  *int64   `toml:"memory_mb"`
+		Memory    *string  `toml:"memory"`
+		PidsLimit *int64   `toml:"pids_limit"`
+		Image     string   `toml:"image"`
+		// docker_image is Terminal-Bench's name for image.
+		DockerImage string   `toml:"docker_image"`
+		Network     string   `toml:"network"`
+		IdleCommand []string `toml:"idle_command"`
+	} `toml:"environment"`
+	Agent struct {
+		TimeoutSec *float64 `toml:"timeout_sec"`
+	} `toml:"agent"`
+	Verifier struct {
+		fileStep
+		TimeoutSec *float64 `toml:"timeout_sec"`
+	} `toml:"verifier"`
+	Agents []struct {
+		Name        string     `toml:"name"`
+		Description string     `toml:"description"`
+		Steps       []fileStep `toml:"steps"`
+	} `toml:"agents"`
+}
+
+type fileStep struct {
+	Name     string            `toml:"name"`
+	Show     string            `toml:"show"`
+	Command  []string          `toml:"command"`
+	Workload *workload.Profile `toml:"workload"`
+}
+
+// Loaded is a task with what the loader noticed about its file.
+type Loaded struct {
+	Task model.Task
+	// Ignored lists keys the file set that headroom does not use; they are
+	// kept in the file and never fatal.
+	Ignored []string
+}
+
+// Parse reads one task file's bytes; path is used in messages and Source.
+func Parse(path string, data []byte) (Loaded, error) {
+	var f fileTask
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return Loaded{}, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+		}
+		return Loaded{}, fmt.Errorf("%s: %v", path, err)
+	}
+	t, err := f.toTask(path)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var ignored []string
+	for _, k := range md.Undecoded() {
+		ignored = append(ignored, k.String())
+	}
+	sort.Strings(ignored)
+	return Loaded{Task: t, Ignored: ignored}, nil
+}
+
+func seconds(field string, v *float64, def time.Duration) (time.Duration, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v <= 0 || math.IsNaN(*v) || *v > 7*24*3600 {
+		return 0, fmt.Errorf("%s must be a number of seconds between 0 and 604800 (got %v)", field, *v)
+	}
+	return time.Duration(*v * float64(time.Second)), nil
+}
+
+func (f *fileTask) toTask(path string) (model.Task, error) {
+	t := model.Task{
+		Name:        strings.TrimSpace(f.Task.Name),
+		Description: strings.TrimSpace(f.Task.Description),
+		Source:      path,
+		Network:     f.Environment.Network,
+		IdleCommand: f.Environment.IdleCommand,
+	}
+	if t.Name == "" {
+		return t, fmt.Errorf("[task] name is missing: every task needs a name, e.g. name = \"my-suite/my-task\"")
+	}
+	env := &f.Environment
+	res := &t.Resources
+	switch {
+	case env.MemoryMB != nil && env.Memory != nil:
+		return t, fmt.Errorf("[environment] sets both memory_mb and memory: keep one")
+	case env.MemoryMB != nil:
+		if *env.MemoryMB <= 0 || *env.MemoryMB > 1<<30 {
+			return t, fmt.Errorf("[environment] memory_mb must be a positive number of MiB (got %d)", *env.MemoryMB)
+		}
+		res.MemoryBytes = *env.MemoryMB * model.MiB
+	case env.Memory != nil:
+		n, err := model.ParseBytes(*env.Memory)
+		if err != nil {
+			return t, fmt.Errorf("[environment] memory: %v", err)
+		}
+		res.MemoryBytes = n
+	default:
+		res.MemoryBytes = model.DefaultMemoryBytes
+		res.Defaulted = append(res.Defaulted, "memory")
+	}
+	if res.MemoryBytes < 6*model.MiB {
+		return t, fmt.Errorf("[environment] memory must be at least 6MiB, the engine's minimum (got %s)", model.FormatBytes(res.MemoryBytes))
+	}
+	if env.CPUs != nil {
+		if *env.CPUs <= 0 || math.IsNaN(*env.CPUs) || *env.CPUs > 1024 {
+			return t, fmt.Errorf("[environment] cpus must be more than 0 (got %v)", *env.CPUs)
+		}
+		res.CPUs = *env.CPUs
+	} else {
+		res.CPUs = model.DefaultCPUs
+		res.Defaulted = append(res.Defaulted, "cpus")
+	}
+	if env.PidsLimit != nil {
+		if *env.PidsLimit <= 0 {
+			return t, fmt.Errorf("[environment] pids_limit must be more than 0 (got %d)", *env.PidsLimit)
+		}
+		res.PidsLimit = *env.PidsLimit
+	} else {
+		res.PidsLimit = model.DefaultPidsLimit
+		res.Defaulted = append(res.Defaulted, "pids_limit")
+	}
+	t.Image = env.Image
+	if t.Image == "" {
+		t.Image = env.DockerImage
+	}
+	if t.Image == "" {
+		return t, fmt.Errorf("[environment] image is missing: name a local image, or \"builtin\" for headroom's workload image")
+	}
+	builtin := t.Image == BuiltinImage
+	if builtin && len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{workload.Binary, "idle"}
+	}
+	if len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{"sleep", "infinity"}
+	}
+	if t.Network == "" {
+		t.Network = "none"
+	}
+	var err error
+	if t.AgentTimeout, err = seconds("[agent] timeout_sec", f.Agent.TimeoutSec, model.DefaultAgentTimeout); err != nil {
+		return t, err
+	}
+	if t.VerifierTimeout, err = seconds("[verifier] timeout_sec", f.Verifier.TimeoutSec, model.DefaultVerifierTimeout); err != nil {
+		return t, err
+	}
+	if t.Verifier, err = f.Verifier.fileStep.toStep("[verifier]", "verify"); err != nil {
+		return t, err
+	}
+	if len(f.Agents) == 0 {
+		return t, fmt.Errorf("no agents: add at least one [[agents]] table with name and [[agents.steps]]")
+	}
+	for i, a := range f.Agents {
+		where := fmt.Sprintf("[[agents]] #%d", i+1)
+		if a.Name != "" {
+			where = fmt.Sprintf("agent %q", a.Name)
+		}
+		ag := model.Agent{Name: a.Name, Description: a.Description}
+		if len(a.Steps) == 0 {
+			return t, fmt.Errorf("%s has no steps: add [[agents.steps]] with a command or workload", where)
+		}
+		for j, s := range a.Steps {
+			st, err := s.toStep(fmt.Sprintf("%s step %d", where, j+1), fmt.Sprintf("step-%d", j+1))
+			if err != nil {
+				return t, err
+			}
+			ag.Steps = append(ag.Steps, st)
+		}
+		t.Agents = append(t.Agents, ag)
+	}
+	if err := t.Validate(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+func (s fileStep) toStep(where, defName string) (model.Step, error) {
+	st := model.Step{Name: s.Name, Show: s.Show}
+	if st.Name == "" {
+		st.Name = defName
+	}
+	switch {
+	case s.Workload != nil && len(s.Command) > 0:
+		return st, fmt.Errorf("%s sets both command and workload: keep one", where)
+	case s.Workload != nil:
+		argv, err := s.Workload.Argv(st.Name)
+		if err != nil {
+			return st, fmt.Errorf("%s workload: %v", where, err)
+		}
+		st.Argv = argv
+	case len(s.Command) > 0:
+		st.Argv = s.Command
+	default:
+		return st, fmt.Errorf("%s has no command: set command = [\"sh\", \"-c\", \"...\"] or a workload table", where)
+	}
+	if st.Show == "" {
+		st.Show = strings.Join(st.Argv, " ")
+	}
+	return st, nil
+}

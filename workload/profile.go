@@ -1,0 +1,98 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Profile describes one step's behaviour. Sizes are MiB of memory the
+// process really allocates and touches; durations are milliseconds.
+type Profile struct {
+	// Style shapes the output lines: pip, apt, build, pytest, python, edit.
+	Style    string   `json:"style,omitempty" toml:"style"`
+	Packages []string `json:"packages,omitempty" toml:"packages"`
+
+	DurationMS int `json:"duration_ms" toml:"duration_ms"`
+	// BaseMB is held by the step's own process, ramped up over RampPct of
+	// the duration and held to the end.
+	BaseMB  float64 `json:"base_mb,omitempty" toml:"base_mb"`
+	RampPct float64 `json:"ramp_pct,omitempty" toml:"ramp_pct"`
+	// JitterPct varies every size by up to ± this percentage, from the seed:
+	// the same trial replays exactly, different repeats differ.
+	JitterPct float64 `json:"jitter_pct,omitempty" toml:"jitter_pct"`
+
+	// Transient spikes on top of the base, in the step's own process.
+	SpikeMB     float64 `json:"spike_mb,omitempty" toml:"spike_mb"`
+	SpikeLenMS  int     `json:"spike_len_ms,omitempty" toml:"spike_len_ms"`
+	SpikeEvery  int     `json:"spike_every_ms,omitempty" toml:"spike_every_ms"`
+	SpikeChance float64 `json:"spike_chance,omitempty" toml:"spike_chance"`
+
+	// Children run in parallel in the middle of the step, each allocating
+	// ChildMB (jittered) for ChildLenMS: the compile jobs of `make -j`, the
+	// unpack processes of an install, pytest-xdist workers.
+	Children   int     `json:"children,omitempty" toml:"children"`
+	ChildMB    float64 `json:"child_mb,omitempty" toml:"child_mb"`
+	ChildLenMS int     `json:"child_len_ms,omitempty" toml:"child_len_ms"`
+	// OnChildKilled: "fail" (the step exits 1), "continue" (the kill goes
+	// unnoticed, the output is broken), or "retry" (run the failed children
+	// again one at a time, at half the size, as `make -j1` would).
+	OnChildKilled string `json:"on_child_killed,omitempty" toml:"on_child_killed"`
+
+	// CPUFraction of one core kept busy for the duration.
+	CPUFraction float64 `json:"cpu_fraction,omitempty" toml:"cpu_fraction"`
+
+	// FailChance is the chance the step fails on its own (the model's
+	// mistake, not the machine's).
+	FailChance float64 `json:"fail_chance,omitempty" toml:"fail_chance"`
+	// Writes are marker files created when the step succeeds; Requires are
+	// markers that must exist or the step fails. A killed install writes no
+	// marker, so the verifier that requires it fails.
+	Writes   []string `json:"writes,omitempty" toml:"writes"`
+	Requires []string `json:"requires,omitempty" toml:"requires"`
+}
+
+// Validate rejects profiles that cannot run.
+func (p Profile) Validate() error {
+	switch {
+	case p.DurationMS < 0 || p.DurationMS > 3_600_000:
+		return fmt.Errorf("duration_ms must be between 0 and 3600000")
+	case p.BaseMB < 0 || p.SpikeMB < 0 || p.ChildMB < 0:
+		return fmt.Errorf("sizes must not be negative")
+	case p.BaseMB+p.SpikeMB+float64(p.Children)*p.ChildMB > 64*1024:
+		return fmt.Errorf("a step may allocate at most 64 GiB")
+	case p.Children < 0 || p.Children > 64:
+		return fmt.Errorf("children must be between 0 and 64")
+	case p.JitterPct < 0 || p.JitterPct >= 100:
+		return fmt.Errorf("jitter_pct must be in [0, 100)")
+	case p.SpikeChance < 0 || p.SpikeChance > 1 || p.FailChance < 0 || p.FailChance > 1:
+		return fmt.Errorf("chances must be between 0 and 1")
+	case p.CPUFraction < 0 || p.CPUFraction > 1:
+		return fmt.Errorf("cpu_fraction must be between 0 and 1")
+	}
+	switch p.OnChildKilled {
+	case "", "fail", "continue", "retry":
+	default:
+		return fmt.Errorf("on_child_killed must be fail, continue or retry (got %q)", p.OnChildKilled)
+	}
+	switch p.Style {
+	case "", "pip", "apt", "build", "pytest", "python", "edit":
+	default:
+		return fmt.Errorf("style must be one of pip, apt, build, pytest, python, edit (got %q)", p.Style)
+	}
+	return nil
+}
+
+// Binary is where the workload lives inside its image.
+const Binary = "/hr-workload"
+
+// Argv is the command that runs a profile inside the container.
+func (p Profile) Argv(step string) ([]string, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return []string{Binary, "run", "--step", step, "--profile", string(b)}, nil
+}
