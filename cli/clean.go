@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/spf13/cobra"
+)
+
+func headroomFilter() filters.Args { return filters.NewArgs(filters.Arg("label", docker.LabelHeadroom)) }
+
+func newCleanCmd() *cobra.Command {
+	var dry bool
+	cmd := &cobra.Command{
+		Use: "clean", Short: "Remove every container labelled headroom (left by a crash)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+			defer cancel()
+			eng, err := connectEngine(ctx)
+			if err != nil {
+				return err
+			}
+			defer eng.cli.Close()
+			list, err := eng.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			for _, c := range list {
+				name := c.ID[:12]
+				if len(c.Names) > 0 {
+					name = c.Names[0][1:]
+				}
+				if dry {
+					fmt.Fprintf(w, "would remove %s (%s, %s)\n", name, c.Labels[docker.LabelTrial], c.State)
+					continue
+				}
+				if err := eng.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
+					return fmt.Errorf("remove %s: %w", name, err)
+				}
+				fmt.Fprintf(w, "removed %s\n", name)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(w, "no headroom containers")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed")
+	return cmd
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/spf13/cobra"
+)
+
+func newDoctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "doctor", Short: "Check the engine, cgroups, host capacity and the workload image, and say how to fix what is wrong", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			bad := 0
+			check := func(ok bool, what, detail, fix string) {
+				mark := "ok  "
+				if !ok {
+					mark = "FAIL"
+					bad++
+				}
+				fmt.Fprintf(w, "%s %-22s %s\n", mark, what, detail)
+				if !ok && fix != "" {
+					fmt.Fprintf(w, "     fix: %s\n", fix)
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
+			defer cancel()
+			eng, err := connectEngine(ctx)
+			if err != nil {
+				check(false, "engine", err.Error(), "start the daemon (`sudo systemctl start docker` or `dockerd &`) or set DOCKER_HOST")
+				return exitError{ExitFailure}
+			}
+			defer eng.cli.Close()
+			check(true, "engine", fmt.Sprintf("Docker %s, API %s (negotiated), %s", eng.info.Version, eng.info.APIVersion, eng.info.OS), "")
+			check(true, "cgroups", fmt.Sprintf("v%s, %s driver", eng.info.CgroupVersion, eng.info.CgroupDriver), "")
+			check(eng.host.MemoryBytes > 2<<30, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.host.CPUs,
+				model.FormatBytes(eng.host.MemoryBytes), model.FormatBytes(eng.host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
+			tag, err := eng.workloadImage(ctx, false, nil)
+			check(err == nil, "workload image", fmt.Sprint(orErr(tag, err)), "build headroom with `make build` (CGO_ENABLED=0) and run `headroom images build`")
+			if err != nil {
+				return exitError{ExitFailure}
+			}
+			// Start one tiny container to prove limits and cgroup reads work.
+			b, err := docker.New(ctx, eng.cli, docker.Options{})
+			if err != nil {
+				check(false, "events", err.Error(), "")
+				return exitError{ExitFailure}
+			}
+			defer b.Close()
+			tasks := []model.Task{{Name: "doctor", Image: taskfile.BuiltinImage, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none"}}
+			taskfile.ResolveImages(tasks, tag)
+			tasks[0].IdleCommand = []string{"/hr-workload", "idle"}
+			tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(tasks[0].Resources, model.Ratio{K: 1}, eng.host.CPUs)}
+			sb, err := b.Start(ctx, "doctor", tr, tasks[0])
+			if err != nil {
+				check(false, "container", err.Error(), "")
+				return exitError{ExitFailure}
+			}
+			info, ierr := eng.cli.ContainerInspect(ctx, sb.ID())
+			src := sb.SampleSource()
+			_, rmErr := sb.Remove(context.Background())
+			check(ierr == nil && info.HostConfig.Memory == tr.Policy.HardLimitBytes && info.HostConfig.MemorySwap == tr.Policy.HardLimitBytes,
+				"limits applied", "memory, swap and reservation read back from docker inspect", "the engine ignored the memory limit: enable the memory cgroup controller")
+			check(src != "docker-stats", "memory sampling", src,
+				"cgroup files unreadable (remote engine or unusual mount): headroom falls back to the 1 Hz stats stream, which misses short spikes; run headroom on the engine's host")
+			check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
+			left, _ := eng.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
+			check(len(left) == 0, "leftovers", fmt.Sprintf("%d headroom container(s) on the engine", len(left)), "run `headroom clean`")
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && eng.info.CgroupVersion == "1" {
+				check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
+			}
+			if bad > 0 {
+				return exitError{ExitFailure}
+			}
+			fmt.Fprintln(w, "\nall checks passed")
+			return nil
+		},
+	}
+}
+
+func orErr(s string, err error) any {
+	if err != nil {
+		return err
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+// Package cli is headroom's command line: cobra commands that wire task
+// files, the runner, the store and the reporters together.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time (-ldflags "-X ...cli.Version=...").
+var Version = "dev"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// usageError marks a mistake in what the user asked for (exit code 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitError carries a specific exit code with an already-printed message.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// NewRoot builds the command tree.
+func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "headroom",
+		Short: "Measure how container resources change agentic benchmark scores",
+		Long: `headroom runs benchmark tasks in real Docker containers under resource
+ratios (guarantee = the task's spec, hard kill limit = 1x, 1.5x, 2x, 3x, 5x
+the spec, or uncapped), watches memory and OOM kills live, and reports an
+outcome matrix of tasks × ratios.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd())
+	return root
+}
+
+// Execute runs headroom with os.Args and returns the exit code.
+func Execute() int {
+	root := NewRoot(os.Stdout, os.Stderr)
+	return exitCode(root.Execute(), os.Stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "headroom: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isCobraUsage recognises cobra's own argument errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

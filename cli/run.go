@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/spf13/cobra"
+)
+
+type runFlags struct {
+	tasks       []string
+	tasksDir    string
+	agents      []string
+	ratios      string
+	repeats     int
+	concurrency int
+	seed        string
+	out         string
+	format      string
+	reserve     string
+	sampleHz    float64
+}
+
+func newRunCmd() *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a sweep headless: tasks × agents × ratios × repeats, then print the matrix",
+		Example: `  headroom run --ratios 1,3,uncapped --repeats 3
+  headroom run --tasks bn-fit-modify --agents heavy --ratios 1x,1.5x,2x --repeats 5 --seed 42`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.tasks, "tasks", nil, "tasks to run, by full or short name (default: every task)")
+	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load task files (*.toml) from this directory")
+	fl.StringSliceVar(&f.agents, "agents", nil, "agents to run (default: every agent of each task)")
+	fl.StringVar(&f.ratios, "ratios", "1,1.5,2,3,5,uncapped", "hard-limit ratios: 1, 1x, 2.5x, uncapped")
+	fl.IntVar(&f.repeats, "repeats", 3, "trials per task, agent and ratio")
+	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (admission control may run fewer)")
+	fl.StringVar(&f.seed, "seed", "", "master seed (default: random, recorded in the manifest)")
+	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	fl.StringVar(&f.format, "format", "table", "matrix format: table or json")
+	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
+	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
+	return cmd
+}
+
+// sweepSetup is everything resolved before a sweep starts.
+type sweepSetup struct {
+	tasks    []model.Task
+	ratios   []model.Ratio
+	seed     uint64
+	reserve  int64
+	interval time.Duration
+}
+
+func (f *runFlags) validate() (sweepSetup, error) {
+	var s sweepSetup
+	var err error
+	if s.ratios, err = model.ParseRatios(f.ratios); err != nil {
+		return s, usagef("--ratios: %v", err)
+	}
+	if f.repeats < 1 || f.repeats > 10000 {
+		return s, usagef("--repeats must be between 1 and 10000 (got %d)", f.repeats)
+	}
+	if f.concurrency < 1 || f.concurrency > 256 {
+		return s, usagef("--concurrency must be between 1 and 256 (got %d)", f.concurrency)
+	}
+	if f.format != "table" && f.format != "json" {
+		return s, usagef("--format must be table or json (got %q)", f.format)
+	}
+	if f.sampleHz <= 0 || f.sampleHz > 1000 {
+		return s, usagef("--sample-hz must be between 0 and 1000 (got %v)", f.sampleHz)
+	}
+	s.interval = time.Duration(float64(time.Second) / f.sampleHz)
+	if s.reserve, err = model.ParseBytes(f.reserve); err != nil {
+		return s, usagef("--reserve: %v", err)
+	}
+	if f.seed == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		s.seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	} else if _, err := fmt.Sscanf(f.seed, "%d", &s.seed); err != nil || fmt.Sprint(s.seed) != f.seed {
+		return s, usagef("--seed must be a non-negative integer (got %q)", f.seed)
+	}
+	return s, nil
+}
+
+// loadCatalog loads the built-in tasks and, if given, a tasks directory;
+// files that fail are reported and skipped.
+func loadCatalog(dir string, stderr io.Writer) (*taskfile.Catalog, error) {
+	c, err := taskfile.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	if dir != "" {
+		if err := c.AddDir(dir); err != nil {
+			return nil, usageError{err}
+		}
+		for _, p := range c.Problems {
+			fmt.Fprintf(stderr, "warning: skipped %v\n", p)
+		}
+	}
+	return c, nil
+}
+
+func runSweep(cmd *cobra.Command, f *runFlags) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	setup, err := f.validate()
+	if err != nil {
+		return err
+	}
+	cat, err := loadCatalog(f.tasksDir, stderr)
+	if err != nil {
+		return err
+	}
+	if setup.tasks, err = cat.Select(f.tasks); err != nil {
+		return usageError{err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	eng, err := connectEngine(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.cli.Close()
+	capacity := eng.capacity(setup.reserve)
+	if taskfile.UsesBuiltinImage(setup.tasks) {
+		tag, err := eng.workloadImage(ctx, false, func(line string) { fmt.Fprintln(stderr, "  "+line) })
+		if err != nil {
+			return err
+		}
+		taskfile.ResolveImages(setup.tasks, tag)
+	}
+	imageIDs, err := eng.checkImages(ctx, setup.tasks)
+	if err != nil {
+		return err
+	}
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, HostCPUs: eng.host.CPUs})
+	if err != nil {
+		return usageError{err}
+	}
+	id := store.NewID(time.Now())
+	b, err := docker.New(ctx, eng.cli, docker.Options{SampleEvery: setup.interval})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	run, err := runner.New(b, runner.Config{Experiment: id, Plan: plan, Tasks: setup.tasks, Concurrency: f.concurrency, GuaranteeCapacityBytes: capacity})
+	if err != nil {
+		return usageError{err}
+	}
+	m := store.Manifest{
+		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: Version,
+		Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, Concurrency: f.concurrency, Trials: len(plan.Trials),
+		Host: eng.host, Engine: eng.info,
+	}
+	for _, t := range setup.tasks {
+		e := store.NewTaskEntry(t, setup.ratios, eng.host.CPUs)
+		e.ImageID = imageIDs[t.Image]
+		m.Tasks = append(m.Tasks, e)
+	}
+	exp, err := store.Create(f.out, m)
+	if err != nil {
+		return err
+	}
+	defer exp.Close()
+	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
+		id, len(plan.Trials), len(setup.tasks), f.ratios, f.repeats, setup.seed, f.concurrency, exp.Dir)
+
+	events := make(chan runner.Event, 1024)
+	go run.Run(ctx, events)
+	prog := newProgress(stderr, len(plan.Trials))
+	var results []model.TrialResult
+	var storeErr error
+	interrupted := false
+	for ev := range events {
+		if err := exp.Record(ev); err != nil && storeErr == nil {
+			// Keep running trials to the end (they clean up), but say so.
+			storeErr = err
+			fmt.Fprintf(stderr, "headroom: recording results failed: %v\n", err)
+			stop()
+		}
+		prog.event(ev)
+		switch ev := ev.(type) {
+		case runner.TrialEnded:
+			results = append(results, ev.Result)
+		case runner.SweepEnded:
+			interrupted = ev.Interrupted
+		}
+	}
+	if storeErr != nil {
+		return storeErr
+	}
+	matrix := model.NewMatrix(setup.ratios, results)
+	fmt.Fprintln(stderr)
+	switch f.format {
+	case "json":
+		err = report.JSON(stdout, id, matrix)
+	default:
+		err = report.Table(stdout, matrix)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", id, exp.Dir)
+	if interrupted {
+		fmt.Fprintln(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled")
+		return exitError{ExitInterrupted}
+	}
+	return nil
+}
+
+// progress prints one line per finished trial and one per OOM kill.
+type progress struct {
+	w     io.Writer
+	total int
+	done  int
+	plan  map[string]model.Trial
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	return &progress{w: w, total: total, plan: map[string]model.Trial{}}
+}
+
+func (p *progress) label(id string) string {
+	t := p.plan[id]
+	return fmt.Sprintf("%s %s · %s %s r%d", id, t.Task, t.Agent, t.Ratio, t.Repeat)
+}
+
+func (p *progress) event(ev runner.Event) {
+	switch ev := ev.(type) {
+	case runner.TrialQueued:
+		p.plan[ev.Trial.ID] = ev.Trial
+	case runner.OOMKill:
+		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)\n", p.label(ev.TrialID()), ev.OOM.Step,
+			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString())
+	case runner.TrialEnded:
+		p.done++
+		r := ev.Result
+		var steps []string
+		for _, s := range r.Steps {
+			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(s.PeakWorkingSetBytes)))
+		}
+		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
+			r.Outcome, p.label(r.ID), model.FormatBytes(r.PeakWorkingSetBytes), r.Policy.LimitString(),
+			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
+		if r.Outcome == model.InfraError {
+			fmt.Fprintf(p.w, "      %s\n", r.Reason)
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/spf13/cobra"
+)
+
+func newTasksCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{Use: "tasks", Short: "List, show and validate tasks (built-in and --tasks-dir)"}
+	cmd.PersistentFlags().StringVar(&dir, "tasks-dir", "", "also load task files (*.toml) from this directory")
+
+	list := &cobra.Command{
+		Use: "list", Short: "List tasks with their spec and agents", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cat, err := loadCatalog(dir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "TASK\tCPUS\tMEMORY\tAGENTS\tSOURCE")
+			for _, l := range cat.Tasks {
+				t := l.Task
+				fmt.Fprintf(tw, "%s\t%g\t%s\t%s\t%s\n", t.Name, t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), strings.Join(t.AgentNames(), ","), t.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	show := &cobra.Command{
+		Use: "show TASK", Short: "Show a task: spec, agents, steps, verifier, and the policy of each ratio", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cat, err := loadCatalog(dir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			t, err := cat.Find(args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			showTask(cmd, t)
+			return nil
+		},
+	}
+	validate := &cobra.Command{
+		Use: "validate FILE|DIR...", Short: "Check task files and say what is wrong, by file and line", Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bad := 0
+			for _, a := range args {
+				st, err := os.Stat(a)
+				if err != nil {
+					return usageError{err}
+				}
+				var loaded []taskfile.Loaded
+				var problems []error
+				if st.IsDir() {
+					c := &taskfile.Catalog{}
+					if err := c.AddDir(a); err != nil {
+						return usageError{err}
+					}
+					loaded, problems = c.Tasks, c.Problems
+				} else {
+					data, err := os.ReadFile(a)
+					if err != nil {
+						return usageError{err}
+					}
+					l, err := taskfile.Parse(a, data)
+					if err != nil {
+						problems = append(problems, err)
+					} else {
+						loaded = append(loaded, l)
+					}
+				}
+				for _, l := range loaded {
+					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s (%s)\n", l.Task.Name, l.Task.Source)
+					for _, k := range l.Ignored {
+						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
+					}
+				}
+				for _, p := range problems {
+					bad++
+					fmt.Fprintf(cmd.OutOrStdout(), "error %v\n", p)
+				}
+			}
+			if bad > 0 {
+				return usagef("%d task file(s) have errors", bad)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, show, validate)
+	return cmd
+}
+
+func showTask(cmd *cobra.Command, t model.Task) {
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "%s\n  %s\n  source   %s\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, t.Image, t.Network)
+	fmt.Fprintf(w, "  spec     %g CPU, %s, pids %d", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), t.Resources.PidsLimit)
+	if len(t.Resources.Defaulted) > 0 {
+		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
+	}
+	fmt.Fprintf(w, "\n  timeouts agent %s, verifier %s\n", t.AgentTimeout, t.VerifierTimeout)
+	for _, a := range t.Agents {
+		fmt.Fprintf(w, "  agent %s  %s\n", a.Name, a.Description)
+		for _, s := range a.Steps {
+			fmt.Fprintf(w, "    %-10s %s\n", s.Name, s.Show)
+		}
+	}
+	fmt.Fprintf(w, "  verifier   %s\n\n", t.Verifier.Show)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\tDOCKER RUN FLAGS")
+	for _, r := range model.StandardRatios {
+		p := model.NewPolicy(t.Resources, r, 0)
+		cpus := "none"
+		if p.LimitCPUs > 0 {
+			cpus = fmt.Sprintf("%g", p.LimitCPUs)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r, model.FormatBytes(p.GuaranteeBytes), p.LimitString(), cpus, strings.Join(p.DockerRunFlags(), " "))
+	}
+	tw.Flush()
+}

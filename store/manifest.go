@@ -1,0 +1,72 @@
+package store
+
+import (
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Manifest documents an experiment's configuration, so a result carries
+// the resource settings and host it was measured on.
+type Manifest struct {
+	ID       string     `json:"id"`
+	Created  time.Time  `json:"created"`
+	Finished *time.Time `json:"finished,omitempty"`
+	// Status is "running", "finished" or "interrupted".
+	Status  string   `json:"status"`
+	Command []string `json:"command"`
+	Version string   `json:"headroom_version"`
+
+	Ratios      []model.Ratio `json:"ratios"`
+	Repeats     int           `json:"repeats"`
+	Seed        uint64        `json:"seed"`
+	Concurrency int           `json:"concurrency"`
+	Trials      int           `json:"trials"`
+	Tasks       []TaskEntry   `json:"tasks"`
+
+	Host   Host   `json:"host"`
+	Engine Engine `json:"engine"`
+}
+
+// TaskEntry is one task as it was run.
+type TaskEntry struct {
+	Name      string          `json:"name"`
+	Source    string          `json:"source"`
+	Image     string          `json:"image"`
+	ImageID   string          `json:"image_id,omitempty"`
+	Resources model.Resources `json:"resources"`
+	Agents    []string        `json:"agents"`
+	// DockerRunFlags are the equivalent `docker run` flags per ratio.
+	DockerRunFlags map[string][]string `json:"docker_run_flags"`
+}
+
+// Host is the machine the trials ran on.
+type Host struct {
+	Hostname               string `json:"hostname"`
+	Kernel                 string `json:"kernel"`
+	CPUs                   int    `json:"cpus"`
+	MemoryBytes            int64  `json:"memory_bytes"`
+	AvailableBytesAtStart  int64  `json:"available_bytes_at_start"`
+	GuaranteeCapacityBytes int64  `json:"guarantee_capacity_bytes"`
+	ReserveBytes           int64  `json:"reserve_bytes"`
+}
+
+// Engine is the Docker Engine the trials ran on.
+type Engine struct {
+	Version       string `json:"version"`
+	APIVersion    string `json:"api_version"`
+	CgroupVersion string `json:"cgroup_version"`
+	CgroupDriver  string `json:"cgroup_driver"`
+	StorageDriver string `json:"storage_driver"`
+	OS            string `json:"os"`
+	SampleSource  string `json:"sample_source,omitempty"`
+}
+
+// NewTaskEntry describes a task and the policies its ratios give it.
+func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
+	e := TaskEntry{Name: t.Name, Source: t.Source, Image: t.Image, Resources: t.Resources, Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
+	for _, r := range ratios {
+		e.DockerRunFlags[r.String()] = model.NewPolicy(t.Resources, r, hostCPUs).DockerRunFlags()
+	}
+	return e
+}

@@ -1,0 +1,253 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// File names inside an experiment directory.
+const (
+	ManifestFile = "manifest.json"
+	TrialsFile   = "trials.jsonl"
+	TrialsDir    = "trials"
+)
+
+// NewID makes an experiment id: sortable by time, unique by a suffix.
+func NewID(now time.Time) string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// Experiment is an experiment directory being written.
+type Experiment struct {
+	Dir      string
+	manifest Manifest
+	trials   *os.File
+	open     map[string]*trialFiles
+}
+
+type trialFiles struct {
+	samples *bufio.Writer
+	sf      *os.File
+	log     *bufio.Writer
+	lf      *os.File
+	t0      time.Time
+}
+
+// Create makes the experiment directory (owner-only) under root and writes
+// the manifest. It fails before any trial runs if root is not writable.
+func Create(root string, m Manifest) (*Experiment, error) {
+	dir := filepath.Join(root, m.ID)
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, TrialsDir), 0o700); err != nil {
+		return nil, err
+	}
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	if err := e.writeManifest(); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	e.trials = f
+	return e, nil
+}
+
+// writeManifest replaces the manifest atomically: a crash leaves the old
+// one or the new one, never half of either.
+func (e *Experiment) writeManifest() error {
+	b, err := json.MarshalIndent(e.manifest, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(e.Dir, ManifestFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+	return os.Rename(tmp, filepath.Join(e.Dir, ManifestFile))
+}
+
+// Manifest returns the manifest as written so far.
+func (e *Experiment) Manifest() Manifest { return e.manifest }
+
+// SetSampleSource records where memory readings came from.
+func (e *Experiment) SetSampleSource(s string) error {
+	if e.manifest.Engine.SampleSource == s {
+		return nil
+	}
+	e.manifest.Engine.SampleSource = s
+	return e.writeManifest()
+}
+
+// Record consumes one event of the runner's stream.
+func (e *Experiment) Record(ev runner.Event) error {
+	switch ev := ev.(type) {
+	case runner.TrialStarted:
+		return e.openTrial(ev.TrialID(), ev.At(), ev.SampleSource)
+	case runner.MemorySample:
+		if tf := e.open[ev.TrialID()]; tf != nil {
+			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f\n", ev.Sample.Time.Sub(tf.t0).Milliseconds(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores)
+		}
+	case runner.StepStarted:
+		if tf := e.open[ev.TrialID()]; tf != nil {
+			fmt.Fprintf(tf.log, "==> [%s] %s: %s\n", ev.Phase, ev.Step.Name, ev.Step.Show)
+		}
+	case runner.OutputLine:
+		if tf := e.open[ev.TrialID()]; tf != nil {
+			prefix := ""
+			if ev.Stream == "stderr" {
+				prefix = "! "
+			}
+			fmt.Fprintf(tf.log, "%s%s\n", prefix, ev.Text)
+		}
+	case runner.OOMKill:
+		if tf := e.open[ev.TrialID()]; tf != nil {
+			fmt.Fprintf(tf.log, "==> OOM kill in step %s (source %s, working set %s)\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes))
+		}
+	case runner.StepEnded:
+		if tf := e.open[ev.TrialID()]; tf != nil {
+			fmt.Fprintf(tf.log, "==> %s exited %d after %s, peak %s\n", ev.Result.Name, ev.Result.ExitCode, ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
+		}
+	case runner.TrialEnded:
+		e.closeTrial(ev.TrialID())
+		return e.Append(ev.Result)
+	case runner.SweepEnded:
+		now := ev.At()
+		e.manifest.Finished = &now
+		e.manifest.Status = "finished"
+		if ev.Interrupted {
+			e.manifest.Status = "interrupted"
+		}
+		return e.writeManifest()
+	}
+	return nil
+}
+
+func (e *Experiment) openTrial(id string, t0 time.Time, source string) error {
+	if source != "" {
+		if err := e.SetSampleSource(source); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(e.Dir, TrialsDir, id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	sf, err := os.Create(filepath.Join(dir, "samples.csv"))
+	if err != nil {
+		return err
+	}
+	lf, err := os.Create(filepath.Join(dir, "log.txt"))
+	if err != nil {
+		sf.Close()
+		return err
+	}
+	tf := &trialFiles{samples: bufio.NewWriter(sf), sf: sf, log: bufio.NewWriter(lf), lf: lf, t0: t0}
+	tf.samples.WriteString("ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores\n")
+	e.open[id] = tf
+	return nil
+}
+
+func (e *Experiment) closeTrial(id string) {
+	tf := e.open[id]
+	if tf == nil {
+		return
+	}
+	delete(e.open, id)
+	tf.samples.Flush()
+	tf.log.Flush()
+	tf.sf.Close()
+	tf.lf.Close()
+}
+
+// Append writes one trial record and syncs it to disk.
+func (e *Experiment) Append(r model.TrialResult) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if _, err := e.trials.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("append %s: %w", TrialsFile, err)
+	}
+	return e.trials.Sync()
+}
+
+// Close flushes and closes every open file.
+func (e *Experiment) Close() error {
+	for id := range e.open {
+		e.closeTrial(id)
+	}
+	return e.trials.Close()
+}
+
+// ReadTrials reads trials.jsonl. A torn last line (a crash mid-write) is
+// skipped and reported in torn; a bad line elsewhere is an error naming it.
+func ReadTrials(dir string) (results []model.TrialResult, torn bool, err error) {
+	path := filepath.Join(dir, TrialsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	lines := bytes.Split(data, []byte{'\n'})
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r model.TrialResult
+		if err := json.Unmarshal(line, &r); err != nil {
+			if i == len(lines)-1 {
+				return results, true, nil
+			}
+			return nil, false, fmt.Errorf("%s:%d: %v", path, i+1, err)
+		}
+		results = append(results, r)
+	}
+	return results, false, nil
+}
+
+// ReadManifest reads an experiment's manifest.
+func ReadManifest(dir string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
+// DefaultRoot is where experiments go without --out.
+func DefaultRoot() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "headroom", "experiments")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "headroom", "experiments")
+	}
+	return filepath.Join(".", "headroom-experiments")
+}
