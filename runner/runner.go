@@ -146,3 +146,6 @@ func tail(lines []string, n int) (string, int) {
 	}
 	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
 }
+
+// Plan is the plan being run.
+func (r *Runner) Plan() model.Plan { return r.cfg.Plan }

@@ -21,7 +21,14 @@ type Catalog struct {
 	Tasks []Loaded
 	// Problems are files that could not be loaded; the others still load.
 	Problems []error
+
+	loadedDir bool
 }
+
+// IsBuiltin says whether a task comes from the embedded catalog.
+func IsBuiltin(t model.Task) bool { return strings.HasPrefix(t.Source, builtinSource) }
+
+const builtinSource = "builtin:"
 
 // Builtin loads the embedded demo catalog.
 func Builtin() (*Catalog, error) {
@@ -35,7 +42,7 @@ func Builtin() (*Catalog, error) {
 		if err != nil {
 			return nil, err
 		}
-		l, err := Parse("builtin:"+e.Name(), data)
+		l, err := Parse(builtinSource+e.Name(), data)
 		if err != nil {
 			return nil, fmt.Errorf("built-in catalog is broken (a headroom bug): %w", err)
 		}
@@ -68,6 +75,10 @@ func (c *Catalog) AddDir(dir string) error {
 		return fmt.Errorf("tasks directory %s: %w", dir, err)
 	}
 	sort.Strings(files)
+	c.loadedDir = true
+	if len(files) == 0 {
+		return fmt.Errorf("tasks directory %s holds no *.toml task files", dir)
+	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -113,7 +124,11 @@ func (c *Catalog) Find(name string) (model.Task, error) {
 	case 1:
 		return hits[0], nil
 	case 0:
-		return model.Task{}, fmt.Errorf("unknown task %q: `headroom tasks list` shows the names", name)
+		hint := ""
+		if len(c.Problems) > 0 {
+			hint = fmt.Sprintf("; %d task file(s) failed to load, see the warnings above", len(c.Problems))
+		}
+		return model.Task{}, fmt.Errorf("unknown task %q: `headroom tasks list` shows the names%s", name, hint)
 	}
 	var names []string
 	for _, h := range hits {
@@ -122,14 +137,25 @@ func (c *Catalog) Find(name string) (model.Task, error) {
 	return model.Task{}, fmt.Errorf("task %q is ambiguous: it could be %s", name, strings.Join(names, " or "))
 }
 
-// Select resolves names; no names means every task.
+// Select resolves names. No names means the user's tasks when any were
+// loaded from a directory, else the built-in catalog.
 func (c *Catalog) Select(names []string) ([]model.Task, error) {
 	if len(names) == 0 {
-		out := make([]model.Task, len(c.Tasks))
-		for i, l := range c.Tasks {
-			out[i] = l.Task
+		var builtin, user []model.Task
+		for _, l := range c.Tasks {
+			if IsBuiltin(l.Task) {
+				builtin = append(builtin, l.Task)
+			} else {
+				user = append(user, l.Task)
+			}
 		}
-		return out, nil
+		if len(user) > 0 {
+			return user, nil
+		}
+		if c.loadedDir && len(c.Problems) > 0 {
+			return nil, fmt.Errorf("no task in the tasks directory could be loaded (%d file(s) failed, see the warnings above)", len(c.Problems))
+		}
+		return builtin, nil
 	}
 	var out []model.Task
 	seen := map[string]bool{}

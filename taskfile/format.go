@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -68,7 +69,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return Loaded{}, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+			return Loaded{}, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
 		}
 		return Loaded{}, fmt.Errorf("%s: %v", path, err)
 	}
@@ -82,6 +83,15 @@ func Parse(path string, data []byte) (Loaded, error) {
 	}
 	sort.Strings(ignored)
 	return Loaded{Task: t, Ignored: ignored}, nil
+}
+
+// errorLine is the line of a parse error, counted from its byte offset: the
+// parser's own line number points past a newline it tripped on.
+func errorLine(data []byte, pe toml.ParseError) int {
+	if pe.Position.Start > 0 && pe.Position.Start <= len(data) {
+		return bytes.Count(data[:pe.Position.Start], []byte{'\n'}) + 1
+	}
+	return pe.Position.Line
 }
 
 func seconds(field string, v *float64, def time.Duration) (time.Duration, error) {

@@ -184,7 +184,7 @@ func parseCgroupInt(b []byte) (int64, error) {
 		return -1, nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil || v < 0 {
 		return 0, fmt.Errorf("not a cgroup integer: %q", s)
 	}
 	return v, nil

@@ -1,0 +1,43 @@
+# headroom: build, run the demo sweep, test. See README.md.
+GO      ?= go
+BIN     := bin/headroom
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# Static: the same binary is the workload inside FROM scratch images.
+export CGO_ENABLED := 0
+
+.PHONY: build images run test unit fuzz bench vet e2e clean
+
+build:
+	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
+
+images: build
+	$(BIN) images build
+
+# The built-in demo sweep: every built-in task at 1x, 3x and uncapped.
+run: images
+	$(BIN) run --ratios 1,3,uncapped --repeats 3
+
+vet:
+	$(GO) vet ./...
+
+# Everything, including the tests that start real containers.
+test: vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+# Only what needs no Docker engine.
+unit:
+	$(GO) test -count=1 ./model/... ./taskfile/... ./workload/... ./report/... ./store/...
+
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRatio$$' -fuzztime $(FUZZTIME) ./model
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME) ./model
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTaskFile$$' -fuzztime $(FUZZTIME) ./taskfile
+	$(GO) test -run '^$$' -fuzz '^FuzzCgroupFiles$$' -fuzztime $(FUZZTIME) ./runner/docker
+	$(GO) test -run '^$$' -fuzz '^FuzzReadTrials$$' -fuzztime $(FUZZTIME) ./store
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker
+
+clean:
+	rm -rf bin

@@ -1,0 +1,37 @@
+package model
+
+import "testing"
+
+func TestMatrixCellsAndTotals(t *testing.T) {
+	res := func(task, agent string, r Ratio, rep int, o Outcome) TrialResult {
+		return TrialResult{Trial: Trial{Task: task, Agent: agent, Ratio: r, Repeat: rep}, Outcome: o}
+	}
+	one := Ratio{K: 1}
+	results := []TrialResult{
+		res("b", "x", one, 2, OOMKilled),
+		res("b", "x", one, 1, Passed),
+		res("a", "x", Uncapped, 1, Passed),
+		res("a", "x", one, 1, Cancelled),
+		res("a", "x", Ratio{K: 3}, 1, Failed), // a ratio not asked for still shows
+	}
+	m := NewMatrix([]Ratio{Uncapped, one}, results)
+	if len(m.Ratios) != 3 || m.Ratios[0] != one || m.Ratios[1] != (Ratio{K: 3}) || !m.Ratios[2].Uncapped {
+		t.Fatalf("ratios %v, want 1x 3x uncapped", m.Ratios)
+	}
+	if len(m.Rows) != 2 || m.Rows[0].Task != "a" {
+		t.Fatalf("rows %v", m.Rows)
+	}
+	c := m.Cell(RowKey{"b", "x"}, one)
+	if len(c.Outcomes) != 2 || c.Outcomes[0] != Passed || c.Rates.Successes != 1 || c.Rates.InfraErrs != 1 {
+		t.Errorf("cell b·x 1x = %+v (outcomes must be in repeat order)", c)
+	}
+	if m.Cell(RowKey{"b", "x"}, Uncapped) != nil {
+		t.Error("missing cell must be nil")
+	}
+	if r := m.ByRatio[one]; r.Counted != 2 || r.Successes != 1 {
+		t.Errorf("1x totals %+v (the cancelled trial must not count)", r)
+	}
+	if m.Total.Counted != 4 {
+		t.Errorf("total counted %d, want 4", m.Total.Counted)
+	}
+}

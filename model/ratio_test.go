@@ -1,0 +1,103 @@
+package model
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseRatio(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Ratio
+		wantErr string
+	}{
+		{"1", Ratio{K: 1}, ""},
+		{"1x", Ratio{K: 1}, ""},
+		{"1.5x", Ratio{K: 1.5}, ""},
+		{" 2.5X ", Ratio{K: 2.5}, ""},
+		{"3", Ratio{K: 3}, ""},
+		{"uncapped", Uncapped, ""},
+		{"Unlimited", Uncapped, ""},
+		{"inf", Uncapped, ""},
+		{"0x", Ratio{}, "below 1x"},
+		{"0.5x", Ratio{}, "below 1x"},
+		{"-2", Ratio{}, "below 1x"},
+		{"abc", Ratio{}, "not a multiple"},
+		{"", Ratio{}, "empty ratio"},
+		{"x", Ratio{}, "not a multiple"},
+		{"NaN", Ratio{}, "not a multiple"},
+		{"1e9", Ratio{}, "above 1000x"},
+		{"2xx", Ratio{}, "not a multiple"},
+	}
+	for _, tt := range tests {
+		got, err := ParseRatio(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseRatio(%q) error = %v, want it to mention %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseRatio(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestRatioStringRoundTrips(t *testing.T) {
+	for _, r := range append(StandardRatios, Ratio{K: 2.5}, Ratio{K: 1.125}) {
+		back, err := ParseRatio(r.String())
+		if err != nil || back != r {
+			t.Errorf("%v → %q → %v, %v", r, r.String(), back, err)
+		}
+	}
+}
+
+func TestParseRatiosRejectsDuplicatesAndEmpty(t *testing.T) {
+	if _, err := ParseRatios("1,1x"); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := ParseRatios(" , "); err == nil {
+		t.Error("empty list accepted")
+	}
+	rs, err := ParseRatios("1,1.5,2,3,5,uncapped")
+	if err != nil || len(rs) != 6 || !rs[5].Uncapped {
+		t.Errorf("standard list: %v %v", rs, err)
+	}
+}
+
+func TestRatioOrder(t *testing.T) {
+	if !(Ratio{K: 1}).Less(Ratio{K: 1.5}) || !(Ratio{K: 5}).Less(Uncapped) || Uncapped.Less(Ratio{K: 1000}) {
+		t.Error("ratios must order from tightest to uncapped")
+	}
+}
+
+func FuzzParseRatio(f *testing.F) {
+	for _, s := range []string{"1", "1.5x", "uncapped", "0x", "abc", "1e308", "-0", "∞", "2.0000001x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRatio(s)
+		if err != nil {
+			return
+		}
+		if !r.Uncapped && (r.K < 1 || r.K > MaxRatio) {
+			t.Fatalf("ParseRatio(%q) accepted %v", s, r.K)
+		}
+		back, err := ParseRatio(r.String())
+		if err != nil || back != r {
+			t.Fatalf("round trip of %q: %v → %q → %v, %v", s, r, r.String(), back, err)
+		}
+	})
+}
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"2G", "512m", "1.5GiB", "0", "-1G", "abc", "9999999999999999T"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseBytes(s)
+		if err == nil && n <= 0 {
+			t.Fatalf("ParseBytes(%q) = %d without error", s, n)
+		}
+	})
+}

@@ -1,0 +1,126 @@
+package docker
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func TestFlatKeyed(t *testing.T) {
+	v1stat := []byte("cache 4096\nrss 1000\ninactive_file 10\ntotal_inactive_file 2048\n")
+	v2events := []byte("low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n")
+	v1oom := []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+	tests := []struct {
+		data []byte
+		key  string
+		want int64
+		ok   bool
+	}{
+		{v1stat, "total_inactive_file", 2048, true},
+		{v1stat, "inactive_file", 10, true}, // exact key, not a suffix match
+		{v2events, "oom_kill", 2, true},
+		{v2events, "oom", 3, true},
+		{v1oom, "oom_kill", 1, true},
+		{v1oom, "missing", 0, false},
+		{[]byte("oom_kill notanumber\n"), "oom_kill", 0, false},
+		{[]byte("oom_kill 5"), "oom_kill", 5, true}, // no trailing newline
+		{nil, "oom_kill", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := flatKeyed(tt.data, tt.key)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("flatKeyed(%q, %s) = %d %v, want %d %v", tt.data, tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseCgroupInt(t *testing.T) {
+	for in, want := range map[string]int64{"123\n": 123, "max\n": -1, "0": 0} {
+		if got, err := parseCgroupInt([]byte(in)); err != nil || got != want {
+			t.Errorf("parseCgroupInt(%q) = %d %v", in, got, err)
+		}
+	}
+	if _, err := parseCgroupInt([]byte("12a")); err == nil {
+		t.Error("garbage accepted")
+	}
+}
+
+func TestProcCgroupPaths(t *testing.T) {
+	v1 := "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/system.slice/x\n"
+	got := procCgroupPaths([]byte(v1))
+	want := map[string]string{"memory": "/docker/abc", "cpu": "/docker/abc", "cpuacct": "/docker/abc", "": "/system.slice/x"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v want %v", got, want)
+	}
+	if len(procCgroupPaths([]byte("garbage\n::\n"))) != 1 {
+		t.Error("malformed lines must be skipped (\"::\" is a valid empty v2 entry)")
+	}
+}
+
+func TestCgroupCandidates(t *testing.T) {
+	mem, cpu := cgroupCandidates("/cg", 1, "ID", map[string]string{"memory": "/custom/ID"})
+	wantMem := []string{"/cg/memory/docker/ID", "/cg/memory/system.slice/docker-ID.scope", "/cg/memory/custom/ID"}
+	if !reflect.DeepEqual(mem, wantMem) {
+		t.Errorf("v1 memory candidates %v", mem)
+	}
+	if cpu[0] != "/cg/cpuacct/docker/ID" || len(cpu) != 6 {
+		t.Errorf("v1 cpu candidates %v", cpu)
+	}
+	mem, _ = cgroupCandidates("/cg", 2, "ID", map[string]string{"": "/kubepods/ID"})
+	wantMem = []string{"/cg/docker/ID", "/cg/system.slice/docker-ID.scope", "/cg/kubepods/ID"}
+	if !reflect.DeepEqual(mem, wantMem) {
+		t.Errorf("v2 candidates %v", mem)
+	}
+}
+
+// A fake v2 tree: the systemd driver's layout, read end to end.
+func TestFindAndReadCgroupV2SystemdLayout(t *testing.T) {
+	root := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(root, "cgroup.controllers"), []byte("memory cpu\n"), 0o644))
+	dir := filepath.Join(root, "system.slice", "docker-ID.scope")
+	must(os.MkdirAll(dir, 0o755))
+	files := map[string]string{
+		"memory.current": "1000000\n",
+		"memory.stat":    "anon 900000\ninactive_file 250000\n",
+		"memory.events":  "oom 1\noom_kill 1\n",
+		"memory.peak":    "2000000\n",
+		"cpu.stat":       "usage_usec 1500\n",
+	}
+	for n, c := range files {
+		must(os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644))
+	}
+	r, err := findCgroup(root, "ID", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.read()
+	if err != nil || m.usage != 1000000 || m.inactiveFile != 250000 || m.oomKills != 1 || m.cpuNanos != 1500000 {
+		t.Errorf("read %+v %v", m, err)
+	}
+	if p, ok := r.takePeak(); !ok || p != 2000000 {
+		t.Errorf("peak %d %v", p, ok)
+	}
+	if _, err := findCgroup(root, "OTHER", 0); err == nil {
+		t.Error("found a cgroup for an unknown container")
+	}
+}
+
+func FuzzCgroupFiles(f *testing.F) {
+	f.Add([]byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"), "oom_kill")
+	f.Add([]byte("total_inactive_file 2048\n"), "total_inactive_file")
+	f.Add([]byte("12:memory:/docker/abc\n0::/x\n"), "memory")
+	f.Add([]byte("max\n"), "")
+	f.Fuzz(func(t *testing.T, data []byte, key string) {
+		flatKeyed(data, key)
+		procCgroupPaths(data)
+		if v, err := parseCgroupInt(data); err == nil && v < -1 {
+			t.Fatalf("parseCgroupInt(%q) = %d", data, v)
+		}
+	})
+}

@@ -1,0 +1,210 @@
+// Package fake is a scripted runner.Backend for tests and demos: no
+// engine, deterministic steps, OOM kills on demand.
+package fake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// StepPlan is what one step does in the fake.
+type StepPlan struct {
+	Lines    []string
+	ExitCode int
+	// OOM sends a kill signal during the step; LateOOM sends it only after
+	// the step has returned (the kernel's notice trailing the exit).
+	OOM, LateOOM bool
+	PeakBytes    int64
+	// Block makes the step run until its context ends or the sandbox is
+	// killed.
+	Block bool
+	// Gate, if set, holds the step until it is closed.
+	Gate <-chan struct{}
+}
+
+// Script decides what each step does.
+type Script func(trial model.Trial, step model.Step) StepPlan
+
+// Backend is the fake engine.
+type Backend struct {
+	Script   Script
+	StartErr error
+
+	mu         sync.Mutex
+	running    int
+	maxRunning int
+	started    []string
+	removed    []string
+	killed     []string
+}
+
+// Start creates a fake sandbox.
+func (b *Backend) Start(ctx context.Context, _ string, trial model.Trial, _ model.Task) (runner.Sandbox, error) {
+	if b.StartErr != nil {
+		return nil, b.StartErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.running++
+	b.maxRunning = max(b.maxRunning, b.running)
+	b.started = append(b.started, trial.ID)
+	return &sandbox{b: b, trial: trial, samples: make(chan runner.Sample, 64), ooms: make(chan runner.OOMSignal, 16), killed: make(chan struct{})}, nil
+}
+
+// Close does nothing.
+func (b *Backend) Close() error { return nil }
+
+// MaxRunning is the most sandboxes that were alive at once.
+func (b *Backend) MaxRunning() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.maxRunning
+}
+
+// Started, Removed and Killed list trial ids in order.
+func (b *Backend) Started() []string { return b.list(&b.started) }
+
+// Removed lists removed sandboxes' trial ids.
+func (b *Backend) Removed() []string { return b.list(&b.removed) }
+
+// Killed lists killed sandboxes' trial ids.
+func (b *Backend) Killed() []string { return b.list(&b.killed) }
+
+func (b *Backend) list(l *[]string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), *l...)
+}
+
+type sandbox struct {
+	b       *Backend
+	trial   model.Trial
+	samples chan runner.Sample
+	ooms    chan runner.OOMSignal
+
+	mu       sync.Mutex
+	kills    int
+	peak     int64
+	oomEver  bool
+	killed   chan struct{}
+	killOnce sync.Once
+	closed   bool
+}
+
+func (s *sandbox) ID() string                    { return "fake-" + s.trial.ID }
+func (s *sandbox) SampleSource() string          { return "fake" }
+func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
+func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
+
+func (s *sandbox) oom() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.kills++
+	s.oomEver = true
+	s.ooms <- runner.OOMSignal{Time: time.Now(), Source: "fake", Count: s.kills}
+}
+
+func (s *sandbox) Exec(ctx context.Context, argv, _ []string, line func(stream, text string)) (runner.ExecResult, error) {
+	step := model.Step{Argv: argv}
+	if len(argv) > 0 {
+		step.Name = argv[len(argv)-1]
+	}
+	p := s.b.Script(s.trial, step)
+	s.mu.Lock()
+	s.peak = max(s.peak, p.PeakBytes)
+	if !s.closed {
+		s.samples <- runner.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
+	}
+	s.mu.Unlock()
+	for _, l := range p.Lines {
+		stream := "stdout"
+		if strings.HasPrefix(l, "!") {
+			stream = "stderr"
+		}
+		line(stream, l)
+	}
+	if p.OOM {
+		s.oom()
+	}
+	if p.Block {
+		select {
+		case <-ctx.Done():
+			return runner.ExecResult{}, ctx.Err()
+		case <-s.killed:
+			return runner.ExecResult{ExitCode: 137}, nil
+		}
+	}
+	if p.Gate != nil {
+		select {
+		case <-p.Gate:
+		case <-ctx.Done():
+			return runner.ExecResult{}, ctx.Err()
+		}
+	}
+	if p.LateOOM {
+		go s.oom()
+	}
+	return runner.ExecResult{ExitCode: p.ExitCode}, nil
+}
+
+func (s *sandbox) TakeKernelPeak() (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.peak
+	s.peak = 0
+	return p, true
+}
+
+func (s *sandbox) Kill(context.Context) error {
+	s.killOnce.Do(func() {
+		close(s.killed)
+		s.b.mu.Lock()
+		s.b.killed = append(s.b.killed, s.trial.ID)
+		s.b.mu.Unlock()
+	})
+	return nil
+}
+
+func (s *sandbox) Remove(context.Context) (runner.Final, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return runner.Final{}, errors.New("removed twice")
+	}
+	s.closed = true
+	close(s.samples)
+	close(s.ooms)
+	f := runner.Final{OOMKilled: s.oomEver}
+	s.mu.Unlock()
+	s.b.mu.Lock()
+	s.b.running--
+	s.b.removed = append(s.b.removed, s.trial.ID)
+	s.b.mu.Unlock()
+	return f, nil
+}
+
+// Task makes a task with the given agent steps (by name) and a verifier
+// step named "verify", for use with a Script that switches on step names.
+func Task(name string, memory int64, steps ...string) model.Task {
+	t := model.Task{Name: name, Image: "fake", Resources: model.Resources{CPUs: 1, MemoryBytes: memory, PidsLimit: 64},
+		AgentTimeout: time.Minute, VerifierTimeout: time.Minute, Verifier: model.Step{Name: "verify", Argv: []string{"verify"}}}
+	a := model.Agent{Name: "agent"}
+	for _, s := range steps {
+		a.Steps = append(a.Steps, model.Step{Name: s, Show: fmt.Sprintf("run %s", s), Argv: []string{s}})
+	}
+	t.Agents = []model.Agent{a}
+	return t
+}

@@ -1,0 +1,258 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+type sweepResult struct {
+	results map[string]model.TrialResult // by task name
+	events  []runner.Event
+}
+
+func runSweep(t *testing.T, b runner.Backend, cfg runner.Config, ctx context.Context, onEvent func(runner.Event)) sweepResult {
+	t.Helper()
+	r, err := runner.New(b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan runner.Event, 16)
+	go r.Run(ctx, out)
+	res := sweepResult{results: map[string]model.TrialResult{}}
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e, ok := <-out:
+			if !ok {
+				return res
+			}
+			res.events = append(res.events, e)
+			if onEvent != nil {
+				onEvent(e)
+			}
+			if te, ok := e.(runner.TrialEnded); ok {
+				res.results[te.Result.Task+"@"+te.Result.Ratio.String()] = te.Result
+			}
+		case <-timeout:
+			t.Fatal("sweep did not end")
+		}
+	}
+}
+
+func config(t *testing.T, tasks []model.Task, ratios ...model.Ratio) runner.Config {
+	t.Helper()
+	if len(ratios) == 0 {
+		ratios = []model.Ratio{{K: 1}}
+	}
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runner.Config{Experiment: "x", Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 1 << 30, OOMSettle: 2 * time.Second}
+}
+
+// script maps "task/step" to a plan; unknown steps pass quietly.
+func script(m map[string]fake.StepPlan) fake.Script {
+	return func(tr model.Trial, st model.Step) fake.StepPlan {
+		return m[tr.Task+"/"+st.Name]
+	}
+}
+
+func TestOutcomesThroughTheRunner(t *testing.T) {
+	tasks := []model.Task{
+		fake.Task("killed", 64*model.MiB, "install", "fit"),
+		fake.Task("survived", 64*model.MiB, "build"),
+		fake.Task("wrong", 64*model.MiB, "edit"),
+		fake.Task("clean", 64*model.MiB, "edit"),
+		fake.Task("late", 64*model.MiB, "install"),
+	}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{
+		"killed/install":  {Lines: []string{"Collecting pandas"}, ExitCode: 137, OOM: true, PeakBytes: 64 * model.MiB},
+		"killed/verify":   {ExitCode: 1},
+		"survived/build":  {OOM: true, Lines: []string{"retrying with -j1"}},
+		"wrong/verify":    {ExitCode: 1, Lines: []string{"!AssertionError"}},
+		"late/install":    {ExitCode: 137, LateOOM: true},
+		"late/verify":     {ExitCode: 1},
+		"clean/edit":      {PeakBytes: 10 * model.MiB},
+		"survived/verify": {},
+	})}
+	got := runSweep(t, b, config(t, tasks), context.Background(), nil).results
+	want := map[string]model.Outcome{"killed": model.OOMKilled, "survived": model.PassedAfterOOM, "wrong": model.Failed, "clean": model.Passed, "late": model.OOMKilled}
+	for task, o := range want {
+		r := got[task+"@1x"]
+		if r.Outcome != o {
+			t.Errorf("%s: %s (%s), want %s", task, r.Outcome, r.Reason, o)
+		}
+	}
+	k := got["killed@1x"]
+	if k.KilledInStep != "install" || len(k.Steps) != 2 || k.Steps[0].OOMKills != 1 || k.Steps[1].Phase != "verifier" {
+		t.Errorf("killed: step %q, steps %+v (the agent stops after the killed step; the verifier still runs)", k.KilledInStep, k.Steps)
+	}
+	if k.Steps[0].Output != "Collecting pandas" || k.Steps[0].PeakWorkingSetBytes != 64*model.MiB {
+		t.Errorf("killed: install output %q peak %d", k.Steps[0].Output, k.Steps[0].PeakWorkingSetBytes)
+	}
+	if !strings.Contains(k.Reason, "install") {
+		t.Errorf("reason %q should name the step", k.Reason)
+	}
+	if got["late@1x"].KilledInStep != "install" {
+		t.Errorf("late OOM notice must still be attributed to install: %+v", got["late@1x"].OOMs)
+	}
+	if len(b.Removed()) != len(tasks) {
+		t.Errorf("removed %v, want every sandbox", b.Removed())
+	}
+}
+
+func TestInfraErrorWhenTheSandboxCannotStart(t *testing.T) {
+	b := &fake.Backend{StartErr: errors.New("image missing"), Script: script(nil)}
+	got := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil).results
+	if r := got["t@1x"]; r.Outcome != model.InfraError || !strings.Contains(r.Reason, "image missing") {
+		t.Errorf("%s %q", r.Outcome, r.Reason)
+	}
+}
+
+func TestAgentTimeout(t *testing.T) {
+	task := fake.Task("slow", 64*model.MiB, "think")
+	task.AgentTimeout = 20 * time.Millisecond
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slow@1x"]
+	if r.Outcome != model.Timeout || !r.Steps[0].TimedOut || len(r.Steps) != 1 {
+		t.Errorf("%s steps %+v, want timeout with no verifier run", r.Outcome, r.Steps)
+	}
+	if len(b.Killed()) != 1 {
+		t.Errorf("the timed-out sandbox must be killed: %v", b.Killed())
+	}
+}
+
+func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
+	var tasks []model.Task
+	for _, n := range []string{"a", "b", "c"} {
+		tasks = append(tasks, fake.Task(n, 600*model.MiB, "s"))
+	}
+	cfg := config(t, tasks)
+	cfg.Concurrency = 3
+	cfg.GuaranteeCapacityBytes = 1 << 30 // room for one 600MiB guarantee at a time
+	// Every step holds until some trial has been seen waiting.
+	gate := make(chan struct{})
+	b := &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Gate: gate} }}
+	var waits []string
+	res := runSweep(t, b, cfg, context.Background(), func(e runner.Event) {
+		if w, ok := e.(runner.TrialWaiting); ok {
+			if len(waits) == 0 {
+				close(gate)
+			}
+			waits = append(waits, w.Reason)
+		}
+	})
+	if b.MaxRunning() != 1 {
+		t.Errorf("%d sandboxes ran at once; guarantees allow 1", b.MaxRunning())
+	}
+	if len(res.results) != 3 {
+		t.Errorf("%d results", len(res.results))
+	}
+	if len(waits) == 0 || !strings.Contains(waits[0], "guaranteed memory") {
+		t.Errorf("waiting reasons %q", waits)
+	}
+}
+
+func TestGuaranteeLargerThanHostIsRefusedUpFront(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("huge", 4<<30, "s")})
+	_, err := runner.New(&fake.Backend{}, cfg)
+	if err == nil || !strings.Contains(err.Error(), "huge guarantees 4GiB") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestCancelStopsEverythingAndRemovesSandboxes(t *testing.T) {
+	tasks := []model.Task{fake.Task("a", 64*model.MiB, "s"), fake.Task("b", 64*model.MiB, "s"), fake.Task("c", 64*model.MiB, "s")}
+	cfg := config(t, tasks, model.Ratio{K: 1}, model.Uncapped)
+	b := &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Block: true} }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	res := runSweep(t, b, cfg, ctx, func(e runner.Event) {
+		if _, ok := e.(runner.StepStarted); ok {
+			if started++; started == 2 {
+				cancel()
+			}
+		}
+	})
+	if len(res.results) != 6 {
+		t.Fatalf("%d results, want all 6 recorded", len(res.results))
+	}
+	for k, r := range res.results {
+		if r.Outcome != model.Cancelled {
+			t.Errorf("%s: %s", k, r.Outcome)
+		}
+	}
+	if len(b.Started()) != len(b.Removed()) {
+		t.Errorf("started %v removed %v", b.Started(), b.Removed())
+	}
+	last := res.events[len(res.events)-1].(runner.SweepEnded)
+	if !last.Interrupted {
+		t.Error("sweep end must say it was interrupted")
+	}
+}
+
+func TestStopOneTrial(t *testing.T) {
+	tasks := []model.Task{fake.Task("stuck", 64*model.MiB, "s"), fake.Task("fine", 64*model.MiB, "s")}
+	b := &fake.Backend{Script: func(tr model.Trial, _ model.Step) fake.StepPlan { return fake.StepPlan{Block: tr.Task == "stuck"} }}
+	r, err := runner.New(b, config(t, tasks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan runner.Event, 16)
+	go r.Run(context.Background(), out)
+	results := map[string]model.Outcome{}
+	for e := range out {
+		if s, ok := e.(runner.StepStarted); ok && s.Step.Name == "s" {
+			for _, tr := range r.Plan().Trials {
+				if tr.ID == s.TrialID() && tr.Task == "stuck" {
+					r.StopTrial(tr.ID)
+				}
+			}
+		}
+		if te, ok := e.(runner.TrialEnded); ok {
+			results[te.Result.Task] = te.Result.Outcome
+		}
+	}
+	if results["stuck"] != model.Cancelled || results["fine"] != model.Passed {
+		t.Errorf("results %v", results)
+	}
+}
+
+func TestEventOrderPerTrial(t *testing.T) {
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"t/s": {Lines: []string{"one", "two"}, OOM: true}})}
+	res := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil)
+	var kinds []string
+	for _, e := range res.events {
+		switch e.(type) {
+		case runner.SweepStarted:
+			kinds = append(kinds, "sweep")
+		case runner.TrialQueued:
+			kinds = append(kinds, "queued")
+		case runner.TrialStarted:
+			kinds = append(kinds, "started")
+		case runner.StepStarted:
+			kinds = append(kinds, "step")
+		case runner.OutputLine:
+			kinds = append(kinds, "line")
+		case runner.StepEnded:
+			kinds = append(kinds, "end-step")
+		case runner.TrialEnded:
+			kinds = append(kinds, "end-trial")
+		case runner.SweepEnded:
+			kinds = append(kinds, "end-sweep")
+		}
+	}
+	want := "sweep queued started step line line end-step step end-step end-trial end-sweep"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,187 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+func load(t *testing.T, path string) (Loaded, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Parse(path, data)
+}
+
+func TestParseTerminalBenchStyle(t *testing.T) {
+	l, err := load(t, "testdata/tasks/good/tb-style.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	if task.Name != "suite/tb-style" || task.Image != "alpine:3.20" || task.Resources.MemoryBytes != 2048*model.MiB || task.Resources.CPUs != 2 {
+		t.Errorf("task %+v", task)
+	}
+	if task.AgentTimeout != 900*time.Second || task.VerifierTimeout != 600*time.Second {
+		t.Errorf("timeouts %v %v", task.AgentTimeout, task.VerifierTimeout)
+	}
+	if !slices.Equal(task.IdleCommand, []string{"sleep", "infinity"}) || task.Network != "none" {
+		t.Errorf("idle %v network %q", task.IdleCommand, task.Network)
+	}
+	for _, k := range []string{"schema_version", "metadata.difficulty", "environment.storage_mb", "environment.allow_internet", "task.keywords"} {
+		if !slices.Contains(l.Ignored, k) {
+			t.Errorf("ignored keys %v lack %s", l.Ignored, k)
+		}
+	}
+	if task.Agents[0].Steps[0].Show != "sh -c touch /tmp/done" {
+		t.Errorf("show defaults to the command: %q", task.Agents[0].Steps[0].Show)
+	}
+}
+
+func TestParseDefaultsAreFlagged(t *testing.T) {
+	l, err := load(t, "testdata/tasks/good/defaults.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.Task.Resources
+	if r.MemoryBytes != model.DefaultMemoryBytes || r.CPUs != model.DefaultCPUs || r.PidsLimit != model.DefaultPidsLimit {
+		t.Errorf("resources %+v, want defaults", r)
+	}
+	if !slices.Equal(r.Defaulted, []string{"memory", "cpus", "pids_limit"}) {
+		t.Errorf("defaulted %v", r.Defaulted)
+	}
+	if l.Task.AgentTimeout != model.DefaultAgentTimeout || l.Task.Agents[0].Steps[0].Argv[0] != "/hr-workload" {
+		t.Errorf("task %+v", l.Task)
+	}
+}
+
+func TestParseErrorsNameFileLineAndField(t *testing.T) {
+	tests := map[string]string{
+		"syntax.toml":       "syntax.toml:4:",
+		"both-memory.toml":  "sets both memory_mb and memory",
+		"bad-workload.toml": `agent "a" step 1 workload: on_child_killed must be fail, continue or retry`,
+		"wrong-type.toml":   "memory_mb",
+	}
+	for file, want := range tests {
+		_, err := load(t, filepath.Join("testdata/tasks/broken", file))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: error %v, want it to name the file and contain %q", file, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines: %q", file, err)
+		}
+	}
+}
+
+func TestParseRejectsMissingPieces(t *testing.T) {
+	base := "[task]\nname = \"x\"\n[environment]\nimage = \"builtin\"\nmemory = \"64M\"\n[verifier]\ncommand = [\"true\"]\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n"
+	tests := map[string]struct{ from, to, want string }{
+		"no name":      {"name = \"x\"", "", "name is missing"},
+		"no image":     {"image = \"builtin\"", "", "image is missing"},
+		"tiny memory":  {"64M", "1M", "at least 6MiB"},
+		"bad memory":   {"64M", "lots", "not a memory size"},
+		"no verifier":  {"command = [\"true\"]\n[[agents]]", "[[agents]]", "[verifier] has no command"},
+		"no agents":    {"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n", "", "no agents"},
+		"agent twice":  {"[[agents]]\nname = \"a\"", "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n[[agents]]\nname = \"a\"", "defined twice"},
+		"bad timeout":  {"[verifier]\n", "[verifier]\ntimeout_sec = -1\n", "timeout_sec"},
+		"zero cpus":    {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be more than 0"},
+		"no steps":     {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
+		"both command": {"  command = [\"true\"]\n", "  command = [\"true\"]\n  workload = { duration_ms = 1 }\n", "sets both command and workload"},
+	}
+	if _, err := Parse("ok.toml", []byte(base)); err != nil {
+		t.Fatalf("base file must parse: %v", err)
+	}
+	for name, tt := range tests {
+		src := strings.Replace(base, tt.from, tt.to, 1)
+		if src == base {
+			t.Fatalf("%s: replacement did not apply", name)
+		}
+		_, err := Parse("x.toml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", name, err, tt.want)
+		}
+	}
+}
+
+func TestBuiltinCatalog(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tasks) < 6 {
+		t.Fatalf("%d built-in tasks, want at least 6", len(c.Tasks))
+	}
+	for _, l := range c.Tasks {
+		if !IsBuiltin(l.Task) || l.Task.Image != BuiltinImage || l.Task.Network != "none" || len(l.Ignored) > 0 {
+			t.Errorf("%s: builtin %v image %s network %s ignored %v", l.Task.Name, IsBuiltin(l.Task), l.Task.Image, l.Task.Network, l.Ignored)
+		}
+		if l.Task.Resources.MemoryBytes > 512*model.MiB {
+			t.Errorf("%s: spec %s is too big for a quick sweep", l.Task.Name, model.FormatBytes(l.Task.Resources.MemoryBytes))
+		}
+	}
+	bn, err := c.Find("bn-fit-modify")
+	if err != nil || !slices.Equal(bn.AgentNames(), []string{"heavy", "lean"}) {
+		t.Errorf("bn-fit-modify: %v %v", bn.AgentNames(), err)
+	}
+}
+
+func TestCatalogDirFindAndSelect(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddDir("testdata/tasks"); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Problems) != 4 {
+		t.Errorf("problems %v, want the 4 broken files", c.Problems)
+	}
+	if _, err := c.Find("suite/tb-style"); err != nil {
+		t.Error(err)
+	}
+	if tk, err := c.Find("tb-style"); err != nil || tk.Name != "suite/tb-style" {
+		t.Errorf("short name: %v %v", tk.Name, err)
+	}
+	if _, err := c.Find("defaults"); err == nil || !strings.Contains(err.Error(), "ambiguous") {
+		t.Errorf("two tasks end in /defaults: %v", err)
+	}
+	if _, err := c.Find("nope"); err == nil || !strings.Contains(err.Error(), "failed to load") {
+		t.Errorf("unknown task error should mention the failed files: %v", err)
+	}
+	all, err := c.Select(nil)
+	if err != nil || len(all) != 3 {
+		t.Errorf("with a tasks dir, no names selects the dir's tasks: %d %v", len(all), err)
+	}
+	if err := (&Catalog{}).AddDir("testdata/nowhere"); err == nil {
+		t.Error("missing directory accepted")
+	}
+}
+
+func FuzzParseTaskFile(f *testing.F) {
+	for _, p := range []string{"testdata/tasks/good/tb-style.toml", "testdata/tasks/good/defaults.toml", "testdata/tasks/broken/syntax.toml", "builtin/bn-fit-modify.toml"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := Parse("fuzz.toml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.toml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if err := l.Task.Validate(); err != nil {
+			t.Fatalf("parsed task fails validation: %v", err)
+		}
+	})
+}
