@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func headroomFilter() filters.Args { return filters.NewArgs(filters.Arg("label", docker.LabelHeadroom)) }
+func headroomFilter() filters.Args {
+	return filters.NewArgs(filters.Arg("label", docker.LabelHeadroom))
+}
 
 func newCleanCmd() *cobra.Command {
 	var dry bool

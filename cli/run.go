@@ -141,6 +141,13 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer eng.cli.Close()
 	capacity := eng.capacity(setup.reserve)
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, HostCPUs: eng.host.CPUs})
+	if err != nil {
+		return usageError{err}
+	}
+	if err := runner.CheckGuarantees(plan, capacity); err != nil {
+		return usageError{err}
+	}
 	if taskfile.UsesBuiltinImage(setup.tasks) {
 		tag, err := eng.workloadImage(ctx, false, func(line string) { fmt.Fprintln(stderr, "  "+line) })
 		if err != nil {
@@ -152,10 +159,6 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, HostCPUs: eng.host.CPUs})
-	if err != nil {
-		return usageError{err}
-	}
 	id := store.NewID(time.Now())
 	b, err := docker.New(ctx, eng.cli, docker.Options{SampleEvery: setup.interval})
 	if err != nil {
@@ -164,7 +167,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	defer b.Close()
 	run, err := runner.New(b, runner.Config{Experiment: id, Plan: plan, Tasks: setup.tasks, Concurrency: f.concurrency, GuaranteeCapacityBytes: capacity})
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: Version,

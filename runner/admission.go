@@ -24,9 +24,6 @@ func newAdmission(capacity int64, maxRunning int) *admission {
 	return &admission{capacity: capacity, maxRunning: maxRunning, changed: make(chan struct{})}
 }
 
-// fits reports whether a guarantee could ever be admitted.
-func (a *admission) fits(guarantee int64) bool { return guarantee <= a.capacity }
-
 // acquire blocks until the guarantee fits and a slot is free. waiting is
 // called (once per distinct reason) while it is held back.
 func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(reason string)) error {

@@ -59,12 +59,23 @@ func New(b Backend, cfg Config) (*Runner, error) {
 		if _, ok := r.tasks[tr.Task]; !ok {
 			return nil, fmt.Errorf("trial %s names task %s, which is not loaded", tr.ID, tr.Task)
 		}
-		if !r.adm.fits(tr.Policy.GuaranteeBytes) {
-			return nil, fmt.Errorf("task %s guarantees %s but this host can guarantee at most %s (memory minus the reserve): lower its memory or run it on a bigger host",
-				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), model.FormatBytes(cfg.GuaranteeCapacityBytes))
-		}
+	}
+	if err := CheckGuarantees(cfg.Plan, cfg.GuaranteeCapacityBytes); err != nil {
+		return nil, err
 	}
 	return r, nil
+}
+
+// CheckGuarantees refuses a plan with a trial whose guarantee could never
+// be admitted on a host that can guarantee capacity bytes.
+func CheckGuarantees(plan model.Plan, capacity int64) error {
+	for _, tr := range plan.Trials {
+		if tr.Policy.GuaranteeBytes > capacity {
+			return fmt.Errorf("task %s guarantees %s but this host can guarantee at most %s (memory minus the reserve): lower its memory or run it on a bigger host",
+				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), model.FormatBytes(capacity))
+		}
+	}
+	return nil
 }
 
 // StopTrial cancels one running or queued trial; it ends as cancelled.

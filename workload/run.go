@@ -22,6 +22,9 @@ import (
 // MarkerDir holds the files Writes and Requires name.
 const MarkerDir = "/work/.headroom"
 
+// markerDir is MarkerDir, moved aside by tests that run steps on the host.
+var markerDir = MarkerDir
+
 // SeedEnv carries the trial's seed into every step.
 const SeedEnv = "HEADROOM_SEED"
 
@@ -110,7 +113,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	out := newScript(p, rng)
 
 	for _, req := range p.Requires {
-		if _, err := os.Stat(filepath.Join(MarkerDir, req)); err != nil {
+		if _, err := os.Stat(filepath.Join(markerDir, req)); err != nil {
 			for _, l := range out.missing(req) {
 				fmt.Fprintln(stdout, l)
 			}
@@ -231,11 +234,11 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, l)
 	}
 	for _, w := range p.Writes {
-		if err := os.MkdirAll(MarkerDir, 0o755); err != nil {
+		if err := os.MkdirAll(markerDir, 0o755); err != nil {
 			fmt.Fprintf(stderr, "hr-workload: %v\n", err)
 			return 1
 		}
-		if err := os.WriteFile(filepath.Join(MarkerDir, w), []byte("ok\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(markerDir, w), []byte("ok\n"), 0o644); err != nil {
 			fmt.Fprintf(stderr, "hr-workload: %v\n", err)
 			return 1
 		}

@@ -1,0 +1,320 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/store"
+)
+
+// These tests run the real binary, as a user would.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "headroom-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "headroom")
+	build := exec.Command("go", "build", "-o", binary, "github.com/headroom-eval/headroom")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build headroom: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func headroom(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func needEngine(t *testing.T) {
+	t.Helper()
+	if err := exec.Command("docker", "info").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("docker engine required in CI: %v", err)
+		}
+		t.Skipf("no docker engine: %v", err)
+	}
+}
+
+func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
+	out := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--ratios", "0.5x"}, "below 1x"},
+		{[]string{"run", "--ratios", "0x"}, "below 1x"},
+		{[]string{"run", "--ratios", "abc"}, `ratio "abc" is not a multiple`},
+		{[]string{"run", "--ratios", "1,1"}, "listed twice"},
+		{[]string{"run", "--tasks", "no-such-task"}, `unknown task "no-such-task"`},
+		{[]string{"run", "--repeats", "0"}, "--repeats must be between 1"},
+		{[]string{"run", "--concurrency", "-1"}, "--concurrency must be between 1"},
+		{[]string{"run", "--format", "xml"}, "--format must be table or json"},
+		{[]string{"run", "--seed", "-4"}, "--seed must be a non-negative integer"},
+		{[]string{"run", "--reserve", "lots"}, "--reserve"},
+		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run", "--tasks-dir", "testdata/allbroken", "--out", out}, "no task in the tasks directory could be loaded"},
+		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "testdata/nowhere"},
+		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file(s) have errors"},
+		{[]string{"tasks", "show", "nope"}, `unknown task "nope"`},
+		{[]string{"nonsense"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		r := headroom(t, tt.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		last := lines[len(lines)-1]
+		if r.code != 2 || !strings.Contains(last, tt.want) || !strings.HasPrefix(last, "headroom: ") {
+			t.Errorf("headroom %s: exit %d, stderr %q; want exit 2 and a line with %q", strings.Join(tt.args, " "), r.code, r.stderr, tt.want)
+		}
+		if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
+			t.Errorf("headroom %s: stack trace:\n%s", strings.Join(tt.args, " "), r.stderr)
+		}
+	}
+}
+
+func TestValidateNamesFileAndLine(t *testing.T) {
+	r := headroom(t, "tasks", "validate", "testdata/allbroken/broken.toml", "testdata/tasks")
+	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/allbroken/broken.toml:3:") || !strings.Contains(r.stdout, "ok    cli/tiny") {
+		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestTasksListAndShow(t *testing.T) {
+	r := headroom(t, "tasks", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "builtin/bn-fit-modify") || !strings.Contains(r.stdout, "heavy,lean") {
+		t.Errorf("list: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = headroom(t, "tasks", "show", "bn-fit-modify")
+	if r.code != 0 || !strings.Contains(r.stdout, "--memory=134217728 --memory-swap=134217728 --memory-reservation=134217728") {
+		t.Errorf("show: %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestSpecLargerThanTheHostIsRefused(t *testing.T) {
+	needEngine(t)
+	r := headroom(t, "run", "--tasks-dir", "testdata/huge", "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "cli/huge guarantees 100TiB but this host can guarantee at most") {
+		t.Errorf("exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+func noContainersLeft(t *testing.T, experiment string) {
+	t.Helper()
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+experiment))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("%d container(s) of %s left behind", len(left), experiment)
+	}
+}
+
+func onlyExperiment(t *testing.T, root string) string {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("experiments in %s: %v %v", root, entries, err)
+	}
+	return filepath.Join(root, entries[0].Name())
+}
+
+func TestHeadlessSweepEndToEnd(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", "testdata/tasks", "--tasks", "tiny", "--ratios", "1,uncapped", "--repeats", "2", "--seed", "5", "--format", "json", "--out", root)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		Experiment string            `json:"experiment"`
+		Cells      []report.JSONCell `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, r.stdout)
+	}
+	got := map[string][]model.Outcome{}
+	for _, c := range doc.Cells {
+		got[c.Ratio.String()] = c.Outcomes
+	}
+	if fmt.Sprint(got["1x"]) != "[oom-killed oom-killed]" || fmt.Sprint(got["uncapped"]) != "[passed passed]" {
+		t.Errorf("matrix %v", got)
+	}
+	if !strings.Contains(r.stderr, "OOM  ") || !strings.Contains(r.stderr, "killed in step install") {
+		t.Errorf("progress should show the OOM kill as it lands:\n%s", r.stderr)
+	}
+	dir := onlyExperiment(t, root)
+	results, torn, err := store.ReadTrials(dir)
+	if err != nil || torn || len(results) != 4 {
+		t.Fatalf("trials.jsonl: %d records, torn %v, %v", len(results), torn, err)
+	}
+	m, err := store.ReadManifest(dir)
+	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || len(m.Tasks[0].DockerRunFlags["1x"]) == 0 || m.Tasks[0].ImageID == "" {
+		t.Errorf("manifest %+v %v", m, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "trials", results[0].ID, "samples.csv")); err != nil {
+		t.Error(err)
+	}
+	noContainersLeft(t, doc.Experiment)
+}
+
+func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	since := time.Now().Add(-time.Second)
+	cmd := exec.Command(binary, "run", "--tasks-dir", "testdata/tasks", "--tasks", "long", "--ratios", "1,2", "--repeats", "2", "--out", root)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var experiment string
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) > 1 && f[0] == "experiment" {
+			experiment = strings.TrimSuffix(f[1], ":")
+			break
+		}
+	}
+	if experiment == "" {
+		t.Fatal("no experiment line")
+	}
+	// Wait, with a deadline, for both concurrent trials' containers to start.
+	cli, _ := docker.Connect()
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	msgs, errs := cli.Events(ctx, events.ListOptions{Since: strconv.FormatInt(since.Unix(), 10), Filters: filters.NewArgs(
+		filters.Arg("label", docker.LabelExperiment+"="+experiment), filters.Arg("event", "start"))})
+	for started := 0; started < 2; {
+		select {
+		case <-msgs:
+			started++
+		case err := <-errs:
+			t.Fatalf("trials never started: %v", err)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	results, _, err := store.ReadTrials(onlyExperiment(t, root))
+	if err != nil || len(results) != 4 {
+		t.Fatalf("%d results %v", len(results), err)
+	}
+	for _, r := range results {
+		if r.Outcome != model.Cancelled {
+			t.Errorf("%s: %s", r.ID, r.Outcome)
+		}
+	}
+	m, _ := store.ReadManifest(onlyExperiment(t, root))
+	if m.Status != "interrupted" {
+		t.Errorf("manifest status %q", m.Status)
+	}
+	noContainersLeft(t, experiment)
+}
+
+// The acceptance sweep: the whole built-in catalog × {1x, 3x, uncapped} ×
+// 3 repeats shows the brief's shape.
+func TestBuiltinCatalogShowsTheShape(t *testing.T) {
+	needEngine(t)
+	if testing.Short() {
+		t.Skip("the full catalog sweep takes about two minutes")
+	}
+	r := headroom(t, "run", "--ratios", "1,3,uncapped", "--repeats", "3", "--seed", "1", "--format", "json", "--out", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		Experiment string             `json:"experiment"`
+		Cells      []report.JSONCell  `json:"cells"`
+		Ratios     []report.JSONRatio `json:"ratios"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	kills := map[string]int{}
+	passesOnlyUncapped := false
+	insensitive := false
+	byRow := map[string]map[string]report.JSONCell{}
+	for _, c := range doc.Cells {
+		for _, o := range c.Outcomes {
+			if o == model.OOMKilled || o == model.PassedAfterOOM {
+				kills[c.Ratio.String()]++
+			}
+		}
+		row := c.Task + "·" + c.Agent
+		if byRow[row] == nil {
+			byRow[row] = map[string]report.JSONCell{}
+		}
+		byRow[row][c.Ratio.String()] = c
+	}
+	for _, cells := range byRow {
+		if cells["3x"].Successes == 0 && cells["uncapped"].Successes == 3 {
+			passesOnlyUncapped = true
+		}
+		if fmt.Sprint(cells["1x"].Outcomes) == fmt.Sprint(cells["uncapped"].Outcomes) && cells["1x"].InfraErrors == 0 {
+			insensitive = true
+		}
+	}
+	t.Logf("kills by ratio: %v\n%s", kills, r.stderr)
+	if !(kills["1x"] > kills["3x"] && kills["uncapped"] == 0) {
+		t.Errorf("kills by ratio %v: want many at 1x, fewer at 3x, none uncapped", kills)
+	}
+	if !passesOnlyUncapped || !insensitive {
+		t.Errorf("want a task that passes only beyond 3x (%v) and one no ratio affects (%v)", passesOnlyUncapped, insensitive)
+	}
+	noContainersLeft(t, doc.Experiment)
+}

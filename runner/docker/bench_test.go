@@ -1,0 +1,121 @@
+package docker
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// Per-trial orchestration cost, side by side in one run:
+//
+//	go test -run '^$' -bench . -benchtime 20x ./runner/docker
+//
+// HeadroomTrial is a whole headroom trial of a trivial task (create, start,
+// cgroup sampling, one agent step and the verifier as execs, kill, wait,
+// inspect, remove). DockerRunCLI is `docker run --rm --network none` of the
+// same image doing the same trivial step once; SDKRun is create, start,
+// wait and remove through the SDK: the engine's own floor.
+const trivialTask = `
+[task]
+name = "bench/trivial"
+[environment]
+image = "builtin"
+memory = "32M"
+[verifier]
+workload = { duration_ms = 0 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  workload = { duration_ms = 0 }
+`
+
+func BenchmarkHeadroomTrial(b *testing.B) {
+	task := parseTask(b, trivialTask)
+	be := newBackend(b, Options{})
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := runner.New(be, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: []model.Task{task}, Concurrency: 1, GuaranteeCapacityBytes: 8 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(chan runner.Event, 1024)
+	b.ResetTimer()
+	go r.Run(context.Background(), out)
+	for e := range out {
+		if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome != model.Passed {
+			b.Fatalf("%s: %s", te.Result.Outcome, te.Result.Reason)
+		}
+	}
+}
+
+func BenchmarkDockerRunCLI(b *testing.B) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		b.Skip("no docker CLI")
+	}
+	task := parseTask(b, trivialTask)
+	argv := task.Agents[0].Steps[0].Argv
+	args := append([]string{"run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m", "--label", LabelExperiment + "=" + testExperimentPrefix, "--entrypoint", argv[0], testImage}, argv[1:]...)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+	}
+}
+
+func BenchmarkSDKRun(b *testing.B) {
+	task := parseTask(b, trivialTask)
+	argv := task.Agents[0].Steps[0].Argv
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := testCli.ContainerCreate(ctx, &container.Config{Image: testImage, Entrypoint: argv, Labels: map[string]string{LabelHeadroom: "1", LabelExperiment: testExperimentPrefix}},
+			&container.HostConfig{NetworkMode: "none", Resources: container.Resources{Memory: 32 << 20, MemorySwap: 32 << 20}}, nil, nil, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitCh, errCh := testCli.ContainerWait(ctx, c.ID, container.WaitConditionNextExit)
+		if err := testCli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-waitCh:
+		case err := <-errCh:
+			b.Fatal(err)
+		}
+		if err := testCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// ExecStep is one trivial step as headroom runs it: an exec with its
+// output streamed, in a running container. A trial pays it once per step.
+func BenchmarkExecStep(b *testing.B) {
+	task := parseTask(b, trivialTask)
+	be := newBackend(b, Options{})
+	tr := model.Trial{ID: "bench-exec", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
+	sb, err := be.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sb.Remove(context.Background())
+	go func() {
+		for range sb.Samples() {
+		}
+	}()
+	argv := task.Agents[0].Steps[0].Argv
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := sb.Exec(context.Background(), argv, nil, func(string, string) {})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%v %d", err, res.ExitCode)
+		}
+	}
+}

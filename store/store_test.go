@@ -1,0 +1,118 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+func result(id string, o model.Outcome) model.TrialResult {
+	r := model.Ratio{K: 1.5}
+	p := model.NewPolicy(model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB}, r, 2)
+	return model.TrialResult{Trial: model.Trial{ID: id, Task: "t", Agent: "a", Ratio: r, Repeat: 1, Seed: 99, Policy: p}, Outcome: o}
+}
+
+func TestExperimentRecordsTheEventStream(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	base := runner.Base{Trial: "t0001", Time: t0}
+	for _, ev := range []runner.Event{
+		runner.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
+		runner.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
+		runner.MemorySample{Base: base, Sample: runner.Sample{Time: t0.Add(50 * time.Millisecond), WorkingSetBytes: 1000, UsageBytes: 1500, CacheBytes: 500}},
+		runner.OutputLine{Base: base, Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		runner.TrialEnded{Base: base, Result: result("t0001", model.OOMKilled)},
+		runner.SweepEnded{Base: runner.Base{Time: t0}},
+	} {
+		if err := e.Record(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "exp1")
+	st, _ := os.Stat(dir)
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("experiment dir mode %v, want owner-only", st.Mode().Perm())
+	}
+	rs, torn, err := ReadTrials(dir)
+	if err != nil || torn || len(rs) != 1 || rs[0].Outcome != model.OOMKilled || rs[0].Seed != 99 || rs[0].Ratio != (model.Ratio{K: 1.5}) {
+		t.Errorf("trials %+v torn %v err %v", rs, torn, err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil || m.Status != "finished" || m.Finished == nil || m.Engine.SampleSource != "cgroup-v1" {
+		t.Errorf("manifest %+v %v", m, err)
+	}
+	samples, _ := os.ReadFile(filepath.Join(dir, TrialsDir, "t0001", "samples.csv"))
+	if !strings.Contains(string(samples), "\n50,1000,1500,500,") {
+		t.Errorf("samples.csv:\n%s", samples)
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, TrialsDir, "t0001", "log.txt"))
+	if !strings.Contains(string(log), "==> [agent] install: pip install pandas\nCollecting pandas\n") {
+		t.Errorf("log.txt:\n%s", log)
+	}
+}
+
+func TestReadTrialsSkipsATornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Create(dir, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"t1", "t2"} {
+		if err := e.Append(result(id, model.Passed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	path := filepath.Join(dir, "x", TrialsFile)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"t3","task":"t","out`)
+	f.Close()
+	rs, torn, err := ReadTrials(filepath.Join(dir, "x"))
+	if err != nil || !torn || len(rs) != 2 {
+		t.Errorf("got %d results torn %v err %v; want 2, torn", len(rs), torn, err)
+	}
+	// A bad line that is not the last is corruption, named by line.
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, append([]byte("garbage\n"), data...), 0o600)
+	if _, _, err := ReadTrials(filepath.Join(dir, "x")); err == nil || !strings.Contains(err.Error(), "trials.jsonl:1:") {
+		t.Errorf("corrupt first line: %v", err)
+	}
+}
+
+func TestCreateFailsClearlyOnAnUnwritableRoot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	os.WriteFile(file, nil, 0o600)
+	_, err := Create(filepath.Join(file, "sub"), Manifest{ID: "x"})
+	if err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Errorf("error %v should say to choose another --out", err)
+	}
+	if _, err := Create(t.TempDir(), Manifest{ID: "same"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzReadTrials(f *testing.F) {
+	good := `{"id":"t0001","task":"t","agent":"a","ratio":"1x","repeat":1,"seed":1,"outcome":"passed"}`
+	f.Add([]byte(good + "\n" + good + "\n"))
+	f.Add([]byte(good + "\n{\"id\":"))
+	f.Add([]byte(`{"ratio":"0x"}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, TrialsFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ReadTrials(dir)
+	})
+}
