@@ -35,7 +35,7 @@ func connectEngine(ctx context.Context) (*engine, error) {
 	defer cancel()
 	info, err := cli.Info(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("docker engine not reachable at %s: %v (is the daemon running? `headroom doctor` checks)", cli.DaemonHost(), err)
+		return nil, fmt.Errorf("docker engine not reachable at %s: %v (`headroom doctor` says more)", cli.DaemonHost(), err)
 	}
 	e := &engine{cli: cli, local: strings.HasPrefix(cli.DaemonHost(), "unix://")}
 	e.info = store.Engine{

@@ -229,3 +229,19 @@ name = "agent"
 	}
 	_ = time.Second
 }
+
+// Where the cgroup files cannot be read (a remote engine), memory comes
+// from the engine's stats stream, and the record says so.
+func TestStatsStreamFallback(t *testing.T) {
+	b := newBackend(t, Options{ForceStats: true})
+	task := parseTask(t, heavyInstall)
+	task.Agents[0].Steps[1].Argv = task.Agents[0].Steps[0].Argv // keep it small: no kill
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
+	r := results[0]
+	if r.SampleSource != "docker-stats" || r.Outcome == model.InfraError {
+		t.Fatalf("source %q outcome %s (%s)", r.SampleSource, r.Outcome, r.Reason)
+	}
+	if r.Samples == 0 || r.PeakWorkingSetBytes == 0 {
+		t.Errorf("%d samples, peak %d: the stats stream gave nothing", r.Samples, r.PeakWorkingSetBytes)
+	}
+}

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"os/exec"
+	"time"
 	"testing"
 
 	"github.com/docker/docker/api/types/container"
@@ -118,4 +119,49 @@ func BenchmarkExecStep(b *testing.B) {
 			b.Fatalf("%v %d", err, res.ExitCode)
 		}
 	}
+}
+
+// OOMLatency reports how long the engine's oom event takes to reach the
+// runner's stream: from the event's own timestamp to the OOMKill event.
+func BenchmarkOOMLatency(b *testing.B) {
+	task := parseTask(b, `
+[task]
+name = "bench/oom"
+[environment]
+image = "builtin"
+memory = "32M"
+[verifier]
+workload = { duration_ms = 0 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  workload = { duration_ms = 300, base_mb = 64, ramp_pct = 1 }
+`)
+	be := newBackend(b, Options{})
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := runner.New(be, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: []model.Task{task}, Concurrency: 1, GuaranteeCapacityBytes: 8 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(chan runner.Event, 1024)
+	go r.Run(context.Background(), out)
+	var total, worst time.Duration
+	n := 0
+	for e := range out {
+		if o, ok := e.(runner.OOMKill); ok && o.OOM.Source == "events" {
+			d := o.At().Sub(o.OOM.At)
+			total += d
+			worst = max(worst, d)
+			n++
+		}
+	}
+	if n == 0 {
+		b.Fatal("no kill came through the events stream")
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(n)/1000, "ms-mean")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-max")
+	b.ReportMetric(float64(n)/float64(b.N), "event-kills/trial")
 }
