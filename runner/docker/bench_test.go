@@ -3,8 +3,8 @@ package docker
 import (
 	"context"
 	"os/exec"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
