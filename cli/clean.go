@@ -8,6 +8,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
 )
 
@@ -22,12 +23,12 @@ func newCleanCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
-			eng, err := connectEngine(ctx)
+			eng, err := session.Connect(ctx)
 			if err != nil {
 				return err
 			}
-			defer eng.cli.Close()
-			list, err := eng.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
+			defer eng.Close()
+			list, err := eng.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
 			if err != nil {
 				return err
 			}
@@ -41,7 +42,7 @@ func newCleanCmd() *cobra.Command {
 					fmt.Fprintf(w, "would remove %s (%s, %s)\n", name, c.Labels[docker.LabelTrial], c.State)
 					continue
 				}
-				if err := eng.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
+				if err := eng.Cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
 					return fmt.Errorf("remove %s: %w", name, err)
 				}
 				fmt.Fprintf(w, "removed %s\n", name)

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 )
@@ -33,23 +34,23 @@ func newDoctorCmd() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 60*time.Second)
 			defer cancel()
-			eng, err := connectEngine(ctx)
+			eng, err := session.Connect(ctx)
 			if err != nil {
 				check(false, "engine", err.Error(), "start the daemon (`sudo systemctl start docker` or `dockerd &`) or set DOCKER_HOST")
 				return exitError{ExitFailure}
 			}
-			defer eng.cli.Close()
-			check(true, "engine", fmt.Sprintf("Docker %s, API %s (negotiated), %s", eng.info.Version, eng.info.APIVersion, eng.info.OS), "")
-			check(true, "cgroups", fmt.Sprintf("v%s, %s driver", eng.info.CgroupVersion, eng.info.CgroupDriver), "")
-			check(eng.host.MemoryBytes > 2<<30, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.host.CPUs,
-				model.FormatBytes(eng.host.MemoryBytes), model.FormatBytes(eng.host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
-			tag, err := eng.workloadImage(ctx, false, nil)
+			defer eng.Close()
+			check(true, "engine", fmt.Sprintf("Docker %s, API %s (negotiated), %s", eng.Info.Version, eng.Info.APIVersion, eng.Info.OS), "")
+			check(true, "cgroups", fmt.Sprintf("v%s, %s driver", eng.Info.CgroupVersion, eng.Info.CgroupDriver), "")
+			check(eng.Host.MemoryBytes > 2<<30, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
+				model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
+			tag, err := eng.WorkloadImage(ctx, false, nil)
 			check(err == nil, "workload image", fmt.Sprint(orErr(tag, err)), "build headroom with `make build` (CGO_ENABLED=0) and run `headroom images build`")
 			if err != nil {
 				return exitError{ExitFailure}
 			}
 			// Start one tiny container to prove limits and cgroup reads work.
-			b, err := docker.New(ctx, eng.cli, docker.Options{})
+			b, err := docker.New(ctx, eng.Cli, docker.Options{})
 			if err != nil {
 				check(false, "events", err.Error(), "")
 				return exitError{ExitFailure}
@@ -58,13 +59,13 @@ func newDoctorCmd() *cobra.Command {
 			tasks := []model.Task{{Name: "doctor", Image: taskfile.BuiltinImage, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none"}}
 			taskfile.ResolveImages(tasks, tag)
 			tasks[0].IdleCommand = []string{"/hr-workload", "idle"}
-			tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(tasks[0].Resources, model.Ratio{K: 1}, eng.host.CPUs)}
+			tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(tasks[0].Resources, model.Ratio{K: 1}, eng.Host.CPUs)}
 			sb, err := b.Start(ctx, "doctor", tr, tasks[0])
 			if err != nil {
 				check(false, "container", err.Error(), "")
 				return exitError{ExitFailure}
 			}
-			info, ierr := eng.cli.ContainerInspect(ctx, sb.ID())
+			info, ierr := eng.Cli.ContainerInspect(ctx, sb.ID())
 			src := sb.SampleSource()
 			_, rmErr := sb.Remove(context.Background())
 			check(ierr == nil && info.HostConfig.Memory == tr.Policy.HardLimitBytes && info.HostConfig.MemorySwap == tr.Policy.HardLimitBytes,
@@ -72,9 +73,9 @@ func newDoctorCmd() *cobra.Command {
 			check(src != "docker-stats", "memory sampling", src,
 				"cgroup files unreadable (remote engine or unusual mount): headroom falls back to the 1 Hz stats stream, which misses short spikes; run headroom on the engine's host")
 			check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
-			left, _ := eng.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
+			left, _ := eng.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
 			check(len(left) == 0, "leftovers", fmt.Sprintf("%d headroom container(s) on the engine", len(left)), "run `headroom clean`")
-			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && eng.info.CgroupVersion == "1" {
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && eng.Info.CgroupVersion == "1" {
 				check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
 			}
 			if bad > 0 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
 )
 
@@ -12,12 +13,12 @@ func newImagesCmd() *cobra.Command {
 	build := &cobra.Command{
 		Use: "build", Short: "Build the built-in workload image (FROM scratch + this static binary)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			eng, err := connectEngine(cmd.Context())
+			eng, err := session.Connect(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer eng.cli.Close()
-			tag, err := eng.workloadImage(cmd.Context(), force, func(l string) { fmt.Fprintln(cmd.ErrOrStderr(), "  "+l) })
+			defer eng.Close()
+			tag, err := eng.WorkloadImage(cmd.Context(), force, func(l string) { fmt.Fprintln(cmd.ErrOrStderr(), "  "+l) })
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
@@ -135,71 +136,26 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	eng, err := connectEngine(ctx)
+	eng, err := session.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer eng.cli.Close()
-	capacity := eng.capacity(setup.reserve)
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, HostCPUs: eng.host.CPUs})
+	defer eng.Close()
+	sw, err := eng.Launch(ctx, session.Spec{
+		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
+		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Version: Version,
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
+	})
 	if err != nil {
-		return usageError{err}
+		return asUsage(err)
 	}
-	if err := runner.CheckGuarantees(plan, capacity); err != nil {
-		return usageError{err}
-	}
-	if taskfile.UsesBuiltinImage(setup.tasks) {
-		tag, err := eng.workloadImage(ctx, false, func(line string) { fmt.Fprintln(stderr, "  "+line) })
-		if err != nil {
-			return err
-		}
-		taskfile.ResolveImages(setup.tasks, tag)
-	}
-	imageIDs, err := eng.checkImages(ctx, setup.tasks)
-	if err != nil {
-		return err
-	}
-	id := store.NewID(time.Now())
-	b, err := docker.New(ctx, eng.cli, docker.Options{SampleEvery: setup.interval})
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	run, err := runner.New(b, runner.Config{Experiment: id, Plan: plan, Tasks: setup.tasks, Concurrency: f.concurrency, GuaranteeCapacityBytes: capacity})
-	if err != nil {
-		return err
-	}
-	m := store.Manifest{
-		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: Version,
-		Ratios: setup.ratios, Repeats: f.repeats, Seed: setup.seed, Concurrency: f.concurrency, Trials: len(plan.Trials),
-		Host: eng.host, Engine: eng.info,
-	}
-	for _, t := range setup.tasks {
-		e := store.NewTaskEntry(t, setup.ratios, eng.host.CPUs)
-		e.ImageID = imageIDs[t.Image]
-		m.Tasks = append(m.Tasks, e)
-	}
-	exp, err := store.Create(f.out, m)
-	if err != nil {
-		return err
-	}
-	defer exp.Close()
 	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
-		id, len(plan.Trials), len(setup.tasks), f.ratios, f.repeats, setup.seed, f.concurrency, exp.Dir)
+		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, f.repeats, setup.seed, f.concurrency, sw.Dir)
 
-	events := make(chan runner.Event, 1024)
-	go run.Run(ctx, events)
-	prog := newProgress(stderr, len(plan.Trials))
+	prog := newProgress(stderr, len(sw.Plan.Trials))
 	var results []model.TrialResult
-	var storeErr error
 	interrupted := false
-	for ev := range events {
-		if err := exp.Record(ev); err != nil && storeErr == nil {
-			// Keep running trials to the end (they clean up), but say so.
-			storeErr = err
-			fmt.Fprintf(stderr, "headroom: recording results failed: %v\n", err)
-			stop()
-		}
+	for ev := range sw.Events() {
 		prog.event(ev)
 		switch ev := ev.(type) {
 		case runner.TrialEnded:
@@ -208,26 +164,35 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 			interrupted = ev.Interrupted
 		}
 	}
-	if storeErr != nil {
-		return storeErr
+	if err := sw.Err(); err != nil {
+		return err
 	}
 	matrix := model.NewMatrix(setup.ratios, results)
 	fmt.Fprintln(stderr)
 	switch f.format {
 	case "json":
-		err = report.JSON(stdout, id, matrix)
+		err = report.JSON(stdout, sw.ID, matrix)
 	default:
 		err = report.Table(stdout, matrix)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", id, exp.Dir)
+	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
 		fmt.Fprintln(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled")
 		return exitError{ExitInterrupted}
 	}
 	return nil
+}
+
+// asUsage marks the session's input errors as usage errors (exit 2).
+func asUsage(err error) error {
+	var ie session.InputError
+	if errors.As(err, &ie) {
+		return usageError{ie.Err}
+	}
+	return err
 }
 
 // progress prints one line per finished trial and one per OOM kill.
