@@ -44,7 +44,10 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long: `headroom runs benchmark tasks in real Docker containers under resource
 ratios (guarantee = the task's spec, hard kill limit = 1x, 1.5x, 2x, 3x, 5x
 the spec, or uncapped), watches memory and OOM kills live, and reports an
-outcome matrix of tasks × ratios.`,
+outcome matrix of tasks × ratios.
+
+Without a command it opens the console on the built-in tasks (and those
+of --tasks-dir).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -52,7 +55,11 @@ outcome matrix of tasks × ratios.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd())
+	cf := &consoleFlags{}
+	cf.register(root)
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runConsole(cmd, cf, nil) }
+	root.AddCommand(newRunCmd(), newDemoCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd())
 	return root
 }
 

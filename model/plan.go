@@ -34,6 +34,9 @@ type PlanSpec struct {
 	Repeats  int
 	Seed     uint64
 	HostCPUs int
+	// OnlyRepeat, when set, plans just that repeat: with the same master
+	// seed it replays exactly the trials of that repeat.
+	OnlyRepeat int
 }
 
 // NewPlan expands a spec into trials. Repeats run outermost so that a sweep
@@ -76,7 +79,11 @@ func NewPlan(s PlanSpec) (Plan, error) {
 		}
 	}
 	p := Plan{Seed: s.Seed, Repeats: s.Repeats, Ratios: s.Ratios}
-	for rep := 1; rep <= s.Repeats; rep++ {
+	first, last := 1, s.Repeats
+	if s.OnlyRepeat > 0 {
+		first, last = s.OnlyRepeat, s.OnlyRepeat
+	}
+	for rep := first; rep <= last; rep++ {
 		for _, pk := range picks {
 			seed := TrialSeed(s.Seed, pk.task.Name, pk.agent, rep)
 			for _, r := range s.Ratios {

@@ -90,3 +90,22 @@ func TestNewPlanAgentFilterAndErrors(t *testing.T) {
 		t.Errorf("error should list the task's agents: %v", err)
 	}
 }
+
+func TestOnlyRepeatReplaysTheSameSeed(t *testing.T) {
+	full, _ := NewPlan(PlanSpec{Tasks: planTasks(), Ratios: []Ratio{{K: 1}}, Repeats: 4, Seed: 9})
+	one, err := NewPlan(PlanSpec{Tasks: planTasks(), Ratios: []Ratio{{K: 1}}, Repeats: 1, Seed: 9, OnlyRepeat: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range one.Trials {
+		found := false
+		for _, f := range full.Trials {
+			if f.Task == tr.Task && f.Agent == tr.Agent && f.Repeat == 3 && f.Seed == tr.Seed && tr.Repeat == 3 {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%+v is not repeat 3 of the full plan", tr)
+		}
+	}
+}

@@ -29,6 +29,9 @@ type Step struct {
 	Show string   `json:"show"` // the command as shown to the user
 	Argv []string `json:"argv"` // what is executed
 	Env  []string `json:"env,omitempty"`
+	// Expected is how long the step is expected to take, when known (the
+	// synthetic workload knows); used only for rough estimates.
+	Expected time.Duration `json:"expected,omitempty"`
 }
 
 // Agent is one way of attempting a task: a sequence of steps.
@@ -70,6 +73,17 @@ func (t *Task) AgentNames() []string {
 		out[i] = a.Name
 	}
 	return out
+}
+
+// Expected is a rough duration of one trial of the named agent: its steps
+// and the verifier, where they say how long they take.
+func (t *Task) Expected(agent string) time.Duration {
+	a, _ := t.Agent(agent)
+	d := t.Verifier.Expected
+	for _, s := range a.Steps {
+		d += s.Expected
+	}
+	return d
 }
 
 // Validate checks what the runner relies on.

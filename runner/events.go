@@ -47,6 +47,7 @@ type TrialWaiting struct {
 type TrialStarted struct {
 	Base
 	ContainerID  string
+	Image        string
 	SampleSource string
 }
 

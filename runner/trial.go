@@ -51,7 +51,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.ContainerID = sb.ID()
 	res.SampleSource = sb.SampleSource()
 	t.oomNotify = make(chan struct{})
-	t.emit(TrialStarted{Base: t.base(), ContainerID: sb.ID(), SampleSource: sb.SampleSource()})
+	t.emit(TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 
 	monitorDone := make(chan struct{})
 	go t.monitor(sb, monitorDone)

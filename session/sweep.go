@@ -22,6 +22,8 @@ type Spec struct {
 	Repeats     int
 	Concurrency int
 	Seed        uint64
+	// OnlyRepeat replays just that repeat (an exact rerun).
+	OnlyRepeat int
 	// OutRoot holds experiment directories.
 	OutRoot      string
 	ReserveBytes int64
@@ -59,7 +61,7 @@ type Sweep struct {
 func (e *Engine) Launch(ctx context.Context, spec Spec) (*Sweep, error) {
 	tasks := append([]model.Task(nil), spec.Tasks...)
 	capacity := e.Capacity(spec.ReserveBytes)
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs})
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat})
 	if err != nil {
 		return nil, InputError{err}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"time"
 
@@ -43,7 +44,6 @@ type trialFiles struct {
 	sf      *os.File
 	log     *bufio.Writer
 	lf      *os.File
-	t0      time.Time
 }
 
 // Create makes the experiment directory (owner-only) under root and writes
@@ -106,10 +106,10 @@ func (e *Experiment) SetSampleSource(s string) error {
 func (e *Experiment) Record(ev runner.Event) error {
 	switch ev := ev.(type) {
 	case runner.TrialStarted:
-		return e.openTrial(ev.TrialID(), ev.At(), ev.SampleSource)
+		return e.openTrial(ev.TrialID(), ev.SampleSource)
 	case runner.MemorySample:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f\n", ev.Sample.Time.Sub(tf.t0).Milliseconds(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores)
+			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f\n", ev.Sample.Time.UnixMilli(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores)
 		}
 	case runner.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
@@ -146,7 +146,7 @@ func (e *Experiment) Record(ev runner.Event) error {
 	return nil
 }
 
-func (e *Experiment) openTrial(id string, t0 time.Time, source string) error {
+func (e *Experiment) openTrial(id string, source string) error {
 	if source != "" {
 		if err := e.SetSampleSource(source); err != nil {
 			return err
@@ -165,8 +165,8 @@ func (e *Experiment) openTrial(id string, t0 time.Time, source string) error {
 		sf.Close()
 		return err
 	}
-	tf := &trialFiles{samples: bufio.NewWriter(sf), sf: sf, log: bufio.NewWriter(lf), lf: lf, t0: t0}
-	tf.samples.WriteString("ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores\n")
+	tf := &trialFiles{samples: bufio.NewWriter(sf), sf: sf, log: bufio.NewWriter(lf), lf: lf}
+	tf.samples.WriteString("unix_ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores\n")
 	e.open[id] = tf
 	return nil
 }
@@ -250,4 +250,62 @@ func DefaultRoot() string {
 		return filepath.Join(h, ".local", "share", "headroom", "experiments")
 	}
 	return filepath.Join(".", "headroom-experiments")
+}
+
+// Summary is one experiment in the store's listing.
+type Summary struct {
+	Dir      string
+	Manifest Manifest
+}
+
+// List reads every experiment under root, newest first. Directories
+// without a readable manifest are skipped.
+func List(root string) ([]Summary, error) {
+	entries, err := os.ReadDir(root)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Summary
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		m, err := ReadManifest(dir)
+		if err != nil {
+			continue
+		}
+		out = append(out, Summary{Dir: dir, Manifest: m})
+	}
+	return out, nil
+}
+
+// ReadTrace reads one trial's memory samples and log.
+func ReadTrace(dir, trialID string) ([]runner.Sample, []string, error) {
+	tdir := filepath.Join(dir, TrialsDir, filepath.Base(trialID))
+	var samples []runner.Sample
+	data, err := os.ReadFile(filepath.Join(tdir, "samples.csv"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, nil, err
+	}
+	for i, line := range bytes.Split(data, []byte{'\n'}) {
+		if i == 0 || len(line) == 0 {
+			continue
+		}
+		var ms, ws, usage, cache int64
+		var cpu float64
+		if _, err := fmt.Sscanf(string(line), "%d,%d,%d,%d,%f", &ms, &ws, &usage, &cache, &cpu); err != nil {
+			return nil, nil, fmt.Errorf("%s:%d: %v", filepath.Join(tdir, "samples.csv"), i+1, err)
+		}
+		samples = append(samples, runner.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu})
+	}
+	var log []string
+	if b, err := os.ReadFile(filepath.Join(tdir, "log.txt")); err == nil {
+		log = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	}
+	return samples, log, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,8 +55,16 @@ func TestExperimentRecordsTheEventStream(t *testing.T) {
 		t.Errorf("manifest %+v %v", m, err)
 	}
 	samples, _ := os.ReadFile(filepath.Join(dir, TrialsDir, "t0001", "samples.csv"))
-	if !strings.Contains(string(samples), "\n50,1000,1500,500,") {
+	if !strings.Contains(string(samples), fmt.Sprintf("\n%d,1000,1500,500,", t0.Add(50*time.Millisecond).UnixMilli())) {
 		t.Errorf("samples.csv:\n%s", samples)
+	}
+	trace, logLines, err := ReadTrace(dir, "t0001")
+	if err != nil || len(trace) != 1 || trace[0].WorkingSetBytes != 1000 || trace[0].Time.UnixMilli() != t0.Add(50*time.Millisecond).UnixMilli() || len(logLines) < 2 {
+		t.Errorf("trace %+v log %q err %v", trace, logLines, err)
+	}
+	list, err := List(root)
+	if err != nil || len(list) != 1 || list[0].Manifest.ID != "exp1" {
+		t.Errorf("list %+v %v", list, err)
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, TrialsDir, "t0001", "log.txt"))
 	if !strings.Contains(string(log), "==> [agent] install: pip install pandas\nCollecting pandas\n") {

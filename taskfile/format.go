@@ -224,6 +224,7 @@ func (s fileStep) toStep(where, defName string) (model.Step, error) {
 			return st, fmt.Errorf("%s workload: %v", where, err)
 		}
 		st.Argv = argv
+		st.Expected = time.Duration(s.Workload.DurationMS) * time.Millisecond
 	case len(s.Command) > 0:
 		st.Argv = s.Command
 	default:

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/session"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/headroom-eval/headroom/themes"
+	"github.com/headroom-eval/headroom/ui"
+	"github.com/mattn/go-isatty"
+	"github.com/shirou/gopsutil/v4/cpu"
+	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/spf13/cobra"
+)
+
+type consoleFlags struct {
+	tasksDir    string
+	theme       string
+	out         string
+	repeats     int
+	concurrency int
+	seed        uint64
+	reserve     string
+}
+
+func (f *consoleFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load task files (*.toml) from this directory")
+	fl.StringVar(&f.theme, "theme", "", "dark, light, high-contrast or plain (default: dark, plain under NO_COLOR)")
+	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	fl.IntVar(&f.repeats, "repeats", 3, "repeats per task, agent and ratio (setup default)")
+	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (setup default)")
+	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
+	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
+}
+
+// runConsole opens the console; demo, if set, starts that sweep at once.
+func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*ui.LaunchSpec, error)) error {
+	stderr := cmd.ErrOrStderr()
+	if !isatty.IsTerminal(os.Stdout.Fd()) || !isatty.IsTerminal(os.Stdin.Fd()) {
+		return usagef("the console needs a terminal; use `headroom run` for a headless sweep")
+	}
+	theme, err := themes.ByName(f.theme)
+	if err != nil {
+		return usageError{err}
+	}
+	reserve, err := model.ParseBytes(f.reserve)
+	if err != nil {
+		return usagef("--reserve: %v", err)
+	}
+	cat, err := loadCatalog(f.tasksDir, stderr)
+	if err != nil {
+		return err
+	}
+	var tasks []model.Task
+	for _, l := range cat.Tasks {
+		tasks = append(tasks, l.Task)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve}
+	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
+		Host: hostStat, History: history(f.out), Shell: shell}
+	if eng, err := session.Connect(ctx); err != nil {
+		l.connectErr = err
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	} else {
+		defer eng.Close()
+		l.eng = eng
+		opts.HostCPUs = eng.Host.CPUs
+		// Build the workload image now, in plain sight, rather than
+		// silently on the first start.
+		if taskfile.UsesBuiltinImage(tasks) {
+			if _, err := eng.WorkloadImage(ctx, false, func(line string) { fmt.Fprintln(stderr, "  "+line) }); err != nil {
+				return err
+			}
+		}
+	}
+	if demo != nil {
+		spec, err := demo(tasks)
+		if err != nil {
+			return err
+		}
+		opts.Demo = spec
+	}
+	p := tea.NewProgram(ui.New(opts), tea.WithAltScreen(), tea.WithContext(ctx))
+	_, runErr := p.Run()
+	// Whatever ended the console, nothing may be left running.
+	if left := l.shutdown(); left > 0 {
+		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return exitError{ExitInterrupted}
+	}
+	return nil
+}
+
+// consoleLauncher starts the console's sweeps on the engine and makes
+// sure none outlives the console.
+type consoleLauncher struct {
+	ctx        context.Context
+	eng        *session.Engine
+	connectErr error
+	out        string
+	reserve    int64
+
+	mu     sync.Mutex
+	active []*session.Sweep
+}
+
+func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
+	if l.eng == nil {
+		return nil, l.connectErr
+	}
+	sw, err := l.eng.Launch(l.ctx, session.Spec{
+		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
+		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Version: Version,
+		Progress: func(string) {},
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.active = append(l.active, sw)
+	l.mu.Unlock()
+	return consoleSweep{sw}, nil
+}
+
+// shutdown cancels sweeps still running and waits for their trials to be
+// stopped, removed and recorded. It returns how many trials it stopped.
+func (l *consoleLauncher) shutdown() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	stopped := 0
+	for _, sw := range l.active {
+		sw.Cancel()
+		deadline := time.After(2 * time.Minute)
+	drain:
+		for {
+			select {
+			case e, ok := <-sw.Events():
+				if !ok {
+					break drain
+				}
+				if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome == model.Cancelled && te.Result.ContainerID != "" {
+					stopped++
+				}
+			case <-deadline:
+				break drain
+			}
+		}
+	}
+	l.active = nil
+	return stopped
+}
+
+type consoleSweep struct{ s *session.Sweep }
+
+func (c consoleSweep) ID() string                  { return c.s.ID }
+func (c consoleSweep) Dir() string                 { return c.s.Dir }
+func (c consoleSweep) Plan() model.Plan            { return c.s.Plan }
+func (c consoleSweep) Events() <-chan runner.Event { return c.s.Events() }
+func (c consoleSweep) StopTrial(id string) bool    { return c.s.StopTrial(id) }
+func (c consoleSweep) Cancel()                     { c.s.Cancel() }
+
+func hostStat() ui.HostStat {
+	var h ui.HostStat
+	if vm, err := mem.VirtualMemory(); err == nil {
+		h.MemTotal, h.MemAvailable = int64(vm.Total), int64(vm.Available)
+	}
+	if p, err := cpu.Percent(0, false); err == nil && len(p) > 0 {
+		h.CPUPercent = p[0]
+	}
+	return h
+}
+
+func history(root string) func() ([]ui.Experiment, error) {
+	return func() ([]ui.Experiment, error) {
+		list, err := store.List(root)
+		if err != nil {
+			return nil, err
+		}
+		var out []ui.Experiment
+		for _, s := range list {
+			s := s
+			out = append(out, ui.Experiment{
+				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
+				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
+				Load: func() (model.Plan, []model.TrialResult, error) {
+					results, _, err := store.ReadTrials(s.Dir)
+					if err != nil {
+						return model.Plan{}, nil, err
+					}
+					plan := model.Plan{Seed: s.Manifest.Seed, Repeats: s.Manifest.Repeats, Ratios: s.Manifest.Ratios}
+					for _, r := range results {
+						plan.Trials = append(plan.Trials, r.Trial)
+					}
+					return plan, results, nil
+				},
+				Trace: func(id string) ([]runner.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
+			})
+		}
+		return out, nil
+	}
+}
+
+// shell opens `docker exec -it` into a running trial's container.
+func shell(containerID string, task model.Task) (*exec.Cmd, error) {
+	if task.Image == taskfile.BuiltinImage {
+		return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
+	}
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return nil, fmt.Errorf("the docker CLI is not installed")
+	}
+	return exec.Command(docker, "exec", "-it", containerID, "sh"), nil
+}

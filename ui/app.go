@@ -1,0 +1,532 @@
+package ui
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+// Screen is one of the console's top-level views.
+type Screen int
+
+// Screens, in tab order (the number keys 1–5 pick them).
+const (
+	SetupScreen Screen = iota
+	LiveScreen
+	MatrixScreen
+	FocusScreen
+	HistoryScreen
+	DetailScreen // drilled into from live, matrix, focus or history
+)
+
+var screenNames = []string{"Setup", "Live", "Matrix", "Focus", "History"}
+
+// Options configure the console.
+type Options struct {
+	Tasks    []model.Task
+	Launcher Launcher
+	Theme    themes.Theme
+	HostCPUs int
+	// Now is the clock (fixed in tests). Static turns off spinners and
+	// timers so a view depends only on the events fed to it.
+	Now    func() time.Time
+	Static bool
+	// Host reports host load; nil hides it.
+	Host func() HostStat
+	// History lists past experiments; nil hides the history screen's list.
+	History func() ([]Experiment, error)
+	// Shell returns the command that opens a shell in a container, or an
+	// error saying why it cannot (no shell in a FROM scratch image).
+	Shell func(containerID string, task model.Task) (*exec.Cmd, error)
+	// Demo starts this sweep at once and opens the live screen.
+	Demo *LaunchSpec
+	// Defaults for the setup screen.
+	Repeats, Concurrency int
+	Seed                 uint64
+}
+
+// Model is the console's root: it owns layout, focus and the sweep.
+type Model struct {
+	opts   Options
+	keys   KeyMap
+	help   help.Model
+	theme  themes.Theme
+	width  int
+	height int
+	screen Screen
+	back   Screen // where esc from detail goes
+
+	setup   setupModel
+	live    liveModel
+	matrix  matrixModel
+	detail  detailModel
+	focus   focusModel
+	history historyModel
+
+	sweep    Sweep
+	state    *SweepState
+	spec     LaunchSpec
+	frame    int
+	host     HostStat
+	showHelp bool
+	confirm  *confirmation
+	quitting bool
+	message  string
+}
+
+type confirmation struct {
+	prompt string
+	yes    func(m *Model) tea.Cmd
+}
+
+// Messages.
+type (
+	eventsMsg struct {
+		events []runner.Event
+		closed bool
+	}
+	tickMsg     time.Time
+	hostMsg     HostStat
+	shellMsg    struct{ err error }
+	launchedMsg struct {
+		sweep Sweep
+		spec  LaunchSpec
+		err   error
+	}
+	historyMsg struct {
+		list []Experiment
+		err  error
+	}
+	loadedMsg struct {
+		exp     Experiment
+		plan    model.Plan
+		results []model.TrialResult
+		err     error
+	}
+)
+
+// New builds the console.
+func New(opts Options) Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Repeats == 0 {
+		opts.Repeats = 3
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 2
+	}
+	m := Model{opts: opts, keys: DefaultKeys(), help: help.New(), theme: opts.Theme}
+	if m.theme.Name == "" {
+		m.theme = themes.Dark()
+	}
+	m.applyTheme()
+	m.setup = newSetup(opts)
+	m.history = historyModel{}
+	return m
+}
+
+func (m *Model) applyTheme() {
+	st := m.theme.Styles
+	m.help.Styles.ShortKey, m.help.Styles.FullKey = st.HelpKey, st.HelpKey
+	m.help.Styles.ShortDesc, m.help.Styles.FullDesc = st.HelpDesc, st.HelpDesc
+	m.help.Styles.ShortSeparator, m.help.Styles.FullSeparator = st.Muted, st.Muted
+}
+
+// Init starts the clock, the host probe and, in demo mode, the sweep.
+func (m Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	if !m.opts.Static {
+		cmds = append(cmds, tick())
+	}
+	if m.opts.Host != nil {
+		cmds = append(cmds, probeHost(m.opts.Host, 0))
+	}
+	if m.opts.Demo != nil {
+		cmds = append(cmds, m.launch(*m.opts.Demo))
+	}
+	return tea.Batch(cmds...)
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func probeHost(f func() HostStat, after time.Duration) tea.Cmd {
+	if after <= 0 {
+		return func() tea.Msg { return hostMsg(f()) }
+	}
+	return tea.Tick(after, func(time.Time) tea.Msg { return hostMsg(f()) })
+}
+
+// waitEvents hands the console the next batch of events: it blocks for
+// one, then takes whatever else is already queued, so a burst of pip
+// output costs one render, not hundreds.
+func waitEvents(ch <-chan runner.Event) tea.Cmd {
+	return func() tea.Msg {
+		e, ok := <-ch
+		if !ok {
+			return eventsMsg{closed: true}
+		}
+		batch := []runner.Event{e}
+		for len(batch) < 1024 {
+			select {
+			case e, ok := <-ch:
+				if !ok {
+					return eventsMsg{events: batch, closed: true}
+				}
+				batch = append(batch, e)
+			default:
+				return eventsMsg{events: batch}
+			}
+		}
+		return eventsMsg{events: batch}
+	}
+}
+
+func (m *Model) launch(spec LaunchSpec) tea.Cmd {
+	l := m.opts.Launcher
+	return func() tea.Msg {
+		if l == nil {
+			return launchedMsg{err: fmt.Errorf("no engine: this console cannot start sweeps")}
+		}
+		sw, err := l.Launch(spec)
+		return launchedMsg{sweep: sw, spec: spec, err: err}
+	}
+}
+
+func (m *Model) now() time.Time { return m.opts.Now() }
+
+// Running says whether a sweep is in flight.
+func (m *Model) Running() bool { return m.sweep != nil && m.state != nil && !m.state.Finished }
+
+// State is the current sweep's state (nil before the first sweep).
+func (m Model) State() *SweepState { return m.state }
+
+// CurrentScreen is the screen shown.
+func (m Model) CurrentScreen() Screen { return m.screen }
+
+// Update handles a message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		m.detail.resize(m.bodySize())
+		return m, nil
+	case tickMsg:
+		m.frame++
+		return m, tick()
+	case hostMsg:
+		m.host = HostStat(msg)
+		return m, probeHost(m.opts.Host, 2*time.Second)
+	case launchedMsg:
+		if msg.err != nil {
+			m.message = "could not start: " + msg.err.Error()
+			return m, nil
+		}
+		m.sweep, m.spec = msg.sweep, msg.spec
+		m.state = NewSweepState(msg.sweep.Plan(), m.now())
+		m.message = ""
+		m.live = liveModel{}
+		m.matrix = matrixModel{}
+		if msg.spec.Label == "focus" {
+			m.screen = FocusScreen
+		} else {
+			m.screen = LiveScreen
+		}
+		return m, waitEvents(msg.sweep.Events())
+	case eventsMsg:
+		if m.state != nil {
+			for _, e := range msg.events {
+				m.state.Apply(e)
+			}
+			m.detail.refresh(m.state)
+		}
+		if msg.closed {
+			if m.quitting {
+				return m, tea.Quit
+			}
+			return m, nil
+		}
+		return m, waitEvents(m.sweep.Events())
+	case shellMsg:
+		if msg.err != nil {
+			m.message = "shell: " + msg.err.Error()
+		}
+		return m, nil
+	case historyMsg, loadedMsg:
+		return m.updateHistory(msg)
+	case tea.KeyMsg:
+		return m.updateKey(msg)
+	}
+	return m, nil
+}
+
+func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	if m.confirm != nil {
+		switch msg.String() {
+		case "y", "Y":
+			c := m.confirm
+			m.confirm = nil
+			return m, c.yes(&m)
+		default:
+			m.confirm = nil
+			m.message = ""
+		}
+		return m, nil
+	}
+	if m.quitting {
+		return m, nil
+	}
+	// Text entry owns the keyboard while it is open.
+	if m.typing() {
+		return m.updateScreen(msg)
+	}
+	switch {
+	case msg.String() == "ctrl+c" || key.Matches(msg, k.Quit):
+		return m.quit()
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+		return m, nil
+	case m.showHelp && key.Matches(msg, k.Back):
+		m.showHelp = false
+		return m, nil
+	case key.Matches(msg, k.Theme):
+		m.theme = themes.Next(m.theme)
+		m.applyTheme()
+		m.message = "theme " + m.theme.Name
+		return m, nil
+	case key.Matches(msg, k.Screen1):
+		m.screen = SetupScreen
+		return m, nil
+	case key.Matches(msg, k.Screen2):
+		m.screen = LiveScreen
+		return m, nil
+	case key.Matches(msg, k.Screen3):
+		m.screen = MatrixScreen
+		return m, nil
+	case key.Matches(msg, k.Screen4):
+		m.screen = FocusScreen
+		return m, nil
+	case key.Matches(msg, k.Screen5):
+		m.screen = HistoryScreen
+		return m, m.listHistory()
+	case key.Matches(msg, k.ShiftTab) && m.screen != SetupScreen && m.screen != DetailScreen:
+		m.screen = (m.screen + 4) % 5
+		return m, m.enterScreen()
+	case key.Matches(msg, k.Tab) && m.screen != SetupScreen && m.screen != DetailScreen:
+		m.screen = (m.screen + 1) % 5
+		return m, m.enterScreen()
+	}
+	return m.updateScreen(msg)
+}
+
+func (m *Model) enterScreen() tea.Cmd {
+	if m.screen == HistoryScreen {
+		return m.listHistory()
+	}
+	return nil
+}
+
+func (m *Model) typing() bool {
+	switch m.screen {
+	case SetupScreen:
+		return m.setup.typing()
+	case DetailScreen:
+		return m.detail.searching
+	}
+	return false
+}
+
+func (m Model) updateScreen(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch m.screen {
+	case SetupScreen:
+		return m.updateSetup(msg)
+	case LiveScreen:
+		return m.updateLive(msg)
+	case MatrixScreen:
+		return m.updateMatrix(msg)
+	case FocusScreen:
+		return m.updateFocus(msg)
+	case HistoryScreen:
+		return m.updateHistoryKeys(msg)
+	case DetailScreen:
+		return m.updateDetail(msg)
+	}
+	return m, nil
+}
+
+func (m Model) quit() (tea.Model, tea.Cmd) {
+	if !m.Running() {
+		return m, tea.Quit
+	}
+	m.confirm = &confirmation{
+		prompt: fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", m.state.Running),
+		yes: func(m *Model) tea.Cmd {
+			m.quitting = true
+			m.message = "cancelling: stopping trials and removing containers…"
+			m.sweep.Cancel()
+			return nil
+		},
+	}
+	return m, nil
+}
+
+// openDetail drills into one trial.
+func (m *Model) openDetail(v *TrialView) {
+	if v == nil {
+		return
+	}
+	if m.screen != DetailScreen {
+		m.back = m.screen
+	}
+	m.screen = DetailScreen
+	if len(v.Samples) == 0 && len(v.Log) == 0 && m.history.loaded != nil && m.history.loaded.Trace != nil {
+		// A stored trial: read its samples and log from the experiment.
+		samples, log, err := m.history.loaded.Trace(v.Trial.ID)
+		if err != nil {
+			m.message = "trial " + v.Trial.ID + ": " + err.Error()
+		}
+		v.Samples, v.Log = samples, log
+	}
+	w, h := m.bodySize()
+	m.detail.st = m.theme.Styles
+	m.detail.open(v, w, h)
+}
+
+// bodySize is the space between the header and the footer.
+func (m *Model) bodySize() (int, int) {
+	return m.width, max(m.height-3, 1)
+}
+
+// View draws the whole screen.
+func (m Model) View() string {
+	if m.width == 0 {
+		return "starting…"
+	}
+	w, h := m.bodySize()
+	var body string
+	switch {
+	case m.showHelp:
+		body = m.viewHelp(w, h)
+	default:
+		switch m.screen {
+		case SetupScreen:
+			body = m.viewSetup(w, h)
+		case LiveScreen:
+			body = m.viewLive(w, h)
+		case MatrixScreen:
+			body = m.viewMatrix(w, h)
+		case FocusScreen:
+			body = m.viewFocus(w, h)
+		case HistoryScreen:
+			body = m.viewHistory(w, h)
+		case DetailScreen:
+			body = m.viewDetail(w, h)
+		}
+	}
+	return strings.Join([]string{m.viewHeader(), fit(body, w, h), m.viewStatus(), m.viewFooter()}, "\n")
+}
+
+func (m Model) viewHeader() string {
+	st := m.theme.Styles
+	parts := []string{st.Title.Render("headroom")}
+	for i, n := range screenNames {
+		label := fmt.Sprintf("%d %s", i+1, n)
+		if Screen(i) == m.screen || (m.screen == DetailScreen && Screen(i) == m.back) {
+			parts = append(parts, st.TabActive.Render(label))
+		} else {
+			parts = append(parts, st.Tab.Render(label))
+		}
+	}
+	if m.sweep != nil && m.state != nil {
+		status := "running"
+		switch {
+		case m.state.Interrupted:
+			status = "interrupted"
+		case m.state.Finished:
+			status = "finished"
+		}
+		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %s %d/%d", m.sweep.ID(), status, m.state.Done, len(m.state.Order))))
+	}
+	return clip(strings.Join(parts, "  "), m.width)
+}
+
+func (m Model) viewStatus() string {
+	st := m.theme.Styles
+	if m.confirm != nil {
+		return clip(st.Warn.Render(m.confirm.prompt), m.width)
+	}
+	var parts []string
+	if m.message != "" {
+		parts = append(parts, st.Warn.Render(m.message))
+	}
+	if m.host.MemTotal > 0 {
+		parts = append(parts, fmt.Sprintf("host mem %s free of %s · cpu %.0f%%", model.FormatBytes(m.host.MemAvailable), model.FormatBytes(m.host.MemTotal), m.host.CPUPercent))
+	}
+	if m.state != nil && m.state.LastOOM != nil {
+		o := m.state.LastOOM
+		parts = append(parts, st.OOM.Render(fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)))
+	}
+	parts = append(parts, st.Muted.Render("theme "+m.theme.Name))
+	return clip(strings.Join(parts, " · "), m.width)
+}
+
+func (m Model) viewFooter() string {
+	return clip(m.help.ShortHelpView(m.screenHelp().short), m.width)
+}
+
+func (m Model) viewHelp(w, h int) string {
+	st := m.theme.Styles
+	k := m.keys
+	groups := []struct {
+		name string
+		keys []key.Binding
+	}{
+		{"everywhere", []key.Binding{k.Screen1, k.Screen2, k.Screen3, k.Screen4, k.Screen5, k.Tab, k.ShiftTab, k.Theme, k.Help, k.Quit}},
+		{"lists", []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.Enter, k.Back, k.Filter}},
+		{"setup", []key.Binding{k.Select, k.Plus, k.Minus, k.Seed, k.Focus, k.Start}},
+		{"live", []key.Binding{k.Stop, k.Shell, k.Enter}},
+		{"detail", []key.Binding{k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}},
+	}
+	var b strings.Builder
+	b.WriteString(st.Title.Render("Keys") + "\n")
+	for _, g := range groups {
+		b.WriteString("\n" + st.Bold.Render(g.name) + "\n")
+		for _, kb := range g.keys {
+			h := kb.Help()
+			b.WriteString(fmt.Sprintf("  %-12s %s\n", h.Key, st.Muted.Render(h.Desc)))
+		}
+	}
+	b.WriteString("\n" + st.Muted.Render("esc or ? closes this help"))
+	return fit(b.String(), w, h)
+}
+
+func (m Model) screenHelp() helpFor {
+	k := m.keys
+	common := []key.Binding{k.Tab, k.Theme, k.Help, k.Quit}
+	switch {
+	case m.confirm != nil:
+		return helpFor{}
+	case m.screen == SetupScreen:
+		return helpFor{short: append([]key.Binding{k.Select, k.Tab, k.Filter, k.Plus, k.Focus, k.Start}, k.Help, k.Quit)}
+	case m.screen == LiveScreen:
+		return helpFor{short: append([]key.Binding{k.Left, k.Right, k.Enter, k.Stop, k.Shell}, common...)}
+	case m.screen == MatrixScreen:
+		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Focus}, common...)}
+	case m.screen == DetailScreen:
+		return helpFor{short: []key.Binding{k.Back, k.Search, k.Next, k.Follow, k.Wrap, k.Rerun, k.Help, k.Quit}}
+	}
+	return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter}, common...)}
+}
+

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+// Card geometry.
+const (
+	cardMinWidth = 38
+	cardHeight   = 10
+	// How long a finished card stays on screen; a kill stays longer so the
+	// banner can be read.
+	cardLinger    = 4 * time.Second
+	oomCardLinger = 10 * time.Second
+)
+
+// cardCtx is what a card needs besides its trial.
+type cardCtx struct {
+	st        themes.Styles
+	now       time.Time
+	hostBytes int64
+	spinner   string
+	selected  bool
+}
+
+// renderCard draws one trial as a w×cardHeight block.
+func renderCard(c cardCtx, v *TrialView, w int) string {
+	st := c.st
+	tr := v.Trial
+	inner := w - 2
+	title := fmt.Sprintf("%s %s r%d %s·%s", tr.ID, tr.Ratio, tr.Repeat, path.Base(tr.Task), tr.Agent)
+	style := st.Box
+	if c.selected {
+		style = st.FocusBox
+	}
+	if v.Killed() {
+		style = st.OOMBox
+	}
+	var lines []string
+	limit := tr.Policy.HardLimitBytes
+	scale := limit
+	if scale == 0 {
+		scale = c.hostBytes
+	}
+	if scale == 0 {
+		scale = max(v.Peak, tr.Policy.GuaranteeBytes) * 2
+	}
+	ws, cache := v.Last.WorkingSetBytes, v.Last.CacheBytes
+	if v.Phase == Finished {
+		ws, cache = 0, 0
+	}
+	lines = append(lines, gauge(st, ws, cache, tr.Policy.GuaranteeBytes, scale, inner))
+	limitS := "none"
+	if limit > 0 {
+		limitS = mib(limit)
+	}
+	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, mib(v.Peak), mib(tr.Policy.GuaranteeBytes))
+	if v.Phase == Running {
+		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores)
+	}
+	lines = append(lines, st.Text.Render(clip(memLine, inner)))
+	if v.Killed() {
+		o := v.OOMs[len(v.OOMs)-1]
+		banner := fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
+		if len(v.OOMs) > 1 {
+			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
+		}
+		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
+	} else {
+		sparkMax := limit
+		if sparkMax == 0 {
+			sparkMax = max(v.Peak, tr.Policy.GuaranteeBytes)
+		}
+		lines = append(lines, spark(st, v.Samples, c.now, time.Minute, sparkMax, inner, 1))
+	}
+	switch v.Phase {
+	case Running:
+		if v.Step != nil {
+			el := secs(c.now.Sub(v.StepAt))
+			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, st.Bold.Render(v.Step.Step.Name), v.Step.Step.Show, st.Muted.Render(el)), inner))
+		} else {
+			lines = append(lines, st.Muted.Render("starting…"))
+		}
+		tail := v.Tail
+		if len(tail) > 3 {
+			tail = tail[len(tail)-3:]
+		}
+		for _, l := range tail {
+			lines = append(lines, st.Muted.Render(clip("  "+l, inner)))
+		}
+		for len(lines) < 7 {
+			lines = append(lines, "")
+		}
+	case Finished:
+		r := v.Result
+		lines = append(lines, clip(st.Outcome(r.Outcome).Render(strings.ToUpper(string(r.Outcome)))+"  "+st.Muted.Render(r.Reason), inner))
+		for len(lines) < 7 {
+			lines = append(lines, "")
+		}
+	default:
+		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
+	}
+	lines = lines[:min(len(lines), 7)]
+	for len(lines) < 7 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, stepsLine(st, v.Steps, inner))
+	return box(style, title, strings.Join(lines, "\n"), w, cardHeight)
+}
+
+// stepsLine lists finished steps compactly: ✓ name duration peak.
+func stepsLine(st themes.Styles, steps []model.StepResult, w int) string {
+	var parts []string
+	for _, s := range steps {
+		mark := st.OK.Render("✓")
+		switch {
+		case s.OOMKills > 0:
+			mark = st.OOM.Render("K")
+		case s.ExitCode != 0:
+			mark = st.Danger.Render("✗")
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes)))
+	}
+	return clip(strings.Join(parts, "  "), w)
+}
+
+// visibleCards picks the cards for the live screen: running trials first,
+// then recently finished ones (kills linger longest).
+func visibleCards(s *SweepState, now time.Time, limit int) []*TrialView {
+	var running, recent []*TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		switch v.Phase {
+		case Running:
+			running = append(running, v)
+		case Finished:
+			linger := cardLinger
+			if v.Killed() {
+				linger = oomCardLinger
+			}
+			if now.Sub(v.Ended) < linger {
+				recent = append(recent, v)
+			}
+		}
+	}
+	out := append(running, recent...)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

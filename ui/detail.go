@@ -1,0 +1,327 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/NimbleMarkets/ntcharts/canvas/runes"
+	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+type detailModel struct {
+	v         *TrialView
+	vp        viewport.Model
+	search    textinput.Model
+	searching bool
+	query     string
+	matches   []int
+	match     int
+	follow    bool
+	wrap      bool
+	logWidth  int
+	st        themes.Styles
+}
+
+func (d *detailModel) open(v *TrialView, w, h int) {
+	d.v = v
+	d.follow = v.Phase != Finished
+	d.query, d.matches, d.match = "", nil, 0
+	d.search = textinput.New()
+	d.search.Prompt = "/"
+	d.search.Placeholder = "search the log"
+	d.resize(w, h)
+	d.fill()
+	if d.follow {
+		d.vp.GotoBottom()
+	}
+}
+
+// The log takes what the header, chart, steps and command leave.
+func (d *detailModel) layout(h int) (chartH, logH int) {
+	chartH = min(max(h/4, 5), 12)
+	steps := 0
+	if d.v != nil {
+		steps = min(len(d.v.Steps), 6)
+	}
+	logH = max(h-chartH-steps-6, 3)
+	return chartH, logH
+}
+
+func (d *detailModel) resize(w, h int) {
+	if d.v == nil {
+		return
+	}
+	_, logH := d.layout(h)
+	d.vp.Width, d.vp.Height = w, logH
+	d.logWidth = w
+	d.fill()
+}
+
+// refresh follows new output of the open trial.
+func (d *detailModel) refresh(*SweepState) {
+	if d.v == nil {
+		return
+	}
+	d.fill()
+	if d.follow {
+		d.vp.GotoBottom()
+	}
+}
+
+func (d *detailModel) fill() {
+	if d.v == nil {
+		return
+	}
+	lines := d.v.Log
+	if len(lines) == 0 && d.v.Result != nil {
+		for _, s := range d.v.Result.Steps {
+			lines = append(lines, "==> ["+s.Phase+"] "+s.Name+": "+s.Show)
+			if s.Output != "" {
+				lines = append(lines, strings.Split(s.Output, "\n")...)
+			}
+		}
+	}
+	q := strings.ToLower(d.query)
+	d.matches = d.matches[:0]
+	out := make([]string, 0, len(lines))
+	for i, l := range lines {
+		if q != "" && strings.Contains(strings.ToLower(l), q) {
+			d.matches = append(d.matches, i)
+			l = d.st.Selected.Render(l)
+		}
+		if d.wrap && d.logWidth > 0 {
+			l = lipgloss.NewStyle().Width(d.logWidth).Render(l)
+		} else {
+			l = clip(l, d.logWidth)
+		}
+		out = append(out, l)
+	}
+	if d.v.LogDrop > 0 {
+		out = append([]string{fmt.Sprintf("(%d earlier lines not kept)", d.v.LogDrop)}, out...)
+	}
+	d.vp.SetContent(strings.Join(out, "\n"))
+}
+
+func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	d := &m.detail
+	d.st = m.theme.Styles
+	k := m.keys
+	if d.searching {
+		switch msg.String() {
+		case "enter":
+			d.searching = false
+			d.query = d.search.Value()
+			d.search.Blur()
+			d.fill()
+			d.jump(0)
+			return m, nil
+		case "esc":
+			d.searching = false
+			d.search.Blur()
+			return m, nil
+		}
+		var cmd tea.Cmd
+		d.search, cmd = d.search.Update(msg)
+		return m, cmd
+	}
+	switch {
+	case key.Matches(msg, k.Back):
+		if d.query != "" {
+			d.query = ""
+			d.fill()
+			return m, nil
+		}
+		m.screen = m.back
+		d.v = nil
+		return m, nil
+	case key.Matches(msg, k.Search):
+		d.searching = true
+		return m, d.search.Focus()
+	case key.Matches(msg, k.Next):
+		d.jump(d.match + 1)
+	case key.Matches(msg, k.Prev):
+		d.jump(d.match - 1)
+	case key.Matches(msg, k.Follow):
+		d.follow = !d.follow
+		if d.follow {
+			d.vp.GotoBottom()
+		}
+	case key.Matches(msg, k.Wrap):
+		d.wrap = !d.wrap
+		d.fill()
+	case key.Matches(msg, k.Top):
+		d.follow = false
+		d.vp.GotoTop()
+	case key.Matches(msg, k.Bottom):
+		d.vp.GotoBottom()
+	case key.Matches(msg, k.Rerun):
+		if d.v != nil {
+			return m.rerun(d.v)
+		}
+	default:
+		var cmd tea.Cmd
+		d.vp, cmd = d.vp.Update(msg)
+		if !d.vp.AtBottom() {
+			d.follow = false
+		}
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (d *detailModel) jump(i int) {
+	if len(d.matches) == 0 {
+		return
+	}
+	d.match = (i%len(d.matches) + len(d.matches)) % len(d.matches)
+	d.follow = false
+	d.vp.SetYOffset(d.matches[d.match])
+}
+
+// rerun replays exactly this trial: same task, agent, ratio, master seed
+// and repeat, so the same trial seed.
+func (m Model) rerun(v *TrialView) (tea.Model, tea.Cmd) {
+	if m.Running() {
+		m.message = "a sweep is running: rerun when it ends"
+		return m, nil
+	}
+	var task model.Task
+	found := false
+	for _, t := range m.opts.Tasks {
+		if t.Name == v.Trial.Task {
+			task, found = t, true
+		}
+	}
+	if !found {
+		m.message = "rerun: task " + v.Trial.Task + " is not loaded"
+		return m, nil
+	}
+	a, _ := task.Agent(v.Trial.Agent)
+	task.Agents = []model.Agent{a}
+	seed := m.state.Plan.Seed
+	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{v.Trial.Ratio}, Repeats: v.Trial.Repeat, OnlyRepeat: v.Trial.Repeat,
+		Concurrency: 1, Seed: seed, Label: "rerun " + v.Trial.ID}
+	return m, m.launch(spec)
+}
+
+func (m Model) viewDetail(w, h int) string {
+	d := m.detail
+	d.st = m.theme.Styles
+	st := m.theme.Styles
+	v := d.v
+	if v == nil {
+		return st.Muted.Render("No trial open.")
+	}
+	tr := v.Trial
+	status := "queued"
+	switch v.Phase {
+	case Running:
+		status = "running"
+	case Waiting:
+		status = "waiting: " + v.WaitReason
+	case Finished:
+		status = st.Outcome(v.Result.Outcome).Render(strings.ToUpper(string(v.Result.Outcome))) + " " + v.Result.Reason
+	}
+	var out []string
+	out = append(out, clip(st.Title.Render(fmt.Sprintf("%s %s · %s · %s · repeat %d", tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat))+"  seed "+fmt.Sprint(tr.Seed)+"  "+status, w))
+	limit := tr.Policy.LimitString()
+	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s · container %.12s · memory from %s · r reruns exactly this trial",
+		model.FormatBytes(tr.Policy.GuaranteeBytes), limit, model.FormatBytes(v.Peak), v.ContainerID, v.Source), w)))
+	chartH, logH := d.layout(h)
+	out = append(out, m.timeline(v, w, chartH))
+	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-10s %-44s %8s %5s %8s %s", "step", "command", "time", "exit", "peak", "oom"), w)))
+	steps := v.Steps
+	if len(steps) > 6 {
+		steps = steps[len(steps)-6:]
+	}
+	for _, s := range steps {
+		oom := ""
+		if s.OOMKills > 0 {
+			oom = st.OOM.Render(fmt.Sprintf("%d kill(s)", s.OOMKills))
+		}
+		exit := fmt.Sprint(s.ExitCode)
+		if s.ExitCode != 0 {
+			exit = st.Danger.Render(exit)
+		}
+		out = append(out, clip(fmt.Sprintf("%-10s %-44s %8s %5s %8s %s", s.Name, clip(s.Show, 44), secs(s.Duration()), exit, mib(s.PeakWorkingSetBytes), oom), w))
+	}
+	img := v.Image
+	if img == "" {
+		img = "IMAGE"
+	}
+	out = append(out, st.Muted.Render(clip("docker run --network none "+strings.Join(tr.Policy.DockerRunFlags(), " ")+" "+img, w)))
+	logTitle := "log"
+	if d.follow {
+		logTitle += " · following"
+	}
+	if d.wrap {
+		logTitle += " · wrapped"
+	}
+	if d.query != "" {
+		logTitle += fmt.Sprintf(" · %d match(es) for %q", len(d.matches), d.query)
+	}
+	if d.searching {
+		out = append(out, d.search.View())
+	} else {
+		out = append(out, st.Bold.Render(logTitle))
+	}
+	d.vp.Height = logH
+	out = append(out, d.vp.View())
+	return fit(strings.Join(out, "\n"), w, h)
+}
+
+// timeline draws the trial's whole memory history with the guarantee and
+// the limit as lines and the OOM moments marked.
+func (m Model) timeline(v *TrialView, w, h int) string {
+	st := m.theme.Styles
+	if len(v.Samples) < 2 {
+		return fit(st.Muted.Render("(no memory samples)"), w, h)
+	}
+	start := v.Samples[0].Time
+	end := v.Samples[len(v.Samples)-1].Time
+	// The chart's clock has whole-second resolution: one chart second
+	// stands for one real millisecond.
+	at := func(t time.Time) time.Time { return time.Unix(int64(t.Sub(start)/time.Millisecond), 0) }
+	span := max(end.Sub(start), time.Second)
+	top := float64(max(v.Peak, v.Trial.Policy.GuaranteeBytes, v.Trial.Policy.HardLimitBytes)) * 1.1 / (1 << 20)
+	c := timeserieslinechart.New(w, h-1,
+		timeserieslinechart.WithTimeRange(at(start), at(start.Add(span))),
+		timeserieslinechart.WithYRange(0, top),
+		timeserieslinechart.WithXLabelFormatter(func(_ int, f float64) string { return secs(time.Duration(f) * time.Millisecond) }),
+		timeserieslinechart.WithYLabelFormatter(func(_ int, f float64) string { return fmt.Sprintf("%.0fM", f) }),
+		timeserieslinechart.WithAxesStyles(st.Muted, st.Muted),
+	)
+	for _, s := range v.Samples {
+		c.PushDataSet("ws", timeserieslinechart.TimePoint{Time: at(s.Time), Value: float64(s.WorkingSetBytes) / (1 << 20)})
+	}
+	c.SetDataSetStyle("ws", st.WorkingSet)
+	line := func(name string, bytes int64, style lipgloss.Style) {
+		if bytes <= 0 {
+			return
+		}
+		y := float64(bytes) / (1 << 20)
+		c.PushDataSet(name, timeserieslinechart.TimePoint{Time: at(start), Value: y})
+		c.PushDataSet(name, timeserieslinechart.TimePoint{Time: at(start.Add(span)), Value: y})
+		c.SetDataSetStyle(name, style)
+		c.SetDataSetLineStyle(name, runes.ThinLineStyle)
+	}
+	line("guarantee", v.Trial.Policy.GuaranteeBytes, st.Guaranteed)
+	line("limit", v.Trial.Policy.HardLimitBytes, st.Limit)
+	for _, o := range v.OOMs {
+		c.SetColumnBackgroundStyle(at(o.At), st.OOMBanner)
+	}
+	c.DrawBrailleAll()
+	legend := st.WorkingSet.Render("— working set") + "  " + st.Guaranteed.Render("— guarantee") + "  " + st.Limit.Render("— limit")
+	if len(v.OOMs) > 0 {
+		legend += "  " + st.OOMBanner.Render(" ") + st.OOM.Render(fmt.Sprintf(" OOM at %s", secs(v.OOMs[0].At.Sub(start))))
+	}
+	return fit(c.View(), w, h-1) + "\n" + clip(legend, w)
+}

@@ -1,0 +1,108 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// The history screen opens past experiments read-only.
+type historyModel struct {
+	list    []Experiment
+	err     error
+	cursor  int
+	loaded  *Experiment
+	loading bool
+}
+
+func (m *Model) listHistory() tea.Cmd {
+	f := m.opts.History
+	if f == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		list, err := f()
+		return historyMsg{list: list, err: err}
+	}
+}
+
+func (m Model) updateHistory(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case historyMsg:
+		m.history.list, m.history.err = msg.list, msg.err
+		m.history.cursor = min(m.history.cursor, max(len(msg.list)-1, 0))
+	case loadedMsg:
+		m.history.loading = false
+		if msg.err != nil {
+			m.message = fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err)
+			return m, nil
+		}
+		exp := msg.exp
+		m.history.loaded = &exp
+		m.state = FromResults(msg.plan, msg.results)
+		m.sweep = nil
+		m.spec = LaunchSpec{}
+		m.matrix = matrixModel{}
+		m.screen = MatrixScreen
+		m.message = "opened " + exp.ID + " (read-only)"
+	}
+	return m, nil
+}
+
+func (m Model) updateHistoryKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	k := m.keys
+	h := &m.history
+	switch {
+	case key.Matches(msg, k.Up):
+		h.cursor = max(h.cursor-1, 0)
+	case key.Matches(msg, k.Down):
+		h.cursor = min(h.cursor+1, max(len(h.list)-1, 0))
+	case key.Matches(msg, k.Enter):
+		if m.Running() {
+			m.message = "a sweep is running: open history when it ends"
+			return m, nil
+		}
+		if h.cursor < len(h.list) {
+			exp := h.list[h.cursor]
+			h.loading = true
+			return m, func() tea.Msg {
+				plan, results, err := exp.Load()
+				return loadedMsg{exp: exp, plan: plan, results: results, err: err}
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m Model) viewHistory(w, h int) string {
+	st := m.theme.Styles
+	hm := m.history
+	if m.opts.History == nil {
+		return st.Muted.Render("History is not available in this console.")
+	}
+	if hm.err != nil {
+		return st.Danger.Render("Cannot list experiments: " + hm.err.Error())
+	}
+	if len(hm.list) == 0 {
+		return st.Muted.Render("No past experiments in the store yet: every sweep you run is kept here.")
+	}
+	out := []string{st.Bold.Render(clip(fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
+	first := 0
+	if hm.cursor >= h-2 {
+		first = hm.cursor - h + 3
+	}
+	for i := first; i < len(hm.list) && len(out) < h-1; i++ {
+		e := hm.list[i]
+		line := fmt.Sprintf("%-24s %-12s %7d  %s", e.ID, e.Status, e.Trials, e.Created)
+		if i == hm.cursor {
+			line = st.Cursor.Render(clip(line, w))
+		}
+		out = append(out, clip(line, w))
+	}
+	if hm.loading {
+		out = append(out, st.Muted.Render("loading…"))
+	}
+	return fit(strings.Join(out, "\n"), w, h)
+}

@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// LaunchSpec is a sweep the console asks for.
+type LaunchSpec struct {
+	Tasks       []model.Task
+	Agents      []string
+	Ratios      []model.Ratio
+	Repeats     int
+	Concurrency int
+	Seed        uint64
+	// OnlyRepeat replays one repeat exactly (rerun of a trial).
+	OnlyRepeat int
+	// Label says why the sweep exists ("focus", "rerun t0003").
+	Label string
+}
+
+// Sweep is a running sweep as the console sees it.
+type Sweep interface {
+	ID() string
+	Dir() string
+	Plan() model.Plan
+	Events() <-chan runner.Event
+	StopTrial(id string) bool
+	Cancel()
+}
+
+// Launcher starts sweeps; the real one runs Docker, tests use a fake.
+type Launcher interface {
+	Launch(LaunchSpec) (Sweep, error)
+}
+
+// HostStat is the host's load, shown because a loaded host is noise.
+type HostStat struct {
+	MemTotal, MemAvailable int64
+	CPUPercent             float64
+}
+
+// Experiment is a past experiment in the store, for the history screen.
+type Experiment struct {
+	ID, Dir, Status string
+	Created         string
+	Trials          int
+	Load            func() (model.Plan, []model.TrialResult, error)
+	// Trace reads one trial's memory samples and log.
+	Trace func(trialID string) ([]runner.Sample, []string, error)
+}

@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
+)
+
+type matrixModel struct {
+	row, col int
+	// list is open when a cell's trials are shown.
+	list       bool
+	listCursor int
+}
+
+// matrixRows are the rows to show: every task·agent of the plan, so the
+// matrix has its full shape before results arrive.
+func (s *SweepState) matrixRows() []model.RowKey {
+	seen := map[model.RowKey]bool{}
+	var rows []model.RowKey
+	for _, id := range s.Order {
+		tr := s.Trials[id].Trial
+		k := model.RowKey{Task: tr.Task, Agent: tr.Agent}
+		if !seen[k] {
+			seen[k] = true
+			rows = append(rows, k)
+		}
+	}
+	return rows
+}
+
+func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if m.state == nil {
+		return m, nil
+	}
+	k := m.keys
+	mm := &m.matrix
+	rows, ratios := m.state.matrixRows(), m.state.Matrix.Ratios
+	if mm.list {
+		cell := m.state.Cell(rows[mm.row], ratios[mm.col])
+		switch {
+		case key.Matches(msg, k.Back):
+			mm.list = false
+		case key.Matches(msg, k.Up):
+			mm.listCursor = max(mm.listCursor-1, 0)
+		case key.Matches(msg, k.Down):
+			mm.listCursor = min(mm.listCursor+1, max(len(cell)-1, 0))
+		case key.Matches(msg, k.Enter):
+			if mm.listCursor < len(cell) {
+				m.openDetail(cell[mm.listCursor])
+			}
+		}
+		return m, nil
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		mm.row = max(mm.row-1, 0)
+	case key.Matches(msg, k.Down):
+		mm.row = min(mm.row+1, max(len(rows)-1, 0))
+	case key.Matches(msg, k.Left):
+		mm.col = max(mm.col-1, 0)
+	case key.Matches(msg, k.Right):
+		mm.col = min(mm.col+1, max(len(ratios)-1, 0))
+	case key.Matches(msg, k.Top):
+		mm.row = 0
+	case key.Matches(msg, k.Bottom):
+		mm.row = max(len(rows)-1, 0)
+	case key.Matches(msg, k.Enter):
+		if len(rows) > 0 && len(ratios) > 0 {
+			mm.list, mm.listCursor = true, 0
+		}
+	case key.Matches(msg, k.Focus):
+		if len(rows) > 0 && len(ratios) > 0 {
+			for _, t := range m.opts.Tasks {
+				if t.Name == rows[mm.row].Task {
+					return m.startFocus(t, rows[mm.row].Agent, ratios[mm.col])
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+func (m Model) viewMatrix(w, h int) string {
+	st := m.theme.Styles
+	if m.state == nil {
+		return st.Muted.Render("No results yet: the matrix fills in as trials finish. Start a sweep on the setup screen (1), or open a past one in history (5).")
+	}
+	s := m.state
+	rows, ratios := s.matrixRows(), s.Matrix.Ratios
+	mm := m.matrix
+	maxGlyphs := max(s.Plan.Repeats, 1)
+	for _, row := range rows {
+		for _, r := range ratios {
+			if c := s.Matrix.Cell(row, r); c != nil {
+				maxGlyphs = max(maxGlyphs, len(c.Outcomes))
+			}
+		}
+	}
+	colW := max(len(fmt.Sprintf("%d/%d ", maxGlyphs, maxGlyphs))+min(maxGlyphs, 20)+1, 13)
+	nameW := min(max(w-len(ratios)*colW-1, 12), 44)
+	var out []string
+	head := pad("task · agent", nameW)
+	for _, r := range ratios {
+		head += pad(r.String(), colW)
+	}
+	out = append(out, st.Bold.Render(clip(head, w)))
+	bodyH := h - 5
+	first := 0
+	if mm.row >= bodyH {
+		first = mm.row - bodyH + 1
+	}
+	for i := first; i < len(rows) && i < first+bodyH; i++ {
+		row := rows[i]
+		line := pad(shortName(row), nameW)
+		for j, r := range ratios {
+			c := s.Matrix.Cell(row, r)
+			text, plain := "·", "·"
+			if c != nil {
+				glyphs := c.Outcomes
+				if len(glyphs) > 20 {
+					glyphs = glyphs[len(glyphs)-20:]
+				}
+				plain = fmt.Sprintf("%d/%d ", c.Rates.Successes, c.Rates.Counted)
+				text = heat(m, c.Rates).Render(plain) + outcomeGlyphs(st, glyphs)
+				plain += strings.Repeat("x", len(glyphs))
+			}
+			cell := text + strings.Repeat(" ", max(colW-len([]rune(plain)), 0))
+			if i == mm.row && j == mm.col {
+				cell = st.Cursor.Render(pad(plainCell(c), colW))
+			}
+			line += cell
+		}
+		out = append(out, clip(line, w))
+	}
+	succ, infra := pad("success rate", nameW), pad("infra-error rate", nameW)
+	for _, r := range ratios {
+		rt := s.Matrix.ByRatio[r]
+		succ += pad(percent(rt.Successes, rt.Counted), colW)
+		infra += pad(percent(rt.InfraErrs, rt.Counted), colW)
+	}
+	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
+	var legend []string
+	for _, o := range model.Outcomes {
+		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
+	}
+	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
+	if mm.list && len(rows) > 0 {
+		out = append(out, m.cellList(rows[mm.row], ratios[mm.col], w)...)
+	}
+	return fit(strings.Join(out, "\n"), w, h)
+}
+
+func plainCell(c *model.Cell) string {
+	if c == nil {
+		return "·"
+	}
+	var g strings.Builder
+	for _, o := range c.Outcomes {
+		g.WriteString(o.Glyph())
+	}
+	return fmt.Sprintf("%d/%d %s", c.Rates.Successes, c.Rates.Counted, g.String())
+}
+
+// heat colours a cell by its success rate: the heatmap.
+func heat(m Model, r model.Rates) interface{ Render(...string) string } {
+	st := m.theme.Styles
+	switch {
+	case r.Counted == 0:
+		return st.Muted
+	case r.Successes == r.Counted:
+		return st.OK
+	case r.Successes == 0:
+		return st.Danger
+	}
+	return st.Warn
+}
+
+func percent(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(a)/float64(b), a, b)
+}
+
+func shortName(r model.RowKey) string {
+	return strings.TrimPrefix(r.Task, "builtin/") + " · " + r.Agent
+}
+
+func (m Model) cellList(row model.RowKey, r model.Ratio, w int) []string {
+	st := m.theme.Styles
+	out := []string{"", st.Title.Render(fmt.Sprintf("%s at %s", shortName(row), r))}
+	for i, v := range m.state.Cell(row, r) {
+		status := "queued"
+		switch v.Phase {
+		case Running:
+			status = "running"
+		case Waiting:
+			status = "waiting"
+		case Finished:
+			status = st.Outcome(v.Result.Outcome).Render(string(v.Result.Outcome))
+		}
+		line := fmt.Sprintf("%s r%d seed %d  %s  peak %s  %s", v.Trial.ID, v.Trial.Repeat, v.Trial.Seed, status, mib(v.Peak), resultReason(v))
+		if i == m.matrix.listCursor {
+			line = st.Cursor.Render(clip(line, w))
+		}
+		out = append(out, clip(line, w))
+	}
+	return out
+}
+
+func resultReason(v *TrialView) string {
+	if v.Result == nil {
+		return ""
+	}
+	return v.Result.Reason
+}

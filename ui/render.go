@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/NimbleMarkets/ntcharts/sparkline"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+// fit cuts a block to w columns and exactly h lines, so nothing a pane
+// draws can overflow or wrap into its neighbours.
+func fit(s string, w, h int) string {
+	if w < 1 || h < 1 {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if lipgloss.Width(l) > w {
+			lines[i] = ansi.Truncate(l, w, "…")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// clip cuts one line to w columns.
+func clip(s string, w int) string {
+	if w < 1 {
+		return ""
+	}
+	if lipgloss.Width(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s
+}
+
+// pad right-pads s to w columns.
+func pad(s string, w int) string {
+	if d := w - lipgloss.Width(s); d > 0 {
+		return s + strings.Repeat(" ", d)
+	}
+	return clip(s, w)
+}
+
+// mib prints bytes compactly for tight spaces ("118M", "1.2G").
+func mib(n int64) string {
+	switch {
+	case n <= 0:
+		return "0"
+	case n >= 10<<30:
+		return fmt.Sprintf("%.0fG", float64(n)/(1<<30))
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fG", float64(n)/(1<<30))
+	case n >= 10<<20:
+		return fmt.Sprintf("%.0fM", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/(1<<20))
+	}
+}
+
+// secs prints a duration in seconds, tenths below a minute.
+func secs(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// gauge draws memory to scale: working set, cache lighter, free space,
+// a marker at the guarantee and the end at the hard limit. scale is the
+// limit, or the host's memory when uncapped.
+func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) string {
+	if width < 3 || scale <= 0 {
+		return ""
+	}
+	cell := func(b int64) int {
+		c := int(float64(b) / float64(scale) * float64(width))
+		return min(max(c, 0), width)
+	}
+	wsC := cell(ws)
+	if ws > 0 && wsC == 0 {
+		wsC = 1
+	}
+	cacheC := min(cell(ws+cache)-wsC, width-wsC)
+	cacheC = max(cacheC, 0)
+	g := cell(guarantee)
+	if g >= width {
+		g = width - 1
+	}
+	var b strings.Builder
+	for i := 0; i < width; i++ {
+		switch {
+		case i == g && i >= wsC:
+			b.WriteString(st.Guaranteed.Render("│"))
+		case i < wsC:
+			b.WriteString(st.WorkingSet.Render("█"))
+		case i < wsC+cacheC:
+			b.WriteString(st.Cache.Render("▒"))
+		default:
+			b.WriteString(st.GaugeFree.Render("░"))
+		}
+	}
+	return b.String()
+}
+
+// spark draws the last window of working-set samples, scaled so the top
+// row is max (the hard limit, or the peak when uncapped).
+func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width, height int) string {
+	if width < 2 || height < 1 {
+		return ""
+	}
+	// One column per width-th of the window: the column's maximum, so a
+	// spike between two columns still shows.
+	cols := make([]float64, width)
+	from := now.Add(-window)
+	for _, s := range samples {
+		if s.Time.Before(from) || s.Time.After(now) {
+			continue
+		}
+		i := int(float64(s.Time.Sub(from)) / float64(window) * float64(width))
+		i = min(max(i, 0), width-1)
+		cols[i] = max(cols[i], float64(s.WorkingSetBytes))
+	}
+	sl := sparkline.New(width, height, sparkline.WithMaxValue(float64(maxBytes)), sparkline.WithNoAutoMaxValue(), sparkline.WithStyle(st.WorkingSet))
+	sl.PushAll(cols)
+	sl.Draw()
+	return sl.View()
+}
+
+// outcomeGlyphs renders a cell's outcomes as coloured glyphs.
+func outcomeGlyphs(st themes.Styles, outcomes []model.Outcome) string {
+	var b strings.Builder
+	for _, o := range outcomes {
+		b.WriteString(st.Outcome(o).Render(o.Glyph()))
+	}
+	return b.String()
+}
+
+// box draws a titled border around a block of exactly w×h outside size.
+func box(style lipgloss.Style, title string, body string, w, h int) string {
+	if w < 4 || h < 2 {
+		return fit(body, w, h)
+	}
+	inner := fit(body, w-2, h-2)
+	out := style.Width(w - 2).Height(h - 2).Render(inner)
+	if title == "" {
+		return out
+	}
+	lines := strings.SplitN(out, "\n", 2)
+	top := lines[0]
+	t := " " + clip(title, w-6) + " "
+	// Keep the corner and a dash, then the title, then the rest of the border.
+	runes := []rune(ansi.Strip(top))
+	if len(runes) < lipgloss.Width(t)+3 {
+		return out
+	}
+	border := style.GetBorderStyle()
+	edge := lipgloss.NewStyle().Foreground(style.GetBorderTopForeground())
+	rest := len(runes) - 3 - lipgloss.Width(t)
+	newTop := edge.Render(border.TopLeft+border.Top) + t + edge.Render(strings.Repeat(border.Top, rest)+border.TopRight)
+	if len(lines) == 1 {
+		return newTop
+	}
+	return newTop + "\n" + lines[1]
+}

@@ -1,0 +1,241 @@
+// Package ui is headroom's console, built with Bubble Tea: setup, live
+// trial cards, the outcome matrix, trial detail, focus mode and history.
+// It consumes the runner's event stream exactly as the headless command
+// does and never talks to Docker itself.
+package ui
+
+import (
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// TrialPhase is where a trial is in its life.
+type TrialPhase int
+
+// Trial phases.
+const (
+	Queued TrialPhase = iota
+	Waiting
+	Running
+	Finished
+)
+
+// Bounds on what a trial view keeps in memory.
+const (
+	tailLines = 6    // output lines shown on a card
+	logLines  = 5000 // log lines kept for the detail view
+)
+
+// TrialView is everything the console knows about one trial.
+type TrialView struct {
+	Trial       model.Trial
+	Phase       TrialPhase
+	WaitReason  string
+	ContainerID string
+	Image       string
+	Source      string
+	Started     time.Time
+	Ended       time.Time
+
+	Samples []runner.Sample
+	Last    runner.Sample
+	Peak    int64
+
+	Step      *runner.StepStarted // the running step, nil between steps
+	StepAt    time.Time
+	Steps     []model.StepResult
+	Tail      []string // last lines of the running step
+	Log       []string
+	LogDrop   int
+	OOMs      []model.OOMEvent
+	Result    *model.TrialResult
+	KillLimit int64
+}
+
+// Killed says whether any OOM kill landed in the trial.
+func (t *TrialView) Killed() bool { return len(t.OOMs) > 0 }
+
+func (t *TrialView) log(line string) {
+	t.Log = append(t.Log, line)
+	if len(t.Log) > logLines {
+		drop := len(t.Log) - logLines
+		t.Log = append(t.Log[:0:0], t.Log[drop:]...)
+		t.LogDrop += drop
+	}
+}
+
+// SweepState is the console's reduction of the event stream.
+type SweepState struct {
+	Plan        model.Plan
+	Order       []string
+	Trials      map[string]*TrialView
+	Matrix      *model.Matrix
+	Counts      map[model.Outcome]int
+	Done        int
+	Running     int
+	Started     time.Time
+	Finished    bool
+	Interrupted bool
+	// LastOOM is the most recent kill, for the status line.
+	LastOOM *runner.OOMKill
+}
+
+// NewSweepState starts an empty state for a plan.
+func NewSweepState(plan model.Plan, now time.Time) *SweepState {
+	s := &SweepState{Plan: plan, Trials: map[string]*TrialView{}, Counts: map[model.Outcome]int{}, Started: now}
+	s.Matrix = model.NewMatrix(plan.Ratios, nil)
+	for _, tr := range plan.Trials {
+		s.ensure(tr)
+	}
+	return s
+}
+
+func (s *SweepState) ensure(tr model.Trial) *TrialView {
+	if v, ok := s.Trials[tr.ID]; ok {
+		return v
+	}
+	v := &TrialView{Trial: tr}
+	s.Trials[tr.ID] = v
+	s.Order = append(s.Order, tr.ID)
+	return v
+}
+
+// Apply folds one event into the state.
+func (s *SweepState) Apply(e runner.Event) {
+	v := s.Trials[e.TrialID()]
+	switch e := e.(type) {
+	case runner.SweepStarted:
+		for _, tr := range e.Plan.Trials {
+			s.ensure(tr)
+		}
+	case runner.TrialQueued:
+		s.ensure(e.Trial)
+	case runner.TrialWaiting:
+		if v != nil {
+			v.Phase, v.WaitReason = Waiting, e.Reason
+		}
+	case runner.TrialStarted:
+		if v != nil {
+			v.Phase, v.ContainerID, v.Image, v.Source, v.Started = Running, e.ContainerID, e.Image, e.SampleSource, e.At()
+			v.WaitReason = ""
+			s.Running++
+		}
+	case runner.StepStarted:
+		if v != nil {
+			st := e
+			v.Step, v.StepAt, v.Tail = &st, e.At(), nil
+			v.log("==> [" + e.Phase + "] " + e.Step.Name + ": " + e.Step.Show)
+		}
+	case runner.OutputLine:
+		if v != nil {
+			v.Tail = append(v.Tail, e.Text)
+			if len(v.Tail) > tailLines {
+				v.Tail = v.Tail[len(v.Tail)-tailLines:]
+			}
+			prefix := ""
+			if e.Stream == "stderr" {
+				prefix = "! "
+			}
+			v.log(prefix + e.Text)
+		}
+	case runner.MemorySample:
+		if v != nil {
+			v.Samples = append(v.Samples, e.Sample)
+			v.Last = e.Sample
+			v.Peak = max(v.Peak, e.WorkingSetBytes)
+		}
+	case runner.OOMKill:
+		if v != nil {
+			v.OOMs = append(v.OOMs, e.OOM)
+			v.KillLimit = e.LimitBytes
+			v.log("==> OOM kill in step " + e.OOM.Step + " at " + model.FormatBytes(e.OOM.WorkingSetBytes))
+			ev := e
+			s.LastOOM = &ev
+		}
+	case runner.StepEnded:
+		if v != nil {
+			v.Steps = append(v.Steps, e.Result)
+			v.Step = nil
+		}
+	case runner.TrialEnded:
+		if v == nil {
+			v = s.ensure(e.Result.Trial)
+		}
+		if v.Phase == Running {
+			s.Running--
+		}
+		r := e.Result
+		v.Result, v.Phase, v.Ended, v.Step = &r, Finished, e.At(), nil
+		if len(v.Steps) == 0 {
+			v.Steps = r.Steps
+		}
+		if len(v.OOMs) == 0 {
+			v.OOMs = r.OOMs
+		}
+		if v.ContainerID == "" {
+			v.ContainerID, v.Source = r.ContainerID, r.SampleSource
+		}
+		v.Peak = max(v.Peak, r.PeakWorkingSetBytes)
+		s.Matrix.Add(r)
+		s.Counts[r.Outcome]++
+		s.Done++
+	case runner.SweepEnded:
+		s.Finished, s.Interrupted = true, e.Interrupted
+	}
+}
+
+// FromResults builds a finished state from stored results (history).
+func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
+	s := NewSweepState(plan, time.Time{})
+	for _, r := range results {
+		s.Apply(runner.TrialEnded{Base: runner.Base{Trial: r.ID, Time: r.End}, Result: r})
+	}
+	s.Finished = true
+	return s
+}
+
+// Waiting lists trials held back by admission control, in plan order.
+func (s *SweepState) Waiting() []*TrialView {
+	var out []*TrialView
+	for _, id := range s.Order {
+		if v := s.Trials[id]; v.Phase == Waiting {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Queued counts trials not started yet.
+func (s *SweepState) Queued() int {
+	n := 0
+	for _, v := range s.Trials {
+		if v.Phase == Queued || v.Phase == Waiting {
+			n++
+		}
+	}
+	return n
+}
+
+// Cell lists the trials of one matrix cell in repeat order.
+func (s *SweepState) Cell(row model.RowKey, r model.Ratio) []*TrialView {
+	var out []*TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		if v.Trial.Task == row.Task && v.Trial.Agent == row.Agent && v.Trial.Ratio == r {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ETA estimates the time left from the mean duration of finished trials.
+func (s *SweepState) ETA(now time.Time, concurrency int) time.Duration {
+	if s.Done == 0 || concurrency < 1 {
+		return 0
+	}
+	elapsed := now.Sub(s.Started)
+	left := len(s.Order) - s.Done
+	return time.Duration(float64(elapsed) / float64(s.Done) * float64(left))
+}
