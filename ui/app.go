@@ -529,4 +529,3 @@ func (m Model) screenHelp() helpFor {
 	}
 	return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter}, common...)}
 }
-
