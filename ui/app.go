@@ -443,6 +443,7 @@ func (m Model) viewHeader() string {
 	parts := []string{st.Title.Render("headroom")}
 	for i, n := range screenNames {
 		label := fmt.Sprintf("%d %s", i+1, n)
+
 		if Screen(i) == m.screen || (m.screen == DetailScreen && Screen(i) == m.back) {
 			parts = append(parts, st.TabActive.Render(label))
 		} else {
@@ -457,9 +458,19 @@ func (m Model) viewHeader() string {
 		case m.state.Finished:
 			status = "finished"
 		}
-		parts = append(parts, st.Muted.Render(fmt.Sprintf("%s %s %d/%d", m.sweep.ID(), status, m.state.Done, len(m.state.Order))))
+		info := fmt.Sprintf("%s %d/%d", status, m.state.Done, len(m.state.Order))
+		if m.width >= 100 {
+			info = m.sweep.ID() + " " + info
+		}
+		parts = append(parts, st.Muted.Render(info))
+	} else if m.history.loaded != nil && m.state != nil {
+		parts = append(parts, st.Muted.Render(m.history.loaded.ID+" (read-only)"))
 	}
-	return clip(strings.Join(parts, "  "), m.width)
+	sep := "  "
+	if m.width < 100 {
+		sep = " "
+	}
+	return clip(strings.Join(parts, sep), m.width)
 }
 
 func (m Model) viewStatus() string {

@@ -153,7 +153,7 @@ func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePo
 			case c == l:
 				b.WriteString(st.Limit.Render("┃"))
 			case c == g:
-				b.WriteString(st.Guaranteed.Render("│"))
+				b.WriteString(st.Guaranteed.Render("┆"))
 			default:
 				b.WriteString(" ")
 			}
@@ -164,6 +164,9 @@ func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePo
 	out = append(out, st.Muted.Render(string(axis)))
 	labels := []rune(strings.Repeat(" ", width))
 	put := func(at int, s string) {
+		if n := len([]rune(s)); at+n > len(labels) {
+			at = max(len(labels)-n, 0)
+		}
 		for i, r := range s {
 			if at+i < len(labels) && at+i >= 0 {
 				labels[at+i] = r

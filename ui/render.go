@@ -105,7 +105,7 @@ func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) strin
 	for i := 0; i < width; i++ {
 		switch {
 		case i == g && i >= wsC:
-			b.WriteString(st.Guaranteed.Render("│"))
+			b.WriteString(st.Guaranteed.Render("┆"))
 		case i < wsC:
 			b.WriteString(st.WorkingSet.Render("█"))
 		case i < wsC+cacheC:

@@ -251,6 +251,7 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				s.ratios[s.ratioCursor].on = !s.ratios[s.ratioCursor].on
 			} else {
 				s.customOpen = true
+				s.custom.SetValue("")
 				return m, s.custom.Focus()
 			}
 		}

@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/headroom-eval/headroom/themes"
+	"github.com/muesli/termenv"
+)
+
+func TestMain(m *testing.M) {
+	// Goldens hold text, not colour codes.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	os.Exit(m.Run())
+}
+
+// t0 is the fixed clock of every golden.
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func builtinTasks(t testing.TB) []model.Task {
+	t.Helper()
+	c, err := taskfile.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []model.Task
+	for _, l := range c.Tasks {
+		out = append(out, l.Task)
+	}
+	return out
+}
+
+// fakeSweep is a sweep whose events the test feeds by hand.
+type fakeSweep struct {
+	id        string
+	plan      model.Plan
+	events    chan runner.Event
+	stopped   []string
+	cancelled bool
+}
+
+func (f *fakeSweep) ID() string                  { return f.id }
+func (f *fakeSweep) Dir() string                 { return "/tmp/" + f.id }
+func (f *fakeSweep) Plan() model.Plan            { return f.plan }
+func (f *fakeSweep) Events() <-chan runner.Event { return f.events }
+func (f *fakeSweep) StopTrial(id string) bool    { f.stopped = append(f.stopped, id); return true }
+func (f *fakeSweep) Cancel()                     { f.cancelled = true }
+
+// fakeLauncher plans like the real one and returns a fakeSweep.
+type fakeLauncher struct {
+	specs []LaunchSpec
+	last  *fakeSweep
+}
+
+func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: 2, OnlyRepeat: spec.OnlyRepeat})
+	if err != nil {
+		return nil, err
+	}
+	l.specs = append(l.specs, spec)
+	l.last = &fakeSweep{id: "20261129-120000-beef", plan: plan, events: make(chan runner.Event, 1024)}
+	return l.last, nil
+}
+
+func testOptions(t testing.TB, l Launcher) Options {
+	return Options{
+		Tasks: builtinTasks(t), Launcher: l, Theme: themes.Plain(), HostCPUs: 2, Static: true,
+		Now:  func() time.Time { return t0.Add(3 * time.Second) },
+		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
+		History: func() ([]Experiment, error) {
+			return []Experiment{{ID: "20261128-093000-aaaa", Status: "finished", Trials: 63, Created: "2026-11-28 09:30"},
+				{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 12, Created: "2026-11-27 17:00"}}, nil
+		},
+		Seed: 1,
+	}
+}
+
+// scriptedEvents plays a small sweep of bn-fit-modify·heavy at 1x and
+// uncapped, two repeats, at fixed times: t0001 is OOM-killed in its install
+// step, t0002 passes, t0003 is installing, t0004 is still queued.
+func scriptedEvents(plan model.Plan) []runner.Event {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	b := func(id string, ms int) runner.Base { return runner.Base{Trial: id, Time: at(ms)} }
+	tr := map[string]model.Trial{}
+	for _, t := range plan.Trials {
+		tr[t.ID] = t
+	}
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn"}
+	verify := model.Step{Name: "verify", Show: "pytest tests/test_outputs.py"}
+	var evs []runner.Event
+	evs = append(evs, runner.SweepStarted{Base: b("", 0), Plan: plan})
+	for _, t := range plan.Trials {
+		evs = append(evs, runner.TrialQueued{Base: b(t.ID, 0), Trial: t})
+	}
+	sample := func(id string, ms int, mb int64) runner.Event {
+		return runner.MemorySample{Base: b(id, ms), Sample: runner.Sample{Time: at(ms), WorkingSetBytes: mb << 20, UsageBytes: (mb + 6) << 20, CacheBytes: 6 << 20, CPUCores: 0.5}}
+	}
+	// t0001: killed at 1x.
+	evs = append(evs, runner.TrialStarted{Base: b("t0001", 100), ContainerID: "c0ffee0001aa", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
+		runner.StepStarted{Base: b("t0001", 150), Phase: "agent", Step: install},
+		runner.OutputLine{Base: b("t0001", 200), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		runner.OutputLine{Base: b("t0001", 300), Step: "install", Stream: "stdout", Text: "  Downloading pandas-2.2.3-cp311-cp311-manylinux_2_17_x86_64.whl (12.7 MB)"})
+	for i, mb := range []int64{20, 60, 100, 127} {
+		evs = append(evs, sample("t0001", 200+i*200, mb))
+	}
+	oom := model.OOMEvent{At: at(950), Step: "install", Source: "events", WorkingSetBytes: 127 << 20}
+	evs = append(evs, runner.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
+		runner.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},
+		runner.StepStarted{Base: b("t0001", 980), Phase: "verifier", Step: verify},
+		runner.OutputLine{Base: b("t0001", 1000), Step: "verify", Stream: "stdout", Text: "E   FileNotFoundError: model.json was never produced"},
+		runner.StepEnded{Base: b("t0001", 1100), Result: model.StepResult{Name: "verify", Show: verify.Show, Phase: "verifier", Start: at(980), End: at(1100), ExitCode: 1, PeakWorkingSetBytes: 6 << 20}})
+	r1 := model.TrialResult{Trial: tr["t0001"], Outcome: model.OOMKilled, Reason: "OOM-killed in step install at limit 128MiB", ContainerID: "c0ffee0001aa",
+		Start: at(0), End: at(1200), OOMs: []model.OOMEvent{oom}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20, SampleSource: "cgroup-v1"}
+	evs = append(evs, runner.TrialEnded{Base: b("t0001", 1200), Result: r1})
+	// t0002: passes uncapped.
+	evs = append(evs, runner.TrialStarted{Base: b("t0002", 100), ContainerID: "c0ffee0002bb", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"})
+	for i, mb := range []int64{30, 90, 150, 165, 80} {
+		evs = append(evs, sample("t0002", 200+i*300, mb))
+	}
+	r2 := model.TrialResult{Trial: tr["t0002"], Outcome: model.Passed, Reason: "", ContainerID: "c0ffee0002bb", Start: at(0), End: at(2000), PeakWorkingSetBytes: 165 << 20,
+		Steps: []model.StepResult{{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(1500), PeakWorkingSetBytes: 165 << 20}, {Name: "fit", Phase: "agent", Start: at(1500), End: at(1900), PeakWorkingSetBytes: 80 << 20}}}
+	evs = append(evs, runner.TrialEnded{Base: b("t0002", 2000), Result: r2})
+	// t0003: installing now.
+	evs = append(evs, runner.TrialStarted{Base: b("t0003", 1300), ContainerID: "c0ffee0003cc", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
+		runner.StepStarted{Base: b("t0003", 1400), Phase: "agent", Step: install},
+		runner.OutputLine{Base: b("t0003", 1500), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		runner.OutputLine{Base: b("t0003", 1600), Step: "install", Stream: "stdout", Text: "Collecting networkx"},
+		sample("t0003", 1500, 40), sample("t0003", 2500, 96))
+	// t0004: held by admission.
+	evs = append(evs, runner.TrialWaiting{Base: b("t0004", 1300), Reason: "waiting for a slot (2 of 2 running)"})
+	return evs
+}
+
+func heavyOnly(t testing.TB) model.Task {
+	for _, task := range builtinTasks(t) {
+		if task.Name == "builtin/bn-fit-modify" {
+			a, _ := task.Agent("heavy")
+			task.Agents = []model.Agent{a}
+			return task
+		}
+	}
+	t.Fatal("no bn-fit-modify")
+	return model.Task{}
+}
+
+type runner_Event = runner.Event
+
+func trialEnded(r model.TrialResult) runner.Event {
+	return runner.TrialEnded{Base: runner.Base{Trial: r.ID, Time: r.End}, Result: r}
+}

@@ -1,0 +1,279 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+func TestReductionOfTheScriptedSweep(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	s := m.State()
+	if s.Done != 2 || s.Running != 1 || s.Counts[model.OOMKilled] != 1 || s.Counts[model.Passed] != 1 {
+		t.Errorf("done %d running %d counts %v", s.Done, s.Running, s.Counts)
+	}
+	killed := s.Trials["t0001"]
+	if !killed.Killed() || killed.OOMs[0].Step != "install" || killed.Peak != 127<<20 || len(killed.Steps) != 2 || killed.Phase != Finished {
+		t.Errorf("t0001 %+v", killed)
+	}
+	running := s.Trials["t0003"]
+	if running.Phase != Running || running.Step == nil || running.Step.Step.Name != "install" || strings.Join(running.Tail, "|") != "Collecting pandas|Collecting networkx" {
+		t.Errorf("t0003 phase %v step %+v tail %q", running.Phase, running.Step, running.Tail)
+	}
+	if w := s.Waiting(); len(w) != 1 || w[0].Trial.ID != "t0004" {
+		t.Errorf("waiting %v", w)
+	}
+	if c := s.Matrix.Cell(model.RowKey{Task: "builtin/bn-fit-modify", Agent: "heavy"}, model.Ratio{K: 1}); c == nil || c.Outcomes[0] != model.OOMKilled {
+		t.Errorf("matrix cell %+v", c)
+	}
+	if s.LastOOM == nil || s.LastOOM.TrialID() != "t0001" {
+		t.Errorf("last OOM %+v", s.LastOOM)
+	}
+}
+
+func TestLogIsBounded(t *testing.T) {
+	v := &TrialView{}
+	for i := 0; i < logLines+10; i++ {
+		v.log("line")
+	}
+	if len(v.Log) != logLines || v.LogDrop != 10 {
+		t.Errorf("%d lines kept, %d dropped", len(v.Log), v.LogDrop)
+	}
+}
+
+func TestSetupBuildsTheLaunchSpec(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	// Nothing selected: enter explains instead of starting.
+	m = keys(t, m, "enter")
+	if !strings.Contains(m.View(), "select at least one task") {
+		t.Error("enter with nothing selected should say why it does not start")
+	}
+	// Select bn-fit-modify·heavy; ratios: turn off 3x, keep 1x and uncapped.
+	m = keys(t, m, "space", "tab", "right", "right", "right", "space", "tab", "+", "+")
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	if cmd == nil {
+		t.Fatal("enter did not start a sweep")
+	}
+	m = update(t, m, cmd())
+	if len(l.specs) != 1 {
+		t.Fatalf("%d launches", len(l.specs))
+	}
+	spec := l.specs[0]
+	if len(spec.Tasks) != 1 || spec.Tasks[0].Name != "builtin/bn-fit-modify" || len(spec.Tasks[0].Agents) != 1 || spec.Tasks[0].Agents[0].Name != "heavy" {
+		t.Errorf("tasks %+v", spec.Tasks)
+	}
+	if len(spec.Ratios) != 2 || spec.Ratios[0] != (model.Ratio{K: 1}) || !spec.Ratios[1].Uncapped {
+		t.Errorf("ratios %v", spec.Ratios)
+	}
+	if spec.Repeats != 5 || spec.Concurrency != 2 || spec.Seed != 1 {
+		t.Errorf("repeats %d concurrency %d seed %d", spec.Repeats, spec.Concurrency, spec.Seed)
+	}
+	if m.CurrentScreen() != LiveScreen {
+		t.Errorf("screen %v after start, want live", m.CurrentScreen())
+	}
+}
+
+func TestSetupFilterAndCustomRatio(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
+	m = keys(t, m, "/", "s", "w", "e", "enter")
+	if rows := m.setup.visible(); len(rows) != 1 || rows[0].task.Name != "builtin/swe-edit" {
+		t.Errorf("filter rows %v", rows)
+	}
+	// q typed into the filter must not quit.
+	m = keys(t, m, "/", "q")
+	if m.setup.filter.Value() != "sweq" {
+		t.Errorf("filter %q", m.setup.filter.Value())
+	}
+	m = keys(t, m, "esc", "tab")
+	for i := 0; i < len(m.setup.ratios); i++ {
+		m = keys(t, m, "right")
+	}
+	m = keys(t, m, "space", "0", ".", "5", "enter")
+	if !strings.Contains(m.View(), "below 1x") {
+		t.Error("a custom ratio below 1x must be refused on screen")
+	}
+	m = keys(t, m, "esc", "space", "2", ".", "5", "x", "enter")
+	found := false
+	for _, r := range m.setup.chosenRatios() {
+		found = found || r == (model.Ratio{K: 2.5})
+	}
+	if !found {
+		t.Errorf("custom 2.5x not chosen: %v", m.setup.chosenRatios())
+	}
+}
+
+func TestQuitWhileRunningAsksThenCancels(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	m = next.(Model)
+	if cmd != nil || m.confirm == nil {
+		t.Fatal("q while trials run must ask first")
+	}
+	m = keys(t, m, "n")
+	if m.confirm != nil || l.last.cancelled {
+		t.Fatal("n must keep the sweep running")
+	}
+	m = keys(t, m, "q", "y")
+	if !l.last.cancelled || !m.quitting {
+		t.Fatal("y must cancel the sweep")
+	}
+	// The console quits only once the runner has cleaned up (stream closed).
+	_, cmd = m.Update(eventsMsg{closed: true})
+	if cmd == nil {
+		t.Fatal("no quit after the stream closed")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Error("closing the stream while quitting must quit")
+	}
+}
+
+func TestStopTrialFromTheLiveScreen(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	// The running trial's card is first and selected.
+	m = keys(t, m, "x")
+	if m.confirm == nil || !strings.Contains(m.confirm.prompt, "t0003") {
+		t.Fatalf("confirm %+v", m.confirm)
+	}
+	m = keys(t, m, "y")
+	if len(l.last.stopped) != 1 || l.last.stopped[0] != "t0003" {
+		t.Errorf("stopped %v", l.last.stopped)
+	}
+}
+
+func TestThemeCyclesAndScreensSwitch(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	names := []string{m.theme.Name}
+	for i := 0; i < 4; i++ {
+		m = keys(t, m, "t")
+		names = append(names, m.theme.Name)
+	}
+	if strings.Join(names, ",") != "plain,dark,light,high-contrast,plain" {
+		t.Errorf("themes %v", names)
+	}
+	for k, want := range map[string]Screen{"1": SetupScreen, "2": LiveScreen, "3": MatrixScreen, "4": FocusScreen, "5": HistoryScreen} {
+		if got := keys(t, m, k).CurrentScreen(); got != want {
+			t.Errorf("key %s: screen %v", k, got)
+		}
+	}
+	if got := keys(t, m, "3", "tab").CurrentScreen(); got != FocusScreen {
+		t.Errorf("tab from matrix: %v", got)
+	}
+	// Detail and back.
+	d := keys(t, m, "3", "enter", "enter")
+	if d.CurrentScreen() != DetailScreen || d.detail.v == nil || d.detail.v.Trial.ID != "t0001" {
+		t.Fatalf("detail %v", d.CurrentScreen())
+	}
+	if got := keys(t, d, "esc").CurrentScreen(); got != MatrixScreen {
+		t.Errorf("esc from detail: %v", got)
+	}
+}
+
+func TestDetailSearchFollowWrapAndRerun(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	m = keys(t, m, "3", "enter", "enter", "/", "O", "O", "M", "enter")
+	if len(m.detail.matches) != 1 {
+		t.Errorf("matches %v", m.detail.matches)
+	}
+	m = keys(t, m, "w")
+	if !m.detail.wrap {
+		t.Error("w must wrap")
+	}
+	// Rerun is refused while the sweep runs.
+	m = keys(t, m, "r")
+	if len(l.specs) != 1 || !strings.Contains(m.message, "sweep is running") {
+		t.Errorf("rerun while running: %d launches, message %q", len(l.specs), m.message)
+	}
+	m = update(t, m, eventsMsg{events: []runner.Event{runner.SweepEnded{}}})
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("no rerun")
+	}
+	next.(Model).Update(cmd())
+	spec := l.specs[1]
+	if spec.OnlyRepeat != 1 || spec.Seed != 1 || len(spec.Ratios) != 1 || spec.Ratios[0] != (model.Ratio{K: 1}) {
+		t.Errorf("rerun spec %+v", spec)
+	}
+	plan, _ := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat})
+	if plan.Trials[0].Seed != m.state.Trials["t0001"].Trial.Seed {
+		t.Error("a rerun must replay the trial's own seed")
+	}
+}
+
+// runnerLauncher runs real runner code on the fake backend.
+type runnerLauncher struct{ backend *fake.Backend }
+
+type runnerSweep struct {
+	plan   model.Plan
+	r      *runner.Runner
+	events chan runner.Event
+	cancel context.CancelFunc
+}
+
+func (s *runnerSweep) ID() string                  { return "fake-exp" }
+func (s *runnerSweep) Dir() string                 { return "" }
+func (s *runnerSweep) Plan() model.Plan            { return s.plan }
+func (s *runnerSweep) Events() <-chan runner.Event { return s.events }
+func (s *runnerSweep) StopTrial(id string) bool    { return s.r.StopTrial(id) }
+func (s *runnerSweep) Cancel()                     { s.cancel() }
+
+func (l runnerLauncher) Launch(spec LaunchSpec) (Sweep, error) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed})
+	if err != nil {
+		return nil, err
+	}
+	r, err := runner.New(l.backend, runner.Config{Experiment: "x", Plan: plan, Tasks: spec.Tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: 1 << 40})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &runnerSweep{plan: plan, r: r, events: make(chan runner.Event, 64), cancel: cancel}
+	go r.Run(ctx, s.events)
+	return s, nil
+}
+
+// The whole pipeline in a running program: keys select a task and ratios,
+// the runner's events arrive through the batching command, the OOM banner
+// shows, the matrix fills, quit asks and cleans up.
+func TestInteractiveSweepThroughTeatest(t *testing.T) {
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "install" && !tr.Ratio.Uncapped {
+			return fake.StepPlan{Lines: []string{"Collecting pandas"}, ExitCode: 137, OOM: true, PeakBytes: 128 << 20}
+		}
+		if st.Name == "verify" && !tr.Ratio.Uncapped {
+			return fake.StepPlan{ExitCode: 1}
+		}
+		return fake.StepPlan{Lines: []string{"ok"}, PeakBytes: 100 << 20}
+	}}
+	opts := testOptions(t, runnerLauncher{b})
+	opts.Tasks = []model.Task{fake.Task("demo/heavy", 128<<20, "install")}
+	tm := teatest.NewTestModel(t, New(opts), teatest.WithInitialTermSize(120, 40))
+	tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+	tm.Send(tea.KeyMsg{Type: tea.KeyEnter})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return strings.Contains(string(b), "OOM KILLED in install") },
+		teatest.WithDuration(10*time.Second))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3")})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		s := string(b)
+		return strings.Contains(s, "0/3 KKK") && strings.Contains(s, "3/3 +++")
+	}, teatest.WithDuration(10*time.Second))
+	tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	final := tm.FinalModel(t).(Model)
+	if final.State().Done != 9 {
+		t.Errorf("done %d, want 9", final.State().Done)
+	}
+	if len(b.Started()) != len(b.Removed()) {
+		t.Errorf("started %d removed %d", len(b.Started()), len(b.Removed()))
+	}
+}
