@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -127,7 +128,9 @@ func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time
 	// spike between two columns still shows.
 	cols := make([]float64, width)
 	from := now.Add(-window)
-	for _, s := range samples {
+	// Samples are in time order: skip straight to the window.
+	first := sort.Search(len(samples), func(i int) bool { return !samples[i].Time.Before(from) })
+	for _, s := range samples[first:] {
 		if s.Time.Before(from) || s.Time.After(now) {
 			continue
 		}

@@ -57,9 +57,11 @@ type TrialView struct {
 // Killed says whether any OOM kill landed in the trial.
 func (t *TrialView) Killed() bool { return len(t.OOMs) > 0 }
 
+// log keeps the last logLines lines, trimming in bulk so a long burst
+// costs amortised constant time per line.
 func (t *TrialView) log(line string) {
 	t.Log = append(t.Log, line)
-	if len(t.Log) > logLines {
+	if len(t.Log) > 2*logLines {
 		drop := len(t.Log) - logLines
 		t.Log = append(t.Log[:0:0], t.Log[drop:]...)
 		t.LogDrop += drop
