@@ -1,0 +1,157 @@
+// Package e2e drives the real headroom binary in a real terminal (tmux)
+// against the real Docker engine, as a user would.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/runner/docker"
+)
+
+func need(t *testing.T, what string, check *exec.Cmd) {
+	t.Helper()
+	if err := check.Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s required in CI: %v", what, err)
+		}
+		t.Skipf("no %s: %v", what, err)
+	}
+}
+
+type term struct {
+	t       *testing.T
+	session string
+}
+
+func (tm term) keys(keys ...string) {
+	tm.t.Helper()
+	for _, k := range keys {
+		if out, err := exec.Command("tmux", "send-keys", "-t", tm.session, k).CombinedOutput(); err != nil {
+			tm.t.Fatalf("send-keys %q: %v %s", k, err, out)
+		}
+	}
+}
+
+func (tm term) screen() string {
+	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", tm.session).Output()
+	return string(out)
+}
+
+// waitFor polls the screen until every want appears, or fails at the deadline.
+func (tm term) waitFor(d time.Duration, want ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := tm.screen()
+		ok := true
+		for _, w := range want {
+			ok = ok && strings.Contains(s, w)
+		}
+		if ok {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("screen never showed %q within %s:\n%s", want, d, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
+	need(t, "tmux", exec.Command("tmux", "-V"))
+	need(t, "docker engine", exec.Command("docker", "info"))
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "headroom")
+	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "experiments")
+	session := fmt.Sprintf("headroom-e2e-%d", os.Getpid())
+	shell := fmt.Sprintf("%s --out %s --theme plain; echo headroom exited $?; sleep 600", bin, out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, o)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
+	tm := term{t, session}
+
+	tm.waitFor(time.Minute, "Tasks · 0 of", "builtin/bn-fit-modify")
+	// The first row is bn-fit-modify · heavy. Ratios: keep 1x and
+	// uncapped (3x off). One repeat.
+	tm.keys("Space", "Tab", "Right", "Right", "Right", "Space", "Tab", "-", "-")
+	tm.waitFor(10*time.Second, "Tasks · 1 of", "repeats 1", "2 trials")
+	tm.keys("Enter")
+	banner := tm.waitFor(time.Minute, "OOM KILLED in install")
+	t.Logf("live view with the OOM banner:\n%s", banner)
+	tm.keys("3")
+	matrix := tm.waitFor(time.Minute, "0/1 K", "1/1 +", "finished 2/2")
+	t.Logf("matrix:\n%s", matrix)
+	tm.keys("q")
+	tm.waitFor(time.Minute, "headroom exited 0")
+
+	entries, err := os.ReadDir(out)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("experiments: %v %v", entries, err)
+	}
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
+	if err != nil || len(left) > 0 {
+		t.Errorf("%d container(s) left behind (%v)", len(left), err)
+	}
+}
+
+// Quitting mid-sweep asks, then stops and removes every running trial.
+func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
+	need(t, "tmux", exec.Command("tmux", "-V"))
+	need(t, "docker engine", exec.Command("docker", "info"))
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "headroom")
+	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "experiments")
+	session := fmt.Sprintf("headroom-e2e-quit-%d", os.Getpid())
+	shell := fmt.Sprintf("%s demo --out %s --theme plain; echo headroom exited $?; sleep 600", bin, out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", shell).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, o)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
+	tm := term{t, session}
+	tm.waitFor(time.Minute, "OOM KILLED in install")
+	tm.keys("q")
+	tm.waitFor(10*time.Second, "Quit?", "y/n")
+	tm.keys("y")
+	tm.waitFor(2*time.Minute, "headroom exited 0")
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Fatalf("experiments: %v", entries)
+	}
+	cli, _ := docker.Connect()
+	defer cli.Close()
+	left, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
+	if len(left) > 0 {
+		t.Errorf("%d container(s) left behind after quitting mid-sweep", len(left))
+	}
+	data, _ := os.ReadFile(filepath.Join(out, entries[0].Name(), "manifest.json"))
+	if !strings.Contains(string(data), `"status": "interrupted"`) {
+		t.Errorf("manifest should record the interrupted sweep:\n%s", data)
+	}
+}
