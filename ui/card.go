@@ -14,6 +14,8 @@ import (
 const (
 	cardMinWidth = 38
 	cardHeight   = 10
+	// A compact card drops two lines of output so two rows fit in 24 lines.
+	compactCardHeight = 8
 	// How long a finished card stays on screen; a kill stays longer so the
 	// banner can be read.
 	cardLinger    = 4 * time.Second
@@ -27,6 +29,7 @@ type cardCtx struct {
 	hostBytes int64
 	spinner   string
 	selected  bool
+	height    int
 }
 
 // renderCard draws one trial as a w×cardHeight block.
@@ -88,8 +91,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			lines = append(lines, st.Muted.Render("starting…"))
 		}
 		tail := v.Tail
-		if len(tail) > 3 {
-			tail = tail[len(tail)-3:]
+		keep := 3 - (cardHeight - c.height)
+		if len(tail) > keep {
+			tail = tail[len(tail)-max(keep, 0):]
 		}
 		for _, l := range tail {
 			lines = append(lines, st.Muted.Render(clip("  "+l, inner)))
@@ -106,12 +110,13 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}
-	lines = lines[:min(len(lines), 7)]
-	for len(lines) < 7 {
+	body := c.height - 3
+	lines = lines[:min(len(lines), body)]
+	for len(lines) < body {
 		lines = append(lines, "")
 	}
 	lines = append(lines, stepsLine(st, v.Steps, inner))
-	return box(style, title, strings.Join(lines, "\n"), w, cardHeight)
+	return box(style, title, strings.Join(lines, "\n"), w, c.height)
 }
 
 // stepsLine lists finished steps compactly: ✓ name duration peak.
@@ -130,28 +135,42 @@ func stepsLine(st themes.Styles, steps []model.StepResult, w int) string {
 	return clip(strings.Join(parts, "  "), w)
 }
 
-// visibleCards picks the cards for the live screen: running trials first,
-// then recently finished ones (kills linger longest).
+// visibleCards picks the cards for the live screen: running trials and
+// recently finished ones (kills linger longest). When there are more than
+// fit, fresh kills win, then running trials; they are shown in plan order
+// so a card does not jump around.
 func visibleCards(s *SweepState, now time.Time, limit int) []*TrialView {
-	var running, recent []*TrialView
+	var kills, running, recent []*TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
 		switch v.Phase {
 		case Running:
-			running = append(running, v)
-		case Finished:
-			linger := cardLinger
 			if v.Killed() {
-				linger = oomCardLinger
+				kills = append(kills, v)
+			} else {
+				running = append(running, v)
 			}
-			if now.Sub(v.Ended) < linger {
+		case Finished:
+			if v.Killed() && now.Sub(v.Ended) < oomCardLinger {
+				kills = append(kills, v)
+			} else if now.Sub(v.Ended) < cardLinger {
 				recent = append(recent, v)
 			}
 		}
 	}
-	out := append(running, recent...)
-	if len(out) > limit {
-		out = out[:limit]
+	picked := map[string]bool{}
+	for _, group := range [][]*TrialView{kills, running, recent} {
+		for _, v := range group {
+			if len(picked) < limit {
+				picked[v.Trial.ID] = true
+			}
+		}
+	}
+	var out []*TrialView
+	for _, id := range s.Order {
+		if picked[id] {
+			out = append(out, s.Trials[id])
+		}
 	}
 	return out
 }

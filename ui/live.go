@@ -13,17 +13,25 @@ type liveModel struct {
 	selected int // index into the visible cards
 }
 
-func (m Model) liveLayout(w, h int) (cols, rows int) {
+// liveLayout fits cards in the body under the two progress lines: as many
+// columns as the width allows, full-height cards when two rows fit,
+// compact ones otherwise.
+func (m Model) liveLayout(w, h int) (cols, rows, height int) {
 	cols = max(w/cardMinWidth, 1)
-	rows = max((h-3)/cardHeight, 1)
-	return cols, rows
+	avail := h - 2
+	height = cardHeight
+	if avail/cardHeight < 2 && avail/compactCardHeight >= 2 {
+		height = compactCardHeight
+	}
+	rows = max(avail/height, 1)
+	return cols, rows, height
 }
 
 func (m Model) liveCards(w, h int) []*TrialView {
 	if m.state == nil {
 		return nil
 	}
-	cols, rows := m.liveLayout(w, h)
+	cols, rows, _ := m.liveLayout(w, h)
 	return visibleCards(m.state, m.now(), cols*rows)
 }
 
@@ -31,7 +39,7 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys
 	w, h := m.bodySize()
 	cards := m.liveCards(w, h)
-	cols, _ := m.liveLayout(w, h)
+	cols, _, _ := m.liveLayout(w, h)
 	sel := min(m.live.selected, max(len(cards)-1, 0))
 	switch {
 	case key.Matches(msg, k.Left):
@@ -47,6 +55,9 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.openDetail(cards[sel])
 		}
 	case key.Matches(msg, k.Stop):
+		if sel < len(cards) && cards[sel].Phase == Finished {
+			m.message = cards[sel].Trial.ID + " has finished: nothing to stop"
+		}
 		if sel < len(cards) && cards[sel].Phase != Finished {
 			id := cards[sel].Trial.ID
 			m.confirm = &confirmation{prompt: fmt.Sprintf("Stop trial %s? It will be recorded as cancelled. y/n", id), yes: func(m *Model) tea.Cmd {
@@ -119,10 +130,10 @@ func (m Model) viewLive(w, h int) string {
 		out = append(out, "", st.Muted.Render(msg))
 		return fit(strings.Join(out, "\n"), w, h)
 	}
-	cols, _ := m.liveLayout(w, h)
+	cols, _, height := m.liveLayout(w, h)
 	cw := w / cols
 	sel := min(m.live.selected, len(cards)-1)
-	ctx := cardCtx{st: st, now: m.now(), hostBytes: m.host.MemTotal, spinner: m.spinner()}
+	ctx := cardCtx{st: st, now: m.now(), hostBytes: m.host.MemTotal, spinner: m.spinner(), height: height}
 	var grid []string
 	for i := 0; i < len(cards); i += cols {
 		var row []string

@@ -140,8 +140,12 @@ func TestQuitWhileRunningAsksThenCancels(t *testing.T) {
 
 func TestStopTrialFromTheLiveScreen(t *testing.T) {
 	m, l := withSweep(t, 120, 40)
-	// The running trial's card is first and selected.
+	// Cards are in plan order; a finished one cannot be stopped.
 	m = keys(t, m, "x")
+	if m.confirm != nil || !strings.Contains(m.message, "t0001 has finished") {
+		t.Fatalf("x on a finished card: confirm %+v message %q", m.confirm, m.message)
+	}
+	m = keys(t, m, "right", "right", "x")
 	if m.confirm == nil || !strings.Contains(m.confirm.prompt, "t0003") {
 		t.Fatalf("confirm %+v", m.confirm)
 	}
