@@ -65,14 +65,28 @@ func (s *sandbox) signal(at time.Time, source string, update func()) {
 	}
 }
 
+// eventOOM handles the engine's oom event: the fastest signal. Where the
+// cgroup is readable its kill counter is the count (the engine may report
+// one OOM condition more than once); elsewhere each event counts one.
 func (s *sandbox) eventOOM(at time.Time, _ int64) {
+	s.mu.Lock()
+	cg := s.cg
+	s.mu.Unlock()
+	if cg != nil {
+		if m, err := cg.read(); err == nil && m.oomKills > 0 {
+			s.signal(at, "events", func() { s.cgroupKills = max(s.cgroupKills, m.oomKills) })
+			return
+		}
+	}
 	s.signal(at, "events", func() { s.eventKills++ })
 }
 
 func (s *sandbox) startSampling(pid int) {
 	if !s.b.opts.ForceStats {
 		if cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, pid); err == nil {
+			s.mu.Lock()
 			s.cg = cg
+			s.mu.Unlock()
 			s.source = fmt.Sprintf("cgroup-v%d", cg.version)
 			go s.sampleCgroup()
 			return
