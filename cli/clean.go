@@ -38,8 +38,12 @@ func newCleanCmd() *cobra.Command {
 				if len(c.Names) > 0 {
 					name = c.Names[0][1:]
 				}
+				kept := ""
+				if c.Labels[docker.LabelKept] != "" {
+					kept = ", kept by --keep"
+				}
 				if dry {
-					fmt.Fprintf(w, "would remove %s (%s, %s)\n", name, c.Labels[docker.LabelTrial], c.State)
+					fmt.Fprintf(w, "would remove %s (trial %s, %s%s)\n", name, c.Labels[docker.LabelTrial], c.State, kept)
 					continue
 				}
 				if err := eng.Cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {

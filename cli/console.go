@@ -33,6 +33,7 @@ type consoleFlags struct {
 	concurrency int
 	seed        uint64
 	reserve     string
+	keep        bool
 }
 
 func (f *consoleFlags) register(cmd *cobra.Command) {
@@ -44,6 +45,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (setup default)")
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
+	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
 }
 
 // runConsole opens the console; demo, if set, starts that sweep at once.
@@ -71,7 +73,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Shell: shell}
 	if eng, err := session.Connect(ctx); err != nil {
@@ -119,6 +121,7 @@ type consoleLauncher struct {
 	connectErr error
 	out        string
 	reserve    int64
+	keep       bool
 
 	mu     sync.Mutex
 	active []*session.Sweep
@@ -130,7 +133,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	}
 	sw, err := l.eng.Launch(l.ctx, session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
-		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Version: Version,
+		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, Version: Version,
 		Progress: func(string) {},
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ type runFlags struct {
 	format      string
 	reserve     string
 	sampleHz    float64
+	keep        bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -58,6 +59,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.format, "format", "table", "matrix format: table or json")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
+	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
 	return cmd
 }
 
@@ -143,7 +145,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	defer eng.Close()
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
-		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Version: Version,
+		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
 	})
 	if err != nil {

@@ -28,7 +28,9 @@ type Spec struct {
 	OutRoot      string
 	ReserveBytes int64
 	SampleEvery  time.Duration
-	Version      string
+	// Keep leaves finished containers for inspection (headroom clean).
+	Keep    bool
+	Version string
 	// Progress receives image build output.
 	Progress func(string)
 }
@@ -92,7 +94,7 @@ func (e *Engine) Launch(ctx context.Context, spec Spec) (*Sweep, error) {
 		te.ImageID = imageIDs[t.Image]
 		m.Tasks = append(m.Tasks, te)
 	}
-	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery})
+	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep})
 	if err != nil {
 		return nil, err
 	}

@@ -507,7 +507,7 @@ func (m Model) viewHelp(w, h int) string {
 		{"everywhere", []key.Binding{k.Screen1, k.Screen2, k.Screen3, k.Screen4, k.Screen5, k.Tab, k.ShiftTab, k.Theme, k.Help, k.Quit}},
 		{"lists", []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.Enter, k.Back, k.Filter}},
 		{"setup", []key.Binding{k.Select, k.Plus, k.Minus, k.Seed, k.Focus, k.Start}},
-		{"live", []key.Binding{k.Stop, k.Shell, k.Enter}},
+		{"live", []key.Binding{k.Stop, k.CancelSweep, k.Shell, k.Enter}},
 		{"detail", []key.Binding{k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}},
 	}
 	var b strings.Builder
@@ -532,7 +532,7 @@ func (m Model) screenHelp() helpFor {
 	case m.screen == SetupScreen:
 		return helpFor{short: append([]key.Binding{k.Select, k.Tab, k.Filter, k.Plus, k.Focus, k.Start}, k.Help, k.Quit)}
 	case m.screen == LiveScreen:
-		return helpFor{short: append([]key.Binding{k.Left, k.Right, k.Enter, k.Stop, k.Shell}, common...)}
+		return helpFor{short: append([]key.Binding{k.Left, k.Right, k.Enter, k.Stop, k.CancelSweep, k.Shell}, common...)}
 	case m.screen == MatrixScreen:
 		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Focus}, common...)}
 	case m.screen == DetailScreen:

@@ -68,6 +68,15 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				return nil
 			}}
 		}
+	case key.Matches(msg, k.CancelSweep):
+		if m.Running() {
+			m.confirm = &confirmation{prompt: fmt.Sprintf("Cancel the sweep? %d running trial(s) stop, %d queued never start; all are recorded as cancelled. y/n", m.state.Running, m.state.Queued()),
+				yes: func(m *Model) tea.Cmd {
+					m.sweep.Cancel()
+					m.message = "cancelling the sweep…"
+					return nil
+				}}
+		}
 	case key.Matches(msg, k.Shell):
 		if sel < len(cards) {
 			return m, m.openShell(cards[sel])

@@ -155,6 +155,18 @@ func TestStopTrialFromTheLiveScreen(t *testing.T) {
 	}
 }
 
+func TestCancelSweepAsksFirst(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	m = keys(t, m, "X")
+	if m.confirm == nil || l.last.cancelled {
+		t.Fatal("X must ask before cancelling")
+	}
+	m = keys(t, m, "y")
+	if !l.last.cancelled || m.quitting {
+		t.Errorf("cancelled %v quitting %v: X cancels the sweep but keeps the console", l.last.cancelled, m.quitting)
+	}
+}
+
 func TestThemeCyclesAndScreensSwitch(t *testing.T) {
 	m, _ := withSweep(t, 120, 40)
 	names := []string{m.theme.Name}

@@ -23,6 +23,7 @@ const (
 	LabelExperiment = "headroom.experiment"
 	LabelTrial      = "headroom.trial"
 	LabelTask       = "headroom.task"
+	LabelKept       = "headroom.kept"
 )
 
 // Options tune the backend.
@@ -34,6 +35,9 @@ type Options struct {
 	// ForceStats samples through the engine's stats stream instead of the
 	// cgroup files, as on a remote engine.
 	ForceStats bool
+	// Keep leaves finished trials' containers (stopped) for inspection,
+	// labelled headroom.kept; `headroom clean` removes them.
+	Keep bool
 }
 
 // Backend runs trials on a Docker Engine.
@@ -172,6 +176,9 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	hc := &container.HostConfig{
 		Resources:   res,
 		NetworkMode: container.NetworkMode(task.Network),
+	}
+	if b.opts.Keep {
+		cfg.Labels[LabelKept] = "1"
 	}
 	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)

@@ -245,3 +245,18 @@ func TestStatsStreamFallback(t *testing.T) {
 		t.Errorf("%d samples, peak %d: the stats stream gave nothing", r.Samples, r.PeakWorkingSetBytes)
 	}
 }
+
+func TestKeepLeavesTheContainerLabelled(t *testing.T) {
+	b := newBackend(t, Options{Keep: true})
+	task := parseTask(t, heavyInstall)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
+	id := results[0].ContainerID
+	info, err := testCli.ContainerInspect(context.Background(), id)
+	if err != nil {
+		t.Fatalf("kept container is gone: %v", err)
+	}
+	testCli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true})
+	if info.Config.Labels[LabelKept] != "1" || info.State.Running {
+		t.Errorf("labels %v running %v: want kept and stopped", info.Config.Labels, info.State.Running)
+	}
+}

@@ -260,9 +260,12 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if info, err := s.b.cli.ContainerInspect(ctx, s.id); err == nil && info.State != nil {
 		f.OOMKilled = info.State.OOMKilled
 	}
-	err := s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
-	if err != nil && IsGone(err) {
-		err = nil
+	var err error
+	if !s.b.opts.Keep {
+		err = s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
+		if err != nil && IsGone(err) {
+			err = nil
+		}
 	}
 	s.b.forget(s.id)
 	close(s.quit)
