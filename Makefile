@@ -5,7 +5,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images run test unit fuzz bench vet e2e clean
+.PHONY: build images run demo sweep test unit fuzz bench vet clean
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
@@ -13,8 +13,16 @@ build:
 images: build
 	$(BIN) images build
 
-# The built-in demo sweep: every built-in task at 1x, 3x and uncapped.
+# The console on the built-in demo tasks.
 run: images
+	$(BIN)
+
+# The console already running the OOM showcase.
+demo: images
+	$(BIN) demo
+
+# The built-in demo sweep, headless: every built-in task at 1x, 3x and uncapped.
+sweep: images
 	$(BIN) run --ratios 1,3,uncapped --repeats 3
 
 vet:
@@ -38,6 +46,7 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker
+	$(GO) test -run '^$$' -bench . -benchmem ./ui
 
 clean:
 	rm -rf bin
