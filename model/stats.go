@@ -1,0 +1,367 @@
+package model
+
+import (
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Statistics of the outcome matrix, after E. Miller, "Adding Error Bars to
+// Evals" (2024): Wilson intervals per cell, means clustered by task per
+// ratio, and differences between ratios paired by task.
+
+// Z95 is the two-sided 95% normal quantile; Z80 the one-sided 80% one.
+var (
+	Z95 = distuv.UnitNormal.Quantile(0.975)
+	Z80 = distuv.UnitNormal.Quantile(0.80)
+)
+
+// DefaultNoisePP is the difference under which a gap is called noise
+// (the brief: distrust gaps under 3 points).
+const DefaultNoisePP = 0.03
+
+// Interval is a closed interval of rates.
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Contains says whether x lies in the interval.
+func (i Interval) Contains(x float64) bool { return i.Lo <= x && x <= i.Hi }
+
+// Wilson is the Wilson score 95% interval of k successes in n trials; with
+// no trials it is the whole [0, 1].
+func Wilson(k, n int) Interval {
+	if n <= 0 {
+		return Interval{0, 1}
+	}
+	p, nf, z := float64(k)/float64(n), float64(n), Z95
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return Interval{math.Max(0, centre-half), math.Min(1, centre+half)}
+}
+
+// Count is k events in n trials, for one task (row) at one ratio.
+type Count struct{ K, N int }
+
+// Rate is k/n (0 with no trials).
+func (c Count) Rate() float64 { return ratio(c.K, c.N) }
+
+// Estimate is a mean with its standard error and 95% interval.
+type Estimate struct {
+	Mean   float64  `json:"mean"`
+	SE     float64  `json:"se"`
+	CI     Interval `json:"ci"`
+	Tasks  int      `json:"tasks"`
+	Trials int      `json:"trials"`
+}
+
+// ClusteredMean is the mean over all trials with a standard error
+// clustered by task: repeats of one task are correlated, so the variance
+// is summed over tasks of the squared sum of residuals,
+// SE² = Σ_task (k_t − n_t·p)² / N².
+func ClusteredMean(tasks []Count) Estimate {
+	var e Estimate
+	var k int
+	for _, c := range tasks {
+		if c.N == 0 {
+			continue
+		}
+		e.Tasks++
+		e.Trials += c.N
+		k += c.K
+	}
+	if e.Trials == 0 {
+		e.CI = Interval{0, 1}
+		return e
+	}
+	p := float64(k) / float64(e.Trials)
+	var v float64
+	for _, c := range tasks {
+		r := float64(c.K) - float64(c.N)*p
+		v += r * r
+	}
+	e.Mean = p
+	e.SE = math.Sqrt(v) / float64(e.Trials)
+	e.CI = Interval{math.Max(0, p-Z95*e.SE), math.Min(1, p+Z95*e.SE)}
+	return e
+}
+
+// Paired is the difference other − base over tasks run at both ratios.
+type Paired struct {
+	Tasks int      `json:"tasks"`
+	Diff  float64  `json:"diff"`
+	SE    float64  `json:"se"`
+	CI    Interval `json:"ci"`
+	P     float64  `json:"p"`
+	// SDTask is the standard deviation of the per-task differences, the
+	// input to power calculations.
+	SDTask float64 `json:"sd_task"`
+}
+
+// plusTwoVar is the binomial variance of one rate with the Agresti–Caffo
+// adjustment, so 0/3 and 3/3 are not treated as certain.
+func plusTwoVar(c Count) float64 {
+	p := (float64(c.K) + 1) / (float64(c.N) + 2)
+	return p * (1 - p) / float64(c.N)
+}
+
+// PairedDiff compares two ratios task by task. The standard error comes
+// from the spread of the per-task differences (Student's t with T−1
+// degrees of freedom), floored by the binomial sampling error of the
+// cells, which the spread of a few tasks can understate (every task going
+// from 0/3 to 3/3 has no spread at all). With one task it is that task's
+// two-proportion comparison, with Fisher's exact p-value.
+func PairedDiff(base, other []Count) Paired {
+	var d []float64
+	var floor float64
+	var pb, po []Count
+	for i := range base {
+		if base[i].N == 0 || other[i].N == 0 {
+			continue
+		}
+		d = append(d, other[i].Rate()-base[i].Rate())
+		floor += plusTwoVar(base[i]) + plusTwoVar(other[i])
+		pb, po = append(pb, base[i]), append(po, other[i])
+	}
+	r := Paired{Tasks: len(d)}
+	if r.Tasks == 0 {
+		r.P, r.CI = 1, Interval{-1, 1}
+		return r
+	}
+	t := float64(r.Tasks)
+	r.Diff = stat.Mean(d, nil)
+	floorSE := math.Sqrt(floor) / t
+	if r.Tasks == 1 {
+		r.SE = floorSE
+		r.CI = Interval{r.Diff - Z95*r.SE, r.Diff + Z95*r.SE}
+		r.P = FisherExact(po[0].K, po[0].N-po[0].K, pb[0].K, pb[0].N-pb[0].K)
+		return r
+	}
+	r.SDTask = stat.StdDev(d, nil)
+	r.SE = math.Max(r.SDTask/math.Sqrt(t), floorSE)
+	tdist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t - 1}
+	q := tdist.Quantile(0.975)
+	r.CI = Interval{r.Diff - q*r.SE, r.Diff + q*r.SE}
+	if r.SE == 0 {
+		r.P = 1
+		if r.Diff != 0 {
+			r.P = 0
+		}
+		return r
+	}
+	r.P = 2 * tdist.Survival(math.Abs(r.Diff)/r.SE)
+	return r
+}
+
+// FisherExact is the two-sided p-value of Fisher's exact test on the 2×2
+// table [[a, b], [c, d]]: the total probability, under fixed margins, of
+// every table no more likely than the one observed.
+func FisherExact(a, b, c, d int) float64 {
+	if a < 0 || b < 0 || c < 0 || d < 0 {
+		return math.NaN()
+	}
+	row1, col1, n := a+b, a+c, a+b+c+d
+	if n == 0 {
+		return 1
+	}
+	lf := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	logP := func(x int) float64 {
+		return lf(row1) + lf(n-row1) + lf(col1) + lf(n-col1) - lf(n) - lf(x) - lf(row1-x) - lf(col1-x) - lf(n-row1-col1+x)
+	}
+	observed := logP(a)
+	lo, hi := max(0, row1+col1-n), min(row1, col1)
+	var p float64
+	for x := lo; x <= hi; x++ {
+		if lp := logP(x); lp <= observed+1e-7 {
+			p += math.Exp(lp)
+		}
+	}
+	return math.Min(1, p)
+}
+
+// Noise says whether a difference cannot be told from noise: its interval
+// contains zero or it is smaller than the threshold.
+func Noise(diff float64, ci Interval, threshold float64) bool {
+	return ci.Contains(0) || math.Abs(diff) < threshold
+}
+
+// MinDetectable is the smallest difference a design with this standard
+// error detects at 80% power and α = 0.05 (two-sided).
+func MinDetectable(se float64) float64 { return (Z95 + Z80) * se }
+
+// RepeatsNeeded is how many repeats per task and ratio would detect delta
+// with T tasks, from the observed spread of per-task differences sdTask
+// at the current repeats k and mean within-task binomial variance w (the
+// sum of p(1−p) at the two ratios). The spread splits into a part between
+// tasks, which repeats cannot shrink, and w/k. It returns 0 when no number
+// of repeats suffices (more tasks are needed).
+func RepeatsNeeded(delta, sdTask, w float64, k, tasks int) int {
+	if delta <= 0 || tasks < 1 || k < 1 {
+		return 0
+	}
+	between := math.Max(sdTask*sdTask-w/float64(k), 0)
+	budget := delta * delta * float64(tasks) / ((Z95 + Z80) * (Z95 + Z80))
+	if budget <= between {
+		return 0
+	}
+	if w == 0 {
+		return 1
+	}
+	return int(math.Ceil(w / (budget - between)))
+}
+
+// Analysis is the statistics of a matrix against a baseline ratio.
+type Analysis struct {
+	Baseline    Ratio        `json:"baseline"`
+	NoisePP     float64      `json:"noise_threshold"`
+	ByRatio     []RatioStats `json:"by_ratio"`
+	Cells       []CellStats  `json:"cells"`
+	Comparisons []Comparison `json:"comparisons"`
+	Power       Power        `json:"power"`
+	rows        map[RowKey]map[Ratio]CellStats
+}
+
+// RatioStats is one ratio across tasks.
+type RatioStats struct {
+	Ratio   Ratio    `json:"ratio"`
+	Success Estimate `json:"success"`
+	Infra   Estimate `json:"infra_error"`
+}
+
+// CellStats is one task · agent at one ratio.
+type CellStats struct {
+	RowKey
+	Ratio   Ratio    `json:"ratio"`
+	Success Count    `json:"success"`
+	Infra   Count    `json:"infra_error"`
+	SuccCI  Interval `json:"success_ci"`
+	InfraCI Interval `json:"infra_error_ci"`
+	// FisherP compares the cell's success with the same task at the
+	// baseline (1 at the baseline itself).
+	FisherP float64 `json:"fisher_p_vs_baseline"`
+	Noise   bool    `json:"noise_vs_baseline"`
+}
+
+// Comparison is one ratio against the baseline for one metric.
+type Comparison struct {
+	Metric string `json:"metric"` // "success" or "infra-error"
+	Base   Ratio  `json:"base"`
+	Other  Ratio  `json:"other"`
+	Paired
+	Noise         bool    `json:"noise"`
+	MinDetectable float64 `json:"min_detectable"`
+}
+
+// Power summarises what the design can tell apart.
+type Power struct {
+	Tasks   int `json:"tasks"`
+	Repeats int `json:"repeats"`
+	// MinDetectable is the median over the success comparisons.
+	MinDetectable float64 `json:"min_detectable"`
+	// Detect is the difference asked about and RepeatsNeeded the repeats
+	// per cell that would detect it (0: not with this many tasks).
+	Detect        float64 `json:"detect"`
+	RepeatsNeeded int     `json:"repeats_needed"`
+}
+
+// Analyze computes every statistic of the matrix against baseline, calling
+// differences under noisePP noise; detect is the difference the power line
+// is asked about.
+func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
+	a := &Analysis{Baseline: baseline, NoisePP: noisePP, rows: map[RowKey]map[Ratio]CellStats{}}
+	counts := func(r Ratio) (succ, infra []Count) {
+		for _, row := range m.Rows {
+			var s, i Count
+			if c := m.Cell(row, r); c != nil {
+				s = Count{c.Rates.Successes, c.Rates.Counted}
+				i = Count{c.Rates.InfraErrs, c.Rates.Counted}
+			}
+			succ, infra = append(succ, s), append(infra, i)
+		}
+		return succ, infra
+	}
+	baseSucc, baseInfra := counts(baseline)
+	var mdes []float64
+	var sds, ws []float64
+	repeats := 0
+	for _, r := range m.Ratios {
+		succ, infra := counts(r)
+		a.ByRatio = append(a.ByRatio, RatioStats{Ratio: r, Success: ClusteredMean(succ), Infra: ClusteredMean(infra)})
+		for i, row := range m.Rows {
+			cs := CellStats{RowKey: row, Ratio: r, Success: succ[i], Infra: infra[i], SuccCI: Wilson(succ[i].K, succ[i].N), InfraCI: Wilson(infra[i].K, infra[i].N), FisherP: 1, Noise: true}
+			repeats = max(repeats, succ[i].N)
+			if r != baseline && succ[i].N > 0 && baseSucc[i].N > 0 {
+				b := baseSucc[i]
+				cs.FisherP = FisherExact(succ[i].K, succ[i].N-succ[i].K, b.K, b.N-b.K)
+				cs.Noise = cs.FisherP >= 0.05 || math.Abs(succ[i].Rate()-b.Rate()) < noisePP
+			}
+			a.Cells = append(a.Cells, cs)
+			if a.rows[row] == nil {
+				a.rows[row] = map[Ratio]CellStats{}
+			}
+			a.rows[row][r] = cs
+		}
+		if r == baseline {
+			continue
+		}
+		for _, metric := range []struct {
+			name        string
+			base, other []Count
+		}{{"success", baseSucc, succ}, {"infra-error", baseInfra, infra}} {
+			p := PairedDiff(metric.base, metric.other)
+			if p.Tasks == 0 {
+				continue
+			}
+			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE)}
+			a.Comparisons = append(a.Comparisons, c)
+			if metric.name == "success" {
+				mdes = append(mdes, c.MinDetectable)
+				sds = append(sds, p.SDTask)
+				var w float64
+				for i := range metric.base {
+					if metric.base[i].N > 0 && metric.other[i].N > 0 {
+						pb, po := metric.base[i].Rate(), metric.other[i].Rate()
+						w += pb*(1-pb) + po*(1-po)
+					}
+				}
+				ws = append(ws, w/float64(p.Tasks))
+			}
+		}
+	}
+	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect}
+	if len(mdes) > 0 {
+		a.Power.MinDetectable = median(mdes)
+		a.Power.RepeatsNeeded = RepeatsNeeded(detect, median(sds), median(ws), max(repeats, 1), len(m.Rows))
+	}
+	return a
+}
+
+// Cell returns a cell's statistics.
+func (a *Analysis) Cell(row RowKey, r Ratio) (CellStats, bool) {
+	c, ok := a.rows[row][r]
+	return c, ok
+}
+
+// Comparison returns one comparison against the baseline.
+func (a *Analysis) Comparison(metric string, other Ratio) (Comparison, bool) {
+	for _, c := range a.Comparisons {
+		if c.Metric == metric && c.Other == other {
+			return c, true
+		}
+	}
+	return Comparison{}, false
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
