@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ type runFlags struct {
 	reserve     string
 	sampleHz    float64
 	keep        bool
+	stats       statsFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -56,7 +58,8 @@ func newRunCmd() *cobra.Command {
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (admission control may run fewer)")
 	fl.StringVar(&f.seed, "seed", "", "master seed (default: random, recorded in the manifest)")
 	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
-	fl.StringVar(&f.format, "format", "table", "matrix format: table or json")
+	fl.StringVar(&f.format, "format", "table", "report format: "+strings.Join(report.Formats, ", "))
+	f.stats.register(cmd)
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
@@ -70,6 +73,7 @@ type sweepSetup struct {
 	seed     uint64
 	reserve  int64
 	interval time.Duration
+	report   report.Options
 }
 
 func (f *runFlags) validate() (sweepSetup, error) {
@@ -84,8 +88,11 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	if f.concurrency < 1 || f.concurrency > 256 {
 		return s, usagef("--concurrency must be between 1 and 256 (got %d)", f.concurrency)
 	}
-	if f.format != "table" && f.format != "json" {
-		return s, usagef("--format must be table or json (got %q)", f.format)
+	if !slices.Contains(report.Formats, f.format) {
+		return s, usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), f.format)
+	}
+	if s.report, err = f.stats.options(); err != nil {
+		return s, err
 	}
 	if f.sampleHz <= 0 || f.sampleHz > 1000 {
 		return s, usagef("--sample-hz must be between 0 and 1000 (got %v)", f.sampleHz)
@@ -169,15 +176,10 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err := sw.Err(); err != nil {
 		return err
 	}
-	matrix := model.NewMatrix(setup.ratios, results)
 	fmt.Fprintln(stderr)
-	switch f.format {
-	case "json":
-		err = report.JSON(stdout, sw.ID, matrix)
-	default:
-		err = report.Table(stdout, matrix)
-	}
-	if err != nil {
+	m, _ := store.ReadManifest(sw.Dir)
+	rep := report.New(sw.ID, &m, setup.ratios, results, setup.report)
+	if err := rep.Write(stdout, f.format); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)

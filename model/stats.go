@@ -137,7 +137,7 @@ func PairedDiff(base, other []Count) Paired {
 	floorSE := math.Sqrt(floor) / t
 	if r.Tasks == 1 {
 		r.SE = floorSE
-		r.CI = Interval{r.Diff - Z95*r.SE, r.Diff + Z95*r.SE}
+		r.CI = clipDiff(Interval{r.Diff - Z95*r.SE, r.Diff + Z95*r.SE})
 		r.P = FisherExact(po[0].K, po[0].N-po[0].K, pb[0].K, pb[0].N-pb[0].K)
 		return r
 	}
@@ -145,7 +145,7 @@ func PairedDiff(base, other []Count) Paired {
 	r.SE = math.Max(r.SDTask/math.Sqrt(t), floorSE)
 	tdist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t - 1}
 	q := tdist.Quantile(0.975)
-	r.CI = Interval{r.Diff - q*r.SE, r.Diff + q*r.SE}
+	r.CI = clipDiff(Interval{r.Diff - q*r.SE, r.Diff + q*r.SE})
 	if r.SE == 0 {
 		r.P = 1
 		if r.Diff != 0 {
@@ -156,6 +156,9 @@ func PairedDiff(base, other []Count) Paired {
 	r.P = 2 * tdist.Survival(math.Abs(r.Diff)/r.SE)
 	return r
 }
+
+// clipDiff keeps a difference of rates within [−1, 1].
+func clipDiff(i Interval) Interval { return Interval{math.Max(i.Lo, -1), math.Min(i.Hi, 1)} }
 
 // FisherExact is the two-sided p-value of Fisher's exact test on the 2×2
 // table [[a, b], [c, d]]: the total probability, under fixed margins, of

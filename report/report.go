@@ -1,48 +1,140 @@
-// Package report renders an experiment's outcome matrix for people (a
-// table) and programs (JSON).
+// Package report renders an experiment's outcome matrix and statistics
+// for people (table, markdown) and programs (CSV, JSON), and draws plots.
 package report
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
 )
 
-// Table writes the matrix: per row and ratio the passes over counted
-// trials and one glyph per trial, then per-ratio success and infra-error
-// rates, then the glyph legend.
-func Table(w io.Writer, m *model.Matrix) error {
+// Report is everything a report shows.
+type Report struct {
+	Experiment string
+	Manifest   *store.Manifest
+	Matrix     *model.Matrix
+	Analysis   *model.Analysis
+	Trials     []model.TrialResult
+}
+
+// Options choose the comparisons.
+type Options struct {
+	Baseline model.Ratio
+	NoisePP  float64
+	DetectPP float64
+}
+
+// DefaultOptions compares against 1x, calls gaps under 3 points noise and
+// asks what detecting 3 points would take.
+func DefaultOptions() Options {
+	return Options{Baseline: model.Ratio{K: 1}, NoisePP: model.DefaultNoisePP, DetectPP: model.DefaultNoisePP}
+}
+
+// New analyses results. The baseline falls back to the tightest ratio
+// present when the asked one was not run.
+func New(experiment string, m *store.Manifest, ratios []model.Ratio, trials []model.TrialResult, o Options) *Report {
+	mx := model.NewMatrix(ratios, trials)
+	base := o.Baseline
+	found := false
+	for _, r := range mx.Ratios {
+		found = found || r == base
+	}
+	if !found && len(mx.Ratios) > 0 {
+		base = mx.Ratios[0]
+	}
+	return &Report{Experiment: experiment, Manifest: m, Matrix: mx, Analysis: model.Analyze(mx, base, o.NoisePP, o.DetectPP), Trials: trials}
+}
+
+// Formats lists what Write accepts.
+var Formats = []string{"table", "markdown", "csv", "json"}
+
+// Write renders the report in a format.
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "table":
+		return r.Table(w)
+	case "markdown", "md":
+		return r.Markdown(w)
+	case "csv":
+		return r.CSV(w)
+	case "json":
+		return r.JSON(w)
+	}
+	return fmt.Errorf("unknown format %q: use %s", format, strings.Join(Formats, ", "))
+}
+
+func pp(x float64) string { return fmt.Sprintf("%+.0fpp", 100*x) }
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+func ci(i model.Interval) string { return fmt.Sprintf("[%.0f–%.0f%%]", 100*i.Lo, 100*i.Hi) }
+
+func ciPP(i model.Interval) string { return fmt.Sprintf("[%+.0f, %+.0f]", 100*i.Lo, 100*i.Hi) }
+
+func pval(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+func label(noise bool) string {
+	if noise {
+		return "noise"
+	}
+	return "real"
+}
+
+func glyphs(c *model.Cell) string {
+	var g strings.Builder
+	for _, o := range c.Outcomes {
+		g.WriteString(o.Glyph())
+	}
+	return g.String()
+}
+
+// cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline.
+func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
+	c := r.Matrix.Cell(row, ratio)
+	if c == nil {
+		return "-"
+	}
+	s, _ := r.Analysis.Cell(row, ratio)
+	return fmt.Sprintf("%d/%d %s %s", c.Rates.Successes, c.Rates.Counted, glyphs(c), ci(s.SuccCI))
+}
+
+// Table writes the matrix with intervals, per-ratio rates, the paired
+// comparisons against the baseline and the power line.
+func (r *Report) Table(w io.Writer) error {
+	a := r.Analysis
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"task · agent"}
-	for _, r := range m.Ratios {
-		head = append(head, r.String())
+	for _, ratio := range r.Matrix.Ratios {
+		head = append(head, ratio.String())
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, row := range m.Rows {
+	for _, row := range r.Matrix.Rows {
 		cols := []string{row.Task + " · " + row.Agent}
-		for _, r := range m.Ratios {
-			c := m.Cell(row, r)
-			if c == nil {
-				cols = append(cols, "-")
-				continue
-			}
-			var g strings.Builder
-			for _, o := range c.Outcomes {
-				g.WriteString(o.Glyph())
-			}
-			cols = append(cols, fmt.Sprintf("%d/%d %s", c.Rates.Successes, c.Rates.Counted, g.String()))
+		for _, ratio := range r.Matrix.Ratios {
+			cols = append(cols, r.cellText(row, ratio))
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	succ, infra := []string{"success rate"}, []string{"infra-error rate"}
-	for _, r := range m.Ratios {
-		rt := m.ByRatio[r]
-		succ = append(succ, pct(rt.Successes, rt.Counted))
-		infra = append(infra, pct(rt.InfraErrs, rt.Counted))
+	for _, rs := range a.ByRatio {
+		succ = append(succ, fmt.Sprintf("%s ±%.0f (%d/%d)", pct(rs.Success.Mean), 100*model.Z95*rs.Success.SE, int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
+		infra = append(infra, fmt.Sprintf("%s ±%.0f", pct(rs.Infra.Mean), 100*model.Z95*rs.Infra.SE))
 	}
 	fmt.Fprintln(tw, strings.Join(succ, "\t"))
 	fmt.Fprintln(tw, strings.Join(infra, "\t"))
@@ -53,15 +145,105 @@ func Table(w io.Writer, m *model.Matrix) error {
 	for _, o := range model.Outcomes {
 		legend = append(legend, o.Glyph()+" "+string(o))
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(legend, "  "))
+	fmt.Fprintf(w, "\n%s\n[lo–hi%%] Wilson 95%% interval; ± is 95%% half-width, clustered by task\n", strings.Join(legend, "  "))
+	if len(a.Comparisons) > 0 {
+		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t")
+		for _, c := range a.Comparisons {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.0fpp\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, label(c.Noise))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, "\n"+r.PowerLine())
 	return err
 }
 
-func pct(a, b int) string {
-	if b == 0 {
-		return "-"
+// PowerLine says what the design can tell apart.
+func (r *Report) PowerLine() string {
+	p := r.Analysis.Power
+	if p.MinDetectable == 0 {
+		return fmt.Sprintf("power: %d task·agent rows × %d repeats; run at least two ratios to compare", p.Tasks, p.Repeats)
 	}
-	return fmt.Sprintf("%.0f%% (%d/%d)", 100*float64(a)/float64(b), a, b)
+	line := fmt.Sprintf("power: %d task·agent rows × %d repeats detect a success difference of %.0fpp at 80%% power, α=0.05",
+		p.Tasks, p.Repeats, 100*p.MinDetectable)
+	switch {
+	case p.Detect <= 0:
+	case p.RepeatsNeeded == 0:
+		line += fmt.Sprintf("; detecting %.0fpp needs more tasks, not more repeats", 100*p.Detect)
+	default:
+		line += fmt.Sprintf("; detecting %.0fpp needs about %d repeats per cell", 100*p.Detect, p.RepeatsNeeded)
+	}
+	return line
+}
+
+// Markdown writes the same as Table as GitHub-flavoured markdown.
+func (r *Report) Markdown(w io.Writer) error {
+	a := r.Analysis
+	title := r.Experiment
+	if title == "" {
+		title = "experiment"
+	}
+	fmt.Fprintf(w, "# headroom report: %s\n\n", title)
+	if m := r.Manifest; m != nil {
+		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · Docker %s (cgroup v%s) · kernel %s · %d CPUs, %s\n\n",
+			m.Seed, m.Repeats, m.Concurrency, m.Engine.Version, m.Engine.CgroupVersion, m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
+	}
+	head := "| task · agent |"
+	sep := "|---|"
+	for _, ratio := range r.Matrix.Ratios {
+		head += " " + ratio.String() + " |"
+		sep += "---|"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, sep)
+	for _, row := range r.Matrix.Rows {
+		line := "| " + row.Task + " · " + row.Agent + " |"
+		for _, ratio := range r.Matrix.Ratios {
+			line += " `" + r.cellText(row, ratio) + "` |"
+		}
+		fmt.Fprintln(w, line)
+	}
+	succ, infra := "| **success rate** |", "| **infra-error rate** |"
+	for _, rs := range a.ByRatio {
+		succ += fmt.Sprintf(" %s ±%.0f |", pct(rs.Success.Mean), 100*model.Z95*rs.Success.SE)
+		infra += fmt.Sprintf(" %s ±%.0f |", pct(rs.Infra.Mean), 100*model.Z95*rs.Infra.SE)
+	}
+	fmt.Fprintln(w, succ)
+	fmt.Fprintln(w, infra)
+	if len(a.Comparisons) > 0 {
+		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
+		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		for _, c := range a.Comparisons {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %.0fpp | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, label(c.Noise))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())
+	return err
+}
+
+// CSV writes one row per cell and one per ratio (kind = cell | ratio).
+func (r *Report) CSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "fisher_p_vs_baseline", "noise_vs_baseline", "outcomes"})
+	for _, c := range r.Analysis.Cells {
+		if c.Success.N == 0 {
+			continue
+		}
+		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
+		cw.Write([]string{"cell", c.Task, c.Agent, c.Ratio.String(), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
+			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.FisherP), strconv.FormatBool(c.Noise), glyphs(cell)})
+	}
+	for _, rs := range r.Analysis.ByRatio {
+		cw.Write([]string{"ratio", "", "", rs.Ratio.String(), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
+			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), "", "", ""})
+	}
+	cw.Flush()
+	return cw.Error()
 }
 
 // JSONCell is one cell in the JSON form.
@@ -85,27 +267,33 @@ type JSONRatio struct {
 	InfraErrorRate float64     `json:"infra_error_rate"`
 }
 
-// JSON writes the matrix as one JSON document.
-func JSON(w io.Writer, experiment string, m *model.Matrix) error {
+// JSON writes one document holding everything needed to recompute the
+// statistics: the manifest, every trial record with its seed, the matrix
+// and the analysis.
+func (r *Report) JSON(w io.Writer) error {
 	doc := struct {
-		Experiment string      `json:"experiment"`
-		Cells      []JSONCell  `json:"cells"`
-		Ratios     []JSONRatio `json:"ratios"`
-	}{Experiment: experiment, Cells: []JSONCell{}}
+		Experiment string              `json:"experiment"`
+		Manifest   *store.Manifest     `json:"manifest,omitempty"`
+		Cells      []JSONCell          `json:"cells"`
+		Ratios     []JSONRatio         `json:"ratios"`
+		Analysis   *model.Analysis     `json:"analysis"`
+		Trials     []model.TrialResult `json:"trials"`
+	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, Trials: r.Trials}
+	m := r.Matrix
 	for _, row := range m.Rows {
-		for _, r := range m.Ratios {
-			c := m.Cell(row, r)
+		for _, ratio := range m.Ratios {
+			c := m.Cell(row, ratio)
 			if c == nil {
 				continue
 			}
-			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: r, Outcomes: c.Outcomes,
+			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: ratio, Outcomes: c.Outcomes,
 				Counted: c.Rates.Counted, Successes: c.Rates.Successes, InfraErrors: c.Rates.InfraErrs,
 				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate()})
 		}
 	}
-	for _, r := range m.Ratios {
-		rt := m.ByRatio[r]
-		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: r, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate()})
+	for _, ratio := range m.Ratios {
+		rt := m.ByRatio[ratio]
+		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate()})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/spf13/cobra"
+)
+
+func newCompareCmd() *cobra.Command {
+	var out string
+	var sf statsFlags
+	cmd := &cobra.Command{
+		Use:   "compare EXP_A EXP_B",
+		Short: "Compare two experiments (other day, other host) paired by task and ratio, and list how their setups differ",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			var ms [2]store.Manifest
+			var trials [2][]model.TrialResult
+			for i, a := range args {
+				dir, err := findExperiment(a, out)
+				if err != nil {
+					return err
+				}
+				if ms[i], trials[i], err = loadExperiment(dir, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)
+			if diffs := manifestDiffs(ms[0], ms[1]); len(diffs) > 0 {
+				fmt.Fprintln(w, "Setups differ (each is a noise source of its own):")
+				for _, d := range diffs {
+					fmt.Fprintln(w, "  "+d)
+				}
+				fmt.Fprintln(w)
+			} else {
+				fmt.Fprintln(w, "Setups match: engine, kernel, host size, concurrency and repeats are the same.")
+			}
+			ma := model.NewMatrix(ms[0].Ratios, trials[0])
+			mb := model.NewMatrix(ms[1].Ratios, trials[1])
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp\ttasks\t")
+			for _, r := range ma.Ratios {
+				if _, ok := mb.ByRatio[r]; !ok {
+					continue
+				}
+				for _, metric := range []string{"success", "infra-error"} {
+					var ca, cb []model.Count
+					for _, row := range ma.Rows {
+						a, b := ma.Cell(row, r), mb.Cell(row, r)
+						if a == nil || b == nil {
+							continue
+						}
+						pick := func(c *model.Cell) model.Count {
+							if metric == "success" {
+								return model.Count{K: c.Rates.Successes, N: c.Rates.Counted}
+							}
+							return model.Count{K: c.Rates.InfraErrs, N: c.Rates.Counted}
+						}
+						ca, cb = append(ca, pick(a)), append(cb, pick(b))
+					}
+					if len(ca) == 0 {
+						continue
+					}
+					p := model.PairedDiff(ca, cb)
+					ea, eb := model.ClusteredMean(ca), model.ClusteredMean(cb)
+					label := "real"
+					if model.Noise(p.Diff, p.CI, opts.NoisePP) {
+						label = "noise"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%.3f\t%d\t%s\n", r, metric, 100*ea.Mean, 100*eb.Mean, 100*p.Diff, 100*p.CI.Lo, 100*p.CI.Hi, p.P, p.Tasks, label)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	sf.register(cmd)
+	return cmd
+}
+
+// manifestDiffs lists what differs between two experiments' setups.
+func manifestDiffs(a, b store.Manifest) []string {
+	var out []string
+	add := func(name string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			out = append(out, fmt.Sprintf("%-16s A %v · B %v", name, x, y))
+		}
+	}
+	add("engine", a.Engine.Version, b.Engine.Version)
+	add("cgroup", a.Engine.CgroupVersion+"/"+a.Engine.CgroupDriver, b.Engine.CgroupVersion+"/"+b.Engine.CgroupDriver)
+	add("memory sampling", a.Engine.SampleSource, b.Engine.SampleSource)
+	add("kernel", a.Host.Kernel, b.Host.Kernel)
+	add("host", a.Host.Hostname, b.Host.Hostname)
+	add("host CPUs", a.Host.CPUs, b.Host.CPUs)
+	add("host memory", model.FormatBytes(a.Host.MemoryBytes), model.FormatBytes(b.Host.MemoryBytes))
+	add("concurrency", a.Concurrency, b.Concurrency)
+	add("repeats", a.Repeats, b.Repeats)
+	add("seed", a.Seed, b.Seed)
+	add("headroom", a.Version, b.Version)
+	var ta, tb []string
+	for _, t := range a.Tasks {
+		ta = append(ta, t.Name+"@"+t.ImageID)
+	}
+	for _, t := range b.Tasks {
+		tb = append(tb, t.Name+"@"+t.ImageID)
+	}
+	add("tasks/images", strings.Join(ta, " "), strings.Join(tb, " "))
+	return out
+}

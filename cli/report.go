@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/spf13/cobra"
+)
+
+// statsFlags choose the comparisons a report makes.
+type statsFlags struct {
+	baseline, noise, detect string
+}
+
+func (s *statsFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&s.baseline, "baseline", "1x", "ratio every other ratio is compared with")
+	cmd.Flags().StringVar(&s.noise, "noise", "3pp", "differences under this are labelled noise")
+	cmd.Flags().StringVar(&s.detect, "detect", "3pp", "difference the power line asks about")
+}
+
+// parsePP reads "3pp", "3", "0.03" as a rate difference.
+func parsePP(flag, v string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(v), "pp")
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || x < 0 || x > 100 {
+		return 0, usagef("--%s must be percentage points like 3pp (got %q)", flag, v)
+	}
+	if x >= 1 || strings.HasSuffix(v, "pp") {
+		x /= 100
+	}
+	return x, nil
+}
+
+func (s *statsFlags) options() (report.Options, error) {
+	o := report.DefaultOptions()
+	var err error
+	if o.Baseline, err = model.ParseRatio(s.baseline); err != nil {
+		return o, usagef("--baseline: %v", err)
+	}
+	if o.NoisePP, err = parsePP("noise", s.noise); err != nil {
+		return o, err
+	}
+	if o.DetectPP, err = parsePP("detect", s.detect); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// findExperiment resolves EXP: a directory, or an id under the store root.
+func findExperiment(arg, root string) (string, error) {
+	for _, dir := range []string{arg, filepath.Join(root, arg)} {
+		if _, err := os.Stat(filepath.Join(dir, store.ManifestFile)); err == nil {
+			return dir, nil
+		}
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return "", usagef("%s is not an experiment directory (no %s in it)", arg, store.ManifestFile)
+	}
+	return "", usagef("experiment %q not found: give its directory or an id under %s (`headroom report --list`)", arg, root)
+}
+
+// loadExperiment reads an experiment's manifest and trials.
+func loadExperiment(dir string, stderr interface{ Write([]byte) (int, error) }) (store.Manifest, []model.TrialResult, error) {
+	m, err := store.ReadManifest(dir)
+	if err != nil {
+		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
+	}
+	trials, torn, err := store.ReadTrials(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, nil, usageError{err}
+	}
+	if torn {
+		fmt.Fprintf(stderr, "warning: %s ends in a torn line (a crash mid-write); it was skipped\n", filepath.Join(dir, store.TrialsFile))
+	}
+	return m, trials, nil
+}
+
+func newReportCmd() *cobra.Command {
+	var sf statsFlags
+	var format, out, plot, plotTrial string
+	var list bool
+	cmd := &cobra.Command{
+		Use:   "report [EXP]",
+		Short: "Print an experiment's matrix, intervals, paired comparisons and power",
+		Example: `  headroom report 20261129-184423-46d0
+  headroom report ./exp --format markdown --baseline 1x --noise 3pp --detect 2pp
+  headroom report EXP --plot shape.png`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if list || len(args) == 0 {
+				return listExperiments(cmd, out)
+			}
+			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(report.Formats, format) {
+				return usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), format)
+			}
+			dir, err := findExperiment(args[0], out)
+			if err != nil {
+				return err
+			}
+			m, trials, err := loadExperiment(dir, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			rep := report.New(m.ID, &m, m.Ratios, trials, opts)
+			if plot != "" {
+				if err := rep.Plot(plot); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", plot)
+			}
+			if plotTrial != "" {
+				parts := strings.SplitN(plotTrial, "=", 2)
+				if len(parts) != 2 {
+					return usagef("--plot-trial takes TRIAL=FILE, e.g. t0003=t0003.png")
+				}
+				samples, _, err := store.ReadTrace(dir, parts[0])
+				if err != nil {
+					return err
+				}
+				if err := rep.PlotTrial(parts[0], samples, parts[1]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", parts[1])
+			}
+			return rep.Write(cmd.OutOrStdout(), format)
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	cmd.Flags().StringVar(&plot, "plot", "", "also draw success and infra-error rate against ratio (and peaks against limits) to FILE.png or FILE.svg")
+	cmd.Flags().StringVar(&plotTrial, "plot-trial", "", "also draw one trial's memory timeline: TRIAL=FILE.png")
+	cmd.Flags().BoolVar(&list, "list", false, "list the experiments in the store")
+	return cmd
+}
+
+func listExperiments(cmd *cobra.Command, root string) error {
+	list, err := store.List(root)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if len(list) == 0 {
+		fmt.Fprintf(w, "no experiments under %s\n", root)
+		return nil
+	}
+	for _, s := range list {
+		fmt.Fprintf(w, "%-24s %-12s %5d trials  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
+	}
+	return nil
+}

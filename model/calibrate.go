@@ -1,0 +1,140 @@
+package model
+
+import (
+	"math"
+	"sort"
+)
+
+// Calibration recommends a task's guarantee and hard limit from what its
+// trials really used.
+type Calibration struct {
+	Task      string `json:"task"`
+	SpecBytes int64  `json:"spec_bytes"`
+	// NeedBytes holds, per agent and repeat, the peak working set of that
+	// trajectory in a trial that was not killed (repeats share their seed
+	// across ratios, so an uncapped run shows what a killed one needed).
+	NeedBytes []int64 `json:"need_bytes"`
+	// Censored counts trajectories killed at every ratio tried: their need
+	// is only known to exceed CensoredAboveBytes.
+	Censored           int   `json:"censored"`
+	CensoredAboveBytes int64 `json:"censored_above_bytes,omitempty"`
+	// Kills per tested ratio: OOM-killed trials over counted trials.
+	Kills []RatioKills `json:"kills"`
+
+	TargetKillRate float64 `json:"target_kill_rate"`
+	Margin         float64 `json:"margin"`
+	// Verdict is "keep" (the spec already covers every run), "raise"
+	// (recommendations below) or "unknown" (too many runs were killed at
+	// every ratio: run it uncapped to measure).
+	Verdict        string `json:"verdict"`
+	GuaranteeBytes int64  `json:"recommended_guarantee_bytes"`
+	LimitBytes     int64  `json:"recommended_limit_bytes"`
+}
+
+// RatioKills is the kill rate at one tested ratio.
+type RatioKills struct {
+	Ratio  Ratio `json:"ratio"`
+	Killed int   `json:"killed"`
+	Trials int   `json:"trials"`
+}
+
+// LimitRatio is the recommended limit as a multiple of the guarantee.
+func (c Calibration) LimitRatio() float64 {
+	if c.GuaranteeBytes == 0 {
+		return 0
+	}
+	return float64(c.LimitBytes) / float64(c.GuaranteeBytes)
+}
+
+// roundUp rounds bytes up to a multiple of 8 MiB.
+func roundUp(b float64) int64 {
+	const step = 8 * MiB
+	return int64(math.Ceil(b/float64(step))) * step
+}
+
+// Calibrate recommends, per task, the smallest hard limit that would have
+// kept OOM kills at or below target (e.g. 0.01) with a margin (e.g. 0.10)
+// on top, and a guarantee covering the typical run. specs gives each
+// task's current memory spec.
+func Calibrate(trials []TrialResult, specs map[string]int64, target, margin float64) []Calibration {
+	type key struct {
+		task, agent string
+		repeat      int
+	}
+	need := map[key]int64{}
+	above := map[key]int64{}
+	kills := map[string]map[Ratio]*RatioKills{}
+	var tasks []string
+	for _, t := range trials {
+		if !t.Outcome.Counted() || t.Outcome == InfraError {
+			continue
+		}
+		if kills[t.Task] == nil {
+			kills[t.Task] = map[Ratio]*RatioKills{}
+			tasks = append(tasks, t.Task)
+		}
+		rk := kills[t.Task][t.Ratio]
+		if rk == nil {
+			rk = &RatioKills{Ratio: t.Ratio}
+			kills[t.Task][t.Ratio] = rk
+		}
+		rk.Trials++
+		k := key{t.Task, t.Agent, t.Repeat}
+		if len(t.OOMs) > 0 {
+			rk.Killed++
+			above[k] = max(above[k], t.Policy.HardLimitBytes)
+			continue
+		}
+		need[k] = max(need[k], t.PeakWorkingSetBytes)
+	}
+	sort.Strings(tasks)
+	var out []Calibration
+	for _, task := range tasks {
+		c := Calibration{Task: task, SpecBytes: specs[task], TargetKillRate: target, Margin: margin}
+		for _, rk := range kills[task] {
+			c.Kills = append(c.Kills, *rk)
+		}
+		sort.Slice(c.Kills, func(i, j int) bool { return c.Kills[i].Ratio.Less(c.Kills[j].Ratio) })
+		for k, v := range need {
+			if k.task == task {
+				c.NeedBytes = append(c.NeedBytes, v)
+			}
+		}
+		for k, v := range above {
+			if _, ok := need[k]; k.task == task && !ok {
+				c.Censored++
+				c.CensoredAboveBytes = max(c.CensoredAboveBytes, v)
+			}
+		}
+		sort.Slice(c.NeedBytes, func(i, j int) bool { return c.NeedBytes[i] < c.NeedBytes[j] })
+		total := len(c.NeedBytes) + c.Censored
+		switch {
+		case total == 0:
+			c.Verdict = "unknown"
+		case float64(c.Censored)/float64(total) > target:
+			c.Verdict = "unknown"
+		default:
+			q := quantileBytes(c.NeedBytes, 1-target)
+			limit := roundUp(float64(q) * (1 + margin))
+			if limit <= c.SpecBytes {
+				c.Verdict, c.GuaranteeBytes, c.LimitBytes = "keep", c.SpecBytes, c.SpecBytes
+				break
+			}
+			c.Verdict = "raise"
+			c.GuaranteeBytes = max(c.SpecBytes, roundUp(float64(quantileBytes(c.NeedBytes, 0.5))))
+			c.LimitBytes = max(limit, c.GuaranteeBytes)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// quantileBytes is the empirical quantile (the smallest value with at
+// least q of the sample at or below it).
+func quantileBytes(sorted []int64, q float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

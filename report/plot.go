@@ -1,0 +1,284 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+var (
+	blue   = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	red    = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	grey   = color.RGBA{R: 127, G: 127, B: 127, A: 255}
+	green  = color.RGBA{R: 44, G: 160, B: 44, A: 255}
+	orange = color.RGBA{R: 255, G: 127, B: 14, A: 255}
+)
+
+func checkExt(file string) error {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".png", ".svg":
+		return nil
+	}
+	return fmt.Errorf("plot file %s: use a .png or .svg name", file)
+}
+
+// ratioTicks labels the x axis with the ratios.
+type ratioTicks []model.Ratio
+
+func (t ratioTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for i, r := range t {
+		out = append(out, plot.Tick{Value: float64(i), Label: r.String()})
+	}
+	return out
+}
+
+// Plot draws the brief's shape — success and infra-error rate against
+// ratio with 95% error bars — beside every trial's peak memory as a
+// multiple of its task's spec, against the ratios' limits.
+func (r *Report) Plot(file string) error {
+	if err := checkExt(file); err != nil {
+		return err
+	}
+	rates := plot.New()
+	rates.Title.Text = "Outcome rate by resource ratio"
+	rates.Y.Label.Text = "rate (95% CI, clustered by task)"
+	rates.X.Label.Text = "hard limit / spec"
+	rates.Y.Min, rates.Y.Max = 0, 1.2 // room above 100% for the legend
+	rates.X.Tick.Marker = ratioTicks(r.Matrix.Ratios)
+	rates.Add(plotter.NewGrid())
+	for _, series := range []struct {
+		name  string
+		col   color.Color
+		shift float64
+		pick  func(model.RatioStats) model.Estimate
+	}{{"success", blue, -0.05, func(s model.RatioStats) model.Estimate { return s.Success }},
+		{"infra error (OOM + infra)", red, 0.05, func(s model.RatioStats) model.Estimate { return s.Infra }}} {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for i, rs := range r.Analysis.ByRatio {
+			e := series.pick(rs)
+			pts = append(pts, plotter.XY{X: float64(i) + series.shift, Y: e.Mean})
+			errs = append(errs, struct{ Low, High float64 }{e.Mean - e.CI.Lo, e.CI.Hi - e.Mean})
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		line.Color, points.Color = series.col, series.col
+		bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return err
+		}
+		bars.Color = series.col
+		rates.Add(line, points, bars)
+		rates.Legend.Add(series.name, line, points)
+	}
+	rates.Legend.Top = true
+
+	peaks := plot.New()
+	peaks.Title.Text = "Peak memory / spec, every trial"
+	peaks.Y.Label.Text = "peak working set ÷ task spec"
+	peaks.X.Label.Text = "task · agent"
+	var names []string
+	spec := map[string]int64{}
+	if r.Manifest != nil {
+		for _, t := range r.Manifest.Tasks {
+			spec[t.Name] = t.Resources.MemoryBytes
+		}
+	}
+	var kept, killed plotter.XYs
+	top := 1.0
+	for i, row := range r.Matrix.Rows {
+		names = append(names, strings.TrimPrefix(row.Task, "builtin/")+"·"+row.Agent)
+		for _, t := range r.Trials {
+			if t.Task != row.Task || t.Agent != row.Agent || t.Outcome == model.Cancelled {
+				continue
+			}
+			s := spec[t.Task]
+			if s == 0 {
+				s = t.Policy.GuaranteeBytes
+			}
+			if s == 0 {
+				continue
+			}
+			y := float64(t.PeakWorkingSetBytes) / float64(s)
+			top = max(top, y)
+			jitter := float64(t.Repeat%7-3) * 0.04
+			if len(t.OOMs) > 0 {
+				killed = append(killed, plotter.XY{X: float64(i) + jitter, Y: y})
+			} else {
+				kept = append(kept, plotter.XY{X: float64(i) + jitter, Y: y})
+			}
+		}
+	}
+	for _, ratio := range r.Matrix.Ratios {
+		if ratio.Uncapped || ratio.K > top*1.2 {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: ratio.K}, {X: float64(len(names)) - 0.5, Y: ratio.K}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = grey, []vg.Length{vg.Points(4), vg.Points(3)}
+		peaks.Add(l)
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: -0.5, Y: ratio.K}}, Labels: []string{ratio.String() + " limit"}})
+		if err == nil {
+			peaks.Add(lbl)
+		}
+	}
+	for _, set := range []struct {
+		pts  plotter.XYs
+		col  color.Color
+		name string
+	}{{kept, green, "not killed"}, {killed, red, "OOM-killed (peak = limit)"}} {
+		if len(set.pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(set.pts)
+		if err != nil {
+			return err
+		}
+		sc.Color = set.col
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		peaks.Add(sc)
+		peaks.Legend.Add(set.name, sc)
+	}
+	peaks.Legend.Top = true
+	peaks.Y.Min, peaks.Y.Max = 0, top*1.25
+	peaks.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+		var out []plot.Tick
+		for i, n := range names {
+			out = append(out, plot.Tick{Value: float64(i), Label: n})
+		}
+		return out
+	})
+	peaks.X.Tick.Label.Rotation = 0.5
+	peaks.X.Tick.Label.XAlign = draw.XRight
+	return saveSideBySide(file, rates, peaks)
+}
+
+func saveSideBySide(file string, left, right *plot.Plot) error {
+	w, h := 14*vg.Inch, 6*vg.Inch
+	var c draw.Canvas
+	var save func() error
+	if strings.EqualFold(filepath.Ext(file), ".svg") {
+		sc := vgsvg.New(w, h)
+		c = draw.New(sc)
+		save = func() error { return writeTo(file, sc) }
+	} else {
+		ic := vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+		c = draw.New(ic)
+		save = func() error { return writeTo(file, ic) }
+	}
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadTop: vg.Millimeter * 3, PadBottom: vg.Millimeter * 3, PadLeft: vg.Millimeter * 3, PadRight: vg.Millimeter * 3}
+	canvases := plot.Align([][]*plot.Plot{{left, right}}, tiles, c)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	return save()
+}
+
+// PlotTrial draws one trial's memory timeline with the guarantee, the
+// limit, the steps and the OOM moments.
+func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) error {
+	if err := checkExt(file); err != nil {
+		return err
+	}
+	var tr *model.TrialResult
+	for i := range r.Trials {
+		if r.Trials[i].ID == id {
+			tr = &r.Trials[i]
+		}
+	}
+	if tr == nil {
+		return fmt.Errorf("no trial %s in %s", id, r.Experiment)
+	}
+	if len(samples) == 0 {
+		return fmt.Errorf("trial %s has no memory samples", id)
+	}
+	t0 := samples[0].Time
+	at := func(t time.Time) float64 { return t.Sub(t0).Seconds() }
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s  %s · %s at %s, repeat %d: %s", id, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, tr.Outcome)
+	p.X.Label.Text = "seconds"
+	p.Y.Label.Text = "MiB"
+	p.Add(plotter.NewGrid())
+	var ws, usage plotter.XYs
+	for _, s := range samples {
+		ws = append(ws, plotter.XY{X: at(s.Time), Y: float64(s.WorkingSetBytes) / (1 << 20)})
+		usage = append(usage, plotter.XY{X: at(s.Time), Y: float64(s.UsageBytes) / (1 << 20)})
+	}
+	end := at(samples[len(samples)-1].Time)
+	hline := func(y float64, col color.Color, name string) error {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: y}, {X: end, Y: y}})
+		if err != nil {
+			return err
+		}
+		l.Color, l.Dashes = col, []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(name, l)
+		return nil
+	}
+	for _, set := range []struct {
+		pts  plotter.XYs
+		col  color.Color
+		name string
+	}{{usage, grey, "usage (with cache)"}, {ws, blue, "working set"}} {
+		l, err := plotter.NewLine(set.pts)
+		if err != nil {
+			return err
+		}
+		l.Color = set.col
+		p.Add(l)
+		p.Legend.Add(set.name, l)
+	}
+	if err := hline(float64(tr.Policy.GuaranteeBytes)/(1<<20), green, "guarantee"); err != nil {
+		return err
+	}
+	if tr.Policy.HardLimitBytes > 0 {
+		if err := hline(float64(tr.Policy.HardLimitBytes)/(1<<20), red, "hard limit"); err != nil {
+			return err
+		}
+	}
+	top := float64(max(tr.PeakWorkingSetBytes, tr.Policy.HardLimitBytes, tr.Policy.GuaranteeBytes)) / (1 << 20) * 1.4
+	var labels plotter.XYLabels
+	for _, s := range tr.Steps {
+		x := at(s.Start)
+		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		l.Color, l.Width = grey, vg.Points(0.5)
+		p.Add(l)
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.97})
+		labels.Labels = append(labels.Labels, " "+s.Name)
+	}
+	for _, o := range tr.OOMs {
+		x := at(o.At)
+		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		l.Color, l.Width = orange, vg.Points(2)
+		p.Add(l)
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.90})
+		labels.Labels = append(labels.Labels, " OOM kill in "+o.Step)
+	}
+	if len(labels.XYs) > 0 {
+		if lbl, err := plotter.NewLabels(labels); err == nil {
+			p.Add(lbl)
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, top
+	p.Legend.Top = true
+	p.Legend.Left = true
+	return p.Save(10*vg.Inch, 5*vg.Inch, file)
+}

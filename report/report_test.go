@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/store"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// fixture is a fixed experiment: four tasks × three ratios × four repeats.
+func fixture() (*store.Manifest, []model.Ratio, []model.TrialResult) {
+	ratios := []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}
+	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB, PidsLimit: 1024}
+	m := &store.Manifest{ID: "20261129-120000-f1x7", Created: t0, Status: "finished", Seed: 7, Repeats: 4, Concurrency: 2, Ratios: ratios,
+		Host: store.Host{Hostname: "ci", Kernel: "6.18", CPUs: 2, MemoryBytes: 24 << 30}, Engine: store.Engine{Version: "20.10.24", CgroupVersion: "1", CgroupDriver: "cgroupfs", SampleSource: "cgroup-v1"}}
+	K, P, F, A := model.OOMKilled, model.Passed, model.Failed, model.PassedAfterOOM
+	table := map[string][3][]model.Outcome{
+		"builtin/bn-fit-modify":       {{K, K, K, K}, {P, P, F, P}, {P, P, F, P}},
+		"builtin/compile-project":     {{K, K, P, K}, {P, P, P, P}, {P, P, P, P}},
+		"builtin/memory-hungry-tests": {{K, K, K, K}, {K, K, K, P}, {P, P, P, P}},
+		"builtin/swe-edit":            {{P, F, P, P}, {P, F, P, P}, {P, F, P, P}},
+		"builtin/verifier-installs":   {{K, K, K, P}, {P, P, P, P}, {P, P, P, P}},
+		"builtin/parallel-build":      {{A, A, P, A}, {P, P, P, P}, {P, P, P, P}},
+		"builtin/bn-fit-lean":         {{F, P, F, F}, {F, P, F, F}, {F, P, F, F}},
+	}
+	var trials []model.TrialResult
+	id := 0
+	names := make([]string, 0, len(table))
+	for task := range table {
+		names = append(names, task)
+	}
+	sort.Strings(names)
+	for _, task := range names {
+		byRatio := table[task]
+		m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: task, Source: "builtin:x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "agent"}}}, ratios, 2))
+		for ri, outs := range byRatio {
+			for rep, o := range outs {
+				id++
+				r := ratios[ri]
+				tr := model.TrialResult{Trial: model.Trial{ID: "t" + string(rune('a'+id%26)) + string(rune('a'+id/26)), Task: task, Agent: "agent", Ratio: r, Repeat: rep + 1, Seed: uint64(rep + 1), Policy: model.NewPolicy(spec, r, 2)},
+					Outcome: o, Start: t0, End: t0.Add(3 * time.Second), PeakWorkingSetBytes: int64(60+20*rep) * model.MiB}
+				if o == K || o == A {
+					tr.OOMs = []model.OOMEvent{{At: t0.Add(time.Second), Step: "install", Source: "events", WorkingSetBytes: tr.Policy.HardLimitBytes}}
+					tr.PeakWorkingSetBytes = tr.Policy.HardLimitBytes
+				}
+				if strings.Contains(task, "hungry") && o != K {
+					tr.PeakWorkingSetBytes = 300 * model.MiB
+				}
+				trials = append(trials, tr)
+			}
+		}
+	}
+	return m, ratios, trials
+}
+
+func TestGoldenReports(t *testing.T) {
+	m, ratios, trials := fixture()
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	for _, f := range Formats {
+		t.Run(f, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := rep.Write(&b, f); err != nil {
+				t.Fatal(err)
+			}
+			golden.RequireEqual(t, b.Bytes())
+		})
+	}
+	if err := rep.Write(&bytes.Buffer{}, "xml"); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestReportLabelsTheRightThings(t *testing.T) {
+	m, ratios, trials := fixture()
+	a := New(m.ID, m, ratios, trials, DefaultOptions()).Analysis
+	if c, _ := a.Comparison("infra-error", model.Uncapped); c.Noise || c.Diff > -0.5 {
+		t.Errorf("1x → uncapped infra errors: %+v, want a real drop", c)
+	}
+	if c, _ := a.Cell(model.RowKey{Task: "builtin/swe-edit", Agent: "agent"}, model.Uncapped); !c.Noise {
+		t.Errorf("swe-edit at uncapped vs 1x: %+v, want noise", c)
+	}
+}
+
+func TestPlotsAreWritten(t *testing.T) {
+	m, ratios, trials := fixture()
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	dir := t.TempDir()
+	if d := os.Getenv("HEADROOM_PLOT_DIR"); d != "" {
+		dir = d // to look at the plots
+	}
+	for _, name := range []string{"shape.png", "shape.svg"} {
+		path := filepath.Join(dir, name)
+		if err := rep.Plot(path); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		if len(data) < 1000 {
+			t.Errorf("%s: %d bytes", name, len(data))
+		}
+	}
+	f, _ := os.Open(filepath.Join(dir, "shape.png"))
+	defer f.Close()
+	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 1000 {
+		t.Errorf("png: %v", err)
+	}
+	var samples []runner.Sample
+	for i := 0; i < 60; i++ {
+		samples = append(samples, runner.Sample{Time: t0.Add(time.Duration(i) * 50 * time.Millisecond), WorkingSetBytes: int64(i*2) * model.MiB, UsageBytes: int64(i*2+5) * model.MiB})
+	}
+	killed := trials[0]
+	for _, tr := range trials {
+		if len(tr.OOMs) > 0 {
+			killed = tr
+			break
+		}
+	}
+	if err := rep.PlotTrial(killed.ID, samples, filepath.Join(dir, "trial.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Plot(filepath.Join(dir, "shape.gif")); err == nil {
+		t.Error("a .gif plot name must be refused")
+	}
+}
