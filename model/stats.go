@@ -327,8 +327,8 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 				var w float64
 				for i := range metric.base {
 					if metric.base[i].N > 0 && metric.other[i].N > 0 {
-						pb, po := metric.base[i].Rate(), metric.other[i].Rate()
-						w += pb*(1-pb) + po*(1-po)
+						// Plus-two rates, so 0/3 and 3/3 still carry sampling noise.
+						w += plusTwoVar(metric.base[i])*float64(metric.base[i].N) + plusTwoVar(metric.other[i])*float64(metric.other[i].N)
 					}
 				}
 				ws = append(ws, w/float64(p.Tasks))
@@ -338,7 +338,9 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect}
 	if len(mdes) > 0 {
 		a.Power.MinDetectable = median(mdes)
-		a.Power.RepeatsNeeded = RepeatsNeeded(detect, median(sds), median(ws), max(repeats, 1), len(m.Rows))
+		if len(m.Rows) >= 2 {
+			a.Power.RepeatsNeeded = RepeatsNeeded(detect, median(sds), median(ws), max(repeats, 1), len(m.Rows))
+		}
 	}
 	return a
 }

@@ -506,6 +506,7 @@ func (m Model) viewHelp(w, h int) string {
 	}{
 		{"everywhere", []key.Binding{k.Screen1, k.Screen2, k.Screen3, k.Screen4, k.Screen5, k.Tab, k.ShiftTab, k.Theme, k.Help, k.Quit}},
 		{"lists", []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.Enter, k.Back, k.Filter}},
+		{"matrix", []key.Binding{k.Baseline, k.Focus}},
 		{"setup", []key.Binding{k.Select, k.Plus, k.Minus, k.Seed, k.Focus, k.Start}},
 		{"live", []key.Binding{k.Stop, k.CancelSweep, k.Shell, k.Enter}},
 		{"detail", []key.Binding{k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}},
@@ -534,7 +535,7 @@ func (m Model) screenHelp() helpFor {
 	case m.screen == LiveScreen:
 		return helpFor{short: append([]key.Binding{k.Left, k.Right, k.Enter, k.Stop, k.CancelSweep, k.Shell}, common...)}
 	case m.screen == MatrixScreen:
-		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Focus}, common...)}
+		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Baseline, k.Focus}, common...)}
 	case m.screen == DetailScreen:
 		return helpFor{short: []key.Binding{k.Back, k.Search, k.Next, k.Follow, k.Wrap, k.Rerun, k.Help, k.Quit}}
 	}

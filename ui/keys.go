@@ -10,7 +10,7 @@ type KeyMap struct {
 	Screen5                            key.Binding
 	Select, Filter, Start              key.Binding
 	Stop, Shell, Focus, Rerun          key.Binding
-	CancelSweep                        key.Binding
+	CancelSweep, Baseline              key.Binding
 	Search, Next, Prev, Follow, Wrap   key.Binding
 	Theme, Help, Quit                  key.Binding
 	Plus, Minus, Seed                  key.Binding
@@ -43,6 +43,7 @@ func DefaultKeys() KeyMap {
 		Stop:        b([]string{"x"}, "x", "stop trial"),
 		Shell:       b([]string{"s"}, "s", "shell in container"),
 		CancelSweep: b([]string{"X"}, "X", "cancel sweep"),
+		Baseline:    b([]string{"b"}, "b", "set baseline"),
 		Focus:       b([]string{"F"}, "F", "focus mode"),
 		Rerun:       b([]string{"r"}, "r", "rerun exactly"),
 		Search:      b([]string{"/"}, "/", "search log"),

@@ -11,6 +11,9 @@ import (
 
 type matrixModel struct {
 	row, col int
+	// baseline is the ratio the others are compared with (b sets it).
+	baseline    model.Ratio
+	hasBaseline bool
 	// list is open when a cell's trials are shown.
 	list       bool
 	listCursor int
@@ -71,6 +74,10 @@ func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Enter):
 		if len(rows) > 0 && len(ratios) > 0 {
 			mm.list, mm.listCursor = true, 0
+		}
+	case key.Matches(msg, k.Baseline):
+		if len(ratios) > 0 {
+			mm.baseline, mm.hasBaseline = ratios[mm.col], true
 		}
 	case key.Matches(msg, k.Focus):
 		if len(rows) > 0 && len(ratios) > 0 {
@@ -148,10 +155,87 @@ func (m Model) viewMatrix(w, h int) string {
 		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
 	}
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
+	out = append(out, m.statsLines(rows, ratios, w)...)
 	if mm.list && len(rows) > 0 {
 		out = append(out, m.cellList(rows[mm.row], ratios[mm.col], w)...)
 	}
 	return fit(strings.Join(out, "\n"), w, h)
+}
+
+// baseline is the chosen ratio, else 1x, else the tightest one run.
+func (m Model) baseline(ratios []model.Ratio) model.Ratio {
+	want := model.Ratio{K: 1}
+	if m.matrix.hasBaseline {
+		want = m.matrix.baseline
+	}
+	for _, r := range ratios {
+		if r == want {
+			return r
+		}
+	}
+	if len(ratios) > 0 {
+		return ratios[0]
+	}
+	return want
+}
+
+// statsLines: the cursor cell's interval and test, the paired differences
+// against the baseline with their noise labels, and the power line.
+func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []string {
+	st := m.theme.Styles
+	if len(rows) == 0 || len(ratios) == 0 || m.state.Done == 0 {
+		return nil
+	}
+	base := m.baseline(ratios)
+	a := m.state.Analysis(base)
+	mm := m.matrix
+	var out []string
+	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
+		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
+		if cs.Ratio != base {
+			line += fmt.Sprintf(", Fisher p=%.2f vs %s: %s", cs.FisherP, base, noiseWord(cs.Noise))
+		}
+		out = append(out, clip(line, w))
+	}
+	out = append(out, st.Bold.Render(clip(fmt.Sprintf("against %s, paired by task (b sets the baseline):", base), w)))
+	for _, r := range ratios {
+		if r == base {
+			continue
+		}
+		var parts []string
+		for _, metric := range []string{"success", "infra-error"} {
+			c, ok := a.Comparison(metric, r)
+			if !ok {
+				continue
+			}
+			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, noiseWord(c.Noise))
+			style := st.Text
+			if !c.Noise {
+				style = st.Bold
+			}
+			parts = append(parts, style.Render(text))
+		}
+		if len(parts) > 0 {
+			out = append(out, clip(fmt.Sprintf("  %-8s %s", r, strings.Join(parts, " · ")), w))
+		}
+	}
+	if p := a.Power; p.MinDetectable > 0 {
+		line := fmt.Sprintf("power: %d rows × %d repeats detect %.0fpp (80%%, α=0.05)", p.Tasks, p.Repeats, 100*p.MinDetectable)
+		if p.RepeatsNeeded > 0 {
+			line += fmt.Sprintf("; 3pp needs ~%d repeats", p.RepeatsNeeded)
+		} else {
+			line += "; 3pp needs more tasks"
+		}
+		out = append(out, st.Muted.Render(clip(line, w)))
+	}
+	return out
+}
+
+func noiseWord(noise bool) string {
+	if noise {
+		return "noise"
+	}
+	return "real"
 }
 
 func plainCell(c *model.Cell) string {

@@ -82,6 +82,20 @@ type SweepState struct {
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
 	LastOOM *runner.OOMKill
+
+	analysis     *model.Analysis
+	analysisDone int
+	analysisBase model.Ratio
+}
+
+// Analysis is the matrix's statistics against baseline, recomputed only
+// when a trial has ended since the last call.
+func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
+	if s.analysis == nil || s.analysisDone != s.Done || s.analysisBase != baseline {
+		s.analysis = model.Analyze(s.Matrix, baseline, model.DefaultNoisePP, model.DefaultNoisePP)
+		s.analysisDone, s.analysisBase = s.Done, baseline
+	}
+	return s.analysis
 }
 
 // NewSweepState starts an empty state for a plan.
