@@ -201,6 +201,37 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 		t.Error(err)
 	}
 	noContainersLeft(t, doc.Experiment)
+
+	// The experiment is reported, plotted, calibrated and compared later.
+	for _, f := range []string{"table", "markdown", "csv", "json"} {
+		if r := headroom(t, "report", dir, "--format", f); r.code != 0 || !strings.Contains(r.stdout, "cli/tiny") {
+			t.Errorf("report --format %s: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+		}
+	}
+	plot := filepath.Join(t.TempDir(), "shape.svg")
+	trialPlot := filepath.Join(t.TempDir(), "trial.png")
+	if r := headroom(t, "report", doc.Experiment, "--out", root, "--plot", plot, "--plot-trial", results[0].ID+"="+trialPlot); r.code != 0 {
+		t.Errorf("report --plot: exit %d %s", r.code, r.stderr)
+	}
+	for _, f := range []string{plot, trialPlot} {
+		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	r = headroom(t, "calibrate", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "cli/tiny") || !strings.Contains(r.stdout, "raise") {
+		t.Errorf("calibrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = headroom(t, "compare", dir, dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") {
+		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := headroom(t, "report", "no-such-experiment", "--out", root); r.code != 2 || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("unknown experiment: exit %d %q", r.code, r.stderr)
+	}
+	if r := headroom(t, "report", dir, "--baseline", "0.5x"); r.code != 2 {
+		t.Errorf("bad baseline: exit %d", r.code)
+	}
 }
 
 func TestInterruptCancelsRemovesAndExits130(t *testing.T) {

@@ -26,14 +26,16 @@ func (s *statsFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.detect, "detect", "3pp", "difference the power line asks about")
 }
 
-// parsePP reads "3pp", "3", "0.03" as a rate difference.
+// parsePP reads "3pp", "3%", "3" (points) or "0.03" (a fraction) as a rate.
 func parsePP(flag, v string) (float64, error) {
-	t := strings.TrimSuffix(strings.TrimSpace(v), "pp")
+	s := strings.TrimSpace(v)
+	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
+	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
 	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || x < 0 || x > 100 {
-		return 0, usagef("--%s must be percentage points like 3pp (got %q)", flag, v)
+	if err != nil || x < 0 || x > 100 || (unit && x > 100) {
+		return 0, usagef("--%s must be percentage points like 3pp or 3%% (got %q)", flag, v)
 	}
-	if x >= 1 || strings.HasSuffix(v, "pp") {
+	if x >= 1 || unit {
 		x /= 100
 	}
 	return x, nil

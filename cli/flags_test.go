@@ -1,0 +1,17 @@
+package cli
+
+import "testing"
+
+func TestParsePP(t *testing.T) {
+	for in, want := range map[string]float64{"3pp": 0.03, "3%": 0.03, "3": 0.03, "0.03": 0.03, "1%": 0.01, "0pp": 0, "100%": 1, " 2.5pp ": 0.025} {
+		got, err := parsePP("x", in)
+		if err != nil || got < want-1e-12 || got > want+1e-12 {
+			t.Errorf("parsePP(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "-1pp", "101%", "3ppp"} {
+		if _, err := parsePP("x", bad); err == nil {
+			t.Errorf("parsePP(%q) accepted", bad)
+		}
+	}
+}
