@@ -34,11 +34,7 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 			if err != nil {
 				return err
 			}
-			dir, err := findExperiment(args[0], out)
-			if err != nil {
-				return err
-			}
-			m, trials, err := loadExperiment(dir, cmd.ErrOrStderr())
+			_, m, trials, err := loadExperiment(args[0], out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

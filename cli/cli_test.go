@@ -89,7 +89,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--tasks", "no-such-task"}, `unknown task "no-such-task"`},
 		{[]string{"run", "--repeats", "0"}, "--repeats must be between 1"},
 		{[]string{"run", "--concurrency", "-1"}, "--concurrency must be between 1"},
-		{[]string{"run", "--format", "xml"}, "--format must be table or json"},
+		{[]string{"run", "--format", "xml"}, "--format must be one of table, markdown, csv, json"},
 		{[]string{"run", "--seed", "-4"}, "--seed must be a non-negative integer"},
 		{[]string{"run", "--reserve", "lots"}, "--reserve"},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},

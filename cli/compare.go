@@ -25,11 +25,7 @@ func newCompareCmd() *cobra.Command {
 			var ms [2]store.Manifest
 			var trials [2][]model.TrialResult
 			for i, a := range args {
-				dir, err := findExperiment(a, out)
-				if err != nil {
-					return err
-				}
-				if ms[i], trials[i], err = loadExperiment(dir, cmd.ErrOrStderr()); err != nil {
+				if _, ms[i], trials[i], err = loadExperiment(a, out, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
 			}

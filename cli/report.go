@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,8 +70,18 @@ func findExperiment(arg, root string) (string, error) {
 	return "", usagef("experiment %q not found: give its directory or an id under %s (`headroom report --list`)", arg, root)
 }
 
-// loadExperiment reads an experiment's manifest and trials.
-func loadExperiment(dir string, stderr interface{ Write([]byte) (int, error) }) (store.Manifest, []model.TrialResult, error) {
+// loadExperiment resolves EXP (a directory or an id under root) and reads
+// its manifest and trials.
+func loadExperiment(arg, root string, stderr io.Writer) (string, store.Manifest, []model.TrialResult, error) {
+	dir, err := findExperiment(arg, root)
+	if err != nil {
+		return "", store.Manifest{}, nil, err
+	}
+	m, trials, err := readExperiment(dir, stderr)
+	return dir, m, trials, err
+}
+
+func readExperiment(dir string, stderr io.Writer) (store.Manifest, []model.TrialResult, error) {
 	m, err := store.ReadManifest(dir)
 	if err != nil {
 		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
@@ -107,11 +118,7 @@ func newReportCmd() *cobra.Command {
 			if !slices.Contains(report.Formats, format) {
 				return usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), format)
 			}
-			dir, err := findExperiment(args[0], out)
-			if err != nil {
-				return err
-			}
-			m, trials, err := loadExperiment(dir, cmd.ErrOrStderr())
+			dir, m, trials, err := loadExperiment(args[0], out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,10 @@ func (tm term) waitFor(d time.Duration, want ...string) string {
 	}
 }
 
-func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
+// startConsole builds headroom and runs `headroom ARGS --out DIR` in a
+// tmux session of w×h; it returns the terminal and the experiments root.
+func startConsole(t *testing.T, name string, w, h int, args ...string) (term, string) {
+	t.Helper()
 	need(t, "tmux", exec.Command("tmux", "-V"))
 	need(t, "docker engine", exec.Command("docker", "info"))
 	dir := t.TempDir()
@@ -77,14 +80,38 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "experiments")
-	session := fmt.Sprintf("headroom-e2e-%d", os.Getpid())
-	shell := fmt.Sprintf("%s --out %s --theme plain; echo headroom exited $?; sleep 600", bin, out)
-	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell).CombinedOutput(); err != nil {
+	session := fmt.Sprintf("headroom-e2e-%s-%d", name, os.Getpid())
+	shell := fmt.Sprintf("%s %s --out %s --theme plain; echo headroom exited $?; sleep 600", bin, strings.Join(args, " "), out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, o)
 	}
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
-	tm := term{t, session}
+	return term{t, session}, out
+}
 
+// onlyExperiment is the one experiment under root and its containers
+// still on the engine.
+func onlyExperiment(t *testing.T, root string) (string, int) {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("experiments: %v %v", entries, err)
+	}
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, entries[0].Name()), len(left)
+}
+
+func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
+	tm, out := startConsole(t, "oom", 120, 40)
 	tm.waitFor(time.Minute, "Tasks · 0 of", "builtin/bn-fit-modify")
 	// The first row is bn-fit-modify · heavy. Ratios: keep 1x and
 	// uncapped (3x off). One repeat.
@@ -99,58 +126,24 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 	tm.keys("q")
 	tm.waitFor(time.Minute, "headroom exited 0")
 
-	entries, err := os.ReadDir(out)
-	if err != nil || len(entries) != 1 {
-		t.Fatalf("experiments: %v %v", entries, err)
-	}
-	cli, err := docker.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
-	if err != nil || len(left) > 0 {
-		t.Errorf("%d container(s) left behind (%v)", len(left), err)
+	if _, left := onlyExperiment(t, out); left > 0 {
+		t.Errorf("%d container(s) left behind", left)
 	}
 }
 
 // Quitting mid-sweep asks, then stops and removes every running trial.
 func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
-	need(t, "tmux", exec.Command("tmux", "-V"))
-	need(t, "docker engine", exec.Command("docker", "info"))
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	out := filepath.Join(dir, "experiments")
-	session := fmt.Sprintf("headroom-e2e-quit-%d", os.Getpid())
-	shell := fmt.Sprintf("%s demo --out %s --theme plain; echo headroom exited $?; sleep 600", bin, out)
-	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", shell).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, o)
-	}
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
-	tm := term{t, session}
+	tm, out := startConsole(t, "quit", 80, 24, "demo")
 	tm.waitFor(time.Minute, "OOM KILLED in install")
 	tm.keys("q")
 	tm.waitFor(10*time.Second, "Quit?", "y/n")
 	tm.keys("y")
 	tm.waitFor(2*time.Minute, "headroom exited 0")
-	entries, _ := os.ReadDir(out)
-	if len(entries) != 1 {
-		t.Fatalf("experiments: %v", entries)
+	dir, left := onlyExperiment(t, out)
+	if left > 0 {
+		t.Errorf("%d container(s) left behind after quitting mid-sweep", left)
 	}
-	cli, _ := docker.Connect()
-	defer cli.Close()
-	left, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
-	if len(left) > 0 {
-		t.Errorf("%d container(s) left behind after quitting mid-sweep", len(left))
-	}
-	data, _ := os.ReadFile(filepath.Join(out, entries[0].Name(), "manifest.json"))
+	data, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if !strings.Contains(string(data), `"status": "interrupted"`) {
 		t.Errorf("manifest should record the interrupted sweep:\n%s", data)
 	}

@@ -34,8 +34,9 @@ name = "agent"
   workload = { duration_ms = 0 }
 `
 
-func BenchmarkHeadroomTrial(b *testing.B) {
-	task := parseTask(b, trivialTask)
+// benchSweep starts b.N trials of task at 1x, one at a time, and returns
+// their event stream.
+func benchSweep(b *testing.B, task model.Task) <-chan runner.Event {
 	be := newBackend(b, Options{})
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
 	if err != nil {
@@ -48,7 +49,11 @@ func BenchmarkHeadroomTrial(b *testing.B) {
 	out := make(chan runner.Event, 1024)
 	b.ResetTimer()
 	go r.Run(context.Background(), out)
-	for e := range out {
+	return out
+}
+
+func BenchmarkHeadroomTrial(b *testing.B) {
+	for e := range benchSweep(b, parseTask(b, trivialTask)) {
 		if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome != model.Passed {
 			b.Fatalf("%s: %s", te.Result.Outcome, te.Result.Reason)
 		}
@@ -137,17 +142,7 @@ name = "agent"
   [[agents.steps]]
   workload = { duration_ms = 300, base_mb = 64, ramp_pct = 1 }
 `)
-	be := newBackend(b, Options{})
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := runner.New(be, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: []model.Task{task}, Concurrency: 1, GuaranteeCapacityBytes: 8 << 30})
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := make(chan runner.Event, 1024)
-	go r.Run(context.Background(), out)
+	out := benchSweep(b, task)
 	var total, worst time.Duration
 	n := 0
 	for e := range out {
