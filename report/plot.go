@@ -261,7 +261,7 @@ func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) erro
 		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
 		l.Color, l.Width = grey, vg.Points(0.5)
 		p.Add(l)
-		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.97})
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.78})
 		labels.Labels = append(labels.Labels, " "+s.Name)
 	}
 	for _, o := range tr.OOMs {
@@ -269,7 +269,7 @@ func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) erro
 		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
 		l.Color, l.Width = orange, vg.Points(2)
 		p.Add(l)
-		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.90})
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.72})
 		labels.Labels = append(labels.Labels, " OOM kill in "+o.Step)
 	}
 	if len(labels.XYs) > 0 {

@@ -143,11 +143,23 @@ func (m Model) viewMatrix(w, h int) string {
 		}
 		out = append(out, clip(line, w))
 	}
-	succ, infra := pad("success rate", nameW), pad("infra-error rate", nameW)
+	succ, infra := pad("success rate ±95%", nameW), pad("infra-error rate ±95%", nameW)
+	var byRatio map[model.Ratio]model.RatioStats
+	if s.Done > 0 {
+		byRatio = map[model.Ratio]model.RatioStats{}
+		for _, rs := range s.Analysis(m.baseline(ratios)).ByRatio {
+			byRatio[rs.Ratio] = rs
+		}
+	}
 	for _, r := range ratios {
-		rt := s.Matrix.ByRatio[r]
-		succ += pad(percent(rt.Successes, rt.Counted), colW)
-		infra += pad(percent(rt.InfraErrs, rt.Counted), colW)
+		rs, ok := byRatio[r]
+		if !ok || rs.Success.Trials == 0 {
+			succ += pad("-", colW)
+			infra += pad("-", colW)
+			continue
+		}
+		succ += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Success.Mean, 100*model.Z95*rs.Success.SE), colW)
+		infra += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Infra.Mean, 100*model.Z95*rs.Infra.SE), colW)
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
 	var legend []string
