@@ -23,6 +23,11 @@ const (
 	DefaultVerifierTimeout = 5 * time.Minute
 )
 
+// DefaultCapabilities are what a task's container keeps unless its file
+// adds more: enough for package managers to unpack and drop privileges,
+// nothing that reaches the host (no NET_ADMIN, SYS_ADMIN, SYS_PTRACE...).
+var DefaultCapabilities = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID"}
+
 // Step is one command run inside the trial's container.
 type Step struct {
 	Name string   `json:"name"`
@@ -43,12 +48,17 @@ type Agent struct {
 
 // Task is a benchmark task: an environment, agents and a verifier.
 type Task struct {
-	Name            string        `json:"name"`
-	Description     string        `json:"description,omitempty"`
-	Source          string        `json:"source"` // file it came from, or "builtin:<file>"
-	Image           string        `json:"image"`
-	IdleCommand     []string      `json:"idle_command"` // keeps the container up between steps
-	Network         string        `json:"network"`
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Source      string   `json:"source"` // file it came from, or "builtin:<file>"
+	Image       string   `json:"image"`
+	IdleCommand []string `json:"idle_command"` // keeps the container up between steps
+	Network     string   `json:"network"`
+	// User runs the container's processes ("" keeps the image's user).
+	User string `json:"user,omitempty"`
+	// Capabilities are the only Linux capabilities the container keeps;
+	// every other one is dropped.
+	Capabilities    []string      `json:"capabilities"`
 	Resources       Resources     `json:"resources"`
 	Agents          []Agent       `json:"agents"`
 	Verifier        Step          `json:"verifier"`

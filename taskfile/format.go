@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,11 @@ import (
 
 // BuiltinImage in a task file means "the workload image of this headroom".
 const BuiltinImage = "builtin"
+
+// BuiltinUser runs the built-in workload: nobody, no capabilities.
+const BuiltinUser = "65534:65534"
+
+var capName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 type fileTask struct {
 	Task struct {
@@ -29,9 +36,14 @@ type fileTask struct {
 		PidsLimit *int64   `toml:"pids_limit"`
 		Image     string   `toml:"image"`
 		// docker_image is Terminal-Bench's name for image.
-		DockerImage string   `toml:"docker_image"`
-		Network     string   `toml:"network"`
-		IdleCommand []string `toml:"idle_command"`
+		DockerImage string `toml:"docker_image"`
+		Network     string `toml:"network"`
+		// allow_internet is Terminal-Bench's switch: true gives the
+		// engine's default bridge network, false none.
+		AllowInternet *bool    `toml:"allow_internet"`
+		User          *string  `toml:"user"`
+		Capabilities  []string `toml:"capabilities"`
+		IdleCommand   []string `toml:"idle_command"`
 	} `toml:"environment"`
 	Agent struct {
 		TimeoutSec *float64 `toml:"timeout_sec"`
@@ -172,6 +184,32 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 	}
 	if t.Network == "" {
 		t.Network = "none"
+		if env.AllowInternet != nil && *env.AllowInternet {
+			t.Network = "bridge"
+		}
+	}
+	// Locked down by default: the built-in workload needs no capability and
+	// runs as nobody; other images keep a minimal set and their own user.
+	// capabilities adds to the set, user overrides it.
+	if builtin {
+		t.User = BuiltinUser
+	} else {
+		t.Capabilities = append(t.Capabilities, model.DefaultCapabilities...)
+	}
+	if env.User != nil {
+		t.User = *env.User
+	}
+	for _, c := range env.Capabilities {
+		c = strings.ToUpper(strings.TrimPrefix(strings.ToUpper(c), "CAP_"))
+		if !capName.MatchString(c) {
+			return t, fmt.Errorf("[environment] capabilities: %q is not a capability name (like \"SYS_PTRACE\")", c)
+		}
+		if !slices.Contains(t.Capabilities, c) {
+			t.Capabilities = append(t.Capabilities, c)
+		}
+	}
+	if t.Capabilities == nil {
+		t.Capabilities = []string{}
 	}
 	var err error
 	if t.AgentTimeout, err = seconds("[agent] timeout_sec", f.Agent.TimeoutSec, model.DefaultAgentTimeout); err != nil {

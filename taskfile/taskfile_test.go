@@ -32,10 +32,10 @@ func TestParseTerminalBenchStyle(t *testing.T) {
 	if task.AgentTimeout != 900*time.Second || task.VerifierTimeout != 600*time.Second {
 		t.Errorf("timeouts %v %v", task.AgentTimeout, task.VerifierTimeout)
 	}
-	if !slices.Equal(task.IdleCommand, []string{"sleep", "infinity"}) || task.Network != "none" {
+	if !slices.Equal(task.IdleCommand, []string{"sleep", "infinity"}) || task.Network != "bridge" {
 		t.Errorf("idle %v network %q", task.IdleCommand, task.Network)
 	}
-	for _, k := range []string{"schema_version", "metadata.difficulty", "environment.storage_mb", "environment.allow_internet", "task.keywords"} {
+	for _, k := range []string{"schema_version", "metadata.difficulty", "environment.storage_mb", "task.keywords"} {
 		if !slices.Contains(l.Ignored, k) {
 			t.Errorf("ignored keys %v lack %s", l.Ignored, k)
 		}
@@ -184,4 +184,26 @@ func FuzzParseTaskFile(f *testing.F) {
 			t.Fatalf("parsed task fails validation: %v", err)
 		}
 	})
+}
+
+func TestLockdownDefaultsAndOverrides(t *testing.T) {
+	l, err := load(t, "testdata/tasks/good/tb-style.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Task.Network != "bridge" || !slices.Equal(l.Task.Capabilities, model.DefaultCapabilities) || l.Task.User != "" {
+		t.Errorf("allow_internet = true, a real image: network %s caps %v user %q", l.Task.Network, l.Task.Capabilities, l.Task.User)
+	}
+	l, _ = load(t, "testdata/tasks/good/defaults.toml")
+	if l.Task.Network != "none" || len(l.Task.Capabilities) != 0 || l.Task.User != BuiltinUser {
+		t.Errorf("built-in: network %s caps %v user %q", l.Task.Network, l.Task.Capabilities, l.Task.User)
+	}
+	src := "[task]\nname = \"x\"\n[environment]\nimage = \"img\"\nmemory = \"64M\"\nuser = \"1000\"\ncapabilities = [\"cap_sys_ptrace\", \"CHOWN\"]\n[verifier]\ncommand = [\"true\"]\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n"
+	l, err = Parse("x.toml", []byte(src))
+	if err != nil || l.Task.User != "1000" || !slices.Contains(l.Task.Capabilities, "SYS_PTRACE") || len(l.Task.Capabilities) != len(model.DefaultCapabilities)+1 {
+		t.Errorf("overrides: %+v %v", l.Task, err)
+	}
+	if _, err := Parse("x.toml", []byte(strings.Replace(src, "cap_sys_ptrace", "sys ptrace; rm", 1))); err == nil || !strings.Contains(err.Error(), "not a capability name") {
+		t.Errorf("bad capability: %v", err)
+	}
 }

@@ -172,10 +172,16 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		},
 		Env:        []string{"HEADROOM_TRIAL=" + trial.ID},
 		WorkingDir: "/",
+		User:       task.User,
 	}
+	// Locked down: no privilege gain, only the task's capabilities, no
+	// mounts at all (so no Docker socket and no host path).
 	hc := &container.HostConfig{
 		Resources:   res,
 		NetworkMode: container.NetworkMode(task.Network),
+		SecurityOpt: []string{"no-new-privileges"},
+		CapDrop:     []string{"ALL"},
+		CapAdd:      task.Capabilities,
 	}
 	if b.opts.Keep {
 		cfg.Labels[LabelKept] = "1"

@@ -260,3 +260,31 @@ func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 		t.Errorf("labels %v running %v: want kept and stopped", info.Config.Labels, info.State.Running)
 	}
 }
+
+func TestContainersRunLockedDown(t *testing.T) {
+	b := newBackend(t, Options{})
+	task := parseTask(t, heavyInstall)
+	tr := model.Trial{ID: "locked", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
+	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := testCli.ContainerInspect(context.Background(), sb.ID())
+	sb.Remove(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := info.HostConfig
+	if len(hc.SecurityOpt) != 1 || hc.SecurityOpt[0] != "no-new-privileges" {
+		t.Errorf("security opts %v", hc.SecurityOpt)
+	}
+	if len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 {
+		t.Errorf("caps drop %v add %v: the built-in workload needs none", hc.CapDrop, hc.CapAdd)
+	}
+	if len(hc.Mounts) != 0 || len(hc.Binds) != 0 || len(info.Mounts) != 0 {
+		t.Errorf("mounts %v binds %v", info.Mounts, hc.Binds)
+	}
+	if string(hc.NetworkMode) != "none" || info.Config.User != "65534:65534" || hc.Privileged {
+		t.Errorf("network %s user %q privileged %v", hc.NetworkMode, info.Config.User, hc.Privileged)
+	}
+}

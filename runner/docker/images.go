@@ -22,6 +22,10 @@ import (
 // WorkloadRepo is the image repository of the built-in workload.
 const WorkloadRepo = "headroom-workload"
 
+// imageRecipe versions how the image is assembled; changing the recipe
+// must change the tag even when the binary is the same.
+const imageRecipe = "workload-image-v3: scratch, rootfs with the binary, /work and /tmp 1777\n"
+
 // WorkloadTag names the workload image built from binary: its content
 // digest, so a rebuilt headroom gets a fresh image and an unchanged one
 // reuses its image.
@@ -32,6 +36,7 @@ func WorkloadTag(binary string) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
+	h.Write([]byte(imageRecipe))
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
@@ -77,15 +82,22 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 		return "", err
 	}
 	name := strings.TrimPrefix(workload.Binary, "/")
-	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s %s\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", name, workload.Binary, workload.Binary)
+	// /work and /tmp are writable by anyone: the workload runs as nobody.
+	// COPY keeps the modes of what it copies, not of the directory named,
+	// so the whole root file system is one directory of the context.
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs /\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", workload.Binary)
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range []struct {
 		name string
 		mode int64
 		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {name, 0o755, bin}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}); err != nil {
+	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"rootfs/", 0o755, nil}, {"rootfs/" + name, 0o755, bin}, {"rootfs/work/", 0o1777, nil}, {"rootfs/tmp/", 0o1777, nil}} {
+		hdr := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}
+		if strings.HasSuffix(f.name, "/") {
+			hdr.Typeflag = tar.TypeDir
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return "", err
 		}
 		if _, err := tw.Write(f.data); err != nil {
