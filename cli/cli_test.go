@@ -349,3 +349,101 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 	}
 	noContainersLeft(t, doc.Experiment)
 }
+
+// SIGKILL mid-sweep: what finished is on disk intact, the next start reaps
+// the dead run's containers, and --resume completes exactly the missing
+// trials with the same seeds.
+func TestSIGKILLThenReapThenResume(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	cmd := exec.Command(binary, "run", "--tasks-dir", "testdata/resume", "--ratios", "1,uncapped", "--repeats", "2", "--seed", "11", "--concurrency", "2", "--out", root)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait, with a deadline, for a finished trial on disk and a slow one
+	// running, then kill without warning.
+	var dir string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		entries, _ := os.ReadDir(root)
+		if len(entries) == 1 {
+			dir = filepath.Join(root, entries[0].Name())
+			if rs, _, err := store.ReadTrials(dir); err == nil && len(rs) >= 1 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no trial finished")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	before, torn, err := store.ReadTrials(dir)
+	if err != nil {
+		t.Fatalf("trials.jsonl unreadable after SIGKILL: %v", err)
+	}
+	t.Logf("%d trial(s) recorded before the kill (torn last line: %v)", len(before), torn)
+	if len(before) >= 8 {
+		t.Skip("the sweep finished before the kill; nothing to resume")
+	}
+	id := filepath.Base(dir)
+	r := headroom(t, "run", "--resume", id, "--out", root, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "removed leftover container") {
+		t.Errorf("the resume should reap the killed run's containers and say so:\n%s", r.stderr)
+	}
+	after, _, err := store.ReadTrials(dir)
+	if err != nil || len(after) != 8 {
+		t.Fatalf("%d trials after resume (%v), want all 8", len(after), err)
+	}
+	seen := map[string]bool{}
+	for _, b := range before {
+		seen[b.ID] = true
+	}
+	m, _ := store.ReadManifest(dir)
+	if m.Status != "finished" || len(m.Resumes) != 1 {
+		t.Fatalf("manifest status %q resumes %+v", m.Status, m.Resumes)
+	}
+	for _, id := range m.Resumes[0].Rerun {
+		if seen[id] {
+			for _, b := range before {
+				if b.ID == id && b.Outcome != model.Cancelled && b.Outcome != model.InfraError {
+					t.Errorf("resume reran %s, which had finished as %s", id, b.Outcome)
+				}
+			}
+		}
+	}
+	if len(m.Resumes[0].Interrupted)+len(before) != 8 {
+		t.Errorf("interrupted %v + %d recorded != 8", m.Resumes[0].Interrupted, len(before))
+	}
+	for _, a := range after {
+		if a.Outcome != model.Passed {
+			t.Errorf("%s: %s (%s)", a.ID, a.Outcome, a.Reason)
+		}
+		want := model.TrialSeed(11, a.Task, a.Agent, a.Repeat)
+		if a.Seed != want {
+			t.Errorf("%s seed %d, want the planned %d", a.ID, a.Seed, want)
+		}
+	}
+	noContainersLeft(t, id)
+	if r := headroom(t, "run", "--resume", id, "--out", root); r.code != 2 || !strings.Contains(r.stderr, "nothing to rerun") {
+		t.Errorf("resuming a complete experiment: exit %d %q", r.code, r.stderr)
+	}
+	if r := headroom(t, "run", "--resume", id, "--out", root, "--ratios", "2"); r.code != 2 || !strings.Contains(r.stderr, "cannot change it") {
+		t.Errorf("resume with a new ratio: exit %d %q", r.code, r.stderr)
+	}
+}
+
+func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
+	needEngine(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, nil, 0o600)
+	r := headroom(t, "run", "--tasks-dir", "testdata/resume", "--tasks", "quick", "--ratios", "1", "--repeats", "1", "--out", filepath.Join(file, "sub"))
+	if r.code == 0 || !strings.Contains(r.stderr, "choose another with --out") || strings.Contains(r.stderr, "goroutine") {
+		t.Errorf("exit %d stderr %q", r.code, r.stderr)
+	}
+}

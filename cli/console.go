@@ -76,7 +76,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Shell: shell}
-	if eng, err := session.Connect(ctx); err != nil {
+	if eng, err := connectAndReap(ctx, stderr); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	} else {

@@ -36,6 +36,7 @@ type runFlags struct {
 	reserve     string
 	sampleHz    float64
 	keep        bool
+	resume      string
 	stats       statsFlags
 }
 
@@ -60,6 +61,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
 	fl.StringVar(&f.format, "format", "table", "report format: "+strings.Join(report.Formats, ", "))
 	f.stats.register(cmd)
+	fl.StringVar(&f.resume, "resume", "", "rerun, with the same seeds, the trials an interrupted experiment (id or directory) is missing")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
@@ -130,10 +132,13 @@ func loadCatalog(dir string, stderr io.Writer) (*taskfile.Catalog, error) {
 }
 
 func runSweep(cmd *cobra.Command, f *runFlags) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	stderr := cmd.ErrOrStderr()
 	setup, err := f.validate()
 	if err != nil {
 		return err
+	}
+	if f.resume != "" {
+		return resumeSweep(cmd, f, setup)
 	}
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	if err != nil {
@@ -144,8 +149,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	eng, err := session.Connect(ctx)
+	eng, err := connectAndReap(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -160,34 +164,138 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
 		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, f.repeats, setup.seed, f.concurrency, sw.Dir)
+	return finishSweep(cmd, sw, f.format, setup.report)
+}
 
+// connectAndReap connects to the engine and removes what a crashed
+// headroom left behind, saying so.
+func connectAndReap(ctx context.Context, stderr io.Writer) (*session.Engine, error) {
+	eng, err := session.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	left, err := eng.ReapLeftovers(ctx)
+	for _, l := range left {
+		fmt.Fprintf(stderr, "removed leftover container %s (experiment %s, trial %s) of a headroom that is no longer running\n", l.Name, l.Experiment, l.Trial)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	return eng, nil
+}
+
+// finishSweep shows the sweep's progress to the end, then reports every
+// trial the experiment holds.
+func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	prog := newProgress(stderr, len(sw.Plan.Trials))
-	var results []model.TrialResult
 	interrupted := false
 	for ev := range sw.Events() {
 		prog.event(ev)
-		switch ev := ev.(type) {
-		case runner.TrialEnded:
-			results = append(results, ev.Result)
-		case runner.SweepEnded:
-			interrupted = ev.Interrupted
+		if end, ok := ev.(runner.SweepEnded); ok {
+			interrupted = end.Interrupted
 		}
 	}
 	if err := sw.Err(); err != nil {
 		return err
 	}
 	fmt.Fprintln(stderr)
-	m, _ := store.ReadManifest(sw.Dir)
-	rep := report.New(sw.ID, &m, setup.ratios, results, setup.report)
-	if err := rep.Write(stdout, f.format); err != nil {
+	m, trials, err := readExperiment(sw.Dir, stderr)
+	if err != nil {
+		return err
+	}
+	rep := report.New(sw.ID, &m, m.Ratios, trials, opts)
+	if err := rep.Write(stdout, format); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
-		fmt.Fprintln(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled")
+		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `headroom run --resume %s` reruns them\n", sw.ID)
 		return exitError{ExitInterrupted}
 	}
 	return nil
+}
+
+// resumeSweep reruns what an interrupted experiment is missing.
+func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
+	stderr := cmd.ErrOrStderr()
+	for _, name := range []string{"tasks", "tasks-dir", "agents", "ratios", "repeats", "seed"} {
+		if cmd.Flags().Changed(name) {
+			return usagef("--resume reruns the experiment as it was planned; --%s cannot change it", name)
+		}
+	}
+	dir, err := findExperiment(f.resume, f.out)
+	if err != nil {
+		return err
+	}
+	m, err := store.ReadManifest(dir)
+	if err != nil {
+		return usageError{err}
+	}
+	tasks, err := manifestTasks(m, stderr)
+	if err != nil {
+		return err
+	}
+	concurrency := m.Concurrency
+	if cmd.Flags().Changed("concurrency") || concurrency < 1 {
+		concurrency = f.concurrency
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	eng, err := connectAndReap(ctx, stderr)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	sw, res, err := eng.Resume(ctx, dir, session.Spec{
+		Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: concurrency, Seed: m.Seed, OnlyRepeat: m.OnlyRepeat,
+		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
+	})
+	if err != nil {
+		return asUsage(err)
+	}
+	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
+		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
+	return finishSweep(cmd, sw, f.format, setup.report)
+}
+
+// manifestTasks reloads an experiment's tasks from where they came from.
+func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, error) {
+	builtin, err := taskfile.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	var tasks []model.Task
+	for _, e := range m.Tasks {
+		var t model.Task
+		if taskfile.IsBuiltin(model.Task{Source: e.Source}) {
+			if t, err = builtin.Find(e.Name); err != nil {
+				return nil, usagef("resume: built-in task %s no longer exists in this headroom", e.Name)
+			}
+		} else {
+			data, err := os.ReadFile(e.Source)
+			if err != nil {
+				return nil, usagef("resume: task %s: %v", e.Name, err)
+			}
+			l, err := taskfile.Parse(e.Source, data)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			t = l.Task
+		}
+		var agents []model.Agent
+		for _, name := range e.Agents {
+			a, ok := t.Agent(name)
+			if !ok {
+				return nil, usagef("resume: task %s no longer has agent %s", e.Name, name)
+			}
+			agents = append(agents, a)
+		}
+		t.Agents = agents
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
 }
 
 // asUsage marks the session's input errors as usage errors (exit 2).

@@ -117,6 +117,17 @@ func TestInfraErrorWhenTheSandboxCannotStart(t *testing.T) {
 	}
 }
 
+func TestEngineFailureMidTrialIsAnInfraError(t *testing.T) {
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"gone/install": {ExecErr: errors.New("Cannot connect to the Docker daemon")}})}
+	r := runSweep(t, b, config(t, []model.Task{fake.Task("gone", 64*model.MiB, "install")}), context.Background(), nil).results["gone@1x"]
+	if r.Outcome != model.InfraError || !strings.Contains(r.Reason, "Cannot connect") || len(r.Steps) != 1 {
+		t.Errorf("%s %q steps %d: want infra-error naming the engine, no verifier", r.Outcome, r.Reason, len(r.Steps))
+	}
+	if len(b.Removed()) != 1 {
+		t.Error("the sandbox must still be removed")
+	}
+}
+
 func TestAgentTimeout(t *testing.T) {
 	task := fake.Task("slow", 64*model.MiB, "think")
 	task.AgentTimeout = 20 * time.Millisecond

@@ -63,25 +63,35 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	// (its later steps would build on nothing) but the verifier still runs.
 	agent, _ := t.task.Agent(t.trial.Agent)
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.task.AgentTimeout)
+	var engineErr error
 	for i, st := range agent.Steps {
-		sr := t.runStep(agentCtx, sb, i, "agent", st, env)
+		sr, err := t.runStep(agentCtx, sb, i, "agent", st, env)
 		if sr.TimedOut {
 			ev.TimedOut = true
 		}
-		if sr.ExitCode != 0 || sr.TimedOut || ctx.Err() != nil {
+		if err != nil {
+			engineErr = fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		if sr.ExitCode != 0 || sr.TimedOut || ctx.Err() != nil || err != nil {
 			break
 		}
 	}
 	cancelAgent()
 
-	if !ev.TimedOut && ctx.Err() == nil {
+	if !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
-		sr := t.runStep(vctx, sb, len(agent.Steps), "verifier", t.task.Verifier, env)
+		sr, err := t.runStep(vctx, sb, len(agent.Steps), "verifier", t.task.Verifier, env)
 		cancelV()
+		if err != nil {
+			engineErr = fmt.Errorf("verifier: %w", err)
+		}
 		ev.TimedOut = sr.TimedOut
-		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil
+		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
 	}
 	ev.Cancelled = ctx.Err() != nil
+	// The engine failing under a trial (daemon stopped, connection lost)
+	// says nothing about the task: an infrastructure error.
+	ev.InfraFailed = engineErr != nil && !ev.Cancelled
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
@@ -113,6 +123,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.Outcome = model.Classify(ev)
 	res.Reason = t.reason(ev)
+	if ev.InfraFailed {
+		res.Reason = "the engine failed: " + engineErr.Error()
+	}
 	if rmErr != nil {
 		res.Reason += fmt.Sprintf(" (removing the container failed: %v; run `headroom clean`)", rmErr)
 	}
@@ -141,8 +154,9 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	return ""
 }
 
-// runStep runs one step and records it.
-func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase string, st model.Step, env []string) model.StepResult {
+// runStep runs one step and records it. The error is the engine's, not the
+// step's: the step's own failure is its exit code.
+func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase string, st model.Step, env []string) (model.StepResult, error) {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	t.mu.Lock()
 	t.step, t.stepPeak = st.Name, 0
@@ -164,6 +178,10 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase str
 		t.emit(OutputLine{Base: t.base(), Step: st.Name, Stream: stream, Text: text})
 	})
 	sr.ExitCode = res.ExitCode
+	var engineErr error
+	if err != nil && !errorsIsCtx(err) {
+		engineErr = err
+	}
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			sr.TimedOut = true
@@ -205,7 +223,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase str
 	}
 	t.res.Steps = append(t.res.Steps, sr)
 	t.emit(StepEnded{Base: t.base(), Result: sr})
-	return sr
+	return sr, engineErr
 }
 
 // awaitOOM waits, with a deadline, for the OOM signal that explains an exit

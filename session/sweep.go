@@ -61,55 +61,131 @@ type Sweep struct {
 // Launch checks, plans and starts a sweep. Nothing starts if the plan
 // cannot fit the host, an image is missing or the store is not writable.
 func (e *Engine) Launch(ctx context.Context, spec Spec) (*Sweep, error) {
-	tasks := append([]model.Task(nil), spec.Tasks...)
-	capacity := e.Capacity(spec.ReserveBytes)
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat})
-	if err != nil {
-		return nil, InputError{err}
-	}
-	if err := runner.CheckGuarantees(plan, capacity); err != nil {
-		return nil, InputError{err}
-	}
-	if taskfile.UsesBuiltinImage(tasks) {
-		tag, err := e.WorkloadImage(ctx, false, spec.Progress)
-		if err != nil {
-			return nil, err
-		}
-		taskfile.ResolveImages(tasks, tag)
-	}
-	imageIDs, err := e.checkImages(ctx, tasks)
+	p, err := e.prepare(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	id := store.NewID(time.Now())
+	m := e.manifest(store.NewID(time.Now()), spec, p)
+	return e.start(ctx, spec, p, func() (*store.Experiment, error) { return store.Create(spec.OutRoot, m) }, m.ID)
+}
+
+// Resume reruns, with the same seeds, the trials of an interrupted
+// experiment that have no record (headroom died under them) or ended
+// cancelled or as infra errors; spec must describe the experiment as its
+// manifest does. It appends to the same directory and records the resume.
+func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, store.Resume, error) {
+	var res store.Resume
+	m, err := store.ReadManifest(dir)
+	if err != nil {
+		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
+	}
+	records, _, err := store.ReadTrials(dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
+	}
+	p, err := e.prepare(ctx, spec)
+	if err != nil {
+		return nil, res, err
+	}
+	recorded := map[string]model.TrialResult{}
+	for _, r := range records {
+		recorded[r.ID] = r
+	}
+	var todo []model.Trial
+	for _, tr := range p.plan.Trials {
+		r, ok := recorded[tr.ID]
+		if ok && (r.Task != tr.Task || r.Agent != tr.Agent || r.Ratio != tr.Ratio || r.Repeat != tr.Repeat || r.Seed != tr.Seed) {
+			return nil, res, InputError{fmt.Errorf("resume %s: trial %s was %s · %s %s r%d seed %d but now plans as %s · %s %s r%d seed %d: the tasks changed since; start a new experiment",
+				dir, tr.ID, r.Task, r.Agent, r.Ratio, r.Repeat, r.Seed, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, tr.Seed)}
+		}
+		switch {
+		case !ok:
+			res.Interrupted = append(res.Interrupted, tr.ID)
+		case r.Outcome == model.Cancelled || r.Outcome == model.InfraError:
+		default:
+			continue
+		}
+		res.Rerun = append(res.Rerun, tr.ID)
+		todo = append(todo, tr)
+	}
+	res.At = time.Now()
+	if len(todo) == 0 {
+		return nil, res, InputError{fmt.Errorf("resume %s: every trial already has a result; nothing to rerun", dir)}
+	}
+	p.plan.Trials = todo
+	m.Status, m.Finished = "running", nil
+	m.Resumes = append(m.Resumes, res)
+	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { return store.Open(dir, m) }, m.ID)
+	return sw, res, err
+}
+
+// prepared is a checked plan with its tasks' images resolved.
+type prepared struct {
+	tasks    []model.Task
+	plan     model.Plan
+	capacity int64
+	imageIDs map[string]string
+}
+
+func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
+	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes)}
+	var err error
+	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat})
+	if err != nil {
+		return p, InputError{err}
+	}
+	if err := runner.CheckGuarantees(p.plan, p.capacity); err != nil {
+		return p, InputError{err}
+	}
+	if taskfile.UsesBuiltinImage(p.tasks) {
+		tag, err := e.WorkloadImage(ctx, false, spec.Progress)
+		if err != nil {
+			return p, err
+		}
+		taskfile.ResolveImages(p.tasks, tag)
+	}
+	p.imageIDs, err = e.checkImages(ctx, p.tasks)
+	return p, err
+}
+
+func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host := e.Host
-	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, capacity
+	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
-		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(plan.Trials),
-		Host: host, Engine: e.Info,
+		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
+		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, Host: host, Engine: e.Info,
 	}
-	for _, t := range tasks {
+	for _, t := range spec.Tasks {
 		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs)
-		te.ImageID = imageIDs[t.Image]
+		for _, rt := range p.tasks {
+			if rt.Name == t.Name {
+				te.Image, te.ImageID = rt.Image, p.imageIDs[rt.Image]
+			}
+		}
 		m.Tasks = append(m.Tasks, te)
 	}
+	return m
+}
+
+// start opens the store and runs the plan, recording every event.
+func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
 	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep})
 	if err != nil {
 		return nil, err
 	}
-	run, err := runner.New(b, runner.Config{Experiment: id, Plan: plan, Tasks: tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: capacity})
+	run, err := runner.New(b, runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity})
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	exp, err := store.Create(spec.OutRoot, m)
+	exp, err := open()
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	s := &Sweep{ID: id, Dir: exp.Dir, Plan: plan, events: make(chan runner.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
+	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, events: make(chan runner.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
 	raw := make(chan runner.Event, 1024)
 	go run.Run(rctx, raw)
 	go s.record(raw)

@@ -21,11 +21,26 @@ type Manifest struct {
 	Repeats     int           `json:"repeats"`
 	Seed        uint64        `json:"seed"`
 	Concurrency int           `json:"concurrency"`
+	// Agents and OnlyRepeat are the rest of the plan's spec, so a resume
+	// plans exactly the same trials.
+	Agents     []string `json:"agents,omitempty"`
+	OnlyRepeat int      `json:"only_repeat,omitempty"`
+	// Resumes records every time the experiment was resumed.
+	Resumes []Resume `json:"resumes,omitempty"`
 	Trials      int           `json:"trials"`
 	Tasks       []TaskEntry   `json:"tasks"`
 
 	Host   Host   `json:"host"`
 	Engine Engine `json:"engine"`
+}
+
+// Resume is one resumption of an interrupted experiment.
+type Resume struct {
+	At time.Time `json:"at"`
+	// Interrupted are trials that had no record: running or queued when
+	// headroom died. Rerun adds the cancelled and infra-error ones.
+	Interrupted []string `json:"interrupted"`
+	Rerun       []string `json:"rerun"`
 }
 
 // TaskEntry is one task as it was run.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"time"
 
@@ -46,12 +47,36 @@ type trialFiles struct {
 	lf      *os.File
 }
 
+// Open reopens an experiment directory to append to it (resume). The
+// manifest is rewritten with m.
+func Open(dir string, m Manifest) (*Experiment, error) {
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	if err := e.writeManifest(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// A torn last line must not glue itself to the next record.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		if b, err := os.ReadFile(filepath.Join(dir, TrialsFile)); err == nil && b[len(b)-1] != '\n' {
+			f.Write([]byte{'\n'})
+		}
+	}
+	e.trials = f
+	return e, nil
+}
+
 // Create makes the experiment directory (owner-only) under root and writes
 // the manifest. It fails before any trial runs if root is not writable.
 func Create(root string, m Manifest) (*Experiment, error) {
 	dir := filepath.Join(root, m.ID)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
+	}
+	if err := checkFree(root); err != nil {
+		return nil, err
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
@@ -69,6 +94,22 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	}
 	e.trials = f
 	return e, nil
+}
+
+// MinFreeBytes is the free space an experiment needs to start: samples and
+// logs of a long sweep take tens of MiB.
+const MinFreeBytes = 64 << 20
+
+func checkFree(root string) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(root, &st); err != nil {
+		return nil // not knowable here; writes will say
+	}
+	if free := int64(st.Bavail) * int64(st.Bsize); free < MinFreeBytes {
+		return fmt.Errorf("only %s free under %s; an experiment needs at least %s (free space or choose another with --out)",
+			model.FormatBytes(free), root, model.FormatBytes(MinFreeBytes))
+	}
+	return nil
 }
 
 // writeManifest replaces the manifest atomically: a crash leaves the old
@@ -205,7 +246,27 @@ func (e *Experiment) Close() error {
 
 // ReadTrials reads trials.jsonl. A torn last line (a crash mid-write) is
 // skipped and reported in torn; a bad line elsewhere is an error naming it.
+// A trial recorded more than once (rerun by --resume) counts by its last
+// record, in the place of its first.
 func ReadTrials(dir string) (results []model.TrialResult, torn bool, err error) {
+	results, torn, err = readTrialLines(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	at := map[string]int{}
+	var out []model.TrialResult
+	for _, r := range results {
+		if i, ok := at[r.ID]; ok && r.ID != "" {
+			out[i] = r
+			continue
+		}
+		at[r.ID] = len(out)
+		out = append(out, r)
+	}
+	return out, torn, nil
+}
+
+func readTrialLines(dir string) (results []model.TrialResult, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -24,6 +25,10 @@ const (
 	LabelTrial      = "headroom.trial"
 	LabelTask       = "headroom.task"
 	LabelKept       = "headroom.kept"
+	// LabelOwner is "host:pid" of the headroom process that made the
+	// container, so a later start can tell a crash's leftovers from a
+	// concurrent run's live trials.
+	LabelOwner = "headroom.owner"
 )
 
 // Options tune the backend.
@@ -38,6 +43,8 @@ type Options struct {
 	// Keep leaves finished trials' containers (stopped) for inspection,
 	// labelled headroom.kept; `headroom clean` removes them.
 	Keep bool
+	// Owner labels every container (LabelOwner); default this process.
+	Owner string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -71,6 +78,9 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	}
 	if opts.SampleEvery <= 0 {
 		opts.SampleEvery = 50 * time.Millisecond
+	}
+	if opts.Owner == "" {
+		opts.Owner = Owner()
 	}
 	if _, err := cli.Ping(ctx); err != nil {
 		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
@@ -186,6 +196,9 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	if b.opts.Keep {
 		cfg.Labels[LabelKept] = "1"
 	}
+	if b.opts.Owner != "" {
+		cfg.Labels[LabelOwner] = b.opts.Owner
+	}
 	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
@@ -219,6 +232,12 @@ func (b *Backend) forget(id string) {
 	b.mu.Lock()
 	delete(b.sandboxes, id)
 	b.mu.Unlock()
+}
+
+// Owner names this process for container labels: "host:pid".
+func Owner() string {
+	h, _ := os.Hostname()
+	return h + ":" + strconv.Itoa(os.Getpid())
 }
 
 // IsGone says whether err means the container no longer exists.

@@ -27,6 +27,8 @@ type StepPlan struct {
 	Block bool
 	// Gate, if set, holds the step until it is closed.
 	Gate <-chan struct{}
+	// ExecErr is the engine failing under the step.
+	ExecErr error
 }
 
 // Script decides what each step does.
@@ -123,6 +125,9 @@ func (s *sandbox) Exec(ctx context.Context, argv, _ []string, line func(stream, 
 		step.Name = argv[len(argv)-1]
 	}
 	p := s.b.Script(s.trial, step)
+	if p.ExecErr != nil {
+		return runner.ExecResult{}, p.ExecErr
+	}
 	s.mu.Lock()
 	s.peak = max(s.peak, p.PeakBytes)
 	if !s.closed {

@@ -1,0 +1,122 @@
+package docker
+
+import (
+	"context"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// engineProxy stands between headroom and the engine's socket, so a test
+// can make the engine vanish for headroom alone (stopping the real daemon
+// would break every other test running beside it).
+type engineProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startProxy(t *testing.T, target string) (*engineProxy, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "engine.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &engineProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("unix", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+	return p, path
+}
+
+// cut makes the engine unreachable: the socket goes, open streams break.
+func (p *engineProxy) cut() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+}
+
+func TestEngineVanishingMidTrialIsAnInfraError(t *testing.T) {
+	host := testCli.DaemonHost()
+	if !strings.HasPrefix(host, "unix://") {
+		t.Skipf("the engine is at %s, not a local socket this test can interpose on", host)
+	}
+	proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	b, err := New(context.Background(), cli, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	task := parseTask(t, `
+[task]
+name = "test/outage"
+[environment]
+image = "builtin"
+memory = "32M"
+[verifier]
+workload = { duration_ms = 10 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "long"
+  workload = { duration_ms = 30000, base_mb = 2 }
+`)
+	var once sync.Once
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, context.Background(), func(e runner.Event) {
+		if _, ok := e.(runner.StepStarted); ok {
+			once.Do(proxy.cut)
+		}
+	})
+	if len(results) != 3 {
+		t.Fatalf("%d results", len(results))
+	}
+	for _, r := range results {
+		if r.Outcome != model.InfraError {
+			t.Errorf("%s: %s (%s), want infra-error", r.ID, r.Outcome, r.Reason)
+		}
+	}
+	// The engine "returns": what the outage left behind is found by label
+	// and removed, as `headroom clean` does.
+	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"=test/outage"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range left {
+		testCli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+	}
+	t.Logf("reasons: %q; %d container(s) left by the outage, removed after it", []string{results[0].Reason, results[len(results)-1].Reason}, len(left))
+}

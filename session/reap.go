@@ -1,0 +1,65 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/runner/docker"
+)
+
+// ownerAlive says whether the headroom process that labelled a container
+// still runs. Containers of other hosts are presumed alive: their owner
+// cannot be checked from here.
+func ownerAlive(owner string) bool {
+	host, pidS, ok := strings.Cut(owner, ":")
+	me, _ := os.Hostname()
+	if !ok || host != me {
+		return owner != ""
+	}
+	pid, err := strconv.Atoi(pidS)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+		return false
+	}
+	// A live pid may be a new process that reused the number.
+	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err != nil || strings.Contains(string(cmd), "headroom") || strings.Contains(string(cmd), ".test")
+}
+
+// Leftover is a container a crashed headroom left behind.
+type Leftover struct {
+	ID, Name, Experiment, Trial string
+}
+
+// ReapLeftovers removes containers whose headroom process is gone (a
+// SIGKILL, a closed terminal, a reboot). Kept containers (--keep) and
+// those of live runs are left alone.
+func (e *Engine) ReapLeftovers(ctx context.Context) ([]Leftover, error) {
+	list, err := e.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelHeadroom))})
+	if err != nil {
+		return nil, err
+	}
+	var out []Leftover
+	for _, c := range list {
+		if c.Labels[docker.LabelKept] != "" || ownerAlive(c.Labels[docker.LabelOwner]) {
+			continue
+		}
+		if err := e.Cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
+			return out, fmt.Errorf("remove leftover %.12s: %w", c.ID, err)
+		}
+		name := c.ID[:12]
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, Leftover{ID: c.ID, Name: name, Experiment: c.Labels[docker.LabelExperiment], Trial: c.Labels[docker.LabelTrial]})
+	}
+	return out, nil
+}
