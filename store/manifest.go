@@ -26,9 +26,9 @@ type Manifest struct {
 	Agents     []string `json:"agents,omitempty"`
 	OnlyRepeat int      `json:"only_repeat,omitempty"`
 	// Resumes records every time the experiment was resumed.
-	Resumes []Resume `json:"resumes,omitempty"`
-	Trials      int           `json:"trials"`
-	Tasks       []TaskEntry   `json:"tasks"`
+	Resumes []Resume    `json:"resumes,omitempty"`
+	Trials  int         `json:"trials"`
+	Tasks   []TaskEntry `json:"tasks"`
 
 	Host   Host   `json:"host"`
 	Engine Engine `json:"engine"`
