@@ -200,6 +200,12 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		cfg.Labels[LabelOwner] = b.opts.Owner
 	}
 	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
+	// A create cut short by cancellation may still make the container on
+	// the engine's side, unknown to us: so create, start and inspect run to
+	// completion, and a cancelled trial removes what they made.
+	cancelled := ctx
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
 		if errdefs.IsNotFound(err) {
@@ -211,6 +217,10 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
+	if err := cancelled.Err(); err != nil {
+		_, _ = sb.Remove(context.Background())
+		return nil, err
+	}
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_, _ = sb.Remove(context.Background())
 		return nil, fmt.Errorf("start container: %w", err)
