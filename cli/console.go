@@ -133,7 +133,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	}
 	sw, err := l.eng.Launch(l.ctx, session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
-		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, Version: Version,
+		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, FloorBytes: 512 * model.MiB, Version: Version,
 		Progress: func(string) {},
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ type runFlags struct {
 	out         string
 	format      string
 	reserve     string
+	floor       string
 	sampleHz    float64
 	keep        bool
 	resume      string
@@ -63,6 +64,7 @@ func newRunCmd() *cobra.Command {
 	f.stats.register(cmd)
 	fl.StringVar(&f.resume, "resume", "", "rerun, with the same seeds, the trials an interrupted experiment (id or directory) is missing")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
+	fl.StringVar(&f.floor, "floor", "512M", "pause new trials while the host has less memory available than this")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
 	return cmd
@@ -74,6 +76,7 @@ type sweepSetup struct {
 	ratios   []model.Ratio
 	seed     uint64
 	reserve  int64
+	floor    int64
 	interval time.Duration
 	report   report.Options
 }
@@ -102,6 +105,9 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	s.interval = time.Duration(float64(time.Second) / f.sampleHz)
 	if s.reserve, err = model.ParseBytes(f.reserve); err != nil {
 		return s, usagef("--reserve: %v", err)
+	}
+	if s.floor, err = model.ParseBytes(f.floor); err != nil {
+		return s, usagef("--floor: %v", err)
 	}
 	if f.seed == "" {
 		var b [8]byte
@@ -156,7 +162,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	defer eng.Close()
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
-		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
+		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
 	})
 	if err != nil {
@@ -249,7 +255,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	defer eng.Close()
 	sw, res, err := eng.Resume(ctx, dir, session.Spec{
 		Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: concurrency, Seed: m.Seed, OnlyRepeat: m.OnlyRepeat,
-		OutRoot: f.out, ReserveBytes: setup.reserve, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
+		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
 	})
 	if err != nil {

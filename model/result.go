@@ -53,6 +53,17 @@ type TrialResult struct {
 	Samples        int     `json:"samples"`
 	SampleSource   string  `json:"sample_source"` // "cgroup-v1", "cgroup-v2", "docker-stats"
 	SampleRateHz   float64 `json:"sample_rate_hz"`
+	// The host's load when the trial started and ended, and any pauses
+	// for host memory pressure while it waited to start.
+	HostAtStart HostLoad `json:"host_at_start"`
+	HostAtEnd   HostLoad `json:"host_at_end"`
+	HostPauses  []string `json:"host_pauses,omitempty"`
+}
+
+// HostLoad is the host's state at one moment.
+type HostLoad struct {
+	AvailableBytes int64   `json:"available_bytes"`
+	Load1          float64 `json:"load1"`
 }
 
 // Duration is a time.Duration that reads and writes as "1.5s" in JSON.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -12,6 +13,11 @@ import (
 // its guarantee fits beside the guarantees already running, and no more
 // than maxRunning trials run at once.
 type admission struct {
+	// host and floor pause admissions while the host itself is short of
+	// memory: the host must not become the noise it measures.
+	host  func() HostLoad
+	floor int64
+
 	mu         sync.Mutex
 	capacity   int64 // bytes guarantees may sum to
 	reserved   int64
@@ -29,9 +35,17 @@ func newAdmission(capacity int64, maxRunning int) *admission {
 func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(reason string)) error {
 	last := ""
 	for {
+		var pressure string
+		if a.host != nil && a.floor > 0 {
+			if h := a.host(); h.AvailableBytes > 0 && h.AvailableBytes < a.floor {
+				pressure = fmt.Sprintf("paused: host memory under pressure (%s available, floor %s)", model.FormatBytes(h.AvailableBytes), model.FormatBytes(a.floor))
+			}
+		}
 		a.mu.Lock()
 		var reason string
 		switch {
+		case pressure != "":
+			reason = pressure
 		case a.running >= a.maxRunning:
 			reason = fmt.Sprintf("waiting for a slot (%d of %d running)", a.running, a.maxRunning)
 		case a.reserved+guarantee > a.capacity:
@@ -49,10 +63,16 @@ func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(r
 			waiting(reason)
 			last = reason
 		}
+		// Host pressure ends outside our knowledge: look again shortly.
+		var recheck <-chan time.Time
+		if pressure != "" {
+			recheck = time.After(500 * time.Millisecond)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-ch:
+		case <-recheck:
 		}
 	}
 }

@@ -25,7 +25,15 @@ type Config struct {
 	OutputTailLines int
 	// OOMSettle bounds the wait for an OOM signal after a step exits 137.
 	OOMSettle time.Duration
+	// Host reports the host's load; with FloorBytes set, admissions pause
+	// while the host has less memory available than the floor. Each trial
+	// records the host's load at its start and end.
+	Host       func() HostLoad
+	FloorBytes int64
 }
+
+// HostLoad is the host's state, recorded with each trial.
+type HostLoad = model.HostLoad
 
 // Runner runs one plan.
 type Runner struct {
@@ -55,6 +63,7 @@ func New(b Backend, cfg Config) (*Runner, error) {
 		r.tasks[t.Name] = t
 	}
 	r.adm = newAdmission(cfg.GuaranteeCapacityBytes, cfg.Concurrency)
+	r.adm.host, r.adm.floor = cfg.Host, cfg.FloorBytes
 	for _, tr := range cfg.Plan.Trials {
 		if _, ok := r.tasks[tr.Task]; !ok {
 			return nil, fmt.Errorf("trial %s names task %s, which is not loaded", tr.ID, tr.Task)
@@ -133,6 +142,9 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 	queued := time.Now()
 	res := model.TrialResult{Trial: tr, Start: queued}
 	err := r.adm.acquire(ctx, tr.Policy.GuaranteeBytes, func(reason string) {
+		if strings.HasPrefix(reason, "paused") {
+			res.HostPauses = append(res.HostPauses, reason)
+		}
 		emit(TrialWaiting{Base: Base{Trial: tr.ID, Time: time.Now()}, Reason: reason})
 	})
 	if err != nil {
@@ -143,7 +155,14 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit}
 	t.res = res
 	t.res.QueuedFor = model.Duration(time.Since(queued))
-	return t.run(ctx)
+	if r.cfg.Host != nil {
+		t.res.HostAtStart = r.cfg.Host()
+	}
+	out := t.run(ctx)
+	if r.cfg.Host != nil {
+		out.HostAtEnd = r.cfg.Host()
+	}
+	return out
 }
 
 // errorsIsCtx says whether err is a context's cancellation or deadline.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -169,6 +170,33 @@ func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
 	}
 	if len(waits) == 0 || !strings.Contains(waits[0], "guaranteed memory") {
 		t.Errorf("waiting reasons %q", waits)
+	}
+}
+
+func TestHostPressurePausesAdmissionsAndIsRecorded(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")})
+	var mu sync.Mutex
+	avail := int64(100 * model.MiB) // under the floor until a waiting event is seen
+	cfg.FloorBytes = 512 * model.MiB
+	cfg.Host = func() runner.HostLoad {
+		mu.Lock()
+		defer mu.Unlock()
+		return runner.HostLoad{AvailableBytes: avail, Load1: 1.5}
+	}
+	var reasons []string
+	res := runSweep(t, &fake.Backend{Script: script(nil)}, cfg, context.Background(), func(e runner.Event) {
+		if w, ok := e.(runner.TrialWaiting); ok {
+			reasons = append(reasons, w.Reason)
+			mu.Lock()
+			avail = 8 << 30
+			mu.Unlock()
+		}
+	}).results["t@1x"]
+	if len(reasons) == 0 || !strings.Contains(reasons[0], "host memory under pressure") {
+		t.Errorf("waiting reasons %q", reasons)
+	}
+	if res.Outcome != model.Passed || len(res.HostPauses) != 1 || res.HostAtStart.AvailableBytes != 8<<30 || res.HostAtEnd.Load1 != 1.5 {
+		t.Errorf("result %s pauses %v start %+v end %+v", res.Outcome, res.HostPauses, res.HostAtStart, res.HostAtEnd)
 	}
 }
 

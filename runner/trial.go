@@ -34,6 +34,7 @@ func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()
 func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res := &t.res
 	res.Start = time.Now()
+
 	if ctx.Err() != nil {
 		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()
 		return *res

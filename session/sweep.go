@@ -12,6 +12,8 @@ import (
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/shirou/gopsutil/v4/load"
+	"github.com/shirou/gopsutil/v4/mem"
 )
 
 // Spec is one sweep to run.
@@ -29,8 +31,10 @@ type Spec struct {
 	ReserveBytes int64
 	SampleEvery  time.Duration
 	// Keep leaves finished containers for inspection (headroom clean).
-	Keep    bool
-	Version string
+	Keep bool
+	// FloorBytes pauses admissions while the host has less available.
+	FloorBytes int64
+	Version    string
 	// Progress receives image build output.
 	Progress func(string)
 }
@@ -174,7 +178,11 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	if err != nil {
 		return nil, err
 	}
-	run, err := runner.New(b, runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity})
+	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes}
+	if e.Local {
+		cfg.Host = hostLoad
+	}
+	run, err := runner.New(b, cfg)
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -227,4 +235,16 @@ func (s *Sweep) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.storeErr
+}
+
+// hostLoad reads this host's available memory and load (gopsutil).
+func hostLoad() runner.HostLoad {
+	var h runner.HostLoad
+	if vm, err := mem.VirtualMemory(); err == nil {
+		h.AvailableBytes = int64(vm.Available)
+	}
+	if l, err := load.Avg(); err == nil {
+		h.Load1 = l.Load1
+	}
+	return h
 }
