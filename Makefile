@@ -37,12 +37,15 @@ unit:
 	$(GO) test -count=1 ./model/... ./taskfile/... ./workload/... ./report/... ./store/...
 
 FUZZTIME ?= 10s
+# Every parser's fuzz target; their corpora are committed under testdata/fuzz.
+FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
+	runner/docker:FuzzCgroupFiles store:FuzzReadTrials store:FuzzReadTrace \
+	workload:FuzzProfileJSON cli:FuzzParsePP
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRatio$$' -fuzztime $(FUZZTIME) ./model
-	$(GO) test -run '^$$' -fuzz '^FuzzParseBytes$$' -fuzztime $(FUZZTIME) ./model
-	$(GO) test -run '^$$' -fuzz '^FuzzParseTaskFile$$' -fuzztime $(FUZZTIME) ./taskfile
-	$(GO) test -run '^$$' -fuzz '^FuzzCgroupFiles$$' -fuzztime $(FUZZTIME) ./runner/docker
-	$(GO) test -run '^$$' -fuzz '^FuzzReadTrials$$' -fuzztime $(FUZZTIME) ./store
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t#*:}; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) ./$$pkg; \
+	done
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker

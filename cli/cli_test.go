@@ -98,6 +98,13 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file(s) have errors"},
 		{[]string{"tasks", "show", "nope"}, `unknown task "nope"`},
 		{[]string{"nonsense"}, "unknown command"},
+		{[]string{"report", "testdata/experiments/corrupt-trials"}, "trials.jsonl:2:"},
+		{[]string{"report", "testdata/experiments/bad-manifest"}, "manifest.json"},
+		{[]string{"report", "testdata"}, "not an experiment directory"},
+		{[]string{"report", "testdata/experiments/torn", "--format", "yaml"}, "--format must be one of"},
+		{[]string{"run", "--resume", "testdata/experiments/bad-manifest"}, "manifest.json"},
+		{[]string{"calibrate", "testdata/experiments/torn", "--target", "lots"}, "--target must be percentage points"},
+		{[]string{"run", "--floor", "-1G"}, "--floor"},
 	}
 	for _, tt := range tests {
 		r := headroom(t, tt.args...)
@@ -109,6 +116,13 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		if strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "panic") {
 			t.Errorf("headroom %s: stack trace:\n%s", strings.Join(tt.args, " "), r.stderr)
 		}
+	}
+}
+
+func TestTornTrialsFileIsReportedNotFatal(t *testing.T) {
+	r := headroom(t, "report", "testdata/experiments/torn")
+	if r.code != 0 || !strings.Contains(r.stderr, "torn line") || !strings.Contains(r.stdout, "cli/quick") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 

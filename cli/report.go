@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func parsePP(flag, v string) (float64, error) {
 	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
 	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
 	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || x < 0 || x > 100 || (unit && x > 100) {
+	if err != nil || math.IsNaN(x) || x < 0 || x > 100 {
 		return 0, usagef("--%s must be percentage points like 3pp or 3%% (got %q)", flag, v)
 	}
 	if x >= 1 || unit {

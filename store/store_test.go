@@ -125,3 +125,16 @@ func FuzzReadTrials(f *testing.F) {
 		ReadTrials(dir)
 	})
 }
+
+func FuzzReadTrace(f *testing.F) {
+	f.Add([]byte("unix_ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores\n1764417600050,1000,1500,500,0.250\n"))
+	f.Add([]byte("unix_ms\n1,2,3\n"))
+	f.Add([]byte("h\n-1,-1,-1,-1,NaN\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		tdir := filepath.Join(dir, TrialsDir, "t1")
+		os.MkdirAll(tdir, 0o700)
+		os.WriteFile(filepath.Join(tdir, "samples.csv"), data, 0o600)
+		ReadTrace(dir, "t1")
+	})
+}

@@ -207,3 +207,23 @@ func TestLockdownDefaultsAndOverrides(t *testing.T) {
 		t.Errorf("bad capability: %v", err)
 	}
 }
+
+// The committed corpus of broken task files: each NAME.toml fails with a
+// one-line message that names the file and contains NAME.want.
+func TestBrokenCorpusMessages(t *testing.T) {
+	files, _ := filepath.Glob("testdata/broken/*.toml")
+	if len(files) < 10 {
+		t.Fatalf("%d broken files", len(files))
+	}
+	for _, f := range files {
+		want, err := os.ReadFile(strings.TrimSuffix(f, ".toml") + ".want")
+		if err != nil {
+			t.Fatalf("%s has no .want: %v", f, err)
+		}
+		_, err = load(t, f)
+		w := strings.TrimSpace(string(want))
+		if err == nil || !strings.Contains(err.Error(), w) || !strings.HasPrefix(err.Error(), f) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s:\n got %v\nwant one line starting with the path, containing %q", f, err, w)
+		}
+	}
+}

@@ -96,3 +96,20 @@ func TestBadInvocations(t *testing.T) {
 		}
 	}
 }
+
+func FuzzProfileJSON(f *testing.F) {
+	f.Add(`{"style":"pip","packages":["pandas"],"duration_ms":10,"base_mb":1}`)
+	f.Add(`{"children":64,"child_mb":1000}`)
+	f.Add(`{"on_child_killed":"retry","jitter_pct":99.9}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var p Profile
+		if json.Unmarshal([]byte(s), &p) != nil {
+			return
+		}
+		if p.Validate() == nil {
+			if _, err := p.Argv("s"); err != nil {
+				t.Fatalf("valid profile %+v has no argv: %v", p, err)
+			}
+		}
+	})
+}
