@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -134,6 +135,33 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	sw, err := l.eng.Launch(l.ctx, session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
 		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, FloorBytes: 512 * model.MiB, Version: Version,
+		Progress: func(string) {},
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.active = append(l.active, sw)
+	l.mu.Unlock()
+	return consoleSweep{sw}, nil
+}
+
+// Resume reruns what an interrupted experiment is missing (history's r).
+func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
+	if l.eng == nil {
+		return nil, l.connectErr
+	}
+	m, err := store.ReadManifest(exp.Dir)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := manifestTasks(m, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	sw, _, err := l.eng.Resume(l.ctx, exp.Dir, session.Spec{
+		Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: max(m.Concurrency, 1), Seed: m.Seed, OnlyRepeat: m.OnlyRepeat,
+		OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, FloorBytes: 512 * model.MiB, Version: Version,
 		Progress: func(string) {},
 	})
 	if err != nil {

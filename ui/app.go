@@ -248,6 +248,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.state != nil {
 			for _, e := range msg.events {
 				m.state.Apply(e)
+				if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome == model.InfraError {
+					// Say it where it is seen: the engine may be gone.
+					m.message = te.Result.ID + " infra error: " + te.Result.Reason
+				}
 			}
 			m.detail.refresh(m.state)
 		}
@@ -538,6 +542,8 @@ func (m Model) screenHelp() helpFor {
 		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Baseline, k.Focus}, common...)}
 	case m.screen == DetailScreen:
 		return helpFor{short: []key.Binding{k.Back, k.Search, k.Next, k.Follow, k.Wrap, k.Rerun, k.Help, k.Quit}}
+	case m.screen == HistoryScreen:
+		return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume"))}, common...)}
 	}
 	return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter}, common...)}
 }

@@ -53,8 +53,10 @@ func (f *fakeSweep) Cancel()                     { f.cancelled = true }
 
 // fakeLauncher plans like the real one and returns a fakeSweep.
 type fakeLauncher struct {
-	specs []LaunchSpec
-	last  *fakeSweep
+	specs       []LaunchSpec
+	last        *fakeSweep
+	resumed     []string
+	resumeTasks []model.Task
 }
 
 func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
@@ -152,4 +154,10 @@ type runner_Event = runner.Event
 
 func trialEnded(r model.TrialResult) runner.Event {
 	return runner.TrialEnded{Base: runner.Base{Trial: r.ID, Time: r.End}, Result: r}
+}
+
+// Resume makes fakeLauncher a Resumer: it replays the heavy task's plan.
+func (l *fakeLauncher) Resume(exp Experiment) (Sweep, error) {
+	l.resumed = append(l.resumed, exp.ID)
+	return l.Launch(LaunchSpec{Tasks: l.resumeTasks, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 1, Seed: 1, Label: "resume"})
 }

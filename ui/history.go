@@ -59,6 +59,21 @@ func (m Model) updateHistoryKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		h.cursor = max(h.cursor-1, 0)
 	case key.Matches(msg, k.Down):
 		h.cursor = min(h.cursor+1, max(len(h.list)-1, 0))
+	case key.Matches(msg, k.Rerun):
+		if m.Running() {
+			m.message = "a sweep is running: resume when it ends"
+			return m, nil
+		}
+		r, ok := m.opts.Launcher.(Resumer)
+		if !ok || h.cursor >= len(h.list) {
+			m.message = "resume is not available in this console"
+			return m, nil
+		}
+		exp := h.list[h.cursor]
+		return m, func() tea.Msg {
+			sw, err := r.Resume(exp)
+			return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
+		}
 	case key.Matches(msg, k.Enter):
 		if m.Running() {
 			m.message = "a sweep is running: open history when it ends"
@@ -88,7 +103,8 @@ func (m Model) viewHistory(w, h int) string {
 	if len(hm.list) == 0 {
 		return st.Muted.Render("No past experiments in the store yet: every sweep you run is kept here.")
 	}
-	out := []string{st.Bold.Render(clip(fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
+	out := []string{st.Muted.Render(clip("enter opens an experiment read-only · r resumes an interrupted one (reruns its missing trials with the same seeds)", w)),
+		st.Bold.Render(clip(fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
 	first := 0
 	if hm.cursor >= h-2 {
 		first = hm.cursor - h + 3

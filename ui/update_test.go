@@ -293,3 +293,20 @@ func TestInteractiveSweepThroughTeatest(t *testing.T) {
 		t.Errorf("started %d removed %d", len(b.Started()), len(b.Removed()))
 	}
 }
+
+func TestHistoryResumesAnExperiment(t *testing.T) {
+	l := &fakeLauncher{resumeTasks: []model.Task{heavyOnly(t)}}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	m = keys(t, m, "down")
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("r in history did not resume")
+	}
+	m = update(t, next.(Model), cmd())
+	if len(l.resumed) != 1 || l.resumed[0] != "20261127-170000-bbbb" || m.CurrentScreen() != LiveScreen {
+		t.Errorf("resumed %v, screen %v", l.resumed, m.CurrentScreen())
+	}
+}
