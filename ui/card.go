@@ -87,6 +87,8 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if v.Step != nil {
 			el := secs(c.now.Sub(v.StepAt))
 			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, st.Bold.Render(v.Step.Step.Name), v.Step.Step.Show, st.Muted.Render(el)), inner))
+		} else if len(v.Steps) > 0 {
+			lines = append(lines, st.Muted.Render("finishing: reading the engine's verdict, removing the container…"))
 		} else {
 			lines = append(lines, st.Muted.Render("starting…"))
 		}
