@@ -52,9 +52,12 @@ fuzz:
 soak:
 	HEADROOM_SOAK=1 $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./e2e
 
+# Go benchmarks of the hot paths, then the side-by-side figures of
+# docs/PERFORMANCE.md (about 5 minutes here).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker
-	$(GO) test -run '^$$' -bench . -benchmem ./ui
+	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
+	HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 20m ./perf
 
 clean:
 	rm -rf bin

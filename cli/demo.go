@@ -22,6 +22,11 @@ func newDemoCmd() *cobra.Command {
 		Short: "Open the console already running the OOM showcase (heavy install at 1x, 3x, uncapped, repeating)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Side by side: one slot per ratio unless asked otherwise.
+			concurrency := 3
+			if cmd.Flags().Changed("concurrency") {
+				concurrency = cf.concurrency
+			}
 			return runConsole(cmd, cf, func(tasks []model.Task) (*ui.LaunchSpec, error) {
 				for _, t := range tasks {
 					if t.Name != demoTask {
@@ -33,7 +38,7 @@ func newDemoCmd() *cobra.Command {
 					}
 					t.Agents = []model.Agent{a}
 					return &ui.LaunchSpec{Tasks: []model.Task{t}, Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped},
-						Repeats: 50, Concurrency: 3, Seed: cf.seed, Label: "demo"}, nil
+						Repeats: 50, Concurrency: concurrency, Seed: cf.seed, Label: "demo"}, nil
 				}
 				return nil, fmt.Errorf("the demo task %s · %s is missing from the catalog (a headroom bug)", demoTask, demoAgent)
 			})

@@ -36,6 +36,7 @@ type runFlags struct {
 	reserve     string
 	floor       string
 	sampleHz    float64
+	sampler     string
 	keep        bool
 	resume      string
 	stats       statsFlags
@@ -66,6 +67,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.StringVar(&f.floor, "floor", "512M", "pause new trials while the host has less memory available than this")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
+	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
 	return cmd
 }
@@ -103,6 +105,9 @@ func (f *runFlags) validate() (sweepSetup, error) {
 		return s, usagef("--sample-hz must be between 0 and 1000 (got %v)", f.sampleHz)
 	}
 	s.interval = time.Duration(float64(time.Second) / f.sampleHz)
+	if f.sampler != "cgroup" && f.sampler != "stats" {
+		return s, usagef("--sampler must be cgroup or stats (got %q)", f.sampler)
+	}
 	if s.reserve, err = model.ParseBytes(f.reserve); err != nil {
 		return s, usagef("--reserve: %v", err)
 	}
@@ -162,7 +167,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	defer eng.Close()
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
-		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
+		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
 	})
 	if err != nil {

@@ -34,6 +34,8 @@ type Spec struct {
 	Keep bool
 	// FloorBytes pauses admissions while the host has less available.
 	FloorBytes int64
+	// ForceStats samples memory from the engine's stats stream.
+	ForceStats bool
 	Version    string
 	// Progress receives image build output.
 	Progress func(string)
@@ -174,7 +176,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep})
+	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats})
 	if err != nil {
 		return nil, err
 	}

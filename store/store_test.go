@@ -138,3 +138,20 @@ func FuzzReadTrace(f *testing.F) {
 		ReadTrace(dir, "t1")
 	})
 }
+
+// One trial record appended and fsynced: the store's hot path.
+func BenchmarkAppend(b *testing.B) {
+	e, err := Create(b.TempDir(), Manifest{ID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	r := result("t0001", model.Passed)
+	r.Steps = make([]model.StepResult, 3)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := e.Append(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

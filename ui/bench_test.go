@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +107,39 @@ func TestEveryScreenFitsEverySize(t *testing.T) {
 			}
 		}
 	}
+}
+
+// From the runner's OOM event to a screen that shows the banner: one
+// Update with the event and one View, with 8 cards live.
+func BenchmarkOOMToScreen(b *testing.B) {
+	m := busyModel(b, 160, 50, 20)
+	tr := m.state.Trials["t0001"].Trial
+	kill := runner.OOMKill{Base: runner.Base{Trial: tr.ID, Time: t0}, OOM: model.OOMEvent{At: t0, Step: "install", Source: "events", WorkingSetBytes: 127 << 20}, LimitBytes: tr.Policy.HardLimitBytes}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		next := update(b, m, eventsMsg{events: []runner.Event{kill}})
+		if v := next.View(); !strings.Contains(v, "OOM KILL") {
+			b.Fatal("no banner")
+		}
+	}
+}
+
+// A 10,000-trial experiment loaded for browsing: heap it holds.
+func TestMemoryOf10kTrialExperiment(t *testing.T) {
+	task := heavyOnly(t)
+	plan, _ := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: model.StandardRatios, Repeats: 10000 / 6, Seed: 1})
+	var results []model.TrialResult
+	for _, tr := range plan.Trials {
+		results = append(results, model.TrialResult{Trial: tr, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second),
+			Steps: []model.StepResult{{Name: "install", Show: "pip install pandas", Output: strings.Repeat("Collecting x\n", 20)}, {Name: "verify"}}})
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := FromResults(plan, results)
+	results = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("%d trials held for browsing: %.1f MiB of heap", len(s.Order), float64(after.HeapAlloc-before.HeapAlloc)/(1<<20))
+	runtime.KeepAlive(s)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -123,4 +124,29 @@ func FuzzCgroupFiles(f *testing.F) {
 			t.Fatalf("parseCgroupInt(%q) = %d", data, v)
 		}
 	})
+}
+
+// One sample: read and parse usage, memory.stat, oom_control and cpuacct
+// from a v1 tree as the kernel lays it out (a copy on disk).
+func BenchmarkCgroupSample(b *testing.B) {
+	root := b.TempDir()
+	mem := filepath.Join(root, "memory", "docker", "ID")
+	cpu := filepath.Join(root, "cpuacct", "docker", "ID")
+	os.MkdirAll(mem, 0o755)
+	os.MkdirAll(cpu, 0o755)
+	stat := strings.Repeat("cache 4096\nrss 1000\n", 17) + "total_inactive_file 2048\n"
+	os.WriteFile(filepath.Join(mem, "memory.usage_in_bytes"), []byte("123456789\n"), 0o644)
+	os.WriteFile(filepath.Join(mem, "memory.stat"), []byte(stat), 0o644)
+	os.WriteFile(filepath.Join(mem, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n"), 0o644)
+	os.WriteFile(filepath.Join(cpu, "cpuacct.usage"), []byte("987654321\n"), 0o644)
+	r, err := findCgroup(root, "ID", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.read(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,0 +1,254 @@
+// Package perf measures headroom against the engine's own limits and
+// against a plain `docker run` loop, side by side in one run, and prints
+// the table docs/PERFORMANCE.md holds. make bench runs it.
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/store"
+)
+
+type row struct{ figure, measure, value, target string }
+
+var table []row
+
+func add(figure, measure, value, target string) {
+	table = append(table, row{figure, measure, value, target})
+}
+
+// usage is what /usr/bin/time -v says about a process.
+type usage struct {
+	wall      time.Duration
+	cpu       time.Duration // user + system
+	maxRSSKiB int
+}
+
+func parseTime(s string) usage {
+	var u usage
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "User time (seconds)", "System time (seconds)":
+			f, _ := strconv.ParseFloat(v, 64)
+			u.cpu += time.Duration(f * float64(time.Second))
+		case "Maximum resident set size (kbytes)":
+			u.maxRSSKiB, _ = strconv.Atoi(v)
+		}
+	}
+	return u
+}
+
+type env struct {
+	t     *testing.T
+	bin   string
+	dir   string
+	image string
+}
+
+// headroom runs the binary under /usr/bin/time -v.
+func (e env) headroom(args ...string) (string, usage) {
+	e.t.Helper()
+	tf := filepath.Join(e.dir, "time.txt")
+	cmd := exec.Command("/usr/bin/time", append([]string{"-v", "-o", tf, e.bin}, args...)...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		e.t.Fatalf("headroom %v: %v\n%s", args, err, errb.String())
+	}
+	b, _ := os.ReadFile(tf)
+	u := parseTime(string(b))
+	u.wall = time.Since(start)
+	return out.String(), u
+}
+
+// results reads the experiment a --format json run printed.
+func (e env) results(stdout string) []model.TrialResult {
+	e.t.Helper()
+	var doc struct {
+		Manifest struct {
+			ID string `json:"id"`
+		} `json:"manifest"`
+		Trials []model.TrialResult `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		e.t.Fatalf("json: %v", err)
+	}
+	return doc.Trials
+}
+
+// dockerLoop runs n `docker run --rm --network none` of the same trivial
+// step with c at a time.
+func (e env) dockerLoop(n, c int) time.Duration {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	jobs := make(chan int, n)
+	for i := 0; i < n; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range jobs {
+				out, err := exec.Command("docker", "run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m",
+					"--label", docker.LabelHeadroom+"=1", "--entrypoint", "/hr-workload", e.image, "run", "--step", "step", "--profile", `{"duration_ms":0}`).CombinedOutput()
+				if err != nil {
+					e.t.Errorf("docker run: %v %s", err, out)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+func TestPerformanceTable(t *testing.T) {
+	if os.Getenv("HEADROOM_BENCH") == "" {
+		t.Skip("set HEADROOM_BENCH=1 (make bench) to measure")
+	}
+	if _, err := exec.LookPath("/usr/bin/time"); err != nil {
+		t.Skip("needs /usr/bin/time (Debian: apt-get install time)")
+	}
+	dir := t.TempDir()
+	e := env{t: t, bin: filepath.Join(dir, "headroom"), dir: dir}
+	build := exec.Command("go", "build", "-o", e.bin, "github.com/headroom-eval/headroom")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v %s", err, out)
+	}
+	img, _ := e.headroom("images", "build")
+	e.image = strings.TrimSpace(img)
+	out := filepath.Join(dir, "exp")
+	run := func(extra ...string) (string, usage) {
+		return e.headroom(append([]string{"run", "--tasks-dir", "testdata", "--format", "json", "--out", out, "--seed", "1"}, extra...)...)
+	}
+
+	// 1 and 6: orchestration overhead and scaling, against a docker run loop.
+	const n = 40
+	for _, c := range []int{1, 2, 4, 8} {
+		_, u := run("--tasks", "trivial", "--ratios", "1", "--repeats", strconv.Itoa(n), "--concurrency", strconv.Itoa(c))
+		loop := e.dockerLoop(n, c)
+		h := u.wall.Seconds() / n
+		d := loop.Seconds() / n
+		add("1/6 overhead & scaling", fmt.Sprintf("%d trivial trials, concurrency %d: headroom vs docker run loop", n, c),
+			fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×); %.1f vs %.1f trials/s; headroom CPU %.2f s", 1000*h, 1000*d, h/d, 1/h, 1/d, u.cpu.Seconds()),
+			map[bool]string{true: "≤ 1.10× at concurrency 1", false: "approach the engine's rate"}[c == 1])
+	}
+
+	// 2: sampling fidelity on a workload with known 200 ms spikes.
+	for _, sampler := range []string{"cgroup", "stats"} {
+		stdout, _ := run("--tasks", "spikes", "--ratios", "uncapped", "--repeats", "4", "--concurrency", "4", "--sampler", sampler)
+		rs := e.results(stdout)
+		expDir := filepath.Join(out, lastExperiment(t, out))
+		var worst, rate float64 = 1, 0
+		for _, r := range rs {
+			samples, _, _ := store.ReadTrace(expDir, r.ID)
+			var usagePeak int64
+			for _, s := range samples {
+				usagePeak = max(usagePeak, s.UsageBytes)
+			}
+			if r.KernelPeakBytes > 0 {
+				worst = min(worst, float64(usagePeak)/float64(r.KernelPeakBytes))
+			}
+			rate += r.SampleRateHz / float64(len(rs))
+		}
+		add("2 sampling fidelity", fmt.Sprintf("4 concurrent trials, 80 MiB spikes of 200 ms, sampler %s", sampler),
+			fmt.Sprintf("recorded usage peak ≥ %.1f%% of the kernel's own peak (worst trial); %.1f samples/s per trial", 100*worst, rate),
+			map[bool]string{true: "within 1%; ≥ 20 Hz", false: "(what 1 Hz docker stats sees)"}[sampler == "cgroup"])
+	}
+
+	// 4: the headroom process across a sweep of 8 concurrent trials.
+	_, u := run("--tasks", "steady", "--ratios", "1,uncapped", "--repeats", "8", "--concurrency", "8")
+	add("4 process cost (headless)", "16 trials of 4 s, 8 at a time: CPU and peak RSS of headroom (/usr/bin/time -v)",
+		fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", u.cpu.Seconds(), u.wall.Seconds(), 100*u.cpu.Seconds()/u.wall.Seconds(), float64(u.maxRSSKiB)/1024),
+		"< 5% of a core, < 80 MiB")
+	if _, err := exec.LookPath("tmux"); err == nil {
+		cu := e.console(out)
+		add("4 process cost (console)", "headroom demo --concurrency 8 for 40 s in a 200×50 tmux pane",
+			fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", cu.cpu.Seconds(), cu.wall.Seconds(), 100*cu.cpu.Seconds()/cu.wall.Seconds(), float64(cu.maxRSSKiB)/1024),
+			"< 5% of a core, < 80 MiB")
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "| figure | measure | result | target |\n|---|---|---|---|\n")
+	for _, r := range table {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.figure, r.measure, r.value, r.target)
+	}
+	fmt.Printf("\nheadroom performance, %s, %d CPUs, %s\n\n%s\n", time.Now().Format("2006-01-02"), runtime.NumCPU(), engineVersion(), b.String())
+}
+
+// console runs the demo in tmux under /usr/bin/time for 40 s, then quits.
+func (e env) console(out string) usage {
+	e.t.Helper()
+	tf := filepath.Join(e.dir, "console-time.txt")
+	session := fmt.Sprintf("headroom-perf-%d", os.Getpid())
+	shell := fmt.Sprintf("/usr/bin/time -v -o %s %s demo --concurrency 8 --theme plain --out %s", tf, e.bin, out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", shell).CombinedOutput(); err != nil {
+		e.t.Fatalf("tmux: %v %s", err, o)
+	}
+	defer exec.Command("tmux", "kill-session", "-t", session).Run()
+	start := time.Now()
+	time.Sleep(40 * time.Second) // the measured period itself, not a synchronisation
+	exec.Command("tmux", "send-keys", "-t", session, "q").Run()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if o, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output(); strings.Contains(string(o), "y/n") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	exec.Command("tmux", "send-keys", "-t", session, "y").Run()
+	deadline = time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(tf); err == nil && strings.Contains(string(b), "Maximum resident") {
+			u := parseTime(string(b))
+			u.wall = time.Since(start)
+			return u
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatal("the console did not exit")
+	return usage{}
+}
+
+func lastExperiment(t *testing.T, root string) string {
+	list, err := store.List(root)
+	if err != nil || len(list) == 0 {
+		t.Fatalf("no experiments: %v", err)
+	}
+	return filepath.Base(list[0].Dir)
+}
+
+func engineVersion() string {
+	cli, err := docker.Connect()
+	if err != nil {
+		return "no engine"
+	}
+	defer cli.Close()
+	v, err := cli.ServerVersion(context.Background())
+	if err != nil {
+		return "engine ?"
+	}
+	return "Docker " + v.Version + ", API " + v.APIVersion
+}
