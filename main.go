@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/headroom-eval/headroom/cli"
 	"github.com/headroom-eval/headroom/workload"
@@ -15,5 +16,24 @@ func main() {
 	if filepath.Base(os.Args[0]) == filepath.Base(workload.Binary) {
 		os.Exit(workload.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(cli.Execute())
+	os.Exit(profiled(cli.Execute))
+}
+
+// profiled runs f under the CPU profiler when HEADROOM_CPUPROFILE names a
+// file: how headroom's own cost is found (docs/PERFORMANCE.md).
+func profiled(f func() int) int {
+	path := os.Getenv("HEADROOM_CPUPROFILE")
+	if path == "" {
+		return f()
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return f()
+	}
+	defer out.Close()
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return f()
+	}
+	defer pprof.StopCPUProfile()
+	return f()
 }

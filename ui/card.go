@@ -80,7 +80,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if sparkMax == 0 {
 			sparkMax = max(v.Peak, tr.Policy.GuaranteeBytes)
 		}
-		lines = append(lines, spark(st, v.Samples, c.now, time.Minute, sparkMax, inner, 1))
+		lines = append(lines, spark(st, v.Samples, c.now, time.Minute, sparkMax, inner))
 	}
 	switch v.Phase {
 	case Running:

@@ -2,11 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/NimbleMarkets/ntcharts/sparkline"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/headroom-eval/headroom/model"
@@ -102,26 +102,34 @@ func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) strin
 	if g >= width {
 		g = width - 1
 	}
+	// One Render per run of equal cells: a gauge is drawn for every card
+	// on every frame.
 	var b strings.Builder
-	for i := 0; i < width; i++ {
-		switch {
-		case i == g && i >= wsC:
-			b.WriteString(st.Guaranteed.Render("┆"))
-		case i < wsC:
-			b.WriteString(st.WorkingSet.Render("█"))
-		case i < wsC+cacheC:
-			b.WriteString(st.Cache.Render("▒"))
-		default:
-			b.WriteString(st.GaugeFree.Render("░"))
+	run := func(style lipgloss.Style, glyph string, n int) {
+		if n > 0 {
+			b.WriteString(style.Render(strings.Repeat(glyph, n)))
 		}
+	}
+	free := width - wsC - cacheC
+	run(st.WorkingSet, "█", wsC)
+	run(st.Cache, "▒", cacheC)
+	if g >= wsC+cacheC && free > 0 {
+		// The guarantee marker sits in the free part.
+		before := g - wsC - cacheC
+		run(st.GaugeFree, "░", before)
+		run(st.Guaranteed, "┆", 1)
+		run(st.GaugeFree, "░", free-before-1)
+	} else {
+		run(st.GaugeFree, "░", free)
 	}
 	return b.String()
 }
 
-// spark draws the last window of working-set samples, scaled so the top
-// row is max (the hard limit, or the peak when uncapped).
-func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width, height int) string {
-	if width < 2 || height < 1 {
+// spark draws the last window of working-set samples on one line of block
+// glyphs, scaled so a full block is max (the hard limit, or the peak when
+// uncapped).
+func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width int) string {
+	if width < 2 {
 		return ""
 	}
 	// One column per width-th of the window: the column's maximum, so a
@@ -138,10 +146,15 @@ func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time
 		i = min(max(i, 0), width-1)
 		cols[i] = max(cols[i], float64(s.WorkingSetBytes))
 	}
-	sl := sparkline.New(width, height, sparkline.WithMaxValue(float64(maxBytes)), sparkline.WithNoAutoMaxValue(), sparkline.WithStyle(st.WorkingSet))
-	sl.PushAll(cols)
-	sl.Draw()
-	return sl.View()
+	// Block glyphs, one Render for the whole line: it is drawn for every
+	// card on every frame.
+	levels := []rune(" ▁▂▃▄▅▆▇█")
+	var line strings.Builder
+	for _, v := range cols {
+		i := int(math.Round(v / float64(max(maxBytes, 1)) * float64(len(levels)-1)))
+		line.WriteRune(levels[min(max(i, 0), len(levels)-1)])
+	}
+	return st.WorkingSet.Render(line.String())
 }
 
 // outcomeGlyphs renders a cell's outcomes as coloured glyphs.
@@ -158,25 +171,22 @@ func box(style lipgloss.Style, title string, body string, w, h int) string {
 	if w < 4 || h < 2 {
 		return fit(body, w, h)
 	}
-	inner := fit(body, w-2, h-2)
-	out := style.Width(w - 2).Height(h - 2).Render(inner)
-	if title == "" {
-		return out
-	}
-	lines := strings.SplitN(out, "\n", 2)
-	top := lines[0]
-	t := " " + clip(title, w-6) + " "
-	// Keep the corner and a dash, then the title, then the rest of the border.
-	runes := []rune(ansi.Strip(top))
-	if len(runes) < lipgloss.Width(t)+3 {
-		return out
-	}
+	// Drawn by hand, with lipgloss only colouring the border: a box is
+	// drawn for every card on every frame.
 	border := style.GetBorderStyle()
 	edge := lipgloss.NewStyle().Foreground(style.GetBorderTopForeground())
-	rest := len(runes) - 3 - lipgloss.Width(t)
-	newTop := edge.Render(border.TopLeft+border.Top) + t + edge.Render(strings.Repeat(border.Top, rest)+border.TopRight)
-	if len(lines) == 1 {
-		return newTop
+	var b strings.Builder
+	top := border.TopLeft + border.Top
+	if title != "" {
+		t := " " + clip(title, w-6) + " "
+		b.WriteString(edge.Render(top) + t + edge.Render(strings.Repeat(border.Top, max(w-3-lipgloss.Width(t), 0))+border.TopRight))
+	} else {
+		b.WriteString(edge.Render(border.TopLeft + strings.Repeat(border.Top, w-2) + border.TopRight))
 	}
-	return newTop + "\n" + lines[1]
+	left, right := edge.Render(border.Left), edge.Render(border.Right)
+	for _, l := range strings.Split(fit(body, w-2, h-2), "\n") {
+		b.WriteString("\n" + left + pad(l, w-2) + right)
+	}
+	b.WriteString("\n" + edge.Render(border.BottomLeft+strings.Repeat(border.Bottom, w-2)+border.BottomRight))
+	return b.String()
 }

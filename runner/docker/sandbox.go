@@ -73,8 +73,8 @@ func (s *sandbox) eventOOM(at time.Time, _ int64) {
 	cg := s.cg
 	s.mu.Unlock()
 	if cg != nil {
-		if m, err := cg.read(); err == nil && m.oomKills > 0 {
-			s.signal(at, "events", func() { s.cgroupKills = max(s.cgroupKills, m.oomKills) })
+		if n, err := cg.oomKills(); err == nil && n > 0 {
+			s.signal(at, "events", func() { s.cgroupKills = max(s.cgroupKills, n) })
 			return
 		}
 	}
@@ -107,6 +107,7 @@ func (s *sandbox) emit(sm runner.Sample) bool {
 
 func (s *sandbox) sampleCgroup() {
 	defer close(s.sampled)
+	defer s.cg.close()
 	tick := time.NewTicker(s.b.opts.SampleEvery)
 	defer tick.Stop()
 	var lastCPU int64
