@@ -246,20 +246,30 @@ func (s *sandbox) Kill(ctx context.Context) error {
 // the container and closes the sandbox's channels.
 func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	var f runner.Final
+	killsKnown := false
 	if s.cg != nil {
 		f.KernelPeakBytes, _ = s.cg.takePeak()
-	}
-	// The engine records State.OOMKilled when the container exits, so stop
-	// it and wait for the exit before asking.
-	if err := s.b.cli.ContainerKill(ctx, s.id, "KILL"); err == nil {
-		waitCh, errCh := s.b.cli.ContainerWait(ctx, s.id, container.WaitConditionNotRunning)
-		select {
-		case <-waitCh:
-		case <-errCh:
+		// The kernel's own counter is what State.OOMKilled reports (some
+		// process in the cgroup was killed); read it while the cgroup
+		// exists and spare the stop-wait-inspect round trips.
+		if n, err := s.cg.oomKills(); err == nil {
+			f.OOMKilled, killsKnown = n > 0, true
 		}
 	}
-	if info, err := s.b.cli.ContainerInspect(ctx, s.id); err == nil && info.State != nil {
-		f.OOMKilled = info.State.OOMKilled
+	if !killsKnown || s.b.opts.Keep {
+		// The engine records State.OOMKilled when the container exits, so
+		// stop it and wait for the exit before asking (and a kept
+		// container is left stopped).
+		if err := s.b.cli.ContainerKill(ctx, s.id, "KILL"); err == nil {
+			waitCh, errCh := s.b.cli.ContainerWait(ctx, s.id, container.WaitConditionNotRunning)
+			select {
+			case <-waitCh:
+			case <-errCh:
+			}
+		}
+		if info, err := s.b.cli.ContainerInspect(ctx, s.id); err == nil && info.State != nil {
+			f.OOMKilled = f.OOMKilled || info.State.OOMKilled
+		}
 	}
 	var err error
 	if !s.b.opts.Keep {
