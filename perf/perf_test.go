@@ -146,7 +146,7 @@ func TestPerformanceTable(t *testing.T) {
 
 	// 1 and 6: orchestration overhead and scaling, against a docker run
 	// loop, interleaved in rounds so drift on a shared machine hits both.
-	const n, rounds = 40, 4
+	const n, rounds = 40, 2
 	for _, c := range []int{1, 2, 4, 8} {
 		var hWall, dWall time.Duration
 		var cpu time.Duration
