@@ -225,14 +225,15 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		_, _ = sb.Remove(context.Background())
 		return nil, fmt.Errorf("start container: %w", err)
 	}
-	info, err := b.cli.ContainerInspect(ctx, created.ID)
-	if err != nil {
-		_, _ = sb.Remove(context.Background())
-		return nil, fmt.Errorf("inspect container: %w", err)
-	}
-	pid := 0
-	if info.State != nil {
-		pid = info.State.Pid
+	// The cgroup is usually where the driver puts it by id; only when it
+	// is not is the container's pid needed (its /proc/<pid>/cgroup), which
+	// costs an inspect.
+	pid := func() int {
+		info, err := b.cli.ContainerInspect(ctx, created.ID)
+		if err != nil || info.State == nil {
+			return 0
+		}
+		return info.State.Pid
 	}
 	sb.startSampling(pid)
 	return sb, nil

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/docker/docker/api/types/build"
@@ -28,8 +29,36 @@ const imageRecipe = "workload-image-v3: scratch, rootfs with the binary, /work a
 
 // WorkloadTag names the workload image built from binary: its content
 // digest, so a rebuilt headroom gets a fresh image and an unchanged one
-// reuses its image.
+// reuses its image. The digest is remembered by the file's identity (path,
+// size, modification time), so starting does not hash 35 MB every time.
 func WorkloadTag(binary string) (string, error) {
+	st, err := os.Stat(binary)
+	if err != nil {
+		return "", err
+	}
+	key := fmt.Sprintf("%s %s|%d|%d", imageRecipe, binary, st.Size(), st.ModTime().UnixNano())
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "headroom", "workload-tag")
+		if b, err := os.ReadFile(cache); err == nil {
+			if k, tag, ok := strings.Cut(string(b), "\n"); ok && k == key && strings.HasPrefix(tag, WorkloadRepo+":") {
+				return strings.TrimSpace(tag), nil
+			}
+		}
+	}
+	tag, err := digestTag(binary)
+	if err == nil && cache != "" {
+		// Written aside and renamed: another headroom may read it meanwhile.
+		_ = os.MkdirAll(filepath.Dir(cache), 0o700)
+		tmp := fmt.Sprintf("%s.%d", cache, os.Getpid())
+		if os.WriteFile(tmp, []byte(key+"\n"+tag+"\n"), 0o600) == nil {
+			_ = os.Rename(tmp, cache)
+		}
+	}
+	return tag, err
+}
+
+func digestTag(binary string) (string, error) {
 	f, err := os.Open(binary)
 	if err != nil {
 		return "", err

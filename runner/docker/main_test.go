@@ -71,7 +71,9 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-const testExperimentPrefix = "test"
+// testExperimentPrefix labels this test process's containers (and names
+// them): two test runs on one engine must not collide.
+var testExperimentPrefix = fmt.Sprintf("test%d", os.Getpid())
 
 // parseTask reads an inline task file and points it at the test image.
 func parseTask(t testing.TB, toml string) model.Task {

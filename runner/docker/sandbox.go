@@ -81,9 +81,13 @@ func (s *sandbox) eventOOM(at time.Time, _ int64) {
 	s.signal(at, "events", func() { s.eventKills++ })
 }
 
-func (s *sandbox) startSampling(pid int) {
+func (s *sandbox) startSampling(pid func() int) {
 	if !s.b.opts.ForceStats {
-		if cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, pid); err == nil {
+		cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, 0)
+		if err != nil {
+			cg, err = findCgroup(s.b.opts.CgroupRoot, s.id, pid())
+		}
+		if err == nil {
 			s.mu.Lock()
 			s.cg = cg
 			s.mu.Unlock()
