@@ -128,15 +128,15 @@ type consoleLauncher struct {
 	active []*session.Sweep
 }
 
-func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
-	if l.eng == nil {
-		return nil, l.connectErr
-	}
-	sw, err := l.eng.Launch(l.ctx, session.Spec{
-		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
-		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, FloorBytes: 512 * model.MiB, Version: Version,
-		Progress: func(string) {},
-	})
+// spec fills what every console sweep shares into s.
+func (l *consoleLauncher) spec(s session.Spec) session.Spec {
+	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep = l.out, l.reserve, 512*model.MiB, l.keep
+	s.SampleEvery, s.Version, s.Progress = 50*time.Millisecond, Version, func(string) {}
+	return s
+}
+
+// track remembers a started sweep so that none outlives the console.
+func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +144,16 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	l.active = append(l.active, sw)
 	l.mu.Unlock()
 	return consoleSweep{sw}, nil
+}
+
+func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
+	if l.eng == nil {
+		return nil, l.connectErr
+	}
+	return l.track(l.eng.Launch(l.ctx, l.spec(session.Spec{
+		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
+		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat,
+	})))
 }
 
 // Resume reruns what an interrupted experiment is missing (history's r).
@@ -159,18 +169,8 @@ func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	sw, _, err := l.eng.Resume(l.ctx, exp.Dir, session.Spec{
-		Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: max(m.Concurrency, 1), Seed: m.Seed, OnlyRepeat: m.OnlyRepeat,
-		OutRoot: l.out, ReserveBytes: l.reserve, SampleEvery: 50 * time.Millisecond, Keep: l.keep, FloorBytes: 512 * model.MiB, Version: Version,
-		Progress: func(string) {},
-	})
-	if err != nil {
-		return nil, err
-	}
-	l.mu.Lock()
-	l.active = append(l.active, sw)
-	l.mu.Unlock()
-	return consoleSweep{sw}, nil
+	sw, _, err := l.eng.Resume(l.ctx, exp.Dir, l.spec(manifestSpec(m, tasks)))
+	return l.track(sw, err)
 }
 
 // shutdown cancels sweeps still running and waits for their trials to be

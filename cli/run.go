@@ -247,10 +247,12 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	if err != nil {
 		return err
 	}
-	concurrency := m.Concurrency
-	if cmd.Flags().Changed("concurrency") || concurrency < 1 {
-		concurrency = f.concurrency
+	spec := manifestSpec(m, tasks)
+	if cmd.Flags().Changed("concurrency") {
+		spec.Concurrency = f.concurrency
 	}
+	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
+	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eng, err := connectAndReap(ctx, stderr)
@@ -258,17 +260,19 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		return err
 	}
 	defer eng.Close()
-	sw, res, err := eng.Resume(ctx, dir, session.Spec{
-		Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: concurrency, Seed: m.Seed, OnlyRepeat: m.OnlyRepeat,
-		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, Keep: f.keep, Version: Version,
-		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
-	})
+	sw, res, err := eng.Resume(ctx, dir, spec)
 	if err != nil {
 		return asUsage(err)
 	}
 	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
 		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
 	return finishSweep(cmd, sw, f.format, setup.report)
+}
+
+// manifestSpec is the plan part of an experiment's spec, as its manifest
+// recorded it; the caller adds where and how to run.
+func manifestSpec(m store.Manifest, tasks []model.Task) session.Spec {
+	return session.Spec{Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: max(m.Concurrency, 1), Seed: m.Seed, OnlyRepeat: m.OnlyRepeat}
 }
 
 // manifestTasks reloads an experiment's tasks from where they came from.

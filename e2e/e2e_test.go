@@ -66,19 +66,26 @@ func (tm term) waitFor(d time.Duration, want ...string) string {
 	}
 }
 
+// buildHeadroom builds the static binary into a fresh directory.
+func buildHeadroom(t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "headroom")
+	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return dir, bin
+}
+
 // startConsole builds headroom and runs `headroom ARGS --out DIR` in a
 // tmux session of w×h; it returns the terminal and the experiments root.
 func startConsole(t *testing.T, name string, w, h int, args ...string) (term, string) {
 	t.Helper()
 	need(t, "tmux", exec.Command("tmux", "-V"))
 	need(t, "docker engine", exec.Command("docker", "info"))
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	dir, bin := buildHeadroom(t)
 	out := filepath.Join(dir, "experiments")
 	session := fmt.Sprintf("headroom-e2e-%s-%d", name, os.Getpid())
 	shell := fmt.Sprintf("%s %s --out %s --theme plain; echo headroom exited $?; sleep 600", bin, strings.Join(args, " "), out)

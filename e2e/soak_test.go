@@ -46,13 +46,7 @@ func TestSoak(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("HEADROOM_SOAK_REPEATS")); err == nil && n > 0 {
 		repeats = n
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	dir, bin := buildHeadroom(t)
 	root := filepath.Join(dir, "experiments")
 	cmd := exec.Command("/usr/bin/time", "-v", bin, "run", "--tasks-dir", "testdata/soak", "--ratios", "1,uncapped",
 		"--repeats", strconv.Itoa(repeats), "--concurrency", "4", "--seed", "3", "--format", "json", "--out", root)
