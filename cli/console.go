@@ -71,12 +71,16 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	for _, l := range cat.Tasks {
 		tasks = append(tasks, l.Task)
 	}
+	var problems []string
+	for _, p := range cat.Problems {
+		problems = append(problems, p.Error())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Shell: shell}
+		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems}
 	if eng, err := connectAndReap(ctx, stderr); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)

@@ -51,6 +51,8 @@ type Options struct {
 	// Defaults for the setup screen.
 	Repeats, Concurrency int
 	Seed                 uint64
+	// Problems are task files that could not be loaded; setup lists them.
+	Problems []string
 }
 
 // Model is the console's root: it owns layout, focus and the sweep.

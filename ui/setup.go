@@ -375,6 +375,14 @@ func (m Model) viewSetup(w, h int) string {
 	}
 	out = append(out, clip(label+strings.Join(opts, "   "), w))
 
+	for i, p := range m.opts.Problems {
+		if i == 2 {
+			out = append(out, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(m.opts.Problems)-2)))
+			break
+		}
+		out = append(out, st.Danger.Render(clip("skipped "+p, w)))
+	}
+
 	// Preview.
 	out = append(out, "")
 	out = append(out, m.preview(w)...)

@@ -310,3 +310,12 @@ func TestHistoryResumesAnExperiment(t *testing.T) {
 		t.Errorf("resumed %v, screen %v", l.resumed, m.CurrentScreen())
 	}
 }
+
+func TestSetupListsSkippedTaskFiles(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	opts.Problems = []string{"tasks/broken.toml:3: expected '.' or ']' to end table name"}
+	m := update(t, New(opts), tea.WindowSizeMsg{Width: 120, Height: 40})
+	if v := m.View(); !strings.Contains(v, "skipped tasks/broken.toml:3:") {
+		t.Errorf("setup should name the skipped file:\n%s", v)
+	}
+}
