@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -208,7 +208,7 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	defer cancel()
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
-		if errdefs.IsNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
 		return nil, fmt.Errorf("create container: %w", err)
@@ -252,4 +252,4 @@ func Owner() string {
 }
 
 // IsGone says whether err means the container no longer exists.
-func IsGone(err error) bool { return errdefs.IsNotFound(err) || errors.Is(err, context.Canceled) }
+func IsGone(err error) bool { return cerrdefs.IsNotFound(err) || errors.Is(err, context.Canceled) }

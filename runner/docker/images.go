@@ -14,9 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -99,7 +99,7 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 	if !force {
 		if _, err := cli.ImageInspect(ctx, tag); err == nil {
 			return tag, nil
-		} else if !errdefs.IsNotFound(err) {
+		} else if !cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("inspect image %s: %w", tag, err)
 		}
 	}
