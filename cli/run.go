@@ -344,8 +344,16 @@ func (p *progress) event(ev runner.Event) {
 	case runner.TrialQueued:
 		p.plan[ev.Trial.ID] = ev.Trial
 	case runner.OOMKill:
-		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)\n", p.label(ev.TrialID()), ev.OOM.Step,
-			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString())
+		if ev.Detail {
+			fmt.Fprintf(p.w, "       %s: the kernel killed %s, pid %d, rss %s\n", ev.TrialID(), ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+			return
+		}
+		what := ""
+		if ev.OOM.Process != "" {
+			what = fmt.Sprintf(": %s, pid %d, rss %s", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+		}
+		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
+			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
 	case runner.TrialEnded:
 		p.done++
 		r := ev.Result

@@ -29,9 +29,14 @@ func (s StepResult) Duration() time.Duration { return s.End.Sub(s.Start) }
 type OOMEvent struct {
 	At     time.Time `json:"at"`
 	Step   string    `json:"step,omitempty"` // the step running when it landed
-	Source string    `json:"source"`         // "events", "cgroup", "exit-137", "inspect"
+	Source string    `json:"source"`         // "kernel", "events", "cgroup", "inspect"
 	// WorkingSetBytes is the last sampled working set before the kill.
 	WorkingSetBytes int64 `json:"working_set_bytes"`
+	// Process, PID and RSSBytes say what the kernel killed, when its log
+	// could be read.
+	Process  string `json:"process,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	RSSBytes int64  `json:"rss_bytes,omitempty"`
 }
 
 // TrialResult is the durable record of one finished trial.

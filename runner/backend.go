@@ -23,6 +23,10 @@ type OOMSignal struct {
 	Time   time.Time
 	Source string
 	Count  int
+	// What was killed, when the kernel's log said (else empty).
+	Process  string
+	PID      int
+	RSSBytes int64
 }
 
 // ExecResult is how a command in the sandbox ended.

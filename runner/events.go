@@ -79,6 +79,9 @@ type OOMKill struct {
 	OOM model.OOMEvent
 	// LimitBytes is the hard limit in force (0: uncapped).
 	LimitBytes int64
+	// Detail marks not a new kill but the last one again, now with what
+	// the kernel's log says was killed (it can trail the engine's event).
+	Detail bool
 }
 
 // StepEnded: a step finished.

@@ -281,11 +281,21 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			}
 			t.mu.Lock()
 			if o.Count <= t.kills {
+				// The kernel's word on a kill already counted: fill in
+				// what was killed, once.
+				if n := len(t.res.OOMs); o.Process != "" && n > 0 && t.res.OOMs[n-1].Process == "" {
+					oe := &t.res.OOMs[n-1]
+					oe.Process, oe.PID, oe.RSSBytes = o.Process, o.PID, o.RSSBytes
+					detail := *oe
+					t.mu.Unlock()
+					t.emit(OOMKill{Base: Base{Trial: t.trial.ID, Time: time.Now()}, OOM: detail, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
+					continue
+				}
 				t.mu.Unlock()
 				continue
 			}
 			t.kills = o.Count
-			oe := model.OOMEvent{At: o.Time, Step: t.step, Source: o.Source, WorkingSetBytes: t.lastWS}
+			oe := model.OOMEvent{At: o.Time, Step: t.step, Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
 			t.res.OOMs = append(t.res.OOMs, oe)
 			close(t.oomNotify)
 			t.oomNotify = make(chan struct{})

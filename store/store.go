@@ -165,8 +165,14 @@ func (e *Experiment) Record(ev runner.Event) error {
 			fmt.Fprintf(tf.log, "%s%s\n", prefix, ev.Text)
 		}
 	case runner.OOMKill:
-		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.log, "==> OOM kill in step %s (source %s, working set %s)\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes))
+		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {
+			fmt.Fprintf(tf.log, "==> the kernel killed %s, pid %d, rss %s\n", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+		} else if tf != nil {
+			what := ""
+			if ev.OOM.Process != "" {
+				what = fmt.Sprintf(": killed %s, pid %d, rss %s", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+			}
+			fmt.Fprintf(tf.log, "==> OOM kill in step %s (source %s, working set %s)%s\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes), what)
 		}
 	case runner.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {

@@ -67,6 +67,10 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if v.Phase == Running {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores)
 	}
+	if v.Killed() && v.OOMs[len(v.OOMs)-1].Process != "" {
+		o := v.OOMs[len(v.OOMs)-1]
+		memLine = fmt.Sprintf("killed %s, %s rss (pid %d)", o.Process, mib(o.RSSBytes), o.PID)
+	}
 	lines = append(lines, st.Text.Render(clip(memLine, inner)))
 	if v.Killed() {
 		o := v.OOMs[len(v.OOMs)-1]

@@ -321,7 +321,12 @@ func (m Model) timeline(v *TrialView, w, h int) string {
 	c.DrawBrailleAll()
 	legend := st.WorkingSet.Render("— working set") + "  " + st.Guaranteed.Render("— guarantee") + "  " + st.Limit.Render("— limit")
 	if len(v.OOMs) > 0 {
-		legend += "  " + st.OOMBanner.Render(" ") + st.OOM.Render(fmt.Sprintf(" OOM at %s", secs(v.OOMs[0].At.Sub(start))))
+		o := v.OOMs[0]
+		what := ""
+		if o.Process != "" {
+			what = fmt.Sprintf(": %s (pid %d, rss %s)", o.Process, o.PID, mib(o.RSSBytes))
+		}
+		legend += "  " + st.OOMBanner.Render(" ") + st.OOM.Render(fmt.Sprintf(" OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
 	}
 	return fit(c.View(), w, h-1) + "\n" + clip(legend, w)
 }

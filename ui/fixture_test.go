@@ -111,13 +111,16 @@ func scriptedEvents(plan model.Plan) []runner.Event {
 		evs = append(evs, sample("t0001", 200+i*200, mb))
 	}
 	oom := model.OOMEvent{At: at(950), Step: "install", Source: "events", WorkingSetBytes: 127 << 20}
+	detail := oom
+	detail.Process, detail.PID, detail.RSSBytes = "hr-workload", 4242, 122<<20
 	evs = append(evs, runner.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
+		runner.OOMKill{Base: b("t0001", 965), OOM: detail, LimitBytes: tr["t0001"].Policy.HardLimitBytes, Detail: true},
 		runner.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},
 		runner.StepStarted{Base: b("t0001", 980), Phase: "verifier", Step: verify},
 		runner.OutputLine{Base: b("t0001", 1000), Step: "verify", Stream: "stdout", Text: "E   FileNotFoundError: model.json was never produced"},
 		runner.StepEnded{Base: b("t0001", 1100), Result: model.StepResult{Name: "verify", Show: verify.Show, Phase: "verifier", Start: at(980), End: at(1100), ExitCode: 1, PeakWorkingSetBytes: 6 << 20}})
 	r1 := model.TrialResult{Trial: tr["t0001"], Outcome: model.OOMKilled, Reason: "OOM-killed in step install at limit 128MiB", ContainerID: "c0ffee0001aa",
-		Start: at(0), End: at(1200), OOMs: []model.OOMEvent{oom}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20, SampleSource: "cgroup-v1"}
+		Start: at(0), End: at(1200), OOMs: []model.OOMEvent{detail}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20, SampleSource: "cgroup-v1"}
 	evs = append(evs, runner.TrialEnded{Base: b("t0001", 1200), Result: r1})
 	// t0002: passes uncapped.
 	evs = append(evs, runner.TrialStarted{Base: b("t0002", 100), ContainerID: "c0ffee0002bb", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"})

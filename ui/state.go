@@ -163,6 +163,11 @@ func (s *SweepState) Apply(e runner.Event) {
 			v.Peak = max(v.Peak, e.WorkingSetBytes)
 		}
 	case runner.OOMKill:
+		if v != nil && e.Detail && len(v.OOMs) > 0 {
+			v.OOMs[len(v.OOMs)-1] = e.OOM
+			v.log("==> the kernel killed " + e.OOM.Process)
+			break
+		}
 		if v != nil {
 			v.OOMs = append(v.OOMs, e.OOM)
 			v.KillLimit = e.LimitBytes

@@ -20,7 +20,7 @@ func TestReductionOfTheScriptedSweep(t *testing.T) {
 		t.Errorf("done %d running %d counts %v", s.Done, s.Running, s.Counts)
 	}
 	killed := s.Trials["t0001"]
-	if !killed.Killed() || killed.OOMs[0].Step != "install" || killed.Peak != 127<<20 || len(killed.Steps) != 2 || killed.Phase != Finished {
+	if !killed.Killed() || len(killed.OOMs) != 1 || killed.OOMs[0].Process != "hr-workload" || killed.OOMs[0].Step != "install" || killed.Peak != 127<<20 || len(killed.Steps) != 2 || killed.Phase != Finished {
 		t.Errorf("t0001 %+v", killed)
 	}
 	running := s.Trials["t0003"]

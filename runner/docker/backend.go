@@ -45,6 +45,9 @@ type Options struct {
 	Keep bool
 	// Owner labels every container (LabelOwner); default this process.
 	Owner string
+	// KernelLog is where the kernel's log is read for what an OOM kill
+	// killed (default /dev/kmsg; unreadable is fine, the name is omitted).
+	KernelLog string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -58,6 +61,25 @@ type Backend struct {
 
 	stop    context.CancelFunc
 	stopped chan struct{}
+
+	// kernelLog says whether the kernel's log is being read.
+	kernelLog bool
+}
+
+// ReadsKernelLog says whether kills will carry the killed process's name.
+func (b *Backend) ReadsKernelLog() bool { return b.kernelLog }
+
+// kernelKill hands a kill from the kernel's log to its container.
+func (b *Backend) kernelKill(k kernelKill) {
+	if k.containerID == "" {
+		return
+	}
+	b.mu.Lock()
+	sb := b.sandboxes[k.containerID]
+	b.mu.Unlock()
+	if sb != nil {
+		sb.kernelOOM(time.Now(), k)
+	}
 }
 
 // Connect opens a client from the environment (DOCKER_HOST etc.),
@@ -93,6 +115,10 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	ready := make(chan struct{})
 	go b.watchEvents(evCtx, ready)
 	<-ready
+	if opts.KernelLog == "" {
+		opts.KernelLog = "/dev/kmsg"
+	}
+	b.kernelLog = watchKernel(opts.KernelLog, evCtx.Done(), b.kernelKill)
 	return b, nil
 }
 

@@ -60,7 +60,15 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 		t.Errorf("1x: install step = %+v, want exit 137 with an OOM kill", tight.Steps)
 	}
 	if len(oomEvents) == 0 || oomEvents[0].TrialID() != tight.ID {
-		t.Errorf("no OOMKill event for the 1x trial: %+v", oomEvents)
+		t.Fatalf("no OOMKill event for the 1x trial: %+v", oomEvents)
+	}
+	if b.ReadsKernelLog() {
+		o := tight.OOMs[0]
+		if o.Process != "hr-workload" || o.PID == 0 || o.RSSBytes < 40*model.MiB {
+			t.Errorf("the kernel's log was readable but the kill does not say what died: %+v", o)
+		}
+	} else {
+		t.Log("the kernel's log is not readable here: kills carry no process name")
 	}
 	if tight.PeakWorkingSetBytes > 64*model.MiB || tight.PeakWorkingSetBytes < 40*model.MiB {
 		t.Errorf("1x: peak working set %s, want close to the 64MiB limit", model.FormatBytes(tight.PeakWorkingSetBytes))

@@ -30,6 +30,7 @@ type sandbox struct {
 	closed      bool
 	eventKills  int
 	cgroupKills int
+	kernelKills int
 	count       int
 }
 
@@ -49,20 +50,50 @@ func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
 // signal records kills from one source and reports the new total, if it
-// grew: the total is the largest count any one source has seen.
+// grew: the total is the largest count any one source has seen. A kill the
+// kernel's log described carries what was killed.
 func (s *sandbox) signal(at time.Time, source string, update func()) {
+	s.signalKill(at, source, kernelKill{}, update)
+}
+
+func (s *sandbox) signalKill(at time.Time, source string, k kernelKill, update func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
-	n := max(s.eventKills, s.cgroupKills)
-	if n <= s.count || s.closed {
+	n := max(s.eventKills, s.cgroupKills, s.kernelKills)
+	if s.closed {
+		return
+	}
+	if n <= s.count {
+		if k.process != "" {
+			// Already counted from a faster source: pass on what died.
+			select {
+			case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: s.count, Process: k.process, PID: k.pid, RSSBytes: k.rssBytes}:
+			default:
+			}
+		}
 		return
 	}
 	s.count = n
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.process, PID: k.pid, RSSBytes: k.rssBytes}:
 	default: // the runner reads promptly; a full buffer still has a newer count coming
 	}
+}
+
+// kernelOOM handles a kill read from the kernel's log: logged as it
+// happens, it usually comes first, and it names the process.
+func (s *sandbox) kernelOOM(at time.Time, k kernelKill) {
+	s.mu.Lock()
+	cg := s.cg
+	s.mu.Unlock()
+	if cg != nil {
+		if n, err := cg.oomKills(); err == nil && n > 0 {
+			s.signalKill(at, "kernel", k, func() { s.cgroupKills = max(s.cgroupKills, n) })
+			return
+		}
+	}
+	s.signalKill(at, "kernel", k, func() { s.kernelKills++ })
 }
 
 // eventOOM handles the engine's oom event: the fastest signal. Where the

@@ -1,0 +1,51 @@
+package docker
+
+import "testing"
+
+const kmsgID = "a3c9dec87f3ae7535512596578119ccfa57ba44063a344d1672a032a128bdf55"
+
+func TestKmsgParserPairsTheTwoLines(t *testing.T) {
+	var p kmsgParser
+	lines := []string{
+		"6,5000,5976949700,-;[  12000] 65534 12000   352683    31404    31360       44         0   376832        0             0 hr-workload",
+		"6,5001,5976949756,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=" + kmsgID + ",mems_allowed=0,oom_memcg=/docker/" + kmsgID + ",task_memcg=/docker/" + kmsgID + ",task=hr-workload,pid=12000,uid=65534",
+		"3,5002,5976949795,-;Memory cgroup out of memory: Killed process 12000 (hr-workload) total-vm:1410732kB, anon-rss:125440kB, file-rss:176kB, shmem-rss:0kB, UID:65534 pgtables:368kB oom_score_adj:0",
+	}
+	var got []kernelKill
+	for _, l := range lines {
+		if k, ok := p.line(l); ok {
+			got = append(got, k)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d kills", len(got))
+	}
+	k := got[0]
+	if k.containerID != kmsgID || k.process != "hr-workload" || k.pid != 12000 || k.rssBytes != 125440*1024 {
+		t.Errorf("%+v", k)
+	}
+	// systemd's layout, and a kill outside any container.
+	p.line("6,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/system.slice/docker-" + kmsgID + ".scope,task=python3,pid=7,uid=0")
+	if k, ok := p.line("3,2,2,-;Memory cgroup out of memory: Killed process 7 (python3) total-vm:1kB, anon-rss:2kB, file-rss:0kB"); !ok || k.containerID != kmsgID || k.process != "python3" {
+		t.Errorf("systemd layout: %+v %v", k, ok)
+	}
+	p.line("6,3,3,-;oom-kill:constraint=CONSTRAINT_NONE,task_memcg=/user.slice,task=chrome,pid=9,uid=1000")
+	if k, ok := p.line("3,4,4,-;Out of memory: Killed process 9 (chrome) total-vm:1kB, anon-rss:2kB"); !ok || k.containerID != "" {
+		t.Errorf("host kill: %+v %v", k, ok)
+	}
+	// A second line without its first is ignored.
+	if _, ok := p.line("3,5,5,-;Memory cgroup out of memory: Killed process 99 (x) total-vm:1kB, anon-rss:2kB"); ok {
+		t.Error("unpaired line produced a kill")
+	}
+}
+
+func FuzzKmsgLine(f *testing.F) {
+	f.Add("6,5001,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/docker/"+kmsgID+",task=x,pid=1,uid=0", "3,5002,2,-;Memory cgroup out of memory: Killed process 1 (x) total-vm:1kB, anon-rss:5kB")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var p kmsgParser
+		p.line(a)
+		if k, ok := p.line(b); ok && (k.pid < 0 || k.rssBytes < 0) {
+			t.Fatalf("%+v", k)
+		}
+	})
+}
