@@ -69,7 +69,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	if v.Killed() && v.OOMs[len(v.OOMs)-1].Process != "" {
 		o := v.OOMs[len(v.OOMs)-1]
-		memLine = fmt.Sprintf("killed %s, %s rss (pid %d)", o.Process, mib(o.RSSBytes), o.PID)
+		memLine = fmt.Sprintf("killed %s %s pid %d", o.Process, mib(o.RSSBytes), o.PID)
 	}
 	lines = append(lines, st.Text.Render(clip(memLine, inner)))
 	if v.Killed() {
