@@ -70,6 +70,11 @@ func newDoctorCmd() *cobra.Command {
 			_, rmErr := sb.Remove(context.Background())
 			check(ierr == nil && info.HostConfig.Memory == tr.Policy.HardLimitBytes && info.HostConfig.MemorySwap == tr.Policy.HardLimitBytes,
 				"limits applied", "memory, swap and reservation read back from docker inspect", "the engine ignored the memory limit: enable the memory cgroup controller")
+			if b.ReadsKernelLog() {
+				fmt.Fprintf(w, "ok   %-22s %s\n", "kernel log", "readable: OOM kills name the killed process")
+			} else {
+				fmt.Fprintf(w, "note %-22s %s\n", "kernel log", "not readable (run as root on the engine's host to name killed processes); kills are still caught")
+			}
 			check(src != "docker-stats", "memory sampling", src,
 				"cgroup files unreadable (remote engine or unusual mount): headroom falls back to the 1 Hz stats stream, which misses short spikes; run headroom on the engine's host")
 			check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
