@@ -39,7 +39,7 @@ unit:
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	runner/docker:FuzzCgroupFiles store:FuzzReadTrials store:FuzzReadTrace \
+	runner/docker:FuzzCgroupFiles runner/docker:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace \
 	workload:FuzzProfileJSON cli:FuzzParsePP
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
