@@ -68,10 +68,7 @@ func newCompareCmd() *cobra.Command {
 					}
 					p := model.PairedDiff(ca, cb)
 					ea, eb := model.ClusteredMean(ca), model.ClusteredMean(cb)
-					label := "real"
-					if model.Noise(p.Diff, p.CI, opts.NoisePP) {
-						label = "noise"
-					}
+					label := model.Verdict(model.Noise(p.Diff, p.CI, opts.NoisePP))
 					fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%.3f\t%d\t%s\n", r, metric, 100*ea.Mean, 100*eb.Mean, 100*p.Diff, 100*p.CI.Lo, 100*p.CI.Hi, p.P, p.Tasks, label)
 				}
 			}

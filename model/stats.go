@@ -192,6 +192,14 @@ func Noise(diff float64, ci Interval, threshold float64) bool {
 	return ci.Contains(0) || math.Abs(diff) < threshold
 }
 
+// Verdict is how every view names a difference: "noise" or "real".
+func Verdict(noise bool) string {
+	if noise {
+		return "noise"
+	}
+	return "real"
+}
+
 // MinDetectable is the smallest difference a design with this standard
 // error detects at 80% power and α = 0.05 (two-sided).
 func MinDetectable(se float64) float64 { return (Z95 + Z80) * se }

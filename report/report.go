@@ -89,13 +89,6 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-func label(noise bool) string {
-	if noise {
-		return "noise"
-	}
-	return "real"
-}
-
 func glyphs(c *model.Cell) string {
 	var g strings.Builder
 	for _, o := range c.Outcomes {
@@ -151,7 +144,7 @@ func (r *Report) Table(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.0fpp\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, label(c.Noise))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.0fpp\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, model.Verdict(c.Noise))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -218,7 +211,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %.0fpp | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, label(c.Noise))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %.0fpp | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, model.Verdict(c.Noise))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())

@@ -205,7 +205,7 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
 		if cs.Ratio != base {
-			line += fmt.Sprintf(", Fisher p=%.2f vs %s: %s", cs.FisherP, base, noiseWord(cs.Noise))
+			line += fmt.Sprintf(", Fisher p=%.2f vs %s: %s", cs.FisherP, base, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
 	}
@@ -220,7 +220,7 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 			if !ok {
 				continue
 			}
-			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, noiseWord(c.Noise))
+			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.Verdict(c.Noise))
 			style := st.Text
 			if !c.Noise {
 				style = st.Bold
@@ -241,13 +241,6 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 		out = append(out, st.Muted.Render(clip(line, w)))
 	}
 	return out
-}
-
-func noiseWord(noise bool) string {
-	if noise {
-		return "noise"
-	}
-	return "real"
 }
 
 func plainCell(c *model.Cell) string {
