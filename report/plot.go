@@ -256,21 +256,20 @@ func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) erro
 	}
 	top := float64(max(tr.PeakWorkingSetBytes, tr.Policy.HardLimitBytes, tr.Policy.GuaranteeBytes)) / (1 << 20) * 1.4
 	var labels plotter.XYLabels
-	for _, s := range tr.Steps {
-		x := at(s.Start)
+	// mark draws a labelled vertical line at t.
+	mark := func(t time.Time, col color.Color, width vg.Length, labelY float64, label string) {
+		x := at(t)
 		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
-		l.Color, l.Width = grey, vg.Points(0.5)
+		l.Color, l.Width = col, width
 		p.Add(l)
-		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.78})
-		labels.Labels = append(labels.Labels, " "+s.Name)
+		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * labelY})
+		labels.Labels = append(labels.Labels, label)
+	}
+	for _, s := range tr.Steps {
+		mark(s.Start, grey, vg.Points(0.5), 0.78, " "+s.Name)
 	}
 	for _, o := range tr.OOMs {
-		x := at(o.At)
-		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
-		l.Color, l.Width = orange, vg.Points(2)
-		p.Add(l)
-		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * 0.72})
-		labels.Labels = append(labels.Labels, " OOM kill in "+o.Step)
+		mark(o.At, orange, vg.Points(2), 0.72, " OOM kill in "+o.Step)
 	}
 	if len(labels.XYs) > 0 {
 		if lbl, err := plotter.NewLabels(labels); err == nil {
