@@ -37,7 +37,48 @@ type Step struct {
 	// Expected is how long the step is expected to take, when known (the
 	// synthetic workload knows); used only for rough estimates.
 	Expected time.Duration `json:"expected,omitempty"`
+	// Files are copied into the container just before the step runs (a
+	// verifier's tests are not there while the agent works).
+	Files []Upload `json:"files,omitempty"`
+	// Trace runs the step's script with a shell trace and makes each
+	// command the script runs a step of its own, with its own peak.
+	Trace bool `json:"trace,omitempty"`
+	// PassEnv names host environment variables given to the step. Their
+	// values are secrets: never recorded, and redacted from all output.
+	PassEnv []string `json:"pass_env,omitempty"`
 }
+
+// Upload is a host file or directory copied to a directory in the
+// container: From "/t/tests" To "/tests" puts /t/tests/test.sh at
+// /tests/test.sh; a file lands under its own name.
+type Upload struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// RewardRule says a verifier passes by the reward it writes, Harbor's
+// convention: Dir/reward.txt (one number) or Dir/reward.json (a map of
+// numbers; "reward" if present, else the smallest value), read after the
+// verifier ends. Pass is the reward needed to pass.
+type RewardRule struct {
+	Dir  string  `json:"dir"`
+	Pass float64 `json:"pass"`
+}
+
+// Build says how to build a task's image when the task names none, or
+// names one the engine does not have.
+type Build struct {
+	Context    string        `json:"context"`    // host directory sent to the engine
+	Dockerfile string        `json:"dockerfile"` // relative to Context
+	Timeout    time.Duration `json:"timeout"`
+}
+
+// Task formats a loader reads.
+const (
+	FormatHeadroom      = "headroom"
+	FormatHarbor        = "harbor"         // Terminal-Bench 2.0 / Harbor task directory
+	FormatTerminalBench = "terminal-bench" // the older task.yaml directory
+)
 
 // Agent is one way of attempting a task: a sequence of steps.
 type Agent struct {
@@ -64,6 +105,25 @@ type Task struct {
 	Verifier        Step          `json:"verifier"`
 	AgentTimeout    time.Duration `json:"agent_timeout"`
 	VerifierTimeout time.Duration `json:"verifier_timeout"`
+
+	// Format is the file format the task came from (FormatHeadroom...).
+	Format string `json:"format,omitempty"`
+	// Dir is the task's directory, for task directories: the task is also
+	// addressable by its base name.
+	Dir string `json:"dir,omitempty"`
+	// Instruction is what the agent is asked to do (instruction.md).
+	Instruction string `json:"instruction,omitempty"`
+	// Reward, when set, decides the verifier by its reward file rather
+	// than its exit code.
+	Reward *RewardRule `json:"reward,omitempty"`
+	// Build, when set, builds the image from a Dockerfile if Image is
+	// empty or missing from the engine.
+	Build *Build `json:"build,omitempty"`
+	// StorageBytes is the task's disk spec, recorded; local Docker on
+	// overlay file systems cannot enforce it.
+	StorageBytes int64 `json:"storage_bytes,omitempty"`
+	// GPUs is the task's GPU spec, recorded; headroom gives none.
+	GPUs int `json:"gpus,omitempty"`
 }
 
 // Agent returns the named agent.
@@ -101,7 +161,7 @@ func (t *Task) Validate() error {
 	switch {
 	case t.Name == "":
 		return fmt.Errorf("task has no name: set [task] name")
-	case t.Image == "":
+	case t.Image == "" && t.Build == nil:
 		return fmt.Errorf("task %s has no image: set [environment] image", t.Name)
 	case t.Resources.MemoryBytes <= 0:
 		return fmt.Errorf("task %s: [environment] memory must be more than zero", t.Name)

@@ -56,6 +56,10 @@ type Sandbox interface {
 	// Exec runs argv inside the sandbox; each line of output goes to line.
 	// Cancelling ctx stops waiting; Kill stops the command.
 	Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (ExecResult, error)
+	// CopyIn copies host files into the sandbox.
+	CopyIn(ctx context.Context, uploads []model.Upload) error
+	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).
+	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// TakeKernelPeak returns the kernel's peak usage since the last call
 	// (resetting it where the kernel allows) and whether it could be read.
 	TakeKernelPeak() (int64, bool)

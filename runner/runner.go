@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +31,40 @@ type Config struct {
 	// records the host's load at its start and end.
 	Host       func() HostLoad
 	FloorBytes int64
+	// Secrets are the values of the host environment variables steps pass
+	// through (Step.PassEnv), by name. They reach the container's steps
+	// and nothing else: every output line is redacted of them.
+	Secrets map[string]string
+}
+
+// MinSecretLen is the shortest secret headroom will pass: shorter values
+// cannot be redacted from output without mangling it.
+const MinSecretLen = 6
+
+// Redactor replaces secret values with [redacted NAME].
+func Redactor(secrets map[string]string) func(string) string {
+	names := make([]string, 0, len(secrets))
+	for n, v := range secrets {
+		if v != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return func(s string) string { return s }
+	}
+	// Longest first, so a secret containing another is replaced whole.
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := len(secrets[names[i]]), len(secrets[names[j]]); a != b {
+			return a > b
+		}
+		return names[i] < names[j]
+	})
+	var pairs []string
+	for _, n := range names {
+		pairs = append(pairs, secrets[n], "[redacted "+n+"]")
+	}
+	r := strings.NewReplacer(pairs...)
+	return r.Replace
 }
 
 // HostLoad is the host's state, recorded with each trial.
@@ -41,6 +76,8 @@ type Runner struct {
 	cfg     Config
 	tasks   map[string]model.Task
 	adm     *admission
+
+	redact  func(string) string
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc
@@ -58,7 +95,12 @@ func New(b Backend, cfg Config) (*Runner, error) {
 	if cfg.OOMSettle <= 0 {
 		cfg.OOMSettle = 500 * time.Millisecond
 	}
-	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}}
+	for n, v := range cfg.Secrets {
+		if len(v) < MinSecretLen {
+			return nil, fmt.Errorf("the value of %s is shorter than %d characters: too short to redact from output safely", n, MinSecretLen)
+		}
+	}
+	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}, redact: Redactor(cfg.Secrets)}
 	for _, t := range cfg.Tasks {
 		r.tasks[t.Name] = t
 	}

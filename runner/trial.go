@@ -2,6 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
 	"fmt"
 	"strconv"
 	"sync"
@@ -20,10 +24,13 @@ type trialRun struct {
 
 	mu        sync.Mutex
 	step      string // current step name
+	index     int    // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
 	kills     int           // OOM kills seen (max over sources)
 	oomNotify chan struct{} // closed and replaced on each new kill
+	// rewardNote says why a reward-judged verifier failed.
+	rewardNote string
 	samples   int
 	firstAt   time.Time
 	lastAt    time.Time
@@ -65,8 +72,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	agent, _ := t.task.Agent(t.trial.Agent)
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.task.AgentTimeout)
 	var engineErr error
-	for i, st := range agent.Steps {
-		sr, err := t.runStep(agentCtx, sb, i, "agent", st, env)
+	for _, st := range agent.Steps {
+		sr, err := t.runStep(agentCtx, sb, "agent", st, env)
 		if sr.TimedOut {
 			ev.TimedOut = true
 		}
@@ -81,13 +88,19 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	if !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
-		sr, err := t.runStep(vctx, sb, len(agent.Steps), "verifier", t.task.Verifier, env)
-		cancelV()
+		sr, err := t.runStep(vctx, sb, "verifier", t.task.Verifier, env)
 		if err != nil {
 			engineErr = fmt.Errorf("verifier: %w", err)
 		}
 		ev.TimedOut = sr.TimedOut
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
+		if rule := t.task.Reward; rule != nil && err == nil && !sr.TimedOut && ctx.Err() == nil {
+			ev.VerifierPassed, t.rewardNote, err = t.readReward(vctx, sb, rule)
+			if err != nil {
+				engineErr = fmt.Errorf("reading the reward: %w", err)
+			}
+		}
+		cancelV()
 	}
 	ev.Cancelled = ctx.Err() != nil
 	// The engine failing under a trial (daemon stopped, connection lost)
@@ -127,6 +140,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	if ev.InfraFailed {
 		res.Reason = "the engine failed: " + engineErr.Error()
 	}
+	res.Reason = t.r.redact(res.Reason)
 	if rmErr != nil {
 		res.Reason += fmt.Sprintf(" (removing the container failed: %v; run `headroom clean`)", rmErr)
 	}
@@ -146,6 +160,14 @@ func (t *trialRun) reason(ev model.Evidence) string {
 		return "ran past its time limit"
 	case model.Failed:
 		for _, s := range res.Steps {
+			if s.ExitCode != 0 && s.Phase == "agent" {
+				return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
+			}
+		}
+		if t.rewardNote != "" {
+			return t.rewardNote
+		}
+		for _, s := range res.Steps {
 			if s.ExitCode != 0 {
 				return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
 			}
@@ -155,61 +177,70 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	return ""
 }
 
-// runStep runs one step and records it. The error is the engine's, not the
-// step's: the step's own failure is its exit code.
-func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase string, st model.Step, env []string) (model.StepResult, error) {
+// TraceMarker starts each line of a traced step's shell trace (PS4).
+const TraceMarker = "+[headroom] "
+
+// traceWrapper runs a traced step's argv after `bash -x` (or `sh -x` where
+// the image has no bash). Bash ignores PS4 from the environment when run
+// as root, so it reads it from BASH_ENV, which it then unsets so that
+// nested shells run as they would have.
+const traceWrapper = `if command -v bash >/dev/null 2>&1; then echo "unset BASH_ENV; PS4='` + TraceMarker + `'" | BASH_ENV=/dev/stdin exec bash -x "$@"; else PS4='` + TraceMarker + `' exec sh -x "$@"; fi`
+
+// traceArgv is the command that runs a traced step.
+func traceArgv(st model.Step) []string {
+	return append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, st.Argv...)
+}
+
+// isTraceSetup is the wrapper's own trace of setting PS4.
+func isTraceSetup(line string) bool {
+	return line == "+ unset BASH_ENV" || line == "+ PS4='"+TraceMarker+"'"
+}
+
+// tracedName names a step after the command it ran, short.
+func tracedName(cmd string) string {
+	cmd = strings.Join(strings.Fields(cmd), " ")
+	if r := []rune(cmd); len(r) > 48 {
+		cmd = string(r[:47]) + "…"
+	}
+	if cmd == "" {
+		cmd = "(empty)"
+	}
+	return cmd
+}
+
+// openStep is a step being recorded.
+type openStep struct {
+	sr          model.StepResult
+	lines       []string
+	killsBefore int
+}
+
+// openStep starts recording a step: its own kernel peak, peak and kills.
+func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	t.mu.Lock()
 	t.step, t.stepPeak = st.Name, 0
-	killsBefore := t.kills
+	o := &openStep{killsBefore: t.kills, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
-	sr := model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}
-	t.emit(StepStarted{Base: t.base(), Index: index, Phase: phase, Step: st})
+	t.emit(StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
+	t.index++
+	return o
+}
 
-	var lines []string
-	res, err := sb.Exec(ctx, st.Argv, append(append([]string(nil), env...), st.Env...), func(stream, text string) {
-		if len(text) > 2000 {
-			text = text[:2000] + "…"
-		}
-		lines = append(lines, text)
-		if len(lines) > 4*t.r.cfg.OutputTailLines {
-			lines = append(lines[:0:0], lines[len(lines)-t.r.cfg.OutputTailLines:]...)
-			sr.OutputDropped += 3 * t.r.cfg.OutputTailLines
-		}
-		t.emit(OutputLine{Base: t.base(), Step: st.Name, Stream: stream, Text: text})
-	})
-	sr.ExitCode = res.ExitCode
-	var engineErr error
-	if err != nil && !errorsIsCtx(err) {
-		engineErr = err
+func (o *openStep) add(text string, keep int) {
+	o.lines = append(o.lines, text)
+	if len(o.lines) > 4*keep {
+		o.lines = append(o.lines[:0:0], o.lines[len(o.lines)-keep:]...)
+		o.sr.OutputDropped += 3 * keep
 	}
-	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			sr.TimedOut = true
-		}
-		// Stop what is still running: on timeout the container is done
-		// for, on cancellation it is about to be removed.
-		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = sb.Kill(killCtx)
-		cancel()
-		if sr.ExitCode == 0 {
-			sr.ExitCode = -1
-		}
-		if !errorsIsCtx(err) {
-			lines = append(lines, "headroom: "+err.Error())
-		}
-	}
-	switch {
-	case sr.ExitCode == 137:
-		t.awaitOOM(killsBefore, t.r.cfg.OOMSettle)
-	case sr.ExitCode != 0 && !sr.TimedOut:
-		// A step that fails because a child was killed exits at once;
-		// give the kernel's notice a moment to catch up.
-		t.awaitOOM(killsBefore, t.r.cfg.OOMSettle/4)
-	}
+}
+
+// closeStep finishes a step's record and reports it.
+func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
+	sr := o.sr
 	sr.End = time.Now()
 	var dropped int
-	sr.Output, dropped = tail(lines, t.r.cfg.OutputTailLines)
+	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
 	sr.OutputDropped += dropped
 	kp, ok := sb.TakeKernelPeak()
 	t.mu.Lock()
@@ -217,14 +248,100 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, index int, phase str
 		sr.KernelPeakBytes = kp
 	}
 	sr.PeakWorkingSetBytes = t.stepPeak
-	sr.OOMKills = t.kills - killsBefore
+	sr.OOMKills = t.kills - o.killsBefore
 	t.mu.Unlock()
 	if sr.KernelPeakBytes > t.res.KernelPeakBytes {
 		t.res.KernelPeakBytes = sr.KernelPeakBytes
 	}
 	t.res.Steps = append(t.res.Steps, sr)
 	t.emit(StepEnded{Base: t.base(), Result: sr})
-	return sr, engineErr
+	return sr
+}
+
+// runStep runs one step and records it; a traced step is recorded as the
+// commands its script ran, and the result is the last one's. The error is
+// the engine's, not the step's: the step's own failure is its exit code.
+func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
+	if len(st.Files) > 0 {
+		if err := sb.CopyIn(ctx, st.Files); err != nil {
+			t.emit(OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
+			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
+		}
+	}
+	env = append(append([]string(nil), env...), st.Env...)
+	for _, name := range st.PassEnv {
+		env = append(env, name+"="+t.r.cfg.Secrets[name])
+	}
+	argv := st.Argv
+	var cur *openStep
+	if st.Trace {
+		argv = traceArgv(st)
+		// Until the script's first command the step is the whole script;
+		// it is opened only if something happens before that command.
+		t.mu.Lock()
+		t.step = st.Name
+		t.mu.Unlock()
+	} else {
+		cur = t.openStep(sb, phase, st)
+	}
+	traced := false
+	res, err := sb.Exec(ctx, argv, env, func(stream, text string) {
+		text = t.r.redact(text)
+		if st.Trace && stream == "stderr" {
+			if cmd, ok := strings.CutPrefix(text, TraceMarker); ok {
+				traced = true
+				if cur != nil {
+					t.closeStep(sb, cur)
+				}
+				cur = t.openStep(sb, phase, model.Step{Name: tracedName(cmd), Show: cmd})
+				return
+			}
+			if !traced && isTraceSetup(text) {
+				return
+			}
+		}
+		if len(text) > 2000 {
+			text = text[:2000] + "…"
+		}
+		if cur == nil {
+			cur = t.openStep(sb, phase, st)
+		}
+		cur.add(text, t.r.cfg.OutputTailLines)
+		t.emit(OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
+	})
+	if cur == nil {
+		cur = t.openStep(sb, phase, st)
+	}
+	cur.sr.ExitCode = res.ExitCode
+	var engineErr error
+	if err != nil && !errorsIsCtx(err) {
+		engineErr = err
+	}
+	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			cur.sr.TimedOut = true
+		}
+		// Stop what is still running: on timeout the container is done
+		// for, on cancellation it is about to be removed.
+		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = sb.Kill(killCtx)
+		cancel()
+		if cur.sr.ExitCode == 0 {
+			cur.sr.ExitCode = -1
+		}
+		if !errorsIsCtx(err) {
+			cur.lines = append(cur.lines, "headroom: "+t.r.redact(err.Error()))
+		}
+	}
+	switch {
+	case cur.sr.ExitCode == 137:
+		t.awaitOOM(cur.killsBefore, t.r.cfg.OOMSettle)
+	case cur.sr.ExitCode != 0 && !cur.sr.TimedOut:
+		// A step that fails because a child was killed exits at once;
+		// give the kernel's notice a moment to catch up.
+		t.awaitOOM(cur.killsBefore, t.r.cfg.OOMSettle/4)
+	}
+	return t.closeStep(sb, cur), engineErr
 }
 
 // awaitOOM waits, with a deadline, for the OOM signal that explains an exit
@@ -303,4 +420,29 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.emit(OOMKill{Base: Base{Trial: t.trial.ID, Time: time.Now()}, OOM: oe, LimitBytes: t.trial.Policy.HardLimitBytes})
 		}
 	}
+}
+
+// readReward reads the verifier's reward file and says whether it passes,
+// and if not, why. The error is the engine's.
+func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
+	for _, name := range []string{"reward.txt", "reward.json"} {
+		p := path.Join(rule.Dir, name)
+		data, err := sb.ReadFile(ctx, p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, "", err
+		}
+		r, err := model.ParseReward(name, data)
+		if err != nil {
+			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil
+		}
+		t.res.Reward = &r
+		if r >= rule.Pass {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("reward %g < %g (%s)", r, rule.Pass, p), nil
+	}
+	return false, fmt.Sprintf("the verifier wrote no reward (%s/reward.txt or reward.json)", rule.Dir), nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ type StepPlan struct {
 	Gate <-chan struct{}
 	// ExecErr is the engine failing under the step.
 	ExecErr error
+	// StripStderrMark drops the "!" that marks a stderr line.
+	StripStderrMark bool
+	// Writes are files the step leaves in the sandbox (path → content),
+	// for ReadFile.
+	Writes map[string]string
 }
 
 // Script decides what each step does.
@@ -45,6 +51,7 @@ type Backend struct {
 	started    []string
 	removed    []string
 	killed     []string
+	uploaded   []string
 }
 
 // Start creates a fake sandbox.
@@ -101,6 +108,7 @@ type sandbox struct {
 	killed   chan struct{}
 	killOnce sync.Once
 	closed   bool
+	files    map[string]string
 }
 
 func (s *sandbox) ID() string                    { return "fake-" + s.trial.ID }
@@ -119,8 +127,31 @@ func (s *sandbox) oom() {
 	s.ooms <- runner.OOMSignal{Time: time.Now(), Source: "fake", Count: s.kills}
 }
 
-func (s *sandbox) Exec(ctx context.Context, argv, _ []string, line func(stream, text string)) (runner.ExecResult, error) {
-	step := model.Step{Argv: argv}
+// CopyIn records what would be copied (trial id: to ← from).
+func (s *sandbox) CopyIn(_ context.Context, uploads []model.Upload) error {
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	for _, u := range uploads {
+		s.b.uploaded = append(s.b.uploaded, s.trial.ID+": "+u.To+" <- "+u.From)
+	}
+	return nil
+}
+
+// Uploaded lists what CopyIn was asked to copy, in order.
+func (b *Backend) Uploaded() []string { return b.list(&b.uploaded) }
+
+// ReadFile returns what a step's plan wrote.
+func (s *sandbox) ReadFile(_ context.Context, p string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.files[p]; ok {
+		return []byte(c), nil
+	}
+	return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+}
+
+func (s *sandbox) Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+	step := model.Step{Argv: argv, Env: env}
 	if len(argv) > 0 {
 		step.Name = argv[len(argv)-1]
 	}
@@ -129,6 +160,12 @@ func (s *sandbox) Exec(ctx context.Context, argv, _ []string, line func(stream, 
 		return runner.ExecResult{}, p.ExecErr
 	}
 	s.mu.Lock()
+	for k, v := range p.Writes {
+		if s.files == nil {
+			s.files = map[string]string{}
+		}
+		s.files[k] = v
+	}
 	s.peak = max(s.peak, p.PeakBytes)
 	if !s.closed {
 		s.samples <- runner.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
@@ -138,6 +175,9 @@ func (s *sandbox) Exec(ctx context.Context, argv, _ []string, line func(stream, 
 		stream := "stdout"
 		if strings.HasPrefix(l, "!") {
 			stream = "stderr"
+			if p.StripStderrMark {
+				l = l[1:]
+			}
 		}
 		line(stream, l)
 	}

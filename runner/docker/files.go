@@ -1,0 +1,170 @@
+package docker
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// CopyIn copies host files into the container, unpacked at "/" so that no
+// target directory has to exist first. An upload with no From makes an
+// empty directory anyone may write (a log directory for a non-root user).
+func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeUploads(pw, uploads)) }()
+	err := s.b.cli.CopyToContainer(ctx, s.id, "/", pr, container.CopyToContainerOptions{})
+	pr.CloseWithError(err)
+	if err != nil {
+		return fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), err)
+	}
+	return nil
+}
+
+func describeUploads(uploads []model.Upload) string {
+	var parts []string
+	for _, u := range uploads {
+		if u.From == "" {
+			parts = append(parts, u.To)
+		} else {
+			parts = append(parts, u.From+" → "+u.To)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeUploads writes the uploads as one tar stream rooted at "/", with
+// every parent directory, owned by root, modes kept.
+func writeUploads(w io.Writer, uploads []model.Upload) error {
+	tw := tar.NewWriter(w)
+	dirs := map[string]bool{}
+	addDir := func(p string, mode int64) error {
+		p = strings.TrimPrefix(path.Clean("/"+p), "/")
+		if p == "" || dirs[p] {
+			return nil
+		}
+		dirs[p] = true
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode})
+	}
+	parents := func(p string) error {
+		var acc string
+		for _, part := range strings.Split(strings.Trim(path.Dir(path.Clean("/"+p)), "/"), "/") {
+			if part == "" {
+				continue
+			}
+			acc = path.Join(acc, part)
+			if err := addDir(acc, 0o755); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, u := range uploads {
+		to := path.Clean("/" + u.To)
+		if err := parents(to); err != nil {
+			return err
+		}
+		if u.From == "" {
+			if err := addDir(to, 0o777); err != nil {
+				return err
+			}
+			continue
+		}
+		st, err := os.Stat(u.From)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			if err := addDir(to, 0o755); err != nil {
+				return err
+			}
+			if err := addFile(tw, u.From, path.Join(to, filepath.Base(u.From)), st); err != nil {
+				return err
+			}
+			continue
+		}
+		err = filepath.WalkDir(u.From, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(u.From, p)
+			dst := path.Join(to, filepath.ToSlash(rel))
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			switch {
+			case d.IsDir():
+				return addDir(dst, int64(info.Mode().Perm()))
+			case info.Mode().IsRegular():
+				return addFile(tw, p, dst, info)
+			case info.Mode()&fs.ModeSymlink != 0:
+				target, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: strings.TrimPrefix(dst, "/"), Linkname: target, Mode: 0o777})
+			}
+			return nil // sockets, devices: not task content
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+func addFile(tw *tar.Writer, src, dst string, info fs.FileInfo) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(dst, "/"), Mode: int64(info.Mode().Perm()), Size: info.Size(), ModTime: info.ModTime()}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	_, err = io.CopyN(tw, f, info.Size())
+	return err
+}
+
+// maxReadFile bounds what ReadFile takes from a container.
+const maxReadFile = 1 << 20
+
+// ReadFile reads one file from the container; a missing file is
+// fs.ErrNotExist.
+func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
+	if err != nil {
+		if IsGone(err) {
+			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		return nil, err
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
+	}
+	if hdr.Typeflag != tar.TypeReg {
+		return nil, fmt.Errorf("%s in the container is not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(tr, maxReadFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxReadFile {
+		return nil, errors.New(p + " is larger than 1 MiB")
+	}
+	return data, nil
+}

@@ -1,0 +1,172 @@
+package runner_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+// A traced script becomes one step per command it ran, each with its own
+// peak and kills; the trace's own lines are not output.
+func TestTracedStepSplitsIntoCommands(t *testing.T) {
+	task := fake.Task("tb/traced", 64<<20)
+	task.Agents[0].Steps = []model.Step{{Name: "solve", Argv: []string{"/solution/solve.sh"}, Trace: true}}
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name != "/solution/solve.sh" {
+			return fake.StepPlan{}
+		}
+		return fake.StepPlan{Lines: []string{
+			"!+ unset BASH_ENV",
+			"!+ PS4='" + runner.TraceMarker + "'",
+			"!" + runner.TraceMarker + "cd /app",
+			"!" + runner.TraceMarker + "pip install pandas",
+			"Collecting pandas",
+			"!" + runner.TraceMarker + "python fit.py",
+			"fitted",
+		}}
+	}}
+	// The fake prefixes stderr lines with "!": strip that for the marker.
+	b.Script = stripBang(b.Script)
+	res := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil)
+	r := res.results["tb/traced@1x"]
+	var names []string
+	for _, s := range r.Steps {
+		names = append(names, s.Phase+":"+s.Name)
+	}
+	want := "agent:cd /app,agent:pip install pandas,agent:python fit.py,verifier:verify"
+	if got := strings.Join(names, ","); got != want {
+		t.Fatalf("steps = %s\nwant %s", got, want)
+	}
+	if out := r.Steps[1].Output; out != "Collecting pandas" {
+		t.Errorf("pip step output = %q", out)
+	}
+	for _, s := range r.Steps {
+		if strings.Contains(s.Output, "PS4") || strings.Contains(s.Output, runner.TraceMarker) {
+			t.Errorf("trace lines leaked into %s output: %q", s.Name, s.Output)
+		}
+	}
+}
+
+// stripBang turns the fake's "!" stderr marker into a real stderr line
+// whose text starts right after it.
+func stripBang(s fake.Script) fake.Script {
+	return func(tr model.Trial, st model.Step) fake.StepPlan {
+		p := s(tr, st)
+		p.StripStderrMark = true
+		return p
+	}
+}
+
+func TestRewardFileDecidesTheVerifier(t *testing.T) {
+	rule := &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	cases := []struct {
+		name    string
+		writes  map[string]string
+		exit    int
+		outcome model.Outcome
+		reason  string
+		reward  float64
+	}{
+		{"txt pass despite exit 1", map[string]string{"/logs/verifier/reward.txt": "1.0\n"}, 1, model.Passed, "", 1},
+		{"txt partial", map[string]string{"/logs/verifier/reward.txt": "0.5"}, 0, model.Failed, "reward 0.5 < 1", 0.5},
+		{"json reward key", map[string]string{"/logs/verifier/reward.json": `{"reward": 1, "style": 0}`}, 0, model.Passed, "", 1},
+		{"json min", map[string]string{"/logs/verifier/reward.json": `{"a": 1, "b": 0.25}`}, 0, model.Failed, "reward 0.25 < 1", 0.25},
+		{"txt wins over json", map[string]string{"/logs/verifier/reward.txt": "0", "/logs/verifier/reward.json": `{"reward": 1}`}, 0, model.Failed, "reward 0 < 1", 0},
+		{"missing", nil, 0, model.Failed, "the verifier wrote no reward", -1},
+		{"garbage", map[string]string{"/logs/verifier/reward.txt": "PASSED"}, 0, model.Failed, `reward.txt: is not a number: "PASSED"`, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			task := fake.Task("tb/reward", 64<<20, "solve")
+			task.Reward = rule
+			b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb/reward/verify": {Writes: c.writes, ExitCode: c.exit}})}
+			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/reward@1x"]
+			if r.Outcome != c.outcome || !strings.Contains(r.Reason, c.reason) {
+				t.Fatalf("outcome %s (%s), want %s (%q)", r.Outcome, r.Reason, c.outcome, c.reason)
+			}
+			switch {
+			case c.reward < 0 && r.Reward != nil:
+				t.Errorf("reward recorded as %v, want none", *r.Reward)
+			case c.reward >= 0 && (r.Reward == nil || *r.Reward != c.reward):
+				t.Errorf("reward = %v, want %v", r.Reward, c.reward)
+			}
+		})
+	}
+}
+
+// A verifier killed by the kernel is an OOM kill, whatever reward it left.
+func TestVerifierOOMWithRewardIsOOMKilled(t *testing.T) {
+	task := fake.Task("tb/vkill", 64<<20, "solve")
+	task.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb/vkill/verify": {OOM: true, ExitCode: 137}})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/vkill@1x"]
+	if r.Outcome != model.OOMKilled || r.KilledInStep != "verify" {
+		t.Fatalf("outcome %s in %q (%s), want oom-killed in verify", r.Outcome, r.KilledInStep, r.Reason)
+	}
+}
+
+// Secrets reach the step's environment and nothing else: output lines,
+// step records and reasons carry [redacted NAME].
+func TestSecretsAreRedacted(t *testing.T) {
+	const key = "sk-live-0123456789"
+	task := fake.Task("tb/secret", 64<<20)
+	task.Agents[0].Steps = []model.Step{{Name: "agent", Argv: []string{"agent"}, PassEnv: []string{"API_KEY"}}}
+	var gotEnv []string
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "agent" {
+			gotEnv = st.Env
+			return fake.StepPlan{Lines: []string{"using key " + key, "!error: bad key " + key + "!"}, ExitCode: 3}
+		}
+		return fake.StepPlan{}
+	}}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"API_KEY": key}
+	res := runSweep(t, b, cfg, context.Background(), nil)
+	if !containsString(gotEnv, "API_KEY="+key) {
+		t.Fatalf("step env %v lacks the secret", gotEnv)
+	}
+	for _, e := range res.events {
+		if ol, ok := e.(runner.OutputLine); ok && strings.Contains(ol.Text, key) {
+			t.Fatalf("secret in an output event: %q", ol.Text)
+		}
+	}
+	r := res.results["tb/secret@1x"]
+	if out := r.Steps[0].Output; strings.Contains(out, key) || !strings.Contains(out, "using key [redacted API_KEY]") {
+		t.Fatalf("step output not redacted: %q", out)
+	}
+	// Short values cannot be redacted safely and are refused.
+	cfg.Secrets = map[string]string{"API_KEY": "abc"}
+	if _, err := runner.New(b, cfg); err == nil || !strings.Contains(err.Error(), "API_KEY") {
+		t.Fatalf("a 3-character secret was accepted: %v", err)
+	}
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFilesAreCopiedBeforeTheirStep(t *testing.T) {
+	task := fake.Task("tb/files", 64<<20, "solve")
+	task.Agents[0].Steps[0].Files = []model.Upload{{From: "/t/solution", To: "/solution"}}
+	task.Verifier.Files = []model.Upload{{From: "/t/tests", To: "/tests"}}
+	var order []string
+	b := &fake.Backend{}
+	b.Script = func(tr model.Trial, st model.Step) fake.StepPlan {
+		order = append(order, st.Name+" after "+strings.Join(b.Uploaded(), "; "))
+		return fake.StepPlan{}
+	}
+	runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil)
+	want := []string{"solve after t0001: /solution <- /t/solution", "verify after t0001: /solution <- /t/solution; t0001: /tests <- /t/tests"}
+	if strings.Join(order, "|") != strings.Join(want, "|") {
+		t.Fatalf("order = %q\nwant %q", order, want)
+	}
+}
