@@ -77,7 +77,7 @@ type Runner struct {
 	tasks   map[string]model.Task
 	adm     *admission
 
-	redact  func(string) string
+	redact func(string) string
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc

@@ -3,11 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
-	"strings"
-	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,9 +31,9 @@ type trialRun struct {
 	oomNotify chan struct{} // closed and replaced on each new kill
 	// rewardNote says why a reward-judged verifier failed.
 	rewardNote string
-	samples   int
-	firstAt   time.Time
-	lastAt    time.Time
+	samples    int
+	firstAt    time.Time
+	lastAt     time.Time
 }
 
 func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()} }
