@@ -99,7 +99,9 @@ type Task struct {
 	User string `json:"user,omitempty"`
 	// Capabilities are the only Linux capabilities the container keeps;
 	// every other one is dropped.
-	Capabilities    []string      `json:"capabilities"`
+	Capabilities []string `json:"capabilities"`
+	// Env is set in the container for every step (NAME=value).
+	Env             []string      `json:"env,omitempty"`
 	Resources       Resources     `json:"resources"`
 	Agents          []Agent       `json:"agents"`
 	Verifier        Step          `json:"verifier"`

@@ -25,16 +25,32 @@ const BuiltinUser = "65534:65534"
 var capName = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 type fileTask struct {
+	// Terminal-Bench 2.0 / Harbor keys headroom reads past: decoded so
+	// they are not listed as ignored.
+	SchemaVersion string         `toml:"schema_version"`
+	Version       string         `toml:"version"`
+	Metadata      map[string]any `toml:"metadata"`
+	Solution      struct {
+		Env map[string]string `toml:"env"`
+	} `toml:"solution"`
+
 	Task struct {
-		Name        string `toml:"name"`
-		Description string `toml:"description"`
+		Name        string           `toml:"name"`
+		Description string           `toml:"description"`
+		Keywords    []string         `toml:"keywords"`
+		Authors     []map[string]any `toml:"authors"`
 	} `toml:"task"`
 	Environment struct {
-		CPUs      *float64 `toml:"cpus"`
-		MemoryMB  *int64   `toml:"memory_mb"`
-		Memory    *string  `toml:"memory"`
-		PidsLimit *int64   `toml:"pids_limit"`
-		Image     string   `toml:"image"`
+		StorageMB       *int64            `toml:"storage_mb"`
+		Storage         *string           `toml:"storage"`
+		GPUs            *int              `toml:"gpus"`
+		BuildTimeoutSec *float64          `toml:"build_timeout_sec"`
+		Env             map[string]string `toml:"env"`
+		CPUs            *float64          `toml:"cpus"`
+		MemoryMB        *int64            `toml:"memory_mb"`
+		Memory          *string           `toml:"memory"`
+		PidsLimit       *int64            `toml:"pids_limit"`
+		Image           string            `toml:"image"`
 		// docker_image is Terminal-Bench's name for image.
 		DockerImage string `toml:"docker_image"`
 		Network     string `toml:"network"`
@@ -50,7 +66,8 @@ type fileTask struct {
 	} `toml:"agent"`
 	Verifier struct {
 		fileStep
-		TimeoutSec *float64 `toml:"timeout_sec"`
+		TimeoutSec *float64          `toml:"timeout_sec"`
+		Env        map[string]string `toml:"env"`
 	} `toml:"verifier"`
 	Agents []struct {
 		Name        string     `toml:"name"`
@@ -77,23 +94,15 @@ type Loaded struct {
 // Parse reads one task file's bytes; path is used in messages and Source.
 func Parse(path string, data []byte) (Loaded, error) {
 	var f fileTask
-	md, err := toml.Decode(string(data), &f)
+	ignored, err := f.decode(path, data)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return Loaded{}, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
-		}
-		return Loaded{}, fmt.Errorf("%s: %v", path, err)
+		return Loaded{}, err
 	}
 	t, err := f.toTask(path)
 	if err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", path, err)
 	}
-	var ignored []string
-	for _, k := range md.Undecoded() {
-		ignored = append(ignored, k.String())
-	}
-	sort.Strings(ignored)
+	t.Format = model.FormatHeadroom
 	return Loaded{Task: t, Ignored: ignored}, nil
 }
 
@@ -116,7 +125,80 @@ func seconds(field string, v *float64, def time.Duration) (time.Duration, error)
 	return time.Duration(*v * float64(time.Second)), nil
 }
 
+// decode reads TOML bytes into f; errors name the file and line.
+func (f *fileTask) decode(path string, data []byte) ([]string, error) {
+	md, err := toml.Decode(string(data), f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
+		}
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	var ignored []string
+	for _, k := range md.Undecoded() {
+		ignored = append(ignored, k.String())
+	}
+	sort.Strings(ignored)
+	return ignored, nil
+}
+
 func (f *fileTask) toTask(path string) (model.Task, error) {
+	t, err := f.common(path, "none")
+	if err != nil {
+		return t, err
+	}
+	if t.Image == "" {
+		return t, fmt.Errorf("[environment] image is missing: name a local image, or \"builtin\" for headroom's workload image")
+	}
+	if t.Image == BuiltinImage && len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{workload.Binary, "idle"}
+	}
+	if t.Image == BuiltinImage {
+		// The built-in workload needs no capability and runs as nobody.
+		t.Capabilities = []string{}
+		t.User = BuiltinUser
+		if f.Environment.User != nil {
+			t.User = *f.Environment.User
+		}
+		for _, c := range f.Environment.Capabilities {
+			t.Capabilities = append(t.Capabilities, strings.ToUpper(strings.TrimPrefix(strings.ToUpper(c), "CAP_")))
+		}
+	}
+	if t.Verifier, err = f.Verifier.fileStep.toStep("[verifier]", "verify"); err != nil {
+		return t, err
+	}
+	if len(f.Agents) == 0 {
+		return t, fmt.Errorf("no agents: add at least one [[agents]] table with name and [[agents.steps]]")
+	}
+	for i, a := range f.Agents {
+		where := fmt.Sprintf("[[agents]] #%d", i+1)
+		if a.Name != "" {
+			where = fmt.Sprintf("agent %q", a.Name)
+		}
+		ag := model.Agent{Name: a.Name, Description: a.Description}
+		if len(a.Steps) == 0 {
+			return t, fmt.Errorf("%s has no steps: add [[agents.steps]] with a command or workload", where)
+		}
+		for j, s := range a.Steps {
+			st, err := s.toStep(fmt.Sprintf("%s step %d", where, j+1), fmt.Sprintf("step-%d", j+1))
+			if err != nil {
+				return t, err
+			}
+			ag.Steps = append(ag.Steps, st)
+		}
+		t.Agents = append(t.Agents, ag)
+	}
+	if err := t.Validate(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// common reads what every task file format shares: name, spec, image,
+// network, lockdown and timeouts. defNetwork applies when the file says
+// nothing about the network.
+func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	t := model.Task{
 		Name:        strings.TrimSpace(f.Task.Name),
 		Description: strings.TrimSpace(f.Task.Description),
@@ -168,34 +250,48 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		res.PidsLimit = model.DefaultPidsLimit
 		res.Defaulted = append(res.Defaulted, "pids_limit")
 	}
+	if env.StorageMB != nil && env.Storage != nil {
+		return t, fmt.Errorf("[environment] sets both storage_mb and storage: keep one")
+	}
+	if env.StorageMB != nil {
+		t.StorageBytes = *env.StorageMB * model.MiB
+	} else if env.Storage != nil {
+		n, err := model.ParseBytes(*env.Storage)
+		if err != nil {
+			return t, fmt.Errorf("[environment] storage: %v", err)
+		}
+		t.StorageBytes = n
+	}
+	if t.StorageBytes < 0 {
+		return t, fmt.Errorf("[environment] storage_mb must not be negative")
+	}
+	if env.GPUs != nil {
+		if *env.GPUs < 0 {
+			return t, fmt.Errorf("[environment] gpus must not be negative (got %d)", *env.GPUs)
+		}
+		t.GPUs = *env.GPUs
+	}
 	t.Image = env.Image
 	if t.Image == "" {
 		t.Image = env.DockerImage
-	}
-	if t.Image == "" {
-		return t, fmt.Errorf("[environment] image is missing: name a local image, or \"builtin\" for headroom's workload image")
-	}
-	builtin := t.Image == BuiltinImage
-	if builtin && len(t.IdleCommand) == 0 {
-		t.IdleCommand = []string{workload.Binary, "idle"}
 	}
 	if len(t.IdleCommand) == 0 {
 		t.IdleCommand = []string{"sleep", "infinity"}
 	}
 	if t.Network == "" {
-		t.Network = "none"
-		if env.AllowInternet != nil && *env.AllowInternet {
-			t.Network = "bridge"
+		t.Network = defNetwork
+		if env.AllowInternet != nil {
+			t.Network = "none"
+			if *env.AllowInternet {
+				t.Network = "bridge"
+			}
+		} else if defNetwork != "none" {
+			res.Defaulted = append(res.Defaulted, "allow_internet")
 		}
 	}
-	// Locked down by default: the built-in workload needs no capability and
-	// runs as nobody; other images keep a minimal set and their own user.
-	// capabilities adds to the set, user overrides it.
-	if builtin {
-		t.User = BuiltinUser
-	} else {
-		t.Capabilities = append(t.Capabilities, model.DefaultCapabilities...)
-	}
+	// Locked down by default: a minimal set of capabilities and the
+	// image's own user; capabilities adds to the set, user overrides it.
+	t.Capabilities = append(t.Capabilities, model.DefaultCapabilities...)
 	if env.User != nil {
 		t.User = *env.User
 	}
@@ -208,9 +304,7 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 			t.Capabilities = append(t.Capabilities, c)
 		}
 	}
-	if t.Capabilities == nil {
-		t.Capabilities = []string{}
-	}
+	t.Env = envList(env.Env)
 	var err error
 	if t.AgentTimeout, err = seconds("[agent] timeout_sec", f.Agent.TimeoutSec, model.DefaultAgentTimeout); err != nil {
 		return t, err
@@ -218,34 +312,17 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 	if t.VerifierTimeout, err = seconds("[verifier] timeout_sec", f.Verifier.TimeoutSec, model.DefaultVerifierTimeout); err != nil {
 		return t, err
 	}
-	if t.Verifier, err = f.Verifier.fileStep.toStep("[verifier]", "verify"); err != nil {
-		return t, err
-	}
-	if len(f.Agents) == 0 {
-		return t, fmt.Errorf("no agents: add at least one [[agents]] table with name and [[agents.steps]]")
-	}
-	for i, a := range f.Agents {
-		where := fmt.Sprintf("[[agents]] #%d", i+1)
-		if a.Name != "" {
-			where = fmt.Sprintf("agent %q", a.Name)
-		}
-		ag := model.Agent{Name: a.Name, Description: a.Description}
-		if len(a.Steps) == 0 {
-			return t, fmt.Errorf("%s has no steps: add [[agents.steps]] with a command or workload", where)
-		}
-		for j, s := range a.Steps {
-			st, err := s.toStep(fmt.Sprintf("%s step %d", where, j+1), fmt.Sprintf("step-%d", j+1))
-			if err != nil {
-				return t, err
-			}
-			ag.Steps = append(ag.Steps, st)
-		}
-		t.Agents = append(t.Agents, ag)
-	}
-	if err := t.Validate(); err != nil {
-		return t, err
-	}
 	return t, nil
+}
+
+// envList turns an env table into NAME=value pairs, sorted.
+func envList(m map[string]string) []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (s fileStep) toStep(where, defName string) (model.Step, error) {

@@ -35,10 +35,11 @@ func TestParseTerminalBenchStyle(t *testing.T) {
 	if !slices.Equal(task.IdleCommand, []string{"sleep", "infinity"}) || task.Network != "bridge" {
 		t.Errorf("idle %v network %q", task.IdleCommand, task.Network)
 	}
-	for _, k := range []string{"schema_version", "metadata.difficulty", "environment.storage_mb", "task.keywords"} {
-		if !slices.Contains(l.Ignored, k) {
-			t.Errorf("ignored keys %v lack %s", l.Ignored, k)
-		}
+	if !slices.Equal(l.Ignored, []string{"environment.warp_drive", "future", "future.shiny"}) {
+		t.Errorf("ignored keys %v, want the unknown ones only", l.Ignored)
+	}
+	if task.StorageBytes != 10240*model.MiB {
+		t.Errorf("storage %d", task.StorageBytes)
 	}
 	if task.Agents[0].Steps[0].Show != "sh -c touch /tmp/done" {
 		t.Errorf("show defaults to the command: %q", task.Agents[0].Steps[0].Show)
