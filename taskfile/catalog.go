@@ -51,8 +51,10 @@ func Builtin() (*Catalog, error) {
 	return c, nil
 }
 
-// AddDir loads every *.toml file under dir (recursively). Files that fail
-// are recorded in Problems with their path and reason.
+// AddDir loads every task under dir (recursively): Terminal-Bench 2.0 /
+// Harbor task directories, older terminal-bench task directories and
+// headroom's own *.toml files, mixed. A task that fails is recorded in
+// Problems with its path and reason; the others still load.
 func (c *Catalog) AddDir(dir string) error {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -61,37 +63,54 @@ func (c *Catalog) AddDir(dir string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("tasks directory %s is not a directory", dir)
 	}
-	var files []string
+	type item struct{ path, kind string }
+	var items []item
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasSuffix(p, ".toml") {
-			files = append(files, p)
+		if d.IsDir() {
+			if kind := TaskDirKind(p); kind != "" {
+				items = append(items, item{p, kind})
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(p, ".toml") {
+			items = append(items, item{p, model.FormatHeadroom})
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("tasks directory %s: %w", dir, err)
 	}
-	sort.Strings(files)
+	sort.Slice(items, func(i, j int) bool { return items[i].path < items[j].path })
 	c.loadedDir = true
-	if len(files) == 0 {
-		return fmt.Errorf("tasks directory %s holds no *.toml task files", dir)
+	if len(items) == 0 {
+		return fmt.Errorf("tasks directory %s holds no tasks: expected task directories (task.toml + instruction.md, or task.yaml) or headroom *.toml files", dir)
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			c.Problems = append(c.Problems, fmt.Errorf("%s: %w", f, err))
-			continue
-		}
-		l, err := Parse(f, data)
-		if err != nil {
-			c.Problems = append(c.Problems, err)
-			continue
+	for _, it := range items {
+		var l Loaded
+		if it.kind == model.FormatHeadroom {
+			data, err := os.ReadFile(it.path)
+			if err != nil {
+				c.Problems = append(c.Problems, fmt.Errorf("%s: %w", it.path, err))
+				continue
+			}
+			l, err = Parse(it.path, data)
+			if err != nil {
+				c.Problems = append(c.Problems, err)
+				continue
+			}
+		} else {
+			l, err = LoadTaskDir(it.path)
+			if err != nil {
+				c.Problems = append(c.Problems, err)
+				continue
+			}
 		}
 		if prev, ok := c.find(l.Task.Name); ok {
-			c.Problems = append(c.Problems, fmt.Errorf("%s: task %s is already defined in %s; rename one", f, l.Task.Name, prev.Task.Source))
+			c.Problems = append(c.Problems, fmt.Errorf("%s: task %s is already defined in %s; rename one", l.Task.Source, l.Task.Name, prev.Task.Source))
 			continue
 		}
 		c.Tasks = append(c.Tasks, l)
@@ -116,7 +135,7 @@ func (c *Catalog) Find(name string) (model.Task, error) {
 	}
 	var hits []model.Task
 	for _, l := range c.Tasks {
-		if path.Base(l.Task.Name) == name {
+		if path.Base(l.Task.Name) == name || (l.Task.Dir != "" && filepath.Base(l.Task.Dir) == name) {
 			hits = append(hits, l.Task)
 		}
 	}

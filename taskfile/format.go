@@ -154,6 +154,9 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 	if t.Image == BuiltinImage && len(t.IdleCommand) == 0 {
 		t.IdleCommand = []string{workload.Binary, "idle"}
 	}
+	if len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{"sleep", "infinity"}
+	}
 	if t.Image == BuiltinImage {
 		// The built-in workload needs no capability and runs as nobody.
 		t.Capabilities = []string{}
@@ -274,9 +277,6 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	t.Image = env.Image
 	if t.Image == "" {
 		t.Image = env.DockerImage
-	}
-	if len(t.IdleCommand) == 0 {
-		t.IdleCommand = []string{"sleep", "infinity"}
 	}
 	if t.Network == "" {
 		t.Network = defNetwork

@@ -1,0 +1,259 @@
+package taskfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"go.yaml.in/yaml/v3"
+)
+
+// Where a Terminal-Bench 2.0 / Harbor task's files go in its container,
+// as Harbor puts them.
+const (
+	SolutionDir    = "/solution"
+	TestsDir       = "/tests"
+	VerifierLogDir = "/logs/verifier"
+	AgentLogDir    = "/logs/agent"
+	// InstructionFile is where an agent finds its instruction.
+	InstructionFile = "/headroom/instruction.md"
+)
+
+// Agents every task directory gets.
+const (
+	AgentOracle = "oracle" // runs the task's reference solution
+	AgentNop    = "nop"    // does nothing: what the verifier says of the untouched environment
+)
+
+// Defaults of the older terminal-bench format, which has no resources.
+const (
+	defaultBuildTimeout   = 10 * time.Minute
+	tbOldAgentTimeout     = 360 * time.Second
+	tbOldVerifierTimeout  = 60 * time.Second
+	composeUnsupportedMsg = "compose-based environments (several services) are not supported yet: give the task an environment/Dockerfile or [environment] docker_image"
+)
+
+// TaskDirKind says whether dir is a task directory and of which format:
+// model.FormatHarbor (task.toml beside instruction.md, environment/,
+// tests/ or solution/), model.FormatTerminalBench (task.yaml), or "".
+func TaskDirKind(dir string) string {
+	has := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	switch {
+	case has("task.toml") && (has("instruction.md") || has("environment") || has("tests") || has("solution")):
+		return model.FormatHarbor
+	case has("task.yaml"):
+		return model.FormatTerminalBench
+	}
+	return ""
+}
+
+// LoadTaskDir loads one task directory of either Terminal-Bench format.
+func LoadTaskDir(dir string) (Loaded, error) {
+	switch TaskDirKind(dir) {
+	case model.FormatHarbor:
+		return loadHarbor(dir)
+	case model.FormatTerminalBench:
+		return loadTBOld(dir)
+	}
+	return Loaded{}, fmt.Errorf("%s: not a task directory: expected task.toml with instruction.md (Terminal-Bench 2.0 / Harbor) or task.yaml (terminal-bench)", dir)
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func loadHarbor(dir string) (Loaded, error) {
+	file := filepath.Join(dir, "task.toml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Loaded{}, err
+	}
+	var f fileTask
+	ignored, err := f.decode(file, data)
+	if err != nil {
+		return Loaded{}, err
+	}
+	if len(f.Agents) > 0 || len(f.Verifier.Command) > 0 || f.Verifier.Workload != nil {
+		return Loaded{}, fmt.Errorf("%s: a task directory's task.toml cannot define [[agents]] or a [verifier] command: its agents are oracle/nop/command and its verifier is tests/test.sh", file)
+	}
+	if f.Task.Name == "" {
+		// Early Terminal-Bench 2.0 files have no [task] table.
+		f.Task.Name = filepath.Base(dir)
+	}
+	// Harbor's default is a container with internet access.
+	t, err := f.common(file, "bridge")
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	t.Format, t.Dir = model.FormatHarbor, dir
+	if len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{"sleep", "infinity"}
+	}
+	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
+		return Loaded{}, err
+	}
+	envDir := filepath.Join(dir, "environment")
+	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
+		if exists(filepath.Join(envDir, c)) {
+			return Loaded{}, fmt.Errorf("%s: %s", filepath.Join(envDir, c), composeUnsupportedMsg)
+		}
+	}
+	build, err := seconds("[environment] build_timeout_sec", f.Environment.BuildTimeoutSec, defaultBuildTimeout)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	if exists(filepath.Join(envDir, "Dockerfile")) {
+		t.Build = &model.Build{Context: envDir, Dockerfile: "Dockerfile", Timeout: build}
+	}
+	if t.Image == "" && t.Build == nil {
+		return Loaded{}, fmt.Errorf("%s: no environment: add environment/Dockerfile or set [environment] docker_image", dir)
+	}
+	test := filepath.Join(dir, "tests", "test.sh")
+	if !exists(test) {
+		return Loaded{}, fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
+	}
+	t.Verifier = model.Step{
+		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
+		Argv: []string{TestsDir + "/test.sh"}, Trace: true,
+		Env:   envList(f.Verifier.Env),
+		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
+	}
+	t.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
+	solve := filepath.Join(dir, "solution", "solve.sh")
+	if exists(solve) {
+		t.Agents = append(t.Agents, model.Agent{
+			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
+			Steps: []model.Step{{
+				Name: "solve", Show: "bash " + SolutionDir + "/solve.sh",
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true,
+				Env:   envList(f.Solution.Env),
+				Files: []model.Upload{{From: filepath.Join(dir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
+			}},
+		})
+	}
+	t.Agents = append(t.Agents, nopAgent())
+	if err := t.Validate(); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return Loaded{Task: t, Ignored: ignored}, nil
+}
+
+func nopAgent() model.Agent {
+	return model.Agent{Name: AgentNop, Description: "does nothing; the verifier judges the untouched environment",
+		Steps: []model.Step{{Name: "nop", Show: "(nothing)", Argv: []string{"sh", "-c", ":"}}}}
+}
+
+func readInstruction(p string) (string, error) {
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return string(data), nil
+}
+
+// tbOldTask is the older terminal-bench task.yaml.
+type tbOldTask struct {
+	Instruction        string   `yaml:"instruction"`
+	Descriptions       []any    `yaml:"descriptions"`
+	Difficulty         string   `yaml:"difficulty"`
+	Category           string   `yaml:"category"`
+	Tags               []string `yaml:"tags"`
+	MaxAgentTimeoutSec *float64 `yaml:"max_agent_timeout_sec"`
+	MaxTestTimeoutSec  *float64 `yaml:"max_test_timeout_sec"`
+}
+
+func loadTBOld(dir string) (Loaded, error) {
+	file := filepath.Join(dir, "task.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return Loaded{}, err
+	}
+	var y tbOldTask
+	if err := yaml.Unmarshal(data, &y); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	name := filepath.Base(dir)
+	t := model.Task{
+		Name: name, Source: file, Format: model.FormatTerminalBench, Dir: dir,
+		Instruction: strings.TrimSpace(y.Instruction), Description: firstLine(y.Instruction),
+		IdleCommand: []string{"sleep", "infinity"}, Network: "bridge",
+		Capabilities: append([]string(nil), model.DefaultCapabilities...),
+		Resources: model.Resources{CPUs: model.DefaultCPUs, MemoryBytes: model.DefaultMemoryBytes, PidsLimit: model.DefaultPidsLimit,
+			Defaulted: []string{"memory", "cpus", "pids_limit", "allow_internet"}},
+	}
+	if t.AgentTimeout, err = seconds("max_agent_timeout_sec", y.MaxAgentTimeoutSec, tbOldAgentTimeout); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml"} {
+		p := filepath.Join(dir, c)
+		if !exists(p) {
+			continue
+		}
+		n, err := composeServices(p)
+		if err != nil {
+			return Loaded{}, err
+		}
+		if n > 1 {
+			return Loaded{}, fmt.Errorf("%s: %d services: %s", p, n, composeUnsupportedMsg)
+		}
+	}
+	if !exists(filepath.Join(dir, "Dockerfile")) {
+		return Loaded{}, fmt.Errorf("%s: no Dockerfile beside task.yaml: headroom builds the task's image from it", dir)
+	}
+	t.Build = &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: defaultBuildTimeout}
+	run := filepath.Join(dir, "run-tests.sh")
+	if !exists(run) {
+		return Loaded{}, fmt.Errorf("%s: missing: the verifier run-tests.sh is what decides the task", run)
+	}
+	files := []model.Upload{{From: run, To: TestsDir}}
+	if exists(filepath.Join(dir, "tests")) {
+		files = append(files, model.Upload{From: filepath.Join(dir, "tests"), To: TestsDir})
+	}
+	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
+		Trace: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
+	if sol := filepath.Join(dir, "solution.sh"); exists(sol) {
+		t.Agents = append(t.Agents, model.Agent{
+			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
+			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
+				Trace: true, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
+		})
+	}
+	t.Agents = append(t.Agents, nopAgent())
+	if err := t.Validate(); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return Loaded{Task: t}, nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
+
+// composeServices counts a compose file's services.
+func composeServices(p string) (int, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return 0, err
+	}
+	var c struct {
+		Services map[string]any `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return 0, fmt.Errorf("%s: %s", p, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return len(c.Services), nil
+}

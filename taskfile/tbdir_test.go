@@ -1,0 +1,198 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+func loadFixtures(t *testing.T) *Catalog {
+	t.Helper()
+	c := &Catalog{}
+	if err := c.AddDir("testdata/tbdirs"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
+	c := loadFixtures(t)
+	var names []string
+	for _, l := range c.Tasks {
+		names = append(names, l.Task.Name+"("+l.Task.Format+")")
+	}
+	want := []string{
+		"harbor-defaults(harbor)",
+		"terminal-bench/fit-small(harbor)",
+		"terminal-bench/prebuilt(harbor)",
+		"old-hello(terminal-bench)",
+		"own/quick(headroom)",
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("loaded %v\nwant %v", names, want)
+	}
+	// Every broken task is reported with its path and what to do.
+	wantProblems := []string{
+		"harbor-broken-toml/task.toml:4: expected '.' or ']' to end table name",
+		"harbor-compose/environment/docker-compose.yaml: compose-based environments (several services) are not supported yet",
+		"harbor-no-environment: no environment: add environment/Dockerfile or set [environment] docker_image",
+		"harbor-no-tests/tests/test.sh: missing: the verifier tests/test.sh",
+		"harbor-two-memories/task.toml: [environment] sets both memory_mb and memory: keep one",
+		"old-bad-yaml/task.yaml: ",
+		"old-multi/docker-compose.yaml: 2 services: compose-based environments",
+	}
+	if len(c.Problems) != len(wantProblems) {
+		t.Errorf("%d problems, want %d: %v", len(c.Problems), len(wantProblems), c.Problems)
+	}
+	for i, w := range wantProblems {
+		if i < len(c.Problems) && !strings.Contains(c.Problems[i].Error(), w) {
+			t.Errorf("problem %d = %q\nwant it to contain %q", i, c.Problems[i], w)
+		}
+	}
+	if i := slices.IndexFunc(c.Problems, func(e error) bool { return strings.Contains(e.Error(), "old-bad-yaml") }); i >= 0 {
+		if !strings.Contains(c.Problems[i].Error(), "line 3") {
+			t.Errorf("yaml error does not name the line: %v", c.Problems[i])
+		}
+	}
+}
+
+func TestHarborTaskDirectory(t *testing.T) {
+	l, err := LoadTaskDir("testdata/tbdirs/harbor-dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	if len(l.Ignored) != 0 {
+		t.Errorf("known Terminal-Bench keys listed as ignored: %v", l.Ignored)
+	}
+	dir := "testdata/tbdirs/harbor-dockerfile"
+	if task.Resources.MemoryBytes != 512*model.MiB || task.Resources.CPUs != 1 || len(task.Resources.Defaulted) != 1 || task.Resources.Defaulted[0] != "pids_limit" {
+		t.Errorf("resources %+v", task.Resources)
+	}
+	if task.StorageBytes != 10240*model.MiB || task.Network != "none" || task.AgentTimeout != 300*time.Second || task.VerifierTimeout != 120*time.Second {
+		t.Errorf("storage %d network %s timeouts %v/%v", task.StorageBytes, task.Network, task.AgentTimeout, task.VerifierTimeout)
+	}
+	if task.Build == nil || task.Build.Context != filepath.Join(dir, "environment") || task.Build.Timeout != 900*time.Second || task.Image != "" {
+		t.Errorf("build %+v image %q", task.Build, task.Image)
+	}
+	if !strings.HasPrefix(task.Instruction, "Fit the model") || !slices.Equal(task.Env, []string{"LANG=C.UTF-8"}) {
+		t.Errorf("instruction %q env %v", task.Instruction, task.Env)
+	}
+	if got := task.AgentNames(); !slices.Equal(got, []string{AgentOracle, AgentNop}) {
+		t.Fatalf("agents %v", got)
+	}
+	solve := task.Agents[0].Steps[0]
+	if !solve.Trace || solve.Argv[0] != "/solution/solve.sh" || !slices.Equal(solve.Env, []string{"SOLVER=oracle"}) ||
+		!slices.Contains(solve.Files, model.Upload{From: filepath.Join(dir, "solution"), To: "/solution"}) {
+		t.Errorf("oracle step %+v", solve)
+	}
+	v := task.Verifier
+	if !v.Trace || v.Argv[0] != "/tests/test.sh" || !slices.Contains(v.Files, model.Upload{From: filepath.Join(dir, "tests"), To: "/tests"}) ||
+		!slices.Contains(v.Files, model.Upload{To: "/logs/verifier"}) || !slices.Equal(v.Env, []string{"PYTHONUNBUFFERED=1"}) {
+		t.Errorf("verifier %+v", v)
+	}
+	if task.Reward == nil || task.Reward.Dir != "/logs/verifier" || task.Reward.Pass != 1 {
+		t.Errorf("reward %+v", task.Reward)
+	}
+}
+
+func TestHarborMemoryFormsAndDefaults(t *testing.T) {
+	l, err := LoadTaskDir("testdata/tbdirs/harbor-image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Task.Image != "example/prebuilt:20251031" || l.Task.Build != nil || l.Task.Resources.MemoryBytes != 2<<30 ||
+		l.Task.StorageBytes != 10<<30 || l.Task.Resources.CPUs != 2 || l.Task.Network != "bridge" {
+		t.Errorf("task %+v", l.Task)
+	}
+	if got := l.Task.AgentNames(); !slices.Equal(got, []string{AgentNop}) {
+		t.Errorf("a task without solution/ has agents %v, want only nop", got)
+	}
+	d, err := LoadTaskDir("testdata/tbdirs/harbor-defaults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.Task.Resources
+	if d.Task.Name != "harbor-defaults" || r.MemoryBytes != model.DefaultMemoryBytes || r.CPUs != model.DefaultCPUs {
+		t.Errorf("defaults %+v", d.Task)
+	}
+	if !slices.Equal(r.Defaulted, []string{"memory", "cpus", "pids_limit", "allow_internet"}) {
+		t.Errorf("defaulted %v", r.Defaulted)
+	}
+}
+
+func TestOlderTerminalBenchDirectory(t *testing.T) {
+	l, err := LoadTaskDir("testdata/tbdirs/old-hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	dir := "testdata/tbdirs/old-hello"
+	if task.AgentTimeout != 180*time.Second || task.VerifierTimeout != 30*time.Second || task.Reward != nil {
+		t.Errorf("timeouts %v %v reward %v", task.AgentTimeout, task.VerifierTimeout, task.Reward)
+	}
+	if task.Build == nil || task.Build.Context != dir || !strings.Contains(task.Instruction, "hello.txt") {
+		t.Errorf("build %+v instruction %q", task.Build, task.Instruction)
+	}
+	if !slices.Equal(task.Resources.Defaulted, []string{"memory", "cpus", "pids_limit", "allow_internet"}) {
+		t.Errorf("defaulted %v", task.Resources.Defaulted)
+	}
+	v := task.Verifier
+	if v.Argv[0] != "/tests/run-tests.sh" || !slices.Contains(v.Env, "TEST_DIR=/tests") ||
+		!slices.Contains(v.Files, model.Upload{From: filepath.Join(dir, "run-tests.sh"), To: "/tests"}) ||
+		!slices.Contains(v.Files, model.Upload{From: filepath.Join(dir, "tests"), To: "/tests"}) {
+		t.Errorf("verifier %+v", v)
+	}
+	if o, ok := task.Agent(AgentOracle); !ok || o.Steps[0].Argv[0] != "/solution/solution.sh" {
+		t.Errorf("oracle %+v", o)
+	}
+}
+
+// Tasks are addressable by full name and by directory name.
+func TestFindByNameAndDirectory(t *testing.T) {
+	c := loadFixtures(t)
+	for _, n := range []string{"terminal-bench/fit-small", "fit-small", "harbor-dockerfile", "old-hello"} {
+		if _, err := c.Find(n); err != nil {
+			t.Errorf("Find(%q): %v", n, err)
+		}
+	}
+}
+
+// FuzzTaskDir loads arbitrary task.toml and task.yaml bytes as task
+// directories: errors are fine, panics are not.
+func FuzzTaskDir(f *testing.F) {
+	for _, p := range []string{"harbor-dockerfile/task.toml", "harbor-image/task.toml", "harbor-broken-toml/task.toml", "old-hello/task.yaml", "old-bad-yaml/task.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata/tbdirs", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(strings.HasSuffix(p, ".yaml"), data)
+	}
+	f.Fuzz(func(t *testing.T, yaml bool, data []byte) {
+		dir := t.TempDir()
+		name := "task.toml"
+		if yaml {
+			name = "task.yaml"
+			_ = os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+			_ = os.WriteFile(filepath.Join(dir, "run-tests.sh"), []byte("true\n"), 0o644)
+		} else {
+			_ = os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+			_ = os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("true\n"), 0o644)
+			_ = os.WriteFile(filepath.Join(dir, "instruction.md"), []byte("x\n"), 0o644)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := LoadTaskDir(dir)
+		if err == nil {
+			if err := l.Task.Validate(); err != nil {
+				t.Fatalf("loaded a task that does not validate: %v", err)
+			}
+		}
+	})
+}

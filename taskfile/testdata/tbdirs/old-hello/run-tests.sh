@@ -1,0 +1,2 @@
+#!/bin/bash
+grep -q "Hello, world!" /app/hello.txt
