@@ -35,11 +35,13 @@ type consoleFlags struct {
 	seed        uint64
 	reserve     string
 	keep        bool
+	agent       agentFlags
 }
 
 func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load task files (*.toml) from this directory")
+	f.agent.register(cmd)
+	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load tasks from this directory: Terminal-Bench 2.0 / Harbor task directories, older terminal-bench task directories, headroom *.toml files")
 	fl.StringVar(&f.theme, "theme", "", "dark, light, high-contrast or plain (default: dark, plain under NO_COLOR)")
 	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
 	fl.IntVar(&f.repeats, "repeats", 3, "repeats per task, agent and ratio (setup default)")
@@ -71,6 +73,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	for _, l := range cat.Tasks {
 		tasks = append(tasks, l.Task)
 	}
+	tasks, secrets, err := f.agent.apply(tasks)
+	if err != nil {
+		return err
+	}
 	var problems []string
 	for _, p := range cat.Problems {
 		problems = append(problems, p.Error())
@@ -78,7 +84,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, secrets: secrets, settings: f.agent.settings()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems}
 	if eng, err := connectAndReap(ctx, stderr); err != nil {
@@ -95,6 +101,18 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 				return err
 			}
 		}
+		// Task directories' images too (built once, cached by their
+		// context's digest); one that fails is listed on the setup screen.
+		for _, t := range tasks {
+			if t.Format == model.FormatHeadroom || t.Format == "" {
+				continue
+			}
+			one := []model.Task{t}
+			if err := eng.TaskImages(ctx, one, func(line string) { fmt.Fprintln(stderr, "  "+line) }); err != nil {
+				problems = append(problems, err.Error())
+			}
+		}
+		opts.Problems = problems
 	}
 	if demo != nil {
 		spec, err := demo(tasks)
@@ -127,6 +145,8 @@ type consoleLauncher struct {
 	out        string
 	reserve    int64
 	keep       bool
+	secrets    map[string]string
+	settings   *store.AgentSettings
 
 	mu     sync.Mutex
 	active []*session.Sweep
@@ -156,7 +176,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	}
 	return l.track(l.eng.Launch(l.ctx, l.spec(session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
-		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat,
+		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, Secrets: l.secrets, AgentSettings: l.settings,
 	})))
 }
 
@@ -169,11 +189,13 @@ func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := manifestTasks(m, io.Discard)
+	tasks, secrets, err := manifestTasks(m, io.Discard)
 	if err != nil {
 		return nil, err
 	}
-	sw, _, err := l.eng.Resume(l.ctx, exp.Dir, l.spec(manifestSpec(m, tasks)))
+	spec := manifestSpec(m, tasks)
+	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings
+	sw, _, err := l.eng.Resume(l.ctx, exp.Dir, l.spec(spec))
 	return l.track(sw, err)
 }
 

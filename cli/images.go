@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/runner/docker"
 
 	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
@@ -9,24 +13,46 @@ import (
 
 func newImagesCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "images", Short: "Build the images headroom's tasks need"}
-	var force bool
+	var force, real bool
 	build := &cobra.Command{
-		Use: "build", Short: "Build the built-in workload image (FROM scratch + this static binary)", Args: cobra.NoArgs,
+		Use:   "build",
+		Short: "Build the built-in workload image (FROM scratch + this static binary); --real also the Debian images of the real install tasks",
+		Long: `Build the images headroom's built-in tasks need, without any registry.
+
+The workload image is FROM scratch with this static binary: seconds.
+
+--real also makes ` + docker.DebianImage + ` (debootstrap of Debian ` + docker.DebianSuite + ` minbase with
+python3: about 40 MB from the Debian mirror, ~1.5 min; needs root and the debootstrap
+program) and ` + docker.DebianCacheImage + ` (that image with the data-science stack's
+packages downloaded into apt's cache: about 130 MB more, ~30 s here), used by the
+real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			eng, err := session.Connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer eng.Close()
-			tag, err := eng.WorkloadImage(cmd.Context(), force, func(l string) { fmt.Fprintln(cmd.ErrOrStderr(), "  "+l) })
+			progress := func(l string) { fmt.Fprintln(cmd.ErrOrStderr(), "  "+l) }
+			tag, err := eng.WorkloadImage(cmd.Context(), force, progress)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), tag)
+			if real {
+				for _, ensure := range []func(context.Context, *client.Client, bool, func(string)) (string, error){docker.EnsureDebianImage, docker.EnsureDebianCacheImage} {
+					tag, err := ensure(cmd.Context(), eng.Cli, force, progress)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(cmd.OutOrStdout(), tag)
+				}
+			}
 			return nil
 		},
 	}
 	build.Flags().BoolVar(&force, "force", false, "rebuild even if the image exists")
+	build.Flags().BoolVar(&real, "real", false, "also make the Debian images of the real install tasks (debootstrap + docker import; needs root)")
 	cmd.AddCommand(build)
 	return cmd
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,6 +42,7 @@ type runFlags struct {
 	keep        bool
 	resume      string
 	stats       statsFlags
+	agent       agentFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -54,8 +57,10 @@ func newRunCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.tasks, "tasks", nil, "tasks to run, by full or short name (default: every task)")
-	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load task files (*.toml) from this directory")
-	fl.StringSliceVar(&f.agents, "agents", nil, "agents to run (default: every agent of each task)")
+	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load tasks from this directory: Terminal-Bench 2.0 / Harbor task directories, older terminal-bench task directories, headroom *.toml files")
+	fl.StringSliceVar(&f.agents, "agents", nil, "agents to run (default: every agent of each task); task directories have oracle and nop, --agent-command adds command")
+	fl.StringSliceVar(&f.agents, "agent", nil, "same as --agents")
+	f.agent.register(cmd)
 	fl.StringVar(&f.ratios, "ratios", "1,1.5,2,3,5,uncapped", "hard-limit ratios: 1, 1x, 2.5x, uncapped")
 	fl.IntVar(&f.repeats, "repeats", 3, "trials per task, agent and ratio")
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (admission control may run fewer)")
@@ -158,6 +163,10 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if setup.tasks, err = cat.Select(f.tasks); err != nil {
 		return usageError{err}
 	}
+	var secrets map[string]string
+	if setup.tasks, secrets, err = f.agent.apply(setup.tasks); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eng, err := connectAndReap(ctx, stderr)
@@ -168,7 +177,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", Keep: f.keep, Version: Version,
-		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) },
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: f.agent.settings(),
 	})
 	if err != nil {
 		return asUsage(err)
@@ -243,11 +252,12 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	if err != nil {
 		return usageError{err}
 	}
-	tasks, err := manifestTasks(m, stderr)
+	tasks, secrets, err := manifestTasks(m, stderr)
 	if err != nil {
 		return err
 	}
 	spec := manifestSpec(m, tasks)
+	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings
 	if cmd.Flags().Changed("concurrency") {
 		spec.Concurrency = f.concurrency
 	}
@@ -276,41 +286,55 @@ func manifestSpec(m store.Manifest, tasks []model.Task) session.Spec {
 }
 
 // manifestTasks reloads an experiment's tasks from where they came from.
-func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, error) {
+func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, map[string]string, error) {
 	builtin, err := taskfile.Builtin()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	secrets := map[string]string{}
 	var tasks []model.Task
 	for _, e := range m.Tasks {
 		var t model.Task
 		if taskfile.IsBuiltin(model.Task{Source: e.Source}) {
 			if t, err = builtin.Find(e.Name); err != nil {
-				return nil, usagef("resume: built-in task %s no longer exists in this headroom", e.Name)
+				return nil, nil, usagef("resume: built-in task %s no longer exists in this headroom", e.Name)
 			}
+		} else if dir := filepath.Dir(e.Source); e.Format == model.FormatHarbor || e.Format == model.FormatTerminalBench {
+			l, err := taskfile.LoadTaskDir(dir)
+			if err != nil {
+				return nil, nil, usagef("resume: task %s: %v", e.Name, err)
+			}
+			t = l.Task
 		} else {
 			data, err := os.ReadFile(e.Source)
 			if err != nil {
-				return nil, usagef("resume: task %s: %v", e.Name, err)
+				return nil, nil, usagef("resume: task %s: %v", e.Name, err)
 			}
 			l, err := taskfile.Parse(e.Source, data)
 			if err != nil {
-				return nil, usageError{err}
+				return nil, nil, usageError{err}
 			}
 			t = l.Task
 		}
+		af := agentFlagsFrom(m.AgentSettings)
+		applied, s, err := af.apply([]model.Task{t})
+		if err != nil {
+			return nil, nil, fmt.Errorf("resume: the experiment's agent settings: %w", err)
+		}
+		t = applied[0]
+		maps.Copy(secrets, s)
 		var agents []model.Agent
 		for _, name := range e.Agents {
 			a, ok := t.Agent(name)
 			if !ok {
-				return nil, usagef("resume: task %s no longer has agent %s", e.Name, name)
+				return nil, nil, usagef("resume: task %s no longer has agent %s", e.Name, name)
 			}
 			agents = append(agents, a)
 		}
 		t.Agents = agents
 		tasks = append(tasks, t)
 	}
-	return tasks, nil
+	return tasks, secrets, nil
 }
 
 // asUsage marks the session's input errors as usage errors (exit 2).

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -99,7 +100,24 @@ func newTasksCmd() *cobra.Command {
 
 func showTask(cmd *cobra.Command, t model.Task) {
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "%s\n  %s\n  source   %s\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, t.Image, t.Network)
+	image := t.Image
+	if t.Build != nil {
+		from := filepath.Join(t.Build.Context, t.Build.Dockerfile)
+		if image == "" {
+			image = "built from " + from
+		} else {
+			image += " (built from " + from + " if not on the engine)"
+		}
+		image += fmt.Sprintf(", build limit %s", t.Build.Timeout)
+	}
+	format := t.Format
+	if format == "" {
+		format = model.FormatHeadroom
+	}
+	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, t.Network)
+	if t.StorageBytes > 0 || t.GPUs > 0 {
+		fmt.Fprintf(w, "  recorded storage %s, gpus %d (not enforced by local Docker)\n", model.FormatBytes(t.StorageBytes), t.GPUs)
+	}
 	fmt.Fprintf(w, "  spec     %g CPU, %s, pids %d", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), t.Resources.PidsLimit)
 	if len(t.Resources.Defaulted) > 0 {
 		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
@@ -111,7 +129,15 @@ func showTask(cmd *cobra.Command, t model.Task) {
 			fmt.Fprintf(w, "    %-10s %s\n", s.Name, s.Show)
 		}
 	}
-	fmt.Fprintf(w, "  verifier   %s\n\n", t.Verifier.Show)
+	fmt.Fprintf(w, "  verifier   %s\n", t.Verifier.Show)
+	if t.Reward != nil {
+		fmt.Fprintf(w, "  passes when it writes a reward >= %g to %s/reward.txt or reward.json\n", t.Reward.Pass, t.Reward.Dir)
+	}
+	if t.Instruction != "" {
+		line, _, _ := strings.Cut(strings.TrimSpace(t.Instruction), "\n")
+		fmt.Fprintf(w, "  instruction  %s\n", line)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\tDOCKER RUN FLAGS")
 	for _, r := range model.StandardRatios {

@@ -51,9 +51,13 @@ type Step struct {
 // Upload is a host file or directory copied to a directory in the
 // container: From "/t/tests" To "/tests" puts /t/tests/test.sh at
 // /tests/test.sh; a file lands under its own name.
+// An upload with Content instead of From writes that text as the file
+// Name; one with neither makes To an empty directory anyone may write.
 type Upload struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	From    string `json:"from,omitempty"`
+	To      string `json:"to"`
+	Name    string `json:"name,omitempty"`
+	Content string `json:"-"`
 }
 
 // RewardRule says a verifier passes by the reward it writes, Harbor's

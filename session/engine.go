@@ -16,6 +16,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/shirou/gopsutil/v4/host"
 	"github.com/shirou/gopsutil/v4/mem"
 )
@@ -84,6 +85,49 @@ func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(st
 		return "", fmt.Errorf("find headroom's own executable: %w", err)
 	}
 	return docker.EnsureWorkloadImage(ctx, e.Cli, self, force, progress)
+}
+
+// TaskImages makes sure every task's image is on the engine and names it
+// in the task: the workload image for built-in tasks, the Debian images
+// for the real ones, a Dockerfile build (cached by its context's digest)
+// or a pull for task directories. Each image is prepared once.
+func (e *Engine) TaskImages(ctx context.Context, tasks []model.Task, progress func(string)) error {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	done := map[string]string{}
+	for i := range tasks {
+		t := &tasks[i]
+		key := t.Image
+		if t.Build != nil {
+			key = t.Image + "|" + t.Build.Context + "|" + t.Build.Dockerfile
+		}
+		if img, ok := done[key]; ok {
+			t.Image = img
+			continue
+		}
+		var img string
+		var err error
+		switch t.Image {
+		case taskfile.BuiltinImage:
+			img, err = e.WorkloadImage(ctx, false, progress)
+		case taskfile.BuiltinDebian:
+			img, err = docker.EnsureDebianImage(ctx, e.Cli, false, progress)
+		case taskfile.BuiltinDebianCache:
+			img, err = docker.EnsureDebianCacheImage(ctx, e.Cli, false, progress)
+		default:
+			img, err = docker.EnsureTaskImage(ctx, e.Cli, *t, progress)
+		}
+		if err != nil {
+			if t.Image == taskfile.BuiltinDebian || t.Image == taskfile.BuiltinDebianCache {
+				return fmt.Errorf("task %s: %w", t.Name, err)
+			}
+			return err
+		}
+		done[key] = img
+		t.Image = img
+	}
+	return nil
 }
 
 // checkImages fails, naming the image, when a task's image is not local;

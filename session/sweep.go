@@ -11,7 +11,6 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
-	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/shirou/gopsutil/v4/load"
 	"github.com/shirou/gopsutil/v4/mem"
 )
@@ -39,6 +38,10 @@ type Spec struct {
 	Version    string
 	// Progress receives image build output.
 	Progress func(string)
+	// Secrets are passed-through host variables' values (never recorded).
+	Secrets map[string]string
+	// AgentSettings are recorded in the manifest for a resume.
+	AgentSettings *store.AgentSettings
 }
 
 // InputError is a problem with what the user asked for (a usage error).
@@ -143,12 +146,8 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 	if err := runner.CheckGuarantees(p.plan, p.capacity); err != nil {
 		return p, InputError{err}
 	}
-	if taskfile.UsesBuiltinImage(p.tasks) {
-		tag, err := e.WorkloadImage(ctx, false, spec.Progress)
-		if err != nil {
-			return p, err
-		}
-		taskfile.ResolveImages(p.tasks, tag)
+	if err := e.TaskImages(ctx, p.tasks, spec.Progress); err != nil {
+		return p, err
 	}
 	p.imageIDs, err = e.checkImages(ctx, p.tasks)
 	return p, err
@@ -160,7 +159,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
 		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
-		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, Host: host, Engine: e.Info,
+		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, AgentSettings: spec.AgentSettings, Host: host, Engine: e.Info,
 	}
 	for _, t := range spec.Tasks {
 		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs)
@@ -180,7 +179,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	if err != nil {
 		return nil, err
 	}
-	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes}
+	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets}
 	if e.Local {
 		cfg.Host = hostLoad
 	}

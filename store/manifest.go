@@ -25,6 +25,9 @@ type Manifest struct {
 	// plans exactly the same trials.
 	Agents     []string `json:"agents,omitempty"`
 	OnlyRepeat int      `json:"only_repeat,omitempty"`
+	// AgentSettings are how the run's agents were set up (a command agent,
+	// time limit scale, reward to pass), so a resume sets them up again.
+	AgentSettings *AgentSettings `json:"agent_settings,omitempty"`
 	// Resumes records every time the experiment was resumed.
 	Resumes []Resume    `json:"resumes,omitempty"`
 	Trials  int         `json:"trials"`
@@ -32,6 +35,15 @@ type Manifest struct {
 
 	Host   Host   `json:"host"`
 	Engine Engine `json:"engine"`
+}
+
+// AgentSettings are a run's agent options. PassEnv holds variable names
+// only: their values are never written anywhere.
+type AgentSettings struct {
+	Command      string   `json:"command,omitempty"`
+	PassEnv      []string `json:"pass_env,omitempty"`
+	TimeoutScale float64  `json:"timeout_scale,omitempty"`
+	PassReward   float64  `json:"pass_reward,omitempty"`
 }
 
 // Resume is one resumption of an interrupted experiment.
@@ -45,12 +57,17 @@ type Resume struct {
 
 // TaskEntry is one task as it was run.
 type TaskEntry struct {
-	Name      string          `json:"name"`
-	Source    string          `json:"source"`
-	Image     string          `json:"image"`
-	ImageID   string          `json:"image_id,omitempty"`
-	Resources model.Resources `json:"resources"`
-	Agents    []string        `json:"agents"`
+	Name    string `json:"name"`
+	Source  string `json:"source"`
+	Format  string `json:"format,omitempty"`
+	Image   string `json:"image"`
+	ImageID string `json:"image_id,omitempty"`
+	// BuiltFrom is the build context the image was built from, if any.
+	BuiltFrom string `json:"built_from,omitempty"`
+	// Resources carries Defaulted: the fields the task file left out.
+	Resources    model.Resources `json:"resources"`
+	StorageBytes int64           `json:"storage_bytes,omitempty"`
+	Agents       []string        `json:"agents"`
 	// DockerRunFlags are the equivalent `docker run` flags per ratio.
 	DockerRunFlags map[string][]string `json:"docker_run_flags"`
 }
@@ -79,7 +96,11 @@ type Engine struct {
 
 // NewTaskEntry describes a task and the policies its ratios give it.
 func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
-	e := TaskEntry{Name: t.Name, Source: t.Source, Image: t.Image, Resources: t.Resources, Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
+	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
+		Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
+	if t.Build != nil {
+		e.BuiltFrom = t.Build.Context
+	}
 	for _, r := range ratios {
 		e.DockerRunFlags[r.String()] = model.NewPolicy(t.Resources, r, hostCPUs).DockerRunFlags()
 	}

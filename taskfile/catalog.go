@@ -48,6 +48,9 @@ func Builtin() (*Catalog, error) {
 		}
 		c.Tasks = append(c.Tasks, l)
 	}
+	// The synthetic catalog first; the real install tasks, which need
+	// images made by a download, after it.
+	sort.SliceStable(c.Tasks, func(i, j int) bool { return !NeedsRealImage(c.Tasks[i].Task) && NeedsRealImage(c.Tasks[j].Task) })
 	return c, nil
 }
 
@@ -163,7 +166,11 @@ func (c *Catalog) Select(names []string) ([]model.Task, error) {
 		var builtin, user []model.Task
 		for _, l := range c.Tasks {
 			if IsBuiltin(l.Task) {
-				builtin = append(builtin, l.Task)
+				// The real install tasks need images that take a
+				// download to make: chosen by name only.
+				if !NeedsRealImage(l.Task) {
+					builtin = append(builtin, l.Task)
+				}
 			} else {
 				user = append(user, l.Task)
 			}

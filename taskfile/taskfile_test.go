@@ -119,13 +119,29 @@ func TestBuiltinCatalog(t *testing.T) {
 	if len(c.Tasks) < 6 {
 		t.Fatalf("%d built-in tasks, want at least 6", len(c.Tasks))
 	}
+	var real []string
 	for _, l := range c.Tasks {
+		if NeedsRealImage(l.Task) {
+			real = append(real, l.Task.Name+":"+l.Task.Image)
+			continue
+		}
+		if len(real) > 0 {
+			t.Errorf("%s comes after the real tasks %v: the synthetic catalog comes first", l.Task.Name, real)
+		}
 		if !IsBuiltin(l.Task) || l.Task.Image != BuiltinImage || l.Task.Network != "none" || len(l.Ignored) > 0 {
 			t.Errorf("%s: builtin %v image %s network %s ignored %v", l.Task.Name, IsBuiltin(l.Task), l.Task.Image, l.Task.Network, l.Ignored)
 		}
 		if l.Task.Resources.MemoryBytes > 512*model.MiB {
 			t.Errorf("%s: spec %s is too big for a quick sweep", l.Task.Name, model.FormatBytes(l.Task.Resources.MemoryBytes))
 		}
+	}
+	if !slices.Equal(real, []string{"real/bn-fit-install-fetch:builtin-debian", "real/bn-fit-install:builtin-debian-cache"}) {
+		t.Errorf("real tasks %v", real)
+	}
+	// The real ones are chosen by name only: the default is the synthetic set.
+	def, err := c.Select(nil)
+	if err != nil || len(def) != len(c.Tasks)-2 {
+		t.Errorf("default selection has %d tasks (%v), want %d", len(def), err, len(c.Tasks)-2)
 	}
 	bn, err := c.Find("bn-fit-modify")
 	if err != nil || !slices.Equal(bn.AgentNames(), []string{"heavy", "lean"}) {

@@ -206,9 +206,10 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 			LabelTrial:      trial.ID,
 			LabelTask:       task.Name,
 		},
-		Env:        []string{"HEADROOM_TRIAL=" + trial.ID},
-		WorkingDir: "/",
-		User:       task.User,
+		// The task's environment, and the image's own working directory
+		// (Terminal-Bench images set WORKDIR /app).
+		Env:  append([]string{"HEADROOM_TRIAL=" + trial.ID}, task.Env...),
+		User: task.User,
 	}
 	// Locked down: no privilege gain, only the task's capabilities, no
 	// mounts at all (so no Docker socket and no host path).

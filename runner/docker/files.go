@@ -34,7 +34,7 @@ func describeUploads(uploads []model.Upload) string {
 	var parts []string
 	for _, u := range uploads {
 		if u.From == "" {
-			parts = append(parts, u.To)
+			parts = append(parts, path.Join(u.To, u.Name))
 		} else {
 			parts = append(parts, u.From+" → "+u.To)
 		}
@@ -72,6 +72,19 @@ func writeUploads(w io.Writer, uploads []model.Upload) error {
 		to := path.Clean("/" + u.To)
 		if err := parents(to); err != nil {
 			return err
+		}
+		if u.From == "" && u.Name != "" {
+			if err := addDir(to, 0o755); err != nil {
+				return err
+			}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(path.Join(to, u.Name), "/"), Mode: 0o644, Size: int64(len(u.Content))}
+			if err := tw.WriteHeader(hdr); err != nil {
+				return err
+			}
+			if _, err := io.WriteString(tw, u.Content); err != nil {
+				return err
+			}
+			continue
 		}
 		if u.From == "" {
 			if err := addDir(to, 0o777); err != nil {

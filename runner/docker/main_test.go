@@ -114,7 +114,7 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 	go r.Run(ctx, out)
 	var results []model.TrialResult
 	var evs []runner.Event
-	deadline := time.After(3 * time.Minute)
+	deadline := time.After(8 * time.Minute)
 	for {
 		select {
 		case e, ok := <-out:
@@ -129,7 +129,7 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 				results = append(results, te.Result)
 			}
 		case <-deadline:
-			t.Fatal("sweep did not finish within 3 minutes")
+			t.Fatal("sweep did not finish within 8 minutes")
 		}
 	}
 }

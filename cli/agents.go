@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/spf13/cobra"
+)
+
+// AgentCommand is the agent a user supplies as a command template.
+const AgentCommand = "command"
+
+// agentFlags add a user's agent command and scale a run's tasks.
+type agentFlags struct {
+	command      string
+	passEnv      []string
+	timeoutScale float64
+	passReward   float64
+}
+
+func (a *agentFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&a.command, "agent-command", "", "add an agent named \"command\" to every task with a shell: this shell command runs in the container, with the instruction in $HEADROOM_INSTRUCTION and the file $HEADROOM_INSTRUCTION_FILE")
+	fl.StringSliceVar(&a.passEnv, "pass-env", nil, "host environment variables given to the command agent (e.g. an API key); their values are redacted from every log, record and screen")
+	fl.Float64Var(&a.timeoutScale, "timeout-scale", 1, "multiply every task's agent and verifier time limits")
+	fl.Float64Var(&a.passReward, "pass-reward", 1, "reward a Harbor verifier must write to pass")
+}
+
+// settings is what the manifest records of the flags (names, no values).
+func (a *agentFlags) settings() *store.AgentSettings {
+	if a.command == "" && a.timeoutScale == 1 && a.passReward == 1 {
+		return nil
+	}
+	return &store.AgentSettings{Command: a.command, PassEnv: a.passEnv, TimeoutScale: a.timeoutScale, PassReward: a.passReward}
+}
+
+// agentFlagsFrom are the flags a manifest recorded.
+func agentFlagsFrom(s *store.AgentSettings) agentFlags {
+	if s == nil {
+		return agentFlags{timeoutScale: 1, passReward: 1}
+	}
+	return agentFlags{command: s.Command, passEnv: s.PassEnv, timeoutScale: s.TimeoutScale, passReward: s.PassReward}
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// apply adds the command agent, scales time limits and sets the reward
+// threshold; it returns the secrets the runner passes and redacts.
+func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string, error) {
+	if a.timeoutScale <= 0 || a.timeoutScale > 100 {
+		return nil, nil, usagef("--timeout-scale must be more than 0 and at most 100 (got %v)", a.timeoutScale)
+	}
+	if len(a.passEnv) > 0 && a.command == "" {
+		return nil, nil, usagef("--pass-env is for the command agent: give --agent-command too")
+	}
+	secrets := map[string]string{}
+	for _, n := range a.passEnv {
+		if !envName.MatchString(n) {
+			return nil, nil, usagef("--pass-env %q is not an environment variable name", n)
+		}
+		v, ok := os.LookupEnv(n)
+		if !ok || v == "" {
+			return nil, nil, usagef("--pass-env %s: %s is not set in headroom's environment", n, n)
+		}
+		if len(v) < runner.MinSecretLen {
+			return nil, nil, usagef("--pass-env %s: its value is shorter than %d characters, too short to redact from output safely", n, runner.MinSecretLen)
+		}
+		secrets[n] = v
+	}
+	out := make([]model.Task, len(tasks))
+	for i, t := range tasks {
+		t.AgentTimeout = time.Duration(float64(t.AgentTimeout) * a.timeoutScale)
+		t.VerifierTimeout = time.Duration(float64(t.VerifierTimeout) * a.timeoutScale)
+		if t.Reward != nil {
+			r := *t.Reward
+			r.Pass = a.passReward
+			t.Reward = &r
+		}
+		if a.command != "" && t.Image != taskfile.BuiltinImage {
+			if _, ok := t.Agent(AgentCommand); ok {
+				return nil, nil, usagef("task %s already has an agent named %q; --agent-command would shadow it", t.Name, AgentCommand)
+			}
+			t.Agents = append(append([]model.Agent(nil), t.Agents...), commandAgent(t, a.command, a.passEnv))
+		}
+		out[i] = t
+	}
+	return out, secrets, nil
+}
+
+// commandAgent runs the user's command in the task's container, traced so
+// that each command it runs is a step.
+func commandAgent(t model.Task, command string, passEnv []string) model.Agent {
+	return model.Agent{
+		Name: AgentCommand, Description: "your agent: " + command,
+		Steps: []model.Step{{
+			Name: "agent", Show: command, Argv: []string{"-c", command}, Trace: true,
+			Env: []string{
+				"HEADROOM_INSTRUCTION=" + t.Instruction,
+				"HEADROOM_INSTRUCTION_FILE=" + taskfile.InstructionFile,
+				"HEADROOM_TASK=" + t.Name,
+			},
+			PassEnv: passEnv,
+			Files: []model.Upload{
+				{To: "/headroom", Name: "instruction.md", Content: t.Instruction},
+				{To: taskfile.AgentLogDir},
+			},
+		}},
+	}
+}

@@ -1,0 +1,2 @@
+#!/bin/bash
+grep -qx "Hello, world!" /app/hello.txt && echo "PASSED test_hello"

@@ -1,0 +1,196 @@
+package docker
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// debianOnce makes the Debian image once per test process (debootstrap the
+// first time on a machine, about a minute and a half; cached after).
+var (
+	debianOnce sync.Once
+	debianErr  error
+)
+
+func needDebian(t *testing.T) {
+	t.Helper()
+	debianOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		_, debianErr = EnsureDebianImage(ctx, testCli, false, func(l string) { t.Log(l) })
+	})
+	if debianErr != nil {
+		t.Fatalf("the Debian image these tests build on: %v", debianErr)
+	}
+}
+
+// loadTB loads a Terminal-Bench task directory from testdata, builds its
+// image and keeps only the named agent.
+func loadTB(t *testing.T, dir, agent string) model.Task {
+	t.Helper()
+	l, err := taskfile.LoadTaskDir("testdata/tb/" + dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if task.Image, err = EnsureTaskImage(ctx, testCli, task, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := task.Agent(agent)
+	if !ok {
+		t.Fatalf("task %s has no agent %s", task.Name, agent)
+	}
+	task.Agents = []model.Agent{a}
+	return task
+}
+
+func byRatio(results []model.TrialResult) map[string]model.TrialResult {
+	m := map[string]model.TrialResult{}
+	for _, r := range results {
+		m[r.Ratio.String()] = r
+	}
+	return m
+}
+
+// A Harbor task built from its Dockerfile, run by its oracle: at 1x the
+// solution's heavy command is OOM-killed (named as the traced command),
+// uncapped it passes by the reward file.
+func TestOracleOfABuiltTaskAtOneXAndUncapped(t *testing.T) {
+	needDebian(t)
+	task := loadTB(t, "oracle-heavy", taskfile.AgentOracle)
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), nil)
+	r := byRatio(results)
+	tight, free := r["1x"], r["uncapped"]
+	if tight.Outcome != model.OOMKilled || !strings.HasPrefix(tight.KilledInStep, "python3 -c") {
+		t.Errorf("1x: %s in step %q (%s), want oom-killed in the python3 command", tight.Outcome, tight.KilledInStep, tight.Reason)
+	}
+	if tight.Reward == nil || *tight.Reward != 0 {
+		t.Errorf("1x reward %v, want 0 (the verifier ran and found nothing)", tight.Reward)
+	}
+	if free.Outcome != model.Passed || free.Reward == nil || *free.Reward != 1 {
+		t.Errorf("uncapped: %s reward %v (%s), want passed with reward 1", free.Outcome, free.Reward, free.Reason)
+	}
+	// solve.sh ran as its commands, each a step with its own peak.
+	var names []string
+	for _, s := range free.Steps {
+		names = append(names, s.Phase+":"+s.Name)
+	}
+	want := []string{"agent:cd /app", "agent:echo solving", "agent:python3 -c 'x = bytearray(96", "agent:echo finished", "verifier:grep -q done /app/out.txt", "verifier:echo 1"}
+	ok := len(names) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.HasPrefix(names[i], want[i])
+	}
+	if !ok {
+		t.Errorf("steps %q\nwant %q", names, want)
+	}
+	for _, s := range free.Steps {
+		if strings.HasPrefix(s.Name, "python3") && s.PeakWorkingSetBytes < 64*model.MiB && s.KernelPeakBytes < 96*model.MiB {
+			t.Errorf("the 96 MiB step's peaks: sampled %d, kernel %d", s.PeakWorkingSetBytes, s.KernelPeakBytes)
+		}
+	}
+}
+
+// The verifier itself OOM-killed: the trial is oom-killed in the
+// verifier's command, not failed.
+func TestVerifierOOMKilled(t *testing.T) {
+	needDebian(t)
+	task := loadTB(t, "verifier-oom", taskfile.AgentOracle)
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), nil)
+	r := byRatio(results)
+	tight := r["1x"]
+	if tight.Outcome != model.OOMKilled || len(tight.OOMs) == 0 {
+		t.Fatalf("1x: %s (%s), want oom-killed", tight.Outcome, tight.Reason)
+	}
+	var phase string
+	for _, s := range tight.Steps {
+		if s.Name == tight.KilledInStep {
+			phase = s.Phase
+		}
+	}
+	if phase != "verifier" || !strings.HasPrefix(tight.KilledInStep, "python3") {
+		t.Errorf("killed in %q (phase %q), want the verifier's python3 command", tight.KilledInStep, phase)
+	}
+	if free := r["uncapped"]; free.Outcome != model.Passed {
+		t.Errorf("uncapped: %s (%s), want passed", free.Outcome, free.Reason)
+	}
+}
+
+// Built images are cached by the context's digest; a base image that
+// cannot be pulled fails with what to do.
+func TestTaskImageCacheAndUnreachableBase(t *testing.T) {
+	needDebian(t)
+	l, err := taskfile.LoadTaskDir("testdata/tb/oracle-heavy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := EnsureTaskImage(ctx, testCli, l.Task, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := false
+	second, err := EnsureTaskImage(ctx, testCli, l.Task, func(string) { built = true })
+	if err != nil || second != first || built {
+		t.Errorf("second ensure: %s (built again: %v, err %v), want the cached %s", second, built, err, first)
+	}
+	bad, err := taskfile.LoadTaskDir("testdata/tb/unreachable-base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = EnsureTaskImage(ctx, testCli, bad.Task, nil)
+	if err == nil || !strings.Contains(err.Error(), "test/unreachable-base") || !strings.Contains(err.Error(), "base image") {
+		t.Errorf("unreachable base: %v, want an error naming the task and the base image", err)
+	}
+}
+
+// The real install workload: apt really installs pandas, networkx and
+// scikit-learn from the local cache. At 1x (128 MiB) the install is
+// OOM-killed; uncapped the whole trial passes.
+func TestRealInstallWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the real install takes about a minute")
+	}
+	needDebian(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	img, err := EnsureDebianCacheImage(ctx, testCli, false, func(l string) { t.Log(l) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := taskfile.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := cat.Find("real/bn-fit-install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Image = img
+	heavy, _ := task.Agent("heavy")
+	task.Agents = []model.Agent{heavy}
+	start := time.Now()
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, ctx, nil)
+	r := byRatio(results)
+	tight, free := r["1x"], r["uncapped"]
+	for _, res := range results {
+		for _, s := range res.Steps {
+			t.Logf("%s %s: %s exit %d, %.1fs, peak %s, kernel peak %s, kills %d", res.Ratio, res.Outcome, s.Name, s.ExitCode, s.Duration().Seconds(),
+				model.FormatBytes(s.PeakWorkingSetBytes), model.FormatBytes(s.KernelPeakBytes), s.OOMKills)
+		}
+	}
+	t.Logf("both trials in %s", time.Since(start).Round(time.Second))
+	if (tight.Outcome != model.OOMKilled && tight.Outcome != model.PassedAfterOOM) || tight.KilledInStep != "install" {
+		t.Errorf("1x: %s in %q (%s), want oom-killed in install", tight.Outcome, tight.KilledInStep, tight.Reason)
+	}
+	if free.Outcome != model.Passed {
+		t.Errorf("uncapped: %s (%s), want passed", free.Outcome, free.Reason)
+	}
+}

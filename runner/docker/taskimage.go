@@ -1,0 +1,251 @@
+package docker
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// TaskRepo is the repository of images headroom builds from tasks'
+// Dockerfiles; the tag is a digest of the build context.
+const TaskRepo = "headroom-task"
+
+const taskRecipe = "task-image-v1\n"
+
+// ContextDigest hashes a build context: every file's path, mode and
+// content, and the Dockerfile's name. An unchanged context reuses its
+// image; any change builds a new one.
+func ContextDigest(b model.Build) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%sdockerfile %s\n", taskRecipe, b.Dockerfile)
+	var paths []string
+	err := filepath.WalkDir(b.Context, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		info, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(b.Context, p)
+		fmt.Fprintf(h, "%s %o\n", filepath.ToSlash(rel), info.Mode())
+		switch {
+		case info.Mode().IsRegular():
+			f, err := os.Open(p)
+			if err != nil {
+				return "", err
+			}
+			_, err = io.Copy(h, f)
+			f.Close()
+			if err != nil {
+				return "", err
+			}
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(h, "-> %s\n", target)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+var unsafeRepo = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+// TaskImageTag is the tag a task's built image gets.
+func TaskImageTag(taskName string, b model.Build) (string, error) {
+	d, err := ContextDigest(b)
+	if err != nil {
+		return "", fmt.Errorf("reading the build context %s: %w", b.Context, err)
+	}
+	slug := strings.Trim(unsafeRepo.ReplaceAllString(strings.ToLower(taskName), "-"), "-._")
+	if slug == "" {
+		slug = "task"
+	}
+	return TaskRepo + "/" + slug + ":" + d, nil
+}
+
+// EnsureTaskImage makes sure a task's image is on the engine and returns
+// its name: the task's own image when the engine has it; else one built
+// from its Dockerfile (cached by the context's digest); else pulled. A
+// pull or a base image that cannot be fetched fails with what to do.
+func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, progress func(string)) (string, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if t.Image != "" {
+		if _, err := cli.ImageInspect(ctx, t.Image); err == nil {
+			return t.Image, nil
+		} else if !cerrdefs.IsNotFound(err) {
+			return "", fmt.Errorf("task %s: inspect image %s: %w", t.Name, t.Image, err)
+		}
+	}
+	if t.Build == nil {
+		progress(fmt.Sprintf("pulling %s for %s", t.Image, t.Name))
+		if err := pull(ctx, cli, t.Image, progress); err != nil {
+			return "", fmt.Errorf("task %s: image %s is not on this engine and could not be pulled: %v; load it (`docker load`) or give the task an environment/Dockerfile", t.Name, t.Image, err)
+		}
+		return t.Image, nil
+	}
+	tag, err := TaskImageTag(t.Name, *t.Build)
+	if err != nil {
+		return "", fmt.Errorf("task %s: %w", t.Name, err)
+	}
+	if _, err := cli.ImageInspect(ctx, tag); err == nil {
+		return tag, nil
+	}
+	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
+	if err := buildContext(ctx, cli, tag, *t.Build, progress); err != nil {
+		return "", fmt.Errorf("task %s: building %s: %w", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), err)
+	}
+	return tag, nil
+}
+
+func pull(ctx context.Context, cli *client.Client, ref string, progress func(string)) error {
+	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return readBuildStream(rc, progress)
+}
+
+// buildContext sends the context to the engine and builds it, within the
+// task's build time limit.
+func buildContext(ctx context.Context, cli *client.Client, tag string, b model.Build, progress func(string)) error {
+	if b.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		defer cancel()
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(tarDir(pw, b.Context)) }()
+	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
+		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
+		Labels: map[string]string{LabelHeadroom + ".image": "task"},
+	})
+	pr.CloseWithError(errors.New("build request ended"))
+	if err == nil {
+		defer resp.Body.Close()
+		err = readBuildStream(resp.Body, progress)
+	}
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("the build ran past its time limit (%s, [environment] build_timeout_sec)", b.Timeout)
+		}
+		return explainBuildError(err)
+	}
+	return nil
+}
+
+// explainBuildError adds what to do when a base image could not be
+// fetched: the usual cause where no registry is reachable.
+func explainBuildError(err error) error {
+	msg := err.Error()
+	for _, s := range []string{"pull access denied", "failed to resolve", "no such host", "dial tcp", "i/o timeout", "manifest unknown", "connection refused", "TLS handshake"} {
+		if strings.Contains(msg, s) {
+			return fmt.Errorf("%v: the Dockerfile's base image could not be fetched from its registry; where no registry is reachable, build or load the base image locally first (`headroom images build --real` makes %s)", err, DebianImage)
+		}
+	}
+	return err
+}
+
+// readBuildStream relays an engine build or pull stream's lines and
+// returns the error it reports.
+func readBuildStream(r io.Reader, progress func(string)) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg struct {
+			Stream   string `json:"stream"`
+			Status   string `json:"status"`
+			Progress string `json:"progress"`
+			Error    string `json:"error"`
+		}
+		if err := dec.Decode(&msg); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if msg.Error != "" {
+			return errors.New(strings.TrimSpace(msg.Error))
+		}
+		for _, s := range strings.Split(strings.TrimRight(msg.Stream, "\n"), "\n") {
+			if s = strings.TrimSpace(s); s != "" {
+				progress(s)
+			}
+		}
+		if msg.Status != "" && msg.Progress == "" {
+			progress(msg.Status)
+		}
+	}
+}
+
+// tarDir writes dir as a tar stream, paths relative to it.
+func tarDir(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		link := ""
+		if info.Mode()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		}
+		hdr, err := tar.FileInfoHeader(info, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name = filepath.ToSlash(rel)
+		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if info.Mode().IsRegular() {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			_, err = io.CopyN(tw, f, info.Size())
+			f.Close()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
