@@ -1,0 +1,72 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A user's agent command runs in a task directory's container with the
+// instruction and a passed-through key; the key reaches the container (the
+// verifier finds it written) and appears nowhere headroom writes: not the
+// terminal, the manifest, the trial records, the samples or the log.
+func TestCommandAgentSecretIsNeverWritten(t *testing.T) {
+	needEngine(t)
+	needDebianImage(t)
+	const key = "sk-test-7f3a9c2e1b5d"
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "run", "--tasks-dir", "testdata/tbsecret", "--agent", "command",
+		"--agent-command", `echo "using key $API_KEY"; head -c 20 "$HEADROOM_INSTRUCTION_FILE" > /app/instruction-seen.txt; printf '%s' "$API_KEY" > /app/key.txt`,
+		"--pass-env", "API_KEY", "--ratios", "uncapped", "--repeats", "1", "--format", "json", "--out", out)
+	cmd.Env = append(os.Environ(), "API_KEY="+key)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"outcome": "passed"`) {
+		t.Fatalf("the agent's trial did not pass (the key or instruction did not reach the container):\n%s", stdout.String())
+	}
+	for name, text := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
+		if strings.Contains(text, key) {
+			t.Errorf("the key is in headroom's %s", name)
+		}
+	}
+	redacted := false
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte(key)) {
+			t.Errorf("the key is written in %s", p)
+		}
+		redacted = redacted || bytes.Contains(data, []byte("[redacted API_KEY]"))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !redacted {
+		t.Error("no record shows [redacted API_KEY] where the agent printed the key")
+	}
+}
+
+func needDebianImage(t *testing.T) {
+	t.Helper()
+	r := headroom(t, "images", "build", "--real")
+	if r.code != 0 {
+		t.Fatalf("images build --real: exit %d\n%s", r.code, r.stderr)
+	}
+}
