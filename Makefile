@@ -5,13 +5,18 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images run demo sweep test unit fuzz soak bench vet clean
+.PHONY: build images real-images run demo sweep test unit fuzz soak bench vet clean
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
 
 images: build
 	$(BIN) images build
+
+# The Debian images of the real install tasks (debootstrap + docker import;
+# needs root and debootstrap; about 170 MB from the Debian mirror, once).
+real-images: build
+	$(BIN) images build --real
 
 # The console on the built-in demo tasks.
 run: images
