@@ -48,6 +48,15 @@ type Step struct {
 	PassEnv []string `json:"pass_env,omitempty"`
 }
 
+// StepLabel is how a step is named in logs: "install: pip install pandas",
+// or just the command when a traced step is named after it.
+func StepLabel(name, show string) string {
+	if show == "" || show == name {
+		return name
+	}
+	return name + ": " + show
+}
+
 // Upload is a host file or directory copied to a directory in the
 // container: From "/t/tests" To "/tests" puts /t/tests/test.sh at
 // /tests/test.sh; a file lands under its own name.

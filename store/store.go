@@ -154,7 +154,7 @@ func (e *Experiment) Record(ev runner.Event) error {
 		}
 	case runner.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.log, "==> [%s] %s: %s\n", ev.Phase, ev.Step.Name, ev.Step.Show)
+			fmt.Fprintf(tf.log, "==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
 	case runner.OutputLine:
 		if tf := e.open[ev.TrialID()]; tf != nil {

@@ -83,7 +83,7 @@ func (d *detailModel) fill() {
 	lines := d.v.Log
 	if len(lines) == 0 && d.v.Result != nil {
 		for _, s := range d.v.Result.Steps {
-			lines = append(lines, "==> ["+s.Phase+"] "+s.Name+": "+s.Show)
+			lines = append(lines, "==> ["+s.Phase+"] "+model.StepLabel(s.Name, s.Show))
 			if s.Output != "" {
 				lines = append(lines, strings.Split(s.Output, "\n")...)
 			}
@@ -237,11 +237,10 @@ func (m Model) viewDetail(w, h int) string {
 		model.FormatBytes(tr.Policy.GuaranteeBytes), limit, model.FormatBytes(v.Peak), v.ContainerID, v.Source), w)))
 	chartH, logH := d.layout(h)
 	out = append(out, m.timeline(v, w, chartH))
-	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-10s %-44s %8s %5s %8s %s", "step", "command", "time", "exit", "peak", "oom"), w)))
-	steps := v.Steps
-	if len(steps) > 6 {
-		steps = steps[len(steps)-6:]
-	}
+	// The step column takes what the others leave, within reason.
+	stepW := min(50, max(16, w-41))
+	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", "phase", stepW, "step", "time", "exit", "peak", "oom"), w)))
+	steps, hidden := stepsToShow(v.Steps, 6)
 	for _, s := range steps {
 		oom := ""
 		if s.OOMKills > 0 {
@@ -251,7 +250,14 @@ func (m Model) viewDetail(w, h int) string {
 		if s.ExitCode != 0 {
 			exit = st.Danger.Render(exit)
 		}
-		out = append(out, clip(fmt.Sprintf("%-10s %-44s %8s %5s %8s %s", s.Name, clip(s.Show, 44), secs(s.Duration()), exit, mib(s.PeakWorkingSetBytes), oom), w))
+		phase := s.Phase
+		if phase == "verifier" {
+			phase = "verify"
+		}
+		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), exit, mib(s.PeakWorkingSetBytes), oom), w))
+	}
+	if hidden > 0 {
+		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
 	}
 	img := v.Image
 	if img == "" {
@@ -329,4 +335,32 @@ func (m Model) timeline(v *TrialView, w, h int) string {
 		legend += "  " + st.OOMBanner.Render(" ") + st.OOM.Render(fmt.Sprintf(" OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
 	}
 	return fit(c.View(), w, h-1) + "\n" + clip(legend, w)
+}
+
+// stepsToShow picks at most n steps for the step table, in order: those
+// that were OOM-killed or failed first, then the latest. When steps are
+// left out, one row is kept for saying so; hidden counts them.
+func stepsToShow(steps []model.StepResult, n int) ([]model.StepResult, int) {
+	if len(steps) <= n {
+		return steps, 0
+	}
+	keep := make([]bool, len(steps))
+	room := n - 1
+	for i, s := range steps {
+		if room > 0 && (s.OOMKills > 0 || s.ExitCode != 0) {
+			keep[i], room = true, room-1
+		}
+	}
+	for i := len(steps) - 1; i >= 0 && room > 0; i-- {
+		if !keep[i] {
+			keep[i], room = true, room-1
+		}
+	}
+	var out []model.StepResult
+	for i, s := range steps {
+		if keep[i] {
+			out = append(out, s)
+		}
+	}
+	return out, len(steps) - len(out)
 }

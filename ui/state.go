@@ -142,7 +142,7 @@ func (s *SweepState) Apply(e runner.Event) {
 		if v != nil {
 			st := e
 			v.Step, v.StepAt, v.Tail = &st, e.At(), nil
-			v.log("==> [" + e.Phase + "] " + e.Step.Name + ": " + e.Step.Show)
+			v.log("==> [" + e.Phase + "] " + model.StepLabel(e.Step.Name, e.Step.Show))
 		}
 	case runner.OutputLine:
 		if v != nil {
