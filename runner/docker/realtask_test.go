@@ -149,6 +149,15 @@ func TestTaskImageCacheAndUnreachableBase(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "test/unreachable-base") || !strings.Contains(err.Error(), "base image") {
 		t.Errorf("unreachable base: %v, want an error naming the task and the base image", err)
 	}
+	// The task's build_timeout_sec (2 s) stops a build that would take 60.
+	slow, err := taskfile.LoadTaskDir("testdata/tb/slow-build")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = EnsureTaskImage(ctx, testCli, slow.Task, nil)
+	if err == nil || !strings.Contains(err.Error(), "ran past its time limit (2s") {
+		t.Errorf("slow build: %v, want the build time limit named", err)
+	}
 }
 
 // The real install workload: apt really installs pandas, networkx and
