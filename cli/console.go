@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,7 +87,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, secrets: secrets, settings: f.agent.settings()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems}
+		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems, Preparing: l.Preparing}
 	if eng, err := connectAndReap(ctx, stderr); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
@@ -147,6 +148,7 @@ type consoleLauncher struct {
 	keep       bool
 	secrets    map[string]string
 	settings   *store.AgentSettings
+	preparing  atomic.Value // string: the latest image preparation line
 
 	mu     sync.Mutex
 	active []*session.Sweep
@@ -155,7 +157,15 @@ type consoleLauncher struct {
 // spec fills what every console sweep shares into s.
 func (l *consoleLauncher) spec(s session.Spec) session.Spec {
 	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep = l.out, l.reserve, 512*model.MiB, l.keep
-	s.SampleEvery, s.Version, s.Progress = 50*time.Millisecond, Version, func(string) {}
+	s.SampleEvery, s.Version = 50*time.Millisecond, Version
+	l.preparing.Store("")
+	s.Progress = func(line string) { l.preparing.Store(line) }
+	return s
+}
+
+// Preparing is the latest line of image preparation, for the console.
+func (l *consoleLauncher) Preparing() string {
+	s, _ := l.preparing.Load().(string)
 	return s
 }
 

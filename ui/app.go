@@ -53,6 +53,9 @@ type Options struct {
 	Seed                 uint64
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
+	// Preparing reports the latest line of image preparation while a
+	// sweep is starting (a Dockerfile build, debootstrap), or "".
+	Preparing func() string
 }
 
 // Model is the console's root: it owns layout, focus and the sweep.
@@ -82,6 +85,8 @@ type Model struct {
 	confirm  *confirmation
 	quitting bool
 	message  string
+	// launching is set while a sweep is being started.
+	launching bool
 }
 
 type confirmation struct {
@@ -126,7 +131,7 @@ func New(opts Options) Model {
 	if opts.Concurrency == 0 {
 		opts.Concurrency = 2
 	}
-	m := Model{opts: opts, keys: DefaultKeys(), help: help.New(), theme: opts.Theme}
+	m := Model{opts: opts, keys: DefaultKeys(), help: help.New(), theme: opts.Theme, launching: opts.Demo != nil}
 	if m.theme.Name == "" {
 		m.theme = themes.Dark()
 	}
@@ -217,6 +222,8 @@ func urgent(e runner.Event) bool {
 	return false
 }
 
+// launch starts a sweep in the background; the caller marks the model
+// launching (m.launching = true) so that image preparation is shown.
 func (m *Model) launch(spec LaunchSpec) tea.Cmd {
 	l := m.opts.Launcher
 	return func() tea.Msg {
@@ -249,11 +256,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		m.frame++
+		if m.launching && m.opts.Preparing != nil {
+			if p := m.opts.Preparing(); p != "" {
+				m.message = "preparing images: " + p
+			}
+		}
 		return m, tick()
 	case hostMsg:
 		m.host = HostStat(msg)
 		return m, probeHost(m.opts.Host, 2*time.Second)
 	case launchedMsg:
+		m.launching = false
 		if msg.err != nil {
 			m.message = "could not start: " + msg.err.Error()
 			return m, nil

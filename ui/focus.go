@@ -29,6 +29,7 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Repeats: m.setup.focusRuns,
 		Concurrency: m.setup.concurrency, Seed: m.setup.seed, Label: "focus"}
 	m.message = fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats)
+	m.launching = true
 	return m, m.launch(spec)
 }
 

@@ -209,7 +209,8 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			s.err = err.Error()
 			return m, nil
 		}
-		return m, m.launch(spec)
+		m.launching = true
+	return m, m.launch(spec)
 	case key.Matches(msg, k.Seed):
 		s.seed = uint64(m.now().UnixNano()) >> 1
 		return m, nil

@@ -319,3 +319,24 @@ func TestSetupListsSkippedTaskFiles(t *testing.T) {
 		t.Errorf("setup should name the skipped file:\n%s", v)
 	}
 }
+
+// While a sweep starts, the latest line of image preparation (a Dockerfile
+// build, debootstrap) is on the status line; it goes when the sweep runs.
+func TestPreparingImagesIsShownWhileStarting(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Preparing = func() string { return "Step 2/3 : RUN apt-get install -y python3" }
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "space")
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = update(t, next.(Model), tickMsg{})
+	if !strings.Contains(m.View(), "preparing images: Step 2/3 : RUN apt-get install") {
+		t.Fatalf("the status line does not show the image being prepared:\n%s", m.View())
+	}
+	m = update(t, m, cmd())
+	m = update(t, m, tickMsg{})
+	if strings.Contains(m.View(), "preparing images") {
+		t.Error("the preparation line stays after the sweep started")
+	}
+}
