@@ -210,7 +210,7 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.launching = true
-	return m, m.launch(spec)
+		return m, m.launch(spec)
 	case key.Matches(msg, k.Seed):
 		s.seed = uint64(m.now().UnixNano()) >> 1
 		return m, nil
