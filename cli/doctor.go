@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -77,6 +79,23 @@ func newDoctorCmd() *cobra.Command {
 			}
 			check(src != "docker-stats", "memory sampling", src,
 				"cgroup files unreadable (remote engine or unusual mount): headroom falls back to the 1 Hz stats stream, which misses short spikes; run headroom on the engine's host")
+			// The real install tasks' images: optional, so a note, not a failure.
+			var have []string
+			for _, ref := range []string{docker.DebianImage, docker.DebianCacheImage} {
+				if _, err := eng.Cli.ImageInspect(ctx, ref); err == nil {
+					have = append(have, ref)
+				}
+			}
+			switch {
+			case len(have) == 2:
+				fmt.Fprintf(w, "ok   %-22s %s\n", "real-task images", strings.Join(have, ", "))
+			default:
+				how := "`make real-images` (needs root and debootstrap"
+				if _, err := exec.LookPath("debootstrap"); err != nil {
+					how += ", which is not installed: `apt-get install debootstrap`"
+				}
+				fmt.Fprintf(w, "note %-22s %s\n", "real-task images", "not made yet; the real/* tasks and Dockerfiles FROM "+docker.DebianImage+" need them: "+how+")")
+			}
 			check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
 			left, _ := eng.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
 			check(len(left) == 0, "leftovers", fmt.Sprintf("%d headroom container(s) on the engine", len(left)), "run `headroom clean`")
