@@ -35,7 +35,7 @@ const (
 	defaultBuildTimeout   = 10 * time.Minute
 	tbOldAgentTimeout     = 360 * time.Second
 	tbOldVerifierTimeout  = 60 * time.Second
-	composeUnsupportedMsg = "compose-based environments (several services) are not supported yet: give the task an environment/Dockerfile or [environment] docker_image"
+	composeUnsupportedMsg = "compose environments with several services (a database beside the task) are not supported yet; a compose file with one service and a Dockerfile beside it is"
 )
 
 // TaskDirKind says whether dir is a task directory and of which format:
@@ -96,10 +96,8 @@ func loadHarbor(dir string) (Loaded, error) {
 		return Loaded{}, err
 	}
 	envDir := filepath.Join(dir, "environment")
-	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
-		if exists(filepath.Join(envDir, c)) {
-			return Loaded{}, fmt.Errorf("%s: %s", filepath.Join(envDir, c), composeUnsupportedMsg)
-		}
+	if err := checkCompose(envDir); err != nil {
+		return Loaded{}, err
 	}
 	build, err := seconds("[environment] build_timeout_sec", f.Environment.BuildTimeoutSec, defaultBuildTimeout)
 	if err != nil {
@@ -193,18 +191,8 @@ func loadTBOld(dir string) (Loaded, error) {
 	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml"} {
-		p := filepath.Join(dir, c)
-		if !exists(p) {
-			continue
-		}
-		n, err := composeServices(p)
-		if err != nil {
-			return Loaded{}, err
-		}
-		if n > 1 {
-			return Loaded{}, fmt.Errorf("%s: %d services: %s", p, n, composeUnsupportedMsg)
-		}
+	if err := checkCompose(dir); err != nil {
+		return Loaded{}, err
 	}
 	if !exists(filepath.Join(dir, "Dockerfile")) {
 		return Loaded{}, fmt.Errorf("%s: no Dockerfile beside task.yaml: headroom builds the task's image from it", dir)
@@ -241,6 +229,25 @@ func firstLine(s string) string {
 		s = string(r[:79]) + "…"
 	}
 	return s
+}
+
+// checkCompose accepts a compose file beside a Dockerfile when it has one
+// service (the usual wrapper of the Dockerfile); several are unsupported.
+func checkCompose(dir string) error {
+	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
+		p := filepath.Join(dir, c)
+		if !exists(p) {
+			continue
+		}
+		n, err := composeServices(p)
+		if err != nil {
+			return err
+		}
+		if n > 1 || !exists(filepath.Join(dir, "Dockerfile")) {
+			return fmt.Errorf("%s: %d service(s): %s", p, n, composeUnsupportedMsg)
+		}
+	}
+	return nil
 }
 
 // composeServices counts a compose file's services.
