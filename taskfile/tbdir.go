@@ -243,8 +243,11 @@ func checkCompose(dir string) error {
 		if err != nil {
 			return err
 		}
-		if n > 1 || !exists(filepath.Join(dir, "Dockerfile")) {
+		if n > 1 {
 			return fmt.Errorf("%s: %d service(s): %s", p, n, composeUnsupportedMsg)
+		}
+		if !exists(filepath.Join(dir, "Dockerfile")) {
+			return fmt.Errorf("%s: no Dockerfile beside it: headroom builds the task's image from a Dockerfile, not from compose", p)
 		}
 	}
 	return nil
