@@ -177,8 +177,9 @@ func probeHost(f func() HostStat, after time.Duration) tea.Cmd {
 }
 
 // batchWindow bounds how often events make the console redraw: samples
-// of 8 trials at 20 Hz would otherwise cost 160 renders a second.
-const batchWindow = 100 * time.Millisecond
+// of 8 trials at 20 Hz would otherwise cost 160 renders a second; five
+// a second keeps gauges live, and a kill or a trial end skips the wait.
+const batchWindow = 200 * time.Millisecond
 
 // waitEvents hands the console the next batch of events: it blocks for
 // one, then gathers what arrives within batchWindow, so a burst of pip
