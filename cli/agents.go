@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"time"
@@ -90,6 +91,47 @@ func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string,
 		out[i] = t
 	}
 	return out, secrets, nil
+}
+
+// taskSecrets reads from headroom's environment the host variables that
+// tasks themselves pass through (Harbor's `KEY = "${KEY}"` in an env
+// table). A task whose variable is unset or too short to redact gets an
+// error naming it; the others are unaffected.
+func taskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task, problems []error) {
+	for _, t := range tasks {
+		entries := append([]string(nil), t.PassEnv...)
+		entries = append(entries, t.Verifier.PassEnv...)
+		for _, a := range t.Agents {
+			for _, st := range a.Steps {
+				entries = append(entries, st.PassEnv...)
+			}
+		}
+		var bad error
+		for _, e := range entries {
+			name, host := model.PassEnvNames(e)
+			if _, done := secrets[host]; done {
+				continue
+			}
+			v, set := os.LookupEnv(host)
+			switch {
+			case !set || v == "":
+				bad = fmt.Errorf("task %s passes %s from headroom's environment to its %s, and %s is not set: set it, or leave the task out", t.Name, host, name, host)
+			case len(v) < runner.MinSecretLen:
+				bad = fmt.Errorf("task %s passes %s from headroom's environment: its value is shorter than %d characters, too short to redact from output safely", t.Name, host, runner.MinSecretLen)
+			default:
+				secrets[host] = v
+			}
+			if bad != nil {
+				break
+			}
+		}
+		if bad != nil {
+			problems = append(problems, bad)
+			continue
+		}
+		ok = append(ok, t)
+	}
+	return ok, problems
 }
 
 // commandAgent runs the user's command in the task's container, traced so

@@ -70,3 +70,12 @@ func needDebianImage(t *testing.T) {
 		t.Fatalf("images build --real: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// A task that passes a host variable headroom does not have is refused
+// before anything starts, naming the task and the variable.
+func TestTaskNeedingAnUnsetVariableIsRefused(t *testing.T) {
+	r := headroom(t, "run", "--tasks-dir", "../taskfile/testdata/tbdirs", "--tasks", "fit-small", "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "task terminal-bench/fit-small passes HR_TEST_JUDGE_KEY from headroom's environment to its OPENAI_API_KEY, and HR_TEST_JUDGE_KEY is not set") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -78,8 +78,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if err != nil {
 		return err
 	}
+	// A task whose pass-through variable is unset is left out and listed.
+	tasks, missing := taskSecrets(tasks, secrets)
 	var problems []string
-	for _, p := range cat.Problems {
+	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)

@@ -167,6 +167,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if setup.tasks, secrets, err = f.agent.apply(setup.tasks); err != nil {
 		return err
 	}
+	if _, problems := taskSecrets(setup.tasks, secrets); len(problems) > 0 {
+		return usageError{problems[0]}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eng, err := connectAndReap(ctx, stderr)
@@ -323,6 +326,9 @@ func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, map[string
 		}
 		t = applied[0]
 		maps.Copy(secrets, s)
+		if _, problems := taskSecrets([]model.Task{t}, secrets); len(problems) > 0 {
+			return nil, nil, usagef("resume: %v", problems[0])
+		}
 		var agents []model.Agent
 		for _, name := range e.Agents {
 			a, ok := t.Agent(name)

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,9 +44,19 @@ type Step struct {
 	// Trace runs the step's script with a shell trace and makes each
 	// command the script runs a step of its own, with its own peak.
 	Trace bool `json:"trace,omitempty"`
-	// PassEnv names host environment variables given to the step. Their
-	// values are secrets: never recorded, and redacted from all output.
+	// PassEnv names host environment variables given to the step: "NAME",
+	// or "NAME=HOST" for the host's HOST under the name NAME. Their values
+	// are secrets: never recorded, and redacted from all output.
 	PassEnv []string `json:"pass_env,omitempty"`
+}
+
+// PassEnvNames splits a PassEnv entry into the name the step sees and the
+// host variable it comes from.
+func PassEnvNames(entry string) (name, host string) {
+	if n, h, ok := strings.Cut(entry, "="); ok {
+		return n, h
+	}
+	return entry, entry
 }
 
 // StepLabel is how a step is named in logs: "install: pip install pandas",
@@ -114,7 +125,9 @@ type Task struct {
 	// every other one is dropped.
 	Capabilities []string `json:"capabilities"`
 	// Env is set in the container for every step (NAME=value).
-	Env             []string      `json:"env,omitempty"`
+	Env []string `json:"env,omitempty"`
+	// PassEnv are host variables every step gets (see Step.PassEnv).
+	PassEnv         []string      `json:"pass_env,omitempty"`
 	Resources       Resources     `json:"resources"`
 	Agents          []Agent       `json:"agents"`
 	Verifier        Step          `json:"verifier"`

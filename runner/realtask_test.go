@@ -170,3 +170,29 @@ func TestFilesAreCopiedBeforeTheirStep(t *testing.T) {
 		t.Fatalf("order = %q\nwant %q", order, want)
 	}
 }
+
+// A task's "${HOST}" env entries reach its steps under their own names,
+// from the host variable, and are redacted like any secret.
+func TestTaskPassEnvMapsHostNames(t *testing.T) {
+	const judge = "judge-key-0123456789"
+	task := fake.Task("tb/judged", 64<<20, "solve")
+	task.PassEnv = []string{"TASK_WIDE=HOST_WIDE"}
+	task.Verifier.PassEnv = []string{"OPENAI_API_KEY=HR_JUDGE"}
+	var verifyEnv []string
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "verify" {
+			verifyEnv = st.Env
+			return fake.StepPlan{Lines: []string{"judging with " + judge}}
+		}
+		return fake.StepPlan{}
+	}}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"HR_JUDGE": judge, "HOST_WIDE": "wide-value-123"}
+	r := runSweep(t, b, cfg, context.Background(), nil).results["tb/judged@1x"]
+	if !containsString(verifyEnv, "OPENAI_API_KEY="+judge) || !containsString(verifyEnv, "TASK_WIDE=wide-value-123") {
+		t.Errorf("verifier env %v", verifyEnv)
+	}
+	if out := r.Steps[len(r.Steps)-1].Output; out != "judging with [redacted HR_JUDGE]" {
+		t.Errorf("verifier output %q", out)
+	}
+}

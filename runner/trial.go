@@ -269,8 +269,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 	}
 	env = append(append([]string(nil), env...), st.Env...)
-	for _, name := range st.PassEnv {
-		env = append(env, name+"="+t.r.cfg.Secrets[name])
+	for _, entry := range append(append([]string(nil), t.task.PassEnv...), st.PassEnv...) {
+		name, host := model.PassEnvNames(entry)
+		env = append(env, name+"="+t.r.cfg.Secrets[host])
 	}
 	argv := st.Argv
 	var cur *openStep

@@ -318,7 +318,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 			t.Capabilities = append(t.Capabilities, c)
 		}
 	}
-	t.Env = envList(env.Env)
+	t.Env, t.PassEnv = envList(env.Env)
 	var err error
 	if t.AgentTimeout, err = seconds("[agent] timeout_sec", f.Agent.TimeoutSec, model.DefaultAgentTimeout); err != nil {
 		return t, err
@@ -329,14 +329,24 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	return t, nil
 }
 
-// envList turns an env table into NAME=value pairs, sorted.
-func envList(m map[string]string) []string {
-	var out []string
+// hostRef is a whole env value naming a host variable, Harbor's
+// "${OPENAI_API_KEY}".
+var hostRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+// envList turns an env table into NAME=value pairs, sorted, and the
+// entries whose value is "${HOST}" into pass-through secrets (NAME=HOST):
+// their values come from headroom's environment and are never recorded.
+func envList(m map[string]string) (env, pass []string) {
 	for k, v := range m {
-		out = append(out, k+"="+v)
+		if sub := hostRef.FindStringSubmatch(v); sub != nil {
+			pass = append(pass, k+"="+sub[1])
+			continue
+		}
+		env = append(env, k+"="+v)
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(env)
+	sort.Strings(pass)
+	return env, pass
 }
 
 func (s fileStep) toStep(where, defName string) (model.Step, error) {

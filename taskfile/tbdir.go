@@ -113,21 +113,23 @@ func loadHarbor(dir string) (Loaded, error) {
 	if !exists(test) {
 		return Loaded{}, fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
 	}
+	venv, vpass := envList(f.Verifier.Env)
 	t.Verifier = model.Step{
 		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
 		Argv: []string{TestsDir + "/test.sh"}, Trace: true,
-		Env:   envList(f.Verifier.Env),
+		Env: venv, PassEnv: vpass,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
 	t.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
 	solve := filepath.Join(dir, "solution", "solve.sh")
+	senv, spass := envList(f.Solution.Env)
 	if exists(solve) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
 			Steps: []model.Step{{
 				Name: "solve", Show: "bash " + SolutionDir + "/solve.sh",
 				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true,
-				Env:   envList(f.Solution.Env),
+				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(dir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			}},
 		})

@@ -93,7 +93,8 @@ func TestHarborTaskDirectory(t *testing.T) {
 	}
 	v := task.Verifier
 	if !v.Trace || v.Argv[0] != "/tests/test.sh" || !slices.Contains(v.Files, model.Upload{From: filepath.Join(dir, "tests"), To: "/tests"}) ||
-		!slices.Contains(v.Files, model.Upload{To: "/logs/verifier"}) || !slices.Equal(v.Env, []string{"PYTHONUNBUFFERED=1"}) {
+		!slices.Contains(v.Files, model.Upload{To: "/logs/verifier"}) || !slices.Equal(v.Env, []string{"PYTHONUNBUFFERED=1"}) ||
+		!slices.Equal(v.PassEnv, []string{"OPENAI_API_KEY=HR_TEST_JUDGE_KEY"}) {
 		t.Errorf("verifier %+v", v)
 	}
 	if task.Reward == nil || task.Reward.Dir != "/logs/verifier" || task.Reward.Pass != 1 {
