@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -168,6 +169,15 @@ type tbOldTask struct {
 	MaxTestTimeoutSec  *float64 `yaml:"max_test_timeout_sec"`
 }
 
+// tbOldKeys are task.yaml keys of the older format: read, or known and of
+// no use to headroom. Others are listed as ignored.
+var tbOldKeys = map[string]bool{
+	"instruction": true, "descriptions": true, "difficulty": true, "category": true, "tags": true,
+	"max_agent_timeout_sec": true, "max_test_timeout_sec": true, "author_name": true, "author_email": true,
+	"parser_name": true, "run_tests_in_same_shell": true, "disable_asciinema": true,
+	"estimated_duration_sec": true, "expert_time_estimate_min": true, "junior_time_estimate_min": true, "test_scripts": true,
+}
+
 func loadTBOld(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.yaml")
 	data, err := os.ReadFile(file)
@@ -178,6 +188,15 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := yaml.Unmarshal(data, &y); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	var all map[string]any
+	_ = yaml.Unmarshal(data, &all)
+	var ignored []string
+	for k := range all {
+		if !tbOldKeys[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
 	name := filepath.Base(dir)
 	t := model.Task{
 		Name: name, Source: file, Format: model.FormatTerminalBench, Dir: dir,
@@ -221,7 +240,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t}, nil
+	return Loaded{Task: t, Ignored: ignored}, nil
 }
 
 func firstLine(s string) string {

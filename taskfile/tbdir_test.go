@@ -134,6 +134,9 @@ func TestOlderTerminalBenchDirectory(t *testing.T) {
 	}
 	task := l.Task
 	dir := "testdata/tbdirs/old-hello"
+	if !slices.Equal(l.Ignored, []string{"future_field"}) {
+		t.Errorf("ignored %v, want only the unknown key", l.Ignored)
+	}
 	if task.AgentTimeout != 180*time.Second || task.VerifierTimeout != 30*time.Second || task.Reward != nil {
 		t.Errorf("timeouts %v %v reward %v", task.AgentTimeout, task.VerifierTimeout, task.Reward)
 	}
