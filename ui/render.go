@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -13,6 +14,63 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/themes"
 )
+
+// width is the display width of one line: counted directly when every
+// rune is one the console draws at one column (ASCII, box drawing, blocks,
+// braille, a few marks) and escapes are colour sequences, which take none;
+// anything else goes to ansi.StringWidth. The live screen measures every
+// line of every card each frame, and grapheme segmentation was a third of
+// its cost.
+func width(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			// CSI: ESC [, parameter and intermediate bytes (0x20–0x3f),
+			// a final byte (0x40–0x7e). Anything else: ask.
+			if i+1 >= len(s) || s[i+1] != '[' {
+				return ansi.StringWidth(s)
+			}
+			j := i + 2
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+				j++
+			}
+			if j == len(s) || s[j] < 0x40 || s[j] > 0x7e {
+				return ansi.StringWidth(s)
+			}
+			i = j + 1
+		case c < 0x20 || c == 0x7f:
+			return ansi.StringWidth(s)
+		case c < 0x80:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !oneColumn(r) {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i += size
+		}
+	}
+	return n
+}
+
+// oneColumn says whether the console can count r as one column without
+// asking: box drawing, block elements, braille, and punctuation it uses.
+// A rune that could join a grapheme cluster is never one of these.
+func oneColumn(r rune) bool {
+	switch {
+	case r >= 0x2500 && r <= 0x259f, r >= 0x2800 && r <= 0x28ff:
+		return true
+	}
+	switch r {
+	case '…', '·', '±', '–', '—', '→', '←', '↑', '↓', '•', '×', '≥', '≤', '✓', '✗', '°':
+		return true
+	}
+	return false
+}
 
 // fit cuts a block to w columns and exactly h lines, so nothing a pane
 // draws can overflow or wrap into its neighbours.
@@ -25,7 +83,7 @@ func fit(s string, w, h int) string {
 		lines = lines[:h]
 	}
 	for i, l := range lines {
-		if lipgloss.Width(l) > w {
+		if width(l) > w {
 			lines[i] = ansi.Truncate(l, w, "…")
 		}
 	}
@@ -40,7 +98,7 @@ func clip(s string, w int) string {
 	if w < 1 {
 		return ""
 	}
-	if lipgloss.Width(s) > w {
+	if width(s) > w {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s
@@ -48,7 +106,7 @@ func clip(s string, w int) string {
 
 // pad right-pads s to w columns.
 func pad(s string, w int) string {
-	if d := w - lipgloss.Width(s); d > 0 {
+	if d := w - width(s); d > 0 {
 		return s + strings.Repeat(" ", d)
 	}
 	return clip(s, w)
@@ -179,7 +237,7 @@ func box(style lipgloss.Style, title string, body string, w, h int) string {
 	top := border.TopLeft + border.Top
 	if title != "" {
 		t := " " + clip(title, w-6) + " "
-		b.WriteString(edge.Render(top) + t + edge.Render(strings.Repeat(border.Top, max(w-3-lipgloss.Width(t), 0))+border.TopRight))
+		b.WriteString(edge.Render(top) + t + edge.Render(strings.Repeat(border.Top, max(w-3-width(t), 0))+border.TopRight))
 	} else {
 		b.WriteString(edge.Render(border.TopLeft + strings.Repeat(border.Top, w-2) + border.TopRight))
 	}
