@@ -25,6 +25,7 @@ const (
 // cardCtx is what a card needs besides its trial.
 type cardCtx struct {
 	st        themes.Styles
+	p         *paints
 	now       time.Time
 	hostBytes int64
 	spinner   string
@@ -34,7 +35,10 @@ type cardCtx struct {
 
 // renderCard draws one trial as a w×cardHeight block.
 func renderCard(c cardCtx, v *TrialView, w int) string {
-	st := c.st
+	st, p := c.st, c.p
+	if p == nil {
+		p = newPaints(st)
+	}
 	tr := v.Trial
 	inner := w - 2
 	title := fmt.Sprintf("%s %s r%d %s·%s", tr.ID, tr.Ratio, tr.Repeat, path.Base(tr.Task), tr.Agent)
@@ -58,7 +62,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if v.Phase == Finished {
 		ws, cache = 0, 0
 	}
-	lines = append(lines, gauge(st, ws, cache, tr.Policy.GuaranteeBytes, scale, inner))
+	lines = append(lines, gauge(p, ws, cache, tr.Policy.GuaranteeBytes, scale, inner))
 	limitS := "none"
 	if limit > 0 {
 		limitS = mib(limit)
@@ -71,7 +75,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		o := v.OOMs[len(v.OOMs)-1]
 		memLine = fmt.Sprintf("killed %s %s pid %d", o.Process, mib(o.RSSBytes), o.PID)
 	}
-	lines = append(lines, st.Text.Render(clip(memLine, inner)))
+	lines = append(lines, p.text.Render(clip(memLine, inner)))
 	if v.Killed() {
 		o := v.OOMs[len(v.OOMs)-1]
 		banner := fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
@@ -84,13 +88,13 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if sparkMax == 0 {
 			sparkMax = max(v.Peak, tr.Policy.GuaranteeBytes)
 		}
-		lines = append(lines, spark(st, v.Samples, c.now, time.Minute, sparkMax, inner))
+		lines = append(lines, spark(p, v.Samples, c.now, time.Minute, sparkMax, inner))
 	}
 	switch v.Phase {
 	case Running:
 		if v.Step != nil {
 			el := secs(c.now.Sub(v.StepAt))
-			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, st.Bold.Render(v.Step.Step.Name), v.Step.Step.Show, st.Muted.Render(el)), inner))
+			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, p.bold.Render(v.Step.Step.Name), v.Step.Step.Show, p.muted.Render(el)), inner))
 		} else if len(v.Steps) > 0 {
 			lines = append(lines, st.Muted.Render("finishing: reading the engine's verdict, removing the container…"))
 		} else {
@@ -102,7 +106,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			tail = tail[len(tail)-max(keep, 0):]
 		}
 		for _, l := range tail {
-			lines = append(lines, st.Muted.Render(clip("  "+l, inner)))
+			lines = append(lines, p.muted.Render(clip("  "+l, inner)))
 		}
 		for len(lines) < 7 {
 			lines = append(lines, "")
@@ -121,22 +125,28 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	for len(lines) < body {
 		lines = append(lines, "")
 	}
-	lines = append(lines, stepsLine(st, v.Steps, inner))
+	lines = append(lines, stepsLine(p, v.Steps, inner))
 	return box(style, title, strings.Join(lines, "\n"), w, c.height)
 }
 
 // stepsLine lists finished steps compactly: ✓ name duration peak.
-func stepsLine(st themes.Styles, steps []model.StepResult, w int) string {
+func stepsLine(p *paints, steps []model.StepResult, w int) string {
 	var parts []string
+	used := 0
 	for _, s := range steps {
-		mark := st.OK.Render("✓")
+		if used > w {
+			break // a traced script has many steps: only what fits is drawn
+		}
+		mark := p.ok.Render("✓")
 		switch {
 		case s.OOMKills > 0:
-			mark = st.OOM.Render("K")
+			mark = p.oom.Render("K")
 		case s.ExitCode != 0:
-			mark = st.Danger.Render("✗")
+			mark = p.danger.Render("✗")
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes)))
+		part := fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes))
+		used += width(part) + 2
+		parts = append(parts, part)
 	}
 	return clip(strings.Join(parts, "  "), w)
 }

@@ -142,7 +142,7 @@ func (m Model) viewLive(w, h int) string {
 	cols, _, height := m.liveLayout(w, h)
 	cw := w / cols
 	sel := min(m.live.selected, len(cards)-1)
-	ctx := cardCtx{st: st, now: m.now(), hostBytes: m.host.MemTotal, spinner: m.spinner(), height: height}
+	ctx := cardCtx{st: st, p: newPaints(st), now: m.now(), hostBytes: m.host.MemTotal, spinner: m.spinner(), height: height}
 	var grid []string
 	for i := 0; i < len(cards); i += cols {
 		var row []string

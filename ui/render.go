@@ -142,7 +142,7 @@ func secs(d time.Duration) string {
 // gauge draws memory to scale: working set, cache lighter, free space,
 // a marker at the guarantee and the end at the hard limit. scale is the
 // limit, or the host's memory when uncapped.
-func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) string {
+func gauge(p *paints, ws, cache, guarantee, scale int64, width int) string {
 	if width < 3 || scale <= 0 {
 		return ""
 	}
@@ -163,22 +163,22 @@ func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) strin
 	// One Render per run of equal cells: a gauge is drawn for every card
 	// on every frame.
 	var b strings.Builder
-	run := func(style lipgloss.Style, glyph string, n int) {
+	run := func(style painter, glyph string, n int) {
 		if n > 0 {
 			b.WriteString(style.Render(strings.Repeat(glyph, n)))
 		}
 	}
 	free := width - wsC - cacheC
-	run(st.WorkingSet, "█", wsC)
-	run(st.Cache, "▒", cacheC)
+	run(p.workingSet, "█", wsC)
+	run(p.cache, "▒", cacheC)
 	if g >= wsC+cacheC && free > 0 {
 		// The guarantee marker sits in the free part.
 		before := g - wsC - cacheC
-		run(st.GaugeFree, "░", before)
-		run(st.Guaranteed, "┆", 1)
-		run(st.GaugeFree, "░", free-before-1)
+		run(p.free, "░", before)
+		run(p.guarantee, "┆", 1)
+		run(p.free, "░", free-before-1)
 	} else {
-		run(st.GaugeFree, "░", free)
+		run(p.free, "░", free)
 	}
 	return b.String()
 }
@@ -186,7 +186,7 @@ func gauge(st themes.Styles, ws, cache, guarantee, scale int64, width int) strin
 // spark draws the last window of working-set samples on one line of block
 // glyphs, scaled so a full block is max (the hard limit, or the peak when
 // uncapped).
-func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width int) string {
+func spark(p *paints, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width int) string {
 	if width < 2 {
 		return ""
 	}
@@ -212,7 +212,7 @@ func spark(st themes.Styles, samples []runner.Sample, now time.Time, window time
 		i := int(math.Round(v / float64(max(maxBytes, 1)) * float64(len(levels)-1)))
 		line.WriteRune(levels[min(max(i, 0), len(levels)-1)])
 	}
-	return st.WorkingSet.Render(line.String())
+	return p.workingSet.Render(line.String())
 }
 
 // outcomeGlyphs renders a cell's outcomes as coloured glyphs.
