@@ -54,14 +54,56 @@ func TaskDirKind(dir string) string {
 }
 
 // LoadTaskDir loads one task directory of either Terminal-Bench format.
+// Messages and the task's source name the directory as given; the files
+// it copies into containers and builds from are absolute, so that a
+// resume may run from elsewhere.
 func LoadTaskDir(dir string) (Loaded, error) {
+	var l Loaded
+	var err error
 	switch TaskDirKind(dir) {
 	case model.FormatHarbor:
-		return loadHarbor(dir)
+		l, err = loadHarbor(dir)
 	case model.FormatTerminalBench:
-		return loadTBOld(dir)
+		l, err = loadTBOld(dir)
+	default:
+		return Loaded{}, fmt.Errorf("%s: not a task directory: expected task.toml with instruction.md (Terminal-Bench 2.0 / Harbor) or task.yaml (terminal-bench)", dir)
 	}
-	return Loaded{}, fmt.Errorf("%s: not a task directory: expected task.toml with instruction.md (Terminal-Bench 2.0 / Harbor) or task.yaml (terminal-bench)", dir)
+	if err == nil {
+		absolute(&l.Task)
+	}
+	return l, err
+}
+
+// absolute makes a task's host paths absolute.
+func absolute(t *model.Task) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil && p != "" {
+			return a
+		}
+		return p
+	}
+	t.Dir = abs(t.Dir)
+	if t.Build != nil {
+		b := *t.Build
+		b.Context = abs(b.Context)
+		t.Build = &b
+	}
+	fix := func(st *model.Step) {
+		files := make([]model.Upload, len(st.Files))
+		for i, u := range st.Files {
+			u.From = abs(u.From)
+			files[i] = u
+		}
+		if st.Files != nil {
+			st.Files = files
+		}
+	}
+	fix(&t.Verifier)
+	for i := range t.Agents {
+		for j := range t.Agents[i].Steps {
+			fix(&t.Agents[i].Steps[j])
+		}
+	}
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

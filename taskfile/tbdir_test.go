@@ -70,7 +70,11 @@ func TestHarborTaskDirectory(t *testing.T) {
 	if len(l.Ignored) != 0 {
 		t.Errorf("known Terminal-Bench keys listed as ignored: %v", l.Ignored)
 	}
-	dir := "testdata/tbdirs/harbor-dockerfile"
+	// Host paths are absolute (a resume may run elsewhere); the source is as given.
+	dir, _ := filepath.Abs("testdata/tbdirs/harbor-dockerfile")
+	if task.Source != "testdata/tbdirs/harbor-dockerfile/task.toml" || task.Dir != dir {
+		t.Errorf("source %q dir %q", task.Source, task.Dir)
+	}
 	if task.Resources.MemoryBytes != 512*model.MiB || task.Resources.CPUs != 1 || len(task.Resources.Defaulted) != 1 || task.Resources.Defaulted[0] != "pids_limit" {
 		t.Errorf("resources %+v", task.Resources)
 	}
@@ -133,7 +137,7 @@ func TestOlderTerminalBenchDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := l.Task
-	dir := "testdata/tbdirs/old-hello"
+	dir, _ := filepath.Abs("testdata/tbdirs/old-hello")
 	if !slices.Equal(l.Ignored, []string{"future_field"}) {
 		t.Errorf("ignored %v, want only the unknown key", l.Ignored)
 	}
