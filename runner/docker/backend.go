@@ -78,7 +78,7 @@ func (b *Backend) kernelKill(k kernelKill) {
 	sb := b.sandboxes[k.containerID]
 	b.mu.Unlock()
 	if sb != nil {
-		sb.kernelOOM(time.Now(), k)
+		sb.kernelOOM(k.at(time.Now()), k)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The kernel's log names what the OOM killer killed; the engine does not.
@@ -20,6 +22,24 @@ type kernelKill struct {
 	process     string
 	pid         int
 	rssBytes    int64
+	// usec is the record's own timestamp: microseconds of the kernel's
+	// monotonic clock at the kill.
+	usec int64
+}
+
+// at is when the kernel killed, in wall time: the record's monotonic
+// timestamp placed against the monotonic clock now. Where that cannot be
+// read or looks wrong, now.
+func (k kernelKill) at(now time.Time) time.Time {
+	var ts unix.Timespec
+	if k.usec <= 0 || unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return now
+	}
+	ago := time.Duration(ts.Nano()-k.usec*1000) * time.Nanosecond
+	if ago < 0 || ago > 10*time.Second {
+		return now
+	}
+	return now.Add(-ago)
 }
 
 var (
@@ -39,13 +59,16 @@ type kmsgParser struct {
 // line takes one kmsg record ("prio,seq,usec,flags;message") and returns a
 // kill once both of its lines have been seen.
 func (p *kmsgParser) line(record string) (kernelKill, bool) {
-	_, msg, ok := strings.Cut(record, ";")
+	head, msg, ok := strings.Cut(record, ";")
 	if !ok {
-		msg = record
+		msg, head = record, ""
 	}
 	if m := oomKillLine.FindStringSubmatch(msg); m != nil {
 		pid, _ := strconv.Atoi(m[3])
 		k := kernelKill{process: m[2], pid: pid}
+		if f := strings.Split(head, ","); len(f) >= 3 {
+			k.usec, _ = strconv.ParseInt(f[2], 10, 64)
+		}
 		if id := memcgID.FindString(m[1]); id != "" {
 			k.containerID = id
 		}

@@ -1,6 +1,9 @@
 package docker
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 const kmsgID = "a3c9dec87f3ae7535512596578119ccfa57ba44063a344d1672a032a128bdf55"
 
@@ -21,8 +24,17 @@ func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 		t.Fatalf("%d kills", len(got))
 	}
 	k := got[0]
-	if k.containerID != kmsgID || k.process != "hr-workload" || k.pid != 12000 || k.rssBytes != 125440*1024 {
+	if k.containerID != kmsgID || k.process != "hr-workload" || k.pid != 12000 || k.rssBytes != 125440*1024 || k.usec != 5976949756 {
 		t.Errorf("%+v", k)
+	}
+	// The record's timestamp places the kill in wall time; one from far
+	// away (a parse gone wrong) falls back to now.
+	now := time.Now()
+	if at := (kernelKill{}).at(now); !at.Equal(now) {
+		t.Errorf("no timestamp: %v, want now", at)
+	}
+	if at := (kernelKill{usec: 1}).at(now); !at.Equal(now) {
+		t.Errorf("a timestamp from boot: %v, want now", at)
 	}
 	// systemd's layout, and a kill outside any container.
 	p.line("6,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/system.slice/docker-" + kmsgID + ".scope,task=python3,pid=7,uid=0")
