@@ -33,8 +33,9 @@ sweep: images
 vet:
 	$(GO) vet ./...
 
-# Everything, including the tests that start real containers.
-test: vet
+# Everything, including the tests that start real containers (and build
+# task images FROM the real-task Debian image, made once).
+test: vet real-images
 	$(GO) test -count=1 -timeout 30m ./...
 
 # Only what needs no Docker engine.
