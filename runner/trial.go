@@ -183,8 +183,11 @@ const TraceMarker = "+[headroom] "
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x` where
 // the image has no bash). Bash ignores PS4 from the environment when run
 // as root, so it reads it from BASH_ENV, which it then unsets so that
-// nested shells run as they would have.
-const traceWrapper = `if command -v bash >/dev/null 2>&1; then echo "unset BASH_ENV; PS4='` + TraceMarker + `'" | BASH_ENV=/dev/stdin exec bash -x "$@"; else PS4='` + TraceMarker + `' exec sh -x "$@"; fi`
+// nested shells run as they would have. The script's stderr (where the
+// trace goes) is joined to its stdout: one pipe keeps each command's
+// output after the trace line that starts it, where two would let the
+// engine reorder them.
+const traceWrapper = `exec 2>&1; if command -v bash >/dev/null 2>&1; then echo "unset BASH_ENV; PS4='` + TraceMarker + `'" | BASH_ENV=/dev/stdin exec bash -x "$@"; else PS4='` + TraceMarker + `' exec sh -x "$@"; fi`
 
 // traceArgv is the command that runs a traced step.
 func traceArgv(st model.Step) []string {
@@ -288,7 +291,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	traced := false
 	res, err := sb.Exec(ctx, argv, env, func(stream, text string) {
 		text = t.r.redact(text)
-		if st.Trace && stream == "stderr" {
+		if st.Trace {
 			if cmd, ok := strings.CutPrefix(text, TraceMarker); ok {
 				traced = true
 				if cur != nil {

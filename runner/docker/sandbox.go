@@ -1,11 +1,12 @@
 package docker
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -326,31 +327,43 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	return f, err
 }
 
-// lineWriter calls fn for each complete line written, and for the rest at
-// Close.
-func lineWriter(fn func(string)) io.WriteCloser {
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for sc.Scan() {
-			fn(sc.Text())
+// lineWriter calls fn for each complete line written, in the writer's
+// own goroutine (so lines of stdout and stderr keep the order in which the
+// engine sent them), and for the rest at Close. A line longer than 1 MiB
+// is handed over in pieces.
+func lineWriter(fn func(string)) io.WriteCloser { return &lines{fn: fn} }
+
+type lines struct {
+	fn  func(string)
+	buf []byte
+}
+
+const maxLine = 1 << 20
+
+func (l *lines) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			l.buf = append(l.buf, b...)
+			for len(l.buf) >= maxLine {
+				l.fn(string(l.buf[:maxLine]))
+				l.buf = append(l.buf[:0], l.buf[maxLine:]...)
+			}
+			break
 		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	return &pipeLines{pw: pw, done: done}
+		l.buf = append(l.buf, b[:i]...)
+		l.fn(strings.TrimSuffix(string(l.buf), "\r"))
+		l.buf = l.buf[:0]
+		b = b[i+1:]
+	}
+	return n, nil
 }
 
-type pipeLines struct {
-	pw   *io.PipeWriter
-	done chan struct{}
-}
-
-func (p *pipeLines) Write(b []byte) (int, error) { return p.pw.Write(b) }
-func (p *pipeLines) Close() error {
-	err := p.pw.Close()
-	<-p.done
-	return err
+func (l *lines) Close() error {
+	if len(l.buf) > 0 {
+		l.fn(string(l.buf))
+		l.buf = nil
+	}
+	return nil
 }
