@@ -155,3 +155,31 @@ func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
 		t.Errorf("manifest should record the interrupted sweep:\n%s", data)
 	}
 }
+
+// A Terminal-Bench 2.0 task directory in the console: its image is built
+// before the console opens, its oracle is a row, and the kill names the
+// command of solve.sh that was running.
+func TestConsoleRunsATaskDirectoryOracle(t *testing.T) {
+	dir, err := filepath.Abs("../examples/tasks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, out := startConsole(t, "tbdir", 120, 40, "--tasks-dir", dir)
+	tm.waitFor(5*time.Minute, "examples/fit-model", "oracle", "hello-old")
+	// Rows: 7 built-in, 4 real, then examples/fit-model · oracle.
+	for i := 0; i < 11; i++ {
+		tm.keys("Down")
+	}
+	tm.keys("Space", "Tab", "Right", "Right", "Right", "Space", "Tab", "-", "-")
+	tm.waitFor(10*time.Second, "Tasks · 1 of", "repeats 1", "2 trials")
+	tm.keys("Enter")
+	banner := tm.waitFor(2*time.Minute, "OOM KILLED in python3 -")
+	t.Logf("live view with the OOM banner:\n%s", banner)
+	tm.keys("3")
+	tm.waitFor(2*time.Minute, "0/1 K", "1/1 +", "finished 2/2")
+	tm.keys("q")
+	tm.waitFor(time.Minute, "headroom exited 0")
+	if _, left := onlyExperiment(t, out); left > 0 {
+		t.Errorf("%d container(s) left behind", left)
+	}
+}
