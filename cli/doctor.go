@@ -97,8 +97,21 @@ func newDoctorCmd() *cobra.Command {
 				fmt.Fprintf(w, "note %-22s %s\n", "real-task images", "not made yet; the real/* tasks and Dockerfiles FROM "+docker.DebianImage+" need them: "+how+")")
 			}
 			check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
-			left, _ := eng.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
-			check(len(left) == 0, "leftovers", fmt.Sprintf("%d headroom container(s) on the engine", len(left)), "run `headroom clean`")
+			all, _ := eng.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: headroomFilter()})
+			// Another headroom's running sweep is not a leftover.
+			left, live := 0, 0
+			for _, c := range all {
+				if c.Labels[docker.LabelOwner] != "" && session.OwnerAlive(c.Labels) {
+					live++
+				} else {
+					left++
+				}
+			}
+			detail := fmt.Sprintf("%d headroom container(s) on the engine", left)
+			if live > 0 {
+				detail += fmt.Sprintf(" (and %d of a headroom still running)", live)
+			}
+			check(left == 0, "leftovers", detail, "run `headroom clean`")
 			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && eng.Info.CgroupVersion == "1" {
 				check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
 			}

@@ -34,6 +34,10 @@ func ownerAlive(owner string) bool {
 	return err != nil || strings.Contains(string(cmd), "headroom") || strings.Contains(string(cmd), ".test")
 }
 
+// OwnerAlive says whether the headroom that labelled a container with
+// this owner still runs (see ownerAlive).
+func OwnerAlive(labels map[string]string) bool { return ownerAlive(labels[docker.LabelOwner]) }
+
 // Leftover is a container a crashed headroom left behind.
 type Leftover struct {
 	ID, Name, Experiment, Trial string
