@@ -298,6 +298,10 @@ func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, map[string
 	var tasks []model.Task
 	for _, e := range m.Tasks {
 		var t model.Task
+		if e.SourcePath != "" {
+			// Where the task was, wherever this resume runs from.
+			e.Source = e.SourcePath
+		}
 		if taskfile.IsBuiltin(model.Task{Source: e.Source}) {
 			if t, err = builtin.Find(e.Name); err != nil {
 				return nil, nil, usagef("resume: built-in task %s no longer exists in this headroom", e.Name)

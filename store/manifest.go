@@ -1,6 +1,8 @@
 package store
 
 import (
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -57,11 +59,14 @@ type Resume struct {
 
 // TaskEntry is one task as it was run.
 type TaskEntry struct {
-	Name    string `json:"name"`
-	Source  string `json:"source"`
-	Format  string `json:"format,omitempty"`
-	Image   string `json:"image"`
-	ImageID string `json:"image_id,omitempty"`
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	// SourcePath is Source made absolute when the run started, so that a
+	// resume finds the task from any working directory.
+	SourcePath string `json:"source_path,omitempty"`
+	Format     string `json:"format,omitempty"`
+	Image      string `json:"image"`
+	ImageID    string `json:"image_id,omitempty"`
 	// BuiltFrom is the build context the image was built from, if any.
 	BuiltFrom string `json:"built_from,omitempty"`
 	// Resources carries Defaulted: the fields the task file left out.
@@ -100,6 +105,11 @@ func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
 		Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
+	}
+	if !strings.HasPrefix(t.Source, "builtin:") {
+		if abs, err := filepath.Abs(t.Source); err == nil {
+			e.SourcePath = abs
+		}
 	}
 	for _, r := range ratios {
 		e.DockerRunFlags[r.String()] = model.NewPolicy(t.Resources, r, hostCPUs).DockerRunFlags()
