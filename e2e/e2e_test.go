@@ -118,12 +118,16 @@ func onlyExperiment(t *testing.T, root string) (string, int) {
 }
 
 func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
-	tm, out := startConsole(t, "oom", 120, 40)
-	tm.waitFor(time.Minute, "Tasks · 0 of", "builtin/bn-fit-modify")
+	// One repeat from the flag: fewer keys, fewer chances for a loaded
+	// machine to make the test about typing.
+	tm, out := startConsole(t, "oom", 120, 40, "--repeats", "1")
+	tm.waitFor(time.Minute, "Tasks · 0 of", "builtin/bn-fit-modify", "repeats 1")
 	// The first row is bn-fit-modify · heavy. Ratios: keep 1x and
-	// uncapped (3x off). One repeat.
-	tm.keys("Space", "Tab", "Right", "Right", "Right", "Space", "Tab", "-", "-")
-	tm.waitFor(10*time.Second, "Tasks · 1 of", "repeats 1", "2 trials")
+	// uncapped (3x off).
+	tm.keys("Space")
+	tm.waitFor(10*time.Second, "Tasks · 1 of")
+	tm.keys("Tab", "Right", "Right", "Right", "Space")
+	tm.waitFor(10*time.Second, "[ ]3x", "2 trials")
 	tm.keys("Enter")
 	banner := tm.waitFor(time.Minute, "OOM KILLED in install")
 	t.Logf("live view with the OOM banner:\n%s", banner)
@@ -164,14 +168,16 @@ func TestConsoleRunsATaskDirectoryOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm, out := startConsole(t, "tbdir", 120, 40, "--tasks-dir", dir)
-	tm.waitFor(5*time.Minute, "examples/fit-model", "oracle", "hello-old")
+	tm, out := startConsole(t, "tbdir", 120, 40, "--tasks-dir", dir, "--repeats", "1")
+	tm.waitFor(5*time.Minute, "examples/fit-model", "oracle", "hello-old", "repeats 1")
 	// Rows: 7 built-in, 4 real, then examples/fit-model · oracle.
 	for i := 0; i < 11; i++ {
 		tm.keys("Down")
 	}
-	tm.keys("Space", "Tab", "Right", "Right", "Right", "Space", "Tab", "-", "-")
-	tm.waitFor(10*time.Second, "Tasks · 1 of", "repeats 1", "2 trials")
+	tm.keys("Space")
+	tm.waitFor(10*time.Second, "Tasks · 1 of", "[x] examples/fit-model")
+	tm.keys("Tab", "Right", "Right", "Right", "Space")
+	tm.waitFor(10*time.Second, "[ ]3x", "2 trials")
 	tm.keys("Enter")
 	banner := tm.waitFor(2*time.Minute, "OOM KILLED in python3 -")
 	t.Logf("live view with the OOM banner:\n%s", banner)
