@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -166,19 +165,10 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 
 // runLogged runs cmd, relaying its output lines.
 func runLogged(cmd *exec.Cmd, progress func(string)) error {
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			progress(sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
+	w := lineWriter(progress)
+	// One writer for both: exec then lets one goroutine write at a time.
+	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
-	pw.Close()
-	<-done
+	w.Close()
 	return err
 }

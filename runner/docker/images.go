@@ -7,14 +7,12 @@ import (
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/workload"
@@ -97,10 +95,8 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 		return "", fmt.Errorf("workload binary: %w", err)
 	}
 	if !force {
-		if _, err := cli.ImageInspect(ctx, tag); err == nil {
-			return tag, nil
-		} else if !cerrdefs.IsNotFound(err) {
-			return "", fmt.Errorf("inspect image %s: %w", tag, err)
+		if ok, err := imageExists(ctx, cli, tag); err != nil || ok {
+			return tag, err
 		}
 	}
 	if err := checkStatic(binary); err != nil {
@@ -146,23 +142,11 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 		return "", fmt.Errorf("build %s: %w", tag, err)
 	}
 	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var msg struct {
-			Stream string `json:"stream"`
-			Error  string `json:"error"`
-		}
-		if err := dec.Decode(&msg); err == io.EOF {
-			break
-		} else if err != nil {
-			return "", fmt.Errorf("build %s: %w", tag, err)
-		}
-		if msg.Error != "" {
-			return "", fmt.Errorf("build %s: %s", tag, msg.Error)
-		}
-		if s := strings.TrimSpace(msg.Stream); s != "" && progress != nil {
-			progress(s)
-		}
+	if progress == nil {
+		progress = func(string) {}
+	}
+	if err := readBuildStream(resp.Body, progress); err != nil {
+		return "", fmt.Errorf("build %s: %w", tag, err)
 	}
 	return tag, nil
 }

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,14 @@ func TestLineWriterKeepsOrderAcrossChunks(t *testing.T) {
 	w.Close()
 	if len(got) != 2 || len(got[0]) != maxLine || len(got[1]) != 10 {
 		t.Fatalf("a line of 1 MiB + 10 came as %d pieces", len(got))
+	}
+}
+
+// runLogged relays a command's stdout and stderr, line by line.
+func TestRunLoggedRelaysBothStreams(t *testing.T) {
+	var got []string
+	err := runLogged(exec.Command("sh", "-c", "echo one; echo two >&2; printf three"), func(s string) { got = append(got, s) })
+	if err != nil || strings.Join(got, "|") != "one|two|three" {
+		t.Fatalf("got %q, %v", got, err)
 	}
 }

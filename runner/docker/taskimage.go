@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
@@ -97,10 +96,10 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		progress = func(string) {}
 	}
 	if t.Image != "" {
-		if _, err := cli.ImageInspect(ctx, t.Image); err == nil {
+		if ok, err := imageExists(ctx, cli, t.Image); err != nil {
+			return "", fmt.Errorf("task %s: %w", t.Name, err)
+		} else if ok {
 			return t.Image, nil
-		} else if !cerrdefs.IsNotFound(err) {
-			return "", fmt.Errorf("task %s: inspect image %s: %w", t.Name, t.Image, err)
 		}
 	}
 	if t.Build == nil {
@@ -114,7 +113,7 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 	if err != nil {
 		return "", fmt.Errorf("task %s: %w", t.Name, err)
 	}
-	if _, err := cli.ImageInspect(ctx, tag); err == nil {
+	if ok, _ := imageExists(ctx, cli, tag); ok {
 		return tag, nil
 	}
 	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
