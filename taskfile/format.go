@@ -165,23 +165,6 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 	if t.Image == "" {
 		return t, fmt.Errorf("[environment] image is missing: name a local image, or \"builtin\" for headroom's workload image")
 	}
-	if t.Image == BuiltinImage && len(t.IdleCommand) == 0 {
-		t.IdleCommand = []string{workload.Binary, "idle"}
-	}
-	if len(t.IdleCommand) == 0 {
-		t.IdleCommand = []string{"sleep", "infinity"}
-	}
-	if t.Image == BuiltinImage {
-		// The built-in workload needs no capability and runs as nobody.
-		t.Capabilities = []string{}
-		t.User = BuiltinUser
-		if f.Environment.User != nil {
-			t.User = *f.Environment.User
-		}
-		for _, c := range f.Environment.Capabilities {
-			t.Capabilities = append(t.Capabilities, strings.ToUpper(strings.TrimPrefix(strings.ToUpper(c), "CAP_")))
-		}
-	}
 	if t.Verifier, err = f.Verifier.fileStep.toStep("[verifier]", "verify"); err != nil {
 		return t, err
 	}
@@ -292,6 +275,13 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	if t.Image == "" {
 		t.Image = env.DockerImage
 	}
+	builtin := t.Image == BuiltinImage
+	if len(t.IdleCommand) == 0 {
+		t.IdleCommand = []string{"sleep", "infinity"}
+		if builtin {
+			t.IdleCommand = []string{workload.Binary, "idle"}
+		}
+	}
 	if t.Network == "" {
 		t.Network = defNetwork
 		if env.AllowInternet != nil {
@@ -303,9 +293,14 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 			res.Defaulted = append(res.Defaulted, "allow_internet")
 		}
 	}
-	// Locked down by default: a minimal set of capabilities and the
-	// image's own user; capabilities adds to the set, user overrides it.
-	t.Capabilities = append(t.Capabilities, model.DefaultCapabilities...)
+	// Locked down by default: the built-in workload needs no capability
+	// and runs as nobody; other images keep a minimal set and their own
+	// user. capabilities adds to the set, user overrides it.
+	if builtin {
+		t.User = BuiltinUser
+	} else {
+		t.Capabilities = append(t.Capabilities, model.DefaultCapabilities...)
+	}
 	if env.User != nil {
 		t.User = *env.User
 	}
@@ -317,6 +312,9 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		if !slices.Contains(t.Capabilities, c) {
 			t.Capabilities = append(t.Capabilities, c)
 		}
+	}
+	if t.Capabilities == nil {
+		t.Capabilities = []string{}
 	}
 	t.Env, t.PassEnv = envList(env.Env)
 	var err error

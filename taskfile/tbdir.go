@@ -132,9 +132,6 @@ func loadHarbor(dir string) (Loaded, error) {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
-	if len(t.IdleCommand) == 0 {
-		t.IdleCommand = []string{"sleep", "infinity"}
-	}
 	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
 		return Loaded{}, err
 	}
