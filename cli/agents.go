@@ -64,12 +64,12 @@ func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string,
 		if !envName.MatchString(n) {
 			return nil, nil, usagef("--pass-env %q is not an environment variable name", n)
 		}
-		v, ok := os.LookupEnv(n)
-		if !ok || v == "" {
+		v, set, err := hostSecret(n)
+		if !set {
 			return nil, nil, usagef("--pass-env %s: %s is not set in headroom's environment", n, n)
 		}
-		if len(v) < runner.MinSecretLen {
-			return nil, nil, usagef("--pass-env %s: its value is shorter than %d characters, too short to redact from output safely", n, runner.MinSecretLen)
+		if err != nil {
+			return nil, nil, usagef("--pass-env %s: %v", n, err)
 		}
 		secrets[n] = v
 	}
@@ -93,6 +93,20 @@ func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string,
 	return out, secrets, nil
 }
 
+// hostSecret reads a passed-through variable from headroom's environment:
+// set says whether it has a value at all; a value too short to redact
+// from output is an error.
+func hostSecret(name string) (value string, set bool, err error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return "", false, nil
+	}
+	if len(v) < runner.MinSecretLen {
+		return "", true, fmt.Errorf("its value is shorter than %d characters, too short to redact from output safely", runner.MinSecretLen)
+	}
+	return v, true, nil
+}
+
 // taskSecrets reads from headroom's environment the host variables that
 // tasks themselves pass through (Harbor's `KEY = "${KEY}"` in an env
 // table). A task whose variable is unset or too short to redact gets an
@@ -112,12 +126,12 @@ func taskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task
 			if _, done := secrets[host]; done {
 				continue
 			}
-			v, set := os.LookupEnv(host)
+			v, set, err := hostSecret(host)
 			switch {
-			case !set || v == "":
+			case !set:
 				bad = fmt.Errorf("task %s passes %s from headroom's environment to its %s, and %s is not set: set it, or leave the task out", t.Name, host, name, host)
-			case len(v) < runner.MinSecretLen:
-				bad = fmt.Errorf("task %s passes %s from headroom's environment: its value is shorter than %d characters, too short to redact from output safely", t.Name, host, runner.MinSecretLen)
+			case err != nil:
+				bad = fmt.Errorf("task %s passes %s from headroom's environment: %v", t.Name, host, err)
 			default:
 				secrets[host] = v
 			}
