@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/shirou/gopsutil/v4/load"
 	"github.com/shirou/gopsutil/v4/mem"
 )
@@ -163,6 +165,11 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	}
 	for _, t := range spec.Tasks {
 		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs)
+		if !taskfile.IsBuiltin(t) {
+			if abs, err := filepath.Abs(t.Source); err == nil {
+				te.SourcePath = abs
+			}
+		}
 		for _, rt := range p.tasks {
 			if rt.Name == t.Name {
 				te.Image, te.ImageID = rt.Image, p.imageIDs[rt.Image]

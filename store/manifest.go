@@ -1,8 +1,6 @@
 package store
 
 import (
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -61,8 +59,9 @@ type Resume struct {
 type TaskEntry struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
-	// SourcePath is Source made absolute when the run started, so that a
-	// resume finds the task from any working directory.
+	// SourcePath is Source made absolute when the run started (the
+	// session fills it for tasks from files), so that a resume finds the
+	// task from any working directory.
 	SourcePath string `json:"source_path,omitempty"`
 	Format     string `json:"format,omitempty"`
 	Image      string `json:"image"`
@@ -105,11 +104,6 @@ func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
 		Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
-	}
-	if !strings.HasPrefix(t.Source, "builtin:") {
-		if abs, err := filepath.Abs(t.Source); err == nil {
-			e.SourcePath = abs
-		}
 	}
 	for _, r := range ratios {
 		e.DockerRunFlags[r.String()] = model.NewPolicy(t.Resources, r, hostCPUs).DockerRunFlags()
