@@ -100,52 +100,70 @@ func writeUploads(w io.Writer, uploads []model.Upload) error {
 			if err := addDir(to, 0o755); err != nil {
 				return err
 			}
-			if err := addFile(tw, u.From, path.Join(to, filepath.Base(u.From)), st); err != nil {
+			if err := addEntry(tw, u.From, path.Join(to, filepath.Base(u.From)), st); err != nil {
 				return err
 			}
 			continue
 		}
-		err = filepath.WalkDir(u.From, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(u.From, p)
-			dst := path.Join(to, filepath.ToSlash(rel))
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			switch {
-			case d.IsDir():
-				return addDir(dst, int64(info.Mode().Perm()))
-			case info.Mode().IsRegular():
-				return addFile(tw, p, dst, info)
-			case info.Mode()&fs.ModeSymlink != 0:
-				target, err := os.Readlink(p)
-				if err != nil {
-					return err
-				}
-				return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: strings.TrimPrefix(dst, "/"), Linkname: target, Mode: 0o777})
-			}
-			return nil // sockets, devices: not task content
-		})
-		if err != nil {
+		dir := func(name string, info fs.FileInfo) error { return addDir(name, int64(info.Mode().Perm())) }
+		if err := tarTree(tw, u.From, to, dir); err != nil {
 			return err
 		}
 	}
 	return tw.Close()
 }
 
-func addFile(tw *tar.Writer, src, dst string, info fs.FileInfo) error {
+// tarTree writes the tree at src into tw under prefix ("" for the root
+// of the archive), root-owned, modes and times kept. Directories go
+// through dir, so a caller can write each once; sockets and devices are
+// not task content and are left out.
+func tarTree(tw *tar.Writer, src, prefix string, dir func(name string, info fs.FileInfo) error) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		name := path.Join(prefix, filepath.ToSlash(rel))
+		info, err := d.Info()
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return dir(name, info)
+		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
+			return addEntry(tw, p, name, info)
+		}
+		return nil
+	})
+}
+
+// addEntry writes one file, symlink or directory from src as name,
+// root-owned; a regular file's content follows its header.
+func addEntry(tw *tar.Writer, src, name string, info fs.FileInfo) error {
+	link := ""
+	if info.Mode()&fs.ModeSymlink != 0 {
+		var err error
+		if link, err = os.Readlink(src); err != nil {
+			return err
+		}
+	}
+	hdr, err := tar.FileInfoHeader(info, link)
+	if err != nil {
+		return err
+	}
+	hdr.Name = strings.TrimPrefix(name, "/")
+	hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return nil
+	}
 	f, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(dst, "/"), Mode: int64(info.Mode().Perm()), Size: info.Size(), ModTime: info.ModTime()}
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
 	_, err = io.CopyN(tw, f, info.Size())
 	return err
 }

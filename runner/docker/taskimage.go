@@ -205,43 +205,11 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 // tarDir writes dir as a tar stream, paths relative to it.
 func tarDir(w io.Writer, dir string) error {
 	tw := tar.NewWriter(w)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
+	err := tarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
+		if name == "." {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		link := ""
-		if info.Mode()&fs.ModeSymlink != 0 {
-			if link, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		hdr, err := tar.FileInfoHeader(info, link)
-		if err != nil {
-			return err
-		}
-		hdr.Name = filepath.ToSlash(rel)
-		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if info.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			_, err = io.CopyN(tw, f, info.Size())
-			f.Close()
-			return err
-		}
-		return nil
+		return addEntry(tw, "", name, info)
 	})
 	if err != nil {
 		return err
