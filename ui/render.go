@@ -27,13 +27,14 @@ func width(s string) int {
 		c := s[i]
 		switch {
 		case c == 0x1b:
-			// CSI: ESC [, parameter and intermediate bytes (0x20–0x3f),
-			// a final byte (0x40–0x7e). Anything else: ask.
+			// CSI as colours write it: ESC [, parameter bytes (0x30–0x3f),
+			// a final byte (0x40–0x7e). Anything else (intermediate
+			// bytes included): ask.
 			if i+1 >= len(s) || s[i+1] != '[' {
 				return ansi.StringWidth(s)
 			}
 			j := i + 2
-			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+			for j < len(s) && s[j] >= 0x30 && s[j] <= 0x3f {
 				j++
 			}
 			if j == len(s) || s[j] < 0x40 || s[j] > 0x7e {

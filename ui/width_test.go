@@ -12,7 +12,7 @@ func TestWidthAgreesWithAnsi(t *testing.T) {
 	for _, s := range []string{
 		"", "plain ascii", "\x1b[1;31mred\x1b[0m text", "█▒░ gauge ┆ 128M", "⣀⡠⠤ braille", "…·±–—→✓✗",
 		"e\u0301 combining", "wide 日本語", "emoji 🙂", "\x1b]8;;http://x\x1b\\link", "tab\there", "\x1b[", "┃ OOM KILLED in install ┃",
-		"✓ cd /app 0.0s", "a\u200db", "✓\ufe0f",
+		"✓ cd /app 0.0s", "a\u200db", "✓\ufe0f", "\x1b[ 0A", "\x1b[1 m",
 	} {
 		if got, want := width(s), ansi.StringWidth(s); got != want {
 			t.Errorf("width(%q) = %d, ansi says %d", s, got, want)
