@@ -32,12 +32,14 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | run --step NAME --profile JSON | child --mb N --ms N")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | run --step NAME --profile JSON | child --mb N --ms N")
 		return 2
 	}
 	switch args[0] {
 	case "idle":
 		return idle()
+	case DriveMode:
+		return drive(os.Stdin, stdout, stderr)
 	case "run":
 		return runStep(args[1:], stdout, stderr)
 	case "child":

@@ -1,0 +1,81 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// The step driver: the built-in image's PID 1 when headroom runs a trial's
+// steps without the engine's exec (which costs the engine tens of ms per
+// step). headroom writes one Command per line on the driver's stdin (the
+// container's attached stdin); the driver runs it as its child with the
+// container's stdout and stderr, then writes the command's End marker and
+// exit code on both streams, so headroom knows each stream is complete
+// (the engine copies the two streams separately and may reorder them).
+// The driver runs one command at a time and only when told: headroom
+// resets the kernel's peak before each, exactly as before an exec. End of
+// stdin (headroom gone) ends the driver, and with it the container.
+
+// DriveMode is the argument that makes the binary the step driver.
+const DriveMode = "drive"
+
+// Command is one step for the driver.
+type Command struct {
+	Argv []string `json:"argv"`
+	// Env is added to the container's environment.
+	Env []string `json:"env,omitempty"`
+	// End is the marker the driver writes after the command, followed by
+	// a space and the exit code. headroom makes a fresh one per command,
+	// so no output of a step can end another by accident.
+	End string `json:"end"`
+}
+
+// drive reads commands from in until it ends.
+func drive(in io.Reader, stdout, stderr io.Writer) int {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var c Command
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.End == "" {
+			fmt.Fprintf(stderr, "hr-workload drive: bad command %q: %v\n", sc.Text(), err)
+			return 2
+		}
+		code := runCommand(c, stdout, stderr)
+		// A last line the command left open ends with the marker;
+		// headroom splits it off.
+		end := fmt.Sprintf("%s %d\n", c.End, code)
+		io.WriteString(stdout, end)
+		io.WriteString(stderr, end)
+	}
+	return 0
+}
+
+// runCommand runs c and returns its exit code as the engine's exec would
+// report it: 128+signal for a killed process, 126/127 when it cannot start.
+func runCommand(c Command, stdout, stderr io.Writer) int {
+	if len(c.Argv) == 0 {
+		fmt.Fprintln(stderr, "hr-workload drive: empty command")
+		return 127
+	}
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: the child writes to them itself
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return 127
+	}
+	return 126
+}

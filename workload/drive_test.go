@@ -1,0 +1,52 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The driver runs each command it is told, in order, and ends each with
+// its marker and exit code on both streams, as an exec would report it.
+func TestDriveRunsCommandsAndReportsExitCodes(t *testing.T) {
+	cmds := []Command{
+		{Argv: []string{"/bin/sh", "-c", `echo out; echo err >&2; printf open; exit 3`}, End: "<e1>"},
+		{Argv: []string{"/bin/sh", "-c", `echo "$GREETING"; kill -9 $$`}, Env: []string{"GREETING=hello"}, End: "<e2>"},
+		{Argv: []string{"/no/such/program"}, End: "<e3>"},
+		{Argv: nil, End: "<e4>"},
+	}
+	var in bytes.Buffer
+	for _, c := range cmds {
+		b, _ := json.Marshal(c)
+		in.Write(append(b, '\n'))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := drive(&in, &stdout, &stderr); code != 0 {
+		t.Fatalf("drive exited %d at the end of its input, want 0; stderr %q", code, stderr.String())
+	}
+	wantOut := "out\nopen<e1> 3\nhello\n<e2> 137\n<e3> 127\n<e4> 127\n"
+	if stdout.String() != wantOut {
+		t.Errorf("stdout = %q, want %q", stdout.String(), wantOut)
+	}
+	errs := stderr.String()
+	for _, want := range []string{"err\n<e1> 3\n", "<e2> 137\n", "/no/such/program", "<e3> 127\n", "empty command", "<e4> 127\n"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr %q lacks %q", errs, want)
+		}
+	}
+}
+
+// A command that is not one (headroom and the driver out of step) ends
+// the driver rather than guessing.
+func TestDriveRefusesABadCommand(t *testing.T) {
+	for _, line := range []string{"not json\n", `{"argv":["true"]}` + "\n"} {
+		var stdout, stderr bytes.Buffer
+		if code := drive(strings.NewReader(line), &stdout, &stderr); code != 2 {
+			t.Errorf("drive(%q) = %d, want 2", line, code)
+		}
+		if !strings.Contains(stderr.String(), "bad command") {
+			t.Errorf("drive(%q) stderr %q, want it to say bad command", line, stderr.String())
+		}
+	}
+}
