@@ -40,6 +40,7 @@ type runFlags struct {
 	sampleHz    float64
 	sampler     string
 	keep        bool
+	execSteps   bool
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
@@ -73,6 +74,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.floor, "floor", "512M", "pause new trials while the host has less memory available than this")
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
+	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
 	return cmd
 }
@@ -179,7 +181,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	defer eng.Close()
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
-		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", Keep: f.keep, Version: Version,
+		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: f.agent.settings(),
 	})
 	if err != nil {

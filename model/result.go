@@ -58,6 +58,9 @@ type TrialResult struct {
 	Samples        int     `json:"samples"`
 	SampleSource   string  `json:"sample_source"` // "cgroup-v1", "cgroup-v2", "docker-stats"
 	SampleRateHz   float64 `json:"sample_rate_hz"`
+	// StepRunner is how the steps ran: "exec" (the engine's exec per
+	// step) or "driver" (told to a process in the container).
+	StepRunner string `json:"step_runner,omitempty"`
 	// The host's load when the trial started and ended, and any pauses
 	// for host memory pressure while it waited to start.
 	HostAtStart HostLoad `json:"host_at_start"`

@@ -50,6 +50,9 @@ type Sandbox interface {
 	// SampleSource says where memory readings come from ("cgroup-v1",
 	// "cgroup-v2", "docker-stats").
 	SampleSource() string
+	// StepRunner says how steps run ("exec": the engine's exec per step;
+	// "driver": a process in the container told each step).
+	StepRunner() string
 	// Samples and OOMs deliver readings until the sandbox is removed.
 	Samples() <-chan Sample
 	OOMs() <-chan OOMSignal

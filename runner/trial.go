@@ -58,6 +58,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.ContainerID = sb.ID()
 	res.SampleSource = sb.SampleSource()
+	res.StepRunner = sb.StepRunner()
 	t.oomNotify = make(chan struct{})
 	t.emit(TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 

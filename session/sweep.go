@@ -37,7 +37,10 @@ type Spec struct {
 	FloorBytes int64
 	// ForceStats samples memory from the engine's stats stream.
 	ForceStats bool
-	Version    string
+	// ExecSteps runs every step with the engine's exec, even in the
+	// built-in image (whose step driver is otherwise used).
+	ExecSteps bool
+	Version   string
 	// Progress receives image build output.
 	Progress func(string)
 	// Secrets are passed-through host variables' values (never recorded).
@@ -182,7 +185,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats})
+	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/workload"
 )
 
 // Labels every headroom container carries.
@@ -48,6 +49,9 @@ type Options struct {
 	// KernelLog is where the kernel's log is read for what an OOM kill
 	// killed (default /dev/kmsg; unreadable is fine, the name is omitted).
 	KernelLog string
+	// ExecSteps runs every step with the engine's exec, even in the
+	// built-in image, whose step driver is otherwise used (StepsByDriver).
+	ExecSteps bool
 }
 
 // Backend runs trials on a Docker Engine.
@@ -180,7 +184,8 @@ func (b *Backend) dispatch(m events.Message) {
 	}
 }
 
-// Start creates the trial's container, idle, with the policy applied.
+// Start creates the trial's container, idle (or its step driver waiting
+// for the first step), with the policy applied.
 func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := trial.Policy
 	res := container.Resources{
@@ -220,6 +225,14 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		CapDrop:     []string{"ALL"},
 		CapAdd:      task.Capabilities,
 	}
+	driven := b.usesDriver(task)
+	if driven {
+		// Steps are told to the driver over stdin: attached, like `docker
+		// run -i`, and closed when headroom lets go.
+		cfg.Entrypoint = []string{workload.Binary, workload.DriveMode}
+		cfg.OpenStdin, cfg.StdinOnce = true, true
+		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
+	}
 	if b.opts.Keep {
 		cfg.Labels[LabelKept] = "1"
 	}
@@ -247,6 +260,15 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	if err := cancelled.Err(); err != nil {
 		_, _ = sb.Remove(context.Background())
 		return nil, err
+	}
+	if driven {
+		// Attached before the start, so no output is missed.
+		d, err := attachDriver(context.WithoutCancel(ctx), b, created.ID)
+		if err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+		sb.drv = d
 	}
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_, _ = sb.Remove(context.Background())

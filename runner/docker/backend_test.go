@@ -36,8 +36,21 @@ name = "heavy"
   workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
 `
 
+// bothStepRunners runs a test with the built-in image's step driver and
+// with the engine's exec per step: the two must record the same facts.
+func bothStepRunners(t *testing.T, test func(t *testing.T, b *Backend, want string)) {
+	for _, want := range []string{StepsByDriver, StepsByExec} {
+		t.Run(want, func(t *testing.T) {
+			test(t, newBackend(t, Options{ExecSteps: want == StepsByExec}), want)
+		})
+	}
+}
+
 func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
-	b := newBackend(t, Options{})
+	bothStepRunners(t, testOOMKillAtHardLimitNamesTheStep)
+}
+
+func testOOMKillAtHardLimitNamesTheStep(t *testing.T, b *Backend, runs string) {
 	task := parseTask(t, heavyInstall)
 	var oomEvents []runner.OOMKill
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e runner.Event) {
@@ -50,6 +63,9 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 		byRatio[r.Ratio] = r
 	}
 	tight := byRatio[model.Ratio{K: 1}]
+	if tight.StepRunner != runs {
+		t.Errorf("steps ran by %q, want %q", tight.StepRunner, runs)
+	}
 	if tight.Outcome != model.OOMKilled {
 		t.Fatalf("1x: outcome %s (%s), want oom-killed", tight.Outcome, tight.Reason)
 	}
@@ -86,7 +102,10 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 }
 
 func TestChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T) {
-	b := newBackend(t, Options{})
+	bothStepRunners(t, testChildKillWithPassingVerifierIsPassedAfterOOM)
+}
+
+func testChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T, b *Backend, runs string) {
 	task := parseTask(t, `
 [task]
 name = "test/retry"
@@ -104,6 +123,9 @@ name = "agent"
 `)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	r := results[0]
+	if r.StepRunner != runs {
+		t.Errorf("steps ran by %q, want %q", r.StepRunner, runs)
+	}
 	if r.Outcome != model.PassedAfterOOM {
 		t.Fatalf("outcome %s (%s), want passed-after-oom; steps %+v", r.Outcome, r.Reason, r.Steps)
 	}

@@ -15,9 +15,10 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 20x ./runner/docker
 //
-// HeadroomTrial is a whole headroom trial of a trivial task (create, start,
-// cgroup sampling, one agent step and the verifier as execs, kill, wait,
-// inspect, remove). DockerRunCLI is `docker run --rm --network none` of the
+// HeadroomTrial is a whole headroom trial of a trivial task (create,
+// attach, start, cgroup sampling, one agent step and the verifier through
+// the built-in image's step driver, remove); HeadroomTrialExecSteps the
+// same with each step an exec (--exec-steps, and every task image). DockerRunCLI is `docker run --rm --network none` of the
 // same image doing the same trivial step once; SDKRun is create, start,
 // wait and remove through the SDK: the engine's own floor.
 const trivialTask = `
@@ -36,8 +37,8 @@ name = "agent"
 
 // benchSweep starts b.N trials of task at 1x, one at a time, and returns
 // their event stream.
-func benchSweep(b *testing.B, task model.Task) <-chan runner.Event {
-	be := newBackend(b, Options{})
+func benchSweep(b *testing.B, task model.Task, opts Options) <-chan runner.Event {
+	be := newBackend(b, opts)
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
 	if err != nil {
 		b.Fatal(err)
@@ -52,8 +53,11 @@ func benchSweep(b *testing.B, task model.Task) <-chan runner.Event {
 	return out
 }
 
-func BenchmarkHeadroomTrial(b *testing.B) {
-	for e := range benchSweep(b, parseTask(b, trivialTask)) {
+func BenchmarkHeadroomTrial(b *testing.B)          { benchTrials(b, Options{}) }
+func BenchmarkHeadroomTrialExecSteps(b *testing.B) { benchTrials(b, Options{ExecSteps: true}) }
+
+func benchTrials(b *testing.B, opts Options) {
+	for e := range benchSweep(b, parseTask(b, trivialTask), opts) {
 		if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome != model.Passed {
 			b.Fatalf("%s: %s", te.Result.Outcome, te.Result.Reason)
 		}
@@ -101,11 +105,15 @@ func BenchmarkSDKRun(b *testing.B) {
 	}
 }
 
-// ExecStep is one trivial step as headroom runs it: an exec with its
-// output streamed, in a running container. A trial pays it once per step.
-func BenchmarkExecStep(b *testing.B) {
+// ExecStep is one trivial step as an exec with its output streamed, in a
+// running container; DriverStep the same step told to the step driver. A
+// trial pays one of them per step.
+func BenchmarkExecStep(b *testing.B)   { benchStep(b, Options{ExecSteps: true}) }
+func BenchmarkDriverStep(b *testing.B) { benchStep(b, Options{}) }
+
+func benchStep(b *testing.B, opts Options) {
 	task := parseTask(b, trivialTask)
-	be := newBackend(b, Options{})
+	be := newBackend(b, opts)
 	tr := model.Trial{ID: "bench-exec", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
 	sb, err := be.Start(context.Background(), testExperimentPrefix, tr, task)
 	if err != nil {
@@ -143,7 +151,7 @@ name = "agent"
   [[agents.steps]]
   workload = { duration_ms = 300, base_mb = 64, ramp_pct = 1 }
 `)
-	out := benchSweep(b, task)
+	out := benchSweep(b, task, Options{})
 	var total, worst time.Duration
 	n := 0
 	first := map[string]int{}

@@ -26,6 +26,7 @@ type sandbox struct {
 	ooms    chan runner.OOMSignal
 	quit    chan struct{}
 	sampled chan struct{} // closed when the sampler has stopped
+	drv     *driver       // the step driver, where steps go through one
 
 	mu          sync.Mutex
 	closed      bool
@@ -49,6 +50,13 @@ func (s *sandbox) ID() string                    { return s.id }
 func (s *sandbox) SampleSource() string          { return s.source }
 func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
+
+func (s *sandbox) StepRunner() string {
+	if s.drv != nil {
+		return StepsByDriver
+	}
+	return StepsByExec
+}
 
 // signal records kills from one source and reports the new total, if it
 // grew: the total is the largest count any one source has seen. A kill the
@@ -215,8 +223,12 @@ func (s *sandbox) sampleStats() {
 	}
 }
 
-// Exec runs argv in the container and streams its output line by line.
+// Exec runs argv in the container and streams its output line by line:
+// through the step driver where there is one, else the engine's exec.
 func (s *sandbox) Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+	if s.drv != nil {
+		return s.drv.run(ctx, argv, env, line)
+	}
 	cli := s.b.cli
 	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, AttachStdout: true, AttachStderr: true})
 	if err != nil {
@@ -313,6 +325,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		if err != nil && IsGone(err) {
 			err = nil
 		}
+	}
+	if s.drv != nil {
+		s.drv.close()
 	}
 	s.b.forget(s.id)
 	close(s.quit)

@@ -113,6 +113,7 @@ type sandbox struct {
 
 func (s *sandbox) ID() string                    { return "fake-" + s.trial.ID }
 func (s *sandbox) SampleSource() string          { return "fake" }
+func (s *sandbox) StepRunner() string            { return "fake" }
 func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 

@@ -1,0 +1,162 @@
+package docker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// Step runners, as recorded on each trial.
+const (
+	// StepsByExec runs each step with the engine's exec (one exec create,
+	// attach and inspect, and a runtime exec, per step).
+	StepsByExec = "exec"
+	// StepsByDriver runs each step as a child of the built-in image's
+	// step driver (workload.DriveMode), told over the container's stdin:
+	// a trial then costs the engine what a `docker run` does.
+	StepsByDriver = "driver"
+)
+
+// usesDriver says whether a task's steps go through the step driver: only
+// in headroom's own image, whose binary is the driver, and unless the
+// backend was told to use exec for every step.
+func (b *Backend) usesDriver(task model.Task) bool {
+	return !b.opts.ExecSteps && len(task.IdleCommand) == 2 &&
+		task.IdleCommand[0] == workload.Binary && task.IdleCommand[1] == "idle"
+}
+
+// driver is headroom's end of a sandbox's step driver: the container's
+// attached stdin (commands) and output (the steps' lines and end markers).
+type driver struct {
+	conn types.HijackedResponse
+	// ended is closed when the output stream ends: the container stopped.
+	ended chan struct{}
+
+	busy sync.Mutex // one command at a time
+
+	mu  sync.Mutex
+	cur *driven
+}
+
+// driven is the command in flight.
+type driven struct {
+	end  string
+	line func(stream, text string)
+	code int
+	// streams counts the streams whose end marker arrived: the command is
+	// done when both have, so no line of either is left behind.
+	streams int
+	done    chan struct{}
+}
+
+// attachDriver attaches to a created container whose entrypoint is the
+// driver; the caller starts it.
+func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
+	conn, err := b.cli.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, fmt.Errorf("attach to the step driver: %w", err)
+	}
+	d := &driver{conn: conn, ended: make(chan struct{})}
+	stdout, stderr := lineWriter(d.lineFrom("stdout")), lineWriter(d.lineFrom("stderr"))
+	go func() {
+		defer close(d.ended)
+		_, _ = stdcopy.StdCopy(stdout, stderr, conn.Reader)
+		stdout.Close()
+		stderr.Close()
+	}()
+	return d, nil
+}
+
+// lineFrom handles one line of a stream: the current command's output, or
+// its end marker (with any unterminated last line before it).
+func (d *driver) lineFrom(stream string) func(string) {
+	return func(text string) {
+		d.mu.Lock()
+		c := d.cur
+		d.mu.Unlock()
+		if c == nil {
+			return // nothing is running: nothing of a step can be here
+		}
+		i := strings.Index(text, c.end)
+		if i < 0 {
+			c.line(stream, text)
+			return
+		}
+		if i > 0 {
+			c.line(stream, text[:i])
+		}
+		if stream == "stdout" {
+			c.code, _ = strconv.Atoi(strings.TrimSpace(text[i+len(c.end):]))
+		}
+		if c.streams++; c.streams == 2 {
+			close(c.done)
+		}
+	}
+}
+
+// errDriverGone is returned for a command sent after the container stopped.
+var errDriverGone = errors.New("the container has stopped (its step driver ended)")
+
+// run runs one command and waits for its end, the container's or ctx's.
+func (d *driver) run(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+	d.busy.Lock()
+	defer d.busy.Unlock()
+	select {
+	case <-d.ended:
+		return runner.ExecResult{}, errDriverGone
+	default:
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	c := &driven{end: "\x1e[headroom-end " + hex.EncodeToString(nonce[:]) + "]", line: line, done: make(chan struct{})}
+	msg, err := json.Marshal(workload.Command{Argv: argv, Env: env, End: c.end})
+	if err != nil {
+		return runner.ExecResult{}, err
+	}
+	d.mu.Lock()
+	d.cur = c
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.cur = nil
+		d.mu.Unlock()
+	}()
+	if _, err := d.conn.Conn.Write(append(msg, '\n')); err != nil {
+		return runner.ExecResult{}, fmt.Errorf("step driver: %w", err)
+	}
+	select {
+	case <-c.done:
+		return runner.ExecResult{ExitCode: c.code}, nil
+	case <-d.ended:
+		select {
+		case <-c.done: // the stream's last bytes were this command's end
+			return runner.ExecResult{ExitCode: c.code}, nil
+		default:
+		}
+		// The driver died under the step (the kernel killed it, or the
+		// container was killed): every process in the container went
+		// with it, as an exec'd step would have.
+		return runner.ExecResult{ExitCode: 137}, nil
+	case <-ctx.Done():
+		return runner.ExecResult{}, ctx.Err()
+	}
+}
+
+// close ends the connection and waits for the output to be drained.
+func (d *driver) close() {
+	d.conn.Close()
+	<-d.ended
+}
