@@ -146,14 +146,21 @@ func TestPerformanceTable(t *testing.T) {
 
 	// 1 and 6: orchestration overhead and scaling, against a docker run
 	// loop, interleaved in rounds so drift on a shared machine hits both.
+	// At concurrency 1 the same trials with --exec-steps too: each step an
+	// engine exec, as task images run them.
 	const n, rounds = 40, 2
 	for _, c := range []int{1, 2, 4, 8} {
-		var hWall, dWall time.Duration
+		var hWall, xWall, dWall time.Duration
 		var cpu time.Duration
+		trivial := []string{"--tasks", "trivial", "--ratios", "1", "--repeats", strconv.Itoa(n / rounds), "--concurrency", strconv.Itoa(c)}
 		for r := 0; r < rounds; r++ {
-			_, u := run("--tasks", "trivial", "--ratios", "1", "--repeats", strconv.Itoa(n/rounds), "--concurrency", strconv.Itoa(c))
+			_, u := run(trivial...)
 			hWall += u.wall
 			cpu += u.cpu
+			if c == 1 {
+				_, u := run(append(trivial, "--exec-steps")...)
+				xWall += u.wall
+			}
 			dWall += e.dockerLoop(n/rounds, c)
 		}
 		h := hWall.Seconds() / n
@@ -161,6 +168,11 @@ func TestPerformanceTable(t *testing.T) {
 		add("1/6 overhead & scaling", fmt.Sprintf("%d trivial trials, concurrency %d: headroom (whole command) vs a docker run --rm loop", n, c),
 			fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×); %.1f vs %.1f trials/s; headroom CPU %.2f s", 1000*h, 1000*d, h/d, 1/h, 1/d, cpu.Seconds()),
 			map[bool]string{true: "≤ 1.10× at concurrency 1", false: "approach the engine's rate"}[c == 1])
+		if c == 1 {
+			x := xWall.Seconds() / n
+			add("1/6 overhead & scaling", "the same, headroom --exec-steps (an engine exec per step, as task images run)",
+				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*d, x/d), "(comparison)")
+		}
 	}
 
 	// 2: sampling fidelity on a workload with known 200 ms spikes: the

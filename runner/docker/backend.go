@@ -61,6 +61,7 @@ type Backend struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by container id
+	sampler   *sampler
 	lastEvent time.Time
 
 	stop    context.CancelFunc
@@ -116,6 +117,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	b.lastEvent = time.Now().Add(-time.Second)
 	evCtx, cancel := context.WithCancel(context.Background())
 	b.stop = cancel
+	b.sampler = newSampler(opts.SampleEvery, evCtx.Done())
 	ready := make(chan struct{})
 	go b.watchEvents(evCtx, ready)
 	<-ready

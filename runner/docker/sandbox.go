@@ -25,8 +25,12 @@ type sandbox struct {
 	samples chan runner.Sample
 	ooms    chan runner.OOMSignal
 	quit    chan struct{}
-	sampled chan struct{} // closed when the sampler has stopped
-	drv     *driver       // the step driver, where steps go through one
+	sampled chan struct{} // closed when the stats stream's reader has stopped
+	// The cgroup sampler's own (see sampler.sampleOnce).
+	lastCPU int64
+	lastAt  time.Time
+	dropped int     // samples the runner was too slow to take
+	drv     *driver // the step driver, where steps go through one
 
 	mu          sync.Mutex
 	closed      bool
@@ -39,7 +43,7 @@ type sandbox struct {
 func newSandbox(b *Backend, id string) *sandbox {
 	return &sandbox{
 		b: b, id: id,
-		samples: make(chan runner.Sample, 64),
+		samples: make(chan runner.Sample, 256),
 		ooms:    make(chan runner.OOMSignal, 16),
 		quit:    make(chan struct{}),
 		sampled: make(chan struct{}),
@@ -132,7 +136,7 @@ func (s *sandbox) startSampling(pid func() int) {
 			s.cg = cg
 			s.mu.Unlock()
 			s.source = fmt.Sprintf("cgroup-v%d", cg.version)
-			go s.sampleCgroup()
+			s.b.sampler.add(s)
 			return
 		}
 	}
@@ -146,41 +150,6 @@ func (s *sandbox) emit(sm runner.Sample) bool {
 		return true
 	case <-s.quit:
 		return false
-	}
-}
-
-func (s *sandbox) sampleCgroup() {
-	defer close(s.sampled)
-	defer s.cg.close()
-	tick := time.NewTicker(s.b.opts.SampleEvery)
-	defer tick.Stop()
-	var lastCPU int64
-	var lastAt time.Time
-	for {
-		now := time.Now()
-		m, err := s.cg.read()
-		if err != nil {
-			// The cgroup goes when the container exits; wait for Remove.
-			<-s.quit
-			return
-		}
-		if m.oomKills > 0 {
-			s.signal(now, "cgroup", func() { s.cgroupKills = max(s.cgroupKills, m.oomKills) })
-		}
-		ws := max(m.usage-m.inactiveFile, 0)
-		sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws}
-		if !lastAt.IsZero() && m.cpuNanos > 0 {
-			sm.CPUCores = float64(m.cpuNanos-lastCPU) / float64(now.Sub(lastAt).Nanoseconds())
-		}
-		lastCPU, lastAt = m.cpuNanos, now
-		if !s.emit(sm) {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-s.quit:
-			return
-		}
 	}
 }
 
@@ -330,8 +299,12 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.drv.close()
 	}
 	s.b.forget(s.id)
+	if s.cg != nil {
+		s.b.sampler.remove(s)
+		s.cg.close()
+	}
 	close(s.quit)
-	if s.source != "" {
+	if s.source == "docker-stats" {
 		<-s.sampled
 	}
 	s.mu.Lock()

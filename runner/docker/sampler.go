@@ -1,0 +1,110 @@
+package docker
+
+import (
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// sampler reads the cgroup files of every running trial on one shared
+// tick. One timer and one wake-up per period for all trials, instead of
+// one per trial: with 8 trials at 20 Hz the wake-ups themselves (the Go
+// scheduler parking and waking threads, futex calls) cost headroom more
+// than the reads (docs/PERFORMANCE.md). The tick runs only while some
+// trial is sampled.
+type sampler struct {
+	every time.Duration
+
+	mu  sync.Mutex
+	set map[*sandbox]struct{}
+
+	wake chan struct{} // a trial joined an empty set
+	stop <-chan struct{}
+}
+
+func newSampler(every time.Duration, stop <-chan struct{}) *sampler {
+	s := &sampler{every: every, set: map[*sandbox]struct{}{}, wake: make(chan struct{}, 1), stop: stop}
+	go s.loop()
+	return s
+}
+
+// add reads sb once now and then on every tick until remove.
+func (s *sampler) add(sb *sandbox) {
+	now := time.Now()
+	s.mu.Lock()
+	if sb.sampleOnce(now) {
+		s.set[sb] = struct{}{}
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// remove stops sampling sb; no sample is sent to it after remove returns.
+func (s *sampler) remove(sb *sandbox) {
+	s.mu.Lock()
+	delete(s.set, sb)
+	s.mu.Unlock()
+}
+
+func (s *sampler) loop() {
+	for {
+		select {
+		case <-s.wake:
+		case <-s.stop:
+			return
+		}
+		tick := time.NewTicker(s.every)
+		for s.round(time.Now()) > 0 {
+			select {
+			case <-tick.C:
+			case <-s.stop:
+				tick.Stop()
+				return
+			}
+		}
+		tick.Stop()
+	}
+}
+
+// round samples every trial once and returns how many are still sampled.
+func (s *sampler) round(now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sb := range s.set {
+		if !sb.sampleOnce(now) {
+			// The cgroup goes when the container exits.
+			delete(s.set, sb)
+		}
+	}
+	return len(s.set)
+}
+
+// sampleOnce reads sb's cgroup and hands on the sample; false when the
+// cgroup is gone. Called with the sampler's lock held, never concurrently.
+func (sb *sandbox) sampleOnce(now time.Time) bool {
+	m, err := sb.cg.read()
+	if err != nil {
+		return false
+	}
+	if m.oomKills > 0 {
+		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.oomKills) })
+	}
+	ws := max(m.usage-m.inactiveFile, 0)
+	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws}
+	if !sb.lastAt.IsZero() && m.cpuNanos > 0 {
+		sm.CPUCores = float64(m.cpuNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
+	}
+	sb.lastCPU, sb.lastAt = m.cpuNanos, now
+	// Never block the other trials' sampling on one trial's reader: the
+	// runner reads promptly, and the buffer holds seconds of samples.
+	select {
+	case sb.samples <- sm:
+	default:
+		sb.dropped++
+	}
+	return true
+}
