@@ -58,6 +58,9 @@ type TrialResult struct {
 	Samples        int     `json:"samples"`
 	SampleSource   string  `json:"sample_source"` // "cgroup-v1", "cgroup-v2", "docker-stats"
 	SampleRateHz   float64 `json:"sample_rate_hz"`
+	// SamplesDropped were read while headroom could not take them (it
+	// stalled for seconds); zero in a healthy run.
+	SamplesDropped int `json:"samples_dropped,omitempty"`
 	// StepRunner is how the steps ran: "exec" (the engine's exec per
 	// step) or "driver" (told to a process in the container).
 	StepRunner string `json:"step_runner,omitempty"`

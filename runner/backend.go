@@ -76,4 +76,6 @@ type Sandbox interface {
 type Final struct {
 	OOMKilled       bool // State.OOMKilled
 	KernelPeakBytes int64
+	// DroppedSamples were read but not taken in time (the reader stalled).
+	DroppedSamples int
 }

@@ -130,6 +130,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.mu.Unlock()
 	res.StateOOMKilled = final.OOMKilled
+	res.SamplesDropped = final.DroppedSamples
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
 	}

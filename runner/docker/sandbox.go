@@ -307,6 +307,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if s.source == "docker-stats" {
 		<-s.sampled
 	}
+	f.DroppedSamples = s.dropped // the sampler has let go of s
 	s.mu.Lock()
 	s.closed = true
 	close(s.samples)
