@@ -2,11 +2,11 @@ package docker
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,42 +102,17 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 	if err := checkStatic(binary); err != nil {
 		return "", err
 	}
-	bin, err := os.ReadFile(binary)
-	if err != nil {
-		return "", err
-	}
-	name := strings.TrimPrefix(workload.Binary, "/")
-	// /work and /tmp are writable by anyone: the workload runs as nobody.
-	// COPY keeps the modes of what it copies, not of the directory named,
-	// so the whole root file system is one directory of the context.
-	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs /\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", workload.Binary)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, []byte(dockerfile)}, {"rootfs/", 0o755, nil}, {"rootfs/" + name, 0o755, bin}, {"rootfs/work/", 0o1777, nil}, {"rootfs/tmp/", 0o1777, nil}} {
-		hdr := &tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data))}
-		if strings.HasSuffix(f.name, "/") {
-			hdr.Typeflag = tar.TypeDir
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return "", err
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return "", err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return "", err
-	}
-	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+	// The context is streamed as it is written: held in memory, the
+	// binary's copies took headroom's RSS past 160 MiB at the first start.
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(workloadContext(pw, binary)) }()
+	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
 		Tags:        []string{tag, WorkloadRepo + ":latest"},
 		Remove:      true,
 		ForceRemove: true,
 		Labels:      map[string]string{LabelHeadroom + ".image": "workload"},
 	})
+	pr.CloseWithError(errors.New("build request ended"))
 	if err != nil {
 		return "", fmt.Errorf("build %s: %w", tag, err)
 	}
@@ -149,4 +124,49 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 		return "", fmt.Errorf("build %s: %w", tag, err)
 	}
 	return tag, nil
+}
+
+// workloadContext writes the workload image's build context: a Dockerfile
+// and a root file system holding the binary. /work and /tmp are writable
+// by anyone: the workload runs as nobody. COPY keeps the modes of what it
+// copies, not of the directory named, so the whole root file system is one
+// directory of the context.
+func workloadContext(w io.Writer, binary string) error {
+	f, err := os.Open(binary)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs /\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", workload.Binary)
+	tw := tar.NewWriter(w)
+	for _, e := range []struct {
+		name string
+		mode int64
+		size int64
+		data io.Reader
+	}{
+		{"Dockerfile", 0o644, int64(len(dockerfile)), strings.NewReader(dockerfile)},
+		{"rootfs/", 0o755, 0, nil},
+		{"rootfs/" + strings.TrimPrefix(workload.Binary, "/"), 0o755, st.Size(), f},
+		{"rootfs/work/", 0o1777, 0, nil},
+		{"rootfs/tmp/", 0o1777, 0, nil},
+	} {
+		hdr := &tar.Header{Name: e.name, Mode: e.mode, Size: e.size}
+		if e.data == nil {
+			hdr.Typeflag = tar.TypeDir
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if e.data != nil {
+			if _, err := io.Copy(tw, e.data); err != nil {
+				return err
+			}
+		}
+	}
+	return tw.Close()
 }
