@@ -76,15 +76,18 @@ type Model struct {
 	focus   focusModel
 	history historyModel
 
-	sweep    Sweep
-	state    *SweepState
-	spec     LaunchSpec
-	frame    int
-	host     HostStat
-	showHelp bool
-	confirm  *confirmation
-	quitting bool
-	message  string
+	sweep Sweep
+	state *SweepState
+	spec  LaunchSpec
+	frame int
+	// watching is set while a sweep's events are awaited: their batches
+	// then drive the clock, and clockHeld says the tick stopped for it.
+	watching, clockHeld bool
+	host                HostStat
+	showHelp            bool
+	confirm             *confirmation
+	quitting            bool
+	message             string
 	// launching is set while a sweep is being started.
 	launching bool
 }
@@ -163,10 +166,16 @@ func (m Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// tick drives the spinner and the elapsed times: twice a second shows
-// life; every render costs about a millisecond of CPU with eight cards.
+// beat is how often the clock moves the spinner and the elapsed times:
+// twice a second shows life; every render costs about a millisecond of
+// CPU with eight cards.
+const beat = 500 * time.Millisecond
+
+// tick drives the clock while no sweep is watched; while one is, its
+// event batches do (waitEvents), so that a clock tick never adds a render
+// to the five a second the events already cause.
 func tick() tea.Cmd {
-	return tea.Tick(500*time.Millisecond, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Tick(beat, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
 func probeHost(f func() HostStat, after time.Duration) tea.Cmd {
@@ -178,16 +187,25 @@ func probeHost(f func() HostStat, after time.Duration) tea.Cmd {
 
 // batchWindow bounds how often events make the console redraw: samples
 // of 8 trials at 20 Hz would otherwise cost 160 renders a second; five
-// a second keeps gauges live, and a kill or a trial end skips the wait.
+// a second keeps gauges live, and an OOM kill skips the wait.
 const batchWindow = 200 * time.Millisecond
 
-// waitEvents hands the console the next batch of events: it blocks for
+// waitEvents hands the console the next batch of events: it waits for
 // one, then gathers what arrives within batchWindow, so a burst of pip
-// output costs one render, not hundreds. An OOM kill or a trial's end is
-// handed over at once: those must be on screen without delay.
+// output costs one render, not hundreds. An OOM kill is handed over at
+// once: it must be on screen without delay. With no event for a beat it
+// hands over an empty batch: the clock, while the sweep is quiet.
 func waitEvents(ch <-chan runner.Event) tea.Cmd {
 	return func() tea.Msg {
-		e, ok := <-ch
+		idle := time.NewTimer(beat)
+		var e runner.Event
+		var ok bool
+		select {
+		case e, ok = <-ch:
+			idle.Stop()
+		case <-idle.C:
+			return eventsMsg{}
+		}
 		if !ok {
 			return eventsMsg{closed: true}
 		}
@@ -217,7 +235,7 @@ func waitEvents(ch <-chan runner.Event) tea.Cmd {
 
 func urgent(e runner.Event) bool {
 	switch e.(type) {
-	case runner.OOMKill, runner.TrialEnded, runner.SweepEnded:
+	case runner.OOMKill, runner.SweepEnded:
 		return true
 	}
 	return false
@@ -262,6 +280,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				m.message = "preparing images: " + p
 			}
 		}
+		if m.watching {
+			m.clockHeld = true // the sweep's event batches keep the clock
+			return m, nil
+		}
 		return m, tick()
 	case hostMsg:
 		m.host = HostStat(msg)
@@ -282,8 +304,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			m.screen = LiveScreen
 		}
+		m.watching = true
 		return m, waitEvents(msg.sweep.Events())
 	case eventsMsg:
+		m.frame++
 		if m.state != nil {
 			for _, e := range msg.events {
 				m.state.Apply(e)
@@ -295,8 +319,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.detail.refresh(m.state)
 		}
 		if msg.closed {
+			m.watching = false
 			if m.quitting {
 				return m, tea.Quit
+			}
+			if m.clockHeld {
+				m.clockHeld = false
+				return m, tick()
 			}
 			return m, nil
 		}
