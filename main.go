@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/headroom-eval/headroom/cli"
@@ -15,6 +16,14 @@ import (
 func main() {
 	if filepath.Base(os.Args[0]) == filepath.Base(workload.Binary) {
 		os.Exit(workload.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// headroom mostly waits (on the engine, on cgroup ticks, on the
+	// terminal): one processor for its goroutines spares the scheduler's
+	// spinning and work stealing between threads, which on a host whose
+	// cores the trials keep busy cost it about 7% of its own CPU
+	// (docs/PERFORMANCE.md). GOMAXPROCS in the environment still decides.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 	os.Exit(profiled(cli.Execute))
 }
