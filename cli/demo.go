@@ -23,9 +23,12 @@ func newDemoCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Side by side: one slot per ratio unless asked otherwise.
-			concurrency := 3
+			concurrency, repeats := 3, 50
 			if cmd.Flags().Changed("concurrency") {
 				concurrency = cf.concurrency
+			}
+			if cmd.Flags().Changed("repeats") {
+				repeats = cf.repeats
 			}
 			return runConsole(cmd, cf, func(tasks []model.Task) (*ui.LaunchSpec, error) {
 				for _, t := range tasks {
@@ -38,7 +41,7 @@ func newDemoCmd() *cobra.Command {
 					}
 					t.Agents = []model.Agent{a}
 					return &ui.LaunchSpec{Tasks: []model.Task{t}, Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped},
-						Repeats: 50, Concurrency: concurrency, Seed: cf.seed, Label: "demo"}, nil
+						Repeats: repeats, Concurrency: concurrency, Seed: cf.seed, Label: "demo"}, nil
 				}
 				return nil, fmt.Errorf("the demo task %s · %s is missing from the catalog (a headroom bug)", demoTask, demoAgent)
 			})

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Console cost of two headroom builds side by side, interleaved in rounds:
-# each runs `demo --concurrency 8` in a 200×50 tmux pane for 40 s under
+# each runs `demo --concurrency 8` (600 trials, so 8 run throughout) in a
+# 200×50 tmux pane for 40 s under
 # /usr/bin/time -v, then quits. A first, unmeasured run of each builds its
 # workload image.
 #   perf/console_rounds.sh OLD_BINARY NEW_BINARY [ROUNDS]
@@ -11,7 +12,7 @@ trap 'rm -rf "$out"' EXIT
 run() { # binary label
   local tf="$out/time.txt" s="hr-rounds-$$"
   rm -f "$tf"
-  tmux new-session -d -s "$s" -x 200 -y 50 "/usr/bin/time -v -o $tf $1 demo --concurrency 8 --theme plain --out $out/exp"
+  tmux new-session -d -s "$s" -x 200 -y 50 "/usr/bin/time -v -o $tf $1 demo --concurrency 8 --repeats 200 --seed 1 --theme plain --out $out/exp"
   local start; start=$(date +%s.%N)
   sleep 40 # the measured period itself
   tmux send-keys -t "$s" q; sleep 1; tmux send-keys -t "$s" y
@@ -28,4 +29,4 @@ print(f"{label}: {cpu:.2f} s CPU over {end - start:.1f} s = {100 * cpu / (end - 
 PY
 }
 run "$a" warmup; run "$b" warmup
-for _ in $(seq "$rounds"); do run "$a" "$(basename "$a")"; run "$b" "$(basename "$b")"; done
+for _ in $(seq "$rounds"); do run "$a" "$a"; run "$b" "$b"; done
