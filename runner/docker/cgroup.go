@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,19 +19,19 @@ type cgroupReader struct {
 	memDir  string // v1: memory controller dir; v2: the unified dir
 	cpuDir  string // v1: cpuacct dir; v2: the unified dir
 
-	files map[string]*os.File
+	files map[string]*cgFile
 	buf   []byte
 }
 
 // file reads one cgroup file through its kept-open handle.
 func (r *cgroupReader) file(path string) ([]byte, error) {
 	if r.files == nil {
-		r.files = map[string]*os.File{}
+		r.files = map[string]*cgFile{}
 	}
 	f, ok := r.files[path]
 	if !ok {
 		var err error
-		if f, err = os.Open(path); err != nil {
+		if f, err = openCgFile(path); err != nil {
 			return nil, err
 		}
 		r.files[path] = f
@@ -41,8 +40,8 @@ func (r *cgroupReader) file(path string) ([]byte, error) {
 		r.buf = make([]byte, 8192)
 	}
 	for {
-		n, err := f.ReadAt(r.buf, 0)
-		if err != nil && err != io.EOF {
+		n, err := f.readAt0(r.buf)
+		if err != nil {
 			return nil, err
 		}
 		if n < len(r.buf) {
@@ -55,7 +54,7 @@ func (r *cgroupReader) file(path string) ([]byte, error) {
 // close releases the kept-open files.
 func (r *cgroupReader) close() {
 	for _, f := range r.files {
-		f.Close()
+		f.close()
 	}
 	r.files = nil
 }

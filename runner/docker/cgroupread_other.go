@@ -1,0 +1,30 @@
+//go:build !linux
+
+package docker
+
+import (
+	"io"
+	"os"
+)
+
+// cgFile is a kept-open cgroup file (only Linux has them; elsewhere the
+// engine is remote and the stats stream is used).
+type cgFile struct{ f *os.File }
+
+func openCgFile(path string) (*cgFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &cgFile{f: f}, nil
+}
+
+func (c *cgFile) readAt0(buf []byte) (int, error) {
+	n, err := c.f.ReadAt(buf, 0)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, err
+}
+
+func (c *cgFile) close() error { return c.f.Close() }
