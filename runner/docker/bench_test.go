@@ -153,9 +153,12 @@ name = "agent"
 `)
 	out := benchSweep(b, task, Options{})
 	var total, worst time.Duration
-	n := 0
+	n, kills := 0, 0
 	first := map[string]int{}
 	for e := range out {
+		if o, ok := e.(runner.OOMKill); ok && !o.Detail {
+			kills++
+		}
 		if o, ok := e.(runner.OOMKill); ok && !o.Detail && (o.OOM.Source == "events" || o.OOM.Source == "kernel") {
 			d := o.At().Sub(o.OOM.At)
 			total += d
@@ -164,8 +167,15 @@ name = "agent"
 			first[o.OOM.Source]++
 		}
 	}
-	if n == 0 {
-		b.Fatal("no kill came through the kernel's log or the engine's events")
+	switch {
+	case kills == 0:
+		b.Fatal("no OOM kill at all")
+	case n == 0:
+		// The cgroup's counter, read by the sampler, carries no time of
+		// its own; once in a while it tells of a kill first. With one
+		// trial (the harness's first round) that leaves nothing to time.
+		b.Logf("%d kill(s), none told first by a timestamped source", kills)
+		return
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(n)/1000, "ms-mean")
 	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-max")
