@@ -230,10 +230,11 @@ func box(style lipgloss.Style, title string, body string, w, h int) string {
 	if w < 4 || h < 2 {
 		return fit(body, w, h)
 	}
-	// Drawn by hand, with lipgloss only colouring the border: a box is
+	// Drawn by hand, with lipgloss only colouring the border (through a
+	// painter: learnt once, then no lipgloss layout per edge): a box is
 	// drawn for every card on every frame.
 	border := style.GetBorderStyle()
-	edge := lipgloss.NewStyle().Foreground(style.GetBorderTopForeground())
+	edge := newPainter(lipgloss.NewStyle().Foreground(style.GetBorderTopForeground()))
 	var b strings.Builder
 	top := border.TopLeft + border.Top
 	if title != "" {
