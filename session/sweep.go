@@ -248,8 +248,29 @@ func (s *Sweep) Err() error {
 	return s.storeErr
 }
 
-// hostLoad reads this host's available memory and load (gopsutil).
+// hostEvery is how long one reading of the host stands: trials start and
+// end several times a second, each asking (and the admission's floor check
+// too), and /proc/meminfo does not change meaningfully within it.
+const hostEvery = 250 * time.Millisecond
+
+var hostCache struct {
+	sync.Mutex
+	at   time.Time
+	load runner.HostLoad
+}
+
+// hostLoad reads this host's available memory and load (gopsutil), at most
+// once per hostEvery.
 func hostLoad() runner.HostLoad {
+	hostCache.Lock()
+	defer hostCache.Unlock()
+	if now := time.Now(); now.Sub(hostCache.at) >= hostEvery {
+		hostCache.load, hostCache.at = readHostLoad(), now
+	}
+	return hostCache.load
+}
+
+func readHostLoad() runner.HostLoad {
 	var h runner.HostLoad
 	if vm, err := mem.VirtualMemory(); err == nil {
 		h.AvailableBytes = int64(vm.Available)
