@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/headroom-eval/headroom/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -60,7 +61,7 @@ func newDoctorCmd() *cobra.Command {
 			defer b.Close()
 			tasks := []model.Task{{Name: "doctor", Image: taskfile.BuiltinImage, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none"}}
 			taskfile.ResolveImages(tasks, tag)
-			tasks[0].IdleCommand = []string{"/hr-workload", "idle"}
+			tasks[0].IdleCommand = []string{workload.Binary, workload.IdleMode}
 			tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(tasks[0].Resources, model.Ratio{K: 1}, eng.Host.CPUs)}
 			sb, err := b.Start(ctx, "doctor", tr, tasks[0])
 			if err != nil {

@@ -279,7 +279,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	if len(t.IdleCommand) == 0 {
 		t.IdleCommand = []string{"sleep", "infinity"}
 		if builtin {
-			t.IdleCommand = []string{workload.Binary, "idle"}
+			t.IdleCommand = []string{workload.Binary, workload.IdleMode}
 		}
 	}
 	if t.Network == "" {

@@ -36,7 +36,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case "idle":
+	case IdleMode:
 		return idle()
 	case DriveMode:
 		return drive(os.Stdin, stdout, stderr)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,8 +35,7 @@ const (
 // in headroom's own image, whose binary is the driver, and unless the
 // backend was told to use exec for every step.
 func (b *Backend) usesDriver(task model.Task) bool {
-	return !b.opts.ExecSteps && len(task.IdleCommand) == 2 &&
-		task.IdleCommand[0] == workload.Binary && task.IdleCommand[1] == "idle"
+	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode})
 }
 
 // driver is headroom's end of a sandbox's step driver: the container's
