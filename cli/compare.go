@@ -44,33 +44,8 @@ func newCompareCmd() *cobra.Command {
 			mb := model.NewMatrix(ms[1].Ratios, trials[1])
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp\ttasks\t")
-			for _, r := range ma.Ratios {
-				if _, ok := mb.ByRatio[r]; !ok {
-					continue
-				}
-				for _, metric := range []string{"success", "infra-error"} {
-					var ca, cb []model.Count
-					for _, row := range ma.Rows {
-						a, b := ma.Cell(row, r), mb.Cell(row, r)
-						if a == nil || b == nil {
-							continue
-						}
-						pick := func(c *model.Cell) model.Count {
-							if metric == "success" {
-								return model.Count{K: c.Rates.Successes, N: c.Rates.Counted}
-							}
-							return model.Count{K: c.Rates.InfraErrs, N: c.Rates.Counted}
-						}
-						ca, cb = append(ca, pick(a)), append(cb, pick(b))
-					}
-					if len(ca) == 0 {
-						continue
-					}
-					p := model.PairedDiff(ca, cb)
-					ea, eb := model.ClusteredMean(ca), model.ClusteredMean(cb)
-					label := model.Verdict(model.Noise(p.Diff, p.CI, opts.NoisePP))
-					fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%.3f\t%d\t%s\n", r, metric, 100*ea.Mean, 100*eb.Mean, 100*p.Diff, 100*p.CI.Lo, 100*p.CI.Hi, p.P, p.Tasks, label)
-				}
+			for _, c := range model.CompareExperiments(ma, mb, opts.NoisePP) {
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%.3f\t%d\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, c.P, c.Tasks, model.Verdict(c.Noise))
 			}
 			return tw.Flush()
 		},

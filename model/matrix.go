@@ -77,6 +77,10 @@ func (m *Matrix) Add(res TrialResult) {
 // Cell returns the cell, or nil when nothing finished there yet.
 func (m *Matrix) Cell(row RowKey, r Ratio) *Cell { return m.Cells[row][r] }
 
+// EmptyCellGlyph marks a cell where no trial finished (nothing run there
+// yet), distinct from a cancelled trial's Glyph.
+const EmptyCellGlyph = "·"
+
 // Glyph is the one-character ASCII mark of an outcome in compact views.
 func (o Outcome) Glyph() string {
 	switch o {

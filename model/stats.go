@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -52,17 +53,36 @@ func (c Count) Rate() float64 { return ratio(c.K, c.N) }
 
 // Estimate is a mean with its standard error and 95% interval.
 type Estimate struct {
-	Mean   float64  `json:"mean"`
-	SE     float64  `json:"se"`
-	CI     Interval `json:"ci"`
-	Tasks  int      `json:"tasks"`
-	Trials int      `json:"trials"`
+	Mean float64  `json:"mean"`
+	SE   float64  `json:"se"`
+	CI   Interval `json:"ci"`
+	// HalfWidth is what views print as ±: the larger distance from the
+	// mean to an end of CI (the interval is asymmetric near 0 and 1, and
+	// for one task it is the Wilson interval).
+	HalfWidth float64 `json:"half_width"`
+	Tasks     int     `json:"tasks"`
+	Trials    int     `json:"trials"`
+}
+
+// tQuantile is the p quantile of Student's t with df degrees of freedom
+// (of the normal distribution when df is not positive).
+func tQuantile(p, df float64) float64 {
+	if df <= 0 {
+		return distuv.UnitNormal.Quantile(p)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
 
 // ClusteredMean is the mean over all trials with a standard error
 // clustered by task: repeats of one task are correlated, so the variance
-// is summed over tasks of the squared sum of residuals,
-// SE² = Σ_task (k_t − n_t·p)² / N².
+// is summed over tasks of the squared sum of residuals, with the usual
+// small-cluster (CR1) correction G/(G−1) for G tasks,
+// SE² = G/(G−1) · Σ_task (k_t − n_t·p)² / N²,
+// and the interval uses Student's t with G−1 degrees of freedom. It is
+// never narrower than the Wilson interval of the pooled count, so tasks
+// that all pass (or all fail) do not give a zero-width interval. With one
+// task there is no spread between tasks to cluster: the interval is that
+// task's Wilson interval.
 func ClusteredMean(tasks []Count) Estimate {
 	var e Estimate
 	var k int
@@ -79,24 +99,38 @@ func ClusteredMean(tasks []Count) Estimate {
 		return e
 	}
 	p := float64(k) / float64(e.Trials)
-	var v float64
-	for _, c := range tasks {
-		r := float64(c.K) - float64(c.N)*p
-		v += r * r
-	}
 	e.Mean = p
-	e.SE = math.Sqrt(v) / float64(e.Trials)
-	e.CI = Interval{math.Max(0, p-Z95*e.SE), math.Min(1, p+Z95*e.SE)}
+	wilson := Wilson(k, e.Trials)
+	if e.Tasks == 1 {
+		e.SE = math.Sqrt(p * (1 - p) / float64(e.Trials))
+		e.CI = wilson
+	} else {
+		var v float64
+		for _, c := range tasks {
+			r := float64(c.K) - float64(c.N)*p
+			v += r * r
+		}
+		g := float64(e.Tasks)
+		e.SE = math.Sqrt(g/(g-1)*v) / float64(e.Trials)
+		q := tQuantile(0.975, g-1)
+		e.CI = Interval{math.Max(0, math.Min(p-q*e.SE, wilson.Lo)), math.Min(1, math.Max(p+q*e.SE, wilson.Hi))}
+	}
+	e.HalfWidth = math.Max(p-e.CI.Lo, e.CI.Hi-p)
 	return e
 }
 
 // Paired is the difference other − base over tasks run at both ratios.
+// One rule gives both CI and P (the same centre, SE and distribution), so
+// the interval excludes 0 exactly when P < 0.05.
 type Paired struct {
 	Tasks int      `json:"tasks"`
 	Diff  float64  `json:"diff"`
 	SE    float64  `json:"se"`
 	CI    Interval `json:"ci"`
 	P     float64  `json:"p"`
+	// DF is the degrees of freedom of the t distribution used (T−1); 0
+	// means the normal one (a single task).
+	DF float64 `json:"df"`
 	// SDTask is the standard deviation of the per-task differences, the
 	// input to power calculations.
 	SDTask float64 `json:"sd_task"`
@@ -113,8 +147,11 @@ func plusTwoVar(c Count) float64 {
 // from the spread of the per-task differences (Student's t with T−1
 // degrees of freedom), floored by the binomial sampling error of the
 // cells, which the spread of a few tasks can understate (every task going
-// from 0/3 to 3/3 has no spread at all). With one task it is that task's
-// two-proportion comparison, with Fisher's exact p-value.
+// from 0/3 to 3/3 has no spread at all); the p-value is the two-sided t
+// test of the same difference with the same SE and degrees of freedom.
+// With one task there is no spread: it is the Agresti–Caffo comparison of
+// the two proportions (one success and one failure added to each, normal
+// quantiles), whose interval and z-test share the adjusted centre and SE.
 func PairedDiff(base, other []Count) Paired {
 	var d []float64
 	var floor float64
@@ -134,57 +171,40 @@ func PairedDiff(base, other []Count) Paired {
 	}
 	t := float64(r.Tasks)
 	r.Diff = stat.Mean(d, nil)
-	floorSE := math.Sqrt(floor) / t
+	centre := r.Diff
 	if r.Tasks == 1 {
-		r.SE = floorSE
-		r.CI = clipDiff(Interval{r.Diff - Z95*r.SE, r.Diff + Z95*r.SE})
-		r.P = FisherExact(po[0].K, po[0].N-po[0].K, pb[0].K, pb[0].N-pb[0].K)
-		return r
+		adj := func(c Count) (p, n float64) {
+			n = float64(c.N) + 2
+			return (float64(c.K) + 1) / n, n
+		}
+		ab, nb := adj(pb[0])
+		ao, no := adj(po[0])
+		centre = ao - ab
+		r.SE = math.Sqrt(ab*(1-ab)/nb + ao*(1-ao)/no)
+	} else {
+		r.SDTask = stat.StdDev(d, nil)
+		r.SE = math.Max(r.SDTask/math.Sqrt(t), math.Sqrt(floor)/t)
+		r.DF = t - 1
 	}
-	r.SDTask = stat.StdDev(d, nil)
-	r.SE = math.Max(r.SDTask/math.Sqrt(t), floorSE)
-	tdist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t - 1}
-	q := tdist.Quantile(0.975)
-	r.CI = clipDiff(Interval{r.Diff - q*r.SE, r.Diff + q*r.SE})
+	q := tQuantile(0.975, r.DF)
+	r.CI = clipDiff(Interval{centre - q*r.SE, centre + q*r.SE})
 	if r.SE == 0 {
 		r.P = 1
-		if r.Diff != 0 {
+		if centre != 0 {
 			r.P = 0
 		}
 		return r
 	}
-	r.P = 2 * tdist.Survival(math.Abs(r.Diff)/r.SE)
+	if r.DF == 0 {
+		r.P = 2 * distuv.UnitNormal.Survival(math.Abs(centre)/r.SE)
+	} else {
+		r.P = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r.DF}.Survival(math.Abs(centre)/r.SE)
+	}
 	return r
 }
 
 // clipDiff keeps a difference of rates within [−1, 1].
 func clipDiff(i Interval) Interval { return Interval{math.Max(i.Lo, -1), math.Min(i.Hi, 1)} }
-
-// FisherExact is the two-sided p-value of Fisher's exact test on the 2×2
-// table [[a, b], [c, d]]: the total probability, under fixed margins, of
-// every table no more likely than the one observed.
-func FisherExact(a, b, c, d int) float64 {
-	if a < 0 || b < 0 || c < 0 || d < 0 {
-		return math.NaN()
-	}
-	row1, col1, n := a+b, a+c, a+b+c+d
-	if n == 0 {
-		return 1
-	}
-	lf := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	logP := func(x int) float64 {
-		return lf(row1) + lf(n-row1) + lf(col1) + lf(n-col1) - lf(n) - lf(x) - lf(row1-x) - lf(col1-x) - lf(n-row1-col1+x)
-	}
-	observed := logP(a)
-	lo, hi := max(0, row1+col1-n), min(row1, col1)
-	var p float64
-	for x := lo; x <= hi; x++ {
-		if lp := logP(x); lp <= observed+1e-7 {
-			p += math.Exp(lp)
-		}
-	}
-	return math.Min(1, p)
-}
 
 // Noise says whether a difference cannot be told from noise: its interval
 // contains zero or it is smaller than the threshold.
@@ -201,8 +221,26 @@ func Verdict(noise bool) string {
 }
 
 // MinDetectable is the smallest difference a design with this standard
-// error detects at 80% power and α = 0.05 (two-sided).
-func MinDetectable(se float64) float64 { return (Z95 + Z80) * se }
+// error (and df degrees of freedom, 0 for the normal) detects at 80% power
+// and α = 0.05 (two-sided). It can exceed 1: no difference of rates is
+// detectable then (see Detectable).
+func MinDetectable(se, df float64) float64 {
+	return (tQuantile(0.975, df) + tQuantile(0.80, df)) * se
+}
+
+// Detectable says whether a minimum detectable difference is one a
+// difference of rates can reach (at most 100 points).
+func Detectable(mde float64) bool { return mde > 0 && mde <= 1 }
+
+// DetectableText is how every view prints a minimum detectable
+// difference: "42pp", or "none" when no difference of rates (at most
+// 100 points) would be detected with this design.
+func DetectableText(mde float64) string {
+	if !Detectable(mde) {
+		return "none"
+	}
+	return fmt.Sprintf("%.0fpp", 100*mde)
+}
 
 // RepeatsNeeded is how many repeats per task and ratio would detect delta
 // with T tasks, from the observed spread of per-task differences sdTask
@@ -251,15 +289,44 @@ type CellStats struct {
 	Infra   Count    `json:"infra_error"`
 	SuccCI  Interval `json:"success_ci"`
 	InfraCI Interval `json:"infra_error_ci"`
-	// FisherP compares the cell's success with the same task at the
-	// baseline (1 at the baseline itself).
-	FisherP float64 `json:"fisher_p_vs_baseline"`
-	Noise   bool    `json:"noise_vs_baseline"`
+	// VsBaseline compares the cell's success with the same task at the
+	// baseline, by the same rule as a one-task Comparison (at the
+	// baseline itself: no difference, P 1).
+	VsBaseline Paired `json:"success_vs_baseline"`
+	Noise      bool   `json:"noise_vs_baseline"`
+}
+
+// The two metrics every comparison is made on.
+const (
+	Success  = "success"
+	InfraErr = "infra-error"
+)
+
+// Counts is, for each of the matrix's rows, the events of metric
+// (Success or InfraErr) at ratio r; a row with no trial there counts
+// {0, 0}.
+func (m *Matrix) Counts(r Ratio, metric string) []Count {
+	var out []Count
+	for _, row := range m.Rows {
+		out = append(out, m.count(row, r, metric))
+	}
+	return out
+}
+
+func (m *Matrix) count(row RowKey, r Ratio, metric string) Count {
+	c := m.Cell(row, r)
+	if c == nil {
+		return Count{}
+	}
+	if metric == InfraErr {
+		return Count{c.Rates.InfraErrs, c.Rates.Counted}
+	}
+	return Count{c.Rates.Successes, c.Rates.Counted}
 }
 
 // Comparison is one ratio against the baseline for one metric.
 type Comparison struct {
-	Metric string `json:"metric"` // "success" or "infra-error"
+	Metric string `json:"metric"` // Success or InfraErr
 	Base   Ratio  `json:"base"`
 	Other  Ratio  `json:"other"`
 	Paired
@@ -284,17 +351,7 @@ type Power struct {
 // is asked about.
 func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 	a := &Analysis{Baseline: baseline, NoisePP: noisePP, rows: map[RowKey]map[Ratio]CellStats{}}
-	counts := func(r Ratio) (succ, infra []Count) {
-		for _, row := range m.Rows {
-			var s, i Count
-			if c := m.Cell(row, r); c != nil {
-				s = Count{c.Rates.Successes, c.Rates.Counted}
-				i = Count{c.Rates.InfraErrs, c.Rates.Counted}
-			}
-			succ, infra = append(succ, s), append(infra, i)
-		}
-		return succ, infra
-	}
+	counts := func(r Ratio) (succ, infra []Count) { return m.Counts(r, Success), m.Counts(r, InfraErr) }
 	baseSucc, baseInfra := counts(baseline)
 	var mdes []float64
 	var sds, ws []float64
@@ -303,12 +360,11 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 		succ, infra := counts(r)
 		a.ByRatio = append(a.ByRatio, RatioStats{Ratio: r, Success: ClusteredMean(succ), Infra: ClusteredMean(infra)})
 		for i, row := range m.Rows {
-			cs := CellStats{RowKey: row, Ratio: r, Success: succ[i], Infra: infra[i], SuccCI: Wilson(succ[i].K, succ[i].N), InfraCI: Wilson(infra[i].K, infra[i].N), FisherP: 1, Noise: true}
+			cs := CellStats{RowKey: row, Ratio: r, Success: succ[i], Infra: infra[i], SuccCI: Wilson(succ[i].K, succ[i].N), InfraCI: Wilson(infra[i].K, infra[i].N), VsBaseline: Paired{P: 1, CI: Interval{-1, 1}}, Noise: true}
 			repeats = max(repeats, succ[i].N)
 			if r != baseline && succ[i].N > 0 && baseSucc[i].N > 0 {
-				b := baseSucc[i]
-				cs.FisherP = FisherExact(succ[i].K, succ[i].N-succ[i].K, b.K, b.N-b.K)
-				cs.Noise = cs.FisherP >= 0.05 || math.Abs(succ[i].Rate()-b.Rate()) < noisePP
+				cs.VsBaseline = PairedDiff([]Count{baseSucc[i]}, []Count{succ[i]})
+				cs.Noise = Noise(cs.VsBaseline.Diff, cs.VsBaseline.CI, noisePP)
 			}
 			a.Cells = append(a.Cells, cs)
 			if a.rows[row] == nil {
@@ -322,14 +378,14 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 		for _, metric := range []struct {
 			name        string
 			base, other []Count
-		}{{"success", baseSucc, succ}, {"infra-error", baseInfra, infra}} {
+		}{{Success, baseSucc, succ}, {InfraErr, baseInfra, infra}} {
 			p := PairedDiff(metric.base, metric.other)
 			if p.Tasks == 0 {
 				continue
 			}
-			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE)}
+			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF)}
 			a.Comparisons = append(a.Comparisons, c)
-			if metric.name == "success" {
+			if metric.name == Success {
 				mdes = append(mdes, c.MinDetectable)
 				sds = append(sds, p.SDTask)
 				var w float64
@@ -377,4 +433,41 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// CrossComparison is experiment B against experiment A at one ratio and
+// for one metric, paired by the tasks both ran there.
+type CrossComparison struct {
+	Ratio  Ratio    `json:"ratio"`
+	Metric string   `json:"metric"`
+	A      Estimate `json:"a"`
+	B      Estimate `json:"b"`
+	Paired
+	Noise bool `json:"noise"`
+}
+
+// CompareExperiments pairs two experiments' matrices (another day,
+// another host) by task and ratio, by the same rules as Analyze.
+func CompareExperiments(a, b *Matrix, noisePP float64) []CrossComparison {
+	var out []CrossComparison
+	for _, r := range a.Ratios {
+		if _, ok := b.ByRatio[r]; !ok {
+			continue
+		}
+		for _, metric := range []string{Success, InfraErr} {
+			var ca, cb []Count
+			for _, row := range a.Rows {
+				if a.Cell(row, r) == nil || b.Cell(row, r) == nil {
+					continue
+				}
+				ca, cb = append(ca, a.count(row, r, metric)), append(cb, b.count(row, r, metric))
+			}
+			if len(ca) == 0 {
+				continue
+			}
+			p := PairedDiff(ca, cb)
+			out = append(out, CrossComparison{Ratio: r, Metric: metric, A: ClusteredMean(ca), B: ClusteredMean(cb), Paired: p, Noise: Noise(p.Diff, p.CI, noisePP)})
+		}
+	}
+	return out
 }

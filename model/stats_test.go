@@ -58,16 +58,42 @@ func TestWilsonCoverageByEnumeration(t *testing.T) {
 	}
 }
 
-// R: fisher.test(matrix(c(3,1,1,3),2)) p = 0.4857 (the tea-tasting lady);
-// fisher.test(matrix(c(1,11,9,3),2)) p = 0.002759.
-func TestFisherExactAgainstPublishedValues(t *testing.T) {
-	near(t, "tea", FisherExact(3, 1, 1, 3), 0.485714, 1e-6)
-	near(t, "dieting", FisherExact(1, 9, 11, 3), 0.002759, 1e-6)
-	near(t, "all or nothing", FisherExact(0, 5, 5, 0), 2.0/252, 1e-9)
-	near(t, "identical", FisherExact(3, 0, 3, 0), 1, 1e-12)
-	near(t, "empty", FisherExact(0, 0, 0, 0), 1, 0)
-	// Symmetric in the table's orientation.
-	near(t, "transposed", FisherExact(1, 11, 9, 3), FisherExact(1, 9, 11, 3), 1e-12)
+// Hand-checked numbers: Student's t quantiles (any table: 4 df 2.776,
+// 80% one-sided 0.941), the Wilson interval of 12/14, and the per-ratio
+// interval with five tasks (t with 4 df and the CR1 factor √(5/4)).
+func TestSmallSampleRulesByHand(t *testing.T) {
+	near(t, "t(0.975, 4)", tQuantile(0.975, 4), 2.776445, 1e-6)
+	near(t, "t(0.80, 4)", tQuantile(0.80, 4), 0.940965, 1e-6)
+	near(t, "z(0.975)", tQuantile(0.975, 0), 1.959964, 1e-6)
+	w := Wilson(12, 14)
+	near(t, "wilson 12/14 lo", w.Lo, 0.600586, 1e-6)
+	near(t, "wilson 12/14 hi", w.Hi, 0.959906, 1e-6)
+
+	tests := []struct {
+		name           string
+		counts         []Count
+		mean, se, half float64
+		lo, hi         float64
+	}{
+		// One task: no spread between tasks, so the interval is the
+		// task's Wilson interval (it used to be 86% ±0).
+		{"one task 12/14", []Count{{12, 14}}, 12.0 / 14, math.Sqrt(12.0 / 14 * 2 / 14 / 14), 12.0/14 - 0.600586, 0.600586, 0.959906},
+		// Five tasks: p = 15/25, residuals −2 −2 1 1 2, Σr² = 14;
+		// SE = √(5/4 · 14)/25 = 0.16733, half-width 2.776 · SE = 0.4646
+		// (z and no correction gave 0.2933).
+		{"five tasks", []Count{{1, 5}, {1, 5}, {4, 5}, {4, 5}, {5, 5}}, 0.6, 0.167332, 0.464588, 0.135412, 1},
+		// Every task fails: no spread, but never a zero-width interval:
+		// the pooled Wilson interval of 0/35, z²/(35+z²), is the floor.
+		{"all fail", []Count{{0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 5}, {0, 5}}, 0, 0, 0.098901, 0, 0.098901},
+	}
+	for _, tt := range tests {
+		e := ClusteredMean(tt.counts)
+		near(t, tt.name+" mean", e.Mean, tt.mean, 1e-6)
+		near(t, tt.name+" se", e.SE, tt.se, 1e-6)
+		near(t, tt.name+" ±", e.HalfWidth, tt.half, 1e-5)
+		near(t, tt.name+" lo", e.CI.Lo, tt.lo, 1e-5)
+		near(t, tt.name+" hi", e.CI.Hi, tt.hi, 1e-5)
+	}
 }
 
 func TestClusteredMeanByHand(t *testing.T) {
@@ -75,25 +101,25 @@ func TestClusteredMeanByHand(t *testing.T) {
 	e := ClusteredMean([]Count{{2, 3}, {0, 3}, {3, 3}, {0, 0}})
 	near(t, "mean", e.Mean, 5.0/9, 1e-12)
 	r := []float64{2 - 5.0/3, -5.0 / 3, 3 - 5.0/3}
-	near(t, "se", e.SE, math.Sqrt(r[0]*r[0]+r[1]*r[1]+r[2]*r[2])/9, 1e-12)
+	near(t, "se", e.SE, math.Sqrt(1.5*(r[0]*r[0]+r[1]*r[1]+r[2]*r[2]))/9, 1e-12)
 	if e.Tasks != 3 || e.Trials != 9 {
 		t.Errorf("tasks %d trials %d (the empty cell must not count)", e.Tasks, e.Trials)
 	}
-	// All pass / all fail: no spread, a degenerate but honest interval.
-	if e := ClusteredMean([]Count{{3, 3}, {3, 3}}); e.Mean != 1 || e.SE != 0 {
+	// All pass: no spread, but the interval is the Wilson one of 6/6.
+	if e := ClusteredMean([]Count{{3, 3}, {3, 3}}); e.Mean != 1 || e.SE != 0 || e.CI != Wilson(6, 6) || e.HalfWidth == 0 {
 		t.Errorf("all pass: %+v", e)
 	}
 	if e := ClusteredMean(nil); e.CI != (Interval{0, 1}) {
 		t.Errorf("nothing: %+v", e)
 	}
 	// With one trial per task the clustered SE is the ordinary one,
-	// √(p(1−p)/n).
+	// √(p(1−p)/n), times the CR1 factor √(G/(G−1)).
 	var cs []Count
 	for i := 0; i < 40; i++ {
 		cs = append(cs, Count{K: i % 4 / 3, N: 1})
 	}
 	e = ClusteredMean(cs)
-	near(t, "iid se", e.SE, math.Sqrt(e.Mean*(1-e.Mean)/40), 1e-12)
+	near(t, "iid se", e.SE, math.Sqrt(40.0/39*e.Mean*(1-e.Mean)/40), 1e-12)
 }
 
 // scipy.stats.ttest_1samp([.1,.2,.3,.4], 0): t = 3.8730, p = 0.030466.
@@ -117,9 +143,16 @@ func TestPairedDiffEdgeCases(t *testing.T) {
 	if all.Diff != 1 || all.SE == 0 || all.CI.Contains(0) {
 		t.Errorf("0/3 → 3/3 on three tasks: %+v", all)
 	}
-	// One task: Fisher's exact test.
-	one := PairedDiff([]Count{{0, 5}}, []Count{{5, 5}})
-	near(t, "one task p", one.P, 2.0/252, 1e-9)
+	// One task, 3/7 → 7/7 (was "+57pp [+14, +100] p 0.070": a Wald
+	// interval beside Fisher's p). Agresti–Caffo: p̃ = 4/9 and 8/9 on
+	// ñ = 9, centre 4/9, SE = √((4/9·5/9 + 8/9·1/9)/9) = 0.195982,
+	// interval 0.4444 ± 1.96·SE = [0.0603, 0.8286], z = 2.2678, p = 0.02334.
+	one := PairedDiff([]Count{{3, 7}}, []Count{{7, 7}})
+	near(t, "one task diff", one.Diff, 4.0/7, 1e-12)
+	near(t, "one task se", one.SE, 0.195982, 1e-6)
+	near(t, "one task lo", one.CI.Lo, 0.060328, 1e-6)
+	near(t, "one task hi", one.CI.Hi, 0.828561, 1e-6)
+	near(t, "one task p", one.P, 0.023342, 1e-6)
 	// One repeat each on two tasks.
 	two := PairedDiff([]Count{{0, 1}, {1, 1}}, []Count{{1, 1}, {1, 1}})
 	if two.Tasks != 2 || two.Diff != 0.5 || !two.CI.Contains(0) {
@@ -205,7 +238,7 @@ func TestAnalyzeTheBriefsShape(t *testing.T) {
 		t.Errorf("1x vs uncapped infra-error must be a real drop: %+v", infra)
 	}
 	steady, _ := a.Cell(RowKey{"steady", "a"}, Uncapped)
-	if !steady.Noise || steady.FisherP < 0.999 {
+	if !steady.Noise || steady.VsBaseline.P < 0.999 {
 		t.Errorf("the steady task's difference must be noise: %+v", steady)
 	}
 	if a.Power.Tasks != 6 || a.Power.Repeats != 5 || a.Power.MinDetectable <= 0 {
@@ -213,5 +246,68 @@ func TestAnalyzeTheBriefsShape(t *testing.T) {
 	}
 	if len(a.ByRatio) != 3 || a.ByRatio[0].Infra.Mean != 20.0/30 {
 		t.Errorf("by ratio %+v", a.ByRatio)
+	}
+}
+
+// One rule decides a comparison's interval and p-value: whatever the
+// counts, the 95% interval leaves out 0 exactly when p < 0.05.
+func TestIntervalAndPValueAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 2000; i++ {
+		tasks := 1 + rng.IntN(6)
+		n := 1 + rng.IntN(10)
+		var base, other []Count
+		for j := 0; j < tasks; j++ {
+			base = append(base, Count{rng.IntN(n + 1), n})
+			other = append(other, Count{rng.IntN(n + 1), n})
+		}
+		p := PairedDiff(base, other)
+		if excluded := !p.CI.Contains(0); excluded != (p.P < 0.05) {
+			// Only a tie at the edge may differ.
+			if math.Abs(p.P-0.05) > 1e-9 {
+				t.Fatalf("%v → %v: CI %v but p %.4f", base, other, p.CI, p.P)
+			}
+		}
+	}
+}
+
+// A difference of rates is at most 100 points: a larger minimum
+// detectable difference is printed as none, never as "157pp".
+func TestDetectableNeverBeyond100pp(t *testing.T) {
+	near(t, "mde t4", MinDetectable(0.1, 4), 0.1*(2.776445+0.940965), 1e-6)
+	for _, tt := range []struct {
+		mde  float64
+		want string
+	}{{0.42, "42pp"}, {1, "100pp"}, {1.57, "none"}, {0, "none"}} {
+		if got := DetectableText(tt.mde); got != tt.want {
+			t.Errorf("DetectableText(%v) = %q, want %q", tt.mde, got, tt.want)
+		}
+	}
+}
+
+// compare's statistics are Analyze's rules: B against A at each ratio both
+// ran, paired by task.
+func TestCompareExperimentsPairsByTask(t *testing.T) {
+	one := Ratio{K: 1}
+	mk := func(outs map[string][]Outcome) *Matrix {
+		var rs []TrialResult
+		for task, os := range outs {
+			for i, o := range os {
+				rs = append(rs, TrialResult{Trial: Trial{Task: task, Agent: "a", Ratio: one, Repeat: i + 1}, Outcome: o})
+			}
+		}
+		return NewMatrix([]Ratio{one}, rs)
+	}
+	P, F, K := Passed, Failed, OOMKilled
+	a := mk(map[string][]Outcome{"t1": {P, F, F}, "t2": {K, K, P}, "only-a": {P, P, P}})
+	b := mk(map[string][]Outcome{"t1": {P, P, F}, "t2": {P, P, P}})
+	got := CompareExperiments(a, b, DefaultNoisePP)
+	if len(got) != 2 || got[0].Metric != Success || got[1].Metric != InfraErr {
+		t.Fatalf("comparisons %+v", got)
+	}
+	s := got[0]
+	want := PairedDiff([]Count{{1, 3}, {1, 3}}, []Count{{2, 3}, {3, 3}})
+	if s.Paired != want || s.Tasks != 2 || s.A.Trials != 6 || s.B.Mean != 5.0/6 {
+		t.Errorf("success: %+v, want %+v over the two shared tasks", s, want)
 	}
 }

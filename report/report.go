@@ -101,7 +101,7 @@ func glyphs(c *model.Cell) string {
 func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
 	c := r.Matrix.Cell(row, ratio)
 	if c == nil {
-		return "-"
+		return model.EmptyCellGlyph
 	}
 	s, _ := r.Analysis.Cell(row, ratio)
 	return fmt.Sprintf("%d/%d %s %s", c.Rates.Successes, c.Rates.Counted, glyphs(c), ci(s.SuccCI))
@@ -126,25 +126,21 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	succ, infra := []string{"success rate"}, []string{"infra-error rate"}
 	for _, rs := range a.ByRatio {
-		succ = append(succ, fmt.Sprintf("%s ±%.0f (%d/%d)", pct(rs.Success.Mean), 100*model.Z95*rs.Success.SE, int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
-		infra = append(infra, fmt.Sprintf("%s ±%.0f", pct(rs.Infra.Mean), 100*model.Z95*rs.Infra.SE))
+		succ = append(succ, fmt.Sprintf("%s ±%.0f (%d/%d)", pct(rs.Success.Mean), 100*rs.Success.HalfWidth, int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
+		infra = append(infra, fmt.Sprintf("%s ±%.0f", pct(rs.Infra.Mean), 100*rs.Infra.HalfWidth))
 	}
 	fmt.Fprintln(tw, strings.Join(succ, "\t"))
 	fmt.Fprintln(tw, strings.Join(infra, "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	var legend []string
-	for _, o := range model.Outcomes {
-		legend = append(legend, o.Glyph()+" "+string(o))
-	}
-	fmt.Fprintf(w, "\n%s\n[lo–hi%%] Wilson 95%% interval; ± is 95%% half-width, clustered by task\n", strings.Join(legend, "  "))
+	fmt.Fprintf(w, "\n%s\n%s\n", glyphLegend(), intervalLegend)
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%.0fpp\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, model.Verdict(c.Noise))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -154,14 +150,32 @@ func (r *Report) Table(w io.Writer) error {
 	return err
 }
 
+// glyphLegend names every glyph a cell can show, the empty cell's too.
+func glyphLegend() string {
+	var legend []string
+	for _, o := range model.Outcomes {
+		legend = append(legend, o.Glyph()+" "+string(o))
+	}
+	return strings.Join(append(legend, model.EmptyCellGlyph+" not run"), "  ")
+}
+
+const intervalLegend = "[lo–hi%] Wilson 95% interval of the cell; ± is the 95% half-width of the rate (clustered by task, Student's t; one task: Wilson)"
+
 // PowerLine says what the design can tell apart.
 func (r *Report) PowerLine() string {
 	p := r.Analysis.Power
-	if p.MinDetectable == 0 {
-		return fmt.Sprintf("power: %d task·agent rows × %d repeats; run at least two ratios to compare", p.Tasks, p.Repeats)
+	rows := fmt.Sprintf("%d task·agent row", p.Tasks)
+	if p.Tasks != 1 {
+		rows += "s"
 	}
-	line := fmt.Sprintf("power: %d task·agent rows × %d repeats detect a success difference of %.0fpp at 80%% power, α=0.05",
-		p.Tasks, p.Repeats, 100*p.MinDetectable)
+	if p.MinDetectable == 0 {
+		return fmt.Sprintf("power: %s × %d repeats; run at least two ratios to compare", rows, p.Repeats)
+	}
+	if !model.Detectable(p.MinDetectable) {
+		return fmt.Sprintf("power: %s × %d repeats cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, p.Repeats)
+	}
+	line := fmt.Sprintf("power: %s × %d repeats detect a success difference of %s at 80%% power, α=0.05",
+		rows, p.Repeats, model.DetectableText(p.MinDetectable))
 	switch {
 	case p.Detect <= 0:
 	case p.RepeatsNeeded == 0:
@@ -201,17 +215,18 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	succ, infra := "| **success rate** |", "| **infra-error rate** |"
 	for _, rs := range a.ByRatio {
-		succ += fmt.Sprintf(" %s ±%.0f |", pct(rs.Success.Mean), 100*model.Z95*rs.Success.SE)
-		infra += fmt.Sprintf(" %s ±%.0f |", pct(rs.Infra.Mean), 100*model.Z95*rs.Infra.SE)
+		succ += fmt.Sprintf(" %s ±%.0f |", pct(rs.Success.Mean), 100*rs.Success.HalfWidth)
+		infra += fmt.Sprintf(" %s ±%.0f |", pct(rs.Infra.Mean), 100*rs.Infra.HalfWidth)
 	}
 	fmt.Fprintln(w, succ)
 	fmt.Fprintln(w, infra)
+	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %.0fpp | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, 100*c.MinDetectable, model.Verdict(c.Noise))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())
@@ -222,14 +237,14 @@ func (r *Report) Markdown(w io.Writer) error {
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "fisher_p_vs_baseline", "noise_vs_baseline", "outcomes"})
+	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "p_vs_baseline", "noise_vs_baseline", "outcomes"})
 	for _, c := range r.Analysis.Cells {
 		if c.Success.N == 0 {
 			continue
 		}
 		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
 		cw.Write([]string{"cell", c.Task, c.Agent, c.Ratio.String(), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
-			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.FisherP), strconv.FormatBool(c.Noise), glyphs(cell)})
+			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), glyphs(cell)})
 	}
 	for _, rs := range r.Analysis.ByRatio {
 		cw.Write([]string{"ratio", "", "", rs.Ratio.String(), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),

@@ -2,9 +2,11 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -130,5 +132,70 @@ func TestPlotsAreWritten(t *testing.T) {
 	}
 	if err := rep.Plot(filepath.Join(dir, "shape.gif")); err == nil {
 		t.Error("a .gif plot name must be refused")
+	}
+}
+
+// oneTask is one task run at 1x and 3x, 3/7 and 7/7 passed.
+func oneTask() (*store.Manifest, []model.Ratio, []model.TrialResult) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB, PidsLimit: 1024}
+	ratios := []model.Ratio{{K: 1}, {K: 3}}
+	m := &store.Manifest{ID: "20261130-120000-0ne1", Created: t0, Status: "finished", Seed: 7, Repeats: 7, Concurrency: 2, Ratios: ratios}
+	m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: "my/task", Source: "x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "oracle"}}}, ratios, 2))
+	var trials []model.TrialResult
+	for ri, passes := range []int{3, 7} {
+		for rep := 1; rep <= 7; rep++ {
+			o := model.Passed
+			if rep > passes {
+				o = model.Failed
+			}
+			r := ratios[ri]
+			trials = append(trials, model.TrialResult{Trial: model.Trial{ID: fmt.Sprintf("t%d%d", ri, rep), Task: "my/task", Agent: "oracle", Ratio: r, Repeat: rep, Seed: uint64(rep), Policy: model.NewPolicy(spec, r, 2)},
+				Outcome: o, Start: t0, End: t0.Add(3 * time.Second), PeakWorkingSetBytes: int64(60+10*rep) * model.MiB})
+		}
+	}
+	return m, ratios, trials
+}
+
+// A one-task report: the per-ratio rates carry the Wilson interval (not
+// ±0), and the comparison's interval and p-value come from one rule
+// (3/7 → 7/7 was "+57pp [+14, +100] p 0.070 real").
+func TestOneTaskReport(t *testing.T) {
+	m, ratios, trials := oneTask()
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	var b bytes.Buffer
+	if err := rep.Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "±0 ") {
+		t.Errorf("a one-task report shows a zero interval:\n%s", b.String())
+	}
+	for _, c := range rep.Analysis.Comparisons {
+		if !c.CI.Contains(0) != (c.P < 0.05) {
+			t.Errorf("%s: CI %v disagrees with p %.3f", c.Metric, c.CI, c.P)
+		}
+	}
+	golden.RequireEqual(t, b.Bytes())
+}
+
+// A design too small to detect anything says so instead of printing a
+// difference beyond 100 points (it printed "detect 157pp").
+func TestPowerLineNeverBeyond100pp(t *testing.T) {
+	m, ratios, trials := oneTask()
+	var few []model.TrialResult
+	for _, tr := range trials {
+		if tr.Repeat == 1 {
+			few = append(few, tr)
+		}
+	}
+	rep := New(m.ID, m, ratios, few, DefaultOptions())
+	if rep.Analysis.Power.MinDetectable <= 1 {
+		t.Fatalf("fixture: minimum detectable %.2f, want > 1", rep.Analysis.Power.MinDetectable)
+	}
+	var b bytes.Buffer
+	if err := rep.Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.PowerLine(), "cannot detect any success difference") || regexp.MustCompile(`\b(1\d\d|[2-9]\d\d)pp`).MatchString(b.String()) {
+		t.Errorf("a difference beyond 100pp printed:\n%s", b.String())
 	}
 }

@@ -158,8 +158,8 @@ func (m Model) viewMatrix(w, h int) string {
 			infra += pad("-", colW)
 			continue
 		}
-		succ += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Success.Mean, 100*model.Z95*rs.Success.SE), colW)
-		infra += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Infra.Mean, 100*model.Z95*rs.Infra.SE), colW)
+		succ += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
+		infra += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW)
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
 	var legend []string
@@ -205,7 +205,7 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
 		if cs.Ratio != base {
-			line += fmt.Sprintf(", Fisher p=%.2f vs %s: %s", cs.FisherP, base, model.Verdict(cs.Noise))
+			line += fmt.Sprintf(", %+.0fpp [%+.0f, %+.0f] p=%.2f vs %s: %s", 100*cs.VsBaseline.Diff, 100*cs.VsBaseline.CI.Lo, 100*cs.VsBaseline.CI.Hi, cs.VsBaseline.P, base, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
 	}
@@ -232,7 +232,7 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 		}
 	}
 	if p := a.Power; p.MinDetectable > 0 {
-		line := fmt.Sprintf("power: %d rows × %d repeats detect %.0fpp (80%%, α=0.05)", p.Tasks, p.Repeats, 100*p.MinDetectable)
+		line := fmt.Sprintf("power: %d rows × %d repeats detect %s (80%%, α=0.05)", p.Tasks, p.Repeats, model.DetectableText(p.MinDetectable))
 		if p.RepeatsNeeded > 0 {
 			line += fmt.Sprintf("; 3pp needs ~%d repeats", p.RepeatsNeeded)
 		} else {
