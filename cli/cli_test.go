@@ -105,6 +105,9 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--resume", "testdata/experiments/bad-manifest"}, "manifest.json"},
 		{[]string{"calibrate", "testdata/experiments/torn", "--target", "lots"}, "--target must be percentage points"},
 		{[]string{"run", "--floor", "-1G"}, "--floor"},
+		{[]string{"report", "testdata/experiments/torn", "--baseline", "7x"}, "--baseline 7x: experiment torn did not run that ratio; its ratios are 1x"},
+		{[]string{"report", "testdata/experiments/torn", "--plot-trial", "t0001=a.png", "--plot-trial", "t0002=a.png"}, "a.png is named twice"},
+		{[]string{"report", "testdata/experiments/torn", "--plot-trial", "t0001"}, "--plot-trial takes TRIAL=FILE"},
 	}
 	for _, tt := range tests {
 		r := headroom(t, tt.args...)
@@ -224,10 +227,12 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	}
 	plot := filepath.Join(t.TempDir(), "shape.svg")
 	trialPlot := filepath.Join(t.TempDir(), "trial.png")
-	if r := headroom(t, "report", doc.Experiment, "--out", root, "--plot", plot, "--plot-trial", results[0].ID+"="+trialPlot); r.code != 0 {
+	trialPlot2 := filepath.Join(t.TempDir(), "trial2.svg")
+	// --plot-trial given twice draws both (it used to keep the last).
+	if r := headroom(t, "report", doc.Experiment, "--out", root, "--plot", plot, "--plot-trial", results[0].ID+"="+trialPlot, "--plot-trial", results[1].ID+"="+trialPlot2); r.code != 0 {
 		t.Errorf("report --plot: exit %d %s", r.code, r.stderr)
 	}
-	for _, f := range []string{plot, trialPlot} {
+	for _, f := range []string{plot, trialPlot, trialPlot2} {
 		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
 			t.Errorf("plot %s: %v", f, err)
 		}

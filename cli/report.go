@@ -99,7 +99,8 @@ func readExperiment(dir string, stderr io.Writer) (store.Manifest, []model.Trial
 
 func newReportCmd() *cobra.Command {
 	var sf statsFlags
-	var format, out, plot, plotTrial string
+	var format, out, plot string
+	var plotTrials []string
 	var list bool
 	cmd := &cobra.Command{
 		Use:   "report [EXP]",
@@ -119,9 +120,30 @@ func newReportCmd() *cobra.Command {
 			if !slices.Contains(report.Formats, format) {
 				return usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), format)
 			}
+			type trialPlot struct{ trial, file string }
+			var tplots []trialPlot
+			seen := map[string]bool{}
+			for _, tp := range plotTrials {
+				parts := strings.SplitN(tp, "=", 2)
+				if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+					return usagef("--plot-trial takes TRIAL=FILE, e.g. t0003=t0003.png (got %q)", tp)
+				}
+				if seen[parts[1]] {
+					return usagef("--plot-trial: %s is named twice; give each trial its own file", parts[1])
+				}
+				seen[parts[1]] = true
+				tplots = append(tplots, trialPlot{parts[0], parts[1]})
+			}
 			dir, m, trials, err := loadExperiment(args[0], out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("baseline") && !slices.Contains(m.Ratios, opts.Baseline) {
+				var names []string
+				for _, r := range m.Ratios {
+					names = append(names, r.String())
+				}
+				return usagef("--baseline %s: experiment %s did not run that ratio; its ratios are %s", opts.Baseline, m.ID, strings.Join(names, ", "))
 			}
 			rep := report.New(m.ID, &m, m.Ratios, trials, opts)
 			if plot != "" {
@@ -130,19 +152,15 @@ func newReportCmd() *cobra.Command {
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", plot)
 			}
-			if plotTrial != "" {
-				parts := strings.SplitN(plotTrial, "=", 2)
-				if len(parts) != 2 {
-					return usagef("--plot-trial takes TRIAL=FILE, e.g. t0003=t0003.png")
-				}
-				samples, _, err := store.ReadTrace(dir, parts[0])
+			for _, tp := range tplots {
+				samples, _, err := store.ReadTrace(dir, tp.trial)
 				if err != nil {
 					return err
 				}
-				if err := rep.PlotTrial(parts[0], samples, parts[1]); err != nil {
+				if err := rep.PlotTrial(tp.trial, samples, tp.file); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", parts[1])
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", tp.file)
 			}
 			return rep.Write(cmd.OutOrStdout(), format)
 		},
@@ -151,7 +169,7 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
 	cmd.Flags().StringVar(&plot, "plot", "", "also draw success and infra-error rate against ratio (and peaks against limits) to FILE.png or FILE.svg")
-	cmd.Flags().StringVar(&plotTrial, "plot-trial", "", "also draw one trial's memory timeline: TRIAL=FILE.png")
+	cmd.Flags().StringArrayVar(&plotTrials, "plot-trial", nil, "also draw a trial's memory timeline: TRIAL=FILE.png (repeatable, one file per trial)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the experiments in the store")
 	return cmd
 }

@@ -51,44 +51,10 @@ func (r *Report) Plot(file string) error {
 	if err := checkExt(file); err != nil {
 		return err
 	}
-	rates := plot.New()
-	rates.Title.Text = "Outcome rate by resource ratio"
-	rates.Y.Label.Text = "rate (95% CI, clustered by task)"
-	rates.X.Label.Text = "hard limit / spec"
-	rates.Y.Min, rates.Y.Max = 0, 1.2 // room above 100% for the legend
-	rates.X.Tick.Marker = ratioTicks(r.Matrix.Ratios)
-	rates.Add(plotter.NewGrid())
-	for _, series := range []struct {
-		name  string
-		col   color.Color
-		shift float64
-		pick  func(model.RatioStats) model.Estimate
-	}{{"success", blue, -0.05, func(s model.RatioStats) model.Estimate { return s.Success }},
-		{"infra error (OOM + infra)", red, 0.05, func(s model.RatioStats) model.Estimate { return s.Infra }}} {
-		var pts plotter.XYs
-		var errs plotter.YErrors
-		for i, rs := range r.Analysis.ByRatio {
-			e := series.pick(rs)
-			pts = append(pts, plotter.XY{X: float64(i) + series.shift, Y: e.Mean})
-			errs = append(errs, struct{ Low, High float64 }{e.Mean - e.CI.Lo, e.CI.Hi - e.Mean})
-		}
-		line, points, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return err
-		}
-		line.Color, points.Color = series.col, series.col
-		bars, err := plotter.NewYErrorBars(struct {
-			plotter.XYer
-			plotter.YErrorer
-		}{pts, errs})
-		if err != nil {
-			return err
-		}
-		bars.Color = series.col
-		rates.Add(line, points, bars)
-		rates.Legend.Add(series.name, line, points)
+	rates, err := r.ratesPlot()
+	if err != nil {
+		return err
 	}
-	rates.Legend.Top = true
 
 	peaks := plot.New()
 	peaks.Title.Text = "Peak memory / spec, every trial"
@@ -170,6 +136,59 @@ func (r *Report) Plot(file string) error {
 	peaks.X.Tick.Label.Rotation = 0.5
 	peaks.X.Tick.Label.XAlign = draw.XRight
 	return saveSideBySide(file, rates, peaks)
+}
+
+// ratesPlot draws success and infra-error rate against ratio with 95%
+// error bars.
+func (r *Report) ratesPlot() (*plot.Plot, error) {
+	rates := plot.New()
+	rates.Title.Text = "Outcome rate by resource ratio"
+	rates.Y.Label.Text = "rate (95% CI, clustered by task)"
+	rates.X.Label.Text = "hard limit / spec"
+	rates.Y.Min, rates.Y.Max = 0, 1.2 // room above 100% for the legend
+	rates.X.Tick.Marker = ratioTicks(r.Matrix.Ratios)
+	// Half a slot of room on each side, so one ratio sits in the middle
+	// rather than at both edges.
+	rates.X.Min, rates.X.Max = -0.5, float64(len(r.Matrix.Ratios))-0.5
+	rates.Add(plotter.NewGrid())
+	for _, series := range []struct {
+		name  string
+		col   color.Color
+		shift float64
+		pick  func(model.RatioStats) model.Estimate
+	}{{"success", blue, -0.05, func(s model.RatioStats) model.Estimate { return s.Success }},
+		{"infra error (OOM + infra)", red, 0.05, func(s model.RatioStats) model.Estimate { return s.Infra }}} {
+		pts, errs := rateSeries(r.Analysis.ByRatio, series.pick, series.shift)
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color = series.col, series.col
+		bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs})
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = series.col
+		rates.Add(line, points, bars)
+		rates.Legend.Add(series.name, line, points)
+	}
+	rates.Legend.Top = true
+	return rates, nil
+}
+
+// rateSeries is one rate's points and 95% error bars, one per ratio.
+func rateSeries(stats []model.RatioStats, pick func(model.RatioStats) model.Estimate, shift float64) (plotter.XYs, plotter.YErrors) {
+	var pts plotter.XYs
+	var errs plotter.YErrors
+	for i, rs := range stats {
+		e := pick(rs)
+		pts = append(pts, plotter.XY{X: float64(i) + shift, Y: e.Mean})
+		errs = append(errs, struct{ Low, High float64 }{e.Mean - e.CI.Lo, e.CI.Hi - e.Mean})
+	}
+	return pts, errs
 }
 
 func saveSideBySide(file string, left, right *plot.Plot) error {
@@ -255,29 +274,99 @@ func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) erro
 		}
 	}
 	top := float64(max(tr.PeakWorkingSetBytes, tr.Policy.HardLimitBytes, tr.Policy.GuaranteeBytes)) / (1 << 20) * 1.4
-	var labels plotter.XYLabels
-	// mark draws a labelled vertical line at t.
-	mark := func(t time.Time, col color.Color, width vg.Length, labelY float64, label string) {
+	var marks []timeMark
+	// mark draws a vertical line at t; its label is placed below.
+	mark := func(t time.Time, col color.Color, width vg.Length, label string) {
 		x := at(t)
 		l, _ := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
 		l.Color, l.Width = col, width
 		p.Add(l)
-		labels.XYs = append(labels.XYs, plotter.XY{X: x, Y: top * labelY})
-		labels.Labels = append(labels.Labels, label)
+		marks = append(marks, timeMark{x: x, label: label})
+	}
+	// OOM kills first: when labels crowd, theirs are the ones kept.
+	for _, o := range tr.OOMs {
+		mark(o.At, orange, vg.Points(2), " OOM kill in "+o.Step)
 	}
 	for _, s := range tr.Steps {
-		mark(s.Start, grey, vg.Points(0.5), 0.78, " "+s.Name)
+		mark(s.Start, grey, vg.Points(0.5), " "+s.Name)
 	}
-	for _, o := range tr.OOMs {
-		mark(o.At, orange, vg.Points(2), 0.72, " OOM kill in "+o.Step)
-	}
-	if len(labels.XYs) > 0 {
-		if lbl, err := plotter.NewLabels(labels); err == nil {
-			p.Add(lbl)
-		}
+	if lbl := markLabels(marks, end, top); lbl != nil {
+		p.Add(lbl)
 	}
 	p.Y.Min, p.Y.Max = 0, top
 	p.Legend.Top = true
 	p.Legend.Left = true
 	return p.Save(10*vg.Inch, 5*vg.Inch, file)
+}
+
+// timeMark is a labelled moment on a trial's timeline.
+type timeMark struct {
+	x     float64
+	label string
+}
+
+// trialPlotDataWidth is about how wide the trial plot's data area is
+// (the 10 in plot less its y axis), to turn label widths into seconds.
+const trialPlotDataWidth = 9 * vg.Inch
+
+// markLabels places the marks' labels in rows under the top of the plot
+// so that none overlaps another: each takes the first row where it
+// clears the label before it, and a label with no room in any row is
+// left out (its line is still drawn). Earlier marks win.
+func markLabels(marks []timeMark, span, top float64) *plotter.Labels {
+	if len(marks) == 0 || span <= 0 {
+		return nil
+	}
+	var all plotter.XYLabels
+	for _, m := range marks {
+		all.XYs = append(all.XYs, plotter.XY{X: m.x})
+		all.Labels = append(all.Labels, m.label)
+	}
+	sized, err := plotter.NewLabels(all)
+	if err != nil {
+		return nil
+	}
+	widths := make([]float64, len(marks))
+	for i, m := range marks {
+		widths[i] = float64(sized.TextStyle[i].Width(m.label)/trialPlotDataWidth) * span
+	}
+	rows := labelRows(marks, widths, 6)
+	var placed plotter.XYLabels
+	for i, m := range marks {
+		if rows[i] < 0 {
+			continue
+		}
+		placed.XYs = append(placed.XYs, plotter.XY{X: m.x, Y: top * (0.8 - 0.06*float64(rows[i]))})
+		placed.Labels = append(placed.Labels, m.label)
+	}
+	lbl, err := plotter.NewLabels(placed)
+	if err != nil {
+		return nil
+	}
+	return lbl
+}
+
+// labelRows gives each label (starting at marks[i].x, widths[i] wide, in
+// the same units) the first of n rows where it starts after the end of
+// every label already there, or -1 when no row has room.
+func labelRows(marks []timeMark, widths []float64, n int) []int {
+	type span struct{ lo, hi float64 }
+	taken := make([][]span, n)
+	out := make([]int, len(marks))
+	for i, m := range marks {
+		out[i] = -1
+		lo, hi := m.x, m.x+widths[i]
+	rows:
+		for row := range taken {
+			for _, s := range taken[row] {
+				if lo < s.hi && s.lo < hi {
+					continue rows
+				}
+			}
+			taken[row] = append(taken[row], span{lo, hi})
+			out[i] = row
+			break
+		}
+	}
+	return out
 }

@@ -199,3 +199,45 @@ func TestPowerLineNeverBeyond100pp(t *testing.T) {
 		t.Errorf("a difference beyond 100pp printed:\n%s", b.String())
 	}
 }
+
+// A one-task plot has error bars (they were zero-height), and one ratio
+// sits mid-axis (it was drawn at both edges).
+func TestRatePlotOneTaskOneRatio(t *testing.T) {
+	m, _, trials := oneTask()
+	one := []model.Ratio{{K: 1}}
+	var at1 []model.TrialResult
+	for _, tr := range trials {
+		if tr.Ratio == one[0] {
+			at1 = append(at1, tr)
+		}
+	}
+	rep := New(m.ID, m, one, at1, DefaultOptions())
+	_, errs := rateSeries(rep.Analysis.ByRatio, func(s model.RatioStats) model.Estimate { return s.Success }, 0)
+	if len(errs) != 1 || errs[0].Low <= 0.2 || errs[0].High <= 0.2 {
+		t.Errorf("one task, 3/7: error bars %+v, want the Wilson interval's [16–75%%]", errs)
+	}
+	p, err := rep.ratesPlot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != -0.5 || p.X.Max != 0.5 {
+		t.Errorf("one ratio: x axis [%v, %v], want it centred on the point", p.X.Min, p.X.Max)
+	}
+	if err := rep.Plot(filepath.Join(t.TempDir(), "one.png")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Step labels that would print over each other go to the next row; with
+// no row left they are left out, never drawn on top of another.
+func TestLabelRowsNeverOverlap(t *testing.T) {
+	marks := []timeMark{{x: 0}, {x: 0.1}, {x: 0.2}, {x: 5}, {x: 0.3}}
+	got := labelRows(marks, []float64{1, 1, 1, 1, 1}, 3)
+	want := []int{0, 1, 2, 0, -1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rows %v, want %v", got, want)
+	}
+	if lbl := markLabels([]timeMark{{0, " install"}, {0.01, " build"}, {0.02, " test"}}, 10, 100); lbl == nil || len(lbl.Labels) != 3 || lbl.XYs[0].Y == lbl.XYs[1].Y || lbl.XYs[1].Y == lbl.XYs[2].Y {
+		t.Errorf("three steps in the same instant: labels %+v, want three rows", lbl)
+	}
+}
