@@ -126,6 +126,7 @@ func (r *Report) Plot(file string) error {
 	}
 	peaks.Legend.Top = true
 	peaks.Y.Min, peaks.Y.Max = 0, top*1.25
+	peaks.X.Min, peaks.X.Max = -0.5, float64(len(names))-0.5
 	peaks.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		var out []plot.Tick
 		for i, n := range names {
