@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -46,7 +48,7 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 			}
 			cals := model.Calibrate(trials, specs, tgt, mg)
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Calibration of %s: target kill rate %.0f%%, margin %.0f%%\n\n", m.ID, 100*tgt, 100*mg)
+			fmt.Fprintf(w, "Calibration of %s: target kill rate %s, margin %s\n\n", m.ID, percent(tgt), percent(mg))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "task\tspec\truns\tneed p50\tneed max\tkills by ratio\tverdict\tguarantee\tlimit\t")
 			for _, c := range cals {
@@ -60,29 +62,52 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 				}
 				runs := fmt.Sprint(len(c.NeedBytes))
 				if c.Censored > 0 {
-					runs += fmt.Sprintf(" (+%d killed everywhere, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
+					runs += fmt.Sprintf(" (+%d killed wherever it finished, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
 				}
 				g, l := "-", "-"
 				if c.Verdict != "unknown" {
-					g, l = model.FormatBytes(c.GuaranteeBytes), fmt.Sprintf("%s (%.2gx)", model.FormatBytes(c.LimitBytes), c.LimitRatio())
+					g, l = model.FormatBytes(c.GuaranteeBytes), fmt.Sprintf("%s (%.2gx spec)", model.FormatBytes(c.LimitBytes), c.LimitRatio())
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, model.FormatBytes(c.SpecBytes), runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l)
 			}
 			tw.Flush()
-			fmt.Fprintln(w, "\nkeep: the spec already covers every run · raise: use the recommendation · unknown: killed at every ratio tried; sweep again with uncapped")
+			fmt.Fprintln(w, "\nkeep: the spec already covers every run · raise: use the recommendation · unknown: too many runs were killed at every ratio where they finished; sweep again with uncapped")
+			for _, c := range cals {
+				if c.Cancelled > 0 {
+					trial := "trial is"
+					if c.Cancelled > 1 {
+						trial = "trials are"
+					}
+					fmt.Fprintf(w, "%s: %d cancelled %s not evidence; `%s` runs them\n", c.Task, c.Cancelled, trial, resumeCommand(m.ID, out))
+				}
+			}
+			failed := 0
 			for _, c := range cals {
 				if c.Verdict != "raise" {
 					continue
 				}
-				fmt.Fprintf(w, "\n# %s (%s)\n[environment]\nmemory = %q  # guarantee; recommended hard limit %s (%.2gx), from %d runs\n",
-					c.Task, sources[c.Task], memString(c.GuaranteeBytes), memString(c.LimitBytes), c.LimitRatio(), len(c.NeedBytes))
-				if write {
-					if err := writeMemory(sources[c.Task], c, m.ID); err != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "not written: %v\n", err)
-					} else {
-						fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", sources[c.Task])
-					}
+				src := sources[c.Task]
+				edit, err := memoryEdit(src, c, m.ID)
+				line := "memory = " + strconv.Quote(memString(c.GuaranteeBytes))
+				if err == nil {
+					line = edit.line
 				}
+				fmt.Fprintf(w, "\n# %s (%s), from %d runs\n[environment]\n%s\n", c.Task, src, len(c.NeedBytes), line)
+				if !write {
+					continue
+				}
+				if err == nil {
+					err = edit.write()
+				}
+				if err != nil {
+					failed++
+					fmt.Fprintf(cmd.ErrOrStderr(), "not written: %v\n", err)
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", src)
+				}
+			}
+			if failed > 0 {
+				return fmt.Errorf("calibrate --write: %d task file(s) not written (above); the others were", failed)
 			}
 			return nil
 		},
@@ -96,30 +121,89 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 
 func memString(b int64) string { return fmt.Sprintf("%dM", (b+model.MiB-1)/model.MiB) }
 
-var memoryLine = regexp.MustCompile(`(?m)^(\s*)(memory|memory_mb)\s*=.*$`)
+// percent prints a rate as a percentage with the precision it was given
+// (0.1%, not 0%).
+func percent(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + "%" }
 
-// writeMemory replaces the [environment] memory line of a user task file,
-// keeping everything else as it is.
-func writeMemory(path string, c model.Calibration, exp string) error {
+var (
+	environmentHeader = regexp.MustCompile(`(?m)^[ \t]*\[environment\][ \t]*(#.*)?$`)
+	tableHeader       = regexp.MustCompile(`(?m)^[ \t]*\[`)
+	memoryKey         = regexp.MustCompile(`(?m)^([ \t]*)(memory_mb|memory)([ \t]*=[ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?$`)
+)
+
+// fileEdit is a task file's new contents, checked to load.
+type fileEdit struct {
+	path string
+	data []byte
+	line string // the memory line as written
+}
+
+func (e fileEdit) write() error {
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(e.path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	return os.WriteFile(e.path, e.data, mode)
+}
+
+// memoryEdit sets the [environment] memory of the file a task came from
+// to the recommended guarantee, in the form the file already uses
+// (memory_mb = 208 or memory = "208M"; a Terminal-Bench 2.0 / Harbor
+// task.toml without one gets memory_mb), keeping every other line, and
+// checks that the result loads as the same kind of task.
+func memoryEdit(path string, c model.Calibration, exp string) (fileEdit, error) {
 	if path == "" || strings.HasPrefix(path, "builtin:") {
-		return fmt.Errorf("%s is a built-in task; copy its file into a --tasks-dir to change it", c.Task)
+		return fileEdit{}, fmt.Errorf("%s is a built-in task; copy its file into a --tasks-dir to change it", c.Task)
+	}
+	if filepath.Base(path) == "task.yaml" {
+		return fileEdit{}, fmt.Errorf("%s: terminal-bench's task.yaml has no memory field; set the limit where the task runs, or move the task to a task.toml", path)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return fileEdit{}, err
 	}
-	line := fmt.Sprintf("memory = %q  # headroom calibrate %s: recommended hard limit %s (%.2gx)", memString(c.GuaranteeBytes), exp, memString(c.LimitBytes), c.LimitRatio())
-	var out string
-	if loc := memoryLine.FindIndex(data); loc != nil {
-		out = string(data[:loc[0]]) + line + string(data[loc[1]:])
-	} else if i := strings.Index(string(data), "[environment]"); i >= 0 {
-		j := i + len("[environment]")
-		out = string(data[:j]) + "\n" + line + string(data[j:])
+	text := string(data)
+	mib := (c.GuaranteeBytes + model.MiB - 1) / model.MiB
+	note := fmt.Sprintf("  # headroom calibrate %s: guarantee; recommended hard limit %s, %.2gx the previous %s spec", exp, memString(c.LimitBytes), c.LimitRatio(), memString(c.SpecBytes))
+	value := func(key string) string {
+		if key == "memory_mb" {
+			return fmt.Sprint(mib)
+		}
+		return strconv.Quote(memString(c.GuaranteeBytes))
+	}
+	var out, line string
+	if h := environmentHeader.FindStringIndex(text); h == nil {
+		key := "memory"
+		if filepath.Base(path) == "task.toml" {
+			key = "memory_mb"
+		}
+		line = key + " = " + value(key) + note
+		out = strings.TrimRight(text, "\n") + "\n\n[environment]\n" + line + "\n"
 	} else {
-		out = string(data) + "\n[environment]\n" + line + "\n"
+		start, end := h[1], len(text)
+		if next := tableHeader.FindStringIndex(text[start:]); next != nil {
+			end = start + next[0]
+		}
+		section := text[start:end]
+		if m := memoryKey.FindStringSubmatchIndex(section); m != nil {
+			indent, key, eq := section[m[2]:m[3]], section[m[4]:m[5]], section[m[6]:m[7]]
+			comment := note
+			if m[10] >= 0 && !strings.Contains(section[m[10]:m[11]], "# headroom calibrate") {
+				comment = section[m[10]:m[11]] // the user's own comment stays
+			}
+			line = indent + key + eq + value(key) + comment
+			out = text[:start] + section[:m[0]] + line + section[m[1]:] + text[end:]
+		} else {
+			key := "memory"
+			if filepath.Base(path) == "task.toml" {
+				key = "memory_mb"
+			}
+			line = key + " = " + value(key) + note
+			out = text[:start] + "\n" + line + text[start:]
+		}
 	}
-	if _, err := taskfile.Parse(path, []byte(out)); err != nil {
-		return fmt.Errorf("the edited file would not load (%v); left unchanged", err)
+	if _, err := taskfile.ParseSource(path, []byte(out)); err != nil {
+		return fileEdit{}, fmt.Errorf("the edited file would not load (%v); left unchanged", err)
 	}
-	return os.WriteFile(path, []byte(out), 0o644)
+	return fileEdit{path: path, data: []byte(out), line: strings.TrimSpace(line)}, nil
 }

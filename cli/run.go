@@ -235,10 +235,28 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
-		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `headroom run --resume %s` reruns them\n", sw.ID)
+		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}
 	return nil
+}
+
+// resumeCommand is the command that resumes experiment id kept under
+// root: --out is named unless root is the default store.
+func resumeCommand(id, root string) string {
+	cmd := "headroom run --resume " + shellWord(id)
+	if filepath.Clean(root) != filepath.Clean(store.DefaultRoot()) {
+		cmd += " --out " + shellWord(root)
+	}
+	return cmd
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:+=@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resumeSweep reruns what an interrupted experiment is missing.

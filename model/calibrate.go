@@ -14,10 +14,13 @@ type Calibration struct {
 	// trajectory in a trial that was not killed (repeats share their seed
 	// across ratios, so an uncapped run shows what a killed one needed).
 	NeedBytes []int64 `json:"need_bytes"`
-	// Censored counts trajectories killed at every ratio tried: their need
-	// is only known to exceed CensoredAboveBytes.
+	// Censored counts trajectories killed at every ratio where they
+	// finished: their need is only known to exceed CensoredAboveBytes.
 	Censored           int   `json:"censored"`
 	CensoredAboveBytes int64 `json:"censored_above_bytes,omitempty"`
+	// Cancelled counts the task's cancelled trials: they are not
+	// evidence either way (a resume runs them).
+	Cancelled int `json:"cancelled"`
 	// Kills per tested ratio: OOM-killed trials over counted trials.
 	Kills []RatioKills `json:"kills"`
 
@@ -38,12 +41,13 @@ type RatioKills struct {
 	Trials int   `json:"trials"`
 }
 
-// LimitRatio is the recommended limit as a multiple of the guarantee.
+// LimitRatio is the recommended limit as a multiple of the task's spec
+// (the memory the experiment ran it with), the ratio a sweep would use.
 func (c Calibration) LimitRatio() float64 {
-	if c.GuaranteeBytes == 0 {
+	if c.SpecBytes == 0 {
 		return 0
 	}
-	return float64(c.LimitBytes) / float64(c.GuaranteeBytes)
+	return float64(c.LimitBytes) / float64(c.SpecBytes)
 }
 
 // roundUp rounds bytes up to a multiple of 8 MiB.
@@ -64,14 +68,18 @@ func Calibrate(trials []TrialResult, specs map[string]int64, target, margin floa
 	need := map[key]int64{}
 	above := map[key]int64{}
 	kills := map[string]map[Ratio]*RatioKills{}
+	cancelled := map[string]int{}
 	var tasks []string
 	for _, t := range trials {
-		if !t.Outcome.Counted() || t.Outcome == InfraError {
-			continue
-		}
 		if kills[t.Task] == nil {
 			kills[t.Task] = map[Ratio]*RatioKills{}
 			tasks = append(tasks, t.Task)
+		}
+		if t.Outcome == Cancelled {
+			cancelled[t.Task]++
+		}
+		if !t.Outcome.Counted() || t.Outcome == InfraError {
+			continue
 		}
 		rk := kills[t.Task][t.Ratio]
 		if rk == nil {
@@ -90,7 +98,7 @@ func Calibrate(trials []TrialResult, specs map[string]int64, target, margin floa
 	sort.Strings(tasks)
 	var out []Calibration
 	for _, task := range tasks {
-		c := Calibration{Task: task, SpecBytes: specs[task], TargetKillRate: target, Margin: margin}
+		c := Calibration{Task: task, SpecBytes: specs[task], Cancelled: cancelled[task], TargetKillRate: target, Margin: margin}
 		for _, rk := range kills[task] {
 			c.Kills = append(c.Kills, *rk)
 		}

@@ -24,9 +24,11 @@ func TestCalibrate(t *testing.T) {
 		add("steady", Ratio{K: 1}, rep, 50*MiB, false)
 		add("steady", Uncapped, rep, 52*MiB, false)
 	}
-	// unmeasured: killed everywhere it ran.
+	// unmeasured: killed everywhere it ran; its uncapped run was
+	// cancelled, which is no evidence.
 	add("unmeasured", Ratio{K: 1}, 1, 128*MiB, true)
 	add("unmeasured", Ratio{K: 3}, 1, 384*MiB, true)
+	trials = append(trials, TrialResult{Trial: Trial{Task: "unmeasured", Agent: "a", Ratio: Uncapped, Repeat: 1, Policy: pol(Uncapped)}, Outcome: Cancelled})
 
 	cs := Calibrate(trials, map[string]int64{"heavy": spec, "steady": spec, "unmeasured": spec}, 0.01, 0.10)
 	by := map[string]Calibration{}
@@ -38,13 +40,18 @@ func TestCalibrate(t *testing.T) {
 	if h.Verdict != "raise" || h.LimitBytes != 200*MiB || h.GuaranteeBytes != 160*MiB || len(h.NeedBytes) != 4 {
 		t.Errorf("heavy: %+v", h)
 	}
+	// The limit is stated against the spec the task ran with (200/128),
+	// not against the new guarantee (200/160 = 1.25x read as the opposite).
+	if r := h.LimitRatio(); r != 200.0/128 {
+		t.Errorf("heavy limit ratio %v, want %v", r, 200.0/128)
+	}
 	if len(h.Kills) != 2 || h.Kills[0].Killed != 4 || h.Kills[1].Killed != 0 {
 		t.Errorf("heavy kills %+v", h.Kills)
 	}
 	if s := by["steady"]; s.Verdict != "keep" || s.LimitBytes != spec || s.GuaranteeBytes != spec {
 		t.Errorf("steady must be left alone: %+v", s)
 	}
-	if u := by["unmeasured"]; u.Verdict != "unknown" || u.Censored != 1 || u.CensoredAboveBytes != 384*MiB {
+	if u := by["unmeasured"]; u.Verdict != "unknown" || u.Censored != 1 || u.CensoredAboveBytes != 384*MiB || u.Cancelled != 1 || len(u.Kills) != 2 {
 		t.Errorf("unmeasured: %+v", u)
 	}
 }

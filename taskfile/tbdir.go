@@ -114,6 +114,26 @@ func loadHarbor(dir string) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
+	return parseHarbor(dir, file, data)
+}
+
+// ParseSource parses the bytes of the file a task was loaded from (its
+// Source): a task directory's task.toml as that directory's task, any
+// other file as one of headroom's own task files. It is how an edit is
+// checked before it is written.
+func ParseSource(source string, data []byte) (Loaded, error) {
+	dir := filepath.Dir(source)
+	if filepath.Base(source) == "task.toml" && TaskDirKind(dir) == model.FormatHarbor {
+		l, err := parseHarbor(dir, source, data)
+		if err == nil {
+			absolute(&l.Task)
+		}
+		return l, err
+	}
+	return Parse(source, data)
+}
+
+func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	var f fileTask
 	ignored, err := f.decode(file, data)
 	if err != nil {

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// memoryEdit keeps the file's own form, indentation and other lines, and
+// only touches [environment].
+func TestMemoryEditKeepsTheFile(t *testing.T) {
+	const body = "[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"agent\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	c := model.Calibration{Task: "cli/x", SpecBytes: 32 * model.MiB, GuaranteeBytes: 40 * model.MiB, LimitBytes: 64 * model.MiB}
+	note := "  # headroom calibrate E: guarantee; recommended hard limit 64M, 2x the previous 32M spec"
+	tests := []struct{ name, in, want string }{
+		{"memory string, user comment kept",
+			"# mine\n[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n  memory   = \"32M\"   # tuned by hand\n" + body,
+			"# mine\n[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n  memory   = \"40M\"   # tuned by hand\n" + body},
+		{"no memory key: added under [environment]",
+			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n" + body,
+			"[task]\nname = \"cli/x\"\n[environment]\nmemory = \"40M\"" + note + "\nimage = \"builtin\"\n" + body},
+		{"a previous calibration's note is replaced",
+			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"36M\"  # headroom calibrate OLD: guarantee; recommended hard limit 48M\n" + body,
+			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"40M\"" + note + "\n" + body},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "x.toml")
+		if err := os.WriteFile(path, []byte(tt.in), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e, err := memoryEdit(path, c, "E")
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if string(e.data) != tt.want {
+			t.Errorf("%s:\n%s\nwant:\n%s", tt.name, e.data, tt.want)
+		}
+		if err := e.write(); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want the file's own 0600", tt.name, st.Mode().Perm())
+		}
+	}
+	if _, err := memoryEdit("builtin:x.toml", c, "E"); err == nil || !strings.Contains(err.Error(), "built-in") {
+		t.Errorf("built-in: %v", err)
+	}
+}
+
+func TestPercentKeepsPrecision(t *testing.T) {
+	for in, want := range map[float64]string{0.001: "0.1%", 0.01: "1%", 0.1: "10%", 0.125: "12.5%", 0: "0%"} {
+		if got := percent(in); got != want {
+			t.Errorf("percent(%v) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// calibrationExperiment writes an experiment of one task at 1x and
+// uncapped: repeats 1–4 are killed at 1x and need 200 MiB uncapped; the
+// last repeat is killed at 1x and, when cancelled is set, was cancelled
+// uncapped (else it needs 210 MiB there).
+func calibrationExperiment(t *testing.T, task model.Task, repeats int, cancelled bool) (root, id string) {
+	t.Helper()
+	root = t.TempDir()
+	ratios := []model.Ratio{{K: 1}, model.Uncapped}
+	m := store.Manifest{ID: "20261130-120000-ca11", Created: time.Now(), Status: "interrupted", Ratios: ratios, Repeats: repeats, Seed: 1,
+		Tasks: []store.TaskEntry{store.NewTaskEntry(task, ratios, 2)}}
+	e, err := store.Create(root, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for rep := 1; rep <= repeats; rep++ {
+		for _, r := range ratios {
+			tr := model.TrialResult{Trial: model.Trial{ID: "t" + r.String() + string(rune('0'+rep)), Task: task.Name, Agent: "oracle", Ratio: r, Repeat: rep, Seed: uint64(rep), Policy: model.NewPolicy(task.Resources, r, 2)},
+				Start: t0, End: t0.Add(time.Second), Outcome: model.Passed, PeakWorkingSetBytes: int64(200+2*rep) * model.MiB}
+			switch {
+			case !r.Uncapped:
+				tr.Outcome, tr.PeakWorkingSetBytes = model.OOMKilled, tr.Policy.HardLimitBytes
+				tr.OOMs = []model.OOMEvent{{At: t0, Step: "solve", Source: "events"}}
+			case rep == repeats && cancelled:
+				tr.Outcome = model.Cancelled
+			}
+			if err := e.Append(tr); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return root, m.ID
+}
+
+// copyTaskDir copies the Harbor example task into a temporary directory.
+func copyTaskDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "fit-model")
+	if out, err := exec.Command("cp", "-r", "../examples/tasks/fit-model", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	return dir
+}
+
+func loadTaskDir(t *testing.T, dir string) model.Task {
+	t.Helper()
+	l, err := taskfile.LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Task
+}
+
+// A trajectory killed at 1x whose uncapped run was cancelled is not
+// "killed at every ratio tried": the cancelled run is not evidence.
+func TestCalibrateCancelledIsNotEvidence(t *testing.T) {
+	task := loadTaskDir(t, copyTaskDir(t))
+	root, id := calibrationExperiment(t, task, 5, true)
+	r := headroom(t, "calibrate", id, "--out", root)
+	if r.code != 0 || strings.Contains(r.stdout, "every ratio tried") || !strings.Contains(r.stdout, "1 cancelled trial is not evidence") || !strings.Contains(r.stdout, "headroom run --resume "+id+" --out "+root) {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// calibrate --write on a Terminal-Bench 2.0 / Harbor task directory edits
+// task.toml's [environment] memory_mb, keeps the rest of the file, and
+// states the limit against the task's spec (64 MiB), not the guarantee.
+func TestCalibrateWritesHarborTaskToml(t *testing.T) {
+	dir := copyTaskDir(t)
+	task := loadTaskDir(t, dir)
+	root, id := calibrationExperiment(t, task, 4, false)
+	file := filepath.Join(dir, "task.toml")
+	before, _ := os.ReadFile(file)
+	r := headroom(t, "calibrate", id, "--out", root, "--write", "--target", "0.1%")
+	after, _ := os.ReadFile(file)
+	if r.code != 0 || !strings.Contains(r.stderr, "wrote "+file) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "target kill rate 0.1%") {
+		t.Errorf("--target 0.1%% not printed as such:\n%s", r.stdout)
+	}
+	// need max 208 MiB + 10% → 232 MiB = 3.6x the 64 MiB spec.
+	if !strings.Contains(r.stdout, "232MiB (3.6x spec)") {
+		t.Errorf("limit not stated against the spec:\n%s", r.stdout)
+	}
+	want := strings.Replace(string(before), "memory_mb = 64\n", "memory_mb = 208  # headroom calibrate "+id+": guarantee; recommended hard limit 232M, 3.6x the previous 64M spec\n", 1)
+	if string(after) != want {
+		t.Errorf("task.toml after --write:\n%s\nwant:\n%s", after, want)
+	}
+	if got := loadTaskDir(t, dir).Resources.MemoryBytes; got != 208*model.MiB {
+		t.Errorf("reloaded memory %d", got)
+	}
+}
+
+// An edit that cannot be made is an error: exit non-zero, file untouched.
+func TestCalibrateWriteFailureExitsNonZero(t *testing.T) {
+	dir := copyTaskDir(t)
+	task := loadTaskDir(t, dir)
+	root, id := calibrationExperiment(t, task, 4, false)
+	file := filepath.Join(dir, "task.toml")
+	if err := os.WriteFile(file, []byte("[environment]\nmemory = \"64M\"\nmemory_mb = 64\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := headroom(t, "calibrate", id, "--out", root, "--write")
+	after, _ := os.ReadFile(file)
+	if r.code == 0 || !strings.Contains(r.stderr, "not written") || string(after) != "[environment]\nmemory = \"64M\"\nmemory_mb = 64\n" {
+		t.Errorf("exit %d\n%s%s\nfile now:\n%s", r.code, r.stdout, r.stderr, after)
+	}
+}
