@@ -292,11 +292,20 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 		}
 	}
 	cmd.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	drained := make(chan struct{})
 	go func() {
 		for sc.Scan() {
+			rest.WriteString(sc.Text() + "\n")
 		}
+		close(drained)
 	}()
+	<-drained
 	err = cmd.Wait()
+	// The hint must work as printed: the run used --out.
+	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; !strings.Contains(rest.String(), want) {
+		t.Errorf("resume hint without %s:\n%s", want, rest.String())
+	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
 		t.Errorf("exit %v, want 130", err)
 	}
