@@ -109,7 +109,7 @@ func (f *runFlags) validate() (sweepSetup, error) {
 		return s, err
 	}
 	if f.sampleHz <= 0 || f.sampleHz > 1000 {
-		return s, usagef("--sample-hz must be between 0 and 1000 (got %v)", f.sampleHz)
+		return s, usagef("--sample-hz must be more than 0 and at most 1000 samples a second (got %v)", f.sampleHz)
 	}
 	s.interval = time.Duration(float64(time.Second) / f.sampleHz)
 	if f.sampler != "cgroup" && f.sampler != "stats" {

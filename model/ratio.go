@@ -23,19 +23,26 @@ var Uncapped = Ratio{Uncapped: true}
 // MaxRatio bounds custom ratios; beyond it "uncapped" says what is meant.
 const MaxRatio = 1000
 
-// ParseRatio accepts "1", "1x", "1.5x", "2.5X" and "uncapped" (also "inf",
-// "none", "unlimited").
+// ParseRatio accepts "1", "1x", "1.5x", "2.5X" and "uncapped" (also
+// "none", "unlimited"). An infinite multiple ("Inf", or 1e309, which a
+// float cannot hold) is refused like any multiple above MaxRatio: no limit
+// is written "uncapped".
 func ParseRatio(s string) (Ratio, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	switch t {
-	case "uncapped", "inf", "none", "unlimited", "∞":
+	case "uncapped", "none", "unlimited":
 		return Uncapped, nil
 	case "":
 		return Ratio{}, fmt.Errorf("empty ratio: use a multiple like 1x, 1.5x, 3x or \"uncapped\"")
 	}
 	num := strings.TrimSuffix(t, "x")
 	k, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(k) || math.IsInf(k, 0) {
+	switch {
+	case math.IsInf(k, 1):
+		return Ratio{}, fmt.Errorf("ratio %q is above %dx: use \"uncapped\" for no limit", s, MaxRatio)
+	case math.IsInf(k, -1):
+		k = -1 // below 1x, said below
+	case err != nil || math.IsNaN(k):
 		return Ratio{}, fmt.Errorf("ratio %q is not a multiple: use 1x, 1.5x, 3x or \"uncapped\"", s)
 	}
 	if k < 1 {

@@ -18,7 +18,15 @@ func TestParseRatio(t *testing.T) {
 		{"3", Ratio{K: 3}, ""},
 		{"uncapped", Uncapped, ""},
 		{"Unlimited", Uncapped, ""},
-		{"inf", Uncapped, ""},
+		{"none", Uncapped, ""},
+		// Infinite multiples are refused alike, pointing to "uncapped"
+		// ("Inf" used to mean uncapped while 1e309 was "not a multiple").
+		{"Inf", Ratio{}, `above 1000x: use "uncapped"`},
+		{"+inf", Ratio{}, `above 1000x: use "uncapped"`},
+		{"1e309", Ratio{}, `above 1000x: use "uncapped"`},
+		{"1e309x", Ratio{}, `above 1000x: use "uncapped"`},
+		{"-Inf", Ratio{}, "below 1x"},
+		{"∞", Ratio{}, "not a multiple"},
 		{"0x", Ratio{}, "below 1x"},
 		{"0.5x", Ratio{}, "below 1x"},
 		{"-2", Ratio{}, "below 1x"},
@@ -100,4 +108,33 @@ func FuzzParseBytes(f *testing.F) {
 			t.Fatalf("ParseBytes(%q) = %d without error", s, n)
 		}
 	})
+}
+
+// Overflowing sizes say they are too large (they said "must be more than
+// zero": the conversion wraps to a negative number).
+func TestParseBytesMessages(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"2G", 2 << 30, ""},
+		{"1PiB", 1 << 50, ""},
+		{"0", 0, "must be more than zero"},
+		{"-1G", 0, "not a memory size"},
+		{"99999999999999999999G", 0, "is too large: the most is 1PiB"},
+		{"1e30G", 0, "is too large: the most is 1PiB"},
+		{"2P", 0, "is too large: the most is 1PiB"},
+	} {
+		n, err := ParseBytes(tt.in)
+		if tt.err == "" {
+			if err != nil || n != tt.want {
+				t.Errorf("ParseBytes(%q) = %d, %v; want %d", tt.in, n, err, tt.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("ParseBytes(%q) error %v, want %q", tt.in, err, tt.err)
+		}
+	}
 }

@@ -19,11 +19,20 @@ func ParseBytes(s string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("size %q is not a memory size: write it like \"512M\" or \"2G\"", s)
 	}
-	if n <= 0 {
+	// A size too large for 64 bits comes back from the conversion as a
+	// negative number: only a leading minus makes one really negative.
+	if n == 0 || strings.HasPrefix(s, "-") {
 		return 0, fmt.Errorf("size %q must be more than zero", s)
+	}
+	if n < 0 || n > MaxBytes {
+		return 0, fmt.Errorf("size %q is too large: the most is %s", s, FormatBytes(MaxBytes))
 	}
 	return n, nil
 }
+
+// MaxBytes is the largest memory size accepted (1 PiB, far beyond any
+// host; larger numbers are typing mistakes or overflow).
+const MaxBytes int64 = 1 << 50
 
 // FormatBytes prints a byte count in binary units ("128MiB", "1.5GiB").
 func FormatBytes(n int64) string {

@@ -216,7 +216,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		return t, fmt.Errorf("[environment] sets both memory_mb and memory: keep one")
 	case env.MemoryMB != nil:
 		if *env.MemoryMB <= 0 || *env.MemoryMB > 1<<30 {
-			return t, fmt.Errorf("[environment] memory_mb must be a positive number of MiB (got %d)", *env.MemoryMB)
+			return t, fmt.Errorf("[environment] memory_mb must be more than 0 and at most %d MiB (got %d)", 1<<30, *env.MemoryMB)
 		}
 		res.MemoryBytes = *env.MemoryMB * model.MiB
 	case env.Memory != nil:
@@ -234,7 +234,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	}
 	if env.CPUs != nil {
 		if *env.CPUs <= 0 || math.IsNaN(*env.CPUs) || *env.CPUs > 1024 {
-			return t, fmt.Errorf("[environment] cpus must be more than 0 (got %v)", *env.CPUs)
+			return t, fmt.Errorf("[environment] cpus must be more than 0 and at most 1024 (got %v)", *env.CPUs)
 		}
 		res.CPUs = *env.CPUs
 	} else {

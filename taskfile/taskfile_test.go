@@ -84,17 +84,21 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 func TestParseRejectsMissingPieces(t *testing.T) {
 	base := "[task]\nname = \"x\"\n[environment]\nimage = \"builtin\"\nmemory = \"64M\"\n[verifier]\ncommand = [\"true\"]\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n"
 	tests := map[string]struct{ from, to, want string }{
-		"no name":      {"name = \"x\"", "", "name is missing"},
-		"no image":     {"image = \"builtin\"", "", "image is missing"},
-		"tiny memory":  {"64M", "1M", "at least 6MiB"},
-		"bad memory":   {"64M", "lots", "not a memory size"},
-		"no verifier":  {"command = [\"true\"]\n[[agents]]", "[[agents]]", "[verifier] has no command"},
-		"no agents":    {"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n", "", "no agents"},
-		"agent twice":  {"[[agents]]\nname = \"a\"", "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n[[agents]]\nname = \"a\"", "defined twice"},
-		"bad timeout":  {"[verifier]\n", "[verifier]\ntimeout_sec = -1\n", "timeout_sec"},
-		"zero cpus":    {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be more than 0"},
-		"no steps":     {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
-		"both command": {"  command = [\"true\"]\n", "  command = [\"true\"]\n  workload = { duration_ms = 1 }\n", "sets both command and workload"},
+		"no name":     {"name = \"x\"", "", "name is missing"},
+		"no image":    {"image = \"builtin\"", "", "image is missing"},
+		"tiny memory": {"64M", "1M", "at least 6MiB"},
+		"bad memory":  {"64M", "lots", "not a memory size"},
+		"no verifier": {"command = [\"true\"]\n[[agents]]", "[[agents]]", "[verifier] has no command"},
+		"no agents":   {"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n", "", "no agents"},
+		"agent twice": {"[[agents]]\nname = \"a\"", "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n[[agents]]\nname = \"a\"", "defined twice"},
+		"bad timeout": {"[verifier]\n", "[verifier]\ntimeout_sec = -1\n", "timeout_sec"},
+		"zero cpus":   {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be more than 0"},
+		// Out of range says what the range is (it said "more than 0").
+		"huge cpus":      {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e308", "cpus must be more than 0 and at most 1024 (got 1e+308)"},
+		"huge memory":    {"64M", "99999999999999999999G", "is too large: the most is 1PiB"},
+		"huge memory_mb": {"memory = \"64M\"", "memory_mb = 99999999999", "memory_mb must be more than 0 and at most 1073741824 MiB"},
+		"no steps":       {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
+		"both command":   {"  command = [\"true\"]\n", "  command = [\"true\"]\n  workload = { duration_ms = 1 }\n", "sets both command and workload"},
 	}
 	if _, err := Parse("ok.toml", []byte(base)); err != nil {
 		t.Fatalf("base file must parse: %v", err)
