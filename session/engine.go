@@ -87,6 +87,16 @@ func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(st
 	return docker.EnsureWorkloadImage(ctx, e.Cli, self, force, progress)
 }
 
+// WorkloadImageBuilt says whether this headroom's workload image is on
+// the engine, building nothing.
+func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", false, fmt.Errorf("find headroom's own executable: %w", err)
+	}
+	return docker.WorkloadImageBuilt(ctx, e.Cli, self)
+}
+
 // TaskImages makes sure every task's image is on the engine and names it
 // in the task: the workload image for built-in tasks, the Debian images
 // for the real ones, a Dockerfile build (cached by its context's digest)

@@ -86,6 +86,19 @@ func checkStatic(binary string) error {
 	return nil
 }
 
+// WorkloadImageBuilt says, without building anything, whether the
+// workload image of binary is on the engine, and its tag. When it is not,
+// the error says why it could not be built (a dynamically linked binary).
+func WorkloadImageBuilt(ctx context.Context, cli *client.Client, binary string) (tag string, built bool, err error) {
+	if tag, err = WorkloadTag(binary); err != nil {
+		return "", false, fmt.Errorf("workload binary: %w", err)
+	}
+	if built, err = imageExists(ctx, cli, tag); err != nil || built {
+		return tag, built, err
+	}
+	return tag, false, checkStatic(binary)
+}
+
 // EnsureWorkloadImage builds the workload image from binary (a static
 // executable that runs workload.Main when called as hr-workload) unless it
 // exists. progress receives the build's output lines.
