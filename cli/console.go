@@ -49,7 +49,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (setup default)")
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
-	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
+	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 }
 
 // runConsole opens the console; demo, if set, starts that sweep at once.

@@ -1,9 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/headroom-eval/headroom/store"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func TestParsePP(t *testing.T) {
@@ -44,5 +53,47 @@ func TestResumeCommand(t *testing.T) {
 		if got := resumeCommand("E1", tt.root); got != tt.want {
 			t.Errorf("resumeCommand(%q) = %q, want %q", tt.root, got, tt.want)
 		}
+	}
+}
+
+// pflag prints a flag's first backquoted word as its argument name
+// (`--keep headroom clean`): no flag's help may hold a backquote.
+func TestNoBackquotesInFlagHelp(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, "`") {
+				name, _ := pflag.UnquoteUsage(f)
+				t.Errorf("%s --%s: help %q renders %q as the argument name", c.CommandPath(), f.Name, f.Usage, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(NewRoot(io.Discard, io.Discard))
+}
+
+// tasks show prints the CPU limit a run on this host uses: capped at the
+// host's CPUs, and says so (it printed --cpus=10 on a 2-CPU host).
+func TestTasksShowCapsCPUs(t *testing.T) {
+	var out bytes.Buffer
+	root := NewRoot(&out, io.Discard)
+	root.SetArgs([]string{"tasks", "show", "builtin/compile-project"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	host := runtime.NumCPU()
+	capped := false
+	for _, m := range regexp.MustCompile(`--cpus=([0-9.]+)`).FindAllStringSubmatch(out.String(), -1) {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		if n > float64(host) {
+			t.Errorf("--cpus=%s on a %d-CPU host", m[1], host)
+		}
+		capped = capped || n == float64(host)
+	}
+	// compile-project's spec is 2 CPUs: 5x asks for 10.
+	if host < 10 && (!capped || !strings.Contains(out.String(), "capped from 10") || !strings.Contains(out.String(), fmt.Sprintf("above this host's %d CPUs", host))) {
+		t.Errorf("capped limits not marked:\n%s", out.String())
 	}
 }

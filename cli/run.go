@@ -75,7 +75,7 @@ func newRunCmd() *cobra.Command {
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
-	fl.BoolVar(&f.keep, "keep", false, "keep finished trials' containers for inspection (`headroom clean` removes them)")
+	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	return cmd
 }
 
@@ -240,6 +240,10 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	return nil
 }
+
+// keepUsage is --keep's help, for run and the console. No backquotes:
+// pflag would print a backquoted word as the flag's argument name.
+const keepUsage = "keep finished trials' containers for inspection (headroom clean removes them)"
 
 // resumeCommand is the command that resumes experiment id kept under
 // root: --out is named unless root is the default store.

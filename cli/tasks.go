@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"text/tabwriter"
 
@@ -140,13 +141,24 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\tDOCKER RUN FLAGS")
+	// The runner caps the CPU limit at the host's CPUs (Docker refuses
+	// more), so the flags shown are the ones a run here would use.
+	hostCPUs := runtime.NumCPU()
+	capped := false
 	for _, r := range model.StandardRatios {
-		p := model.NewPolicy(t.Resources, r, 0)
+		p := model.NewPolicy(t.Resources, r, hostCPUs)
 		cpus := "none"
 		if p.LimitCPUs > 0 {
 			cpus = fmt.Sprintf("%g", p.LimitCPUs)
 		}
+		if p.CPULimitCapped {
+			cpus += fmt.Sprintf(" (capped from %g)", t.Resources.CPUs*r.K)
+			capped = true
+		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r, model.FormatBytes(p.GuaranteeBytes), p.LimitString(), cpus, strings.Join(p.DockerRunFlags(), " "))
 	}
 	tw.Flush()
+	if capped {
+		fmt.Fprintf(w, "  CPU limits above this host's %d CPUs are capped at %d (Docker refuses more); trials record cpu_limit_capped\n", hostCPUs, hostCPUs)
+	}
 }
