@@ -241,3 +241,37 @@ func TestLabelRowsNeverOverlap(t *testing.T) {
 		t.Errorf("three steps in the same instant: labels %+v, want three rows", lbl)
 	}
 }
+
+// An empty cell and a cancelled trial no longer share "-": a cell where
+// nothing finished is model.EmptyCellGlyph, and the legend names both.
+func TestEmptyCellIsNotCancelled(t *testing.T) {
+	m, ratios, trials := oneTask()
+	var kept []model.TrialResult
+	for _, tr := range trials {
+		if tr.Ratio == ratios[1] {
+			continue // nothing at 3x: an empty cell
+		}
+		if tr.Repeat == 7 {
+			tr.Outcome = model.Cancelled
+		}
+		kept = append(kept, tr)
+	}
+	rep := New(m.ID, m, ratios, kept, DefaultOptions())
+	row := model.RowKey{Task: "my/task", Agent: "oracle"}
+	if got := rep.cellText(row, ratios[1]); got != model.EmptyCellGlyph {
+		t.Errorf("empty cell %q", got)
+	}
+	if got := rep.cellText(row, ratios[0]); !strings.HasSuffix(strings.Fields(got)[1], model.Cancelled.Glyph()) {
+		t.Errorf("cell with a cancelled trial %q", got)
+	}
+	if model.EmptyCellGlyph == model.Cancelled.Glyph() {
+		t.Error("the empty cell and a cancelled trial share a glyph")
+	}
+	var b bytes.Buffer
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "- cancelled") || !strings.Contains(b.String(), model.EmptyCellGlyph+" not run") {
+		t.Errorf("markdown legend missing:\n%s", b.String())
+	}
+}

@@ -245,7 +245,7 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 
 func plainCell(c *model.Cell) string {
 	if c == nil {
-		return "·"
+		return model.EmptyCellGlyph
 	}
 	var g strings.Builder
 	for _, o := range c.Outcomes {
