@@ -5,7 +5,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench vet clean
+.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity vet clean
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
@@ -64,6 +64,24 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
 	HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 20m ./perf
+
+PARITY_CORPUS ?= parity/testdata/corpus
+# The parity corpus (real public task directories, see parity/PROVENANCE.md):
+# the load table (source x format, loaded/refused, refusals by reason) and the
+# field spot checks, then the audit table of what headroom runs otherwise
+# than each task's own harness. Needs no Docker engine.
+parity: build
+	HEADROOM_PARITY_CORPUS=$(abspath $(PARITY_CORPUS)) $(GO) test -count=1 -run '^TestParityCorpus$$' -v ./parity
+	@if $(BIN) tasks audit --help >/dev/null 2>&1; then \
+		mkdir -p out/parity; \
+		for d in $(PARITY_CORPUS)/*/; do \
+			s=$$(basename $$d); $(BIN) tasks audit "$$d" >out/parity/audit-$$s.txt 2>&1; \
+			echo "== audit $$s (table: out/parity/audit-$$s.txt): $$(tail -1 out/parity/audit-$$s.txt)"; \
+			awk -F '  +' 'NR > 1 && NF >= 3 { n[$$3]++ } END { for (k in n) printf "%6d  %s\n", n[k], k }' out/parity/audit-$$s.txt | sort -rn; \
+		done; \
+	else \
+		echo "note: this headroom has no 'tasks audit' yet (issue #12): no audit table"; \
+	fi
 
 clean:
 	rm -rf bin

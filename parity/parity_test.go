@@ -1,0 +1,650 @@
+// Package parity loads a corpus of real public task directories
+// (Terminal-Bench 2.0 / Harbor suites, terminal-bench 1 datasets) with
+// headroom's loader and checks what it read against the task files, as
+// the tasks' own harnesses read them. See PROVENANCE.md.
+//
+// A refusal not listed in expected.txt fails the test (a false refusal:
+// the task's own harness would run it), and so does a field read
+// differently from what the harness reads, unless expected.txt lists it
+// with the reason. An entry that no longer happens fails too: the list
+// only shrinks.
+package parity
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+	"go.yaml.in/yaml/v3"
+)
+
+// corpusDir is where the corpus is: parity/testdata/corpus (under testdata,
+// so the go tool skips the Go files of its tasks) unless
+// HEADROOM_PARITY_CORPUS says otherwise.
+func corpusDir(t *testing.T) string {
+	dir := os.Getenv("HEADROOM_PARITY_CORPUS")
+	if dir == "" {
+		dir = filepath.Join("testdata", "corpus")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no parity corpus at %s (see parity/PROVENANCE.md for how it is assembled; HEADROOM_PARITY_CORPUS names another place)", dir)
+	}
+	return dir
+}
+
+// expectation is one line of expected.txt.
+type expectation struct {
+	kind  string // "refuse" or "misread"
+	field string // misread: the field
+	glob  string // source/task, may hold * (path.Match)
+	text  string // refuse: a part of the error
+	line  int
+	hit   bool
+}
+
+func readExpectations(t *testing.T, file string) []*expectation {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []*expectation
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		bad := func() {
+			t.Fatalf("%s:%d: want `refuse SOURCE/TASK TEXT...` or `misread FIELD SOURCE/TASK`, got %q", file, n, line)
+		}
+		if len(fields) < 3 {
+			bad()
+		}
+		e := &expectation{kind: fields[0], line: n}
+		switch e.kind {
+		case "refuse":
+			e.glob, e.text = fields[1], strings.Join(fields[2:], " ")
+		case "misread":
+			if len(fields) != 3 {
+				bad()
+			}
+			e.field, e.glob = fields[1], fields[2]
+		default:
+			bad()
+		}
+		if _, err := filepath.Match(e.glob, ""); err != nil {
+			t.Fatalf("%s:%d: bad pattern %q: %v", file, n, e.glob, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func match(exps []*expectation, kind, field, id, text string) bool {
+	for _, e := range exps {
+		if e.kind != kind || e.field != field {
+			continue
+		}
+		if ok, _ := filepath.Match(e.glob, id); ok && strings.Contains(text, e.text) {
+			e.hit = true
+			return true
+		}
+	}
+	return false
+}
+
+// result is one corpus directory's load.
+type result struct {
+	source, task, format string
+	err                  error
+	loaded               taskfile.Loaded
+}
+
+func (r result) id() string { return r.source + "/" + r.task }
+
+// loadCorpus loads every corpus/<source>/<task> directory as --tasks-dir
+// does, and each source through the catalog as a whole, which also
+// refuses a second task of the same name.
+func loadCorpus(t *testing.T, root string) []result {
+	sources, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []result
+	for _, s := range sources {
+		if !s.IsDir() {
+			continue
+		}
+		tasks, err := os.ReadDir(filepath.Join(root, s.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		byDir := map[string]int{}
+		for _, d := range tasks {
+			if !d.IsDir() {
+				continue
+			}
+			dir := filepath.Join(root, s.Name(), d.Name())
+			r := result{source: s.Name(), task: d.Name(), format: taskfile.TaskDirKind(dir)}
+			if r.format == "" {
+				r.format = "?"
+				r.err = fmt.Errorf("%s: not recognised as a task directory", dir)
+			} else {
+				r.loaded, r.err = taskfile.LoadTaskDir(dir)
+			}
+			byDir[dir] = len(out)
+			out = append(out, r)
+		}
+		// The catalog path: what `--tasks-dir <source>` would load.
+		cat := &taskfile.Catalog{}
+		if err := cat.AddDir(filepath.Join(root, s.Name())); err != nil {
+			t.Errorf("catalog of %s: %v", s.Name(), err)
+			continue
+		}
+		for _, p := range cat.Problems {
+			msg := p.Error()
+			if !strings.Contains(msg, "is already defined in") {
+				continue
+			}
+			for dir, i := range byDir {
+				if strings.HasPrefix(msg, dir+string(filepath.Separator)) && out[i].err == nil {
+					out[i].err = p
+				}
+			}
+		}
+		if want := countLoaded(out, s.Name()); len(cat.Tasks) != want {
+			t.Errorf("%s: --tasks-dir loads %d tasks, the directories one by one %d: the catalog walk finds other tasks than the task directories", s.Name(), len(cat.Tasks), want)
+		}
+	}
+	return out
+}
+
+func countLoaded(rs []result, source string) int {
+	n := 0
+	for _, r := range rs {
+		if r.source == source && r.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+var (
+	reNumbers = regexp.MustCompile(`\d+`)
+	reQuoted  = regexp.MustCompile(`"[^"]*"`)
+)
+
+// reason is an error with the task's own path, numbers and quoted values
+// taken out, so that refusals of one kind group together.
+func reason(r result, root string) string {
+	msg := r.err.Error()
+	msg = strings.ReplaceAll(msg, filepath.Join(root, r.source, r.task)+string(filepath.Separator), "")
+	msg = strings.ReplaceAll(msg, filepath.Join(root, r.source, r.task), "<task>")
+	msg = reQuoted.ReplaceAllString(msg, `"…"`)
+	return reNumbers.ReplaceAllString(msg, "N")
+}
+
+func TestParityCorpus(t *testing.T) {
+	root := corpusDir(t)
+	exps := readExpectations(t, "expected.txt")
+	results := loadCorpus(t, root)
+	if len(results) == 0 {
+		t.Fatalf("the corpus at %s holds no task directories", root)
+	}
+
+	// Load table: source × format.
+	type key struct{ source, format string }
+	type counts struct{ loaded, refused, expected int }
+	table := map[key]*counts{}
+	reasons := map[string][]string{}
+	var keys []key
+	for _, r := range results {
+		k := key{r.source, r.format}
+		if table[k] == nil {
+			table[k] = &counts{}
+			keys = append(keys, k)
+		}
+		if r.err == nil {
+			table[k].loaded++
+			continue
+		}
+		table[k].refused++
+		rs := reason(r, root)
+		reasons[rs] = append(reasons[rs], r.id())
+		if match(exps, "refuse", "", r.id(), r.err.Error()) {
+			table[k].expected++
+		} else {
+			t.Errorf("false refusal: %v", r.err)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].source != keys[j].source {
+			return keys[i].source < keys[j].source
+		}
+		return keys[i].format < keys[j].format
+	})
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "source\tformat\tdirs\tloaded\trefused\t(expected)\t")
+	var tot counts
+	for _, k := range keys {
+		c := table[k]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", k.source, k.format, c.loaded+c.refused, c.loaded, c.refused, c.expected)
+		tot.loaded += c.loaded
+		tot.refused += c.refused
+		tot.expected += c.expected
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%d\t\n", tot.loaded+tot.refused, tot.loaded, tot.refused, tot.expected)
+	tw.Flush()
+	t.Logf("load table (%s):\n%s", root, b.String())
+	if len(reasons) > 0 {
+		var rs []string
+		for r := range reasons {
+			rs = append(rs, r)
+		}
+		sort.Slice(rs, func(i, j int) bool { return len(reasons[rs[i]]) > len(reasons[rs[j]]) })
+		b.Reset()
+		for _, r := range rs {
+			ids := reasons[r]
+			fmt.Fprintf(&b, "%4d  %s\n      e.g. %s\n", len(ids), r, strings.Join(ids[:min(3, len(ids))], ", "))
+		}
+		t.Logf("refusals by reason:\n%s", b.String())
+	}
+
+	// Spot checks: every loaded task's fields against its files.
+	misreads := map[string][]string{}
+	checked := 0
+	for _, r := range results {
+		if r.err != nil {
+			continue
+		}
+		var diffs []diff
+		var err error
+		switch r.format {
+		case model.FormatHarbor:
+			diffs, err = checkHarbor(r.loaded.Task)
+		case model.FormatTerminalBench:
+			diffs, err = checkTB1(r.loaded.Task)
+		}
+		if err != nil {
+			t.Errorf("%s: reading its files to check: %v", r.id(), err)
+			continue
+		}
+		checked++
+		for _, d := range diffs {
+			misreads[d.field] = append(misreads[d.field], r.id())
+			if !match(exps, "misread", d.field, r.id(), "") {
+				t.Errorf("misread %s: %s: headroom %s; the harness %s", d.field, r.id(), d.got, d.want)
+			}
+		}
+	}
+	b.Reset()
+	fields := make([]string, 0, len(misreads))
+	for f := range misreads {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	for _, f := range fields {
+		ids := misreads[f]
+		fmt.Fprintf(&b, "%4d  %s  e.g. %s\n", len(ids), f, strings.Join(ids[:min(3, len(ids))], ", "))
+	}
+	t.Logf("spot checks: %d loaded tasks checked field by field; fields read differently from the harness:\n%s", checked, b.String())
+
+	for _, e := range exps {
+		if !e.hit {
+			t.Errorf("expected.txt:%d: %s %s%s %s no longer happens: remove the line", e.line, e.kind, e.field, map[bool]string{true: "", false: " "}[e.field == ""], e.glob)
+		}
+	}
+}
+
+// diff is a field headroom reads otherwise than the task's harness.
+type diff struct{ field, got, want string }
+
+func durationDiff(field string, got time.Duration, want float64) []diff {
+	if math.Abs(got.Seconds()-want) > 0.001 {
+		return []diff{{field, fmt.Sprintf("gives %v", got), fmt.Sprintf("gives %v", time.Duration(want*float64(time.Second)))}}
+	}
+	return nil
+}
+
+// number reads a TOML/YAML number of either kind.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+func table(m map[string]any, k string) map[string]any {
+	if v, ok := m[k].(map[string]any); ok {
+		return v
+	}
+	return map[string]any{}
+}
+
+// Harbor's defaults for what a task.toml leaves out.
+const (
+	harborCPUs            = 1
+	harborMemoryMB        = 2048
+	harborVerifierTimeout = 600
+)
+
+// checkHarbor reads a task.toml and instruction.md as Harbor reads them
+// and lists what the loaded task has otherwise.
+func checkHarbor(task model.Task) ([]diff, error) {
+	var raw map[string]any
+	if _, err := toml.DecodeFile(filepath.Join(task.Dir, "task.toml"), &raw); err != nil {
+		return nil, err
+	}
+	env, agent, verifier := table(raw, "environment"), table(raw, "agent"), table(raw, "verifier")
+	var ds []diff
+
+	cpus := float64(harborCPUs)
+	if v, ok := number(env["cpus"]); ok {
+		cpus = v
+	}
+	if task.Resources.CPUs != cpus {
+		ds = append(ds, diff{"cpus", fmt.Sprintf("gives %v", task.Resources.CPUs), fmt.Sprintf("gives %v", cpus)})
+	}
+
+	mem := int64(harborMemoryMB) * model.MiB
+	if v, ok := number(env["memory_mb"]); ok {
+		mem = int64(v * float64(model.MiB))
+	} else if s, ok := env["memory"].(string); ok {
+		n, err := model.ParseBytes(s)
+		if err != nil {
+			return nil, fmt.Errorf("[environment] memory %q: %v", s, err)
+		}
+		mem = n
+	}
+	if task.Resources.MemoryBytes != mem {
+		ds = append(ds, diff{"memory", "gives " + model.FormatBytes(task.Resources.MemoryBytes), "gives " + model.FormatBytes(mem)})
+	}
+
+	if v, ok := number(agent["timeout_sec"]); ok {
+		ds = append(ds, durationDiff("agent_timeout", task.AgentTimeout, v)...)
+	}
+	vt := float64(harborVerifierTimeout)
+	if v, ok := number(verifier["timeout_sec"]); ok {
+		vt = v
+	}
+	ds = append(ds, durationDiff("verifier_timeout", task.VerifierTimeout, vt)...)
+
+	instr, err := os.ReadFile(filepath.Join(task.Dir, "instruction.md"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	if strings.TrimSpace(task.Instruction) != strings.TrimSpace(string(instr)) {
+		ds = append(ds, diff{"instruction", fmt.Sprintf("gives %d bytes", len(task.Instruction)), fmt.Sprintf("gives instruction.md's %d bytes", len(instr))})
+	}
+
+	// A task naming docker_image runs that image in Harbor, even with a
+	// Dockerfile beside it (built only when forced). headroom may keep
+	// the Dockerfile as a fallback; the image must be the named one.
+	if img, _ := env["docker_image"].(string); img != "" && task.Image != img {
+		ds = append(ds, diff{"docker_image", fmt.Sprintf("runs image %q", task.Image), fmt.Sprintf("runs the pinned image %q", img)})
+	}
+
+	// The network: allow_internet = false (and newer network_mode) take
+	// the network away.
+	if ai, ok := env["allow_internet"].(bool); ok && !ai && task.Network != "none" {
+		ds = append(ds, diff{"network", fmt.Sprintf("gives network %q", task.Network), "gives no network (allow_internet = false)"})
+	}
+	if nm, _ := env["network_mode"].(string); nm == "no-network" && task.Network != "none" {
+		ds = append(ds, diff{"network", fmt.Sprintf("gives network %q", task.Network), `gives no network (network_mode = "no-network")`})
+	}
+
+	if g, ok := number(env["gpus"]); ok && int(g) != task.GPUs {
+		ds = append(ds, diff{"gpus", fmt.Sprintf("records %d", task.GPUs), fmt.Sprintf("asks for %v", g)})
+	}
+
+	// ${VAR:-default} templates in env tables resolve in Harbor.
+	for _, e := range append(append([]string(nil), task.Env...), task.Verifier.Env...) {
+		if strings.Contains(e, "${") {
+			ds = append(ds, diff{"env_template", fmt.Sprintf("passes %q literally", e), "resolves the template"})
+			break
+		}
+	}
+	// workdir: where the agent's and verifier's commands start.
+	if wd, _ := env["workdir"].(string); wd != "" && jsonField(task, "workdir") != wd {
+		ds = append(ds, diff{"workdir", fmt.Sprintf("starts in %q", jsonField(task, "workdir")), fmt.Sprintf("starts in %q", wd)})
+	}
+
+	// [[steps]]: a multi-step task (per-step instructions, tests and
+	// timeouts) is not the single-step task headroom runs.
+	if steps, ok := raw["steps"].([]map[string]any); ok && len(steps) > 0 {
+		ds = append(ds, diff{"steps", "runs it as one step (instruction.md, tests/test.sh)", fmt.Sprintf("runs its %d [[steps]], each with its own instruction, tests and timeouts", len(steps))})
+	}
+	ds = append(ds, checkCompose(task, filepath.Join(task.Dir, "environment", "docker-compose.yaml"), "main")...)
+	return ds, nil
+}
+
+// checkCompose: a compose file with services beside the task's own (a
+// database, an API server) starts them as sidecars in the task's harness.
+func checkCompose(task model.Task, file, main string) []diff {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	var c struct {
+		Services map[string]struct {
+			WorkingDir  string `yaml:"working_dir"`
+			Environment any    `yaml:"environment"`
+			Deploy      struct {
+				Resources struct {
+					Limits struct {
+						CPUs any `yaml:"cpus"`
+					} `yaml:"limits"`
+				} `yaml:"resources"`
+			} `yaml:"deploy"`
+		} `yaml:"services"`
+	}
+	if yaml.Unmarshal(data, &c) != nil {
+		return nil
+	}
+	var ds []diff
+	want := 0
+	for name := range c.Services {
+		if name != main {
+			want++
+		}
+	}
+	if got := len(jsonList(task, "sidecars")); got != want {
+		ds = append(ds, diff{"sidecars", fmt.Sprintf("starts %d sidecar(s)", got), fmt.Sprintf("starts %d service(s) beside %s (%s)", want, main, filepath.Base(file))})
+	}
+	svc, ok := c.Services[main]
+	if !ok {
+		return ds
+	}
+	// The main service's working_dir and literal environment entries
+	// are the task container's.
+	if wd := svc.WorkingDir; wd != "" && !strings.Contains(wd, "$") && jsonField(task, "workdir") != wd {
+		ds = append(ds, diff{"compose_working_dir", fmt.Sprintf("starts in %q", jsonField(task, "workdir")), fmt.Sprintf("starts in %q (%s working_dir)", wd, filepath.Base(file))})
+	}
+	var envs []string
+	switch e := svc.Environment.(type) {
+	case []any:
+		for _, v := range e {
+			envs = append(envs, fmt.Sprint(v))
+		}
+	case map[string]any:
+		for k, v := range e {
+			envs = append(envs, k+"="+fmt.Sprint(v))
+		}
+	}
+	for _, e := range envs {
+		if strings.Contains(e, "$") || !strings.Contains(e, "=") {
+			continue
+		}
+		if !slices.Contains(task.Env, e) {
+			ds = append(ds, diff{"compose_environment", fmt.Sprintf("does not set %s", e), fmt.Sprintf("sets %s (%s environment)", e, filepath.Base(file))})
+			break
+		}
+	}
+	if s := fmt.Sprint(svc.Deploy.Resources.Limits.CPUs); svc.Deploy.Resources.Limits.CPUs != nil && !strings.Contains(s, "$") {
+		if n, err := strconv.ParseFloat(s, 64); err == nil && n != task.Resources.CPUs {
+			ds = append(ds, diff{"compose_cpus", fmt.Sprintf("gives %v cpus", task.Resources.CPUs), fmt.Sprintf("limits it to %v cpus (%s)", n, filepath.Base(file))})
+		}
+	}
+	return ds
+}
+
+// jsonList reads a list field of the task as it is recorded.
+func jsonList(task model.Task, key string) []json.RawMessage {
+	b, err := json.Marshal(task)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	var l []json.RawMessage
+	_ = json.Unmarshal(m[key], &l)
+	return l
+}
+
+// jsonField reads a field of the task as it is recorded (by its JSON
+// name), so that the check reads fields other branches are adding
+// without depending on their Go names.
+func jsonField(task model.Task, path ...string) string {
+	b, err := json.Marshal(task)
+	if err != nil {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+func orExitCode(parser string) string {
+	if parser == "" {
+		return "run-tests.sh's exit code"
+	}
+	return "the " + parser + " parser"
+}
+
+// The older terminal-bench harness's defaults.
+const (
+	tb1AgentTimeout = 360
+	tb1TestTimeout  = 60
+)
+
+// checkTB1 reads a task.yaml as terminal-bench 1 reads it and lists what
+// the loaded task has otherwise.
+func checkTB1(task model.Task) ([]diff, error) {
+	data, err := os.ReadFile(filepath.Join(task.Dir, "task.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, err
+	}
+	var ds []diff
+	at, tt := float64(tb1AgentTimeout), float64(tb1TestTimeout)
+	if v, ok := number(raw["max_agent_timeout_sec"]); ok {
+		at = v
+	}
+	if v, ok := number(raw["max_test_timeout_sec"]); ok {
+		tt = v
+	}
+	ds = append(ds, durationDiff("agent_timeout", task.AgentTimeout, at)...)
+	ds = append(ds, durationDiff("verifier_timeout", task.VerifierTimeout, tt)...)
+
+	// The instruction: instruction, or the "base" entry of descriptions.
+	instr, _ := raw["instruction"].(string)
+	if descs, ok := raw["descriptions"].([]any); ok {
+		for _, d := range descs {
+			if m, ok := d.(map[string]any); ok && m["key"] == "base" {
+				instr, _ = m["description"].(string)
+			}
+		}
+	}
+	if strings.TrimSpace(task.Instruction) != strings.TrimSpace(instr) {
+		ds = append(ds, diff{"instruction", fmt.Sprintf("gives %q", firstWords(task.Instruction)), fmt.Sprintf("gives %q", firstWords(instr))})
+	}
+
+	// test_scripts: the harness copies each named script into the test
+	// directory, from the task or from its own set.
+	if names, ok := raw["test_scripts"].([]any); ok {
+		for _, n := range names {
+			name, _ := n.(string)
+			if name != "" && !uploads(task.Verifier.Files, name) {
+				ds = append(ds, diff{"test_scripts", fmt.Sprintf("supplies no %s", name), fmt.Sprintf("copies %s into the test directory", name)})
+				break
+			}
+		}
+	}
+
+	// parser_name (pytest when absent): the verdict comes from the
+	// verifier's output, read by that parser, not from its exit code.
+	parser, _ := raw["parser_name"].(string)
+	if parser == "" {
+		parser = "pytest"
+	}
+	if got := jsonField(task, "verdict", "parser"); got != parser {
+		ds = append(ds, diff{"parser", fmt.Sprintf("judges by %s", orExitCode(got)), "judges by the " + parser + " parser over the test output"})
+	}
+	ds = append(ds, checkCompose(task, filepath.Join(task.Dir, "docker-compose.yaml"), "client")...)
+	return ds, nil
+}
+
+// uploads says whether a file named name reaches the container.
+func uploads(files []model.Upload, name string) bool {
+	for _, u := range files {
+		if u.Name == name || filepath.Base(u.From) == name {
+			return true
+		}
+		if u.From != "" {
+			if st, err := os.Stat(u.From); err == nil && st.IsDir() {
+				if _, err := os.Stat(filepath.Join(u.From, name)); err == nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func firstWords(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return s
+}
