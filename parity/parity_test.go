@@ -270,8 +270,41 @@ func TestParityCorpus(t *testing.T) {
 		t.Logf("refusals by reason:\n%s", b.String())
 	}
 
+	// Keys the loader lists as ignored (a warning each, on every run).
+	ignored := map[string]map[string]bool{}
+	for _, r := range results {
+		for _, k := range r.loaded.Ignored {
+			if ignored[k] == nil {
+				ignored[k] = map[string]bool{}
+			}
+			ignored[k][r.source] = true
+		}
+	}
+	warned := 0
+	for _, r := range results {
+		if len(r.loaded.Ignored) > 0 {
+			warned++
+		}
+	}
+	b.Reset()
+	ks := make([]string, 0, len(ignored))
+	for k := range ignored {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	for _, k := range ks {
+		var srcs []string
+		for s := range ignored[k] {
+			srcs = append(srcs, s)
+		}
+		sort.Strings(srcs)
+		fmt.Fprintf(&b, "      %s (%s)\n", k, strings.Join(srcs, ", "))
+	}
+	t.Logf("ignored keys: %d of %d loaded tasks get an ignored-key warning; %d distinct keys:\n%s", warned, tot.loaded, len(ks), b.String())
+
 	// Spot checks: every loaded task's fields against its files.
 	misreads := map[string][]string{}
+	unexpected := map[string][]string{} // field: what was seen, one line a task
 	checked := 0
 	for _, r := range results {
 		if r.err != nil {
@@ -293,7 +326,7 @@ func TestParityCorpus(t *testing.T) {
 		for _, d := range diffs {
 			misreads[d.field] = append(misreads[d.field], r.id())
 			if !match(exps, "misread", d.field, r.id(), "") {
-				t.Errorf("misread %s: %s: headroom %s; the harness %s", d.field, r.id(), d.got, d.want)
+				unexpected[d.field] = append(unexpected[d.field], fmt.Sprintf("%s: headroom %s; the harness %s", r.id(), d.got, d.want))
 			}
 		}
 	}
@@ -308,6 +341,15 @@ func TestParityCorpus(t *testing.T) {
 		fmt.Fprintf(&b, "%4d  %s  e.g. %s\n", len(ids), f, strings.Join(ids[:min(3, len(ids))], ", "))
 	}
 	t.Logf("spot checks: %d loaded tasks checked field by field; fields read differently from the harness:\n%s", checked, b.String())
+	for _, f := range fields {
+		if u := unexpected[f]; len(u) > 0 {
+			more := ""
+			if len(u) > 5 {
+				more = fmt.Sprintf("\n  … and %d more", len(u)-5)
+			}
+			t.Errorf("misread %s in %d task(s):\n  %s%s", f, len(u), strings.Join(u[:min(5, len(u))], "\n  "), more)
+		}
+	}
 
 	for _, e := range exps {
 		if !e.hit {
@@ -351,6 +393,7 @@ const (
 	harborCPUs            = 1
 	harborMemoryMB        = 2048
 	harborVerifierTimeout = 600
+	harborBuildTimeout    = 600
 )
 
 // checkHarbor reads a task.toml and instruction.md as Harbor reads them
@@ -400,6 +443,14 @@ func checkHarbor(task model.Task) ([]diff, error) {
 	}
 	if strings.TrimSpace(task.Instruction) != strings.TrimSpace(string(instr)) {
 		ds = append(ds, diff{"instruction", fmt.Sprintf("gives %d bytes", len(task.Instruction)), fmt.Sprintf("gives instruction.md's %d bytes", len(instr))})
+	}
+
+	bt := float64(harborBuildTimeout)
+	if v, ok := number(env["build_timeout_sec"]); ok {
+		bt = v
+	}
+	if task.Build != nil {
+		ds = append(ds, durationDiff("build_timeout", task.Build.Timeout, bt)...)
 	}
 
 	// A task naming docker_image runs that image in Harbor, even with a
