@@ -404,6 +404,7 @@ func checkHarbor(task model.Task) ([]diff, error) {
 		return nil, err
 	}
 	env, agent, verifier := table(raw, "environment"), table(raw, "agent"), table(raw, "verifier")
+	rec := record(task)
 	var ds []diff
 
 	cpus := float64(harborCPUs)
@@ -481,8 +482,14 @@ func checkHarbor(task model.Task) ([]diff, error) {
 		}
 	}
 	// workdir: where the agent's and verifier's commands start.
-	if wd, _ := env["workdir"].(string); wd != "" && jsonField(task, "workdir") != wd {
-		ds = append(ds, diff{"workdir", fmt.Sprintf("starts in %q", jsonField(task, "workdir")), fmt.Sprintf("starts in %q", wd)})
+	if wd, _ := env["workdir"].(string); wd != "" && rec.str("workdir") != wd {
+		ds = append(ds, diff{"workdir", fmt.Sprintf("starts in %q", rec.str("workdir")), fmt.Sprintf("starts in %q", wd)})
+	}
+
+	// [environment.healthcheck]: Harbor waits for it to pass before the
+	// agent starts.
+	if _, ok := env["healthcheck"].(map[string]any); ok && !rec.has("healthcheck") {
+		ds = append(ds, diff{"healthcheck", "starts the agent without waiting", "waits for [environment.healthcheck] to pass before the agent starts"})
 	}
 
 	// [[steps]]: a multi-step task (per-step instructions, tests and
@@ -490,13 +497,13 @@ func checkHarbor(task model.Task) ([]diff, error) {
 	if steps, ok := raw["steps"].([]map[string]any); ok && len(steps) > 0 {
 		ds = append(ds, diff{"steps", "runs it as one step (instruction.md, tests/test.sh)", fmt.Sprintf("runs its %d [[steps]], each with its own instruction, tests and timeouts", len(steps))})
 	}
-	ds = append(ds, checkCompose(task, filepath.Join(task.Dir, "environment", "docker-compose.yaml"), "main")...)
+	ds = append(ds, checkCompose(task, rec, filepath.Join(task.Dir, "environment", "docker-compose.yaml"), "main")...)
 	return ds, nil
 }
 
 // checkCompose: a compose file with services beside the task's own (a
 // database, an API server) starts them as sidecars in the task's harness.
-func checkCompose(task model.Task, file, main string) []diff {
+func checkCompose(task model.Task, rec recorded, file, main string) []diff {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil
@@ -524,7 +531,7 @@ func checkCompose(task model.Task, file, main string) []diff {
 			want++
 		}
 	}
-	if got := len(jsonList(task, "sidecars")); got != want {
+	if got := rec.count("sidecars"); got != want {
 		ds = append(ds, diff{"sidecars", fmt.Sprintf("starts %d sidecar(s)", got), fmt.Sprintf("starts %d service(s) beside %s (%s)", want, main, filepath.Base(file))})
 	}
 	svc, ok := c.Services[main]
@@ -533,8 +540,8 @@ func checkCompose(task model.Task, file, main string) []diff {
 	}
 	// The main service's working_dir and literal environment entries
 	// are the task container's.
-	if wd := svc.WorkingDir; wd != "" && !strings.Contains(wd, "$") && jsonField(task, "workdir") != wd {
-		ds = append(ds, diff{"compose_working_dir", fmt.Sprintf("starts in %q", jsonField(task, "workdir")), fmt.Sprintf("starts in %q (%s working_dir)", wd, filepath.Base(file))})
+	if wd := svc.WorkingDir; wd != "" && !strings.Contains(wd, "$") && rec.str("workdir") != wd {
+		ds = append(ds, diff{"compose_working_dir", fmt.Sprintf("starts in %q", rec.str("workdir")), fmt.Sprintf("starts in %q (%s working_dir)", wd, filepath.Base(file))})
 	}
 	var envs []string
 	switch e := svc.Environment.(type) {
@@ -564,33 +571,22 @@ func checkCompose(task model.Task, file, main string) []diff {
 	return ds
 }
 
-// jsonList reads a list field of the task as it is recorded.
-func jsonList(task model.Task, key string) []json.RawMessage {
-	b, err := json.Marshal(task)
-	if err != nil {
-		return nil
+// recorded is a task as it is recorded (by its JSON names), so that the
+// checks read fields other branches are adding without depending on
+// their Go names.
+type recorded map[string]any
+
+func record(task model.Task) recorded {
+	var m recorded
+	if b, err := json.Marshal(task); err == nil {
+		_ = json.Unmarshal(b, &m)
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return nil
-	}
-	var l []json.RawMessage
-	_ = json.Unmarshal(m[key], &l)
-	return l
+	return m
 }
 
-// jsonField reads a field of the task as it is recorded (by its JSON
-// name), so that the check reads fields other branches are adding
-// without depending on their Go names.
-func jsonField(task model.Task, path ...string) string {
-	b, err := json.Marshal(task)
-	if err != nil {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return ""
-	}
+// str is the string at a path of keys, "" when there is none.
+func (r recorded) str(path ...string) string {
+	var v any = map[string]any(r)
 	for _, k := range path {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -600,6 +596,15 @@ func jsonField(task model.Task, path ...string) string {
 	}
 	s, _ := v.(string)
 	return s
+}
+
+// has says whether the task records a field of that name.
+func (r recorded) has(key string) bool { return r[key] != nil }
+
+// count is the length of a list field.
+func (r recorded) count(key string) int {
+	l, _ := r[key].([]any)
+	return len(l)
 }
 
 func orExitCode(parser string) string {
@@ -626,6 +631,7 @@ func checkTB1(task model.Task) ([]diff, error) {
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
+	rec := record(task)
 	var ds []diff
 	at, tt := float64(tb1AgentTimeout), float64(tb1TestTimeout)
 	if v, ok := number(raw["max_agent_timeout_sec"]); ok {
@@ -668,10 +674,10 @@ func checkTB1(task model.Task) ([]diff, error) {
 	if parser == "" {
 		parser = "pytest"
 	}
-	if got := jsonField(task, "verdict", "parser"); got != parser {
+	if got := rec.str("verdict", "parser"); got != parser {
 		ds = append(ds, diff{"parser", fmt.Sprintf("judges by %s", orExitCode(got)), "judges by the " + parser + " parser over the test output"})
 	}
-	ds = append(ds, checkCompose(task, filepath.Join(task.Dir, "docker-compose.yaml"), "client")...)
+	ds = append(ds, checkCompose(task, rec, filepath.Join(task.Dir, "docker-compose.yaml"), "client")...)
 	return ds, nil
 }
 
