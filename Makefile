@@ -71,17 +71,19 @@ PARITY_CORPUS ?= parity/testdata/corpus
 # field spot checks, then the audit table of what headroom runs otherwise
 # than each task's own harness. Needs no Docker engine.
 parity: build
-	HEADROOM_PARITY_CORPUS=$(abspath $(PARITY_CORPUS)) $(GO) test -count=1 -run '^TestParityCorpus$$' -v ./parity
-	@if $(BIN) tasks audit --help >/dev/null 2>&1; then \
+	@status=0; \
+	HEADROOM_PARITY_CORPUS=$(abspath $(PARITY_CORPUS)) $(GO) test -count=1 -run '^TestParityCorpus$$' -v ./parity || status=$$?; \
+	if $(BIN) tasks --help 2>/dev/null | grep -q '^  audit '; then \
 		mkdir -p out/parity; \
 		for d in $(PARITY_CORPUS)/*/; do \
 			s=$$(basename $$d); $(BIN) tasks audit "$$d" >out/parity/audit-$$s.txt 2>&1; \
 			echo "== audit $$s (table: out/parity/audit-$$s.txt): $$(tail -1 out/parity/audit-$$s.txt)"; \
-			awk -F '  +' 'NR > 1 && NF >= 3 { n[$$3]++ } END { for (k in n) printf "%6d  %s\n", n[k], k }' out/parity/audit-$$s.txt | sort -rn; \
+			awk -F '  +' 'NR > 1 && NF >= 3 { n[$$1 == "(not loaded)" ? "refused (see the load table)" : $$3]++ } END { for (k in n) printf "%6d  %s\n", n[k], k }' out/parity/audit-$$s.txt | sort -rn; \
 		done; \
 	else \
 		echo "note: this headroom has no 'tasks audit' yet (issue #12): no audit table"; \
-	fi
+	fi; \
+	exit $$status
 
 clean:
 	rm -rf bin
