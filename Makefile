@@ -46,7 +46,8 @@ FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
 	runner/docker:FuzzCgroupFiles runner/docker:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace \
-	workload:FuzzProfileJSON cli:FuzzParsePP taskfile:FuzzTaskDir model:FuzzParseReward ui:FuzzWidth
+	workload:FuzzProfileJSON cli:FuzzParsePP taskfile:FuzzTaskDir model:FuzzParseReward ui:FuzzWidth \
+	verdict:FuzzJudge
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t#*:}; \

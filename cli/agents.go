@@ -77,10 +77,10 @@ func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string,
 	for i, t := range tasks {
 		t.AgentTimeout = time.Duration(float64(t.AgentTimeout) * a.timeoutScale)
 		t.VerifierTimeout = time.Duration(float64(t.VerifierTimeout) * a.timeoutScale)
-		if t.Reward != nil {
-			r := *t.Reward
+		if t.Verdict.Reward != nil {
+			r := *t.Verdict.Reward
 			r.Pass = a.passReward
-			t.Reward = &r
+			t.Verdict.Reward = &r
 		}
 		if a.command != "" && t.Image != taskfile.BuiltinImage {
 			if _, ok := t.Agent(AgentCommand); ok {

@@ -131,9 +131,7 @@ func showTask(cmd *cobra.Command, t model.Task) {
 		}
 	}
 	fmt.Fprintf(w, "  verifier   %s\n", t.Verifier.Show)
-	if t.Reward != nil {
-		fmt.Fprintf(w, "  passes when it writes a reward >= %g to %s/reward.txt or reward.json\n", t.Reward.Pass, t.Reward.Dir)
-	}
+	fmt.Fprintf(w, "  verdict    %s: %s\n", t.Verdict, t.Verdict.Describe())
 	if t.Instruction != "" {
 		line, _, _ := strings.Cut(strings.TrimSpace(t.Instruction), "\n")
 		fmt.Fprintf(w, "  instruction  %s\n", line)

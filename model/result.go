@@ -72,6 +72,12 @@ type TrialResult struct {
 	// Reward is what the verifier wrote to its reward file, when the task
 	// is judged by one and the file could be read.
 	Reward *float64 `json:"reward,omitempty"`
+	// Verdict is the rule the verifier was judged by (VerdictRule.String:
+	// "exit-code", "reward-file", "parser:pytest").
+	Verdict string `json:"verdict,omitempty"`
+	// Tests is what a parser found in the verifier's output, when the
+	// task is judged by one and it found results.
+	Tests *TestTally `json:"tests,omitempty"`
 }
 
 // HostLoad is the host's state at one moment.

@@ -141,9 +141,9 @@ type Task struct {
 	Dir string `json:"dir,omitempty"`
 	// Instruction is what the agent is asked to do (instruction.md).
 	Instruction string `json:"instruction,omitempty"`
-	// Reward, when set, decides the verifier by its reward file rather
-	// than its exit code.
-	Reward *RewardRule `json:"reward,omitempty"`
+	// Verdict says how the verifier is judged: exit code, reward file or
+	// a parser over its output.
+	Verdict VerdictRule `json:"verdict"`
 	// Build, when set, builds the image from a Dockerfile if Image is
 	// empty or missing from the engine.
 	Build *Build `json:"build,omitempty"`
@@ -199,6 +199,9 @@ func (t *Task) Validate() error {
 		return fmt.Errorf("task %s has no agents: add an [[agents]] table with steps", t.Name)
 	case len(t.Verifier.Argv) == 0:
 		return fmt.Errorf("task %s has no verifier: add a [verifier] with a command", t.Name)
+	}
+	if err := t.Verdict.validate(); err != nil {
+		return fmt.Errorf("task %s: %w", t.Name, err)
 	}
 	seen := map[string]bool{}
 	for _, a := range t.Agents {

@@ -82,7 +82,7 @@ func TestRewardFileDecidesTheVerifier(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			task := fake.Task("tb/reward", 64<<20, "solve")
-			task.Reward = rule
+			task.Verdict.Reward = rule
 			b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb/reward/verify": {Writes: c.writes, ExitCode: c.exit}})}
 			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/reward@1x"]
 			if r.Outcome != c.outcome || !strings.Contains(r.Reason, c.reason) {
@@ -101,7 +101,7 @@ func TestRewardFileDecidesTheVerifier(t *testing.T) {
 // A verifier killed by the kernel is an OOM kill, whatever reward it left.
 func TestVerifierOOMWithRewardIsOOMKilled(t *testing.T) {
 	task := fake.Task("tb/vkill", 64<<20, "solve")
-	task.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
 	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb/vkill/verify": {OOM: true, ExitCode: 137}})}
 	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/vkill@1x"]
 	if r.Outcome != model.OOMKilled || r.KilledInStep != "verify" {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/verdict"
 )
 
 // trialRun is one trial in flight.
@@ -29,8 +30,12 @@ type trialRun struct {
 	lastWS    int64
 	kills     int           // OOM kills seen (max over sources)
 	oomNotify chan struct{} // closed and replaced on each new kill
-	// rewardNote says why a reward-judged verifier failed.
-	rewardNote string
+	// verdictNote says why a verifier judged by its reward file or its
+	// output failed.
+	verdictNote string
+	// transcript holds the verifier's output for a parser to judge, while
+	// the verifier runs (nil otherwise).
+	transcript *verdict.Transcript
 	samples    int
 	firstAt    time.Time
 	lastAt     time.Time
@@ -41,6 +46,7 @@ func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()
 func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res := &t.res
 	res.Start = time.Now()
+	res.Verdict = t.task.Verdict.String()
 
 	if ctx.Err() != nil {
 		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()
@@ -89,18 +95,26 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	if !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
+		if t.task.Verdict.Parser != "" {
+			t.transcript = &verdict.Transcript{}
+		}
 		sr, err := t.runStep(vctx, sb, "verifier", t.task.Verifier, env)
 		if err != nil {
 			engineErr = fmt.Errorf("verifier: %w", err)
 		}
 		ev.TimedOut = sr.TimedOut
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
-		if rule := t.task.Reward; rule != nil && err == nil && !sr.TimedOut && ctx.Err() == nil {
-			ev.VerifierPassed, t.rewardNote, err = t.readReward(vctx, sb, rule)
+		judged := err == nil && !sr.TimedOut && ctx.Err() == nil
+		if rule := t.task.Verdict.Reward; rule != nil && judged {
+			ev.VerifierPassed, t.verdictNote, err = t.readReward(vctx, sb, rule)
 			if err != nil {
 				engineErr = fmt.Errorf("reading the reward: %w", err)
 			}
 		}
+		if parser := t.task.Verdict.Parser; parser != "" && judged {
+			ev.VerifierPassed, t.verdictNote = t.judgeOutput(parser)
+		}
+		t.transcript = nil
 		cancelV()
 	}
 	ev.Cancelled = ctx.Err() != nil
@@ -166,8 +180,8 @@ func (t *trialRun) reason(ev model.Evidence) string {
 				return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
 			}
 		}
-		if t.rewardNote != "" {
-			return t.rewardNote
+		if t.verdictNote != "" {
+			return t.verdictNote
 		}
 		for _, s := range res.Steps {
 			if s.ExitCode != 0 {
@@ -306,6 +320,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				return
 			}
 		}
+		t.transcript.Add(text) // whole, before the shortening below
 		if len(text) > 2000 {
 			text = text[:2000] + "…"
 		}
@@ -451,4 +466,19 @@ func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.Rewar
 		return false, fmt.Sprintf("reward %g < %g (%s)", r, rule.Pass, p), nil
 	}
 	return false, fmt.Sprintf("the verifier wrote no reward (%s/reward.txt or reward.json)", rule.Dir), nil
+}
+
+// judgeOutput reads the verifier's output with the task's parser, as
+// terminal-bench's harness does, and says whether it passed and, if not,
+// why.
+func (t *trialRun) judgeOutput(parser string) (bool, string) {
+	j, err := verdict.Judge(parser, t.transcript.String())
+	if err != nil {
+		return false, err.Error()
+	}
+	t.res.Tests = j.Tests
+	if !j.Passed && t.transcript.Dropped > 0 {
+		j.Reason += fmt.Sprintf(" (the output was longer than terminal-bench's pane keeps: its first %d line(s) were not read)", t.transcript.Dropped)
+	}
+	return j.Passed, j.Reason
 }

@@ -180,7 +180,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		Env: venv, PassEnv: vpass,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
-	t.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
+	t.Verdict.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass := envList(f.Solution.Env)
 	if exists(solve) {

@@ -101,8 +101,8 @@ func TestHarborTaskDirectory(t *testing.T) {
 		!slices.Equal(v.PassEnv, []string{"OPENAI_API_KEY=HR_TEST_JUDGE_KEY"}) {
 		t.Errorf("verifier %+v", v)
 	}
-	if task.Reward == nil || task.Reward.Dir != "/logs/verifier" || task.Reward.Pass != 1 {
-		t.Errorf("reward %+v", task.Reward)
+	if task.Verdict.Reward == nil || task.Verdict.Reward.Dir != "/logs/verifier" || task.Verdict.Reward.Pass != 1 {
+		t.Errorf("reward %+v", task.Verdict.Reward)
 	}
 }
 
@@ -141,8 +141,8 @@ func TestOlderTerminalBenchDirectory(t *testing.T) {
 	if !slices.Equal(l.Ignored, []string{"future_field"}) {
 		t.Errorf("ignored %v, want only the unknown key", l.Ignored)
 	}
-	if task.AgentTimeout != 180*time.Second || task.VerifierTimeout != 30*time.Second || task.Reward != nil {
-		t.Errorf("timeouts %v %v reward %v", task.AgentTimeout, task.VerifierTimeout, task.Reward)
+	if task.AgentTimeout != 180*time.Second || task.VerifierTimeout != 30*time.Second || task.Verdict.Reward != nil {
+		t.Errorf("timeouts %v %v reward %v", task.AgentTimeout, task.VerifierTimeout, task.Verdict.Reward)
 	}
 	if task.Build == nil || task.Build.Context != dir || !strings.Contains(task.Instruction, "hello.txt") {
 		t.Errorf("build %+v instruction %q", task.Build, task.Instruction)

@@ -1,0 +1,97 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+// A parser-judged verifier (terminal-bench's task.yaml) is decided by what
+// its output says, not by its exit code; the record says why it failed.
+func TestParserDecidesTheVerifier(t *testing.T) {
+	sweOut := func(word string) []string {
+		return []string{"PASSED t.py::test_a", "SWEBench results starts here", word, "SWEBench results ends here"}
+	}
+	cases := []struct {
+		name    string
+		parser  string
+		lines   []string
+		exit    int
+		outcome model.Outcome
+		reason  string
+		tally   string
+	}{
+		{"swebench FAILED, exit 0", "swebench", sweOut("FAILED"), 0, model.Failed, "1 of 1 test(s) failed: tests", "0/1"},
+		{"swebench PASSED, exit 1", "swebench", sweOut("PASSED"), 1, model.Passed, "", "1/0"},
+		{"swebench no markers", "swebench", []string{"uv: command not found"}, 0, model.Failed, "no SWEBench results", ""},
+		{"pytest failures, exit 0", "pytest", []string{"=== short test summary info ===", "PASSED t.py::test_a", "FAILED t.py::test_b - boom", "ERROR t.py::test_c"}, 0,
+			model.Failed, "2 of 3 test(s) failed: test_b, test_c", "1/2"},
+		{"pytest without summary", "pytest", []string{"6 passed in 0.1s"}, 0, model.Failed, "short test summary info", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			task := fake.Task("tb1/p", 64<<20, "solve")
+			task.Verdict.Parser = c.parser
+			b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb1/p/verify": {Lines: c.lines, ExitCode: c.exit}})}
+			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb1/p@1x"]
+			if r.Outcome != c.outcome || !strings.Contains(r.Reason, c.reason) {
+				t.Fatalf("outcome %s (%s), want %s (%q)", r.Outcome, r.Reason, c.outcome, c.reason)
+			}
+			if r.Verdict != "parser:"+c.parser {
+				t.Errorf("verdict recorded as %q", r.Verdict)
+			}
+			tally := ""
+			if r.Tests != nil {
+				tally = fmt.Sprintf("%d/%d", r.Tests.Passed, r.Tests.Failed)
+			}
+			if tally != c.tally {
+				t.Errorf("tests %q, want %q", tally, c.tally)
+			}
+		})
+	}
+}
+
+// The parser reads the verifier's whole output, across the commands of a
+// traced script and past the tail a step record keeps.
+func TestParserReadsTheWholeTracedOutput(t *testing.T) {
+	task := fake.Task("tb1/long", 64<<20, "solve")
+	task.Verdict.Parser = "pytest"
+	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, Trace: true}
+	lines := []string{"!" + runner.TraceMarker + "pytest -rA", "=== short test summary info ===", "FAILED t.py::test_first - no"}
+	for i := 0; i < 500; i++ {
+		lines = append(lines, fmt.Sprintf("PASSED t.py::test_%d", i))
+	}
+	lines = append(lines, "!"+runner.TraceMarker+"echo done", "done")
+	b := &fake.Backend{Script: stripBang(script(map[string]fake.StepPlan{"tb1/long//tests/run-tests.sh": {Lines: lines}}))}
+	cfg := config(t, []model.Task{task})
+	cfg.OutputTailLines = 50
+	r := runSweep(t, b, cfg, context.Background(), nil).results["tb1/long@1x"]
+	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "1 of 501 test(s) failed: test_first") {
+		t.Fatalf("outcome %s (%s), want failed naming test_first", r.Outcome, r.Reason)
+	}
+	for _, s := range r.Steps {
+		if strings.Contains(s.Output, "test_first") {
+			t.Errorf("step %s kept the failing line in its tail: the test does not show the parser read past it", s.Name)
+		}
+	}
+}
+
+// Exit-code and reward verdicts are recorded by name too.
+func TestVerdictRecorded(t *testing.T) {
+	plain := fake.Task("own/exit", 64<<20, "solve")
+	reward := fake.Task("tb2/reward", 64<<20, "solve")
+	reward.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	b := &fake.Backend{Script: script(nil)}
+	res := runSweep(t, b, config(t, []model.Task{plain, reward}), context.Background(), nil).results
+	if v := res["own/exit@1x"].Verdict; v != "exit-code" {
+		t.Errorf("exit-code task recorded %q", v)
+	}
+	if v := res["tb2/reward@1x"].Verdict; v != "reward-file" {
+		t.Errorf("reward task recorded %q", v)
+	}
+}

@@ -1,0 +1,251 @@
+package verdict
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// Real verifier outputs, judged as terminal-bench's harness judges them.
+func TestJudgeRealOutputs(t *testing.T) {
+	cases := []struct {
+		file, parser   string
+		passed         bool
+		passes, fails  int
+		failing        []string
+		noResults      bool   // the parser found none: terminal-bench's parse error
+		reasonContains string // for a failure
+	}{
+		{file: "pytest-uv-passed.txt", parser: Pytest, passed: true, passes: 1},
+		{file: "pytest-one-failed.txt", parser: Pytest, fails: 1, failing: []string{"test_tasks_cancel_above_max_concurrent"},
+			reasonContains: "1 of 1 test(s) failed: test_tasks_cancel_above_max_concurrent"},
+		{file: "pytest-mixed.txt", parser: Pytest, passes: 1, fails: 5, failing: []string{"test_output_files_exist", "test_generate_and_schema",
+			"test_solution_shape_feasibility_and_batch_consistency", "test_solution_coverage_no_duplicates", "test_performance_thresholds"},
+			reasonContains: "5 of 6 test(s) failed: test_output_files_exist, test_generate_and_schema"},
+		{file: "pytest-parametrized.txt", parser: Pytest, passes: 21, fails: 6, failing: []string{"test_speedup[2]", "test_speedup[3]",
+			"test_speedup[6]", "test_speedup[7]", "test_speedup[8]", "test_speedup[9]"}, reasonContains: "6 of 27 test(s) failed"},
+		{file: "pytest-curl-noise.txt", parser: Pytest, fails: 2, failing: []string{"test_summary_file_exists", "test_summary_structure_and_counts"}},
+		{file: "pytest-verbose-default-summary.txt", parser: Pytest, fails: 1, failing: []string{"test_parallel_pbkdf2_correct_and_faster"}},
+		// Without -rA a passing pytest prints no summary section: the
+		// harness's parser finds nothing and the task is unresolved.
+		{file: "pytest-passed-without-rA.txt", parser: Pytest, noResults: true, reasonContains: "short test summary info"},
+		{file: "pytest-uv-download-failed.txt", parser: Pytest, noResults: true, reasonContains: "short test summary info"},
+		// The grader's word counts, not pytest's lines before it.
+		{file: "swebench-resolved.txt", parser: SWEBench, passed: true, passes: 1},
+		{file: "swebench-unresolved.txt", parser: SWEBench, fails: 1, failing: []string{"tests"}, reasonContains: "1 of 1 test(s) failed: tests"},
+		{file: "swebench-grader-never-ran.txt", parser: SWEBench, noResults: true, reasonContains: "SWEBench results"},
+		// A pytest-judged task whose output is SWE-bench's still reads the
+		// pytest lines before the markers.
+		{file: "swebench-resolved.txt", parser: Pytest, passed: true, passes: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.parser+"/"+c.file, func(t *testing.T) {
+			j, err := Judge(c.parser, fixture(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Passed != c.passed {
+				t.Errorf("passed = %v, want %v (reason %q)", j.Passed, c.passed, j.Reason)
+			}
+			if c.noResults {
+				if j.Tests != nil {
+					t.Errorf("tests = %+v, want none found", j.Tests)
+				}
+			} else {
+				if j.Tests == nil {
+					t.Fatalf("no tests found; reason %q", j.Reason)
+				}
+				if j.Tests.Passed != c.passes || j.Tests.Failed != c.fails {
+					t.Errorf("tally %d passed %d failed, want %d and %d", j.Tests.Passed, j.Tests.Failed, c.passes, c.fails)
+				}
+				if c.failing != nil && !reflect.DeepEqual(j.Tests.Failing, c.failing) {
+					t.Errorf("failing = %q, want %q", j.Tests.Failing, c.failing)
+				}
+			}
+			if c.passed != (j.Reason == "") {
+				t.Errorf("reason %q for passed=%v", j.Reason, j.Passed)
+			}
+			if !strings.Contains(j.Reason, c.reasonContains) {
+				t.Errorf("reason %q does not say %q", j.Reason, c.reasonContains)
+			}
+		})
+	}
+}
+
+// Lines of the short summary, one at a time, as the harness reads them.
+func TestPytestLine(t *testing.T) {
+	cases := []struct {
+		line   string
+		name   string
+		passed bool
+		ok     bool
+	}{
+		{"PASSED ../tests/test_outputs.py::test_x", "test_x", true, true},
+		{"FAILED tests/t.py::test_y - AssertionError: a - b", "test_y - AssertionError: a", false, true}, // only the last " - " part goes
+		{"FAILED tests/t.py::TestC::test_z", "TestC::test_z", false, true},                               // the name is what follows the first ::
+		{"ERROR tests/t.py::test_e - fixture 'db' not found", "test_e - fixture 'db' not found", false, true},
+		{"SKIPPED [1] tests/t.py:12: needs a GPU", "[1] tests/t.py:12: needs a GPU", true, true},
+		{"XFAIL tests/t.py::test_known - bug 12", "test_known - bug 12", true, true},
+		{"XPASS tests/t.py::test_lucky", "test_lucky", false, true},
+		{"PASSED: tests/t.py::test_colon", "test_colon", true, true},
+		{"  PASSED   tests/t.py::test_indented  ", "test_indented", true, true},
+		{"passed tests/t.py::test_lower", "", false, false},
+		{"UNKNOWN tests/t.py::test_u", "", false, false},
+		{"PASSED", "", false, false},
+		{"PASSED tests/t.py::", "", false, false},
+		{"========================= 1 failed, 5 passed in 12.76s =========================", "", false, false},
+		{"", "", false, false},
+	}
+	for _, c := range cases {
+		name, passed, ok := pytestLine(c.line)
+		if name != c.name || passed != c.passed || ok != c.ok {
+			t.Errorf("pytestLine(%q) = %q, %v, %v; want %q, %v, %v", c.line, name, passed, ok, c.name, c.passed, c.ok)
+		}
+	}
+}
+
+func TestJudgeEdges(t *testing.T) {
+	cases := []struct {
+		name, parser, output string
+		passed               bool
+		found                bool
+	}{
+		// The header with no test under it: every one of none passed, so
+		// terminal-bench resolves it; headroom does the same.
+		{"pytest empty summary", Pytest, "===== short test summary info =====\n===== no tests ran =====\n", true, true},
+		{"pytest header any case", Pytest, "== SHORT Test Summary INFO ==\nPASSED t.py::a\n", true, true},
+		{"pytest later line wins", Pytest, "== short test summary info ==\nFAILED t.py::a\nPASSED t.py::a\n", true, true},
+		{"pytest carriage returns split lines", Pytest, "== short test summary info ==\rFAILED t.py::a\r\n", false, true},
+		{"pytest only the first header starts", Pytest, "== short test summary info ==\nPASSED t.py::a\n== short test summary info ==\nFAILED t.py::b\n", false, true},
+		{"pytest empty output", Pytest, "", false, false},
+		{"swebench word must be exact", SWEBench, "SWEBench results starts here\nPASSED, mostly\nSWEBench results ends here", false, true},
+		{"swebench end before start", SWEBench, "SWEBench results ends here\nSWEBench results starts here\nPASSED\n", true, true},
+		// The text runs to the last end marker, so a repeated marker is in it.
+		{"swebench last end marker", SWEBench, "SWEBench results starts here\nPASSED\nSWEBench results ends here\nSWEBench results ends here", false, true},
+		{"swebench start only", SWEBench, "SWEBench results starts here\nPASSED\n", false, false},
+		{"mlebench passes", MLEBench, "x\nMLEBench results starts here\nALL TESTS PASSED\nMLEBench results ends here\n", true, true},
+		{"mlebench no markers is a failure, not an error", MLEBench, "ALL TESTS PASSED\nand more", false, true},
+		{"mlebench no markers whole output", MLEBench, "  ALL TESTS PASSED\n", true, true},
+	}
+	for _, c := range cases {
+		j, err := Judge(c.parser, c.output)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if j.Passed != c.passed || (j.Tests != nil) != c.found {
+			t.Errorf("%s: passed %v found %v (%q), want %v %v", c.name, j.Passed, j.Tests != nil, j.Reason, c.passed, c.found)
+		}
+	}
+}
+
+func TestKnown(t *testing.T) {
+	for _, n := range []string{Pytest, SWEBench, MLEBench} {
+		if err := Known(n); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	if err := Known("swelancer"); err == nil || !strings.Contains(err.Error(), "does not implement") {
+		t.Errorf("swelancer: %v", err)
+	}
+	if err := Known("junit"); err == nil || !strings.Contains(err.Error(), "mlebench, pytest, swebench") {
+		t.Errorf("junit: %v", err)
+	}
+	if _, err := Judge("junit", ""); err == nil {
+		t.Error("Judge accepted an unknown parser")
+	}
+}
+
+func TestFailingNamesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("=== short test summary info ===\n")
+	for i := 0; i < 45; i++ {
+		b.WriteString("FAILED t.py::test_" + strings.Repeat("x", i+1) + " - no\n")
+	}
+	j, _ := Judge(Pytest, b.String())
+	if j.Tests.Failed != 45 || len(j.Tests.Failing) != 20 || !strings.HasSuffix(j.Reason, "and 25 more") {
+		t.Errorf("tally %+v reason %q", j.Tests, j.Reason)
+	}
+}
+
+func TestTranscriptKeepsNewest(t *testing.T) {
+	var tr Transcript
+	for i := 0; i < TranscriptMaxLines+10; i++ {
+		tr.Add("line")
+	}
+	tr.Add("== short test summary info ==")
+	tr.Add("PASSED t.py::last")
+	if tr.Dropped != 12 {
+		t.Errorf("dropped %d, want 12", tr.Dropped)
+	}
+	s := tr.String()
+	if n := strings.Count(s, "\n") + 1; n != TranscriptMaxLines {
+		t.Errorf("kept %d lines, want %d", n, TranscriptMaxLines)
+	}
+	if j, _ := Judge(Pytest, s); !j.Passed || j.Tests.Passed != 1 {
+		t.Errorf("judged %+v", j)
+	}
+	var big Transcript
+	line := strings.Repeat("y", 1<<20)
+	for i := 0; i < 20; i++ {
+		big.Add(line)
+	}
+	if len(big.String()) > TranscriptMaxBytes || big.Dropped == 0 {
+		t.Errorf("kept %d bytes, dropped %d", len(big.String()), big.Dropped)
+	}
+	var nilT *Transcript
+	if nilT.String() != "" {
+		t.Error("nil transcript not empty")
+	}
+}
+
+func TestPySplitLines(t *testing.T) {
+	got := pySplitLines("a\nb\r\nc\rd\ve\x1cf\u2028g\n")
+	want := []string{"a", "b", "c", "d", "e", "f", "g"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q", got)
+	}
+	if got := pySplitLines("a\n\nb"); !reflect.DeepEqual(got, []string{"a", "", "b"}) {
+		t.Errorf("got %q", got)
+	}
+}
+
+// FuzzJudge: any output, any parser, never a panic; a pass always has
+// results, and a failure always says why.
+func FuzzJudge(f *testing.F) {
+	entries, _ := os.ReadDir("testdata")
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".txt") {
+			data, _ := os.ReadFile(filepath.Join("testdata", e.Name()))
+			f.Add(string(data))
+		}
+	}
+	f.Add("== short test summary info ==\nFAILED a::b - c - d\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		for _, p := range []string{Pytest, SWEBench, MLEBench} {
+			j, err := Judge(p, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Passed && (j.Tests == nil || j.Tests.Failed != 0 || j.Reason != "") {
+				t.Fatalf("%s: pass with %+v %q", p, j.Tests, j.Reason)
+			}
+			if !j.Passed && j.Reason == "" {
+				t.Fatalf("%s: failure without a reason", p)
+			}
+			if j.Tests != nil && len(j.Tests.Failing) > j.Tests.Failed {
+				t.Fatalf("%s: more names than failures", p)
+			}
+		}
+	})
+}
