@@ -67,11 +67,7 @@ func newTasksCmd() *cobra.Command {
 					}
 					loaded, problems = c.Tasks, c.Problems
 				} else {
-					data, err := os.ReadFile(a)
-					if err != nil {
-						return usageError{err}
-					}
-					l, err := taskfile.Parse(a, data)
+					l, err := taskfile.LoadFile(a)
 					if err != nil {
 						problems = append(problems, err)
 					} else {

@@ -78,6 +78,8 @@ type Upload struct {
 	To      string `json:"to"`
 	Name    string `json:"name,omitempty"`
 	Content string `json:"-"`
+	// Executable makes a Content file executable (a script).
+	Executable bool `json:"executable,omitempty"`
 }
 
 // RewardRule says a verifier passes by the reward it writes, Harbor's

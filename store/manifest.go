@@ -72,6 +72,9 @@ type TaskEntry struct {
 	Resources    model.Resources `json:"resources"`
 	StorageBytes int64           `json:"storage_bytes,omitempty"`
 	Agents       []string        `json:"agents"`
+	// Verdict is how the task's verifier is judged ("exit-code",
+	// "reward-file", "parser:pytest").
+	Verdict string `json:"verdict,omitempty"`
 	// DockerRunFlags are the equivalent `docker run` flags per ratio.
 	DockerRunFlags map[string][]string `json:"docker_run_flags"`
 }
@@ -101,7 +104,7 @@ type Engine struct {
 // NewTaskEntry describes a task and the policies its ratios give it.
 func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
-		Agents: t.AgentNames(), DockerRunFlags: map[string][]string{}}
+		Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
 	}

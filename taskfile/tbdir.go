@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/verdict"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -219,13 +220,15 @@ func readInstruction(p string) (string, error) {
 
 // tbOldTask is the older terminal-bench task.yaml.
 type tbOldTask struct {
-	Instruction        string   `yaml:"instruction"`
-	Descriptions       []any    `yaml:"descriptions"`
-	Difficulty         string   `yaml:"difficulty"`
-	Category           string   `yaml:"category"`
-	Tags               []string `yaml:"tags"`
-	MaxAgentTimeoutSec *float64 `yaml:"max_agent_timeout_sec"`
-	MaxTestTimeoutSec  *float64 `yaml:"max_test_timeout_sec"`
+	Instruction        string          `yaml:"instruction"`
+	Descriptions       []tbDescription `yaml:"descriptions"`
+	ParserName         string          `yaml:"parser_name"`
+	TestScripts        []string        `yaml:"test_scripts"`
+	Difficulty         string          `yaml:"difficulty"`
+	Category           string          `yaml:"category"`
+	Tags               []string        `yaml:"tags"`
+	MaxAgentTimeoutSec *float64        `yaml:"max_agent_timeout_sec"`
+	MaxTestTimeoutSec  *float64        `yaml:"max_test_timeout_sec"`
 }
 
 // tbOldKeys are task.yaml keys of the older format: read, or known and of
@@ -257,9 +260,17 @@ func loadTBOld(dir string) (Loaded, error) {
 	}
 	sort.Strings(ignored)
 	name := filepath.Base(dir)
+	instruction := y.instruction()
+	parser := y.ParserName
+	if parser == "" {
+		parser = verdict.DefaultParser
+	}
+	if err := verdict.Known(parser); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
 	t := model.Task{
 		Name: name, Source: file, Format: model.FormatTerminalBench, Dir: dir,
-		Instruction: strings.TrimSpace(y.Instruction), Description: firstLine(y.Instruction),
+		Instruction: strings.TrimSpace(instruction), Description: firstLine(instruction),
 		IdleCommand: []string{"sleep", "infinity"}, Network: "bridge",
 		Capabilities: append([]string(nil), model.DefaultCapabilities...),
 		Resources: model.Resources{CPUs: model.DefaultCPUs, MemoryBytes: model.DefaultMemoryBytes, PidsLimit: model.DefaultPidsLimit,
@@ -286,6 +297,13 @@ func loadTBOld(dir string) (Loaded, error) {
 	if exists(filepath.Join(dir, "tests")) {
 		files = append(files, model.Upload{From: filepath.Join(dir, "tests"), To: TestsDir})
 	}
+	scripts, err := harnessScripts(dir, run, y.TestScripts)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	files = append(files, scripts...)
+	// The harness judges the verifier by its output, not its exit code.
+	t.Verdict.Parser = parser
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
 		Trace: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
 	if sol := filepath.Join(dir, "solution.sh"); exists(sol) {

@@ -77,7 +77,7 @@ func writeUploads(w io.Writer, uploads []model.Upload) error {
 			if err := addDir(to, 0o755); err != nil {
 				return err
 			}
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(path.Join(to, u.Name), "/"), Mode: 0o644, Size: int64(len(u.Content))}
+			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(path.Join(to, u.Name), "/"), Mode: contentMode(u), Size: int64(len(u.Content))}
 			if err := tw.WriteHeader(hdr); err != nil {
 				return err
 			}
@@ -198,4 +198,12 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, errors.New(p + " is larger than 1 MiB")
 	}
 	return data, nil
+}
+
+// contentMode is the mode of a file written from an upload's Content.
+func contentMode(u model.Upload) int64 {
+	if u.Executable {
+		return 0o755
+	}
+	return 0o644
 }
