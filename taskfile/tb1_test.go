@@ -1,0 +1,140 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+func loadTB1(t *testing.T, name string) model.Task {
+	t.Helper()
+	l, err := LoadTaskDir(filepath.Join("testdata/tb1dirs", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Task
+}
+
+// uploadNames lists what a step puts in the container: directories by
+// their host base name, written files by name.
+func uploadNames(st model.Step) []string {
+	var out []string
+	for _, u := range st.Files {
+		switch {
+		case u.From != "":
+			out = append(out, filepath.Base(u.From))
+		case u.Name != "":
+			out = append(out, "embedded:"+u.Name)
+		}
+	}
+	return out
+}
+
+// The instruction as terminal-bench's harness resolves it, never the word
+// "base" (a key into descriptions).
+func TestTB1Instruction(t *testing.T) {
+	cases := []struct{ dir, starts string }{
+		{"lcb-instruction-key", "LiveCodeBench Pro (Mini) - external judge."},
+		{"descriptions-only", "Sort the input file in /app/data.txt"},
+		{"deveval-own-scripts", "PRD: implement the shape classes."},
+	}
+	for _, c := range cases {
+		task := loadTB1(t, c.dir)
+		if !strings.HasPrefix(task.Instruction, c.starts) {
+			t.Errorf("%s: instruction %q, want it to start %q", c.dir, task.Instruction, c.starts)
+		}
+		if !strings.HasPrefix(task.Description, c.starts[:20]) {
+			t.Errorf("%s: description %q", c.dir, task.Description)
+		}
+	}
+	y := tbOldTask{Instruction: "Do the thing.", Descriptions: []tbDescription{{Key: "base", Description: "other"}}}
+	if got := y.instruction(); got != "Do the thing." {
+		t.Errorf("a plain instruction beside descriptions: %q", got)
+	}
+	if got := (tbOldTask{}).instruction(); got != "" {
+		t.Errorf("nothing at all: %q", got)
+	}
+}
+
+// parser_name decides the verdict rule; pytest when absent.
+func TestTB1VerdictRule(t *testing.T) {
+	cases := map[string]string{
+		"lcb-instruction-key": "parser:pytest",
+		"deveval-own-scripts": "parser:pytest",
+		"swebench-parser":     "parser:swebench",
+	}
+	for dir, want := range cases {
+		task := loadTB1(t, dir)
+		if got := task.Verdict.String(); got != want {
+			t.Errorf("%s: verdict %s, want %s", dir, got, want)
+		}
+		if task.Verdict.Reward != nil {
+			t.Errorf("%s: a reward rule on a terminal-bench task", dir)
+		}
+	}
+	_, err := LoadTaskDir("testdata/tb1dirs/unimplemented-parser")
+	if err == nil || !strings.Contains(err.Error(), "unimplemented-parser/task.yaml") || !strings.Contains(err.Error(), `parser_name "swelancer"`) {
+		t.Errorf("swelancer: %v, want the file and field named", err)
+	}
+}
+
+// The helper scripts the harness supplied reach the tests directory from
+// headroom's own copies; a task's own file of that name wins.
+func TestTB1HarnessScripts(t *testing.T) {
+	listed := loadTB1(t, "descriptions-only")
+	if got := strings.Join(uploadNames(listed.Verifier), ","); got != "run-tests.sh,tests,embedded:setup-uv-pytest.sh,embedded:run-uv-pytest.sh" {
+		t.Errorf("listed scripts: uploads %s", got)
+	}
+	for _, u := range listed.Verifier.Files {
+		if u.Name == "" {
+			continue
+		}
+		if u.To != TestsDir || !u.Executable || !strings.HasPrefix(u.Content, "#!/bin/bash") {
+			t.Errorf("%s: to %s executable %v", u.Name, u.To, u.Executable)
+		}
+		if u.Name == "run-uv-pytest.sh" && !strings.Contains(u.Content, `uv run pytest "$TEST_DIR/test_outputs.py" -rA`) {
+			t.Errorf("run-uv-pytest.sh does not run the task's tests with -rA:\n%s", u.Content)
+		}
+	}
+	// No test_scripts: the scripts run-tests.sh names, except the one the
+	// task ships itself.
+	own := loadTB1(t, "deveval-own-scripts")
+	if got := strings.Join(uploadNames(own.Verifier), ","); got != "run-tests.sh,tests,embedded:run-uv-pytest.sh" {
+		t.Errorf("own scripts: uploads %s", got)
+	}
+	// Names no script: nothing supplied.
+	if got := strings.Join(uploadNames(loadTB1(t, "lcb-instruction-key").Verifier), ","); got != "run-tests.sh" {
+		t.Errorf("no scripts named: uploads %s", got)
+	}
+	_, err := LoadTaskDir("testdata/tb1dirs/unknown-script")
+	if err == nil || !strings.Contains(err.Error(), `"setup-node-jest.sh"`) || !strings.Contains(err.Error(), "run-uv-pytest.sh, setup-uv-pytest.sh") {
+		t.Errorf("unknown script: %v", err)
+	}
+}
+
+// `tasks validate DIR/task.yaml` (or task.toml) validates the task
+// directory, not the file as headroom's own TOML.
+func TestLoadFileOfATaskDirectory(t *testing.T) {
+	l, err := LoadFile("testdata/tb1dirs/swebench-parser/task.yaml")
+	if err != nil || l.Task.Format != model.FormatTerminalBench || l.Task.Verdict.Parser != "swebench" {
+		t.Errorf("task.yaml: %+v, %v", l.Task.Verdict, err)
+	}
+	harbor, err := os.ReadDir("testdata/tbdirs/harbor-defaults")
+	if err != nil || len(harbor) == 0 {
+		t.Fatal(err)
+	}
+	l, err = LoadFile("testdata/tbdirs/harbor-defaults/task.toml")
+	if err != nil || l.Task.Format != model.FormatHarbor || l.Task.Verdict.Kind() != model.VerdictReward {
+		t.Errorf("task.toml: format %q verdict %s, %v", l.Task.Format, l.Task.Verdict, err)
+	}
+	l, err = LoadFile("testdata/tasks/good/defaults.toml")
+	if err != nil || l.Task.Format != model.FormatHeadroom || l.Task.Verdict.Kind() != model.VerdictExitCode {
+		t.Errorf("headroom TOML: format %q verdict %s, %v", l.Task.Format, l.Task.Verdict, err)
+	}
+	if _, err := LoadFile("testdata/tb1dirs/unknown-script/task.yaml"); err == nil || !strings.Contains(err.Error(), "setup-node-jest.sh") {
+		t.Errorf("a broken task directory's task.yaml: %v", err)
+	}
+}

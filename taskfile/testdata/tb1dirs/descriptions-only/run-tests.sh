@@ -1,0 +1,3 @@
+#!/bin/bash
+source $TEST_DIR/setup-uv-pytest.sh
+bash $TEST_DIR/run-uv-pytest.sh

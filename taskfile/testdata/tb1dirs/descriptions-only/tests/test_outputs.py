@@ -1,0 +1,2 @@
+def test_sorted():
+    assert open("/app/sorted.txt").read() == "a\nb\n"

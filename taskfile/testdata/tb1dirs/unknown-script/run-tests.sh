@@ -1,0 +1,2 @@
+#!/bin/bash
+source $TEST_DIR/setup-node-jest.sh
