@@ -215,6 +215,14 @@ func isTraceSetup(line string) bool {
 	return line == "+ unset BASH_ENV" || line == "+ PS4='"+TraceMarker+"'"
 }
 
+// isNestedTrace is a trace line of a script the traced one sourced or ran
+// with its trace on: bash repeats PS4's first character per level. The
+// task's harness runs without a trace, so its parser never sees these.
+func isNestedTrace(line string) bool {
+	rest := strings.TrimLeft(line, TraceMarker[:1])
+	return len(rest) < len(line)-1 && strings.HasPrefix(rest, TraceMarker[1:])
+}
+
 // tracedName names a step after the command it ran, short.
 func tracedName(cmd string) string {
 	cmd = strings.Join(strings.Fields(cmd), " ")
@@ -320,7 +328,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				return
 			}
 		}
-		t.transcript.Add(text) // whole, before the shortening below
+		if !isNestedTrace(text) {
+			t.transcript.Add(text) // whole, before the shortening below
+		}
 		if len(text) > 2000 {
 			text = text[:2000] + "…"
 		}

@@ -95,3 +95,19 @@ func TestVerdictRecorded(t *testing.T) {
 		t.Errorf("reward task recorded %q", v)
 	}
 }
+
+// Trace lines of nested scripts never reach the parser: between the
+// SWE-bench markers they would turn PASSED into something else.
+func TestNestedTraceLinesAreNotParsed(t *testing.T) {
+	task := fake.Task("tb1/nested", 64<<20, "solve")
+	task.Verdict.Parser = "swebench"
+	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, Trace: true}
+	lines := []string{"!" + runner.TraceMarker + "source /tests/grade.sh", "!+" + runner.TraceMarker + "echo 'SWEBench results starts here'",
+		"SWEBench results starts here", "!+" + runner.TraceMarker + "echo PASSED", "PASSED", "!++" + runner.TraceMarker + "true",
+		"!+" + runner.TraceMarker + "echo 'SWEBench results ends here'", "SWEBench results ends here"}
+	b := &fake.Backend{Script: stripBang(script(map[string]fake.StepPlan{"tb1/nested//tests/run-tests.sh": {Lines: lines}}))}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb1/nested@1x"]
+	if r.Outcome != model.Passed {
+		t.Fatalf("outcome %s (%s), want passed", r.Outcome, r.Reason)
+	}
+}
