@@ -47,7 +47,7 @@ func (v VerdictRule) Describe() string {
 	case VerdictReward:
 		return fmt.Sprintf("passes when it writes a reward >= %g to %s/reward.txt or reward.json (its exit code does not count)", v.Reward.Pass, v.Reward.Dir)
 	case VerdictParser:
-		return fmt.Sprintf("passes when terminal-bench's %s parser, reading its output, finds results and every one passed (its exit code does not count)", v.Parser)
+		return fmt.Sprintf("passes when terminal-bench's %s parser can read its output and finds no failed test there (its exit code does not count)", v.Parser)
 	}
 	return "passes when it exits 0"
 }
