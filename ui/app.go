@@ -53,6 +53,9 @@ type Options struct {
 	Seed                 uint64
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
+	// ImageNote says what choosing a task prepares first, when its image
+	// is not on the engine yet (the real tasks' Debian image), or "".
+	ImageNote func(model.Task) string
 	// Preparing reports the latest line of image preparation while a
 	// sweep is starting (a Dockerfile build, debootstrap), or "".
 	Preparing func() string
@@ -87,7 +90,13 @@ type Model struct {
 	showHelp            bool
 	confirm             *confirmation
 	quitting            bool
-	message             string
+	// message is the status line's notice, said at messageAt; it goes
+	// after messageTTL, or when what it announces is over (stopping names
+	// the trial being stopped, cancelling the sweep being cancelled).
+	message    string
+	messageAt  time.Time
+	stopping   string
+	cancelling bool
 	// launching is set while a sweep is being started.
 	launching bool
 }
@@ -95,6 +104,26 @@ type Model struct {
 type confirmation struct {
 	prompt string
 	yes    func(m *Model) tea.Cmd
+}
+
+// messageTTL is how long a notice stays on the status line.
+const messageTTL = 8 * time.Second
+
+// say puts a notice on the status line ("" clears it).
+func (m *Model) say(text string) {
+	m.message, m.messageAt = text, m.now()
+	m.stopping, m.cancelling = "", false
+}
+
+// notice is the status line's current notice.
+func (m *Model) notice() string {
+	if m.message == "" || m.stopping != "" || m.cancelling || m.launching || m.quitting {
+		return m.message
+	}
+	if m.now().Sub(m.messageAt) > messageTTL {
+		return ""
+	}
+	return m.message
 }
 
 // Messages.
@@ -277,7 +306,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.frame++
 		if m.launching && m.opts.Preparing != nil {
 			if p := m.opts.Preparing(); p != "" {
-				m.message = "preparing images: " + p
+				m.say("preparing images: " + p)
 			}
 		}
 		if m.watching {
@@ -291,12 +320,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case launchedMsg:
 		m.launching = false
 		if msg.err != nil {
-			m.message = "could not start: " + msg.err.Error()
+			m.say("could not start: " + msg.err.Error())
 			return m, nil
 		}
 		m.sweep, m.spec = msg.sweep, msg.spec
 		m.state = NewSweepState(msg.sweep.Plan(), m.now())
-		m.message = ""
+		m.say("")
 		m.live = liveModel{}
 		m.matrix = matrixModel{}
 		if msg.spec.Label == "focus" {
@@ -311,9 +340,18 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.state != nil {
 			for _, e := range msg.events {
 				m.state.Apply(e)
-				if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome == model.InfraError {
-					// Say it where it is seen: the engine may be gone.
-					m.message = te.Result.ID + " infra error: " + te.Result.Reason
+				switch e := e.(type) {
+				case runner.TrialEnded:
+					if e.Result.Outcome == model.InfraError {
+						// Say it where it is seen: the engine may be gone.
+						m.say(e.Result.ID + " infra error: " + e.Result.Reason)
+					} else if e.Result.ID == m.stopping {
+						m.say(e.Result.ID + " stopped: recorded as " + string(e.Result.Outcome))
+					}
+				case runner.SweepEnded:
+					if m.cancelling {
+						m.say("sweep cancelled: what finished is on the matrix (3)")
+					}
 				}
 			}
 			m.detail.refresh(m.state)
@@ -332,7 +370,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitEvents(m.sweep.Events())
 	case shellMsg:
 		if msg.err != nil {
-			m.message = "shell: " + msg.err.Error()
+			m.say("shell: " + msg.err.Error())
 		}
 		return m, nil
 	case historyMsg, loadedMsg:
@@ -344,7 +382,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
+	k := m.keys.Global
 	if m.confirm != nil {
 		switch msg.String() {
 		case "y", "Y":
@@ -353,7 +391,7 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, c.yes(&m)
 		default:
 			m.confirm = nil
-			m.message = ""
+			m.say("")
 		}
 		return m, nil
 	}
@@ -364,19 +402,20 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.typing() {
 		return m.updateScreen(msg)
 	}
+	tabs := m.screen != SetupScreen && m.screen != DetailScreen
 	switch {
 	case msg.String() == "ctrl+c" || key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
 		return m, nil
-	case m.showHelp && key.Matches(msg, k.Back):
+	case m.showHelp && msg.String() == "esc":
 		m.showHelp = false
 		return m, nil
 	case key.Matches(msg, k.Theme):
 		m.theme = themes.Next(m.theme)
 		m.applyTheme()
-		m.message = "theme " + m.theme.Name
+		m.say("theme " + m.theme.Name)
 		return m, nil
 	case key.Matches(msg, k.Screen1):
 		m.screen = SetupScreen
@@ -393,10 +432,10 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Screen5):
 		m.screen = HistoryScreen
 		return m, m.listHistory()
-	case key.Matches(msg, k.ShiftTab) && m.screen != SetupScreen && m.screen != DetailScreen:
+	case tabs && key.Matches(msg, k.Prev):
 		m.screen = (m.screen + 4) % 5
 		return m, m.enterScreen()
-	case key.Matches(msg, k.Tab) && m.screen != SetupScreen && m.screen != DetailScreen:
+	case tabs && key.Matches(msg, k.Next):
 		m.screen = (m.screen + 1) % 5
 		return m, m.enterScreen()
 	}
@@ -446,7 +485,7 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 		prompt: fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", m.state.Running),
 		yes: func(m *Model) tea.Cmd {
 			m.quitting = true
-			m.message = "cancelling: stopping trials and removing containers…"
+			m.say("cancelling: stopping trials and removing containers…")
 			m.sweep.Cancel()
 			return nil
 		},
@@ -467,7 +506,7 @@ func (m *Model) openDetail(v *TrialView) {
 		// A stored trial: read its samples and log from the experiment.
 		samples, log, err := m.history.loaded.Trace(v.Trial.ID)
 		if err != nil {
-			m.message = "trial " + v.Trial.ID + ": " + err.Error()
+			m.say("trial " + v.Trial.ID + ": " + err.Error())
 		}
 		v.Samples, v.Log = samples, log
 	}
@@ -517,7 +556,8 @@ func (m Model) viewHeader() string {
 		label := fmt.Sprintf("%d %s", i+1, n)
 
 		if Screen(i) == m.screen || (m.screen == DetailScreen && Screen(i) == m.back) {
-			parts = append(parts, st.TabActive.Render(label))
+			// Brackets as well as underline: NO_COLOR drops the underline.
+			parts = append(parts, st.TabActive.Render("["+label+"]"))
 		} else {
 			parts = append(parts, st.Tab.Render(label))
 		}
@@ -551,8 +591,8 @@ func (m Model) viewStatus() string {
 		return clip(st.Warn.Render(m.confirm.prompt), m.width)
 	}
 	var parts []string
-	if m.message != "" {
-		parts = append(parts, st.Warn.Render(m.message))
+	if n := m.notice(); n != "" {
+		parts = append(parts, st.Warn.Render(n))
 	}
 	if m.host.MemTotal > 0 {
 		parts = append(parts, fmt.Sprintf("host mem %s free of %s · cpu %.0f%%", model.FormatBytes(m.host.MemAvailable), model.FormatBytes(m.host.MemTotal), m.host.CPUPercent))
@@ -565,53 +605,134 @@ func (m Model) viewStatus() string {
 	return clip(strings.Join(parts, " · "), m.width)
 }
 
+// viewFooter is the screen's short help, cut from its own end (never
+// help and quit) until it fits.
 func (m Model) viewFooter() string {
-	return clip(m.help.ShortHelpView(m.screenHelp().short), m.width)
-}
-
-func (m Model) viewHelp(w, h int) string {
-	st := m.theme.Styles
-	k := m.keys
-	groups := []struct {
-		name string
-		keys []key.Binding
-	}{
-		{"everywhere", []key.Binding{k.Screen1, k.Screen2, k.Screen3, k.Screen4, k.Screen5, k.Tab, k.ShiftTab, k.Theme, k.Help, k.Quit}},
-		{"lists", []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.Enter, k.Back, k.Filter}},
-		{"matrix", []key.Binding{k.Baseline, k.Focus}},
-		{"setup", []key.Binding{k.Select, k.Plus, k.Minus, k.Seed, k.Focus, k.Start}},
-		{"live", []key.Binding{k.Stop, k.CancelSweep, k.Shell, k.Enter}},
-		{"detail", []key.Binding{k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}},
+	km := m.screenKeys()
+	if km == nil {
+		return ""
 	}
-	var b strings.Builder
-	b.WriteString(st.Title.Render("Keys") + "\n")
-	for _, g := range groups {
-		b.WriteString("\n" + st.Bold.Render(g.name) + "\n")
-		for _, kb := range g.keys {
-			h := kb.Help()
-			b.WriteString(fmt.Sprintf("  %-12s %s\n", h.Key, st.Muted.Render(h.Desc)))
+	own := km.ShortHelp()
+	var tab []key.Binding
+	if m.screen != SetupScreen && m.screen != DetailScreen {
+		tab = []key.Binding{m.keys.Global.Next}
+	}
+	hm := m.help
+	hm.Width = 0 // measured here: help's own cut would drop help and quit
+	// tab goes first, then the screen's own keys from the end; help and
+	// quit always stay.
+	for n := len(own); ; {
+		line := hm.ShortHelpView(append(append(append([]key.Binding{}, own[:n]...), tab...), m.keys.Global.ShortHelp()...))
+		if width(line) <= m.width || (n == 0 && tab == nil) {
+			return clip(line, m.width)
+		}
+		if tab != nil {
+			tab = nil
+		} else {
+			n--
 		}
 	}
-	b.WriteString("\n" + st.Muted.Render("esc or ? closes this help"))
-	return fit(b.String(), w, h)
 }
 
-func (m Model) screenHelp() helpFor {
+// screenKeys is the key map of what has the keyboard now.
+func (m Model) screenKeys() help.KeyMap {
 	k := m.keys
-	common := []key.Binding{k.Tab, k.Theme, k.Help, k.Quit}
 	switch {
 	case m.confirm != nil:
-		return helpFor{}
+		return nil
 	case m.screen == SetupScreen:
-		return helpFor{short: append([]key.Binding{k.Select, k.Tab, k.Filter, k.Plus, k.Focus, k.Start}, k.Help, k.Quit)}
+		return k.Setup
 	case m.screen == LiveScreen:
-		return helpFor{short: append([]key.Binding{k.Left, k.Right, k.Enter, k.Stop, k.CancelSweep, k.Shell}, common...)}
+		return k.Live
+	case m.screen == MatrixScreen && m.matrix.list:
+		return k.Cell
 	case m.screen == MatrixScreen:
-		return helpFor{short: append([]key.Binding{k.Up, k.Left, k.Enter, k.Back, k.Baseline, k.Focus}, common...)}
-	case m.screen == DetailScreen:
-		return helpFor{short: []key.Binding{k.Back, k.Search, k.Next, k.Follow, k.Wrap, k.Rerun, k.Help, k.Quit}}
+		return k.Matrix
+	case m.screen == FocusScreen:
+		return k.Focus
 	case m.screen == HistoryScreen:
-		return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter, key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "resume"))}, common...)}
+		return k.History
+	case m.screen == DetailScreen:
+		return k.Detail
 	}
-	return helpFor{short: append([]key.Binding{k.Up, k.Down, k.Enter}, common...)}
+	return nil
+}
+
+func (m Model) screenName() string {
+	if m.screen == DetailScreen {
+		return "Trial detail"
+	}
+	if m.screen == MatrixScreen && m.matrix.list {
+		return "Matrix · a cell's trials"
+	}
+	return screenNames[m.screen]
+}
+
+// viewHelp is the help page of the screen shown, generated from its key
+// map and the global one; a global key the screen takes for itself (tab
+// on setup) is left out.
+func (m Model) viewHelp(w, h int) string {
+	st := m.theme.Styles
+	var lines []string
+	group := func(name string, groups [][]key.Binding, skip map[string]bool) {
+		lines = append(lines, st.Bold.Render(name))
+		for _, g := range groups {
+			for _, kb := range g {
+				hk := kb.Help()
+				if !kb.Enabled() || skip[hk.Key] {
+					continue
+				}
+				lines = append(lines, fmt.Sprintf("  %-13s %s", hk.Key, st.Muted.Render(hk.Desc)))
+			}
+		}
+		lines = append(lines, "")
+	}
+	own := map[string]bool{}
+	if km := m.screenKeys(); km != nil {
+		group(m.screenName(), km.FullHelp(), nil)
+		for _, g := range km.FullHelp() {
+			for _, kb := range g {
+				for _, k := range kb.Keys() {
+					own[k] = true
+				}
+			}
+		}
+	}
+	skip := map[string]bool{}
+	for _, g := range m.keys.Global.FullHelp() {
+		for _, kb := range g {
+			for _, k := range kb.Keys() {
+				if own[k] {
+					skip[kb.Help().Key] = true
+				}
+			}
+		}
+	}
+	if m.screen == SetupScreen || m.screen == DetailScreen {
+		skip["tab"], skip["shift+tab"] = true, true
+	}
+	group("everywhere", m.keys.Global.FullHelp(), skip)
+	lines = append(lines, st.Muted.Render("esc or ? closes this help"))
+	head := st.Title.Render("Keys · " + m.screenName())
+	return fit(head+"\n"+columns(lines, w, h-1), w, h)
+}
+
+// columns flows lines into as many columns of h lines as they need.
+func columns(lines []string, w, h int) string {
+	if len(lines) <= h || h < 1 {
+		return strings.Join(lines, "\n")
+	}
+	var cols []string
+	for i := 0; i < len(lines); i += h {
+		col := lines[i:min(i+h, len(lines))]
+		cw := 0
+		for _, l := range col {
+			cw = max(cw, width(l))
+		}
+		for j := range col {
+			col[j] = pad(col[j], cw+3)
+		}
+		cols = append(cols, strings.Join(col, "\n"))
+	}
+	return joinHorizontal(cols)
 }

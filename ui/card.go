@@ -44,7 +44,8 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	title := fmt.Sprintf("%s %s r%d %s·%s", tr.ID, tr.Ratio, tr.Repeat, path.Base(tr.Task), tr.Agent)
 	style := st.Box
 	if c.selected {
-		style = st.FocusBox
+		// The marker as well as the colour: NO_COLOR keeps only glyphs.
+		style, title = st.FocusBox, "▸ "+title
 	}
 	if v.Killed() {
 		style = st.OOMBox

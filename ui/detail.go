@@ -113,7 +113,7 @@ func (d *detailModel) fill() {
 func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	d := &m.detail
 	d.st = m.theme.Styles
-	k := m.keys
+	k := m.keys.Detail
 	if d.searching {
 		switch msg.String() {
 		case "enter":
@@ -166,7 +166,7 @@ func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if d.v != nil {
 			return m.rerun(d.v)
 		}
-	default:
+	case key.Matches(msg, k.Scroll):
 		var cmd tea.Cmd
 		d.vp, cmd = d.vp.Update(msg)
 		if !d.vp.AtBottom() {
@@ -190,7 +190,7 @@ func (d *detailModel) jump(i int) {
 // and repeat, so the same trial seed.
 func (m Model) rerun(v *TrialView) (tea.Model, tea.Cmd) {
 	if m.Running() {
-		m.message = "a sweep is running: rerun when it ends"
+		m.say("a sweep is running: rerun when it ends")
 		return m, nil
 	}
 	var task model.Task
@@ -201,7 +201,7 @@ func (m Model) rerun(v *TrialView) (tea.Model, tea.Cmd) {
 		}
 	}
 	if !found {
-		m.message = "rerun: task " + v.Trial.Task + " is not loaded"
+		m.say("rerun: task " + v.Trial.Task + " is not loaded")
 		return m, nil
 	}
 	a, _ := task.Agent(v.Trial.Agent)
@@ -229,13 +229,19 @@ func (m Model) viewDetail(w, h int) string {
 	case Waiting:
 		status = "waiting: " + v.WaitReason
 	case Finished:
-		status = st.Outcome(v.Result.Outcome).Render(strings.ToUpper(string(v.Result.Outcome))) + " " + v.Result.Reason
+		status = st.Outcome(v.Result.Outcome).Render(strings.ToUpper(string(v.Result.Outcome)))
 	}
+	reason := resultReason(v)
+	// The header keeps what matters first: the trial, its outcome, what it
+	// ran; the reason and the seed only where they fit.
 	var out []string
-	out = append(out, clip(st.Title.Render(fmt.Sprintf("%s %s · %s · %s · repeat %d", tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat))+"  seed "+fmt.Sprint(tr.Seed)+"  "+status, w))
-	limit := tr.Policy.LimitString()
-	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s · container %.12s · memory from %s · r reruns exactly this trial",
-		model.FormatBytes(tr.Policy.GuaranteeBytes), limit, model.FormatBytes(v.Peak), v.ContainerID, v.Source), w)))
+	head := st.Title.Render(tr.ID) + " " + status + "  " + fmt.Sprintf("%s · %s · %s · repeat %d", tr.Task, tr.Agent, tr.Ratio, tr.Repeat)
+	for _, more := range []string{reason, fmt.Sprintf("seed %d", tr.Seed)} {
+		if more != "" && width(head)+2+width(more) <= w {
+			head += "  " + more
+		}
+	}
+	out = append(out, clip(head, w))
 	chartH, logH := d.layout(h)
 	out = append(out, m.timeline(v, w, chartH))
 	// The step column takes what the others leave, within reason.
@@ -255,7 +261,7 @@ func (m Model) viewDetail(w, h int) string {
 		if phase == "verifier" {
 			phase = "verify"
 		}
-		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), exit, mib(s.PeakWorkingSetBytes), oom), w))
+		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(s.PeakWorkingSetBytes), oom), w))
 	}
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
@@ -264,7 +270,16 @@ func (m Model) viewDetail(w, h int) string {
 	if img == "" {
 		img = "IMAGE"
 	}
-	out = append(out, st.Muted.Render(clip("docker run --network none "+strings.Join(tr.Policy.DockerRunFlags(), " ")+" "+img, w)))
+	// The command is what a user copies: wrapped, never cut (two lines
+	// at most; the log gives up the second).
+	docker := wrapWords("docker run --network none "+strings.Join(tr.Policy.DockerRunFlags(), " ")+" "+img, w, "  ")
+	if len(docker) > 2 {
+		docker = docker[:2]
+	}
+	for _, l := range docker {
+		out = append(out, st.Muted.Render(l))
+	}
+	logH -= len(docker) - 1
 	logTitle := "log"
 	if d.follow {
 		logTitle += " · following"
@@ -280,7 +295,7 @@ func (m Model) viewDetail(w, h int) string {
 	} else {
 		out = append(out, st.Bold.Render(logTitle))
 	}
-	d.vp.Height = logH
+	d.vp.Height = max(logH, 1)
 	out = append(out, d.vp.View())
 	return fit(strings.Join(out, "\n"), w, h)
 }
@@ -322,8 +337,14 @@ func (m Model) timeline(v *TrialView, w, h int) string {
 	}
 	line("guarantee", v.Trial.Policy.GuaranteeBytes, st.Guaranteed)
 	line("limit", v.Trial.Policy.HardLimitBytes, st.Limit)
-	for _, o := range v.OOMs {
-		c.SetColumnBackgroundStyle(at(o.At), st.OOMBanner)
+	// Each kill is a vertical line at its moment, drawn like the data so
+	// it shows in every theme, NO_COLOR included.
+	for i, o := range v.OOMs {
+		name := fmt.Sprintf("oom%d", i)
+		c.PushDataSet(name, timeserieslinechart.TimePoint{Time: at(o.At), Value: 0})
+		c.PushDataSet(name, timeserieslinechart.TimePoint{Time: at(o.At), Value: top})
+		c.SetDataSetStyle(name, st.OOM)
+		c.SetDataSetLineStyle(name, runes.ThinLineStyle)
 	}
 	c.DrawBrailleAll()
 	legend := st.WorkingSet.Render("— working set") + "  " + st.Guaranteed.Render("— guarantee") + "  " + st.Limit.Render("— limit")
@@ -333,7 +354,7 @@ func (m Model) timeline(v *TrialView, w, h int) string {
 		if o.Process != "" {
 			what = fmt.Sprintf(": %s (pid %d, rss %s)", o.Process, o.PID, mib(o.RSSBytes))
 		}
-		legend += "  " + st.OOMBanner.Render(" ") + st.OOM.Render(fmt.Sprintf(" OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
+		legend += "  " + st.OOM.Render(fmt.Sprintf("┃ OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
 	}
 	return fit(c.View(), w, h-1) + "\n" + clip(legend, w)
 }

@@ -4,21 +4,23 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
 )
 
 // Focus mode loops one task·agent at one ratio many times, to find out
 // why it dies one run in five.
 type focusModel struct {
-	cursor int
+	cursor listCursor
 }
 
 func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea.Model, tea.Cmd) {
 	if m.Running() {
-		m.message = "a sweep is running: focus when it ends"
+		m.say("a sweep is running: focus when it ends")
 		return m, nil
 	}
 	a, ok := task.Agent(agent)
@@ -28,7 +30,7 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 	task.Agents = []model.Agent{a}
 	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Repeats: m.setup.focusRuns,
 		Concurrency: m.setup.concurrency, Seed: m.setup.seed, Label: "focus"}
-	m.message = fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats)
+	m.say(fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats))
 	m.launching = true
 	return m, m.launch(spec)
 }
@@ -46,20 +48,13 @@ func (m Model) focusRuns() []*TrialView {
 
 func (m Model) updateFocus(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	runs := m.focusRuns()
-	k := m.keys
+	k := m.keys.Focus
 	f := &m.focus
 	switch {
-	case key.Matches(msg, k.Up):
-		f.cursor = max(f.cursor-1, 0)
-	case key.Matches(msg, k.Down):
-		f.cursor = min(f.cursor+1, max(len(runs)-1, 0))
-	case key.Matches(msg, k.Top):
-		f.cursor = 0
-	case key.Matches(msg, k.Bottom):
-		f.cursor = max(len(runs)-1, 0)
-	case key.Matches(msg, k.Enter):
-		if f.cursor < len(runs) {
-			m.openDetail(runs[f.cursor])
+	case f.cursor.update(msg, k.List, len(runs), 10):
+	case key.Matches(msg, k.Open):
+		if cur := f.cursor.at(len(runs)); cur < len(runs) {
+			m.openDetail(runs[cur])
 		}
 	case key.Matches(msg, k.Stop):
 		if m.Running() {
@@ -76,8 +71,16 @@ func (m Model) viewFocus(w, h int) string {
 	st := m.theme.Styles
 	runs := m.focusRuns()
 	if len(runs) == 0 {
-		return st.Muted.Render("Focus mode loops one task at one ratio many times and shows where its peaks fall against the limit.\n" +
-			"Press F on a task in setup (1) or on a cell of the matrix (3) to start it; set the number of runs in setup's options.")
+		var out []string
+		for _, p := range []string{
+			"Focus mode loops one task at one ratio many times and shows where its peaks fall against the limit.",
+			"Press F on a task in setup (1) or on a cell of the matrix (3) to start it; set the number of runs in setup's options.",
+		} {
+			for _, l := range wrapWords(p, w, "") {
+				out = append(out, st.Muted.Render(l))
+			}
+		}
+		return fit(strings.Join(out, "\n"), w, h)
 	}
 	tr := runs[0].Trial
 	var peaks []int64
@@ -95,35 +98,57 @@ func (m Model) viewFocus(w, h int) string {
 		outcomes = append(outcomes, v.Result.Outcome)
 	}
 	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, killed in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs), percent(kills, done))
-	out := []string{st.Title.Render(clip(head, w)),
-		st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · each mark is one run's peak working set", model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString()), w))}
-	out = append(out, m.strip(peaks, outcomes, tr.Policy, w, 7)...)
-	listH := h - len(out) - 1
-	first := 0
-	if m.focus.cursor >= listH {
-		first = m.focus.cursor - listH + 1
+	strip, per := m.strip(peaks, outcomes, tr.Policy, w, 7)
+	each := "each mark is one run's peak working set"
+	if per > 1 {
+		each = fmt.Sprintf("each mark is up to %d runs' peaks", per)
 	}
-	for i := first; i < len(runs) && i < first+listH; i++ {
+	out := []string{st.Title.Render(clip(head, w)),
+		st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · %s", model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), each), w))}
+	out = append(out, strip...)
+	out = append(out, st.Bold.Render(clip(noMark+fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %s", "trial", "run", "outcome", "time", "peak", "why"), w)))
+	first, last := m.focus.cursor.window(len(runs), h-len(out))
+	for i := first; i < last; i++ {
 		v := runs[i]
-		status := "queued"
-		switch v.Phase {
-		case Running:
-			status = "running"
-		case Finished:
-			status = st.Outcome(v.Result.Outcome).Render(string(v.Result.Outcome))
-		}
-		line := fmt.Sprintf("%s r%-3d %-16s peak %-7s %s", v.Trial.ID, v.Trial.Repeat, status, mib(v.Peak), resultReason(v))
-		if i == m.focus.cursor {
-			line = st.Cursor.Render(clip(line, w))
-		}
-		out = append(out, clip(line, w))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), resultReason(v))
+		out = append(out, cursorRow(st, line, w, i == m.focus.cursor.at(len(runs))))
 	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
 
+// phaseText is a trial's state in a list: its outcome once finished,
+// coloured by outcome.
+func phaseText(st themes.Styles, v *TrialView) string {
+	switch v.Phase {
+	case Running:
+		return "running"
+	case Waiting:
+		return "waiting"
+	case Finished:
+		return st.Outcome(v.Result.Outcome).Render(string(v.Result.Outcome))
+	}
+	return "queued"
+}
+
+// trialTime is how long a trial took, or has run so far: what tells a
+// quick kill from a slow one.
+func trialTime(v *TrialView, now time.Time) string {
+	switch {
+	case v.Phase == Finished && v.Result != nil && !v.Result.Start.IsZero() && !v.Result.End.IsZero():
+		return secs(v.Result.End.Sub(v.Result.Start))
+	case v.Phase == Finished && !v.Started.IsZero():
+		return secs(v.Ended.Sub(v.Started))
+	case v.Phase == Running && !v.Started.IsZero():
+		return secs(now.Sub(v.Started))
+	}
+	return "-"
+}
+
 // strip is a histogram of peaks on a memory axis, each run drawn with its
-// outcome's glyph, with the guarantee and the limit marked.
-func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePolicy, w, h int) []string {
+// outcome's glyph, with the guarantee and the limit marked. When more
+// runs share a column than there are rows, each mark stands for per runs
+// (returned, for the legend) so no column is cut.
+func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePolicy, w, h int) ([]string, int) {
 	st := m.theme.Styles
 	width := max(w-2, 10)
 	top := max(p.HardLimitBytes, p.GuaranteeBytes)
@@ -133,11 +158,20 @@ func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePo
 	top = top * 21 / 20
 	col := func(b int64) int { return min(int(float64(b)/float64(max(top, 1))*float64(width)), width-1) }
 	stacks := make([][]model.Outcome, width)
+	tallest := 0
 	for i, pk := range peaks {
 		c := col(pk)
 		stacks[c] = append(stacks[c], outcomes[i])
+		tallest = max(tallest, len(stacks[c]))
 	}
 	rows := h - 2
+	per := max((tallest+rows-1)/rows, 1)
+	marks := make([][]model.Outcome, width)
+	for c, stack := range stacks {
+		for i := 0; i < len(stack); i += per {
+			marks[c] = append(marks[c], stack[i])
+		}
+	}
 	g, l := col(p.GuaranteeBytes), -1
 	if p.HardLimitBytes > 0 {
 		l = col(p.HardLimitBytes)
@@ -147,10 +181,8 @@ func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePo
 		var b strings.Builder
 		for c := 0; c < width; c++ {
 			switch {
-			case r < len(stacks[c]) && (r < rows-1 || len(stacks[c]) == rows):
-				b.WriteString(st.Outcome(stacks[c][r]).Render(stacks[c][r].Glyph()))
-			case r == rows-1 && len(stacks[c]) > rows:
-				b.WriteString(st.Bold.Render("^"))
+			case r < len(marks[c]):
+				b.WriteString(st.Outcome(marks[c][r]).Render(marks[c][r].Glyph()))
 			case c == l:
 				b.WriteString(st.Limit.Render("┃"))
 			case c == g:
@@ -180,5 +212,5 @@ func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePo
 		put(l, "limit "+mib(p.HardLimitBytes))
 	}
 	out = append(out, st.Muted.Render(string(labels)))
-	return out
+	return out, per
 }

@@ -12,7 +12,7 @@ import (
 type historyModel struct {
 	list    []Experiment
 	err     error
-	cursor  int
+	cursor  listCursor
 	loaded  *Experiment
 	loading bool
 }
@@ -32,11 +32,11 @@ func (m Model) updateHistory(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case historyMsg:
 		m.history.list, m.history.err = msg.list, msg.err
-		m.history.cursor = min(m.history.cursor, max(len(msg.list)-1, 0))
+		m.history.cursor.clamp(len(msg.list))
 	case loadedMsg:
 		m.history.loading = false
 		if msg.err != nil {
-			m.message = fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err)
+			m.say(fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err))
 			return m, nil
 		}
 		exp := msg.exp
@@ -46,41 +46,39 @@ func (m Model) updateHistory(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.spec = LaunchSpec{}
 		m.matrix = matrixModel{}
 		m.screen = MatrixScreen
-		m.message = "opened " + exp.ID + " (read-only)"
+		m.say("opened " + exp.ID + " (read-only)")
 	}
 	return m, nil
 }
 
 func (m Model) updateHistoryKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
+	k := m.keys.History
 	h := &m.history
+	cur := h.cursor.at(len(h.list))
 	switch {
-	case key.Matches(msg, k.Up):
-		h.cursor = max(h.cursor-1, 0)
-	case key.Matches(msg, k.Down):
-		h.cursor = min(h.cursor+1, max(len(h.list)-1, 0))
-	case key.Matches(msg, k.Rerun):
+	case h.cursor.update(msg, k.List, len(h.list), 10):
+	case key.Matches(msg, k.Resume):
 		if m.Running() {
-			m.message = "a sweep is running: resume when it ends"
+			m.say("a sweep is running: resume when it ends")
 			return m, nil
 		}
 		r, ok := m.opts.Launcher.(Resumer)
-		if !ok || h.cursor >= len(h.list) {
-			m.message = "resume is not available in this console"
+		if !ok || cur >= len(h.list) {
+			m.say("resume is not available in this console")
 			return m, nil
 		}
-		exp := h.list[h.cursor]
+		exp := h.list[cur]
 		return m, func() tea.Msg {
 			sw, err := r.Resume(exp)
 			return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
 		}
-	case key.Matches(msg, k.Enter):
+	case key.Matches(msg, k.Open):
 		if m.Running() {
-			m.message = "a sweep is running: open history when it ends"
+			m.say("a sweep is running: open history when it ends")
 			return m, nil
 		}
-		if h.cursor < len(h.list) {
-			exp := h.list[h.cursor]
+		if cur < len(h.list) {
+			exp := h.list[cur]
 			h.loading = true
 			return m, func() tea.Msg {
 				plan, results, err := exp.Load()
@@ -104,18 +102,12 @@ func (m Model) viewHistory(w, h int) string {
 		return st.Muted.Render("No past experiments in the store yet: every sweep you run is kept here.")
 	}
 	out := []string{st.Muted.Render(clip("enter opens an experiment read-only · r resumes an interrupted one (reruns its missing trials with the same seeds)", w)),
-		st.Bold.Render(clip(fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
-	first := 0
-	if hm.cursor >= h-2 {
-		first = hm.cursor - h + 3
-	}
-	for i := first; i < len(hm.list) && len(out) < h-1; i++ {
+		st.Bold.Render(clip(noMark+fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
+	first, last := hm.cursor.window(len(hm.list), h-len(out)-1)
+	for i := first; i < last; i++ {
 		e := hm.list[i]
 		line := fmt.Sprintf("%-24s %-12s %7d  %s", e.ID, e.Status, e.Trials, e.Created)
-		if i == hm.cursor {
-			line = st.Cursor.Render(clip(line, w))
-		}
-		out = append(out, clip(line, w))
+		out = append(out, cursorRow(st, line, w, i == hm.cursor.at(len(hm.list))))
 	}
 	if hm.loading {
 		out = append(out, st.Muted.Render("loading…"))

@@ -36,7 +36,7 @@ func (m Model) liveCards(w, h int) []*TrialView {
 }
 
 func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys
+	k := m.keys.Live
 	w, h := m.bodySize()
 	cards := m.liveCards(w, h)
 	cols, _, _ := m.liveLayout(w, h)
@@ -50,13 +50,13 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		sel = max(sel-cols, 0)
 	case key.Matches(msg, k.Down):
 		sel = min(sel+cols, max(len(cards)-1, 0))
-	case key.Matches(msg, k.Enter):
+	case key.Matches(msg, k.Open):
 		if sel < len(cards) {
 			m.openDetail(cards[sel])
 		}
 	case key.Matches(msg, k.Stop):
 		if sel < len(cards) && cards[sel].Phase == Finished {
-			m.message = cards[sel].Trial.ID + " has finished: nothing to stop"
+			m.say(cards[sel].Trial.ID + " has finished: nothing to stop")
 		}
 		if sel < len(cards) && cards[sel].Phase != Finished {
 			id := cards[sel].Trial.ID
@@ -64,7 +64,8 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				if m.sweep != nil {
 					m.sweep.StopTrial(id)
 				}
-				m.message = "stopping " + id
+				m.say("stopping " + id)
+				m.stopping = id
 				return nil
 			}}
 		}
@@ -73,7 +74,8 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.confirm = &confirmation{prompt: fmt.Sprintf("Cancel the sweep? %d running trial(s) stop, %d queued never start; all are recorded as cancelled. y/n", m.state.Running, m.state.Queued()),
 				yes: func(m *Model) tea.Cmd {
 					m.sweep.Cancel()
-					m.message = "cancelling the sweep…"
+					m.say("cancelling the sweep…")
+					m.cancelling = true
 					return nil
 				}}
 		}
@@ -90,11 +92,11 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 // container; the console comes back when the shell exits.
 func (m *Model) openShell(v *TrialView) tea.Cmd {
 	if v.Phase != Running || v.ContainerID == "" {
-		m.message = "shell: the trial is not running"
+		m.say("shell: the trial is not running")
 		return nil
 	}
 	if m.opts.Shell == nil {
-		m.message = "shell: not available in this console"
+		m.say("shell: not available in this console")
 		return nil
 	}
 	var task model.Task
@@ -105,7 +107,7 @@ func (m *Model) openShell(v *TrialView) tea.Cmd {
 	}
 	cmd, err := m.opts.Shell(v.ContainerID, task)
 	if err != nil {
-		m.message = "shell: " + err.Error()
+		m.say("shell: " + err.Error())
 		return nil
 	}
 	return tea.ExecProcess(cmd, func(err error) tea.Msg { return shellMsg{err} })

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
 )
 
 type matrixModel struct {
@@ -16,7 +17,7 @@ type matrixModel struct {
 	hasBaseline bool
 	// list is open when a cell's trials are shown.
 	list       bool
-	listCursor int
+	listCursor listCursor
 }
 
 // matrixRows are the rows to show: every task·agent of the plan, so the
@@ -39,21 +40,19 @@ func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.state == nil {
 		return m, nil
 	}
-	k := m.keys
+	k := m.keys.Matrix
 	mm := &m.matrix
 	rows, ratios := m.state.matrixRows(), m.state.Matrix.Ratios
 	if mm.list {
+		ck := m.keys.Cell
 		cell := m.state.Cell(rows[mm.row], ratios[mm.col])
 		switch {
-		case key.Matches(msg, k.Back):
+		case key.Matches(msg, ck.Back):
 			mm.list = false
-		case key.Matches(msg, k.Up):
-			mm.listCursor = max(mm.listCursor-1, 0)
-		case key.Matches(msg, k.Down):
-			mm.listCursor = min(mm.listCursor+1, max(len(cell)-1, 0))
-		case key.Matches(msg, k.Enter):
-			if mm.listCursor < len(cell) {
-				m.openDetail(cell[mm.listCursor])
+		case mm.listCursor.update(msg, ck.List, len(cell), 5):
+		case key.Matches(msg, ck.Open):
+			if cur := mm.listCursor.at(len(cell)); cur < len(cell) {
+				m.openDetail(cell[cur])
 			}
 		}
 		return m, nil
@@ -71,9 +70,9 @@ func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		mm.row = 0
 	case key.Matches(msg, k.Bottom):
 		mm.row = max(len(rows)-1, 0)
-	case key.Matches(msg, k.Enter):
+	case key.Matches(msg, k.Open):
 		if len(rows) > 0 && len(ratios) > 0 {
-			mm.list, mm.listCursor = true, 0
+			mm.list, mm.listCursor = true, listCursor{}
 		}
 	case key.Matches(msg, k.Baseline):
 		if len(ratios) > 0 {
@@ -99,47 +98,51 @@ func (m Model) viewMatrix(w, h int) string {
 	s := m.state
 	rows, ratios := s.matrixRows(), s.Matrix.Ratios
 	mm := m.matrix
-	maxGlyphs := max(s.Plan.Repeats, 1)
-	for _, row := range rows {
+	// Every cell's text first: the columns are as wide as the widest, and
+	// cells with many trials count their outcomes instead of listing them
+	// when the glyphs would not fit.
+	cells := make([][]cellView, len(rows))
+	colW := 13
+	for i, row := range rows {
 		for _, r := range ratios {
-			if c := s.Matrix.Cell(row, r); c != nil {
-				maxGlyphs = max(maxGlyphs, len(c.Outcomes))
+			cv := s.cellView(row, r)
+			cells[i] = append(cells[i], cv)
+			colW = max(colW, width(cv.plain(false))+2)
+		}
+	}
+	compact := false
+	if colW > 29 || 24+len(ratios)*colW > w {
+		compact = true
+		colW = 13
+		for i := range cells {
+			for _, cv := range cells[i] {
+				colW = max(colW, width(cv.plain(true))+2)
 			}
 		}
 	}
-	colW := max(len(fmt.Sprintf("%d/%d ", maxGlyphs, maxGlyphs))+min(maxGlyphs, 20)+1, 13)
 	nameW := min(max(w-len(ratios)*colW-1, 12), 44)
 	var out []string
 	head := pad("task · agent", nameW)
 	for _, r := range ratios {
-		head += pad(r.String(), colW)
+		head += pad(" "+r.String(), colW)
 	}
 	out = append(out, st.Bold.Render(clip(head, w)))
 	bodyH := h - 5
+	if mm.list {
+		bodyH = min(bodyH, 3)
+	}
 	first := 0
 	if mm.row >= bodyH {
 		first = mm.row - bodyH + 1
 	}
 	for i := first; i < len(rows) && i < first+bodyH; i++ {
-		row := rows[i]
-		line := pad(shortName(row), nameW)
-		for j, r := range ratios {
-			c := s.Matrix.Cell(row, r)
-			text, plain := "·", "·"
-			if c != nil {
-				glyphs := c.Outcomes
-				if len(glyphs) > 20 {
-					glyphs = glyphs[len(glyphs)-20:]
-				}
-				plain = fmt.Sprintf("%d/%d ", c.Rates.Successes, c.Rates.Counted)
-				text = heat(m, c.Rates).Render(plain) + outcomeGlyphs(st, glyphs)
-				plain += strings.Repeat("x", len(glyphs))
-			}
-			cell := text + strings.Repeat(" ", max(colW-len([]rune(plain)), 0))
+		line := pad(shortName(rows[i]), nameW)
+		for j, cv := range cells[i] {
 			if i == mm.row && j == mm.col {
-				cell = st.Cursor.Render(pad(plainCell(c), colW))
+				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "
+				continue
 			}
-			line += cell
+			line += pad(" "+cv.styled(m, compact), colW)
 		}
 		out = append(out, clip(line, w))
 	}
@@ -169,7 +172,8 @@ func (m Model) viewMatrix(w, h int) string {
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
 	out = append(out, m.statsLines(rows, ratios, w)...)
 	if mm.list && len(rows) > 0 {
-		out = append(out, m.cellList(rows[mm.row], ratios[mm.col], w)...)
+		out = append(out, "")
+		out = append(out, m.cellList(rows[mm.row], ratios[mm.col], w, h-len(out))...)
 	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
@@ -243,15 +247,90 @@ func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []st
 	return out
 }
 
-func plainCell(c *model.Cell) string {
-	if c == nil {
+// cellView is what a matrix cell shows: the pass count of the trials
+// that count, their outcomes in repeat order (report's order), and how
+// many were cancelled, counted apart so their dashes never hide a result.
+type cellView struct {
+	rates     model.Rates
+	outcomes  []model.Outcome
+	cancelled int
+	empty     bool
+}
+
+func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
+	cv := cellView{empty: true}
+	if c := s.Matrix.Cell(row, r); c != nil {
+		cv.rates, cv.empty = c.Rates, false
+	}
+	for _, v := range s.Cell(row, r) {
+		if v.Phase != Finished || v.Result == nil {
+			continue
+		}
+		if v.Result.Outcome == model.Cancelled {
+			cv.cancelled++
+			continue
+		}
+		cv.outcomes = append(cv.outcomes, v.Result.Outcome)
+	}
+	return cv
+}
+
+// maxGlyphs is the most outcomes a cell lists one by one.
+const maxGlyphs = 20
+
+// glyphs are the outcomes one glyph each, or counted per outcome ("12+
+// 3K") when compact or too many.
+func (cv cellView) glyphs(st *themes.Styles, compact bool) string {
+	paint := func(o model.Outcome, s string) string {
+		if st == nil {
+			return s
+		}
+		return st.Outcome(o).Render(s)
+	}
+	var b strings.Builder
+	if !compact && len(cv.outcomes) <= maxGlyphs {
+		for _, o := range cv.outcomes {
+			b.WriteString(paint(o, o.Glyph()))
+		}
+		return b.String()
+	}
+	n := map[model.Outcome]int{}
+	for _, o := range cv.outcomes {
+		n[o]++
+	}
+	var parts []string
+	for _, o := range model.Outcomes {
+		if n[o] > 0 && o != model.Cancelled {
+			parts = append(parts, paint(o, fmt.Sprintf("%d%s", n[o], o.Glyph())))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func (cv cellView) tail() string {
+	if cv.cancelled == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %d-", cv.cancelled)
+}
+
+func (cv cellView) plain(compact bool) string {
+	if cv.empty && cv.cancelled == 0 {
 		return model.EmptyCellGlyph
 	}
-	var g strings.Builder
-	for _, o := range c.Outcomes {
-		g.WriteString(o.Glyph())
+	return strings.TrimSpace(fmt.Sprintf("%d/%d %s", cv.rates.Successes, cv.rates.Counted, cv.glyphs(nil, compact)) + cv.tail())
+}
+
+func (cv cellView) styled(m Model, compact bool) string {
+	if cv.empty && cv.cancelled == 0 {
+		return model.EmptyCellGlyph
 	}
-	return fmt.Sprintf("%d/%d %s", c.Rates.Successes, c.Rates.Counted, g.String())
+	st := m.theme.Styles
+	g := cv.glyphs(&st, compact)
+	if g != "" {
+		g = " " + g
+	}
+	return heat(m, cv.rates).Render(fmt.Sprintf("%d/%d", cv.rates.Successes, cv.rates.Counted)) + g + st.Muted.Render(cv.tail())
 }
 
 // heat colours a cell by its success rate: the heatmap.
@@ -279,24 +358,26 @@ func shortName(r model.RowKey) string {
 	return strings.TrimPrefix(r.Task, "builtin/") + " · " + r.Agent
 }
 
-func (m Model) cellList(row model.RowKey, r model.Ratio, w int) []string {
+func (m Model) cellList(row model.RowKey, r model.Ratio, w, h int) []string {
 	st := m.theme.Styles
-	out := []string{"", st.Title.Render(fmt.Sprintf("%s at %s", shortName(row), r))}
-	for i, v := range m.state.Cell(row, r) {
-		status := "queued"
-		switch v.Phase {
-		case Running:
-			status = "running"
-		case Waiting:
-			status = "waiting"
-		case Finished:
-			status = st.Outcome(v.Result.Outcome).Render(string(v.Result.Outcome))
+	cell := m.state.Cell(row, r)
+	// The seed is the least useful column: shown only where it fits.
+	seed := w >= 2+6+1+4+1+16+1+7+1+7+2+28+1+20
+	header := noMark + fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %-28s", "trial", "run", "outcome", "time", "peak", "why")
+	if seed {
+		header += " seed"
+	}
+	out := []string{st.Title.Render(clip(fmt.Sprintf("%s at %s · %d trial(s), in repeat order", shortName(row), r, len(cell)), w)),
+		st.Bold.Render(clip(header, w))}
+	cur := m.matrix.listCursor.at(len(cell))
+	first, last := m.matrix.listCursor.window(len(cell), h-len(out))
+	for i := first; i < last; i++ {
+		v := cell[i]
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), resultReason(v))
+		if seed {
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), pad(resultReason(v), 28), v.Trial.Seed)
 		}
-		line := fmt.Sprintf("%s r%d seed %d  %s  peak %s  %s", v.Trial.ID, v.Trial.Repeat, v.Trial.Seed, status, mib(v.Peak), resultReason(v))
-		if i == m.matrix.listCursor {
-			line = st.Cursor.Render(clip(line, w))
-		}
-		out = append(out, clip(line, w))
+		out = append(out, cursorRow(st, line, w, i == cur))
 	}
 	return out
 }

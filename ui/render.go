@@ -10,9 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/themes"
 )
 
 // width is the display width of one line: counted directly when every
@@ -67,7 +65,7 @@ func oneColumn(r rune) bool {
 		return true
 	}
 	switch r {
-	case '…', '·', '±', '–', '—', '→', '←', '↑', '↓', '•', '×', '≥', '≤', '✓', '✗', '°':
+	case '…', '·', '±', '–', '—', '→', '←', '↑', '↓', '•', '×', '≥', '≤', '✓', '✗', '°', '▸', '◂':
 		return true
 	}
 	return false
@@ -111,6 +109,14 @@ func pad(s string, w int) string {
 		return s + strings.Repeat(" ", d)
 	}
 	return clip(s, w)
+}
+
+// padLeft right-aligns s in w columns (colour codes take none).
+func padLeft(s string, w int) string {
+	if d := w - width(s); d > 0 {
+		return strings.Repeat(" ", d) + s
+	}
+	return s
 }
 
 // mib prints bytes compactly for tight spaces ("118M", "1.2G").
@@ -214,15 +220,6 @@ func spark(p *paints, samples []runner.Sample, now time.Time, window time.Durati
 		line.WriteRune(levels[min(max(i, 0), len(levels)-1)])
 	}
 	return p.workingSet.Render(line.String())
-}
-
-// outcomeGlyphs renders a cell's outcomes as coloured glyphs.
-func outcomeGlyphs(st themes.Styles, outcomes []model.Outcome) string {
-	var b strings.Builder
-	for _, o := range outcomes {
-		b.WriteString(st.Outcome(o).Render(o.Glyph()))
-	}
-	return b.String()
 }
 
 // box draws a titled border around a block of exactly w×h outside size.

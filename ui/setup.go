@@ -46,7 +46,7 @@ const (
 type setupModel struct {
 	rows      []setupRow
 	selected  map[string]bool
-	cursor    int
+	cursor    listCursor
 	filter    textinput.Model
 	filtering bool
 
@@ -144,7 +144,7 @@ func (s *setupModel) spec() (LaunchSpec, error) {
 
 func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	s := &m.setup
-	k := m.keys
+	k := m.keys.Setup
 	s.err = ""
 	if s.filtering {
 		switch msg.String() {
@@ -154,12 +154,12 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			if msg.String() == "esc" {
 				s.filter.SetValue("")
 			}
-			s.cursor = 0
+			s.cursor = listCursor{}
 			return m, nil
 		}
 		var cmd tea.Cmd
 		s.filter, cmd = s.filter.Update(msg)
-		s.cursor = 0
+		s.cursor = listCursor{}
 		return m, cmd
 	}
 	if s.customOpen {
@@ -193,10 +193,10 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	switch {
-	case key.Matches(msg, k.Tab):
+	case key.Matches(msg, k.Pane):
 		s.pane = (s.pane + 1) % setupPanes
 		return m, nil
-	case key.Matches(msg, k.ShiftTab):
+	case key.Matches(msg, k.PanePrev):
 		s.pane = (s.pane + setupPanes - 1) % setupPanes
 		return m, nil
 	case key.Matches(msg, k.Start):
@@ -218,34 +218,28 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch s.pane {
 	case paneTasks:
 		rows := s.visible()
+		cur := s.cursor.at(len(rows))
 		switch {
-		case key.Matches(msg, k.Up):
-			s.cursor = max(s.cursor-1, 0)
-		case key.Matches(msg, k.Down):
-			s.cursor = min(s.cursor+1, max(len(rows)-1, 0))
-		case key.Matches(msg, k.Top):
-			s.cursor = 0
-		case key.Matches(msg, k.Bottom):
-			s.cursor = max(len(rows)-1, 0)
+		case s.cursor.update(msg, k.List, len(rows), 5):
 		case key.Matches(msg, k.Select):
-			if s.cursor < len(rows) {
-				key := rows[s.cursor].key()
+			if cur < len(rows) {
+				key := rows[cur].key()
 				s.selected[key] = !s.selected[key]
 			}
 		case key.Matches(msg, k.Filter):
 			s.filtering = true
 			return m, s.filter.Focus()
 		case key.Matches(msg, k.Focus):
-			if s.cursor < len(rows) {
-				return m.startFocus(rows[s.cursor].task, rows[s.cursor].agent, s.firstRatio())
+			if cur < len(rows) {
+				return m.startFocus(rows[cur].task, rows[cur].agent, s.firstRatio())
 			}
 		}
 	case paneRatios:
 		n := len(s.ratios) + 1 // the last slot opens the custom entry
 		switch {
-		case key.Matches(msg, k.Left), key.Matches(msg, k.Up):
+		case key.Matches(msg, k.Left), key.Matches(msg, k.List.Up):
 			s.ratioCursor = (s.ratioCursor + n - 1) % n
-		case key.Matches(msg, k.Right), key.Matches(msg, k.Down):
+		case key.Matches(msg, k.Right), key.Matches(msg, k.List.Down):
 			s.ratioCursor = (s.ratioCursor + 1) % n
 		case key.Matches(msg, k.Select):
 			if s.ratioCursor < len(s.ratios) {
@@ -258,9 +252,9 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case paneOptions:
 		switch {
-		case key.Matches(msg, k.Up):
+		case key.Matches(msg, k.List.Up):
 			s.optCursor = max(s.optCursor-1, 0)
-		case key.Matches(msg, k.Down):
+		case key.Matches(msg, k.List.Down):
 			s.optCursor = min(s.optCursor+1, optCount-1)
 		case key.Matches(msg, k.Plus), key.Matches(msg, k.Right):
 			s.adjust(1)
@@ -295,13 +289,68 @@ func (m Model) viewSetup(w, h int) string {
 	st := m.theme.Styles
 	s := &m.setup
 	rows := s.visible()
-	listH := min(max(h-12, 3), len(rows)+3)
 	nSel := 0
 	for _, v := range s.selected {
 		if v {
 			nSel++
 		}
 	}
+
+	// What goes under the task list is laid out first: the list takes
+	// what it leaves.
+	var under []string
+	// Ratios: the cursor item is marked with ▸, the others with a space,
+	// so the cursor shows without colour.
+	var rb strings.Builder
+	rb.WriteString(st.Bold.Render("Ratios"))
+	for i, r := range s.ratios {
+		mark := "[ ]"
+		if r.on {
+			mark = "[x]"
+		}
+		item := mark + r.ratio.String()
+		switch {
+		case s.pane == paneRatios && i == s.ratioCursor:
+			item = st.Cursor.Render("▸" + item)
+		case r.on:
+			item = " " + st.Selected.Render(item)
+		default:
+			item = " " + item
+		}
+		rb.WriteString(" " + item)
+	}
+	customLabel := " [+custom]"
+	if s.pane == paneRatios && s.ratioCursor == len(s.ratios) {
+		customLabel = st.Cursor.Render("▸[+custom]")
+	}
+	rb.WriteString(" " + customLabel)
+	under = append(under, clip(rb.String(), w))
+	if s.customOpen {
+		under = append(under, "  "+s.custom.View())
+	}
+	opts := []string{fmt.Sprintf("repeats %d", s.repeats), fmt.Sprintf("concurrency %d", s.concurrency), fmt.Sprintf("seed %d", s.seed), fmt.Sprintf("focus runs %d", s.focusRuns)}
+	for i := range opts {
+		if s.pane == paneOptions && i == s.optCursor {
+			opts[i] = st.Cursor.Render("▸" + opts[i])
+		} else {
+			opts[i] = " " + opts[i]
+		}
+	}
+	under = append(under, clip(st.Bold.Render("Options")+" "+strings.Join(opts, "  "), w))
+	for i, p := range m.opts.Problems {
+		if i == 2 {
+			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(m.opts.Problems)-2)))
+			break
+		}
+		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
+	}
+	under = append(under, "")
+	under = append(under, m.preview(w)...)
+	if s.err != "" {
+		under = append(under, st.Danger.Render(s.err))
+	}
+
+	// The task list: a box of listH lines, the cursor row always inside.
 	var list []string
 	if s.filtering || s.filter.Value() != "" {
 		list = append(list, s.filter.View())
@@ -309,113 +358,87 @@ func (m Model) viewSetup(w, h int) string {
 	if len(rows) == 0 {
 		list = append(list, st.Muted.Render("no task matches the filter (esc clears it)"))
 	}
-	first := 0
-	if s.cursor >= listH-1 {
-		first = s.cursor - listH + 2
-	}
-	for i := first; i < len(rows) && len(list) < listH-2; i++ {
+	listH := min(max(h-len(under), 5), len(rows)+len(list)+2)
+	first, last := s.cursor.window(len(rows), listH-2-len(list))
+	for i := first; i < last; i++ {
 		r := rows[i]
 		mark := "[ ]"
 		if s.selected[r.key()] {
 			mark = st.Selected.Render("[x]")
 		}
 		line := fmt.Sprintf("%s %-34s %4g CPU %7s  %s", mark, r.task.Name, r.task.Resources.CPUs, mib(r.task.Resources.MemoryBytes), r.agent)
-		if i == s.cursor && s.pane == paneTasks {
-			line = st.Cursor.Render(pad(line, w-4))
+		if note := m.imageNote(r.task); note != "" {
+			line += "  " + st.Warn.Render("⚠ "+note)
 		}
-		list = append(list, line)
+		list = append(list, cursorRow(st, line, w-2, i == s.cursor.at(len(rows)) && s.pane == paneTasks))
 	}
 	title := fmt.Sprintf("Tasks · %d of %d selected", nSel, len(s.rows))
+	if first > 0 || last < len(rows) {
+		title += fmt.Sprintf(" · rows %d–%d of %d", first+1, last, len(rows))
+	}
 	boxStyle := st.Box
 	if s.pane == paneTasks {
 		boxStyle = st.FocusBox
+		title = "▸ " + title
 	}
-	out := []string{box(boxStyle, title, strings.Join(list, "\n"), w, listH)}
-
-	// Ratios.
-	var rb strings.Builder
-	label := st.Bold.Render("Ratios ")
-	if s.pane == paneRatios {
-		label = st.Title.Render("Ratios ")
-	}
-	rb.WriteString(label)
-	for i, r := range s.ratios {
-		mark := "[ ]"
-		if r.on {
-			mark = "[x]"
-		}
-		item := mark + r.ratio.String()
-		if r.on {
-			item = st.Selected.Render(item)
-		}
-		if s.pane == paneRatios && i == s.ratioCursor {
-			item = st.Cursor.Render(mark + r.ratio.String())
-		}
-		rb.WriteString(item + " ")
-	}
-	customLabel := "[+custom]"
-	if s.pane == paneRatios && s.ratioCursor == len(s.ratios) {
-		customLabel = st.Cursor.Render(customLabel)
-	}
-	rb.WriteString(customLabel)
-	out = append(out, clip(rb.String(), w))
-	if s.customOpen {
-		out = append(out, "  "+s.custom.View())
-	}
-
-	// Options.
-	opts := []string{fmt.Sprintf("repeats %d", s.repeats), fmt.Sprintf("concurrency %d", s.concurrency), fmt.Sprintf("seed %d", s.seed), fmt.Sprintf("focus runs %d", s.focusRuns)}
-	for i := range opts {
-		if s.pane == paneOptions && i == s.optCursor {
-			opts[i] = st.Cursor.Render(opts[i])
-		}
-	}
-	label = st.Bold.Render("Options ")
-	if s.pane == paneOptions {
-		label = st.Title.Render("Options ")
-	}
-	out = append(out, clip(label+strings.Join(opts, "   "), w))
-
-	for i, p := range m.opts.Problems {
-		if i == 2 {
-			out = append(out, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(m.opts.Problems)-2)))
-			break
-		}
-		out = append(out, st.Danger.Render(clip("skipped "+p, w)))
-	}
-
-	// Preview.
-	out = append(out, "")
-	out = append(out, m.preview(w)...)
-	if s.err != "" {
-		out = append(out, st.Danger.Render(s.err))
-	}
+	out := append([]string{box(boxStyle, title, strings.Join(list, "\n"), w, listH)}, under...)
 	return fit(strings.Join(out, "\n"), w, h)
 }
 
 // preview says what will run: trial count, rough duration, and for the
 // task under the cursor each ratio's guarantee, limit and docker flags.
+// What does not fit is wrapped, never cut: the flags are what a user
+// copies.
 func (m Model) preview(w int) []string {
 	st := m.theme.Styles
 	s := &m.setup
 	tasks := s.chosen()
 	ratios := s.chosenRatios()
-	trials := 0
-	var work time.Duration
+	trials, unknown := 0, 0
+	var work, bound time.Duration
+	var prepare []string
 	for _, t := range tasks {
+		if note := m.imageNote(t); note != "" {
+			prepare = append(prepare, path.Base(t.Name))
+		}
 		for _, a := range t.Agents {
 			n := len(ratios) * s.repeats
 			trials += n
+			if !estimateKnown(t, a.Name) {
+				// A real command: nothing says how long it takes but its
+				// timeouts.
+				unknown += n
+				bound += time.Duration(n) * (t.AgentTimeout + t.VerifierTimeout)
+				continue
+			}
 			work += time.Duration(n) * (t.Expected(a.Name) + 300*time.Millisecond)
 		}
 	}
-	rough := time.Duration(float64(work) / float64(max(s.concurrency, 1)))
-	lines := []string{st.Bold.Render("Preview ") + fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats), roughly %s at concurrency %d",
-		trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, rough.Round(time.Second), s.concurrency)}
+	conc := float64(max(s.concurrency, 1))
+	rough := time.Duration(float64(work) / conc).Round(time.Second)
+	text := fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats), roughly %s at concurrency %d",
+		trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, rough, s.concurrency)
+	if unknown > 0 {
+		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
+			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
+	}
+	lines := wrapWords("Preview "+text, w, "  ")
+	lines[0] = st.Bold.Render("Preview") + strings.TrimPrefix(lines[0], "Preview")
+	if len(prepare) > 0 {
+		for _, l := range wrapWords("⚠ first prepares the Debian image for "+strings.Join(prepare, ", ")+": "+m.imageNote(tasks[0]), w, "  ") {
+			lines = append(lines, st.Warn.Render(l))
+		}
+	}
 	rows := s.visible()
-	if s.cursor < len(rows) {
-		t := rows[s.cursor].task
-		lines = append(lines, st.Muted.Render(fmt.Sprintf("%s: spec %g CPU, %s", path.Base(t.Name), t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes))))
+	if cur := s.cursor.at(len(rows)); cur < len(rows) {
+		t := rows[cur].task
+		lines = append(lines, st.Muted.Render(clip(fmt.Sprintf("%s: spec %g CPU, %s", path.Base(t.Name), t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes)), w)))
+		// Every ratio's flags on its own line where they fit; otherwise
+		// one summary line per ratio and the whole flags of one (the ratio
+		// under the cursor), wrapped: cut flags cannot be copied.
+		type ratioLine struct{ head, flags string }
+		var rl []ratioLine
+		inline := true
 		for _, r := range ratios {
 			p := model.NewPolicy(t.Resources, r, m.opts.HostCPUs)
 			cpus := "none"
@@ -426,9 +449,77 @@ func (m Model) preview(w int) []string {
 			if p.HardLimitBytes > 0 {
 				limit = mib(p.HardLimitBytes)
 			}
-			lines = append(lines, clip(fmt.Sprintf("  %-8s guarantee %-7s limit %-7s cpus %-4s %s", r, mib(p.GuaranteeBytes), limit, cpus,
-				st.Muted.Render(strings.Join(p.DockerRunFlags(), " "))), w))
+			head := fmt.Sprintf("  %-8s guarantee %-5s limit %-5s cpus %-4s", r, mib(p.GuaranteeBytes), limit, cpus)
+			flags := strings.Join(p.DockerRunFlags(), " ")
+			inline = inline && width(head)+1+width(flags) <= w
+			rl = append(rl, ratioLine{head, flags})
 		}
+		shown := 0
+		if s.pane == paneRatios && s.ratioCursor < len(s.ratios) {
+			for i, r := range ratios {
+				if r == s.ratios[s.ratioCursor].ratio {
+					shown = i
+				}
+			}
+		}
+		for i, l := range rl {
+			switch {
+			case inline:
+				lines = append(lines, l.head+" "+st.Muted.Render(l.flags))
+			case i == shown:
+				lines = append(lines, strings.TrimRight(l.head, " ")+"  docker flags:")
+				for _, f := range wrapWords(l.flags, w-4, "") {
+					lines = append(lines, "    "+st.Muted.Render(f))
+				}
+			default:
+				lines = append(lines, strings.TrimRight(l.head, " "))
+			}
+		}
+	}
+	return lines
+}
+
+// estimateKnown says whether every step of the agent and the verifier
+// say how long they take (synthetic workloads do; real commands do not).
+func estimateKnown(t model.Task, agent string) bool {
+	a, _ := t.Agent(agent)
+	if t.Verifier.Expected <= 0 {
+		return false
+	}
+	for _, s := range a.Steps {
+		if s.Expected <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// imageNote says what choosing t will prepare first ("" when nothing).
+func (m Model) imageNote(t model.Task) string {
+	if m.opts.ImageNote == nil {
+		return ""
+	}
+	return m.opts.ImageNote(t)
+}
+
+// wrapWords breaks text at spaces into lines of at most w columns, the
+// lines after the first indented; a word longer than a line is cut.
+func wrapWords(text string, w int, indent string) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case width(line)+1+width(word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, clip(line, w))
+			line = indent + word
+		}
+	}
+	if line != "" {
+		lines = append(lines, clip(line, w))
 	}
 	return lines
 }

@@ -1,0 +1,291 @@
+package ui
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/muesli/termenv"
+)
+
+// Every binding of every screen's key map is in that screen's full help:
+// a key that works is always listed.
+func TestEveryBindingIsInItsHelp(t *testing.T) {
+	km := reflect.ValueOf(DefaultKeys())
+	for i := 0; i < km.NumField(); i++ {
+		screen := km.Type().Field(i).Name
+		maps := km.Field(i).Interface().(help.KeyMap)
+		listed := map[string]bool{}
+		for _, g := range maps.FullHelp() {
+			for _, b := range g {
+				listed[b.Help().Key+"|"+b.Help().Desc] = true
+			}
+		}
+		var walk func(v reflect.Value, path string)
+		walk = func(v reflect.Value, path string) {
+			if b, ok := v.Interface().(key.Binding); ok {
+				if !listed[b.Help().Key+"|"+b.Help().Desc] {
+					t.Errorf("%s: %s (%v) works but is not in the help", screen, path, b.Keys())
+				}
+				if b.Help().Key == "" || b.Help().Desc == "" {
+					t.Errorf("%s: %s has no help text", screen, path)
+				}
+				return
+			}
+			for j := 0; j < v.NumField(); j++ {
+				walk(v.Field(j), path+"."+v.Type().Field(j).Name)
+			}
+		}
+		walk(km.Field(i), screen)
+	}
+}
+
+// `?` shows the screen's own keys: detail's log keys, live's trial keys.
+func TestHelpIsGeneratedPerScreen(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	live := keys(t, m, "2", "?").View()
+	for _, want := range []string{"Keys · Live", "x ", "stop trial", "X ", "cancel sweep", "s ", "shell", "q ", "quit"} {
+		if !strings.Contains(live, want) {
+			t.Errorf("live help lacks %q:\n%s", want, live)
+		}
+	}
+	if strings.Contains(live, "search log") {
+		t.Errorf("live help lists detail's keys:\n%s", live)
+	}
+	detail := keys(t, m, "3", "enter", "enter", "?").View()
+	for _, want := range []string{"Keys · Trial detail", "search log", "next match", "previous match", "follow", "wrap", "rerun exactly"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail help lacks %q:\n%s", want, detail)
+		}
+	}
+	// The footer keeps help and quit at every size.
+	for _, sz := range sizes {
+		m, _ := withSweep(t, sz.w, sz.h)
+		for _, k := range []string{"1", "2", "3", "4", "5"} {
+			v := keys(t, m, k).View()
+			foot := v[strings.LastIndex(v, "\n")+1:]
+			if !strings.Contains(foot, "? help") || !strings.Contains(foot, "q quit") {
+				t.Errorf("%dx%d screen %s footer %q lacks help or quit", sz.w, sz.h, k, foot)
+			}
+		}
+	}
+}
+
+// j and k move the matrix cursor as the arrows do.
+func TestMatrixCursorMovesWithJK(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	tasks := builtinTasks(t)[:3]
+	sw, err := l.Launch(LaunchSpec{Tasks: tasks, Ratios: []model.Ratio{{K: 1}, {K: 3}}, Repeats: 1, Concurrency: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	m = keys(t, m, "3", "j", "j", "l")
+	if m.matrix.row != 2 || m.matrix.col != 1 {
+		t.Fatalf("after j j l: row %d col %d, want 2 1", m.matrix.row, m.matrix.col)
+	}
+	m = keys(t, m, "k", "h")
+	if m.matrix.row != 1 || m.matrix.col != 0 {
+		t.Errorf("after k h: row %d col %d, want 1 0", m.matrix.row, m.matrix.col)
+	}
+}
+
+// With no colour at all (the goldens' profile, as NO_COLOR gives), every
+// cursor is still drawn: a ▸ on the cursor row, brackets on the tab.
+func TestCursorShowsWithoutColour(t *testing.T) {
+	m, _ := withSweep(t, 80, 24)
+	for _, c := range []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"setup", []string{"1"}, "▸ [ ] builtin/bn-fit-modify"},
+		{"setup ratios", []string{"1", "tab"}, "▸[x]1x"},
+		{"setup options", []string{"1", "tab", "tab"}, "▸repeats"},
+		{"live", []string{"2"}, "▸ t0001"},
+		{"matrix", []string{"3"}, "▸0/1 K"},
+		{"matrix cell", []string{"3", "enter"}, "▸ t0001"},
+		{"history", []string{"5"}, "▸ 2026"},
+		{"tab", []string{"3"}, "[3 Matrix]"},
+	} {
+		mm := keys(t, m, c.keys...)
+		if c.name == "history" {
+			mm = update(t, mm, mm.listHistory()())
+		}
+		if v := mm.View(); !strings.Contains(v, c.want) {
+			t.Errorf("%s: no %q without colour:\n%s", c.name, c.want, v)
+		}
+	}
+}
+
+// At 80×24 the setup cursor stays inside the task list's window at every
+// row, going down and coming back up.
+func TestSetupCursorStaysVisibleAt80x24(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	n := len(m.setup.rows)
+	check := func(i int) {
+		t.Helper()
+		v := m.View()
+		row := m.setup.rows[i]
+		want := fmt.Sprintf("▸ [ ] %-34s", row.task.Name)
+		if !strings.Contains(v, want) || !strings.Contains(v, row.agent) {
+			t.Fatalf("cursor on row %d (%s) is not drawn:\n%s", i, row.key(), v)
+		}
+		checkFits(t, v, 80, 24)
+	}
+	check(0)
+	for i := 1; i < n; i++ {
+		m = keys(t, m, "j")
+		check(i)
+	}
+	for i := n - 2; i >= 0; i-- {
+		m = keys(t, m, "k")
+		check(i)
+	}
+}
+
+// In colour, styled cells keep their padding: the columns after a
+// coloured outcome or exit code line up.
+func TestColouredColumnsKeepTheirPadding(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.ANSI256)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.setup.focusRuns = 4
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	m = update(t, next.(Model), cmd())
+	m = update(t, m, eventsMsg{events: focusEvents(l.last.plan)})
+	v := m.View()
+	if !strings.Contains(v, "\x1b[") {
+		t.Fatal("no colour in the view: the test would prove nothing")
+	}
+	col := map[int]bool{}
+	for _, line := range strings.Split(ansi.Strip(v), "\n") {
+		if strings.Contains(line, " r") && strings.Contains(line, "t000") {
+			col[width(line[:strings.Index(line, "2.0s")])] = true
+		}
+	}
+	if len(col) != 1 {
+		t.Errorf("focus rows' time column starts at %v, want one column:\n%s", col, ansi.Strip(v))
+	}
+
+	m2, _ := withSweep(t, 120, 40)
+	d := ansi.Strip(keys(t, m2, "3", "enter", "enter").View())
+	peaks := map[int]bool{}
+	for _, line := range strings.Split(d, "\n") {
+		if strings.HasPrefix(line, "agent ") || strings.HasPrefix(line, "verify ") {
+			// the exit column is right-aligned: the peak after it starts
+			// at the same column on every row
+			i := strings.Index(line, "M ")
+			peaks[width(line[:i])] = true
+		}
+	}
+	if len(peaks) != 1 {
+		t.Errorf("step table columns are not aligned (%v):\n%s", peaks, d)
+	}
+}
+
+// A cell lists its outcomes in repeat order, whatever order they ended
+// in, and counts cancelled trials apart so they never hide a result.
+func TestMatrixCellIsInRepeatOrderAndCountsCancelledApart(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Repeats: 20, Concurrency: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	var evs []runner.Event
+	trials := sw.Plan().Trials
+	// The last 8 are cancelled and end first; the first 12 end last,
+	// newest first, r1 killed.
+	for i := len(trials) - 1; i >= 0; i-- {
+		r := model.TrialResult{Trial: trials[i], Outcome: model.Passed, Start: t0, End: t0.Add(time.Second)}
+		switch {
+		case i >= 12:
+			r.Outcome = model.Cancelled
+		case i == 0:
+			r.Outcome = model.OOMKilled
+		}
+		evs = append(evs, trialEnded(r))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	v := keys(t, m, "3", "l").View()
+	if !strings.Contains(v, "11/12 K+++++++++++ 8-") {
+		t.Errorf("cell should read 11/12 K+++++++++++ 8-:\n%s", v)
+	}
+}
+
+// More runs at one peak than the strip has rows: each mark stands for
+// several runs, said in the legend, and nothing is cut to a ^.
+func TestFocusStripScalesATallColumn(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.setup.focusRuns = 12
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	m = update(t, next.(Model), cmd())
+	var evs []runner.Event
+	for _, tr := range l.last.plan.Trials {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.OOMKilled, PeakWorkingSetBytes: 128 << 20, Start: t0, End: t0.Add(time.Second),
+			OOMs: []model.OOMEvent{{At: t0, Step: "install"}}}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	v := m.View()
+	if strings.Contains(v, "^") || !strings.Contains(v, "each mark is up to 3 runs") {
+		t.Errorf("12 kills at the limit in 5 rows:\n%s", v)
+	}
+	if strings.Count(v, "K") < 4 {
+		t.Errorf("the kills' column should have 4 marks:\n%s", v)
+	}
+}
+
+// "stopping t0003" goes when t0003 has ended; "cancelling the sweep…"
+// when the sweep has.
+func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	m = keys(t, m, "2", "l", "l", "x", "y")
+	if len(l.last.stopped) != 1 || !strings.Contains(m.View(), "stopping "+l.last.stopped[0]) {
+		t.Fatalf("stopped %v:\n%s", l.last.stopped, m.View())
+	}
+	id := l.last.stopped[0]
+	r := model.TrialResult{Trial: m.state.Trials[id].Trial, Outcome: model.Cancelled, Start: t0, End: t0.Add(4 * time.Second)}
+	m = update(t, m, eventsMsg{events: []runner.Event{trialEnded(r)}})
+	if v := m.View(); strings.Contains(v, "stopping "+id) || !strings.Contains(v, id+" stopped") {
+		t.Errorf("after %s ended the status line should say it stopped:\n%s", id, v)
+	}
+	m = keys(t, m, "X", "y")
+	if !strings.Contains(m.View(), "cancelling the sweep") {
+		t.Fatalf("no cancelling notice:\n%s", m.View())
+	}
+	m = update(t, m, eventsMsg{events: []runner.Event{runner.SweepEnded{Base: runner.Base{Time: t0.Add(5 * time.Second)}, Interrupted: true}}})
+	if v := m.View(); strings.Contains(v, "cancelling the sweep") {
+		t.Errorf("the sweep has ended but the status line still says cancelling:\n%s", v)
+	}
+	// Any other notice goes after messageTTL.
+	now := t0.Add(3 * time.Second)
+	m.opts.Now = func() time.Time { return now }
+	m = keys(t, m, "t")
+	if !strings.Contains(m.View(), "theme dark · host") {
+		t.Fatal("no theme notice")
+	}
+	now = now.Add(messageTTL + time.Second)
+	if strings.Contains(m.View(), "theme dark · host") {
+		t.Error("the theme notice outstayed messageTTL")
+	}
+}
