@@ -20,17 +20,21 @@ const (
 	// banner can be read.
 	cardLinger    = 4 * time.Second
 	oomCardLinger = 10 * time.Second
+	// chartMinWindow is the shortest span a card's memory chart shows.
+	chartMinWindow = 10 * time.Second
 )
 
 // cardCtx is what a card needs besides its trial.
 type cardCtx struct {
-	st        themes.Styles
-	p         *paints
-	now       time.Time
-	hostBytes int64
-	spinner   string
-	selected  bool
-	height    int
+	st       themes.Styles
+	p        *paints
+	now      time.Time
+	spinner  string
+	selected bool
+	height   int
+	// uncappedScale is what an uncapped card's gauge and chart are drawn
+	// against (the largest limit on screen); 0: the trial's own peak.
+	uncappedScale int64
 }
 
 // renderCard draws one trial as a w×cardHeight block.
@@ -54,21 +58,22 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	limit := tr.Policy.HardLimitBytes
 	scale := limit
 	if scale == 0 {
-		scale = c.hostBytes
-	}
-	if scale == 0 {
-		scale = max(v.Peak, tr.Policy.GuaranteeBytes) * 2
+		scale = max(c.uncappedScale, v.Peak, tr.Policy.GuaranteeBytes)
 	}
 	ws, cache := v.Last.WorkingSetBytes, v.Last.CacheBytes
 	if v.Phase == Finished {
 		ws, cache = 0, 0
 	}
-	lines = append(lines, gauge(p, ws, cache, tr.Policy.GuaranteeBytes, scale, inner))
+	lines = append(lines, gauge(p, ws, cache, tr.Policy.GuaranteeBytes, limit, scale, inner))
 	limitS := "none"
 	if limit > 0 {
 		limitS = mib(limit)
 	}
 	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, mib(v.Peak), mib(tr.Policy.GuaranteeBytes))
+	if limit == 0 {
+		// Say what the bar is drawn against: there is no limit to fill.
+		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), mib(v.Peak), mib(scale))
+	}
 	if v.Phase == Running {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores)
 	}
@@ -77,6 +82,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		memLine = fmt.Sprintf("killed %s %s pid %d", o.Process, mib(o.RSSBytes), o.PID)
 	}
 	lines = append(lines, p.text.Render(clip(memLine, inner)))
+	// The memory chart: one row on a standard card, the rows a taller
+	// card has to spare.
+	chartRows := max(1+c.height-cardHeight, 1)
 	if v.Killed() {
 		o := v.OOMs[len(v.OOMs)-1]
 		banner := fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
@@ -84,12 +92,22 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
 		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
-	} else {
-		sparkMax := limit
-		if sparkMax == 0 {
-			sparkMax = max(v.Peak, tr.Policy.GuaranteeBytes)
+		chartRows--
+	}
+	if chartRows > 0 {
+		// A finished trial's chart ends at its end, not at the clock.
+		end := c.now
+		if v.Phase == Finished && !v.Ended.IsZero() {
+			end = v.Ended
 		}
-		lines = append(lines, spark(p, v.Samples, c.now, time.Minute, sparkMax, inner))
+		// The chart spans the trial so far (at least chartMinWindow, at
+		// most a minute): a climb of a few seconds fills the chart rather
+		// than a sliver at its right edge.
+		window := time.Minute
+		if !v.Started.IsZero() {
+			window = min(max(end.Sub(v.Started), chartMinWindow), time.Minute)
+		}
+		lines = append(lines, spark(p, v.Samples, end, window, scale, inner, chartRows)...)
 	}
 	switch v.Phase {
 	case Running:
@@ -102,22 +120,16 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			lines = append(lines, st.Muted.Render("starting…"))
 		}
 		tail := v.Tail
-		keep := 3 - (cardHeight - c.height)
+		keep := min(3-(cardHeight-c.height), tailLines)
 		if len(tail) > keep {
 			tail = tail[len(tail)-max(keep, 0):]
 		}
 		for _, l := range tail {
 			lines = append(lines, p.muted.Render(clip("  "+l, inner)))
 		}
-		for len(lines) < 7 {
-			lines = append(lines, "")
-		}
 	case Finished:
 		r := v.Result
 		lines = append(lines, clip(st.Outcome(r.Outcome).Render(strings.ToUpper(string(r.Outcome)))+"  "+st.Muted.Render(r.Reason), inner))
-		for len(lines) < 7 {
-			lines = append(lines, "")
-		}
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}
@@ -156,10 +168,13 @@ func stepsLine(p *paints, steps []model.StepResult, w int) string {
 // recently finished ones (kills linger longest). When there are more than
 // fit, fresh kills win, then running trials; they are shown in plan order
 // so a card does not jump around.
-func visibleCards(s *SweepState, now time.Time, limit int) []*TrialView {
+func visibleCards(s *SweepState, now time.Time, limit int, only ...model.Ratio) []*TrialView {
 	var kills, running, recent []*TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
+		if len(only) > 0 && v.Trial.Ratio != only[0] {
+			continue
+		}
 		switch v.Phase {
 		case Running:
 			if v.Killed() {

@@ -13,33 +13,114 @@ type liveModel struct {
 	selected int // index into the visible cards
 }
 
-// liveLayout fits cards in the body under the two progress lines: as many
-// columns as the width allows, full-height cards when two rows fit,
-// compact ones otherwise.
-func (m Model) liveLayout(w, h int) (cols, rows, height int) {
-	cols = max(w/cardMinWidth, 1)
-	avail := h - 2
-	height = cardHeight
-	if avail/cardHeight < 2 && avail/compactCardHeight >= 2 {
-		height = compactCardHeight
-	}
-	rows = max(avail/height, 1)
-	return cols, rows, height
+// liveGrid is where the live screen puts its cards.
+type liveGrid struct {
+	// byRatio gives each ratio of the sweep its own column (ratios holds
+	// them, in the plan's order) so that 1x, 3x and uncapped keep their
+	// places as trials start and end; otherwise cards fill a grid.
+	byRatio bool
+	ratios  []model.Ratio
+	cols    int
+	rows    int
+	height  int
+	// cells are the cards in reading order; nil is an empty slot (a
+	// ratio with no trial on screen).
+	cells []*TrialView
 }
 
-func (m Model) liveCards(w, h int) []*TrialView {
-	if m.state == nil {
-		return nil
+// Card geometry of the ratio columns: each column has two slots (a kill
+// lingers while the next repeat starts), as tall as the screen allows,
+// up to maxCardHeight; a column is never narrower than ratioColMinWidth.
+const (
+	ratioSlots       = 2
+	maxCardHeight    = 20
+	ratioColMinWidth = 26
+)
+
+// liveLayout fits cards in the body under the two progress lines. A sweep
+// with a few ratios that run side by side (the demo, or a concurrency no
+// higher than the number of ratios) gets one column per ratio; any other
+// gets as many columns as the width allows, full-height cards when two
+// rows fit, compact ones otherwise.
+func (m Model) liveLayout(w, h int) liveGrid {
+	avail := h - 2
+	if m.state != nil {
+		ratios := m.state.Plan.Ratios
+		nr := len(ratios)
+		side := m.spec.Label == "demo" || (m.spec.Concurrency > 0 && m.spec.Concurrency <= nr)
+		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= ratioSlots*compactCardHeight {
+			height := min(avail/ratioSlots, maxCardHeight)
+			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: ratioSlots, height: height}
+		}
 	}
-	cols, rows, _ := m.liveLayout(w, h)
-	return visibleCards(m.state, m.now(), cols*rows)
+	g := liveGrid{cols: max(w/cardMinWidth, 1), height: cardHeight}
+	if avail/cardHeight < 2 && avail/compactCardHeight >= 2 {
+		g.height = compactCardHeight
+	}
+	g.rows = max(avail/g.height, 1)
+	return g
+}
+
+// liveGrid lays the cards out: in a grid, the cards visibleCards picks;
+// by ratio, each ratio's own cards in its column, each card in the slot of
+// its repeat's parity (so a running card does not move when the card above
+// it goes) unless that slot is taken.
+func (m Model) liveCards(w, h int) liveGrid {
+	g := m.liveLayout(w, h)
+	if m.state == nil {
+		return g
+	}
+	now := m.now()
+	if !g.byRatio {
+		g.cells = visibleCards(m.state, now, g.cols*g.rows)
+		return g
+	}
+	g.cells = make([]*TrialView, g.cols*g.rows)
+	for c, r := range g.ratios {
+		for _, v := range visibleCards(m.state, now, g.rows, r) {
+			slot := (v.Trial.Repeat - 1) % g.rows
+			if g.cells[slot*g.cols+c] != nil {
+				for s := 0; s < g.rows; s++ {
+					if g.cells[s*g.cols+c] == nil {
+						slot = s
+						break
+					}
+				}
+			}
+			if g.cells[slot*g.cols+c] == nil {
+				g.cells[slot*g.cols+c] = v
+			}
+		}
+	}
+	// Nothing in the bottom slots: the top row takes the whole height.
+	empty := true
+	for _, v := range g.cells[g.cols:] {
+		empty = empty && v == nil
+	}
+	if empty {
+		g.cells, g.rows = g.cells[:g.cols], 1
+		g.height = min(h-2, 2*maxCardHeight)
+	}
+	return g
+}
+
+// cards are the grid's cards in reading order, empty slots left out: what
+// the cursor moves over.
+func (g liveGrid) cards() []*TrialView {
+	var out []*TrialView
+	for _, v := range g.cells {
+		if v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys.Live
 	w, h := m.bodySize()
-	cards := m.liveCards(w, h)
-	cols, _, _ := m.liveLayout(w, h)
+	g := m.liveCards(w, h)
+	cards, cols := g.cards(), g.cols
 	sel := min(m.live.selected, max(len(cards)-1, 0))
 	switch {
 	case key.Matches(msg, k.Left):
@@ -127,7 +208,8 @@ func (m Model) viewLive(w, h int) string {
 		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
 	}
 	out = append(out, st.Muted.Render(clip(queue, w)))
-	cards := m.liveCards(w, h)
+	g := m.liveCards(w, h)
+	cards := g.cards()
 	if len(cards) == 0 {
 		msg := "No trial is running."
 		switch {
@@ -141,22 +223,49 @@ func (m Model) viewLive(w, h int) string {
 		out = append(out, "", st.Muted.Render(msg))
 		return fit(strings.Join(out, "\n"), w, h)
 	}
-	cols, _, height := m.liveLayout(w, h)
-	cw := w / cols
-	sel := min(m.live.selected, len(cards)-1)
-	ctx := cardCtx{st: st, p: newPaints(st), now: m.now(), hostBytes: m.host.MemTotal, spinner: m.spinner(), height: height}
+	cw := w / g.cols
+	sel := cards[min(m.live.selected, len(cards)-1)]
+	ctx := cardCtx{st: st, p: newPaints(st), now: m.now(), spinner: m.spinner(), height: g.height, uncappedScale: uncappedScale(cards)}
 	var grid []string
-	for i := 0; i < len(cards); i += cols {
+	for i := 0; i < len(g.cells); i += g.cols {
 		var row []string
-		for j := i; j < min(i+cols, len(cards)); j++ {
+		for j := i; j < min(i+g.cols, len(g.cells)); j++ {
+			v := g.cells[j]
+			if v == nil {
+				what := "no trial on screen"
+				if g.byRatio {
+					what = "no " + g.ratios[j%g.cols].String() + " trial running"
+				}
+				row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
+				continue
+			}
 			c := ctx
-			c.selected = j == sel
-			row = append(row, renderCard(c, cards[j], cw))
+			c.selected = v == sel
+			row = append(row, renderCard(c, v, cw))
 		}
 		grid = append(grid, joinHorizontal(row))
 	}
 	out = append(out, grid...)
 	return fit(strings.Join(out, "\n"), w, h)
+}
+
+// uncappedScale is what an uncapped card's gauge is drawn against: the
+// largest hard limit among the cards shown (so it reads beside a capped
+// card), or more when an uncapped trial has gone past it.
+func uncappedScale(cards []*TrialView) int64 {
+	var limit, peak int64
+	for _, v := range cards {
+		limit = max(limit, v.Trial.Policy.HardLimitBytes)
+		if v.Trial.Policy.HardLimitBytes == 0 {
+			peak = max(peak, v.Peak, v.Trial.Policy.GuaranteeBytes)
+		}
+	}
+	if peak > limit {
+		// Round up to a whole 64 MiB so the scale does not creep.
+		const step = 64 << 20
+		return (peak*5/4 + step - 1) / step * step
+	}
+	return limit
 }
 
 // spinner is the running step's mark; fixed when the console is static.

@@ -47,14 +47,14 @@ func (p painter) Render(s string) string {
 
 // paints are the painters of the styles every card uses, made once a frame.
 type paints struct {
-	text, muted, bold, ok, oom, danger painter
-	workingSet, cache, free, guarantee painter
+	text, muted, bold, ok, warn, oom, danger painter
+	workingSet, cache, free, guarantee       painter
 }
 
 func newPaints(st themes.Styles) *paints {
 	return &paints{
 		text: newPainter(st.Text), muted: newPainter(st.Muted), bold: newPainter(st.Bold),
-		ok: newPainter(st.OK), oom: newPainter(st.OOM), danger: newPainter(st.Danger),
+		ok: newPainter(st.OK), warn: newPainter(st.Warn), oom: newPainter(st.OOM), danger: newPainter(st.Danger),
 		workingSet: newPainter(st.WorkingSet), cache: newPainter(st.Cache), free: newPainter(st.GaugeFree), guarantee: newPainter(st.Guaranteed),
 	}
 }

@@ -147,9 +147,10 @@ func secs(d time.Duration) string {
 }
 
 // gauge draws memory to scale: working set, cache lighter, free space,
-// a marker at the guarantee and the end at the hard limit. scale is the
-// limit, or the host's memory when uncapped.
-func gauge(p *paints, ws, cache, guarantee, scale int64, width int) string {
+// a marker at the guarantee and the end at scale (the hard limit, or for
+// an uncapped trial the largest limit on screen). Near the limit the
+// working set turns to the warning colour, then to the OOM colour.
+func gauge(p *paints, ws, cache, guarantee, limit, scale int64, width int) string {
 	if width < 3 || scale <= 0 {
 		return ""
 	}
@@ -167,6 +168,13 @@ func gauge(p *paints, ws, cache, guarantee, scale int64, width int) string {
 	if g >= width {
 		g = width - 1
 	}
+	fill := p.workingSet
+	switch {
+	case limit > 0 && ws >= limit*nearLimitPct/100:
+		fill = p.oom
+	case limit > 0 && ws >= limit*approachPct/100:
+		fill = p.warn
+	}
 	// One Render per run of equal cells: a gauge is drawn for every card
 	// on every frame.
 	var b strings.Builder
@@ -176,7 +184,7 @@ func gauge(p *paints, ws, cache, guarantee, scale int64, width int) string {
 		}
 	}
 	free := width - wsC - cacheC
-	run(p.workingSet, "█", wsC)
+	run(fill, "█", wsC)
 	run(p.cache, "▒", cacheC)
 	if g >= wsC+cacheC && free > 0 {
 		// The guarantee marker sits in the free part.
@@ -190,12 +198,18 @@ func gauge(p *paints, ws, cache, guarantee, scale int64, width int) string {
 	return b.String()
 }
 
-// spark draws the last window of working-set samples on one line of block
-// glyphs, scaled so a full block is max (the hard limit, or the peak when
-// uncapped).
-func spark(p *paints, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width int) string {
-	if width < 2 {
-		return ""
+// A gauge warns from approachPct of the hard limit and shows danger from
+// nearLimitPct.
+const (
+	approachPct  = 75
+	nearLimitPct = 90
+)
+
+// spark draws the last window of working-set samples as a chart of rows
+// lines of block glyphs, scaled so the top is max (the gauge's scale).
+func spark(p *paints, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width, rows int) []string {
+	if width < 2 || rows < 1 {
+		return nil
 	}
 	// One column per width-th of the window: the column's maximum, so a
 	// spike between two columns still shows.
@@ -211,15 +225,23 @@ func spark(p *paints, samples []runner.Sample, now time.Time, window time.Durati
 		i = min(max(i, 0), width-1)
 		cols[i] = max(cols[i], float64(s.WorkingSetBytes))
 	}
-	// Block glyphs, one Render for the whole line: it is drawn for every
+	// Block glyphs in eighths, one Render per line: it is drawn for every
 	// card on every frame.
 	levels := []rune(" ▁▂▃▄▅▆▇█")
-	var line strings.Builder
-	for _, v := range cols {
-		i := int(math.Round(v / float64(max(maxBytes, 1)) * float64(len(levels)-1)))
-		line.WriteRune(levels[min(max(i, 0), len(levels)-1)])
+	eighths := make([]int, width)
+	for i, v := range cols {
+		eighths[i] = min(max(int(math.Round(v/float64(max(maxBytes, 1))*float64(8*rows))), 0), 8*rows)
 	}
-	return p.workingSet.Render(line.String())
+	out := make([]string, rows)
+	for r := 0; r < rows; r++ {
+		floor := 8 * (rows - 1 - r)
+		var line strings.Builder
+		for _, e := range eighths {
+			line.WriteRune(levels[min(max(e-floor, 0), 8)])
+		}
+		out[r] = p.workingSet.Render(line.String())
+	}
+	return out
 }
 
 // box draws a titled border around a block of exactly w×h outside size.

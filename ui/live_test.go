@@ -1,0 +1,219 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/themes"
+	"github.com/muesli/termenv"
+)
+
+// demoConsole is the console running the showcase's shape (three ratios
+// side by side, label demo) on a clock the test moves.
+func demoConsole(t *testing.T, w, h int, now *time.Time) (Model, model.Plan) {
+	t.Helper()
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Now = func() time.Time { return *now }
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}, Repeats: 3, Concurrency: 3, Seed: 1, Label: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	return m, sw.Plan()
+}
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func started(tr model.Trial, ms int, wsMB int64) []runner.Event {
+	b := runner.Base{Trial: tr.ID, Time: at(ms)}
+	return []runner.Event{runner.TrialStarted{Base: b, ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"},
+		runner.StepStarted{Base: b, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
+		runner.MemorySample{Base: b, Sample: runner.Sample{Time: at(ms), WorkingSetBytes: wsMB << 20}}}
+}
+
+func ended(tr model.Trial, ms int, o model.Outcome) runner.Event {
+	r := model.TrialResult{Trial: tr, Outcome: o, Start: at(0), End: at(ms)}
+	if o == model.OOMKilled {
+		r.OOMs = []model.OOMEvent{{At: at(ms - 10), Step: "install", WorkingSetBytes: 127 << 20}}
+	}
+	return runner.TrialEnded{Base: runner.Base{Trial: tr.ID, Time: at(ms)}, Result: r}
+}
+
+// column is the screen column where the card with this title starts
+// (its top-left corner), -1 if absent.
+func column(view, title string) int {
+	for _, l := range strings.Split(view, "\n") {
+		if i := strings.Index(l, title); i >= 0 {
+			r := []rune(l[:i])
+			for j := len(r) - 1; j >= 0; j-- {
+				if r[j] == '╭' || r[j] == '┏' {
+					return j
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// In the demo each ratio keeps its column as trials start and end: the
+// uncapped card does not move when the 3x one ends and the next 3x starts.
+func TestDemoRatiosKeepTheirColumns(t *testing.T) {
+	for _, sz := range sizes {
+		now := at(1000)
+		m, plan := demoConsole(t, sz.w, sz.h, &now)
+		byID := map[string]model.Trial{}
+		for _, tr := range plan.Trials {
+			byID[tr.ID] = tr
+		}
+		// Plan order: r1 at 1x, 3x, uncapped = t0001..t0003, r2 = t0004..
+		var evs []runner.Event
+		evs = append(evs, started(byID["t0001"], 0, 100)...)
+		evs = append(evs, started(byID["t0002"], 0, 100)...)
+		evs = append(evs, started(byID["t0003"], 0, 100)...)
+		m = update(t, m, eventsMsg{events: evs})
+		v := m.View()
+		c1, c3, cu := column(v, "t0001 1x"), column(v, "t0002 3x"), column(v, "t0003 uncapped")
+		if !(c1 >= 0 && c1 < c3 && c3 < cu) {
+			t.Fatalf("%dx%d: columns 1x %d, 3x %d, uncapped %d:\n%s", sz.w, sz.h, c1, c3, cu, v)
+		}
+		// 1x is killed, 3x passes and its card goes; the next 1x and 3x
+		// start. Nobody moves sideways.
+		now = at(3000)
+		evs = []runner.Event{ended(byID["t0001"], 2500, model.OOMKilled), ended(byID["t0002"], 2600, model.Passed)}
+		evs = append(evs, started(byID["t0004"], 2700, 20)...)
+		m = update(t, m, eventsMsg{events: evs})
+		now = at(2600 + int(cardLinger/time.Millisecond) + 500)
+		evs = started(byID["t0005"], 7000, 20)
+		m = update(t, m, eventsMsg{events: evs})
+		v = m.View()
+		if got := column(v, "t0003 uncapped"); got != cu {
+			t.Errorf("%dx%d: the uncapped card moved from column %d to %d:\n%s", sz.w, sz.h, cu, got, v)
+		}
+		if got := column(v, "t0005 3x"); got != c3 {
+			t.Errorf("%dx%d: the next 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
+		}
+		// The kill is still on screen (it lingers 10 s), in the 1x column.
+		if got := column(v, "t0001 1x"); got != c1 {
+			t.Errorf("%dx%d: the killed 1x card is at %d, want %d:\n%s", sz.w, sz.h, got, c1, v)
+		}
+		if got := column(v, "t0004 1x"); got != c1 {
+			t.Errorf("%dx%d: the next 1x card is at %d, want %d:\n%s", sz.w, sz.h, got, c1, v)
+		}
+		checkFits(t, v, sz.w, sz.h)
+	}
+}
+
+// A killed card stays 10 s after its trial ended, then goes.
+func TestKilledCardLingersTenSeconds(t *testing.T) {
+	now := at(1000)
+	m, plan := demoConsole(t, 120, 40, &now)
+	tr := plan.Trials[0]
+	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), ended(tr, 1000, model.OOMKilled))})
+	now = at(1000 + 9500)
+	if !strings.Contains(m.View(), "OOM KILLED") {
+		t.Errorf("the killed card went before 10 s:\n%s", m.View())
+	}
+	now = at(1000 + 10500)
+	if strings.Contains(m.View(), "OOM KILLED") {
+		t.Errorf("the killed card outstayed 10 s:\n%s", m.View())
+	}
+}
+
+// An uncapped gauge is drawn against the largest limit on screen, says
+// so, and is not drawn against host memory.
+func TestUncappedGaugeIsScaledToTheLargestLimitShown(t *testing.T) {
+	now := at(1000)
+	m, plan := demoConsole(t, 120, 40, &now)
+	var evs []runner.Event
+	for i, mb := range []int64{120, 150, 192} {
+		evs = append(evs, started(plan.Trials[i], 0, mb)...)
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	v := m.View()
+	if !strings.Contains(v, "bar = 384M") {
+		t.Fatalf("the uncapped card should say its bar is drawn to the 3x limit, 384M:\n%s", v)
+	}
+	// 192M of 384M: half the uncapped gauge is filled.
+	lines := strings.Split(v, "\n")
+	for i, l := range lines {
+		if j := strings.Index(l, "t0003 uncapped"); j >= 0 {
+			g := []rune(lines[i+1])
+			start := len([]rune(l[:j])) - 3 // the box's corner and "─ "
+			filled := 0
+			for _, r := range g[start+1:] {
+				if r == '█' {
+					filled++
+				}
+			}
+			inner := width(l) - start - 2
+			if inner/2-filled > 2 || filled-inner/2 > 2 {
+				t.Errorf("192M of 384M filled %d of ~%d cells:\n%s", filled, inner, v)
+			}
+		}
+	}
+}
+
+// The working set turns to the warning colour near the limit and to the
+// OOM colour at it; an uncapped gauge never does.
+func TestGaugeChangesColourNearTheLimit(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.ANSI256)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	st := themes.Dark().Styles
+	p := newPaints(st)
+	colour := func(ws, limit int64) string {
+		g := gauge(p, ws, 0, 64<<20, limit, 128<<20, 40)
+		return g[:strings.Index(g, "█")]
+	}
+	low, near, at := colour(40<<20, 128<<20), colour(100<<20, 128<<20), colour(126<<20, 128<<20)
+	if low == near || near == at || low == at {
+		t.Errorf("gauge colours at 31%%, 78%%, 98%% of the limit: %q %q %q", low, near, at)
+	}
+	if want := st.Warn.Render("█"); !strings.HasPrefix(want, near) {
+		t.Errorf("near the limit the gauge should use the Warn role: %q vs %q", near, want)
+	}
+	if colour(126<<20, 0) != low {
+		t.Error("an uncapped gauge changed colour")
+	}
+	if ansi.Strip(gauge(p, 126<<20, 0, 64<<20, 128<<20, 128<<20, 40)) == "" {
+		t.Error("empty gauge")
+	}
+}
+
+// Three trials on 120×40 use the height: cards taller than the standard
+// card, with a memory chart of several rows.
+func TestFewCardsUseTheHeight(t *testing.T) {
+	now := at(5000)
+	m, plan := demoConsole(t, 120, 40, &now)
+	var evs []runner.Event
+	for i := range 3 {
+		tr := plan.Trials[i]
+		for ms := 0; ms <= 5000; ms += 250 {
+			evs = append(evs, runner.MemorySample{Base: runner.Base{Trial: tr.ID, Time: at(ms)}, Sample: runner.Sample{Time: at(ms), WorkingSetBytes: int64(ms/50) << 20}})
+		}
+		evs = append(started(tr, 0, 1), evs...)
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	g := m.liveCards(m.bodySize())
+	if g.height < 2*cardHeight {
+		t.Errorf("three cards on 120x40 are %d lines tall", g.height)
+	}
+	v := m.View()
+	rows := 0
+	for _, l := range strings.Split(v, "\n") {
+		if strings.ContainsAny(l, "▁▂▃▄▅▆▇") || strings.Count(l, "█") > 2 && !strings.Contains(l, "░") {
+			rows++
+		}
+	}
+	if rows < 4 {
+		t.Errorf("the memory chart has %d rows:\n%s", rows, v)
+	}
+}
