@@ -92,15 +92,6 @@ func (m Model) liveCards(w, h int) liveGrid {
 			}
 		}
 	}
-	// Nothing in the bottom slots: the top row takes the whole height.
-	empty := true
-	for _, v := range g.cells[g.cols:] {
-		empty = empty && v == nil
-	}
-	if empty {
-		g.cells, g.rows = g.cells[:g.cols], 1
-		g.height = min(h-2, 2*maxCardHeight)
-	}
 	return g
 }
 
@@ -232,11 +223,14 @@ func (m Model) viewLive(w, h int) string {
 		for j := i; j < min(i+g.cols, len(g.cells)); j++ {
 			v := g.cells[j]
 			if v == nil {
-				what := "no trial on screen"
-				if g.byRatio {
-					what = "no " + g.ratios[j%g.cols].String() + " trial running"
+				// A ratio with nothing on screen says so in its first
+				// slot; other empty slots stay blank.
+				if g.byRatio && j < g.cols && g.cells[j+g.cols] == nil {
+					what := "no " + g.ratios[j].String() + " trial running"
+					row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
+				} else {
+					row = append(row, strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", cw)+"\n", g.height), "\n"))
 				}
-				row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
 				continue
 			}
 			c := ctx

@@ -203,7 +203,7 @@ func TestFewCardsUseTheHeight(t *testing.T) {
 	}
 	m = update(t, m, eventsMsg{events: evs})
 	g := m.liveCards(m.bodySize())
-	if g.height < 2*cardHeight {
+	if g.height < (40-3-2)/ratioSlots {
 		t.Errorf("three cards on 120x40 are %d lines tall", g.height)
 	}
 	v := m.View()
