@@ -402,6 +402,18 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.typing() {
 		return m.updateScreen(msg)
 	}
+	// Keys typed faster than the console reads arrive as one message of
+	// several runes ("kkk"), which no binding matches: one key each.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		var cmds []tea.Cmd
+		var next tea.Model = m
+		for _, r := range msg.Runes {
+			var cmd tea.Cmd
+			next, cmd = next.(Model).updateKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+			cmds = append(cmds, cmd)
+		}
+		return next, tea.Batch(cmds...)
+	}
 	tabs := m.screen != SetupScreen && m.screen != DetailScreen
 	switch {
 	case msg.String() == "ctrl+c" || key.Matches(msg, k.Quit):

@@ -289,3 +289,18 @@ func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 		t.Error("the theme notice outstayed messageTTL")
 	}
 }
+
+// Keys typed faster than the console reads them come as one message of
+// several runes: each still moves the cursor.
+func TestBatchedKeysEachCount(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = update(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjjj")})
+	if got := m.setup.cursor.at(len(m.setup.rows)); got != 4 {
+		t.Fatalf("after jjjj in one message the cursor is on row %d, want 4", got)
+	}
+	m = update(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("kk")})
+	if got := m.setup.cursor.at(len(m.setup.rows)); got != 2 {
+		t.Errorf("after kk the cursor is on row %d, want 2", got)
+	}
+}
