@@ -46,6 +46,22 @@ func (tm term) screen() string {
 	return string(out)
 }
 
+// waitUntil polls the screen until ok says yes, or fails at the deadline.
+func (tm term) waitUntil(d time.Duration, what string, ok func(screen string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s := tm.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("screen never showed %s within %s:\n%s", what, d, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // waitFor polls the screen until every want appears, or fails at the deadline.
 func (tm term) waitFor(d time.Duration, want ...string) string {
 	tm.t.Helper()
@@ -83,12 +99,19 @@ func buildHeadroom(t *testing.T) (dir, bin string) {
 // tmux session of w×h; it returns the terminal and the experiments root.
 func startConsole(t *testing.T, name string, w, h int, args ...string) (term, string) {
 	t.Helper()
+	return startConsoleEnv(t, name, w, h, "", append(args, "--theme", "plain")...)
+}
+
+// startConsoleEnv is startConsole with environment assignments (as a
+// shell writes them, "NO_COLOR=1") and no theme flag.
+func startConsoleEnv(t *testing.T, name string, w, h int, env string, args ...string) (term, string) {
+	t.Helper()
 	need(t, "tmux", exec.Command("tmux", "-V"))
 	need(t, "docker engine", exec.Command("docker", "info"))
 	dir, bin := buildHeadroom(t)
 	out := filepath.Join(dir, "experiments")
 	session := fmt.Sprintf("headroom-e2e-%s-%d", name, os.Getpid())
-	shell := fmt.Sprintf("%s %s --out %s --theme plain; echo headroom exited $?; sleep 600", bin, strings.Join(args, " "), out)
+	shell := fmt.Sprintf("%s %s %s --out %s; echo headroom exited $?; sleep 600", env, bin, strings.Join(args, " "), out)
 	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), shell).CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v %s", err, o)
 	}
