@@ -16,6 +16,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -116,6 +117,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 			}
 		}
 		opts.Problems = problems
+		opts.ImageNote = realImageNote(ctx, eng)
 	}
 	if demo != nil {
 		spec, err := demo(tasks)
@@ -137,6 +139,29 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		return exitError{ExitInterrupted}
 	}
 	return nil
+}
+
+// realImageNote says, for a real task whose Debian image is not on the
+// engine yet, what choosing it prepares first (the setup screen marks the
+// row and adds it to the estimate); the images are looked up once.
+func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) string {
+	missing := map[string]string{}
+	for image, ref := range map[string]string{taskfile.BuiltinDebian: docker.DebianImage, taskfile.BuiltinDebianCache: docker.DebianCacheImage} {
+		if _, err := eng.Cli.ImageInspect(ctx, ref); err != nil {
+			missing[image] = ref
+		}
+	}
+	return func(t model.Task) string {
+		ref, ok := missing[t.Image]
+		if !ok {
+			return ""
+		}
+		what := "debootstrap of Debian (~40 MB download, about 2 min)"
+		if t.Image == taskfile.BuiltinDebianCache {
+			what = "debootstrap of Debian and apt's package cache (~170 MB download, several minutes)"
+		}
+		return "builds " + ref + " first: " + what + ", once"
+	}
 }
 
 // consoleLauncher starts the console's sweeps on the engine and makes

@@ -304,3 +304,34 @@ func TestBatchedKeysEachCount(t *testing.T) {
 		t.Errorf("after kk the cursor is on row %d, want 2", got)
 	}
 }
+
+// A real task whose Debian image is missing is marked on its row, the
+// preview says what choosing it prepares, and its duration is not passed
+// off as the synthetic estimate ("roughly 0s").
+func TestRealTasksAreMarkedAndNotEstimatedAsZero(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	opts.ImageNote = func(task model.Task) string {
+		if strings.HasPrefix(task.Image, "builtin-debian") {
+			return "builds headroom-debian first, once"
+		}
+		return ""
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	v := m.View()
+	if n := strings.Count(v, "⚠ downloads Debian"); n != 4 {
+		t.Errorf("%d real rows marked, want 4:\n%s", n, v)
+	}
+	for m.setup.rows[m.setup.cursor.at(len(m.setup.rows))].task.Name != "real/bn-fit-install" {
+		m = keys(t, m, "j")
+	}
+	v = keys(t, m, "space").View()
+	for _, want := range []string{"⚠ bn-fit-install: builds headroom-debian first", "real commands with no estimate", "by their timeouts"} {
+		if !strings.Contains(strings.ReplaceAll(v, "\n  ", " "), want) {
+			t.Errorf("preview lacks %q:\n%s", want, v)
+		}
+	}
+	if strings.Contains(v, "roughly 0s") {
+		t.Errorf("a real task estimated at 0s:\n%s", v)
+	}
+}

@@ -367,8 +367,8 @@ func (m Model) viewSetup(w, h int) string {
 			mark = st.Selected.Render("[x]")
 		}
 		line := fmt.Sprintf("%s %-34s %4g CPU %7s  %s", mark, r.task.Name, r.task.Resources.CPUs, mib(r.task.Resources.MemoryBytes), r.agent)
-		if note := m.imageNote(r.task); note != "" {
-			line += "  " + st.Warn.Render("⚠ "+note)
+		if m.imageNote(r.task) != "" {
+			line += "  " + st.Warn.Render("⚠ downloads Debian")
 		}
 		list = append(list, cursorRow(st, line, w-2, i == s.cursor.at(len(rows)) && s.pane == paneTasks))
 	}
@@ -397,9 +397,11 @@ func (m Model) preview(w int) []string {
 	trials, unknown := 0, 0
 	var work, bound time.Duration
 	var prepare []string
+	var prepareTask model.Task
 	for _, t := range tasks {
 		if note := m.imageNote(t); note != "" {
 			prepare = append(prepare, path.Base(t.Name))
+			prepareTask = t
 		}
 		for _, a := range t.Agents {
 			n := len(ratios) * s.repeats
@@ -418,14 +420,17 @@ func (m Model) preview(w int) []string {
 	rough := time.Duration(float64(work) / conc).Round(time.Second)
 	text := fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats), roughly %s at concurrency %d",
 		trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, rough, s.concurrency)
-	if unknown > 0 {
+	if unknown > 0 && unknown == trials {
+		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d, running real commands with no estimate: at most %s by their timeouts",
+			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, time.Duration(float64(bound)/conc).Round(time.Minute))
+	} else if unknown > 0 {
 		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
 			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
 	}
 	lines := wrapWords("Preview "+text, w, "  ")
 	lines[0] = st.Bold.Render("Preview") + strings.TrimPrefix(lines[0], "Preview")
 	if len(prepare) > 0 {
-		for _, l := range wrapWords("⚠ first prepares the Debian image for "+strings.Join(prepare, ", ")+": "+m.imageNote(tasks[0]), w, "  ") {
+		for _, l := range wrapWords("⚠ "+strings.Join(prepare, ", ")+": "+m.imageNote(prepareTask), w, "  ") {
 			lines = append(lines, st.Warn.Render(l))
 		}
 	}
@@ -479,19 +484,10 @@ func (m Model) preview(w int) []string {
 	return lines
 }
 
-// estimateKnown says whether every step of the agent and the verifier
-// say how long they take (synthetic workloads do; real commands do not).
+// estimateKnown says whether the agent's steps say how long they take
+// (synthetic workloads do; real commands do not).
 func estimateKnown(t model.Task, agent string) bool {
-	a, _ := t.Agent(agent)
-	if t.Verifier.Expected <= 0 {
-		return false
-	}
-	for _, s := range a.Steps {
-		if s.Expected <= 0 {
-			return false
-		}
-	}
-	return true
+	return t.Expected(agent) > 0
 }
 
 // imageNote says what choosing t will prepare first ("" when nothing).
