@@ -371,6 +371,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case shellMsg:
 		if msg.err != nil {
 			m.say("shell: " + msg.err.Error())
+		} else {
+			m.say("back from the shell")
 		}
 		return m, nil
 	case historyMsg, loadedMsg:

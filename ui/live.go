@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"io"
+	"os/exec"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -182,7 +184,38 @@ func (m *Model) openShell(v *TrialView) tea.Cmd {
 		m.say("shell: " + err.Error())
 		return nil
 	}
-	return tea.ExecProcess(cmd, func(err error) tea.Msg { return shellMsg{err} })
+	return tea.Exec(&bannerCmd{Cmd: cmd, banner: shellBanner(v)}, func(err error) tea.Msg { return shellMsg{err} })
+}
+
+// shellBanner tells the user, in the shell, where they are and how to
+// come back: the console is gone from the screen while the shell runs.
+func shellBanner(v *TrialView) string {
+	tr := v.Trial
+	limit := "no hard limit"
+	if tr.Policy.HardLimitBytes > 0 {
+		limit = "its hard limit " + model.FormatBytes(tr.Policy.HardLimitBytes) + " counts this shell too"
+	}
+	rule := strings.Repeat("─", 72)
+	return fmt.Sprintf("%s\nheadroom: a shell in trial %s (%s · %s at %s, repeat %d), container %.12s.\n"+
+		"The trial keeps running; %s.\nType exit or press ctrl+d to return to the console.\n%s\n",
+		rule, tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, v.ContainerID, limit, rule)
+}
+
+// bannerCmd runs a command after printing a banner on its output.
+type bannerCmd struct {
+	*exec.Cmd
+	banner string
+}
+
+func (c *bannerCmd) SetStdin(r io.Reader)  { c.Stdin = r }
+func (c *bannerCmd) SetStdout(w io.Writer) { c.Stdout = w }
+func (c *bannerCmd) SetStderr(w io.Writer) { c.Stderr = w }
+
+func (c *bannerCmd) Run() error {
+	if c.Stdout != nil {
+		io.WriteString(c.Stdout, c.banner)
+	}
+	return c.Cmd.Run()
 }
 
 func (m Model) viewLive(w, h int) string {

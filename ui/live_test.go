@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,26 @@ func TestFewCardsUseTheHeight(t *testing.T) {
 	}
 	if rows < 4 {
 		t.Errorf("the memory chart has %d rows:\n%s", rows, v)
+	}
+}
+
+// `s` prints where the shell is and how to come back before it starts.
+func TestShellBannerSaysWhereAndHowBack(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	v := m.state.Trials["t0003"]
+	var out strings.Builder
+	c := &bannerCmd{Cmd: exec.Command("sh", "-c", "echo inside"), banner: shellBanner(v)}
+	c.SetStdout(&out)
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"a shell in trial t0003", "builtin/bn-fit-modify · heavy at 1x, repeat 2", "container c0ffee0003cc", "128MiB counts this shell too", "Type exit or press ctrl+d to return to the console", "inside"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("banner lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "Type exit") > strings.Index(got, "inside") {
+		t.Error("the banner must come before the shell's own output")
 	}
 }
