@@ -293,9 +293,14 @@ func history(root string) func() ([]ui.Experiment, error) {
 		var out []ui.Experiment
 		for _, s := range list {
 			s := s
+			var tasks []string
+			for _, t := range s.Manifest.Tasks {
+				tasks = append(tasks, t.Name)
+			}
 			out = append(out, ui.Experiment{
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
+				Tasks:   tasks, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
 				Load: func() (model.Plan, []model.TrialResult, error) {
 					results, _, err := store.ReadTrials(s.Dir)
 					if err != nil {

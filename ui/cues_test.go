@@ -335,3 +335,16 @@ func TestRealTasksAreMarkedAndNotEstimatedAsZero(t *testing.T) {
 		t.Errorf("a real task estimated at 0s:\n%s", v)
 	}
 }
+
+// History rows say what was run: ratios, repeats, tasks.
+func TestHistorySaysWhatWasRun(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	v := m.View()
+	for _, want := range []string{"1x 3x uncapped ×3 · bn-fit-modify +3 more", "1x 1.5x ×6 · bn-fit-modify"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("history lacks %q:\n%s", want, v)
+		}
+	}
+}

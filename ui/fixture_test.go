@@ -75,8 +75,11 @@ func testOptions(t testing.TB, l Launcher) Options {
 		Now:  func() time.Time { return t0.Add(3 * time.Second) },
 		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
 		History: func() ([]Experiment, error) {
-			return []Experiment{{ID: "20261128-093000-aaaa", Status: "finished", Trials: 63, Created: "2026-11-28 09:30"},
-				{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 12, Created: "2026-11-27 17:00"}}, nil
+			return []Experiment{{ID: "20261128-093000-aaaa", Status: "finished", Trials: 63, Created: "2026-11-28 09:30",
+				Tasks:  []string{"builtin/bn-fit-modify", "builtin/compile-project", "builtin/memory-hungry-tests", "builtin/swe-edit"},
+				Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}, Repeats: 3},
+				{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 12, Created: "2026-11-27 17:00",
+					Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}, {K: 1.5}}, Repeats: 6}}, nil
 		},
 		Seed: 1,
 	}

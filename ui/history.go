@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -101,16 +102,59 @@ func (m Model) viewHistory(w, h int) string {
 	if len(hm.list) == 0 {
 		return st.Muted.Render("No past experiments in the store yet: every sweep you run is kept here.")
 	}
-	out := []string{st.Muted.Render(clip("enter opens an experiment read-only · r resumes an interrupted one (reruns its missing trials with the same seeds)", w)),
-		st.Bold.Render(clip(noMark+fmt.Sprintf("%-24s %-12s %7s  %s", "experiment", "status", "trials", "created"), w))}
+	var out []string
+	for _, l := range wrapWords("enter opens an experiment read-only · r resumes an interrupted one (reruns its missing trials with the same seeds)", w, "") {
+		out = append(out, st.Muted.Render(l))
+	}
+	// The experiment id holds its start time; the created column is only
+	// drawn where there is room beside what was run.
+	created := w >= 110
+	head := fmt.Sprintf("%-20s %-11s %6s  %s", "experiment", "status", "trials", "what was run")
+	if created {
+		head = fmt.Sprintf("%-20s %-11s %6s  %-16s  %s", "experiment", "status", "trials", "created", "what was run")
+	}
+	out = append(out, st.Bold.Render(clip(noMark+head, w)))
 	first, last := hm.cursor.window(len(hm.list), h-len(out)-1)
 	for i := first; i < last; i++ {
 		e := hm.list[i]
-		line := fmt.Sprintf("%-24s %-12s %7d  %s", e.ID, e.Status, e.Trials, e.Created)
+		line := fmt.Sprintf("%-20s %-11s %6d  %s", e.ID, e.Status, e.Trials, whatWasRun(e))
+		if created {
+			line = fmt.Sprintf("%-20s %-11s %6d  %-16s  %s", e.ID, e.Status, e.Trials, e.Created, whatWasRun(e))
+		}
 		out = append(out, cursorRow(st, line, w, i == hm.cursor.at(len(hm.list))))
 	}
 	if hm.loading {
 		out = append(out, st.Muted.Render("loading…"))
 	}
 	return fit(strings.Join(out, "\n"), w, h)
+}
+
+// whatWasRun says what an experiment ran, shortest parts first so that a
+// narrow screen cuts task names, not the ratios: "1x 3x uncapped ×3 ·
+// bn-fit-modify +3 more".
+func whatWasRun(e Experiment) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, t := range e.Tasks {
+		n := path.Base(t)
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	var ratios []string
+	for _, r := range e.Ratios {
+		ratios = append(ratios, r.String())
+	}
+	what := strings.Join(ratios, " ")
+	if e.Repeats > 0 {
+		what += fmt.Sprintf(" ×%d", e.Repeats)
+	}
+	switch {
+	case len(names) == 1:
+		what += " · " + names[0]
+	case len(names) > 1:
+		what += fmt.Sprintf(" · %s +%d more", names[0], len(names)-1)
+	}
+	return strings.TrimPrefix(what, " · ")
 }

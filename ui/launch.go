@@ -50,7 +50,11 @@ type Experiment struct {
 	ID, Dir, Status string
 	Created         string
 	Trials          int
-	Load            func() (model.Plan, []model.TrialResult, error)
+	// What was run: task names, ratios, repeats (from the manifest).
+	Tasks   []string
+	Ratios  []model.Ratio
+	Repeats int
+	Load    func() (model.Plan, []model.TrialResult, error)
 	// Trace reads one trial's memory samples and log.
 	Trace func(trialID string) ([]runner.Sample, []string, error)
 }
