@@ -72,12 +72,16 @@ type Model struct {
 	screen Screen
 	back   Screen // where esc from detail goes
 
-	setup   setupModel
-	live    liveModel
-	matrix  matrixModel
-	detail  detailModel
-	focus   focusModel
-	history historyModel
+	// The screens: each a Component (common.go) with its own keys, size
+	// and view; component maps a Screen to its own.
+	setup   setupScreen
+	live    liveScreen
+	matrix  matrixScreen
+	detail  detailScreen
+	focus   focusScreen
+	history historyScreen
+	// loaded is the experiment opened read-only from history.
+	loaded *Experiment
 
 	sweep Sweep
 	state *SweepState
@@ -101,10 +105,14 @@ type Model struct {
 	launching bool
 }
 
+// confirmation is a y/n question; yes is handled as a message on y.
 type confirmation struct {
 	prompt string
-	yes    func(m *Model) tea.Cmd
+	yes    tea.Msg
 }
+
+// quitConfirmedMsg is quit's yes: stop everything, then exit.
+type quitConfirmedMsg struct{}
 
 // messageTTL is how long a notice stays on the status line.
 const messageTTL = 8 * time.Second
@@ -168,10 +176,39 @@ func New(opts Options) Model {
 		m.theme = themes.Dark()
 	}
 	m.applyTheme()
-	m.setup = newSetup(opts)
-	m.history = historyModel{}
+	k := m.keys
+	m.setup, m.live, m.matrix = newSetup(opts, k.Setup), newLive(k.Live), newMatrix(k)
+	m.detail, m.focus, m.history = newDetail(k.Detail), newFocus(k.Focus), newHistory(k.History)
 	return m
 }
+
+// component is the screen's Component.
+func (m *Model) component(s Screen) Component {
+	switch s {
+	case SetupScreen:
+		return &m.setup
+	case LiveScreen:
+		return &m.live
+	case MatrixScreen:
+		return &m.matrix
+	case FocusScreen:
+		return &m.focus
+	case HistoryScreen:
+		return &m.history
+	case DetailScreen:
+		return &m.detail
+	}
+	return nil
+}
+
+// common is what the screens share, for one call.
+func (m *Model) common() *Common {
+	return &Common{Theme: m.theme, Opts: &m.opts, State: m.state, Spec: m.spec, Host: m.host, Now: m.now(),
+		Frame: m.frame, Running: m.Running(), Loaded: m.loaded}
+}
+
+// listHistory asks the store for the past experiments.
+func (m *Model) listHistory() tea.Cmd { return listHistory(m.opts.History) }
 
 func (m *Model) applyTheme() {
 	st := m.theme.Styles
@@ -300,7 +337,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.Width = msg.Width
-		m.detail.resize(m.bodySize())
+		w, h := m.bodySize()
+		for s := SetupScreen; s <= DetailScreen; s++ {
+			m.component(s).SetSize(w, h)
+		}
 		return m, nil
 	case tickMsg:
 		m.frame++
@@ -326,8 +366,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sweep, m.spec = msg.sweep, msg.spec
 		m.state = NewSweepState(msg.sweep.Plan(), m.now())
 		m.say("")
-		m.live = liveModel{}
-		m.matrix = matrixModel{}
+		m.loaded = nil
+		m.live, m.matrix = newLive(m.keys.Live), newMatrix(m.keys)
+		m.live.SetSize(m.bodySize())
+		m.matrix.SetSize(m.bodySize())
 		if msg.spec.Label == "focus" {
 			m.screen = FocusScreen
 		} else {
@@ -375,12 +417,98 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.say("back from the shell")
 		}
 		return m, nil
-	case historyMsg, loadedMsg:
-		return m.updateHistory(msg)
+	case historyMsg:
+		m.history.listed(msg)
+		return m, nil
+	case loadedMsg:
+		m.history.loading = false
+		if msg.err != nil {
+			m.say(fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err))
+			return m, nil
+		}
+		exp := msg.exp
+		m.loaded = &exp
+		m.state = FromResults(msg.plan, msg.results)
+		m.sweep, m.spec = nil, LaunchSpec{}
+		m.matrix = newMatrix(m.keys)
+		m.matrix.SetSize(m.bodySize())
+		m.screen = MatrixScreen
+		m.say("opened " + exp.ID + " (read-only)")
+		return m, nil
 	case tea.KeyMsg:
 		return m.updateKey(msg)
+	default:
+		return m.request(msg)
+	}
+}
+
+// request handles what a screen asked for (common.go's messages).
+func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case noticeMsg:
+		m.say(string(msg))
+	case confirmMsg:
+		m.confirm = &confirmation{prompt: msg.prompt, yes: msg.yes}
+	case stopTrialMsg:
+		if m.sweep != nil {
+			m.sweep.StopTrial(msg.id)
+		}
+		m.say("stopping " + msg.id)
+		m.stopping = msg.id
+	case cancelSweepMsg:
+		if m.Running() {
+			m.sweep.Cancel()
+			m.say("cancelling the sweep…")
+			m.cancelling = true
+		}
+	case quitConfirmedMsg:
+		m.quitting = true
+		m.say("cancelling: stopping trials and removing containers…")
+		m.sweep.Cancel()
+	case openTrialMsg:
+		m.openDetail(msg.v)
+	case closeTrialMsg:
+		m.screen = m.back
+		m.detail.v = nil
+	case launchMsg:
+		m.launching = true
+		return m, m.launch(msg.spec)
+	case focusMsg:
+		return m.startFocus(msg.task, msg.agent, msg.ratio)
+	case rerunMsg:
+		return m.rerun(msg.v)
+	case resumeMsg:
+		return m.resume(msg.exp)
+	case openExperimentMsg:
+		if m.Running() {
+			m.say("a sweep is running: open history when it ends")
+			m.history.loading = false
+			return m, nil
+		}
+		exp := msg.exp
+		return m, func() tea.Msg {
+			plan, results, err := exp.Load()
+			return loadedMsg{exp: exp, plan: plan, results: results, err: err}
+		}
 	}
 	return m, nil
+}
+
+// resume reruns what an interrupted experiment is missing.
+func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
+	if m.Running() {
+		m.say("a sweep is running: resume when it ends")
+		return m, nil
+	}
+	r, ok := m.opts.Launcher.(Resumer)
+	if !ok {
+		m.say("resume is not available in this console")
+		return m, nil
+	}
+	return m, func() tea.Msg {
+		sw, err := r.Resume(exp)
+		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
+	}
 }
 
 func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
@@ -390,7 +518,7 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		case "y", "Y":
 			c := m.confirm
 			m.confirm = nil
-			return m, c.yes(&m)
+			return m.Update(c.yes)
 		default:
 			m.confirm = nil
 			m.say("")
@@ -473,22 +601,18 @@ func (m *Model) typing() bool {
 	return false
 }
 
+// updateScreen hands a key to the screen shown, then handles what the
+// screen asked for, in order.
 func (m Model) updateScreen(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch m.screen {
-	case SetupScreen:
-		return m.updateSetup(msg)
-	case LiveScreen:
-		return m.updateLive(msg)
-	case MatrixScreen:
-		return m.updateMatrix(msg)
-	case FocusScreen:
-		return m.updateFocus(msg)
-	case HistoryScreen:
-		return m.updateHistoryKeys(msg)
-	case DetailScreen:
-		return m.updateDetail(msg)
+	c := m.common()
+	cmds := []tea.Cmd{m.component(m.screen).Update(c, msg)}
+	var next tea.Model = m
+	for _, req := range c.outbox {
+		var cmd tea.Cmd
+		next, cmd = next.Update(req)
+		cmds = append(cmds, cmd)
 	}
-	return m, nil
+	return next, tea.Batch(cmds...)
 }
 
 func (m Model) quit() (tea.Model, tea.Cmd) {
@@ -497,12 +621,7 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 	}
 	m.confirm = &confirmation{
 		prompt: fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", m.state.Running),
-		yes: func(m *Model) tea.Cmd {
-			m.quitting = true
-			m.say("cancelling: stopping trials and removing containers…")
-			m.sweep.Cancel()
-			return nil
-		},
+		yes:    quitConfirmedMsg{},
 	}
 	return m, nil
 }
@@ -516,16 +635,16 @@ func (m *Model) openDetail(v *TrialView) {
 		m.back = m.screen
 	}
 	m.screen = DetailScreen
-	if len(v.Samples) == 0 && len(v.Log) == 0 && m.history.loaded != nil && m.history.loaded.Trace != nil {
+	if len(v.Samples) == 0 && len(v.Log) == 0 && m.loaded != nil && m.loaded.Trace != nil {
 		// A stored trial: read its samples and log from the experiment.
-		samples, log, err := m.history.loaded.Trace(v.Trial.ID)
+		samples, log, err := m.loaded.Trace(v.Trial.ID)
 		if err != nil {
 			m.say("trial " + v.Trial.ID + ": " + err.Error())
 		}
 		v.Samples, v.Log = samples, log
 	}
-	w, h := m.bodySize()
 	m.detail.st = m.theme.Styles
+	w, h := m.bodySize()
 	m.detail.open(v, w, h)
 }
 
@@ -541,24 +660,10 @@ func (m Model) View() string {
 	}
 	w, h := m.bodySize()
 	var body string
-	switch {
-	case m.showHelp:
+	if m.showHelp {
 		body = m.viewHelp(w, h)
-	default:
-		switch m.screen {
-		case SetupScreen:
-			body = m.viewSetup(w, h)
-		case LiveScreen:
-			body = m.viewLive(w, h)
-		case MatrixScreen:
-			body = m.viewMatrix(w, h)
-		case FocusScreen:
-			body = m.viewFocus(w, h)
-		case HistoryScreen:
-			body = m.viewHistory(w, h)
-		case DetailScreen:
-			body = m.viewDetail(w, h)
-		}
+	} else {
+		body = m.component(m.screen).View(m.common())
 	}
 	return strings.Join([]string{m.viewHeader(), fit(body, w, h), m.viewStatus(), m.viewFooter()}, "\n")
 }
@@ -589,8 +694,8 @@ func (m Model) viewHeader() string {
 			info = m.sweep.ID() + " " + info
 		}
 		parts = append(parts, st.Muted.Render(info))
-	} else if m.history.loaded != nil && m.state != nil {
-		parts = append(parts, st.Muted.Render(m.history.loaded.ID+" (read-only)"))
+	} else if m.loaded != nil && m.state != nil {
+		parts = append(parts, st.Muted.Render(m.loaded.ID+" (read-only)"))
 	}
 	sep := "  "
 	if m.width < 100 {
@@ -648,28 +753,13 @@ func (m Model) viewFooter() string {
 	}
 }
 
-// screenKeys is the key map of what has the keyboard now.
+// screenKeys is the key map of what has the keyboard now: the screen's
+// own (a Component is a help.KeyMap).
 func (m Model) screenKeys() help.KeyMap {
-	k := m.keys
-	switch {
-	case m.confirm != nil:
+	if m.confirm != nil {
 		return nil
-	case m.screen == SetupScreen:
-		return k.Setup
-	case m.screen == LiveScreen:
-		return k.Live
-	case m.screen == MatrixScreen && m.matrix.list:
-		return k.Cell
-	case m.screen == MatrixScreen:
-		return k.Matrix
-	case m.screen == FocusScreen:
-		return k.Focus
-	case m.screen == HistoryScreen:
-		return k.History
-	case m.screen == DetailScreen:
-		return k.Detail
 	}
-	return nil
+	return m.component(m.screen)
 }
 
 func (m Model) screenName() string {

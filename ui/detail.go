@@ -16,7 +16,11 @@ import (
 	"github.com/headroom-eval/headroom/themes"
 )
 
-type detailModel struct {
+// detailScreen is one trial: its memory timeline, steps, docker command
+// and log (with search, follow and wrap).
+type detailScreen struct {
+	keys      DetailKeys
+	w, h      int
 	v         *TrialView
 	vp        viewport.Model
 	search    textinput.Model
@@ -30,7 +34,18 @@ type detailModel struct {
 	st        themes.Styles
 }
 
-func (d *detailModel) open(v *TrialView, w, h int) {
+func newDetail(k DetailKeys) detailScreen { return detailScreen{keys: k} }
+
+func (d *detailScreen) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
+func (d *detailScreen) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+
+// SetSize sizes the log to what the header, chart and steps leave.
+func (d *detailScreen) SetSize(w, h int) {
+	d.w, d.h = w, h
+	d.resize(w, h)
+}
+
+func (d *detailScreen) open(v *TrialView, w, h int) {
 	d.v = v
 	d.follow = v.Phase != Finished
 	d.query, d.matches, d.match = "", nil, 0
@@ -45,7 +60,7 @@ func (d *detailModel) open(v *TrialView, w, h int) {
 }
 
 // The log takes what the header, chart, steps and command leave.
-func (d *detailModel) layout(h int) (chartH, logH int) {
+func (d *detailScreen) layout(h int) (chartH, logH int) {
 	chartH = min(max(h/4, 5), 12)
 	steps := 0
 	if d.v != nil {
@@ -55,7 +70,7 @@ func (d *detailModel) layout(h int) (chartH, logH int) {
 	return chartH, logH
 }
 
-func (d *detailModel) resize(w, h int) {
+func (d *detailScreen) resize(w, h int) {
 	if d.v == nil {
 		return
 	}
@@ -66,7 +81,7 @@ func (d *detailModel) resize(w, h int) {
 }
 
 // refresh follows new output of the open trial.
-func (d *detailModel) refresh(*SweepState) {
+func (d *detailScreen) refresh(*SweepState) {
 	if d.v == nil {
 		return
 	}
@@ -76,7 +91,7 @@ func (d *detailModel) refresh(*SweepState) {
 	}
 }
 
-func (d *detailModel) fill() {
+func (d *detailScreen) fill() {
 	if d.v == nil {
 		return
 	}
@@ -110,10 +125,9 @@ func (d *detailModel) fill() {
 	d.vp.SetContent(strings.Join(out, "\n"))
 }
 
-func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	d := &m.detail
-	d.st = m.theme.Styles
-	k := m.keys.Detail
+func (d *detailScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	d.st = c.Styles()
+	k := d.keys
 	if d.searching {
 		switch msg.String() {
 		case "enter":
@@ -122,29 +136,28 @@ func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			d.search.Blur()
 			d.fill()
 			d.jump(0)
-			return m, nil
+			return nil
 		case "esc":
 			d.searching = false
 			d.search.Blur()
-			return m, nil
+			return nil
 		}
 		var cmd tea.Cmd
 		d.search, cmd = d.search.Update(msg)
-		return m, cmd
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, k.Back):
 		if d.query != "" {
 			d.query = ""
 			d.fill()
-			return m, nil
+			return nil
 		}
-		m.screen = m.back
-		d.v = nil
-		return m, nil
+		c.send(closeTrialMsg{})
+		return nil
 	case key.Matches(msg, k.Search):
 		d.searching = true
-		return m, d.search.Focus()
+		return d.search.Focus()
 	case key.Matches(msg, k.Next):
 		d.jump(d.match + 1)
 	case key.Matches(msg, k.Prev):
@@ -164,7 +177,7 @@ func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		d.vp.GotoBottom()
 	case key.Matches(msg, k.Rerun):
 		if d.v != nil {
-			return m.rerun(d.v)
+			c.send(rerunMsg{d.v})
 		}
 	case key.Matches(msg, k.Scroll):
 		var cmd tea.Cmd
@@ -172,12 +185,12 @@ func (m Model) updateDetail(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if !d.vp.AtBottom() {
 			d.follow = false
 		}
-		return m, cmd
+		return cmd
 	}
-	return m, nil
+	return nil
 }
 
-func (d *detailModel) jump(i int) {
+func (d *detailScreen) jump(i int) {
 	if len(d.matches) == 0 {
 		return
 	}
@@ -213,10 +226,10 @@ func (m Model) rerun(v *TrialView) (tea.Model, tea.Cmd) {
 	return m, m.launch(spec)
 }
 
-func (m Model) viewDetail(w, h int) string {
-	d := m.detail
-	d.st = m.theme.Styles
-	st := m.theme.Styles
+func (d *detailScreen) View(c *Common) string {
+	st := c.Styles()
+	d.st = st
+	w, h := d.w, d.h
 	v := d.v
 	if v == nil {
 		return st.Muted.Render("No trial open.")
@@ -243,7 +256,7 @@ func (m Model) viewDetail(w, h int) string {
 	}
 	out = append(out, clip(head, w))
 	chartH, logH := d.layout(h)
-	out = append(out, m.timeline(v, w, chartH))
+	out = append(out, timeline(st, v, w, chartH))
 	// The step column takes what the others leave, within reason.
 	stepW := min(50, max(16, w-41))
 	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", "phase", stepW, "step", "time", "exit", "peak", "oom"), w)))
@@ -295,15 +308,15 @@ func (m Model) viewDetail(w, h int) string {
 	} else {
 		out = append(out, st.Bold.Render(logTitle))
 	}
-	d.vp.Height = max(logH, 1)
-	out = append(out, d.vp.View())
+	vp := d.vp
+	vp.Height = max(logH, 1)
+	out = append(out, vp.View())
 	return fit(strings.Join(out, "\n"), w, h)
 }
 
 // timeline draws the trial's whole memory history with the guarantee and
 // the limit as lines and the OOM moments marked.
-func (m Model) timeline(v *TrialView, w, h int) string {
-	st := m.theme.Styles
+func timeline(st themes.Styles, v *TrialView, w, h int) string {
 	if len(v.Samples) < 2 {
 		return fit(st.Muted.Render("(no memory samples)"), w, h)
 	}

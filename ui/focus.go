@@ -12,12 +12,21 @@ import (
 	"github.com/headroom-eval/headroom/themes"
 )
 
-// Focus mode loops one task·agent at one ratio many times, to find out
-// why it dies one run in five.
-type focusModel struct {
+// focusScreen is focus mode: one task·agent at one ratio, run many times,
+// to find out why it dies one run in five.
+type focusScreen struct {
+	keys   FocusKeys
+	w, h   int
 	cursor listCursor
 }
 
+func newFocus(k FocusKeys) focusScreen { return focusScreen{keys: k} }
+
+func (s *focusScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
+func (s *focusScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+func (s *focusScreen) SetSize(w, h int)          { s.w, s.h = w, h }
+
+// startFocus launches focus mode with setup's number of runs.
 func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea.Model, tea.Cmd) {
 	if m.Running() {
 		m.say("a sweep is running: focus when it ends")
@@ -35,41 +44,39 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 	return m, m.launch(spec)
 }
 
-func (m Model) focusRuns() []*TrialView {
-	if m.state == nil || m.spec.Label != "focus" {
+// focusRuns are the focus loop's trials, in run order.
+func focusRuns(c *Common) []*TrialView {
+	if c.State == nil || c.Spec.Label != "focus" {
 		return nil
 	}
-	out := make([]*TrialView, 0, len(m.state.Order))
-	for _, id := range m.state.Order {
-		out = append(out, m.state.Trials[id])
+	out := make([]*TrialView, 0, len(c.State.Order))
+	for _, id := range c.State.Order {
+		out = append(out, c.State.Trials[id])
 	}
 	return out
 }
 
-func (m Model) updateFocus(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	runs := m.focusRuns()
-	k := m.keys.Focus
-	f := &m.focus
+func (s *focusScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	runs := focusRuns(c)
+	k := s.keys
 	switch {
-	case f.cursor.update(msg, k.List, len(runs), 10):
+	case s.cursor.update(msg, k.List, len(runs), 10):
 	case key.Matches(msg, k.Open):
-		if cur := f.cursor.at(len(runs)); cur < len(runs) {
-			m.openDetail(runs[cur])
+		if cur := s.cursor.at(len(runs)); cur < len(runs) {
+			c.send(openTrialMsg{runs[cur]})
 		}
 	case key.Matches(msg, k.Stop):
-		if m.Running() {
-			m.confirm = &confirmation{prompt: "Stop the focus loop? Unfinished runs are recorded as cancelled. y/n", yes: func(m *Model) tea.Cmd {
-				m.sweep.Cancel()
-				return nil
-			}}
+		if c.Running {
+			c.send(confirmMsg{prompt: "Stop the focus loop? Unfinished runs are recorded as cancelled. y/n", yes: cancelSweepMsg{}})
 		}
 	}
-	return m, nil
+	return nil
 }
 
-func (m Model) viewFocus(w, h int) string {
-	st := m.theme.Styles
-	runs := m.focusRuns()
+func (s *focusScreen) View(c *Common) string {
+	st := c.Styles()
+	w, h := s.w, s.h
+	runs := focusRuns(c)
 	if len(runs) == 0 {
 		var out []string
 		for _, p := range []string{
@@ -98,7 +105,7 @@ func (m Model) viewFocus(w, h int) string {
 		outcomes = append(outcomes, v.Result.Outcome)
 	}
 	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, killed in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs), percent(kills, done))
-	strip, per := m.strip(peaks, outcomes, tr.Policy, w, 7)
+	strip, per := focusStrip(st, peaks, outcomes, tr.Policy, w, 7)
 	each := "each mark is one run's peak working set"
 	if per > 1 {
 		each = fmt.Sprintf("each mark is up to %d runs' peaks", per)
@@ -107,11 +114,11 @@ func (m Model) viewFocus(w, h int) string {
 		st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · %s", model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), each), w))}
 	out = append(out, strip...)
 	out = append(out, st.Bold.Render(clip(noMark+fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %s", "trial", "run", "outcome", "time", "peak", "why"), w)))
-	first, last := m.focus.cursor.window(len(runs), h-len(out))
+	first, last := s.cursor.window(len(runs), h-len(out))
 	for i := first; i < last; i++ {
 		v := runs[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), resultReason(v))
-		out = append(out, cursorRow(st, line, w, i == m.focus.cursor.at(len(runs))))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), resultReason(v))
+		out = append(out, cursorRow(st, line, w, i == s.cursor.at(len(runs))))
 	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
@@ -148,8 +155,7 @@ func trialTime(v *TrialView, now time.Time) string {
 // outcome's glyph, with the guarantee and the limit marked. When more
 // runs share a column than there are rows, each mark stands for per runs
 // (returned, for the legend) so no column is cut.
-func (m Model) strip(peaks []int64, outcomes []model.Outcome, p model.ResourcePolicy, w, h int) ([]string, int) {
-	st := m.theme.Styles
+func focusStrip(st themes.Styles, peaks []int64, outcomes []model.Outcome, p model.ResourcePolicy, w, h int) ([]string, int) {
 	width := max(w-2, 10)
 	top := max(p.HardLimitBytes, p.GuaranteeBytes)
 	for _, pk := range peaks {

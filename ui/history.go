@@ -9,17 +9,25 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// The history screen opens past experiments read-only.
-type historyModel struct {
+// historyScreen lists past experiments; enter opens one read-only, r
+// resumes an interrupted one.
+type historyScreen struct {
+	keys    HistoryKeys
+	w, h    int
 	list    []Experiment
 	err     error
 	cursor  listCursor
-	loaded  *Experiment
 	loading bool
 }
 
-func (m *Model) listHistory() tea.Cmd {
-	f := m.opts.History
+func newHistory(k HistoryKeys) historyScreen { return historyScreen{keys: k} }
+
+func (s *historyScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
+func (s *historyScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+func (s *historyScreen) SetSize(w, h int)          { s.w, s.h = w, h }
+
+// list asks for the experiments in the store (a historyMsg comes back).
+func listHistory(f func() ([]Experiment, error)) tea.Cmd {
 	if f == nil {
 		return nil
 	}
@@ -29,77 +37,45 @@ func (m *Model) listHistory() tea.Cmd {
 	}
 }
 
-func (m Model) updateHistory(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg := msg.(type) {
-	case historyMsg:
-		m.history.list, m.history.err = msg.list, msg.err
-		m.history.cursor.clamp(len(msg.list))
-	case loadedMsg:
-		m.history.loading = false
-		if msg.err != nil {
-			m.say(fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err))
-			return m, nil
-		}
-		exp := msg.exp
-		m.history.loaded = &exp
-		m.state = FromResults(msg.plan, msg.results)
-		m.sweep = nil
-		m.spec = LaunchSpec{}
-		m.matrix = matrixModel{}
-		m.screen = MatrixScreen
-		m.say("opened " + exp.ID + " (read-only)")
-	}
-	return m, nil
+// listed takes the store's answer.
+func (s *historyScreen) listed(msg historyMsg) {
+	s.list, s.err = msg.list, msg.err
+	s.cursor.clamp(len(msg.list))
 }
 
-func (m Model) updateHistoryKeys(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys.History
-	h := &m.history
-	cur := h.cursor.at(len(h.list))
+func (s *historyScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	k := s.keys
+	cur := s.cursor.at(len(s.list))
 	switch {
-	case h.cursor.update(msg, k.List, len(h.list), 10):
+	case s.cursor.update(msg, k.List, len(s.list), 10):
 	case key.Matches(msg, k.Resume):
-		if m.Running() {
-			m.say("a sweep is running: resume when it ends")
-			return m, nil
-		}
-		r, ok := m.opts.Launcher.(Resumer)
-		if !ok || cur >= len(h.list) {
-			m.say("resume is not available in this console")
-			return m, nil
-		}
-		exp := h.list[cur]
-		return m, func() tea.Msg {
-			sw, err := r.Resume(exp)
-			return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
+		if cur < len(s.list) {
+			c.send(resumeMsg{s.list[cur]})
 		}
 	case key.Matches(msg, k.Open):
-		if m.Running() {
-			m.say("a sweep is running: open history when it ends")
-			return m, nil
+		if c.Running {
+			c.say("a sweep is running: open history when it ends")
+			return nil
 		}
-		if cur < len(h.list) {
-			exp := h.list[cur]
-			h.loading = true
-			return m, func() tea.Msg {
-				plan, results, err := exp.Load()
-				return loadedMsg{exp: exp, plan: plan, results: results, err: err}
-			}
+		if cur < len(s.list) {
+			exp := s.list[cur]
+			s.loading = true
+			c.send(openExperimentMsg{exp})
 		}
 	}
-	return m, nil
+	return nil
 }
 
-func (m Model) viewHistory(w, h int) string {
-	st := m.theme.Styles
-	hm := m.history
-	if m.opts.History == nil {
+func (s *historyScreen) View(c *Common) string {
+	st := c.Styles()
+	w, h := s.w, s.h
+	if c.Opts.History == nil {
 		return st.Muted.Render("History is not available in this console.")
 	}
-	if hm.err != nil {
-		return st.Danger.Render("Cannot list experiments: " + hm.err.Error())
+	if s.err != nil {
+		return st.Danger.Render("Cannot list experiments: " + s.err.Error())
 	}
-	if len(hm.list) == 0 {
+	if len(s.list) == 0 {
 		return st.Muted.Render("No past experiments in the store yet: every sweep you run is kept here.")
 	}
 	var out []string
@@ -114,16 +90,16 @@ func (m Model) viewHistory(w, h int) string {
 		head = fmt.Sprintf("%-20s %-11s %6s  %-16s  %s", "experiment", "status", "trials", "created", "what was run")
 	}
 	out = append(out, st.Bold.Render(clip(noMark+head, w)))
-	first, last := hm.cursor.window(len(hm.list), h-len(out)-1)
+	first, last := s.cursor.window(len(s.list), h-len(out)-1)
 	for i := first; i < last; i++ {
-		e := hm.list[i]
+		e := s.list[i]
 		line := fmt.Sprintf("%-20s %-11s %6d  %s", e.ID, e.Status, e.Trials, whatWasRun(e))
 		if created {
 			line = fmt.Sprintf("%-20s %-11s %6d  %-16s  %s", e.ID, e.Status, e.Trials, e.Created, whatWasRun(e))
 		}
-		out = append(out, cursorRow(st, line, w, i == hm.cursor.at(len(hm.list))))
+		out = append(out, cursorRow(st, line, w, i == s.cursor.at(len(s.list))))
 	}
-	if hm.loading {
+	if s.loading {
 		out = append(out, st.Muted.Render("loading…"))
 	}
 	return fit(strings.Join(out, "\n"), w, h)

@@ -11,9 +11,18 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
-type liveModel struct {
+// liveScreen is one card per running (or just finished) trial.
+type liveScreen struct {
+	keys     LiveKeys
+	w, h     int
 	selected int // index into the visible cards
 }
+
+func newLive(k LiveKeys) liveScreen { return liveScreen{keys: k} }
+
+func (l *liveScreen) ShortHelp() []key.Binding  { return l.keys.ShortHelp() }
+func (l *liveScreen) FullHelp() [][]key.Binding { return l.keys.FullHelp() }
+func (l *liveScreen) SetSize(w, h int)          { l.w, l.h = w, h }
 
 // liveGrid is where the live screen puts its cards.
 type liveGrid struct {
@@ -44,12 +53,12 @@ const (
 // higher than the number of ratios) gets one column per ratio; any other
 // gets as many columns as the width allows, full-height cards when two
 // rows fit, compact ones otherwise.
-func (m Model) liveLayout(w, h int) liveGrid {
+func liveLayout(c *Common, w, h int) liveGrid {
 	avail := h - 2
-	if m.state != nil {
-		ratios := m.state.Plan.Ratios
+	if c.State != nil {
+		ratios := c.State.Plan.Ratios
 		nr := len(ratios)
-		side := m.spec.Label == "demo" || (m.spec.Concurrency > 0 && m.spec.Concurrency <= nr)
+		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
 		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= ratioSlots*compactCardHeight {
 			height := min(avail/ratioSlots, maxCardHeight)
 			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: ratioSlots, height: height}
@@ -67,30 +76,30 @@ func (m Model) liveLayout(w, h int) liveGrid {
 // by ratio, each ratio's own cards in its column, each card in the slot of
 // its repeat's parity (so a running card does not move when the card above
 // it goes) unless that slot is taken.
-func (m Model) liveCards(w, h int) liveGrid {
-	g := m.liveLayout(w, h)
-	if m.state == nil {
+func liveCards(c *Common, w, h int) liveGrid {
+	g := liveLayout(c, w, h)
+	if c.State == nil {
 		return g
 	}
-	now := m.now()
+	now := c.Now
 	if !g.byRatio {
-		g.cells = visibleCards(m.state, now, g.cols*g.rows)
+		g.cells = visibleCards(c.State, now, g.cols*g.rows)
 		return g
 	}
 	g.cells = make([]*TrialView, g.cols*g.rows)
-	for c, r := range g.ratios {
-		for _, v := range visibleCards(m.state, now, g.rows, r) {
+	for col, r := range g.ratios {
+		for _, v := range visibleCards(c.State, now, g.rows, r) {
 			slot := (v.Trial.Repeat - 1) % g.rows
-			if g.cells[slot*g.cols+c] != nil {
+			if g.cells[slot*g.cols+col] != nil {
 				for s := 0; s < g.rows; s++ {
-					if g.cells[s*g.cols+c] == nil {
+					if g.cells[s*g.cols+col] == nil {
 						slot = s
 						break
 					}
 				}
 			}
-			if g.cells[slot*g.cols+c] == nil {
-				g.cells[slot*g.cols+c] = v
+			if g.cells[slot*g.cols+col] == nil {
+				g.cells[slot*g.cols+col] = v
 			}
 		}
 	}
@@ -109,12 +118,12 @@ func (g liveGrid) cards() []*TrialView {
 	return out
 }
 
-func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	k := m.keys.Live
-	w, h := m.bodySize()
-	g := m.liveCards(w, h)
+func (l *liveScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	k := l.keys
+	g := liveCards(c, l.w, l.h)
 	cards, cols := g.cards(), g.cols
-	sel := min(m.live.selected, max(len(cards)-1, 0))
+	sel := min(l.selected, max(len(cards)-1, 0))
+	defer func() { l.selected = sel }()
 	switch {
 	case key.Matches(msg, k.Left):
 		sel = max(sel-1, 0)
@@ -126,62 +135,49 @@ func (m Model) updateLive(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		sel = min(sel+cols, max(len(cards)-1, 0))
 	case key.Matches(msg, k.Open):
 		if sel < len(cards) {
-			m.openDetail(cards[sel])
+			c.send(openTrialMsg{cards[sel]})
 		}
 	case key.Matches(msg, k.Stop):
 		if sel < len(cards) && cards[sel].Phase == Finished {
-			m.say(cards[sel].Trial.ID + " has finished: nothing to stop")
+			c.say(cards[sel].Trial.ID + " has finished: nothing to stop")
 		}
 		if sel < len(cards) && cards[sel].Phase != Finished {
 			id := cards[sel].Trial.ID
-			m.confirm = &confirmation{prompt: fmt.Sprintf("Stop trial %s? It will be recorded as cancelled. y/n", id), yes: func(m *Model) tea.Cmd {
-				if m.sweep != nil {
-					m.sweep.StopTrial(id)
-				}
-				m.say("stopping " + id)
-				m.stopping = id
-				return nil
-			}}
+			c.send(confirmMsg{prompt: fmt.Sprintf("Stop trial %s? It will be recorded as cancelled. y/n", id), yes: stopTrialMsg{id}})
 		}
 	case key.Matches(msg, k.CancelSweep):
-		if m.Running() {
-			m.confirm = &confirmation{prompt: fmt.Sprintf("Cancel the sweep? %d running trial(s) stop, %d queued never start; all are recorded as cancelled. y/n", m.state.Running, m.state.Queued()),
-				yes: func(m *Model) tea.Cmd {
-					m.sweep.Cancel()
-					m.say("cancelling the sweep…")
-					m.cancelling = true
-					return nil
-				}}
+		if c.Running {
+			c.send(confirmMsg{prompt: fmt.Sprintf("Cancel the sweep? %d running trial(s) stop, %d queued never start; all are recorded as cancelled. y/n", c.State.Running, c.State.Queued()),
+				yes: cancelSweepMsg{}})
 		}
 	case key.Matches(msg, k.Shell):
 		if sel < len(cards) {
-			return m, m.openShell(cards[sel])
+			return openShell(c, cards[sel])
 		}
 	}
-	m.live.selected = sel
-	return m, nil
+	return nil
 }
 
 // openShell suspends the console and opens a shell in the trial's
 // container; the console comes back when the shell exits.
-func (m *Model) openShell(v *TrialView) tea.Cmd {
+func openShell(c *Common, v *TrialView) tea.Cmd {
 	if v.Phase != Running || v.ContainerID == "" {
-		m.say("shell: the trial is not running")
+		c.say("shell: the trial is not running")
 		return nil
 	}
-	if m.opts.Shell == nil {
-		m.say("shell: not available in this console")
+	if c.Opts.Shell == nil {
+		c.say("shell: not available in this console")
 		return nil
 	}
 	var task model.Task
-	for _, t := range m.opts.Tasks {
+	for _, t := range c.Opts.Tasks {
 		if t.Name == v.Trial.Task {
 			task = t
 		}
 	}
-	cmd, err := m.opts.Shell(v.ContainerID, task)
+	cmd, err := c.Opts.Shell(v.ContainerID, task)
 	if err != nil {
-		m.say("shell: " + err.Error())
+		c.say("shell: " + err.Error())
 		return nil
 	}
 	return tea.Exec(&bannerCmd{Cmd: cmd, banner: shellBanner(v)}, func(err error) tea.Msg { return shellMsg{err} })
@@ -218,21 +214,22 @@ func (c *bannerCmd) Run() error {
 	return c.Cmd.Run()
 }
 
-func (m Model) viewLive(w, h int) string {
-	st := m.theme.Styles
-	if m.state == nil {
+func (l *liveScreen) View(c *Common) string {
+	st := c.Styles()
+	w, h := l.w, l.h
+	if c.State == nil {
 		return st.Muted.Render("No sweep yet: choose tasks and ratios on the setup screen (1) and press enter, or run `headroom demo`.")
 	}
-	s := m.state
+	s := c.State
 	var out []string
-	out = append(out, m.progressLine(w))
+	out = append(out, progressLine(c, w))
 	waiting := s.Waiting()
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
 	if len(waiting) > 0 {
 		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
 	}
 	out = append(out, st.Muted.Render(clip(queue, w)))
-	g := m.liveCards(w, h)
+	g := liveCards(c, w, h)
 	cards := g.cards()
 	if len(cards) == 0 {
 		msg := "No trial is running."
@@ -248,8 +245,8 @@ func (m Model) viewLive(w, h int) string {
 		return fit(strings.Join(out, "\n"), w, h)
 	}
 	cw := w / g.cols
-	sel := cards[min(m.live.selected, len(cards)-1)]
-	ctx := cardCtx{st: st, p: newPaints(st), now: m.now(), spinner: m.spinner(), height: g.height, uncappedScale: uncappedScale(cards)}
+	sel := cards[min(l.selected, len(cards)-1)]
+	ctx := cardCtx{st: st, p: newPaints(st), now: c.Now, spinner: spinner(c), height: g.height, uncappedScale: uncappedScale(cards)}
 	var grid []string
 	for i := 0; i < len(g.cells); i += g.cols {
 		var row []string
@@ -296,18 +293,18 @@ func uncappedScale(cards []*TrialView) int64 {
 }
 
 // spinner is the running step's mark; fixed when the console is static.
-func (m Model) spinner() string {
-	if m.opts.Static {
+func spinner(c *Common) string {
+	if c.Opts.Static {
 		return "›"
 	}
 	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
-	return frames[m.frame%len(frames)]
+	return frames[c.Frame%len(frames)]
 }
 
 // progressLine: a bar, counts per outcome so far, elapsed and ETA.
-func (m Model) progressLine(w int) string {
-	st := m.theme.Styles
-	s := m.state
+func progressLine(c *Common, w int) string {
+	st := c.Styles()
+	s := c.State
 	total := max(len(s.Order), 1)
 	barW := min(30, max(w/4, 10))
 	filled := s.Done * barW / total
@@ -319,9 +316,9 @@ func (m Model) progressLine(w int) string {
 		}
 	}
 	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Done, len(s.Order), strings.Join(counts, " "))
-	if !m.opts.Static && !s.Finished {
-		line += st.Muted.Render(fmt.Sprintf("  elapsed %s", secs(m.now().Sub(s.Started))))
-		if eta := s.ETA(m.now(), m.spec.Concurrency); eta > 0 {
+	if !c.Opts.Static && !s.Finished {
+		line += st.Muted.Render(fmt.Sprintf("  elapsed %s", secs(c.Now.Sub(s.Started))))
+		if eta := s.ETA(c.Now, c.Spec.Concurrency); eta > 0 {
 			line += st.Muted.Render(fmt.Sprintf("  eta %s", secs(eta)))
 		}
 	}

@@ -203,7 +203,8 @@ func TestFewCardsUseTheHeight(t *testing.T) {
 		evs = append(started(tr, 0, 1), evs...)
 	}
 	m = update(t, m, eventsMsg{events: evs})
-	g := m.liveCards(m.bodySize())
+	w, h := m.bodySize()
+	g := liveCards(m.common(), w, h)
 	if g.height < (40-3-2)/ratioSlots {
 		t.Errorf("three cards on 120x40 are %d lines tall", g.height)
 	}

@@ -10,7 +10,12 @@ import (
 	"github.com/headroom-eval/headroom/themes"
 )
 
-type matrixModel struct {
+// matrixScreen is the outcome matrix: tasks × ratios, with the cursor
+// cell's statistics; enter lists a cell's trials.
+type matrixScreen struct {
+	keys     MatrixKeys
+	cellKeys CellKeys
+	w, h     int
 	row, col int
 	// baseline is the ratio the others are compared with (b sets it).
 	baseline    model.Ratio
@@ -36,26 +41,45 @@ func (s *SweepState) matrixRows() []model.RowKey {
 	return rows
 }
 
-func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if m.state == nil {
-		return m, nil
-	}
-	k := m.keys.Matrix
-	mm := &m.matrix
-	rows, ratios := m.state.matrixRows(), m.state.Matrix.Ratios
+func newMatrix(km KeyMap) matrixScreen { return matrixScreen{keys: km.Matrix, cellKeys: km.Cell} }
+
+// ShortHelp and FullHelp are the matrix's keys, or the cell list's while
+// it is open.
+func (mm *matrixScreen) ShortHelp() []key.Binding {
 	if mm.list {
-		ck := m.keys.Cell
-		cell := m.state.Cell(rows[mm.row], ratios[mm.col])
+		return mm.cellKeys.ShortHelp()
+	}
+	return mm.keys.ShortHelp()
+}
+
+func (mm *matrixScreen) FullHelp() [][]key.Binding {
+	if mm.list {
+		return mm.cellKeys.FullHelp()
+	}
+	return mm.keys.FullHelp()
+}
+
+func (mm *matrixScreen) SetSize(w, h int) { mm.w, mm.h = w, h }
+
+func (mm *matrixScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	if c.State == nil {
+		return nil
+	}
+	k := mm.keys
+	rows, ratios := c.State.matrixRows(), c.State.Matrix.Ratios
+	if mm.list {
+		ck := mm.cellKeys
+		cell := c.State.Cell(rows[mm.row], ratios[mm.col])
 		switch {
 		case key.Matches(msg, ck.Back):
 			mm.list = false
 		case mm.listCursor.update(msg, ck.List, len(cell), 5):
 		case key.Matches(msg, ck.Open):
 			if cur := mm.listCursor.at(len(cell)); cur < len(cell) {
-				m.openDetail(cell[cur])
+				c.send(openTrialMsg{cell[cur]})
 			}
 		}
-		return m, nil
+		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Up):
@@ -80,24 +104,24 @@ func (m Model) updateMatrix(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 	case key.Matches(msg, k.Focus):
 		if len(rows) > 0 && len(ratios) > 0 {
-			for _, t := range m.opts.Tasks {
+			for _, t := range c.Opts.Tasks {
 				if t.Name == rows[mm.row].Task {
-					return m.startFocus(t, rows[mm.row].Agent, ratios[mm.col])
+					c.send(focusMsg{t, rows[mm.row].Agent, ratios[mm.col]})
 				}
 			}
 		}
 	}
-	return m, nil
+	return nil
 }
 
-func (m Model) viewMatrix(w, h int) string {
-	st := m.theme.Styles
-	if m.state == nil {
+func (mm *matrixScreen) View(c *Common) string {
+	st := c.Styles()
+	w, h := mm.w, mm.h
+	if c.State == nil {
 		return st.Muted.Render("No results yet: the matrix fills in as trials finish. Start a sweep on the setup screen (1), or open a past one in history (5).")
 	}
-	s := m.state
+	s := c.State
 	rows, ratios := s.matrixRows(), s.Matrix.Ratios
-	mm := m.matrix
 	// Every cell's text first: the columns are as wide as the widest, and
 	// cells with many trials count their outcomes instead of listing them
 	// when the glyphs would not fit.
@@ -142,7 +166,7 @@ func (m Model) viewMatrix(w, h int) string {
 				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "
 				continue
 			}
-			line += pad(" "+cv.styled(m, compact), colW)
+			line += pad(" "+cv.styled(st, compact), colW)
 		}
 		out = append(out, clip(line, w))
 	}
@@ -150,7 +174,7 @@ func (m Model) viewMatrix(w, h int) string {
 	var byRatio map[model.Ratio]model.RatioStats
 	if s.Done > 0 {
 		byRatio = map[model.Ratio]model.RatioStats{}
-		for _, rs := range s.Analysis(m.baseline(ratios)).ByRatio {
+		for _, rs := range s.Analysis(mm.baselineOf(ratios)).ByRatio {
 			byRatio[rs.Ratio] = rs
 		}
 	}
@@ -170,19 +194,19 @@ func (m Model) viewMatrix(w, h int) string {
 		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
 	}
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
-	out = append(out, m.statsLines(rows, ratios, w)...)
+	out = append(out, mm.statsLines(c, rows, ratios, w)...)
 	if mm.list && len(rows) > 0 {
 		out = append(out, "")
-		out = append(out, m.cellList(rows[mm.row], ratios[mm.col], w, h-len(out))...)
+		out = append(out, mm.cellList(c, rows[mm.row], ratios[mm.col], w, h-len(out))...)
 	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
 
 // baseline is the chosen ratio, else 1x, else the tightest one run.
-func (m Model) baseline(ratios []model.Ratio) model.Ratio {
+func (mm *matrixScreen) baselineOf(ratios []model.Ratio) model.Ratio {
 	want := model.Ratio{K: 1}
-	if m.matrix.hasBaseline {
-		want = m.matrix.baseline
+	if mm.hasBaseline {
+		want = mm.baseline
 	}
 	for _, r := range ratios {
 		if r == want {
@@ -197,14 +221,13 @@ func (m Model) baseline(ratios []model.Ratio) model.Ratio {
 
 // statsLines: the cursor cell's interval and test, the paired differences
 // against the baseline with their noise labels, and the power line.
-func (m Model) statsLines(rows []model.RowKey, ratios []model.Ratio, w int) []string {
-	st := m.theme.Styles
-	if len(rows) == 0 || len(ratios) == 0 || m.state.Done == 0 {
+func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []model.Ratio, w int) []string {
+	st := c.Styles()
+	if len(rows) == 0 || len(ratios) == 0 || c.State.Done == 0 {
 		return nil
 	}
-	base := m.baseline(ratios)
-	a := m.state.Analysis(base)
-	mm := m.matrix
+	base := mm.baselineOf(ratios)
+	a := c.State.Analysis(base)
 	var out []string
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
@@ -321,21 +344,19 @@ func (cv cellView) plain(compact bool) string {
 	return strings.TrimSpace(fmt.Sprintf("%d/%d %s", cv.rates.Successes, cv.rates.Counted, cv.glyphs(nil, compact)) + cv.tail())
 }
 
-func (cv cellView) styled(m Model, compact bool) string {
+func (cv cellView) styled(st themes.Styles, compact bool) string {
 	if cv.empty && cv.cancelled == 0 {
 		return model.EmptyCellGlyph
 	}
-	st := m.theme.Styles
 	g := cv.glyphs(&st, compact)
 	if g != "" {
 		g = " " + g
 	}
-	return heat(m, cv.rates).Render(fmt.Sprintf("%d/%d", cv.rates.Successes, cv.rates.Counted)) + g + st.Muted.Render(cv.tail())
+	return heat(st, cv.rates).Render(fmt.Sprintf("%d/%d", cv.rates.Successes, cv.rates.Counted)) + g + st.Muted.Render(cv.tail())
 }
 
 // heat colours a cell by its success rate: the heatmap.
-func heat(m Model, r model.Rates) interface{ Render(...string) string } {
-	st := m.theme.Styles
+func heat(st themes.Styles, r model.Rates) interface{ Render(...string) string } {
 	switch {
 	case r.Counted == 0:
 		return st.Muted
@@ -358,9 +379,9 @@ func shortName(r model.RowKey) string {
 	return strings.TrimPrefix(r.Task, "builtin/") + " · " + r.Agent
 }
 
-func (m Model) cellList(row model.RowKey, r model.Ratio, w, h int) []string {
-	st := m.theme.Styles
-	cell := m.state.Cell(row, r)
+func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, h int) []string {
+	st := c.Styles()
+	cell := c.State.Cell(row, r)
 	// The seed is the least useful column: shown only where it fits.
 	seed := w >= 2+6+1+4+1+16+1+7+1+7+2+28+1+20
 	header := noMark + fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %-28s", "trial", "run", "outcome", "time", "peak", "why")
@@ -369,13 +390,13 @@ func (m Model) cellList(row model.RowKey, r model.Ratio, w, h int) []string {
 	}
 	out := []string{st.Title.Render(clip(fmt.Sprintf("%s at %s · %d trial(s), in repeat order", shortName(row), r, len(cell)), w)),
 		st.Bold.Render(clip(header, w))}
-	cur := m.matrix.listCursor.at(len(cell))
-	first, last := m.matrix.listCursor.window(len(cell), h-len(out))
+	cur := mm.listCursor.at(len(cell))
+	first, last := mm.listCursor.window(len(cell), h-len(out))
 	for i := first; i < last; i++ {
 		v := cell[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), resultReason(v))
 		if seed {
-			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, m.now()), mib(v.Peak), pad(resultReason(v), 28), v.Trial.Seed)
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), pad(resultReason(v), 28), v.Trial.Seed)
 		}
 		out = append(out, cursorRow(st, line, w, i == cur))
 	}

@@ -43,7 +43,12 @@ const (
 	optCount
 )
 
-type setupModel struct {
+// setupScreen chooses what to run: task·agent rows, ratios, options, and
+// previews what will run.
+type setupScreen struct {
+	keys SetupKeys
+	w, h int
+
 	rows      []setupRow
 	selected  map[string]bool
 	cursor    listCursor
@@ -62,8 +67,8 @@ type setupModel struct {
 	err                             string
 }
 
-func newSetup(o Options) setupModel {
-	s := setupModel{selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20}
+func newSetup(o Options, k SetupKeys) setupScreen {
+	s := setupScreen{keys: k, selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20}
 	for _, t := range o.Tasks {
 		for _, a := range t.Agents {
 			s.rows = append(s.rows, setupRow{t, a.Name})
@@ -81,10 +86,10 @@ func newSetup(o Options) setupModel {
 	return s
 }
 
-func (s *setupModel) typing() bool { return s.filtering || s.customOpen }
+func (s *setupScreen) typing() bool { return s.filtering || s.customOpen }
 
 // visible lists the rows matching the filter.
-func (s *setupModel) visible() []setupRow {
+func (s *setupScreen) visible() []setupRow {
 	f := strings.ToLower(strings.TrimSpace(s.filter.Value()))
 	if f == "" {
 		return s.rows
@@ -98,7 +103,7 @@ func (s *setupModel) visible() []setupRow {
 	return out
 }
 
-func (s *setupModel) chosenRatios() []model.Ratio {
+func (s *setupScreen) chosenRatios() []model.Ratio {
 	var out []model.Ratio
 	for _, r := range s.ratios {
 		if r.on {
@@ -109,7 +114,7 @@ func (s *setupModel) chosenRatios() []model.Ratio {
 }
 
 // chosen returns the selected tasks, each cut down to its selected agents.
-func (s *setupModel) chosen() []model.Task {
+func (s *setupScreen) chosen() []model.Task {
 	var out []model.Task
 	index := map[string]int{}
 	for _, r := range s.rows {
@@ -130,7 +135,7 @@ func (s *setupModel) chosen() []model.Task {
 	return out
 }
 
-func (s *setupModel) spec() (LaunchSpec, error) {
+func (s *setupScreen) spec() (LaunchSpec, error) {
 	tasks := s.chosen()
 	if len(tasks) == 0 {
 		return LaunchSpec{}, fmt.Errorf("select at least one task with space")
@@ -142,9 +147,12 @@ func (s *setupModel) spec() (LaunchSpec, error) {
 	return LaunchSpec{Tasks: tasks, Ratios: ratios, Repeats: s.repeats, Concurrency: s.concurrency, Seed: s.seed}, nil
 }
 
-func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	s := &m.setup
-	k := m.keys.Setup
+func (s *setupScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
+func (s *setupScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+func (s *setupScreen) SetSize(w, h int)          { s.w, s.h = w, h }
+
+func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+	k := s.keys
 	s.err = ""
 	if s.filtering {
 		switch msg.String() {
@@ -155,24 +163,24 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 				s.filter.SetValue("")
 			}
 			s.cursor = listCursor{}
-			return m, nil
+			return nil
 		}
 		var cmd tea.Cmd
 		s.filter, cmd = s.filter.Update(msg)
 		s.cursor = listCursor{}
-		return m, cmd
+		return cmd
 	}
 	if s.customOpen {
 		switch msg.String() {
 		case "esc":
 			s.customOpen = false
 			s.custom.Blur()
-			return m, nil
+			return nil
 		case "enter":
 			r, err := model.ParseRatio(s.custom.Value())
 			if err != nil {
 				s.err = err.Error()
-				return m, nil
+				return nil
 			}
 			for i := range s.ratios {
 				if s.ratios[i].ratio == r {
@@ -186,34 +194,34 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			s.customOpen = false
 			s.custom.SetValue("")
 			s.custom.Blur()
-			return m, nil
+			return nil
 		}
 		var cmd tea.Cmd
 		s.custom, cmd = s.custom.Update(msg)
-		return m, cmd
+		return cmd
 	}
 	switch {
 	case key.Matches(msg, k.Pane):
 		s.pane = (s.pane + 1) % setupPanes
-		return m, nil
+		return nil
 	case key.Matches(msg, k.PanePrev):
 		s.pane = (s.pane + setupPanes - 1) % setupPanes
-		return m, nil
+		return nil
 	case key.Matches(msg, k.Start):
-		if m.Running() {
+		if c.Running {
 			s.err = "a sweep is running: wait for it or quit it first"
-			return m, nil
+			return nil
 		}
 		spec, err := s.spec()
 		if err != nil {
 			s.err = err.Error()
-			return m, nil
+			return nil
 		}
-		m.launching = true
-		return m, m.launch(spec)
+		c.send(launchMsg{spec})
+		return nil
 	case key.Matches(msg, k.Seed):
-		s.seed = uint64(m.now().UnixNano()) >> 1
-		return m, nil
+		s.seed = uint64(c.Now.UnixNano()) >> 1
+		return nil
 	}
 	switch s.pane {
 	case paneTasks:
@@ -228,10 +236,10 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 		case key.Matches(msg, k.Filter):
 			s.filtering = true
-			return m, s.filter.Focus()
+			return s.filter.Focus()
 		case key.Matches(msg, k.Focus):
 			if cur < len(rows) {
-				return m.startFocus(rows[cur].task, rows[cur].agent, s.firstRatio())
+				c.send(focusMsg{rows[cur].task, rows[cur].agent, s.firstRatio()})
 			}
 		}
 	case paneRatios:
@@ -247,7 +255,7 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			} else {
 				s.customOpen = true
 				s.custom.SetValue("")
-				return m, s.custom.Focus()
+				return s.custom.Focus()
 			}
 		}
 	case paneOptions:
@@ -262,17 +270,17 @@ func (m Model) updateSetup(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			s.adjust(-1)
 		}
 	}
-	return m, nil
+	return nil
 }
 
-func (s *setupModel) firstRatio() model.Ratio {
+func (s *setupScreen) firstRatio() model.Ratio {
 	if r := s.chosenRatios(); len(r) > 0 {
 		return r[0]
 	}
 	return model.Ratio{K: 1}
 }
 
-func (s *setupModel) adjust(d int) {
+func (s *setupScreen) adjust(d int) {
 	switch s.optCursor {
 	case optRepeats:
 		s.repeats = min(max(s.repeats+d, 1), 1000)
@@ -285,9 +293,9 @@ func (s *setupModel) adjust(d int) {
 	}
 }
 
-func (m Model) viewSetup(w, h int) string {
-	st := m.theme.Styles
-	s := &m.setup
+func (s *setupScreen) View(c *Common) string {
+	st := c.Styles()
+	w, h := s.w, s.h
 	rows := s.visible()
 	nSel := 0
 	for _, v := range s.selected {
@@ -337,15 +345,15 @@ func (m Model) viewSetup(w, h int) string {
 		}
 	}
 	under = append(under, clip(st.Bold.Render("Options")+" "+strings.Join(opts, "  "), w))
-	for i, p := range m.opts.Problems {
+	for i, p := range c.Opts.Problems {
 		if i == 2 {
-			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(m.opts.Problems)-2)))
+			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(c.Opts.Problems)-2)))
 			break
 		}
 		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
 	}
 	under = append(under, "")
-	under = append(under, m.preview(w)...)
+	under = append(under, s.preview(c, w)...)
 	if s.err != "" {
 		under = append(under, st.Danger.Render(s.err))
 	}
@@ -367,7 +375,7 @@ func (m Model) viewSetup(w, h int) string {
 			mark = st.Selected.Render("[x]")
 		}
 		line := fmt.Sprintf("%s %-34s %4g CPU %7s  %s", mark, r.task.Name, r.task.Resources.CPUs, mib(r.task.Resources.MemoryBytes), r.agent)
-		if m.imageNote(r.task) != "" {
+		if imageNote(c, r.task) != "" {
 			line += "  " + st.Warn.Render("⚠ downloads Debian")
 		}
 		list = append(list, cursorRow(st, line, w-2, i == s.cursor.at(len(rows)) && s.pane == paneTasks))
@@ -389,9 +397,8 @@ func (m Model) viewSetup(w, h int) string {
 // task under the cursor each ratio's guarantee, limit and docker flags.
 // What does not fit is wrapped, never cut: the flags are what a user
 // copies.
-func (m Model) preview(w int) []string {
-	st := m.theme.Styles
-	s := &m.setup
+func (s *setupScreen) preview(c *Common, w int) []string {
+	st := c.Styles()
 	tasks := s.chosen()
 	ratios := s.chosenRatios()
 	trials, unknown := 0, 0
@@ -399,7 +406,7 @@ func (m Model) preview(w int) []string {
 	var prepare []string
 	var prepareTask model.Task
 	for _, t := range tasks {
-		if note := m.imageNote(t); note != "" {
+		if note := imageNote(c, t); note != "" {
 			prepare = append(prepare, path.Base(t.Name))
 			prepareTask = t
 		}
@@ -430,7 +437,7 @@ func (m Model) preview(w int) []string {
 	lines := wrapWords("Preview "+text, w, "  ")
 	lines[0] = st.Bold.Render("Preview") + strings.TrimPrefix(lines[0], "Preview")
 	if len(prepare) > 0 {
-		for _, l := range wrapWords("⚠ "+strings.Join(prepare, ", ")+": "+m.imageNote(prepareTask), w, "  ") {
+		for _, l := range wrapWords("⚠ "+strings.Join(prepare, ", ")+": "+imageNote(c, prepareTask), w, "  ") {
 			lines = append(lines, st.Warn.Render(l))
 		}
 	}
@@ -445,7 +452,7 @@ func (m Model) preview(w int) []string {
 		var rl []ratioLine
 		inline := true
 		for _, r := range ratios {
-			p := model.NewPolicy(t.Resources, r, m.opts.HostCPUs)
+			p := model.NewPolicy(t.Resources, r, c.Opts.HostCPUs)
 			cpus := "none"
 			if p.LimitCPUs > 0 {
 				cpus = strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64)
@@ -491,11 +498,11 @@ func estimateKnown(t model.Task, agent string) bool {
 }
 
 // imageNote says what choosing t will prepare first ("" when nothing).
-func (m Model) imageNote(t model.Task) string {
-	if m.opts.ImageNote == nil {
+func imageNote(c *Common, t model.Task) string {
+	if c.Opts.ImageNote == nil {
 		return ""
 	}
-	return m.opts.ImageNote(t)
+	return c.Opts.ImageNote(t)
 }
 
 // wrapWords breaks text at spaces into lines of at most w columns, the

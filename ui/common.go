@@ -1,0 +1,84 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+// Component is one screen of the console, after soft-serve's
+// ui/common.Component: its own state and key map (which feeds the footer
+// and `?`), its own size, and a view. It reads what the screens share
+// from Common and changes nothing outside itself: what it wants of the
+// console (a notice, a confirmation, a sweep, a trial opened) it sends to
+// the root as a message.
+type Component interface {
+	help.KeyMap
+	SetSize(width, height int)
+	Update(c *Common, msg tea.KeyMsg) tea.Cmd
+	View(c *Common) string
+}
+
+// Common is what the screens share, made by the root for each call: the
+// theme, the options, the sweep and the clock. Screens send their
+// requests through it; the root handles them, in order, as messages once
+// the screen's update has returned.
+type Common struct {
+	Theme   themes.Theme
+	Opts    *Options
+	State   *SweepState
+	Spec    LaunchSpec
+	Host    HostStat
+	Now     time.Time
+	Frame   int
+	Running bool
+	// Loaded is the experiment opened from history, if any.
+	Loaded *Experiment
+
+	outbox []tea.Msg
+}
+
+// Styles are the theme's styles.
+func (c *Common) Styles() themes.Styles { return c.Theme.Styles }
+
+// send asks the root for something: one of the request messages below.
+func (c *Common) send(msg tea.Msg) { c.outbox = append(c.outbox, msg) }
+
+// say puts a notice on the status line.
+func (c *Common) say(text string) { c.send(noticeMsg(text)) }
+
+// Requests a screen sends to the root.
+type (
+	// noticeMsg is a notice for the status line.
+	noticeMsg string
+	// confirmMsg asks y/n first; yes is handled as a message on y.
+	confirmMsg struct {
+		prompt string
+		yes    tea.Msg
+	}
+	// stopTrialMsg stops one trial (recorded as cancelled).
+	stopTrialMsg struct{ id string }
+	// cancelSweepMsg cancels the sweep.
+	cancelSweepMsg struct{}
+	// openTrialMsg opens a trial's detail.
+	openTrialMsg struct{ v *TrialView }
+	// closeTrialMsg leaves the detail for the screen it was opened from.
+	closeTrialMsg struct{}
+	// launchMsg starts a sweep.
+	launchMsg struct{ spec LaunchSpec }
+	// focusMsg starts focus mode on one task·agent at one ratio.
+	focusMsg struct {
+		task  model.Task
+		agent string
+		ratio model.Ratio
+	}
+	// rerunMsg replays one trial exactly.
+	rerunMsg struct{ v *TrialView }
+	// resumeMsg reruns what an interrupted experiment is missing.
+	resumeMsg struct{ exp Experiment }
+	// openExperimentMsg opens a past experiment read-only.
+	openExperimentMsg struct{ exp Experiment }
+)
