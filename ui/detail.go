@@ -110,7 +110,8 @@ func (d *detailScreen) fill() {
 	for i, l := range lines {
 		if q != "" && strings.Contains(strings.ToLower(l), q) {
 			d.matches = append(d.matches, i)
-			l = d.st.Selected.Render(l)
+			// A mark as well as the colour: NO_COLOR keeps only glyphs.
+			l = d.st.Selected.Render(cursorMark + l)
 		}
 		if d.wrap && d.logWidth > 0 {
 			l = lipgloss.NewStyle().Width(d.logWidth).Render(l)
