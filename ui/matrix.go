@@ -181,12 +181,12 @@ func (mm *matrixScreen) View(c *Common) string {
 	for _, r := range ratios {
 		rs, ok := byRatio[r]
 		if !ok || rs.Success.Trials == 0 {
-			succ += pad("-", colW)
-			infra += pad("-", colW)
+			succ += pad(" -", colW)
+			infra += pad(" -", colW)
 			continue
 		}
-		succ += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
-		infra += pad(fmt.Sprintf("%.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW)
+		succ += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
+		infra += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW)
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
 	var legend []string
