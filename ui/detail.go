@@ -256,6 +256,8 @@ func (d *detailScreen) View(c *Common) string {
 		}
 	}
 	out = append(out, clip(head, w))
+	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s · container %.12s · memory from %s · r reruns exactly this trial",
+		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), v.ContainerID, v.Source), w)))
 	chartH, logH := d.layout(h)
 	out = append(out, timeline(st, v, w, chartH))
 	// The step column takes what the others leave, within reason.
