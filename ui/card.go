@@ -77,7 +77,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if v.Phase == Running {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores)
 	}
-	if v.Killed() && v.OOMs[len(v.OOMs)-1].Process != "" {
+	if len(v.OOMs) > 0 && v.OOMs[len(v.OOMs)-1].Process != "" {
 		o := v.OOMs[len(v.OOMs)-1]
 		memLine = fmt.Sprintf("killed %s %s pid %d", o.Process, mib(o.RSSBytes), o.PID)
 	}
@@ -86,9 +86,16 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	// card has to spare.
 	chartRows := max(1+c.height-cardHeight, 1)
 	if v.Killed() {
-		o := v.OOMs[len(v.OOMs)-1]
-		banner := fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
+		banner := fmt.Sprintf(" OOM KILLED at peak %s / %s ", mib(v.Peak), limitS)
+		if v.Result != nil && v.Result.KilledInStep != "" {
+			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", v.Result.KilledInStep, mib(v.Peak), limitS)
+		}
+		if len(v.OOMs) > 0 {
+			o := v.OOMs[len(v.OOMs)-1]
+			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
+		}
 		if len(v.OOMs) > 1 {
+			o := v.OOMs[len(v.OOMs)-1]
 			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
 		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))

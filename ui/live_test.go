@@ -240,3 +240,17 @@ func TestShellBannerSaysWhereAndHowBack(t *testing.T) {
 		t.Error("the banner must come before the shell's own output")
 	}
 }
+
+// A kill known only from the verdict (the engine's OOMKilled flag, no
+// kill event caught) still makes a kill card that stays 10 s.
+func TestVerdictOnlyKillCardLingers(t *testing.T) {
+	now := at(1000)
+	m, plan := demoConsole(t, 120, 40, &now)
+	tr := plan.Trials[0]
+	r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Start: at(0), End: at(1000), StateOOMKilled: true, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20}
+	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), runner.TrialEnded{Base: runner.Base{Trial: tr.ID, Time: at(1000)}, Result: r})})
+	now = at(1000 + 9000)
+	if v := m.View(); !strings.Contains(v, "OOM KILLED in install at 127M / 128M") {
+		t.Errorf("the verdict-only kill card went before 10 s or has no banner:\n%s", v)
+	}
+}

@@ -54,8 +54,12 @@ type TrialView struct {
 	KillLimit int64
 }
 
-// Killed says whether any OOM kill landed in the trial.
-func (t *TrialView) Killed() bool { return len(t.OOMs) > 0 }
+// Killed says whether any OOM kill landed in the trial: one seen as it
+// happened, or only in the verdict (the engine's OOMKilled flag at exit,
+// when no kill event was caught), so a kill card stays its 10 s either way.
+func (t *TrialView) Killed() bool {
+	return len(t.OOMs) > 0 || (t.Result != nil && (t.Result.StateOOMKilled || t.Result.Outcome == model.OOMKilled))
+}
 
 // log keeps the last logLines lines, trimming in bulk so a long burst
 // costs amortised constant time per line.
