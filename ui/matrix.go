@@ -191,8 +191,13 @@ func (mm *matrixScreen) View(c *Common) string {
 	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
 	var legend []string
 	for _, o := range model.Outcomes {
-		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
+		if o != model.Cancelled {
+			legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
+		}
 	}
+	// Cancelled trials are counted apart ("3-"); an empty cell is not run
+	// (report's glyph).
+	legend = append(legend, "N"+model.Cancelled.Glyph()+" cancelled", model.EmptyCellGlyph+" not run")
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
 	out = append(out, mm.statsLines(c, rows, ratios, w)...)
 	if mm.list && len(rows) > 0 {
