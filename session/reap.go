@@ -3,10 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -14,25 +11,8 @@ import (
 )
 
 // ownerAlive says whether the headroom process that labelled a container
-// still runs. Containers of other hosts are presumed alive: their owner
-// cannot be checked from here.
-func ownerAlive(owner string) bool {
-	host, pidS, ok := strings.Cut(owner, ":")
-	me, _ := os.Hostname()
-	if !ok || host != me {
-		return owner != ""
-	}
-	pid, err := strconv.Atoi(pidS)
-	if err != nil || pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return false
-	}
-	// A live pid may be a new process that reused the number.
-	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err != nil || strings.Contains(string(cmd), "headroom") || strings.Contains(string(cmd), ".test")
-}
+// still runs (docker.OwnerAlive).
+func ownerAlive(owner string) bool { return docker.OwnerAlive(owner) }
 
 // OwnerAlive says whether the headroom that labelled a container with
 // this owner still runs (see ownerAlive).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -294,12 +293,6 @@ func (b *Backend) forget(id string) {
 	b.mu.Lock()
 	delete(b.sandboxes, id)
 	b.mu.Unlock()
-}
-
-// Owner names this process for container labels: "host:pid".
-func Owner() string {
-	h, _ := os.Hostname()
-	return h + ":" + strconv.Itoa(os.Getpid())
 }
 
 // IsGone says whether err means the container no longer exists.
