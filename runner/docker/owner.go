@@ -40,13 +40,20 @@ func OwnerAlive(owner string) bool {
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return false
 	}
+	start, ok := processStart(pid)
+	if start == exitedStart {
+		return false
+	}
 	if len(parts) < 3 {
 		return true
 	}
-	start, ok := processStart(pid)
 	// Unreadable /proc (another pid namespace): the live pid is all we know.
 	return !ok || start == parts[2]
 }
+
+// exitedStart stands for the start time of a process that has ended but
+// not been waited for.
+const exitedStart = "exited"
 
 // processStart reads a process's start time from /proc/<pid>/stat.
 func processStart(pid int) (string, bool) {
@@ -63,6 +70,11 @@ func processStart(pid int) (string, bool) {
 	// fields[0] is field 3 (state); the start time is field 22.
 	if len(fields) < 20 {
 		return "", false
+	}
+	// A zombie (its parent has not waited for it yet, as a test that
+	// SIGKILLed a headroom may not have) or dying process has ended.
+	if fields[0] == "Z" || fields[0] == "X" {
+		return exitedStart, true
 	}
 	return fields[19], true
 }

@@ -3,8 +3,10 @@ package docker
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestOwnerAlive(t *testing.T) {
@@ -39,4 +41,42 @@ func TestOwnerAlive(t *testing.T) {
 			t.Errorf("OwnerAlive(%q) = %v, want %v", c.owner, got, c.alive)
 		}
 	}
+}
+
+// A headroom killed by its parent but not yet waited for is a zombie: its
+// pid still answers kill(0), but it owns nothing any more.
+func TestOwnerAliveZombie(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	start, ok := processStart(cmd.Process.Pid)
+	if !ok {
+		t.Fatal("cannot read the child's start time")
+	}
+	owner := host + ":" + strconv.Itoa(cmd.Process.Pid) + ":" + start
+	if !OwnerAlive(owner) {
+		t.Fatalf("running child %q not alive", owner)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait on the kernel's own state, not a sleep: the child turns Z.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if s, _ := processStart(cmd.Process.Pid); s == exitedStart {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed child never became a zombie")
+		}
+		runtime.Gosched()
+	}
+	for _, o := range []string{owner, host + ":" + strconv.Itoa(cmd.Process.Pid)} {
+		if OwnerAlive(o) {
+			t.Errorf("OwnerAlive(%q) of a zombie = true", o)
+		}
+	}
+	_ = cmd.Wait()
 }
