@@ -154,6 +154,24 @@ type Task struct {
 	StorageBytes int64 `json:"storage_bytes,omitempty"`
 	// GPUs is the task's GPU spec, recorded; headroom gives none.
 	GPUs int `json:"gpus,omitempty"`
+	// WorkDir is where the container's processes start ("" keeps the
+	// image's WORKDIR).
+	WorkDir string `json:"workdir,omitempty"`
+	// Healthcheck, when set, is waited on (healthy) before the agent starts.
+	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+	// Profile is the container profile the task runs under (ProfileHarbor,
+	// ProfileHardened).
+	Profile string `json:"profile,omitempty"`
+}
+
+// Healthcheck is a container health test, Docker's: Test is the command
+// ("CMD", argv...) or ("CMD-SHELL", script).
+type Healthcheck struct {
+	Test        []string      `json:"test"`
+	Interval    time.Duration `json:"interval,omitempty"`
+	Timeout     time.Duration `json:"timeout,omitempty"`
+	StartPeriod time.Duration `json:"start_period,omitempty"`
+	Retries     int           `json:"retries,omitempty"`
 }
 
 // Agent returns the named agent.
