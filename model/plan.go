@@ -15,6 +15,8 @@ type Trial struct {
 	Repeat int            `json:"repeat"` // 1-based
 	Seed   uint64         `json:"seed"`
 	Policy ResourcePolicy `json:"policy"`
+	// Profile is the container profile the trial ran under.
+	Profile string `json:"profile,omitempty"`
 }
 
 // Plan is tasks × agents × ratios × repeats, in run order.
@@ -89,14 +91,15 @@ func NewPlan(s PlanSpec) (Plan, error) {
 			for _, r := range s.Ratios {
 				i := len(p.Trials)
 				p.Trials = append(p.Trials, Trial{
-					ID:     fmt.Sprintf("t%04d", i+1),
-					Index:  i,
-					Task:   pk.task.Name,
-					Agent:  pk.agent,
-					Ratio:  r,
-					Repeat: rep,
-					Seed:   seed,
-					Policy: NewPolicy(pk.task.Resources, r, s.HostCPUs),
+					ID:      fmt.Sprintf("t%04d", i+1),
+					Index:   i,
+					Task:    pk.task.Name,
+					Agent:   pk.agent,
+					Ratio:   r,
+					Repeat:  rep,
+					Seed:    seed,
+					Policy:  NewPolicy(pk.task.Resources, r, s.HostCPUs),
+					Profile: pk.task.Profile,
 				})
 			}
 		}

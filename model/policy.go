@@ -16,8 +16,10 @@ type ResourcePolicy struct {
 	LimitCPUs      float64 `json:"limit_cpus"` // 0: no CPU limit
 	// CPULimitCapped is set when ratio × spec CPUs exceeded the host's CPUs
 	// and the limit was lowered to the host's count (the engine refuses more).
-	CPULimitCapped bool  `json:"cpu_limit_capped,omitempty"`
-	PidsLimit      int64 `json:"pids_limit"`
+	CPULimitCapped bool `json:"cpu_limit_capped,omitempty"`
+	// PidsLimit caps the container's processes (0: no limit, as under the
+	// harbor profile).
+	PidsLimit int64 `json:"pids_limit"`
 }
 
 // NewPolicy derives a trial's policy from the task's spec and a ratio.
@@ -28,8 +30,8 @@ func NewPolicy(spec Resources, r Ratio, hostCPUs int) ResourcePolicy {
 		GuaranteeCPUs:  spec.CPUs,
 		PidsLimit:      spec.PidsLimit,
 	}
-	if p.PidsLimit <= 0 {
-		p.PidsLimit = DefaultPidsLimit
+	if p.PidsLimit < 0 {
+		p.PidsLimit = 0
 	}
 	if r.Uncapped {
 		return p
@@ -67,7 +69,10 @@ func (p ResourcePolicy) DockerRunFlags() []string {
 	if p.LimitCPUs > 0 {
 		f = append(f, "--cpus="+strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64))
 	}
-	f = append(f, fmt.Sprintf("--cpu-shares=%d", p.CPUShares()), fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
+	f = append(f, fmt.Sprintf("--cpu-shares=%d", p.CPUShares()))
+	if p.PidsLimit > 0 {
+		f = append(f, fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
+	}
 	return f
 }
 

@@ -45,18 +45,31 @@ type Step struct {
 	// command the script runs a step of its own, with its own peak.
 	Trace bool `json:"trace,omitempty"`
 	// PassEnv names host environment variables given to the step: "NAME",
-	// or "NAME=HOST" for the host's HOST under the name NAME. Their values
-	// are secrets: never recorded, and redacted from all output.
+	// or "NAME=HOST" for the host's HOST under the name NAME, or
+	// "NAME=HOST:-DEFAULT" for DEFAULT when the host has no HOST. Their
+	// values are secrets: never recorded, and redacted from all output.
 	PassEnv []string `json:"pass_env,omitempty"`
+	// User runs the step ("" keeps the container's user).
+	User string `json:"user,omitempty"`
 }
 
 // PassEnvNames splits a PassEnv entry into the name the step sees and the
 // host variable it comes from.
 func PassEnvNames(entry string) (name, host string) {
-	if n, h, ok := strings.Cut(entry, "="); ok {
-		return n, h
+	name, host, _, _ = PassEnvDefault(entry)
+	return name, host
+}
+
+// PassEnvDefault splits a PassEnv entry as PassEnvNames does, with the
+// value to use when the host does not have the variable, if the entry
+// gives one (Harbor's "${HOST:-DEFAULT}").
+func PassEnvDefault(entry string) (name, host, def string, hasDefault bool) {
+	n, h, ok := strings.Cut(entry, "=")
+	if !ok {
+		return entry, entry, "", false
 	}
-	return entry, entry
+	h, def, hasDefault = strings.Cut(h, ":-")
+	return n, h, def, hasDefault
 }
 
 // StepLabel is how a step is named in logs: "install: pip install pandas",
@@ -152,8 +165,11 @@ type Task struct {
 	// StorageBytes is the task's disk spec, recorded; local Docker on
 	// overlay file systems cannot enforce it.
 	StorageBytes int64 `json:"storage_bytes,omitempty"`
-	// GPUs is the task's GPU spec, recorded; headroom gives none.
+	// GPUs is how many GPUs the task needs; the engine is asked for them.
 	GPUs int `json:"gpus,omitempty"`
+	// AgentUser runs the agent's steps ("" keeps the container's user);
+	// the verifier's user is its step's.
+	AgentUser string `json:"agent_user,omitempty"`
 	// WorkDir is where the container's processes start ("" keeps the
 	// image's WORKDIR).
 	WorkDir string `json:"workdir,omitempty"`
@@ -162,6 +178,9 @@ type Task struct {
 	// Profile is the container profile the task runs under (ProfileHarbor,
 	// ProfileHardened).
 	Profile string `json:"profile,omitempty"`
+	// Deviations are what the loader found in the task's file that headroom
+	// runs differently from the task's own harness (see AllDeviations).
+	Deviations []Deviation `json:"deviations,omitempty"`
 }
 
 // Healthcheck is a container health test, Docker's: Test is the command

@@ -55,13 +55,16 @@ type fileTask struct {
 		Authors     []map[string]any `toml:"authors"`
 	} `toml:"task"`
 	Environment struct {
-		StorageMB       *int64            `toml:"storage_mb"`
+		// Harbor's sizes are integers it also takes written as floats
+		// (memory_mb = 4096.0).
+		StorageMB       *float64          `toml:"storage_mb"`
 		Storage         *string           `toml:"storage"`
-		GPUs            *int              `toml:"gpus"`
+		GPUs            *float64          `toml:"gpus"`
+		GPUTypes        []string          `toml:"gpu_types"`
 		BuildTimeoutSec *float64          `toml:"build_timeout_sec"`
 		Env             map[string]string `toml:"env"`
 		CPUs            *float64          `toml:"cpus"`
-		MemoryMB        *int64            `toml:"memory_mb"`
+		MemoryMB        *float64          `toml:"memory_mb"`
 		Memory          *string           `toml:"memory"`
 		PidsLimit       *int64            `toml:"pids_limit"`
 		Image           string            `toml:"image"`
@@ -70,18 +73,32 @@ type fileTask struct {
 		Network     string `toml:"network"`
 		// allow_internet is Terminal-Bench's switch: true gives the
 		// engine's default bridge network, false none.
-		AllowInternet *bool    `toml:"allow_internet"`
-		User          *string  `toml:"user"`
-		Capabilities  []string `toml:"capabilities"`
-		IdleCommand   []string `toml:"idle_command"`
+		AllowInternet *bool `toml:"allow_internet"`
+		fileNetwork
+		// Newer Harbor: the directory commands start in, and a readiness
+		// check run before the agent.
+		Workdir     string           `toml:"workdir"`
+		Healthcheck *fileHealthcheck `toml:"healthcheck"`
+		// Harbor's target OS ("linux" or "windows"), and what only its
+		// agents use.
+		OS           string           `toml:"os"`
+		MCPServers   []map[string]any `toml:"mcp_servers"`
+		SkillsDir    string           `toml:"skills_dir"`
+		User         *string          `toml:"user"`
+		Capabilities []string         `toml:"capabilities"`
+		IdleCommand  []string         `toml:"idle_command"`
 	} `toml:"environment"`
 	Agent struct {
 		TimeoutSec *float64 `toml:"timeout_sec"`
+		User       any      `toml:"user"`
+		fileNetwork
 	} `toml:"agent"`
 	Verifier struct {
 		fileStep
 		TimeoutSec *float64          `toml:"timeout_sec"`
 		Env        map[string]string `toml:"env"`
+		User       any               `toml:"user"`
+		fileNetwork
 	} `toml:"verifier"`
 	Agents []struct {
 		Name        string     `toml:"name"`
@@ -117,6 +134,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 		return Loaded{}, fmt.Errorf("%s: %w", path, err)
 	}
 	t.Format = model.FormatHeadroom
+	t.SetProfile(model.ProfileHardened)
 	return Loaded{Task: t, Ignored: ignored}, nil
 }
 
@@ -150,8 +168,14 @@ func (f *fileTask) decode(path string, data []byte) ([]string, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	var ignored []string
+	var raw map[string]any
 	for _, k := range md.Undecoded() {
-		ignored = append(ignored, k.String())
+		if raw == nil {
+			_, _ = toml.Decode(string(data), &raw)
+		}
+		if !quietKey(k, raw) {
+			ignored = append(ignored, k.String())
+		}
 	}
 	sort.Strings(ignored)
 	return ignored, nil
@@ -215,10 +239,11 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	case env.MemoryMB != nil && env.Memory != nil:
 		return t, fmt.Errorf("[environment] sets both memory_mb and memory: keep one")
 	case env.MemoryMB != nil:
-		if *env.MemoryMB <= 0 || *env.MemoryMB > 1<<30 {
-			return t, fmt.Errorf("[environment] memory_mb must be more than 0 and at most %d MiB (got %d)", 1<<30, *env.MemoryMB)
+		mib, err := wholeMiB("memory_mb", *env.MemoryMB)
+		if err != nil || mib == 0 {
+			return t, fmt.Errorf("[environment] memory_mb must be more than 0 and at most %d MiB, a whole number (got %v)", 1<<30, *env.MemoryMB)
 		}
-		res.MemoryBytes = *env.MemoryMB * model.MiB
+		res.MemoryBytes = mib * model.MiB
 	case env.Memory != nil:
 		n, err := model.ParseBytes(*env.Memory)
 		if err != nil {
@@ -254,7 +279,11 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		return t, fmt.Errorf("[environment] sets both storage_mb and storage: keep one")
 	}
 	if env.StorageMB != nil {
-		t.StorageBytes = *env.StorageMB * model.MiB
+		mib, err := wholeMiB("storage_mb", *env.StorageMB)
+		if err != nil {
+			return t, err
+		}
+		t.StorageBytes = mib * model.MiB
 	} else if env.Storage != nil {
 		n, err := model.ParseBytes(*env.Storage)
 		if err != nil {
@@ -266,11 +295,41 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		return t, fmt.Errorf("[environment] storage_mb must not be negative")
 	}
 	if env.GPUs != nil {
-		if *env.GPUs < 0 {
-			return t, fmt.Errorf("[environment] gpus must not be negative (got %d)", *env.GPUs)
+		if *env.GPUs < 0 || *env.GPUs != math.Trunc(*env.GPUs) || *env.GPUs > 1024 {
+			return t, fmt.Errorf("[environment] gpus must be a whole number, 0 or more (got %v)", *env.GPUs)
 		}
-		t.GPUs = *env.GPUs
+		t.GPUs = int(*env.GPUs)
 	}
+	if t.GPUs > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "gpus passed through",
+			Detail: fmt.Sprintf("%d GPU(s) asked of the engine; a host without GPUs refuses the trial (Harbor's Docker environment refuses GPU tasks; its cloud environments give them)", t.GPUs)})
+		if len(env.GPUTypes) > 0 {
+			t.Deviations = append(t.Deviations, model.Deviation{What: "gpu_types not enforced",
+				Detail: "any GPU the engine gives, not only " + strings.Join(env.GPUTypes, ", ")})
+		}
+	}
+	switch strings.ToLower(env.OS) {
+	case "", "linux":
+	default:
+		return t, fmt.Errorf("[environment] os = %q: headroom runs Linux containers only", env.OS)
+	}
+	if len(env.MCPServers) > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "mcp_servers not started",
+			Detail: fmt.Sprintf("%d MCP server(s) the task offers its agent are not set up", len(env.MCPServers))})
+	}
+	if env.SkillsDir != "" {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "skills_dir not copied",
+			Detail: env.SkillsDir + " is not copied to the agent's skills directory"})
+	}
+	t.WorkDir = strings.TrimSpace(env.Workdir)
+	if t.WorkDir != "" && !strings.HasPrefix(t.WorkDir, "/") {
+		return t, fmt.Errorf("[environment] workdir must be an absolute path in the container (got %q)", env.Workdir)
+	}
+	hc, err := env.Healthcheck.toHealthcheck()
+	if err != nil {
+		return t, err
+	}
+	t.Healthcheck = hc
 	t.Image = env.Image
 	if t.Image == "" {
 		t.Image = env.DockerImage
@@ -282,16 +341,8 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 			t.IdleCommand = []string{workload.Binary, workload.IdleMode}
 		}
 	}
-	if t.Network == "" {
-		t.Network = defNetwork
-		if env.AllowInternet != nil {
-			t.Network = "none"
-			if *env.AllowInternet {
-				t.Network = "bridge"
-			}
-		} else if defNetwork != "none" {
-			res.Defaulted = append(res.Defaulted, "allow_internet")
-		}
+	if err := f.network(&t, defNetwork); err != nil {
+		return t, err
 	}
 	// Locked down by default: the built-in workload needs no capability
 	// and runs as nobody; other images keep a minimal set and their own
@@ -316,8 +367,12 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	if t.Capabilities == nil {
 		t.Capabilities = []string{}
 	}
-	t.Env, t.PassEnv = envList(env.Env)
-	var err error
+	var devs []model.Deviation
+	t.Env, t.PassEnv, devs = envList("[environment.env]", env.Env)
+	t.Deviations = append(t.Deviations, devs...)
+	if t.AgentUser, err = userName("[agent] user", f.Agent.User); err != nil {
+		return t, err
+	}
 	if t.AgentTimeout, err = seconds("[agent] timeout_sec", f.Agent.TimeoutSec, model.DefaultAgentTimeout); err != nil {
 		return t, err
 	}
@@ -327,24 +382,52 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	return t, nil
 }
 
-// hostRef is a whole env value naming a host variable, Harbor's
-// "${OPENAI_API_KEY}".
-var hostRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
-
-// envList turns an env table into NAME=value pairs, sorted, and the
-// entries whose value is "${HOST}" into pass-through secrets (NAME=HOST):
-// their values come from headroom's environment and are never recorded.
-func envList(m map[string]string) (env, pass []string) {
-	for k, v := range m {
-		if sub := hostRef.FindStringSubmatch(v); sub != nil {
-			pass = append(pass, k+"="+sub[1])
+// network sets the task's engine network from network (headroom's own
+// key), network_mode / allowed_hosts (newer Harbor) or allow_internet
+// (older Harbor), in that order, and records what cannot be done the
+// harness's way: an allowlist (Harbor filters with iptables; headroom
+// gives the whole network) and per-phase modes (the container keeps one
+// network for both phases).
+func (f *fileTask) network(t *model.Task, defNetwork string) error {
+	env := &f.Environment
+	mode, err := env.fileNetwork.mode("environment")
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.Network != "":
+	case mode != "":
+		t.Network = engineNetwork(mode)
+	case env.AllowInternet != nil:
+		t.Network = "none"
+		if *env.AllowInternet {
+			t.Network = "bridge"
+		}
+	default:
+		t.Network = defNetwork
+		if defNetwork != "none" {
+			t.Resources.Defaulted = append(t.Resources.Defaulted, "allow_internet")
+		}
+	}
+	if mode == netAllowlist {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "allowed_hosts not enforced",
+			Detail: "the container has the whole network, not only " + strings.Join(env.AllowedHosts, ", ")})
+	}
+	for _, ph := range []struct {
+		section string
+		n       fileNetwork
+	}{{"agent", f.Agent.fileNetwork}, {"verifier", f.Verifier.fileNetwork}} {
+		m, err := ph.n.mode(ph.section)
+		if err != nil {
+			return err
+		}
+		if m == "" || (engineNetwork(m) == t.Network && m != netAllowlist) {
 			continue
 		}
-		env = append(env, k+"="+v)
+		t.Deviations = append(t.Deviations, model.Deviation{What: ph.section + " network_mode not applied",
+			Detail: fmt.Sprintf("the %s phase asks for %s; the container keeps its network (%s) for both phases", ph.section, m, t.Network)})
 	}
-	sort.Strings(env)
-	sort.Strings(pass)
-	return env, pass
+	return nil
 }
 
 func (s fileStep) toStep(where, defName string) (model.Step, error) {

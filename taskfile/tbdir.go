@@ -71,6 +71,8 @@ func LoadTaskDir(dir string) (Loaded, error) {
 	}
 	if err == nil {
 		absolute(&l.Task)
+		// The benchmark's own container: only the resource limit differs.
+		l.Task.SetProfile(model.ProfileHarbor)
 	}
 	return l, err
 }
@@ -174,16 +176,25 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	if !exists(test) {
 		return Loaded{}, fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
 	}
-	venv, vpass := envList(f.Verifier.Env)
+	if f.Verifier.TimeoutSec == nil {
+		t.VerifierTimeout = harborVerifierTimeout
+	}
+	venv, vpass, devs := envList("[verifier.env]", f.Verifier.Env)
+	t.Deviations = append(t.Deviations, devs...)
+	vuser, err := userName("[verifier] user", f.Verifier.User)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
 	t.Verifier = model.Step{
 		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
 		Argv: []string{TestsDir + "/test.sh"}, Trace: true,
-		Env: venv, PassEnv: vpass,
+		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
 	t.Verdict.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
 	solve := filepath.Join(dir, "solution", "solve.sh")
-	senv, spass := envList(f.Solution.Env)
+	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
+	t.Deviations = append(t.Deviations, devs...)
 	if exists(solve) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
