@@ -22,6 +22,9 @@ type agentFlags struct {
 	passEnv      []string
 	timeoutScale float64
 	passReward   float64
+	// profile puts every task under one container profile ("": each
+	// task's default).
+	profile string
 }
 
 func (a *agentFlags) register(cmd *cobra.Command) {
@@ -30,14 +33,15 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&a.passEnv, "pass-env", nil, "host environment variables given to the command agent (e.g. an API key); their values are redacted from every log, record and screen")
 	fl.Float64Var(&a.timeoutScale, "timeout-scale", 1, "multiply every task's agent and verifier time limits")
 	fl.Float64Var(&a.passReward, "pass-reward", 1, "reward a Harbor verifier must write to pass")
+	fl.StringVar(&a.profile, "profile", "", "container profile for every task: harbor (the engine's default capabilities, no pids limit: what Harbor's Docker environment runs) or hardened (capabilities dropped, pids limit, no-new-privileges); default harbor for task directories, hardened for headroom's own and built-in tasks")
 }
 
 // settings is what the manifest records of the flags (names, no values).
 func (a *agentFlags) settings() *store.AgentSettings {
-	if a.command == "" && a.timeoutScale == 1 && a.passReward == 1 {
+	if a.command == "" && a.timeoutScale == 1 && a.passReward == 1 && a.profile == "" {
 		return nil
 	}
-	return &store.AgentSettings{Command: a.command, PassEnv: a.passEnv, TimeoutScale: a.timeoutScale, PassReward: a.passReward}
+	return &store.AgentSettings{Command: a.command, PassEnv: a.passEnv, TimeoutScale: a.timeoutScale, PassReward: a.passReward, Profile: a.profile}
 }
 
 // agentFlagsFrom are the flags a manifest recorded.
@@ -45,7 +49,7 @@ func agentFlagsFrom(s *store.AgentSettings) agentFlags {
 	if s == nil {
 		return agentFlags{timeoutScale: 1, passReward: 1}
 	}
-	return agentFlags{command: s.Command, passEnv: s.PassEnv, timeoutScale: s.TimeoutScale, passReward: s.PassReward}
+	return agentFlags{command: s.Command, passEnv: s.PassEnv, timeoutScale: s.TimeoutScale, passReward: s.PassReward, profile: s.Profile}
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -55,6 +59,13 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string, error) {
 	if a.timeoutScale <= 0 || a.timeoutScale > 100 {
 		return nil, nil, usagef("--timeout-scale must be more than 0 and at most 100 (got %v)", a.timeoutScale)
+	}
+	if a.profile != "" {
+		p, err := model.ParseProfile(a.profile)
+		if err != nil {
+			return nil, nil, usagef("--profile: %v", err)
+		}
+		a.profile = p
 	}
 	if len(a.passEnv) > 0 && a.command == "" {
 		return nil, nil, usagef("--pass-env is for the command agent: give --agent-command too")
@@ -77,6 +88,9 @@ func (a *agentFlags) apply(tasks []model.Task) ([]model.Task, map[string]string,
 	for i, t := range tasks {
 		t.AgentTimeout = time.Duration(float64(t.AgentTimeout) * a.timeoutScale)
 		t.VerifierTimeout = time.Duration(float64(t.VerifierTimeout) * a.timeoutScale)
+		if a.profile != "" {
+			t.SetProfile(a.profile)
+		}
 		if t.Verdict.Reward != nil {
 			r := *t.Verdict.Reward
 			r.Pass = a.passReward
@@ -122,12 +136,14 @@ func taskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task
 		}
 		var bad error
 		for _, e := range entries {
-			name, host := model.PassEnvNames(e)
+			name, host, _, hasDefault := model.PassEnvDefault(e)
 			if _, done := secrets[host]; done {
 				continue
 			}
 			v, set, err := hostSecret(host)
 			switch {
+			case !set && hasDefault:
+				// ${VAR:-default}: the default stands in, as in Harbor.
 			case !set:
 				bad = fmt.Errorf("task %s passes %s from headroom's environment to its %s, and %s is not set: set it, or leave the task out", t.Name, host, name, host)
 			case err != nil:

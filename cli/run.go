@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -353,6 +354,9 @@ func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, map[string
 			return nil, nil, fmt.Errorf("resume: the experiment's agent settings: %w", err)
 		}
 		t = applied[0]
+		// The profile the trials ran under; an experiment from before
+		// profiles existed ran hardened.
+		t.SetProfile(cmp.Or(e.Profile, model.ProfileHardened))
 		maps.Copy(secrets, s)
 		if _, problems := taskSecrets([]model.Task{t}, secrets); len(problems) > 0 {
 			return nil, nil, usagef("resume: %v", problems[0])

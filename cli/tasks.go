@@ -91,7 +91,7 @@ func newTasksCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, show, validate)
+	cmd.AddCommand(list, show, validate, newAuditCmd())
 	return cmd
 }
 
@@ -112,10 +112,25 @@ func showTask(cmd *cobra.Command, t model.Task) {
 		format = model.FormatHeadroom
 	}
 	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, t.Network)
-	if t.StorageBytes > 0 || t.GPUs > 0 {
-		fmt.Fprintf(w, "  recorded storage %s, gpus %d (not enforced by local Docker)\n", model.FormatBytes(t.StorageBytes), t.GPUs)
+	fmt.Fprintf(w, "  profile  %s\n", containerProfile(t))
+	if t.WorkDir != "" || t.User != "" || t.AgentUser != "" || t.Verifier.User != "" {
+		fmt.Fprintf(w, "  runs in  %s as %s (agent %s, verifier %s)\n", orWord(t.WorkDir, "the image's WORKDIR"), orWord(t.User, "the image's user"),
+			orWord(t.AgentUser, "the same"), orWord(t.Verifier.User, "the same"))
 	}
-	fmt.Fprintf(w, "  spec     %g CPU, %s, pids %d", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), t.Resources.PidsLimit)
+	if hc := t.Healthcheck; hc != nil {
+		fmt.Fprintf(w, "  ready    when %s exits 0 (every %s, %d tries)\n", strings.Join(hc.Test, " "), hc.Interval, hc.Retries)
+	}
+	if t.StorageBytes > 0 {
+		fmt.Fprintf(w, "  recorded storage %s (not enforced by local Docker, nor by Harbor's Docker environment)\n", model.FormatBytes(t.StorageBytes))
+	}
+	if t.GPUs > 0 {
+		fmt.Fprintf(w, "  gpus     %d, asked of the engine\n", t.GPUs)
+	}
+	pids := "none"
+	if t.Resources.PidsLimit > 0 {
+		pids = fmt.Sprint(t.Resources.PidsLimit)
+	}
+	fmt.Fprintf(w, "  spec     %g CPU, %s, pids %s", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), pids)
 	if len(t.Resources.Defaulted) > 0 {
 		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
 	}
@@ -155,4 +170,25 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	if capped {
 		fmt.Fprintf(w, "  CPU limits above this host's %d CPUs are capped at %d (Docker refuses more); trials record cpu_limit_capped\n", hostCPUs, hostCPUs)
 	}
+}
+
+// containerProfile says how the task's container is set up, and how many
+// ways that differs from its own harness.
+func containerProfile(t model.Task) string {
+	p := orWord(t.Profile, model.ProfileHardened)
+	switch n := len(t.AllDeviations()); {
+	case !t.ForeignHarness():
+		return p
+	case n == 0:
+		return p + " (as its own harness runs it)"
+	default:
+		return fmt.Sprintf("%s (%d deviation(s) from its own harness: `headroom tasks audit %s`)", p, n, orWord(t.Dir, t.Source))
+	}
+}
+
+func orWord(s, word string) string {
+	if s == "" {
+		return word
+	}
+	return s
 }

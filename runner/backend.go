@@ -56,9 +56,10 @@ type Sandbox interface {
 	// Samples and OOMs deliver readings until the sandbox is removed.
 	Samples() <-chan Sample
 	OOMs() <-chan OOMSignal
-	// Exec runs argv inside the sandbox; each line of output goes to line.
-	// Cancelling ctx stops waiting; Kill stops the command.
-	Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (ExecResult, error)
+	// Exec runs argv inside the sandbox as user ("" for the sandbox's
+	// own); each line of output goes to line. Cancelling ctx stops
+	// waiting; Kill stops the command.
+	Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (ExecResult, error)
 	// CopyIn copies host files into the sandbox.
 	CopyIn(ctx context.Context, uploads []model.Upload) error
 	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).

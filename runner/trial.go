@@ -297,8 +297,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	env = append(append([]string(nil), env...), st.Env...)
 	for _, entry := range append(append([]string(nil), t.task.PassEnv...), st.PassEnv...) {
-		name, host := model.PassEnvNames(entry)
-		env = append(env, name+"="+t.r.cfg.Secrets[host])
+		env = append(env, passEnvValue(entry, t.r.cfg.Secrets))
 	}
 	argv := st.Argv
 	var cur *openStep
@@ -313,7 +312,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		cur = t.openStep(sb, phase, st)
 	}
 	traced := false
-	res, err := sb.Exec(ctx, argv, env, func(stream, text string) {
+	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
 		text = t.r.redact(text)
 		if st.Trace {
 			if cmd, ok := strings.CutPrefix(text, TraceMarker); ok {

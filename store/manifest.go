@@ -44,6 +44,8 @@ type AgentSettings struct {
 	PassEnv      []string `json:"pass_env,omitempty"`
 	TimeoutScale float64  `json:"timeout_scale,omitempty"`
 	PassReward   float64  `json:"pass_reward,omitempty"`
+	// Profile is the container profile --profile chose for every task.
+	Profile string `json:"profile,omitempty"`
 }
 
 // Resume is one resumption of an interrupted experiment.
@@ -71,7 +73,11 @@ type TaskEntry struct {
 	// Resources carries Defaulted: the fields the task file left out.
 	Resources    model.Resources `json:"resources"`
 	StorageBytes int64           `json:"storage_bytes,omitempty"`
-	Agents       []string        `json:"agents"`
+	// Profile is the container profile the task ran under; Deviations
+	// are how that differs from the task's own harness.
+	Profile    string            `json:"profile,omitempty"`
+	Deviations []model.Deviation `json:"deviations,omitempty"`
+	Agents     []string          `json:"agents"`
 	// Verdict is how the task's verifier is judged ("exit-code",
 	// "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`
@@ -104,7 +110,7 @@ type Engine struct {
 // NewTaskEntry describes a task and the policies its ratios give it.
 func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
-		Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
+		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
 	}

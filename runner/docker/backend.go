@@ -193,8 +193,13 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		MemoryReservation: p.GuaranteeBytes,
 		CPUShares:         p.CPUShares(),
 	}
-	pids := p.PidsLimit
-	res.PidsLimit = &pids
+	if p.PidsLimit > 0 {
+		pids := p.PidsLimit
+		res.PidsLimit = &pids
+	}
+	if task.GPUs > 0 {
+		res.DeviceRequests = []container.DeviceRequest{{Count: task.GPUs, Capabilities: [][]string{{"gpu"}}}}
+	}
 	if p.HardLimitBytes > 0 {
 		res.Memory = p.HardLimitBytes
 		// Without this the engine silently allows swap of twice the limit.
@@ -214,17 +219,25 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		},
 		// The task's environment, and the image's own working directory
 		// (Terminal-Bench images set WORKDIR /app).
-		Env:  append([]string{"HEADROOM_TRIAL=" + trial.ID}, task.Env...),
-		User: task.User,
+		Env:        append([]string{"HEADROOM_TRIAL=" + trial.ID}, task.Env...),
+		User:       task.User,
+		WorkingDir: task.WorkDir,
 	}
-	// Locked down: no privilege gain, only the task's capabilities, no
-	// mounts at all (so no Docker socket and no host path).
+	// No mounts at all under either profile (so no Docker socket and no
+	// host path).
 	hc := &container.HostConfig{
 		Resources:   res,
 		NetworkMode: container.NetworkMode(task.Network),
-		SecurityOpt: []string{"no-new-privileges"},
-		CapDrop:     []string{"ALL"},
 		CapAdd:      task.Capabilities,
+	}
+	if task.Hardened() {
+		// Locked down: no privilege gain, only the task's capabilities.
+		hc.SecurityOpt = []string{"no-new-privileges"}
+		hc.CapDrop = []string{"ALL"}
+	} else {
+		// Harbor's compose service: the engine's default capabilities
+		// (plus any the task adds) and its open-files limit.
+		hc.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: model.HarborNoFile, Hard: model.HarborNoFile}}
 	}
 	driven := b.usesDriver(task)
 	if driven {
@@ -273,6 +286,9 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_, _ = sb.Remove(context.Background())
+		if task.GPUs > 0 && isNoGPU(err) {
+			return nil, fmt.Errorf("task %s needs %d GPU(s) and this engine cannot give any (%v): run it on a host with GPUs and the NVIDIA container toolkit, or leave it out", task.Name, task.GPUs, err)
+		}
 		return nil, fmt.Errorf("start container: %w", err)
 	}
 	// The cgroup is usually where the driver puts it by id; only when it
@@ -286,6 +302,14 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		return info.State.Pid
 	}
 	sb.startSampling(pid)
+	if task.Healthcheck != nil {
+		// Harbor runs its check before the agent's setup; a failure is
+		// the environment's, not the agent's.
+		if err := waitHealthy(cancelled, sb, *task.Healthcheck); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
 	return sb, nil
 }
 

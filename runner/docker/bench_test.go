@@ -127,7 +127,7 @@ func benchStep(b *testing.B, opts Options) {
 	argv := task.Agents[0].Steps[0].Argv
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := sb.Exec(context.Background(), argv, nil, func(string, string) {})
+		res, err := sb.Exec(context.Background(), argv, nil, "", func(string, string) {})
 		if err != nil || res.ExitCode != 0 {
 			b.Fatalf("%v %d", err, res.ExitCode)
 		}

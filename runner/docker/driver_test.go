@@ -62,7 +62,7 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 	}
 	printing := make(chan struct{})
 	var once bool
-	res, err := sb.Exec(context.Background(), long, nil, func(stream, text string) {
+	res, err := sb.Exec(context.Background(), long, nil, "", func(stream, text string) {
 		if !once {
 			once = true
 			close(printing)
@@ -73,7 +73,7 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 		t.Fatalf("step under a killed container: exit %d, %v; want 137, nil", res.ExitCode, err)
 	}
 	<-printing
-	if _, err := sb.Exec(context.Background(), long, nil, func(string, string) {}); !errors.Is(err, errDriverGone) {
+	if _, err := sb.Exec(context.Background(), long, nil, "", func(string, string) {}); !errors.Is(err, errDriverGone) {
 		t.Errorf("a step after the container died: %v, want %v", err, errDriverGone)
 	}
 }

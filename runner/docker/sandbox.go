@@ -194,12 +194,14 @@ func (s *sandbox) sampleStats() {
 
 // Exec runs argv in the container and streams its output line by line:
 // through the step driver where there is one, else the engine's exec.
-func (s *sandbox) Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
 	if s.drv != nil {
+		// The built-in image's driver runs every step as the container's
+		// one user (its tasks set no other).
 		return s.drv.run(ctx, argv, env, line)
 	}
 	cli := s.b.cli
-	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, AttachStdout: true, AttachStderr: true})
+	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return runner.ExecResult{}, fmt.Errorf("exec create: %w", err)
 	}

@@ -88,9 +88,11 @@ func TaskImageTag(taskName string, b model.Build) (string, error) {
 }
 
 // EnsureTaskImage makes sure a task's image is on the engine and returns
-// its name: the task's own image when the engine has it; else one built
-// from its Dockerfile (cached by the context's digest); else pulled. A
-// pull or a base image that cannot be fetched fails with what to do.
+// its name. A task that names an image runs that image, as Harbor runs a
+// pinned docker_image even beside a Dockerfile: the engine's copy, else
+// pulled. Only when it cannot be pulled is the task's Dockerfile built
+// instead (cached by the context's digest), and progress says so. A pull
+// or a base image that cannot be fetched fails with what to do.
 func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, progress func(string)) (string, error) {
 	if progress == nil {
 		progress = func(string) {}
@@ -101,13 +103,15 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		} else if ok {
 			return t.Image, nil
 		}
-	}
-	if t.Build == nil {
 		progress(fmt.Sprintf("pulling %s for %s", t.Image, t.Name))
-		if err := pull(ctx, cli, t.Image, progress); err != nil {
+		err := pull(ctx, cli, t.Image, progress)
+		if err == nil {
+			return t.Image, nil
+		}
+		if t.Build == nil {
 			return "", fmt.Errorf("task %s: image %s is not on this engine and could not be pulled: %v; load it (`docker load`) or give the task an environment/Dockerfile", t.Name, t.Image, err)
 		}
-		return t.Image, nil
+		progress(fmt.Sprintf("%s: the pinned image %s could not be pulled (%v); building %s instead, which Harbor would not do", t.Name, t.Image, err, filepath.Join(t.Build.Context, t.Build.Dockerfile)))
 	}
 	tag, err := TaskImageTag(t.Name, *t.Build)
 	if err != nil {

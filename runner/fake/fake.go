@@ -151,7 +151,7 @@ func (s *sandbox) ReadFile(_ context.Context, p string) ([]byte, error) {
 	return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 }
 
-func (s *sandbox) Exec(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line func(stream, text string)) (runner.ExecResult, error) {
 	step := model.Step{Argv: argv, Env: env}
 	if len(argv) > 0 {
 		step.Name = argv[len(argv)-1]

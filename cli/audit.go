@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/spf13/cobra"
+)
+
+func newAuditCmd() *cobra.Command {
+	var profile string
+	cmd := &cobra.Command{
+		Use:   "audit DIR...",
+		Short: "List every way headroom would run these tasks differently from their own harness (exit 1 if any)",
+		Long: `audit loads task directories (or directories of them) as a run would and
+prints one row per difference between what headroom will run and what the
+task's own harness (Harbor, terminal-bench) would run: fields it cannot
+enforce, a different container profile, GPUs. A task that cannot be loaded
+is a row too. Nothing is printed for a faithful task; the exit code is 0
+when every task is faithful, 1 otherwise.`,
+		Example: `  headroom tasks audit ~/terminal-bench-2
+  headroom tasks audit --profile hardened ~/terminal-bench-2/chroot-task`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if profile != "" {
+				p, err := model.ParseProfile(profile)
+				if err != nil {
+					return usagef("--profile: %v", err)
+				}
+				profile = p
+			}
+			c := &taskfile.Catalog{}
+			for _, a := range args {
+				if err := c.AddDir(a); err != nil {
+					return usageError{err}
+				}
+			}
+			w := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			rows, deviating := 0, 0
+			header := func() {
+				if rows == 0 {
+					fmt.Fprintln(tw, "TASK\tPROFILE\tDEVIATION\tDETAIL")
+				}
+				rows++
+			}
+			for _, l := range c.Tasks {
+				t := l.Task
+				if profile != "" {
+					t.SetProfile(profile)
+				}
+				devs := t.AllDeviations()
+				if len(devs) > 0 {
+					deviating++
+				}
+				for _, d := range devs {
+					header()
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Profile, d.What, d.Detail)
+				}
+			}
+			for _, p := range c.Problems {
+				header()
+				fmt.Fprintf(tw, "%s\t\t%s\t%v\n", "(not loaded)", "refused", p)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "%d task(s) loaded: %d faithful, %d with deviations; %d not loaded\n",
+				len(c.Tasks), len(c.Tasks)-deviating, deviating, len(c.Problems))
+			if rows > 0 {
+				return exitError{ExitFailure}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&profile, "profile", "", "audit under this container profile (harbor or hardened) instead of each task's default")
+	return cmd
+}

@@ -1,0 +1,93 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// waitHealthy runs a task's healthcheck the way Harbor does before its
+// agent starts: the command again and again until it exits 0; failures in
+// the start period do not count, and Retries failures in a row after it
+// give up.
+func waitHealthy(ctx context.Context, sb *sandbox, hc model.Healthcheck) error {
+	argv := healthArgv(hc.Test)
+	if argv == nil {
+		return nil
+	}
+	interval := hc.Interval
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	retries := max(hc.Retries, 1)
+	startEnd := time.Now().Add(hc.StartPeriod)
+	failures := 0
+	for {
+		inStart := time.Now().Before(startEnd)
+		code, err := healthOnce(ctx, sb, argv, hc.Timeout)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil && code == 0 {
+			return nil
+		}
+		if !inStart {
+			failures++
+			if failures >= retries {
+				why := fmt.Sprintf("exit %d", code)
+				if err != nil {
+					why = err.Error()
+				}
+				return fmt.Errorf("healthcheck failed %d time(s) in a row (%s): %s", failures, why, strings.Join(argv, " "))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+var errHealthTimeout = errors.New("timed out")
+
+// healthOnce runs the check once within its time limit.
+func healthOnce(ctx context.Context, sb *sandbox, argv []string, timeout time.Duration) (int, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := sb.Exec(ctx, argv, nil, "", func(string, string) {})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return -1, errHealthTimeout
+	}
+	return res.ExitCode, err
+}
+
+// healthArgv is the command of a Docker-style health test: CMD runs its
+// arguments, CMD-SHELL its script under /bin/sh; NONE (or nothing) is no
+// check.
+func healthArgv(test []string) []string {
+	if len(test) < 2 {
+		return nil
+	}
+	switch test[0] {
+	case "CMD":
+		return test[1:]
+	case "CMD-SHELL":
+		return []string{"/bin/sh", "-c", strings.Join(test[1:], " ")}
+	}
+	return nil
+}
+
+// isNoGPU says whether the engine refused a container for want of a GPU
+// device driver.
+func isNoGPU(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "could not select device driver") || strings.Contains(msg, "nvidia")
+}
