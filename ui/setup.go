@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"strconv"
@@ -444,7 +445,7 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 	rows := s.visible()
 	if cur := s.cursor.at(len(rows)); cur < len(rows) {
 		t := rows[cur].task
-		lines = append(lines, st.Muted.Render(clip(fmt.Sprintf("%s: spec %g CPU, %s", path.Base(t.Name), t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes)), w)))
+		lines = append(lines, st.Muted.Render(clip(fmt.Sprintf("%s: spec %g CPU, %s, %s container", path.Base(t.Name), t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), cmp.Or(t.Profile, model.ProfileHardened)), w)))
 		// Every ratio's flags on its own line where they fit; otherwise
 		// one summary line per ratio and the whole flags of one (the ratio
 		// under the cursor), wrapped: cut flags cannot be copied.
