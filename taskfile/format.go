@@ -44,6 +44,12 @@ type fileTask struct {
 	SchemaVersion string         `toml:"schema_version"`
 	Version       string         `toml:"version"`
 	Metadata      map[string]any `toml:"metadata"`
+	// What Harbor collects after a trial, and where a task came from.
+	Artifacts []any  `toml:"artifacts"`
+	Source    string `toml:"source"`
+	// Harbor's multi-step tasks: steps run in order, each with its own
+	// instruction and tests.
+	Steps []map[string]any `toml:"steps"`
 	Solution      struct {
 		Env map[string]string `toml:"env"`
 	} `toml:"solution"`
@@ -99,6 +105,11 @@ type fileTask struct {
 		Env        map[string]string `toml:"env"`
 		User       any               `toml:"user"`
 		fileNetwork
+		// Harbor can run the verifier in a container of its own, and
+		// verify submissions while the agent works.
+		EnvironmentMode string         `toml:"environment_mode"`
+		Environment     map[string]any `toml:"environment"`
+		Continuous      map[string]any `toml:"continuous"`
 	} `toml:"verifier"`
 	Agents []struct {
 		Name        string     `toml:"name"`

@@ -179,6 +179,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	if f.Verifier.TimeoutSec == nil {
 		t.VerifierTimeout = harborVerifierTimeout
 	}
+	t.Deviations = append(t.Deviations, f.harborOnly()...)
 	venv, vpass, devs := envList("[verifier.env]", f.Verifier.Env)
 	t.Deviations = append(t.Deviations, devs...)
 	vuser, err := userName("[verifier] user", f.Verifier.User)

@@ -1,0 +1,235 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// harborDir writes a minimal Harbor task directory around a task.toml.
+func harborDir(t *testing.T, toml string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "task")
+	for name, body := range map[string]string{
+		"task.toml":      toml,
+		"instruction.md": "do it\n",
+		"tests/test.sh":  "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func deviationNames(t model.Task) []string {
+	var out []string
+	for _, d := range t.AllDeviations() {
+		out = append(out, d.What)
+	}
+	return out
+}
+
+// What Harbor's task config reads, read the same way.
+func TestHarborFieldsDecode(t *testing.T) {
+	const head = "[task]\nname = \"x/y\"\n[environment]\ndocker_image = \"img:1\"\n"
+	tests := []struct {
+		name    string
+		toml    string
+		check   func(t *testing.T, l Loaded)
+		wantErr string
+	}{
+		{name: "float sizes", toml: head + "memory_mb = 4096.0\nstorage_mb = 10240.0\ncpus = 2.0\ngpus = 0.0\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Resources.MemoryBytes != 4096*model.MiB || l.Task.StorageBytes != 10240*model.MiB || l.Task.Resources.CPUs != 2 || l.Task.GPUs != 0 {
+					t.Errorf("resources %+v storage %d gpus %d", l.Task.Resources, l.Task.StorageBytes, l.Task.GPUs)
+				}
+			}},
+		{name: "fractional memory refused", toml: head + "memory_mb = 4096.5\n", wantErr: "memory_mb must be a positive whole number of MiB (got 4096.5)"},
+		{name: "fractional storage refused", toml: head + "storage_mb = 1.5\n", wantErr: "storage_mb must be a whole number of MiB"},
+		{name: "fractional gpus refused", toml: head + "gpus = 0.5\n", wantErr: "gpus must be a whole number"},
+		{name: "verifier default is Harbor's 600 s", toml: head,
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.VerifierTimeout != 600*time.Second || l.Task.AgentTimeout != 10*time.Minute {
+					t.Errorf("verifier %s agent %s, want 10m0s both", l.Task.VerifierTimeout, l.Task.AgentTimeout)
+				}
+			}},
+		{name: "env templates", toml: head + "[environment.env]\nA = \"${HR_KEY}\"\nB = \"${HR_LEVEL:-info}\"\nC = \"${HR_EMPTY:-}\"\nD = \"plain\"\nE = \"pre-${HR_X:-y}\"\n[verifier.env]\nJ = \"${HR_JUDGE:-none}\"\n",
+			check: func(t *testing.T, l Loaded) {
+				if want := []string{"A=HR_KEY", "B=HR_LEVEL:-info", "C=HR_EMPTY:-"}; !slices.Equal(l.Task.PassEnv, want) {
+					t.Errorf("pass %v, want %v", l.Task.PassEnv, want)
+				}
+				if want := []string{"D=plain", "E=pre-${HR_X:-y}"}; !slices.Equal(l.Task.Env, want) {
+					t.Errorf("env %v, want %v", l.Task.Env, want)
+				}
+				if want := []string{"J=HR_JUDGE:-none"}; !slices.Equal(l.Task.Verifier.PassEnv, want) {
+					t.Errorf("verifier pass %v, want %v", l.Task.Verifier.PassEnv, want)
+				}
+				if !slices.Contains(deviationNames(l.Task), "env template not resolved") {
+					t.Errorf("a template inside a value is not listed: %v", deviationNames(l.Task))
+				}
+			}},
+		{name: "network_mode no-network", toml: head + "network_mode = \"no-network\"\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Network != "none" || len(l.Task.AllDeviations()) != 0 {
+					t.Errorf("network %q deviations %v", l.Task.Network, l.Task.AllDeviations())
+				}
+			}},
+		{name: "network_mode beats allow_internet", toml: head + "allow_internet = true\nnetwork_mode = \"no-network\"\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Network != "none" {
+					t.Errorf("network %q, want none", l.Task.Network)
+				}
+			}},
+		{name: "allow_internet false", toml: head + "allow_internet = false\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Network != "none" {
+					t.Errorf("network %q, want none", l.Task.Network)
+				}
+			}},
+		{name: "allowlist runs with network, said", toml: head + "network_mode = \"allowlist\"\nallowed_hosts = [\"pypi.org\"]\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Network != "bridge" || !slices.Contains(deviationNames(l.Task), "allowed_hosts not enforced") {
+					t.Errorf("network %q deviations %v", l.Task.Network, deviationNames(l.Task))
+				}
+			}},
+		{name: "allowed_hosts alone is an allowlist", toml: head + "allowed_hosts = [\"pypi.org\"]\n",
+			check: func(t *testing.T, l Loaded) {
+				if !slices.Contains(deviationNames(l.Task), "allowed_hosts not enforced") {
+					t.Errorf("deviations %v", deviationNames(l.Task))
+				}
+			}},
+		{name: "allowed_hosts with public refused", toml: head + "network_mode = \"public\"\nallowed_hosts = [\"pypi.org\"]\n", wantErr: "allowed_hosts is only valid with network_mode = \"allowlist\""},
+		{name: "unknown network_mode refused", toml: head + "network_mode = \"offline\"\n", wantErr: "[environment] network_mode must be \"public\", \"no-network\" or \"allowlist\" (got \"offline\")"},
+		{name: "per-phase network listed", toml: head + "[agent]\nnetwork_mode = \"no-network\"\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.Network != "bridge" || !slices.Contains(deviationNames(l.Task), "agent network_mode not applied") {
+					t.Errorf("network %q deviations %v", l.Task.Network, deviationNames(l.Task))
+				}
+			}},
+		{name: "workdir and users", toml: head + "workdir = \"/srv/app\"\n[agent]\nuser = \"agent\"\n[verifier]\nuser = 0\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.WorkDir != "/srv/app" || l.Task.AgentUser != "agent" || l.Task.Verifier.User != "0" {
+					t.Errorf("workdir %q agent user %q verifier user %q", l.Task.WorkDir, l.Task.AgentUser, l.Task.Verifier.User)
+				}
+			}},
+		{name: "relative workdir refused", toml: head + "workdir = \"app\"\n", wantErr: "workdir must be an absolute path"},
+		{name: "healthcheck with Harbor's defaults", toml: head + "[environment.healthcheck]\ncommand = \"test -f /ready\"\n",
+			check: func(t *testing.T, l Loaded) {
+				hc := l.Task.Healthcheck
+				want := model.Healthcheck{Test: []string{"CMD", "bash", "-c", "test -f /ready"}, Interval: 5 * time.Second, Timeout: 30 * time.Second, Retries: 3}
+				if hc == nil || !slices.Equal(hc.Test, want.Test) || hc.Interval != want.Interval || hc.Timeout != want.Timeout || hc.Retries != want.Retries || hc.StartPeriod != 0 {
+					t.Errorf("healthcheck %+v, want %+v", hc, want)
+				}
+			}},
+		{name: "healthcheck set", toml: head + "[environment.healthcheck]\ncommand = \"true\"\ninterval_sec = 0.5\ntimeout_sec = 2\nstart_period_sec = 10.0\nstart_interval_sec = 1.0\nretries = 30\n",
+			check: func(t *testing.T, l Loaded) {
+				hc := l.Task.Healthcheck
+				if hc.Interval != 500*time.Millisecond || hc.Timeout != 2*time.Second || hc.StartPeriod != 10*time.Second || hc.Retries != 30 {
+					t.Errorf("healthcheck %+v", hc)
+				}
+			}},
+		{name: "healthcheck without command refused", toml: head + "[environment.healthcheck]\nretries = 2\n", wantErr: "[environment.healthcheck] command is missing"},
+		{name: "gpus passed through, said", toml: head + "gpus = 1\ngpu_types = [\"H100\"]\n",
+			check: func(t *testing.T, l Loaded) {
+				if l.Task.GPUs != 1 || !slices.Equal(deviationNames(l.Task), []string{"gpus passed through", "gpu_types not enforced"}) {
+					t.Errorf("gpus %d deviations %v", l.Task.GPUs, deviationNames(l.Task))
+				}
+			}},
+		{name: "windows refused", toml: head + "os = \"windows\"\n", wantErr: "headroom runs Linux containers only"},
+		{name: "metadata and empty lists are quiet", toml: "artifacts = []\n" + head + "mcp_servers = []\nfuture_list = []\n[metadata]\ndifficulty = \"hard\"\n[metadata.extra]\nrepo = \"r\"\n[[metadata.runs]]\nn = 1\n",
+			check: func(t *testing.T, l Loaded) {
+				if len(l.Ignored) != 0 {
+					t.Errorf("ignored %v, want none", l.Ignored)
+				}
+			}},
+		{name: "a real unknown key is still listed", toml: head + "future_knob = 3\n",
+			check: func(t *testing.T, l Loaded) {
+				if !slices.Equal(l.Ignored, []string{"environment.future_knob"}) {
+					t.Errorf("ignored %v", l.Ignored)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := LoadTaskDir(harborDir(t, tt.toml))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), "task.toml") {
+					t.Fatalf("err = %v, want one naming task.toml and %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, l)
+		})
+	}
+}
+
+// Real public task.toml files load faithfully, or with what differs listed.
+func TestRealHarborTaskFiles(t *testing.T) {
+	// Terminal-Bench 2.1's largest-eigenval: pinned image beside a
+	// Dockerfile, empty lists, free-form metadata.
+	l, err := LoadTaskDir("testdata/harbor/largest-eigenval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := l.Task
+	if len(l.Ignored) != 0 {
+		t.Errorf("ignored %v, want none", l.Ignored)
+	}
+	if tk.Image != "alexgshaw/largest-eigenval:20251031" || tk.Build == nil {
+		t.Errorf("image %q build %v: want the pinned image, the Dockerfile kept as a fallback", tk.Image, tk.Build)
+	}
+	if tk.Profile != model.ProfileHarbor || tk.Resources.PidsLimit != 0 || tk.VerifierTimeout != 900*time.Second || tk.Network != "bridge" {
+		t.Errorf("profile %q pids %d verifier %s network %q", tk.Profile, tk.Resources.PidsLimit, tk.VerifierTimeout, tk.Network)
+	}
+	if d := tk.AllDeviations(); len(d) != 0 {
+		t.Errorf("deviations %v, want none (faithful)", d)
+	}
+	tk.SetProfile(model.ProfileHardened)
+	if got := deviationNames(tk); !slices.Contains(got, "hardened profile: capabilities dropped") || !slices.Contains(got, "hardened profile: pids limited") || tk.Resources.PidsLimit != model.DefaultPidsLimit {
+		t.Errorf("hardened: deviations %v pids %d", got, tk.Resources.PidsLimit)
+	}
+
+	// Harbor 1.3 (AlienKevin/sprint g1-100-metres): no-network, a separate
+	// continuous verifier.
+	l, err = LoadTaskDir("testdata/harbor/g1-100-metres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Task.Network != "none" || l.Task.Resources.MemoryBytes != 8192*model.MiB || l.Task.Resources.CPUs != 2 {
+		t.Errorf("network %q resources %+v", l.Task.Network, l.Task.Resources)
+	}
+	want := []string{"separate verifier environment not used", "continuous verification not run"}
+	if got := deviationNames(l.Task); !slices.Equal(got, want) {
+		t.Errorf("deviations %v, want %v", got, want)
+	}
+	if len(l.Ignored) != 0 {
+		t.Errorf("ignored %v, want none", l.Ignored)
+	}
+}
+
+// Headroom's own files and the built-in tasks are hardened, and have no
+// other harness to deviate from.
+func TestOwnTasksHardened(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range c.Tasks {
+		if l.Task.Profile != model.ProfileHardened || l.Task.Resources.PidsLimit <= 0 || len(l.Task.AllDeviations()) != 0 {
+			t.Errorf("%s: profile %q pids %d deviations %v", l.Task.Name, l.Task.Profile, l.Task.Resources.PidsLimit, l.Task.AllDeviations())
+		}
+	}
+}
