@@ -49,8 +49,8 @@ type fileTask struct {
 	Source    string `toml:"source"`
 	// Harbor's multi-step tasks: steps run in order, each with its own
 	// instruction and tests.
-	Steps []map[string]any `toml:"steps"`
-	Solution      struct {
+	Steps    []map[string]any `toml:"steps"`
+	Solution struct {
 		Env map[string]string `toml:"env"`
 	} `toml:"solution"`
 
