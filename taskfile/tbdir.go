@@ -155,6 +155,10 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
+	if len(f.Environment.IdleCommand) == 0 {
+		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
+		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}
+	}
 	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
 		return Loaded{}, err
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -68,6 +70,10 @@ type Backend struct {
 
 	// kernelLog says whether the kernel's log is being read.
 	kernelLog bool
+	// noFileLow is set once the engine has refused Harbor's open-files
+	// limit (its own hard limit is lower): later containers keep the
+	// engine's, as no container here can have more.
+	noFileLow atomic.Bool
 }
 
 // ReadsKernelLog says whether kills will carry the killed process's name.
@@ -188,6 +194,15 @@ func (b *Backend) dispatch(m events.Message) {
 // Start creates the trial's container, idle (or its step driver waiting
 // for the first step), with the policy applied.
 func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	sb, err := b.start(ctx, experiment, trial, task)
+	if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
+		b.noFileLow.Store(true)
+		return b.start(ctx, experiment, trial, task)
+	}
+	return sb, err
+}
+
+func (b *Backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := trial.Policy
 	res := container.Resources{
 		MemoryReservation: p.GuaranteeBytes,
@@ -234,10 +249,16 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		// Locked down: no privilege gain, only the task's capabilities.
 		hc.SecurityOpt = []string{"no-new-privileges"}
 		hc.CapDrop = []string{"ALL"}
-	} else {
+	} else if !b.noFileLow.Load() {
 		// Harbor's compose service: the engine's default capabilities
 		// (plus any the task adds) and its open-files limit.
 		hc.Ulimits = []*container.Ulimit{{Name: "nofile", Soft: model.HarborNoFile, Hard: model.HarborNoFile}}
+	}
+	if task.ForeignHarness() {
+		// As the benchmark's compose file runs it: the image's ENTRYPOINT
+		// stays (it may start the task's services) and the idle command
+		// is its argument.
+		cfg.Entrypoint, cfg.Cmd = nil, task.IdleCommand
 	}
 	driven := b.usesDriver(task)
 	if driven {

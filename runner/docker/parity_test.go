@@ -1,0 +1,145 @@
+package docker
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// runOne runs each task's oracle once, uncapped, with the host secrets
+// given, and returns the results by task name.
+func runOne(t *testing.T, secrets map[string]string, tasks ...model.Task) map[string]model.TrialResult {
+	t.Helper()
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: []model.Ratio{{Uncapped: true}}, Repeats: 1, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(newBackend(t, Options{}), runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks,
+		Concurrency: 2, GuaranteeCapacityBytes: 8 << 30, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan runner.Event, 256)
+	go r.Run(context.Background(), out)
+	results := map[string]model.TrialResult{}
+	deadline := time.After(8 * time.Minute)
+	for {
+		select {
+		case e, ok := <-out:
+			if !ok {
+				return results
+			}
+			if te, ok := e.(runner.TrialEnded); ok {
+				results[te.Result.Task] = te.Result
+			}
+		case <-deadline:
+			t.Fatal("trials did not finish within 8 minutes")
+		}
+	}
+}
+
+// loadParity loads a parity fixture under a profile ("" keeps the
+// task directory's default) with its oracle only.
+func loadParity(t *testing.T, dir, profile string) model.Task {
+	t.Helper()
+	task := loadTB(t, dir, taskfile.AgentOracle)
+	if profile != "" {
+		task.SetProfile(profile)
+		task.Name += "@" + profile
+	}
+	return task
+}
+
+func wantPassed(t *testing.T, r model.TrialResult, why string) {
+	t.Helper()
+	if r.Outcome != model.Passed {
+		var steps []string
+		for _, s := range r.Steps {
+			steps = append(steps, s.Name+"→"+s.Output)
+		}
+		t.Errorf("%s: %s (%s), want passed: %s\nsteps %q", r.Task, r.Outcome, r.Reason, why, steps)
+	}
+}
+
+// network_mode = "no-network" gives the container no network; the same
+// task under Harbor's default (public) has one.
+func TestParityNoNetwork(t *testing.T) {
+	needDebian(t)
+	off := loadParity(t, "parity-no-network", "")
+	on := off
+	on.Name, on.Network = "test/parity-network-public", "bridge"
+	r := runOne(t, nil, off, on)
+	wantPassed(t, r[off.Name], "only the loopback interface")
+	if got := r[on.Name]; got.Outcome != model.Failed {
+		t.Errorf("public network: %s (%s), want failed (the verifier sees an interface besides lo)", got.Outcome, got.Reason)
+	}
+}
+
+// ${VAR:-default} resolves inside the container: the default when the
+// host has no VAR, the host's value (a secret) when it has.
+func TestParityEnvTemplates(t *testing.T) {
+	needDebian(t)
+	task := loadParity(t, "parity-env", "")
+	r := runOne(t, map[string]string{"HR_PARITY_KEY": "parity-key-from-the-host"}, task)
+	wantPassed(t, r[task.Name], "PARITY_LEVEL=info (default) and PARITY_KEY from the host")
+	for _, s := range r[task.Name].Steps {
+		if strings.Contains(s.Output, "parity-key-from-the-host") {
+			t.Errorf("the host's value reached the record: %q", s.Output)
+		}
+	}
+}
+
+// chroot and mknod work in Harbor's container and not in the hardened
+// one; the audit of the hardened task names the capabilities it lacks.
+func TestParityChrootByProfile(t *testing.T) {
+	needDebian(t)
+	harbor := loadParity(t, "parity-chroot", model.ProfileHarbor)
+	hardened := loadParity(t, "parity-chroot", model.ProfileHardened)
+	r := runOne(t, nil, harbor, hardened)
+	wantPassed(t, r[harbor.Name], "chroot and mknod under Docker's default capabilities")
+	if got := r[hardened.Name]; got.Outcome == model.Passed {
+		t.Errorf("hardened: passed, want the chroot to fail without SYS_CHROOT")
+	}
+	if r[harbor.Name].Profile != model.ProfileHarbor || r[hardened.Name].Profile != model.ProfileHardened {
+		t.Errorf("recorded profiles %q, %q", r[harbor.Name].Profile, r[hardened.Name].Profile)
+	}
+	if d := harbor.AllDeviations(); len(d) != 0 {
+		t.Errorf("harbor profile deviations %v, want none", d)
+	}
+	var caps string
+	for _, d := range hardened.AllDeviations() {
+		if d.What == "hardened profile: capabilities dropped" {
+			caps = d.Detail
+		}
+	}
+	if !strings.Contains(caps, "SYS_CHROOT") || !strings.Contains(caps, "MKNOD") {
+		t.Errorf("hardened deviations %v, want the dropped SYS_CHROOT and MKNOD named", hardened.AllDeviations())
+	}
+}
+
+// The agent starts only once the healthcheck passes (its third run, after
+// the image's ENTRYPOINT ran), in the task's workdir, as the agent's user;
+// the verifier runs as its own.
+func TestParityHealthcheckWorkdirUsers(t *testing.T) {
+	needDebian(t)
+	task := loadParity(t, "parity-healthcheck", "")
+	if task.Healthcheck == nil || task.WorkDir != "/work" || task.AgentUser != "nobody" || task.Verifier.User != "root" {
+		t.Fatalf("loaded healthcheck %v workdir %q users %q/%q", task.Healthcheck, task.WorkDir, task.AgentUser, task.Verifier.User)
+	}
+	never := loadParity(t, "parity-unhealthy", "")
+	r := runOne(t, nil, task, never)
+	wantPassed(t, r[task.Name], "healthy before the agent, in /work, as nobody; verifier as root")
+	bad := r[never.Name]
+	if bad.Outcome != model.InfraError || !strings.Contains(bad.Reason, "healthcheck failed 2 time(s) in a row (exit 3)") {
+		t.Errorf("never healthy: %s (%s), want infra-error naming the healthcheck", bad.Outcome, bad.Reason)
+	}
+	if slices.ContainsFunc(bad.Steps, func(s model.StepResult) bool { return s.Phase == "agent" }) {
+		t.Errorf("the agent ran in an environment that never became healthy: %v", bad.Steps)
+	}
+}

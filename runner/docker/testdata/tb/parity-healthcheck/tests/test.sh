@@ -1,0 +1,1 @@
+if [ "$(id -u)" = 0 ] && grep -q done /tmp/agent-ok; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
