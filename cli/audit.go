@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
@@ -77,4 +79,18 @@ when every task is faithful, 1 otherwise.`,
 	}
 	cmd.Flags().StringVar(&profile, "profile", "", "audit under this container profile (harbor or hardened) instead of each task's default")
 	return cmd
+}
+
+// noteDeviations says, before a run, which tasks will not run as their
+// own harness would run them.
+func noteDeviations(w io.Writer, tasks []model.Task) {
+	var names []string
+	for _, t := range tasks {
+		if len(t.AllDeviations()) > 0 {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "note: %d task(s) will run differently from their own harness (%s): `headroom tasks audit` lists how\n", len(names), strings.Join(names, ", "))
+	}
 }

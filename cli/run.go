@@ -173,6 +173,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if _, problems := taskSecrets(setup.tasks, secrets); len(problems) > 0 {
 		return usageError{problems[0]}
 	}
+	noteDeviations(stderr, setup.tasks)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	eng, err := connectAndReap(ctx, stderr)

@@ -286,6 +286,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
+		if task.GPUs > 0 && isNoGPU(err) {
+			return nil, noGPUError(task, err)
+		}
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	sb := newSandbox(b, created.ID)
@@ -308,7 +311,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		_, _ = sb.Remove(context.Background())
 		if task.GPUs > 0 && isNoGPU(err) {
-			return nil, fmt.Errorf("task %s needs %d GPU(s) and this engine cannot give any (%v): run it on a host with GPUs and the NVIDIA container toolkit, or leave it out", task.Name, task.GPUs, err)
+			return nil, noGPUError(task, err)
 		}
 		return nil, fmt.Errorf("start container: %w", err)
 	}

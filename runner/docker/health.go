@@ -91,3 +91,7 @@ func isNoGPU(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "could not select device driver") || strings.Contains(msg, "nvidia")
 }
+
+func noGPUError(task model.Task, err error) error {
+	return fmt.Errorf("task %s needs %d GPU(s) and this engine cannot give any (%v): run it on a host with GPUs and the NVIDIA container toolkit, or leave it out", task.Name, task.GPUs, err)
+}

@@ -143,3 +143,20 @@ func TestParityHealthcheckWorkdirUsers(t *testing.T) {
 		t.Errorf("the agent ran in an environment that never became healthy: %v", bad.Steps)
 	}
 }
+
+// A task that needs a GPU is refused, saying why, where the engine has
+// none; it never runs without one.
+func TestParityGPUNeverSilentlyAbsent(t *testing.T) {
+	if info, err := testCli.Info(context.Background()); err == nil {
+		if _, ok := info.Runtimes["nvidia"]; ok {
+			t.Skip("this engine has a GPU runtime")
+		}
+	}
+	needDebian(t)
+	task := loadParity(t, "parity-no-network", "")
+	task.Name, task.GPUs = "test/parity-gpu", 1
+	r := runOne(t, nil, task)[task.Name]
+	if r.Outcome != model.InfraError || !strings.Contains(r.Reason, "needs 1 GPU(s) and this engine cannot give any") || len(r.Steps) != 0 {
+		t.Errorf("%s (%s), steps %d: want infra-error saying the engine has no GPU, nothing run", r.Outcome, r.Reason, len(r.Steps))
+	}
+}
