@@ -113,7 +113,7 @@ func (e *Engine) TaskImages(ctx context.Context, tasks []model.Task, progress fu
 			key = t.Image + "|" + t.Build.Context + "|" + t.Build.Dockerfile
 		}
 		if img, ok := done[key]; ok {
-			t.Image = img
+			usedImage(t, img)
 			continue
 		}
 		var img string
@@ -135,9 +135,19 @@ func (e *Engine) TaskImages(ctx context.Context, tasks []model.Task, progress fu
 			return err
 		}
 		done[key] = img
-		t.Image = img
+		usedImage(t, img)
 	}
 	return nil
+}
+
+// usedImage records the image a task runs: a pinned image that ran (as in
+// Harbor) leaves the Dockerfile beside it unbuilt, and the manifest must
+// not say the image was built from it.
+func usedImage(t *model.Task, img string) {
+	if t.Build != nil && t.Image != "" && img == t.Image {
+		t.Build = nil
+	}
+	t.Image = img
 }
 
 // checkImages fails, naming the image, when a task's image is not local;

@@ -160,3 +160,32 @@ func TestParityGPUNeverSilentlyAbsent(t *testing.T) {
 		t.Errorf("%s (%s), steps %d: want infra-error saying the engine has no GPU, nothing run", r.Outcome, r.Reason, len(r.Steps))
 	}
 }
+
+// A pinned docker_image is what runs, as in Harbor, even beside a
+// Dockerfile; only when it cannot be had is the Dockerfile built, and the
+// progress says so.
+func TestParityPinnedImageBeforeDockerfile(t *testing.T) {
+	needDebian(t)
+	l, err := taskfile.LoadTaskDir("testdata/tb/parity-pinned")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pinned := l.Task
+	pinned.Image = DebianImage
+	var said []string
+	img, err := EnsureTaskImage(ctx, testCli, pinned, func(s string) { said = append(said, s) })
+	if err != nil || img != DebianImage || len(said) != 0 {
+		t.Errorf("pinned image on the engine: %q %v, said %q; want it used as is", img, err, said)
+	}
+	said = nil
+	img, err = EnsureTaskImage(ctx, testCli, l.Task, func(s string) { said = append(said, s) })
+	if err != nil || !strings.HasPrefix(img, TaskRepo+"/") {
+		t.Fatalf("unpullable pinned image: %q %v, want the Dockerfile built", img, err)
+	}
+	if !slices.ContainsFunc(said, func(s string) bool {
+		return strings.Contains(s, "headroom-test/never-published:1 could not be pulled") && strings.Contains(s, "which Harbor would not do")
+	}) {
+		t.Errorf("progress %q does not say the pinned image was replaced by a build", said)
+	}
+}
