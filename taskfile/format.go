@@ -58,6 +58,7 @@ type fileTask struct {
 		Name        string           `toml:"name"`
 		Description string           `toml:"description"`
 		Keywords    []string         `toml:"keywords"`
+		Version     string           `toml:"version"` // Harbor's package version
 		Authors     []map[string]any `toml:"authors"`
 	} `toml:"task"`
 	Environment struct {

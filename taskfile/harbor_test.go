@@ -54,7 +54,7 @@ func TestHarborFieldsDecode(t *testing.T) {
 					t.Errorf("resources %+v storage %d gpus %d", l.Task.Resources, l.Task.StorageBytes, l.Task.GPUs)
 				}
 			}},
-		{name: "fractional memory refused", toml: head + "memory_mb = 4096.5\n", wantErr: "memory_mb must be a positive whole number of MiB (got 4096.5)"},
+		{name: "fractional memory refused", toml: head + "memory_mb = 4096.5\n", wantErr: "a whole number (got 4096.5)"},
 		{name: "fractional storage refused", toml: head + "storage_mb = 1.5\n", wantErr: "storage_mb must be a whole number of MiB"},
 		{name: "fractional gpus refused", toml: head + "gpus = 0.5\n", wantErr: "gpus must be a whole number"},
 		{name: "verifier default is Harbor's 600 s", toml: head,
