@@ -326,6 +326,12 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return info.State.Pid
 	}
 	sb.startSampling(pid)
+	if task.ForeignHarness() {
+		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
 	if task.Healthcheck != nil {
 		// Harbor runs its check before the agent's setup; a failure is
 		// the environment's, not the agent's.

@@ -95,3 +95,37 @@ func isNoGPU(err error) bool {
 func noGPUError(task model.Task, err error) error {
 	return fmt.Errorf("task %s needs %d GPU(s) and this engine cannot give any (%v): run it on a host with GPUs and the NVIDIA container toolkit, or leave it out", task.Name, task.GPUs, err)
 }
+
+// waitImageHealthy waits, as Harbor's `docker compose up --wait` does,
+// for a container whose image declares a HEALTHCHECK to be healthy; an
+// image without one is ready at once. Unhealthy is the environment's
+// failure.
+func waitImageHealthy(ctx context.Context, b *Backend, id string) error {
+	for {
+		info, err := b.cli.ContainerInspect(ctx, id)
+		if err != nil {
+			return fmt.Errorf("inspect container: %w", err)
+		}
+		if info.State == nil || info.State.Health == nil {
+			return nil
+		}
+		switch info.State.Health.Status {
+		case "healthy":
+			return nil
+		case "unhealthy":
+			why := ""
+			if n := len(info.State.Health.Log); n > 0 {
+				why = ": " + strings.TrimSpace(info.State.Health.Log[n-1].Output)
+			}
+			return fmt.Errorf("the image's HEALTHCHECK says the container is unhealthy%s", why)
+		}
+		if !info.State.Running {
+			return fmt.Errorf("the container stopped before its HEALTHCHECK passed (exit %d)", info.State.ExitCode)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}

@@ -189,3 +189,12 @@ func TestParityPinnedImageBeforeDockerfile(t *testing.T) {
 		t.Errorf("progress %q does not say the pinned image was replaced by a build", said)
 	}
 }
+
+// An image's own HEALTHCHECK is waited on before the agent starts, as
+// Harbor's `docker compose up --wait` does.
+func TestParityImageHealthcheckWaited(t *testing.T) {
+	needDebian(t)
+	task := loadParity(t, "parity-image-health", "")
+	r := runOne(t, nil, task)
+	wantPassed(t, r[task.Name], "the agent started after the image's HEALTHCHECK passed (its second run)")
+}
