@@ -118,7 +118,11 @@ func showTask(cmd *cobra.Command, t model.Task) {
 			orWord(t.AgentUser, "the same"), orWord(t.Verifier.User, "the same"))
 	}
 	if hc := t.Healthcheck; hc != nil {
-		fmt.Fprintf(w, "  ready    when %s exits 0 (every %s, %d tries)\n", strings.Join(hc.Test, " "), hc.Interval, hc.Retries)
+		test := hc.Test
+		if len(test) > 1 && (test[0] == "CMD" || test[0] == "CMD-SHELL") {
+			test = test[1:]
+		}
+		fmt.Fprintf(w, "  ready    when %s exits 0 (every %s, %d tries)\n", strings.Join(test, " "), hc.Interval, hc.Retries)
 	}
 	if t.StorageBytes > 0 {
 		fmt.Fprintf(w, "  recorded storage %s (not enforced by local Docker, nor by Harbor's Docker environment)\n", model.FormatBytes(t.StorageBytes))
