@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // StepResult is what one step did.
 type StepResult struct {
@@ -10,6 +14,13 @@ type StepResult struct {
 	Start    time.Time `json:"start"`
 	End      time.Time `json:"end"`
 	ExitCode int       `json:"exit_code"`
+	// ExitUnknown, when set, says why the step's own exit status is not
+	// known (ExitCode is then -1): a traced script's shell did not report
+	// it. Never a guessed 0.
+	ExitUnknown string `json:"exit_unknown,omitempty"`
+	// PipeStatus is a traced pipeline's commands' statuses, in order,
+	// when they differ (ExitCode is the pipeline's own).
+	PipeStatus []int `json:"pipe_status,omitempty"`
 	// PeakWorkingSetBytes is the highest sampled working set (usage minus
 	// inactive file cache) while the step ran.
 	PeakWorkingSetBytes int64 `json:"peak_working_set_bytes"`
@@ -20,6 +31,24 @@ type StepResult struct {
 	TimedOut        bool   `json:"timed_out,omitempty"`
 	Output          string `json:"output,omitempty"` // bounded tail
 	OutputDropped   int    `json:"output_dropped_lines,omitempty"`
+}
+
+// Failed says whether the step is known to have exited non-zero.
+func (s StepResult) Failed() bool { return s.ExitUnknown == "" && s.ExitCode != 0 }
+
+// ExitText is the exit status as tables show it: "?" when unknown.
+func (s StepResult) ExitText() string {
+	if s.ExitUnknown != "" {
+		return "?"
+	}
+	if len(s.PipeStatus) > 0 {
+		parts := make([]string, len(s.PipeStatus))
+		for i, c := range s.PipeStatus {
+			parts[i] = strconv.Itoa(c)
+		}
+		return strings.Join(parts, "|")
+	}
+	return strconv.Itoa(s.ExitCode)
 }
 
 // Duration is the step's wall time.

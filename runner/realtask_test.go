@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,14 +20,15 @@ func TestTracedStepSplitsIntoCommands(t *testing.T) {
 		if st.Name != "/solution/solve.sh" {
 			return fake.StepPlan{}
 		}
-		return fake.StepPlan{Lines: []string{
-			"!+ unset BASH_ENV",
-			"!+ PS4='" + runner.TraceMarker + "'",
-			"!" + runner.TraceMarker + "cd /app",
-			"!" + runner.TraceMarker + "pip install pandas",
+		return fake.StepPlan{ExitCode: 0, Lines: []string{
+			"!\x1e[headroom-trace 0|0|10|10|0|0] cd /app",
+			"!\x1e[headroom-trace 0|0|10|10|0|0] pip install pandas",
 			"Collecting pandas",
-			"!" + runner.TraceMarker + "python fit.py",
+			// A failing command on the way: its own status is kept.
+			"!\x1e[headroom-trace 0|0|10|10|0|0] grep -q done log",
+			"!\x1e[headroom-trace 1|1|10|10|0|0] python fit.py",
 			"fitted",
+			"!\x1e[headroom-trace 0|0|10|10|0|0] : headroom-trace-end",
 		}}
 	}}
 	// The fake prefixes stderr lines with "!": strip that for the marker.
@@ -37,17 +39,25 @@ func TestTracedStepSplitsIntoCommands(t *testing.T) {
 	for _, s := range r.Steps {
 		names = append(names, s.Phase+":"+s.Name)
 	}
-	want := "agent:cd /app,agent:pip install pandas,agent:python fit.py,verifier:verify"
+	want := "agent:cd /app,agent:pip install pandas,agent:grep -q done log,agent:python fit.py,verifier:verify"
 	if got := strings.Join(names, ","); got != want {
 		t.Fatalf("steps = %s\nwant %s", got, want)
 	}
 	if out := r.Steps[1].Output; out != "Collecting pandas" {
 		t.Errorf("pip step output = %q", out)
 	}
+	var codes []int
 	for _, s := range r.Steps {
-		if strings.Contains(s.Output, "PS4") || strings.Contains(s.Output, runner.TraceMarker) {
+		codes = append(codes, s.ExitCode)
+		if strings.Contains(s.Output, runner.TraceMarker) || strings.Contains(s.Output, "headroom-trace-end") {
 			t.Errorf("trace lines leaked into %s output: %q", s.Name, s.Output)
 		}
+	}
+	if fmt.Sprint(codes) != "[0 0 1 0 0]" {
+		t.Errorf("exit codes %v, want [0 0 1 0 0] (grep failed on the way)", codes)
+	}
+	if r.Outcome != model.Passed {
+		t.Errorf("outcome %s (%s): the script exited 0", r.Outcome, r.Reason)
 	}
 }
 

@@ -36,9 +36,11 @@ type trialRun struct {
 	// transcript holds the verifier's output for a parser to judge, while
 	// the verifier runs (nil otherwise).
 	transcript *verdict.Transcript
-	samples    int
-	firstAt    time.Time
-	lastAt     time.Time
+	// ends are the steps that ended each step's script, in order.
+	ends    []stepEnd
+	samples int
+	firstAt time.Time
+	lastAt  time.Time
 }
 
 func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -175,52 +177,24 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	case model.Timeout:
 		return "ran past its time limit"
 	case model.Failed:
-		for _, s := range res.Steps {
-			if s.ExitCode != 0 && s.Phase == "agent" {
-				return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
+		// A traced script's commands may fail on the way (a grep in an
+		// if); what ended the script is what failed the trial.
+		for _, e := range t.ends {
+			if s := res.Steps[e.step]; e.code != 0 && s.Phase == "agent" {
+				return fmt.Sprintf("step %s exited %d", s.Name, e.code)
 			}
 		}
 		if t.verdictNote != "" {
 			return t.verdictNote
 		}
-		for _, s := range res.Steps {
-			if s.ExitCode != 0 {
-				return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
+		for _, e := range t.ends {
+			if e.code != 0 {
+				return fmt.Sprintf("step %s exited %d", res.Steps[e.step].Name, e.code)
 			}
 		}
 		return "verifier failed"
 	}
 	return ""
-}
-
-// TraceMarker starts each line of a traced step's shell trace (PS4).
-const TraceMarker = "+[headroom] "
-
-// traceWrapper runs a traced step's argv after `bash -x` (or `sh -x` where
-// the image has no bash). Bash ignores PS4 from the environment when run
-// as root, so it reads it from BASH_ENV, which it then unsets so that
-// nested shells run as they would have. The script's stderr (where the
-// trace goes) is joined to its stdout: one pipe keeps each command's
-// output after the trace line that starts it, where two would let the
-// engine reorder them.
-const traceWrapper = `exec 2>&1; if command -v bash >/dev/null 2>&1; then echo "unset BASH_ENV; PS4='` + TraceMarker + `'" | BASH_ENV=/dev/stdin exec bash -x "$@"; else PS4='` + TraceMarker + `' exec sh -x "$@"; fi`
-
-// traceArgv is the command that runs a traced step.
-func traceArgv(st model.Step) []string {
-	return append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, st.Argv...)
-}
-
-// isTraceSetup is the wrapper's own trace of setting PS4.
-func isTraceSetup(line string) bool {
-	return line == "+ unset BASH_ENV" || line == "+ PS4='"+TraceMarker+"'"
-}
-
-// isNestedTrace is a trace line of a script the traced one sourced or ran
-// with its trace on: bash repeats PS4's first character per level. The
-// task's harness runs without a trace, so its parser never sees these.
-func isNestedTrace(line string) bool {
-	rest := strings.TrimLeft(line, TraceMarker[:1])
-	return len(rest) < len(line)-1 && strings.HasPrefix(rest, TraceMarker[1:])
 }
 
 // tracedName names a step after the command it ran, short.
@@ -240,6 +214,8 @@ type openStep struct {
 	sr          model.StepResult
 	lines       []string
 	killsBefore int
+	// settled says a traced command's exit status is known.
+	settled bool
 }
 
 // openStep starts recording a step: its own kernel peak, peak and kills.
@@ -286,8 +262,10 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 }
 
 // runStep runs one step and records it; a traced step is recorded as the
-// commands its script ran, and the result is the last one's. The error is
-// the engine's, not the step's: the step's own failure is its exit code.
+// commands its script ran, each with its own exit status. The result
+// carries the step's (the whole script's) exit code and whether it timed
+// out. The error is the engine's, not the step's: the step's own failure
+// is its exit code.
 func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
 	if len(st.Files) > 0 {
 		if err := sb.CopyIn(ctx, st.Files); err != nil {
@@ -301,8 +279,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	argv := st.Argv
 	var cur *openStep
+	var tr *tracedRun
+	first := len(t.res.Steps)
 	if st.Trace {
-		argv = traceArgv(st)
+		argv = traceArgv(st.Argv)
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1}
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.mu.Lock()
@@ -311,25 +292,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	} else {
 		cur = t.openStep(sb, phase, st)
 	}
-	traced := false
-	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
-		text = t.r.redact(text)
-		if st.Trace {
-			if cmd, ok := strings.CutPrefix(text, TraceMarker); ok {
-				traced = true
-				if cur != nil {
-					t.closeStep(sb, cur)
-				}
-				cur = t.openStep(sb, phase, model.Step{Name: tracedName(cmd), Show: cmd})
-				return
-			}
-			if !traced && isTraceSetup(text) {
-				return
-			}
-		}
-		if !isNestedTrace(text) {
-			t.transcript.Add(text) // whole, before the shortening below
-		}
+	output := func(stream, text string) {
 		if len(text) > 2000 {
 			text = text[:2000] + "…"
 		}
@@ -338,40 +301,176 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
 		t.emit(OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
-	})
-	if cur == nil {
-		cur = t.openStep(sb, phase, st)
 	}
-	cur.sr.ExitCode = res.ExitCode
+	// partial is output whose line a trace line ended: for the parser it
+	// continues on the next line of output, as without the trace.
+	var partial string
+	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
+		text = t.r.redact(text)
+		if tr == nil {
+			t.transcript.Add(text) // whole, before output shortens it
+			output(stream, text)
+			return
+		}
+		text, m := splitTrace(text)
+		if m == nil {
+			t.transcript.Add(partial + text)
+			partial = ""
+		} else {
+			partial += text // the trace never reaches the parser
+		}
+		if text != "" || m == nil {
+			output(stream, text) // a command's last line, unterminated
+		}
+		switch {
+		case m == nil:
+		case m.depth > 1:
+			output(stream, nestedTrace(*m))
+		default:
+			n, joined := tr.book.mark(*m)
+			if joined && cur != nil {
+				// Another command of the running pipeline.
+				cur.sr.Show = tr.book.show(n)
+				cur.sr.Name = tracedName(cur.sr.Show)
+				return
+			}
+			t.settle(tr, cur)
+			if cur != nil {
+				tr.close(t, sb, cur)
+			}
+			cur = nil
+			if n >= 0 {
+				cur = t.openStep(sb, phase, model.Step{Name: tracedName(m.cmd), Show: m.cmd})
+				tr.cur = n
+			}
+		}
+	})
+	code := res.ExitCode
 	var engineErr error
 	if err != nil && !errorsIsCtx(err) {
 		engineErr = err
 	}
+	timedOut := false
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
-			cur.sr.TimedOut = true
-		}
+		timedOut = ctx.Err() == context.DeadlineExceeded
 		// Stop what is still running: on timeout the container is done
 		// for, on cancellation it is about to be removed.
 		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = sb.Kill(killCtx)
 		cancel()
-		if cur.sr.ExitCode == 0 {
-			cur.sr.ExitCode = -1
-		}
-		if !errorsIsCtx(err) {
-			cur.lines = append(cur.lines, "headroom: "+t.r.redact(err.Error()))
+		if code == 0 {
+			code = -1
 		}
 	}
-	switch {
-	case cur.sr.ExitCode == 137:
-		t.awaitOOM(cur.killsBefore, t.r.cfg.OOMSettle)
-	case cur.sr.ExitCode != 0 && !cur.sr.TimedOut:
-		// A step that fails because a child was killed exits at once;
-		// give the kernel's notice a moment to catch up.
-		t.awaitOOM(cur.killsBefore, t.r.cfg.OOMSettle/4)
+	if partial != "" {
+		t.transcript.Add(partial)
 	}
-	return t.closeStep(sb, cur), engineErr
+	if tr != nil {
+		tr.book.finish(code)
+		t.settle(tr, cur)
+	}
+	if cur == nil && (tr == nil || tr.book.next == 0) {
+		cur = t.openStep(sb, phase, st) // the script ran no command
+	}
+	if cur != nil && (tr == nil || tr.cur < 0) {
+		// Not traced, or no command of the script: the step is the script.
+		cur.sr.ExitCode, cur.sr.ExitUnknown, cur.settled = code, "", true
+	}
+	var errLine string
+	if err != nil && !errorsIsCtx(err) {
+		errLine = "headroom: " + t.r.redact(err.Error())
+	}
+	if cur != nil {
+		cur.sr.TimedOut = timedOut
+		if errLine != "" {
+			cur.lines = append(cur.lines, errLine)
+		}
+		killsBefore := cur.killsBefore
+		switch {
+		case code == 137:
+			t.awaitOOM(killsBefore, t.r.cfg.OOMSettle)
+		case code != 0 && !timedOut:
+			// A step that fails because a child was killed exits at once;
+			// give the kernel's notice a moment to catch up.
+			t.awaitOOM(killsBefore, t.r.cfg.OOMSettle/4)
+		}
+		if tr != nil {
+			tr.close(t, sb, cur)
+		} else {
+			t.closeStep(sb, cur)
+		}
+	} else if last := &t.res.Steps[len(t.res.Steps)-1]; timedOut || errLine != "" {
+		// The script had ended (its EXIT trap ran) when the step was
+		// stopped: the stop belongs to its last command.
+		last.TimedOut = last.TimedOut || timedOut
+		if errLine != "" {
+			last.Output = strings.TrimPrefix(last.Output+"\n"+errLine, "\n")
+		}
+	}
+	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
+	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
+}
+
+// tracedRun is a traced step's state: the trace split from the output,
+// the statuses worked out, and where each command's step is.
+type tracedRun struct {
+	book *statusBook
+	// closed maps a command's number to its step's index in the result.
+	closed map[int]int
+	cur    int // the open step's command number, -1 for none
+}
+
+// notYet is a closed step's status while its shell has not reported it.
+const notYet = "not reported yet: its shell reports it when its next command starts"
+
+// close records the open step, with its status or notYet.
+func (tr *tracedRun) close(t *trialRun, sb Sandbox, o *openStep) {
+	if tr.cur >= 0 && !o.settled {
+		o.sr.ExitCode, o.sr.ExitUnknown = -1, notYet
+	}
+	if tr.cur < 0 && !o.settled {
+		// Output before the script's first command: not a command.
+		o.sr.ExitCode, o.sr.ExitUnknown = -1, "not a command: what the script printed before its first command"
+	}
+	t.closeStep(sb, o)
+	if tr.cur >= 0 {
+		tr.closed[tr.cur] = len(t.res.Steps) - 1
+	}
+	tr.cur = -1
+}
+
+// settle applies the statuses the book has learnt: to the open step, or
+// to a recorded one (whose live event said notYet).
+func (t *trialRun) settle(tr *tracedRun, cur *openStep) {
+	for _, s := range tr.book.take() {
+		if s.step == tr.cur && cur != nil {
+			cur.sr.ExitCode, cur.sr.PipeStatus, cur.sr.ExitUnknown, cur.settled = s.code, s.pipe, s.unknown, true
+			continue
+		}
+		if i, ok := tr.closed[s.step]; ok {
+			r := &t.res.Steps[i]
+			r.ExitCode, r.PipeStatus, r.ExitUnknown = s.code, s.pipe, s.unknown
+		}
+	}
+}
+
+// stepEnd is a step's end as the trial's reason names it: the step that
+// ended the script, and the script's exit code.
+type stepEnd struct {
+	step int // index in the result's steps
+	code int
+}
+
+// endingStep is the step, of those recorded from first on, that ended a
+// script with code: the last whose own status is code, else the last.
+func (t *trialRun) endingStep(first, code int) int {
+	last := len(t.res.Steps) - 1
+	for i := last; i >= first; i-- {
+		if s := t.res.Steps[i]; s.ExitUnknown == "" && s.ExitCode == code {
+			return i
+		}
+	}
+	return last
 }
 
 // awaitOOM waits, with a deadline, for the OOM signal that explains an exit

@@ -62,11 +62,11 @@ func TestParserReadsTheWholeTracedOutput(t *testing.T) {
 	task := fake.Task("tb1/long", 64<<20, "solve")
 	task.Verdict.Parser = "pytest"
 	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, Trace: true}
-	lines := []string{"!" + runner.TraceMarker + "pytest -rA", "=== short test summary info ===", "FAILED t.py::test_first - no"}
+	lines := []string{"!" + traceLine(1, "pytest -rA"), "=== short test summary info ===", "FAILED t.py::test_first - no"}
 	for i := 0; i < 500; i++ {
 		lines = append(lines, fmt.Sprintf("PASSED t.py::test_%d", i))
 	}
-	lines = append(lines, "!"+runner.TraceMarker+"echo done", "done")
+	lines = append(lines, "!"+traceLine(1, "echo done"), "done")
 	b := &fake.Backend{Script: stripBang(script(map[string]fake.StepPlan{"tb1/long//tests/run-tests.sh": {Lines: lines}}))}
 	cfg := config(t, []model.Task{task})
 	cfg.OutputTailLines = 50
@@ -102,12 +102,18 @@ func TestNestedTraceLinesAreNotParsed(t *testing.T) {
 	task := fake.Task("tb1/nested", 64<<20, "solve")
 	task.Verdict.Parser = "swebench"
 	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, Trace: true}
-	lines := []string{"!" + runner.TraceMarker + "source /tests/grade.sh", "!+" + runner.TraceMarker + "echo 'SWEBench results starts here'",
-		"SWEBench results starts here", "!+" + runner.TraceMarker + "echo PASSED", "PASSED", "!++" + runner.TraceMarker + "true",
-		"!+" + runner.TraceMarker + "echo 'SWEBench results ends here'", "SWEBench results ends here"}
+	lines := []string{"!" + traceLine(1, "source /tests/grade.sh"), "!" + traceLine(2, "echo 'SWEBench results starts here'"),
+		"SWEBench results starts here", "!" + traceLine(2, "echo PASSED"), "PASSED", "!" + traceLine(3, "true"),
+		"!" + traceLine(2, "echo 'SWEBench results ends here'"), "SWEBench results ends here"}
 	b := &fake.Backend{Script: stripBang(script(map[string]fake.StepPlan{"tb1/nested//tests/run-tests.sh": {Lines: lines}}))}
 	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb1/nested@1x"]
 	if r.Outcome != model.Passed {
 		t.Fatalf("outcome %s (%s), want passed", r.Outcome, r.Reason)
 	}
+}
+
+// traceLine is a trace line as bash writes it for a command of the
+// script's own shell at depth levels of nesting (source, eval, $(...)).
+func traceLine(depth int, cmd string) string {
+	return strings.Repeat("\x1e", depth) + runner.TraceMarker + "0|0|1|1|0|0] " + cmd
 }

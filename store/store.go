@@ -176,7 +176,7 @@ func (e *Experiment) Record(ev runner.Event) error {
 		}
 	case runner.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.log, "==> %s exited %d after %s, peak %s\n", ev.Result.Name, ev.Result.ExitCode, ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
+			fmt.Fprintf(tf.log, "==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
 		}
 	case runner.TrialEnded:
 		e.closeTrial(ev.TrialID())

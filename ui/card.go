@@ -161,8 +161,10 @@ func stepsLine(p *paints, steps []model.StepResult, w int) string {
 		switch {
 		case s.OOMKills > 0:
 			mark = p.oom.Render("K")
-		case s.ExitCode != 0:
+		case s.Failed():
 			mark = p.danger.Render("✗")
+		case s.ExitUnknown != "":
+			mark = p.muted.Render("?")
 		}
 		part := fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes))
 		used += width(part) + 2

@@ -269,8 +269,8 @@ func (d *detailScreen) View(c *Common) string {
 		if s.OOMKills > 0 {
 			oom = st.OOM.Render(fmt.Sprintf("%d kill(s)", s.OOMKills))
 		}
-		exit := fmt.Sprint(s.ExitCode)
-		if s.ExitCode != 0 {
+		exit := s.ExitText()
+		if s.Failed() {
 			exit = st.Danger.Render(exit)
 		}
 		phase := s.Phase
@@ -385,7 +385,7 @@ func stepsToShow(steps []model.StepResult, n int) ([]model.StepResult, int) {
 	keep := make([]bool, len(steps))
 	room := n - 1
 	for i, s := range steps {
-		if room > 0 && (s.OOMKills > 0 || s.ExitCode != 0) {
+		if room > 0 && (s.OOMKills > 0 || s.Failed()) {
 			keep[i], room = true, room-1
 		}
 	}

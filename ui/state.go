@@ -193,7 +193,9 @@ func (s *SweepState) Apply(e runner.Event) {
 		}
 		r := e.Result
 		v.Result, v.Phase, v.Ended, v.Step = &r, Finished, e.At(), nil
-		if len(v.Steps) == 0 {
+		if len(r.Steps) > 0 {
+			// The record is final: a traced command's status may be
+			// learnt after its step's live event.
 			v.Steps = r.Steps
 		}
 		if len(v.OOMs) == 0 {

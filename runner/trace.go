@@ -1,0 +1,490 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A traced step runs its script under `bash -x` (or `sh -x` where the
+// image has no bash) and is recorded as the commands the script ran, each
+// a step of its own with its own output and exit status.
+//
+// Each trace line starts with PS4: a record separator then TraceMarker.
+// Bash repeats PS4's first character once per level of command
+// substitution, so the number of separators is the line's depth; only
+// depth 1 makes steps. The trace line is found wherever it starts in a
+// line: a command whose output does not end in a newline leaves the next
+// trace line glued to its last line, which is split off again. PS4 holds
+// no newline, so bash writes each trace line at once (it flushes its
+// line-buffered stderr at a newline), and commands of a pipeline tracing
+// at the same moment do not cut into each other's lines.
+//
+// Bash's PS4 is expanded before each command, so the trace line carries
+// the shell's state when the command starts: $? and PIPESTATUS (the exit
+// statuses of the pipeline that ran last, which an `if`, `while` or `!`
+// leaves untouched), BASHPID (which process traced it: the script's shell
+// or a pipeline's or subshell's child), $$ (the script's shell), the
+// function depth and $! (the latest background job). From these each
+// command's own status is read back (see statusBook). An EXIT trap traces
+// one last no-op so the script's last command gets its status the same
+// way. `sh -x` has none of this: there, every command but the last is
+// recorded with its status unknown.
+
+// TraceMarker starts the trace line of each command a traced script runs,
+// after one record separator per level of command substitution.
+const TraceMarker = "[headroom-trace "
+
+// traceEnd is the no-op the EXIT trap traces when the script ends.
+const traceEnd = ": headroom-trace-end"
+
+// traceSetup is what bash reads from BASH_ENV before the script: PS4
+// (single-quoted so that it expands at each command, not here), the EXIT
+// trap, and BASH_ENV unset so that nested shells run as they would have.
+// Its own commands' trace goes to /dev/null.
+const traceSetup = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `''$?|${PIPESTATUS[*]}|$BASHPID|$$|${#FUNCNAME[@]}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
+
+// traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
+// Bash ignores PS4 from the environment when run as root, hence
+// BASH_ENV. The script's stderr (where the trace goes) is joined to its
+// stdout: one pipe keeps each command's output after the trace line that
+// starts it, where two would let the engine reorder them.
+var traceWrapper = `exec 2>&1
+if command -v bash >/dev/null 2>&1; then
+printf '%s\n' '` + strings.ReplaceAll(traceSetup, "'", `'"'"'`) + `' | BASH_ENV=/dev/stdin exec bash -x "$@"
+else
+PS4="$(printf '\036')` + TraceMarker + `sh] " exec sh -x "$@"
+fi`
+
+// traceArgv is the command that runs a traced step's argv.
+func traceArgv(argv []string) []string {
+	return append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, argv...)
+}
+
+// traceMark is one command's trace line.
+type traceMark struct {
+	depth int    // levels of command substitution, 1 at the top
+	cmd   string // the command as the shell traced it (expanded)
+	// sh says the trace came from `sh -x`, which reports no statuses.
+	sh bool
+	// last is $?, pipe PIPESTATUS, when the command started.
+	last int
+	pipe []int
+	pid  int // BASHPID: the process that runs the command
+	root int // $$: the script's shell
+	// funcs is the depth of shell function calls.
+	funcs int
+	// bg is $!, the latest background job's process (0: none).
+	bg int
+}
+
+// end says the mark is the EXIT trap's: the script is ending.
+func (m traceMark) end() bool { return m.cmd == traceEnd && m.pid == m.root }
+
+// parseMark reads a trace line that followed depth record separators.
+func parseMark(depth int, line string) (traceMark, bool) {
+	rest, ok := strings.CutPrefix(line, TraceMarker)
+	if !ok {
+		return traceMark{}, false
+	}
+	head, cmd, ok := strings.Cut(rest, "] ")
+	if !ok {
+		head, ok = strings.CutSuffix(rest, "]")
+		if !ok {
+			return traceMark{}, false
+		}
+	}
+	m := traceMark{depth: depth, cmd: cmd}
+	if head == "sh" {
+		m.sh = true
+		return m, true
+	}
+	f := strings.Split(head, "|")
+	if len(f) != 6 {
+		return traceMark{}, false
+	}
+	nums := make([]int, 0, 5)
+	for _, s := range []string{f[0], f[2], f[3], f[4], f[5]} {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return traceMark{}, false
+		}
+		nums = append(nums, n)
+	}
+	for _, s := range strings.Fields(f[1]) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return traceMark{}, false
+		}
+		m.pipe = append(m.pipe, n)
+	}
+	m.last, m.pid, m.root, m.funcs, m.bg = nums[0], nums[1], nums[2], nums[3], nums[4]
+	return m, true
+}
+
+// splitTrace finds a trace line in a line of a traced script's output:
+// it returns the output before it, and the mark if there is one.
+func splitTrace(line string) (string, *traceMark) {
+	i := strings.Index(line, TraceMarker)
+	if i < 0 {
+		return line, nil
+	}
+	j := i
+	for j > 0 && line[j-1] == '\x1e' {
+		j--
+	}
+	if j == i {
+		return line, nil // the marker's text, not a trace line
+	}
+	m, ok := parseMark(i-j, line[i:])
+	if !ok {
+		return line, nil
+	}
+	return line[:j], &m
+}
+
+// statusBook works out each traced command's own exit status from the
+// marks that follow it. Steps are numbered in the order they opened; the
+// book says, as statuses become known, which step exited how. A pipeline
+// is one step: its commands run at once, in processes of their own, and
+// their output cannot be told apart.
+//
+//   - A command run by a shell is followed by that shell's next command,
+//     whose PIPESTATUS is the command's own status (an `if`, `while` or `!`
+//     does not change it, where $? would).
+//   - A command followed by a deeper function depth called a function: its
+//     status is $? when the shell is back at its depth.
+//   - The script's shell runs a pipeline's commands and subshells in child
+//     processes, forked together from one state of the shell (a window):
+//     the first child's mark carries that state, whose PIPESTATUS is the
+//     status of the shell's previous command; the shell's next mark (or
+//     the first child of the next window) holds one status per child,
+//     which go, in the order the children were forked (process ids), to
+//     each child's last command. Where children and statuses do not pair
+//     up (a nested pipeline, a process substitution) the statuses are
+//     unknown, and a background job's are never reported.
+//   - The script's last command is followed by the EXIT trap's mark, whose
+//     $? is the script's exit status (so an `exit N` gets N). Without that
+//     mark (the script set its own EXIT trap, or exec'd) the script's exit
+//     status goes to its last command.
+type statusBook struct {
+	next  int // number of the next step
+	procs map[int]*traceProc
+	// window is the children forked since the script's shell last traced.
+	window   *traceWindow
+	rootSeen bool
+	root     int
+	sh       bool
+	sawEnd   bool
+
+	resolved []stepStatus
+}
+
+// traceProc is one shell process's commands whose status is not known.
+type traceProc struct {
+	last   *pendingStep   // its latest command
+	frames []*pendingStep // function calls still running, innermost last
+}
+
+// pendingStep is a step whose status is not known yet.
+type pendingStep struct {
+	step  int
+	funcs int
+	cmd   string
+	// pids and cmds are a pipeline step's processes and their commands.
+	pids []int
+	cmds []string
+}
+
+// traceWindow is the children the script's shell forked from one state.
+type traceWindow struct {
+	state traceMark // the first child's mark: the inherited state
+	pids  []int     // in the order they first traced
+	// open is the step the window's first mark opened, which the
+	// pipeline's other commands join while it is the newest step.
+	open *pendingStep
+}
+
+// stepStatus is one step's exit status, or why it is unknown; pipe is a
+// pipeline's statuses, one per command, when they differ.
+type stepStatus struct {
+	step    int
+	code    int
+	pipe    []int
+	unknown string
+}
+
+func newStatusBook() *statusBook { return &statusBook{procs: map[int]*traceProc{}} }
+
+// Why a status is unknown, as the record says it.
+const (
+	unknownSh         = "not reported: the image has no bash, and sh -x does not report each command's status"
+	unknownPipeline   = "not reported: a command of a pipeline or subshell whose statuses could not be paired with its commands"
+	unknownBackground = "not reported: it ran in the background"
+	unknownEnded      = "not reported: the script ended while it ran"
+)
+
+func (b *statusBook) set(step, code int) {
+	b.resolved = append(b.resolved, stepStatus{step: step, code: code})
+}
+
+func (b *statusBook) unknown(step int, why string) {
+	b.resolved = append(b.resolved, stepStatus{step: step, code: -1, unknown: why})
+}
+
+// setPipe gives a step the status a PIPESTATUS says, if it says one.
+func (b *statusBook) setPipe(step int, pipe []int) {
+	if len(pipe) > 0 && slices.Min(pipe) == slices.Max(pipe) {
+		b.set(step, pipe[0])
+		return
+	}
+	b.unknown(step, unknownPipeline)
+}
+
+// setPipeline gives a pipeline step its commands' statuses; its own is
+// the last command's, or, under pipefail, $? (last) when that is the
+// last failing command's.
+func (b *statusBook) setPipeline(step int, pipe []int, last int) {
+	code := pipe[len(pipe)-1]
+	for i := len(pipe) - 1; i >= 0; i-- {
+		if pipe[i] != 0 {
+			if last == pipe[i] {
+				code = last
+			}
+			break
+		}
+	}
+	st := stepStatus{step: step, code: code}
+	if slices.Min(pipe) != slices.Max(pipe) {
+		st.pipe = pipe
+	}
+	b.resolved = append(b.resolved, st)
+}
+
+// take returns the statuses learnt since it was last called.
+func (b *statusBook) take() []stepStatus {
+	r := b.resolved
+	b.resolved = nil
+	return r
+}
+
+// mark takes a depth-1 mark. It returns the number of the step the mark
+// opens, or -1 for the script's end (which opens none), and whether the
+// mark instead joined the newest step as another command of its pipeline
+// (whose command line is then show(step)).
+func (b *statusBook) mark(m traceMark) (step int, joined bool) {
+	if m.sh {
+		b.sh = true
+		if b.next > 0 {
+			b.unknown(b.next-1, unknownSh)
+		}
+		b.next++
+		return b.next - 1, false
+	}
+	if !b.rootSeen {
+		b.rootSeen, b.root = true, m.root
+	}
+	w := b.window
+	switch p := b.procs[m.pid]; {
+	case m.pid == b.root:
+		if w != nil {
+			b.settleWindow(m)
+		}
+		b.advance(b.proc(b.root), m)
+	case p != nil:
+		b.advance(p, m)
+	case w != nil && sameState(w.state, m):
+		w.pids = append(w.pids, m.pid)
+		if o := w.open; o != nil && o.step == b.next-1 {
+			o.pids, o.cmds = append(o.pids, m.pid), append(o.cmds, m.cmd)
+			b.proc(m.pid).last = o
+			return o.step, true
+		}
+	default:
+		if w != nil {
+			// The shell's state changed since the window forked: its
+			// children have all ended, and this one inherited their
+			// statuses.
+			b.settleWindow(m)
+		}
+		b.forked(m)
+		b.window = &traceWindow{state: m, pids: []int{m.pid}}
+	}
+	if m.end() {
+		b.sawEnd = true
+		return -1, false
+	}
+	step = b.next
+	b.next++
+	ps := &pendingStep{step: step, funcs: m.funcs, cmd: m.cmd, pids: []int{m.pid}, cmds: []string{m.cmd}}
+	b.proc(m.pid).last = ps
+	if w := b.window; m.pid != b.root && w != nil && w.open == nil && w.pids[0] == m.pid {
+		w.open = ps
+	}
+	return step, false
+}
+
+// show is a step's command line: a pipeline's commands in fork order.
+func (b *statusBook) show(step int) string {
+	for _, p := range b.procs {
+		if l := p.last; l != nil && l.step == step {
+			idx := make([]int, len(l.pids))
+			for i := range idx {
+				idx[i] = i
+			}
+			slices.SortFunc(idx, func(a, c int) int { return l.pids[a] - l.pids[c] })
+			parts := make([]string, len(idx))
+			for i, k := range idx {
+				parts[i] = l.cmds[k]
+			}
+			return strings.Join(parts, " | ")
+		}
+	}
+	return ""
+}
+
+// sameState says whether two children's marks show the same inherited
+// state of the script's shell (they may have forked together).
+func sameState(a, b traceMark) bool {
+	return a.last == b.last && slices.Equal(a.pipe, b.pipe)
+}
+
+func (b *statusBook) proc(pid int) *traceProc {
+	p := b.procs[pid]
+	if p == nil {
+		p = &traceProc{}
+		b.procs[pid] = p
+	}
+	return p
+}
+
+// advance settles what a process's next mark m says of its own earlier
+// commands.
+func (b *statusBook) advance(p *traceProc, m traceMark) {
+	if l := p.last; l != nil {
+		p.last = nil
+		switch {
+		case m.funcs > l.funcs:
+			p.frames = append(p.frames, l) // a function call, still running
+		case m.end() && isExit(l.cmd):
+			b.set(l.step, m.last)
+		default:
+			b.setPipe(l.step, m.pipe)
+		}
+	}
+	for n := len(p.frames); n > 0 && p.frames[n-1].funcs >= m.funcs; n = len(p.frames) {
+		b.set(p.frames[n-1].step, m.last)
+		p.frames = p.frames[:n-1]
+	}
+}
+
+// isExit says whether a traced command is the exit builtin.
+func isExit(cmd string) bool { return cmd == "exit" || strings.HasPrefix(cmd, "exit ") }
+
+// forked settles the shell's command before a child forked: the child's
+// first mark carries the shell's state at the fork.
+func (b *statusBook) forked(child traceMark) {
+	b.advance(b.proc(b.root), traceMark{funcs: child.funcs, last: child.last, pipe: child.pipe, pid: b.root, root: b.root})
+}
+
+// settleWindow gives the window's children's last commands the statuses
+// of PIPESTATUS as the script's shell had it after them (in m), one per
+// child process in fork order; m's $! is the latest background job,
+// whose status no mark reports.
+func (b *statusBook) settleWindow(m traceMark) {
+	w := b.window
+	b.window = nil
+	pids := slices.Clone(w.pids)
+	slices.Sort(pids)
+	if i := slices.Index(pids, m.bg); i >= 0 && m.bg != 0 {
+		pids = slices.Delete(pids, i, i+1)
+		b.drop(m.bg, unknownBackground)
+	}
+	paired := len(pids) == len(m.pipe)
+	var order []*pendingStep
+	statuses := map[*pendingStep][]int{}
+	for i, pid := range pids {
+		p := b.procs[pid]
+		if p == nil || p.last == nil || !paired {
+			continue
+		}
+		if _, ok := statuses[p.last]; !ok {
+			order = append(order, p.last)
+		}
+		statuses[p.last] = append(statuses[p.last], m.pipe[i])
+	}
+	for _, ps := range order {
+		if st := statuses[ps]; len(st) == len(ps.pids) || len(ps.pids) == 1 {
+			b.setPipeline(ps.step, st, m.last)
+		} else {
+			b.unknown(ps.step, unknownPipeline)
+		}
+		for _, pid := range ps.pids {
+			if p := b.procs[pid]; p != nil && p.last == ps {
+				p.last = nil
+			}
+		}
+	}
+	for _, pid := range pids {
+		b.drop(pid, unknownPipeline)
+	}
+}
+
+// drop forgets a process, its unsettled commands unknown for why.
+func (b *statusBook) drop(pid int, why string) {
+	p := b.procs[pid]
+	delete(b.procs, pid)
+	if p == nil {
+		return
+	}
+	if p.last != nil {
+		b.unknown(p.last.step, why)
+		for _, q := range b.procs {
+			if q.last == p.last {
+				q.last = nil // one record per step
+			}
+		}
+	}
+	for _, f := range p.frames {
+		b.unknown(f.step, why)
+	}
+}
+
+// finish settles what is left when the script has exited with code.
+func (b *statusBook) finish(code int) {
+	switch {
+	case b.sh:
+		if b.next > 0 {
+			b.set(b.next-1, code)
+		}
+	case b.rootSeen && !b.sawEnd:
+		// No EXIT trap mark: the script replaced the trap, or exec'd, or
+		// was killed. Its exit status is its last command's.
+		if w := b.window; w != nil {
+			end := traceMark{last: code}
+			if len(w.pids) == 1 {
+				end.pipe = []int{code}
+			}
+			b.settleWindow(end)
+		}
+		p := b.proc(b.root)
+		if p.last != nil {
+			b.set(p.last.step, code)
+			p.last = nil
+		}
+		for _, f := range p.frames {
+			b.set(f.step, code)
+		}
+		p.frames = nil
+	}
+	for pid := range b.procs {
+		b.drop(pid, unknownEnded)
+	}
+}
+
+// nestedTrace shows a trace line of a command substitution (depth > 1) as
+// the output line bash -x would have printed.
+func nestedTrace(m traceMark) string {
+	return fmt.Sprintf("%s %s", strings.Repeat("+", m.depth), m.cmd)
+}

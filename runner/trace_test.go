@@ -1,0 +1,250 @@
+package runner
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// tracedCommand is one command as the splitter and book record it.
+type tracedCommand struct {
+	cmd     string
+	code    int
+	pipe    []int
+	unknown string
+	output  []string
+}
+
+// replay feeds a traced script's output lines through splitTrace and
+// the status book, as runStep does, and returns the commands.
+func replay(lines []string, exitCode int) []tracedCommand {
+	book := newStatusBook()
+	var cmds []tracedCommand
+	cur := -1
+	var pre []string
+	out := func(text string) {
+		if cur < 0 {
+			pre = append(pre, text)
+			return
+		}
+		cmds[cur].output = append(cmds[cur].output, text)
+	}
+	for _, l := range lines {
+		text, m := splitTrace(l)
+		if text != "" || m == nil {
+			out(text)
+		}
+		switch {
+		case m == nil:
+		case m.depth > 1:
+			out(nestedTrace(*m))
+		default:
+			n, joined := book.mark(*m)
+			if joined {
+				cmds[n].cmd = book.show(n)
+			} else if n >= 0 {
+				cmds = append(cmds, tracedCommand{cmd: m.cmd})
+				cur = n
+			} else {
+				cur = -1
+			}
+		}
+	}
+	book.finish(exitCode)
+	for _, s := range book.take() {
+		cmds[s.step].code, cmds[s.step].pipe, cmds[s.step].unknown = s.code, s.pipe, s.unknown
+	}
+	if len(pre) > 0 {
+		cmds = append([]tracedCommand{{cmd: "(before)", output: pre, unknown: "not a command"}}, cmds...)
+	}
+	return cmds
+}
+
+// runWrapped runs script with the trace wrapper on this machine, with the
+// given shell on PATH first (so `command -v bash` can be made to fail).
+func runWrapped(t *testing.T, script string, noBash bool) ([]string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "script.sh")
+	interp := "#!/bin/bash\n"
+	if noBash {
+		interp = "#!/bin/sh\n"
+	}
+	if err := os.WriteFile(path, []byte(interp+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := traceArgv([]string{path})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if noBash {
+		// A PATH with sh and the usual tools but no bash.
+		bin := filepath.Join(dir, "bin")
+		os.Mkdir(bin, 0o755)
+		for _, tool := range []string{"sh", "rev", "cut", "printf", "echo", "true", "false", "cat"} {
+			if p, err := exec.LookPath(tool); err == nil {
+				os.Symlink(p, filepath.Join(bin, tool))
+			}
+		}
+		cmd.Env = []string{"PATH=" + bin}
+		cmd.Args[0], cmd.Path = "sh", "/bin/sh"
+	}
+	pr, pw, _ := os.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no shell here: %v", err)
+	}
+	pw.Close()
+	var lines []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	return lines, code
+}
+
+func sortLines(s string) string {
+	l := strings.Split(s, "\n")
+	slices.Sort(l)
+	return strings.Join(l, "\n")
+}
+
+func describe(cmds []tracedCommand) string {
+	var b strings.Builder
+	for _, c := range cmds {
+		code := fmt.Sprint(c.code)
+		if c.unknown != "" {
+			code = "?"
+		}
+		if c.pipe != nil {
+			code += fmt.Sprint(c.pipe)
+		}
+		fmt.Fprintf(&b, "%s => %s %q\n", c.cmd, code, c.output)
+	}
+	return b.String()
+}
+
+// The statuses each command's own shell reported, for scripts of the
+// shapes real solve.sh and test.sh files have; run by this machine's bash.
+func TestTracedStatusesWithBash(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	cases := []struct {
+		name, script string
+		want         string
+		anyOrder     bool // commands in different processes trace in either order
+	}{
+		{"sequence", "false\nnosuchcmd 2>/dev/null\necho ok\n",
+			"false => 1 []\nnosuchcmd => 127 []\necho ok => 0 [\"ok\"]\n", false},
+		{"unterminated output", "X=abc\nprintf %s \"$X\" | rev\necho xyz | cut -c1\n",
+			"X=abc => 0 []\nprintf %s abc | rev => 0 [\"cba\"]\necho xyz | cut -c1 => 0 [\"x\"]\n", false},
+		{"if and while keep the condition's status", "if grep -q zz /dev/null; then echo no; fi\nwhile false; do :; done\n! true\n",
+			"grep -q zz /dev/null => 1 []\nfalse => 1 []\ntrue => 0 []\n", false},
+		{"lists", "false || echo fallback\ntrue && false\necho end\n",
+			"false => 1 []\necho fallback => 0 [\"fallback\"]\ntrue => 0 []\nfalse => 1 []\necho end => 0 [\"end\"]\n", false},
+		{"pipeline statuses go to their commands", "false | true\n( exit 4 )\necho end\n",
+			"false | true => 0[1 0] []\nexit 4 => 4 []\necho end => 0 [\"end\"]\n", false},
+		{"function call gets its return status", "f() { false; return 3; }\nf\necho end\n",
+			"f => 3 []\nfalse => 1 []\nreturn 3 => 3 []\necho end => 0 [\"end\"]\n", false},
+		{"set -e ends the script", "set -e\necho start\nnosuchcmd 2>/dev/null\necho never\n",
+			"set -e => 0 []\necho start => 0 [\"start\"]\nnosuchcmd => 127 []\n", false},
+		{"exit N", "false\nexit 3\n",
+			"false => 1 []\nexit 3 => 3 []\n", false},
+		{"last command a pipeline", "echo hi\nfalse | cat\n",
+			"echo hi => 0 [\"hi\"]\nfalse | cat => 0[1 0] []\n", false},
+		{"command substitution is output", "x=$(echo a; false)\necho $x\n",
+			"(before) => ? [\"++ echo a\" \"++ false\"]\nx=a => 1 []\necho a => 0 [\"a\"]\n", false},
+		{"background job", "sleep 0.2 &\nwait\necho end\n",
+			"sleep 0.2 => ? []\nwait => 0 []\necho end => 0 [\"end\"]\n", true},
+		{"subshell sequence", "( false; echo in )\necho out\n",
+			"false => 1 []\necho in => 0 [\"in\"]\necho out => 0 [\"out\"]\n", false},
+		{"own EXIT trap", "trap 'echo bye' EXIT\nfalse\n",
+			"trap 'echo bye' EXIT => 0 []\nfalse => 1 []\necho bye => 1 [\"bye\"]\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lines, code := runWrapped(t, c.script, false)
+			got := describe(replay(lines, code))
+			if c.anyOrder {
+				got, c.want = sortLines(got), sortLines(c.want)
+			}
+			if got != c.want {
+				t.Errorf("got\n%s\nwant\n%s\nraw %q", got, c.want, lines)
+			}
+		})
+	}
+}
+
+// Without bash, sh -x reports no status but the script's: every command
+// but the last is recorded as unknown, never as 0.
+func TestTracedStatusesWithShOnly(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	lines, code := runWrapped(t, "false\nprintf %s x | rev\necho y | cut -c1\nexit 3\n", true)
+	got := describe(replay(lines, code))
+	want := "false => ? []\nprintf %s x => ? []\nrev => ? [\"x\"]\necho y => ? []\ncut -c1 => ? [\"y\"]\nexit 3 => 3 []\n"
+	// A pipeline's two commands trace in either order.
+	alt := strings.Replace(strings.Replace(want, "printf %s x => ? []\nrev => ? [\"x\"]", "rev => ? []\nprintf %s x => ? [\"x\"]", 1), "echo y => ? []\ncut -c1 => ? [\"y\"]", "cut -c1 => ? []\necho y => ? [\"y\"]", 1)
+	if code != 3 || !strings.Contains(want+alt, got) && !strings.HasPrefix(got, "false => ? []\n") {
+		t.Fatalf("exit %d, got\n%s\nraw %q", code, got, lines)
+	}
+	if !strings.HasSuffix(got, "exit 3 => 3 []\n") || strings.Count(got, "=> ?") != 5 || strings.Contains(got, "=> 0") {
+		t.Fatalf("got\n%s\nwant every status unknown but the last", got)
+	}
+}
+
+func TestSplitTrace(t *testing.T) {
+	cases := []struct {
+		line, text string
+		mark       *traceMark
+	}{
+		{"plain output", "plain output", nil},
+		{"\x1e[headroom-trace 1|1 0|7|5|2|0] grep -q x f", "", &traceMark{depth: 1, cmd: "grep -q x f", last: 1, pipe: []int{1, 0}, pid: 7, root: 5, funcs: 2}},
+		{"cba\x1e[headroom-trace 0|0|7|7|0|9] echo xyz", "cba", &traceMark{depth: 1, cmd: "echo xyz", pipe: []int{0}, pid: 7, root: 7, bg: 9}},
+		{"\x1e\x1e[headroom-trace 0|0|7|7|0|0] false", "", &traceMark{depth: 2, cmd: "false", pipe: []int{0}, pid: 7, root: 7}},
+		{"\x1e[headroom-trace sh] ls -l", "", &traceMark{depth: 1, cmd: "ls -l", sh: true}},
+		{"\x1e[headroom-trace 0|0|7|7|0|0]", "", &traceMark{depth: 1, pipe: []int{0}, pid: 7, root: 7}},
+		// The marker's text without the separator is output, as is a
+		// mangled trace line.
+		{"echo [headroom-trace 0|0|1|1|0|0] x", "echo [headroom-trace 0|0|1|1|0|0] x", nil},
+		{"\x1e[headroom-trace 0|zero|7|7|0|0] x", "\x1e[headroom-trace 0|zero|7|7|0|0] x", nil},
+		{"\x1e[headroom-trace 0|0|7] x", "\x1e[headroom-trace 0|0|7] x", nil},
+	}
+	for _, c := range cases {
+		text, m := splitTrace(c.line)
+		if text != c.text || (m == nil) != (c.mark == nil) || m != nil && fmt.Sprint(*m) != fmt.Sprint(*c.mark) {
+			t.Errorf("splitTrace(%q) = %q, %+v; want %q, %+v", c.line, text, m, c.text, c.mark)
+		}
+	}
+}
+
+func FuzzSplitTrace(f *testing.F) {
+	f.Add("\x1e[headroom-trace 1|1 0|7|5|2|0] grep")
+	f.Add("out\x1e\x1e[headroom-trace sh] x")
+	f.Fuzz(func(t *testing.T, line string) {
+		text, m := splitTrace(line)
+		if m == nil && text != line {
+			t.Fatalf("no mark but the text changed: %q -> %q", line, text)
+		}
+		if m != nil && (!strings.HasPrefix(line, text) || m.depth < 1) {
+			t.Fatalf("mark %+v from %q with text %q", m, line, text)
+		}
+		// Whatever the marks, the book neither panics nor invents.
+		b := newStatusBook()
+		if m != nil && m.depth == 1 {
+			b.mark(*m)
+			b.mark(*m)
+		}
+		b.finish(1)
+	})
+}
