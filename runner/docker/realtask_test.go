@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +202,84 @@ func TestRealInstallWorkload(t *testing.T) {
 	}
 	if free.Outcome != model.Passed {
 		t.Errorf("uncapped: %s (%s), want passed", free.Outcome, free.Reason)
+	}
+}
+
+// A traced solve.sh in a real container: each command keeps its own exit
+// status (a failing one does not stop the script, nor is it recorded as
+// 0), and a command whose output has no final newline does not swallow
+// the next command's trace line. Without bash (sh -x) the statuses but
+// the last are said to be unknown, never 0.
+func TestTracedScriptStatusesInAContainer(t *testing.T) {
+	needDebian(t)
+	type step struct{ exit, output string }
+	cases := []struct {
+		dir  string
+		want map[string]step
+	}{
+		{"traced-statuses", map[string]step{
+			"X=abc":                     {"0", ""},
+			"false":                     {"1", ""},
+			"nosuchcmd":                 {"127", "command not found"},
+			"printf %s abc | rev":       {"0", "cba"},
+			"echo abc-tail | cut -c1-3": {"0", "abc"},
+			"echo done":                 {"0", ""},
+		}},
+		{"traced-statuses-sh", map[string]step{
+			"X=abc":     {"?", ""},
+			"false":     {"?", ""},
+			"nosuchcmd": {"?", "not found"},
+			"echo done": {"0", ""},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.dir, func(t *testing.T) {
+			task := loadTB(t, c.dir, taskfile.AgentOracle)
+			results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
+			if len(results) != 1 {
+				t.Fatalf("%d results", len(results))
+			}
+			r := results[0]
+			if r.Outcome != model.Passed {
+				t.Errorf("outcome %s (%s), want passed: the script went on past its failures", r.Outcome, r.Reason)
+			}
+			got := map[string]model.StepResult{}
+			var table []string
+			for _, s := range r.Steps {
+				if s.Phase == "agent" {
+					got[s.Name] = s
+					table = append(table, fmt.Sprintf("%s => %s %q", s.Name, s.ExitText(), s.Output))
+				}
+			}
+			for name, w := range c.want {
+				s, ok := got[name]
+				if !ok {
+					t.Errorf("no step %q in\n%s", name, strings.Join(table, "\n"))
+					continue
+				}
+				if s.ExitText() != w.exit || !strings.Contains(s.Output, w.output) {
+					t.Errorf("step %q exited %s with output %q, want %s with %q", name, s.ExitText(), s.Output, w.exit, w.output)
+				}
+				if w.exit == "?" && (s.ExitUnknown == "" || s.ExitCode != -1) {
+					t.Errorf("step %q: unknown status recorded as %d (%q)", name, s.ExitCode, s.ExitUnknown)
+				}
+			}
+			for _, s := range r.Steps {
+				if strings.Contains(s.Output, "headroom-trace") || strings.ContainsRune(s.Output, 0x1e) {
+					t.Errorf("trace text in step %q output %q", s.Name, s.Output)
+				}
+			}
+			if c.dir == "traced-statuses-sh" {
+				// sh traces a pipeline's commands as steps of their own,
+				// each status unknown; rev's and cut's lines are output.
+				var all []string
+				for _, s := range r.Steps {
+					all = append(all, s.Output)
+				}
+				if joined := strings.Join(all, "\n"); !strings.Contains(joined, "cba") || !strings.Contains(joined, "abc") {
+					t.Errorf("outputs %q lack cba and abc", joined)
+				}
+			}
+		})
 	}
 }
