@@ -479,3 +479,136 @@ func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 }
+
+// copyDir copies a fixture directory tree, so a test can change it.
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A suite with a task whose image does not build and one lacking the
+// asked agent: the good task's trials run and pass, the two others' are
+// infra-errors saying why (not in the rates, listed in the report and
+// the manifest), nothing is left behind, and the exit code is 3. Once
+// the Dockerfile is fixed, a resume runs its trials. --fail-fast refuses
+// the sweep before any trial, as before.
+func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
+	needEngine(t)
+	suite := t.TempDir()
+	copyDir(t, "testdata/brokensuite", suite)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", suite, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "2", "--seed", "3", "--format", "json", "--out", root)
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		Experiment string              `json:"experiment"`
+		Cells      []report.JSONCell   `json:"cells"`
+		NotRun     []report.JSONNotRun `json:"not_run"`
+		Ratios     []report.JSONRatio  `json:"ratios"`
+		Trials     []model.TrialResult `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
+	}
+	if len(doc.Cells) != 1 || doc.Cells[0].Task != "cli/good" || fmt.Sprint(doc.Cells[0].Outcomes) != "[passed passed]" {
+		t.Errorf("cells %+v, want cli/good passed twice", doc.Cells)
+	}
+	if len(doc.Ratios) != 1 || doc.Ratios[0].Counted != 2 || doc.Ratios[0].SuccessRate != 1 {
+		t.Errorf("rates %+v: the tasks that could not run must stay out of them", doc.Ratios)
+	}
+	why := map[string]string{}
+	for _, n := range doc.NotRun {
+		why[n.Task] = n.Reason
+	}
+	if w := why["cli/broken"]; !strings.Contains(w, "cli/broken") || !strings.Contains(w, "Unable to locate package no-such-package") || !strings.Contains(w, "100") {
+		t.Errorf("cli/broken's reason %q should name the task, the build's last lines and its exit code", w)
+	}
+	if w := why["cli/nosolution"]; !strings.Contains(w, "no agent oracle") || !strings.Contains(w, "nop") {
+		t.Errorf("cli/nosolution's reason %q should name the agent asked and the agents it has", w)
+	}
+	notRun := 0
+	for _, tr := range doc.Trials {
+		if tr.Task != "cli/good" {
+			notRun++
+			if tr.Outcome != model.InfraError || !tr.TaskNotRun || tr.ContainerID != "" {
+				t.Errorf("%s %s: %s not-run %v container %q", tr.ID, tr.Task, tr.Outcome, tr.TaskNotRun, tr.ContainerID)
+			}
+		}
+	}
+	if notRun != 4 {
+		t.Errorf("%d not-run trials, want 4 (2 tasks × 2 repeats)", notRun)
+	}
+	if !strings.Contains(r.stderr, "2 task(s) could not run") || strings.Count(r.stderr, "not run: ") != 2 {
+		t.Errorf("stderr should say each task's reason once and sum up:\n%s", r.stderr)
+	}
+	dir := onlyExperiment(t, root)
+	m, err := store.ReadManifest(dir)
+	if err != nil || m.Status != "finished" {
+		t.Fatalf("manifest %v %v", m.Status, err)
+	}
+	for _, te := range m.Tasks {
+		if (te.NotRun != "") != (te.Name != "cli/good") {
+			t.Errorf("manifest task %s not_run %q", te.Name, te.NotRun)
+		}
+	}
+	noContainersLeft(t, doc.Experiment)
+	if r := headroom(t, "report", dir); r.code != 0 || !strings.Contains(r.stdout, "Not run") || !strings.Contains(r.stdout, "cli/broken · oracle") {
+		t.Errorf("report table: exit %d\n%s", r.code, r.stdout)
+	}
+
+	// Fixed, the broken task runs on resume; the agentless one still cannot.
+	if err := os.WriteFile(filepath.Join(suite, "broken", "environment", "Dockerfile"), []byte("FROM headroom-debian:bookworm\nWORKDIR /app\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = headroom(t, "run", "--resume", doc.Experiment, "--out", root, "--format", "json")
+	if r.code != 3 || !strings.Contains(r.stderr, "rerunning 4 trial(s)") || !strings.Contains(r.stderr, "still cannot run: cli/nosolution") {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	after, _, err := store.ReadTrials(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range after {
+		switch {
+		case tr.Task == "cli/nosolution" && !tr.TaskNotRun:
+			t.Errorf("%s: %s, want still not run", tr.ID, tr.Outcome)
+		case tr.Task != "cli/nosolution" && tr.Outcome != model.Passed:
+			t.Errorf("%s %s after the fix: %s (%s)", tr.ID, tr.Task, tr.Outcome, tr.Reason)
+		}
+	}
+	if m, _ := store.ReadManifest(dir); len(m.Tasks) == 3 {
+		for _, te := range m.Tasks {
+			if (te.NotRun != "") != (te.Name == "cli/nosolution") {
+				t.Errorf("after the resume, manifest task %s not_run %q", te.Name, te.NotRun)
+			}
+		}
+	}
+	noContainersLeft(t, doc.Experiment)
+
+	// --fail-fast: refused before any trial, no experiment made.
+	ffRoot := t.TempDir()
+	r = headroom(t, "run", "--tasks-dir", "testdata/brokensuite", "--tasks", "cli/good,cli/broken", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--fail-fast", "--out", ffRoot)
+	if r.code != 1 || !strings.Contains(r.stderr, "cli/broken") || !strings.Contains(r.stderr, "no-such-package") && !strings.Contains(r.stderr, "100") {
+		t.Errorf("--fail-fast: exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(ffRoot); len(entries) != 0 {
+		t.Errorf("--fail-fast left an experiment: %v", entries)
+	}
+}

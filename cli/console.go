@@ -37,6 +37,7 @@ type consoleFlags struct {
 	seed        uint64
 	reserve     string
 	keep        bool
+	failFast    bool
 	agent       agentFlags
 }
 
@@ -51,6 +52,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
 // runConsole opens the console; demo, if set, starts that sweep at once.
@@ -88,7 +90,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, secrets: secrets, settings: f.agent.settings()}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: f.agent.settings()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems, Preparing: l.Preparing}
 	if eng, err := connectAndReap(ctx, stderr); err != nil {
@@ -173,6 +175,7 @@ type consoleLauncher struct {
 	out        string
 	reserve    int64
 	keep       bool
+	failFast   bool
 	secrets    map[string]string
 	settings   *store.AgentSettings
 	preparing  atomic.Value // string: the latest image preparation line
@@ -183,7 +186,7 @@ type consoleLauncher struct {
 
 // spec fills what every console sweep shares into s.
 func (l *consoleLauncher) spec(s session.Spec) session.Spec {
-	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep = l.out, l.reserve, 512*model.MiB, l.keep
+	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep, s.FailFast = l.out, l.reserve, 512*model.MiB, l.keep, l.failFast
 	s.SampleEvery, s.Version = 50*time.Millisecond, Version
 	l.preparing.Store("")
 	s.Progress = func(line string) { l.preparing.Store(line) }

@@ -17,9 +17,12 @@ var Version = "dev"
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitFailure     = 1
-	ExitUsage       = 2
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+	// ExitTasksNotRun: the sweep ran, but some tasks could not (their
+	// image did not build, they lack the agent); the report lists them.
+	ExitTasksNotRun = 3
 	ExitInterrupted = 130
 )
 

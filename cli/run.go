@@ -42,6 +42,7 @@ type runFlags struct {
 	sampler     string
 	keep        bool
 	execSteps   bool
+	failFast    bool
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
@@ -77,6 +78,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3")
 	return cmd
 }
 
@@ -184,13 +186,16 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
-		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: f.agent.settings(),
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: f.agent.settings(), FailFast: f.failFast,
 	})
 	if err != nil {
 		return asUsage(err)
 	}
 	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
 		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, f.repeats, setup.seed, f.concurrency, sw.Dir)
+	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
+		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
+	}
 	return finishSweep(cmd, sw, f.format, setup.report)
 }
 
@@ -240,6 +245,14 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}
+	if notRun := notRunTasks(trials); len(notRun) > 0 {
+		fmt.Fprintf(stderr, "%d task(s) could not run; their trials are recorded as infra-errors, left out of the rates:\n", len(notRun))
+		for _, line := range notRun {
+			fmt.Fprintf(stderr, "  %s\n", line)
+		}
+		fmt.Fprintf(stderr, "fix them, then `%s` runs their trials\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+		return exitError{ExitTasksNotRun}
+	}
 	return nil
 }
 
@@ -263,6 +276,27 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// notRunTasks says, once per task, why the tasks that could not run did
+// not (the latest record of each trial counts).
+func notRunTasks(trials []model.TrialResult) []string {
+	why := map[string]string{}
+	var order []string
+	for _, r := range trials {
+		if !r.TaskNotRun {
+			continue
+		}
+		if _, ok := why[r.Task]; !ok {
+			order = append(order, r.Task)
+		}
+		why[r.Task] = r.Reason
+	}
+	lines := make([]string, len(order))
+	for i, t := range order {
+		lines[i] = t + ": " + why[t]
+	}
+	return lines
 }
 
 // resumeSweep reruns what an interrupted experiment is missing.
@@ -291,6 +325,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		spec.Concurrency = f.concurrency
 	}
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
+	spec.FailFast = f.failFast
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -305,6 +340,9 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	}
 	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
 		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
+	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
+		fmt.Fprintf(stderr, "  still cannot run: %s: %s\n", task, sw.NotRun[task])
+	}
 	return finishSweep(cmd, sw, f.format, setup.report)
 }
 
@@ -391,10 +429,12 @@ type progress struct {
 	total int
 	done  int
 	plan  map[string]model.Trial
+	// notRunTold are the tasks that could not run whose reason was given.
+	notRunTold map[string]bool
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, plan: map[string]model.Trial{}}
+	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}}
 }
 
 func (p *progress) label(id string) string {
@@ -427,7 +467,12 @@ func (p *progress) event(ev runner.Event) {
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
 			r.Outcome, p.label(r.ID), model.FormatBytes(r.PeakWorkingSetBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
-		if r.Outcome == model.InfraError {
+		switch {
+		case r.TaskNotRun && p.notRunTold[r.Task]:
+		case r.TaskNotRun:
+			p.notRunTold[r.Task] = true
+			fmt.Fprintf(p.w, "      not run: %s\n", r.Reason)
+		case r.Outcome == model.InfraError:
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
 		}
 	}

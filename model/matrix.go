@@ -21,12 +21,15 @@ type Matrix struct {
 	Cells   map[RowKey]map[Ratio]*Cell
 	ByRatio map[Ratio]*Rates
 	Total   Rates
+	// NotRun holds the rows whose task could not run (TaskNotRun), with
+	// why; their trials are not in Cells nor in any rate.
+	NotRun map[RowKey]string
 }
 
 // NewMatrix builds a matrix with the given ratios (and any ratio found in
 // the results) from finished trials.
 func NewMatrix(ratios []Ratio, results []TrialResult) *Matrix {
-	m := &Matrix{Cells: map[RowKey]map[Ratio]*Cell{}, ByRatio: map[Ratio]*Rates{}}
+	m := &Matrix{Cells: map[RowKey]map[Ratio]*Cell{}, ByRatio: map[Ratio]*Rates{}, NotRun: map[RowKey]string{}}
 	for _, r := range ratios {
 		m.addRatio(r)
 	}
@@ -51,6 +54,10 @@ func (m *Matrix) addRatio(r Ratio) {
 func (m *Matrix) Add(res TrialResult) {
 	m.addRatio(res.Ratio)
 	key := RowKey{res.Task, res.Agent}
+	if res.TaskNotRun {
+		m.NotRun[key] = res.Reason
+		return
+	}
 	row, ok := m.Cells[key]
 	if !ok {
 		row = map[Ratio]*Cell{}

@@ -71,8 +71,12 @@ type OOMEvent struct {
 // TrialResult is the durable record of one finished trial.
 type TrialResult struct {
 	Trial
-	Outcome             Outcome      `json:"outcome"`
-	Reason              string       `json:"reason,omitempty"` // why, in a sentence
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"` // why, in a sentence
+	// TaskNotRun marks an infra-error of the task itself: its image did
+	// not build, or it lacks the agent. No container was started; the
+	// trial says nothing about the ratio, and is left out of the rates.
+	TaskNotRun          bool         `json:"task_not_run,omitempty"`
 	ContainerID         string       `json:"container_id,omitempty"`
 	Start               time.Time    `json:"start"`
 	End                 time.Time    `json:"end"`

@@ -3,11 +3,14 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -134,6 +137,9 @@ func (r *Report) Table(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if nr := r.notRunLines(); nr != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(nr, "\n"))
+	}
 	fmt.Fprintf(w, "\n%s\n%s\n", glyphLegend(), intervalLegend)
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
@@ -160,6 +166,28 @@ func glyphLegend() string {
 }
 
 const intervalLegend = "[lo–hi%] Wilson 95% interval of the cell; ± is the 95% half-width of the rate (clustered by task, Student's t; one task: Wilson)"
+
+// notRunLines say which task·agent rows could not run, and why: their
+// trials are infra-errors of the task, outside every rate.
+func (r *Report) notRunLines() []string {
+	m := r.Matrix
+	if len(m.NotRun) == 0 {
+		return nil
+	}
+	rows := r.notRunRows()
+	lines := []string{"Not run (the task could not run; its trials are recorded as infra-errors and left out of every rate):"}
+	for _, row := range rows {
+		lines = append(lines, fmt.Sprintf("  %s · %s: %s", row.Task, row.Agent, m.NotRun[row]))
+	}
+	return lines
+}
+
+// notRunRows are the rows that could not run, in order.
+func (r *Report) notRunRows() []model.RowKey {
+	return slices.SortedFunc(maps.Keys(r.Matrix.NotRun), func(a, b model.RowKey) int {
+		return cmp.Or(cmp.Compare(a.Task, b.Task), cmp.Compare(a.Agent, b.Agent))
+	})
+}
 
 // PowerLine says what the design can tell apart.
 func (r *Report) PowerLine() string {
@@ -221,6 +249,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintln(w, succ)
 	fmt.Fprintln(w, infra)
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
+
+	if nr := r.notRunLines(); nr != nil {
+		fmt.Fprintf(w, "\n%s\n\n", nr[0])
+		for _, l := range nr[1:] {
+			fmt.Fprintf(w, "- %s\n", strings.TrimSpace(l))
+		}
+	}
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | |")
@@ -246,6 +281,9 @@ func (r *Report) CSV(w io.Writer) error {
 		cw.Write([]string{"cell", c.Task, c.Agent, c.Ratio.String(), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
 			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), glyphs(cell)})
 	}
+	for _, row := range r.notRunRows() {
+		cw.Write([]string{"not-run", row.Task, row.Agent, "", "0", "", "", "", "", "", "", "", "", "", "", r.Matrix.NotRun[row]})
+	}
 	for _, rs := range r.Analysis.ByRatio {
 		cw.Write([]string{"ratio", "", "", rs.Ratio.String(), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
 			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), "", "", ""})
@@ -267,6 +305,13 @@ type JSONCell struct {
 	InfraErrorRate float64         `json:"infra_error_rate"`
 }
 
+// JSONNotRun is a task·agent row that could not run, and why.
+type JSONNotRun struct {
+	Task   string `json:"task"`
+	Agent  string `json:"agent"`
+	Reason string `json:"reason"`
+}
+
 // JSONRatio is one ratio's totals in the JSON form.
 type JSONRatio struct {
 	Ratio          model.Ratio `json:"ratio"`
@@ -284,9 +329,13 @@ func (r *Report) JSON(w io.Writer) error {
 		Manifest   *store.Manifest     `json:"manifest,omitempty"`
 		Cells      []JSONCell          `json:"cells"`
 		Ratios     []JSONRatio         `json:"ratios"`
+		NotRun     []JSONNotRun        `json:"not_run,omitempty"`
 		Analysis   *model.Analysis     `json:"analysis"`
 		Trials     []model.TrialResult `json:"trials"`
 	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, Trials: r.Trials}
+	for _, row := range r.notRunRows() {
+		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
+	}
 	m := r.Matrix
 	for _, row := range m.Rows {
 		for _, ratio := range m.Ratios {

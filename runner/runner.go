@@ -35,6 +35,10 @@ type Config struct {
 	// through (Step.PassEnv), by name. They reach the container's steps
 	// and nothing else: every output line is redacted of them.
 	Secrets map[string]string
+	// NotRun names the tasks that cannot run (their image did not build,
+	// they lack the agent), with why: their trials end at once as
+	// infra-errors marked TaskNotRun, and start no container.
+	NotRun map[string]string
 }
 
 // MinSecretLen is the shortest secret headroom will pass: shorter values
@@ -111,7 +115,14 @@ func New(b Backend, cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("trial %s names task %s, which is not loaded", tr.ID, tr.Task)
 		}
 	}
-	if err := CheckGuarantees(cfg.Plan, cfg.GuaranteeCapacityBytes); err != nil {
+	runnable := cfg.Plan
+	runnable.Trials = nil
+	for _, tr := range cfg.Plan.Trials {
+		if _, ok := cfg.NotRun[tr.Task]; !ok {
+			runnable.Trials = append(runnable.Trials, tr)
+		}
+	}
+	if err := CheckGuarantees(runnable, cfg.GuaranteeCapacityBytes); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -182,6 +193,9 @@ func (r *Runner) Run(ctx context.Context, out chan<- Event) {
 
 func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Event)) model.TrialResult {
 	queued := time.Now()
+	if why, ok := r.cfg.NotRun[tr.Task]; ok {
+		return model.TrialResult{Trial: tr, Start: queued, End: queued, Outcome: model.InfraError, Reason: r.redact(why), TaskNotRun: true}
+	}
 	res := model.TrialResult{Trial: tr, Start: queued}
 	err := r.adm.acquire(ctx, tr.Policy.GuaranteeBytes, func(reason string) {
 		if strings.HasPrefix(reason, "paused") {

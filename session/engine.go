@@ -100,14 +100,32 @@ func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool
 // TaskImages makes sure every task's image is on the engine and names it
 // in the task: the workload image for built-in tasks, the Debian images
 // for the real ones, a Dockerfile build (cached by its context's digest)
-// or a pull for task directories. Each image is prepared once.
+// or a pull for task directories. Each image is prepared once. The first
+// image that cannot be prepared is the error.
 func (e *Engine) TaskImages(ctx context.Context, tasks []model.Task, progress func(string)) error {
+	_, err := e.taskImages(ctx, tasks, progress, false, nil)
+	return err
+}
+
+// buildTail is how many of a failed build's last output lines its task's
+// trials quote.
+const buildTail = 4
+
+// taskImages is TaskImages that, with keepGoing, prepares every image it
+// can and returns the tasks whose image could not be, with why (the last
+// lines of the build output); skip names tasks not to prepare.
+func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress func(string), keepGoing bool, skip map[string]string) (map[string]string, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
+	failed := map[string]string{}
 	done := map[string]string{}
+	failedKey := map[string]string{}
 	for i := range tasks {
 		t := &tasks[i]
+		if _, ok := skip[t.Name]; ok {
+			continue
+		}
 		key := t.Image
 		if t.Build != nil {
 			key = t.Image + "|" + t.Build.Context + "|" + t.Build.Dockerfile
@@ -116,28 +134,50 @@ func (e *Engine) TaskImages(ctx context.Context, tasks []model.Task, progress fu
 			usedImage(t, img)
 			continue
 		}
+		if why, ok := failedKey[key]; ok {
+			failed[t.Name] = why
+			continue
+		}
+		var tail []string
+		seen := func(line string) {
+			progress(line)
+			if buildChatter(t.Name, line) {
+				return
+			}
+			if tail = append(tail, line); len(tail) > buildTail {
+				tail = tail[1:]
+			}
+		}
 		var img string
 		var err error
 		switch t.Image {
 		case taskfile.BuiltinImage:
-			img, err = e.WorkloadImage(ctx, false, progress)
+			img, err = e.WorkloadImage(ctx, false, seen)
 		case taskfile.BuiltinDebian:
-			img, err = docker.EnsureDebianImage(ctx, e.Cli, false, progress)
+			img, err = docker.EnsureDebianImage(ctx, e.Cli, false, seen)
 		case taskfile.BuiltinDebianCache:
-			img, err = docker.EnsureDebianCacheImage(ctx, e.Cli, false, progress)
+			img, err = docker.EnsureDebianCacheImage(ctx, e.Cli, false, seen)
 		default:
-			img, err = docker.EnsureTaskImage(ctx, e.Cli, *t, progress)
+			img, err = docker.EnsureTaskImage(ctx, e.Cli, *t, seen)
 		}
 		if err != nil {
-			if t.Image == taskfile.BuiltinDebian || t.Image == taskfile.BuiltinDebianCache {
-				return fmt.Errorf("task %s: %w", t.Name, err)
+			if !strings.HasPrefix(err.Error(), "task "+t.Name+":") {
+				err = fmt.Errorf("task %s: %w", t.Name, err)
 			}
-			return err
+			if !keepGoing || ctx.Err() != nil {
+				return nil, err
+			}
+			why := err.Error()
+			if len(tail) > 0 {
+				why += "; last build output: " + strings.Join(tail, " | ")
+			}
+			failed[t.Name], failedKey[key] = why, why
+			continue
 		}
 		done[key] = img
 		usedImage(t, img)
 	}
-	return nil
+	return failed, nil
 }
 
 // usedImage records the image a task runs: a pinned image that ran (as in
@@ -150,11 +190,28 @@ func usedImage(t *model.Task, img string) {
 	t.Image = img
 }
 
-// checkImages fails, naming the image, when a task's image is not local;
-// it returns each image's id for the manifest.
-func (e *Engine) checkImages(ctx context.Context, tasks []model.Task) (map[string]string, error) {
+// buildChatter says whether a build output line is the engine's (or
+// headroom's) bookkeeping rather than what the Dockerfile's commands
+// printed.
+func buildChatter(task, line string) bool {
+	for _, p := range []string{"--->", "Step ", "Removing intermediate container", "Successfully ", "building " + task + " from ", "pulling "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkImages fails, naming the image, when a task's image is not local
+// (just made, it can only have been removed since: the engine's
+// trouble, not the task's); it returns each image's id for the manifest.
+// Tasks in notRun are not checked.
+func (e *Engine) checkImages(ctx context.Context, tasks []model.Task, notRun map[string]string) (map[string]string, error) {
 	ids := map[string]string{}
 	for _, t := range tasks {
+		if _, ok := notRun[t.Name]; ok {
+			continue
+		}
 		if _, ok := ids[t.Image]; ok {
 			continue
 		}

@@ -1,10 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +51,11 @@ type Spec struct {
 	Secrets map[string]string
 	// AgentSettings are recorded in the manifest for a resume.
 	AgentSettings *store.AgentSettings
+	// FailFast refuses the whole sweep, before any trial, when one task
+	// cannot run (its image does not build, it lacks the agents, its
+	// guarantee cannot fit). Otherwise that task's trials are recorded as
+	// infra-errors saying why (TaskNotRun) and the others run.
+	FailFast bool
 }
 
 // InputError is a problem with what the user asked for (a usage error).
@@ -61,6 +70,9 @@ type Sweep struct {
 	ID   string
 	Dir  string
 	Plan model.Plan
+	// NotRun names the tasks that cannot run, with why: their trials end
+	// at once as infra-errors (TaskNotRun).
+	NotRun map[string]string
 
 	events  chan runner.Event
 	run     *runner.Runner
@@ -72,8 +84,8 @@ type Sweep struct {
 	storeErr error
 }
 
-// Launch checks, plans and starts a sweep. Nothing starts if the plan
-// cannot fit the host, an image is missing or the store is not writable.
+// Launch checks, plans and starts a sweep. Nothing starts if the store is
+// not writable, or, with FailFast, if a task cannot run.
 func (e *Engine) Launch(ctx context.Context, spec Spec) (*Sweep, error) {
 	p, err := e.prepare(ctx, spec)
 	if err != nil {
@@ -127,6 +139,9 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 		return nil, res, InputError{fmt.Errorf("resume %s: every trial already has a result; nothing to rerun", dir)}
 	}
 	p.plan.Trials = todo
+	for i := range m.Tasks {
+		m.Tasks[i].NotRun = p.notRun[m.Tasks[i].Name] // as it stands now
+	}
 	m.Status, m.Finished = "running", nil
 	m.Resumes = append(m.Resumes, res)
 	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { return store.Open(dir, m) }, m.ID)
@@ -139,23 +154,79 @@ type prepared struct {
 	plan     model.Plan
 	capacity int64
 	imageIDs map[string]string
+	// notRun names the tasks that cannot run, with why.
+	notRun map[string]string
 }
 
 func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
-	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes)}
+	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes), notRun: map[string]string{}}
+	// first is the first task's reason to fail, the sweep's error when no
+	// task can run (or with FailFast, when any cannot).
+	var first error
+	fail := func(task string, err error) {
+		if _, ok := p.notRun[task]; !ok {
+			p.notRun[task] = err.Error()
+			first = cmp.Or(first, err)
+		}
+	}
+	if !spec.FailFast {
+		for task, why := range lacksAgents(p.tasks, spec.Agents) {
+			fail(task, InputError{errors.New(why)})
+		}
+	}
 	var err error
 	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat})
 	if err != nil {
 		return p, InputError{err}
 	}
-	if err := runner.CheckGuarantees(p.plan, p.capacity); err != nil {
-		return p, InputError{err}
+	for _, tr := range p.plan.Trials {
+		if err := runner.CheckGuarantees(model.Plan{Trials: []model.Trial{tr}}, p.capacity); err != nil {
+			if spec.FailFast {
+				return p, InputError{err}
+			}
+			fail(tr.Task, InputError{err})
+		}
 	}
-	if err := e.TaskImages(ctx, p.tasks, spec.Progress); err != nil {
+	failed, err := e.taskImages(ctx, p.tasks, spec.Progress, !spec.FailFast, p.notRun)
+	if err != nil {
 		return p, err
 	}
-	p.imageIDs, err = e.checkImages(ctx, p.tasks)
-	return p, err
+	for _, t := range p.tasks { // in task order, so first is the first task's
+		if why, ok := failed[t.Name]; ok {
+			fail(t.Name, errors.New(why))
+		}
+	}
+	p.imageIDs, err = e.checkImages(ctx, p.tasks, p.notRun)
+	if err != nil {
+		return p, err
+	}
+	if first != nil && len(p.notRun) == len(p.tasks) {
+		return p, first // nothing could run: no sweep, as with FailFast
+	}
+	return p, nil
+}
+
+// lacksAgents finds the tasks that have none of the asked agents and
+// says why; it gives each the asked agents, stepless, so the plan is the
+// same as once the task has them (a resume then keeps its trials).
+func lacksAgents(tasks []model.Task, agents []string) map[string]string {
+	why := map[string]string{}
+	if len(agents) == 0 {
+		return why
+	}
+	for i := range tasks {
+		t := &tasks[i]
+		if slices.ContainsFunc(agents, func(a string) bool { _, ok := t.Agent(a); return ok }) {
+			continue
+		}
+		why[t.Name] = fmt.Sprintf("task %s has no agent %s (it has %s)", t.Name, strings.Join(agents, " or "), strings.Join(t.AgentNames(), ", "))
+		stand := make([]model.Agent, len(agents))
+		for j, a := range agents {
+			stand[j] = model.Agent{Name: a}
+		}
+		t.Agents = stand
+	}
+	return why
 }
 
 func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
@@ -178,6 +249,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 				te.Image, te.ImageID = rt.Image, p.imageIDs[rt.Image]
 			}
 		}
+		te.NotRun = p.notRun[t.Name]
 		m.Tasks = append(m.Tasks, te)
 	}
 	return m
@@ -189,7 +261,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	if err != nil {
 		return nil, err
 	}
-	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets}
+	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets, NotRun: p.notRun}
 	if e.Local {
 		cfg.Host = hostLoad
 	}
@@ -204,7 +276,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, events: make(chan runner.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
+	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan runner.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
 	raw := make(chan runner.Event, 1024)
 	go run.Run(rctx, raw)
 	go s.record(raw)

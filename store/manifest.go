@@ -81,6 +81,9 @@ type TaskEntry struct {
 	// Verdict is how the task's verifier is judged ("exit-code",
 	// "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`
+	// NotRun says why the task's trials could not run (its image did not
+	// build, it lacks the agent): they are recorded as infra-errors.
+	NotRun string `json:"not_run,omitempty"`
 	// DockerRunFlags are the equivalent `docker run` flags per ratio.
 	DockerRunFlags map[string][]string `json:"docker_run_flags"`
 }

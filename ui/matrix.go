@@ -161,6 +161,15 @@ func (mm *matrixScreen) View(c *Common) string {
 	}
 	for i := first; i < len(rows) && i < first+bodyH; i++ {
 		line := pad(shortName(rows[i]), nameW)
+		if why, ok := s.Matrix.NotRun[rows[i]]; ok && s.Matrix.Cells[rows[i]] == nil {
+			// The task could not run: say why across its cells.
+			text := st.Danger.Render("could not run: ") + st.Muted.Render(why)
+			if i == mm.row {
+				text = st.Cursor.Render("could not run: " + why)
+			}
+			out = append(out, clip(line+text, w))
+			continue
+		}
 		for j, cv := range cells[i] {
 			if i == mm.row && j == mm.col {
 				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "

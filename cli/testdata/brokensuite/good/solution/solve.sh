@@ -1,0 +1,1 @@
+echo done > /app/out.txt
