@@ -35,3 +35,24 @@ func TestMatrixCellsAndTotals(t *testing.T) {
 		t.Errorf("total counted %d, want 4", m.Total.Counted)
 	}
 }
+
+// A task that could not run is a row of its own kind: not in the cells,
+// not in any rate, with why.
+func TestMatrixKeepsNotRunTasksOutOfTheRates(t *testing.T) {
+	one := Ratio{K: 1}
+	results := []TrialResult{
+		{Trial: Trial{Task: "good", Agent: "oracle", Ratio: one, Repeat: 1}, Outcome: Passed},
+		{Trial: Trial{Task: "broken", Agent: "oracle", Ratio: one, Repeat: 1}, Outcome: InfraError, TaskNotRun: true, Reason: "task broken: the build failed"},
+		{Trial: Trial{Task: "broken", Agent: "oracle", Ratio: Uncapped, Repeat: 1}, Outcome: InfraError, TaskNotRun: true, Reason: "task broken: the build failed"},
+	}
+	m := NewMatrix([]Ratio{one}, results)
+	if len(m.Rows) != 1 || m.Rows[0].Task != "good" {
+		t.Errorf("rows %v, want only the task that ran", m.Rows)
+	}
+	if why := m.NotRun[RowKey{"broken", "oracle"}]; why != "task broken: the build failed" {
+		t.Errorf("not run %v", m.NotRun)
+	}
+	if m.Total.Counted != 1 || m.Total.InfraErrs != 0 || m.ByRatio[one].SuccessRate() != 1 {
+		t.Errorf("totals %+v, 1x %+v: the task that could not run must stay out", m.Total, m.ByRatio[one])
+	}
+}

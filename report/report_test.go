@@ -94,6 +94,32 @@ func TestReportLabelsTheRightThings(t *testing.T) {
 	}
 }
 
+// A task that could not run is listed under the matrix, with why, in
+// every format, and is in no rate.
+func TestReportListsTasksThatCouldNotRun(t *testing.T) {
+	m, ratios, trials := fixture()
+	before := New(m.ID, m, ratios, trials, DefaultOptions())
+	for _, r := range ratios {
+		trials = append(trials, model.TrialResult{Trial: model.Trial{ID: "nr" + r.String(), Task: "tb/broken", Agent: "oracle", Ratio: r, Repeat: 1},
+			Outcome: model.InfraError, TaskNotRun: true, Reason: "task tb/broken: building Dockerfile: exit 100; last build output: E: Unable to locate package x"})
+	}
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	for _, f := range Formats {
+		var b bytes.Buffer
+		if err := rep.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "tb/broken") || !strings.Contains(b.String(), "Unable to locate package x") {
+			t.Errorf("%s report does not list tb/broken with why:\n%s", f, b.String())
+		}
+	}
+	for i, rs := range rep.Analysis.ByRatio {
+		if rs.Success != before.Analysis.ByRatio[i].Success || rs.Infra != before.Analysis.ByRatio[i].Infra {
+			t.Errorf("%s: rates moved with a task that did not run: %+v vs %+v", rs.Ratio, rs, before.Analysis.ByRatio[i])
+		}
+	}
+}
+
 func TestPlotsAreWritten(t *testing.T) {
 	m, ratios, trials := fixture()
 	rep := New(m.ID, m, ratios, trials, DefaultOptions())

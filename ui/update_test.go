@@ -340,3 +340,32 @@ func TestPreparingImagesIsShownWhileStarting(t *testing.T) {
 		t.Error("the preparation line stays after the sweep started")
 	}
 }
+
+// A task that could not run shows in the matrix as such, with why, not
+// as cells of infra-errors.
+func TestMatrixShowsATaskThatCouldNotRun(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}, model.Uncapped}, Repeats: 1, Concurrency: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	var evs []runner.Event
+	for _, tr := range sw.Plan().Trials {
+		evs = append(evs, runner.TrialQueued{Base: runner.Base{Trial: tr.ID, Time: t0}, Trial: tr},
+			trialEnded(model.TrialResult{Trial: tr, Outcome: model.InfraError, TaskNotRun: true, Start: t0, End: t0,
+				Reason: "task builtin/bn-fit-modify: building Dockerfile: exit 100"}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	m = keys(t, m, "3")
+	view := m.View()
+	checkFits(t, view, 120, 40)
+	if !strings.Contains(view, "not run: task builtin/bn-fit-modify: building Dockerfile: exit 100") {
+		t.Errorf("matrix does not say the task could not run:\n%s", view)
+	}
+	if strings.Contains(view, "0/1 E") {
+		t.Errorf("a task that could not run drawn as infra-error cells:\n%s", view)
+	}
+}
