@@ -555,7 +555,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if notRun != 4 {
 		t.Errorf("%d not-run trials, want 4 (2 tasks × 2 repeats)", notRun)
 	}
-	if !strings.Contains(r.stderr, "2 task(s) could not run") || strings.Count(r.stderr, "not run: ") != 2 {
+	if !strings.Contains(r.stderr, "2 task(s) could not run") || strings.Count(r.stderr, "      could not run: ") != 2 {
 		t.Errorf("stderr should say each task's reason once and sum up:\n%s", r.stderr)
 	}
 	dir := onlyExperiment(t, root)
@@ -569,7 +569,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 		}
 	}
 	noContainersLeft(t, doc.Experiment)
-	if r := headroom(t, "report", dir); r.code != 0 || !strings.Contains(r.stdout, "Not run") || !strings.Contains(r.stdout, "cli/broken · oracle") {
+	if r := headroom(t, "report", dir); r.code != 0 || !strings.Contains(r.stdout, "Could not run") || !strings.Contains(r.stdout, "cli/broken · oracle") {
 		t.Errorf("report table: exit %d\n%s", r.code, r.stdout)
 	}
 

@@ -471,7 +471,7 @@ func (p *progress) event(ev runner.Event) {
 		case r.TaskNotRun && p.notRunTold[r.Task]:
 		case r.TaskNotRun:
 			p.notRunTold[r.Task] = true
-			fmt.Fprintf(p.w, "      not run: %s\n", r.Reason)
+			fmt.Fprintf(p.w, "      could not run: %s\n", r.Reason)
 		case r.Outcome == model.InfraError:
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
 		}

@@ -175,7 +175,7 @@ func (r *Report) notRunLines() []string {
 		return nil
 	}
 	rows := r.notRunRows()
-	lines := []string{"Not run (the task could not run; its trials are recorded as infra-errors and left out of every rate):"}
+	lines := []string{"Could not run (its trials are recorded as infra-errors and left out of every rate):"}
 	for _, row := range rows {
 		lines = append(lines, fmt.Sprintf("  %s · %s: %s", row.Task, row.Agent, m.NotRun[row]))
 	}

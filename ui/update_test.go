@@ -362,7 +362,7 @@ func TestMatrixShowsATaskThatCouldNotRun(t *testing.T) {
 	m = keys(t, m, "3")
 	view := m.View()
 	checkFits(t, view, 120, 40)
-	if !strings.Contains(view, "not run: task builtin/bn-fit-modify: building Dockerfile: exit 100") {
+	if !strings.Contains(view, "could not run: task builtin/bn-fit-modify: building Dockerfile: exit 100") {
 		t.Errorf("matrix does not say the task could not run:\n%s", view)
 	}
 	if strings.Contains(view, "0/1 E") {
