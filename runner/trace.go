@@ -42,8 +42,10 @@ const traceEnd = ": headroom-trace-end"
 // traceSetup is what bash reads from BASH_ENV before the script: PS4
 // (single-quoted so that it expands at each command, not here), the EXIT
 // trap, and BASH_ENV unset so that nested shells run as they would have.
-// Its own commands' trace goes to /dev/null.
-const traceSetup = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `''$?|${PIPESTATUS[*]}|$BASHPID|$$|${#FUNCNAME[@]}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
+// Its own commands' trace goes to /dev/null. Every expansion in PS4 must
+// hold under `set -u`: FUNCNAME is unset outside functions, $! before a
+// background job (an empty function depth reads as 0).
+const traceSetup = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `''$?|${PIPESTATUS[*]}|$BASHPID|$$|${FUNCNAME[@]+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
 
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
 // Bash ignores PS4 from the environment when run as root, hence
@@ -105,7 +107,10 @@ func parseMark(depth int, line string) (traceMark, bool) {
 		return traceMark{}, false
 	}
 	nums := make([]int, 0, 5)
-	for _, s := range []string{f[0], f[2], f[3], f[4], f[5]} {
+	for i, s := range []string{f[0], f[2], f[3], f[4], f[5]} {
+		if s == "" && i == 3 {
+			s = "0" // no function running: FUNCNAME unset
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return traceMark{}, false
@@ -124,24 +129,29 @@ func parseMark(depth int, line string) (traceMark, bool) {
 }
 
 // splitTrace finds a trace line in a line of a traced script's output:
-// it returns the output before it, and the mark if there is one.
+// it returns the output before it, and the mark if there is one. Where
+// shells traced at the same moment (a pipeline's commands under sh,
+// which writes a trace line in pieces) a line can hold a piece of one
+// trace line before another: the last is the mark, the pieces are
+// dropped.
 func splitTrace(line string) (string, *traceMark) {
-	i := strings.Index(line, TraceMarker)
-	if i < 0 {
+	k := strings.LastIndex(line, "\x1e"+TraceMarker)
+	if k < 0 {
 		return line, nil
 	}
-	j := i
+	j := k
 	for j > 0 && line[j-1] == '\x1e' {
 		j--
 	}
-	if j == i {
-		return line, nil // the marker's text, not a trace line
-	}
-	m, ok := parseMark(i-j, line[i:])
+	m, ok := parseMark(k+1-j, line[k+1:])
 	if !ok {
 		return line, nil
 	}
-	return line[:j], &m
+	text := line[:j]
+	if f := strings.Index(text, "\x1e"+TraceMarker); f >= 0 {
+		text = strings.TrimRight(text[:f], "\x1e")
+	}
+	return text, &m
 }
 
 // statusBook works out each traced command's own exit status from the

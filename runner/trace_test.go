@@ -167,6 +167,8 @@ func TestTracedStatusesWithBash(t *testing.T) {
 			"sleep 0.2 => ? []\nwait => 0 []\necho end => 0 [\"end\"]\n", true},
 		{"subshell sequence", "( false; echo in )\necho out\n",
 			"false => 1 []\necho in => 0 [\"in\"]\necho out => 0 [\"out\"]\n", false},
+		{"set -euo pipefail", "set -euo pipefail\necho a\nfalse | true || echo pf\nf() { echo in; }\nf\necho b\n",
+			"set -euo pipefail => 0 []\necho a => 0 [\"a\"]\nfalse | true => 1[1 0] []\necho pf => 0 [\"pf\"]\nf => 0 []\necho in => 0 [\"in\"]\necho b => 0 [\"b\"]\n", false},
 		{"own EXIT trap", "trap 'echo bye' EXIT\nfalse\n",
 			"trap 'echo bye' EXIT => 0 []\nfalse => 1 []\necho bye => 1 [\"bye\"]\n", false},
 	}
@@ -191,15 +193,17 @@ func TestTracedStatusesWithShOnly(t *testing.T) {
 		t.Skip("no /bin/sh")
 	}
 	lines, code := runWrapped(t, "false\nprintf %s x | rev\necho y | cut -c1\nexit 3\n", true)
-	got := describe(replay(lines, code))
-	want := "false => ? []\nprintf %s x => ? []\nrev => ? [\"x\"]\necho y => ? []\ncut -c1 => ? [\"y\"]\nexit 3 => 3 []\n"
-	// A pipeline's two commands trace in either order.
-	alt := strings.Replace(strings.Replace(want, "printf %s x => ? []\nrev => ? [\"x\"]", "rev => ? []\nprintf %s x => ? [\"x\"]", 1), "echo y => ? []\ncut -c1 => ? [\"y\"]", "cut -c1 => ? []\necho y => ? [\"y\"]", 1)
-	if code != 3 || !strings.Contains(want+alt, got) && !strings.HasPrefix(got, "false => ? []\n") {
-		t.Fatalf("exit %d, got\n%s\nraw %q", code, got, lines)
+	cmds := replay(lines, code)
+	got := describe(cmds)
+	// sh writes a trace line in pieces: a pipeline's two commands tracing
+	// at once may lose one's line, never a status's honesty.
+	if code != 3 || len(cmds) < 4 || !strings.HasSuffix(got, "exit 3 => 3 []\n") || strings.Contains(got, "=> 0") || strings.Contains(got, "headroom-trace") {
+		t.Fatalf("exit %d, got\n%s\nwant every status unknown but the last\nraw %q", code, got, lines)
 	}
-	if !strings.HasSuffix(got, "exit 3 => 3 []\n") || strings.Count(got, "=> ?") != 5 || strings.Contains(got, "=> 0") {
-		t.Fatalf("got\n%s\nwant every status unknown but the last", got)
+	for _, c := range cmds[:len(cmds)-1] {
+		if c.unknown == "" {
+			t.Errorf("%s: status %d, want unknown", c.cmd, c.code)
+		}
 	}
 }
 
@@ -214,11 +218,15 @@ func TestSplitTrace(t *testing.T) {
 		{"\x1e\x1e[headroom-trace 0|0|7|7|0|0] false", "", &traceMark{depth: 2, cmd: "false", pipe: []int{0}, pid: 7, root: 7}},
 		{"\x1e[headroom-trace sh] ls -l", "", &traceMark{depth: 1, cmd: "ls -l", sh: true}},
 		{"\x1e[headroom-trace 0|0|7|7|0|0]", "", &traceMark{depth: 1, pipe: []int{0}, pid: 7, root: 7}},
+		{"\x1e[headroom-trace 0|0|7|7||0] x", "", &traceMark{depth: 1, cmd: "x", pipe: []int{0}, pid: 7, root: 7}},
 		// The marker's text without the separator is output, as is a
 		// mangled trace line.
 		{"echo [headroom-trace 0|0|1|1|0|0] x", "echo [headroom-trace 0|0|1|1|0|0] x", nil},
 		{"\x1e[headroom-trace 0|zero|7|7|0|0] x", "\x1e[headroom-trace 0|zero|7|7|0|0] x", nil},
 		{"\x1e[headroom-trace 0|0|7] x", "\x1e[headroom-trace 0|0|7] x", nil},
+		// Two shells' trace lines cut into each other: the last counts.
+		{"\x1e[headroom-trace sh] \x1e[headroom-trace sh] printf %s x", "", &traceMark{depth: 1, cmd: "printf %s x", sh: true}},
+		{"out\x1e[headroom-trace sh] \x1e[headroom-trace sh] rev", "out", &traceMark{depth: 1, cmd: "rev", sh: true}},
 	}
 	for _, c := range cases {
 		text, m := splitTrace(c.line)
