@@ -3,13 +3,17 @@ package docker
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/headroom-eval/headroom/workload"
 )
 
 // debianOnce makes the Debian image once per test process (debootstrap the
@@ -282,4 +286,65 @@ func TestTracedScriptStatusesInAContainer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A traced command in an image with a shell whose PID 1 is headroom's step
+// driver: through the driver and through the engine's exec, the same
+// commands, outputs and statuses (the trace travels in the step's output
+// either way, and a line left open by rev does not hide echo's trace).
+func TestTracedCommandThroughDriverAndExec(t *testing.T) {
+	needDebian(t)
+	dir := t.TempDir()
+	dockerfile := "FROM " + testImage + " AS workload\nFROM " + DebianImage + "\nCOPY --from=workload " + workload.Binary + " " + workload.Binary + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := parseTask(t, `
+[task]
+name = "test/traced-driver"
+[environment]
+image = "builtin"
+memory = "128M"
+[verifier]
+workload = { duration_ms = 10 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "placeholder"
+  workload = { duration_ms = 10 }
+`)
+	task.Build = &model.Build{Context: dir, Dockerfile: "Dockerfile"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var err error
+	if task.Image, err = EnsureTaskImage(ctx, testCli, model.Task{Name: task.Name, Build: task.Build}, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	// Its tag follows the workload binary, which changes with every
+	// build of headroom: remove it rather than leave one per build.
+	t.Cleanup(func() {
+		_, _ = testCli.ImageRemove(context.Background(), task.Image, image.RemoveOptions{PruneChildren: true})
+	})
+	task.Agents[0].Steps = []model.Step{{Name: "agent", Argv: []string{"-c", `false; nosuchcmd; X=abc; printf %s "$X" | rev; echo "$X-tail" | cut -c1-3`}, Trace: true}}
+	bothStepRunners(t, func(t *testing.T, b *Backend, runs string) {
+		results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
+		r := results[0]
+		if r.StepRunner != runs {
+			t.Errorf("steps ran by %q, want %q", r.StepRunner, runs)
+		}
+		var got []string
+		for _, s := range r.Steps {
+			if s.Phase == "agent" {
+				got = append(got, fmt.Sprintf("%s => %s %q", s.Name, s.ExitText(), s.Output))
+			}
+		}
+		want := []string{`false => 1 ""`, `nosuchcmd => 127 "bash: line 1: nosuchcmd: command not found"`, `X=abc => 0 ""`,
+			`printf %s abc | rev => 0 "cba"`, `echo abc-tail | cut -c1-3 => 0 "abc"`}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("steps\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if r.Outcome != model.Passed {
+			t.Errorf("outcome %s (%s): the command's last pipeline exited 0", r.Outcome, r.Reason)
+		}
+	})
 }
