@@ -164,7 +164,7 @@ func splitTrace(line string) (string, *traceMark) {
 //     whose PIPESTATUS is the command's own status (an `if`, `while` or `!`
 //     does not change it, where $? would).
 //   - A command followed by a deeper function depth called a function: its
-//     status is $? when the shell is back at its depth.
+//     status is PIPESTATUS when the shell is back at its depth.
 //   - The script's shell runs a pipeline's commands and subshells in child
 //     processes, forked together from one state of the shell (a window):
 //     the first child's mark carries that state, whose PIPESTATUS is the
@@ -384,7 +384,9 @@ func (b *statusBook) advance(p *traceProc, m traceMark) {
 		}
 	}
 	for n := len(p.frames); n > 0 && p.frames[n-1].funcs >= m.funcs; n = len(p.frames) {
-		b.set(p.frames[n-1].step, m.last)
+		// The call's status is PIPESTATUS, like any command's: $? may
+		// already be a command substitution's of the next command.
+		b.setPipe(p.frames[n-1].step, m.pipe)
 		p.frames = p.frames[:n-1]
 	}
 }

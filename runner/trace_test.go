@@ -155,6 +155,10 @@ func TestTracedStatusesWithBash(t *testing.T) {
 			"false | true => 0[1 0] []\nexit 4 => 4 []\necho end => 0 [\"end\"]\n", false},
 		{"function call gets its return status", "f() { false; return 3; }\nf\necho end\n",
 			"f => 3 []\nfalse => 1 []\nreturn 3 => 3 []\necho end => 0 [\"end\"]\n", false},
+		// g's status is its own, not the command substitution's after it;
+		// the pipeline g ended with reported its statuses to no one.
+		{"function call before a command substitution", "g() { false | true; }\ng\nx=$(false)\necho $x.\n",
+			"g => 0 []\nfalse | true => ? [\"++ false\"]\nx= => 1 []\necho . => 0 [\".\"]\n", false},
 		{"set -e ends the script", "set -e\necho start\nnosuchcmd 2>/dev/null\necho never\n",
 			"set -e => 0 []\necho start => 0 [\"start\"]\nnosuchcmd => 127 []\n", false},
 		{"exit N", "false\nexit 3\n",
