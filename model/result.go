@@ -111,6 +111,8 @@ type TrialResult struct {
 	// Tests is what a parser found in the verifier's output, when the
 	// task is judged by one and it found results.
 	Tests *TestTally `json:"tests,omitempty"`
+	// Sidecars are the compose environment's other services' use.
+	Sidecars []SidecarUsage `json:"sidecars,omitempty"`
 }
 
 // HostLoad is the host's state at one moment.

@@ -110,6 +110,9 @@ type Build struct {
 	Context    string        `json:"context"`    // host directory sent to the engine
 	Dockerfile string        `json:"dockerfile"` // relative to Context
 	Timeout    time.Duration `json:"timeout"`
+	// Args are build arguments (compose build.args); Target the stage.
+	Args   map[string]string `json:"args,omitempty"`
+	Target string            `json:"target,omitempty"`
 }
 
 // Task formats a loader reads.
@@ -178,6 +181,11 @@ type Task struct {
 	// Profile is the container profile the task runs under (ProfileHarbor,
 	// ProfileHardened).
 	Profile string `json:"profile,omitempty"`
+	// Sidecars are the other services of a several-service compose
+	// environment, started before the task's container (which waits on
+	// them as DependsOn says) and removed with it.
+	Sidecars  []Sidecar    `json:"sidecars,omitempty"`
+	DependsOn []Dependency `json:"depends_on,omitempty"`
 	// Deviations are what the loader found in the task's file that headroom
 	// runs differently from the task's own harness (see AllDeviations).
 	Deviations []Deviation `json:"deviations,omitempty"`

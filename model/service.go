@@ -1,0 +1,52 @@
+package model
+
+// Sidecar is one more service of a task's compose environment (a database
+// or a server beside the task): its own container on the trial's private
+// network, reachable from the task's container by Name (and Aliases). The
+// ratio does not apply to it: it gets its compose limits, or none.
+type Sidecar struct {
+	Name  string `json:"name"`
+	Image string `json:"image,omitempty"`
+	// Build, when set, builds the image (Image is then only its name in
+	// the compose file).
+	Build *Build `json:"build,omitempty"`
+	// Entrypoint and Command replace the image's when set.
+	Entrypoint []string `json:"entrypoint,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	Env        []string `json:"env,omitempty"`
+	WorkDir    string   `json:"workdir,omitempty"`
+	User       string   `json:"user,omitempty"`
+	// Aliases are further host names it answers to on the trial's network.
+	Aliases          []string `json:"aliases,omitempty"`
+	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
+	CPUs             float64  `json:"cpus,omitempty"`
+	// DependsOn are the services started (or healthy, or finished) first.
+	DependsOn   []Dependency `json:"depends_on,omitempty"`
+	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+	// Files are copied in before it starts (its compose bind mounts of the
+	// task's own files).
+	Files []Upload `json:"files,omitempty"`
+}
+
+// Dependency is a compose depends_on entry: Service must reach Condition
+// before the dependent service starts.
+type Dependency struct {
+	Service   string `json:"service"`
+	Condition string `json:"condition"`
+}
+
+// Conditions of a Dependency, compose's names.
+const (
+	ServiceStarted   = "service_started"
+	ServiceHealthy   = "service_healthy"
+	ServiceCompleted = "service_completed_successfully"
+)
+
+// SidecarUsage is what one sidecar used during a trial.
+type SidecarUsage struct {
+	Name string `json:"name"`
+	// PeakBytes is the highest memory use seen (the kernel's high-water
+	// mark where readable, else the highest sample).
+	PeakBytes int64 `json:"peak_bytes"`
+	OOMKilled bool  `json:"oom_killed,omitempty"`
+}
