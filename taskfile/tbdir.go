@@ -34,10 +34,9 @@ const (
 
 // Defaults of the older terminal-bench format, which has no resources.
 const (
-	defaultBuildTimeout   = 10 * time.Minute
-	tbOldAgentTimeout     = 360 * time.Second
-	tbOldVerifierTimeout  = 60 * time.Second
-	composeUnsupportedMsg = "compose environments with several services (a database beside the task) are not supported yet; a compose file with one service and a Dockerfile beside it is"
+	defaultBuildTimeout  = 10 * time.Minute
+	tbOldAgentTimeout    = 360 * time.Second
+	tbOldVerifierTimeout = 60 * time.Second
 )
 
 // TaskDirKind says whether dir is a task directory and of which format:
@@ -102,6 +101,17 @@ func absolute(t *model.Task) {
 		}
 	}
 	fix(&t.Verifier)
+	for i := range t.Sidecars {
+		sc := &t.Sidecars[i]
+		if sc.Build != nil {
+			b := *sc.Build
+			b.Context = abs(b.Context)
+			sc.Build = &b
+		}
+		st := model.Step{Files: sc.Files}
+		fix(&st)
+		sc.Files = st.Files
+	}
 	for i := range t.Agents {
 		for j := range t.Agents[i].Steps {
 			fix(&t.Agents[i].Steps[j])
@@ -163,15 +173,18 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		return Loaded{}, err
 	}
 	envDir := filepath.Join(dir, "environment")
-	if err := checkCompose(envDir); err != nil {
-		return Loaded{}, err
-	}
 	build, err := seconds("[environment] build_timeout_sec", f.Environment.BuildTimeoutSec, defaultBuildTimeout)
 	if err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	if exists(filepath.Join(envDir, "Dockerfile")) {
 		t.Build = &model.Build{Context: envDir, Dockerfile: "Dockerfile", Timeout: build}
+	}
+	var startFiles []model.Upload
+	if p := filepath.Join(envDir, composeFile); exists(p) {
+		if startFiles, err = applyCompose(&t, p, dir, harborHarness(&t, envDir, t.Image)); err != nil {
+			return Loaded{}, err
+		}
 	}
 	if t.Image == "" && t.Build == nil {
 		return Loaded{}, fmt.Errorf("%s: no environment: add environment/Dockerfile or set [environment] docker_image", dir)
@@ -212,6 +225,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		})
 	}
 	t.Agents = append(t.Agents, nopAgent())
+	withStartFiles(&t, startFiles)
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -298,13 +312,18 @@ func loadTBOld(dir string) (Loaded, error) {
 	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	if err := checkCompose(dir); err != nil {
-		return Loaded{}, err
+	if exists(filepath.Join(dir, "Dockerfile")) {
+		t.Build = &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: defaultBuildTimeout}
 	}
-	if !exists(filepath.Join(dir, "Dockerfile")) {
-		return Loaded{}, fmt.Errorf("%s: no Dockerfile beside task.yaml: headroom builds the task's image from it", dir)
+	var startFiles []model.Upload
+	if p := filepath.Join(dir, composeFile); exists(p) {
+		if startFiles, err = applyCompose(&t, p, dir, tbHarness(&t)); err != nil {
+			return Loaded{}, err
+		}
 	}
-	t.Build = &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: defaultBuildTimeout}
+	if t.Image == "" && t.Build == nil {
+		return Loaded{}, fmt.Errorf("%s: no Dockerfile beside task.yaml (and no image in its docker-compose.yaml): headroom builds the task's image from it", dir)
+	}
 	run := filepath.Join(dir, "run-tests.sh")
 	if !exists(run) {
 		return Loaded{}, fmt.Errorf("%s: missing: the verifier run-tests.sh is what decides the task", run)
@@ -330,6 +349,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		})
 	}
 	t.Agents = append(t.Agents, nopAgent())
+	withStartFiles(&t, startFiles)
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -343,41 +363,4 @@ func firstLine(s string) string {
 		s = string(r[:79]) + "…"
 	}
 	return s
-}
-
-// checkCompose accepts a compose file beside a Dockerfile when it has one
-// service (the usual wrapper of the Dockerfile); several are unsupported.
-func checkCompose(dir string) error {
-	for _, c := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"} {
-		p := filepath.Join(dir, c)
-		if !exists(p) {
-			continue
-		}
-		n, err := composeServices(p)
-		if err != nil {
-			return err
-		}
-		if n > 1 {
-			return fmt.Errorf("%s: %d service(s): %s", p, n, composeUnsupportedMsg)
-		}
-		if !exists(filepath.Join(dir, "Dockerfile")) {
-			return fmt.Errorf("%s: no Dockerfile beside it: headroom builds the task's image from a Dockerfile, not from compose", p)
-		}
-	}
-	return nil
-}
-
-// composeServices counts a compose file's services.
-func composeServices(p string) (int, error) {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return 0, err
-	}
-	var c struct {
-		Services map[string]any `yaml:"services"`
-	}
-	if err := yaml.Unmarshal(data, &c); err != nil {
-		return 0, fmt.Errorf("%s: %s", p, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	return len(c.Services), nil
 }

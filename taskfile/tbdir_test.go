@@ -27,6 +27,7 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 		names = append(names, l.Task.Name+"("+l.Task.Format+")")
 	}
 	want := []string{
+		"terminal-bench/with-db(harbor)",
 		"harbor-defaults(harbor)",
 		"terminal-bench/fit-small(harbor)",
 		"terminal-bench/prebuilt(harbor)",
@@ -39,12 +40,11 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 	// Every broken task is reported with its path and what to do.
 	wantProblems := []string{
 		"harbor-broken-toml/task.toml:4: expected '.' or ']' to end table name",
-		"harbor-compose/environment/docker-compose.yaml: 2 service(s): compose environments with several services",
 		"harbor-no-environment: no environment: add environment/Dockerfile or set [environment] docker_image",
 		"harbor-no-tests/tests/test.sh: missing: the verifier tests/test.sh",
 		"harbor-two-memories/task.toml: [environment] sets both memory_mb and memory: keep one",
 		"old-bad-yaml/task.yaml: ",
-		"old-multi/docker-compose.yaml: 2 service(s): compose environments with several services",
+		"old-multi/docker-compose.yaml:5: service server build: testdata/tbdirs/old-multi/server/Dockerfile does not exist",
 	}
 	if len(c.Problems) != len(wantProblems) {
 		t.Errorf("%d problems, want %d: %v", len(c.Problems), len(wantProblems), c.Problems)

@@ -1,0 +1,356 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// composeTask is a task as the loaders have it before its compose file.
+func composeTask(dir string) model.Task {
+	return model.Task{
+		Name: "suite/" + filepath.Base(dir), IdleCommand: []string{"sleep", "infinity"},
+		Resources: model.Resources{CPUs: 2, MemoryBytes: 4096 * model.MiB, Defaulted: []string{"pids_limit"}},
+		Build:     &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: 7 * time.Minute},
+	}
+}
+
+func hasNote(notes []string, sub string) bool {
+	return slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, sub) })
+}
+
+// Real compose files of public Harbor and terminal-bench tasks, read as
+// their harness reads them.
+func TestComposeRealFiles(t *testing.T) {
+	tests := []struct {
+		dir   string
+		tb    bool
+		check func(t *testing.T, task model.Task, files []model.Upload)
+		err   string
+	}{
+		{dir: "o11y-bench", check: func(t *testing.T, task model.Task, files []model.Upload) {
+			// main is Harbor's own, amended: env and a wait on the stack's health.
+			if task.Build == nil || task.Image != "" {
+				t.Errorf("main keeps its Dockerfile build: image %q build %v", task.Image, task.Build)
+			}
+			if !slices.Contains(task.Env, "GRAFANA_URL=http://o11y-stack-suite-o11y-bench:3000") {
+				t.Errorf("env %v: COMPOSE_PROJECT_NAME should expand the same in main and the sidecar's alias", task.Env)
+			}
+			if !slices.Contains(task.PassEnv, "O11Y_SCENARIO_TIME_ISO=O11Y_SCENARIO_TIME_ISO") {
+				t.Errorf("pass env %v: a value that is only a host variable comes from the host", task.PassEnv)
+			}
+			if !slices.Equal(task.DependsOn, []model.Dependency{{Service: "o11y-stack", Condition: model.ServiceHealthy}}) {
+				t.Errorf("depends_on %v", task.DependsOn)
+			}
+			if len(task.Sidecars) != 1 {
+				t.Fatalf("sidecars %+v", task.Sidecars)
+			}
+			sc := task.Sidecars[0]
+			if sc.Name != "o11y-stack" || sc.Image != "o11y-bench-o11y-stack:latest" || sc.Build != nil {
+				t.Errorf("sidecar %+v", sc)
+			}
+			if !slices.Equal(sc.Aliases, []string{"o11y-stack-suite-o11y-bench"}) {
+				t.Errorf("aliases %v", sc.Aliases)
+			}
+			want := &model.Healthcheck{Test: []string{"CMD", "curl", "-sS", "-o", "/dev/null", "http://localhost:8080/"},
+				Interval: 5 * time.Second, Timeout: 10 * time.Second, StartPeriod: 90 * time.Second, Retries: 60}
+			if sc.Healthcheck == nil || !slices.Equal(sc.Healthcheck.Test, want.Test) || sc.Healthcheck.Interval != want.Interval ||
+				sc.Healthcheck.Timeout != want.Timeout || sc.Healthcheck.StartPeriod != want.StartPeriod || sc.Healthcheck.Retries != want.Retries {
+				t.Errorf("healthcheck %+v, want %+v", sc.Healthcheck, want)
+			}
+			// The bind of the task's own file is copied; the artifacts mount is Harbor's own.
+			if len(sc.Files) != 1 || sc.Files[0].To != "/task" || sc.Files[0].Name != "setup.json" || !strings.HasSuffix(sc.Files[0].From, "o11y-bench/setup.json") {
+				t.Errorf("files %+v", sc.Files)
+			}
+			for _, n := range []string{"network harbor-shared", "O11Y_SCENARIO_TIME_ISO comes from the harness", "./setup.json:/task/setup.json is copied in"} {
+				if !hasNote(task.Deviations, n) {
+					t.Errorf("no deviation %q in %q", n, task.Deviations)
+				}
+			}
+		}},
+		{dir: "signalforge", check: func(t *testing.T, task model.Task, files []model.Upload) {
+			if task.Build == nil || task.Build.Target != "agent" || task.Build.Timeout != 7*time.Minute {
+				t.Errorf("build %+v: the compose build (with its target) replaces the Dockerfile's, keeping the time limit", task.Build)
+			}
+			if task.User != "10001:10001" || !slices.Equal(task.IdleCommand, []string{"sleep", "infinity"}) {
+				t.Errorf("user %q idle %v", task.User, task.IdleCommand)
+			}
+			if !slices.Contains(task.Env, "NO_PROXY=localhost,127.0.0.1,::1,aws,floci,runtime-setup") {
+				t.Errorf("env %v", task.Env)
+			}
+			wantDeps := []model.Dependency{{Service: "runtime-setup", Condition: model.ServiceCompleted}, {Service: "floci", Condition: model.ServiceHealthy}}
+			if !slices.Equal(task.DependsOn, wantDeps) {
+				t.Errorf("depends_on %v", task.DependsOn)
+			}
+			var names []string
+			for _, sc := range task.Sidecars {
+				names = append(names, sc.Name)
+			}
+			if !slices.Equal(names, []string{"runtime-setup", "floci"}) {
+				t.Fatalf("sidecars %v", names)
+			}
+			setup := task.Sidecars[0]
+			if !slices.Equal(setup.Command, []string{"/bin/sh", "/runtime.sh"}) || len(setup.Files) != 2 {
+				t.Errorf("runtime-setup %+v", setup)
+			}
+			if floci := task.Sidecars[1]; !slices.Equal(floci.Aliases, []string{"aws", "aws"}) || !slices.Contains(floci.Env, "FLOCI_SERVICES_DOCKER_NETWORK=suite-signalforge_workload") {
+				t.Errorf("floci %+v", floci)
+			}
+			for _, n := range []string{"main's compose key cap_add", "/var/run/docker.sock:/var/run/docker.sock is not mounted", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
+				if !hasNote(task.Deviations, n) {
+					t.Errorf("no deviation %q in %q", n, task.Deviations)
+				}
+			}
+		}},
+		{dir: "sharding", check: func(t *testing.T, task model.Task, files []model.Upload) {
+			// platform is the host's here; security_opt is not honoured.
+			if len(task.Sidecars) != 0 || task.Build == nil {
+				t.Errorf("task %+v", task)
+			}
+			if !slices.Equal(task.Deviations, []string{"service main's compose key security_opt is not honoured"}) {
+				t.Errorf("deviations %q", task.Deviations)
+			}
+		}},
+		{dir: "frontier", err: "frontier/docker-compose.yaml:8: service gateway build: testdata/compose/frontier/environment/Dockerfile does not exist"},
+		{dir: "tb-client", tb: true, check: func(t *testing.T, task model.Task, files []model.Upload) {
+			if len(task.Sidecars) != 0 || len(task.Deviations) != 0 || len(files) != 0 {
+				t.Errorf("the template compose is faithful as is: sidecars %v deviations %q files %v", task.Sidecars, task.Deviations, files)
+			}
+			if !slices.Equal(task.Env, []string{"TEST_DIR=/tests"}) || !slices.Equal(task.IdleCommand, []string{"sh", "-c", "sleep infinity"}) {
+				t.Errorf("env %v idle %v", task.Env, task.IdleCommand)
+			}
+		}},
+		{dir: "tb-db", tb: true, check: func(t *testing.T, task model.Task, files []model.Upload) {
+			if len(task.Sidecars) != 2 {
+				t.Fatalf("sidecars %+v", task.Sidecars)
+			}
+			db, web := task.Sidecars[0], task.Sidecars[1]
+			if db.Name != "database" || db.Image != "postgres:15" || db.MemoryLimitBytes != 256*model.MiB || !slices.Equal(db.Env, []string{"POSTGRES_PASSWORD=password"}) {
+				t.Errorf("database %+v", db)
+			}
+			if web.Build == nil || !strings.HasSuffix(web.Build.Context, "tb-db/webserver") || !slices.Equal(web.DependsOn, []model.Dependency{{Service: "database", Condition: model.ServiceStarted}}) {
+				t.Errorf("webserver %+v", web)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := filepath.Join("testdata/compose", tc.dir)
+			task := composeTask(dir)
+			h := harborHarness(&task, dir, "")
+			if tc.tb {
+				h = tbHarness(&task)
+			}
+			files, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, h)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, task, files)
+		})
+	}
+}
+
+// Compose files that a Dockerfile copies in as data are not the
+// environment: only the file the harness reads is.
+func TestComposeDataFilesAreNotTheEnvironment(t *testing.T) {
+	for _, dir := range []string{"testdata/compose/harbor-copies-compose", "testdata/compose/tb-copies-compose"} {
+		l, err := LoadTaskDir(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if len(l.Task.Sidecars) != 0 || len(l.Task.Deviations) != 0 {
+			t.Errorf("%s: sidecars %v deviations %q", dir, l.Task.Sidecars, l.Task.Deviations)
+		}
+	}
+}
+
+// A harness-format compose that headroom cannot read says where and why.
+func TestComposeErrors(t *testing.T) {
+	tests := []struct{ name, yaml, err string }{
+		{"not a mapping", "- a\n", "x.yaml:1: a compose file is a mapping"},
+		{"no services", "version: '3'\n", "no services"},
+		{"bad memory", "services:\n  main:\n    mem_limit: lots\n", "x.yaml:3: service main mem_limit: size \"lots\" is not a memory size"},
+		{"bad cpus", "services:\n  main:\n    deploy:\n      resources:\n        limits:\n          cpus: '-1'\n", "x.yaml:6: service main deploy.resources.limits.cpus: \"-1\" is not a positive number"},
+		{"unknown dependency", "services:\n  main:\n    depends_on: [db]\n", "x.yaml:2: service main depends on db, which the file does not define"},
+		{"cycle", "services:\n  a:\n    image: x\n    depends_on: [b]\n  b:\n    image: y\n    depends_on: [a]\n", "depends on itself"},
+		{"bad condition", "services:\n  db:\n    image: x\n  main:\n    depends_on:\n      db:\n        condition: service_ready\n", "x.yaml:7: service main depends_on.db.condition: \"service_ready\" is not one of"},
+		{"no image", "services:\n  db:\n    environment: [A=1]\n", "x.yaml:2: service db has neither image: nor build:"},
+		{"extends", "services:\n  db:\n    extends:\n      file: base.yaml\n", "x.yaml:4: service db: extends is not supported"},
+		{"required variable", "services:\n  db:\n    image: ${TAG:?set the tag}\n", "x.yaml:3: service db image: required variable TAG is not set: set the tag"},
+		{"bad duration", "services:\n  db:\n    image: x\n    healthcheck:\n      test: true\n      interval: soon\n", "x.yaml:6: service db healthcheck.interval: \"soon\" is not a duration"},
+		{"inline dockerfile", "services:\n  db:\n    build:\n      dockerfile_inline: FROM x\n", "x.yaml:4: service db build.dockerfile_inline: an inline Dockerfile is not supported"},
+		{"unclosed quote", "services:\n  db:\n    image: x\n    command: echo 'hi\n", "x.yaml:4: service db command: unclosed '"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			task := composeTask(t.TempDir())
+			p := filepath.Join(t.TempDir(), "x.yaml")
+			if err := os.WriteFile(p, []byte(tc.yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := applyCompose(&task, p, filepath.Dir(p), harborHarness(&task, filepath.Dir(p), ""))
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v\nwant it to contain %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// Single-service wrappers: what main's compose settings become.
+func TestComposeMainSettings(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile.dev"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `x-common: &common
+  environment:
+    FROM_ANCHOR: "1"
+services:
+  main:
+    <<: *common
+    build:
+      context: .
+      dockerfile: Dockerfile.dev
+      args:
+        PY: "3.12"
+    image: ${MAIN_IMAGE_NAME}
+    working_dir: /srv/app
+    entrypoint: /bin/sh -c
+    command: ["exec sleep infinity"]
+    mem_limit: 3g
+    cpus: 1.5
+    volumes:
+      - ./data:/srv/data
+      - scratch:/tmp/scratch
+    healthcheck:
+      test: curl -f http://localhost/ || exit 1
+      retries: 3
+`
+	p := filepath.Join(dir, composeFile)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := composeTask(dir)
+	task.Resources.Defaulted = []string{"memory", "cpus", "pids_limit"}
+	files, err := applyCompose(&task, p, dir, harborHarness(&task, dir, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Build.Dockerfile != "Dockerfile.dev" || task.Build.Args["PY"] != "3.12" || task.Image != "" {
+		t.Errorf("build %+v image %q", task.Build, task.Image)
+	}
+	if task.WorkDir != "/srv/app" || !slices.Equal(task.IdleCommand, []string{"/bin/sh", "-c", "exec sleep infinity"}) {
+		t.Errorf("workdir %q idle %q", task.WorkDir, task.IdleCommand)
+	}
+	if task.Resources.MemoryBytes != 3<<30 || task.Resources.CPUs != 1.5 || !slices.Equal(task.Resources.Defaulted, []string{"pids_limit"}) {
+		t.Errorf("resources %+v: main's compose limits are the spec", task.Resources)
+	}
+	if !slices.Equal(task.Env, []string{"FROM_ANCHOR=1"}) {
+		t.Errorf("env %v (merge key)", task.Env)
+	}
+	if len(files) != 1 || files[0].To != "/srv/data" {
+		t.Errorf("files %+v", files)
+	}
+	if task.Healthcheck == nil || !slices.Equal(task.Healthcheck.Test, []string{"CMD-SHELL", "curl -f http://localhost/ || exit 1"}) || task.Healthcheck.Retries != 3 {
+		t.Errorf("healthcheck %+v", task.Healthcheck)
+	}
+	// A prebuilt image named in main without a build replaces the Dockerfile's.
+	task = composeTask(dir)
+	task.Image = "pinned:1"
+	if err := os.WriteFile(p, []byte("services:\n  main:\n    image: other:2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "pinned:1")); err != nil {
+		t.Fatal(err)
+	}
+	if task.Image != "other:2" || task.Build != nil {
+		t.Errorf("image %q build %v", task.Image, task.Build)
+	}
+}
+
+func TestInterpolate(t *testing.T) {
+	vars := map[string]string{"A": "a", "EMPTY": ""}
+	tests := []struct{ in, want, unset, err string }{
+		{in: "plain", want: "plain"},
+		{in: "$A-${A}", want: "a-a"},
+		{in: "$$A costs $$5", want: "$A costs $5"},
+		{in: "${NOPE:-dflt}", want: "dflt"},
+		{in: "${EMPTY:-dflt}|${EMPTY-dflt}", want: "dflt|"},
+		{in: "${NOPE:-${A}/x}", want: "a/x"},
+		{in: "${A:+alt}|${NOPE:+alt}|${EMPTY+alt}", want: "alt||alt"},
+		{in: "x${NOPE}y$NOPE2", want: "xy", unset: "NOPE,NOPE2"},
+		{in: "${NOPE:?needed here}", err: "required variable NOPE is not set: needed here"},
+		{in: "${A", err: "unclosed ${"},
+		{in: "${1A}", err: "not a variable name"},
+		{in: "${A:x}", err: "unknown operator"},
+		{in: "cost: 5$", want: "cost: 5$"},
+	}
+	for _, tc := range tests {
+		unset := map[string]bool{}
+		got, err := interpolate(tc.in, vars, unset)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		var names []string
+		for n := range unset {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if strings.Join(names, ",") != tc.unset {
+			t.Errorf("%q: unset %v, want %q", tc.in, names, tc.unset)
+		}
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"python gateway.py", []string{"python", "gateway.py"}},
+		{`sh -c "service postgresql start && sleep infinity"`, []string{"sh", "-c", "service postgresql start && sleep infinity"}},
+		{`echo 'a  b' c\ d "q\"x"`, []string{"echo", "a  b", "c d", `q"x`}},
+		{"  spaced   out  ", []string{"spaced", "out"}},
+		{`""`, []string{""}},
+	}
+	for _, tc := range tests {
+		got, err := splitWords(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%q = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// FuzzCompose: no compose file makes the decoder panic.
+func FuzzCompose(f *testing.F) {
+	for _, d := range []string{"o11y-bench", "signalforge", "tb-db"} {
+		if b, err := os.ReadFile(filepath.Join("testdata/compose", d, composeFile)); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("services:\n  a: &x\n    <<: *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		task := composeTask(".")
+		_, _ = parseCompose("fuzz.yaml", data, ".", harborHarness(&task, ".", ""))
+	})
+}
