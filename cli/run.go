@@ -208,7 +208,11 @@ func connectAndReap(ctx context.Context, stderr io.Writer) (*session.Engine, err
 	}
 	left, err := eng.ReapLeftovers(ctx)
 	for _, l := range left {
-		fmt.Fprintf(stderr, "removed leftover container %s (experiment %s, trial %s) of a headroom that is no longer running\n", l.Name, l.Experiment, l.Trial)
+		kind := "container"
+		if l.Network {
+			kind = "network"
+		}
+		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", kind, l.Name, l.Experiment, l.Trial)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)

@@ -79,4 +79,6 @@ type Final struct {
 	KernelPeakBytes int64
 	// DroppedSamples were read but not taken in time (the reader stalled).
 	DroppedSamples int
+	// Sidecars are the other compose services' use, when there were any.
+	Sidecars []model.SidecarUsage
 }

@@ -147,6 +147,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	t.mu.Unlock()
 	res.StateOOMKilled = final.OOMKilled
 	res.SamplesDropped = final.DroppedSamples
+	res.Sidecars = final.Sidecars
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
 	}

@@ -177,6 +177,24 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		done[key] = img
 		usedImage(t, img)
 	}
+	// Each compose sidecar's image: built from its build:, else used or
+	// pulled by name.
+	for i := range tasks {
+		t := &tasks[i]
+		if _, ok := skip[t.Name]; ok {
+			continue
+		}
+		if _, bad := failed[t.Name]; bad {
+			continue
+		}
+		if err := docker.EnsureSidecarImages(ctx, e.Cli, t, progress); err != nil {
+			err = fmt.Errorf("task %s: %w", t.Name, err)
+			if !keepGoing || ctx.Err() != nil {
+				return nil, err
+			}
+			failed[t.Name] = err.Error()
+		}
+	}
 	return failed, nil
 }
 

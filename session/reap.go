@@ -18,9 +18,11 @@ func ownerAlive(owner string) bool { return docker.OwnerAlive(owner) }
 // this owner still runs (see ownerAlive).
 func OwnerAlive(labels map[string]string) bool { return ownerAlive(labels[docker.LabelOwner]) }
 
-// Leftover is a container a crashed headroom left behind.
+// Leftover is a container (or a trial's network) a crashed headroom
+// left behind.
 type Leftover struct {
 	ID, Name, Experiment, Trial string
+	Network                     bool
 }
 
 // ReapLeftovers removes containers whose headroom process is gone (a
@@ -45,5 +47,12 @@ func (e *Engine) ReapLeftovers(ctx context.Context) ([]Leftover, error) {
 		}
 		out = append(out, Leftover{ID: c.ID, Name: name, Experiment: c.Labels[docker.LabelExperiment], Trial: c.Labels[docker.LabelTrial]})
 	}
-	return out, nil
+	// The trials' networks (compose environments), once their containers are gone.
+	nets, err := docker.RemoveNetworks(ctx, e.Cli, func(l map[string]string) bool {
+		return l[docker.LabelKept] != "" || ownerAlive(l[docker.LabelOwner])
+	}, false)
+	for _, n := range nets {
+		out = append(out, Leftover{ID: n.ID, Name: n.Name, Experiment: n.Labels[docker.LabelExperiment], Trial: n.Labels[docker.LabelTrial], Network: true})
+	}
+	return out, err
 }

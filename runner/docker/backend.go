@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
@@ -279,10 +280,26 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// the engine's side, unknown to us: so create, start and inspect run to
 	// completion, and a cancelled trial removes what they made.
 	cancelled := ctx
+	// A compose environment's other services start first, on a network
+	// made for the trial (waiting on them may take minutes).
+	var side *sidecars
+	var netCfg *network.NetworkingConfig
+	if len(task.Sidecars) > 0 {
+		var err error
+		if side, err = b.startSidecars(cancelled, cfg.Labels, name, task); err != nil {
+			return nil, err
+		}
+		if task.Network != "none" {
+			netCfg = side.mainEndpoint(hc)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	created, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
 	if err != nil {
+		if side != nil {
+			_, _ = side.remove(context.Background())
+		}
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
@@ -292,6 +309,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	sb := newSandbox(b, created.ID)
+	sb.side = side
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()

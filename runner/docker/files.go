@@ -100,7 +100,11 @@ func writeUploads(w io.Writer, uploads []model.Upload) error {
 			if err := addDir(to, 0o755); err != nil {
 				return err
 			}
-			if err := addEntry(tw, u.From, path.Join(to, filepath.Base(u.From)), st); err != nil {
+			name := filepath.Base(u.From)
+			if u.Name != "" {
+				name = u.Name // a file copied in under another name
+			}
+			if err := addEntry(tw, u.From, path.Join(to, name), st); err != nil {
 				return err
 			}
 			continue

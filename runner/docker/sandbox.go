@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -31,6 +32,7 @@ type sandbox struct {
 	lastAt  time.Time
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
+	side    *sidecars
 
 	mu          sync.Mutex
 	closed      bool
@@ -299,6 +301,11 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if s.drv != nil {
 		s.drv.close()
+	}
+	if s.side != nil {
+		var serr error
+		f.Sidecars, serr = s.side.remove(ctx)
+		err = errors.Join(err, serr)
 	}
 	s.b.forget(s.id)
 	if s.cg != nil {

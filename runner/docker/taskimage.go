@@ -34,6 +34,14 @@ const taskRecipe = "task-image-v1\n"
 func ContextDigest(b model.Build) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%sdockerfile %s\n", taskRecipe, b.Dockerfile)
+	if b.Target != "" || len(b.Args) > 0 {
+		args := make([]string, 0, len(b.Args))
+		for k, v := range b.Args {
+			args = append(args, k+"="+v)
+		}
+		sort.Strings(args)
+		fmt.Fprintf(h, "target %s args %q\n", b.Target, args)
+	}
 	var paths []string
 	err := filepath.WalkDir(b.Context, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -148,7 +156,8 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 	go func() { pw.CloseWithError(tarDir(pw, b.Context)) }()
 	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
-		Labels: map[string]string{LabelHeadroom + ".image": "task"},
+		Labels:    map[string]string{LabelHeadroom + ".image": "task"},
+		BuildArgs: buildArgs(b.Args), Target: b.Target,
 	})
 	pr.CloseWithError(errors.New("build request ended"))
 	if err == nil {
@@ -162,6 +171,17 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 		return explainBuildError(err)
 	}
 	return nil
+}
+
+func buildArgs(args map[string]string) map[string]*string {
+	if len(args) == 0 {
+		return nil
+	}
+	out := make(map[string]*string, len(args))
+	for k, v := range args {
+		out[k] = &v
+	}
+	return out
 }
 
 // explainBuildError adds what to do when a base image could not be

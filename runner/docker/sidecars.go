@@ -1,0 +1,402 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// LabelService names the compose service a sidecar container runs.
+const LabelService = "headroom.service"
+
+// sidecarSampleEvery is how often a sidecar's memory is read: it is
+// recorded (its peak), not watched for kills, so a few times a second.
+const sidecarSampleEvery = 250 * time.Millisecond
+
+// healthWaitLimit bounds a wait on a sidecar's health or completion
+// beyond what its own healthcheck allows.
+const healthWaitLimit = 15 * time.Minute
+
+// sidecars are a trial's other compose services: each its own container
+// on a network made for the trial, where the task's container reaches it
+// by its service name.
+type sidecars struct {
+	b       *Backend
+	netID   string
+	netName string
+	list    []*sidecar
+
+	quit    chan struct{}
+	sampled chan struct{}
+}
+
+type sidecar struct {
+	spec model.Sidecar
+	id   string
+	cg   *cgroupReader
+
+	mu   sync.Mutex
+	peak int64
+}
+
+// startSidecars makes the trial's network and starts its sidecars, each
+// after what it depends on, and waits for what the task's container
+// depends on (for Harbor tasks, also for every healthcheck: Harbor's
+// `compose up --wait` does). Whatever it made is removed if it fails or
+// ctx is cancelled.
+func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, name string, task model.Task) (_ *sidecars, err error) {
+	// Creates and removals run to completion (a create cut short may still
+	// make the object); waits end with ctx.
+	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels})
+	if err != nil {
+		return nil, fmt.Errorf("create the trial's network: %w", err)
+	}
+	s := &sidecars{b: b, netID: net.ID, netName: name, quit: make(chan struct{}), sampled: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			close(s.sampled)
+			_, _ = s.remove(context.Background())
+		}
+	}()
+	byName := map[string]*model.Sidecar{}
+	for i := range task.Sidecars {
+		byName[task.Sidecars[i].Name] = &task.Sidecars[i]
+	}
+	started := map[string]*sidecar{}
+	var start func(sc *model.Sidecar, path []string) error
+	start = func(sc *model.Sidecar, path []string) error {
+		if started[sc.Name] != nil {
+			return nil
+		}
+		if len(path) > len(task.Sidecars) {
+			return fmt.Errorf("sidecar %s depends on itself (%s)", sc.Name, strings.Join(path, " → "))
+		}
+		for _, dep := range sc.DependsOn {
+			d := byName[dep.Service]
+			if d == nil {
+				return fmt.Errorf("sidecar %s depends on %s, which the task does not define", sc.Name, dep.Service)
+			}
+			if err := start(d, append(path, sc.Name)); err != nil {
+				return err
+			}
+			if err := s.await(ctx, started[dep.Service], dep.Condition); err != nil {
+				return err
+			}
+		}
+		one, err := s.create(eng, labels, name+"-"+sc.Name, *sc)
+		if err != nil {
+			return err
+		}
+		started[sc.Name] = one
+		return ctx.Err()
+	}
+	for i := range task.Sidecars {
+		if err := start(&task.Sidecars[i], nil); err != nil {
+			return nil, err
+		}
+	}
+	for _, dep := range task.DependsOn {
+		one := started[dep.Service]
+		if one == nil {
+			return nil, fmt.Errorf("the task's container depends on %s, which the task does not define", dep.Service)
+		}
+		if err := s.await(ctx, one, dep.Condition); err != nil {
+			return nil, err
+		}
+	}
+	if task.Format == model.FormatHarbor {
+		for _, one := range s.list {
+			if one.spec.Healthcheck != nil {
+				if err := s.await(ctx, one, model.ServiceHealthy); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	go s.sample()
+	return s, nil
+}
+
+// create makes and starts one sidecar: Docker's defaults but for its
+// compose settings, its files copied in before it starts.
+func (s *sidecars) create(ctx context.Context, labels map[string]string, name string, sc model.Sidecar) (*sidecar, error) {
+	own := map[string]string{LabelService: sc.Name}
+	for k, v := range labels {
+		own[k] = v
+	}
+	cfg := &container.Config{
+		Image: sc.Image, Env: sc.Env, WorkingDir: sc.WorkDir, User: sc.User, Labels: own,
+	}
+	if len(sc.Entrypoint) > 0 {
+		cfg.Entrypoint = sc.Entrypoint
+	}
+	if len(sc.Command) > 0 {
+		cfg.Cmd = sc.Command
+	}
+	if hc := sc.Healthcheck; hc != nil {
+		cfg.Healthcheck = &container.HealthConfig{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout, StartPeriod: hc.StartPeriod, Retries: hc.Retries}
+	}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName)}
+	if sc.MemoryLimitBytes > 0 {
+		hc.Memory, hc.MemorySwap = sc.MemoryLimitBytes, sc.MemoryLimitBytes
+	}
+	if sc.CPUs > 0 {
+		hc.NanoCPUs = int64(sc.CPUs * 1e9)
+	}
+	aliases := append([]string{sc.Name}, sc.Aliases...)
+	netCfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{s.netName: {Aliases: aliases}}}
+	created, err := s.b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, fmt.Errorf("sidecar %s: image %s is not on this engine and no registry is reachable to pull it: build it or `docker load` it first", sc.Name, sc.Image)
+		}
+		return nil, fmt.Errorf("sidecar %s: create: %w", sc.Name, err)
+	}
+	one := &sidecar{spec: sc, id: created.ID}
+	s.list = append(s.list, one)
+	if len(sc.Files) > 0 {
+		pr, pw := io.Pipe()
+		go func() { pw.CloseWithError(writeUploads(pw, sc.Files)) }()
+		err := s.b.cli.CopyToContainer(ctx, created.ID, "/", pr, container.CopyToContainerOptions{})
+		pr.CloseWithError(err)
+		if err != nil {
+			return nil, fmt.Errorf("sidecar %s: copying %s in: %w", sc.Name, describeUploads(sc.Files), err)
+		}
+	}
+	if err := s.b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return nil, fmt.Errorf("sidecar %s: start: %w", sc.Name, err)
+	}
+	pid := 0
+	if info, err := s.b.cli.ContainerInspect(ctx, created.ID); err == nil && info.State != nil {
+		pid = info.State.Pid
+	}
+	if cg, err := findCgroup(s.b.opts.CgroupRoot, created.ID, pid); err == nil && !s.b.opts.ForceStats {
+		one.cg = cg
+	}
+	return one, nil
+}
+
+// await waits for a sidecar to reach a depends_on condition.
+func (s *sidecars) await(ctx context.Context, one *sidecar, condition string) error {
+	if condition == model.ServiceStarted || condition == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthWaitLimit)
+	defer cancel()
+	if condition == model.ServiceCompleted {
+		waitCh, errCh := s.b.cli.ContainerWait(ctx, one.id, container.WaitConditionNotRunning)
+		select {
+		case w := <-waitCh:
+			if w.StatusCode != 0 {
+				return fmt.Errorf("sidecar %s exited %d; the task's container waits for it to finish successfully%s", one.spec.Name, w.StatusCode, s.lastLog(one))
+			}
+			return nil
+		case err := <-errCh:
+			return fmt.Errorf("sidecar %s: waiting for it to finish: %w", one.spec.Name, err)
+		}
+	}
+	if one.spec.Healthcheck == nil {
+		return fmt.Errorf("the task waits for sidecar %s to be healthy, but it has no healthcheck", one.spec.Name)
+	}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		info, err := s.b.cli.ContainerInspect(context.WithoutCancel(ctx), one.id)
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", one.spec.Name, err)
+		}
+		st := info.State
+		switch {
+		case st == nil:
+		case !st.Running:
+			return fmt.Errorf("sidecar %s exited %d before it was healthy%s", one.spec.Name, st.ExitCode, s.lastLog(one))
+		case st.Health != nil && st.Health.Status == container.Healthy:
+			return nil
+		case st.Health != nil && st.Health.Status == container.Unhealthy:
+			last := ""
+			if n := len(st.Health.Log); n > 0 {
+				last = ": " + strings.TrimSpace(st.Health.Log[n-1].Output)
+			}
+			return fmt.Errorf("sidecar %s is unhealthy%s", one.spec.Name, last)
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("sidecar %s was not healthy after %s", one.spec.Name, healthWaitLimit)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// lastLog is the end of a sidecar's output, for a message about it.
+func (s *sidecars) lastLog(one *sidecar) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rc, err := s.b.cli.ContainerLogs(ctx, one.id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "3"})
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	var out strings.Builder
+	lw := lineWriter(func(l string) {
+		if l = strings.TrimSpace(l); l != "" {
+			out.WriteString(" | " + l)
+		}
+	})
+	_, _ = stdcopy.StdCopy(lw, lw, rc)
+	lw.Close()
+	if out.Len() == 0 {
+		return ""
+	}
+	return " (its last output:" + strings.TrimPrefix(out.String(), " |") + ")"
+}
+
+// sample reads each sidecar's memory until the trial ends.
+func (s *sidecars) sample() {
+	defer close(s.sampled)
+	tick := time.NewTicker(sidecarSampleEvery)
+	defer tick.Stop()
+	for {
+		for _, one := range s.list {
+			if one.cg == nil {
+				continue
+			}
+			if m, err := one.cg.read(); err == nil {
+				one.mu.Lock()
+				one.peak = max(one.peak, m.usage)
+				one.mu.Unlock()
+			}
+		}
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// remove records each sidecar's peak and kills, then removes the
+// sidecars (unless kept) and the network.
+func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
+	close(s.quit)
+	<-s.sampled
+	var usage []model.SidecarUsage
+	var errs []error
+	for _, one := range s.list {
+		u := model.SidecarUsage{Name: one.spec.Name, PeakBytes: one.peak}
+		if one.cg != nil {
+			if p, ok := one.cg.takePeak(); ok && p > u.PeakBytes {
+				u.PeakBytes = p
+			}
+			if n, err := one.cg.oomKills(); err == nil {
+				u.OOMKilled = n > 0
+			}
+			one.cg.close()
+		}
+		if u.PeakBytes == 0 {
+			u.PeakBytes = s.statsUsage(ctx, one.id)
+		}
+		if info, err := s.b.cli.ContainerInspect(ctx, one.id); err == nil && info.State != nil {
+			u.OOMKilled = u.OOMKilled || info.State.OOMKilled
+		}
+		usage = append(usage, u)
+		var err error
+		if s.b.opts.Keep {
+			err = s.b.cli.ContainerKill(ctx, one.id, "KILL")
+		} else {
+			err = s.b.cli.ContainerRemove(ctx, one.id, container.RemoveOptions{Force: true})
+		}
+		if err != nil && !IsGone(err) && !cerrdefs.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("remove sidecar %s: %w", one.spec.Name, err))
+		}
+	}
+	if !s.b.opts.Keep {
+		if err := s.b.cli.NetworkRemove(ctx, s.netID); err != nil && !cerrdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove the trial's network: %w", err))
+		}
+	}
+	return usage, errors.Join(errs...)
+}
+
+// statsUsage is a sidecar's memory use from the engine, where its cgroup
+// cannot be read (a remote engine).
+func (s *sidecars) statsUsage(ctx context.Context, id string) int64 {
+	st, err := s.b.cli.ContainerStatsOneShot(ctx, id)
+	if err != nil {
+		return 0
+	}
+	defer st.Body.Close()
+	var v container.StatsResponse
+	if err := json.NewDecoder(st.Body).Decode(&v); err != nil {
+		return 0
+	}
+	return int64(max(v.MemoryStats.MaxUsage, v.MemoryStats.Usage))
+}
+
+// mainEndpoint puts the task's container on the trial's network, under
+// Harbor's and terminal-bench's names for it.
+func (s *sidecars) mainEndpoint(hc *container.HostConfig) *network.NetworkingConfig {
+	hc.NetworkMode = container.NetworkMode(s.netName)
+	return &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+		s.netName: {Aliases: []string{"main", "client"}},
+	}}
+}
+
+// RemoveNetworks removes the networks headroom made for trials, but those
+// keep says to leave (a live run's, a kept trial's); it returns those
+// removed (with dry, those it would remove). A network with containers
+// still on it is left for a later pass.
+func RemoveNetworks(ctx context.Context, cli *client.Client, keep func(labels map[string]string) bool, dry bool) ([]network.Summary, error) {
+	list, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+	if err != nil {
+		return nil, err
+	}
+	var out []network.Summary
+	for _, n := range list {
+		if keep != nil && keep(n.Labels) {
+			continue
+		}
+		if !dry {
+			if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
+				if cerrdefs.IsConflict(err) || cerrdefs.IsPermissionDenied(err) {
+					continue // still in use
+				}
+				return out, fmt.Errorf("remove network %s: %w", n.Name, err)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// EnsureSidecarImages makes sure each sidecar's image is on the engine
+// (built from its build:, else used as named, else pulled) and names it
+// in the task.
+func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task, progress func(string)) error {
+	for i := range t.Sidecars {
+		sc := &t.Sidecars[i]
+		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, progress)
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
+		}
+		sc.Image = img
+	}
+	return nil
+}
