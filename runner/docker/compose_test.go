@@ -1,0 +1,197 @@
+package docker
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// loadComposeTask copies the compose task to a temporary directory, puts
+// the sidecar's static binary in its build context, loads it as a task
+// directory and builds its images: main from the Debian image, the
+// sidecar FROM scratch.
+func loadComposeTask(t *testing.T, agent string, edit func(dir string)) model.Task {
+	t.Helper()
+	needDebian(t)
+	dir := filepath.Join(t.TempDir(), "compose-sidecar")
+	if err := os.CopyFS(dir, os.DirFS("testdata/tb/compose-sidecar")); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "environment", "echo", "echoserver"), "./testdata/echoserver")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the sidecar: %v\n%s", err, out)
+	}
+	if edit != nil {
+		edit(dir)
+	}
+	l, err := taskfile.LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if task.Image, err = EnsureTaskImage(ctx, testCli, task, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureSidecarImages(ctx, testCli, &task, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	a, ok := task.Agent(agent)
+	if !ok {
+		t.Fatalf("no agent %s", agent)
+	}
+	task.Agents = []model.Agent{a}
+	return task
+}
+
+// nothingLeft fails if any container or network of the task remains.
+func nothingLeft(t *testing.T, task string) {
+	t.Helper()
+	f := filters.NewArgs(filters.Arg("label", LabelTask+"="+task))
+	ctx := context.Background()
+	cs, err := testCli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := testCli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 0 || len(ns) != 0 {
+		t.Errorf("%d container(s) and %d network(s) left behind", len(cs), len(ns))
+	}
+}
+
+// A task with a service beside it: the sidecar starts first and is
+// waited on until healthy, the verifier reaches it by its service name,
+// the ratio limits only the task's container, the sidecar's memory is
+// recorded, and nothing is left behind.
+func TestComposeSidecarReachedByName(t *testing.T) {
+	task := loadComposeTask(t, taskfile.AgentNop, nil)
+	if len(task.Sidecars) != 1 || task.Sidecars[0].Name != "echo" {
+		t.Fatalf("sidecars %+v", task.Sidecars)
+	}
+	var limits []string
+	onEvent := func(e runner.Event) {
+		st, ok := e.(runner.TrialStarted)
+		if !ok {
+			return
+		}
+		// While the trial runs: the task's container has the ratio's limit,
+		// the sidecar none (the compose file gives it none).
+		cs, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", LabelTrial+"="+st.Trial))})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, c := range cs {
+			info, err := testCli.ContainerInspect(context.Background(), c.ID)
+			if err != nil {
+				t.Error(err)
+				continue
+			}
+			limits = append(limits, c.Labels[LabelService]+"="+model.FormatBytes(info.HostConfig.Memory))
+		}
+	}
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 2}}, 1, context.Background(), onEvent)
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	r := results[0]
+	for _, s := range r.Steps {
+		t.Logf("%s %s: exit %d\n%s", s.Phase, s.Name, s.ExitCode, s.Output)
+	}
+	if r.Outcome != model.Passed || r.Reward == nil || *r.Reward != 1 {
+		t.Errorf("%s reward %v (%s), want passed with reward 1", r.Outcome, r.Reward, r.Reason)
+	}
+	if len(r.Sidecars) != 1 || r.Sidecars[0].Name != "echo" || r.Sidecars[0].PeakBytes < 24*model.MiB || r.Sidecars[0].OOMKilled {
+		t.Errorf("sidecar usage %+v, want echo's peak at least its 24 MiB", r.Sidecars)
+	}
+	want := map[string]bool{"=128MiB": true, "echo=0B": true}
+	if len(limits) != 2 || !want[limits[0]] || !want[limits[1]] || limits[0] == limits[1] {
+		t.Errorf("memory limits %v, want the task's container at 2x 64 MiB and the sidecar unlimited", limits)
+	}
+	nothingLeft(t, task.Name)
+}
+
+// Cancelling the sweep mid-trial removes the sidecar and the network too.
+func TestComposeCancelLeavesNothing(t *testing.T) {
+	task := loadComposeTask(t, taskfile.AgentOracle, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, ctx, func(e runner.Event) {
+		if _, ok := e.(runner.StepStarted); ok {
+			cancel()
+		}
+	})
+	if len(results) != 1 || results[0].Outcome != model.Cancelled {
+		t.Fatalf("results %+v, want one cancelled", results)
+	}
+	nothingLeft(t, task.Name)
+}
+
+// A sidecar that never becomes healthy fails the trial's start, saying
+// which and why, and leaves nothing.
+func TestComposeUnhealthySidecar(t *testing.T) {
+	task := loadComposeTask(t, taskfile.AgentNop, func(dir string) {
+		p := filepath.Join(dir, "environment", "docker-compose.yaml")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), `["CMD", "/echoserver", "probe"]`, `["CMD", "/echoserver", "nonsense"]`, 1)
+		s = strings.Replace(s, "retries: 60", "retries: 2", 1)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	if len(results) != 1 || results[0].Outcome != model.InfraError || !strings.Contains(results[0].Reason, "sidecar echo is unhealthy") {
+		t.Fatalf("results %+v, want an infra error naming the unhealthy sidecar", results)
+	}
+	nothingLeft(t, task.Name)
+}
+
+// The reaper's part for networks: a network whose headroom is gone is
+// removed; one a live headroom owns is left.
+func TestRemoveNetworksOfDeadOwners(t *testing.T) {
+	ctx := context.Background()
+	mk := func(name, owner string) string {
+		n, err := testCli.NetworkCreate(ctx, name, network.CreateOptions{Labels: map[string]string{
+			LabelHeadroom: "1", LabelExperiment: testExperimentPrefix, LabelTask: "test/reap-networks", LabelOwner: owner}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = testCli.NetworkRemove(ctx, n.ID) })
+		return n.ID
+	}
+	dead := mk("headroom-"+testExperimentPrefix+"-dead", "gone-host:1")
+	live := mk("headroom-"+testExperimentPrefix+"-live", Owner())
+	keep := func(l map[string]string) bool {
+		return l[LabelExperiment] != testExperimentPrefix || l[LabelOwner] == Owner()
+	}
+	removed, err := RemoveNetworks(ctx, testCli, keep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].ID != dead {
+		t.Errorf("removed %v, want only the dead owner's network", removed)
+	}
+	if _, err := testCli.NetworkInspect(ctx, live, network.InspectOptions{}); err != nil {
+		t.Errorf("the live owner's network is gone: %v", err)
+	}
+}
