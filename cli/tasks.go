@@ -147,6 +147,7 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	}
 	fmt.Fprintf(w, "  verifier   %s\n", t.Verifier.Show)
 	fmt.Fprintf(w, "  verdict    %s: %s\n", t.Verdict, t.Verdict.Describe())
+	showSidecars(w, t)
 	if t.Instruction != "" {
 		line, _, _ := strings.Cut(strings.TrimSpace(t.Instruction), "\n")
 		fmt.Fprintf(w, "  instruction  %s\n", line)

@@ -256,8 +256,8 @@ func (d *detailScreen) View(c *Common) string {
 		}
 	}
 	out = append(out, clip(head, w))
-	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s · container %.12s · memory from %s · r reruns exactly this trial",
-		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), v.ContainerID, v.Source), w)))
+	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · r reruns exactly this trial",
+		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), sidecarPeaks(v.Result), v.ContainerID, v.Source), w)))
 	chartH, logH := d.layout(h)
 	out = append(out, timeline(st, v, w, chartH))
 	// The step column takes what the others leave, within reason.
@@ -401,4 +401,20 @@ func stepsToShow(steps []model.StepResult, n int) ([]model.StepResult, int) {
 		}
 	}
 	return out, len(steps) - len(out)
+}
+
+// sidecarPeaks names a finished compose trial's other services with
+// their memory peaks (" · sidecars db 41MiB, cache 9MiB").
+func sidecarPeaks(r *model.TrialResult) string {
+	if r == nil || len(r.Sidecars) == 0 {
+		return ""
+	}
+	parts := make([]string, len(r.Sidecars))
+	for i, sc := range r.Sidecars {
+		parts[i] = sc.Name + " " + model.FormatBytes(sc.PeakBytes)
+		if sc.OOMKilled {
+			parts[i] += " (OOM-killed)"
+		}
+	}
+	return " · sidecars " + strings.Join(parts, ", ")
 }
