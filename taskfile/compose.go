@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,9 @@ type composeHarness struct {
 	baseMain  bool
 	vars      map[string]string
 	ownMounts map[string]bool // container paths
+	// secrets are the task's own pass-through variables (NAME → host
+	// variable): a compose value naming one passes it on.
+	secrets map[string]string
 }
 
 // harborHarness is Harbor's Docker environment for a task: its compose
@@ -70,7 +74,7 @@ func harborHarness(t *model.Task, envDir, dockerImage string) composeHarness {
 		vars["PREBUILT_IMAGE_NAME"] = dockerImage
 	}
 	addEnvVars(vars, t.Env)
-	return composeHarness{main: harborMainService, baseMain: true, vars: vars,
+	return composeHarness{main: harborMainService, baseMain: true, vars: vars, secrets: secretNames(t.PassEnv),
 		ownMounts: map[string]bool{VerifierLogDir: true, AgentLogDir: true, "/logs/artifacts": true}}
 }
 
@@ -88,7 +92,17 @@ func tbHarness(t *model.Task) composeHarness {
 		"T_BENCH_TASK_AGENT_LOGS_PATH":          "/harness/agent-logs",
 		"COMPOSE_PROJECT_NAME":                  sanitizeImageName(t.Name),
 	}
-	return composeHarness{main: tbMainService, vars: vars, ownMounts: map[string]bool{"/logs": true, "/agent-logs": true}}
+	return composeHarness{main: tbMainService, vars: vars, secrets: secretNames(t.PassEnv),
+		ownMounts: map[string]bool{"/logs": true, "/agent-logs": true}}
+}
+
+func secretNames(pass []string) map[string]string {
+	m := map[string]string{}
+	for _, p := range pass {
+		name, host := model.PassEnvNames(p)
+		m[name] = host
+	}
+	return m
 }
 
 func addEnvVars(vars map[string]string, env []string) {
@@ -119,6 +133,7 @@ type composeService struct {
 	command       []string
 	env           []string
 	passEnv       []string
+	fromHost      []string // variables the harness's own environment would give
 	workDir       string
 	user          string
 	containerName string
@@ -479,7 +494,7 @@ func (d *composeDoc) build(n *yaml.Node, field string) (*model.Build, error) {
 			case "target":
 				b.Target, err = d.str(v, f)
 			case "args":
-				env, _, e := d.envEntries(v, f)
+				env, _, _, e := d.envEntries(v, f)
 				err = e
 				if len(env) > 0 {
 					b.Args = map[string]string{}
@@ -515,31 +530,40 @@ func (d *composeDoc) build(n *yaml.Node, field string) (*model.Build, error) {
 
 // environment reads a list of NAME=value (or NAME) or a map.
 func (d *composeDoc) environment(s *composeService, n *yaml.Node, field string) error {
-	env, pass, err := d.envEntries(n, field)
+	env, pass, fromHost, err := d.envEntries(n, field)
 	s.env = append(s.env, env...)
 	s.passEnv = append(s.passEnv, pass...)
+	s.fromHost = append(s.fromHost, fromHost...)
 	return err
 }
 
 // hostOnly is a whole value naming one variable ("${OPENAI_API_KEY}").
 var hostOnly = regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
 
-// envEntries reads environment entries. A value that is only a variable
-// the harness does not set, or a bare NAME, is taken from the harness's
-// own environment: pass is those names, for the host to supply.
-func (d *composeDoc) envEntries(n *yaml.Node, field string) (env, pass []string, err error) {
+// envEntries reads environment entries. A bare NAME, or a value that is
+// only a variable the harness does not set, comes from the harness's own
+// environment: one of the task's own pass-through secrets is passed on
+// (pass, NAME=HOST), any other is left out (fromHost names it).
+func (d *composeDoc) envEntries(n *yaml.Node, field string) (env, pass, fromHost []string, err error) {
+	fromHarness := func(k, v string) {
+		if host, ok := d.h.secrets[v]; ok {
+			pass = append(pass, k+"="+host)
+		} else {
+			fromHost = append(fromHost, k)
+		}
+	}
 	add := func(k string, vn *yaml.Node) error {
 		if vn == nil || (vn.Kind == yaml.ScalarNode && vn.Tag == "!!null") {
 			if v, ok := d.h.vars[k]; ok {
 				env = append(env, k+"="+v)
 			} else {
-				pass = append(pass, k)
+				fromHarness(k, k)
 			}
 			return nil
 		}
 		if m := hostOnly.FindStringSubmatch(vn.Value); m != nil && vn.Kind == yaml.ScalarNode {
 			if _, ok := d.h.vars[m[1]]; !ok {
-				pass = append(pass, k+"="+m[1])
+				fromHarness(k, m[1])
 				return nil
 			}
 		}
@@ -551,30 +575,30 @@ func (d *composeDoc) envEntries(n *yaml.Node, field string) (env, pass []string,
 	case yaml.MappingNode:
 		for _, kv := range pairs(n) {
 			if err := add(kv[0].Value, resolve(kv[1])); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
 			c = resolve(c)
 			if c.Kind != yaml.ScalarNode {
-				return nil, nil, d.errf(c, "%s: expected NAME=value entries", field)
+				return nil, nil, nil, d.errf(c, "%s: expected NAME=value entries", field)
 			}
 			k, v, ok := strings.Cut(c.Value, "=")
 			if !ok {
 				if err := add(k, nil); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				continue
 			}
 			if err := add(k, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Line: c.Line}); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	default:
-		return nil, nil, d.errf(n, "%s: expected a list of NAME=value or a mapping", field)
+		return nil, nil, nil, d.errf(n, "%s: expected a list of NAME=value or a mapping", field)
 	}
-	return env, pass, nil
+	return env, pass, fromHost, nil
 }
 
 // envFile reads env_file entries: NAME=value lines of files beside the
@@ -1061,6 +1085,11 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 	}
 	notes := append([]string(nil), c.notes...)
 	var files []model.Upload
+	for _, s := range c.services {
+		if len(s.fromHost) > 0 {
+			notes = append(notes, fmt.Sprintf("service %s's environment %s comes from the harness's own environment: headroom gives it none", s.name, strings.Join(s.fromHost, ", ")))
+		}
+	}
 	if main != nil {
 		notes = append(notes, main.notes...)
 		files = main.files
@@ -1078,6 +1107,10 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files,
 		}
+		if s.containerName != "" && s.containerName != s.name {
+			// Docker's DNS answers to a container's name too.
+			sc.Aliases = append(sc.Aliases, s.containerName)
+		}
 		for _, dep := range s.dependsOn {
 			if main != nil && dep.Service == main.name || dep.Service == h.main {
 				notes = append(notes, fmt.Sprintf("service %s depends on %s: headroom starts the task's container last", s.name, dep.Service))
@@ -1086,7 +1119,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			sc.DependsOn = append(sc.DependsOn, dep)
 		}
 		if len(s.passEnv) > 0 {
-			notes = append(notes, fmt.Sprintf("service %s's environment %s comes from the harness's own environment: headroom gives it none", s.name, strings.Join(s.passEnv, ", ")))
+			notes = append(notes, fmt.Sprintf("service %s's secrets %s are not given to a sidecar", s.name, strings.Join(s.passEnv, ", ")))
 		}
 		notes = append(notes, s.notes...)
 		t.Sidecars = append(t.Sidecars, sc)
@@ -1105,7 +1138,10 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) {
 	}
 	harnessNames := s.image == "" || s.image == h.vars["MAIN_IMAGE_NAME"] ||
 		s.image == h.vars["T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME"] || s.image == h.vars["PREBUILT_IMAGE_NAME"]
-	if !harnessNames && s.build == nil && (t.Build == nil || t.Image != "") {
+	// Harbor builds main from the Dockerfile unless the task names a
+	// prebuilt image; terminal-bench builds only what the compose file says.
+	baseBuild := h.baseMain && t.Build != nil && t.Image == ""
+	if !harnessNames && s.build == nil && !baseBuild {
 		// No build of main: the compose file's image is what runs.
 		t.Image, t.Build = s.image, nil
 	}
@@ -1113,7 +1149,11 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) {
 		t.IdleCommand = append(append([]string(nil), s.entrypoint...), s.command...)
 	}
 	t.Env = append(t.Env, s.env...)
-	t.PassEnv = append(t.PassEnv, s.passEnv...)
+	for _, p := range s.passEnv {
+		if !slices.Contains(t.PassEnv, p) {
+			t.PassEnv = append(t.PassEnv, p)
+		}
+	}
 	if s.workDir != "" {
 		t.WorkDir = s.workDir
 	}

@@ -41,8 +41,8 @@ func TestComposeRealFiles(t *testing.T) {
 			if !slices.Contains(task.Env, "GRAFANA_URL=http://o11y-stack-suite-o11y-bench:3000") {
 				t.Errorf("env %v: COMPOSE_PROJECT_NAME should expand the same in main and the sidecar's alias", task.Env)
 			}
-			if !slices.Contains(task.PassEnv, "O11Y_SCENARIO_TIME_ISO=O11Y_SCENARIO_TIME_ISO") {
-				t.Errorf("pass env %v: a value that is only a host variable comes from the host", task.PassEnv)
+			if len(task.PassEnv) != 0 || slices.ContainsFunc(task.Env, func(e string) bool { return strings.HasPrefix(e, "O11Y_SCENARIO_TIME_ISO=") }) {
+				t.Errorf("env %v pass %v: a variable only Harbor's own environment gives is left out (and listed)", task.Env, task.PassEnv)
 			}
 			if !slices.Equal(task.DependsOn, []model.Dependency{{Service: "o11y-stack", Condition: model.ServiceHealthy}}) {
 				t.Errorf("depends_on %v", task.DependsOn)
@@ -67,7 +67,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if len(sc.Files) != 1 || sc.Files[0].To != "/task" || sc.Files[0].Name != "setup.json" || !strings.HasSuffix(sc.Files[0].From, "o11y-bench/setup.json") {
 				t.Errorf("files %+v", sc.Files)
 			}
-			for _, n := range []string{"network harbor-shared", "O11Y_SCENARIO_TIME_ISO comes from the harness", "./setup.json:/task/setup.json is copied in"} {
+			for _, n := range []string{"network harbor-shared", "service main's environment O11Y_SCENARIO_TIME_ISO comes from the harness", "service o11y-stack's environment O11Y_SCENARIO_TIME_ISO comes", "./setup.json:/task/setup.json is copied in"} {
 				if !hasNote(task.Deviations, n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
@@ -267,6 +267,30 @@ services:
 	}
 	if task.Healthcheck == nil || !slices.Equal(task.Healthcheck.Test, []string{"CMD-SHELL", "curl -f http://localhost/ || exit 1"}) || task.Healthcheck.Retries != 3 {
 		t.Errorf("healthcheck %+v", task.Healthcheck)
+	}
+	// A variable naming one of the task's own secrets passes it on.
+	task = composeTask(dir)
+	task.PassEnv = []string{"JUDGE_KEY=HOST_JUDGE"}
+	if err := os.WriteFile(p, []byte("services:\n  main:\n    environment:\n      - API_KEY=${JUDGE_KEY}\n      - JUDGE_KEY\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(task.PassEnv, []string{"JUDGE_KEY=HOST_JUDGE", "API_KEY=HOST_JUDGE"}) || len(task.Env) != 0 || len(task.Deviations) != 0 {
+		t.Errorf("pass %v env %v deviations %q", task.PassEnv, task.Env, task.Deviations)
+	}
+	// terminal-bench builds only what its compose says: an image without a
+	// build is what runs, even with a Dockerfile beside it.
+	task = composeTask(dir)
+	if err := os.WriteFile(p, []byte("services:\n  client:\n    image: python:3.11\n    container_name: ${T_BENCH_TASK_DOCKER_CLIENT_CONTAINER_NAME}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyCompose(&task, p, dir, tbHarness(&task)); err != nil {
+		t.Fatal(err)
+	}
+	if task.Image != "python:3.11" || task.Build != nil {
+		t.Errorf("terminal-bench image %q build %v", task.Image, task.Build)
 	}
 	// A prebuilt image named in main without a build replaces the Dockerfile's.
 	task = composeTask(dir)
