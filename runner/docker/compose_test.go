@@ -93,7 +93,7 @@ func TestComposeSidecarReachedByName(t *testing.T) {
 		// While the trial runs: the task's container has the ratio's limit,
 		// the sidecar none (the compose file gives it none).
 		cs, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-			Filters: filters.NewArgs(filters.Arg("label", LabelTrial+"="+st.Trial))})
+			Filters: filters.NewArgs(filters.Arg("label", LabelTrial+"="+st.Trial), filters.Arg("label", LabelTask+"="+task.Name))})
 		if err != nil {
 			t.Error(err)
 			return
