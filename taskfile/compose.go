@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,8 +143,8 @@ type composeService struct {
 	files         []model.Upload
 	namedVolumes  []string
 	aliases       []string
-	// notes are what headroom does not honour, one sentence each.
-	notes []string
+	// notes are what headroom does not honour.
+	notes []deviation
 }
 
 // composeDoc decodes one compose file, expanding variables as it goes.
@@ -161,7 +160,7 @@ type composeDoc struct {
 // compose is a decoded compose file: its services in file order.
 type compose struct {
 	services []*composeService
-	notes    []string
+	notes    []deviation
 }
 
 func (c *compose) service(name string) *composeService {
@@ -221,12 +220,13 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 		case k == "networks":
 			for _, nv := range pairs(v) {
 				if m := mapping(nv[1]); m["external"] != nil || m["ipam"] != nil || m["internal"] != nil {
-					c.notes = append(c.notes, fmt.Sprintf("compose network %s's settings (external, internal, ipam) are not used: every service is on one private network per trial", nv[0].Value))
+					c.notes = append(c.notes, deviation{"compose network " + nv[0].Value + " settings not used",
+						"external, internal and ipam are ignored: every service is on one private network per trial"})
 				}
 			}
 		case k == "version", k == "name", k == "volumes", strings.HasPrefix(k, "x-"):
 		default:
-			c.notes = append(c.notes, fmt.Sprintf("compose top-level key %s is not used", k))
+			c.notes = append(c.notes, deviation{"compose key " + k + " not used", ""})
 		}
 	}
 	if len(c.services) == 0 {
@@ -250,7 +250,8 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 	sort.Strings(vols)
 	for _, v := range vols {
 		if len(shared[v]) > 1 {
-			c.notes = append(c.notes, fmt.Sprintf("compose volume %s is not shared between %s: each container has its own files", v, strings.Join(shared[v], " and ")))
+			c.notes = append(c.notes, deviation{"compose volume " + v + " not shared",
+				strings.Join(shared[v], " and ") + " each have their own files"})
 		}
 	}
 	unset := make([]string, 0, len(d.unset))
@@ -259,7 +260,8 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 	}
 	sort.Strings(unset)
 	for _, v := range unset {
-		c.notes = append(c.notes, fmt.Sprintf("compose variable %s is unset (the harness takes it from its own environment): it expands to \"\"", v))
+		c.notes = append(c.notes, deviation{"compose variable " + v + " unset",
+			"the harness takes it from its own environment; here it expands to \"\""})
 	}
 	if err := checkCycles(c, path); err != nil {
 		return nil, err
@@ -363,13 +365,14 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 		case "network_mode":
 			var m string
 			if m, err = d.str(v, field); m != "" {
-				s.notes = append(s.notes, fmt.Sprintf("service %s's network_mode %s is not used: it is on the trial's private network", name, m))
+				s.notes = append(s.notes, deviation{"service " + name + " network_mode not used",
+					m + " is replaced by the trial's private network"})
 			}
 		case "extends":
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:
 			if !composeInert[k] {
-				s.notes = append(s.notes, fmt.Sprintf("service %s's compose key %s is not honoured", name, k))
+				s.notes = append(s.notes, deviation{"service " + name + " " + k + " not honoured", ""})
 			}
 		}
 		if err != nil {
@@ -671,7 +674,7 @@ func (d *composeDoc) deploy(s *composeService, n *yaml.Node, field string) error
 		}
 	}
 	if r := m["reservations"]; r != nil && mapping(r)["devices"] != nil {
-		s.notes = append(s.notes, fmt.Sprintf("service %s reserves devices (GPUs): headroom gives none", s.name))
+		s.notes = append(s.notes, deviation{"service " + s.name + " device reservation not honoured", "the compose file's devices (GPUs) are not given"})
 	}
 	return nil
 }
@@ -795,7 +798,7 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 		case d.h.ownMounts[strings.TrimSuffix(dst, "/")]:
 			// The harness's own log mounts: headroom makes the directories.
 		case typ == "tmpfs":
-			s.notes = append(s.notes, fmt.Sprintf("service %s's tmpfs at %s is an ordinary directory", s.name, dst))
+			s.notes = append(s.notes, deviation{"service " + s.name + " tmpfs not mounted", dst + " is an ordinary directory"})
 		case src == "":
 			// An anonymous volume: the container's own files.
 		case !strings.HasPrefix(src, ".") && !strings.HasPrefix(src, "/") && !strings.HasPrefix(src, "~"):
@@ -807,7 +810,8 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 			}
 			rel, err := filepath.Rel(d.taskDir, host)
 			if err != nil || strings.HasPrefix(rel, "..") || !exists(host) {
-				s.notes = append(s.notes, fmt.Sprintf("service %s's host mount %s:%s is not mounted (headroom mounts nothing from the host)", s.name, src, dst))
+				s.notes = append(s.notes, deviation{"service " + s.name + " host mount not mounted",
+					src + ":" + dst + ": headroom mounts nothing from the host"})
 				continue
 			}
 			up := model.Upload{From: host, To: dst}
@@ -815,7 +819,8 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 				up = model.Upload{From: host, To: filepath.Dir(dst), Name: filepath.Base(dst)}
 			}
 			s.files = append(s.files, up)
-			s.notes = append(s.notes, fmt.Sprintf("service %s's bind mount %s:%s is copied in at the start, not mounted: changes are not seen on the host", s.name, src, dst))
+			s.notes = append(s.notes, deviation{"service " + s.name + " bind mount copied in",
+				src + ":" + dst + " is copied in at the start, not mounted: changes are not seen on the host"})
 		}
 	}
 	return nil
@@ -836,364 +841,4 @@ func (d *composeDoc) networks(s *composeService, n *yaml.Node, field string) err
 		}
 	}
 	return nil
-}
-
-// resolve follows an alias (a YAML anchor's use) to its node.
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
-}
-
-// pairs lists a mapping's key and value nodes, with YAML merge keys
-// ("<<: *base") merged in under the mapping's own keys.
-func pairs(n *yaml.Node) [][2]*yaml.Node { return mergedPairs(n, map[*yaml.Node]bool{}) }
-
-// mergedPairs is pairs, minding the mappings being merged: a merge of a
-// mapping into itself is left out rather than followed forever.
-func mergedPairs(n *yaml.Node, merging map[*yaml.Node]bool) [][2]*yaml.Node {
-	n = resolve(n)
-	if n == nil || n.Kind != yaml.MappingNode || merging[n] {
-		return nil
-	}
-	merging[n] = true
-	defer delete(merging, n)
-	var own, merged [][2]*yaml.Node
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Value == "<<" && k.Tag == "!!merge" {
-			srcs := []*yaml.Node{resolve(v)}
-			if srcs[0].Kind == yaml.SequenceNode {
-				srcs = srcs[0].Content
-			}
-			for _, src := range srcs {
-				merged = append(merged, mergedPairs(src, merging)...)
-			}
-			continue
-		}
-		seen[k.Value] = true
-		own = append(own, [2]*yaml.Node{k, v})
-	}
-	for _, kv := range merged {
-		if !seen[kv[0].Value] {
-			seen[kv[0].Value] = true
-			own = append(own, kv)
-		}
-	}
-	return own
-}
-
-// mapping indexes a mapping's values by key (nil for anything else).
-func mapping(n *yaml.Node) map[string]*yaml.Node {
-	m := map[string]*yaml.Node{}
-	for _, kv := range pairs(n) {
-		m[kv[0].Value] = resolve(kv[1])
-	}
-	return m
-}
-
-// interpolate expands compose's variable syntax: $NAME, ${NAME},
-// ${NAME:-default} and ${NAME-default}, ${NAME:?error} and ${NAME?error},
-// ${NAME:+alternative} and ${NAME+alternative}, nested in defaults, and
-// $$ for a literal $. A name neither set nor defaulted is recorded in
-// unset and expands to "".
-func interpolate(s string, vars map[string]string, unset map[string]bool) (string, error) {
-	if !strings.Contains(s, "$") {
-		return s, nil
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		next := s[i+1]
-		switch {
-		case next == '$':
-			b.WriteByte('$')
-			i++
-		case next == '{':
-			end := closingBrace(s, i+2)
-			if end < 0 {
-				return "", fmt.Errorf("unclosed ${ in %q", s)
-			}
-			v, err := expandBraced(s[i+2:end], vars, unset)
-			if err != nil {
-				return "", err
-			}
-			b.WriteString(v)
-			i = end
-		case isNameStart(next):
-			j := i + 1
-			for j < len(s) && isNameChar(s[j]) {
-				j++
-			}
-			name := s[i+1 : j]
-			v, ok := vars[name]
-			if !ok {
-				unset[name] = true
-			}
-			b.WriteString(v)
-			i = j - 1
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
-}
-
-func closingBrace(s string, from int) int {
-	depth := 1
-	for i := from; i < len(s); i++ {
-		switch s[i] {
-		case '{':
-			depth++
-		case '}':
-			if depth--; depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-func expandBraced(expr string, vars map[string]string, unset map[string]bool) (string, error) {
-	j := 0
-	for j < len(expr) && isNameChar(expr[j]) {
-		j++
-	}
-	name, rest := expr[:j], expr[j:]
-	if name == "" || !isNameStart(name[0]) {
-		return "", fmt.Errorf("${%s}: not a variable name", expr)
-	}
-	v, set := vars[name]
-	if rest == "" {
-		if !set {
-			unset[name] = true
-		}
-		return v, nil
-	}
-	op, arg := rest[:1], rest[1:]
-	colon := op == ":"
-	if colon {
-		if len(arg) == 0 {
-			return "", fmt.Errorf("${%s}: expected -, ?, or + after the colon", expr)
-		}
-		op, arg = arg[:1], arg[1:]
-	}
-	empty := !set || (colon && v == "")
-	switch op {
-	case "-":
-		if empty {
-			return interpolate(arg, vars, unset)
-		}
-		return v, nil
-	case "+":
-		if empty {
-			return "", nil
-		}
-		return interpolate(arg, vars, unset)
-	case "?":
-		if empty {
-			msg, _ := interpolate(arg, vars, unset)
-			return "", fmt.Errorf("required variable %s is not set: %s", name, msg)
-		}
-		return v, nil
-	}
-	return "", fmt.Errorf("${%s}: unknown operator %q", expr, op)
-}
-
-func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isNameChar(c byte) bool  { return isNameStart(c) || c >= '0' && c <= '9' }
-
-// splitWords splits a command line into words as a POSIX shell would
-// (quotes and backslashes), without expanding anything.
-func splitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unclosed ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unclosed \" in %q", s)
-			}
-			inWord = true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-// applyCompose makes a task's environment what its harness makes of the
-// compose file at path: the main service's settings amend the task's
-// container, every other service becomes a sidecar, and what headroom
-// cannot honour is listed in the task's deviations. It returns the files
-// main's bind mounts copy in at the start.
-//
-// A main service's command (with its entrypoint) becomes the container's
-// idle command, which replaces the image's entrypoint.
-func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]model.Upload, error) {
-	c, err := readCompose(path, taskDir, h)
-	if err != nil {
-		return nil, err
-	}
-	main := c.service(h.main)
-	if !h.baseMain {
-		for _, s := range c.services {
-			if s.containerName != "" && s.containerName == h.vars[tbContainerVar] {
-				main = s
-			}
-		}
-		if main == nil {
-			return nil, fmt.Errorf("%s: no service runs the task: terminal-bench runs it in the service whose container_name is ${%s} (by convention %q)", path, tbContainerVar, tbMainService)
-		}
-	}
-	notes := append([]string(nil), c.notes...)
-	var files []model.Upload
-	for _, s := range c.services {
-		if len(s.fromHost) > 0 {
-			notes = append(notes, fmt.Sprintf("service %s's environment %s comes from the harness's own environment: headroom gives it none", s.name, strings.Join(s.fromHost, ", ")))
-		}
-	}
-	if main != nil {
-		notes = append(notes, main.notes...)
-		files = main.files
-		applyMain(t, main, h)
-	}
-	for _, s := range c.services {
-		if s == main {
-			continue
-		}
-		if s.image == "" && s.build == nil {
-			return nil, fmt.Errorf("%s:%d: service %s has neither image: nor build:: give it one", path, s.line, s.name)
-		}
-		sc := model.Sidecar{
-			Name: s.name, Image: s.image, Build: s.build, Entrypoint: s.entrypoint, Command: s.command,
-			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
-			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files,
-		}
-		if s.containerName != "" && s.containerName != s.name {
-			// Docker's DNS answers to a container's name too.
-			sc.Aliases = append(sc.Aliases, s.containerName)
-		}
-		for _, dep := range s.dependsOn {
-			if main != nil && dep.Service == main.name || dep.Service == h.main {
-				notes = append(notes, fmt.Sprintf("service %s depends on %s: headroom starts the task's container last", s.name, dep.Service))
-				continue
-			}
-			sc.DependsOn = append(sc.DependsOn, dep)
-		}
-		if len(s.passEnv) > 0 {
-			notes = append(notes, fmt.Sprintf("service %s's secrets %s are not given to a sidecar", s.name, strings.Join(s.passEnv, ", ")))
-		}
-		notes = append(notes, s.notes...)
-		t.Sidecars = append(t.Sidecars, sc)
-	}
-	t.Deviations = append(t.Deviations, notes...)
-	return files, nil
-}
-
-// applyMain amends the task's container with its compose service.
-func applyMain(t *model.Task, s *composeService, h composeHarness) {
-	if s.build != nil {
-		if t.Build != nil {
-			s.build.Timeout = t.Build.Timeout
-		}
-		t.Build, t.Image = s.build, ""
-	}
-	harnessNames := s.image == "" || s.image == h.vars["MAIN_IMAGE_NAME"] ||
-		s.image == h.vars["T_BENCH_TASK_DOCKER_CLIENT_IMAGE_NAME"] || s.image == h.vars["PREBUILT_IMAGE_NAME"]
-	// Harbor builds main from the Dockerfile unless the task names a
-	// prebuilt image; terminal-bench builds only what the compose file says.
-	baseBuild := h.baseMain && t.Build != nil && t.Image == ""
-	if !harnessNames && s.build == nil && !baseBuild {
-		// No build of main: the compose file's image is what runs.
-		t.Image, t.Build = s.image, nil
-	}
-	if len(s.entrypoint)+len(s.command) > 0 {
-		t.IdleCommand = append(append([]string(nil), s.entrypoint...), s.command...)
-	}
-	t.Env = append(t.Env, s.env...)
-	for _, p := range s.passEnv {
-		if !slices.Contains(t.PassEnv, p) {
-			t.PassEnv = append(t.PassEnv, p)
-		}
-	}
-	if s.workDir != "" {
-		t.WorkDir = s.workDir
-	}
-	if s.user != "" {
-		t.User = s.user
-	}
-	undefault := func(field string) {
-		out := t.Resources.Defaulted[:0:0]
-		for _, d := range t.Resources.Defaulted {
-			if d != field {
-				out = append(out, d)
-			}
-		}
-		t.Resources.Defaulted = out
-	}
-	if s.memLimit > 0 {
-		t.Resources.MemoryBytes = s.memLimit
-		undefault("memory")
-	}
-	if s.cpus > 0 {
-		t.Resources.CPUs = s.cpus
-		undefault("cpus")
-	}
-	t.DependsOn = append(t.DependsOn, s.dependsOn...)
-	if s.healthcheck != nil && t.Healthcheck == nil {
-		t.Healthcheck = s.healthcheck
-	}
-}
-
-// withStartFiles copies files in before every agent's first step: what
-// a compose bind mount of the task's own files makes visible at the start.
-func withStartFiles(t *model.Task, files []model.Upload) {
-	if len(files) == 0 {
-		return
-	}
-	for i := range t.Agents {
-		if len(t.Agents[i].Steps) == 0 {
-			continue
-		}
-		st := &t.Agents[i].Steps[0]
-		st.Files = append(append([]model.Upload(nil), files...), st.Files...)
-	}
 }

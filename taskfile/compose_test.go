@@ -67,7 +67,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if len(sc.Files) != 1 || sc.Files[0].To != "/task" || sc.Files[0].Name != "setup.json" || !strings.HasSuffix(sc.Files[0].From, "o11y-bench/setup.json") {
 				t.Errorf("files %+v", sc.Files)
 			}
-			for _, n := range []string{"network harbor-shared", "service main's environment O11Y_SCENARIO_TIME_ISO comes from the harness", "service o11y-stack's environment O11Y_SCENARIO_TIME_ISO comes", "./setup.json:/task/setup.json is copied in"} {
+			for _, n := range []string{"network harbor-shared", "service main environment not given: O11Y_SCENARIO_TIME_ISO: the harness takes", "service o11y-stack environment not given: O11Y_SCENARIO_TIME_ISO", "o11y-stack bind mount copied in: ./setup.json:/task/setup.json"} {
 				if !hasNote(task.Deviations, n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
@@ -101,7 +101,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if floci := task.Sidecars[1]; !slices.Equal(floci.Aliases, []string{"aws", "aws"}) || !slices.Contains(floci.Env, "FLOCI_SERVICES_DOCKER_NETWORK=suite-signalforge_workload") {
 				t.Errorf("floci %+v", floci)
 			}
-			for _, n := range []string{"main's compose key cap_add", "/var/run/docker.sock:/var/run/docker.sock is not mounted", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
+			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control", "compose volume config not shared: main and runtime-setup"} {
 				if !hasNote(task.Deviations, n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
@@ -112,7 +112,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if len(task.Sidecars) != 0 || task.Build == nil {
 				t.Errorf("task %+v", task)
 			}
-			if !slices.Equal(task.Deviations, []string{"service main's compose key security_opt is not honoured"}) {
+			if !slices.Equal(task.Deviations, []string{"service main security_opt not honoured"}) {
 				t.Errorf("deviations %q", task.Deviations)
 			}
 		}},
