@@ -61,7 +61,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 	if main != nil {
 		notes = append(notes, main.notes...)
 		files = main.files
-		applyMain(t, main, h)
+		notes = append(notes, applyMain(t, main, h)...)
 	}
 	for _, s := range c.services {
 		if s == main {
@@ -97,7 +97,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 }
 
 // applyMain amends the task's container with its compose service.
-func applyMain(t *model.Task, s *composeService, h composeHarness) {
+func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []deviation) {
 	if s.build != nil {
 		if t.Build != nil {
 			s.build.Timeout = t.Build.Timeout
@@ -115,6 +115,9 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) {
 	}
 	if len(s.entrypoint)+len(s.command) > 0 {
 		t.IdleCommand = append(append([]string(nil), s.entrypoint...), s.command...)
+	}
+	if len(s.entrypoint) > 0 {
+		devs = append(devs, deviation{"service " + s.name + " entrypoint not set as the entrypoint", "it runs as the first words of the container's command"})
 	}
 	t.Env = append(t.Env, s.env...)
 	for _, p := range s.passEnv {
@@ -149,6 +152,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) {
 	if s.healthcheck != nil && t.Healthcheck == nil {
 		t.Healthcheck = s.healthcheck
 	}
+	return devs
 }
 
 // withStartFiles copies files in before every agent's first step: what

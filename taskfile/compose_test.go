@@ -256,6 +256,9 @@ services:
 	if task.WorkDir != "/srv/app" || !slices.Equal(task.IdleCommand, []string{"/bin/sh", "-c", "exec sleep infinity"}) {
 		t.Errorf("workdir %q idle %q", task.WorkDir, task.IdleCommand)
 	}
+	if !hasNote(task.Deviations, "service main entrypoint not set as the entrypoint") {
+		t.Errorf("deviations %q", task.Deviations)
+	}
 	if task.Resources.MemoryBytes != 3<<30 || task.Resources.CPUs != 1.5 || !slices.Equal(task.Resources.Defaulted, []string{"pids_limit"}) {
 		t.Errorf("resources %+v: main's compose limits are the spec", task.Resources)
 	}

@@ -75,8 +75,10 @@ func nothingLeft(t *testing.T, task string) {
 	}
 }
 
-// A task with a service beside it: the sidecar starts first and is
-// waited on until healthy, the verifier reaches it by its service name,
+// A task with a service beside it: main is built with the compose
+// file's build args and target and runs its command in its working_dir
+// with its environment; the sidecar starts first and is waited on until
+// healthy, the verifier reaches it by its service name,
 // the ratio limits only the task's container, the sidecar's memory is
 // recorded, and nothing is left behind.
 func TestComposeSidecarReachedByName(t *testing.T) {

@@ -3,7 +3,8 @@
 exec 3<>"/dev/tcp/$ECHO_HOST/7000"
 read -r greeting <&3
 echo "the sidecar said: $greeting (from $(pwd))"
-if [ "$greeting" = "hello from the sidecar" ] && [ "$(pwd)" = /srv ]; then
+echo "mark $(cat /mark), $(cat /tmp/started)"
+if [ "$greeting" = "hello from the sidecar" ] && [ "$(pwd)" = /srv ] && [ "$(cat /mark)" = from-compose ] && [ -f /tmp/started ]; then
   echo 1 > /logs/verifier/reward.txt
 else
   echo 0 > /logs/verifier/reward.txt
