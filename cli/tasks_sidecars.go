@@ -21,6 +21,9 @@ func showSidecars(w io.Writer, t model.Task) {
 		what := sc.Image
 		if sc.Build != nil {
 			what = "built from " + filepath.Join(sc.Build.Context, sc.Build.Dockerfile)
+			if sc.Build.Inline != "" {
+				what = "built from an inline Dockerfile in " + sc.Build.Context
+			}
 		}
 		limit := "no limit"
 		if sc.MemoryLimitBytes > 0 || sc.CPUs > 0 {

@@ -113,6 +113,9 @@ type Build struct {
 	// Args are build arguments (compose build.args); Target the stage.
 	Args   map[string]string `json:"args,omitempty"`
 	Target string            `json:"target,omitempty"`
+	// Inline, when set, is the Dockerfile's text (compose's
+	// dockerfile_inline), built with Context as its context.
+	Inline string `json:"inline,omitempty"`
 }
 
 // Task formats a loader reads.

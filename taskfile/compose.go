@@ -328,7 +328,7 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 		case "image":
 			s.image, err = d.str(v, field)
 		case "build":
-			s.build, err = d.build(v, field)
+			s.build, err = d.build(s, v, field)
 		case "command":
 			s.command, err = d.words(v, field)
 		case "entrypoint":
@@ -468,7 +468,7 @@ func (d *composeDoc) duration(n *yaml.Node, field string) (time.Duration, error)
 }
 
 // build reads build: a context path, or context, dockerfile, args, target.
-func (d *composeDoc) build(n *yaml.Node, field string) (*model.Build, error) {
+func (d *composeDoc) build(s *composeService, n *yaml.Node, field string) (*model.Build, error) {
 	b := &model.Build{Context: ".", Dockerfile: "Dockerfile", Timeout: defaultBuildTimeout}
 	if n.Kind == yaml.ScalarNode {
 		ctx, err := d.str(n, field)
@@ -507,10 +507,11 @@ func (d *composeDoc) build(n *yaml.Node, field string) (*model.Build, error) {
 					b.Args[k] = v
 				}
 			case "dockerfile_inline":
-				return nil, d.errf(v, "%s: an inline Dockerfile is not supported: put it in a file and name it with dockerfile:", f)
-			case "ulimits", "network", "labels", "cache_from", "cache_to", "pull", "no_cache", "platforms", "tags", "shm_size", "extra_hosts":
+				b.Inline, err = d.str(v, f)
+			case "labels", "cache_from", "cache_to", "pull", "no_cache", "platforms", "tags":
+				// How the image is cached, named or labelled, not what it holds.
 			default:
-				return nil, d.errf(v, "%s is not supported: a build takes context, dockerfile, args and target", f)
+				s.notes = append(s.notes, deviation{"service " + s.name + " build." + k + " not honoured", ""})
 			}
 			if err != nil {
 				return nil, err
@@ -525,7 +526,7 @@ func (d *composeDoc) build(n *yaml.Node, field string) (*model.Build, error) {
 	if !filepath.IsAbs(b.Context) {
 		b.Context = filepath.Join(d.dir, b.Context)
 	}
-	if !exists(filepath.Join(b.Context, b.Dockerfile)) {
+	if b.Inline == "" && !exists(filepath.Join(b.Context, b.Dockerfile)) {
 		return nil, d.errf(n, "%s: %s does not exist: the build needs its Dockerfile", field, filepath.Join(b.Context, b.Dockerfile))
 	}
 	return b, nil

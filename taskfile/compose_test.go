@@ -189,7 +189,6 @@ func TestComposeErrors(t *testing.T) {
 		{"extends", "services:\n  db:\n    extends:\n      file: base.yaml\n", "x.yaml:4: service db: extends is not supported"},
 		{"required variable", "services:\n  db:\n    image: ${TAG:?set the tag}\n", "x.yaml:3: service db image: required variable TAG is not set: set the tag"},
 		{"bad duration", "services:\n  db:\n    image: x\n    healthcheck:\n      test: true\n      interval: soon\n", "x.yaml:6: service db healthcheck.interval: \"soon\" is not a duration"},
-		{"inline dockerfile", "services:\n  db:\n    build:\n      dockerfile_inline: FROM x\n", "x.yaml:4: service db build.dockerfile_inline: an inline Dockerfile is not supported"},
 		{"unclosed quote", "services:\n  db:\n    image: x\n    command: echo 'hi\n", "x.yaml:4: service db command: unclosed '"},
 	}
 	for _, tc := range tests {
@@ -270,6 +269,21 @@ services:
 	}
 	if task.Healthcheck == nil || !slices.Equal(task.Healthcheck.Test, []string{"CMD-SHELL", "curl -f http://localhost/ || exit 1"}) || task.Healthcheck.Retries != 3 {
 		t.Errorf("healthcheck %+v", task.Healthcheck)
+	}
+	// An inline Dockerfile needs no file; a build key that changes what is
+	// built but is not honoured is listed.
+	task = composeTask(dir)
+	if err := os.WriteFile(p, []byte("services:\n  db:\n    build:\n      context: data\n      dockerfile_inline: |\n        FROM scratch\n      secrets: [token]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	if b := task.Sidecars[0].Build; b == nil || b.Inline != "FROM scratch\n" || b.Context != filepath.Join(dir, "data") {
+		t.Errorf("inline build %+v", b)
+	}
+	if !slices.Equal(task.Deviations, []string{"service db build.secrets not honoured"}) {
+		t.Errorf("deviations %q", task.Deviations)
 	}
 	// A variable naming one of the task's own secrets passes it on.
 	task = composeTask(dir)

@@ -34,6 +34,9 @@ const taskRecipe = "task-image-v1\n"
 func ContextDigest(b model.Build) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%sdockerfile %s\n", taskRecipe, b.Dockerfile)
+	if b.Inline != "" {
+		fmt.Fprintf(h, "inline %q\n", b.Inline)
+	}
 	if b.Target != "" || len(b.Args) > 0 {
 		args := make([]string, 0, len(b.Args))
 		for k, v := range b.Args {
@@ -153,9 +156,13 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 		defer cancel()
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(pw, b.Context)) }()
+	dockerfile := b.Dockerfile
+	if b.Inline != "" {
+		dockerfile = inlineDockerfile
+	}
+	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
 	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
-		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
+		Tags: []string{tag}, Dockerfile: dockerfile, Remove: true, ForceRemove: true,
 		Labels:    map[string]string{LabelHeadroom + ".image": "task"},
 		BuildArgs: buildArgs(b.Args), Target: b.Target,
 	})
@@ -226,9 +233,21 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 	}
 }
 
-// tarDir writes dir as a tar stream, paths relative to it.
-func tarDir(w io.Writer, dir string) error {
+// inlineDockerfile is where an inline Dockerfile goes in the context sent.
+const inlineDockerfile = ".headroom-inline.Dockerfile"
+
+// tarDir writes dir as a tar stream, paths relative to it, with an
+// inline Dockerfile's text as inlineDockerfile when there is one.
+func tarDir(w io.Writer, dir, inline string) error {
 	tw := tar.NewWriter(w)
+	if inline != "" {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: inlineDockerfile, Mode: 0o644, Size: int64(len(inline))}); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(tw, inline); err != nil {
+			return err
+		}
+	}
 	err := tarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
 		if name == "." {
 			return nil
