@@ -19,7 +19,7 @@ func headroomFilter() filters.Args {
 func newCleanCmd() *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
-		Use: "clean", Short: "Remove every container and network labelled headroom (left by a crash)", Args: cobra.NoArgs,
+		Use: "clean", Short: "Remove every container, network and volume labelled headroom (left by a crash)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
@@ -51,18 +51,18 @@ func newCleanCmd() *cobra.Command {
 				}
 				fmt.Fprintf(w, "removed %s\n", name)
 			}
-			nets, err := docker.RemoveNetworks(ctx, eng.Cli, nil, dry)
-			for _, n := range nets {
+			res, err := docker.RemoveTrialResources(ctx, eng.Cli, nil, dry)
+			for _, r := range res {
 				if dry {
-					fmt.Fprintf(w, "would remove network %s (trial %s)\n", n.Name, n.Labels[docker.LabelTrial])
+					fmt.Fprintf(w, "would remove %s %s (trial %s)\n", r.Kind, r.Name, r.Labels[docker.LabelTrial])
 				} else {
-					fmt.Fprintf(w, "removed network %s\n", n.Name)
+					fmt.Fprintf(w, "removed %s %s\n", r.Kind, r.Name)
 				}
 			}
 			if err != nil {
 				return err
 			}
-			if len(list) == 0 && len(nets) == 0 {
+			if len(list) == 0 && len(res) == 0 {
 				fmt.Fprintln(w, "no headroom containers")
 			}
 			return nil

@@ -209,8 +209,8 @@ func connectAndReap(ctx context.Context, stderr io.Writer) (*session.Engine, err
 	left, err := eng.ReapLeftovers(ctx)
 	for _, l := range left {
 		kind := "container"
-		if l.Network {
-			kind = "network"
+		if l.Kind != "" {
+			kind = l.Kind
 		}
 		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", kind, l.Name, l.Experiment, l.Trial)
 	}

@@ -26,6 +26,17 @@ type Sidecar struct {
 	// Files are copied in before it starts (its compose bind mounts of the
 	// task's own files).
 	Files []Upload `json:"files,omitempty"`
+	// Volumes are the compose named volumes it mounts.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
+}
+
+// VolumeMount is a compose named volume mounted in a service: a volume
+// made for the trial, shared by every service of the trial that mounts
+// it, and removed with the trial.
+type VolumeMount struct {
+	Volume   string `json:"volume"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }
 
 // Dependency is a compose depends_on entry: Service must reach Condition

@@ -189,6 +189,8 @@ type Task struct {
 	// them as DependsOn says) and removed with it.
 	Sidecars  []Sidecar    `json:"sidecars,omitempty"`
 	DependsOn []Dependency `json:"depends_on,omitempty"`
+	// Volumes are the compose named volumes the task's container mounts.
+	Volumes []VolumeMount `json:"volumes,omitempty"`
 	// Deviations are what the loader found in the task's file that headroom
 	// runs differently from the task's own harness (see AllDeviations).
 	Deviations []Deviation `json:"deviations,omitempty"`

@@ -18,11 +18,11 @@ func ownerAlive(owner string) bool { return docker.OwnerAlive(owner) }
 // this owner still runs (see ownerAlive).
 func OwnerAlive(labels map[string]string) bool { return ownerAlive(labels[docker.LabelOwner]) }
 
-// Leftover is a container (or a trial's network) a crashed headroom
-// left behind.
+// Leftover is a container (or a trial's network or volume) a crashed
+// headroom left behind.
 type Leftover struct {
 	ID, Name, Experiment, Trial string
-	Network                     bool
+	Kind                        string // "" (a container), "network", "volume"
 }
 
 // ReapLeftovers removes containers whose headroom process is gone (a
@@ -47,12 +47,13 @@ func (e *Engine) ReapLeftovers(ctx context.Context) ([]Leftover, error) {
 		}
 		out = append(out, Leftover{ID: c.ID, Name: name, Experiment: c.Labels[docker.LabelExperiment], Trial: c.Labels[docker.LabelTrial]})
 	}
-	// The trials' networks (compose environments), once their containers are gone.
-	nets, err := docker.RemoveNetworks(ctx, e.Cli, func(l map[string]string) bool {
+	// The trials' networks and volumes (compose environments), once their
+	// containers are gone.
+	res, err := docker.RemoveTrialResources(ctx, e.Cli, func(l map[string]string) bool {
 		return l[docker.LabelKept] != "" || ownerAlive(l[docker.LabelOwner])
 	}, false)
-	for _, n := range nets {
-		out = append(out, Leftover{ID: n.ID, Name: n.Name, Experiment: n.Labels[docker.LabelExperiment], Trial: n.Labels[docker.LabelTrial], Network: true})
+	for _, r := range res {
+		out = append(out, Leftover{ID: r.ID, Name: r.Name, Experiment: r.Labels[docker.LabelExperiment], Trial: r.Labels[docker.LabelTrial], Kind: r.Kind})
 	}
 	return out, err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,7 +142,7 @@ type composeService struct {
 	dependsOn     []model.Dependency
 	healthcheck   *model.Healthcheck
 	files         []model.Upload
-	namedVolumes  []string
+	volumes       []model.VolumeMount
 	aliases       []string
 	// notes are what headroom does not honour.
 	notes []deviation
@@ -224,7 +225,14 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 						"external, internal and ipam are ignored: every service is on one private network per trial"})
 				}
 			}
-		case k == "version", k == "name", k == "volumes", strings.HasPrefix(k, "x-"):
+		case k == "volumes":
+			for _, vv := range pairs(v) {
+				if m := mapping(vv[1]); m["external"] != nil || m["driver"] != nil || m["driver_opts"] != nil {
+					c.notes = append(c.notes, deviation{"compose volume " + vv[0].Value + " settings not used",
+						"external, driver and driver_opts are ignored: each trial gets a fresh local volume"})
+				}
+			}
+		case k == "version", k == "name", strings.HasPrefix(k, "x-"):
 		default:
 			c.notes = append(c.notes, deviation{"compose key " + k + " not used", ""})
 		}
@@ -232,26 +240,11 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 	if len(c.services) == 0 {
 		return nil, fmt.Errorf("%s: no services: a compose environment needs at least the service the task runs in", path)
 	}
-	shared := map[string][]string{}
 	for _, s := range c.services {
-		for _, v := range s.namedVolumes {
-			shared[v] = append(shared[v], s.name)
-		}
 		for _, dep := range s.dependsOn {
 			if c.service(dep.Service) == nil && !(h.baseMain && dep.Service == h.main) {
 				return nil, fmt.Errorf("%s:%d: service %s depends on %s, which the file does not define", path, s.line, s.name, dep.Service)
 			}
-		}
-	}
-	vols := make([]string, 0, len(shared))
-	for v := range shared {
-		vols = append(vols, v)
-	}
-	sort.Strings(vols)
-	for _, v := range vols {
-		if len(shared[v]) > 1 {
-			c.notes = append(c.notes, deviation{"compose volume " + v + " not shared",
-				strings.Join(shared[v], " and ") + " each have their own files"})
 		}
 	}
 	unset := make([]string, 0, len(d.unset))
@@ -771,10 +764,10 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 	}
 	for _, c := range n.Content {
 		c = resolve(c)
-		var src, dst, typ string
+		var src, dst, typ, ro string
 		if c.Kind == yaml.MappingNode {
 			m := mapping(c)
-			for key, p := range map[string]*string{"source": &src, "target": &dst, "type": &typ} {
+			for key, p := range map[string]*string{"source": &src, "target": &dst, "type": &typ, "read_only": &ro} {
 				if v := m[key]; v != nil {
 					var err error
 					if *p, err = d.str(v, field); err != nil {
@@ -794,6 +787,9 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 			default:
 				src, dst = parts[0], parts[1]
 			}
+			if len(parts) > 2 && slices.Contains(strings.Split(parts[2], ","), "ro") {
+				ro = "true"
+			}
 		}
 		switch {
 		case d.h.ownMounts[strings.TrimSuffix(dst, "/")]:
@@ -803,7 +799,7 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 		case src == "":
 			// An anonymous volume: the container's own files.
 		case !strings.HasPrefix(src, ".") && !strings.HasPrefix(src, "/") && !strings.HasPrefix(src, "~"):
-			s.namedVolumes = append(s.namedVolumes, src)
+			s.volumes = append(s.volumes, model.VolumeMount{Volume: src, Target: dst, ReadOnly: ro == "true"})
 		default:
 			host := src
 			if !filepath.IsAbs(host) {

@@ -73,7 +73,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 		sc := model.Sidecar{
 			Name: s.name, Image: s.image, Build: s.build, Entrypoint: s.entrypoint, Command: s.command,
 			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
-			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files,
+			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
 		}
 		if s.containerName != "" && s.containerName != s.name {
 			// Docker's DNS answers to a container's name too.
@@ -149,6 +149,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []devia
 		undefault("cpus")
 	}
 	t.DependsOn = append(t.DependsOn, s.dependsOn...)
+	t.Volumes = append(t.Volumes, s.volumes...)
 	if s.healthcheck != nil && t.Healthcheck == nil {
 		t.Healthcheck = s.healthcheck
 	}

@@ -94,6 +94,13 @@ func TestComposeRealFiles(t *testing.T) {
 			if !slices.Equal(names, []string{"runtime-setup", "floci"}) {
 				t.Fatalf("sidecars %v", names)
 			}
+			// The named volume config is shared: runtime-setup fills it, main reads it.
+			if !slices.Equal(task.Volumes, []model.VolumeMount{{Volume: "config", Target: "/workspace/config", ReadOnly: true}}) {
+				t.Errorf("main's volumes %+v", task.Volumes)
+			}
+			if v := task.Sidecars[0].Volumes; !slices.Equal(v, []model.VolumeMount{{Volume: "config", Target: "/config"}}) {
+				t.Errorf("runtime-setup's volumes %+v", v)
+			}
 			setup := task.Sidecars[0]
 			if !slices.Equal(setup.Command, []string{"/bin/sh", "/runtime.sh"}) || len(setup.Files) != 2 {
 				t.Errorf("runtime-setup %+v", setup)
@@ -101,7 +108,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if floci := task.Sidecars[1]; !slices.Equal(floci.Aliases, []string{"aws", "aws"}) || !slices.Contains(floci.Env, "FLOCI_SERVICES_DOCKER_NETWORK=suite-signalforge_workload") {
 				t.Errorf("floci %+v", floci)
 			}
-			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control", "compose volume config not shared: main and runtime-setup"} {
+			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
 				if !hasNote(task.Deviations, n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
@@ -266,6 +273,9 @@ services:
 	}
 	if len(files) != 1 || files[0].To != "/srv/data" {
 		t.Errorf("files %+v", files)
+	}
+	if !slices.Equal(task.Volumes, []model.VolumeMount{{Volume: "scratch", Target: "/tmp/scratch"}}) {
+		t.Errorf("volumes %+v", task.Volumes)
 	}
 	if task.Healthcheck == nil || !slices.Equal(task.Healthcheck.Test, []string{"CMD-SHELL", "curl -f http://localhost/ || exit 1"}) || task.Healthcheck.Retries != 3 {
 		t.Errorf("healthcheck %+v", task.Healthcheck)

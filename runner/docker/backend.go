@@ -281,17 +281,16 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// completion, and a cancelled trial removes what they made.
 	cancelled := ctx
 	// A compose environment's other services start first, on a network
-	// made for the trial (waiting on them may take minutes).
+	// made for the trial, with its named volumes (waiting on them may take
+	// minutes).
 	var side *sidecars
 	var netCfg *network.NetworkingConfig
-	if len(task.Sidecars) > 0 {
+	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		var err error
 		if side, err = b.startSidecars(cancelled, cfg.Labels, name, task); err != nil {
 			return nil, err
 		}
-		if task.Network != "none" {
-			netCfg = side.mainEndpoint(hc)
-		}
+		netCfg = side.attachMain(hc, task)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -70,15 +71,20 @@ func nothingLeft(t *testing.T, task string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 0 || len(ns) != 0 {
-		t.Errorf("%d container(s) and %d network(s) left behind", len(cs), len(ns))
+	vs, err := testCli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 0 || len(ns) != 0 || len(vs.Volumes) != 0 {
+		t.Errorf("%d container(s), %d network(s), %d volume(s) left behind", len(cs), len(ns), len(vs.Volumes))
 	}
 }
 
 // A task with a service beside it: main is built with the compose
 // file's build args and target and runs its command in its working_dir
 // with its environment; the sidecar starts first and is waited on until
-// healthy, the verifier reaches it by its service name,
+// healthy, the verifier reaches it by its service name and reads the
+// named volume it writes (mounted read-only in main),
 // the ratio limits only the task's container, the sidecar's memory is
 // recorded, and nothing is left behind.
 func TestComposeSidecarReachedByName(t *testing.T) {
@@ -168,9 +174,9 @@ func TestComposeUnhealthySidecar(t *testing.T) {
 	nothingLeft(t, task.Name)
 }
 
-// The reaper's part for networks: a network whose headroom is gone is
-// removed; one a live headroom owns is left.
-func TestRemoveNetworksOfDeadOwners(t *testing.T) {
+// The reaper's part for compose environments: a network or volume whose
+// headroom is gone is removed; one a live headroom owns is left.
+func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
 	ctx := context.Background()
 	mk := func(name, owner string) string {
 		n, err := testCli.NetworkCreate(ctx, name, network.CreateOptions{Labels: map[string]string{
@@ -183,15 +189,21 @@ func TestRemoveNetworksOfDeadOwners(t *testing.T) {
 	}
 	dead := mk("headroom-"+testExperimentPrefix+"-dead", "gone-host:1")
 	live := mk("headroom-"+testExperimentPrefix+"-live", Owner())
-	keep := func(l map[string]string) bool {
-		return l[LabelExperiment] != testExperimentPrefix || l[LabelOwner] == Owner()
-	}
-	removed, err := RemoveNetworks(ctx, testCli, keep, false)
+	vol, err := testCli.VolumeCreate(ctx, volume.CreateOptions{Name: "headroom-" + testExperimentPrefix + "-dead-data", Labels: map[string]string{
+		LabelHeadroom: "1", LabelExperiment: testExperimentPrefix, LabelTask: "test/reap-networks", LabelOwner: "gone-host:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 1 || removed[0].ID != dead {
-		t.Errorf("removed %v, want only the dead owner's network", removed)
+	t.Cleanup(func() { _ = testCli.VolumeRemove(ctx, vol.Name, true) })
+	keep := func(l map[string]string) bool {
+		return l[LabelExperiment] != testExperimentPrefix || l[LabelOwner] == Owner()
+	}
+	removed, err := RemoveTrialResources(ctx, testCli, keep, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || removed[0].ID != dead || removed[1].Kind != "volume" || removed[1].Name != vol.Name {
+		t.Errorf("removed %+v, want only the dead owner's network and volume", removed)
 	}
 	if _, err := testCli.NetworkInspect(ctx, live, network.InspectOptions{}); err != nil {
 		t.Errorf("the live owner's network is gone: %v", err)

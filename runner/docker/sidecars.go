@@ -13,7 +13,9 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/model"
@@ -38,6 +40,9 @@ type sidecars struct {
 	netID   string
 	netName string
 	list    []*sidecar
+	// volumes are the engine's volumes made for the compose file's named
+	// volumes, by their compose names.
+	volumes map[string]string
 
 	quit    chan struct{}
 	sampled chan struct{}
@@ -66,13 +71,27 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 	if err != nil {
 		return nil, fmt.Errorf("create the trial's network: %w", err)
 	}
-	s := &sidecars{b: b, netID: net.ID, netName: name, quit: make(chan struct{}), sampled: make(chan struct{})}
+	s := &sidecars{b: b, netID: net.ID, netName: name, volumes: map[string]string{}, quit: make(chan struct{}), sampled: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			close(s.sampled)
 			_, _ = s.remove(context.Background())
 		}
 	}()
+	mounts := append([]model.VolumeMount(nil), task.Volumes...)
+	for _, sc := range task.Sidecars {
+		mounts = append(mounts, sc.Volumes...)
+	}
+	for _, m := range mounts {
+		if s.volumes[m.Volume] != "" {
+			continue
+		}
+		v, err := b.cli.VolumeCreate(eng, volume.CreateOptions{Name: name + "-" + m.Volume, Labels: labels})
+		if err != nil {
+			return nil, fmt.Errorf("create the trial's volume %s: %w", m.Volume, err)
+		}
+		s.volumes[m.Volume] = v.Name
+	}
 	byName := map[string]*model.Sidecar{}
 	for i := range task.Sidecars {
 		byName[task.Sidecars[i].Name] = &task.Sidecars[i]
@@ -151,7 +170,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 	if hc := sc.Healthcheck; hc != nil {
 		cfg.Healthcheck = &container.HealthConfig{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout, StartPeriod: hc.StartPeriod, Retries: hc.Retries}
 	}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName)}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName), Mounts: s.mounts(sc.Volumes)}
 	if sc.MemoryLimitBytes > 0 {
 		hc.Memory, hc.MemorySwap = sc.MemoryLimitBytes, sc.MemoryLimitBytes
 	}
@@ -331,6 +350,11 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 		if err := s.b.cli.NetworkRemove(ctx, s.netID); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove the trial's network: %w", err))
 		}
+		for compose, v := range s.volumes {
+			if err := s.b.cli.VolumeRemove(ctx, v, true); err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove the trial's volume %s: %w", compose, err))
+			}
+		}
 	}
 	return usage, errors.Join(errs...)
 }
@@ -350,38 +374,77 @@ func (s *sidecars) statsUsage(ctx context.Context, id string) int64 {
 	return int64(max(v.MemoryStats.MaxUsage, v.MemoryStats.Usage))
 }
 
-// mainEndpoint puts the task's container on the trial's network, under
-// Harbor's and terminal-bench's names for it.
-func (s *sidecars) mainEndpoint(hc *container.HostConfig) *network.NetworkingConfig {
+// attachMain mounts the trial's volumes in the task's container and puts
+// it on the trial's network (unless the task has none), under Harbor's
+// and terminal-bench's names for it.
+func (s *sidecars) attachMain(hc *container.HostConfig, task model.Task) *network.NetworkingConfig {
+	hc.Mounts = append(hc.Mounts, s.mounts(task.Volumes)...)
+	if task.Network == "none" {
+		return nil
+	}
 	hc.NetworkMode = container.NetworkMode(s.netName)
 	return &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		s.netName: {Aliases: []string{"main", "client"}},
 	}}
 }
 
-// RemoveNetworks removes the networks headroom made for trials, but those
-// keep says to leave (a live run's, a kept trial's); it returns those
-// removed (with dry, those it would remove). A network with containers
-// still on it is left for a later pass.
-func RemoveNetworks(ctx context.Context, cli *client.Client, keep func(labels map[string]string) bool, dry bool) ([]network.Summary, error) {
-	list, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+// mounts are a service's named volumes as the trial's volumes.
+func (s *sidecars) mounts(vols []model.VolumeMount) []mount.Mount {
+	var out []mount.Mount
+	for _, v := range vols {
+		out = append(out, mount.Mount{Type: mount.TypeVolume, Source: s.volumes[v.Volume], Target: v.Target, ReadOnly: v.ReadOnly})
+	}
+	return out
+}
+
+// TrialResource is a network or volume headroom made for a trial.
+type TrialResource struct {
+	Kind     string // "network" or "volume"
+	ID, Name string
+	Labels   map[string]string
+}
+
+// RemoveTrialResources removes the networks and volumes headroom made for
+// trials (compose environments), but those keep says to leave (a live
+// run's, a kept trial's); it returns those removed (with dry, those it
+// would remove). One still in use is left for a later pass.
+func RemoveTrialResources(ctx context.Context, cli *client.Client, keep func(labels map[string]string) bool, dry bool) ([]TrialResource, error) {
+	f := filters.NewArgs(filters.Arg("label", LabelHeadroom))
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
 	if err != nil {
 		return nil, err
 	}
-	var out []network.Summary
-	for _, n := range list {
-		if keep != nil && keep(n.Labels) {
+	vols, err := cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+	if err != nil {
+		return nil, err
+	}
+	var all []TrialResource
+	for _, n := range nets {
+		all = append(all, TrialResource{Kind: "network", ID: n.ID, Name: n.Name, Labels: n.Labels})
+	}
+	for _, v := range vols.Volumes {
+		all = append(all, TrialResource{Kind: "volume", ID: v.Name, Name: v.Name, Labels: v.Labels})
+	}
+	var out []TrialResource
+	for _, r := range all {
+		if keep != nil && keep(r.Labels) {
 			continue
 		}
 		if !dry {
-			if err := cli.NetworkRemove(ctx, n.ID); err != nil && !cerrdefs.IsNotFound(err) {
-				if cerrdefs.IsConflict(err) || cerrdefs.IsPermissionDenied(err) {
-					continue // still in use
-				}
-				return out, fmt.Errorf("remove network %s: %w", n.Name, err)
+			var err error
+			if r.Kind == "network" {
+				err = cli.NetworkRemove(ctx, r.ID)
+			} else {
+				err = cli.VolumeRemove(ctx, r.ID, false)
+			}
+			if cerrdefs.IsConflict(err) || cerrdefs.IsPermissionDenied(err) {
+				continue // still in use
+			}
+			if err != nil && !cerrdefs.IsNotFound(err) {
+				return out, fmt.Errorf("remove %s %s: %w", r.Kind, r.Name, err)
 			}
 		}
-		out = append(out, n)
+		out = append(out, r)
 	}
 	return out, nil
 }

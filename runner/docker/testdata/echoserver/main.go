@@ -1,6 +1,7 @@
 // Command echoserver is the sidecar of the compose tests: "serve" holds
-// 24 MiB of touched memory and greets every TCP connection on :7000 with
-// $ECHO_GREETING; "probe" is its healthcheck.
+// 24 MiB of touched memory, writes $ECHO_GREETING to the file
+// $ECHO_SHARE (in a volume it shares) and greets every TCP connection on
+// :7000 with it; "probe" is its healthcheck.
 package main
 
 import (
@@ -37,6 +38,12 @@ func serve() {
 	ballast = make([]byte, 24<<20)
 	for i := range ballast {
 		ballast[i] = byte(i)
+	}
+	if p := os.Getenv("ECHO_SHARE"); p != "" {
+		if err := os.WriteFile(p, []byte(os.Getenv("ECHO_GREETING")+"\n"), 0o644); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
 	}
 	l, err := net.Listen("tcp", ":7000")
 	if err != nil {
