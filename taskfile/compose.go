@@ -137,6 +137,7 @@ type composeService struct {
 	workDir       string
 	user          string
 	containerName string
+	networkMode   string
 	memLimit      int64
 	cpus          float64
 	dependsOn     []model.Dependency
@@ -356,11 +357,7 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 		case "networks":
 			err = d.networks(s, v, field)
 		case "network_mode":
-			var m string
-			if m, err = d.str(v, field); m != "" {
-				s.notes = append(s.notes, deviation{"service " + name + " network_mode not used",
-					m + " is replaced by the trial's private network"})
-			}
+			s.networkMode, err = d.str(v, field)
 		case "extends":
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:

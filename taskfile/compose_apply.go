@@ -75,6 +75,9 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
 		}
+		if s.networkMode != "" && s.networkMode != "bridge" && s.networkMode != "default" {
+			notes = append(notes, deviation{"service " + s.name + " network_mode not used", s.networkMode + " is replaced by the trial's private network"})
+		}
 		if s.containerName != "" && s.containerName != s.name {
 			// Docker's DNS answers to a container's name too.
 			sc.Aliases = append(sc.Aliases, s.containerName)
@@ -147,6 +150,13 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []devia
 	if s.cpus > 0 {
 		t.Resources.CPUs = s.cpus
 		undefault("cpus")
+	}
+	switch s.networkMode {
+	case "", "bridge", "default":
+	case "none":
+		t.Network = "none" // no network at all, sidecars unreachable, as in the harness
+	default:
+		devs = append(devs, deviation{"service " + s.name + " network_mode not used", s.networkMode + " is replaced by the task's own network"})
 	}
 	t.DependsOn = append(t.DependsOn, s.dependsOn...)
 	t.Volumes = append(t.Volumes, s.volumes...)

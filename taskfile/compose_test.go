@@ -295,6 +295,18 @@ services:
 	if !slices.Equal(task.Deviations, []string{"service db build.secrets not honoured"}) {
 		t.Errorf("deviations %q", task.Deviations)
 	}
+	// network_mode none on main is no network, as in the harness.
+	task = composeTask(dir)
+	task.Network = "bridge"
+	if err := os.WriteFile(p, []byte("services:\n  main:\n    network_mode: none\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	if task.Network != "none" || len(task.Deviations) != 0 {
+		t.Errorf("network %q deviations %q", task.Network, task.Deviations)
+	}
 	// A variable naming one of the task's own secrets passes it on.
 	task = composeTask(dir)
 	task.PassEnv = []string{"JUDGE_KEY=HOST_JUDGE"}
