@@ -209,3 +209,15 @@ func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
 		t.Errorf("the live owner's network is gone: %v", err)
 	}
 }
+
+// A sidecar image that is neither on the engine nor pullable is named,
+// with what to do.
+func TestSidecarImageMissing(t *testing.T) {
+	task := model.Task{Name: "test/missing-sidecar", Sidecars: []model.Sidecar{{Name: "db", Image: "headroom-test-absent.invalid/db:never"}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err := EnsureSidecarImages(ctx, testCli, &task, nil)
+	if err == nil || !strings.Contains(err.Error(), "sidecar db: image headroom-test-absent.invalid/db:never is not on this engine and could not be pulled") || !strings.Contains(err.Error(), "docker load") {
+		t.Errorf("error %v, want the sidecar, its image and what to do", err)
+	}
+}

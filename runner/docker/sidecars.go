@@ -453,8 +453,24 @@ func RemoveTrialResources(ctx context.Context, cli *client.Client, keep func(lab
 // (built from its build:, else used as named, else pulled) and names it
 // in the task.
 func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task, progress func(string)) error {
+	if progress == nil {
+		progress = func(string) {}
+	}
 	for i := range t.Sidecars {
 		sc := &t.Sidecars[i]
+		if sc.Build == nil {
+			ok, err := imageExists(ctx, cli, sc.Image)
+			if err != nil {
+				return fmt.Errorf("sidecar %s: %w", sc.Name, err)
+			}
+			if !ok {
+				progress(fmt.Sprintf("pulling %s for sidecar %s of %s", sc.Image, sc.Name, t.Name))
+				if err := pull(ctx, cli, sc.Image, progress); err != nil {
+					return fmt.Errorf("sidecar %s: image %s is not on this engine and could not be pulled (%v): where no registry is reachable, `docker load` it or build it under that name first", sc.Name, sc.Image, err)
+				}
+			}
+			continue
+		}
 		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, progress)
 		if err != nil {
 			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
