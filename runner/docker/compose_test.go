@@ -152,6 +152,42 @@ func TestComposeCancelLeavesNothing(t *testing.T) {
 	nothingLeft(t, task.Name)
 }
 
+// Cancelling while the trial waits for its sidecar's health removes
+// what was made so far.
+func TestComposeCancelWhileWaitingForHealth(t *testing.T) {
+	task := loadComposeTask(t, taskfile.AgentNop, func(dir string) {
+		p := filepath.Join(dir, "environment", "docker-compose.yaml")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), `["CMD", "/echoserver", "probe"]`, `["CMD", "/echoserver", "nonsense"]`, 1)
+		s = strings.Replace(s, "retries: 60", "retries: 100000", 1)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancel once the sidecar runs (the trial is then waiting on its health).
+	go func() {
+		f := filters.NewArgs(filters.Arg("label", LabelTask+"="+task.Name), filters.Arg("label", LabelService+"=echo"), filters.Arg("status", "running"))
+		deadline := time.Now().Add(2 * time.Minute)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			if cs, err := testCli.ContainerList(ctx, container.ListOptions{Filters: f}); err == nil && len(cs) > 0 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // polling the engine, not timing the test
+		}
+		cancel()
+	}()
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, ctx, nil)
+	if len(results) != 1 || results[0].Outcome != model.Cancelled || !strings.Contains(results[0].Reason, "starting") {
+		t.Fatalf("results %+v, want one cancelled while starting", results)
+	}
+	nothingLeft(t, task.Name)
+}
+
 // A sidecar that never becomes healthy fails the trial's start, saying
 // which and why, and leaves nothing.
 func TestComposeUnhealthySidecar(t *testing.T) {
