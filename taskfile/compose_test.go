@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,15 @@ func composeTask(dir string) model.Task {
 		Resources: model.Resources{CPUs: 2, MemoryBytes: 4096 * model.MiB, Defaulted: []string{"pids_limit"}},
 		Build:     &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: 7 * time.Minute},
 	}
+}
+
+// deviations are the task's deviations as text.
+func deviations(task model.Task) []string {
+	out := make([]string, 0, len(task.Deviations))
+	for _, d := range task.Deviations {
+		out = append(out, fmt.Sprint(d))
+	}
+	return out
 }
 
 func hasNote(notes []string, sub string) bool {
@@ -68,7 +78,7 @@ func TestComposeRealFiles(t *testing.T) {
 				t.Errorf("files %+v", sc.Files)
 			}
 			for _, n := range []string{"network harbor-shared", "service main environment not given: O11Y_SCENARIO_TIME_ISO: the harness takes", "service o11y-stack environment not given: O11Y_SCENARIO_TIME_ISO", "o11y-stack bind mount copied in: ./setup.json:/task/setup.json"} {
-				if !hasNote(task.Deviations, n) {
+				if !hasNote(deviations(task), n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
 			}
@@ -109,7 +119,7 @@ func TestComposeRealFiles(t *testing.T) {
 				t.Errorf("floci %+v", floci)
 			}
 			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
-				if !hasNote(task.Deviations, n) {
+				if !hasNote(deviations(task), n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
 			}
@@ -119,7 +129,7 @@ func TestComposeRealFiles(t *testing.T) {
 			if len(task.Sidecars) != 0 || task.Build == nil {
 				t.Errorf("task %+v", task)
 			}
-			if !slices.Equal(task.Deviations, []string{"service main security_opt not honoured"}) {
+			if !slices.Equal(deviations(task), []string{"service main security_opt not honoured"}) {
 				t.Errorf("deviations %q", task.Deviations)
 			}
 		}},
@@ -262,7 +272,7 @@ services:
 	if task.WorkDir != "/srv/app" || !slices.Equal(task.IdleCommand, []string{"/bin/sh", "-c", "exec sleep infinity"}) {
 		t.Errorf("workdir %q idle %q", task.WorkDir, task.IdleCommand)
 	}
-	if !hasNote(task.Deviations, "service main entrypoint not set as the entrypoint") {
+	if !hasNote(deviations(task), "service main entrypoint not set as the entrypoint") {
 		t.Errorf("deviations %q", task.Deviations)
 	}
 	if task.Resources.MemoryBytes != 3<<30 || task.Resources.CPUs != 1.5 || !slices.Equal(task.Resources.Defaulted, []string{"pids_limit"}) {
@@ -292,7 +302,7 @@ services:
 	if b := task.Sidecars[0].Build; b == nil || b.Inline != "FROM scratch\n" || b.Context != filepath.Join(dir, "data") {
 		t.Errorf("inline build %+v", b)
 	}
-	if !slices.Equal(task.Deviations, []string{"service db build.secrets not honoured"}) {
+	if !slices.Equal(deviations(task), []string{"service db build.secrets not honoured"}) {
 		t.Errorf("deviations %q", task.Deviations)
 	}
 	// network_mode none on main is no network, as in the harness.
