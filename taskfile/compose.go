@@ -146,7 +146,7 @@ type composeService struct {
 	volumes       []model.VolumeMount
 	aliases       []string
 	// notes are what headroom does not honour.
-	notes []deviation
+	notes []model.Deviation
 }
 
 // composeDoc decodes one compose file, expanding variables as it goes.
@@ -162,7 +162,7 @@ type composeDoc struct {
 // compose is a decoded compose file: its services in file order.
 type compose struct {
 	services []*composeService
-	notes    []deviation
+	notes    []model.Deviation
 }
 
 func (c *compose) service(name string) *composeService {
@@ -222,20 +222,18 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 		case k == "networks":
 			for _, nv := range pairs(v) {
 				if m := mapping(nv[1]); m["external"] != nil || m["ipam"] != nil || m["internal"] != nil {
-					c.notes = append(c.notes, deviation{"compose network " + nv[0].Value + " settings not used",
-						"external, internal and ipam are ignored: every service is on one private network per trial"})
+					c.notes = append(c.notes, model.Deviation{What: "compose network " + nv[0].Value + " settings not used", Detail: "external, internal and ipam are ignored: every service is on one private network per trial"})
 				}
 			}
 		case k == "volumes":
 			for _, vv := range pairs(v) {
 				if m := mapping(vv[1]); m["external"] != nil || m["driver"] != nil || m["driver_opts"] != nil {
-					c.notes = append(c.notes, deviation{"compose volume " + vv[0].Value + " settings not used",
-						"external, driver and driver_opts are ignored: each trial gets a fresh local volume"})
+					c.notes = append(c.notes, model.Deviation{What: "compose volume " + vv[0].Value + " settings not used", Detail: "external, driver and driver_opts are ignored: each trial gets a fresh local volume"})
 				}
 			}
 		case k == "version", k == "name", strings.HasPrefix(k, "x-"):
 		default:
-			c.notes = append(c.notes, deviation{"compose key " + k + " not used", ""})
+			c.notes = append(c.notes, model.Deviation{What: "compose key " + k + " not used", Detail: ""})
 		}
 	}
 	if len(c.services) == 0 {
@@ -254,8 +252,7 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 	}
 	sort.Strings(unset)
 	for _, v := range unset {
-		c.notes = append(c.notes, deviation{"compose variable " + v + " unset",
-			"the harness takes it from its own environment; here it expands to \"\""})
+		c.notes = append(c.notes, model.Deviation{What: "compose variable " + v + " unset", Detail: "the harness takes it from its own environment; here it expands to \"\""})
 	}
 	if err := checkCycles(c, path); err != nil {
 		return nil, err
@@ -362,7 +359,7 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:
 			if !composeInert[k] {
-				s.notes = append(s.notes, deviation{"service " + name + " " + k + " not honoured", ""})
+				s.notes = append(s.notes, model.Deviation{What: "service " + name + " " + k + " not honoured", Detail: ""})
 			}
 		}
 		if err != nil {
@@ -501,7 +498,7 @@ func (d *composeDoc) build(s *composeService, n *yaml.Node, field string) (*mode
 			case "labels", "cache_from", "cache_to", "pull", "no_cache", "platforms", "tags":
 				// How the image is cached, named or labelled, not what it holds.
 			default:
-				s.notes = append(s.notes, deviation{"service " + s.name + " build." + k + " not honoured", ""})
+				s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " build." + k + " not honoured", Detail: ""})
 			}
 			if err != nil {
 				return nil, err
@@ -665,7 +662,7 @@ func (d *composeDoc) deploy(s *composeService, n *yaml.Node, field string) error
 		}
 	}
 	if r := m["reservations"]; r != nil && mapping(r)["devices"] != nil {
-		s.notes = append(s.notes, deviation{"service " + s.name + " device reservation not honoured", "the compose file's devices (GPUs) are not given"})
+		s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " device reservation not honoured", Detail: "the compose file's devices (GPUs) are not given"})
 	}
 	return nil
 }
@@ -792,7 +789,7 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 		case d.h.ownMounts[strings.TrimSuffix(dst, "/")]:
 			// The harness's own log mounts: headroom makes the directories.
 		case typ == "tmpfs":
-			s.notes = append(s.notes, deviation{"service " + s.name + " tmpfs not mounted", dst + " is an ordinary directory"})
+			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " tmpfs not mounted", Detail: dst + " is an ordinary directory"})
 		case src == "":
 			// An anonymous volume: the container's own files.
 		case !strings.HasPrefix(src, ".") && !strings.HasPrefix(src, "/") && !strings.HasPrefix(src, "~"):
@@ -804,8 +801,7 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 			}
 			rel, err := filepath.Rel(d.taskDir, host)
 			if err != nil || strings.HasPrefix(rel, "..") || !exists(host) {
-				s.notes = append(s.notes, deviation{"service " + s.name + " host mount not mounted",
-					src + ":" + dst + ": headroom mounts nothing from the host"})
+				s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " host mount not mounted", Detail: src + ":" + dst + ": headroom mounts nothing from the host"})
 				continue
 			}
 			up := model.Upload{From: host, To: dst}
@@ -813,8 +809,7 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 				up = model.Upload{From: host, To: filepath.Dir(dst), Name: filepath.Base(dst)}
 			}
 			s.files = append(s.files, up)
-			s.notes = append(s.notes, deviation{"service " + s.name + " bind mount copied in",
-				src + ":" + dst + " is copied in at the start, not mounted: changes are not seen on the host"})
+			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " bind mount copied in", Detail: src + ":" + dst + " is copied in at the start, not mounted: changes are not seen on the host"})
 		}
 	}
 	return nil

@@ -8,24 +8,6 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
-// deviation is one way a task as headroom runs it differs from how its
-// harness runs it: What in a few words, Detail what headroom does instead.
-type deviation struct{ what, detail string }
-
-func (d deviation) String() string {
-	if d.detail == "" {
-		return d.what
-	}
-	return d.what + ": " + d.detail
-}
-
-// recordDeviations adds the compose file's deviations to the task's.
-func recordDeviations(t *model.Task, devs []deviation) {
-	for _, d := range devs {
-		t.Deviations = append(t.Deviations, d.String())
-	}
-}
-
 // applyCompose makes a task's environment what its harness makes of the
 // compose file at path: the main service's settings amend the task's
 // container, every other service becomes a sidecar, and what headroom
@@ -50,12 +32,11 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			return nil, fmt.Errorf("%s: no service runs the task: terminal-bench runs it in the service whose container_name is ${%s} (by convention %q)", path, tbContainerVar, tbMainService)
 		}
 	}
-	notes := append([]deviation(nil), c.notes...)
+	notes := append([]model.Deviation(nil), c.notes...)
 	var files []model.Upload
 	for _, s := range c.services {
 		if len(s.fromHost) > 0 {
-			notes = append(notes, deviation{"service " + s.name + " environment not given",
-				strings.Join(s.fromHost, ", ") + ": the harness takes them from its own environment"})
+			notes = append(notes, model.Deviation{What: "service " + s.name + " environment not given", Detail: strings.Join(s.fromHost, ", ") + ": the harness takes them from its own environment"})
 		}
 	}
 	if main != nil {
@@ -76,7 +57,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
 		}
 		if s.networkMode != "" && s.networkMode != "bridge" && s.networkMode != "default" {
-			notes = append(notes, deviation{"service " + s.name + " network_mode not used", s.networkMode + " is replaced by the trial's private network"})
+			notes = append(notes, model.Deviation{What: "service " + s.name + " network_mode not used", Detail: s.networkMode + " is replaced by the trial's private network"})
 		}
 		if s.containerName != "" && s.containerName != s.name {
 			// Docker's DNS answers to a container's name too.
@@ -84,23 +65,23 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 		}
 		for _, dep := range s.dependsOn {
 			if main != nil && dep.Service == main.name || dep.Service == h.main {
-				notes = append(notes, deviation{"service " + s.name + " depends on " + dep.Service, "headroom starts the task's container last"})
+				notes = append(notes, model.Deviation{What: "service " + s.name + " depends on " + dep.Service, Detail: "headroom starts the task's container last"})
 				continue
 			}
 			sc.DependsOn = append(sc.DependsOn, dep)
 		}
 		if len(s.passEnv) > 0 {
-			notes = append(notes, deviation{"service " + s.name + " secrets not given", strings.Join(s.passEnv, ", ") + ": a sidecar gets no pass-through variables"})
+			notes = append(notes, model.Deviation{What: "service " + s.name + " secrets not given", Detail: strings.Join(s.passEnv, ", ") + ": a sidecar gets no pass-through variables"})
 		}
 		notes = append(notes, s.notes...)
 		t.Sidecars = append(t.Sidecars, sc)
 	}
-	recordDeviations(t, notes)
+	t.Deviations = append(t.Deviations, notes...)
 	return files, nil
 }
 
 // applyMain amends the task's container with its compose service.
-func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []deviation) {
+func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model.Deviation) {
 	if s.build != nil {
 		if t.Build != nil {
 			s.build.Timeout = t.Build.Timeout
@@ -120,7 +101,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []devia
 		t.IdleCommand = append(append([]string(nil), s.entrypoint...), s.command...)
 	}
 	if len(s.entrypoint) > 0 {
-		devs = append(devs, deviation{"service " + s.name + " entrypoint not set as the entrypoint", "it runs as the first words of the container's command"})
+		devs = append(devs, model.Deviation{What: "service " + s.name + " entrypoint not set as the entrypoint", Detail: "it runs as the first words of the container's command"})
 	}
 	t.Env = append(t.Env, s.env...)
 	for _, p := range s.passEnv {
@@ -156,7 +137,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []devia
 	case "none":
 		t.Network = "none" // no network at all, sidecars unreachable, as in the harness
 	default:
-		devs = append(devs, deviation{"service " + s.name + " network_mode not used", s.networkMode + " is replaced by the task's own network"})
+		devs = append(devs, model.Deviation{What: "service " + s.name + " network_mode not used", Detail: s.networkMode + " is replaced by the task's own network"})
 	}
 	t.DependsOn = append(t.DependsOn, s.dependsOn...)
 	t.Volumes = append(t.Volumes, s.volumes...)
