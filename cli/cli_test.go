@@ -161,19 +161,29 @@ func TestSpecLargerThanTheHostIsRefused(t *testing.T) {
 
 func noContainersLeft(t *testing.T, experiment string) {
 	t.Helper()
+	if n := containersOf(t, experiment); n > 0 {
+		t.Errorf("%d container(s) of %s left behind", n, experiment)
+	}
+}
+
+// containersOf counts the engine's containers of an experiment, in one of
+// the given states if any are given.
+func containersOf(t *testing.T, experiment string, states ...string) int {
+	t.Helper()
 	cli, err := docker.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+experiment))})
+	f := filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+experiment))
+	for _, s := range states {
+		f.Add("status", s)
+	}
+	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(left) > 0 {
-		t.Errorf("%d container(s) of %s left behind", len(left), experiment)
-	}
+	return len(left)
 }
 
 func onlyExperiment(t *testing.T, root string) string {
@@ -421,11 +431,16 @@ func TestSIGKILLThenReapThenResume(t *testing.T) {
 		t.Skip("the sweep finished before the kill; nothing to resume")
 	}
 	id := filepath.Base(dir)
+	// A container the engine was still creating when headroom died appears
+	// only later: the resume removes it when its name is wanted again,
+	// without the reaper's message; one whose removal the dead run had
+	// asked for goes by itself. Those standing must be reaped.
+	leftovers := containersOf(t, id, "created", "running", "exited")
 	r := headroom(t, "run", "--resume", id, "--out", root, "--format", "json")
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "removed leftover container") {
+	if leftovers > 0 && !strings.Contains(r.stderr, "removed leftover container") {
 		t.Errorf("the resume should reap the killed run's containers and say so:\n%s", r.stderr)
 	}
 	after, _, err := store.ReadTrials(dir)

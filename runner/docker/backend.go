@@ -295,6 +295,12 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	created, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
+		// A headroom killed while the engine was creating this trial's
+		// container (a resume reruns it under the same name): that create
+		// finished after the reaper looked.
+		created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	}
 	if err != nil {
 		if side != nil {
 			_, _ = side.remove(context.Background())

@@ -1,11 +1,14 @@
 package docker
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/docker/docker/api/types/container"
 )
 
 // Owner names this process for container labels: "host:pid:start", where
@@ -77,4 +80,20 @@ func processStart(pid int) (string, bool) {
 		return exitedStart, true
 	}
 	return fields[19], true
+}
+
+// removeDeadNamesake removes the container holding name when the headroom
+// that made it is gone and it was not kept, and says whether it did.
+// Another live run's container of that name is never touched.
+func (b *Backend) removeDeadNamesake(ctx context.Context, name string) bool {
+	info, err := b.cli.ContainerInspect(ctx, name)
+	if err != nil || info.Config == nil {
+		return false
+	}
+	labels := info.Config.Labels
+	if labels[LabelHeadroom] == "" || labels[LabelKept] != "" || OwnerAlive(labels[LabelOwner]) {
+		return false
+	}
+	err = b.cli.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
+	return err == nil || IsGone(err)
 }
