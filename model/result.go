@@ -113,6 +113,9 @@ type TrialResult struct {
 	Tests *TestTally `json:"tests,omitempty"`
 	// Sidecars are the compose environment's other services' use.
 	Sidecars []SidecarUsage `json:"sidecars,omitempty"`
+	// Phases are a multi-step task's phases as they ran, in order; those
+	// after an early stop are absent.
+	Phases []PhaseResult `json:"phases,omitempty"`
 }
 
 // HostLoad is the host's state at one moment.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -14,37 +13,35 @@ import (
 // which "reward" counts if present, else the smallest (every part must
 // pass).
 func ParseReward(name string, data []byte) (float64, error) {
+	m, err := ParseRewards(name, data)
+	if err != nil {
+		return 0, err
+	}
+	return ScalarReward(m), nil
+}
+
+// ParseRewards reads a reward file as Harbor does: reward.txt's number
+// is the "reward" key; reward.json is the whole map.
+func ParseRewards(name string, data []byte) (map[string]float64, error) {
 	text := strings.TrimSpace(string(data))
 	if text == "" {
-		return 0, fmt.Errorf("is empty")
+		return nil, fmt.Errorf("is empty")
 	}
 	if strings.HasSuffix(name, ".json") {
 		var m map[string]float64
 		if err := json.Unmarshal(data, &m); err != nil {
-			return 0, fmt.Errorf("is not a JSON object of numbers: %v", err)
+			return nil, fmt.Errorf("is not a JSON object of numbers: %v", err)
 		}
 		if len(m) == 0 {
-			return 0, fmt.Errorf("holds no reward")
+			return nil, fmt.Errorf("holds no reward")
 		}
-		if r, ok := m["reward"]; ok {
-			return r, nil
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		r := math.Inf(1)
-		for _, k := range keys {
-			r = math.Min(r, m[k])
-		}
-		return r, nil
+		return m, nil
 	}
 	r, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
-		return 0, fmt.Errorf("is not a number: %q", firstLine(text))
+		return nil, fmt.Errorf("is not a number: %q", firstLine(text))
 	}
-	return r, nil
+	return map[string]float64{"reward": r}, nil
 }
 
 func firstLine(s string) string {

@@ -51,6 +51,9 @@ type Step struct {
 	PassEnv []string `json:"pass_env,omitempty"`
 	// User runs the step ("" keeps the container's user).
 	User string `json:"user,omitempty"`
+	// Phase, in an agent of a multi-step task, is the phase the step
+	// belongs to ("" runs in every phase).
+	Phase string `json:"phase,omitempty"`
 }
 
 // PassEnvNames splits a PassEnv entry into the name the step sees and the
@@ -194,6 +197,22 @@ type Task struct {
 	// Deviations are what the loader found in the task's file that headroom
 	// runs differently from the task's own harness (see AllDeviations).
 	Deviations []Deviation `json:"deviations,omitempty"`
+	// Phases, when set, make the task a multi-step one: each phase runs
+	// its setup, the agent's steps of that phase and its own verifier, in
+	// one container; Verifier and the timeouts above are then the first
+	// phase's. PhaseReward says how the trial's reward comes from the
+	// phases' (PhaseRewardMean, PhaseRewardFinal).
+	Phases      []Phase `json:"phases,omitempty"`
+	PhaseReward string  `json:"phase_reward,omitempty"`
+}
+
+// PhaseNames lists a multi-step task's phases in order.
+func (t *Task) PhaseNames() []string {
+	out := make([]string, len(t.Phases))
+	for i, p := range t.Phases {
+		out[i] = p.Name
+	}
+	return out
 }
 
 // Healthcheck is a container health test, Docker's: Test is the command
@@ -255,6 +274,9 @@ func (t *Task) Validate() error {
 	if err := t.Verdict.validate(); err != nil {
 		return fmt.Errorf("task %s: %w", t.Name, err)
 	}
+	if err := t.validatePhases(); err != nil {
+		return fmt.Errorf("task %s: %w", t.Name, err)
+	}
 	seen := map[string]bool{}
 	for _, a := range t.Agents {
 		if a.Name == "" {
@@ -270,6 +292,43 @@ func (t *Task) Validate() error {
 		for i, s := range a.Steps {
 			if len(s.Argv) == 0 {
 				return fmt.Errorf("task %s: agent %s step %d has no command", t.Name, a.Name, i+1)
+			}
+		}
+	}
+	return nil
+}
+
+// validatePhases checks a multi-step task: named phases, each with a
+// verifier, judged by a reward file, and agent steps only of its phases.
+func (t *Task) validatePhases() error {
+	if len(t.Phases) == 0 {
+		return nil
+	}
+	if t.Verdict.Reward == nil {
+		return fmt.Errorf("a multi-step task is judged by each step's reward file")
+	}
+	switch t.PhaseReward {
+	case PhaseRewardMean, PhaseRewardFinal:
+	default:
+		return fmt.Errorf("multi_step_reward_strategy must be %q or %q (got %q)", PhaseRewardMean, PhaseRewardFinal, t.PhaseReward)
+	}
+	seen := map[string]bool{}
+	for _, p := range t.Phases {
+		if p.Name == "" {
+			return fmt.Errorf("a step has no name")
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("step %q is defined twice", p.Name)
+		}
+		seen[p.Name] = true
+		if len(p.Verifier.Argv) == 0 {
+			return fmt.Errorf("step %s has no verifier", p.Name)
+		}
+	}
+	for _, a := range t.Agents {
+		for _, s := range a.Steps {
+			if s.Phase != "" && !seen[s.Phase] {
+				return fmt.Errorf("agent %s: step %s belongs to no step of the task (%q)", a.Name, s.Name, s.Phase)
 			}
 		}
 	}

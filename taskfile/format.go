@@ -49,8 +49,10 @@ type fileTask struct {
 	Source    string `toml:"source"`
 	// Harbor's multi-step tasks: steps run in order, each with its own
 	// instruction and tests.
-	Steps    []map[string]any `toml:"steps"`
-	Solution struct {
+	Steps []fileHarborStep `toml:"steps"`
+	// How a multi-step trial's reward comes from its steps' rewards.
+	MultiStepRewardStrategy string `toml:"multi_step_reward_strategy"`
+	Solution                struct {
 		Env map[string]string `toml:"env"`
 	} `toml:"solution"`
 
@@ -337,7 +339,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	if t.WorkDir != "" && !strings.HasPrefix(t.WorkDir, "/") {
 		return t, fmt.Errorf("[environment] workdir must be an absolute path in the container (got %q)", env.Workdir)
 	}
-	hc, err := env.Healthcheck.toHealthcheck()
+	hc, err := env.Healthcheck.toHealthcheck("[environment.healthcheck]")
 	if err != nil {
 		return t, err
 	}

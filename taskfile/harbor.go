@@ -75,29 +75,29 @@ type fileHealthcheck struct {
 
 // toHealthcheck applies Harbor's defaults: every 5 s, 30 s each, no start
 // period, 3 retries; the command runs under bash, as Harbor's exec does.
-func (h *fileHealthcheck) toHealthcheck() (*model.Healthcheck, error) {
+func (h *fileHealthcheck) toHealthcheck(section string) (*model.Healthcheck, error) {
 	if h == nil {
 		return nil, nil
 	}
 	if strings.TrimSpace(h.Command) == "" {
-		return nil, fmt.Errorf("[environment.healthcheck] command is missing: the shell command that exits 0 when the environment is ready")
+		return nil, fmt.Errorf("%s command is missing: the shell command that exits 0 when the environment is ready", section)
 	}
 	hc := &model.Healthcheck{Test: []string{"CMD", "bash", "-c", h.Command}, Retries: 3}
 	var err error
-	if hc.Interval, err = seconds("[environment.healthcheck] interval_sec", h.IntervalSec, 5*time.Second); err != nil {
+	if hc.Interval, err = seconds(section+" interval_sec", h.IntervalSec, 5*time.Second); err != nil {
 		return nil, err
 	}
-	if hc.Timeout, err = seconds("[environment.healthcheck] timeout_sec", h.TimeoutSec, 30*time.Second); err != nil {
+	if hc.Timeout, err = seconds(section+" timeout_sec", h.TimeoutSec, 30*time.Second); err != nil {
 		return nil, err
 	}
 	if h.StartPeriodSec != nil && *h.StartPeriodSec != 0 {
-		if hc.StartPeriod, err = seconds("[environment.healthcheck] start_period_sec", h.StartPeriodSec, 0); err != nil {
+		if hc.StartPeriod, err = seconds(section+" start_period_sec", h.StartPeriodSec, 0); err != nil {
 			return nil, err
 		}
 	}
 	if h.Retries != nil {
 		if *h.Retries < 1 {
-			return nil, fmt.Errorf("[environment.healthcheck] retries must be at least 1 (got %d)", *h.Retries)
+			return nil, fmt.Errorf("%s retries must be at least 1 (got %d)", section, *h.Retries)
 		}
 		hc.Retries = *h.Retries
 	}
@@ -191,7 +191,7 @@ func quietKey(key []string, raw map[string]any) bool {
 
 // harborOnly records what a Harbor task asks of its harness that headroom
 // does not do: a verifier in a container of its own, verification while
-// the agent works, several steps.
+// the agent works.
 func (f *fileTask) harborOnly() []model.Deviation {
 	var devs []model.Deviation
 	if v := f.Verifier; v.EnvironmentMode == "separate" || (v.Environment != nil && v.EnvironmentMode != "shared") {
@@ -201,10 +201,6 @@ func (f *fileTask) harborOnly() []model.Deviation {
 	if on, _ := f.Verifier.Continuous["enabled"].(bool); on {
 		devs = append(devs, model.Deviation{What: "continuous verification not run",
 			Detail: "submissions are not verified while the agent works; the verifier runs once, after it"})
-	}
-	if len(f.Steps) > 0 {
-		devs = append(devs, model.Deviation{What: "steps not run",
-			Detail: fmt.Sprintf("%d step(s) of a multi-step task: headroom runs one agent phase and tests/test.sh", len(f.Steps))})
 	}
 	return devs
 }

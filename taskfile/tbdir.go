@@ -112,6 +112,18 @@ func absolute(t *model.Task) {
 		fix(&st)
 		sc.Files = st.Files
 	}
+	t.Phases = append([]model.Phase(nil), t.Phases...)
+	for i := range t.Phases {
+		p := &t.Phases[i]
+		fix(&p.Verifier)
+		setup := append([]model.Step(nil), p.Setup...)
+		for j := range setup {
+			fix(&setup[j])
+		}
+		if p.Setup != nil {
+			p.Setup = setup
+		}
+	}
 	for i := range t.Agents {
 		for j := range t.Agents[i].Steps {
 			fix(&t.Agents[i].Steps[j])
@@ -189,19 +201,38 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	if t.Image == "" && t.Build == nil {
 		return Loaded{}, fmt.Errorf("%s: no environment: add environment/Dockerfile or set [environment] docker_image", dir)
 	}
-	test := filepath.Join(dir, "tests", "test.sh")
-	if !exists(test) {
-		return Loaded{}, fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
-	}
 	if f.Verifier.TimeoutSec == nil {
 		t.VerifierTimeout = harborVerifierTimeout
 	}
 	t.Deviations = append(t.Deviations, f.harborOnly()...)
+	t.Verdict.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
+	if len(f.Steps) > 0 {
+		if err := f.harborSteps(dir, &t); err != nil {
+			return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		}
+	} else if err := f.harborSingle(dir, file, &t); err != nil {
+		return Loaded{}, err
+	}
+	t.Agents = append(t.Agents, nopAgent())
+	withStartFiles(&t, startFiles)
+	if err := t.Validate(); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return Loaded{Task: t, Ignored: ignored}, nil
+}
+
+// harborSingle gives t Harbor's one agent phase and tests/test.sh;
+// errors name their file.
+func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
+	test := filepath.Join(dir, "tests", "test.sh")
+	if !exists(test) {
+		return fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
+	}
 	venv, vpass, devs := envList("[verifier.env]", f.Verifier.Env)
 	t.Deviations = append(t.Deviations, devs...)
 	vuser, err := userName("[verifier] user", f.Verifier.User)
 	if err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	t.Verifier = model.Step{
 		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
@@ -209,7 +240,6 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
-	t.Verdict.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
 	t.Deviations = append(t.Deviations, devs...)
@@ -224,12 +254,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 			}},
 		})
 	}
-	t.Agents = append(t.Agents, nopAgent())
-	withStartFiles(&t, startFiles)
-	if err := t.Validate(); err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
-	}
-	return Loaded{Task: t, Ignored: ignored}, nil
+	return nil
 }
 
 func nopAgent() model.Agent {
