@@ -167,20 +167,31 @@ func taskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task
 // commandAgent runs the user's command in the task's container, traced so
 // that each command it runs is a step.
 func commandAgent(t model.Task, command string, passEnv []string) model.Agent {
-	return model.Agent{
-		Name: AgentCommand, Description: "your agent: " + command,
-		Steps: []model.Step{{
+	step := func(instruction string) model.Step {
+		return model.Step{
 			Name: "agent", Show: command, Argv: []string{"-c", command}, Trace: true,
 			Env: []string{
-				"HEADROOM_INSTRUCTION=" + t.Instruction,
+				"HEADROOM_INSTRUCTION=" + instruction,
 				"HEADROOM_INSTRUCTION_FILE=" + taskfile.InstructionFile,
 				"HEADROOM_TASK=" + t.Name,
 			},
 			PassEnv: passEnv,
 			Files: []model.Upload{
-				{To: "/headroom", Name: "instruction.md", Content: t.Instruction},
+				{To: "/headroom", Name: "instruction.md", Content: instruction},
 				{To: taskfile.AgentLogDir},
 			},
-		}},
+		}
 	}
+	a := model.Agent{Name: AgentCommand, Description: "your agent: " + command}
+	if len(t.Phases) == 0 {
+		a.Steps = []model.Step{step(t.Instruction)}
+		return a
+	}
+	// A multi-step task asks each step's instruction in turn.
+	for _, p := range t.Phases {
+		st := step(p.Instruction)
+		st.Name, st.Phase = p.Name+"/agent", p.Name
+		a.Steps = append(a.Steps, st)
+	}
+	return a
 }

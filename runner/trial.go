@@ -79,8 +79,15 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	// The agent's steps share one deadline; a failing step ends the agent
 	// (its later steps would build on nothing) but the verifier still runs.
 	agent, _ := t.task.Agent(t.trial.Agent)
-	agentCtx, cancelAgent := context.WithTimeout(ctx, t.task.AgentTimeout)
 	var engineErr error
+	// A multi-step task runs its phases, each with its own agent steps
+	// and verifier (phases.go).
+	phased := len(t.task.Phases) > 0
+	if phased {
+		engineErr = t.runPhases(ctx, sb, agent, env, &ev)
+		agent.Steps = nil
+	}
+	agentCtx, cancelAgent := context.WithTimeout(ctx, t.task.AgentTimeout)
 	for _, st := range agent.Steps {
 		sr, err := t.runStep(agentCtx, sb, "agent", st, env)
 		if sr.TimedOut {
@@ -95,7 +102,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	cancelAgent()
 
-	if !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
