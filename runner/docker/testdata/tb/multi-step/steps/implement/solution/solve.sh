@@ -1,0 +1,3 @@
+#!/bin/bash
+set -euo pipefail
+printf '#!/bin/bash\necho "Hello, $(cat /app/config.txt)!"\n' > /app/greet.sh
