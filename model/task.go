@@ -199,8 +199,8 @@ type Task struct {
 	Deviations []Deviation `json:"deviations,omitempty"`
 	// Phases, when set, make the task a multi-step one: each phase runs
 	// its setup, the agent's steps of that phase and its own verifier, in
-	// one container; Verifier and the timeouts above are then the first
-	// phase's. PhaseReward says how the trial's reward comes from the
+	// one container; Verifier is then the first phase's, and the
+	// timeouts above the defaults of phases that set none. PhaseReward says how the trial's reward comes from the
 	// phases' (PhaseRewardMean, PhaseRewardFinal).
 	Phases      []Phase `json:"phases,omitempty"`
 	PhaseReward string  `json:"phase_reward,omitempty"`

@@ -492,12 +492,109 @@ func checkHarbor(task model.Task) ([]diff, error) {
 		ds = append(ds, diff{"healthcheck", "starts the agent without waiting", "waits for [environment.healthcheck] to pass before the agent starts"})
 	}
 
-	// [[steps]]: a multi-step task (per-step instructions, tests and
-	// timeouts) is not the single-step task headroom runs.
-	if steps, ok := raw["steps"].([]map[string]any); ok && len(steps) > 0 {
-		ds = append(ds, diff{"steps", "runs it as one step (instruction.md, tests/test.sh)", fmt.Sprintf("runs its %d [[steps]], each with its own instruction, tests and timeouts", len(steps))})
+	// [[steps]]: a multi-step task runs its steps in order, each with its
+	// own instruction, tests, timeouts and min_reward.
+	steps, _ := raw["steps"].([]map[string]any)
+	at := task.AgentTimeout.Seconds()
+	if v, ok := number(agent["timeout_sec"]); ok {
+		at = v
 	}
+	sd, err := checkSteps(task, raw, steps, at, vt)
+	if err != nil {
+		return nil, err
+	}
+	ds = append(ds, sd...)
 	ds = append(ds, checkCompose(task, rec, filepath.Join(task.Dir, "environment", "docker-compose.yaml"), "main")...)
+	return ds, nil
+}
+
+// checkSteps reads a multi-step task's [[steps]] and step directories as
+// Harbor's multi-step trial does and lists what the loaded phases have
+// otherwise: the steps and their order, each step's instruction (its
+// steps/<name>/instruction.md), agent and verifier timeouts (the task's
+// when the step sets none), min_reward (a number gates "reward"), the
+// verifier's test.sh (the step's, else the shared one) and the reward
+// strategy (mean unless "final").
+func checkSteps(task model.Task, raw map[string]any, steps []map[string]any, agentTimeout, verifierTimeout float64) ([]diff, error) {
+	if len(steps) == 0 {
+		if len(task.Phases) > 0 {
+			return []diff{{"steps", fmt.Sprintf("runs %d steps", len(task.Phases)), "runs one"}}, nil
+		}
+		return nil, nil
+	}
+	var names []string
+	for _, s := range steps {
+		n, _ := s["name"].(string)
+		names = append(names, n)
+	}
+	if got := strings.Join(task.PhaseNames(), ","); got != strings.Join(names, ",") {
+		return []diff{{"steps", fmt.Sprintf("runs steps [%s]", got), fmt.Sprintf("runs steps [%s]", strings.Join(names, ","))}}, nil
+	}
+	var ds []diff
+	strategy, _ := raw["multi_step_reward_strategy"].(string)
+	if strategy == "" {
+		strategy = model.PhaseRewardMean
+	}
+	if task.PhaseReward != strategy {
+		ds = append(ds, diff{"step_reward", fmt.Sprintf("combines the steps' rewards by %q", task.PhaseReward), fmt.Sprintf("by %q", strategy)})
+	}
+	for i, s := range steps {
+		p := task.Phases[i]
+		dir := filepath.Join(task.Dir, "steps", names[i])
+		instr, err := os.ReadFile(filepath.Join(dir, "instruction.md"))
+		if err != nil && !os.IsNotExist(err) {
+			return nil, err
+		}
+		if strings.TrimSpace(p.Instruction) != strings.TrimSpace(string(instr)) {
+			ds = append(ds, diff{"step_instruction", fmt.Sprintf("gives step %s %d bytes", p.Name, len(p.Instruction)), fmt.Sprintf("gives its instruction.md's %d bytes", len(instr))})
+		}
+		at, vt := agentTimeout, verifierTimeout
+		if v, ok := number(table(s, "agent")["timeout_sec"]); ok {
+			at = v
+		}
+		if v, ok := number(table(s, "verifier")["timeout_sec"]); ok {
+			vt = v
+		}
+		ds = append(ds, durationDiff("step_agent_timeout", p.AgentTimeout, at)...)
+		ds = append(ds, durationDiff("step_verifier_timeout", p.VerifierTimeout, vt)...)
+		want := map[string]float64{}
+		switch m := s["min_reward"].(type) {
+		case map[string]any:
+			for k, v := range m {
+				want[k], _ = number(v)
+			}
+		default:
+			if v, ok := number(m); ok {
+				want["reward"] = v
+			}
+		}
+		if fmt.Sprint(p.MinReward) != fmt.Sprint(map[string]float64(want)) && !(len(want) == 0 && len(p.MinReward) == 0) {
+			ds = append(ds, diff{"step_min_reward", fmt.Sprintf("gates step %s on %v", p.Name, p.MinReward), fmt.Sprintf("on %v", want)})
+		}
+		// The verifier's test.sh: the step's own, landing over the shared tests/.
+		var from []string
+		for _, u := range p.Verifier.Files {
+			if u.From != "" {
+				from = append(from, u.From)
+			}
+		}
+		var wantFrom []string
+		for _, d := range []string{filepath.Join(task.Dir, "tests"), filepath.Join(dir, "tests")} {
+			if _, err := os.Stat(d); err == nil {
+				wantFrom = append(wantFrom, d)
+			}
+		}
+		if strings.Join(from, ",") != strings.Join(wantFrom, ",") {
+			ds = append(ds, diff{"step_tests", fmt.Sprintf("uploads [%s] for step %s", strings.Join(from, ","), p.Name), fmt.Sprintf("uploads [%s], the step's last", strings.Join(wantFrom, ","))})
+		}
+		_, wdErr := os.Stat(filepath.Join(dir, "workdir"))
+		if (wdErr == nil) != (len(p.Setup) > 0) {
+			ds = append(ds, diff{"step_workdir", fmt.Sprintf("has %d setup step(s) for step %s", len(p.Setup), p.Name), "uploads its workdir/ before the agent"})
+		}
+		if _, ok := s["healthcheck"].(map[string]any); ok && p.Healthcheck == nil {
+			ds = append(ds, diff{"step_healthcheck", "starts the step's agent without waiting", "waits for [steps.healthcheck] to pass"})
+		}
+	}
 	return ds, nil
 }
 

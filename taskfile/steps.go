@@ -199,8 +199,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not collected",
 			Detail: fmt.Sprintf("%d artifact path(s) Harbor copies out after each step are not collected; the verdict does not depend on them", artifacts)})
 	}
-	first := t.Phases[0]
-	t.Verifier, t.AgentTimeout, t.VerifierTimeout = first.Verifier, first.AgentTimeout, first.VerifierTimeout
+	t.Verifier = t.Phases[0].Verifier
 	if len(oracle.Steps) > 0 {
 		t.Agents = append(t.Agents, oracle)
 	}
