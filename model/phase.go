@@ -70,7 +70,7 @@ func (p Phase) Gate(rewards map[string]float64) string {
 	for _, k := range keys {
 		v, ok := rewards[k]
 		if !ok {
-			return fmt.Sprintf("no %s reward, min_reward %g: later steps not run", k, p.MinReward[k])
+			return fmt.Sprintf("%s missing from the rewards, min_reward %g: later steps not run", k, p.MinReward[k])
 		}
 		if v < p.MinReward[k] {
 			return fmt.Sprintf("%s %g below min_reward %g: later steps not run", k, v, p.MinReward[k])

@@ -165,10 +165,14 @@ func envList(section string, m map[string]string) (env, pass []string, devs []mo
 
 // quietKey says whether a key the file sets and headroom does not read
 // should go unmentioned: anything under [metadata] (free-form by Harbor's
-// definition), and empty lists or tables (they set nothing).
+// definition), a step's min_reward table (read whole), and empty lists or
+// tables (they set nothing).
 func quietKey(key []string, raw map[string]any) bool {
 	if len(key) > 0 && key[0] == "metadata" {
 		return true
+	}
+	if len(key) > 2 && key[0] == "steps" && key[1] == "min_reward" {
+		return true // a table of thresholds, read as one value
 	}
 	var v any = raw
 	for _, k := range key {

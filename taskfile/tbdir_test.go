@@ -31,6 +31,7 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 		"harbor-defaults(harbor)",
 		"terminal-bench/fit-small(harbor)",
 		"terminal-bench/prebuilt(harbor)",
+		"fixture/multi-step(harbor)",
 		"old-hello(terminal-bench)",
 		"own/quick(headroom)",
 	}

@@ -1,0 +1,3 @@
+#!/bin/bash
+source /tests/helpers.sh
+[ -f /app/out.txt ] && pass

@@ -1,0 +1,3 @@
+#!/bin/bash
+source /tests/helpers.sh
+grep -q two /app/out.txt && pass
