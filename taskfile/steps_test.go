@@ -120,8 +120,10 @@ func TestHarborMultiStepFields(t *testing.T) {
 				}
 			}},
 		{name: "a step without its own test.sh takes the shared one",
-			toml:    head + "[[steps]]\nname = \"one\"\n",
-			prepare: func(dir string) error { return os.Rename(filepath.Join(dir, "steps/one/tests/test.sh"), filepath.Join(dir, "tests/test.sh")) },
+			toml: head + "[[steps]]\nname = \"one\"\n",
+			prepare: func(dir string) error {
+				return os.Rename(filepath.Join(dir, "steps/one/tests/test.sh"), filepath.Join(dir, "tests/test.sh"))
+			},
 			check: func(t *testing.T, task model.Task) {
 				if v := task.Phases[0].Verifier; len(v.Files) != 3 || v.Argv[0] != "/tests/test.sh" {
 					t.Errorf("verifier %+v", v)
