@@ -34,3 +34,34 @@ func TestTasksAudit(t *testing.T) {
 		t.Errorf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A multi-step task: tasks show lists its steps with their time limits,
+// setup, healthcheck, gates and verifiers; the audit lists what headroom
+// does not do of Harbor's multi-step trial.
+func TestMultiStepShowAndAudit(t *testing.T) {
+	const dir = "../taskfile/testdata/tbdirs/harbor-multi-step"
+	r := headroom(t, "tasks", "show", "--tasks-dir", dir, "fixture/multi-step")
+	for _, want := range []string{
+		"steps    2, in one container; the trial's reward is the final of the steps' rewards",
+		"1 one  agent 30s, verifier 10m0s; later steps only if reward >= 1",
+		"2 two  agent 2m0s, verifier 45s; later steps only if reward >= 0.5, style >= 1",
+		"setup     copy steps/two/workdir/ into the working directory",
+		"setup     bash setup.sh",
+		"ready     when test -f /app/ready exits 0 (every 1s, 2 tries)",
+		"asks      Append to /app/out.txt.",
+		"one/solve",
+	} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("show: exit %d, want %q in\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "timeouts agent") {
+		t.Errorf("show gives task-wide timeouts for a multi-step task:\n%s", r.stdout)
+	}
+	r = headroom(t, "tasks", "audit", dir)
+	for _, want := range []string{"agent timeout ends the trial", "artifacts not collected", "1 with deviations"} {
+		if r.code != 1 || !strings.Contains(r.stdout, want) {
+			t.Errorf("audit: exit %d, want 1 and %q in\n%s%s", r.code, want, r.stdout, r.stderr)
+		}
+	}
+}

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -95,6 +97,35 @@ func newTasksCmd() *cobra.Command {
 	return cmd
 }
 
+// showPhases lists a multi-step task's steps: what each runs before its
+// agent, its time limits, verifier and gate, and how the trial's reward
+// comes from theirs.
+func showPhases(w io.Writer, t model.Task) {
+	fmt.Fprintf(w, "  steps    %d, in one container; the trial's reward is the %s of the steps' rewards\n", len(t.Phases), t.PhaseReward)
+	for i, p := range t.Phases {
+		fmt.Fprintf(w, "    %d %s  agent %s, verifier %s", i+1, p.Name, p.AgentTimeout, p.VerifierTimeout)
+		if len(p.MinReward) > 0 {
+			var gates []string
+			for k, v := range p.MinReward {
+				gates = append(gates, fmt.Sprintf("%s >= %g", k, v))
+			}
+			sort.Strings(gates)
+			fmt.Fprintf(w, "; later steps only if %s", strings.Join(gates, ", "))
+		}
+		fmt.Fprintln(w)
+		for _, s := range p.Setup {
+			fmt.Fprintf(w, "      setup     %s\n", s.Show)
+		}
+		if hc := p.Healthcheck; hc != nil {
+			fmt.Fprintf(w, "      ready     when %s exits 0 (every %s, %d tries)\n", hc.Test[len(hc.Test)-1], hc.Interval, hc.Retries)
+		}
+		if line, _, _ := strings.Cut(strings.TrimSpace(p.Instruction), "\n"); line != "" {
+			fmt.Fprintf(w, "      asks      %s\n", line)
+		}
+		fmt.Fprintf(w, "      verifier  %s\n", p.Verifier.Show)
+	}
+}
+
 func showTask(cmd *cobra.Command, t model.Task) {
 	w := cmd.OutOrStdout()
 	image := t.Image
@@ -138,14 +169,21 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	if len(t.Resources.Defaulted) > 0 {
 		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
 	}
-	fmt.Fprintf(w, "\n  timeouts agent %s, verifier %s\n", t.AgentTimeout, t.VerifierTimeout)
+	fmt.Fprintln(w)
+	if len(t.Phases) == 0 {
+		fmt.Fprintf(w, "  timeouts agent %s, verifier %s\n", t.AgentTimeout, t.VerifierTimeout)
+	}
 	for _, a := range t.Agents {
 		fmt.Fprintf(w, "  agent %s  %s\n", a.Name, a.Description)
 		for _, s := range a.Steps {
 			fmt.Fprintf(w, "    %-10s %s\n", s.Name, s.Show)
 		}
 	}
-	fmt.Fprintf(w, "  verifier   %s\n", t.Verifier.Show)
+	if len(t.Phases) > 0 {
+		showPhases(w, t)
+	} else {
+		fmt.Fprintf(w, "  verifier   %s\n", t.Verifier.Show)
+	}
 	fmt.Fprintf(w, "  verdict    %s: %s\n", t.Verdict, t.Verdict.Describe())
 	showSidecars(w, t)
 	if t.Instruction != "" {
