@@ -66,8 +66,20 @@ func (d *detailScreen) layout(h int) (chartH, logH int) {
 	if d.v != nil {
 		steps = min(len(d.v.Steps), 6)
 	}
-	logH = max(h-chartH-steps-6, 3)
+	logH = max(h-chartH-steps-6-len(d.phaseLines()), 3)
 	return chartH, logH
+}
+
+// phaseLines is a finished multi-step trial's line of step rewards.
+func (d *detailScreen) phaseLines() []string {
+	if d.v == nil || d.v.Result == nil || len(d.v.Result.Phases) == 0 {
+		return nil
+	}
+	names := make([]string, len(d.v.Result.Phases))
+	for i, p := range d.v.Result.Phases {
+		names[i] = p.Name
+	}
+	return []string{"steps: " + model.PhasesSummary(names, d.v.Result.Phases)}
 }
 
 func (d *detailScreen) resize(w, h int) {
@@ -259,6 +271,9 @@ func (d *detailScreen) View(c *Common) string {
 	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · r reruns exactly this trial",
 		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), sidecarPeaks(v.Result), v.ContainerID, v.Source), w)))
 	chartH, logH := d.layout(h)
+	for _, l := range d.phaseLines() {
+		out = append(out, clip(l, w))
+	}
 	out = append(out, timeline(st, v, w, chartH))
 	// The step column takes what the others leave, within reason.
 	stepW := min(50, max(16, w-41))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
 )
 
 // A traced script makes many steps; the table keeps the killed and failed
@@ -33,4 +34,24 @@ func TestStepsToShowKeepsTheKilledStep(t *testing.T) {
 	if got, hidden := stepsToShow(steps[:6], 6); len(got) != 6 || hidden != 0 {
 		t.Errorf("six steps: %d shown, %d hidden", len(got), hidden)
 	}
+}
+
+// A finished multi-step trial's detail names each step's reward, and the
+// screen still fits.
+func TestDetailShowsStepRewards(t *testing.T) {
+	res := &model.TrialResult{Outcome: model.Failed, Phases: []model.PhaseResult{
+		{Name: "scaffold", Rewards: map[string]float64{"reward": 1}},
+		{Name: "implement", Rewards: map[string]float64{"reward": 0}, Stopped: "reward 0 below min_reward 0.5: later steps not run"},
+	}}
+	v := &TrialView{Trial: model.Trial{ID: "t1"}, Phase: Finished, Result: res}
+	const w, h = 100, 30
+	d := newDetail(DefaultKeys().Detail)
+	d.SetSize(w, h)
+	d.open(v, w, h)
+	c := &Common{Theme: themes.Dark()}
+	view := d.View(c)
+	if !strings.Contains(view, "steps: scaffold 1 · implement 0 (stopped)") {
+		t.Errorf("detail lacks the step rewards:\n%s", view)
+	}
+	checkFits(t, view, w, h)
 }
