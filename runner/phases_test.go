@@ -1,0 +1,66 @@
+package runner_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+// A step whose healthcheck never passes ends a multi-step trial after
+// retries tries, without its agent or verifier; the trial's reward then
+// comes from the steps that gave one, as Harbor's strategies say: the
+// mean of those (the first step's 1: passed), or the last step's (none:
+// failed).
+func TestMultiStepHealthcheckStopsAndStrategies(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		outcome  model.Outcome
+		reason   string
+	}{
+		{model.PhaseRewardMean, model.Passed, ""},
+		{model.PhaseRewardFinal, model.Failed, "no step gave a reward (a 1 · b no reward (stopped); b: healthcheck failed 2 time(s)"},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			task := fake.Task("ms", 64<<20, "work")
+			task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+			task.PhaseReward = c.strategy
+			task.Phases = []model.Phase{
+				{Name: "a", Verifier: model.Step{Name: "a/verify", Argv: []string{"verify-a"}, Files: []model.Upload{{To: "/logs/verifier"}}},
+					AgentTimeout: time.Minute, VerifierTimeout: time.Minute, MinReward: map[string]float64{"reward": 1}},
+				{Name: "b", Verifier: model.Step{Name: "b/verify", Argv: []string{"verify-b"}},
+					Healthcheck:  &model.Healthcheck{Test: []string{"CMD", "bash", "-c", "probe-b"}, Interval: time.Millisecond, Timeout: time.Minute, Retries: 2},
+					AgentTimeout: time.Minute, VerifierTimeout: time.Minute},
+			}
+			task.Verifier = task.Phases[0].Verifier
+			var mu sync.Mutex
+			calls := map[string]int{}
+			b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+				mu.Lock()
+				calls[st.Name]++
+				mu.Unlock()
+				switch st.Name {
+				case "verify-a":
+					return fake.StepPlan{Writes: map[string]string{"/logs/verifier/reward.txt": "1"}}
+				case "probe-b":
+					return fake.StepPlan{ExitCode: 1}
+				}
+				return fake.StepPlan{}
+			}}
+			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["ms@1x"]
+			if r.Outcome != c.outcome || !strings.Contains(r.Reason, c.reason) {
+				t.Errorf("outcome %s (%s), want %s (%q)", r.Outcome, r.Reason, c.outcome, c.reason)
+			}
+			if calls["probe-b"] != 2 || calls["verify-b"] != 0 || calls["work"] != 1 {
+				t.Errorf("calls %v: want the healthcheck twice, the agent once (step a), no verifier of b", calls)
+			}
+			if len(r.Phases) != 2 || r.Phases[0].Stopped != "" || !strings.Contains(r.Phases[1].Stopped, "healthcheck failed 2 time(s)") || r.Phases[1].Rewards != nil {
+				t.Errorf("phases %+v", r.Phases)
+			}
+		})
+	}
+}
