@@ -129,6 +129,9 @@ func taskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task
 	for _, t := range tasks {
 		entries := append([]string(nil), t.PassEnv...)
 		entries = append(entries, t.Verifier.PassEnv...)
+		for _, p := range t.Phases {
+			entries = append(entries, p.Verifier.PassEnv...)
+		}
 		for _, a := range t.Agents {
 			for _, st := range a.Steps {
 				entries = append(entries, st.PassEnv...)
