@@ -11,6 +11,7 @@ type RowKey struct {
 // Cell is one (row, ratio) of the matrix.
 type Cell struct {
 	Outcomes []Outcome `json:"outcomes"` // in repeat order
+	Causes   []Cause   `json:"causes"`   // each outcome's cause, same order
 	Rates    Rates     `json:"-"`
 }
 
@@ -76,9 +77,23 @@ func (m *Matrix) Add(res TrialResult) {
 		row[res.Ratio] = c
 	}
 	c.Outcomes = append(c.Outcomes, res.Outcome)
-	c.Rates.Add(res.Outcome)
-	m.ByRatio[res.Ratio].Add(res.Outcome)
-	m.Total.Add(res.Outcome)
+	c.Causes = append(c.Causes, res.Cause)
+	c.Rates.AddCause(res.Outcome, res.Cause)
+	m.ByRatio[res.Ratio].AddCause(res.Outcome, res.Cause)
+	m.Total.AddCause(res.Outcome, res.Cause)
+}
+
+// Glyphs are the cell's trials' marks in repeat order (TrialGlyph).
+func (c *Cell) Glyphs() []string {
+	out := make([]string, len(c.Outcomes))
+	for i, o := range c.Outcomes {
+		var cause Cause
+		if i < len(c.Causes) {
+			cause = c.Causes[i]
+		}
+		out[i] = TrialGlyph(o, cause)
+	}
+	return out
 }
 
 // Cell returns the cell, or nil when nothing finished there yet.

@@ -43,14 +43,35 @@ type Evidence struct {
 	OOMKills       int  // kills seen by any signal
 	TimedOut       bool // agent or verifier deadline passed
 	VerifierPassed bool // verifier ran and passed
+
+	// What the attribution needs (see Attribute).
+	TimedOutPhase string // "agent" or "verifier", when TimedOut
+	// OOMOutside: the kills came while the container was under its own
+	// limit (or it had none): a parent cgroup's or the host's doing.
+	OOMOutside bool
+	// KilledBy names the signal someone other than headroom sent the
+	// container (docker kill, stop, rm -f); empty when nobody did.
+	KilledBy string
+	// EngineLost: the engine went away under the trial.
+	EngineLost bool
+	// PidsLimitHits counts forks the pids controller refused.
+	PidsLimitHits int
+	// DiskFull: a step reported ENOSPC.
+	DiskFull bool
+	// Stalled: the timed-out step spent most of its time at the limit.
+	Stalled bool
 }
 
-// Classify turns evidence into exactly one outcome. The order matters: an
-// infrastructure failure or a cancellation says nothing about the verifier;
-// a pass is a pass even after a kill (flagged); a kill outranks a timeout
-// because the kill is what the machine did.
+// Classify turns evidence into exactly one outcome. The order matters: a
+// kill from outside, an infrastructure failure or a cancellation says
+// nothing about the verifier; a pass is a pass even after a kill (flagged);
+// a kill under the container's own limit is the outside's doing (an infra
+// error, not the ratio's); a kill outranks a timeout because the kill is
+// what the machine did.
 func Classify(e Evidence) Outcome {
 	switch {
+	case e.KilledBy != "" && !e.Cancelled:
+		return InfraError
 	case e.InfraFailed:
 		return InfraError
 	case e.Cancelled:
@@ -59,6 +80,8 @@ func Classify(e Evidence) Outcome {
 		return PassedAfterOOM
 	case e.VerifierPassed:
 		return Passed
+	case e.OOMKills > 0 && e.OOMOutside:
+		return InfraError
 	case e.OOMKills > 0:
 		return OOMKilled
 	case e.TimedOut:
@@ -68,15 +91,58 @@ func Classify(e Evidence) Outcome {
 	}
 }
 
+// Attribute names the cause behind the outcome Classify gives, in the
+// same order of precedence: a kill from outside, then the engine, then a
+// kill (own limit or outside pressure), then a timeout (a stall at the
+// limit before the phase's own), then the pids limit and a full disk
+// behind a failure. A pass has no cause but the kill it survived.
+func Attribute(e Evidence) Cause {
+	switch {
+	case e.KilledBy != "" && !e.Cancelled:
+		return CauseKilledOutside
+	case e.InfraFailed:
+		if e.EngineLost {
+			return CauseEngineLost
+		}
+		return CauseNone
+	case e.Cancelled:
+		return CauseNone
+	case e.OOMKills > 0 && e.OOMOutside:
+		return CauseOutsidePressure
+	case e.OOMKills > 0:
+		return CauseOwnLimit
+	case e.VerifierPassed:
+		return CauseNone
+	case e.TimedOut && e.Stalled:
+		return CauseStalled
+	case e.TimedOut && e.TimedOutPhase == "verifier":
+		return CauseVerifierTimeout
+	case e.TimedOut:
+		return CauseAgentTimeout
+	case e.PidsLimitHits > 0:
+		return CausePidsLimit
+	case e.DiskFull:
+		return CauseDiskFull
+	}
+	return CauseNone
+}
+
 // Rates are the two headline numbers over a set of outcomes.
 type Rates struct {
 	Counted   int // outcomes that enter the rates (all but cancelled)
 	Successes int
 	InfraErrs int
+	// OutsideErrs are the infra errors from outside the container and its
+	// limits (Cause.Outside): in InfraErrs, and shown apart.
+	OutsideErrs int
 }
 
-// Add records one outcome.
-func (r *Rates) Add(o Outcome) {
+// Add records one outcome with no cause.
+func (r *Rates) Add(o Outcome) { r.AddCause(o, CauseNone) }
+
+// AddCause records one outcome and its cause: a cause that is the
+// machine's doing counts as an infra error whatever the outcome.
+func (r *Rates) AddCause(o Outcome, c Cause) {
 	if !o.Counted() {
 		return
 	}
@@ -84,8 +150,11 @@ func (r *Rates) Add(o Outcome) {
 	if o.Success() {
 		r.Successes++
 	}
-	if o.InfraFailure() {
+	if o.InfraFailure() || (c.Infra() && !o.Success()) {
 		r.InfraErrs++
+		if c.Outside() {
+			r.OutsideErrs++
+		}
 	}
 }
 

@@ -26,11 +26,18 @@ type StepResult struct {
 	PeakWorkingSetBytes int64 `json:"peak_working_set_bytes"`
 	// KernelPeakBytes is the kernel's own high-water mark of usage
 	// (including cache) for the step, when it could be read; 0 otherwise.
-	KernelPeakBytes int64  `json:"kernel_peak_bytes,omitempty"`
-	OOMKills        int    `json:"oom_kills,omitempty"`
-	TimedOut        bool   `json:"timed_out,omitempty"`
-	Output          string `json:"output,omitempty"` // bounded tail
-	OutputDropped   int    `json:"output_dropped_lines,omitempty"`
+	KernelPeakBytes int64 `json:"kernel_peak_bytes,omitempty"`
+	OOMKills        int   `json:"oom_kills,omitempty"`
+	TimedOut        bool  `json:"timed_out,omitempty"`
+	// AtLimit is how long the step's working set was at or above
+	// StallLevel of the hard limit; MajorFaults the cgroup's major page
+	// faults during the step (the kernel re-reading evicted pages).
+	AtLimit     Duration `json:"at_limit,omitempty"`
+	MajorFaults int64    `json:"major_faults,omitempty"`
+	// NoSpace: the step's output reported ENOSPC.
+	NoSpace       bool   `json:"no_space,omitempty"`
+	Output        string `json:"output,omitempty"` // bounded tail
+	OutputDropped int    `json:"output_dropped_lines,omitempty"`
 }
 
 // Failed says whether the step is known to have exited non-zero.
@@ -72,6 +79,7 @@ type OOMEvent struct {
 type TrialResult struct {
 	Trial
 	Outcome Outcome `json:"outcome"`
+	Cause   Cause   `json:"cause,omitempty"`  // the outcome's sub-kind
 	Reason  string  `json:"reason,omitempty"` // why, in a sentence
 	// TaskNotRun marks an infra-error of the task itself: its image did
 	// not build, or it lacks the agent. No container was started; the

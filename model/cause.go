@@ -1,0 +1,183 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Cause says what ended a trial that did not simply pass or fail: the
+// sub-kind of its outcome. A tool whose product is attribution must tell
+// the task's own limit from a neighbour's pressure, a kill by someone else
+// from an OOM kill, a stall from a slow agent.
+type Cause string
+
+const (
+	// CauseNone: nothing beyond the outcome (a pass, a plain failure).
+	CauseNone Cause = ""
+	// CauseOwnLimit: the kernel killed a process because the container
+	// reached its own hard limit.
+	CauseOwnLimit Cause = "own-limit"
+	// CauseOutsidePressure: a kill while the container was under its own
+	// limit: a parent cgroup's or the host's OOM killer chose it.
+	CauseOutsidePressure Cause = "outside-pressure"
+	// CausePidsLimit: fork/clone failed because the container reached its
+	// pids limit (the pids controller counted it).
+	CausePidsLimit Cause = "pids-limit"
+	// CauseAgentTimeout and CauseVerifierTimeout: the phase ran past its
+	// time limit (with its working set not pinned at the limit).
+	CauseAgentTimeout    Cause = "agent-timeout"
+	CauseVerifierTimeout Cause = "verifier-timeout"
+	// CauseStalled: the step ran out its time limit with its working set
+	// at the hard limit most of the time: the kernel reclaiming and
+	// re-reading, not the agent thinking.
+	CauseStalled Cause = "stalled-at-limit"
+	// CauseKilledOutside: someone else killed the container (docker kill,
+	// stop, rm -f): not OOM, not headroom.
+	CauseKilledOutside Cause = "killed-outside"
+	// CauseEngineLost: the engine went away under the trial (a restart,
+	// a lost connection).
+	CauseEngineLost Cause = "engine-lost"
+	// CauseDiskFull: a step hit ENOSPC inside the container.
+	CauseDiskFull Cause = "disk-full"
+)
+
+// Causes lists every cause in display order.
+var Causes = []Cause{CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseAgentTimeout, CauseVerifierTimeout,
+	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull}
+
+// Infra says whether the cause is the machine's doing, not the model's:
+// it counts in the infra-error rate whatever the outcome.
+func (c Cause) Infra() bool {
+	switch c {
+	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull:
+		return true
+	}
+	return false
+}
+
+// Outside says whether the cause came from outside the trial's container
+// and its limits: counted as infrastructure, apart from the task's own
+// limit, and never against the ratio under test.
+func (c Cause) Outside() bool {
+	return c == CauseOutsidePressure || c == CauseKilledOutside || c == CauseEngineLost
+}
+
+// Glyph is the cause's one-character mark in a matrix cell, replacing the
+// outcome's where the cause needs telling apart ("" keeps the outcome's).
+func (c Cause) Glyph() string {
+	switch c {
+	case CauseOutsidePressure:
+		return "P"
+	case CausePidsLimit:
+		return "N"
+	case CauseStalled:
+		return "L"
+	case CauseKilledOutside:
+		return "S"
+	case CauseEngineLost:
+		return "R"
+	case CauseDiskFull:
+		return "D"
+	}
+	return ""
+}
+
+// Describe is the cause's legend entry.
+func (c Cause) Describe() string {
+	switch c {
+	case CauseOwnLimit:
+		return "OOM-killed at its own limit"
+	case CauseOutsidePressure:
+		return "OOM-killed by pressure from outside (under its own limit)"
+	case CausePidsLimit:
+		return "pids limit reached"
+	case CauseAgentTimeout:
+		return "agent ran past its time limit"
+	case CauseVerifierTimeout:
+		return "verifier ran past its time limit"
+	case CauseStalled:
+		return "stalled at the memory limit until the time limit"
+	case CauseKilledOutside:
+		return "killed from outside (docker kill/stop/rm)"
+	case CauseEngineLost:
+		return "the engine went away (restart)"
+	case CauseDiskFull:
+		return "no space left on device in the container"
+	}
+	return string(c)
+}
+
+// Banner is the console's one-line banner for a trial that ended with
+// this cause; detail (a signal, a step) is added where the cause has one.
+func (c Cause) Banner(detail string) string {
+	var s string
+	switch c {
+	case CauseOwnLimit:
+		s = "OOM KILLED (own limit)"
+	case CauseOutsidePressure:
+		s = "OOM KILLED BY OUTSIDE PRESSURE"
+	case CausePidsLimit:
+		s = "PIDS LIMIT REACHED"
+	case CauseAgentTimeout:
+		s = "AGENT TIMED OUT"
+	case CauseVerifierTimeout:
+		s = "VERIFIER TIMED OUT"
+	case CauseStalled:
+		s = "STALLED AT THE LIMIT"
+	case CauseKilledOutside:
+		s = "KILLED FROM OUTSIDE"
+	case CauseEngineLost:
+		s = "ENGINE WENT AWAY"
+	case CauseDiskFull:
+		s = "DISK FULL IN CONTAINER"
+	default:
+		return ""
+	}
+	if detail != "" {
+		s += " · " + detail
+	}
+	return s
+}
+
+// TrialGlyph is a finished trial's mark: its cause's where it has one,
+// else its outcome's.
+func TrialGlyph(o Outcome, c Cause) string {
+	if o == Cancelled {
+		return o.Glyph()
+	}
+	if g := c.Glyph(); g != "" {
+		return g
+	}
+	return o.Glyph()
+}
+
+// StallShare is the share of a timed-out step's time its working set must
+// spend at or above StallLevel of the hard limit for the timeout to be
+// the limit's doing (stalled), not the agent's.
+const (
+	StallShare = 0.5
+	StallLevel = 0.98
+)
+
+// Stalled says whether a step that ran for d spent enough of it at the
+// limit to call its timeout a stall.
+func Stalled(atLimit, d time.Duration) bool {
+	return d > 0 && atLimit.Seconds() >= StallShare*d.Seconds()
+}
+
+// NoSpaceInOutput says whether a line of a step's output reports ENOSPC,
+// as the C library, Python and Go spell it.
+func NoSpaceInOutput(line string) bool {
+	l := strings.ToLower(line)
+	return strings.Contains(l, "no space left on device") || strings.Contains(l, "enospc")
+}
+
+// SignalName names a signal number ("SIGKILL"); unknown numbers as "signal N".
+func SignalName(n int) string {
+	names := map[int]string{1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 6: "SIGABRT", 9: "SIGKILL", 15: "SIGTERM"}
+	if s, ok := names[n]; ok {
+		return s
+	}
+	return fmt.Sprintf("signal %d", n)
+}
