@@ -14,6 +14,9 @@ type Sample struct {
 	WorkingSetBytes int64 // usage minus inactive file cache
 	CacheBytes      int64 // usage minus working set
 	CPUCores        float64
+	// MajorFaults is the cgroup's cumulative count of major page faults
+	// (0 where not readable): a climbing rate at the limit is a stall.
+	MajorFaults int64
 }
 
 // OOMSignal reports that the kernel killed something. Count is the total
@@ -81,4 +84,14 @@ type Final struct {
 	DroppedSamples int
 	// Sidecars are the other compose services' use, when there were any.
 	Sidecars []model.SidecarUsage
+	// KilledBy names the signal someone other than headroom sent the
+	// container (docker kill, stop, rm -f); empty when nobody did.
+	KilledBy string
+	// LimitHits counts the times the container's usage hit its own hard
+	// limit (v1 memory[.memsw].failcnt, v2 memory.events max), when
+	// LimitHitsKnown: none means a kill came from outside.
+	LimitHits      int64
+	LimitHitsKnown bool
+	// PidsLimitHits counts forks the pids controller refused.
+	PidsLimitHits int
 }

@@ -41,6 +41,16 @@ type trialRun struct {
 	samples int
 	firstAt time.Time
 	lastAt  time.Time
+	// The current step's time at the limit and its major faults so far.
+	stepAtLimit      time.Duration
+	stepFaultsFirst  int64
+	stepFaultsLast   int64
+	stepFaultsOpened bool
+	// peakBeforeKill is the kernel's peak read before headroom killed a
+	// step (after the kill the cgroup is gone and reads nothing).
+	peakBeforeKill int64
+	// engineErr is the engine's failure under the trial, if any.
+	engineErr error
 }
 
 func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -91,7 +101,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	for _, st := range agent.Steps {
 		sr, err := t.runStep(agentCtx, sb, "agent", st, env)
 		if sr.TimedOut {
-			ev.TimedOut = true
+			ev.TimedOut, ev.TimedOutPhase = true, "agent"
 		}
 		if err != nil {
 			engineErr = fmt.Errorf("step %s: %w", st.Name, err)
@@ -112,6 +122,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			engineErr = fmt.Errorf("verifier: %w", err)
 		}
 		ev.TimedOut = sr.TimedOut
+		if sr.TimedOut {
+			ev.TimedOutPhase = "verifier"
+		}
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
 		judged := err == nil && !sr.TimedOut && ctx.Err() == nil
 		if rule := t.task.Verdict.Reward; rule != nil && judged {
@@ -161,9 +174,11 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	if len(res.OOMs) > 0 {
 		res.KilledInStep = res.OOMs[0].Step
 	}
-	res.Outcome = model.Classify(ev)
+	t.engineErr = engineErr
+	t.attributionEvidence(&ev, final)
+	res.Outcome, res.Cause = model.Classify(ev), model.Attribute(ev)
 	res.Reason = t.reason(ev)
-	if ev.InfraFailed {
+	if res.Cause == model.CauseNone && ev.InfraFailed {
 		res.Reason = "the engine failed: " + engineErr.Error()
 	}
 	res.Reason = t.r.redact(res.Reason)
@@ -175,6 +190,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 func (t *trialRun) reason(ev model.Evidence) string {
 	res := &t.res
+	if why := t.causeReason(ev); why != "" {
+		return why
+	}
 	switch model.Classify(ev) {
 	case model.Cancelled:
 		return "cancelled"
@@ -231,6 +249,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	t.mu.Lock()
 	t.step, t.stepPeak = st.Name, 0
+	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
 	t.emit(StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
@@ -258,8 +277,14 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	if ok {
 		sr.KernelPeakBytes = kp
 	}
+	sr.KernelPeakBytes = max(sr.KernelPeakBytes, t.peakBeforeKill)
+	t.peakBeforeKill = 0
 	sr.PeakWorkingSetBytes = t.stepPeak
 	sr.OOMKills = t.kills - o.killsBefore
+	sr.AtLimit = model.Duration(t.stepAtLimit)
+	if t.stepFaultsOpened {
+		sr.MajorFaults = t.stepFaultsLast - t.stepFaultsFirst
+	}
 	t.mu.Unlock()
 	if sr.KernelPeakBytes > t.res.KernelPeakBytes {
 		t.res.KernelPeakBytes = sr.KernelPeakBytes
@@ -306,6 +331,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		if cur == nil {
 			cur = t.openStep(sb, phase, st)
+		}
+		if model.NoSpaceInOutput(text) {
+			cur.sr.NoSpace = true
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
 		t.emit(OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
@@ -362,7 +390,13 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	if err != nil {
 		timedOut = ctx.Err() == context.DeadlineExceeded
 		// Stop what is still running: on timeout the container is done
-		// for, on cancellation it is about to be removed.
+		// for, on cancellation it is about to be removed. Its peak first:
+		// the kill takes the cgroup with it.
+		if kp, ok := sb.TakeKernelPeak(); ok {
+			t.mu.Lock()
+			t.peakBeforeKill = kp
+			t.mu.Unlock()
+		}
 		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = sb.Kill(killCtx)
 		cancel()
@@ -518,6 +552,14 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				t.firstAt = s.Time
 			}
 			t.samples++
+			if limit := t.trial.Policy.HardLimitBytes; limit > 0 && !t.lastAt.IsZero() &&
+				float64(s.WorkingSetBytes) >= model.StallLevel*float64(limit) {
+				t.stepAtLimit += s.Time.Sub(t.lastAt)
+			}
+			if !t.stepFaultsOpened {
+				t.stepFaultsFirst, t.stepFaultsOpened = s.MajorFaults, true
+			}
+			t.stepFaultsLast = s.MajorFaults
 			t.lastAt = s.Time
 			t.lastWS = s.WorkingSetBytes
 			if s.WorkingSetBytes > t.stepPeak {

@@ -49,6 +49,15 @@ type Profile struct {
 	// marker, so the verifier that requires it fails.
 	Writes   []string `json:"writes,omitempty" toml:"writes"`
 	Requires []string `json:"requires,omitempty" toml:"requires"`
+
+	// FillDir gets FillMB MiB of file written into it first: a task
+	// filling its disk (ENOSPC fails the step).
+	FillDir string  `json:"fill_dir,omitempty" toml:"fill_dir"`
+	FillMB  float64 `json:"fill_mb,omitempty" toml:"fill_mb"`
+	// HoldAtLimit grows memory until the container is at its hard limit
+	// and keeps touching it for the duration: a working set pinned at the
+	// limit.
+	HoldAtLimit bool `json:"hold_at_limit,omitempty" toml:"hold_at_limit"`
 }
 
 // Validate rejects profiles that cannot run.
@@ -56,7 +65,7 @@ func (p Profile) Validate() error {
 	switch {
 	case p.DurationMS < 0 || p.DurationMS > 3_600_000:
 		return fmt.Errorf("duration_ms must be between 0 and 3600000")
-	case p.BaseMB < 0 || p.SpikeMB < 0 || p.ChildMB < 0:
+	case p.BaseMB < 0 || p.SpikeMB < 0 || p.ChildMB < 0 || p.FillMB < 0 || p.FillMB > 64*1024:
 		return fmt.Errorf("sizes must not be negative")
 	case p.BaseMB+p.SpikeMB+float64(p.Children)*p.ChildMB > 64*1024:
 		return fmt.Errorf("a step may allocate at most 64 GiB")

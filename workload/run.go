@@ -123,6 +123,11 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	willFail := rng.Float64() < p.FailChance
+	if p.FillDir != "" {
+		if code := fillDir(p.FillDir, p.FillMB, stdout, stderr); code != 0 {
+			return code
+		}
+	}
 
 	duration := time.Duration(p.DurationMS) * time.Millisecond
 	rampPct := p.RampPct
@@ -168,7 +173,12 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		childResult.done = true
 	}
 
-	var held, spike memory
+	var held, spike, pinned memory
+	if p.HoldAtLimit {
+		stop := make(chan struct{})
+		defer close(stop)
+		go holdAtLimit(&pinned, stop, stderr)
+	}
 	start := time.Now()
 	lines := out.lines
 	var spikeEnd, nextSpike time.Time

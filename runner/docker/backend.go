@@ -54,6 +54,12 @@ type Options struct {
 	// ExecSteps runs every step with the engine's exec, even in the
 	// built-in image, whose step driver is otherwise used (StepsByDriver).
 	ExecSteps bool
+	// CgroupParent puts every trial's cgroup under this one (docker run
+	// --cgroup-parent), e.g. a slice whose own limit the trials share.
+	CgroupParent string
+	// Tmpfs mounts a tmpfs in every trial's container (path → mount
+	// options, as docker run --tmpfs): a small scratch disk.
+	Tmpfs map[string]string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -149,6 +155,10 @@ func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
 		filters.Arg("type", string(events.ContainerEventType)),
 		filters.Arg("label", LabelHeadroom),
 		filters.Arg("event", "oom"),
+		// Who stopped a container: a kill headroom did not send is someone
+		// else's; destroy says every event before it has arrived.
+		filters.Arg("event", "kill"),
+		filters.Arg("event", "destroy"),
 	)
 	first := true
 	for {
@@ -187,8 +197,16 @@ func (b *Backend) dispatch(m events.Message) {
 	}
 	sb := b.sandboxes[m.Actor.ID]
 	b.mu.Unlock()
-	if sb != nil && m.Action == events.ActionOOM {
+	if sb == nil {
+		return
+	}
+	switch m.Action {
+	case events.ActionOOM:
 		sb.eventOOM(at, m.TimeNano)
+	case events.ActionKill:
+		sb.eventKill(at, m.Actor.Attributes["signal"])
+	case events.ActionDestroy:
+		sb.eventDestroy()
 	}
 }
 
@@ -245,6 +263,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		Resources:   res,
 		NetworkMode: container.NetworkMode(task.Network),
 		CapAdd:      task.Capabilities,
+		Tmpfs:       b.opts.Tmpfs,
 	}
 	if task.Hardened() {
 		// Locked down: no privilege gain, only the task's capabilities.
@@ -261,6 +280,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		// is its argument.
 		cfg.Entrypoint, cfg.Cmd = nil, task.IdleCommand
 	}
+	hc.CgroupParent = b.opts.CgroupParent
 	driven := b.usesDriver(task)
 	if driven {
 		// Steps are told to the driver over stdin: attached, like `docker

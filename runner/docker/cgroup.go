@@ -62,6 +62,7 @@ func (r *cgroupReader) close() {
 // memReading is one read of the memory files.
 type memReading struct {
 	usage, inactiveFile int64
+	majorFaults         int64 // cumulative pgmajfault
 	oomKills            int
 	cpuNanos            int64 // cumulative CPU time
 }
@@ -164,9 +165,9 @@ func findCgroup(root, id string, pid int) (*cgroupReader, error) {
 func (r *cgroupReader) read() (memReading, error) {
 	var m memReading
 	usage, stat, oom, cpu := "memory.usage_in_bytes", "memory.stat", "memory.oom_control", "cpuacct.usage"
-	inactive := "total_inactive_file"
+	inactive, majfault := "total_inactive_file", "total_pgmajfault"
 	if r.version == 2 {
-		usage, oom, cpu, inactive = "memory.current", "memory.events", "cpu.stat", "inactive_file"
+		usage, oom, cpu, inactive, majfault = "memory.current", "memory.events", "cpu.stat", "inactive_file", "pgmajfault"
 	}
 	b, err := r.file(filepath.Join(r.memDir, usage))
 	if err != nil {
@@ -178,6 +179,7 @@ func (r *cgroupReader) read() (memReading, error) {
 	// The rest is best effort: a missing file leaves its figure at zero.
 	if b, err := r.file(filepath.Join(r.memDir, stat)); err == nil {
 		m.inactiveFile, _ = flatKeyed(b, inactive)
+		m.majorFaults, _ = flatKeyed(b, majfault)
 	}
 	if b, err := r.file(filepath.Join(r.memDir, oom)); err == nil {
 		k, _ := flatKeyed(b, "oom_kill")

@@ -94,7 +94,7 @@ func (sb *sandbox) sampleOnce(now time.Time) bool {
 		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.oomKills) })
 	}
 	ws := max(m.usage-m.inactiveFile, 0)
-	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws}
+	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults}
 	if !sb.lastAt.IsZero() && m.cpuNanos > 0 {
 		sm.CPUCores = float64(m.cpuNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}

@@ -34,12 +34,19 @@ type sandbox struct {
 	drv     *driver // the step driver, where steps go through one
 	side    *sidecars
 
+	// Who stopped the container (faults.go).
+	stops stopWitness
+
 	mu          sync.Mutex
 	closed      bool
 	eventKills  int
 	cgroupKills int
 	kernelKills int
 	count       int
+	// limitHits as read at the latest kill (the cgroup may be gone by
+	// the end); limitHitsKnown when it could be read.
+	limitHits      int64
+	limitHitsKnown bool
 }
 
 func newSandbox(b *Backend, id string) *sandbox {
@@ -49,6 +56,7 @@ func newSandbox(b *Backend, id string) *sandbox {
 		ooms:    make(chan runner.OOMSignal, 16),
 		quit:    make(chan struct{}),
 		sampled: make(chan struct{}),
+		stops:   stopWitness{destroyed: make(chan struct{})},
 	}
 }
 
@@ -90,6 +98,11 @@ func (s *sandbox) signalKill(at time.Time, source string, k kernelKill, update f
 		return
 	}
 	s.count = n
+	if s.cg != nil {
+		if h, ok := s.cg.limitHits(); ok {
+			s.limitHits, s.limitHitsKnown = max(s.limitHits, h), true
+		}
+	}
 	select {
 	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.process, PID: k.pid, RSSBytes: k.rssBytes}:
 	default: // the runner reads promptly; a full buffer still has a newer count coming
@@ -260,6 +273,7 @@ func (s *sandbox) TakeKernelPeak() (int64, bool) {
 }
 
 func (s *sandbox) Kill(ctx context.Context) error {
+	s.stops.ours()
 	return s.b.cli.ContainerKill(ctx, s.id, "KILL")
 }
 
@@ -268,8 +282,15 @@ func (s *sandbox) Kill(ctx context.Context) error {
 func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	var f runner.Final
 	killsKnown := false
+	s.stops.ours()
 	if s.cg != nil {
 		f.KernelPeakBytes, _ = s.cg.takePeak()
+		f.LimitHits, f.LimitHitsKnown = s.cg.limitHits()
+		s.mu.Lock()
+		f.LimitHits = max(f.LimitHits, s.limitHits)
+		f.LimitHitsKnown = f.LimitHitsKnown || s.limitHitsKnown
+		s.mu.Unlock()
+		f.PidsLimitHits = s.cg.pidsLimitHits()
 		// The kernel's own counter is what State.OOMKilled reports (some
 		// process in the cgroup was killed); read it while the cgroup
 		// exists and spare the stop-wait-inspect round trips.
@@ -302,6 +323,11 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if s.drv != nil {
 		s.drv.close()
 	}
+	if err == nil && !s.b.opts.Keep {
+		// Every event before the destroy has arrived by then.
+		s.stops.awaitDestroy(ctx, destroyWait)
+	}
+	f.KilledBy = s.stops.outside()
 	if s.side != nil {
 		var serr error
 		f.Sidecars, serr = s.side.remove(ctx)
