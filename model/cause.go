@@ -152,13 +152,23 @@ func TrialGlyph(o Outcome, c Cause) string {
 	return o.Glyph()
 }
 
-// StallShare is the share of a timed-out step's time its working set must
-// spend at or above StallLevel of the hard limit for the timeout to be
-// the limit's doing (stalled), not the agent's.
+// StallShare is the share of a timed-out step's time it must spend at the
+// limit (AtLimit) for the timeout to be the limit's doing (stalled), not
+// the agent's.
 const (
 	StallShare = 0.5
-	StallLevel = 0.98
+	// StallLevel of the limit charged, StallWorkingSet of it in use:
+	// reclaim runs at the limit, and a working set that high leaves it
+	// only the program's own pages to evict (cache alone is no stall).
+	StallLevel      = 0.98
+	StallWorkingSet = 0.90
 )
+
+// AtLimit says whether a reading is at the hard limit in the stall's
+// sense; never for an uncapped trial (limit 0).
+func AtLimit(usage, workingSet, limit int64) bool {
+	return limit > 0 && float64(usage) >= StallLevel*float64(limit) && float64(workingSet) >= StallWorkingSet*float64(limit)
+}
 
 // Stalled says whether a step that ran for d spent enough of it at the
 // limit to call its timeout a stall.

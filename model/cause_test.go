@@ -74,6 +74,9 @@ func TestEveryGlyphIsDistinct(t *testing.T) {
 }
 
 func TestStalledAndNoSpace(t *testing.T) {
+	if !AtLimit(99, 95, 100) || AtLimit(99, 50, 100) || AtLimit(90, 90, 100) || AtLimit(99, 99, 0) {
+		t.Error("AtLimit: 99% charged with 95% in use is at the limit; cache alone, 90% charged or uncapped is not")
+	}
 	if !Stalled(8*time.Second, 10*time.Second) || Stalled(2*time.Second, 10*time.Second) || Stalled(0, 0) {
 		t.Error("Stalled: 8 of 10 s at the limit is a stall, 2 of 10 is not")
 	}

@@ -29,8 +29,8 @@ type StepResult struct {
 	KernelPeakBytes int64 `json:"kernel_peak_bytes,omitempty"`
 	OOMKills        int   `json:"oom_kills,omitempty"`
 	TimedOut        bool  `json:"timed_out,omitempty"`
-	// AtLimit is how long the step's working set was at or above
-	// StallLevel of the hard limit; MajorFaults the cgroup's major page
+	// AtLimit is how long the step was at its hard limit (model.AtLimit);
+	// MajorFaults the cgroup's major page
 	// faults during the step (the kernel re-reading evicted pages).
 	AtLimit     Duration `json:"at_limit,omitempty"`
 	MajorFaults int64    `json:"major_faults,omitempty"`

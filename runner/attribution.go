@@ -50,7 +50,7 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 				if secs > 0 {
 					rate = float64(s.MajorFaults) / secs
 				}
-				return fmt.Sprintf("stalled at the limit: step %s spent %.1fs of %.1fs with its working set at ≥%.0f%% of %s (%.0f major faults/s) and ran past its time limit", s.Name, time.Duration(s.AtLimit).Seconds(), secs, 100*model.StallLevel, limit, rate)
+				return fmt.Sprintf("stalled at the limit: step %s spent %.1fs of %.1fs at ≥%.0f%% of its limit %s (%.0f major faults/s) and ran past its time limit", s.Name, time.Duration(s.AtLimit).Seconds(), secs, 100*model.StallLevel, limit, rate)
 			}
 		}
 	case model.CauseAgentTimeout:
@@ -69,7 +69,14 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 	return ""
 }
 
+// lastStep names the step the container died in: the first that was
+// killed (exit 137) or cut short, else the last.
 func (t *trialRun) lastStep() string {
+	for _, s := range t.res.Steps {
+		if s.ExitCode == 137 || s.ExitCode == -1 {
+			return s.Name
+		}
+	}
 	if n := len(t.res.Steps); n > 0 {
 		return t.res.Steps[n-1].Name
 	}

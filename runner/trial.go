@@ -552,8 +552,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				t.firstAt = s.Time
 			}
 			t.samples++
-			if limit := t.trial.Policy.HardLimitBytes; limit > 0 && !t.lastAt.IsZero() &&
-				float64(s.WorkingSetBytes) >= model.StallLevel*float64(limit) {
+			if !t.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, t.trial.Policy.HardLimitBytes) {
 				t.stepAtLimit += s.Time.Sub(t.lastAt)
 			}
 			if !t.stepFaultsOpened {

@@ -17,6 +17,10 @@ import (
 // them in order); an engine whose events are lost only costs this once.
 const destroyWait = 3 * time.Second
 
+// chargeBatchBytes is how far below its limit a cgroup's usage can stop
+// when a charge fails (the kernel charges 64 pages at a time).
+const chargeBatchBytes = 64 * 4096
+
 // stopWitness tells a kill headroom sent from one someone else sent
 // (docker kill, stop, rm -f): the engine's kill events carry the signal,
 // and a kill timed before headroom's own first kill is not headroom's.
@@ -90,8 +94,10 @@ func signalName(attr string) string {
 
 // limitHits reads how often the container's usage hit its own hard limit:
 // v1 counts failed charges in memory.failcnt (and memory.memsw.failcnt,
-// which a memory+swap limit equal to the limit hits first); v2 counts
-// memory.events' max. A kill with none was not the container's own limit.
+// which a memory+swap limit equal to the limit hits first), and as some
+// kernels leave those at 0, a peak (since the step began) within a charge
+// batch of the limit counts one more; v2 counts memory.events' max. A kill
+// with none was not the container's own limit.
 func (r *cgroupReader) limitHits() (int64, bool) {
 	if r.version == 2 {
 		b, err := os.ReadFile(filepath.Join(r.memDir, "memory.events"))
@@ -107,6 +113,11 @@ func (r *cgroupReader) limitHits() (int64, bool) {
 		if n, err := readInt(filepath.Join(r.memDir, name)); err == nil {
 			total, known = total+n, true
 		}
+	}
+	limit, errL := readInt(filepath.Join(r.memDir, "memory.limit_in_bytes"))
+	peak, errP := readInt(filepath.Join(r.memDir, "memory.max_usage_in_bytes"))
+	if errL == nil && errP == nil && limit < 1<<50 && peak >= limit-chargeBatchBytes {
+		total++
 	}
 	return total, known
 }

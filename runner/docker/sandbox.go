@@ -284,8 +284,8 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	killsKnown := false
 	s.stops.ours()
 	if s.cg != nil {
+		f.LimitHits, f.LimitHitsKnown = s.cg.limitHits() // before the peak's reset
 		f.KernelPeakBytes, _ = s.cg.takePeak()
-		f.LimitHits, f.LimitHitsKnown = s.cg.limitHits()
 		s.mu.Lock()
 		f.LimitHits = max(f.LimitHits, s.limitHits)
 		f.LimitHitsKnown = f.LimitHitsKnown || s.limitHitsKnown

@@ -1,0 +1,384 @@
+//go:build faults
+
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// The fault suite (make faults): every cause a trial can die of, injected
+// for real on the real engine, and what headroom recorded for it. The
+// target is the diagonal: each injected cause recorded as itself, no trial
+// lost, no container leaked, no record torn.
+
+// faultRow is one injection's tally.
+type faultRow struct {
+	injected string
+	recorded map[string]int // cause recorded → trials
+	planned  int
+	lost     int // planned trials with no record
+	leaked   int // containers left on the engine
+	torn     int // records without an outcome
+	reasons  []string
+}
+
+var (
+	faultMu   sync.Mutex
+	faultRows []*faultRow
+)
+
+// recordedAs names a result's cause for the table.
+func recordedAs(r model.TrialResult) string {
+	if r.Cause != model.CauseNone {
+		return string(r.Cause)
+	}
+	return string(r.Outcome)
+}
+
+// injectFault runs one task under opts, injecting with onEvent, and
+// tallies what headroom recorded.
+func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.Client, toml string, ratios []model.Ratio, repeats int, onEvent func(*Backend, runner.Event)) []model.TrialResult {
+	t.Helper()
+	task := parseTask(t, toml)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	b, err := New(ctx, cli, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	results, _ := sweep(t, b, []model.Task{task}, ratios, repeats, ctx, func(e runner.Event) {
+		if onEvent != nil {
+			onEvent(b, e)
+		}
+	})
+	row := &faultRow{injected: string(injected), recorded: map[string]int{}, planned: len(ratios) * repeats}
+	row.lost = row.planned - len(results)
+	for _, r := range results {
+		row.recorded[recordedAs(r)]++
+		if r.Outcome == "" {
+			row.torn++
+		}
+		row.reasons = append(row.reasons, r.Reason)
+		t.Logf("%s: %s / %s: %s", r.ID, r.Outcome, r.Cause, r.Reason)
+		if testing.Verbose() {
+			for _, s := range r.Steps {
+				t.Logf("  step %s exit %d peak %d kpeak %d at-limit %s majflt %d:\n%s", s.Name, s.ExitCode, s.PeakWorkingSetBytes, s.KernelPeakBytes, time.Duration(s.AtLimit), s.MajorFaults, s.Output)
+			}
+		}
+	}
+	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"="+task.Name))})
+	if err != nil {
+		t.Errorf("listing leftovers: %v", err)
+	}
+	row.leaked = len(left)
+	for _, c := range left {
+		testCli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+	}
+	faultMu.Lock()
+	faultRows = append(faultRows, row)
+	faultMu.Unlock()
+	if row.lost > 0 || (row.leaked > 0 && injected != model.CauseEngineLost) || row.torn > 0 {
+		t.Errorf("%s: %d lost, %d leaked, %d torn", injected, row.lost, row.leaked, row.torn)
+	}
+	return results
+}
+
+// wantCause checks every result is the injected cause (or, where allow
+// says so, another outcome the injection may leave, e.g. the neighbour
+// that survived), and at least one is.
+func wantCause(t *testing.T, results []model.TrialResult, want model.Cause, allow ...string) {
+	t.Helper()
+	hit := 0
+	for _, r := range results {
+		got := recordedAs(r)
+		switch {
+		case r.Cause == want:
+			hit++
+		case contains(allow, got):
+		default:
+			t.Errorf("%s: recorded %s (%s: %s), injected %s", r.ID, got, r.Outcome, r.Reason, want)
+		}
+	}
+	if hit == 0 {
+		t.Errorf("no trial recorded as %s", want)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// faultTask is a one-step task: memory spec, agent timeout, the step's workload.
+func faultTask(name, memory string, agentTimeout int, step string) string {
+	// The step writes the marker the verifier requires: a trial passes
+	// only if its step did.
+	step = strings.TrimSuffix(strings.TrimSpace(step), "}") + `, writes = ["done"] }`
+	return fmt.Sprintf(`
+[task]
+name = "faults/%s-%d"
+[environment]
+image = "builtin"
+memory = %q
+cpus = 1
+%%s
+[agent]
+timeout_sec = %d
+[verifier]
+timeout_sec = 20
+workload = { duration_ms = 10, requires = ["done"] }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "work"
+  workload = %s
+`, name, os.Getpid(), memory, agentTimeout, step)
+}
+
+func noEnv(s string) string { return fmt.Sprintf(s, "") }
+
+func TestFaults(t *testing.T) {
+	t.Cleanup(printFaultTable)
+	one := []model.Ratio{{K: 1}}
+
+	t.Run("own-limit", func(t *testing.T) {
+		// PID 1's step and a child process, each past the 1x limit.
+		res := injectFault(t, model.CauseOwnLimit, Options{}, testCli, noEnv(faultTask("own", "32M", 60,
+			`{ duration_ms = 1500, base_mb = 60 }`)), one, 1, nil)
+		res2 := injectFault(t, model.CauseOwnLimit, Options{}, testCli, noEnv(faultTask("own-child", "32M", 60,
+			`{ duration_ms = 1500, base_mb = 2, children = 1, child_mb = 60, child_len_ms = 1500 }`)), one, 1, nil)
+		wantCause(t, append(res, res2...), model.CauseOwnLimit)
+	})
+
+	t.Run("outside-pressure", func(t *testing.T) {
+		parent := ownCgroupParent(t, 96<<20)
+		// Two trials, each under its own 192 MiB limit, hold 70 MiB
+		// apiece in a parent that allows 96: the parent's OOM killer
+		// chooses; the survivor passes.
+		res := injectFault(t, model.CauseOutsidePressure, Options{CgroupParent: parent}, testCli, noEnv(faultTask("pressure", "64M", 60,
+			`{ duration_ms = 6000, base_mb = 70, ramp_pct = 20 }`)), []model.Ratio{{K: 3}}, 2, nil)
+		wantCause(t, res, model.CauseOutsidePressure, string(model.Passed))
+	})
+
+	t.Run("pids-limit", func(t *testing.T) {
+		res := injectFault(t, model.CausePidsLimit, Options{}, testCli, fmt.Sprintf(faultTask("pids", "64M", 60,
+			`{ duration_ms = 500, children = 40, child_mb = 1, child_len_ms = 2000 }`), "pids_limit = 24"), one, 1, nil)
+		wantCause(t, res, model.CausePidsLimit)
+	})
+
+	t.Run("agent-timeout", func(t *testing.T) {
+		res := injectFault(t, model.CauseAgentTimeout, Options{}, testCli, noEnv(faultTask("agent-timeout", "64M", 2,
+			`{ duration_ms = 30000, base_mb = 4 }`)), one, 1, nil)
+		wantCause(t, res, model.CauseAgentTimeout)
+	})
+
+	t.Run("verifier-timeout", func(t *testing.T) {
+		toml := strings.Replace(noEnv(faultTask("verifier-timeout", "64M", 60, `{ duration_ms = 10 }`)),
+			"timeout_sec = 20\nworkload = { duration_ms = 10, requires = [\"done\"] }", "timeout_sec = 2\nworkload = { duration_ms = 30000 }", 1)
+		res := injectFault(t, model.CauseVerifierTimeout, Options{}, testCli, toml, one, 1, nil)
+		wantCause(t, res, model.CauseVerifierTimeout)
+	})
+
+	t.Run("stalled-at-limit", func(t *testing.T) {
+		res := injectFault(t, model.CauseStalled, Options{}, testCli, noEnv(faultTask("stall", "48M", 6,
+			`{ duration_ms = 60000, hold_at_limit = true }`)), one, 1, nil)
+		wantCause(t, res, model.CauseStalled)
+		for _, r := range res {
+			for _, s := range r.Steps {
+				if s.TimedOut && (s.KernelPeakBytes == 0 || s.AtLimit == 0) {
+					t.Errorf("the timed-out step's kernel peak %d, time at the limit %s: want both recorded", s.KernelPeakBytes, time.Duration(s.AtLimit))
+				}
+			}
+		}
+	})
+
+	t.Run("killed-outside", func(t *testing.T) {
+		// docker kill, docker stop and docker rm -f, one per trial, by
+		// the test (someone other than the headroom backend).
+		var mu sync.Mutex
+		ids := map[string]string{}
+		done := map[string]bool{}
+		n := 0
+		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, noEnv(faultTask("killed", "64M", 60,
+			`{ duration_ms = 30000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, func(b *Backend, e runner.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := e.(type) {
+			case runner.TrialStarted:
+				ids[e.Trial] = e.ContainerID
+			case runner.StepStarted:
+				id := ids[e.Trial]
+				if id == "" || done[e.Trial] {
+					return
+				}
+				done[e.Trial] = true
+				how := n % 3
+				n++
+				go func() {
+					ctx := context.Background()
+					switch how {
+					case 0:
+						testCli.ContainerKill(ctx, id, "KILL")
+					case 1:
+						timeout := 1
+						testCli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
+					case 2:
+						testCli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+					}
+				}()
+			}
+		})
+		wantCause(t, res, model.CauseKilledOutside)
+		for _, r := range res {
+			if !strings.Contains(r.Reason, "SIG") {
+				t.Errorf("%s: the reason names no signal: %s", r.ID, r.Reason)
+			}
+		}
+	})
+
+	t.Run("engine-lost", func(t *testing.T) {
+		host := testCli.DaemonHost()
+		if !strings.HasPrefix(host, "unix://") {
+			t.Skipf("the engine is at %s, not a local socket", host)
+		}
+		proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
+		cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cli.Close()
+		var once sync.Once
+		res := injectFault(t, model.CauseEngineLost, Options{}, cli, noEnv(faultTask("engine", "64M", 60,
+			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e runner.Event) {
+			if _, ok := e.(runner.StepStarted); ok {
+				once.Do(proxy.cut)
+			}
+		})
+		// What the outage left is counted as leaked (the engine outlived
+		// headroom's view of it: a proxy was cut, not the daemon), and
+		// injectFault removed it as `headroom clean` would.
+		wantCause(t, res, model.CauseEngineLost)
+	})
+
+	t.Run("disk-full", func(t *testing.T) {
+		res := injectFault(t, model.CauseDiskFull, Options{Tmpfs: map[string]string{"/scratch": "size=4m"}}, testCli, noEnv(faultTask("disk", "64M", 60,
+			`{ duration_ms = 100, fill_dir = "/scratch", fill_mb = 16 }`)), one, 1, nil)
+		wantCause(t, res, model.CauseDiskFull)
+	})
+}
+
+// ownCgroupParent makes a v1 memory cgroup of this test's own with a
+// limit (cgroupfs driver), and removes it, in every controller the engine
+// made it in, when the test ends.
+func ownCgroupParent(t *testing.T, limit int64) string {
+	t.Helper()
+	if cgroupVersion("/sys/fs/cgroup") != 1 {
+		t.Skip("the parent-cgroup injection is written for cgroup v1 with the cgroupfs driver")
+	}
+	name := fmt.Sprintf("headroom-faults-%d", os.Getpid())
+	dir := filepath.Join("/sys/fs/cgroup/memory", name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a memory cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		ctrls, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup/*", name))
+		for _, d := range ctrls {
+			if err := os.Remove(d); err != nil {
+				t.Errorf("removing %s: %v", d, err)
+			}
+		}
+	})
+	if err := os.WriteFile(filepath.Join(dir, "memory.limit_in_bytes"), []byte(fmt.Sprint(limit)), 0); err != nil {
+		t.Fatal(err)
+	}
+	return "/" + name
+}
+
+// printFaultTable prints the confusion matrix: injected × recorded.
+func printFaultTable() {
+	faultMu.Lock()
+	defer faultMu.Unlock()
+	merged := map[string]*faultRow{}
+	var order []string
+	for _, r := range faultRows {
+		m, ok := merged[r.injected]
+		if !ok {
+			m = &faultRow{injected: r.injected, recorded: map[string]int{}}
+			merged[r.injected] = m
+			order = append(order, r.injected)
+		}
+		for k, v := range r.recorded {
+			m.recorded[k] += v
+		}
+		m.planned += r.planned
+		m.lost += r.lost
+		m.leaked += r.leaked
+		m.torn += r.torn
+	}
+	cols := map[string]bool{}
+	for _, m := range merged {
+		for k := range m.recorded {
+			cols[k] = true
+		}
+	}
+	var colList []string
+	for _, c := range model.Causes {
+		if cols[string(c)] {
+			colList = append(colList, string(c))
+			delete(cols, string(c))
+		}
+	}
+	var rest []string
+	for c := range cols {
+		rest = append(rest, c)
+	}
+	sort.Strings(rest)
+	colList = append(colList, rest...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n| injected \\ recorded | %s | trials | lost | leaked | torn |\n|---|", strings.Join(colList, " | "))
+	b.WriteString(strings.Repeat("---|", len(colList)+4) + "\n")
+	offDiagonal := 0
+	for _, inj := range order {
+		m := merged[inj]
+		fmt.Fprintf(&b, "| %s |", inj)
+		for _, c := range colList {
+			v := m.recorded[c]
+			cell := "·"
+			if v > 0 {
+				cell = fmt.Sprint(v)
+				if c == inj {
+					cell = "**" + cell + "**"
+				} else if c != string(model.Passed) {
+					offDiagonal += v
+				}
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		fmt.Fprintf(&b, " %d | %d | %d | %d |\n", m.planned, m.lost, m.leaked, m.torn)
+	}
+	fmt.Fprintf(&b, "\noff the diagonal: %d (a neighbour that survived the pressure is counted as passed, not off it)\n", offDiagonal)
+	fmt.Print(b.String())
+	if p := os.Getenv("HEADROOM_FAULTS_TABLE"); p != "" {
+		os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+}
