@@ -96,6 +96,28 @@ func (c *Cell) Glyphs() []string {
 	return out
 }
 
+// CausesShown lists the causes with a glyph of their own that some cell
+// shows, in display order: the legend names only those.
+func (m *Matrix) CausesShown() []Cause {
+	seen := map[Cause]bool{}
+	for _, row := range m.Cells {
+		for _, c := range row {
+			for i, cause := range c.Causes {
+				if cause.Glyph() != "" && c.Outcomes[i] != Cancelled {
+					seen[cause] = true
+				}
+			}
+		}
+	}
+	var out []Cause
+	for _, c := range Causes {
+		if seen[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Cell returns the cell, or nil when nothing finished there yet.
 func (m *Matrix) Cell(row RowKey, r Ratio) *Cell { return m.Cells[row][r] }
 

@@ -92,13 +92,7 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-func glyphs(c *model.Cell) string {
-	var g strings.Builder
-	for _, o := range c.Outcomes {
-		g.WriteString(o.Glyph())
-	}
-	return g.String()
-}
+func glyphs(c *model.Cell) string { return strings.Join(c.Glyphs(), "") }
 
 // cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline.
 func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
@@ -134,6 +128,9 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, strings.Join(succ, "\t"))
 	fmt.Fprintln(tw, strings.Join(infra, "\t"))
+	if outside := r.outsideRow(); outside != nil {
+		fmt.Fprintln(tw, strings.Join(append([]string{"  from outside"}, outside...), "\t"))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -141,6 +138,9 @@ func (r *Report) Table(w io.Writer) error {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(nr, "\n"))
 	}
 	fmt.Fprintf(w, "\n%s\n%s\n", glyphLegend(), intervalLegend)
+	if l := r.causeLegend(); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -154,6 +154,33 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w, "\n"+r.PowerLine())
 	return err
+}
+
+// outsideRow counts, per ratio, the infra errors from outside the
+// container and its limits (pressure from outside, a kill by someone
+// else, the engine lost); nil when there are none, so the report of a
+// clean sweep is unchanged.
+func (r *Report) outsideRow() []string {
+	var cols []string
+	any := false
+	for _, ratio := range r.Matrix.Ratios {
+		rt := r.Matrix.ByRatio[ratio]
+		cols = append(cols, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs))
+		any = any || rt.OutsideErrs > 0
+	}
+	if !any {
+		return nil
+	}
+	return cols
+}
+
+// causeLegend names the cause glyphs the matrix shows ("" for none).
+func (r *Report) causeLegend() string {
+	var legend []string
+	for _, c := range r.Matrix.CausesShown() {
+		legend = append(legend, c.Glyph()+" "+c.Describe())
+	}
+	return strings.Join(legend, "  ")
 }
 
 // glyphLegend names every glyph a cell can show, the empty cell's too.
@@ -248,7 +275,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintln(w, succ)
 	fmt.Fprintln(w, infra)
+	if outside := r.outsideRow(); outside != nil {
+		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
+	}
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
+	if l := r.causeLegend(); l != "" {
+		fmt.Fprintf(w, "\n`%s`\n", l)
+	}
 
 	if nr := r.notRunLines(); nr != nil {
 		fmt.Fprintf(w, "\n%s\n\n", nr[0])
@@ -298,9 +331,11 @@ type JSONCell struct {
 	Agent          string          `json:"agent"`
 	Ratio          model.Ratio     `json:"ratio"`
 	Outcomes       []model.Outcome `json:"outcomes"`
+	Causes         []model.Cause   `json:"causes,omitempty"` // each outcome's, when any has one
 	Counted        int             `json:"counted"`
 	Successes      int             `json:"successes"`
 	InfraErrors    int             `json:"infra_errors"`
+	OutsideErrors  int             `json:"outside_errors,omitempty"` // of InfraErrors, from outside
 	SuccessRate    float64         `json:"success_rate"`
 	InfraErrorRate float64         `json:"infra_error_rate"`
 }
@@ -312,12 +347,23 @@ type JSONNotRun struct {
 	Reason string `json:"reason"`
 }
 
+// causesIfAny is nil when no trial has a cause (the JSON leaves it out).
+func causesIfAny(cs []model.Cause) []model.Cause {
+	for _, c := range cs {
+		if c != model.CauseNone {
+			return cs
+		}
+	}
+	return nil
+}
+
 // JSONRatio is one ratio's totals in the JSON form.
 type JSONRatio struct {
 	Ratio          model.Ratio `json:"ratio"`
 	Counted        int         `json:"counted"`
 	SuccessRate    float64     `json:"success_rate"`
 	InfraErrorRate float64     `json:"infra_error_rate"`
+	OutsideErrors  int         `json:"outside_errors,omitempty"`
 }
 
 // JSON writes one document holding everything needed to recompute the
@@ -344,13 +390,14 @@ func (r *Report) JSON(w io.Writer) error {
 				continue
 			}
 			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: ratio, Outcomes: c.Outcomes,
+				Causes: causesIfAny(c.Causes), OutsideErrors: c.Rates.OutsideErrs,
 				Counted: c.Rates.Counted, Successes: c.Rates.Successes, InfraErrors: c.Rates.InfraErrs,
 				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate()})
 		}
 	}
 	for _, ratio := range m.Ratios {
 		rt := m.ByRatio[ratio]
-		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate()})
+		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -301,3 +301,42 @@ func TestEmptyCellIsNotCancelled(t *testing.T) {
 		t.Errorf("markdown legend missing:\n%s", b.String())
 	}
 }
+
+func TestCausesAreShownAndCountedFromOutside(t *testing.T) {
+	m, ratios, trials := oneTask()
+	var kept []model.TrialResult
+	for _, tr := range trials {
+		if tr.Ratio == ratios[0] && tr.Repeat == 1 {
+			tr.Outcome, tr.Cause = model.InfraError, model.CauseOutsidePressure
+		}
+		if tr.Ratio == ratios[0] && tr.Repeat == 2 {
+			tr.Outcome, tr.Cause = model.InfraError, model.CauseKilledOutside
+		}
+		kept = append(kept, tr)
+	}
+	rep := New(m.ID, m, ratios, kept, DefaultOptions())
+	row := model.RowKey{Task: "my/task", Agent: "oracle"}
+	if got := strings.Fields(rep.cellText(row, ratios[0]))[1]; !strings.HasPrefix(got, "PS") {
+		t.Errorf("cell glyphs %q: want the causes' P and S first", got)
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"table":    func(b *bytes.Buffer) error { return rep.Table(b) },
+		"markdown": func(b *bytes.Buffer) error { return rep.Markdown(b) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "from outside") || !strings.Contains(b.String(), "2 of ") ||
+			!strings.Contains(b.String(), "P "+model.CauseOutsidePressure.Describe()) {
+			t.Errorf("%s: no outside count or cause legend:\n%s", name, b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := rep.JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"outside_errors": 2`) && !strings.Contains(b.String(), `"outside_errors":2`) {
+		t.Error("the JSON report has no outside_errors")
+	}
+}

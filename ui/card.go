@@ -98,6 +98,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			o := v.OOMs[len(v.OOMs)-1]
 			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
 		}
+		if v.Result != nil && v.Result.Cause == model.CauseOutsidePressure {
+			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.Peak), limitS)
+		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
 		chartRows--
 	}
@@ -136,7 +139,11 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 	case Finished:
 		r := v.Result
-		lines = append(lines, clip(st.Outcome(r.Outcome).Render(strings.ToUpper(string(r.Outcome)))+"  "+st.Muted.Render(r.Reason), inner))
+		head := strings.ToUpper(string(r.Outcome))
+		if b := r.Cause.Banner(""); b != "" {
+			head = model.TrialGlyph(r.Outcome, r.Cause) + " " + b
+		}
+		lines = append(lines, clip(st.Outcome(r.Outcome).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}

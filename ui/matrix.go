@@ -207,6 +207,9 @@ func (mm *matrixScreen) View(c *Common) string {
 	// Cancelled trials are counted apart ("3-"); an empty cell is not run
 	// (report's glyph).
 	legend = append(legend, "N"+model.Cancelled.Glyph()+" cancelled", model.EmptyCellGlyph+" not run")
+	for _, cause := range s.Matrix.CausesShown() {
+		legend = append(legend, cause.Glyph()+" "+cause.Describe())
+	}
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
 	out = append(out, mm.statsLines(c, rows, ratios, w)...)
 	if mm.list && len(rows) > 0 {
@@ -290,6 +293,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 type cellView struct {
 	rates     model.Rates
 	outcomes  []model.Outcome
+	causes    []model.Cause // each outcome's
 	cancelled int
 	empty     bool
 }
@@ -308,6 +312,7 @@ func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
 			continue
 		}
 		cv.outcomes = append(cv.outcomes, v.Result.Outcome)
+		cv.causes = append(cv.causes, v.Result.Cause)
 	}
 	return cv
 }
@@ -326,8 +331,8 @@ func (cv cellView) glyphs(st *themes.Styles, compact bool) string {
 	}
 	var b strings.Builder
 	if !compact && len(cv.outcomes) <= maxGlyphs {
-		for _, o := range cv.outcomes {
-			b.WriteString(paint(o, o.Glyph()))
+		for i, o := range cv.outcomes {
+			b.WriteString(paint(o, model.TrialGlyph(o, cv.causes[i])))
 		}
 		return b.String()
 	}
