@@ -1,3 +1,4 @@
+SHELL := /bin/bash
 # headroom: build, run the demo sweep, test. See README.md.
 GO      ?= go
 BIN     := bin/headroom
@@ -5,7 +6,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity vet clean
+.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity faults vet clean
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
@@ -37,6 +38,14 @@ vet:
 # task images FROM the real-task Debian image, made once).
 test: vet real-images
 	$(GO) test -count=1 -timeout 30m ./...
+
+# Every way a trial can die, injected on the real engine (runner/docker's
+# faults build tag); prints injected × recorded with trials lost, containers
+# leaked and records torn (docs/RELIABILITY.md). Under a minute here.
+faults:
+	$(GO) test -tags faults -count=1 -timeout 10m -run '^TestFaults$$' -v ./runner/docker 2>&1 | \
+		grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||off the diagonal|\s+faults_test.go:[0-9]+: (t[0-9]+|no trial|.*recorded))' ; \
+		exit $${PIPESTATUS[0]}
 
 # Only what needs no Docker engine.
 unit:
