@@ -12,7 +12,7 @@ import (
 // the pids controller's refusals, ENOSPC, a stall at the limit.
 func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.KilledBy = final.KilledBy
-	ev.EngineLost = t.engineErr != nil && final.KilledBy == ""
+	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
 	ev.PidsLimitHits = final.PidsLimitHits
 	// A kill with no limit of its own, or with its own limit never
 	// reached, was chosen by a parent cgroup's or the host's OOM killer.

@@ -94,4 +94,7 @@ type Final struct {
 	LimitHitsKnown bool
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
+	// EngineRestarted: the engine went away while the trial ran (its
+	// shutdown stopped the container).
+	EngineRestarted bool
 }

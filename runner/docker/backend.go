@@ -60,6 +60,9 @@ type Options struct {
 	// Tmpfs mounts a tmpfs in every trial's container (path → mount
 	// options, as docker run --tmpfs): a small scratch disk.
 	Tmpfs map[string]string
+	// EngineWait bounds the wait for an engine that went away to answer
+	// again (default DefaultEngineWait).
+	EngineWait time.Duration
 }
 
 // Backend runs trials on a Docker Engine.
@@ -71,6 +74,10 @@ type Backend struct {
 	sandboxes map[string]*sandbox // by container id
 	sampler   *sampler
 	lastEvent time.Time
+	// streamBroke is when the event stream last broke (the engine went
+	// away): kills just before it were the engine's shutdown, not someone's.
+	streamBroke time.Time
+	brokeNotify chan struct{} // closed and replaced at each break
 
 	stop    context.CancelFunc
 	stopped chan struct{}
@@ -121,10 +128,13 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	if opts.Owner == "" {
 		opts.Owner = Owner()
 	}
+	if opts.EngineWait <= 0 {
+		opts.EngineWait = DefaultEngineWait
+	}
 	if _, err := cli.Ping(ctx); err != nil {
 		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
 	}
-	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{})}
+	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{}), brokeNotify: make(chan struct{})}
 	// The engine's clock is the events' clock; a second of slack covers skew.
 	b.lastEvent = time.Now().Add(-time.Second)
 	evCtx, cancel := context.WithCancel(context.Background())
@@ -178,6 +188,11 @@ func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
 			case m := <-msgs:
 				b.dispatch(m)
 			case <-errs:
+				b.mu.Lock()
+				b.streamBroke = time.Now()
+				close(b.brokeNotify)
+				b.brokeNotify = make(chan struct{})
+				b.mu.Unlock()
 				break loop
 			}
 		}
@@ -211,13 +226,19 @@ func (b *Backend) dispatch(m events.Message) {
 }
 
 // Start creates the trial's container, idle (or its step driver waiting
-// for the first step), with the policy applied.
+// for the first step), with the policy applied. An engine that cannot be
+// reached (restarting) is waited for, with backoff, and the start tried
+// again (retryEngine).
 func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
-	sb, err := b.start(ctx, experiment, trial, task)
-	if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
-		b.noFileLow.Store(true)
-		return b.start(ctx, experiment, trial, task)
-	}
+	var sb runner.Sandbox
+	err := b.retryEngine(ctx, func() (err error) {
+		sb, err = b.start(ctx, experiment, trial, task)
+		if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
+			b.noFileLow.Store(true)
+			sb, err = b.start(ctx, experiment, trial, task)
+		}
+		return err
+	})
 	return sb, err
 }
 

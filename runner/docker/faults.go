@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -28,6 +31,7 @@ type stopWitness struct {
 	mu        sync.Mutex
 	oursAt    time.Time // headroom's first kill or removal
 	external  string    // the first signal someone else sent
+	extAt     time.Time // and when
 	destroyed chan struct{}
 	gone      bool
 }
@@ -49,7 +53,58 @@ func (s *sandbox) eventKill(at time.Time, signal string) {
 	if w.external != "" || (!w.oursAt.IsZero() && !at.Before(w.oursAt)) {
 		return
 	}
-	w.external = signalName(signal)
+	w.external, w.extAt = signalName(signal), at
+}
+
+func (w *stopWitness) outsideAt() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.extAt
+}
+
+// shutdownWindow is how soon after a kill the event stream must break
+// for the kill to be the engine's own shutdown (its stop timeout, 15 s
+// by default, and some slack).
+const shutdownWindow = 30 * time.Second
+
+// shutdownWait bounds the wait, after a kill someone sent with a signal
+// other than SIGKILL, for the event stream to break: the engine shutting
+// down sends the stop signal first and logs a stop, just as `docker stop`
+// does; only the engine then goes away (after its stop timeout, 15 s by
+// default). So a `docker stop` by someone is recorded this much later.
+const shutdownWait = 20 * time.Second
+
+// shutdownKill says whether the outside kill w saw was the engine's own
+// shutdown (it went away just after): a restart, not someone's kill.
+// SIGKILL first is never a shutdown's and is decided at once.
+func (b *Backend) shutdownKill(ctx context.Context, w *stopWitness) bool {
+	w.mu.Lock()
+	at, sig := w.extAt, w.external
+	w.mu.Unlock()
+	deadline := time.NewTimer(shutdownWait)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		broke, notify := b.brokeAfter(at), b.brokeNotify
+		b.mu.Unlock()
+		if broke || sig == "SIGKILL" {
+			return broke
+		}
+		select {
+		case <-notify:
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// brokeAfter says whether the event stream broke (the engine went away)
+// within shutdownWindow after at.
+// Called with b.mu held.
+func (b *Backend) brokeAfter(at time.Time) bool {
+	return !b.streamBroke.Before(at.Add(-time.Second)) && b.streamBroke.Sub(at) <= shutdownWindow
 }
 
 func (s *sandbox) eventDestroy() {
@@ -149,4 +204,46 @@ func pidsDirV1(memDir string) string {
 		rel = filepath.Join(filepath.Base(d), rel)
 	}
 	return memDir
+}
+
+// DefaultEngineWait is how long a trial waits, at most, for an engine
+// that went away (a restart) to answer again before its start or removal
+// is given up as an infrastructure error (Options.EngineWait).
+const DefaultEngineWait = 60 * time.Second
+
+// unreachable says whether err is the engine not answering at all (its
+// socket refused or gone), as opposed to an answer.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return client.IsErrConnectionFailed(err) || (errors.As(err, &op) && op.Op == "dial")
+}
+
+// retryEngine runs call, and while it fails because the engine cannot be
+// reached (a restart under a sweep), waits for the engine with backoff
+// and runs it again: the sweep finishes the rest instead of failing every
+// trial queued behind the restart. A healthy call costs nothing more.
+func (b *Backend) retryEngine(ctx context.Context, call func() error) error {
+	err := call()
+	if err == nil || !unreachable(err) {
+		return err
+	}
+	deadline := time.Now().Add(b.opts.EngineWait)
+	wait := 250 * time.Millisecond
+	for time.Now().Before(deadline) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+		if _, perr := b.cli.Ping(ctx); perr != nil {
+			continue
+		}
+		if err = call(); err == nil || !unreachable(err) {
+			return err
+		}
+	}
+	return err
 }

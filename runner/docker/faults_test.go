@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,7 +68,12 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 			onEvent(b, e)
 		}
 	})
-	row := &faultRow{injected: string(injected), recorded: map[string]int{}, planned: len(ratios) * repeats}
+	// The row is the cause injected, and how where one cause has two ways.
+	label := string(injected)
+	if how := filepath.Base(t.Name()); how != label {
+		label += " (" + how + ")"
+	}
+	row := &faultRow{injected: label, recorded: map[string]int{}, planned: len(ratios) * repeats}
 	row.lost = row.planned - len(results)
 	for _, r := range results {
 		row.recorded[recordedAs(r)]++
@@ -256,7 +263,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
-	t.Run("engine-lost", func(t *testing.T) {
+	t.Run("socket-cut", func(t *testing.T) {
 		host := testCli.DaemonHost()
 		if !strings.HasPrefix(host, "unix://") {
 			t.Skipf("the engine is at %s, not a local socket", host)
@@ -268,7 +275,7 @@ func TestFaults(t *testing.T) {
 		}
 		defer cli.Close()
 		var once sync.Once
-		res := injectFault(t, model.CauseEngineLost, Options{}, cli, noEnv(faultTask("engine", "64M", 60,
+		res := injectFault(t, model.CauseEngineLost, Options{EngineWait: time.Second}, cli, noEnv(faultTask("engine", "64M", 60,
 			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e runner.Event) {
 			if _, ok := e.(runner.StepStarted); ok {
 				once.Do(proxy.cut)
@@ -280,11 +287,119 @@ func TestFaults(t *testing.T) {
 		wantCause(t, res, model.CauseEngineLost)
 	})
 
+	t.Run("engine-restart", func(t *testing.T) {
+		cli, restart := ownEngine(t)
+		var once sync.Once
+		restarted := make(chan struct{})
+		res := injectFault(t, model.CauseEngineLost, Options{}, cli, noEnv(faultTask("restart", "64M", 60,
+			`{ duration_ms = 4000, base_mb = 2 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}, {K: 5}}, 1, func(_ *Backend, e runner.Event) {
+			if _, ok := e.(runner.StepStarted); ok {
+				once.Do(func() { go func() { restart(); close(restarted) }() })
+			}
+		})
+		<-restarted
+		// The trials in flight are the restart's; the rest ran after it.
+		wantCause(t, res, model.CauseEngineLost, string(model.Passed))
+		passed := 0
+		for _, r := range res {
+			if r.Outcome == model.Passed {
+				passed++
+			}
+		}
+		if passed == 0 {
+			t.Error("no trial finished after the engine came back")
+		}
+		left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true})
+		if err != nil || len(left) > 0 {
+			t.Errorf("the restarted engine holds %d container(s) (%v)", len(left), err)
+		}
+	})
+
 	t.Run("disk-full", func(t *testing.T) {
 		res := injectFault(t, model.CauseDiskFull, Options{Tmpfs: map[string]string{"/scratch": "size=4m"}}, testCli, noEnv(faultTask("disk", "64M", 60,
 			`{ duration_ms = 100, fill_dir = "/scratch", fill_mb = 16 }`)), one, 1, nil)
 		wantCause(t, res, model.CauseDiskFull)
 	})
+}
+
+// ownEngine starts a Docker engine of the test's own (its own data-root,
+// exec-root, containerd, socket; no bridge, no iptables), loads the
+// workload image into it, and returns a client and a function that
+// restarts it. Everything is stopped and removed when the test ends.
+func ownEngine(t *testing.T) (*client.Client, func()) {
+	t.Helper()
+	if _, err := exec.LookPath("dockerd"); err != nil {
+		t.Skip("no dockerd on this host")
+	}
+	dir, err := os.MkdirTemp("/tmp", "hr-engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	if err := os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var cmd *exec.Cmd
+	start := func() {
+		cmd = exec.Command("dockerd", "--config-file", filepath.Join(dir, "daemon.json"),
+			"--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
+			"--pidfile", filepath.Join(dir, "pid"), "-H", "unix://"+sock,
+			"--bridge=none", "--iptables=false", "--ip-masq=false", "--storage-driver=vfs",
+			"--shutdown-timeout=1", "--containerd-namespace", "hrfaults", "--containerd-plugins-namespace", "hrfaults-plugins")
+		logf, _ := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}
+	start()
+	t.Cleanup(func() {
+		stop()
+		// What the engine mounted under its roots, then the roots.
+		if mounts, err := os.ReadFile("/proc/mounts"); err == nil {
+			for _, l := range strings.Split(string(mounts), "\n") {
+				if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], dir) {
+					syscall.Unmount(f[1], syscall.MNT_DETACH)
+				}
+			}
+		}
+		os.RemoveAll(dir)
+	})
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	up := func() {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := cli.Ping(ctx)
+			cancel()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(filepath.Join(dir, "log"))
+				t.Fatalf("the test's engine did not answer: %v\n%s", err, log)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	up()
+	load := exec.Command("sh", "-c", "docker save "+testImage+" | docker -H unix://"+sock+" load")
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("loading %s into the test's engine: %v\n%s", testImage, err, out)
+	}
+	return cli, func() {
+		stop()
+		start()
+		up()
+	}
 }
 
 // ownCgroupParent makes a v1 memory cgroup of this test's own with a
@@ -366,7 +481,7 @@ func printFaultTable() {
 			cell := "·"
 			if v > 0 {
 				cell = fmt.Sprint(v)
-				if c == inj {
+				if c == inj || strings.HasPrefix(inj, c+" (") {
 					cell = "**" + cell + "**"
 				} else if c != string(model.Passed) {
 					offDiagonal += v

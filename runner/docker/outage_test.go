@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -75,7 +76,8 @@ func TestEngineVanishingMidTrialIsAnInfraError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	b, err := New(context.Background(), cli, Options{})
+	// The engine does not come back: waiting for it is cut short.
+	b, err := New(context.Background(), cli, Options{EngineWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

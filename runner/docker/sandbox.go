@@ -315,7 +315,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	var err error
 	if !s.b.opts.Keep {
-		err = s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
+		err = s.b.retryEngine(ctx, func() error {
+			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
+		})
 		if err != nil && IsGone(err) {
 			err = nil
 		}
@@ -328,6 +330,10 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.stops.awaitDestroy(ctx, destroyWait)
 	}
 	f.KilledBy = s.stops.outside()
+	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {
+		// The engine stopped the container as it shut down.
+		f.KilledBy, f.EngineRestarted = "", true
+	}
 	if s.side != nil {
 		var serr error
 		f.Sidecars, serr = s.side.remove(ctx)
