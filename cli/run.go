@@ -233,7 +233,9 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		}
 	}
 	if err := sw.Err(); err != nil {
-		return err
+		// Every record it reported as finished is written; the rest
+		// (shown cancelled) are run by the resume.
+		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	fmt.Fprintln(stderr)
 	m, trials, err := readExperiment(sw.Dir, stderr)

@@ -298,6 +298,13 @@ func (s *Sweep) record(raw <-chan runner.Event) {
 				s.cancel()
 			}
 			s.mu.Unlock()
+			if end, ok := ev.(runner.TrialEnded); ok {
+				// Shown as what the store holds: nothing, so a resume
+				// runs it again.
+				end.Result.Outcome, end.Result.Cause = model.Cancelled, model.CauseNone
+				end.Result.Reason = "not recorded (" + err.Error() + "): a resume runs it again"
+				ev = end
+			}
 		}
 		s.events <- ev
 	}

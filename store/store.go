@@ -58,10 +58,15 @@ func Open(dir string, m Manifest) (*Experiment, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A torn last line must not glue itself to the next record.
+	// A torn last line (a crash mid-append) is no record: it is cut off,
+	// so it neither glues itself to the next record nor sits mid-file
+	// where a reader would refuse it; its trial is run again.
 	if st, err := f.Stat(); err == nil && st.Size() > 0 {
 		if b, err := os.ReadFile(filepath.Join(dir, TrialsFile)); err == nil && b[len(b)-1] != '\n' {
-			f.Write([]byte{'\n'})
+			if err := f.Truncate(int64(bytes.LastIndexByte(b, '\n') + 1)); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("cutting the torn last record of %s: %w", TrialsFile, err)
+			}
 		}
 	}
 	e.trials = f
@@ -236,10 +241,25 @@ func (e *Experiment) Append(r model.TrialResult) error {
 	if err != nil {
 		return err
 	}
+	// A record that does not fit (a full disk) is taken back whole: no
+	// torn line is left for a reader or the next record.
+	var size int64 = -1
+	if st, err := e.trials.Stat(); err == nil {
+		size = st.Size()
+	}
 	if _, err := e.trials.Write(append(b, '\n')); err != nil {
+		if size >= 0 {
+			_ = e.trials.Truncate(size)
+		}
 		return fmt.Errorf("append %s: %w", TrialsFile, err)
 	}
-	return e.trials.Sync()
+	if err := e.trials.Sync(); err != nil {
+		if size >= 0 {
+			_ = e.trials.Truncate(size)
+		}
+		return fmt.Errorf("append %s: %w", TrialsFile, err)
+	}
+	return nil
 }
 
 // Close flushes and closes every open file.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -153,5 +154,70 @@ func BenchmarkAppend(b *testing.B) {
 		if err := e.Append(r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestResumeCutsATornLastRecord(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Create(dir, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Append(result("t1", model.Passed)); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	path := filepath.Join(dir, "x", TrialsFile)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"t2","task":"t","out`) // a crash mid-append
+	f.Close()
+	e, err = Open(filepath.Join(dir, "x"), Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Append(result("t2", model.Failed)); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	rs, torn, err := ReadTrials(filepath.Join(dir, "x"))
+	if err != nil || torn || len(rs) != 2 || rs[1].ID != "t2" || rs[1].Outcome != model.Failed {
+		t.Errorf("after a resume over a torn record: %d results %+v torn %v err %v; want t1 and the rerun t2, nothing torn", len(rs), rs, torn, err)
+	}
+}
+
+// A record that does not fit on a full disk is taken back whole: a small
+// tmpfs (needs root to mount) holds the experiment.
+func TestAppendOnAFullDiskLeavesNoTornRecord(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	exp := filepath.Join(dir, "x")
+	os.Mkdir(exp, 0o700)
+	e, err := Open(exp, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	big := result("t1", model.Passed)
+	big.Reason = strings.Repeat("r", 8<<10)
+	written := 0
+	var appendErr error
+	for i := 0; i < 100 && appendErr == nil; i++ {
+		if appendErr = e.Append(big); appendErr == nil {
+			written++
+		}
+	}
+	if appendErr == nil || !strings.Contains(appendErr.Error(), "no space left") {
+		t.Fatalf("the disk never filled: %v", appendErr)
+	}
+	rs, torn, err := ReadTrials(exp)
+	if err != nil || torn || len(rs) != 1 {
+		t.Errorf("read %d distinct results torn %v err %v; want the written ones whole, none torn", len(rs), torn, err)
+	}
+	lines, _, _ := readTrialLines(exp)
+	if len(lines) != written {
+		t.Errorf("%d records read back, %d appended", len(lines), written)
 	}
 }
