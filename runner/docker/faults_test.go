@@ -323,13 +323,16 @@ func TestFaults(t *testing.T) {
 }
 
 // ownEngine starts a Docker engine of the test's own (its own data-root,
-// exec-root, containerd, socket; no bridge, no iptables), loads the
+// exec-root, containerd, socket and network namespace; no bridge, no
+// iptables), loads the
 // workload image into it, and returns a client and a function that
 // restarts it. Everything is stopped and removed when the test ends.
 func ownEngine(t *testing.T) (*client.Client, func()) {
 	t.Helper()
-	if _, err := exec.LookPath("dockerd"); err != nil {
-		t.Skip("no dockerd on this host")
+	for _, bin := range []string{"dockerd", "unshare"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("no %s on this host", bin)
+		}
 	}
 	dir, err := os.MkdirTemp("/tmp", "hr-engine")
 	if err != nil {
@@ -341,7 +344,9 @@ func ownEngine(t *testing.T) (*client.Client, func()) {
 	}
 	var cmd *exec.Cmd
 	start := func() {
-		cmd = exec.Command("dockerd", "--config-file", filepath.Join(dir, "daemon.json"),
+		// In a network namespace of its own: a dockerd with --bridge=none
+		// deletes the host's docker0, which the shared engine needs.
+		cmd = exec.Command("unshare", "--net", "dockerd", "--config-file", filepath.Join(dir, "daemon.json"),
 			"--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
 			"--pidfile", filepath.Join(dir, "pid"), "-H", "unix://"+sock,
 			"--bridge=none", "--iptables=false", "--ip-masq=false", "--storage-driver=vfs",
