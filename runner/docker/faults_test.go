@@ -496,7 +496,7 @@ func printFaultTable() {
 		}
 		fmt.Fprintf(&b, " %d | %d | %d | %d |\n", m.planned, m.lost, m.leaked, m.torn)
 	}
-	fmt.Fprintf(&b, "\noff the diagonal: %d (a neighbour that survived the pressure is counted as passed, not off it)\n", offDiagonal)
+	fmt.Fprintf(&b, "\noff the diagonal: %d (passed is not off it: the neighbour that survived the pressure, the trials that ran after the restart)\n", offDiagonal)
 	fmt.Print(b.String())
 	if p := os.Getenv("HEADROOM_FAULTS_TABLE"); p != "" {
 		os.WriteFile(p, []byte(b.String()), 0o644)
