@@ -32,6 +32,12 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 func (t *trialRun) causeReason(ev model.Evidence) string {
 	res := &t.res
 	limit := res.Policy.LimitString()
+	if model.Classify(ev).Success() {
+		if model.Attribute(ev) == model.CauseOutsidePressure {
+			return fmt.Sprintf("verifier passed after %d OOM kill(s) by pressure from outside (under its own limit %s), first in step %s", ev.OOMKills, limit, res.KilledInStep)
+		}
+		return ""
+	}
 	switch model.Attribute(ev) {
 	case model.CauseKilledOutside:
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())

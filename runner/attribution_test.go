@@ -1,0 +1,98 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+)
+
+// witnessed wraps the fake engine's sandboxes so that Remove reports what
+// a real engine's events and cgroup would have (runner.Final's evidence).
+type witnessed struct {
+	*fake.Backend
+	final func(task string, f *runner.Final)
+}
+
+func (w witnessed) Start(ctx context.Context, exp string, tr model.Trial, task model.Task) (runner.Sandbox, error) {
+	sb, err := w.Backend.Start(ctx, exp, tr, task)
+	if err != nil {
+		return nil, err
+	}
+	return finalSandbox{Sandbox: sb, final: func(f *runner.Final) { w.final(tr.Task, f) }}, nil
+}
+
+type finalSandbox struct {
+	runner.Sandbox
+	final func(*runner.Final)
+}
+
+func (s finalSandbox) Remove(ctx context.Context) (runner.Final, error) {
+	f, err := s.Sandbox.Remove(ctx)
+	s.final(&f)
+	return f, err
+}
+
+func TestCausesThroughTheRunner(t *testing.T) {
+	tasks := []model.Task{
+		fake.Task("own", 64*model.MiB, "install"),
+		fake.Task("pressure", 64*model.MiB, "install"),
+		fake.Task("killed", 64*model.MiB, "install"),
+		fake.Task("restart", 64*model.MiB, "install"),
+		fake.Task("pids", 64*model.MiB, "build"),
+		fake.Task("disk", 64*model.MiB, "build"),
+		fake.Task("survived", 64*model.MiB, "install"),
+	}
+	b := witnessed{Backend: &fake.Backend{Script: script(map[string]fake.StepPlan{
+		"own/install":      {ExitCode: 137, OOM: true, PeakBytes: 64 * model.MiB},
+		"pressure/install": {ExitCode: 137, OOM: true, PeakBytes: 20 * model.MiB},
+		"killed/install":   {ExecErr: errors.New("the container has stopped (its step driver ended)")},
+		"restart/install":  {ExecErr: errors.New("the container has stopped (its step driver ended)")},
+		"pids/build":       {ExitCode: 2, Lines: []string{"runtime: failed to create new OS thread"}},
+		"disk/build":       {ExitCode: 1, Lines: []string{"OSError: [Errno 28] No space left on device"}},
+		"own/verify":       {ExitCode: 1},
+		"pressure/verify":  {ExitCode: 1},
+		"pids/verify":      {ExitCode: 1},
+		"disk/verify":      {ExitCode: 1},
+		"survived/install": {OOM: true},
+	})}, final: func(task string, f *runner.Final) {
+		switch task {
+		case "own":
+			f.LimitHits, f.LimitHitsKnown = 3, true
+		case "pressure":
+			f.LimitHits, f.LimitHitsKnown = 0, true
+		case "killed":
+			f.KilledBy = "SIGKILL"
+		case "restart":
+			f.EngineRestarted = true
+		case "survived":
+			f.LimitHitsKnown = true // and none: the kill came from outside
+		case "pids":
+			f.PidsLimitHits = 7
+		}
+	}}
+	res := runSweep(t, b, config(t, tasks, model.Ratio{K: 1}), context.Background(), nil)
+	want := map[string]struct {
+		outcome model.Outcome
+		cause   model.Cause
+		reason  string
+	}{
+		"own":      {model.OOMKilled, model.CauseOwnLimit, "OOM-killed in step install"},
+		"pressure": {model.InfraError, model.CauseOutsidePressure, "under its own limit"},
+		"killed":   {model.InfraError, model.CauseKilledOutside, "SIGKILL"},
+		"restart":  {model.InfraError, model.CauseEngineLost, "engine went away"},
+		"pids":     {model.Failed, model.CausePidsLimit, "refused 7 fork(s)"},
+		"disk":     {model.Failed, model.CauseDiskFull, "ENOSPC"},
+		"survived": {model.PassedAfterOOM, model.CauseOutsidePressure, "pressure from outside"},
+	}
+	for task, w := range want {
+		r := res.results[task+"@1x"]
+		if r.Outcome != w.outcome || r.Cause != w.cause || !strings.Contains(r.Reason, w.reason) {
+			t.Errorf("%s: %s / %q (%s), want %s / %q with %q", task, r.Outcome, r.Cause, r.Reason, w.outcome, w.cause, w.reason)
+		}
+	}
+}
