@@ -198,6 +198,19 @@ func (mm *matrixScreen) View(c *Common) string {
 		infra += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW)
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
+	// The infra errors from outside the trials' own limits, apart (only
+	// when there are any).
+	outside, anyOutside := pad("  from outside", nameW), false
+	for _, r := range ratios {
+		n := 0
+		if rt := s.Matrix.ByRatio[r]; rt != nil {
+			n, anyOutside = rt.OutsideErrs, anyOutside || rt.OutsideErrs > 0
+		}
+		outside += pad(fmt.Sprintf(" %d", n), colW)
+	}
+	if anyOutside {
+		out = append(out, st.Muted.Render(clip(outside, w)))
+	}
 	var legend []string
 	for _, o := range model.Outcomes {
 		if o != model.Cancelled {
