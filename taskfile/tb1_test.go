@@ -138,3 +138,22 @@ func TestLoadFileOfATaskDirectory(t *testing.T) {
 		t.Errorf("a broken task directory's task.yaml: %v", err)
 	}
 }
+
+// run_tests_in_same_shell: true is a difference the audit lists (headroom
+// runs the tests in a fresh shell); false is none.
+func TestTB1SameShellDeviation(t *testing.T) {
+	has := func(task model.Task) bool {
+		for _, d := range task.Deviations {
+			if d.What == "tests in a fresh shell" {
+				return true
+			}
+		}
+		return false
+	}
+	if !has(loadTB1(t, "deveval-own-scripts")) {
+		t.Error("run_tests_in_same_shell: true is not listed as a deviation")
+	}
+	if has(loadTB1(t, "swebench-parser")) {
+		t.Error("run_tests_in_same_shell: false is listed as a deviation")
+	}
+}

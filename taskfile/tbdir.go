@@ -284,6 +284,8 @@ type tbOldTask struct {
 	Tags               []string        `yaml:"tags"`
 	MaxAgentTimeoutSec *float64        `yaml:"max_agent_timeout_sec"`
 	MaxTestTimeoutSec  *float64        `yaml:"max_test_timeout_sec"`
+	// RunTestsInSameShell runs the tests in the agent's own shell session.
+	RunTestsInSameShell bool `yaml:"run_tests_in_same_shell"`
 }
 
 // tbOldKeys are task.yaml keys of the older format: read, or known and of
@@ -293,6 +295,8 @@ var tbOldKeys = map[string]bool{
 	"max_agent_timeout_sec": true, "max_test_timeout_sec": true, "author_name": true, "author_email": true,
 	"parser_name": true, "run_tests_in_same_shell": true, "disable_asciinema": true,
 	"estimated_duration_sec": true, "expert_time_estimate_min": true, "junior_time_estimate_min": true, "test_scripts": true,
+	// Descriptive keys the public datasets' adapters add; the harness reads none.
+	"author": true, "env_name": true, "language": true,
 }
 
 func loadTBOld(dir string) (Loaded, error) {
@@ -375,10 +379,24 @@ func loadTBOld(dir string) (Loaded, error) {
 	}
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
+	t.Deviations = append(t.Deviations, tbOldDeviations(y)...)
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}, nil
+}
+
+// tbOldDeviations are the ways an older terminal-bench task runs under
+// headroom other than under its harness, whatever the profile. (Its
+// missing resource spec is not one: the limit is what headroom varies on
+// purpose, and the defaulted spec is flagged as such.)
+func tbOldDeviations(y tbOldTask) []model.Deviation {
+	var out []model.Deviation
+	if y.RunTestsInSameShell {
+		out = append(out, model.Deviation{What: "tests in a fresh shell",
+			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
+	}
+	return out
 }
 
 func firstLine(s string) string {
