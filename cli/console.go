@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/headroom-eval/headroom/agents"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -77,12 +77,22 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	for _, l := range cat.Tasks {
 		tasks = append(tasks, l.Task)
 	}
-	tasks, secrets, err := f.agent.apply(tasks)
+	// The installed agents offered: every one whose keys are set, and the
+	// user's own definitions.
+	lib, err := f.agent.library()
 	if err != nil {
 		return err
 	}
+	settings, err := f.agent.settings(agents.Runnable(lib))
+	if err != nil {
+		return err
+	}
+	tasks, secrets, err := settings.Apply(tasks)
+	if err != nil {
+		return asAgentsUsage(err)
+	}
 	// A task whose pass-through variable is unset is left out and listed.
-	tasks, missing := taskSecrets(tasks, secrets)
+	tasks, missing := agents.TaskSecrets(tasks, secrets)
 	var problems []string
 	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())
@@ -90,7 +100,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: f.agent.settings()}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems, Preparing: l.Preparing}
 	if eng, err := connectAndReap(ctx, stderr); err != nil {
@@ -229,7 +239,7 @@ func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, secrets, err := manifestTasks(m, io.Discard)
+	tasks, secrets, err := agents.ResumeTasks(m)
 	if err != nil {
 		return nil, err
 	}

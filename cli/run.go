@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
@@ -168,11 +168,19 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if setup.tasks, err = cat.Select(f.tasks); err != nil {
 		return usageError{err}
 	}
-	var secrets map[string]string
-	if setup.tasks, secrets, err = f.agent.apply(setup.tasks); err != nil {
+	lib, err := f.agent.library()
+	if err != nil {
 		return err
 	}
-	if _, problems := taskSecrets(setup.tasks, secrets); len(problems) > 0 {
+	settings, err := f.agent.settings(installedIn(lib, f.agents))
+	if err != nil {
+		return err
+	}
+	var secrets map[string]string
+	if setup.tasks, secrets, err = settings.Apply(setup.tasks); err != nil {
+		return asAgentsUsage(err)
+	}
+	if _, problems := agents.TaskSecrets(setup.tasks, secrets); len(problems) > 0 {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
@@ -186,7 +194,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
-		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: f.agent.settings(), FailFast: f.failFast,
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(), FailFast: f.failFast,
 	})
 	if err != nil {
 		return asUsage(err)
@@ -321,9 +329,9 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	if err != nil {
 		return usageError{err}
 	}
-	tasks, secrets, err := manifestTasks(m, stderr)
+	tasks, secrets, err := agents.ResumeTasks(m)
 	if err != nil {
-		return err
+		return asAgentsUsage(err)
 	}
 	spec := manifestSpec(m, tasks)
 	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings
@@ -358,75 +366,13 @@ func manifestSpec(m store.Manifest, tasks []model.Task) session.Spec {
 	return session.Spec{Tasks: tasks, Agents: m.Agents, Ratios: m.Ratios, Repeats: m.Repeats, Concurrency: max(m.Concurrency, 1), Seed: m.Seed, OnlyRepeat: m.OnlyRepeat}
 }
 
-// manifestTasks reloads an experiment's tasks from where they came from.
-func manifestTasks(m store.Manifest, stderr io.Writer) ([]model.Task, map[string]string, error) {
-	builtin, err := taskfile.Builtin()
-	if err != nil {
-		return nil, nil, err
-	}
-	secrets := map[string]string{}
-	var tasks []model.Task
-	for _, e := range m.Tasks {
-		var t model.Task
-		if e.SourcePath != "" {
-			// Where the task was, wherever this resume runs from.
-			e.Source = e.SourcePath
-		}
-		if taskfile.IsBuiltin(model.Task{Source: e.Source}) {
-			if t, err = builtin.Find(e.Name); err != nil {
-				return nil, nil, usagef("resume: built-in task %s no longer exists in this headroom", e.Name)
-			}
-		} else if dir := filepath.Dir(e.Source); e.Format == model.FormatHarbor || e.Format == model.FormatTerminalBench {
-			l, err := taskfile.LoadTaskDir(dir)
-			if err != nil {
-				return nil, nil, usagef("resume: task %s: %v", e.Name, err)
-			}
-			t = l.Task
-		} else {
-			data, err := os.ReadFile(e.Source)
-			if err != nil {
-				return nil, nil, usagef("resume: task %s: %v", e.Name, err)
-			}
-			l, err := taskfile.Parse(e.Source, data)
-			if err != nil {
-				return nil, nil, usageError{err}
-			}
-			t = l.Task
-		}
-		af := agentFlagsFrom(m.AgentSettings)
-		applied, s, err := af.apply([]model.Task{t})
-		if err != nil {
-			return nil, nil, fmt.Errorf("resume: the experiment's agent settings: %w", err)
-		}
-		t = applied[0]
-		// The profile the trials ran under; an experiment from before
-		// profiles existed ran hardened.
-		t.SetProfile(cmp.Or(e.Profile, model.ProfileHardened))
-		maps.Copy(secrets, s)
-		if _, problems := taskSecrets([]model.Task{t}, secrets); len(problems) > 0 {
-			return nil, nil, usagef("resume: %v", problems[0])
-		}
-		var agents []model.Agent
-		for _, name := range e.Agents {
-			a, ok := t.Agent(name)
-			if !ok {
-				return nil, nil, usagef("resume: task %s no longer has agent %s", e.Name, name)
-			}
-			agents = append(agents, a)
-		}
-		t.Agents = agents
-		tasks = append(tasks, t)
-	}
-	return tasks, secrets, nil
-}
-
 // asUsage marks the session's input errors as usage errors (exit 2).
 func asUsage(err error) error {
 	var ie session.InputError
 	if errors.As(err, &ie) {
 		return usageError{ie.Err}
 	}
-	return err
+	return asAgentsUsage(err)
 }
 
 // progress prints one line per finished trial and one per OOM kill.

@@ -73,6 +73,11 @@ type OOMEvent struct {
 	Process  string `json:"process,omitempty"`
 	PID      int    `json:"pid,omitempty"`
 	RSSBytes int64  `json:"rss_bytes,omitempty"`
+	// Command is the killed process's full command line (redacted), from
+	// the process watcher's last sample; Tree is every process of the
+	// container at that sample with its RSS: who held the memory.
+	Command string        `json:"command,omitempty"`
+	Tree    []ProcessInfo `json:"tree,omitempty"`
 }
 
 // TrialResult is the durable record of one finished trial.
@@ -124,6 +129,16 @@ type TrialResult struct {
 	// Phases are a multi-step task's phases as they ran, in order; those
 	// after an early stop are absent.
 	Phases []PhaseResult `json:"phases,omitempty"`
+	// Install is an installed agent's install phase, apart from its
+	// solving (nil when the agent installs nothing).
+	Install *PhaseSummary `json:"install,omitempty"`
+	// Activities are the processes the steps started that lived long
+	// enough to be seen (model.Activity); ProcessSource says how they were
+	// watched ("proc", "top", "" when not) and ActivitiesDropped how many
+	// went unrecorded past the cap.
+	Activities        []Activity `json:"activities,omitempty"`
+	ActivitiesDropped int        `json:"activities_dropped,omitempty"`
+	ProcessSource     string     `json:"process_source,omitempty"`
 }
 
 // HostLoad is the host's state at one moment.

@@ -128,11 +128,21 @@ const (
 	FormatTerminalBench = "terminal-bench" // the older task.yaml directory
 )
 
-// Agent is one way of attempting a task: a sequence of steps.
+// Agent is one way of attempting a task: a sequence of steps, after
+// the steps that install it (an installed agent's CLI), which are timed
+// and measured apart from its solving.
 type Agent struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Steps       []Step `json:"steps"`
+	// Install runs first, under InstallTimeout; a failing install step
+	// ends the agent before it starts (the verifier still runs).
+	Install        []Step        `json:"install,omitempty"`
+	InstallTimeout time.Duration `json:"install_timeout,omitempty"`
+	// Timeout, when set, replaces the task's agent time limit.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// Version is the installed agent's version pin ("" when not pinned).
+	Version string `json:"version,omitempty"`
 }
 
 // Task is a benchmark task: an environment, agents and a verifier.

@@ -89,16 +89,21 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	// The agent's steps share one deadline; a failing step ends the agent
 	// (its later steps would build on nothing) but the verifier still runs.
 	agent, _ := t.task.Agent(t.trial.Agent)
-	var engineErr error
+	installed, engineErr := t.install(ctx, sb, agent, env, &ev)
 	// A multi-step task runs its phases, each with its own agent steps
 	// and verifier (phases.go).
 	phased := len(t.task.Phases) > 0
 	if phased {
-		engineErr = t.runPhases(ctx, sb, agent, env, &ev)
+		if installed && engineErr == nil {
+			engineErr = t.runPhases(ctx, sb, agent, env, &ev)
+		}
 		agent.Steps = nil
 	}
-	agentCtx, cancelAgent := context.WithTimeout(ctx, t.task.AgentTimeout)
+	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
 	for _, st := range agent.Steps {
+		if !installed {
+			break
+		}
 		sr, err := t.runStep(agentCtx, sb, "agent", st, env)
 		if sr.TimedOut {
 			ev.TimedOut, ev.TimedOutPhase = true, "agent"
@@ -174,6 +179,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	if len(res.OOMs) > 0 {
 		res.KilledInStep = res.OOMs[0].Step
 	}
+	if p, ok := model.SummarizePhase(res.Steps, model.PhaseInstall); ok {
+		res.Install = &p
+	}
 	t.engineErr = engineErr
 	t.attributionEvidence(&ev, final)
 	res.Outcome, res.Cause = model.Classify(ev), model.Attribute(ev)
@@ -206,7 +214,7 @@ func (t *trialRun) reason(ev model.Evidence) string {
 		// A traced script's commands may fail on the way (a grep in an
 		// if); what ended the script is what failed the trial.
 		for _, e := range t.ends {
-			if s := res.Steps[e.step]; e.code != 0 && s.Phase == "agent" {
+			if s := res.Steps[e.step]; e.code != 0 && (s.Phase == model.PhaseAgent || s.Phase == model.PhaseInstall) {
 				return fmt.Sprintf("step %s exited %d", s.Name, e.code)
 			}
 		}

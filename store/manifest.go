@@ -46,6 +46,11 @@ type AgentSettings struct {
 	PassReward   float64  `json:"pass_reward,omitempty"`
 	// Profile is the container profile --profile chose for every task.
 	Profile string `json:"profile,omitempty"`
+	// Installed names the installed-agent definitions added to the tasks,
+	// AgentsDir where the user's own came from, Versions their pins.
+	Installed []string          `json:"installed,omitempty"`
+	AgentsDir string            `json:"agents_dir,omitempty"`
+	Versions  map[string]string `json:"versions,omitempty"`
 }
 
 // Resume is one resumption of an interrupted experiment.

@@ -1,4 +1,4 @@
-package cli
+package agents
 
 import (
 	"strings"
@@ -14,13 +14,13 @@ func TestTaskSecretsOfAStepVerifier(t *testing.T) {
 	const host = "HEADROOM_TEST_STEP_SECRET"
 	task := model.Task{Name: "x/steps", Phases: []model.Phase{{Name: "one"}, {Name: "two", Verifier: model.Step{PassEnv: []string{"KEY=" + host}}}}}
 	t.Setenv(host, "")
-	ok, problems := taskSecrets([]model.Task{task}, map[string]string{})
+	ok, problems := TaskSecrets([]model.Task{task}, map[string]string{})
 	if len(ok) != 0 || len(problems) != 1 || !strings.Contains(problems[0].Error(), host+" is not set") {
 		t.Fatalf("ok %d problems %v", len(ok), problems)
 	}
 	t.Setenv(host, "a-long-enough-secret-value")
 	secrets := map[string]string{}
-	if ok, problems := taskSecrets([]model.Task{task}, secrets); len(ok) != 1 || len(problems) != 0 || secrets[host] == "" {
+	if ok, problems := TaskSecrets([]model.Task{task}, secrets); len(ok) != 1 || len(problems) != 0 || secrets[host] == "" {
 		t.Fatalf("set: ok %d problems %v secrets %v", len(ok), problems, len(secrets))
 	}
 }
