@@ -51,6 +51,7 @@ type trialRun struct {
 	peakBeforeKill int64
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
+	procs     procTracker
 }
 
 func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -82,6 +83,13 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	monitorDone := make(chan struct{})
 	go t.monitor(sb, monitorDone)
+	procsDone := make(chan struct{})
+	if pw, ok := sb.(ProcessWatcher); ok && pw.ProcessSource() != "" {
+		res.ProcessSource = pw.ProcessSource()
+		go t.watchProcs(pw, procsDone)
+	} else {
+		close(procsDone)
+	}
 
 	ev := model.Evidence{}
 	env := []string{"HEADROOM_SEED=" + strconv.FormatUint(t.trial.Seed, 10), "HEADROOM_TRIAL=" + t.trial.ID}
@@ -154,6 +162,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	final, rmErr := sb.Remove(rmCtx)
 	cancelRm()
 	<-monitorDone
+	<-procsDone
 	res.End = time.Now()
 
 	t.mu.Lock()
@@ -589,6 +598,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				if n := len(t.res.OOMs); o.Process != "" && n > 0 && t.res.OOMs[n-1].Process == "" {
 					oe := &t.res.OOMs[n-1]
 					oe.Process, oe.PID, oe.RSSBytes = o.Process, o.PID, o.RSSBytes
+					t.nameKill(n - 1)
 					detail := *oe
 					t.mu.Unlock()
 					t.emit(OOMKill{Base: Base{Trial: t.trial.ID, Time: time.Now()}, OOM: detail, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
@@ -600,6 +610,8 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.kills = o.Count
 			oe := model.OOMEvent{At: o.Time, Step: t.step, Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
 			t.res.OOMs = append(t.res.OOMs, oe)
+			t.nameKill(len(t.res.OOMs) - 1)
+			oe = t.res.OOMs[len(t.res.OOMs)-1]
 			close(t.oomNotify)
 			t.oomNotify = make(chan struct{})
 			t.mu.Unlock()

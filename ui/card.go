@@ -124,6 +124,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if v.Step != nil {
 			el := secs(c.now.Sub(v.StepAt))
 			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, p.bold.Render(v.Step.Step.Name), v.Step.Step.Show, p.muted.Render(el)), inner))
+			if a := v.CurrentActivity(); a != nil && a.Command != v.Step.Step.Show {
+				lines = append(lines, activityLine(p, a, inner))
+			}
 		} else if len(v.Steps) > 0 {
 			lines = append(lines, st.Muted.Render("finishing: reading the engine's verdict, removing the container…"))
 		} else {

@@ -66,7 +66,11 @@ func (d *detailScreen) layout(h int) (chartH, logH int) {
 	if d.v != nil {
 		steps = min(len(d.v.Steps), 6)
 	}
-	logH = max(h-chartH-steps-6-len(d.phaseLines()), 3)
+	acts := 0
+	if d.v != nil && len(d.v.Activities) > 0 {
+		acts = 1 + min(len(d.v.Activities), maxActivityRows)
+	}
+	logH = max(h-chartH-steps-acts-6-len(d.phaseLines()), 3)
 	return chartH, logH
 }
 
@@ -297,6 +301,7 @@ func (d *detailScreen) View(c *Common) string {
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
 	}
+	out = append(out, activityRows(st, v, w)...)
 	img := v.Image
 	if img == "" {
 		img = "IMAGE"

@@ -52,6 +52,9 @@ type TrialView struct {
 	OOMs      []model.OOMEvent
 	Result    *model.TrialResult
 	KillLimit int64
+	// Activities are the processes the steps started (the runner caps
+	// how many), in the order they were seen.
+	Activities []model.Activity
 }
 
 // Killed says whether any OOM kill landed in the trial: one seen as it
@@ -179,6 +182,14 @@ func (s *SweepState) Apply(e runner.Event) {
 			ev := e
 			s.LastOOM = &ev
 		}
+	case runner.ActivityStarted:
+		if v != nil {
+			v.Activities = append(v.Activities, e.Activity)
+		}
+	case runner.ActivityEnded:
+		if v != nil {
+			v.endActivity(e.Activity)
+		}
 	case runner.StepEnded:
 		if v != nil {
 			v.Steps = append(v.Steps, e.Result)
@@ -197,6 +208,9 @@ func (s *SweepState) Apply(e runner.Event) {
 			// The record is final: a traced command's status may be
 			// learnt after its step's live event.
 			v.Steps = r.Steps
+		}
+		if len(r.Activities) > 0 {
+			v.Activities = r.Activities
 		}
 		if len(v.OOMs) == 0 {
 			v.OOMs = r.OOMs

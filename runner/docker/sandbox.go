@@ -33,6 +33,7 @@ type sandbox struct {
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
 	side    *sidecars
+	pw      procWatch
 
 	// Who stopped the container (faults.go).
 	stops stopWitness
@@ -141,6 +142,7 @@ func (s *sandbox) eventOOM(at time.Time, _ int64) {
 }
 
 func (s *sandbox) startSampling(pid func() int) {
+	defer s.startProcs()
 	if !s.b.opts.ForceStats {
 		cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, 0)
 		if err != nil {

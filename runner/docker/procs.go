@@ -1,0 +1,215 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// The process watch: the container's processes read from the host (the
+// cgroup's process list and /proc) with no tool in the container, or,
+// where /proc cannot be read (a remote engine), the engine's top.
+const (
+	procEvery    = 100 * time.Millisecond // /proc: 10 Hz
+	topEvery     = 500 * time.Millisecond // the engine's top: an API call each
+	maxProcsRead = 256                    // per sample; the rest are counted
+	clockTicks   = 100                    // USER_HZ on Linux
+)
+
+// procWatch is a sandbox's process watch.
+type procWatch struct {
+	source string
+	ch     chan runner.ProcSample
+	cmds   map[procID]string // command lines by process, read once
+}
+
+type procID struct {
+	pid   int
+	ticks int64
+}
+
+func (s *sandbox) Processes() <-chan runner.ProcSample { return s.pw.ch }
+func (s *sandbox) ProcessSource() string               { return s.pw.source }
+
+var bootTime = sync.OnceValue(func() time.Time {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return time.Unix(n, 0)
+			}
+		}
+	}
+	return time.Time{}
+})
+
+// startProcs starts the watch: /proc where the cgroup is readable, else
+// the engine's top; it ends when the sandbox is removed.
+func (s *sandbox) startProcs() {
+	s.pw.ch = make(chan runner.ProcSample, 4)
+	s.pw.cmds = map[procID]string{}
+	if s.cg != nil && !bootTime().IsZero() {
+		if _, err := os.ReadFile(filepath.Join(s.cg.memDir, "cgroup.procs")); err == nil {
+			s.pw.source = "proc"
+			go s.watch(procEvery, s.readProcs)
+			return
+		}
+	}
+	s.pw.source = "top"
+	go s.watch(topEvery, s.readTop)
+}
+
+func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSample, bool)) {
+	defer close(s.pw.ch)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case now := <-tick.C:
+			ps, ok := read(now)
+			if !ok {
+				continue
+			}
+			select {
+			case s.pw.ch <- ps:
+			case <-s.quit:
+				return
+			default: // the runner is behind: this sample is skipped
+			}
+		}
+	}
+}
+
+// readProcs reads the cgroup's processes and each one's /proc files.
+func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
+	data, err := os.ReadFile(filepath.Join(s.cg.memDir, "cgroup.procs"))
+	if err != nil {
+		return runner.ProcSample{}, false
+	}
+	ps := runner.ProcSample{Time: now}
+	alive := map[procID]bool{}
+	for _, f := range bytes.Fields(data) {
+		pid, err := strconv.Atoi(string(f))
+		if err != nil {
+			continue
+		}
+		if len(ps.Procs) >= maxProcsRead {
+			ps.Truncated++
+			continue
+		}
+		p, id, ok := s.readProc(pid)
+		if !ok {
+			continue // gone between the list and its files
+		}
+		alive[id] = true
+		ps.Procs = append(ps.Procs, p)
+	}
+	for id := range s.pw.cmds {
+		if !alive[id] {
+			delete(s.pw.cmds, id)
+		}
+	}
+	return ps, true
+}
+
+func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return runner.Proc{}, procID{}, false
+	}
+	comm, ppid, ticks, ok := parseProcStat(stat)
+	if !ok {
+		return runner.Proc{}, procID{}, false
+	}
+	p := runner.Proc{PID: pid, PPID: ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks)}
+	if statm, err := os.ReadFile(dir + "/statm"); err == nil {
+		if f := bytes.Fields(statm); len(f) > 1 {
+			pages, _ := strconv.ParseInt(string(f[1]), 10, 64)
+			p.RSSBytes = pages * int64(os.Getpagesize())
+		}
+	}
+	id := procID{pid, ticks}
+	cmd, ok := s.pw.cmds[id]
+	if !ok {
+		cmd = "[" + comm + "]"
+		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
+			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
+		}
+		// A process that has just forked still shows its parent's
+		// command line until it execs: read it again next time.
+		if time.Since(p.Started) > 50*time.Millisecond {
+			s.pw.cmds[id] = cmd
+		}
+	}
+	p.Command = cmd
+	return p, id, true
+}
+
+// parseProcStat reads /proc/<pid>/stat's command name, parent and start
+// time (clock ticks since boot). The name is in parentheses and may hold
+// spaces and parentheses itself, so the fields are counted from the last ')'.
+func parseProcStat(b []byte) (comm string, ppid int, ticks int64, ok bool) {
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return "", 0, 0, false
+	}
+	comm = string(b[open+1 : end])
+	f := bytes.Fields(b[end+1:])
+	// f[0] is the state (field 3); ppid is field 4, starttime field 22.
+	if len(f) < 20 {
+		return "", 0, 0, false
+	}
+	pp, err1 := strconv.Atoi(string(f[1]))
+	st, err2 := strconv.ParseInt(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, false
+	}
+	return comm, pp, st, true
+}
+
+// readTop asks the engine for the container's processes (its top runs ps
+// on the engine's host): coarser, and without start times.
+func (s *sandbox) readTop(now time.Time) (runner.ProcSample, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	top, err := s.b.cli.ContainerTop(ctx, s.id, []string{"-o", "pid,ppid,rss,args"})
+	if err != nil {
+		return runner.ProcSample{}, false
+	}
+	col := map[string]int{}
+	for i, t := range top.Titles {
+		col[strings.ToUpper(t)] = i
+	}
+	ip, ipp, irss, iargs := col["PID"], col["PPID"], col["RSS"], col["COMMAND"]
+	if _, ok := col["COMMAND"]; !ok {
+		iargs = len(top.Titles) - 1
+	}
+	ps := runner.ProcSample{Time: now}
+	for _, row := range top.Processes {
+		if len(row) < len(top.Titles) {
+			continue
+		}
+		if len(ps.Procs) >= maxProcsRead {
+			ps.Truncated++
+			continue
+		}
+		pid, _ := strconv.Atoi(row[ip])
+		ppid, _ := strconv.Atoi(row[ipp])
+		rssKiB, _ := strconv.ParseInt(row[irss], 10, 64)
+		ps.Procs = append(ps.Procs, runner.Proc{PID: pid, PPID: ppid, Command: row[iargs], RSSBytes: rssKiB * 1024})
+	}
+	return ps, true
+}

@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Proc is one process of a sandbox at one sample, as the host sees it.
+type Proc struct {
+	PID, PPID int
+	// Started is when the process started (from /proc; zero when the
+	// source cannot say); Started and PID identify it.
+	Started  time.Time
+	Command  string // full command line
+	RSSBytes int64
+}
+
+// ProcSample is the sandbox's process list at one moment. Truncated
+// counts processes beyond the cap that were not read.
+type ProcSample struct {
+	Time      time.Time
+	Procs     []Proc
+	Truncated int
+}
+
+// ProcessWatcher is a sandbox that watches its processes from the host.
+// ProcessSource says how ("proc": the cgroup's process list and /proc;
+// "top": the engine's top, coarser; "" when it cannot).
+type ProcessWatcher interface {
+	Processes() <-chan ProcSample
+	ProcessSource() string
+}
+
+// ActivityStarted: a process a step started has lived past the threshold.
+type ActivityStarted struct {
+	Base
+	Activity model.Activity
+}
+
+// ActivityEnded: an activity's process is gone (or the trial ended).
+type ActivityEnded struct {
+	Base
+	Activity model.Activity
+}
+
+// Bounds on what the process watch keeps, so that a fork loop costs
+// neither memory nor record size.
+const (
+	// ActivityThreshold is how long a process must live to be recorded.
+	ActivityThreshold = 200 * time.Millisecond
+	// MaxActivities per trial; the rest are counted (ActivitiesDropped).
+	MaxActivities = 200
+	// MaxTreeProcs in a kill's stored process tree (largest RSS first).
+	MaxTreeProcs  = 32
+	maxCommandLen = 512
+)
+
+type procKey struct {
+	pid     int
+	started int64
+}
+
+type trackedProc struct {
+	proc      Proc
+	firstSeen time.Time
+	step      string
+	peak      int64
+	activity  int // index in the record's activities; -1 not (yet) one, -2 dropped
+}
+
+// procTracker turns process samples into activities; guarded by the
+// trial's mutex.
+type procTracker struct {
+	started    bool
+	init       map[procKey]bool // the container's own first processes
+	seen       map[procKey]*trackedProc
+	last, prev []Proc
+	// unnamed are kills whose process the kernel did not name: the next
+	// sample names the largest process that vanished.
+	unnamed []int
+}
+
+func keyOf(p Proc) procKey { return procKey{p.PID, p.Started.UnixNano()} }
+
+// watchProcs follows the sandbox's process samples until they end.
+func (t *trialRun) watchProcs(pw ProcessWatcher, done chan<- struct{}) {
+	defer close(done)
+	for s := range pw.Processes() {
+		t.procSample(s)
+	}
+	t.endActivities(time.Now())
+}
+
+func (t *trialRun) procSample(s ProcSample) {
+	var events []Event
+	t.mu.Lock()
+	pt := &t.procs
+	for i := range s.Procs {
+		s.Procs[i].Command = t.r.redact(clipCommand(s.Procs[i].Command))
+	}
+	if !pt.started {
+		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}
+		for _, p := range s.Procs {
+			pt.init[keyOf(p)] = true
+		}
+	}
+	present := make(map[procKey]bool, len(s.Procs))
+	for _, p := range s.Procs {
+		k := keyOf(p)
+		present[k] = true
+		if pt.init[k] {
+			continue
+		}
+		tp := pt.seen[k]
+		if tp == nil {
+			tp = &trackedProc{proc: p, firstSeen: s.Time, step: t.step, activity: -1}
+			pt.seen[k] = tp
+		}
+		tp.proc.RSSBytes = p.RSSBytes
+		tp.peak = max(tp.peak, p.RSSBytes)
+		if tp.activity >= 0 {
+			t.res.Activities[tp.activity].PeakRSSBytes = tp.peak
+			continue
+		}
+		born := p.Started
+		if born.IsZero() {
+			born = tp.firstSeen
+		}
+		if tp.activity == -1 && s.Time.Sub(born) >= ActivityThreshold {
+			if len(t.res.Activities) >= MaxActivities {
+				tp.activity = -2
+				t.res.ActivitiesDropped++
+				continue
+			}
+			a := model.Activity{Step: tp.step, PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
+			tp.activity = len(t.res.Activities)
+			t.res.Activities = append(t.res.Activities, a)
+			events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
+		}
+	}
+	t.res.ActivitiesDropped += s.Truncated
+	var vanished []*trackedProc
+	for k, tp := range pt.seen {
+		if present[k] {
+			continue
+		}
+		delete(pt.seen, k)
+		vanished = append(vanished, tp)
+		if tp.activity >= 0 {
+			a := &t.res.Activities[tp.activity]
+			a.End = s.Time
+			events = append(events, ActivityEnded{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
+		}
+	}
+	// A kill the kernel did not name: the largest process gone since.
+	if len(pt.unnamed) > 0 && len(vanished) > 0 {
+		big := slices.MaxFunc(vanished, func(a, b *trackedProc) int { return cmp.Compare(a.proc.RSSBytes, b.proc.RSSBytes) })
+		for _, i := range pt.unnamed {
+			if oe := &t.res.OOMs[i]; oe.Command == "" {
+				oe.Command = big.proc.Command
+				if big.activity >= 0 {
+					t.res.Activities[big.activity].OOMKilled = true
+				}
+				events = append(events, OOMKill{Base: Base{Trial: t.trial.ID, Time: s.Time}, OOM: *oe, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
+			}
+		}
+		pt.unnamed = nil
+	}
+	pt.prev, pt.last = pt.last, s.Procs
+	t.mu.Unlock()
+	for _, e := range events {
+		t.emit(e)
+	}
+}
+
+// nameKill fills a kill's command line and the process tree at the last
+// sample that still had the killed process; with no pid from the kernel,
+// the next sample names it. Called with t.mu held.
+func (t *trialRun) nameKill(i int) {
+	pt := &t.procs
+	oe := &t.res.OOMs[i]
+	tree := pt.last
+	if oe.PID != 0 {
+		for _, snap := range [][]Proc{pt.last, pt.prev} {
+			if j := slices.IndexFunc(snap, func(p Proc) bool { return p.PID == oe.PID }); j >= 0 {
+				oe.Command, tree = snap[j].Command, snap
+				break
+			}
+		}
+		for j := len(t.res.Activities) - 1; j >= 0; j-- {
+			if t.res.Activities[j].PID == oe.PID {
+				t.res.Activities[j].OOMKilled = true
+				break
+			}
+		}
+	} else if !slices.Contains(pt.unnamed, i) {
+		pt.unnamed = append(pt.unnamed, i)
+	}
+	if len(oe.Tree) == 0 || oe.PID != 0 {
+		oe.Tree = processTree(tree)
+	}
+}
+
+// processTree is a sample as a record: largest RSS first, capped.
+func processTree(procs []Proc) []model.ProcessInfo {
+	out := make([]model.ProcessInfo, 0, min(len(procs), MaxTreeProcs))
+	for _, p := range procs {
+		out = append(out, model.ProcessInfo{PID: p.PID, PPID: p.PPID, Command: p.Command, RSSBytes: p.RSSBytes})
+	}
+	slices.SortStableFunc(out, func(a, b model.ProcessInfo) int { return cmp.Compare(b.RSSBytes, a.RSSBytes) })
+	if len(out) > MaxTreeProcs {
+		out = out[:MaxTreeProcs]
+	}
+	return out
+}
+
+// endActivities closes the activities still open when the watch ends.
+func (t *trialRun) endActivities(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range t.res.Activities {
+		if t.res.Activities[i].End.IsZero() {
+			t.res.Activities[i].End = at
+		}
+	}
+	t.procs.seen = nil
+}
+
+func clipCommand(s string) string {
+	if len(s) > maxCommandLen {
+		return s[:maxCommandLen] + "…"
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package ui
+
+import (
+	"fmt"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
+)
+
+// endActivity records that an activity's process is gone.
+func (t *TrialView) endActivity(a model.Activity) {
+	for i := len(t.Activities) - 1; i >= 0; i-- {
+		if t.Activities[i].PID == a.PID && t.Activities[i].Start.Equal(a.Start) {
+			t.Activities[i] = a
+			return
+		}
+	}
+}
+
+// CurrentActivity is the newest activity still running, if any.
+func (t *TrialView) CurrentActivity() *model.Activity {
+	for i := len(t.Activities) - 1; i >= 0; i-- {
+		if t.Activities[i].End.IsZero() {
+			return &t.Activities[i]
+		}
+	}
+	return nil
+}
+
+// activityLine is a card's line for the running activity under the step:
+// `↳ pip install pandas  212M`.
+func activityLine(p *paints, a *model.Activity, inner int) string {
+	return clip(fmt.Sprintf("  ↳ %s  %s", a.Command, p.muted.Render(mib(a.PeakRSSBytes))), inner)
+}
+
+// maxActivityRows is how many activities the trial detail lists.
+const maxActivityRows = 4
+
+// activityRows is the trial detail's table of activities: the largest
+// peaks, with their step, time and whether the kernel killed them.
+func activityRows(st themes.Styles, v *TrialView, w int) []string {
+	if len(v.Activities) == 0 {
+		return nil
+	}
+	shown := largestActivities(v.Activities, maxActivityRows)
+	cmdW := min(60, max(16, w-40))
+	out := []string{st.Bold.Render(clip(fmt.Sprintf("%-*s %8s %8s %s", cmdW, fmt.Sprintf("processes (%d, largest first)", len(v.Activities)), "time", "peak", "step"), w))}
+	end := v.Ended
+	if end.IsZero() && len(v.Samples) > 0 {
+		end = v.Samples[len(v.Samples)-1].Time
+	}
+	for _, a := range shown {
+		line := fmt.Sprintf("%-*s %8s %8s %s", cmdW, clip(a.Command, cmdW), secs(a.Duration(end)), mib(a.PeakRSSBytes), a.Step)
+		if a.OOMKilled {
+			out = append(out, st.OOM.Render(clip(line+"  killed", w)))
+			continue
+		}
+		out = append(out, clip(line, w))
+	}
+	return out
+}
+
+// largestActivities are the n activities with the highest peaks, in the
+// order they started.
+func largestActivities(all []model.Activity, n int) []model.Activity {
+	if len(all) <= n {
+		return all
+	}
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	// A partial selection: n is small.
+	for k := 0; k < n; k++ {
+		best := k
+		for j := k + 1; j < len(idx); j++ {
+			if all[idx[j]].PeakRSSBytes > all[idx[best]].PeakRSSBytes {
+				best = j
+			}
+		}
+		idx[k], idx[best] = idx[best], idx[k]
+	}
+	top := idx[:n]
+	for i := 1; i < len(top); i++ {
+		for j := i; j > 0 && top[j] < top[j-1]; j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+	}
+	out := make([]model.Activity, n)
+	for i, k := range top {
+		out[i] = all[k]
+	}
+	return out
+}
