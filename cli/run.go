@@ -383,10 +383,16 @@ type progress struct {
 	plan  map[string]model.Trial
 	// notRunTold are the tasks that could not run whose reason was given.
 	notRunTold map[string]bool
+	// activities printed per trial, up to progressActivities.
+	activities map[string]int
 }
 
+// progressActivities is how many activity lines a trial prints; the
+// record has them all.
+const progressActivities = 12
+
 func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}}
+	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}}
 }
 
 func (p *progress) label(id string) string {
@@ -400,16 +406,26 @@ func (p *progress) event(ev runner.Event) {
 		p.plan[ev.Trial.ID] = ev.Trial
 	case runner.OOMKill:
 		if ev.Detail {
-			fmt.Fprintf(p.w, "       %s: the kernel killed %s, pid %d, rss %s\n", ev.TrialID(), ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+			fmt.Fprintf(p.w, "       %s: the kernel killed %s\n", ev.TrialID(), killedWhat(ev.OOM))
 			return
 		}
 		what := ""
-		if ev.OOM.Process != "" {
-			what = fmt.Sprintf(": %s, pid %d, rss %s", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+		if ev.OOM.Process != "" || ev.OOM.Command != "" {
+			what = ": " + killedWhat(ev.OOM)
 		}
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
+	case runner.ActivityStarted:
+		n := p.activities[ev.TrialID()]
+		p.activities[ev.TrialID()] = n + 1
+		switch {
+		case n < progressActivities:
+			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), ev.Activity.Step, ev.Activity.Command)
+		case n == progressActivities:
+			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
+		}
 	case runner.TrialEnded:
+		delete(p.activities, ev.TrialID())
 		p.done++
 		r := ev.Result
 		var steps []string
@@ -419,6 +435,9 @@ func (p *progress) event(ev runner.Event) {
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
 			r.Outcome, p.label(r.ID), model.FormatBytes(r.PeakWorkingSetBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
+		if r.Install != nil {
+			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %d step(s)\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), r.Install.Steps)
+		}
 		switch {
 		case r.TaskNotRun && p.notRunTold[r.Task]:
 		case r.TaskNotRun:
@@ -428,4 +447,17 @@ func (p *progress) event(ev runner.Event) {
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
 		}
 	}
+}
+
+// killedWhat names a killed process: its command line where the process
+// watch saw it, the kernel's name for it, pid and rss where its log said.
+func killedWhat(o model.OOMEvent) string {
+	what := o.Command
+	if what == "" {
+		what = o.Process
+	}
+	if o.PID != 0 {
+		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
+	}
+	return what
 }

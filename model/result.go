@@ -138,7 +138,10 @@ type TrialResult struct {
 	// went unrecorded past the cap.
 	Activities        []Activity `json:"activities,omitempty"`
 	ActivitiesDropped int        `json:"activities_dropped,omitempty"`
-	ProcessSource     string     `json:"process_source,omitempty"`
+	// ProcessesUnread is the most processes one sample left unread past
+	// the watch's cap (a fork storm).
+	ProcessesUnread int    `json:"processes_unread,omitempty"`
+	ProcessSource   string `json:"process_source,omitempty"`
 }
 
 // HostLoad is the host's state at one moment.

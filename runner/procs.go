@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -141,7 +142,7 @@ func (t *trialRun) procSample(s ProcSample) {
 			events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
 		}
 	}
-	t.res.ActivitiesDropped += s.Truncated
+	t.res.ProcessesUnread = max(t.res.ProcessesUnread, s.Truncated)
 	var vanished []*trackedProc
 	for k, tp := range pt.seen {
 		if present[k] {
@@ -229,7 +230,15 @@ func (t *trialRun) endActivities(at time.Time) {
 	t.procs.seen = nil
 }
 
+// clipCommand makes a command line one bounded line: its arguments'
+// newlines and tabs (a `python3 -c` script) become spaces.
 func clipCommand(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
 	if len(s) > maxCommandLen {
 		return s[:maxCommandLen] + "…"
 	}

@@ -172,7 +172,11 @@ func (s *SweepState) Apply(e runner.Event) {
 	case runner.OOMKill:
 		if v != nil && e.Detail && len(v.OOMs) > 0 {
 			v.OOMs[len(v.OOMs)-1] = e.OOM
-			v.log("==> the kernel killed " + e.OOM.Process)
+			what := e.OOM.Command
+			if what == "" {
+				what = e.OOM.Process
+			}
+			v.log("==> the kernel killed " + what)
 			break
 		}
 		if v != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,7 +126,12 @@ func TestInstalledAgentChildKillIsNamed(t *testing.T) {
 func TestForkHeavyAgentStaysBounded(t *testing.T) {
 	needDebian(t)
 	task := installedAgentTask(t, "fork-heavy", "256M")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
 	results, evs := sweep(t, newBackend(t, Options{Owner: oldOwner()}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
 	res := results[0]
 	if res.Outcome != model.Passed {
 		t.Fatalf("%s (%s)", res.Outcome, res.Reason)
@@ -144,8 +150,9 @@ func TestForkHeavyAgentStaysBounded(t *testing.T) {
 	if len(data) > 256<<10 {
 		t.Errorf("the record is %d bytes", len(data))
 	}
-	t.Logf("fork-heavy: %d activities recorded, %d dropped, %d activity events, record %d bytes, trial %s",
-		len(res.Activities), res.ActivitiesDropped, actEvents, len(data), res.End.Sub(res.Start))
+	t.Logf("fork-heavy: %d activities recorded, %d dropped, %d processes unread in the fullest sample, %d activity events, record %d bytes, trial %s, test heap %s before and %s after (every event kept)",
+		len(res.Activities), res.ActivitiesDropped, res.ProcessesUnread, actEvents, len(data), res.End.Sub(res.Start),
+		model.FormatBytes(int64(before.HeapInuse)), model.FormatBytes(int64(after.HeapInuse)))
 }
 
 // oldOwner is this process's owner label without its start time: headroom

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An installed agent from --agents-dir is a task · agent row, and while
+// its script's python3 child runs, the card's current line is that
+// child's command, under the script's step.
+func TestConsoleShowsTheAgentsChildAsItsActivity(t *testing.T) {
+	need(t, "the Debian cache image (make real-images)", exec.Command("docker", "image", "inspect", "headroom-debian:bookworm-ds-cache"))
+	tasks, agentsDir := t.TempDir(), t.TempDir()
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(tasks, "child.toml"), `
+[task]
+name = "e2e/child"
+[environment]
+image = "headroom-debian:bookworm-ds-cache"
+memory = "256M"
+[verifier]
+command = ["test", "-f", "/tmp/solved"]
+[[agents]]
+name = "nop"
+  [[agents.steps]]
+  name = "nothing"
+  command = ["true"]
+`)
+	write(filepath.Join(agentsDir, "sleepy-child.toml"), `
+name = "sleepy-child"
+description = "e2e: a script whose python3 child holds 64 MiB for 8 s"
+[run]
+command = "sh {{.FilesDir}}/agent.sh"
+[files]
+"agent.sh" = '''
+echo thinking
+python3 -c 'import time; b = bytearray(64 << 20); time.sleep(8)'
+echo solved > /tmp/solved
+'''
+`)
+	tm, _ := startConsole(t, "agentchild", 120, 40, "--tasks-dir", tasks, "--agents-dir", agentsDir, "--repeats", "1")
+	tm.waitFor(2*time.Minute, "e2e/child", "sleepy-child", "repeats 1")
+	tm.keys("/")
+	for _, r := range "sleepy" {
+		tm.keys(string(r))
+	}
+	tm.keys("Enter")
+	// The filter leaves the real tasks' rows of the agent, then ours.
+	tm.waitFor(10*time.Second, "real/bn-fit-install ", "e2e/child ")
+	tm.keys("Down", "Down", "Space")
+	tm.waitFor(10*time.Second, "Tasks · 1 of", "[x] e2e/child")
+	// Ratios: uncapped only (1x and 3x off).
+	tm.keys("Tab", "Space", "Right", "Right", "Right", "Space")
+	tm.waitFor(10*time.Second, "1 trial")
+	tm.keys("Enter")
+	live := tm.waitUntil(2*time.Minute, "the child's command as the current activity", func(s string) bool {
+		return strings.Contains(s, "↳ python3 -c import time")
+	})
+	t.Logf("live view with the activity:\n%s", live)
+	tm.keys("3")
+	tm.waitFor(2*time.Minute, "1/1 +", "finished 1/1")
+	tm.keys("q")
+	tm.waitFor(time.Minute, "headroom exited 0")
+}
