@@ -416,6 +416,9 @@ func (p *progress) event(ev runner.Event) {
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
 	case runner.ActivityStarted:
+		if ev.Activity.Command == ev.Activity.Step {
+			return // the traced command itself: its step line says it
+		}
 		n := p.activities[ev.TrialID()]
 		p.activities[ev.TrialID()] = n + 1
 		switch {

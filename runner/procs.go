@@ -35,7 +35,10 @@ type ProcessWatcher interface {
 	ProcessSource() string
 }
 
-// ActivityStarted: a process a step started has lived past the threshold.
+// ActivityStarted: a process has lived past the threshold (sent again,
+// same PID and Start, when an exec changes its command); it belongs to
+// the step running then (a traced command's trace line can trail its
+// process by a sample, so not the step running when it was first seen).
 type ActivityStarted struct {
 	Base
 	Activity model.Activity
@@ -67,7 +70,6 @@ type procKey struct {
 type trackedProc struct {
 	proc      Proc
 	firstSeen time.Time
-	step      string
 	peak      int64
 	activity  int // index in the record's activities; -1 not (yet) one, -2 dropped
 }
@@ -100,7 +102,7 @@ func (t *trialRun) procSample(s ProcSample) {
 	t.mu.Lock()
 	pt := &t.procs
 	for i := range s.Procs {
-		s.Procs[i].Command = t.r.redact(clipCommand(s.Procs[i].Command))
+		s.Procs[i].Command = t.r.redact(clipCommand(untrace(s.Procs[i].Command)))
 	}
 	if !pt.started {
 		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}
@@ -117,26 +119,33 @@ func (t *trialRun) procSample(s ProcSample) {
 		}
 		tp := pt.seen[k]
 		if tp == nil {
-			tp = &trackedProc{proc: p, firstSeen: s.Time, step: t.step, activity: -1}
+			tp = &trackedProc{proc: p, firstSeen: s.Time, activity: -1}
 			pt.seen[k] = tp
 		}
 		tp.proc.RSSBytes = p.RSSBytes
 		tp.peak = max(tp.peak, p.RSSBytes)
 		if tp.activity >= 0 {
-			t.res.Activities[tp.activity].PeakRSSBytes = tp.peak
+			a := &t.res.Activities[tp.activity]
+			a.PeakRSSBytes = tp.peak
+			if a.Command != p.Command {
+				// Seen between its fork and its exec: now it is what it ran.
+				a.Command = p.Command
+				events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
+			}
 			continue
 		}
 		born := p.Started
 		if born.IsZero() {
 			born = tp.firstSeen
 		}
-		if tp.activity == -1 && s.Time.Sub(born) >= ActivityThreshold {
+		tp.proc.Command = p.Command // an exec changes it
+		if tp.activity == -1 && s.Time.Sub(born) >= ActivityThreshold && !isEngineShim(p.Command) {
 			if len(t.res.Activities) >= MaxActivities {
 				tp.activity = -2
 				t.res.ActivitiesDropped++
 				continue
 			}
-			a := model.Activity{Step: tp.step, PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
+			a := model.Activity{Step: t.step, PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
 			tp.activity = len(t.res.Activities)
 			t.res.Activities = append(t.res.Activities, a)
 			events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
@@ -243,4 +252,22 @@ func clipCommand(s string) string {
 		return s[:maxCommandLen] + "…"
 	}
 	return s
+}
+
+// isEngineShim is the engine's own process that becomes an exec'd step
+// (runc's init, before its exec): not something the agent started.
+func isEngineShim(cmd string) bool {
+	return cmd == "runc init" || strings.HasPrefix(cmd, "runc init ") || strings.HasPrefix(cmd, tracedPrefix)
+}
+
+// tracedPrefix marks headroom's own trace wrapper in a process list.
+const tracedPrefix = "(headroom trace) "
+
+// untrace shows headroom's trace wrapper (sh -c '<wrapper>' headroom-trace
+// ARGS) as the script it runs.
+func untrace(cmd string) string {
+	if rest, ok := strings.CutPrefix(cmd, "sh -c "+traceWrapper+" headroom-trace "); ok {
+		return tracedPrefix + rest
+	}
+	return cmd
 }

@@ -7,14 +7,16 @@ import (
 	"github.com/headroom-eval/headroom/themes"
 )
 
-// endActivity records that an activity's process is gone.
-func (t *TrialView) endActivity(a model.Activity) {
+// endActivity updates an activity already listed (its process is gone,
+// or an exec changed its command); false when it is not listed.
+func (t *TrialView) endActivity(a model.Activity) bool {
 	for i := len(t.Activities) - 1; i >= 0; i-- {
 		if t.Activities[i].PID == a.PID && t.Activities[i].Start.Equal(a.Start) {
 			t.Activities[i] = a
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // CurrentActivity is the newest activity still running, if any.

@@ -187,7 +187,7 @@ func (s *SweepState) Apply(e runner.Event) {
 			s.LastOOM = &ev
 		}
 	case runner.ActivityStarted:
-		if v != nil {
+		if v != nil && !v.endActivity(e.Activity) {
 			v.Activities = append(v.Activities, e.Activity)
 		}
 	case runner.ActivityEnded:

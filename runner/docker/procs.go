@@ -27,8 +27,12 @@ const (
 type procWatch struct {
 	source string
 	ch     chan runner.ProcSample
-	cmds   map[procID]string // command lines by process, read once
+	cmds   map[procID]procCmd // command lines by process, read once per exec
 }
+
+// procCmd is a command line read for a process and the name it had then:
+// an exec changes the name (the engine's `runc init` becomes the step).
+type procCmd struct{ comm, cmd string }
 
 type procID struct {
 	pid   int
@@ -57,7 +61,7 @@ var bootTime = sync.OnceValue(func() time.Time {
 // the engine's top; it ends when the sandbox is removed.
 func (s *sandbox) startProcs() {
 	s.pw.ch = make(chan runner.ProcSample, 4)
-	s.pw.cmds = map[procID]string{}
+	s.pw.cmds = map[procID]procCmd{}
 	if s.cg != nil && !bootTime().IsZero() {
 		if _, err := os.ReadFile(filepath.Join(s.cg.memDir, "cgroup.procs")); err == nil {
 			s.pw.source = "proc"
@@ -142,8 +146,9 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 		}
 	}
 	id := procID{pid, ticks}
-	cmd, ok := s.pw.cmds[id]
-	if !ok {
+	c, ok := s.pw.cmds[id]
+	cmd := c.cmd
+	if !ok || c.comm != comm {
 		cmd = "[" + comm + "]"
 		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
 			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
@@ -151,7 +156,7 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 		// A process that has just forked still shows its parent's
 		// command line until it execs: read it again next time.
 		if time.Since(p.Started) > 50*time.Millisecond {
-			s.pw.cmds[id] = cmd
+			s.pw.cmds[id] = procCmd{comm, cmd}
 		}
 	}
 	p.Command = cmd
