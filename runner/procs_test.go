@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+func newTestTrial() (*trialRun, *[]Event) {
+	var evs []Event
+	t := &trialRun{r: &Runner{redact: Redactor(map[string]string{"KEY": "sk-secret-123"})}, trial: model.Trial{ID: "t1"}}
+	t.emit = func(e Event) { evs = append(evs, e) }
+	return t, &evs
+}
+
+// Processes become activities once they live past the threshold, under
+// the step running then, redacted and on one line; a kill the kernel names
+// by pid gets the command line and the tree at the last sample before it;
+// a kill it does not name gets the largest process gone at the next sample.
+func TestProcessSamplesBecomeActivities(t *testing.T) {
+	tr, evs := newTestTrial()
+	t0 := time.Unix(1000, 0)
+	init := Proc{PID: 1, Command: "sleep infinity", Started: t0.Add(-time.Minute)}
+	script := Proc{PID: 10, PPID: 1, Command: "sh agent.sh", Started: t0, RSSBytes: model.MiB}
+	child := Proc{PID: 11, PPID: 10, Command: "python3 -c 'x = 1\nprint(x)' --key sk-secret-123", Started: t0.Add(100 * time.Millisecond), RSSBytes: 50 * model.MiB}
+	brief := Proc{PID: 12, PPID: 10, Command: "true", Started: t0.Add(150 * time.Millisecond)}
+	tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{init}})
+	tr.step = "sh agent.sh"
+	tr.procSample(ProcSample{Time: t0.Add(200 * time.Millisecond), Procs: []Proc{init, script, child, brief}})
+	child.RSSBytes = 90 * model.MiB
+	tr.procSample(ProcSample{Time: t0.Add(400 * time.Millisecond), Procs: []Proc{init, script, child}})
+	acts := tr.res.Activities
+	if len(acts) != 2 || acts[0].Command != "sh agent.sh" || acts[1].Command != "python3 -c 'x = 1 print(x)' --key [redacted KEY]" || acts[1].PeakRSSBytes != 90*model.MiB || acts[1].Step != "sh agent.sh" {
+		t.Fatalf("activities %+v", acts)
+	}
+	// The kernel names pid 11.
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{PID: 11})
+	tr.nameKill(0)
+	k := tr.res.OOMs[0]
+	if !strings.HasPrefix(k.Command, "python3 -c") || len(k.Tree) != 3 || k.Tree[0].PID != 11 || k.Tree[0].RSSBytes != 90*model.MiB || !tr.res.Activities[1].OOMKilled {
+		t.Errorf("kill %+v", k)
+	}
+	// A kill with no pid: named by the next sample.
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{})
+	tr.nameKill(1)
+	tr.procSample(ProcSample{Time: t0.Add(600 * time.Millisecond), Procs: []Proc{init}})
+	if got := tr.res.OOMs[1].Command; got != "sh agent.sh" && !strings.HasPrefix(got, "python3") {
+		t.Errorf("unnamed kill named %q", got)
+	}
+	if tr.res.Activities[0].End.IsZero() || tr.res.Activities[1].End.IsZero() {
+		t.Errorf("vanished activities not ended: %+v", tr.res.Activities)
+	}
+	var started, ended int
+	for _, e := range *evs {
+		switch e.(type) {
+		case ActivityStarted:
+			started++
+		case ActivityEnded:
+			ended++
+		}
+	}
+	if started != 2 || ended != 2 {
+		t.Errorf("%d started, %d ended events", started, ended)
+	}
+}
+
+// A fork storm: past MaxActivities nothing more is kept, only counted.
+func TestActivitiesAreCapped(t *testing.T) {
+	tr, _ := newTestTrial()
+	t0 := time.Unix(1000, 0)
+	tr.procSample(ProcSample{Time: t0})
+	for i := 0; i < 3*MaxActivities; i++ {
+		p := Proc{PID: 100 + i, Command: fmt.Sprintf("sleep %d", i), Started: t0}
+		tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{p}})
+		tr.procSample(ProcSample{Time: t0.Add(2 * time.Second), Truncated: 7})
+	}
+	if len(tr.res.Activities) != MaxActivities || tr.res.ActivitiesDropped != 2*MaxActivities || tr.res.ProcessesUnread != 7 {
+		t.Errorf("%d kept, %d dropped, %d unread", len(tr.res.Activities), tr.res.ActivitiesDropped, tr.res.ProcessesUnread)
+	}
+	if len(tr.procs.seen) != 0 {
+		t.Errorf("%d processes still tracked after they vanished", len(tr.procs.seen))
+	}
+}
+
+func TestUntraceAndShims(t *testing.T) {
+	wrapped := strings.Join(append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, "-c", "sh agent.sh"), " ")
+	if got := untrace(wrapped); got != tracedPrefix+"-c sh agent.sh" || !isEngineShim(got) {
+		t.Errorf("untrace: %q", got)
+	}
+	if !isEngineShim("runc init") || isEngineShim("python3 -c x") {
+		t.Error("shims")
+	}
+}
