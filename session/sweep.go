@@ -257,7 +257,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps})
+	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, DriverBinary: e.driverBinary()})
 	if err != nil {
 		return nil, err
 	}

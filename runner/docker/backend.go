@@ -63,6 +63,10 @@ type Options struct {
 	// EngineWait bounds the wait for an engine that went away to answer
 	// again (default DefaultEngineWait).
 	EngineWait time.Duration
+	// DriverBinary is a static headroom binary on the engine's host; set,
+	// task images run their steps through it too, mounted read-only
+	// (taskdriver.go), where they can.
+	DriverBinary string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -78,6 +82,8 @@ type Backend struct {
 	// away): kills just before it were the engine's shutdown, not someone's.
 	streamBroke time.Time
 	brokeNotify chan struct{} // closed and replaced at each break
+	// driverImages caches why an image cannot run the step driver ("": it can).
+	driverImages map[string]string
 
 	stop    context.CancelFunc
 	stopped chan struct{}
@@ -302,11 +308,15 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.Entrypoint, cfg.Cmd = nil, task.IdleCommand
 	}
 	hc.CgroupParent = b.opts.CgroupParent
-	driven := b.usesDriver(task)
+	driven, driverPath := b.usesDriver(task), workload.Binary
+	if m, _ := b.taskDriver(ctx, task); m != nil && !driven && task.Image != "" {
+		driven, driverPath = true, m.Target
+		hc.Mounts = append(hc.Mounts, *m)
+	}
 	if driven {
 		// Steps are told to the driver over stdin: attached, like `docker
 		// run -i`, and closed when headroom lets go.
-		cfg.Entrypoint = []string{workload.Binary, workload.DriveMode}
+		cfg.Entrypoint = []string{driverPath, workload.DriveMode}
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 	}

@@ -55,6 +55,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build workload: %v\n%s", err, out)
 		return 1
 	}
+	testBinary = bin
 	testImage, err = EnsureWorkloadImage(context.Background(), cli, bin, false, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "workload image: %v\n", err)

@@ -1,0 +1,92 @@
+package docker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// testBinary is the static workload binary the tests built (main_test).
+var testBinary string
+
+const debianSteps = `
+[task]
+name = "test/driver-in-debian"
+[environment]
+image = "` + DebianImage + `"
+memory = "96M"
+[environment.env]
+FROM_TASK = "task-env"
+[verifier]
+command = ["sh", "-c", "test -f /tmp/made && echo verified"]
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "where"
+  command = ["sh", "-c", "echo cwd=$(pwd) user=$(id -u) env=$FROM_TASK; echo to-stderr >&2"]
+  [[agents.steps]]
+  name = "allocate"
+  command = ["python3", "-c", "b = bytearray(160 << 20); print('held')"]
+  [[agents.steps]]
+  name = "make"
+  command = ["sh", "-c", "touch /tmp/made; exit 0"]
+`
+
+// A Debian task image runs its steps through headroom's own binary,
+// mounted read-only, and records the same facts as the engine's exec:
+// output of both streams, environment, exit codes, a kill (137) at 1x.
+func TestTaskImageStepsThroughTheDriver(t *testing.T) {
+	needDebian(t)
+	task := parseTask(t, debianSteps)
+	task.Image = DebianImage
+	byRunner := map[string]map[string]model.TrialResult{}
+	for _, opts := range []Options{{DriverBinary: testBinary, Owner: oldOwner()}, {Owner: oldOwner()}} {
+		results, _ := sweep(t, newBackend(t, opts), []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), nil)
+		r := byRatio(results)
+		byRunner[r["uncapped"].StepRunner] = r
+	}
+	drv, exe := byRunner[StepsByDriver], byRunner[StepsByExec]
+	if drv == nil || exe == nil {
+		t.Fatalf("step runners seen: %v, want driver and exec", keys(byRunner))
+	}
+	for name, r := range map[string]map[string]model.TrialResult{"driver": drv, "exec": exe} {
+		free, tight := r["uncapped"], r["1x"]
+		if free.Outcome != model.Passed {
+			t.Errorf("%s uncapped: %s (%s)", name, free.Outcome, free.Reason)
+		}
+		if out := free.Steps[0].Output; !strings.Contains(out, "cwd=/ user=0 env=task-env") || !strings.Contains(out, "to-stderr") {
+			t.Errorf("%s: first step's output %q", name, out)
+		}
+		if tight.Outcome != model.OOMKilled || tight.KilledInStep != "allocate" || tight.Steps[1].ExitCode != 137 {
+			t.Errorf("%s 1x: %s in %q (%s), want oom-killed in allocate with exit 137", name, tight.Outcome, tight.KilledInStep, tight.Reason)
+		}
+	}
+}
+
+// Where the driver cannot run (a task with its own idle command, no
+// binary), steps run by exec, and the record says so.
+func TestTaskDriverFallsBackToExec(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, debianSteps)
+	task.Image = DebianImage
+	if m, why := b.taskDriver(context.Background(), task); m == nil || why != "" {
+		t.Fatalf("the Debian image should take the driver: %q", why)
+	}
+	task.IdleCommand = []string{"tail", "-f", "/dev/null"}
+	if m, why := b.taskDriver(context.Background(), task); m != nil || !strings.Contains(why, "idle command") {
+		t.Errorf("own idle command: %v %q", m, why)
+	}
+	if m, why := newBackend(t, Options{}).taskDriver(context.Background(), task); m != nil || why == "" {
+		t.Errorf("no binary: %v %q", m, why)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
