@@ -25,7 +25,7 @@ command = ["sh", "-c", "test -f /tmp/made && echo verified"]
 name = "agent"
   [[agents.steps]]
   name = "where"
-  command = ["sh", "-c", "echo cwd=$(pwd) user=$(id -u) env=$FROM_TASK; echo to-stderr >&2"]
+  command = ["sh", "-c", "echo cwd=$(pwd) user=$(id -u) env=$FROM_TASK; echo to-stderr >&2; if [ -e /.headroom/hr-workload ]; then if touch /.headroom/hr-workload 2>/dev/null; then echo driver-writable; else echo driver-read-only; fi; fi"]
   [[agents.steps]]
   name = "allocate"
   command = ["python3", "-c", "b = bytearray(160 << 20); print('held')"]
@@ -58,6 +58,9 @@ func TestTaskImageStepsThroughTheDriver(t *testing.T) {
 		}
 		if out := free.Steps[0].Output; !strings.Contains(out, "cwd=/ user=0 env=task-env") || !strings.Contains(out, "to-stderr") {
 			t.Errorf("%s: first step's output %q", name, out)
+		}
+		if mounted := strings.Contains(free.Steps[0].Output, "driver-read-only"); mounted != (name == "driver") || strings.Contains(free.Steps[0].Output, "driver-writable") {
+			t.Errorf("%s: the driver's mount, from the step: %q", name, free.Steps[0].Output)
 		}
 		if tight.Outcome != model.OOMKilled || tight.KilledInStep != "allocate" || tight.Steps[1].ExitCode != 137 {
 			t.Errorf("%s 1x: %s in %q (%s), want oom-killed in allocate with exit 137", name, tight.Outcome, tight.KilledInStep, tight.Reason)
