@@ -316,7 +316,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if driven {
 		// Steps are told to the driver over stdin: attached, like `docker
 		// run -i`, and closed when headroom lets go.
-		cfg.Entrypoint = []string{driverPath, workload.DriveMode}
+		cfg.Entrypoint, cfg.Cmd = []string{driverPath, workload.DriveMode}, nil
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 	}

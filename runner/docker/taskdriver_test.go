@@ -93,3 +93,18 @@ func keys[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// A Harbor task directory's container keeps its image's ENTRYPOINT, so
+// the driver is its first process only where the image has none.
+func TestTaskDriverInHarborTasks(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, debianSteps)
+	task.Image, task.Format, task.IdleCommand = DebianImage, model.FormatHarbor, []string{"sh", "-c", "sleep infinity"}
+	if m, why := b.taskDriver(context.Background(), task); m == nil {
+		t.Errorf("a Harbor task on an image without ENTRYPOINT should take the driver: %q", why)
+	}
+	task.Image = testImage // the workload image has an ENTRYPOINT
+	if m, why := b.taskDriver(context.Background(), task); m != nil || !strings.Contains(why, "ENTRYPOINT") {
+		t.Errorf("image with ENTRYPOINT: %v %q", m, why)
+	}
+}
