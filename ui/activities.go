@@ -94,3 +94,12 @@ func largestActivities(all []model.Activity, n int) []model.Activity {
 	}
 	return out
 }
+
+// killedName names a killed process: its command line where the process
+// watch saw it, else the kernel's name for it.
+func killedName(o model.OOMEvent) string {
+	if o.Command != "" {
+		return o.Command
+	}
+	return o.Process
+}

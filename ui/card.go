@@ -79,7 +79,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	if len(v.OOMs) > 0 && v.OOMs[len(v.OOMs)-1].Process != "" {
 		o := v.OOMs[len(v.OOMs)-1]
-		memLine = fmt.Sprintf("killed %s %s pid %d", o.Process, mib(o.RSSBytes), o.PID)
+		memLine = fmt.Sprintf("killed %s %s pid %d", killedName(o), mib(o.RSSBytes), o.PID)
 	}
 	lines = append(lines, p.text.Render(clip(memLine, inner)))
 	// The memory chart: one row on a standard card, the rows a taller

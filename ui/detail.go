@@ -388,7 +388,7 @@ func timeline(st themes.Styles, v *TrialView, w, h int) string {
 		o := v.OOMs[0]
 		what := ""
 		if o.Process != "" {
-			what = fmt.Sprintf(": %s (pid %d, rss %s)", o.Process, o.PID, mib(o.RSSBytes))
+			what = fmt.Sprintf(": %s (pid %d, rss %s)", killedName(o), o.PID, mib(o.RSSBytes))
 		}
 		legend += "  " + st.OOM.Render(fmt.Sprintf("┃ OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
 	}

@@ -172,11 +172,7 @@ func (s *SweepState) Apply(e runner.Event) {
 	case runner.OOMKill:
 		if v != nil && e.Detail && len(v.OOMs) > 0 {
 			v.OOMs[len(v.OOMs)-1] = e.OOM
-			what := e.OOM.Command
-			if what == "" {
-				what = e.OOM.Process
-			}
-			v.log("==> the kernel killed " + what)
+			v.log("==> the kernel killed " + killedName(e.OOM))
 			break
 		}
 		if v != nil {
