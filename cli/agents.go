@@ -30,7 +30,7 @@ func (a *agentFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&a.timeoutScale, "timeout-scale", 1, "multiply every task's agent and verifier time limits")
 	fl.Float64Var(&a.passReward, "pass-reward", 1, "reward a Harbor verifier must write to pass")
 	fl.StringVar(&a.profile, "profile", "", "container profile for every task: harbor (the engine's default capabilities, no pids limit: what Harbor's Docker environment runs) or hardened (capabilities dropped, pids limit, no-new-privileges); default harbor for task directories, hardened for headroom's own and built-in tasks")
-	fl.StringVar(&a.agentsDir, "agents-dir", "", "also load installed-agent definitions (*.toml) from this directory (`headroom agents list`)")
+	fl.StringVar(&a.agentsDir, "agents-dir", "", "also load installed-agent definitions (*.toml) from this directory (headroom agents list shows them)")
 	fl.StringSliceVar(&a.versions, "agent-version", nil, "pin an installed agent's version: NAME=VERSION (repeatable)")
 }
 

@@ -79,3 +79,24 @@ func TestTaskNeedingAnUnsetVariableIsRefused(t *testing.T) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// agents list names the shipped definitions; show renders one's install
+// and run steps with the key redacted; an unknown name is a usage error.
+func TestAgentsListAndShow(t *testing.T) {
+	r := headroom(t, "agents", "list")
+	for _, name := range []string{"claude-code", "codex", "gemini-cli", "aider", "goose", "opencode"} {
+		if r.code != 0 || !strings.Contains(r.stdout, name) {
+			t.Errorf("agents list: exit %d, %s missing:\n%s", r.code, name, r.stdout)
+		}
+	}
+	r = headroom(t, "agents", "show", "codex")
+	if r.code != 0 || !strings.Contains(r.stdout, "npm install -g @openai/codex@latest") || !strings.Contains(r.stdout, "OPENAI_API_KEY=[redacted OPENAI_API_KEY]") {
+		t.Errorf("agents show codex: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = headroom(t, "agents", "show", "nobody"); r.code != 2 || !strings.Contains(r.stderr, "no agent definition named nobody") {
+		t.Errorf("unknown agent: exit %d %s", r.code, r.stderr)
+	}
+	if r = headroom(t, "run", "--agents", "claude-code", "--tasks-dir", "../examples/tasks", "--tasks", "fit-model", "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "ANTHROPIC_API_KEY is not set") {
+		t.Errorf("claude-code without its key: exit %d %s", r.code, r.stderr)
+	}
+}
