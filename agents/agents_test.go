@@ -143,3 +143,19 @@ func TestApplyAddsInstalledAgents(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// On a multi-step task an installed agent installs once and runs once per
+// step, each with that step's instruction.
+func TestRenderPerPhase(t *testing.T) {
+	lib, _ := Builtin()
+	d, _ := lib.Find("codex")
+	task := model.Task{Name: "x", Instruction: "whole", Phases: []model.Phase{{Name: "one", Instruction: "first"}, {Name: "two", Instruction: "second"}}}
+	a, err := Render(d, task, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Install) != 1 || len(a.Steps) != 2 || a.Steps[0].Phase != "one" || a.Steps[1].Name != "two/agent" ||
+		!strings.HasSuffix(a.Steps[1].Argv[1], "-- 'second'") || a.Steps[1].Files[0].Content != "second" {
+		t.Errorf("install %d, steps %+v", len(a.Install), a.Steps)
+	}
+}
