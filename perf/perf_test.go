@@ -118,7 +118,7 @@ func (e env) dockerRuns(n, c int, args ...string) time.Duration {
 			defer wg.Done()
 			for range jobs {
 				out, err := exec.Command("docker", append([]string{"run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m",
-					"--label", docker.LabelHeadroom + "=1", "--label", docker.LabelOwner + "=" + loopOwner()}, args...)...).CombinedOutput()
+					"--label", docker.LabelHeadroom + "=1", "--label", docker.LabelOwner + "=" + docker.Owner()}, args...)...).CombinedOutput()
 				if err != nil {
 					e.t.Errorf("docker run: %v %s", err, out)
 				}
@@ -321,11 +321,3 @@ func engineVersion() string {
 	return "Docker " + v.Version + ", API " + v.APIVersion
 }
 
-// loopOwner labels the reference loop's containers as this process's, so
-// that a headroom starting meanwhile does not reap them as leftovers (a
-// container labelled headroom with no live owner is one). Without the
-// start time, which headroom builds from before it was added read as dead.
-func loopOwner() string {
-	h, _ := os.Hostname()
-	return h + ":" + strconv.Itoa(os.Getpid())
-}

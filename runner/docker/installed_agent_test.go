@@ -3,10 +3,8 @@ package docker
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,7 +56,7 @@ func TestInstalledAgentChildKillIsNamed(t *testing.T) {
 	}
 	task := installedAgentTask(t, "pandas-child", "384M")
 	var started []model.Activity
-	results, _ := sweep(t, newBackend(t, Options{Owner: oldOwner()}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), func(e runner.Event) {
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), func(e runner.Event) {
 		if a, ok := e.(runner.ActivityStarted); ok {
 			started = append(started, a.Activity)
 		}
@@ -129,7 +127,7 @@ func TestForkHeavyAgentStaysBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	results, evs := sweep(t, newBackend(t, Options{Owner: oldOwner()}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
+	results, evs := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	res := results[0]
@@ -155,10 +153,3 @@ func TestForkHeavyAgentStaysBounded(t *testing.T) {
 		model.FormatBytes(int64(before.HeapInuse)), model.FormatBytes(int64(after.HeapInuse)))
 }
 
-// oldOwner is this process's owner label without its start time: headroom
-// binaries built before the start time was added read "host:pid:start" as
-// a dead owner and reap the container, and other builds share this engine.
-func oldOwner() string {
-	h, _ := os.Hostname()
-	return h + ":" + strconv.Itoa(os.Getpid())
-}

@@ -42,7 +42,7 @@ func TestTaskImageStepsThroughTheDriver(t *testing.T) {
 	task := parseTask(t, debianSteps)
 	task.Image = DebianImage
 	byRunner := map[string]map[string]model.TrialResult{}
-	for _, opts := range []Options{{DriverBinary: testBinary, Owner: oldOwner()}, {Owner: oldOwner()}} {
+	for _, opts := range []Options{{DriverBinary: testBinary}, {}} {
 		results, _ := sweep(t, newBackend(t, opts), []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), nil)
 		r := byRatio(results)
 		byRunner[r["uncapped"].StepRunner] = r
