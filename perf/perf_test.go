@@ -320,4 +320,3 @@ func engineVersion() string {
 	}
 	return "Docker " + v.Version + ", API " + v.APIVersion
 }
-

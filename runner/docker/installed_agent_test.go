@@ -152,4 +152,3 @@ func TestForkHeavyAgentStaysBounded(t *testing.T) {
 		len(res.Activities), res.ActivitiesDropped, res.ProcessesUnread, actEvents, len(data), res.End.Sub(res.Start),
 		model.FormatBytes(int64(before.HeapInuse)), model.FormatBytes(int64(after.HeapInuse)))
 }
-
