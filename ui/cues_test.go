@@ -348,3 +348,32 @@ func TestHistorySaysWhatWasRun(t *testing.T) {
 		}
 	}
 }
+
+// The infra-error rate row is red only where there were infra errors: a
+// 0% cell (the uncapped column here) is not drawn as an alarm.
+func TestInfraRowRedOnlyAboveZero(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.ANSI256)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	m, _ := withSweep(t, 120, 40)
+	red := m.common().Styles().OOM.Render("0%")
+	red = red[:strings.Index(red, "0%")]
+	if red == "" {
+		t.Fatal("the OOM style has no colour: the test would prove nothing")
+	}
+	var row string
+	for _, line := range strings.Split(keys(t, m, "3").View(), "\n") {
+		if strings.Contains(ansi.Strip(line), "infra-error rate") {
+			row = line
+		}
+	}
+	plain := ansi.Strip(row)
+	if !strings.Contains(plain, " 0% ") || !strings.Contains(plain, "100%") {
+		t.Fatalf("want a 100%% and a 0%% infra cell in the fixture: %q", plain)
+	}
+	if !strings.Contains(row, red+" 100%") {
+		t.Errorf("the 100%% infra cell is not red: %q", row)
+	}
+	if strings.Contains(row, red+" 0%") {
+		t.Errorf("the 0%% infra cell is red: %q", row)
+	}
+}

@@ -195,9 +195,14 @@ func (mm *matrixScreen) View(c *Common) string {
 			continue
 		}
 		succ += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
-		infra += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW)
+		// Red only where there were infra errors: a 0% cell is good news.
+		cell := st.Muted
+		if rs.Infra.Mean > 0 {
+			cell = st.OOM
+		}
+		infra += cell.Render(pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW))
 	}
-	out = append(out, st.Bold.Render(clip(succ, w)), st.OOM.Render(clip(infra, w)))
+	out = append(out, st.Bold.Render(clip(succ, w)), clip(infra, w))
 	// The infra errors from outside the trials' own limits, apart (only
 	// when there are any).
 	outside, anyOutside := pad("  from outside", nameW), false
