@@ -38,13 +38,13 @@ func activityLine(p *paints, a *model.Activity, inner int) string {
 // maxActivityRows is how many activities the trial detail lists.
 const maxActivityRows = 4
 
-// activityRows is the trial detail's table of activities: the largest
-// peaks, with their step, time and whether the kernel killed them.
-func activityRows(st themes.Styles, v *TrialView, w int) []string {
-	if len(v.Activities) == 0 {
+// activityRows is the trial detail's table of activities: the rows
+// largest peaks, with their step, time and whether the kernel killed them.
+func activityRows(st themes.Styles, v *TrialView, w, rows int) []string {
+	if len(v.Activities) == 0 || rows < 1 {
 		return nil
 	}
-	shown := largestActivities(v.Activities, maxActivityRows)
+	shown := largestActivities(v.Activities, rows)
 	cmdW := min(60, max(16, w-40))
 	out := []string{st.Bold.Render(clip(fmt.Sprintf("%-*s %8s %8s %s", cmdW, fmt.Sprintf("processes (%d, largest first)", len(v.Activities)), "time", "peak", "step"), w))}
 	end := v.Ended

@@ -34,7 +34,7 @@ func TestCardShowsTheRunningActivity(t *testing.T) {
 	if a := v.CurrentActivity(); a == nil || a.PID != 10 {
 		t.Errorf("current activity %+v, want the script again", a)
 	}
-	rows := strings.Join(activityRows(st, v, 100), "\n")
+	rows := strings.Join(activityRows(st, v, 100, maxActivityRows), "\n")
 	if !strings.Contains(rows, "python3 -c") || !strings.Contains(rows, "killed") || !strings.Contains(rows, "200M") {
 		t.Errorf("detail rows:\n%s", rows)
 	}

@@ -66,12 +66,30 @@ func (d *detailScreen) layout(h int) (chartH, logH int) {
 	if d.v != nil {
 		steps = min(len(d.v.Steps), 6)
 	}
-	acts := 0
-	if d.v != nil && len(d.v.Activities) > 0 {
-		acts = 1 + min(len(d.v.Activities), maxActivityRows)
+	logH = max(h-chartH-steps-6-len(d.phaseLines()), 3)
+	if tl, table := d.processRows(h); tl+table > 0 {
+		logH = max(logH-headed(tl)-headed(table), 3)
 	}
-	logH = max(h-chartH-steps-acts-6-len(d.phaseLines()), 3)
 	return chartH, logH
+}
+
+// processRows is how many activities the process timeline and the
+// activity table show: what the log can give up above its three lines.
+func (d *detailScreen) processRows(h int) (timeline, table int) {
+	if d.v == nil {
+		return 0, 0
+	}
+	chartH := min(max(h/4, 5), 12)
+	room := h - chartH - min(len(d.v.Steps), 6) - 6 - len(d.phaseLines()) - 3
+	return processRows(len(d.v.Activities), room)
+}
+
+// headed is the height of a block of n rows under a header.
+func headed(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return n + 1
 }
 
 // phaseLines is a finished multi-step trial's line of step rewards.
@@ -279,6 +297,8 @@ func (d *detailScreen) View(c *Common) string {
 		out = append(out, clip(l, w))
 	}
 	out = append(out, timeline(st, v, w, chartH))
+	tlRows, tableRows := d.processRows(h)
+	out = append(out, processTimeline(st, v, w, tlRows)...)
 	// The step column takes what the others leave, within reason.
 	stepW := min(50, max(16, w-41))
 	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", "phase", stepW, "step", "time", "exit", "peak", "oom"), w)))
@@ -301,7 +321,7 @@ func (d *detailScreen) View(c *Common) string {
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
 	}
-	out = append(out, activityRows(st, v, w)...)
+	out = append(out, activityRows(st, v, w, tableRows)...)
 	img := v.Image
 	if img == "" {
 		img = "IMAGE"
