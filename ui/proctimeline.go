@@ -24,8 +24,8 @@ const maxTimelineRows = 6
 
 // processRows splits the rows the detail can spare (room, headers
 // included) between the process timeline and the activity table, for n
-// activities: both whole when they fit, else the timeline first with at
-// least one bar, the table only when a row of it fits under its header.
+// activities: both whole when they fit, else the timeline first (its rows
+// carry command, span, kill and peak) and the table what is left.
 func processRows(n, room int) (timeline, table int) {
 	if n == 0 || room < 2 {
 		return 0, 0
@@ -34,13 +34,8 @@ func processRows(n, room int) (timeline, table int) {
 	if 2+timeline+table <= room {
 		return timeline, table
 	}
-	timeline = min(timeline, max(1, (room+1)/2-1))
-	table = min(table, room-2-timeline-1)
-	if table < 1 {
-		table = 0
-		timeline = min(n, maxTimelineRows, room-1)
-	}
-	return timeline, table
+	timeline = min(timeline, room-1)
+	return timeline, max(room-timeline-2, 0)
 }
 
 // trialSpan is the time axis of a trial: from its start to its end (or
@@ -121,7 +116,8 @@ func processTimeline(st themes.Styles, v *TrialView, w, rows int) []string {
 		title = fmt.Sprintf("process timeline +%d more", more)
 	}
 	total := secs(span)
-	axis := "0s" + strings.Repeat(" ", max(barW-2-width(total), 1)) + total
+	zero := secs(0)
+	axis := zero + strings.Repeat(" ", max(barW-width(zero)-width(total), 1)) + total
 	out := []string{st.Bold.Render(pad(title, cmdW)) + " " + st.Muted.Render(axis)}
 	for _, a := range shown {
 		out = append(out, pad(a.Command, cmdW)+" "+timelineBar(st, a, start, end, span, barW)+" "+padLeft(mib(a.PeakRSSBytes), peakW))
