@@ -29,10 +29,8 @@ func TestTimelineKillMarkColumn(t *testing.T) {
 		t.Fatalf("want a header and 2 rows, got:\n%s", strings.Join(rows, "\n"))
 	}
 	// The killed child has the larger peak: it is drawn first.
-	row := []rune(rows[1])
-	cmdW := min(40, max(12, w/3))
-	barW := w - cmdW - 5 - 2
-	bar := string(row[cmdW+1 : cmdW+1+barW])
+	bar := barOf(rows[1], w)
+	barW := len([]rune(bar))
 	wantKill := 75 * barW / 100 // 7.5 s of 10 s
 	wantFrom := 20 * barW / 100
 	if got := strings.Index(string([]rune(bar)), killGlyph); got < 0 || len([]rune(bar[:got])) != wantKill {
@@ -137,4 +135,36 @@ func activityEvents(plan model.Plan) []runner.Event {
 		}
 	}
 	return evs
+}
+
+// A running activity's bar reaches the newest moment seen, unmarked, and
+// a coloured theme keeps every row within the width.
+func TestTimelineRunningActivity(t *testing.T) {
+	v := &TrialView{Started: t0, Phase: Running,
+		Samples:    []runner.Sample{{Time: t0.Add(time.Second)}, {Time: t0.Add(4 * time.Second)}},
+		Activities: []model.Activity{{PID: 7, Command: "cargo build --release", Start: t0.Add(2 * time.Second), PeakRSSBytes: 300 * model.MiB}}}
+	for _, th := range []themes.Theme{themes.Plain(), themes.Dark()} {
+		rows := processTimeline(th.Styles, v, 80, maxTimelineRows)
+		if len(rows) != 2 {
+			t.Fatalf("rows:\n%s", strings.Join(rows, "\n"))
+		}
+		for i, l := range rows {
+			if n := width(l); n > 80 {
+				t.Errorf("%s: row %d is %d wide", th.Name, i, n)
+			}
+		}
+		if th.Name != "plain" {
+			continue
+		}
+		bar := []rune(barOf(rows[1], 80))
+		if string(bar[len(bar)-1]) != spanGlyph || string(bar[22]) != idleGlyph || string(bar[23]) != spanGlyph {
+			t.Errorf("running bar should span the second half to the end: %q", string(bar))
+		}
+	}
+}
+
+// barOf is the bar part of a plain timeline row drawn w wide.
+func barOf(row string, w int) string {
+	cmdW := min(40, max(12, w/3))
+	return string([]rune(row)[cmdW+1 : w-5-1])
 }
