@@ -28,7 +28,10 @@ type StepResult struct {
 	// (including cache) for the step, when it could be read; 0 otherwise.
 	KernelPeakBytes int64 `json:"kernel_peak_bytes,omitempty"`
 	OOMKills        int   `json:"oom_kills,omitempty"`
-	TimedOut        bool  `json:"timed_out,omitempty"`
+	// CPU is the step's CPU time and throttling, when the cgroup's
+	// counters could be read.
+	CPU      *CPUUse `json:"cpu,omitempty"`
+	TimedOut bool    `json:"timed_out,omitempty"`
 	// AtLimit is how long the step was at its hard limit (model.AtLimit);
 	// MajorFaults the cgroup's major page
 	// faults during the step (the kernel re-reading evicted pages).
@@ -99,6 +102,8 @@ type TrialResult struct {
 	KilledInStep        string       `json:"killed_in_step,omitempty"`
 	PeakWorkingSetBytes int64        `json:"peak_working_set_bytes"`
 	KernelPeakBytes     int64        `json:"kernel_peak_bytes,omitempty"`
+	// CPU is the steps' CPU use summed, when it could be read.
+	CPU *CPUUse `json:"cpu,omitempty"`
 	// StateOOMKilled is the engine's State.OOMKilled at exit.
 	StateOOMKilled bool    `json:"state_oom_killed"`
 	Samples        int     `json:"samples"`

@@ -17,6 +17,10 @@ type Sample struct {
 	// MajorFaults is the cgroup's cumulative count of major page faults
 	// (0 where not readable): a climbing rate at the limit is a stall.
 	MajorFaults int64
+	// CPU is the cgroup's cumulative CPU accounting (zero where the
+	// source has none): a window's throttled share is the difference of
+	// two samples' (model.CPUUse.Sub).
+	CPU model.CPUUse
 }
 
 // OOMSignal reports that the kernel killed something. Count is the total
@@ -67,6 +71,9 @@ type Sandbox interface {
 	CopyIn(ctx context.Context, uploads []model.Upload) error
 	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// CPUUse reads the sandbox's cumulative CPU time and throttling
+	// counters, and whether they could be read.
+	CPUUse() (model.CPUUse, bool)
 	// TakeKernelPeak returns the kernel's peak usage since the last call
 	// (resetting it where the kernel allows) and whether it could be read.
 	TakeKernelPeak() (int64, bool)

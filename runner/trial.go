@@ -255,6 +255,8 @@ func tracedName(cmd string) string {
 // openStep is a step being recorded.
 type openStep struct {
 	sr          model.StepResult
+	cpuBefore   model.CPUUse
+	cpuOK       bool
 	lines       []string
 	killsBefore int
 	// settled says a traced command's exit status is known.
@@ -264,10 +266,11 @@ type openStep struct {
 // openStep starts recording a step: its own kernel peak, peak and kills.
 func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
+	cpu, cpuOK := sb.CPUUse()
 	t.mu.Lock()
 	t.step, t.stepPeak = st.Name, 0
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
-	o := &openStep{killsBefore: t.kills, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
+	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
 	t.emit(StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
@@ -290,6 +293,15 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
 	sr.OutputDropped += dropped
 	kp, ok := sb.TakeKernelPeak()
+	if cpu, cpuOK := sb.CPUUse(); cpuOK && o.cpuOK {
+		use := cpu.Sub(o.cpuBefore)
+		sr.CPU = &use
+		total := use
+		if t.res.CPU != nil {
+			total = t.res.CPU.Add(use)
+		}
+		t.res.CPU = &total
+	}
 	t.mu.Lock()
 	if ok {
 		sr.KernelPeakBytes = kp

@@ -155,7 +155,7 @@ func (e *Experiment) Record(ev runner.Event) error {
 		return e.openTrial(ev.TrialID(), ev.SampleSource)
 	case runner.MemorySample:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f\n", ev.Sample.Time.UnixMilli(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores)
+			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f,%d,%d\n", ev.Sample.Time.UnixMilli(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores, ev.CPU.Periods, ev.CPU.ThrottledPeriods)
 		}
 	case runner.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
@@ -218,7 +218,7 @@ func (e *Experiment) openTrial(id string, source string) error {
 		return err
 	}
 	tf := &trialFiles{samples: bufio.NewWriter(sf), sf: sf, log: bufio.NewWriter(lf), lf: lf}
-	tf.samples.WriteString("unix_ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores\n")
+	tf.samples.WriteString("unix_ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores,cpu_periods,cpu_throttled_periods\n")
 	e.open[id] = tf
 	return nil
 }
@@ -383,12 +383,20 @@ func ReadTrace(dir, trialID string) ([]runner.Sample, []string, error) {
 		if i == 0 || len(line) == 0 {
 			continue
 		}
-		var ms, ws, usage, cache int64
+		var ms, ws, usage, cache, periods, throttled int64
 		var cpu float64
-		if _, err := fmt.Sscanf(string(line), "%d,%d,%d,%d,%f", &ms, &ws, &usage, &cache, &cpu); err != nil {
+		// Records written before the throttling columns have five.
+		format := "%d,%d,%d,%d,%f"
+		args := []any{&ms, &ws, &usage, &cache, &cpu}
+		if bytes.Count(line, []byte{','}) == 6 {
+			format += ",%d,%d"
+			args = append(args, &periods, &throttled)
+		}
+		if _, err := fmt.Sscanf(string(line), format, args...); err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: %v", filepath.Join(tdir, "samples.csv"), i+1, err)
 		}
-		samples = append(samples, runner.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu})
+		samples = append(samples, runner.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu,
+			CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
 	}
 	var log []string
 	if b, err := os.ReadFile(filepath.Join(tdir, "log.txt")); err == nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/headroom-eval/headroom/model"
 )
 
 // cgroupReader reads one container's memory and CPU from its cgroup files.
@@ -18,6 +20,9 @@ type cgroupReader struct {
 	version int    // 1 or 2
 	memDir  string // v1: memory controller dir; v2: the unified dir
 	cpuDir  string // v1: cpuacct dir; v2: the unified dir
+	// throttleDir holds cpu.stat's CFS counters: v1's cpu controller
+	// (which may be mounted apart from cpuacct); v2: the unified dir.
+	throttleDir string
 
 	files map[string]*cgFile
 	buf   []byte
@@ -64,7 +69,7 @@ type memReading struct {
 	usage, inactiveFile int64
 	majorFaults         int64 // cumulative pgmajfault
 	oomKills            int
-	cpuNanos            int64 // cumulative CPU time
+	cpu                 model.CPUUse // cumulative
 }
 
 // cgroupVersion tells v1 from v2 by the unified hierarchy's root file.
@@ -159,6 +164,12 @@ func findCgroup(root, id string, pid int) (*cgroupReader, error) {
 			break
 		}
 	}
+	for _, d := range throttleCandidates(root, version, id, proc) {
+		if _, err := os.Stat(filepath.Join(d, "cpu.stat")); err == nil {
+			r.throttleDir = d
+			break
+		}
+	}
 	return r, nil
 }
 
@@ -185,14 +196,21 @@ func (r *cgroupReader) read() (memReading, error) {
 		k, _ := flatKeyed(b, "oom_kill")
 		m.oomKills = int(k)
 	}
-	if r.cpuDir != "" {
-		if b, err := r.file(filepath.Join(r.cpuDir, cpu)); err == nil {
-			if r.version == 2 {
-				us, _ := flatKeyed(b, "usage_usec")
-				m.cpuNanos = us * 1000
-			} else {
-				m.cpuNanos, _ = parseCgroupInt(b)
-			}
+	if r.cpuDir == "" {
+		return m, nil
+	}
+	if b, err := r.file(filepath.Join(r.cpuDir, cpu)); err == nil {
+		if r.version == 2 {
+			m.cpu = parseCPUStat(b, 2)
+			return m, nil
+		}
+		m.cpu.UsageNanos, _ = parseCgroupInt(b)
+	}
+	if r.throttleDir != "" {
+		if b, err := r.file(filepath.Join(r.throttleDir, "cpu.stat")); err == nil {
+			usage := m.cpu.UsageNanos
+			m.cpu = parseCPUStat(b, 1)
+			m.cpu.UsageNanos = usage
 		}
 	}
 	return m, nil
@@ -211,6 +229,33 @@ func (r *cgroupReader) oomKills() (int, error) {
 	}
 	k, _ := flatKeyed(b, "oom_kill")
 	return int(k), nil
+}
+
+// cpuUse reads the cumulative CPU counters afresh; like oomKills, safe
+// beside the sampler. False when no CPU accounting could be read.
+func (r *cgroupReader) cpuUse() (model.CPUUse, bool) {
+	var c model.CPUUse
+	if r.cpuDir == "" {
+		return c, false
+	}
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.cpuDir, "cpu.stat"))
+		if err != nil {
+			return c, false
+		}
+		return parseCPUStat(b, 2), true
+	}
+	usage, err := readInt(filepath.Join(r.cpuDir, "cpuacct.usage"))
+	if err != nil {
+		return c, false
+	}
+	if r.throttleDir != "" {
+		if b, err := os.ReadFile(filepath.Join(r.throttleDir, "cpu.stat")); err == nil {
+			c = parseCPUStat(b, 1)
+		}
+	}
+	c.UsageNanos = usage
+	return c, true
 }
 
 // takePeak returns the kernel's peak usage and, on v1, resets it so the

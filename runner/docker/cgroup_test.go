@@ -101,7 +101,7 @@ func TestFindAndReadCgroupV2SystemdLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, err := r.read()
-	if err != nil || m.usage != 1000000 || m.inactiveFile != 250000 || m.oomKills != 1 || m.cpuNanos != 1500000 {
+	if err != nil || m.usage != 1000000 || m.inactiveFile != 250000 || m.oomKills != 1 || m.cpu.UsageNanos != 1500000 {
 		t.Errorf("read %+v %v", m, err)
 	}
 	if p, ok := r.takePeak(); !ok || p != 2000000 {

@@ -94,11 +94,11 @@ func (sb *sandbox) sampleOnce(now time.Time) bool {
 		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.oomKills) })
 	}
 	ws := max(m.usage-m.inactiveFile, 0)
-	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults}
-	if !sb.lastAt.IsZero() && m.cpuNanos > 0 {
-		sm.CPUCores = float64(m.cpuNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
+	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults, CPU: m.cpu}
+	if !sb.lastAt.IsZero() && m.cpu.UsageNanos > 0 {
+		sm.CPUCores = float64(m.cpu.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}
-	sb.lastCPU, sb.lastAt = m.cpuNanos, now
+	sb.lastCPU, sb.lastAt = m.cpu.UsageNanos, now
 	// Never block the other trials' sampling on one trial's reader: the
 	// runner reads promptly, and the buffer holds seconds of samples.
 	select {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
 
@@ -265,6 +266,13 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+func (s *sandbox) CPUUse() (model.CPUUse, bool) {
+	if s.cg == nil {
+		return model.CPUUse{}, false
+	}
+	return s.cg.cpuUse()
 }
 
 func (s *sandbox) TakeKernelPeak() (int64, bool) {

@@ -23,6 +23,8 @@ type StepPlan struct {
 	// the step has returned (the kernel's notice trailing the exit).
 	OOM, LateOOM bool
 	PeakBytes    int64
+	// CPU is what the step adds to the sandbox's CPU counters.
+	CPU model.CPUUse
 	// Block makes the step run until its context ends or the sandbox is
 	// killed.
 	Block bool
@@ -104,6 +106,7 @@ type sandbox struct {
 	mu       sync.Mutex
 	kills    int
 	peak     int64
+	cpu      model.CPUUse
 	oomEver  bool
 	killed   chan struct{}
 	killOnce sync.Once
@@ -168,6 +171,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 		s.files[k] = v
 	}
 	s.peak = max(s.peak, p.PeakBytes)
+	s.cpu = s.cpu.Add(p.CPU)
 	if !s.closed {
 		s.samples <- runner.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
 	}
@@ -204,6 +208,12 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 		go s.oom()
 	}
 	return runner.ExecResult{ExitCode: p.ExitCode}, nil
+}
+
+func (s *sandbox) CPUUse() (model.CPUUse, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cpu, true
 }
 
 func (s *sandbox) TakeKernelPeak() (int64, bool) {
