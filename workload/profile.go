@@ -41,6 +41,15 @@ type Profile struct {
 	// CPUFraction of one core kept busy for the duration.
 	CPUFraction float64 `json:"cpu_fraction,omitempty" toml:"cpu_fraction"`
 
+	// CPUWorkMS is CPU time (milliseconds, counted by the kernel) the step
+	// must get through, shared by CPUThreads threads, before the rest of
+	// it: a fixed amount of computing, so its wall time is set by the CPU
+	// the container is allowed. With DeadlineMS the step fails, as a test
+	// over its time budget does, when the work took longer than that.
+	CPUWorkMS  int `json:"cpu_work_ms,omitempty" toml:"cpu_work_ms"`
+	CPUThreads int `json:"cpu_threads,omitempty" toml:"cpu_threads"`
+	DeadlineMS int `json:"deadline_ms,omitempty" toml:"deadline_ms"`
+
 	// FailChance is the chance the step fails on its own (the model's
 	// mistake, not the machine's).
 	FailChance float64 `json:"fail_chance,omitempty" toml:"fail_chance"`
@@ -77,6 +86,14 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("chances must be between 0 and 1")
 	case p.CPUFraction < 0 || p.CPUFraction > 1:
 		return fmt.Errorf("cpu_fraction must be between 0 and 1")
+	case p.CPUWorkMS < 0 || p.CPUWorkMS > 3_600_000:
+		return fmt.Errorf("cpu_work_ms must be between 0 and 3600000")
+	case p.CPUThreads < 0 || p.CPUThreads > 64:
+		return fmt.Errorf("cpu_threads must be between 0 and 64")
+	case p.DeadlineMS < 0 || p.DeadlineMS > 3_600_000:
+		return fmt.Errorf("deadline_ms must be between 0 and 3600000")
+	case p.DeadlineMS > 0 && p.CPUWorkMS == 0:
+		return fmt.Errorf("deadline_ms needs cpu_work_ms: the deadline is for that work")
 	}
 	switch p.OnChildKilled {
 	case "", "fail", "continue", "retry":

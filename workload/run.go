@@ -129,6 +129,16 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if p.CPUWorkMS > 0 {
+		took := doCPUWork(time.Duration(p.CPUWorkMS)*time.Millisecond, max(p.CPUThreads, 1))
+		budget := time.Duration(p.DeadlineMS) * time.Millisecond
+		if budget > 0 && took > budget {
+			fmt.Fprintf(stdout, "FAILED test_within_deadline - %d ms of CPU work took %.2fs, over its %.2fs deadline\n", p.CPUWorkMS, took.Seconds(), budget.Seconds())
+			return 1
+		}
+		fmt.Fprintf(stdout, "%d ms of CPU work done in %.2fs\n", p.CPUWorkMS, took.Seconds())
+	}
+
 	duration := time.Duration(p.DurationMS) * time.Millisecond
 	rampPct := p.RampPct
 	if rampPct <= 0 {

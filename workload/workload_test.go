@@ -69,6 +69,9 @@ func TestProfileValidation(t *testing.T) {
 		{OnChildKilled: "explode"},
 		{Style: "cobol"},
 		{BaseMB: 1 << 20},
+		{CPUWorkMS: -1},
+		{CPUWorkMS: 10, CPUThreads: 65},
+		{DeadlineMS: 100}, // a deadline for no work
 	}
 	for _, p := range bad {
 		if p.Validate() == nil {
