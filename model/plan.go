@@ -36,6 +36,8 @@ type PlanSpec struct {
 	Repeats  int
 	Seed     uint64
 	HostCPUs int
+	// Scale is what the ratios limit (empty: both).
+	Scale Scale
 	// OnlyRepeat, when set, plans just that repeat: with the same master
 	// seed it replays exactly the trials of that repeat.
 	OnlyRepeat int
@@ -98,7 +100,7 @@ func NewPlan(s PlanSpec) (Plan, error) {
 					Ratio:   r,
 					Repeat:  rep,
 					Seed:    seed,
-					Policy:  NewPolicy(pk.task.Resources, r, s.HostCPUs),
+					Policy:  NewScaledPolicy(pk.task.Resources, r, s.HostCPUs, s.Scale),
 					Profile: pk.task.Profile,
 				})
 			}

@@ -20,10 +20,48 @@ type ResourcePolicy struct {
 	// PidsLimit caps the container's processes (0: no limit, as under the
 	// harbor profile).
 	PidsLimit int64 `json:"pids_limit"`
+	// Scale is what the ratio limited, when not both (older records,
+	// which have none, scaled both).
+	Scale Scale `json:"scale,omitempty"`
 }
 
-// NewPolicy derives a trial's policy from the task's spec and a ratio.
+// Scale says which resources a sweep's ratio limits. The other keeps its
+// guarantee (the reservation, the CPU shares) but gets no hard limit, so
+// a memory sweep shows memory's effect alone, and a CPU sweep CPU's.
+type Scale string
+
+// The scales a sweep can use; ScaleBoth is the default.
+const (
+	ScaleBoth   Scale = "both"
+	ScaleMemory Scale = "memory"
+	ScaleCPU    Scale = "cpu"
+)
+
+// ParseScale reads "memory", "cpu" or "both" ("" is both).
+func ParseScale(s string) (Scale, error) {
+	switch Scale(s) {
+	case "", ScaleBoth:
+		return ScaleBoth, nil
+	case ScaleMemory, ScaleCPU:
+		return Scale(s), nil
+	}
+	return "", fmt.Errorf("scale must be memory, cpu or both (got %q)", s)
+}
+
+// Memory says whether the ratio limits memory.
+func (s Scale) Memory() bool { return s != ScaleCPU }
+
+// CPU says whether the ratio limits CPU.
+func (s Scale) CPU() bool { return s != ScaleMemory }
+
+// NewPolicy derives a trial's policy from the task's spec and a ratio,
+// limiting both memory and CPU.
 func NewPolicy(spec Resources, r Ratio, hostCPUs int) ResourcePolicy {
+	return NewScaledPolicy(spec, r, hostCPUs, ScaleBoth)
+}
+
+// NewScaledPolicy derives a trial's policy, limiting what scale names.
+func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) ResourcePolicy {
 	p := ResourcePolicy{
 		Ratio:          r,
 		GuaranteeBytes: spec.MemoryBytes,
@@ -33,11 +71,19 @@ func NewPolicy(spec Resources, r Ratio, hostCPUs int) ResourcePolicy {
 	if p.PidsLimit < 0 {
 		p.PidsLimit = 0
 	}
+	if scale != "" && scale != ScaleBoth {
+		p.Scale = scale
+	}
 	if r.Uncapped {
 		return p
 	}
-	// Whole pages keep the engine from rounding behind our back.
-	p.HardLimitBytes = int64(math.Round(float64(spec.MemoryBytes)*r.K/4096)) * 4096
+	if scale.Memory() {
+		// Whole pages keep the engine from rounding behind our back.
+		p.HardLimitBytes = int64(math.Round(float64(spec.MemoryBytes)*r.K/4096)) * 4096
+	}
+	if !scale.CPU() {
+		return p
+	}
 	p.LimitCPUs = spec.CPUs * r.K
 	if hostCPUs > 0 && p.LimitCPUs > float64(hostCPUs) {
 		p.LimitCPUs = float64(hostCPUs)

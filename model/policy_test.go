@@ -2,6 +2,7 @@ package model
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +53,33 @@ func TestDockerRunFlags(t *testing.T) {
 	want = []string{"--memory-reservation=67108864", "--cpu-shares=512", "--pids-limit=100"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("uncapped flags\n got %v\nwant %v", got, want)
+	}
+}
+
+// A scale limits only what it names; the other resource keeps its
+// guarantee and no hard limit. Both is the old behaviour and records no
+// scale.
+func TestScaledPolicy(t *testing.T) {
+	spec := Resources{MemoryBytes: 100 * MiB, CPUs: 0.5}
+	k2 := Ratio{K: 2}
+	both := NewScaledPolicy(spec, k2, 4, ScaleBoth)
+	if both != NewPolicy(spec, k2, 4) || both.Scale != "" || both.HardLimitBytes != 200*MiB || both.LimitCPUs != 1 {
+		t.Errorf("both: %+v", both)
+	}
+	mem := NewScaledPolicy(spec, k2, 4, ScaleMemory)
+	if mem.HardLimitBytes != 200*MiB || mem.LimitCPUs != 0 || mem.GuaranteeCPUs != 0.5 || mem.Scale != ScaleMemory {
+		t.Errorf("memory: %+v", mem)
+	}
+	cpu := NewScaledPolicy(spec, k2, 4, ScaleCPU)
+	if cpu.HardLimitBytes != 0 || cpu.GuaranteeBytes != 100*MiB || cpu.LimitCPUs != 1 || cpu.Scale != ScaleCPU {
+		t.Errorf("cpu: %+v", cpu)
+	}
+	for in, want := range map[string]Scale{"": ScaleBoth, "both": ScaleBoth, "memory": ScaleMemory, "cpu": ScaleCPU} {
+		if got, err := ParseScale(in); err != nil || got != want {
+			t.Errorf("ParseScale(%q) = %q %v", in, got, err)
+		}
+	}
+	if _, err := ParseScale("disk"); err == nil || !strings.Contains(err.Error(), "memory, cpu or both") {
+		t.Errorf("ParseScale(disk): %v", err)
 	}
 }

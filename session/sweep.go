@@ -23,9 +23,11 @@ import (
 
 // Spec is one sweep to run.
 type Spec struct {
-	Tasks       []model.Task // "builtin" images are resolved here
-	Agents      []string
-	Ratios      []model.Ratio
+	Tasks  []model.Task // "builtin" images are resolved here
+	Agents []string
+	Ratios []model.Ratio
+	// Scale is what the ratios limit (empty: both).
+	Scale       model.Scale
 	Repeats     int
 	Concurrency int
 	Seed        uint64
@@ -175,7 +177,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		}
 	}
 	var err error
-	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat})
+	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat, Scale: spec.Scale})
 	if err != nil {
 		return p, InputError{err}
 	}
@@ -236,9 +238,13 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
 		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
 		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, AgentSettings: spec.AgentSettings, Host: host, Engine: e.Info,
+		Scale: spec.Scale,
+	}
+	if m.Scale == "" {
+		m.Scale = model.ScaleBoth
 	}
 	for _, t := range spec.Tasks {
-		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs)
+		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs, spec.Scale)
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs

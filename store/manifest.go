@@ -21,6 +21,9 @@ type Manifest struct {
 	Repeats     int           `json:"repeats"`
 	Seed        uint64        `json:"seed"`
 	Concurrency int           `json:"concurrency"`
+	// Scale is what the ratios limited: memory, cpu or both (older
+	// manifests have none: both).
+	Scale model.Scale `json:"scale,omitempty"`
 	// Agents and OnlyRepeat are the rest of the plan's spec, so a resume
 	// plans exactly the same trials.
 	Agents     []string `json:"agents,omitempty"`
@@ -116,14 +119,14 @@ type Engine struct {
 }
 
 // NewTaskEntry describes a task and the policies its ratios give it.
-func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
+func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
 		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
 	}
 	for _, r := range ratios {
-		e.DockerRunFlags[r.String()] = model.NewPolicy(t.Resources, r, hostCPUs).DockerRunFlags()
+		e.DockerRunFlags[r.String()] = model.NewScaledPolicy(t.Resources, r, hostCPUs, scale).DockerRunFlags()
 	}
 	return e
 }
