@@ -1,0 +1,294 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// TracePoint is one memory sample of a trial, as a prediction reads it.
+type TracePoint struct {
+	At              time.Time
+	WorkingSetBytes int64
+}
+
+// Prediction is how a trial would have ended under a ratio's memory
+// limit, read from a run of the same trajectory that had more memory
+// (ideally uncapped): the first step whose peak passes the limit is where
+// the kernel would have killed it.
+type Prediction struct {
+	Ratio      Ratio `json:"ratio"`
+	LimitBytes int64 `json:"limit_bytes"` // 0: no memory limit
+	Killed     bool  `json:"killed"`
+	// Step is the step the kill would land in; At how far into the trial
+	// the trace first passed the limit (negative when only the kernel's
+	// peak for the step did, between two samples).
+	Step    string        `json:"step,omitempty"`
+	At      time.Duration `json:"at_ns,omitempty"`
+	Outcome Outcome       `json:"outcome"`
+	// Basis is what decided a kill: "samples" (the sampled working set
+	// passed the limit), "kernel-peak" (only the kernel's step peak did:
+	// a spike between samples, or reclaimable cache) or "killed" (the
+	// source itself was killed at a limit no higher).
+	Basis string `json:"basis,omitempty"`
+	From  string `json:"from"` // the source trial's id
+}
+
+// MemoryLimitAt is the hard memory limit a trial's policy would have at
+// ratio r (0: none).
+func MemoryLimitAt(p ResourcePolicy, r Ratio) int64 {
+	scale := p.Scale
+	if scale == "" {
+		scale = ScaleBoth
+	}
+	return NewScaledPolicy(Resources{MemoryBytes: p.GuaranteeBytes, CPUs: p.GuaranteeCPUs}, r, 0, scale).HardLimitBytes
+}
+
+// killedTrial says whether anything in a trial was OOM-killed.
+func killedTrial(t TrialResult) bool {
+	return len(t.OOMs) > 0 || t.Outcome == OOMKilled || t.StateOOMKilled
+}
+
+// Predict says how src would have ended at ratio r; false when src
+// cannot tell (it was killed at a lower limit than r's, so its peak
+// beyond that is unknown, or it ended for a reason its memory does not
+// explain: cancelled, infra error).
+func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
+	limit := MemoryLimitAt(src.Policy, r)
+	p := Prediction{Ratio: r, LimitBytes: limit, From: src.ID}
+	if !src.Outcome.Counted() || src.Outcome == InfraError {
+		return p, false
+	}
+	srcLimit := src.Policy.HardLimitBytes
+	if killedTrial(src) {
+		if limit == 0 || (srcLimit > 0 && limit > srcLimit) {
+			return p, false
+		}
+		p.Killed, p.Outcome, p.Basis, p.Step = true, OOMKilled, "killed", src.KilledInStep
+		if len(src.OOMs) > 0 {
+			p.At = src.OOMs[0].At.Sub(src.Start)
+		}
+		return p, true
+	}
+	if limit == 0 || (srcLimit > 0 && limit >= srcLimit) {
+		// More memory than the source had, which it did not run out of.
+		p.Outcome = src.Outcome
+		return p, true
+	}
+	for _, s := range src.Steps {
+		switch {
+		case s.PeakWorkingSetBytes > limit:
+			p.Basis = "samples"
+			p.At = firstOver(trace, s, limit, src.Start)
+		case s.KernelPeakBytes > limit:
+			p.Basis = "kernel-peak"
+			p.At = -1
+		default:
+			continue
+		}
+		p.Killed, p.Outcome, p.Step = true, OOMKilled, s.Name
+		return p, true
+	}
+	p.Outcome = src.Outcome
+	return p, true
+}
+
+// firstOver is when the trace first passed limit within the step, from
+// the trial's start (the step's start when no sample shows it).
+func firstOver(trace []TracePoint, s StepResult, limit int64, start time.Time) time.Duration {
+	for _, pt := range trace {
+		if pt.At.Before(s.Start) || pt.At.After(s.End) {
+			continue
+		}
+		if pt.WorkingSetBytes > limit {
+			return pt.At.Sub(start)
+		}
+	}
+	return s.Start.Sub(start)
+}
+
+// Confusion counts predicted against measured kills at one ratio, and
+// how often the predicted outcome's success matched the measured one.
+type Confusion struct {
+	Ratio Ratio `json:"ratio"`
+	// Kills: predicted killed and killed (TP), predicted killed but
+	// survived (FP), predicted to survive but killed (FN), and both
+	// survived (TN).
+	TP, FP, FN, TN int
+	// OutcomeAgree counts trials whose predicted pass or fail matched.
+	OutcomeAgree int    `json:"outcome_agree"`
+	Misses       []Miss `json:"misses,omitempty"`
+}
+
+// N is how many trials were predicted and measured.
+func (c Confusion) N() int { return c.TP + c.FP + c.FN + c.TN }
+
+// KillAccuracy is the share of trials whose kill was predicted right.
+func (c Confusion) KillAccuracy() float64 {
+	if c.N() == 0 {
+		return 0
+	}
+	return float64(c.TP+c.TN) / float64(c.N())
+}
+
+// Miss is one trial whose prediction was wrong.
+type Miss struct {
+	Trial     string     `json:"trial"`
+	Task      string     `json:"task"`
+	Agent     string     `json:"agent"`
+	Predicted Prediction `json:"predicted"`
+	Measured  Outcome    `json:"measured"`
+	Killed    bool       `json:"killed"`
+}
+
+// sourceKey finds a trial's uncapped twin: the same trajectory (task,
+// agent, repeat, hence seed) with no limit.
+type sourceKey struct {
+	task, agent string
+	repeat      int
+}
+
+// Sources indexes the uncapped trials predictions are made from.
+func Sources(trials []TrialResult) map[sourceKey]TrialResult {
+	out := map[sourceKey]TrialResult{}
+	for _, t := range trials {
+		if t.Ratio.Uncapped && t.Outcome.Counted() {
+			out[sourceKey{t.Task, t.Agent, t.Repeat}] = t
+		}
+	}
+	return out
+}
+
+// EvaluatePredictions predicts every capped trial from its uncapped twin
+// alone and compares with what was measured, by ratio (tightest first).
+func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint) []Confusion {
+	src := Sources(trials)
+	by := map[Ratio]*Confusion{}
+	for _, t := range trials {
+		if t.Ratio.Uncapped || !t.Outcome.Counted() || t.Outcome == InfraError {
+			continue
+		}
+		s, ok := src[sourceKey{t.Task, t.Agent, t.Repeat}]
+		if !ok {
+			continue
+		}
+		p, ok := Predict(s, traces[s.ID], t.Ratio)
+		if !ok {
+			continue
+		}
+		c := by[t.Ratio]
+		if c == nil {
+			c = &Confusion{Ratio: t.Ratio}
+			by[t.Ratio] = c
+		}
+		killed := killedTrial(t)
+		switch {
+		case p.Killed && killed:
+			c.TP++
+		case p.Killed:
+			c.FP++
+		case killed:
+			c.FN++
+		default:
+			c.TN++
+		}
+		agree := p.Outcome.Success() == t.Outcome.Success()
+		if agree {
+			c.OutcomeAgree++
+		}
+		if !agree || p.Killed != killed {
+			c.Misses = append(c.Misses, Miss{Trial: t.ID, Task: t.Task, Agent: t.Agent, Predicted: p, Measured: t.Outcome, Killed: killed})
+		}
+	}
+	out := make([]Confusion, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Ratio.Less(out[j].Ratio) })
+	return out
+}
+
+// PredictedCell is a cell that was not run, filled from uncapped trials.
+type PredictedCell struct {
+	Task        string       `json:"task"`
+	Agent       string       `json:"agent"`
+	Ratio       Ratio        `json:"ratio"`
+	Predictions []Prediction `json:"predictions"`
+}
+
+// Successes counts the predicted passes.
+func (c PredictedCell) Successes() int {
+	n := 0
+	for _, p := range c.Predictions {
+		if p.Outcome.Success() {
+			n++
+		}
+	}
+	return n
+}
+
+// PredictCells predicts every row at each ratio in want that the
+// experiment did not run, from the row's uncapped trials.
+func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []Ratio) []PredictedCell {
+	ran := map[RowKey]map[Ratio]bool{}
+	var rows []RowKey
+	for _, t := range trials {
+		k := RowKey{t.Task, t.Agent}
+		if ran[k] == nil {
+			ran[k] = map[Ratio]bool{}
+			rows = append(rows, k)
+		}
+		ran[k][t.Ratio] = true
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Task != rows[j].Task {
+			return rows[i].Task < rows[j].Task
+		}
+		return rows[i].Agent < rows[j].Agent
+	})
+	srcs := Sources(trials)
+	var out []PredictedCell
+	for _, row := range rows {
+		var mine []TrialResult
+		for k, s := range srcs {
+			if k.task == row.Task && k.agent == row.Agent {
+				mine = append(mine, s)
+			}
+		}
+		sort.Slice(mine, func(i, j int) bool { return mine[i].Repeat < mine[j].Repeat })
+		for _, r := range want {
+			if ran[row][r] || r.Uncapped {
+				continue
+			}
+			c := PredictedCell{Task: row.Task, Agent: row.Agent, Ratio: r}
+			for _, s := range mine {
+				if p, ok := Predict(s, traces[s.ID], r); ok {
+					c.Predictions = append(c.Predictions, p)
+				}
+			}
+			if len(c.Predictions) > 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// String is the prediction for people: "killed in make at 3.1s (2.3× spec
+// > 2x)" or "passed".
+func (p Prediction) String() string {
+	if !p.Killed {
+		return string(p.Outcome)
+	}
+	where := "killed"
+	if p.Step != "" {
+		where += " in " + p.Step
+	}
+	switch {
+	case p.At > 0:
+		where += fmt.Sprintf(" at %.1fs", p.At.Seconds())
+	case p.Basis == "kernel-peak":
+		where += " (kernel peak, between samples)"
+	}
+	return where
+}

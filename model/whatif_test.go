@@ -1,0 +1,107 @@
+package model
+
+import (
+	"testing"
+	"time"
+)
+
+// An uncapped trial that peaked at 2.3× its 100MiB spec in "build",
+// seen by the samples, and at 1.2× in "test" only by the kernel's peak.
+func whatifSource() (TrialResult, []TracePoint) {
+	t0 := time.Unix(1000, 0)
+	spec := Resources{MemoryBytes: 100 * MiB, CPUs: 1}
+	src := TrialResult{
+		Trial:   Trial{ID: "t0004", Task: "x", Agent: "a", Ratio: Uncapped, Repeat: 1, Policy: NewPolicy(spec, Uncapped, 2)},
+		Outcome: Passed, Start: t0,
+		Steps: []StepResult{
+			{Name: "edit", Start: t0, End: t0.Add(time.Second), PeakWorkingSetBytes: 50 * MiB, KernelPeakBytes: 52 * MiB},
+			{Name: "build", Start: t0.Add(time.Second), End: t0.Add(4 * time.Second), PeakWorkingSetBytes: 230 * MiB, KernelPeakBytes: 231 * MiB},
+			{Name: "test", Start: t0.Add(4 * time.Second), End: t0.Add(5 * time.Second), PeakWorkingSetBytes: 110 * MiB, KernelPeakBytes: 125 * MiB},
+		},
+	}
+	trace := []TracePoint{
+		{t0.Add(500 * time.Millisecond), 50 * MiB},
+		{t0.Add(1500 * time.Millisecond), 150 * MiB},
+		{t0.Add(2500 * time.Millisecond), 210 * MiB},
+		{t0.Add(3100 * time.Millisecond), 230 * MiB},
+	}
+	return src, trace
+}
+
+func TestPredict(t *testing.T) {
+	src, trace := whatifSource()
+	tests := []struct {
+		r      Ratio
+		killed bool
+		step   string
+		at     time.Duration
+		basis  string
+	}{
+		{Ratio{K: 1}, true, "build", 1500 * time.Millisecond, "samples"}, // the first sample over 100MiB
+		{Ratio{K: 2}, true, "build", 2500 * time.Millisecond, "samples"},
+		{Ratio{K: 3}, false, "", 0, ""},
+		{Uncapped, false, "", 0, ""},
+	}
+	for _, tt := range tests {
+		p, ok := Predict(src, trace, tt.r)
+		if !ok || p.Killed != tt.killed || p.Step != tt.step || p.At != tt.at || p.Basis != tt.basis {
+			t.Errorf("%s: %+v %v, want killed %v in %q at %v by %q", tt.r, p, ok, tt.killed, tt.step, tt.at, tt.basis)
+		}
+		if tt.killed != (p.Outcome == OOMKilled) {
+			t.Errorf("%s: outcome %s", tt.r, p.Outcome)
+		}
+	}
+	// Only the kernel saw "test" pass 120MiB: without build's peak, the
+	// kill is the kernel peak's call, with no second to give.
+	src.Steps[1].PeakWorkingSetBytes, src.Steps[1].KernelPeakBytes = 90*MiB, 90*MiB
+	if p, _ := Predict(src, nil, Ratio{K: 1.2}); !p.Killed || p.Step != "test" || p.Basis != "kernel-peak" || p.At >= 0 {
+		t.Errorf("kernel-peak prediction %+v", p)
+	}
+	// A source killed at 2x says 1.5x kills too, but nothing about 3x.
+	killed := TrialResult{Trial: Trial{ID: "k", Ratio: Ratio{K: 2}, Policy: NewPolicy(Resources{MemoryBytes: 100 * MiB}, Ratio{K: 2}, 2)},
+		Outcome: OOMKilled, KilledInStep: "build", OOMs: []OOMEvent{{Step: "build"}}}
+	if p, ok := Predict(killed, nil, Ratio{K: 1.5}); !ok || !p.Killed || p.Basis != "killed" {
+		t.Errorf("below a killed source: %+v %v", p, ok)
+	}
+	if _, ok := Predict(killed, nil, Ratio{K: 3}); ok {
+		t.Error("above a killed source's limit nothing is known")
+	}
+}
+
+// Each capped trial is predicted from its uncapped twin (same task, agent,
+// repeat) and counted against what happened.
+func TestEvaluatePredictions(t *testing.T) {
+	src, trace := whatifSource()
+	at := func(id string, r Ratio, o Outcome, killed bool) TrialResult {
+		tr := TrialResult{Trial: Trial{ID: id, Task: "x", Agent: "a", Ratio: r, Repeat: 1, Policy: NewPolicy(Resources{MemoryBytes: 100 * MiB}, r, 2)}, Outcome: o}
+		if killed {
+			tr.OOMs = []OOMEvent{{Step: "build"}}
+		}
+		return tr
+	}
+	trials := []TrialResult{src,
+		at("t0001", Ratio{K: 1}, OOMKilled, true),                                                          // TP
+		at("t0002", Ratio{K: 2}, Passed, false),                                                            // FP: it adapted to the limit
+		at("t0003", Ratio{K: 3}, OOMKilled, true),                                                          // FN
+		at("t0005", Ratio{K: 5}, Passed, false),                                                            // TN
+		at("t0006", Ratio{K: 5}, InfraError, false),                                                        // not counted
+		{Trial: Trial{ID: "o", Task: "other", Agent: "a", Ratio: Ratio{K: 1}, Repeat: 1}, Outcome: Passed}, // no twin
+	}
+	got := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace})
+	if len(got) != 4 {
+		t.Fatalf("%d ratios: %+v", len(got), got)
+	}
+	want := [][4]int{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	for i, c := range got {
+		if [4]int{c.TP, c.FP, c.FN, c.TN} != want[i] {
+			t.Errorf("%s: TP FP FN TN = %d %d %d %d, want %v", c.Ratio, c.TP, c.FP, c.FN, c.TN, want[i])
+		}
+	}
+	if len(got[1].Misses) != 1 || got[1].Misses[0].Trial != "t0002" || got[0].KillAccuracy() != 1 {
+		t.Errorf("misses %+v", got[1].Misses)
+	}
+	cells := PredictCells(trials, map[string][]TracePoint{src.ID: trace}, []Ratio{{K: 1}, {K: 1.5}, Uncapped})
+	if len(cells) != 1 || cells[0].Ratio != (Ratio{K: 1.5}) || cells[0].Successes() != 0 || cells[0].Predictions[0].Step != "build" {
+		t.Errorf("predicted cells %+v", cells)
+	}
+}
