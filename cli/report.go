@@ -145,7 +145,7 @@ func newReportCmd() *cobra.Command {
 				}
 				return usagef("--baseline %s: experiment %s did not run that ratio; its ratios are %s", opts.Baseline, m.ID, strings.Join(names, ", "))
 			}
-			rep := report.New(m.ID, &m, m.Ratios, trials, opts)
+			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials))
 			if plot != "" {
 				if err := rep.Plot(plot); err != nil {
 					return err
@@ -188,4 +188,26 @@ func listExperiments(cmd *cobra.Command, root string) error {
 		fmt.Fprintf(w, "%-24s %-12s %5d trials  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
 	}
 	return nil
+}
+
+// uncappedTraces reads the memory traces what-if predictions are made
+// from (the uncapped trials'); a trace that cannot be read is left out,
+// and its predictions name the step without the second.
+func uncappedTraces(dir string, trials []model.TrialResult) map[string][]model.TracePoint {
+	out := map[string][]model.TracePoint{}
+	for _, t := range trials {
+		if !t.Ratio.Uncapped {
+			continue
+		}
+		samples, _, err := store.ReadTrace(dir, t.ID)
+		if err != nil {
+			continue
+		}
+		pts := make([]model.TracePoint, len(samples))
+		for i, s := range samples {
+			pts[i] = model.TracePoint{At: s.Time, WorkingSetBytes: s.WorkingSetBytes}
+		}
+		out[t.ID] = pts
+	}
+	return out
 }

@@ -26,6 +26,9 @@ type Report struct {
 	Matrix     *model.Matrix
 	Analysis   *model.Analysis
 	Trials     []model.TrialResult
+	// Traces are trials' memory samples by id (WithTraces), for what-if
+	// predictions' seconds; a report without them still predicts.
+	Traces map[string][]model.TracePoint
 }
 
 // Options choose the comparisons.
@@ -151,6 +154,12 @@ func (r *Report) Table(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+	}
+	if err := r.writeResources(w, false); err != nil {
+		return err
+	}
+	if err := r.writeWhatIf(w, false); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintln(w, "\n"+r.PowerLine())
 	return err
@@ -297,6 +306,12 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise))
 		}
 	}
+	if err := r.writeResources(w, true); err != nil {
+		return err
+	}
+	if err := r.writeWhatIf(w, true); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())
 	return err
 }
@@ -377,8 +392,9 @@ func (r *Report) JSON(w io.Writer) error {
 		Ratios     []JSONRatio         `json:"ratios"`
 		NotRun     []JSONNotRun        `json:"not_run,omitempty"`
 		Analysis   *model.Analysis     `json:"analysis"`
+		WhatIf     *WhatIf             `json:"what_if,omitempty"`
 		Trials     []model.TrialResult `json:"trials"`
-	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, Trials: r.Trials}
+	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Trials: r.Trials}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}

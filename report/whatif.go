@@ -1,0 +1,250 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// WithTraces gives the report the trials' memory traces (by trial id),
+// so a what-if kill can say at what second it would land.
+func (r *Report) WithTraces(traces map[string][]model.TracePoint) *Report {
+	r.Traces = traces
+	return r
+}
+
+// WhatIf is the what-if section: cells not run, predicted from the
+// uncapped trials, and the predictions' accuracy where a ratio was run.
+type WhatIf struct {
+	Predicted []model.PredictedCell `json:"predicted"`
+	Accuracy  []model.Confusion     `json:"accuracy"`
+}
+
+// WhatIf predicts the standard ratios the experiment did not run and
+// scores predictions of the ones it did; nil when no uncapped trial has
+// step records to predict from.
+func (r *Report) WhatIf() *WhatIf {
+	usable := false
+	for _, t := range r.Trials {
+		usable = usable || (t.Ratio.Uncapped && len(t.Steps) > 0)
+	}
+	if !usable {
+		return nil
+	}
+	return &WhatIf{
+		Predicted: model.PredictCells(r.Trials, r.Traces, model.StandardRatios),
+		Accuracy:  model.EvaluatePredictions(r.Trials, r.Traces),
+	}
+}
+
+// predictedText is a predicted cell: "≈1/3" and the first kill.
+func predictedText(c model.PredictedCell) string {
+	s := fmt.Sprintf("≈%d/%d", c.Successes(), len(c.Predictions))
+	for _, p := range c.Predictions {
+		if p.Killed {
+			return s + " " + p.String()
+		}
+	}
+	return s
+}
+
+// writeWhatIf writes the section as a table or as markdown.
+func (r *Report) writeWhatIf(w io.Writer, md bool) error {
+	wi := r.WhatIf()
+	if wi == nil {
+		return nil
+	}
+	heading := func(s string) {
+		if md {
+			fmt.Fprintf(w, "\n## %s\n\n", s)
+		} else {
+			fmt.Fprintf(w, "\n%s:\n", s)
+		}
+	}
+	if len(wi.Predicted) > 0 {
+		heading("What-if: ratios not run, predicted from the uncapped trials (≈ predicted, not measured)")
+		var ratios []model.Ratio
+		cells := map[model.RowKey]map[model.Ratio]model.PredictedCell{}
+		var rows []model.RowKey
+		for _, c := range wi.Predicted {
+			k := model.RowKey{Task: c.Task, Agent: c.Agent}
+			if cells[k] == nil {
+				cells[k] = map[model.Ratio]model.PredictedCell{}
+				rows = append(rows, k)
+			}
+			cells[k][c.Ratio] = c
+			found := false
+			for _, x := range ratios {
+				found = found || x == c.Ratio
+			}
+			if !found {
+				ratios = append(ratios, c.Ratio)
+			}
+		}
+		sortRatios(ratios)
+		head := []string{"task · agent"}
+		for _, x := range ratios {
+			head = append(head, x.String())
+		}
+		var lines [][]string
+		for _, k := range rows {
+			cols := []string{k.Task + " · " + k.Agent}
+			for _, x := range ratios {
+				c, ok := cells[k][x]
+				if !ok {
+					cols = append(cols, model.EmptyCellGlyph)
+					continue
+				}
+				cols = append(cols, predictedText(c))
+			}
+			lines = append(lines, cols)
+		}
+		if err := writeGrid(w, md, head, lines); err != nil {
+			return err
+		}
+	}
+	if len(wi.Accuracy) == 0 {
+		return nil
+	}
+	heading("What-if accuracy: each measured trial predicted from its uncapped twin alone")
+	head := []string{"ratio", "trials", "kills right", "pass/fail right", "TP", "FP", "FN", "TN"}
+	var lines [][]string
+	var right, total int
+	for _, c := range wi.Accuracy {
+		right += c.TP + c.TN
+		total += c.N()
+		lines = append(lines, []string{c.Ratio.String(), fmt.Sprint(c.N()), fmt.Sprintf("%d (%s)", c.TP+c.TN, pct(c.KillAccuracy())),
+			fmt.Sprintf("%d (%s)", c.OutcomeAgree, pct(float64(c.OutcomeAgree)/float64(c.N()))),
+			fmt.Sprint(c.TP), fmt.Sprint(c.FP), fmt.Sprint(c.FN), fmt.Sprint(c.TN)})
+	}
+	if err := writeGrid(w, md, head, lines); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nTP: predicted killed and killed; FP: predicted killed, survived; FN: predicted to survive, killed; TN: both survived.")
+	byID := map[string]model.TrialResult{}
+	for _, t := range r.Trials {
+		byID[t.ID] = t
+	}
+	var misses []string
+	for _, c := range wi.Accuracy {
+		for _, m := range c.Misses {
+			kill := "not killed"
+			if m.Killed {
+				kill = "killed"
+			}
+			line := fmt.Sprintf("%s %s · %s %s: predicted %s, measured %s (%s)", m.Trial, m.Task, m.Agent, c.Ratio, m.Predicted, m.Measured, kill)
+			if cpu := byID[m.Trial].CPU; !m.Killed && cpu != nil && cpu.ThrottledNanos > 0 {
+				// Memory predictions cannot see a CPU limit's effect.
+				line += fmt.Sprintf("; CPU throttled in %s of its periods (%s withheld): a CPU effect, which memory traces do not predict",
+					pct(cpu.ThrottledShare()), cpu.Throttled().Round(10*time.Millisecond))
+			}
+			misses = append(misses, line)
+		}
+	}
+	if len(misses) > 0 {
+		fmt.Fprintf(w, "\nWhere predictions failed (%d):\n", len(misses))
+		const most = 12
+		for i, m := range misses {
+			if i == most {
+				fmt.Fprintf(w, "  … and %d more (--format json lists them all)\n", len(misses)-most)
+				break
+			}
+			if md {
+				fmt.Fprintf(w, "- %s\n", m)
+			} else {
+				fmt.Fprintf(w, "  %s\n", m)
+			}
+		}
+	}
+	var names []string
+	for _, c := range wi.Accuracy {
+		names = append(names, c.Ratio.String())
+	}
+	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %d repeats; %s are then predicted with the accuracy measured here (%d of %d kills right, %s).\n",
+		max(r.repeats(), 1), strings.Join(names, ", "), right, total, pct(float64(right)/float64(max(total, 1))))
+	return err
+}
+
+// repeats is the experiment's repeats, from its manifest or its trials.
+func (r *Report) repeats() int {
+	if r.Manifest != nil && r.Manifest.Repeats > 0 {
+		return r.Manifest.Repeats
+	}
+	n := 0
+	for _, t := range r.Trials {
+		n = max(n, t.Repeat)
+	}
+	return n
+}
+
+// writeResources writes each cell's median peak, CPU and throttling,
+// when the trials have CPU records.
+func (r *Report) writeResources(w io.Writer, md bool) error {
+	use, ok := model.ResourceUse(r.Trials)
+	if !ok {
+		return nil
+	}
+	if md {
+		fmt.Fprintf(w, "\n## Resources per cell\n\nMedian peak · average cores · share of CFS periods throttled, and CPU time withheld per trial.\n\n")
+	} else {
+		fmt.Fprintf(w, "\nResources per cell (median peak · average cores · share of CFS periods throttled, CPU time withheld per trial):\n")
+	}
+	head := []string{"task · agent"}
+	for _, x := range r.Matrix.Ratios {
+		head = append(head, x.String())
+	}
+	var lines [][]string
+	for _, row := range r.Matrix.Rows {
+		cols := []string{row.Task + " · " + row.Agent}
+		for _, x := range r.Matrix.Ratios {
+			c := use[row][x]
+			if c == nil {
+				cols = append(cols, model.EmptyCellGlyph)
+				continue
+			}
+			s := model.FormatBytes(c.MedianPeakBytes)
+			if c.CPUTrials > 0 {
+				s += fmt.Sprintf(" %.2f cores", c.Cores())
+				switch {
+				case c.CPU.ThrottledNanos > 0:
+					s += fmt.Sprintf(" thr %s %s", pct(c.CPU.ThrottledShare()), c.MeanThrottled().Round(10*time.Millisecond))
+				case c.CPU.Periods > 0:
+					s += " thr 0%"
+				}
+			}
+			cols = append(cols, s)
+		}
+		lines = append(lines, cols)
+	}
+	return writeGrid(w, md, head, lines)
+}
+
+// writeGrid writes rows under a header, aligned or as a markdown table.
+func writeGrid(w io.Writer, md bool, head []string, rows [][]string) error {
+	if md {
+		fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+		fmt.Fprintln(w, strings.Repeat("|---", len(head))+"|")
+		for _, r := range rows {
+			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+func sortRatios(rs []model.Ratio) {
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].Less(rs[j-1]); j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// analysed is a small experiment with what the runner now records: step
+// peaks (sampled and the kernel's), CPU with throttling, and an uncapped
+// run of each trajectory. "grows" peaks at 2.3× its spec in build; "spiky"
+// passes 1.4× only between samples (the kernel's peak) and adapts (its
+// 1x trial survives); "starved" is throttled at 1x.
+func analysed() ([]model.Ratio, []model.TrialResult, map[string][]model.TracePoint) {
+	ratios := []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}
+	spec := model.Resources{CPUs: 0.5, MemoryBytes: 100 * model.MiB}
+	var trials []model.TrialResult
+	traces := map[string][]model.TracePoint{}
+	id := 0
+	add := func(task string, r model.Ratio, rep int, o model.Outcome, build, kernel int64, cpu model.CPUUse) {
+		id++
+		tid := "t" + string(rune('0'+id/10)) + string(rune('0'+id%10))
+		start := t0.Add(time.Duration(id) * time.Minute)
+		steps := []model.StepResult{
+			{Name: "edit", Phase: "agent", Start: start, End: start.Add(time.Second), PeakWorkingSetBytes: 20 * model.MiB, KernelPeakBytes: 21 * model.MiB},
+			{Name: "build", Phase: "agent", Start: start.Add(time.Second), End: start.Add(4 * time.Second), PeakWorkingSetBytes: build, KernelPeakBytes: kernel, CPU: &cpu},
+		}
+		tr := model.TrialResult{Trial: model.Trial{ID: tid, Task: task, Agent: "agent", Ratio: r, Repeat: rep, Policy: model.NewPolicy(spec, r, 2)},
+			Outcome: o, Start: start, End: start.Add(4 * time.Second), Steps: steps, PeakWorkingSetBytes: build, KernelPeakBytes: kernel, CPU: &cpu}
+		if o == model.OOMKilled {
+			tr.OOMs = []model.OOMEvent{{At: start.Add(2 * time.Second), Step: "build"}}
+			tr.KilledInStep = "build"
+		}
+		if r.Uncapped {
+			for i := 0; i < 8; i++ {
+				traces[tid] = append(traces[tid], model.TracePoint{At: start.Add(time.Second + time.Duration(i)*400*time.Millisecond), WorkingSetBytes: build * int64(i+1) / 8})
+			}
+		}
+		trials = append(trials, tr)
+	}
+	free := model.CPUUse{UsageNanos: 2e9}
+	throttled := model.CPUUse{UsageNanos: 1.5e9, Periods: 30, ThrottledPeriods: 24, ThrottledNanos: 2.2e9}
+	for rep := 1; rep <= 2; rep++ {
+		add("grows", model.Uncapped, rep, model.Passed, 230*model.MiB, 232*model.MiB, free)
+		add("grows", model.Ratio{K: 1}, rep, model.OOMKilled, 100*model.MiB, 100*model.MiB, free)
+		add("grows", model.Ratio{K: 3}, rep, model.Passed, 230*model.MiB, 232*model.MiB, free)
+		add("spiky", model.Uncapped, rep, model.Passed, 90*model.MiB, 140*model.MiB, free)
+		add("spiky", model.Ratio{K: 1}, rep, model.Passed, 95*model.MiB, 99*model.MiB, free)
+		add("starved", model.Uncapped, rep, model.Passed, 30*model.MiB, 31*model.MiB, free)
+		add("starved", model.Ratio{K: 1}, rep, model.Failed, 30*model.MiB, 31*model.MiB, throttled)
+	}
+	return ratios, trials, traces
+}
+
+func TestWhatIfAndResourcesSections(t *testing.T) {
+	ratios, trials, traces := analysed()
+	rep := New("whatif", nil, ratios, trials, DefaultOptions()).WithTraces(traces)
+	for _, f := range []string{"table", "markdown"} {
+		t.Run(f, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := rep.Write(&b, f); err != nil {
+				t.Fatal(err)
+			}
+			golden.RequireEqual(t, b.Bytes())
+		})
+	}
+	wi := rep.WhatIf()
+	if wi == nil || len(wi.Accuracy) != 2 {
+		t.Fatalf("what-if %+v", wi)
+	}
+	// 1x: grows' two kills right, spiky's two kernel-peak kills wrong
+	// (it survived), starved right about memory but not its outcome.
+	one := wi.Accuracy[0]
+	if one.TP != 2 || one.FP != 2 || one.TN != 2 || one.FN != 0 || one.OutcomeAgree != 2 {
+		t.Errorf("1x confusion %+v", one)
+	}
+	var b bytes.Buffer
+	rep.Write(&b, "json")
+	if !strings.Contains(b.String(), `"what_if"`) || !strings.Contains(b.String(), `"throttled_ns": 2200000000`) {
+		t.Error("the JSON report lacks the what-if section or the step's throttling")
+	}
+}
