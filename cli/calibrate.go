@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -41,16 +42,18 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 				return err
 			}
 			specs := map[string]int64{}
+			cpus := map[string]float64{}
 			sources := map[string]string{}
 			for _, t := range m.Tasks {
 				specs[t.Name] = t.Resources.MemoryBytes
+				cpus[t.Name] = t.Resources.CPUs
 				sources[t.Name] = t.Source
 			}
 			cals := model.Calibrate(trials, specs, tgt, mg)
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Calibration of %s: target kill rate %s, margin %s\n\n", m.ID, percent(tgt), percent(mg))
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "task\tspec\truns\tneed p50\tneed max\tkills by ratio\tverdict\tguarantee\tlimit\t")
+			fmt.Fprintln(tw, "task\tspec\truns\tneed p50\tneed max\tkills by ratio\tverdict\tguarantee\tlimit\tkill rate at limit\t")
 			for _, c := range cals {
 				var kills []string
 				for _, k := range c.Kills {
@@ -64,14 +67,19 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 				if c.Censored > 0 {
 					runs += fmt.Sprintf(" (+%d killed wherever it finished, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
 				}
-				g, l := "-", "-"
+				g, l, rate := "-", "-", "-"
 				if c.Verdict != "unknown" {
 					g, l = model.FormatBytes(c.GuaranteeBytes), fmt.Sprintf("%s (%.2gx spec)", model.FormatBytes(c.LimitBytes), c.LimitRatio())
+					rate = fmt.Sprintf("%d/%d over, ≤%s", c.Exceeding, len(c.NeedBytes)+c.Censored, percent(c.KillRateCI.Hi))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, model.FormatBytes(c.SpecBytes), runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, model.FormatBytes(c.SpecBytes), runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l, rate)
 			}
 			tw.Flush()
-			fmt.Fprintln(w, "\nkeep: the spec already covers every run · raise: use the recommendation · unknown: too many runs were killed at every ratio where they finished; sweep again with uncapped")
+			fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks · keep: the spec covers every run · raise / lower: use the recommendation · unknown: too many runs were killed at every ratio where they finished; sweep again with uncapped")
+			if runs := model.RunsForKillRate(tgt); runs > 0 {
+				fmt.Fprintf(w, "kill rate at limit: runs that needed more than the limit, and the Wilson 95%% upper bound of the kill rate that implies; showing %s takes %d runs with none over the limit (exact binomial, 95%%)\n", percent(tgt), runs)
+			}
+			writeCPUCalibration(w, model.CalibrateCPU(trials, cpus, tgt, mg))
 			for _, c := range cals {
 				if c.Cancelled > 0 {
 					trial := "trial is"
@@ -206,4 +214,32 @@ func memoryEdit(path string, c model.Calibration, exp string) (fileEdit, error) 
 		return fileEdit{}, fmt.Errorf("the edited file would not load (%v); left unchanged", err)
 	}
 	return fileEdit{path: path, data: []byte(out), line: strings.TrimSpace(line)}, nil
+}
+
+// writeCPUCalibration writes the CPU recommendations, from the throttling
+// each tested CPU limit caused; nothing when no trial recorded its CPU.
+func writeCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
+	if len(cals) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nCPUs, from the throttling seen:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "task\tspec\tthrottled by ratio (passed)\tuncapped busiest step\tverdict\tcpus\t")
+	for _, c := range cals {
+		var thr []string
+		for _, t := range c.Throttled {
+			thr = append(thr, fmt.Sprintf("%s %s (%d/%d)", t.Ratio, percent(t.CPU.ThrottledShare()), t.Passed, t.Trials))
+		}
+		need := "-"
+		if n := len(c.NeedCores); n > 0 {
+			need = fmt.Sprintf("%.2f–%.2f cores", c.NeedCores[0], c.NeedCores[n-1])
+		}
+		rec := "-"
+		if c.Verdict != "unknown" {
+			rec = strconv.FormatFloat(c.CPUs, 'f', -1, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, strconv.FormatFloat(c.SpecCPUs, 'f', -1, 64), strings.Join(thr, ", "), need, c.Verdict, rec)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin); lowered when the spec went unthrottled and the need is under 75% of it")
 }

@@ -10,9 +10,11 @@ import (
 type Calibration struct {
 	Task      string `json:"task"`
 	SpecBytes int64  `json:"spec_bytes"`
-	// NeedBytes holds, per agent and repeat, the peak working set of that
-	// trajectory in a trial that was not killed (repeats share their seed
-	// across ratios, so an uncapped run shows what a killed one needed).
+	// NeedBytes holds, per agent and repeat, the peak of that trajectory
+	// in a trial that was not killed: the larger of the sampled working
+	// set and the kernel's own step peaks (which catch a spike between
+	// samples). Repeats share their seed across ratios, so an uncapped
+	// run shows what a killed one needed.
 	NeedBytes []int64 `json:"need_bytes"`
 	// Censored counts trajectories killed at every ratio where they
 	// finished: their need is only known to exceed CensoredAboveBytes.
@@ -26,12 +28,35 @@ type Calibration struct {
 
 	TargetKillRate float64 `json:"target_kill_rate"`
 	Margin         float64 `json:"margin"`
-	// Verdict is "keep" (the spec already covers every run), "raise"
-	// (recommendations below) or "unknown" (too many runs were killed at
-	// every ratio: run it uncapped to measure).
+	// Verdict is "keep" (the spec covers every run and is not much more
+	// than they need), "raise" or "lower" (recommendations below), or
+	// "unknown" (too many runs were killed at every ratio: run it
+	// uncapped to measure).
 	Verdict        string `json:"verdict"`
 	GuaranteeBytes int64  `json:"recommended_guarantee_bytes"`
 	LimitBytes     int64  `json:"recommended_limit_bytes"`
+	// Uncertainty: of the runs measured, Exceeding needed more than the
+	// recommended limit (killed-everywhere runs count); KillRateCI is the
+	// Wilson 95% interval of the kill rate that limit implies from them;
+	// RunsForTarget is how many runs with none exceeding it would show
+	// the kill rate at or below the target (exact binomial, 95%).
+	Exceeding     int      `json:"exceeding"`
+	KillRateCI    Interval `json:"kill_rate_ci"`
+	RunsForTarget int      `json:"runs_for_target"`
+}
+
+// lowerBelow is how far under the spec a recommended limit must fall
+// before calibrate proposes lowering it: a small saving is not worth a
+// change measured on a few runs.
+const lowerBelow = 0.75
+
+// RunsForKillRate is how many runs, none of them killed, show a kill
+// rate at or below target with 95% confidence: (1 − target)^n ≤ 0.05.
+func RunsForKillRate(target float64) int {
+	if target <= 0 || target >= 1 {
+		return 0
+	}
+	return int(math.Ceil(math.Log(0.05) / math.Log(1-target)))
 }
 
 // RatioKills is the kill rate at one tested ratio.
@@ -93,7 +118,7 @@ func Calibrate(trials []TrialResult, specs map[string]int64, target, margin floa
 			above[k] = max(above[k], t.Policy.HardLimitBytes)
 			continue
 		}
-		need[k] = max(need[k], t.PeakWorkingSetBytes)
+		need[k] = max(need[k], TrialPeakBytes(t))
 	}
 	sort.Strings(tasks)
 	var out []Calibration
@@ -124,13 +149,28 @@ func Calibrate(trials []TrialResult, specs map[string]int64, target, margin floa
 		default:
 			q := quantileBytes(c.NeedBytes, 1-target)
 			limit := roundUp(float64(q) * (1 + margin))
-			if limit <= c.SpecBytes {
+			switch {
+			case limit < int64(lowerBelow*float64(c.SpecBytes)):
+				c.Verdict = "lower"
+				c.GuaranteeBytes = roundUp(float64(quantileBytes(c.NeedBytes, 0.5)))
+				c.LimitBytes = max(limit, c.GuaranteeBytes)
+			case limit <= c.SpecBytes:
 				c.Verdict, c.GuaranteeBytes, c.LimitBytes = "keep", c.SpecBytes, c.SpecBytes
-				break
+			default:
+				c.Verdict = "raise"
+				c.GuaranteeBytes = max(c.SpecBytes, roundUp(float64(quantileBytes(c.NeedBytes, 0.5))))
+				c.LimitBytes = max(limit, c.GuaranteeBytes)
 			}
-			c.Verdict = "raise"
-			c.GuaranteeBytes = max(c.SpecBytes, roundUp(float64(quantileBytes(c.NeedBytes, 0.5))))
-			c.LimitBytes = max(limit, c.GuaranteeBytes)
+		}
+		if c.Verdict != "unknown" {
+			c.Exceeding = c.Censored
+			for _, v := range c.NeedBytes {
+				if v > c.LimitBytes {
+					c.Exceeding++
+				}
+			}
+			c.KillRateCI = Wilson(c.Exceeding, total)
+			c.RunsForTarget = RunsForKillRate(target)
 		}
 		out = append(out, c)
 	}

@@ -30,7 +30,10 @@ func TestCalibrate(t *testing.T) {
 	add("unmeasured", Ratio{K: 3}, 1, 384*MiB, true)
 	trials = append(trials, TrialResult{Trial: Trial{Task: "unmeasured", Agent: "a", Ratio: Uncapped, Repeat: 1, Policy: pol(Uncapped)}, Outcome: Cancelled})
 
-	cs := Calibrate(trials, map[string]int64{"heavy": spec, "steady": spec, "unmeasured": spec}, 0.01, 0.10)
+	// kernel: a spike between samples only the kernel's peak saw.
+	add("kernel", Uncapped, 1, 100*MiB, false)
+	trials[len(trials)-1].KernelPeakBytes = 140 * MiB
+	cs := Calibrate(trials, map[string]int64{"heavy": spec, "steady": spec, "unmeasured": spec, "kernel": spec}, 0.01, 0.10)
 	by := map[string]Calibration{}
 	for _, c := range cs {
 		by[c.Task] = c
@@ -48,8 +51,18 @@ func TestCalibrate(t *testing.T) {
 	if len(h.Kills) != 2 || h.Kills[0].Killed != 4 || h.Kills[1].Killed != 0 {
 		t.Errorf("heavy kills %+v", h.Kills)
 	}
-	if s := by["steady"]; s.Verdict != "keep" || s.LimitBytes != spec || s.GuaranteeBytes != spec {
-		t.Errorf("steady must be left alone: %+v", s)
+	// steady needs 52 MiB of its 128: lowered to a 56 MiB guarantee and
+	// a 64 MiB limit (52 × 1.1 rounded up to 8 MiB).
+	if s := by["steady"]; s.Verdict != "lower" || s.LimitBytes != 64*MiB || s.GuaranteeBytes != 56*MiB {
+		t.Errorf("steady must be lowered: %+v", s)
+	}
+	// Four runs under the limit say little: the kill rate could be up to
+	// Wilson's 49%, and 1% takes 299 runs none of which is killed.
+	if h.Exceeding != 0 || h.KillRateCI.Hi < 0.48 || h.KillRateCI.Hi > 0.5 || h.RunsForTarget != 299 {
+		t.Errorf("heavy uncertainty: %d exceeding, %+v, %d runs", h.Exceeding, h.KillRateCI, h.RunsForTarget)
+	}
+	if k := by["kernel"]; k.NeedBytes[0] != 140*MiB || k.Verdict != "raise" {
+		t.Errorf("the kernel's peak (140 MiB) must count where the samples (100 MiB) missed it: %+v", k)
 	}
 	if u := by["unmeasured"]; u.Verdict != "unknown" || u.Censored != 1 || u.CensoredAboveBytes != 384*MiB || u.Cancelled != 1 || len(u.Kills) != 2 {
 		t.Errorf("unmeasured: %+v", u)

@@ -1,0 +1,131 @@
+package model
+
+import (
+	"math"
+	"sort"
+)
+
+// CPUCalibration recommends a task's CPUs from the throttling its trials
+// met under each tested CPU limit and the cores its uncapped runs used.
+type CPUCalibration struct {
+	Task     string  `json:"task"`
+	SpecCPUs float64 `json:"spec_cpus"`
+	// Throttled is, per tested ratio that had a CPU limit, the share of
+	// enforcement periods the trials were throttled in and how many passed.
+	Throttled []RatioThrottle `json:"throttled"`
+	// NeedCores holds, per uncapped trial, the average cores of its
+	// busiest step: what it used with nothing holding it back.
+	NeedCores []float64 `json:"need_cores"`
+	// Verdict: "keep", "raise", "lower" or "unknown" (no CPU record, or
+	// throttled at every limit tried with no uncapped run to measure).
+	Verdict string  `json:"verdict"`
+	CPUs    float64 `json:"recommended_cpus"`
+}
+
+// RatioThrottle is the throttling seen at one ratio's CPU limit.
+type RatioThrottle struct {
+	Ratio     Ratio   `json:"ratio"`
+	LimitCPUs float64 `json:"limit_cpus"`
+	CPU       CPUUse  `json:"cpu"`
+	Trials    int     `json:"trials"`
+	Passed    int     `json:"passed"`
+}
+
+// throttleOK is the throttled share of periods below which a limit is
+// taken as not holding the task back.
+const throttleOK = 0.05
+
+// roundCPUs rounds up to a twentieth of a core.
+func roundCPUs(c float64) float64 { return math.Ceil(c*20-1e-9) / 20 }
+
+// CalibrateCPU recommends CPUs per task: the smallest tested limit under
+// which the trials were throttled in at most 5% of periods, or, when every
+// limit throttled them, the larger of the largest limit and the cores the
+// uncapped runs' busiest steps used (their 1 − target quantile), plus
+// margin; it lowers the spec to that
+// need when the spec itself went unthrottled and the need is under 75% of it.
+func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, margin float64) []CPUCalibration {
+	by := map[string]*CPUCalibration{}
+	thr := map[string]map[Ratio]*RatioThrottle{}
+	var tasks []string
+	for _, t := range trials {
+		if !t.Outcome.Counted() || t.Outcome == InfraError || t.CPU == nil {
+			continue
+		}
+		c := by[t.Task]
+		if c == nil {
+			c = &CPUCalibration{Task: t.Task, SpecCPUs: specCPUs[t.Task]}
+			by[t.Task], thr[t.Task] = c, map[Ratio]*RatioThrottle{}
+			tasks = append(tasks, t.Task)
+		}
+		if t.Policy.LimitCPUs == 0 {
+			busiest := 0.0
+			for _, s := range t.Steps {
+				if s.CPU != nil {
+					busiest = max(busiest, s.CPU.Cores(s.Duration()))
+				}
+			}
+			c.NeedCores = append(c.NeedCores, busiest)
+			continue
+		}
+		rt := thr[t.Task][t.Ratio]
+		if rt == nil {
+			rt = &RatioThrottle{Ratio: t.Ratio, LimitCPUs: t.Policy.LimitCPUs}
+			thr[t.Task][t.Ratio] = rt
+		}
+		rt.CPU = rt.CPU.Add(*t.CPU)
+		rt.Trials++
+		if t.Outcome.Success() {
+			rt.Passed++
+		}
+	}
+	sort.Strings(tasks)
+	out := make([]CPUCalibration, 0, len(tasks))
+	for _, task := range tasks {
+		c := by[task]
+		for _, rt := range thr[task] {
+			c.Throttled = append(c.Throttled, *rt)
+		}
+		sort.Slice(c.Throttled, func(i, j int) bool { return c.Throttled[i].LimitCPUs < c.Throttled[j].LimitCPUs })
+		sort.Float64s(c.NeedCores)
+		need := 0.0
+		if n := len(c.NeedCores); n > 0 {
+			i := min(max(int(math.Ceil((1-target)*float64(n)))-1, 0), n-1)
+			need = roundCPUs(c.NeedCores[i] * (1 + margin))
+		}
+		specOK := false
+		c.Verdict = "unknown"
+		for _, rt := range c.Throttled {
+			if rt.CPU.ThrottledShare() > throttleOK {
+				continue
+			}
+			specOK = rt.LimitCPUs <= c.SpecCPUs+1e-9
+			c.CPUs = rt.LimitCPUs
+			c.Verdict = "keep"
+			if rt.LimitCPUs > c.SpecCPUs+1e-9 {
+				c.Verdict = "raise"
+			}
+			break
+		}
+		switch {
+		case c.Verdict == "unknown" && (need > 0 || len(c.Throttled) > 0):
+			// Throttled under every limit tried: it needs more than the
+			// largest of them, and at least what it used uncapped (which a
+			// loaded host can understate).
+			largest := 0.0
+			if n := len(c.Throttled); n > 0 {
+				largest = roundCPUs(c.Throttled[n-1].LimitCPUs * (1 + margin))
+			}
+			c.CPUs, c.Verdict = max(need, largest, 0.05), "raise"
+			if c.CPUs <= c.SpecCPUs {
+				c.Verdict = "keep"
+			}
+		case (specOK || len(c.Throttled) == 0) && need > 0 && need < lowerBelow*c.SpecCPUs:
+			c.CPUs, c.Verdict = need, "lower"
+		case c.Verdict == "keep":
+			c.CPUs = c.SpecCPUs
+		}
+		out = append(out, *c)
+	}
+	return out
+}
