@@ -75,7 +75,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), mib(v.Peak), mib(scale))
 	}
 	if v.Phase == Running {
-		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores)
+		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
 	}
 	if len(v.OOMs) > 0 && v.OOMs[len(v.OOMs)-1].Process != "" {
 		o := v.OOMs[len(v.OOMs)-1]

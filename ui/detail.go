@@ -301,7 +301,7 @@ func (d *detailScreen) View(c *Common) string {
 	out = append(out, processTimeline(st, v, w, tlRows)...)
 	// The step column takes what the others leave, within reason.
 	stepW := min(50, max(16, w-41))
-	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", "phase", stepW, "step", "time", "exit", "peak", "oom"), w)))
+	out = append(out, st.Bold.Render(clip(fmt.Sprintf("%-6s %-*s %8s %5s %8s %s", "phase", stepW, "step", "time", "exit", "peak", "cpu  oom"), w)))
 	steps, hidden := stepsToShow(v.Steps, 6)
 	for _, s := range steps {
 		oom := ""
@@ -316,7 +316,7 @@ func (d *detailScreen) View(c *Common) string {
 		if phase == "verifier" {
 			phase = "verify"
 		}
-		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(s.PeakWorkingSetBytes), oom), w))
+		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(s.PeakWorkingSetBytes), strings.TrimSpace(stepCPUText(s)+" "+oom)), w))
 	}
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
