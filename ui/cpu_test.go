@@ -23,8 +23,9 @@ func TestThrottleTextIsRecent(t *testing.T) {
 		t.Errorf("free for the last 2s: %q", got)
 	}
 	at(4000, 40, 13)
-	if got := throttleText(samples); got != " thr 25%" { // 5 of 20 since 2s
-		t.Errorf("got %q, want thr 25%%", got)
+	// Back to the newest sample at least 2 s old (1 s): 5 of 30 periods.
+	if got := throttleText(samples); got != " thr 17%" {
+		t.Errorf("got %q, want thr 17%%", got)
 	}
 	if throttleText(samples[:1]) != "" || throttleText([]runner.Sample{{}, {}}) != "" {
 		t.Error("one sample, or no CPU limit, must show nothing")
