@@ -289,7 +289,12 @@ func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) erro
 		mark(o.At, orange, vg.Points(2), " OOM kill in "+o.Step)
 	}
 	for _, s := range tr.Steps {
-		mark(s.Start, grey, vg.Points(0.5), " "+s.Name)
+		label := " " + s.Name
+		if s.CPU != nil && s.CPU.ThrottledNanos > 0 {
+			// The CPU limit held the step back: say how much.
+			label += fmt.Sprintf(" (CPU throttled %.0f%%)", 100*s.CPU.ThrottledShare())
+		}
+		mark(s.Start, grey, vg.Points(0.5), label)
 	}
 	if lbl := markLabels(marks, end, top); lbl != nil {
 		p.Add(lbl)
