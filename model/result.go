@@ -120,6 +120,8 @@ type TrialResult struct {
 	HostAtStart HostLoad `json:"host_at_start"`
 	HostAtEnd   HostLoad `json:"host_at_end"`
 	HostPauses  []string `json:"host_pauses,omitempty"`
+	// Noise is the host's pressure over the trial and its neighbours.
+	Noise *HostNoise `json:"noise,omitempty"`
 	// Reward is what the verifier wrote to its reward file, when the task
 	// is judged by one and the file could be read.
 	Reward *float64 `json:"reward,omitempty"`

@@ -31,6 +31,9 @@ type Config struct {
 	// records the host's load at its start and end.
 	Host       func() HostLoad
 	FloorBytes int64
+	// HostCPUs is the host's CPU count, against which a trial's load is
+	// judged contended (0: load is not judged).
+	HostCPUs int
 	// Secrets are the values of the host environment variables steps pass
 	// through (Step.PassEnv), by name. They reach the container's steps
 	// and nothing else: every output line is redacted of them.
@@ -80,6 +83,8 @@ type Runner struct {
 	cfg     Config
 	tasks   map[string]model.Task
 	adm     *admission
+	// neighbours counts running trials for each one's noise record.
+	neighbours neighbourhood
 
 	redact func(string) string
 
@@ -214,10 +219,23 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 	if r.cfg.Host != nil {
 		t.res.HostAtStart = r.cfg.Host()
 	}
+	// The host's pressure is read only where the host's load is: this
+	// machine's stalls say nothing about a remote engine's.
+	read := func() pressure {
+		if r.cfg.Host == nil {
+			return pressure{at: time.Now()}
+		}
+		return readPressure()
+	}
+	before, mine := read(), r.neighbours.join()
 	out := t.run(ctx)
+	noise := noiseOver(before, read())
+	noise.Neighbours = r.neighbours.leave(mine)
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()
 	}
+	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
+	out.Noise = &noise
 	return out
 }
 

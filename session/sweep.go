@@ -269,7 +269,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	}
 	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets, NotRun: p.notRun}
 	if e.Local {
-		cfg.Host = hostLoad
+		cfg.Host, cfg.HostCPUs = hostLoad, e.Host.CPUs
 	}
 	run, err := runner.New(b, cfg)
 	if err != nil {

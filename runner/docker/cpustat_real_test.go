@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,14 @@ func TestCPUBoundStepRecordsThrottling(t *testing.T) {
 		}
 		if r.CPU.UsageNanos < c.UsageNanos {
 			t.Errorf("%s: trial CPU %v is less than its step's %v", r.Ratio, r.CPU.Usage(), c.Usage())
+		}
+		// The host's pressure-stall record is there where the kernel has
+		// /proc/pressure, and marked unavailable where it does not.
+		_, err := os.Stat("/proc/pressure/cpu")
+		if r.Noise == nil || r.Noise.PSI != (err == nil) {
+			t.Errorf("%s: noise %+v, want PSI %v", r.Ratio, r.Noise, err == nil)
+		} else {
+			t.Logf("%s: host CPU pressure %.0f%%, memory %.0f%%, %d neighbour(s), contended %v (%s)", r.Ratio, 100*r.Noise.CPUSome, 100*r.Noise.MemorySome, r.Noise.Neighbours, r.Noise.Contended, r.Noise.Why)
 		}
 		if r.Ratio.Uncapped {
 			if c.ThrottledNanos != 0 || c.Periods != 0 {

@@ -107,7 +107,9 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30})
+	r, err := runner.New(b, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30,
+		// A local engine: the host's pressure is read for each trial's noise.
+		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// PressureDir is where the kernel's pressure-stall information lives
+// (absent on kernels built without it, or booted with psi=0).
+var PressureDir = "/proc/pressure"
+
+// pressure is one reading of the host's cumulative stall totals, in
+// microseconds.
+type pressure struct {
+	at                                time.Time
+	cpuSome, memSome, memFull, ioSome int64
+	ok                                bool
+}
+
+// readPressure reads /proc/pressure's cpu, memory and io totals; ok is
+// false when the kernel offers none of them.
+func readPressure() pressure {
+	p := pressure{at: time.Now()}
+	read := func(name string) (some, full int64, ok bool) {
+		b, err := os.ReadFile(filepath.Join(PressureDir, name))
+		if err != nil {
+			return 0, 0, false
+		}
+		return psiTotal(b, "some"), psiTotal(b, "full"), true
+	}
+	var ok1, ok2, ok3 bool
+	p.cpuSome, _, ok1 = read("cpu")
+	p.memSome, p.memFull, ok2 = read("memory")
+	p.ioSome, _, ok3 = read("io")
+	p.ok = ok1 || ok2 || ok3
+	return p
+}
+
+// psiTotal finds total= on the line starting with kind ("some" or "full").
+func psiTotal(b []byte, kind string) int64 {
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		fields := bytes.Fields(line)
+		if len(fields) == 0 || string(fields[0]) != kind {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := bytes.CutPrefix(f, []byte("total=")); ok {
+				n, _ := strconv.ParseInt(string(v), 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// noiseOver is the host's stall shares between two readings.
+func noiseOver(a, b pressure) model.HostNoise {
+	n := model.HostNoise{PSI: a.ok && b.ok}
+	wall := b.at.Sub(a.at).Microseconds()
+	if !n.PSI || wall <= 0 {
+		return n
+	}
+	share := func(x, y int64) float64 { return min(max(float64(y-x)/float64(wall), 0), 1) }
+	n.CPUSome, n.MemorySome, n.MemoryFull, n.IOSome = share(a.cpuSome, b.cpuSome), share(a.memSome, b.memSome), share(a.memFull, b.memFull), share(a.ioSome, b.ioSome)
+	return n
+}
+
+// neighbourhood counts the sweep's running trials, so each can say how
+// many others ran beside it at most.
+type neighbourhood struct {
+	mu      sync.Mutex
+	running map[*int]struct{}
+}
+
+// join adds a trial; its counter holds the most others running beside it
+// until leave.
+func (n *neighbourhood) join() *int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.running == nil {
+		n.running = map[*int]struct{}{}
+	}
+	mine := new(int)
+	*mine = len(n.running)
+	for other := range n.running {
+		*other = max(*other, len(n.running))
+	}
+	n.running[mine] = struct{}{}
+	return mine
+}
+
+// leave removes a trial and returns the most neighbours it had.
+func (n *neighbourhood) leave(mine *int) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.running, mine)
+	return *mine
+}
