@@ -161,6 +161,9 @@ func (r *Report) Table(w io.Writer) error {
 	if err := r.writeWhatIf(w, false); err != nil {
 		return err
 	}
+	if err := r.writeNoise(w, false); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintln(w, "\n"+r.PowerLine())
 	return err
 }
@@ -310,6 +313,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		return err
 	}
 	if err := r.writeWhatIf(w, true); err != nil {
+		return err
+	}
+	if err := r.writeNoise(w, true); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())

@@ -31,6 +31,12 @@ func analysed() ([]model.Ratio, []model.TrialResult, map[string][]model.TracePoi
 		}
 		tr := model.TrialResult{Trial: model.Trial{ID: tid, Task: task, Agent: "agent", Ratio: r, Repeat: rep, Policy: model.NewPolicy(spec, r, 2)},
 			Outcome: o, Start: start, End: start.Add(4 * time.Second), Steps: steps, PeakWorkingSetBytes: build, KernelPeakBytes: kernel, CPU: &cpu}
+		// The second repeats ran beside a busy neighbour.
+		tr.Noise = &model.HostNoise{PSI: true, CPUSome: 0.05, Neighbours: 1}
+		if rep == 2 {
+			tr.Noise.CPUSome = 0.6
+			tr.Noise.Judge(model.HostLoad{}, model.HostLoad{}, 2)
+		}
 		if o == model.OOMKilled {
 			tr.OOMs = []model.OOMEvent{{At: start.Add(2 * time.Second), Step: "build"}}
 			tr.KilledInStep = "build"
@@ -56,7 +62,7 @@ func analysed() ([]model.Ratio, []model.TrialResult, map[string][]model.TracePoi
 	return ratios, trials, traces
 }
 
-func TestWhatIfAndResourcesSections(t *testing.T) {
+func TestWhatIfResourcesAndNoiseSections(t *testing.T) {
 	ratios, trials, traces := analysed()
 	rep := New("whatif", nil, ratios, trials, DefaultOptions()).WithTraces(traces)
 	for _, f := range []string{"table", "markdown"} {
@@ -82,5 +88,22 @@ func TestWhatIfAndResourcesSections(t *testing.T) {
 	rep.Write(&b, "json")
 	if !strings.Contains(b.String(), `"what_if"`) || !strings.Contains(b.String(), `"throttled_ns": 2200000000`) {
 		t.Error("the JSON report lacks the what-if section or the step's throttling")
+	}
+}
+
+// Where the kernel has no pressure-stall information the report says so
+// plainly and judges by load alone.
+func TestNoiseSectionSaysWhenPSIIsMissing(t *testing.T) {
+	ratios, trials, _ := analysed()
+	for i := range trials {
+		trials[i].Noise = &model.HostNoise{Neighbours: 1}
+		trials[i].Noise.Judge(model.HostLoad{Load1: 4}, model.HostLoad{}, 2)
+	}
+	var b bytes.Buffer
+	if err := New("x", nil, ratios, trials, DefaultOptions()).Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "14 of 14 trials ran contended") || !strings.Contains(b.String(), "offers no pressure-stall information (/proc/pressure), so contention was judged by load alone") {
+		t.Errorf("report:\n%s", b.String())
 	}
 }

@@ -15,7 +15,7 @@ func TestPSITotal(t *testing.T) {
 		{mem, "some", 90918175},
 		{mem, "full", 16182874},
 		{[]byte("some avg10=1.00 avg60=0.00 avg300=0.00 total=12"), "some", 12}, // no newline
-		{[]byte("some avg10=1.00\n"), "some", 0},                              // no total
+		{[]byte("some avg10=1.00\n"), "some", 0},                                // no total
 		{[]byte("garbage"), "some", 0},
 		{nil, "full", 0},
 	}

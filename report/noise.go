@@ -1,0 +1,57 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// writeNoise splits each ratio's success into quiet and contended trials,
+// so a difference between ratios can be told from the neighbours'; nothing
+// when no trial has a noise record.
+func (r *Report) writeNoise(w io.Writer, md bool) error {
+	split, ok := model.SplitByNoise(r.Matrix.Ratios, r.Trials)
+	if !ok {
+		return nil
+	}
+	psi, noted, contended := 0, 0, 0
+	for _, t := range r.Trials {
+		if t.Noise == nil || !t.Outcome.Counted() {
+			continue
+		}
+		noted++
+		if t.Noise.PSI {
+			psi++
+		}
+		if t.Noise.Contended {
+			contended++
+		}
+	}
+	intro := fmt.Sprintf("%d of %d trials ran contended (host CPU pressure ≥%.0f%% of their time, memory pressure ≥%.0f%%, or load above the host's CPUs)",
+		contended, noted, 100*model.ContendedCPUSome, 100*model.ContendedMemorySome)
+	switch psi {
+	case noted:
+	case 0:
+		intro += "; this kernel offers no pressure-stall information (/proc/pressure), so contention was judged by load alone"
+	default:
+		intro += fmt.Sprintf("; %d had no pressure-stall information and were judged by load alone", noted-psi)
+	}
+	if md {
+		fmt.Fprintf(w, "\n## Quiet vs contended trials\n\n%s.\n\n", intro)
+	} else {
+		fmt.Fprintf(w, "\nQuiet vs contended trials: %s.\n", intro)
+	}
+	head := []string{"ratio", "quiet", "contended"}
+	var rows [][]string
+	rate := func(x model.Rates) string {
+		if x.Counted == 0 {
+			return model.EmptyCellGlyph
+		}
+		return fmt.Sprintf("%d/%d %s", x.Successes, x.Counted, pct(x.SuccessRate()))
+	}
+	for _, s := range split {
+		rows = append(rows, []string{s.Ratio.String(), rate(s.Quiet), rate(s.Contended)})
+	}
+	return writeGrid(w, md, head, rows)
+}
