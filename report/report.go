@@ -147,13 +147,14 @@ func (r *Report) Table(w io.Writer) error {
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t")
+		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(r.pooledP(c)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		fmt.Fprintln(w, questionsLegend)
 	}
 	if err := r.writeResources(w, false); err != nil {
 		return err
@@ -303,11 +304,12 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
-		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | | pooled p |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(r.pooledP(c)))
 		}
+		fmt.Fprintln(w, "\n"+questionsLegend)
 	}
 	if err := r.writeResources(w, true); err != nil {
 		return err
@@ -424,4 +426,20 @@ func (r *Report) JSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// questionsLegend says which question each p answers.
+const questionsLegend = "p (paired by task) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
+
+// pooledP is Fisher's exact test of a comparison's two ratios with every
+// counted trial pooled, tasks ignored.
+func (r *Report) pooledP(c model.Comparison) float64 {
+	b, o := r.Matrix.ByRatio[c.Base], r.Matrix.ByRatio[c.Other]
+	if b == nil || o == nil {
+		return 1
+	}
+	if c.Metric == model.Success {
+		return model.FisherExact(b.Successes, b.Counted, o.Successes, o.Counted)
+	}
+	return model.FisherExact(b.InfraErrs, b.Counted, o.InfraErrs, o.Counted)
 }

@@ -1,0 +1,33 @@
+package model
+
+import "math"
+
+// FisherExact is the two-sided p-value of Fisher's exact test that two
+// pools of trials, k1 of n1 and k2 of n2, share one rate: the chance,
+// with the margins fixed, of a table no likelier than the one seen. It
+// answers "did this suite's score change?" for the trials as run, where
+// the paired test by task asks whether tasks like these would.
+func FisherExact(k1, n1, k2, n2 int) float64 {
+	if n1 <= 0 || n2 <= 0 {
+		return 1
+	}
+	k := k1 + k2
+	n := n1 + n2
+	lchoose := func(a, b int) float64 {
+		x, _ := math.Lgamma(float64(a + 1))
+		y, _ := math.Lgamma(float64(b + 1))
+		z, _ := math.Lgamma(float64(a - b + 1))
+		return x - y - z
+	}
+	logP := func(x int) float64 { return lchoose(n1, x) + lchoose(n2, k-x) - lchoose(n, k) }
+	observed := logP(k1)
+	p := 0.0
+	for x := max(0, k-n2); x <= min(k, n1); x++ {
+		// A relative tolerance keeps tables as likely as the observed one
+		// from being lost to rounding.
+		if lp := logP(x); lp <= observed+1e-7 {
+			p += math.Exp(lp)
+		}
+	}
+	return math.Min(p, 1)
+}
