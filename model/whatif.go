@@ -32,7 +32,20 @@ type Prediction struct {
 	// source itself was killed at a limit no higher).
 	Basis string `json:"basis,omitempty"`
 	From  string `json:"from"` // the source trial's id
+	// Borderline marks a source whose peak came within BorderlineBelow
+	// under to BorderlineAbove over the limit: there the kernel's reclaim
+	// of file cache (counted in the working set until squeezed) and a
+	// program's own retries decide, and measured runs went both ways.
+	Borderline bool `json:"borderline,omitempty"`
 }
+
+// The band around a limit where a peak does not settle the outcome: on
+// the built-in catalog, runs whose uncapped peak was 0.5% under the limit
+// were killed and runs 4.5% over it (10% by the kernel's peak) survived.
+const (
+	BorderlineBelow = 0.05
+	BorderlineAbove = 0.10
+)
 
 // MemoryLimitAt is the hard memory limit a trial's policy would have at
 // ratio r (0: none).
@@ -75,6 +88,11 @@ func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
 		p.Outcome = src.Outcome
 		return p, true
 	}
+	peak := int64(0)
+	for _, s := range src.Steps {
+		peak = max(peak, s.PeakWorkingSetBytes, s.KernelPeakBytes)
+	}
+	p.Borderline = float64(peak) >= (1-BorderlineBelow)*float64(limit) && float64(peak) <= (1+BorderlineAbove)*float64(limit)
 	for _, s := range src.Steps {
 		switch {
 		case s.PeakWorkingSetBytes > limit:
@@ -116,8 +134,12 @@ type Confusion struct {
 	// survived (TN).
 	TP, FP, FN, TN int
 	// OutcomeAgree counts trials whose predicted pass or fail matched.
-	OutcomeAgree int    `json:"outcome_agree"`
-	Misses       []Miss `json:"misses,omitempty"`
+	OutcomeAgree int `json:"outcome_agree"`
+	// Borderline counts predictions from a peak near the limit, and
+	// BorderlineRight those whose kill was still predicted right.
+	Borderline      int    `json:"borderline"`
+	BorderlineRight int    `json:"borderline_right"`
+	Misses          []Miss `json:"misses,omitempty"`
 }
 
 // N is how many trials were predicted and measured.
@@ -191,6 +213,12 @@ func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint) [
 			c.FN++
 		default:
 			c.TN++
+		}
+		if p.Borderline {
+			c.Borderline++
+			if p.Killed == killed {
+				c.BorderlineRight++
+			}
 		}
 		agree := p.Outcome.Success() == t.Outcome.Success()
 		if agree {

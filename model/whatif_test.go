@@ -51,6 +51,14 @@ func TestPredict(t *testing.T) {
 			t.Errorf("%s: outcome %s", tt.r, p.Outcome)
 		}
 	}
+	// A peak of 231MiB against 2.3x's 230MiB limit is borderline; 3x's
+	// 300MiB is clear of it.
+	if p, _ := Predict(src, trace, Ratio{K: 2.3}); !p.Borderline || !p.Killed {
+		t.Errorf("2.3x: %+v, want a borderline kill", p)
+	}
+	if p, _ := Predict(src, trace, Ratio{K: 3}); p.Borderline {
+		t.Errorf("3x: %+v is not borderline", p)
+	}
 	// Only the kernel saw "test" pass 120MiB: without build's peak, the
 	// kill is the kernel peak's call, with no second to give.
 	src.Steps[1].PeakWorkingSetBytes, src.Steps[1].KernelPeakBytes = 90*MiB, 90*MiB

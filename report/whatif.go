@@ -111,7 +111,7 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		return nil
 	}
 	heading("What-if accuracy: each measured trial predicted from its uncapped twin alone")
-	head := []string{"ratio", "trials", "kills right", "pass/fail right", "TP", "FP", "FN", "TN"}
+	head := []string{"ratio", "trials", "kills right", "pass/fail right", "TP", "FP", "FN", "TN", "clear-cut kills right", "borderline kills right"}
 	var lines [][]string
 	var right, total int
 	for _, c := range wi.Accuracy {
@@ -119,12 +119,14 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		total += c.N()
 		lines = append(lines, []string{c.Ratio.String(), fmt.Sprint(c.N()), fmt.Sprintf("%d (%s)", c.TP+c.TN, pct(c.KillAccuracy())),
 			fmt.Sprintf("%d (%s)", c.OutcomeAgree, pct(float64(c.OutcomeAgree)/float64(c.N()))),
-			fmt.Sprint(c.TP), fmt.Sprint(c.FP), fmt.Sprint(c.FN), fmt.Sprint(c.TN)})
+			fmt.Sprint(c.TP), fmt.Sprint(c.FP), fmt.Sprint(c.FN), fmt.Sprint(c.TN),
+			fmt.Sprintf("%d/%d", c.TP+c.TN-c.BorderlineRight, c.N()-c.Borderline), fmt.Sprintf("%d/%d", c.BorderlineRight, c.Borderline)})
 	}
 	if err := writeGrid(w, md, head, lines); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\nTP: predicted killed and killed; FP: predicted killed, survived; FN: predicted to survive, killed; TN: both survived.")
+	fmt.Fprintf(w, "\nTP: predicted killed and killed; FP: predicted killed, survived; FN: predicted to survive, killed; TN: both survived. Borderline: the uncapped peak within %.0f%% under to %.0f%% over the limit, where reclaimable cache and a program's own retries decide.\n",
+		100*model.BorderlineBelow, 100*model.BorderlineAbove)
 	byID := map[string]model.TrialResult{}
 	for _, t := range r.Trials {
 		byID[t.ID] = t
@@ -137,6 +139,9 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 				kill = "killed"
 			}
 			line := fmt.Sprintf("%s %s · %s %s: predicted %s, measured %s (%s)", m.Trial, m.Task, m.Agent, c.Ratio, m.Predicted, m.Measured, kill)
+			if m.Predicted.Borderline {
+				line += "; borderline"
+			}
 			if cpu := byID[m.Trial].CPU; !m.Killed && cpu != nil && cpu.ThrottledNanos > 0 {
 				// Memory predictions cannot see a CPU limit's effect.
 				line += fmt.Sprintf("; CPU throttled in %s of its periods (%s withheld): a CPU effect, which memory traces do not predict",
