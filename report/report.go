@@ -165,6 +165,9 @@ func (r *Report) Table(w io.Writer) error {
 	if err := r.writeNoise(w, false); err != nil {
 		return err
 	}
+	if err := r.writeVariance(w, false); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintln(w, "\n"+r.PowerLine())
 	return err
 }
@@ -318,6 +321,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		return err
 	}
 	if err := r.writeNoise(w, true); err != nil {
+		return err
+	}
+	if err := r.writeVariance(w, true); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.PowerLine())

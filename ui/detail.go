@@ -290,8 +290,14 @@ func (d *detailScreen) View(c *Common) string {
 		}
 	}
 	out = append(out, clip(head, w))
-	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · r reruns exactly this trial",
-		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), sidecarPeaks(v.Result), v.ContainerID, v.Source), w)))
+	// Only the seeded built-in workload replays a trial exactly; a real
+	// task's programs may draw their sizes from os.urandom.
+	rerun := "r reruns it with the same settings"
+	if model.SeededImage(v.Image) {
+		rerun = "r reruns exactly this trial"
+	}
+	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · %s",
+		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), sidecarPeaks(v.Result), v.ContainerID, v.Source, rerun), w)))
 	chartH, logH := d.layout(h)
 	for _, l := range d.phaseLines() {
 		out = append(out, clip(l, w))

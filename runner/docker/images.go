@@ -15,11 +15,12 @@ import (
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/workload"
 )
 
 // WorkloadRepo is the image repository of the built-in workload.
-const WorkloadRepo = "headroom-workload"
+const WorkloadRepo = model.WorkloadRepo
 
 // imageRecipe versions how the image is assembled; changing the recipe
 // must change the tag even when the binary is the same.

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// writeVariance writes each task's own variance across its uncapped
+// repeats beside what the limits caused, and whether a trial of it
+// replays exactly; nothing without uncapped trials.
+func (r *Report) writeVariance(w io.Writer, md bool) error {
+	vs := model.Variances(r.Trials)
+	if len(vs) == 0 {
+		return nil
+	}
+	seeded := map[string]bool{}
+	if r.Manifest != nil {
+		for _, t := range r.Manifest.Tasks {
+			seeded[t.Name] = model.SeededImage(t.Image)
+		}
+	}
+	const intro = "The task's own variance, across its uncapped repeats (nothing limiting it), beside what the limits caused"
+	if md {
+		fmt.Fprintf(w, "\n## %s\n\n", intro)
+	} else {
+		fmt.Fprintf(w, "\n%s:\n", intro)
+	}
+	head := []string{"task · agent", "runs", "peak min–max", "spread", "duration", "failed uncapped (its own)", "killed under a limit", "a rerun"}
+	var rows [][]string
+	for _, v := range vs {
+		replay := "same settings"
+		if seeded[v.Task] {
+			replay = "exact (seeded)"
+		}
+		rows = append(rows, []string{v.Task + " · " + v.Agent, fmt.Sprint(v.Runs),
+			model.FormatBytes(v.PeakMinBytes) + "–" + model.FormatBytes(v.PeakMaxBytes), pct(v.PeakSpread()),
+			fmt.Sprintf("%s–%s", v.DurationMin.Round(100*time.Millisecond), v.DurationMax.Round(100*time.Millisecond)),
+			fmt.Sprintf("%d/%d", v.UncappedFailed, v.Runs), fmt.Sprintf("%d/%d", v.Killed, v.Capped), replay})
+	}
+	if err := writeGrid(w, md, head, rows); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "\nspread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
+	return err
+}
