@@ -22,7 +22,7 @@ func calibrationExperiment(t *testing.T, task model.Task, repeats int, cancelled
 	root = t.TempDir()
 	ratios := []model.Ratio{{K: 1}, model.Uncapped}
 	m := store.Manifest{ID: "20261130-120000-ca11", Created: time.Now(), Status: "interrupted", Ratios: ratios, Repeats: repeats, Seed: 1,
-		Tasks: []store.TaskEntry{store.NewTaskEntry(task, ratios, 2, model.ScaleBoth)}}
+		Tasks: []store.TaskEntry{store.NewTaskEntry(task, ratios, 2)}}
 	e, err := store.Create(root, m)
 	if err != nil {
 		t.Fatal(err)

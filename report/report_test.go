@@ -45,7 +45,7 @@ func fixture() (*store.Manifest, []model.Ratio, []model.TrialResult) {
 	sort.Strings(names)
 	for _, task := range names {
 		byRatio := table[task]
-		m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: task, Source: "builtin:x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "agent"}}}, ratios, 2, model.ScaleBoth))
+		m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: task, Source: "builtin:x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "agent"}}}, ratios, 2))
 		for ri, outs := range byRatio {
 			for rep, o := range outs {
 				id++
@@ -166,7 +166,7 @@ func oneTask() (*store.Manifest, []model.Ratio, []model.TrialResult) {
 	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB, PidsLimit: 1024}
 	ratios := []model.Ratio{{K: 1}, {K: 3}}
 	m := &store.Manifest{ID: "20261130-120000-0ne1", Created: t0, Status: "finished", Seed: 7, Repeats: 7, Concurrency: 2, Ratios: ratios}
-	m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: "my/task", Source: "x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "oracle"}}}, ratios, 2, model.ScaleBoth))
+	m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: "my/task", Source: "x.toml", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "oracle"}}}, ratios, 2))
 	var trials []model.TrialResult
 	for ri, passes := range []int{3, 7} {
 		for rep := 1; rep <= 7; rep++ {

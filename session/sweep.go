@@ -244,7 +244,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		m.Scale = model.ScaleBoth
 	}
 	for _, t := range spec.Tasks {
-		te := store.NewTaskEntry(t, spec.Ratios, e.Host.CPUs, spec.Scale)
+		te := store.NewScaledTaskEntry(t, spec.Ratios, e.Host.CPUs, spec.Scale)
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs

@@ -119,7 +119,13 @@ type Engine struct {
 }
 
 // NewTaskEntry describes a task and the policies its ratios give it.
-func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale) TaskEntry {
+func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
+	return NewScaledTaskEntry(t, ratios, hostCPUs, model.ScaleBoth)
+}
+
+// NewScaledTaskEntry describes a task and the policies its ratios give it
+// when the ratios limit only what scale names.
+func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
 		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
 	if t.Build != nil {
