@@ -241,5 +241,5 @@ func writeCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, strconv.FormatFloat(c.SpecCPUs, 'f', -1, 64), strings.Join(thr, ", "), need, c.Verdict, rec)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin); lowered when the spec went unthrottled and the need is under 75% of it")
+	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin); lowered when the spec went unthrottled and the need is under 75% of it. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
 }

@@ -36,7 +36,7 @@ type RatioThrottle struct {
 const throttleOK = 0.05
 
 // roundCPUs rounds up to a twentieth of a core.
-func roundCPUs(c float64) float64 { return math.Ceil(c*20-1e-9) / 20 }
+func roundCPUs(c float64) float64 { return math.Round(math.Ceil(c*20-1e-9)*5) / 100 }
 
 // CalibrateCPU recommends CPUs per task: the smallest tested limit under
 // which the trials were throttled in at most 5% of periods, or, when every
@@ -86,7 +86,8 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, mar
 		for _, rt := range thr[task] {
 			c.Throttled = append(c.Throttled, *rt)
 		}
-		sort.Slice(c.Throttled, func(i, j int) bool { return c.Throttled[i].LimitCPUs < c.Throttled[j].LimitCPUs })
+		// By ratio: limits capped at the host's CPUs can tie.
+		sort.Slice(c.Throttled, func(i, j int) bool { return c.Throttled[i].Ratio.Less(c.Throttled[j].Ratio) })
 		sort.Float64s(c.NeedCores)
 		need := 0.0
 		if n := len(c.NeedCores); n > 0 {
@@ -100,7 +101,7 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, mar
 				continue
 			}
 			specOK = rt.LimitCPUs <= c.SpecCPUs+1e-9
-			c.CPUs = rt.LimitCPUs
+			c.CPUs = math.Round(rt.LimitCPUs*1000) / 1000 // 0.1 × 3 is 0.30000000000000004
 			c.Verdict = "keep"
 			if rt.LimitCPUs > c.SpecCPUs+1e-9 {
 				c.Verdict = "raise"
