@@ -142,10 +142,14 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 			if m.Predicted.Borderline {
 				line += "; borderline"
 			}
-			if cpu := byID[m.Trial].CPU; !m.Killed && cpu != nil && cpu.ThrottledNanos > 0 {
+			t := byID[m.Trial]
+			if cpu := t.CPU; !m.Killed && cpu != nil && cpu.ThrottledShare() > 0.05 {
 				// Memory predictions cannot see a CPU limit's effect.
 				line += fmt.Sprintf("; CPU throttled in %s of its periods (%s withheld): a CPU effect, which memory traces do not predict",
 					pct(cpu.ThrottledShare()), cpu.Throttled().Round(10*time.Millisecond))
+			}
+			if t.Noise != nil && t.Noise.Contended {
+				line += "; ran contended (" + t.Noise.Why + ")"
 			}
 			misses = append(misses, line)
 		}
