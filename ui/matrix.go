@@ -271,6 +271,9 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		}
 		out = append(out, clip(line, w))
 	}
+	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)]); wi != "" {
+		out = append(out, st.Muted.Render(clip(wi, w)))
+	}
 	out = append(out, st.Bold.Render(clip(fmt.Sprintf("against %s, paired by task (b sets the baseline):", base), w)))
 	for _, r := range ratios {
 		if r == base {

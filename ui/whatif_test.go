@@ -1,0 +1,34 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// The matrix's what-if line predicts the ratios not run from the row's
+// uncapped trial: a 230MiB build under a 100MiB spec dies at 1.5x and 2x.
+func TestWhatIfLinePredictsFromUncapped(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	spec := model.Resources{MemoryBytes: 100 * model.MiB, CPUs: 1}
+	mk := func(id string, r model.Ratio, o model.Outcome) *TrialView {
+		tr := model.Trial{ID: id, Task: "x", Agent: "a", Ratio: r, Repeat: 1, Policy: model.NewPolicy(spec, r, 2)}
+		res := model.TrialResult{Trial: tr, Outcome: o, Start: t0,
+			Steps: []model.StepResult{{Name: "build", Start: t0, End: t0.Add(time.Second), PeakWorkingSetBytes: 230 * model.MiB}},
+			Noise: &model.HostNoise{Contended: r.Uncapped, Why: "load 3.0 on 2 CPUs"}}
+		return &TrialView{Trial: tr, Phase: Finished, Result: &res}
+	}
+	s := &SweepState{Order: []string{"t1", "t2"}, Trials: map[string]*TrialView{
+		"t1": mk("t1", model.Ratio{K: 3}, model.Passed), "t2": mk("t2", model.Uncapped, model.Passed)}}
+	got := s.whatIfLine(model.RowKey{Task: "x", Agent: "a"})
+	for _, want := range []string{"1x ≈0/1 killed in build", "2x ≈0/1 killed in build", "5x ≈1/1", "1 of 2 ran contended"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("what-if line %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "3x") {
+		t.Errorf("3x was run, not predicted: %q", got)
+	}
+}
