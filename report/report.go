@@ -400,15 +400,16 @@ type JSONRatio struct {
 // and the analysis.
 func (r *Report) JSON(w io.Writer) error {
 	doc := struct {
-		Experiment string              `json:"experiment"`
-		Manifest   *store.Manifest     `json:"manifest,omitempty"`
-		Cells      []JSONCell          `json:"cells"`
-		Ratios     []JSONRatio         `json:"ratios"`
-		NotRun     []JSONNotRun        `json:"not_run,omitempty"`
-		Analysis   *model.Analysis     `json:"analysis"`
-		WhatIf     *WhatIf             `json:"what_if,omitempty"`
-		Trials     []model.TrialResult `json:"trials"`
-	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Trials: r.Trials}
+		Experiment string               `json:"experiment"`
+		Manifest   *store.Manifest      `json:"manifest,omitempty"`
+		Cells      []JSONCell           `json:"cells"`
+		Ratios     []JSONRatio          `json:"ratios"`
+		NotRun     []JSONNotRun         `json:"not_run,omitempty"`
+		Analysis   *model.Analysis      `json:"analysis"`
+		WhatIf     *WhatIf              `json:"what_if,omitempty"`
+		Variance   []model.TaskVariance `json:"variance,omitempty"`
+		Trials     []model.TrialResult  `json:"trials"`
+	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Trials: r.Trials}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}
