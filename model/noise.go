@@ -22,6 +22,12 @@ type HostNoise struct {
 	// Neighbours is the most other trials of the sweep running at once
 	// beside this one.
 	Neighbours int `json:"neighbours"`
+	// PeakLoad1 and MinAvailableBytes are the host's highest 1-minute load
+	// and least available memory over the trial: at its start and end and
+	// HostReadings times in between (about once a second).
+	PeakLoad1         float64 `json:"peak_load1"`
+	MinAvailableBytes int64   `json:"min_available_bytes"`
+	HostReadings      int     `json:"host_readings"`
 	// Contended marks a trial the host's load may have changed; Why says
 	// which signals crossed their threshold.
 	Contended bool   `json:"contended"`
@@ -30,14 +36,15 @@ type HostNoise struct {
 
 // Thresholds above which a trial counts as contended: a quarter of its
 // time with some task waiting for a CPU, a twentieth waiting for memory,
-// or a load above the host's CPUs at its start or end.
+// or a load above the host's CPUs at any point it was read.
 const (
 	ContendedCPUSome    = 0.25
 	ContendedMemorySome = 0.05
 )
 
 // Judge sets Contended and Why from the pressure shares and the host's
-// load at the trial's start and end.
+// highest load over the trial (at its start and end, and PeakLoad1 when
+// it was followed in between).
 func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	var why []string
 	if n.PSI && n.CPUSome >= ContendedCPUSome {
@@ -46,7 +53,7 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	if n.PSI && n.MemorySome >= ContendedMemorySome {
 		why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))
 	}
-	if load := max(start.Load1, end.Load1); hostCPUs > 0 && load > float64(hostCPUs) {
+	if load := max(start.Load1, end.Load1, n.PeakLoad1); hostCPUs > 0 && load > float64(hostCPUs) {
 		why = append(why, fmt.Sprintf("load %.1f on %d CPUs", load, hostCPUs))
 	}
 	n.Contended, n.Why = len(why) > 0, strings.Join(why, ", ")

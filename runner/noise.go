@@ -102,3 +102,42 @@ func (n *neighbourhood) leave(mine *int) int {
 	delete(n.running, mine)
 	return *mine
 }
+
+// hostOver follows the host's load and available memory over a trial,
+// not only at its ends: a neighbour's burst in the middle of a long trial
+// is what makes it contended. It is read on the trial's own samples (the
+// monitor goroutine alone touches it), at most once a second; the host
+// reading itself is cached and cheap.
+type hostOver struct {
+	lastAt   time.Time
+	peakLoad float64
+	minAvail int64
+	readings int
+}
+
+// hostEvery is how often a trial reads the host while it runs.
+const hostEvery = time.Second
+
+func (h *hostOver) see(at time.Time, host func() HostLoad) {
+	if host == nil || (!h.lastAt.IsZero() && at.Sub(h.lastAt) < hostEvery) {
+		return
+	}
+	h.lastAt = at
+	l := host()
+	h.peakLoad = max(h.peakLoad, l.Load1)
+	if h.readings == 0 || l.AvailableBytes < h.minAvail {
+		h.minAvail = l.AvailableBytes
+	}
+	h.readings++
+}
+
+// fold puts the readings, with the trial's start and end, into its noise
+// record.
+func (h *hostOver) fold(start, end HostLoad, n *model.HostNoise) {
+	n.PeakLoad1 = max(h.peakLoad, start.Load1, end.Load1)
+	n.MinAvailableBytes = min(start.AvailableBytes, end.AvailableBytes)
+	if h.readings > 0 {
+		n.MinAvailableBytes = min(n.MinAvailableBytes, h.minAvail)
+	}
+	n.HostReadings = h.readings
+}

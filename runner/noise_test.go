@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
@@ -71,5 +72,47 @@ func TestNoiseRecordedPerTrial(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The host is followed over the trial, not only at its ends: a load that
+// rose and fell while the trial ran makes it contended, and the least
+// available memory seen is kept.
+func TestNoiseFollowsTheHostDuringTheTrial(t *testing.T) {
+	tasks := []model.Task{fake.Task("a", 64*model.MiB, "s")}
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		return fake.StepPlan{PeakBytes: 8 * model.MiB}
+	}}
+	cfg := config(t, tasks)
+	cfg.HostCPUs = 2
+	var mu sync.Mutex
+	calls := 0
+	cfg.Host = func() runner.HostLoad {
+		mu.Lock()
+		defer mu.Unlock()
+		// The trial's start reads the quiet host; the burst is seen only by
+		// the reading taken on the trial's first sample; the end is quiet.
+		calls++
+		if calls == 2 {
+			return runner.HostLoad{AvailableBytes: 1 << 30, Load1: 9}
+		}
+		return runner.HostLoad{AvailableBytes: 8 << 30, Load1: 0.5}
+	}
+	res := runSweep(t, b, cfg, context.Background(), nil).results
+	if len(res) != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	var n *model.HostNoise
+	for _, r := range res {
+		n = r.Noise
+	}
+	if n == nil {
+		t.Fatal("no noise record")
+	}
+	if n.HostReadings < 1 || n.PeakLoad1 != 9 || n.MinAvailableBytes != 1<<30 {
+		t.Errorf("readings %d, peak load %v, least available %d: want the burst's 9 and 1 GiB", n.HostReadings, n.PeakLoad1, n.MinAvailableBytes)
+	}
+	if !n.Contended || n.Why != "load 9.0 on 2 CPUs" {
+		t.Errorf("contended %v (%q): the burst between start and end was missed", n.Contended, n.Why)
 	}
 }

@@ -234,6 +234,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()
 	}
+	t.host.fold(out.HostAtStart, out.HostAtEnd, &noise)
 	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
 	out.Noise = &noise
 	return out

@@ -46,6 +46,8 @@ type trialRun struct {
 	stepFaultsFirst  int64
 	stepFaultsLast   int64
 	stepFaultsOpened bool
+	// The host over the trial: read from its samples, at most once a second.
+	host hostOver
 	// peakBeforeKill is the kernel's peak read before headroom killed a
 	// step (after the kill the cgroup is gone and reads nothing).
 	peakBeforeKill int64
@@ -576,6 +578,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				samples = nil
 				continue
 			}
+			t.host.see(s.Time, t.r.cfg.Host)
 			t.mu.Lock()
 			if t.samples == 0 {
 				t.firstAt = s.Time
