@@ -116,3 +116,40 @@ func TestNoiseFollowsTheHostDuringTheTrial(t *testing.T) {
 		t.Errorf("contended %v (%q): the burst between start and end was missed", n.Contended, n.Why)
 	}
 }
+
+// A trial cancelled before its container started ran beside nothing: it
+// has no noise record (a cancelled demo counted 146 such trials as
+// contended).
+func TestNoNoiseForTrialsThatNeverRan(t *testing.T) {
+	tasks := []model.Task{fake.Task("a", 64*model.MiB, "s")}
+	gate := make(chan struct{})
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		return fake.StepPlan{Gate: gate}
+	}}
+	cfg := config(t, tasks, model.Ratio{K: 1}, model.Ratio{K: 3}, model.Uncapped)
+	cfg.Concurrency = 1
+	cfg.HostCPUs = 2
+	cfg.Host = func() runner.HostLoad { return runner.HostLoad{AvailableBytes: 8 << 30, Load1: 3.5} }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := runSweep(t, b, cfg, ctx, func(e runner.Event) {
+		if _, ok := e.(runner.StepStarted); ok {
+			cancel()
+			close(gate)
+		}
+	}).results
+	never := 0
+	for _, r := range res {
+		if r.ContainerID == "" {
+			never++
+			if r.Noise != nil {
+				t.Errorf("%s (%s, never started) has a noise record: %+v", r.ID, r.Outcome, *r.Noise)
+			}
+		} else if r.Noise == nil {
+			t.Errorf("%s ran but has no noise record", r.ID)
+		}
+	}
+	if never == 0 {
+		t.Fatalf("no trial was cancelled before it started: the test proves nothing (%d results)", len(res))
+	}
+}

@@ -236,7 +236,10 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 	}
 	t.host.fold(out.HostAtStart, out.HostAtEnd, &noise)
 	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
-	out.Noise = &noise
+	// A trial that never had a container ran beside nothing.
+	if out.ContainerID != "" {
+		out.Noise = &noise
+	}
 	return out
 }
 

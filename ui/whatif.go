@@ -21,7 +21,9 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 			continue
 		}
 		trials = append(trials, *v.Result)
-		if n := v.Result.Noise; n != nil {
+		// Only trials that ran and count say what the host did to them
+		// (the report counts the same way).
+		if n := v.Result.Noise; n != nil && v.Result.Outcome.Counted() {
 			noted++
 			if n.Contended {
 				contended++
