@@ -97,6 +97,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())
 	}
+	problems = append(problems, cat.Warnings...)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 

@@ -154,6 +154,9 @@ func loadCatalog(dir string, stderr io.Writer) (*taskfile.Catalog, error) {
 		for _, p := range c.Problems {
 			fmt.Fprintf(stderr, "warning: skipped %v\n", p)
 		}
+		for _, w := range c.Warnings {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
 	}
 	return c, nil
 }

@@ -81,6 +81,9 @@ func newTasksCmd() *cobra.Command {
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
+					for _, ty := range l.Typos {
+						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
+					}
 				}
 				for _, p := range problems {
 					bad++

@@ -21,6 +21,8 @@ type Catalog struct {
 	Tasks []Loaded
 	// Problems are files that could not be loaded; the others still load.
 	Problems []error
+	// Warnings name keys of loaded files that look like typos.
+	Warnings []string
 
 	loadedDir bool
 }
@@ -115,6 +117,9 @@ func (c *Catalog) AddDir(dir string) error {
 		if prev, ok := c.find(l.Task.Name); ok {
 			c.Problems = append(c.Problems, fmt.Errorf("%s: task %s is already defined in %s; rename one", l.Task.Source, l.Task.Name, prev.Task.Source))
 			continue
+		}
+		for _, ty := range l.Typos {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s (ignored: the default applies)", l.Task.Source, ty))
 		}
 		c.Tasks = append(c.Tasks, l)
 	}

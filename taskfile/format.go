@@ -134,6 +134,21 @@ type Loaded struct {
 	// Ignored lists keys the file set that headroom does not use; they are
 	// kept in the file and never fatal.
 	Ignored []string
+	// Typos are the ignored keys that look like misspellings of keys the
+	// format reads ("environment.memroy_mb: did you mean memory_mb?").
+	Typos []string
+}
+
+// noticeTypos finds the ignored keys that look like typos of known ones;
+// each is also a listed deviation, so `tasks audit` does not call the
+// task faithful while its memory_mb is silently defaulted.
+func (l Loaded) noticeTypos(known map[string]bool) Loaded {
+	l.Typos = Typos(l.Ignored, known)
+	for _, ty := range l.Typos {
+		l.Task.Deviations = append(l.Task.Deviations, model.Deviation{What: "suspected typo",
+			Detail: ty + " (the key is ignored: its default applies)"})
+	}
+	return l
 }
 
 // Parse reads one task file's bytes; path is used in messages and Source.
@@ -149,7 +164,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 	}
 	t.Format = model.FormatHeadroom
 	t.SetProfile(model.ProfileHardened)
-	return Loaded{Task: t, Ignored: ignored}, nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
 }
 
 // errorLine is the line of a parse error, counted from its byte offset: the

@@ -218,7 +218,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}, nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
 }
 
 // harborSingle gives t Harbor's one agent phase and tests/test.sh;
@@ -383,7 +383,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}, nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys), nil
 }
 
 // tbOldDeviations are the ways an older terminal-bench task runs under

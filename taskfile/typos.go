@@ -1,0 +1,121 @@
+package taskfile
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A key a task file sets that headroom ignores is usually a key headroom
+// does not use; but one a letter or two away from a key it does read
+// (memroy_mb, [enviroment]) is a typo that silently gives the task a
+// default — a 2 GiB spec the ratios then scale. Those are named with the
+// key meant, and every face warns of them.
+
+// tomlKeys are the dotted key paths headroom's task.toml reader knows:
+// fileTask's toml tags, through structs and slices of structs (array
+// tables). Maps (env, metadata) hold free keys and end a path.
+var tomlKeys = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			if prefix != "" {
+				name = prefix + "." + name
+			}
+			out[name] = true
+			walk(name, f.Type)
+		}
+	}
+	walk("", reflect.TypeOf(fileTask{}))
+	return out
+})
+
+// Typos names the ignored keys that look like misspellings of keys the
+// format reads: "environment.memroy_mb: did you mean memory_mb?".
+// known are the format's key paths.
+func Typos(ignored []string, known map[string]bool) []string {
+	var out []string
+	for _, key := range ignored {
+		parts := strings.Split(key, ".")
+		// The first part of the path that is not a known table or key is
+		// the one misspelt; what follows it may well be right.
+		for i := range parts {
+			prefix := strings.Join(parts[:i+1], ".")
+			if known[prefix] {
+				continue
+			}
+			parent := strings.Join(parts[:i], ".")
+			if best := nearestKey(parts[i], parent, known); best != "" {
+				out = append(out, key+": did you mean "+best+"?")
+			}
+			break
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearestKey is the known key under parent within two edits of name, or
+// "" when there is none (or name is too short to judge).
+func nearestKey(name, parent string, known map[string]bool) string {
+	if len([]rune(name)) < 4 {
+		return ""
+	}
+	best, bestD := "", 3
+	for k := range known {
+		p, leaf := "", k
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			p, leaf = k[:i], k[i+1:]
+		}
+		if p != parent {
+			continue
+		}
+		if d := editDistance(name, leaf); d < bestD || (d == bestD && leaf < best) {
+			best, bestD = leaf, d
+		}
+	}
+	if bestD > 2 {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance (adjacent swaps cost
+// one, as in memroy) between two short keys.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}

@@ -1,0 +1,69 @@
+package taskfile
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestTypos(t *testing.T) {
+	known := tomlKeys()
+	for _, key := range []string{"environment.memory_mb", "environment.cpus", "verifier.timeout_sec", "agent.timeout_sec", "task.name"} {
+		if !known[key] {
+			t.Fatalf("%s missing from the known keys", key)
+		}
+	}
+	for _, c := range []struct {
+		ignored []string
+		want    []string
+	}{
+		{[]string{"environment.memroy_mb"}, []string{"environment.memroy_mb: did you mean memory_mb?"}},
+		{[]string{"enviroment.memory_mb", "enviroment.cpus"}, []string{"enviroment.cpus: did you mean environment?", "enviroment.memory_mb: did you mean environment?"}},
+		{[]string{"verifier.timeout_secs"}, []string{"verifier.timeout_secs: did you mean timeout_sec?"}},
+		// Keys headroom merely does not use are not typos.
+		{[]string{"agent.reasoning_effort", "task.id", "environment.docker_compose_file"}, nil},
+		{[]string{"foo"}, nil},
+	} {
+		if got := Typos(c.ignored, known); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Typos(%v) = %q, want %q", c.ignored, got, c.want)
+		}
+	}
+	if got := Typos([]string{"parsr_name", "max_agent_timeout"}, tbOldKeys); len(got) != 1 || !strings.Contains(got[0], "parser_name") {
+		t.Errorf("task.yaml typos: %q", got)
+	}
+}
+
+// A Harbor task whose memory_mb is misspelt loads with the default spec,
+// as before, but says so: a warning naming the key meant, and a deviation
+// the audit lists (it called such a task faithful).
+func TestTypoInTaskDirIsWarned(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("t/task.toml", "[task]\nname = \"x/typo\"\n[environment]\nmemroy_mb = 512\ndocker_image = \"img:1\"\n")
+	write("t/instruction.md", "do it\n")
+	write("t/tests/test.sh", "#!/bin/sh\n")
+	c := &Catalog{}
+	if err := c.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tasks) != 1 || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "environment.memroy_mb: did you mean memory_mb?") {
+		t.Fatalf("tasks %d, warnings %q", len(c.Tasks), c.Warnings)
+	}
+	found := false
+	for _, d := range c.Tasks[0].Task.AllDeviations() {
+		found = found || (d.What == "suspected typo" && strings.Contains(d.Detail, "memory_mb"))
+	}
+	if !found {
+		t.Errorf("the typo is not a listed deviation: %+v", c.Tasks[0].Task.AllDeviations())
+	}
+}
