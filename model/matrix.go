@@ -1,6 +1,10 @@
 package model
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
 
 // RowKey names one row of the matrix: a task run by one agent.
 type RowKey struct {
@@ -95,6 +99,33 @@ func (c *Cell) Glyphs() []string {
 	}
 	return out
 }
+
+// Marks is how a cell's trials are written: the glyphs of the trials
+// that finished other than cancelled, in repeat order, then " n-" for n
+// cancelled trials, counted apart so that their dashes never hide a
+// result (an interrupted sweep's cell read "KK" and 48 dashes).
+func (c *Cell) Marks() string {
+	var b strings.Builder
+	cancelled := 0
+	for i, g := range c.Glyphs() {
+		if c.Outcomes[i] == Cancelled {
+			cancelled++
+			continue
+		}
+		b.WriteString(g)
+	}
+	if cancelled > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%d%s", cancelled, Cancelled.Glyph())
+	}
+	return b.String()
+}
+
+// CancelledLegend explains the count of cancelled trials in a cell; the
+// lower-case n is not a glyph (N is the pids limit's).
+func CancelledLegend() string { return "n" + Cancelled.Glyph() + " n cancelled" }
 
 // CausesShown lists the causes with a glyph of their own that some cell
 // shows, in display order: the legend names only those.

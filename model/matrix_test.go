@@ -56,3 +56,18 @@ func TestMatrixKeepsNotRunTasksOutOfTheRates(t *testing.T) {
 		t.Errorf("totals %+v, 1x %+v: the task that could not run must stay out", m.Total, m.ByRatio[one])
 	}
 }
+
+// A cell's cancelled trials are counted apart after the others' glyphs,
+// so an interrupted sweep's cell is "KK 48-", not KK and 48 dashes.
+func TestCellMarksCountCancelledApart(t *testing.T) {
+	c := &Cell{Outcomes: []Outcome{OOMKilled, Cancelled, OOMKilled, Cancelled, Cancelled}}
+	if got, want := c.Marks(), "KK 3-"; got != want {
+		t.Errorf("Marks() = %q, want %q", got, want)
+	}
+	if got := (&Cell{Outcomes: []Outcome{Cancelled}}).Marks(); got != "1-" {
+		t.Errorf("all cancelled: %q", got)
+	}
+	if got := (&Cell{Outcomes: []Outcome{Passed, Failed}}).Marks(); got != "+x" {
+		t.Errorf("none cancelled: %q", got)
+	}
+}

@@ -95,7 +95,7 @@ func pval(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-func glyphs(c *model.Cell) string { return strings.Join(c.Glyphs(), "") }
+func glyphs(c *model.Cell) string { return c.Marks() }
 
 // cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline.
 func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
@@ -203,9 +203,11 @@ func (r *Report) causeLegend() string {
 func glyphLegend() string {
 	var legend []string
 	for _, o := range model.Outcomes {
-		legend = append(legend, o.Glyph()+" "+string(o))
+		if o != model.Cancelled {
+			legend = append(legend, o.Glyph()+" "+string(o))
+		}
 	}
-	return strings.Join(append(legend, model.EmptyCellGlyph+" not run"), "  ")
+	return strings.Join(append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run"), "  ")
 }
 
 const intervalLegend = "[lo–hi%] Wilson 95% interval of the cell; ± is the 95% half-width of the rate (clustered by task, Student's t; one task: Wilson)"

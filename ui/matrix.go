@@ -224,7 +224,7 @@ func (mm *matrixScreen) View(c *Common) string {
 	}
 	// Cancelled trials are counted apart ("3-"); an empty cell is not run
 	// (report's glyph).
-	legend = append(legend, "N"+model.Cancelled.Glyph()+" cancelled", model.EmptyCellGlyph+" not run")
+	legend = append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run")
 	for _, cause := range s.Matrix.CausesShown() {
 		legend = append(legend, cause.Glyph()+" "+cause.Describe())
 	}
