@@ -155,7 +155,16 @@ func (c *Catalog) Find(name string) (model.Task, error) {
 		if len(c.Problems) > 0 {
 			hint = fmt.Sprintf("; %d task file(s) failed to load, see the warnings above", len(c.Problems))
 		}
-		return model.Task{}, fmt.Errorf("unknown task %q: `headroom tasks list` shows the names%s", name, hint)
+		where := "`headroom tasks list` with the same --tasks-dir shows the names"
+		if !c.loadedDir {
+			// A path or a task of the user's own: the tasks directory was
+			// not given, so `tasks list` would not show it either.
+			where = "give the directory holding it with --tasks-dir (`headroom tasks list --tasks-dir DIR` shows the names)"
+			if st, err := os.Stat(name); err == nil && st.IsDir() {
+				where = fmt.Sprintf("for a task directory, pass its parent: --tasks-dir %s and the name %s", filepath.Dir(filepath.Clean(name)), filepath.Base(filepath.Clean(name)))
+			}
+		}
+		return model.Task{}, fmt.Errorf("unknown task %q: %s%s", name, where, hint)
 	}
 	var names []string
 	for _, h := range hits {

@@ -67,3 +67,25 @@ func TestTypoInTaskDirIsWarned(t *testing.T) {
 		t.Errorf("the typo is not a listed deviation: %+v", c.Tasks[0].Task.AllDeviations())
 	}
 }
+
+// An unknown task's message says how to reach it: a path to a task
+// directory is named by its parent and base name; without --tasks-dir
+// the hint names the flag (tasks list alone would not show the task).
+func TestUnknownTaskHints(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "suite", "my-task")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		dir:       "--tasks-dir " + filepath.Dir(dir) + " and the name my-task",
+		"my-task": "give the directory holding it with --tasks-dir",
+	} {
+		if _, err := c.Find(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Find(%q): %v, want it to say %q", name, err, want)
+		}
+	}
+}
