@@ -109,6 +109,17 @@ type Model struct {
 type confirmation struct {
 	prompt string
 	yes    tea.Msg
+	// quit asks to quit: its prompt counts the running trials as it is
+	// drawn, since trials go on starting and ending while it waits.
+	quit bool
+}
+
+// text is the question as drawn now.
+func (c *confirmation) text(running int) string {
+	if c.quit {
+		return fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", running)
+	}
+	return c.prompt
 }
 
 // quitConfirmedMsg is quit's yes: stop everything, then exit.
@@ -619,10 +630,7 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 	if !m.Running() {
 		return m, tea.Quit
 	}
-	m.confirm = &confirmation{
-		prompt: fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", m.state.Running),
-		yes:    quitConfirmedMsg{},
-	}
+	m.confirm = &confirmation{quit: true, yes: quitConfirmedMsg{}}
 	return m, nil
 }
 
@@ -707,7 +715,7 @@ func (m Model) viewHeader() string {
 func (m Model) viewStatus() string {
 	st := m.theme.Styles
 	if m.confirm != nil {
-		return clip(st.Warn.Render(m.confirm.prompt), m.width)
+		return clip(st.Warn.Render(m.confirm.text(m.state.Running)), m.width)
 	}
 	var parts []string
 	if n := m.notice(); n != "" {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -367,5 +368,27 @@ func TestMatrixShowsATaskThatCouldNotRun(t *testing.T) {
 	}
 	if strings.Contains(view, "0/1 E") {
 		t.Errorf("a task that could not run drawn as infra-error cells:\n%s", view)
+	}
+}
+
+// The quit question counts the trials running as it is drawn: a trial
+// that starts while it waits is one more to stop (the demo asked about 1
+// while its header said 3).
+func TestQuitPromptCountsLive(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	before := m.state.Running
+	m = keys(t, m, "q")
+	if m.confirm == nil {
+		t.Fatal("q while trials run must ask first")
+	}
+	if v := m.View(); !strings.Contains(v, fmt.Sprintf("Quit? %d running", before)) {
+		t.Fatalf("prompt does not count %d running:\n%s", before, v)
+	}
+	m = update(t, m, eventsMsg{events: []runner.Event{runner.TrialStarted{Base: runner.Base{Trial: "t0004", Time: t0.Add(3 * time.Second)}, ContainerID: "c0ffee0004dd"}}})
+	if m.state.Running != before+1 {
+		t.Fatalf("running %d after a start, want %d", m.state.Running, before+1)
+	}
+	if v := m.View(); !strings.Contains(v, fmt.Sprintf("Quit? %d running", before+1)) {
+		t.Errorf("prompt still counts the trials of when q was pressed:\n%s", v)
 	}
 }
