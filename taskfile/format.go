@@ -160,7 +160,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 	}
 	t, err := f.toTask(path)
 	if err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", path, err)
+		return Loaded{}, atKeyLine(path, data, err)
 	}
 	t.Format = model.FormatHeadroom
 	t.SetProfile(model.ProfileHardened)

@@ -174,7 +174,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	// Harbor's default is a container with internet access.
 	t, err := f.common(file, "bridge")
 	if err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		return Loaded{}, atKeyLine(file, data, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
 	if len(f.Environment.IdleCommand) == 0 {
@@ -187,7 +187,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	envDir := filepath.Join(dir, "environment")
 	build, err := seconds("[environment] build_timeout_sec", f.Environment.BuildTimeoutSec, defaultBuildTimeout)
 	if err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		return Loaded{}, atKeyLine(file, data, err)
 	}
 	if exists(filepath.Join(envDir, "Dockerfile")) {
 		t.Build = &model.Build{Context: envDir, Dockerfile: "Dockerfile", Timeout: build}

@@ -1,0 +1,52 @@
+package taskfile
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// fieldRef finds the field an error names, as the loaders write it:
+// "[environment] memory_mb must be …".
+var fieldRef = regexp.MustCompile(`\[([A-Za-z0-9_.]+)\] ([A-Za-z0-9_]+)`)
+
+// atKeyLine puts the line of the field an error names after the file's
+// path ("task.toml:12: [environment] memory_mb must be more than 0"), so
+// the user goes straight to it; errors naming no field found in the file
+// keep just the path. TOML's decoder gives no positions for values it
+// decoded, so the line is found in the text: the key's assignment inside
+// its table.
+func atKeyLine(path string, data []byte, err error) error {
+	if m := fieldRef.FindStringSubmatch(err.Error()); m != nil {
+		if line := keyLine(data, m[1], m[2]); line > 0 {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// keyLine is the 1-based line where key is assigned inside [table] (or
+// table.key = … at the top level), or 0.
+func keyLine(data []byte, table, key string) int {
+	current := ""
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "[") {
+			name := strings.Trim(line, "[] \t")
+			if j := strings.IndexByte(name, '#'); j >= 0 {
+				name = strings.TrimSpace(strings.Trim(name[:j], "[] \t"))
+			}
+			current = name
+			continue
+		}
+		k, _, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k = strings.Trim(strings.TrimSpace(k), `"`)
+		if (current == table && k == key) || (current == "" && k == table+"."+key) {
+			return i + 1
+		}
+	}
+	return 0
+}
