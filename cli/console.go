@@ -226,7 +226,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 		return nil, l.connectErr
 	}
 	return l.track(l.eng.Launch(l.ctx, l.spec(session.Spec{
-		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
+		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
 		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, Secrets: l.secrets, AgentSettings: l.settings,
 	})))
 }

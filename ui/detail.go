@@ -255,7 +255,7 @@ func (m Model) rerun(v *TrialView) (tea.Model, tea.Cmd) {
 	a, _ := task.Agent(v.Trial.Agent)
 	task.Agents = []model.Agent{a}
 	seed := m.state.Plan.Seed
-	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{v.Trial.Ratio}, Repeats: v.Trial.Repeat, OnlyRepeat: v.Trial.Repeat,
+	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{v.Trial.Ratio}, Scale: v.Trial.Policy.Scale, Repeats: v.Trial.Repeat, OnlyRepeat: v.Trial.Repeat,
 		Concurrency: 1, Seed: seed, Label: "rerun " + v.Trial.ID}
 	m.launching = true
 	return m, m.launch(spec)

@@ -60,7 +60,7 @@ type fakeLauncher struct {
 }
 
 func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: 2, OnlyRepeat: spec.OnlyRepeat})
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: 2, OnlyRepeat: spec.OnlyRepeat})
 	if err != nil {
 		return nil, err
 	}

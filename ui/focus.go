@@ -37,7 +37,7 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 		return m, nil
 	}
 	task.Agents = []model.Agent{a}
-	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Repeats: m.setup.focusRuns,
+	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Scale: m.setup.scale, Repeats: m.setup.focusRuns,
 		Concurrency: m.setup.concurrency, Seed: m.setup.seed, Label: "focus"}
 	m.say(fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats))
 	m.launching = true

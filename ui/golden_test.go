@@ -109,6 +109,14 @@ func TestGoldenScreens(t *testing.T) {
 			checkFits(t, view, sz.w, sz.h)
 			golden.RequireEqual(t, []byte(view))
 		})
+		t.Run(fmt.Sprintf("setup-scale-cpu-%dx%d", sz.w, sz.h), func(t *testing.T) {
+			m := New(testOptions(t, &fakeLauncher{}))
+			m = update(t, m, tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
+			m = keys(t, m, "space", "tab", "tab", "down", "down", "down", "down", "+", "+")
+			view := m.View()
+			checkFits(t, view, sz.w, sz.h)
+			golden.RequireEqual(t, []byte(view))
+		})
 		t.Run(fmt.Sprintf("focus-%dx%d", sz.w, sz.h), func(t *testing.T) {
 			l := &fakeLauncher{}
 			m := New(testOptions(t, l))

@@ -7,9 +7,11 @@ import (
 
 // LaunchSpec is a sweep the console asks for.
 type LaunchSpec struct {
-	Tasks       []model.Task
-	Agents      []string
-	Ratios      []model.Ratio
+	Tasks  []model.Task
+	Agents []string
+	Ratios []model.Ratio
+	// Scale is what the ratios limit (run's --scale; empty: both).
+	Scale       model.Scale
 	Repeats     int
 	Concurrency int
 	Seed        uint64

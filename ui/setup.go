@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ type ratioToggle struct {
 	on    bool
 }
 
+// scales are the scale toggle's values, in the order + steps through them.
+var scales = []model.Scale{model.ScaleBoth, model.ScaleMemory, model.ScaleCPU}
+
 // Setup panes, in tab order.
 const (
 	paneTasks = iota
@@ -41,6 +45,7 @@ const (
 	optConcurrency
 	optSeed
 	optFocusRuns
+	optScale
 	optCount
 )
 
@@ -64,12 +69,14 @@ type setupScreen struct {
 
 	repeats, concurrency, focusRuns int
 	seed                            uint64
-	optCursor                       int
-	err                             string
+	// scale is what the ratios limit, as run's --scale.
+	scale     model.Scale
+	optCursor int
+	err       string
 }
 
 func newSetup(o Options, k SetupKeys) setupScreen {
-	s := setupScreen{keys: k, selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20}
+	s := setupScreen{keys: k, selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20, scale: model.ScaleBoth}
 	for _, t := range o.Tasks {
 		for _, a := range t.Agents {
 			s.rows = append(s.rows, setupRow{t, a.Name})
@@ -145,7 +152,7 @@ func (s *setupScreen) spec() (LaunchSpec, error) {
 	if len(ratios) == 0 {
 		return LaunchSpec{}, fmt.Errorf("turn on at least one ratio")
 	}
-	return LaunchSpec{Tasks: tasks, Ratios: ratios, Repeats: s.repeats, Concurrency: s.concurrency, Seed: s.seed}, nil
+	return LaunchSpec{Tasks: tasks, Ratios: ratios, Scale: s.scale, Repeats: s.repeats, Concurrency: s.concurrency, Seed: s.seed}, nil
 }
 
 func (s *setupScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
@@ -291,6 +298,9 @@ func (s *setupScreen) adjust(d int) {
 		s.seed = uint64(max(int64(s.seed)+int64(d), 0))
 	case optFocusRuns:
 		s.focusRuns = min(max(s.focusRuns+5*d, 5), 1000)
+	case optScale:
+		i := slices.Index(scales, s.scale)
+		s.scale = scales[(i+len(scales)+d)%len(scales)]
 	}
 }
 
@@ -337,7 +347,7 @@ func (s *setupScreen) View(c *Common) string {
 	if s.customOpen {
 		under = append(under, "  "+s.custom.View())
 	}
-	opts := []string{fmt.Sprintf("repeats %d", s.repeats), fmt.Sprintf("concurrency %d", s.concurrency), fmt.Sprintf("seed %d", s.seed), fmt.Sprintf("focus runs %d", s.focusRuns)}
+	opts := []string{fmt.Sprintf("repeats %d", s.repeats), fmt.Sprintf("concurrency %d", s.concurrency), fmt.Sprintf("seed %d", s.seed), fmt.Sprintf("focus runs %d", s.focusRuns), "scale " + string(s.scale)}
 	for i := range opts {
 		if s.pane == paneOptions && i == s.optCursor {
 			opts[i] = st.Cursor.Render("▸" + opts[i])
@@ -435,6 +445,12 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
 			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
 	}
+	switch s.scale {
+	case model.ScaleMemory:
+		text += "; the ratios limit memory only (CPU keeps its guarantee, no limit)"
+	case model.ScaleCPU:
+		text += "; the ratios limit CPU only (memory keeps its reservation, no limit)"
+	}
 	lines := wrapWords("Preview "+text, w, "  ")
 	lines[0] = st.Bold.Render("Preview") + strings.TrimPrefix(lines[0], "Preview")
 	if len(prepare) > 0 {
@@ -453,7 +469,7 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 		var rl []ratioLine
 		inline := true
 		for _, r := range ratios {
-			p := model.NewPolicy(t.Resources, r, c.Opts.HostCPUs)
+			p := model.NewScaledPolicy(t.Resources, r, c.Opts.HostCPUs, s.scale)
 			cpus := "none"
 			if p.LimitCPUs > 0 {
 				cpus = strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64)

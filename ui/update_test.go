@@ -84,6 +84,50 @@ func TestSetupBuildsTheLaunchSpec(t *testing.T) {
 	}
 }
 
+// The options row's scale toggle reaches the launch spec and the plan's
+// policies the way run's --scale does, and the preview shows its limits.
+func TestSetupScaleReachesTheLaunchSpec(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	if m.setup.scale != model.ScaleBoth {
+		t.Fatalf("default scale %q, want both (as run's)", m.setup.scale)
+	}
+	// Select bn-fit-modify·heavy, go to the options, down to scale, + once.
+	m = keys(t, m, "space", "tab", "tab", "down", "down", "down", "down", "+")
+	v := m.View()
+	if !strings.Contains(v, "scale memory") || !strings.Contains(v, "limit memory only") {
+		t.Errorf("setup should show the memory scale:\n%s", v)
+	}
+	// 1x: memory limited to the spec, CPU unlimited.
+	if !strings.Contains(v, "1x       guarantee 128M  limit 128M  cpus none") {
+		t.Errorf("the preview's 1x line should have no CPU limit under scale memory:\n%s", v)
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	if cmd == nil {
+		t.Fatal("enter did not start a sweep")
+	}
+	m = update(t, m, cmd())
+	if len(l.specs) != 1 || l.specs[0].Scale != model.ScaleMemory {
+		t.Fatalf("launch specs %+v, want one with scale memory", l.specs)
+	}
+	for _, tr := range l.last.plan.Trials {
+		if tr.Policy.Scale != model.ScaleMemory || tr.Policy.LimitCPUs != 0 || (!tr.Ratio.Uncapped && tr.Policy.HardLimitBytes == 0) {
+			t.Errorf("%s policy %+v, want memory-only limits", tr.ID, tr.Policy)
+		}
+	}
+	// + wraps round: memory → cpu → both.
+	m = keys(t, m, "1", "+")
+	if m.setup.scale != model.ScaleCPU {
+		t.Errorf("scale %q after a second +, want cpu", m.setup.scale)
+	}
+	m = keys(t, m, "+")
+	if m.setup.scale != model.ScaleBoth {
+		t.Errorf("scale %q after a third +, want both", m.setup.scale)
+	}
+}
+
 func TestSetupFilterAndCustomRatio(t *testing.T) {
 	m := New(testOptions(t, &fakeLauncher{}))
 	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
