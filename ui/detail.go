@@ -61,7 +61,7 @@ func (d *detailScreen) open(v *TrialView, w, h int) {
 
 // The log takes what the header, chart, steps and command leave.
 func (d *detailScreen) layout(h int) (chartH, logH int) {
-	chartH = min(max(h/4, 5), 12)
+	chartH = min(max(h/4, 5), 12) + throttleRows(d.v)
 	steps := 0
 	if d.v != nil {
 		steps = min(len(d.v.Steps), 6)
@@ -79,7 +79,7 @@ func (d *detailScreen) processRows(h int) (timeline, table int) {
 	if d.v == nil {
 		return 0, 0
 	}
-	chartH := min(max(h/4, 5), 12)
+	chartH := min(max(h/4, 5), 12) + throttleRows(d.v)
 	room := h - chartH - min(len(d.v.Steps), 6) - 6 - len(d.phaseLines()) - 3
 	return processRows(len(d.v.Activities), room)
 }
@@ -363,6 +363,16 @@ func (d *detailScreen) View(c *Common) string {
 	return fit(strings.Join(out, "\n"), w, h)
 }
 
+// throttleRows is the height of the chart's throttle strip: one row for
+// a trial whose samples carry CFS periods (it ran under a CPU quota and
+// the sampler read them), none otherwise.
+func throttleRows(v *TrialView) int {
+	if v == nil || len(v.Samples) < 2 || v.Samples[len(v.Samples)-1].CPU.Periods == 0 {
+		return 0
+	}
+	return 1
+}
+
 // timeline draws the trial's whole memory history with the guarantee and
 // the limit as lines and the OOM moments marked.
 func timeline(st themes.Styles, v *TrialView, w, h int) string {
@@ -376,7 +386,11 @@ func timeline(st themes.Styles, v *TrialView, w, h int) string {
 	at := func(t time.Time) time.Time { return time.Unix(int64(t.Sub(start)/time.Millisecond), 0) }
 	span := max(end.Sub(start), time.Second)
 	top := float64(max(v.Peak, v.Trial.Policy.GuaranteeBytes, v.Trial.Policy.HardLimitBytes)) * 1.1 / (1 << 20)
-	c := timeserieslinechart.New(w, h-1,
+	// A trial the CFS quota ran under gives the chart's last row to its
+	// throttled share, on the chart's own time axis.
+	chartH := h - 1 - throttleRows(v)
+	throttled := throttleRows(v) > 0
+	c := timeserieslinechart.New(w, chartH,
 		timeserieslinechart.WithTimeRange(at(start), at(start.Add(span))),
 		timeserieslinechart.WithYRange(0, top),
 		timeserieslinechart.WithXLabelFormatter(func(_ int, f float64) string { return secs(time.Duration(f) * time.Millisecond) }),
@@ -418,7 +432,16 @@ func timeline(st themes.Styles, v *TrialView, w, h int) string {
 		}
 		legend += "  " + st.OOM.Render(fmt.Sprintf("┃ OOM at %s in %s%s", secs(o.At.Sub(start)), o.Step, what))
 	}
-	return fit(c.View(), w, h-1) + "\n" + clip(legend, w)
+	chart := fit(c.View(), w, chartH)
+	if throttled {
+		// The strip's columns are the plot's: after the y axis, one per
+		// graph column.
+		o := c.Origin()
+		strip, most, _ := throttleStrip(v.Samples, start, span, c.GraphWidth())
+		chart += "\n" + clip(st.Muted.Render(padLeft("thr", o.X))+" "+st.Warn.Render(strip), w)
+		legend += "  " + st.Warn.Render(fmt.Sprintf("▆ cpu throttled (max %.0f%%, · none)", 100*most))
+	}
+	return chart + "\n" + clip(legend, w)
 }
 
 // stepsToShow picks at most n steps for the step table, in order: those
