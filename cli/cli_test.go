@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -256,7 +257,10 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 		t.Errorf("calibrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = headroom(t, "compare", dir, dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") {
+	// Both questions, labelled: the paired p and the pooled exact test
+	// (an experiment against itself: nothing changed, p 1 for both).
+	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
+		!regexp.MustCompile(`1\.000 +1 +noise +1\.000`).MatchString(r.stdout) || !strings.Contains(r.stdout, "did this suite's score change?") {
 		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := headroom(t, "report", "no-such-experiment", "--out", root); r.code != 2 || !strings.Contains(r.stderr, "not found") {

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
@@ -43,11 +44,15 @@ func newCompareCmd() *cobra.Command {
 			ma := model.NewMatrix(ms[0].Ratios, trials[0])
 			mb := model.NewMatrix(ms[1].Ratios, trials[1])
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp\ttasks\t")
+			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp\ttasks\t\tpooled p")
 			for _, c := range model.CompareExperiments(ma, mb, opts.NoisePP) {
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%.3f\t%d\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, c.P, c.Tasks, model.Verdict(c.Noise))
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%s\t%d\t%s\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.PText(c.P), c.Tasks, model.Verdict(c.Noise), model.PText(c.PooledP))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(w, "\n"+report.QuestionsLegend+" (here: over the tasks both ran)")
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")

@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"math"
+	"strconv"
+)
 
 // FisherExact is the two-sided p-value of Fisher's exact test that two
 // pools of trials, k1 of n1 and k2 of n2, share one rate: the chance,
@@ -30,4 +33,29 @@ func FisherExact(k1, n1, k2, n2 int) float64 {
 		}
 	}
 	return math.Min(p, 1)
+}
+
+// PooledExact pools each side's counts, tasks ignored, and tests the two
+// pools with FisherExact: "did this suite's score change?", beside the
+// paired test's "would tasks like these change?".
+func PooledExact(a, b []Count) float64 {
+	var ka, na, kb, nb int
+	for _, c := range a {
+		ka, na = ka+c.K, na+c.N
+	}
+	for _, c := range b {
+		kb, nb = kb+c.K, nb+c.N
+	}
+	return FisherExact(ka, na, kb, nb)
+}
+
+// PText prints a p-value for people: three decimals, "<0.001" below.
+func PText(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "-"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return strconv.FormatFloat(p, 'f', 3, 64)
 }

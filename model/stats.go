@@ -332,6 +332,9 @@ type Comparison struct {
 	Paired
 	Noise         bool    `json:"noise"`
 	MinDetectable float64 `json:"min_detectable"`
+	// PooledP is Fisher's exact test with every counted trial of the two
+	// ratios pooled (PooledExact): the suite's question, P the tasks'.
+	PooledP float64 `json:"pooled_p"`
 }
 
 // Power summarises what the design can tell apart.
@@ -383,7 +386,8 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			if p.Tasks == 0 {
 				continue
 			}
-			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF)}
+			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
+				PooledP: PooledExact(metric.base, metric.other)}
 			a.Comparisons = append(a.Comparisons, c)
 			if metric.name == Success {
 				mdes = append(mdes, c.MinDetectable)
@@ -444,6 +448,9 @@ type CrossComparison struct {
 	B      Estimate `json:"b"`
 	Paired
 	Noise bool `json:"noise"`
+	// PooledP is Fisher's exact test of A's trials against B's, pooled
+	// over the tasks both ran at the ratio (PooledExact).
+	PooledP float64 `json:"pooled_p"`
 }
 
 // CompareExperiments pairs two experiments' matrices (another day,
@@ -466,7 +473,7 @@ func CompareExperiments(a, b *Matrix, noisePP float64) []CrossComparison {
 				continue
 			}
 			p := PairedDiff(ca, cb)
-			out = append(out, CrossComparison{Ratio: r, Metric: metric, A: ClusteredMean(ca), B: ClusteredMean(cb), Paired: p, Noise: Noise(p.Diff, p.CI, noisePP)})
+			out = append(out, CrossComparison{Ratio: r, Metric: metric, A: ClusteredMean(ca), B: ClusteredMean(cb), Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), PooledP: PooledExact(ca, cb)})
 		}
 	}
 	return out

@@ -310,4 +310,9 @@ func TestCompareExperimentsPairsByTask(t *testing.T) {
 	if s.Paired != want || s.Tasks != 2 || s.A.Trials != 6 || s.B.Mean != 5.0/6 {
 		t.Errorf("success: %+v, want %+v over the two shared tasks", s, want)
 	}
+	// The pooled test sees the same trials: 2 of 6 against 5 of 6, the
+	// task A alone ran left out.
+	if s.PooledP != FisherExact(2, 6, 5, 6) {
+		t.Errorf("pooled p %v, want Fisher 2/6 vs 5/6 = %v", s.PooledP, FisherExact(2, 6, 5, 6))
+	}
 }

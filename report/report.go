@@ -85,15 +85,7 @@ func ci(i model.Interval) string { return fmt.Sprintf("[%.0f–%.0f%%]", 100*i.L
 
 func ciPP(i model.Interval) string { return fmt.Sprintf("[%+.0f, %+.0f]", 100*i.Lo, 100*i.Hi) }
 
-func pval(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "-"
-	case p < 0.001:
-		return "<0.001"
-	}
-	return fmt.Sprintf("%.3f", p)
-}
+func pval(p float64) string { return model.PText(p) }
 
 func glyphs(c *model.Cell) string { return c.Marks() }
 
@@ -149,12 +141,12 @@ func (r *Report) Table(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(r.pooledP(c)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, questionsLegend)
+		fmt.Fprintln(w, QuestionsLegend)
 	}
 	if err := r.writeResources(w, false); err != nil {
 		return err
@@ -312,9 +304,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(r.pooledP(c)))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
-		fmt.Fprintln(w, "\n"+questionsLegend)
+		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
 	if err := r.writeResources(w, true); err != nil {
 		return err
@@ -437,18 +429,5 @@ func (r *Report) JSON(w io.Writer) error {
 	return enc.Encode(doc)
 }
 
-// questionsLegend says which question each p answers.
-const questionsLegend = "p (paired by task) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
-
-// pooledP is Fisher's exact test of a comparison's two ratios with every
-// counted trial pooled, tasks ignored.
-func (r *Report) pooledP(c model.Comparison) float64 {
-	b, o := r.Matrix.ByRatio[c.Base], r.Matrix.ByRatio[c.Other]
-	if b == nil || o == nil {
-		return 1
-	}
-	if c.Metric == model.Success {
-		return model.FisherExact(b.Successes, b.Counted, o.Successes, o.Counted)
-	}
-	return model.FisherExact(b.InfraErrs, b.Counted, o.InfraErrs, o.Counted)
-}
+// QuestionsLegend says which question each p answers.
+const QuestionsLegend = "p (paired by task) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
