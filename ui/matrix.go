@@ -274,7 +274,10 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)]); wi != "" {
 		out = append(out, st.Muted.Render(clip(wi, w)))
 	}
-	out = append(out, st.Bold.Render(clip(fmt.Sprintf("against %s, paired by task (b sets the baseline):", base), w)))
+	// Which question each p answers, wrapped rather than cut.
+	for _, l := range wrapWords(fmt.Sprintf("against %s (b sets the baseline) · p by task: would tasks like these change? · pooled p: did this suite's score change?", base), w, "  ") {
+		out = append(out, st.Bold.Render(l))
+	}
 	for _, r := range ratios {
 		if r == base {
 			continue
@@ -285,15 +288,25 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			if !ok {
 				continue
 			}
-			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.Verdict(c.Noise))
+			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s, p %s by task, %s pooled", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.Verdict(c.Noise), model.PText(c.P), model.PText(c.PooledP))
 			style := st.Text
 			if !c.Noise {
 				style = st.Bold
 			}
 			parts = append(parts, style.Render(text))
 		}
-		if len(parts) > 0 {
-			out = append(out, clip(fmt.Sprintf("  %-8s %s", r, strings.Join(parts, " · ")), w))
+		// Both metrics on one line where they fit, else one a line: a cut
+		// line would lose the pooled p.
+		head := fmt.Sprintf("  %-8s ", r)
+		if line := head + strings.Join(parts, " · "); width(line) <= w || len(parts) < 2 {
+			out = append(out, clip(line, w))
+			continue
+		}
+		for i, p := range parts {
+			if i > 0 {
+				head = strings.Repeat(" ", width(head))
+			}
+			out = append(out, clip(head+p, w))
 		}
 	}
 	if p := a.Power; p.MinDetectable > 0 {
