@@ -225,10 +225,16 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	if l.eng == nil {
 		return nil, l.connectErr
 	}
-	return l.track(l.eng.Launch(l.ctx, l.spec(session.Spec{
+	return l.track(l.eng.Launch(l.ctx, l.sessionSpec(spec)))
+}
+
+// sessionSpec is what the engine runs for the console's spec: the same
+// fields run's flags set (the scale included), with the launcher's own.
+func (l *consoleLauncher) sessionSpec(spec ui.LaunchSpec) session.Spec {
+	return l.spec(session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
 		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, Secrets: l.secrets, AgentSettings: l.settings,
-	})))
+	})
 }
 
 // Resume reruns what an interrupted experiment is missing (history's r).
