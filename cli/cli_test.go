@@ -271,6 +271,33 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	}
 }
 
+// --scale cpu lifts the memory limit the ratio would set: the tiny task
+// killed at 1x above passes there, and the manifest and the trial's
+// policy record the scale (the console's Setup hands the same to the
+// engine).
+func TestScaleCPULeavesMemoryUnlimited(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", "testdata/tasks", "--tasks", "tiny", "--ratios", "1", "--scale", "cpu", "--repeats", "1", "--seed", "5", "--format", "json", "--out", root)
+	if r.code != 0 || !strings.Contains(r.stderr, "scaling cpu") {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	dir := onlyExperiment(t, root)
+	m, err := store.ReadManifest(dir)
+	if err != nil || m.Scale != model.ScaleCPU {
+		t.Fatalf("manifest scale %q, %v", m.Scale, err)
+	}
+	results, _, err := store.ReadTrials(dir)
+	if err != nil || len(results) != 1 {
+		t.Fatalf("%d trials, %v", len(results), err)
+	}
+	p := results[0].Trial.Policy
+	if results[0].Outcome != model.Passed || p.Scale != model.ScaleCPU || p.HardLimitBytes != 0 || p.LimitCPUs == 0 {
+		t.Errorf("outcome %s policy %+v: want passed, CPU limited, memory not", results[0].Outcome, p)
+	}
+	noContainersLeft(t, m.ID)
+}
+
 func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 	needEngine(t)
 	root := t.TempDir()
