@@ -19,7 +19,7 @@ func headroomFilter() filters.Args {
 func newCleanCmd() *cobra.Command {
 	var dry bool
 	cmd := &cobra.Command{
-		Use: "clean", Short: "Remove every container, network and volume labelled headroom (left by a crash)", Args: cobra.NoArgs,
+		Use: "clean", Short: "Remove the containers, networks and volumes labelled headroom that a crash left (a running headroom's are left alone)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
@@ -33,10 +33,20 @@ func newCleanCmd() *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
+			spared := 0
 			for _, c := range list {
 				name := c.ID[:12]
 				if len(c.Names) > 0 {
 					name = c.Names[0][1:]
+				}
+				// Another headroom's live trial (a second sweep on this
+				// engine) is not a leftover: removing it would kill that
+				// sweep's trial. Kept containers are removed: that is what
+				// clean is for.
+				if c.Labels[docker.LabelKept] == "" && session.OwnerAlive(c.Labels) {
+					fmt.Fprintf(w, "left %s (trial %s): its headroom %s is still running\n", name, c.Labels[docker.LabelTrial], c.Labels[docker.LabelOwner])
+					spared++
+					continue
 				}
 				kept := ""
 				if c.Labels[docker.LabelKept] != "" {
@@ -51,7 +61,9 @@ func newCleanCmd() *cobra.Command {
 				}
 				fmt.Fprintf(w, "removed %s\n", name)
 			}
-			res, err := docker.RemoveTrialResources(ctx, eng.Cli, nil, dry)
+			res, err := docker.RemoveTrialResources(ctx, eng.Cli, func(l map[string]string) bool {
+				return l[docker.LabelKept] == "" && session.OwnerAlive(l)
+			}, dry)
 			for _, r := range res {
 				if dry {
 					fmt.Fprintf(w, "would remove %s %s (trial %s)\n", r.Kind, r.Name, r.Labels[docker.LabelTrial])
@@ -62,8 +74,12 @@ func newCleanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(list) == 0 && len(res) == 0 {
-				fmt.Fprintln(w, "no headroom containers")
+			if len(list) == spared && len(res) == 0 {
+				if spared == 0 {
+					fmt.Fprintln(w, "no headroom containers")
+				} else {
+					fmt.Fprintln(w, "nothing left by a crash")
+				}
 			}
 			return nil
 		},

@@ -320,6 +320,7 @@ func TestFaults(t *testing.T) {
 			`{ duration_ms = 100, fill_dir = "/scratch", fill_mb = 16 }`)), one, 1, nil)
 		wantCause(t, res, model.CauseDiskFull)
 	})
+	t.Run("two-processes", testTwoProcesses)
 }
 
 // ownEngine starts a Docker engine of the test's own (its own data-root,

@@ -1,0 +1,197 @@
+//go:build faults
+
+package docker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/store"
+)
+
+// The faults that are the headroom process's own (two of them on one
+// store, headroom killed, its results' disk full) run the real binary, as
+// a user would.
+
+var (
+	headroomOnce sync.Once
+	headroomBin  string
+	headroomErr  error
+)
+
+// headroomBinary builds the headroom command once for the suite.
+func headroomBinary(t *testing.T) string {
+	t.Helper()
+	headroomOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hr-faults-bin")
+		if err != nil {
+			headroomErr = err
+			return
+		}
+		headroomBin = filepath.Join(dir, "headroom")
+		build := exec.Command("go", "build", "-o", headroomBin, "github.com/headroom-eval/headroom")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			headroomErr = fmt.Errorf("build headroom: %v\n%s", err, out)
+		}
+	})
+	if headroomErr != nil {
+		t.Fatal(headroomErr)
+	}
+	return headroomBin
+}
+
+// headroomCmd is the binary with args against the engine at host.
+func headroomCmd(t *testing.T, host string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	cmd := exec.Command(headroomBinary(t), args...)
+	cmd.Env = append(os.Environ(), "DOCKER_HOST="+host, "NO_COLOR=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ownersRunning lists the owner labels of the headroom containers running
+// on cli.
+func ownersRunning(cli *client.Client) map[string]int {
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{
+		Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+	owners := map[string]int{}
+	if err != nil {
+		return owners
+	}
+	for _, c := range list {
+		owners[c.Labels[LabelOwner]]++
+	}
+	return owners
+}
+
+// tallyStore adds a row for the experiments under root: what each
+// recorded, against the trials planned.
+func tallyStore(t *testing.T, injected string, root string, planned int, cli *client.Client) *faultRow {
+	t.Helper()
+	row := &faultRow{injected: injected, recorded: map[string]int{}, planned: planned}
+	exps, err := store.List(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, e := range exps {
+		results, torn, err := store.ReadTrials(e.Dir)
+		if err != nil {
+			t.Errorf("reading %s: %v", e.Dir, err)
+		}
+		if torn {
+			row.torn++
+		}
+		for _, r := range results {
+			got++
+			row.recorded[recordedAs(r)]++
+			if r.Outcome == "" {
+				row.torn++
+			}
+			t.Logf("%s %s: %s / %s: %s", filepath.Base(e.Dir), r.ID, r.Outcome, r.Cause, r.Reason)
+		}
+	}
+	row.lost = planned - got
+	if left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))}); err == nil {
+		row.leaked = len(left)
+	}
+	faultMu.Lock()
+	faultRows = append(faultRows, row)
+	faultMu.Unlock()
+	if row.lost != 0 || row.leaked > 0 || row.torn > 0 {
+		t.Errorf("%s: %d lost, %d leaked, %d torn", injected, row.lost, row.leaked, row.torn)
+	}
+	return row
+}
+
+// slowTaskDir writes a one-step task whose step takes ms milliseconds.
+func slowTaskDir(t *testing.T, name string, ms int) string {
+	dir := t.TempDir()
+	toml := noEnv(faultTask(name, "64M", 60, fmt.Sprintf(`{ duration_ms = %d, base_mb = 8 }`, ms)))
+	if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// testTwoProcesses runs two headroom sweeps into one --out root at once on
+// the suite's own engine (headroom clean there touches nothing of anyone
+// else's), starts the second while the first has trials running (its
+// start-up reaper), and runs headroom clean while both have: both finish
+// with every trial passed, report --list shows both, nothing is left.
+func testTwoProcesses(t *testing.T) {
+	cli, _ := ownEngine(t)
+	host := cli.DaemonHost()
+	root := t.TempDir()
+	tasks := slowTaskDir(t, "two", 2500)
+	const repeats = 4
+	args := []string{"run", "--tasks-dir", tasks, "--tasks", fmt.Sprintf("faults/two-%d", os.Getpid()),
+		"--ratios", "1", "--repeats", fmt.Sprint(repeats), "--concurrency", "2", "--out", root, "--floor", "1M", "--reserve", "1M"}
+	a, aOut := headroomCmd(t, host, args...)
+	b, bOut := headroomCmd(t, host, args...)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, "the first headroom's trial to run", 3*time.Minute, func() bool { return len(ownersRunning(cli)) >= 1 })
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Process.Kill(); b.Wait() })
+	waitFor(t, "both headrooms' trials to run at once", 3*time.Minute, func() bool { return len(ownersRunning(cli)) >= 2 })
+	clean, cleanOut := headroomCmd(t, host, "clean")
+	if err := clean.Run(); err != nil {
+		t.Errorf("headroom clean: %v\n%s", err, cleanOut)
+	}
+	t.Logf("headroom clean with both running:\n%s", cleanOut)
+	if strings.Contains(cleanOut.String(), "removed") {
+		t.Errorf("headroom clean removed a live run's container:\n%s", cleanOut)
+	}
+	errA, errB := a.Wait(), b.Wait()
+	if errA != nil || errB != nil {
+		t.Errorf("the sweeps: %v, %v\nfirst:\n%s\nsecond:\n%s", errA, errB, aOut, bOut)
+	}
+	list, listOut := headroomCmd(t, host, "report", "--list", "--out", root)
+	if err := list.Run(); err != nil {
+		t.Errorf("report --list: %v\n%s", err, listOut)
+	}
+	t.Logf("report --list:\n%s", listOut)
+	exps, _ := store.List(root)
+	if len(exps) != 2 {
+		t.Errorf("%d experiments in the store, want 2", len(exps))
+	}
+	for _, e := range exps {
+		if !strings.Contains(listOut.String(), filepath.Base(e.Dir)) {
+			t.Errorf("report --list does not show %s", filepath.Base(e.Dir))
+		}
+	}
+	row := tallyStore(t, "two-processes", root, 2*repeats, cli)
+	if row.recorded["passed"] != 2*repeats {
+		t.Errorf("recorded %v, want every trial of both passed", row.recorded)
+	}
+}
