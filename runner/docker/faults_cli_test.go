@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/store"
 )
@@ -92,6 +94,13 @@ func ownersRunning(cli *client.Client) map[string]int {
 // recorded, against the trials planned.
 func tallyStore(t *testing.T, injected string, root string, planned int, cli *client.Client) *faultRow {
 	t.Helper()
+	return tallyStoreTask(t, injected, root, planned, cli, "")
+}
+
+// tallyStoreTask is tallyStore counting as leaked only the containers of
+// task (on the shared engine, where other sessions' run); "" counts all.
+func tallyStoreTask(t *testing.T, injected string, root string, planned int, cli *client.Client, task string) *faultRow {
+	t.Helper()
 	row := &faultRow{injected: injected, recorded: map[string]int{}, planned: planned}
 	exps, err := store.List(root)
 	if err != nil {
@@ -116,8 +125,12 @@ func tallyStore(t *testing.T, injected string, root string, planned int, cli *cl
 		}
 	}
 	row.lost = planned - got
+	leftLabel := LabelHeadroom
+	if task != "" {
+		leftLabel = LabelTask + "=" + task
+	}
 	if left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))}); err == nil {
+		Filters: filters.NewArgs(filters.Arg("label", leftLabel))}); err == nil {
 		row.leaked = len(left)
 	}
 	faultMu.Lock()
@@ -193,5 +206,116 @@ func testTwoProcesses(t *testing.T) {
 	row := tallyStore(t, "two-processes", root, 2*repeats, cli)
 	if row.recorded["passed"] != 2*repeats {
 		t.Errorf("recorded %v, want every trial of both passed", row.recorded)
+	}
+}
+
+// buildTaskDir writes a Terminal-Bench 2.0 task directory whose Dockerfile
+// takes a few seconds (a RUN sleep) on the local Debian image. Every
+// layer carries a label of this test's, so whatever the build leaves,
+// tagged or not, is found and removed.
+func buildTaskDir(t *testing.T, cli *client.Client) (dir, name, label string) {
+	t.Helper()
+	if _, _, err := cli.ImageInspectWithRaw(context.Background(), DebianImage); err != nil {
+		t.Skipf("no %s (make real-images): %v", DebianImage, err)
+	}
+	label = fmt.Sprintf("headroom-faults-build=%d", os.Getpid())
+	name = fmt.Sprintf("faults/build-%d", os.Getpid())
+	dir = t.TempDir()
+	files := map[string]string{
+		"task.toml":              fmt.Sprintf("[task]\nname = %q\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\n", name),
+		"instruction.md":         "Write done to /app/out.txt.\n",
+		"environment/Dockerfile": fmt.Sprintf("FROM %s\nLABEL %s\nRUN sleep 8 && mkdir -p /app\nWORKDIR /app\n", DebianImage, label),
+		"solution/solve.sh":      "#!/bin/bash\necho done > /app/out.txt\n",
+		"tests/test.sh":          "#!/bin/bash\nif grep -q done /app/out.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+	}
+	for p, s := range files {
+		p = filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { removeLabelled(cli, label) })
+	return dir, name, label
+}
+
+// removeLabelled removes the containers and images (tagged or not) that
+// carry label.
+func removeLabelled(cli *client.Client, label string) {
+	ctx := context.Background()
+	f := filters.NewArgs(filters.Arg("label", label))
+	if list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f}); err == nil {
+		for _, c := range list {
+			cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+		}
+	}
+	if imgs, err := cli.ImageList(ctx, image.ListOptions{All: true, Filters: f}); err == nil {
+		// Children before parents: newest first.
+		sort.Slice(imgs, func(i, j int) bool { return imgs[i].Created > imgs[j].Created })
+		for _, im := range imgs {
+			cli.ImageRemove(ctx, im.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+		}
+	}
+}
+
+// taggedTaskImages lists the headroom-task tags of images carrying label.
+func taggedTaskImages(cli *client.Client, label string) []string {
+	imgs, _ := cli.ImageList(context.Background(), image.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	var tags []string
+	for _, im := range imgs {
+		for _, tag := range im.RepoTags {
+			if strings.HasPrefix(tag, TaskRepo+":") || strings.HasPrefix(tag, TaskRepo+"/") {
+				tags = append(tags, tag)
+			}
+		}
+	}
+	return tags
+}
+
+// testKilledDuringBuild SIGKILLs headroom while its task image builds
+// (the Dockerfile's RUN is running): no image is tagged, no build
+// container is left, and the next run builds it and runs the trial.
+func testKilledDuringBuild(t *testing.T) {
+	cli := testCli
+	host := cli.DaemonHost()
+	dir, name, label := buildTaskDir(t, cli)
+	root := t.TempDir()
+	args := []string{"run", "--tasks-dir", dir, "--tasks", name, "--agents", "oracle", "--ratios", "1", "--repeats", "1",
+		"--out", root, "--floor", "1M", "--reserve", "1M"}
+	a, aOut := headroomCmd(t, host, args...)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	f := filters.NewArgs(filters.Arg("label", label))
+	running := func() int {
+		list, _ := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
+		return len(list)
+	}
+	waitFor(t, "the Dockerfile's RUN to start", 3*time.Minute, func() bool { return running() > 0 })
+	a.Process.Kill()
+	a.Wait()
+	t.Logf("killed during the build; it had said:\n%s", aOut)
+	// The engine ends the build when its client goes; its RUN container is
+	// removed. Wait for that (the sleep ends within 8 s in any case).
+	leftBuild := 0
+	waitFor(t, "the build's container to go", time.Minute, func() bool {
+		list, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+		leftBuild = len(list)
+		return leftBuild == 0
+	})
+	if tags := taggedTaskImages(cli, label); len(tags) > 0 {
+		t.Errorf("a half-built image is tagged: %v", tags)
+	}
+	b, bOut := headroomCmd(t, host, args...)
+	if err := b.Run(); err != nil {
+		t.Errorf("the run after the kill: %v\n%s", err, bOut)
+	}
+	if tags := taggedTaskImages(cli, label); len(tags) != 1 {
+		t.Errorf("after the second run the task's image is tagged %v, want one %s tag", tags, TaskRepo)
+	}
+	row := tallyStoreTask(t, "headroom-killed (image-build)", root, 1, cli, name)
+	if row.recorded["passed"] != 1 {
+		t.Errorf("recorded %v, want the trial passed", row.recorded)
 	}
 }

@@ -321,6 +321,7 @@ func TestFaults(t *testing.T) {
 		wantCause(t, res, model.CauseDiskFull)
 	})
 	t.Run("two-processes", testTwoProcesses)
+	t.Run("image-build", testKilledDuringBuild)
 }
 
 // ownEngine starts a Docker engine of the test's own (its own data-root,
