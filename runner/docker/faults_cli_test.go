@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -317,5 +318,92 @@ func testKilledDuringBuild(t *testing.T) {
 	row := tallyStoreTask(t, "headroom-killed (image-build)", root, 1, cli, name)
 	if row.recorded["passed"] != 1 {
 		t.Errorf("recorded %v, want the trial passed", row.recorded)
+	}
+}
+
+// tmux runs a tmux command on a server of this test's own.
+func tmux(t *testing.T, sock string, args ...string) string {
+	out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Logf("tmux %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// testKilledWithConsoleOpen runs `headroom demo` (the console, running a
+// sweep) in a terminal (tmux) on the suite's own engine and SIGKILLs it
+// once it has recorded a trial and has trials running; then opens the
+// console again (its start-up reaper removes the dead one's containers),
+// closes it, and resumes the experiment headless: nothing torn, nothing
+// left, the experiment complete.
+func testKilledWithConsoleOpen(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux")
+	}
+	cli, _ := ownEngine(t)
+	host := cli.DaemonHost()
+	root := t.TempDir()
+	sock := fmt.Sprintf("hrfaults-%d", os.Getpid())
+	// The reopened console gets a server of its own: a new session on a
+	// server still shutting down fails.
+	sock2 := sock + "-again"
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", sock, "kill-server").Run()
+		exec.Command("tmux", "-L", sock2, "kill-server").Run()
+	})
+	bin := headroomBinary(t)
+	const repeats = 2
+	console := func(args string) string {
+		return fmt.Sprintf("exec env DOCKER_HOST=%s NO_COLOR=1 %s %s --out %s --reserve 1M 2>>%s/console.log", host, bin, args, root, root)
+	}
+	tmux(t, sock, "new-session", "-d", "-x", "140", "-y", "45", console(fmt.Sprintf("demo --repeats %d --concurrency 3", repeats)))
+	pid := tmux(t, sock, "list-panes", "-F", "#{pane_pid}")
+	t.Logf("the console is pid %s", pid)
+	var expDir string
+	recorded := func() int {
+		exps, _ := store.List(root)
+		if len(exps) == 0 {
+			return 0
+		}
+		expDir = exps[0].Dir
+		res, _, _ := store.ReadTrials(expDir)
+		return len(res)
+	}
+	waitFor(t, "the console's sweep to record a trial with others running", 4*time.Minute, func() bool {
+		return recorded() > 0 && len(ownersRunning(cli)) > 0
+	})
+	var p int
+	fmt.Sscan(pid, &p)
+	if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	tmux(t, sock, "kill-server")
+	left := ownersRunning(cli)
+	t.Logf("killed with %d trial(s) recorded; running on the engine: %v", recorded(), left)
+	if len(left) == 0 {
+		t.Fatal("no trial was running when the console was killed")
+	}
+	// Open the console again: its start-up reaper removes what the dead
+	// one left.
+	tmux(t, sock2, "new-session", "-d", "-x", "140", "-y", "45", console(""))
+	said := func() string { b, _ := os.ReadFile(filepath.Join(root, "console.log")); return string(b) }
+	waitFor(t, "the reopened console to reap the dead one's containers and say so", 2*time.Minute, func() bool {
+		list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+		return err == nil && len(list) == 0 && strings.Contains(said(), "removed leftover container")
+	})
+	tmux(t, sock2, "kill-server")
+	t.Logf("the consoles said:\n%s", said())
+	// Resume the experiment headless: it completes.
+	resume, out := headroomCmd(t, host, "run", "--resume", filepath.Base(expDir), "--out", root, "--floor", "1M", "--reserve", "1M")
+	if err := resume.Run(); err != nil {
+		// Trials the showcase OOM-kills make the exit code non-zero; the
+		// records are what counts.
+		t.Logf("resume: %v", err)
+	}
+	t.Logf("resume:\n%s", out)
+	row := tallyStore(t, "headroom-killed (console)", root, 3*repeats, cli)
+	if row.recorded["passed"] == 0 && row.recorded[string("own-limit")] == 0 {
+		t.Errorf("recorded %v", row.recorded)
 	}
 }

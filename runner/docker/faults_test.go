@@ -322,6 +322,7 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("two-processes", testTwoProcesses)
 	t.Run("image-build", testKilledDuringBuild)
+	t.Run("console", testKilledWithConsoleOpen)
 }
 
 // ownEngine starts a Docker engine of the test's own (its own data-root,
@@ -436,6 +437,18 @@ func ownCgroupParent(t *testing.T, limit int64) string {
 	return "/" + name
 }
 
+// selfRow says whether a row injects a fault of headroom's own (killed,
+// two of it, its results' disk full): its trials record the task's own
+// outcome, which is no cause to tell apart.
+func selfRow(injected string) bool {
+	for _, p := range []string{"headroom-killed", "two-processes", "results-disk-full"} {
+		if strings.HasPrefix(injected, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // printFaultTable prints the confusion matrix: injected × recorded.
 func printFaultTable() {
 	faultMu.Lock()
@@ -490,7 +503,7 @@ func printFaultTable() {
 				cell = fmt.Sprint(v)
 				if c == inj || strings.HasPrefix(inj, c+" (") {
 					cell = "**" + cell + "**"
-				} else if c != string(model.Passed) {
+				} else if c != string(model.Passed) && !selfRow(inj) {
 					offDiagonal += v
 				}
 			}
@@ -498,7 +511,7 @@ func printFaultTable() {
 		}
 		fmt.Fprintf(&b, " %d | %d | %d | %d |\n", m.planned, m.lost, m.leaked, m.torn)
 	}
-	fmt.Fprintf(&b, "\noff the diagonal: %d (passed is not off it: the neighbour that survived the pressure, the trials that ran after the restart)\n", offDiagonal)
+	fmt.Fprintf(&b, "\noff the diagonal: %d (passed is not off it: the neighbour that survived the pressure, the trials that ran after the restart; nor are the outcomes of rows where headroom itself was the fault)\n", offDiagonal)
 	fmt.Print(b.String())
 	if p := os.Getenv("HEADROOM_FAULTS_TABLE"); p != "" {
 		os.WriteFile(p, []byte(b.String()), 0o644)
