@@ -407,3 +407,58 @@ func testKilledWithConsoleOpen(t *testing.T) {
 		t.Errorf("recorded %v", row.recorded)
 	}
 }
+
+// testKilledDuringAppend SIGKILLs a headless sweep once it has recorded a
+// trial and, since a kill cannot be timed inside the record's one write,
+// leaves what such a kill would: the first half of a record, without its
+// newline, at the end of trials.jsonl. The resume cuts it, reruns that
+// trial, and the experiment ends complete with no torn record.
+func testKilledDuringAppend(t *testing.T) {
+	cli := testCli
+	name := fmt.Sprintf("faults/torn-%d", os.Getpid())
+	tasks := slowTaskDir(t, "torn", 1500)
+	root := t.TempDir()
+	const repeats = 4
+	a, aOut := headroomCmd(t, cli.DaemonHost(), "run", "--tasks-dir", tasks, "--tasks", name, "--ratios", "1",
+		"--repeats", fmt.Sprint(repeats), "--concurrency", "2", "--out", root, "--floor", "1M", "--reserve", "1M")
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, LabelTask+"="+name) })
+	var expDir string
+	waitFor(t, "the sweep to record a trial", 3*time.Minute, func() bool {
+		exps, _ := store.List(root)
+		if len(exps) == 0 {
+			return false
+		}
+		expDir = exps[0].Dir
+		res, _, _ := store.ReadTrials(expDir)
+		return len(res) > 0
+	})
+	a.Process.Kill()
+	a.Wait()
+	path := filepath.Join(expDir, "trials.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(first[:len(first)/2])
+	f.Close()
+	if _, torn, _ := store.ReadTrials(expDir); !torn {
+		t.Fatalf("the half record is not seen as torn")
+	}
+	t.Logf("killed; the sweep had said:\n%s", aOut)
+	resume, out := headroomCmd(t, cli.DaemonHost(), "run", "--resume", filepath.Base(expDir), "--out", root, "--floor", "1M", "--reserve", "1M")
+	if err := resume.Run(); err != nil {
+		t.Errorf("resume: %v\n%s", err, out)
+	}
+	row := tallyStoreTask(t, "headroom-killed (record-append)", root, repeats, cli, name)
+	if row.recorded["passed"] != repeats {
+		t.Errorf("recorded %v, want all %d passed", row.recorded, repeats)
+	}
+}

@@ -322,6 +322,7 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("two-processes", testTwoProcesses)
 	t.Run("image-build", testKilledDuringBuild)
+	t.Run("record-append", testKilledDuringAppend)
 	t.Run("console", testKilledWithConsoleOpen)
 }
 
