@@ -462,3 +462,78 @@ func testKilledDuringAppend(t *testing.T) {
 		t.Errorf("recorded %v, want all %d passed", row.recorded, repeats)
 	}
 }
+
+// testResultsDiskFull sweeps into --out on a small tmpfs (80 MiB: an
+// experiment needs 64 MiB free to start) of the test's
+// own, fills it once a trial is recorded, and checks headroom stops with
+// a non-zero exit saying how to resume, that every trial it reported is
+// recorded whole, and that the resume after space is freed completes.
+func testResultsDiskFull(t *testing.T) {
+	cli := testCli
+	root := t.TempDir()
+	if err := syscall.Mount("tmpfs", root, "tmpfs", 0, "size=80m"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(root, syscall.MNT_DETACH) })
+	name := fmt.Sprintf("faults/outfull-%d", os.Getpid())
+	tasks := slowTaskDir(t, "outfull", 1500)
+	const repeats = 6
+	a, aOut := headroomCmd(t, cli.DaemonHost(), "run", "--tasks-dir", tasks, "--tasks", name, "--ratios", "1",
+		"--repeats", fmt.Sprint(repeats), "--concurrency", "2", "--out", root, "--floor", "1M", "--reserve", "1M")
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, LabelTask+"="+name) })
+	var expDir string
+	waitFor(t, "the sweep to record a trial", 3*time.Minute, func() bool {
+		exps, _ := store.List(root)
+		if len(exps) == 0 {
+			return false
+		}
+		expDir = exps[0].Dir
+		res, _, _ := store.ReadTrials(expDir)
+		return len(res) > 0
+	})
+	// Fill what is left.
+	filler := filepath.Join(root, "filler")
+	fill, _ := os.Create(filler)
+	chunk := make([]byte, 64<<10)
+	for {
+		if _, err := fill.Write(chunk); err != nil {
+			break
+		}
+	}
+	fill.Close()
+	err := a.Wait()
+	t.Logf("the sweep on a full disk said:\n%s", aOut)
+	if err == nil {
+		t.Errorf("the sweep exited 0 on a full disk")
+	}
+	if !strings.Contains(aOut.String(), "--resume") {
+		t.Errorf("it did not say how to resume")
+	}
+	res, torn, rerr := store.ReadTrials(expDir)
+	if torn || rerr != nil {
+		t.Errorf("after the full disk: torn %v, %v", torn, rerr)
+	}
+	have := map[string]bool{}
+	for _, r := range res {
+		have[r.ID] = true
+	}
+	// Every trial it reported finished as passed is recorded.
+	for _, l := range strings.Split(aOut.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && strings.HasPrefix(f[0], "[") && f[1] == "passed" && !have[f[2]] {
+			t.Errorf("reported %s passed, not recorded", f[2])
+		}
+	}
+	t.Logf("%d of %d trials recorded when the disk filled", len(res), repeats)
+	os.Remove(filler)
+	resume, out := headroomCmd(t, cli.DaemonHost(), "run", "--resume", filepath.Base(expDir), "--out", root, "--floor", "1M", "--reserve", "1M")
+	if err := resume.Run(); err != nil {
+		t.Errorf("resume: %v\n%s", err, out)
+	}
+	row := tallyStoreTask(t, "results-disk-full", root, repeats, cli, name)
+	if row.recorded["passed"] != repeats {
+		t.Errorf("recorded %v, want all %d passed", row.recorded, repeats)
+	}
+}

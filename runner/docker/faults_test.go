@@ -324,6 +324,7 @@ func TestFaults(t *testing.T) {
 	t.Run("image-build", testKilledDuringBuild)
 	t.Run("record-append", testKilledDuringAppend)
 	t.Run("console", testKilledWithConsoleOpen)
+	t.Run("results-disk-full", testResultsDiskFull)
 }
 
 // ownEngine starts a Docker engine of the test's own (its own data-root,
