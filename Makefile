@@ -41,7 +41,7 @@ test: vet real-images
 
 # Every way a trial can die, injected on the real engine (runner/docker's
 # faults build tag); prints injected × recorded with trials lost, containers
-# leaked and records torn (docs/RELIABILITY.md). About 70 s here; runs a
+# leaked and records torn (docs/RELIABILITY.md). About 2 min here; runs a
 # second dockerd of its own (in its own network namespace) and needs root.
 faults:
 	$(GO) test -tags faults -count=1 -timeout 10m -run '^TestFaults$$' -v ./runner/docker 2>&1 | \
