@@ -166,6 +166,12 @@ func noEnv(s string) string { return fmt.Sprintf(s, "") }
 
 func TestFaults(t *testing.T) {
 	t.Cleanup(printFaultTable)
+	// The headroom binary the CLI rows build, once for the suite.
+	t.Cleanup(func() {
+		if headroomBin != "" {
+			os.RemoveAll(filepath.Dir(headroomBin))
+		}
+	})
 	one := []model.Ratio{{K: 1}}
 
 	t.Run("own-limit", func(t *testing.T) {
