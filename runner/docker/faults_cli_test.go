@@ -321,9 +321,9 @@ func testKilledDuringBuild(t *testing.T) {
 	}
 }
 
-// tmux runs a tmux command on a server of this test's own.
+// tmux runs a tmux command on the server at socket sock, the test's own.
 func tmux(t *testing.T, sock string, args ...string) string {
-	out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+	out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Logf("tmux %v: %v\n%s", args, err, out)
 	}
@@ -343,13 +343,14 @@ func testKilledWithConsoleOpen(t *testing.T) {
 	cli, _ := ownEngine(t)
 	host := cli.DaemonHost()
 	root := t.TempDir()
-	sock := fmt.Sprintf("hrfaults-%d", os.Getpid())
+	// The tmux servers' sockets are in a directory of the test's own.
+	sock := filepath.Join(t.TempDir(), "tmux")
 	// The reopened console gets a server of its own: a new session on a
 	// server still shutting down fails.
 	sock2 := sock + "-again"
 	t.Cleanup(func() {
-		exec.Command("tmux", "-L", sock, "kill-server").Run()
-		exec.Command("tmux", "-L", sock2, "kill-server").Run()
+		exec.Command("tmux", "-S", sock, "kill-server").Run()
+		exec.Command("tmux", "-S", sock2, "kill-server").Run()
 	})
 	bin := headroomBinary(t)
 	const repeats = 2
