@@ -270,16 +270,7 @@ func TestFaults(t *testing.T) {
 	})
 
 	t.Run("socket-cut", func(t *testing.T) {
-		host := testCli.DaemonHost()
-		if !strings.HasPrefix(host, "unix://") {
-			t.Skipf("the engine is at %s, not a local socket", host)
-		}
-		proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
-		cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cli.Close()
+		proxy, cli := proxiedClient(t)
 		var once sync.Once
 		res := injectFault(t, model.CauseEngineLost, Options{EngineWait: time.Second}, cli, noEnv(faultTask("engine", "64M", 60,
 			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e runner.Event) {

@@ -26,6 +26,24 @@ type engineProxy struct {
 	conns []net.Conn
 }
 
+// proxiedClient puts a proxy in front of the test engine's local socket
+// and returns a client that talks through it (the test is skipped for an
+// engine that is not on a local socket); the client is closed at the end.
+func proxiedClient(t *testing.T) (*engineProxy, *client.Client) {
+	t.Helper()
+	host := testCli.DaemonHost()
+	if !strings.HasPrefix(host, "unix://") {
+		t.Skipf("the engine is at %s, not a local socket a test can interpose on", host)
+	}
+	proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return proxy, cli
+}
+
 func startProxy(t *testing.T, target string) (*engineProxy, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "engine.sock")
@@ -66,16 +84,7 @@ func (p *engineProxy) cut() {
 }
 
 func TestEngineVanishingMidTrialIsAnInfraError(t *testing.T) {
-	host := testCli.DaemonHost()
-	if !strings.HasPrefix(host, "unix://") {
-		t.Skipf("the engine is at %s, not a local socket this test can interpose on", host)
-	}
-	proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
-	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	proxy, cli := proxiedClient(t)
 	// The engine does not come back: waiting for it is cut short.
 	b, err := New(context.Background(), cli, Options{EngineWait: time.Second})
 	if err != nil {
