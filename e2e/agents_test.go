@@ -36,13 +36,13 @@ name = "nop"
 `)
 	write(filepath.Join(agentsDir, "sleepy-child.toml"), `
 name = "sleepy-child"
-description = "e2e: a script whose python3 child holds 64 MiB for 8 s"
+description = "e2e: a script whose python3 child holds 64 MiB for 20 s"
 [run]
 command = "sh {{.FilesDir}}/agent.sh"
 [files]
 "agent.sh" = '''
 echo thinking
-python3 -c 'import time; b = bytearray(64 << 20); time.sleep(8)'
+python3 -c 'import time; b = bytearray(64 << 20); time.sleep(20)'
 echo solved > /tmp/solved
 '''
 `)
