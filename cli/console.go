@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/headroom-eval/headroom/agents"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -13,9 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headroom-eval/headroom/agents"
+	"github.com/headroom-eval/headroom/event"
+
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
@@ -272,7 +273,7 @@ func (l *consoleLauncher) shutdown() int {
 				if !ok {
 					break drain
 				}
-				if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome == model.Cancelled && te.Result.ContainerID != "" {
+				if te, ok := e.(event.TrialEnded); ok && te.Result.Outcome == model.Cancelled && te.Result.ContainerID != "" {
 					stopped++
 				}
 			case <-deadline:
@@ -286,12 +287,12 @@ func (l *consoleLauncher) shutdown() int {
 
 type consoleSweep struct{ s *session.Sweep }
 
-func (c consoleSweep) ID() string                  { return c.s.ID }
-func (c consoleSweep) Dir() string                 { return c.s.Dir }
-func (c consoleSweep) Plan() model.Plan            { return c.s.Plan }
-func (c consoleSweep) Events() <-chan runner.Event { return c.s.Events() }
-func (c consoleSweep) StopTrial(id string) bool    { return c.s.StopTrial(id) }
-func (c consoleSweep) Cancel()                     { c.s.Cancel() }
+func (c consoleSweep) ID() string                 { return c.s.ID }
+func (c consoleSweep) Dir() string                { return c.s.Dir }
+func (c consoleSweep) Plan() model.Plan           { return c.s.Plan }
+func (c consoleSweep) Events() <-chan event.Event { return c.s.Events() }
+func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
+func (c consoleSweep) Cancel()                    { c.s.Cancel() }
 
 func hostStat() ui.HostStat {
 	var h ui.HostStat
@@ -332,7 +333,7 @@ func history(root string) func() ([]ui.Experiment, error) {
 					}
 					return plan, results, nil
 				},
-				Trace: func(id string) ([]runner.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
+				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
 		}
 		return out, nil

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/agents"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -245,7 +245,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	interrupted := false
 	for ev := range sw.Events() {
 		prog.event(ev)
-		if end, ok := ev.(runner.SweepEnded); ok {
+		if end, ok := ev.(event.SweepEnded); ok {
 			interrupted = end.Interrupted
 		}
 	}
@@ -409,11 +409,11 @@ func (p *progress) label(id string) string {
 	return fmt.Sprintf("%s %s · %s %s r%d", id, t.Task, t.Agent, t.Ratio, t.Repeat)
 }
 
-func (p *progress) event(ev runner.Event) {
+func (p *progress) event(ev event.Event) {
 	switch ev := ev.(type) {
-	case runner.TrialQueued:
+	case event.TrialQueued:
 		p.plan[ev.Trial.ID] = ev.Trial
-	case runner.OOMKill:
+	case event.OOMKill:
 		if ev.Detail {
 			fmt.Fprintf(p.w, "       %s: the kernel killed %s\n", ev.TrialID(), killedWhat(ev.OOM))
 			return
@@ -424,7 +424,7 @@ func (p *progress) event(ev runner.Event) {
 		}
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
-	case runner.ActivityStarted:
+	case event.ActivityStarted:
 		if ev.Activity.Command == ev.Activity.Step {
 			return // the traced command itself: its step line says it
 		}
@@ -436,7 +436,7 @@ func (p *progress) event(ev runner.Event) {
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
-	case runner.TrialEnded:
+	case event.TrialEnded:
 		delete(p.activities, ev.TrialID())
 		p.done++
 		r := ev.Result

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -214,7 +214,7 @@ func saveSideBySide(file string, left, right *plot.Plot) error {
 
 // PlotTrial draws one trial's memory timeline with the guarantee, the
 // limit, the steps and the OOM moments.
-func (r *Report) PlotTrial(id string, samples []runner.Sample, file string) error {
+func (r *Report) PlotTrial(id string, samples []event.Sample, file string) error {
 	if err := checkExt(file); err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -142,9 +142,9 @@ func TestPlotsAreWritten(t *testing.T) {
 	if img, err := png.Decode(f); err != nil || img.Bounds().Dx() < 1000 {
 		t.Errorf("png: %v", err)
 	}
-	var samples []runner.Sample
+	var samples []event.Sample
 	for i := 0; i < 60; i++ {
-		samples = append(samples, runner.Sample{Time: t0.Add(time.Duration(i) * 50 * time.Millisecond), WorkingSetBytes: int64(i*2) * model.MiB, UsageBytes: int64(i*2+5) * model.MiB})
+		samples = append(samples, event.Sample{Time: t0.Add(time.Duration(i) * 50 * time.Millisecond), WorkingSetBytes: int64(i*2) * model.MiB, UsageBytes: int64(i*2+5) * model.MiB})
 	}
 	killed := trials[0]
 	for _, tr := range trials {

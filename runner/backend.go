@@ -4,24 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
-
-// Sample is one reading of a sandbox's resource use.
-type Sample struct {
-	Time            time.Time
-	UsageBytes      int64 // everything charged, cache included
-	WorkingSetBytes int64 // usage minus inactive file cache
-	CacheBytes      int64 // usage minus working set
-	CPUCores        float64
-	// MajorFaults is the cgroup's cumulative count of major page faults
-	// (0 where not readable): a climbing rate at the limit is a stall.
-	MajorFaults int64
-	// CPU is the cgroup's cumulative CPU accounting (zero where the
-	// source has none): a window's throttled share is the difference of
-	// two samples' (model.CPUUse.Sub).
-	CPU model.CPUUse
-}
 
 // OOMSignal reports that the kernel killed something. Count is the total
 // number of kills seen so far in the sandbox, so repeated signals of the
@@ -61,7 +46,7 @@ type Sandbox interface {
 	// "driver": a process in the container told each step).
 	StepRunner() string
 	// Samples and OOMs deliver readings until the sandbox is removed.
-	Samples() <-chan Sample
+	Samples() <-chan event.Sample
 	OOMs() <-chan OOMSignal
 	// Exec runs argv inside the sandbox as user ("" for the sandbox's
 	// own); each line of output goes to line. Cancelling ctx stops

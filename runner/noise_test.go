@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -47,9 +48,9 @@ func TestNoiseRecordedPerTrial(t *testing.T) {
 			cfg.HostCPUs = 2
 			cfg.Host = func() runner.HostLoad { return runner.HostLoad{AvailableBytes: 8 << 30, Load1: 3.5} }
 			started := 0
-			res := runSweep(t, b, cfg, context.Background(), func(e runner.Event) {
+			res := runSweep(t, b, cfg, context.Background(), func(e event.Event) {
 				// Both trials are up before either may finish.
-				if _, ok := e.(runner.StepStarted); ok {
+				if _, ok := e.(event.StepStarted); ok {
 					if started++; started == 2 {
 						close(gate)
 					}
@@ -132,8 +133,8 @@ func TestNoNoiseForTrialsThatNeverRan(t *testing.T) {
 	cfg.Host = func() runner.HostLoad { return runner.HostLoad{AvailableBytes: 8 << 30, Load1: 3.5} }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res := runSweep(t, b, cfg, ctx, func(e runner.Event) {
-		if _, ok := e.(runner.StepStarted); ok {
+	res := runSweep(t, b, cfg, ctx, func(e event.Event) {
+		if _, ok := e.(event.StepStarted); ok {
 			cancel()
 			close(gate)
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -33,21 +34,6 @@ type ProcSample struct {
 type ProcessWatcher interface {
 	Processes() <-chan ProcSample
 	ProcessSource() string
-}
-
-// ActivityStarted: a process has lived past the threshold (sent again,
-// same PID and Start, when an exec changes its command); it belongs to
-// the step running then (a traced command's trace line can trail its
-// process by a sample, so not the step running when it was first seen).
-type ActivityStarted struct {
-	Base
-	Activity model.Activity
-}
-
-// ActivityEnded: an activity's process is gone (or the trial ended).
-type ActivityEnded struct {
-	Base
-	Activity model.Activity
 }
 
 // Bounds on what the process watch keeps, so that a fork loop costs
@@ -98,7 +84,7 @@ func (t *trialRun) watchProcs(pw ProcessWatcher, done chan<- struct{}) {
 }
 
 func (t *trialRun) procSample(s ProcSample) {
-	var events []Event
+	var events []event.Event
 	t.mu.Lock()
 	pt := &t.procs
 	for i := range s.Procs {
@@ -130,7 +116,7 @@ func (t *trialRun) procSample(s ProcSample) {
 			if a.Command != p.Command {
 				// Seen between its fork and its exec: now it is what it ran.
 				a.Command = p.Command
-				events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
+				events = append(events, event.ActivityStarted{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
 			}
 			continue
 		}
@@ -148,7 +134,7 @@ func (t *trialRun) procSample(s ProcSample) {
 			a := model.Activity{Step: t.step, PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
 			tp.activity = len(t.res.Activities)
 			t.res.Activities = append(t.res.Activities, a)
-			events = append(events, ActivityStarted{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
+			events = append(events, event.ActivityStarted{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
 		}
 	}
 	t.res.ProcessesUnread = max(t.res.ProcessesUnread, s.Truncated)
@@ -162,7 +148,7 @@ func (t *trialRun) procSample(s ProcSample) {
 		if tp.activity >= 0 {
 			a := &t.res.Activities[tp.activity]
 			a.End = s.Time
-			events = append(events, ActivityEnded{Base: Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
+			events = append(events, event.ActivityEnded{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, Activity: *a})
 		}
 	}
 	// A kill the kernel did not name: the largest process gone since.
@@ -174,7 +160,7 @@ func (t *trialRun) procSample(s ProcSample) {
 				if big.activity >= 0 {
 					t.res.Activities[big.activity].OOMKilled = true
 				}
-				events = append(events, OOMKill{Base: Base{Trial: t.trial.ID, Time: s.Time}, OOM: *oe, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
+				events = append(events, event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, OOM: *oe, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
 			}
 		}
 		pt.unnamed = nil

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
-func newTestTrial() (*trialRun, *[]Event) {
-	var evs []Event
+func newTestTrial() (*trialRun, *[]event.Event) {
+	var evs []event.Event
 	t := &trialRun{r: &Runner{redact: Redactor(map[string]string{"KEY": "sk-secret-123"})}, trial: model.Trial{ID: "t1"}}
-	t.emit = func(e Event) { evs = append(evs, e) }
+	t.emit = func(e event.Event) { evs = append(evs, e) }
 	return t, &evs
 }
 
@@ -56,9 +57,9 @@ func TestProcessSamplesBecomeActivities(t *testing.T) {
 	var started, ended int
 	for _, e := range *evs {
 		switch e.(type) {
-		case ActivityStarted:
+		case event.ActivityStarted:
 			started++
-		case ActivityEnded:
+		case event.ActivityEnded:
 			ended++
 		}
 	}

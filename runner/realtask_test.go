@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -140,7 +141,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 		t.Fatalf("step env %v lacks the secret", gotEnv)
 	}
 	for _, e := range res.events {
-		if ol, ok := e.(runner.OutputLine); ok && strings.Contains(ol.Text, key) {
+		if ol, ok := e.(event.OutputLine); ok && strings.Contains(ol.Text, key) {
 			t.Fatalf("secret in an output event: %q", ol.Text)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -159,10 +160,10 @@ func (r *Runner) StopTrial(id string) bool {
 // Run runs every trial and sends events to out, closing it at the end.
 // Cancelling ctx stops running trials (their containers are removed and
 // they end as cancelled); trials not yet started end as cancelled too.
-func (r *Runner) Run(ctx context.Context, out chan<- Event) {
+func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 	defer close(out)
-	emit := func(e Event) { out <- e }
-	emit(SweepStarted{Base: Base{Time: time.Now()}, Plan: r.cfg.Plan})
+	emit := func(e event.Event) { out <- e }
+	emit(event.SweepStarted{Base: event.Base{Time: time.Now()}, Plan: r.cfg.Plan})
 	queue := make(chan model.Trial, len(r.cfg.Plan.Trials))
 	ctxs := map[string]context.Context{}
 	r.mu.Lock()
@@ -178,7 +179,7 @@ func (r *Runner) Run(ctx context.Context, out chan<- Event) {
 		r.mu.Unlock()
 	}()
 	for _, tr := range r.cfg.Plan.Trials {
-		emit(TrialQueued{Base: Base{Trial: tr.ID, Time: time.Now()}, Trial: tr})
+		emit(event.TrialQueued{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Trial: tr})
 		queue <- tr
 	}
 	close(queue)
@@ -188,15 +189,15 @@ func (r *Runner) Run(ctx context.Context, out chan<- Event) {
 		go func() {
 			defer wg.Done()
 			for tr := range queue {
-				emit(TrialEnded{Base: Base{Trial: tr.ID, Time: time.Now()}, Result: r.admitAndRun(ctxs[tr.ID], tr, emit)})
+				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: r.admitAndRun(ctxs[tr.ID], tr, emit)})
 			}
 		}()
 	}
 	wg.Wait()
-	emit(SweepEnded{Base: Base{Time: time.Now()}, Interrupted: ctx.Err() != nil})
+	emit(event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: ctx.Err() != nil})
 }
 
-func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Event)) model.TrialResult {
+func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(event.Event)) model.TrialResult {
 	queued := time.Now()
 	if why, ok := r.cfg.NotRun[tr.Task]; ok {
 		return model.TrialResult{Trial: tr, Start: queued, End: queued, Outcome: model.InfraError, Reason: r.redact(why), TaskNotRun: true}
@@ -206,7 +207,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(Even
 		if strings.HasPrefix(reason, "paused") {
 			res.HostPauses = append(res.HostPauses, reason)
 		}
-		emit(TrialWaiting{Base: Base{Trial: tr.ID, Time: time.Now()}, Reason: reason})
+		emit(event.TrialWaiting{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Reason: reason})
 	})
 	if err != nil {
 		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()

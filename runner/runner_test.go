@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -15,16 +16,16 @@ import (
 
 type sweepResult struct {
 	results map[string]model.TrialResult // by task name
-	events  []runner.Event
+	events  []event.Event
 }
 
-func runSweep(t *testing.T, b runner.Backend, cfg runner.Config, ctx context.Context, onEvent func(runner.Event)) sweepResult {
+func runSweep(t *testing.T, b runner.Backend, cfg runner.Config, ctx context.Context, onEvent func(event.Event)) sweepResult {
 	t.Helper()
 	r, err := runner.New(b, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan runner.Event, 16)
+	out := make(chan event.Event, 16)
 	go r.Run(ctx, out)
 	res := sweepResult{results: map[string]model.TrialResult{}}
 	timeout := time.After(30 * time.Second)
@@ -38,7 +39,7 @@ func runSweep(t *testing.T, b runner.Backend, cfg runner.Config, ctx context.Con
 			if onEvent != nil {
 				onEvent(e)
 			}
-			if te, ok := e.(runner.TrialEnded); ok {
+			if te, ok := e.(event.TrialEnded); ok {
 				res.results[te.Result.Task+"@"+te.Result.Ratio.String()] = te.Result
 			}
 		case <-timeout:
@@ -154,8 +155,8 @@ func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
 	gate := make(chan struct{})
 	b := &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Gate: gate} }}
 	var waits []string
-	res := runSweep(t, b, cfg, context.Background(), func(e runner.Event) {
-		if w, ok := e.(runner.TrialWaiting); ok {
+	res := runSweep(t, b, cfg, context.Background(), func(e event.Event) {
+		if w, ok := e.(event.TrialWaiting); ok {
 			if len(waits) == 0 {
 				close(gate)
 			}
@@ -184,8 +185,8 @@ func TestHostPressurePausesAdmissionsAndIsRecorded(t *testing.T) {
 		return runner.HostLoad{AvailableBytes: avail, Load1: 1.5}
 	}
 	var reasons []string
-	res := runSweep(t, &fake.Backend{Script: script(nil)}, cfg, context.Background(), func(e runner.Event) {
-		if w, ok := e.(runner.TrialWaiting); ok {
+	res := runSweep(t, &fake.Backend{Script: script(nil)}, cfg, context.Background(), func(e event.Event) {
+		if w, ok := e.(event.TrialWaiting); ok {
 			reasons = append(reasons, w.Reason)
 			mu.Lock()
 			avail = 8 << 30
@@ -215,8 +216,8 @@ func TestCancelStopsEverythingAndRemovesSandboxes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := 0
-	res := runSweep(t, b, cfg, ctx, func(e runner.Event) {
-		if _, ok := e.(runner.StepStarted); ok {
+	res := runSweep(t, b, cfg, ctx, func(e event.Event) {
+		if _, ok := e.(event.StepStarted); ok {
 			if started++; started == 2 {
 				cancel()
 			}
@@ -233,7 +234,7 @@ func TestCancelStopsEverythingAndRemovesSandboxes(t *testing.T) {
 	if len(b.Started()) != len(b.Removed()) {
 		t.Errorf("started %v removed %v", b.Started(), b.Removed())
 	}
-	last := res.events[len(res.events)-1].(runner.SweepEnded)
+	last := res.events[len(res.events)-1].(event.SweepEnded)
 	if !last.Interrupted {
 		t.Error("sweep end must say it was interrupted")
 	}
@@ -246,18 +247,18 @@ func TestStopOneTrial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan runner.Event, 16)
+	out := make(chan event.Event, 16)
 	go r.Run(context.Background(), out)
 	results := map[string]model.Outcome{}
 	for e := range out {
-		if s, ok := e.(runner.StepStarted); ok && s.Step.Name == "s" {
+		if s, ok := e.(event.StepStarted); ok && s.Step.Name == "s" {
 			for _, tr := range r.Plan().Trials {
 				if tr.ID == s.TrialID() && tr.Task == "stuck" {
 					r.StopTrial(tr.ID)
 				}
 			}
 		}
-		if te, ok := e.(runner.TrialEnded); ok {
+		if te, ok := e.(event.TrialEnded); ok {
 			results[te.Result.Task] = te.Result.Outcome
 		}
 	}
@@ -272,21 +273,21 @@ func TestEventOrderPerTrial(t *testing.T) {
 	var kinds []string
 	for _, e := range res.events {
 		switch e.(type) {
-		case runner.SweepStarted:
+		case event.SweepStarted:
 			kinds = append(kinds, "sweep")
-		case runner.TrialQueued:
+		case event.TrialQueued:
 			kinds = append(kinds, "queued")
-		case runner.TrialStarted:
+		case event.TrialStarted:
 			kinds = append(kinds, "started")
-		case runner.StepStarted:
+		case event.StepStarted:
 			kinds = append(kinds, "step")
-		case runner.OutputLine:
+		case event.OutputLine:
 			kinds = append(kinds, "line")
-		case runner.StepEnded:
+		case event.StepEnded:
 			kinds = append(kinds, "end-step")
-		case runner.TrialEnded:
+		case event.TrialEnded:
 			kinds = append(kinds, "end-trial")
-		case runner.SweepEnded:
+		case event.SweepEnded:
 			kinds = append(kinds, "end-sweep")
 		}
 	}

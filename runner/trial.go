@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/verdict"
 )
@@ -20,7 +21,7 @@ type trialRun struct {
 	r     *Runner
 	trial model.Trial
 	task  model.Task
-	emit  func(Event)
+	emit  func(event.Event)
 	res   model.TrialResult
 
 	mu        sync.Mutex
@@ -56,7 +57,7 @@ type trialRun struct {
 	procs     procTracker
 }
 
-func (t *trialRun) base() Base { return Base{Trial: t.trial.ID, Time: time.Now()} }
+func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time: time.Now()} }
 
 func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res := &t.res
@@ -81,7 +82,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
 	t.oomNotify = make(chan struct{})
-	t.emit(TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
+	t.emit(event.TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 
 	monitorDone := make(chan struct{})
 	go t.monitor(sb, monitorDone)
@@ -274,7 +275,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
-	t.emit(StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
+	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
 	return o
 }
@@ -321,7 +322,7 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 		t.res.KernelPeakBytes = sr.KernelPeakBytes
 	}
 	t.res.Steps = append(t.res.Steps, sr)
-	t.emit(StepEnded{Base: t.base(), Result: sr})
+	t.emit(event.StepEnded{Base: t.base(), Result: sr})
 	return sr
 }
 
@@ -333,7 +334,7 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
 	if len(st.Files) > 0 {
 		if err := sb.CopyIn(ctx, st.Files); err != nil {
-			t.emit(OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
+			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
 			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
 		}
 	}
@@ -367,7 +368,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			cur.sr.NoSpace = true
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
-		t.emit(OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
+		t.emit(event.OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
 	}
 	// partial is output whose line a trace line ended: for the parser it
 	// continues on the next line of output, as without the trace.
@@ -600,7 +601,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				t.res.PeakWorkingSetBytes = s.WorkingSetBytes
 			}
 			t.mu.Unlock()
-			t.emit(MemorySample{Base: Base{Trial: t.trial.ID, Time: s.Time}, Sample: s})
+			t.emit(event.MemorySample{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, Sample: s})
 		case o, ok := <-ooms:
 			if !ok {
 				ooms = nil
@@ -616,7 +617,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 					t.nameKill(n - 1)
 					detail := *oe
 					t.mu.Unlock()
-					t.emit(OOMKill{Base: Base{Trial: t.trial.ID, Time: time.Now()}, OOM: detail, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
+					t.emit(event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: time.Now()}, OOM: detail, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
 					continue
 				}
 				t.mu.Unlock()
@@ -630,7 +631,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			close(t.oomNotify)
 			t.oomNotify = make(chan struct{})
 			t.mu.Unlock()
-			t.emit(OOMKill{Base: Base{Trial: t.trial.ID, Time: time.Now()}, OOM: oe, LimitBytes: t.trial.Policy.HardLimitBytes})
+			t.emit(event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: time.Now()}, OOM: oe, LimitBytes: t.trial.Policy.HardLimitBytes})
 		}
 	}
 }

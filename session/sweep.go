@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
@@ -76,7 +77,7 @@ type Sweep struct {
 	// at once as infra-errors (TaskNotRun).
 	NotRun map[string]string
 
-	events  chan runner.Event
+	events  chan event.Event
 	run     *runner.Runner
 	backend *docker.Backend
 	exp     *store.Experiment
@@ -282,8 +283,8 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan runner.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
-	raw := make(chan runner.Event, 1024)
+	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan event.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
+	raw := make(chan event.Event, 1024)
 	go run.Run(rctx, raw)
 	go s.record(raw)
 	return s, nil
@@ -292,7 +293,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 // record is the store's place in the stream: every event is recorded,
 // then handed on. A store failure stops the sweep (its trials still end
 // and clean up) and is reported by Err.
-func (s *Sweep) record(raw <-chan runner.Event) {
+func (s *Sweep) record(raw <-chan event.Event) {
 	defer close(s.events)
 	defer s.backend.Close()
 	defer s.exp.Close()
@@ -304,7 +305,7 @@ func (s *Sweep) record(raw <-chan runner.Event) {
 				s.cancel()
 			}
 			s.mu.Unlock()
-			if end, ok := ev.(runner.TrialEnded); ok {
+			if end, ok := ev.(event.TrialEnded); ok {
 				// Shown as what the store holds: nothing, so a resume
 				// runs it again.
 				end.Result.Outcome, end.Result.Cause = model.Cancelled, model.CauseNone
@@ -317,7 +318,7 @@ func (s *Sweep) record(raw <-chan runner.Event) {
 }
 
 // Events is the sweep's event stream; it closes after SweepEnded.
-func (s *Sweep) Events() <-chan runner.Event { return s.events }
+func (s *Sweep) Events() <-chan event.Event { return s.events }
 
 // StopTrial stops one trial; it ends as cancelled.
 func (s *Sweep) StopTrial(id string) bool { return s.run.StopTrial(id) }

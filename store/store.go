@@ -14,8 +14,8 @@ import (
 
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // File names inside an experiment directory.
@@ -149,19 +149,19 @@ func (e *Experiment) SetSampleSource(s string) error {
 }
 
 // Record consumes one event of the runner's stream.
-func (e *Experiment) Record(ev runner.Event) error {
+func (e *Experiment) Record(ev event.Event) error {
 	switch ev := ev.(type) {
-	case runner.TrialStarted:
+	case event.TrialStarted:
 		return e.openTrial(ev.TrialID(), ev.SampleSource)
-	case runner.MemorySample:
+	case event.MemorySample:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f,%d,%d\n", ev.Sample.Time.UnixMilli(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores, ev.CPU.Periods, ev.CPU.ThrottledPeriods)
 		}
-	case runner.StepStarted:
+	case event.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			fmt.Fprintf(tf.log, "==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
-	case runner.OutputLine:
+	case event.OutputLine:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			prefix := ""
 			if ev.Stream == "stderr" {
@@ -169,7 +169,7 @@ func (e *Experiment) Record(ev runner.Event) error {
 			}
 			fmt.Fprintf(tf.log, "%s%s\n", prefix, ev.Text)
 		}
-	case runner.OOMKill:
+	case event.OOMKill:
 		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {
 			fmt.Fprintf(tf.log, "==> the kernel killed %s, pid %d, rss %s\n", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
 		} else if tf != nil {
@@ -179,14 +179,14 @@ func (e *Experiment) Record(ev runner.Event) error {
 			}
 			fmt.Fprintf(tf.log, "==> OOM kill in step %s (source %s, working set %s)%s\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes), what)
 		}
-	case runner.StepEnded:
+	case event.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			fmt.Fprintf(tf.log, "==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
 		}
-	case runner.TrialEnded:
+	case event.TrialEnded:
 		e.closeTrial(ev.TrialID())
 		return e.Append(ev.Result)
-	case runner.SweepEnded:
+	case event.SweepEnded:
 		now := ev.At()
 		e.manifest.Finished = &now
 		e.manifest.Status = "finished"
@@ -372,9 +372,9 @@ func List(root string) ([]Summary, error) {
 }
 
 // ReadTrace reads one trial's memory samples and log.
-func ReadTrace(dir, trialID string) ([]runner.Sample, []string, error) {
+func ReadTrace(dir, trialID string) ([]event.Sample, []string, error) {
 	tdir := filepath.Join(dir, TrialsDir, filepath.Base(trialID))
-	var samples []runner.Sample
+	var samples []event.Sample
 	data, err := os.ReadFile(filepath.Join(tdir, "samples.csv"))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, nil, err
@@ -395,7 +395,7 @@ func ReadTrace(dir, trialID string) ([]runner.Sample, []string, error) {
 		if _, err := fmt.Sscanf(string(line), format, args...); err != nil {
 			return nil, nil, fmt.Errorf("%s:%d: %v", filepath.Join(tdir, "samples.csv"), i+1, err)
 		}
-		samples = append(samples, runner.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu,
+		samples = append(samples, event.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu,
 			CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
 	}
 	var log []string

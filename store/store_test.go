@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 func result(id string, o model.Outcome) model.TrialResult {
@@ -26,14 +26,14 @@ func TestExperimentRecordsTheEventStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	base := runner.Base{Trial: "t0001", Time: t0}
-	for _, ev := range []runner.Event{
-		runner.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
-		runner.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
-		runner.MemorySample{Base: base, Sample: runner.Sample{Time: t0.Add(50 * time.Millisecond), WorkingSetBytes: 1000, UsageBytes: 1500, CacheBytes: 500}},
-		runner.OutputLine{Base: base, Step: "install", Stream: "stdout", Text: "Collecting pandas"},
-		runner.TrialEnded{Base: base, Result: result("t0001", model.OOMKilled)},
-		runner.SweepEnded{Base: runner.Base{Time: t0}},
+	base := event.Base{Trial: "t0001", Time: t0}
+	for _, ev := range []event.Event{
+		event.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
+		event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
+		event.MemorySample{Base: base, Sample: event.Sample{Time: t0.Add(50 * time.Millisecond), WorkingSetBytes: 1000, UsageBytes: 1500, CacheBytes: 500}},
+		event.OutputLine{Base: base, Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		event.TrialEnded{Base: base, Result: result("t0001", model.OOMKilled)},
+		event.SweepEnded{Base: event.Base{Time: t0}},
 	} {
 		if err := e.Record(ev); err != nil {
 			t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/themes"
 )
 
@@ -17,12 +17,12 @@ func TestCardShowsTheRunningActivity(t *testing.T) {
 	tr := model.Trial{ID: "t1", Task: "x", Agent: "a", Ratio: model.Ratio{K: 1}, Policy: model.ResourcePolicy{GuaranteeBytes: 256 * model.MiB, HardLimitBytes: 256 * model.MiB}}
 	s := NewSweepState(model.Plan{Trials: []model.Trial{tr}}, time.Now())
 	t0 := time.Now()
-	s.Apply(runner.TrialStarted{Base: runner.Base{Trial: "t1", Time: t0}})
-	s.Apply(runner.StepStarted{Base: runner.Base{Trial: "t1", Time: t0}, Phase: "agent", Step: model.Step{Name: "sh agent.sh", Show: "sh agent.sh"}})
+	s.Apply(event.TrialStarted{Base: event.Base{Trial: "t1", Time: t0}})
+	s.Apply(event.StepStarted{Base: event.Base{Trial: "t1", Time: t0}, Phase: "agent", Step: model.Step{Name: "sh agent.sh", Show: "sh agent.sh"}})
 	script := model.Activity{Step: "sh agent.sh", PID: 10, Command: "sh agent.sh", Start: t0, PeakRSSBytes: 2 * model.MiB}
 	child := model.Activity{Step: "sh agent.sh", PID: 11, PPID: 10, Command: "python3 -c 'x = bytearray(1 << 30)'", Start: t0.Add(time.Second), PeakRSSBytes: 200 * model.MiB}
-	s.Apply(runner.ActivityStarted{Base: runner.Base{Trial: "t1", Time: t0}, Activity: script})
-	s.Apply(runner.ActivityStarted{Base: runner.Base{Trial: "t1", Time: t0}, Activity: child})
+	s.Apply(event.ActivityStarted{Base: event.Base{Trial: "t1", Time: t0}, Activity: script})
+	s.Apply(event.ActivityStarted{Base: event.Base{Trial: "t1", Time: t0}, Activity: child})
 	st := themes.Plain().Styles
 	c := cardCtx{st: st, p: newPaints(st), now: t0.Add(2 * time.Second), height: cardHeight}
 	v := s.Trials["t1"]
@@ -30,7 +30,7 @@ func TestCardShowsTheRunningActivity(t *testing.T) {
 		t.Errorf("the card does not show the running child:\n%s", card)
 	}
 	child.End, child.OOMKilled = t0.Add(3*time.Second), true
-	s.Apply(runner.ActivityEnded{Base: runner.Base{Trial: "t1", Time: t0}, Activity: child})
+	s.Apply(event.ActivityEnded{Base: event.Base{Trial: "t1", Time: t0}, Activity: child})
 	if a := v.CurrentActivity(); a == nil || a.PID != 10 {
 		t.Errorf("current activity %+v, want the script again", a)
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/themes"
 )
 
@@ -148,7 +148,7 @@ func (m *Model) notice() string {
 // Messages.
 type (
 	eventsMsg struct {
-		events []runner.Event
+		events []event.Event
 		closed bool
 	}
 	tickMsg     time.Time
@@ -272,10 +272,10 @@ const batchWindow = 200 * time.Millisecond
 // output costs one render, not hundreds. An OOM kill is handed over at
 // once: it must be on screen without delay. With no event for a beat it
 // hands over an empty batch: the clock, while the sweep is quiet.
-func waitEvents(ch <-chan runner.Event) tea.Cmd {
+func waitEvents(ch <-chan event.Event) tea.Cmd {
 	return func() tea.Msg {
 		idle := time.NewTimer(beat)
-		var e runner.Event
+		var e event.Event
 		var ok bool
 		select {
 		case e, ok = <-ch:
@@ -286,7 +286,7 @@ func waitEvents(ch <-chan runner.Event) tea.Cmd {
 		if !ok {
 			return eventsMsg{closed: true}
 		}
-		batch := []runner.Event{e}
+		batch := []event.Event{e}
 		if urgent(e) {
 			return eventsMsg{events: batch}
 		}
@@ -310,9 +310,9 @@ func waitEvents(ch <-chan runner.Event) tea.Cmd {
 	}
 }
 
-func urgent(e runner.Event) bool {
+func urgent(e event.Event) bool {
 	switch e.(type) {
-	case runner.OOMKill, runner.SweepEnded:
+	case event.OOMKill, event.SweepEnded:
 		return true
 	}
 	return false
@@ -394,14 +394,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			for _, e := range msg.events {
 				m.state.Apply(e)
 				switch e := e.(type) {
-				case runner.TrialEnded:
+				case event.TrialEnded:
 					if e.Result.Outcome == model.InfraError {
 						// Say it where it is seen: the engine may be gone.
 						m.say(e.Result.ID + " infra error: " + e.Result.Reason)
 					} else if e.Result.ID == m.stopping {
 						m.say(e.Result.ID + " stopped: recorded as " + string(e.Result.Outcome))
 					}
-				case runner.SweepEnded:
+				case event.SweepEnded:
 					if m.cancelling {
 						m.say("sweep cancelled: what finished is on the matrix (3)")
 					}

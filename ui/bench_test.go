@@ -8,8 +8,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // busyModel is the console mid-sweep: 8 trials running with a minute of
@@ -33,24 +33,24 @@ func busyModel(b testing.TB, w, h, tasks int) Model {
 	}
 	m = update(b, m, launchedMsg{sweep: sw, spec: l.specs[0]})
 	plan := sw.Plan()
-	var evs []runner.Event
+	var evs []event.Event
 	now := t0.Add(3 * time.Second)
 	for i, tr := range plan.Trials {
-		base := runner.Base{Trial: tr.ID, Time: now}
+		base := event.Base{Trial: tr.ID, Time: now}
 		if i < 8 {
-			evs = append(evs, runner.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
-				runner.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}})
+			evs = append(evs, event.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
+				event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}})
 			for s := 0; s < 1200; s++ {
 				at := now.Add(time.Duration(s-1200) * 50 * time.Millisecond)
-				evs = append(evs, runner.MemorySample{Base: runner.Base{Trial: tr.ID, Time: at}, Sample: runner.Sample{Time: at, WorkingSetBytes: int64(s%100+20) << 20}})
+				evs = append(evs, event.MemorySample{Base: event.Base{Trial: tr.ID, Time: at}, Sample: event.Sample{Time: at, WorkingSetBytes: int64(s%100+20) << 20}})
 			}
 			for s := 0; s < 50; s++ {
-				evs = append(evs, runner.OutputLine{Base: base, Step: "install", Text: fmt.Sprintf("Collecting package-%d", s)})
+				evs = append(evs, event.OutputLine{Base: base, Step: "install", Text: fmt.Sprintf("Collecting package-%d", s)})
 			}
 			continue
 		}
 		o := model.Outcomes[i%5]
-		evs = append(evs, runner.TrialEnded{Base: base, Result: model.TrialResult{Trial: tr, Outcome: o, Start: t0, End: now}})
+		evs = append(evs, event.TrialEnded{Base: base, Result: model.TrialResult{Trial: tr, Outcome: o, Start: t0, End: now}})
 	}
 	return update(b, m, eventsMsg{events: evs})
 }
@@ -83,9 +83,9 @@ func BenchmarkViewMatrix200(b *testing.B) {
 // Event reduction: one batch of 1,000 pip output lines.
 func BenchmarkApplyOutputBurst(b *testing.B) {
 	m := busyModel(b, 160, 50, 20)
-	var burst []runner.Event
+	var burst []event.Event
 	for i := 0; i < 1000; i++ {
-		burst = append(burst, runner.OutputLine{Base: runner.Base{Trial: "t0001", Time: t0}, Step: "install", Text: "Collecting pandas"})
+		burst = append(burst, event.OutputLine{Base: event.Base{Trial: "t0001", Time: t0}, Step: "install", Text: "Collecting pandas"})
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -114,10 +114,10 @@ func TestEveryScreenFitsEverySize(t *testing.T) {
 func BenchmarkOOMToScreen(b *testing.B) {
 	m := busyModel(b, 160, 50, 20)
 	tr := m.state.Trials["t0001"].Trial
-	kill := runner.OOMKill{Base: runner.Base{Trial: tr.ID, Time: t0}, OOM: model.OOMEvent{At: t0, Step: "install", Source: "events", WorkingSetBytes: 127 << 20}, LimitBytes: tr.Policy.HardLimitBytes}
+	kill := event.OOMKill{Base: event.Base{Trial: tr.ID, Time: t0}, OOM: model.OOMEvent{At: t0, Step: "install", Source: "events", WorkingSetBytes: 127 << 20}, LimitBytes: tr.Policy.HardLimitBytes}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		next := update(b, m, eventsMsg{events: []runner.Event{kill}})
+		next := update(b, m, eventsMsg{events: []event.Event{kill}})
 		if v := next.View(); !strings.Contains(v, "OOM KILL") {
 			b.Fatal("no banner")
 		}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // A trial killed from outside shows the cause's glyph in the matrix, its
@@ -21,7 +21,7 @@ func TestCauseShowsInTheMatrixAndOnTheCard(t *testing.T) {
 	}
 	end := model.TrialResult{Trial: tr, Outcome: model.InfraError, Cause: model.CauseKilledOutside,
 		Reason: "killed from outside with SIGKILL during step install", Start: t0, End: t0.Add(2 * time.Second)}
-	m = update(t, m, eventsMsg{events: []runner.Event{runner.TrialEnded{Base: runner.Base{Trial: "t0003", Time: t0.Add(2 * time.Second)}, Result: end}}})
+	m = update(t, m, eventsMsg{events: []event.Event{event.TrialEnded{Base: event.Base{Trial: "t0003", Time: t0.Add(2 * time.Second)}, Result: end}}})
 	matrix := keys(t, m, "3").View()
 	for _, want := range []string{"KS", model.CauseKilledOutside.Glyph() + " killed from outside", "from outside"} {
 		if !strings.Contains(matrix, want) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // throttleWindow is how far back the card's throttled share looks: a
@@ -17,7 +17,7 @@ const throttleWindow = 2 * time.Second
 
 // recentCPU is the CPU accounting over the last throttleWindow of
 // samples (the cumulative counters' difference); false with fewer than two.
-func recentCPU(samples []runner.Sample) (model.CPUUse, bool) {
+func recentCPU(samples []event.Sample) (model.CPUUse, bool) {
 	n := len(samples)
 	if n < 2 {
 		return model.CPUUse{}, false
@@ -32,7 +32,7 @@ func recentCPU(samples []runner.Sample) (model.CPUUse, bool) {
 
 // throttleText is " thr 40%" while a CPU limit is throttling the trial,
 // "" when it has no limit (no periods) or is not throttled.
-func throttleText(samples []runner.Sample) string {
+func throttleText(samples []event.Sample) string {
 	c, ok := recentCPU(samples)
 	if !ok || c.Periods == 0 || c.ThrottledPeriods == 0 {
 		return ""
@@ -68,7 +68,7 @@ const stripWindow = time.Second
 // (the counters' difference between the window's edges). most is the largest
 // column's share; ok is false when the samples carry no periods (no CPU
 // limit, or a sampler that cannot read the counters).
-func throttleStrip(samples []runner.Sample, start time.Time, span time.Duration, cols int) (strip string, most float64, ok bool) {
+func throttleStrip(samples []event.Sample, start time.Time, span time.Duration, cols int) (strip string, most float64, ok bool) {
 	if cols < 1 || len(samples) < 2 || samples[len(samples)-1].CPU.Periods == 0 {
 		return "", 0, false
 	}

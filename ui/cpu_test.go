@@ -9,17 +9,17 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // The card's throttled share is over the last two seconds of samples, not
 // since the start: a trial throttled early and free now shows nothing.
 func TestThrottleTextIsRecent(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	var samples []runner.Sample
+	var samples []event.Sample
 	at := func(ms int, periods, throttled int64) {
-		samples = append(samples, runner.Sample{Time: t0.Add(time.Duration(ms) * time.Millisecond), CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
+		samples = append(samples, event.Sample{Time: t0.Add(time.Duration(ms) * time.Millisecond), CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
 	}
 	at(0, 0, 0)
 	at(1000, 10, 8)
@@ -32,7 +32,7 @@ func TestThrottleTextIsRecent(t *testing.T) {
 	if got := throttleText(samples); got != " thr 17%" {
 		t.Errorf("got %q, want thr 17%%", got)
 	}
-	if throttleText(samples[:1]) != "" || throttleText([]runner.Sample{{}, {}}) != "" {
+	if throttleText(samples[:1]) != "" || throttleText([]event.Sample{{}, {}}) != "" {
 		t.Error("one sample, or no CPU limit, must show nothing")
 	}
 	s := model.StepResult{Start: t0, End: t0.Add(2 * time.Second), CPU: &model.CPUUse{UsageNanos: 1e9, Periods: 20, ThrottledPeriods: 10, ThrottledNanos: 5e8}}
@@ -46,10 +46,10 @@ func TestThrottleTextIsRecent(t *testing.T) {
 // last sample nothing is drawn.
 func TestThrottleStrip(t *testing.T) {
 	t0 := time.Unix(0, 0)
-	var samples []runner.Sample
+	var samples []event.Sample
 	var periods, throttled int64
 	for ms := 0; ms <= 3000; ms += 100 {
-		samples = append(samples, runner.Sample{Time: t0.Add(time.Duration(ms) * time.Millisecond), CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
+		samples = append(samples, event.Sample{Time: t0.Add(time.Duration(ms) * time.Millisecond), CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
 		periods++
 		if ms >= 1000 && ms < 2000 {
 			throttled++
@@ -59,7 +59,7 @@ func TestThrottleStrip(t *testing.T) {
 	if !ok || strip != "·█· " || most != 1 {
 		t.Errorf("strip %q max %v ok %v, want \"·█· \" 1 true", strip, most, ok)
 	}
-	if _, _, ok := throttleStrip([]runner.Sample{{Time: t0}, {Time: t0.Add(time.Second)}}, t0, time.Second, 4); ok {
+	if _, _, ok := throttleStrip([]event.Sample{{Time: t0}, {Time: t0.Add(time.Second)}}, t0, time.Second, 4); ok {
 		t.Error("samples without periods (no CPU limit) must give no strip")
 	}
 }
@@ -92,12 +92,12 @@ func TestGoldenDetailThrottled(t *testing.T) {
 
 // throttledEvents: one trial, 4 s, free for its first second, throttled
 // in every period of its second, in half of them in its third, free after.
-func throttledEvents(plan model.Plan) []runner.Event {
+func throttledEvents(plan model.Plan) []event.Event {
 	tr := plan.Trials[0]
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	b := func(ms int) runner.Base { return runner.Base{Trial: tr.ID, Time: at(ms)} }
-	evs := []runner.Event{runner.SweepStarted{Base: b(0), Plan: plan}, runner.TrialQueued{Base: b(0), Trial: tr},
-		runner.TrialStarted{Base: b(0), ContainerID: "c0ffee0009aa", Image: "headroom-workload:abc", SampleSource: "cgroup-v2"}}
+	b := func(ms int) event.Base { return event.Base{Trial: tr.ID, Time: at(ms)} }
+	evs := []event.Event{event.SweepStarted{Base: b(0), Plan: plan}, event.TrialQueued{Base: b(0), Trial: tr},
+		event.TrialStarted{Base: b(0), ContainerID: "c0ffee0009aa", Image: "headroom-workload:abc", SampleSource: "cgroup-v2"}}
 	var cpu model.CPUUse
 	for ms := 0; ms <= 4000; ms += 50 {
 		if ms%100 == 0 {
@@ -108,11 +108,11 @@ func throttledEvents(plan model.Plan) []runner.Event {
 				cpu.ThrottledNanos += 4e7
 			}
 		}
-		evs = append(evs, runner.MemorySample{Base: b(ms), Sample: runner.Sample{Time: at(ms), WorkingSetBytes: int64(20+ms/50) << 20, CPUCores: 1, CPU: cpu}})
+		evs = append(evs, event.MemorySample{Base: b(ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: int64(20+ms/50) << 20, CPUCores: 1, CPU: cpu}})
 	}
 	step := model.StepResult{Name: "fit", Phase: "agent", Start: at(0), End: at(4000), PeakWorkingSetBytes: 100 << 20,
 		CPU: &model.CPUUse{UsageNanos: 4e9, Periods: 40, ThrottledPeriods: 15, ThrottledNanos: 6e8}}
-	evs = append(evs, runner.StepEnded{Base: b(4000), Result: step},
+	evs = append(evs, event.StepEnded{Base: b(4000), Result: step},
 		trialEnded(model.TrialResult{Trial: tr, Outcome: model.Passed, Start: at(0), End: at(4000), PeakWorkingSetBytes: 100 << 20, Steps: []model.StepResult{step}, SampleSource: "cgroup-v2"}))
 	return evs
 }

@@ -12,8 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/muesli/termenv"
 )
 
@@ -210,7 +210,7 @@ func TestMatrixCellIsInRepeatOrderAndCountsCancelledApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
-	var evs []runner.Event
+	var evs []event.Event
 	trials := sw.Plan().Trials
 	// The last 8 are cancelled and end first; the first 12 end last,
 	// newest first, r1 killed.
@@ -240,7 +240,7 @@ func TestFocusStripScalesATallColumn(t *testing.T) {
 	m.setup.focusRuns = 12
 	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
 	m = update(t, next.(Model), cmd())
-	var evs []runner.Event
+	var evs []event.Event
 	for _, tr := range l.last.plan.Trials {
 		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.OOMKilled, PeakWorkingSetBytes: 128 << 20, Start: t0, End: t0.Add(time.Second),
 			OOMs: []model.OOMEvent{{At: t0, Step: "install"}}}))
@@ -265,7 +265,7 @@ func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 	}
 	id := l.last.stopped[0]
 	r := model.TrialResult{Trial: m.state.Trials[id].Trial, Outcome: model.Cancelled, Start: t0, End: t0.Add(4 * time.Second)}
-	m = update(t, m, eventsMsg{events: []runner.Event{trialEnded(r)}})
+	m = update(t, m, eventsMsg{events: []event.Event{trialEnded(r)}})
 	if v := m.View(); strings.Contains(v, "stopping "+id) || !strings.Contains(v, id+" stopped") {
 		t.Errorf("after %s ended the status line should say it stopped:\n%s", id, v)
 	}
@@ -273,7 +273,7 @@ func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 	if !strings.Contains(m.View(), "cancelling the sweep") {
 		t.Fatalf("no cancelling notice:\n%s", m.View())
 	}
-	m = update(t, m, eventsMsg{events: []runner.Event{runner.SweepEnded{Base: runner.Base{Time: t0.Add(5 * time.Second)}, Interrupted: true}}})
+	m = update(t, m, eventsMsg{events: []event.Event{event.SweepEnded{Base: event.Base{Time: t0.Add(5 * time.Second)}, Interrupted: true}}})
 	if v := m.View(); strings.Contains(v, "cancelling the sweep") {
 		t.Errorf("the sweep has ended but the status line still says cancelling:\n%s", v)
 	}

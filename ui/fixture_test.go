@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/headroom-eval/headroom/themes"
 	"github.com/muesli/termenv"
@@ -39,17 +39,17 @@ func builtinTasks(t testing.TB) []model.Task {
 type fakeSweep struct {
 	id        string
 	plan      model.Plan
-	events    chan runner.Event
+	events    chan event.Event
 	stopped   []string
 	cancelled bool
 }
 
-func (f *fakeSweep) ID() string                  { return f.id }
-func (f *fakeSweep) Dir() string                 { return "/tmp/" + f.id }
-func (f *fakeSweep) Plan() model.Plan            { return f.plan }
-func (f *fakeSweep) Events() <-chan runner.Event { return f.events }
-func (f *fakeSweep) StopTrial(id string) bool    { f.stopped = append(f.stopped, id); return true }
-func (f *fakeSweep) Cancel()                     { f.cancelled = true }
+func (f *fakeSweep) ID() string                 { return f.id }
+func (f *fakeSweep) Dir() string                { return "/tmp/" + f.id }
+func (f *fakeSweep) Plan() model.Plan           { return f.plan }
+func (f *fakeSweep) Events() <-chan event.Event { return f.events }
+func (f *fakeSweep) StopTrial(id string) bool   { f.stopped = append(f.stopped, id); return true }
+func (f *fakeSweep) Cancel()                    { f.cancelled = true }
 
 // fakeLauncher plans like the real one and returns a fakeSweep.
 type fakeLauncher struct {
@@ -65,7 +65,7 @@ func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 		return nil, err
 	}
 	l.specs = append(l.specs, spec)
-	l.last = &fakeSweep{id: "20261129-120000-beef", plan: plan, events: make(chan runner.Event, 1024)}
+	l.last = &fakeSweep{id: "20261129-120000-beef", plan: plan, events: make(chan event.Event, 1024)}
 	return l.last, nil
 }
 
@@ -88,59 +88,59 @@ func testOptions(t testing.TB, l Launcher) Options {
 // scriptedEvents plays a small sweep of bn-fit-modify·heavy at 1x and
 // uncapped, two repeats, at fixed times: t0001 is OOM-killed in its install
 // step, t0002 passes, t0003 is installing, t0004 is still queued.
-func scriptedEvents(plan model.Plan) []runner.Event {
+func scriptedEvents(plan model.Plan) []event.Event {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	b := func(id string, ms int) runner.Base { return runner.Base{Trial: id, Time: at(ms)} }
+	b := func(id string, ms int) event.Base { return event.Base{Trial: id, Time: at(ms)} }
 	tr := map[string]model.Trial{}
 	for _, t := range plan.Trials {
 		tr[t.ID] = t
 	}
 	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn"}
 	verify := model.Step{Name: "verify", Show: "pytest tests/test_outputs.py"}
-	var evs []runner.Event
-	evs = append(evs, runner.SweepStarted{Base: b("", 0), Plan: plan})
+	var evs []event.Event
+	evs = append(evs, event.SweepStarted{Base: b("", 0), Plan: plan})
 	for _, t := range plan.Trials {
-		evs = append(evs, runner.TrialQueued{Base: b(t.ID, 0), Trial: t})
+		evs = append(evs, event.TrialQueued{Base: b(t.ID, 0), Trial: t})
 	}
-	sample := func(id string, ms int, mb int64) runner.Event {
-		return runner.MemorySample{Base: b(id, ms), Sample: runner.Sample{Time: at(ms), WorkingSetBytes: mb << 20, UsageBytes: (mb + 6) << 20, CacheBytes: 6 << 20, CPUCores: 0.5}}
+	sample := func(id string, ms int, mb int64) event.Event {
+		return event.MemorySample{Base: b(id, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: mb << 20, UsageBytes: (mb + 6) << 20, CacheBytes: 6 << 20, CPUCores: 0.5}}
 	}
 	// t0001: killed at 1x.
-	evs = append(evs, runner.TrialStarted{Base: b("t0001", 100), ContainerID: "c0ffee0001aa", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
-		runner.StepStarted{Base: b("t0001", 150), Phase: "agent", Step: install},
-		runner.OutputLine{Base: b("t0001", 200), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
-		runner.OutputLine{Base: b("t0001", 300), Step: "install", Stream: "stdout", Text: "  Downloading pandas-2.2.3-cp311-cp311-manylinux_2_17_x86_64.whl (12.7 MB)"})
+	evs = append(evs, event.TrialStarted{Base: b("t0001", 100), ContainerID: "c0ffee0001aa", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
+		event.StepStarted{Base: b("t0001", 150), Phase: "agent", Step: install},
+		event.OutputLine{Base: b("t0001", 200), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		event.OutputLine{Base: b("t0001", 300), Step: "install", Stream: "stdout", Text: "  Downloading pandas-2.2.3-cp311-cp311-manylinux_2_17_x86_64.whl (12.7 MB)"})
 	for i, mb := range []int64{20, 60, 100, 127} {
 		evs = append(evs, sample("t0001", 200+i*200, mb))
 	}
 	oom := model.OOMEvent{At: at(950), Step: "install", Source: "events", WorkingSetBytes: 127 << 20}
 	detail := oom
 	detail.Process, detail.PID, detail.RSSBytes = "hr-workload", 4242, 122<<20
-	evs = append(evs, runner.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
-		runner.OOMKill{Base: b("t0001", 965), OOM: detail, LimitBytes: tr["t0001"].Policy.HardLimitBytes, Detail: true},
-		runner.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},
-		runner.StepStarted{Base: b("t0001", 980), Phase: "verifier", Step: verify},
-		runner.OutputLine{Base: b("t0001", 1000), Step: "verify", Stream: "stdout", Text: "E   FileNotFoundError: model.json was never produced"},
-		runner.StepEnded{Base: b("t0001", 1100), Result: model.StepResult{Name: "verify", Show: verify.Show, Phase: "verifier", Start: at(980), End: at(1100), ExitCode: 1, PeakWorkingSetBytes: 6 << 20}})
+	evs = append(evs, event.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
+		event.OOMKill{Base: b("t0001", 965), OOM: detail, LimitBytes: tr["t0001"].Policy.HardLimitBytes, Detail: true},
+		event.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},
+		event.StepStarted{Base: b("t0001", 980), Phase: "verifier", Step: verify},
+		event.OutputLine{Base: b("t0001", 1000), Step: "verify", Stream: "stdout", Text: "E   FileNotFoundError: model.json was never produced"},
+		event.StepEnded{Base: b("t0001", 1100), Result: model.StepResult{Name: "verify", Show: verify.Show, Phase: "verifier", Start: at(980), End: at(1100), ExitCode: 1, PeakWorkingSetBytes: 6 << 20}})
 	r1 := model.TrialResult{Trial: tr["t0001"], Outcome: model.OOMKilled, Reason: "OOM-killed in step install at limit 128MiB", ContainerID: "c0ffee0001aa",
 		Start: at(0), End: at(1200), OOMs: []model.OOMEvent{detail}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20, SampleSource: "cgroup-v1"}
-	evs = append(evs, runner.TrialEnded{Base: b("t0001", 1200), Result: r1})
+	evs = append(evs, event.TrialEnded{Base: b("t0001", 1200), Result: r1})
 	// t0002: passes uncapped.
-	evs = append(evs, runner.TrialStarted{Base: b("t0002", 100), ContainerID: "c0ffee0002bb", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"})
+	evs = append(evs, event.TrialStarted{Base: b("t0002", 100), ContainerID: "c0ffee0002bb", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"})
 	for i, mb := range []int64{30, 90, 150, 165, 80} {
 		evs = append(evs, sample("t0002", 200+i*300, mb))
 	}
 	r2 := model.TrialResult{Trial: tr["t0002"], Outcome: model.Passed, Reason: "", ContainerID: "c0ffee0002bb", Start: at(0), End: at(2000), PeakWorkingSetBytes: 165 << 20,
 		Steps: []model.StepResult{{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(1500), PeakWorkingSetBytes: 165 << 20}, {Name: "fit", Phase: "agent", Start: at(1500), End: at(1900), PeakWorkingSetBytes: 80 << 20}}}
-	evs = append(evs, runner.TrialEnded{Base: b("t0002", 2000), Result: r2})
+	evs = append(evs, event.TrialEnded{Base: b("t0002", 2000), Result: r2})
 	// t0003: installing now.
-	evs = append(evs, runner.TrialStarted{Base: b("t0003", 1300), ContainerID: "c0ffee0003cc", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
-		runner.StepStarted{Base: b("t0003", 1400), Phase: "agent", Step: install},
-		runner.OutputLine{Base: b("t0003", 1500), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
-		runner.OutputLine{Base: b("t0003", 1600), Step: "install", Stream: "stdout", Text: "Collecting networkx"},
+	evs = append(evs, event.TrialStarted{Base: b("t0003", 1300), ContainerID: "c0ffee0003cc", Image: "headroom-workload:abc", SampleSource: "cgroup-v1"},
+		event.StepStarted{Base: b("t0003", 1400), Phase: "agent", Step: install},
+		event.OutputLine{Base: b("t0003", 1500), Step: "install", Stream: "stdout", Text: "Collecting pandas"},
+		event.OutputLine{Base: b("t0003", 1600), Step: "install", Stream: "stdout", Text: "Collecting networkx"},
 		sample("t0003", 1500, 40), sample("t0003", 2500, 96))
 	// t0004: held by admission.
-	evs = append(evs, runner.TrialWaiting{Base: b("t0004", 1300), Reason: "waiting for a slot (2 of 2 running)"})
+	evs = append(evs, event.TrialWaiting{Base: b("t0004", 1300), Reason: "waiting for a slot (2 of 2 running)"})
 	return evs
 }
 
@@ -156,10 +156,10 @@ func heavyOnly(t testing.TB) model.Task {
 	return model.Task{}
 }
 
-type runner_Event = runner.Event
+type runner_Event = event.Event
 
-func trialEnded(r model.TrialResult) runner.Event {
-	return runner.TrialEnded{Base: runner.Base{Trial: r.ID, Time: r.End}, Result: r}
+func trialEnded(r model.TrialResult) event.Event {
+	return event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r}
 }
 
 // Resume makes fakeLauncher a Resumer: it replays the heavy task's plan.

@@ -1,8 +1,8 @@
 package ui
 
 import (
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // LaunchSpec is a sweep the console asks for.
@@ -26,7 +26,7 @@ type Sweep interface {
 	ID() string
 	Dir() string
 	Plan() model.Plan
-	Events() <-chan runner.Event
+	Events() <-chan event.Event
 	StopTrial(id string) bool
 	Cancel()
 }
@@ -58,5 +58,5 @@ type Experiment struct {
 	Repeats int
 	Load    func() (model.Plan, []model.TrialResult, error)
 	// Trace reads one trial's memory samples and log.
-	Trace func(trialID string) ([]runner.Sample, []string, error)
+	Trace func(trialID string) ([]event.Sample, []string, error)
 }

@@ -9,8 +9,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/themes"
 	"github.com/muesli/termenv"
 )
@@ -34,19 +34,19 @@ func demoConsole(t *testing.T, w, h int, now *time.Time) (Model, model.Plan) {
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func started(tr model.Trial, ms int, wsMB int64) []runner.Event {
-	b := runner.Base{Trial: tr.ID, Time: at(ms)}
-	return []runner.Event{runner.TrialStarted{Base: b, ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"},
-		runner.StepStarted{Base: b, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
-		runner.MemorySample{Base: b, Sample: runner.Sample{Time: at(ms), WorkingSetBytes: wsMB << 20}}}
+func started(tr model.Trial, ms int, wsMB int64) []event.Event {
+	b := event.Base{Trial: tr.ID, Time: at(ms)}
+	return []event.Event{event.TrialStarted{Base: b, ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"},
+		event.StepStarted{Base: b, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}},
+		event.MemorySample{Base: b, Sample: event.Sample{Time: at(ms), WorkingSetBytes: wsMB << 20}}}
 }
 
-func ended(tr model.Trial, ms int, o model.Outcome) runner.Event {
+func ended(tr model.Trial, ms int, o model.Outcome) event.Event {
 	r := model.TrialResult{Trial: tr, Outcome: o, Start: at(0), End: at(ms)}
 	if o == model.OOMKilled {
 		r.OOMs = []model.OOMEvent{{At: at(ms - 10), Step: "install", WorkingSetBytes: 127 << 20}}
 	}
-	return runner.TrialEnded{Base: runner.Base{Trial: tr.ID, Time: at(ms)}, Result: r}
+	return event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: at(ms)}, Result: r}
 }
 
 // column is the screen column where the card with this title starts
@@ -76,7 +76,7 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 			byID[tr.ID] = tr
 		}
 		// Plan order: r1 at 1x, 3x, uncapped = t0001..t0003, r2 = t0004..
-		var evs []runner.Event
+		var evs []event.Event
 		evs = append(evs, started(byID["t0001"], 0, 100)...)
 		evs = append(evs, started(byID["t0002"], 0, 100)...)
 		evs = append(evs, started(byID["t0003"], 0, 100)...)
@@ -89,7 +89,7 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		// 1x is killed, 3x passes and its card goes; the next 1x and 3x
 		// start. Nobody moves sideways.
 		now = at(3000)
-		evs = []runner.Event{ended(byID["t0001"], 2500, model.OOMKilled), ended(byID["t0002"], 2600, model.Passed)}
+		evs = []event.Event{ended(byID["t0001"], 2500, model.OOMKilled), ended(byID["t0002"], 2600, model.Passed)}
 		evs = append(evs, started(byID["t0004"], 2700, 20)...)
 		m = update(t, m, eventsMsg{events: evs})
 		now = at(2600 + int(cardLinger/time.Millisecond) + 500)
@@ -134,7 +134,7 @@ func TestKilledCardLingersTenSeconds(t *testing.T) {
 func TestUncappedGaugeIsScaledToTheLargestLimitShown(t *testing.T) {
 	now := at(1000)
 	m, plan := demoConsole(t, 120, 40, &now)
-	var evs []runner.Event
+	var evs []event.Event
 	for i, mb := range []int64{120, 150, 192} {
 		evs = append(evs, started(plan.Trials[i], 0, mb)...)
 	}
@@ -194,11 +194,11 @@ func TestGaugeChangesColourNearTheLimit(t *testing.T) {
 func TestFewCardsUseTheHeight(t *testing.T) {
 	now := at(5000)
 	m, plan := demoConsole(t, 120, 40, &now)
-	var evs []runner.Event
+	var evs []event.Event
 	for i := range 3 {
 		tr := plan.Trials[i]
 		for ms := 0; ms <= 5000; ms += 250 {
-			evs = append(evs, runner.MemorySample{Base: runner.Base{Trial: tr.ID, Time: at(ms)}, Sample: runner.Sample{Time: at(ms), WorkingSetBytes: int64(ms/50) << 20}})
+			evs = append(evs, event.MemorySample{Base: event.Base{Trial: tr.ID, Time: at(ms)}, Sample: event.Sample{Time: at(ms), WorkingSetBytes: int64(ms/50) << 20}})
 		}
 		evs = append(started(tr, 0, 1), evs...)
 	}
@@ -248,7 +248,7 @@ func TestVerdictOnlyKillCardLingers(t *testing.T) {
 	m, plan := demoConsole(t, 120, 40, &now)
 	tr := plan.Trials[0]
 	r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Start: at(0), End: at(1000), StateOOMKilled: true, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20}
-	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), runner.TrialEnded{Base: runner.Base{Trial: tr.ID, Time: at(1000)}, Result: r})})
+	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: at(1000)}, Result: r})})
 	now = at(1000 + 9000)
 	if v := m.View(); !strings.Contains(v, "OOM KILLED in install at 127M / 128M") {
 		t.Errorf("the verdict-only kill card went before 10 s or has no banner:\n%s", v)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/themes"
 )
 
@@ -113,7 +113,7 @@ func TestGoldenDetailProcesses(t *testing.T) {
 
 // activityEvents gives t0001 (killed at 0.95 s of its 1.2 s) the
 // processes its install step spawned, as the process watch reported them.
-func activityEvents(plan model.Plan) []runner.Event {
+func activityEvents(plan model.Plan) []event.Event {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	acts := []model.Activity{
 		{Step: "install", PID: 40, Command: "sh -c pip install pandas networkx scikit-learn", Start: at(150), End: at(970), PeakRSSBytes: 3 * model.MiB},
@@ -125,12 +125,12 @@ func activityEvents(plan model.Plan) []runner.Event {
 		{Step: "install", PID: 46, PPID: 41, Command: "uname -m", Start: at(170), End: at(180), PeakRSSBytes: 512 << 10},
 		{Step: "verify", PID: 50, Command: "python3 -m pytest tests/test_outputs.py", Start: at(990), End: at(1090), PeakRSSBytes: 6 * model.MiB},
 	}
-	var evs []runner.Event
+	var evs []event.Event
 	for _, t := range plan.Trials {
 		if t.ID == "t0001" {
 			for _, a := range acts {
-				evs = append(evs, runner.ActivityStarted{Base: runner.Base{Trial: t.ID, Time: a.Start}, Activity: a},
-					runner.ActivityEnded{Base: runner.Base{Trial: t.ID, Time: a.End}, Activity: a})
+				evs = append(evs, event.ActivityStarted{Base: event.Base{Trial: t.ID, Time: a.Start}, Activity: a},
+					event.ActivityEnded{Base: event.Base{Trial: t.ID, Time: a.End}, Activity: a})
 			}
 		}
 	}
@@ -141,7 +141,7 @@ func activityEvents(plan model.Plan) []runner.Event {
 // a coloured theme keeps every row within the width.
 func TestTimelineRunningActivity(t *testing.T) {
 	v := &TrialView{Started: t0, Phase: Running,
-		Samples:    []runner.Sample{{Time: t0.Add(time.Second)}, {Time: t0.Add(4 * time.Second)}},
+		Samples:    []event.Sample{{Time: t0.Add(time.Second)}, {Time: t0.Add(4 * time.Second)}},
 		Activities: []model.Activity{{PID: 7, Command: "cargo build --release", Start: t0.Add(2 * time.Second), PeakRSSBytes: 300 * model.MiB}}}
 	for _, th := range []themes.Theme{themes.Plain(), themes.Dark()} {
 		rows := processTimeline(th.Styles, v, 80, maxTimelineRows)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/event"
 )
 
 // width is the display width of one line: counted directly when every
@@ -207,7 +207,7 @@ const (
 
 // spark draws the last window of working-set samples as a chart of rows
 // lines of block glyphs, scaled so the top is max (the gauge's scale).
-func spark(p *paints, samples []runner.Sample, now time.Time, window time.Duration, maxBytes int64, width, rows int) []string {
+func spark(p *paints, samples []event.Sample, now time.Time, window time.Duration, maxBytes int64, width, rows int) []string {
 	if width < 2 || rows < 1 {
 		return nil
 	}

@@ -7,8 +7,8 @@ package ui
 import (
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // TrialPhase is where a trial is in its life.
@@ -39,11 +39,11 @@ type TrialView struct {
 	Started     time.Time
 	Ended       time.Time
 
-	Samples []runner.Sample
-	Last    runner.Sample
+	Samples []event.Sample
+	Last    event.Sample
 	Peak    int64
 
-	Step      *runner.StepStarted // the running step, nil between steps
+	Step      *event.StepStarted // the running step, nil between steps
 	StepAt    time.Time
 	Steps     []model.StepResult
 	Tail      []string // last lines of the running step
@@ -88,7 +88,7 @@ type SweepState struct {
 	Finished    bool
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
-	LastOOM *runner.OOMKill
+	LastOOM *event.OOMKill
 
 	analysis     *model.Analysis
 	analysisDone int
@@ -126,32 +126,32 @@ func (s *SweepState) ensure(tr model.Trial) *TrialView {
 }
 
 // Apply folds one event into the state.
-func (s *SweepState) Apply(e runner.Event) {
+func (s *SweepState) Apply(e event.Event) {
 	v := s.Trials[e.TrialID()]
 	switch e := e.(type) {
-	case runner.SweepStarted:
+	case event.SweepStarted:
 		for _, tr := range e.Plan.Trials {
 			s.ensure(tr)
 		}
-	case runner.TrialQueued:
+	case event.TrialQueued:
 		s.ensure(e.Trial)
-	case runner.TrialWaiting:
+	case event.TrialWaiting:
 		if v != nil {
 			v.Phase, v.WaitReason = Waiting, e.Reason
 		}
-	case runner.TrialStarted:
+	case event.TrialStarted:
 		if v != nil {
 			v.Phase, v.ContainerID, v.Image, v.Source, v.Started = Running, e.ContainerID, e.Image, e.SampleSource, e.At()
 			v.WaitReason = ""
 			s.Running++
 		}
-	case runner.StepStarted:
+	case event.StepStarted:
 		if v != nil {
 			st := e
 			v.Step, v.StepAt, v.Tail = &st, e.At(), nil
 			v.log("==> [" + e.Phase + "] " + model.StepLabel(e.Step.Name, e.Step.Show))
 		}
-	case runner.OutputLine:
+	case event.OutputLine:
 		if v != nil {
 			v.Tail = append(v.Tail, e.Text)
 			if len(v.Tail) > tailLines {
@@ -163,13 +163,13 @@ func (s *SweepState) Apply(e runner.Event) {
 			}
 			v.log(prefix + e.Text)
 		}
-	case runner.MemorySample:
+	case event.MemorySample:
 		if v != nil {
 			v.Samples = append(v.Samples, e.Sample)
 			v.Last = e.Sample
 			v.Peak = max(v.Peak, e.WorkingSetBytes)
 		}
-	case runner.OOMKill:
+	case event.OOMKill:
 		if v != nil && e.Detail && len(v.OOMs) > 0 {
 			v.OOMs[len(v.OOMs)-1] = e.OOM
 			v.log("==> the kernel killed " + killedName(e.OOM))
@@ -182,20 +182,20 @@ func (s *SweepState) Apply(e runner.Event) {
 			ev := e
 			s.LastOOM = &ev
 		}
-	case runner.ActivityStarted:
+	case event.ActivityStarted:
 		if v != nil && !v.endActivity(e.Activity) {
 			v.Activities = append(v.Activities, e.Activity)
 		}
-	case runner.ActivityEnded:
+	case event.ActivityEnded:
 		if v != nil {
 			v.endActivity(e.Activity)
 		}
-	case runner.StepEnded:
+	case event.StepEnded:
 		if v != nil {
 			v.Steps = append(v.Steps, e.Result)
 			v.Step = nil
 		}
-	case runner.TrialEnded:
+	case event.TrialEnded:
 		if v == nil {
 			v = s.ensure(e.Result.Trial)
 		}
@@ -222,7 +222,7 @@ func (s *SweepState) Apply(e runner.Event) {
 		s.Matrix.Add(r)
 		s.Counts[r.Outcome]++
 		s.Done++
-	case runner.SweepEnded:
+	case event.SweepEnded:
 		s.Finished, s.Interrupted = true, e.Interrupted
 	}
 }
@@ -231,7 +231,7 @@ func (s *SweepState) Apply(e runner.Event) {
 func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
 	s := NewSweepState(plan, time.Time{})
 	for _, r := range results {
-		s.Apply(runner.TrialEnded{Base: runner.Base{Trial: r.ID, Time: r.End}, Result: r})
+		s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
 	}
 	s.Finished = true
 	return s

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -255,7 +256,7 @@ func TestDetailSearchFollowWrapAndRerun(t *testing.T) {
 	if len(l.specs) != 1 || !strings.Contains(m.message, "sweep is running") {
 		t.Errorf("rerun while running: %d launches, message %q", len(l.specs), m.message)
 	}
-	m = update(t, m, eventsMsg{events: []runner.Event{runner.SweepEnded{}}})
+	m = update(t, m, eventsMsg{events: []event.Event{event.SweepEnded{}}})
 	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
 	if cmd == nil {
 		t.Fatal("no rerun")
@@ -277,16 +278,16 @@ type runnerLauncher struct{ backend *fake.Backend }
 type runnerSweep struct {
 	plan   model.Plan
 	r      *runner.Runner
-	events chan runner.Event
+	events chan event.Event
 	cancel context.CancelFunc
 }
 
-func (s *runnerSweep) ID() string                  { return "fake-exp" }
-func (s *runnerSweep) Dir() string                 { return "" }
-func (s *runnerSweep) Plan() model.Plan            { return s.plan }
-func (s *runnerSweep) Events() <-chan runner.Event { return s.events }
-func (s *runnerSweep) StopTrial(id string) bool    { return s.r.StopTrial(id) }
-func (s *runnerSweep) Cancel()                     { s.cancel() }
+func (s *runnerSweep) ID() string                 { return "fake-exp" }
+func (s *runnerSweep) Dir() string                { return "" }
+func (s *runnerSweep) Plan() model.Plan           { return s.plan }
+func (s *runnerSweep) Events() <-chan event.Event { return s.events }
+func (s *runnerSweep) StopTrial(id string) bool   { return s.r.StopTrial(id) }
+func (s *runnerSweep) Cancel()                    { s.cancel() }
 
 func (l runnerLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed})
@@ -298,7 +299,7 @@ func (l runnerLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &runnerSweep{plan: plan, r: r, events: make(chan runner.Event, 64), cancel: cancel}
+	s := &runnerSweep{plan: plan, r: r, events: make(chan event.Event, 64), cancel: cancel}
 	go r.Run(ctx, s.events)
 	return s, nil
 }
@@ -397,9 +398,9 @@ func TestMatrixShowsATaskThatCouldNotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
-	var evs []runner.Event
+	var evs []event.Event
 	for _, tr := range sw.Plan().Trials {
-		evs = append(evs, runner.TrialQueued{Base: runner.Base{Trial: tr.ID, Time: t0}, Trial: tr},
+		evs = append(evs, event.TrialQueued{Base: event.Base{Trial: tr.ID, Time: t0}, Trial: tr},
 			trialEnded(model.TrialResult{Trial: tr, Outcome: model.InfraError, TaskNotRun: true, Start: t0, End: t0,
 				Reason: "task builtin/bn-fit-modify: building Dockerfile: exit 100"}))
 	}
@@ -428,7 +429,7 @@ func TestQuitPromptCountsLive(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, fmt.Sprintf("Quit? %d running", before)) {
 		t.Fatalf("prompt does not count %d running:\n%s", before, v)
 	}
-	m = update(t, m, eventsMsg{events: []runner.Event{runner.TrialStarted{Base: runner.Base{Trial: "t0004", Time: t0.Add(3 * time.Second)}, ContainerID: "c0ffee0004dd"}}})
+	m = update(t, m, eventsMsg{events: []event.Event{event.TrialStarted{Base: event.Base{Trial: "t0004", Time: t0.Add(3 * time.Second)}, ContainerID: "c0ffee0004dd"}}})
 	if m.state.Running != before+1 {
 		t.Fatalf("running %d after a start, want %d", m.state.Running, before+1)
 	}

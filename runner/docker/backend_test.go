@@ -7,8 +7,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 const heavyInstall = `
@@ -52,9 +52,9 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 
 func testOOMKillAtHardLimitNamesTheStep(t *testing.T, b *Backend, runs string) {
 	task := parseTask(t, heavyInstall)
-	var oomEvents []runner.OOMKill
-	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e runner.Event) {
-		if o, ok := e.(runner.OOMKill); ok {
+	var oomEvents []event.OOMKill
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e event.Event) {
+		if o, ok := e.(event.OOMKill); ok {
 			oomEvents = append(oomEvents, o)
 		}
 	})
@@ -230,8 +230,8 @@ name = "agent"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	started := 0
-	results, evs := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}}, 2, ctx, func(e runner.Event) {
-		if _, ok := e.(runner.StepStarted); ok {
+	results, evs := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}}, 2, ctx, func(e event.Event) {
+		if _, ok := e.(event.StepStarted); ok {
 			started++
 			if started == 2 {
 				cancel()
@@ -246,7 +246,7 @@ name = "agent"
 			t.Errorf("%s: %s, want cancelled", r.ID, r.Outcome)
 		}
 	}
-	if end, ok := evs[len(evs)-1].(runner.SweepEnded); !ok || !end.Interrupted {
+	if end, ok := evs[len(evs)-1].(event.SweepEnded); !ok || !end.Interrupted {
 		t.Errorf("last event %T, want SweepEnded{Interrupted}", evs[len(evs)-1])
 	}
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,

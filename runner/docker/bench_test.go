@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -37,7 +38,7 @@ name = "agent"
 
 // benchSweep starts b.N trials of task at 1x, one at a time, and returns
 // their event stream.
-func benchSweep(b *testing.B, task model.Task, opts Options) <-chan runner.Event {
+func benchSweep(b *testing.B, task model.Task, opts Options) <-chan event.Event {
 	be := newBackend(b, opts)
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: b.N, Seed: 1, HostCPUs: 2})
 	if err != nil {
@@ -47,7 +48,7 @@ func benchSweep(b *testing.B, task model.Task, opts Options) <-chan runner.Event
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := make(chan runner.Event, 1024)
+	out := make(chan event.Event, 1024)
 	b.ResetTimer()
 	go r.Run(context.Background(), out)
 	return out
@@ -58,7 +59,7 @@ func BenchmarkHeadroomTrialExecSteps(b *testing.B) { benchTrials(b, Options{Exec
 
 func benchTrials(b *testing.B, opts Options) {
 	for e := range benchSweep(b, parseTask(b, trivialTask), opts) {
-		if te, ok := e.(runner.TrialEnded); ok && te.Result.Outcome != model.Passed {
+		if te, ok := e.(event.TrialEnded); ok && te.Result.Outcome != model.Passed {
 			b.Fatalf("%s: %s", te.Result.Outcome, te.Result.Reason)
 		}
 	}
@@ -156,10 +157,10 @@ name = "agent"
 	n, kills := 0, 0
 	first := map[string]int{}
 	for e := range out {
-		if o, ok := e.(runner.OOMKill); ok && !o.Detail {
+		if o, ok := e.(event.OOMKill); ok && !o.Detail {
 			kills++
 		}
-		if o, ok := e.(runner.OOMKill); ok && !o.Detail && (o.OOM.Source == "events" || o.OOM.Source == "kernel") {
+		if o, ok := e.(event.OOMKill); ok && !o.Detail && (o.OOM.Source == "events" || o.OOM.Source == "kernel") {
 			d := o.At().Sub(o.OOM.At)
 			total += d
 			worst = max(worst, d)

@@ -13,8 +13,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
 )
 
@@ -93,8 +93,8 @@ func TestComposeSidecarReachedByName(t *testing.T) {
 		t.Fatalf("sidecars %+v", task.Sidecars)
 	}
 	var limits []string
-	onEvent := func(e runner.Event) {
-		st, ok := e.(runner.TrialStarted)
+	onEvent := func(e event.Event) {
+		st, ok := e.(event.TrialStarted)
 		if !ok {
 			return
 		}
@@ -141,8 +141,8 @@ func TestComposeCancelLeavesNothing(t *testing.T) {
 	task := loadComposeTask(t, taskfile.AgentOracle, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, ctx, func(e runner.Event) {
-		if _, ok := e.(runner.StepStarted); ok {
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, ctx, func(e event.Event) {
+		if _, ok := e.(event.StepStarted); ok {
 			cancel()
 		}
 	})

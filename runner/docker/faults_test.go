@@ -18,8 +18,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // The fault suite (make faults): every cause a trial can die of, injected
@@ -53,7 +53,7 @@ func recordedAs(r model.TrialResult) string {
 
 // injectFault runs one task under opts, injecting with onEvent, and
 // tallies what headroom recorded.
-func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.Client, toml string, ratios []model.Ratio, repeats int, onEvent func(*Backend, runner.Event)) []model.TrialResult {
+func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.Client, toml string, ratios []model.Ratio, repeats int, onEvent func(*Backend, event.Event)) []model.TrialResult {
 	t.Helper()
 	task := parseTask(t, toml)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -63,7 +63,7 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 		t.Fatal(err)
 	}
 	defer b.Close()
-	results, _ := sweep(t, b, []model.Task{task}, ratios, repeats, ctx, func(e runner.Event) {
+	results, _ := sweep(t, b, []model.Task{task}, ratios, repeats, ctx, func(e event.Event) {
 		if onEvent != nil {
 			onEvent(b, e)
 		}
@@ -233,13 +233,13 @@ func TestFaults(t *testing.T) {
 		done := map[string]bool{}
 		n := 0
 		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, noEnv(faultTask("killed", "64M", 60,
-			`{ duration_ms = 30000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, func(b *Backend, e runner.Event) {
+			`{ duration_ms = 30000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, func(b *Backend, e event.Event) {
 			mu.Lock()
 			defer mu.Unlock()
 			switch e := e.(type) {
-			case runner.TrialStarted:
+			case event.TrialStarted:
 				ids[e.Trial] = e.ContainerID
-			case runner.StepStarted:
+			case event.StepStarted:
 				id := ids[e.Trial]
 				if id == "" || done[e.Trial] {
 					return
@@ -273,8 +273,8 @@ func TestFaults(t *testing.T) {
 		proxy, cli := proxiedClient(t)
 		var once sync.Once
 		res := injectFault(t, model.CauseEngineLost, Options{EngineWait: time.Second}, cli, noEnv(faultTask("engine", "64M", 60,
-			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e runner.Event) {
-			if _, ok := e.(runner.StepStarted); ok {
+			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e event.Event) {
+			if _, ok := e.(event.StepStarted); ok {
 				once.Do(proxy.cut)
 			}
 		})
@@ -289,8 +289,8 @@ func TestFaults(t *testing.T) {
 		var once sync.Once
 		restarted := make(chan struct{})
 		res := injectFault(t, model.CauseEngineLost, Options{}, cli, noEnv(faultTask("restart", "64M", 60,
-			`{ duration_ms = 4000, base_mb = 2 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}, {K: 5}}, 1, func(_ *Backend, e runner.Event) {
-			if _, ok := e.(runner.StepStarted); ok {
+			`{ duration_ms = 4000, base_mb = 2 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}, {K: 5}}, 1, func(_ *Backend, e event.Event) {
+			if _, ok := e.(event.StepStarted); ok {
 				once.Do(func() { go func() { restart(); close(restarted) }() })
 			}
 		})

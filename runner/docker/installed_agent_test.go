@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/agents"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -56,8 +57,8 @@ func TestInstalledAgentChildKillIsNamed(t *testing.T) {
 	}
 	task := installedAgentTask(t, "pandas-child", "384M")
 	var started []model.Activity
-	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), func(e runner.Event) {
-		if a, ok := e.(runner.ActivityStarted); ok {
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), func(e event.Event) {
+		if a, ok := e.(event.ActivityStarted); ok {
 			started = append(started, a.Activity)
 		}
 	})
@@ -138,7 +139,7 @@ func TestForkHeavyAgentStaysBounded(t *testing.T) {
 	var actEvents int
 	for _, e := range evs {
 		switch e.(type) {
-		case runner.ActivityStarted, runner.ActivityEnded:
+		case event.ActivityStarted, event.ActivityEnded:
 			actEvents++
 		}
 	}

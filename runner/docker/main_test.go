@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -101,7 +102,7 @@ func newBackend(t testing.TB, opts Options) *Backend {
 }
 
 // sweep runs a plan to the end and returns the results and every event.
-func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(runner.Event)) ([]model.TrialResult, []runner.Event) {
+func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
 	t.Helper()
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: repeats, Seed: 1, HostCPUs: 2})
 	if err != nil {
@@ -113,10 +114,10 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan runner.Event, 256)
+	out := make(chan event.Event, 256)
 	go r.Run(ctx, out)
 	var results []model.TrialResult
-	var evs []runner.Event
+	var evs []event.Event
 	deadline := time.After(8 * time.Minute)
 	for {
 		select {
@@ -128,7 +129,7 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 			if onEvent != nil {
 				onEvent(e)
 			}
-			if te, ok := e.(runner.TrialEnded); ok {
+			if te, ok := e.(event.TrialEnded); ok {
 				results = append(results, te.Result)
 			}
 		case <-deadline:

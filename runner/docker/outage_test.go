@@ -13,8 +13,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 )
 
 // engineProxy stands between headroom and the engine's socket, so a test
@@ -106,8 +106,8 @@ name = "agent"
   workload = { duration_ms = 30000, base_mb = 2 }
 `)
 	var once sync.Once
-	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, context.Background(), func(e runner.Event) {
-		if _, ok := e.(runner.StepStarted); ok {
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, context.Background(), func(e event.Event) {
+		if _, ok := e.(event.StepStarted); ok {
 			once.Do(proxy.cut)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -25,7 +26,7 @@ func runOne(t *testing.T, secrets map[string]string, tasks ...model.Task) map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(chan runner.Event, 256)
+	out := make(chan event.Event, 256)
 	go r.Run(context.Background(), out)
 	results := map[string]model.TrialResult{}
 	deadline := time.After(8 * time.Minute)
@@ -35,7 +36,7 @@ func runOne(t *testing.T, secrets map[string]string, tasks ...model.Task) map[st
 			if !ok {
 				return results
 			}
-			if te, ok := e.(runner.TrialEnded); ok {
+			if te, ok := e.(event.TrialEnded); ok {
 				results[te.Result.Task] = te.Result
 			}
 		case <-deadline:

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/event"
 )
 
 // sampler reads the cgroup files of every running trial on one shared
@@ -94,7 +94,7 @@ func (sb *sandbox) sampleOnce(now time.Time) bool {
 		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.oomKills) })
 	}
 	ws := max(m.usage-m.inactiveFile, 0)
-	sm := runner.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults, CPU: m.cpu}
+	sm := event.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults, CPU: m.cpu}
 	if !sb.lastAt.IsZero() && m.cpu.UsageNanos > 0 {
 		sm.CPUCores = float64(m.cpu.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}

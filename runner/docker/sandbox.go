@@ -13,6 +13,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -24,7 +25,7 @@ type sandbox struct {
 
 	source  string
 	cg      *cgroupReader
-	samples chan runner.Sample
+	samples chan event.Sample
 	ooms    chan runner.OOMSignal
 	quit    chan struct{}
 	sampled chan struct{} // closed when the stats stream's reader has stopped
@@ -54,7 +55,7 @@ type sandbox struct {
 func newSandbox(b *Backend, id string) *sandbox {
 	return &sandbox{
 		b: b, id: id,
-		samples: make(chan runner.Sample, 256),
+		samples: make(chan event.Sample, 256),
 		ooms:    make(chan runner.OOMSignal, 16),
 		quit:    make(chan struct{}),
 		sampled: make(chan struct{}),
@@ -64,7 +65,7 @@ func newSandbox(b *Backend, id string) *sandbox {
 
 func (s *sandbox) ID() string                    { return s.id }
 func (s *sandbox) SampleSource() string          { return s.source }
-func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
+func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
 func (s *sandbox) StepRunner() string {
@@ -162,7 +163,7 @@ func (s *sandbox) startSampling(pid func() int) {
 	go s.sampleStats()
 }
 
-func (s *sandbox) emit(sm runner.Sample) bool {
+func (s *sandbox) emit(sm event.Sample) bool {
 	select {
 	case s.samples <- sm:
 		return true
@@ -200,7 +201,7 @@ func (s *sandbox) sampleStats() {
 		}
 		usage := int64(st.MemoryStats.Usage)
 		ws := max(usage-int64(inactive), 0)
-		sm := runner.Sample{Time: st.Read, UsageBytes: usage, WorkingSetBytes: ws, CacheBytes: usage - ws}
+		sm := event.Sample{Time: st.Read, UsageBytes: usage, WorkingSetBytes: ws, CacheBytes: usage - ws}
 		if d := st.Read.Sub(st.PreRead); d > 0 && st.PreCPUStats.CPUUsage.TotalUsage > 0 {
 			sm.CPUCores = float64(st.CPUStats.CPUUsage.TotalUsage-st.PreCPUStats.CPUUsage.TotalUsage) / float64(d.Nanoseconds())
 		}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -69,7 +70,7 @@ func (b *Backend) Start(ctx context.Context, _ string, trial model.Trial, _ mode
 	b.running++
 	b.maxRunning = max(b.maxRunning, b.running)
 	b.started = append(b.started, trial.ID)
-	return &sandbox{b: b, trial: trial, samples: make(chan runner.Sample, 64), ooms: make(chan runner.OOMSignal, 16), killed: make(chan struct{})}, nil
+	return &sandbox{b: b, trial: trial, samples: make(chan event.Sample, 64), ooms: make(chan runner.OOMSignal, 16), killed: make(chan struct{})}, nil
 }
 
 // Close does nothing.
@@ -100,7 +101,7 @@ func (b *Backend) list(l *[]string) []string {
 type sandbox struct {
 	b       *Backend
 	trial   model.Trial
-	samples chan runner.Sample
+	samples chan event.Sample
 	ooms    chan runner.OOMSignal
 
 	mu       sync.Mutex
@@ -117,7 +118,7 @@ type sandbox struct {
 func (s *sandbox) ID() string                    { return "fake-" + s.trial.ID }
 func (s *sandbox) SampleSource() string          { return "fake" }
 func (s *sandbox) StepRunner() string            { return "fake" }
-func (s *sandbox) Samples() <-chan runner.Sample { return s.samples }
+func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
 func (s *sandbox) oom() {
@@ -173,7 +174,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 	s.peak = max(s.peak, p.PeakBytes)
 	s.cpu = s.cpu.Add(p.CPU)
 	if !s.closed {
-		s.samples <- runner.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
+		s.samples <- event.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
 	}
 	s.mu.Unlock()
 	for _, l := range p.Lines {

@@ -1,4 +1,7 @@
-package runner
+// Package event holds the typed stream every face consumes: the runner
+// emits it, the console, the headless command and the store read it,
+// whatever backend ran the trials.
+package event
 
 import (
 	"time"
@@ -101,4 +104,35 @@ type TrialEnded struct {
 type SweepEnded struct {
 	Base
 	Interrupted bool
+}
+
+// Sample is one reading of a sandbox's resource use.
+type Sample struct {
+	Time            time.Time
+	UsageBytes      int64 // everything charged, cache included
+	WorkingSetBytes int64 // usage minus inactive file cache
+	CacheBytes      int64 // usage minus working set
+	CPUCores        float64
+	// MajorFaults is the cgroup's cumulative count of major page faults
+	// (0 where not readable): a climbing rate at the limit is a stall.
+	MajorFaults int64
+	// CPU is the cgroup's cumulative CPU accounting (zero where the
+	// source has none): a window's throttled share is the difference of
+	// two samples' (model.CPUUse.Sub).
+	CPU model.CPUUse
+}
+
+// ActivityStarted: a process has lived past the threshold (sent again,
+// same PID and Start, when an exec changes its command); it belongs to
+// the step running then (a traced command's trace line can trail its
+// process by a sample, so not the step running when it was first seen).
+type ActivityStarted struct {
+	Base
+	Activity model.Activity
+}
+
+// ActivityEnded: an activity's process is gone (or the trial ended).
+type ActivityEnded struct {
+	Base
+	Activity model.Activity
 }
