@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Platform is the port a backend implements: the place trials run (a
+// Docker Engine, a Kubernetes cluster) and everything headroom asks of it
+// outside a trial. session and cli speak to this alone; adding a backend
+// is one package that implements it plus one Register line.
+type Platform interface {
+	// Describe says what the platform is and what it holds, for the
+	// manifest, doctor and capacity.
+	Describe() PlatformInfo
+
+	// WorkloadImage makes sure headroom's own image (the built-in tasks'
+	// workload and step driver) is where trials can run it, building it
+	// from exe when missing or force; it returns the reference trials use.
+	WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error)
+	// WorkloadImageBuilt says whether that image is there, building nothing.
+	WorkloadImageBuilt(ctx context.Context, exe string) (ref string, built bool, err error)
+	// PrepareImage makes a task's image available (a built-in name, a
+	// Dockerfile build, a pull or a push) and returns the reference its
+	// trials run.
+	PrepareImage(ctx context.Context, task model.Task, progress func(string)) (string, error)
+	// PrepareSidecars does the same for each compose sidecar of the task,
+	// naming the prepared image in the task.
+	PrepareSidecars(ctx context.Context, task *model.Task, progress func(string)) error
+	// ImageID is the platform's id of a prepared image (an error naming
+	// the reference when it is not there).
+	ImageID(ctx context.Context, ref string) (string, error)
+
+	// Sandboxes opens the backend that starts trials' sandboxes.
+	Sandboxes(ctx context.Context, opts SandboxOptions) (Backend, error)
+
+	// Owned lists what headroom made on the platform (containers, pods,
+	// networks, volumes), labelled with their experiment and trial.
+	Owned(ctx context.Context) ([]Owned, error)
+	// Remove removes one of them (gone already is not an error).
+	Remove(ctx context.Context, o Owned) error
+
+	// Shell is the command that opens an interactive shell in a running
+	// trial's sandbox (by Sandbox.ID).
+	Shell(sandboxID string) ([]string, error)
+	// Reproduce is the command that runs a task's image under a policy
+	// outside headroom (docker run flags, a pod's resources).
+	Reproduce(image string, p model.ResourcePolicy) string
+
+	// Doctor checks what a sweep needs of the platform, one line each.
+	Doctor(ctx context.Context, exe string) []Check
+
+	// Close releases the platform's clients.
+	Close() error
+}
+
+// PlatformInfo is what a platform says about itself.
+type PlatformInfo struct {
+	// Backend is the registered name ("docker", "kubernetes").
+	Backend string
+	// Version and APIVersion are the engine's or cluster's.
+	Version, APIVersion string
+	// Where names the endpoint (a socket, an API server and namespace).
+	Where string
+	// Details are backend-specific facts for the manifest (cgroup
+	// version and driver, storage driver, OS, node names...).
+	Details map[string]string
+	// Host is the machine (or the largest node) trials run on.
+	Host HostInfo
+	// Local says the trials run on this machine, so this machine's memory
+	// and load are theirs (admission and the noise readings use them).
+	Local bool
+	// AdmitsItself says the platform admits trials by their guarantees on
+	// its own (Kubernetes' scheduler): headroom then only caps how many
+	// run at once, and a trial that cannot be placed waits there.
+	AdmitsItself bool
+}
+
+// HostInfo is the machine trials run on.
+type HostInfo struct {
+	Hostname              string
+	Kernel                string
+	CPUs                  int
+	MemoryBytes           int64
+	AvailableBytesAtStart int64
+}
+
+// SandboxOptions tune a platform's trial sandboxes.
+type SandboxOptions struct {
+	// SampleEvery is the memory sampling period (default 50 ms: 20 Hz).
+	SampleEvery time.Duration
+	// Keep leaves finished trials' sandboxes for inspection.
+	Keep bool
+	// ForceStats samples through the platform's stats API instead of the
+	// cgroup files.
+	ForceStats bool
+	// ExecSteps runs every step with the platform's exec, never the step
+	// driver.
+	ExecSteps bool
+	// Exe is this headroom's own executable (the step driver and probe
+	// where the platform can use it; "" when it cannot be).
+	Exe string
+}
+
+// Owned is one thing headroom made on a platform.
+type Owned struct {
+	ID, Name         string
+	Kind             string // "container", "pod", "network", "volume"...
+	Experiment, Trial string
+	State            string
+	// Kept: left on purpose (--keep); only `headroom clean` removes it.
+	Kept bool
+	// Owner is the headroom process that made it ("host:pid:start") and
+	// OwnerAlive whether that process still runs.
+	Owner      string
+	OwnerAlive bool
+}
+
+// Check is one doctor line: ok or not, what was found, and what to do.
+type Check struct {
+	OK         bool
+	Note       bool // informational: neither a pass nor a failure
+	Name, Info string
+	Fix        string
+}
+
+// PlatformOption is one setting a backend takes (a flag on the commands
+// that connect: --kubeconfig, --namespace...).
+type PlatformOption struct {
+	Name, Usage, Default string
+}
+
+// BackendDef registers a backend: its name, its settings and how to
+// connect to it.
+type BackendDef struct {
+	Name    string
+	Summary string
+	Options []PlatformOption
+	// Open connects with the settings (by option name; unset ones hold
+	// their defaults).
+	Open func(ctx context.Context, settings map[string]string) (Platform, error)
+}
+
+var registry struct {
+	sync.Mutex
+	defs map[string]BackendDef
+}
+
+// Register makes a backend available by name (main registers them all).
+func Register(d BackendDef) {
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.defs == nil {
+		registry.defs = map[string]BackendDef{}
+	}
+	registry.defs[d.Name] = d
+}
+
+// Backends lists the registered backends by name.
+func Backends() []BackendDef {
+	registry.Lock()
+	defer registry.Unlock()
+	var out []BackendDef
+	for _, d := range registry.defs {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Open connects to the named backend with settings (missing ones take
+// the option's default).
+func Open(ctx context.Context, name string, settings map[string]string) (Platform, error) {
+	registry.Lock()
+	d, ok := registry.defs[name]
+	registry.Unlock()
+	if !ok {
+		var names []string
+		for _, d := range Backends() {
+			names = append(names, d.Name)
+		}
+		return nil, fmt.Errorf("no backend %q: use one of %s", name, strings.Join(names, ", "))
+	}
+	s := map[string]string{}
+	for _, o := range d.Options {
+		s[o.Name] = o.Default
+	}
+	for k, v := range settings {
+		if v == "" {
+			continue
+		}
+		if !slices.ContainsFunc(d.Options, func(o PlatformOption) bool { return o.Name == k }) {
+			continue // another backend's setting
+		}
+		s[k] = v
+	}
+	return d.Open(ctx, s)
+}
