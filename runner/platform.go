@@ -111,10 +111,10 @@ type SandboxOptions struct {
 
 // Owned is one thing headroom made on a platform.
 type Owned struct {
-	ID, Name         string
-	Kind             string // "container", "pod", "network", "volume"...
+	ID, Name          string
+	Kind              string // "container", "pod", "network", "volume"...
 	Experiment, Trial string
-	State            string
+	State             string
 	// Kept: left on purpose (--keep); only `headroom clean` removes it.
 	Kept bool
 	// Owner is the headroom process that made it ("host:pid:start") and
