@@ -7,13 +7,14 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
 )
 
 func headroomFilter() filters.Args {
-	return filters.NewArgs(filters.Arg("label", docker.LabelHeadroom))
+	return filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))
 }
 
 func newCleanCmd() *cobra.Command {
@@ -43,17 +44,17 @@ func newCleanCmd() *cobra.Command {
 				// engine) is not a leftover: removing it would kill that
 				// sweep's trial. Kept containers are removed: that is what
 				// clean is for.
-				if c.Labels[docker.LabelKept] == "" && session.OwnerAlive(c.Labels) {
-					fmt.Fprintf(w, "left %s (trial %s): its headroom %s is still running\n", name, c.Labels[docker.LabelTrial], c.Labels[docker.LabelOwner])
+				if c.Labels[runner.LabelKept] == "" && session.OwnerAlive(c.Labels) {
+					fmt.Fprintf(w, "left %s (trial %s): its headroom %s is still running\n", name, c.Labels[runner.LabelTrial], c.Labels[runner.LabelOwner])
 					spared++
 					continue
 				}
 				kept := ""
-				if c.Labels[docker.LabelKept] != "" {
+				if c.Labels[runner.LabelKept] != "" {
 					kept = ", kept by --keep"
 				}
 				if dry {
-					fmt.Fprintf(w, "would remove %s (trial %s, %s%s)\n", name, c.Labels[docker.LabelTrial], c.State, kept)
+					fmt.Fprintf(w, "would remove %s (trial %s, %s%s)\n", name, c.Labels[runner.LabelTrial], c.State, kept)
 					continue
 				}
 				if err := eng.Cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
@@ -62,11 +63,11 @@ func newCleanCmd() *cobra.Command {
 				fmt.Fprintf(w, "removed %s\n", name)
 			}
 			res, err := docker.RemoveTrialResources(ctx, eng.Cli, func(l map[string]string) bool {
-				return l[docker.LabelKept] == "" && session.OwnerAlive(l)
+				return l[runner.LabelKept] == "" && session.OwnerAlive(l)
 			}, dry)
 			for _, r := range res {
 				if dry {
-					fmt.Fprintf(w, "would remove %s %s (trial %s)\n", r.Kind, r.Name, r.Labels[docker.LabelTrial])
+					fmt.Fprintf(w, "would remove %s %s (trial %s)\n", r.Kind, r.Name, r.Labels[runner.LabelTrial])
 				} else {
 					fmt.Fprintf(w, "removed %s %s\n", r.Kind, r.Name)
 				}

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
 )
@@ -176,7 +177,7 @@ func containersOf(t *testing.T, experiment string, states ...string) int {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	f := filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+experiment))
+	f := filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+experiment))
 	for _, s := range states {
 		f.Add("status", s)
 	}
@@ -327,7 +328,7 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	msgs, errs := cli.Events(ctx, events.ListOptions{Since: strconv.FormatInt(since.Unix(), 10), Filters: filters.NewArgs(
-		filters.Arg("label", docker.LabelExperiment+"="+experiment), filters.Arg("event", "start"))})
+		filters.Arg("label", runner.LabelExperiment+"="+experiment), filters.Arg("event", "start"))})
 	for started := 0; started < 2; {
 		select {
 		case <-msgs:

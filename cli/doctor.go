@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -118,7 +119,7 @@ build) and removes the container it started.`,
 			// Another headroom's running sweep is not a leftover.
 			left, live := 0, 0
 			for _, c := range all {
-				if c.Labels[docker.LabelOwner] != "" && session.OwnerAlive(c.Labels) {
+				if c.Labels[runner.LabelOwner] != "" && session.OwnerAlive(c.Labels) {
 					live++
 				} else {
 					left++

@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
 
@@ -133,7 +134,7 @@ func onlyExperiment(t *testing.T, root string) (string, int) {
 	}
 	defer cli.Close()
 	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", docker.LabelExperiment+"="+entries[0].Name()))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+entries[0].Name()))})
 	if err != nil {
 		t.Fatal(err)
 	}

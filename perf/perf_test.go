@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
 )
@@ -118,7 +119,7 @@ func (e env) dockerRuns(n, c int, args ...string) time.Duration {
 			defer wg.Done()
 			for range jobs {
 				out, err := exec.Command("docker", append([]string{"run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m",
-					"--label", docker.LabelHeadroom + "=1", "--label", docker.LabelOwner + "=" + docker.Owner()}, args...)...).CombinedOutput()
+					"--label", runner.LabelHeadroom + "=1", "--label", runner.LabelOwner + "=" + runner.Owner()}, args...)...).CombinedOutput()
 				if err != nil {
 					e.t.Errorf("docker run: %v %s", err, out)
 				}

@@ -21,19 +21,6 @@ import (
 	"github.com/headroom-eval/headroom/workload"
 )
 
-// Labels every headroom container carries.
-const (
-	LabelHeadroom   = "headroom"
-	LabelExperiment = "headroom.experiment"
-	LabelTrial      = "headroom.trial"
-	LabelTask       = "headroom.task"
-	LabelKept       = "headroom.kept"
-	// LabelOwner is "host:pid" of the headroom process that made the
-	// container, so a later start can tell a crash's leftovers from a
-	// concurrent run's live trials.
-	LabelOwner = "headroom.owner"
-)
-
 // Options tune the backend.
 type Options struct {
 	// CgroupRoot is where the cgroup file systems are mounted.
@@ -46,7 +33,7 @@ type Options struct {
 	// Keep leaves finished trials' containers (stopped) for inspection,
 	// labelled headroom.kept; `headroom clean` removes them.
 	Keep bool
-	// Owner labels every container (LabelOwner); default this process.
+	// Owner labels every container (runner.LabelOwner); default this process.
 	Owner string
 	// KernelLog is where the kernel's log is read for what an OOM kill
 	// killed (default /dev/kmsg; unreadable is fine, the name is omitted).
@@ -132,7 +119,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 		opts.SampleEvery = 50 * time.Millisecond
 	}
 	if opts.Owner == "" {
-		opts.Owner = Owner()
+		opts.Owner = runner.Owner()
 	}
 	if opts.EngineWait <= 0 {
 		opts.EngineWait = DefaultEngineWait
@@ -169,7 +156,7 @@ func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
 	defer close(b.stopped)
 	f := filters.NewArgs(
 		filters.Arg("type", string(events.ContainerEventType)),
-		filters.Arg("label", LabelHeadroom),
+		filters.Arg("label", runner.LabelHeadroom),
 		filters.Arg("event", "oom"),
 		// Who stopped a container: a kill headroom did not send is someone
 		// else's; destroy says every event before it has arrived.
@@ -273,10 +260,10 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		Image:      task.Image,
 		Entrypoint: task.IdleCommand,
 		Labels: map[string]string{
-			LabelHeadroom:   "1",
-			LabelExperiment: experiment,
-			LabelTrial:      trial.ID,
-			LabelTask:       task.Name,
+			runner.LabelHeadroom:   "1",
+			runner.LabelExperiment: experiment,
+			runner.LabelTrial:      trial.ID,
+			runner.LabelTask:       task.Name,
 		},
 		// The task's environment, and the image's own working directory
 		// (Terminal-Bench images set WORKDIR /app).
@@ -321,10 +308,10 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 	}
 	if b.opts.Keep {
-		cfg.Labels[LabelKept] = "1"
+		cfg.Labels[runner.LabelKept] = "1"
 	}
 	if b.opts.Owner != "" {
-		cfg.Labels[LabelOwner] = b.opts.Owner
+		cfg.Labels[runner.LabelOwner] = b.opts.Owner
 	}
 	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
 	// A create cut short by cancellation may still make the container on

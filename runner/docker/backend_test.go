@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 const heavyInstall = `
@@ -171,7 +172,7 @@ func TestPolicyReadBackFromInspect(t *testing.T) {
 		if hc.PidsLimit == nil || *hc.PidsLimit != p.PidsLimit {
 			t.Errorf("%s: pids limit %v, want %d", ratio, hc.PidsLimit, p.PidsLimit)
 		}
-		if info.Config.Labels[LabelHeadroom] == "" || info.Config.Labels[LabelTrial] != tr.ID || info.Config.Labels[LabelExperiment] != testExperimentPrefix {
+		if info.Config.Labels[runner.LabelHeadroom] == "" || info.Config.Labels[runner.LabelTrial] != tr.ID || info.Config.Labels[runner.LabelExperiment] != testExperimentPrefix {
 			t.Errorf("%s: labels %v", ratio, info.Config.Labels)
 		}
 		if ratio == (model.Ratio{K: 5}) && !p.CPULimitCapped {
@@ -250,7 +251,7 @@ name = "agent"
 		t.Errorf("last event %T, want SweepEnded{Interrupted}", evs[len(evs)-1])
 	}
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"=test/long"))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"=test/long"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 		t.Fatalf("kept container is gone: %v", err)
 	}
 	testCli.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true})
-	if info.Config.Labels[LabelKept] != "1" || info.State.Running {
+	if info.Config.Labels[runner.LabelKept] != "1" || info.State.Running {
 		t.Errorf("labels %v running %v: want kept and stopped", info.Config.Labels, info.State.Running)
 	}
 }

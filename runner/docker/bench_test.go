@@ -71,7 +71,7 @@ func BenchmarkDockerRunCLI(b *testing.B) {
 	}
 	task := parseTask(b, trivialTask)
 	argv := task.Agents[0].Steps[0].Argv
-	args := append([]string{"run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m", "--label", LabelExperiment + "=" + testExperimentPrefix, "--entrypoint", argv[0], testImage}, argv[1:]...)
+	args := append([]string{"run", "--rm", "--network", "none", "--memory", "32m", "--memory-swap", "32m", "--label", runner.LabelExperiment + "=" + testExperimentPrefix, "--entrypoint", argv[0], testImage}, argv[1:]...)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
@@ -86,7 +86,7 @@ func BenchmarkSDKRun(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		c, err := testCli.ContainerCreate(ctx, &container.Config{Image: testImage, Entrypoint: argv, Labels: map[string]string{LabelHeadroom: "1", LabelExperiment: testExperimentPrefix}},
+		c, err := testCli.ContainerCreate(ctx, &container.Config{Image: testImage, Entrypoint: argv, Labels: map[string]string{runner.LabelHeadroom: "1", runner.LabelExperiment: testExperimentPrefix}},
 			&container.HostConfig{NetworkMode: "none", Resources: container.Resources{Memory: 32 << 20, MemorySwap: 32 << 20}}, nil, nil, "")
 		if err != nil {
 			b.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
 )
 
@@ -61,7 +62,7 @@ func loadComposeTask(t *testing.T, agent string, edit func(dir string)) model.Ta
 // nothingLeft fails if any container or network of the task remains.
 func nothingLeft(t *testing.T, task string) {
 	t.Helper()
-	f := filters.NewArgs(filters.Arg("label", LabelTask+"="+task))
+	f := filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task))
 	ctx := context.Background()
 	cs, err := testCli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
@@ -101,7 +102,7 @@ func TestComposeSidecarReachedByName(t *testing.T) {
 		// While the trial runs: the task's container has the ratio's limit,
 		// the sidecar none (the compose file gives it none).
 		cs, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-			Filters: filters.NewArgs(filters.Arg("label", LabelTrial+"="+st.Trial), filters.Arg("label", LabelTask+"="+task.Name))})
+			Filters: filters.NewArgs(filters.Arg("label", runner.LabelTrial+"="+st.Trial), filters.Arg("label", runner.LabelTask+"="+task.Name))})
 		if err != nil {
 			t.Error(err)
 			return
@@ -171,7 +172,7 @@ func TestComposeCancelWhileWaitingForHealth(t *testing.T) {
 	defer cancel()
 	// Cancel once the sidecar runs (the trial is then waiting on its health).
 	go func() {
-		f := filters.NewArgs(filters.Arg("label", LabelTask+"="+task.Name), filters.Arg("label", LabelService+"=echo"), filters.Arg("status", "running"))
+		f := filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task.Name), filters.Arg("label", LabelService+"=echo"), filters.Arg("status", "running"))
 		deadline := time.Now().Add(2 * time.Minute)
 		for time.Now().Before(deadline) && ctx.Err() == nil {
 			if cs, err := testCli.ContainerList(ctx, container.ListOptions{Filters: f}); err == nil && len(cs) > 0 {
@@ -216,7 +217,7 @@ func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
 	ctx := context.Background()
 	mk := func(name, owner string) string {
 		n, err := testCli.NetworkCreate(ctx, name, network.CreateOptions{Labels: map[string]string{
-			LabelHeadroom: "1", LabelExperiment: testExperimentPrefix, LabelTask: "test/reap-networks", LabelOwner: owner}})
+			runner.LabelHeadroom: "1", runner.LabelExperiment: testExperimentPrefix, runner.LabelTask: "test/reap-networks", runner.LabelOwner: owner}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,15 +225,15 @@ func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
 		return n.ID
 	}
 	dead := mk("headroom-"+testExperimentPrefix+"-dead", "gone-host:1")
-	live := mk("headroom-"+testExperimentPrefix+"-live", Owner())
+	live := mk("headroom-"+testExperimentPrefix+"-live", runner.Owner())
 	vol, err := testCli.VolumeCreate(ctx, volume.CreateOptions{Name: "headroom-" + testExperimentPrefix + "-dead-data", Labels: map[string]string{
-		LabelHeadroom: "1", LabelExperiment: testExperimentPrefix, LabelTask: "test/reap-networks", LabelOwner: "gone-host:1"}})
+		runner.LabelHeadroom: "1", runner.LabelExperiment: testExperimentPrefix, runner.LabelTask: "test/reap-networks", runner.LabelOwner: "gone-host:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = testCli.VolumeRemove(ctx, vol.Name, true) })
 	keep := func(l map[string]string) bool {
-		return l[LabelExperiment] != testExperimentPrefix || l[LabelOwner] == Owner()
+		return l[runner.LabelExperiment] != testExperimentPrefix || l[runner.LabelOwner] == runner.Owner()
 	}
 	removed, err := RemoveTrialResources(ctx, testCli, keep, false)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // The real userland images, made without any registry: a Debian root file
@@ -99,7 +100,7 @@ func EnsureDebianImage(ctx context.Context, cli *client.Client, force bool, prog
 		return "", err
 	}
 	rc, err := cli.ImageImport(ctx, image.ImportSource{Source: out, SourceName: "-"}, DebianImage, image.ImportOptions{
-		Changes: []string{`CMD ["/bin/bash"]`, "ENV LANG=C.UTF-8", "LABEL " + LabelHeadroom + ".image=debian"},
+		Changes: []string{`CMD ["/bin/bash"]`, "ENV LANG=C.UTF-8", "LABEL " + runner.LabelHeadroom + ".image=debian"},
 	})
 	if err == nil {
 		_, err = io.Copy(io.Discard, rc)
@@ -128,7 +129,7 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 	script := "set -e; apt-get update; apt-get install -y --no-install-recommends --download-only " + strings.Join(DataSciencePackages, " ") + "; du -sh /var/cache/apt/archives"
 	progress("downloading " + strings.Join(DataSciencePackages, " ") + " into apt's cache (about 130 MB)")
 	cfg := &container.Config{Image: DebianImage, Cmd: []string{"sh", "-c", script},
-		Labels: map[string]string{LabelHeadroom: "1", LabelHeadroom + ".image": "debian-cache-build", LabelOwner: Owner()}}
+		Labels: map[string]string{runner.LabelHeadroom: "1", runner.LabelHeadroom + ".image": "debian-cache-build", runner.LabelOwner: runner.Owner()}}
 	created, err := cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "bridge"}, nil, nil, "")
 	if err != nil {
 		return "", fmt.Errorf("preparing %s: %w", DebianCacheImage, err)
@@ -157,7 +158,7 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 		return "", fmt.Errorf("preparing %s: %w", DebianCacheImage, err)
 	}
 	if _, err := cli.ContainerCommit(ctx, created.ID, container.CommitOptions{Reference: DebianCacheImage,
-		Changes: []string{`CMD ["/bin/bash"]`, "LABEL " + LabelHeadroom + ".image=debian-cache"}}); err != nil {
+		Changes: []string{`CMD ["/bin/bash"]`, "LABEL " + runner.LabelHeadroom + ".image=debian-cache"}}); err != nil {
 		return "", fmt.Errorf("committing %s: %w", DebianCacheImage, err)
 	}
 	return DebianCacheImage, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -80,13 +81,13 @@ func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) 
 // on cli.
 func ownersRunning(cli *client.Client) map[string]int {
 	list, err := cli.ContainerList(context.Background(), container.ListOptions{
-		Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))})
 	owners := map[string]int{}
 	if err != nil {
 		return owners
 	}
 	for _, c := range list {
-		owners[c.Labels[LabelOwner]]++
+		owners[c.Labels[runner.LabelOwner]]++
 	}
 	return owners
 }
@@ -126,9 +127,9 @@ func tallyStoreTask(t *testing.T, injected string, root string, planned int, cli
 		}
 	}
 	row.lost = planned - got
-	leftLabel := LabelHeadroom
+	leftLabel := runner.LabelHeadroom
 	if task != "" {
-		leftLabel = LabelTask + "=" + task
+		leftLabel = runner.LabelTask + "=" + task
 	}
 	if left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", leftLabel))}); err == nil {
@@ -390,7 +391,7 @@ func testKilledWithConsoleOpen(t *testing.T) {
 	said := func() string { b, _ := os.ReadFile(filepath.Join(root, "console.log")); return string(b) }
 	waitFor(t, "the reopened console to reap the dead one's containers and say so", 2*time.Minute, func() bool {
 		list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-			Filters: filters.NewArgs(filters.Arg("label", LabelHeadroom))})
+			Filters: filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))})
 		return err == nil && len(list) == 0 && strings.Contains(said(), "removed leftover container")
 	})
 	tmux(t, sock2, "kill-server")
@@ -425,7 +426,7 @@ func testKilledDuringAppend(t *testing.T) {
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, LabelTask+"="+name) })
+	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, runner.LabelTask+"="+name) })
 	var expDir string
 	waitFor(t, "the sweep to record a trial", 3*time.Minute, func() bool {
 		exps, _ := store.List(root)
@@ -484,7 +485,7 @@ func testResultsDiskFull(t *testing.T) {
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, LabelTask+"="+name) })
+	t.Cleanup(func() { a.Process.Kill(); a.Wait(); removeLabelled(cli, runner.LabelTask+"="+name) })
 	var expDir string
 	waitFor(t, "the sweep to record a trial", 3*time.Minute, func() bool {
 		exps, _ := store.List(root)

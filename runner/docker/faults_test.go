@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // The fault suite (make faults): every cause a trial can die of, injected
@@ -89,7 +90,7 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 		}
 	}
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"="+task.Name))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task.Name))})
 	if err != nil {
 		t.Errorf("listing leftovers: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -124,7 +125,7 @@ func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string,
 		Tags:        []string{tag, WorkloadRepo + ":latest"},
 		Remove:      true,
 		ForceRemove: true,
-		Labels:      map[string]string{LabelHeadroom + ".image": "workload"},
+		Labels:      map[string]string{runner.LabelHeadroom + ".image": "workload"},
 	})
 	pr.CloseWithError(errors.New("build request ended"))
 	if err != nil {

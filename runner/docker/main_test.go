@@ -65,7 +65,7 @@ func runMain(m *testing.M) int {
 	code := m.Run()
 	// Nothing may be left behind by any test.
 	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelExperiment+"="+testExperimentPrefix))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
 	if err == nil && len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "%d container(s) left behind\n", len(left))
 		return 1

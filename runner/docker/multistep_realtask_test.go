@@ -9,6 +9,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
 )
 
@@ -61,7 +62,7 @@ func TestMultiStepOraclePassesNopStopsEarly(t *testing.T) {
 		}
 	}
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"="+task.Name))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task.Name))})
 	if err != nil {
 		t.Fatal(err)
 	}

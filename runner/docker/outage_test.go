@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // engineProxy stands between headroom and the engine's socket, so a test
@@ -122,7 +123,7 @@ name = "agent"
 	// The engine "returns": what the outage left behind is found by label
 	// and removed, as `headroom clean` does.
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelTask+"=test/outage"))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"=test/outage"))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // LabelService names the compose service a sidecar container runs.
@@ -409,7 +410,7 @@ type TrialResource struct {
 // run's, a kept trial's); it returns those removed (with dry, those it
 // would remove). One still in use is left for a later pass.
 func RemoveTrialResources(ctx context.Context, cli *client.Client, keep func(labels map[string]string) bool, dry bool) ([]TrialResource, error) {
-	f := filters.NewArgs(filters.Arg("label", LabelHeadroom))
+	f := filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))
 	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // TaskRepo is the repository of images headroom builds from tasks'
@@ -163,7 +164,7 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
 	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: dockerfile, Remove: true, ForceRemove: true,
-		Labels:    map[string]string{LabelHeadroom + ".image": "task"},
+		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task"},
 		BuildArgs: buildArgs(b.Args), Target: b.Target,
 	})
 	pr.CloseWithError(errors.New("build request ended"))
