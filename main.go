@@ -10,6 +10,8 @@ import (
 	"runtime/pprof"
 
 	"github.com/headroom-eval/headroom/cli"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -25,6 +27,9 @@ func main() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+	// The backends trials can run on (--backend): a new one is its
+	// package and one line here.
+	runner.Register(docker.Definition())
 	os.Exit(profiled(cli.Execute))
 }
 

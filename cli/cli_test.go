@@ -30,6 +30,8 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// In-process commands (NewRoot) connect as the binary does.
+	runner.Register(docker.Definition())
 	dir, err := os.MkdirTemp("", "headroom-cli")
 	if err != nil {
 		panic(err)
@@ -227,7 +229,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 		t.Fatalf("trials.jsonl: %d records, torn %v, %v", len(results), torn, err)
 	}
 	m, err := store.ReadManifest(dir)
-	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || len(m.Tasks[0].DockerRunFlags["1x"]) == 0 || m.Tasks[0].ImageID == "" {
+	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || m.Tasks[0].ImageID == "" {
 		t.Errorf("manifest %+v %v", m, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "trials", results[0].ID, "samples.csv")); err != nil {

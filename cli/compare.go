@@ -68,8 +68,8 @@ func manifestDiffs(a, b store.Manifest) []string {
 			out = append(out, fmt.Sprintf("%-16s A %v · B %v", name, x, y))
 		}
 	}
-	add("engine", a.Engine.Version, b.Engine.Version)
-	add("cgroup", a.Engine.CgroupVersion+"/"+a.Engine.CgroupDriver, b.Engine.CgroupVersion+"/"+b.Engine.CgroupDriver)
+	add("engine", a.Engine.Name()+" "+a.Engine.Version, b.Engine.Name()+" "+b.Engine.Version)
+	add("cgroup", a.Engine.Detail("cgroup_version")+"/"+a.Engine.Detail("cgroup_driver"), b.Engine.Detail("cgroup_version")+"/"+b.Engine.Detail("cgroup_driver"))
 	add("memory sampling", a.Engine.SampleSource, b.Engine.SampleSource)
 	add("kernel", a.Host.Kernel, b.Host.Kernel)
 	add("host", a.Host.Hostname, b.Host.Hostname)

@@ -14,10 +14,10 @@ import (
 
 	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/runner"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -104,13 +104,17 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Shell: shell, Problems: problems, Preparing: l.Preparing}
-	if eng, err := connectAndReap(ctx, stderr); err != nil {
+		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing}
+	if d, ok := runner.Lookup(backendName(cmd)); ok {
+		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
+	}
+	if eng, err := connectAndReap(ctx, cmd, stderr); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	} else {
 		defer eng.Close()
 		l.eng = eng
+		opts.Shell = shellOn(eng)
 		opts.HostCPUs = eng.Host.CPUs
 		// Build the workload image now, in plain sight, rather than
 		// silently on the first start.
@@ -156,12 +160,12 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 }
 
 // realImageNote says, for a real task whose Debian image is not on the
-// engine yet, what choosing it prepares first (the setup screen marks the
-// row and adds it to the estimate); the images are looked up once.
+// platform yet, what choosing it prepares first (the setup screen marks
+// the row and adds it to the estimate); the images are looked up once.
 func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) string {
 	missing := map[string]string{}
-	for image, ref := range map[string]string{taskfile.BuiltinDebian: docker.DebianImage, taskfile.BuiltinDebianCache: docker.DebianCacheImage} {
-		if _, err := eng.Cli.ImageInspect(ctx, ref); err != nil {
+	for _, image := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
+		if ref, ok := eng.P.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
 			missing[image] = ref
 		}
 	}
@@ -340,14 +344,17 @@ func history(root string) func() ([]ui.Experiment, error) {
 	}
 }
 
-// shell opens `docker exec -it` into a running trial's container.
-func shell(containerID string, task model.Task) (*exec.Cmd, error) {
-	if task.Image == taskfile.BuiltinImage {
-		return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
+// shellOn opens a shell in a running trial's sandbox (docker exec -it,
+// kubectl exec -it).
+func shellOn(eng *session.Engine) func(id string, task model.Task) (*exec.Cmd, error) {
+	return func(id string, task model.Task) (*exec.Cmd, error) {
+		if task.Image == taskfile.BuiltinImage {
+			return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
+		}
+		argv, err := eng.P.Shell(id)
+		if err != nil {
+			return nil, err
+		}
+		return exec.Command(argv[0], argv[1:]...), nil
 	}
-	docker, err := exec.LookPath("docker")
-	if err != nil {
-		return nil, fmt.Errorf("the docker CLI is not installed")
-	}
-	return exec.Command(docker, "exec", "-it", containerID, "sh"), nil
 }

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/docker/docker/client"
-	"github.com/headroom-eval/headroom/runner/docker"
-
-	"github.com/headroom-eval/headroom/session"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 )
 
@@ -21,14 +18,14 @@ func newImagesCmd() *cobra.Command {
 
 The workload image is FROM scratch with this static binary: seconds.
 
---real also makes ` + docker.DebianImage + ` (debootstrap of Debian ` + docker.DebianSuite + ` minbase with
+--real also makes headroom-debian:bookworm (debootstrap of Debian bookworm minbase with
 python3: about 40 MB from the Debian mirror, ~1.5 min; needs root and the debootstrap
-program) and ` + docker.DebianCacheImage + ` (that image with the data-science stack's
+program) and headroom-debian:bookworm-ds-cache (that image with the data-science stack's
 packages downloaded into apt's cache: about 130 MB more, ~30 s here), used by the
 real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			eng, err := session.Connect(cmd.Context())
+			eng, err := connect(cmd.Context(), cmd)
 			if err != nil {
 				return err
 			}
@@ -40,8 +37,8 @@ real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), tag)
 			if real {
-				for _, ensure := range []func(context.Context, *client.Client, bool, func(string)) (string, error){docker.EnsureDebianImage, docker.EnsureDebianCacheImage} {
-					tag, err := ensure(cmd.Context(), eng.Cli, force, progress)
+				for _, name := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
+					tag, err := eng.P.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
 					if err != nil {
 						return err
 					}

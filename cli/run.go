@@ -195,7 +195,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	noteDeviations(stderr, setup.tasks)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, stderr)
+	eng, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
 		return err
 	}
@@ -214,27 +214,6 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
 	}
 	return finishSweep(cmd, sw, f.format, setup.report)
-}
-
-// connectAndReap connects to the engine and removes what a crashed
-// headroom left behind, saying so.
-func connectAndReap(ctx context.Context, stderr io.Writer) (*session.Engine, error) {
-	eng, err := session.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	left, err := eng.ReapLeftovers(ctx)
-	for _, l := range left {
-		kind := "container"
-		if l.Kind != "" {
-			kind = l.Kind
-		}
-		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", kind, l.Name, l.Experiment, l.Trial)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "warning: %v\n", err)
-	}
-	return eng, nil
 }
 
 // finishSweep shows the sweep's progress to the end, then reports every
@@ -352,7 +331,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, stderr)
+	eng, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
 		return err
 	}

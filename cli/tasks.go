@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 )
@@ -195,7 +196,13 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\tDOCKER RUN FLAGS")
+	// The backend's own words for each policy: docker run flags, or a
+	// pod's requests and limits.
+	args := func(model.ResourcePolicy) []string { return nil }
+	if d, ok := runner.Lookup(backendName(cmd)); ok && d.PolicyArgs != nil {
+		args = d.PolicyArgs
+	}
+	fmt.Fprintf(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\t%s\n", strings.ToUpper(backendName(cmd))+" SETTINGS")
 	// The runner caps the CPU limit at the host's CPUs (Docker refuses
 	// more), so the flags shown are the ones a run here would use.
 	hostCPUs := runtime.NumCPU()
@@ -210,7 +217,7 @@ func showTask(cmd *cobra.Command, t model.Task) {
 			cpus += fmt.Sprintf(" (capped from %g)", t.Resources.CPUs*r.K)
 			capped = true
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r, model.FormatBytes(p.GuaranteeBytes), p.LimitString(), cpus, strings.Join(p.DockerRunFlags(), " "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r, model.FormatBytes(p.GuaranteeBytes), p.LimitString(), cpus, strings.Join(args(p), " "))
 	}
 	tw.Flush()
 	if capped {

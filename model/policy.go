@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"strconv"
 )
 
 // ResourcePolicy is what one trial gets: the guarantee (the task's spec)
@@ -90,36 +89,6 @@ func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) Resourc
 		p.CPULimitCapped = true
 	}
 	return p
-}
-
-// NanoCPUs is the engine's CPU limit (0: none).
-func (p ResourcePolicy) NanoCPUs() int64 { return int64(math.Round(p.LimitCPUs * 1e9)) }
-
-// CPUShares weights CPU by the guarantee (1024 per guaranteed CPU).
-func (p ResourcePolicy) CPUShares() int64 {
-	s := int64(math.Round(p.GuaranteeCPUs * 1024))
-	if s < 2 {
-		s = 2
-	}
-	return s
-}
-
-// DockerRunFlags are the `docker run` flags with the same effect.
-func (p ResourcePolicy) DockerRunFlags() []string {
-	var f []string
-	if p.HardLimitBytes > 0 {
-		f = append(f, "--memory="+strconv.FormatInt(p.HardLimitBytes, 10),
-			"--memory-swap="+strconv.FormatInt(p.HardLimitBytes, 10))
-	}
-	f = append(f, "--memory-reservation="+strconv.FormatInt(p.GuaranteeBytes, 10))
-	if p.LimitCPUs > 0 {
-		f = append(f, "--cpus="+strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64))
-	}
-	f = append(f, fmt.Sprintf("--cpu-shares=%d", p.CPUShares()))
-	if p.PidsLimit > 0 {
-		f = append(f, fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
-	}
-	return f
 }
 
 // LimitString prints the hard limit for people ("192MiB" or "none").

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,8 +28,8 @@ func TestNewPolicyForEveryStandardRatio(t *testing.T) {
 		if p.HardLimitBytes != tt.limit || p.LimitCPUs != tt.cpus || p.CPULimitCapped != tt.cpuCapped {
 			t.Errorf("%s: limit %d cpus %v capped %v; want %d %v %v", tt.r, p.HardLimitBytes, p.LimitCPUs, p.CPULimitCapped, tt.limit, tt.cpus, tt.cpuCapped)
 		}
-		if p.PidsLimit != 256 || p.CPUShares() != 1024 {
-			t.Errorf("%s: pids %d shares %d", tt.r, p.PidsLimit, p.CPUShares())
+		if p.PidsLimit != 256 {
+			t.Errorf("%s: pids %d", tt.r, p.PidsLimit)
 		}
 	}
 }
@@ -39,20 +38,6 @@ func TestPolicyLimitIsWholePages(t *testing.T) {
 	p := NewPolicy(Resources{CPUs: 1, MemoryBytes: 100*MiB + 1}, Ratio{K: 1.5}, 0)
 	if p.HardLimitBytes%4096 != 0 {
 		t.Errorf("limit %d is not page aligned", p.HardLimitBytes)
-	}
-}
-
-func TestDockerRunFlags(t *testing.T) {
-	spec := Resources{CPUs: 0.5, MemoryBytes: 64 * MiB, PidsLimit: 100}
-	got := NewPolicy(spec, Ratio{K: 2}, 4).DockerRunFlags()
-	want := []string{"--memory=134217728", "--memory-swap=134217728", "--memory-reservation=67108864", "--cpus=1", "--cpu-shares=512", "--pids-limit=100"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("flags\n got %v\nwant %v", got, want)
-	}
-	got = NewPolicy(spec, Uncapped, 4).DockerRunFlags()
-	want = []string{"--memory-reservation=67108864", "--cpu-shares=512", "--pids-limit=100"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("uncapped flags\n got %v\nwant %v", got, want)
 	}
 }
 

@@ -260,8 +260,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "# headroom report: %s\n\n", title)
 	if m := r.Manifest; m != nil {
-		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · Docker %s (cgroup v%s) · kernel %s · %d CPUs, %s\n\n",
-			m.Seed, m.Repeats, m.Concurrency, m.Engine.Version, m.Engine.CgroupVersion, m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
+		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
+			m.Seed, m.Repeats, m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
 	}
 	head := "| task · agent |"
 	sep := "|---|"

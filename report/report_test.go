@@ -25,7 +25,7 @@ func fixture() (*store.Manifest, []model.Ratio, []model.TrialResult) {
 	ratios := []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}
 	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB, PidsLimit: 1024}
 	m := &store.Manifest{ID: "20261129-120000-f1x7", Created: t0, Status: "finished", Seed: 7, Repeats: 4, Concurrency: 2, Ratios: ratios,
-		Host: store.Host{Hostname: "ci", Kernel: "6.18", CPUs: 2, MemoryBytes: 24 << 30}, Engine: store.Engine{Version: "20.10.24", CgroupVersion: "1", CgroupDriver: "cgroupfs", SampleSource: "cgroup-v1"}}
+		Host: store.Host{Hostname: "ci", Kernel: "6.18", CPUs: 2, MemoryBytes: 24 << 30}, Engine: store.Engine{Backend: "docker", Version: "20.10.24", Details: map[string]string{"cgroup_version": "1", "cgroup_driver": "cgroupfs"}, SampleSource: "cgroup-v1"}}
 	K, P, F, A := model.OOMKilled, model.Passed, model.Failed, model.PassedAfterOOM
 	table := map[string][3][]model.Outcome{
 		"builtin/bn-fit-modify":       {{K, K, K, K}, {P, P, F, P}, {P, P, F, P}},

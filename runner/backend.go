@@ -36,6 +36,24 @@ type Backend interface {
 	Close() error
 }
 
+type waitingKey struct{}
+
+// WithWaiting gives Backend.Start a way to say why a sandbox is not
+// running yet (Waiting).
+func WithWaiting(ctx context.Context, f func(reason string)) context.Context {
+	return context.WithValue(ctx, waitingKey{}, f)
+}
+
+// Waiting says, from within Backend.Start, why the trial's sandbox is
+// not running yet ("waiting: unschedulable (0/1 nodes have enough
+// memory)"); the trial's watchers see it as a TrialWaiting event. Say it
+// again only when the reason changes.
+func Waiting(ctx context.Context, reason string) {
+	if f, ok := ctx.Value(waitingKey{}).(func(string)); ok {
+		f(reason)
+	}
+}
+
 // Sandbox is one running trial container.
 type Sandbox interface {
 	ID() string

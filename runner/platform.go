@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -29,8 +30,11 @@ type Platform interface {
 	WorkloadImageBuilt(ctx context.Context, exe string) (ref string, built bool, err error)
 	// PrepareImage makes a task's image available (a built-in name, a
 	// Dockerfile build, a pull or a push) and returns the reference its
-	// trials run.
-	PrepareImage(ctx context.Context, task model.Task, progress func(string)) (string, error)
+	// trials run; force remakes a built-in image that exists.
+	PrepareImage(ctx context.Context, task model.Task, force bool, progress func(string)) (string, error)
+	// ImageReady says, preparing nothing, which image a task would run
+	// and whether it is there already.
+	ImageReady(ctx context.Context, task model.Task) (ref string, ready bool)
 	// PrepareSidecars does the same for each compose sidecar of the task,
 	// naming the prepared image in the task.
 	PrepareSidecars(ctx context.Context, task *model.Task, progress func(string)) error
@@ -50,9 +54,6 @@ type Platform interface {
 	// Shell is the command that opens an interactive shell in a running
 	// trial's sandbox (by Sandbox.ID).
 	Shell(sandboxID string) ([]string, error)
-	// Reproduce is the command that runs a task's image under a policy
-	// outside headroom (docker run flags, a pod's resources).
-	Reproduce(image string, p model.ResourcePolicy) string
 
 	// Doctor checks what a sweep needs of the platform, one line each.
 	Doctor(ctx context.Context, exe string) []Check
@@ -143,6 +144,13 @@ type BackendDef struct {
 	Name    string
 	Summary string
 	Options []PlatformOption
+	// Reproduce is the command that runs an image under a policy outside
+	// headroom (docker run flags, a pod's resources); it needs no
+	// connection, so `tasks show` can print it.
+	Reproduce func(image string, p model.ResourcePolicy) string
+	// PolicyArgs are the backend's own settings for a policy (docker run
+	// flags; a pod's requests and limits), for people.
+	PolicyArgs func(p model.ResourcePolicy) []string
 	// Open connects with the settings (by option name; unset ones hold
 	// their defaults).
 	Open func(ctx context.Context, settings map[string]string) (Platform, error)
@@ -203,3 +211,24 @@ func Open(ctx context.Context, name string, settings map[string]string) (Platfor
 	}
 	return d.Open(ctx, s)
 }
+
+// Lookup finds a registered backend by name.
+func Lookup(name string) (BackendDef, bool) {
+	registry.Lock()
+	defer registry.Unlock()
+	d, ok := registry.defs[name]
+	return d, ok
+}
+
+// ReproduceWith is the named backend's command that runs an image under a
+// policy outside headroom ("" when the backend says none).
+func ReproduceWith(backend, image string, p model.ResourcePolicy) string {
+	if d, ok := Lookup(backend); ok && d.Reproduce != nil {
+		return d.Reproduce(image, p)
+	}
+	return ""
+}
+
+// ErrInUse is what Platform.Remove says of a network or volume something
+// still uses: a later pass removes it.
+var ErrInUse = errors.New("still in use")

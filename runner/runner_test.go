@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -294,5 +295,26 @@ func TestEventOrderPerTrial(t *testing.T) {
 	want := "sweep queued started step line line end-step step end-step end-trial end-sweep"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}
+
+// A platform that places sandboxes itself says why one waits (a pod the
+// scheduler cannot place), from within Start: the stream carries it as
+// the trial's TrialWaiting, before its TrialStarted.
+func TestBackendWaitingReachesTheStream(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")})
+	b := &fake.Backend{Script: script(nil), Pending: "waiting: unschedulable (0/1 nodes: Insufficient memory)"}
+	var order []string
+	runSweep(t, b, cfg, context.Background(), func(e event.Event) {
+		switch e := e.(type) {
+		case event.TrialWaiting:
+			order = append(order, "waiting "+e.Reason)
+		case event.TrialStarted:
+			order = append(order, "started")
+		}
+	})
+	want := []string{"waiting " + b.Pending, "started"}
+	if !slices.Equal(order, want) {
+		t.Errorf("events %q, want %q", order, want)
 	}
 }

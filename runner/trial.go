@@ -68,7 +68,12 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()
 		return *res
 	}
-	sb, err := t.r.backend.Start(ctx, t.r.cfg.Experiment, t.trial, t.task)
+	// A platform that places sandboxes itself (a pod the scheduler cannot
+	// place yet) says why it waits, as admission does.
+	waiting := WithWaiting(ctx, func(reason string) {
+		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
+	})
+	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
 	if err != nil {
 		res.End = time.Now()
 		if ctx.Err() != nil {

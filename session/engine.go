@@ -1,76 +1,59 @@
-// Package session runs one sweep end to end on a Docker Engine: it
-// connects, checks capacity, builds the workload image, plans, records to
-// the store and hands the runner's event stream to whoever watches (the
-// headless command or the console).
+// Package session runs one sweep end to end on a platform (a Docker
+// Engine, a Kubernetes cluster: whichever backend runner.Open connects
+// to): it checks capacity, prepares images, plans, records to the store
+// and hands the runner's event stream to whoever watches (the headless
+// command or the console).
 package session
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
-	"time"
 
-	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
-	"github.com/shirou/gopsutil/v4/host"
-	"github.com/shirou/gopsutil/v4/mem"
 )
 
-// Engine is a connected Docker Engine and what it said about itself.
+// Engine is a connected platform and what it said about itself.
 type Engine struct {
-	Cli  *client.Client
+	P    runner.Platform
 	Info store.Engine
 	Host store.Host
-	// Local says the engine runs on this machine (a unix socket), so this
-	// machine's memory is the trials' memory.
+	// Local says the trials run on this machine, so this machine's memory
+	// is the trials' memory.
 	Local bool
+	// AdmitsItself says the platform places trials by their guarantees
+	// (Kubernetes' scheduler): headroom only caps how many run at once.
+	AdmitsItself bool
 }
 
-// Connect opens the engine named by the environment (DOCKER_HOST etc.).
-func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := docker.Connect()
+// Connect opens the named backend ("docker", "kubernetes") with its
+// settings.
+func Connect(ctx context.Context, backend string, settings map[string]string) (*Engine, error) {
+	if backend == "" {
+		backend = "docker"
+	}
+	p, err := runner.Open(ctx, backend, settings)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, err := cli.Info(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("docker engine not reachable at %s: %v (`headroom doctor` says more)", cli.DaemonHost(), err)
-	}
-	e := &Engine{Cli: cli, Local: strings.HasPrefix(cli.DaemonHost(), "unix://")}
-	e.Info = store.Engine{
-		Version:       info.ServerVersion,
-		APIVersion:    cli.ClientVersion(),
-		CgroupVersion: info.CgroupVersion,
-		CgroupDriver:  info.CgroupDriver,
-		StorageDriver: info.Driver,
-		OS:            info.OperatingSystem,
-	}
-	e.Host = store.Host{Kernel: info.KernelVersion, CPUs: info.NCPU, MemoryBytes: info.MemTotal}
-	e.Host.Hostname, _ = os.Hostname()
-	if e.Local {
-		if vm, err := mem.VirtualMemory(); err == nil {
-			e.Host.MemoryBytes = int64(vm.Total)
-			e.Host.AvailableBytesAtStart = int64(vm.Available)
-		}
-		if k, err := host.KernelVersion(); err == nil {
-			e.Host.Kernel = k
-		}
-	}
-	if e.Host.CPUs == 0 {
-		e.Host.CPUs = runtime.NumCPU()
-	}
-	return e, nil
+	return New(p), nil
 }
 
-// Close releases the client.
-func (e *Engine) Close() error { return e.Cli.Close() }
+// New wraps a connected platform.
+func New(p runner.Platform) *Engine {
+	i := p.Describe()
+	e := &Engine{P: p, Local: i.Local, AdmitsItself: i.AdmitsItself}
+	e.Info = store.Engine{Backend: i.Backend, Version: i.Version, APIVersion: i.APIVersion, Where: i.Where, Details: i.Details}
+	e.Host = store.Host{Hostname: i.Host.Hostname, Kernel: i.Host.Kernel, CPUs: i.Host.CPUs, MemoryBytes: i.Host.MemoryBytes, AvailableBytesAtStart: i.Host.AvailableBytesAtStart}
+	return e
+}
+
+// Close releases the platform.
+func (e *Engine) Close() error { return e.P.Close() }
 
 // Capacity is what guarantees may sum to: host memory minus the reserve.
 func (e *Engine) Capacity(reserve int64) int64 {
@@ -84,17 +67,23 @@ func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(st
 	if err != nil {
 		return "", fmt.Errorf("find headroom's own executable: %w", err)
 	}
-	return docker.EnsureWorkloadImage(ctx, e.Cli, self, force, progress)
+	return e.P.WorkloadImage(ctx, self, force, progress)
 }
 
 // WorkloadImageBuilt says whether this headroom's workload image is on
-// the engine, building nothing.
+// the platform, building nothing.
 func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool, err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", false, fmt.Errorf("find headroom's own executable: %w", err)
 	}
-	return docker.WorkloadImageBuilt(ctx, e.Cli, self)
+	return e.P.WorkloadImageBuilt(ctx, self)
+}
+
+// Reproduce is the backend's command that runs an image under a policy
+// outside headroom.
+func (e *Engine) Reproduce(image string, p model.ResourcePolicy) string {
+	return runner.ReproduceWith(e.Info.Name(), image, p)
 }
 
 // TaskImages makes sure every task's image is on the engine and names it
@@ -153,12 +142,8 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		switch t.Image {
 		case taskfile.BuiltinImage:
 			img, err = e.WorkloadImage(ctx, false, seen)
-		case taskfile.BuiltinDebian:
-			img, err = docker.EnsureDebianImage(ctx, e.Cli, false, seen)
-		case taskfile.BuiltinDebianCache:
-			img, err = docker.EnsureDebianCacheImage(ctx, e.Cli, false, seen)
 		default:
-			img, err = docker.EnsureTaskImage(ctx, e.Cli, *t, seen)
+			img, err = e.P.PrepareImage(ctx, *t, false, seen)
 		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "task "+t.Name+":") {
@@ -187,7 +172,7 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		if _, bad := failed[t.Name]; bad {
 			continue
 		}
-		if err := docker.EnsureSidecarImages(ctx, e.Cli, t, progress); err != nil {
+		if err := e.P.PrepareSidecars(ctx, t, progress); err != nil {
 			err = fmt.Errorf("task %s: %w", t.Name, err)
 			if !keepGoing || ctx.Err() != nil {
 				return nil, err
@@ -233,11 +218,11 @@ func (e *Engine) checkImages(ctx context.Context, tasks []model.Task, notRun map
 		if _, ok := ids[t.Image]; ok {
 			continue
 		}
-		ins, err := e.Cli.ImageInspect(ctx, t.Image)
+		id, err := e.P.ImageID(ctx, t.Image)
 		if err != nil {
-			return nil, fmt.Errorf("task %s: image %s is not on this engine: build or pull it first (%v)", t.Name, t.Image, err)
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}
-		ids[t.Image] = ins.ID
+		ids[t.Image] = id
 	}
 	return ids, nil
 }

@@ -2,59 +2,44 @@ package session
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"errors"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 )
 
-// ownerAlive says whether the headroom process that labelled a container
-// still runs (runner.OwnerAlive).
-func ownerAlive(owner string) bool { return runner.OwnerAlive(owner) }
-
-// OwnerAlive says whether the headroom that labelled a container with
-// this owner still runs (see ownerAlive).
-func OwnerAlive(labels map[string]string) bool { return ownerAlive(labels[runner.LabelOwner]) }
-
-// Leftover is a container (or a trial's network or volume) a crashed
-// headroom left behind.
-type Leftover struct {
-	ID, Name, Experiment, Trial string
-	Kind                        string // "" (a container), "network", "volume"
+// ReapLeftovers removes what headroom made (a container or pod, a trial's
+// network or volume) whose headroom process is gone
+// (a SIGKILL, a closed terminal, a reboot). Kept sandboxes (--keep) and
+// those of live runs are left alone, as is a network or volume still in
+// use.
+func (e *Engine) ReapLeftovers(ctx context.Context) ([]runner.Owned, error) {
+	return e.Clean(ctx, func(o runner.Owned) bool { return !o.Kept && !o.OwnerAlive }, false)
 }
 
-// ReapLeftovers removes containers whose headroom process is gone (a
-// SIGKILL, a closed terminal, a reboot). Kept containers (--keep) and
-// those of live runs are left alone.
-func (e *Engine) ReapLeftovers(ctx context.Context) ([]Leftover, error) {
-	list, err := e.Cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))})
+// Clean removes what headroom made that remove says to, in the order the
+// platform listed it (sandboxes before the networks and volumes they use);
+// with dry, it removes nothing and returns what it would remove.
+func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry bool) ([]runner.Owned, error) {
+	all, err := e.P.Owned(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Leftover
-	for _, c := range list {
-		if c.Labels[runner.LabelKept] != "" || ownerAlive(c.Labels[runner.LabelOwner]) {
+	var out []runner.Owned
+	for _, o := range all {
+		if !remove(o) {
 			continue
 		}
-		if err := e.Cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil && !docker.IsGone(err) {
-			return out, fmt.Errorf("remove leftover %.12s: %w", c.ID, err)
+		if !dry {
+			if err := e.P.Remove(ctx, o); errors.Is(err, runner.ErrInUse) {
+				continue
+			} else if err != nil {
+				return out, err
+			}
 		}
-		name := c.ID[:12]
-		if len(c.Names) > 0 {
-			name = strings.TrimPrefix(c.Names[0], "/")
-		}
-		out = append(out, Leftover{ID: c.ID, Name: name, Experiment: c.Labels[runner.LabelExperiment], Trial: c.Labels[runner.LabelTrial]})
+		out = append(out, o)
 	}
-	// The trials' networks and volumes (compose environments), once their
-	// containers are gone.
-	res, err := docker.RemoveTrialResources(ctx, e.Cli, func(l map[string]string) bool {
-		return l[runner.LabelKept] != "" || ownerAlive(l[runner.LabelOwner])
-	}, false)
-	for _, r := range res {
-		out = append(out, Leftover{ID: r.ID, Name: r.Name, Experiment: r.Labels[runner.LabelExperiment], Trial: r.Labels[runner.LabelTrial], Kind: r.Kind})
-	}
-	return out, err
+	return out, nil
 }
+
+// Owned lists what headroom made on the platform.
+func (e *Engine) Owned(ctx context.Context) ([]runner.Owned, error) { return e.P.Owned(ctx) }

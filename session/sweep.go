@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,6 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/shirou/gopsutil/v4/load"
@@ -79,7 +79,7 @@ type Sweep struct {
 
 	events  chan event.Event
 	run     *runner.Runner
-	backend *docker.Backend
+	backend runner.Backend
 	exp     *store.Experiment
 	cancel  context.CancelFunc
 
@@ -245,7 +245,13 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		m.Scale = model.ScaleBoth
 	}
 	for _, t := range spec.Tasks {
-		te := store.NewScaledTaskEntry(t, spec.Ratios, e.Host.CPUs, spec.Scale)
+		run := t // as prepared: the image its trials run
+		for _, rt := range p.tasks {
+			if rt.Name == t.Name {
+				run.Image = rt.Image
+			}
+		}
+		te := store.NewScaledTaskEntry(run, spec.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs
@@ -264,11 +270,18 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	b, err := docker.New(ctx, e.Cli, docker.Options{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, DriverBinary: e.driverBinary()})
+	self, _ := os.Executable()
+	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self})
 	if err != nil {
 		return nil, err
 	}
 	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets, NotRun: p.notRun}
+	if e.AdmitsItself {
+		// The platform places each trial where its guarantee fits (a pod
+		// waits, unschedulable, until one does): headroom only caps how
+		// many run at once.
+		cfg.GuaranteeCapacityBytes = math.MaxInt64
+	}
 	if e.Local {
 		cfg.Host, cfg.HostCPUs = hostLoad, e.Host.CPUs
 	}

@@ -92,8 +92,12 @@ type TaskEntry struct {
 	// NotRun says why the task's trials could not run (its image did not
 	// build, it lacks the agent): they are recorded as infra-errors.
 	NotRun string `json:"not_run,omitempty"`
-	// DockerRunFlags are the equivalent `docker run` flags per ratio.
-	DockerRunFlags map[string][]string `json:"docker_run_flags"`
+	// Reproduce is, per ratio, the backend's command that runs the image
+	// under that ratio's policy outside headroom.
+	Reproduce map[string]string `json:"reproduce,omitempty"`
+	// DockerRunFlags were written instead by headroom before backends
+	// (read, never written).
+	DockerRunFlags map[string][]string `json:"docker_run_flags,omitempty"`
 }
 
 // Host is the machine the trials ran on.
@@ -107,32 +111,77 @@ type Host struct {
 	ReserveBytes           int64  `json:"reserve_bytes"`
 }
 
-// Engine is the Docker Engine the trials ran on.
+// Engine is the platform the trials ran on: its backend, version and
+// what it said about itself.
 type Engine struct {
-	Version       string `json:"version"`
-	APIVersion    string `json:"api_version"`
-	CgroupVersion string `json:"cgroup_version"`
-	CgroupDriver  string `json:"cgroup_driver"`
-	StorageDriver string `json:"storage_driver"`
-	OS            string `json:"os"`
-	SampleSource  string `json:"sample_source,omitempty"`
+	// Backend is "docker" or "kubernetes" (empty in manifests written
+	// before there were backends: those ran on Docker).
+	Backend    string            `json:"backend,omitempty"`
+	Version    string            `json:"version"`
+	APIVersion string            `json:"api_version"`
+	Where      string            `json:"where,omitempty"`
+	Details    map[string]string `json:"details,omitempty"`
+	// SampleSource is how memory was read ("cgroup-v1", "docker-stats",
+	// "probe-cgroup-v2"...).
+	SampleSource string `json:"sample_source,omitempty"`
+	// Docker's facts as headroom wrote them before backends (read by
+	// Detail, never written).
+	CgroupVersion string `json:"cgroup_version,omitempty"`
+	CgroupDriver  string `json:"cgroup_driver,omitempty"`
+	StorageDriver string `json:"storage_driver,omitempty"`
+	OS            string `json:"os,omitempty"`
+}
+
+// Name is the backend's name.
+func (e Engine) Name() string {
+	if e.Backend == "" {
+		return "docker"
+	}
+	return e.Backend
+}
+
+// Summary names the platform for people: "Docker 28.5.2 (cgroup v1)",
+// "kubernetes v1.34.4 (cgroup v1)".
+func (e Engine) Summary() string {
+	name := e.Name()
+	if name == "docker" {
+		name = "Docker"
+	}
+	s := name + " " + e.Version
+	if cg := e.Detail("cgroup_version"); cg != "" {
+		s += " (cgroup v" + cg + ")"
+	}
+	return s
+}
+
+// Detail is one of the platform's facts ("cgroup_version", "os"...),
+// from either manifest form.
+func (e Engine) Detail(key string) string {
+	if v, ok := e.Details[key]; ok {
+		return v
+	}
+	return map[string]string{"cgroup_version": e.CgroupVersion, "cgroup_driver": e.CgroupDriver, "storage_driver": e.StorageDriver, "os": e.OS}[key]
 }
 
 // NewTaskEntry describes a task and the policies its ratios give it.
 func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
-	return NewScaledTaskEntry(t, ratios, hostCPUs, model.ScaleBoth)
+	return NewScaledTaskEntry(t, ratios, hostCPUs, model.ScaleBoth, nil)
 }
 
 // NewScaledTaskEntry describes a task and the policies its ratios give it
-// when the ratios limit only what scale names.
-func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale) TaskEntry {
+// when the ratios limit only what scale names; reproduce (the backend's,
+// nil for none) gives each ratio's command outside headroom.
+func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale, reproduce func(image string, p model.ResourcePolicy) string) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
-		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String(), DockerRunFlags: map[string][]string{}}
+		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String()}
 	if t.Build != nil {
 		e.BuiltFrom = t.Build.Context
 	}
-	for _, r := range ratios {
-		e.DockerRunFlags[r.String()] = model.NewScaledPolicy(t.Resources, r, hostCPUs, scale).DockerRunFlags()
+	if reproduce != nil {
+		e.Reproduce = map[string]string{}
+		for _, r := range ratios {
+			e.Reproduce[r.String()] = reproduce(t.Image, model.NewScaledPolicy(t.Resources, r, hostCPUs, scale))
+		}
 	}
 	return e
 }

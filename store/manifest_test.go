@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,18 +10,19 @@ import (
 )
 
 // The manifest records each task's container profile and how it differs
-// from the task's own harness; the docker run flags follow the profile's
-// pids limit.
+// from the task's own harness; the reproduce command follows the
+// profile's pids limit.
 func TestTaskEntryRecordsProfileAndDeviations(t *testing.T) {
 	task := model.Task{Name: "x/y", Format: model.FormatHarbor, Resources: model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB, Defaulted: []string{"pids_limit"}},
 		Capabilities: append([]string(nil), model.DefaultCapabilities...), Deviations: []model.Deviation{{What: "allowed_hosts not enforced"}}}
 	task.SetProfile(model.ProfileHarbor)
-	e := NewTaskEntry(task, []model.Ratio{{K: 1}}, 2)
-	if e.Profile != model.ProfileHarbor || len(e.Deviations) != 1 || strings.Contains(strings.Join(e.DockerRunFlags["1x"], " "), "--pids-limit") {
-		t.Errorf("harbor: profile %q deviations %v flags %v", e.Profile, e.Deviations, e.DockerRunFlags["1x"])
+	pids := func(_ string, p model.ResourcePolicy) string { return fmt.Sprintf("--pids-limit=%d", p.PidsLimit) }
+	e := NewScaledTaskEntry(task, []model.Ratio{{K: 1}}, 2, model.ScaleBoth, pids)
+	if e.Profile != model.ProfileHarbor || len(e.Deviations) != 1 || e.Reproduce["1x"] != "--pids-limit=0" {
+		t.Errorf("harbor: profile %q deviations %v flags %v", e.Profile, e.Deviations, e.Reproduce["1x"])
 	}
 	task.SetProfile(model.ProfileHardened)
-	e = NewTaskEntry(task, []model.Ratio{{K: 1}}, 2)
+	e = NewScaledTaskEntry(task, []model.Ratio{{K: 1}}, 2, model.ScaleBoth, pids)
 	data, _ := json.Marshal(e)
 	for _, want := range []string{`"profile":"hardened"`, `"what":"hardened profile: capabilities dropped"`, `"--pids-limit=1024"`} {
 		if !strings.Contains(string(data), want) {

@@ -334,14 +334,17 @@ func (d *detailScreen) View(c *Common) string {
 	}
 	// The command is what a user copies: wrapped, never cut (two lines
 	// at most; the log gives up the second).
-	docker := wrapWords("docker run --network none "+strings.Join(tr.Policy.DockerRunFlags(), " ")+" "+img, w, "  ")
-	if len(docker) > 2 {
-		docker = docker[:2]
+	var repro []string
+	if c.Opts != nil && c.Opts.Reproduce != nil {
+		repro = wrapWords(c.Opts.Reproduce(img, tr.Policy), w, "  ")
 	}
-	for _, l := range docker {
+	if len(repro) > 2 {
+		repro = repro[:2]
+	}
+	for _, l := range repro {
 		out = append(out, st.Muted.Render(l))
 	}
-	logH -= len(docker) - 1
+	logH -= len(repro) - 1
 	logTitle := "log"
 	if d.follow {
 		logTitle += " · following"

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/headroom-eval/headroom/themes"
 	"github.com/muesli/termenv"
@@ -72,6 +73,7 @@ func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 func testOptions(t testing.TB, l Launcher) Options {
 	return Options{
 		Tasks: builtinTasks(t), Launcher: l, Theme: themes.Plain(), HostCPUs: 2, Static: true,
+		PolicyArgs: docker.RunFlags, Reproduce: docker.Reproduce,
 		Now:  func() time.Time { return t0.Add(3 * time.Second) },
 		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
 		History: func() ([]Experiment, error) {

@@ -479,7 +479,10 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 				limit = mib(p.HardLimitBytes)
 			}
 			head := fmt.Sprintf("  %-8s guarantee %-5s limit %-5s cpus %-4s", r, mib(p.GuaranteeBytes), limit, cpus)
-			flags := strings.Join(p.DockerRunFlags(), " ")
+			var flags string
+			if c.Opts.PolicyArgs != nil {
+				flags = strings.Join(c.Opts.PolicyArgs(p), " ")
+			}
 			inline = inline && width(head)+1+width(flags) <= w
 			rl = append(rl, ratioLine{head, flags})
 		}

@@ -239,7 +239,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	p := trial.Policy
 	res := container.Resources{
 		MemoryReservation: p.GuaranteeBytes,
-		CPUShares:         p.CPUShares(),
+		CPUShares:         cpuShares(p),
 	}
 	if p.PidsLimit > 0 {
 		pids := p.PidsLimit
@@ -254,7 +254,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		res.MemorySwap = p.HardLimitBytes
 	}
 	if p.LimitCPUs > 0 {
-		res.NanoCPUs = p.NanoCPUs()
+		res.NanoCPUs = nanoCPUs(p)
 	}
 	cfg := &container.Config{
 		Image:      task.Image,

@@ -166,8 +166,8 @@ func TestPolicyReadBackFromInspect(t *testing.T) {
 		if hc.MemorySwap != wantSwap {
 			t.Errorf("%s: memory-swap %d, want %d", ratio, hc.MemorySwap, wantSwap)
 		}
-		if hc.NanoCPUs != p.NanoCPUs() || hc.CPUShares != p.CPUShares() {
-			t.Errorf("%s: nanocpus %d shares %d, want %d %d", ratio, hc.NanoCPUs, hc.CPUShares, p.NanoCPUs(), p.CPUShares())
+		if hc.NanoCPUs != nanoCPUs(p) || hc.CPUShares != cpuShares(p) {
+			t.Errorf("%s: nanocpus %d shares %d, want %d %d", ratio, hc.NanoCPUs, hc.CPUShares, nanoCPUs(p), cpuShares(p))
 		}
 		if hc.PidsLimit == nil || *hc.PidsLimit != p.PidsLimit {
 			t.Errorf("%s: pids limit %v, want %d", ratio, hc.PidsLimit, p.PidsLimit)

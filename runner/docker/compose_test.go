@@ -213,7 +213,7 @@ func TestComposeUnhealthySidecar(t *testing.T) {
 
 // The reaper's part for compose environments: a network or volume whose
 // headroom is gone is removed; one a live headroom owns is left.
-func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
+func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
 	ctx := context.Background()
 	mk := func(name, owner string) string {
 		n, err := testCli.NetworkCreate(ctx, name, network.CreateOptions{Labels: map[string]string{
@@ -224,28 +224,44 @@ func TestRemoveTrialResourcesOfDeadOwners(t *testing.T) {
 		t.Cleanup(func() { _ = testCli.NetworkRemove(ctx, n.ID) })
 		return n.ID
 	}
-	dead := mk("headroom-"+testExperimentPrefix+"-dead", "gone-host:1")
+	host, _ := os.Hostname()
+	gone := host + ":999999999:1" // this host, a pid no process has
+	dead := mk("headroom-"+testExperimentPrefix+"-dead", gone)
 	live := mk("headroom-"+testExperimentPrefix+"-live", runner.Owner())
 	vol, err := testCli.VolumeCreate(ctx, volume.CreateOptions{Name: "headroom-" + testExperimentPrefix + "-dead-data", Labels: map[string]string{
-		runner.LabelHeadroom: "1", runner.LabelExperiment: testExperimentPrefix, runner.LabelTask: "test/reap-networks", runner.LabelOwner: "gone-host:1"}})
+		runner.LabelHeadroom: "1", runner.LabelExperiment: testExperimentPrefix, runner.LabelTask: "test/reap-networks", runner.LabelOwner: gone}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = testCli.VolumeRemove(ctx, vol.Name, true) })
-	keep := func(l map[string]string) bool {
-		return l[runner.LabelExperiment] != testExperimentPrefix || l[runner.LabelOwner] == runner.Owner()
-	}
-	removed, err := RemoveTrialResources(ctx, testCli, keep, false)
+	// What the reaper does (session.ReapLeftovers), through the port:
+	// list, then remove what is neither kept nor a live owner's.
+	plat, err := Open(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer plat.Close()
+	owned, err := plat.Owned(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed []runner.Owned
+	for _, o := range owned {
+		if o.Experiment != testExperimentPrefix || o.Kept || o.OwnerAlive {
+			continue
+		}
+		if err := plat.Remove(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		removed = append(removed, o)
 	}
 	for _, r := range removed {
 		if r.ID != dead && r.Name != vol.Name {
 			t.Errorf("removed %+v, which is not the dead owner's", r)
 		}
 	}
-	if len(removed) == 0 {
-		t.Error("nothing removed")
+	if len(removed) != 2 {
+		t.Errorf("removed %+v, want the dead owner's network and volume", removed)
 	}
 	if _, err := testCli.NetworkInspect(ctx, dead, network.InspectOptions{}); err == nil {
 		t.Error("the dead owner's network is still there")

@@ -405,11 +405,8 @@ type TrialResource struct {
 	Labels   map[string]string
 }
 
-// RemoveTrialResources removes the networks and volumes headroom made for
-// trials (compose environments), but those keep says to leave (a live
-// run's, a kept trial's); it returns those removed (with dry, those it
-// would remove). One still in use is left for a later pass.
-func RemoveTrialResources(ctx context.Context, cli *client.Client, keep func(labels map[string]string) bool, dry bool) ([]TrialResource, error) {
+// listTrialResources lists the networks and volumes labelled headroom.
+func listTrialResources(ctx context.Context, cli *client.Client) ([]TrialResource, error) {
 	f := filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))
 	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
 	if err != nil {
@@ -426,28 +423,24 @@ func RemoveTrialResources(ctx context.Context, cli *client.Client, keep func(lab
 	for _, v := range vols.Volumes {
 		all = append(all, TrialResource{Kind: "volume", ID: v.Name, Name: v.Name, Labels: v.Labels})
 	}
-	var out []TrialResource
-	for _, r := range all {
-		if keep != nil && keep(r.Labels) {
-			continue
-		}
-		if !dry {
-			var err error
-			if r.Kind == "network" {
-				err = cli.NetworkRemove(ctx, r.ID)
-			} else {
-				err = cli.VolumeRemove(ctx, r.ID, false)
-			}
-			if cerrdefs.IsConflict(err) || cerrdefs.IsPermissionDenied(err) {
-				continue // still in use
-			}
-			if err != nil && !cerrdefs.IsNotFound(err) {
-				return out, fmt.Errorf("remove %s %s: %w", r.Kind, r.Name, err)
-			}
-		}
-		out = append(out, r)
+	return all, nil
+}
+
+// removeTrialResource removes a network or volume; gone already is done.
+func removeTrialResource(ctx context.Context, cli *client.Client, r TrialResource) error {
+	var err error
+	if r.Kind == "network" {
+		err = cli.NetworkRemove(ctx, r.ID)
+	} else {
+		err = cli.VolumeRemove(ctx, r.ID, false)
 	}
-	return out, nil
+	switch {
+	case cerrdefs.IsConflict(err) || cerrdefs.IsPermissionDenied(err):
+		return runner.ErrInUse
+	case err != nil && !cerrdefs.IsNotFound(err):
+		return err
+	}
+	return nil
 }
 
 // EnsureSidecarImages makes sure each sidecar's image is on the engine

@@ -47,6 +47,9 @@ type Script func(trial model.Trial, step model.Step) StepPlan
 type Backend struct {
 	Script   Script
 	StartErr error
+	// Pending, when set, is said (runner.Waiting) before each sandbox
+	// starts, as a platform whose scheduler holds a pod would.
+	Pending string
 
 	mu         sync.Mutex
 	running    int
@@ -64,6 +67,9 @@ func (b *Backend) Start(ctx context.Context, _ string, trial model.Trial, _ mode
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if b.Pending != "" {
+		runner.Waiting(ctx, b.Pending)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/session"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// registerBackendFlags adds --backend and every registered backend's own
+// settings (--kubeconfig, --namespace...) to the commands that connect.
+func registerBackendFlags(fs *pflag.FlagSet) {
+	var names []string
+	for _, d := range runner.Backends() {
+		names = append(names, d.Name)
+	}
+	def := os.Getenv("HEADROOM_BACKEND")
+	if def == "" {
+		def = "docker"
+	}
+	fs.String("backend", def, "where trials run: "+strings.Join(names, " or ")+" (env HEADROOM_BACKEND)")
+	for _, d := range runner.Backends() {
+		for _, o := range d.Options {
+			if fs.Lookup(o.Name) == nil {
+				fs.String(o.Name, "", o.Usage+" ("+d.Name+" backend; default "+defaultText(o.Default)+")")
+			}
+		}
+	}
+}
+
+func defaultText(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// backendName is the backend --backend names.
+func backendName(cmd *cobra.Command) string {
+	if f := cmd.Flags().Lookup("backend"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return "docker"
+}
+
+// connect opens the backend the flags name, with its settings.
+func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
+	settings := map[string]string{}
+	for _, d := range runner.Backends() {
+		for _, o := range d.Options {
+			if f := cmd.Flags().Lookup(o.Name); f != nil {
+				settings[o.Name] = f.Value.String()
+			}
+		}
+	}
+	return session.Connect(ctx, backendName(cmd), settings)
+}
+
+// reproduceFor is the chosen backend's command that runs an image under a
+// policy outside headroom.
+func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy) string {
+	name := backendName(cmd)
+	return func(image string, p model.ResourcePolicy) string { return runner.ReproduceWith(name, image, p) }
+}
+
+// connectAndReap connects to the platform and removes what a crashed
+// headroom left behind, saying so.
+func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, error) {
+	eng, err := connect(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	left, err := eng.ReapLeftovers(ctx)
+	for _, l := range left {
+		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", l.Kind, l.Name, l.Experiment, l.Trial)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	return eng, nil
+}

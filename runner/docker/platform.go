@@ -1,0 +1,327 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/taskfile"
+	"github.com/headroom-eval/headroom/workload"
+	"github.com/shirou/gopsutil/v4/host"
+	"github.com/shirou/gopsutil/v4/mem"
+)
+
+// Definition registers the Docker Engine backend: the engine named by the
+// environment (DOCKER_HOST etc.), with no settings of its own.
+func Definition() runner.BackendDef {
+	return runner.BackendDef{
+		Name:       "docker",
+		Summary:    "a Docker Engine (DOCKER_HOST, else the local socket): one container per trial",
+		Reproduce:  Reproduce,
+		PolicyArgs: RunFlags,
+		Open: func(ctx context.Context, _ map[string]string) (runner.Platform, error) {
+			return Open(ctx)
+		},
+	}
+}
+
+// Platform is a connected Docker Engine.
+type Platform struct {
+	cli  *client.Client
+	info runner.PlatformInfo
+}
+
+// Open connects to the engine named by the environment and asks it what
+// it is.
+func Open(ctx context.Context) (*Platform, error) {
+	cli, err := Connect()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := cli.Info(ctx)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("docker engine not reachable at %s: %v (`headroom doctor` says more)", cli.DaemonHost(), err)
+	}
+	p := &Platform{cli: cli}
+	p.info = runner.PlatformInfo{
+		Backend:    "docker",
+		Version:    info.ServerVersion,
+		APIVersion: cli.ClientVersion(),
+		Where:      cli.DaemonHost(),
+		Details: map[string]string{
+			"cgroup_version": info.CgroupVersion,
+			"cgroup_driver":  info.CgroupDriver,
+			"storage_driver": info.Driver,
+			"os":             info.OperatingSystem,
+		},
+		Local: strings.HasPrefix(cli.DaemonHost(), "unix://"),
+		Host:  runner.HostInfo{Kernel: info.KernelVersion, CPUs: info.NCPU, MemoryBytes: info.MemTotal},
+	}
+	h := &p.info.Host
+	h.Hostname, _ = os.Hostname()
+	if p.info.Local {
+		if vm, err := mem.VirtualMemory(); err == nil {
+			h.MemoryBytes = int64(vm.Total)
+			h.AvailableBytesAtStart = int64(vm.Available)
+		}
+		if k, err := host.KernelVersion(); err == nil {
+			h.Kernel = k
+		}
+	}
+	if h.CPUs == 0 {
+		h.CPUs = runtime.NumCPU()
+	}
+	return p, nil
+}
+
+// Client is the engine's client (for tests and tools in this package's
+// family; session and cli speak to the Platform).
+func (p *Platform) Client() *client.Client { return p.cli }
+
+// Describe says what the engine is.
+func (p *Platform) Describe() runner.PlatformInfo { return p.info }
+
+// Close releases the client.
+func (p *Platform) Close() error { return p.cli.Close() }
+
+// WorkloadImage builds headroom's own image from exe when missing.
+func (p *Platform) WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error) {
+	return EnsureWorkloadImage(ctx, p.cli, exe, force, progress)
+}
+
+// WorkloadImageBuilt says whether exe's workload image is on the engine.
+func (p *Platform) WorkloadImageBuilt(ctx context.Context, exe string) (string, bool, error) {
+	return WorkloadImageBuilt(ctx, p.cli, exe)
+}
+
+// PrepareImage makes a task's image: the Debian images of the real tasks
+// (debootstrap), a Dockerfile build cached by its context's digest, or a
+// pull. The workload image is WorkloadImage's.
+func (p *Platform) PrepareImage(ctx context.Context, t model.Task, force bool, progress func(string)) (string, error) {
+	switch t.Image {
+	case taskfile.BuiltinDebian:
+		return EnsureDebianImage(ctx, p.cli, force, progress)
+	case taskfile.BuiltinDebianCache:
+		return EnsureDebianCacheImage(ctx, p.cli, force, progress)
+	}
+	return EnsureTaskImage(ctx, p.cli, t, progress)
+}
+
+// ImageReady says, building nothing, which image a task would run and
+// whether it is on the engine.
+func (p *Platform) ImageReady(ctx context.Context, t model.Task) (string, bool) {
+	ref := t.Image
+	switch t.Image {
+	case taskfile.BuiltinDebian:
+		ref = DebianImage
+	case taskfile.BuiltinDebianCache:
+		ref = DebianCacheImage
+	}
+	ok, err := imageExists(ctx, p.cli, ref)
+	return ref, ok && err == nil
+}
+
+// PrepareSidecars makes each compose sidecar's image.
+func (p *Platform) PrepareSidecars(ctx context.Context, t *model.Task, progress func(string)) error {
+	return EnsureSidecarImages(ctx, p.cli, t, progress)
+}
+
+// ImageID is the engine's id of an image.
+func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
+	ins, err := p.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("image %s is not on this engine: build or pull it first (%v)", ref, err)
+	}
+	return ins.ID, nil
+}
+
+// Sandboxes subscribes to the engine's events and returns the backend
+// that starts trials' containers.
+func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
+	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe)})
+}
+
+// driverBinary is exe when task images can run their steps through it:
+// the engine is local (the binary is mounted from this host) and the
+// binary is static. A test binary is not headroom's main, which is what
+// dispatches to the driver by name.
+func (p *Platform) driverBinary(exe string) string {
+	if !p.info.Local || exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
+		return ""
+	}
+	return exe
+}
+
+// Owned lists headroom's containers, then the trials' networks and
+// volumes (removed after the containers that use them).
+func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
+	list, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))})
+	if err != nil {
+		return nil, err
+	}
+	var out []runner.Owned
+	for _, c := range list {
+		name := c.ID[:12]
+		if len(c.Names) > 0 {
+			name = strings.TrimPrefix(c.Names[0], "/")
+		}
+		out = append(out, owned(c.ID, name, "container", c.State, c.Labels))
+	}
+	res, err := listTrialResources(ctx, p.cli)
+	for _, r := range res {
+		out = append(out, owned(r.ID, r.Name, r.Kind, "", r.Labels))
+	}
+	return out, err
+}
+
+func owned(id, name, kind, state string, l map[string]string) runner.Owned {
+	return runner.Owned{ID: id, Name: name, Kind: kind, State: state, Experiment: l[runner.LabelExperiment], Trial: l[runner.LabelTrial],
+		Kept: l[runner.LabelKept] != "", Owner: l[runner.LabelOwner], OwnerAlive: runner.OwnerAlive(l[runner.LabelOwner])}
+}
+
+// Remove removes a container (forcibly), a network or a volume. A network
+// or volume still in use is left for a later pass, not an error.
+func (p *Platform) Remove(ctx context.Context, o runner.Owned) error {
+	var err error
+	switch o.Kind {
+	case "container":
+		err = p.cli.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true})
+		if IsGone(err) {
+			err = nil
+		}
+	default:
+		err = removeTrialResource(ctx, p.cli, TrialResource{Kind: o.Kind, ID: o.ID, Name: o.Name})
+	}
+	if err != nil && !errors.Is(err, runner.ErrInUse) {
+		return fmt.Errorf("remove %s %s: %w", o.Kind, o.Name, err)
+	}
+	return err
+}
+
+// Shell is `docker exec -it ID sh`.
+func (p *Platform) Shell(id string) ([]string, error) {
+	docker, err := exec.LookPath("docker")
+	if err != nil {
+		return nil, fmt.Errorf("the docker CLI is not installed")
+	}
+	return []string{docker, "exec", "-it", id, "sh"}, nil
+}
+
+// Reproduce is the `docker run` with the policy's effect.
+func Reproduce(image string, p model.ResourcePolicy) string {
+	return "docker run --network none " + strings.Join(RunFlags(p), " ") + " " + image
+}
+
+// RunFlags are the `docker run` flags with the policy's effect.
+func RunFlags(p model.ResourcePolicy) []string {
+	var f []string
+	if p.HardLimitBytes > 0 {
+		f = append(f, "--memory="+strconv.FormatInt(p.HardLimitBytes, 10),
+			"--memory-swap="+strconv.FormatInt(p.HardLimitBytes, 10))
+	}
+	f = append(f, "--memory-reservation="+strconv.FormatInt(p.GuaranteeBytes, 10))
+	if p.LimitCPUs > 0 {
+		f = append(f, "--cpus="+strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64))
+	}
+	f = append(f, fmt.Sprintf("--cpu-shares=%d", cpuShares(p)))
+	if p.PidsLimit > 0 {
+		f = append(f, fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
+	}
+	return f
+}
+
+// cpuShares weights CPU by the guarantee (1024 per guaranteed CPU; at
+// least 2, the kernel's floor).
+func cpuShares(p model.ResourcePolicy) int64 {
+	return max(int64(math.Round(p.GuaranteeCPUs*1024)), 2)
+}
+
+// nanoCPUs is the engine's CPU limit (0: none).
+func nanoCPUs(p model.ResourcePolicy) int64 { return int64(math.Round(p.LimitCPUs * 1e9)) }
+
+// Doctor checks the engine, cgroups, the workload image, and starts one
+// tiny container to prove that limits apply and cgroups can be read. It
+// builds no image (a build would also move the workload image's tag).
+func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
+	var out []runner.Check
+	check := func(ok bool, name, info, fix string) {
+		out = append(out, runner.Check{OK: ok, Name: name, Info: info, Fix: fix})
+	}
+	note := func(name, info string) { out = append(out, runner.Check{OK: true, Note: true, Name: name, Info: info}) }
+	i := p.info
+	check(true, "engine", fmt.Sprintf("Docker %s, API %s (negotiated), %s", i.Version, i.APIVersion, i.Details["os"]), "")
+	check(true, "cgroups", fmt.Sprintf("v%s, %s driver", i.Details["cgroup_version"], i.Details["cgroup_driver"]), "")
+	tag, built, err := p.WorkloadImageBuilt(ctx, exe)
+	if err != nil {
+		check(false, "workload image", err.Error(), "build headroom with `make build` (CGO_ENABLED=0) and run `headroom images build`")
+		return out
+	}
+	if !built {
+		note("workload image", tag+" not built yet: the first run (or `headroom images build`) builds it from this headroom; doctor builds nothing")
+		note("container checks", "skipped until that image exists: run `headroom images build`, then `headroom doctor`")
+		return out
+	}
+	check(true, "workload image", tag, "")
+	b, err := New(ctx, p.cli, Options{})
+	if err != nil {
+		check(false, "events", err.Error(), "")
+		return out
+	}
+	defer b.Close()
+	task := model.Task{Name: "doctor", Image: tag, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none",
+		IdleCommand: []string{workload.Binary, workload.IdleMode}}
+	tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, i.Host.CPUs)}
+	sb, err := b.Start(ctx, "doctor", tr, task)
+	if err != nil {
+		check(false, "container", err.Error(), "")
+		return out
+	}
+	info, ierr := p.cli.ContainerInspect(ctx, sb.ID())
+	src := sb.SampleSource()
+	_, rmErr := sb.Remove(context.Background())
+	check(ierr == nil && info.HostConfig.Memory == tr.Policy.HardLimitBytes && info.HostConfig.MemorySwap == tr.Policy.HardLimitBytes,
+		"limits applied", "memory, swap and reservation read back from docker inspect", "the engine ignored the memory limit: enable the memory cgroup controller")
+	if b.ReadsKernelLog() {
+		check(true, "kernel log", "readable: OOM kills name the killed process", "")
+	} else {
+		note("kernel log", "not readable (run as root on the engine's host to name killed processes); kills are still caught")
+	}
+	check(src != "docker-stats", "memory sampling", src,
+		"cgroup files unreadable (remote engine or unusual mount): headroom falls back to the 1 Hz stats stream, which misses short spikes; run headroom on the engine's host")
+	var have []string
+	for _, ref := range []string{DebianImage, DebianCacheImage} {
+		if ok, _ := imageExists(ctx, p.cli, ref); ok {
+			have = append(have, ref)
+		}
+	}
+	if len(have) == 2 {
+		check(true, "real-task images", strings.Join(have, ", "), "")
+	} else {
+		how := "`make real-images` (needs root and debootstrap"
+		if _, err := exec.LookPath("debootstrap"); err != nil {
+			how += ", which is not installed: `apt-get install debootstrap`"
+		}
+		note("real-task images", "not made yet; the real/* tasks and Dockerfiles FROM "+DebianImage+" need them: "+how+")")
+	}
+	check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
+	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && i.Details["cgroup_version"] == "1" && i.Local {
+		check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
+	}
+	return out
+}
