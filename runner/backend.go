@@ -26,8 +26,8 @@ type ExecResult struct {
 	ExitCode int
 }
 
-// Backend creates sandboxes (containers) for trials. A Kubernetes backend
-// would be one more implementation of this interface.
+// Backend creates sandboxes for trials: a Platform's Sandboxes (a Docker
+// Engine's containers, a Kubernetes cluster's pods).
 type Backend interface {
 	// Start creates and starts the trial's sandbox, idle, with the policy
 	// applied. A failure here is an infrastructure error.
@@ -54,18 +54,19 @@ func Waiting(ctx context.Context, reason string) {
 	}
 }
 
-// Sandbox is one running trial container.
+// Sandbox is one running trial's sandbox (a container, a pod): what the
+// trial does in it, and what it reads from it.
 type Sandbox interface {
+	Lifecycle
+	Telemetry
+}
+
+// Lifecycle is how a trial acts on its sandbox.
+type Lifecycle interface {
 	ID() string
-	// SampleSource says where memory readings come from ("cgroup-v1",
-	// "cgroup-v2", "docker-stats").
-	SampleSource() string
-	// StepRunner says how steps run ("exec": the engine's exec per step;
-	// "driver": a process in the container told each step).
+	// StepRunner says how steps run ("exec": the platform's exec per step;
+	// "driver": a process in the sandbox told each step).
 	StepRunner() string
-	// Samples and OOMs deliver readings until the sandbox is removed.
-	Samples() <-chan event.Sample
-	OOMs() <-chan OOMSignal
 	// Exec runs argv inside the sandbox as user ("" for the sandbox's
 	// own); each line of output goes to line. Cancelling ctx stops
 	// waiting; Kill stops the command.
@@ -74,16 +75,26 @@ type Sandbox interface {
 	CopyIn(ctx context.Context, uploads []model.Upload) error
 	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// Kill stops every process in the sandbox.
+	Kill(ctx context.Context) error
+	// Remove reads the final state and removes the sandbox.
+	Remove(ctx context.Context) (Final, error)
+}
+
+// Telemetry is what a sandbox says about its resource use while it runs.
+type Telemetry interface {
+	// SampleSource says where memory readings come from ("cgroup-v1",
+	// "cgroup-v2", "docker-stats", "probe-cgroup-v1"...).
+	SampleSource() string
+	// Samples and OOMs deliver readings until the sandbox is removed.
+	Samples() <-chan event.Sample
+	OOMs() <-chan OOMSignal
 	// CPUUse reads the sandbox's cumulative CPU time and throttling
 	// counters, and whether they could be read.
 	CPUUse() (model.CPUUse, bool)
 	// TakeKernelPeak returns the kernel's peak usage since the last call
 	// (resetting it where the kernel allows) and whether it could be read.
 	TakeKernelPeak() (int64, bool)
-	// Kill stops every process in the sandbox.
-	Kill(ctx context.Context) error
-	// Remove reads the final state and removes the sandbox.
-	Remove(ctx context.Context) (Final, error)
 }
 
 // Final is what the engine said when the sandbox ended.
