@@ -60,7 +60,15 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 			}
 		}
 	}
-	return session.Connect(ctx, backendName(cmd), settings)
+	name := backendName(cmd)
+	if _, ok := runner.Lookup(name); !ok {
+		var names []string
+		for _, d := range runner.Backends() {
+			names = append(names, d.Name)
+		}
+		return nil, usagef("--backend %s: no such backend; use one of %s", name, strings.Join(names, ", "))
+	}
+	return session.Connect(ctx, name, settings)
 }
 
 // reproduceFor is the chosen backend's command that runs an image under a

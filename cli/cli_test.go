@@ -661,3 +661,14 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 		t.Errorf("--fail-fast left an experiment: %v", entries)
 	}
 }
+
+// An unknown --backend is the user's mistake: exit 2, naming the
+// backends there are, before anything connects.
+func TestUnknownBackendIsAUsageError(t *testing.T) {
+	for _, args := range [][]string{{"--backend", "nomad", "doctor"}, {"run", "--backend", "nomad", "--tasks", "tiny", "--tasks-dir", "testdata/tasks"}, {"clean", "--backend", "nomad"}} {
+		r := headroom(t, args...)
+		if r.code != 2 || !strings.Contains(r.stderr, `--backend nomad: no such backend; use one of docker`) {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -38,6 +39,9 @@ build) and removes what it started.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			eng, err := connect(ctx, cmd)
+			if errors.As(err, new(usageError)) {
+				return err
+			}
 			if err != nil {
 				fix := "start the daemon (`sudo systemctl start docker` or `dockerd &`) or set DOCKER_HOST"
 				if backendName(cmd) != "docker" {

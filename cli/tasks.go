@@ -198,11 +198,11 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The backend's own words for each policy: docker run flags, or a
 	// pod's requests and limits.
-	args := func(model.ResourcePolicy) []string { return nil }
+	args, argsName := func(model.ResourcePolicy) []string { return nil }, ""
 	if d, ok := runner.Lookup(backendName(cmd)); ok && d.PolicyArgs != nil {
-		args = d.PolicyArgs
+		args, argsName = d.PolicyArgs, d.PolicyArgsName
 	}
-	fmt.Fprintf(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\t%s\n", strings.ToUpper(backendName(cmd))+" SETTINGS")
+	fmt.Fprintf(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\t%s\n", strings.ToUpper(argsName))
 	// The runner caps the CPU limit at the host's CPUs (Docker refuses
 	// more), so the flags shown are the ones a run here would use.
 	hostCPUs := runtime.NumCPU()

@@ -151,6 +151,8 @@ type BackendDef struct {
 	// PolicyArgs are the backend's own settings for a policy (docker run
 	// flags; a pod's requests and limits), for people.
 	PolicyArgs func(p model.ResourcePolicy) []string
+	// PolicyArgsName names them ("docker run flags", "pod resources").
+	PolicyArgsName string
 	// Open connects with the settings (by option name; unset ones hold
 	// their defaults).
 	Open func(ctx context.Context, settings map[string]string) (Platform, error)

@@ -28,10 +28,11 @@ import (
 // environment (DOCKER_HOST etc.), with no settings of its own.
 func Definition() runner.BackendDef {
 	return runner.BackendDef{
-		Name:       "docker",
-		Summary:    "a Docker Engine (DOCKER_HOST, else the local socket): one container per trial",
-		Reproduce:  Reproduce,
-		PolicyArgs: RunFlags,
+		Name:           "docker",
+		Summary:        "a Docker Engine (DOCKER_HOST, else the local socket): one container per trial",
+		Reproduce:      Reproduce,
+		PolicyArgs:     RunFlags,
+		PolicyArgsName: "docker run flags",
 		Open: func(ctx context.Context, _ map[string]string) (runner.Platform, error) {
 			return Open(ctx)
 		},
