@@ -25,20 +25,23 @@ func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry 
 		return nil, err
 	}
 	var out []runner.Owned
+	var errs []error
 	for _, o := range all {
 		if !remove(o) {
 			continue
 		}
 		if !dry {
+			// One that cannot be removed does not keep the others.
 			if err := e.P.Remove(ctx, o); errors.Is(err, runner.ErrInUse) {
 				continue
 			} else if err != nil {
-				return out, err
+				errs = append(errs, err)
+				continue
 			}
 		}
 		out = append(out, o)
 	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // Owned lists what headroom made on the platform.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
@@ -203,7 +204,9 @@ func (p *Platform) Remove(ctx context.Context, o runner.Owned) error {
 	switch o.Kind {
 	case "container":
 		err = p.cli.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true})
-		if IsGone(err) {
+		// A removal already under way (the run that died had asked for it
+		// just before) ends the same way.
+		if IsGone(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")) {
 			err = nil
 		}
 	default:
