@@ -56,7 +56,13 @@ func New(p runner.Platform) *Engine {
 func (e *Engine) Close() error { return e.P.Close() }
 
 // Capacity is what guarantees may sum to: host memory minus the reserve.
+// On a platform that places trials itself it is what the largest node
+// can give one pod (its allocatable memory, which already leaves the
+// node's own reserve out).
 func (e *Engine) Capacity(reserve int64) int64 {
+	if e.AdmitsItself {
+		return e.Host.MemoryBytes
+	}
 	return max(e.Host.MemoryBytes-reserve, 0)
 }
 
