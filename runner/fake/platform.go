@@ -1,0 +1,111 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// Platform is a scripted runner.Platform around a fake Backend: images
+// are prepared by name, and what it owns is a list tests fill. It is the
+// proof that a backend is one package plus one runner.Register line.
+type Platform struct {
+	Backend *Backend
+	Info    runner.PlatformInfo
+	// Broken names images whose preparation fails (with that message).
+	Broken map[string]string
+
+	mu      sync.Mutex
+	owned   []runner.Owned
+	removed []string
+}
+
+// Definition registers p under name, its commands reproducing a trial
+// as "fake-run LIMIT IMAGE".
+func (p *Platform) Definition(name string) runner.BackendDef {
+	return runner.BackendDef{
+		Name: name, Summary: "a scripted platform for tests",
+		Options:   []runner.PlatformOption{{Name: "fake-zone", Usage: "a setting only this backend takes", Default: "a"}},
+		Reproduce: func(image string, pol model.ResourcePolicy) string { return "fake-run " + pol.LimitString() + " " + image },
+		Open: func(_ context.Context, settings map[string]string) (runner.Platform, error) {
+			if p.Info.Details == nil {
+				p.Info.Details = map[string]string{}
+			}
+			p.Info.Details["zone"] = settings["fake-zone"]
+			return p, nil
+		},
+	}
+}
+
+// Own adds something the platform holds (a leftover, a live run's pod).
+func (p *Platform) Own(o runner.Owned) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.owned = append(p.owned, o)
+}
+
+// RemovedNames lists what Remove removed, in order.
+func (p *Platform) RemovedNames() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.removed...)
+}
+
+func (p *Platform) Describe() runner.PlatformInfo { return p.Info }
+
+func (p *Platform) WorkloadImage(context.Context, string, bool, func(string)) (string, error) {
+	return "fake-workload", nil
+}
+
+func (p *Platform) WorkloadImageBuilt(context.Context, string) (string, bool, error) {
+	return "fake-workload", true, nil
+}
+
+func (p *Platform) PrepareImage(_ context.Context, t model.Task, _ bool, progress func(string)) (string, error) {
+	if why, ok := p.Broken[t.Image]; ok {
+		progress("building " + t.Image)
+		return "", fmt.Errorf("%s", why)
+	}
+	return "fake/" + strings.TrimPrefix(t.Image, "fake/"), nil
+}
+
+func (p *Platform) ImageReady(_ context.Context, t model.Task) (string, bool) { return t.Image, true }
+
+func (p *Platform) PrepareSidecars(context.Context, *model.Task, func(string)) error { return nil }
+
+func (p *Platform) ImageID(_ context.Context, ref string) (string, error) { return "id-" + ref, nil }
+
+func (p *Platform) Sandboxes(context.Context, runner.SandboxOptions) (runner.Backend, error) {
+	return p.Backend, nil
+}
+
+func (p *Platform) Owned(context.Context) ([]runner.Owned, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]runner.Owned(nil), p.owned...), nil
+}
+
+func (p *Platform) Remove(_ context.Context, o runner.Owned) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.removed = append(p.removed, o.Name)
+	for i, x := range p.owned {
+		if x.ID == o.ID {
+			p.owned = append(p.owned[:i], p.owned[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+func (p *Platform) Shell(id string) ([]string, error) { return []string{"fake-shell", id}, nil }
+
+func (p *Platform) Doctor(context.Context, string) []runner.Check {
+	return []runner.Check{{OK: true, Name: "fake", Info: "scripted"}}
+}
+
+func (p *Platform) Close() error { return nil }

@@ -1,0 +1,85 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/fake"
+	"github.com/headroom-eval/headroom/store"
+)
+
+// A backend is a package that implements runner.Platform plus one
+// Register line: a sweep on the scripted platform is planned, prepared,
+// run, recorded and reaped through the port alone, and the manifest says
+// which backend ran it, with the backend's own reproduce command.
+func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
+	plat := &fake.Platform{
+		Backend: &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Lines: []string{"ok"}} }},
+		Info: runner.PlatformInfo{Backend: "fake-port", Version: "v9", Where: "nowhere", AdmitsItself: true,
+			Host: runner.HostInfo{CPUs: 4, MemoryBytes: 8 << 30}},
+		Broken: map[string]string{"fake/broken": "no such base image"},
+	}
+	runner.Register(plat.Definition("fake-port"))
+	dead := runner.Owned{ID: "p1", Name: "pod-dead", Kind: "pod", Owner: "gone", OwnerAlive: false}
+	live := runner.Owned{ID: "p2", Name: "pod-live", Kind: "pod", Owner: "other", OwnerAlive: true}
+	kept := runner.Owned{ID: "p3", Name: "pod-kept", Kind: "pod", Kept: true}
+	for _, o := range []runner.Owned{dead, live, kept} {
+		plat.Own(o)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := Connect(ctx, "fake-port", map[string]string{"fake-zone": "b", "kubeconfig": "another backend's"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := eng.ReapLeftovers(ctx)
+	if err != nil || len(left) != 1 || left[0].Name != "pod-dead" || !slices.Equal(plat.RemovedNames(), []string{"pod-dead"}) {
+		t.Errorf("reaped %+v (removed %v, err %v), want only the dead owner's pod", left, plat.RemovedNames(), err)
+	}
+
+	good := fake.Task("port/good", 64*model.MiB, "s")
+	broken := fake.Task("port/broken", 64*model.MiB, "s")
+	broken.Image = "fake/broken"
+	huge := fake.Task("port/huge", 16<<30, "s") // larger than any node
+	sw, err := eng.Launch(ctx, Spec{Tasks: []model.Task{good, broken, huge}, Ratios: []model.Ratio{{K: 1}, model.Uncapped}, Repeats: 1, Concurrency: 2, Seed: 1, OutRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]model.Outcome{}
+	for ev := range sw.Events() {
+		if end, ok := ev.(event.TrialEnded); ok {
+			outcomes[end.Result.Task+"@"+end.Result.Ratio.String()] = end.Result.Outcome
+		}
+	}
+	want := map[string]model.Outcome{"port/good@1x": model.Passed, "port/good@uncapped": model.Passed,
+		"port/broken@1x": model.InfraError, "port/broken@uncapped": model.InfraError, "port/huge@1x": model.InfraError, "port/huge@uncapped": model.InfraError}
+	for k, w := range want {
+		if outcomes[k] != w {
+			t.Errorf("%s: %s, want %s", k, outcomes[k], w)
+		}
+	}
+	m, err := store.ReadManifest(sw.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Engine.Name() != "fake-port" || m.Engine.Version != "v9" || m.Engine.Detail("zone") != "b" || m.Host.CPUs != 4 {
+		t.Errorf("manifest engine %+v host %+v", m.Engine, m.Host)
+	}
+	if got := m.Tasks[0].Reproduce["1x"]; got != "fake-run 64MiB fake/fake" {
+		t.Errorf("reproduce at 1x %q, want the backend's own command on the prepared image", got)
+	}
+	if m.Tasks[1].NotRun == "" || m.Tasks[2].NotRun == "" {
+		t.Errorf("not run: %q, %q", m.Tasks[1].NotRun, m.Tasks[2].NotRun)
+	}
+	// A platform that admits pods itself is not held to host memory minus
+	// headroom's reserve: the largest node's allocatable bounds one pod.
+	if eng.Capacity(1<<30) != 8<<30 {
+		t.Errorf("capacity %d", eng.Capacity(1<<30))
+	}
+}
