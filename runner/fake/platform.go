@@ -29,8 +29,10 @@ type Platform struct {
 func (p *Platform) Definition(name string) runner.BackendDef {
 	return runner.BackendDef{
 		Name: name, Summary: "a scripted platform for tests",
-		Options:   []runner.PlatformOption{{Name: "fake-zone", Usage: "a setting only this backend takes", Default: "a"}},
-		Reproduce: func(image string, pol model.ResourcePolicy) string { return "fake-run " + pol.LimitString() + " " + image },
+		Options: []runner.PlatformOption{{Name: "fake-zone", Usage: "a setting only this backend takes", Default: "a"}},
+		Reproduce: func(image string, pol model.ResourcePolicy) string {
+			return "fake-run " + pol.LimitString() + " " + image
+		},
 		Open: func(_ context.Context, settings map[string]string) (runner.Platform, error) {
 			if p.Info.Details == nil {
 				p.Info.Details = map[string]string{}
