@@ -6,7 +6,8 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity faults vet clean
+.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity faults vet clean \
+	kube-up kube-down kube-status kube-load kube-smoke
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
@@ -108,3 +109,25 @@ parity: build
 
 clean:
 	rm -rf bin
+
+# A real single-node Kubernetes v1.34.4 on this machine for the Kubernetes
+# backend's tests (kube/README.md): needs root and Docker; installs what is
+# missing from Debian, builds the binaries once into
+# ${HEADROOM_KUBE_CACHE:-~/.cache/headroom/kube} (about 25 min on 2 cores;
+# then about 30 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
+kube-up:
+	kube/up.sh
+
+kube-down:
+	kube/down.sh
+
+kube-status:
+	@kube/status.sh
+
+# Local Docker images into the cluster: make kube-load IMAGES="a:1 b:2".
+kube-load:
+	kube/load-image.sh $(IMAGES)
+
+# OOM kill, logs, exec, attach and the in-pod cgroup view on the running cluster.
+kube-smoke:
+	kube/smoke.sh

@@ -1,0 +1,50 @@
+# Shared by kube/*.sh (sourced): where the local cluster's binaries, state
+# and sockets live. Nothing here belongs to Docker's own containerd.
+KUBE_VERSION=v1.34.4
+KUBE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CACHE=${HEADROOM_KUBE_CACHE:-$HOME/.cache/headroom/kube}
+BIN=$CACHE/bin-$KUBE_VERSION
+STATE=${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}
+PKI=$STATE/pki
+PIDS=$STATE/pids
+LOGS=$STATE/logs
+SOCK=$STATE/containerd.sock
+KUBECONFIG_ADMIN=$STATE/kubeconfig
+NODE=headroom-node
+ETCD_PORT=${HEADROOM_KUBE_ETCD_PORT:-12379}
+API_PORT=${HEADROOM_KUBE_API_PORT:-6443}
+POD_CIDR=10.244.0.0/24
+SERVICE_CIDR=10.96.0.0/24
+BRIDGE=hrkube0
+PAUSE_IMAGE=headroom.local/kube-pause:1
+# The components, in the order up.sh starts them; down.sh stops them in reverse.
+COMPONENTS=(etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+# The host sysctls the kubelet rewrites at start; up.sh saves them, down.sh puts them back.
+KUBELET_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
+
+export PATH="$BIN:$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
+
+log() { printf 'kube: %s\n' "$*" >&2; }
+die() { printf 'kube: error: %s\n' "$*" >&2; exit 1; }
+
+# pid_alive NAME: the recorded process of NAME runs (and is still that program).
+pid_alive() {
+	local f=$PIDS/$1.pid pid
+	[[ -f $f ]] || return 1
+	pid=$(<"$f")
+	[[ -n $pid && -d /proc/$pid ]] || return 1
+	# A reused PID runs another program: compare with the recorded executable.
+	[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$(cat "$PIDS/$1.exe" 2>/dev/null)" ]]
+}
+
+kctl() { kubectl --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+kctr() { ctr --address "$SOCK" -n k8s.io "$@"; }
+
+# host_ip: the address of the interface of the default route (the node's InternalIP).
+host_ip() {
+	local ip
+	ip=$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="src") {print $(i+1); exit}}')
+	[[ -n $ip ]] || ip=$(hostname -I 2>/dev/null | awk '{print $1}')
+	[[ -n $ip ]] || die "no IPv4 address for the node (no default route?)"
+	echo "$ip"
+}
