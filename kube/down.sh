@@ -35,7 +35,7 @@ pod_pids() {
 shim_pids() {
 	local p
 	for p in /proc/[0-9]*; do
-		[[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == *containerd-shim*" -address $SOCK "* ]] && echo "${p#/proc/}"
+		[[ $(tr '\0' ' ' 2>/dev/null <"$p/cmdline") == *containerd-shim*" -address $SOCK "* ]] && echo "${p#/proc/}"
 	done
 }
 

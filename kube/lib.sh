@@ -37,6 +37,12 @@ pid_alive() {
 	[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$(cat "$PIDS/$1.exe" 2>/dev/null)" ]]
 }
 
+# docker_build TAG DIR: a quiet `docker build` (its output only on failure).
+docker_build() {
+	local out
+	out=$(docker build -q --label headroom-kube=1 -t "$1" "$2" 2>&1) || { echo "$out" >&2; die "docker build $1 failed"; }
+}
+
 kctl() { kubectl --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 kctr() { ctr --address "$SOCK" -n k8s.io "$@"; }
 

@@ -29,7 +29,7 @@ trap cleanup EXIT
 
 (cd "$KUBE_DIR/build" && CGO_ENABLED=0 go build -trimpath -o "$tmp/smoke" ./smoke)
 cp "$KUBE_DIR/build/smoke/Dockerfile" "$tmp/"
-docker build -q --label headroom-kube=smoke -t "$IMG" "$tmp" >/dev/null
+docker_build "$IMG" "$tmp"
 "$KUBE_DIR/load-image.sh" "$IMG"
 
 kctl create namespace "$NS" >/dev/null 2>&1 || true

@@ -59,7 +59,7 @@ build_pause() {
 		(cd "$KUBE_DIR/build" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$dir/pause" ./pause)
 	fi
 	cp "$KUBE_DIR/build/pause/Dockerfile" "$dir/Dockerfile"
-	docker build -q --label headroom-kube=pause -t "$PAUSE_IMAGE" "$dir" >/dev/null
+	docker_build "$PAUSE_IMAGE" "$dir"
 }
 
 # 3. Certificates: a CA and one key pair per component, made once per state dir.
@@ -326,4 +326,5 @@ main() {
 	echo "$KUBECONFIG_ADMIN"
 }
 
-main "$@"
+# Sourcing this file (to test one step) defines the steps without running them.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
