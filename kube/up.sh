@@ -42,7 +42,13 @@ build_binaries() {
 	local start=$SECONDS
 	rm -rf "$BIN.tmp"
 	mkdir -p "$BIN.tmp"
-	(cd "$KUBE_DIR/build" && CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags='-s -w' -o "$BIN.tmp/" \
+	# The version the binaries report (node info, /version) is stamped as
+	# Kubernetes' own build does (hack/lib/version.sh); a module build has none.
+	local v ldflags='-s -w' minor=${KUBE_VERSION#v1.}
+	for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+		ldflags+=" -X $v.gitVersion=$KUBE_VERSION -X $v.gitMajor=1 -X $v.gitMinor=${minor%%.*} -X $v.gitTreeState=clean"
+	done
+	(cd "$KUBE_DIR/build" && CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags="$ldflags" -o "$BIN.tmp/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl)
 	rm -rf "$BIN"
