@@ -161,6 +161,8 @@ write_configs() {
 		      runtime_type = "io.containerd.runc.v2"
 		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
 		        SystemdCgroup = false
+		        # runc's own state beside the rest, not in /run/containerd/runc.
+		        Root = "$STATE/containerd/runc"
 		  [plugins."io.containerd.grpc.v1.cri".cni]
 		    bin_dir = "/usr/lib/cni"
 		    conf_dir = "$STATE/cni/net.d"
