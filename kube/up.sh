@@ -50,7 +50,8 @@ build_binaries() {
 	done
 	(cd "$KUBE_DIR/build" && CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags="$ldflags" -o "$BIN.tmp/" \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl)
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl) \
+		2> >(grep -v '^go: downloading' >&2)
 	rm -rf "$BIN"
 	mv "$BIN.tmp" "$BIN"
 	log "built in $((SECONDS - start)) s"
