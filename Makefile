@@ -113,8 +113,8 @@ clean:
 # A real single-node Kubernetes v1.34.4 on this machine for the Kubernetes
 # backend's tests (kube/README.md): needs root and Docker; installs what is
 # missing from Debian, builds the binaries once into
-# ${HEADROOM_KUBE_CACHE:-~/.cache/headroom/kube} (about 25 min on 2 cores;
-# then about 30 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
+# ${HEADROOM_KUBE_CACHE:-~/.cache/headroom/kube} (10-50 min on 2 cores,
+# by load; then about 15 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
 kube-up:
 	kube/up.sh
 

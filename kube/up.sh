@@ -38,7 +38,7 @@ build_binaries() {
 		return
 	fi
 	command -v go >/dev/null || die "needs go to build the Kubernetes binaries (PATH: $PATH)"
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl $KUBE_VERSION into $BIN (once per machine; about 15-25 min on 2 busy cores)"
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl $KUBE_VERSION into $BIN (once per machine; 10-50 min on 2 cores, by load)"
 	local start=$SECONDS
 	rm -rf "$BIN.tmp"
 	mkdir -p "$BIN.tmp"
