@@ -56,7 +56,7 @@ unit:
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	runner/docker:FuzzCgroupFiles runner/docker:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace \
+	runner/cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace \
 	workload:FuzzProfileJSON cli:FuzzParsePP taskfile:FuzzTaskDir model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
@@ -83,7 +83,7 @@ soak:
 # Go benchmarks of the hot paths, then the side-by-side figures of
 # docs/PERFORMANCE.md (about 5 minutes here).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
 	HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 20m ./perf
 

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -87,15 +88,15 @@ type Backend struct {
 func (b *Backend) ReadsKernelLog() bool { return b.kernelLog }
 
 // kernelKill hands a kill from the kernel's log to its container.
-func (b *Backend) kernelKill(k kernelKill) {
-	if k.containerID == "" {
+func (b *Backend) kernelKill(k kmsg.Kill) {
+	if k.ContainerID == "" {
 		return
 	}
 	b.mu.Lock()
-	sb := b.sandboxes[k.containerID]
+	sb := b.sandboxes[k.ContainerID]
 	b.mu.Unlock()
 	if sb != nil {
-		sb.kernelOOM(k.at(time.Now()), k)
+		sb.kernelOOM(k.At(time.Now()), k)
 	}
 }
 
@@ -139,7 +140,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	if opts.KernelLog == "" {
 		opts.KernelLog = "/dev/kmsg"
 	}
-	b.kernelLog = watchKernel(opts.KernelLog, evCtx.Done(), b.kernelKill)
+	b.kernelLog = kmsg.Watch(opts.KernelLog, evCtx.Done(), b.kernelKill)
 	return b, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,10 +17,6 @@ import (
 // which tells that its kill events have all arrived (the engine sends
 // them in order); an engine whose events are lost only costs this once.
 const destroyWait = 3 * time.Second
-
-// chargeBatchBytes is how far below its limit a cgroup's usage can stop
-// when a charge fails (the kernel charges 64 pages at a time).
-const chargeBatchBytes = 64 * 4096
 
 // stopWitness tells a kill headroom sent from one someone else sent
 // (docker kill, stop, rm -f): the engine's kill events carry the signal,
@@ -145,65 +139,6 @@ func signalName(attr string) string {
 		attr = "SIG" + attr
 	}
 	return attr
-}
-
-// limitHits reads how often the container's usage hit its own hard limit:
-// v1 counts failed charges in memory.failcnt (and memory.memsw.failcnt,
-// which a memory+swap limit equal to the limit hits first), and as some
-// kernels leave those at 0, a peak (since the step began) within a charge
-// batch of the limit counts one more; v2 counts memory.events' max. A kill
-// with none was not the container's own limit.
-func (r *cgroupReader) limitHits() (int64, bool) {
-	if r.version == 2 {
-		b, err := os.ReadFile(filepath.Join(r.memDir, "memory.events"))
-		if err != nil {
-			return 0, false
-		}
-		n, ok := flatKeyed(b, "max")
-		return n, ok
-	}
-	var total int64
-	known := false
-	for _, name := range []string{"memory.failcnt", "memory.memsw.failcnt"} {
-		if n, err := readInt(filepath.Join(r.memDir, name)); err == nil {
-			total, known = total+n, true
-		}
-	}
-	limit, errL := readInt(filepath.Join(r.memDir, "memory.limit_in_bytes"))
-	peak, errP := readInt(filepath.Join(r.memDir, "memory.max_usage_in_bytes"))
-	if errL == nil && errP == nil && limit < 1<<50 && peak >= limit-chargeBatchBytes {
-		total++
-	}
-	return total, known
-}
-
-// pidsLimitHits reads the pids controller's count of refused forks
-// (pids.events' max), v1 in the pids hierarchy beside the memory one,
-// v2 in the container's own directory; 0 when unreadable.
-func (r *cgroupReader) pidsLimitHits() int {
-	dir := r.memDir
-	if r.version == 1 {
-		dir = pidsDirV1(r.memDir)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "pids.events"))
-	if err != nil {
-		return 0
-	}
-	n, _ := flatKeyed(b, "max")
-	return int(n)
-}
-
-// pidsDirV1 is the pids hierarchy's directory of a v1 memory cgroup
-// directory (…/memory/docker/<id> → …/pids/docker/<id>).
-func pidsDirV1(memDir string) string {
-	rel := filepath.Base(memDir)
-	for d := filepath.Dir(memDir); d != "/" && d != "."; d = filepath.Dir(d) {
-		if filepath.Base(d) == "memory" {
-			return filepath.Join(filepath.Dir(d), "pids", rel)
-		}
-		rel = filepath.Join(filepath.Base(d), rel)
-	}
-	return memDir
 }
 
 // DefaultEngineWait is how long a trial waits, at most, for an engine

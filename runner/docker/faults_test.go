@@ -21,6 +21,7 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // The fault suite (make faults): every cause a trial can die of, injected
@@ -415,7 +416,7 @@ func ownEngine(t *testing.T) (*client.Client, func()) {
 // made it in, when the test ends.
 func ownCgroupParent(t *testing.T, limit int64) string {
 	t.Helper()
-	if cgroupVersion("/sys/fs/cgroup") != 1 {
+	if cgroup.Version("/sys/fs/cgroup") != 1 {
 		t.Skip("the parent-cgroup injection is written for cgroup v1 with the cgroupfs driver")
 	}
 	name := fmt.Sprintf("headroom-faults-%d", os.Getpid())

@@ -63,7 +63,7 @@ func (s *sandbox) startProcs() {
 	s.pw.ch = make(chan runner.ProcSample, 4)
 	s.pw.cmds = map[procID]procCmd{}
 	if s.cg != nil && !bootTime().IsZero() {
-		if _, err := os.ReadFile(filepath.Join(s.cg.memDir, "cgroup.procs")); err == nil {
+		if _, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs")); err == nil {
 			s.pw.source = "proc"
 			go s.watch(procEvery, s.readProcs)
 			return
@@ -98,7 +98,7 @@ func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSa
 
 // readProcs reads the cgroup's processes and each one's /proc files.
 func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
-	data, err := os.ReadFile(filepath.Join(s.cg.memDir, "cgroup.procs"))
+	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
 	if err != nil {
 		return runner.ProcSample{}, false
 	}

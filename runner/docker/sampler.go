@@ -86,19 +86,19 @@ func (s *sampler) round(now time.Time) int {
 // sampleOnce reads sb's cgroup and hands on the sample; false when the
 // cgroup is gone. Called with the sampler's lock held, never concurrently.
 func (sb *sandbox) sampleOnce(now time.Time) bool {
-	m, err := sb.cg.read()
+	m, err := sb.cg.Read()
 	if err != nil {
 		return false
 	}
-	if m.oomKills > 0 {
-		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.oomKills) })
+	if m.OOMKills > 0 {
+		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.OOMKills) })
 	}
-	ws := max(m.usage-m.inactiveFile, 0)
-	sm := event.Sample{Time: now, UsageBytes: m.usage, WorkingSetBytes: ws, CacheBytes: m.usage - ws, MajorFaults: m.majorFaults, CPU: m.cpu}
-	if !sb.lastAt.IsZero() && m.cpu.UsageNanos > 0 {
-		sm.CPUCores = float64(m.cpu.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
+	ws := max(m.Usage-m.InactiveFile, 0)
+	sm := event.Sample{Time: now, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, MajorFaults: m.MajorFaults, CPU: m.CPU}
+	if !sb.lastAt.IsZero() && m.CPU.UsageNanos > 0 {
+		sm.CPUCores = float64(m.CPU.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}
-	sb.lastCPU, sb.lastAt = m.cpu.UsageNanos, now
+	sb.lastCPU, sb.lastAt = m.CPU.UsageNanos, now
 	// Never block the other trials' sampling on one trial's reader: the
 	// runner reads promptly, and the buffer holds seconds of samples.
 	select {

@@ -16,6 +16,8 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/cgroup"
+	"github.com/headroom-eval/headroom/runner/kmsg"
 )
 
 // sandbox is one trial's container.
@@ -24,7 +26,7 @@ type sandbox struct {
 	id string
 
 	source  string
-	cg      *cgroupReader
+	cg      *cgroup.Reader
 	samples chan event.Sample
 	ooms    chan runner.OOMSignal
 	quit    chan struct{}
@@ -79,10 +81,10 @@ func (s *sandbox) StepRunner() string {
 // grew: the total is the largest count any one source has seen. A kill the
 // kernel's log described carries what was killed.
 func (s *sandbox) signal(at time.Time, source string, update func()) {
-	s.signalKill(at, source, kernelKill{}, update)
+	s.signalKill(at, source, kmsg.Kill{}, update)
 }
 
-func (s *sandbox) signalKill(at time.Time, source string, k kernelKill, update func()) {
+func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
@@ -91,10 +93,10 @@ func (s *sandbox) signalKill(at time.Time, source string, k kernelKill, update f
 		return
 	}
 	if n <= s.count {
-		if k.process != "" {
+		if k.Process != "" {
 			// Already counted from a faster source: pass on what died.
 			select {
-			case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: s.count, Process: k.process, PID: k.pid, RSSBytes: k.rssBytes}:
+			case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: s.count, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
 			default:
 			}
 		}
@@ -102,24 +104,24 @@ func (s *sandbox) signalKill(at time.Time, source string, k kernelKill, update f
 	}
 	s.count = n
 	if s.cg != nil {
-		if h, ok := s.cg.limitHits(); ok {
+		if h, ok := s.cg.LimitHits(); ok {
 			s.limitHits, s.limitHitsKnown = max(s.limitHits, h), true
 		}
 	}
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.process, PID: k.pid, RSSBytes: k.rssBytes}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
 	default: // the runner reads promptly; a full buffer still has a newer count coming
 	}
 }
 
 // kernelOOM handles a kill read from the kernel's log: logged as it
 // happens, it usually comes first, and it names the process.
-func (s *sandbox) kernelOOM(at time.Time, k kernelKill) {
+func (s *sandbox) kernelOOM(at time.Time, k kmsg.Kill) {
 	s.mu.Lock()
 	cg := s.cg
 	s.mu.Unlock()
 	if cg != nil {
-		if n, err := cg.oomKills(); err == nil && n > 0 {
+		if n, err := cg.OOMKills(); err == nil && n > 0 {
 			s.signalKill(at, "kernel", k, func() { s.cgroupKills = max(s.cgroupKills, n) })
 			return
 		}
@@ -135,7 +137,7 @@ func (s *sandbox) eventOOM(at time.Time, _ int64) {
 	cg := s.cg
 	s.mu.Unlock()
 	if cg != nil {
-		if n, err := cg.oomKills(); err == nil && n > 0 {
+		if n, err := cg.OOMKills(); err == nil && n > 0 {
 			s.signal(at, "events", func() { s.cgroupKills = max(s.cgroupKills, n) })
 			return
 		}
@@ -146,15 +148,15 @@ func (s *sandbox) eventOOM(at time.Time, _ int64) {
 func (s *sandbox) startSampling(pid func() int) {
 	defer s.startProcs()
 	if !s.b.opts.ForceStats {
-		cg, err := findCgroup(s.b.opts.CgroupRoot, s.id, 0)
+		cg, err := cgroup.Find(s.b.opts.CgroupRoot, s.id, 0)
 		if err != nil {
-			cg, err = findCgroup(s.b.opts.CgroupRoot, s.id, pid())
+			cg, err = cgroup.Find(s.b.opts.CgroupRoot, s.id, pid())
 		}
 		if err == nil {
 			s.mu.Lock()
 			s.cg = cg
 			s.mu.Unlock()
-			s.source = fmt.Sprintf("cgroup-v%d", cg.version)
+			s.source = fmt.Sprintf("cgroup-v%d", cg.Version())
 			s.b.sampler.add(s)
 			return
 		}
@@ -273,14 +275,14 @@ func (s *sandbox) CPUUse() (model.CPUUse, bool) {
 	if s.cg == nil {
 		return model.CPUUse{}, false
 	}
-	return s.cg.cpuUse()
+	return s.cg.CPUUse()
 }
 
 func (s *sandbox) TakeKernelPeak() (int64, bool) {
 	if s.cg == nil {
 		return 0, false
 	}
-	return s.cg.takePeak()
+	return s.cg.TakePeak()
 }
 
 func (s *sandbox) Kill(ctx context.Context) error {
@@ -295,17 +297,17 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	killsKnown := false
 	s.stops.ours()
 	if s.cg != nil {
-		f.LimitHits, f.LimitHitsKnown = s.cg.limitHits() // before the peak's reset
-		f.KernelPeakBytes, _ = s.cg.takePeak()
+		f.LimitHits, f.LimitHitsKnown = s.cg.LimitHits() // before the peak's reset
+		f.KernelPeakBytes, _ = s.cg.TakePeak()
 		s.mu.Lock()
 		f.LimitHits = max(f.LimitHits, s.limitHits)
 		f.LimitHitsKnown = f.LimitHitsKnown || s.limitHitsKnown
 		s.mu.Unlock()
-		f.PidsLimitHits = s.cg.pidsLimitHits()
+		f.PidsLimitHits = s.cg.PidsLimitHits()
 		// The kernel's own counter is what State.OOMKilled reports (some
 		// process in the cgroup was killed); read it while the cgroup
 		// exists and spare the stop-wait-inspect round trips.
-		if n, err := s.cg.oomKills(); err == nil {
+		if n, err := s.cg.OOMKills(); err == nil {
 			f.OOMKilled, killsKnown = n > 0, true
 		}
 	}
@@ -353,7 +355,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	s.b.forget(s.id)
 	if s.cg != nil {
 		s.b.sampler.remove(s)
-		s.cg.close()
+		s.cg.Close()
 	}
 	close(s.quit)
 	if s.source == "docker-stats" {

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // LabelService names the compose service a sidecar container runs.
@@ -52,7 +53,7 @@ type sidecars struct {
 type sidecar struct {
 	spec model.Sidecar
 	id   string
-	cg   *cgroupReader
+	cg   *cgroup.Reader
 
 	mu   sync.Mutex
 	peak int64
@@ -205,7 +206,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 	if info, err := s.b.cli.ContainerInspect(ctx, created.ID); err == nil && info.State != nil {
 		pid = info.State.Pid
 	}
-	if cg, err := findCgroup(s.b.opts.CgroupRoot, created.ID, pid); err == nil && !s.b.opts.ForceStats {
+	if cg, err := cgroup.Find(s.b.opts.CgroupRoot, created.ID, pid); err == nil && !s.b.opts.ForceStats {
 		one.cg = cg
 	}
 	return one, nil
@@ -298,9 +299,9 @@ func (s *sidecars) sample() {
 			if one.cg == nil {
 				continue
 			}
-			if m, err := one.cg.read(); err == nil {
+			if m, err := one.cg.Read(); err == nil {
 				one.mu.Lock()
-				one.peak = max(one.peak, m.usage)
+				one.peak = max(one.peak, m.Usage)
 				one.mu.Unlock()
 			}
 		}
@@ -322,13 +323,13 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 	for _, one := range s.list {
 		u := model.SidecarUsage{Name: one.spec.Name, PeakBytes: one.peak}
 		if one.cg != nil {
-			if p, ok := one.cg.takePeak(); ok && p > u.PeakBytes {
+			if p, ok := one.cg.TakePeak(); ok && p > u.PeakBytes {
 				u.PeakBytes = p
 			}
-			if n, err := one.cg.oomKills(); err == nil {
+			if n, err := one.cg.OOMKills(); err == nil {
 				u.OOMKilled = n > 0
 			}
-			one.cg.close()
+			one.cg.Close()
 		}
 		if u.PeakBytes == 0 {
 			u.PeakBytes = s.statsUsage(ctx, one.id)

@@ -1,4 +1,4 @@
-package docker
+package cgroup
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestParseCPUStat(t *testing.T) {
 		{"garbage", "nr_periods x\n", 1, model.CPUUse{}},
 	}
 	for _, tt := range tests {
-		if got := parseCPUStat([]byte(tt.data), tt.version); got != tt.want {
+		if got := ParseCPUStat([]byte(tt.data), tt.version); got != tt.want {
 			t.Errorf("%s: got %+v want %+v", tt.name, got, tt.want)
 		}
 	}
@@ -48,16 +48,16 @@ func TestReadCgroupV1SeparateCPUController(t *testing.T) {
 	write(mem, "memory.usage_in_bytes", "4096\n")
 	write(filepath.Join(root, "cpuacct", "docker", "ID"), "cpuacct.usage", "7000000\n")
 	write(filepath.Join(root, "cpu", "docker", "ID"), "cpu.stat", "nr_periods 10\nnr_throttled 4\nthrottled_time 90000000\n")
-	r, err := findCgroup(root, "ID", 0)
+	r, err := Find(root, "ID", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := model.CPUUse{UsageNanos: 7000000, Periods: 10, ThrottledPeriods: 4, ThrottledNanos: 90000000}
-	m, err := r.read()
-	if err != nil || m.cpu != want {
-		t.Errorf("sampled %+v %v, want %+v", m.cpu, err, want)
+	m, err := r.Read()
+	if err != nil || m.CPU != want {
+		t.Errorf("sampled %+v %v, want %+v", m.CPU, err, want)
 	}
-	if c, ok := r.cpuUse(); !ok || c != want {
+	if c, ok := r.CPUUse(); !ok || c != want {
 		t.Errorf("cpuUse %+v %v, want %+v", c, ok, want)
 	}
 }

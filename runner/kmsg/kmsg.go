@@ -1,4 +1,6 @@
-package docker
+// Package kmsg reads the kernel's log (/dev/kmsg) for OOM kills: what
+// was killed, its pid and size, and the container whose cgroup it was in.
+package kmsg
 
 import (
 	"io"
@@ -16,26 +18,28 @@ import (
 // headroom reads /dev/kmsg where it may (root on the engine's host) and
 // matches each kill to its container by the cgroup path in the record.
 
-// kernelKill is one OOM kill as the kernel logged it.
-type kernelKill struct {
-	containerID string // from task_memcg; empty when not a container's
-	process     string
-	pid         int
-	rssBytes    int64
-	// usec is the record's own timestamp: microseconds of the kernel's
+// Kill is one OOM kill as the kernel logged it.
+type Kill struct {
+	ContainerID string // from task_memcg; empty when not a container's
+	// Memcg is the killed task's memory cgroup path (task_memcg).
+	Memcg    string
+	Process  string
+	PID      int
+	RSSBytes int64
+	// Usec is the record's own timestamp: microseconds of the kernel's
 	// monotonic clock at the kill.
-	usec int64
+	Usec int64
 }
 
-// at is when the kernel killed, in wall time: the record's monotonic
+// At is when the kernel killed, in wall time: the record's monotonic
 // timestamp placed against the monotonic clock now. Where that cannot be
 // read or looks wrong, now.
-func (k kernelKill) at(now time.Time) time.Time {
+func (k Kill) At(now time.Time) time.Time {
 	var ts unix.Timespec
-	if k.usec <= 0 || unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+	if k.Usec <= 0 || unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
 		return now
 	}
-	ago := time.Duration(ts.Nano()-k.usec*1000) * time.Nanosecond
+	ago := time.Duration(ts.Nano()-k.Usec*1000) * time.Nanosecond
 	if ago < 0 || ago > 10*time.Second {
 		return now
 	}
@@ -51,56 +55,56 @@ var (
 	memcgID = regexp.MustCompile(`([0-9a-f]{64})`)
 )
 
-// kmsgParser pairs the two lines of a kill.
-type kmsgParser struct {
-	pending map[int]kernelKill // by pid, from the oom-kill line
+// Parser pairs the two lines of a kill.
+type Parser struct {
+	pending map[int]Kill // by pid, from the oom-kill line
 }
 
-// line takes one kmsg record ("prio,seq,usec,flags;message") and returns a
+// Line takes one kmsg record ("prio,seq,usec,flags;message") and returns a
 // kill once both of its lines have been seen.
-func (p *kmsgParser) line(record string) (kernelKill, bool) {
+func (p *Parser) Line(record string) (Kill, bool) {
 	head, msg, ok := strings.Cut(record, ";")
 	if !ok {
 		msg, head = record, ""
 	}
 	if m := oomKillLine.FindStringSubmatch(msg); m != nil {
 		pid, _ := strconv.Atoi(m[3])
-		k := kernelKill{process: m[2], pid: pid}
+		k := Kill{Memcg: m[1], Process: m[2], PID: pid}
 		if f := strings.Split(head, ","); len(f) >= 3 {
-			k.usec, _ = strconv.ParseInt(f[2], 10, 64)
+			k.Usec, _ = strconv.ParseInt(f[2], 10, 64)
 		}
 		if id := memcgID.FindString(m[1]); id != "" {
-			k.containerID = id
+			k.ContainerID = id
 		}
 		if p.pending == nil {
-			p.pending = map[int]kernelKill{}
+			p.pending = map[int]Kill{}
 		}
 		p.pending[pid] = k
 		if len(p.pending) > 64 { // a lost second line must not grow this forever
-			p.pending = map[int]kernelKill{pid: k}
+			p.pending = map[int]Kill{pid: k}
 		}
-		return kernelKill{}, false
+		return Kill{}, false
 	}
 	if m := killedLine.FindStringSubmatch(msg); m != nil {
 		pid, _ := strconv.Atoi(m[1])
 		k, ok := p.pending[pid]
 		if !ok {
-			return kernelKill{}, false
+			return Kill{}, false
 		}
 		delete(p.pending, pid)
-		k.process = m[2]
+		k.Process = m[2]
 		if kb, err := strconv.ParseInt(m[3], 10, 64); err == nil && kb < 1<<40 {
-			k.rssBytes = kb * 1024
+			k.RSSBytes = kb * 1024
 		}
 		return k, true
 	}
-	return kernelKill{}, false
+	return Kill{}, false
 }
 
-// watchKernel follows /dev/kmsg from now on, reporting container kills,
+// Watch follows /dev/kmsg from now on, reporting container kills,
 // until stop is closed. It returns false at once when the log cannot be
 // read (not root, a restricted kernel, a remote engine's host).
-func watchKernel(path string, stop <-chan struct{}, report func(kernelKill)) bool {
+func Watch(path string, stop <-chan struct{}, report func(Kill)) bool {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
@@ -115,7 +119,7 @@ func watchKernel(path string, stop <-chan struct{}, report func(kernelKill)) boo
 		f.Close()
 	}()
 	go func() {
-		var p kmsgParser
+		var p Parser
 		buf := make([]byte, 8192)
 		for {
 			// Each read returns one record; the poller parks us while the
@@ -138,7 +142,7 @@ func watchKernel(path string, stop <-chan struct{}, report func(kernelKill)) boo
 				}
 				return
 			}
-			if k, ok := p.line(strings.TrimRight(string(buf[:n]), "\n")); ok {
+			if k, ok := p.Line(strings.TrimRight(string(buf[:n]), "\n")); ok {
 				report(k)
 			}
 		}

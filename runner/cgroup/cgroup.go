@@ -1,4 +1,8 @@
-package docker
+// Package cgroup reads a Linux control group's memory and CPU files (v1
+// and v2): a container's from the host (the Docker backend) or a
+// process's own from inside its container (the in-pod probe of the
+// Kubernetes backend).
+package cgroup
 
 import (
 	"bufio"
@@ -12,11 +16,11 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
-// cgroupReader reads one container's memory and CPU from its cgroup files.
+// Reader reads one container's memory and CPU from its cgroup files.
 // The files stay open and are re-read from offset 0 (the kernel regenerates
 // them on every read): at 20 Hz per trial, open and close would double the
 // system calls.
-type cgroupReader struct {
+type Reader struct {
 	version int    // 1 or 2
 	memDir  string // v1: memory controller dir; v2: the unified dir
 	cpuDir  string // v1: cpuacct dir; v2: the unified dir
@@ -29,7 +33,7 @@ type cgroupReader struct {
 }
 
 // file reads one cgroup file through its kept-open handle.
-func (r *cgroupReader) file(path string) ([]byte, error) {
+func (r *Reader) file(path string) ([]byte, error) {
 	if r.files == nil {
 		r.files = map[string]*cgFile{}
 	}
@@ -56,33 +60,33 @@ func (r *cgroupReader) file(path string) ([]byte, error) {
 	}
 }
 
-// close releases the kept-open files.
-func (r *cgroupReader) close() {
+// Close releases the kept-open files.
+func (r *Reader) Close() {
 	for _, f := range r.files {
 		f.close()
 	}
 	r.files = nil
 }
 
-// memReading is one read of the memory files.
-type memReading struct {
-	usage, inactiveFile int64
-	majorFaults         int64 // cumulative pgmajfault
-	oomKills            int
-	cpu                 model.CPUUse // cumulative
+// Reading is one read of the memory files.
+type Reading struct {
+	Usage, InactiveFile int64
+	MajorFaults         int64        // cumulative pgmajfault
+	OOMKills            int          // the cgroup's oom_kill counter
+	CPU                 model.CPUUse // cumulative
 }
 
-// cgroupVersion tells v1 from v2 by the unified hierarchy's root file.
-func cgroupVersion(root string) int {
+// Version tells v1 from v2 by the unified hierarchy's root file.
+func Version(root string) int {
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
 		return 2
 	}
 	return 1
 }
 
-// procCgroupPaths parses /proc/<pid>/cgroup into controller → path ("" is
+// ProcPaths parses /proc/<pid>/cgroup into controller → path ("" is
 // the v2 unified entry).
-func procCgroupPaths(data []byte) map[string]string {
+func ProcPaths(data []byte) map[string]string {
 	out := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -101,10 +105,10 @@ func procCgroupPaths(data []byte) map[string]string {
 	return out
 }
 
-// cgroupCandidates lists where a container's cgroup may live, for the
+// candidates lists where a container's cgroup may live, for the
 // cgroupfs and systemd drivers, plus what /proc/<pid>/cgroup says (which
 // also covers a custom --cgroup-parent).
-func cgroupCandidates(root string, version int, id string, proc map[string]string) (mem, cpu []string) {
+func candidates(root string, version int, id string, proc map[string]string) (mem, cpu []string) {
 	if version == 2 {
 		dirs := []string{
 			filepath.Join(root, "docker", id),
@@ -133,38 +137,90 @@ func cgroupCandidates(root string, version int, id string, proc map[string]strin
 	return mem, cpu
 }
 
-// findCgroup locates a running container's cgroup files; pid is the
+// Find locates a running container's cgroup files from the host, under
+// the Docker engine's cgroupfs and systemd layouts; pid is the
 // container's init process on this host (0 when unknown).
-func findCgroup(root, id string, pid int) (*cgroupReader, error) {
-	version := cgroupVersion(root)
+func Find(root, id string, pid int) (*Reader, error) {
+	version := Version(root)
 	proc := map[string]string{}
 	if pid > 0 {
 		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid)); err == nil {
-			proc = procCgroupPaths(data)
+			proc = ProcPaths(data)
 		}
 	}
-	memC, cpuC := cgroupCandidates(root, version, id, proc)
+	memC, cpuC := candidates(root, version, id, proc)
+	r, err := open(version, memC, cpuC, throttleCandidates(root, version, id, proc))
+	if err != nil {
+		return nil, fmt.Errorf("no readable cgroup for container %.12s under %s (tried %s)", id, root, strings.Join(memC, ", "))
+	}
+	return r, nil
+}
+
+// Self locates the calling process's own cgroup, as a process inside a
+// container sees it: root joined with the path /proc/self/cgroup names
+// (no cgroup namespace, the host's hierarchy mounted whole), else root
+// itself (a cgroup namespace, or v1's per-controller bind mounts of the
+// container's own directory, where /proc/self/cgroup still names the
+// host's path).
+func Self(root string) (*Reader, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	return selfFrom(root, ProcPaths(data))
+}
+
+func selfFrom(root string, proc map[string]string) (*Reader, error) {
+	version := Version(root)
+	dirs := func(ctrl string, bases ...string) []string {
+		var out []string
+		for _, b := range bases {
+			if p, ok := proc[ctrl]; ok && p != "/" {
+				out = append(out, filepath.Join(b, p))
+			}
+		}
+		return append(out, bases...)
+	}
+	var mem, cpu, throttle []string
+	if version == 2 {
+		mem = dirs("", root)
+		cpu, throttle = mem, mem
+	} else {
+		mem = dirs("memory", filepath.Join(root, "memory"))
+		cpu = dirs("cpuacct", filepath.Join(root, "cpuacct"), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu"))
+		throttle = dirs("cpu", filepath.Join(root, "cpu"), filepath.Join(root, "cpu,cpuacct"), filepath.Join(root, "cpuacct,cpu"))
+	}
+	r, err := open(version, mem, cpu, throttle)
+	if err != nil {
+		return nil, fmt.Errorf("no readable cgroup of this process under %s (tried %s)", root, strings.Join(mem, ", "))
+	}
+	return r, nil
+}
+
+// open takes the first directory of each list that has the files read
+// from it; without a memory directory there is nothing to read.
+func open(version int, mem, cpu, throttle []string) (*Reader, error) {
 	usageFile := "memory.usage_in_bytes"
 	if version == 2 {
 		usageFile = "memory.current"
 	}
-	r := &cgroupReader{version: version}
-	for _, d := range memC {
+	r := &Reader{version: version}
+	for _, d := range mem {
 		if _, err := os.Stat(filepath.Join(d, usageFile)); err == nil {
 			r.memDir = d
 			break
 		}
 	}
 	if r.memDir == "" {
-		return nil, fmt.Errorf("no readable cgroup for container %.12s under %s (tried %s)", id, root, strings.Join(memC, ", "))
+		return nil, os.ErrNotExist
 	}
-	for _, d := range cpuC {
+	for _, d := range cpu {
 		if _, err := os.Stat(d); err == nil {
 			r.cpuDir = d
 			break
 		}
 	}
-	for _, d := range throttleCandidates(root, version, id, proc) {
+	for _, d := range throttle {
 		if _, err := os.Stat(filepath.Join(d, "cpu.stat")); err == nil {
 			r.throttleDir = d
 			break
@@ -173,8 +229,18 @@ func findCgroup(root, id string, pid int) (*cgroupReader, error) {
 	return r, nil
 }
 
-func (r *cgroupReader) read() (memReading, error) {
-	var m memReading
+// Version is the cgroup version read (1 or 2).
+func (r *Reader) Version() int { return r.version }
+
+// Dir is the cgroup's memory directory (v2: its one directory), where
+// cgroup.procs lists its processes.
+func (r *Reader) Dir() string { return r.memDir }
+
+// Read reads usage, memory.stat, the kill counter and CPU accounting
+// through the kept-open files: the sampler's one call per tick (not safe
+// to call concurrently).
+func (r *Reader) Read() (Reading, error) {
+	var m Reading
 	usage, stat, oom, cpu := "memory.usage_in_bytes", "memory.stat", "memory.oom_control", "cpuacct.usage"
 	inactive, majfault := "total_inactive_file", "total_pgmajfault"
 	if r.version == 2 {
@@ -184,41 +250,41 @@ func (r *cgroupReader) read() (memReading, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.usage, err = parseCgroupInt(b); err != nil {
+	if m.Usage, err = ParseInt(b); err != nil {
 		return m, err
 	}
 	// The rest is best effort: a missing file leaves its figure at zero.
 	if b, err := r.file(filepath.Join(r.memDir, stat)); err == nil {
-		m.inactiveFile, _ = flatKeyed(b, inactive)
-		m.majorFaults, _ = flatKeyed(b, majfault)
+		m.InactiveFile, _ = FlatKeyed(b, inactive)
+		m.MajorFaults, _ = FlatKeyed(b, majfault)
 	}
 	if b, err := r.file(filepath.Join(r.memDir, oom)); err == nil {
-		k, _ := flatKeyed(b, "oom_kill")
-		m.oomKills = int(k)
+		k, _ := FlatKeyed(b, "oom_kill")
+		m.OOMKills = int(k)
 	}
 	if r.cpuDir == "" {
 		return m, nil
 	}
 	if b, err := r.file(filepath.Join(r.cpuDir, cpu)); err == nil {
 		if r.version == 2 {
-			m.cpu = parseCPUStat(b, 2)
+			m.CPU = ParseCPUStat(b, 2)
 			return m, nil
 		}
-		m.cpu.UsageNanos, _ = parseCgroupInt(b)
+		m.CPU.UsageNanos, _ = ParseInt(b)
 	}
 	if r.throttleDir != "" {
 		if b, err := r.file(filepath.Join(r.throttleDir, "cpu.stat")); err == nil {
-			usage := m.cpu.UsageNanos
-			m.cpu = parseCPUStat(b, 1)
-			m.cpu.UsageNanos = usage
+			usage := m.CPU.UsageNanos
+			m.CPU = ParseCPUStat(b, 1)
+			m.CPU.UsageNanos = usage
 		}
 	}
 	return m, nil
 }
 
-// oomKills reads the kill counter afresh; safe beside the sampler, whose
+// OOMKills reads the kill counter afresh; safe beside the sampler, whose
 // kept-open files it does not touch.
-func (r *cgroupReader) oomKills() (int, error) {
+func (r *Reader) OOMKills() (int, error) {
 	name := "memory.oom_control"
 	if r.version == 2 {
 		name = "memory.events"
@@ -227,13 +293,13 @@ func (r *cgroupReader) oomKills() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	k, _ := flatKeyed(b, "oom_kill")
+	k, _ := FlatKeyed(b, "oom_kill")
 	return int(k), nil
 }
 
-// cpuUse reads the cumulative CPU counters afresh; like oomKills, safe
+// CPUUse reads the cumulative CPU counters afresh; like oomKills, safe
 // beside the sampler. False when no CPU accounting could be read.
-func (r *cgroupReader) cpuUse() (model.CPUUse, bool) {
+func (r *Reader) CPUUse() (model.CPUUse, bool) {
 	var c model.CPUUse
 	if r.cpuDir == "" {
 		return c, false
@@ -243,7 +309,7 @@ func (r *cgroupReader) cpuUse() (model.CPUUse, bool) {
 		if err != nil {
 			return c, false
 		}
-		return parseCPUStat(b, 2), true
+		return ParseCPUStat(b, 2), true
 	}
 	usage, err := readInt(filepath.Join(r.cpuDir, "cpuacct.usage"))
 	if err != nil {
@@ -251,17 +317,17 @@ func (r *cgroupReader) cpuUse() (model.CPUUse, bool) {
 	}
 	if r.throttleDir != "" {
 		if b, err := os.ReadFile(filepath.Join(r.throttleDir, "cpu.stat")); err == nil {
-			c = parseCPUStat(b, 1)
+			c = ParseCPUStat(b, 1)
 		}
 	}
 	c.UsageNanos = usage
 	return c, true
 }
 
-// takePeak returns the kernel's peak usage and, on v1, resets it so the
+// TakePeak returns the kernel's peak usage and, on v1, resets it so the
 // next reading covers only what follows (v2's memory.peak cannot be reset
 // on every kernel; there it is the peak so far).
-func (r *cgroupReader) takePeak() (int64, bool) {
+func (r *Reader) TakePeak() (int64, bool) {
 	name := "memory.max_usage_in_bytes"
 	if r.version == 2 {
 		name = "memory.peak"
@@ -282,11 +348,11 @@ func readInt(path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseCgroupInt(b)
+	return ParseInt(b)
 }
 
-// parseCgroupInt reads a single-value cgroup file; "max" is -1.
-func parseCgroupInt(b []byte) (int64, error) {
+// ParseInt reads a single-value cgroup file; "max" is -1.
+func ParseInt(b []byte) (int64, error) {
 	s := strings.TrimSpace(string(b))
 	if s == "max" {
 		return -1, nil
@@ -298,9 +364,9 @@ func parseCgroupInt(b []byte) (int64, error) {
 	return v, nil
 }
 
-// flatKeyed finds key in a "key value" per line file (memory.stat,
+// FlatKeyed finds key in a "key value" per line file (memory.stat,
 // memory.events, memory.oom_control, cpu.stat).
-func flatKeyed(data []byte, key string) (int64, bool) {
+func FlatKeyed(data []byte, key string) (int64, bool) {
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {

@@ -1,4 +1,4 @@
-package docker
+package kmsg
 
 import (
 	"testing"
@@ -8,15 +8,15 @@ import (
 const kmsgID = "a3c9dec87f3ae7535512596578119ccfa57ba44063a344d1672a032a128bdf55"
 
 func TestKmsgParserPairsTheTwoLines(t *testing.T) {
-	var p kmsgParser
+	var p Parser
 	lines := []string{
 		"6,5000,5976949700,-;[  12000] 65534 12000   352683    31404    31360       44         0   376832        0             0 hr-workload",
 		"6,5001,5976949756,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=" + kmsgID + ",mems_allowed=0,oom_memcg=/docker/" + kmsgID + ",task_memcg=/docker/" + kmsgID + ",task=hr-workload,pid=12000,uid=65534",
 		"3,5002,5976949795,-;Memory cgroup out of memory: Killed process 12000 (hr-workload) total-vm:1410732kB, anon-rss:125440kB, file-rss:176kB, shmem-rss:0kB, UID:65534 pgtables:368kB oom_score_adj:0",
 	}
-	var got []kernelKill
+	var got []Kill
 	for _, l := range lines {
-		if k, ok := p.line(l); ok {
+		if k, ok := p.Line(l); ok {
 			got = append(got, k)
 		}
 	}
@@ -24,29 +24,29 @@ func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 		t.Fatalf("%d kills", len(got))
 	}
 	k := got[0]
-	if k.containerID != kmsgID || k.process != "hr-workload" || k.pid != 12000 || k.rssBytes != 125440*1024 || k.usec != 5976949756 {
+	if k.ContainerID != kmsgID || k.Process != "hr-workload" || k.PID != 12000 || k.RSSBytes != 125440*1024 || k.Usec != 5976949756 {
 		t.Errorf("%+v", k)
 	}
 	// The record's timestamp places the kill in wall time; one from far
 	// away (a parse gone wrong) falls back to now.
 	now := time.Now()
-	if at := (kernelKill{}).at(now); !at.Equal(now) {
+	if at := (Kill{}).At(now); !at.Equal(now) {
 		t.Errorf("no timestamp: %v, want now", at)
 	}
-	if at := (kernelKill{usec: 1}).at(now); !at.Equal(now) {
+	if at := (Kill{Usec: 1}).At(now); !at.Equal(now) {
 		t.Errorf("a timestamp from boot: %v, want now", at)
 	}
 	// systemd's layout, and a kill outside any container.
-	p.line("6,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/system.slice/docker-" + kmsgID + ".scope,task=python3,pid=7,uid=0")
-	if k, ok := p.line("3,2,2,-;Memory cgroup out of memory: Killed process 7 (python3) total-vm:1kB, anon-rss:2kB, file-rss:0kB"); !ok || k.containerID != kmsgID || k.process != "python3" {
+	p.Line("6,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/system.slice/docker-" + kmsgID + ".scope,task=python3,pid=7,uid=0")
+	if k, ok := p.Line("3,2,2,-;Memory cgroup out of memory: Killed process 7 (python3) total-vm:1kB, anon-rss:2kB, file-rss:0kB"); !ok || k.ContainerID != kmsgID || k.Process != "python3" {
 		t.Errorf("systemd layout: %+v %v", k, ok)
 	}
-	p.line("6,3,3,-;oom-kill:constraint=CONSTRAINT_NONE,task_memcg=/user.slice,task=chrome,pid=9,uid=1000")
-	if k, ok := p.line("3,4,4,-;Out of memory: Killed process 9 (chrome) total-vm:1kB, anon-rss:2kB"); !ok || k.containerID != "" {
+	p.Line("6,3,3,-;oom-kill:constraint=CONSTRAINT_NONE,task_memcg=/user.slice,task=chrome,pid=9,uid=1000")
+	if k, ok := p.Line("3,4,4,-;Out of memory: Killed process 9 (chrome) total-vm:1kB, anon-rss:2kB"); !ok || k.ContainerID != "" {
 		t.Errorf("host kill: %+v %v", k, ok)
 	}
 	// A second line without its first is ignored.
-	if _, ok := p.line("3,5,5,-;Memory cgroup out of memory: Killed process 99 (x) total-vm:1kB, anon-rss:2kB"); ok {
+	if _, ok := p.Line("3,5,5,-;Memory cgroup out of memory: Killed process 99 (x) total-vm:1kB, anon-rss:2kB"); ok {
 		t.Error("unpaired line produced a kill")
 	}
 }
@@ -54,9 +54,9 @@ func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 func FuzzKmsgLine(f *testing.F) {
 	f.Add("6,5001,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/docker/"+kmsgID+",task=x,pid=1,uid=0", "3,5002,2,-;Memory cgroup out of memory: Killed process 1 (x) total-vm:1kB, anon-rss:5kB")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		var p kmsgParser
-		p.line(a)
-		if k, ok := p.line(b); ok && (k.pid < 0 || k.rssBytes < 0) {
+		var p Parser
+		p.Line(a)
+		if k, ok := p.Line(b); ok && (k.PID < 0 || k.RSSBytes < 0) {
 			t.Fatalf("%+v", k)
 		}
 	})

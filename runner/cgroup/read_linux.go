@@ -1,6 +1,6 @@
 //go:build linux
 
-package docker
+package cgroup
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package docker
+package cgroup
 
 import (
 	"path/filepath"
@@ -11,7 +11,7 @@ import (
 // cpu controller's, which is mounted on its own or beside cpuacct.
 func throttleCandidates(root string, version int, id string, proc map[string]string) []string {
 	if version == 2 {
-		dirs, _ := cgroupCandidates(root, 2, id, proc)
+		dirs, _ := candidates(root, 2, id, proc)
 		return dirs
 	}
 	var out []string
@@ -25,20 +25,20 @@ func throttleCandidates(root string, version int, id string, proc map[string]str
 	return out
 }
 
-// parseCPUStat reads cpu.stat's throttling counters: v1 says
+// ParseCPUStat reads cpu.stat's throttling counters: v1 says
 // throttled_time in nanoseconds, v2 throttled_usec in microseconds (and
 // usage_usec, which v1 keeps in cpuacct.usage).
-func parseCPUStat(b []byte, version int) model.CPUUse {
+func ParseCPUStat(b []byte, version int) model.CPUUse {
 	var c model.CPUUse
-	c.Periods, _ = flatKeyed(b, "nr_periods")
-	c.ThrottledPeriods, _ = flatKeyed(b, "nr_throttled")
+	c.Periods, _ = FlatKeyed(b, "nr_periods")
+	c.ThrottledPeriods, _ = FlatKeyed(b, "nr_throttled")
 	if version == 2 {
-		us, _ := flatKeyed(b, "throttled_usec")
+		us, _ := FlatKeyed(b, "throttled_usec")
 		c.ThrottledNanos = us * 1000
-		u, _ := flatKeyed(b, "usage_usec")
+		u, _ := FlatKeyed(b, "usage_usec")
 		c.UsageNanos = u * 1000
 	} else {
-		c.ThrottledNanos, _ = flatKeyed(b, "throttled_time")
+		c.ThrottledNanos, _ = FlatKeyed(b, "throttled_time")
 	}
 	return c
 }

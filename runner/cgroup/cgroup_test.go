@@ -1,4 +1,4 @@
-package docker
+package cgroup
 
 import (
 	"os"
@@ -29,38 +29,38 @@ func TestFlatKeyed(t *testing.T) {
 		{nil, "oom_kill", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := flatKeyed(tt.data, tt.key)
+		got, ok := FlatKeyed(tt.data, tt.key)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("flatKeyed(%q, %s) = %d %v, want %d %v", tt.data, tt.key, got, ok, tt.want, tt.ok)
+			t.Errorf("FlatKeyed(%q, %s) = %d %v, want %d %v", tt.data, tt.key, got, ok, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestParseCgroupInt(t *testing.T) {
 	for in, want := range map[string]int64{"123\n": 123, "max\n": -1, "0": 0} {
-		if got, err := parseCgroupInt([]byte(in)); err != nil || got != want {
-			t.Errorf("parseCgroupInt(%q) = %d %v", in, got, err)
+		if got, err := ParseInt([]byte(in)); err != nil || got != want {
+			t.Errorf("ParseInt(%q) = %d %v", in, got, err)
 		}
 	}
-	if _, err := parseCgroupInt([]byte("12a")); err == nil {
+	if _, err := ParseInt([]byte("12a")); err == nil {
 		t.Error("garbage accepted")
 	}
 }
 
 func TestProcCgroupPaths(t *testing.T) {
 	v1 := "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/system.slice/x\n"
-	got := procCgroupPaths([]byte(v1))
+	got := ProcPaths([]byte(v1))
 	want := map[string]string{"memory": "/docker/abc", "cpu": "/docker/abc", "cpuacct": "/docker/abc", "": "/system.slice/x"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v want %v", got, want)
 	}
-	if len(procCgroupPaths([]byte("garbage\n::\n"))) != 1 {
+	if len(ProcPaths([]byte("garbage\n::\n"))) != 1 {
 		t.Error("malformed lines must be skipped (\"::\" is a valid empty v2 entry)")
 	}
 }
 
 func TestCgroupCandidates(t *testing.T) {
-	mem, cpu := cgroupCandidates("/cg", 1, "ID", map[string]string{"memory": "/custom/ID"})
+	mem, cpu := candidates("/cg", 1, "ID", map[string]string{"memory": "/custom/ID"})
 	wantMem := []string{"/cg/memory/docker/ID", "/cg/memory/system.slice/docker-ID.scope", "/cg/memory/custom/ID"}
 	if !reflect.DeepEqual(mem, wantMem) {
 		t.Errorf("v1 memory candidates %v", mem)
@@ -68,7 +68,7 @@ func TestCgroupCandidates(t *testing.T) {
 	if cpu[0] != "/cg/cpuacct/docker/ID" || len(cpu) != 6 {
 		t.Errorf("v1 cpu candidates %v", cpu)
 	}
-	mem, _ = cgroupCandidates("/cg", 2, "ID", map[string]string{"": "/kubepods/ID"})
+	mem, _ = candidates("/cg", 2, "ID", map[string]string{"": "/kubepods/ID"})
 	wantMem = []string{"/cg/docker/ID", "/cg/system.slice/docker-ID.scope", "/cg/kubepods/ID"}
 	if !reflect.DeepEqual(mem, wantMem) {
 		t.Errorf("v2 candidates %v", mem)
@@ -96,18 +96,18 @@ func TestFindAndReadCgroupV2SystemdLayout(t *testing.T) {
 	for n, c := range files {
 		must(os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644))
 	}
-	r, err := findCgroup(root, "ID", 0)
+	r, err := Find(root, "ID", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := r.read()
-	if err != nil || m.usage != 1000000 || m.inactiveFile != 250000 || m.oomKills != 1 || m.cpu.UsageNanos != 1500000 {
+	m, err := r.Read()
+	if err != nil || m.Usage != 1000000 || m.InactiveFile != 250000 || m.OOMKills != 1 || m.CPU.UsageNanos != 1500000 {
 		t.Errorf("read %+v %v", m, err)
 	}
-	if p, ok := r.takePeak(); !ok || p != 2000000 {
+	if p, ok := r.TakePeak(); !ok || p != 2000000 {
 		t.Errorf("peak %d %v", p, ok)
 	}
-	if _, err := findCgroup(root, "OTHER", 0); err == nil {
+	if _, err := Find(root, "OTHER", 0); err == nil {
 		t.Error("found a cgroup for an unknown container")
 	}
 }
@@ -118,10 +118,10 @@ func FuzzCgroupFiles(f *testing.F) {
 	f.Add([]byte("12:memory:/docker/abc\n0::/x\n"), "memory")
 	f.Add([]byte("max\n"), "")
 	f.Fuzz(func(t *testing.T, data []byte, key string) {
-		flatKeyed(data, key)
-		procCgroupPaths(data)
-		if v, err := parseCgroupInt(data); err == nil && v < -1 {
-			t.Fatalf("parseCgroupInt(%q) = %d", data, v)
+		FlatKeyed(data, key)
+		ProcPaths(data)
+		if v, err := ParseInt(data); err == nil && v < -1 {
+			t.Fatalf("ParseInt(%q) = %d", data, v)
 		}
 	})
 }
@@ -139,14 +139,65 @@ func BenchmarkCgroupSample(b *testing.B) {
 	os.WriteFile(filepath.Join(mem, "memory.stat"), []byte(stat), 0o644)
 	os.WriteFile(filepath.Join(mem, "memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 0\n"), 0o644)
 	os.WriteFile(filepath.Join(cpu, "cpuacct.usage"), []byte("987654321\n"), 0o644)
-	r, err := findCgroup(root, "ID", 0)
+	r, err := Find(root, "ID", 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := r.read(); err != nil {
+		if _, err := r.Read(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Inside a container: v1 bind-mounts the container's own directory at
+// each controller's root while /proc/self/cgroup still names the host's
+// path; v2 with a cgroup namespace names "/". Both read the root; a host
+// hierarchy mounted whole reads the named path.
+func TestSelfFrom(t *testing.T) {
+	write := func(dir, name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1 := t.TempDir()
+	write(filepath.Join(v1, "memory"), "memory.usage_in_bytes", "4096\n")
+	write(filepath.Join(v1, "memory"), "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+	write(filepath.Join(v1, "cpu,cpuacct"), "cpuacct.usage", "5000\n")
+	write(filepath.Join(v1, "cpu,cpuacct"), "cpu.stat", "nr_periods 3\nnr_throttled 1\nthrottled_time 7\n")
+	host := map[string]string{"memory": "/kubepods/burstable/podX/CID", "cpu": "/kubepods/burstable/podX/CID", "cpuacct": "/kubepods/burstable/podX/CID"}
+	r, err := selfFrom(v1, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Read()
+	if err != nil || r.Version() != 1 || m.Usage != 4096 || m.OOMKills != 2 || m.CPU.UsageNanos != 5000 || m.CPU.ThrottledPeriods != 1 {
+		t.Errorf("v1 bind-mounted: v%d %+v %v", r.Version(), m, err)
+	}
+	// The whole host hierarchy: the named path wins over the root's own.
+	write(filepath.Join(v1, "memory", "kubepods/burstable/podX/CID"), "memory.usage_in_bytes", "8192\n")
+	r, _ = selfFrom(v1, host)
+	if m, err := r.Read(); err != nil || m.Usage != 8192 || r.Dir() != filepath.Join(v1, "memory", "kubepods/burstable/podX/CID") {
+		t.Errorf("v1 whole hierarchy: %s %+v %v", r.Dir(), m, err)
+	}
+	v2 := t.TempDir()
+	write(v2, "cgroup.controllers", "memory cpu\n")
+	write(v2, "memory.current", "12345\n")
+	write(v2, "memory.events", "oom 1\noom_kill 1\n")
+	write(v2, "cpu.stat", "usage_usec 10\n")
+	r, err = selfFrom(v2, map[string]string{"": "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := r.Read(); err != nil || r.Version() != 2 || m.Usage != 12345 || m.OOMKills != 1 || m.CPU.UsageNanos != 10000 {
+		t.Errorf("v2 namespaced: %+v %v", m, err)
+	}
+	if _, err := selfFrom(t.TempDir(), nil); err == nil {
+		t.Error("an empty tree read as a cgroup")
 	}
 }

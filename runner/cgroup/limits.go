@@ -1,0 +1,69 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// ChargeBatchBytes is how far below its limit a cgroup's usage can stop
+// when a charge fails (the kernel charges 64 pages at a time).
+const ChargeBatchBytes = 64 * 4096
+
+// LimitHits reads how often the container's usage hit its own hard limit:
+// v1 counts failed charges in memory.failcnt (and memory.memsw.failcnt,
+// which a memory+swap limit equal to the limit hits first), and as some
+// kernels leave those at 0, a peak (since the step began) within a charge
+// batch of the limit counts one more; v2 counts memory.events' max. A kill
+// with none was not the container's own limit.
+func (r *Reader) LimitHits() (int64, bool) {
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.memDir, "memory.events"))
+		if err != nil {
+			return 0, false
+		}
+		n, ok := FlatKeyed(b, "max")
+		return n, ok
+	}
+	var total int64
+	known := false
+	for _, name := range []string{"memory.failcnt", "memory.memsw.failcnt"} {
+		if n, err := readInt(filepath.Join(r.memDir, name)); err == nil {
+			total, known = total+n, true
+		}
+	}
+	limit, errL := readInt(filepath.Join(r.memDir, "memory.limit_in_bytes"))
+	peak, errP := readInt(filepath.Join(r.memDir, "memory.max_usage_in_bytes"))
+	if errL == nil && errP == nil && limit < 1<<50 && peak >= limit-ChargeBatchBytes {
+		total++
+	}
+	return total, known
+}
+
+// PidsLimitHits reads the pids controller's count of refused forks
+// (pids.events' max), v1 in the pids hierarchy beside the memory one,
+// v2 in the container's own directory; 0 when unreadable.
+func (r *Reader) PidsLimitHits() int {
+	dir := r.memDir
+	if r.version == 1 {
+		dir = pidsDirV1(r.memDir)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return 0
+	}
+	n, _ := FlatKeyed(b, "max")
+	return int(n)
+}
+
+// pidsDirV1 is the pids hierarchy's directory of a v1 memory cgroup
+// directory (…/memory/docker/<id> → …/pids/docker/<id>).
+func pidsDirV1(memDir string) string {
+	rel := filepath.Base(memDir)
+	for d := filepath.Dir(memDir); d != "/" && d != "."; d = filepath.Dir(d) {
+		if filepath.Base(d) == "memory" {
+			return filepath.Join(filepath.Dir(d), "pids", rel)
+		}
+		rel = filepath.Join(filepath.Base(d), rel)
+	}
+	return memDir
+}
