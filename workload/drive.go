@@ -3,12 +3,10 @@ package workload
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"syscall"
 )
 
 // The step driver: the built-in image's PID 1 when headroom runs a trial's
@@ -39,6 +37,9 @@ type Command struct {
 	// a space and the exit code. headroom makes a fresh one per command,
 	// so no output of a step can end another by accident.
 	End string `json:"end"`
+	// Op, for the probe, asks something other than running Argv
+	// (OpPeak, OpFinal); End then names the answer.
+	Op string `json:"op,omitempty"`
 }
 
 // drive reads commands from in until it ends.
@@ -72,15 +73,5 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: the child writes to them itself
 	err := cmd.Run()
-	if cmd.ProcessState != nil {
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return cmd.ProcessState.ExitCode()
-	}
-	fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return 127
-	}
-	return 126
+	return exitCode(cmd, err, stderr)
 }

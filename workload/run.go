@@ -32,7 +32,7 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | run --step NAME --profile JSON | child --mb N --ms N")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | run --step NAME --profile JSON | child --mb N --ms N")
 		return 2
 	}
 	switch args[0] {
@@ -40,6 +40,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return idle()
 	case DriveMode:
 		return drive(os.Stdin, stdout, stderr)
+	case ProbeMode:
+		return runProbe(args[1:], os.Stdin, stdout, stderr)
+	case CopySelfMode:
+		return copySelf(args[1:], stderr)
 	case "run":
 		return runStep(args[1:], stdout, stderr)
 	case "child":

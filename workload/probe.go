@@ -1,0 +1,458 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/cgroup"
+)
+
+// The probe: PID 1 of a trial's pod on a cluster, where headroom cannot
+// read the container's cgroup from its own host. It reads its own cgroup
+// (found from /proc/self/cgroup) at the sampling period and is the step
+// driver too, on one ordered stream: every line it writes on stdout is
+// one ProbeLine, so samples, kill counts, steps' output and their ends
+// never interleave inside a line. headroom attaches to the container and
+// writes Commands on its stdin as it does to the step driver; Op names
+// what else it may ask (the kernel's peak, the final counters).
+
+// ProbeMode is the argument that makes the binary the probe.
+const ProbeMode = "probe"
+
+// CopySelfMode copies the binary into a directory (an init container's
+// shared volume) so that a task image's container can run it as the probe.
+const CopySelfMode = "copy-self"
+
+// Probe operations (Command.Op); "" runs Argv.
+const (
+	OpPeak  = "peak"  // answer with the kernel's peak since the last ask
+	OpFinal = "final" // answer with the counters read at the trial's end
+)
+
+// probePrefix starts every probe line: a step's own output is framed, so
+// nothing else can start one.
+const probePrefix = "hr1 "
+
+// Probe line kinds.
+const (
+	ProbeHello  = 'H' // H <cgroup version> <period ms> [why no cgroup]
+	ProbeSample = 'S' // S <unix ms> <usage> <inactive_file> <pgmajfault> <oom_kill> <cpu ns> <periods> <throttled periods> <throttled ns>
+	ProbeOut    = 'O' // O <id> <text>: a line the step wrote on stdout
+	ProbeErr    = 'E' // E <id> <text>: on stderr
+	ProbeExit   = 'X' // X <id> <exit code>
+	ProbePeak   = 'P' // P <id> <peak bytes> <0|1 known>
+	ProbeFinal  = 'F' // F <id> <limit hits> <0|1 known> <pids limit hits> <oom_kill>
+)
+
+// ProbeLine is one line of the probe's stream, parsed.
+type ProbeLine struct {
+	Kind byte
+	// ID is the command's (Command.End) for O, E, X, P and F.
+	ID   string
+	Text string // O and E; H: why there is no cgroup
+	// Code is X's exit code.
+	Code int
+	// Version and Every are H's: the cgroup version read (0: none).
+	Version int
+	Every   time.Duration
+	// Sample is S's reading.
+	Time    time.Time
+	Reading cgroup.Reading
+	// Peak and Known are P's; F's: LimitHits, Known, PidsHits, OOMKills.
+	Peak      int64
+	Known     bool
+	LimitHits int64
+	PidsHits  int
+	OOMKills  int
+}
+
+// maxProbeText bounds one O or E line; a longer one is sent in pieces.
+const maxProbeText = 64 << 10
+
+// ParseProbeLine reads one line of the probe's stream (without its
+// newline); ok is false for anything that is not one (the container's
+// own output before the probe started, say).
+func ParseProbeLine(line string) (ProbeLine, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), probePrefix)
+	if !ok || len(rest) < 1 {
+		return ProbeLine{}, false
+	}
+	p := ProbeLine{Kind: rest[0]}
+	rest = strings.TrimPrefix(rest[1:], " ")
+	ints := func(s string, n int) ([]int64, bool) {
+		f := strings.Fields(s)
+		if len(f) != n {
+			return nil, false
+		}
+		out := make([]int64, n)
+		for i, x := range f {
+			v, err := strconv.ParseInt(x, 10, 64)
+			if err != nil || v < 0 {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	}
+	switch p.Kind {
+	case ProbeHello:
+		head, why, _ := strings.Cut(rest, " ")
+		v, err := strconv.Atoi(head)
+		if err != nil || v < 0 || v > 2 {
+			return ProbeLine{}, false
+		}
+		p.Version = v
+		ms, why, _ := strings.Cut(why, " ")
+		n, err := strconv.ParseInt(ms, 10, 64)
+		if err != nil || n <= 0 || n > 3600_000 {
+			return ProbeLine{}, false
+		}
+		p.Every, p.Text = time.Duration(n)*time.Millisecond, why
+	case ProbeSample:
+		v, ok := ints(rest, 9)
+		if !ok || v[4] > 1<<31 {
+			return ProbeLine{}, false
+		}
+		p.Time = time.UnixMilli(v[0])
+		p.Reading = cgroup.Reading{Usage: v[1], InactiveFile: v[2], MajorFaults: v[3], OOMKills: int(v[4]),
+			CPU: model.CPUUse{UsageNanos: v[5], Periods: v[6], ThrottledPeriods: v[7], ThrottledNanos: v[8]}}
+	case ProbeOut, ProbeErr:
+		id, text, ok := strings.Cut(rest, " ")
+		if !ok && id == "" {
+			return ProbeLine{}, false
+		}
+		p.ID, p.Text = id, text
+	case ProbeExit, ProbePeak, ProbeFinal:
+		id, nums, _ := strings.Cut(rest, " ")
+		if id == "" {
+			return ProbeLine{}, false
+		}
+		p.ID = id
+		switch p.Kind {
+		case ProbeExit:
+			code, err := strconv.Atoi(nums)
+			if err != nil || code < 0 || code > 255 {
+				return ProbeLine{}, false
+			}
+			p.Code = code
+		case ProbePeak:
+			v, ok := ints(nums, 2)
+			if !ok || v[1] > 1 {
+				return ProbeLine{}, false
+			}
+			p.Peak, p.Known = v[0], v[1] == 1
+		case ProbeFinal:
+			v, ok := ints(nums, 4)
+			if !ok || v[1] > 1 || v[2] > 1<<31 || v[3] > 1<<31 {
+				return ProbeLine{}, false
+			}
+			p.LimitHits, p.Known, p.PidsHits, p.OOMKills = v[0], v[1] == 1, int(v[2]), int(v[3])
+		}
+	default:
+		return ProbeLine{}, false
+	}
+	return p, true
+}
+
+// String writes the line as the probe sends it (without the newline).
+func (p ProbeLine) String() string {
+	b01 := func(b bool) int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	var s string
+	switch p.Kind {
+	case ProbeHello:
+		s = fmt.Sprintf("%d %d", p.Version, p.Every.Milliseconds())
+		if p.Text != "" {
+			s += " " + p.Text
+		}
+	case ProbeSample:
+		r := p.Reading
+		s = fmt.Sprintf("%d %d %d %d %d %d %d %d %d", p.Time.UnixMilli(), r.Usage, r.InactiveFile, r.MajorFaults, r.OOMKills,
+			r.CPU.UsageNanos, r.CPU.Periods, r.CPU.ThrottledPeriods, r.CPU.ThrottledNanos)
+	case ProbeOut, ProbeErr:
+		s = p.ID + " " + p.Text
+	case ProbeExit:
+		s = fmt.Sprintf("%s %d", p.ID, p.Code)
+	case ProbePeak:
+		s = fmt.Sprintf("%s %d %d", p.ID, p.Peak, b01(p.Known))
+	case ProbeFinal:
+		s = fmt.Sprintf("%s %d %d %d %d", p.ID, p.LimitHits, b01(p.Known), p.PidsHits, p.OOMKills)
+	}
+	return probePrefix + string(p.Kind) + " " + s
+}
+
+// probe is the probe's state.
+type probe struct {
+	out io.Writer
+	mu  sync.Mutex // one line at a time on out
+
+	cg *cgroup.Reader
+	// cgMu guards cg and the peak's bookkeeping (the sampler and the
+	// commands' answers read it from different goroutines).
+	cgMu sync.Mutex
+	// lastPeak is the kernel's all-time peak as last reported; windowMax
+	// the largest sampled usage since: where the peak cannot be reset (a
+	// read-only cgroup file system), an unchanged peak means the window's
+	// own was below it, and the samples say what it was.
+	lastPeak, windowMax int64
+	lastUsage           int64
+}
+
+func (p *probe) send(l ProbeLine) {
+	s := l.String() + "\n"
+	p.mu.Lock()
+	io.WriteString(p.out, s)
+	p.mu.Unlock()
+}
+
+// runProbe samples the cgroup under root every period and serves commands
+// from in until SIGTERM (the pod's deletion); the end of in (headroom let
+// go) leaves it sampling, as another attach may follow.
+func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
+	every, root := 50*time.Millisecond, "/sys/fs/cgroup"
+	for i := 0; i+1 < len(args); i += 2 {
+		switch args[i] {
+		case "--every":
+			d, err := time.ParseDuration(args[i+1])
+			if err != nil || d <= 0 {
+				fmt.Fprintf(stderr, "hr-workload probe: bad --every %q\n", args[i+1])
+				return 2
+			}
+			every = d
+		case "--cgroup-root":
+			root = args[i+1]
+		}
+	}
+	p := startProbe(root, every, stdout, nil)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
+	go p.serve(in, stderr)
+	<-term
+	return 0
+}
+
+// startProbe says hello and samples until stop is closed.
+func startProbe(root string, every time.Duration, out io.Writer, stop <-chan struct{}) *probe {
+	p := &probe{out: out}
+	cg, err := cgroup.Self(root)
+	if err != nil {
+		p.send(ProbeLine{Kind: ProbeHello, Every: every, Text: strings.ReplaceAll(err.Error(), "\n", " ")})
+		return p
+	}
+	p.cg = cg
+	p.send(ProbeLine{Kind: ProbeHello, Version: cg.Version(), Every: every})
+	go p.sample(every, stop)
+	return p
+}
+
+func (p *probe) sample(every time.Duration, stop <-chan struct{}) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		var now time.Time
+		select {
+		case now = <-tick.C:
+		case <-stop:
+			return
+		}
+		p.cgMu.Lock()
+		m, err := p.cg.Read()
+		if err == nil {
+			p.windowMax, p.lastUsage = max(p.windowMax, m.Usage), m.Usage
+		}
+		p.cgMu.Unlock()
+		if err != nil {
+			continue
+		}
+		p.send(ProbeLine{Kind: ProbeSample, Time: now, Reading: m})
+	}
+}
+
+// serve reads commands until in ends, then waits for the step in flight;
+// a step runs while the probe still answers the other operations.
+func (p *probe) serve(in io.Reader, stderr io.Writer) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var steps sync.Mutex // one step at a time, in order
+	for sc.Scan() {
+		var c Command
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.End == "" || strings.ContainsAny(c.End, " \n") {
+			fmt.Fprintf(stderr, "hr-workload probe: bad command %q: %v\n", sc.Text(), err)
+			continue
+		}
+		switch c.Op {
+		case OpPeak:
+			peak, ok := p.takePeak()
+			p.send(ProbeLine{Kind: ProbePeak, ID: c.End, Peak: peak, Known: ok})
+		case OpFinal:
+			l := ProbeLine{Kind: ProbeFinal, ID: c.End}
+			p.cgMu.Lock()
+			if p.cg != nil {
+				l.LimitHits, l.Known = p.cg.LimitHits()
+				l.PidsHits = p.cg.PidsLimitHits()
+				n, _ := p.cg.OOMKills()
+				l.OOMKills = n
+			}
+			p.cgMu.Unlock()
+			p.send(l)
+		default:
+			steps.Lock()
+			go func() {
+				defer steps.Unlock()
+				p.send(ProbeLine{Kind: ProbeExit, ID: c.End, Code: p.run(c)})
+			}()
+		}
+	}
+	steps.Lock()
+	steps.Unlock()
+}
+
+// takePeak is the kernel's peak since the last call: reset where the
+// kernel lets the probe (v1 on a writable cgroup file system), else the
+// all-time peak if it rose since the last call, else the largest sample
+// since (the peak was then below the older one).
+func (p *probe) takePeak() (int64, bool) {
+	p.cgMu.Lock()
+	defer p.cgMu.Unlock()
+	if p.cg == nil {
+		return 0, false
+	}
+	peak, ok := p.cg.TakePeak()
+	if !ok {
+		return 0, false
+	}
+	after, _ := p.cg.TakePeak()
+	out := peak
+	switch {
+	case after < peak: // reset: the next peak is the next window's own
+		p.lastPeak = after
+	case peak > p.lastPeak:
+		p.lastPeak = peak
+	default:
+		out = max(p.windowMax, p.lastUsage)
+	}
+	p.windowMax = p.lastUsage
+	return out, true
+}
+
+// run runs one step as the probe's child, its output framed line by line.
+func (p *probe) run(c Command) int {
+	emit := func(kind byte) io.WriteCloser {
+		return &frameWriter{fn: func(text string) { p.send(ProbeLine{Kind: kind, ID: c.End, Text: text}) }}
+	}
+	stdout, stderr := emit(ProbeOut), emit(ProbeErr)
+	defer stdout.Close()
+	defer stderr.Close()
+	if len(c.Argv) == 0 {
+		fmt.Fprintln(stderr, "hr-workload probe: empty command")
+		return 127
+	}
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// A step that leaves a process holding its output (a server started
+	// in the background) ends when its own process does.
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	return exitCode(cmd, err, stderr)
+}
+
+// exitCode is how a command ended as the engine's exec reports it:
+// 128+signal for a killed process, 126/127 when it could not start.
+func exitCode(cmd *exec.Cmd, err error, stderr io.Writer) int {
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	fmt.Fprintf(stderr, "hr-workload: %v\n", err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return 127
+	}
+	return 126
+}
+
+// frameWriter hands on each complete line (and the rest at Close), long
+// ones in pieces.
+type frameWriter struct {
+	fn  func(string)
+	buf []byte
+}
+
+func (w *frameWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	for {
+		i := strings.IndexByte(string(w.buf), '\n')
+		if i < 0 {
+			for len(w.buf) >= maxProbeText {
+				w.fn(string(w.buf[:maxProbeText]))
+				w.buf = w.buf[maxProbeText:]
+			}
+			return len(b), nil
+		}
+		w.fn(strings.TrimSuffix(string(w.buf[:i]), "\r"))
+		w.buf = w.buf[i+1:]
+	}
+}
+
+func (w *frameWriter) Close() error {
+	if len(w.buf) > 0 {
+		w.fn(string(w.buf))
+		w.buf = nil
+	}
+	return nil
+}
+
+// copySelf copies this executable into dir as Binary's name, for a task
+// image's container to run from a shared volume.
+func copySelf(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: hr-workload copy-self DIR")
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		self = Binary
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload copy-self: %v\n", err)
+		return 1
+	}
+	defer src.Close()
+	dst := filepath.Join(args[0], filepath.Base(Binary))
+	tmp := dst + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err == nil {
+		_, err = io.Copy(f, src)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload copy-self: %v\n", err)
+		return 1
+	}
+	return 0
+}

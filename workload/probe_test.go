@@ -1,0 +1,205 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/cgroup"
+)
+
+func TestParseProbeLine(t *testing.T) {
+	tests := []struct {
+		line string
+		ok   bool
+		want ProbeLine
+	}{
+		{"hr1 H 1 50", true, ProbeLine{Kind: ProbeHello, Version: 1, Every: 50 * time.Millisecond}},
+		{"hr1 H 0 50 no readable cgroup of this process", true, ProbeLine{Kind: ProbeHello, Every: 50 * time.Millisecond, Text: "no readable cgroup of this process"}},
+		{"hr1 H 3 50", false, ProbeLine{}},
+		{"hr1 H 1 0", false, ProbeLine{}},
+		{"hr1 S 1700000000123 1048576 4096 7 2 900000 10 3 5000", true, ProbeLine{Kind: ProbeSample, Time: time.UnixMilli(1700000000123),
+			Reading: cgroup.Reading{Usage: 1048576, InactiveFile: 4096, MajorFaults: 7, OOMKills: 2, CPU: model.CPUUse{UsageNanos: 900000, Periods: 10, ThrottledPeriods: 3, ThrottledNanos: 5000}}}},
+		{"hr1 S 1 2 3", false, ProbeLine{}},
+		{"hr1 S 1 -2 3 4 5 6 7 8 9", false, ProbeLine{}},
+		{"hr1 O ab12 hello world", true, ProbeLine{Kind: ProbeOut, ID: "ab12", Text: "hello world"}},
+		{"hr1 O ab12 ", true, ProbeLine{Kind: ProbeOut, ID: "ab12"}},
+		{"hr1 E ab12 hr1 O fake", true, ProbeLine{Kind: ProbeErr, ID: "ab12", Text: "hr1 O fake"}},
+		{"hr1 X ab12 137", true, ProbeLine{Kind: ProbeExit, ID: "ab12", Code: 137}},
+		{"hr1 X ab12 300", false, ProbeLine{}},
+		{"hr1 X ab12", false, ProbeLine{}},
+		{"hr1 P p1 2097152 1", true, ProbeLine{Kind: ProbePeak, ID: "p1", Peak: 2097152, Known: true}},
+		{"hr1 P p1 0 0", true, ProbeLine{Kind: ProbePeak, ID: "p1"}},
+		{"hr1 P p1 0 2", false, ProbeLine{}},
+		{"hr1 F f1 3 1 0 1", true, ProbeLine{Kind: ProbeFinal, ID: "f1", LimitHits: 3, Known: true, OOMKills: 1}},
+		{"hr1 Z what", false, ProbeLine{}},
+		{"hello from the image's entrypoint", false, ProbeLine{}},
+		{"hr1 ", false, ProbeLine{}},
+		{"", false, ProbeLine{}},
+	}
+	for _, tt := range tests {
+		got, ok := ParseProbeLine(tt.line)
+		if ok != tt.ok || (ok && got != tt.want) {
+			t.Errorf("ParseProbeLine(%q) = %+v %v, want %+v %v", tt.line, got, ok, tt.want, tt.ok)
+		}
+		if ok {
+			if back, ok := ParseProbeLine(got.String()); !ok || back != got {
+				t.Errorf("%q does not survive String: %q → %+v", tt.line, got.String(), back)
+			}
+		}
+	}
+}
+
+func FuzzProbeLine(f *testing.F) {
+	for _, s := range []string{"hr1 H 1 50", "hr1 S 1 2 3 4 5 6 7 8 9", "hr1 O id text", "hr1 X id 0", "hr1 P id 1 1", "hr1 F id 1 1 1 1", "hr1 H 0 50 why"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		p, ok := ParseProbeLine(line)
+		if !ok {
+			return
+		}
+		if p.Reading.Usage < 0 || p.Code < 0 || p.Peak < 0 || p.OOMKills < 0 || p.Every < 0 {
+			t.Fatalf("%q: negative figure %+v", line, p)
+		}
+		// What parses, the probe could have sent: it reads back the same.
+		if strings.ContainsAny(line, "\n") {
+			return
+		}
+		if back, ok := ParseProbeLine(p.String()); !ok || back != p {
+			t.Fatalf("%q → %+v → %q → %+v %v", line, p, p.String(), back, ok)
+		}
+	})
+}
+
+// syncBuffer is the probe's stdout in a test: written from several
+// goroutines, read while they write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines() []ProbeLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ProbeLine
+	for _, l := range strings.Split(s.b.String(), "\n") {
+		if l == "" {
+			continue
+		}
+		p, ok := ParseProbeLine(l)
+		if !ok {
+			out = append(out, ProbeLine{Kind: '?', Text: l})
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// The probe on a fake v1 tree: hello, samples with the kill counter, a
+// step's framed output and exit code, the peak (the tree's file cannot
+// be reset: the window's samples answer once the peak stops rising) and
+// the final counters.
+func TestProbeServesStepsAndSamples(t *testing.T) {
+	root := t.TempDir()
+	mem := filepath.Join(root, "memory")
+	os.MkdirAll(mem, 0o755)
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(mem, name), []byte(content), 0o444); err != nil {
+			// read-only files: the probe's reset cannot write them
+			os.Chmod(filepath.Join(mem, name), 0o644)
+			if err := os.WriteFile(filepath.Join(mem, name), []byte(content), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("memory.usage_in_bytes", "1000\n")
+	write("memory.max_usage_in_bytes", "5000\n")
+	write("memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+	write("memory.failcnt", "4\n")
+	if os.Geteuid() == 0 {
+		t.Log("as root the read-only peak file is written anyway: the reset path is what runs")
+	}
+	out := &syncBuffer{}
+	stop := make(chan struct{})
+	defer close(stop)
+	p := startProbe(root, 5*time.Millisecond, out, stop)
+	var in bytes.Buffer
+	for _, c := range []Command{
+		{Argv: []string{"/bin/sh", "-c", "echo out; echo err >&2; printf open; exit 3"}, End: "c1"},
+		{Op: OpPeak, End: "p1"},
+		{Op: OpFinal, End: "f1"},
+	} {
+		b, _ := json.Marshal(c)
+		in.Write(append(b, '\n'))
+	}
+	var stderr bytes.Buffer
+	p.serve(&in, &stderr)
+	deadline := time.Now().Add(10 * time.Second)
+	var got []ProbeLine
+	for time.Now().Before(deadline) {
+		got = out.lines()
+		samples := 0
+		for _, l := range got {
+			if l.Kind == ProbeSample {
+				samples++
+			}
+		}
+		if samples >= 3 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond) // polling the buffer, bounded by the deadline
+	}
+	if got[0].Kind != ProbeHello || got[0].Version != 1 {
+		t.Fatalf("first line %+v, want hello v1", got[0])
+	}
+	var outs, errs []string
+	code, peak, final := -1, ProbeLine{}, ProbeLine{}
+	samples := 0
+	for _, l := range got {
+		switch l.Kind {
+		case ProbeOut:
+			outs = append(outs, l.Text)
+		case ProbeErr:
+			errs = append(errs, l.Text)
+		case ProbeExit:
+			code = l.Code
+		case ProbePeak:
+			peak = l
+		case ProbeFinal:
+			final = l
+		case ProbeSample:
+			samples++
+			if l.Reading.Usage != 1000 || l.Reading.OOMKills != 1 {
+				t.Errorf("sample %+v", l.Reading)
+			}
+		case '?':
+			t.Errorf("unframed line %q", l.Text)
+		}
+	}
+	if strings.Join(outs, "|") != "out|open" || strings.Join(errs, "|") != "err" || code != 3 {
+		t.Errorf("step: out %q err %q code %d", outs, errs, code)
+	}
+	if !peak.Known || (peak.Peak != 5000 && os.Geteuid() != 0) {
+		t.Errorf("peak %+v, want 5000 known", peak)
+	}
+	if final.OOMKills != 1 || !final.Known || final.LimitHits < 4 {
+		t.Errorf("final %+v", final)
+	}
+	if samples < 3 {
+		t.Errorf("%d samples in 10 s at 5 ms", samples)
+	}
+}
