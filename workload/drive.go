@@ -40,6 +40,9 @@ type Command struct {
 	// Op, for the probe, asks something other than running Argv
 	// (OpPeak, OpFinal); End then names the answer.
 	Op string `json:"op,omitempty"`
+	// User, for the probe, runs the command as this user ("uid[:gid]" or
+	// a name in the image's /etc/passwd) instead of the container's.
+	User string `json:"user,omitempty"`
 }
 
 // drive reads commands from in until it ends.

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"archive/tar"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -40,7 +41,19 @@ const CopySelfMode = "copy-self"
 const (
 	OpPeak  = "peak"  // answer with the kernel's peak since the last ask
 	OpFinal = "final" // answer with the counters read at the trial's end
+	OpHello = "hello" // say hello again (headroom attached after the first)
+	OpKill  = "kill"  // kill every process and end (the container with it)
 )
+
+// Modes a cluster backend execs in a container that has the probe's
+// binary, where the image may have no tar or cat.
+const (
+	UntarMode = "untar" // untar DIR: unpack a tar stream from stdin under DIR
+	CatMode   = "cat"   // cat FILE: write FILE on stdout; exit 3 when missing
+)
+
+// CatMissing is cat's exit code for a file that does not exist.
+const CatMissing = 3
 
 // probePrefix starts every probe line: a step's own output is framed, so
 // nothing else can start one.
@@ -200,8 +213,10 @@ func (p ProbeLine) String() string {
 
 // probe is the probe's state.
 type probe struct {
-	out io.Writer
-	mu  sync.Mutex // one line at a time on out
+	out   io.Writer
+	every time.Duration
+	why   string     // why there is no cgroup to read
+	mu    sync.Mutex // one line at a time on out
 
 	cg *cgroup.Reader
 	// cgMu guards cg and the peak's bookkeeping (the sampler and the
@@ -250,16 +265,25 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 
 // startProbe says hello and samples until stop is closed.
 func startProbe(root string, every time.Duration, out io.Writer, stop <-chan struct{}) *probe {
-	p := &probe{out: out}
+	p := &probe{out: out, every: every}
 	cg, err := cgroup.Self(root)
 	if err != nil {
-		p.send(ProbeLine{Kind: ProbeHello, Every: every, Text: strings.ReplaceAll(err.Error(), "\n", " ")})
+		p.why = strings.ReplaceAll(err.Error(), "\n", " ")
+		p.hello()
 		return p
 	}
 	p.cg = cg
-	p.send(ProbeLine{Kind: ProbeHello, Version: cg.Version(), Every: every})
+	p.hello()
 	go p.sample(every, stop)
 	return p
+}
+
+func (p *probe) hello() {
+	l := ProbeLine{Kind: ProbeHello, Every: p.every, Text: p.why}
+	if p.cg != nil {
+		l.Version = p.cg.Version()
+	}
+	p.send(l)
 }
 
 func (p *probe) sample(every time.Duration, stop <-chan struct{}) {
@@ -298,6 +322,12 @@ func (p *probe) serve(in io.Reader, stderr io.Writer) {
 			continue
 		}
 		switch c.Op {
+		case OpHello:
+			p.hello()
+		case OpKill:
+			// PID 1 of its namespace: kill(-1) reaches every other process.
+			_ = syscall.Kill(-1, syscall.SIGKILL)
+			os.Exit(128 + int(syscall.SIGKILL))
 		case OpPeak:
 			peak, ok := p.takePeak()
 			p.send(ProbeLine{Kind: ProbePeak, ID: c.End, Peak: peak, Known: ok})
@@ -367,6 +397,14 @@ func (p *probe) run(c Command) int {
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if c.User != "" {
+		cred, err := lookupUser(c.User)
+		if err != nil {
+			fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
+			return 126
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does.
 	cmd.WaitDelay = time.Second
@@ -452,6 +490,120 @@ func copySelf(args []string, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hr-workload copy-self: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// lookupUser reads "uid[:gid]" or a name from the image's /etc/passwd.
+func lookupUser(user string) (*syscall.Credential, error) {
+	name, group, _ := strings.Cut(user, ":")
+	cred := &syscall.Credential{NoSetGroups: true}
+	if uid, err := strconv.ParseUint(name, 10, 32); err == nil {
+		cred.Uid, cred.Gid = uint32(uid), uint32(uid)
+	} else {
+		data, err := os.ReadFile("/etc/passwd")
+		if err != nil {
+			return nil, err
+		}
+		found := false
+		for _, l := range strings.Split(string(data), "\n") {
+			f := strings.Split(l, ":")
+			if len(f) >= 4 && f[0] == name {
+				u, e1 := strconv.ParseUint(f[2], 10, 32)
+				g, e2 := strconv.ParseUint(f[3], 10, 32)
+				if e1 != nil || e2 != nil {
+					return nil, fmt.Errorf("bad /etc/passwd line %q", l)
+				}
+				cred.Uid, cred.Gid, found = uint32(u), uint32(g), true
+				break
+			}
+		}
+		if !found {
+			return nil, errors.New("not in /etc/passwd")
+		}
+	}
+	if group != "" {
+		g, err := strconv.ParseUint(group, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("group %q is not numeric", group)
+		}
+		cred.Gid = uint32(g)
+	}
+	return cred, nil
+}
+
+// untar unpacks a tar stream from in under dir: directories, regular
+// files and symlinks, modes kept; a name that climbs out of dir is refused.
+func untar(args []string, in io.Reader, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: hr-workload untar DIR")
+		return 2
+	}
+	dir := args[0]
+	tr := tar.NewReader(in)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return 0
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "hr-workload untar: %v\n", err)
+			return 1
+		}
+		name := filepath.Join(dir, filepath.Clean("/"+hdr.Name))
+		if rel, err := filepath.Rel(dir, name); err != nil || strings.HasPrefix(rel, "..") {
+			fmt.Fprintf(stderr, "hr-workload untar: %s is outside %s\n", hdr.Name, dir)
+			return 1
+		}
+		mode := os.FileMode(hdr.Mode).Perm()
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err = os.MkdirAll(name, mode); err == nil {
+				err = os.Chmod(name, mode)
+			}
+			if err != nil && name == filepath.Clean(dir) {
+				err = nil // the root itself, not ours to change
+			}
+		case tar.TypeSymlink:
+			_ = os.Remove(name)
+			err = os.Symlink(hdr.Linkname, name)
+		case tar.TypeReg:
+			var f *os.File
+			if f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode); err == nil {
+				_, err = io.Copy(f, tr)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err == nil {
+				err = os.Chmod(name, mode)
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			fmt.Fprintf(stderr, "hr-workload untar: %v\n", err)
+			return 1
+		}
+	}
+}
+
+// cat writes one file on stdout.
+func cat(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: hr-workload cat FILE")
+		return 2
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload cat: %v\n", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return CatMissing
+		}
+		return 1
+	}
+	defer f.Close()
+	if _, err := io.Copy(stdout, f); err != nil {
+		fmt.Fprintf(stderr, "hr-workload cat: %v\n", err)
 		return 1
 	}
 	return 0

@@ -44,6 +44,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runProbe(args[1:], os.Stdin, stdout, stderr)
 	case CopySelfMode:
 		return copySelf(args[1:], stderr)
+	case UntarMode:
+		return untar(args[1:], os.Stdin, stderr)
+	case CatMode:
+		return cat(args[1:], stdout, stderr)
 	case "run":
 		return runStep(args[1:], stdout, stderr)
 	case "child":

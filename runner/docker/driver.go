@@ -70,7 +70,7 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 		return nil, fmt.Errorf("attach to the step driver: %w", err)
 	}
 	d := &driver{conn: conn, ended: make(chan struct{})}
-	stdout, stderr := lineWriter(d.lineFrom("stdout")), lineWriter(d.lineFrom("stderr"))
+	stdout, stderr := LineWriter(d.lineFrom("stdout")), LineWriter(d.lineFrom("stderr"))
 	go func() {
 		defer close(d.ended)
 		_, _ = stdcopy.StdCopy(stdout, stderr, conn.Reader)

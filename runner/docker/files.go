@@ -21,7 +21,7 @@ import (
 // empty directory anyone may write (a log directory for a non-root user).
 func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeUploads(pw, uploads)) }()
+	go func() { pw.CloseWithError(WriteUploads(pw, uploads)) }()
 	err := s.b.cli.CopyToContainer(ctx, s.id, "/", pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(err)
 	if err != nil {
@@ -42,9 +42,9 @@ func describeUploads(uploads []model.Upload) string {
 	return strings.Join(parts, ", ")
 }
 
-// writeUploads writes the uploads as one tar stream rooted at "/", with
+// WriteUploads writes the uploads as one tar stream rooted at "/", with
 // every parent directory, owned by root, modes kept.
-func writeUploads(w io.Writer, uploads []model.Upload) error {
+func WriteUploads(w io.Writer, uploads []model.Upload) error {
 	tw := tar.NewWriter(w)
 	dirs := map[string]bool{}
 	addDir := func(p string, mode int64) error {

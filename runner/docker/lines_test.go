@@ -10,7 +10,7 @@ import (
 // the chunks; the rest comes at Close.
 func TestLineWriterKeepsOrderAcrossChunks(t *testing.T) {
 	var got []string
-	w := lineWriter(func(s string) { got = append(got, s) })
+	w := LineWriter(func(s string) { got = append(got, s) })
 	for _, chunk := range []string{"one\ntw", "o\r\n", "", "three", "\nfour"} {
 		if _, err := w.Write([]byte(chunk)); err != nil {
 			t.Fatal(err)
@@ -24,7 +24,7 @@ func TestLineWriterKeepsOrderAcrossChunks(t *testing.T) {
 		t.Fatalf("after close: %q", got)
 	}
 	got = nil
-	w = lineWriter(func(s string) { got = append(got, s) })
+	w = LineWriter(func(s string) { got = append(got, s) })
 	w.Write([]byte(strings.Repeat("x", maxLine+10)))
 	w.Close()
 	if len(got) != 2 || len(got[0]) != maxLine || len(got[1]) != 10 {

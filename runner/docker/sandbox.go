@@ -233,7 +233,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	defer att.Close()
 	var mu sync.Mutex
 	emit := func(stream string) io.WriteCloser {
-		return lineWriter(func(text string) {
+		return LineWriter(func(text string) {
 			mu.Lock()
 			line(stream, text)
 			mu.Unlock()
@@ -370,11 +370,11 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	return f, err
 }
 
-// lineWriter calls fn for each complete line written, in the writer's
+// LineWriter calls fn for each complete line written, in the writer's
 // own goroutine (so lines of stdout and stderr keep the order in which the
 // engine sent them), and for the rest at Close. A line longer than 1 MiB
 // is handed over in pieces.
-func lineWriter(fn func(string)) io.WriteCloser { return &lines{fn: fn} }
+func LineWriter(fn func(string)) io.WriteCloser { return &lines{fn: fn} }
 
 type lines struct {
 	fn  func(string)

@@ -192,7 +192,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 	s.list = append(s.list, one)
 	if len(sc.Files) > 0 {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(writeUploads(pw, sc.Files)) }()
+		go func() { pw.CloseWithError(WriteUploads(pw, sc.Files)) }()
 		err := s.b.cli.CopyToContainer(ctx, created.ID, "/", pr, container.CopyToContainerOptions{})
 		pr.CloseWithError(err)
 		if err != nil {
@@ -276,7 +276,7 @@ func (s *sidecars) lastLog(one *sidecar) string {
 	}
 	defer rc.Close()
 	var out strings.Builder
-	lw := lineWriter(func(l string) {
+	lw := LineWriter(func(l string) {
 		if l = strings.TrimSpace(l); l != "" {
 			out.WriteString(" | " + l)
 		}

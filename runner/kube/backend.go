@@ -1,0 +1,296 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// How long the backend waits, at most, on the cluster.
+const (
+	// helloWait bounds the wait for the probe's first answer once attached.
+	helloWait = 30 * time.Second
+	// goneWait bounds the wait for a deleted pod to be gone.
+	goneWait = 2 * time.Minute
+	// answerWait bounds a probe's answer that needs no step.
+	answerWait = 5 * time.Second
+)
+
+// backend starts trials' pods.
+type backend struct {
+	p          *Platform
+	opts       runner.SandboxOptions
+	probe      bool
+	probeImage string // the workload image, for task images' init container
+}
+
+// Sandboxes opens the backend that starts trials' pods. With the probe on
+// and headroom's own executable known, task images get the probe too,
+// copied from the workload image by an init container.
+func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (runner.Backend, error) {
+	if opts.SampleEvery <= 0 {
+		opts.SampleEvery = 50 * time.Millisecond
+	}
+	b := &backend{p: p, opts: opts, probe: p.set[OptProbe] != "off" && !opts.ForceStats}
+	if b.probe && opts.Exe != "" {
+		if ref, built, err := p.WorkloadImageBuilt(ctx, opts.Exe); err == nil && built {
+			b.probeImage = ref
+		}
+	}
+	return b, nil
+}
+
+func (b *backend) Close() error { return nil }
+
+// idleCommands are the idle commands the probe may replace: a task that
+// names its own (a service as PID 1) keeps it.
+var idleCommands = [][]string{{"sleep", "infinity"}, {"sh", "-c", "sleep infinity"}}
+
+// usesProbe says whether a task's pod runs the probe as its PID 1.
+func (b *backend) usesProbe(task model.Task) bool {
+	if !b.probe {
+		return false
+	}
+	if builtinImage(task) {
+		return true
+	}
+	return b.probeImage != "" && !task.ForeignHarness() &&
+		slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) })
+}
+
+// Start creates the trial's pod (and its NetworkPolicy), waits until it
+// runs — telling runner.ReportWaiting why it does not yet — and attaches
+// to its probe. Whatever it made is deleted when it fails or ctx ends.
+func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	p := b.p
+	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
+		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
+	}
+	c := podConfig{Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: b.usesProbe(task), ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	pod := Pod(experiment, trial, task, c)
+	np := NetworkPolicy(experiment, trial, task, c)
+	// Creation runs to completion even when ctx ends, so that what it made
+	// is known and removed.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	sb := newSandbox(b, pod.Name, task)
+	sb.probing = c.Probe
+	if np != nil {
+		if _, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("create network policy %s: %w", np.Name, err)
+		}
+		sb.netpol = np.Name
+	}
+	created, err := p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) && p.removeDeadNamesake(cctx, pod.Name) {
+		// A headroom killed mid-trial left it (a resume runs the trial
+		// again under the same name).
+		created, err = p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+	}
+	if err != nil {
+		sb.deleteAll(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("create pod %s in %s: %w", pod.Name, p.ns, err)
+	}
+	sb.created = time.Now()
+	running, err := b.waitRunning(ctx, created)
+	if err != nil {
+		_, _ = sb.Remove(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	sb.running = time.Now()
+	sb.containerID = containerID(running)
+	sb.last = running
+	sb.watching = true
+	go sb.watchPod()
+	if c.Probe {
+		if err := sb.attach(); err != nil {
+			sb.source = "none"
+			sb.why = err.Error()
+		}
+	}
+	if sb.drv == nil {
+		sb.startMetrics()
+	}
+	return sb, nil
+}
+
+// waitRunning follows the pod until its main container runs, reporting
+// why it waits (each change once) and failing at what it will not recover
+// from.
+func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+	pods := b.p.cs.CoreV1().Pods(b.p.ns)
+	said := ""
+	check := func(pod *corev1.Pod) (bool, error) {
+		pr := Progress(pod)
+		if pr.Err != nil {
+			return false, pr.Err
+		}
+		if pr.Running {
+			return true, nil
+		}
+		if pr.Waiting != "" && pr.Waiting != said {
+			said = pr.Waiting
+			runner.ReportWaiting(ctx, "waiting: "+pr.Waiting)
+		}
+		return false, nil
+	}
+	for {
+		cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
+		if ok, err := check(cur); ok || err != nil {
+			return cur, err
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String(), ResourceVersion: cur.ResourceVersion})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("watch pod %s: %w", pod.Name, err)
+		}
+		done, res, err := func() (bool, *corev1.Pod, error) {
+			defer w.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return true, nil, ctx.Err()
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						return false, nil, nil // the watch timed out: look again
+					}
+					pod, isPod := ev.Object.(*corev1.Pod)
+					if !isPod || pod.Name != cur.Name {
+						continue
+					}
+					if ev.Type == watch.Deleted {
+						return true, nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
+					}
+					if ok, err := check(pod); ok || err != nil {
+						return true, pod, err
+					}
+				}
+			}
+		}()
+		if done {
+			return res, err
+		}
+	}
+}
+
+// removeDeadNamesake deletes the pod of that name when the headroom that
+// made it is gone and it was not kept, waiting until it is gone.
+func (p *Platform) removeDeadNamesake(ctx context.Context, name string) bool {
+	pod, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	o := owned(KindPod, pod.ObjectMeta)
+	if pod.Labels[LabelHeadroom] == "" || o.Kept || o.OwnerAlive {
+		return false
+	}
+	if err := p.Remove(ctx, o); err != nil {
+		return false
+	}
+	return p.waitGone(ctx, name) == nil
+}
+
+// waitGone waits until the pod no longer exists.
+func (p *Platform) waitGone(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	pods := p.cs.CoreV1().Pods(p.ns)
+	for {
+		cur, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", name, err)
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: cur.ResourceVersion})
+		if err != nil {
+			return fmt.Errorf("pod %s is not gone: %w", name, err)
+		}
+		gone := false
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				w.Stop()
+				return fmt.Errorf("pod %s is still there after %s", name, goneWait)
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					break loop
+				}
+				if ev.Type == watch.Deleted {
+					gone = true
+					break loop
+				}
+			}
+		}
+		w.Stop()
+		if gone {
+			return nil
+		}
+	}
+}
+
+// probeBinary is where the probe's binary is in the sandbox ("" without).
+func (s *sandbox) probeBinary() string {
+	switch {
+	case builtinImage(s.task):
+		return workload.Binary
+	case s.probing:
+		return docker.TaskDriverPath
+	}
+	return ""
+}
+
+// attach connects to the probe and waits for its hello.
+func (s *sandbox) attach() error {
+	pr, pw := io.Pipe()
+	or, ow := io.Pipe()
+	d := newProbeConn(pw)
+	d.onSample = s.probeSample
+	d.onHello = func(l workload.ProbeLine) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if l.Version > 0 {
+			s.source = fmt.Sprintf("probe-cgroup-v%d", l.Version)
+		} else {
+			s.source, s.why = "none", "the probe found no cgroup: "+l.Text
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopAttach = cancel
+	go d.read(or)
+	go func() {
+		err := s.b.p.streams().Attach(ctx, s.pod, mainContainer, pr, ow, io.Discard)
+		ow.CloseWithError(err)
+		pr.CloseWithError(io.EOF)
+	}()
+	if _, err := d.quick(workload.OpHello, helloWait); err != nil {
+		cancel()
+		<-d.ended
+		return fmt.Errorf("the probe in pod %s did not answer: %w", s.pod, err)
+	}
+	s.drv = d
+	return nil
+}

@@ -1,0 +1,218 @@
+// Package kube runs trials on a Kubernetes cluster: one pod per trial,
+// the policy as its requests and limits, headroom's probe as its PID 1
+// reading the pod's own cgroup and driving its steps, and kills read from
+// the probe's counter and the pod's status. It implements runner.Platform;
+// images are built with the local Docker engine and pushed to a registry
+// or imported into a local cluster's containerd.
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
+)
+
+// Name is the backend's registered name.
+const Name = "kubernetes"
+
+// Settings, by option name.
+const (
+	OptKubeconfig = "kubeconfig"
+	OptContext    = "context"
+	OptNamespace  = "namespace"
+	OptRegistry   = "image-registry"
+	OptContainerd = "containerd-socket"
+	OptProbe      = "probe"
+)
+
+// DefaultNamespace is where trials' pods go unless told.
+const DefaultNamespace = "headroom"
+
+// Definition registers the backend (main: runner.Register(kube.Definition())).
+func Definition() runner.BackendDef {
+	return runner.BackendDef{
+		Name:    Name,
+		Summary: "a Kubernetes cluster: one pod per trial (requests = guarantee, limits = hard limit)",
+		Options: []runner.PlatformOption{
+			{Name: OptKubeconfig, Usage: "kubeconfig file (default $KUBECONFIG, else ~/.kube/config)", Default: defaultKubeconfig()},
+			{Name: OptContext, Usage: "kubeconfig context (default: the file's current one)"},
+			{Name: OptNamespace, Usage: "namespace of the trials' pods (made when missing)", Default: DefaultNamespace},
+			{Name: OptRegistry, Usage: "registry the cluster pulls from: images are tagged and pushed there (default none: a local cluster, images imported)"},
+			{Name: OptContainerd, Usage: "a local cluster's containerd socket: images are imported there (docker save | ctr import)"},
+			{Name: OptProbe, Usage: "run headroom's probe in each pod (on) or read the metrics API only (off)", Default: "on"},
+		},
+		Open: func(ctx context.Context, s map[string]string) (runner.Platform, error) { return Open(ctx, s) },
+	}
+}
+
+func defaultKubeconfig() string {
+	if k := os.Getenv("KUBECONFIG"); k != "" {
+		return k
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".kube", "config")
+	}
+	return ""
+}
+
+// Platform is one cluster and namespace.
+type Platform struct {
+	cs   kubernetes.Interface
+	cfg  *rest.Config
+	ns   string
+	set  map[string]string
+	host string // the API server
+	// owner labels what this process makes.
+	owner string
+
+	// remote runs exec and attach streams (a test's fake in unit tests).
+	remote streamer
+
+	mu     sync.Mutex
+	local  runner.Platform // the Docker engine that builds images (lazy)
+	images map[string]string
+}
+
+// Open connects with the settings; the API server must answer.
+func Open(ctx context.Context, s map[string]string) (*Platform, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if s[OptKubeconfig] != "" {
+		rules.ExplicitPath = s[OptKubeconfig]
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: s[OptContext]})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w (set --kubeconfig, or KUBECONFIG)", s[OptKubeconfig], err)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	p := newPlatform(cs, cfg, s)
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		return nil, fmt.Errorf("kubernetes API server %s not reachable: %w (is the cluster up? try `headroom doctor --backend kubernetes`)", cfg.Host, err)
+	}
+	if err := p.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func newPlatform(cs kubernetes.Interface, cfg *rest.Config, s map[string]string) *Platform {
+	ns := s[OptNamespace]
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	host := ""
+	if cfg != nil {
+		host = cfg.Host
+	}
+	p := &Platform{cs: cs, cfg: cfg, ns: ns, set: s, host: host, owner: docker.Owner(), images: map[string]string{}}
+	if cfg != nil {
+		p.remote = remote{cfg: cfg, rc: cs.CoreV1().RESTClient(), ns: ns}
+	}
+	return p
+}
+
+// streams is the exec and attach of the pods.
+func (p *Platform) streams() streamer { return p.remote }
+
+// ensureNamespace makes the namespace when it is missing; one headroom
+// may not make (RBAC) must exist already, and the error says so.
+func (p *Platform) ensureNamespace(ctx context.Context) error {
+	_, err := p.cs.CoreV1().Namespaces().Get(ctx, p.ns, metav1.GetOptions{})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		return fmt.Errorf("namespace %s: %w", p.ns, err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns, Labels: map[string]string{LabelHeadroom: "1"}}}
+	if _, cerr := p.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
+		if apierrors.IsForbidden(err) {
+			// Not allowed to look at namespaces: pods in it may still be.
+			return nil
+		}
+		return fmt.Errorf("namespace %s is missing and cannot be made (%v): create it (`kubectl create namespace %s`) or pass --namespace", p.ns, cerr, p.ns)
+	}
+	return nil
+}
+
+// Namespace is where the trials' pods go.
+func (p *Platform) Namespace() string { return p.ns }
+
+// Close releases the clients.
+func (p *Platform) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.local != nil {
+		return p.local.Close()
+	}
+	return nil
+}
+
+// Shell opens a shell in a trial's pod.
+func (p *Platform) Shell(sandboxID string) ([]string, error) {
+	if sandboxID == "" {
+		return nil, errors.New("no pod to open a shell in")
+	}
+	args := []string{"kubectl"}
+	if k := p.set[OptKubeconfig]; k != "" {
+		args = append(args, "--kubeconfig", k)
+	}
+	if c := p.set[OptContext]; c != "" {
+		args = append(args, "--context", c)
+	}
+	return append(args, "exec", "-it", "-n", p.ns, sandboxID, "-c", mainContainer, "--", "sh"), nil
+}
+
+// Reproduce is a kubectl run with the policy's resources.
+func (p *Platform) Reproduce(image string, pol model.ResourcePolicy) string {
+	return Reproduce(p.ns, image, pol)
+}
+
+// thisHost says whether a node is this machine: its name or one of its
+// addresses is this host's.
+func thisHost(node corev1.Node) bool {
+	me, _ := os.Hostname()
+	if me != "" && strings.EqualFold(node.Name, me) {
+		return true
+	}
+	mine := map[string]bool{}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				mine[ipn.IP.String()] = true
+			}
+		}
+	}
+	for _, a := range node.Status.Addresses {
+		if (a.Type == corev1.NodeHostName && strings.EqualFold(a.Address, me)) || mine[a.Address] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	_ runner.Platform = (*Platform)(nil)
+	_ runner.Backend  = (*backend)(nil)
+	_ runner.Sandbox  = (*sandbox)(nil)
+)

@@ -1,0 +1,307 @@
+package kube
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	netv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// Labels and annotations: the Docker backend's label names, so `headroom
+// clean` and people's selectors read the same. A label value cannot hold
+// what an experiment id, a task name or an owner may ("/", ":"), so the
+// exact values are annotations and the labels a safe form of them.
+const (
+	LabelHeadroom   = docker.LabelHeadroom
+	LabelExperiment = docker.LabelExperiment
+	LabelTrial      = docker.LabelTrial
+	LabelTask       = docker.LabelTask
+	LabelKept       = docker.LabelKept
+	LabelOwner      = docker.LabelOwner
+)
+
+// Container names in a trial's pod.
+const (
+	mainContainer  = "task"
+	probeInstaller = "headroom-probe"
+	probeVolume    = "headroom-probe"
+)
+
+// ProbeDir is where the probe's binary is in a task image's container (an
+// emptyDir an init container fills from the workload image): the Docker
+// backend's mount point of its step driver.
+var ProbeDir = path.Dir(docker.TaskDriverPath)
+
+// podConfig is what a pod needs beyond the trial and task.
+type podConfig struct {
+	Namespace string
+	Owner     string
+	Keep      bool
+	// Probe runs the probe as the main container's PID 1: from the image
+	// itself (built-in tasks) or copied from ProbeImage.
+	Probe      bool
+	ProbeImage string
+	Every      time.Duration
+	// Pull is the image pull policy (Never: images imported by hand).
+	Pull corev1.PullPolicy
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// dnsName makes a DNS-1123 label of s (at most 63 characters): lower case,
+// letters, digits and '-'; when anything had to change or be cut, a short
+// digest of the original keeps two names apart.
+func dnsName(s string) string {
+	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if n == s && len(n) <= 63 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	if len(n) > 54 {
+		n = strings.TrimRight(n[:54], "-")
+	}
+	if n == "" {
+		return "x" + h
+	}
+	return n + "-" + h
+}
+
+var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// labelValue makes a valid label value of s (63 characters of letters,
+// digits, '-', '_', '.', starting and ending with a letter or digit).
+func labelValue(s string) string {
+	v := strings.Trim(unsafeLabel.ReplaceAllString(s, "_"), "_.-")
+	if v == s && len(v) <= 63 {
+		return v
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	if len(v) > 54 {
+		v = strings.Trim(v[:54], "_.-")
+	}
+	if v == "" {
+		return h
+	}
+	return v + "-" + h
+}
+
+// PodName is a trial's pod: headroom-<experiment>-<trial>, made safe.
+func PodName(experiment, trialID string) string {
+	return dnsName("headroom-" + experiment + "-" + trialID)
+}
+
+// meta is a trial's object metadata: the labels to select by and the
+// annotations that keep the exact values.
+func meta(name, experiment string, trial model.Trial, task model.Task, c podConfig) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{
+		Name:      name,
+		Namespace: c.Namespace,
+		Labels: map[string]string{
+			LabelHeadroom:   "1",
+			LabelExperiment: labelValue(experiment),
+			LabelTrial:      labelValue(trial.ID),
+			LabelTask:       labelValue(task.Name),
+		},
+		Annotations: map[string]string{
+			LabelExperiment: experiment,
+			LabelTrial:      trial.ID,
+			LabelTask:       task.Name,
+		},
+	}
+	if c.Owner != "" {
+		m.Labels[LabelOwner] = labelValue(c.Owner)
+		m.Annotations[LabelOwner] = c.Owner
+	}
+	if c.Keep {
+		m.Labels[LabelKept] = "1"
+	}
+	return m
+}
+
+// Resources are the policy's: requests.memory the guarantee, limits.memory
+// the hard limit (none uncapped), CPU the same way. A request above its
+// limit is refused by the API server, so it is lowered to the limit.
+func Resources(p model.ResourcePolicy) corev1.ResourceRequirements {
+	r := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	guarantee := p.GuaranteeBytes
+	if p.HardLimitBytes > 0 {
+		r.Limits[corev1.ResourceMemory] = *resource.NewQuantity(p.HardLimitBytes, resource.BinarySI)
+		guarantee = min(guarantee, p.HardLimitBytes)
+	}
+	if guarantee > 0 {
+		r.Requests[corev1.ResourceMemory] = *resource.NewQuantity(guarantee, resource.BinarySI)
+	}
+	cpuReq := p.GuaranteeCPUs
+	if p.LimitCPUs > 0 {
+		r.Limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(milli(p.LimitCPUs), resource.DecimalSI)
+		cpuReq = min(cpuReq, p.LimitCPUs)
+	}
+	if cpuReq > 0 {
+		r.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(milli(cpuReq), 1), resource.DecimalSI)
+	}
+	return r
+}
+
+func milli(cpus float64) int64 { return int64(cpus*1000 + 0.5) }
+
+// userIDs reads a numeric "uid[:gid]"; a name cannot be a pod's
+// runAsUser (the probe runs steps as it instead).
+func userIDs(user string) (uid, gid *int64, ok bool) {
+	u, g, hasG := strings.Cut(user, ":")
+	n, err := strconv.ParseInt(u, 10, 64)
+	if err != nil || n < 0 {
+		return nil, nil, false
+	}
+	uid = &n
+	if hasG {
+		m, err := strconv.ParseInt(g, 10, 64)
+		if err != nil || m < 0 {
+			return nil, nil, false
+		}
+		gid = &m
+	}
+	return uid, gid, true
+}
+
+// builtinImage says the task runs in headroom's own image, whose binary
+// is the probe.
+func builtinImage(task model.Task) bool {
+	return slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode})
+}
+
+// probeCommand is the main container's command when the probe is PID 1.
+func probeCommand(task model.Task, c podConfig) []string {
+	bin := docker.TaskDriverPath
+	if builtinImage(task) {
+		bin = workload.Binary
+	}
+	every := c.Every
+	if every <= 0 {
+		every = 50 * time.Millisecond
+	}
+	return []string{bin, workload.ProbeMode, "--every", every.String()}
+}
+
+// Pod is a trial's pod: one container of the task's image with the
+// policy's resources, restartPolicy Never, the task's environment, user
+// and profile; with the probe, its binary as PID 1 (attached stdin).
+func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *corev1.Pod {
+	name := PodName(experiment, trial.ID)
+	ctr := corev1.Container{
+		Name:            mainContainer,
+		Image:           task.Image,
+		ImagePullPolicy: c.Pull,
+		Resources:       Resources(trial.Policy),
+		WorkingDir:      task.WorkDir,
+		Env:             []corev1.EnvVar{{Name: "HEADROOM_TRIAL", Value: trial.ID}},
+	}
+	for _, kv := range task.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
+	}
+	sc := &corev1.SecurityContext{}
+	if uid, gid, ok := userIDs(task.User); ok {
+		sc.RunAsUser, sc.RunAsGroup = uid, gid
+	}
+	caps := &corev1.Capabilities{}
+	for _, cp := range task.Capabilities {
+		caps.Add = append(caps.Add, corev1.Capability(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
+	}
+	if task.Hardened() {
+		no := false
+		sc.AllowPrivilegeEscalation = &no
+		caps.Drop = []corev1.Capability{"ALL"}
+	}
+	if len(caps.Add) > 0 || len(caps.Drop) > 0 {
+		sc.Capabilities = caps
+	}
+	ctr.SecurityContext = sc
+	spec := corev1.PodSpec{
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		Containers:                    nil,
+		AutomountServiceAccountToken:  new(bool),
+		EnableServiceLinks:            new(bool),
+		TerminationGracePeriodSeconds: new(int64),
+	}
+	switch {
+	case c.Probe:
+		ctr.Command, ctr.Args = probeCommand(task, c), nil
+		ctr.Stdin, ctr.StdinOnce = true, false
+		if !builtinImage(task) {
+			spec.Volumes = []corev1.Volume{{Name: probeVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			mount := corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir}
+			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir, ReadOnly: true})
+			no := false
+			spec.InitContainers = []corev1.Container{{
+				Name:            probeInstaller,
+				Image:           c.ProbeImage,
+				ImagePullPolicy: c.Pull,
+				Command:         []string{workload.Binary, workload.CopySelfMode, ProbeDir},
+				VolumeMounts:    []corev1.VolumeMount{mount},
+				Resources:       ctr.Resources,
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+			}}
+		}
+	case task.ForeignHarness():
+		// As the task's harness runs it: the image's ENTRYPOINT, the
+		// idle command its argument.
+		ctr.Args = task.IdleCommand
+	default:
+		ctr.Command = task.IdleCommand
+	}
+	spec.Containers = []corev1.Container{ctr}
+	return &corev1.Pod{ObjectMeta: meta(name, experiment, trial, task, c), Spec: spec}
+}
+
+// NetworkPolicy shuts a no-network task's pod off: no ingress, no egress.
+// nil for a task with a network.
+func NetworkPolicy(experiment string, trial model.Trial, task model.Task, c podConfig) *netv1.NetworkPolicy {
+	if task.Network != "none" {
+		return nil
+	}
+	name := PodName(experiment, trial.ID)
+	return &netv1.NetworkPolicy{
+		ObjectMeta: meta(name, experiment, trial, task, c),
+		Spec: netv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
+				LabelExperiment: labelValue(experiment),
+				LabelTrial:      labelValue(trial.ID),
+			}},
+			PolicyTypes: []netv1.PolicyType{netv1.PolicyTypeIngress, netv1.PolicyTypeEgress},
+		},
+	}
+}
+
+// Reproduce is the one line that runs image under p on a cluster outside
+// headroom: kubectl run with the pod's resources.
+func Reproduce(namespace, image string, p model.ResourcePolicy) string {
+	r := Resources(p)
+	q := func(l corev1.ResourceList) string {
+		var parts []string
+		for _, k := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU} {
+			if v, ok := l[k]; ok {
+				parts = append(parts, fmt.Sprintf("%q:%q", k, v.String()))
+			}
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	overrides := fmt.Sprintf(`{"spec":{"containers":[{"name":"repro","image":%q,"stdin":true,"tty":true,"resources":{"requests":%s,"limits":%s}}]}}`,
+		image, q(r.Requests), q(r.Limits))
+	return fmt.Sprintf("kubectl run repro -n %s --rm -it --restart=Never --image=%s --overrides='%s' -- sh", namespace, image, overrides)
+}

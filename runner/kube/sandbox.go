@@ -1,0 +1,487 @@
+package kube
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+// Sample sources, as recorded on each trial.
+const (
+	// SourceMetrics: the metrics API (metrics-server), every few seconds.
+	SourceMetrics = "k8s-metrics"
+	// SourceNone: nothing could read the pod's memory.
+	SourceNone = "none"
+)
+
+// metricsEvery is how often the metrics API is asked (metrics-server
+// itself scrapes every 15 s or so).
+const metricsEvery = 5 * time.Second
+
+// sandbox is one trial's pod.
+type sandbox struct {
+	b    *backend
+	pod  string
+	task model.Task
+
+	netpol      string
+	containerID string
+	probing     bool // the pod runs the probe
+	drv         *probeConn
+	stopAttach  context.CancelFunc
+
+	samples chan event.Sample
+	ooms    chan runner.OOMSignal
+	quit    chan struct{}
+	watched chan struct{} // closed when watchPod has returned
+	// watching: watchPod runs; feeders: the metrics sampler runs.
+	watching bool
+	feeders  sync.WaitGroup
+
+	// When the pod was created and ran (for the record and the report).
+	created, running time.Time
+
+	mu          sync.Mutex
+	source, why string
+	last        *corev1.Pod // the pod as last seen
+	closed      bool
+	probeKills  int
+	statusKills int
+	count       int
+	lastCPU     model.CPUUse
+	lastAt      time.Time
+	haveCPU     bool
+	dropped     int
+}
+
+func newSandbox(b *backend, pod string, task model.Task) *sandbox {
+	return &sandbox{
+		b: b, pod: pod, task: task,
+		samples: make(chan event.Sample, 256),
+		ooms:    make(chan runner.OOMSignal, 16),
+		quit:    make(chan struct{}),
+		watched: make(chan struct{}),
+	}
+}
+
+func (s *sandbox) ID() string                    { return s.pod }
+func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
+func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
+
+// SampleSource says where readings come from: "probe-cgroup-v1/v2" (the
+// probe in the pod), "k8s-metrics" or "none".
+func (s *sandbox) SampleSource() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.source
+}
+
+// SampleSourceWhy says why the probe is not the source, when it is not.
+func (s *sandbox) SampleSourceWhy() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.why
+}
+
+// StepRunner: "driver" through the probe, else "exec".
+func (s *sandbox) StepRunner() string {
+	if s.drv != nil && !s.b.opts.ExecSteps {
+		return docker.StepsByDriver
+	}
+	return docker.StepsByExec
+}
+
+// StartLatency is the time from the pod's creation to its running.
+func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created) }
+
+// signal records kills from one source and reports the new total when it
+// grew (the largest any one source has seen).
+func (s *sandbox) signal(at time.Time, source string, update func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	update()
+	n := max(s.probeKills, s.statusKills)
+	if s.closed || n <= s.count {
+		return
+	}
+	s.count = n
+	select {
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n}:
+	default:
+	}
+}
+
+// probeSample turns one of the probe's readings into a sample.
+func (s *sandbox) probeSample(l workload.ProbeLine) {
+	now := time.Now()
+	at := l.Time
+	if d := now.Sub(at); d < -5*time.Second || d > 5*time.Second {
+		at = now // a node whose clock is off
+	}
+	m := l.Reading
+	if m.OOMKills > 0 {
+		s.signal(at, "probe", func() { s.probeKills = max(s.probeKills, m.OOMKills) })
+	}
+	ws := max(m.Usage-m.InactiveFile, 0)
+	sm := event.Sample{Time: at, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, MajorFaults: m.MajorFaults, CPU: m.CPU}
+	s.mu.Lock()
+	if !s.lastAt.IsZero() && m.CPU.UsageNanos > 0 && at.After(s.lastAt) {
+		sm.CPUCores = float64(m.CPU.UsageNanos-s.lastCPU.UsageNanos) / float64(at.Sub(s.lastAt).Nanoseconds())
+	}
+	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	select {
+	case s.samples <- sm:
+	case <-s.quit:
+	default:
+		s.mu.Lock()
+		s.dropped++
+		s.mu.Unlock()
+	}
+}
+
+// watchPod follows the pod's status for its PID 1's OOM kill until the
+// sandbox is removed.
+func (s *sandbox) watchPod() {
+	defer close(s.watched)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.quit
+		cancel()
+	}()
+	pods := s.b.p.cs.CoreV1().Pods(s.b.p.ns)
+	for ctx.Err() == nil {
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.pod).String()})
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+				continue
+			}
+		}
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || pod.Name != s.pod || ev.Type == watch.Deleted {
+				continue
+			}
+			s.seen(pod)
+		}
+		w.Stop()
+	}
+}
+
+// seen takes a newer state of the pod.
+func (s *sandbox) seen(pod *corev1.Pod) {
+	s.mu.Lock()
+	s.last = pod
+	s.mu.Unlock()
+	if OOMKilled(pod) {
+		at := time.Now()
+		if t, ok := mainExit(pod); ok && !t.FinishedAt.IsZero() {
+			at = t.FinishedAt.Time
+		}
+		s.signal(at, "pod-status", func() { s.statusKills = max(s.statusKills, 1) })
+	}
+}
+
+// startMetrics samples through the metrics API where the cluster has one.
+func (s *sandbox) startMetrics() {
+	s.mu.Lock()
+	why := s.why
+	s.mu.Unlock()
+	if _, err := s.b.p.cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err != nil {
+		s.mu.Lock()
+		s.source = SourceNone
+		s.why = strings.TrimPrefix(why+"; no metrics API (metrics.k8s.io): "+err.Error(), "; ")
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	s.source = SourceMetrics
+	if why == "" {
+		s.why = "the probe does not run in this pod (a task image with its own idle command, or --probe off)"
+	}
+	s.mu.Unlock()
+	s.feeders.Add(1)
+	go func() {
+		defer s.feeders.Done()
+		tick := time.NewTicker(metricsEvery)
+		defer tick.Stop()
+		for {
+			if b, ok := s.metricsUsage(); ok {
+				sm := event.Sample{Time: time.Now(), UsageBytes: b, WorkingSetBytes: b}
+				select {
+				case s.samples <- sm:
+				case <-s.quit:
+					return
+				default:
+				}
+			}
+			select {
+			case <-s.quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// podMetrics is the part of metrics.k8s.io's PodMetrics read here.
+type podMetrics struct {
+	Containers []struct {
+		Name  string            `json:"name"`
+		Usage map[string]string `json:"usage"`
+	} `json:"containers"`
+}
+
+// metricsUsage reads the main container's working set from the metrics API.
+func (s *sandbox) metricsUsage() (int64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	raw, err := s.b.p.cs.Discovery().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1/namespaces", s.b.p.ns, "pods", s.pod).DoRaw(ctx)
+	if err != nil {
+		return 0, false
+	}
+	var pm podMetrics
+	if json.Unmarshal(raw, &pm) != nil {
+		return 0, false
+	}
+	for _, c := range pm.Containers {
+		if c.Name != mainContainer {
+			continue
+		}
+		q, err := resource.ParseQuantity(c.Usage["memory"])
+		if err != nil {
+			return 0, false
+		}
+		return q.Value(), true
+	}
+	return 0, false
+}
+
+// Exec runs a step: through the probe where there is one (as user, when
+// not the container's own), else the API server's exec.
+func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
+	if user == s.task.User {
+		user = ""
+	}
+	if s.drv != nil && !s.b.opts.ExecSteps {
+		return s.drv.run(ctx, argv, env, user, line)
+	}
+	if user != "" {
+		return runner.ExecResult{}, fmt.Errorf("step runs as %s, but a pod's exec runs as the container's user and this pod has no probe to switch users", user)
+	}
+	if len(env) > 0 {
+		argv = append(append([]string{"env"}, env...), argv...)
+	}
+	var mu sync.Mutex
+	emit := func(stream string) io.WriteCloser {
+		return docker.LineWriter(func(text string) {
+			mu.Lock()
+			line(stream, text)
+			mu.Unlock()
+		})
+	}
+	stdout, stderr := emit("stdout"), emit("stderr")
+	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, nil, stdout, stderr)
+	stdout.Close()
+	stderr.Close()
+	if err != nil {
+		if ctx.Err() != nil {
+			return runner.ExecResult{}, ctx.Err()
+		}
+		return runner.ExecResult{}, err
+	}
+	return runner.ExecResult{ExitCode: code}, nil
+}
+
+// CopyIn unpacks the uploads in the pod, as a tar stream through exec:
+// the probe's untar where the pod has the probe's binary, else the
+// image's tar (Harbor's GKE environment does the same).
+func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
+	argv := []string{"tar", "-xf", "-", "-C", "/"}
+	if bin := s.probeBinary(); bin != "" {
+		argv = []string{bin, workload.UntarMode, "/"}
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(docker.WriteUploads(pw, uploads)) }()
+	var stderr bytes.Buffer
+	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, pr, io.Discard, &stderr)
+	pr.CloseWithError(io.EOF)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("%s exited %d: %s", strings.Join(argv, " "), code, strings.TrimSpace(stderr.String()))
+	}
+	if err != nil {
+		return fmt.Errorf("copying files into pod %s: %w", s.pod, err)
+	}
+	return nil
+}
+
+// maxReadFile bounds what ReadFile takes from a pod.
+const maxReadFile = 1 << 20
+
+// ReadFile reads one file from the pod through exec (fs.ErrNotExist when
+// it is missing).
+func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	argv := []string{"cat", p}
+	if bin := s.probeBinary(); bin != "" {
+		argv = []string{bin, workload.CatMode, p}
+	}
+	var out limitedBuffer
+	out.max = maxReadFile
+	var stderr bytes.Buffer
+	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, nil, &out, &stderr)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s from pod %s: %w", p, s.pod, err)
+	}
+	if code != 0 {
+		msg := strings.TrimSpace(stderr.String())
+		if code == workload.CatMissing || strings.Contains(msg, "No such file") {
+			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
+	}
+	if out.over {
+		return nil, errors.New(p + " is larger than 1 MiB")
+	}
+	return out.Bytes(), nil
+}
+
+// limitedBuffer keeps at most max bytes and notes more.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.over = true
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// CPUUse is the latest reading's cumulative CPU accounting.
+func (s *sandbox) CPUUse() (model.CPUUse, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastCPU, s.haveCPU
+}
+
+// TakeKernelPeak asks the probe for the peak since the last ask.
+func (s *sandbox) TakeKernelPeak() (int64, bool) {
+	if s.drv == nil {
+		return 0, false
+	}
+	l, err := s.drv.quick(workload.OpPeak, answerWait)
+	if err != nil || !l.Known {
+		return 0, false
+	}
+	return l.Peak, true
+}
+
+// Kill stops every process in the pod: the probe kills them and ends
+// (the container ends with it); without the probe, the pod is deleted.
+func (s *sandbox) Kill(ctx context.Context) error {
+	if s.drv != nil {
+		if err := s.drv.kill(); err == nil {
+			return nil
+		}
+	}
+	return s.b.p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
+}
+
+// Remove reads the final counters and status, then deletes the pod and
+// its NetworkPolicy (unless kept) and waits until the pod is gone.
+func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
+	var f runner.Final
+	if s.drv != nil {
+		if l, err := s.drv.quick(workload.OpFinal, answerWait); err == nil {
+			f.LimitHits, f.LimitHitsKnown, f.PidsLimitHits = l.LimitHits, l.Known, l.PidsHits
+			if l.OOMKills > 0 {
+				s.signal(time.Now(), "probe", func() { s.probeKills = max(s.probeKills, l.OOMKills) })
+			}
+		}
+		if l, err := s.drv.quick(workload.OpPeak, answerWait); err == nil && l.Known {
+			f.KernelPeakBytes = l.Peak
+		}
+	}
+	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
+		s.seen(pod)
+	}
+	s.mu.Lock()
+	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0
+	s.mu.Unlock()
+	var err error
+	if s.b.opts.Keep {
+		if s.drv != nil {
+			_ = s.drv.kill()
+		}
+	} else {
+		err = s.deleteAll(ctx)
+	}
+	close(s.quit)
+	if s.stopAttach != nil {
+		s.stopAttach()
+	}
+	if s.drv != nil {
+		s.drv.close()
+		<-s.drv.ended
+	}
+	if s.watching {
+		<-s.watched
+	}
+	s.feeders.Wait()
+	s.mu.Lock()
+	f.DroppedSamples = s.dropped
+	s.closed = true
+	close(s.samples)
+	close(s.ooms)
+	s.mu.Unlock()
+	return f, err
+}
+
+// deleteAll deletes the pod and its NetworkPolicy and waits for the pod
+// to be gone.
+func (s *sandbox) deleteAll(ctx context.Context) error {
+	p := s.b.p
+	err := p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
+	if err == nil {
+		err = p.waitGone(ctx, s.pod)
+	}
+	if s.netpol != "" {
+		err = errors.Join(err, p.Remove(ctx, runner.Owned{ID: s.netpol, Kind: KindNetworkPolicy}))
+	}
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	return err
+}
