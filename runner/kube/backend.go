@@ -147,18 +147,11 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 		}
 		return false, nil
 	}
+	// The watch starts before each look, so no change between the two is
+	// missed; a watch the server ends is started again.
+	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()}
 	for {
-		cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
-		}
-		if ok, err := check(cur); ok || err != nil {
-			return cur, err
-		}
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String(), ResourceVersion: cur.ResourceVersion})
+		w, err := pods.Watch(ctx, sel)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -167,23 +160,33 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 		}
 		done, res, err := func() (bool, *corev1.Pod, error) {
 			defer w.Stop()
+			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil {
+				if ctx.Err() != nil {
+					return true, nil, ctx.Err()
+				}
+				return true, nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+			}
+			if ok, err := check(cur); ok || err != nil {
+				return true, cur, err
+			}
 			for {
 				select {
 				case <-ctx.Done():
 					return true, nil, ctx.Err()
 				case ev, ok := <-w.ResultChan():
 					if !ok {
-						return false, nil, nil // the watch timed out: look again
+						return false, nil, nil
 					}
-					pod, isPod := ev.Object.(*corev1.Pod)
-					if !isPod || pod.Name != cur.Name {
+					got, isPod := ev.Object.(*corev1.Pod)
+					if !isPod || got.Name != pod.Name {
 						continue
 					}
 					if ev.Type == watch.Deleted {
 						return true, nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
 					}
-					if ok, err := check(pod); ok || err != nil {
-						return true, pod, err
+					if ok, err := check(got); ok || err != nil {
+						return true, got, err
 					}
 				}
 			}
@@ -216,38 +219,35 @@ func (p *Platform) waitGone(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()
 	pods := p.cs.CoreV1().Pods(p.ns)
+	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	for {
-		cur, err := pods.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("pod %s: %w", name, err)
-		}
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: cur.ResourceVersion})
+		w, err := pods.Watch(ctx, sel)
 		if err != nil {
 			return fmt.Errorf("pod %s is not gone: %w", name, err)
 		}
-		gone := false
-	loop:
-		for {
-			select {
-			case <-ctx.Done():
-				w.Stop()
-				return fmt.Errorf("pod %s is still there after %s", name, goneWait)
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					break loop
-				}
-				if ev.Type == watch.Deleted {
-					gone = true
-					break loop
+		gone, err := func() (bool, error) {
+			defer w.Stop()
+			if _, err := pods.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				return true, nil
+			} else if err != nil {
+				return true, fmt.Errorf("pod %s: %w", name, err)
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					return true, fmt.Errorf("pod %s is still there after %s", name, goneWait)
+				case ev, ok := <-w.ResultChan():
+					if !ok {
+						return false, nil
+					}
+					if got, ok := ev.Object.(*corev1.Pod); ok && got.Name == name && ev.Type == watch.Deleted {
+						return true, nil
+					}
 				}
 			}
-		}
-		w.Stop()
+		}()
 		if gone {
-			return nil
+			return err
 		}
 	}
 }

@@ -185,12 +185,21 @@ func (s *sandbox) watchPod() {
 				continue
 			}
 		}
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || pod.Name != s.pod || ev.Type == watch.Deleted {
-				continue
+	events:
+		for {
+			select {
+			case <-ctx.Done():
+				break events
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					break events
+				}
+				pod, isPod := ev.Object.(*corev1.Pod)
+				if !isPod || pod.Name != s.pod || ev.Type == watch.Deleted {
+					continue
+				}
+				s.seen(pod)
 			}
-			s.seen(pod)
 		}
 		w.Stop()
 	}

@@ -1,0 +1,190 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/workload"
+)
+
+func builtinTask() model.Task {
+	return model.Task{
+		Name: "builtin/steady-alloc", Image: "headroom/workload:abc", User: "65534:65534",
+		IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "none",
+		Env: []string{"A=1", "B=x=y"}, WorkDir: "/work",
+	}
+}
+
+func policy(k float64) model.ResourcePolicy {
+	return model.ResourcePolicy{Ratio: model.Ratio{K: k}, GuaranteeBytes: 128 << 20, HardLimitBytes: int64(k * float64(128<<20)), GuaranteeCPUs: 0.5, LimitCPUs: k * 0.5}
+}
+
+func qty(t *testing.T, l corev1.ResourceList, r corev1.ResourceName) string {
+	t.Helper()
+	q, ok := l[r]
+	if !ok {
+		return "none"
+	}
+	return q.String()
+}
+
+// The policy becomes the pod: requests the guarantee, limits the hard
+// limit, restartPolicy Never, the labels and annotations, the task's
+// environment and user, the probe as PID 1 of the built-in image.
+func TestPodFromPolicy(t *testing.T) {
+	trial := model.Trial{ID: "t0001", Policy: policy(1.5)}
+	task := builtinTask()
+	c := podConfig{Namespace: "hr", Owner: "host:12:345", Probe: true, Every: 50 * time.Millisecond, Pull: corev1.PullNever}
+	pod := Pod("20261130-1430-ab", trial, task, c)
+	if pod.Name != "headroom-20261130-1430-ab-t0001" || pod.Namespace != "hr" {
+		t.Errorf("name %s/%s", pod.Namespace, pod.Name)
+	}
+	if errs := validation.IsDNS1123Label(pod.Name); len(errs) > 0 {
+		t.Errorf("pod name %q: %v", pod.Name, errs)
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %s", pod.Spec.RestartPolicy)
+	}
+	ctr := pod.Spec.Containers[0]
+	r := ctr.Resources
+	if got := qty(t, r.Requests, corev1.ResourceMemory); got != "128Mi" {
+		t.Errorf("requests.memory %s", got)
+	}
+	if got := qty(t, r.Limits, corev1.ResourceMemory); got != "192Mi" {
+		t.Errorf("limits.memory %s", got)
+	}
+	if got := qty(t, r.Requests, corev1.ResourceCPU); got != "500m" {
+		t.Errorf("requests.cpu %s", got)
+	}
+	if got := qty(t, r.Limits, corev1.ResourceCPU); got != "750m" {
+		t.Errorf("limits.cpu %s", got)
+	}
+	for k, want := range map[string]string{LabelHeadroom: "1", LabelExperiment: "20261130-1430-ab", LabelTrial: "t0001", LabelTask: "builtin_steady-alloc-" + pod.Labels[LabelTask][len("builtin_steady-alloc-"):], LabelOwner: pod.Labels[LabelOwner]} {
+		if pod.Labels[k] != want {
+			t.Errorf("label %s = %q, want %q", k, pod.Labels[k], want)
+		}
+		if errs := validation.IsValidLabelValue(pod.Labels[k]); len(errs) > 0 {
+			t.Errorf("label %s=%q: %v", k, pod.Labels[k], errs)
+		}
+	}
+	if pod.Annotations[LabelTask] != task.Name || pod.Annotations[LabelOwner] != "host:12:345" {
+		t.Errorf("annotations %v", pod.Annotations)
+	}
+	if strings.Join(ctr.Command, " ") != workload.Binary+" probe --every 50ms" || !ctr.Stdin || ctr.StdinOnce {
+		t.Errorf("probe command %q stdin %v once %v", ctr.Command, ctr.Stdin, ctr.StdinOnce)
+	}
+	if len(pod.Spec.InitContainers) != 0 {
+		t.Error("the built-in image has the probe already: no init container")
+	}
+	if ctr.SecurityContext.RunAsUser == nil || *ctr.SecurityContext.RunAsUser != 65534 || *ctr.SecurityContext.RunAsGroup != 65534 {
+		t.Errorf("user %+v", ctr.SecurityContext)
+	}
+	if pe := ctr.SecurityContext.AllowPrivilegeEscalation; pe == nil || *pe {
+		t.Error("hardened: privilege escalation allowed")
+	}
+	if caps := ctr.SecurityContext.Capabilities; caps == nil || len(caps.Drop) != 1 || caps.Drop[0] != "ALL" {
+		t.Errorf("hardened caps %+v", caps)
+	}
+	env := map[string]string{}
+	for _, e := range ctr.Env {
+		env[e.Name] = e.Value
+	}
+	if env["A"] != "1" || env["B"] != "x=y" || env["HEADROOM_TRIAL"] != "t0001" || ctr.WorkingDir != "/work" {
+		t.Errorf("env %v workdir %s", env, ctr.WorkingDir)
+	}
+	if ctr.ImagePullPolicy != corev1.PullNever {
+		t.Errorf("pull %s", ctr.ImagePullPolicy)
+	}
+}
+
+// Uncapped: no limits at all; a guarantee above a limit (a ratio under
+// one) is lowered to it, as the API server would refuse it.
+func TestResourcesUncappedAndBelowGuarantee(t *testing.T) {
+	r := Resources(model.ResourcePolicy{GuaranteeBytes: 256 << 20, GuaranteeCPUs: 1})
+	if len(r.Limits) != 0 || qty(t, r.Requests, corev1.ResourceMemory) != "256Mi" || qty(t, r.Requests, corev1.ResourceCPU) != "1" {
+		t.Errorf("uncapped %+v", r)
+	}
+	r = Resources(model.ResourcePolicy{GuaranteeBytes: 256 << 20, HardLimitBytes: 128 << 20, GuaranteeCPUs: 1, LimitCPUs: 0.5})
+	if qty(t, r.Requests, corev1.ResourceMemory) != "128Mi" || qty(t, r.Limits, corev1.ResourceMemory) != "128Mi" || qty(t, r.Requests, corev1.ResourceCPU) != "500m" {
+		t.Errorf("below guarantee %+v", r)
+	}
+	if !equalResources(r, Resources(model.ResourcePolicy{GuaranteeBytes: 256 << 20, HardLimitBytes: 128 << 20, GuaranteeCPUs: 1, LimitCPUs: 0.5})) {
+		t.Error("equalResources of the same policy")
+	}
+	r2 := r.DeepCopy()
+	r2.Limits[corev1.ResourceMemory] = resource.MustParse("129Mi")
+	if equalResources(r, *r2) {
+		t.Error("equalResources missed a changed limit")
+	}
+}
+
+// A task image gets the probe from an init container that copies it from
+// the workload image into an emptyDir at the Docker backend's driver path;
+// a task with a network gets no NetworkPolicy; the harbor profile keeps
+// privilege escalation and adds the task's capabilities.
+func TestPodTaskImageProbeAndProfile(t *testing.T) {
+	task := model.Task{Name: "tb/x", Image: "tb/x:1", IdleCommand: []string{"sleep", "infinity"}, Network: "bridge", Profile: model.ProfileHarbor, Capabilities: []string{"CAP_NET_ADMIN"}, User: "agent"}
+	c := podConfig{Namespace: "hr", Probe: true, ProbeImage: "headroom/workload:abc", Pull: corev1.PullIfNotPresent}
+	pod := Pod("e", model.Trial{ID: "t1", Policy: policy(1)}, task, c)
+	if len(pod.Spec.InitContainers) != 1 {
+		t.Fatalf("init containers %+v", pod.Spec.InitContainers)
+	}
+	ic := pod.Spec.InitContainers[0]
+	if ic.Image != "headroom/workload:abc" || strings.Join(ic.Command, " ") != workload.Binary+" copy-self "+ProbeDir {
+		t.Errorf("init %s %q", ic.Image, ic.Command)
+	}
+	ctr := pod.Spec.Containers[0]
+	if ctr.Command[0] != docker.TaskDriverPath || ctr.VolumeMounts[0].MountPath != ProbeDir || !ctr.VolumeMounts[0].ReadOnly {
+		t.Errorf("main %q mounts %+v", ctr.Command, ctr.VolumeMounts)
+	}
+	if ctr.SecurityContext.AllowPrivilegeEscalation != nil || ctr.SecurityContext.Capabilities.Add[0] != "NET_ADMIN" || ctr.SecurityContext.RunAsUser != nil {
+		t.Errorf("harbor security %+v", ctr.SecurityContext)
+	}
+	if NetworkPolicy("e", model.Trial{ID: "t1"}, task, c) != nil {
+		t.Error("a task with a network got a NetworkPolicy")
+	}
+	task.Network = "none"
+	np := NetworkPolicy("e", model.Trial{ID: "t1"}, task, c)
+	if np == nil || len(np.Spec.Ingress) != 0 || len(np.Spec.Egress) != 0 || len(np.Spec.PolicyTypes) != 2 {
+		t.Fatalf("deny-all policy %+v", np)
+	}
+	for k, v := range np.Spec.PodSelector.MatchLabels {
+		if pod.Labels[k] != v {
+			t.Errorf("policy selects %s=%s, the pod has %q", k, v, pod.Labels[k])
+		}
+	}
+	if np.Labels[LabelHeadroom] != "1" {
+		t.Error("the policy is not labelled headroom (the reaper would miss it)")
+	}
+	// No probe: the task's own idle command; a foreign harness keeps the
+	// image's entrypoint.
+	c.Probe = false
+	if ctr := Pod("e", model.Trial{ID: "t1"}, task, c).Spec.Containers[0]; strings.Join(ctr.Command, " ") != "sleep infinity" || ctr.Stdin {
+		t.Errorf("no probe: %q", ctr.Command)
+	}
+}
+
+func TestNames(t *testing.T) {
+	long := strings.Repeat("Exp_", 30)
+	for _, in := range []string{"simple", long, "a/b:c", "--", "UPPER.case"} {
+		if errs := validation.IsDNS1123Label(dnsName(in)); len(errs) > 0 {
+			t.Errorf("dnsName(%q) = %q: %v", in, dnsName(in), errs)
+		}
+		if errs := validation.IsValidLabelValue(labelValue(in)); len(errs) > 0 {
+			t.Errorf("labelValue(%q) = %q: %v", in, labelValue(in), errs)
+		}
+	}
+	if dnsName(long+"1") == dnsName(long+"2") {
+		t.Error("two long names cut to the same")
+	}
+	if got := Reproduce("hr", "img:1", policy(1)); !strings.Contains(got, `"limits":{"memory":"128Mi","cpu":"500m"}`) || !strings.Contains(got, "kubectl run") {
+		t.Errorf("reproduce %s", got)
+	}
+}
