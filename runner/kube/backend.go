@@ -72,7 +72,7 @@ func (b *backend) usesProbe(task model.Task) bool {
 }
 
 // Start creates the trial's pod (and its NetworkPolicy), waits until it
-// runs — telling runner.ReportWaiting why it does not yet — and attaches
+// runs — telling runner.Waiting why it does not yet — and attaches
 // to its probe. Whatever it made is deleted when it fails or ctx ends.
 func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
@@ -143,7 +143,7 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 		}
 		if pr.Waiting != "" && pr.Waiting != said {
 			said = pr.Waiting
-			runner.ReportWaiting(ctx, "waiting: "+pr.Waiting)
+			runner.Waiting(ctx, "waiting: "+pr.Waiting)
 		}
 		return false, nil
 	}

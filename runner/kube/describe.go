@@ -15,7 +15,6 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // Describe says what the cluster is: its version, its largest node as the
@@ -122,7 +121,7 @@ func owned(kind string, m metav1.ObjectMeta) runner.Owned {
 		Kept:  m.Labels[LabelKept] != "",
 		Owner: pick(LabelOwner),
 	}
-	o.OwnerAlive = docker.OwnerAlive(o.Owner)
+	o.OwnerAlive = runner.OwnerAlive(o.Owner)
 	return o
 }
 

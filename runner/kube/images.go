@@ -79,16 +79,35 @@ func (p *Platform) WorkloadImageBuilt(ctx context.Context, exe string) (string, 
 
 // PrepareImage builds or pulls the task's image locally and puts it on
 // the cluster.
-func (p *Platform) PrepareImage(ctx context.Context, task model.Task, progress func(string)) (string, error) {
+func (p *Platform) PrepareImage(ctx context.Context, task model.Task, force bool, progress func(string)) (string, error) {
 	l, err := p.localEngine(ctx)
 	if err != nil {
 		return "", err
 	}
-	ref, err := l.PrepareImage(ctx, task, progress)
+	ref, err := l.PrepareImage(ctx, task, force, progress)
 	if err != nil {
 		return "", err
 	}
 	return p.toCluster(ctx, ref, progress)
+}
+
+// ImageReady says which image a task would run on the cluster and
+// whether it is there (built locally and, where headroom can tell,
+// imported), preparing nothing.
+func (p *Platform) ImageReady(ctx context.Context, task model.Task) (string, bool) {
+	l, err := p.localEngine(ctx)
+	if err != nil {
+		return "", false
+	}
+	ref, ready := l.ImageReady(ctx, task)
+	if !ready {
+		return p.clusterRef(ref), false
+	}
+	if sock := p.set[OptContainerd]; sock != "" && p.set[OptRegistry] == "" {
+		ok, err := ctrHas(ctx, sock, ref)
+		return ref, ok && err == nil
+	}
+	return p.clusterRef(ref), true
 }
 
 // PrepareSidecars: a compose task's other services are not run on a

@@ -25,7 +25,6 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // Name is the backend's registered name.
@@ -49,6 +48,11 @@ func Definition() runner.BackendDef {
 	return runner.BackendDef{
 		Name:    Name,
 		Summary: "a Kubernetes cluster: one pod per trial (requests = guarantee, limits = hard limit)",
+		Reproduce: func(image string, p model.ResourcePolicy) string {
+			return Reproduce(DefaultNamespace, image, p)
+		},
+		PolicyArgs:     PolicyArgs,
+		PolicyArgsName: "pod resources",
 		Options: []runner.PlatformOption{
 			{Name: OptKubeconfig, Usage: "kubeconfig file (default $KUBECONFIG, else ~/.kube/config)", Default: defaultKubeconfig()},
 			{Name: OptContext, Usage: "kubeconfig context (default: the file's current one)"},
@@ -124,7 +128,7 @@ func newPlatform(cs kubernetes.Interface, cfg *rest.Config, s map[string]string)
 	if cfg != nil {
 		host = cfg.Host
 	}
-	p := &Platform{cs: cs, cfg: cfg, ns: ns, set: s, host: host, owner: docker.Owner(), images: map[string]string{}}
+	p := &Platform{cs: cs, cfg: cfg, ns: ns, set: s, host: host, owner: runner.Owner(), images: map[string]string{}}
 	if cfg != nil {
 		p.remote = remote{cfg: cfg, rc: cs.CoreV1().RESTClient(), ns: ns}
 	}
@@ -181,11 +185,6 @@ func (p *Platform) Shell(sandboxID string) ([]string, error) {
 		args = append(args, "--context", c)
 	}
 	return append(args, "exec", "-it", "-n", p.ns, sandboxID, "-c", mainContainer, "--", "sh"), nil
-}
-
-// Reproduce is a kubectl run with the policy's resources.
-func (p *Platform) Reproduce(image string, pol model.ResourcePolicy) string {
-	return Reproduce(p.ns, image, pol)
 }
 
 // thisHost says whether a node is this machine: its name or one of its

@@ -17,21 +17,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/workload"
 )
 
-// Labels and annotations: the Docker backend's label names, so `headroom
+// Labels and annotations: every backend's label names, so `headroom
 // clean` and people's selectors read the same. A label value cannot hold
 // what an experiment id, a task name or an owner may ("/", ":"), so the
 // exact values are annotations and the labels a safe form of them.
 const (
-	LabelHeadroom   = docker.LabelHeadroom
-	LabelExperiment = docker.LabelExperiment
-	LabelTrial      = docker.LabelTrial
-	LabelTask       = docker.LabelTask
-	LabelKept       = docker.LabelKept
-	LabelOwner      = docker.LabelOwner
+	LabelHeadroom   = runner.LabelHeadroom
+	LabelExperiment = runner.LabelExperiment
+	LabelTrial      = runner.LabelTrial
+	LabelTask       = runner.LabelTask
+	LabelKept       = runner.LabelKept
+	LabelOwner      = runner.LabelOwner
 )
 
 // Container names in a trial's pod.
@@ -286,6 +287,23 @@ func NetworkPolicy(experiment string, trial model.Trial, task model.Task, c podC
 			PolicyTypes: []netv1.PolicyType{netv1.PolicyTypeIngress, netv1.PolicyTypeEgress},
 		},
 	}
+}
+
+// PolicyArgs are a policy's pod resources, for people.
+func PolicyArgs(p model.ResourcePolicy) []string {
+	r := Resources(p)
+	var out []string
+	for _, part := range []struct {
+		name string
+		l    corev1.ResourceList
+	}{{"requests", r.Requests}, {"limits", r.Limits}} {
+		for _, k := range []corev1.ResourceName{corev1.ResourceMemory, corev1.ResourceCPU} {
+			if v, ok := part.l[k]; ok {
+				out = append(out, fmt.Sprintf("%s.%s=%s", part.name, k, v.String()))
+			}
+		}
+	}
+	return out
 }
 
 // Reproduce is the one line that runs image under p on a cluster outside
