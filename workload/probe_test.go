@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -201,5 +202,55 @@ func TestProbeServesStepsAndSamples(t *testing.T) {
 	}
 	if samples < 3 {
 		t.Errorf("%d samples in 10 s at 5 ms", samples)
+	}
+}
+
+// untar unpacks what the cluster backend sends (directories, files with
+// their modes, symlinks) and refuses a name that climbs out; cat says
+// missing with its own exit code.
+func TestUntarAndCat(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "work/", Mode: 0o777},
+		{Typeflag: tar.TypeReg, Name: "work/run.sh", Mode: 0o755, Size: 5},
+		{Typeflag: tar.TypeSymlink, Name: "work/link", Linkname: "run.sh"},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Size > 0 {
+			tw.Write([]byte("echo\n"))
+		}
+	}
+	tw.Close()
+	dir := t.TempDir()
+	var stderr, stdout bytes.Buffer
+	if code := untar([]string{dir}, &buf, &stderr); code != 0 {
+		t.Fatalf("untar %d: %s", code, stderr.String())
+	}
+	st, err := os.Stat(filepath.Join(dir, "work/run.sh"))
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh %v %v", st, err)
+	}
+	if l, err := os.Readlink(filepath.Join(dir, "work/link")); err != nil || l != "run.sh" {
+		t.Errorf("link %q %v", l, err)
+	}
+	if code := cat([]string{filepath.Join(dir, "work/link")}, &stdout, &stderr); code != 0 || stdout.String() != "echo\n" {
+		t.Errorf("cat %d %q", code, stdout.String())
+	}
+	if code := cat([]string{filepath.Join(dir, "nope")}, &stdout, &stderr); code != CatMissing {
+		t.Errorf("cat of a missing file: %d", code)
+	}
+	buf.Reset()
+	tw = tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "../../escape", Mode: 0o644})
+	tw.Close()
+	// Cleaned against "/" first, "../../escape" lands inside dir.
+	if code := untar([]string{dir}, &buf, &stderr); code != 0 {
+		t.Errorf("untar of a climbing name: %d %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escape")); err != nil {
+		t.Errorf("a climbing name was not kept inside: %v", err)
 	}
 }

@@ -37,7 +37,7 @@ const (
 	OptNamespace  = "namespace"
 	OptRegistry   = "image-registry"
 	OptContainerd = "containerd-socket"
-	OptProbe      = "probe"
+	OptProbe      = "pod-probe"
 )
 
 // DefaultNamespace is where trials' pods go unless told.
