@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -35,6 +37,13 @@ type backend struct {
 	opts       runner.SandboxOptions
 	probe      bool
 	probeImage string // the workload image, for task images' init container
+
+	// On a cluster whose node is this machine, the kernel's log names
+	// what each kill killed; kills are matched to pods by container id.
+	stop      chan struct{}
+	kernelLog bool
+	mu        sync.Mutex
+	byCID     map[string]*sandbox
 }
 
 // Sandboxes opens the backend that starts trials' pods. With the probe on
@@ -44,7 +53,10 @@ func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (r
 	if opts.SampleEvery <= 0 {
 		opts.SampleEvery = 50 * time.Millisecond
 	}
-	b := &backend{p: p, opts: opts, probe: p.set[OptProbe] != "off" && !opts.ForceStats}
+	b := &backend{p: p, opts: opts, probe: p.set[OptProbe] != "off" && !opts.ForceStats, stop: make(chan struct{}), byCID: map[string]*sandbox{}}
+	if p.Describe().Local {
+		b.kernelLog = kmsg.Watch("/dev/kmsg", b.stop, b.kernelKill)
+	}
 	if b.probe && opts.Exe != "" {
 		if ref, built, err := p.WorkloadImageBuilt(ctx, opts.Exe); err == nil && built {
 			b.probeImage = ref
@@ -53,7 +65,26 @@ func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (r
 	return b, nil
 }
 
-func (b *backend) Close() error { return nil }
+func (b *backend) Close() error {
+	close(b.stop)
+	return nil
+}
+
+// ReadsKernelLog says whether kills will carry the killed process's name.
+func (b *backend) ReadsKernelLog() bool { return b.kernelLog }
+
+// kernelKill hands a kill from the kernel's log to its pod.
+func (b *backend) kernelKill(k kmsg.Kill) {
+	if k.ContainerID == "" {
+		return
+	}
+	b.mu.Lock()
+	sb := b.byCID[k.ContainerID]
+	b.mu.Unlock()
+	if sb != nil {
+		sb.kernelOOM(k.At(time.Now()), k)
+	}
+}
 
 // idleCommands are the idle commands the probe may replace: a task that
 // names its own (a service as PID 1) keeps it.
@@ -113,6 +144,11 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	sb.running = time.Now()
 	sb.containerID = containerID(running)
 	sb.last = running
+	if sb.containerID != "" {
+		b.mu.Lock()
+		b.byCID[sb.containerID] = sb
+		b.mu.Unlock()
+	}
 	sb.watching = true
 	go sb.watchPod()
 	if c.Probe {

@@ -23,6 +23,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -67,6 +68,7 @@ type sandbox struct {
 	closed      bool
 	probeKills  int
 	statusKills int
+	kernelKills int
 	count       int
 	lastCPU     model.CPUUse
 	lastAt      time.Time
@@ -117,18 +119,36 @@ func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created)
 // signal records kills from one source and reports the new total when it
 // grew (the largest any one source has seen).
 func (s *sandbox) signal(at time.Time, source string, update func()) {
+	s.signalKill(at, source, kmsg.Kill{}, update)
+}
+
+// signalKill is signal with what the kernel's log says was killed: a
+// kill already counted from a faster source is passed on again with it.
+func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
-	n := max(s.probeKills, s.statusKills)
-	if s.closed || n <= s.count {
+	n := max(s.probeKills, s.statusKills, s.kernelKills)
+	if s.closed {
 		return
+	}
+	if n <= s.count {
+		if k.Process == "" {
+			return
+		}
+		n = s.count
 	}
 	s.count = n
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
 	default:
 	}
+}
+
+// kernelOOM takes a kill from the kernel's log (a node that is this
+// machine): it names the process.
+func (s *sandbox) kernelOOM(at time.Time, k kmsg.Kill) {
+	s.signalKill(at, "kernel", k, func() { s.kernelKills++ })
 }
 
 // probeSample turns one of the probe's readings into a sample.
@@ -447,8 +467,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.seen(pod)
 	}
 	s.mu.Lock()
-	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0
+	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
 	s.mu.Unlock()
+	s.b.forget(s.containerID)
 	var err error
 	if s.b.opts.Keep {
 		if s.drv != nil {
@@ -493,4 +514,13 @@ func (s *sandbox) deleteAll(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+func (b *backend) forget(cid string) {
+	if cid == "" {
+		return
+	}
+	b.mu.Lock()
+	delete(b.byCID, cid)
+	b.mu.Unlock()
 }
