@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func Definition() runner.BackendDef {
 			{Name: OptContext, Usage: "kubeconfig context (default: the file's current one)"},
 			{Name: OptNamespace, Usage: "namespace of the trials' pods (made when missing)", Default: DefaultNamespace},
 			{Name: OptRegistry, Usage: "registry the cluster pulls from: images are tagged and pushed there (default none: a local cluster, images imported)"},
-			{Name: OptContainerd, Usage: "a local cluster's containerd socket: images are imported there (docker save | ctr import)"},
+			{Name: OptContainerd, Usage: "a local cluster's containerd socket: images are imported there (docker save | ctr import); default containerd.sock beside the kubeconfig, when there is one"},
 			{Name: OptProbe, Usage: "run headroom's probe in each pod (on) or read the metrics API only (off)", Default: "on"},
 		},
 		Open: func(ctx context.Context, s map[string]string) (runner.Platform, error) { return Open(ctx, s) },
@@ -108,6 +109,15 @@ func Open(ctx context.Context, s map[string]string) (*Platform, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	if s[OptContainerd] == "" && s[OptRegistry] == "" && s[OptKubeconfig] != "" {
+		// `make kube-up`'s cluster keeps its containerd's socket beside
+		// its kubeconfig: images go there without being told.
+		sock := filepath.Join(filepath.Dir(s[OptKubeconfig]), "containerd.sock")
+		if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
+			s = maps.Clone(s)
+			s[OptContainerd] = sock
+		}
 	}
 	p := newPlatform(cs, cfg, s)
 	if _, err := cs.Discovery().ServerVersion(); err != nil {
