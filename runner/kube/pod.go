@@ -61,45 +61,36 @@ type podConfig struct {
 	Pull corev1.PullPolicy
 }
 
-var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)
+var (
+	unsafeName  = regexp.MustCompile(`[^a-z0-9-]+`)
+	unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+)
 
 // dnsName makes a DNS-1123 label of s (at most 63 characters): lower case,
-// letters, digits and '-'; when anything had to change or be cut, a short
-// digest of the original keeps two names apart.
-func dnsName(s string) string {
-	n := strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(s), "-"), "-")
+// letters, digits and '-'.
+func dnsName(s string) string { return safeName(s, strings.ToLower(s), unsafeName, "-", "-") }
+
+// labelValue makes a valid label value of s (63 characters of letters,
+// digits, '-', '_', '.', starting and ending with a letter or digit).
+func labelValue(s string) string { return safeName(s, s, unsafeLabel, "_", "_.-") }
+
+// safeName replaces what unsafe matches in folded with repl and trims
+// trim from the ends; when anything had to change or be cut, a short
+// digest of the original s keeps two names apart.
+func safeName(s, folded string, unsafe *regexp.Regexp, repl, trim string) string {
+	n := strings.Trim(unsafe.ReplaceAllString(folded, repl), trim)
 	if n == s && len(n) <= 63 {
 		return n
 	}
 	sum := sha256.Sum256([]byte(s))
 	h := hex.EncodeToString(sum[:])[:8]
 	if len(n) > 54 {
-		n = strings.TrimRight(n[:54], "-")
+		n = strings.Trim(n[:54], trim)
 	}
 	if n == "" {
 		return "x" + h
 	}
 	return n + "-" + h
-}
-
-var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
-
-// labelValue makes a valid label value of s (63 characters of letters,
-// digits, '-', '_', '.', starting and ending with a letter or digit).
-func labelValue(s string) string {
-	v := strings.Trim(unsafeLabel.ReplaceAllString(s, "_"), "_.-")
-	if v == s && len(v) <= 63 {
-		return v
-	}
-	sum := sha256.Sum256([]byte(s))
-	h := hex.EncodeToString(sum[:])[:8]
-	if len(v) > 54 {
-		v = strings.Trim(v[:54], "_.-")
-	}
-	if v == "" {
-		return h
-	}
-	return v + "-" + h
 }
 
 // PodName is a trial's pod: headroom-<experiment>-<trial>, made safe.
