@@ -55,12 +55,12 @@ func Definition() runner.BackendDef {
 		PolicyArgs:     PolicyArgs,
 		PolicyArgsName: "pod resources",
 		Options: []runner.PlatformOption{
-			{Name: OptKubeconfig, Usage: "kubeconfig file (default $KUBECONFIG, else ~/.kube/config)", Default: defaultKubeconfig()},
-			{Name: OptContext, Usage: "kubeconfig context (default: the file's current one)"},
+			{Name: OptKubeconfig, Usage: "kubeconfig file ($KUBECONFIG, else ~/.kube/config)", Default: defaultKubeconfig()},
+			{Name: OptContext, Usage: "kubeconfig context (none: the file's current one)"},
 			{Name: OptNamespace, Usage: "namespace of the trials' pods (made when missing)", Default: DefaultNamespace},
-			{Name: OptRegistry, Usage: "registry the cluster pulls from: images are tagged and pushed there (default none: a local cluster, images imported)"},
-			{Name: OptContainerd, Usage: "a local cluster's containerd socket: images are imported there (docker save | ctr import); default containerd.sock beside the kubeconfig, when there is one"},
-			{Name: OptProbe, Usage: "run headroom's probe in each pod (on) or read the metrics API only (off)", Default: "on"},
+			{Name: OptRegistry, Usage: "registry the cluster pulls from: images are tagged REGISTRY/NAME:TAG and pushed (none: a local cluster, images imported)"},
+			{Name: OptContainerd, Usage: "a local cluster's containerd socket, where images are imported (docker save | ctr import); a containerd.sock beside the kubeconfig is used when there"},
+			{Name: OptProbe, Usage: "on: headroom's probe in each pod samples its cgroup and drives the steps; off: the metrics API only", Default: "on"},
 		},
 		Open: func(ctx context.Context, s map[string]string) (runner.Platform, error) { return Open(ctx, s) },
 	}
