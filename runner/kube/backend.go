@@ -163,6 +163,9 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	return sb, nil
 }
 
+// startingUp are the waits of every pod's start: not worth an event.
+var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "PodInitializing": true}
+
 // waitRunning follows the pod until its main container runs, reporting
 // why it waits (each change once) and failing at what it will not recover
 // from.
@@ -177,7 +180,7 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 		if pr.Running {
 			return true, nil
 		}
-		if pr.Waiting != "" && pr.Waiting != said {
+		if pr.Waiting != "" && pr.Waiting != said && !startingUp[pr.Waiting] {
 			said = pr.Waiting
 			runner.Waiting(ctx, "waiting: "+pr.Waiting)
 		}
