@@ -117,7 +117,7 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	// is known and removed.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	sb := newSandbox(b, pod.Name, task)
+	sb := newSandbox(b, pod.Name, task, trial.Policy)
 	sb.probing = c.Probe
 	if np != nil {
 		if _, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

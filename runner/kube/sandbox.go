@@ -41,9 +41,10 @@ const metricsEvery = 5 * time.Second
 
 // sandbox is one trial's pod.
 type sandbox struct {
-	b    *backend
-	pod  string
-	task model.Task
+	b      *backend
+	pod    string
+	task   model.Task
+	policy model.ResourcePolicy
 
 	netpol      string
 	containerID string
@@ -74,11 +75,13 @@ type sandbox struct {
 	lastAt      time.Time
 	haveCPU     bool
 	dropped     int
+	// maxPeak is the largest usage the kernel's peak or a sample showed.
+	maxPeak int64
 }
 
-func newSandbox(b *backend, pod string, task model.Task) *sandbox {
+func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
 	return &sandbox{
-		b: b, pod: pod, task: task,
+		b: b, pod: pod, task: task, policy: policy,
 		samples: make(chan event.Sample, 256),
 		ooms:    make(chan runner.OOMSignal, 16),
 		quit:    make(chan struct{}),
@@ -169,6 +172,7 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 		sm.CPUCores = float64(m.CPU.UsageNanos-s.lastCPU.UsageNanos) / float64(at.Sub(s.lastAt).Nanoseconds())
 	}
 	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
+	s.maxPeak = max(s.maxPeak, m.Usage)
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
@@ -434,7 +438,25 @@ func (s *sandbox) TakeKernelPeak() (int64, bool) {
 	if err != nil || !l.Known {
 		return 0, false
 	}
+	s.mu.Lock()
+	s.maxPeak = max(s.maxPeak, l.Peak)
+	s.mu.Unlock()
 	return l.Peak, true
+}
+
+// podSlack is how far under its own limit a container's usage can stop
+// when the charge that failed was its pod's: the pod cgroup's limit is the
+// sum of its containers' and also holds the sandbox (pause) process.
+const podSlack = 1 << 20
+
+// podLimitHit says whether the container's peak came within podSlack of
+// its limit: the pod cgroup above it (unreadable from inside the
+// container, where the probe counts failed charges) then hit its limit,
+// which is this container's.
+func (s *sandbox) podLimitHit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.policy.HardLimitBytes > 0 && s.maxPeak >= s.policy.HardLimitBytes-podSlack
 }
 
 // Kill stops every process in the pod: the probe kills them and ends
@@ -461,6 +483,12 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		}
 		if l, err := s.drv.quick(workload.OpPeak, answerWait); err == nil && l.Known {
 			f.KernelPeakBytes = l.Peak
+			s.mu.Lock()
+			s.maxPeak = max(s.maxPeak, l.Peak)
+			s.mu.Unlock()
+		}
+		if f.LimitHitsKnown && f.LimitHits == 0 && s.podLimitHit() {
+			f.LimitHits = 1
 		}
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
