@@ -17,12 +17,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
@@ -96,6 +98,7 @@ type Platform struct {
 
 // Open connects with the settings; the API server must answer.
 func Open(ctx context.Context, s map[string]string) (*Platform, error) {
+	quietClientGo()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if s[OptKubeconfig] != "" {
 		rules.ExplicitPath = s[OptKubeconfig]
@@ -128,6 +131,13 @@ func Open(ctx context.Context, s map[string]string) (*Platform, error) {
 	}
 	return p, nil
 }
+
+// quietClientGo stops client-go's own logging (klog on stderr): a closed
+// attach stream is logged as an "Unhandled Error" there, which would
+// land on the console's screen. headroom reports what matters itself.
+var quietClientGo = sync.OnceFunc(func() {
+	klog.SetLogger(logr.Discard())
+})
 
 func newPlatform(cs kubernetes.Interface, cfg *rest.Config, s map[string]string) *Platform {
 	ns := s[OptNamespace]
