@@ -287,3 +287,43 @@ func TestClusterPolicyReadBack(t *testing.T) {
 	}
 	nothingLeft(t, p)
 }
+
+// A pod the scheduler cannot place: Start says why through runner.Waiting
+// ("waiting: unschedulable (…)"), and a cancel then leaves nothing.
+func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
+	p, image := clusterPlatform(t)
+	task := clusterTask(t, image, clusterHeavy)
+	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	said := make(chan string, 4)
+	ctx = runner.WithWaiting(ctx, func(r string) { said <- r })
+	huge := model.ResourcePolicy{GuaranteeBytes: 1 << 50, HardLimitBytes: 1 << 50, GuaranteeCPUs: 0.1}
+	done := make(chan error, 1)
+	go func() {
+		sb, err := b.Start(ctx, testExperiment, model.Trial{ID: "unschedulable", Policy: huge}, task)
+		if sb != nil {
+			sb.Remove(context.Background())
+		}
+		done <- err
+	}()
+	select {
+	case r := <-said:
+		if !strings.HasPrefix(r, "waiting: unschedulable (") || !strings.Contains(r, "memory") {
+			t.Errorf("waiting reason %q", r)
+		}
+		t.Logf("said: %s", r)
+	case err := <-done:
+		t.Fatalf("Start returned before saying it waits: %v", err)
+	case <-ctx.Done():
+		t.Fatal("no waiting reason within 2 minutes")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("Start of an unschedulable pod succeeded")
+	}
+	nothingLeft(t, p)
+}
