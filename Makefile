@@ -7,7 +7,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 export CGO_ENABLED := 0
 
 .PHONY: build images real-images run demo sweep test unit fuzz soak bench parity faults vet clean \
-	kube-up kube-down kube-status kube-load kube-smoke
+	kube-up kube-down kube-status kube-load kube-smoke kube-test
 
 build:
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
@@ -131,3 +131,10 @@ kube-load:
 # OOM kill, logs, exec, attach and the in-pod cgroup view on the running cluster.
 kube-smoke:
 	kube/smoke.sh
+
+# The Kubernetes backend on the running cluster (make kube-up first): kill
+# at 1x in the allocating step, pass uncapped, a child's kill seen while
+# PID 1 lives, requests/limits read back, an unschedulable pod's reason,
+# nothing left. Fails rather than skips when the cluster is not up.
+kube-test:
+	HEADROOM_KUBE_REQUIRED=1 $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube
