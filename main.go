@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-eval/headroom/cli"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner/kube"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -30,6 +31,7 @@ func main() {
 	// The backends trials can run on (--backend): a new one is its
 	// package and one line here.
 	runner.Register(docker.Definition())
+	runner.Register(kube.Definition())
 	os.Exit(profiled(cli.Execute))
 }
 
