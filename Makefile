@@ -135,6 +135,7 @@ kube-smoke:
 # The Kubernetes backend on the running cluster (make kube-up first): kill
 # at 1x in the allocating step, pass uncapped, a child's kill seen while
 # PID 1 lives, requests/limits read back, an unschedulable pod's reason,
-# nothing left. Fails rather than skips when the cluster is not up.
+# nothing left; and the real binary's `headroom run --backend kubernetes`.
+# Fails rather than skips when the cluster is not up.
 kube-test:
-	HEADROOM_KUBE_REQUIRED=1 $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube
+	HEADROOM_KUBE_REQUIRED=1 $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube ./cli

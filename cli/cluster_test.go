@@ -1,0 +1,78 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/store"
+)
+
+// clusterKubeconfig is the real cluster's kubeconfig (make kube-up's, or
+// HEADROOM_KUBECONFIG's); without one the test skips, unless
+// HEADROOM_KUBE_REQUIRED says it must run (make kube-test).
+func clusterKubeconfig(t *testing.T) string {
+	kc := os.Getenv("HEADROOM_KUBECONFIG")
+	if kc == "" {
+		kc = "/tmp/headroom-kube/kubeconfig"
+	}
+	if _, err := os.Stat(kc); err != nil {
+		if os.Getenv("HEADROOM_KUBE_REQUIRED") != "" {
+			t.Fatalf("no cluster: %s is missing (make kube-up)", kc)
+		}
+		t.Skipf("no cluster: %s is missing (make kube-up, or set HEADROOM_KUBECONFIG)", kc)
+	}
+	return kc
+}
+
+// The same sweep as TestHeadlessSweepEndToEnd, through the real binary on
+// a real cluster: killed at 1x in the step that allocates, passed
+// uncapped, the kill shown as it lands, the manifest naming the backend
+// and the pod's resources, and no pod left.
+func TestClusterHeadlessSweep(t *testing.T) {
+	kc := clusterKubeconfig(t)
+	root := t.TempDir()
+	backend := []string{"--backend", "kubernetes", "--kubeconfig", kc, "--namespace", "headroom-cli-test"}
+	r := headroom(t, append([]string{"run", "--tasks-dir", "testdata/tasks", "--tasks", "tiny", "--ratios", "1,uncapped", "--repeats", "2", "--seed", "5", "--format", "json", "--out", root}, backend...)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		Experiment string            `json:"experiment"`
+		Cells      []report.JSONCell `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, r.stdout)
+	}
+	got := map[string][]model.Outcome{}
+	for _, c := range doc.Cells {
+		got[c.Ratio.String()] = c.Outcomes
+	}
+	if fmt.Sprint(got["1x"]) != "[oom-killed oom-killed]" || fmt.Sprint(got["uncapped"]) != "[passed passed]" {
+		t.Errorf("matrix %v\n%s", got, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "killed in step install") {
+		t.Errorf("progress should show the OOM kill as it lands:\n%s", r.stderr)
+	}
+	dir := onlyExperiment(t, root)
+	m, err := store.ReadManifest(dir)
+	if err != nil || m.Engine.Name() != "kubernetes" || !strings.Contains(m.Tasks[0].Reproduce["1x"], "limits") {
+		t.Errorf("manifest engine %+v reproduce %q (%v)", m.Engine, m.Tasks[0].Reproduce, err)
+	}
+	results, _, err := store.ReadTrials(dir)
+	if err != nil || len(results) != 4 {
+		t.Fatalf("%d records (%v)", len(results), err)
+	}
+	for _, res := range results {
+		if !strings.HasPrefix(res.SampleSource, "probe") || res.Policy.GuaranteeBytes != 48*model.MiB {
+			t.Errorf("%s: samples from %q, guarantee %d", res.ID, res.SampleSource, res.Policy.GuaranteeBytes)
+		}
+	}
+	if c := headroom(t, append([]string{"clean", "--dry-run"}, backend...)...); c.code != 0 || !strings.Contains(c.stdout, "nothing labelled headroom") {
+		t.Errorf("after the sweep, clean --dry-run says:\n%s%s", c.stdout, c.stderr)
+	}
+}
