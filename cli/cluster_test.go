@@ -76,3 +76,30 @@ func TestClusterHeadlessSweep(t *testing.T) {
 		t.Errorf("after the sweep, clean --dry-run says:\n%s%s", c.stdout, c.stderr)
 	}
 }
+
+// A real benchmark task directory (Harbor format, its own Dockerfile-less
+// pinned image, PID 1 its image's) on the cluster: its trials are sampled
+// by the probe exec'd beside PID 1 at the same rate as a built-in task's,
+// the oracle killed at 1x in the step that allocates and passing uncapped.
+func TestClusterTaskDirectory(t *testing.T) {
+	kc := clusterKubeconfig(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--backend", "kubernetes", "--kubeconfig", kc, "--namespace", "headroom-cli-test",
+		"--tasks-dir", "../runner/docker/testdata/tb", "--tasks", "oracle-heavy", "--agents", "oracle", "--ratios", "1,uncapped", "--repeats", "1", "--out", root)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	results, _, err := store.ReadTrials(onlyExperiment(t, root))
+	if err != nil || len(results) != 2 {
+		t.Fatalf("%d records (%v)", len(results), err)
+	}
+	for _, res := range results {
+		want := model.Passed
+		if res.Ratio.K == 1 {
+			want = model.OOMKilled
+		}
+		if res.Outcome != want || !strings.HasPrefix(res.SampleSource, "probe") || res.SampleRateHz < 10 || res.PeakWorkingSetBytes == 0 {
+			t.Errorf("%s at %s: %s (%s), samples from %q at %.1f Hz, peak %d", res.Task, res.Ratio, res.Outcome, res.Reason, res.SampleSource, res.SampleRateHz, res.PeakWorkingSetBytes)
+		}
+	}
+}

@@ -58,7 +58,9 @@ func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (r
 		b.kernelLog = kmsg.Watch("/dev/kmsg", b.stop, b.kernelKill)
 	}
 	if b.probe && opts.Exe != "" {
-		if ref, built, err := p.WorkloadImageBuilt(ctx, opts.Exe); err == nil && built {
+		// Task images get the probe from the workload image: made (and
+		// put on the cluster) here when no built-in task needed it.
+		if ref, err := p.WorkloadImage(ctx, opts.Exe, false, func(string) {}); err == nil {
 			b.probeImage = ref
 		}
 	}
@@ -90,16 +92,25 @@ func (b *backend) kernelKill(k kmsg.Kill) {
 // names its own (a service as PID 1) keeps it.
 var idleCommands = [][]string{{"sleep", "infinity"}, {"sh", "-c", "sleep infinity"}}
 
-// usesProbe says whether a task's pod runs the probe as its PID 1.
-func (b *backend) usesProbe(task model.Task) bool {
+// usesProbe says whether a task's pod runs the probe as its PID 1 and,
+// when it cannot (a task from another harness keeps its image's
+// ENTRYPOINT, a task names its own idle command), whether the probe is
+// exec'd beside PID 1 instead: it reads the same container cgroup either
+// way, so a real task's trial is sampled as finely as a built-in one.
+func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 	if !b.probe {
-		return false
+		return false, false
 	}
 	if builtinImage(task) {
-		return true
+		return true, false
 	}
-	return b.probeImage != "" && !task.ForeignHarness() &&
-		slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) })
+	if b.probeImage == "" {
+		return false, false
+	}
+	if !task.ForeignHarness() && slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) }) {
+		return true, false
+	}
+	return false, true
 }
 
 // Start creates the trial's pod (and its NetworkPolicy), waits until it
@@ -110,7 +121,8 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
 	}
-	c := podConfig{Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: b.usesProbe(task), ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	pid1, execd := b.usesProbe(task)
+	c := podConfig{Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)
 	np := NetworkPolicy(experiment, trial, task, c)
 	// Creation runs to completion even when ctx ends, so that what it made
@@ -118,7 +130,7 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	sb := newSandbox(b, pod.Name, task, trial.Policy)
-	sb.probing = c.Probe
+	sb.probing, sb.besidePID1 = c.Probe || c.ProbeExec, c.ProbeExec
 	if np != nil {
 		if _, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("create network policy %s: %w", np.Name, err)
@@ -151,8 +163,12 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb.watching = true
 	go sb.watchPod()
-	if c.Probe {
-		if err := sb.attach(); err != nil {
+	if c.Probe || c.ProbeExec {
+		var probe []string // attach to PID 1
+		if c.ProbeExec {
+			probe = probeCommand(task, c)
+		}
+		if err := sb.attach(probe); err != nil {
 			sb.source = "none"
 			sb.why = err.Error()
 		}
@@ -302,8 +318,9 @@ func (s *sandbox) probeBinary() string {
 	return ""
 }
 
-// attach connects to the probe and waits for its hello.
-func (s *sandbox) attach() error {
+// attach connects to the probe and waits for its hello: PID 1's stdin and
+// stdout, or with argv, a probe exec'd beside PID 1.
+func (s *sandbox) attach(argv []string) error {
 	pr, pw := io.Pipe()
 	or, ow := io.Pipe()
 	d := newProbeConn(pw)
@@ -321,7 +338,12 @@ func (s *sandbox) attach() error {
 	s.stopAttach = cancel
 	go d.read(or)
 	go func() {
-		err := s.b.p.streams().Attach(ctx, s.pod, mainContainer, pr, ow, io.Discard)
+		var err error
+		if argv != nil {
+			_, err = s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, pr, ow, io.Discard)
+		} else {
+			err = s.b.p.streams().Attach(ctx, s.pod, mainContainer, pr, ow, io.Discard)
+		}
 		ow.CloseWithError(err)
 		pr.CloseWithError(io.EOF)
 	}()

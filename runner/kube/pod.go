@@ -54,7 +54,11 @@ type podConfig struct {
 	Keep      bool
 	// Probe runs the probe as the main container's PID 1: from the image
 	// itself (built-in tasks) or copied from ProbeImage.
-	Probe      bool
+	Probe bool
+	// ProbeExec puts the probe's binary in the container but keeps the
+	// task's own PID 1 (its ENTRYPOINT may start the task's services):
+	// the probe is exec'd beside it, in the same cgroup.
+	ProbeExec  bool
 	ProbeImage string
 	Every      time.Duration
 	// Pull is the image pull policy (Never: images imported by hand).
@@ -231,28 +235,30 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		EnableServiceLinks:            new(bool),
 		TerminationGracePeriodSeconds: new(int64),
 	}
+	if (c.Probe || c.ProbeExec) && !builtinImage(task) {
+		// The probe's static binary, copied from the workload image by an
+		// init container into an emptyDir the main container mounts.
+		spec.Volumes = []corev1.Volume{{Name: probeVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		mount := corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir}
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir, ReadOnly: true})
+		no := false
+		spec.InitContainers = []corev1.Container{{
+			Name:            probeInstaller,
+			Image:           c.ProbeImage,
+			ImagePullPolicy: c.Pull,
+			Command:         []string{workload.Binary, workload.CopySelfMode, ProbeDir},
+			VolumeMounts:    []corev1.VolumeMount{mount},
+			Resources:       ctr.Resources,
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+		}}
+	}
 	switch {
 	case c.Probe:
 		ctr.Command, ctr.Args = probeCommand(task, c), nil
 		ctr.Stdin, ctr.StdinOnce = true, false
-		if !builtinImage(task) {
-			spec.Volumes = []corev1.Volume{{Name: probeVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-			mount := corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir}
-			ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: probeVolume, MountPath: ProbeDir, ReadOnly: true})
-			no := false
-			spec.InitContainers = []corev1.Container{{
-				Name:            probeInstaller,
-				Image:           c.ProbeImage,
-				ImagePullPolicy: c.Pull,
-				Command:         []string{workload.Binary, workload.CopySelfMode, ProbeDir},
-				VolumeMounts:    []corev1.VolumeMount{mount},
-				Resources:       ctr.Resources,
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-			}}
-		}
 	case task.ForeignHarness():
 		// As the task's harness runs it: the image's ENTRYPOINT, the
-		// idle command its argument.
+		// idle command its argument (the probe, if any, is exec'd beside).
 		ctr.Args = task.IdleCommand
 	default:
 		ctr.Command = task.IdleCommand

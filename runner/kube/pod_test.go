@@ -169,6 +169,15 @@ func TestPodTaskImageProbeAndProfile(t *testing.T) {
 	if ctr := Pod("e", model.Trial{ID: "t1"}, task, c).Spec.Containers[0]; strings.Join(ctr.Command, " ") != "sleep infinity" || ctr.Stdin {
 		t.Errorf("no probe: %q", ctr.Command)
 	}
+	// A task from another harness keeps its image's ENTRYPOINT as PID 1;
+	// the probe's binary is still copied in, to be exec'd beside it.
+	task.Format = model.FormatHarbor
+	c.ProbeExec = true
+	beside := Pod("e", model.Trial{ID: "t1"}, task, c)
+	if ctr := beside.Spec.Containers[0]; ctr.Command != nil || strings.Join(ctr.Args, " ") != "sleep infinity" || ctr.Stdin ||
+		len(beside.Spec.InitContainers) != 1 || len(ctr.VolumeMounts) != 1 || ctr.VolumeMounts[0].MountPath != ProbeDir {
+		t.Errorf("probe beside PID 1: command %q args %q init %d mounts %+v", ctr.Command, ctr.Args, len(beside.Spec.InitContainers), ctr.VolumeMounts)
+	}
 }
 
 func TestNames(t *testing.T) {

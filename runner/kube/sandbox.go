@@ -49,8 +49,12 @@ type sandbox struct {
 	netpol      string
 	containerID string
 	probing     bool // the pod runs the probe
-	drv         *probeConn
-	stopAttach  context.CancelFunc
+	// besidePID1: the probe was exec'd beside the task's own PID 1; it
+	// samples, but steps go by the API server's exec as the task's own
+	// harness runs them (the probe takes a step only to switch users).
+	besidePID1 bool
+	drv        *probeConn
+	stopAttach context.CancelFunc
 
 	samples chan event.Sample
 	ooms    chan runner.OOMSignal
@@ -110,7 +114,7 @@ func (s *sandbox) SampleSourceWhy() string {
 
 // StepRunner: "driver" through the probe, else "exec".
 func (s *sandbox) StepRunner() string {
-	if s.drv != nil && !s.b.opts.ExecSteps {
+	if s.drv != nil && !s.b.opts.ExecSteps && !s.besidePID1 {
 		return docker.StepsByDriver
 	}
 	return docker.StepsByExec
@@ -324,7 +328,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	if user == s.task.User {
 		user = ""
 	}
-	if s.drv != nil && !s.b.opts.ExecSteps {
+	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || user != "") {
 		return s.drv.run(ctx, argv, env, user, line)
 	}
 	if user != "" {
