@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -155,7 +156,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		return e.openTrial(ev.TrialID(), ev.SampleSource)
 	case event.MemorySample:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			fmt.Fprintf(tf.samples, "%d,%d,%d,%d,%.3f,%d,%d\n", ev.Sample.Time.UnixMilli(), ev.WorkingSetBytes, ev.UsageBytes, ev.CacheBytes, ev.CPUCores, ev.CPU.Periods, ev.CPU.ThrottledPeriods)
+			writeCSVSample(tf.samples, ev.Sample)
 		}
 	case event.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
@@ -185,7 +186,13 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.TrialEnded:
 		e.closeTrial(ev.TrialID())
-		return e.Append(ev.Result)
+		err := e.Append(ev.Result)
+		if err == nil {
+			// Compacted only once the record is safe: a failure leaves
+			// the full-resolution CSV, which reads the same.
+			_ = compactTrace(filepath.Join(e.Dir, TrialsDir, filepath.Base(ev.TrialID())), ev.Result, e.limits(ev.Result.Policy))
+		}
+		return err
 	case event.SweepEnded:
 		now := ev.At()
 		e.manifest.Finished = &now
@@ -208,7 +215,11 @@ func (e *Experiment) openTrial(id string, source string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	sf, err := os.Create(filepath.Join(dir, "samples.csv"))
+	// A trial run again (resume) starts its trace afresh.
+	if err := os.Remove(filepath.Join(dir, SamplesCompact)); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	sf, err := os.Create(filepath.Join(dir, SamplesCSV))
 	if err != nil {
 		return err
 	}
@@ -218,7 +229,7 @@ func (e *Experiment) openTrial(id string, source string) error {
 		return err
 	}
 	tf := &trialFiles{samples: bufio.NewWriter(sf), sf: sf, log: bufio.NewWriter(lf), lf: lf}
-	tf.samples.WriteString("unix_ms,working_set_bytes,usage_bytes,cache_bytes,cpu_cores,cpu_periods,cpu_throttled_periods\n")
+	tf.samples.WriteString(csvHeader)
 	e.open[id] = tf
 	return nil
 }
@@ -233,6 +244,18 @@ func (e *Experiment) closeTrial(id string) {
 	tf.log.Flush()
 	tf.sf.Close()
 	tf.lf.Close()
+}
+
+// limits are the memory limits a what-if prediction may test a trial of
+// policy p against: the experiment's ratios' and the standard ones'.
+func (e *Experiment) limits(p model.ResourcePolicy) []int64 {
+	var out []int64
+	for _, r := range append(slices.Clone(e.manifest.Ratios), model.StandardRatios...) {
+		if l := model.MemoryLimitAt(p, r); l > 0 && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Append writes one trial record and syncs it to disk.
@@ -371,32 +394,15 @@ func List(root string) ([]Summary, error) {
 	return out, nil
 }
 
-// ReadTrace reads one trial's memory samples and log.
+// ReadTrace reads one trial's memory samples and log. The samples are
+// the compacted trace of a finished trial (samples.hrt) or the
+// full-resolution CSV of one still running, cut short by a crash, or
+// written by an older headroom.
 func ReadTrace(dir, trialID string) ([]event.Sample, []string, error) {
 	tdir := filepath.Join(dir, TrialsDir, filepath.Base(trialID))
-	var samples []event.Sample
-	data, err := os.ReadFile(filepath.Join(tdir, "samples.csv"))
-	if err != nil && !os.IsNotExist(err) {
+	samples, err := readSamples(tdir)
+	if err != nil {
 		return nil, nil, err
-	}
-	for i, line := range bytes.Split(data, []byte{'\n'}) {
-		if i == 0 || len(line) == 0 {
-			continue
-		}
-		var ms, ws, usage, cache, periods, throttled int64
-		var cpu float64
-		// Records written before the throttling columns have five.
-		format := "%d,%d,%d,%d,%f"
-		args := []any{&ms, &ws, &usage, &cache, &cpu}
-		if bytes.Count(line, []byte{','}) == 6 {
-			format += ",%d,%d"
-			args = append(args, &periods, &throttled)
-		}
-		if _, err := fmt.Sscanf(string(line), format, args...); err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: %v", filepath.Join(tdir, "samples.csv"), i+1, err)
-		}
-		samples = append(samples, event.Sample{Time: time.UnixMilli(ms), WorkingSetBytes: ws, UsageBytes: usage, CacheBytes: cache, CPUCores: cpu,
-			CPU: model.CPUUse{Periods: periods, ThrottledPeriods: throttled}})
 	}
 	var log []string
 	if b, err := os.ReadFile(filepath.Join(tdir, "log.txt")); err == nil {
