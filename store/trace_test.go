@@ -127,7 +127,7 @@ func TestCompactKeepsPeaksKillsAndStepBoundaries(t *testing.T) {
 		{Duration: 30 * time.Minute, Steps: 5, PeakBytes: 900 << 20},
 		{Duration: 30 * time.Minute, Steps: 5, PeakBytes: 900 << 20, LimitBytes: 700 << 20}, // killed at the limit
 		{Duration: 90 * time.Second, Steps: 2, PeakBytes: 300 << 20},
-		{Duration: 3 * time.Second, Steps: 1, PeakBytes: 200 << 20},                           // all window
+		{Duration: 3 * time.Second, Steps: 1, PeakBytes: 200 << 20},                          // all window
 		{Duration: 10 * time.Minute, Steps: 12, PeakBytes: 500 << 20, LimitBytes: 480 << 20}, // killed, many steps
 	}
 	for seed := uint64(1); seed <= 30; seed++ {
