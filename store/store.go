@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,12 +299,26 @@ func (e *Experiment) Close() error {
 // A trial recorded more than once (rerun by --resume) counts by its last
 // record, in the place of its first.
 func ReadTrials(dir string) (results []model.TrialResult, torn bool, err error) {
-	results, torn, err = readTrialLines(dir)
+	return readTrials(dir, false)
+}
+
+// ReadTrialsBrief is ReadTrials without each step's output tail (the
+// bulk of a record: the same lines are in the trial's log.txt), for
+// what reads a whole experiment to count, rate and browse it: the
+// console's history, the report, resume's scan. Its records are skipped
+// over, not decoded, so a large experiment reads faster and holds a
+// fraction of the memory.
+func ReadTrialsBrief(dir string) (results []model.TrialResult, torn bool, err error) {
+	return readTrials(dir, true)
+}
+
+func readTrials(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
+	results, torn, err = readTrialLines(dir, brief)
 	if err != nil {
 		return nil, false, err
 	}
 	at := map[string]int{}
-	var out []model.TrialResult
+	out := results[:0]
 	for _, r := range results {
 		if i, ok := at[r.ID]; ok && r.ID != "" {
 			out[i] = r
@@ -315,27 +330,98 @@ func ReadTrials(dir string) (results []model.TrialResult, torn bool, err error) 
 	return out, torn, nil
 }
 
-func readTrialLines(dir string) (results []model.TrialResult, torn bool, err error) {
+// readTrialLines reads the records one line at a time (an experiment of
+// tens of thousands of trials is hundreds of MB: it is never held whole).
+func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, false, err
 	}
-	lines := bytes.Split(data, []byte{'\n'})
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var r model.TrialResult
-		if err := json.Unmarshal(line, &r); err != nil {
-			if i == len(lines)-1 {
-				return results, true, nil
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<20)
+	var long []byte
+	for i := 1; ; i++ {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: gathered in its own.
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
 			}
-			return nil, false, fmt.Errorf("%s:%d: %v", path, i+1, err)
+			line = long
 		}
-		results = append(results, r)
+		last := err != nil // no newline: the file's end (a torn line, if bad)
+		if err != nil && err != io.EOF {
+			return nil, false, err
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if brief {
+				line = withoutOutput(line)
+			}
+			var r model.TrialResult
+			if err := json.Unmarshal(line, &r); err != nil {
+				if last {
+					return results, true, nil
+				}
+				return nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
+			}
+			if brief { // what was not cut (a key spelt otherwise) goes too
+				for j := range r.Steps {
+					r.Steps[j].Output = ""
+				}
+			}
+			results = append(results, r)
+		}
+		if last {
+			return results, false, nil
+		}
 	}
-	return results, false, nil
+}
+
+var outputKey = []byte(`"output":"`)
+
+// withoutOutput cuts every step's "output" member out of a record's
+// line (in place), so the decoder neither scans nor keeps it. The key
+// can only be a member's name: inside a JSON string its quotes would be
+// escaped. A line it cannot cut cleanly is returned as it is.
+func withoutOutput(line []byte) []byte {
+	out := line[:0]
+	rest := line
+	for {
+		i := bytes.Index(rest, outputKey)
+		if i < 1 || (rest[i-1] != ',' && rest[i-1] != '{') {
+			if i >= 1 {
+				// Not a member: keep it and look further on.
+				out = append(out, rest[:i+len(outputKey)]...)
+				rest = rest[i+len(outputKey):]
+				continue
+			}
+			return append(out, rest...)
+		}
+		// The string's end: the first quote not escaped.
+		j := i + len(outputKey)
+		for j < len(rest) && rest[j] != '"' {
+			if rest[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(rest) {
+			return append(out, rest...)
+		}
+		j++ // past the closing quote
+		if rest[i-1] == ',' {
+			out = append(out, rest[:i-1]...) // drop the comma before
+		} else {
+			out = append(out, rest[:i]...)
+			if j < len(rest) && rest[j] == ',' {
+				j++ // first member: drop the comma after
+			}
+		}
+		rest = rest[j:]
+	}
 }
 
 // ReadManifest reads an experiment's manifest.
@@ -347,6 +433,31 @@ func ReadManifest(dir string) (Manifest, error) {
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return m, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
+	}
+	return m, nil
+}
+
+// readListing reads a manifest for a listing: every field but the tasks'
+// details (their policies, images, deviations), which are most of a
+// large sweep's manifest and are skipped over, not decoded.
+func readListing(dir string) (Manifest, error) {
+	var l struct {
+		Manifest
+		Tasks []struct {
+			Name string `json:"name"`
+		} `json:"tasks"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return Manifest{}, err
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Manifest{}, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
+	}
+	m := l.Manifest
+	m.Tasks = make([]TaskEntry, len(l.Tasks))
+	for i, t := range l.Tasks {
+		m.Tasks[i].Name = t.Name
 	}
 	return m, nil
 }
@@ -369,7 +480,8 @@ type Summary struct {
 }
 
 // List reads every experiment under root, newest first. Directories
-// without a readable manifest are skipped.
+// without a readable manifest are skipped. Each manifest's tasks carry
+// their names only (what a listing shows): ReadManifest reads one whole.
 func List(root string) ([]Summary, error) {
 	entries, err := os.ReadDir(root)
 	if os.IsNotExist(err) {
@@ -385,7 +497,7 @@ func List(root string) ([]Summary, error) {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		m, err := ReadManifest(dir)
+		m, err := readListing(dir)
 		if err != nil {
 			continue
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,12 +121,26 @@ func FuzzReadTrials(f *testing.F) {
 	f.Add([]byte(good + "\n" + good + "\n"))
 	f.Add([]byte(good + "\n{\"id\":"))
 	f.Add([]byte(`{"ratio":"0x"}` + "\n"))
+	f.Add([]byte(`{"id":"t1","steps":[{"output":"a\\\"b","name":"x"},{"name":"y","output":"\"output\":\"","exit_code":1}],"reason":"\"output\":\"x"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, TrialsFile), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ReadTrials(dir)
+		full, torn, err := ReadTrials(dir)
+		// The brief read is the full one without the steps' output.
+		brief, btorn, berr := ReadTrialsBrief(dir)
+		if err != nil || torn {
+			return
+		}
+		for i := range full {
+			for j := range full[i].Steps {
+				full[i].Steps[j].Output = ""
+			}
+		}
+		if berr != nil || btorn != torn || !reflect.DeepEqual(full, brief) {
+			t.Fatalf("brief read %+v (torn %v, %v), full %+v", brief, btorn, berr, full)
+		}
 	})
 }
 
@@ -218,7 +233,7 @@ func TestAppendOnAFullDiskLeavesNoTornRecord(t *testing.T) {
 	if err != nil || torn || len(rs) != 1 {
 		t.Errorf("read %d distinct results torn %v err %v; want the written ones whole, none torn", len(rs), torn, err)
 	}
-	lines, _, _ := readTrialLines(exp)
+	lines, _, _ := readTrialLines(exp, false)
 	if len(lines) != written {
 		t.Errorf("%d records read back, %d appended", len(lines), written)
 	}

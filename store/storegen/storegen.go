@@ -11,6 +11,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -351,4 +354,59 @@ func History(root string, n int) error {
 		e.Close()
 	}
 	return nil
+}
+
+// Sizes are the experiment sizes the scale benchmarks run at:
+// HEADROOM_SCALE_SIZES (comma-separated trial counts) or 2,670 (a
+// Terminal-Bench 2.0 sweep: 89 tasks × 6 ratios × 5 repeats) and ten
+// times that.
+func Sizes() []int {
+	s := os.Getenv("HEADROOM_SCALE_SIZES")
+	if s == "" {
+		return []int{2670, 26700}
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Measure runs f once and returns the heap its result holds (MiB, after
+// a collection) and the process's peak resident set while it ran (MiB:
+// the kernel's high-water mark, reset before f through
+// /proc/self/clear_refs; 0 where that is not available). The peak
+// includes the test binary's own (about 10 MiB).
+func Measure(f func() any) (heldMiB, peakRSSMiB float64) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	reset := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	v := f()
+	peak := vmHWM()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	if !reset {
+		peak = 0
+	}
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / mib, peak
+}
+
+// vmHWM is the process's peak resident set in MiB.
+func vmHWM() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }
