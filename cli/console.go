@@ -327,7 +327,7 @@ func history(root string) func() ([]ui.Experiment, error) {
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
 				Tasks:   tasks, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
 				Load: func() (model.Plan, []model.TrialResult, error) {
-					results, _, err := store.ReadTrials(s.Dir)
+					results, _, err := store.ReadTrialsBrief(s.Dir)
 					if err != nil {
 						return model.Plan{}, nil, err
 					}

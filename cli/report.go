@@ -87,7 +87,7 @@ func readExperiment(dir string, stderr io.Writer) (store.Manifest, []model.Trial
 	if err != nil {
 		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	trials, torn, err := store.ReadTrials(dir)
+	trials, torn, err := store.ReadTrialsBrief(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, usageError{err}
 	}
@@ -145,7 +145,7 @@ func newReportCmd() *cobra.Command {
 				}
 				return usagef("--baseline %s: experiment %s did not run that ratio; its ratios are %s", opts.Baseline, m.ID, strings.Join(names, ", "))
 			}
-			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials))
+			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials, m.Ratios))
 			if plot != "" {
 				if err := rep.Plot(plot); err != nil {
 					return err
@@ -192,11 +192,14 @@ func listExperiments(cmd *cobra.Command, root string) error {
 
 // uncappedTraces reads the memory traces what-if predictions are made
 // from (the uncapped trials'); a trace that cannot be read is left out,
-// and its predictions name the step without the second.
-func uncappedTraces(dir string, trials []model.TrialResult) map[string][]model.TracePoint {
+// and its predictions name the step without the second. Only trials with
+// a step over their tightest limit are read (a prediction reads no other
+// trace), and each is kept as the points a prediction can read
+// (model.PredictionPoints), not whole.
+func uncappedTraces(dir string, trials []model.TrialResult, ratios []model.Ratio) map[string][]model.TracePoint {
 	out := map[string][]model.TracePoint{}
 	for _, t := range trials {
-		if !t.Ratio.Uncapped {
+		if !t.Ratio.Uncapped || !model.OverSomeLimit(t, ratios) {
 			continue
 		}
 		samples, _, err := store.ReadTrace(dir, t.ID)
@@ -207,7 +210,7 @@ func uncappedTraces(dir string, trials []model.TrialResult) map[string][]model.T
 		for i, s := range samples {
 			pts[i] = model.TracePoint{At: s.Time, WorkingSetBytes: s.WorkingSetBytes}
 		}
-		out[t.ID] = pts
+		out[t.ID] = model.PredictionPoints(pts, t.Steps)
 	}
 	return out
 }

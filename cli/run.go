@@ -238,7 +238,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	if err != nil {
 		return err
 	}
-	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials))
+	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios))
 	if err := rep.Write(stdout, format); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -123,6 +124,49 @@ func firstOver(trace []TracePoint, s StepResult, limit int64, start time.Time) t
 		}
 	}
 	return s.Start.Sub(start)
+}
+
+// PredictionPoints is the part of a trial's trace a prediction can read:
+// in each step, the points that pass every earlier point of the step (its
+// running highs). The first point over any limit within a step is one of
+// them, so firstOver, hence every Predict, reads the same from these as
+// from the whole trace; a report holding many traces keeps only these.
+func PredictionPoints(trace []TracePoint, steps []StepResult) []TracePoint {
+	keep := make([]bool, len(trace))
+	for _, s := range steps {
+		i := sort.Search(len(trace), func(i int) bool { return !trace[i].At.Before(s.Start) })
+		high := int64(math.MinInt64)
+		for ; i < len(trace) && !trace[i].At.After(s.End); i++ {
+			if trace[i].WorkingSetBytes > high {
+				keep[i], high = true, trace[i].WorkingSetBytes
+			}
+		}
+	}
+	var out []TracePoint
+	for i, k := range keep {
+		if k {
+			out = append(out, trace[i])
+		}
+	}
+	return out
+}
+
+// OverSomeLimit says whether a prediction from t at one of ratios or
+// the standard ones reads its trace: some step's sampled peak passed the
+// lowest memory limit among them.
+func OverSomeLimit(t TrialResult, ratios []Ratio) bool {
+	lowest := int64(0)
+	for _, r := range append(append([]Ratio(nil), ratios...), StandardRatios...) {
+		if l := MemoryLimitAt(t.Policy, r); l > 0 && (lowest == 0 || l < lowest) {
+			lowest = l
+		}
+	}
+	for _, s := range t.Steps {
+		if lowest > 0 && s.PeakWorkingSetBytes > lowest {
+			return true
+		}
+	}
+	return false
 }
 
 // Confusion counts predicted against measured kills at one ratio, and
@@ -274,15 +318,13 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 		}
 		return rows[i].Agent < rows[j].Agent
 	})
-	srcs := Sources(trials)
+	byRow := map[RowKey][]TrialResult{}
+	for k, s := range Sources(trials) {
+		byRow[RowKey{k.task, k.agent}] = append(byRow[RowKey{k.task, k.agent}], s)
+	}
 	var out []PredictedCell
 	for _, row := range rows {
-		var mine []TrialResult
-		for k, s := range srcs {
-			if k.task == row.Task && k.agent == row.Agent {
-				mine = append(mine, s)
-			}
-		}
+		mine := byRow[row]
 		sort.Slice(mine, func(i, j int) bool { return mine[i].Repeat < mine[j].Repeat })
 		for _, r := range want {
 			if ran[row][r] || r.Uncapped {

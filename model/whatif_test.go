@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -111,5 +113,36 @@ func TestEvaluatePredictions(t *testing.T) {
 	cells := PredictCells(trials, map[string][]TracePoint{src.ID: trace}, []Ratio{{K: 1}, {K: 1.5}, Uncapped})
 	if len(cells) != 1 || cells[0].Ratio != (Ratio{K: 1.5}) || cells[0].Successes() != 0 || cells[0].Predictions[0].Step != "build" {
 		t.Errorf("predicted cells %+v", cells)
+	}
+}
+
+// A prediction reads the same from PredictionPoints as from the whole
+// trace, for every limit, over random traces and steps.
+func TestPredictionPointsKeepEveryFirstCrossing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for round := 0; round < 200; round++ {
+		var trace []TracePoint
+		for i := 0; i < 50+rng.IntN(400); i++ {
+			trace = append(trace, TracePoint{At: t0.Add(time.Duration(i) * 50 * time.Millisecond), WorkingSetBytes: int64(rng.IntN(1000))})
+		}
+		var steps []StepResult
+		at := t0.Add(-time.Duration(rng.IntN(500)) * time.Millisecond)
+		for at.Before(trace[len(trace)-1].At) {
+			end := at.Add(time.Duration(rng.IntN(8000)) * time.Millisecond)
+			steps = append(steps, StepResult{Name: fmt.Sprint(len(steps)), Start: at, End: end})
+			at = end
+		}
+		kept := PredictionPoints(trace, steps)
+		if len(kept) > len(trace) {
+			t.Fatal("more points than the trace")
+		}
+		for _, s := range steps {
+			for limit := int64(-1); limit <= 1000; limit += 7 {
+				if a, b := firstOver(trace, s, limit, t0), firstOver(kept, s, limit, t0); a != b {
+					t.Fatalf("round %d step %s limit %d: first over at %v, from the whole trace %v", round, s.Name, limit, b, a)
+				}
+			}
+		}
 	}
 }

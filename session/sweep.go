@@ -108,7 +108,7 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	if err != nil {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
-	records, _, err := store.ReadTrials(dir)
+	records, _, err := store.ReadTrialsBrief(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}

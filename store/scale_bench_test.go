@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
@@ -28,25 +30,70 @@ func report(b *testing.B, op func() any) {
 }
 
 // Resume's scan: the manifest and every record, indexed by trial id
-// (what session.Resume reads before it plans the missing trials).
+// (what session.Resume reads before it plans the missing trials), with
+// the whole records (read=full, before) and without the steps' output
+// (read=brief, what it reads now); -count N interleaves the two.
 // go test -run '^$' -bench Scale -benchmem ./store
 func BenchmarkScaleResumeScan(b *testing.B) {
 	for _, n := range storegen.Sizes() {
-		b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
-			dir := scaleDir(b, n)
+		for _, read := range []struct {
+			name string
+			f    func(string) ([]model.TrialResult, bool, error)
+		}{{"full", store.ReadTrials}, {"brief", store.ReadTrialsBrief}} {
+			b.Run(fmt.Sprintf("trials=%d/read=%s", n, read.name), func(b *testing.B) {
+				dir := scaleDir(b, n)
+				op := func() any {
+					if _, err := store.ReadManifest(dir); err != nil {
+						b.Fatal(err)
+					}
+					rs, _, err := read.f(dir)
+					if err != nil || len(rs) != n {
+						b.Fatalf("%d records, %v", len(rs), err)
+					}
+					recorded := make(map[string]model.TrialResult, len(rs))
+					for _, r := range rs {
+						recorded[r.ID] = r
+					}
+					return recorded
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					op()
+				}
+				report(b, op)
+			})
+		}
+	}
+}
+
+// The history screen's listing: 500 experiments' manifests (of 89 tasks
+// each), read whole (read=manifests, before) and as List reads them now
+// (read=listing).
+func BenchmarkScaleList500(b *testing.B) {
+	root := b.TempDir()
+	if err := storegen.History(root, 500); err != nil {
+		b.Fatal(err)
+	}
+	for _, read := range []string{"manifests", "listing"} {
+		b.Run("read="+read, func(b *testing.B) {
 			op := func() any {
-				if _, err := store.ReadManifest(dir); err != nil {
-					b.Fatal(err)
+				if read == "manifests" {
+					var ms []store.Manifest
+					l, _ := os.ReadDir(root)
+					for _, e := range l {
+						m, err := store.ReadManifest(filepath.Join(root, e.Name()))
+						if err != nil {
+							b.Fatal(err)
+						}
+						ms = append(ms, m)
+					}
+					return ms
 				}
-				rs, _, err := store.ReadTrials(dir)
-				if err != nil || len(rs) != n {
-					b.Fatalf("%d records, %v", len(rs), err)
+				l, err := store.List(root)
+				if err != nil || len(l) != 500 {
+					b.Fatalf("%d listed, %v", len(l), err)
 				}
-				recorded := make(map[string]model.TrialResult, len(rs))
-				for _, r := range rs {
-					recorded[r.ID] = r
-				}
-				return recorded
+				return l
 			}
 			b.ReportAllocs()
 			for b.Loop() {
@@ -55,24 +102,4 @@ func BenchmarkScaleResumeScan(b *testing.B) {
 			report(b, op)
 		})
 	}
-}
-
-// The history screen's listing: 500 experiments' manifests.
-func BenchmarkScaleList500(b *testing.B) {
-	root := b.TempDir()
-	if err := storegen.History(root, 500); err != nil {
-		b.Fatal(err)
-	}
-	op := func() any {
-		l, err := store.List(root)
-		if err != nil || len(l) != 500 {
-			b.Fatalf("%d listed, %v", len(l), err)
-		}
-		return l
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		op()
-	}
-	report(b, op)
 }
