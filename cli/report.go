@@ -72,22 +72,29 @@ func findExperiment(arg, root string) (string, error) {
 }
 
 // loadExperiment resolves EXP (a directory or an id under root) and reads
-// its manifest and trials.
+// its manifest and trials, without their steps' output (store.ReadTrialsBrief).
 func loadExperiment(arg, root string, stderr io.Writer) (string, store.Manifest, []model.TrialResult, error) {
 	dir, err := findExperiment(arg, root)
 	if err != nil {
 		return "", store.Manifest{}, nil, err
 	}
-	m, trials, err := readExperiment(dir, stderr)
+	m, trials, err := readExperiment(dir, stderr, false)
 	return dir, m, trials, err
 }
 
-func readExperiment(dir string, stderr io.Writer) (store.Manifest, []model.TrialResult, error) {
+// readExperiment reads an experiment's manifest and trials: whole when
+// full (a JSON report carries every record as written), else without the
+// steps' output, which nothing else reads.
+func readExperiment(dir string, stderr io.Writer, full bool) (store.Manifest, []model.TrialResult, error) {
 	m, err := store.ReadManifest(dir)
 	if err != nil {
 		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	trials, torn, err := store.ReadTrialsBrief(dir)
+	read := store.ReadTrialsBrief
+	if full {
+		read = store.ReadTrials
+	}
+	trials, torn, err := read(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, usageError{err}
 	}
@@ -134,7 +141,11 @@ func newReportCmd() *cobra.Command {
 				seen[parts[1]] = true
 				tplots = append(tplots, trialPlot{parts[0], parts[1]})
 			}
-			dir, m, trials, err := loadExperiment(args[0], out, cmd.ErrOrStderr())
+			dir, err := findExperiment(args[0], out)
+			if err != nil {
+				return err
+			}
+			m, trials, err := readExperiment(dir, cmd.ErrOrStderr(), format == "json")
 			if err != nil {
 				return err
 			}

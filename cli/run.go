@@ -234,7 +234,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	fmt.Fprintln(stderr)
-	m, trials, err := readExperiment(sw.Dir, stderr)
+	m, trials, err := readExperiment(sw.Dir, stderr, format == "json")
 	if err != nil {
 		return err
 	}
