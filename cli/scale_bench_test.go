@@ -24,13 +24,6 @@ func scaleExperiment(b *testing.B, n int) string {
 	return dir
 }
 
-func reportMemory(b *testing.B, op func() any) {
-	b.StopTimer()
-	held, peak := storegen.Measure(op)
-	b.ReportMetric(held, "MiB-held")
-	b.ReportMetric(peak, "MiB-peak-RSS")
-}
-
 // `headroom report EXP --format markdown|json`, the whole command
 // in-process: records, the uncapped trials' traces, statistics, output.
 func BenchmarkScaleReport(b *testing.B) {
@@ -46,11 +39,7 @@ func BenchmarkScaleReport(b *testing.B) {
 					}
 					return nil
 				}
-				b.ReportAllocs()
-				for b.Loop() {
-					op()
-				}
-				reportMemory(b, op)
+				storegen.Bench(b, op)
 			})
 		}
 	}
@@ -73,11 +62,7 @@ func BenchmarkScaleConsoleLoad(b *testing.B) {
 				}
 				return []any{plan, results}
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
-			reportMemory(b, op)
+			storegen.Bench(b, op)
 		})
 	}
 }
@@ -96,9 +81,5 @@ func BenchmarkScaleHistory500(b *testing.B) {
 		}
 		return list
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		op()
-	}
-	reportMemory(b, op)
+	storegen.Bench(b, op)
 }

@@ -21,14 +21,6 @@ func scaleDir(b *testing.B, n int) string {
 	return dir
 }
 
-// report gives the memory figures of one more run of op.
-func report(b *testing.B, op func() any) {
-	b.StopTimer()
-	held, peak := storegen.Measure(op)
-	b.ReportMetric(held, "MiB-held")
-	b.ReportMetric(peak, "MiB-peak-RSS")
-}
-
 // Resume's scan: the manifest and every record, indexed by trial id
 // (what session.Resume reads before it plans the missing trials), with
 // the whole records (read=full, before) and without the steps' output
@@ -56,11 +48,7 @@ func BenchmarkScaleResumeScan(b *testing.B) {
 					}
 					return recorded
 				}
-				b.ReportAllocs()
-				for b.Loop() {
-					op()
-				}
-				report(b, op)
+				storegen.Bench(b, op)
 			})
 		}
 	}
@@ -95,11 +83,7 @@ func BenchmarkScaleList500(b *testing.B) {
 				}
 				return l
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				op()
-			}
-			report(b, op)
+			storegen.Bench(b, op)
 		})
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"testing"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -412,4 +414,32 @@ func vmHWM() float64 {
 		}
 	}
 	return 0
+}
+
+// Bench runs op as a benchmark and reports, beside time and allocations,
+// the CPU it took per run (cpu-ms/op: on a shared host the time per run
+// includes waiting for a processor, the CPU does not), the heap its
+// result holds (MiB-held) and the process's peak resident set during one
+// more run (MiB-peak-RSS).
+func Bench(b *testing.B, op func() any) {
+	b.ReportAllocs()
+	c0 := cpuSeconds()
+	n := 0
+	for b.Loop() {
+		op()
+		n++
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuSeconds()-c0)/float64(n)*1000, "cpu-ms/op")
+	held, peak := Measure(op)
+	b.ReportMetric(held, "MiB-held")
+	b.ReportMetric(peak, "MiB-peak-RSS")
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
