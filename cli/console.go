@@ -326,17 +326,7 @@ func history(root string) func() ([]ui.Experiment, error) {
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
 				Tasks:   tasks, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
-				Load: func() (model.Plan, []model.TrialResult, error) {
-					results, _, err := store.ReadTrialsBrief(s.Dir)
-					if err != nil {
-						return model.Plan{}, nil, err
-					}
-					plan := model.Plan{Seed: s.Manifest.Seed, Repeats: s.Manifest.Repeats, Ratios: s.Manifest.Ratios}
-					for _, r := range results {
-						plan.Trials = append(plan.Trials, r.Trial)
-					}
-					return plan, results, nil
-				},
+				Load:  func() (model.Plan, []model.TrialResult, error) { return store.Browse(s.Dir, s.Manifest) },
 				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
 		}

@@ -437,6 +437,21 @@ func ReadManifest(dir string) (Manifest, error) {
 	return m, nil
 }
 
+// Browse reads a finished or interrupted experiment to look at: its
+// plan (the manifest's, with the trials that have records) and its
+// records without the steps' output, as the console opens it.
+func Browse(dir string, m Manifest) (model.Plan, []model.TrialResult, error) {
+	results, _, err := ReadTrialsBrief(dir)
+	if err != nil {
+		return model.Plan{}, nil, err
+	}
+	plan := model.Plan{Seed: m.Seed, Repeats: m.Repeats, Ratios: m.Ratios, Trials: make([]model.Trial, 0, len(results))}
+	for _, r := range results {
+		plan.Trials = append(plan.Trials, r.Trial)
+	}
+	return plan, results, nil
+}
+
 // readListing reads a manifest for a listing: every field but the tasks'
 // details (their policies, images, deviations), which are most of a
 // large sweep's manifest and are skipped over, not decoded.

@@ -93,6 +93,14 @@ type SweepState struct {
 	analysis     *model.Analysis
 	analysisDone int
 	analysisBase model.Ratio
+	// cells indexes Order by matrix cell, in order: the matrix asks for
+	// every cell on every frame.
+	cells map[cellKey][]string
+}
+
+type cellKey struct {
+	row   model.RowKey
+	ratio model.Ratio
 }
 
 // Analysis is the matrix's statistics against baseline, recomputed only
@@ -122,6 +130,11 @@ func (s *SweepState) ensure(tr model.Trial) *TrialView {
 	v := &TrialView{Trial: tr}
 	s.Trials[tr.ID] = v
 	s.Order = append(s.Order, tr.ID)
+	if s.cells == nil {
+		s.cells = map[cellKey][]string{}
+	}
+	k := cellKey{model.RowKey{Task: tr.Task, Agent: tr.Agent}, tr.Ratio}
+	s.cells[k] = append(s.cells[k], tr.ID)
 	return v
 }
 
@@ -262,11 +275,8 @@ func (s *SweepState) Queued() int {
 // Cell lists the trials of one matrix cell in repeat order.
 func (s *SweepState) Cell(row model.RowKey, r model.Ratio) []*TrialView {
 	var out []*TrialView
-	for _, id := range s.Order {
-		v := s.Trials[id]
-		if v.Trial.Task == row.Task && v.Trial.Agent == row.Agent && v.Trial.Ratio == r {
-			out = append(out, v)
-		}
+	for _, id := range s.cells[cellKey{row, r}] {
+		out = append(out, s.Trials[id])
 	}
 	return out
 }
