@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -28,17 +29,8 @@ type matrixScreen struct {
 // matrixRows are the rows to show: every task·agent of the plan, so the
 // matrix has its full shape before results arrive.
 func (s *SweepState) matrixRows() []model.RowKey {
-	seen := map[model.RowKey]bool{}
-	var rows []model.RowKey
-	for _, id := range s.Order {
-		tr := s.Trials[id].Trial
-		k := model.RowKey{Task: tr.Task, Agent: tr.Agent}
-		if !seen[k] {
-			seen[k] = true
-			rows = append(rows, k)
-		}
-	}
-	return rows
+	s.index()
+	return slices.Clip(s.rows)
 }
 
 func newMatrix(km KeyMap) matrixScreen { return matrixScreen{keys: km.Matrix, cellKeys: km.Cell} }
@@ -333,6 +325,20 @@ type cellView struct {
 }
 
 func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
+	asOf := [3]int{s.version, s.Done, len(s.Order)}
+	if s.viewsAsOf != asOf || s.views == nil {
+		s.views, s.viewsAsOf = map[cellKey]cellView{}, asOf
+	}
+	k := cellKey{row, r}
+	if cv, ok := s.views[k]; ok {
+		return cv
+	}
+	cv := s.newCellView(row, r)
+	s.views[k] = cv
+	return cv
+}
+
+func (s *SweepState) newCellView(row model.RowKey, r model.Ratio) cellView {
 	cv := cellView{empty: true}
 	if c := s.Matrix.Cell(row, r); c != nil {
 		cv.rates, cv.empty = c.Rates, false

@@ -93,14 +93,40 @@ type SweepState struct {
 	analysis     *model.Analysis
 	analysisDone int
 	analysisBase model.Ratio
-	// cells indexes Order by matrix cell, in order: the matrix asks for
-	// every cell on every frame.
-	cells map[cellKey][]string
+	// cells and rowTrials index Order by matrix cell and by row, in
+	// order, and rows lists the matrix's rows in order: the matrix asks
+	// for every cell on every frame. views keeps each cell's view until
+	// the next event (version counts them), so an opened experiment's
+	// frames reuse them.
+	cells     map[cellKey][]string
+	rows      []model.RowKey
+	rowTrials map[model.RowKey][]string
+	indexed   int // how much of Order is indexed
+	version   int
+	views     map[cellKey]cellView
+	viewsAsOf [3]int // version, Done, len(Order)
 }
 
 type cellKey struct {
 	row   model.RowKey
 	ratio model.Ratio
+}
+
+// index brings the cell and row indexes up to Order (which only grows).
+func (s *SweepState) index() {
+	if s.indexed > len(s.Order) || s.cells == nil {
+		s.cells, s.rows, s.rowTrials, s.indexed = map[cellKey][]string{}, nil, map[model.RowKey][]string{}, 0
+	}
+	for _, id := range s.Order[s.indexed:] {
+		tr := s.Trials[id].Trial
+		k := cellKey{model.RowKey{Task: tr.Task, Agent: tr.Agent}, tr.Ratio}
+		if s.rowTrials[k.row] == nil {
+			s.rows = append(s.rows, k.row)
+		}
+		s.rowTrials[k.row] = append(s.rowTrials[k.row], id)
+		s.cells[k] = append(s.cells[k], id)
+	}
+	s.indexed = len(s.Order)
 }
 
 // Analysis is the matrix's statistics against baseline, recomputed only
@@ -130,16 +156,12 @@ func (s *SweepState) ensure(tr model.Trial) *TrialView {
 	v := &TrialView{Trial: tr}
 	s.Trials[tr.ID] = v
 	s.Order = append(s.Order, tr.ID)
-	if s.cells == nil {
-		s.cells = map[cellKey][]string{}
-	}
-	k := cellKey{model.RowKey{Task: tr.Task, Agent: tr.Agent}, tr.Ratio}
-	s.cells[k] = append(s.cells[k], tr.ID)
 	return v
 }
 
 // Apply folds one event into the state.
 func (s *SweepState) Apply(e event.Event) {
+	s.version++
 	v := s.Trials[e.TrialID()]
 	switch e := e.(type) {
 	case event.SweepStarted:
@@ -274,6 +296,7 @@ func (s *SweepState) Queued() int {
 
 // Cell lists the trials of one matrix cell in repeat order.
 func (s *SweepState) Cell(row model.RowKey, r model.Ratio) []*TrialView {
+	s.index()
 	var out []*TrialView
 	for _, id := range s.cells[cellKey{row, r}] {
 		out = append(out, s.Trials[id])

@@ -15,9 +15,10 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 	var trials []model.TrialResult
 	traces := map[string][]model.TracePoint{}
 	contended, noted := 0, 0
-	for _, id := range s.Order {
+	s.index()
+	for _, id := range s.rowTrials[row] {
 		v := s.Trials[id]
-		if v.Result == nil || v.Trial.Task != row.Task || v.Trial.Agent != row.Agent {
+		if v.Result == nil {
 			continue
 		}
 		trials = append(trials, *v.Result)
