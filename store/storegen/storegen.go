@@ -376,6 +376,19 @@ func Sizes() []int {
 	return out
 }
 
+// SkipWhole skips a benchmark that holds every whole record (output
+// tails included: about 18 KB a trial) above HEADROOM_SCALE_WHOLE_MAX
+// trials (default 30,000): at 100,000 that is gigabytes on a shared host.
+func SkipWhole(b *testing.B, n int) {
+	limit := 30000
+	if v, err := strconv.Atoi(os.Getenv("HEADROOM_SCALE_WHOLE_MAX")); err == nil {
+		limit = v
+	}
+	if n > limit {
+		b.Skipf("%d trials of whole records: above HEADROOM_SCALE_WHOLE_MAX=%d", n, limit)
+	}
+}
+
 // Measure runs f once and returns the heap its result holds (MiB, after
 // a collection) and the process's peak resident set while it ran (MiB:
 // the kernel's high-water mark, reset before f through
