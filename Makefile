@@ -6,7 +6,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: the same binary is the workload inside FROM scratch images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench parity faults vet clean \
+.PHONY: build images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
 	kube-up kube-down kube-status kube-load kube-smoke kube-test
 
 build:
@@ -86,6 +86,20 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
 	HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 20m ./perf
+
+# Store and screens at benchmark scale (docs/PERFORMANCE.md, "At scale"):
+# experiments of 2,670 and 26,700 generated trials (records of real size,
+# compacted traces; made once under $$TMPDIR/headroom-scale, about 1 GB),
+# each figure's before and after interleaved over 3 rounds; then the
+# growth table at 100 / 1k / 10k / 100k trials (SCALE_GROWTH=0 skips it).
+# About 15 minutes on the shared 2-core machine; needs no Docker engine.
+SCALE_GROWTH ?= 1
+bench-scale:
+	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
+	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
+	$(GO) test -run '^$$' -bench Scale -benchmem -count 3 -timeout 60m ./store ./cli ./ui
+	if [ "$(SCALE_GROWTH)" = 1 ]; then HEADROOM_SCALE_SIZES=100,1000,10000,100000 \
+		$(GO) test -run '^$$' -bench 'ScaleResumeScan/.*brief|ScaleConsoleLoad|ScaleReport|ScaleOpenExperiment|ScaleViewMatrix' -benchmem -timeout 60m ./store ./cli ./ui; fi
 
 PARITY_CORPUS ?= parity/testdata/corpus
 # The parity corpus (real public task directories, see parity/PROVENANCE.md):
