@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"unique"
 
 	"time"
 
@@ -367,16 +368,44 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn b
 				}
 				return nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
 			}
-			if brief { // what was not cut (a key spelt otherwise) goes too
-				for j := range r.Steps {
-					r.Steps[j].Output = ""
-				}
+			if brief {
+				shrink(&r)
 			}
 			results = append(results, r)
 		}
 		if last {
 			return results, false, nil
 		}
+	}
+}
+
+// shrink makes a brief record hold what it needs and no more: the steps'
+// output goes (what withoutOutput could not cut: a key spelt otherwise),
+// the strings repeated across trials (task, agent, step names and
+// commands, processes' command lines) share one copy, and the slices
+// that decoding grew by doubling are cut to their length.
+func shrink(r *model.TrialResult) {
+	in := func(s *string) { *s = unique.Make(*s).Value() }
+	for _, s := range []*string{&r.Task, &r.Agent, &r.Profile, &r.SampleSource, &r.StepRunner, &r.Verdict, &r.KilledInStep, &r.Reason} {
+		in(s)
+	}
+	r.Steps = slices.Clone(r.Steps)
+	for j := range r.Steps {
+		s := &r.Steps[j]
+		s.Output = ""
+		in(&s.Name)
+		in(&s.Show)
+		in(&s.Phase)
+	}
+	r.Activities = slices.Clone(r.Activities)
+	for j := range r.Activities {
+		in(&r.Activities[j].Step)
+		in(&r.Activities[j].Command)
+	}
+	for j := range r.OOMs {
+		in(&r.OOMs[j].Step)
+		in(&r.OOMs[j].Source)
+		in(&r.OOMs[j].Process)
 	}
 }
 
