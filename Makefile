@@ -90,14 +90,16 @@ bench:
 # Store and screens at benchmark scale (docs/PERFORMANCE.md, "At scale"):
 # experiments of 2,670 and 26,700 generated trials (records of real size,
 # compacted traces; made once under $$TMPDIR/headroom-scale, about 1 GB),
-# each figure's before and after interleaved over 3 rounds; then the
+# each figure's before and after side by side, in 3 rounds (go test's
+# -count repeats one benchmark before the next: rounds interleave); then the
 # growth table at 100 / 1k / 10k / 100k trials (SCALE_GROWTH=0 skips it).
 # About 15 minutes on the shared 2-core machine; needs no Docker engine.
 SCALE_GROWTH ?= 1
 bench-scale:
 	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
 	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
-	$(GO) test -run '^$$' -bench Scale -benchmem -count 3 -timeout 60m ./store ./cli ./ui
+	for round in 1 2 3; do echo "== round $$round ($$(uptime))"; \
+		$(GO) test -run '^$$' -bench Scale -benchmem -count 1 -timeout 60m ./store ./cli ./ui || exit 1; done
 	if [ "$(SCALE_GROWTH)" = 1 ]; then HEADROOM_SCALE_SIZES=100,1000,10000,100000 \
 		$(GO) test -run '^$$' -bench 'ScaleResumeScan/.*brief|ScaleConsoleLoad|ScaleReport|ScaleOpenExperiment|ScaleViewMatrix' -benchmem -timeout 60m ./store ./cli ./ui; fi
 
