@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -219,17 +220,26 @@ func copysignHalf(v float64) float64 {
 	return 0.5
 }
 
+var gzipReaders sync.Pool
+
 // DecodeTrace reads a compacted trace.
 func DecodeTrace(data []byte) ([]event.Sample, error) {
 	if !bytes.HasPrefix(data, traceMagic) {
 		return nil, errors.New("not a headroom trace (no hrtrace1 header)")
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(data[len(traceMagic):]))
-	if err != nil {
+	// Readers are reused: a report reads thousands of traces, and each
+	// new one allocates its window and tables afresh.
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	if zr == nil {
+		zr = new(gzip.Reader)
+	}
+	defer gzipReaders.Put(zr)
+	if err := zr.Reset(bytes.NewReader(data[len(traceMagic):])); err != nil {
 		return nil, err
 	}
 	br := bufio.NewReader(zr)
-	var out []event.Sample
+	// A compacted sample takes 6 to 10 bytes: room for most at once.
+	out := make([]event.Sample, 0, min(len(data)/4, 1<<20))
 	var cur [traceFields]int64
 	for n := 0; ; n++ {
 		for i := range cur {
