@@ -3,6 +3,7 @@
 package report
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -393,17 +394,7 @@ type JSONRatio struct {
 // statistics: the manifest, every trial record with its seed, the matrix
 // and the analysis.
 func (r *Report) JSON(w io.Writer) error {
-	doc := struct {
-		Experiment string               `json:"experiment"`
-		Manifest   *store.Manifest      `json:"manifest,omitempty"`
-		Cells      []JSONCell           `json:"cells"`
-		Ratios     []JSONRatio          `json:"ratios"`
-		NotRun     []JSONNotRun         `json:"not_run,omitempty"`
-		Analysis   *model.Analysis      `json:"analysis"`
-		WhatIf     *WhatIf              `json:"what_if,omitempty"`
-		Variance   []model.TaskVariance `json:"variance,omitempty"`
-		Trials     []model.TrialResult  `json:"trials"`
-	}{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Trials: r.Trials}
+	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials)}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}
@@ -424,9 +415,53 @@ func (r *Report) JSON(w io.Writer) error {
 		rt := m.ByRatio[ratio]
 		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return writeJSONDoc(w, doc, r.Trials)
+}
+
+// jsonDoc is the JSON report but for its trials, which come last.
+type jsonDoc struct {
+	Experiment string               `json:"experiment"`
+	Manifest   *store.Manifest      `json:"manifest,omitempty"`
+	Cells      []JSONCell           `json:"cells"`
+	Ratios     []JSONRatio          `json:"ratios"`
+	NotRun     []JSONNotRun         `json:"not_run,omitempty"`
+	Analysis   *model.Analysis      `json:"analysis"`
+	WhatIf     *WhatIf              `json:"what_if,omitempty"`
+	Variance   []model.TaskVariance `json:"variance,omitempty"`
+}
+
+// writeJSONDoc writes doc with a last member "trials", indented as one
+// json.Encoder with SetIndent("", "  ") writes the whole, but the trials
+// one at a time: a report of tens of thousands of trials never holds
+// their encoding (hundreds of MB, twice over for the indenting) at once.
+func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
+	head, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(head[:len(head)-2]) // up to the closing "\n}"
+	bw.WriteString(",\n  \"trials\": ")
+	if len(trials) == 0 {
+		bw.WriteString("[]")
+	} else {
+		bw.WriteString("[\n")
+		for i, t := range trials {
+			b, err := json.MarshalIndent(t, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			bw.WriteString("    ")
+			bw.Write(b)
+			if i < len(trials)-1 {
+				bw.WriteByte(',')
+			}
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("  ]")
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }
 
 // QuestionsLegend says which question each p answers.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"os"
@@ -339,5 +340,41 @@ func TestCausesAreShownAndCountedFromOutside(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"outside_errors": 2`) && !strings.Contains(b.String(), `"outside_errors":2`) {
 		t.Error("the JSON report has no outside_errors")
+	}
+}
+
+// The JSON report streams its trials but reads byte for byte as the one
+// indented document it was: with trials, without, and with strings the
+// encoder escapes.
+func TestJSONStreamsTheDocumentItWas(t *testing.T) {
+	m, ratios, trials := oneTask()
+	trials[0].Reason = "<&> \u2028 \"quoted\""
+	for _, ts := range [][]model.TrialResult{trials, nil} {
+		rep := New(m.ID, m, ratios, ts, DefaultOptions())
+		var got bytes.Buffer
+		if err := rep.JSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		// The same document as one value, encoded whole as before.
+		var whole bytes.Buffer
+		enc := json.NewEncoder(&whole)
+		enc.SetIndent("", "  ")
+		type withTrials struct {
+			jsonDoc
+			Trials []model.TrialResult `json:"trials"`
+		}
+		var d withTrials
+		if err := json.Unmarshal(got.Bytes(), &d); err != nil {
+			t.Fatalf("the streamed JSON does not parse: %v", err)
+		}
+		if ts == nil {
+			d.Trials = []model.TrialResult{}
+		}
+		if err := enc.Encode(d); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != whole.String() {
+			t.Errorf("%d trials: streamed JSON differs from the document encoded whole:\n%s\nwant\n%s", len(ts), got.String(), whole.String())
+		}
 	}
 }
