@@ -100,8 +100,11 @@ bench-scale:
 	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
 	for round in 1 2 3; do echo "== round $$round ($$(uptime))"; \
 		$(GO) test -run '^$$' -bench Scale -benchmem -count 1 -timeout 60m ./store ./cli ./ui || exit 1; done
-	if [ "$(SCALE_GROWTH)" = 1 ]; then HEADROOM_SCALE_SIZES=100,1000,10000,100000 \
-		$(GO) test -run '^$$' -bench 'ScaleResumeScan/.*brief|ScaleConsoleLoad|ScaleReport|ScaleOpenExperiment|ScaleViewMatrix' -benchmem -timeout 60m ./store ./cli ./ui; fi
+	if [ "$(SCALE_GROWTH)" = 1 ]; then export HEADROOM_SCALE_SIZES=100,1000,10000,100000; \
+		$(GO) test -run '^$$' -bench 'ScaleResumeScan/.*/read=brief' -benchmem -timeout 60m ./store && \
+		$(GO) test -run '^$$' -bench 'ScaleReport/.*/format=markdown' -benchmem -timeout 60m ./cli && \
+		$(GO) test -run '^$$' -bench 'ScaleConsoleLoad' -benchmem -timeout 60m ./cli && \
+		$(GO) test -run '^$$' -bench 'ScaleOpenExperiment|ScaleViewMatrix' -benchmem -timeout 60m ./ui; fi
 
 PARITY_CORPUS ?= parity/testdata/corpus
 # The parity corpus (real public task directories, see parity/PROVENANCE.md):
