@@ -123,7 +123,7 @@ func (mm *matrixScreen) View(c *Common) string {
 		for _, r := range ratios {
 			cv := s.cellView(row, r)
 			cells[i] = append(cells[i], cv)
-			colW = max(colW, width(cv.plain(false))+2)
+			colW = max(colW, cv.widths[0]+2)
 		}
 	}
 	compact := false
@@ -132,7 +132,7 @@ func (mm *matrixScreen) View(c *Common) string {
 		colW = 13
 		for i := range cells {
 			for _, cv := range cells[i] {
-				colW = max(colW, width(cv.plain(true))+2)
+				colW = max(colW, cv.widths[1]+2)
 			}
 		}
 	}
@@ -322,6 +322,10 @@ type cellView struct {
 	causes    []model.Cause // each outcome's
 	cancelled int
 	empty     bool
+	// widths are width(plain(false)) and width(plain(true)), measured
+	// once when the view is made: the matrix sizes its columns from
+	// every cell on every frame.
+	widths [2]int
 }
 
 func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
@@ -334,6 +338,7 @@ func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
 		return cv
 	}
 	cv := s.newCellView(row, r)
+	cv.widths = [2]int{width(cv.plain(false)), width(cv.plain(true))}
 	s.views[k] = cv
 	return cv
 }
