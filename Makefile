@@ -93,7 +93,9 @@ bench:
 # each figure's before and after side by side, in 3 rounds (go test's
 # -count repeats one benchmark before the next: rounds interleave); then the
 # growth table at 100 / 1k / 10k / 100k trials (SCALE_GROWTH=0 skips it).
-# About 15 minutes on the shared 2-core machine; needs no Docker engine.
+# Needs no Docker engine. About an hour on the shared 2-core machine at a
+# load of 20-40 (generating the 100,000-trial experiment, once: ~20 min),
+# hence apart from `make bench`.
 SCALE_GROWTH ?= 1
 bench-scale:
 	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
