@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"unique"
 
@@ -41,6 +42,10 @@ type Experiment struct {
 	manifest Manifest
 	trials   *os.File
 	open     map[string]*trialFiles
+	// compacting counts finished trials' traces being compacted;
+	// compactOne lets one run at a time.
+	compacting sync.WaitGroup
+	compactOne sync.Mutex
 }
 
 type trialFiles struct {
@@ -190,9 +195,19 @@ func (e *Experiment) Record(ev event.Event) error {
 		e.closeTrial(ev.TrialID())
 		err := e.Append(ev.Result)
 		if err == nil {
-			// Compacted only once the record is safe: a failure leaves
-			// the full-resolution CSV, which reads the same.
-			_ = compactTrace(filepath.Join(e.Dir, TrialsDir, filepath.Base(ev.TrialID())), ev.Result, e.limits(ev.Result.Policy))
+			// Compacted only once the record is safe, and off the event
+			// stream (a 30-minute trace takes a quarter of a second on a
+			// busy host: a kill elsewhere must not wait for it); one at a
+			// time; Close waits. A failure or a crash leaves the
+			// full-resolution CSV, which reads the same.
+			tdir, r, limits := filepath.Join(e.Dir, TrialsDir, filepath.Base(ev.TrialID())), ev.Result, e.limits(ev.Result.Policy)
+			e.compacting.Add(1)
+			go func() {
+				defer e.compacting.Done()
+				e.compactOne.Lock()
+				defer e.compactOne.Unlock()
+				_ = compactTrace(tdir, r, limits)
+			}()
 		}
 		return err
 	case event.SweepEnded:
@@ -287,11 +302,13 @@ func (e *Experiment) Append(r model.TrialResult) error {
 	return nil
 }
 
-// Close flushes and closes every open file.
+// Close flushes and closes every open file and waits for the traces
+// being compacted.
 func (e *Experiment) Close() error {
 	for id := range e.open {
 		e.closeTrial(id)
 	}
+	e.compacting.Wait()
 	return e.trials.Close()
 }
 

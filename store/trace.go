@@ -333,6 +333,21 @@ func parseCSVSample(line []byte) (event.Sample, error) {
 		CPU: model.CPUUse{Periods: v[5], ThrottledPeriods: v[6]}}, nil
 }
 
+// readCompact reads a trial's samples.hrt; an error satisfying
+// os.IsNotExist when there is none.
+func readCompact(tdir string) ([]event.Sample, error) {
+	path := filepath.Join(tdir, SamplesCompact)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := DecodeTrace(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return s, nil
+}
+
 // compactTrace replaces a finished trial's samples.csv with samples.hrt.
 // Any failure leaves the CSV as it is (still the trace, only larger).
 func compactTrace(tdir string, r model.TrialResult, limits []int64) error {
@@ -373,21 +388,18 @@ func compactTrace(tdir string, r model.TrialResult, limits []int64) error {
 
 // readSamples reads a trial's trace, compacted or not.
 func readSamples(tdir string) ([]event.Sample, error) {
-	path := filepath.Join(tdir, SamplesCompact)
-	data, err := os.ReadFile(path)
-	if err == nil {
-		s, err := DecodeTrace(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		return s, nil
-	}
+	s, err := readCompact(tdir)
 	if !os.IsNotExist(err) {
-		return nil, err
+		return s, err
 	}
-	path = filepath.Join(tdir, SamplesCSV)
-	data, err = os.ReadFile(path)
+	path := filepath.Join(tdir, SamplesCSV)
+	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
+		// Compacted between the two reads (the rename comes before the
+		// CSV's removal), or never written.
+		if s, err := readCompact(tdir); !os.IsNotExist(err) {
+			return s, err
+		}
 		return nil, nil
 	}
 	if err != nil {

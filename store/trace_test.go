@@ -208,9 +208,14 @@ func TestTraceThroughTheStoreAndACrashMidTrial(t *testing.T) {
 	}
 	done := storegen.NewTrial(storegen.TraceSpec{Seed: 3, Duration: 5 * time.Minute, Steps: 3, PeakBytes: 600 << 20}, storegen.T0)
 	recordTrial(t, e, "t0001", done, true)
+	e.Close() // waits for the compaction, which runs off the event stream
+	dir := filepath.Join(root, "x")
+	e, err = store.Open(dir, store.Manifest{ID: "x", Ratios: model.StandardRatios})
+	if err != nil {
+		t.Fatal(err)
+	}
 	running := storegen.NewTrial(storegen.TraceSpec{Seed: 4, Duration: 2 * time.Minute, Steps: 3, PeakBytes: 600 << 20}, storegen.T0)
 	recordTrial(t, e, "t0002", running, false) // headroom dies here
-	dir := filepath.Join(root, "x")
 
 	got, _, err := store.ReadTrace(dir, "t0001")
 	if err != nil {
@@ -329,4 +334,36 @@ func BenchmarkCompactTrace(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(hrt.Len())/(10.0/60), "B/trial-hour")
+}
+
+// A finished 30-minute trial's compaction as the store runs it when the
+// trial ends (off the event stream): read and parse its CSV, pick,
+// encode, write, sync, rename; timed from the record to Close's wait.
+func BenchmarkCompactTraceFile(b *testing.B) {
+	tr := storegen.NewTrial(storegen.TraceSpec{Seed: 7, Duration: 30 * time.Minute, Steps: 5, PeakBytes: 900 << 20}, storegen.T0)
+	root := b.TempDir()
+	e, err := store.Create(root, store.Manifest{ID: "x", Ratios: model.StandardRatios})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.Close()
+	r := tr.Result
+	r.Trial = model.Trial{ID: "t0001", Task: "t", Agent: "a", Ratio: model.Uncapped, Repeat: 1}
+	for b.Loop() {
+		b.StopTimer()
+		e, err := store.Open(filepath.Join(root, "x"), store.Manifest{ID: "x", Ratios: model.StandardRatios})
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := event.Base{Trial: "t0001", Time: tr.Samples[0].Time}
+		e.Record(event.TrialStarted{Base: base})
+		for _, s := range tr.Samples {
+			e.Record(event.MemorySample{Base: base, Sample: s})
+		}
+		b.StartTimer()
+		if err := e.Record(event.TrialEnded{Base: base, Result: r}); err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
 }
