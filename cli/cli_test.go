@@ -232,7 +232,10 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || m.Tasks[0].ImageID == "" {
 		t.Errorf("manifest %+v %v", m, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "trials", results[0].ID, "samples.csv")); err != nil {
+	// The trace: compacted when the trial ended (samples.hrt), or the CSV
+	// it streamed to.
+	_, errHRT := os.Stat(filepath.Join(dir, "trials", results[0].ID, store.SamplesCompact))
+	if _, err := os.Stat(filepath.Join(dir, "trials", results[0].ID, store.SamplesCSV)); err != nil && errHRT != nil {
 		t.Error(err)
 	}
 	noContainersLeft(t, doc.Experiment)
