@@ -114,27 +114,22 @@ func (mm *matrixScreen) View(c *Common) string {
 	}
 	s := c.State
 	rows, ratios := s.matrixRows(), s.Matrix.Ratios
-	// Every cell's text first: the columns are as wide as the widest, and
-	// cells with many trials count their outcomes instead of listing them
-	// when the glyphs would not fit.
-	cells := make([][]cellView, len(rows))
-	colW := 13
-	for i, row := range rows {
-		for _, r := range ratios {
-			cv := s.cellView(row, r)
-			cells[i] = append(cells[i], cv)
-			colW = max(colW, cv.widths[0]+2)
-		}
-	}
+	// The columns are as wide as the widest cell's text, and cells with
+	// many trials count their outcomes instead of listing them when the
+	// glyphs would not fit.
+	widest := s.widestCells(rows, ratios)
+	colW := max(13, widest[0]+2)
 	compact := false
 	if colW > 29 || 24+len(ratios)*colW > w {
 		compact = true
-		colW = 13
-		for i := range cells {
-			for _, cv := range cells[i] {
-				colW = max(colW, cv.widths[1]+2)
-			}
+		colW = max(13, widest[1]+2)
+	}
+	cellsOf := func(i int) []cellView {
+		out := make([]cellView, len(ratios))
+		for j, r := range ratios {
+			out[j] = s.cellView(rows[i], r)
 		}
+		return out
 	}
 	nameW := min(max(w-len(ratios)*colW-1, 12), 44)
 	var out []string
@@ -162,7 +157,7 @@ func (mm *matrixScreen) View(c *Common) string {
 			out = append(out, clip(line+text, w))
 			continue
 		}
-		for j, cv := range cells[i] {
+		for j, cv := range cellsOf(i) {
 			if i == mm.row && j == mm.col {
 				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "
 				continue
@@ -329,10 +324,7 @@ type cellView struct {
 }
 
 func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
-	asOf := [3]int{s.version, s.Done, len(s.Order)}
-	if s.viewsAsOf != asOf || s.views == nil {
-		s.views, s.viewsAsOf = map[cellKey]cellView{}, asOf
-	}
+	s.freshViews()
 	k := cellKey{row, r}
 	if cv, ok := s.views[k]; ok {
 		return cv
@@ -341,6 +333,33 @@ func (s *SweepState) cellView(row model.RowKey, r model.Ratio) cellView {
 	cv.widths = [2]int{width(cv.plain(false)), width(cv.plain(true))}
 	s.views[k] = cv
 	return cv
+}
+
+// freshViews drops the cells' views (and the widest) when an event has
+// come since they were made.
+func (s *SweepState) freshViews() {
+	asOf := [3]int{s.version, s.Done, len(s.Order)}
+	if s.viewsAsOf != asOf || s.views == nil {
+		s.views, s.viewsAsOf, s.widestOK = map[cellKey]cellView{}, asOf, false
+	}
+}
+
+// widestCells is the widest cell text, in full and compact, of the
+// matrix (kept with the cells' views until the next event).
+func (s *SweepState) widestCells(rows []model.RowKey, ratios []model.Ratio) [2]int {
+	s.freshViews()
+	if s.widestOK && len(rows) == s.widestRows && len(ratios) == s.widestRatios {
+		return s.widest
+	}
+	var w [2]int
+	for _, row := range rows {
+		for _, r := range ratios {
+			cv := s.cellView(row, r)
+			w = [2]int{max(w[0], cv.widths[0]), max(w[1], cv.widths[1])}
+		}
+	}
+	s.widest, s.widestOK, s.widestRows, s.widestRatios = w, true, len(rows), len(ratios)
+	return w
 }
 
 func (s *SweepState) newCellView(row model.RowKey, r model.Ratio) cellView {

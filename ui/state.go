@@ -105,6 +105,11 @@ type SweepState struct {
 	version   int
 	views     map[cellKey]cellView
 	viewsAsOf [3]int // version, Done, len(Order)
+	// widest is widestCells' answer for widestRows × widestRatios,
+	// while widestOK (until the views are renewed).
+	widest                   [2]int
+	widestOK                 bool
+	widestRows, widestRatios int
 }
 
 type cellKey struct {
