@@ -7,10 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -130,6 +132,22 @@ func (e env) dockerRuns(n, c int, args ...string) time.Duration {
 	return time.Since(start)
 }
 
+// want says whether the run measures the rows of figure id:
+// HEADROOM_BENCH_ROWS, a comma-separated list of ids (1, 6b, 1b, 2, 4,
+// console32, firstframe), picks some; unset, all.
+func want(id string) bool {
+	rows := os.Getenv("HEADROOM_BENCH_ROWS")
+	if rows == "" {
+		return true
+	}
+	for _, r := range strings.Split(rows, ",") {
+		if strings.TrimSpace(r) == id {
+			return true
+		}
+	}
+	return false
+}
+
 func TestPerformanceTable(t *testing.T) {
 	if os.Getenv("HEADROOM_BENCH") == "" {
 		t.Skip("set HEADROOM_BENCH=1 (make bench) to measure")
@@ -156,29 +174,64 @@ func TestPerformanceTable(t *testing.T) {
 	// At concurrency 1 the same trials with --exec-steps too: each step an
 	// engine exec, as task images run them.
 	const n, rounds = 40, 2
-	for _, c := range []int{1, 2, 4, 8} {
-		var hWall, xWall, dWall time.Duration
-		var cpu time.Duration
-		trivial := []string{"--tasks", "trivial", "--ratios", "1", "--repeats", strconv.Itoa(n / rounds), "--concurrency", strconv.Itoa(c)}
-		for r := 0; r < rounds; r++ {
-			_, u := run(trivial...)
-			hWall += u.wall
-			cpu += u.cpu
-			if c == 1 {
-				_, u := run(append(trivial, "--exec-steps")...)
-				xWall += u.wall
+	if want("1") {
+		for _, c := range []int{1, 2, 4, 8, 16, 32} {
+			// At least four trials per slot, so the sweep is more than its
+			// first wave of starts.
+			n := max(n, 4*c)
+			var hWall, xWall, dWall time.Duration
+			var cpu time.Duration
+			var all []model.TrialResult
+			trivial := []string{"--tasks", "trivial", "--ratios", "1", "--repeats", strconv.Itoa(n / rounds), "--concurrency", strconv.Itoa(c)}
+			for r := 0; r < rounds; r++ {
+				stdout, u := run(trivial...)
+				hWall += u.wall
+				cpu += u.cpu
+				all = append(all, e.results(stdout)...)
+				if c == 1 {
+					_, u := run(append(trivial, "--exec-steps")...)
+					xWall += u.wall
+				}
+				dWall += e.dockerLoop(n/rounds, c)
 			}
-			dWall += e.dockerLoop(n/rounds, c)
+			h := hWall.Seconds() / float64(n)
+			d := dWall.Seconds() / float64(n)
+			value := fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×); %.1f vs %.1f trials/s; headroom CPU %.2f s", 1000*h, 1000*d, h/d, 1/h, 1/d, cpu.Seconds())
+			if c >= 16 {
+				s := scaleOf(all)
+				value += fmt.Sprintf(" = %.1f%% of a core per running trial (%.0f trial-seconds; at most %d running at once)", 100*cpu.Seconds()/s.trialSecs, s.trialSecs, s.peakRunning)
+			}
+			add("1/6 overhead & scaling", fmt.Sprintf("%d trivial trials, concurrency %d: headroom (whole command) vs a docker run --rm loop", n, c),
+				value, map[bool]string{true: "≤ 1.10× at concurrency 1", false: "approach the engine's rate"}[c == 1])
+			if c == 1 {
+				x := xWall.Seconds() / float64(n)
+				add("1/6 overhead & scaling", "the same, headroom --exec-steps (an engine exec per step, as task images run)",
+					fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*d, x/d), "(comparison)")
+			}
 		}
-		h := hWall.Seconds() / n
-		d := dWall.Seconds() / n
-		add("1/6 overhead & scaling", fmt.Sprintf("%d trivial trials, concurrency %d: headroom (whole command) vs a docker run --rm loop", n, c),
-			fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×); %.1f vs %.1f trials/s; headroom CPU %.2f s", 1000*h, 1000*d, h/d, 1/h, 1/d, cpu.Seconds()),
-			map[bool]string{true: "≤ 1.10× at concurrency 1", false: "approach the engine's rate"}[c == 1])
-		if c == 1 {
-			x := xWall.Seconds() / n
-			add("1/6 overhead & scaling", "the same, headroom --exec-steps (an engine exec per step, as task images run)",
-				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*d, x/d), "(comparison)")
+	}
+
+	// 6b: sampling at scale. c trials that hold 10 MiB for 8 s, all
+	// started at once (one wave), so c are sampled together for most of
+	// their lives: each trial's achieved sampling rate (recorded per trial,
+	// sample_rate_hz), headroom's CPU per running trial, and the time
+	// against a docker run loop of the same workload.
+	if want("6b") {
+		for _, c := range []int{16, 32} {
+			var hWall, dWall, cpu time.Duration
+			var all []model.TrialResult
+			for r := 0; r < rounds; r++ {
+				stdout, u := run("--tasks", "hold", "--ratios", "1", "--repeats", strconv.Itoa(c), "--concurrency", strconv.Itoa(c))
+				hWall += u.wall
+				cpu += u.cpu
+				all = append(all, e.results(stdout)...)
+				dWall += e.dockerRuns(c, c, "--entrypoint", "/hr-workload", e.image, "run", "--step", "hold", "--profile", `{"duration_ms":8000,"base_mb":10,"ramp_pct":1}`)
+			}
+			s := scaleOf(all)
+			add("6b sampling at scale", fmt.Sprintf("%d trials holding 10 MiB for 8 s, all %d at once (%d rounds): per-trial sampling rate; headroom CPU per running trial; wall time vs a docker run --rm loop of the same workload", c*rounds, c, rounds),
+				fmt.Sprintf("%.1f samples/s per trial on average, %.1f worst trial (%d samples dropped); %.2f s CPU over %.0f trial-seconds = %.2f%% of a core per running trial (at most %d running at once); %.1f s vs %.1f s per round (%.2f×)",
+					s.meanHz, s.worstHz, s.dropped, cpu.Seconds(), s.trialSecs, 100*cpu.Seconds()/s.trialSecs, s.peakRunning, hWall.Seconds()/rounds, dWall.Seconds()/rounds, hWall.Seconds()/dWall.Seconds()),
+				"≥ 20 Hz per trial; approach the engine's rate")
 		}
 	}
 
@@ -186,75 +239,81 @@ func TestPerformanceTable(t *testing.T) {
 	// and the verifier): headroom through the step driver mounted in it,
 	// and with --exec-steps (an engine exec per step, how every task image
 	// ran before), against a docker run loop of the same image.
-	if err := exec.Command("docker", "image", "inspect", docker.DebianImage).Run(); err != nil {
-		add("1b task image", "trivial trials in "+docker.DebianImage, "not measured: the image is missing (make real-images)", "≤ 1.05×")
-	} else {
-		var dWall, xWall, dockWall time.Duration
-		trivial := []string{"--tasks", "trivial-debian", "--ratios", "1", "--repeats", strconv.Itoa(n / rounds), "--concurrency", "1"}
-		var runner string
-		for r := 0; r < rounds; r++ {
-			stdout, u := run(trivial...)
-			dWall += u.wall
-			if res := e.results(stdout); len(res) > 0 {
-				runner = res[0].StepRunner
+	if want("1b") {
+		if err := exec.Command("docker", "image", "inspect", docker.DebianImage).Run(); err != nil {
+			add("1b task image", "trivial trials in "+docker.DebianImage, "not measured: the image is missing (make real-images)", "≤ 1.05×")
+		} else {
+			var dWall, xWall, dockWall time.Duration
+			trivial := []string{"--tasks", "trivial-debian", "--ratios", "1", "--repeats", strconv.Itoa(n / rounds), "--concurrency", "1"}
+			var runner string
+			for r := 0; r < rounds; r++ {
+				stdout, u := run(trivial...)
+				dWall += u.wall
+				if res := e.results(stdout); len(res) > 0 {
+					runner = res[0].StepRunner
+				}
+				_, u = run(append(trivial, "--exec-steps")...)
+				xWall += u.wall
+				dockWall += e.dockerRuns(n/rounds, 1, docker.DebianImage, "true")
 			}
-			_, u = run(append(trivial, "--exec-steps")...)
-			xWall += u.wall
-			dockWall += e.dockerRuns(n/rounds, 1, docker.DebianImage, "true")
+			d, x, dock := dWall.Seconds()/n, xWall.Seconds()/n, dockWall.Seconds()/n
+			add("1b task image", fmt.Sprintf("%d trivial trials in %s, concurrency 1: headroom (steps by %s) vs a docker run --rm loop", n, docker.DebianImage, runner),
+				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*d, 1000*dock, d/dock), "≤ 1.05×")
+			add("1b task image", "the same, headroom --exec-steps (an engine exec per step: task images before the driver)",
+				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*dock, x/dock), "(before)")
 		}
-		d, x, dock := dWall.Seconds()/n, xWall.Seconds()/n, dockWall.Seconds()/n
-		add("1b task image", fmt.Sprintf("%d trivial trials in %s, concurrency 1: headroom (steps by %s) vs a docker run --rm loop", n, docker.DebianImage, runner),
-			fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*d, 1000*dock, d/dock), "≤ 1.05×")
-		add("1b task image", "the same, headroom --exec-steps (an engine exec per step: task images before the driver)",
-			fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*dock, x/dock), "(before)")
 	}
 
 	// 2: sampling fidelity on a workload with known 200 ms spikes: the
 	// cgroup sampler against the kernel's own peak, then the engine's 1 Hz
 	// stats stream against the cgroup sampler on the same trajectories
 	// (same seeds).
-	cgroupPeak := map[string]int64{}
-	for _, sampler := range []string{"cgroup", "stats"} {
-		stdout, _ := run("--tasks", "spikes", "--ratios", "uncapped", "--repeats", "4", "--concurrency", "4", "--sampler", sampler)
-		rs := e.results(stdout)
-		expDir := filepath.Join(out, lastExperiment(t, out))
-		worst, mean, rate := 1.0, 0.0, 0.0
-		for _, r := range rs {
-			rate += r.SampleRateHz / float64(len(rs))
-			var f float64
-			if sampler == "cgroup" {
-				cgroupPeak[r.ID] = r.PeakWorkingSetBytes
-				samples, _, _ := store.ReadTrace(expDir, r.ID)
-				var usagePeak int64
-				for _, s := range samples {
-					usagePeak = max(usagePeak, s.UsageBytes)
+	if want("2") {
+		cgroupPeak := map[string]int64{}
+		for _, sampler := range []string{"cgroup", "stats"} {
+			stdout, _ := run("--tasks", "spikes", "--ratios", "uncapped", "--repeats", "4", "--concurrency", "4", "--sampler", sampler)
+			rs := e.results(stdout)
+			expDir := filepath.Join(out, lastExperiment(t, out))
+			worst, mean, rate := 1.0, 0.0, 0.0
+			for _, r := range rs {
+				rate += r.SampleRateHz / float64(len(rs))
+				var f float64
+				if sampler == "cgroup" {
+					cgroupPeak[r.ID] = r.PeakWorkingSetBytes
+					samples, _, _ := store.ReadTrace(expDir, r.ID)
+					var usagePeak int64
+					for _, s := range samples {
+						usagePeak = max(usagePeak, s.UsageBytes)
+					}
+					f = float64(usagePeak) / float64(max(r.KernelPeakBytes, 1))
+				} else {
+					f = float64(r.PeakWorkingSetBytes) / float64(max(cgroupPeak[r.ID], 1))
 				}
-				f = float64(usagePeak) / float64(max(r.KernelPeakBytes, 1))
-			} else {
-				f = float64(r.PeakWorkingSetBytes) / float64(max(cgroupPeak[r.ID], 1))
+				worst = min(worst, f)
+				mean += f / float64(len(rs))
 			}
-			worst = min(worst, f)
-			mean += f / float64(len(rs))
-		}
-		if sampler == "cgroup" {
-			add("2 sampling fidelity", "4 concurrent trials with one 80 MiB spike of 200 ms: sampled usage peak vs the kernel's peak (max_usage_in_bytes)",
-				fmt.Sprintf("%.1f%% mean, %.1f%% worst trial; %.1f samples/s per trial", 100*mean, 100*worst, rate), "within 1%; ≥ 20 Hz")
-		} else {
-			add("2 sampling fidelity", "the same trials sampled from the engine's stats stream (what 1 Hz docker stats sees) vs the cgroup sampler",
-				fmt.Sprintf("%.0f%% of the peak on average, %.0f%% worst; %.1f samples/s per trial", 100*mean, 100*worst, rate), "(comparison)")
+			if sampler == "cgroup" {
+				add("2 sampling fidelity", "4 concurrent trials with one 80 MiB spike of 200 ms: sampled usage peak vs the kernel's peak (max_usage_in_bytes)",
+					fmt.Sprintf("%.1f%% mean, %.1f%% worst trial; %.1f samples/s per trial", 100*mean, 100*worst, rate), "within 1%; ≥ 20 Hz")
+			} else {
+				add("2 sampling fidelity", "the same trials sampled from the engine's stats stream (what 1 Hz docker stats sees) vs the cgroup sampler",
+					fmt.Sprintf("%.0f%% of the peak on average, %.0f%% worst; %.1f samples/s per trial", 100*mean, 100*worst, rate), "(comparison)")
+			}
 		}
 	}
 
 	// 4: the headroom process across a sweep of 8 concurrent trials.
-	_, u := run("--tasks", "steady", "--ratios", "1,uncapped", "--repeats", "8", "--concurrency", "8")
-	add("4 process cost (headless)", "16 trials of 4 s, 8 at a time: CPU and peak RSS of headroom (/usr/bin/time -v)",
-		fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", u.cpu.Seconds(), u.wall.Seconds(), 100*u.cpu.Seconds()/u.wall.Seconds(), float64(u.maxRSSKiB)/1024),
-		"< 5% of a core, < 80 MiB")
-	if _, err := exec.LookPath("tmux"); err == nil {
-		cu := e.console(out)
-		add("4 process cost (console)", "headroom demo --concurrency 8 (600 trials: 8 running throughout) for 40 s in a 200×50 tmux pane",
-			fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", cu.cpu.Seconds(), cu.wall.Seconds(), 100*cu.cpu.Seconds()/cu.wall.Seconds(), float64(cu.maxRSSKiB)/1024),
+	if want("4") {
+		_, u := run("--tasks", "steady", "--ratios", "1,uncapped", "--repeats", "8", "--concurrency", "8")
+		add("4 process cost (headless)", "16 trials of 4 s, 8 at a time: CPU and peak RSS of headroom (/usr/bin/time -v)",
+			fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", u.cpu.Seconds(), u.wall.Seconds(), 100*u.cpu.Seconds()/u.wall.Seconds(), float64(u.maxRSSKiB)/1024),
 			"< 5% of a core, < 80 MiB")
+		if _, err := exec.LookPath("tmux"); err == nil {
+			cu := e.console(out)
+			add("4 process cost (console)", "headroom demo --concurrency 8 (600 trials: 8 running throughout) for 40 s in a 200×50 tmux pane",
+				fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core; peak RSS %.0f MiB", cu.cpu.Seconds(), cu.wall.Seconds(), 100*cu.cpu.Seconds()/cu.wall.Seconds(), float64(cu.maxRSSKiB)/1024),
+				"< 5% of a core, < 80 MiB")
+		}
 	}
 
 	var b strings.Builder
@@ -299,6 +358,43 @@ func (e env) console(out string) usage {
 	}
 	e.t.Fatal("the console did not exit")
 	return usage{}
+}
+
+// scale is what a sweep's trial records say about its concurrency.
+type scale struct {
+	trialSecs       float64 // the trials' lives (start to end), summed
+	peakRunning     int     // the most trials alive at one instant
+	meanHz, worstHz float64 // sampling rate per trial
+	dropped         int     // samples read but not taken
+}
+
+func scaleOf(rs []model.TrialResult) scale {
+	s := scale{worstHz: math.Inf(1)}
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, r := range rs {
+		s.trialSecs += r.End.Sub(r.Start).Seconds()
+		s.meanHz += r.SampleRateHz / float64(len(rs))
+		s.worstHz = min(s.worstHz, r.SampleRateHz)
+		s.dropped += r.SamplesDropped
+		edges = append(edges, edge{r.Start, 1}, edge{r.End, -1})
+	}
+	// Ends before starts at the same instant: touching is not overlapping.
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].d < edges[j].d
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	running := 0
+	for _, e := range edges {
+		running += e.d
+		s.peakRunning = max(s.peakRunning, running)
+	}
+	return s
 }
 
 func lastExperiment(t *testing.T, root string) string {
