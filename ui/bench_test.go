@@ -15,6 +15,11 @@ import (
 // busyModel is the console mid-sweep: 8 trials running with a minute of
 // 20 Hz samples and pip output each, over a 20-task × 6-ratio matrix.
 func busyModel(b testing.TB, w, h, tasks int) Model {
+	return busyModelRunning(b, w, h, tasks, 8)
+}
+
+// busyModelRunning is busyModel with running trials running.
+func busyModelRunning(b testing.TB, w, h, tasks, running int) Model {
 	var ts []model.Task
 	base := heavyOnly(b)
 	for i := 0; i < tasks; i++ {
@@ -27,7 +32,7 @@ func busyModel(b testing.TB, w, h, tasks int) Model {
 	opts.Tasks = ts
 	m := New(opts)
 	m = update(b, m, tea.WindowSizeMsg{Width: w, Height: h})
-	sw, err := l.Launch(LaunchSpec{Tasks: ts, Ratios: model.StandardRatios, Repeats: 3, Concurrency: 8, Seed: 1})
+	sw, err := l.Launch(LaunchSpec{Tasks: ts, Ratios: model.StandardRatios, Repeats: 3, Concurrency: running, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +42,7 @@ func busyModel(b testing.TB, w, h, tasks int) Model {
 	now := t0.Add(3 * time.Second)
 	for i, tr := range plan.Trials {
 		base := event.Base{Trial: tr.ID, Time: now}
-		if i < 8 {
+		if i < running {
 			evs = append(evs, event.TrialStarted{Base: base, ContainerID: "c", SampleSource: "cgroup-v1"},
 				event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "install", Show: "pip install pandas"}})
 			for s := 0; s < 1200; s++ {
@@ -61,6 +66,66 @@ func BenchmarkViewLive(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = m.View()
+	}
+}
+
+// Cards beyond the screen cost nothing: the live frame with 32 trials
+// running (160×50 holds 16 cards) against the same frame with only as
+// many running as the screen holds.
+func BenchmarkViewLive32(b *testing.B) { benchView(b, busyModelRunning(b, 160, 50, 20, 32)) }
+
+func BenchmarkViewLiveOnScreen(b *testing.B) {
+	m := busyModelRunning(b, 160, 50, 20, 32)
+	shown := len(liveCards(m.common(), m.live.w, m.live.h).cards())
+	benchView(b, busyModelRunning(b, 160, 50, 20, shown))
+	b.ReportMetric(float64(shown), "cards-shown")
+}
+
+func benchView(b *testing.B, m Model) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}
+
+// One second of the console's work with n trials live at 20 Hz: the
+// samples and output lines arriving in the batches the console takes
+// (one per batchWindow), each folded in and drawn. ns/op over 1e9 is the
+// share of a core the live screen costs.
+func BenchmarkLiveSecond8(b *testing.B)  { benchLiveSecond(b, 8) }
+func BenchmarkLiveSecond32(b *testing.B) { benchLiveSecond(b, 32) }
+
+func benchLiveSecond(b *testing.B, n int) {
+	m := busyModelRunning(b, 160, 50, 20, n)
+	var ids []string
+	for _, id := range m.state.Order {
+		if m.state.Trials[id].Phase == Running {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != n {
+		b.Fatalf("%d trials running, want %d", len(ids), n)
+	}
+	perBatch := int(batchWindow / (50 * time.Millisecond))
+	batches := int(time.Second / batchWindow)
+	b.ReportAllocs()
+	b.ResetTimer()
+	at := t0.Add(3 * time.Second)
+	for i := 0; i < b.N; i++ {
+		for k := 0; k < batches; k++ {
+			var evs []event.Event
+			for _, id := range ids {
+				for s := 0; s < perBatch; s++ {
+					at := at.Add(time.Duration(s) * 50 * time.Millisecond)
+					evs = append(evs, event.MemorySample{Base: event.Base{Trial: id, Time: at}, Sample: event.Sample{Time: at, WorkingSetBytes: int64(s%100+20) << 20}})
+				}
+				evs = append(evs, event.OutputLine{Base: event.Base{Trial: id, Time: at}, Step: "install", Text: "Collecting numpy"})
+			}
+			at = at.Add(batchWindow)
+			m = update(b, m, eventsMsg{events: evs})
+			_ = m.View()
+		}
 	}
 }
 
