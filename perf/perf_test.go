@@ -316,6 +316,15 @@ func TestPerformanceTable(t *testing.T) {
 		}
 	}
 
+	if want("console32") {
+		if _, err := exec.LookPath("tmux"); err == nil {
+			c := e.console32(out)
+			add("7 console at 32 live trials", "headroom (console) in a 200×50 tmux pane, sweep of perf/live (36 trials of 45 s pip-style steps, 1x/3x/uncapped) started from the setup screen at concurrency 32; measured over 20 s once 32 are running, from /proc",
+				fmt.Sprintf("%.2f s CPU over %.1f s = %.1f%% of one core (%d–%d trials running); RSS %.0f MiB, peak %.0f MiB", c.cpu.Seconds(), c.wall.Seconds(), 100*c.cpu.Seconds()/c.wall.Seconds(), c.minRunning, c.maxRunning, float64(c.rssKiB)/1024, float64(c.hwmKiB)/1024),
+				"< 5% of a core, < 80 MiB")
+		}
+	}
+
 	var b strings.Builder
 	fmt.Fprintf(&b, "| figure | measure | result | target |\n|---|---|---|---|\n")
 	for _, r := range table {
@@ -395,6 +404,110 @@ func scaleOf(rs []model.TrialResult) scale {
 		s.peakRunning = max(s.peakRunning, running)
 	}
 	return s
+}
+
+// consoleCost is the console's cost over a measured window, from /proc.
+type consoleCost struct {
+	wall, cpu              time.Duration
+	rssKiB, hwmKiB         int
+	minRunning, maxRunning int
+}
+
+// console32 opens the console in tmux on perf/testdata, starts a sweep of
+// perf/live at concurrency 32 from the setup screen (filter, select,
+// start: the keys a user presses), waits for 32 trials to run, and reads
+// the console's CPU time and memory from /proc over 20 s. It quits the
+// console (which stops and removes the trials) and waits for it to exit.
+func (e env) console32(out string) consoleCost {
+	e.t.Helper()
+	session := fmt.Sprintf("headroom-perf32-%d", os.Getpid())
+	shell := fmt.Sprintf("exec %s --tasks-dir testdata --concurrency 32 --repeats 12 --theme plain --out %s", e.bin, out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", shell).CombinedOutput(); err != nil {
+		e.t.Fatalf("tmux: %v %s", err, o)
+	}
+	defer exec.Command("tmux", "kill-session", "-t", session).Run()
+	pidOut, err := exec.Command("tmux", "display-message", "-p", "-t", session, "#{pane_pid}").Output()
+	if err != nil {
+		e.t.Fatalf("tmux pane pid: %v", err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidOut)))
+	pane := func() string {
+		o, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
+		return string(o)
+	}
+	waitFor := func(what string, d time.Duration, ok func(string) bool) {
+		deadline := time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			if ok(pane()) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		e.t.Fatalf("console: no %s within %s:\n%s", what, d, pane())
+	}
+	send := func(keys ...string) {
+		exec.Command("tmux", append([]string{"send-keys", "-t", session}, keys...)...).Run()
+	}
+	waitFor("setup screen", 30*time.Second, func(s string) bool { return strings.Contains(s, "perf/live") })
+	send("/")
+	send("-l", "perf/live")
+	send("Enter", "Space", "Enter")
+	// The live screen's queue line: "running N · queued M".
+	running := func(s string) int {
+		for _, l := range strings.Split(s, "\n") {
+			if i := strings.Index(l, "running "); i >= 0 && strings.Contains(l[i:], " · queued ") {
+				n, _ := strconv.Atoi(strings.Fields(l[i+len("running "):])[0])
+				return n
+			}
+		}
+		return -1
+	}
+	waitFor("32 trials running", 2*time.Minute, func(s string) bool { return running(s) == 32 })
+	stat := func() (time.Duration, int, int) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			e.t.Fatalf("console: %v", err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		ut, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		var rss, hwm int
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, l := range strings.Split(string(status), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok {
+				n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+				switch k {
+				case "VmRSS":
+					rss = n
+				case "VmHWM":
+					hwm = n
+				}
+			}
+		}
+		return time.Duration(ut+st) * 10 * time.Millisecond, rss, hwm // USER_HZ is 100 on Linux
+	}
+	c := consoleCost{minRunning: 32, maxRunning: 32}
+	cpu0, _, _ := stat()
+	start := time.Now()
+	for time.Since(start) < 20*time.Second { // the measured period itself, not a synchronisation
+		time.Sleep(time.Second)
+		n := running(pane())
+		c.minRunning, c.maxRunning = min(c.minRunning, n), max(c.maxRunning, n)
+	}
+	cpu1, rss, hwm := stat()
+	c.wall, c.cpu, c.rssKiB, c.hwmKiB = time.Since(start), cpu1-cpu0, rss, hwm
+	send("q")
+	waitFor("quit question", 10*time.Second, func(s string) bool { return strings.Contains(s, "y/n") })
+	send("y")
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			return c
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatal("the console did not exit")
+	return c
 }
 
 func lastExperiment(t *testing.T, root string) string {
