@@ -28,45 +28,77 @@ type Reader struct {
 	// (which may be mounted apart from cpuacct); v2: the unified dir.
 	throttleDir string
 
+	kept KeptFiles
+}
+
+// KeptFiles are kernel-made files (cgroup, /proc) kept open and re-read
+// from offset 0: one pread per reading instead of open, read and close.
+// One reader at a time: the bytes a read returns are the shared buffer's
+// until the next read. Not for a v1 cgroup.procs: re-read on an open
+// handle, it answers from the list it made at the first read.
+type KeptFiles struct {
 	files map[string]*cgFile
 	buf   []byte
 }
 
-// file reads one cgroup file through its kept-open handle.
-func (r *Reader) file(path string) ([]byte, error) {
-	if r.files == nil {
-		r.files = map[string]*cgFile{}
+// File reads one file through its kept-open handle.
+func (k *KeptFiles) File(path string) ([]byte, error) {
+	if k.files == nil {
+		k.files = map[string]*cgFile{}
 	}
-	f, ok := r.files[path]
+	f, ok := k.files[path]
 	if !ok {
 		var err error
 		if f, err = openCgFile(path); err != nil {
 			return nil, err
 		}
-		r.files[path] = f
+		k.files[path] = f
 	}
-	if r.buf == nil {
-		r.buf = make([]byte, 8192)
+	if k.buf == nil {
+		k.buf = make([]byte, 8192)
 	}
 	for {
-		n, err := f.readAt0(r.buf)
+		n, err := f.readAt0(k.buf)
 		if err != nil {
 			return nil, err
 		}
-		if n < len(r.buf) {
-			return r.buf[:n], nil
+		if n < len(k.buf) {
+			return k.buf[:n], nil
 		}
-		r.buf = make([]byte, 2*len(r.buf))
+		k.buf = make([]byte, 2*len(k.buf))
 	}
 }
 
+// Forget closes one kept file; the next read opens it afresh.
+func (k *KeptFiles) Forget(path string) {
+	if f, ok := k.files[path]; ok {
+		f.close()
+		delete(k.files, path)
+	}
+}
+
+// Paths lists the files kept open.
+func (k *KeptFiles) Paths() []string {
+	var out []string
+	for p := range k.files {
+		out = append(out, p)
+	}
+	return out
+}
+
 // Close releases the kept-open files.
-func (r *Reader) Close() {
-	for _, f := range r.files {
+func (k *KeptFiles) Close() {
+	for _, f := range k.files {
 		f.close()
 	}
-	r.files = nil
+	k.files = nil
 }
+
+// file reads one cgroup file through its kept-open handle.
+func (r *Reader) file(path string) ([]byte, error) { return r.kept.File(path) }
+
+// Close releases the kept-open files.
+func (r *Reader) Close() { r.kept.Close() }
 
 // Reading is one read of the memory files.
 type Reading struct {

@@ -65,6 +65,7 @@ type Backend struct {
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by container id
 	sampler   *sampler
+	procs     *sampler // the process watch's tick (procs.go)
 	lastEvent time.Time
 	// streamBroke is when the event stream last broke (the engine went
 	// away): kills just before it were the engine's shutdown, not someone's.
@@ -133,7 +134,8 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	b.lastEvent = time.Now().Add(-time.Second)
 	evCtx, cancel := context.WithCancel(context.Background())
 	b.stop = cancel
-	b.sampler = newSampler(opts.SampleEvery, evCtx.Done())
+	b.sampler = newSampler(opts.SampleEvery, (*sandbox).sampleOnce, evCtx.Done())
+	b.procs = newSampler(procEvery, (*sandbox).procTick, evCtx.Done())
 	ready := make(chan struct{})
 	go b.watchEvents(evCtx, ready)
 	<-ready

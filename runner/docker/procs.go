@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // The process watch: the container's processes read from the host (the
@@ -28,6 +29,10 @@ type procWatch struct {
 	source string
 	ch     chan runner.ProcSample
 	cmds   map[procID]procCmd // command lines by process, read once per exec
+	// files are each live process's stat and statm, kept open: with 32
+	// trials at 10 Hz, opening and closing them was most of the console's
+	// own CPU (docs/PERFORMANCE.md).
+	files cgroup.KeptFiles
 }
 
 // procCmd is a command line read for a process and the name it had then:
@@ -65,12 +70,36 @@ func (s *sandbox) startProcs() {
 	if s.cg != nil && !bootTime().IsZero() {
 		if _, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs")); err == nil {
 			s.pw.source = "proc"
-			go s.watch(procEvery, s.readProcs)
+			s.b.procs.add(s)
 			return
 		}
 	}
 	s.pw.source = "top"
 	go s.watch(topEvery, s.readTop)
+}
+
+// procTick is the /proc watch's reading on the backend's shared tick;
+// false when the cgroup has gone.
+func (s *sandbox) procTick(now time.Time) bool {
+	ps, ok := s.readProcs(now)
+	if !ok {
+		return false
+	}
+	select {
+	case s.pw.ch <- ps:
+	default: // the runner is behind: this sample is skipped
+	}
+	return true
+}
+
+// stopProcs ends the /proc watch (Remove): no sample is sent after it.
+func (s *sandbox) stopProcs() {
+	if s.pw.source != "proc" {
+		return // none, or the engine's top, which ends with quit
+	}
+	s.b.procs.remove(s)
+	s.pw.files.Close()
+	close(s.pw.ch)
 }
 
 func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSample, bool)) {
@@ -98,6 +127,9 @@ func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSa
 
 // readProcs reads the cgroup's processes and each one's /proc files.
 func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
+	// Not a kept file: cgroup v1 serves a re-read of an open
+	// cgroup.procs from the list it made at the first read (kept a
+	// second after), so new processes would go unseen.
 	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
 	if err != nil {
 		return runner.ProcSample{}, false
@@ -125,13 +157,49 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 			delete(s.pw.cmds, id)
 		}
 	}
+	live := map[int]bool{}
+	for id := range alive {
+		live[id.pid] = true
+	}
+	for _, path := range s.pw.files.Paths() {
+		if pid, ok := procPathPID(path); ok && !live[pid] {
+			s.pw.files.Forget(path)
+		}
+	}
 	return ps, true
+}
+
+// procPathPID is the process a /proc/<pid>/… path names.
+func procPathPID(path string) (int, bool) {
+	rest, ok := strings.CutPrefix(path, "/proc/")
+	if !ok {
+		return 0, false
+	}
+	pid, _, _ := strings.Cut(rest, "/")
+	n, err := strconv.Atoi(pid)
+	return n, err == nil
+}
+
+// procFile reads a process's file through a kept handle. A handle whose
+// process has gone fails (ESRCH); if the pid was taken again since, the
+// file is opened afresh once.
+func (s *sandbox) procFile(path string) ([]byte, error) {
+	b, err := s.pw.files.File(path)
+	if err != nil {
+		s.pw.files.Forget(path)
+		b, err = s.pw.files.File(path)
+		if err != nil {
+			s.pw.files.Forget(path)
+		}
+	}
+	return b, err
 }
 
 func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
-	stat, err := os.ReadFile(dir + "/stat")
+	stat, err := s.procFile(dir + "/stat")
 	if err != nil {
+		s.pw.files.Forget(dir + "/statm")
 		return runner.Proc{}, procID{}, false
 	}
 	comm, ppid, ticks, ok := parseProcStat(stat)
@@ -139,7 +207,7 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 		return runner.Proc{}, procID{}, false
 	}
 	p := runner.Proc{PID: pid, PPID: ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks)}
-	if statm, err := os.ReadFile(dir + "/statm"); err == nil {
+	if statm, err := s.procFile(dir + "/statm"); err == nil {
 		if f := bytes.Fields(statm); len(f) > 1 {
 			pages, _ := strconv.ParseInt(string(f[1]), 10, 64)
 			p.RSSBytes = pages * int64(os.Getpagesize())

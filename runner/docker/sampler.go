@@ -7,14 +7,19 @@ import (
 	"github.com/headroom-eval/headroom/event"
 )
 
-// sampler reads the cgroup files of every running trial on one shared
-// tick. One timer and one wake-up per period for all trials, instead of
+// sampler reads every running trial on one shared tick: the cgroup files
+// (the memory sampler, 20 Hz) or the processes (the process watch,
+// 10 Hz). One timer and one wake-up per period for all trials, instead of
 // one per trial: with 8 trials at 20 Hz the wake-ups themselves (the Go
 // scheduler parking and waking threads, futex calls) cost headroom more
 // than the reads (docs/PERFORMANCE.md). The tick runs only while some
 // trial is sampled.
 type sampler struct {
 	every time.Duration
+	// read reads one trial; false when there is nothing left to read
+	// (the cgroup has gone) and the trial leaves the set. Called with the
+	// sampler's lock held, never concurrently.
+	read func(sb *sandbox, now time.Time) bool
 
 	mu  sync.Mutex
 	set map[*sandbox]struct{}
@@ -23,8 +28,8 @@ type sampler struct {
 	stop <-chan struct{}
 }
 
-func newSampler(every time.Duration, stop <-chan struct{}) *sampler {
-	s := &sampler{every: every, set: map[*sandbox]struct{}{}, wake: make(chan struct{}, 1), stop: stop}
+func newSampler(every time.Duration, read func(*sandbox, time.Time) bool, stop <-chan struct{}) *sampler {
+	s := &sampler{every: every, read: read, set: map[*sandbox]struct{}{}, wake: make(chan struct{}, 1), stop: stop}
 	go s.loop()
 	return s
 }
@@ -33,7 +38,7 @@ func newSampler(every time.Duration, stop <-chan struct{}) *sampler {
 func (s *sampler) add(sb *sandbox) {
 	now := time.Now()
 	s.mu.Lock()
-	if sb.sampleOnce(now) {
+	if s.read(sb, now) {
 		s.set[sb] = struct{}{}
 	}
 	s.mu.Unlock()
@@ -75,7 +80,7 @@ func (s *sampler) round(now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sb := range s.set {
-		if !sb.sampleOnce(now) {
+		if !s.read(sb, now) {
 			// The cgroup goes when the container exits.
 			delete(s.set, sb)
 		}

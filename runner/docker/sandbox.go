@@ -357,6 +357,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.b.sampler.remove(s)
 		s.cg.Close()
 	}
+	s.stopProcs()
 	close(s.quit)
 	if s.source == "docker-stats" {
 		<-s.sampled
