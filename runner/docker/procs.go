@@ -29,7 +29,7 @@ type procWatch struct {
 	source string
 	ch     chan runner.ProcSample
 	cmds   map[procID]procCmd // command lines by process, read once per exec
-	// files are each live process's stat and statm, kept open: with 32
+	// files are each live process's stat, kept open: with 32
 	// trials at 10 Hz, opening and closing them was most of the console's
 	// own CPU (docs/PERFORMANCE.md).
 	files cgroup.KeptFiles
@@ -199,20 +199,14 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	stat, err := s.procFile(dir + "/stat")
 	if err != nil {
-		s.pw.files.Forget(dir + "/statm")
 		return runner.Proc{}, procID{}, false
 	}
-	comm, ppid, ticks, ok := parseProcStat(stat)
+	st, ok := parseProcStat(stat)
 	if !ok {
 		return runner.Proc{}, procID{}, false
 	}
-	p := runner.Proc{PID: pid, PPID: ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks)}
-	if statm, err := s.procFile(dir + "/statm"); err == nil {
-		if f := bytes.Fields(statm); len(f) > 1 {
-			pages, _ := strconv.ParseInt(string(f[1]), 10, 64)
-			p.RSSBytes = pages * int64(os.Getpagesize())
-		}
-	}
+	comm, ticks := st.comm, st.ticks
+	p := runner.Proc{PID: pid, PPID: st.ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
 	id := procID{pid, ticks}
 	c, ok := s.pw.cmds[id]
 	cmd := c.cmd
@@ -231,26 +225,39 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 	return p, id, true
 }
 
-// parseProcStat reads /proc/<pid>/stat's command name, parent and start
-// time (clock ticks since boot). The name is in parentheses and may hold
-// spaces and parentheses itself, so the fields are counted from the last ')'.
-func parseProcStat(b []byte) (comm string, ppid int, ticks int64, ok bool) {
+// parseProcStat reads /proc/<pid>/stat's command name, parent, start
+// time (clock ticks since boot) and resident set (pages: the same count
+// statm's second field gives, so one file is read per process). The name
+// is in parentheses and may hold spaces and parentheses itself, so the
+// fields are counted from the last ')'.
+func parseProcStat(b []byte) (st procStat, ok bool) {
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
-		return "", 0, 0, false
+		return procStat{}, false
 	}
-	comm = string(b[open+1 : end])
+	st.comm = string(b[open+1 : end])
 	f := bytes.Fields(b[end+1:])
-	// f[0] is the state (field 3); ppid is field 4, starttime field 22.
-	if len(f) < 20 {
-		return "", 0, 0, false
+	// f[0] is the state (field 3); ppid is field 4, starttime field 22,
+	// rss field 24.
+	if len(f) < 22 {
+		return procStat{}, false
 	}
 	pp, err1 := strconv.Atoi(string(f[1]))
-	st, err2 := strconv.ParseInt(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil {
-		return "", 0, 0, false
+	ticks, err2 := strconv.ParseInt(string(f[19]), 10, 64)
+	rss, err3 := strconv.ParseInt(string(f[21]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, false
 	}
-	return comm, pp, st, true
+	st.ppid, st.ticks, st.rssPages = pp, ticks, rss
+	return st, true
+}
+
+// procStat is what the process watch reads from /proc/<pid>/stat.
+type procStat struct {
+	comm     string
+	ppid     int
+	ticks    int64 // start time, clock ticks since boot
+	rssPages int64
 }
 
 // readTop asks the engine for the container's processes (its top runs ps

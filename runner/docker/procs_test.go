@@ -1,30 +1,29 @@
 package docker
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 )
 
 func TestParseProcStat(t *testing.T) {
 	for _, c := range []struct {
-		in    string
-		comm  string
-		ppid  int
-		ticks int64
-		ok    bool
+		in   string
+		want procStat
+		ok   bool
 	}{
-		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", "python3", 7, 123456, true},
-		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", "a b) c)", 1, 99, true},
-		{"44 (short) S 1 2 3", "", 0, 0, false},
-		{"no parens", "", 0, 0, false},
-		{"45 (x) S notanumber 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0", "", 0, 0, false},
+		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", procStat{"python3", 7, 123456, 20}, true},
+		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", procStat{"a b) c)", 1, 99, 0}, true},
+		{"44 (short) S 1 2 3", procStat{}, false},
+		{"46 (no rss) S 1 2 3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 7 0", procStat{}, false},
+		{"no parens", procStat{}, false},
+		{"45 (x) S notanumber 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0 0", procStat{}, false},
 	} {
-		comm, ppid, ticks, ok := parseProcStat([]byte(c.in))
-		if ok != c.ok || (ok && (comm != c.comm || ppid != c.ppid || ticks != c.ticks)) {
-			t.Errorf("%q: %q %d %d %v", c.in, comm, ppid, ticks, ok)
+		st, ok := parseProcStat([]byte(c.in))
+		if ok != c.ok || (ok && st != c.want) {
+			t.Errorf("%q: %+v %v", c.in, st, ok)
 		}
 	}
 	// This process's own stat parses, with its real parent.
@@ -32,8 +31,8 @@ func TestParseProcStat(t *testing.T) {
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	if _, ppid, _, ok := parseProcStat(data); !ok || strconv.Itoa(ppid) != strconv.Itoa(os.Getppid()) {
-		t.Errorf("own stat: ppid %d ok %v, want %d", ppid, ok, os.Getppid())
+	if st, ok := parseProcStat(data); !ok || st.ppid != os.Getppid() || st.rssPages <= 0 {
+		t.Errorf("own stat: %+v ok %v, want ppid %d and a resident set", st, ok, os.Getppid())
 	}
 }
 
@@ -59,12 +58,17 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 	s.pw.cmds = map[procID]procCmd{}
 	for i := 0; i < 2; i++ {
 		p, _, ok := s.readProc(pid)
-		if !ok || p.PID != pid || p.PPID != os.Getpid() || p.RSSBytes <= 0 || !strings.HasPrefix(p.Command, "sleep") {
+		// (A process that has only just exec'd may have no pages yet.)
+		if !ok || p.PID != pid || p.PPID != os.Getpid() || !strings.HasPrefix(p.Command, "sleep") {
 			t.Fatalf("read %d: %+v ok %v", i, p, ok)
 		}
 	}
-	if len(s.pw.files.Paths()) != 2 {
-		t.Errorf("%d files kept, want stat and statm", len(s.pw.files.Paths()))
+	if p, _, ok := s.readProc(os.Getpid()); !ok || p.RSSBytes <= 0 {
+		t.Errorf("own process: %+v ok %v, want its resident set", p, ok)
+	}
+	s.pw.files.Forget(fmt.Sprintf("/proc/%d/stat", os.Getpid()))
+	if len(s.pw.files.Paths()) != 1 {
+		t.Errorf("%d files kept, want its stat", len(s.pw.files.Paths()))
 	}
 	cmd.Process.Kill()
 	cmd.Wait() // reaped: its /proc directory is gone
