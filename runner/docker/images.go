@@ -30,7 +30,11 @@ const imageRecipe = "workload-image-v3: scratch, rootfs with the binary, /work a
 // WorkloadTag names the workload image built from binary: its content
 // digest, so a rebuilt headroom gets a fresh image and an unchanged one
 // reuses its image. The digest is remembered by the file's identity (path,
-// size, modification time), so starting does not hash 35 MB every time.
+// size, modification time), so starting does not hash 35 MB every time (a
+// third of a second of the console's first frame; a file that put the key,
+// which holds the recipe's newline, first was never read back). One small
+// file per binary, so that two builds used in turn (an installed headroom
+// and a checkout's bin/headroom) do not each evict the other's.
 func WorkloadTag(binary string) (string, error) {
 	st, err := os.Stat(binary)
 	if err != nil {
@@ -39,10 +43,12 @@ func WorkloadTag(binary string) (string, error) {
 	key := fmt.Sprintf("%s %s|%d|%d", imageRecipe, binary, st.Size(), st.ModTime().UnixNano())
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "headroom", "workload-tag")
+		sum := sha256.Sum256([]byte(key))
+		cache = filepath.Join(dir, "headroom", "workload-tag-"+hex.EncodeToString(sum[:8]))
+		// The tag first: the key holds the recipe's newline.
 		if b, err := os.ReadFile(cache); err == nil {
-			if k, tag, ok := strings.Cut(string(b), "\n"); ok && k == key && strings.HasPrefix(tag, WorkloadRepo+":") {
-				return strings.TrimSpace(tag), nil
+			if tag, k, ok := strings.Cut(string(b), "\n"); ok && k == key+"\n" && strings.HasPrefix(tag, WorkloadRepo+":") {
+				return tag, nil
 			}
 		}
 	}
@@ -51,7 +57,7 @@ func WorkloadTag(binary string) (string, error) {
 		// Written aside and renamed: another headroom may read it meanwhile.
 		_ = os.MkdirAll(filepath.Dir(cache), 0o700)
 		tmp := fmt.Sprintf("%s.%d", cache, os.Getpid())
-		if os.WriteFile(tmp, []byte(key+"\n"+tag+"\n"), 0o600) == nil {
+		if os.WriteFile(tmp, []byte(tag+"\n"+key+"\n"), 0o600) == nil {
 			_ = os.Rename(tmp, cache)
 		}
 	}
