@@ -29,8 +29,12 @@ type row struct{ figure, measure, value, target string }
 
 var table []row
 
+// add records a row and prints it at once (with the load), so a run cut
+// short still shows what it measured.
 func add(figure, measure, value, target string) {
 	table = append(table, row{figure, measure, value, target})
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("row | %s | %s | %s | %s | load %s\n", figure, measure, value, target, strings.Join(strings.Fields(string(load))[:3], " "))
 }
 
 // usage is what /usr/bin/time -v says about a process.
@@ -340,7 +344,8 @@ func TestPerformanceTable(t *testing.T) {
 	for _, r := range table {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.figure, r.measure, r.value, r.target)
 	}
-	fmt.Printf("\nheadroom performance, %s, %d CPUs, %s\n\n%s\n", time.Now().Format("2006-01-02"), runtime.NumCPU(), engineVersion(), b.String())
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("\nheadroom performance, %s, %d CPUs, %s, load average at the end %s\n\n%s\n", time.Now().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), engineVersion(), strings.Join(strings.Fields(string(load))[:3], " "), b.String())
 }
 
 // console runs the demo in tmux under /usr/bin/time for 40 s, then quits.
