@@ -81,11 +81,17 @@ soak:
 	HEADROOM_SOAK=1 $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./e2e
 
 # Go benchmarks of the hot paths, then the side-by-side figures of
-# docs/PERFORMANCE.md (about 5 minutes here).
+# docs/PERFORMANCE.md (about 7 minutes on the quiet machine; rows 1-4 and
+# 8, the console's time to first frame). make bench-scale has the rows at
+# benchmark scale (concurrency 16 and 32, sampling with 32 trials at once,
+# the console with 32 live trials: about 4 minutes quiet).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
-	HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 20m ./perf
+	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
+
+bench-scale:
+	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=6scale,6b,console32 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 
 # Store and screens at benchmark scale (docs/PERFORMANCE.md, "At scale"):
 # experiments of 2,670 and 26,700 generated trials (records of real size,

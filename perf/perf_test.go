@@ -137,8 +137,9 @@ func (e env) dockerRuns(n, c int, args ...string) time.Duration {
 }
 
 // want says whether the run measures the rows of figure id:
-// HEADROOM_BENCH_ROWS, a comma-separated list of ids (1, 6b, 1b, 2, 4,
-// console32, firstframe), picks some; unset, all.
+// HEADROOM_BENCH_ROWS, a comma-separated list of ids (1, 6scale, 6b, 1b,
+// 2, 4, console32, firstframe), picks some; unset, all. make bench and make
+// bench-scale split them.
 func want(id string) bool {
 	rows := os.Getenv("HEADROOM_BENCH_ROWS")
 	if rows == "" {
@@ -178,8 +179,16 @@ func TestPerformanceTable(t *testing.T) {
 	// At concurrency 1 the same trials with --exec-steps too: each step an
 	// engine exec, as task images run them.
 	const n, rounds = 40, 2
+	// Concurrency 16 and 32 are make bench-scale's (id 6scale).
+	var cs []int
 	if want("1") {
-		for _, c := range []int{1, 2, 4, 8, 16, 32} {
+		cs = append(cs, 1, 2, 4, 8)
+	}
+	if want("6scale") {
+		cs = append(cs, 16, 32)
+	}
+	{
+		for _, c := range cs {
 			// At least four trials per slot, so the sweep is more than its
 			// first wave of starts.
 			n := max(n, 4*c)
