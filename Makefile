@@ -81,10 +81,11 @@ soak:
 	HEADROOM_SOAK=1 $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./e2e
 
 # Go benchmarks of the hot paths, then the side-by-side figures of
-# docs/PERFORMANCE.md (about 7 minutes on the quiet machine; rows 1-4 and
-# 8, the console's time to first frame). make bench-scale has the rows at
-# benchmark scale (concurrency 16 and 32, sampling with 32 trials at once,
-# the console with 32 live trials: about 4 minutes quiet).
+# docs/PERFORMANCE.md: rows 1-4 and 8, the console's time to first frame
+# (about 5 minutes on the quiet machine). make bench-scale has the rows at
+# benchmark scale: concurrency 16 and 32, sampling with 32 trials at once,
+# the console with 32 live trials (6 minutes at a load average of 17-36;
+# the two together took 18 at 15-40, over the ~10 a target allows).
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
