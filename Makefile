@@ -91,20 +91,20 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
 	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 
-bench-scale:
-	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=6scale,6b,console32 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
-
-# Store and screens at benchmark scale (docs/PERFORMANCE.md, "At scale"):
+# The rows at benchmark scale (docs/PERFORMANCE.md): concurrency 16 and 32,
+# sampling with 32 trials at once and the console with 32 live trials on the
+# engine; then the store and screens at benchmark scale (docs/PERFORMANCE.md, "At scale"):
 # experiments of 2,670 and 26,700 generated trials (records of real size,
 # compacted traces; made once under $$TMPDIR/headroom-scale, about 1 GB),
 # each figure's before and after side by side, in 3 rounds (go test's
 # -count repeats one benchmark before the next: rounds interleave); then the
 # growth table at 100 / 1k / 10k / 100k trials (SCALE_GROWTH=0 skips it).
-# Needs no Docker engine. About an hour on the shared 2-core machine at a
+# The store part needs no Docker engine. About an hour on the shared 2-core machine at a
 # load of 20-40 (generating the 100,000-trial experiment, once: ~20 min),
 # hence apart from `make bench`.
 SCALE_GROWTH ?= 1
 bench-scale:
+	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=6scale,6b,console32 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
 	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
 	for round in 1 2 3; do echo "== round $$round ($$(uptime))"; \
