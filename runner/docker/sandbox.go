@@ -47,7 +47,7 @@ type sandbox struct {
 	eventKills  int
 	cgroupKills int
 	kernelKills int
-	count       int
+	kills       runner.KillCount
 	// limitHits as read at the latest kill (the cgroup may be gone by
 	// the end); limitHitsKnown when it could be read.
 	limitHits      int64
@@ -88,22 +88,17 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
-	n := max(s.eventKills, s.cgroupKills, s.kernelKills)
 	if s.closed {
 		return
 	}
-	if n <= s.count {
-		if k.Process != "" {
-			// Already counted from a faster source: pass on what died.
-			select {
-			case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: s.count, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
-			default:
-			}
-		}
+	before := s.kills.Count()
+	n, ok := s.kills.Seen(max(s.eventKills, s.cgroupKills, s.kernelKills), k.Process != "")
+	if !ok {
 		return
 	}
-	s.count = n
-	if s.cg != nil {
+	// A new kill (not one already counted from a faster source, now
+	// named): its container's own limit hits as read now.
+	if n != before && s.cg != nil {
 		if h, ok := s.cg.LimitHits(); ok {
 			s.limitHits, s.limitHitsKnown = max(s.limitHits, h), true
 		}

@@ -74,7 +74,7 @@ type sandbox struct {
 	probeKills  int
 	statusKills int
 	kernelKills int
-	count       int
+	kills       runner.KillCount
 	lastCPU     model.CPUUse
 	lastAt      time.Time
 	haveCPU     bool
@@ -135,17 +135,13 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
-	n := max(s.probeKills, s.statusKills, s.kernelKills)
 	if s.closed {
 		return
 	}
-	if n <= s.count {
-		if k.Process == "" {
-			return
-		}
-		n = s.count
+	n, ok := s.kills.Seen(max(s.probeKills, s.statusKills, s.kernelKills), k.Process != "")
+	if !ok {
+		return
 	}
-	s.count = n
 	select {
 	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
 	default:
