@@ -199,6 +199,27 @@ func onlyExperiment(t *testing.T, root string) string {
 	return filepath.Join(root, entries[0].Name())
 }
 
+// jsonDoc is what `run --format json` prints.
+type jsonDoc struct {
+	Experiment string            `json:"experiment"`
+	Cells      []report.JSONCell `json:"cells"`
+}
+
+// jsonMatrix reads `run --format json`'s output: the document and each
+// ratio's outcomes.
+func jsonMatrix(t *testing.T, stdout string) (jsonDoc, map[string][]model.Outcome) {
+	t.Helper()
+	var doc jsonDoc
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, stdout)
+	}
+	got := map[string][]model.Outcome{}
+	for _, c := range doc.Cells {
+		got[c.Ratio.String()] = c.Outcomes
+	}
+	return doc, got
+}
+
 func TestHeadlessSweepEndToEnd(t *testing.T) {
 	needEngine(t)
 	root := t.TempDir()
@@ -206,17 +227,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string            `json:"experiment"`
-		Cells      []report.JSONCell `json:"cells"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, r.stdout)
-	}
-	got := map[string][]model.Outcome{}
-	for _, c := range doc.Cells {
-		got[c.Ratio.String()] = c.Outcomes
-	}
+	doc, got := jsonMatrix(t, r.stdout)
 	if fmt.Sprint(got["1x"]) != "[oom-killed oom-killed]" || fmt.Sprint(got["uncapped"]) != "[passed passed]" {
 		t.Errorf("matrix %v", got)
 	}

@@ -1,14 +1,12 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -41,17 +39,7 @@ func TestClusterHeadlessSweep(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string            `json:"experiment"`
-		Cells      []report.JSONCell `json:"cells"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, r.stdout)
-	}
-	got := map[string][]model.Outcome{}
-	for _, c := range doc.Cells {
-		got[c.Ratio.String()] = c.Outcomes
-	}
+	_, got := jsonMatrix(t, r.stdout)
 	if fmt.Sprint(got["1x"]) != "[oom-killed oom-killed]" || fmt.Sprint(got["uncapped"]) != "[passed passed]" {
 		t.Errorf("matrix %v\n%s", got, r.stderr)
 	}
