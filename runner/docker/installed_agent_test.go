@@ -98,8 +98,11 @@ func TestInstalledAgentChildKillIsNamed(t *testing.T) {
 			child = &k.Tree[i]
 		}
 	}
-	if script == nil || child == nil || child.RSSBytes < 128*model.MiB || script.RSSBytes <= 0 || child.PPID != script.PID {
-		t.Errorf("1x: the tree at the kill %+v, want the agent script and its python3 child with their RSS", k.Tree)
+	// The script's own RSS is not asserted: a small process's resident
+	// count is the kernel's per-CPU counters read approximately (6.2+),
+	// and can read 0 (a CI run saw it); the child's hundreds of MiB cannot.
+	if script == nil || child == nil || child.RSSBytes < 128*model.MiB || child.PPID != script.PID {
+		t.Errorf("1x: the tree at the kill %+v, want the agent script and its python3 child with its RSS", k.Tree)
 	}
 	var act *model.Activity
 	for i, a := range tight.Activities {
