@@ -46,7 +46,7 @@ test: vet real-images
 # second dockerd of its own (in its own network namespace) and needs root.
 faults:
 	$(GO) test -tags faults -count=1 -timeout 10m -run '^TestFaults$$' -v ./runner/docker 2>&1 | \
-		grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||off the diagonal|\s+faults_test.go:[0-9]+: (t[0-9]+|no trial|.*recorded))' ; \
+		grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||off the diagonal|\s+faults_test.go:[0-9]+: (t[0-9]+|no trial|.*recorded)|\s+faults_cli_test.go:[0-9]+: )' ; \
 		exit $${PIPESTATUS[0]}
 
 # Only what needs no Docker engine.
