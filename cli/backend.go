@@ -17,15 +17,11 @@ import (
 // registerBackendFlags adds --backend and every registered backend's own
 // settings (--kubeconfig, --namespace...) to the commands that connect.
 func registerBackendFlags(fs *pflag.FlagSet) {
-	var names []string
-	for _, d := range runner.Backends() {
-		names = append(names, d.Name)
-	}
 	def := os.Getenv("HEADROOM_BACKEND")
 	if def == "" {
 		def = "docker"
 	}
-	fs.String("backend", def, "where trials run: "+strings.Join(names, " or ")+" (env HEADROOM_BACKEND)")
+	fs.String("backend", def, "where trials run: "+strings.Join(runner.BackendNames(), " or ")+" (env HEADROOM_BACKEND)")
 	for _, d := range runner.Backends() {
 		for _, o := range d.Options {
 			if fs.Lookup(o.Name) == nil {
@@ -62,11 +58,7 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 	}
 	name := backendName(cmd)
 	if _, ok := runner.Lookup(name); !ok {
-		var names []string
-		for _, d := range runner.Backends() {
-			names = append(names, d.Name)
-		}
-		return nil, usagef("--backend %s: no such backend; use one of %s", name, strings.Join(names, ", "))
+		return nil, usagef("--backend %s: no such backend; use one of %s", name, strings.Join(runner.BackendNames(), ", "))
 	}
 	return session.Connect(ctx, name, settings)
 }

@@ -185,6 +185,15 @@ func Backends() []BackendDef {
 	return out
 }
 
+// BackendNames lists the registered backends' names, sorted.
+func BackendNames() []string {
+	var names []string
+	for _, d := range Backends() {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
 // Open connects to the named backend with settings (missing ones take
 // the option's default).
 func Open(ctx context.Context, name string, settings map[string]string) (Platform, error) {
@@ -192,11 +201,7 @@ func Open(ctx context.Context, name string, settings map[string]string) (Platfor
 	d, ok := registry.defs[name]
 	registry.Unlock()
 	if !ok {
-		var names []string
-		for _, d := range Backends() {
-			names = append(names, d.Name)
-		}
-		return nil, fmt.Errorf("no backend %q: use one of %s", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("no backend %q: use one of %s", name, strings.Join(BackendNames(), ", "))
 	}
 	s := map[string]string{}
 	for _, o := range d.Options {
