@@ -89,6 +89,10 @@ type TrialResult struct {
 	Outcome Outcome `json:"outcome"`
 	Cause   Cause   `json:"cause,omitempty"`  // the outcome's sub-kind
 	Reason  string  `json:"reason,omitempty"` // why, in a sentence
+	// Stall is the memory evidence of a trial that ran past its time
+	// limit (its timed-out step's time at the memory limit and major
+	// faults), whether or not it was judged a stall.
+	Stall *StallEvidence `json:"stall,omitempty"`
 	// TaskNotRun marks an infra-error of the task itself: its image did
 	// not build, or it lacks the agent. No container was started; the
 	// trial says nothing about the ratio, and is left out of the rates.

@@ -86,6 +86,8 @@ type Runner struct {
 	adm     *admission
 	// neighbours counts running trials for each one's noise record.
 	neighbours neighbourhood
+	// clean is each task · agent's clean runs' fault rate (stalls).
+	clean cleanRuns
 
 	redact func(string) string
 
@@ -230,6 +232,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	}
 	before, mine := read(), r.neighbours.join()
 	out := t.run(ctx)
+	r.clean.add(out)
 	noise := noiseOver(before, read())
 	noise.Neighbours = r.neighbours.leave(mine)
 	if r.cfg.Host != nil {

@@ -26,6 +26,7 @@ type trialRun struct {
 
 	mu        sync.Mutex
 	step      string // current step name
+	stepStart time.Time
 	index     int    // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
@@ -201,7 +202,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.engineErr = engineErr
 	t.attributionEvidence(&ev, final)
-	res.Outcome, res.Cause = model.Classify(ev), model.Attribute(ev)
+	res.Outcome, res.Cause = model.Classify(ev)
+	res.Stall = ev.Stall
 	res.Reason = t.reason(ev)
 	if res.Cause == model.CauseNone && ev.InfraFailed {
 		res.Reason = "the engine failed: " + engineErr.Error()
@@ -218,7 +220,7 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	if why := t.causeReason(ev); why != "" {
 		return why
 	}
-	switch model.Classify(ev) {
+	switch outcome, _ := model.Classify(ev); outcome {
 	case model.Cancelled:
 		return "cancelled"
 	case model.PassedAfterOOM:
@@ -276,7 +278,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	cpu, cpuOK := sb.CPUUse()
 	t.mu.Lock()
-	t.step, t.stepPeak = st.Name, 0
+	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
@@ -322,11 +324,12 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	if t.stepFaultsOpened {
 		sr.MajorFaults = t.stepFaultsLast - t.stepFaultsFirst
 	}
+	// Under the lock: a late kill's notice finds its step here (killedIn).
+	t.res.Steps = append(t.res.Steps, sr)
 	t.mu.Unlock()
 	if sr.KernelPeakBytes > t.res.KernelPeakBytes {
 		t.res.KernelPeakBytes = sr.KernelPeakBytes
 	}
-	t.res.Steps = append(t.res.Steps, sr)
 	t.emit(event.StepEnded{Base: t.base(), Result: sr})
 	return sr
 }
@@ -629,7 +632,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				continue
 			}
 			t.kills = o.Count
-			oe := model.OOMEvent{At: o.Time, Step: t.step, Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
+			oe := model.OOMEvent{At: o.Time, Step: t.killedIn(o.Time), Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
 			t.res.OOMs = append(t.res.OOMs, oe)
 			t.nameKill(len(t.res.OOMs) - 1)
 			oe = t.res.OOMs[len(t.res.OOMs)-1]
@@ -639,6 +642,24 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.emit(event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: time.Now()}, OOM: oe, LimitBytes: t.trial.Policy.HardLimitBytes})
 		}
 	}
+}
+
+// killedIn names the step a kill at `at` landed in: the running one, or,
+// when the kill's notice came late (a loaded host: the step already
+// closed), the recorded step whose time holds it, whose kill count it
+// joins. Called with t.mu held.
+func (t *trialRun) killedIn(at time.Time) string {
+	if at.IsZero() || !at.Before(t.stepStart) {
+		return t.step
+	}
+	for i := len(t.res.Steps) - 1; i >= 0; i-- {
+		s := &t.res.Steps[i]
+		if !at.Before(s.Start) && !at.After(s.End) {
+			s.OOMKills++
+			return s.Name
+		}
+	}
+	return t.step
 }
 
 // readReward reads the verifier's reward file and says whether it passes,

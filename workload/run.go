@@ -195,7 +195,20 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	if p.HoldAtLimit {
 		stop := make(chan struct{})
 		defer close(stop)
-		go holdAtLimit(&pinned, stop, stderr)
+		go func() {
+			if p.HoldAfterMS > 0 {
+				select {
+				case <-time.After(time.Duration(p.HoldAfterMS) * time.Millisecond):
+				case <-stop:
+					return
+				}
+			}
+			if p.ThrashMB > 0 {
+				thrashAtLimit(&pinned, p.ThrashMB, stop, stderr)
+				return
+			}
+			holdAtLimit(&pinned, stop, stderr)
+		}()
 	}
 	start := time.Now()
 	lines := out.lines
