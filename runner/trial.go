@@ -27,7 +27,7 @@ type trialRun struct {
 	mu        sync.Mutex
 	step      string // current step name
 	stepStart time.Time
-	index     int    // index of the next step to start
+	index     int // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
 	kills     int           // OOM kills seen (max over sources)
