@@ -92,13 +92,33 @@ func (m MemoryFailures) Split() string {
 	return ""
 }
 
-// String is "7/20 (3 killed, 4 stalled)", or "0/20".
+// String is "7/20 (3 killed, 4 stalled)", "2/6 (2 killed)", or "0/20".
 func (m MemoryFailures) String() string {
 	s := fmt.Sprintf("%d/%d", m.Failed(), m.Counted)
-	if sp := m.Split(); sp != "" && m.Killed > 0 && m.Stalled > 0 {
+	if sp := m.Split(); sp != "" {
 		s += " (" + sp + ")"
-	} else if m.Stalled > 0 {
-		s += " (stalled)"
+	}
+	return s
+}
+
+// OutcomeWord is a trial's outcome in a word, with a stall named as one:
+// "stalled", not "timeout".
+func (r TrialResult) OutcomeWord() string {
+	if r.MemoryFailure() == StalledAtLimit {
+		return "stalled"
+	}
+	return string(r.Outcome)
+}
+
+// Compact is the tally in a matrix column's width: "7/20 3K 4L" (the
+// killed and stalled glyphs), "0/20".
+func (m MemoryFailures) Compact() string {
+	s := fmt.Sprintf("%d/%d", m.Failed(), m.Counted)
+	if m.Killed > 0 {
+		s += fmt.Sprintf(" %d%s", m.Killed, OOMKilled.Glyph())
+	}
+	if m.Stalled > 0 {
+		s += fmt.Sprintf(" %d%s", m.Stalled, CauseStalled.Glyph())
 	}
 	return s
 }

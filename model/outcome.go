@@ -148,6 +148,9 @@ type Rates struct {
 	// OutsideErrs are the infra errors from outside the container and its
 	// limits (Cause.Outside): in InfraErrs, and shown apart.
 	OutsideErrs int
+	// Memory counts the memory failures (killed at the own limit, stalled
+	// at it) among the counted outcomes, split.
+	Memory MemoryFailures
 }
 
 // Add records one outcome with no cause.
@@ -160,6 +163,7 @@ func (r *Rates) AddCause(o Outcome, c Cause) {
 		return
 	}
 	r.Counted++
+	r.Memory.Add(o, c)
 	if o.Success() {
 		r.Successes++
 	}

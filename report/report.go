@@ -127,6 +127,7 @@ func (r *Report) Table(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(tw, strings.Join(append([]string{"  from outside"}, outside...), "\t"))
 	}
+	fmt.Fprintln(tw, strings.Join(append([]string{"failed at the limit"}, r.memoryRow()...), "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -179,6 +180,17 @@ func (r *Report) outsideRow() []string {
 	}
 	if !any {
 		return nil
+	}
+	return cols
+}
+
+// memoryRow counts, per ratio, the trials that failed at their own memory
+// limit (killed by it, or stalled at it) with the split: the one count of
+// memory failures every view gives.
+func (r *Report) memoryRow() []string {
+	var cols []string
+	for _, ratio := range r.Matrix.Ratios {
+		cols = append(cols, r.Matrix.ByRatio[ratio].Memory.String())
 	}
 	return cols
 }
@@ -289,6 +301,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
 	}
+	fmt.Fprintln(w, "| **failed at the limit** | "+strings.Join(r.memoryRow(), " | ")+" |")
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintf(w, "\n`%s`\n", l)
@@ -362,6 +375,8 @@ type JSONCell struct {
 	OutsideErrors  int             `json:"outside_errors,omitempty"` // of InfraErrors, from outside
 	SuccessRate    float64         `json:"success_rate"`
 	InfraErrorRate float64         `json:"infra_error_rate"`
+	// MemoryFailures are the trials that failed at their own limit.
+	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
 
 // JSONNotRun is a task·agent row that could not run, and why.
@@ -388,6 +403,8 @@ type JSONRatio struct {
 	SuccessRate    float64     `json:"success_rate"`
 	InfraErrorRate float64     `json:"infra_error_rate"`
 	OutsideErrors  int         `json:"outside_errors,omitempty"`
+	// MemoryFailures are the trials that failed at their own limit.
+	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
 
 // JSON writes one document holding everything needed to recompute the
@@ -408,12 +425,12 @@ func (r *Report) JSON(w io.Writer) error {
 			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: ratio, Outcomes: c.Outcomes,
 				Causes: causesIfAny(c.Causes), OutsideErrors: c.Rates.OutsideErrs,
 				Counted: c.Rates.Counted, Successes: c.Rates.Successes, InfraErrors: c.Rates.InfraErrs,
-				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate()})
+				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate(), MemoryFailures: c.Rates.Memory})
 		}
 	}
 	for _, ratio := range m.Ratios {
 		rt := m.ByRatio[ratio]
-		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs})
+		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs, MemoryFailures: rt.Memory})
 	}
 	return writeJSONDoc(w, doc, r.Trials)
 }

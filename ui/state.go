@@ -64,6 +64,28 @@ func (t *TrialView) Killed() bool {
 	return len(t.OOMs) > 0 || (t.Result != nil && (t.Result.StateOOMKilled || t.Result.Outcome == model.OOMKilled))
 }
 
+// KernelPeak is the kernel's highest usage over the trial's finished
+// steps (and its record, once it ends): what catches a spike between two
+// samples.
+func (t *TrialView) KernelPeak() int64 {
+	var k int64
+	for _, s := range t.Steps {
+		k = max(k, s.KernelPeakBytes)
+	}
+	if t.Result != nil {
+		k = max(k, t.Result.KernelPeakBytes)
+	}
+	return k
+}
+
+// NeedBytes is the trial's need: the larger of its sampled peak and the
+// kernel's (model.TrialPeakBytes), the one figure every view calls peak.
+func (t *TrialView) NeedBytes() int64 { return max(t.Peak, t.KernelPeak()) }
+
+// PeakText is the need as the console writes it, the sampled peak named
+// beside it where they differ (model.PeakLabel).
+func (t *TrialView) PeakText() string { return model.PeakLabel(t.Peak, t.KernelPeak(), mib) }
+
 // log keeps the last logLines lines, trimming in bulk so a long burst
 // costs amortised constant time per line.
 func (t *TrialView) log(line string) {
