@@ -164,6 +164,10 @@ type (
 		sweep Sweep
 		spec  LaunchSpec
 		err   error
+		// prior is a resumed experiment as it stood (its whole plan and
+		// its results): the console shows the whole experiment, not only
+		// the trials the resume reruns.
+		prior *loadedMsg
 	}
 	historyMsg struct {
 		list []Experiment
@@ -382,6 +386,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.sweep, m.spec = msg.sweep, msg.spec
 		m.state = NewSweepState(msg.sweep.Plan(), m.now())
+		if p := msg.prior; p != nil && p.err == nil {
+			m.state = ResumedState(p.plan, p.results, msg.sweep.Plan(), m.now())
+		}
 		m.say("")
 		m.loaded = nil
 		m.live, m.matrix = newLive(m.keys.Live), newMatrix(m.keys)
@@ -523,8 +530,14 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, func() tea.Msg {
+		// What it holds before the resume adds to it.
+		var prior *loadedMsg
+		if exp.Load != nil {
+			plan, results, err := exp.Load()
+			prior = &loadedMsg{exp: exp, plan: plan, results: results, err: err}
+		}
 		sw, err := r.Resume(exp)
-		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
+		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err, prior: prior}
 	}
 }
 

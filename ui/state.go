@@ -5,6 +5,7 @@
 package ui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -296,6 +297,31 @@ func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
 		s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
 	}
 	s.Finished = true
+	return s
+}
+
+// ResumedState is a resumed experiment's state: its whole plan, with the
+// results it kept (those the resume does not rerun) already finished, and
+// the rerun trials queued, so the matrix counts the whole experiment as
+// report and a reopen do.
+func ResumedState(plan model.Plan, results []model.TrialResult, rerun model.Plan, now time.Time) *SweepState {
+	again := map[string]bool{}
+	for _, tr := range rerun.Trials {
+		again[tr.ID] = true
+	}
+	full := plan
+	full.Trials = append([]model.Trial(nil), plan.Trials...)
+	for _, tr := range rerun.Trials {
+		if !slices.ContainsFunc(full.Trials, func(t model.Trial) bool { return t.ID == tr.ID }) {
+			full.Trials = append(full.Trials, tr)
+		}
+	}
+	s := NewSweepState(full, now)
+	for _, r := range results {
+		if !again[r.ID] {
+			s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
+		}
+	}
 	return s
 }
 

@@ -437,3 +437,65 @@ func TestQuitPromptCountsLive(t *testing.T) {
 		t.Errorf("prompt still counts the trials of when q was pressed:\n%s", v)
 	}
 }
+
+// partResumer resumes an experiment by rerunning the trials its plan
+// names but the history's results left cancelled.
+type partResumer struct {
+	*fakeLauncher
+	plan model.Plan
+}
+
+func (p partResumer) Resume(exp Experiment) (Sweep, error) {
+	_, results, _ := exp.Load()
+	again := p.plan
+	again.Trials = nil
+	for _, r := range results {
+		if r.Outcome == model.Cancelled {
+			again.Trials = append(again.Trials, r.Trial)
+		}
+	}
+	p.last = &fakeSweep{id: exp.ID, plan: again, events: make(chan event.Event, 64)}
+	return p.last, nil
+}
+
+// After r (resume) from history, the console shows the whole experiment,
+// not only the trials the resume reruns. Seen before: the matrix read
+// "0/6 ±39" where report and a reopen showed 0/20.
+func TestResumeFromHistoryShowsTheWholeExperiment(t *testing.T) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []model.TrialResult
+	for i, tr := range plan.Trials {
+		r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)}
+		if i >= 2 {
+			r.Outcome, r.Cause = model.Cancelled, ""
+		}
+		results = append(results, r)
+	}
+	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
+	opts := testOptions(t, l)
+	opts.History = func() ([]Experiment, error) {
+		return []Experiment{{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4,
+			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("r in history did not resume")
+	}
+	m = update(t, next.(Model), cmd())
+	var evs []runner_Event
+	for _, tr := range l.last.plan.Trials {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	m = keys(t, m, "3")
+	if v := m.View(); !strings.Contains(v, "0/4 KKKK") || m.State().Done != 4 {
+		t.Errorf("after the resume the matrix shows %d done, want the whole experiment (0/4 KKKK):\n%s", m.State().Done, v)
+	}
+}
