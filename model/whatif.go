@@ -55,7 +55,7 @@ func MemoryLimitAt(p ResourcePolicy, r Ratio) int64 {
 	if scale == "" {
 		scale = ScaleBoth
 	}
-	return NewScaledPolicy(Resources{MemoryBytes: p.GuaranteeBytes, CPUs: p.GuaranteeCPUs}, r, 0, scale).HardLimitBytes
+	return NewScaledPolicy(Resources{MemoryBytes: p.GuaranteeBytes, MemoryLimitBytes: p.SpecLimitBytes, CPUs: p.GuaranteeCPUs}, r, 0, scale).HardLimitBytes
 }
 
 // killedTrial says whether anything in a trial was OOM-killed.
