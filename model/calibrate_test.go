@@ -77,7 +77,6 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
-
 // A task that draws its size each run (no seed): every trial is its own
 // draw, and a killed one says only that its need passed its limit. Seen
 // before: calibrate took each repeat's maximum over the ratios as if the

@@ -8,12 +8,12 @@ import (
 // ResourcePolicy is what one trial gets: the guarantee (the task's spec)
 // and the hard kill limit (ratio × spec, none when uncapped).
 type ResourcePolicy struct {
-	Ratio          Ratio   `json:"ratio"`
-	GuaranteeBytes int64   `json:"guarantee_bytes"`
-	HardLimitBytes int64   `json:"hard_limit_bytes"` // 0: no hard limit
+	Ratio          Ratio `json:"ratio"`
+	GuaranteeBytes int64 `json:"guarantee_bytes"`
+	HardLimitBytes int64 `json:"hard_limit_bytes"` // 0: no hard limit
 	// SpecLimitBytes is the task's own 1x limit where it names one apart
 	// from its guarantee (Resources.MemoryLimitBytes): ratios scale it.
-	SpecLimitBytes int64 `json:"spec_limit_bytes,omitempty"`
+	SpecLimitBytes int64   `json:"spec_limit_bytes,omitempty"`
 	GuaranteeCPUs  float64 `json:"guarantee_cpus"`
 	LimitCPUs      float64 `json:"limit_cpus"` // 0: no CPU limit
 	// CPULimitCapped is set when ratio × spec CPUs exceeded the host's CPUs

@@ -14,9 +14,9 @@ type Resources struct {
 	// MemoryLimitBytes is the task's own hard limit at 1x, when its file
 	// names one apart from the guarantee (headroom TOML's memory_limit);
 	// 0: the limit is the guarantee, as in a Harbor task's one memory_mb.
-	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
-	PidsLimit   int64    `json:"pids_limit"`
-	Defaulted   []string `json:"defaulted,omitempty"`
+	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
+	PidsLimit        int64    `json:"pids_limit"`
+	Defaulted        []string `json:"defaulted,omitempty"`
 }
 
 // Defaults for fields a task file leaves out (Terminal-Bench's own defaults).

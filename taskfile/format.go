@@ -78,8 +78,8 @@ type fileTask struct {
 		// memory_limit (headroom's own): the hard limit at 1x, apart from
 		// the guarantee; ratios scale it.
 		MemoryLimit *string `toml:"memory_limit"`
-		PidsLimit       *int64            `toml:"pids_limit"`
-		Image           string            `toml:"image"`
+		PidsLimit   *int64  `toml:"pids_limit"`
+		Image       string  `toml:"image"`
 		// docker_image is Terminal-Bench's name for image.
 		DockerImage string `toml:"docker_image"`
 		Network     string `toml:"network"`
