@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -497,5 +498,90 @@ func TestResumeFromHistoryShowsTheWholeExperiment(t *testing.T) {
 	m = keys(t, m, "3")
 	if v := m.View(); !strings.Contains(v, "0/4 KKKK") || m.State().Done != 4 {
 		t.Errorf("after the resume the matrix shows %d done, want the whole experiment (0/4 KKKK):\n%s", m.State().Done, v)
+	}
+}
+
+// A spec written since the console opened (calibrate --write) is what
+// setup shows and what a sweep runs. Seen before: task specs were not
+// reloaded after --write.
+func TestSetupRunsTheSpecItsFileSaysNow(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	written := false
+	opts.Respec = func(task model.Task) (model.Resources, bool) {
+		if !written || task.Name != "builtin/bn-fit-modify" {
+			return model.Resources{}, false
+		}
+		r := task.Resources
+		r.MemoryBytes, r.MemoryLimitBytes = 200*model.MiB, 520*model.MiB
+		return r, true
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	written = true
+	m = keys(t, m, "2", "1")
+	if v := m.View(); !strings.Contains(v, "200MiB") {
+		t.Errorf("setup does not show the spec the file says now:\n%s", v)
+	}
+	m = keys(t, m, "space")
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	for cmd != nil {
+		msg := cmd()
+		next, cmd = m.Update(msg)
+		m = next.(Model)
+		if _, ok := msg.(launchedMsg); ok {
+			break
+		}
+	}
+	if len(l.specs) != 1 || l.specs[0].Tasks[0].Resources.MemoryLimitBytes != 520*model.MiB {
+		t.Fatalf("launched %+v, want the file's spec now", l.specs)
+	}
+}
+
+// An experiment opened from history while it runs elsewhere (a headless
+// run) is followed live. Seen before: it stayed as it was when opened.
+func TestOpenedRunningExperimentIsFollowed(t *testing.T) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	done := 1
+	load := func() (model.Plan, []model.TrialResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var rs []model.TrialResult
+		for _, tr := range plan.Trials[:done] {
+			rs = append(rs, model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)})
+		}
+		return plan, rs, nil
+	}
+	opts := testOptions(t, &fakeLauncher{})
+	opts.FollowEvery = time.Millisecond
+	opts.History = func() ([]Experiment, error) {
+		return []Experiment{{ID: "20261130-090000-run", Status: "running", Trials: 3, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Load: load}}, nil
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	next, cmd = m.Update(cmd())
+	m = next.(Model)
+	if !strings.Contains(m.View(), "0/1 K") || cmd == nil {
+		t.Fatalf("opened: follow %v\n%s", cmd != nil, m.View())
+	}
+	mu.Lock()
+	done = 3
+	mu.Unlock()
+	next, cmd = m.Update(cmd())
+	m = next.(Model)
+	if v := m.View(); !strings.Contains(v, "0/3 KKK") || m.CurrentScreen() != MatrixScreen {
+		t.Errorf("the opened experiment did not follow its run:\n%s", v)
+	}
+	if cmd != nil {
+		t.Error("every trial has a result: the console should stop re-reading")
 	}
 }
