@@ -150,6 +150,9 @@ func (r *Report) Table(w io.Writer) error {
 		}
 		fmt.Fprintln(w, QuestionsLegend)
 	}
+	if err := r.writeRegimes(w, false); err != nil {
+		return err
+	}
 	if err := r.writeResources(w, false); err != nil {
 		return err
 	}
@@ -322,6 +325,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
+	if err := r.writeRegimes(w, true); err != nil {
+		return err
+	}
 	if err := r.writeResources(w, true); err != nil {
 		return err
 	}
@@ -411,7 +417,7 @@ type JSONRatio struct {
 // statistics: the manifest, every trial record with its seed, the matrix
 // and the analysis.
 func (r *Report) JSON(w io.Writer) error {
-	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials)}
+	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Regimes: r.Regimes()}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}
@@ -445,6 +451,9 @@ type jsonDoc struct {
 	Analysis   *model.Analysis      `json:"analysis"`
 	WhatIf     *WhatIf              `json:"what_if,omitempty"`
 	Variance   []model.TaskVariance `json:"variance,omitempty"`
+	// Regimes split the change between adjacent ratios into trials
+	// rescued from an infra failure and trials made easier.
+	Regimes []model.RegimeSplit `json:"regimes,omitempty"`
 }
 
 // writeJSONDoc writes doc with a last member "trials", indented as one

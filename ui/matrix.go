@@ -307,6 +307,18 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			out = append(out, clip(head+p, w))
 		}
 	}
+	if splits := c.State.Regimes(); len(splits) > 0 {
+		var parts []string
+		for _, sp := range splits {
+			parts = append(parts, sp.Compact())
+		}
+		for i, l := range wrapWords("rescued (infra → pass) or made easier (clean failure → pass), paired by trial: "+strings.Join(parts, " · "), w, "  ") {
+			if i == 0 {
+				l = st.Bold.Render(l)
+			}
+			out = append(out, l)
+		}
+	}
 	if p := a.Power; p.MinDetectable > 0 {
 		line := fmt.Sprintf("power: %d rows × %d repeats detect %s (80%%, α=0.05)", p.Tasks, p.Repeats, model.DetectableText(p.MinDetectable))
 		if p.RepeatsNeeded > 0 {

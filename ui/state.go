@@ -115,6 +115,8 @@ type SweepState struct {
 
 	analysis     *model.Analysis
 	analysisDone int
+	regimes      []model.RegimeSplit
+	regimesDone  int
 	analysisBase model.Ratio
 	// cells and rowTrials index Order by matrix cell and by row, in
 	// order, and rows lists the matrix's rows in order: the matrix asks
@@ -165,6 +167,25 @@ func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
 		s.analysisDone, s.analysisBase = s.Done, baseline
 	}
 	return s.analysis
+}
+
+// Regimes splits the change between adjacent ratios into trials rescued
+// from an infra failure and trials made easier (model.AdjacentRegimes),
+// recomputed only when a trial has ended since the last call.
+func (s *SweepState) Regimes() []model.RegimeSplit {
+	if s.regimesDone != s.Done || (s.regimes == nil && s.Done > 0) {
+		var trials []model.TrialResult
+		for _, id := range s.Order {
+			if v := s.Trials[id]; v.Result != nil {
+				trials = append(trials, *v.Result)
+			}
+		}
+		s.regimes, s.regimesDone = model.AdjacentRegimes(trials), s.Done
+		if s.regimes == nil {
+			s.regimes = []model.RegimeSplit{}
+		}
+	}
+	return s.regimes
 }
 
 // NewSweepState starts an empty state for a plan.

@@ -75,6 +75,12 @@ type Profile struct {
 	// them back, major fault after major fault, as a task whose working
 	// set passes its limit by its own file-backed pages does.
 	ThrashMB float64 `json:"thrash_mb,omitempty" toml:"thrash_mb"`
+	// NeedsRoomMB sizes the step's strategy to its room, as an agent that
+	// sees its headroom does: under a hard limit below NeedsRoomMB it
+	// takes the lean way, an approximate solution that fails its tests (a
+	// clean failure, no kill); with room enough (or no limit) the heavy
+	// way, the rest of the profile.
+	NeedsRoomMB float64 `json:"needs_room_mb,omitempty" toml:"needs_room_mb"`
 }
 
 // Validate rejects profiles that cannot run.
@@ -102,6 +108,8 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("deadline_ms must be between 0 and 3600000")
 	case p.HoldAfterMS < 0 || p.HoldAfterMS > 3_600_000:
 		return fmt.Errorf("hold_after_ms must be between 0 and 3600000")
+	case p.NeedsRoomMB < 0 || p.NeedsRoomMB > 64*1024:
+		return fmt.Errorf("needs_room_mb must be between 0 and 65536")
 	case p.ThrashMB < 0 || p.ThrashMB > 4096:
 		return fmt.Errorf("thrash_mb must be between 0 and 4096")
 	case (p.ThrashMB > 0 || p.HoldAfterMS > 0) && !p.HoldAtLimit:
