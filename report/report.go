@@ -30,6 +30,9 @@ type Report struct {
 	// Traces are trials' memory samples by id (WithTraces), for what-if
 	// predictions' seconds; a report without them still predicts.
 	Traces map[string][]model.TracePoint
+	// Seeded names the tasks that replay a repeat exactly; nil: read from
+	// the manifest's images (model.SeededImage).
+	Seeded map[string]bool
 }
 
 // Options choose the comparisons.
