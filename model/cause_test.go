@@ -128,3 +128,28 @@ func TestStallIsGradedNotACliff(t *testing.T) {
 		}
 	}
 }
+
+// On a loaded host every trial saw the host's pressure (90%+) and load
+// (20 on 2 CPUs), so the yes/no flag marked 80 of 80. The trial's own CPU
+// wait tells the one the host slowed from the one it did not.
+func TestContentionIsGradedByTheTrialsOwnWait(t *testing.T) {
+	loaded := func(wait time.Duration) HostNoise {
+		return HostNoise{PSI: true, CPUSome: 0.95, PeakLoad1: 20, StepCPUSome: 0.93, StepTime: Duration(10 * time.Second), CPUWait: Duration(wait), CPUWaitKnown: true}
+	}
+	calm, starved := loaded(500*time.Millisecond), loaded(4*time.Second)
+	calm.Judge(HostLoad{Load1: 20}, HostLoad{Load1: 19}, 2)
+	starved.Judge(HostLoad{Load1: 20}, HostLoad{Load1: 19}, 2)
+	if calm.Contended {
+		t.Errorf("waited 5%% of its steps: not contended, whatever the host's load (%s)", calm.Why)
+	}
+	if !starved.Contended || starved.Why != "waited 4.0s for a CPU in 10.0s of steps (40%)" {
+		t.Errorf("waited 40%%: contended, with its number; got %v %q", starved.Contended, starved.Why)
+	}
+	// Without the wait (another backend), the host's pressure over its
+	// own steps decides, as before.
+	old := HostNoise{PSI: true, CPUSome: 0.95, StepCPUSome: 0.1, StepTime: Duration(10 * time.Second)}
+	old.Judge(HostLoad{}, HostLoad{}, 2)
+	if old.Contended {
+		t.Errorf("host pressure 10%% during its steps: not contended (%s)", old.Why)
+	}
+}

@@ -37,6 +37,9 @@ type StepResult struct {
 	// faults during the step (the kernel re-reading evicted pages).
 	AtLimit     Duration `json:"at_limit,omitempty"`
 	MajorFaults int64    `json:"major_faults,omitempty"`
+	// CPUWait is the CPU time the step's threads wanted and did not get
+	// (the host's doing; its own limit is throttling), when read.
+	CPUWait Duration `json:"cpu_wait,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
 	NoSpace       bool   `json:"no_space,omitempty"`
 	Output        string `json:"output,omitempty"` // bounded tail

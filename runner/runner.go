@@ -222,18 +222,11 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	if r.cfg.Host != nil {
 		t.res.HostAtStart = r.cfg.Host()
 	}
-	// The host's pressure is read only where the host's load is: this
-	// machine's stalls say nothing about a remote engine's.
-	read := func() pressure {
-		if r.cfg.Host == nil {
-			return pressure{at: time.Now()}
-		}
-		return readPressure()
-	}
-	before, mine := read(), r.neighbours.join()
+	before, mine := r.readPressure(), r.neighbours.join()
 	out := t.run(ctx)
 	r.clean.add(out)
-	noise := noiseOver(before, read())
+	noise := noiseOver(before, r.readPressure())
+	t.steps.fold(&noise)
 	noise.Neighbours = r.neighbours.leave(mine)
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()
@@ -245,6 +238,15 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		out.Noise = &noise
 	}
 	return out
+}
+
+// readPressure reads the host's pressure only where the host's load is:
+// this machine's stalls say nothing about a remote engine's.
+func (r *Runner) readPressure() pressure {
+	if r.cfg.Host == nil {
+		return pressure{at: time.Now()}
+	}
+	return readPressure()
 }
 
 // errorsIsCtx says whether err is a context's cancellation or deadline.

@@ -56,6 +56,27 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// steps is the trial's steps' CPU wait and the host's pressure over
+	// them, for its noise record.
+	steps stepNoise
+}
+
+// stepNoise sums, over a trial's steps, the CPU its threads waited for,
+// their wall time, and the host's CPU pressure while they ran.
+type stepNoise struct {
+	wait    time.Duration
+	waitOK  bool
+	wall    time.Duration
+	cpuSome int64 // µs of host CPU pressure, some
+	psiWall time.Duration
+}
+
+// cpuWait reads a sandbox's CPU wait where it can say one.
+func cpuWait(sb Sandbox) (time.Duration, bool) {
+	if w, ok := sb.(CPUWaiter); ok {
+		return w.CPUWait()
+	}
+	return 0, false
 }
 
 func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -267,6 +288,10 @@ type openStep struct {
 	sr          model.StepResult
 	cpuBefore   model.CPUUse
 	cpuOK       bool
+	// The container's CPU wait and the host's pressure when it opened.
+	waitBefore time.Duration
+	waitOK     bool
+	psiBefore  pressure
 	lines       []string
 	killsBefore int
 	// settled says a traced command's exit status is known.
@@ -277,10 +302,12 @@ type openStep struct {
 func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	cpu, cpuOK := sb.CPUUse()
+	wait, waitOK := cpuWait(sb)
+	psi := t.r.readPressure()
 	t.mu.Lock()
 	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
-	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
+	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
 	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
@@ -303,6 +330,16 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
 	sr.OutputDropped += dropped
 	kp, ok := sb.TakeKernelPeak()
+	if w, ok := cpuWait(sb); ok && o.waitOK {
+		sr.CPUWait = model.Duration(max(w-o.waitBefore, 0))
+		t.steps.wait += w - o.waitBefore
+		t.steps.waitOK = true
+	}
+	if p := t.r.readPressure(); p.ok && o.psiBefore.ok {
+		t.steps.cpuSome += p.cpuSome - o.psiBefore.cpuSome
+		t.steps.psiWall += p.at.Sub(o.psiBefore.at)
+	}
+	t.steps.wall += sr.End.Sub(sr.Start)
 	if cpu, cpuOK := sb.CPUUse(); cpuOK && o.cpuOK {
 		use := cpu.Sub(o.cpuBefore)
 		sr.CPU = &use
