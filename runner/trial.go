@@ -285,13 +285,13 @@ func tracedName(cmd string) string {
 
 // openStep is a step being recorded.
 type openStep struct {
-	sr          model.StepResult
-	cpuBefore   model.CPUUse
-	cpuOK       bool
+	sr        model.StepResult
+	cpuBefore model.CPUUse
+	cpuOK     bool
 	// The container's CPU wait and the host's pressure when it opened.
-	waitBefore time.Duration
-	waitOK     bool
-	psiBefore  pressure
+	waitBefore  time.Duration
+	waitOK      bool
+	psiBefore   pressure
 	lines       []string
 	killsBefore int
 	// settled says a traced command's exit status is known.

@@ -37,9 +37,9 @@ type sandbox struct {
 	// wait follows the CPU time the container's threads wanted and did
 	// not get (read about once a second by the sampler, and at each step's
 	// ends); waitAt is when it was last read.
-	waitMu sync.Mutex
-	wait   cgroup.WaitTracker
-	waitAt time.Time
+	waitMu  sync.Mutex
+	wait    cgroup.WaitTracker
+	waitAt  time.Time
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
 	side    *sidecars
