@@ -47,3 +47,22 @@ func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
 		t.Errorf("the runs list does not name the stalls:\n%s", view)
 	}
 }
+
+// The detail header names a stall as one, with its time at the limit and
+// its major faults (it said TIMEOUT with neither), and calls the run's
+// need its peak, the sampled figure beside it.
+func TestDetailHeaderShowsTheStallsNumbersAndOnePeak(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	tr := model.Trial{ID: "t0007", Task: "numpy", Agent: "a", Ratio: model.Ratio{K: 1}, Repeat: 7, Policy: model.NewPolicy(model.Resources{MemoryBytes: 320 * model.MiB, CPUs: 1}, model.Ratio{K: 1}, 2)}
+	r := model.TrialResult{Trial: tr, Outcome: model.Timeout, Cause: model.CauseStalled, Start: t0, End: t0.Add(15 * time.Second), PeakWorkingSetBytes: 178 << 20, KernelPeakBytes: 240 << 20,
+		Stall: &model.StallEvidence{LimitBytes: 320 * model.MiB, Duration: model.Duration(14700 * time.Millisecond), AtLimit: model.Duration(6850 * time.Millisecond), MajorFaults: 6652, Stalled: true}}
+	v := &TrialView{Trial: tr, Phase: Finished, Result: &r, Peak: 178 << 20}
+	m.openDetail(v)
+	view := m.View()
+	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (sampled 178MiB)", "rerun, same settings"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("detail lacks %q:\n%s", want, view)
+		}
+	}
+}
