@@ -5,7 +5,6 @@
 package ui
 
 import (
-	"slices"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -332,8 +331,12 @@ func ResumedState(plan model.Plan, results []model.TrialResult, rerun model.Plan
 	}
 	full := plan
 	full.Trials = append([]model.Trial(nil), plan.Trials...)
+	planned := make(map[string]bool, len(plan.Trials))
+	for _, tr := range plan.Trials {
+		planned[tr.ID] = true
+	}
 	for _, tr := range rerun.Trials {
-		if !slices.ContainsFunc(full.Trials, func(t model.Trial) bool { return t.ID == tr.ID }) {
+		if !planned[tr.ID] {
 			full.Trials = append(full.Trials, tr)
 		}
 	}
