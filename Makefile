@@ -56,7 +56,7 @@ unit:
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	runner/cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
+	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
 	workload:FuzzProfileJSON workload:FuzzProbeLine cli:FuzzParsePP taskfile:FuzzTaskDir model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
@@ -87,7 +87,7 @@ soak:
 # the console with 32 live trials (6 minutes at a load average of 17-36;
 # the two together took 18 at 15-40, over the ~10 a target allows).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./cgroup
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
 	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 )
 
