@@ -2,14 +2,19 @@ SHELL := /bin/bash
 # headroom: build, run the demo sweep, test. See README.md.
 GO      ?= go
 BIN     := bin/headroom
+# The program inside every trial's container (step driver, synthetic
+# workload, in-pod probe): a small binary of its own, beside the console,
+# where headroom looks for it (runner.WorkloadBinary).
+WORKLOAD_BIN := bin/hr-workload
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
-# Static: the same binary is the workload inside FROM scratch images.
+# Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
 .PHONY: build images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
 	kube-up kube-down kube-status kube-load kube-smoke kube-test
 
 build:
+	$(GO) build -o $(WORKLOAD_BIN) ./cmd/hr-workload
 	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
 
 images: build

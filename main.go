@@ -1,6 +1,7 @@
 // Command headroom measures how container resources change agentic
-// benchmark scores. Called as hr-workload (inside the built-in tasks'
-// containers) it is the synthetic agent instead.
+// benchmark scores. Trials' containers run a small program of their own
+// (cmd/hr-workload, found or built by runner.WorkloadBinary); called by
+// that name, this binary is that program too, for a console copied alone.
 package main
 
 import (

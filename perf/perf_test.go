@@ -162,7 +162,7 @@ func TestPerformanceTable(t *testing.T) {
 	}
 	dir := t.TempDir()
 	e := env{t: t, bin: filepath.Join(dir, "headroom"), dir: dir}
-	build := exec.Command("go", "build", "-o", e.bin, "github.com/headroom-eval/headroom")
+	build := exec.Command("go", "build", "-o", filepath.Dir(e.bin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v %s", err, out)

@@ -270,7 +270,9 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	self, _ := os.Executable()
+	// The step driver task images mount: built already if the built-in
+	// image was prepared; a sweep of task directories alone may build it.
+	self, _ := WorkloadBinary(true, nil)
 	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self})
 	if err != nil {
 		return nil, err

@@ -159,9 +159,10 @@ func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runn
 	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe)})
 }
 
-// driverBinary is exe when task images can run their steps through it:
-// the engine is local (the binary is mounted from this host) and the
-// binary is static. A test binary is not headroom's main, which is what
+// driverBinary is exe (the in-container program) when task images can run
+// their steps through it: the engine is local (the binary is mounted from
+// this host) and the binary is static. A test binary standing in for the
+// console (runner.WorkloadConsole) is not headroom's main, which is what
 // dispatches to the driver by name.
 func (p *Platform) driverBinary(exe string) string {
 	if !p.info.Local || exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
@@ -277,6 +278,9 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 		return out
 	}
 	if !built {
+		if tag == "" {
+			tag = "the " + runner.WorkloadProgram + " program and its image:"
+		}
 		note("workload image", tag+" not built yet: the first run (or `headroom images build`) builds it from this headroom; doctor builds nothing")
 		note("container checks", "skipped until that image exists: run `headroom images build`, then `headroom doctor`")
 		return out
