@@ -190,7 +190,9 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 			fail(tr.Task, InputError{err})
 		}
 	}
+	imagesChecked := runner.TimePhase("", "image check")
 	failed, err := e.taskImages(ctx, p.tasks, spec.Progress, !spec.FailFast, p.notRun)
+	imagesChecked()
 	if err != nil {
 		return p, err
 	}
@@ -273,7 +275,9 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	// The step driver task images mount: built already if the built-in
 	// image was prepared; a sweep of task directories alone may build it.
 	self, _ := WorkloadBinary(true, nil)
+	subscribed := runner.TimePhase("", "sandboxes")
 	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self})
+	subscribed()
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,9 @@ import (
 
 // sandbox is one trial's container.
 type sandbox struct {
-	b  *Backend
-	id string
+	trial string // for phase timings (runner.TimePhase)
+	b     *Backend
+	id    string
 
 	source  string
 	cg      *cgroup.Reader
@@ -323,9 +324,11 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	var err error
 	if !s.b.opts.Keep {
+		removed := runner.TimePhase(s.trial, "remove: engine")
 		err = s.b.retryEngine(ctx, func() error {
 			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
 		})
+		removed()
 		if err != nil && IsGone(err) {
 			err = nil
 		}
@@ -335,7 +338,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if err == nil && !s.b.opts.Keep {
 		// Every event before the destroy has arrived by then.
+		destroyed := runner.TimePhase(s.trial, "remove: destroy event")
 		s.stops.awaitDestroy(ctx, destroyWait)
+		destroyed()
 	}
 	f.KilledBy = s.stops.outside()
 	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {
