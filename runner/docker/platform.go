@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -44,6 +46,9 @@ func Definition() runner.BackendDef {
 type Platform struct {
 	cli  *client.Client
 	info runner.PlatformInfo
+	// noFileMemo remembers, per engine (its ID and version), that it
+	// refuses Harbor's open-files limit (Options.NoFileMemo).
+	noFileMemo string
 }
 
 // Open connects to the engine named by the environment and asks it what
@@ -74,6 +79,10 @@ func Open(ctx context.Context) (*Platform, error) {
 		},
 		Local: strings.HasPrefix(cli.DaemonHost(), "unix://"),
 		Host:  runner.HostInfo{Kernel: info.KernelVersion, CPUs: info.NCPU, MemoryBytes: info.MemTotal},
+	}
+	if dir, err := os.UserCacheDir(); err == nil && info.ID != "" {
+		sum := sha256.Sum256([]byte(info.ID + "|" + info.ServerVersion + "|" + cli.DaemonHost()))
+		p.noFileMemo = filepath.Join(dir, "headroom", "engine-nofile-refused-"+hex.EncodeToString(sum[:8]))
 	}
 	h := &p.info.Host
 	h.Hostname, _ = os.Hostname()
@@ -156,7 +165,7 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 // Sandboxes subscribes to the engine's events and returns the backend
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
-	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe)})
+	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe), NoFileMemo: p.noFileMemo})
 }
 
 // driverBinary is exe (the in-container program) when task images can run
