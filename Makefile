@@ -10,14 +10,48 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
+.PHONY: build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
 	kube-up kube-down kube-status kube-load kube-smoke kube-test
 
-build:
-	$(GO) build -o $(WORKLOAD_BIN) ./cmd/hr-workload
-	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
+# go build with a line of progress every 25 packages compiled ($(1): flags,
+# $(2): output, $(3): package). A clean clone with an empty Go cache
+# compiles hundreds of packages before anything runs; a warm one, none.
+define gobuild
+	@total=$$($(GO) list -deps $(1) $(3) 2>/dev/null | wc -l); \
+	echo "go build $(2): up to $$total packages to compile (a first build compiles them all; later ones only what changed)"; \
+	set -o pipefail; $(GO) build -v $(1) -o $(2) $(3) 2>&1 | \
+		awk -v total=$$total '/^[A-Za-z0-9._~-]+(\/[^ :]+)*$$/ { n++; if (n == 1 || n % 25 == 0) { printf "  %4d/%d  %s\n", n, total, $$0; fflush() } next } { print; fflush() }'
+endef
+
+# The console and, beside it, the in-container program.
+build: workload console-full
+
+# The program inside every trial's container: built first (seconds), so
+# that the console's own build is all that is left to wait for.
+workload:
+	$(call gobuild,,$(WORKLOAD_BIN),./cmd/hr-workload)
+
+console-full:
+	$(call gobuild,-ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)",$(BIN),.)
+
+# What make run, demo and sweep start: the console with the Docker backend
+# alone (-tags nokube) unless bin/headroom is already a full build. client-go
+# is half of a clean build's compile time; `make build` adds it.
+console: workload
+	@if [ -x $(BIN) ] && ! $(GO) version -m $(BIN) 2>/dev/null | grep -q -- '-tags=nokube'; then \
+		$(MAKE) --no-print-directory console-full; \
+	else \
+		echo "(the console without the Kubernetes backend, a quicker first build: \`make build\` adds it)"; \
+		$(MAKE) --no-print-directory console-nokube; \
+	fi
+
+console-nokube:
+	$(call gobuild,-tags nokube -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)",$(BIN),.)
 
 images: build
+	$(BIN) images build
+
+console-images: console
 	$(BIN) images build
 
 # The Debian images of the real install tasks (debootstrap + docker import;
@@ -26,15 +60,15 @@ real-images: build
 	$(BIN) images build --real
 
 # The console on the built-in demo tasks.
-run: images
+run: console-images
 	$(BIN)
 
 # The console already running the OOM showcase.
-demo: images
+demo: console-images
 	$(BIN) demo
 
 # The built-in demo sweep, headless: every built-in task at 1x, 3x and uncapped.
-sweep: images
+sweep: console-images
 	$(BIN) run --ratios 1,3,uncapped --repeats 3
 
 vet:

@@ -13,7 +13,6 @@ import (
 	"github.com/headroom-eval/headroom/cli"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
-	"github.com/headroom-eval/headroom/runner/kube"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -30,9 +29,9 @@ func main() {
 		runtime.GOMAXPROCS(1)
 	}
 	// The backends trials can run on (--backend): a new one is its
-	// package and one line here.
+	// package and one line here (the Kubernetes one in main_kube.go).
 	runner.Register(docker.Definition())
-	runner.Register(kube.Definition())
+	registerKube()
 	os.Exit(profiled(cli.Execute))
 }
 
