@@ -89,6 +89,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.ContainerID = sb.ID()
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
+	if pm, ok := sb.(PeakModer); ok {
+		res.PeakMode = pm.PeakMode()
+	}
 	t.oomNotify = make(chan struct{})
 	t.emit(event.TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 

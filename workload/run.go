@@ -224,6 +224,9 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 			nextSpike = now.Add(time.Duration(p.SpikeEvery) * time.Millisecond)
 			if rng.Float64() < p.SpikeChance {
 				spike.grow(jitter(p.SpikeMB))
+				if p.SpikeLog {
+					fmt.Fprintln(stdout, "spike")
+				}
 				spikeEnd = now.Add(time.Duration(max(p.SpikeLenMS, 10)) * time.Millisecond)
 			}
 		}

@@ -66,8 +66,17 @@ func newSandbox(b *Backend, id string) *sandbox {
 	}
 }
 
-func (s *sandbox) ID() string                    { return s.id }
-func (s *sandbox) SampleSource() string          { return s.source }
+func (s *sandbox) ID() string           { return s.id }
+func (s *sandbox) SampleSource() string { return s.source }
+
+// PeakMode: the cgroup reader's (cgroup.PeakReset where the kernel's mark
+// can be reset); the stats stream has no mark.
+func (s *sandbox) PeakMode() string {
+	if s.cg == nil {
+		return cgroup.PeakSamples
+	}
+	return s.cg.PeakMode()
+}
 func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
