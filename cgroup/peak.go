@@ -29,7 +29,7 @@ const (
 // peakMark is a cgroup's resettable high-water mark, kept open.
 type peakMark struct {
 	mu sync.Mutex // the sampler's reading and a step's TakePeak
-	f  *os.File
+	f  *cgFile
 	v2 bool
 	// plain: the file is not the kernel's (a test's stand-in on an
 	// ordinary file system), so a reset rewrites it whole, as reading the
@@ -51,13 +51,13 @@ func openPeak(version int, dir string) *peakMark {
 	if version == 2 {
 		name = "memory.peak"
 	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR, 0)
+	f, err := openCgFileMode(filepath.Join(dir, name), os.O_RDWR)
 	if err != nil {
 		return nil
 	}
-	p := &peakMark{f: f, v2: version == 2, plain: !onCgroupFS(f)}
+	p := &peakMark{f: f, v2: version == 2, plain: !onCgroupFS(f.f)}
 	if p.v2 && p.reset() != nil {
-		f.Close()
+		f.close()
 		return nil
 	}
 	return p
@@ -66,9 +66,9 @@ func openPeak(version int, dir string) *peakMark {
 func (p *peakMark) reset() error {
 	// v1 takes a number (0: start again from the current usage); v2 any
 	// non-empty string, for this descriptor alone.
-	_, err := p.f.WriteAt([]byte("0\n"), 0)
+	err := p.f.writeAt0([]byte("0\n"))
 	if err == nil && p.plain {
-		err = p.f.Truncate(2)
+		err = p.f.f.Truncate(2)
 	}
 	return err
 }
@@ -76,7 +76,7 @@ func (p *peakMark) reset() error {
 // take reads the mark and resets it: the maximum since the last take.
 // Called with p.mu held.
 func (p *peakMark) take() (int64, bool) {
-	n, _ := p.f.ReadAt(p.buf[:], 0) // io.EOF with the whole value is fine
+	n, _ := p.f.readAt0(p.buf[:])
 	if n == 0 {
 		return 0, false
 	}
@@ -115,7 +115,7 @@ func (p *peakMark) step() (int64, bool) {
 	return v, true
 }
 
-func (p *peakMark) close() { p.f.Close() }
+func (p *peakMark) close() { p.f.close() }
 
 // PeakMode says how this reader's samples carry the kernel's peak.
 func (r *Reader) PeakMode() string {

@@ -33,11 +33,11 @@ name = "agent"
 }
 
 // spikeCounts is, per trial, how many spikes the workload made (its
-// "spike" lines, each written once the spike's memory is touched) and how
-// many the samples saw: by the kernel's mark the samples carry (PeakBytes
-// over the threshold in the sample after the line or the one before it,
-// whose interval may hold the spike's start), and by the samples' instants
-// (usage over the threshold in the sample after the line).
+// "spike START END" lines: from when the spike's memory was all touched to
+// when it was let go, on the host's clock) and how many the samples saw: by
+// the kernel's mark (a sample whose interval, from the sample before, meets
+// the spike and whose PeakBytes is over the threshold) and by the samples'
+// instants (a sample taken during the spike whose usage is over it).
 type spikeCounts struct {
 	made, byUsage, byPeak, samples int
 	maxPeak                        int64
@@ -45,12 +45,14 @@ type spikeCounts struct {
 
 func countSpikes(evs []event.Event, threshold int64) map[string]*spikeCounts {
 	samples := map[string][]event.Sample{}
-	spikes := map[string][]time.Time{}
+	type span struct{ from, to time.Time }
+	spikes := map[string][]span{}
 	for _, e := range evs {
 		switch e := e.(type) {
 		case event.OutputLine:
-			if e.Text == "spike" {
-				spikes[e.Trial] = append(spikes[e.Trial], e.Time)
+			var from, to int64
+			if n, _ := fmt.Sscanf(e.Text, "spike %d %d", &from, &to); n == 2 {
+				spikes[e.Trial] = append(spikes[e.Trial], span{time.Unix(0, from), time.Unix(0, to)})
 			}
 		case event.MemorySample:
 			samples[e.Trial] = append(samples[e.Trial], e.Sample)
@@ -63,13 +65,28 @@ func countSpikes(evs []event.Event, threshold int64) map[string]*spikeCounts {
 		for _, s := range ss {
 			c.maxPeak = max(c.maxPeak, s.PeakBytes)
 		}
-		for _, at := range spikes[trial] {
-			i := sort.Search(len(ss), func(i int) bool { return !ss[i].Time.Before(at) })
-			if i < len(ss) && ss[i].UsageBytes >= threshold {
-				c.byUsage++
+		for _, sp := range spikes[trial] {
+			// The first sample at or after the spike's start; the mark
+			// of every sample from there to the first after its end
+			// covers it.
+			i := sort.Search(len(ss), func(i int) bool { return !ss[i].Time.Before(sp.from) })
+			seenPeak, seenUsage := false, false
+			for j := i; j < len(ss); j++ {
+				if ss[j].PeakBytes >= threshold {
+					seenPeak = true
+				}
+				if !ss[j].Time.After(sp.to) && ss[j].UsageBytes >= threshold {
+					seenUsage = true
+				}
+				if ss[j].Time.After(sp.to) {
+					break
+				}
 			}
-			if (i < len(ss) && ss[i].PeakBytes >= threshold) || (i > 0 && ss[i-1].PeakBytes >= threshold) {
+			if seenPeak {
 				c.byPeak++
+			}
+			if seenUsage {
+				c.byUsage++
 			}
 		}
 	}
