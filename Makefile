@@ -144,7 +144,7 @@ bench:
 SCALE_GROWTH ?= 1
 bench-scale:
 	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=6scale,6b,console32 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
-	@echo "== peaks at scale ($$(uptime))"; HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPeakCaptureAtScale$$' -v -timeout 20m ./runner/docker | grep -E '^\||^(ok|FAIL|---)'
+	@set -o pipefail; echo "== peaks at scale ($$(uptime))"; HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPeakCaptureAtScale$$' -v -timeout 20m ./runner/docker | grep -E '^\||^(ok|FAIL|---)'
 	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
 	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
 	for round in 1 2 3; do echo "== round $$round ($$(uptime))"; \
