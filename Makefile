@@ -120,15 +120,18 @@ soak:
 	HEADROOM_SOAK=1 $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./e2e
 
 # Go benchmarks of the hot paths, then the side-by-side figures of
-# docs/PERFORMANCE.md: rows 1-4 and 8, the console's time to first frame
+# docs/PERFORMANCE.md: rows 1-4 and 8, 1c (a task directory's trial and its
+# phases), the console's time to first frame
 # (about 5 minutes on the quiet machine). make bench-scale has the rows at
 # benchmark scale: concurrency 16 and 32, sampling with 32 trials at once,
 # the console with 32 live trials (6 minutes at a load average of 17-36;
 # the two together took 18 at 15-40, over the ~10 a target allows).
 bench:
+	@echo "== Go benchmarks of the engine and cgroup paths ($$(uptime))"
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./cgroup
+	@echo "== Go benchmarks of the screens and the store ($$(uptime))"
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
-	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
+	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,1c,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 
 # The rows at benchmark scale (docs/PERFORMANCE.md): concurrency 16 and 32,
 # sampling with 32 trials at once and the console with 32 live trials on the
