@@ -90,7 +90,7 @@ faults:
 
 # Only what needs no Docker engine.
 unit:
-	$(GO) test -count=1 ./model/... ./taskfile/... ./workload/... ./report/... ./store/...
+	$(GO) test -count=1 ./model/... ./cgroup/... ./taskfile/... ./workload/... ./report/... ./store/...
 
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
