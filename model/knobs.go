@@ -627,3 +627,140 @@ func ScaleTimeLimits(t Task, s TimeScale) Task {
 	}
 	return t
 }
+
+// KnobNotes say where the columns' knobs cannot act on a task: a task
+// with no network has no traffic to shape, so its network columns run
+// as the plain ones do (and say so rather than pretend).
+func KnobNotes(t Task, cols []Ratio) []string {
+	var notes []string
+	shapes := false
+	for _, c := range cols {
+		shapes = shapes || c.Knobs.Shapes()
+	}
+	if shapes && t.Network == "none" {
+		notes = append(notes, "network: nothing to shape, the task runs with no network (its network columns run unshaped)")
+	}
+	return notes
+}
+
+// KnobRecord is, for a trial that ran with knobs, how each was applied
+// and what was measured of its effect.
+type KnobRecord struct {
+	// Applied says how each knob acted ("network: tc tbf 1mbit on eth0
+	// egress and ifb ingress, in the trial's network namespace").
+	Applied []string `json:"applied,omitempty"`
+	// Skipped says which knobs had nothing to act on, and why.
+	Skipped []string `json:"skipped,omitempty"`
+	// Measured are the effects as measured: inside the container by the
+	// task's own steps (MeasurePrefix lines), or from the trial's and its
+	// neighbours' cgroups.
+	Measured []Measure `json:"measured,omitempty"`
+	// Neighbours are the noisy neighbours' own use over the trial.
+	Neighbours []NeighbourUse `json:"neighbours,omitempty"`
+}
+
+// Measure is one measured effect of a knob.
+type Measure struct {
+	Name  string  `json:"name"` // rtt, transfer_rate, write_iops, cpu_wait...
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`  // ms, bit/s, op/s, ...
+	Where string  `json:"where"` // "container" (its own step), "cgroup", "helper"
+	Step  string  `json:"step,omitempty"`
+}
+
+func (m Measure) String() string {
+	v := strconv.FormatFloat(m.Value, 'f', -1, 64)
+	if m.Value >= 100 {
+		v = strconv.FormatFloat(math.Round(m.Value), 'f', -1, 64)
+	} else if m.Value >= 1 {
+		v = strconv.FormatFloat(math.Round(m.Value*10)/10, 'f', -1, 64)
+	}
+	switch m.Unit {
+	case "bit/s":
+		return m.Name + " " + FormatBits(int64(m.Value)) + "/s"
+	case "B/s":
+		return m.Name + " " + FormatBytes(int64(m.Value)) + "/s"
+	}
+	return m.Name + " " + v + m.Unit
+}
+
+// NeighbourUse is one noisy neighbour's use while the trial ran.
+type NeighbourUse struct {
+	Name         string        `json:"name"`
+	Load         NeighbourLoad `json:"load"`
+	CPUNanos     int64         `json:"cpu_ns"`
+	WrittenBytes int64         `json:"written_bytes,omitempty"`
+	Wall         Duration      `json:"wall"`
+}
+
+// Cores is the neighbour's average CPU use over its life.
+func (n NeighbourUse) Cores() float64 {
+	if n.Wall <= 0 {
+		return 0
+	}
+	return float64(n.CPUNanos) / float64(n.Wall)
+}
+
+// MeasurePrefix starts a step's output line that reports a measured
+// effect: "headroom-measure: rtt 201.5 ms".
+const MeasurePrefix = "headroom-measure: "
+
+// ParseMeasure reads a MeasurePrefix line ("name value unit").
+func ParseMeasure(line string) (Measure, bool) {
+	rest, ok := strings.CutPrefix(line, MeasurePrefix)
+	if !ok {
+		return Measure{}, false
+	}
+	f := strings.Fields(rest)
+	if len(f) < 2 || len(f) > 3 {
+		return Measure{}, false
+	}
+	v, err := strconv.ParseFloat(f[1], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return Measure{}, false
+	}
+	m := Measure{Name: f[0], Value: v, Where: "container"}
+	if len(f) == 3 {
+		m.Unit = f[2]
+	}
+	return m, true
+}
+
+// FormatMeasure is the line a step prints to report a measure.
+func FormatMeasure(name string, value float64, unit string) string {
+	return MeasurePrefix + name + " " + strconv.FormatFloat(value, 'f', 3, 64) + " " + unit
+}
+
+// MeasureOf is the median of a named measure over trials (ok false when
+// none has it): what a column shows beside its outcome.
+func MeasureOf(trials []TrialResult, name string) (Measure, bool) {
+	var vals []float64
+	var unit, where string
+	for _, t := range trials {
+		if t.Knobs == nil {
+			continue
+		}
+		for _, m := range t.Knobs.Measured {
+			if m.Name == name {
+				vals = append(vals, m.Value)
+				unit, where = m.Unit, m.Where
+			}
+		}
+	}
+	if len(vals) == 0 {
+		return Measure{}, false
+	}
+	return Measure{Name: name, Value: median(vals), Unit: unit, Where: where}, true
+}
+
+// TimeLimitsApplied says what a time scale made of a task's limits.
+func TimeLimitsApplied(t Task, s TimeScale) string {
+	show := func(d time.Duration) string {
+		if d >= NoTimeLimit {
+			return "none"
+		}
+		return d.String()
+	}
+	scaled := ScaleTimeLimits(t, s)
+	return fmt.Sprintf("time: limits ×%s of the task's own: agent %s → %s, verifier %s → %s", s, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
+}

@@ -28,7 +28,10 @@ type Spec struct {
 	Agents []string
 	Ratios []model.Ratio
 	// Scale is what the ratios limit (empty: both).
-	Scale       model.Scale
+	Scale model.Scale
+	// Axes are the other knobs swept (time limits, network, disk,
+	// neighbours), crossed with the ratios.
+	Axes        []model.Axis
 	Repeats     int
 	Concurrency int
 	Seed        uint64
@@ -178,7 +181,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		}
 	}
 	var err error
-	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat, Scale: spec.Scale})
+	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat, Scale: spec.Scale, Axes: spec.Axes})
 	if err != nil {
 		return p, InputError{err}
 	}
@@ -237,7 +240,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
-		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
+		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
 		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, AgentSettings: spec.AgentSettings, Host: host, Engine: e.Info,
 		Scale: spec.Scale,
 	}
@@ -251,7 +254,8 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 				run.Image = rt.Image
 			}
 		}
-		te := store.NewScaledTaskEntry(run, spec.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
+		te := store.NewScaledTaskEntry(run, p.plan.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
+		te.KnobNotes = model.KnobNotes(run, p.plan.Ratios)
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs
