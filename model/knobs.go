@@ -764,3 +764,18 @@ func TimeLimitsApplied(t Task, s TimeScale) string {
 	scaled := ScaleTimeLimits(t, s)
 	return fmt.Sprintf("time: limits ×%s of the task's own: agent %s → %s, verifier %s → %s", s, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
 }
+
+// MarshalText writes the knobs' text form ("latency=200ms"; "" for none).
+func (k Knobs) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *Knobs) UnmarshalText(b []byte) error {
+	var v Knobs
+	for _, w := range strings.Fields(string(b)) {
+		if err := v.ParseKnobField(w); err != nil {
+			return err
+		}
+	}
+	*k = v.normal()
+	return nil
+}

@@ -210,3 +210,19 @@ func FuzzParseColumn(f *testing.F) {
 		}
 	})
 }
+
+func TestAxisJSON(t *testing.T) {
+	a, _ := ParseAxis("neighbours", "0,4")
+	a = a.WithNeighbourLoad(LoadDisk, 50)
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"name":"neighbours","values":["","neighbours=4:disk@50%"]}` {
+		t.Fatalf("axis JSON %s", b)
+	}
+	var back Axis
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Values) != 2 || back.Values[1] != a.Values[1] {
+		t.Fatalf("read back %+v (%v)", back, err)
+	}
+}
