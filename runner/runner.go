@@ -244,6 +244,12 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		out.HostAtEnd = r.cfg.Host()
 	}
 	t.host.fold(out.HostAtStart, out.HostAtEnd, &noise)
+	if out.Knobs != nil {
+		for _, n := range out.Knobs.Neighbours {
+			noise.NoisyNeighbours++
+			noise.NeighbourCores += n.Cores()
+		}
+	}
 	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
 	// A trial that never had a container ran beside nothing.
 	if out.ContainerID != "" {

@@ -193,7 +193,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.mu.Unlock()
 	res.StateOOMKilled = final.OOMKilled
-	if res.Knobs != nil && final.Knobs != nil {
+	if final.Knobs != nil {
+		if res.Knobs == nil {
+			res.Knobs = &model.KnobRecord{}
+		}
 		res.Knobs.Applied = append(res.Knobs.Applied, final.Knobs.Applied...)
 		res.Knobs.Skipped = append(res.Knobs.Skipped, final.Knobs.Skipped...)
 		res.Knobs.Measured = append(res.Knobs.Measured, final.Knobs.Measured...)
@@ -383,10 +386,14 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if model.NoSpaceInOutput(text) {
 			cur.sr.NoSpace = true
 		}
-		if m, ok := model.ParseMeasure(text); ok && t.res.Knobs != nil {
-			// A knob's effect as the task measured it inside the container.
+		if m, ok := model.ParseMeasure(text); ok {
+			// A knob's effect as the task measured it inside the container
+			// (in a plain column too: its baseline).
 			m.Step = cur.sr.Name
 			t.mu.Lock()
+			if t.res.Knobs == nil {
+				t.res.Knobs = &model.KnobRecord{}
+			}
 			t.res.Knobs.Measured = append(t.res.Knobs.Measured, m)
 			t.mu.Unlock()
 		}

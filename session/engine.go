@@ -200,17 +200,14 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 // builtinSidecars gives the services of a task that run headroom's own
 // server (image "builtin") the workload image.
 func (e *Engine) builtinSidecars(ctx context.Context, t *model.Task, progress func(string)) error {
-	t.Sidecars = slices.Clone(t.Sidecars) // the caller's task keeps "builtin"
-	for i := range t.Sidecars {
-		if t.Sidecars[i].Image != taskfile.BuiltinImage {
-			continue
-		}
-		img, err := e.WorkloadImage(ctx, false, progress)
-		if err != nil {
-			return fmt.Errorf("task %s: service %s: %w", t.Name, t.Sidecars[i].Name, err)
-		}
-		t.Sidecars[i].Image = img
+	if !slices.ContainsFunc(t.Sidecars, func(s model.Sidecar) bool { return s.Image == taskfile.BuiltinImage }) {
+		return nil
 	}
+	img, err := e.WorkloadImage(ctx, false, progress)
+	if err != nil {
+		return fmt.Errorf("task %s: its services' image: %w", t.Name, err)
+	}
+	taskfile.ResolveServiceImages(t, img)
 	return nil
 }
 

@@ -34,9 +34,9 @@ const (
 // Probe modes, run inside a trial's container to measure a knob's effect
 // there (the real-engine tests and the knobs' built-in tasks).
 const (
-	RTTMode      = "rtt"      // rtt HOST:PORT [--n N]: median TCP echo round trip
+	RTTMode      = "rtt"      // rtt [--n N] HOST:PORT: median TCP echo round trip
 	FetchMode    = "fetch"    // fetch URL: transfer rate of one GET
-	DirectIOMode = "directio" // directio DIR [--ops N --kb K]: O_DIRECT write rate
+	DirectIOMode = "directio" // directio [--ops N --kb K] DIR: O_DIRECT write rate
 )
 
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -163,7 +163,7 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 20, "round trips")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: rtt HOST:PORT [--n N]")
+		fmt.Fprintln(stderr, "usage: rtt [--n N] HOST:PORT")
 		return 2
 	}
 	rtts, err := ProbeRTT(fs.Arg(0), *n, 30*time.Second)
@@ -211,7 +211,7 @@ func directIOProbe(args []string, stdout, stderr io.Writer) int {
 	ops := fs.Int("ops", 200, "writes")
 	kb := fs.Int("kb", 4, "KiB a write (a multiple of 4)")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: directio DIR [--ops N --kb K]")
+		fmt.Fprintln(stderr, "usage: directio [--ops N --kb K] DIR")
 		return 2
 	}
 	r, err := DirectWrites(fs.Arg(0), *ops, *kb, 0)

@@ -329,7 +329,8 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 		}
 	}
 	if kit.helper != "" {
-		if done := kit.helperDone(ctx); done != "" {
+		delayLine := kit.knobs.Latency > 0 || kit.knobs.Jitter > 0 || kit.knobs.LossPct > 0
+		if done := kit.helperDone(ctx); done != "" && delayLine {
 			kit.rec.Applied = append(kit.rec.Applied, "network helper: "+done)
 		}
 		rm(kit.helper)
