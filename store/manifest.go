@@ -24,8 +24,8 @@ type Manifest struct {
 	// as they were asked for (older manifests: none).
 	Knobs       []model.Axis `json:"knobs,omitempty"`
 	Repeats     int          `json:"repeats"`
-	Seed        uint64        `json:"seed"`
-	Concurrency int           `json:"concurrency"`
+	Seed        uint64       `json:"seed"`
+	Concurrency int          `json:"concurrency"`
 	// Scale is what the ratios limited: memory, cpu or both (older
 	// manifests have none: both).
 	Scale model.Scale `json:"scale,omitempty"`
