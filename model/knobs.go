@@ -669,19 +669,32 @@ type Measure struct {
 }
 
 func (m Measure) String() string {
-	v := strconv.FormatFloat(m.Value, 'f', -1, 64)
-	if m.Value >= 100 {
-		v = strconv.FormatFloat(math.Round(m.Value), 'f', -1, 64)
-	} else if m.Value >= 1 {
-		v = strconv.FormatFloat(math.Round(m.Value*10)/10, 'f', -1, 64)
-	}
 	switch m.Unit {
 	case "bit/s":
-		return m.Name + " " + FormatBits(int64(m.Value)) + "/s"
+		return m.Name + " " + roundedUnit(m.Value, []string{"bit/s", "kbit/s", "Mbit/s", "Gbit/s"}, 1000)
 	case "B/s":
-		return m.Name + " " + FormatBytes(int64(m.Value)) + "/s"
+		return m.Name + " " + roundedUnit(m.Value, []string{"B/s", "KiB/s", "MiB/s", "GiB/s"}, 1024)
 	}
-	return m.Name + " " + v + m.Unit
+	return m.Name + " " + sig3(m.Value) + m.Unit
+}
+
+// sig3 writes v to three significant digits, never in exponent form.
+func sig3(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// roundedUnit writes v to three significant digits in the largest unit
+// it reaches ("7.65Mbit/s").
+func roundedUnit(v float64, units []string, step float64) string {
+	i := 0
+	for i < len(units)-1 && math.Abs(v) >= step {
+		v /= step
+		i++
+	}
+	return sig3(v) + units[i]
 }
 
 // NeighbourUse is one noisy neighbour's use while the trial ran.

@@ -226,3 +226,29 @@ func TestAxisJSON(t *testing.T) {
 		t.Fatalf("read back %+v (%v)", back, err)
 	}
 }
+
+func TestMeasureString(t *testing.T) {
+	for _, c := range []struct {
+		m    Measure
+		want string
+	}{
+		{Measure{Name: "rtt", Value: 200.73, Unit: "ms"}, "rtt 201ms"},
+		{Measure{Name: "rtt", Value: 0.30051, Unit: "ms"}, "rtt 0.301ms"},
+		{Measure{Name: "cpu_wait", Value: 8034.4, Unit: "ms"}, "cpu_wait 8034ms"},
+		{Measure{Name: "transfer_rate", Value: 7645868, Unit: "bit/s"}, "transfer_rate 7.65Mbit/s"},
+		{Measure{Name: "write_rate", Value: 2050000, Unit: "B/s"}, "write_rate 1.96MiB/s"},
+	} {
+		if got := c.m.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.m, got, c.want)
+		}
+	}
+	m, ok := ParseMeasure(FormatMeasure("model_rtt", 51.8, "ms"))
+	if !ok || m.Name != "model_rtt" || m.Value != 51.8 || m.Unit != "ms" || m.Where != "container" {
+		t.Fatalf("round trip: %+v %v", m, ok)
+	}
+	for _, bad := range []string{"headroom-measure: rtt", "headroom-measure: rtt NaN ms", "rtt 5 ms", "headroom-measure: a 1 b c"} {
+		if _, ok := ParseMeasure(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

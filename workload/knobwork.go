@@ -50,8 +50,8 @@ func (p Profile) knobWork(stdout, stderr io.Writer) int {
 	}
 	if p.FetchURL != "" {
 		name := p.FetchURL
-		if i := strings.LastIndex(name, "/"); i >= 0 {
-			name = name[i+1:]
+		if len(p.Packages) > 0 {
+			name = strings.Join(p.Packages, " ")
 		}
 		fmt.Fprintf(stdout, "Downloading %s\n", name)
 		n, took, err := fetchReporting(p.FetchURL, stdout)
