@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -254,15 +255,42 @@ func (k Knobs) Fields() []string {
 // String is the knobs' text form ("" when none is set).
 func (k Knobs) String() string { return strings.Join(k.Fields(), " ") }
 
-// Short is the knobs' values without their names, for a column heading
-// under its group's title ("200ms", "0.5x", "4:cpu@100%").
+// Short is the knobs' values as a column heading shows them under its
+// group's title, each marked so that none is mistaken for another:
+// "0.5x", "+200ms", "±10ms", "loss 1%", "8mbit", "2MiB/s", "50iops",
+// "6×cpu".
 func (k Knobs) Short() string {
-	var out []string
-	for _, f := range k.Fields() {
-		_, v, _ := strings.Cut(f, "=")
-		out = append(out, v)
+	k = k.normal()
+	var f []string
+	if !k.Time.IsBase() {
+		f = append(f, k.Time.String())
 	}
-	return strings.Join(out, " ")
+	if k.Latency > 0 {
+		f = append(f, "+"+k.Latency.String())
+	}
+	if k.Jitter > 0 {
+		f = append(f, "±"+k.Jitter.String())
+	}
+	if k.LossPct > 0 {
+		f = append(f, "loss "+strconv.FormatFloat(k.LossPct, 'f', -1, 64)+"%")
+	}
+	if k.BandwidthBits > 0 {
+		f = append(f, FormatBits(k.BandwidthBits))
+	}
+	if k.DiskBps > 0 {
+		f = append(f, FormatBytes(k.DiskBps)+"/s")
+	}
+	if k.DiskIOPS > 0 {
+		f = append(f, strconv.FormatInt(k.DiskIOPS, 10)+"iops")
+	}
+	if k.Neighbours > 0 {
+		s := fmt.Sprintf("%d×%s", k.Neighbours, k.NeighbourLoad)
+		if k.NeighbourPct > 0 {
+			s += fmt.Sprintf("@%d%%", k.NeighbourPct)
+		}
+		f = append(f, s)
+	}
+	return strings.Join(f, " ")
 }
 
 // ParseKnobField reads one key=value word of Fields into k.
@@ -791,4 +819,86 @@ func (k *Knobs) UnmarshalText(b []byte) error {
 	}
 	*k = v.normal()
 	return nil
+}
+
+// MeasuredText is what a cell's trials measured, each measure's median:
+// "model_rtt 201ms, agent_time 6.1s" ("" when none).
+func MeasuredText(trials []TrialResult) string {
+	names := map[string]bool{}
+	for _, t := range trials {
+		if t.Knobs != nil {
+			for _, m := range t.Knobs.Measured {
+				names[m.Name] = true
+			}
+		}
+	}
+	var sorted []string
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	var out []string
+	for _, n := range sorted {
+		if m, ok := MeasureOf(lastMeasures(trials), n); ok {
+			out = append(out, m.String())
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// lastMeasures keeps, of each trial's measures, the last of each name (a
+// step reporting as it goes ends with its whole run's figure).
+func lastMeasures(trials []TrialResult) []TrialResult {
+	out := make([]TrialResult, 0, len(trials))
+	for _, t := range trials {
+		if t.Knobs == nil {
+			continue
+		}
+		last := map[string]int{}
+		for i, m := range t.Knobs.Measured {
+			last[m.Name] = i
+		}
+		var keep []Measure
+		for i, m := range t.Knobs.Measured {
+			if last[m.Name] == i {
+				keep = append(keep, m)
+			}
+		}
+		t.Knobs = &KnobRecord{Measured: keep}
+		out = append(out, t)
+	}
+	return out
+}
+
+// GroupTitle is a column group's heading: "ratio" for the plain columns,
+// else the knobs' titles ("network", "time limit + network").
+func GroupTitle(group string) string {
+	if group == "" {
+		return "── ratio"
+	}
+	var t []string
+	for _, k := range strings.Split(group, "+") {
+		t = append(t, Knob(k).Title())
+	}
+	return "── " + strings.Join(t, " + ")
+}
+
+// ColumnGroups heads each knob's columns with its group's title (over
+// the first of them); nil when no column has a knob.
+func ColumnGroups(ratios []Ratio) []string {
+	any := false
+	for _, r := range ratios {
+		any = any || !r.Knobs.IsZero()
+	}
+	if !any {
+		return nil
+	}
+	out := make([]string, len(ratios))
+	last := "\x00"
+	for i, r := range ratios {
+		if g := r.Knobs.Group(); g != last {
+			out[i], last = GroupTitle(g), g
+		}
+	}
+	return out
 }

@@ -3,97 +3,18 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 
 	"github.com/headroom-eval/headroom/model"
 )
 
-// groupLine is the matrix's column-group heading: each knob's title over
-// its first column ("ratio" over the plain ones), nil when no column has
-// a knob.
+// groupLine is the matrix's column-group heading row (nil when no
+// column has a knob).
 func groupLine(cols []model.Ratio) []string {
-	any := false
-	for _, c := range cols {
-		any = any || !c.Knobs.IsZero()
-	}
-	if !any {
+	g := model.ColumnGroups(cols)
+	if g == nil {
 		return nil
 	}
-	out := []string{""}
-	last := "\x00"
-	for _, c := range cols {
-		g := c.Knobs.Group()
-		title := ""
-		if g != last {
-			title = GroupTitle(g)
-		}
-		last = g
-		out = append(out, title)
-	}
-	return out
-}
-
-// GroupTitle is a column group's heading: "ratio" for the plain columns,
-// else the knobs' titles ("network", "time limit + network").
-func GroupTitle(group string) string {
-	if group == "" {
-		return "── ratio"
-	}
-	var t []string
-	for _, k := range strings.Split(group, "+") {
-		t = append(t, model.Knob(k).Title())
-	}
-	return "── " + strings.Join(t, " + ")
-}
-
-// measuredText is what a cell's trials measured, each measure's median:
-// "model_rtt 201ms, agent_time 6.1s" ("" when none).
-func measuredText(trials []model.TrialResult) string {
-	names := map[string]bool{}
-	for _, t := range trials {
-		if t.Knobs != nil {
-			for _, m := range t.Knobs.Measured {
-				names[m.Name] = true
-			}
-		}
-	}
-	var sorted []string
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	var out []string
-	for _, n := range sorted {
-		if m, ok := model.MeasureOf(lastMeasures(trials), n); ok {
-			out = append(out, m.String())
-		}
-	}
-	return strings.Join(out, ", ")
-}
-
-// lastMeasures keeps, of each trial's measures, the last of each name (a
-// step reporting as it goes ends with its whole run's figure).
-func lastMeasures(trials []model.TrialResult) []model.TrialResult {
-	out := make([]model.TrialResult, 0, len(trials))
-	for _, t := range trials {
-		if t.Knobs == nil {
-			continue
-		}
-		last := map[string]int{}
-		for i, m := range t.Knobs.Measured {
-			last[m.Name] = i
-		}
-		var keep []model.Measure
-		for i, m := range t.Knobs.Measured {
-			if last[m.Name] == i {
-				keep = append(keep, m)
-			}
-		}
-		t.Knobs = &model.KnobRecord{Measured: keep}
-		out = append(out, t)
-	}
-	return out
+	return append([]string{""}, g...)
 }
 
 // writeMeasured writes, per cell, what the knobs' effect measured: inside
@@ -132,7 +53,7 @@ func (r *Report) writeMeasured(w io.Writer, md bool) error {
 		}
 		cols := []string{row.Task + " · " + row.Agent}
 		for _, x := range r.Matrix.Ratios {
-			s := measuredText(cells[row][x])
+			s := model.MeasuredText(cells[row][x])
 			if s == "" {
 				s = model.EmptyCellGlyph
 			}
