@@ -310,7 +310,11 @@ func notRunTasks(trials []model.TrialResult) []string {
 // resumeSweep reruns what an interrupted experiment is missing.
 func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	stderr := cmd.ErrOrStderr()
-	for _, name := range []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed"} {
+	planned := []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed", "neighbour-load", "neighbour-intensity"}
+	for _, a := range knobAxes {
+		planned = append(planned, a.flag)
+	}
+	for _, name := range planned {
 		if cmd.Flags().Changed(name) {
 			return usagef("--resume reruns the experiment as it was planned; --%s cannot change it", name)
 		}
