@@ -70,7 +70,7 @@ func TestKnobSweepRecordsColumnsAndEffects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tr := range trials {
-		if tr.Ratio.Knobs.Time.K == 0.5 && (tr.Knobs == nil || len(tr.Knobs.Applied) == 0 || !strings.Contains(tr.Knobs.Applied[0], "agent 4s → 2s")) {
+		if tr.Ratio.Knobs.Time.K == 0.5 && (tr.Knobs == nil || len(tr.Knobs.Applied) == 0 || !strings.Contains(tr.Knobs.Applied[0], "agent 8s → 4s")) {
 			t.Errorf("%s: knob record %+v", tr.Ratio, tr.Knobs)
 		}
 	}
