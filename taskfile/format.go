@@ -270,8 +270,9 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		t.Sidecars = append(t.Sidecars, sc)
 	}
 	if len(t.Sidecars) > 0 && t.Network == "none" {
-		// The services are reached over the trial's own network.
-		t.Network = "bridge"
+		// The services are reached over the trial's own network, which
+		// leads nowhere else.
+		t.Network = model.NetworkTrialOnly
 	}
 	if err := t.Validate(); err != nil {
 		return t, err

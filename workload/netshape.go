@@ -119,7 +119,13 @@ func defaultLink(name string) (netlink.Link, error) {
 			return netlink.LinkByIndex(r.LinkIndex)
 		}
 	}
-	return nil, errors.New("the namespace has no default route: nothing to shape (a no-network trial?)")
+	// An internal network has no default route: its one interface.
+	for _, r := range routes {
+		if l, err := netlink.LinkByIndex(r.LinkIndex); err == nil && l.Attrs().Name != "lo" {
+			return l, nil
+		}
+	}
+	return nil, errors.New("the namespace has no interface but loopback: nothing to shape (a no-network trial?)")
 }
 
 func applyNetShape(s NetShape) (*shaper, error) {
