@@ -369,6 +369,22 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 		note("real-task images", "not made yet; the real/* tasks and Dockerfiles FROM "+DebianImage+" need them: "+how+")")
 	}
 	check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
+	// What the knobs need (docs/KNOBS.md): a disk to throttle, a tap
+	// device for the delay line.
+	if d := p.Disk(); d.Device != "" {
+		where := "the container's root file system"
+		if !d.RootThrottled {
+			where = "a volume at the trial's working directory (the " + i.Details["storage_driver"] + " root file system is written from outside the container's cgroup)"
+		}
+		note("disk knob", "limits act on "+d.Device+", for "+where)
+	} else {
+		note("disk knob", "refused on this engine: "+d.Why)
+	}
+	if _, err := os.Stat("/dev/net/tun"); err == nil || !i.Local {
+		note("network knobs", "shaped in each trial's network namespace by a helper container (tbf; a delay line for latency, jitter and loss)")
+	} else {
+		note("network knobs", "latency, jitter and loss refused: the host has no /dev/net/tun for their delay line (load the tun module); bandwidth works")
+	}
 	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && i.Details["cgroup_version"] == "1" && i.Local {
 		check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
 	}
