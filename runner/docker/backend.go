@@ -58,6 +58,13 @@ type Options struct {
 	// refusal creates it. Without it every command paid a refused create,
 	// start and remove (0.5-2 s here) before its first trial could start.
 	NoFileMemo string
+	// HelperImage is headroom's workload image, which the knobs' helper
+	// and neighbour containers run ("": knobs that need one are refused).
+	HelperImage string
+	// Disk is where the disk knob's limit acts (FindDiskTarget).
+	Disk DiskTarget
+	// StorageDriver and CgroupVersion are the engine's, as it said.
+	StorageDriver, CgroupVersion string
 	// DriverBinary is a static headroom binary on the engine's host; set,
 	// task images run their steps through it too, mounted read-only
 	// (taskdriver.go), where they can.
@@ -340,19 +347,34 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// A compose environment's other services start first, on a network
 	// made for the trial, with its named volumes (waiting on them may take
 	// minutes).
+	// The column's knobs: the disk limit goes in the host config, the
+	// neighbours start first (knobs.go).
+	kit, err := b.prepareKnobs(cancelled, cfg.Labels, name, trial, task, hc)
+	dropKit := func() {
+		if kit != nil {
+			_, _ = kit.remove(context.Background())
+			_ = kit.removeVolume(context.Background())
+		}
+	}
+	if err != nil {
+		dropKit()
+		return nil, err
+	}
 	var side *sidecars
 	var netCfg *network.NetworkingConfig
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		var err error
 		if side, err = b.startSidecars(cancelled, cfg.Labels, name, task); err != nil {
+			dropKit()
 			return nil, err
 		}
 		netCfg = side.attachMain(hc, task)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
+	var created container.CreateResponse
 	createdAt := runner.TimePhase(trial.ID, "create")
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
 	createdAt()
 	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
 		// A headroom killed while the engine was creating this trial's
@@ -364,6 +386,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if side != nil {
 			_, _ = side.remove(context.Background())
 		}
+		dropKit()
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
@@ -374,6 +397,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb := newSandbox(b, created.ID)
 	sb.side, sb.trial = side, trial.ID
+	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
@@ -413,6 +437,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return info.State.Pid
 	}
 	sb.startSampling(pid)
+	if kit != nil {
+		// The network is shaped before any step runs.
+		if err := kit.shape(cancelled, created.ID, name, task); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
 			_, _ = sb.Remove(context.Background())
