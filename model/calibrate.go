@@ -152,7 +152,8 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 		if t.Outcome == Cancelled {
 			cancelled[row]++
 		}
-		if !t.Outcome.Counted() || t.Outcome == InfraError || t.TaskNotRun || t.Cause.Outside() {
+		// A knob's column changes more than the memory limit.
+		if !t.Outcome.Counted() || t.Outcome == InfraError || t.TaskNotRun || t.Cause.Outside() || !t.Ratio.Knobs.IsZero() {
 			continue
 		}
 		rk := kills[row][t.Ratio]

@@ -92,11 +92,15 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 }
 
 // AdjacentRegimes splits the change between each pair of adjacent ratios
-// of trials (tightest first; uncapped last).
+// of trials (tightest first; uncapped last). Columns with other knobs are
+// not on that scale: SplitRegimes pairs any two of them.
 func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
 	by := map[Ratio][]TrialResult{}
 	var ratios []Ratio
 	for _, t := range trials {
+		if !t.Ratio.Knobs.IsZero() {
+			continue
+		}
 		if _, ok := by[t.Ratio]; !ok {
 			ratios = append(ratios, t.Ratio)
 		}

@@ -218,7 +218,8 @@ type sourceKey struct {
 func Sources(trials []TrialResult) map[sourceKey]TrialResult {
 	out := map[sourceKey]TrialResult{}
 	for _, t := range trials {
-		if t.Ratio.Uncapped && t.Outcome.Counted() {
+		// Only the plain uncapped column: another knob changes the trace.
+		if t.Ratio.Uncapped && t.Ratio.Knobs.IsZero() && t.Outcome.Counted() {
 			out[sourceKey{t.Task, t.Agent, t.Repeat}] = t
 		}
 	}
@@ -235,7 +236,7 @@ func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint, s
 	src := Sources(trials)
 	by := map[Ratio]*Confusion{}
 	for _, t := range trials {
-		if t.Ratio.Uncapped || !t.Outcome.Counted() || t.Outcome == InfraError || !seeded[t.Task] {
+		if t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() || t.Outcome == InfraError || !seeded[t.Task] {
 			continue
 		}
 		s, ok := src[sourceKey{t.Task, t.Agent, t.Repeat}]
@@ -339,7 +340,7 @@ func RateChecks(trials []TrialResult, traces map[string][]TracePoint) []RateChec
 	cells := map[cellRef]*MemoryFailures{}
 	var order []cellRef
 	for _, t := range trials {
-		if t.Ratio.Uncapped || !t.Outcome.Counted() || t.Outcome == InfraError {
+		if t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() || t.Outcome == InfraError {
 			continue
 		}
 		k := cellRef{RowKey{t.Task, t.Agent}, t.Ratio}
@@ -424,7 +425,7 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 		mine := byRow[row]
 		sort.Slice(mine, func(i, j int) bool { return mine[i].Repeat < mine[j].Repeat })
 		for _, r := range want {
-			if ran[row][r] || r.Uncapped {
+			if ran[row][r] || r.Uncapped || !r.Knobs.IsZero() {
 				continue
 			}
 			c := PredictedCell{Task: row.Task, Agent: row.Agent, Ratio: r}
@@ -465,7 +466,7 @@ func measuredBetter(trials []TrialResult, row RowKey, r Ratio, c PredictedCell) 
 	var at Ratio
 	by := map[Ratio]*Rates{}
 	for _, t := range trials {
-		if t.Task != row.Task || t.Agent != row.Agent || t.Ratio.Uncapped || !t.Outcome.Counted() {
+		if t.Task != row.Task || t.Agent != row.Agent || t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() {
 			continue
 		}
 		if limit > 0 && t.Policy.HardLimitBytes >= limit {

@@ -95,7 +95,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	waiting := WithWaiting(ctx, func(reason string) {
 		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
 	})
+	defer TimePhase(t.trial.ID, "trial")()
+	started := TimePhase(t.trial.ID, "sandbox start")
 	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
+	started()
 	if err != nil {
 		res.End = time.Now()
 		if ctx.Err() != nil {
@@ -108,6 +111,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.ContainerID = sb.ID()
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
+	if pm, ok := sb.(PeakModer); ok {
+		res.PeakMode = pm.PeakMode()
+	}
 	t.oomNotify = make(chan struct{})
 	t.emit(event.TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 
@@ -138,6 +144,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		agent.Steps = nil
 	}
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
+	agentStart := time.Now()
 	for _, st := range agent.Steps {
 		if !installed {
 			break
@@ -154,6 +161,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 	}
 	cancelAgent()
+	if res.Knobs != nil && !t.trial.Ratio.Knobs.Time.IsBase() && installed && len(agent.Steps) > 0 {
+		// What the time limit left the agent: its steps' wall time.
+		res.Knobs.Measured = append(res.Knobs.Measured, model.Measure{Name: "agent_time", Value: time.Since(agentStart).Seconds(), Unit: "s", Where: "runner"})
+	}
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
@@ -189,7 +200,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
+	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)
+	removed()
 	cancelRm()
 	<-monitorDone
 	<-procsDone
@@ -210,6 +223,15 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.mu.Unlock()
 	res.StateOOMKilled = final.OOMKilled
+	if final.Knobs != nil {
+		if res.Knobs == nil {
+			res.Knobs = &model.KnobRecord{}
+		}
+		res.Knobs.Applied = append(res.Knobs.Applied, final.Knobs.Applied...)
+		res.Knobs.Skipped = append(res.Knobs.Skipped, final.Knobs.Skipped...)
+		res.Knobs.Measured = append(res.Knobs.Measured, final.Knobs.Measured...)
+		res.Knobs.Neighbours = append(res.Knobs.Neighbours, final.Knobs.Neighbours...)
+	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
 	if final.KernelPeakBytes > res.KernelPeakBytes {
@@ -378,11 +400,15 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 // is its exit code.
 func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
 	if len(st.Files) > 0 {
-		if err := sb.CopyIn(ctx, st.Files); err != nil {
+		copied := TimePhase(t.trial.ID, "copy in")
+		err := sb.CopyIn(ctx, st.Files)
+		copied()
+		if err != nil {
 			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
 			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
 		}
 	}
+	defer TimePhase(t.trial.ID, phase+" step")()
 	env = append(append([]string(nil), env...), st.Env...)
 	for _, entry := range append(append([]string(nil), t.task.PassEnv...), st.PassEnv...) {
 		env = append(env, passEnvValue(entry, t.r.cfg.Secrets))
@@ -411,6 +437,17 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		if model.NoSpaceInOutput(text) {
 			cur.sr.NoSpace = true
+		}
+		if m, ok := model.ParseMeasure(text); ok {
+			// A knob's effect as the task measured it inside the container
+			// (in a plain column too: its baseline).
+			m.Step = cur.sr.Name
+			t.mu.Lock()
+			if t.res.Knobs == nil {
+				t.res.Knobs = &model.KnobRecord{}
+			}
+			t.res.Knobs.Measured = append(t.res.Knobs.Measured, m)
+			t.mu.Unlock()
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
 		t.emit(event.OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
@@ -702,6 +739,7 @@ func (t *trialRun) killedIn(at time.Time) string {
 // readReward reads the verifier's reward file and says whether it passes,
 // and if not, why. The error is the engine's.
 func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
+	defer TimePhase(t.trial.ID, "reward read")()
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		p := path.Join(rule.Dir, name)
 		data, err := sb.ReadFile(ctx, p)

@@ -26,6 +26,10 @@ type Profile struct {
 	SpikeLenMS  int     `json:"spike_len_ms,omitempty" toml:"spike_len_ms"`
 	SpikeEvery  int     `json:"spike_every_ms,omitempty" toml:"spike_every_ms"`
 	SpikeChance float64 `json:"spike_chance,omitempty" toml:"spike_chance"`
+	// SpikeLog writes a line "spike START END" as each spike ends: when its
+	// memory was all touched and when it was let go (Unix nanoseconds, the
+	// host's clock): what a test of the sampler checks the samples against.
+	SpikeLog bool `json:"spike_log,omitempty" toml:"spike_log"`
 
 	// Children run in parallel in the middle of the step, each allocating
 	// ChildMB (jittered) for ChildLenMS: the compile jobs of `make -j`, the
@@ -49,6 +53,23 @@ type Profile struct {
 	CPUWorkMS  int `json:"cpu_work_ms,omitempty" toml:"cpu_work_ms"`
 	CPUThreads int `json:"cpu_threads,omitempty" toml:"cpu_threads"`
 	DeadlineMS int `json:"deadline_ms,omitempty" toml:"deadline_ms"`
+
+	// ModelCalls round trips are made, one after another, to the model
+	// stand-in at ModelURL (a local server beside the task: ServeMode):
+	// an agent's turns, each waiting for the model's reply, so the
+	// network's latency adds up over them.
+	ModelCalls int    `json:"model_calls,omitempty" toml:"model_calls"`
+	ModelURL   string `json:"model_url,omitempty" toml:"model_url"`
+	// FetchURL is downloaded to the end, as a package from a mirror is
+	// (a local server beside the task): its time is set by the bandwidth.
+	FetchURL string `json:"fetch_url,omitempty" toml:"fetch_url"`
+	// DirectWrites blocks of WriteKB KiB are written to WriteDir one at a
+	// time, each past the page cache and synced (O_DIRECT|O_DSYNC): a
+	// build's many small synced files, set by the disk's operations a
+	// second.
+	DirectWrites int    `json:"direct_writes,omitempty" toml:"direct_writes"`
+	WriteKB      int    `json:"write_kb,omitempty" toml:"write_kb"`
+	WriteDir     string `json:"write_dir,omitempty" toml:"write_dir"`
 
 	// FailChance is the chance the step fails on its own (the model's
 	// mistake, not the machine's).
@@ -116,6 +137,10 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("thrash_mb and hold_after_ms need hold_at_limit = true")
 	case p.DeadlineMS > 0 && p.CPUWorkMS == 0:
 		return fmt.Errorf("deadline_ms needs cpu_work_ms: the deadline is for that work")
+	case p.ModelCalls < 0 || p.ModelCalls > 100000 || (p.ModelCalls > 0) != (p.ModelURL != ""):
+		return fmt.Errorf("model_calls (0 to 100000) and model_url go together")
+	case p.DirectWrites < 0 || p.DirectWrites > 1_000_000 || p.WriteKB < 0 || p.WriteKB%4 != 0:
+		return fmt.Errorf("direct_writes must be 0 to 1000000 and write_kb a multiple of 4")
 	}
 	switch p.OnChildKilled {
 	case "", "fail", "continue", "retry":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,18 @@ type Options struct {
 	// EngineWait bounds the wait for an engine that went away to answer
 	// again (default DefaultEngineWait).
 	EngineWait time.Duration
+	// NoFileMemo is a file whose presence says this engine refuses
+	// Harbor's open-files limit (its own hard limit is lower); the first
+	// refusal creates it. Without it every command paid a refused create,
+	// start and remove (0.5-2 s here) before its first trial could start.
+	NoFileMemo string
+	// HelperImage is headroom's workload image, which the knobs' helper
+	// and neighbour containers run ("": knobs that need one are refused).
+	HelperImage string
+	// Disk is where the disk knob's limit acts (FindDiskTarget).
+	Disk DiskTarget
+	// StorageDriver and CgroupVersion are the engine's, as it said.
+	StorageDriver, CgroupVersion string
 	// DriverBinary is a static headroom binary on the engine's host; set,
 	// task images run their steps through it too, mounted read-only
 	// (taskdriver.go), where they can.
@@ -130,6 +144,11 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
 	}
 	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{}), brokeNotify: make(chan struct{})}
+	if opts.NoFileMemo != "" {
+		if _, err := os.Stat(opts.NoFileMemo); err == nil {
+			b.noFileLow.Store(true)
+		}
+	}
 	// The engine's clock is the events' clock; a second of slack covers skew.
 	b.lastEvent = time.Now().Add(-time.Second)
 	evCtx, cancel := context.WithCancel(context.Background())
@@ -231,6 +250,10 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		sb, err = b.start(ctx, experiment, trial, task)
 		if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
 			b.noFileLow.Store(true)
+			if m := b.opts.NoFileMemo; m != "" {
+				_ = os.MkdirAll(filepath.Dir(m), 0o700)
+				_ = os.WriteFile(m, []byte("this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)\n"), 0o600)
+			}
 			sb, err = b.start(ctx, experiment, trial, task)
 		}
 		return err
@@ -324,18 +347,35 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// A compose environment's other services start first, on a network
 	// made for the trial, with its named volumes (waiting on them may take
 	// minutes).
+	// The column's knobs: the disk limit goes in the host config, the
+	// neighbours start first (knobs.go).
+	kit, err := b.prepareKnobs(cancelled, cfg.Labels, name, trial, task, hc)
+	dropKit := func() {
+		if kit != nil {
+			_, _ = kit.remove(context.Background())
+			_ = kit.removeVolume(context.Background())
+		}
+	}
+	if err != nil {
+		dropKit()
+		return nil, err
+	}
 	var side *sidecars
 	var netCfg *network.NetworkingConfig
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		var err error
 		if side, err = b.startSidecars(cancelled, cfg.Labels, name, task); err != nil {
+			dropKit()
 			return nil, err
 		}
 		netCfg = side.attachMain(hc, task)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	var created container.CreateResponse
+	createdAt := runner.TimePhase(trial.ID, "create")
+	created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	createdAt()
 	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
 		// A headroom killed while the engine was creating this trial's
 		// container (a resume reruns it under the same name): that create
@@ -346,6 +386,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if side != nil {
 			_, _ = side.remove(context.Background())
 		}
+		dropKit()
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
@@ -355,7 +396,8 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	sb := newSandbox(b, created.ID)
-	sb.side = side
+	sb.side, sb.trial = side, trial.ID
+	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
@@ -365,14 +407,19 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if driven {
 		// Attached before the start, so no output is missed.
+		attached := runner.TimePhase(trial.ID, "attach")
 		d, err := attachDriver(context.WithoutCancel(ctx), b, created.ID)
+		attached()
 		if err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}
 		sb.drv = d
 	}
-	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+	startedAt := runner.TimePhase(trial.ID, "start")
+	err = b.cli.ContainerStart(ctx, created.ID, container.StartOptions{})
+	startedAt()
+	if err != nil {
 		_, _ = sb.Remove(context.Background())
 		if task.GPUs > 0 && isNoGPU(err) {
 			return nil, noGPUError(task, err)
@@ -390,6 +437,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return info.State.Pid
 	}
 	sb.startSampling(pid)
+	if kit != nil {
+		// The network is shaped before any step runs.
+		if err := kit.shape(cancelled, created.ID, name, task); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
 			_, _ = sb.Remove(context.Background())

@@ -104,7 +104,13 @@ func newBackend(t testing.TB, opts Options) *Backend {
 // sweep runs a plan to the end and returns the results and every event.
 func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
 	t.Helper()
-	return sweepTuned(t, b, tasks, ratios, repeats, ctx, onEvent, nil)
+	return sweepAtOnce(t, b, tasks, ratios, repeats, 2, ctx, onEvent)
+}
+
+// sweepAtOnce is sweep with concurrency trials at once.
+func sweepAtOnce(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats, concurrency int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
+	t.Helper()
+	return sweepTuned(t, b, tasks, ratios, repeats, ctx, onEvent, func(c *runner.Config) { c.Concurrency = concurrency })
 }
 
 // sweepTuned is sweep with the runner's configuration changed by tune.

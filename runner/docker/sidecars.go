@@ -18,9 +18,9 @@ import (
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // LabelService names the compose service a sidecar container runs.
@@ -69,7 +69,9 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 	// make the object); waits end with ctx.
 	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels})
+	// A task with no network of its own reaches its services and nothing
+	// else.
+	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels, Internal: task.Network == model.NetworkTrialOnly})
 	if err != nil {
 		return nil, fmt.Errorf("create the trial's network: %w", err)
 	}
