@@ -37,7 +37,8 @@ type HostNoise struct {
 	HostReadings      int     `json:"host_readings"`
 	// CPUWait is the CPU time the trial's threads wanted during its steps
 	// and did not get (their run-queue wait; v2: the cgroup's own
-	// cpu.pressure), when CPUWaitKnown; StepTime is the steps' wall time;
+	// cpu.pressure), less the time its own CPU limit throttled it, when
+	// CPUWaitKnown; StepTime is the steps' wall time;
 	// StepCPUSome the host's CPU pressure over the trial's own steps (not
 	// its container's start and removal, when the engine is busiest).
 	CPUWait      Duration `json:"cpu_wait,omitempty"`

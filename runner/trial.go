@@ -352,11 +352,6 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
 	sr.OutputDropped += dropped
 	kp, ok := sb.TakeKernelPeak()
-	if w, ok := cpuWait(sb); ok && o.waitOK {
-		sr.CPUWait = model.Duration(max(w-o.waitBefore, 0))
-		t.steps.wait += w - o.waitBefore
-		t.steps.waitOK = true
-	}
 	if p := t.r.readPressure(); p.ok && o.psiBefore.ok {
 		t.steps.cpuSome += p.cpuSome - o.psiBefore.cpuSome
 		t.steps.psiWall += p.at.Sub(o.psiBefore.at)
@@ -370,6 +365,18 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 			total = t.res.CPU.Add(use)
 		}
 		t.res.CPU = &total
+	}
+	if w, ok := cpuWait(sb); ok && o.waitOK {
+		// A thread its own CPU limit holds back waits too: that time is
+		// the limit's (throttling), not the host's.
+		wait := w - o.waitBefore
+		if sr.CPU != nil {
+			wait -= time.Duration(sr.CPU.ThrottledNanos)
+		}
+		wait = max(wait, 0)
+		sr.CPUWait = model.Duration(wait)
+		t.steps.wait += wait
+		t.steps.waitOK = true
 	}
 	t.mu.Lock()
 	if ok {
