@@ -119,3 +119,18 @@ type Final struct {
 	// shutdown stopped the container).
 	EngineRestarted bool
 }
+
+// NetworkPolicer is a sandbox whose network policy can change while it
+// runs, for a phase that asks for its own (Harbor's [agent] / [verifier]
+// network_mode).
+type NetworkPolicer interface {
+	SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error
+}
+
+// ArtifactCopier is a sandbox that can copy a path out to the host: what
+// a separate verifier gets from the agent's container.
+type ArtifactCopier interface {
+	// CopyOut copies the file or directory at path into hostDir, at the
+	// same path under it; a missing path is fs.ErrNotExist.
+	CopyOut(ctx context.Context, path, hostDir string) error
+}

@@ -55,6 +55,8 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// separateUse is a separate verifier's container's use.
+	separateUse *model.SidecarUsage
 }
 
 func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -115,6 +117,13 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 		agent.Steps = nil
 	}
+	// The network in force, and the agent's own for its phase.
+	netNow := t.task.BaselinePolicy()
+	if t.task.AgentNetwork != nil && len(agent.Steps) > 0 && installed && engineErr == nil {
+		if netNow, err = t.setNetwork(ctx, sb, t.task.AgentNetwork, &netNow); err != nil {
+			engineErr, installed = err, false
+		}
+	}
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
 	for _, st := range agent.Steps {
 		if !installed {
@@ -134,6 +143,28 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	cancelAgent()
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		// Collect hooks run under the container's own policy, after the
+		// agent's (Harbor's phase override ends with its phase).
+		if netNow, err = t.setNetwork(ctx, sb, nil, &netNow); err != nil {
+			engineErr = err
+		} else {
+			engineErr = t.runCollect(ctx, sb, env)
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier != nil {
+		got, err := t.runSeparate(ctx, sb, env)
+		engineErr = err
+		ev.TimedOut = got.sr.TimedOut
+		if got.sr.TimedOut {
+			ev.TimedOutPhase = "verifier"
+		}
+		ev.VerifierPassed = got.judged && got.passed && err == nil
+	} else if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		if _, err := t.setNetwork(ctx, sb, t.task.VerifierNetwork, &netNow); err != nil {
+			engineErr = err
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -190,6 +221,12 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.StateOOMKilled = final.OOMKilled
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
+	if t.separateUse != nil {
+		res.Sidecars = append(res.Sidecars, *t.separateUse)
+		if note := separateNote(t.separateUse, t.task.SeparateVerifier); note != "" && !ev.VerifierPassed {
+			t.verdictNote = note
+		}
+	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
 	}

@@ -240,6 +240,9 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
+	if err := f.harborCollect(dir, file, t); err != nil {
+		return err
+	}
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
 	t.Deviations = append(t.Deviations, devs...)
@@ -254,6 +257,42 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 			}},
 		})
 	}
+	return nil
+}
+
+// harborCollect gives t its collect hooks, its artifacts and, when the
+// task asks for one, its separate verifier: a container of its own
+// whose image carries the tests (none are copied in), which gets the
+// collected artifacts and a fresh /logs/verifier.
+func (f *fileTask) harborCollect(dir, file string, t *model.Task) error {
+	var devs []model.Deviation
+	var err error
+	if t.Collect, devs, err = collectSteps("[[verifier.collect]]", f.Verifier.Collect); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	if t.Artifacts, devs, err = artifactPaths(f.Artifacts); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	separate, err := separateMode(f.Verifier.EnvironmentMode, f.Verifier.Environment)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if len(t.Artifacts) > 0 || len(t.Collect) > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not kept",
+			Detail: "what the collect hooks and artifacts gather is used by the verifier but not saved with the trial; Harbor copies it to the trial's directory"})
+	}
+	if !separate {
+		return nil
+	}
+	if t.SeparateVerifier, err = f.separateVerifier(dir, file); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, f.verifierDevs...)
+	// The verifier's phase policy is its own container's.
+	t.VerifierNetwork = nil
+	t.Verifier.Files = []model.Upload{{To: VerifierLogDir}}
 	return nil
 }
 

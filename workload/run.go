@@ -48,6 +48,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return untar(args[1:], os.Stdin, stderr)
 	case CatMode:
 		return cat(args[1:], stdout, stderr)
+	case NetPolicyMode:
+		return netPolicy(args[1:], stdout, stderr)
 	case "run":
 		return runStep(args[1:], stdout, stderr)
 	case "child":

@@ -55,6 +55,11 @@ type Options struct {
 	// task images run their steps through it too, mounted read-only
 	// (taskdriver.go), where they can.
 	DriverBinary string
+	// HelperImage runs helper containers (a trial's network policy);
+	// without it, the workload image of HelperBinary is made when first
+	// needed.
+	HelperImage  string
+	HelperBinary string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -83,6 +88,10 @@ type Backend struct {
 	// limit (its own hard limit is lower): later containers keep the
 	// engine's, as no container here can have more.
 	noFileLow atomic.Bool
+
+	helperOnce sync.Once
+	helperImg  string
+	helperErr  error
 }
 
 // ReadsKernelLog says whether kills will carry the killed process's name.
@@ -356,6 +365,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb := newSandbox(b, created.ID)
 	sb.side = side
+	sb.name, sb.labels = name, cfg.Labels
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
@@ -392,6 +402,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.startSampling(pid)
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
+	if len(task.AllowedHosts) > 0 && task.Network != "none" {
+		// Harbor's allowlist, in force before anything runs.
+		if err := sb.SetNetworkPolicy(cancelled, task.BaselinePolicy()); err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}

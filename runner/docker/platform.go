@@ -156,7 +156,7 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 // Sandboxes subscribes to the engine's events and returns the backend
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
-	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe)})
+	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe), HelperBinary: p.helperBinary(o.Exe)})
 }
 
 // driverBinary is exe when task images can run their steps through it:
@@ -165,6 +165,15 @@ func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runn
 // dispatches to the driver by name.
 func (p *Platform) driverBinary(exe string) string {
 	if !p.info.Local || exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
+		return ""
+	}
+	return exe
+}
+
+// helperBinary is exe when helper containers can run it: a static
+// binary on this host (a test binary dispatches no modes).
+func (p *Platform) helperBinary(exe string) string {
+	if exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
 		return ""
 	}
 	return exe

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -41,6 +42,16 @@ type sandbox struct {
 
 	// Who stopped the container (faults.go).
 	stops stopWitness
+
+	// name and labels are the container's; its helpers carry them too.
+	name   string
+	labels map[string]string
+	help   helpers
+	// The network policy in force (netpolicy.go): the networks a
+	// no-network phase disconnected, and whether an allowlist is set.
+	netMu    sync.Mutex
+	detached map[string]*network.EndpointSettings
+	filtered bool
 
 	mu          sync.Mutex
 	closed      bool
@@ -342,6 +353,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		// The engine stopped the container as it shut down.
 		f.KilledBy, f.EngineRestarted = "", true
 	}
+	s.removeHelpers()
 	if s.side != nil {
 		var serr error
 		f.Sidecars, serr = s.side.remove(ctx)
