@@ -84,3 +84,15 @@ func (t *Task) BaselinePolicy() NetworkPolicy {
 	}
 	return NetworkPolicy{Mode: NetworkPublic}
 }
+
+// PhaseWantsNetwork says whether a phase asks for a network the
+// container's own policy (none) does not give: the container then starts
+// on the engine's network, taken away before anything runs.
+func (t *Task) PhaseWantsNetwork() bool {
+	for _, p := range []*NetworkPolicy{t.AgentNetwork, t.VerifierNetwork} {
+		if p != nil && p.Mode != NetworkNone {
+			return true
+		}
+	}
+	return false
+}

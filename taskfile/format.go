@@ -459,8 +459,11 @@ func (f *fileTask) network(t *model.Task, defNetwork string) error {
 		set     **model.NetworkPolicy
 	}{{"agent", f.Agent.fileNetwork, &t.AgentNetwork}, {"verifier", f.Verifier.fileNetwork, &t.VerifierNetwork}} {
 		m, err := ph.n.mode(ph.section)
-		if err != nil || m == "" {
+		if err != nil {
 			return err
+		}
+		if m == "" {
+			continue
 		}
 		p := model.NetworkPolicy{Mode: m}
 		if m == netAllowlist {

@@ -285,9 +285,14 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	// No mounts at all under either profile (so no Docker socket and no
 	// host path).
+	netMode := task.Network
+	detach := netMode == "none" && task.PhaseWantsNetwork()
+	if detach {
+		netMode = "bridge"
+	}
 	hc := &container.HostConfig{
 		Resources:   res,
-		NetworkMode: container.NetworkMode(task.Network),
+		NetworkMode: container.NetworkMode(netMode),
 		CapAdd:      task.Capabilities,
 		Tmpfs:       b.opts.Tmpfs,
 	}
@@ -402,6 +407,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.startSampling(pid)
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
+	if detach {
+		// No network until a phase asks for one.
+		if err := sb.SetNetworkPolicy(cancelled, model.NetworkPolicy{Mode: model.NetworkNone}); err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}
