@@ -174,6 +174,16 @@ func showTask(cmd *cobra.Command, t model.Task) {
 		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
 	}
 	fmt.Fprintln(w)
+	if note := t.HarnessNote(); note != "" {
+		fmt.Fprintf(w, "  harness  %s\n", note)
+	}
+	if sv := t.SeparateVerifier; sv != nil {
+		fmt.Fprintf(w, "  verifier container  its own: %g CPU, %s, network %s (its spec as guarantee and limit; the ratio does not apply to it)\n",
+			sv.Resources.CPUs, model.FormatBytes(sv.Resources.MemoryBytes), sv.Network)
+	}
+	for _, c := range t.Collect {
+		fmt.Fprintf(w, "  collect  %s\n", c.Show)
+	}
 	if len(t.Phases) == 0 {
 		fmt.Fprintf(w, "  timeouts agent %s, verifier %s\n", t.AgentTimeout, t.VerifierTimeout)
 	}

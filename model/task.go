@@ -234,6 +234,9 @@ type Task struct {
 	// shared verifier's own policies, applied for their phase only.
 	AgentNetwork    *NetworkPolicy `json:"agent_network,omitempty"`
 	VerifierNetwork *NetworkPolicy `json:"verifier_network,omitempty"`
+	// Harness, when set, is what the task's own harness gives its
+	// container where that is not its spec as a limit (see HarnessNote).
+	Harness *HarnessContainer `json:"harness,omitempty"`
 }
 
 // PhaseNames lists a multi-step task's phases in order.

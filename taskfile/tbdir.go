@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -419,6 +420,19 @@ func loadTBOld(dir string) (Loaded, error) {
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
 	t.Deviations = append(t.Deviations, tbOldDeviations(y)...)
+	// The harness runs the compose file's cpus and no memory limit; a
+	// task without compose limits runs unlimited.
+	t.Harness = &model.HarnessContainer{}
+	if !slices.Contains(t.Resources.Defaulted, "cpus") {
+		t.Harness.CPUs = t.Resources.CPUs
+	}
+	if !slices.Contains(t.Resources.Defaulted, "memory") {
+		t.Harness.MemoryBytes = t.Resources.MemoryBytes
+	}
+	if !t.Harness.ByDefaultScale(t.Resources) {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "harness resources differ",
+			Detail: t.HarnessNote() + fmt.Sprintf(" (headroom's spec: %g CPU, %s%s)", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), defaultedNote(t.Resources))})
+	}
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -436,6 +450,13 @@ func tbOldDeviations(y tbOldTask) []model.Deviation {
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
 	}
 	return out
+}
+
+func defaultedNote(r model.Resources) string {
+	if len(r.Defaulted) == 0 {
+		return ""
+	}
+	return "; defaulted: " + strings.Join(r.Defaulted, ", ")
 }
 
 func firstLine(s string) string {
