@@ -64,7 +64,7 @@ type fileTask struct {
 		Authors     []map[string]any `toml:"authors"`
 	} `toml:"task"`
 	Environment fileEnvironment `toml:"environment"`
-	Agent struct {
+	Agent       struct {
 		TimeoutSec *float64 `toml:"timeout_sec"`
 		User       any      `toml:"user"`
 		fileNetwork

@@ -181,4 +181,3 @@ func ifname(n string) []byte {
 	copy(b, n)
 	return b
 }
-

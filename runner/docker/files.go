@@ -276,4 +276,5 @@ func (s *sandbox) CopyOut(ctx context.Context, p, hostDir string) error {
 		}
 	}
 }
+
 var _ runner.ArtifactCopier = (*sandbox)(nil)
