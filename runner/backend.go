@@ -134,3 +134,11 @@ type ArtifactCopier interface {
 	// same path under it; a missing path is fs.ErrNotExist.
 	CopyOut(ctx context.Context, path, hostDir string) error
 }
+
+// StepStopper is a sandbox that can stop its steps' processes and keep
+// running: a multi-step task's phase whose agent timed out is verified
+// in the same container, as Harbor does.
+type StepStopper interface {
+	// StopSteps kills every process in the sandbox but its first.
+	StopSteps(ctx context.Context) error
+}

@@ -30,6 +30,8 @@ func (t *trialRun) runPhases(ctx context.Context, sb Sandbox, agent model.Agent,
 		}
 		if stop == "" {
 			actx, cancel := context.WithTimeout(ctx, p.AgentTimeout)
+			_, stoppable := sb.(StepStopper)
+			t.keepOnTimeout = stoppable
 			for _, st := range agent.Steps {
 				if st.Phase != "" && st.Phase != p.Name {
 					continue
@@ -43,14 +45,17 @@ func (t *trialRun) runPhases(ctx context.Context, sb Sandbox, agent model.Agent,
 					return fmt.Errorf("step %s: %w", st.Name, err)
 				}
 				if sr.TimedOut {
-					// The container is killed on a timeout: nothing
-					// more can run in it.
-					ev.TimedOut = true
+					// Harbor verifies the step and goes on; where the
+					// sandbox cannot stop the step alone, the container
+					// went with it and nothing more can run.
+					pr.AgentTimedOut = true
+					ev.TimedOut = !stoppable
 				}
 				if sr.ExitCode != 0 || sr.TimedOut || ctx.Err() != nil {
 					break
 				}
 			}
+			t.keepOnTimeout = false
 			cancel()
 			if ev.TimedOut || ctx.Err() != nil {
 				t.res.Phases = append(t.res.Phases, pr)

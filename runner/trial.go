@@ -55,6 +55,9 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// keepOnTimeout stops only a timed-out step's processes, where the
+	// sandbox can, and keeps the container (a multi-step task's agent).
+	keepOnTimeout bool
 	// separateUse is a separate verifier's container's use.
 	separateUse *model.SidecarUsage
 }
@@ -472,7 +475,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			t.mu.Unlock()
 		}
 		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = sb.Kill(killCtx)
+		if ss, ok := sb.(StepStopper); !ok || !t.keepOnTimeout || !timedOut || ss.StopSteps(killCtx) != nil {
+			_ = sb.Kill(killCtx)
+		}
 		cancel()
 		if code == 0 {
 			code = -1

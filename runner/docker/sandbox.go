@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 
@@ -418,3 +422,52 @@ func (l *lines) Close() error {
 	}
 	return nil
 }
+
+// StopSteps kills the processes of the steps and keeps the container:
+// every process of its cgroup but its first (the idle command or the
+// step driver) and, without a driver, that process's own children (an
+// idle `sh -c` and its `sleep`; steps are the engine's execs, not its
+// children). It needs the cgroup's process list, read on this host.
+func (s *sandbox) StopSteps(ctx context.Context) error {
+	if s.cg == nil {
+		return errors.New("the container's processes cannot be read here")
+	}
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	if err != nil || info.State == nil || info.State.Pid == 0 {
+		return fmt.Errorf("stopping the steps: the container's first process: %v", err)
+	}
+	first := info.State.Pid
+	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
+	if err != nil {
+		return fmt.Errorf("stopping the steps: %w", err)
+	}
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid == first || (s.drv == nil && parentPID(pid) == first) {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// parentPID reads a host process's parent (0 when gone).
+func parentPID(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+var _ runner.StepStopper = (*sandbox)(nil)
