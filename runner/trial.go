@@ -270,12 +270,21 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	case model.Failed:
 		// A traced script's commands may fail on the way (a grep in an
 		// if); what ended the script is what failed the trial.
+		// The verifier's verdict first, as the task's harness reports the
+		// trial; an agent step that failed on the way is said after it.
+		var agentEnd string
 		for _, e := range t.ends {
 			if s := res.Steps[e.step]; e.code != 0 && (s.Phase == model.PhaseAgent || s.Phase == model.PhaseInstall) {
-				return fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				agentEnd = fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				break
 			}
 		}
-		if t.verdictNote != "" {
+		switch {
+		case t.verdictNote != "" && agentEnd != "":
+			return t.verdictNote + "; the agent's " + agentEnd
+		case agentEnd != "":
+			return agentEnd
+		case t.verdictNote != "":
 			return t.verdictNote
 		}
 		for _, e := range t.ends {
