@@ -12,7 +12,14 @@ import (
 type Ratio struct {
 	K        float64 // multiple of the spec; ignored when Uncapped
 	Uncapped bool
+	// Name, when set, is a named resource configuration that is no
+	// multiple of the spec (an imported job's absolute override): written
+	// "config:NAME", sorted after the multiples.
+	Name string
 }
+
+// ConfigPrefix marks a named configuration in a ratio's text.
+const ConfigPrefix = "config:"
 
 // StandardRatios are the configurations of the Terminal-Bench 2.0 study.
 var StandardRatios = []Ratio{{K: 1}, {K: 1.5}, {K: 2}, {K: 3}, {K: 5}, {Uncapped: true}}
@@ -28,6 +35,12 @@ const MaxRatio = 1000
 // float cannot hold) is refused like any multiple above MaxRatio: no limit
 // is written "uncapped".
 func ParseRatio(s string) (Ratio, error) {
+	if name, ok := strings.CutPrefix(strings.TrimSpace(s), ConfigPrefix); ok {
+		if name == "" {
+			return Ratio{}, fmt.Errorf("ratio %q names no configuration", s)
+		}
+		return Ratio{Name: name}, nil
+	}
 	t := strings.ToLower(strings.TrimSpace(s))
 	switch t {
 	case "uncapped", "none", "unlimited":
@@ -82,6 +95,9 @@ func ParseRatios(s string) ([]Ratio, error) {
 
 // String prints "1x", "1.5x" or "uncapped"; ParseRatio reads it back.
 func (r Ratio) String() string {
+	if r.Name != "" {
+		return ConfigPrefix + r.Name
+	}
 	if r.Uncapped {
 		return "uncapped"
 	}
@@ -90,6 +106,12 @@ func (r Ratio) String() string {
 
 // Less orders ratios from tightest to uncapped.
 func (r Ratio) Less(o Ratio) bool {
+	if (r.Name != "") != (o.Name != "") {
+		return r.Name == ""
+	}
+	if r.Name != "" {
+		return r.Name < o.Name
+	}
 	if r.Uncapped != o.Uncapped {
 		return !r.Uncapped
 	}
