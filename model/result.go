@@ -127,7 +127,7 @@ type TrialResult struct {
 	// Imported, for a trial read from another harness's results, says
 	// where it came from and what its record cannot know.
 	Imported *Imported `json:"imported,omitempty"`
-	Reward *float64 `json:"reward,omitempty"`
+	Reward   *float64  `json:"reward,omitempty"`
 	// Verdict is the rule the verifier was judged by (VerdictRule.String:
 	// "exit-code", "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`
