@@ -202,8 +202,6 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		artifacts += len(s.Artifacts)
 		t.Phases = append(t.Phases, p)
 	}
-	t.Deviations = append(t.Deviations, model.Deviation{What: "agent timeout ends the trial",
-		Detail: "a step whose agent runs past its time limit ends the trial (its container is stopped); Harbor still verifies that step and may go on"})
 	if artifacts > 0 {
 		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not collected",
 			Detail: fmt.Sprintf("%d artifact path(s) Harbor copies out after each step are not collected; the verdict does not depend on them", artifacts)})
