@@ -21,7 +21,7 @@ func TestTasksAudit(t *testing.T) {
 		}
 	}
 	r = headroom(t, "tasks", "audit", "../taskfile/testdata/harbor/g1-100-metres", "testdata/allbroken")
-	for _, want := range []string{"separate verifier environment not used", "continuous verification not run", "refused", "broken.toml:3"} {
+	for _, want := range []string{"separate verifier: gpus passed through", "continuous verification not run", "refused", "broken.toml:3"} {
 		if r.code != 1 || !strings.Contains(r.stdout, want) {
 			t.Errorf("g1 and a broken file: exit %d, want 1 and %q in\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
