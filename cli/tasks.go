@@ -146,7 +146,7 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	if format == "" {
 		format = model.FormatHeadroom
 	}
-	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, t.Network)
+	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, networkLine(t))
 	fmt.Fprintf(w, "  profile  %s\n", containerProfile(t))
 	if t.WorkDir != "" || t.User != "" || t.AgentUser != "" || t.Verifier.User != "" {
 		fmt.Fprintf(w, "  runs in  %s as %s (agent %s, verifier %s)\n", orWord(t.WorkDir, "the image's WORKDIR"), orWord(t.User, "the image's user"),
@@ -252,6 +252,21 @@ func containerProfile(t model.Task) string {
 func orWord(s, word string) string {
 	if s == "" {
 		return word
+	}
+	return s
+}
+
+// networkLine is the container's network and what each phase gets of it.
+func networkLine(t model.Task) string {
+	s := t.Network
+	if len(t.AllowedHosts) > 0 {
+		s += ", only " + strings.Join(t.AllowedHosts, ", ") + " reachable"
+	}
+	if p := t.AgentNetwork; p != nil {
+		s += "; agent phase: " + p.String()
+	}
+	if p := t.VerifierNetwork; p != nil {
+		s += "; verifier phase: " + p.String()
 	}
 	return s
 }
