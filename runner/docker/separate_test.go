@@ -70,6 +70,11 @@ func TestSeparateVerifierGradesOnlyCollectedWork(t *testing.T) {
 		if sep == nil || sep.PeakBytes <= 0 {
 			t.Errorf("%s: sidecars %v, want the separate verifier's container and its peak", r.Agent, r.Sidecars)
 		}
+		for _, s := range r.Steps {
+			if s.Phase == model.PhaseVerifier && strings.HasPrefix(s.Show, "ls /sys/class/net") && strings.TrimSpace(s.Output) != "lo" {
+				t.Errorf("%s: the separate verifier sees %q, want only lo ([verifier] network_mode = \"no-network\")", r.Agent, s.Output)
+			}
+		}
 	}
 }
 
