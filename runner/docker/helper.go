@@ -123,6 +123,9 @@ func (b *Backend) helperImage(ctx context.Context) (string, error) {
 			b.helperImg = b.opts.HelperImage
 		case b.opts.HelperBinary != "":
 			b.helperImg, b.helperErr = EnsureWorkloadImage(ctx, b.cli, b.opts.HelperBinary, false, nil)
+			if b.helperErr != nil {
+				b.helperErr = fmt.Errorf("the helper image from %s: %w", b.opts.HelperBinary, b.helperErr)
+			}
 		default:
 			b.helperErr = fmt.Errorf("no workload image for helper containers (this headroom cannot find its own binary)")
 		}

@@ -170,10 +170,11 @@ func (p *Platform) driverBinary(exe string) string {
 	return exe
 }
 
-// helperBinary is exe when helper containers can run it: a static
-// binary on this host (a test binary dispatches no modes).
+// helperBinary is the binary helper containers run: headroom's own (a
+// test binary dispatches no modes). Whether it can run in a container
+// (a static binary) is said when a helper is first needed.
 func (p *Platform) helperBinary(exe string) string {
-	if exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
+	if strings.HasSuffix(exe, ".test") {
 		return ""
 	}
 	return exe
