@@ -96,3 +96,18 @@ func (t *Task) PhaseWantsNetwork() bool {
 	}
 	return false
 }
+
+// NeedsPolicyHelper says whether the task's trials enforce an allowlist
+// somewhere (the container's, a phase's or the separate verifier's),
+// which takes a helper container in the trial's network namespace.
+func (t *Task) NeedsPolicyHelper() bool {
+	if len(t.AllowedHosts) > 0 || (t.SeparateVerifier != nil && len(t.SeparateVerifier.AllowedHosts) > 0) {
+		return true
+	}
+	for _, p := range []*NetworkPolicy{t.AgentNetwork, t.VerifierNetwork} {
+		if p != nil && p.Mode == NetworkAllowlist {
+			return true
+		}
+	}
+	return false
+}

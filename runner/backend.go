@@ -118,6 +118,9 @@ type Final struct {
 	// EngineRestarted: the engine went away while the trial ran (its
 	// shutdown stopped the container).
 	EngineRestarted bool
+	// Knobs says how the backend applied the trial's knobs (network,
+	// disk, neighbours) and what it measured of them; nil without knobs.
+	Knobs *model.KnobRecord
 }
 
 // NetworkPolicer is a sandbox whose network policy can change while it

@@ -15,11 +15,6 @@ import (
 	"github.com/headroom-eval/headroom/workload"
 )
 
-// LabelHelper marks a helper container with the workload mode it runs;
-// it carries the trial's own labels besides, so the reaper and `headroom
-// clean` find it with the trial's containers.
-const LabelHelper = "headroom.helper"
-
 // helperTimeout bounds one helper's run.
 const helperTimeout = 2 * time.Minute
 
@@ -114,23 +109,13 @@ func (s *sandbox) removeHelpers() {
 	}
 }
 
-// helperImage is the image helpers run: Options.HelperImage, else the
-// workload image of Options.HelperBinary, made once when first needed.
-func (b *Backend) helperImage(ctx context.Context) (string, error) {
-	b.helperOnce.Do(func() {
-		switch {
-		case b.opts.HelperImage != "":
-			b.helperImg = b.opts.HelperImage
-		case b.opts.HelperBinary != "":
-			b.helperImg, b.helperErr = EnsureWorkloadImage(ctx, b.cli, b.opts.HelperBinary, false, nil)
-			if b.helperErr != nil {
-				b.helperErr = fmt.Errorf("the helper image from %s: %w", b.opts.HelperBinary, b.helperErr)
-			}
-		default:
-			b.helperErr = fmt.Errorf("no workload image for helper containers (this headroom cannot find its own binary)")
-		}
-	})
-	return b.helperImg, b.helperErr
+// helperImage is the image helpers run: the workload image the session
+// prepared for the sweep (Options.HelperImage).
+func (b *Backend) helperImage(context.Context) (string, error) {
+	if b.opts.HelperImage == "" {
+		return "", fmt.Errorf("no workload image was prepared for helper containers")
+	}
+	return b.opts.HelperImage, nil
 }
 
 var _ runner.NetworkPolicer = (*sandbox)(nil)
