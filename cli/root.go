@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -69,6 +70,7 @@ of --tasks-dir).`,
 
 // Execute runs headroom with os.Args and returns the exit code.
 func Execute() int {
+	runner.TimePhase("", "main")() // when main began, since the process's packages were initialised
 	root := NewRoot(os.Stdout, os.Stderr)
 	return exitCode(root.Execute(), os.Stderr)
 }
