@@ -122,3 +122,26 @@ type Final struct {
 	// disk, neighbours) and what it measured of them; nil without knobs.
 	Knobs *model.KnobRecord
 }
+
+// NetworkPolicer is a sandbox whose network policy can change while it
+// runs, for a phase that asks for its own (Harbor's [agent] / [verifier]
+// network_mode).
+type NetworkPolicer interface {
+	SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error
+}
+
+// ArtifactCopier is a sandbox that can copy a path out to the host: what
+// a separate verifier gets from the agent's container.
+type ArtifactCopier interface {
+	// CopyOut copies the file or directory at path into hostDir, at the
+	// same path under it; a missing path is fs.ErrNotExist.
+	CopyOut(ctx context.Context, path, hostDir string) error
+}
+
+// StepStopper is a sandbox that can stop its steps' processes and keep
+// running: a multi-step task's phase whose agent timed out is verified
+// in the same container, as Harbor does.
+type StepStopper interface {
+	// StopSteps kills every process in the sandbox but its first.
+	StopSteps(ctx context.Context) error
+}

@@ -55,6 +55,11 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// keepOnTimeout stops only a timed-out step's processes, where the
+	// sandbox can, and keeps the container (a multi-step task's agent).
+	keepOnTimeout bool
+	// separateUse is a separate verifier's container's use.
+	separateUse *model.SidecarUsage
 }
 
 func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -121,6 +126,13 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 		agent.Steps = nil
 	}
+	// The network in force, and the agent's own for its phase.
+	netNow := t.task.BaselinePolicy()
+	if t.task.AgentNetwork != nil && len(agent.Steps) > 0 && installed && engineErr == nil {
+		if netNow, err = t.setNetwork(ctx, sb, t.task.AgentNetwork, &netNow); err != nil {
+			engineErr, installed = err, false
+		}
+	}
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
 	agentStart := time.Now()
 	for _, st := range agent.Steps {
@@ -145,6 +157,28 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		// Collect hooks run under the container's own policy, after the
+		// agent's (Harbor's phase override ends with its phase).
+		if netNow, err = t.setNetwork(ctx, sb, nil, &netNow); err != nil {
+			engineErr = err
+		} else {
+			engineErr = t.runCollect(ctx, sb, env)
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier != nil {
+		got, err := t.runSeparate(ctx, sb, env)
+		engineErr = err
+		ev.TimedOut = got.sr.TimedOut
+		if got.sr.TimedOut {
+			ev.TimedOutPhase = "verifier"
+		}
+		ev.VerifierPassed = got.judged && got.passed && err == nil
+	} else if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		if _, err := t.setNetwork(ctx, sb, t.task.VerifierNetwork, &netNow); err != nil {
+			engineErr = err
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -212,6 +246,12 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
+	if t.separateUse != nil {
+		res.Sidecars = append(res.Sidecars, *t.separateUse)
+		if note := separateNote(t.separateUse, t.task.SeparateVerifier); note != "" && !ev.VerifierPassed {
+			t.verdictNote = note
+		}
+	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
 	}
@@ -252,12 +292,21 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	case model.Failed:
 		// A traced script's commands may fail on the way (a grep in an
 		// if); what ended the script is what failed the trial.
+		// The verifier's verdict first, as the task's harness reports the
+		// trial; an agent step that failed on the way is said after it.
+		var agentEnd string
 		for _, e := range t.ends {
 			if s := res.Steps[e.step]; e.code != 0 && (s.Phase == model.PhaseAgent || s.Phase == model.PhaseInstall) {
-				return fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				agentEnd = fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				break
 			}
 		}
-		if t.verdictNote != "" {
+		switch {
+		case t.verdictNote != "" && agentEnd != "":
+			return t.verdictNote + "; the agent's " + agentEnd
+		case agentEnd != "":
+			return agentEnd
+		case t.verdictNote != "":
 			return t.verdictNote
 		}
 		for _, e := range t.ends {
@@ -472,7 +521,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			t.mu.Unlock()
 		}
 		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = sb.Kill(killCtx)
+		if ss, ok := sb.(StepStopper); !ok || !t.keepOnTimeout || !timedOut || ss.StopSteps(killCtx) != nil {
+			_ = sb.Kill(killCtx)
+		}
 		cancel()
 		if code == 0 {
 			code = -1

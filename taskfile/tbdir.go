@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -240,6 +241,9 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
+	if err := f.harborCollect(dir, file, t); err != nil {
+		return err
+	}
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
 	t.Deviations = append(t.Deviations, devs...)
@@ -254,6 +258,42 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 			}},
 		})
 	}
+	return nil
+}
+
+// harborCollect gives t its collect hooks, its artifacts and, when the
+// task asks for one, its separate verifier: a container of its own
+// whose image carries the tests (none are copied in), which gets the
+// collected artifacts and a fresh /logs/verifier.
+func (f *fileTask) harborCollect(dir, file string, t *model.Task) error {
+	var devs []model.Deviation
+	var err error
+	if t.Collect, devs, err = collectSteps("[[verifier.collect]]", f.Verifier.Collect); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	if t.Artifacts, devs, err = artifactPaths(f.Artifacts); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	separate, err := separateMode(f.Verifier.EnvironmentMode, f.Verifier.Environment)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if len(t.Artifacts) > 0 || len(t.Collect) > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not kept",
+			Detail: "what the collect hooks and artifacts gather is used by the verifier but not saved with the trial; Harbor copies it to the trial's directory"})
+	}
+	if !separate {
+		return nil
+	}
+	if t.SeparateVerifier, err = f.separateVerifier(dir, file); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, f.verifierDevs...)
+	// The verifier's phase policy is its own container's.
+	t.VerifierNetwork = nil
+	t.Verifier.Files = []model.Upload{{To: VerifierLogDir}}
 	return nil
 }
 
@@ -380,6 +420,19 @@ func loadTBOld(dir string) (Loaded, error) {
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
 	t.Deviations = append(t.Deviations, tbOldDeviations(y)...)
+	// The harness runs the compose file's cpus and no memory limit; a
+	// task without compose limits runs unlimited.
+	t.Harness = &model.HarnessContainer{}
+	if !slices.Contains(t.Resources.Defaulted, "cpus") {
+		t.Harness.CPUs = t.Resources.CPUs
+	}
+	if !slices.Contains(t.Resources.Defaulted, "memory") {
+		t.Harness.MemoryBytes = t.Resources.MemoryBytes
+	}
+	if !t.Harness.ByDefaultScale(t.Resources) {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "harness resources differ",
+			Detail: t.HarnessNote() + fmt.Sprintf(" (headroom's spec: %g CPU, %s%s)", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), defaultedNote(t.Resources))})
+	}
 	if err := t.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
@@ -397,6 +450,13 @@ func tbOldDeviations(y tbOldTask) []model.Deviation {
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
 	}
 	return out
+}
+
+func defaultedNote(r model.Resources) string {
+	if len(r.Defaulted) == 0 {
+		return ""
+	}
+	return "; defaulted: " + strings.Join(r.Defaulted, ", ")
 }
 
 func firstLine(s string) string {
