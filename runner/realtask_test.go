@@ -22,14 +22,14 @@ func TestTracedStepSplitsIntoCommands(t *testing.T) {
 			return fake.StepPlan{}
 		}
 		return fake.StepPlan{ExitCode: 0, Lines: []string{
-			"!\x1e[headroom-trace 0|0|10|10|0|0] cd /app",
-			"!\x1e[headroom-trace 0|0|10|10|0|0] pip install pandas",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "cd /app"),
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "pip install pandas"),
 			"Collecting pandas",
 			// A failing command on the way: its own status is kept.
-			"!\x1e[headroom-trace 0|0|10|10|0|0] grep -q done log",
-			"!\x1e[headroom-trace 1|1|10|10|0|0] python fit.py",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "grep -q done log"),
+			"!" + fake.TraceLine(1, "1|1|10|10|0|0", "python fit.py"),
 			"fitted",
-			"!\x1e[headroom-trace 0|0|10|10|0|0] : headroom-trace-end",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", ": headroom-trace-end"),
 		}}
 	}}
 	// The fake prefixes stderr lines with "!": strip that for the marker.

@@ -353,7 +353,8 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
-		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1}
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1, nonce: newTraceNonce()}
+		env = append(env, TraceNonceVar+"="+tr.nonce)
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.mu.Lock()
@@ -385,7 +386,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			output(stream, text)
 			return
 		}
-		text, m := splitTrace(text)
+		text, m := splitTrace(text, tr.nonce)
 		if m == nil {
 			t.transcript.Add(partial + text)
 			partial = ""
@@ -497,6 +498,8 @@ type tracedRun struct {
 	// closed maps a command's number to its step's index in the result.
 	closed map[int]int
 	cur    int // the open step's command number, -1 for none
+	// nonce is in this step's trace lines only (see TraceNonceVar).
+	nonce string
 }
 
 // notYet is a closed step's status while its shell has not reported it.
