@@ -70,6 +70,9 @@ func LoadTaskDir(dir string) (Loaded, error) {
 	}
 	if err == nil {
 		absolute(&l.Task)
+		if err = confineTask(dir, &l.Task); err != nil {
+			return Loaded{}, err
+		}
 		// The benchmark's own container: only the resource limit differs.
 		l.Task.SetProfile(model.ProfileHarbor)
 	}
@@ -135,7 +138,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func loadHarbor(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.toml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -152,6 +155,7 @@ func ParseSource(source string, data []byte) (Loaded, error) {
 		l, err := parseHarbor(dir, source, data)
 		if err == nil {
 			absolute(&l.Task)
+			err = confineTask(dir, &l.Task)
 		}
 		return l, err
 	}
@@ -181,7 +185,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
 		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}
 	}
-	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
+	if t.Instruction, err = readInstruction(dir, filepath.Join(dir, "instruction.md")); err != nil {
 		return Loaded{}, err
 	}
 	envDir := filepath.Join(dir, "environment")
@@ -262,8 +266,8 @@ func nopAgent() model.Agent {
 		Steps: []model.Step{{Name: "nop", Show: "(nothing)", Argv: []string{"sh", "-c", ":"}}}}
 }
 
-func readInstruction(p string) (string, error) {
-	data, err := os.ReadFile(p)
+func readInstruction(root, p string) (string, error) {
+	data, err := readTaskFile(root, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -301,7 +305,7 @@ var tbOldKeys = map[string]bool{
 
 func loadTBOld(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.yaml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}

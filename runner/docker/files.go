@@ -92,9 +92,15 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			}
 			continue
 		}
-		st, err := os.Stat(u.From)
+		// Not followed: the loader resolved every path it checked
+		// (confine.Within), so a link here was made since, or never
+		// checked, and could lead anywhere on the host.
+		st, err := os.Lstat(u.From)
 		if err != nil {
 			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: headroom copies in only paths it resolved and checked when it loaded the task; load the task again", u.From)
 		}
 		if !st.IsDir() {
 			if err := addDir(to, 0o755); err != nil {
