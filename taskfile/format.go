@@ -188,6 +188,9 @@ func seconds(field string, v *float64, def time.Duration) (time.Duration, error)
 
 // decode reads TOML bytes into f; errors name the file and line.
 func (f *fileTask) decode(path string, data []byte) ([]string, error) {
+	if err := checkTOMLShape(path, data); err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), f)
 	if err != nil {
 		var pe toml.ParseError
