@@ -12,12 +12,12 @@ func TestRedactorMasksEachLineOfAMultiLineSecret(t *testing.T) {
 	pem := "-----BEGIN PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\r\n  ggSjAgEAAoIBAQC7Vx1  \r\nab\r\n-----END PRIVATE KEY-----\r\n"
 	r := Redactor(map[string]string{"PEM": pem, "TOKEN": "tok-123456", "SAME": "tok-123456"})
 	cases := map[string]string{
-		"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw":          "[redacted PEM]",
-		"key: ggSjAgEAAoIBAQC7Vx1 (line 2)":             "key: [redacted PEM] (line 2)",
-		"-----BEGIN PRIVATE KEY-----":                   "[redacted PEM]",
-		"ab cd":                                         "ab cd",
-		pem:                                             "[redacted PEM]",
-		"Authorization: tok-123456":                     "Authorization: [redacted SAME]",
+		"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw": "[redacted PEM]",
+		"key: ggSjAgEAAoIBAQC7Vx1 (line 2)":    "key: [redacted PEM] (line 2)",
+		"-----BEGIN PRIVATE KEY-----":          "[redacted PEM]",
+		"ab cd":                                "ab cd",
+		pem:                                    "[redacted PEM]",
+		"Authorization: tok-123456":            "Authorization: [redacted SAME]",
 		"echo MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw | x": "echo [redacted PEM] | x",
 	}
 	for in, want := range cases {
