@@ -245,7 +245,7 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		}
 		t.Agents = append(t.Agents, ag)
 	}
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return t, err
 	}
 	return t, nil

@@ -207,3 +207,29 @@ func allUploads(t model.Task) []model.Upload {
 	}
 	return out
 }
+
+// A name is one line of printable text: one holding an escape sequence,
+// an OSC title, a newline, a C1 control or a byte that is not UTF-8 is
+// refused, naming the field and quoting the name safely.
+func TestNamesMustBePrintable(t *testing.T) {
+	for name, want := range map[string]string{
+		`hostile/esc\u001b[2J`:      `[task] name "hostile/esc\x1b[2J" holds the control character U+001B`,
+		`t\u001b]0;pwned\u0007`:     "U+001B",
+		`row\nforged row  1  64MiB`: `"row\nforged row  1  64MiB" holds the control character U+000A`,
+		`c1\u009b2J`:                "U+009B",
+		`bidi\u202eevil`:            "U+202E",
+		`tab\there`:                 "U+0009",
+	} {
+		dir, _ := hostileTaskDir(t)
+		write(t, filepath.Join(dir, "task.toml"), "[task]\nname = \""+name+"\"\n[environment]\nmemory_mb = 64\n")
+		_, err := LoadTaskDir(dir)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "one line of printable text") {
+			t.Errorf("name %s: %v; want %q", name, err, want)
+		}
+	}
+	dir, _ := hostileTaskDir(t)
+	write(t, filepath.Join(dir, "task.toml"), "[task]\nname = \"fine/ünïcödé ✓\"\n[environment]\nmemory_mb = 64\n")
+	if _, err := LoadTaskDir(dir); err != nil {
+		t.Errorf("a printable Unicode name: %v", err)
+	}
+}

@@ -219,7 +219,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	}
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
@@ -384,7 +384,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
 	t.Deviations = append(t.Deviations, tbOldDeviations(y)...)
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys), nil
