@@ -71,18 +71,22 @@ func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy)
 }
 
 // connectAndReap connects to the platform and removes what a crashed
-// headroom left behind, saying so.
-func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, error) {
+// headroom left behind, saying so with the evidence that its headroom was
+// gone, on stderr and in the experiments root's reaper.log.
+func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer, out string) (*session.Engine, error) {
 	eng, err := connect(ctx, cmd)
 	if err != nil {
 		return nil, err
 	}
 	left, err := eng.ReapLeftovers(ctx)
 	for _, l := range left {
-		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", l.Kind, l.Name, l.Experiment, l.Trial)
+		fmt.Fprintln(stderr, session.ReapLine(l))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
+	}
+	if err := session.AppendReapLog(out, left); err != nil {
+		fmt.Fprintf(stderr, "warning: the reaper's log: %v\n", err)
 	}
 	return eng, nil
 }

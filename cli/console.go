@@ -108,7 +108,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
 		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
 	}
-	if eng, err := connectAndReap(ctx, cmd, stderr); err != nil {
+	if eng, err := connectAndReap(ctx, cmd, stderr, f.out); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	} else {

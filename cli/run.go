@@ -195,7 +195,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	noteDeviations(stderr, setup.tasks)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, cmd, stderr)
+	eng, err := connectAndReap(ctx, cmd, stderr, f.out)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, cmd, stderr)
+	eng, err := connectAndReap(ctx, cmd, stderr, f.out)
 	if err != nil {
 		return err
 	}
