@@ -93,7 +93,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		return asAgentsUsage(err)
 	}
 	// A task whose pass-through variable is unset is left out and listed.
-	tasks, missing := agents.TaskSecrets(tasks, secrets)
+	tasks, missing := agents.TaskSecrets(tasks, secrets, settings.PassEnv)
 	var problems []string
 	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())

@@ -189,7 +189,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if setup.tasks, secrets, err = settings.Apply(setup.tasks); err != nil {
 		return asAgentsUsage(err)
 	}
-	if _, problems := agents.TaskSecrets(setup.tasks, secrets); len(problems) > 0 {
+	if _, problems := agents.TaskSecrets(setup.tasks, secrets, settings.PassEnv); len(problems) > 0 {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)

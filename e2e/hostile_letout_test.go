@@ -668,3 +668,73 @@ func waitForCond(t *testing.T, what string, within time.Duration, cond func() bo
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Found while trying to read host secrets from a task: a task's own
+// [solution.env] STOLEN = "${HOST_VARIABLE}" handed any variable of
+// headroom's environment (a token, a cloud key) to the container, which
+// printed it base64'd and reversed into its log and record. A task now
+// gets only the variables the user names with --pass-env.
+func TestHostileTaskNamesAHostVariable(t *testing.T) {
+	needEngine(t)
+	_, bin := buildHeadroom(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-letout/envvar"
+	token := "ghp_HOSTILE" + randomHex(12)
+	solve := "#!/bin/bash\necho \"stolen=$(printf %s \"$STOLEN\" | base64 -w0) reversed=$(printf %s \"$STOLEN\" | rev) level=$LEVEL\"\n"
+	harborTask(t, tasks, "envvar", name, map[string]string{
+		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[environment]\nmemory_mb = 64\nallow_internet = false\n[solution.env]\nSTOLEN = \"${HOSTILE_TOKEN}\"\nLEVEL = \"${HOSTILE_TOKEN:-the-default}\"\n", name),
+		"solution/solve.sh": solve,
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	env := []string{"HOSTILE_TOKEN=" + token}
+	out := filepath.Join(root, "out")
+	refused := runBin(t, bin, env, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	if refused.code != 2 || !strings.Contains(refused.stderr, "reads HOSTILE_TOKEN from headroom's environment into its container") {
+		t.Errorf("not named: exit %d\n%s", refused.code, refused.stderr)
+	}
+	_, err := os.Stat(out)
+	started := err == nil
+	// The same task with the template's default only: the host is not read.
+	harborTask(t, tasks, "envvar", name, map[string]string{
+		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[environment]\nmemory_mb = 64\nallow_internet = false\n[solution.env]\nLEVEL = \"${HOSTILE_TOKEN:-the-default}\"\n", name),
+		"solution/solve.sh": solve,
+	})
+	run := runBin(t, bin, env, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	if run.code != 0 {
+		t.Fatalf("run exit %d:\n%s", run.code, run.stderr)
+	}
+	dir, recs, left := records(t, out)
+	texts := []map[string]string{experimentFiles(t, out), {"stdout": refused.stdout + run.stdout, "stderr": refused.stderr + run.stderr}}
+	leaked := 0
+	for _, form := range []string{token, hex.EncodeToString([]byte(token)), reverse(token), base64Of(token)} {
+		n, where := countIn(form, texts...)
+		if n > 0 {
+			t.Errorf("the host token (as %q) is in %v", form, where)
+		}
+		leaked += n
+	}
+	log, _ := os.ReadFile(filepath.Join(dir, "trials", "t0001", "log.txt"))
+	if !strings.Contains(string(log), "level=the-default") {
+		t.Errorf("the default did not stand in:\n%s", log)
+	}
+	if started {
+		t.Errorf("the refused run made an experiment")
+	}
+	letoutRow(t, "a task's [solution.env] STOLEN = \"${HOSTILE_TOKEN}\" naming a host variable (set), printed base64'd and reversed",
+		fmt.Sprintf("refused before any trial (exit 2: \"add --pass-env HOSTILE_TOKEN if you trust the task\"); with only \"${HOSTILE_TOKEN:-the-default}\", %d trial %s with the default, the host's value not read", len(recs), recs[0]["outcome"]),
+		1-len(recs), leaked+left, 0)
+}
+
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+func base64Of(s string) string {
+	out, _ := exec.Command("sh", "-c", "printf %s \"$0\" | base64 -w0", s).Output()
+	return string(out)
+}
