@@ -738,3 +738,61 @@ func base64Of(s string) string {
 	out, _ := exec.Command("sh", "-c", "printf %s \"$0\" | base64 -w0", s).Output()
 	return string(out)
 }
+
+// Found while trying to forge a verdict: the agent writes the reward
+// file itself (reward.txt and reward.json saying 1) and the verifier
+// crashes before writing one; or the agent leaves a directory where the
+// verifier would write reward.txt. The first was recorded passed, the
+// second an infra error (excluded from the ratio comparison), as was a
+// verifier leaving a directory as its reward. The reward files are now
+// removed before the verifier runs, and a reward that is not a regular
+// file is the task's failure.
+func TestHostilePlantedReward(t *testing.T) {
+	needEngine(t)
+	_, bin := buildHeadroom(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	harborTask(t, tasks, "file", "hostile-letout/planted-file", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\necho '{\"reward\": 1}' > /logs/verifier/reward.json\n",
+		"tests/test.sh":     "#!/bin/bash\necho the tests crash before writing a reward\nexit 1\n",
+	})
+	harborTask(t, tasks, "dir", "hostile-letout/planted-dir", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nmkdir -p /logs/verifier/reward.txt\n",
+	})
+	// A verifier that leaves a directory as its reward is the task's own
+	// failure, not the engine's.
+	harborTask(t, tasks, "verifier-dir", "hostile-letout/planted-by-verifier", map[string]string{
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-letout/planted") })
+	out := filepath.Join(root, "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-letout/planted-file,hostile-letout/planted-dir,hostile-letout/planted-by-verifier", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	_, recs, left := records(t, out)
+	forged := 0
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%s: %s (%v)", r["task"], r["outcome"], r["reason"]))
+		switch r["task"] {
+		case "hostile-letout/planted-file":
+			if r["outcome"] != "failed" || r["reward"] != nil {
+				t.Errorf("the agent's own reward was the verdict: %v (%v), reward %v", r["outcome"], r["reason"], r["reward"])
+				forged++
+			}
+		case "hostile-letout/planted-dir":
+			if r["outcome"] != "passed" {
+				t.Errorf("the agent's directory made the verdict %v (%v); the verifier wrote 1", r["outcome"], r["reason"])
+				forged++
+			}
+		case "hostile-letout/planted-by-verifier":
+			if r["outcome"] != "failed" || !strings.Contains(fmt.Sprint(r["reason"]), "not a regular file") {
+				t.Errorf("the verifier's own directory: %v (%v), want failed, not the engine's", r["outcome"], r["reason"])
+				forged++
+			}
+		}
+	}
+	if run.code != 0 && run.code != 1 {
+		t.Errorf("run exit %d:\n%s", run.code, run.stderr)
+	}
+	letoutRow(t, "a verdict planted by the agent: reward.txt and reward.json saying 1 with a verifier that crashes before writing one; a directory where the verifier writes reward.txt; a verifier leaving a directory as its reward",
+		strings.Join(got, "; "), 3-len(recs), left, forged)
+}

@@ -109,6 +109,22 @@ func TestRewardFileDecidesTheVerifier(t *testing.T) {
 	}
 }
 
+// The verdict is the verifier's: a reward file the agent wrote before it
+// ran is removed first, so a verifier that writes none has no reward
+// (the agent's "1" used to pass a trial whose tests crashed).
+func TestARewardTheAgentPlantedIsNotTheVerdict(t *testing.T) {
+	task := fake.Task("tb/planted", 64<<20, "solve")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{
+		"tb/planted/solve":  {Writes: map[string]string{"/logs/verifier/reward.txt": "1\n", "/logs/verifier/reward.json": `{"reward": 1}`}},
+		"tb/planted/verify": {ExitCode: 1, Lines: []string{"the tests crashed before writing a reward"}},
+	})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/planted@1x"]
+	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "the verifier wrote no reward") || r.Reward != nil {
+		t.Fatalf("outcome %s (%s), reward %v; want failed, no reward", r.Outcome, r.Reason, r.Reward)
+	}
+}
+
 // A verifier killed by the kernel is an OOM kill, whatever reward it left.
 func TestVerifierOOMWithRewardIsOOMKilled(t *testing.T) {
 	task := fake.Task("tb/vkill", 64<<20, "solve")

@@ -134,6 +134,17 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	cancelAgent()
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		if rule := t.task.Verdict.Reward; rule != nil {
+			// The verdict is the verifier's: a reward file the agent wrote
+			// (or a directory in its place) is gone before the verifier
+			// runs, as a phase's verifier starts from an empty directory.
+			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
+			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+				engineErr = fmt.Errorf("clearing the reward files: %w", err)
+			}
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -652,6 +663,9 @@ func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.Rewar
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, ErrNotReadable) {
+			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {
 			return false, "", err

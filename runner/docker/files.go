@@ -3,7 +3,6 @@ package docker
 import (
 	"archive/tar"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // CopyIn copies host files into the container, unpacked at "/" so that no
@@ -198,14 +198,14 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
 	}
 	if hdr.Typeflag != tar.TypeReg {
-		return nil, fmt.Errorf("%s in the container is not a regular file", p)
+		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	}
 	data, err := io.ReadAll(io.LimitReader(tr, maxReadFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxReadFile {
-		return nil, errors.New(p + " is larger than 1 MiB")
+		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return data, nil
 }

@@ -183,6 +183,11 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 		return runner.ExecResult{}, p.ExecErr
 	}
 	s.mu.Lock()
+	if len(argv) > 0 && argv[0] == "rm" {
+		for _, f := range argv[1:] {
+			delete(s.files, f) // what the sandbox's files lose, as rm -rf would
+		}
+	}
 	for k, v := range p.Writes {
 		if s.files == nil {
 			s.files = map[string]string{}
