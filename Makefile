@@ -55,7 +55,7 @@ unit:
 
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
-FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseBytes taskfile:FuzzParseTaskFile \
+FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
 	runner/cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
 	workload:FuzzProfileJSON workload:FuzzProbeLine cli:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge

@@ -237,7 +237,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 // fields run's flags set (the scale included), with the launcher's own.
 func (l *consoleLauncher) sessionSpec(spec ui.LaunchSpec) session.Spec {
 	return l.spec(session.Spec{
-		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
+		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Axes: spec.Axes, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
 		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, Secrets: l.secrets, AgentSettings: l.settings,
 	})
 }

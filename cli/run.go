@@ -47,6 +47,7 @@ type runFlags struct {
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
+	knobs       knobFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -67,6 +68,7 @@ func newRunCmd() *cobra.Command {
 	f.agent.register(cmd)
 	fl.StringVar(&f.ratios, "ratios", "1,1.5,2,3,5,uncapped", "hard-limit ratios: 1, 1x, 2.5x, uncapped")
 	fl.StringVar(&f.scale, "scale", "both", "what the ratios limit: memory, cpu or both (the other keeps its guarantee and gets no hard limit, to tell a memory effect from a CPU one)")
+	f.knobs.register(cmd)
 	fl.IntVar(&f.repeats, "repeats", 3, "trials per task, agent and ratio")
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (admission control may run fewer)")
 	fl.StringVar(&f.seed, "seed", "", "master seed (default: random, recorded in the manifest)")
@@ -89,6 +91,7 @@ type sweepSetup struct {
 	tasks    []model.Task
 	ratios   []model.Ratio
 	scale    model.Scale
+	axes     []model.Axis
 	seed     uint64
 	reserve  int64
 	floor    int64
@@ -104,6 +107,9 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	}
 	if s.scale, err = model.ParseScale(f.scale); err != nil {
 		return s, usagef("--scale: %v", err)
+	}
+	if s.axes, err = f.knobs.axes(); err != nil {
+		return s, err
 	}
 	if f.repeats < 1 || f.repeats > 10000 {
 		return s, usagef("--repeats must be between 1 and 10000 (got %d)", f.repeats)
@@ -201,15 +207,15 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer eng.Close()
 	sw, err := eng.Launch(ctx, session.Spec{
-		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
+		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(), FailFast: f.failFast,
 	})
 	if err != nil {
 		return asUsage(err)
 	}
-	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s scaling %s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
-		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, setup.scale, f.repeats, setup.seed, f.concurrency, sw.Dir)
+	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s scaling %s%s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
+		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, setup.scale, knobsSummary(setup.axes), f.repeats, setup.seed, f.concurrency, sw.Dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
 	}
@@ -304,7 +310,11 @@ func notRunTasks(trials []model.TrialResult) []string {
 // resumeSweep reruns what an interrupted experiment is missing.
 func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	stderr := cmd.ErrOrStderr()
-	for _, name := range []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed"} {
+	planned := []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed", "neighbour-load", "neighbour-intensity"}
+	for _, a := range knobAxes {
+		planned = append(planned, a.flag)
+	}
+	for _, name := range planned {
 		if cmd.Flags().Changed(name) {
 			return usagef("--resume reruns the experiment as it was planned; --%s cannot change it", name)
 		}

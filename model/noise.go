@@ -22,6 +22,12 @@ type HostNoise struct {
 	// Neighbours is the most other trials of the sweep running at once
 	// beside this one.
 	Neighbours int `json:"neighbours"`
+	// NoisyNeighbours are the neighbour containers the trial's column
+	// put beside it (the neighbours knob), and NeighbourCores the CPU
+	// they used together, on average, while it ran: pressure made on
+	// purpose, judged with the rest.
+	NoisyNeighbours int     `json:"noisy_neighbours,omitempty"`
+	NeighbourCores  float64 `json:"neighbour_cores,omitempty"`
 	// PeakLoad1 and MinAvailableBytes are the host's highest 1-minute load
 	// and least available memory over the trial: at its start and end and
 	// HostReadings times in between (about once a second).
@@ -52,6 +58,9 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	}
 	if n.PSI && n.MemorySome >= ContendedMemorySome {
 		why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))
+	}
+	if n.NoisyNeighbours > 0 {
+		why = append(why, fmt.Sprintf("%d noisy neighbours using %.1f cores", n.NoisyNeighbours, n.NeighbourCores))
 	}
 	if load := max(start.Load1, end.Load1, n.PeakLoad1); hostCPUs > 0 && load > float64(hostCPUs) {
 		why = append(why, fmt.Sprintf("load %.1f on %d CPUs", load, hostCPUs))

@@ -19,7 +19,9 @@ type Trial struct {
 	Profile string `json:"profile,omitempty"`
 }
 
-// Plan is tasks × agents × ratios × repeats, in run order.
+// Plan is tasks × agents × columns × repeats, in run order; a column is
+// a ratio with one combination of the swept knobs' values (none when no
+// knob is swept: then the columns are the ratios).
 type Plan struct {
 	Seed    uint64  `json:"seed"`
 	Repeats int     `json:"repeats"`
@@ -38,6 +40,9 @@ type PlanSpec struct {
 	HostCPUs int
 	// Scale is what the ratios limit (empty: both).
 	Scale Scale
+	// Axes are the other knobs swept, crossed with the ratios and each
+	// other: every ratio runs at every combination of their values.
+	Axes []Axis
 	// OnlyRepeat, when set, plans just that repeat: with the same master
 	// seed it replays exactly the trials of that repeat.
 	OnlyRepeat int
@@ -82,7 +87,7 @@ func NewPlan(s PlanSpec) (Plan, error) {
 			picks = append(picks, pick{t, a})
 		}
 	}
-	p := Plan{Seed: s.Seed, Repeats: s.Repeats, Ratios: s.Ratios}
+	p := Plan{Seed: s.Seed, Repeats: s.Repeats, Ratios: Columns(s.Ratios, s.Axes)}
 	first, last := 1, s.Repeats
 	if s.OnlyRepeat > 0 {
 		first, last = s.OnlyRepeat, s.OnlyRepeat
@@ -90,7 +95,7 @@ func NewPlan(s PlanSpec) (Plan, error) {
 	for rep := first; rep <= last; rep++ {
 		for _, pk := range picks {
 			seed := TrialSeed(s.Seed, pk.task.Name, pk.agent, rep)
-			for _, r := range s.Ratios {
+			for _, r := range p.Ratios {
 				i := len(p.Trials)
 				p.Trials = append(p.Trials, Trial{
 					ID:      fmt.Sprintf("t%04d", i+1),
@@ -107,6 +112,24 @@ func NewPlan(s PlanSpec) (Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// Columns are the ratios crossed with the axes' values, ratio by ratio
+// (a ratio that already has knobs, as a resume's columns do, keeps them).
+func Columns(ratios []Ratio, axes []Axis) []Ratio {
+	combos := CrossAxes(axes)
+	var out []Ratio
+	seen := map[Ratio]bool{}
+	for _, r := range ratios {
+		for _, k := range combos {
+			c := r.WithKnobs(mergeKnobs(r.Knobs, k))
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // TrialSeed derives a trial's seed (FNV-1a of the parts, then splitmix64).

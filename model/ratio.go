@@ -9,9 +9,43 @@ import (
 
 // Ratio is the multiple of a task's spec given as the hard kill limit.
 // The guarantee is always the spec itself; Uncapped means no hard limit.
+//
+// A Ratio is also a column of a sweep: when the sweep turns another
+// hidden variable (knobs.go), Knobs holds that column's setting. Without
+// knobs it is the plain ratio, written as it always was ("1.5x").
 type Ratio struct {
 	K        float64 // multiple of the spec; ignored when Uncapped
 	Uncapped bool
+	Knobs    Knobs
+}
+
+// Plain is the ratio without its knobs.
+func (r Ratio) Plain() Ratio { return Ratio{K: r.K, Uncapped: r.Uncapped} }
+
+// WithKnobs is the ratio's column with the knobs set.
+func (r Ratio) WithKnobs(k Knobs) Ratio {
+	r.Knobs = k.normal()
+	return r
+}
+
+// ParseColumn reads a column's text form: a ratio, then its knobs'
+// key=value words ("1x latency=200ms").
+func ParseColumn(s string) (Ratio, error) {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return ParseRatio(s)
+	}
+	r, err := ParseRatio(words[0])
+	if err != nil {
+		return r, err
+	}
+	for _, w := range words[1:] {
+		if err := r.Knobs.ParseKnobField(w); err != nil {
+			return r, fmt.Errorf("column %q: %w", s, err)
+		}
+	}
+	r.Knobs = r.Knobs.normal()
+	return r, nil
 }
 
 // StandardRatios are the configurations of the Terminal-Bench 2.0 study.
@@ -80,28 +114,52 @@ func ParseRatios(s string) ([]Ratio, error) {
 	return out, nil
 }
 
-// String prints "1x", "1.5x" or "uncapped"; ParseRatio reads it back.
+// String prints "1x", "1.5x" or "uncapped", then the column's knobs
+// ("1x latency=200ms"); ParseColumn reads it back (ParseRatio, the plain
+// ratio).
 func (r Ratio) String() string {
+	s := r.multiple()
+	if k := r.Knobs.String(); k != "" {
+		s += " " + k
+	}
+	return s
+}
+
+func (r Ratio) multiple() string {
 	if r.Uncapped {
 		return "uncapped"
 	}
 	return strconv.FormatFloat(r.K, 'f', -1, 64) + "x"
 }
 
-// Less orders ratios from tightest to uncapped.
+// Heading is a column's short heading: the ratio, and for a knob's
+// column the knob's values alone, e.g. "1x 200ms" (the column group's
+// title names the knob).
+func (r Ratio) Heading() string {
+	if r.Knobs.IsZero() {
+		return r.multiple()
+	}
+	return r.multiple() + " " + r.Knobs.Short()
+}
+
+// Less orders columns: the plain ratios first, from tightest to
+// uncapped, then each knob's column group (LessKnobs), ratio by ratio.
 func (r Ratio) Less(o Ratio) bool {
+	if r.Knobs != o.Knobs {
+		return LessKnobs(r.Knobs, o.Knobs)
+	}
 	if r.Uncapped != o.Uncapped {
 		return !r.Uncapped
 	}
 	return r.K < o.K
 }
 
-// MarshalText makes a Ratio a JSON string ("1.5x").
+// MarshalText makes a Ratio a JSON string ("1.5x", "1x latency=200ms").
 func (r Ratio) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
 
 // UnmarshalText parses what MarshalText wrote.
 func (r *Ratio) UnmarshalText(b []byte) error {
-	v, err := ParseRatio(string(b))
+	v, err := ParseColumn(string(b))
 	if err != nil {
 		return err
 	}

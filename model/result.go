@@ -122,6 +122,9 @@ type TrialResult struct {
 	HostPauses  []string `json:"host_pauses,omitempty"`
 	// Noise is the host's pressure over the trial and its neighbours.
 	Noise *HostNoise `json:"noise,omitempty"`
+	// Knobs says how the column's knobs were applied and what was
+	// measured of them (nil without knobs).
+	Knobs *KnobRecord `json:"knobs,omitempty"`
 	// Reward is what the verifier wrote to its reward file, when the task
 	// is judged by one and the file could be read.
 	Reward *float64 `json:"reward,omitempty"`

@@ -263,7 +263,9 @@ func RepeatsNeeded(delta, sdTask, w float64, k, tasks int) int {
 	return int(math.Ceil(w / (budget - between)))
 }
 
-// Analysis is the statistics of a matrix against a baseline ratio.
+// Analysis is the statistics of a matrix against a baseline ratio; a
+// knob's column is compared with its own baseline (model.Baseline), which
+// each Comparison names as its Base.
 type Analysis struct {
 	Baseline    Ratio        `json:"baseline"`
 	NoisePP     float64      `json:"noise_threshold"`
@@ -355,17 +357,20 @@ type Power struct {
 func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 	a := &Analysis{Baseline: baseline, NoisePP: noisePP, rows: map[RowKey]map[Ratio]CellStats{}}
 	counts := func(r Ratio) (succ, infra []Count) { return m.Counts(r, Success), m.Counts(r, InfraErr) }
-	baseSucc, baseInfra := counts(baseline)
 	var mdes []float64
 	var sds, ws []float64
 	repeats := 0
 	for _, r := range m.Ratios {
+		// A knob's column is compared within its knob: with the same
+		// ratio, knobs unset (Baseline).
+		base := Baseline(r, baseline)
+		baseSucc, baseInfra := counts(base)
 		succ, infra := counts(r)
 		a.ByRatio = append(a.ByRatio, RatioStats{Ratio: r, Success: ClusteredMean(succ), Infra: ClusteredMean(infra)})
 		for i, row := range m.Rows {
 			cs := CellStats{RowKey: row, Ratio: r, Success: succ[i], Infra: infra[i], SuccCI: Wilson(succ[i].K, succ[i].N), InfraCI: Wilson(infra[i].K, infra[i].N), VsBaseline: Paired{P: 1, CI: Interval{-1, 1}}, Noise: true}
 			repeats = max(repeats, succ[i].N)
-			if r != baseline && succ[i].N > 0 && baseSucc[i].N > 0 {
+			if r != base && succ[i].N > 0 && baseSucc[i].N > 0 {
 				cs.VsBaseline = PairedDiff([]Count{baseSucc[i]}, []Count{succ[i]})
 				cs.Noise = Noise(cs.VsBaseline.Diff, cs.VsBaseline.CI, noisePP)
 			}
@@ -375,7 +380,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			}
 			a.rows[row][r] = cs
 		}
-		if r == baseline {
+		if r == base {
 			continue
 		}
 		for _, metric := range []struct {
@@ -386,7 +391,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			if p.Tasks == 0 {
 				continue
 			}
-			c := Comparison{Metric: metric.name, Base: baseline, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
+			c := Comparison{Metric: metric.name, Base: base, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
 				PooledP: PooledExact(metric.base, metric.other)}
 			a.Comparisons = append(a.Comparisons, c)
 			if metric.name == Success {

@@ -121,6 +121,11 @@ type Build struct {
 	Inline string `json:"inline,omitempty"`
 }
 
+// NetworkTrialOnly is a task's network when it has no network of its own
+// but services beside it: the trial's own network, where they are
+// reached by name, with no way out of it (an internal network).
+const NetworkTrialOnly = "trial-only"
+
 // Task formats a loader reads.
 const (
 	FormatHeadroom      = "headroom"
@@ -152,7 +157,9 @@ type Task struct {
 	Source      string   `json:"source"` // file it came from, or "builtin:<file>"
 	Image       string   `json:"image"`
 	IdleCommand []string `json:"idle_command"` // keeps the container up between steps
-	Network     string   `json:"network"`
+	// Network is the engine network the task's container joins ("none",
+	// "bridge", ...), or NetworkTrialOnly.
+	Network string `json:"network"`
 	// User runs the container's processes ("" keeps the image's user).
 	User string `json:"user,omitempty"`
 	// Capabilities are the only Linux capabilities the container keeps;

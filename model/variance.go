@@ -54,7 +54,8 @@ func Variances(trials []TrialResult) []TaskVariance {
 	peaks := map[RowKey][]int64{}
 	var rows []RowKey
 	for _, t := range trials {
-		if !t.Outcome.Counted() || t.Outcome == InfraError {
+		// A knob's trials vary with the knob, not only on their own.
+		if !t.Outcome.Counted() || t.Outcome == InfraError || !t.Ratio.Knobs.IsZero() {
 			continue
 		}
 		k := RowKey{t.Task, t.Agent}

@@ -218,7 +218,8 @@ type sourceKey struct {
 func Sources(trials []TrialResult) map[sourceKey]TrialResult {
 	out := map[sourceKey]TrialResult{}
 	for _, t := range trials {
-		if t.Ratio.Uncapped && t.Outcome.Counted() {
+		// Only the plain uncapped column: another knob changes the trace.
+		if t.Ratio.Uncapped && t.Ratio.Knobs.IsZero() && t.Outcome.Counted() {
 			out[sourceKey{t.Task, t.Agent, t.Repeat}] = t
 		}
 	}
@@ -231,7 +232,7 @@ func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint) [
 	src := Sources(trials)
 	by := map[Ratio]*Confusion{}
 	for _, t := range trials {
-		if t.Ratio.Uncapped || !t.Outcome.Counted() || t.Outcome == InfraError {
+		if t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() || t.Outcome == InfraError {
 			continue
 		}
 		s, ok := src[sourceKey{t.Task, t.Agent, t.Repeat}]
@@ -327,7 +328,7 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 		mine := byRow[row]
 		sort.Slice(mine, func(i, j int) bool { return mine[i].Repeat < mine[j].Repeat })
 		for _, r := range want {
-			if ran[row][r] || r.Uncapped {
+			if ran[row][r] || r.Uncapped || !r.Knobs.IsZero() {
 				continue
 			}
 			c := PredictedCell{Task: row.Task, Agent: row.Agent, Ratio: r}

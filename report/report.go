@@ -105,6 +105,9 @@ func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
 func (r *Report) Table(w io.Writer) error {
 	a := r.Analysis
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if g := groupLine(r.Matrix.Ratios); g != nil {
+		fmt.Fprintln(tw, strings.Join(g, "\t"))
+	}
 	head := []string{"task · agent"}
 	for _, ratio := range r.Matrix.Ratios {
 		head = append(head, ratio.String())
@@ -142,12 +145,15 @@ func (r *Report) Table(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintln(w, QuestionsLegend)
+	}
+	if err := r.writeMeasured(w, false); err != nil {
+		return err
 	}
 	if err := r.writeResources(w, false); err != nil {
 		return err
@@ -305,9 +311,12 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, c.Other, pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
+	}
+	if err := r.writeMeasured(w, true); err != nil {
+		return err
 	}
 	if err := r.writeResources(w, true); err != nil {
 		return err

@@ -120,6 +120,9 @@ type Final struct {
 	// EngineRestarted: the engine went away while the trial ran (its
 	// shutdown stopped the container).
 	EngineRestarted bool
+	// Knobs says how the backend applied the trial's knobs (network,
+	// disk, neighbours) and what it measured of them; nil without knobs.
+	Knobs *model.KnobRecord
 }
 
 // ErrNotReadable is a sandbox's file that is not one headroom reads: not a

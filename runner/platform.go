@@ -108,6 +108,16 @@ type SandboxOptions struct {
 	// Exe is this headroom's own executable (the step driver and probe
 	// where the platform can use it; "" when it cannot be).
 	Exe string
+	// HelperImage is headroom's workload image, for the knobs' helper
+	// and neighbour containers ("" when the sweep turns none).
+	HelperImage string
+}
+
+// KnobChecker is a platform that can say, before a sweep starts, which
+// of its columns' knobs it cannot apply to a task: such a sweep is
+// refused rather than run with a knob silently doing nothing.
+type KnobChecker interface {
+	CheckKnobs(task model.Task, cols []model.Ratio) error
 }
 
 // Owned is one thing headroom made on a platform.

@@ -237,6 +237,14 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	}
 	defer r.adm.release(tr.Policy.GuaranteeBytes)
 	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit}
+	if k := tr.Ratio.Knobs; !k.IsZero() {
+		res.Knobs = &model.KnobRecord{}
+		if !k.Time.IsBase() {
+			// The column's time limits: the task's own, scaled.
+			t.task = model.ScaleTimeLimits(t.task, k.Time)
+			res.Knobs.Applied = append(res.Knobs.Applied, model.TimeLimitsApplied(r.tasks[tr.Task], k.Time))
+		}
+	}
 	t.res = res
 	t.res.QueuedFor = model.Duration(time.Since(queued))
 	if r.cfg.Host != nil {
@@ -258,6 +266,12 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		out.HostAtEnd = r.cfg.Host()
 	}
 	t.host.fold(out.HostAtStart, out.HostAtEnd, &noise)
+	if out.Knobs != nil {
+		for _, n := range out.Knobs.Neighbours {
+			noise.NoisyNeighbours++
+			noise.NeighbourCores += n.Cores()
+		}
+	}
 	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
 	// A trial that never had a container ran beside nothing.
 	if out.ContainerID != "" {

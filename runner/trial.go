@@ -116,6 +116,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		agent.Steps = nil
 	}
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
+	agentStart := time.Now()
 	for _, st := range agent.Steps {
 		if !installed {
 			break
@@ -132,6 +133,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 	}
 	cancelAgent()
+	if res.Knobs != nil && !t.trial.Ratio.Knobs.Time.IsBase() && installed && len(agent.Steps) > 0 {
+		// What the time limit left the agent: its steps' wall time.
+		res.Knobs.Measured = append(res.Knobs.Measured, model.Measure{Name: "agent_time", Value: time.Since(agentStart).Seconds(), Unit: "s", Where: "runner"})
+	}
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
 		if rule := t.task.Verdict.Reward; rule != nil {
@@ -199,6 +204,15 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.mu.Unlock()
 	res.StateOOMKilled = final.OOMKilled
+	if final.Knobs != nil {
+		if res.Knobs == nil {
+			res.Knobs = &model.KnobRecord{}
+		}
+		res.Knobs.Applied = append(res.Knobs.Applied, final.Knobs.Applied...)
+		res.Knobs.Skipped = append(res.Knobs.Skipped, final.Knobs.Skipped...)
+		res.Knobs.Measured = append(res.Knobs.Measured, final.Knobs.Measured...)
+		res.Knobs.Neighbours = append(res.Knobs.Neighbours, final.Knobs.Neighbours...)
+	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
 	if final.KernelPeakBytes > res.KernelPeakBytes {
@@ -383,6 +397,17 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		if model.NoSpaceInOutput(text) {
 			cur.sr.NoSpace = true
+		}
+		if m, ok := model.ParseMeasure(text); ok {
+			// A knob's effect as the task measured it inside the container
+			// (in a plain column too: its baseline).
+			m.Step = cur.sr.Name
+			t.mu.Lock()
+			if t.res.Knobs == nil {
+				t.res.Knobs = &model.KnobRecord{}
+			}
+			t.res.Knobs.Measured = append(t.res.Knobs.Measured, m)
+			t.mu.Unlock()
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
 		t.emit(event.OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})

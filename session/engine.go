@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -178,6 +179,13 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		if _, bad := failed[t.Name]; bad {
 			continue
 		}
+		if err := e.builtinSidecars(ctx, t, progress); err != nil {
+			if !keepGoing || ctx.Err() != nil {
+				return nil, err
+			}
+			failed[t.Name] = err.Error()
+			continue
+		}
 		if err := e.P.PrepareSidecars(ctx, t, progress); err != nil {
 			err = fmt.Errorf("task %s: %w", t.Name, err)
 			if !keepGoing || ctx.Err() != nil {
@@ -187,6 +195,20 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		}
 	}
 	return failed, nil
+}
+
+// builtinSidecars gives the services of a task that run headroom's own
+// server (image "builtin") the workload image.
+func (e *Engine) builtinSidecars(ctx context.Context, t *model.Task, progress func(string)) error {
+	if !slices.ContainsFunc(t.Sidecars, func(s model.Sidecar) bool { return s.Image == taskfile.BuiltinImage }) {
+		return nil
+	}
+	img, err := e.WorkloadImage(ctx, false, progress)
+	if err != nil {
+		return fmt.Errorf("task %s: its services' image: %w", t.Name, err)
+	}
+	taskfile.ResolveServiceImages(t, img)
+	return nil
 }
 
 // usedImage records the image a task runs: a pinned image that ran (as in

@@ -28,7 +28,10 @@ type Spec struct {
 	Agents []string
 	Ratios []model.Ratio
 	// Scale is what the ratios limit (empty: both).
-	Scale       model.Scale
+	Scale model.Scale
+	// Axes are the other knobs swept (time limits, network, disk,
+	// neighbours), crossed with the ratios.
+	Axes        []model.Axis
 	Repeats     int
 	Concurrency int
 	Seed        uint64
@@ -159,6 +162,8 @@ type prepared struct {
 	imageIDs map[string]string
 	// notRun names the tasks that cannot run, with why.
 	notRun map[string]string
+	// helperImage is what the knobs' helper containers run.
+	helperImage string
 }
 
 func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
@@ -178,9 +183,12 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		}
 	}
 	var err error
-	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat, Scale: spec.Scale})
+	p.plan, err = model.NewPlan(model.PlanSpec{Tasks: p.tasks, Agents: spec.Agents, Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: e.Host.CPUs, OnlyRepeat: spec.OnlyRepeat, Scale: spec.Scale, Axes: spec.Axes})
 	if err != nil {
 		return p, InputError{err}
+	}
+	if err := e.checkKnobs(ctx, &p, spec.Progress); err != nil {
+		return p, err
 	}
 	for _, tr := range p.plan.Trials {
 		if err := runner.CheckGuarantees(model.Plan{Trials: []model.Trial{tr}}, p.capacity); err != nil {
@@ -207,6 +215,32 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		return p, first // nothing could run: no sweep, as with FailFast
 	}
 	return p, nil
+}
+
+// checkKnobs refuses a sweep whose knobs the platform cannot apply (a
+// knob must never silently do nothing), and prepares the workload image
+// the knobs' helpers and neighbours run.
+func (e *Engine) checkKnobs(ctx context.Context, p *prepared, progress func(string)) error {
+	helpers := false
+	for _, c := range p.plan.Ratios {
+		helpers = helpers || c.Knobs.Shapes() || c.Knobs.Neighbours > 0
+	}
+	if kc, ok := e.P.(runner.KnobChecker); ok {
+		for _, t := range p.tasks {
+			if err := kc.CheckKnobs(t, p.plan.Ratios); err != nil {
+				return InputError{fmt.Errorf("task %s: %w", t.Name, err)}
+			}
+		}
+	}
+	if !helpers {
+		return nil
+	}
+	img, err := e.WorkloadImage(ctx, false, progress)
+	if err != nil {
+		return fmt.Errorf("the knobs' helper image: %w", err)
+	}
+	p.helperImage = img
+	return nil
 }
 
 // lacksAgents finds the tasks that have none of the asked agents and
@@ -237,7 +271,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
-		Ratios: spec.Ratios, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
+		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
 		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, AgentSettings: spec.AgentSettings, Host: host, Engine: e.Info,
 		Scale: spec.Scale,
 	}
@@ -251,7 +285,8 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 				run.Image = rt.Image
 			}
 		}
-		te := store.NewScaledTaskEntry(run, spec.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
+		te := store.NewScaledTaskEntry(run, p.plan.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
+		te.KnobNotes = model.KnobNotes(run, p.plan.Ratios)
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs
@@ -271,7 +306,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
 	self, _ := os.Executable()
-	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self})
+	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self, HelperImage: p.helperImage})
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,15 @@ type Manifest struct {
 	Command []string `json:"command"`
 	Version string   `json:"headroom_version"`
 
-	Ratios      []model.Ratio `json:"ratios"`
-	Repeats     int           `json:"repeats"`
-	Seed        uint64        `json:"seed"`
-	Concurrency int           `json:"concurrency"`
+	// Ratios are the plan's columns: each ratio, crossed with the swept
+	// knobs' values when there are any ("1x latency=200ms").
+	Ratios []model.Ratio `json:"ratios"`
+	// Knobs are the other hidden variables swept, each with its values,
+	// as they were asked for (older manifests: none).
+	Knobs       []model.Axis `json:"knobs,omitempty"`
+	Repeats     int          `json:"repeats"`
+	Seed        uint64       `json:"seed"`
+	Concurrency int          `json:"concurrency"`
 	// Scale is what the ratios limited: memory, cpu or both (older
 	// manifests have none: both).
 	Scale model.Scale `json:"scale,omitempty"`
@@ -92,6 +97,9 @@ type TaskEntry struct {
 	// NotRun says why the task's trials could not run (its image did not
 	// build, it lacks the agent): they are recorded as infra-errors.
 	NotRun string `json:"not_run,omitempty"`
+	// KnobNotes say where a swept knob could not act on this task (a
+	// no-network task has no traffic to shape).
+	KnobNotes []string `json:"knob_notes,omitempty"`
 	// Reproduce is, per ratio, the backend's command that runs the image
 	// under that ratio's policy outside headroom.
 	Reproduce map[string]string `json:"reproduce,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -213,11 +214,27 @@ func (c *Catalog) Select(names []string) ([]model.Task, error) {
 }
 
 // ResolveImages replaces the "builtin" image name with the workload image
-// of this headroom.
+// of this headroom, in the tasks and their services.
 func ResolveImages(tasks []model.Task, builtinTag string) {
 	for i := range tasks {
 		if tasks[i].Image == BuiltinImage {
 			tasks[i].Image = builtinTag
+		}
+		ResolveServiceImages(&tasks[i], builtinTag)
+	}
+}
+
+// ResolveServiceImages gives a task's services that run headroom's own
+// server (image "builtin") the workload image; the task's sidecars are
+// copied first, so other copies of the task keep "builtin".
+func ResolveServiceImages(t *model.Task, builtinTag string) {
+	if !slices.ContainsFunc(t.Sidecars, func(s model.Sidecar) bool { return s.Image == BuiltinImage }) {
+		return
+	}
+	t.Sidecars = slices.Clone(t.Sidecars)
+	for i := range t.Sidecars {
+		if t.Sidecars[i].Image == BuiltinImage {
+			t.Sidecars[i].Image = builtinTag
 		}
 	}
 }

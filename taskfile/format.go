@@ -16,6 +16,10 @@ import (
 	"github.com/headroom-eval/headroom/workload"
 )
 
+// serviceName is what a service may be called: a host name on the
+// trial's network.
+var serviceName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
 // BuiltinImage in a task file means "the workload image of this headroom".
 const BuiltinImage = "builtin"
 
@@ -119,6 +123,15 @@ type fileTask struct {
 		Description string     `toml:"description"`
 		Steps       []fileStep `toml:"steps"`
 	} `toml:"agents"`
+	// Services are containers beside the task's on a network made for
+	// each trial, reached by their names (a headroom task's compose
+	// sidecars): with image "builtin" and no command, headroom's own
+	// local server (a model stand-in, a package mirror, an echo).
+	Services []struct {
+		Name    string   `toml:"name"`
+		Image   string   `toml:"image"`
+		Command []string `toml:"command"`
+	} `toml:"services"`
 }
 
 type fileStep struct {
@@ -244,6 +257,25 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 			ag.Steps = append(ag.Steps, st)
 		}
 		t.Agents = append(t.Agents, ag)
+	}
+	for i, sv := range f.Services {
+		where := fmt.Sprintf("[[services]] #%d", i+1)
+		if !serviceName.MatchString(sv.Name) {
+			return t, fmt.Errorf("%s: name %q must be a host name (letters, digits, dashes): the task reaches it by that name", where, sv.Name)
+		}
+		sc := model.Sidecar{Name: sv.Name, Image: sv.Image, Command: sv.Command}
+		switch {
+		case sc.Image == "":
+			return t, fmt.Errorf("%s (%s): image is missing: name a local image, or \"builtin\" for headroom's own server", where, sv.Name)
+		case sc.Image == BuiltinImage && len(sc.Command) == 0:
+			sc.Entrypoint = []string{workload.Binary, workload.ServeMode}
+		}
+		t.Sidecars = append(t.Sidecars, sc)
+	}
+	if len(t.Sidecars) > 0 && t.Network == "none" {
+		// The services are reached over the trial's own network, which
+		// leads nowhere else.
+		t.Network = model.NetworkTrialOnly
 	}
 	if err := validateTask(&t); err != nil {
 		return t, err

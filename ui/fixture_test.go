@@ -61,7 +61,7 @@ type fakeLauncher struct {
 }
 
 func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: 2, OnlyRepeat: spec.OnlyRepeat})
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Axes: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, HostCPUs: 2, OnlyRepeat: spec.OnlyRepeat})
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@ type LaunchSpec struct {
 	Agents []string
 	Ratios []model.Ratio
 	// Scale is what the ratios limit (run's --scale; empty: both).
-	Scale       model.Scale
+	Scale model.Scale
+	// Axes are the other knobs swept (run's knob flags).
+	Axes        []model.Axis
 	Repeats     int
 	Concurrency int
 	Seed        uint64

@@ -118,6 +118,12 @@ func (mm *matrixScreen) View(c *Common) string {
 	// many trials count their outcomes instead of listing them when the
 	// glyphs would not fit.
 	widest := s.widestCells(rows, ratios)
+	// A knob's column is headed by its values under its group's title.
+	headW := 0
+	for _, r := range ratios {
+		headW = max(headW, width(r.Heading())+2)
+	}
+	widest[0], widest[1] = max(widest[0], headW-2), max(widest[1], headW-2)
 	colW := max(13, widest[0]+2)
 	compact := false
 	if colW > 29 || 24+len(ratios)*colW > w {
@@ -133,9 +139,16 @@ func (mm *matrixScreen) View(c *Common) string {
 	}
 	nameW := min(max(w-len(ratios)*colW-1, 12), 44)
 	var out []string
+	if groups := model.ColumnGroups(ratios); groups != nil {
+		line := pad("", nameW)
+		for _, g := range groups {
+			line += pad(" "+g, colW)
+		}
+		out = append(out, st.Muted.Render(clip(line, w)))
+	}
 	head := pad("task · agent", nameW)
 	for _, r := range ratios {
-		head += pad(" "+r.String(), colW)
+		head += pad(" "+r.Heading(), colW)
 	}
 	out = append(out, st.Bold.Render(clip(head, w)))
 	bodyH := h - 5
@@ -253,10 +266,20 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	var out []string
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
-		if cs.Ratio != base {
-			line += fmt.Sprintf(", %+.0fpp [%+.0f, %+.0f] p=%.2f vs %s: %s", 100*cs.VsBaseline.Diff, 100*cs.VsBaseline.CI.Lo, 100*cs.VsBaseline.CI.Hi, cs.VsBaseline.P, base, model.Verdict(cs.Noise))
+		if own := model.Baseline(cs.Ratio, base); cs.Ratio != own {
+			line += fmt.Sprintf(", %+.0fpp [%+.0f, %+.0f] p=%.2f vs %s: %s", 100*cs.VsBaseline.Diff, 100*cs.VsBaseline.CI.Lo, 100*cs.VsBaseline.CI.Hi, cs.VsBaseline.P, own, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
+		// What the knobs did, as the cell's trials measured it.
+		var results []model.TrialResult
+		for _, v := range c.State.Cell(cs.RowKey, cs.Ratio) {
+			if v.Result != nil {
+				results = append(results, *v.Result)
+			}
+		}
+		if m := model.MeasuredText(results); m != "" {
+			out = append(out, st.Muted.Render(clip("  measured in the container: "+m, w)))
+		}
 	}
 	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)]); wi != "" {
 		out = append(out, st.Muted.Render(clip(wi, w)))
@@ -266,7 +289,8 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		out = append(out, st.Bold.Render(l))
 	}
 	for _, r := range ratios {
-		if r == base {
+		own := model.Baseline(r, base)
+		if r == own {
 			continue
 		}
 		var parts []string
@@ -284,7 +308,11 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		}
 		// Both metrics on one line where they fit, else one a line: a cut
 		// line would lose the pooled p.
-		head := fmt.Sprintf("  %-8s ", r)
+		label := r.String()
+		if own != base {
+			label += " vs " + own.String() // within its knob
+		}
+		head := fmt.Sprintf("  %-8s ", label)
 		if line := head + strings.Join(parts, " · "); width(line) <= w || len(parts) < 2 {
 			out = append(out, clip(line, w))
 			continue

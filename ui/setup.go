@@ -46,8 +46,32 @@ const (
 	optSeed
 	optFocusRuns
 	optScale
+	// The knobs, each cycling through knobPresets.
+	optTime
+	optLatency
+	optBandwidth
+	optDisk
+	optNeighbours
 	optCount
 )
+
+// knobPreset is one knob's Setup control: the flag it stands for and the
+// sweeps + and - step through (the first, none, turns it off).
+type knobPreset struct {
+	label, key string
+	values     []string
+}
+
+// knobPresets are the knobs' controls, from optTime on, with each one's
+// sweeps: the built-in task made for the knob fails at the harshest value
+// and passes at the mildest (docs/KNOBS.md).
+var knobPresets = []knobPreset{
+	{"time", "time", []string{"", "0.5x,1x,2x", "0.5x,1x,2x,uncapped"}},
+	{"latency", "latency", []string{"", "0,50ms,200ms", "0,200ms"}},
+	{"bw", "bandwidth", []string{"", "unlimited,100mbit,8mbit", "unlimited,1mbit"}},
+	{"iops", "disk-iops", []string{"", "unlimited,1000,50"}},
+	{"neighbours", "neighbours", []string{"", "0,6", "0,2"}},
+}
 
 // setupScreen chooses what to run: task·agent rows, ratios, options, and
 // previews what will run.
@@ -70,13 +94,15 @@ type setupScreen struct {
 	repeats, concurrency, focusRuns int
 	seed                            uint64
 	// scale is what the ratios limit, as run's --scale.
-	scale     model.Scale
+	scale model.Scale
+	// knobs holds each knob control's choice, an index into its presets.
+	knobs     []int
 	optCursor int
 	err       string
 }
 
 func newSetup(o Options, k SetupKeys) setupScreen {
-	s := setupScreen{keys: k, selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20, scale: model.ScaleBoth}
+	s := setupScreen{keys: k, selected: map[string]bool{}, repeats: o.Repeats, concurrency: o.Concurrency, seed: o.Seed, focusRuns: 20, scale: model.ScaleBoth, knobs: make([]int, len(knobPresets))}
 	for _, t := range o.Tasks {
 		for _, a := range t.Agents {
 			s.rows = append(s.rows, setupRow{t, a.Name})
@@ -152,7 +178,24 @@ func (s *setupScreen) spec() (LaunchSpec, error) {
 	if len(ratios) == 0 {
 		return LaunchSpec{}, fmt.Errorf("turn on at least one ratio")
 	}
-	return LaunchSpec{Tasks: tasks, Ratios: ratios, Scale: s.scale, Repeats: s.repeats, Concurrency: s.concurrency, Seed: s.seed}, nil
+	return LaunchSpec{Tasks: tasks, Ratios: ratios, Scale: s.scale, Axes: s.axes(), Repeats: s.repeats, Concurrency: s.concurrency, Seed: s.seed}, nil
+}
+
+// axes are the knobs turned on, as run's knob flags would give them.
+func (s *setupScreen) axes() []model.Axis {
+	var out []model.Axis
+	for i, p := range knobPresets {
+		v := p.values[s.knobs[i]]
+		if v == "" {
+			continue
+		}
+		a, err := model.ParseAxis(p.key, v)
+		if err != nil {
+			continue // the presets parse (TestKnobPresetsParse)
+		}
+		out = append(out, a.WithNeighbourLoad(model.LoadCPU, 100))
+	}
+	return out
 }
 
 func (s *setupScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
@@ -301,6 +344,11 @@ func (s *setupScreen) adjust(d int) {
 	case optScale:
 		i := slices.Index(scales, s.scale)
 		s.scale = scales[(i+len(scales)+d)%len(scales)]
+	default:
+		if k := s.optCursor - optTime; k >= 0 && k < len(knobPresets) {
+			n := len(knobPresets[k].values)
+			s.knobs[k] = (s.knobs[k] + n + d) % n
+		}
 	}
 }
 
@@ -348,6 +396,13 @@ func (s *setupScreen) View(c *Common) string {
 		under = append(under, "  "+s.custom.View())
 	}
 	opts := []string{fmt.Sprintf("repeats %d", s.repeats), fmt.Sprintf("concurrency %d", s.concurrency), fmt.Sprintf("seed %d", s.seed), fmt.Sprintf("focus runs %d", s.focusRuns), "scale " + string(s.scale)}
+	for i, p := range knobPresets {
+		v := p.values[s.knobs[i]]
+		if v == "" {
+			v = "off"
+		}
+		opts = append(opts, p.label+" "+v)
+	}
 	for i := range opts {
 		if s.pane == paneOptions && i == s.optCursor {
 			opts[i] = st.Cursor.Render("▸" + opts[i])
@@ -355,7 +410,9 @@ func (s *setupScreen) View(c *Common) string {
 			opts[i] = " " + opts[i]
 		}
 	}
-	under = append(under, clip(st.Bold.Render("Options")+" "+strings.Join(opts, "  "), w))
+	under = append(under, clip(st.Bold.Render("Options")+" "+strings.Join(opts[:optTime], "  "), w))
+	// The other hidden variables, each swept like the ratios when on.
+	under = append(under, clip(st.Bold.Render("Knobs  ")+" "+strings.Join(opts[optTime:], "  "), w))
 	for i, p := range c.Opts.Problems {
 		if i == 2 {
 			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(c.Opts.Problems)-2)))
@@ -412,6 +469,9 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 	st := c.Styles()
 	tasks := s.chosen()
 	ratios := s.chosenRatios()
+	// Each ratio runs at every combination of the knobs turned on.
+	cols := model.Columns(ratios, s.axes())
+	perRatio := max(len(cols), 1) / max(len(ratios), 1)
 	trials, unknown := 0, 0
 	var work, bound time.Duration
 	var prepare []string
@@ -422,7 +482,7 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 			prepareTask = t
 		}
 		for _, a := range t.Agents {
-			n := len(ratios) * s.repeats
+			n := len(cols) * s.repeats
 			trials += n
 			if !estimateKnown(t, a.Name) {
 				// A real command: nothing says how long it takes but its
@@ -437,13 +497,16 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 	conc := float64(max(s.concurrency, 1))
 	rough := time.Duration(float64(work) / conc).Round(time.Second)
 	text := fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats), roughly %s at concurrency %d",
-		trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, rough, s.concurrency)
+		trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, rough, s.concurrency)
 	if unknown > 0 && unknown == trials {
 		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d, running real commands with no estimate: at most %s by their timeouts",
-			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, time.Duration(float64(bound)/conc).Round(time.Minute))
+			trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, time.Duration(float64(bound)/conc).Round(time.Minute))
 	} else if unknown > 0 {
 		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
-			trials, trials/max(len(ratios)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
+			trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
+	}
+	if perRatio > 1 {
+		text += fmt.Sprintf("; each ratio at %d knob settings (%d columns)", perRatio, len(cols))
 	}
 	switch s.scale {
 	case model.ScaleMemory:

@@ -50,6 +50,23 @@ type Profile struct {
 	CPUThreads int `json:"cpu_threads,omitempty" toml:"cpu_threads"`
 	DeadlineMS int `json:"deadline_ms,omitempty" toml:"deadline_ms"`
 
+	// ModelCalls round trips are made, one after another, to the model
+	// stand-in at ModelURL (a local server beside the task: ServeMode):
+	// an agent's turns, each waiting for the model's reply, so the
+	// network's latency adds up over them.
+	ModelCalls int    `json:"model_calls,omitempty" toml:"model_calls"`
+	ModelURL   string `json:"model_url,omitempty" toml:"model_url"`
+	// FetchURL is downloaded to the end, as a package from a mirror is
+	// (a local server beside the task): its time is set by the bandwidth.
+	FetchURL string `json:"fetch_url,omitempty" toml:"fetch_url"`
+	// DirectWrites blocks of WriteKB KiB are written to WriteDir one at a
+	// time, each past the page cache and synced (O_DIRECT|O_DSYNC): a
+	// build's many small synced files, set by the disk's operations a
+	// second.
+	DirectWrites int    `json:"direct_writes,omitempty" toml:"direct_writes"`
+	WriteKB      int    `json:"write_kb,omitempty" toml:"write_kb"`
+	WriteDir     string `json:"write_dir,omitempty" toml:"write_dir"`
+
 	// FailChance is the chance the step fails on its own (the model's
 	// mistake, not the machine's).
 	FailChance float64 `json:"fail_chance,omitempty" toml:"fail_chance"`
@@ -94,6 +111,10 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("deadline_ms must be between 0 and 3600000")
 	case p.DeadlineMS > 0 && p.CPUWorkMS == 0:
 		return fmt.Errorf("deadline_ms needs cpu_work_ms: the deadline is for that work")
+	case p.ModelCalls < 0 || p.ModelCalls > 100000 || (p.ModelCalls > 0) != (p.ModelURL != ""):
+		return fmt.Errorf("model_calls (0 to 100000) and model_url go together")
+	case p.DirectWrites < 0 || p.DirectWrites > 1_000_000 || p.WriteKB < 0 || p.WriteKB%4 != 0:
+		return fmt.Errorf("direct_writes must be 0 to 1000000 and write_kb a multiple of 4")
 	}
 	switch p.OnChildKilled {
 	case "", "fail", "continue", "retry":

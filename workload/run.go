@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/headroom-eval/headroom/model"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
@@ -32,7 +33,7 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | run --step NAME --profile JSON | child --mb N --ms N")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | run --step NAME --profile JSON | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | directio")
 		return 2
 	}
 	switch args[0] {
@@ -48,6 +49,18 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return untar(args[1:], os.Stdin, stderr)
 	case CatMode:
 		return cat(args[1:], stdout, stderr)
+	case NetShapeMode:
+		return netShape(args[1:], stdout, stderr)
+	case NeighbourMode:
+		return neighbour(args[1:], stdout, stderr)
+	case ServeMode:
+		return serve(args[1:], stdout, stderr)
+	case RTTMode:
+		return rttProbe(args[1:], stdout, stderr)
+	case FetchMode:
+		return fetchProbe(args[1:], stdout, stderr)
+	case DirectIOMode:
+		return directIOProbe(args[1:], stdout, stderr)
 	case "run":
 		return runStep(args[1:], stdout, stderr)
 	case "child":
@@ -137,8 +150,18 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if code := p.knobWork(stdout, stderr); code != 0 {
+		return code
+	}
 	if p.CPUWorkMS > 0 {
+		wait0 := runDelay()
 		took := doCPUWork(time.Duration(p.CPUWorkMS)*time.Millisecond, max(p.CPUThreads, 1))
+		// What the CPU was like in here: the cores this work got, and how
+		// long its threads waited for one (the run queue's delay).
+		fmt.Fprintln(stdout, model.FormatMeasure("cpu_obtained", float64(p.CPUWorkMS)/1000/took.Seconds(), "cores"))
+		if w0, w1 := wait0, runDelay(); w0 >= 0 && w1 >= w0 {
+			fmt.Fprintln(stdout, model.FormatMeasure("cpu_wait", float64(w1-w0)/float64(time.Millisecond), "ms"))
+		}
 		budget := time.Duration(p.DeadlineMS) * time.Millisecond
 		if budget > 0 && took > budget {
 			fmt.Fprintf(stdout, "FAILED test_within_deadline - %d ms of CPU work took %.2fs, over its %.2fs deadline\n", p.CPUWorkMS, took.Seconds(), budget.Seconds())

@@ -51,6 +51,13 @@ type Options struct {
 	// EngineWait bounds the wait for an engine that went away to answer
 	// again (default DefaultEngineWait).
 	EngineWait time.Duration
+	// HelperImage is headroom's workload image, which the knobs' helper
+	// and neighbour containers run ("": knobs that need one are refused).
+	HelperImage string
+	// Disk is where the disk knob's limit acts (FindDiskTarget).
+	Disk DiskTarget
+	// StorageDriver and CgroupVersion are the engine's, as it said.
+	StorageDriver, CgroupVersion string
 	// DriverBinary is a static headroom binary on the engine's host; set,
 	// task images run their steps through it too, mounted read-only
 	// (taskdriver.go), where they can.
@@ -324,18 +331,33 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// A compose environment's other services start first, on a network
 	// made for the trial, with its named volumes (waiting on them may take
 	// minutes).
+	// The column's knobs: the disk limit goes in the host config, the
+	// neighbours start first (knobs.go).
+	kit, err := b.prepareKnobs(cancelled, cfg.Labels, name, trial, task, hc)
+	dropKit := func() {
+		if kit != nil {
+			_, _ = kit.remove(context.Background())
+			_ = kit.removeVolume(context.Background())
+		}
+	}
+	if err != nil {
+		dropKit()
+		return nil, err
+	}
 	var side *sidecars
 	var netCfg *network.NetworkingConfig
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		var err error
 		if side, err = b.startSidecars(cancelled, cfg.Labels, name, task); err != nil {
+			dropKit()
 			return nil, err
 		}
 		netCfg = side.attachMain(hc, task)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	created, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	var created container.CreateResponse
+	created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
 	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
 		// A headroom killed while the engine was creating this trial's
 		// container (a resume reruns it under the same name): that create
@@ -346,6 +368,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if side != nil {
 			_, _ = side.remove(context.Background())
 		}
+		dropKit()
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("image %s is not on this engine: run `headroom images build` (built-in tasks) or build/pull it first", task.Image)
 		}
@@ -356,6 +379,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb := newSandbox(b, created.ID)
 	sb.side = side
+	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
@@ -390,6 +414,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return info.State.Pid
 	}
 	sb.startSampling(pid)
+	if kit != nil {
+		// The network is shaped before any step runs.
+		if err := kit.shape(cancelled, created.ID, name, task); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
 			_, _ = sb.Remove(context.Background())

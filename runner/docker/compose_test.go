@@ -260,8 +260,24 @@ func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
 			t.Errorf("removed %+v, which is not the dead owner's", r)
 		}
 	}
-	if len(removed) != 2 {
-		t.Errorf("removed %+v, want the dead owner's network and volume", removed)
+	// Another headroom on this host (a concurrent test run, a helper's
+	// sweep) reaps the same dead owner's resources: one it took before our
+	// list is gone, which is what the reaper is for. One still listed must
+	// have been removed by this reap.
+	for _, want := range []string{dead, vol.Name} {
+		listed, gotIt := false, false
+		for _, o := range owned {
+			listed = listed || o.ID == want || o.Name == want
+		}
+		for _, r := range removed {
+			gotIt = gotIt || r.ID == want || r.Name == want
+		}
+		if listed && !gotIt {
+			t.Errorf("the dead owner's %s was listed but not removed (removed %+v)", want, removed)
+		}
+		if !listed {
+			t.Logf("the dead owner's %s was reaped by another headroom on this host before the list", want)
+		}
 	}
 	if _, err := testCli.NetworkInspect(ctx, dead, network.InspectOptions{}); err == nil {
 		t.Error("the dead owner's network is still there")

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -44,6 +45,11 @@ func Definition() runner.BackendDef {
 type Platform struct {
 	cli  *client.Client
 	info runner.PlatformInfo
+	// rootDir is the engine's data root, and disk where the disk knob's
+	// limit acts (found on first use).
+	rootDir  string
+	diskOnce sync.Once
+	disk     DiskTarget
 }
 
 // Open connects to the engine named by the environment and asks it what
@@ -60,7 +66,7 @@ func Open(ctx context.Context) (*Platform, error) {
 		cli.Close()
 		return nil, fmt.Errorf("docker engine not reachable at %s: %v (`headroom doctor` says more)", cli.DaemonHost(), err)
 	}
-	p := &Platform{cli: cli}
+	p := &Platform{cli: cli, rootDir: info.DockerRootDir}
 	p.info = runner.PlatformInfo{
 		Backend:    "docker",
 		Version:    info.ServerVersion,
@@ -156,7 +162,42 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 // Sandboxes subscribes to the engine's events and returns the backend
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
-	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe)})
+	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe),
+		HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], CgroupVersion: p.info.Details["cgroup_version"]})
+}
+
+// Disk is where the disk knob's limit acts on this engine: the disk under
+// its data root, found on this host (so only for a local engine).
+func (p *Platform) Disk() DiskTarget {
+	p.diskOnce.Do(func() {
+		if !p.info.Local {
+			p.disk = DiskTarget{Why: "the engine is not on this host, whose disks headroom would have to name"}
+			return
+		}
+		p.disk = FindDiskTarget(p.rootDir, p.info.Details["storage_driver"])
+		if p.disk.Device != "" {
+			diskDevice.Store(p.disk.Device)
+		}
+	})
+	return p.disk
+}
+
+// CheckKnobs refuses the knobs this engine cannot apply to a task: a disk
+// limit without a disk to throttle, network shaping without /dev/net/tun
+// for the delay line.
+func (p *Platform) CheckKnobs(t model.Task, cols []model.Ratio) error {
+	for _, c := range cols {
+		k := c.Knobs
+		if (k.DiskBps > 0 || k.DiskIOPS > 0) && p.Disk().Device == "" {
+			return fmt.Errorf("the disk knob (column %s) cannot be applied on this engine: %s", c, p.Disk().Why)
+		}
+		if (k.Latency > 0 || k.Jitter > 0 || k.LossPct > 0) && t.Network != "none" && p.info.Local {
+			if _, err := os.Stat("/dev/net/tun"); err != nil {
+				return fmt.Errorf("the latency, jitter and loss knobs (column %s) need /dev/net/tun on the engine's host for their delay line, which it lacks: load the tun module", c)
+			}
+		}
+	}
+	return nil
 }
 
 // driverBinary is exe when task images can run their steps through it:
@@ -230,7 +271,11 @@ func (p *Platform) Shell(id string) ([]string, error) {
 
 // Reproduce is the `docker run` with the policy's effect.
 func Reproduce(image string, p model.ResourcePolicy) string {
-	return "docker run --network none " + strings.Join(RunFlags(p), " ") + " " + image
+	cmd := "docker run --network none " + strings.Join(RunFlags(p), " ") + " " + image
+	if more := knobCommands(p.Ratio.Knobs); len(more) > 0 {
+		cmd += "; then " + strings.Join(more, "; ")
+	}
+	return cmd
 }
 
 // RunFlags are the `docker run` flags with the policy's effect.
@@ -248,7 +293,7 @@ func RunFlags(p model.ResourcePolicy) []string {
 	if p.PidsLimit > 0 {
 		f = append(f, fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
 	}
-	return f
+	return append(f, knobFlags(p.Ratio.Knobs)...)
 }
 
 // cpuShares weights CPU by the guarantee (1024 per guaranteed CPU; at
@@ -325,6 +370,22 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 		note("real-task images", "not made yet; the real/* tasks and Dockerfiles FROM "+DebianImage+" need them: "+how+")")
 	}
 	check(rmErr == nil, "cleanup", "test container removed", "run `headroom clean`")
+	// What the knobs need (docs/KNOBS.md): a disk to throttle, a tap
+	// device for the delay line.
+	if d := p.Disk(); d.Device != "" {
+		where := "the container's root file system"
+		if !d.RootThrottled {
+			where = "a volume at the trial's working directory (the " + i.Details["storage_driver"] + " root file system is written from outside the container's cgroup)"
+		}
+		note("disk knob", "limits act on "+d.Device+", for "+where)
+	} else {
+		note("disk knob", "refused on this engine: "+d.Why)
+	}
+	if _, err := os.Stat("/dev/net/tun"); err == nil || !i.Local {
+		note("network knobs", "shaped in each trial's network namespace by a helper container (tbf; a delay line for latency, jitter and loss)")
+	} else {
+		note("network knobs", "latency, jitter and loss refused: the host has no /dev/net/tun for their delay line (load the tun module); bandwidth works")
+	}
 	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && i.Details["cgroup_version"] == "1" && i.Local {
 		check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
 	}

@@ -37,6 +37,7 @@ type sandbox struct {
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
 	side    *sidecars
+	kit     *knobKit // the knobs' helper, neighbours, volume
 	pw      procWatch
 
 	// Who stopped the container (faults.go).
@@ -291,6 +292,12 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	var f runner.Final
 	killsKnown := false
 	s.stops.ours()
+	// The knobs' own containers go first: the helper undoes its shaping
+	// and says what it did, the neighbours' use is read.
+	var kitErr error
+	if s.kit != nil {
+		f.Knobs, kitErr = s.kit.remove(ctx)
+	}
 	if s.cg != nil {
 		f.LimitHits, f.LimitHitsKnown = s.cg.LimitHits() // before the peak's reset
 		f.KernelPeakBytes, _ = s.cg.TakePeak()
@@ -346,6 +353,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		var serr error
 		f.Sidecars, serr = s.side.remove(ctx)
 		err = errors.Join(err, serr)
+	}
+	if s.kit != nil {
+		err = errors.Join(err, kitErr, s.kit.removeVolume(ctx))
 	}
 	s.b.forget(s.id)
 	if s.cg != nil {

@@ -69,7 +69,9 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 	// make the object); waits end with ctx.
 	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels})
+	// A task with no network of its own reaches its services and nothing
+	// else.
+	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels, Internal: task.Network == model.NetworkTrialOnly})
 	if err != nil {
 		return nil, fmt.Errorf("create the trial's network: %w", err)
 	}

@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// groupLine is the matrix's column-group heading row (nil when no
+// column has a knob).
+func groupLine(cols []model.Ratio) []string {
+	g := model.ColumnGroups(cols)
+	if g == nil {
+		return nil
+	}
+	return append([]string{""}, g...)
+}
+
+// writeMeasured writes, per cell, what the knobs' effect measured: inside
+// the container by the task's own steps, or from the cgroups of the
+// trial and its neighbours; nothing when no trial measured anything.
+func (r *Report) writeMeasured(w io.Writer, md bool) error {
+	cells := map[model.RowKey]map[model.Ratio][]model.TrialResult{}
+	any := false
+	for _, t := range r.Trials {
+		if t.Knobs == nil || len(t.Knobs.Measured) == 0 {
+			continue
+		}
+		any = true
+		row := model.RowKey{Task: t.Task, Agent: t.Agent}
+		if cells[row] == nil {
+			cells[row] = map[model.Ratio][]model.TrialResult{}
+		}
+		cells[row][t.Ratio] = append(cells[row][t.Ratio], t)
+	}
+	if !any {
+		return nil
+	}
+	if md {
+		fmt.Fprintf(w, "\n## Measured effect of the knobs\n\nMedian per cell, as measured inside the trial's container by its own steps (or from the cgroups of the trial and its neighbours).\n\n")
+	} else {
+		fmt.Fprintf(w, "\nMeasured effect of the knobs (median per cell, inside the trial's container or from the cgroups of it and its neighbours):\n")
+	}
+	head := []string{"task · agent"}
+	for _, x := range r.Matrix.Ratios {
+		head = append(head, x.String())
+	}
+	var lines [][]string
+	for _, row := range r.Matrix.Rows {
+		if cells[row] == nil {
+			continue
+		}
+		cols := []string{row.Task + " · " + row.Agent}
+		for _, x := range r.Matrix.Ratios {
+			s := model.MeasuredText(cells[row][x])
+			if s == "" {
+				s = model.EmptyCellGlyph
+			}
+			cols = append(cols, s)
+		}
+		lines = append(lines, cols)
+	}
+	if err := writeGrid(w, md, head, lines); err != nil {
+		return err
+	}
+	return r.writeKnobNotes(w, md)
+}
+
+// writeKnobNotes says where a task's knob had nothing to act on.
+func (r *Report) writeKnobNotes(w io.Writer, md bool) error {
+	if r.Manifest == nil {
+		return nil
+	}
+	for _, te := range r.Manifest.Tasks {
+		for _, n := range te.KnobNotes {
+			if md {
+				fmt.Fprintf(w, "\n- %s: %s\n", te.Name, n)
+			} else {
+				fmt.Fprintf(w, "  %s: %s\n", te.Name, n)
+			}
+		}
+	}
+	return nil
+}
+
+// comparedLabel names a comparison's column, and its base when that is
+// not the analysis's baseline (a knob's column is compared within its
+// knob: "3x latency=200ms vs 3x").
+func comparedLabel(a *model.Analysis, c model.Comparison) string {
+	if c.Base == a.Baseline {
+		return c.Other.String()
+	}
+	return c.Other.String() + " vs " + c.Base.String()
+}

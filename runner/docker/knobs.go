@@ -1,0 +1,465 @@
+package docker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/blkiodev"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/cgroup"
+	"github.com/headroom-eval/headroom/workload"
+	"golang.org/x/sys/unix"
+)
+
+// The knobs on a Docker Engine (docs/KNOBS.md): the disk limit is the
+// engine's blkio throttle on the device under its data root; the network
+// is shaped by a helper container joined to the trial's network
+// namespace; the neighbours are containers of their own beside it. Each
+// helper and neighbour carries the trial's labels (and LabelHelper), so
+// the reaper and `headroom clean` know them.
+
+// LabelHelper names what a knob's container is: "netshape" or
+// "neighbour-N".
+const LabelHelper = "headroom.helper"
+
+// helperWait bounds the wait for the network helper to say it is ready.
+const helperWait = 2 * time.Minute
+
+// DiskTarget is where a Docker Engine's disk limit acts.
+type DiskTarget struct {
+	// Device is the whole disk under the engine's data root (the kernel
+	// throttles whole disks, not partitions), as the engine's host names
+	// it ("/dev/vda").
+	Device string
+	// RootThrottled says whether the container's own root file system is
+	// written by its processes (overlay2 and the like), so the throttle
+	// reaches it; fuse-overlayfs's writes are its daemon's, outside the
+	// container's cgroup, and devicemapper's go to a device of its own.
+	RootThrottled bool
+	// Why says why there is no Device.
+	Why string
+}
+
+// FindDiskTarget finds the disk under root (the engine's data root, on
+// this host) for the storage driver.
+func FindDiskTarget(root, driver string) DiskTarget {
+	var st unix.Stat_t
+	if err := unix.Stat(root, &st); err != nil {
+		return DiskTarget{Why: fmt.Sprintf("cannot read the engine's data root %s here (%v): run headroom on the engine's host", root, err)}
+	}
+	major, minor := unix.Major(st.Dev), unix.Minor(st.Dev)
+	sys := fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)
+	real, err := filepath.EvalSymlinks(sys)
+	if err != nil {
+		return DiskTarget{Why: fmt.Sprintf("the engine's data root %s is on device %d:%d, which is not a block device (%v): the disk knob has no disk to throttle", root, major, minor, err)}
+	}
+	if _, err := os.Stat(filepath.Join(real, "partition")); err == nil {
+		real = filepath.Dir(real) // the partition's disk
+	}
+	name := ""
+	if b, err := os.ReadFile(filepath.Join(real, "uevent")); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "DEVNAME="); ok {
+				name = v
+			}
+		}
+	}
+	if name == "" {
+		name = filepath.Base(real)
+	}
+	dev := "/dev/" + name
+	if _, err := os.Stat(dev); err != nil {
+		return DiskTarget{Why: fmt.Sprintf("the engine's data root is on %s, which this host does not have as %s", name, dev)}
+	}
+	switch driver {
+	case "overlay2", "overlay", "vfs", "btrfs", "zfs", "aufs":
+		return DiskTarget{Device: dev, RootThrottled: true}
+	}
+	return DiskTarget{Device: dev}
+}
+
+// knobKit is what one trial's knobs made, removed with it.
+type knobKit struct {
+	b          *Backend
+	knobs      model.Knobs
+	labels     map[string]string
+	helper     string // the network helper's container id
+	neighbours []neighbourBox
+	volume     string // the disk knob's scratch volume
+	rec        model.KnobRecord
+}
+
+type neighbourBox struct {
+	id, name string
+	cg       *cgroup.Reader
+	start    time.Time
+	cpu0     int64
+}
+
+// scratchPath is where a disk-limited trial's scratch volume is mounted:
+// its working directory, where builds and installs write.
+func scratchPath(task model.Task) string {
+	if task.WorkDir != "" {
+		return task.WorkDir
+	}
+	if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
+		return "/work"
+	}
+	return "/app"
+}
+
+// prepareKnobs applies what must be in place before the trial's
+// container is created: the disk limit in its host config, and the
+// neighbours, started first so the trial starts among them.
+func (b *Backend) prepareKnobs(ctx context.Context, labels map[string]string, name string, tr model.Trial, task model.Task, hc *container.HostConfig) (*knobKit, error) {
+	k := tr.Ratio.Knobs
+	if k.IsZero() {
+		return nil, nil
+	}
+	kit := &knobKit{b: b, knobs: k, labels: labels}
+	if k.DiskBps > 0 || k.DiskIOPS > 0 {
+		if err := kit.disk(ctx, name, task, hc); err != nil {
+			return kit, err
+		}
+	}
+	if k.Neighbours > 0 {
+		if err := kit.startNeighbours(ctx, name); err != nil {
+			return kit, err
+		}
+	}
+	if k.Shapes() && task.Network == "none" {
+		kit.rec.Skipped = append(kit.rec.Skipped, "network: nothing to shape, the task runs with no network")
+	}
+	return kit, nil
+}
+
+func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *container.HostConfig) error {
+	t := kit.b.opts.Disk
+	if t.Device == "" {
+		return fmt.Errorf("the disk knob cannot be applied: %s", t.Why)
+	}
+	k := kit.knobs
+	throttle := func(v int64) []*blkiodev.ThrottleDevice {
+		return []*blkiodev.ThrottleDevice{{Path: t.Device, Rate: uint64(v)}}
+	}
+	var what []string
+	if k.DiskBps > 0 {
+		hc.BlkioDeviceReadBps, hc.BlkioDeviceWriteBps = throttle(k.DiskBps), throttle(k.DiskBps)
+		what = append(what, model.FormatBytes(k.DiskBps)+"/s")
+	}
+	if k.DiskIOPS > 0 {
+		hc.BlkioDeviceReadIOps, hc.BlkioDeviceWriteIOps = throttle(k.DiskIOPS), throttle(k.DiskIOPS)
+		what = append(what, strconv.FormatInt(k.DiskIOPS, 10)+" op/s")
+	}
+	where := "the container's root file system"
+	if !t.RootThrottled {
+		// The root file system's writes escape the throttle here: the
+		// trial's working directory is a volume on the throttled disk,
+		// which the engine fills with the image's files at that path.
+		eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: name + "-disk", Labels: kit.labels})
+		if err != nil {
+			return fmt.Errorf("the disk knob's volume: %w", err)
+		}
+		kit.volume = v.Name
+		path := scratchPath(task)
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
+		where = fmt.Sprintf("a volume at %s (the %s storage driver writes the root file system from outside the container's cgroup, where no throttle reaches)", path, kit.b.opts.StorageDriver)
+	}
+	v1 := ""
+	if kit.b.opts.CgroupVersion == "1" {
+		v1 = "; cgroup v1 throttles direct and synced I/O only (buffered writes reach the disk from the kernel's flusher)"
+	}
+	kit.rec.Applied = append(kit.rec.Applied, fmt.Sprintf("disk: reads and writes each capped at %s on %s, for %s%s", strings.Join(what, " and "), t.Device, where, v1))
+	return nil
+}
+
+// helperHost is the host config of a knob's own container: no limits
+// but a memory cap, labelled as the trial's.
+func (kit *knobKit) helperLabels(role string) map[string]string {
+	l := map[string]string{LabelHelper: role}
+	for k, v := range kit.labels {
+		l[k] = v
+	}
+	return l
+}
+
+func (kit *knobKit) startNeighbours(ctx context.Context, name string) error {
+	img := kit.b.opts.HelperImage
+	if img == "" {
+		return errors.New("the neighbours knob needs headroom's workload image (none was prepared)")
+	}
+	k := kit.knobs
+	load := k.NeighbourLoad
+	if load == "" {
+		load = model.LoadCPU
+	}
+	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	for i := 1; i <= k.Neighbours; i++ {
+		role := fmt.Sprintf("neighbour-%d", i)
+		cfg := &container.Config{Image: img, Labels: kit.helperLabels(role), User: "65534:65534",
+			Entrypoint: []string{workload.Binary, workload.NeighbourMode, "--load", string(load), "--intensity", strconv.FormatFloat(k.Intensity(), 'f', -1, 64), "--dir", "/tmp"}}
+		hc := &container.HostConfig{NetworkMode: "none", Resources: container.Resources{Memory: 256 * model.MiB, MemorySwap: 256 * model.MiB}}
+		nm := fmt.Sprintf("%s-%s", name, role)
+		created, err := kit.b.cli.ContainerCreate(eng, cfg, hc, nil, nil, nm)
+		if err != nil {
+			return fmt.Errorf("neighbour %d: create: %w", i, err)
+		}
+		box := neighbourBox{id: created.ID, name: nm}
+		kit.neighbours = append(kit.neighbours, box)
+		if err := kit.b.cli.ContainerStart(eng, created.ID, container.StartOptions{}); err != nil {
+			return fmt.Errorf("neighbour %d: start: %w", i, err)
+		}
+		box.start = time.Now()
+		if cg, err := cgroup.Find(kit.b.opts.CgroupRoot, created.ID, 0); err == nil {
+			box.cg = cg
+			if u, ok := cg.CPUUse(); ok {
+				box.cpu0 = u.UsageNanos
+			}
+		}
+		kit.neighbours[len(kit.neighbours)-1] = box
+	}
+	kit.rec.Applied = append(kit.rec.Applied, fmt.Sprintf("neighbours: %d containers beside the trial, each a %s load at %.0f%% of a core, started before it and removed after", k.Neighbours, load, 100*k.Intensity()))
+	return nil
+}
+
+// shape starts the network helper in the trial's namespace and waits
+// until its shaping is in place.
+func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.Task) error {
+	k := kit.knobs
+	if !k.Shapes() || task.Network == "none" {
+		return nil
+	}
+	img := kit.b.opts.HelperImage
+	if img == "" {
+		return errors.New("the network knobs need headroom's workload image (none was prepared)")
+	}
+	args := []string{workload.Binary, workload.NetShapeMode}
+	if k.Latency > 0 {
+		args = append(args, "--latency", k.Latency.String())
+	}
+	if k.Jitter > 0 {
+		args = append(args, "--jitter", k.Jitter.String())
+	}
+	if k.LossPct > 0 {
+		args = append(args, "--loss", strconv.FormatFloat(k.LossPct, 'f', -1, 64))
+	}
+	if k.BandwidthBits > 0 {
+		args = append(args, "--rate", strconv.FormatInt(k.BandwidthBits, 10))
+	}
+	cfg := &container.Config{Image: img, Labels: kit.helperLabels("netshape"), Entrypoint: args}
+	hc := &container.HostConfig{
+		NetworkMode: container.NetworkMode("container:" + trialID),
+		// Only what shaping needs, and only in the trial's namespace.
+		CapDrop: []string{"ALL"}, CapAdd: []string{"NET_ADMIN", "NET_RAW"},
+		Resources: container.Resources{Memory: 128 * model.MiB, MemorySwap: 128 * model.MiB,
+			Devices: []container.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}},
+	}
+	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), helperWait)
+	defer cancel()
+	created, err := kit.b.cli.ContainerCreate(eng, cfg, hc, nil, nil, name+"-netshape")
+	if err != nil {
+		return fmt.Errorf("the network helper: create: %w", err)
+	}
+	kit.helper = created.ID
+	att, err := kit.b.cli.ContainerAttach(eng, created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return fmt.Errorf("the network helper: attach: %w", err)
+	}
+	defer att.Close()
+	if err := kit.b.cli.ContainerStart(eng, created.ID, container.StartOptions{}); err != nil {
+		return fmt.Errorf("the network helper: start: %w", err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		w := LineWriter(func(l string) { lines <- l })
+		_, _ = stdcopy.StdCopy(w, w, att.Reader)
+		w.Close()
+	}()
+	var said []string
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return fmt.Errorf("the network helper ended before shaping: %s", strings.Join(said, " | "))
+			}
+			if d, ok := strings.CutPrefix(l, workload.NetShapeReady); ok {
+				kit.rec.Applied = append(kit.rec.Applied, "network: in the trial's network namespace, by a helper container with NET_ADMIN joined to it: "+d)
+				return nil
+			}
+			said = append(said, l)
+		case <-eng.Done():
+			return fmt.Errorf("the network helper did not say it was ready within %s: %s", helperWait, strings.Join(said, " | "))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// remove ends the helper (asking it to undo its shaping, and reading its
+// counts), reads the neighbours' use and removes them; removeVolume goes
+// after the trial's container.
+func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
+	if kit == nil {
+		return nil, nil
+	}
+	var errs []error
+	rm := func(id string) {
+		err := kit.b.retryEngine(ctx, func() error {
+			return kit.b.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+		})
+		if err != nil && !IsGone(err) {
+			errs = append(errs, err)
+		}
+	}
+	if kit.helper != "" {
+		delayLine := kit.knobs.Latency > 0 || kit.knobs.Jitter > 0 || kit.knobs.LossPct > 0
+		if done := kit.helperDone(ctx); done != "" && delayLine {
+			kit.rec.Applied = append(kit.rec.Applied, "network helper: "+done)
+		}
+		rm(kit.helper)
+	}
+	for _, n := range kit.neighbours {
+		use := model.NeighbourUse{Name: n.name, Load: kit.knobs.NeighbourLoad, Wall: model.Duration(time.Since(n.start))}
+		if n.cg != nil {
+			if u, ok := n.cg.CPUUse(); ok {
+				use.CPUNanos = u.UsageNanos - n.cpu0
+			}
+			n.cg.Close()
+		}
+		if !n.start.IsZero() {
+			kit.rec.Neighbours = append(kit.rec.Neighbours, use)
+		}
+		rm(n.id)
+	}
+	if len(kit.rec.Neighbours) > 0 {
+		var cores float64
+		for _, n := range kit.rec.Neighbours {
+			cores += n.Cores()
+		}
+		kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "neighbour_cores", Value: cores, Unit: "cores", Where: "cgroup"})
+	}
+	kit.helper, kit.neighbours = "", nil
+	return &kit.rec, errors.Join(errs...)
+}
+
+// removeVolume removes the disk knob's volume, once the trial's
+// container that mounts it is gone.
+func (kit *knobKit) removeVolume(ctx context.Context) error {
+	if kit == nil || kit.volume == "" {
+		return nil
+	}
+	err := removeTrialResource(ctx, kit.b.cli, TrialResource{Kind: "volume", ID: kit.volume, Name: kit.volume})
+	if err != nil && !errors.Is(err, runner.ErrInUse) {
+		return err
+	}
+	kit.volume = ""
+	return nil
+}
+
+// helperDone stops the network helper with SIGTERM, so it undoes its
+// shaping, and returns its last line (its counts).
+func (kit *knobKit) helperDone(ctx context.Context) string {
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := kit.b.cli.ContainerKill(wctx, kit.helper, "TERM"); err != nil {
+		return ""
+	}
+	waitCh, errCh := kit.b.cli.ContainerWait(wctx, kit.helper, container.WaitConditionNotRunning)
+	select {
+	case <-waitCh:
+	case <-errCh:
+	}
+	logs, err := kit.b.cli.ContainerLogs(wctx, kit.helper, container.LogsOptions{ShowStdout: true, Tail: "1"})
+	if err != nil {
+		return ""
+	}
+	defer logs.Close()
+	var out strings.Builder
+	_, _ = stdcopy.StdCopy(&out, &out, logs)
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	last := ""
+	for sc.Scan() {
+		last = sc.Text()
+	}
+	return strings.TrimPrefix(last, "netshape done: ")
+}
+
+// diskDevice is the disk the reproduce lines name (set once the
+// platform has found it).
+var diskDevice atomic.Value
+
+func reproduceDisk() string {
+	if d, ok := diskDevice.Load().(string); ok && d != "" {
+		return d
+	}
+	return "DISK" // the whole disk under the engine's data root
+}
+
+// knobFlags are the trial's own `docker run` flags its knobs add.
+func knobFlags(k model.Knobs) []string {
+	var f []string
+	dev := reproduceDisk()
+	if k.DiskBps > 0 {
+		f = append(f, fmt.Sprintf("--device-read-bps=%s:%d", dev, k.DiskBps), fmt.Sprintf("--device-write-bps=%s:%d", dev, k.DiskBps))
+	}
+	if k.DiskIOPS > 0 {
+		f = append(f, fmt.Sprintf("--device-read-iops=%s:%d", dev, k.DiskIOPS), fmt.Sprintf("--device-write-iops=%s:%d", dev, k.DiskIOPS))
+	}
+	return f
+}
+
+// knobCommands are what else would do the knobs' work beside `docker
+// run` of the trial (named TRIAL): tc in its network namespace, the
+// neighbours' containers, the time limits headroom applies itself.
+func knobCommands(k model.Knobs) []string {
+	var out []string
+	if k.Shapes() {
+		var netem []string
+		if k.Latency > 0 || k.Jitter > 0 {
+			d := "delay " + k.Latency.String()
+			if k.Jitter > 0 {
+				d += " " + k.Jitter.String()
+			}
+			netem = append(netem, d)
+		}
+		if k.LossPct > 0 {
+			netem = append(netem, "loss "+strconv.FormatFloat(k.LossPct, 'f', -1, 64)+"%")
+		}
+		if k.BandwidthBits > 0 {
+			netem = append(netem, "rate "+model.FormatBits(k.BandwidthBits))
+		}
+		cmd := "docker run --rm --network container:TRIAL --cap-add NET_ADMIN IMAGE-WITH-TC tc qdisc add dev eth0 root netem " + strings.Join(netem, " ")
+		if k.BandwidthBits > 0 {
+			cmd += " (and the same rate on eth0's ingress through an ifb device, for downloads)"
+		}
+		out = append(out, cmd)
+	}
+	if k.Neighbours > 0 {
+		load := k.NeighbourLoad
+		if load == "" {
+			load = model.LoadCPU
+		}
+		out = append(out, fmt.Sprintf("%d× docker run -d --network none %s:latest %s %s --load %s --intensity %s", k.Neighbours, WorkloadRepo, workload.Binary, workload.NeighbourMode, load, strconv.FormatFloat(k.Intensity(), 'f', -1, 64)))
+	}
+	if !k.Time.IsBase() {
+		out = append(out, "time limits ×"+k.Time.String()+" of the task's own agent and verifier limits (headroom's, not the engine's)")
+	}
+	return out
+}
