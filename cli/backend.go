@@ -71,12 +71,13 @@ func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy)
 }
 
 // connectAndReap connects to the platform and removes what a crashed
-// headroom left behind, saying so with the evidence that its headroom was
-// gone, on stderr and in the experiments root's reaper.log.
-func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer, out string) (*session.Engine, error) {
+// headroom left behind, saying so on stderr with the evidence that its
+// headroom was gone. It returns the removals, which the caller logs in
+// the experiment it then makes (logReaped).
+func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, []runner.Owned, error) {
 	eng, err := connect(ctx, cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	left, err := eng.ReapLeftovers(ctx)
 	for _, l := range left {
@@ -85,8 +86,14 @@ func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer, o
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
-	if err := session.AppendReapLog(out, left); err != nil {
+	return eng, left, nil
+}
+
+// logReaped keeps the removals a run's start made, with their evidence,
+// in the experiment it made (session.ReapLog): the run that removed a
+// container is the one that has to answer for it.
+func logReaped(stderr io.Writer, dir string, reaped []runner.Owned) {
+	if err := session.AppendReapLog(dir, reaped); err != nil {
 		fmt.Fprintf(stderr, "warning: the reaper's log: %v\n", err)
 	}
-	return eng, nil
 }

@@ -51,8 +51,9 @@ func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry 
 	return out, errors.Join(errs...)
 }
 
-// ReapLog is the file in an experiments root (--out) where every
-// removal of a leftover is written with its evidence, a line each.
+// ReapLog is the file in an experiment's directory where the removals of
+// leftovers the run that made it did at its start are written, each with
+// its evidence, a line each.
 const ReapLog = "reaper.log"
 
 // ReapLine is one removal of a leftover as the reaper says it and logs it:
