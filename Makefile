@@ -2,17 +2,56 @@ SHELL := /bin/bash
 # headroom: build, run the demo sweep, test. See README.md.
 GO      ?= go
 BIN     := bin/headroom
+# The program inside every trial's container (step driver, synthetic
+# workload, in-pod probe): a small binary of its own, beside the console,
+# where headroom looks for it (runner.WorkloadBinary).
+WORKLOAD_BIN := bin/hr-workload
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
-# Static: the same binary is the workload inside FROM scratch images.
+# Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: build images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
+.PHONY: build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
 	kube-up kube-down kube-status kube-load kube-smoke kube-test
 
-build:
-	$(GO) build -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)" -o $(BIN) .
+# go build with a line of progress every 25 packages compiled ($(1): flags,
+# $(2): output, $(3): package). A clean clone with an empty Go cache
+# compiles hundreds of packages before anything runs; a warm one, none.
+define gobuild
+	@total=$$($(GO) list -deps $(1) $(3) 2>/dev/null | wc -l); \
+	echo "go build $(2): up to $$total packages to compile (a first build compiles them all; later ones only what changed)"; \
+	set -o pipefail; $(GO) build -v $(1) -o $(2) $(3) 2>&1 | \
+		awk -v total=$$total '/^[A-Za-z0-9._~-]+(\/[^ :]+)*$$/ { n++; if (n == 1 || n % 25 == 0) { printf "  %4d/%d  %s\n", n, total, $$0; fflush() } next } { print; fflush() }'
+endef
+
+# The console and, beside it, the in-container program.
+build: workload console-full
+
+# The program inside every trial's container: built first (seconds), so
+# that the console's own build is all that is left to wait for.
+workload:
+	$(call gobuild,,$(WORKLOAD_BIN),./cmd/hr-workload)
+
+console-full:
+	$(call gobuild,-ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)",$(BIN),.)
+
+# What make run, demo and sweep start: the console with the Docker backend
+# alone (-tags nokube) unless bin/headroom is already a full build. client-go
+# is half of a clean build's compile time; `make build` adds it.
+console: workload
+	@if [ -x $(BIN) ] && ! $(GO) version -m $(BIN) 2>/dev/null | grep -q -- '-tags=nokube'; then \
+		$(MAKE) --no-print-directory console-full; \
+	else \
+		echo "(the console without the Kubernetes backend, a quicker first build: \`make build\` adds it)"; \
+		$(MAKE) --no-print-directory console-nokube; \
+	fi
+
+console-nokube:
+	$(call gobuild,-tags nokube -ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)",$(BIN),.)
 
 images: build
+	$(BIN) images build
+
+console-images: console
 	$(BIN) images build
 
 # The Debian images of the real install tasks (debootstrap + docker import;
@@ -21,15 +60,15 @@ real-images: build
 	$(BIN) images build --real
 
 # The console on the built-in demo tasks.
-run: images
+run: console-images
 	$(BIN)
 
 # The console already running the OOM showcase.
-demo: images
+demo: console-images
 	$(BIN) demo
 
 # The built-in demo sweep, headless: every built-in task at 1x, 3x and uncapped.
-sweep: images
+sweep: console-images
 	$(BIN) run --ratios 1,3,uncapped --repeats 3
 
 vet:
@@ -51,12 +90,12 @@ faults:
 
 # Only what needs no Docker engine.
 unit:
-	$(GO) test -count=1 ./model/... ./taskfile/... ./workload/... ./report/... ./store/...
+	$(GO) test -count=1 ./model/... ./cgroup/... ./taskfile/... ./workload/... ./report/... ./store/...
 
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	runner/cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
+	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
 	workload:FuzzProfileJSON workload:FuzzProbeLine cli:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
@@ -81,15 +120,18 @@ soak:
 	HEADROOM_SOAK=1 $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./e2e
 
 # Go benchmarks of the hot paths, then the side-by-side figures of
-# docs/PERFORMANCE.md: rows 1-4 and 8, the console's time to first frame
+# docs/PERFORMANCE.md: rows 1-4 and 8, 1c (a task directory's trial and its
+# phases), the console's time to first frame
 # (about 5 minutes on the quiet machine). make bench-scale has the rows at
 # benchmark scale: concurrency 16 and 32, sampling with 32 trials at once,
 # the console with 32 live trials (6 minutes at a load average of 17-36;
 # the two together took 18 at 15-40, over the ~10 a target allows).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./runner/cgroup
+	@echo "== Go benchmarks of the engine and cgroup paths ($$(uptime))"
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./runner/docker ./cgroup
+	@echo "== Go benchmarks of the screens and the store ($$(uptime))"
 	$(GO) test -run '^$$' -bench . -benchmem ./ui ./store
-	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
+	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=1,1b,1c,2,4,firstframe $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
 
 # The rows at benchmark scale (docs/PERFORMANCE.md): concurrency 16 and 32,
 # sampling with 32 trials at once and the console with 32 live trials on the
@@ -105,6 +147,7 @@ bench:
 SCALE_GROWTH ?= 1
 bench-scale:
 	HEADROOM_BENCH=1 HEADROOM_BENCH_ROWS=6scale,6b,console32 $(GO) test -count=1 -run '^TestPerformanceTable$$' -v -timeout 40m ./perf
+	@set -o pipefail; echo "== peaks at scale ($$(uptime))"; HEADROOM_BENCH=1 $(GO) test -count=1 -run '^TestPeakCaptureAtScale$$' -v -timeout 20m ./runner/docker | grep -E '^\||^(ok|FAIL|---)'
 	$(GO) test -count=1 -run '^TestTraceBytesPerTrialHour$$' -v ./store
 	$(GO) test -run '^$$' -bench CompactTrace -benchmem ./store
 	for round in 1 2 3; do echo "== round $$round ($$(uptime))"; \

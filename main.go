@@ -1,6 +1,7 @@
 // Command headroom measures how container resources change agentic
-// benchmark scores. Called as hr-workload (inside the built-in tasks'
-// containers) it is the synthetic agent instead.
+// benchmark scores. Trials' containers run a small program of their own
+// (cmd/hr-workload, found or built by runner.WorkloadBinary); called by
+// that name, this binary is that program too, for a console copied alone.
 package main
 
 import (
@@ -12,7 +13,6 @@ import (
 	"github.com/headroom-eval/headroom/cli"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
-	"github.com/headroom-eval/headroom/runner/kube"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -29,9 +29,9 @@ func main() {
 		runtime.GOMAXPROCS(1)
 	}
 	// The backends trials can run on (--backend): a new one is its
-	// package and one line here.
+	// package and one line here (the Kubernetes one in main_kube.go).
 	runner.Register(docker.Definition())
-	runner.Register(kube.Definition())
+	registerKube()
 	os.Exit(profiled(cli.Execute))
 }
 

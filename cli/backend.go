@@ -60,6 +60,7 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 	if _, ok := runner.Lookup(name); !ok {
 		return nil, usagef("--backend %s: no such backend; use one of %s", name, strings.Join(runner.BackendNames(), ", "))
 	}
+	defer runner.TimePhase("", "connect")()
 	return session.Connect(ctx, name, settings)
 }
 
@@ -79,7 +80,9 @@ func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (
 	if err != nil {
 		return nil, nil, err
 	}
+	reaped := runner.TimePhase("", "reap")
 	left, err := eng.ReapLeftovers(ctx)
+	reaped()
 	for _, l := range left {
 		fmt.Fprintln(stderr, session.ReapLine(l))
 	}

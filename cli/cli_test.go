@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", binary, "github.com/headroom-eval/headroom")
+	build := exec.Command("go", "build", "-o", filepath.Dir(binary)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build headroom: %v\n%s", err, out)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
 )
 
@@ -53,7 +53,7 @@ build) and removes what it started.`,
 			defer eng.Close()
 			line(eng.Host.MemoryBytes > 2<<30, false, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
 				model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
-			self, _ := os.Executable()
+			self, _ := session.WorkloadBinary(false, nil)
 			for _, c := range eng.P.Doctor(ctx, self) {
 				line(c.OK, c.Note, c.Name, c.Info, c.Fix)
 			}

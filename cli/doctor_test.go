@@ -15,16 +15,23 @@ import (
 // image's latest tag).
 func TestDoctorBuildsNothing(t *testing.T) {
 	needEngine(t)
-	// A copy of headroom with bytes appended is a new binary to the
-	// image's content digest: its workload image cannot exist yet.
-	data, err := os.ReadFile(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fresh := filepath.Join(t.TempDir(), "headroom")
+	// A copy of the in-container program with bytes appended, beside a
+	// copy of headroom, is a new binary to the image's content digest: its
+	// workload image cannot exist yet.
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "headroom")
 	marker := fmt.Sprintf("\ndoctor-test %d\n", time.Now().UnixNano())
-	if err := os.WriteFile(fresh, append(data, marker...), 0o755); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ from, to, extra string }{
+		{binary, fresh, ""},
+		{filepath.Join(filepath.Dir(binary), "hr-workload"), filepath.Join(dir, "hr-workload"), marker},
+	} {
+		data, err := os.ReadFile(c.from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(c.to, append(data, c.extra...), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := exec.Command(fresh, "doctor").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "doctor builds nothing") || !strings.Contains(string(out), "headroom images build") {

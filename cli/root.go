@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/headroom-eval/headroom/printable"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/spf13/cobra"
 )
 
@@ -72,6 +73,7 @@ of --tasks-dir).`,
 
 // Execute runs headroom with os.Args and returns the exit code.
 func Execute() int {
+	runner.TimePhase("", "main")() // when main began, since the process's packages were initialised
 	root := NewRoot(os.Stdout, os.Stderr)
 	code := exitCode(root.Execute(), root.ErrOrStderr())
 	for _, w := range []io.Writer{root.OutOrStdout(), root.ErrOrStderr()} {

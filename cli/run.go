@@ -20,6 +20,7 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -176,7 +177,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
+	loaded := runner.TimePhase("", "load tasks")
 	cat, err := loadCatalog(f.tasksDir, stderr)
+	loaded()
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func buildHeadroom(t *testing.T) (dir, bin string) {
 	t.Helper()
 	dir = t.TempDir()
 	bin = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom")
+	build := exec.Command("go", "build", "-o", filepath.Dir(bin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)

@@ -111,8 +111,13 @@ type Sample struct {
 	Time            time.Time
 	UsageBytes      int64 // everything charged, cache included
 	WorkingSetBytes int64 // usage minus inactive file cache
-	CacheBytes      int64 // usage minus working set
-	CPUCores        float64
+	// PeakBytes is the kernel's high-water mark of usage since the
+	// previous sample where it is read and reset at every sample
+	// (model.TrialResult.PeakMode "kernel-reset"), else 0: a spike
+	// between two samples is in the later one's PeakBytes.
+	PeakBytes  int64
+	CacheBytes int64 // usage minus working set
+	CPUCores   float64
 	// MajorFaults is the cgroup's cumulative count of major page faults
 	// (0 where not readable): a climbing rate at the limit is a stall.
 	MajorFaults int64

@@ -109,6 +109,12 @@ type TrialResult struct {
 	Samples        int     `json:"samples"`
 	SampleSource   string  `json:"sample_source"` // "cgroup-v1", "cgroup-v2", "docker-stats"
 	SampleRateHz   float64 `json:"sample_rate_hz"`
+	// PeakMode is how the samples carried the kernel's peak:
+	// "kernel-reset" (its high-water mark read and reset at every sample,
+	// so each sample's peak_bytes is the exact maximum since the one
+	// before, whatever the rate) or "samples" (each sample is its instant);
+	// "" in records made before it was kept, or from a source without it.
+	PeakMode string `json:"peak_mode,omitempty"`
 	// SamplesDropped were read while headroom could not take them (it
 	// stalled for seconds); zero in a healthy run.
 	SamplesDropped int `json:"samples_dropped,omitempty"`

@@ -138,7 +138,7 @@ func (e env) dockerRuns(n, c int, args ...string) time.Duration {
 
 // want says whether the run measures the rows of figure id:
 // HEADROOM_BENCH_ROWS, a comma-separated list of ids (1, 6scale, 6b, 1b,
-// 2, 4, console32, firstframe), picks some; unset, all. make bench and make
+// 1c, 2, 4, console32, firstframe), picks some; unset, all. make bench and make
 // bench-scale split them.
 func want(id string) bool {
 	rows := os.Getenv("HEADROOM_BENCH_ROWS")
@@ -162,7 +162,7 @@ func TestPerformanceTable(t *testing.T) {
 	}
 	dir := t.TempDir()
 	e := env{t: t, bin: filepath.Join(dir, "headroom"), dir: dir}
-	build := exec.Command("go", "build", "-o", e.bin, "github.com/headroom-eval/headroom")
+	build := exec.Command("go", "build", "-o", filepath.Dir(e.bin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v %s", err, out)
@@ -274,6 +274,36 @@ func TestPerformanceTable(t *testing.T) {
 				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*d, 1000*dock, d/dock), "≤ 1.05×")
 			add("1b task image", "the same, headroom --exec-steps (an engine exec per step: task images before the driver)",
 				fmt.Sprintf("%.0f ms vs %.0f ms per trial (%.2f×)", 1000*x, 1000*dock, x/dock), "(before)")
+		}
+	}
+
+	// 1c: a task directory (perf/harbor/trivial: a Harbor task on the
+	// Debian image, oracle: its solution and tests copied in, the reward
+	// read back), 6 trials a command, against a docker run loop of the same
+	// work; then the per-phase medians of headroom's commands
+	// (HEADROOM_TIMINGS).
+	if want("1c") {
+		if err := exec.Command("docker", "image", "inspect", docker.DebianImage).Run(); err != nil {
+			add("1c task directory", "a trivial Harbor task in "+docker.DebianImage, "not measured: the image is missing (make real-images)", "≤ 1.10×")
+		} else {
+			const per, rounds = 6, 5
+			timings := filepath.Join(e.dir, "timings.tsv")
+			t.Setenv(runner.TimingsEnv, timings)
+			work := `mkdir -p /app && echo hello > /app/out.txt; mkdir -p /logs/verifier; if grep -qx hello /app/out.txt; then echo 1 > /logs/verifier/reward.txt; fi`
+			var hWall, dWall time.Duration
+			var ratios []float64
+			for r := 0; r < rounds; r++ {
+				_, u := e.headroom("run", "--tasks-dir", "harbor", "--agents", "oracle", "--ratios", "1", "--repeats", strconv.Itoa(per), "--concurrency", "1", "--out", out)
+				d := e.dockerRuns(per, 1, docker.DebianImage, "sh", "-c", work)
+				hWall += u.wall
+				dWall += d
+				ratios = append(ratios, u.wall.Seconds()/d.Seconds())
+			}
+			os.Unsetenv(runner.TimingsEnv)
+			sort.Float64s(ratios)
+			add("1c task directory", fmt.Sprintf("%d rounds of %d trials of perf/harbor/trivial (oracle, %s), concurrency 1: headroom (whole command) vs a docker run --rm loop of the same work", rounds, per, docker.DebianImage),
+				fmt.Sprintf("%.2f s vs %.2f s a command (median ratio %.2f×, %.2f–%.2f)", hWall.Seconds()/rounds, dWall.Seconds()/rounds, ratios[len(ratios)/2], ratios[0], ratios[len(ratios)-1]), "≤ 1.10×")
+			add("1c task directory", "headroom's phases, median ms (HEADROOM_TIMINGS)", phaseMedians(t, timings), "≤ 150 ms fixed a command")
 		}
 	}
 
@@ -553,4 +583,33 @@ func engineVersion() string {
 		return "engine ?"
 	}
 	return "Docker " + v.Version + ", API " + v.APIVersion
+}
+
+// phaseMedians reads a HEADROOM_TIMINGS file: each phase's median in ms.
+func phaseMedians(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no timings: " + err.Error()
+	}
+	durs := map[string][]float64{}
+	var order []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			continue
+		}
+		us, _ := strconv.ParseFloat(f[3], 64)
+		if _, ok := durs[f[1]]; !ok {
+			order = append(order, f[1])
+		}
+		durs[f[1]] = append(durs[f[1]], us/1000)
+	}
+	var parts []string
+	for _, p := range order {
+		v := durs[p]
+		sort.Float64s(v)
+		parts = append(parts, fmt.Sprintf("%s %.0f", p, v[len(v)/2]))
+	}
+	return strings.Join(parts, "; ")
 }

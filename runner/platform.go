@@ -24,9 +24,11 @@ type Platform interface {
 
 	// WorkloadImage makes sure headroom's own image (the built-in tasks'
 	// workload and step driver) is where trials can run it, building it
-	// from exe when missing or force; it returns the reference trials use.
+	// from exe (the in-container program, runner.WorkloadBinary) when
+	// missing or force; it returns the reference trials use.
 	WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error)
-	// WorkloadImageBuilt says whether that image is there, building nothing.
+	// WorkloadImageBuilt says whether that image is there, building nothing
+	// (exe "": the program itself is still to be built, so the image is too).
 	WorkloadImageBuilt(ctx context.Context, exe string) (ref string, built bool, err error)
 	// PrepareImage makes a task's image available (a built-in name, a
 	// Dockerfile build, a pull or a push) and returns the reference its
@@ -105,8 +107,8 @@ type SandboxOptions struct {
 	// ExecSteps runs every step with the platform's exec, never the step
 	// driver.
 	ExecSteps bool
-	// Exe is this headroom's own executable (the step driver and probe
-	// where the platform can use it; "" when it cannot be).
+	// Exe is the in-container program (runner.WorkloadBinary: the step
+	// driver and probe where the platform can use it; "" when it cannot be).
 	Exe string
 	// HelperImage is headroom's workload image, for the knobs' helper
 	// and neighbour containers ("" when the sweep turns none).

@@ -31,6 +31,12 @@ type ProcSample struct {
 // ProcessWatcher is a sandbox that watches its processes from the host.
 // ProcessSource says how ("proc": the cgroup's process list and /proc;
 // "top": the engine's top, coarser; "" when it cannot).
+// PeakModer is a sandbox that says how its samples carry the kernel's
+// peak (model.TrialResult.PeakMode).
+type PeakModer interface {
+	PeakMode() string
+}
+
 type ProcessWatcher interface {
 	Processes() <-chan ProcSample
 	ProcessSource() string

@@ -73,7 +73,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	waiting := WithWaiting(ctx, func(reason string) {
 		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
 	})
+	defer TimePhase(t.trial.ID, "trial")()
+	started := TimePhase(t.trial.ID, "sandbox start")
 	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
+	started()
 	if err != nil {
 		res.End = time.Now()
 		if ctx.Err() != nil {
@@ -86,6 +89,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.ContainerID = sb.ID()
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
+	if pm, ok := sb.(PeakModer); ok {
+		res.PeakMode = pm.PeakMode()
+	}
 	t.oomNotify = make(chan struct{})
 	t.emit(event.TrialStarted{Base: t.base(), ContainerID: sb.ID(), Image: t.task.Image, SampleSource: sb.SampleSource()})
 
@@ -183,7 +189,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
+	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)
+	removed()
 	cancelRm()
 	<-monitorDone
 	<-procsDone
@@ -363,11 +371,15 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 // is its exit code.
 func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
 	if len(st.Files) > 0 {
-		if err := sb.CopyIn(ctx, st.Files); err != nil {
+		copied := TimePhase(t.trial.ID, "copy in")
+		err := sb.CopyIn(ctx, st.Files)
+		copied()
+		if err != nil {
 			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
 			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
 		}
 	}
+	defer TimePhase(t.trial.ID, phase+" step")()
 	env = append(append([]string(nil), env...), st.Env...)
 	for _, entry := range append(append([]string(nil), t.task.PassEnv...), st.PassEnv...) {
 		env = append(env, passEnvValue(entry, t.r.cfg.Secrets))
@@ -683,6 +695,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 // readReward reads the verifier's reward file and says whether it passes,
 // and if not, why. The error is the engine's.
 func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
+	defer TimePhase(t.trial.ID, "reward read")()
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		p := path.Join(rule.Dir, name)
 		data, err := sb.ReadFile(ctx, p)

@@ -68,23 +68,36 @@ func (e *Engine) Capacity(reserve int64) int64 {
 }
 
 // WorkloadImage makes sure the built-in workload image exists, building it
-// from this executable when missing.
+// from the in-container program (runner.WorkloadBinary) when missing.
 func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(string)) (string, error) {
+	bin, err := WorkloadBinary(true, progress)
+	if err != nil {
+		return "", err
+	}
+	return e.P.WorkloadImage(ctx, bin, force, progress)
+}
+
+// WorkloadImageBuilt says whether this headroom's workload image is on
+// the platform, building nothing (not even the in-container program: when
+// that is still to be built, the image is not built either).
+func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool, err error) {
+	bin, err := WorkloadBinary(false, nil)
+	if err != nil || bin == "" {
+		return "", false, err
+	}
+	return e.P.WorkloadImageBuilt(ctx, bin)
+}
+
+// WorkloadBinary is the program trials' containers run for this headroom
+// (runner.WorkloadBinary of its own executable); with build false, "" when
+// it would have to be built.
+func WorkloadBinary(build bool, progress func(string)) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", fmt.Errorf("find headroom's own executable: %w", err)
 	}
-	return e.P.WorkloadImage(ctx, self, force, progress)
-}
-
-// WorkloadImageBuilt says whether this headroom's workload image is on
-// the platform, building nothing.
-func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool, err error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", false, fmt.Errorf("find headroom's own executable: %w", err)
-	}
-	return e.P.WorkloadImageBuilt(ctx, self)
+	bin, _, err := runner.WorkloadBinary(self, build, progress)
+	return bin, err
 }
 
 // Reproduce is the backend's command that runs an image under a policy

@@ -198,7 +198,9 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 			fail(tr.Task, InputError{err})
 		}
 	}
+	imagesChecked := runner.TimePhase("", "image check")
 	failed, err := e.taskImages(ctx, p.tasks, spec.Progress, !spec.FailFast, p.notRun)
+	imagesChecked()
 	if err != nil {
 		return p, err
 	}
@@ -305,8 +307,12 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 
 // start opens the store and runs the plan, recording every event.
 func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (*store.Experiment, error), id string) (*Sweep, error) {
-	self, _ := os.Executable()
+	// The step driver task images mount: built already if the built-in
+	// image was prepared; a sweep of task directories alone may build it.
+	self, _ := WorkloadBinary(true, nil)
+	subscribed := runner.TimePhase("", "sandboxes")
 	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self, HelperImage: p.helperImage})
+	subscribed()
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,13 @@
 package workload
 
 import (
+	"archive/tar"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,5 +53,50 @@ func TestDriveRefusesABadCommand(t *testing.T) {
 		if !strings.Contains(stderr.String(), "bad command") {
 			t.Errorf("drive(%q) stderr %q, want it to say bad command", line, stderr.String())
 		}
+	}
+}
+
+// The driver's file operations: a tar unpacked where it says, a file read
+// back as one line of base64, a missing file told apart by its exit code.
+func TestDriveFileOps(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the file operations run as root only (else headroom uses the engine's copy)")
+	}
+	dir := t.TempDir()
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	body := "echo 1 > /logs/verifier/reward.txt\n"
+	for _, h := range []*tar.Header{
+		{Name: "tests/", Typeflag: tar.TypeDir, Mode: 0o755},
+		{Name: "tests/test.sh", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(body))},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Size > 0 {
+			tw.Write([]byte(body))
+		}
+	}
+	tw.Close()
+	var in bytes.Buffer
+	for _, c := range []Command{
+		{Op: OpUntar, Argv: []string{dir}, Stdin: tb.Bytes(), End: "<u>"},
+		{Op: OpRead, Argv: []string{filepath.Join(dir, "tests", "test.sh")}, End: "<r>"},
+		{Op: OpRead, Argv: []string{filepath.Join(dir, "missing")}, End: "<m>"},
+	} {
+		b, _ := json.Marshal(c)
+		in.Write(append(b, '\n'))
+	}
+	var stdout, stderr bytes.Buffer
+	if code := drive(&in, &stdout, &stderr); code != 0 {
+		t.Fatalf("drive: %d, stderr %q", code, stderr.String())
+	}
+	st, err := os.Stat(filepath.Join(dir, "tests", "test.sh"))
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("unpacked file: %v %v", st, err)
+	}
+	want := fmt.Sprintf("<u> 0\n%s\n<r> 0\n<m> %d\n", base64.StdEncoding.EncodeToString([]byte(body)), DriverNoFile)
+	if stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
 	}
 }

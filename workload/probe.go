@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // The probe: PID 1 of a trial's pod on a cluster, where headroom cannot

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 func TestParseProbeLine(t *testing.T) {

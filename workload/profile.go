@@ -26,6 +26,10 @@ type Profile struct {
 	SpikeLenMS  int     `json:"spike_len_ms,omitempty" toml:"spike_len_ms"`
 	SpikeEvery  int     `json:"spike_every_ms,omitempty" toml:"spike_every_ms"`
 	SpikeChance float64 `json:"spike_chance,omitempty" toml:"spike_chance"`
+	// SpikeLog writes a line "spike START END" as each spike ends: when its
+	// memory was all touched and when it was let go (Unix nanoseconds, the
+	// host's clock): what a test of the sampler checks the samples against.
+	SpikeLog bool `json:"spike_log,omitempty" toml:"spike_log"`
 
 	// Children run in parallel in the middle of the step, each allocating
 	// ChildMB (jittered) for ChildLenMS: the compile jobs of `make -j`, the

@@ -222,7 +222,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	lines := out.lines
-	var spikeEnd, nextSpike time.Time
+	var spikeEnd, nextSpike, spikeHeld time.Time
 	if p.SpikeEvery > 0 {
 		nextSpike = start.Add(time.Duration(p.SpikeEvery) * time.Millisecond)
 	}
@@ -240,6 +240,9 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 		// Spikes.
 		if !spikeEnd.IsZero() && now.After(spikeEnd) {
+			if p.SpikeLog {
+				fmt.Fprintf(stdout, "spike %d %d\n", spikeHeld.UnixNano(), time.Now().UnixNano())
+			}
 			spike.release()
 			spikeEnd = time.Time{}
 		}
@@ -247,6 +250,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 			nextSpike = now.Add(time.Duration(p.SpikeEvery) * time.Millisecond)
 			if rng.Float64() < p.SpikeChance {
 				spike.grow(jitter(p.SpikeMB))
+				spikeHeld = time.Now()
 				spikeEnd = now.Add(time.Duration(max(p.SpikeLenMS, 10)) * time.Millisecond)
 			}
 		}

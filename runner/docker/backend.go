@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,6 +53,11 @@ type Options struct {
 	// EngineWait bounds the wait for an engine that went away to answer
 	// again (default DefaultEngineWait).
 	EngineWait time.Duration
+	// NoFileMemo is a file whose presence says this engine refuses
+	// Harbor's open-files limit (its own hard limit is lower); the first
+	// refusal creates it. Without it every command paid a refused create,
+	// start and remove (0.5-2 s here) before its first trial could start.
+	NoFileMemo string
 	// HelperImage is headroom's workload image, which the knobs' helper
 	// and neighbour containers run ("": knobs that need one are refused).
 	HelperImage string
@@ -137,6 +144,11 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
 	}
 	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{}), brokeNotify: make(chan struct{})}
+	if opts.NoFileMemo != "" {
+		if _, err := os.Stat(opts.NoFileMemo); err == nil {
+			b.noFileLow.Store(true)
+		}
+	}
 	// The engine's clock is the events' clock; a second of slack covers skew.
 	b.lastEvent = time.Now().Add(-time.Second)
 	evCtx, cancel := context.WithCancel(context.Background())
@@ -238,6 +250,10 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 		sb, err = b.start(ctx, experiment, trial, task)
 		if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
 			b.noFileLow.Store(true)
+			if m := b.opts.NoFileMemo; m != "" {
+				_ = os.MkdirAll(filepath.Dir(m), 0o700)
+				_ = os.WriteFile(m, []byte("this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)\n"), 0o600)
+			}
 			sb, err = b.start(ctx, experiment, trial, task)
 		}
 		return err
@@ -357,7 +373,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	var created container.CreateResponse
+	createdAt := runner.TimePhase(trial.ID, "create")
 	created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	createdAt()
 	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
 		// A headroom killed while the engine was creating this trial's
 		// container (a resume reruns it under the same name): that create
@@ -378,7 +396,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	sb := newSandbox(b, created.ID)
-	sb.side = side
+	sb.side, sb.trial = side, trial.ID
 	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
@@ -389,14 +407,19 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if driven {
 		// Attached before the start, so no output is missed.
+		attached := runner.TimePhase(trial.ID, "attach")
 		d, err := attachDriver(context.WithoutCancel(ctx), b, created.ID)
+		attached()
 		if err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}
 		sb.drv = d
 	}
-	if err := b.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+	startedAt := runner.TimePhase(trial.ID, "start")
+	err = b.cli.ContainerStart(ctx, created.ID, container.StartOptions{})
+	startedAt()
+	if err != nil {
 		_, _ = sb.Remove(context.Background())
 		if task.GPUs > 0 && isNoGPU(err) {
 			return nil, noGPUError(task, err)

@@ -112,6 +112,12 @@ var errDriverGone = errors.New("the container has stopped (its step driver ended
 
 // run runs one command and waits for its end, the container's or ctx's.
 func (d *driver) run(ctx context.Context, argv, env []string, line func(stream, text string)) (runner.ExecResult, error) {
+	return d.send(ctx, workload.Command{Argv: argv, Env: env}, line)
+}
+
+// send tells the driver one command (its End is made here) and waits for
+// its end.
+func (d *driver) send(ctx context.Context, cmd workload.Command, line func(stream, text string)) (runner.ExecResult, error) {
 	d.busy.Lock()
 	defer d.busy.Unlock()
 	select {
@@ -122,7 +128,8 @@ func (d *driver) run(ctx context.Context, argv, env []string, line func(stream, 
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	c := &driven{end: "\x1e[headroom-end " + hex.EncodeToString(nonce[:]) + "]", line: line, done: make(chan struct{})}
-	msg, err := json.Marshal(workload.Command{Argv: argv, Env: env, End: c.end})
+	cmd.End = c.end
+	msg, err := json.Marshal(cmd)
 	if err != nil {
 		return runner.ExecResult{}, err
 	}

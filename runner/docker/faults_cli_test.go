@@ -44,7 +44,7 @@ func headroomBinary(t *testing.T) string {
 			return
 		}
 		headroomBin = filepath.Join(dir, "headroom")
-		build := exec.Command("go", "build", "-o", headroomBin, "github.com/headroom-eval/headroom")
+		build := exec.Command("go", "build", "-o", filepath.Dir(headroomBin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			headroomErr = fmt.Errorf("build headroom: %v\n%s", err, out)

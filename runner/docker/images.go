@@ -25,7 +25,7 @@ const WorkloadRepo = model.WorkloadRepo
 
 // imageRecipe versions how the image is assembled; changing the recipe
 // must change the tag even when the binary is the same.
-const imageRecipe = "workload-image-v3: scratch, rootfs with the binary, /work and /tmp 1777\n"
+const imageRecipe = "workload-image-v4: scratch, rootfs with the in-container program alone, /work and /tmp 1777\n"
 
 // WorkloadTag names the workload image built from binary: its content
 // digest, so a rebuilt headroom gets a fresh image and an unchanged one
@@ -98,6 +98,9 @@ func checkStatic(binary string) error {
 // workload image of binary is on the engine, and its tag. When it is not,
 // the error says why it could not be built (a dynamically linked binary).
 func WorkloadImageBuilt(ctx context.Context, cli *client.Client, binary string) (tag string, built bool, err error) {
+	if binary == "" {
+		return "", false, nil // the program is still to be built (runner.WorkloadBinary)
+	}
 	if tag, err = WorkloadTag(binary); err != nil {
 		return "", false, fmt.Errorf("workload binary: %w", err)
 	}
@@ -107,9 +110,10 @@ func WorkloadImageBuilt(ctx context.Context, cli *client.Client, binary string) 
 	return tag, false, checkStatic(binary)
 }
 
-// EnsureWorkloadImage builds the workload image from binary (a static
-// executable that runs workload.Main when called as hr-workload) unless it
-// exists. progress receives the build's output lines.
+// EnsureWorkloadImage builds the workload image from binary (the static
+// in-container program, runner.WorkloadBinary: cmd/hr-workload, or the
+// console, which runs workload.Main when called as hr-workload) unless it
+// exists; the image holds that one file. progress receives the build's output lines.
 func EnsureWorkloadImage(ctx context.Context, cli *client.Client, binary string, force bool, progress func(string)) (string, error) {
 	tag, err := WorkloadTag(binary)
 	if err != nil {

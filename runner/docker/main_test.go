@@ -104,11 +104,17 @@ func newBackend(t testing.TB, opts Options) *Backend {
 // sweep runs a plan to the end and returns the results and every event.
 func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
 	t.Helper()
+	return sweepAtOnce(t, b, tasks, ratios, repeats, 2, ctx, onEvent)
+}
+
+// sweepAtOnce is sweep with concurrency trials at once.
+func sweepAtOnce(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats, concurrency int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
+	t.Helper()
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: repeats, Seed: 1, HostCPUs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30,
+	r, err := runner.New(b, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: concurrency, GuaranteeCapacityBytes: 8 << 30,
 		// A local engine: the host's pressure is read for each trial's noise.
 		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2})
 	if err != nil {

@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -45,6 +47,9 @@ func Definition() runner.BackendDef {
 type Platform struct {
 	cli  *client.Client
 	info runner.PlatformInfo
+	// noFileMemo remembers, per engine (its ID and version), that it
+	// refuses Harbor's open-files limit (Options.NoFileMemo).
+	noFileMemo string
 	// rootDir is the engine's data root, and disk where the disk knob's
 	// limit acts (found on first use).
 	rootDir  string
@@ -80,6 +85,10 @@ func Open(ctx context.Context) (*Platform, error) {
 		},
 		Local: strings.HasPrefix(cli.DaemonHost(), "unix://"),
 		Host:  runner.HostInfo{Kernel: info.KernelVersion, CPUs: info.NCPU, MemoryBytes: info.MemTotal},
+	}
+	if dir, err := os.UserCacheDir(); err == nil && info.ID != "" {
+		sum := sha256.Sum256([]byte(info.ID + "|" + info.ServerVersion + "|" + cli.DaemonHost()))
+		p.noFileMemo = filepath.Join(dir, "headroom", "engine-nofile-refused-"+hex.EncodeToString(sum[:8]))
 	}
 	h := &p.info.Host
 	h.Hostname, _ = os.Hostname()
@@ -163,7 +172,7 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
 	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe),
-		HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], CgroupVersion: p.info.Details["cgroup_version"]})
+		HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], CgroupVersion: p.info.Details["cgroup_version"], NoFileMemo: p.noFileMemo})
 }
 
 // Disk is where the disk knob's limit acts on this engine: the disk under
@@ -200,9 +209,10 @@ func (p *Platform) CheckKnobs(t model.Task, cols []model.Ratio) error {
 	return nil
 }
 
-// driverBinary is exe when task images can run their steps through it:
-// the engine is local (the binary is mounted from this host) and the
-// binary is static. A test binary is not headroom's main, which is what
+// driverBinary is exe (the in-container program) when task images can run
+// their steps through it: the engine is local (the binary is mounted from
+// this host) and the binary is static. A test binary standing in for the
+// console (runner.WorkloadConsole) is not headroom's main, which is what
 // dispatches to the driver by name.
 func (p *Platform) driverBinary(exe string) string {
 	if !p.info.Local || exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
@@ -323,6 +333,9 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 		return out
 	}
 	if !built {
+		if tag == "" {
+			tag = "the " + runner.WorkloadProgram + " program and its image:"
+		}
 		note("workload image", tag+" not built yet: the first run (or `headroom images build`) builds it from this headroom; doctor builds nothing")
 		note("container checks", "skipped until that image exists: run `headroom images build`, then `headroom doctor`")
 		return out

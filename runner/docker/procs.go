@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 )
 
 // The process watch: the container's processes read from the host (the

@@ -13,17 +13,18 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/cgroup"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 )
 
 // sandbox is one trial's container.
 type sandbox struct {
-	b  *Backend
-	id string
+	trial string // for phase timings (runner.TimePhase)
+	b     *Backend
+	id    string
 
 	source  string
 	cg      *cgroup.Reader
@@ -66,8 +67,17 @@ func newSandbox(b *Backend, id string) *sandbox {
 	}
 }
 
-func (s *sandbox) ID() string                    { return s.id }
-func (s *sandbox) SampleSource() string          { return s.source }
+func (s *sandbox) ID() string           { return s.id }
+func (s *sandbox) SampleSource() string { return s.source }
+
+// PeakMode: the cgroup reader's (cgroup.PeakReset where the kernel's mark
+// can be reset); the stats stream has no mark.
+func (s *sandbox) PeakMode() string {
+	if s.cg == nil {
+		return cgroup.PeakSamples
+	}
+	return s.cg.PeakMode()
+}
 func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
@@ -330,9 +340,11 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	var err error
 	if !s.b.opts.Keep {
+		removed := runner.TimePhase(s.trial, "remove: engine")
 		err = s.b.retryEngine(ctx, func() error {
 			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
 		})
+		removed()
 		if err != nil && IsGone(err) {
 			err = nil
 		}
@@ -342,7 +354,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if err == nil && !s.b.opts.Keep {
 		// Every event before the destroy has arrived by then.
+		destroyed := runner.TimePhase(s.trial, "remove: destroy event")
 		s.stops.awaitDestroy(ctx, destroyWait)
+		destroyed()
 	}
 	f.KilledBy = s.stops.outside()
 	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {

@@ -14,8 +14,10 @@ type cgFile struct {
 	fd uintptr
 }
 
-func openCgFile(path string) (*cgFile, error) {
-	f, err := os.Open(path)
+func openCgFile(path string) (*cgFile, error) { return openCgFileMode(path, os.O_RDONLY) }
+
+func openCgFileMode(path string, flag int) (*cgFile, error) {
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -39,6 +41,21 @@ func (c *cgFile) readAt0(buf []byte) (int, error) {
 			return 0, errno
 		}
 		return int(n), nil
+	}
+}
+
+// writeAt0 writes b at offset 0, unannounced like readAt0: a cgroup
+// control file's write (a peak's reset) never blocks either.
+func (c *cgFile) writeAt0(b []byte) error {
+	for {
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_PWRITE64, c.fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return errno
+		}
+		return nil
 	}
 }
 

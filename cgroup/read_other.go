@@ -11,8 +11,10 @@ import (
 // engine is remote and the stats stream is used).
 type cgFile struct{ f *os.File }
 
-func openCgFile(path string) (*cgFile, error) {
-	f, err := os.Open(path)
+func openCgFile(path string) (*cgFile, error) { return openCgFileMode(path, os.O_RDONLY) }
+
+func openCgFileMode(path string, flag int) (*cgFile, error) {
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -25,6 +27,11 @@ func (c *cgFile) readAt0(buf []byte) (int, error) {
 		err = nil
 	}
 	return n, err
+}
+
+func (c *cgFile) writeAt0(b []byte) error {
+	_, err := c.f.WriteAt(b, 0)
+	return err
 }
 
 func (c *cgFile) close() error { return c.f.Close() }

@@ -29,6 +29,9 @@ type Reader struct {
 	throttleDir string
 
 	kept KeptFiles
+	// peak is the kernel's high-water mark, read and reset at every
+	// reading (peak.go); nil where it cannot be reset.
+	peak *peakMark
 }
 
 // KeptFiles are kernel-made files (cgroup, /proc) kept open and re-read
@@ -98,14 +101,22 @@ func (k *KeptFiles) Close() {
 func (r *Reader) file(path string) ([]byte, error) { return r.kept.File(path) }
 
 // Close releases the kept-open files.
-func (r *Reader) Close() { r.kept.Close() }
+func (r *Reader) Close() {
+	r.kept.Close()
+	if r.peak != nil {
+		r.peak.close()
+	}
+}
 
 // Reading is one read of the memory files.
 type Reading struct {
 	Usage, InactiveFile int64
-	MajorFaults         int64        // cumulative pgmajfault
-	OOMKills            int          // the cgroup's oom_kill counter
-	CPU                 model.CPUUse // cumulative
+	// PeakBytes is the kernel's high-water mark since the previous
+	// reading (PeakReset), 0 where it cannot be reset (PeakSamples).
+	PeakBytes   int64
+	MajorFaults int64        // cumulative pgmajfault
+	OOMKills    int          // the cgroup's oom_kill counter
+	CPU         model.CPUUse // cumulative
 }
 
 // Version tells v1 from v2 by the unified hierarchy's root file.
@@ -246,6 +257,7 @@ func open(version int, mem, cpu, throttle []string) (*Reader, error) {
 	if r.memDir == "" {
 		return nil, os.ErrNotExist
 	}
+	r.peak = openPeak(version, r.memDir)
 	for _, d := range cpu {
 		if _, err := os.Stat(d); err == nil {
 			r.cpuDir = d
@@ -284,6 +296,9 @@ func (r *Reader) Read() (Reading, error) {
 	}
 	if m.Usage, err = ParseInt(b); err != nil {
 		return m, err
+	}
+	if r.peak != nil {
+		m.PeakBytes = max(r.peak.sample(), m.Usage)
 	}
 	// The rest is best effort: a missing file leaves its figure at zero.
 	if b, err := r.file(filepath.Join(r.memDir, stat)); err == nil {
@@ -356,10 +371,14 @@ func (r *Reader) CPUUse() (model.CPUUse, bool) {
 	return c, true
 }
 
-// TakePeak returns the kernel's peak usage and, on v1, resets it so the
-// next reading covers only what follows (v2's memory.peak cannot be reset
-// on every kernel; there it is the peak so far).
+// TakePeak returns the kernel's peak usage since the last TakePeak and
+// starts again: with a resettable mark (PeakReset), the largest of the
+// readings' marks and the mark now; else, on v1, the mark reset (v2's
+// memory.peak, where it cannot be reset, is the peak so far).
 func (r *Reader) TakePeak() (int64, bool) {
+	if r.peak != nil {
+		return r.peak.step()
+	}
 	name := "memory.max_usage_in_bytes"
 	if r.version == 2 {
 		name = "memory.peak"

@@ -1,0 +1,14 @@
+//go:build !nokube
+
+package main
+
+import (
+	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/kube"
+)
+
+// registerKube registers the Kubernetes backend. Built with -tags nokube
+// (main_nokube.go) the console leaves client-go out: half of a clean
+// build's compile time, which is how `make run` gets to its first frame
+// quickly on a fresh clone.
+func registerKube() { runner.Register(kube.Definition()) }

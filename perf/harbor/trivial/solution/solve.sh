@@ -1,0 +1,2 @@
+#!/bin/sh
+mkdir -p /app && echo hello > /app/out.txt
