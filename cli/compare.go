@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
@@ -29,6 +30,7 @@ func newCompareCmd() *cobra.Command {
 				if _, ms[i], trials[i], err = loadExperiment(a, out, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
+				ms[i], trials[i] = printable.Value(ms[i]), printable.Value(trials[i])
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)

@@ -13,7 +13,7 @@ import (
 // the agent's steps of this phase, then its own verifier and reward.
 type Phase struct {
 	Name        string `json:"name"`
-	Instruction string `json:"instruction,omitempty"`
+	Instruction string `json:"instruction,omitempty" printable:"text"`
 	// Setup runs before the agent: the phase's files put in the working
 	// directory and its setup script. A failing setup step ends the trial.
 	Setup []Step `json:"setup,omitempty"`

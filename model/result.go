@@ -39,7 +39,7 @@ type StepResult struct {
 	MajorFaults int64    `json:"major_faults,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
 	NoSpace       bool   `json:"no_space,omitempty"`
-	Output        string `json:"output,omitempty"` // bounded tail
+	Output        string `json:"output,omitempty" printable:"text"` // bounded tail
 	OutputDropped int    `json:"output_dropped_lines,omitempty"`
 }
 

@@ -183,7 +183,7 @@ type Task struct {
 	// addressable by its base name.
 	Dir string `json:"dir,omitempty"`
 	// Instruction is what the agent is asked to do (instruction.md).
-	Instruction string `json:"instruction,omitempty"`
+	Instruction string `json:"instruction,omitempty" printable:"text"`
 	// Verdict says how the verifier is judged: exit code, reward file or
 	// a parser over its output.
 	Verdict VerdictRule `json:"verdict"`

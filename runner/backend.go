@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -73,7 +74,8 @@ type Lifecycle interface {
 	Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (ExecResult, error)
 	// CopyIn copies host files into the sandbox.
 	CopyIn(ctx context.Context, uploads []model.Upload) error
-	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).
+	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing,
+	// ErrNotReadable if it is not a regular file of at most 1 MiB).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// Kill stops every process in the sandbox.
 	Kill(ctx context.Context) error
@@ -145,3 +147,8 @@ type StepStopper interface {
 	// StopSteps kills every process in the sandbox but its first.
 	StopSteps(ctx context.Context) error
 }
+
+// ErrNotReadable is a sandbox's file that is not one headroom reads: not a
+// regular file (a directory, a link), or larger than 1 MiB. What the
+// task left there is the task's doing, not the engine's.
+var ErrNotReadable = errors.New("not a regular file of at most 1 MiB")

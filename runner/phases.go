@@ -204,6 +204,9 @@ func (t *trialRun) verifyPhase(ctx context.Context, sb Sandbox, p model.Phase, e
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if errors.Is(err, ErrNotReadable) {
+			return nil, fmt.Sprintf("the verifier's %s: %v: later steps not run", file, err), nil
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("reading the reward: %w", err)
 		}

@@ -179,6 +179,18 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 	}
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
+		if rule := t.task.Verdict.Reward; rule != nil {
+			// The verdict is the verifier's: a reward file the agent wrote
+			// (or a directory in its place) is gone before the verifier
+			// runs, as a phase's verifier starts from an empty directory
+			// (a separate verifier starts in a fresh container).
+			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
+			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+				engineErr = fmt.Errorf("clearing the reward files: %w", err)
+			}
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -428,7 +440,8 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
-		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1}
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1, nonce: newTraceNonce()}
+		env = append(env, TraceNonceVar+"="+tr.nonce)
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.mu.Lock()
@@ -471,7 +484,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			output(stream, text)
 			return
 		}
-		text, m := splitTrace(text)
+		text, m := splitTrace(text, tr.nonce)
 		if m == nil {
 			t.transcript.Add(partial + text)
 			partial = ""
@@ -585,6 +598,8 @@ type tracedRun struct {
 	// closed maps a command's number to its step's index in the result.
 	closed map[int]int
 	cur    int // the open step's command number, -1 for none
+	// nonce is in this step's trace lines only (see TraceNonceVar).
+	nonce string
 }
 
 // notYet is a closed step's status while its shell has not reported it.
@@ -738,6 +753,9 @@ func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.Rewar
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, ErrNotReadable) {
+			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {
 			return false, "", err

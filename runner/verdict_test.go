@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
 )
 
@@ -115,7 +114,7 @@ func TestNestedTraceLinesAreNotParsed(t *testing.T) {
 // traceLine is a trace line as bash writes it for a command of the
 // script's own shell at depth levels of nesting (source, eval, $(...)).
 func traceLine(depth int, cmd string) string {
-	return strings.Repeat("\x1e", depth) + runner.TraceMarker + "0|0|1|1|0|0] " + cmd
+	return fake.TraceLine(depth, "0|0|1|1|0|0", cmd)
 }
 
 // When an agent's own step fails (the oracle's solve.sh), the trial's

@@ -210,6 +210,9 @@ func seconds(field string, v *float64, def time.Duration) (time.Duration, error)
 
 // decode reads TOML bytes into f; errors name the file and line.
 func (f *fileTask) decode(path string, data []byte) ([]string, error) {
+	if err := checkTOMLShape(path, data); err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), f)
 	if err != nil {
 		var pe toml.ParseError
@@ -283,7 +286,7 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		// leads nowhere else.
 		t.Network = model.NetworkTrialOnly
 	}
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return t, err
 	}
 	return t, nil

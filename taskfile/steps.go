@@ -117,7 +117,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 			return fmt.Errorf("%s: its directory %s is missing", where, sdir)
 		}
 		p := model.Phase{Name: s.Name, AgentTimeout: t.AgentTimeout, VerifierTimeout: t.VerifierTimeout}
-		if p.Instruction, err = readInstruction(filepath.Join(sdir, "instruction.md")); err != nil {
+		if p.Instruction, err = readInstruction(dir, filepath.Join(sdir, "instruction.md")); err != nil {
 			return err
 		}
 		if p.AgentTimeout, err = seconds(where+" agent.timeout_sec", s.Agent.TimeoutSec, t.AgentTimeout); err != nil {

@@ -71,6 +71,9 @@ func LoadTaskDir(dir string) (Loaded, error) {
 	}
 	if err == nil {
 		absolute(&l.Task)
+		if err = confineTask(dir, &l.Task); err != nil {
+			return Loaded{}, err
+		}
 		// The benchmark's own container: only the resource limit differs.
 		l.Task.SetProfile(model.ProfileHarbor)
 	}
@@ -136,7 +139,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func loadHarbor(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.toml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -153,6 +156,7 @@ func ParseSource(source string, data []byte) (Loaded, error) {
 		l, err := parseHarbor(dir, source, data)
 		if err == nil {
 			absolute(&l.Task)
+			err = confineTask(dir, &l.Task)
 		}
 		return l, err
 	}
@@ -182,7 +186,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
 		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}
 	}
-	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
+	if t.Instruction, err = readInstruction(dir, filepath.Join(dir, "instruction.md")); err != nil {
 		return Loaded{}, err
 	}
 	envDir := filepath.Join(dir, "environment")
@@ -216,7 +220,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	}
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
@@ -302,8 +306,8 @@ func nopAgent() model.Agent {
 		Steps: []model.Step{{Name: "nop", Show: "(nothing)", Argv: []string{"sh", "-c", ":"}}}}
 }
 
-func readInstruction(p string) (string, error) {
-	data, err := os.ReadFile(p)
+func readInstruction(root, p string) (string, error) {
+	data, err := readTaskFile(root, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -341,7 +345,7 @@ var tbOldKeys = map[string]bool{
 
 func loadTBOld(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.yaml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -433,7 +437,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		t.Deviations = append(t.Deviations, model.Deviation{What: "harness resources differ",
 			Detail: t.HarnessNote() + fmt.Sprintf(" (headroom's spec: %g CPU, %s%s)", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), defaultedNote(t.Resources))})
 	}
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys), nil

@@ -102,9 +102,15 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			}
 			continue
 		}
-		st, err := os.Stat(u.From)
+		// Not followed: the loader resolved every path it checked
+		// (confine.Within), so a link here was made since, or never
+		// checked, and could lead anywhere on the host.
+		st, err := os.Lstat(u.From)
 		if err != nil {
 			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: headroom copies in only paths it resolved and checked when it loaded the task; load the task again", u.From)
 		}
 		if !st.IsDir() {
 			if err := addDir(to, 0o755); err != nil {
@@ -207,14 +213,14 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
 	}
 	if hdr.Typeflag != tar.TypeReg {
-		return nil, fmt.Errorf("%s in the container is not a regular file", p)
+		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	}
 	data, err := io.ReadAll(io.LimitReader(tr, maxReadFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxReadFile {
-		return nil, errors.New(p + " is larger than 1 MiB")
+		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return data, nil
 }
