@@ -127,12 +127,12 @@ func TestApplyAddsInstalledAgents(t *testing.T) {
 		t.Errorf("install %v run %v show %q", a.InstallTimeout, a.Timeout, a.Steps[0].Show)
 	}
 	t.Setenv("HR_TEST_AGENT_KEY", "")
-	if _, problems := TaskSecrets(out[:1], map[string]string{}); len(problems) != 1 || !strings.Contains(problems[0].Error(), "HR_TEST_AGENT_KEY is not set") {
+	if _, problems := TaskSecrets(out[:1], map[string]string{}, nil); len(problems) != 1 || !strings.Contains(problems[0].Error(), "HR_TEST_AGENT_KEY is not set") {
 		t.Errorf("problems %v", problems)
 	}
 	t.Setenv("HR_TEST_AGENT_KEY", "sk-long-enough")
 	secrets := map[string]string{}
-	if ok, problems := TaskSecrets(out[:1], secrets); len(ok) != 1 || len(problems) != 0 || secrets["HR_TEST_AGENT_KEY"] != "sk-long-enough" {
+	if ok, problems := TaskSecrets(out[:1], secrets, nil); len(ok) != 1 || len(problems) != 0 || secrets["HR_TEST_AGENT_KEY"] != "sk-long-enough" {
 		t.Errorf("ok %d problems %v", len(ok), problems)
 	}
 	if r := FromRecord(s.Record()); strings.Join(r.Installed, ",") != "mine" || r.AgentsDir != dir {

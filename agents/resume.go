@@ -70,7 +70,7 @@ func ResumeTasks(m store.Manifest) ([]model.Task, map[string]string, error) {
 		}
 		t.Agents = agents
 		// Only the secrets of the agents that ran are needed again.
-		if _, problems := TaskSecrets([]model.Task{t}, secrets); len(problems) > 0 {
+		if _, problems := TaskSecrets([]model.Task{t}, secrets, settings.PassEnv); len(problems) > 0 {
 			return nil, nil, inputf("resume: %v", problems[0])
 		}
 		tasks = append(tasks, t)

@@ -48,7 +48,7 @@ func DefaultSettings() Settings { return Settings{TimeoutScale: 1, PassReward: 1
 
 // Record is what the manifest records of the settings (names, no values).
 func (a Settings) Record() *store.AgentSettings {
-	if a.Command == "" && a.TimeoutScale == 1 && a.PassReward == 1 && len(a.Installed) == 0 && a.Profile == "" {
+	if a.Command == "" && len(a.PassEnv) == 0 && a.TimeoutScale == 1 && a.PassReward == 1 && len(a.Installed) == 0 && a.Profile == "" {
 		return nil
 	}
 	return &store.AgentSettings{Command: a.Command, PassEnv: a.PassEnv, TimeoutScale: a.TimeoutScale, PassReward: a.PassReward,
@@ -72,9 +72,6 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func (a Settings) Apply(tasks []model.Task) ([]model.Task, map[string]string, error) {
 	if a.TimeoutScale <= 0 || a.TimeoutScale > 100 {
 		return nil, nil, inputf("--timeout-scale must be more than 0 and at most 100 (got %v)", a.TimeoutScale)
-	}
-	if len(a.PassEnv) > 0 && a.Command == "" {
-		return nil, nil, inputf("--pass-env is for the command agent: give --agent-command too")
 	}
 	if a.Profile != "" {
 		p, err := model.ParseProfile(a.Profile)
@@ -196,21 +193,48 @@ func IsBuiltin(d Definition) bool { return len(d.Source) > 8 && d.Source[:8] == 
 // tasks and their agents pass through (Harbor's `KEY = "${KEY}"` in an env
 // table, an installed agent's API key). A task whose variable is unset or
 // too short to redact gets an error naming it; the others are unaffected.
-func TaskSecrets(tasks []model.Task, secrets map[string]string) (ok []model.Task, problems []error) {
+//
+// A variable a task's own files name (its env tables' "${NAME}", its
+// oracle's [solution.env]) is read only if allowed names it (--pass-env):
+// a task is not the user, and could name any variable of headroom's
+// environment (a token, a cloud key), and what reaches the container the
+// task may print in a form no redaction catches. Without it, a template
+// with a default gets its default and one without leaves the task out,
+// saying how to allow it. An agent's variables (the command agent's
+// --pass-env, an installed agent's pass_env) are the user's choice.
+func TaskSecrets(tasks []model.Task, secrets map[string]string, allowed []string) (ok []model.Task, problems []error) {
 	for _, t := range tasks {
-		entries := append([]string(nil), t.PassEnv...)
-		entries = append(entries, t.Verifier.PassEnv...)
+		type wanted struct {
+			entry, where string
+			task         bool // named by the task's files, not by an agent the user chose
+		}
+		var entries []wanted
+		add := func(list []string, where string, task bool) {
+			for _, e := range list {
+				entries = append(entries, wanted{e, where, task})
+			}
+		}
+		add(t.PassEnv, "its environment", true)
+		add(t.Verifier.PassEnv, "its verifier", true)
 		for _, p := range t.Phases {
-			entries = append(entries, p.Verifier.PassEnv...)
+			add(p.Verifier.PassEnv, "step "+p.Name+"'s verifier", true)
 		}
 		for _, a := range t.Agents {
+			own := a.Name == taskfile.AgentOracle || a.Name == taskfile.AgentNop
 			for _, st := range append(slices.Clone(a.Install), a.Steps...) {
-				entries = append(entries, st.PassEnv...)
+				add(st.PassEnv, "agent "+a.Name, own)
 			}
 		}
 		var bad error
-		for _, e := range entries {
-			name, host, _, hasDefault := model.PassEnvDefault(e)
+		for _, w := range entries {
+			name, host, _, hasDefault := model.PassEnvDefault(w.entry)
+			if w.task && !slices.Contains(allowed, host) {
+				if hasDefault {
+					continue // the default stands in; the host's value is not read
+				}
+				bad = fmt.Errorf("task %s reads %s from headroom's environment into its container (%s, as %s): a task's own files get a host variable only when you name it; add --pass-env %s if you trust the task with its value, or leave the task out", t.Name, host, w.where, name, host)
+				break
+			}
 			if _, done := secrets[host]; done {
 				continue
 			}

@@ -26,7 +26,7 @@ type agentFlags struct {
 func (a *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&a.command, "agent-command", "", "add an agent named \"command\" to every task with a shell: this shell command runs in the container, with the instruction in $HEADROOM_INSTRUCTION and the file $HEADROOM_INSTRUCTION_FILE")
-	fl.StringSliceVar(&a.passEnv, "pass-env", nil, "host environment variables given to the command agent (e.g. an API key); their values are redacted from every log, record and screen")
+	fl.StringSliceVar(&a.passEnv, "pass-env", nil, "host environment variables given to the command agent (e.g. an API key) and to the tasks whose own env tables name them (\"${NAME}\"), and to no others; their values are redacted from every log, record and screen")
 	fl.Float64Var(&a.timeoutScale, "timeout-scale", 1, "multiply every task's agent and verifier time limits")
 	fl.Float64Var(&a.passReward, "pass-reward", 1, "reward a Harbor verifier must write to pass")
 	fl.StringVar(&a.profile, "profile", "", "container profile for every task: harbor (the engine's default capabilities, no pids limit: what Harbor's Docker environment runs) or hardened (capabilities dropped, pids limit, no-new-privileges); default harbor for task directories, hardened for headroom's own and built-in tasks")

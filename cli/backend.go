@@ -72,20 +72,31 @@ func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy)
 }
 
 // connectAndReap connects to the platform and removes what a crashed
-// headroom left behind, saying so.
-func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, error) {
+// headroom left behind, saying so on stderr with the evidence that its
+// headroom was gone. It returns the removals, which the caller logs in
+// the experiment it then makes (logReaped).
+func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, []runner.Owned, error) {
 	eng, err := connect(ctx, cmd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	reaped := runner.TimePhase("", "reap")
 	left, err := eng.ReapLeftovers(ctx)
 	reaped()
 	for _, l := range left {
-		fmt.Fprintf(stderr, "removed leftover %s %s (experiment %s, trial %s) of a headroom that is no longer running\n", l.Kind, l.Name, l.Experiment, l.Trial)
+		fmt.Fprintln(stderr, session.ReapLine(l))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
-	return eng, nil
+	return eng, left, nil
+}
+
+// logReaped keeps the removals a run's start made, with their evidence,
+// in the experiment it made (session.ReapLog): the run that removed a
+// container is the one that has to answer for it.
+func logReaped(stderr io.Writer, dir string, reaped []runner.Owned) {
+	if err := session.AppendReapLog(dir, reaped); err != nil {
+		fmt.Fprintf(stderr, "warning: the reaper's log: %v\n", err)
+	}
 }

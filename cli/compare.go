@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
@@ -30,6 +31,7 @@ func newCompareCmd() *cobra.Command {
 				if _, ms[i], trials[i], err = loadExperiment(a, out, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
+				ms[i], trials[i] = printable.Value(ms[i]), printable.Value(trials[i])
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)
@@ -100,6 +102,7 @@ func manifestDiffs(a, b store.Manifest) []string {
 			out = append(out, fmt.Sprintf("%-16s A %v · B %v", name, x, y))
 		}
 	}
+	add("source", source(a), source(b))
 	add("engine", a.Engine.Name()+" "+a.Engine.Version, b.Engine.Name()+" "+b.Engine.Version)
 	add("cgroup", a.Engine.Detail("cgroup_version")+"/"+a.Engine.Detail("cgroup_driver"), b.Engine.Detail("cgroup_version")+"/"+b.Engine.Detail("cgroup_driver"))
 	add("memory sampling", a.Engine.SampleSource, b.Engine.SampleSource)
@@ -120,4 +123,13 @@ func manifestDiffs(a, b store.Manifest) []string {
 	}
 	add("tasks/images", strings.Join(ta, " "), strings.Join(tb, " "))
 	return out
+}
+
+// source says where an experiment's trials came from: run here, or
+// imported from another harness's jobs.
+func source(m store.Manifest) string {
+	if len(m.Imported) == 0 {
+		return "run by headroom"
+	}
+	return fmt.Sprintf("imported from %s (%d job(s); no memory recorded)", m.Imported[0].Harness, len(m.Imported))
 }

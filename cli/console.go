@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -94,7 +95,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		return asAgentsUsage(err)
 	}
 	// A task whose pass-through variable is unset is left out and listed.
-	tasks, missing := agents.TaskSecrets(tasks, secrets)
+	tasks, missing := agents.TaskSecrets(tasks, secrets, settings.PassEnv)
 	var problems []string
 	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())
@@ -109,12 +110,12 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
 		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
 	}
-	if eng, err := connectAndReap(ctx, cmd, stderr); err != nil {
+	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
 		l.connectErr = err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	} else {
 		defer eng.Close()
-		l.eng = eng
+		l.eng, l.reaped = eng, reaped
 		opts.Shell = shellOn(eng)
 		opts.HostCPUs = eng.Host.CPUs
 		// Build the workload image now, in plain sight, rather than
@@ -199,6 +200,9 @@ type consoleLauncher struct {
 
 	mu     sync.Mutex
 	active []*session.Sweep
+	// reaped is what the console's start removed, logged in the first
+	// experiment it makes or resumes.
+	reaped []runner.Owned
 }
 
 // spec fills what every console sweep shares into s.
@@ -223,7 +227,10 @@ func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) 
 	}
 	l.mu.Lock()
 	l.active = append(l.active, sw)
+	reaped := l.reaped
+	l.reaped = nil
 	l.mu.Unlock()
+	logReaped(io.Discard, sw.Dir, reaped)
 	return consoleSweep{sw}, nil
 }
 

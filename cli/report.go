@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
@@ -148,6 +149,11 @@ func newReportCmd() *cobra.Command {
 			m, trials, err := readExperiment(dir, cmd.ErrOrStderr(), format == "json")
 			if err != nil {
 				return err
+			}
+			if format != "json" {
+				// Records are text anyone could have edited: a task name
+				// with a newline would forge a row. JSON escapes its own.
+				m, trials = printable.Value(m), printable.Value(trials)
 			}
 			if cmd.Flags().Changed("baseline") && !slices.Contains(m.Ratios, opts.Baseline) {
 				var names []string

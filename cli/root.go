@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/spf13/cobra"
 )
@@ -56,15 +57,17 @@ of --tasks-dir).`,
 		SilenceErrors: true,
 		Version:       Version,
 	}
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	// What a task names or prints reaches these lines (task names, step
+	// output, reasons, paths): nothing in it may act on the terminal.
+	root.SetOut(printable.Writer(stdout))
+	root.SetErr(printable.Writer(stderr))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	cf := &consoleFlags{}
 	cf.register(root)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runConsole(cmd, cf, nil) }
 	registerBackendFlags(root.PersistentFlags())
-	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd())
+	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd(), newImportCmd())
 	return root
 }
 
@@ -72,7 +75,13 @@ of --tasks-dir).`,
 func Execute() int {
 	runner.TimePhase("", "main")() // when main began, since the process's packages were initialised
 	root := NewRoot(os.Stdout, os.Stderr)
-	return exitCode(root.Execute(), os.Stderr)
+	code := exitCode(root.Execute(), root.ErrOrStderr())
+	for _, w := range []io.Writer{root.OutOrStdout(), root.ErrOrStderr()} {
+		if f, ok := w.(interface{ Flush() error }); ok {
+			_ = f.Flush()
+		}
+	}
+	return code
 }
 
 func exitCode(err error, stderr io.Writer) int {

@@ -198,13 +198,13 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if setup.tasks, secrets, err = settings.Apply(setup.tasks); err != nil {
 		return asAgentsUsage(err)
 	}
-	if _, problems := agents.TaskSecrets(setup.tasks, secrets); len(problems) > 0 {
+	if _, problems := agents.TaskSecrets(setup.tasks, secrets, settings.PassEnv); len(problems) > 0 {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, cmd, stderr)
+	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
 		return err
 	}
@@ -217,6 +217,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	logReaped(stderr, sw.Dir, reaped)
 	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s scaling %s%s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
 		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, setup.scale, knobsSummary(setup.axes), f.repeats, setup.seed, f.concurrency, sw.Dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
@@ -344,7 +345,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	eng, err := connectAndReap(ctx, cmd, stderr)
+	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
 		return err
 	}
@@ -353,6 +354,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	logReaped(stderr, sw.Dir, reaped)
 	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
 		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {

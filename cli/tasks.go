@@ -146,7 +146,7 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	if format == "" {
 		format = model.FormatHeadroom
 	}
-	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, t.Network)
+	fmt.Fprintf(w, "%s\n  %s\n  source   %s (%s)\n  image    %s\n  network  %s\n", t.Name, t.Description, t.Source, format, image, networkLine(t))
 	fmt.Fprintf(w, "  profile  %s\n", containerProfile(t))
 	if t.WorkDir != "" || t.User != "" || t.AgentUser != "" || t.Verifier.User != "" {
 		fmt.Fprintf(w, "  runs in  %s as %s (agent %s, verifier %s)\n", orWord(t.WorkDir, "the image's WORKDIR"), orWord(t.User, "the image's user"),
@@ -174,6 +174,16 @@ func showTask(cmd *cobra.Command, t model.Task) {
 		fmt.Fprintf(w, "  (defaulted: %s)", strings.Join(t.Resources.Defaulted, ", "))
 	}
 	fmt.Fprintln(w)
+	if note := t.HarnessNote(); note != "" {
+		fmt.Fprintf(w, "  harness  %s\n", note)
+	}
+	if sv := t.SeparateVerifier; sv != nil {
+		fmt.Fprintf(w, "  verifier container  its own: %g CPU, %s, network %s (its spec as guarantee and limit; the ratio does not apply to it)\n",
+			sv.Resources.CPUs, model.FormatBytes(sv.Resources.MemoryBytes), sv.Network)
+	}
+	for _, c := range t.Collect {
+		fmt.Fprintf(w, "  collect  %s\n", c.Show)
+	}
 	if len(t.Phases) == 0 {
 		fmt.Fprintf(w, "  timeouts agent %s, verifier %s\n", t.AgentTimeout, t.VerifierTimeout)
 	}
@@ -242,6 +252,21 @@ func containerProfile(t model.Task) string {
 func orWord(s, word string) string {
 	if s == "" {
 		return word
+	}
+	return s
+}
+
+// networkLine is the container's network and what each phase gets of it.
+func networkLine(t model.Task) string {
+	s := t.Network
+	if len(t.AllowedHosts) > 0 {
+		s += ", only " + strings.Join(t.AllowedHosts, ", ") + " reachable"
+	}
+	if p := t.AgentNetwork; p != nil {
+		s += "; agent phase: " + p.String()
+	}
+	if p := t.VerifierNetwork; p != nil {
+		s += "; verifier phase: " + p.String()
 	}
 	return s
 }

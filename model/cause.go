@@ -39,17 +39,20 @@ const (
 	CauseEngineLost Cause = "engine-lost"
 	// CauseDiskFull: a step hit ENOSPC inside the container.
 	CauseDiskFull Cause = "disk-full"
+	// CauseEnvironment: the environment could not be built or started
+	// (an imported trial's environment error).
+	CauseEnvironment Cause = "environment"
 )
 
 // Causes lists every cause in display order.
 var Causes = []Cause{CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseAgentTimeout, CauseVerifierTimeout,
-	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull}
+	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment}
 
 // Infra says whether the cause is the machine's doing, not the model's:
 // it counts in the infra-error rate whatever the outcome.
 func (c Cause) Infra() bool {
 	switch c {
-	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull:
+	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment:
 		return true
 	}
 	return false
@@ -78,6 +81,8 @@ func (c Cause) Glyph() string {
 		return "R"
 	case CauseDiskFull:
 		return "D"
+	case CauseEnvironment:
+		return "V"
 	}
 	return ""
 }
@@ -103,6 +108,8 @@ func (c Cause) Describe() string {
 		return "the engine went away (restart)"
 	case CauseDiskFull:
 		return "no space left on device in the container"
+	case CauseEnvironment:
+		return "the environment failed to build or start"
 	}
 	return string(c)
 }
@@ -130,6 +137,8 @@ func (c Cause) Banner(detail string) string {
 		s = "ENGINE WENT AWAY"
 	case CauseDiskFull:
 		s = "DISK FULL IN CONTAINER"
+	case CauseEnvironment:
+		s = "ENVIRONMENT FAILED"
 	default:
 		return ""
 	}

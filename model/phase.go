@@ -13,7 +13,7 @@ import (
 // the agent's steps of this phase, then its own verifier and reward.
 type Phase struct {
 	Name        string `json:"name"`
-	Instruction string `json:"instruction,omitempty"`
+	Instruction string `json:"instruction,omitempty" printable:"text"`
 	// Setup runs before the agent: the phase's files put in the working
 	// directory and its setup script. A failing setup step ends the trial.
 	Setup []Step `json:"setup,omitempty"`
@@ -49,6 +49,10 @@ type PhaseResult struct {
 	Name    string             `json:"name"`
 	Rewards map[string]float64 `json:"rewards,omitempty"`
 	Stopped string             `json:"stopped,omitempty"`
+	// AgentTimedOut: the phase's agent ran past its time limit; its
+	// processes were stopped and the phase verified all the same, as
+	// Harbor's multi-step trial does.
+	AgentTimedOut bool `json:"agent_timed_out,omitempty"`
 }
 
 // Reward is the phase's reward as a verdict reads it (see ScalarReward).
@@ -137,6 +141,9 @@ func PhasesSummary(names []string, phases []PhaseResult) string {
 			s := n + " no reward"
 			if r, ok := phases[i].Reward(); ok {
 				s = fmt.Sprintf("%s %g", n, r)
+			}
+			if phases[i].AgentTimedOut {
+				s += " (agent timed out)"
 			}
 			if phases[i].Stopped != "" {
 				s += " (stopped)"

@@ -68,3 +68,25 @@ func TestScaledPolicy(t *testing.T) {
 		t.Errorf("ParseScale(disk): %v", err)
 	}
 }
+
+// terminal-bench 1's harness: the compose file's cpus, no memory limit.
+// No ratio of the default scale gives that; the CPU scale at 1x does.
+func TestHarnessContainerReproducing(t *testing.T) {
+	spec := Resources{CPUs: 1, MemoryBytes: DefaultMemoryBytes}
+	cases := []struct {
+		h    HarnessContainer
+		want string
+		def  bool
+	}{
+		{HarnessContainer{CPUs: 1}, "--scale cpu --ratios 1x", false},
+		{HarnessContainer{}, "--ratios uncapped", true},
+		{HarnessContainer{CPUs: 1, MemoryBytes: DefaultMemoryBytes}, "--ratios 1x", true},
+		{HarnessContainer{CPUs: 4}, "", false},
+	}
+	for _, c := range cases {
+		got := strings.Join(c.h.Reproducing(spec), " or ")
+		if got != c.want || c.h.ByDefaultScale(spec) != c.def {
+			t.Errorf("%s: %q (default scale %v), want %q (%v)", c.h, got, c.h.ByDefaultScale(spec), c.want, c.def)
+		}
+	}
+}

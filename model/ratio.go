@@ -16,11 +16,18 @@ import (
 type Ratio struct {
 	K        float64 // multiple of the spec; ignored when Uncapped
 	Uncapped bool
-	Knobs    Knobs
+	// Name, when set, is a named resource configuration that is no
+	// multiple of the spec (an imported job's absolute override): written
+	// "config:NAME", sorted after the multiples.
+	Name  string
+	Knobs Knobs
 }
 
+// ConfigPrefix marks a named configuration in a ratio's text.
+const ConfigPrefix = "config:"
+
 // Plain is the ratio without its knobs.
-func (r Ratio) Plain() Ratio { return Ratio{K: r.K, Uncapped: r.Uncapped} }
+func (r Ratio) Plain() Ratio { return Ratio{K: r.K, Uncapped: r.Uncapped, Name: r.Name} }
 
 // WithKnobs is the ratio's column with the knobs set.
 func (r Ratio) WithKnobs(k Knobs) Ratio {
@@ -62,6 +69,12 @@ const MaxRatio = 1000
 // float cannot hold) is refused like any multiple above MaxRatio: no limit
 // is written "uncapped".
 func ParseRatio(s string) (Ratio, error) {
+	if name, ok := strings.CutPrefix(strings.TrimSpace(s), ConfigPrefix); ok {
+		if name == "" {
+			return Ratio{}, fmt.Errorf("ratio %q names no configuration", s)
+		}
+		return Ratio{Name: name}, nil
+	}
 	t := strings.ToLower(strings.TrimSpace(s))
 	switch t {
 	case "uncapped", "none", "unlimited":
@@ -126,6 +139,9 @@ func (r Ratio) String() string {
 }
 
 func (r Ratio) multiple() string {
+	if r.Name != "" {
+		return ConfigPrefix + r.Name
+	}
 	if r.Uncapped {
 		return "uncapped"
 	}
@@ -147,6 +163,12 @@ func (r Ratio) Heading() string {
 func (r Ratio) Less(o Ratio) bool {
 	if r.Knobs != o.Knobs {
 		return LessKnobs(r.Knobs, o.Knobs)
+	}
+	if (r.Name != "") != (o.Name != "") {
+		return r.Name == ""
+	}
+	if r.Name != "" {
+		return r.Name < o.Name
 	}
 	if r.Uncapped != o.Uncapped {
 		return !r.Uncapped

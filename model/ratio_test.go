@@ -138,3 +138,22 @@ func TestParseBytesMessages(t *testing.T) {
 		}
 	}
 }
+
+// A named configuration (an imported job's absolute override) reads and
+// writes back as config:NAME and sorts after every multiple.
+func TestNamedConfigurationRatio(t *testing.T) {
+	r, err := ParseRatio("config:4cpu-16g")
+	if err != nil || r.Name != "4cpu-16g" || r.String() != "config:4cpu-16g" {
+		t.Fatalf("%v %v", r, err)
+	}
+	var back Ratio
+	if err := back.UnmarshalText([]byte(r.String())); err != nil || back != r {
+		t.Errorf("round trip %v %v", back, err)
+	}
+	if !Uncapped.Less(r) || r.Less(Ratio{K: 5}) {
+		t.Errorf("a named configuration must sort after uncapped")
+	}
+	if _, err := ParseRatio("config:"); err == nil {
+		t.Errorf("an empty name was accepted")
+	}
+}

@@ -42,7 +42,7 @@ type StepResult struct {
 	CPUWait Duration `json:"cpu_wait,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
 	NoSpace       bool   `json:"no_space,omitempty"`
-	Output        string `json:"output,omitempty"` // bounded tail
+	Output        string `json:"output,omitempty" printable:"text"` // bounded tail
 	OutputDropped int    `json:"output_dropped_lines,omitempty"`
 }
 
@@ -140,7 +140,10 @@ type TrialResult struct {
 	Knobs *KnobRecord `json:"knobs,omitempty"`
 	// Reward is what the verifier wrote to its reward file, when the task
 	// is judged by one and the file could be read.
-	Reward *float64 `json:"reward,omitempty"`
+	// Imported, for a trial read from another harness's results, says
+	// where it came from and what its record cannot know.
+	Imported *Imported `json:"imported,omitempty"`
+	Reward   *float64  `json:"reward,omitempty"`
 	// Verdict is the rule the verifier was judged by (VerdictRule.String:
 	// "exit-code", "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`
@@ -184,4 +187,24 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	v, err := time.ParseDuration(string(b))
 	*d = Duration(v)
 	return err
+}
+
+// Imported is where an imported trial came from (`headroom import`).
+type Imported struct {
+	// Harness is "harbor" or "terminal-bench"; Job its job (or run)
+	// directory; Trial the trial's own name there.
+	Harness string `json:"harness"`
+	Job     string `json:"job"`
+	Trial   string `json:"trial"`
+	Model   string `json:"model,omitempty"`
+	// Exception is the harness's own word for what went wrong
+	// (AgentTimeoutError, agent_timeout), with its message.
+	Exception string `json:"exception,omitempty"`
+	Message   string `json:"message,omitempty"`
+	// Settings are the resource settings the trial ran with, as the
+	// harness recorded them.
+	Settings string `json:"settings,omitempty"`
+	// Unknown lists what the harness does not record, which the record
+	// therefore does not hold (never invented): "memory trace", ...
+	Unknown []string `json:"unknown"`
 }

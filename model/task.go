@@ -58,6 +58,8 @@ type Step struct {
 	// Phase, in an agent of a multi-step task, is the phase the step
 	// belongs to ("" runs in every phase).
 	Phase string `json:"phase,omitempty"`
+	// Timeout, when set, bounds this step alone (a collect hook's).
+	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
 // PassEnvNames splits a PassEnv entry into the name the step sees and the
@@ -185,7 +187,7 @@ type Task struct {
 	// addressable by its base name.
 	Dir string `json:"dir,omitempty"`
 	// Instruction is what the agent is asked to do (instruction.md).
-	Instruction string `json:"instruction,omitempty"`
+	Instruction string `json:"instruction,omitempty" printable:"text"`
 	// Verdict says how the verifier is judged: exit code, reward file or
 	// a parser over its output.
 	Verdict VerdictRule `json:"verdict"`
@@ -225,6 +227,27 @@ type Task struct {
 	// phases' (PhaseRewardMean, PhaseRewardFinal).
 	Phases      []Phase `json:"phases,omitempty"`
 	PhaseReward string  `json:"phase_reward,omitempty"`
+	// Collect runs in the task's container after the agent and before
+	// the verifier (Harbor's [[verifier.collect]]): each command
+	// snapshots the agent's work into files, such as a patch of what it
+	// committed. A failing one never ends the trial.
+	Collect []Step `json:"collect,omitempty"`
+	// Artifacts are the container paths a separate verifier gets from
+	// the task's container (Harbor's artifacts, besides ArtifactsDir).
+	Artifacts []string `json:"artifacts,omitempty"`
+	// SeparateVerifier, when set, runs the verifier in a container of
+	// its own (see SeparateVerifier).
+	SeparateVerifier *SeparateVerifier `json:"separate_verifier,omitempty"`
+	// AllowedHosts, when set, are the only hosts the container may reach
+	// (Harbor's allowlist), enforced inside its network namespace.
+	AllowedHosts []string `json:"allowed_hosts,omitempty"`
+	// AgentNetwork and VerifierNetwork, when set, are the agent's and a
+	// shared verifier's own policies, applied for their phase only.
+	AgentNetwork    *NetworkPolicy `json:"agent_network,omitempty"`
+	VerifierNetwork *NetworkPolicy `json:"verifier_network,omitempty"`
+	// Harness, when set, is what the task's own harness gives its
+	// container where that is not its spec as a limit (see HarnessNote).
+	Harness *HarnessContainer `json:"harness,omitempty"`
 }
 
 // PhaseNames lists a multi-step task's phases in order.

@@ -492,6 +492,8 @@ func checkHarbor(task model.Task) ([]diff, error) {
 		ds = append(ds, diff{"healthcheck", "starts the agent without waiting", "waits for [environment.healthcheck] to pass before the agent starts"})
 	}
 
+	ds = append(ds, checkAfterAgent(task, raw, agent, verifier)...)
+
 	// [[steps]]: a multi-step task runs its steps in order, each with its
 	// own instruction, tests, timeouts and min_reward.
 	steps, _ := raw["steps"].([]map[string]any)
@@ -506,6 +508,60 @@ func checkHarbor(task model.Task) ([]diff, error) {
 	ds = append(ds, sd...)
 	ds = append(ds, checkCompose(task, rec, filepath.Join(task.Dir, "environment", "docker-compose.yaml"), "main")...)
 	return ds, nil
+}
+
+// checkAfterAgent reads what Harbor 1.3 does around a single-step
+// task's agent: its [[verifier.collect]] hooks (those for the main
+// service run in the task's container), a separate verifier
+// (environment_mode = "separate", or a [verifier.environment] without a
+// mode) built from tests/ with its own resources, the agent's and the
+// verifier's phase network (no-network takes it away for the phase),
+// and an allowlist's hosts.
+func checkAfterAgent(task model.Task, raw, agent, verifier map[string]any) []diff {
+	if steps, _ := raw["steps"].([]map[string]any); len(steps) > 0 {
+		return nil
+	}
+	var ds []diff
+	hooks, _ := verifier["collect"].([]map[string]any)
+	main := 0
+	for _, h := range hooks {
+		if svc, _ := h["service"].(string); svc == "" || svc == "main" {
+			main++
+		}
+	}
+	if len(task.Collect) != main {
+		ds = append(ds, diff{"verifier.collect", fmt.Sprintf("runs %d hook(s)", len(task.Collect)), fmt.Sprintf("runs %d in the main service", main)})
+	}
+	mode, _ := verifier["environment_mode"].(string)
+	venv, hasEnv := verifier["environment"].(map[string]any)
+	separate := mode == "separate" || (mode == "" && hasEnv)
+	if separate != (task.SeparateVerifier != nil) {
+		ds = append(ds, diff{"environment_mode", fmt.Sprintf("separate verifier %v", task.SeparateVerifier != nil), fmt.Sprintf("separate verifier %v", separate)})
+	}
+	if sv := task.SeparateVerifier; sv != nil && hasEnv {
+		if v, ok := number(venv["cpus"]); ok && v != sv.Resources.CPUs {
+			ds = append(ds, diff{"verifier.environment.cpus", fmt.Sprintf("gives %v", sv.Resources.CPUs), fmt.Sprintf("gives %v", v)})
+		}
+		if v, ok := number(venv["memory_mb"]); ok && int64(v)*model.MiB != sv.Resources.MemoryBytes {
+			ds = append(ds, diff{"verifier.environment.memory", "gives " + model.FormatBytes(sv.Resources.MemoryBytes), fmt.Sprintf("gives %vMiB", v)})
+		}
+		if nm, _ := verifier["network_mode"].(string); nm == "no-network" && sv.Network != "none" {
+			ds = append(ds, diff{"verifier.network_mode", "gives the separate verifier a network", "gives it none"})
+		}
+	}
+	if nm, _ := agent["network_mode"].(string); nm == "no-network" {
+		if task.Network != "none" && (task.AgentNetwork == nil || task.AgentNetwork.Mode != model.NetworkNone) {
+			ds = append(ds, diff{"agent.network_mode", "gives the agent the container's network", "gives the agent phase no network"})
+		}
+	}
+	env := table(raw, "environment")
+	if nm, _ := env["network_mode"].(string); nm == "allowlist" {
+		hosts, _ := env["allowed_hosts"].([]any)
+		if len(hosts) != len(task.AllowedHosts) {
+			ds = append(ds, diff{"allowed_hosts", fmt.Sprintf("allows %v", task.AllowedHosts), fmt.Sprintf("allows %v", hosts)})
+		}
+	}
+	return ds
 }
 
 // checkSteps reads a multi-step task's [[steps]] and step directories as

@@ -140,6 +140,9 @@ func (r *Report) Table(w io.Writer) error {
 	if nr := r.notRunLines(); nr != nil {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(nr, "\n"))
 	}
+	if im := r.importedLines(); im != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(im, "\n"))
+	}
 	fmt.Fprintf(w, "\n%s\n%s\n", glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintln(w, l)
@@ -287,6 +290,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	if m := r.Manifest; m != nil {
 		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
 			m.Seed, m.Repeats, m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
+	}
+	if im := r.importedLines(); im != nil {
+		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))
 	}
 	head := "| task · agent |"
 	sep := "|---|"

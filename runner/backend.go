@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -73,7 +74,8 @@ type Lifecycle interface {
 	Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (ExecResult, error)
 	// CopyIn copies host files into the sandbox.
 	CopyIn(ctx context.Context, uploads []model.Upload) error
-	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing).
+	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing,
+	// ErrNotReadable if it is not a regular file of at most 1 MiB).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// Kill stops every process in the sandbox.
 	Kill(ctx context.Context) error
@@ -128,3 +130,31 @@ type Final struct {
 	// disk, neighbours) and what it measured of them; nil without knobs.
 	Knobs *model.KnobRecord
 }
+
+// NetworkPolicer is a sandbox whose network policy can change while it
+// runs, for a phase that asks for its own (Harbor's [agent] / [verifier]
+// network_mode).
+type NetworkPolicer interface {
+	SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error
+}
+
+// ArtifactCopier is a sandbox that can copy a path out to the host: what
+// a separate verifier gets from the agent's container.
+type ArtifactCopier interface {
+	// CopyOut copies the file or directory at path into hostDir, at the
+	// same path under it; a missing path is fs.ErrNotExist.
+	CopyOut(ctx context.Context, path, hostDir string) error
+}
+
+// StepStopper is a sandbox that can stop its steps' processes and keep
+// running: a multi-step task's phase whose agent timed out is verified
+// in the same container, as Harbor does.
+type StepStopper interface {
+	// StopSteps kills every process in the sandbox but its first.
+	StopSteps(ctx context.Context) error
+}
+
+// ErrNotReadable is a sandbox's file that is not one headroom reads: not a
+// regular file (a directory, a link), or larger than 1 MiB. What the
+// task left there is the task's doing, not the engine's.
+var ErrNotReadable = errors.New("not a regular file of at most 1 MiB")

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Owner names this process for container labels: "host:pid:start", where
@@ -22,33 +23,62 @@ func Owner() string {
 	return owner
 }
 
-// OwnerAlive says whether the process named by an owner label still runs.
+// OwnerAlive says whether the process named by an owner label still runs
+// (OwnerCheck, without the evidence).
+func OwnerAlive(owner string) bool { return OwnerCheck(owner).Alive }
+
+// OwnerStatus is what a liveness check of an owner label found: the
+// verdict, and the evidence for it in a sentence a log can keep (which
+// pid, which start time, what the kernel answered), with when it was
+// looked at. A sandbox is removed as a leftover only on a check that
+// says its owner is gone, and the reaper logs that check: an owner that
+// is gone stays gone (a pid reused later has another start time), so a
+// check that found it gone proves it was gone at the removal too.
+type OwnerStatus struct {
+	Alive    bool
+	Evidence string
+	At       time.Time
+}
+
+// OwnerCheck checks the process an owner label ("host:pid:start") names.
 // Owners on other hosts are presumed alive: they cannot be checked from
 // here. An owner without a start time (written by an older headroom) is
 // alive while its pid is; with one, only while that pid's process started
 // at that time.
-func OwnerAlive(owner string) bool {
+func OwnerCheck(owner string) OwnerStatus {
+	st := OwnerStatus{At: time.Now()}
+	verdict := func(alive bool, format string, a ...any) OwnerStatus {
+		st.Alive, st.Evidence = alive, fmt.Sprintf(format, a...)
+		return st
+	}
 	parts := strings.Split(owner, ":")
 	me, _ := os.Hostname()
+	if owner == "" {
+		return verdict(false, "no owner label")
+	}
 	if len(parts) < 2 || parts[0] != me {
-		return owner != ""
+		return verdict(true, "owner on host %q, not this host %q: presumed alive (it cannot be checked from here)", parts[0], me)
 	}
 	pid, err := strconv.Atoi(parts[1])
 	if err != nil || pid <= 0 {
-		return false
+		return verdict(false, "owner label %q names no pid", owner)
 	}
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
-		return false
+		return verdict(false, "pid %d: kill(%d, 0) answered %v", pid, pid, err)
 	}
 	start, ok := processStart(pid)
-	if start == exitedStart {
-		return false
+	switch {
+	case start == exitedStart:
+		return verdict(false, "pid %d has exited (/proc/%d/stat: a zombie its parent has not waited for)", pid, pid)
+	case len(parts) < 3:
+		return verdict(true, "pid %d is running (the label, from an older headroom, has no start time to compare)", pid)
+	case !ok:
+		// Unreadable /proc (another pid namespace): the live pid is all we know.
+		return verdict(true, "pid %d is running; /proc/%d/stat unreadable, so its start time cannot be compared: presumed alive", pid, pid)
+	case start != parts[2]:
+		return verdict(false, "pid %d is running but started at %s ticks after boot, not %s as labelled: another process reusing the pid", pid, start, parts[2])
 	}
-	if len(parts) < 3 {
-		return true
-	}
-	// Unreadable /proc (another pid namespace): the live pid is all we know.
-	return !ok || start == parts[2]
+	return verdict(true, "pid %d is running and started at %s ticks after boot, as labelled", pid, start)
 }
 
 // exitedStart stands for the start time of a process that has ended but

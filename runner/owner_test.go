@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,4 +80,28 @@ func TestOwnerAliveZombie(t *testing.T) {
 		}
 	}
 	_ = cmd.Wait()
+}
+
+// Each liveness check says why, with the pid, the start times and the
+// kernel's answer: the reaper logs it beside every removal.
+func TestOwnerCheckEvidence(t *testing.T) {
+	host, _ := os.Hostname()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	start, _ := processStart(os.Getpid())
+	for owner, want := range map[string]string{
+		Owner(): "pid " + strconv.Itoa(os.Getpid()) + " is running and started at " + start + " ticks after boot, as labelled",
+		host + ":" + strconv.Itoa(os.Getpid()) + ":1": "started at " + start + " ticks after boot, not 1 as labelled: another process reusing the pid",
+		host + ":" + strconv.Itoa(dead) + ":1":        "pid " + strconv.Itoa(dead) + ": kill(" + strconv.Itoa(dead) + ", 0) answered no such process",
+		"elsewhere:1:1":                               `owner on host "elsewhere", not this host`,
+		"":                                            "no owner label",
+	} {
+		st := OwnerCheck(owner)
+		if !strings.Contains(st.Evidence, want) || st.At.IsZero() || st.Alive != OwnerAlive(owner) {
+			t.Errorf("OwnerCheck(%q) = %+v; want evidence with %q", owner, st, want)
+		}
+	}
 }

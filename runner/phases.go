@@ -22,6 +22,7 @@ import (
 // error is the engine's.
 func (t *trialRun) runPhases(ctx context.Context, sb Sandbox, agent model.Agent, env []string, ev *model.Evidence) error {
 	rule := t.task.Verdict.Reward
+	netNow := t.task.BaselinePolicy()
 	for _, p := range t.task.Phases {
 		pr := model.PhaseResult{Name: p.Name}
 		stop, err := t.preparePhase(ctx, sb, p, env)
@@ -29,7 +30,14 @@ func (t *trialRun) runPhases(ctx context.Context, sb Sandbox, agent model.Agent,
 			return err
 		}
 		if stop == "" {
+			// The agent's own network for its phase, the container's
+			// (or the verifier's own) for the rest, as in Harbor.
+			if netNow, err = t.setNetwork(ctx, sb, t.task.AgentNetwork, &netNow); err != nil {
+				return err
+			}
 			actx, cancel := context.WithTimeout(ctx, p.AgentTimeout)
+			_, stoppable := sb.(StepStopper)
+			t.keepOnTimeout = stoppable
 			for _, st := range agent.Steps {
 				if st.Phase != "" && st.Phase != p.Name {
 					continue
@@ -43,18 +51,24 @@ func (t *trialRun) runPhases(ctx context.Context, sb Sandbox, agent model.Agent,
 					return fmt.Errorf("step %s: %w", st.Name, err)
 				}
 				if sr.TimedOut {
-					// The container is killed on a timeout: nothing
-					// more can run in it.
-					ev.TimedOut = true
+					// Harbor verifies the step and goes on; where the
+					// sandbox cannot stop the step alone, the container
+					// went with it and nothing more can run.
+					pr.AgentTimedOut = true
+					ev.TimedOut = !stoppable
 				}
 				if sr.ExitCode != 0 || sr.TimedOut || ctx.Err() != nil {
 					break
 				}
 			}
+			t.keepOnTimeout = false
 			cancel()
 			if ev.TimedOut || ctx.Err() != nil {
 				t.res.Phases = append(t.res.Phases, pr)
 				return nil
+			}
+			if netNow, err = t.setNetwork(ctx, sb, t.task.VerifierNetwork, &netNow); err != nil {
+				return err
 			}
 			rewards, note, err := t.verifyPhase(ctx, sb, p, env, ev)
 			if err != nil || ctx.Err() != nil {
@@ -189,6 +203,9 @@ func (t *trialRun) verifyPhase(ctx context.Context, sb Sandbox, p model.Phase, e
 		data, err := sb.ReadFile(vctx, file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, ErrNotReadable) {
+			return nil, fmt.Sprintf("the verifier's %s: %v: later steps not run", file, err), nil
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("reading the reward: %w", err)

@@ -131,9 +131,13 @@ type Owned struct {
 	// Kept: left on purpose (--keep); only `headroom clean` removes it.
 	Kept bool
 	// Owner is the headroom process that made it ("host:pid:start") and
-	// OwnerAlive whether that process still runs.
+	// OwnerAlive whether that process still runs; OwnerCheck is the
+	// check's evidence and time (OwnerCheck), which a removal logs.
 	Owner      string
 	OwnerAlive bool
+	OwnerCheck OwnerStatus
+	// Removed is when a reaper or clean removed it (zero: not removed).
+	Removed time.Time
 }
 
 // Check is one doctor line: ok or not, what was found, and what to do.

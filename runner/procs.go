@@ -256,10 +256,14 @@ func isEngineShim(cmd string) bool {
 const tracedPrefix = "(headroom trace) "
 
 // untrace shows headroom's trace wrapper (sh -c '<wrapper>' headroom-trace
-// ARGS) as the script it runs.
+// ARGS) as the script it runs, and where there is no bash the shell that
+// sources the script as the `sh -x` it stands for.
 func untrace(cmd string) string {
 	if rest, ok := strings.CutPrefix(cmd, "sh -c "+traceWrapper+" headroom-trace "); ok {
 		return tracedPrefix + rest
+	}
+	if rest, ok := strings.CutPrefix(cmd, "sh -c "+traceShInner+" "); ok {
+		return "sh -x " + rest // the traced script's own shell, as it was shown before sh sourced it
 	}
 	return cmd
 }

@@ -22,14 +22,14 @@ func TestTracedStepSplitsIntoCommands(t *testing.T) {
 			return fake.StepPlan{}
 		}
 		return fake.StepPlan{ExitCode: 0, Lines: []string{
-			"!\x1e[headroom-trace 0|0|10|10|0|0] cd /app",
-			"!\x1e[headroom-trace 0|0|10|10|0|0] pip install pandas",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "cd /app"),
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "pip install pandas"),
 			"Collecting pandas",
 			// A failing command on the way: its own status is kept.
-			"!\x1e[headroom-trace 0|0|10|10|0|0] grep -q done log",
-			"!\x1e[headroom-trace 1|1|10|10|0|0] python fit.py",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", "grep -q done log"),
+			"!" + fake.TraceLine(1, "1|1|10|10|0|0", "python fit.py"),
 			"fitted",
-			"!\x1e[headroom-trace 0|0|10|10|0|0] : headroom-trace-end",
+			"!" + fake.TraceLine(1, "0|0|10|10|0|0", ": headroom-trace-end"),
 		}}
 	}}
 	// The fake prefixes stderr lines with "!": strip that for the marker.
@@ -106,6 +106,22 @@ func TestRewardFileDecidesTheVerifier(t *testing.T) {
 				t.Errorf("reward = %v, want %v", r.Reward, c.reward)
 			}
 		})
+	}
+}
+
+// The verdict is the verifier's: a reward file the agent wrote before it
+// ran is removed first, so a verifier that writes none has no reward
+// (the agent's "1" used to pass a trial whose tests crashed).
+func TestARewardTheAgentPlantedIsNotTheVerdict(t *testing.T) {
+	task := fake.Task("tb/planted", 64<<20, "solve")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{
+		"tb/planted/solve":  {Writes: map[string]string{"/logs/verifier/reward.txt": "1\n", "/logs/verifier/reward.json": `{"reward": 1}`}},
+		"tb/planted/verify": {ExitCode: 1, Lines: []string{"the tests crashed before writing a reward"}},
+	})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/planted@1x"]
+	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "the verifier wrote no reward") || r.Reward != nil {
+		t.Fatalf("outcome %s (%s), reward %v; want failed, no reward", r.Outcome, r.Reason, r.Reward)
 	}
 }
 

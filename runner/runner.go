@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,30 +51,50 @@ type Config struct {
 // cannot be redacted from output without mangling it.
 const MinSecretLen = 6
 
-// Redactor replaces secret values with [redacted NAME].
+// Redactor replaces secret values with [redacted NAME]: each whole, and
+// each line of a multi-line value (a PEM key, a JSON credential) of at
+// least MinSecretLen characters on its own, since output reaches the
+// redactor a line at a time and a multi-line value is never whole in one
+// line. Only the exact text is caught: a secret encoded (base64, hex),
+// cut into other pieces or transformed in any way passes, as it would
+// through any exact-match masking (docs/COMMANDS.md says so).
 func Redactor(secrets map[string]string) func(string) string {
-	names := make([]string, 0, len(secrets))
-	for n, v := range secrets {
-		if v != "" {
-			names = append(names, n)
+	type mask struct{ text, name string }
+	seen := map[string]bool{}
+	var masks []mask
+	add := func(text, name string) {
+		if text != "" && !seen[text] {
+			seen[text] = true
+			masks = append(masks, mask{text, name})
 		}
 	}
-	if len(names) == 0 {
+	names := slices.Sorted(maps.Keys(secrets))
+	for _, n := range names {
+		v := secrets[n]
+		add(v, n)
+		if strings.ContainsAny(v, "\n\r") {
+			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+				if line = strings.TrimSpace(line); len(line) >= MinSecretLen {
+					add(line, n)
+				}
+			}
+		}
+	}
+	if len(masks) == 0 {
 		return func(s string) string { return s }
 	}
 	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(names, func(i, j int) bool {
-		if a, b := len(secrets[names[i]]), len(secrets[names[j]]); a != b {
+	sort.Slice(masks, func(i, j int) bool {
+		if a, b := len(masks[i].text), len(masks[j].text); a != b {
 			return a > b
 		}
-		return names[i] < names[j]
+		return masks[i].name < masks[j].name
 	})
 	var pairs []string
-	for _, n := range names {
-		pairs = append(pairs, secrets[n], "[redacted "+n+"]")
+	for _, m := range masks {
+		pairs = append(pairs, m.text, "[redacted "+m.name+"]")
 	}
-	r := strings.NewReplacer(pairs...)
-	return r.Replace
+	return strings.NewReplacer(pairs...).Replace
 }
 
 // HostLoad is the host's state, recorded with each trial.

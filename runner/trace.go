@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -33,33 +35,79 @@ import (
 // recorded with its status unknown.
 
 // TraceMarker starts the trace line of each command a traced script runs,
-// after one record separator per level of command substitution.
+// after one record separator per level of command substitution; the
+// step's nonce and a space follow it.
 const TraceMarker = "[headroom-trace "
+
+// A traced step's trace lines carry a nonce drawn for that step alone,
+// which reaches its wrapper in the environment variable TraceNonceVar
+// (the step driver and the engine's exec both pass a step's environment,
+// whichever binary runs it). The wrapper takes it out of the
+// environment before the script starts, and the traced shell holds it in
+// PS4, which it does not export: a command the script runs cannot learn
+// it, so a line it prints that looks like a trace line (a log replayed,
+// a file cat'd, an agent echoing the marker) is its output, not a step.
+// The script itself holds its PS4, and could forge only the commands it
+// could have run.
+const TraceNonceVar = "HEADROOM_TRACE_NONCE"
+
+// newTraceNonce draws a traced step's nonce.
+func newTraceNonce() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // traceEnd is the no-op the EXIT trap traces when the script ends.
 const traceEnd = ": headroom-trace-end"
 
-// traceSetup is what bash reads from BASH_ENV before the script: PS4
-// (single-quoted so that it expands at each command, not here), the EXIT
-// trap, and BASH_ENV unset so that nested shells run as they would have.
-// Its own commands' trace goes to /dev/null. Every expansion in PS4 must
-// hold under `set -u`: FUNCNAME is unset outside functions, $! before a
-// background job (an empty function depth reads as 0).
-const traceSetup = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `''$?|${PIPESTATUS[*]}|$BASHPID|$$|${FUNCNAME[@]+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
+// traceSetupHead and traceSetupTail are what bash reads from BASH_ENV
+// before the script, the nonce between them: PS4 (single-quoted so that
+// it expands at each command, not here), the EXIT trap, and BASH_ENV
+// unset so that nested shells run as they would have. Its own commands'
+// trace goes to /dev/null. Every expansion in PS4 must hold under
+// `set -u`: FUNCNAME is unset outside functions, $! before a background
+// job (an empty function depth reads as 0).
+const (
+	traceSetupHead = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `'`
+	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|$$|${FUNCNAME[@]+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
+)
+
+// traceShInner runs a script under `sh -x` where the image has no bash:
+// PS4 read from a here-document on fd 3 (an exported PS4 would hand the
+// nonce to every command the script runs), then the script sourced with
+// tracing on, as `sh -x script` runs it. Its own `.` is the first trace
+// line, which opens no step.
+const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $f in */*) ;; *) f=./$f;; esac; set -x; . "$f"`
 
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
 // Bash ignores PS4 from the environment when run as root, hence
-// BASH_ENV. The script's stderr (where the trace goes) is joined to its
-// stdout: one pipe keeps each command's output after the trace line that
-// starts it, where two would let the engine reorder them.
+// BASH_ENV, read from a here-document (the script's stdin is then at its
+// end, as it was with a pipe). Each branch execs the shell: a wrapper
+// left waiting would keep the nonce in its own environment's memory,
+// which /proc shows. The script's stderr (where the trace goes) is
+// joined to its stdout: one pipe keeps each command's output after the
+// trace line that starts it, where two would let the engine reorder them.
 var traceWrapper = `exec 2>&1
+n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 if command -v bash >/dev/null 2>&1; then
-printf '%s\n' '` + strings.ReplaceAll(traceSetup, "'", `'"'"'`) + `' | BASH_ENV=/dev/stdin exec bash -x "$@"
+BASH_ENV=/dev/stdin exec bash -x "$@" <<EOF
+` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
+EOF
 else
-PS4="$(printf '\036')` + TraceMarker + `sh] " exec sh -x "$@"
+exec sh -c '` + traceShInner + `' "$@" 3<<EOF
+$(printf '\036')` + TraceMarker + `$n sh]
+EOF
 fi`
 
-// traceArgv is the command that runs a traced step's argv.
+// hereDocText makes s appear as itself in a here-document whose
+// delimiter is unquoted (where $, ` and \ are the shell's).
+func hereDocText(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "$", `\$`, "`", "\\`").Replace(s)
+}
+
+// traceArgv is the command that runs a traced step's argv; its nonce
+// goes in the step's environment as TraceNonceVar.
 func traceArgv(argv []string) []string {
 	return append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, argv...)
 }
@@ -85,9 +133,9 @@ type traceMark struct {
 func (m traceMark) end() bool { return m.cmd == traceEnd && m.pid == m.root }
 
 // parseMark reads a trace line that followed depth record separators.
-func parseMark(depth int, line string) (traceMark, bool) {
-	rest, ok := strings.CutPrefix(line, TraceMarker)
-	if !ok {
+func parseMark(depth int, line, nonce string) (traceMark, bool) {
+	rest, ok := strings.CutPrefix(line, TraceMarker+nonce+" ")
+	if !ok || nonce == "" {
 		return traceMark{}, false
 	}
 	head, cmd, ok := strings.Cut(rest, "] ")
@@ -128,27 +176,30 @@ func parseMark(depth int, line string) (traceMark, bool) {
 	return m, true
 }
 
-// splitTrace finds a trace line in a line of a traced script's output:
-// it returns the output before it, and the mark if there is one. Where
+// splitTrace finds a trace line of the step whose nonce is given in a
+// line of a traced script's output: it returns the output before it, and
+// the mark if there is one. A line that looks like a trace line but
+// lacks the nonce is output. Where
 // shells traced at the same moment (a pipeline's commands under sh,
 // which writes a trace line in pieces) a line can hold a piece of one
 // trace line before another: the last is the mark, the pieces are
 // dropped.
-func splitTrace(line string) (string, *traceMark) {
-	k := strings.LastIndex(line, "\x1e"+TraceMarker)
-	if k < 0 {
+func splitTrace(line, nonce string) (string, *traceMark) {
+	marker := "\x1e" + TraceMarker + nonce + " "
+	k := strings.LastIndex(line, marker)
+	if k < 0 || nonce == "" {
 		return line, nil
 	}
 	j := k
 	for j > 0 && line[j-1] == '\x1e' {
 		j--
 	}
-	m, ok := parseMark(k+1-j, line[k+1:])
+	m, ok := parseMark(k+1-j, line[k+1:], nonce)
 	if !ok {
 		return line, nil
 	}
 	text := line[:j]
-	if f := strings.Index(text, "\x1e"+TraceMarker); f >= 0 {
+	if f := strings.Index(text, marker); f >= 0 {
 		text = strings.TrimRight(text[:f], "\x1e")
 	}
 	return text, &m
@@ -280,12 +331,16 @@ func (b *statusBook) take() []stepStatus {
 }
 
 // mark takes a depth-1 mark. It returns the number of the step the mark
-// opens, or -1 for the script's end (which opens none), and whether the
+// opens, or -1 for one that opens none (the script's end, or under sh the
+// wrapper's own first command), and whether the
 // mark instead joined the newest step as another command of its pipeline
 // (whose command line is then show(step)).
 func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 	if m.sh {
-		b.sh = true
+		if !b.sh {
+			b.sh = true
+			return -1, false // the wrapper's own `.` of the script
+		}
 		if b.next > 0 {
 			b.unknown(b.next-1, unknownSh)
 		}

@@ -20,6 +20,9 @@ type tracedCommand struct {
 	output  []string
 }
 
+// testNonce is the nonce of the traced steps these tests run.
+const testNonce = "0123456789abcdef01234567"
+
 // replay feeds a traced script's output lines through splitTrace and
 // the status book, as runStep does, and returns the commands.
 func replay(lines []string, exitCode int) []tracedCommand {
@@ -35,7 +38,7 @@ func replay(lines []string, exitCode int) []tracedCommand {
 		cmds[cur].output = append(cmds[cur].output, text)
 	}
 	for _, l := range lines {
-		text, m := splitTrace(l)
+		text, m := splitTrace(l, testNonce)
 		if text != "" || m == nil {
 			out(text)
 		}
@@ -84,14 +87,17 @@ func runWrapped(t *testing.T, script string, noBash bool) ([]string, int) {
 		// A PATH with sh and the usual tools but no bash.
 		bin := filepath.Join(dir, "bin")
 		os.Mkdir(bin, 0o755)
-		for _, tool := range []string{"sh", "rev", "cut", "printf", "echo", "true", "false", "cat"} {
+		for _, tool := range []string{"sh", "rev", "cut", "printf", "echo", "true", "false", "cat", "tr", "grep"} {
 			if p, err := exec.LookPath(tool); err == nil {
 				os.Symlink(p, filepath.Join(bin, tool))
 			}
 		}
 		cmd.Env = []string{"PATH=" + bin}
 		cmd.Args[0], cmd.Path = "sh", "/bin/sh"
+	} else {
+		cmd.Env = os.Environ()
 	}
+	cmd.Env = append(cmd.Env, TraceNonceVar+"="+testNonce)
 	pr, pw, _ := os.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -233,18 +239,40 @@ func TestSplitTrace(t *testing.T) {
 		{"out\x1e[headroom-trace sh] \x1e[headroom-trace sh] rev", "out", &traceMark{depth: 1, cmd: "rev", sh: true}},
 	}
 	for _, c := range cases {
-		text, m := splitTrace(c.line)
+		line := strings.ReplaceAll(c.line, TraceMarker, TraceMarker+testNonce+" ")
+		text, m := splitTrace(line, testNonce)
+		c.text = strings.ReplaceAll(c.text, TraceMarker, TraceMarker+testNonce+" ")
 		if text != c.text || (m == nil) != (c.mark == nil) || m != nil && fmt.Sprint(*m) != fmt.Sprint(*c.mark) {
 			t.Errorf("splitTrace(%q) = %q, %+v; want %q, %+v", c.line, text, m, c.text, c.mark)
 		}
 	}
 }
 
+// A trace line without the step's nonce is output, whatever else it
+// holds: the fixed marker, another step's nonce, no nonce at all.
+func TestSplitTraceRefusesAForgedMark(t *testing.T) {
+	for _, line := range []string{
+		"\x1e[headroom-trace 0|0|7|7|0|0] rm -rf /",
+		"\x1e[headroom-trace sh] rm -rf /",
+		"\x1e[headroom-trace ffffffffffffffffffffffff 0|0|7|7|0|0] rm -rf /",
+		"\x1e[headroom-trace  0|0|7|7|0|0] rm -rf /",
+		"out\x1e[headroom-trace " + testNonce[:10] + " 0|0|7|7|0|0] rm -rf /",
+	} {
+		if text, m := splitTrace(line, testNonce); m != nil || text != line {
+			t.Errorf("splitTrace(%q) = %q, %+v: a forged mark was taken", line, text, m)
+		}
+	}
+	if text, m := splitTrace("\x1e[headroom-trace  0|0|7|7|0|0] x", ""); m != nil || text == "" {
+		t.Errorf("an empty nonce took a mark: %+v", m)
+	}
+}
+
 func FuzzSplitTrace(f *testing.F) {
-	f.Add("\x1e[headroom-trace 1|1 0|7|5|2|0] grep")
-	f.Add("out\x1e\x1e[headroom-trace sh] x")
+	f.Add("\x1e[headroom-trace " + testNonce + " 1|1 0|7|5|2|0] grep")
+	f.Add("out\x1e\x1e[headroom-trace " + testNonce + " sh] x")
+	f.Add("\x1e[headroom-trace 1|1 0|7|5|2|0] forged")
 	f.Fuzz(func(t *testing.T, line string) {
-		text, m := splitTrace(line)
+		text, m := splitTrace(line, testNonce)
 		if m == nil && text != line {
 			t.Fatalf("no mark but the text changed: %q -> %q", line, text)
 		}
@@ -259,4 +287,40 @@ func FuzzSplitTrace(f *testing.F) {
 		}
 		b.finish(1)
 	})
+}
+
+// A command the traced script runs cannot learn its step's nonce: not
+// from its environment (the wrapper took it out; PS4 is not exported),
+// not from the shell's command line. What it prints in the marker's
+// shape, with whatever nonce it can find, is the command's output.
+func TestTracedScriptsCommandsCannotForgeAStep(t *testing.T) {
+	script := `printf '\036[headroom-trace 0|0|1|1|0|0] forged-fixed\n'
+sh -c 'printf "\036[headroom-trace %s 0|0|1|1|0|0] forged-env\n" "$HEADROOM_TRACE_NONCE"; printf "\036[headroom-trace %s sh] forged-ps4\n" "$PS4"'
+a=` + testNonce[:12] + ` b=` + testNonce[12:] + ` sh -c 'for p in /proc/[0-9]*; do if cat $p/cmdline $p/environ 2>/dev/null | tr "\000" "\n" | grep -q "$a$b"; then echo "$p $(tr "\000" " " <$p/cmdline | cut -c1-60)"; fi; done; echo searched'
+echo end
+`
+	for _, noBash := range []bool{false, true} {
+		if _, err := exec.LookPath("bash"); err != nil && !noBash {
+			continue
+		}
+		lines, code := runWrapped(t, script, noBash)
+		cmds := replay(lines, code)
+		got := describe(cmds)
+		if code != 0 || strings.Contains(got, "forged-") && !strings.Contains(got, `"\x1e[headroom-trace`) {
+			t.Fatalf("noBash=%v: exit %d\n%s", noBash, code, got)
+		}
+		for _, c := range cmds {
+			if strings.HasPrefix(c.cmd, "forged") || strings.Contains(c.cmd, testNonce) {
+				t.Errorf("noBash=%v: a step the script never ran: %q\n%s", noBash, c.cmd, got)
+			}
+			for _, o := range c.output {
+				if strings.Contains(o, testNonce) {
+					t.Errorf("noBash=%v: a command found the nonce: %q", noBash, o)
+				}
+			}
+		}
+		if !strings.Contains(got, "forged-fixed") || !strings.Contains(got, "forged-env") || !strings.Contains(got, `=> 0 ["searched"]`) && !strings.Contains(got, `=> ? ["searched"]`) {
+			t.Errorf("noBash=%v: the forgeries should be output, and no process should show the nonce:\n%s", noBash, got)
+		}
+	}
 }

@@ -56,6 +56,11 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// keepOnTimeout stops only a timed-out step's processes, where the
+	// sandbox can, and keeps the container (a multi-step task's agent).
+	keepOnTimeout bool
+	// separateUse is a separate verifier's container's use.
+	separateUse *model.SidecarUsage
 	// steps is the trial's steps' CPU wait and the host's pressure over
 	// them, for its noise record.
 	steps stepNoise
@@ -143,6 +148,13 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		}
 		agent.Steps = nil
 	}
+	// The network in force, and the agent's own for its phase.
+	netNow := t.task.BaselinePolicy()
+	if t.task.AgentNetwork != nil && len(agent.Steps) > 0 && installed && engineErr == nil {
+		if netNow, err = t.setNetwork(ctx, sb, t.task.AgentNetwork, &netNow); err != nil {
+			engineErr, installed = err, false
+		}
+	}
 	agentCtx, cancelAgent := context.WithTimeout(ctx, t.agentTimeout(agent))
 	agentStart := time.Now()
 	for _, st := range agent.Steps {
@@ -167,6 +179,40 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		// Collect hooks run under the container's own policy, after the
+		// agent's (Harbor's phase override ends with its phase).
+		if netNow, err = t.setNetwork(ctx, sb, nil, &netNow); err != nil {
+			engineErr = err
+		} else {
+			engineErr = t.runCollect(ctx, sb, env)
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier != nil {
+		got, err := t.runSeparate(ctx, sb, env)
+		engineErr = err
+		ev.TimedOut = got.sr.TimedOut
+		if got.sr.TimedOut {
+			ev.TimedOutPhase = "verifier"
+		}
+		ev.VerifierPassed = got.judged && got.passed && err == nil
+	} else if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil {
+		if _, err := t.setNetwork(ctx, sb, t.task.VerifierNetwork, &netNow); err != nil {
+			engineErr = err
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
+		if rule := t.task.Verdict.Reward; rule != nil {
+			// The verdict is the verifier's: a reward file the agent wrote
+			// (or a directory in its place) is gone before the verifier
+			// runs, as a phase's verifier starts from an empty directory
+			// (a separate verifier starts in a fresh container).
+			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
+			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+				engineErr = fmt.Errorf("clearing the reward files: %w", err)
+			}
+		}
+	}
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -234,6 +280,12 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
+	if t.separateUse != nil {
+		res.Sidecars = append(res.Sidecars, *t.separateUse)
+		if note := separateNote(t.separateUse, t.task.SeparateVerifier); note != "" && !ev.VerifierPassed {
+			t.verdictNote = note
+		}
+	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
 	}
@@ -275,12 +327,21 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	case model.Failed:
 		// A traced script's commands may fail on the way (a grep in an
 		// if); what ended the script is what failed the trial.
+		// The verifier's verdict first, as the task's harness reports the
+		// trial; an agent step that failed on the way is said after it.
+		var agentEnd string
 		for _, e := range t.ends {
 			if s := res.Steps[e.step]; e.code != 0 && (s.Phase == model.PhaseAgent || s.Phase == model.PhaseInstall) {
-				return fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				agentEnd = fmt.Sprintf("step %s exited %d", s.Name, e.code)
+				break
 			}
 		}
-		if t.verdictNote != "" {
+		switch {
+		case t.verdictNote != "" && agentEnd != "":
+			return t.verdictNote + "; the agent's " + agentEnd
+		case agentEnd != "":
+			return agentEnd
+		case t.verdictNote != "":
 			return t.verdictNote
 		}
 		for _, e := range t.ends {
@@ -426,7 +487,8 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
-		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1}
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1, nonce: newTraceNonce()}
+		env = append(env, TraceNonceVar+"="+tr.nonce)
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.mu.Lock()
@@ -469,7 +531,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			output(stream, text)
 			return
 		}
-		text, m := splitTrace(text)
+		text, m := splitTrace(text, tr.nonce)
 		if m == nil {
 			t.transcript.Add(partial + text)
 			partial = ""
@@ -519,7 +581,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			t.mu.Unlock()
 		}
 		killCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = sb.Kill(killCtx)
+		if ss, ok := sb.(StepStopper); !ok || !t.keepOnTimeout || !timedOut || ss.StopSteps(killCtx) != nil {
+			_ = sb.Kill(killCtx)
+		}
 		cancel()
 		if code == 0 {
 			code = -1
@@ -581,6 +645,8 @@ type tracedRun struct {
 	// closed maps a command's number to its step's index in the result.
 	closed map[int]int
 	cur    int // the open step's command number, -1 for none
+	// nonce is in this step's trace lines only (see TraceNonceVar).
+	nonce string
 }
 
 // notYet is a closed step's status while its shell has not reported it.
@@ -752,6 +818,9 @@ func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.Rewar
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
+		}
+		if errors.Is(err, ErrNotReadable) {
+			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {
 			return false, "", err

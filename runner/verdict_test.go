@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
 )
 
@@ -26,7 +25,7 @@ func TestParserDecidesTheVerifier(t *testing.T) {
 		reason  string
 		tally   string
 	}{
-		{"swebench FAILED, exit 0", "swebench", sweOut("FAILED"), 0, model.Failed, "1 of 1 test(s) failed: tests", "0/1"},
+		{"swebench FAILED, exit 0", "swebench", sweOut("FAILED"), 0, model.Failed, "the SWE-bench grader reported \"FAILED\", not PASSED", "0/1"},
 		{"swebench PASSED, exit 1", "swebench", sweOut("PASSED"), 1, model.Passed, "", "1/0"},
 		{"swebench no markers", "swebench", []string{"uv: command not found"}, 0, model.Failed, "no SWEBench results", ""},
 		{"pytest failures, exit 0", "pytest", []string{"=== short test summary info ===", "PASSED t.py::test_a", "FAILED t.py::test_b - boom", "ERROR t.py::test_c"}, 0,
@@ -115,5 +114,22 @@ func TestNestedTraceLinesAreNotParsed(t *testing.T) {
 // traceLine is a trace line as bash writes it for a command of the
 // script's own shell at depth levels of nesting (source, eval, $(...)).
 func traceLine(depth int, cmd string) string {
-	return strings.Repeat("\x1e", depth) + runner.TraceMarker + "0|0|1|1|0|0] " + cmd
+	return fake.TraceLine(depth, "0|0|1|1|0|0", cmd)
+}
+
+// When an agent's own step fails (the oracle's solve.sh), the trial's
+// reason is the verifier's verdict first, as the task's harness reports
+// it, and names the step after it.
+func TestFailedReasonIsTheVerdictFirst(t *testing.T) {
+	task := fake.Task("tb1/step-fails", 64<<20, "solve")
+	task.Verdict.Parser = "swebench"
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{
+		"tb1/step-fails/solve":  {ExitCode: 2},
+		"tb1/step-fails/verify": {Lines: []string{"SWEBench results starts here", "FAILED", "SWEBench results ends here"}},
+	})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb1/step-fails@1x"]
+	want := "the SWE-bench grader reported \"FAILED\", not PASSED; the agent's step solve exited 2"
+	if r.Outcome != model.Failed || r.Reason != want {
+		t.Errorf("outcome %s (%q), want failed (%q)", r.Outcome, r.Reason, want)
+	}
 }

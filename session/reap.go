@@ -1,8 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -38,10 +44,46 @@ func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry 
 				errs = append(errs, err)
 				continue
 			}
+			o.Removed = time.Now()
 		}
 		out = append(out, o)
 	}
 	return out, errors.Join(errs...)
+}
+
+// ReapLog is the file in an experiment's directory where the removals of
+// leftovers the run that made it did at its start are written, each with
+// its evidence, a line each.
+const ReapLog = "reaper.log"
+
+// ReapLine is one removal of a leftover as the reaper says it and logs it:
+// what, whose, and the owner check that found the owner gone (which pid,
+// which start time, what the kernel answered, when).
+func ReapLine(o runner.Owned) string {
+	return fmt.Sprintf("%s removed leftover %s %s (experiment %s, trial %s, state %s) of headroom %s, gone: %s (checked %s)",
+		o.Removed.Format(stampFormat), o.Kind, o.Name, o.Experiment, o.Trial, cmp.Or(o.State, "-"), o.Owner, o.OwnerCheck.Evidence, o.OwnerCheck.At.Format(stampFormat))
+}
+
+const stampFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// AppendReapLog adds the removals' lines to root's ReapLog.
+func AppendReapLog(root string, removed []runner.Owned) error {
+	if len(removed) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(root, ReapLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, o := range removed {
+		b.WriteString(ReapLine(o) + "\n")
+	}
+	_, err = f.WriteString(b.String())
+	return errors.Join(err, f.Close())
 }
 
 // Owned lists what headroom made on the platform.

@@ -221,11 +221,15 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 
 // checkKnobs refuses a sweep whose knobs the platform cannot apply (a
 // knob must never silently do nothing), and prepares the workload image
-// the knobs' helpers and neighbours run.
+// the knobs' helpers and neighbours, and an allowlist's helper, run.
 func (e *Engine) checkKnobs(ctx context.Context, p *prepared, progress func(string)) error {
 	helpers := false
 	for _, c := range p.plan.Ratios {
 		helpers = helpers || c.Knobs.Shapes() || c.Knobs.Neighbours > 0
+	}
+	// An allowlist is enforced by a helper too (the netpolicy mode).
+	for _, t := range p.tasks {
+		helpers = helpers || t.NeedsPolicyHelper()
 	}
 	if kc, ok := e.P.(runner.KnobChecker); ok {
 		for _, t := range p.tasks {

@@ -43,6 +43,22 @@ type Manifest struct {
 
 	Host   Host   `json:"host"`
 	Engine Engine `json:"engine"`
+	// Imported, for an experiment made by `headroom import`, are the
+	// job directories its trials came from.
+	Imported []ImportSource `json:"imported,omitempty"`
+}
+
+// ImportSource is one imported job (or run) directory.
+type ImportSource struct {
+	Harness string `json:"harness"`
+	Dir     string `json:"dir"`
+	// Ratio is the ratio or named configuration its trials are under,
+	// and Settings what the job recorded that it was read from.
+	Ratio    model.Ratio `json:"ratio"`
+	Settings string      `json:"settings"`
+	Trials   int         `json:"trials"`
+	// Unknown is what the harness does not record.
+	Unknown []string `json:"unknown"`
 }
 
 // AgentSettings are a run's agent options. PassEnv holds variable names

@@ -98,7 +98,7 @@ func (c *Catalog) AddDir(dir string) error {
 	for _, it := range items {
 		var l Loaded
 		if it.kind == model.FormatHeadroom {
-			data, err := os.ReadFile(it.path)
+			data, err := readTaskFile("", it.path)
 			if err != nil {
 				c.Problems = append(c.Problems, fmt.Errorf("%s: %w", it.path, err))
 				continue

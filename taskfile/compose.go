@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/model"
 	"go.yaml.in/yaml/v3"
 )
@@ -182,7 +184,7 @@ func (d *composeDoc) errf(n *yaml.Node, format string, args ...any) error {
 // environment uses. What it cannot honour it notes (deviations); what it
 // cannot read at all is an error naming the line.
 func readCompose(path, taskDir string, h composeHarness) (*compose, error) {
-	data, err := os.ReadFile(path)
+	data, err := readTaskFile(taskDir, path)
 	if err != nil {
 		return nil, err
 	}
@@ -513,6 +515,9 @@ func (d *composeDoc) build(s *composeService, n *yaml.Node, field string) (*mode
 	if !filepath.IsAbs(b.Context) {
 		b.Context = filepath.Join(d.dir, b.Context)
 	}
+	if _, err := confine.Within(d.taskDir, b.Context); errors.Is(err, confine.ErrOutside) {
+		return nil, d.errf(n, "%s: %v", field, outsideTask(b.Context, err))
+	}
 	if b.Inline == "" && !exists(filepath.Join(b.Context, b.Dockerfile)) {
 		return nil, d.errf(n, "%s: %s does not exist: the build needs its Dockerfile", field, filepath.Join(b.Context, b.Dockerfile))
 	}
@@ -623,7 +628,11 @@ func (d *composeDoc) envFile(s *composeService, n *yaml.Node, field string) erro
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(d.dir, f)
 		}
-		data, err := os.ReadFile(p)
+		if _, err := confine.Within(d.taskDir, p); errors.Is(err, confine.ErrOutside) {
+			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " env_file not read", Detail: outsideTask(f, err).Error()})
+			continue
+		}
+		data, err := readTaskFile(d.taskDir, p)
 		if err != nil {
 			return d.errf(n, "%s: %v", field, err)
 		}
@@ -799,11 +808,16 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 			if !filepath.IsAbs(host) {
 				host = filepath.Join(d.dir, host)
 			}
-			rel, err := filepath.Rel(d.taskDir, host)
-			if err != nil || strings.HasPrefix(rel, "..") || !exists(host) {
-				s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " host mount not mounted", Detail: src + ":" + dst + ": headroom mounts nothing from the host"})
+			real, err := confine.Within(d.taskDir, host)
+			if err != nil {
+				why := "headroom mounts nothing from the host"
+				if errors.Is(err, confine.ErrOutside) {
+					why = outsideTask(src, err).Error()
+				}
+				s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " host mount not mounted", Detail: src + ":" + dst + ": " + why})
 				continue
 			}
+			host = real
 			up := model.Upload{From: host, To: dst}
 			if st, err := os.Stat(host); err == nil && !st.IsDir() {
 				up = model.Upload{From: host, To: filepath.Dir(dst), Name: filepath.Base(dst)}

@@ -67,44 +67,8 @@ type fileTask struct {
 		Version     string           `toml:"version"` // Harbor's package version
 		Authors     []map[string]any `toml:"authors"`
 	} `toml:"task"`
-	Environment struct {
-		// Harbor's sizes are integers it also takes written as floats
-		// (memory_mb = 4096.0).
-		StorageMB       *float64          `toml:"storage_mb"`
-		Storage         *string           `toml:"storage"`
-		GPUs            *float64          `toml:"gpus"`
-		GPUTypes        []string          `toml:"gpu_types"`
-		BuildTimeoutSec *float64          `toml:"build_timeout_sec"`
-		Env             map[string]string `toml:"env"`
-		CPUs            *float64          `toml:"cpus"`
-		MemoryMB        *float64          `toml:"memory_mb"`
-		Memory          *string           `toml:"memory"`
-		// memory_limit (headroom's own): the hard limit at 1x, apart from
-		// the guarantee; ratios scale it.
-		MemoryLimit *string `toml:"memory_limit"`
-		PidsLimit   *int64  `toml:"pids_limit"`
-		Image       string  `toml:"image"`
-		// docker_image is Terminal-Bench's name for image.
-		DockerImage string `toml:"docker_image"`
-		Network     string `toml:"network"`
-		// allow_internet is Terminal-Bench's switch: true gives the
-		// engine's default bridge network, false none.
-		AllowInternet *bool `toml:"allow_internet"`
-		fileNetwork
-		// Newer Harbor: the directory commands start in, and a readiness
-		// check run before the agent.
-		Workdir     string           `toml:"workdir"`
-		Healthcheck *fileHealthcheck `toml:"healthcheck"`
-		// Harbor's target OS ("linux" or "windows"), and what only its
-		// agents use.
-		OS           string           `toml:"os"`
-		MCPServers   []map[string]any `toml:"mcp_servers"`
-		SkillsDir    string           `toml:"skills_dir"`
-		User         *string          `toml:"user"`
-		Capabilities []string         `toml:"capabilities"`
-		IdleCommand  []string         `toml:"idle_command"`
-	} `toml:"environment"`
-	Agent struct {
+	Environment fileEnvironment `toml:"environment"`
+	Agent       struct {
 		TimeoutSec *float64 `toml:"timeout_sec"`
 		User       any      `toml:"user"`
 		fileNetwork
@@ -117,11 +81,16 @@ type fileTask struct {
 		fileNetwork
 		// Harbor can run the verifier in a container of its own, and
 		// verify submissions while the agent works.
-		EnvironmentMode string         `toml:"environment_mode"`
-		Environment     map[string]any `toml:"environment"`
-		Continuous      map[string]any `toml:"continuous"`
+		EnvironmentMode string           `toml:"environment_mode"`
+		Environment     *fileEnvironment `toml:"environment"`
+		Continuous      map[string]any   `toml:"continuous"`
+		// Commands run after the agent, before the verifier.
+		Collect []fileCollect `toml:"collect"`
 	} `toml:"verifier"`
-	Agents []struct {
+	// verifierDevs are what a separate verifier's environment runs
+	// otherwise than Harbor (read with it).
+	verifierDevs []model.Deviation
+	Agents       []struct {
 		Name        string     `toml:"name"`
 		Description string     `toml:"description"`
 		Steps       []fileStep `toml:"steps"`
@@ -135,6 +104,46 @@ type fileTask struct {
 		Image   string   `toml:"image"`
 		Command []string `toml:"command"`
 	} `toml:"services"`
+}
+
+// fileEnvironment is an [environment] table: the task's, or a separate
+// verifier's [verifier.environment] (same schema, as in Harbor).
+type fileEnvironment struct {
+	// Harbor's sizes are integers it also takes written as floats
+	// (memory_mb = 4096.0).
+	StorageMB       *float64          `toml:"storage_mb"`
+	Storage         *string           `toml:"storage"`
+	GPUs            *float64          `toml:"gpus"`
+	GPUTypes        []string          `toml:"gpu_types"`
+	BuildTimeoutSec *float64          `toml:"build_timeout_sec"`
+	Env             map[string]string `toml:"env"`
+	CPUs            *float64          `toml:"cpus"`
+	MemoryMB        *float64          `toml:"memory_mb"`
+	Memory          *string           `toml:"memory"`
+	// memory_limit (headroom's own): the hard limit at 1x, apart from
+	// the guarantee; ratios scale it.
+	MemoryLimit *string `toml:"memory_limit"`
+	PidsLimit   *int64  `toml:"pids_limit"`
+	Image       string  `toml:"image"`
+	// docker_image is Terminal-Bench's name for image.
+	DockerImage string `toml:"docker_image"`
+	Network     string `toml:"network"`
+	// allow_internet is Terminal-Bench's switch: true gives the
+	// engine's default bridge network, false none.
+	AllowInternet *bool `toml:"allow_internet"`
+	fileNetwork
+	// Newer Harbor: the directory commands start in, and a readiness
+	// check run before the agent.
+	Workdir     string           `toml:"workdir"`
+	Healthcheck *fileHealthcheck `toml:"healthcheck"`
+	// Harbor's target OS ("linux" or "windows"), and what only its
+	// agents use.
+	OS           string           `toml:"os"`
+	MCPServers   []map[string]any `toml:"mcp_servers"`
+	SkillsDir    string           `toml:"skills_dir"`
+	User         *string          `toml:"user"`
+	Capabilities []string         `toml:"capabilities"`
+	IdleCommand  []string         `toml:"idle_command"`
 }
 
 type fileStep struct {
@@ -204,6 +213,9 @@ func seconds(field string, v *float64, def time.Duration) (time.Duration, error)
 
 // decode reads TOML bytes into f; errors name the file and line.
 func (f *fileTask) decode(path string, data []byte) ([]string, error) {
+	if err := checkTOMLShape(path, data); err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), f)
 	if err != nil {
 		var pe toml.ParseError
@@ -277,7 +289,7 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		// leads nowhere else.
 		t.Network = model.NetworkTrialOnly
 	}
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return t, err
 	}
 	return t, nil
@@ -458,10 +470,9 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 
 // network sets the task's engine network from network (headroom's own
 // key), network_mode / allowed_hosts (newer Harbor) or allow_internet
-// (older Harbor), in that order, and records what cannot be done the
-// harness's way: an allowlist (Harbor filters with iptables; headroom
-// gives the whole network) and per-phase modes (the container keeps one
-// network for both phases).
+// (older Harbor), in that order, with an allowlist's hosts, and the
+// agent's and verifier's own policies where [agent] / [verifier] set one
+// that differs, applied for their phase (Harbor's phase overrides).
 func (f *fileTask) network(t *model.Task, defNetwork string) error {
 	env := &f.Environment
 	mode, err := env.fileNetwork.mode("environment")
@@ -484,24 +495,72 @@ func (f *fileTask) network(t *model.Task, defNetwork string) error {
 		}
 	}
 	if mode == netAllowlist {
-		t.Deviations = append(t.Deviations, model.Deviation{What: "allowed_hosts not enforced",
-			Detail: "the container has the whole network, not only " + strings.Join(env.AllowedHosts, ", ")})
+		if t.AllowedHosts, err = allowedHosts("environment", env.AllowedHosts); err != nil {
+			return err
+		}
+		t.Deviations = append(t.Deviations, wildcardHosts("environment", t.AllowedHosts)...)
 	}
+	base := t.BaselinePolicy()
 	for _, ph := range []struct {
 		section string
 		n       fileNetwork
-	}{{"agent", f.Agent.fileNetwork}, {"verifier", f.Verifier.fileNetwork}} {
+		set     **model.NetworkPolicy
+	}{{"agent", f.Agent.fileNetwork, &t.AgentNetwork}, {"verifier", f.Verifier.fileNetwork, &t.VerifierNetwork}} {
 		m, err := ph.n.mode(ph.section)
 		if err != nil {
 			return err
 		}
-		if m == "" || (engineNetwork(m) == t.Network && m != netAllowlist) {
+		if m == "" {
 			continue
 		}
-		t.Deviations = append(t.Deviations, model.Deviation{What: ph.section + " network_mode not applied",
-			Detail: fmt.Sprintf("the %s phase asks for %s; the container keeps its network (%s) for both phases", ph.section, m, t.Network)})
+		p := model.NetworkPolicy{Mode: m}
+		if m == netAllowlist {
+			if p.AllowedHosts, err = allowedHosts(ph.section, ph.n.AllowedHosts); err != nil {
+				return err
+			}
+			t.Deviations = append(t.Deviations, wildcardHosts(ph.section, p.AllowedHosts)...)
+		}
+		if !p.Equal(base) {
+			*ph.set = &p
+		}
 	}
 	return nil
+}
+
+// allowedHosts normalizes an allowlist as Harbor does: lower case, no
+// trailing dot; URLs, ports and paths are refused.
+func allowedHosts(section string, hosts []string) ([]string, error) {
+	var out []string
+	for _, h := range hosts {
+		h = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
+		switch {
+		case h == "":
+			return nil, fmt.Errorf("[%s] allowed_hosts has an empty entry", section)
+		case strings.Contains(h, "://") || (strings.Contains(h, "/") && !cidrLike(h)) || (strings.Count(h, ":") == 1):
+			return nil, fmt.Errorf("[%s] allowed_hosts entries must be host names, IP addresses or CIDR ranges, not URLs, ports or paths (got %q)", section, h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func cidrLike(h string) bool {
+	addr, bits, ok := strings.Cut(h, "/")
+	return ok && addr != "" && bits != "" && strings.Trim(bits, "0123456789") == ""
+}
+
+// wildcardHosts lists the allowlist entries headroom cannot enforce:
+// it allows the addresses names resolve to, and a wildcard resolves to
+// none (Harbor's proxy matches names).
+func wildcardHosts(section string, hosts []string) []model.Deviation {
+	var devs []model.Deviation
+	for _, h := range hosts {
+		if strings.HasPrefix(h, "*.") {
+			devs = append(devs, model.Deviation{What: "allowed_hosts wildcard not reachable",
+				Detail: fmt.Sprintf("[%s] %s: headroom allows the addresses a name resolves to when the phase starts, and a wildcard names none; Harbor's proxy matches the names", section, h)})
+		}
+	}
+	return devs
 }
 
 func (s fileStep) toStep(where, defName string) (model.Step, error) {

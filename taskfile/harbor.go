@@ -194,14 +194,9 @@ func quietKey(key []string, raw map[string]any) bool {
 }
 
 // harborOnly records what a Harbor task asks of its harness that headroom
-// does not do: a verifier in a container of its own, verification while
-// the agent works.
+// does not do: verification while the agent works.
 func (f *fileTask) harborOnly() []model.Deviation {
 	var devs []model.Deviation
-	if v := f.Verifier; v.EnvironmentMode == "separate" || (v.Environment != nil && v.EnvironmentMode != "shared") {
-		devs = append(devs, model.Deviation{What: "separate verifier environment not used",
-			Detail: "the verifier runs in the agent's container, after the agent"})
-	}
 	if on, _ := f.Verifier.Continuous["enabled"].(bool); on {
 		devs = append(devs, model.Deviation{What: "continuous verification not run",
 			Detail: "submissions are not verified while the agent works; the verifier runs once, after it"})

@@ -98,24 +98,31 @@ func TestHarborFieldsDecode(t *testing.T) {
 			}},
 		{name: "allowlist runs with network, said", toml: head + "network_mode = \"allowlist\"\nallowed_hosts = [\"pypi.org\"]\n",
 			check: func(t *testing.T, l Loaded) {
-				if l.Task.Network != "bridge" || !slices.Contains(deviationNames(l.Task), "allowed_hosts not enforced") {
-					t.Errorf("network %q deviations %v", l.Task.Network, deviationNames(l.Task))
+				if l.Task.Network != "bridge" || !slices.Equal(l.Task.AllowedHosts, []string{"pypi.org"}) || len(l.Task.AllDeviations()) != 0 {
+					t.Errorf("network %q allowed %v deviations %v: want the bridge, enforced to pypi.org", l.Task.Network, l.Task.AllowedHosts, deviationNames(l.Task))
 				}
 			}},
 		{name: "allowed_hosts alone is an allowlist", toml: head + "allowed_hosts = [\"pypi.org\"]\n",
 			check: func(t *testing.T, l Loaded) {
-				if !slices.Contains(deviationNames(l.Task), "allowed_hosts not enforced") {
-					t.Errorf("deviations %v", deviationNames(l.Task))
+				if p := l.Task.BaselinePolicy(); p.Mode != model.NetworkAllowlist || len(l.Task.AllDeviations()) != 0 {
+					t.Errorf("policy %v deviations %v", p, deviationNames(l.Task))
 				}
 			}},
 		{name: "allowed_hosts with public refused", toml: head + "network_mode = \"public\"\nallowed_hosts = [\"pypi.org\"]\n", wantErr: "allowed_hosts is only valid with network_mode = \"allowlist\""},
 		{name: "unknown network_mode refused", toml: head + "network_mode = \"offline\"\n", wantErr: "[environment] network_mode must be \"public\", \"no-network\" or \"allowlist\" (got \"offline\")"},
-		{name: "per-phase network listed", toml: head + "[agent]\nnetwork_mode = \"no-network\"\n",
+		{name: "per-phase network applied", toml: head + "[agent]\nnetwork_mode = \"no-network\"\n[verifier]\nnetwork_mode = \"public\"\n",
 			check: func(t *testing.T, l Loaded) {
-				if l.Task.Network != "bridge" || !slices.Contains(deviationNames(l.Task), "agent network_mode not applied") {
-					t.Errorf("network %q deviations %v", l.Task.Network, deviationNames(l.Task))
+				if l.Task.Network != "bridge" || l.Task.AgentNetwork == nil || l.Task.AgentNetwork.Mode != model.NetworkNone || l.Task.VerifierNetwork != nil || len(l.Task.AllDeviations()) != 0 {
+					t.Errorf("network %q agent %v verifier %v deviations %v: want the agent phase alone without network", l.Task.Network, l.Task.AgentNetwork, l.Task.VerifierNetwork, deviationNames(l.Task))
 				}
 			}},
+		{name: "wildcard allowlist entry listed", toml: head + "network_mode = \"allowlist\"\nallowed_hosts = [\"*.pypi.org\", \"PyPI.org.\"]\n",
+			check: func(t *testing.T, l Loaded) {
+				if !slices.Equal(l.Task.AllowedHosts, []string{"*.pypi.org", "pypi.org"}) || !slices.Equal(deviationNames(l.Task), []string{"allowed_hosts wildcard not reachable"}) {
+					t.Errorf("allowed %v deviations %v", l.Task.AllowedHosts, deviationNames(l.Task))
+				}
+			}},
+		{name: "allowlist URL refused", toml: head + "network_mode = \"allowlist\"\nallowed_hosts = [\"https://pypi.org/simple\"]\n", wantErr: "not URLs, ports or paths"},
 		{name: "workdir and users", toml: head + "workdir = \"/srv/app\"\n[agent]\nuser = \"agent\"\n[verifier]\nuser = 0\n",
 			check: func(t *testing.T, l Loaded) {
 				if l.Task.WorkDir != "/srv/app" || l.Task.AgentUser != "agent" || l.Task.Verifier.User != "0" {
@@ -211,12 +218,19 @@ func TestRealHarborTaskFiles(t *testing.T) {
 	if l.Task.Network != "none" || l.Task.Resources.MemoryBytes != 8192*model.MiB || l.Task.Resources.CPUs != 2 {
 		t.Errorf("network %q resources %+v", l.Task.Network, l.Task.Resources)
 	}
-	want := []string{"separate verifier environment not used", "continuous verification not run"}
+	want := []string{"continuous verification not run", "separate verifier: gpus passed through", "separate verifier: gpu_types not enforced"}
 	if got := deviationNames(l.Task); !slices.Equal(got, want) {
 		t.Errorf("deviations %v, want %v", got, want)
 	}
 	if len(l.Ignored) != 0 {
 		t.Errorf("ignored %v, want none", l.Ignored)
+	}
+	sv := l.Task.SeparateVerifier
+	if sv == nil || sv.Build == nil || filepath.Base(sv.Build.Context) != "tests" || sv.Resources.CPUs != 4 || sv.Resources.MemoryBytes != 10240*model.MiB || sv.Network != "none" || sv.GPUs != 1 {
+		t.Errorf("separate verifier %+v: want tests/Dockerfile, 4 CPUs, 10 GiB, no network, 1 GPU", sv)
+	}
+	if len(l.Task.Verifier.Files) != 1 || l.Task.Verifier.Files[0].From != "" {
+		t.Errorf("verifier uploads %v: the tests are in the separate verifier's image, only /logs/verifier is made", l.Task.Verifier.Files)
 	}
 }
 

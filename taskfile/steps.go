@@ -29,7 +29,8 @@ type fileHarborStep struct {
 		Env             map[string]string `toml:"env"`
 		User            any               `toml:"user"`
 		EnvironmentMode string            `toml:"environment_mode"`
-		Environment     map[string]any    `toml:"environment"`
+		Environment     *fileEnvironment  `toml:"environment"`
+		Collect         []fileCollect     `toml:"collect"`
 	} `toml:"verifier"`
 	Healthcheck *fileHealthcheck `toml:"healthcheck"`
 }
@@ -94,6 +95,14 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 	sharedTests := filepath.Join(dir, "tests")
 	oracle := model.Agent{Name: AgentOracle, Description: "each step's reference solution, steps/<name>/solution/solve.sh"}
 	artifacts := len(f.Artifacts)
+	if sep, _ := separateMode(f.Verifier.EnvironmentMode, f.Verifier.Environment); sep {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "separate verifier environment not used",
+			Detail: "multi-step task: each step's verifier runs in the agent's container, after the agent"})
+	}
+	if len(f.Verifier.Collect) > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "collect hooks not run",
+			Detail: "multi-step task: its [[verifier.collect]] hooks are not run"})
+	}
 	for i, s := range f.Steps {
 		where := fmt.Sprintf("[[steps]] #%d", i+1)
 		if s.Name == "" {
@@ -108,7 +117,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 			return fmt.Errorf("%s: its directory %s is missing", where, sdir)
 		}
 		p := model.Phase{Name: s.Name, AgentTimeout: t.AgentTimeout, VerifierTimeout: t.VerifierTimeout}
-		if p.Instruction, err = readInstruction(filepath.Join(sdir, "instruction.md")); err != nil {
+		if p.Instruction, err = readInstruction(dir, filepath.Join(sdir, "instruction.md")); err != nil {
 			return err
 		}
 		if p.AgentTimeout, err = seconds(where+" agent.timeout_sec", s.Agent.TimeoutSec, t.AgentTimeout); err != nil {
@@ -193,8 +202,6 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		artifacts += len(s.Artifacts)
 		t.Phases = append(t.Phases, p)
 	}
-	t.Deviations = append(t.Deviations, model.Deviation{What: "agent timeout ends the trial",
-		Detail: "a step whose agent runs past its time limit ends the trial (its container is stopped); Harbor still verifies that step and may go on"})
 	if artifacts > 0 {
 		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not collected",
 			Detail: fmt.Sprintf("%d artifact path(s) Harbor copies out after each step are not collected; the verdict does not depend on them", artifacts)})

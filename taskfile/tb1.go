@@ -3,7 +3,6 @@ package taskfile
 import (
 	"embed"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -62,7 +61,7 @@ var tbScripts embed.FS
 func harnessScripts(dir, runTests string, listed []string) ([]model.Upload, error) {
 	names := listed
 	if names == nil {
-		body, err := os.ReadFile(runTests)
+		body, err := readTaskFile(dir, runTests)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +104,7 @@ func LoadFile(path string) (Loaded, error) {
 			return LoadTaskDir(dir)
 		}
 	}
-	data, err := os.ReadFile(path)
+	data, err := readTaskFile("", path)
 	if err != nil {
 		return Loaded{}, err
 	}

@@ -157,3 +157,25 @@ func TestTB1SameShellDeviation(t *testing.T) {
 		t.Error("run_tests_in_same_shell: false is listed as a deviation")
 	}
 }
+
+// terminal-bench 1's harness runs the compose file's cpus with no memory
+// limit: the audit says so, and which sweep gives that container.
+func TestTB1HarnessResourcesListed(t *testing.T) {
+	l, err := LoadTaskDir("testdata/tb1dirs/compose-cpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := l.Task
+	if tk.Harness == nil || tk.Harness.CPUs != 1 || tk.Harness.MemoryBytes != 0 {
+		t.Fatalf("harness %v, want cpus 1 and no memory limit", tk.Harness)
+	}
+	var got string
+	for _, d := range tk.AllDeviations() {
+		if d.What == "harness resources differ" {
+			got = d.Detail
+		}
+	}
+	if !strings.Contains(got, "cpus 1, no memory limit") || !strings.Contains(got, "--scale cpu --ratios 1x reproduces it") {
+		t.Errorf("deviation %q, want the harness's cpus 1 / no memory limit and --scale cpu --ratios 1x", got)
+	}
+}

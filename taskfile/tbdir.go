@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ func LoadTaskDir(dir string) (Loaded, error) {
 	}
 	if err == nil {
 		absolute(&l.Task)
+		if err = confineTask(dir, &l.Task); err != nil {
+			return Loaded{}, err
+		}
 		// The benchmark's own container: only the resource limit differs.
 		l.Task.SetProfile(model.ProfileHarbor)
 	}
@@ -135,7 +139,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func loadHarbor(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.toml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -152,6 +156,7 @@ func ParseSource(source string, data []byte) (Loaded, error) {
 		l, err := parseHarbor(dir, source, data)
 		if err == nil {
 			absolute(&l.Task)
+			err = confineTask(dir, &l.Task)
 		}
 		return l, err
 	}
@@ -181,7 +186,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
 		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}
 	}
-	if t.Instruction, err = readInstruction(filepath.Join(dir, "instruction.md")); err != nil {
+	if t.Instruction, err = readInstruction(dir, filepath.Join(dir, "instruction.md")); err != nil {
 		return Loaded{}, err
 	}
 	envDir := filepath.Join(dir, "environment")
@@ -215,7 +220,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	}
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
-	if err := t.Validate(); err != nil {
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
@@ -240,6 +245,9 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
+	if err := f.harborCollect(dir, file, t); err != nil {
+		return err
+	}
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
 	t.Deviations = append(t.Deviations, devs...)
@@ -257,13 +265,49 @@ func (f *fileTask) harborSingle(dir, file string, t *model.Task) error {
 	return nil
 }
 
+// harborCollect gives t its collect hooks, its artifacts and, when the
+// task asks for one, its separate verifier: a container of its own
+// whose image carries the tests (none are copied in), which gets the
+// collected artifacts and a fresh /logs/verifier.
+func (f *fileTask) harborCollect(dir, file string, t *model.Task) error {
+	var devs []model.Deviation
+	var err error
+	if t.Collect, devs, err = collectSteps("[[verifier.collect]]", f.Verifier.Collect); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	if t.Artifacts, devs, err = artifactPaths(f.Artifacts); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, devs...)
+	separate, err := separateMode(f.Verifier.EnvironmentMode, f.Verifier.Environment)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if len(t.Artifacts) > 0 || len(t.Collect) > 0 {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "artifacts not kept",
+			Detail: "what the collect hooks and artifacts gather is used by the verifier but not saved with the trial; Harbor copies it to the trial's directory"})
+	}
+	if !separate {
+		return nil
+	}
+	if t.SeparateVerifier, err = f.separateVerifier(dir, file); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	t.Deviations = append(t.Deviations, f.verifierDevs...)
+	// The verifier's phase policy is its own container's.
+	t.VerifierNetwork = nil
+	t.Verifier.Files = []model.Upload{{To: VerifierLogDir}}
+	return nil
+}
+
 func nopAgent() model.Agent {
 	return model.Agent{Name: AgentNop, Description: "does nothing; the verifier judges the untouched environment",
 		Steps: []model.Step{{Name: "nop", Show: "(nothing)", Argv: []string{"sh", "-c", ":"}}}}
 }
 
-func readInstruction(p string) (string, error) {
-	data, err := os.ReadFile(p)
+func readInstruction(root, p string) (string, error) {
+	data, err := readTaskFile(root, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -301,7 +345,7 @@ var tbOldKeys = map[string]bool{
 
 func loadTBOld(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.yaml")
-	data, err := os.ReadFile(file)
+	data, err := readTaskFile(dir, file)
 	if err != nil {
 		return Loaded{}, err
 	}
@@ -380,7 +424,20 @@ func loadTBOld(dir string) (Loaded, error) {
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
 	t.Deviations = append(t.Deviations, tbOldDeviations(y)...)
-	if err := t.Validate(); err != nil {
+	// The harness runs the compose file's cpus and no memory limit; a
+	// task without compose limits runs unlimited.
+	t.Harness = &model.HarnessContainer{}
+	if !slices.Contains(t.Resources.Defaulted, "cpus") {
+		t.Harness.CPUs = t.Resources.CPUs
+	}
+	if !slices.Contains(t.Resources.Defaulted, "memory") {
+		t.Harness.MemoryBytes = t.Resources.MemoryBytes
+	}
+	if !t.Harness.ByDefaultScale(t.Resources) {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "harness resources differ",
+			Detail: t.HarnessNote() + fmt.Sprintf(" (headroom's spec: %g CPU, %s%s)", t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), defaultedNote(t.Resources))})
+	}
+	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys), nil
@@ -397,6 +454,13 @@ func tbOldDeviations(y tbOldTask) []model.Deviation {
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
 	}
 	return out
+}
+
+func defaultedNote(r model.Resources) string {
+	if len(r.Defaulted) == 0 {
+		return ""
+	}
+	return "; defaulted: " + strings.Join(r.Defaulted, ", ")
 }
 
 func firstLine(s string) string {

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/themes"
 )
 
@@ -196,6 +197,9 @@ func New(opts Options) Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// Paths and messages of task files that did not load: text from the
+	// file system, made printable like any task's.
+	opts.Problems = printable.Value(opts.Problems)
 	if opts.Repeats == 0 {
 		opts.Repeats = 3
 	}
@@ -738,7 +742,7 @@ func (m *Model) openDetail(v *TrialView) {
 		if err != nil {
 			m.say("trial " + v.Trial.ID + ": " + err.Error())
 		}
-		v.Samples, v.Log = samples, log
+		v.Samples, v.Log = samples, printable.Value(log)
 	}
 	m.detail.st = m.theme.Styles
 	w, h := m.bodySize()
@@ -762,7 +766,10 @@ func (m Model) View() string {
 	} else {
 		body = m.component(m.screen).View(m.common())
 	}
-	return strings.Join([]string{m.viewHeader(), fit(body, w, h), m.viewStatus(), m.viewFooter()}, "\n")
+	// Styled: whatever a screen drew, only its colours and lines reach
+	// the terminal (every task's text is made printable before it is
+	// kept; this catches a field missed on the way).
+	return printable.Styled(strings.Join([]string{m.viewHeader(), fit(body, w, h), m.viewStatus(), m.viewFooter()}, "\n"))
 }
 
 func (m Model) viewHeader() string {

@@ -313,8 +313,14 @@ func (d *detailScreen) View(c *Common) string {
 	if model.SeededImage(v.Image) {
 		rerun = "r reruns exactly this trial"
 	}
-	out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · %s",
-		model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.PeakLabel(v.Peak, v.KernelPeak(), model.FormatBytes), sidecarPeaks(v.Result), v.ContainerID, v.Source, rerun), w)))
+	if im := importedOf(v.Result); im != nil {
+		// Another harness ran it: say where, and what it did not record.
+		out = append(out, st.Muted.Render(clip(fmt.Sprintf("imported from %s %s (trial %s, %s) · not recorded: %s",
+			im.Harness, im.Job, im.Trial, im.Settings, strings.Join(im.Unknown, ", ")), w)))
+	} else {
+		out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · %s",
+			model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.PeakLabel(v.Peak, v.KernelPeak(), model.FormatBytes), sidecarPeaks(v.Result), v.ContainerID, v.Source, rerun), w)))
+	}
 	chartH, logH := d.layout(h)
 	for _, l := range d.phaseLines() {
 		out = append(out, clip(l, w))
@@ -352,7 +358,7 @@ func (d *detailScreen) View(c *Common) string {
 	// The command is what a user copies: wrapped, never cut (two lines
 	// at most; the log gives up the second).
 	var repro []string
-	if c.Opts != nil && c.Opts.Reproduce != nil {
+	if c.Opts != nil && c.Opts.Reproduce != nil && importedOf(v.Result) == nil {
 		repro = wrapWords(c.Opts.Reproduce(img, tr.Policy), w, "  ")
 	}
 	if len(repro) > 2 {
@@ -506,4 +512,12 @@ func sidecarPeaks(r *model.TrialResult) string {
 		}
 	}
 	return " · sidecars " + strings.Join(parts, ", ")
+}
+
+// importedOf is where a trial came from, when another harness ran it.
+func importedOf(r *model.TrialResult) *model.Imported {
+	if r == nil {
+		return nil
+	}
+	return r.Imported
 }

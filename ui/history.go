@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/printable"
 )
 
 // historyScreen lists past experiments; enter opens one read-only, r
@@ -39,7 +40,7 @@ func listHistory(f func() ([]Experiment, error)) tea.Cmd {
 
 // listed takes the store's answer.
 func (s *historyScreen) listed(msg historyMsg) {
-	s.list, s.err = msg.list, msg.err
+	s.list, s.err = printable.Value(msg.list), msg.err
 	s.cursor.clamp(len(msg.list))
 }
 

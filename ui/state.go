@@ -209,6 +209,7 @@ func (s *SweepState) ensure(tr model.Trial) *TrialView {
 
 // Apply folds one event into the state.
 func (s *SweepState) Apply(e event.Event) {
+	e = printableEvent(e)
 	s.version++
 	v := s.Trials[e.TrialID()]
 	switch e := e.(type) {

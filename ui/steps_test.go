@@ -55,3 +55,20 @@ func TestDetailShowsStepRewards(t *testing.T) {
 	}
 	checkFits(t, view, w, h)
 }
+
+// An imported trial's detail says where it came from and what its
+// harness did not record, and offers no docker run that never ran.
+func TestDetailOfAnImportedTrial(t *testing.T) {
+	res := &model.TrialResult{Outcome: model.OOMKilled, Imported: &model.Imported{Harness: "harbor", Job: "jobs/tb2-1x", Trial: "fix-git__abc", Settings: "docker", Unknown: []string{"memory trace", "kernel peak"}}}
+	v := &TrialView{Trial: model.Trial{ID: "t1"}, Phase: Finished, Result: res}
+	const w, h = 160, 30
+	d := newDetail(DefaultKeys().Detail)
+	d.SetSize(w, h)
+	d.open(v, w, h)
+	c := &Common{Theme: themes.Dark(), Opts: &Options{Reproduce: func(string, model.ResourcePolicy) string { return "docker run IMAGE" }}}
+	view := d.View(c)
+	if !strings.Contains(view, "imported from harbor jobs/tb2-1x (trial fix-git__abc, docker) · not recorded: memory trace, kernel peak") || strings.Contains(view, "docker run") || strings.Contains(view, "reruns") {
+		t.Errorf("imported detail:\n%s", view)
+	}
+	checkFits(t, view, w, h)
+}

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"unicode"
@@ -92,14 +93,27 @@ func parseSWEBench(output string) ([]result, error) {
 	if !strings.Contains(output, sweStart) || !strings.Contains(output, sweEnd) {
 		return nil, errNoSWEMarkers
 	}
-	return []result{{name: "tests", passed: between(output, sweStart, sweEnd) == "PASSED"}}, nil
+	return []result{word("the SWE-bench grader", between(output, sweStart, sweEnd), "PASSED")}, nil
+}
+
+// word is the one result of a grader that reports the whole suite in a
+// word between its markers.
+func word(grader, got, want string) result {
+	r := result{name: "tests", passed: got == want}
+	if !r.passed {
+		if len(got) > 60 {
+			got = got[:59] + "…"
+		}
+		r.why = fmt.Sprintf("%s reported %q, not %s", grader, got, want)
+	}
+	return r
 }
 
 // The MLE-bench parser is the same shape without the check: the text
 // between its markers (the whole output if they are missing) must be
 // exactly ALL TESTS PASSED.
 func parseMLEBench(output string) ([]result, error) {
-	return []result{{name: "tests", passed: between(output, mleStart, mleEnd) == "ALL TESTS PASSED"}}, nil
+	return []result{word("the MLE-bench grader", between(output, mleStart, mleEnd), "ALL TESTS PASSED")}, nil
 }
 
 // between is the text after the first start marker and before the last

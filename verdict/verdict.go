@@ -56,6 +56,9 @@ func names() string {
 type result struct {
 	name   string
 	passed bool
+	// why, for a parser whose one result is the whole suite's word,
+	// says what that word was when it is not a pass.
+	why string
 }
 
 // Judgement is a parser's verdict on one verifier output.
@@ -96,6 +99,9 @@ func Judge(parser, output string) (Judgement, error) {
 	j := Judgement{Passed: t.Failed == 0, Tests: t}
 	if !j.Passed {
 		j.Reason = t.Summary()
+		if len(results) == 1 && results[0].why != "" {
+			j.Reason = results[0].why
+		}
 	}
 	return j, nil
 }

@@ -43,7 +43,7 @@ func TestJudgeRealOutputs(t *testing.T) {
 		{file: "pytest-uv-download-failed.txt", parser: Pytest, noResults: true, reasonContains: "short test summary info"},
 		// The grader's word counts, not pytest's lines before it.
 		{file: "swebench-resolved.txt", parser: SWEBench, passed: true, passes: 1},
-		{file: "swebench-unresolved.txt", parser: SWEBench, fails: 1, failing: []string{"tests"}, reasonContains: "1 of 1 test(s) failed: tests"},
+		{file: "swebench-unresolved.txt", parser: SWEBench, fails: 1, failing: []string{"tests"}, reasonContains: "the SWE-bench grader reported \"FAILED\", not PASSED"},
 		{file: "swebench-grader-never-ran.txt", parser: SWEBench, noResults: true, reasonContains: "SWEBench results"},
 		// A pytest-judged task whose output is SWE-bench's still reads the
 		// pytest lines before the markers.

@@ -49,6 +49,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return untar(args[1:], os.Stdin, stderr)
 	case CatMode:
 		return cat(args[1:], stdout, stderr)
+	case NetPolicyMode:
+		return netPolicy(args[1:], stdout, stderr)
 	case NetShapeMode:
 		return netShape(args[1:], stdout, stderr)
 	case NeighbourMode:

@@ -59,7 +59,8 @@ type Options struct {
 	// start and remove (0.5-2 s here) before its first trial could start.
 	NoFileMemo string
 	// HelperImage is headroom's workload image, which the knobs' helper
-	// and neighbour containers run ("": knobs that need one are refused).
+	// and neighbour containers and the allowlist's netpolicy helper run
+	// ("": what needs one is refused, saying so).
 	HelperImage string
 	// Disk is where the disk knob's limit acts (FindDiskTarget).
 	Disk DiskTarget
@@ -299,9 +300,14 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	// No mounts at all under either profile (so no Docker socket and no
 	// host path).
+	netMode := task.Network
+	detach := netMode == "none" && task.PhaseWantsNetwork()
+	if detach {
+		netMode = "bridge"
+	}
 	hc := &container.HostConfig{
 		Resources:   res,
-		NetworkMode: container.NetworkMode(task.Network),
+		NetworkMode: container.NetworkMode(netMode),
 		CapAdd:      task.Capabilities,
 		Tmpfs:       b.opts.Tmpfs,
 	}
@@ -397,6 +403,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb := newSandbox(b, created.ID)
 	sb.side, sb.trial = side, trial.ID
+	sb.name, sb.labels = name, cfg.Labels
 	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
@@ -446,6 +453,20 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
+	if detach {
+		// No network until a phase asks for one.
+		if err := sb.SetNetworkPolicy(cancelled, model.NetworkPolicy{Mode: model.NetworkNone}); err != nil {
+			_, _ = sb.Remove(context.Background())
+			return nil, err
+		}
+	}
+	if len(task.AllowedHosts) > 0 && task.Network != "none" {
+		// Harbor's allowlist, in force before anything runs.
+		if err := sb.SetNetworkPolicy(cancelled, task.BaselinePolicy()); err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}

@@ -13,9 +13,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -100,9 +102,15 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			}
 			continue
 		}
-		st, err := os.Stat(u.From)
+		// Not followed: the loader resolved every path it checked
+		// (confine.Within), so a link here was made since, or never
+		// checked, and could lead anywhere on the host.
+		st, err := os.Lstat(u.From)
 		if err != nil {
 			return err
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link: headroom copies in only paths it resolved and checked when it loaded the task; load the task again", u.From)
 		}
 		if !st.IsDir() {
 			if err := addDir(to, 0o755); err != nil {
@@ -205,14 +213,14 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
 	}
 	if hdr.Typeflag != tar.TypeReg {
-		return nil, fmt.Errorf("%s in the container is not a regular file", p)
+		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	}
 	data, err := io.ReadAll(io.LimitReader(tr, maxReadFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxReadFile {
-		return nil, errors.New(p + " is larger than 1 MiB")
+		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return data, nil
 }
@@ -224,6 +232,71 @@ func contentMode(u model.Upload) int64 {
 	}
 	return 0o644
 }
+
+// maxCopyOut bounds what CopyOut takes from a container.
+const maxCopyOut = 1 << 30
+
+// CopyOut copies the file or directory at p in the container into
+// hostDir under the same path (p /logs/artifacts lands at
+// hostDir/logs/artifacts). Only regular files and directories are
+// taken: a link could point anywhere on whichever side reads it.
+func (s *sandbox) CopyOut(ctx context.Context, p, hostDir string) error {
+	p = path.Clean("/" + p)
+	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
+	if err != nil {
+		if IsGone(err) {
+			return fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		return fmt.Errorf("copying %s out of the container: %w", p, err)
+	}
+	defer rc.Close()
+	parent := filepath.Join(hostDir, filepath.FromSlash(path.Dir(p)))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tr := tar.NewReader(rc)
+	var total int64
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("copying %s out of the container: %w", p, err)
+		}
+		name := path.Clean(hdr.Name)
+		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {
+			return fmt.Errorf("copying %s out of the container: entry %q leaves its directory", p, hdr.Name)
+		}
+		dst := filepath.Join(parent, filepath.FromSlash(name))
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if total += hdr.Size; total > maxCopyOut {
+				return fmt.Errorf("copying %s out of the container: more than 1 GiB", p)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, os.FileMode(hdr.Mode).Perm()|0o600)
+			if err != nil {
+				return err
+			}
+			_, err = io.CopyN(f, tr, hdr.Size)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var _ runner.ArtifactCopier = (*sandbox)(nil)
 
 // maxDriverUpload bounds what goes to the step driver in one command line
 // (the driver reads lines of up to 16 MiB; base64 is 4/3 of the tar):

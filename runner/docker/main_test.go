@@ -93,6 +93,9 @@ func newBackend(t testing.TB, opts Options) *Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if opts.HelperImage == "" {
+		opts.HelperImage = testImage
+	}
 	b, err := New(ctx, testCli, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -68,5 +69,41 @@ func TestMultiStepOraclePassesNopStopsEarly(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Errorf("%d container(s) left behind", len(left))
+	}
+}
+
+// A step's agent that runs past its time limit: its processes are
+// stopped, the step is verified all the same and the trial goes on to
+// the next step, as Harbor's multi-step trial does (before, the timeout
+// ended the whole trial: the container was killed with the step).
+func TestMultiStepAgentTimeoutVerifiesAndGoesOn(t *testing.T) {
+	needDebian(t)
+	task := loadTBAgents(t, "multi-step")
+	oracle, _ := task.Agent(taskfile.AgentOracle)
+	slow := model.Agent{Name: "slow-scaffold"}
+	for _, st := range oracle.Steps {
+		if st.Phase == "scaffold" {
+			// Does the work, then stays past the step's time limit.
+			st.Argv = []string{"bash", "-c", "bash " + taskfile.SolutionDir + "/solve.sh && sleep 300"}
+			st.Trace = false
+		}
+		slow.Steps = append(slow.Steps, st)
+	}
+	task.Agents = []model.Agent{slow}
+	task.Phases[0].AgentTimeout = 3 * time.Second
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
+	r := results[0]
+	for _, s := range r.Steps {
+		t.Logf("%s: %s exit %s timed out %v", s.Phase, s.Name, s.ExitText(), s.TimedOut)
+	}
+	t.Logf("%s: %s", r.Outcome, r.Reason)
+	if len(r.Phases) != 2 || !r.Phases[0].AgentTimedOut || r.Phases[0].Rewards == nil {
+		t.Fatalf("phases %+v, want scaffold timed out and verified, then implement", r.Phases)
+	}
+	if r.Outcome != model.Passed || r.Reward == nil || *r.Reward != 1 {
+		t.Errorf("%s reward %v (%s), want passed: both steps verified with reward 1", r.Outcome, r.Reward, r.Reason)
+	}
+	if got := model.PhasesSummary(task.PhaseNames(), r.Phases); got != "scaffold 1 (agent timed out) · implement 1" {
+		t.Errorf("phases %q", got)
 	}
 }

@@ -244,8 +244,9 @@ func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
 }
 
 func owned(id, name, kind, state string, l map[string]string) runner.Owned {
+	check := runner.OwnerCheck(l[runner.LabelOwner])
 	return runner.Owned{ID: id, Name: name, Kind: kind, State: state, Experiment: l[runner.LabelExperiment], Trial: l[runner.LabelTrial],
-		Kept: l[runner.LabelKept] != "", Owner: l[runner.LabelOwner], OwnerAlive: runner.OwnerAlive(l[runner.LabelOwner])}
+		Kept: l[runner.LabelKept] != "", Owner: l[runner.LabelOwner], OwnerAlive: check.Alive, OwnerCheck: check}
 }
 
 // Remove removes a container (forcibly), a network or a volume. A network

@@ -7,11 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/event"
@@ -49,6 +54,16 @@ type sandbox struct {
 
 	// Who stopped the container (faults.go).
 	stops stopWitness
+
+	// name and labels are the container's; its helpers carry them too.
+	name   string
+	labels map[string]string
+	help   helpers
+	// The network policy in force (netpolicy.go): the networks a
+	// no-network phase disconnected, and whether an allowlist is set.
+	netMu    sync.Mutex
+	detached map[string]*network.EndpointSettings
+	filtered bool
 
 	mu          sync.Mutex
 	closed      bool
@@ -382,6 +397,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		// The engine stopped the container as it shut down.
 		f.KilledBy, f.EngineRestarted = "", true
 	}
+	s.removeHelpers()
 	if s.side != nil {
 		var serr error
 		f.Sidecars, serr = s.side.remove(ctx)
@@ -449,3 +465,52 @@ func (l *lines) Close() error {
 	}
 	return nil
 }
+
+// StopSteps kills the processes of the steps and keeps the container:
+// every process of its cgroup but its first (the idle command or the
+// step driver) and, without a driver, that process's own children (an
+// idle `sh -c` and its `sleep`; steps are the engine's execs, not its
+// children). It needs the cgroup's process list, read on this host.
+func (s *sandbox) StopSteps(ctx context.Context) error {
+	if s.cg == nil {
+		return errors.New("the container's processes cannot be read here")
+	}
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	if err != nil || info.State == nil || info.State.Pid == 0 {
+		return fmt.Errorf("stopping the steps: the container's first process: %v", err)
+	}
+	first := info.State.Pid
+	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
+	if err != nil {
+		return fmt.Errorf("stopping the steps: %w", err)
+	}
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid == first || (s.drv == nil && parentPID(pid) == first) {
+			continue
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// parentPID reads a host process's parent (0 when gone).
+func parentPID(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
+}
+
+var _ runner.StepStopper = (*sandbox)(nil)

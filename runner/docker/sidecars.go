@@ -474,5 +474,15 @@ func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task,
 		}
 		sc.Image = img
 	}
+	if sv := t.SeparateVerifier; sv != nil {
+		// The separate verifier's image, built from tests/ (or pinned).
+		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/verifier", Image: sv.Image, Build: sv.Build}, progress)
+		if err != nil {
+			return fmt.Errorf("the separate verifier's image: %w", err)
+		}
+		own := *sv
+		own.Image = img
+		t.SeparateVerifier = &own
+	}
 	return nil
 }

@@ -40,6 +40,18 @@ type StepPlan struct {
 	Writes map[string]string
 }
 
+// TraceNonce in a line stands for the traced step's nonce, which only the
+// traced shell knows: a line with it is the shell's trace line, one
+// without it what a command printed.
+const TraceNonce = "{trace-nonce}"
+
+// TraceLine is a trace line as the traced shell writes it for a command
+// at depth levels of nesting, with the status fields bash's PS4 reports
+// ("$?|PIPESTATUS|BASHPID|$$|function depth|$!").
+func TraceLine(depth int, fields, cmd string) string {
+	return strings.Repeat("\x1e", depth) + runner.TraceMarker + TraceNonce + " " + fields + "] " + cmd
+}
+
 // Script decides what each step does.
 type Script func(trial model.Trial, step model.Step) StepPlan
 
@@ -171,6 +183,11 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 		return runner.ExecResult{}, p.ExecErr
 	}
 	s.mu.Lock()
+	if len(argv) > 0 && argv[0] == "rm" {
+		for _, f := range argv[1:] {
+			delete(s.files, f) // what the sandbox's files lose, as rm -rf would
+		}
+	}
 	for k, v := range p.Writes {
 		if s.files == nil {
 			s.files = map[string]string{}
@@ -183,7 +200,15 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line f
 		s.samples <- event.Sample{Time: time.Now(), UsageBytes: p.PeakBytes, WorkingSetBytes: p.PeakBytes}
 	}
 	s.mu.Unlock()
+	nonce := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, runner.TraceNonceVar+"="); ok {
+			nonce = v
+		}
+	}
 	for _, l := range p.Lines {
+		// The traced shell knows its step's nonce; the script's commands do not.
+		l = strings.ReplaceAll(l, TraceNonce, nonce)
 		stream := "stdout"
 		if strings.HasPrefix(l, "!") {
 			stream = "stderr"

@@ -121,6 +121,11 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
 	}
+	if len(task.AllowedHosts) > 0 || task.AgentNetwork != nil || task.VerifierNetwork != nil || task.SeparateVerifier != nil {
+		// Never silently open: an allowlist and a phase's own network
+		// are enforced by the Docker backend's helpers only.
+		return nil, fmt.Errorf("task %s: allowed_hosts, a phase's own network_mode and a separate verifier are run on the docker backend only; use --backend docker", task.Name)
+	}
 	pid1, execd := b.usesProbe(task)
 	c := podConfig{Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)

@@ -121,7 +121,8 @@ func owned(kind string, m metav1.ObjectMeta) runner.Owned {
 		Kept:  m.Labels[LabelKept] != "",
 		Owner: pick(LabelOwner),
 	}
-	o.OwnerAlive = runner.OwnerAlive(o.Owner)
+	o.OwnerCheck = runner.OwnerCheck(o.Owner)
+	o.OwnerAlive = o.OwnerCheck.Alive
 	return o
 }
 

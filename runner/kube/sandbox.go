@@ -401,7 +401,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
 	}
 	if out.over {
-		return nil, errors.New(p + " is larger than 1 MiB")
+		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return out.Bytes(), nil
 }

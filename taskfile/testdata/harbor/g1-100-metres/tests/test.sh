@@ -1,2 +1,3 @@
 #!/bin/bash
-echo 1 > /logs/verifier/reward.txt
+# Stands for the task's own tests/test.sh (it scores the submitted policy).
+echo 0 > /logs/verifier/reward.txt

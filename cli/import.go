@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/headroom-eval/headroom/importer"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/spf13/cobra"
+)
+
+func newImportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Import another harness's finished runs as an experiment (matrix, statistics, compare, report, History)",
+	}
+	var out string
+	var partial bool
+	var passReward float64
+	add := func(use, short, example string, read func([]string, importer.Options) (importer.Import, error)) {
+		c := &cobra.Command{
+			Use: use, Short: short, Example: example,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				im, err := read(args, importer.Options{PassReward: passReward, AllowPartial: partial, Command: os.Args, Version: Version})
+				var probs importer.Problems
+				if errors.As(err, &probs) {
+					for _, p := range probs {
+						fmt.Fprintln(cmd.ErrOrStderr(), p)
+					}
+					return usagef("nothing imported: %d problem(s) above", len(probs))
+				}
+				if err != nil {
+					return err
+				}
+				dir, err := importer.Write(out, im)
+				if err != nil {
+					return err
+				}
+				w := cmd.OutOrStdout()
+				for _, n := range im.Notes {
+					fmt.Fprintln(cmd.ErrOrStderr(), "note: "+n)
+				}
+				fmt.Fprintf(w, "imported %d trial(s) as experiment %s (%s)\n", len(im.Trials), im.Manifest.ID, dir)
+				for _, s := range im.Manifest.Imported {
+					fmt.Fprintf(w, "  %-10s %d trial(s) from %s (%s)\n", s.Ratio, s.Trials, s.Dir, s.Settings)
+				}
+				fmt.Fprintf(w, "not in the job's records, so not in these: %s\n", strings.Join(im.Manifest.Imported[0].Unknown, ", "))
+				fmt.Fprintf(w, "next: headroom report %s, headroom compare %s EXP\n", im.Manifest.ID, im.Manifest.ID)
+				return nil
+			},
+		}
+		cmd.AddCommand(c)
+	}
+	add("harbor JOBDIR...", "Import Harbor job directories: each job's resource settings become a ratio (or a named configuration), each trial a record",
+		`  headroom import harbor jobs/tb2-1x jobs/tb2-3x
+  headroom report EXP`, importer.Harbor)
+	add("terminal-bench RUNDIR...", "Import terminal-bench 1 run directories (runs/<run id>): the harness's container, CPU scale at 1x",
+		`  headroom import terminal-bench runs/2025-06-01__12-00-00`, importer.TerminalBench)
+	cmd.PersistentFlags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	cmd.PersistentFlags().BoolVar(&partial, "allow-partial", false, "import a job's finished trials and leave out, saying so, those that never finished")
+	cmd.PersistentFlags().Float64Var(&passReward, "pass-reward", 1, "reward a trial needs to pass")
+	return cmd
+}

@@ -1,0 +1,410 @@
+package importer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// A Harbor job directory, as `harbor jobs start` writes it: the job's
+// config.json and result.json (counts, no trial_name), and one directory
+// per trial holding its config.json (TrialConfig) when it starts and its
+// result.json (TrialResult) when it ends. The field names and types are
+// those of Harbor's pydantic models (harbor.models.trial.result,
+// harbor.models.trial.config); only what an import needs is read.
+
+type harborTiming struct {
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+type harborResult struct {
+	ID        string `json:"id"`
+	TaskName  string `json:"task_name"`
+	TrialName string `json:"trial_name"`
+	Config    struct {
+		Task struct {
+			Path string `json:"path"`
+			Name string `json:"name"`
+		} `json:"task"`
+		Agent struct {
+			Name      string `json:"name"`
+			ModelName string `json:"model_name"`
+		} `json:"agent"`
+		Environment struct {
+			Type             string         `json:"type"`
+			OverrideCPUs     *float64       `json:"override_cpus"`
+			OverrideMemoryMB *float64       `json:"override_memory_mb"`
+			Kwargs           map[string]any `json:"kwargs"`
+		} `json:"environment"`
+		JobID string `json:"job_id"`
+	} `json:"config"`
+	AgentInfo struct {
+		Name      string `json:"name"`
+		Version   string `json:"version"`
+		ModelInfo *struct {
+			Name     string `json:"name"`
+			Provider string `json:"provider"`
+		} `json:"model_info"`
+	} `json:"agent_info"`
+	VerifierResult *struct {
+		Rewards map[string]float64 `json:"rewards"`
+	} `json:"verifier_result"`
+	ExceptionInfo *struct {
+		Type    string `json:"exception_type"`
+		Message string `json:"exception_message"`
+	} `json:"exception_info"`
+	StartedAt        *time.Time    `json:"started_at"`
+	FinishedAt       *time.Time    `json:"finished_at"`
+	EnvironmentSetup *harborTiming `json:"environment_setup"`
+	AgentSetup       *harborTiming `json:"agent_setup"`
+	AgentExecution   *harborTiming `json:"agent_execution"`
+	Verifier         *harborTiming `json:"verifier"`
+}
+
+// harborJob is one job directory's trials and what was left out.
+type harborJob struct {
+	dir     string
+	results []harborResult
+	files   []string
+	missing []string // trial directories with no result.json: unfinished
+}
+
+// readHarborJob reads a job directory; its problems are one line each.
+func readHarborJob(dir string) (harborJob, Problems) {
+	j := harborJob{dir: dir}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return j, Problems{fmt.Sprintf("%s: %v", dir, err)}
+	}
+	var probs Problems
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		tdir := filepath.Join(dir, e.Name())
+		file := filepath.Join(tdir, "result.json")
+		data, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, cerr := os.Stat(filepath.Join(tdir, "config.json")); cerr == nil {
+				j.missing = append(j.missing, tdir)
+			}
+			continue
+		}
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("%s: %v", file, err))
+			continue
+		}
+		var r harborResult
+		if err := json.Unmarshal(data, &r); err != nil {
+			probs = append(probs, fmt.Sprintf("%s: not a Harbor trial result: %v", file, jsonWhere(data, err)))
+			continue
+		}
+		if r.TrialName == "" || r.TaskName == "" {
+			probs = append(probs, fmt.Sprintf("%s: not a Harbor trial result: no trial_name or task_name", file))
+			continue
+		}
+		if r.FinishedAt == nil {
+			j.missing = append(j.missing, tdir)
+			continue
+		}
+		j.results = append(j.results, r)
+		j.files = append(j.files, file)
+	}
+	if len(j.results) == 0 && len(j.missing) == 0 && len(probs) == 0 {
+		probs = append(probs, fmt.Sprintf("%s: not a Harbor job directory: no trial directory with a result.json under it (give the directory Harbor wrote for the job, jobs/<job name>)", dir))
+	}
+	return j, probs
+}
+
+// jsonWhere says where in the file a JSON error is.
+func jsonWhere(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line := strings.Count(string(data[:min(int(se.Offset), len(data))]), "\n") + 1
+		return fmt.Sprintf("line %d: %v", line, err)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field %s: %v is not a %s", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}
+
+// Harbor reads Harbor job directories into one experiment: each job's
+// resource settings become a ratio (or a named configuration, when they
+// are no multiple of the task's spec), each trial a record.
+func Harbor(dirs []string, o Options) (Import, error) {
+	if o.PassReward == 0 {
+		o.PassReward = 1
+	}
+	var probs Problems
+	var jobs []harborJob
+	for _, d := range dirs {
+		j, p := readHarborJob(d)
+		probs = append(probs, p...)
+		if len(j.missing) > 0 && !o.AllowPartial {
+			probs = append(probs, fmt.Sprintf("%s: %d trial(s) never finished (no result.json, or no finished_at), e.g. %s: a job still running or cut short; import its finished trials with --allow-partial", d, len(j.missing), filepath.Base(j.missing[0])))
+		}
+		jobs = append(jobs, j)
+	}
+	if len(probs) > 0 {
+		return Import{}, probs
+	}
+	specs := map[string]*model.Resources{}
+	var trials []trial
+	var sources []store.ImportSource
+	var notes []string
+	for _, j := range jobs {
+		if len(j.missing) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d unfinished trial(s) left out", j.dir, len(j.missing)))
+		}
+		ratio, settings := harborJobRatio(j, specs)
+		for i, r := range j.results {
+			t := harborTrial(j.dir, r, o.PassReward)
+			t.ratio, t.imported.Settings = ratio, settings
+			t.spec = specs[j.files[i]]
+			if t.spec != nil {
+				t.policy = harborPolicy(*t.spec, r, ratio)
+			}
+			trials = append(trials, t)
+		}
+		sources = append(sources, store.ImportSource{Harness: "harbor", Dir: j.dir, Ratio: ratio, Settings: settings, Trials: len(j.results), Unknown: unknownNoTelemetry})
+	}
+	im := assemble("harbor", trials, sources, o)
+	im.Notes = notes
+	return im, nil
+}
+
+// harborSettings is the resource settings a trial ran with, as its
+// config recorded them.
+func harborSettings(r harborResult) string {
+	env := r.Config.Environment
+	typ := env.Type
+	if typ == "" {
+		typ = "docker" // Harbor's default environment
+	}
+	parts := []string{typ}
+	if env.OverrideCPUs != nil {
+		parts = append(parts, fmt.Sprintf("override_cpus=%g", *env.OverrideCPUs))
+	}
+	if env.OverrideMemoryMB != nil {
+		parts = append(parts, fmt.Sprintf("override_memory_mb=%g", *env.OverrideMemoryMB))
+	}
+	if v, ok := env.Kwargs["memory_limit_multiplier"]; ok {
+		parts = append(parts, fmt.Sprintf("memory_limit_multiplier=%v", v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// harborJobRatio tells the job's resource settings as a ratio where they
+// are one: Harbor's Docker environment limits each container to its
+// task's spec (1x); GKE's memory_limit_multiplier k is kx (none: no
+// limit, uncapped); an absolute override is a ratio only where every
+// task's spec can be read (its task directory, at the path the trial's
+// config names) and gives the same multiple. Anything else is a named
+// configuration, its settings as written.
+func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio, string) {
+	settings := map[string]bool{}
+	for _, r := range j.results {
+		settings[harborSettings(r)] = true
+	}
+	if len(settings) != 1 {
+		var all []string
+		for s := range settings {
+			all = append(all, s)
+		}
+		sort.Strings(all)
+		return model.Ratio{Name: filepath.Base(j.dir)}, "mixed: " + strings.Join(all, "; ")
+	}
+	var s string
+	for k := range settings {
+		s = k
+	}
+	r0 := j.results[0]
+	env := r0.Config.Environment
+	for i, r := range j.results {
+		if p := r.Config.Task.Path; p != "" {
+			if l, err := taskfile.LoadTaskDir(p); err == nil {
+				res := l.Task.Resources
+				specs[j.files[i]] = &res
+			}
+		}
+	}
+	typ := env.Type
+	switch {
+	case env.OverrideMemoryMB == nil && env.OverrideCPUs == nil && (typ == "" || typ == "docker"):
+		return model.Ratio{K: 1}, s
+	case typ == "gke" && env.OverrideMemoryMB == nil && env.OverrideCPUs == nil:
+		v, ok := env.Kwargs["memory_limit_multiplier"]
+		if !ok || v == nil {
+			return model.Uncapped, s
+		}
+		if k, ok := v.(float64); ok && k >= 1 {
+			return model.Ratio{K: math.Round(k*1000) / 1000}, s
+		}
+	case env.OverrideMemoryMB != nil && env.OverrideCPUs == nil:
+		k, uniform := 0.0, true
+		for _, f := range j.files {
+			spec := specs[f]
+			if spec == nil {
+				uniform = false
+				break
+			}
+			kk := math.Round(*env.OverrideMemoryMB*float64(model.MiB)/float64(spec.MemoryBytes)*1000) / 1000
+			if k != 0 && kk != k {
+				uniform = false
+			}
+			k = kk
+		}
+		if uniform && k >= 1 {
+			return model.Ratio{K: k}, s
+		}
+	}
+	name := strings.NewReplacer(", ", "-", "=", "", " ", "").Replace(s)
+	return model.Ratio{Name: name}, s
+}
+
+// harborPolicy is what the trial's container had, where its spec is
+// known: the spec guaranteed (Harbor sets no reservation on Docker:
+// said in the settings), the limit the override's or the ratio's.
+func harborPolicy(spec model.Resources, r harborResult, ratio model.Ratio) model.ResourcePolicy {
+	p := model.NewPolicy(spec, ratio, 0)
+	if ratio.Name != "" {
+		p = model.ResourcePolicy{Ratio: ratio, GuaranteeBytes: spec.MemoryBytes, GuaranteeCPUs: spec.CPUs}
+	}
+	env := r.Config.Environment
+	if env.OverrideMemoryMB != nil {
+		p.HardLimitBytes = int64(*env.OverrideMemoryMB) * model.MiB
+	}
+	if env.OverrideCPUs != nil {
+		p.LimitCPUs = *env.OverrideCPUs
+	}
+	return p
+}
+
+// harborTrial turns one trial result into a record: its outcome and
+// cause from its exception where Harbor's says enough, its reward, and
+// its phases' durations as steps (their exit codes are not recorded).
+func harborTrial(job string, r harborResult, pass float64) trial {
+	t := trial{job: job, name: r.TrialName, task: r.TaskName, format: model.FormatHarbor, path: r.Config.Task.Path}
+	agent := r.AgentInfo.Name
+	if agent == "" {
+		agent = r.Config.Agent.Name
+	}
+	mdl := r.Config.Agent.ModelName
+	if mdl == "" && r.AgentInfo.ModelInfo != nil {
+		mdl = r.AgentInfo.ModelInfo.Name
+	}
+	t.agent = agent
+	if mdl != "" {
+		t.agent = agent + "@" + mdl
+	}
+	if r.StartedAt != nil {
+		t.start = *r.StartedAt
+	}
+	t.end = *r.FinishedAt
+	t.imported = model.Imported{Harness: "harbor", Job: job, Trial: r.TrialName, Model: mdl, Unknown: unknownNoTelemetry}
+	for _, ph := range []struct {
+		name, phase string
+		tm          *harborTiming
+	}{{"environment setup", "setup", r.EnvironmentSetup}, {"agent setup", model.PhaseInstall, r.AgentSetup},
+		{"agent", model.PhaseAgent, r.AgentExecution}, {"verifier", model.PhaseVerifier, r.Verifier}} {
+		if ph.tm == nil || ph.tm.StartedAt == nil || ph.tm.FinishedAt == nil {
+			continue
+		}
+		t.steps = append(t.steps, model.StepResult{Name: ph.name, Show: ph.name + " (as Harbor timed it)", Phase: ph.phase,
+			Start: *ph.tm.StartedAt, End: *ph.tm.FinishedAt, ExitCode: -1, ExitUnknown: "Harbor records the phase's time, not its exit status"})
+	}
+	var rewardNote string
+	if v := r.VerifierResult; v != nil && len(v.Rewards) > 0 {
+		rw := model.ScalarReward(v.Rewards)
+		t.reward = &rw
+		if rw < pass {
+			rewardNote = fmt.Sprintf("reward %g < %g", rw, pass)
+		}
+	} else {
+		rewardNote = "no reward recorded"
+	}
+	if e := r.ExceptionInfo; e != nil {
+		t.imported.Exception, t.imported.Message = e.Type, firstLine(e.Message)
+	}
+	t.outcome, t.cause, t.reason = harborOutcome(r, t.reward, pass, rewardNote)
+	return t
+}
+
+// harborOutcome reads Harbor's exception as headroom's outcome and
+// cause, where it tells: a timeout by its type, an environment that
+// failed to start, a kill (exit 137: Harbor's Docker shows an OOM kill
+// only so, and the kernel's word is not in the job directory).
+func harborOutcome(r harborResult, reward *float64, pass float64, rewardNote string) (model.Outcome, model.Cause, string) {
+	e := r.ExceptionInfo
+	if e == nil || e.Type == "" {
+		if reward != nil && *reward >= pass {
+			return model.Passed, model.CauseNone, ""
+		}
+		return model.Failed, model.CauseNone, rewardNote
+	}
+	msg := firstLine(e.Message)
+	said := e.Type
+	if msg != "" {
+		said += ": " + msg
+	}
+	switch e.Type {
+	case "AgentTimeoutError":
+		return model.Timeout, model.CauseAgentTimeout, "agent ran past its time limit (" + said + ")"
+	case "VerifierTimeoutError":
+		return model.Timeout, model.CauseVerifierTimeout, "verifier ran past its time limit (" + said + ")"
+	case "AgentSetupTimeoutError":
+		return model.Timeout, model.CauseAgentTimeout, "the agent's setup ran past its time limit (" + said + ")"
+	case "EnvironmentStartTimeoutError", "EnvironmentBuildError", "DockerComposeError":
+		return model.InfraError, model.CauseEnvironment, "the environment failed to start (" + said + ")"
+	case "CancelledError", "KeyboardInterrupt":
+		return model.Cancelled, model.CauseNone, "cancelled (" + said + ")"
+	case "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError":
+		return model.Failed, model.CauseNone, "the verifier gave no reward (" + said + ")"
+	case "NonZeroAgentExitCodeError":
+		if killed137(e.Message) {
+			return model.OOMKilled, model.CauseNone, "the agent exited 137, killed (as Harbor's Docker shows an OOM kill; the kernel's word is not in the job, so the limit it hit is not known): " + said
+		}
+		if reward != nil && *reward >= pass {
+			return model.Passed, model.CauseNone, ""
+		}
+		return model.Failed, model.CauseNone, strings.TrimPrefix(rewardNote+"; ", "; ") + "the agent exited non-zero (" + said + ")"
+	}
+	if strings.Contains(e.Message, "Docker compose command failed") || strings.Contains(e.Message, "docker compose") {
+		return model.InfraError, model.CauseEnvironment, "the environment failed (" + said + ")"
+	}
+	return model.InfraError, model.CauseNone, "Harbor recorded " + said
+}
+
+// killed137 says whether an agent's exit was a SIGKILL.
+func killed137(msg string) bool {
+	// Harbor's installed agents say "Command failed (exit 137): ...".
+	for _, w := range []string{"(exit 137)", "exit code 137", "exited with code 137", "exited 137", "OOMKilled"} {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,248 @@
+// Package printable makes text that came from a task (its name, what its
+// commands printed, what its processes are called, a record someone
+// edited) safe to put on a terminal: no byte of it can move the cursor,
+// clear the screen, set the title, start a new line or reorder what is
+// shown. Every face calls it; the log file keeps the text as it came.
+package printable
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Line is s as one line: every control character (C0, DEL, C1, the
+// newline and carriage return among them) and every bidirectional-text
+// control escaped as JSON writes it (\u001b, \n, \u202e), every byte that
+// is not UTF-8 as \xff, and tabs expanded to spaces.
+func Line(s string) string { return clean(s, false) }
+
+// Text is s with the newlines kept (a block of lines), everything else
+// as Line makes it.
+func Text(s string) string { return clean(s, true) }
+
+// Is says whether s is printable as it is: Line(s) == s.
+func Is(s string) bool { return safeUpTo(s, false) == len(s) }
+
+// First returns the first rune of s that Line would escape, if any
+// (utf8.RuneError for a byte that is not UTF-8), for a message that
+// names it.
+func First(s string) (rune, bool) {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return r, true
+			}
+		}
+		if r == '\t' || unsafe(r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// unsafe says whether a terminal may act on r rather than show it.
+func unsafe(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true // C0 (newline, ESC, BEL...), DEL, C1 (CSI, OSC...)
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true // bidirectional controls: they reorder what follows
+	case r == 0x2028, r == 0x2029:
+		return true // line and paragraph separators
+	}
+	return false
+}
+
+// safeUpTo is how long a prefix of s needs no change: printable ASCII,
+// runes no terminal acts on, and newlines if they are kept.
+func safeUpTo(s string, keepNewlines bool) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f, c == '\n' && keepNewlines:
+			i++
+			continue
+		case c < 0x80:
+			return i
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafe(r) {
+			return i
+		}
+		i += size
+	}
+	return len(s)
+}
+
+func clean(s string, keepNewlines bool) string {
+	i := safeUpTo(s, keepNewlines)
+	if i == len(s) {
+		return s // the usual case: nothing to change, nothing copied
+	}
+	// Tab stops count from the start of the line.
+	col := utf8.RuneCountInString(s[strings.LastIndexByte(s[:i], '\n')+1 : i])
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+			col += 4
+		case r == '\n' && keepNewlines:
+			b.WriteByte('\n')
+			col = 0
+		case r == '\t':
+			n := 8 - col%8
+			b.WriteString("        "[:n])
+			col += n
+		case unsafe(r):
+			e := escape(r)
+			b.WriteString(e)
+			col += len(e)
+		default:
+			b.WriteString(s[i : i+size])
+			col++
+		}
+		i += size
+	}
+	return b.String()
+}
+
+func escape(r rune) string {
+	switch r {
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	}
+	// As JSON writes it, so that a JSON document passed through stays
+	// valid and means the same (JSON leaves DEL, C1 and bidi raw).
+	return fmt.Sprintf(`\u%04x`, r)
+}
+
+// Writer passes what is written to w as Text makes it, tabs kept: for a
+// command's whole output. A UTF-8 sequence cut between two writes is
+// held until its end arrives (or Flush).
+func Writer(w io.Writer) *TextWriter { return &TextWriter{w: w} }
+
+// TextWriter is what Writer returns.
+type TextWriter struct {
+	w    io.Writer
+	held []byte
+}
+
+func (t *TextWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(t.held) > 0 {
+		p = append(t.held, p...)
+		t.held = nil
+	}
+	// A rune cut at the end waits for the next write.
+	if k := incompleteTail(p); k > 0 {
+		t.held = append([]byte(nil), p[len(p)-k:]...)
+		p = p[:len(p)-k]
+	}
+	var b strings.Builder
+	start := 0
+	for j := 0; j <= len(p); j++ {
+		if j == len(p) || p[j] == '\t' {
+			b.WriteString(clean(string(p[start:j]), true))
+			if j < len(p) {
+				b.WriteByte('\t')
+			}
+			start = j + 1
+		}
+	}
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Flush writes a held partial rune (escaped: it never completed).
+func (t *TextWriter) Flush() error {
+	if len(t.held) == 0 {
+		return nil
+	}
+	h := t.held
+	t.held = nil
+	_, err := io.WriteString(t.w, clean(string(h), true))
+	return err
+}
+
+// incompleteTail is how many bytes at the end of p start a UTF-8
+// sequence that has not ended.
+func incompleteTail(p []byte) int {
+	for k := 1; k <= 3 && k <= len(p); k++ {
+		c := p[len(p)-k]
+		if c < 0x80 {
+			return 0
+		}
+		if c >= 0xc0 { // a leading byte: is its sequence whole?
+			if utf8.FullRune(p[len(p)-k:]) {
+				return 0
+			}
+			return k
+		}
+	}
+	return 0
+}
+
+// Styled is a block a screen drew: newlines and the colour sequences a
+// style writes (SGR: ESC [ digits and ; or : ... m) are kept, everything
+// else as Text makes it. It is the console's last line of defence: a
+// task's text reaches a screen already made printable, but a field
+// missed on the way can carry nothing out but colour.
+func Styled(s string) string {
+	if !needsStyledChange(s) {
+		return s // the usual frame: nothing copied
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0x1b {
+			continue
+		}
+		j := i + 1
+		if j < len(s) && s[j] == '[' {
+			j++
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == ':') {
+				j++
+			}
+			if j < len(s) && s[j] == 'm' {
+				b.WriteString(clean(s[start:i], true))
+				b.WriteString(s[i : j+1])
+				start, i = j+1, j
+			}
+		}
+	}
+	b.WriteString(clean(s[start:], true))
+	return b.String()
+}
+
+// needsStyledChange says whether Styled would change s.
+func needsStyledChange(s string) bool {
+	for i := 0; i < len(s); {
+		i += safeUpTo(s[i:], true)
+		if i == len(s) {
+			return false
+		}
+		if s[i] != 0x1b || i+1 >= len(s) || s[i+1] != '[' {
+			return true
+		}
+		j := i + 2
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == ';' || s[j] == ':') {
+			j++
+		}
+		if j == len(s) || s[j] != 'm' {
+			return true
+		}
+		i = j + 1
+	}
+	return false
+}

@@ -1,0 +1,150 @@
+package printable
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestLine(t *testing.T) {
+	cases := map[string]string{
+		"plain ascii":                      "plain ascii",
+		"clear\x1b[2J\x1b[Hhome":           `clear\u001b[2J\u001b[Hhome`,
+		"title\x1b]0;pwned\x07 after":      `title\u001b]0;pwned\u0007 after`,
+		"row\nforged row":                  `row\nforged row`,
+		"cr\roverwrite":                    `cr\roverwrite`,
+		"c1 csi \u009b2J":                  `c1 csi \u009b2J`,
+		"bidi \u202eevil\u202c":            `bidi \u202eevil\u202c`,
+		"bad \xff\xfe utf8":                `bad \xff\xfe utf8`,
+		"a\tb":                             "a       b",
+		"tab\tstop":                        "tab     stop",
+		"ünïcödé ✓ 日本 → fine":              "ünïcödé ✓ 日本 → fine",
+		"del\x7f":                          `del\u007f`,
+		"nul\x00":                          `nul\u0000`,
+		"\x1b":                             `\u001b`,
+		"emoji 👍🏽 and zwj 👩‍💻":             "emoji 👍🏽 and zwj 👩‍💻",
+		"separator\u2028next":              `separator\u2028next`,
+		"backslash \\x1b stays as written": "backslash \\x1b stays as written",
+	}
+	for in, want := range cases {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+		if Is(in) != (in == want) {
+			t.Errorf("Is(%q) = %v", in, Is(in))
+		}
+	}
+	if got := Text("a\nb\x1b[2J\r\n"); got != `a`+"\n"+`b\u001b[2J\r`+"\n" {
+		t.Errorf("Text kept %q", got)
+	}
+	if r, ok := First("name\x1b[2J"); !ok || r != 0x1b {
+		t.Errorf("First = %q %v", r, ok)
+	}
+	if _, ok := First("fine ✓"); ok {
+		t.Error("First found something in a printable string")
+	}
+}
+
+// Whatever goes in, nothing a terminal acts on comes out of Line, and
+// Text adds only newlines.
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"\x1b[2J", "a\nb", "\u009b", "\xff", "\t\t", "日本\x1b]0;x\x07"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, out := range map[string]string{"Line": Line(s), "Text": strings.ReplaceAll(Text(s), "\n", "")} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("%s(%q) = %q is not UTF-8", name, s, out)
+			}
+			for _, r := range out {
+				if r == '\t' || unsafe(r) {
+					t.Fatalf("%s(%q) = %q holds %U", name, s, out, r)
+				}
+			}
+		}
+		if Is(s) && Line(s) != s {
+			t.Fatalf("Is(%q) but Line changes it", s)
+		}
+	})
+}
+
+func TestWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := Writer(&buf)
+	// A rune cut between writes, a tab kept, an escape escaped.
+	s := "a\tb 日本\x1b[2J\n"
+	for i := 0; i < len(s); i++ {
+		if _, err := w.Write([]byte{s[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	if want := "a\tb 日本\\u001b[2J\n"; buf.String() != want {
+		t.Errorf("wrote %q, want %q", buf.String(), want)
+	}
+	buf.Reset()
+	w.Write([]byte{0xe6, 0x97}) // a cut rune that never ends
+	w.Flush()
+	if buf.String() != `\xe6\x97` {
+		t.Errorf("flushed %q", buf.String())
+	}
+}
+
+type inner struct {
+	Name string
+	Out  string `printable:"text"`
+	n    string
+}
+
+type outer struct {
+	Task   string
+	Steps  []inner
+	Ptr    *inner
+	ByName map[string]inner
+	Any    any
+	Fixed  [2]string
+	Clean  []string
+	Count  int
+}
+
+// Value reaches every string however deep, keeps newlines only where the
+// field says it is a block, and changes nothing of what it was given.
+func TestValue(t *testing.T) {
+	bad := "x\x1b[2J\ny"
+	clean := []string{"fine"}
+	in := outer{Task: bad, Steps: []inner{{Name: "ok"}, {Name: bad, Out: bad, n: bad}}, Ptr: &inner{Name: bad},
+		ByName: map[string]inner{bad: {Name: bad}}, Any: inner{Name: bad}, Fixed: [2]string{"a", bad}, Clean: clean, Count: 3}
+	got := Value(in)
+	line, text := `x\u001b[2J\ny`, "x\\u001b[2J\ny"
+	if got.Task != line || got.Steps[1].Name != line || got.Steps[1].Out != text || got.Ptr.Name != line ||
+		got.ByName[line].Name != line || got.Any.(inner).Name != line || got.Fixed[1] != line || got.Count != 3 {
+		t.Errorf("Value = %+v", got)
+	}
+	if got.Steps[1].n != bad {
+		t.Errorf("an unexported field was changed")
+	}
+	if in.Task != bad || in.Steps[1].Name != bad || in.Ptr.Name != bad || in.ByName[bad].Name != bad || in.Fixed[1] != bad {
+		t.Errorf("Value changed its argument: %+v", in)
+	}
+	if &got.Clean[0] != &clean[0] {
+		t.Errorf("an unchanged slice was copied")
+	}
+	if v := Value("plain"); v != "plain" {
+		t.Errorf("%q", v)
+	}
+}
+
+func TestStyled(t *testing.T) {
+	for in, want := range map[string]string{
+		"┌─ box ─┐\n│ \x1b[1;38;2;1;2;3mbold\x1b[0m │": "┌─ box ─┐\n│ \x1b[1;38;2;1;2;3mbold\x1b[0m │",
+		"\x1b[31mred\x1b[2J\x1b]0;t\x07":               "\x1b[31mred\\u001b[2J\\u001b]0;t\\u0007",
+		"a\rb\x1b[m":                                   "a\\rb\x1b[m",
+		"\x1b[":                                        "\\u001b[",
+		"\x1b[38;5;1":                                  "\\u001b[38;5;1",
+	} {
+		if got := Styled(in); got != want {
+			t.Errorf("Styled(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/network"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// loadSeparate loads a task directory from testdata with every image it
+// needs (the separate verifier's too) and the named agents.
+func loadSeparate(t *testing.T, dir string, agents ...model.Agent) model.Task {
+	t.Helper()
+	task := loadTB(t, dir, taskfile.AgentOracle)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if err := EnsureSidecarImages(ctx, testCli, &task, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	task.Agents = append(task.Agents, agents...)
+	return task
+}
+
+// A DeepSWE-shaped task (Harbor 1.3: [[verifier.collect]], artifacts, a
+// separate verifier, no network for the agent): the verifier grades only
+// what the collect hook gathered, the patch of the agent's commits. An
+// agent that edits without committing fails, as under Harbor; the oracle,
+// which commits, passes. (Before collect and the separate verifier ran,
+// both passed: the tests ran in the agent's container on its live /app.)
+func TestSeparateVerifierGradesOnlyCollectedWork(t *testing.T) {
+	needDebian(t)
+	editOnly := model.Agent{Name: "edit-only", Steps: []model.Step{{Name: "edit", Show: "echo 42 > answer.txt",
+		Argv: []string{"bash", "-c", "cd /app && echo 42 > answer.txt"}}}}
+	task := loadSeparate(t, "collect-separate", editOnly)
+	if task.SeparateVerifier == nil || len(task.Collect) != 1 || len(task.AllDeviations()) != 1 {
+		t.Fatalf("loaded separate %v collect %v deviations %v", task.SeparateVerifier, task.Collect, task.AllDeviations())
+	}
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	by := map[string]model.TrialResult{}
+	for _, r := range results {
+		by[r.Agent] = r
+	}
+	oracle, edit := by[taskfile.AgentOracle], by["edit-only"]
+	wantPassed(t, oracle, "the oracle commits its change, the collect hook makes it the patch the verifier applies")
+	if edit.Outcome != model.Failed || edit.Reward == nil || *edit.Reward != 0 {
+		t.Errorf("edit-only: %s reward %v (%s), want failed with reward 0: nothing was committed, nothing collected", edit.Outcome, edit.Reward, edit.Reason)
+	}
+	for _, r := range results {
+		var phases []string
+		for _, s := range r.Steps {
+			phases = append(phases, s.Phase)
+		}
+		if !strings.Contains(strings.Join(phases, " "), model.PhaseCollect+" "+model.PhaseVerifier) {
+			t.Errorf("%s: phases %v, want the collect hook before the verifier", r.Agent, phases)
+		}
+		var sep *model.SidecarUsage
+		for i, u := range r.Sidecars {
+			if strings.HasPrefix(u.Name, "verifier") {
+				sep = &r.Sidecars[i]
+			}
+		}
+		if sep == nil || sep.PeakBytes <= 0 {
+			t.Errorf("%s: sidecars %v, want the separate verifier's container and its peak", r.Agent, r.Sidecars)
+		}
+		for _, s := range r.Steps {
+			if s.Phase == model.PhaseVerifier && strings.HasPrefix(s.Show, "ls /sys/class/net") && strings.TrimSpace(s.Output) != "lo" {
+				t.Errorf("%s: the separate verifier sees %q, want only lo ([verifier] network_mode = \"no-network\")", r.Agent, s.Output)
+			}
+		}
+	}
+}
+
+// The container has no network but the verifier asks for one: the agent
+// phase sees only lo, the verifier the bridge (Harbor's phase override).
+func TestParityPhaseNetwork(t *testing.T) {
+	needDebian(t)
+	task := loadParity(t, "parity-phase-network", "")
+	if task.VerifierNetwork == nil || task.VerifierNetwork.Mode != model.NetworkPublic {
+		t.Fatalf("verifier network %v, want public for its phase", task.VerifierNetwork)
+	}
+	r := runOne(t, nil, task)
+	wantPassed(t, r[task.Name], "the agent saw only lo, the verifier lo and eth0")
+}
+
+// allowed_hosts as Harbor enforces it, from a NET_ADMIN helper inside the
+// trial's own network namespace: of two addresses of this machine, both
+// serving the same port, the allowed one is reachable and the other
+// refused; the same task with the public network reaches both (and the
+// host's firewall is never touched: the rules live in the trial's
+// namespace, gone with it).
+func TestParityAllowedHosts(t *testing.T) {
+	needDebian(t)
+	allowed, other := bridgeGateway(t), otherHostAddress(t)
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dir := filepath.Join(t.TempDir(), "parity-allowed-hosts")
+	write := func(name, text string, mode os.FileMode) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("task.toml", fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = \"test/parity-allowed-hosts\"\n[environment]\ndocker_image = %q\nmemory_mb = 256\nnetwork_mode = \"allowlist\"\nallowed_hosts = [%q]\n", DebianImage, allowed), 0o644)
+	write("instruction.md", "Nothing to do.\n", 0o644)
+	write("solution/solve.sh", "true\n", 0o755)
+	probe := func(ip string) string {
+		return fmt.Sprintf("timeout 5 bash -c 'echo > /dev/tcp/%s/%d' 2>/dev/null && echo reachable || echo refused", ip, port)
+	}
+	write("tests/test.sh", fmt.Sprintf("a=$(%s); b=$(%s); echo \"allowed %s: $a, other %s: $b\"\necho \"$a $b\" > /logs/verifier/got\nif [ \"$a $b\" = \"$WANT\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		probe(allowed), probe(other), allowed, other), 0o755)
+	l, err := taskfile.LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Task.AllDeviations(); len(d) != 0 {
+		t.Errorf("deviations %v, want none: allowed_hosts is enforced", d)
+	}
+	strict := l.Task
+	strict.Verifier.Env = append(strict.Verifier.Env, "WANT=reachable refused")
+	open := l.Task
+	open.Name, open.AllowedHosts = "test/parity-allowed-hosts-public", nil
+	open.Verifier.Env = append(open.Verifier.Env, "WANT=reachable reachable")
+	for _, tk := range []*model.Task{&strict, &open} {
+		a, _ := tk.Agent(taskfile.AgentOracle)
+		tk.Agents = []model.Agent{a}
+	}
+	r := runOne(t, nil, strict, open)
+	wantPassed(t, r[strict.Name], "the allowed address reachable, the other refused")
+	wantPassed(t, r[open.Name], "without the allowlist both are reachable")
+}
+
+// bridgeGateway is the engine's default bridge's gateway: this machine.
+func bridgeGateway(t *testing.T) string {
+	t.Helper()
+	nw, err := testCli.NetworkInspect(context.Background(), "bridge", network.InspectOptions{})
+	if err == nil {
+		for _, c := range nw.IPAM.Config {
+			if c.Gateway != "" {
+				return c.Gateway
+			}
+		}
+	}
+	if ifc, err := net.InterfaceByName("docker0"); err == nil {
+		if addrs, err := ifc.Addrs(); err == nil {
+			for _, a := range addrs {
+				if ip, _, err := net.ParseCIDR(a.String()); err == nil && ip.To4() != nil {
+					return ip.String()
+				}
+			}
+		}
+	}
+	t.Skip("no address of the default bridge's gateway")
+	return ""
+}
+
+// otherHostAddress is another IPv4 address of this machine, not the
+// bridge's (reachable from a container through the bridge).
+func otherHostAddress(t *testing.T) string {
+	t.Helper()
+	ifcs, _ := net.Interfaces()
+	for _, ifc := range ifcs {
+		if ifc.Flags&net.FlagLoopback != 0 || ifc.Flags&net.FlagUp == 0 || ifc.Name == "docker0" || strings.HasPrefix(ifc.Name, "br-") || strings.HasPrefix(ifc.Name, "veth") {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ip, _, err := net.ParseCIDR(a.String()); err == nil && ip.To4() != nil {
+				return ip.String()
+			}
+		}
+	}
+	t.Skip("this machine has no second IPv4 address")
+	return ""
+}

@@ -1,0 +1,33 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+// A multi-line secret reaches the redactor a line at a time: each of its
+// lines is masked on its own, as well as the whole; short lines (which
+// would mask ordinary output) and other secrets' text are left alone.
+func TestRedactorMasksEachLineOfAMultiLineSecret(t *testing.T) {
+	pem := "-----BEGIN PRIVATE KEY-----\r\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\r\n  ggSjAgEAAoIBAQC7Vx1  \r\nab\r\n-----END PRIVATE KEY-----\r\n"
+	r := Redactor(map[string]string{"PEM": pem, "TOKEN": "tok-123456", "SAME": "tok-123456"})
+	cases := map[string]string{
+		"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw": "[redacted PEM]",
+		"key: ggSjAgEAAoIBAQC7Vx1 (line 2)":    "key: [redacted PEM] (line 2)",
+		"-----BEGIN PRIVATE KEY-----":          "[redacted PEM]",
+		"ab cd":                                "ab cd",
+		pem:                                    "[redacted PEM]",
+		"Authorization: tok-123456":            "Authorization: [redacted SAME]",
+		"echo MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw | x": "echo [redacted PEM] | x",
+	}
+	for in, want := range cases {
+		if got := r(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, line := range strings.Split(pem, "\n") {
+		if l := strings.TrimSpace(line); len(l) >= MinSecretLen && strings.Contains(r(line), l) {
+			t.Errorf("line %q of the secret survives: %q", l, r(line))
+		}
+	}
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// What runs between the agent and the verifier, and where the verifier
+// runs: Harbor's single-step trial after its agent phase.
+
+// setNetwork gives the task's container a phase's policy (nil: its
+// baseline), where the phase's differs from what is in force.
+func (t *trialRun) setNetwork(ctx context.Context, sb Sandbox, want *model.NetworkPolicy, cur *model.NetworkPolicy) (model.NetworkPolicy, error) {
+	p := t.task.BaselinePolicy()
+	if want != nil {
+		p = *want
+	}
+	if cur.Equal(p) {
+		return p, nil
+	}
+	np, ok := sb.(NetworkPolicer)
+	if !ok {
+		return *cur, fmt.Errorf("this backend cannot change a running sandbox's network (the phase asks for %s)", p)
+	}
+	if err := np.SetNetworkPolicy(ctx, p); err != nil {
+		return *cur, fmt.Errorf("network policy %s: %w", p, err)
+	}
+	return p, nil
+}
+
+// runCollect runs the task's collect hooks in its container, each under
+// its own time limit, after the agent: best effort, as in Harbor (a hook
+// that fails leaves its files missing, which the verifier judges). The
+// error is the engine's.
+func (t *trialRun) runCollect(ctx context.Context, sb Sandbox, env []string) error {
+	for _, st := range t.task.Collect {
+		cctx, cancel := context.WithTimeout(ctx, st.Timeout)
+		sr, err := t.runStep(cctx, sb, model.PhaseCollect, st, env)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("collect %s: %w", st.Name, err)
+		}
+		if sr.TimedOut || ctx.Err() != nil {
+			// A timed-out hook's container was stopped with it.
+			return nil
+		}
+	}
+	return nil
+}
+
+// separateRun is what runSeparate found.
+type separateRun struct {
+	sr     model.StepResult
+	judged bool
+	passed bool
+}
+
+// runSeparate runs the verifier as Harbor's separate mode does: the
+// artifacts (ArtifactsDir and the task's) are copied out of the agent's
+// container, which is then stopped; a fresh container of the verifier's
+// own image and resources (its spec, guarantee and limit alike: no ratio
+// applies) gets them and an empty /logs/verifier, and runs the tests its
+// image carries. Its use is recorded beside the sidecars'. The error is
+// the engine's.
+func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (separateRun, error) {
+	sv := t.task.SeparateVerifier
+	var out separateRun
+	copier, ok := sb.(ArtifactCopier)
+	if !ok {
+		return out, errors.New("this backend cannot copy artifacts out of a sandbox, which a separate verifier needs")
+	}
+	dir, err := os.MkdirTemp("", "headroom-artifacts-")
+	if err != nil {
+		return out, err
+	}
+	defer os.RemoveAll(dir)
+	for _, p := range append([]string{model.ArtifactsDir}, t.task.Artifacts...) {
+		if err := copier.CopyOut(ctx, p, dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, fmt.Errorf("collecting %s: %w", p, err)
+		}
+	}
+	// The agent's container has no further use (Harbor stops it here).
+	_ = sb.Kill(context.WithoutCancel(ctx))
+
+	trial := t.trial
+	trial.ID += "-verifier"
+	trial.Policy = model.NewPolicy(sv.Resources, model.Ratio{K: 1}, t.r.cfg.HostCPUs)
+	task := model.Task{Name: t.task.Name + " (verifier)", Image: sv.Image, Network: sv.Network, AllowedHosts: sv.AllowedHosts,
+		IdleCommand: []string{"sh", "-c", "sleep infinity"}, Capabilities: t.task.Capabilities, Profile: t.task.Profile,
+		Format: t.task.Format, Env: sv.Env, WorkDir: sv.WorkDir, Resources: sv.Resources, GPUs: sv.GPUs}
+	vsb, err := t.r.backend.Start(ctx, t.r.cfg.Experiment, trial, task)
+	if err != nil {
+		if ctx.Err() != nil {
+			return out, nil
+		}
+		return out, fmt.Errorf("the separate verifier's container: %w", err)
+	}
+	use := t.watchSeparate(vsb)
+	defer func() {
+		rmCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		final, rmErr := vsb.Remove(rmCtx)
+		cancel()
+		u := use()
+		u.PeakBytes = max(u.PeakBytes, final.KernelPeakBytes)
+		u.OOMKilled = u.OOMKilled || final.OOMKilled
+		t.separateUse = &u
+		if rmErr != nil {
+			t.res.Reason += fmt.Sprintf(" (removing the verifier's container failed: %v; run `headroom clean`)", rmErr)
+		}
+	}()
+	uploads := []model.Upload{{To: model.ArtifactsDir}, {From: dir, To: "/"}}
+	if err := vsb.CopyIn(ctx, uploads); err != nil {
+		return out, fmt.Errorf("copying the artifacts into the verifier's container: %w", err)
+	}
+	vctx, cancel := context.WithTimeout(ctx, t.task.VerifierTimeout)
+	defer cancel()
+	out.sr, err = t.runStep(vctx, vsb, model.PhaseVerifier, t.task.Verifier, env)
+	if err != nil {
+		return out, fmt.Errorf("verifier: %w", err)
+	}
+	out.judged = !out.sr.TimedOut && ctx.Err() == nil
+	if rule := t.task.Verdict.Reward; rule != nil && out.judged {
+		out.passed, t.verdictNote, err = t.readReward(vctx, vsb, rule)
+		if err != nil {
+			return out, fmt.Errorf("reading the reward: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// watchSeparate takes the separate verifier's readings (its own
+// container, not the trial's, whose gauge is the ratio's): its peak
+// feeds the running step's, and use() says its peak and kills.
+func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
+	var mu sync.Mutex
+	u := model.SidecarUsage{Name: "verifier (separate container)"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		samples, ooms := sb.Samples(), sb.OOMs()
+		for samples != nil || ooms != nil {
+			select {
+			case s, ok := <-samples:
+				if !ok {
+					samples = nil
+					continue
+				}
+				mu.Lock()
+				u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
+				mu.Unlock()
+				t.mu.Lock()
+				t.stepPeak = max(t.stepPeak, s.WorkingSetBytes)
+				t.mu.Unlock()
+			case _, ok := <-ooms:
+				if !ok {
+					ooms = nil
+					continue
+				}
+				mu.Lock()
+				u.OOMKilled = true
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() model.SidecarUsage {
+		<-done // Remove closed the channels
+		mu.Lock()
+		defer mu.Unlock()
+		return u
+	}
+}
+
+// separateNote says why a separate verifier's container failed the
+// trial when its own limit killed it.
+func separateNote(u *model.SidecarUsage, sv *model.SeparateVerifier) string {
+	if u == nil || !u.OOMKilled {
+		return ""
+	}
+	return fmt.Sprintf("the separate verifier's container was OOM-killed at its own limit %s (its spec; the ratio does not apply to it)", model.FormatBytes(sv.Resources.MemoryBytes))
+}

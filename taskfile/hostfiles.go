@@ -1,0 +1,157 @@
+package taskfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/headroom-eval/headroom/confine"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// MaxTaskFileBytes bounds every file the loader reads (task.toml,
+// task.yaml, a compose file, an env_file, instruction.md): a real one is a
+// few KiB, and a parser given megabytes of nesting takes minutes.
+const MaxTaskFileBytes = 1 << 20
+
+// readTaskFile reads a file of the task directory root: it must lie in
+// root once its links are resolved (root "" checks only the rest), be a
+// regular file (a FIFO would never end, a device never stop) and hold at
+// most MaxTaskFileBytes.
+func readTaskFile(root, p string) ([]byte, error) {
+	real := p
+	if root != "" {
+		var err error
+		if real, err = confine.Within(root, p); err != nil {
+			return nil, outsideTask(p, err)
+		}
+	}
+	// Looked at before it is opened: opening a FIFO waits for a writer.
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): a task file is an ordinary file", p, st.Mode().Type())
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxTaskFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxTaskFileBytes {
+		return nil, fmt.Errorf("%s: larger than %s, which no task file needs: headroom reads at most that much", p, model.FormatBytes(MaxTaskFileBytes))
+	}
+	return data, nil
+}
+
+// outsideTask words a confine error for the user: what leads out, and
+// that headroom takes nothing from outside a task's directory.
+func outsideTask(p string, err error) error {
+	var oe *confine.OutsideError
+	if errors.As(err, &oe) {
+		how := "is outside the task directory"
+		if oe.Link {
+			how = "is a symbolic link out of the task directory"
+		}
+		return fmt.Errorf("%s %s %s: headroom reads and copies nothing from the host outside a task's directory; copy the file into the task", p, how, oe.Root)
+	}
+	return err
+}
+
+// confineTask checks every host path a task directory's task copies into
+// a container or sends to the engine (build contexts and Dockerfiles,
+// tests, solutions, a step's files, sidecars' files) and puts each one's
+// resolved path in its place, so that nothing copied later follows a
+// link that was not checked.
+func confineTask(dir string, t *model.Task) error {
+	in := func(p string) (string, error) {
+		real, err := confine.Within(dir, p)
+		if err != nil {
+			return "", outsideTask(p, err)
+		}
+		return real, nil
+	}
+	build := func(b *model.Build) (*model.Build, error) {
+		if b == nil {
+			return nil, nil
+		}
+		c := *b
+		var err error
+		if c.Context, err = in(b.Context); err != nil {
+			return nil, err
+		}
+		if c.Inline == "" {
+			if _, err := confine.Within(c.Context, filepath.Join(c.Context, c.Dockerfile)); err != nil {
+				return nil, outsideTask(filepath.Join(b.Context, b.Dockerfile), err)
+			}
+		}
+		return &c, nil
+	}
+	files := func(ups []model.Upload) ([]model.Upload, error) {
+		if ups == nil {
+			return nil, nil
+		}
+		out := make([]model.Upload, len(ups))
+		for i, u := range ups {
+			if u.From != "" {
+				var err error
+				if u.From, err = in(u.From); err != nil {
+					return nil, err
+				}
+			}
+			out[i] = u
+		}
+		return out, nil
+	}
+	step := func(st *model.Step) error {
+		f, err := files(st.Files)
+		st.Files = f
+		return err
+	}
+	var err error
+	if t.Build, err = build(t.Build); err != nil {
+		return err
+	}
+	if err := step(&t.Verifier); err != nil {
+		return err
+	}
+	t.Sidecars = append([]model.Sidecar(nil), t.Sidecars...)
+	for i := range t.Sidecars {
+		sc := &t.Sidecars[i]
+		if sc.Build, err = build(sc.Build); err != nil {
+			return err
+		}
+		if sc.Files, err = files(sc.Files); err != nil {
+			return err
+		}
+	}
+	for i := range t.Phases {
+		p := &t.Phases[i]
+		if err := step(&p.Verifier); err != nil {
+			return err
+		}
+		for j := range p.Setup {
+			if err := step(&p.Setup[j]); err != nil {
+				return err
+			}
+		}
+	}
+	t.Agents = append([]model.Agent(nil), t.Agents...)
+	for i := range t.Agents {
+		t.Agents[i].Steps = append([]model.Step(nil), t.Agents[i].Steps...)
+		for j := range t.Agents[i].Steps {
+			if err := step(&t.Agents[i].Steps[j]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

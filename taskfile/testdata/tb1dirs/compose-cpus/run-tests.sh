@@ -1,0 +1,2 @@
+#!/bin/bash
+pytest -rA tests/
