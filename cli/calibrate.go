@@ -22,11 +22,21 @@ func newCalibrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calibrate EXP",
 		Short: "Recommend each task's guarantee and hard limit from the peaks an experiment recorded",
-		Long: `calibrate reads an experiment's trials and recommends, per task, the
-smallest hard limit that would have kept OOM kills at or below --target,
-plus --margin, and a guarantee covering the median run. Repeats share their
-seed across ratios, so a run killed at 1x is measured by the same
-trajectory's uncapped run: sweep with uncapped among the ratios.`,
+		Long: `calibrate reads an experiment's trials and recommends, per task · agent, the
+smallest hard limit that would have kept memory failures (killed at the
+limit, or stalled at it) at or below --target, plus --margin, and a
+guarantee covering the median run. A task whose steps draw every size from
+the trial's seed (the built-in workload) replays a repeat at every ratio,
+so an uncapped run measures what its killed 1x run needed; any other task
+draws its size afresh each run, and every trial is one sample of its need
+(a failed one says only that its need passed its limit). Sweep with
+uncapped among the ratios.
+
+--write writes the recommendation into the task's own file, as the file's
+fields mean it: a Terminal-Bench 2.0 / Harbor task.toml has one memory
+field (memory_mb), which is the whole spec and so the 1x hard limit: it
+gets the recommended limit; a headroom TOML gets the guarantee (memory)
+and the limit (memory_limit) both.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tgt, err := parsePP("target", target)
@@ -43,64 +53,49 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 			}
 			specs := map[string]int64{}
 			cpus := map[string]float64{}
-			sources := map[string]string{}
+			seeded := map[string]bool{}
+			entries := map[string]store.TaskEntry{}
 			for _, t := range m.Tasks {
 				specs[t.Name] = t.Resources.MemoryBytes
 				cpus[t.Name] = t.Resources.CPUs
-				sources[t.Name] = t.Source
+				seeded[t.Name] = model.SeededImage(t.Image)
+				entries[t.Name] = t
 			}
-			cals := model.Calibrate(trials, specs, tgt, mg)
+			cals := model.Calibrate(trials, specs, seeded, tgt, mg)
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "Calibration of %s: target kill rate %s, margin %s\n\n", m.ID, percent(tgt), percent(mg))
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "task\tspec\truns\tneed p50\tneed max\tkills by ratio\tverdict\tguarantee\tlimit\tkill rate at limit\t")
+			writeCalibration(w, m.ID, cals, tgt, mg)
+			writeCPUCalibration(w, model.CalibrateCPU(trials, cpus, m.Host.CPUs, tgt, mg))
+			cancelled := map[string]int{}
 			for _, c := range cals {
-				var kills []string
-				for _, k := range c.Kills {
-					kills = append(kills, fmt.Sprintf("%s %d/%d", k.Ratio, k.Killed, k.Trials))
-				}
-				p50, pmax := "-", "-"
-				if n := len(c.NeedBytes); n > 0 {
-					p50, pmax = model.FormatBytes(c.NeedBytes[(n-1)/2]), model.FormatBytes(c.NeedBytes[n-1])
-				}
-				runs := fmt.Sprint(len(c.NeedBytes))
-				if c.Censored > 0 {
-					runs += fmt.Sprintf(" (+%d killed wherever it finished, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
-				}
-				g, l, rate := "-", "-", "-"
-				if c.Verdict != "unknown" {
-					g, l = model.FormatBytes(c.GuaranteeBytes), fmt.Sprintf("%s (%.2gx spec)", model.FormatBytes(c.LimitBytes), c.LimitRatio())
-					rate = fmt.Sprintf("%d/%d over, ≤%s", c.Exceeding, len(c.NeedBytes)+c.Censored, percent(c.KillRateCI.Hi))
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, model.FormatBytes(c.SpecBytes), runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l, rate)
+				cancelled[c.Task] += c.Cancelled
 			}
-			tw.Flush()
-			fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks · keep: the spec covers every run · raise / lower: use the recommendation · unknown: too many runs were killed at every ratio where they finished; sweep again with uncapped")
-			if runs := model.RunsForKillRate(tgt); runs > 0 {
-				fmt.Fprintf(w, "kill rate at limit: runs that needed more than the limit, and the Wilson 95%% upper bound of the kill rate that implies; showing %s takes %d runs with none over the limit (exact binomial, 95%%)\n", percent(tgt), runs)
-			}
-			writeCPUCalibration(w, model.CalibrateCPU(trials, cpus, tgt, mg))
 			for _, c := range cals {
-				if c.Cancelled > 0 {
+				if n := cancelled[c.Task]; n > 0 {
+					cancelled[c.Task] = 0
 					trial := "trial is"
-					if c.Cancelled > 1 {
+					if n > 1 {
 						trial = "trials are"
 					}
-					fmt.Fprintf(w, "%s: %d cancelled %s not evidence; `%s` runs them\n", c.Task, c.Cancelled, trial, resumeCommand(m.ID, out))
+					fmt.Fprintf(w, "%s: %d cancelled %s not evidence; `%s` runs them\n", c.Task, n, trial, resumeCommand(m.ID, out))
 				}
 			}
 			failed := 0
-			for _, c := range cals {
-				if c.Verdict != "raise" {
+			for _, task := range calibratedTasks(cals) {
+				rec, why := taskRecommendation(cals, task)
+				if why != "" {
+					fmt.Fprintf(w, "\n# %s: not written: %s\n", task, why)
 					continue
 				}
-				src := sources[c.Task]
-				edit, err := memoryEdit(src, c, m.ID)
-				line := "memory = " + strconv.Quote(memString(c.GuaranteeBytes))
-				if err == nil {
-					line = edit.line
+				if rec.Verdict == "keep" {
+					continue
 				}
-				fmt.Fprintf(w, "\n# %s (%s), from %d runs\n[environment]\n%s\n", c.Task, src, len(c.NeedBytes), line)
+				src := entries[task].Source
+				edit, err := memoryEdit(src, entries[task].Format, rec, m.ID)
+				if err == nil {
+					fmt.Fprintf(w, "\n# %s (%s), from %d runs: %s\n[environment]\n%s\n", task, src, rec.Runs(), edit.what, strings.Join(edit.lines, "\n"))
+				} else {
+					fmt.Fprintf(w, "\n# %s (%s), from %d runs\n[environment]\nmemory = %q\nmemory_limit = %q\n", task, src, rec.Runs(), memString(rec.GuaranteeBytes), memString(rec.LimitBytes))
+				}
 				if !write {
 					continue
 				}
@@ -111,7 +106,7 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 					failed++
 					fmt.Fprintf(cmd.ErrOrStderr(), "not written: %v\n", err)
 				} else {
-					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", src)
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s\n", src, edit.what)
 				}
 			}
 			if failed > 0 {
@@ -121,10 +116,111 @@ trajectory's uncapped run: sweep with uncapped among the ratios.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
-	cmd.Flags().StringVar(&target, "target", "1%", "highest acceptable OOM kill rate")
+	cmd.Flags().StringVar(&target, "target", "1%", "highest acceptable share of runs failing at the limit (killed or stalled)")
 	cmd.Flags().StringVar(&margin, "margin", "10%", "headroom added on top of the measured need")
-	cmd.Flags().BoolVar(&write, "write", false, "write the recommended guarantee into the tasks' own files (not built-in tasks)")
+	cmd.Flags().BoolVar(&write, "write", false, "write the recommendation into the tasks' own files as their fields mean it (Harbor memory_mb: the limit; headroom TOML: memory and memory_limit); not built-in tasks")
 	return cmd
+}
+
+// writeCalibration writes the memory recommendations per task · agent,
+// what a run is for each (replayed or drawn), and where the runs are too
+// few for what they are asked.
+func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg float64) {
+	fmt.Fprintf(w, "Calibration of %s: target share failing at the limit %s, margin %s\n\n", id, percent(tgt), percent(mg))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "task · agent\tspec\trepeats\truns\tneed p50 (95% CI)\tneed max\tfailed at the limit by ratio\tverdict\tguarantee\tlimit\tfail rate at limit\t")
+	for _, c := range cals {
+		var kills []string
+		for _, k := range c.Kills {
+			s := fmt.Sprintf("%s %d/%d", k.Ratio, k.Failed(), k.Trials)
+			if k.Stalled > 0 {
+				s += fmt.Sprintf(" (%d stalled)", k.Stalled)
+			}
+			kills = append(kills, s)
+		}
+		p50, pmax := "-", "-"
+		if c.MedianBytes > 0 {
+			p50 = model.FormatBytes(c.MedianBytes)
+			if len(c.MedianCI) == 2 {
+				p50 += fmt.Sprintf(" (%s–%s)", model.FormatBytes(c.MedianCI[0]), model.FormatBytes(c.MedianCI[1]))
+			}
+		}
+		if n := len(c.NeedBytes); n > 0 {
+			pmax = model.FormatBytes(c.NeedBytes[n-1])
+		}
+		runs := fmt.Sprint(c.Runs())
+		if c.Censored > 0 {
+			runs += fmt.Sprintf(" (%d failed at a limit, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
+		}
+		g, l, rate := "-", "-", "-"
+		if c.Verdict != "unknown" {
+			g, l = model.FormatBytes(c.GuaranteeBytes), fmt.Sprintf("%s (%.2gx spec)", model.FormatBytes(c.LimitBytes), c.LimitRatio())
+			rate = fmt.Sprintf("%d/%d over, ≤%s", c.Exceeding, c.Runs(), percent(c.KillRateCI.Hi))
+		}
+		fmt.Fprintf(tw, "%s · %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, c.Agent, model.FormatBytes(c.SpecBytes), c.Repeats, runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l, rate)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks; p50 and the limit's quantile by Kaplan–Meier over measured runs and runs that failed at a limit (need > that limit) · repeats: replayed = the task draws its sizes from the trial's seed, so repeat r is one trajectory at every ratio and its uncapped run measures its killed one; drawn = each run draws its own size, every trial is one sample · keep: the spec covers the runs · raise / lower: use the recommendation · unknown: too many runs failed at every limit tried; sweep again with uncapped")
+	if runs := model.RunsForKillRate(tgt); runs > 0 {
+		fmt.Fprintf(w, "fail rate at limit: runs estimated to need more than the limit, and the Wilson 95%% upper bound of the rate that implies; showing %s takes %d runs with none over the limit (exact binomial, 95%%)\n", percent(tgt), runs)
+	}
+	for _, c := range cals {
+		if c.Verdict == "unknown" {
+			continue
+		}
+		if c.TooFew() && c.Repeats == model.RepeatsDrawn {
+			fmt.Fprintf(w, "%s · %s: %d runs of a task that draws its size each run are too few to show a %s fail rate at %s: about %d runs, none over it, would; as measured it is ≤%s (Wilson 95%%)\n",
+				c.Task, c.Agent, c.Runs(), percent(tgt), model.FormatBytes(c.LimitBytes), c.RunsForTarget, percent(c.KillRateCI.Hi))
+		}
+		if c.RunsForMedian > 0 {
+			fmt.Fprintf(w, "%s · %s: the median need is known only within %s–%s from %d runs: about %d runs would place it within ±10%%, and the guarantee with it\n",
+				c.Task, c.Agent, model.FormatBytes(c.MedianCI[0]), model.FormatBytes(c.MedianCI[1]), c.Runs(), c.RunsForMedian)
+		}
+	}
+}
+
+// calibratedTasks lists the tasks of cals in order, once each.
+func calibratedTasks(cals []model.Calibration) []string {
+	var out []string
+	for _, c := range cals {
+		if len(out) == 0 || out[len(out)-1] != c.Task {
+			out = append(out, c.Task)
+		}
+	}
+	return out
+}
+
+// taskRecommendation is what one task file gets: its file holds one spec
+// for all its agents, so the largest guarantee and limit among them (each
+// agent's need stays in the table); why says why nothing is written.
+func taskRecommendation(cals []model.Calibration, task string) (model.Calibration, string) {
+	var rec model.Calibration
+	found := false
+	for _, c := range cals {
+		if c.Task != task {
+			continue
+		}
+		if c.Verdict == "unknown" {
+			return rec, fmt.Sprintf("agent %s's need is unknown (it failed at every limit tried)", c.Agent)
+		}
+		if !found || c.LimitBytes > rec.LimitBytes {
+			g := max(rec.GuaranteeBytes, c.GuaranteeBytes)
+			rec = c
+			rec.GuaranteeBytes = g
+		} else {
+			rec.GuaranteeBytes = max(rec.GuaranteeBytes, c.GuaranteeBytes)
+		}
+		found = true
+	}
+	switch {
+	case rec.LimitBytes > rec.SpecBytes:
+		rec.Verdict = "raise"
+	case rec.LimitBytes < rec.SpecBytes:
+		rec.Verdict = "lower"
+	default:
+		rec.Verdict = "keep"
+	}
+	return rec, ""
 }
 
 func memString(b int64) string { return fmt.Sprintf("%dM", (b+model.MiB-1)/model.MiB) }
@@ -136,14 +232,14 @@ func percent(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) +
 var (
 	environmentHeader = regexp.MustCompile(`(?m)^[ \t]*\[environment\][ \t]*(#.*)?$`)
 	tableHeader       = regexp.MustCompile(`(?m)^[ \t]*\[`)
-	memoryKey         = regexp.MustCompile(`(?m)^([ \t]*)(memory_mb|memory)([ \t]*=[ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?$`)
 )
 
 // fileEdit is a task file's new contents, checked to load.
 type fileEdit struct {
-	path string
-	data []byte
-	line string // the memory line as written
+	path  string
+	data  []byte
+	lines []string // the memory lines as written
+	what  string   // what was written, and why
 }
 
 func (e fileEdit) write() error {
@@ -154,12 +250,16 @@ func (e fileEdit) write() error {
 	return os.WriteFile(e.path, e.data, mode)
 }
 
-// memoryEdit sets the [environment] memory of the file a task came from
-// to the recommended guarantee, in the form the file already uses
-// (memory_mb = 208 or memory = "208M"; a Terminal-Bench 2.0 / Harbor
-// task.toml without one gets memory_mb), keeping every other line, and
-// checks that the result loads as the same kind of task.
-func memoryEdit(path string, c model.Calibration, exp string) (fileEdit, error) {
+// memoryEdit writes a recommendation into the file a task came from, as
+// the file's fields mean it, in the form the file already uses (memory_mb
+// = 208 or memory = "208M"), keeping every other line, and checks that the
+// result loads as the same kind of task:
+//   - a Harbor task.toml (and any file of a format with one memory field)
+//     gets the recommended limit: its memory_mb is the whole spec, which
+//     the 1x ratio makes the hard limit;
+//   - a headroom TOML gets the guarantee (memory) and the limit
+//     (memory_limit) both.
+func memoryEdit(path, format string, c model.Calibration, exp string) (fileEdit, error) {
 	if path == "" || strings.HasPrefix(path, "builtin:") {
 		return fileEdit{}, fmt.Errorf("%s is a built-in task; copy its file into a --tasks-dir to change it", c.Task)
 	}
@@ -170,50 +270,71 @@ func memoryEdit(path string, c model.Calibration, exp string) (fileEdit, error) 
 	if err != nil {
 		return fileEdit{}, err
 	}
+	if format == "" && filepath.Base(path) == "task.toml" {
+		format = model.FormatHarbor
+	}
 	text := string(data)
-	mib := (c.GuaranteeBytes + model.MiB - 1) / model.MiB
-	note := fmt.Sprintf("  # headroom calibrate %s: guarantee; recommended hard limit %s, %.2gx the previous %s spec", exp, memString(c.LimitBytes), c.LimitRatio(), memString(c.SpecBytes))
-	value := func(key string) string {
-		if key == "memory_mb" {
-			return fmt.Sprint(mib)
-		}
-		return strconv.Quote(memString(c.GuaranteeBytes))
+	e := fileEdit{path: path}
+	verb := "raised"
+	if c.LimitBytes < c.SpecBytes {
+		verb = "lowered"
 	}
-	var out, line string
-	if h := environmentHeader.FindStringIndex(text); h == nil {
-		key := "memory"
-		if filepath.Base(path) == "task.toml" {
-			key = "memory_mb"
-		}
-		line = key + " = " + value(key) + note
-		out = strings.TrimRight(text, "\n") + "\n\n[environment]\n" + line + "\n"
+	if format != model.FormatHeadroom {
+		// One memory field: the 1x limit.
+		note := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit (memory_mb is the whole spec), %s from %s; median need %s", exp, verb, memString(c.SpecBytes), memString(c.MedianBytes))
+		text, line := setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory_mb", c.LimitBytes, note)
+		e.data, e.lines = []byte(text), []string{line}
+		e.what = fmt.Sprintf("the recommended hard limit %s, %s from %s (its one memory field is the whole spec, hence the 1x limit; a sweep at 1x now runs with this limit)", model.FormatBytes(c.LimitBytes), verb, model.FormatBytes(c.SpecBytes))
 	} else {
-		start, end := h[1], len(text)
-		if next := tableHeader.FindStringIndex(text[start:]); next != nil {
-			end = start + next[0]
-		}
-		section := text[start:end]
-		if m := memoryKey.FindStringSubmatchIndex(section); m != nil {
-			indent, key, eq := section[m[2]:m[3]], section[m[4]:m[5]], section[m[6]:m[7]]
-			comment := note
-			if m[10] >= 0 && !strings.Contains(section[m[10]:m[11]], "# headroom calibrate") {
-				comment = section[m[10]:m[11]] // the user's own comment stays
-			}
-			line = indent + key + eq + value(key) + comment
-			out = text[:start] + section[:m[0]] + line + section[m[1]:] + text[end:]
-		} else {
-			key := "memory"
-			if filepath.Base(path) == "task.toml" {
-				key = "memory_mb"
-			}
-			line = key + " = " + value(key) + note
-			out = text[:start] + "\n" + line + text[start:]
-		}
+		gNote := fmt.Sprintf("  # headroom calibrate %s: guarantee (median need %s)", exp, memString(c.MedianBytes))
+		lNote := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit, %s from %s", exp, verb, memString(c.SpecBytes))
+		var gLine, lLine string
+		text, gLine = setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory", c.GuaranteeBytes, gNote)
+		text, lLine = setEnvironmentKey(text, []string{"memory_limit"}, "memory_limit", c.LimitBytes, lNote)
+		e.data, e.lines = []byte(text), []string{gLine, lLine}
+		e.what = fmt.Sprintf("guarantee %s and hard limit %s (memory and memory_limit; a sweep's ratios now scale the limit)", model.FormatBytes(c.GuaranteeBytes), model.FormatBytes(c.LimitBytes))
 	}
-	if _, err := taskfile.ParseSource(path, []byte(out)); err != nil {
+	if _, err := taskfile.ParseSource(path, e.data); err != nil {
 		return fileEdit{}, fmt.Errorf("the edited file would not load (%v); left unchanged", err)
 	}
-	return fileEdit{path: path, data: []byte(out), line: strings.TrimSpace(line)}, nil
+	return e, nil
+}
+
+// setEnvironmentKey sets the first of keys found in [environment] (or adds
+// key, or an [environment] table, when none is there) to bytes, written
+// in the form of the key found (memory_mb: whole MiB; others: "208M"),
+// keeping the line's indent and the user's own comment (a previous
+// calibration's note is replaced by note). It returns the text and the
+// line as written.
+func setEnvironmentKey(text string, keys []string, key string, bytes int64, note string) (string, string) {
+	value := func(k string) string {
+		if k == "memory_mb" {
+			return fmt.Sprint((bytes + model.MiB - 1) / model.MiB)
+		}
+		return strconv.Quote(memString(bytes))
+	}
+	h := environmentHeader.FindStringIndex(text)
+	if h == nil {
+		line := key + " = " + value(key) + note
+		return strings.TrimRight(text, "\n") + "\n\n[environment]\n" + line + "\n", line
+	}
+	start, end := h[1], len(text)
+	if next := tableHeader.FindStringIndex(text[start:]); next != nil {
+		end = start + next[0]
+	}
+	section := text[start:end]
+	re := regexp.MustCompile(`(?m)^([ \t]*)(` + strings.Join(keys, "|") + `)([ \t]*=[ \t]*)([^#\n]*?)([ \t]*#[^\n]*)?$`)
+	if m := re.FindStringSubmatchIndex(section); m != nil {
+		indent, k, eq := section[m[2]:m[3]], section[m[4]:m[5]], section[m[6]:m[7]]
+		comment := note
+		if m[10] >= 0 && !strings.Contains(section[m[10]:m[11]], "# headroom calibrate") {
+			comment = section[m[10]:m[11]] // the user's own comment stays
+		}
+		line := indent + k + eq + value(k) + comment
+		return text[:start] + section[:m[0]] + line + section[m[1]:] + text[end:], strings.TrimSpace(line)
+	}
+	line := key + " = " + value(key) + note
+	return text[:start] + "\n" + line + text[start:], line
 }
 
 // writeCPUCalibration writes the CPU recommendations, from the throttling
@@ -237,9 +358,12 @@ func writeCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
 		rec := "-"
 		if c.Verdict != "unknown" {
 			rec = strconv.FormatFloat(c.CPUs, 'f', -1, 64)
+			if c.HostCapped {
+				rec += " (the host's all)"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, strconv.FormatFloat(c.SpecCPUs, 'f', -1, 64), strings.Join(thr, ", "), need, c.Verdict, rec)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin); lowered when the spec went unthrottled and the need is under 75% of it. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
+	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin), read from steps of at least 1s (a shorter step's cores are a clock tick's rounding) and never more than the host's CPUs; lowered when the spec went unthrottled and the need is under 75% of it. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
 }

@@ -13,25 +13,26 @@ import (
 // only touches [environment].
 func TestMemoryEditKeepsTheFile(t *testing.T) {
 	const body = "[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"agent\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
-	c := model.Calibration{Task: "cli/x", SpecBytes: 32 * model.MiB, GuaranteeBytes: 40 * model.MiB, LimitBytes: 64 * model.MiB}
-	note := "  # headroom calibrate E: guarantee; recommended hard limit 64M, 2x the previous 32M spec"
+	c := model.Calibration{Task: "cli/x", SpecBytes: 32 * model.MiB, GuaranteeBytes: 40 * model.MiB, LimitBytes: 64 * model.MiB, MedianBytes: 38 * model.MiB}
+	note := "  # headroom calibrate E: guarantee (median need 38M)"
+	limit := "\nmemory_limit = \"64M\"  # headroom calibrate E: the 1x hard limit, raised from 32M"
 	tests := []struct{ name, in, want string }{
 		{"memory string, user comment kept",
 			"# mine\n[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n  memory   = \"32M\"   # tuned by hand\n" + body,
-			"# mine\n[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n  memory   = \"40M\"   # tuned by hand\n" + body},
+			"# mine\n[task]\nname = \"cli/x\"\n[environment]" + limit + "\nimage = \"builtin\"\n  memory   = \"40M\"   # tuned by hand\n" + body},
 		{"no memory key: added under [environment]",
 			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n" + body,
-			"[task]\nname = \"cli/x\"\n[environment]\nmemory = \"40M\"" + note + "\nimage = \"builtin\"\n" + body},
+			"[task]\nname = \"cli/x\"\n[environment]" + limit + "\nmemory = \"40M\"" + note + "\nimage = \"builtin\"\n" + body},
 		{"a previous calibration's note is replaced",
-			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"36M\"  # headroom calibrate OLD: guarantee; recommended hard limit 48M\n" + body,
-			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"40M\"" + note + "\n" + body},
+			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"36M\"  # headroom calibrate OLD: guarantee; recommended hard limit 48M\nmemory_limit = \"48M\"  # headroom calibrate OLD: the 1x hard limit\n" + body,
+			"[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\nmemory = \"40M\"" + note + "\n" + strings.TrimPrefix(limit, "\n") + "\n" + body},
 	}
 	for _, tt := range tests {
 		path := filepath.Join(t.TempDir(), "x.toml")
 		if err := os.WriteFile(path, []byte(tt.in), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		e, err := memoryEdit(path, c, "E")
+		e, err := memoryEdit(path, model.FormatHeadroom, c, "E")
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
@@ -46,7 +47,7 @@ func TestMemoryEditKeepsTheFile(t *testing.T) {
 			t.Errorf("%s: mode %v, want the file's own 0600", tt.name, st.Mode().Perm())
 		}
 	}
-	if _, err := memoryEdit("builtin:x.toml", c, "E"); err == nil || !strings.Contains(err.Error(), "built-in") {
+	if _, err := memoryEdit("builtin:x.toml", model.FormatHeadroom, c, "E"); err == nil || !strings.Contains(err.Error(), "built-in") {
 		t.Errorf("built-in: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -53,13 +54,44 @@ func newCompareCmd() *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			_, err = fmt.Fprintln(w, "\n"+report.QuestionsLegend+" (here: over the tasks both ran)")
-			return err
+			fmt.Fprintln(w, "\n"+report.QuestionsLegend+" (here: over the tasks both ran)")
+			return writeCompareRegimes(w, ma, mb, trials[0], trials[1])
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
 	sf.register(cmd)
 	return cmd
+}
+
+// writeCompareRegimes writes, per ratio both ran, each experiment's
+// failures at the limit and the change from A to B split into trials
+// rescued from an infra failure and trials made easier (paired by task,
+// agent and repeat: the same split the report gives between ratios).
+func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialResult) error {
+	byRatio := func(ts []model.TrialResult) map[model.Ratio][]model.TrialResult {
+		out := map[model.Ratio][]model.TrialResult{}
+		for _, t := range ts {
+			out[t.Ratio] = append(out[t.Ratio], t)
+		}
+		return out
+	}
+	ra, rb := byRatio(a), byRatio(b)
+	fmt.Fprintln(w, "\nFailed at the limit, and what changed from A to B, paired by trial:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ratio\tfailed at the limit A\tB\tpairs\tB − A\trescued (infra → pass)\tmade easier (clean failure → pass)\tregressed\t")
+	for _, r := range ma.Ratios {
+		if _, ok := mb.ByRatio[r]; !ok {
+			continue
+		}
+		s := model.SplitRegimes("A", ra[r], "B", rb[r])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+.0fpp\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, s.Pairs, 100*s.ScoreChange(),
+			s.Rescued, 100*s.RescuedCI.Lo, 100*s.RescuedCI.Hi, s.Easier, 100*s.EasierCI.Lo, 100*s.EasierCI.Hi, s.Regressed, 100*s.RegressedCI.Lo, 100*s.RegressedCI.Hi)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, report.RegimesLegend)
+	return err
 }
 
 // manifestDiffs lists what differs between two experiments' setups.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -105,7 +106,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing}
+		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
 		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
 	}
@@ -338,6 +339,41 @@ func history(root string) func() ([]ui.Experiment, error) {
 			})
 		}
 		return out, nil
+	}
+}
+
+// respec reads a task's resources from its own file when the file has
+// changed since it was last read (calibrate --write while the console is
+// open): nothing for built-in tasks, or a file that no longer loads.
+func respec() func(model.Task) (model.Resources, bool) {
+	type seen struct {
+		mod time.Time
+		res model.Resources
+		ok  bool
+	}
+	var mu sync.Mutex
+	cache := map[string]seen{}
+	return func(t model.Task) (model.Resources, bool) {
+		if t.Source == "" || strings.HasPrefix(t.Source, "builtin:") {
+			return model.Resources{}, false
+		}
+		st, err := os.Stat(t.Source)
+		if err != nil {
+			return model.Resources{}, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := cache[t.Source]; ok && c.mod.Equal(st.ModTime()) {
+			return c.res, c.ok
+		}
+		c := seen{mod: st.ModTime()}
+		if data, err := os.ReadFile(t.Source); err == nil {
+			if l, err := taskfile.ParseSource(t.Source, data); err == nil {
+				c.res, c.ok = l.Task.Resources, true
+			}
+		}
+		cache[t.Source] = c
+		return c.res, c.ok
 	}
 }
 

@@ -436,10 +436,10 @@ func (p *progress) event(ev event.Event) {
 		r := ev.Result
 		var steps []string
 		for _, s := range r.Steps {
-			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(s.PeakWorkingSetBytes)))
+			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
-			r.Outcome, p.label(r.ID), model.FormatBytes(r.PeakWorkingSetBytes), r.Policy.LimitString(),
+			r.OutcomeWord(), p.label(r.ID), model.PeakLabel(r.PeakWorkingSetBytes, r.KernelPeakBytes, model.FormatBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
 		if r.Install != nil {
 			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %d step(s)\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), r.Install.Steps)
@@ -449,7 +449,8 @@ func (p *progress) event(ev event.Event) {
 		case r.TaskNotRun:
 			p.notRunTold[r.Task] = true
 			fmt.Fprintf(p.w, "      could not run: %s\n", r.Reason)
-		case r.Outcome == model.InfraError:
+		case r.Outcome == model.InfraError, r.Stall != nil:
+			// A stall's, or a timeout's, time at the limit and faults.
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
 		}
 	}

@@ -3,47 +3,81 @@ package model
 import (
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Calibration recommends a task's guarantee and hard limit from what its
-// trials really used.
+// How a calibration reads an experiment's repeats.
+const (
+	// RepeatsReplayed: the task's steps draw every size from the trial's
+	// seed (the built-in workload), so repeat r runs one trajectory at
+	// every ratio, and the uncapped run of it measures what its killed
+	// 1x run needed.
+	RepeatsReplayed = "replayed"
+	// RepeatsDrawn: the task draws its size afresh each run (os.urandom,
+	// the network, the clock): every trial is one sample of its need, and
+	// a killed one says only that its need passed its limit.
+	RepeatsDrawn = "drawn"
+)
+
+// Calibration recommends a task · agent's guarantee and hard limit from
+// what its trials really used. Agents of one task are never merged: a
+// lean agent's median beside a heavy one's maximum describes neither.
 type Calibration struct {
 	Task      string `json:"task"`
+	Agent     string `json:"agent"`
 	SpecBytes int64  `json:"spec_bytes"`
-	// NeedBytes holds, per agent and repeat, the peak of that trajectory
-	// in a trial that was not killed: the larger of the sampled working
-	// set and the kernel's own step peaks (which catch a spike between
-	// samples). Repeats share their seed across ratios, so an uncapped
-	// run shows what a killed one needed.
+	// Repeats is RepeatsReplayed or RepeatsDrawn: what one run is.
+	Repeats string `json:"repeats"`
+	// NeedBytes are the needs measured (sorted): per trajectory when
+	// replayed (the largest peak of its runs that did not fail at their
+	// limit), per trial when drawn; each the larger of the sampled
+	// working set and the kernel's own step peaks.
 	NeedBytes []int64 `json:"need_bytes"`
-	// Censored counts trajectories killed at every ratio where they
-	// finished: their need is only known to exceed CensoredAboveBytes.
+	// Censored counts the runs whose need is known only to exceed a
+	// limit (they failed at it: killed or stalled), the largest such
+	// limit CensoredAboveBytes.
 	Censored           int   `json:"censored"`
 	CensoredAboveBytes int64 `json:"censored_above_bytes,omitempty"`
-	// Cancelled counts the task's cancelled trials: they are not
-	// evidence either way (a resume runs them).
+	// Cancelled counts cancelled trials: not evidence either way.
 	Cancelled int `json:"cancelled"`
-	// Kills per tested ratio: OOM-killed trials over counted trials.
+	// Kills per tested ratio: memory failures over counted trials.
 	Kills []RatioKills `json:"kills"`
 
 	TargetKillRate float64 `json:"target_kill_rate"`
 	Margin         float64 `json:"margin"`
-	// Verdict is "keep" (the spec covers every run and is not much more
-	// than they need), "raise" or "lower" (recommendations below), or
-	// "unknown" (too many runs were killed at every ratio: run it
+	// MedianBytes and QuantileBytes are the need's median and its
+	// 1 − target quantile, by the product-limit (Kaplan–Meier) estimate
+	// over measured and censored runs; MedianCI is the median's 95%
+	// interval from the order statistics (when no run is censored).
+	MedianBytes   int64   `json:"median_need_bytes"`
+	MedianCI      []int64 `json:"median_need_ci_bytes,omitempty"`
+	QuantileBytes int64   `json:"quantile_need_bytes"`
+	// Verdict is "keep" (the spec covers the runs and is not much more
+	// than they need), "raise" or "lower" (use the recommendation), or
+	// "unknown" (too many runs failed at every limit tried: run it
 	// uncapped to measure).
 	Verdict        string `json:"verdict"`
 	GuaranteeBytes int64  `json:"recommended_guarantee_bytes"`
 	LimitBytes     int64  `json:"recommended_limit_bytes"`
-	// Uncertainty: of the runs measured, Exceeding needed more than the
-	// recommended limit (killed-everywhere runs count); KillRateCI is the
-	// Wilson 95% interval of the kill rate that limit implies from them;
-	// RunsForTarget is how many runs with none exceeding it would show
-	// the kill rate at or below the target (exact binomial, 95%).
+	// Uncertainty: Exceeding of the runs are estimated to need more than
+	// the recommended limit; KillRateCI is the Wilson 95% interval of the
+	// kill rate that implies; RunsForTarget is how many runs with none
+	// over it would show the kill rate at or below the target.
 	Exceeding     int      `json:"exceeding"`
 	KillRateCI    Interval `json:"kill_rate_ci"`
 	RunsForTarget int      `json:"runs_for_target"`
+	// RunsForMedian, when set, is about how many runs would place the
+	// median within ±10%: the runs measured left it wider than that.
+	RunsForMedian int `json:"runs_for_median,omitempty"`
 }
+
+// Runs is how many runs the recommendation stands on.
+func (c Calibration) Runs() int { return len(c.NeedBytes) + c.Censored }
+
+// TooFew says whether the runs are too few for the target: fewer than
+// the runs that, none over the limit, would show it.
+func (c Calibration) TooFew() bool { return c.RunsForTarget > 0 && c.Runs() < c.RunsForTarget }
 
 // lowerBelow is how far under the spec a recommended limit must fall
 // before calibrate proposes lowering it: a small saving is not worth a
@@ -59,12 +93,16 @@ func RunsForKillRate(target float64) int {
 	return int(math.Ceil(math.Log(0.05) / math.Log(1-target)))
 }
 
-// RatioKills is the kill rate at one tested ratio.
+// RatioKills is the memory failures at one tested ratio.
 type RatioKills struct {
-	Ratio  Ratio `json:"ratio"`
-	Killed int   `json:"killed"`
-	Trials int   `json:"trials"`
+	Ratio   Ratio `json:"ratio"`
+	Killed  int   `json:"killed"`
+	Stalled int   `json:"stalled,omitempty"`
+	Trials  int   `json:"trials"`
 }
+
+// Failed is killed plus stalled.
+func (k RatioKills) Failed() int { return k.Killed + k.Stalled }
 
 // LimitRatio is the recommended limit as a multiple of the task's spec
 // (the memory the experiment ran it with), the ratio a sweep would use.
@@ -81,108 +119,222 @@ func roundUp(b float64) int64 {
 	return int64(math.Ceil(b/float64(step))) * step
 }
 
-// Calibrate recommends, per task, the smallest hard limit that would have
-// kept OOM kills at or below target (e.g. 0.01) with a margin (e.g. 0.10)
-// on top, and a guarantee covering the typical run. specs gives each
-// task's current memory spec.
-func Calibrate(trials []TrialResult, specs map[string]int64, target, margin float64) []Calibration {
-	type key struct {
-		task, agent string
-		repeat      int
+// need is one run's evidence of its need: exactly bytes, or (censored)
+// more than bytes.
+type need struct {
+	bytes    int64
+	censored bool
+}
+
+// Calibrate recommends, per task · agent, the smallest hard limit that
+// would have kept memory failures at or below target (e.g. 0.01) with a
+// margin (e.g. 0.10) on top, and a guarantee covering the median run.
+// specs gives each task's current memory spec; seeded says which tasks
+// replay a repeat exactly (SeededImage), whose repeats are paired across
+// ratios; every other task's trials are each a draw of their own.
+func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]bool, target, margin float64) []Calibration {
+	type traj struct {
+		row    RowKey
+		repeat int
 	}
-	need := map[key]int64{}
-	above := map[key]int64{}
-	kills := map[string]map[Ratio]*RatioKills{}
-	cancelled := map[string]int{}
-	var tasks []string
+	exact := map[traj]int64{}
+	above := map[traj]int64{}
+	draws := map[RowKey][]need{}
+	kills := map[RowKey]map[Ratio]*RatioKills{}
+	cancelled := map[RowKey]int{}
+	var rows []RowKey
 	for _, t := range trials {
-		if kills[t.Task] == nil {
-			kills[t.Task] = map[Ratio]*RatioKills{}
-			tasks = append(tasks, t.Task)
+		row := RowKey{t.Task, t.Agent}
+		if kills[row] == nil {
+			kills[row] = map[Ratio]*RatioKills{}
+			rows = append(rows, row)
 		}
 		if t.Outcome == Cancelled {
-			cancelled[t.Task]++
+			cancelled[row]++
 		}
-		if !t.Outcome.Counted() || t.Outcome == InfraError {
+		// A knob's column changes more than the memory limit.
+		if !t.Outcome.Counted() || t.Outcome == InfraError || t.TaskNotRun || t.Cause.Outside() || !t.Ratio.Knobs.IsZero() {
 			continue
 		}
-		rk := kills[t.Task][t.Ratio]
+		rk := kills[row][t.Ratio]
 		if rk == nil {
 			rk = &RatioKills{Ratio: t.Ratio}
-			kills[t.Task][t.Ratio] = rk
+			kills[row][t.Ratio] = rk
 		}
 		rk.Trials++
-		k := key{t.Task, t.Agent, t.Repeat}
-		if len(t.OOMs) > 0 {
+		// A run that failed at its limit (killed, stalled) or lost a
+		// process to it needed more than that limit.
+		atLimit := t.MemoryFailure().Failed() || (len(t.OOMs) > 0 && t.Policy.HardLimitBytes > 0)
+		switch t.MemoryFailure() {
+		case KilledAtLimit:
 			rk.Killed++
+		case StalledAtLimit:
+			rk.Stalled++
+		}
+		k := traj{row, t.Repeat}
+		if atLimit {
 			above[k] = max(above[k], t.Policy.HardLimitBytes)
+			draws[row] = append(draws[row], need{t.Policy.HardLimitBytes, true})
 			continue
 		}
-		need[k] = max(need[k], TrialPeakBytes(t))
+		exact[k] = max(exact[k], TrialPeakBytes(t))
+		draws[row] = append(draws[row], need{TrialPeakBytes(t), false})
 	}
-	sort.Strings(tasks)
-	var out []Calibration
-	for _, task := range tasks {
-		c := Calibration{Task: task, SpecBytes: specs[task], Cancelled: cancelled[task], TargetKillRate: target, Margin: margin}
-		for _, rk := range kills[task] {
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].Task != rows[j].Task {
+			return rows[i].Task < rows[j].Task
+		}
+		return rows[i].Agent < rows[j].Agent
+	})
+	out := make([]Calibration, 0, len(rows))
+	for _, row := range rows {
+		c := Calibration{Task: row.Task, Agent: row.Agent, SpecBytes: specs[row.Task], Cancelled: cancelled[row], TargetKillRate: target, Margin: margin, Repeats: RepeatsDrawn}
+		for _, rk := range kills[row] {
 			c.Kills = append(c.Kills, *rk)
 		}
 		sort.Slice(c.Kills, func(i, j int) bool { return c.Kills[i].Ratio.Less(c.Kills[j].Ratio) })
-		for k, v := range need {
-			if k.task == task {
-				c.NeedBytes = append(c.NeedBytes, v)
+		obs := draws[row]
+		if seeded[row.Task] {
+			c.Repeats, obs = RepeatsReplayed, nil
+			for k, v := range exact {
+				if k.row == row {
+					obs = append(obs, need{v, false})
+				}
+			}
+			for k, v := range above {
+				if _, ok := exact[k]; k.row == row && !ok {
+					obs = append(obs, need{v, true})
+				}
 			}
 		}
-		for k, v := range above {
-			if _, ok := need[k]; k.task == task && !ok {
+		for _, o := range obs {
+			if o.censored {
 				c.Censored++
-				c.CensoredAboveBytes = max(c.CensoredAboveBytes, v)
+				c.CensoredAboveBytes = max(c.CensoredAboveBytes, o.bytes)
+			} else {
+				c.NeedBytes = append(c.NeedBytes, o.bytes)
 			}
 		}
 		sort.Slice(c.NeedBytes, func(i, j int) bool { return c.NeedBytes[i] < c.NeedBytes[j] })
-		total := len(c.NeedBytes) + c.Censored
-		switch {
-		case total == 0:
-			c.Verdict = "unknown"
-		case float64(c.Censored)/float64(total) > target:
-			c.Verdict = "unknown"
-		default:
-			q := quantileBytes(c.NeedBytes, 1-target)
-			limit := roundUp(float64(q) * (1 + margin))
-			switch {
-			case limit < int64(lowerBelow*float64(c.SpecBytes)):
-				c.Verdict = "lower"
-				c.GuaranteeBytes = roundUp(float64(quantileBytes(c.NeedBytes, 0.5)))
-				c.LimitBytes = max(limit, c.GuaranteeBytes)
-			case limit <= c.SpecBytes:
-				c.Verdict, c.GuaranteeBytes, c.LimitBytes = "keep", c.SpecBytes, c.SpecBytes
-			default:
-				c.Verdict = "raise"
-				c.GuaranteeBytes = max(c.SpecBytes, roundUp(float64(quantileBytes(c.NeedBytes, 0.5))))
-				c.LimitBytes = max(limit, c.GuaranteeBytes)
-			}
-		}
-		if c.Verdict != "unknown" {
-			c.Exceeding = c.Censored
-			for _, v := range c.NeedBytes {
-				if v > c.LimitBytes {
-					c.Exceeding++
-				}
-			}
-			c.KillRateCI = Wilson(c.Exceeding, total)
-			c.RunsForTarget = RunsForKillRate(target)
-		}
+		c.recommend(newProductLimit(obs))
 		out = append(out, c)
 	}
 	return out
 }
 
-// quantileBytes is the empirical quantile (the smallest value with at
-// least q of the sample at or below it).
-func quantileBytes(sorted []int64, q float64) int64 {
-	if len(sorted) == 0 {
-		return 0
+// recommend fills the verdict, the recommendation and its uncertainty.
+func (c *Calibration) recommend(km productLimit) {
+	c.Verdict = "unknown"
+	q, ok := km.quantile(1 - c.TargetKillRate)
+	if !ok {
+		return
 	}
-	i := int(math.Ceil(q*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+	c.QuantileBytes = q
+	c.MedianBytes, _ = km.quantile(0.5)
+	limit := roundUp(float64(q) * (1 + c.Margin))
+	median := roundUp(float64(c.MedianBytes))
+	switch {
+	case limit < int64(lowerBelow*float64(c.SpecBytes)):
+		c.Verdict = "lower"
+		c.GuaranteeBytes = median
+		c.LimitBytes = max(limit, c.GuaranteeBytes)
+	case limit <= c.SpecBytes:
+		c.Verdict, c.GuaranteeBytes, c.LimitBytes = "keep", c.SpecBytes, c.SpecBytes
+	default:
+		c.Verdict = "raise"
+		c.GuaranteeBytes = max(c.SpecBytes, median)
+		c.LimitBytes = max(limit, c.GuaranteeBytes)
+	}
+	n := c.Runs()
+	c.Exceeding = int(math.Round(km.survival(c.LimitBytes) * float64(n)))
+	c.KillRateCI = Wilson(c.Exceeding, n)
+	c.RunsForTarget = RunsForKillRate(c.TargetKillRate)
+	if c.Censored == 0 && len(c.NeedBytes) > 0 {
+		lo, hi := medianCI(c.NeedBytes)
+		c.MedianCI = []int64{lo, hi}
+		if width := float64(hi - lo); c.MedianBytes > 0 && width > 0.2*float64(c.MedianBytes) {
+			// The interval narrows as 1/√n: the runs that would bring it
+			// to ±10% of the median.
+			scale := width / (0.2 * float64(c.MedianBytes))
+			c.RunsForMedian = max(int(math.Ceil(float64(len(c.NeedBytes))*scale*scale)), len(c.NeedBytes)+1)
+		}
+	}
+}
+
+// medianCI is the distribution-free 95% interval of the median of sorted
+// values: the order statistics j and k with P(j ≤ B < k) ≥ 95% for
+// B ~ Binomial(n, ½) (with 5 runs: the smallest and the largest).
+func medianCI(sorted []int64) (int64, int64) {
+	n := len(sorted)
+	b := distuv.Binomial{N: float64(n), P: 0.5}
+	j := 0
+	for j+1 < n && b.CDF(float64(j)) <= 0.025 {
+		j++
+	}
+	k := n - 1 - j
+	return sorted[j], sorted[max(k, j)]
+}
+
+// productLimit is the Kaplan–Meier estimate of a need's distribution from
+// runs measured exactly and runs known only to exceed their limit: a run
+// killed at its limit stays at risk up to that limit and drops out there,
+// so the killed runs' needs are taken to be spread as the measured needs
+// above their limit are (the limit is the design's, independent of the
+// run's luck).
+type productLimit struct {
+	at   []int64   // the measured needs, ascending, distinct
+	surv []float64 // the share of runs needing more than at[i]
+}
+
+func newProductLimit(obs []need) productLimit {
+	sorted := append([]need(nil), obs...)
+	// At a tie, a measured need comes before a censored one: a run killed
+	// at L needed more than L.
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].bytes != sorted[j].bytes {
+			return sorted[i].bytes < sorted[j].bytes
+		}
+		return !sorted[i].censored && sorted[j].censored
+	})
+	var km productLimit
+	s, atRisk := 1.0, len(sorted)
+	for i := 0; i < len(sorted); {
+		v, events, leave := sorted[i].bytes, 0, 0
+		for ; i < len(sorted) && sorted[i].bytes == v; i++ {
+			leave++
+			if !sorted[i].censored {
+				events++
+			}
+		}
+		if events > 0 {
+			s *= 1 - float64(events)/float64(atRisk)
+			km.at, km.surv = append(km.at, v), append(km.surv, s)
+		}
+		atRisk -= leave
+	}
+	return km
+}
+
+// quantile is the smallest measured need with at least q of runs at or
+// under it; false when the censored runs leave it unknown (too many
+// needed more than every limit tried).
+func (km productLimit) quantile(q float64) (int64, bool) {
+	for i, s := range km.surv {
+		if 1-s >= q-1e-9 {
+			return km.at[i], true
+		}
+	}
+	return 0, false
+}
+
+// survival is the estimated share of runs needing more than b.
+func (km productLimit) survival(b int64) float64 {
+	s := 1.0
+	for i, v := range km.at {
+		if v > b {
+			break
+		}
+		s = km.surv[i]
+	}
+	return s
 }

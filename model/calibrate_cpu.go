@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // CPUCalibration recommends a task's CPUs from the throttling its trials
@@ -20,6 +21,9 @@ type CPUCalibration struct {
 	// throttled at every limit tried with no uncapped run to measure).
 	Verdict string  `json:"verdict"`
 	CPUs    float64 `json:"recommended_cpus"`
+	// HostCapped: the need passed the host's CPUs, and the recommendation
+	// is the host's count (the engine refuses more).
+	HostCapped bool `json:"host_capped,omitempty"`
 }
 
 // RatioThrottle is the throttling seen at one ratio's CPU limit.
@@ -30,6 +34,11 @@ type RatioThrottle struct {
 	Trials    int     `json:"trials"`
 	Passed    int     `json:"passed"`
 }
+
+// MinCPUStep is the shortest step whose cores are read: a 6 µs echo's
+// CPU time over its wall time is a tick's rounding, not a need (it read
+// 36 cores on a 2-CPU host).
+const MinCPUStep = time.Second
 
 // throttleOK is the throttled share of periods below which a limit is
 // taken as not holding the task back.
@@ -44,7 +53,9 @@ func roundCPUs(c float64) float64 { return math.Round(math.Ceil(c*20-1e-9)*5) / 
 // uncapped runs' busiest steps used (their 1 − target quantile), plus
 // margin; it lowers the spec to that
 // need when the spec itself went unthrottled and the need is under 75% of it.
-func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, margin float64) []CPUCalibration {
+// Steps shorter than MinCPUStep are not read, and no recommendation
+// passes hostCPUs (when known): the engine refuses more.
+func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs int, target, margin float64) []CPUCalibration {
 	by := map[string]*CPUCalibration{}
 	thr := map[string]map[Ratio]*RatioThrottle{}
 	var tasks []string
@@ -59,13 +70,15 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, mar
 			tasks = append(tasks, t.Task)
 		}
 		if t.Policy.LimitCPUs == 0 {
-			busiest := 0.0
+			busiest, read := 0.0, false
 			for _, s := range t.Steps {
-				if s.CPU != nil {
-					busiest = max(busiest, s.CPU.Cores(s.Duration()))
+				if s.CPU != nil && s.Duration() >= MinCPUStep {
+					busiest, read = max(busiest, s.CPU.Cores(s.Duration())), true
 				}
 			}
-			c.NeedCores = append(c.NeedCores, busiest)
+			if read {
+				c.NeedCores = append(c.NeedCores, busiest)
+			}
 			continue
 		}
 		rt := thr[t.Task][t.Ratio]
@@ -109,22 +122,35 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, target, mar
 			break
 		}
 		switch {
-		case c.Verdict == "unknown" && (need > 0 || len(c.Throttled) > 0):
+		case c.Verdict == "unknown" && len(c.Throttled) > 0:
 			// Throttled under every limit tried: it needs more than the
 			// largest of them, and at least what it used uncapped (which a
 			// loaded host can understate).
-			largest := 0.0
-			if n := len(c.Throttled); n > 0 {
-				largest = roundCPUs(c.Throttled[n-1].LimitCPUs * (1 + margin))
-			}
+			largest := roundCPUs(c.Throttled[len(c.Throttled)-1].LimitCPUs * (1 + margin))
 			c.CPUs, c.Verdict = max(need, largest, 0.05), "raise"
 			if c.CPUs <= c.SpecCPUs {
 				c.Verdict = "keep"
 			}
-		case (specOK || len(c.Throttled) == 0) && need > 0 && need < lowerBelow*c.SpecCPUs:
+		case c.Verdict == "unknown" && need > 0:
+			// Run uncapped only: what it used is the need.
+			switch {
+			case need > c.SpecCPUs:
+				c.CPUs, c.Verdict = need, "raise"
+			case need < lowerBelow*c.SpecCPUs:
+				c.CPUs, c.Verdict = need, "lower"
+			default:
+				c.CPUs, c.Verdict = c.SpecCPUs, "keep"
+			}
+		case specOK && need > 0 && need < lowerBelow*c.SpecCPUs:
 			c.CPUs, c.Verdict = need, "lower"
 		case c.Verdict == "keep":
 			c.CPUs = c.SpecCPUs
+		}
+		if hostCPUs > 0 && c.CPUs > float64(hostCPUs) {
+			c.CPUs, c.HostCapped = float64(hostCPUs), true
+			if c.CPUs <= c.SpecCPUs && c.Verdict == "raise" {
+				c.Verdict = "keep"
+			}
 		}
 		out = append(out, *c)
 	}

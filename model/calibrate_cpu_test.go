@@ -27,13 +27,27 @@ func TestCalibrateCPU(t *testing.T) {
 	add("tight", 0.5, Uncapped, CPUUse{UsageNanos: 2e8}, time.Second, Passed)
 	add("hungry", 0.5, Ratio{K: 1}, CPUUse{UsageNanos: 5e8, Periods: 10, ThrottledPeriods: 9}, time.Second, Passed)
 	add("hungry", 0.5, Uncapped, CPUUse{UsageNanos: 1.5e9}, time.Second, Passed)
-	cs := CalibrateCPU(trials, map[string]float64{"starved": 0.1, "idle": 1, "hungry": 0.5, "tight": 0.5}, 0.01, 0.10)
+	// echo: a 6 µs step's CPU tick read as 36 cores; a real 2 s step
+	// beside it used 0.1. Seen before: "0.13–36.40 cores" on a 2-CPU host.
+	trials = append(trials, TrialResult{Trial: Trial{Task: "echo", Agent: "a", Ratio: Uncapped, Policy: NewPolicy(Resources{CPUs: 1, MemoryBytes: 64 * MiB}, Uncapped, 2)}, Outcome: Passed, CPU: &CPUUse{UsageNanos: 2e8},
+		Steps: []StepResult{{Name: "echo", Start: t0, End: t0.Add(6 * time.Microsecond), CPU: &CPUUse{UsageNanos: 218_400}},
+			{Name: "work", Start: t0, End: t0.Add(2 * time.Second), CPU: &CPUUse{UsageNanos: 2e8}}}})
+	// wide: needs 3 cores uncapped on a 2-CPU host.
+	add("wide", 1, Uncapped, CPUUse{UsageNanos: 3e9}, time.Second, Passed)
+	add("wide", 1, Ratio{K: 1}, CPUUse{UsageNanos: 1e9, Periods: 10, ThrottledPeriods: 9}, time.Second, Failed)
+	cs := CalibrateCPU(trials, map[string]float64{"starved": 0.1, "idle": 1, "hungry": 0.5, "tight": 0.5, "echo": 1, "wide": 1}, 2, 0.01, 0.10)
 	by := map[string]CPUCalibration{}
 	for _, c := range cs {
 		by[c.Task] = c
 	}
 	if s := by["starved"]; s.Verdict != "raise" || s.CPUs < 0.3-1e-9 || s.CPUs > 0.3+1e-9 || len(s.Throttled) != 2 {
 		t.Errorf("starved: %+v, want raised to 3x's 0.3 CPUs", s)
+	}
+	if e := by["echo"]; len(e.NeedCores) != 1 || e.NeedCores[0] > 0.11 || e.Verdict != "lower" {
+		t.Errorf("echo: %+v, want the 6 µs step ignored and the 2 s step's 0.1 cores read", e)
+	}
+	if w := by["wide"]; w.CPUs != 2 || !w.HostCapped {
+		t.Errorf("wide: %+v, want the host's 2 CPUs, said to be capped", w)
 	}
 	if i := by["idle"]; i.Verdict != "lower" || i.CPUs < 0.25-1e-9 || i.CPUs > 0.25+1e-9 {
 		t.Errorf("idle: %+v, want lowered to 0.25 (0.2 cores + 10%%, to a twentieth)", i)

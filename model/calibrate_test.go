@@ -1,6 +1,10 @@
 package model
 
-import "testing"
+import (
+	"math"
+	"sort"
+	"testing"
+)
 
 func TestCalibrate(t *testing.T) {
 	spec := 128 * MiB
@@ -33,12 +37,16 @@ func TestCalibrate(t *testing.T) {
 	// kernel: a spike between samples only the kernel's peak saw.
 	add("kernel", Uncapped, 1, 100*MiB, false)
 	trials[len(trials)-1].KernelPeakBytes = 140 * MiB
-	cs := Calibrate(trials, map[string]int64{"heavy": spec, "steady": spec, "unmeasured": spec, "kernel": spec}, 0.01, 0.10)
+	seeded := map[string]bool{"heavy": true, "steady": true, "unmeasured": true, "kernel": true}
+	cs := Calibrate(trials, map[string]int64{"heavy": spec, "steady": spec, "unmeasured": spec, "kernel": spec}, seeded, 0.01, 0.10)
 	by := map[string]Calibration{}
 	for _, c := range cs {
 		by[c.Task] = c
 	}
 	h := by["heavy"]
+	if h.Repeats != RepeatsReplayed || h.Agent != "a" {
+		t.Errorf("heavy is seeded: its repeats replay (%q), per task · agent (%q)", h.Repeats, h.Agent)
+	}
 	// 99th percentile of {150..180} is 180; +10% = 198 MiB → 200 MiB.
 	if h.Verdict != "raise" || h.LimitBytes != 200*MiB || h.GuaranteeBytes != 160*MiB || len(h.NeedBytes) != 4 {
 		t.Errorf("heavy: %+v", h)
@@ -69,11 +77,67 @@ func TestCalibrate(t *testing.T) {
 	}
 }
 
-func TestQuantileBytes(t *testing.T) {
-	s := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	for q, want := range map[float64]int64{0.5: 5, 0.99: 10, 0.1: 1, 0: 1, 1: 10} {
-		if got := quantileBytes(s, q); got != want {
-			t.Errorf("q%.2f = %d, want %d", q, got, want)
+// A task that draws its size each run (no seed): every trial is its own
+// draw, and a killed one says only that its need passed its limit. Seen
+// before: calibrate took each repeat's maximum over the ratios as if the
+// repeats replayed, and the median came out 371–406 MiB against a true
+// 313 MiB over 140 runs.
+func TestCalibrateDrawnTaskIsNotPairedAcrossRatios(t *testing.T) {
+	spec := 320 * MiB
+	pol := func(r Ratio) ResourcePolicy { return NewPolicy(Resources{CPUs: 1, MemoryBytes: spec}, r, 2) }
+	var trials []TrialResult
+	// Needs spread evenly over 160..460 MiB, drawn afresh by every trial:
+	// repeat r at 1x, 1.5x and uncapped are three different draws.
+	needs := func(i int) int64 { return int64(160+(i*37)%301) * MiB }
+	i := 0
+	for rep := 1; rep <= 40; rep++ {
+		for _, r := range []Ratio{{K: 1}, {K: 1.5}, Uncapped} {
+			n := needs(i)
+			i++
+			tr := TrialResult{Trial: Trial{Task: "numpy", Agent: "a", Ratio: r, Repeat: rep, Policy: pol(r)}, PeakWorkingSetBytes: n, Outcome: Passed}
+			if l := tr.Policy.HardLimitBytes; l > 0 && n > l {
+				tr.Outcome, tr.Cause, tr.PeakWorkingSetBytes = OOMKilled, CauseOwnLimit, l
+				tr.OOMs = []OOMEvent{{Step: "solve"}}
+			}
+			trials = append(trials, tr)
 		}
+	}
+	var all []int64
+	for j := 0; j < i; j++ {
+		all = append(all, needs(j))
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
+	trueMedian := all[len(all)/2]
+	c := Calibrate(trials, map[string]int64{"numpy": spec}, map[string]bool{}, 0.01, 0.10)[0]
+	if c.Repeats != RepeatsDrawn || c.Runs() != 120 {
+		t.Fatalf("repeats %q over %d runs, want drawn over 120 (one per trial)", c.Repeats, c.Runs())
+	}
+	if d := float64(c.MedianBytes-trueMedian) / float64(trueMedian); math.Abs(d) > 0.08 {
+		t.Errorf("median need %s, the draws' median %s: off by %.0f%%", FormatBytes(c.MedianBytes), FormatBytes(trueMedian), 100*d)
+	}
+	if c.QuantileBytes < 440*MiB || c.Verdict != "raise" || c.LimitBytes < 480*MiB {
+		t.Errorf("the 99th percentile %s, limit %s (%s): the draws reach 460 MiB", FormatBytes(c.QuantileBytes), FormatBytes(c.LimitBytes), c.Verdict)
+	}
+	if !c.TooFew() || c.RunsForTarget != 299 {
+		t.Errorf("120 runs cannot show a 1%% kill rate: too few %v, %d runs", c.TooFew(), c.RunsForTarget)
+	}
+	// Paired as replays, the same trials inflate the median.
+	paired := Calibrate(trials, map[string]int64{"numpy": spec}, map[string]bool{"numpy": true}, 0.01, 0.10)[0]
+	if paired.MedianBytes <= c.MedianBytes {
+		t.Errorf("pairing independent draws should inflate the median (%s vs %s): the test does not show the defect", FormatBytes(paired.MedianBytes), FormatBytes(c.MedianBytes))
+	}
+}
+
+// Five runs place a median only roughly: calibrate says so, and how many
+// would do.
+func TestCalibrateSaysWhenRunsAreTooFewForTheMedian(t *testing.T) {
+	spec := 320 * MiB
+	var trials []TrialResult
+	for i, mb := range []int64{250, 300, 330, 400, 470} {
+		trials = append(trials, TrialResult{Trial: Trial{Task: "x", Agent: "a", Ratio: Uncapped, Repeat: i + 1, Policy: NewPolicy(Resources{MemoryBytes: spec}, Uncapped, 2)}, PeakWorkingSetBytes: mb * MiB, Outcome: Passed})
+	}
+	c := Calibrate(trials, map[string]int64{"x": spec}, nil, 0.01, 0.10)[0]
+	if len(c.MedianCI) != 2 || c.MedianCI[0] != 250*MiB || c.MedianCI[1] != 470*MiB || c.RunsForMedian <= 5 {
+		t.Errorf("median CI %v, runs for the median %d: five runs give the smallest to the largest", c.MedianCI, c.RunsForMedian)
 	}
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Cause says what ended a trial that did not simply pass or fail: the
@@ -159,30 +158,6 @@ func TrialGlyph(o Outcome, c Cause) string {
 		return g
 	}
 	return o.Glyph()
-}
-
-// StallShare is the share of a timed-out step's time it must spend at the
-// limit (AtLimit) for the timeout to be the limit's doing (stalled), not
-// the agent's.
-const (
-	StallShare = 0.5
-	// StallLevel of the limit charged, StallWorkingSet of it in use:
-	// reclaim runs at the limit, and a working set that high leaves it
-	// only the program's own pages to evict (cache alone is no stall).
-	StallLevel      = 0.98
-	StallWorkingSet = 0.90
-)
-
-// AtLimit says whether a reading is at the hard limit in the stall's
-// sense; never for an uncapped trial (limit 0).
-func AtLimit(usage, workingSet, limit int64) bool {
-	return limit > 0 && float64(usage) >= StallLevel*float64(limit) && float64(workingSet) >= StallWorkingSet*float64(limit)
-}
-
-// Stalled says whether a step that ran for d spent enough of it at the
-// limit to call its timeout a stall.
-func Stalled(atLimit, d time.Duration) bool {
-	return d > 0 && atLimit.Seconds() >= StallShare*d.Seconds()
 }
 
 // NoSpaceInOutput says whether a line of a step's output reports ENOSPC,

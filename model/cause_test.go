@@ -5,32 +5,45 @@ import (
 	"time"
 )
 
-func TestAttributeNamesEveryCause(t *testing.T) {
+func TestClassifyNamesOutcomeAndCause(t *testing.T) {
 	tests := []struct {
 		name    string
 		e       Evidence
 		outcome Outcome
 		cause   Cause
 	}{
-		{"own limit", Evidence{OOMKills: 1}, OOMKilled, CauseOwnLimit},
-		{"own limit, passed anyway", Evidence{OOMKills: 1, VerifierPassed: true}, PassedAfterOOM, CauseOwnLimit},
-		{"outside pressure is infra, not the ratio's kill", Evidence{OOMKills: 1, OOMOutside: true}, InfraError, CauseOutsidePressure},
+		{"own limit", Evidence{OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
+		{"own limit, passed anyway", Evidence{OOMKills: 1, LimitBytes: 64 * MiB, LimitHits: 2, LimitHitsKnown: true, VerifierPassed: true}, PassedAfterOOM, CauseOwnLimit},
+		{"outside pressure is infra, not the ratio's kill", Evidence{OOMKills: 1, LimitBytes: 64 * MiB, LimitHitsKnown: true}, InfraError, CauseOutsidePressure},
+		{"no limit of its own: outside", Evidence{OOMKills: 1}, InfraError, CauseOutsidePressure},
+		// Seen: the sampler missed the last half-second under load and the
+		// hit counter read 0 after the step's peak was reset, while the
+		// step's own kernel peak was the limit exactly (376 MiB).
+		{"the kernel's peak at the limit is the own limit whatever the counters say", Evidence{OOMKills: 1, LimitBytes: 376 * MiB, KernelPeakBytes: 376 * MiB, LimitHitsKnown: true}, OOMKilled, CauseOwnLimit},
+		{"a kernel peak a charge batch short is still the limit", Evidence{OOMKills: 1, LimitBytes: 376 * MiB, KernelPeakBytes: 376*MiB - 256*1024, LimitHitsKnown: true}, OOMKilled, CauseOwnLimit},
+		{"a kernel peak well under the limit with no hits is outside", Evidence{OOMKills: 1, LimitBytes: 376 * MiB, KernelPeakBytes: 200 * MiB, LimitHitsKnown: true}, InfraError, CauseOutsidePressure},
+		{"hits unknown: own limit", Evidence{OOMKills: 1, LimitBytes: 376 * MiB}, OOMKilled, CauseOwnLimit},
+		{"outside pressure survived", Evidence{OOMKills: 1, VerifierPassed: true, LimitBytes: 64 * MiB, LimitHitsKnown: true}, PassedAfterOOM, CauseOutsidePressure},
 		{"killed from outside outranks the engine error it causes", Evidence{KilledBy: "SIGKILL", InfraFailed: true}, InfraError, CauseKilledOutside},
 		{"killed from outside outranks a kill count", Evidence{KilledBy: "SIGTERM", OOMKills: 1}, InfraError, CauseKilledOutside},
 		{"headroom's own cancel is no outside kill", Evidence{KilledBy: "SIGKILL", Cancelled: true}, Cancelled, CauseNone},
 		{"engine lost", Evidence{InfraFailed: true, EngineLost: true}, InfraError, CauseEngineLost},
 		{"start failure", Evidence{InfraFailed: true}, InfraError, CauseNone},
+		{"infra outranks a pass and a kill", Evidence{InfraFailed: true, VerifierPassed: true, OOMKills: 1}, InfraError, CauseNone},
+		{"cancelled", Evidence{Cancelled: true, OOMKills: 1}, Cancelled, CauseNone},
+		{"clean pass", Evidence{VerifierPassed: true}, Passed, CauseNone},
 		{"agent timeout", Evidence{TimedOut: true, TimedOutPhase: "agent"}, Timeout, CauseAgentTimeout},
 		{"verifier timeout", Evidence{TimedOut: true, TimedOutPhase: "verifier"}, Timeout, CauseVerifierTimeout},
-		{"stall outranks the phase's timeout", Evidence{TimedOut: true, TimedOutPhase: "agent", Stalled: true}, Timeout, CauseStalled},
-		{"a kill outranks a timeout", Evidence{TimedOut: true, OOMKills: 1}, OOMKilled, CauseOwnLimit},
+		{"stall outranks the phase's timeout", Evidence{TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{LimitBytes: 64 * MiB, Duration: Duration(10 * time.Second), AtLimit: Duration(8 * time.Second)}}, Timeout, CauseStalled},
+		{"a timeout not at the limit is the phase's", Evidence{TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{LimitBytes: 64 * MiB, Duration: Duration(10 * time.Second)}}, Timeout, CauseAgentTimeout},
+		{"a kill outranks a timeout", Evidence{TimedOut: true, OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
 		{"pids limit behind a failure", Evidence{PidsLimitHits: 3}, Failed, CausePidsLimit},
 		{"disk full behind a failure", Evidence{DiskFull: true}, Failed, CauseDiskFull},
 		{"a pass has no cause", Evidence{VerifierPassed: true, PidsLimitHits: 1}, Passed, CauseNone},
 		{"plain failure", Evidence{}, Failed, CauseNone},
 	}
 	for _, tt := range tests {
-		if o, c := Classify(tt.e), Attribute(tt.e); o != tt.outcome || c != tt.cause {
+		if o, c := Classify(tt.e); o != tt.outcome || c != tt.cause {
 			t.Errorf("%s: %+v → %s/%q, want %s/%q", tt.name, tt.e, o, c, tt.outcome, tt.cause)
 		}
 	}
@@ -73,12 +86,9 @@ func TestEveryGlyphIsDistinct(t *testing.T) {
 	}
 }
 
-func TestStalledAndNoSpace(t *testing.T) {
+func TestAtLimitAndNoSpace(t *testing.T) {
 	if !AtLimit(99, 95, 100) || AtLimit(99, 50, 100) || AtLimit(90, 90, 100) || AtLimit(99, 99, 0) {
 		t.Error("AtLimit: 99% charged with 95% in use is at the limit; cache alone, 90% charged or uncapped is not")
-	}
-	if !Stalled(8*time.Second, 10*time.Second) || Stalled(2*time.Second, 10*time.Second) || Stalled(0, 0) {
-		t.Error("Stalled: 8 of 10 s at the limit is a stall, 2 of 10 is not")
 	}
 	for line, want := range map[string]bool{
 		"OSError: [Errno 28] No space left on device":         true,
@@ -90,5 +100,56 @@ func TestStalledAndNoSpace(t *testing.T) {
 		if NoSpaceInOutput(line) != want {
 			t.Errorf("NoSpaceInOutput(%q) != %v", line, want)
 		}
+	}
+}
+
+func TestStallIsGradedNotACliff(t *testing.T) {
+	sec := func(f float64) Duration { return Duration(time.Duration(f * float64(time.Second))) }
+	limit := int64(320 * MiB)
+	tests := []struct {
+		name string
+		e    StallEvidence
+		want bool
+	}{
+		// Seen: 6.85 s of a 14.7 s step at the limit (46.6%) with 6,652
+		// major faults, clean runs of the task 130–190 faults in ~10 s:
+		// recorded as a plain agent timeout under the 50% rule.
+		{"under half the step, thrashing against its clean runs", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, CleanFaultRate: 19, CleanRuns: 5}, true},
+		{"the same with no clean run: the absolute floor", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652}, true},
+		{"pinned most of the step, faults or not", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8)}, true},
+		{"at the limit a while but faulting like its clean runs", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 250, CleanFaultRate: 19, CleanRuns: 5}, false},
+		{"a task that always faults hard is judged against itself", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, CleanFaultRate: 400, CleanRuns: 5}, false},
+		{"thrashing but barely at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(0.5), MajorFaults: 6652}, false},
+		{"uncapped never stalls at a limit", StallEvidence{Duration: sec(14.7), AtLimit: sec(14), MajorFaults: 6652}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Judge(); got != tt.want {
+			t.Errorf("%s: %s: stalled %v, want %v", tt.name, tt.e, got, tt.want)
+		}
+	}
+}
+
+// On a loaded host every trial saw the host's pressure (90%+) and load
+// (20 on 2 CPUs), so the yes/no flag marked 80 of 80. The trial's own CPU
+// wait tells the one the host slowed from the one it did not.
+func TestContentionIsGradedByTheTrialsOwnWait(t *testing.T) {
+	loaded := func(wait time.Duration) HostNoise {
+		return HostNoise{PSI: true, CPUSome: 0.95, PeakLoad1: 20, StepCPUSome: 0.93, StepTime: Duration(10 * time.Second), CPUWait: Duration(wait), CPUWaitKnown: true}
+	}
+	calm, starved := loaded(500*time.Millisecond), loaded(4*time.Second)
+	calm.Judge(HostLoad{Load1: 20}, HostLoad{Load1: 19}, 2)
+	starved.Judge(HostLoad{Load1: 20}, HostLoad{Load1: 19}, 2)
+	if calm.Contended {
+		t.Errorf("waited 5%% of its steps: not contended, whatever the host's load (%s)", calm.Why)
+	}
+	if !starved.Contended || starved.Why != "waited 4.0s for a CPU in 10.0s of steps (40%)" {
+		t.Errorf("waited 40%%: contended, with its number; got %v %q", starved.Contended, starved.Why)
+	}
+	// Without the wait (another backend), the host's pressure over its
+	// own steps decides, as before.
+	old := HostNoise{PSI: true, CPUSome: 0.95, StepCPUSome: 0.1, StepTime: Duration(10 * time.Second)}
+	old.Judge(HostLoad{}, HostLoad{}, 2)
+	if old.Contended {
+		t.Errorf("host pressure 10%% during its steps: not contended (%s)", old.Why)
 	}
 }

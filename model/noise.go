@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // HostNoise is what else was happening on the host while a trial ran: the
@@ -34,27 +35,89 @@ type HostNoise struct {
 	PeakLoad1         float64 `json:"peak_load1"`
 	MinAvailableBytes int64   `json:"min_available_bytes"`
 	HostReadings      int     `json:"host_readings"`
+	// CPUWait is the CPU time the trial's threads wanted during its steps
+	// and did not get (their run-queue wait; v2: the cgroup's own
+	// cpu.pressure), less the time its own CPU limit throttled it, when
+	// CPUWaitKnown; StepTime is the steps' wall time;
+	// StepCPUSome the host's CPU pressure over the trial's own steps (not
+	// its container's start and removal, when the engine is busiest).
+	CPUWait      Duration `json:"cpu_wait,omitempty"`
+	CPUWaitKnown bool     `json:"cpu_wait_known,omitempty"`
+	StepTime     Duration `json:"step_time,omitempty"`
+	StepCPUSome  float64  `json:"step_cpu_some,omitempty"`
 	// Contended marks a trial the host's load may have changed; Why says
-	// which signals crossed their threshold.
+	// which signals crossed their threshold, with their numbers.
 	Contended bool   `json:"contended"`
 	Why       string `json:"why,omitempty"`
 }
 
-// Thresholds above which a trial counts as contended: a quarter of its
-// time with some task waiting for a CPU, a twentieth waiting for memory,
-// or a load above the host's CPUs at any point it was read.
+// WaitShare is the trial's CPU wait over its step time: how much of the
+// CPU it wanted the host withheld (more than 1 when several threads each
+// waited); ok when it was read.
+func (n HostNoise) WaitShare() (float64, bool) {
+	if !n.CPUWaitKnown || n.StepTime <= 0 {
+		return 0, false
+	}
+	return float64(n.CPUWait) / float64(n.StepTime), true
+}
+
+// Contention is the graded measure, in words with its number: the trial's
+// own CPU wait where it was read ("waited 3.8s for a CPU in 10.0s of
+// steps (38%)"), else the host's CPU pressure during its steps, else over
+// its whole span.
+func (n HostNoise) Contention() string {
+	if share, ok := n.WaitShare(); ok {
+		return fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps (%.0f%%)", time.Duration(n.CPUWait).Seconds(), time.Duration(n.StepTime).Seconds(), 100*share)
+	}
+	if n.PSI && n.StepTime > 0 {
+		return fmt.Sprintf("host CPU pressure %.0f%% during its steps", 100*n.StepCPUSome)
+	}
+	if n.PSI {
+		return fmt.Sprintf("host CPU pressure %.0f%%", 100*n.CPUSome)
+	}
+	return fmt.Sprintf("load %.1f", n.PeakLoad1)
+}
+
+// Thresholds above which a trial counts as contended: its threads waited
+// for a CPU a quarter of its step time (where read); else a quarter of its
+// time with some task on the host waiting for a CPU, or a load above the
+// host's CPUs at any point it was read; and a twentieth of its time with
+// some task waiting for memory.
 const (
+	ContendedWait       = 0.25
 	ContendedCPUSome    = 0.25
 	ContendedMemorySome = 0.05
 )
 
-// Judge sets Contended and Why from the pressure shares and the host's
-// highest load over the trial (at its start and end, and PeakLoad1 when
-// it was followed in between).
+// Judge sets Contended and Why. Where the trial's own CPU wait was read
+// it decides, graded: a host whose every CPU is busy (pressure 90%, load
+// 20) slows a trial only as much as the trial waited, and the host-wide
+// signals flagged every trial of a loaded host (80 of 80). Elsewhere the
+// host's CPU pressure over the trial's steps (or its span) and its highest
+// load decide, as before.
 func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	var why []string
-	if n.PSI && n.CPUSome >= ContendedCPUSome {
-		why = append(why, fmt.Sprintf("CPU pressure %.0f%%", 100*n.CPUSome))
+	if share, ok := n.WaitShare(); ok {
+		if share >= ContendedWait {
+			why = append(why, n.Contention())
+		}
+		if n.PSI && n.MemorySome >= ContendedMemorySome {
+			why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))
+		}
+		if n.NoisyNeighbours > 0 {
+			// Pressure made on purpose (the neighbours knob), by how much
+			// the trial waited in the first reason.
+			why = append(why, fmt.Sprintf("%d noisy neighbours using %.1f cores", n.NoisyNeighbours, n.NeighbourCores))
+		}
+		n.Contended, n.Why = len(why) > 0, strings.Join(why, ", ")
+		return
+	}
+	cpu := n.CPUSome
+	if n.StepTime > 0 {
+		cpu = n.StepCPUSome
+	}
+	if n.PSI && cpu >= ContendedCPUSome {
+		why = append(why, fmt.Sprintf("CPU pressure %.0f%%", 100*cpu))
 	}
 	if n.PSI && n.MemorySome >= ContendedMemorySome {
 		why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))

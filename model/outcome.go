@@ -44,11 +44,16 @@ type Evidence struct {
 	TimedOut       bool // agent or verifier deadline passed
 	VerifierPassed bool // verifier ran and passed
 
-	// What the attribution needs (see Attribute).
+	// What names the cause (see Classify).
 	TimedOutPhase string // "agent" or "verifier", when TimedOut
-	// OOMOutside: the kills came while the container was under its own
-	// limit (or it had none): a parent cgroup's or the host's doing.
-	OOMOutside bool
+	// The kernel's own evidence of whose limit a kill was: the trial's
+	// hard limit (0: none), the kernel's highest usage over its steps
+	// (read from the cgroup, not the samples), and how often the cgroup's
+	// usage hit that limit (failcnt, memory.events max), when known.
+	LimitBytes      int64
+	KernelPeakBytes int64
+	LimitHits       int64
+	LimitHitsKnown  bool
 	// KilledBy names the signal someone other than headroom sent the
 	// container (docker kill, stop, rm -f); empty when nobody did.
 	KilledBy string
@@ -58,73 +63,81 @@ type Evidence struct {
 	PidsLimitHits int
 	// DiskFull: a step reported ENOSPC.
 	DiskFull bool
-	// Stalled: the timed-out step spent most of its time at the limit.
-	Stalled bool
+	// Stall is the timed-out step's memory evidence, when one timed out.
+	Stall *StallEvidence
 }
 
-// Classify turns evidence into exactly one outcome. The order matters: a
-// kill from outside, an infrastructure failure or a cancellation says
-// nothing about the verifier; a pass is a pass even after a kill (flagged);
-// a kill under the container's own limit is the outside's doing (an infra
-// error, not the ratio's); a kill outranks a timeout because the kill is
-// what the machine did.
-func Classify(e Evidence) Outcome {
+// OwnLimitSlackBytes is how far under its limit the kernel's peak can
+// stop when a charge at the limit fails: the kernel charges in batches
+// (64 pages), and on Kubernetes the pod's cgroup, whose limit also covers
+// the pause process, refuses the charge ~460 KiB short of the container's.
+const OwnLimitSlackBytes = MiB
+
+// KernelAtLimit says whether the kernel's own peak reached the limit.
+func (e Evidence) KernelAtLimit() bool {
+	return e.LimitBytes > 0 && e.KernelPeakBytes > 0 && e.KernelPeakBytes >= e.LimitBytes-OwnLimitSlackBytes
+}
+
+// KilledUnderLimit says whether the trial's kills came from outside its
+// own limit, by the kernel's own evidence: it had no limit, or its usage
+// never hit the limit (the hit counters say none, and the kernel's peak
+// stayed under it). The samples alone never decide: a loaded host's
+// sampler can miss the last half-second before a kill.
+func (e Evidence) KilledUnderLimit() bool {
+	switch {
+	case e.LimitBytes == 0:
+		return true
+	case e.KernelAtLimit():
+		return false
+	}
+	return e.LimitHitsKnown && e.LimitHits == 0
+}
+
+// Classify turns evidence into exactly one outcome and its cause, in one
+// order of precedence so the two cannot drift: a kill from outside, an
+// infrastructure failure (the engine gone) or a cancellation says nothing
+// about the verifier; a pass is a pass even after a kill (flagged, with
+// the kill's cause); a kill under the container's own limit is the
+// outside's doing (an infra error, not the ratio's); a kill outranks a
+// timeout because the kill is what the machine did; a timeout is a stall
+// when the step sat at its limit (StallEvidence.Judge), else its phase's;
+// the pids limit and a full disk are named behind a failure.
+func Classify(e Evidence) (Outcome, Cause) {
 	switch {
 	case e.KilledBy != "" && !e.Cancelled:
-		return InfraError
+		return InfraError, CauseKilledOutside
+	case e.InfraFailed && e.EngineLost:
+		return InfraError, CauseEngineLost
 	case e.InfraFailed:
-		return InfraError
+		return InfraError, CauseNone
 	case e.Cancelled:
-		return Cancelled
+		return Cancelled, CauseNone
+	}
+	killCause := CauseOwnLimit
+	if e.OOMKills > 0 && e.KilledUnderLimit() {
+		killCause = CauseOutsidePressure
+	}
+	switch {
 	case e.VerifierPassed && e.OOMKills > 0:
-		return PassedAfterOOM
+		return PassedAfterOOM, killCause
 	case e.VerifierPassed:
-		return Passed
-	case e.OOMKills > 0 && e.OOMOutside:
-		return InfraError
+		return Passed, CauseNone
+	case e.OOMKills > 0 && killCause == CauseOutsidePressure:
+		return InfraError, CauseOutsidePressure
 	case e.OOMKills > 0:
-		return OOMKilled
-	case e.TimedOut:
-		return Timeout
-	default:
-		return Failed
-	}
-}
-
-// Attribute names the cause behind the outcome Classify gives, in the
-// same order of precedence: a kill from outside, then the engine, then a
-// kill (own limit or outside pressure), then a timeout (a stall at the
-// limit before the phase's own), then the pids limit and a full disk
-// behind a failure. A pass has no cause but the kill it survived.
-func Attribute(e Evidence) Cause {
-	switch {
-	case e.KilledBy != "" && !e.Cancelled:
-		return CauseKilledOutside
-	case e.InfraFailed:
-		if e.EngineLost {
-			return CauseEngineLost
-		}
-		return CauseNone
-	case e.Cancelled:
-		return CauseNone
-	case e.OOMKills > 0 && e.OOMOutside:
-		return CauseOutsidePressure
-	case e.OOMKills > 0:
-		return CauseOwnLimit
-	case e.VerifierPassed:
-		return CauseNone
-	case e.TimedOut && e.Stalled:
-		return CauseStalled
+		return OOMKilled, CauseOwnLimit
+	case e.TimedOut && e.Stall != nil && e.Stall.Judge():
+		return Timeout, CauseStalled
 	case e.TimedOut && e.TimedOutPhase == "verifier":
-		return CauseVerifierTimeout
+		return Timeout, CauseVerifierTimeout
 	case e.TimedOut:
-		return CauseAgentTimeout
+		return Timeout, CauseAgentTimeout
 	case e.PidsLimitHits > 0:
-		return CausePidsLimit
+		return Failed, CausePidsLimit
 	case e.DiskFull:
-		return CauseDiskFull
+		return Failed, CauseDiskFull
 	}
-	return CauseNone
+	return Failed, CauseNone
 }
 
 // Rates are the two headline numbers over a set of outcomes.
@@ -135,6 +148,9 @@ type Rates struct {
 	// OutsideErrs are the infra errors from outside the container and its
 	// limits (Cause.Outside): in InfraErrs, and shown apart.
 	OutsideErrs int
+	// Memory counts the memory failures (killed at the own limit, stalled
+	// at it) among the counted outcomes, split.
+	Memory MemoryFailures
 }
 
 // Add records one outcome with no cause.
@@ -147,6 +163,7 @@ func (r *Rates) AddCause(o Outcome, c Cause) {
 		return
 	}
 	r.Counted++
+	r.Memory.Add(o, c)
 	if o.Success() {
 		r.Successes++
 	}

@@ -2,28 +2,6 @@ package model
 
 import "testing"
 
-func TestClassify(t *testing.T) {
-	tests := []struct {
-		name string
-		e    Evidence
-		want Outcome
-	}{
-		{"clean pass", Evidence{VerifierPassed: true}, Passed},
-		{"pass after a child was killed", Evidence{VerifierPassed: true, OOMKills: 1}, PassedAfterOOM},
-		{"killed and failed", Evidence{OOMKills: 2}, OOMKilled},
-		{"killed then timed out: the kill is what the machine did", Evidence{OOMKills: 1, TimedOut: true}, OOMKilled},
-		{"timeout", Evidence{TimedOut: true}, Timeout},
-		{"failed", Evidence{}, Failed},
-		{"infra outranks everything", Evidence{InfraFailed: true, VerifierPassed: true, OOMKills: 1}, InfraError},
-		{"cancelled", Evidence{Cancelled: true, OOMKills: 1}, Cancelled},
-	}
-	for _, tt := range tests {
-		if got := Classify(tt.e); got != tt.want {
-			t.Errorf("%s: Classify(%+v) = %s, want %s", tt.name, tt.e, got, tt.want)
-		}
-	}
-}
-
 func TestRatesDefinitions(t *testing.T) {
 	var r Rates
 	for _, o := range []Outcome{Passed, PassedAfterOOM, OOMKilled, InfraError, Failed, Timeout, Cancelled, Cancelled} {

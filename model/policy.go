@@ -8,9 +8,12 @@ import (
 // ResourcePolicy is what one trial gets: the guarantee (the task's spec)
 // and the hard kill limit (ratio × spec, none when uncapped).
 type ResourcePolicy struct {
-	Ratio          Ratio   `json:"ratio"`
-	GuaranteeBytes int64   `json:"guarantee_bytes"`
-	HardLimitBytes int64   `json:"hard_limit_bytes"` // 0: no hard limit
+	Ratio          Ratio `json:"ratio"`
+	GuaranteeBytes int64 `json:"guarantee_bytes"`
+	HardLimitBytes int64 `json:"hard_limit_bytes"` // 0: no hard limit
+	// SpecLimitBytes is the task's own 1x limit where it names one apart
+	// from its guarantee (Resources.MemoryLimitBytes): ratios scale it.
+	SpecLimitBytes int64   `json:"spec_limit_bytes,omitempty"`
 	GuaranteeCPUs  float64 `json:"guarantee_cpus"`
 	LimitCPUs      float64 `json:"limit_cpus"` // 0: no CPU limit
 	// CPULimitCapped is set when ratio × spec CPUs exceeded the host's CPUs
@@ -59,7 +62,9 @@ func NewPolicy(spec Resources, r Ratio, hostCPUs int) ResourcePolicy {
 	return NewScaledPolicy(spec, r, hostCPUs, ScaleBoth)
 }
 
-// NewScaledPolicy derives a trial's policy, limiting what scale names.
+// NewScaledPolicy derives a trial's policy, limiting what scale names:
+// the hard limit is the ratio times the task's 1x limit (its own
+// memory_limit where it has one, else its guarantee).
 func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) ResourcePolicy {
 	p := ResourcePolicy{
 		Ratio:          r,
@@ -73,12 +78,16 @@ func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) Resourc
 	if scale != "" && scale != ScaleBoth {
 		p.Scale = scale
 	}
+	base := spec.MemoryBytes
+	if spec.MemoryLimitBytes > 0 {
+		base, p.SpecLimitBytes = spec.MemoryLimitBytes, spec.MemoryLimitBytes
+	}
 	if r.Uncapped {
 		return p
 	}
 	if scale.Memory() {
 		// Whole pages keep the engine from rounding behind our back.
-		p.HardLimitBytes = int64(math.Round(float64(spec.MemoryBytes)*r.K/4096)) * 4096
+		p.HardLimitBytes = int64(math.Round(float64(base)*r.K/4096)) * 4096
 	}
 	if !scale.CPU() {
 		return p

@@ -37,6 +37,9 @@ type StepResult struct {
 	// faults during the step (the kernel re-reading evicted pages).
 	AtLimit     Duration `json:"at_limit,omitempty"`
 	MajorFaults int64    `json:"major_faults,omitempty"`
+	// CPUWait is the CPU time the step's threads wanted and did not get
+	// (the host's doing; its own limit is throttling), when read.
+	CPUWait Duration `json:"cpu_wait,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
 	NoSpace       bool   `json:"no_space,omitempty"`
 	Output        string `json:"output,omitempty" printable:"text"` // bounded tail
@@ -89,6 +92,10 @@ type TrialResult struct {
 	Outcome Outcome `json:"outcome"`
 	Cause   Cause   `json:"cause,omitempty"`  // the outcome's sub-kind
 	Reason  string  `json:"reason,omitempty"` // why, in a sentence
+	// Stall is the memory evidence of a trial that ran past its time
+	// limit (its timed-out step's time at the memory limit and major
+	// faults), whether or not it was judged a stall.
+	Stall *StallEvidence `json:"stall,omitempty"`
 	// TaskNotRun marks an infra-error of the task itself: its image did
 	// not build, or it lacks the agent. No container was started; the
 	// trial says nothing about the ratio, and is left out of the rates.

@@ -9,10 +9,14 @@ import (
 // Resources is a task's spec: what it is guaranteed. Defaulted lists the
 // fields the task file did not set and that got headroom's defaults.
 type Resources struct {
-	CPUs        float64  `json:"cpus"`
-	MemoryBytes int64    `json:"memory_bytes"`
-	PidsLimit   int64    `json:"pids_limit"`
-	Defaulted   []string `json:"defaulted,omitempty"`
+	CPUs        float64 `json:"cpus"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	// MemoryLimitBytes is the task's own hard limit at 1x, when its file
+	// names one apart from the guarantee (headroom TOML's memory_limit);
+	// 0: the limit is the guarantee, as in a Harbor task's one memory_mb.
+	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
+	PidsLimit        int64    `json:"pids_limit"`
+	Defaulted        []string `json:"defaulted,omitempty"`
 }
 
 // Defaults for fields a task file leaves out (Terminal-Bench's own defaults).

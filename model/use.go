@@ -33,7 +33,26 @@ func (c CellResources) MeanThrottled() time.Duration {
 // TrialPeakBytes is a trial's peak as best known: the kernel's high-water
 // mark catches spikes between samples, the samples what the kernel's
 // mark (which can include reclaimable cache) overstates less.
+//
+// It is a run's one "need": what calibrate and what-if read, and what the
+// live line, the plots and the detail call "peak" (PeakLabel).
 func TrialPeakBytes(t TrialResult) int64 { return max(t.PeakWorkingSetBytes, t.KernelPeakBytes) }
+
+// StepPeakBytes is a step's need, as TrialPeakBytes is a trial's.
+func StepPeakBytes(s StepResult) int64 { return max(s.PeakWorkingSetBytes, s.KernelPeakBytes) }
+
+// PeakLabel is a need as every view writes it: the larger of the sampled
+// working set and the kernel's peak, with the sampled figure named beside
+// it where the kernel's is higher ("240.7MiB (sampled 178.8MiB)"): a
+// sampled peak alone under-reads a spike between samples and suggests a
+// limit that kills.
+func PeakLabel(sampled, kernel int64, format func(int64) string) string {
+	need := max(sampled, kernel)
+	if kernel > sampled && sampled > 0 && format(sampled) != format(need) {
+		return format(need) + " (sampled " + format(sampled) + ")"
+	}
+	return format(need)
+}
 
 // ResourceUse sums what each cell's counted trials used, by row and ratio;
 // ok is false when no trial has a CPU record (older experiments).

@@ -33,10 +33,12 @@ type TaskVariance struct {
 	// UncappedFailed counts uncapped runs that did not pass: the task's
 	// own flakiness, no limit involved.
 	UncappedFailed int `json:"uncapped_failed"`
-	// Killed and Capped count OOM-killed trials among those run under a
-	// limit: what the limit caused.
-	Killed int `json:"killed"`
-	Capped int `json:"capped"`
+	// Killed, Stalled and Capped count the memory failures (killed at
+	// the limit, stalled at it) among the trials run under a limit: what
+	// the limit caused.
+	Killed  int `json:"killed"`
+	Stalled int `json:"stalled"`
+	Capped  int `json:"capped"`
 }
 
 // PeakSpread is the peaks' range over their median (0 with one run).
@@ -67,8 +69,11 @@ func Variances(trials []TrialResult) []TaskVariance {
 		}
 		if !t.Ratio.Uncapped {
 			v.Capped++
-			if killedTrial(t) {
+			switch t.MemoryFailure() {
+			case KilledAtLimit:
 				v.Killed++
+			case StalledAtLimit:
+				v.Stalled++
 			}
 			continue
 		}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,7 +98,10 @@ func TestEvaluatePredictions(t *testing.T) {
 		at("t0006", Ratio{K: 5}, InfraError, false),                                                        // not counted
 		{Trial: Trial{ID: "o", Task: "other", Agent: "a", Ratio: Ratio{K: 1}, Repeat: 1}, Outcome: Passed}, // no twin
 	}
-	got := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace})
+	if none := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace}, nil); len(none) != 0 {
+		t.Errorf("a task that does not replay is scored trial by trial: %+v", none)
+	}
+	got := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace}, map[string]bool{src.Task: true, "other": true})
 	if len(got) != 4 {
 		t.Fatalf("%d ratios: %+v", len(got), got)
 	}
@@ -113,6 +117,56 @@ func TestEvaluatePredictions(t *testing.T) {
 	cells := PredictCells(trials, map[string][]TracePoint{src.ID: trace}, []Ratio{{K: 1}, {K: 1.5}, Uncapped})
 	if len(cells) != 1 || cells[0].Ratio != (Ratio{K: 1.5}) || cells[0].Successes() != 0 || cells[0].Predictions[0].Step != "build" {
 		t.Errorf("predicted cells %+v", cells)
+	}
+	if c := cells[0]; c.Killed != 1 || c.KillCI.Lo <= 0 || c.KillCI.Hi != 1 || !strings.Contains(c.RateText(), "killed ≈1/1 [21–100%]") {
+		t.Errorf("predicted rate %+v %q", c, c.RateText())
+	}
+}
+
+// A predicted kill at a looser ratio beside a measured pass at a tighter
+// one says why. Seen: "1.5x ≈0/3 killed" beside a measured 1x "3/3 !!!".
+func TestPredictionSaysWhyItReadsAgainstAMeasuredCell(t *testing.T) {
+	spec := Resources{MemoryBytes: 100 * MiB, CPUs: 1}
+	t0 := time.Unix(0, 0)
+	var trials []TrialResult
+	for rep := 1; rep <= 3; rep++ {
+		for _, r := range []Ratio{{K: 1}, Uncapped} {
+			tr := TrialResult{Trial: Trial{ID: fmt.Sprintf("t%d%s", rep, r), Task: "retry", Agent: "a", Ratio: r, Repeat: rep, Policy: NewPolicy(spec, r, 2)}, Outcome: Passed, Start: t0,
+				Steps: []StepResult{{Name: "make", Start: t0, End: t0.Add(time.Second), PeakWorkingSetBytes: 180 * MiB}}}
+			if !r.Uncapped {
+				tr.Outcome, tr.Cause, tr.OOMs = PassedAfterOOM, CauseOwnLimit, []OOMEvent{{Step: "make"}}
+				tr.Steps[0].PeakWorkingSetBytes = 99 * MiB
+			}
+			trials = append(trials, tr)
+		}
+	}
+	cells := PredictCells(trials, nil, []Ratio{{K: 1.5}})
+	if len(cells) != 1 || cells[0].Killed != 3 || !strings.Contains(cells[0].Note, "measured at 1x with less room: 3/3 passed") {
+		t.Errorf("predicted %+v", cells)
+	}
+}
+
+// For a task that draws its size each run, the rate is scored: the
+// measured failures at the limit against the rate predicted from the
+// uncapped peaks.
+func TestRateChecks(t *testing.T) {
+	spec := Resources{MemoryBytes: 100 * MiB, CPUs: 1}
+	t0 := time.Unix(0, 0)
+	var trials []TrialResult
+	for i := 0; i < 10; i++ {
+		for _, r := range []Ratio{{K: 1}, Uncapped} {
+			peak := int64(80+i*5) * MiB // 80..125: 5 of 10 over 100
+			tr := TrialResult{Trial: Trial{ID: fmt.Sprintf("t%d%s", i, r), Task: "drawn", Agent: "a", Ratio: r, Repeat: i + 1, Policy: NewPolicy(spec, r, 2)}, Outcome: Passed, Start: t0,
+				Steps: []StepResult{{Name: "solve", Start: t0, End: t0.Add(time.Second), PeakWorkingSetBytes: peak}}}
+			if !r.Uncapped && (i+3)%10 >= 6 { // another draw: 4 of 10 killed
+				tr.Outcome, tr.Cause, tr.OOMs = OOMKilled, CauseOwnLimit, []OOMEvent{{Step: "solve"}}
+			}
+			trials = append(trials, tr)
+		}
+	}
+	rc := RateChecks(trials, nil)
+	if len(rc) != 1 || rc[0].Predicted != 5 || rc[0].Runs != 10 || rc[0].Measured.Killed != 4 || !rc[0].Consistent {
+		t.Errorf("rate checks %+v", rc)
 	}
 }
 

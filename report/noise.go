@@ -28,8 +28,8 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 			contended++
 		}
 	}
-	intro := fmt.Sprintf("%d of %d trials ran contended (host CPU pressure ≥%.0f%% of their time, memory pressure ≥%.0f%%, or load above the host's CPUs)",
-		contended, noted, 100*model.ContendedCPUSome, 100*model.ContendedMemorySome)
+	intro := fmt.Sprintf("%d of %d trials ran contended (their threads waited for a CPU ≥%.0f%% of their step time, where that was read; else host CPU pressure ≥%.0f%% during their steps or load above the host's CPUs; or memory pressure ≥%.0f%%)",
+		contended, noted, 100*model.ContendedWait, 100*model.ContendedCPUSome, 100*model.ContendedMemorySome)
 	switch psi {
 	case noted:
 	case 0:
@@ -53,5 +53,31 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	for _, s := range split {
 		rows = append(rows, []string{s.Ratio.String(), rate(s.Quiet), rate(s.Contended)})
 	}
-	return writeGrid(w, md, head, rows)
+	if err := writeGrid(w, md, head, rows); err != nil {
+		return err
+	}
+	// A failure the host may have caused says by how much.
+	var lines []string
+	for _, t := range r.Trials {
+		if n := t.Noise; n != nil && n.Contended && t.Outcome.Counted() && !t.Outcome.Success() {
+			lines = append(lines, fmt.Sprintf("%s %s · %s %s %s: %s — %s", t.ID, t.Task, t.Agent, t.Ratio, t.OutcomeWord(), n.Why, t.Reason))
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nFailures on a contended host (%d), with how much:\n", len(lines))
+	const most = 8
+	for i, l := range lines {
+		if i == most {
+			fmt.Fprintf(w, "  … and %d more (--format json has every trial's noise)\n", len(lines)-most)
+			break
+		}
+		if md {
+			fmt.Fprintf(w, "- %s\n", l)
+		} else {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	return nil
 }

@@ -23,6 +23,7 @@ var (
 	grey   = color.RGBA{R: 127, G: 127, B: 127, A: 255}
 	green  = color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	orange = color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	purple = color.RGBA{R: 148, G: 103, B: 189, A: 255}
 )
 
 func checkExt(file string) error {
@@ -58,7 +59,7 @@ func (r *Report) Plot(file string) error {
 
 	peaks := plot.New()
 	peaks.Title.Text = "Peak memory / spec, every trial"
-	peaks.Y.Label.Text = "peak working set ÷ task spec"
+	peaks.Y.Label.Text = "peak (samples or kernel) ÷ task spec"
 	peaks.X.Label.Text = "task · agent"
 	var names []string
 	spec := map[string]int64{}
@@ -67,7 +68,7 @@ func (r *Report) Plot(file string) error {
 			spec[t.Name] = t.Resources.MemoryBytes
 		}
 	}
-	var kept, killed plotter.XYs
+	var kept, killed, stalled, survived plotter.XYs
 	top := 1.0
 	for i, row := range r.Matrix.Rows {
 		names = append(names, strings.TrimPrefix(row.Task, "builtin/")+"·"+row.Agent)
@@ -82,13 +83,18 @@ func (r *Report) Plot(file string) error {
 			if s == 0 {
 				continue
 			}
-			y := float64(t.PeakWorkingSetBytes) / float64(s)
+			y := float64(model.TrialPeakBytes(t)) / float64(s)
 			top = max(top, y)
-			jitter := float64(t.Repeat%7-3) * 0.04
-			if len(t.OOMs) > 0 {
-				killed = append(killed, plotter.XY{X: float64(i) + jitter, Y: y})
-			} else {
-				kept = append(kept, plotter.XY{X: float64(i) + jitter, Y: y})
+			pt := plotter.XY{X: float64(i) + float64(t.Repeat%7-3)*0.04, Y: y}
+			switch {
+			case t.MemoryFailure() == model.KilledAtLimit:
+				killed = append(killed, pt)
+			case t.MemoryFailure() == model.StalledAtLimit:
+				stalled = append(stalled, pt)
+			case len(t.OOMs) > 0:
+				survived = append(survived, pt)
+			default:
+				kept = append(kept, pt)
 			}
 		}
 	}
@@ -111,7 +117,7 @@ func (r *Report) Plot(file string) error {
 		pts  plotter.XYs
 		col  color.Color
 		name string
-	}{{kept, green, "not killed"}, {killed, red, "OOM-killed (peak = limit)"}} {
+	}{{kept, green, "not killed"}, {survived, orange, "a process killed, survived"}, {killed, red, "OOM-killed (peak = limit)"}, {stalled, purple, "stalled at the limit"}} {
 		if len(set.pts) == 0 {
 			continue
 		}
@@ -233,7 +239,8 @@ func (r *Report) PlotTrial(id string, samples []event.Sample, file string) error
 	t0 := samples[0].Time
 	at := func(t time.Time) float64 { return t.Sub(t0).Seconds() }
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s  %s · %s at %s, repeat %d: %s", id, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, tr.Outcome)
+	p.Title.Text = fmt.Sprintf("%s  %s · %s at %s, repeat %d: %s, peak %s", id, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, tr.OutcomeWord(),
+		model.PeakLabel(tr.PeakWorkingSetBytes, tr.KernelPeakBytes, model.FormatBytes))
 	p.X.Label.Text = "seconds"
 	p.Y.Label.Text = "MiB"
 	p.Add(plotter.NewGrid())
@@ -274,7 +281,7 @@ func (r *Report) PlotTrial(id string, samples []event.Sample, file string) error
 			return err
 		}
 	}
-	top := float64(max(tr.PeakWorkingSetBytes, tr.Policy.HardLimitBytes, tr.Policy.GuaranteeBytes)) / (1 << 20) * 1.4
+	top := float64(max(model.TrialPeakBytes(*tr), tr.Policy.HardLimitBytes, tr.Policy.GuaranteeBytes)) / (1 << 20) * 1.4
 	var marks []timeMark
 	// mark draws a vertical line at t; its label is placed below.
 	mark := func(t time.Time, col color.Color, width vg.Length, label string) {

@@ -30,6 +30,9 @@ type Report struct {
 	// Traces are trials' memory samples by id (WithTraces), for what-if
 	// predictions' seconds; a report without them still predicts.
 	Traces map[string][]model.TracePoint
+	// Seeded names the tasks that replay a repeat exactly; nil: read from
+	// the manifest's images (model.SeededImage).
+	Seeded map[string]bool
 }
 
 // Options choose the comparisons.
@@ -130,6 +133,7 @@ func (r *Report) Table(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(tw, strings.Join(append([]string{"  from outside"}, outside...), "\t"))
 	}
+	fmt.Fprintln(tw, strings.Join(append([]string{"failed at the limit"}, r.memoryRow()...), "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -154,6 +158,9 @@ func (r *Report) Table(w io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(w, QuestionsLegend)
+	}
+	if err := r.writeRegimes(w, false); err != nil {
+		return err
 	}
 	if err := r.writeMeasured(w, false); err != nil {
 		return err
@@ -188,6 +195,17 @@ func (r *Report) outsideRow() []string {
 	}
 	if !any {
 		return nil
+	}
+	return cols
+}
+
+// memoryRow counts, per ratio, the trials that failed at their own memory
+// limit (killed by it, or stalled at it) with the split: the one count of
+// memory failures every view gives.
+func (r *Report) memoryRow() []string {
+	var cols []string
+	for _, ratio := range r.Matrix.Ratios {
+		cols = append(cols, r.Matrix.ByRatio[ratio].Memory.String())
 	}
 	return cols
 }
@@ -301,6 +319,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
 	}
+	fmt.Fprintln(w, "| **failed at the limit** | "+strings.Join(r.memoryRow(), " | ")+" |")
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintf(w, "\n`%s`\n", l)
@@ -320,6 +339,9 @@ func (r *Report) Markdown(w io.Writer) error {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
+	}
+	if err := r.writeRegimes(w, true); err != nil {
+		return err
 	}
 	if err := r.writeMeasured(w, true); err != nil {
 		return err
@@ -377,6 +399,8 @@ type JSONCell struct {
 	OutsideErrors  int             `json:"outside_errors,omitempty"` // of InfraErrors, from outside
 	SuccessRate    float64         `json:"success_rate"`
 	InfraErrorRate float64         `json:"infra_error_rate"`
+	// MemoryFailures are the trials that failed at their own limit.
+	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
 
 // JSONNotRun is a task·agent row that could not run, and why.
@@ -403,13 +427,15 @@ type JSONRatio struct {
 	SuccessRate    float64     `json:"success_rate"`
 	InfraErrorRate float64     `json:"infra_error_rate"`
 	OutsideErrors  int         `json:"outside_errors,omitempty"`
+	// MemoryFailures are the trials that failed at their own limit.
+	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
 
 // JSON writes one document holding everything needed to recompute the
 // statistics: the manifest, every trial record with its seed, the matrix
 // and the analysis.
 func (r *Report) JSON(w io.Writer) error {
-	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials)}
+	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Regimes: r.Regimes()}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}
@@ -423,12 +449,12 @@ func (r *Report) JSON(w io.Writer) error {
 			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: ratio, Outcomes: c.Outcomes,
 				Causes: causesIfAny(c.Causes), OutsideErrors: c.Rates.OutsideErrs,
 				Counted: c.Rates.Counted, Successes: c.Rates.Successes, InfraErrors: c.Rates.InfraErrs,
-				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate()})
+				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate(), MemoryFailures: c.Rates.Memory})
 		}
 	}
 	for _, ratio := range m.Ratios {
 		rt := m.ByRatio[ratio]
-		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs})
+		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs, MemoryFailures: rt.Memory})
 	}
 	return writeJSONDoc(w, doc, r.Trials)
 }
@@ -443,6 +469,9 @@ type jsonDoc struct {
 	Analysis   *model.Analysis      `json:"analysis"`
 	WhatIf     *WhatIf              `json:"what_if,omitempty"`
 	Variance   []model.TaskVariance `json:"variance,omitempty"`
+	// Regimes split the change between adjacent ratios into trials
+	// rescued from an infra failure and trials made easier.
+	Regimes []model.RegimeSplit `json:"regimes,omitempty"`
 }
 
 // writeJSONDoc writes doc with a last member "trials", indented as one

@@ -28,7 +28,7 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 	} else {
 		fmt.Fprintf(w, "\n%s:\n", intro)
 	}
-	head := []string{"task · agent", "runs", "peak min–max", "spread", "duration", "failed uncapped (its own)", "killed under a limit", "a rerun"}
+	head := []string{"task · agent", "runs", "peak min–max", "spread", "duration", "failed uncapped (its own)", "failed at a limit", "a rerun"}
 	var rows [][]string
 	for _, v := range vs {
 		replay := "same settings"
@@ -38,11 +38,11 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 		rows = append(rows, []string{v.Task + " · " + v.Agent, fmt.Sprint(v.Runs),
 			model.FormatBytes(v.PeakMinBytes) + "–" + model.FormatBytes(v.PeakMaxBytes), pct(v.PeakSpread()),
 			fmt.Sprintf("%s–%s", v.DurationMin.Round(100*time.Millisecond), v.DurationMax.Round(100*time.Millisecond)),
-			fmt.Sprintf("%d/%d", v.UncappedFailed, v.Runs), fmt.Sprintf("%d/%d", v.Killed, v.Capped), replay})
+			fmt.Sprintf("%d/%d", v.UncappedFailed, v.Runs), model.MemoryFailures{Counted: v.Capped, Killed: v.Killed, Stalled: v.Stalled}.String(), replay})
 	}
 	if err := writeGrid(w, md, head, rows); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "\nspread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
+	_, err := fmt.Fprintln(w, "\nfailed at a limit: killed by its own limit or stalled at it (the split in brackets). spread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
 	return err
 }

@@ -21,7 +21,10 @@ func (r *Report) WithTraces(traces map[string][]model.TracePoint) *Report {
 // uncapped trials, and the predictions' accuracy where a ratio was run.
 type WhatIf struct {
 	Predicted []model.PredictedCell `json:"predicted"`
-	Accuracy  []model.Confusion     `json:"accuracy"`
+	// Accuracy scores each trial of a task that replays (seeded) against
+	// its uncapped twin; Rates scores every measured cell's rate.
+	Accuracy []model.Confusion `json:"accuracy"`
+	Rates    []model.RateCheck `json:"rates,omitempty"`
 }
 
 // WhatIf predicts the standard ratios the experiment did not run and
@@ -37,17 +40,38 @@ func (r *Report) WhatIf() *WhatIf {
 	}
 	return &WhatIf{
 		Predicted: model.PredictCells(r.Trials, r.Traces, model.StandardRatios),
-		Accuracy:  model.EvaluatePredictions(r.Trials, r.Traces),
+		Accuracy:  model.EvaluatePredictions(r.Trials, r.Traces, r.seeded()),
+		Rates:     model.RateChecks(r.Trials, r.Traces),
 	}
 }
 
-// predictedText is a predicted cell: "≈1/3" and the first kill.
+// seeded says which tasks replay a repeat exactly, from the manifest's
+// images (Seeded overrides it).
+func (r *Report) seeded() map[string]bool {
+	if r.Seeded != nil {
+		return r.Seeded
+	}
+	out := map[string]bool{}
+	if r.Manifest != nil {
+		for _, t := range r.Manifest.Tasks {
+			out[t.Name] = model.SeededImage(t.Image)
+		}
+	}
+	return out
+}
+
+// predictedText is a predicted cell: its predicted kill rate with the
+// interval, and where the first kill would land.
 func predictedText(c model.PredictedCell) string {
-	s := fmt.Sprintf("≈%d/%d", c.Successes(), len(c.Predictions))
+	s := c.RateText()
 	for _, p := range c.Predictions {
 		if p.Killed {
-			return s + " " + p.String()
+			s += ", first " + strings.TrimPrefix(p.String(), "killed ")
+			break
 		}
+	}
+	if c.Note != "" {
+		s += " †"
 	}
 	return s
 }
@@ -106,11 +130,36 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		if err := writeGrid(w, md, head, lines); err != nil {
 			return err
 		}
+		fmt.Fprintln(w, "\nkilled ≈k/n: of the n uncapped runs, k peaked past that ratio's limit; [lo–hi%] is the Wilson 95% interval of the rate (0 of 20 still leaves up to 16%).")
+		for _, c := range wi.Predicted {
+			if c.Note != "" {
+				fmt.Fprintf(w, "† %s · %s %s: %s\n", c.Task, c.Agent, c.Ratio, c.Note)
+			}
+		}
+	}
+	if len(wi.Rates) > 0 {
+		heading("What-if rates: each measured cell's failures at the limit against the rate predicted from the uncapped peaks")
+		head := []string{"task · agent", "ratio", "predicted killed", "measured failed at the limit", "near the limit", ""}
+		var lines [][]string
+		for _, rc := range wi.Rates {
+			verdict, near := "consistent", ""
+			if !rc.Consistent {
+				verdict = "apart"
+			}
+			if rc.Borderline {
+				near = "borderline"
+			}
+			lines = append(lines, []string{rc.Task + " · " + rc.Agent, rc.Ratio.String(), fmt.Sprintf("%d/%d %s", rc.Predicted, rc.Runs, ci(rc.PredictedCI)), rc.Measured.String(), near, verdict})
+		}
+		if err := writeGrid(w, md, head, lines); err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "\nconsistent: the measured rate's Wilson 95% interval meets the predicted one. For a task that draws its size each run this is the only score a prediction has: its uncapped twin is another draw.")
 	}
 	if len(wi.Accuracy) == 0 {
 		return nil
 	}
-	heading("What-if accuracy: each measured trial predicted from its uncapped twin alone")
+	heading("What-if accuracy: each measured trial of a task that replays (seeded) predicted from its uncapped twin alone")
 	head := []string{"ratio", "trials", "kills right", "pass/fail right", "TP", "FP", "FN", "TN", "clear-cut kills right", "borderline kills right"}
 	var lines [][]string
 	var right, total int
@@ -173,8 +222,15 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 	for _, c := range wi.Accuracy {
 		names = append(names, c.Ratio.String())
 	}
-	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %d repeats; %s are then predicted with the accuracy measured here (%d of %d kills right, %s).\n",
-		max(r.repeats(), 1), strings.Join(names, ", "), right, total, pct(float64(right)/float64(max(total, 1))))
+	var border, borderRight int
+	for _, c := range wi.Accuracy {
+		border += c.Borderline
+		borderRight += c.BorderlineRight
+	}
+	// Clear-cut predictions are nearly certain; the headline keeps the
+	// borderline ones apart so that they do not carry it.
+	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %d repeats; %s are then predicted with the accuracy measured here: clear-cut kills %d of %d right, borderline %d of %d.\n",
+		max(r.repeats(), 1), strings.Join(names, ", "), right-borderRight, total-border, borderRight, border)
 	return err
 }
 

@@ -65,6 +65,7 @@ func analysed() ([]model.Ratio, []model.TrialResult, map[string][]model.TracePoi
 func TestWhatIfResourcesAndNoiseSections(t *testing.T) {
 	ratios, trials, traces := analysed()
 	rep := New("whatif", nil, ratios, trials, DefaultOptions()).WithTraces(traces)
+	rep.Seeded = map[string]bool{"grows": true, "spiky": true, "starved": true} // as the built-in workload replays
 	for _, f := range []string{"table", "markdown"} {
 		t.Run(f, func(t *testing.T) {
 			var b bytes.Buffer

@@ -2,27 +2,33 @@ package runner
 
 import (
 	"fmt"
-	"time"
+	"sync"
 
 	"github.com/headroom-eval/headroom/model"
 )
 
-// attributionEvidence adds to ev what names the cause (model.Attribute):
-// who killed the container, whether its kills came under its own limit,
-// the pids controller's refusals, ENOSPC, a stall at the limit.
+// attributionEvidence adds to ev what names the cause (model.Classify):
+// who killed the container, the kernel's own word on whether its kills
+// came at its own limit (the hit counters, the kernel's peak of each
+// step against the limit), the pids controller's refusals, ENOSPC, and
+// a timed-out step's time at the limit and major faults.
 func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.KilledBy = final.KilledBy
 	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
 	ev.PidsLimitHits = final.PidsLimitHits
-	// A kill with no limit of its own, or with its own limit never
-	// reached, was chosen by a parent cgroup's or the host's OOM killer.
-	ev.OOMOutside = t.trial.Policy.HardLimitBytes == 0 || (final.LimitHitsKnown && final.LimitHits == 0)
+	ev.LimitBytes = t.trial.Policy.HardLimitBytes
+	ev.LimitHits, ev.LimitHitsKnown = final.LimitHits, final.LimitHitsKnown
+	ev.KernelPeakBytes = max(t.res.KernelPeakBytes, final.KernelPeakBytes)
 	for _, s := range t.res.Steps {
+		ev.KernelPeakBytes = max(ev.KernelPeakBytes, s.KernelPeakBytes)
 		if s.NoSpace {
 			ev.DiskFull = true
 		}
-		if s.TimedOut && model.Stalled(time.Duration(s.AtLimit), s.Duration()) {
-			ev.Stalled = true
+		if s.TimedOut && ev.Stall == nil {
+			clean, runs := t.r.clean.rateOf(t.trial)
+			ev.Stall = &model.StallEvidence{Step: s.Name, LimitBytes: ev.LimitBytes, Duration: model.Duration(s.Duration()),
+				AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, CleanFaultRate: clean, CleanRuns: runs}
+			ev.Stall.Stalled = ev.Stall.Judge()
 		}
 	}
 }
@@ -32,13 +38,14 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 func (t *trialRun) causeReason(ev model.Evidence) string {
 	res := &t.res
 	limit := res.Policy.LimitString()
-	if model.Classify(ev).Success() {
-		if model.Attribute(ev) == model.CauseOutsidePressure {
+	outcome, cause := model.Classify(ev)
+	if outcome.Success() {
+		if cause == model.CauseOutsidePressure {
 			return fmt.Sprintf("verifier passed after %d OOM kill(s) by pressure from outside (under its own limit %s), first in step %s", ev.OOMKills, limit, res.KilledInStep)
 		}
 		return ""
 	}
-	switch model.Attribute(ev) {
+	switch cause {
 	case model.CauseKilledOutside:
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
 	case model.CauseEngineLost:
@@ -49,20 +56,11 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 		}
 		return fmt.Sprintf("OOM-killed in step %s while under its own limit %s (never reached): a parent cgroup's or the host's OOM killer chose it (pressure from outside)", res.KilledInStep, limit)
 	case model.CauseStalled:
-		for _, s := range res.Steps {
-			if s.TimedOut {
-				secs := s.Duration().Seconds()
-				rate := 0.0
-				if secs > 0 {
-					rate = float64(s.MajorFaults) / secs
-				}
-				return fmt.Sprintf("stalled at the limit: step %s spent %.1fs of %.1fs at ≥%.0f%% of its limit %s (%.0f major faults/s) and ran past its time limit", s.Name, time.Duration(s.AtLimit).Seconds(), secs, 100*model.StallLevel, limit, rate)
-			}
-		}
+		return fmt.Sprintf("stalled at the limit %s: step %s ran past its time limit after %s", limit, ev.Stall.Step, ev.Stall)
 	case model.CauseAgentTimeout:
-		return fmt.Sprintf("the agent ran past its time limit (%s) in step %s", t.task.AgentTimeout, t.timedOutStep())
+		return fmt.Sprintf("the agent ran past its time limit (%s) in step %s%s", t.task.AgentTimeout, t.timedOutStep(), stallNote(ev.Stall))
 	case model.CauseVerifierTimeout:
-		return fmt.Sprintf("the verifier ran past its time limit (%s) in step %s", t.task.VerifierTimeout, t.timedOutStep())
+		return fmt.Sprintf("the verifier ran past its time limit (%s) in step %s%s", t.task.VerifierTimeout, t.timedOutStep(), stallNote(ev.Stall))
 	case model.CausePidsLimit:
 		return fmt.Sprintf("the pids limit (%d) was reached: the kernel refused %d fork(s) (%s)", res.Policy.PidsLimit, ev.PidsLimitHits, t.failedStep())
 	case model.CauseDiskFull:
@@ -73,6 +71,15 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 		}
 	}
 	return ""
+}
+
+// stallNote is a timeout's memory evidence when it was at its limit at
+// all: the numbers that were not enough for a stall.
+func stallNote(e *model.StallEvidence) string {
+	if e == nil || e.LimitBytes == 0 || e.AtLimit == 0 {
+		return ""
+	}
+	return "; not a stall: " + e.String()
 }
 
 // lastStep names the step the container died in: the first that was
@@ -105,4 +112,35 @@ func (t *trialRun) failedStep() string {
 		}
 	}
 	return "no step exited non-zero"
+}
+
+// cleanRuns keeps, per task · agent, the highest major-fault rate of its
+// runs that passed with no kill: what a stall's faults are weighed
+// against (model.StallEvidence). Runs finished earlier in the sweep count;
+// before the first, the absolute floor decides.
+type cleanRuns struct {
+	mu   sync.Mutex
+	rate map[model.RowKey]float64
+	runs map[model.RowKey]int
+}
+
+func (c *cleanRuns) add(res model.TrialResult) {
+	if res.Outcome != model.Passed || len(res.OOMs) > 0 {
+		return
+	}
+	k := model.RowKey{Task: res.Task, Agent: res.Agent}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rate == nil {
+		c.rate, c.runs = map[model.RowKey]float64{}, map[model.RowKey]int{}
+	}
+	c.rate[k] = max(c.rate[k], model.FaultRateOf(res.Steps))
+	c.runs[k]++
+}
+
+func (c *cleanRuns) rateOf(tr model.Trial) (float64, int) {
+	k := model.RowKey{Task: tr.Task, Agent: tr.Agent}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rate[k], c.runs[k]
 }

@@ -46,6 +46,7 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		fake.Task("pids", 64*model.MiB, "build"),
 		fake.Task("disk", 64*model.MiB, "build"),
 		fake.Task("survived", 64*model.MiB, "install"),
+		fake.Task("late", 64*model.MiB, "install"),
 	}
 	b := witnessed{Backend: &fake.Backend{Script: script(map[string]fake.StepPlan{
 		"own/install":      {ExitCode: 137, OOM: true, PeakBytes: 64 * model.MiB},
@@ -59,6 +60,11 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		"pids/verify":      {ExitCode: 1},
 		"disk/verify":      {ExitCode: 1},
 		"survived/install": {OOM: true},
+		// The kill's notice came after the step closed (a loaded host):
+		// the counters read after its peak was reset say no hit, but the
+		// step's own kernel peak is the limit.
+		"late/install": {ExitCode: 137, LateOOM: true, PeakBytes: 64 * model.MiB},
+		"late/verify":  {ExitCode: 1},
 	})}, final: func(task string, f *runner.Final) {
 		switch task {
 		case "own":
@@ -69,8 +75,8 @@ func TestCausesThroughTheRunner(t *testing.T) {
 			f.KilledBy = "SIGKILL"
 		case "restart":
 			f.EngineRestarted = true
-		case "survived":
-			f.LimitHitsKnown = true // and none: the kill came from outside
+		case "survived", "late":
+			f.LimitHitsKnown = true // and none
 		case "pids":
 			f.PidsLimitHits = 7
 		}
@@ -88,6 +94,7 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		"pids":     {model.Failed, model.CausePidsLimit, "refused 7 fork(s)"},
 		"disk":     {model.Failed, model.CauseDiskFull, "ENOSPC"},
 		"survived": {model.PassedAfterOOM, model.CauseOutsidePressure, "pressure from outside"},
+		"late":     {model.OOMKilled, model.CauseOwnLimit, "OOM-killed in step install"},
 	}
 	for task, w := range want {
 		r := res.results[task+"@1x"]

@@ -99,6 +99,12 @@ type Telemetry interface {
 	TakeKernelPeak() (int64, bool)
 }
 
+// CPUWaiter is a Sandbox that can say how long its threads waited for a
+// CPU they wanted (cumulative): the host's contention, graded.
+type CPUWaiter interface {
+	CPUWait() (time.Duration, bool)
+}
+
 // Final is what the engine said when the sandbox ended.
 type Final struct {
 	OOMKilled       bool // State.OOMKilled

@@ -108,6 +108,8 @@ type Runner struct {
 	adm     *admission
 	// neighbours counts running trials for each one's noise record.
 	neighbours neighbourhood
+	// clean is each task · agent's clean runs' fault rate (stalls).
+	clean cleanRuns
 
 	redact func(string) string
 
@@ -250,17 +252,11 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	if r.cfg.Host != nil {
 		t.res.HostAtStart = r.cfg.Host()
 	}
-	// The host's pressure is read only where the host's load is: this
-	// machine's stalls say nothing about a remote engine's.
-	read := func() pressure {
-		if r.cfg.Host == nil {
-			return pressure{at: time.Now()}
-		}
-		return readPressure()
-	}
-	before, mine := read(), r.neighbours.join()
+	before, mine := r.readPressure(), r.neighbours.join()
 	out := t.run(ctx)
-	noise := noiseOver(before, read())
+	r.clean.add(out)
+	noise := noiseOver(before, r.readPressure())
+	t.steps.fold(&noise)
 	noise.Neighbours = r.neighbours.leave(mine)
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()
@@ -278,6 +274,15 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		out.Noise = &noise
 	}
 	return out
+}
+
+// readPressure reads the host's pressure only where the host's load is:
+// this machine's stalls say nothing about a remote engine's.
+func (r *Runner) readPressure() pressure {
+	if r.cfg.Host == nil {
+		return pressure{at: time.Now()}
+	}
+	return readPressure()
 }
 
 // errorsIsCtx says whether err is a context's cancellation or deadline.

@@ -26,7 +26,8 @@ type trialRun struct {
 
 	mu        sync.Mutex
 	step      string // current step name
-	index     int    // index of the next step to start
+	stepStart time.Time
+	index     int // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
 	kills     int           // OOM kills seen (max over sources)
@@ -60,6 +61,27 @@ type trialRun struct {
 	keepOnTimeout bool
 	// separateUse is a separate verifier's container's use.
 	separateUse *model.SidecarUsage
+	// steps is the trial's steps' CPU wait and the host's pressure over
+	// them, for its noise record.
+	steps stepNoise
+}
+
+// stepNoise sums, over a trial's steps, the CPU its threads waited for,
+// their wall time, and the host's CPU pressure while they ran.
+type stepNoise struct {
+	wait    time.Duration
+	waitOK  bool
+	wall    time.Duration
+	cpuSome int64 // µs of host CPU pressure, some
+	psiWall time.Duration
+}
+
+// cpuWait reads a sandbox's CPU wait where it can say one.
+func cpuWait(sb Sandbox) (time.Duration, bool) {
+	if w, ok := sb.(CPUWaiter); ok {
+		return w.CPUWait()
+	}
+	return 0, false
 }
 
 func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time: time.Now()} }
@@ -275,7 +297,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	t.engineErr = engineErr
 	t.attributionEvidence(&ev, final)
-	res.Outcome, res.Cause = model.Classify(ev), model.Attribute(ev)
+	res.Outcome, res.Cause = model.Classify(ev)
+	res.Stall = ev.Stall
 	res.Reason = t.reason(ev)
 	if res.Cause == model.CauseNone && ev.InfraFailed {
 		res.Reason = "the engine failed: " + engineErr.Error()
@@ -292,7 +315,7 @@ func (t *trialRun) reason(ev model.Evidence) string {
 	if why := t.causeReason(ev); why != "" {
 		return why
 	}
-	switch model.Classify(ev) {
+	switch outcome, _ := model.Classify(ev); outcome {
 	case model.Cancelled:
 		return "cancelled"
 	case model.PassedAfterOOM:
@@ -345,9 +368,13 @@ func tracedName(cmd string) string {
 
 // openStep is a step being recorded.
 type openStep struct {
-	sr          model.StepResult
-	cpuBefore   model.CPUUse
-	cpuOK       bool
+	sr        model.StepResult
+	cpuBefore model.CPUUse
+	cpuOK     bool
+	// The container's CPU wait and the host's pressure when it opened.
+	waitBefore  time.Duration
+	waitOK      bool
+	psiBefore   pressure
 	lines       []string
 	killsBefore int
 	// settled says a traced command's exit status is known.
@@ -358,10 +385,12 @@ type openStep struct {
 func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	sb.TakeKernelPeak() // reset, so the next reading is this step's own
 	cpu, cpuOK := sb.CPUUse()
+	wait, waitOK := cpuWait(sb)
+	psi := t.r.readPressure()
 	t.mu.Lock()
-	t.step, t.stepPeak = st.Name, 0
+	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
-	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
+	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
 	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
@@ -384,6 +413,11 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
 	sr.OutputDropped += dropped
 	kp, ok := sb.TakeKernelPeak()
+	if p := t.r.readPressure(); p.ok && o.psiBefore.ok {
+		t.steps.cpuSome += p.cpuSome - o.psiBefore.cpuSome
+		t.steps.psiWall += p.at.Sub(o.psiBefore.at)
+	}
+	t.steps.wall += sr.End.Sub(sr.Start)
 	if cpu, cpuOK := sb.CPUUse(); cpuOK && o.cpuOK {
 		use := cpu.Sub(o.cpuBefore)
 		sr.CPU = &use
@@ -392,6 +426,18 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 			total = t.res.CPU.Add(use)
 		}
 		t.res.CPU = &total
+	}
+	if w, ok := cpuWait(sb); ok && o.waitOK {
+		// A thread its own CPU limit holds back waits too: that time is
+		// the limit's (throttling), not the host's.
+		wait := w - o.waitBefore
+		if sr.CPU != nil {
+			wait -= time.Duration(sr.CPU.ThrottledNanos)
+		}
+		wait = max(wait, 0)
+		sr.CPUWait = model.Duration(wait)
+		t.steps.wait += wait
+		t.steps.waitOK = true
 	}
 	t.mu.Lock()
 	if ok {
@@ -405,11 +451,12 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	if t.stepFaultsOpened {
 		sr.MajorFaults = t.stepFaultsLast - t.stepFaultsFirst
 	}
+	// Under the lock: a late kill's notice finds its step here (killedIn).
+	t.res.Steps = append(t.res.Steps, sr)
 	t.mu.Unlock()
 	if sr.KernelPeakBytes > t.res.KernelPeakBytes {
 		t.res.KernelPeakBytes = sr.KernelPeakBytes
 	}
-	t.res.Steps = append(t.res.Steps, sr)
 	t.emit(event.StepEnded{Base: t.base(), Result: sr})
 	return sr
 }
@@ -732,7 +779,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 				continue
 			}
 			t.kills = o.Count
-			oe := model.OOMEvent{At: o.Time, Step: t.step, Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
+			oe := model.OOMEvent{At: o.Time, Step: t.killedIn(o.Time), Source: o.Source, WorkingSetBytes: t.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes}
 			t.res.OOMs = append(t.res.OOMs, oe)
 			t.nameKill(len(t.res.OOMs) - 1)
 			oe = t.res.OOMs[len(t.res.OOMs)-1]
@@ -742,6 +789,24 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.emit(event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: time.Now()}, OOM: oe, LimitBytes: t.trial.Policy.HardLimitBytes})
 		}
 	}
+}
+
+// killedIn names the step a kill at `at` landed in: the running one, or,
+// when the kill's notice came late (a loaded host: the step already
+// closed), the recorded step whose time holds it, whose kill count it
+// joins. Called with t.mu held.
+func (t *trialRun) killedIn(at time.Time) string {
+	if at.IsZero() || !at.Before(t.stepStart) {
+		return t.step
+	}
+	for i := len(t.res.Steps) - 1; i >= 0; i-- {
+		s := &t.res.Steps[i]
+		if !at.Before(s.Start) && !at.After(s.End) {
+			s.OOMKills++
+			return s.Name
+		}
+	}
+	return t.step
 }
 
 // readReward reads the verifier's reward file and says whether it passes,

@@ -120,8 +120,11 @@ type fileEnvironment struct {
 	CPUs            *float64          `toml:"cpus"`
 	MemoryMB        *float64          `toml:"memory_mb"`
 	Memory          *string           `toml:"memory"`
-	PidsLimit       *int64            `toml:"pids_limit"`
-	Image           string            `toml:"image"`
+	// memory_limit (headroom's own): the hard limit at 1x, apart from
+	// the guarantee; ratios scale it.
+	MemoryLimit *string `toml:"memory_limit"`
+	PidsLimit   *int64  `toml:"pids_limit"`
+	Image       string  `toml:"image"`
 	// docker_image is Terminal-Bench's name for image.
 	DockerImage string `toml:"docker_image"`
 	Network     string `toml:"network"`
@@ -329,6 +332,16 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	}
 	if res.MemoryBytes < 6*model.MiB {
 		return t, fmt.Errorf("[environment] memory must be at least 6MiB, the engine's minimum (got %s)", model.FormatBytes(res.MemoryBytes))
+	}
+	if env.MemoryLimit != nil {
+		n, err := model.ParseBytes(*env.MemoryLimit)
+		if err != nil {
+			return t, fmt.Errorf("[environment] memory_limit: %v", err)
+		}
+		if n < res.MemoryBytes {
+			return t, fmt.Errorf("[environment] memory_limit (%s) is under the guarantee memory (%s): a hard limit below what is guaranteed kills at once; raise it or drop it", model.FormatBytes(n), model.FormatBytes(res.MemoryBytes))
+		}
+		res.MemoryLimitBytes = n
 	}
 	if env.CPUs != nil {
 		if *env.CPUs <= 0 || math.IsNaN(*env.CPUs) || *env.CPUs > 1024 {

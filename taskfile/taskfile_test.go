@@ -94,11 +94,13 @@ func TestParseRejectsMissingPieces(t *testing.T) {
 		"bad timeout": {"[verifier]\n", "[verifier]\ntimeout_sec = -1\n", "timeout_sec"},
 		"zero cpus":   {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be more than 0"},
 		// Out of range says what the range is (it said "more than 0").
-		"huge cpus":      {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e308", "cpus must be more than 0 and at most 1024 (got 1e+308)"},
-		"huge memory":    {"64M", "99999999999999999999G", "is too large: the most is 1PiB"},
-		"huge memory_mb": {"memory = \"64M\"", "memory_mb = 99999999999", "memory_mb must be more than 0 and at most 1073741824 MiB"},
-		"no steps":       {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
-		"both command":   {"  command = [\"true\"]\n", "  command = [\"true\"]\n  workload = { duration_ms = 1 }\n", "sets both command and workload"},
+		"huge cpus":                 {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e308", "cpus must be more than 0 and at most 1024 (got 1e+308)"},
+		"huge memory":               {"64M", "99999999999999999999G", "is too large: the most is 1PiB"},
+		"huge memory_mb":            {"memory = \"64M\"", "memory_mb = 99999999999", "memory_mb must be more than 0 and at most 1073741824 MiB"},
+		"no steps":                  {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
+		"both command":              {"  command = [\"true\"]\n", "  command = [\"true\"]\n  workload = { duration_ms = 1 }\n", "sets both command and workload"},
+		"limit under the guarantee": {"memory = \"64M\"", "memory = \"64M\"\nmemory_limit = \"32M\"", "memory_limit (32MiB) is under the guarantee memory (64MiB)"},
+		"bad limit":                 {"memory = \"64M\"", "memory = \"64M\"\nmemory_limit = \"lots\"", "memory_limit: "},
 	}
 	if _, err := Parse("ok.toml", []byte(base)); err != nil {
 		t.Fatalf("base file must parse: %v", err)
@@ -112,6 +114,27 @@ func TestParseRejectsMissingPieces(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", name, err, tt.want)
 		}
+	}
+}
+
+// memory_limit is the task's own 1x hard limit apart from its guarantee:
+// ratios scale it, and the guarantee stays.
+func TestMemoryLimitIsScaledByTheRatio(t *testing.T) {
+	src := "[task]\nname = \"x\"\n[environment]\nimage = \"builtin\"\nmemory = \"320M\"\nmemory_limit = \"520M\"\n[verifier]\ncommand = [\"true\"]\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n"
+	l, err := Parse("x.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := l.Task.Resources
+	if res.MemoryBytes != 320*model.MiB || res.MemoryLimitBytes != 520*model.MiB {
+		t.Fatalf("resources %+v", res)
+	}
+	p := model.NewPolicy(res, model.Ratio{K: 2}, 2)
+	if p.GuaranteeBytes != 320*model.MiB || p.HardLimitBytes != 1040*model.MiB || model.MemoryLimitAt(p, model.Ratio{K: 1}) != 520*model.MiB {
+		t.Errorf("2x policy %+v: want the guarantee kept and the limit 2 × 520 MiB", p)
+	}
+	if u := model.NewPolicy(res, model.Uncapped, 2); u.HardLimitBytes != 0 || model.MemoryLimitAt(u, model.Ratio{K: 1.5}) != 780*model.MiB {
+		t.Errorf("uncapped policy %+v: predictions at 1.5x must read 780 MiB", u)
 	}
 }
 

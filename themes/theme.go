@@ -150,6 +150,16 @@ func Next(t Theme) Theme {
 // NoColor reports whether the user asked for no colour (no-color.org).
 func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
 
+// Result is the style of a trial's outcome and cause: a memory failure
+// (killed at its own limit, or stalled at it) in the OOM colour, so a stall
+// never reads as a slow agent; else its outcome's.
+func (s Styles) Result(o model.Outcome, c model.Cause) lipgloss.Style {
+	if model.MemoryFailureOf(o, c).Failed() {
+		return s.OOM
+	}
+	return s.Outcome(o)
+}
+
 // Outcome is the style of an outcome, with fixed meanings in every theme.
 func (s Styles) Outcome(o model.Outcome) lipgloss.Style {
 	switch o {

@@ -52,6 +52,13 @@ type Options struct {
 	// Defaults for the setup screen.
 	Repeats, Concurrency int
 	Seed                 uint64
+	// FollowEvery overrides how often an experiment opened while it runs
+	// elsewhere is read again (tests; 0: followEvery).
+	FollowEvery time.Duration
+	// Respec reads a task's resources as its own file says them now (nil,
+	// or false: as loaded): a spec written since (calibrate --write) is
+	// what setup shows and what a sweep runs.
+	Respec func(model.Task) (model.Resources, bool)
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
 	// ImageNote says what choosing a task prepares first, when its image
@@ -165,6 +172,10 @@ type (
 		sweep Sweep
 		spec  LaunchSpec
 		err   error
+		// prior is a resumed experiment as it stood (its whole plan and
+		// its results): the console shows the whole experiment, not only
+		// the trials the resume reruns.
+		prior *loadedMsg
 	}
 	historyMsg struct {
 		list []Experiment
@@ -175,6 +186,9 @@ type (
 		plan    model.Plan
 		results []model.TrialResult
 		err     error
+		// follow: a re-read of the experiment already open, which is
+		// running elsewhere (the screen and cursor stay).
+		follow bool
 	}
 )
 
@@ -386,6 +400,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.sweep, m.spec = msg.sweep, msg.spec
 		m.state = NewSweepState(msg.sweep.Plan(), m.now())
+		if p := msg.prior; p != nil && p.err == nil {
+			m.state = ResumedState(p.plan, p.results, msg.sweep.Plan(), m.now())
+		}
 		m.say("")
 		m.loaded = nil
 		m.live, m.matrix = newLive(m.keys.Live), newMatrix(m.keys)
@@ -448,6 +465,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		exp := msg.exp
+		if msg.follow {
+			if m.loaded == nil || m.loaded.ID != exp.ID || m.sweep != nil {
+				return m, nil // another experiment or sweep since: stop
+			}
+			m.state = FromResults(msg.plan, msg.results)
+			m.detail.refresh(m.state)
+			return m, m.follow(exp, msg.plan, msg.results)
+		}
 		m.loaded = &exp
 		m.state = FromResults(msg.plan, msg.results)
 		m.sweep, m.spec = nil, LaunchSpec{}
@@ -455,7 +480,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.matrix.SetSize(m.bodySize())
 		m.screen = MatrixScreen
 		m.say("opened " + exp.ID + " (read-only)")
-		return m, nil
+		return m, m.follow(exp, msg.plan, msg.results)
 	case tea.KeyMsg:
 		return m.updateKey(msg)
 	default:
@@ -493,7 +518,13 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.detail.v = nil
 	case launchMsg:
 		m.launching = true
-		return m, m.launch(msg.spec)
+		m.respec()
+		spec := msg.spec
+		spec.Tasks = append([]model.Task(nil), spec.Tasks...)
+		for i := range spec.Tasks {
+			spec.Tasks[i].Resources = m.specOf(spec.Tasks[i])
+		}
+		return m, m.launch(spec)
 	case focusMsg:
 		return m.startFocus(msg.task, msg.agent, msg.ratio)
 	case rerunMsg:
@@ -515,6 +546,51 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// followEvery is how often an experiment opened from history while it
+// runs elsewhere is read again.
+const followEvery = 2 * time.Second
+
+// follow re-reads an opened experiment that is still running (its status
+// says so and trials of its plan have no result yet), so the console
+// follows it live rather than showing the moment it was opened.
+func (m *Model) follow(exp Experiment, plan model.Plan, results []model.TrialResult) tea.Cmd {
+	if exp.Status != "running" || exp.Load == nil || len(results) >= len(plan.Trials) {
+		return nil
+	}
+	every := followEvery
+	if m.opts.FollowEvery > 0 {
+		every = m.opts.FollowEvery
+	}
+	return tea.Tick(every, func(time.Time) tea.Msg {
+		plan, results, err := exp.Load()
+		return loadedMsg{exp: exp, plan: plan, results: results, err: err, follow: true}
+	})
+}
+
+// respec brings every task's resources up to its file (Options.Respec):
+// setup's rows and the tasks focus and rerun start from.
+func (m *Model) respec() {
+	if m.opts.Respec == nil {
+		return
+	}
+	for i := range m.opts.Tasks {
+		m.opts.Tasks[i].Resources = m.specOf(m.opts.Tasks[i])
+	}
+	for i := range m.setup.rows {
+		m.setup.rows[i].task.Resources = m.specOf(m.setup.rows[i].task)
+	}
+}
+
+// specOf is a task's resources as its file says them now.
+func (m *Model) specOf(t model.Task) model.Resources {
+	if m.opts.Respec != nil {
+		if r, ok := m.opts.Respec(t); ok {
+			return r
+		}
+	}
+	return t.Resources
+}
+
 // resume reruns what an interrupted experiment is missing.
 func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 	if m.Running() {
@@ -527,8 +603,14 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	return m, func() tea.Msg {
+		// What it holds before the resume adds to it.
+		var prior *loadedMsg
+		if exp.Load != nil {
+			plan, results, err := exp.Load()
+			prior = &loadedMsg{exp: exp, plan: plan, results: results, err: err}
+		}
 		sw, err := r.Resume(exp)
-		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err}
+		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err, prior: prior}
 	}
 }
 
@@ -582,6 +664,7 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Screen1):
 		m.screen = SetupScreen
+		m.respec()
 		return m, nil
 	case key.Matches(msg, k.Screen2):
 		m.screen = LiveScreen

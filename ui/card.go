@@ -69,10 +69,10 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if limit > 0 {
 		limitS = mib(limit)
 	}
-	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, mib(v.Peak), mib(tr.Policy.GuaranteeBytes))
+	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, v.PeakText(), mib(tr.Policy.GuaranteeBytes))
 	if limit == 0 {
 		// Say what the bar is drawn against: there is no limit to fill.
-		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), mib(v.Peak), mib(scale))
+		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), v.PeakText(), mib(scale))
 	}
 	if v.Phase == Running {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
@@ -86,9 +86,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	// card has to spare.
 	chartRows := max(1+c.height-cardHeight, 1)
 	if v.Killed() {
-		banner := fmt.Sprintf(" OOM KILLED at peak %s / %s ", mib(v.Peak), limitS)
+		banner := fmt.Sprintf(" OOM KILLED at peak %s / %s ", mib(v.NeedBytes()), limitS)
 		if v.Result != nil && v.Result.KilledInStep != "" {
-			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", v.Result.KilledInStep, mib(v.Peak), limitS)
+			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", v.Result.KilledInStep, mib(v.NeedBytes()), limitS)
 		}
 		if len(v.OOMs) > 0 {
 			o := v.OOMs[len(v.OOMs)-1]
@@ -99,7 +99,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
 		}
 		if v.Result != nil && v.Result.Cause == model.CauseOutsidePressure {
-			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.Peak), limitS)
+			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.NeedBytes()), limitS)
 		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
 		chartRows--
@@ -146,7 +146,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if b := r.Cause.Banner(""); b != "" {
 			head = model.TrialGlyph(r.Outcome, r.Cause) + " " + b
 		}
-		lines = append(lines, clip(st.Outcome(r.Outcome).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
+		lines = append(lines, clip(st.Result(r.Outcome, r.Cause).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}

@@ -36,8 +36,19 @@ type detailScreen struct {
 
 func newDetail(k DetailKeys) detailScreen { return detailScreen{keys: k} }
 
-func (d *detailScreen) ShortHelp() []key.Binding  { return d.keys.ShortHelp() }
-func (d *detailScreen) FullHelp() [][]key.Binding { return d.keys.FullHelp() }
+func (d *detailScreen) ShortHelp() []key.Binding  { return d.helpKeys().ShortHelp() }
+func (d *detailScreen) FullHelp() [][]key.Binding { return d.helpKeys().FullHelp() }
+
+// helpKeys are the keys as the open trial has them: a rerun is exact only
+// where the trial replays from its seed (the built-in workload); a real
+// task's programs may draw their sizes from os.urandom.
+func (d *detailScreen) helpKeys() DetailKeys {
+	k := d.keys
+	if d.v == nil || !model.SeededImage(d.v.Image) {
+		k.Rerun.SetHelp("r", "rerun, same settings")
+	}
+	return k
+}
 
 // SetSize sizes the log to what the header, chart and steps leave.
 func (d *detailScreen) SetSize(w, h int) {
@@ -277,7 +288,13 @@ func (d *detailScreen) View(c *Common) string {
 	case Waiting:
 		status = "waiting: " + v.WaitReason
 	case Finished:
-		status = st.Outcome(v.Result.Outcome).Render(strings.ToUpper(string(v.Result.Outcome)))
+		status = st.Result(v.Result.Outcome, v.Result.Cause).Render(strings.ToUpper(v.Result.OutcomeWord()))
+		if sv := v.Result.Stall; sv != nil && sv.LimitBytes > 0 {
+			// Every timeout says how long it sat at its limit and how
+			// hard it faulted: what tells a stall from a slow agent.
+			status += " " + st.Muted.Render(fmt.Sprintf("(%.1fs of %.1fs at the limit, %d major faults)",
+				time.Duration(sv.AtLimit).Seconds(), time.Duration(sv.Duration).Seconds(), sv.MajorFaults))
+		}
 	}
 	reason := resultReason(v)
 	// The header keeps what matters first: the trial, its outcome, what it
@@ -302,7 +319,7 @@ func (d *detailScreen) View(c *Common) string {
 			im.Harness, im.Job, im.Trial, im.Settings, strings.Join(im.Unknown, ", ")), w)))
 	} else {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s · container %.12s · memory from %s · %s",
-			model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.FormatBytes(v.Peak), sidecarPeaks(v.Result), v.ContainerID, v.Source, rerun), w)))
+			model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.PeakLabel(v.Peak, v.KernelPeak(), model.FormatBytes), sidecarPeaks(v.Result), v.ContainerID, v.Source, rerun), w)))
 	}
 	chartH, logH := d.layout(h)
 	for _, l := range d.phaseLines() {
@@ -328,7 +345,7 @@ func (d *detailScreen) View(c *Common) string {
 		if phase == "verifier" {
 			phase = "verify"
 		}
-		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(s.PeakWorkingSetBytes), strings.TrimSpace(stepCPUText(s)+" "+oom)), w))
+		out = append(out, clip(fmt.Sprintf("%-6s %-*s %8s %s %8s %s", phase, stepW, clip(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(model.StepPeakBytes(s)), strings.TrimSpace(stepCPUText(s)+" "+oom)), w))
 	}
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))
@@ -394,7 +411,7 @@ func timeline(st themes.Styles, v *TrialView, w, h int) string {
 	// stands for one real millisecond.
 	at := func(t time.Time) time.Time { return time.Unix(int64(t.Sub(start)/time.Millisecond), 0) }
 	span := max(end.Sub(start), time.Second)
-	top := float64(max(v.Peak, v.Trial.Policy.GuaranteeBytes, v.Trial.Policy.HardLimitBytes)) * 1.1 / (1 << 20)
+	top := float64(max(v.NeedBytes(), v.Trial.Policy.GuaranteeBytes, v.Trial.Policy.HardLimitBytes)) * 1.1 / (1 << 20)
 	// A trial the CFS quota ran under gives the chart's last row to its
 	// throttled share, on the chart's own time axis.
 	chartH := h - 1 - throttleRows(v)

@@ -91,22 +91,32 @@ func (s *focusScreen) View(c *Common) string {
 	}
 	tr := runs[0].Trial
 	var peaks []int64
-	var outcomes []model.Outcome
-	done, kills := 0, 0
+	var marks []focusMark
+	done, cancelled := 0, 0
+	var mf model.MemoryFailures
 	for _, v := range runs {
-		if v.Phase != Finished {
+		if v.Phase != Finished || v.Result == nil {
+			continue
+		}
+		if !v.Result.Outcome.Counted() {
+			// A cancelled run says nothing about the task: not in the rate.
+			cancelled++
 			continue
 		}
 		done++
-		if v.Killed() {
-			kills++
-		}
-		peaks = append(peaks, v.Peak)
-		outcomes = append(outcomes, v.Result.Outcome)
+		mf.AddTrial(*v.Result)
+		peaks = append(peaks, v.NeedBytes())
+		marks = append(marks, focusMark{v.Result.Outcome, v.Result.Cause})
 	}
-	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, killed in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs), percent(kills, done))
-	strip, per := focusStrip(st, peaks, outcomes, tr.Policy, w, 7)
-	each := "each mark is one run's peak working set"
+	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, failed at the limit in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs)-cancelled, percent(mf.Failed(), done))
+	if sp := mf.Split(); sp != "" {
+		head += ": " + sp
+	}
+	if cancelled > 0 {
+		head += fmt.Sprintf("; %d cancelled (not counted)", cancelled)
+	}
+	strip, per := focusStrip(st, peaks, marks, tr.Policy, w, 7)
+	each := "each mark is one run's peak (K killed, L stalled at the limit)"
 	if per > 1 {
 		each = fmt.Sprintf("each mark is up to %d runs' peaks", per)
 	}
@@ -117,7 +127,7 @@ func (s *focusScreen) View(c *Common) string {
 	first, last := s.cursor.window(len(runs), h-len(out))
 	for i := first; i < last; i++ {
 		v := runs[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), resultReason(v))
 		out = append(out, cursorRow(st, line, w, i == s.cursor.at(len(runs))))
 	}
 	return fit(strings.Join(out, "\n"), w, h)
@@ -132,9 +142,15 @@ func phaseText(st themes.Styles, v *TrialView) string {
 	case Waiting:
 		return "waiting"
 	case Finished:
-		return st.Outcome(v.Result.Outcome).Render(string(v.Result.Outcome))
+		return st.Result(v.Result.Outcome, v.Result.Cause).Render(v.Result.OutcomeWord())
 	}
 	return "queued"
+}
+
+// focusMark is one run's mark in the strip: its outcome and cause.
+type focusMark struct {
+	outcome model.Outcome
+	cause   model.Cause
 }
 
 // trialTime is how long a trial took, or has run so far: what tells a
@@ -155,7 +171,7 @@ func trialTime(v *TrialView, now time.Time) string {
 // outcome's glyph, with the guarantee and the limit marked. When more
 // runs share a column than there are rows, each mark stands for per runs
 // (returned, for the legend) so no column is cut.
-func focusStrip(st themes.Styles, peaks []int64, outcomes []model.Outcome, p model.ResourcePolicy, w, h int) ([]string, int) {
+func focusStrip(st themes.Styles, peaks []int64, outcomes []focusMark, p model.ResourcePolicy, w, h int) ([]string, int) {
 	width := max(w-2, 10)
 	top := max(p.HardLimitBytes, p.GuaranteeBytes)
 	for _, pk := range peaks {
@@ -163,7 +179,7 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []model.Outcome, p mod
 	}
 	top = top * 21 / 20
 	col := func(b int64) int { return min(int(float64(b)/float64(max(top, 1))*float64(width)), width-1) }
-	stacks := make([][]model.Outcome, width)
+	stacks := make([][]focusMark, width)
 	tallest := 0
 	for i, pk := range peaks {
 		c := col(pk)
@@ -172,7 +188,7 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []model.Outcome, p mod
 	}
 	rows := h - 2
 	per := max((tallest+rows-1)/rows, 1)
-	marks := make([][]model.Outcome, width)
+	marks := make([][]focusMark, width)
 	for c, stack := range stacks {
 		for i := 0; i < len(stack); i += per {
 			marks[c] = append(marks[c], stack[i])
@@ -188,7 +204,8 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []model.Outcome, p mod
 		for c := 0; c < width; c++ {
 			switch {
 			case r < len(marks[c]):
-				b.WriteString(st.Outcome(marks[c][r]).Render(marks[c][r].Glyph()))
+				m := marks[c][r]
+				b.WriteString(st.Result(m.outcome, m.cause).Render(model.TrialGlyph(m.outcome, m.cause)))
 			case c == l:
 				b.WriteString(st.Limit.Render("┃"))
 			case c == g:

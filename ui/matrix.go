@@ -151,7 +151,7 @@ func (mm *matrixScreen) View(c *Common) string {
 		head += pad(" "+r.Heading(), colW)
 	}
 	out = append(out, st.Bold.Render(clip(head, w)))
-	bodyH := h - 5
+	bodyH := h - 6
 	if mm.list {
 		bodyH = min(bodyH, 3)
 	}
@@ -216,6 +216,17 @@ func (mm *matrixScreen) View(c *Common) string {
 	if anyOutside {
 		out = append(out, st.Muted.Render(clip(outside, w)))
 	}
+	// Memory failures (killed at the own limit, stalled at it), split:
+	// the count focus, report and calibrate give too.
+	memory := pad("failed at the limit", nameW)
+	for _, r := range ratios {
+		text := " -"
+		if rt := s.Matrix.ByRatio[r]; rt != nil && rt.Counted > 0 {
+			text = " " + rt.Memory.Compact()
+		}
+		memory += pad(text, colW)
+	}
+	out = append(out, clip(memory, w))
 	var legend []string
 	for _, o := range model.Outcomes {
 		if o != model.Cancelled {
@@ -322,6 +333,18 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 				head = strings.Repeat(" ", width(head))
 			}
 			out = append(out, clip(head+p, w))
+		}
+	}
+	if splits := c.State.Regimes(); len(splits) > 0 {
+		var parts []string
+		for _, sp := range splits {
+			parts = append(parts, sp.Compact())
+		}
+		for i, l := range wrapWords("rescued (infra → pass) or made easier (clean failure → pass), paired by trial: "+strings.Join(parts, " · "), w, "  ") {
+			if i == 0 {
+				l = st.Bold.Render(l)
+			}
+			out = append(out, l)
 		}
 	}
 	if p := a.Power; p.MinDetectable > 0 {
@@ -505,9 +528,9 @@ func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, 
 	first, last := mm.listCursor.window(len(cell), h-len(out))
 	for i := first; i < last; i++ {
 		v := cell[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), resultReason(v))
 		if seed {
-			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.Peak), pad(resultReason(v), 28), v.Trial.Seed)
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), pad(resultReason(v), 28), v.Trial.Seed)
 		}
 		out = append(out, cursorRow(st, line, w, i == cur))
 	}

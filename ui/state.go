@@ -64,6 +64,28 @@ func (t *TrialView) Killed() bool {
 	return len(t.OOMs) > 0 || (t.Result != nil && (t.Result.StateOOMKilled || t.Result.Outcome == model.OOMKilled))
 }
 
+// KernelPeak is the kernel's highest usage over the trial's finished
+// steps (and its record, once it ends): what catches a spike between two
+// samples.
+func (t *TrialView) KernelPeak() int64 {
+	var k int64
+	for _, s := range t.Steps {
+		k = max(k, s.KernelPeakBytes)
+	}
+	if t.Result != nil {
+		k = max(k, t.Result.KernelPeakBytes)
+	}
+	return k
+}
+
+// NeedBytes is the trial's need: the larger of its sampled peak and the
+// kernel's (model.TrialPeakBytes), the one figure every view calls peak.
+func (t *TrialView) NeedBytes() int64 { return max(t.Peak, t.KernelPeak()) }
+
+// PeakText is the need as the console writes it, the sampled peak named
+// beside it where they differ (model.PeakLabel).
+func (t *TrialView) PeakText() string { return model.PeakLabel(t.Peak, t.KernelPeak(), mib) }
+
 // log keeps the last logLines lines, trimming in bulk so a long burst
 // costs amortised constant time per line.
 func (t *TrialView) log(line string) {
@@ -92,6 +114,8 @@ type SweepState struct {
 
 	analysis     *model.Analysis
 	analysisDone int
+	regimes      []model.RegimeSplit
+	regimesDone  int
 	analysisBase model.Ratio
 	// cells and rowTrials index Order by matrix cell and by row, in
 	// order, and rows lists the matrix's rows in order: the matrix asks
@@ -142,6 +166,25 @@ func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
 		s.analysisDone, s.analysisBase = s.Done, baseline
 	}
 	return s.analysis
+}
+
+// Regimes splits the change between adjacent ratios into trials rescued
+// from an infra failure and trials made easier (model.AdjacentRegimes),
+// recomputed only when a trial has ended since the last call.
+func (s *SweepState) Regimes() []model.RegimeSplit {
+	if s.regimesDone != s.Done || (s.regimes == nil && s.Done > 0) {
+		var trials []model.TrialResult
+		for _, id := range s.Order {
+			if v := s.Trials[id]; v.Result != nil {
+				trials = append(trials, *v.Result)
+			}
+		}
+		s.regimes, s.regimesDone = model.AdjacentRegimes(trials), s.Done
+		if s.regimes == nil {
+			s.regimes = []model.RegimeSplit{}
+		}
+	}
+	return s.regimes
 }
 
 // NewSweepState starts an empty state for a plan.
@@ -275,6 +318,35 @@ func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
 		s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
 	}
 	s.Finished = true
+	return s
+}
+
+// ResumedState is a resumed experiment's state: its whole plan, with the
+// results it kept (those the resume does not rerun) already finished, and
+// the rerun trials queued, so the matrix counts the whole experiment as
+// report and a reopen do.
+func ResumedState(plan model.Plan, results []model.TrialResult, rerun model.Plan, now time.Time) *SweepState {
+	again := map[string]bool{}
+	for _, tr := range rerun.Trials {
+		again[tr.ID] = true
+	}
+	full := plan
+	full.Trials = append([]model.Trial(nil), plan.Trials...)
+	planned := make(map[string]bool, len(plan.Trials))
+	for _, tr := range plan.Trials {
+		planned[tr.ID] = true
+	}
+	for _, tr := range rerun.Trials {
+		if !planned[tr.ID] {
+			full.Trials = append(full.Trials, tr)
+		}
+	}
+	s := NewSweepState(full, now)
+	for _, r := range results {
+		if !again[r.ID] {
+			s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
+		}
+	}
 	return s
 }
 

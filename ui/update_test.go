@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,5 +436,152 @@ func TestQuitPromptCountsLive(t *testing.T) {
 	}
 	if v := m.View(); !strings.Contains(v, fmt.Sprintf("Quit? %d running", before+1)) {
 		t.Errorf("prompt still counts the trials of when q was pressed:\n%s", v)
+	}
+}
+
+// partResumer resumes an experiment by rerunning the trials its plan
+// names but the history's results left cancelled.
+type partResumer struct {
+	*fakeLauncher
+	plan model.Plan
+}
+
+func (p partResumer) Resume(exp Experiment) (Sweep, error) {
+	_, results, _ := exp.Load()
+	again := p.plan
+	again.Trials = nil
+	for _, r := range results {
+		if r.Outcome == model.Cancelled {
+			again.Trials = append(again.Trials, r.Trial)
+		}
+	}
+	p.last = &fakeSweep{id: exp.ID, plan: again, events: make(chan event.Event, 64)}
+	return p.last, nil
+}
+
+// After r (resume) from history, the console shows the whole experiment,
+// not only the trials the resume reruns. Seen before: the matrix read
+// "0/6 ±39" where report and a reopen showed 0/20.
+func TestResumeFromHistoryShowsTheWholeExperiment(t *testing.T) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []model.TrialResult
+	for i, tr := range plan.Trials {
+		r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)}
+		if i >= 2 {
+			r.Outcome, r.Cause = model.Cancelled, ""
+		}
+		results = append(results, r)
+	}
+	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
+	opts := testOptions(t, l)
+	opts.History = func() ([]Experiment, error) {
+		return []Experiment{{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4,
+			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("r in history did not resume")
+	}
+	m = update(t, next.(Model), cmd())
+	var evs []runner_Event
+	for _, tr := range l.last.plan.Trials {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	m = keys(t, m, "3")
+	if v := m.View(); !strings.Contains(v, "0/4 KKKK") || m.State().Done != 4 {
+		t.Errorf("after the resume the matrix shows %d done, want the whole experiment (0/4 KKKK):\n%s", m.State().Done, v)
+	}
+}
+
+// A spec written since the console opened (calibrate --write) is what
+// setup shows and what a sweep runs. Seen before: task specs were not
+// reloaded after --write.
+func TestSetupRunsTheSpecItsFileSaysNow(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	written := false
+	opts.Respec = func(task model.Task) (model.Resources, bool) {
+		if !written || task.Name != "builtin/bn-fit-modify" {
+			return model.Resources{}, false
+		}
+		r := task.Resources
+		r.MemoryBytes, r.MemoryLimitBytes = 200*model.MiB, 520*model.MiB
+		return r, true
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	written = true
+	m = keys(t, m, "2", "1")
+	if v := m.View(); !strings.Contains(v, "200MiB") {
+		t.Errorf("setup does not show the spec the file says now:\n%s", v)
+	}
+	m = keys(t, m, "space")
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	for cmd != nil {
+		msg := cmd()
+		next, cmd = m.Update(msg)
+		m = next.(Model)
+		if _, ok := msg.(launchedMsg); ok {
+			break
+		}
+	}
+	if len(l.specs) != 1 || l.specs[0].Tasks[0].Resources.MemoryLimitBytes != 520*model.MiB {
+		t.Fatalf("launched %+v, want the file's spec now", l.specs)
+	}
+}
+
+// An experiment opened from history while it runs elsewhere (a headless
+// run) is followed live. Seen before: it stayed as it was when opened.
+func TestOpenedRunningExperimentIsFollowed(t *testing.T) {
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	done := 1
+	load := func() (model.Plan, []model.TrialResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var rs []model.TrialResult
+		for _, tr := range plan.Trials[:done] {
+			rs = append(rs, model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)})
+		}
+		return plan, rs, nil
+	}
+	opts := testOptions(t, &fakeLauncher{})
+	opts.FollowEvery = time.Millisecond
+	opts.History = func() ([]Experiment, error) {
+		return []Experiment{{ID: "20261130-090000-run", Status: "running", Trials: 3, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Load: load}}, nil
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	m = next.(Model)
+	next, cmd = m.Update(cmd())
+	m = next.(Model)
+	if !strings.Contains(m.View(), "0/1 K") || cmd == nil {
+		t.Fatalf("opened: follow %v\n%s", cmd != nil, m.View())
+	}
+	mu.Lock()
+	done = 3
+	mu.Unlock()
+	next, cmd = m.Update(cmd())
+	m = next.(Model)
+	if v := m.View(); !strings.Contains(v, "0/3 KKK") || m.CurrentScreen() != MatrixScreen {
+		t.Errorf("the opened experiment did not follow its run:\n%s", v)
+	}
+	if cmd != nil {
+		t.Error("every trial has a result: the console should stop re-reading")
 	}
 }

@@ -40,12 +40,11 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 	}
 	var parts []string
 	for _, c := range model.PredictCells(trials, traces, model.StandardRatios) {
-		text := fmt.Sprintf("%s ≈%d/%d", c.Ratio, c.Successes(), len(c.Predictions))
-		for _, p := range c.Predictions {
-			if p.Killed {
-				text += " " + p.String()
-				break
-			}
+		// The rate with its interval, not a count that reads as certain;
+		// and where a tighter measured cell did better, why.
+		text := fmt.Sprintf("%s %s", c.Ratio, c.RateText())
+		if c.Note != "" {
+			text += " (" + c.Note + ")"
 		}
 		parts = append(parts, text)
 	}

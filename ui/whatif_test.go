@@ -23,7 +23,7 @@ func TestWhatIfLinePredictsFromUncapped(t *testing.T) {
 	s := &SweepState{Order: []string{"t1", "t2"}, Trials: map[string]*TrialView{
 		"t1": mk("t1", model.Ratio{K: 3}, model.Passed), "t2": mk("t2", model.Uncapped, model.Passed)}}
 	got := s.whatIfLine(model.RowKey{Task: "x", Agent: "a"})
-	for _, want := range []string{"1x ≈0/1 killed in build", "2x ≈0/1 killed in build", "5x ≈1/1", "1 of 2 ran contended"} {
+	for _, want := range []string{"1x killed ≈1/1 [21–100%]", "2x killed ≈1/1 [21–100%]", "5x killed ≈0/1 [0–79%]", "1 of 2 ran contended"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("what-if line %q lacks %q", got, want)
 		}

@@ -88,6 +88,20 @@ type Profile struct {
 	// and keeps touching it for the duration: a working set pinned at the
 	// limit.
 	HoldAtLimit bool `json:"hold_at_limit,omitempty" toml:"hold_at_limit"`
+	// HoldAfterMS starts the hold that long into the step (0: at once).
+	HoldAfterMS int `json:"hold_after_ms,omitempty" toml:"hold_after_ms"`
+	// ThrashMB, with HoldAtLimit, holds the program's memory ThrashMB/2
+	// under the limit and reads a ThrashMB file through a mapping round
+	// and round: the kernel evicts the file's pages to make room and reads
+	// them back, major fault after major fault, as a task whose working
+	// set passes its limit by its own file-backed pages does.
+	ThrashMB float64 `json:"thrash_mb,omitempty" toml:"thrash_mb"`
+	// NeedsRoomMB sizes the step's strategy to its room, as an agent that
+	// sees its headroom does: under a hard limit below NeedsRoomMB it
+	// takes the lean way, an approximate solution that fails its tests (a
+	// clean failure, no kill); with room enough (or no limit) the heavy
+	// way, the rest of the profile.
+	NeedsRoomMB float64 `json:"needs_room_mb,omitempty" toml:"needs_room_mb"`
 }
 
 // Validate rejects profiles that cannot run.
@@ -113,6 +127,14 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("cpu_threads must be between 0 and 64")
 	case p.DeadlineMS < 0 || p.DeadlineMS > 3_600_000:
 		return fmt.Errorf("deadline_ms must be between 0 and 3600000")
+	case p.HoldAfterMS < 0 || p.HoldAfterMS > 3_600_000:
+		return fmt.Errorf("hold_after_ms must be between 0 and 3600000")
+	case p.NeedsRoomMB < 0 || p.NeedsRoomMB > 64*1024:
+		return fmt.Errorf("needs_room_mb must be between 0 and 65536")
+	case p.ThrashMB < 0 || p.ThrashMB > 4096:
+		return fmt.Errorf("thrash_mb must be between 0 and 4096")
+	case (p.ThrashMB > 0 || p.HoldAfterMS > 0) && !p.HoldAtLimit:
+		return fmt.Errorf("thrash_mb and hold_after_ms need hold_at_limit = true")
 	case p.DeadlineMS > 0 && p.CPUWorkMS == 0:
 		return fmt.Errorf("deadline_ms needs cpu_work_ms: the deadline is for that work")
 	case p.ModelCalls < 0 || p.ModelCalls > 100000 || (p.ModelCalls > 0) != (p.ModelURL != ""):

@@ -146,6 +146,13 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	willFail := rng.Float64() < p.FailChance
+	if p.NeedsRoomMB > 0 {
+		if limit, err := cgroupFile("memory.max", "memory.limit_in_bytes"); err == nil && limit > 0 && limit < 1<<50 && float64(limit) < p.NeedsRoomMB*(1<<20) {
+			fmt.Fprintf(stdout, "only %d MiB of room (the heavy approach wants %.0f): taking the lean approach\n", limit>>20, p.NeedsRoomMB)
+			fmt.Fprintln(stdout, "FAILED tests/test_outputs.py::test_accuracy - approximate solution: 0.81 < 0.95")
+			return 1
+		}
+	}
 	if p.FillDir != "" {
 		if code := fillDir(p.FillDir, p.FillMB, stdout, stderr); code != 0 {
 			return code
@@ -220,7 +227,20 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	if p.HoldAtLimit {
 		stop := make(chan struct{})
 		defer close(stop)
-		go holdAtLimit(&pinned, stop, stderr)
+		go func() {
+			if p.HoldAfterMS > 0 {
+				select {
+				case <-time.After(time.Duration(p.HoldAfterMS) * time.Millisecond):
+				case <-stop:
+					return
+				}
+			}
+			if p.ThrashMB > 0 {
+				thrashAtLimit(&pinned, p.ThrashMB, stop, stderr)
+				return
+			}
+			holdAtLimit(&pinned, stop, stderr)
+		}()
 	}
 	start := time.Now()
 	lines := out.lines

@@ -113,13 +113,23 @@ func sweep(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ra
 // sweepAtOnce is sweep with concurrency trials at once.
 func sweepAtOnce(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats, concurrency int, ctx context.Context, onEvent func(event.Event)) ([]model.TrialResult, []event.Event) {
 	t.Helper()
+	return sweepTuned(t, b, tasks, ratios, repeats, ctx, onEvent, func(c *runner.Config) { c.Concurrency = concurrency })
+}
+
+// sweepTuned is sweep with the runner's configuration changed by tune.
+func sweepTuned(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(event.Event), tune func(*runner.Config)) ([]model.TrialResult, []event.Event) {
+	t.Helper()
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: repeats, Seed: 1, HostCPUs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: concurrency, GuaranteeCapacityBytes: 8 << 30,
+	cfg := runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30,
 		// A local engine: the host's pressure is read for each trial's noise.
-		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2})
+		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2}
+	if tune != nil {
+		tune(&cfg)
+	}
+	r, err := runner.New(b, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,6 +104,15 @@ func (sb *sandbox) sampleOnce(now time.Time) bool {
 		sm.CPUCores = float64(m.CPU.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}
 	sb.lastCPU, sb.lastAt = m.CPU.UsageNanos, now
+	// The threads' CPU wait, about once a second: a thread that lives
+	// between two step ends is seen while it lives.
+	if sb.waitMu.TryLock() {
+		if now.Sub(sb.waitAt) >= time.Second {
+			sb.wait.Read(sb.cg)
+			sb.waitAt = now
+		}
+		sb.waitMu.Unlock()
+	}
 	// Never block the other trials' sampling on one trial's reader: the
 	// runner reads promptly, and the buffer holds seconds of samples.
 	select {

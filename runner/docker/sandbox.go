@@ -40,6 +40,12 @@ type sandbox struct {
 	// The cgroup sampler's own (see sampler.sampleOnce).
 	lastCPU int64
 	lastAt  time.Time
+	// wait follows the CPU time the container's threads wanted and did
+	// not get (read about once a second by the sampler, and at each step's
+	// ends); waitAt is when it was last read.
+	waitMu  sync.Mutex
+	wait    cgroup.WaitTracker
+	waitAt  time.Time
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
 	side    *sidecars
@@ -297,6 +303,19 @@ func (s *sandbox) CPUUse() (model.CPUUse, bool) {
 		return model.CPUUse{}, false
 	}
 	return s.cg.CPUUse()
+}
+
+// CPUWait is the CPU time the container's threads have waited for so far
+// (runner.CPUWaiter).
+func (s *sandbox) CPUWait() (time.Duration, bool) {
+	if s.cg == nil {
+		return 0, false
+	}
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	n, ok := s.wait.Read(s.cg)
+	s.waitAt = time.Now()
+	return time.Duration(n), ok
 }
 
 func (s *sandbox) TakeKernelPeak() (int64, bool) {

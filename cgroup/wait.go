@@ -1,0 +1,92 @@
+package cgroup
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// ProcRoot is where the host's /proc is (tests point it elsewhere).
+var ProcRoot = "/proc"
+
+// WaitTracker follows how long a container's threads waited for a CPU
+// they wanted: the CPU time it did not get, which is the host's doing
+// (its own CPU limit shows as throttling instead). v2 says it for the
+// whole cgroup (cpu.pressure's some total: time some thread of it was
+// runnable and not running); v1 has no such file, so each thread's
+// run-queue delay (/proc/<tid>/schedstat) is read as it lives and summed
+// over the threads seen: a thread's wait after its last reading is missed.
+type WaitTracker struct {
+	seen map[int]int64 // v1: each thread's run delay, ns, as last read
+}
+
+// Read returns the container's total CPU wait so far, in nanoseconds, and
+// whether it could be read at all.
+func (w *WaitTracker) Read(r *Reader) (int64, bool) {
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.memDir, "cpu.pressure"))
+		if err != nil {
+			return 0, false
+		}
+		return psiSomeTotal(b) * 1000, true
+	}
+	b, err := os.ReadFile(filepath.Join(r.memDir, "tasks"))
+	if err != nil {
+		return w.sum(), w.seen != nil
+	}
+	if w.seen == nil {
+		w.seen = map[int]int64{}
+	}
+	for _, f := range bytes.Fields(b) {
+		tid, err := strconv.Atoi(string(f))
+		if err != nil {
+			continue
+		}
+		if d, ok := runDelay(tid); ok && d > w.seen[tid] {
+			w.seen[tid] = d
+		}
+	}
+	return w.sum(), true
+}
+
+func (w *WaitTracker) sum() int64 {
+	var n int64
+	for _, d := range w.seen {
+		n += d
+	}
+	return n
+}
+
+// runDelay is a thread's time waiting on a run queue, in nanoseconds: the
+// second field of /proc/<tid>/schedstat.
+func runDelay(tid int) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(ProcRoot, strconv.Itoa(tid), "schedstat"))
+	if err != nil {
+		return 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(f[1]), 10, 64)
+	return n, err == nil
+}
+
+// psiSomeTotal is the "some" line's total= (microseconds) of a pressure
+// file.
+func psiSomeTotal(b []byte) int64 {
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		fields := bytes.Fields(line)
+		if len(fields) == 0 || string(fields[0]) != "some" {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := bytes.CutPrefix(f, []byte("total=")); ok {
+				n, _ := strconv.ParseInt(string(v), 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}

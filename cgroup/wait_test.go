@@ -1,0 +1,44 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWaitTrackerSumsThreadsAsTheyLive(t *testing.T) {
+	dir := t.TempDir()
+	proc := t.TempDir()
+	old := ProcRoot
+	ProcRoot = proc
+	t.Cleanup(func() { ProcRoot = old })
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Reader{version: 1, memDir: dir}
+	var w WaitTracker
+	write(filepath.Join(dir, "tasks"), "10\n11\n")
+	write(filepath.Join(proc, "10", "schedstat"), "5000 300000000 7\n")
+	write(filepath.Join(proc, "11", "schedstat"), "5000 100000000 7\n")
+	if n, ok := w.Read(r); !ok || n != 400e6 {
+		t.Fatalf("first read %d %v", n, ok)
+	}
+	// Thread 11 exits; 10 waits 0.2 s more; 12 starts.
+	write(filepath.Join(dir, "tasks"), "10\n12\n")
+	write(filepath.Join(proc, "10", "schedstat"), "5000 500000000 9\n")
+	write(filepath.Join(proc, "12", "schedstat"), "5000 50000000 1\n")
+	if n, _ := w.Read(r); n != 650e6 {
+		t.Errorf("second read %d, want 0.5 + 0.1 (gone, kept) + 0.05 s", n)
+	}
+	v2 := &Reader{version: 2, memDir: dir}
+	write(filepath.Join(dir, "cpu.pressure"), "some avg10=1.00 avg60=0.50 avg300=0.10 total=1234567\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+	var w2 WaitTracker
+	if n, ok := w2.Read(v2); !ok || n != 1234567000 {
+		t.Errorf("v2 %d %v", n, ok)
+	}
+}

@@ -1,0 +1,90 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
+)
+
+// The flaky example (a Harbor task whose size is drawn from os.urandom on
+// every run, no seed): report's matrix and variance table and calibrate
+// count the same memory failures; calibrate says its repeats are drawn;
+// and after calibrate --write on its task.toml, 20 runs at 1x fail at the
+// limit at most the target share (1%: none of them).
+func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
+	needEngine(t)
+	needDebianImage(t)
+	tasks := t.TempDir()
+	if out, err := exec.Command("cp", "-r", "../examples/tasks/flaky-random-size", tasks).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", tasks, "--tasks", "flaky-random-size", "--agents", "oracle", "--ratios", "1,uncapped", "--repeats", "10", "--format", "json", "--out", root)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var doc struct {
+		Experiment string                                `json:"experiment"`
+		Ratios     []report.JSONRatio                    `json:"ratios"`
+		Cells      []report.JSONCell                     `json:"cells"`
+		Variance   []model.TaskVariance                  `json:"variance"`
+		Trials     []model.TrialResult                   `json:"trials"`
+		Regimes    []model.RegimeSplit                   `json:"regimes"`
+		WhatIf     *struct{ Accuracy []model.Confusion } `json:"what_if"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	noContainersLeft(t, doc.Experiment)
+	var tally model.MemoryFailures // as focus counts
+	for _, tr := range doc.Trials {
+		if tr.Ratio == (model.Ratio{K: 1}) {
+			tally.AddTrial(tr)
+		}
+	}
+	matrix := doc.Cells[0].MemoryFailures
+	if doc.Cells[0].Ratio != (model.Ratio{K: 1}) || matrix != tally || doc.Ratios[0].MemoryFailures != tally {
+		t.Errorf("matrix %+v, ratio %+v, focus's tally %+v", matrix, doc.Ratios[0].MemoryFailures, tally)
+	}
+	if v := doc.Variance[0]; v.Killed != tally.Killed || v.Stalled != tally.Stalled {
+		t.Errorf("variance %d killed %d stalled, tally %+v", v.Killed, v.Stalled, tally)
+	}
+	if doc.WhatIf != nil && len(doc.WhatIf.Accuracy) != 0 {
+		t.Errorf("a task that draws its size is scored trial by trial: %+v", doc.WhatIf.Accuracy)
+	}
+	cal := headroom(t, "calibrate", doc.Experiment, "--out", root, "--write")
+	wantKills := fmt.Sprintf("1x %d/%d", tally.Failed(), tally.Counted)
+	if cal.code != 0 || !strings.Contains(cal.stdout, wantKills) || !strings.Contains(cal.stdout, " drawn ") || !strings.Contains(cal.stderr, "wrote ") {
+		t.Fatalf("calibrate: exit %d, want %q and drawn repeats\n%s%s", cal.code, wantKills, cal.stdout, cal.stderr)
+	}
+	file := filepath.Join(tasks, "flaky-random-size", "task.toml")
+	data, _ := os.ReadFile(file)
+	m := regexp.MustCompile(`(?m)^memory_mb = (\d+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatalf("no memory_mb in\n%s", data)
+	}
+	t.Logf("calibrated memory_mb = %s (1x before: %s)", m[1], tally)
+	again := headroom(t, "run", "--tasks-dir", tasks, "--tasks", "flaky-random-size", "--agents", "oracle", "--ratios", "1", "--repeats", "20", "--format", "json", "--out", root)
+	if again.code != 0 {
+		t.Fatalf("rerun: exit %d\n%s", again.code, again.stderr)
+	}
+	var after struct {
+		Experiment string             `json:"experiment"`
+		Ratios     []report.JSONRatio `json:"ratios"`
+	}
+	if err := json.Unmarshal([]byte(again.stdout), &after); err != nil {
+		t.Fatal(err)
+	}
+	noContainersLeft(t, after.Experiment)
+	if mf := after.Ratios[0].MemoryFailures; mf.Counted < 20 || mf.Failed() > 0 {
+		t.Errorf("at the calibrated memory_mb %s, 1x failed at the limit %s: want none of 20 (target 1%%)", m[1], mf)
+	}
+}

@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Focus counts every failure at the limit (killed or stalled), shows the
+// split, draws stalls as L, and leaves cancelled runs out of its rate.
+// Seen before: "killed in 15% (3/20)" when 7 of 20 failed at the limit,
+// and "20 of 20 runs, killed in 70% (14/20)" after 6 were cancelled.
+func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.setup.focusRuns = 8
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	m = update(t, next.(Model), cmd())
+	var evs []runner_Event
+	for i, tr := range l.last.plan.Trials {
+		r := model.TrialResult{Trial: tr, Outcome: model.Passed, PeakWorkingSetBytes: 100 << 20, Start: t0, End: t0.Add(2e9)}
+		switch i {
+		case 0, 1:
+			r.Outcome, r.Cause, r.PeakWorkingSetBytes = model.OOMKilled, model.CauseOwnLimit, 128<<20
+			r.OOMs = []model.OOMEvent{{At: t0.Add(1e9), Step: "install", Source: "events"}}
+		case 2, 3:
+			r.Outcome, r.Cause, r.PeakWorkingSetBytes = model.Timeout, model.CauseStalled, 127<<20
+			r.Stall = &model.StallEvidence{LimitBytes: 128 << 20, Duration: model.Duration(14 * time.Second), AtLimit: model.Duration(6 * time.Second), MajorFaults: 6000, Stalled: true}
+		case 6, 7:
+			r.Outcome = model.Cancelled
+		}
+		evs = append(evs, trialEnded(r))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	view := m.View()
+	if !strings.Contains(view, "6 of 6 runs, failed at the limit in 67% (4/6): 2 killed, 2 stalled; 2 cancelled (not counted)") {
+		t.Errorf("focus head does not count the stalls, or counts the cancelled runs:\n%s", view)
+	}
+	if !strings.Contains(view, "LK") {
+		t.Errorf("no stall mark in the strip:\n%s", view)
+	}
+	if !strings.Contains(view, "stalled") {
+		t.Errorf("the runs list does not name the stalls:\n%s", view)
+	}
+}
+
+// The detail header names a stall as one, with its time at the limit and
+// its major faults (it said TIMEOUT with neither), and calls the run's
+// need its peak, the sampled figure beside it.
+func TestDetailHeaderShowsTheStallsNumbersAndOnePeak(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	tr := model.Trial{ID: "t0007", Task: "numpy", Agent: "a", Ratio: model.Ratio{K: 1}, Repeat: 7, Policy: model.NewPolicy(model.Resources{MemoryBytes: 320 * model.MiB, CPUs: 1}, model.Ratio{K: 1}, 2)}
+	r := model.TrialResult{Trial: tr, Outcome: model.Timeout, Cause: model.CauseStalled, Start: t0, End: t0.Add(15 * time.Second), PeakWorkingSetBytes: 178 << 20, KernelPeakBytes: 240 << 20,
+		Stall: &model.StallEvidence{LimitBytes: 320 * model.MiB, Duration: model.Duration(14700 * time.Millisecond), AtLimit: model.Duration(6850 * time.Millisecond), MajorFaults: 6652, Stalled: true}}
+	v := &TrialView{Trial: tr, Phase: Finished, Result: &r, Peak: 178 << 20}
+	m.openDetail(v)
+	view := m.View()
+	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (sampled 178MiB)", "rerun, same settings"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("detail lacks %q:\n%s", want, view)
+		}
+	}
+}
