@@ -1,29 +1,44 @@
 package cli_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/kube"
 	"github.com/headroom-eval/headroom/store"
 )
 
 // clusterKubeconfig is the real cluster's kubeconfig (make kube-up's, or
-// HEADROOM_KUBECONFIG's); without one the test skips, unless
-// HEADROOM_KUBE_REQUIRED says it must run (make kube-test).
+// HEADROOM_KUBECONFIG's); without one, or when its API server does not
+// answer (a kubeconfig a stopped cluster left behind), the test skips,
+// unless HEADROOM_KUBE_REQUIRED says it must run (make kube-test).
 func clusterKubeconfig(t *testing.T) string {
+	t.Helper()
+	skip := func(why string) {
+		if os.Getenv("HEADROOM_KUBE_REQUIRED") != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
 	kc := os.Getenv("HEADROOM_KUBECONFIG")
 	if kc == "" {
 		kc = "/tmp/headroom-kube/kubeconfig"
 	}
 	if _, err := os.Stat(kc); err != nil {
-		if os.Getenv("HEADROOM_KUBE_REQUIRED") != "" {
-			t.Fatalf("no cluster: %s is missing (make kube-up)", kc)
-		}
-		t.Skipf("no cluster: %s is missing (make kube-up, or set HEADROOM_KUBECONFIG)", kc)
+		skip(fmt.Sprintf("no cluster: %s is missing (make kube-up, or set HEADROOM_KUBECONFIG)", kc))
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := kube.Open(ctx, map[string]string{kube.OptKubeconfig: kc, kube.OptNamespace: "headroom-cli-test"})
+	if err != nil {
+		skip("cluster not reachable: " + err.Error())
+	}
+	p.Close()
 	return kc
 }
 
