@@ -101,6 +101,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
 	})
 	defer TimePhase(t.trial.ID, "trial")()
+	t.emit(event.TrialCreating{Base: t.base()})
 	started := TimePhase(t.trial.ID, "sandbox start")
 	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
 	started()
