@@ -56,6 +56,8 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// shows are the trial's steps' commands by step name (stepShow).
+	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
 	// sandbox can, and keeps the container (a multi-step task's agent).
 	keepOnTimeout bool

@@ -75,7 +75,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	case !killedAt.IsZero():
 		var p int64
 		ws, cache, p = v.atKill(killedAt)
-		peak, end = mib(p), killedAt
+		peak, end = model.PeakLabel(p, 0, mib), killedAt
 	case v.Phase == Finished:
 		ws, cache = 0, 0
 		if !v.Ended.IsZero() {
@@ -87,22 +87,27 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if limit > 0 {
 		limitS = mib(limit)
 	}
-	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, peak, mib(tr.Policy.GuaranteeBytes))
+	memLine := fmt.Sprintf("%s / %s  g %s", mib(ws), limitS, mib(tr.Policy.GuaranteeBytes))
 	if limit == 0 {
 		// Say what the bar is drawn against: there is no limit to fill.
-		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), peak, mib(scale))
+		memLine = fmt.Sprintf("%s / none  bar = %s", mib(ws), mib(scale))
 	}
 	if v.Phase == Running && killedAt.IsZero() {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
 	}
-	if len(v.OOMs) > 0 && v.OOMs[len(v.OOMs)-1].Process != "" {
+	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
 		o := v.OOMs[len(v.OOMs)-1]
-		memLine = fmt.Sprintf("killed %s %s pid %d", killedName(o), mib(o.RSSBytes), o.PID)
+		memLine = "killed " + killedName(o)
+		if o.PID != 0 {
+			memLine += fmt.Sprintf(" %s pid %d", mib(o.RSSBytes), o.PID)
+		}
 	}
-	lines = append(lines, p.text.Render(clip(memLine, inner)))
+	// The peak on a line of its own, saying which peak it is (sampled, or
+	// the kernel's beside the sampled one): the report's is the kernel's.
+	lines = append(lines, p.text.Render(clip(memLine, inner)), p.text.Render(clip("peak "+peak, inner)))
 	// The memory chart: one row on a standard card, the rows a taller
 	// card has to spare.
-	chartRows := max(1+c.height-cardHeight, 1)
+	chartRows := max(c.height-cardHeight, 1)
 	if v.Killed() {
 		banner := fmt.Sprintf(" OOM KILLED at peak %s / %s ", mib(v.NeedBytes()), limitS)
 		if v.Result != nil && v.Result.KilledInStep != "" {

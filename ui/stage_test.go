@@ -203,7 +203,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 	stream := demoStream(plan)
 	id := plan.Trials[0].ID // 1x r1: killed at 3000ms, ended at 3500ms
 	w, h := m.bodySize()
-	rows := max(1+liveCards(m.common(), w, h).height-cardHeight, 1) - 1
+	rows := max(liveCards(m.common(), w, h).height-cardHeight, 1) - 1
 	var frozen []string
 	i := 0
 	for _, ms := range []int{3050, 3200, 3400, 3600, 5000, 8000, 13000, 13400} {
@@ -215,15 +215,15 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 		m = update(t, m, eventsMsg{events: evs})
 		v := m.View()
 		card := cardLines(v, id+" 1x")
-		if len(card) < 3+rows {
+		if len(card) < 4+rows {
 			t.Fatalf("at %dms the killed card is not on screen:\n%s", ms, v)
 		}
-		// The gauge, the memory line, and the chart's rows.
-		picture := append([]string{card[0], card[1]}, card[3:3+rows]...)
-		if !strings.Contains(card[2], "OOM KILLED in install") {
+		// The gauge, the memory line, the peak, and the chart's rows.
+		picture := append([]string{card[0], card[1], card[2]}, card[4:4+rows]...)
+		if !strings.Contains(card[3], "OOM KILLED in install") || !strings.Contains(card[1], "killed pip install pandas networkx") {
 			t.Fatalf("at %dms no banner:\n%s", ms, v)
 		}
-		if !strings.Contains(card[0], "█") || !strings.ContainsAny(strings.Join(card[3:3+rows], ""), "▁▂▃▄▅▆▇█") {
+		if !strings.Contains(card[0], "█") || !strings.ContainsAny(strings.Join(card[4:4+rows], ""), "▁▂▃▄▅▆▇█") {
 			t.Fatalf("at %dms the killed card's gauge or chart is empty:\n%s", ms, strings.Join(card, "\n"))
 		}
 		if frozen == nil {
