@@ -49,6 +49,10 @@ type Options struct {
 	Shell func(containerID string, task model.Task) (*exec.Cmd, error)
 	// Demo starts this sweep at once and opens the live screen.
 	Demo *LaunchSpec
+	// Preselect names the tasks whose rows (every agent) setup opens
+	// with selected: the showcase on the built-in catalog, so that enter
+	// runs something at once.
+	Preselect []string
 	// Defaults for the setup screen.
 	Repeats, Concurrency int
 	Seed                 uint64

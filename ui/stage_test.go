@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -264,5 +265,29 @@ func TestCreatingTrialCountsAsRunning(t *testing.T) {
 		event.TrialEnded{Base: event.Base{Trial: a.ID, Time: at(90)}, Result: model.TrialResult{Trial: a, Outcome: model.Passed, Start: at(0), End: at(90)}}}})
 	if v := m.View(); !strings.Contains(v, "running 1 · queued 1") {
 		t.Errorf("after one started and the other ended:\n%s", v)
+	}
+}
+
+// The console opens on the showcase chosen (every agent of the task the
+// cli preselects), so enter runs it; with nothing chosen, setup says what
+// to press first.
+func TestSetupOpensOnTheShowcase(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Preselect = []string{"builtin/bn-fit-modify"}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	v := m.View()
+	if !strings.Contains(v, "Tasks · 2 of") || strings.Contains(v, "Nothing selected") {
+		t.Fatalf("setup should open with bn-fit-modify's two agents chosen:\n%s", v)
+	}
+	spec, err := m.setup.spec()
+	if err != nil || len(spec.Tasks) != 1 || spec.Tasks[0].Name != "builtin/bn-fit-modify" || len(spec.Tasks[0].Agents) != 2 {
+		t.Fatalf("enter should run the showcase: %+v %v", spec.Tasks, err)
+	}
+	bare := New(testOptions(t, &fakeLauncher{}))
+	bare = update(t, bare, tea.WindowSizeMsg{Width: 80, Height: 24})
+	if v := bare.View(); !strings.Contains(v, "Nothing selected: space picks the row under the cursor, enter runs the sweep.") {
+		t.Errorf("an empty selection should say what to press first:\n%s", v)
 	}
 }
