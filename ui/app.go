@@ -826,7 +826,13 @@ func (m Model) viewStatus() string {
 	}
 	if m.state != nil && m.state.LastOOM != nil {
 		o := m.state.LastOOM
-		parts = append(parts, st.OOM.Render(fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)))
+		last := fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)
+		if v := m.state.Trials[o.TrialID()]; v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
+			// What was killed, as the kernel's log and the process watch
+			// named it since.
+			last += ": " + killedName(v.OOMs[len(v.OOMs)-1])
+		}
+		parts = append(parts, st.OOM.Render(last))
 	}
 	parts = append(parts, st.Muted.Render("theme "+m.theme.Name))
 	return clip(strings.Join(parts, " · "), m.width)

@@ -20,6 +20,9 @@ const (
 	// banner can be read.
 	cardLinger    = 4 * time.Second
 	oomCardLinger = 10 * time.Second
+	// killedBannerLines are the lines under a tall card's kill banner for
+	// the killed command.
+	killedBannerLines = 2
 	// chartMinWindow is the shortest span a card's memory chart shows.
 	chartMinWindow = 10 * time.Second
 )
@@ -95,12 +98,19 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if v.Phase == Running && killedAt.IsZero() {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
 	}
+	// What the kernel killed: in the banner where the card has room for
+	// it (the whole command, wrapped), else instead of the memory line.
+	var killedWhat string
 	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
 		o := v.OOMs[len(v.OOMs)-1]
-		memLine = "killed " + killedName(o)
+		killedWhat = "killed " + killedName(o)
 		if o.PID != 0 {
-			memLine += fmt.Sprintf(" %s pid %d", mib(o.RSSBytes), o.PID)
+			killedWhat += fmt.Sprintf(" · pid %d, rss %s", o.PID, mib(o.RSSBytes))
 		}
+	}
+	roomy := c.height > cardHeight
+	if killedWhat != "" && !roomy {
+		memLine = killedWhat
 	}
 	// The peak on a line of its own, saying which peak it is (sampled, or
 	// the kernel's beside the sampled one): the report's is the kernel's.
@@ -126,6 +136,19 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
 		chartRows--
+		if roomy {
+			// Two lines kept for the killed command whether or not the
+			// kernel has named it yet, so the chart under them never moves.
+			what := wrapWords(killedWhat, inner-2, "")
+			for i := range killedBannerLines {
+				if i < len(what) {
+					lines = append(lines, st.OOMBanner.Render(pad(" "+what[i]+" ", min(width(what[i])+2, inner))))
+				} else {
+					lines = append(lines, "")
+				}
+			}
+			chartRows -= killedBannerLines
+		}
 	}
 	if chartRows > 0 {
 		// The chart spans the trial so far (at least chartMinWindow, at
