@@ -223,6 +223,12 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	case n.Phase == Running:
 		what = "starting…"
 	}
+	if n.Killed() {
+		what = "OOM killed"
+		if o := n.OOMs; len(o) > 0 {
+			what += " in " + o[len(o)-1].Step
+		}
+	}
 	line := fmt.Sprintf("next %s %s r%d · %s", spinner, n.Trial.ID, n.Trial.Repeat, what)
 	if len(next) > 1 {
 		line += fmt.Sprintf(" (+%d)", len(next)-1)

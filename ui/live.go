@@ -92,40 +92,92 @@ func liveCards(c *Common, w, h int) liveGrid {
 	return g
 }
 
-// cellCards picks what a ratio's cell shows: its newest kill while it
-// lingers (oomCardLinger), else its first running trial, else the trial
-// that finished last while it lingers (cardLinger). The running trials
-// the card is not are the cell's next ones, in plan order: a kill keeps
-// the cell for its whole linger and its successor waits in the corner,
-// so no card moves and none is pushed into a second row.
+// cellCards picks what a ratio's cell shows: the kill it holds, else its
+// first running trial, else the trial that finished last while it lingers
+// (cardLinger). A kill holds the cell for its whole linger, 10 s on screen
+// after its trial ends (stageHold); when that ends, the ratio's newest
+// kill still lingering takes the cell for a whole linger of its own.
+// The running trials the card is not are the cell's next ones, in plan
+// order, in its corner: no card moves and none is pushed into a second
+// row.
 func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, next []*TrialView) {
-	var kill, recent *TrialView
+	if s.stage == nil {
+		s.stage = map[model.Ratio]stageHold{}
+	}
+	held := s.stage[r]
+	if v := s.Trials[held.id]; v == nil || !held.on(v, now) {
+		// The newest kill still lingering by its own clock takes the
+		// cell, from when the last hold ended (or its kill).
+		var kill *TrialView
+		for _, id := range s.Order {
+			v := s.Trials[id]
+			if v.Trial.Ratio == r && v.holds() && (v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger) &&
+				(kill == nil || v.heldSince().After(kill.heldSince())) {
+				kill = v
+			}
+		}
+		switch {
+		case kill == nil:
+			held = stageHold{}
+		case kill.Trial.ID != held.id:
+			var last time.Time
+			if v := s.Trials[held.id]; v != nil {
+				last = held.end(v)
+			}
+			held = stageHold{id: kill.Trial.ID, from: maxTime(kill.heldSince(), last)}
+		}
+		s.stage[r] = held
+	}
+	var recent *TrialView
 	var running []*TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
-		if v.Trial.Ratio != r {
-			continue
-		}
 		switch {
-		case v.holds() && (v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger):
-			if kill == nil || v.heldSince().After(kill.heldSince()) {
-				kill = v
-			}
+		case v.Trial.Ratio != r || id == held.id:
 		case v.Phase == Running || v.Phase == Creating:
 			running = append(running, v)
-		case v.Phase == Finished && now.Sub(v.Ended) < cardLinger:
+		case v.Phase == Finished && !v.holds() && now.Sub(v.Ended) < cardLinger:
 			if recent == nil || v.Ended.After(recent.Ended) {
 				recent = v
 			}
 		}
 	}
 	switch {
-	case kill != nil:
-		return kill, running
+	case held.id != "":
+		return s.Trials[held.id], running
 	case len(running) > 0:
 		return running[0], running[1:]
 	}
 	return recent, nil
+}
+
+// stageHold is the kill a ratio's cell holds, and since when it has.
+type stageHold struct {
+	id   string
+	from time.Time
+}
+
+// end is when the hold ends: a whole linger after the trial ended, or
+// after the hold began when it began later (an earlier kill held the
+// cell); zero while the trial runs.
+func (h stageHold) end(v *TrialView) time.Time {
+	if v.Phase != Finished {
+		return time.Time{}
+	}
+	return maxTime(v.Ended, h.from).Add(oomCardLinger)
+}
+
+// on says whether the hold is still on at now.
+func (h stageHold) on(v *TrialView, now time.Time) bool {
+	end := h.end(v)
+	return end.IsZero() || now.Before(end)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // holds says whether the trial's card holds its cell for a kill's linger:

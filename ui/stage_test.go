@@ -130,6 +130,7 @@ func TestDemoCellsHoldStill(t *testing.T) {
 			stream := demoStream(plan)
 			cell := map[string]cardBox{} // ratio → where its card is
 			corners := 0
+			shown := map[string][2]int{} // a kill's card → first and last ms on screen
 			for ms, i := 250, 0; ms <= 60000; ms += 250 {
 				now = at(ms)
 				var evs []event.Event
@@ -156,6 +157,14 @@ func TestDemoCellsHoldStill(t *testing.T) {
 					if ratio == "" {
 						continue // an empty cell; its neighbours place it
 					}
+					if id := strings.Fields(strings.TrimLeft(b.title, "┏━ ▸"))[0]; strings.HasPrefix(b.title, "┏") {
+						seen, ok := shown[id]
+						if !ok {
+							seen[0] = ms
+						}
+						seen[1] = ms
+						shown[id] = seen
+					}
 					if was, ok := cell[ratio]; ok && (was.row != b.row || was.col != b.col) {
 						t.Fatalf("at %dms: the %s card moved from row %d col %d to row %d col %d:\n%s", ms, ratio, was.row, was.col, b.row, b.col, v)
 					}
@@ -167,6 +176,16 @@ func TestDemoCellsHoldStill(t *testing.T) {
 			}
 			if corners == 0 {
 				t.Error("no successor ever waited in a cell's corner: the scripted kills should linger over the next repeat")
+			}
+			// Each kill shown keeps the cell for its whole linger: 10 s
+			// on screen after its trial ended (3.5 s after it started).
+			for id, seen := range shown {
+				if seen[1] < 60000 && seen[1]-seen[0] < int(oomCardLinger/time.Millisecond)-250 { // one step of the clock
+					t.Errorf("the kill %s was on screen %dms (%d–%d), less than its linger", id, seen[1]-seen[0], seen[0], seen[1])
+				}
+			}
+			if len(shown) < 4 {
+				t.Errorf("%d kills shown in a minute of kills every 3.6 s", len(shown))
 			}
 		})
 	}

@@ -155,6 +155,9 @@ type SweepState struct {
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
 	LastOOM *event.OOMKill
+	// stage is the kill each ratio's cell holds on the live screen
+	// (cellCards).
+	stage map[model.Ratio]stageHold
 
 	analysis     *model.Analysis
 	analysisDone int
