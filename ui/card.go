@@ -100,17 +100,17 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	// What the kernel killed: in the banner where the card has room for
 	// it (the whole command, wrapped), else instead of the memory line.
-	var killedWhat string
+	var killedWhat, killedPID string
 	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
 		o := v.OOMs[len(v.OOMs)-1]
 		killedWhat = "killed " + killedName(o)
 		if o.PID != 0 {
-			killedWhat += fmt.Sprintf(" · pid %d, rss %s", o.PID, mib(o.RSSBytes))
+			killedPID = fmt.Sprintf(" · pid %d, rss %s", o.PID, mib(o.RSSBytes))
 		}
 	}
 	roomy := c.height > cardHeight
 	if killedWhat != "" && !roomy {
-		memLine = killedWhat
+		memLine = killedWhat + killedPID
 	}
 	// The peak on a line of its own, saying which peak it is (sampled, or
 	// the kernel's beside the sampled one): the report's is the kernel's.
@@ -140,6 +140,12 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			// Two lines kept for the killed command whether or not the
 			// kernel has named it yet, so the chart under them never moves.
 			what := wrapWords(killedWhat, inner-2, "")
+			// The pid and rss only where they fit whole.
+			if n := len(what); n > 0 && width(what[n-1]+killedPID) <= inner-2 {
+				what[n-1] += killedPID
+			} else if n < killedBannerLines && killedPID != "" {
+				what = append(what, strings.TrimPrefix(killedPID, " · "))
+			}
 			for i := range killedBannerLines {
 				if i < len(what) {
 					lines = append(lines, st.OOMBanner.Render(pad(" "+what[i]+" ", min(width(what[i])+2, inner))))
