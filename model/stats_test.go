@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -314,5 +315,19 @@ func TestCompareExperimentsPairsByTask(t *testing.T) {
 	// task A alone ran left out.
 	if s.PooledP != FisherExact(2, 6, 5, 6) {
 		t.Errorf("pooled p %v, want Fisher 2/6 vs 5/6 = %v", s.PooledP, FisherExact(2, 6, 5, 6))
+	}
+}
+
+// doctor said OK at a load of 17 on 2 CPUs; a load above the CPUs warns.
+func TestLoadedHost(t *testing.T) {
+	for _, c := range []struct {
+		load1, load5 float64
+		cpus         int
+		want         bool
+	}{{17, 12, 2, true}, {0.5, 2.5, 2, true}, {1.9, 1.2, 2, false}, {3, 3, 0, false}} {
+		got, text := LoadedHost(c.load1, c.load5, c.cpus)
+		if got != c.want || !strings.Contains(text, "load average") {
+			t.Errorf("LoadedHost(%v, %v, %d) = %v %q, want %v", c.load1, c.load5, c.cpus, got, text, c.want)
+		}
 	}
 }

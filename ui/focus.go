@@ -94,6 +94,7 @@ func (s *focusScreen) View(c *Common) string {
 	var marks []focusMark
 	done, cancelled := 0, 0
 	var mf model.MemoryFailures
+	var results []model.TrialResult
 	for _, v := range runs {
 		if v.Phase != Finished || v.Result == nil {
 			continue
@@ -105,6 +106,7 @@ func (s *focusScreen) View(c *Common) string {
 		}
 		done++
 		mf.AddTrial(*v.Result)
+		results = append(results, *v.Result)
 		peaks = append(peaks, v.NeedBytes())
 		marks = append(marks, focusMark{v.Result.Outcome, v.Result.Cause})
 	}
@@ -122,6 +124,13 @@ func (s *focusScreen) View(c *Common) string {
 	}
 	out := []string{st.Title.Render(clip(head, w)),
 		st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · %s", model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), each), w))}
+	// Failures at the limit beside passes under it are the task's own
+	// draw each run: said as the verdict, so the host is not blamed.
+	if ov, ok := model.OwnVarianceAt(results, tr.Policy.HardLimitBytes); ok {
+		for _, l := range wrapWords(ov.String(), w, "  ") {
+			out = append(out, st.Warn.Render(l))
+		}
+	}
 	out = append(out, strip...)
 	out = append(out, st.Bold.Render(clip(noMark+fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %s", "trial", "run", "outcome", "time", "peak", "why"), w)))
 	first, last := s.cursor.window(len(runs), h-len(out))

@@ -46,6 +46,11 @@ func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
 	if !strings.Contains(view, "stalled") {
 		t.Errorf("the runs list does not name the stalls:\n%s", view)
 	}
+	// Failures at the limit beside passes under it: the task's own
+	// variance, said as such (the tester read the kills as the host's).
+	if !strings.Contains(strings.Join(strings.Fields(view), " "), "the task's own variance: 4 of 6 runs failed at the 128MiB limit, 2 passed under it needing 100MiB–100MiB") {
+		t.Errorf("no own-variance verdict:\n%s", view)
+	}
 }
 
 // The detail header names a stall as one, with its time at the limit and
