@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -43,6 +44,15 @@ func newCompareCmd() *cobra.Command {
 				fmt.Fprintln(w)
 			} else {
 				fmt.Fprintln(w, "Setups match: engine, kernel, host size, concurrency and repeats are the same.")
+			}
+			if specs := specDiffs(ms[0], ms[1]); len(specs) > 0 {
+				// A ratio is a multiple of the task's spec: with the
+				// spec changed, "1x" in A and B are different limits.
+				fmt.Fprintln(w, "Task specs differ, so the same ratio is a different limit in A and B (a row below compares those limits, not one):")
+				for _, d := range specs {
+					fmt.Fprintln(w, "  "+d)
+				}
+				fmt.Fprintln(w)
 			}
 			ma := model.NewMatrix(ms[0].Ratios, trials[0])
 			mb := model.NewMatrix(ms[1].Ratios, trials[1])
@@ -122,6 +132,45 @@ func manifestDiffs(a, b store.Manifest) []string {
 		tb = append(tb, t.Name+"@"+t.ImageID)
 	}
 	add("tasks/images", strings.Join(ta, " "), strings.Join(tb, " "))
+	return out
+}
+
+// specDiffs lists, per task both experiments ran, how its spec differs:
+// memory (and the 1x limit it makes), its own memory_limit, CPUs, pids
+// limit and container profile.
+func specDiffs(a, b store.Manifest) []string {
+	inB := map[string]store.TaskEntry{}
+	for _, t := range b.Tasks {
+		inB[t.Name] = t
+	}
+	limit1x := func(r model.Resources) int64 { return cmp.Or(r.MemoryLimitBytes, r.MemoryBytes) }
+	var out []string
+	for _, ta := range a.Tasks {
+		tb, ok := inB[ta.Name]
+		if !ok {
+			continue
+		}
+		ra, rb := ta.Resources, tb.Resources
+		var d []string
+		if ra.MemoryBytes != rb.MemoryBytes {
+			d = append(d, fmt.Sprintf("memory A %s · B %s", model.FormatBytes(ra.MemoryBytes), model.FormatBytes(rb.MemoryBytes)))
+		}
+		if la, lb := limit1x(ra), limit1x(rb); la != lb && (la != ra.MemoryBytes || lb != rb.MemoryBytes) {
+			d = append(d, fmt.Sprintf("1x limit A %s · B %s", model.FormatBytes(la), model.FormatBytes(lb)))
+		}
+		if ra.CPUs != rb.CPUs {
+			d = append(d, fmt.Sprintf("cpus A %g · B %g", ra.CPUs, rb.CPUs))
+		}
+		if ra.PidsLimit != rb.PidsLimit {
+			d = append(d, fmt.Sprintf("pids limit A %d · B %d (0: none)", ra.PidsLimit, rb.PidsLimit))
+		}
+		if pa, pb := cmp.Or(ta.Profile, model.ProfileHardened), cmp.Or(tb.Profile, model.ProfileHardened); pa != pb {
+			d = append(d, fmt.Sprintf("profile A %s · B %s", pa, pb))
+		}
+		if len(d) > 0 {
+			out = append(out, ta.Name+": "+strings.Join(d, ", "))
+		}
+	}
 	return out
 }
 
