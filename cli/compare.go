@@ -57,9 +57,9 @@ func newCompareCmd() *cobra.Command {
 			ma := model.NewMatrix(ms[0].Ratios, trials[0])
 			mb := model.NewMatrix(ms[1].Ratios, trials[1])
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp\ttasks\t\tpooled p")
+			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp by task\ttasks\t\tpooled p")
 			for _, c := range model.CompareExperiments(ma, mb, opts.NoisePP) {
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%+.0fpp\t[%+.0f, %+.0f]\t%s\t%d\t%s\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.PText(c.P), c.Tasks, model.Verdict(c.Noise), model.PText(c.PooledP))
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, model.PPText(c.Diff), model.PPInterval(c.CI), model.PText(c.P), c.Tasks, model.Verdict(c.Noise), model.PText(c.PooledP))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -94,7 +94,7 @@ func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialRe
 			continue
 		}
 		s := model.SplitRegimes("A", ra[r], "B", rb[r])
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+.0fpp\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, s.Pairs, 100*s.ScoreChange(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, s.Pairs, model.PPText(s.ScoreChange()),
 			s.Rescued, 100*s.RescuedCI.Lo, 100*s.RescuedCI.Hi, s.Easier, 100*s.EasierCI.Lo, 100*s.EasierCI.Hi, s.Regressed, 100*s.RegressedCI.Lo, 100*s.RegressedCI.Hi)
 	}
 	if err := tw.Flush(); err != nil {

@@ -124,11 +124,12 @@ func (mm *matrixScreen) View(c *Common) string {
 		headW = max(headW, width(r.Heading())+2)
 	}
 	widest[0], widest[1] = max(widest[0], headW-2), max(widest[1], headW-2)
-	colW := max(13, widest[0]+2)
+	// At least a rate and its interval, " 100% [21–100]", and a gap.
+	colW := max(15, widest[0]+2)
 	compact := false
 	if colW > 29 || 24+len(ratios)*colW > w {
 		compact = true
-		colW = max(13, widest[1]+2)
+		colW = max(15, widest[1]+2)
 	}
 	cellsOf := func(i int) []cellView {
 		out := make([]cellView, len(ratios))
@@ -179,7 +180,7 @@ func (mm *matrixScreen) View(c *Common) string {
 		}
 		out = append(out, clip(line, w))
 	}
-	succ, infra := pad("success rate ±95%", nameW), pad("infra-error rate ±95%", nameW)
+	succ, infra := pad("success rate [95%]", nameW), pad("infra-error rate [95%]", nameW)
 	var byRatio map[model.Ratio]model.RatioStats
 	if s.Done > 0 {
 		byRatio = map[model.Ratio]model.RatioStats{}
@@ -194,13 +195,13 @@ func (mm *matrixScreen) View(c *Common) string {
 			infra += pad(" -", colW)
 			continue
 		}
-		succ += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
+		succ += pad(" "+rs.Success.RateText(), colW)
 		// Red only where there were infra errors: a 0% cell is good news.
 		cell := st.Muted
 		if rs.Infra.Mean > 0 {
 			cell = st.OOM
 		}
-		infra += cell.Render(pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW))
+		infra += cell.Render(pad(" "+rs.Infra.RateText(), colW))
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), clip(infra, w))
 	// The infra errors from outside the trials' own limits, apart (only
@@ -278,7 +279,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
 		if own := model.Baseline(cs.Ratio, base); cs.Ratio != own {
-			line += fmt.Sprintf(", %+.0fpp [%+.0f, %+.0f] p=%.2f vs %s: %s", 100*cs.VsBaseline.Diff, 100*cs.VsBaseline.CI.Lo, 100*cs.VsBaseline.CI.Hi, cs.VsBaseline.P, own, model.Verdict(cs.Noise))
+			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
 		// What the knobs did, as the cell's trials measured it.
@@ -310,7 +311,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			if !ok {
 				continue
 			}
-			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s, p %s by task, %s pooled", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.Verdict(c.Noise), model.PText(c.P), model.PText(c.PooledP))
+			text := fmt.Sprintf("%s %s %s %s, p %s by task, %s pooled", metric, model.PPText(c.Diff), model.PPInterval(c.CI), model.Verdict(c.Noise), model.PText(c.P), model.PText(c.PooledP))
 			style := st.Text
 			if !c.Noise {
 				style = st.Bold
