@@ -293,8 +293,20 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			out = append(out, st.Muted.Render(clip("  measured in the container: "+m, w)))
 		}
 	}
-	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)]); wi != "" {
-		out = append(out, st.Muted.Render(clip(wi, w)))
+	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); wi != "" {
+		// Wrapped, not cut at the width; two lines at most, so the
+		// cell's list keeps its room.
+		lines := wrapWords(wi, w, "  ")
+		if len(lines) > 2 {
+			rest := lines[1]
+			for _, l := range lines[2:] {
+				rest += " " + strings.TrimSpace(l)
+			}
+			lines = []string{lines[0], clip(rest, w)}
+		}
+		for _, l := range lines {
+			out = append(out, st.Muted.Render(l))
+		}
 	}
 	// Which question each p answers, wrapped rather than cut.
 	for _, l := range wrapWords(fmt.Sprintf("against %s (b sets the baseline) · p by task: would tasks like these change? · pooled p: did this suite's score change?", base), w, "  ") {
