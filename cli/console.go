@@ -306,6 +306,7 @@ func (c consoleSweep) Plan() model.Plan           { return c.s.Plan }
 func (c consoleSweep) Events() <-chan event.Event { return c.s.Events() }
 func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
 func (c consoleSweep) Cancel()                    { c.s.Cancel() }
+func (c consoleSweep) Hold(why string)            { c.s.Hold(why) }
 
 func hostStat() ui.HostStat {
 	var h ui.HostStat

@@ -124,14 +124,15 @@ type confirmation struct {
 	prompt string
 	yes    tea.Msg
 	// quit asks to quit: its prompt counts the running trials as it is
-	// drawn, since trials go on starting and ending while it waits.
+	// drawn, since trials go on ending while it waits (none start: the
+	// queue is held until it is answered).
 	quit bool
 }
 
 // text is the question as drawn now.
 func (c *confirmation) text(running int) string {
 	if c.quit {
-		return fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", running)
+		return fmt.Sprintf("Quit? %d running trial(s) will be stopped, containers removed; queue held. y/n", running)
 	}
 	return c.prompt
 }
@@ -617,13 +618,17 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys.Global
 	if m.confirm != nil {
+		c := m.confirm
+		m.confirm = nil
+		if c.quit {
+			// The queue was held while the prompt was open; a yes
+			// cancels everything anyway.
+			m.hold("")
+		}
 		switch msg.String() {
 		case "y", "Y":
-			c := m.confirm
-			m.confirm = nil
 			return m.Update(c.yes)
 		default:
-			m.confirm = nil
 			m.say("")
 		}
 		return m, nil
@@ -724,7 +729,23 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	m.confirm = &confirmation{quit: true, yes: quitConfirmedMsg{}}
+	// No new trial starts while the user decides: the prompt's count of
+	// running trials stays what a yes would stop.
+	m.hold("the quit prompt is open")
 	return m, nil
+}
+
+// Holder is a Sweep that can keep its queued trials from starting
+// (session.Sweep.Hold); why "" lets them go.
+type Holder interface {
+	Hold(why string)
+}
+
+// hold holds or lets go the running sweep's queue, where it can.
+func (m Model) hold(why string) {
+	if h, ok := m.sweep.(Holder); ok && m.sweep != nil {
+		h.Hold(why)
+	}
 }
 
 // openDetail drills into one trial.
