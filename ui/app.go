@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"os/exec"
+	"path"
 	"strings"
 	"time"
 
@@ -527,7 +529,18 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.launch(spec)
 	case focusMsg:
-		return m.startFocus(msg.task, msg.agent, msg.ratio)
+		if !msg.confirmed {
+			if m.Running() {
+				m.say("a sweep is running: focus when it ends")
+				return m, nil
+			}
+			yes := msg
+			yes.confirmed = true
+			m.confirm = &confirmation{prompt: fmt.Sprintf("Focus: run %s · %s at %s %d times, scale %s (%s)? y/n",
+				path.Base(msg.task.Name), msg.agent, msg.ratio, m.setup.focusRuns, cmp.Or(msg.scale, model.ScaleBoth), scaleWords(cmp.Or(msg.scale, model.ScaleBoth))), yes: yes}
+			return m, nil
+		}
+		return m.startFocus(msg.task, msg.agent, msg.ratio, msg.scale)
 	case rerunMsg:
 		return m.rerun(msg.v)
 	case resumeMsg:

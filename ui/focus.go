@@ -26,8 +26,9 @@ func (s *focusScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
 func (s *focusScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *focusScreen) SetSize(w, h int)          { s.w, s.h = w, h }
 
-// startFocus launches focus mode with setup's number of runs.
-func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea.Model, tea.Cmd) {
+// startFocus launches focus mode with setup's number of runs, the ratio
+// limiting what scale says.
+func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio, scale model.Scale) (tea.Model, tea.Cmd) {
 	if m.Running() {
 		m.say("a sweep is running: focus when it ends")
 		return m, nil
@@ -37,7 +38,7 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 		return m, nil
 	}
 	task.Agents = []model.Agent{a}
-	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Scale: m.setup.scale, Repeats: m.setup.focusRuns,
+	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Scale: scale, Repeats: m.setup.focusRuns,
 		Concurrency: m.setup.concurrency, Seed: m.setup.seed, Label: "focus"}
 	m.say(fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats))
 	m.launching = true
@@ -245,4 +246,15 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []focusMark, p model.R
 	}
 	out = append(out, st.Muted.Render(string(labels)))
 	return out, per
+}
+
+// scaleWords says what a scale's ratios limit.
+func scaleWords(s model.Scale) string {
+	switch s {
+	case model.ScaleMemory:
+		return "memory only"
+	case model.ScaleCPU:
+		return "CPU only"
+	}
+	return "memory and CPU"
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -96,9 +97,14 @@ func (mm *matrixScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Focus):
 		if len(rows) > 0 && len(ratios) > 0 {
+			// The cell's own scale: what its trials ran under.
+			scale := c.Spec.Scale
+			for _, v := range c.State.Cell(rows[mm.row], ratios[mm.col]) {
+				scale = cmp.Or(v.Trial.Policy.Scale, scale)
+			}
 			for _, t := range c.Opts.Tasks {
 				if t.Name == rows[mm.row].Task {
-					c.send(focusMsg{t, rows[mm.row].Agent, ratios[mm.col]})
+					c.send(focusMsg{task: t, agent: rows[mm.row].Agent, ratio: ratios[mm.col], scale: scale})
 				}
 			}
 		}

@@ -290,7 +290,7 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 			return s.filter.Focus()
 		case key.Matches(msg, k.Focus):
 			if cur < len(rows) {
-				c.send(focusMsg{rows[cur].task, rows[cur].agent, s.firstRatio()})
+				c.send(focusMsg{task: rows[cur].task, agent: rows[cur].agent, ratio: s.firstRatio(), scale: s.scale})
 			}
 		}
 	case paneRatios:
