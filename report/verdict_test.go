@@ -50,3 +50,32 @@ func TestOwnLimitKillsAreTheTasksVarianceNotTheHosts(t *testing.T) {
 		t.Errorf("own-limit kills listed as the host's:\n%s", out)
 	}
 }
+
+// A what-if miss killed at its own limit is not put down to the host
+// however loaded it was (it said "ran contended" beside an own-limit kill).
+func TestWhatIfMissKilledAtItsOwnLimitIsNotTheHosts(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 100 * model.MiB}
+	ratios := []model.Ratio{{K: 1}, model.Uncapped}
+	var trials []model.TrialResult
+	for _, r := range ratios {
+		tr := model.TrialResult{Trial: model.Trial{ID: "t" + r.String(), Task: "x", Agent: "a", Ratio: r, Repeat: 1, Policy: model.NewPolicy(spec, r, 2)},
+			Outcome: model.Passed, Start: t0, End: t0.Add(2 * time.Second), PeakWorkingSetBytes: 50 * model.MiB,
+			Steps:   []model.StepResult{{Name: "s", Start: t0, End: t0.Add(2 * time.Second), PeakWorkingSetBytes: 50 * model.MiB}},
+			Noise:   &model.HostNoise{Contended: true, Why: "load 17.0 on 2 CPUs"}}
+		if !r.Uncapped {
+			tr.Outcome, tr.Cause, tr.PeakWorkingSetBytes, tr.KernelPeakBytes = model.OOMKilled, model.CauseOwnLimit, 100*model.MiB, 100*model.MiB
+			tr.OOMs = []model.OOMEvent{{At: t0.Add(time.Second), Step: "s", Source: "events"}}
+		}
+		trials = append(trials, tr)
+	}
+	rep := New("x", nil, ratios, trials, DefaultOptions())
+	rep.Seeded = map[string]bool{"x": true}
+	var b bytes.Buffer
+	if err := rep.Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "killed at its own limit (the kernel's evidence), not the host") || strings.Contains(out, "oom-killed, ran contended") || strings.Contains(out, "(killed); ran contended") {
+		t.Errorf("what-if miss:\n%s", out)
+	}
+}
