@@ -60,8 +60,8 @@ func TestWhatIfMissKilledAtItsOwnLimitIsNotTheHosts(t *testing.T) {
 	for _, r := range ratios {
 		tr := model.TrialResult{Trial: model.Trial{ID: "t" + r.String(), Task: "x", Agent: "a", Ratio: r, Repeat: 1, Policy: model.NewPolicy(spec, r, 2)},
 			Outcome: model.Passed, Start: t0, End: t0.Add(2 * time.Second), PeakWorkingSetBytes: 50 * model.MiB,
-			Steps:   []model.StepResult{{Name: "s", Start: t0, End: t0.Add(2 * time.Second), PeakWorkingSetBytes: 50 * model.MiB}},
-			Noise:   &model.HostNoise{Contended: true, Why: "load 17.0 on 2 CPUs"}}
+			Steps: []model.StepResult{{Name: "s", Start: t0, End: t0.Add(2 * time.Second), PeakWorkingSetBytes: 50 * model.MiB}},
+			Noise: &model.HostNoise{Contended: true, Why: "load 17.0 on 2 CPUs"}}
 		if !r.Uncapped {
 			tr.Outcome, tr.Cause, tr.PeakWorkingSetBytes, tr.KernelPeakBytes = model.OOMKilled, model.CauseOwnLimit, 100*model.MiB, 100*model.MiB
 			tr.OOMs = []model.OOMEvent{{At: t0.Add(time.Second), Step: "s", Source: "events"}}
