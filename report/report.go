@@ -565,4 +565,4 @@ func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte)
 }
 
 // QuestionsLegend says which question each p answers.
-const QuestionsLegend = "p by task (paired by task) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
+const QuestionsLegend = "p by task (the tasks paired, each its own difference) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
