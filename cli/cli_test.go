@@ -276,7 +276,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	r = headroom(t, "compare", dir, dir)
 	// Both questions, labelled: the paired p and the pooled exact test
 	// (an experiment against itself: nothing changed, p 1 for both).
-	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, " 0pp ") || strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
 		!regexp.MustCompile(`1\.000 +1 +noise +1\.000`).MatchString(r.stdout) || !strings.Contains(r.stdout, "did this suite's score change?") {
 		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -310,6 +311,7 @@ func (c consoleSweep) Plan() model.Plan           { return c.s.Plan }
 func (c consoleSweep) Events() <-chan event.Event { return c.s.Events() }
 func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
 func (c consoleSweep) Cancel()                    { c.s.Cancel() }
+func (c consoleSweep) Hold(why string)            { c.s.Hold(why) }
 
 func hostStat() ui.HostStat {
 	var h ui.HostStat
@@ -374,6 +376,13 @@ func respec() func(model.Task) (model.Resources, bool) {
 		c := seen{mod: st.ModTime()}
 		if data, err := os.ReadFile(t.Source); err == nil {
 			if l, err := taskfile.ParseSource(t.Source, data); err == nil {
+				// The file says memory and CPU; the pids limit is the
+				// profile's too (none under harbor, 1024 hardened,
+				// the file's own where it sets one), as the task was
+				// loaded: a task directory's file read bare would
+				// otherwise bring headroom's hardened 1024 into a
+				// harbor trial once the console re-reads it.
+				l.Task.SetProfile(cmp.Or(t.Profile, model.ProfileHardened))
 				c.res, c.ok = l.Task.Resources, true
 			}
 		}

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -333,6 +334,20 @@ func TestPeakLabelSaysWhichPeak(t *testing.T) {
 	} {
 		if got := PeakLabel(c.sampled, c.kernel, f); got != c.want {
 			t.Errorf("PeakLabel(%d, %d) = %q, want %q", c.sampled, c.kernel, got, c.want)
+		}
+	}
+}
+
+// doctor said OK at a load of 17 on 2 CPUs; a load above the CPUs warns.
+func TestLoadedHost(t *testing.T) {
+	for _, c := range []struct {
+		load1, load5 float64
+		cpus         int
+		want         bool
+	}{{17, 12, 2, true}, {0.5, 2.5, 2, true}, {1.9, 1.2, 2, false}, {3, 3, 0, false}} {
+		got, text := LoadedHost(c.load1, c.load5, c.cpus)
+		if got != c.want || !strings.Contains(text, "load average") {
+			t.Errorf("LoadedHost(%v, %v, %d) = %v %q, want %v", c.load1, c.load5, c.cpus, got, text, c.want)
 		}
 	}
 }

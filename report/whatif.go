@@ -197,7 +197,12 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 				line += fmt.Sprintf("; CPU throttled in %s of its periods (%s withheld): a CPU effect, which memory traces do not predict",
 					pct(cpu.ThrottledShare()), cpu.Throttled().Round(10*time.Millisecond))
 			}
-			if t.Noise != nil && t.Noise.Contended {
+			// A failure the kernel puts at the trial's own limit is the
+			// limit's, however loaded the host.
+			switch {
+			case t.MemoryFailure().Failed():
+				line += "; " + t.MemoryFailure().String() + " at its own limit (the kernel's evidence), not the host"
+			case t.Noise != nil && t.Noise.Contended:
 				line += "; ran contended (" + t.Noise.Why + ")"
 			}
 			misses = append(misses, line)

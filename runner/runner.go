@@ -181,6 +181,11 @@ func (r *Runner) StopTrial(id string) bool {
 	return ok
 }
 
+// Hold keeps queued trials from starting while why is set (the running
+// ones go on; each held trial's TrialWaiting says "held: why"); Hold("")
+// lets them start again.
+func (r *Runner) Hold(why string) { r.adm.hold(why) }
+
 // Run runs every trial and sends events to out, closing it at the end.
 // Cancelling ctx stops running trials (their containers are removed and
 // they end as cancelled); trials not yet started end as cancelled too.

@@ -336,3 +336,47 @@ func TestTrialEndedIsStampedAtTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// Hold keeps queued trials from starting until it is let go (the
+// console's quit prompt holds the queue; it went on starting trials while
+// the prompt was open). Each held trial says why it waits.
+func TestHoldKeepsQueuedTrialsFromStarting(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("a", 64*model.MiB, "s"), fake.Task("b", 64*model.MiB, "s")})
+	cfg.Concurrency = 1
+	r, err := runner.New(&fake.Backend{Script: script(nil)}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Hold("the quit prompt is open")
+	out := make(chan event.Event, 16)
+	go r.Run(context.Background(), out)
+	released, startedWhileHeld, ended := false, 0, 0
+	timeout := time.After(30 * time.Second)
+	for done := false; !done; {
+		select {
+		case e, ok := <-out:
+			if !ok {
+				done = true
+				break
+			}
+			switch e := e.(type) {
+			case event.TrialWaiting:
+				if strings.HasPrefix(e.Reason, "held: the quit prompt is open") && !released {
+					released = true
+					r.Hold("")
+				}
+			case event.TrialStarted:
+				if !released {
+					startedWhileHeld++
+				}
+			case event.TrialEnded:
+				ended++
+			}
+		case <-timeout:
+			t.Fatal("sweep did not end")
+		}
+	}
+	if !released || startedWhileHeld > 0 || ended != 2 {
+		t.Errorf("held trial seen waiting %v, %d started while held, %d ended", released, startedWhileHeld, ended)
+	}
+}

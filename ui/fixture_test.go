@@ -43,6 +43,7 @@ type fakeSweep struct {
 	events    chan event.Event
 	stopped   []string
 	cancelled bool
+	holds     []string // every Hold's why, in order
 }
 
 func (f *fakeSweep) ID() string                 { return f.id }
@@ -51,6 +52,7 @@ func (f *fakeSweep) Plan() model.Plan           { return f.plan }
 func (f *fakeSweep) Events() <-chan event.Event { return f.events }
 func (f *fakeSweep) StopTrial(id string) bool   { f.stopped = append(f.stopped, id); return true }
 func (f *fakeSweep) Cancel()                    { f.cancelled = true }
+func (f *fakeSweep) Hold(why string)            { f.holds = append(f.holds, why) }
 
 // fakeLauncher plans like the real one and returns a fakeSweep.
 type fakeLauncher struct {

@@ -167,9 +167,17 @@ func TestQuitWhileRunningAsksThenCancels(t *testing.T) {
 	if cmd != nil || m.confirm == nil {
 		t.Fatal("q while trials run must ask first")
 	}
+	// The queue is held while the prompt is open (it went on starting
+	// trials), and let go on n.
+	if len(l.last.holds) != 1 || l.last.holds[0] == "" {
+		t.Fatalf("q did not hold the queue: %q", l.last.holds)
+	}
 	m = keys(t, m, "n")
 	if m.confirm != nil || l.last.cancelled {
 		t.Fatal("n must keep the sweep running")
+	}
+	if len(l.last.holds) != 2 || l.last.holds[1] != "" {
+		t.Fatalf("n did not let the queue go: %q", l.last.holds)
 	}
 	m = keys(t, m, "q", "y")
 	if !l.last.cancelled || !m.quitting {
