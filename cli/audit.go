@@ -24,7 +24,7 @@ is a row too. Nothing is printed for a faithful task; the exit code is 0
 when every task is faithful, 1 otherwise.`,
 		Example: `  headroom tasks audit ~/terminal-bench-2
   headroom tasks audit --profile hardened ~/terminal-bench-2/chroot-task`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsFor(1, -1, "one or more task directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if profile != "" {
 				p, err := model.ParseProfile(profile)

@@ -37,11 +37,16 @@ fields mean it: a Terminal-Bench 2.0 / Harbor task.toml has one memory
 field (memory_mb), which is the whole spec and so the 1x hard limit: it
 gets the recommended limit; a headroom TOML gets the guarantee (memory)
 and the limit (memory_limit) both.`,
-		Args: cobra.ExactArgs(1),
+		Args: argsFor(1, 1, experimentArg),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tgt, err := parsePP("target", target)
 			if err != nil {
 				return err
+			}
+			if tgt <= 0 || tgt >= 1 {
+				// No count of runs shows a rate of exactly 0, and at 100% any
+				// limit will do: neither has a limit to recommend.
+				return usagef("--target must be more than 0 and less than 100%% of runs failing at the limit, e.g. 1%% (got %q)", target)
 			}
 			mg, err := parsePP("margin", margin)
 			if err != nil {

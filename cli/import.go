@@ -22,7 +22,7 @@ func newImportCmd() *cobra.Command {
 	add := func(use, short, example string, read func([]string, importer.Options) (importer.Import, error)) {
 		c := &cobra.Command{
 			Use: use, Short: short, Example: example,
-			Args: cobra.MinimumNArgs(1),
+			Args: argsFor(1, -1, "one or more run directories to import"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				im, err := read(args, importer.Options{PassReward: passReward, AllowPartial: partial, Command: os.Args, Version: Version})
 				var probs importer.Problems

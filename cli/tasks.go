@@ -38,7 +38,7 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	show := &cobra.Command{
-		Use: "show TASK", Short: "Show a task: spec, agents, steps, verifier, and the policy of each ratio", Args: cobra.ExactArgs(1),
+		Use: "show TASK", Short: "Show a task: spec, agents, steps, verifier, and the policy of each ratio", Args: argsFor(1, 1, "a task's name (`headroom tasks list` lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, err := loadCatalog(dir, cmd.ErrOrStderr())
 			if err != nil {
@@ -53,7 +53,7 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	validate := &cobra.Command{
-		Use: "validate FILE|DIR...", Short: "Check task files and say what is wrong, by file and line", Args: cobra.MinimumNArgs(1),
+		Use: "validate FILE|DIR...", Short: "Check task files and say what is wrong, by file and line", Args: argsFor(1, -1, "one or more task files or directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, a := range args {
