@@ -334,6 +334,18 @@ func TestScaleCPULeavesMemoryUnlimited(t *testing.T) {
 }
 
 func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
+	interruptSweep(t, false)
+}
+
+// `headroom run | grep` then Ctrl-C: the terminal's SIGINT reaches grep
+// too, which is gone before the report is written. The sweep still ends
+// as an interrupted one: records, the resume hint, exit 130 (not 141,
+// SIGPIPE, mid-shutdown).
+func TestInterruptWithStdoutsReaderGoneExits130(t *testing.T) {
+	interruptSweep(t, true)
+}
+
+func interruptSweep(t *testing.T, pipeGone bool) {
 	needEngine(t)
 	root := t.TempDir()
 	since := time.Now().Add(-time.Second)
@@ -342,8 +354,21 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var reader *os.File
+	if pipeGone {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, reader = w, r
+		defer w.Close()
+		defer r.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if pipeGone {
+		cmd.Stdout.(*os.File).Close() // the child holds its own copy
 	}
 	sc := bufio.NewScanner(stderr)
 	var experiment string
@@ -370,6 +395,9 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 		case err := <-errs:
 			t.Fatalf("trials never started: %v", err)
 		}
+	}
+	if reader != nil {
+		reader.Close()
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	var rest strings.Builder

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,10 +154,16 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if left := l.shutdown(); left > 0 {
 		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
 	}
+	// A sweep the quit (or SIGTERM) cut short is said as headless says
+	// it: which experiment, and the command that finishes it.
+	interrupted := l.interrupted()
+	for _, sw := range interrupted {
+		fmt.Fprintf(stderr, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || len(interrupted) > 0 {
 		return exitError{ExitInterrupted}
 	}
 	return nil
@@ -200,6 +208,7 @@ type consoleLauncher struct {
 
 	mu     sync.Mutex
 	active []*session.Sweep
+	all    []*session.Sweep // every sweep started, shutdown's included
 	// reaped is what the console's start removed, logged in the first
 	// experiment it makes or resumes.
 	reaped []runner.Owned
@@ -227,6 +236,7 @@ func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) 
 	}
 	l.mu.Lock()
 	l.active = append(l.active, sw)
+	l.all = append(l.all, sw)
 	reaped := l.reaped
 	l.reaped = nil
 	l.mu.Unlock()
@@ -295,6 +305,28 @@ func (l *consoleLauncher) shutdown() int {
 	}
 	l.active = nil
 	return stopped
+}
+
+// interrupted is the console's sweeps whose experiment ended
+// interrupted and was not finished since (a resume in the same console
+// that completed it is not), each once, in the order they started.
+func (l *consoleLauncher) interrupted() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*session.Sweep
+	seen := map[string]bool{}
+	for i := len(l.all) - 1; i >= 0; i-- {
+		sw := l.all[i]
+		if seen[sw.Dir] {
+			continue
+		}
+		seen[sw.Dir] = true
+		if m, err := store.ReadManifest(sw.Dir); err == nil && m.Status == "interrupted" {
+			out = append(out, sw)
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 type consoleSweep struct{ s *session.Sweep }

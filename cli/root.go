@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/runner"
@@ -74,6 +76,12 @@ of --tasks-dir).`,
 // Execute runs headroom with os.Args and returns the exit code.
 func Execute() int {
 	runner.TimePhase("", "main")() // when main began, since the process's packages were initialised
+	// `headroom run | grep` then Ctrl-C: grep is gone before the report
+	// is written. Unhandled, SIGPIPE would end headroom there (exit 141)
+	// mid-shutdown; handled, the write fails with EPIPE and the sweep
+	// ends as an interrupted one does (finishSweep). Notify, not Ignore:
+	// an ignored signal would stay ignored in the programs headroom starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	root := NewRoot(os.Stdout, os.Stderr)
 	code := exitCode(root.Execute(), root.ErrOrStderr())
 	for _, w := range []io.Writer{root.OutOrStdout(), root.ErrOrStderr()} {

@@ -249,7 +249,11 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return err
 	}
 	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios))
-	if err := rep.Write(stdout, format); err != nil {
+	if err := rep.Write(stdout, format); errors.Is(err, syscall.EPIPE) {
+		// Whatever read stdout is gone (Ctrl-C reached `| grep` too): the
+		// records are written; say where, and end as the sweep ended.
+		fmt.Fprintf(stderr, "the report was not printed: its reader closed stdout; `headroom report %s` prints it\n", shellWord(sw.Dir))
+	} else if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)

@@ -166,15 +166,23 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 	}
 }
 
-// Quitting mid-sweep asks, then stops and removes every running trial.
+// Quitting mid-sweep asks, then stops and removes every running trial,
+// and ends as headless's Ctrl-C does: the experiment named, the resume
+// command, exit 130.
 func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
 	tm, out := startConsole(t, "quit", 80, 24, "demo")
 	tm.waitFor(time.Minute, "OOM KILLED in install")
 	tm.keys("q")
 	tm.waitFor(10*time.Second, "Quit?", "y/n")
 	tm.keys("y")
-	tm.waitFor(2*time.Minute, "headroom exited 0")
+	screen := tm.waitFor(2*time.Minute, "headroom exited 130")
 	dir, left := onlyExperiment(t, out)
+	id := filepath.Base(dir)
+	// tmux wraps the long line at 80 columns: join the screen's lines.
+	flat := strings.ReplaceAll(screen, "\n", "")
+	if !strings.Contains(flat, "experiment "+id+" in") || !strings.Contains(flat, "headroom run --resume "+id+" --out") {
+		t.Errorf("no experiment id or resume hint after quitting mid-sweep:\n%s", screen)
+	}
 	if left > 0 {
 		t.Errorf("%d container(s) left behind after quitting mid-sweep", left)
 	}
