@@ -162,6 +162,19 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	}
 }
 
+// A misspelt section is named with its line and the section meant; a
+// command the built-in image does not have is warned, not passed as ok.
+func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
+	r := headroom(t, "tasks", "validate", "testdata/validate/section-typo.toml")
+	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/section-typo.toml:4: [enviroment]: did you mean [environment]?") {
+		t.Errorf("section typo: exit %d\n%s", r.code, r.stdout)
+	}
+	r = headroom(t, "tasks", "validate", "testdata/validate/builtin-true.toml")
+	if r.code != 0 || !strings.Contains(r.stdout, `warning: agent "agent" step "noop": command ["true"] runs on image "builtin", which is FROM scratch`) {
+		t.Errorf("true on the built-in image: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
 func TestTasksListAndShow(t *testing.T) {
 	r := headroom(t, "tasks", "list")
 	if r.code != 0 || !strings.Contains(r.stdout, "builtin/bn-fit-modify") || !strings.Contains(r.stdout, "heavy,lean") {

@@ -82,7 +82,7 @@ func newTasksCmd() *cobra.Command {
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
-					for _, ty := range l.Typos {
+					for _, ty := range append(append([]string(nil), l.Typos...), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
 					}
 				}
