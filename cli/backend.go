@@ -17,11 +17,7 @@ import (
 // registerBackendFlags adds --backend and every registered backend's own
 // settings (--kubeconfig, --namespace...) to the commands that connect.
 func registerBackendFlags(fs *pflag.FlagSet) {
-	def := os.Getenv("HEADROOM_BACKEND")
-	if def == "" {
-		def = "docker"
-	}
-	fs.String("backend", def, "where trials run: "+strings.Join(runner.BackendNames(), " or ")+" (env HEADROOM_BACKEND)")
+	registerBackendChoice(fs)
 	for _, d := range runner.Backends() {
 		for _, o := range d.Options {
 			if fs.Lookup(o.Name) == nil {
@@ -29,6 +25,15 @@ func registerBackendFlags(fs *pflag.FlagSet) {
 			}
 		}
 	}
+}
+
+// registerBackendChoice adds --backend alone.
+func registerBackendChoice(fs *pflag.FlagSet) {
+	def := os.Getenv("HEADROOM_BACKEND")
+	if def == "" {
+		def = "docker"
+	}
+	fs.String("backend", def, "where trials run: "+strings.Join(runner.BackendNames(), " or ")+" (env HEADROOM_BACKEND)")
 }
 
 func defaultText(s string) string {

@@ -175,6 +175,38 @@ func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
 	}
 }
 
+// The Kubernetes flags are the commands' that open a backend: calibrate
+// or report listed --kubeconfig and --pod-probe as if they used them.
+func TestBackendFlagsOnlyWhereABackendOpens(t *testing.T) {
+	help := func(args ...string) string {
+		r := headroom(t, append(args, "--help")...)
+		if r.code != 0 {
+			t.Fatalf("%v --help: exit %d %s", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	for _, c := range [][]string{{}, {"run"}, {"demo"}, {"doctor"}, {"clean"}, {"images", "build"}} {
+		if h := help(c...); !strings.Contains(h, "--kubeconfig") || !strings.Contains(h, "--pod-probe") || !strings.Contains(h, "--backend") {
+			t.Errorf("headroom %v opens a backend, its help lacks the backend's flags:\n%s", c, h)
+		}
+	}
+	for _, c := range [][]string{{"calibrate"}, {"report"}, {"compare"}, {"tasks", "list"}, {"tasks", "validate"}, {"tasks", "audit"}, {"agents", "list"}, {"import", "harbor"}} {
+		if h := help(c...); strings.Contains(h, "--kubeconfig") || strings.Contains(h, "--namespace") || strings.Contains(h, "--backend") {
+			t.Errorf("headroom %v opens no backend, its help lists the backend's flags:\n%s", c, h)
+		}
+	}
+	if h := help("tasks", "show"); !strings.Contains(h, "--backend") || strings.Contains(h, "--kubeconfig") {
+		t.Errorf("tasks show takes --backend alone:\n%s", h)
+	}
+	if r := headroom(t, "report", "--kubeconfig", "x"); r.code != 2 || !strings.Contains(r.stderr, "unknown flag: --kubeconfig") {
+		t.Errorf("report --kubeconfig: exit %d %s", r.code, r.stderr)
+	}
+	r := headroom(t, "tasks", "show", "builtin/compile-project", "--backend", "kubernetes")
+	if r.code != 0 || strings.Contains(r.stdout, "Docker") || !strings.Contains(r.stdout, "limits.memory=") {
+		t.Errorf("tasks show --backend kubernetes: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
 func TestTasksListAndShow(t *testing.T) {
 	r := headroom(t, "tasks", "list")
 	if r.code != 0 || !strings.Contains(r.stdout, "builtin/bn-fit-modify") || !strings.Contains(r.stdout, "heavy,lean") {

@@ -68,10 +68,28 @@ of --tasks-dir).`,
 	cf.register(root)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runConsole(cmd, cf, nil) }
-	registerBackendFlags(root.PersistentFlags())
 	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd(), newImportCmd())
+	// The backend's flags (--backend, --kubeconfig, --pod-probe ...) are
+	// the commands' that open one; report or calibrate only read files.
+	// tasks show prints a backend's own words for the policies: --backend
+	// alone.
+	registerBackendFlags(root.Flags())
+	for _, path := range BackendCommands {
+		c, _, err := root.Find(strings.Fields(path))
+		if err != nil || c == root {
+			panic("cli: no command " + path) // a renamed command: keep the list in step
+		}
+		registerBackendFlags(c.Flags())
+	}
+	if c, _, err := root.Find([]string{"tasks", "show"}); err == nil {
+		registerBackendChoice(c.Flags())
+	}
 	return root
 }
+
+// BackendCommands are the commands, besides the console itself, that
+// open a backend and so take its flags.
+var BackendCommands = []string{"run", "demo", "doctor", "clean", "images build"}
 
 // Execute runs headroom with os.Args and returns the exit code.
 func Execute() int {
