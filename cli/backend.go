@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
@@ -67,13 +66,6 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 	}
 	defer runner.TimePhase("", "connect")()
 	return session.Connect(ctx, name, settings)
-}
-
-// reproduceFor is the chosen backend's command that runs an image under a
-// policy outside headroom.
-func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy) string {
-	name := backendName(cmd)
-	return func(image string, p model.ResourcePolicy) string { return runner.ReproduceWith(name, image, p) }
 }
 
 // connectAndReap connects to the platform and removes what a crashed

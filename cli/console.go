@@ -110,7 +110,16 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
-		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
+		opts.PolicyArgs = d.PolicyArgs
+		if d.Reproduce != nil {
+			byName := map[string]model.Task{}
+			for _, t := range tasks {
+				byName[t.Name] = t
+			}
+			// A task not in the catalog (a resumed or imported one) gives
+			// the policy's flags alone.
+			opts.Reproduce = func(task, image string, p model.ResourcePolicy) string { return d.Reproduce(byName[task], image, p) }
+		}
 	}
 	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
 		l.connectErr = err

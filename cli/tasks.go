@@ -211,6 +211,11 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	args, argsName := func(model.ResourcePolicy) []string { return nil }, ""
 	if d, ok := runner.Lookup(backendName(cmd)); ok && d.PolicyArgs != nil {
 		args, argsName = d.PolicyArgs, d.PolicyArgsName
+		if d.ContainerArgs != nil {
+			// The profile's part, the same at every ratio: who the
+			// container runs as and what it may do.
+			fmt.Fprintf(w, "  container  %s (every ratio; the %s below add the limits)\n", strings.Join(d.ContainerArgs(t), " "), argsName)
+		}
 	}
 	fmt.Fprintf(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\t%s\n", strings.ToUpper(argsName))
 	// The runner caps the CPU limit at the host's CPUs (Docker refuses
