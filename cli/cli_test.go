@@ -253,6 +253,40 @@ func containersOf(t *testing.T, experiment string, states ...string) int {
 	return len(left)
 }
 
+// --keep names what it kept as each trial ends, by name and id, so it
+// can be found again (it never said which).
+func TestKeepNamesTheKeptContainer(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", "testdata/tasks", "--tasks", "tiny", "--ratios", "uncapped", "--repeats", "1", "--keep", "--out", root)
+	m, err := store.ReadManifest(onlyExperiment(t, root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	f := filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+m.ID))
+	kept, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, c := range kept {
+			_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	if r.code != 0 || len(kept) != 1 {
+		t.Fatalf("exit %d, %d container(s) kept\n%s", r.code, len(kept), r.stderr)
+	}
+	want := fmt.Sprintf("kept for inspection: container headroom-%s-t0001 (id %s); `headroom clean` removes them", m.ID, kept[0].ID[:12])
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("no line %q:\n%s", want, r.stderr)
+	}
+}
+
 func onlyExperiment(t *testing.T, root string) string {
 	t.Helper()
 	entries, err := os.ReadDir(root)
@@ -303,7 +337,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 		t.Fatalf("trials.jsonl: %d records, torn %v, %v", len(results), torn, err)
 	}
 	m, err := store.ReadManifest(dir)
-	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || m.Tasks[0].ImageID == "" {
+	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--cap-drop ALL") || m.Tasks[0].ImageID == "" {
 		t.Errorf("manifest %+v %v", m, err)
 	}
 	// The trace: compacted when the trial ended (samples.hrt), or the CSV

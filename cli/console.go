@@ -163,6 +163,22 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if left := l.shutdown(); left > 0 {
 		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
 	}
+	// --keep: what was left, by name and id, to be found again.
+	if l.keep && l.eng != nil {
+		listCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		kept := keptLister(listCtx, l.eng, true)
+		seen := map[string]bool{}
+		for _, sw := range l.started() {
+			if seen[sw.ID] {
+				continue
+			}
+			seen[sw.ID] = true
+			if left := kept(sw.ID); len(left) > 0 {
+				fmt.Fprintf(stderr, "experiment %s: kept for inspection: %s; `headroom clean` removes them\n", sw.ID, keptList(left))
+			}
+		}
+		cancel()
+	}
 	// A sweep the quit (or SIGTERM) cut short is said as headless says
 	// it: which experiment, and the command that finishes it.
 	interrupted := l.interrupted()
@@ -314,6 +330,13 @@ func (l *consoleLauncher) shutdown() int {
 	}
 	l.active = nil
 	return stopped
+}
+
+// started is every sweep the console started, in order.
+func (l *consoleLauncher) started() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all)
 }
 
 // interrupted is the console's sweeps whose experiment ended

@@ -223,14 +223,17 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
 	}
-	return finishSweep(cmd, sw, f.format, setup.report)
+	return finishSweep(cmd, sw, f.format, setup.report, keptLister(ctx, eng, f.keep))
 }
 
 // finishSweep shows the sweep's progress to the end, then reports every
 // trial the experiment holds.
-func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options) error {
+func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options, kept func(experiment string) []runner.Owned) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	prog := newProgress(stderr, len(sw.Plan.Trials))
+	if kept != nil {
+		prog.kept = func(trial string) []runner.Owned { return ofTrial(kept(sw.ID), trial) }
+	}
 	interrupted := false
 	for ev := range sw.Events() {
 		prog.event(ev)
@@ -364,7 +367,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  still cannot run: %s: %s\n", task, sw.NotRun[task])
 	}
-	return finishSweep(cmd, sw, f.format, setup.report)
+	return finishSweep(cmd, sw, f.format, setup.report, keptLister(ctx, eng, f.keep))
 }
 
 // manifestSpec is the plan part of an experiment's spec, as its manifest
@@ -392,6 +395,8 @@ type progress struct {
 	notRunTold map[string]bool
 	// activities printed per trial, up to progressActivities.
 	activities map[string]int
+	// kept lists what --keep left of a trial (nil: not kept).
+	kept func(trial string) []runner.Owned
 }
 
 // progressActivities is how many activity lines a trial prints; the
@@ -457,6 +462,11 @@ func (p *progress) event(ev event.Event) {
 			// A stall's, or a timeout's, time at the limit and faults.
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
 		}
+		if p.kept != nil && r.ContainerID != "" {
+			if left := p.kept(r.ID); len(left) > 0 {
+				fmt.Fprintf(p.w, "      kept for inspection: %s; `headroom clean` removes them\n", keptList(left))
+			}
+		}
 	}
 }
 
@@ -471,4 +481,54 @@ func killedWhat(o model.OOMEvent) string {
 		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
 	}
 	return what
+}
+
+// keptLister lists what --keep left of an experiment on the platform
+// (nil without --keep).
+func keptLister(ctx context.Context, eng *session.Engine, keep bool) func(experiment string) []runner.Owned {
+	if !keep {
+		return nil
+	}
+	return func(experiment string) []runner.Owned {
+		all, err := eng.Owned(ctx)
+		if err != nil {
+			return nil
+		}
+		var out []runner.Owned
+		for _, o := range all {
+			if o.Kept && o.Experiment == experiment {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+}
+
+// ofTrial is what of owned belongs to one trial.
+func ofTrial(owned []runner.Owned, trial string) []runner.Owned {
+	var out []runner.Owned
+	for _, o := range owned {
+		if o.Trial == trial {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// keptList names kept things as a person finds them again: kind, name
+// and short id ("container headroom-E-t0001 (id 3f2a9c1b0d4e)").
+func keptList(owned []runner.Owned) string {
+	var parts []string
+	for _, o := range owned {
+		id := o.ID
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		what := o.Kind + " " + o.Name
+		if id != "" && id != o.Name {
+			what += " (id " + id + ")"
+		}
+		parts = append(parts, what)
+	}
+	return strings.Join(parts, ", ")
 }
