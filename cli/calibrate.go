@@ -115,7 +115,7 @@ and the limit (memory_limit) both.`,
 				}
 			}
 			if failed > 0 {
-				return fmt.Errorf("calibrate --write: %d task file(s) not written (above); the others were", failed)
+				return fmt.Errorf("calibrate --write: %s not written (above); the others were", model.Quantity(failed, "task file"))
 			}
 			return nil
 		},

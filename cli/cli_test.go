@@ -99,7 +99,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "--tasks-dir", "testdata/allbroken", "--out", out}, "no task in the tasks directory could be loaded"},
 		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "testdata/nowhere"},
-		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file(s) have errors"},
+		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file has errors"},
 		{[]string{"tasks", "show", "nope"}, `unknown task "nope"`},
 		{[]string{"nonsense"}, "unknown command"},
 		{[]string{"report", "testdata/experiments/corrupt-trials"}, "trials.jsonl:2:"},
@@ -743,7 +743,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if notRun != 4 {
 		t.Errorf("%d not-run trials, want 4 (2 tasks × 2 repeats)", notRun)
 	}
-	if !strings.Contains(r.stderr, "2 task(s) could not run") || strings.Count(r.stderr, "      could not run: ") != 2 {
+	if !strings.Contains(r.stderr, "2 tasks could not run") || strings.Count(r.stderr, "      could not run: ") != 2 {
 		t.Errorf("stderr should say each task's reason once and sum up:\n%s", r.stderr)
 	}
 	dir := onlyExperiment(t, root)
@@ -766,7 +766,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = headroom(t, "run", "--resume", doc.Experiment, "--out", root, "--format", "json")
-	if r.code != 3 || !strings.Contains(r.stderr, "rerunning 4 trial(s)") || !strings.Contains(r.stderr, "still cannot run: cli/nosolution") {
+	if r.code != 3 || !strings.Contains(r.stderr, "rerunning 4 trials") || !strings.Contains(r.stderr, "still cannot run: cli/nosolution") {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
 	after, _, err := store.ReadTrials(dir)

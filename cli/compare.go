@@ -136,7 +136,7 @@ func source(m store.Manifest) string {
 	if len(m.Imported) == 0 {
 		return "run by headroom"
 	}
-	return fmt.Sprintf("imported from %s (%d job(s); no memory recorded)", m.Imported[0].Harness, len(m.Imported))
+	return fmt.Sprintf("imported from %s (%s; no memory recorded)", m.Imported[0].Harness, model.Quantity(len(m.Imported), "job"))
 }
 
 // sameDir says whether two paths name one directory (a symlink or a

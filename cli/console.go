@@ -161,7 +161,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	_, runErr := p.Run()
 	// Whatever ended the console, nothing may be left running.
 	if left := l.shutdown(); left > 0 {
-		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
+		fmt.Fprintf(stderr, "stopped %s and removed their containers\n", model.Quantity(left, "running trial"))
 	}
 	// --keep: what was left, by name and id, to be found again.
 	if l.keep && l.eng != nil {

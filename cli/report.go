@@ -213,7 +213,7 @@ func listExperiments(cmd *cobra.Command, root string) error {
 		return nil
 	}
 	for _, s := range list {
-		fmt.Fprintf(w, "%-24s %-12s %5d trials  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
+		fmt.Fprintf(w, "%-24s %-12s %5d %-6s  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, model.Noun(s.Manifest.Trials, "trial"), s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
 	}
 	return nil
 }

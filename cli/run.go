@@ -218,8 +218,8 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return asUsage(err)
 	}
 	logReaped(stderr, sw.Dir, reaped)
-	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s scaling %s%s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
-		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, setup.scale, knobsSummary(setup.axes), f.repeats, setup.seed, f.concurrency, sw.Dir)
+	fmt.Fprintf(stderr, "experiment %s: %s (%s, ratios %s scaling %s%s, %s, seed %d, concurrency %d)\n  writing to %s\n",
+		sw.ID, model.Quantity(len(sw.Plan.Trials), "trial"), model.Quantity(len(setup.tasks), "task"), f.ratios, setup.scale, knobsSummary(setup.axes), model.Quantity(f.repeats, "repeat"), setup.seed, f.concurrency, sw.Dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
 	}
@@ -265,7 +265,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return exitError{ExitInterrupted}
 	}
 	if notRun := notRunTasks(trials); len(notRun) > 0 {
-		fmt.Fprintf(stderr, "%d task(s) could not run; their trials are recorded as infra-errors, left out of the rates:\n", len(notRun))
+		fmt.Fprintf(stderr, "%s could not run; their trials are recorded as infra-errors, left out of the rates:\n", model.Quantity(len(notRun), "task"))
 		for _, line := range notRun {
 			fmt.Fprintf(stderr, "  %s\n", line)
 		}
@@ -362,8 +362,8 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		return asUsage(err)
 	}
 	logReaped(stderr, sw.Dir, reaped)
-	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
-		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
+	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %s, %d of them interrupted without a record (seed %d)\n  writing to %s\n",
+		m.ID, model.Quantity(len(res.Rerun), "trial"), len(res.Interrupted), m.Seed, dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  still cannot run: %s: %s\n", task, sw.NotRun[task])
 	}
@@ -451,7 +451,7 @@ func (p *progress) event(ev event.Event) {
 			r.OutcomeWord(), p.label(r.ID), model.PeakLabel(r.PeakWorkingSetBytes, r.KernelPeakBytes, model.FormatBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
 		if r.Install != nil {
-			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %d step(s)\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), r.Install.Steps)
+			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %s\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), model.Quantity(r.Install.Steps, "step"))
 		}
 		switch {
 		case r.TaskNotRun && p.notRunTold[r.Task]:

@@ -92,7 +92,11 @@ func newTasksCmd() *cobra.Command {
 				}
 			}
 			if bad > 0 {
-				return usagef("%d task file(s) have errors", bad)
+				verb := "have"
+				if bad == 1 {
+					verb = "has"
+				}
+				return usagef("%s %s errors", model.Quantity(bad, "task file"), verb)
 			}
 			return nil
 		},
@@ -256,7 +260,7 @@ func containerProfile(t model.Task) string {
 	case n == 0:
 		return p + " (as its own harness runs it)"
 	default:
-		return fmt.Sprintf("%s (%d deviation(s) from its own harness: `headroom tasks audit %s`)", p, n, orWord(t.Dir, t.Source))
+		return fmt.Sprintf("%s (%s from its own harness: `headroom tasks audit %s`)", p, model.Quantity(n, "deviation"), orWord(t.Dir, t.Source))
 	}
 }
 
