@@ -43,6 +43,7 @@ type consoleFlags struct {
 	reserve     string
 	keep        bool
 	failFast    bool
+	record      string
 	agent       agentFlags
 }
 
@@ -57,6 +58,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
@@ -69,6 +71,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	theme, err := themes.ByName(f.theme)
 	if err != nil {
 		return usageError{err}
+	}
+	if f.record != "" && !strings.HasSuffix(f.record, ".cast") {
+		return usagef("--record %s: name the recording FILE.cast (asciicast v2, for asciinema play or any asciicast player)", f.record)
 	}
 	reserve, err := model.ParseBytes(f.reserve)
 	if err != nil {
@@ -157,8 +162,23 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		}
 		opts.Demo = spec
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithAltScreen(), tea.WithContext(ctx))
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	var rec *castRecorder
+	if f.record != "" {
+		if rec, err = newCastRecorder(f.record, os.Stdout, "headroom "+cmd.Name(), time.Now); err != nil {
+			return err
+		}
+		progOpts = append(progOpts, tea.WithOutput(rec))
+	}
+	p := tea.NewProgram(ui.New(opts), progOpts...)
 	_, runErr := p.Run()
+	if rec != nil {
+		if err := rec.Finish(); err != nil {
+			fmt.Fprintf(stderr, "warning: the recording %s is incomplete: %v\n", f.record, err)
+		} else {
+			fmt.Fprintf(stderr, "recorded %s (asciicast v2): `asciinema play %s` replays it\n", f.record, shellWord(f.record))
+		}
+	}
 	// Whatever ended the console, nothing may be left running.
 	if left := l.shutdown(); left > 0 {
 		fmt.Fprintf(stderr, "stopped %s and removed their containers\n", model.Quantity(left, "running trial"))
