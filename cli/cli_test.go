@@ -134,6 +134,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"calibrate", "testdata/experiments/torn", "--target", "0"}, "--target must be more than 0 and less than 100% of runs"},
 		{[]string{"calibrate", "testdata/experiments/torn", "--target", "100%"}, "--target must be more than 0 and less than 100% of runs"},
 		{[]string{"calibrate", "testdata/experiments/torn", "--target", "0pp"}, "--target must be more than 0"},
+		{[]string{"demo", "--record", "demo.txt"}, "--record demo.txt: name the recording FILE.cast"},
 	}
 	for _, tt := range tests {
 		r := headroom(t, tt.args...)

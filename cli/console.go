@@ -65,15 +65,15 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 // runConsole opens the console; demo, if set, starts that sweep at once.
 func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*ui.LaunchSpec, error)) error {
 	stderr := cmd.ErrOrStderr()
+	if f.record != "" && !strings.HasSuffix(f.record, ".cast") {
+		return usagef("--record %s: name the recording FILE.cast (asciicast v2, for asciinema play or any asciicast player)", f.record)
+	}
 	if !isatty.IsTerminal(os.Stdout.Fd()) || !isatty.IsTerminal(os.Stdin.Fd()) {
 		return usagef("the console needs a terminal; use `headroom run` for a headless sweep")
 	}
 	theme, err := themes.ByName(f.theme)
 	if err != nil {
 		return usageError{err}
-	}
-	if f.record != "" && !strings.HasSuffix(f.record, ".cast") {
-		return usagef("--record %s: name the recording FILE.cast (asciicast v2, for asciinema play or any asciicast player)", f.record)
 	}
 	reserve, err := model.ParseBytes(f.reserve)
 	if err != nil {
