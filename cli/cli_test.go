@@ -371,9 +371,12 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "cli/tiny") || !strings.Contains(r.stdout, "raise") {
 		t.Errorf("calibrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = headroom(t, "compare", dir, dir)
+	if r := headroom(t, "compare", dir, dir); r.code != 2 || !strings.Contains(r.stderr, "are the same experiment") {
+		t.Errorf("compare E E: exit %d %s", r.code, r.stderr)
+	}
+	r = headroom(t, "compare", dir, twinExperiment(t, dir))
 	// Both questions, labelled: the paired p and the pooled exact test
-	// (an experiment against itself: nothing changed, p 1 for both).
+	// (an experiment against its twin: nothing changed, p 1 for both).
 	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
 		!regexp.MustCompile(`1\.000 +1 +noise +1\.000`).MatchString(r.stdout) || !strings.Contains(r.stdout, "did this suite's score change?") {
 		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -670,6 +673,31 @@ func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
 }
 
 // copyDir copies a fixture directory tree, so a test can change it.
+// twinExperiment copies an experiment under another id: the same trials,
+// a run compare accepts as another (it refuses one experiment twice).
+func twinExperiment(t *testing.T, dir string) string {
+	t.Helper()
+	twin := filepath.Join(t.TempDir(), filepath.Base(dir)+"-twin")
+	copyDir(t, dir, twin)
+	path := filepath.Join(twin, store.ManifestFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["id"] = fmt.Sprint(m["id"], "-twin")
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return twin
+}
+
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
