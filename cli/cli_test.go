@@ -417,7 +417,7 @@ func TestScaleCPULeavesMemoryUnlimited(t *testing.T) {
 }
 
 func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
-	interruptSweep(t, false)
+	interruptSweep(t, readersStay)
 }
 
 // `headroom run | grep` then Ctrl-C: the terminal's SIGINT reaches grep
@@ -425,10 +425,25 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 // as an interrupted one: records, the resume hint, exit 130 (not 141,
 // SIGPIPE, mid-shutdown).
 func TestInterruptWithStdoutsReaderGoneExits130(t *testing.T) {
-	interruptSweep(t, true)
+	interruptSweep(t, stdoutGone)
 }
 
-func interruptSweep(t *testing.T, pipeGone bool) {
+// `headroom run 2>&1 | grep` then Ctrl-C: the progress lines of the
+// cancelled trials have no reader either. Unhandled, the first of them
+// ended headroom with SIGPIPE before those trials were recorded.
+func TestInterruptWithBothReadersGoneRecordsTheCancelled(t *testing.T) {
+	interruptSweep(t, bothGone)
+}
+
+// Who reads headroom's output when Ctrl-C comes.
+const (
+	readersStay = iota
+	stdoutGone  // run | grep
+	bothGone    // run 2>&1 | grep
+)
+
+func interruptSweep(t *testing.T, readers int) {
+	pipeGone := readers != readersStay
 	needEngine(t)
 	root := t.TempDir()
 	since := time.Now().Add(-time.Second)
@@ -482,11 +497,14 @@ func interruptSweep(t *testing.T, pipeGone bool) {
 	if reader != nil {
 		reader.Close()
 	}
+	if readers == bothGone {
+		stderr.Close()
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	var rest strings.Builder
 	drained := make(chan struct{})
 	go func() {
-		for sc.Scan() {
+		for readers != bothGone && sc.Scan() {
 			rest.WriteString(sc.Text() + "\n")
 		}
 		close(drained)
@@ -494,7 +512,7 @@ func interruptSweep(t *testing.T, pipeGone bool) {
 	<-drained
 	err = cmd.Wait()
 	// The hint must work as printed: the run used --out.
-	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; !strings.Contains(rest.String(), want) {
+	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; readers != bothGone && !strings.Contains(rest.String(), want) {
 		t.Errorf("resume hint without %s:\n%s", want, rest.String())
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
