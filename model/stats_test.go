@@ -316,3 +316,23 @@ func TestCompareExperimentsPairsByTask(t *testing.T) {
 		t.Errorf("pooled p %v, want Fisher 2/6 vs 5/6 = %v", s.PooledP, FisherExact(2, 6, 5, 6))
 	}
 }
+
+// A peak says which it is: the kernel's beside the sampled one where they
+// differ, sampled where only the samples have a figure.
+func TestPeakLabelSaysWhichPeak(t *testing.T) {
+	f := FormatBytes
+	for _, c := range []struct {
+		sampled, kernel int64
+		want            string
+	}{
+		{33 * MiB, 68 * MiB, "68MiB (kernel; sampled 33MiB)"},
+		{33 * MiB, 0, "33MiB (sampled)"},
+		{68 * MiB, 68 * MiB, "68MiB"},
+		{70 * MiB, 68 * MiB, "70MiB"},
+		{0, 68 * MiB, "68MiB"},
+	} {
+		if got := PeakLabel(c.sampled, c.kernel, f); got != c.want {
+			t.Errorf("PeakLabel(%d, %d) = %q, want %q", c.sampled, c.kernel, got, c.want)
+		}
+	}
+}

@@ -254,9 +254,9 @@ func (r *Report) writeResources(w io.Writer, md bool) error {
 		return nil
 	}
 	if md {
-		fmt.Fprintf(w, "\n## Resources per cell\n\nMedian peak · average cores · share of CFS periods throttled, and CPU time withheld per trial.\n\n")
+		fmt.Fprintf(w, "\n## Resources per cell\n\nMedian peak (each trial's larger of the kernel's peak and the sampled one) · average cores · share of CFS periods throttled, and CPU time withheld per trial.\n\n")
 	} else {
-		fmt.Fprintf(w, "\nResources per cell (median peak · average cores · share of CFS periods throttled, CPU time withheld per trial):\n")
+		fmt.Fprintf(w, "\nResources per cell (median peak: each trial's larger of the kernel's peak and the sampled one · average cores · share of CFS periods throttled, CPU time withheld per trial):\n")
 	}
 	head := []string{"task · agent"}
 	for _, x := range r.Matrix.Ratios {

@@ -213,7 +213,10 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 		go func() {
 			defer wg.Done()
 			for tr := range queue {
-				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: r.admitAndRun(ctxs[tr.ID], tr, emit)})
+				// The result first: a composite literal's fields are
+				// evaluated in order, and the event's time is its end.
+				res := r.admitAndRun(ctxs[tr.ID], tr, emit)
+				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: res})
 			}
 		}()
 	}

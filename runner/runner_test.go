@@ -318,3 +318,21 @@ func TestBackendWaitingReachesTheStream(t *testing.T) {
 		t.Errorf("events %q, want %q", order, want)
 	}
 }
+
+// A trial's end event is stamped when the trial ended, not when it was
+// taken off the queue: the console ends a finished card's chart there.
+func TestTrialEndedIsStampedAtTheEnd(t *testing.T) {
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"t/s": {Lines: []string{"one"}}})}
+	res := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil)
+	var started time.Time
+	for _, e := range res.events {
+		switch e := e.(type) {
+		case event.TrialStarted:
+			started = e.At()
+		case event.TrialEnded:
+			if e.At().Before(started) || e.At().Before(e.Result.End) {
+				t.Errorf("TrialEnded at %s, before the trial started (%s) or ended (%s)", e.At(), started, e.Result.End)
+			}
+		}
+	}
+}

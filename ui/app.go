@@ -49,6 +49,10 @@ type Options struct {
 	Shell func(containerID string, task model.Task) (*exec.Cmd, error)
 	// Demo starts this sweep at once and opens the live screen.
 	Demo *LaunchSpec
+	// Preselect names the tasks whose rows (every agent) setup opens
+	// with selected: the showcase on the built-in catalog, so that enter
+	// runs something at once.
+	Preselect []string
 	// Defaults for the setup screen.
 	Repeats, Concurrency int
 	Seed                 uint64
@@ -822,7 +826,13 @@ func (m Model) viewStatus() string {
 	}
 	if m.state != nil && m.state.LastOOM != nil {
 		o := m.state.LastOOM
-		parts = append(parts, st.OOM.Render(fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)))
+		last := fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)
+		if v := m.state.Trials[o.TrialID()]; v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
+			// What was killed, as the kernel's log and the process watch
+			// named it since.
+			last += ": " + killedName(v.OOMs[len(v.OOMs)-1])
+		}
+		parts = append(parts, st.OOM.Render(last))
 	}
 	parts = append(parts, st.Muted.Render("theme "+m.theme.Name))
 	return clip(strings.Join(parts, " · "), m.width)

@@ -259,7 +259,7 @@ func TestFocusStripScalesATallColumn(t *testing.T) {
 // when the sweep has.
 func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 	m, l := withSweep(t, 120, 40)
-	m = keys(t, m, "2", "l", "l", "x", "y")
+	m = keys(t, m, "2", "l", "x", "y")
 	if len(l.last.stopped) != 1 || !strings.Contains(m.View(), "stopping "+l.last.stopped[0]) {
 		t.Fatalf("stopped %v:\n%s", l.last.stopped, m.View())
 	}

@@ -117,7 +117,7 @@ func scriptedEvents(plan model.Plan) []event.Event {
 	}
 	oom := model.OOMEvent{At: at(950), Step: "install", Source: "events", WorkingSetBytes: 127 << 20}
 	detail := oom
-	detail.Process, detail.PID, detail.RSSBytes = "hr-workload", 4242, 122<<20
+	detail.Process, detail.PID, detail.RSSBytes, detail.Command = "hr-workload", 4242, 122<<20, install.Show // as the runner names it
 	evs = append(evs, event.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
 		event.OOMKill{Base: b("t0001", 965), OOM: detail, LimitBytes: tr["t0001"].Policy.HardLimitBytes, Detail: true},
 		event.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},

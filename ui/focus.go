@@ -141,7 +141,7 @@ func (s *focusScreen) View(c *Common) string {
 // coloured by outcome.
 func phaseText(st themes.Styles, v *TrialView) string {
 	switch v.Phase {
-	case Running:
+	case Creating, Running:
 		return "running"
 	case Waiting:
 		return "waiting"

@@ -75,7 +75,7 @@ func TestDetailHeaderShowsTheStallsNumbersAndOnePeak(t *testing.T) {
 	v := &TrialView{Trial: tr, Phase: Finished, Result: &r, Peak: 178 << 20}
 	m.openDetail(v)
 	view := m.View()
-	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (sampled 178MiB)", "rerun, same settings"} {
+	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (kernel; sampled 178MiB)", "rerun, same settings"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("detail lacks %q:\n%s", want, view)
 		}

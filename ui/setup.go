@@ -106,6 +106,9 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 	for _, t := range o.Tasks {
 		for _, a := range t.Agents {
 			s.rows = append(s.rows, setupRow{t, a.Name})
+			if slices.Contains(o.Preselect, t.Name) {
+				s.selected[s.rows[len(s.rows)-1].key()] = true
+			}
 		}
 	}
 	for _, r := range model.StandardRatios {
@@ -421,6 +424,11 @@ func (s *setupScreen) View(c *Common) string {
 		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
 	}
 	under = append(under, "")
+	if nSel == 0 {
+		// What to do first, where the eye is: an empty selection runs
+		// nothing.
+		under = append(under, st.Warn.Render(clip("Nothing selected: space picks the row under the cursor, enter runs the sweep.", w)))
+	}
 	under = append(under, s.preview(c, w)...)
 	if s.err != "" {
 		under = append(under, st.Danger.Render(s.err))
