@@ -61,7 +61,7 @@ func TestFocusBeforeAnyRunSaysSo(t *testing.T) {
 	m := New(testOptions(t, l))
 	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
 	m.setup.focusRuns = 4
-	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
 	m = update(t, next.(Model), cmd())
 	view := m.View()
 	if strings.Contains(view, "in -") || !strings.Contains(view, "0 of 4 runs finished yet") {
