@@ -202,7 +202,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
@@ -239,6 +239,19 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		}
 	}
 	if err := sw.Err(); err != nil {
+		var gone *store.DirGoneError
+		if errors.As(err, &gone) {
+			// Nothing is re-created where the directory was: no report
+			// over an experiment that is not there.
+			next := "nothing can resume it"
+			switch {
+			case gone.MovedTo != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.MovedTo))
+			case gone.Rescued != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.Rescued))
+			}
+			return fmt.Errorf("%w; %s", err, next)
+		}
 		// Every record it reported as finished is written; the rest
 		// (shown cancelled) are run by the resume.
 		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
@@ -267,6 +280,13 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	return nil
 }
+
+// stopSignals end a sweep the same way: its running trials stopped,
+// removed and recorded as cancelled, exit ExitInterrupted. SIGHUP is the
+// terminal closed under a run: left to its default it killed headroom at
+// once (exit 129), leaving containers for the next run's reaper and no
+// record of the trials it stopped.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // keepUsage is --keep's help, for run and the console. No backquotes:
 // pflag would print a backquoted word as the flag's argument name.
@@ -343,7 +363,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
 	spec.FailFast = f.failFast
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {

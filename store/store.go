@@ -46,6 +46,13 @@ type Experiment struct {
 	// compactOne lets one run at a time.
 	compacting sync.WaitGroup
 	compactOne sync.Mutex
+	// id is the directory's identity when it was made or opened, dirf a
+	// handle on it (where it went, if moved), gone why nothing more is
+	// written (checkDir), lock the one-writer lock held until Close.
+	id   identity
+	dirf *os.File
+	gone *DirGoneError
+	lock *Lock
 }
 
 type trialFiles struct {
@@ -56,9 +63,31 @@ type trialFiles struct {
 }
 
 // Open reopens an experiment directory to append to it (resume). The
-// manifest is rewritten with m.
+// manifest is rewritten with m. It is refused (LockedError) while
+// another process writes the experiment.
 func Open(dir string, m Manifest) (*Experiment, error) {
-	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	lk, err := LockExperiment(dir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenLocked(dir, m, lk)
+}
+
+// OpenLocked is Open with dir's lock already taken (LockExperiment); the
+// experiment holds it until Close, or releases it if it cannot open.
+func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
+	defer func() {
+		if err != nil {
+			lk.Unlock()
+		}
+	}()
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
+	if err := e.identify(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, TrialsDir), 0o700); err != nil {
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
@@ -97,16 +126,38 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
-	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	lk, err := LockExperiment(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
+	if err := e.identify(); err != nil {
+		lk.Unlock()
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
+		lk.Unlock()
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		lk.Unlock()
 		return nil, err
 	}
 	e.trials = f
 	return e, nil
+}
+
+// identify notes the directory's identity and keeps a handle on it, so
+// that checkDir can tell it removed or moved, and say where it went.
+func (e *Experiment) identify() error {
+	id, err := identify(e.Dir)
+	if err != nil {
+		return err
+	}
+	e.id = id
+	e.dirf, err = os.Open(e.Dir)
+	return err
 }
 
 // MinFreeBytes is the free space an experiment needs to start: samples and
@@ -158,6 +209,17 @@ func (e *Experiment) SetSampleSource(s string) error {
 
 // Record consumes one event of the runner's stream.
 func (e *Experiment) Record(ev event.Event) error {
+	switch ev.(type) {
+	case event.TrialStarted, event.TrialEnded, event.SweepEnded:
+		// Where a record or a trace would be written: not into a
+		// directory that is no longer this experiment's.
+		if err := e.checkDir(); err != nil {
+			if end, ok := ev.(event.TrialEnded); ok {
+				e.closeTrial(end.TrialID())
+			}
+			return err
+		}
+	}
 	switch ev := ev.(type) {
 	case event.TrialStarted:
 		return e.openTrial(ev.TrialID(), ev.SampleSource)
@@ -229,7 +291,9 @@ func (e *Experiment) openTrial(id string, source string) error {
 		}
 	}
 	dir := filepath.Join(e.Dir, TrialsDir, id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Mkdir, not MkdirAll: a removed experiment directory is never made
+	// again by the trace of its next trial.
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return err
 	}
 	// A trial run again (resume) starts its trace afresh.
@@ -309,7 +373,21 @@ func (e *Experiment) Close() error {
 		e.closeTrial(id)
 	}
 	e.compacting.Wait()
-	return e.trials.Close()
+	err := e.trials.Close()
+	if e.dirf != nil {
+		e.dirf.Close()
+	}
+	e.lock.Unlock()
+	return err
+}
+
+// Gone is why the experiment stopped being written (its directory
+// removed or moved), or nil.
+func (e *Experiment) Gone() error {
+	if e.gone == nil {
+		return nil
+	}
+	return e.gone
 }
 
 // ReadTrials reads trials.jsonl. A torn last line (a crash mid-write) is
