@@ -91,11 +91,11 @@ func readExperiment(dir string, stderr io.Writer, full bool) (store.Manifest, []
 	if err != nil {
 		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	read := store.ReadTrialsBrief
-	if full {
-		read = store.ReadTrials
-	}
-	trials, torn, err := read(dir)
+	// A record that is not this experiment's (pasted from another, a
+	// ratio or a time edited by hand) is refused, naming its line: a
+	// report over it would count a trial that did not run as its column
+	// says (skipping it instead would hide the edit and change the rates).
+	trials, torn, err := store.ReadTrialsChecked(dir, !full, store.CheckRecord(m))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, usageError{err}
 	}

@@ -410,9 +410,23 @@ type progress struct {
 	activities map[string]int
 }
 
-// progressActivities is how many activity lines a trial prints; the
-// record has them all.
-const progressActivities = 12
+// progressActivities is how many activity lines a trial prints, and
+// progressSteps how many steps its line names; the record has them all.
+const (
+	progressActivities = 12
+	progressSteps      = 12
+)
+
+// clipped cuts s to at most n runes, marking the cut.
+func clipped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
 
 func newProgress(w io.Writer, total int) *progress {
 	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}}
@@ -446,7 +460,7 @@ func (p *progress) event(ev event.Event) {
 		p.activities[ev.TrialID()] = n + 1
 		switch {
 		case n < progressActivities:
-			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), ev.Activity.Step, ev.Activity.Command)
+			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), clipped(ev.Activity.Step, 200), clipped(ev.Activity.Command, 400))
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
@@ -455,7 +469,13 @@ func (p *progress) event(ev event.Event) {
 		p.done++
 		r := ev.Result
 		var steps []string
-		for _, s := range r.Steps {
+		for i, s := range r.Steps {
+			if i == progressSteps && len(r.Steps) > progressSteps+1 {
+				// A traced script of thousands of commands: one line of
+				// progress, not a line of a megabyte; the record has them.
+				steps = append(steps, fmt.Sprintf("and %d more step(s)", len(r.Steps)-progressSteps))
+				break
+			}
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,

@@ -143,3 +143,94 @@ func TestSecondWriterRefused(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A step printing without bound makes a log of bounded size: each step's
+// first and last MiB with a line saying what was left out, and at most
+// LogTrialBytes in all, counted (issue #24, item 4).
+func TestLogKeepsHeadAndTail(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := event.Base{Trial: "t0001", Time: time.Now()}
+	must := func(ev event.Event) {
+		if err := e.Record(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(event.TrialStarted{Base: base})
+	line := strings.Repeat("y", 999)
+	for step := 0; step < 12; step++ {
+		must(event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "loud" + strconv.Itoa(step)}})
+		for i := 0; i < 5000; i++ { // 5 MB a step, 60 MB in all
+			must(event.OutputLine{Base: base, Stream: "stdout", Text: strconv.Itoa(i) + " " + line})
+		}
+		must(event.StepEnded{Base: base, Result: model.StepResult{Name: "loud" + strconv.Itoa(step)}})
+	}
+	must(event.TrialEnded{Base: base, Result: result("t0001", model.Passed)})
+	e.Close()
+	b, err := os.ReadFile(filepath.Join(e.Dir, TrialsDir, "t0001", "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if len(b) > LogTrialBytes+LogStepTailBytes+64<<10 {
+		t.Errorf("log of %d bytes, want at most about %d", len(b), LogTrialBytes)
+	}
+	if !strings.Contains(log, "of this step's output not kept here") || !strings.Contains(log, "4999 "+line) || !strings.Contains(log, "\n0 "+line) {
+		t.Error("the first step's head, note or tail is missing")
+	}
+	if !strings.Contains(log, "this trial's log reached 16MiB") || !strings.Contains(log, "past this log's 16MiB were not kept") || !strings.Contains(log, "==> loud11") {
+		t.Errorf("no trial cap note, or a step's own lines went with the output:\n%s", log[len(log)-2000:])
+	}
+}
+
+// A hand-edited record is refused naming its file and line: one pasted
+// from another experiment (its seed), a ratio the experiment never ran,
+// an end before its start (issue #24, item 5).
+func TestCheckRecordNamesTheLine(t *testing.T) {
+	ratios := []model.Ratio{{K: 1}, {K: 3}}
+	m := Manifest{ID: "exp1", Status: "finished", Ratios: ratios, Repeats: 2, Seed: 5, Tasks: []TaskEntry{{Name: "t", Agents: []string{"a"}}}}
+	good := func(id string, r model.Ratio, rep int) model.TrialResult {
+		res := result(id, model.Passed)
+		res.Ratio, res.Repeat, res.Seed = r, rep, model.TrialSeed(5, "t", "a", rep)
+		res.Start = time.Now()
+		res.End = res.Start.Add(time.Second)
+		return res
+	}
+	foreign := good("t0002", ratios[0], 2)
+	foreign.Experiment, foreign.Seed = "exp0", model.TrialSeed(6, "t", "a", 2)
+	seven := good("t0003", model.Ratio{K: 7}, 1)
+	backwards := good("t0004", ratios[1], 1)
+	backwards.End = backwards.Start.Add(-111214 * time.Second)
+	for _, c := range []struct {
+		bad  model.TrialResult
+		want string
+	}{
+		{foreign, "written to experiment exp0, not this one (exp1)"},
+		{seven, "ratio 7x is not one of this experiment's (1x, 3x)"},
+		{backwards, "before it starts"},
+	} {
+		root := t.TempDir()
+		e, err := Create(root, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []model.TrialResult{good("t0001", ratios[0], 1), c.bad} {
+			if err := e.Append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.Close()
+		for _, brief := range []bool{false, true} {
+			_, _, err = ReadTrialsChecked(e.Dir, brief, CheckRecord(m))
+			if err == nil || !strings.Contains(err.Error(), filepath.Join(e.Dir, TrialsFile)+":2: trial "+c.bad.ID) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v", c.want, err)
+			}
+		}
+		if _, _, err := ReadTrials(e.Dir); err != nil {
+			t.Errorf("unchecked: %v", err)
+		}
+	}
+}

@@ -60,6 +60,80 @@ type trialFiles struct {
 	sf      *os.File
 	log     *bufio.Writer
 	lf      *os.File
+	// What the log keeps of the output (see LogStepHeadBytes): the bytes
+	// of output written for the trial and for the step, the step's latest
+	// lines held back (ring), and what was left out, for the step and
+	// after the trial's cap.
+	logged, stepHead      int64
+	ring                  []string
+	ringBytes             int64
+	stepDrop, trialDrop   int
+	stepDropB, trialDropB int64
+	capped                bool // the trial's cap was reached, and said
+}
+
+// A trial's log.txt keeps, of each step's output, its first
+// LogStepHeadBytes and its last LogStepTailBytes, with a line saying what
+// was left out between them, and at most LogTrialBytes of output in all
+// (then a line says so, and at the end what was left out): a task that
+// prints a gigabyte makes a log of megabytes.
+const (
+	LogStepHeadBytes = 1 << 20
+	LogStepTailBytes = 1 << 20
+	LogTrialBytes    = 16 << 20
+)
+
+// output writes one line of output to the log, or holds it back, or
+// counts it, within the caps.
+func (tf *trialFiles) output(line string) {
+	n := int64(len(line))
+	switch {
+	case tf.logged >= LogTrialBytes:
+		tf.dropPastCap(n)
+	case tf.stepHead < LogStepHeadBytes:
+		tf.log.WriteString(line)
+		tf.stepHead += n
+		tf.logged += n
+	default:
+		tf.ring = append(tf.ring, line)
+		tf.ringBytes += n
+		for tf.ringBytes > LogStepTailBytes && len(tf.ring) > 0 {
+			tf.ringBytes -= int64(len(tf.ring[0]))
+			tf.stepDrop++
+			tf.stepDropB += int64(len(tf.ring[0]))
+			tf.ring[0] = ""
+			tf.ring = tf.ring[1:]
+		}
+	}
+}
+
+// dropPastCap counts a line past the trial's cap, saying so at the first.
+func (tf *trialFiles) dropPastCap(n int64) {
+	if !tf.capped {
+		tf.capped = true
+		fmt.Fprintf(tf.log, "==> [headroom] this trial's log reached %s of output: the rest is counted, not kept (its record has each step's last lines)\n", model.FormatBytes(LogTrialBytes))
+	}
+	tf.trialDrop++
+	tf.trialDropB += n
+}
+
+// endStep writes what a step's output held back: a line saying what was
+// left out, then its tail; the next step starts with its own head.
+func (tf *trialFiles) endStep() {
+	if tf.stepDrop > 0 {
+		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of this step's output not kept here (the log keeps a step's first %s and last %s)\n",
+			tf.stepDrop, model.FormatBytes(tf.stepDropB), model.FormatBytes(LogStepHeadBytes), model.FormatBytes(LogStepTailBytes))
+	}
+	ring := tf.ring
+	tf.ring, tf.ringBytes, tf.stepHead, tf.stepDrop, tf.stepDropB = nil, 0, 0, 0, 0
+	for _, l := range ring {
+		if tf.logged >= LogTrialBytes {
+			tf.dropPastCap(int64(len(l)))
+			continue
+		}
+		tf.log.WriteString(l)
+		tf.logged += int64(len(l))
+	}
 }
 
 // Open reopens an experiment directory to append to it (resume). The
@@ -229,6 +303,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
+			tf.endStep()
 			fmt.Fprintf(tf.log, "==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
 	case event.OutputLine:
@@ -237,7 +312,7 @@ func (e *Experiment) Record(ev event.Event) error {
 			if ev.Stream == "stderr" {
 				prefix = "! "
 			}
-			fmt.Fprintf(tf.log, "%s%s\n", prefix, ev.Text)
+			tf.output(prefix + ev.Text + "\n")
 		}
 	case event.OOMKill:
 		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {
@@ -251,6 +326,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {
+			tf.endStep()
 			fmt.Fprintf(tf.log, "==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
 		}
 	case event.TrialEnded:
@@ -321,6 +397,10 @@ func (e *Experiment) closeTrial(id string) {
 		return
 	}
 	delete(e.open, id)
+	tf.endStep()
+	if tf.trialDrop > 0 {
+		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of output past this log's %s were not kept\n", tf.trialDrop, model.FormatBytes(tf.trialDropB), model.FormatBytes(LogTrialBytes))
+	}
 	tf.samples.Flush()
 	tf.log.Flush()
 	tf.sf.Close()
@@ -341,6 +421,9 @@ func (e *Experiment) limits(p model.ResourcePolicy) []int64 {
 
 // Append writes one trial record and syncs it to disk.
 func (e *Experiment) Append(r model.TrialResult) error {
+	if r.Experiment == "" {
+		r.Experiment = e.manifest.ID
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -408,8 +491,19 @@ func ReadTrialsBrief(dir string) (results []model.TrialResult, torn bool, err er
 	return readTrials(dir, true)
 }
 
+// ReadTrialsChecked is ReadTrials (brief: ReadTrialsBrief) refusing the
+// first record check says is not the experiment's, naming its file and
+// line (CheckRecord).
+func ReadTrialsChecked(dir string, brief bool, check func(model.TrialResult) error) ([]model.TrialResult, bool, error) {
+	return readTrialsChecked(dir, brief, check)
+}
+
 func readTrials(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
-	results, torn, err = readTrialLines(dir, brief)
+	return readTrialsChecked(dir, brief, nil)
+}
+
+func readTrialsChecked(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, torn bool, err error) {
+	results, torn, err = readTrialLines(dir, brief, check)
 	if err != nil {
 		return nil, false, err
 	}
@@ -428,7 +522,7 @@ func readTrials(dir string, brief bool) (results []model.TrialResult, torn bool,
 
 // readTrialLines reads the records one line at a time (an experiment of
 // tens of thousands of trials is hundreds of MB: it is never held whole).
-func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
+func readTrialLines(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -463,6 +557,11 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn b
 				}
 				return nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
 			}
+			if check != nil {
+				if err := check(r); err != nil {
+					return nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, i, r.ID, err)
+				}
+			}
 			if brief {
 				shrink(&r)
 			}
@@ -471,6 +570,46 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn b
 		if last {
 			return results, false, nil
 		}
+	}
+}
+
+// CheckRecord says why a record is not one of m's trials (a hand-edited
+// line, or one pasted from another experiment), or nil: its task, agent
+// and ratio must be among m's, its repeat within m's, the experiment it
+// names (records before there was one name none) m, and it cannot end
+// before it starts.
+func CheckRecord(m Manifest) func(model.TrialResult) error {
+	ratios := map[string]bool{}
+	var names []string
+	for _, r := range m.Ratios {
+		ratios[r.String()] = true
+		names = append(names, r.String())
+	}
+	tasks := map[string]TaskEntry{}
+	for _, t := range m.Tasks {
+		tasks[t.Name] = t
+	}
+	return func(r model.TrialResult) error {
+		if len(ratios) > 0 && !ratios[r.Ratio.String()] {
+			return fmt.Errorf("ratio %s is not one of this experiment's (%s): a hand-edited record; restore the line or remove it", r.Ratio, strings.Join(names, ", "))
+		}
+		t, ok := tasks[r.Task]
+		if len(tasks) > 0 && !ok {
+			return fmt.Errorf("task %q is not one of this experiment's: a record from another experiment, or hand-edited; remove the line", r.Task)
+		}
+		if ok && len(t.Agents) > 0 && !slices.Contains(t.Agents, r.Agent) {
+			return fmt.Errorf("agent %q is not one of task %s's in this experiment (%s): remove the line", r.Agent, r.Task, strings.Join(t.Agents, ", "))
+		}
+		if m.Repeats > 0 && (r.Repeat < 1 || r.Repeat > m.Repeats) {
+			return fmt.Errorf("repeat %d is not within this experiment's 1-%d: remove the line", r.Repeat, m.Repeats)
+		}
+		if r.Experiment != "" && r.Experiment != m.ID {
+			return fmt.Errorf("it was written to experiment %s, not this one (%s): a record from another experiment; remove the line", r.Experiment, m.ID)
+		}
+		if !r.Start.IsZero() && !r.End.IsZero() && r.End.Before(r.Start) {
+			return fmt.Errorf("it ends (%s) %s before it starts (%s): a hand-edited time; restore the line or remove it", r.End.Format(time.RFC3339Nano), r.Start.Sub(r.End).Round(time.Millisecond), r.Start.Format(time.RFC3339Nano))
+		}
+		return nil
 	}
 }
 
