@@ -93,3 +93,38 @@ func TestHostileKeepOnHarborProfile(t *testing.T) {
 		fmt.Sprintf("the engine %s the limit; exit %d; %d trials passed, %d an infra error \"Conflict\"; %d containers kept (stopped) for inspection, %d left Created", refused, run.code, passed, conflict, kept, created),
 		2-len(recs), created, conflict)
 }
+
+// Item 8: the agent kills PID 1 (`kill -TERM 1`, and HUP, INT, QUIT) in
+// step-driver mode, where PID 1 is headroom's driver. The task's own act
+// must not be recorded as the engine lost (and excluded from the
+// comparison): PID 1 ignores it, as an init process (Harbor's `sleep
+// infinity`) does, and the trial goes on to its verdict.
+func TestHostileAgentKillsPID1(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	harborTask(t, tasks, "pid1", "hostile-causes/pid1", map[string]string{"solution/solve.sh": "#!/bin/bash\nkill -TERM 1\nkill -HUP 1\nkill -INT 1\nkill -QUIT 1\nsleep 1\necho still here\n"})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-causes/pid1") })
+	out := filepath.Join(root, "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-causes/pid1", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	dir, recs, left := records(t, out)
+	logb, _ := os.ReadFile(filepath.Join(dir, "trials", "t0001", "log.txt"))
+	var outcome, cause, runner_ string
+	if len(recs) == 1 {
+		outcome, cause, runner_ = fmt.Sprint(recs[0]["outcome"]), fmt.Sprint(recs[0]["cause"]), fmt.Sprint(recs[0]["step_runner"])
+	}
+	wrong := 0
+	if outcome != "passed" || runner_ != "driver" {
+		wrong = 1
+		t.Errorf("exit %d, outcome %s (cause %s), step runner %s; want passed in driver mode:\n%s", run.code, outcome, cause, runner_, run.stderr)
+	}
+	ignored := strings.Count(string(logb), "was ignored, as an init process ignores it")
+	still := "not printed"
+	if strings.Contains(string(logb), "still here") {
+		still = "printed"
+	}
+	letoutRow(t, "the agent's solve.sh sends SIGTERM, SIGHUP, SIGINT and SIGQUIT to PID 1 (headroom's step driver, harbor task)",
+		fmt.Sprintf("exit %d; 1 trial %s (step runner %s), `still here` %s; the log says %d signal(s) to PID 1 ignored, as an init process does", run.code, outcome, runner_, still, ignored),
+		1-len(recs), left, wrong)
+}
