@@ -32,6 +32,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/store"
 )
 
 // hostileBin is the binary under test: built from this tree, or the one
@@ -269,6 +270,13 @@ func distinct(recs []map[string]any) (lines, ids int) {
 	return len(recs), len(seen)
 }
 
+// hasTrace says whether a trial's memory trace reads back with samples
+// (compacted, or the full-resolution CSV a compaction cut short leaves).
+func hasTrace(dir, id string) bool {
+	samples, _, err := store.ReadTrace(dir, id)
+	return err == nil && len(samples) > 0
+}
+
 // startSweep starts `run` of trials repeats of the slow task and waits
 // for its experiment directory and its first record.
 func startSweep(t *testing.T, bin, tasks, out string, repeats, concurrency int) (*live, string) {
@@ -344,7 +352,7 @@ func TestHostileExperimentMovedMidRun(t *testing.T) {
 	_, ids := distinct(after)
 	noTrace := 0
 	for _, r := range after {
-		if _, err := os.Stat(filepath.Join(moved, "trials", fmt.Sprint(r["id"]), "samples.hrt")); err != nil {
+		if !hasTrace(moved, fmt.Sprint(r["id"])) {
 			noTrace++
 		}
 	}
@@ -380,7 +388,7 @@ func TestHostileSecondWriter(t *testing.T) {
 	lines, ids := distinct(trialLines(t, dir))
 	noTrace := 0
 	for i := 1; i <= 4; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "trials", fmt.Sprintf("t%04d", i), "samples.hrt")); err != nil {
+		if !hasTrace(dir, fmt.Sprintf("t%04d", i)) {
 			noTrace++
 		}
 	}
