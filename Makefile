@@ -11,7 +11,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 export CGO_ENABLED := 0
 
 .PHONY: build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
-	kube-up kube-down kube-status kube-load kube-smoke kube-test
+	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
 # $(2): output, $(3): package). A clean clone with an empty Go cache
@@ -201,6 +201,11 @@ clean:
 # by load; then about 15 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
 kube-up:
 	kube/up.sh
+
+# The Kubernetes binaries alone, built once per machine into the cache
+# (no cluster started; kube-up then finds them).
+kube-build:
+	kube/up.sh --build-only
 
 kube-down:
 	kube/down.sh

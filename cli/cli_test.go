@@ -276,7 +276,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	r = headroom(t, "compare", dir, dir)
 	// Both questions, labelled: the paired p and the pooled exact test
 	// (an experiment against itself: nothing changed, p 1 for both).
-	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, " 0pp ") || strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
 		!regexp.MustCompile(`1\.000 +1 +noise +1\.000`).MatchString(r.stdout) || !strings.Contains(r.stdout, "did this suite's score change?") {
 		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -394,10 +394,12 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the full catalog sweep takes about two minutes")
 	}
-	r := headroom(t, "run", "--ratios", "1,3,uncapped", "--repeats", "3", "--seed", "1", "--format", "json", "--out", t.TempDir())
+	root := t.TempDir()
+	r := headroom(t, "run", "--ratios", "1,3,uncapped", "--repeats", "3", "--seed", "1", "--format", "json", "--out", root)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
+	defer noInternalCommandLines(t, root, r)
 	var doc struct {
 		Experiment string             `json:"experiment"`
 		Cells      []report.JSONCell  `json:"cells"`
@@ -438,6 +440,64 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 		t.Errorf("want a task that passes only beyond 3x (%v) and one no ratio affects (%v)", passesOnlyUncapped, insensitive)
 	}
 	noContainersLeft(t, doc.Experiment)
+}
+
+// noInternalCommandLines checks a built-in sweep's whole output as a
+// person reads it, the headless lines, the report and the records'
+// display fields (activities, kills, their process trees): a built-in
+// step's process is named by the step's own command, never by headroom's
+// in-container argv (hr-workload run --step NAME --profile {JSON}).
+func noInternalCommandLines(t *testing.T, root string, run result) {
+	t.Helper()
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("experiments under %s: %v %v", root, entries, err)
+	}
+	exp := filepath.Join(root, entries[0].Name())
+	rep := headroom(t, "report", exp)
+	if rep.code != 0 {
+		t.Fatalf("report: exit %d\n%s", rep.code, rep.stderr)
+	}
+	texts := map[string]string{"run's stderr": run.stderr, "run's stdout": run.stdout, "the report": rep.stdout + rep.stderr}
+	data, err := os.ReadFile(filepath.Join(exp, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, kills := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var tr model.TrialResult
+		if err := json.Unmarshal([]byte(line), &tr); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range tr.Activities {
+			names = append(names, a.Command)
+		}
+		for _, o := range tr.OOMs {
+			names = append(names, o.Command)
+			for _, p := range o.Tree {
+				names = append(names, p.Command)
+			}
+			if o.Command != "" {
+				kills++
+			}
+		}
+		shown += len(names)
+		texts[tr.ID+"'s record"] = strings.Join(names, "\n")
+	}
+	if shown == 0 || kills == 0 {
+		t.Errorf("the records name %d processes and %d killed ones: the check saw nothing to check", shown, kills)
+	}
+	if !strings.Contains(run.stderr, "pip install pandas networkx scikit-learn") {
+		t.Errorf("the headless lines never name the showcase's install by its command:\n%s", run.stderr)
+	}
+	for what, text := range texts {
+		for _, internal := range []string{"--profile {", "hr-workload run"} {
+			if i := strings.Index(text, internal); i >= 0 {
+				t.Errorf("%s shows headroom's internal command line %q: …%s…", what, internal, text[max(i-80, 0):min(i+80, len(text))])
+			}
+		}
+	}
 }
 
 // SIGKILL mid-sweep: what finished is on disk intact, the next start reaps

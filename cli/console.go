@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,11 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
+	if f.tasksDir == "" {
+		// On the built-in catalog, setup opens with the showcase chosen
+		// (a heavy pip install and a lean agent): enter runs it.
+		opts.Preselect = []string{demoTask}
+	}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
 		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
 	}
@@ -319,6 +325,7 @@ func (c consoleSweep) Plan() model.Plan           { return c.s.Plan }
 func (c consoleSweep) Events() <-chan event.Event { return c.s.Events() }
 func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
 func (c consoleSweep) Cancel()                    { c.s.Cancel() }
+func (c consoleSweep) Hold(why string)            { c.s.Hold(why) }
 
 func hostStat() ui.HostStat {
 	var h ui.HostStat
@@ -383,6 +390,13 @@ func respec() func(model.Task) (model.Resources, bool) {
 		c := seen{mod: st.ModTime()}
 		if data, err := os.ReadFile(t.Source); err == nil {
 			if l, err := taskfile.ParseSource(t.Source, data); err == nil {
+				// The file says memory and CPU; the pids limit is the
+				// profile's too (none under harbor, 1024 hardened,
+				// the file's own where it sets one), as the task was
+				// loaded: a task directory's file read bare would
+				// otherwise bring headroom's hardened 1024 into a
+				// harbor trial once the console re-reads it.
+				l.Task.SetProfile(cmp.Or(t.Profile, model.ProfileHardened))
 				c.res, c.ok = l.Task.Resources, true
 			}
 		}

@@ -408,6 +408,9 @@ type progress struct {
 	notRunTold map[string]bool
 	// activities printed per trial, up to progressActivities.
 	activities map[string]int
+	// showing is each trial's running step's command: its own process is
+	// what the step is, not news.
+	showing map[string]string
 }
 
 // progressActivities is how many activity lines a trial prints, and
@@ -429,7 +432,7 @@ func clipped(s string, n int) string {
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}}
+	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}, showing: map[string]string{}}
 }
 
 func (p *progress) label(id string) string {
@@ -452,9 +455,11 @@ func (p *progress) event(ev event.Event) {
 		}
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
+	case event.StepStarted:
+		p.showing[ev.TrialID()] = ev.Step.Show
 	case event.ActivityStarted:
-		if ev.Activity.Command == ev.Activity.Step {
-			return // the traced command itself: its step line says it
+		if ev.Activity.Command == ev.Activity.Step || ev.Activity.Command == p.showing[ev.TrialID()] {
+			return // the traced command, or the step's own process: its step says it
 		}
 		n := p.activities[ev.TrialID()]
 		p.activities[ev.TrialID()] = n + 1
@@ -466,6 +471,7 @@ func (p *progress) event(ev event.Event) {
 		}
 	case event.TrialEnded:
 		delete(p.activities, ev.TrialID())
+		delete(p.showing, ev.TrialID())
 		p.done++
 		r := ev.Result
 		var steps []string

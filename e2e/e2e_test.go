@@ -145,10 +145,11 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 	// One repeat from the flag: fewer keys, fewer chances for a loaded
 	// machine to make the test about typing.
 	tm, out := startConsole(t, "oom", 120, 40, "--repeats", "1")
-	tm.waitFor(time.Minute, "Tasks · 0 of", "builtin/bn-fit-modify", "repeats 1")
-	// The first row is bn-fit-modify · heavy. Ratios: keep 1x and
-	// uncapped (3x off).
-	tm.keys("Space")
+	// The console opens on the showcase chosen: bn-fit-modify · heavy
+	// and · lean, the first two rows. Keep heavy (lean off); ratios: keep
+	// 1x and uncapped (3x off).
+	tm.waitFor(time.Minute, "Tasks · 2 of", "builtin/bn-fit-modify", "repeats 1")
+	tm.keys("Down", "Space")
 	tm.waitFor(10*time.Second, "Tasks · 1 of")
 	tm.keys("Tab", "Right", "Right", "Right", "Space")
 	tm.waitFor(10*time.Second, "[ ]3x", "2 trials")

@@ -283,6 +283,8 @@ func (d *detailScreen) View(c *Common) string {
 	tr := v.Trial
 	status := "queued"
 	switch v.Phase {
+	case Creating:
+		status = "creating its container"
 	case Running:
 		status = "running"
 	case Waiting:
