@@ -92,7 +92,11 @@ func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []mo
 	if err != nil {
 		return m, nil, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	trials, lines, torn, err := store.ReadTrialsBriefLines(dir)
+	// A record that is not this experiment's (pasted from another, a
+	// ratio or a time edited by hand) is refused, naming its line: a
+	// report over it would count a trial that did not run as its column
+	// says (skipping it instead would hide the edit and change the rates).
+	trials, lines, torn, err := store.ReadTrialsBriefLinesChecked(dir, store.CheckRecord(m))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, nil, usageError{err}
 	}

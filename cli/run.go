@@ -202,7 +202,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
@@ -242,6 +242,19 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		}
 	}
 	if err := sw.Err(); err != nil {
+		var gone *store.DirGoneError
+		if errors.As(err, &gone) {
+			// Nothing is re-created where the directory was: no report
+			// over an experiment that is not there.
+			next := "nothing can resume it"
+			switch {
+			case gone.MovedTo != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.MovedTo))
+			case gone.Rescued != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.Rescued))
+			}
+			return fmt.Errorf("%w; %s", err, next)
+		}
 		// Every record it reported as finished is written; the rest
 		// (shown cancelled) are run by the resume.
 		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
@@ -274,6 +287,13 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	return nil
 }
+
+// stopSignals end a sweep the same way: its running trials stopped,
+// removed and recorded as cancelled, exit ExitInterrupted. SIGHUP is the
+// terminal closed under a run: left to its default it killed headroom at
+// once (exit 129), leaving containers for the next run's reaper and no
+// record of the trials it stopped.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // keepUsage is --keep's help, for run and the console. No backquotes:
 // pflag would print a backquoted word as the flag's argument name.
@@ -350,7 +370,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
 	spec.FailFast = f.failFast
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
@@ -402,9 +422,23 @@ type progress struct {
 	showing map[string]string
 }
 
-// progressActivities is how many activity lines a trial prints; the
-// record has them all.
-const progressActivities = 12
+// progressActivities is how many activity lines a trial prints, and
+// progressSteps how many steps its line names; the record has them all.
+const (
+	progressActivities = 12
+	progressSteps      = 12
+)
+
+// clipped cuts s to at most n runes, marking the cut.
+func clipped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
 
 func newProgress(w io.Writer, total int) *progress {
 	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}, showing: map[string]string{}}
@@ -440,7 +474,7 @@ func (p *progress) event(ev event.Event) {
 		p.activities[ev.TrialID()] = n + 1
 		switch {
 		case n < progressActivities:
-			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), ev.Activity.Step, ev.Activity.Command)
+			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), clipped(ev.Activity.Step, 200), clipped(ev.Activity.Command, 400))
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
@@ -450,7 +484,13 @@ func (p *progress) event(ev event.Event) {
 		p.done++
 		r := ev.Result
 		var steps []string
-		for _, s := range r.Steps {
+		for i, s := range r.Steps {
+			if i == progressSteps && len(r.Steps) > progressSteps+1 {
+				// A traced script of thousands of commands: one line of
+				// progress, not a line of a megabyte; the record has them.
+				steps = append(steps, fmt.Sprintf("and %d more step(s)", len(r.Steps)-progressSteps))
+				break
+			}
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,

@@ -246,7 +246,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		return res
 	}
 	defer r.adm.release(tr.Policy.GuaranteeBytes)
-	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit}
+	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes}
 	if k := tr.Ratio.Knobs; !k.IsZero() {
 		res.Knobs = &model.KnobRecord{}
 		if !k.Time.IsBase() {
@@ -296,13 +296,6 @@ func (r *Runner) readPressure() pressure {
 // errorsIsCtx says whether err is a context's cancellation or deadline.
 func errorsIsCtx(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-func tail(lines []string, n int) (string, int) {
-	if len(lines) <= n {
-		return strings.Join(lines, "\n"), 0
-	}
-	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
 }
 
 // Plan is the plan being run.

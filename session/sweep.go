@@ -111,6 +111,23 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	if err != nil {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
+	// One writer at a time, refused before anything is prepared: a
+	// second resume (or a resume of a run still running) would run the
+	// same trials again beside the first's, into the same files.
+	lk, err := store.LockExperiment(dir)
+	if err != nil {
+		var held *store.LockedError
+		if errors.As(err, &held) {
+			return nil, res, InputError{err}
+		}
+		return nil, res, err
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			lk.Unlock()
+		}
+	}()
 	records, _, err := store.ReadTrialsBrief(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
@@ -150,7 +167,7 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	}
 	m.Status, m.Finished = "running", nil
 	m.Resumes = append(m.Resumes, res)
-	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { return store.Open(dir, m) }, m.ID)
+	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { handed = true; return store.OpenLocked(dir, m, lk) }, m.ID)
 	return sw, res, err
 }
 
