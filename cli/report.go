@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -31,15 +29,9 @@ func (s *statsFlags) register(cmd *cobra.Command) {
 
 // parsePP reads "3pp", "3%", "3" (points) or "0.03" (a fraction) as a rate.
 func parsePP(flag, v string) (float64, error) {
-	s := strings.TrimSpace(v)
-	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
-	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
-	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(x) || x < 0 || x > 100 {
+	x, err := model.ParsePP(v)
+	if err != nil {
 		return 0, usagef("--%s must be percentage points like 3pp or 3%% (got %q)", flag, v)
-	}
-	if x >= 1 || unit {
-		x /= 100
 	}
 	return x, nil
 }
