@@ -114,7 +114,9 @@ type Final struct {
 	// Sidecars are the other compose services' use, when there were any.
 	Sidecars []model.SidecarUsage
 	// KilledBy names the signal someone other than headroom sent the
-	// container (docker kill, stop, rm -f); empty when nobody did.
+	// container (docker kill, stop, rm -f: "SIGKILL"), or on a cluster
+	// what ended its pod ("the deletion of its pod (…)"); empty when
+	// nobody did.
 	KilledBy string
 	// LimitHits counts the times the container's usage hit its own hard
 	// limit (v1 memory[.memsw].failcnt, v2 memory.events max), when

@@ -81,6 +81,10 @@ type sandbox struct {
 	dropped     int
 	// maxPeak is the largest usage the kernel's peak or a sample showed.
 	maxPeak int64
+	// removing: headroom itself is deleting the pod; killedBy: someone
+	// else did (Final.KilledBy).
+	removing bool
+	killedBy string
 }
 
 func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
@@ -209,6 +213,13 @@ func (s *sandbox) watchPod() {
 				continue
 			}
 		}
+		// A look after the watch starts: what changed before it is not
+		// missed (a pod deleted as the trial began).
+		if pod, err := pods.Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
+			s.seen(pod)
+		} else if apierrors.IsNotFound(err) {
+			s.outside(deletedOutside)
+		}
 	events:
 		for {
 			select {
@@ -219,7 +230,11 @@ func (s *sandbox) watchPod() {
 					break events
 				}
 				pod, isPod := ev.Object.(*corev1.Pod)
-				if !isPod || pod.Name != s.pod || ev.Type == watch.Deleted {
+				if !isPod || pod.Name != s.pod {
+					continue
+				}
+				if ev.Type == watch.Deleted {
+					s.outside(deletedOutside)
 					continue
 				}
 				s.seen(pod)
@@ -234,12 +249,25 @@ func (s *sandbox) seen(pod *corev1.Pod) {
 	s.mu.Lock()
 	s.last = pod
 	s.mu.Unlock()
+	if by := deletedFrom(pod); by != "" {
+		s.outside(by)
+	}
 	if OOMKilled(pod) {
 		at := time.Now()
 		if t, ok := mainExit(pod); ok && !t.FinishedAt.IsZero() {
 			at = t.FinishedAt.Time
 		}
 		s.signal(at, "pod-status", func() { s.statusKills = max(s.statusKills, 1) })
+	}
+}
+
+// outside records that the pod was ended by someone other than headroom
+// (the first word on it wins), unless headroom is removing it itself.
+func (s *sandbox) outside(by string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.removing && s.killedBy == "" {
+		s.killedBy = by
 	}
 }
 
@@ -467,6 +495,9 @@ func (s *sandbox) Kill(ctx context.Context) error {
 			return nil
 		}
 	}
+	s.mu.Lock()
+	s.removing = true
+	s.mu.Unlock()
 	return s.b.p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
 }
 
@@ -493,9 +524,14 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
 		s.seen(pod)
+	} else if apierrors.IsNotFound(err) {
+		// Gone before headroom deleted it.
+		s.outside(deletedOutside)
 	}
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
+	f.KilledBy = s.killedBy
+	s.removing = true
 	s.mu.Unlock()
 	s.b.forget(s.containerID)
 	var err error
