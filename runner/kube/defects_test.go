@@ -139,3 +139,18 @@ func TestPodDeletedOutsideIsKilledOutside(t *testing.T) {
 		t.Errorf("headroom's own removal: KilledBy %q, %v", f.KilledBy, err)
 	}
 }
+
+// The first step opens right after the attach, before the probe's first
+// reading: its CPU baseline is that reading, waited for, not nothing (16
+// of 46 first steps had no CPU on the cluster).
+func TestFirstStepHasCPUBaseline(t *testing.T) {
+	p, cs, fp := fakePlatform(t)
+	fp.firstSample = 300 * time.Millisecond
+	runAll(t, cs, "hr")
+	sb := startOne(t, p, runner.SandboxOptions{}, "t1", builtinTask())
+	defer sb.Remove(context.Background())
+	cpu, ok := sb.CPUUse()
+	if !ok || cpu.UsageNanos != 7e6 {
+		t.Fatalf("the first step's baseline: %+v %v", cpu, ok)
+	}
+}

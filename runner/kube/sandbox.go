@@ -78,7 +78,9 @@ type sandbox struct {
 	lastCPU     model.CPUUse
 	lastAt      time.Time
 	haveCPU     bool
-	dropped     int
+	// firstCPU is closed at the probe's first reading.
+	firstCPU chan struct{}
+	dropped  int
 	// maxPeak is the largest usage the kernel's peak or a sample showed.
 	maxPeak int64
 	// removing: headroom itself is deleting the pod; killedBy: someone
@@ -90,10 +92,11 @@ type sandbox struct {
 func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
 	return &sandbox{
 		b: b, pod: pod, task: task, policy: policy,
-		samples: make(chan event.Sample, 256),
-		ooms:    make(chan runner.OOMSignal, 16),
-		quit:    make(chan struct{}),
-		watched: make(chan struct{}),
+		samples:  make(chan event.Sample, 256),
+		ooms:     make(chan runner.OOMSignal, 16),
+		quit:     make(chan struct{}),
+		watched:  make(chan struct{}),
+		firstCPU: make(chan struct{}),
 	}
 }
 
@@ -174,6 +177,9 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 	s.mu.Lock()
 	if !s.lastAt.IsZero() && m.CPU.UsageNanos > 0 && at.After(s.lastAt) {
 		sm.CPUCores = float64(m.CPU.UsageNanos-s.lastCPU.UsageNanos) / float64(at.Sub(s.lastAt).Nanoseconds())
+	}
+	if !s.haveCPU {
+		close(s.firstCPU)
 	}
 	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
 	s.maxPeak = max(s.maxPeak, m.Usage)
@@ -450,8 +456,28 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// CPUUse is the latest reading's cumulative CPU accounting.
+// firstSampleWait bounds the wait for the probe's first reading when a
+// step opens before it: a period or two, more on a loaded node.
+const firstSampleWait = 3 * time.Second
+
+// CPUUse is the latest reading's cumulative CPU accounting. Before the
+// probe's first reading (the first step opens right after the attach,
+// the probe reads once a period) it waits for that reading, so the first
+// step has a baseline too; a probe that found no cgroup is not waited on.
 func (s *sandbox) CPUUse() (model.CPUUse, bool) {
+	s.mu.Lock()
+	have, drv, reads := s.haveCPU, s.drv, strings.HasPrefix(s.source, "probe-cgroup")
+	s.mu.Unlock()
+	if !have && drv != nil && reads {
+		t := time.NewTimer(firstSampleWait)
+		select {
+		case <-s.firstCPU:
+		case <-drv.ended:
+		case <-s.quit:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastCPU, s.haveCPU
