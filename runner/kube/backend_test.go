@@ -35,6 +35,8 @@ type fakeProbe struct {
 	// firstSample, when set, is the probe's first reading's delay after
 	// its hello: its sampling period (a step may open before it).
 	firstSample time.Duration
+	// execErr, when set, is the exec's error (the runtime's word).
+	execErr func(argv []string) error
 }
 
 func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -94,7 +96,12 @@ func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []stri
 		f.stdin = b
 		f.mu.Unlock()
 	}
-	if argv[1] == workload.CatMode {
+	if f.execErr != nil {
+		if err := f.execErr(argv); err != nil {
+			return 0, err
+		}
+	}
+	if len(argv) > 1 && argv[1] == workload.CatMode {
 		if argv[2] == "/missing" {
 			fmt.Fprintln(stderr, "hr-workload cat: open /missing: no such file or directory")
 			return workload.CatMissing, nil

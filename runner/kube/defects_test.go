@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/workload"
 )
 
 // runAll plays a cluster that runs every new pod at once.
@@ -153,4 +156,38 @@ func TestFirstStepHasCPUBaseline(t *testing.T) {
 	if !ok || cpu.UsageNanos != 7e6 {
 		t.Fatalf("the first step's baseline: %+v %v", cpu, ok)
 	}
+}
+
+// With --exec-steps (or --pod-probe off) a built-in trial's steps go by
+// exec, in an image FROM scratch with no env: the environment goes
+// through headroom's own binary's env mode, and a step the runtime
+// cannot start is the step's exit 127, not the cluster's failure.
+func TestExecStepsWithoutEnvInImage(t *testing.T) {
+	p, cs, fp := fakePlatform(t)
+	runAll(t, cs, "hr")
+	sb := startOne(t, p, runner.SandboxOptions{ExecSteps: true}, "t1", builtinTask())
+	defer sb.Remove(context.Background())
+	if sb.StepRunner() != "exec" {
+		t.Fatalf("step runner %q", sb.StepRunner())
+	}
+	ctx := context.Background()
+	res, err := sb.Exec(ctx, []string{workload.Binary, "run", "--step", "s"}, []string{"HEADROOM_SEED=7"}, "", func(string, string) {})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("step: %+v %v", res, err)
+	}
+	fp.mu.Lock()
+	got := fp.execs[len(fp.execs)-1]
+	fp.mu.Unlock()
+	if want := []string{workload.Binary, workload.EnvMode, "HEADROOM_SEED=7", "--", workload.Binary, "run", "--step", "s"}; !slices.Equal(got, want) {
+		t.Errorf("exec argv %q, want %q", got, want)
+	}
+	fp.execErr = func(argv []string) error {
+		return errors.New(`exec in pod x: failed to exec in container: failed to start exec "abc": OCI runtime exec failed: exec failed: unable to start container process: exec: "nope": executable file not found in $PATH: unknown`)
+	}
+	var lines []string
+	res, err = sb.Exec(ctx, []string{"nope"}, nil, "", func(stream, text string) { lines = append(lines, stream+": "+text) })
+	if err != nil || res.ExitCode != 127 || len(lines) != 1 || !strings.Contains(lines[0], "executable file not found") {
+		t.Errorf("a step that cannot start: %+v %v %q", res, err, lines)
+	}
+	fp.execErr = nil
 }

@@ -365,7 +365,14 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		return runner.ExecResult{}, fmt.Errorf("step runs as %s, but a pod's exec runs as the container's user and this pod has no probe to switch users", user)
 	}
 	if len(env) > 0 {
-		argv = append(append([]string{"env"}, env...), argv...)
+		// An exec takes no environment: env(1) adds it, or where the pod
+		// has headroom's binary (the built-in image is FROM scratch, with
+		// no env), its env mode.
+		if bin := s.probeBinary(); bin != "" {
+			argv = workload.EnvArgv(bin, env, argv)
+		} else {
+			argv = append(append([]string{"env"}, env...), argv...)
+		}
 	}
 	var mu sync.Mutex
 	emit := func(stream string) io.WriteCloser {
@@ -383,9 +390,30 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		if ctx.Err() != nil {
 			return runner.ExecResult{}, ctx.Err()
 		}
+		if code, ok := notStarted(err); ok {
+			// The runtime could not start the step's command: the task's
+			// doing (a missing program), as a shell's 127, not the
+			// cluster's.
+			line("stderr", err.Error())
+			return runner.ExecResult{ExitCode: code}, nil
+		}
 		return runner.ExecResult{}, err
 	}
 	return runner.ExecResult{ExitCode: code}, nil
+}
+
+// notStarted says whether an exec's error is the runtime refusing to
+// start the command (its program missing or not executable), with the
+// exit code a shell gives it.
+func notStarted(err error) (int, bool) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "executable file not found"), strings.Contains(msg, "no such file or directory") && strings.Contains(msg, "exec"):
+		return 127, true
+	case strings.Contains(msg, "permission denied") && strings.Contains(msg, "exec"):
+		return 126, true
+	}
+	return 0, false
 }
 
 // CopyIn unpacks the uploads in the pod, as a tar stream through exec:
