@@ -255,3 +255,10 @@ func ReproduceWith(backend, image string, p model.ResourcePolicy) string {
 // ErrInUse is what Platform.Remove says of a network or volume something
 // still uses: a later pass removes it.
 var ErrInUse = errors.New("still in use")
+
+// SettingError is a backend setting that cannot be right whatever the
+// platform says (a namespace name Kubernetes refuses): a usage error.
+type SettingError struct{ Err error }
+
+func (e SettingError) Error() string { return e.Err.Error() }
+func (e SettingError) Unwrap() error { return e.Err }

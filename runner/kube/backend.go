@@ -53,6 +53,9 @@ func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (r
 	if opts.SampleEvery <= 0 {
 		opts.SampleEvery = 50 * time.Millisecond
 	}
+	if err := p.checkRights(ctx); err != nil {
+		return nil, err
+	}
 	b := &backend{p: p, opts: opts, probe: p.set[OptProbe] != "off" && !opts.ForceStats, stop: make(chan struct{}), byCID: map[string]*sandbox{}}
 	if p.Describe().Local {
 		b.kernelLog = kmsg.Watch("/dev/kmsg", b.stop, b.kernelKill)

@@ -8,10 +8,15 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
@@ -190,4 +195,85 @@ func TestExecStepsWithoutEnvInImage(t *testing.T) {
 		t.Errorf("a step that cannot start: %+v %v %q", res, err, lines)
 	}
 	fp.execErr = nil
+}
+
+// rbac plays the API server's authorizer: what deny holds is refused
+// ("verb resource[/sub]"), everything else allowed.
+func rbac(cs *fake.Clientset, deny ...string) {
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(a k8stesting.Action) (bool, kruntime.Object, error) {
+		rev := a.(k8stesting.CreateAction).GetObject().(*authv1.SelfSubjectAccessReview).DeepCopy()
+		ra := rev.Spec.ResourceAttributes
+		what := ra.Verb + " " + ra.Resource
+		if ra.Subresource != "" {
+			what += "/" + ra.Subresource
+		}
+		rev.Status.Allowed = !slices.Contains(deny, what)
+		return true, rev, nil
+	})
+}
+
+// A namespace headroom may not use is refused before the first trial,
+// naming the namespace and each missing right; one it can neither read
+// nor make, and that does not exist, is named so.
+func TestNamespaceRightsRefusedBeforeTrials(t *testing.T) {
+	ctx := context.Background()
+	p, cs, _ := fakePlatform(t)
+	rbac(cs, "create networkpolicies", "create pods/exec")
+	_, err := p.Sandboxes(ctx, runner.SandboxOptions{})
+	if err == nil || !strings.Contains(err.Error(), "namespace hr:") || !strings.Contains(err.Error(), "create pods/exec, create networkpolicies.networking.k8s.io") || strings.Contains(err.Error(), "create pods,") {
+		t.Errorf("missing rights: %v", err)
+	}
+
+	// May not look at namespaces nor make one; the namespace is missing.
+	p, cs, _ = fakePlatform(t)
+	p.ns = "hr-missing"
+	rbac(cs)
+	forbid := func(a k8stesting.Action) (bool, kruntime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("namespaces"), "hr-missing", errors.New("RBAC"))
+	}
+	cs.PrependReactor("get", "namespaces", forbid)
+	cs.PrependReactor("create", "namespaces", forbid)
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, kruntime.Object, error) {
+		if len(a.(k8stesting.CreateActionImpl).GetCreateOptions().DryRun) == 0 {
+			t.Error("a pod was really created by the check")
+		}
+		return true, nil, apierrors.NewNotFound(corev1.Resource("namespaces"), "hr-missing")
+	})
+	if err := p.ensureNamespace(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Sandboxes(ctx, runner.SandboxOptions{})
+	if err == nil || !strings.Contains(err.Error(), "namespace hr-missing does not exist") {
+		t.Errorf("missing namespace: %v", err)
+	}
+
+	// Everything allowed: no refusal.
+	p, cs, _ = fakePlatform(t)
+	rbac(cs)
+	if b, err := p.Sandboxes(ctx, runner.SandboxOptions{}); err != nil {
+		t.Errorf("allowed: %v", err)
+	} else {
+		b.Close()
+	}
+}
+
+// An invalid namespace name is a usage error whose advice is a name
+// Kubernetes takes, never `kubectl create namespace Bad_NS`.
+func TestInvalidNamespaceAdvice(t *testing.T) {
+	err := checkName("Bad_NS")
+	var se runner.SettingError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "--namespace bad-ns") || strings.Contains(err.Error(), "kubectl create namespace Bad_NS") {
+		t.Fatalf("advice: %v", err)
+	}
+	if errs := validation.IsDNS1123Label("bad-ns"); len(errs) > 0 {
+		t.Errorf("the advice is invalid too: %v", errs)
+	}
+	for _, ok := range []string{"headroom", "hr-1"} {
+		if err := checkName(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if _, err := Open(context.Background(), map[string]string{OptNamespace: "Bad_NS", OptKubeconfig: "/nonexistent"}); !errors.As(err, &se) {
+		t.Errorf("Open with a bad name: %v", err)
+	}
 }
