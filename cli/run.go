@@ -231,11 +231,11 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	prog := newProgress(stderr, len(sw.Plan.Trials))
-	interrupted := false
+	interrupted, why := false, ""
 	for ev := range sw.Events() {
 		prog.event(ev)
 		if end, ok := ev.(event.SweepEnded); ok {
-			interrupted = end.Interrupted
+			interrupted, why = end.Interrupted, end.Why
 		}
 	}
 	if err := sw.Err(); err != nil {
@@ -254,6 +254,9 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
+		if why != "" {
+			fmt.Fprintf(stderr, "stopped: %s\n", why)
+		}
 		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}

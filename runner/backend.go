@@ -156,6 +156,12 @@ type StepStopper interface {
 	StopSteps(ctx context.Context) error
 }
 
+// ErrPlatformGone is a platform that stopped answering and did not come
+// back within the backend's wait (a cluster's API server gone): a Start
+// failing with it (wrapped) stops the sweep, interrupted, instead of
+// failing every trial queued behind it; `--resume` runs the rest.
+var ErrPlatformGone = errors.New("the platform stopped answering")
+
 // ErrNotReadable is a sandbox's file that is not one headroom reads: not a
 // regular file (a directory, a link), or larger than 1 MiB. What the
 // task left there is the task's doing, not the engine's.

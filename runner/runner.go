@@ -115,6 +115,8 @@ type Runner struct {
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc
+	// halt stops the whole sweep, with why (ErrPlatformGone).
+	halt context.CancelCauseFunc
 }
 
 // New checks the plan against the host and returns a runner. A trial whose
@@ -170,6 +172,17 @@ func CheckGuarantees(plan model.Plan, capacity int64) error {
 	return nil
 }
 
+// stopSweep ends the sweep, interrupted, with why: running trials are
+// stopped and queued ones end cancelled (their resume reruns them).
+func (r *Runner) stopSweep(why error) {
+	r.mu.Lock()
+	halt := r.halt
+	r.mu.Unlock()
+	if halt != nil {
+		halt(why)
+	}
+}
+
 // StopTrial cancels one running or queued trial; it ends as cancelled.
 func (r *Runner) StopTrial(id string) bool {
 	r.mu.Lock()
@@ -186,6 +199,11 @@ func (r *Runner) StopTrial(id string) bool {
 // they end as cancelled); trials not yet started end as cancelled too.
 func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 	defer close(out)
+	ctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	r.mu.Lock()
+	r.halt = halt
+	r.mu.Unlock()
 	emit := func(e event.Event) { out <- e }
 	emit(event.SweepStarted{Base: event.Base{Time: time.Now()}, Plan: r.cfg.Plan})
 	queue := make(chan model.Trial, len(r.cfg.Plan.Trials))
@@ -218,7 +236,11 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 		}()
 	}
 	wg.Wait()
-	emit(event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: ctx.Err() != nil})
+	end := event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: ctx.Err() != nil}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrPlatformGone) {
+		end.Why = cause.Error()
+	}
+	emit(end)
 }
 
 func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(event.Event)) model.TrialResult {

@@ -106,9 +106,14 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	started()
 	if err != nil {
 		res.End = time.Now()
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(err, ErrPlatformGone):
+			// Not this trial's doing, nor the next one's: the sweep stops.
+			t.r.stopSweep(err)
+			res.Outcome, res.Reason = model.InfraError, err.Error()
+		case ctx.Err() != nil:
 			res.Outcome, res.Reason = model.Cancelled, "cancelled while the container was starting"
-		} else {
+		default:
 			res.Outcome, res.Reason = model.InfraError, err.Error()
 		}
 		return *res

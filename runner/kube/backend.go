@@ -119,7 +119,34 @@ func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 // Start creates the trial's pod (and its NetworkPolicy), waits until it
 // runs — telling runner.Waiting why it does not yet — and attaches
 // to its probe. Whatever it made is deleted when it fails or ctx ends.
+// An API server that does not answer is waited for, with backoff, and
+// the start tried again; past the bound the error wraps
+// runner.ErrPlatformGone (the sweep stops, to be resumed).
 func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	for try := 1; ; try++ {
+		sb, err := b.start(ctx, experiment, trial, task)
+		if err == nil || ctx.Err() != nil || !unreachable(err) {
+			return sb, err
+		}
+		if try == 5 {
+			// It answers a ping but no start (a server that flaps).
+			return nil, fmt.Errorf("the kubernetes API server %s answers but cut off %d starts (%v): %w", b.p.host, try, err, runner.ErrPlatformGone)
+		}
+		if werr := b.p.waitAPI(ctx, err); werr != nil {
+			return nil, werr
+		}
+		// Back: what the failed start may have left goes first.
+		name := PodName(experiment, trial.ID)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		if b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindPod}) == nil {
+			_ = b.p.waitGone(cctx, name)
+		}
+		_ = b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindNetworkPolicy})
+		cancel()
+	}
+}
+
+func (b *backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)

@@ -3,8 +3,12 @@ package kube
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,5 +279,59 @@ func TestInvalidNamespaceAdvice(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), map[string]string{OptNamespace: "Bad_NS", OptKubeconfig: "/nonexistent"}); !errors.As(err, &se) {
 		t.Errorf("Open with a bad name: %v", err)
+	}
+}
+
+// refused is what client-go returns when nothing listens on the API
+// server's address.
+func refused() error {
+	return &url.Error{Op: "Post", URL: "https://127.0.0.1:6443/api/v1/namespaces/hr/pods", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}
+}
+
+// The API server going away mid-sweep is waited for with backoff (the
+// start tried again when it answers); past the bound the start fails
+// with runner.ErrPlatformGone, which stops the sweep, interrupted.
+func TestAPIServerGoneIsWaitedForThenStopsTheSweep(t *testing.T) {
+	ctx := context.Background()
+	// Gone for good.
+	p, cs, _ := fakePlatform(t)
+	p.apiWait, p.host = 300*time.Millisecond, "https://127.0.0.1:6443"
+	down := func(k8stesting.Action) (bool, kruntime.Object, error) { return true, nil, refused() }
+	cs.PrependReactor("create", "pods", down)
+	cs.PrependReactor("create", "networkpolicies", down)
+	cs.PrependReactor("get", "version", down)
+	b, err := p.Sandboxes(ctx, runner.SandboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waits []string
+	wctx := runner.WithWaiting(ctx, func(r string) { waits = append(waits, r) })
+	_, err = b.Start(wctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	if !errors.Is(err, runner.ErrPlatformGone) || !strings.Contains(err.Error(), "127.0.0.1:6443 did not answer for 300ms") {
+		t.Fatalf("gone: %v", err)
+	}
+	if len(waits) == 0 || !strings.Contains(waits[0], "API server does not answer") {
+		t.Errorf("the wait was not said: %q", waits)
+	}
+
+	// Back after a moment: the start goes on.
+	p, cs, _ = fakePlatform(t)
+	runAll(t, cs, "hr")
+	var mu sync.Mutex
+	cuts := 2
+	flaky := func(k8stesting.Action) (bool, kruntime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if cuts > 0 {
+			cuts--
+			return true, nil, refused()
+		}
+		return false, nil, nil
+	}
+	cs.PrependReactor("create", "networkpolicies", flaky)
+	cs.PrependReactor("get", "version", flaky)
+	sb := startOne(t, p, runner.SandboxOptions{}, "t2", builtinTask())
+	if f, err := sb.Remove(ctx); err != nil || f.EngineRestarted {
+		t.Errorf("after the API came back: %+v %v", f, err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -93,6 +94,9 @@ type Platform struct {
 
 	// nsUnseen: the namespace could neither be read nor made (RBAC).
 	nsUnseen bool
+	// apiWait bounds the wait for an API server that went away
+	// (DefaultAPIWait when 0).
+	apiWait time.Duration
 
 	mu     sync.Mutex
 	local  runner.Platform // the Docker engine that builds images (lazy)

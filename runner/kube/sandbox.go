@@ -581,6 +581,10 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	} else if apierrors.IsNotFound(err) {
 		// Gone before headroom deleted it.
 		s.outside(deletedOutside)
+	} else if unreachable(err) {
+		// The API server went away under the trial: its steps' ends
+		// (the attach cut) are the cluster's, not the task's.
+		f.EngineRestarted = true
 	}
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
