@@ -334,4 +334,20 @@ func TestAPIServerGoneIsWaitedForThenStopsTheSweep(t *testing.T) {
 	if f, err := sb.Remove(ctx); err != nil || f.EngineRestarted {
 		t.Errorf("after the API came back: %+v %v", f, err)
 	}
+
+	// Gone under a running step: the probe's stream is cut; that is the
+	// cluster's failure (engine-lost), not the step's exit 137.
+	sb = startOne(t, p, runner.SandboxOptions{}, "t3", builtinTask())
+	cs.PrependReactor("get", "version", down)
+	cs.PrependReactor("get", "pods", down)
+	sb.drv.close()
+	<-sb.drv.ended
+	if res, err := sb.Exec(ctx, []string{"echo"}, nil, "", func(string, string) {}); err == nil || !strings.Contains(err.Error(), "stopped answering") {
+		t.Errorf("a step cut off by the API going: %+v %v", res, err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if f, _ := sb.Remove(rctx); !f.EngineRestarted {
+		t.Errorf("removal with the API gone: %+v", f)
+	}
 }

@@ -359,7 +359,16 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		user = ""
 	}
 	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || user != "") {
-		return s.drv.run(ctx, argv, env, user, line)
+		res, err := s.drv.run(ctx, argv, env, user, line)
+		if err == nil && res.ExitCode == 137 && s.drv.gone() {
+			// The probe's stream ended under the step: the pod died, or
+			// the API server carrying the stream went away (then it is
+			// the cluster's failure, not the step's).
+			if _, perr := s.b.p.cs.Discovery().ServerVersion(); unreachable(perr) {
+				return runner.ExecResult{}, fmt.Errorf("the kubernetes API server stopped answering under the step: %w", perr)
+			}
+		}
+		return res, err
 	}
 	if user != "" {
 		return runner.ExecResult{}, fmt.Errorf("step runs as %s, but a pod's exec runs as the container's user and this pod has no probe to switch users", user)
