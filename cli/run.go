@@ -174,6 +174,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := reserveApplies(cmd); err != nil {
+		return err
+	}
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
@@ -470,4 +473,14 @@ func killedWhat(o model.OOMEvent) string {
 		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
 	}
 	return what
+}
+
+// reserveApplies refuses --reserve on a backend whose scheduler places
+// the trials: a node's allocatable memory already leaves out what its
+// kubelet reserves, and headroom's own reserve would change nothing.
+func reserveApplies(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("reserve"); f != nil && f.Changed && backendName(cmd) == "kubernetes" {
+		return usagef("--reserve is the Docker host's: on Kubernetes each node's allocatable memory already leaves out what its kubelet reserves (--system-reserved, --kube-reserved); set those on the node, or drop --reserve")
+	}
+	return nil
 }

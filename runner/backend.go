@@ -99,6 +99,14 @@ type Telemetry interface {
 	TakeKernelPeak() (int64, bool)
 }
 
+// QueueWaiter is a Sandbox its platform held queued after headroom
+// admitted it (a pod unschedulable until a node had room): that wait
+// counts in the trial's queue time (TrialResult.QueuedFor) as headroom's
+// own admission's does.
+type QueueWaiter interface {
+	QueuedFor() time.Duration
+}
+
 // CPUWaiter is a Sandbox that can say how long its threads waited for a
 // CPU they wanted (cumulative): the host's contention, graded.
 type CPUWaiter interface {

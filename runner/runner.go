@@ -163,10 +163,17 @@ func New(b Backend, cfg Config) (*Runner, error) {
 // CheckGuarantees refuses a plan with a trial whose guarantee could never
 // be admitted on a host that can guarantee capacity bytes.
 func CheckGuarantees(plan model.Plan, capacity int64) error {
+	return CheckGuaranteesOf(plan, capacity, "this host can guarantee at most %s (memory minus the reserve)")
+}
+
+// CheckGuaranteesOf is CheckGuarantees with what the capacity is, for
+// people (a format with one %s, the capacity): a cluster's is its largest
+// node's allocatable memory, not a host's memory minus --reserve.
+func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string) error {
 	for _, tr := range plan.Trials {
 		if tr.Policy.GuaranteeBytes > capacity {
-			return fmt.Errorf("task %s guarantees %s but this host can guarantee at most %s (memory minus the reserve): lower its memory or run it on a bigger host",
-				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), model.FormatBytes(capacity))
+			return fmt.Errorf("task %s guarantees %s but %s: lower its memory or run it on a bigger host",
+				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), fmt.Sprintf(basis, model.FormatBytes(capacity)))
 		}
 	}
 	return nil

@@ -350,3 +350,13 @@ func TestPlatformGoneStopsTheSweep(t *testing.T) {
 		t.Errorf("the end: %+v", res.events[len(res.events)-1])
 	}
 }
+
+// The time a platform holds an admitted trial queued (a pod
+// unschedulable) is queue time, inside the trial's duration.
+func TestPlatformQueueCountsInQueuedFor(t *testing.T) {
+	b := &fake.Backend{Pending: "waiting: unschedulable (0/1 nodes are available)", PendingFor: 90 * time.Second, Script: script(nil)}
+	got := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil).results
+	if r := got["t@1x"]; time.Duration(r.QueuedFor) < 90*time.Second {
+		t.Errorf("queued_for %s leaves out the platform's 90s", time.Duration(r.QueuedFor))
+	}
+}

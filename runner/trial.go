@@ -119,6 +119,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		return *res
 	}
 	res.ContainerID = sb.ID()
+	if qw, ok := sb.(QueueWaiter); ok {
+		res.QueuedFor += model.Duration(qw.QueuedFor())
+	}
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
 	if pm, ok := sb.(PeakModer); ok {

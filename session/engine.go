@@ -67,6 +67,15 @@ func (e *Engine) Capacity(reserve int64) int64 {
 	return max(e.Host.MemoryBytes-reserve, 0)
 }
 
+// CapacityBasis says what Capacity is, for people: a format with one %s
+// (the capacity), as runner.CheckGuaranteesOf takes.
+func (e *Engine) CapacityBasis() string {
+	if e.AdmitsItself {
+		return "the cluster's largest node (" + strings.ReplaceAll(e.Host.Hostname, "%", "%%") + ") can give one pod at most %s (its allocatable memory; --reserve does not apply, the kubelet's own reserves do)"
+	}
+	return "this host can guarantee at most %s (memory minus the reserve)"
+}
+
 // WorkloadImage makes sure the built-in workload image exists, building it
 // from the in-container program (runner.WorkloadBinary) when missing.
 func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(string)) (string, error) {

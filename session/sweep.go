@@ -191,7 +191,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		return p, err
 	}
 	for _, tr := range p.plan.Trials {
-		if err := runner.CheckGuarantees(model.Plan{Trials: []model.Trial{tr}}, p.capacity); err != nil {
+		if err := runner.CheckGuaranteesOf(model.Plan{Trials: []model.Trial{tr}}, p.capacity, e.CapacityBasis()); err != nil {
 			if spec.FailFast {
 				return p, InputError{err}
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,7 +184,7 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("create pod %s in %s: %w", pod.Name, p.ns, err)
 	}
 	sb.created = time.Now()
-	running, err := b.waitRunning(ctx, created)
+	running, err := b.waitRunning(ctx, created, &sb.unscheduled)
 	if err != nil {
 		_, _ = sb.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -220,11 +221,27 @@ var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "Po
 // waitRunning follows the pod until its main container runs, reporting
 // why it waits (each change once) and failing at what it will not recover
 // from.
-func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+// unscheduled adds up the time the scheduler held the pod (unschedulable
+// or not yet scheduled).
+func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled *time.Duration) (*corev1.Pod, error) {
 	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	said := ""
+	var heldSince time.Time
+	defer func() {
+		if !heldSince.IsZero() {
+			*unscheduled += time.Since(heldSince)
+		}
+	}()
 	check := func(pod *corev1.Pod) (bool, error) {
 		pr := Progress(pod)
+		held := strings.HasPrefix(pr.Waiting, "unschedulable") || strings.HasPrefix(pr.Waiting, "not scheduled")
+		switch {
+		case held && heldSince.IsZero():
+			heldSince = time.Now()
+		case !held && !heldSince.IsZero():
+			*unscheduled += time.Since(heldSince)
+			heldSince = time.Time{}
+		}
 		if pr.Err != nil {
 			return false, pr.Err
 		}

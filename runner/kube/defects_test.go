@@ -351,3 +351,25 @@ func TestAPIServerGoneIsWaitedForThenStopsTheSweep(t *testing.T) {
 		t.Errorf("removal with the API gone: %+v", f)
 	}
 }
+
+// The seconds a pod waits unschedulable are the trial's queue time.
+func TestUnschedulableWaitIsQueueTime(t *testing.T) {
+	p, cs, _ := fakePlatform(t)
+	waited := make(chan string, 4)
+	scheduler(t, cs, "hr", waited)
+	ctx := runner.WithWaiting(context.Background(), func(r string) { waited <- r })
+	b, err := p.Sandboxes(ctx, runner.SandboxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.Start(ctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Remove(context.Background())
+	ks := sb.(*sandbox)
+	q := sb.(runner.QueueWaiter).QueuedFor()
+	if q <= 0 || q > ks.StartLatency() {
+		t.Errorf("queued for %s of a start of %s", q, ks.StartLatency())
+	}
+}

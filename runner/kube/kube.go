@@ -247,7 +247,8 @@ func thisHost(node corev1.Node) bool {
 }
 
 var (
-	_ runner.Platform = (*Platform)(nil)
-	_ runner.Backend  = (*backend)(nil)
-	_ runner.Sandbox  = (*sandbox)(nil)
+	_ runner.Platform    = (*Platform)(nil)
+	_ runner.Backend     = (*backend)(nil)
+	_ runner.Sandbox     = (*sandbox)(nil)
+	_ runner.QueueWaiter = (*sandbox)(nil)
 )

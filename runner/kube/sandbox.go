@@ -64,8 +64,10 @@ type sandbox struct {
 	watching bool
 	feeders  sync.WaitGroup
 
-	// When the pod was created and ran (for the record and the report).
+	// When the pod was created and ran (for the record and the report),
+	// and how long of that the scheduler held it.
 	created, running time.Time
+	unscheduled      time.Duration
 
 	mu          sync.Mutex
 	source, why string
@@ -126,6 +128,10 @@ func (s *sandbox) StepRunner() string {
 	}
 	return docker.StepsByExec
 }
+
+// QueuedFor is how long the scheduler held the pod (unschedulable): the
+// trial's queue time too (runner.QueueWaiter).
+func (s *sandbox) QueuedFor() time.Duration { return s.unscheduled }
 
 // StartLatency is the time from the pod's creation to its running.
 func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created) }
