@@ -24,3 +24,18 @@ func TestCapacityWordingOnACluster(t *testing.T) {
 		t.Errorf("docker: %v", err)
 	}
 }
+
+// A user who may not read nodes: a quota's bound is named as such, and
+// with none known nothing is refused (the scheduler decides).
+func TestCapacityOfANamespaceScopedUser(t *testing.T) {
+	plan := model.Plan{Trials: []model.Trial{{Task: "big", Policy: model.ResourcePolicy{GuaranteeBytes: 8 << 30}}}}
+	none := &Engine{AdmitsItself: true, Info: store.Engine{Details: map[string]string{"capacity": "none known: the scheduler decides"}}}
+	if c := none.Capacity(1 << 30); runner.CheckGuaranteesOf(plan, c, none.CapacityBasis()) != nil {
+		t.Errorf("nothing known, yet refused at %d", c)
+	}
+	quota := &Engine{AdmitsItself: true, Host: store.Host{MemoryBytes: 3 << 30}, Info: store.Engine{Details: map[string]string{"capacity": "namespace evals's ResourceQuota q (this user may not read nodes)"}}}
+	err := runner.CheckGuaranteesOf(plan, quota.Capacity(1<<30), quota.CapacityBasis())
+	if err == nil || !strings.Contains(err.Error(), "one pod may have at most 3GiB, by namespace evals's ResourceQuota q") {
+		t.Errorf("quota: %v", err)
+	}
+}

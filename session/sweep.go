@@ -275,6 +275,10 @@ func lacksAgents(tasks []model.Task, agents []string) map[string]string {
 func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host := e.Host
 	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
+	if p.capacity == math.MaxInt64 {
+		// None known (the scheduler decides): the engine's details say so.
+		host.GuaranteeCapacityBytes = 0
+	}
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
 		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),

@@ -15,6 +15,7 @@ import (
 	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -371,5 +372,37 @@ func TestUnschedulableWaitIsQueueTime(t *testing.T) {
 	q := sb.(runner.QueueWaiter).QueuedFor()
 	if q <= 0 || q > ks.StartLatency() {
 		t.Errorf("queued for %s of a start of %s", q, ks.StartLatency())
+	}
+}
+
+// A user who may not list nodes (a namespace-scoped Role) is told what
+// one pod may have from the namespace's ResourceQuota and LimitRange, and
+// which; with neither, nothing is known and the scheduler decides —
+// never "this host can guarantee at most 0B", never "0 CPUs".
+func TestNamespaceScopedCapacity(t *testing.T) {
+	ctx := context.Background()
+	p, cs, _ := fakePlatform(t)
+	cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, kruntime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("nodes"), "", errors.New(`User "eval" cannot list resource "nodes" at the cluster scope`))
+	})
+	info := p.Describe()
+	if info.Host.MemoryBytes != 0 || info.Host.CPUs != 0 || !strings.Contains(info.Details[DetailCapacity], "the scheduler decides") {
+		t.Errorf("no quota: %+v %q", info.Host, info.Details[DetailCapacity])
+	}
+
+	gi := resource.MustParse("4Gi")
+	cs.CoreV1().ResourceQuotas("hr").Create(ctx, &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "evals", Namespace: "hr"},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceRequestsMemory: gi, corev1.ResourceRequestsCPU: resource.MustParse("3")}},
+		Status: corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{corev1.ResourceRequestsMemory: gi, corev1.ResourceRequestsCPU: resource.MustParse("3")},
+			Used: corev1.ResourceList{corev1.ResourceRequestsMemory: resource.MustParse("1Gi"), corev1.ResourceRequestsCPU: resource.MustParse("500m")}}}, metav1.CreateOptions{})
+	info = p.Describe()
+	if info.Host.MemoryBytes != 3<<30 || info.Host.CPUs != 3 || !strings.Contains(info.Details[DetailCapacity], "ResourceQuota evals") {
+		t.Errorf("quota: %+v %q", info.Host, info.Details[DetailCapacity])
+	}
+	cs.CoreV1().LimitRanges("hr").Create(ctx, &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "per-pod", Namespace: "hr"},
+		Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}}}, metav1.CreateOptions{})
+	info = p.Describe()
+	if info.Host.MemoryBytes != 2<<30 || !strings.Contains(info.Details[DetailCapacity], "LimitRange per-pod (container max)") {
+		t.Errorf("limit range: %+v %q", info.Host, info.Details[DetailCapacity])
 	}
 }
