@@ -79,30 +79,28 @@ func loadExperiment(arg, root string, stderr io.Writer) (string, store.Manifest,
 	if err != nil {
 		return "", store.Manifest{}, nil, err
 	}
-	m, trials, err := readExperiment(dir, stderr, false)
+	m, trials, _, err := readExperiment(dir, stderr)
 	return dir, m, trials, err
 }
 
-// readExperiment reads an experiment's manifest and trials: whole when
-// full (a JSON report carries every record as written), else without the
-// steps' output, which nothing else reads.
-func readExperiment(dir string, stderr io.Writer, full bool) (store.Manifest, []model.TrialResult, error) {
-	m, err := store.ReadManifest(dir)
+// readExperiment reads an experiment's manifest and trials without their
+// steps' output, which nothing but the JSON report reads; records copies
+// the trials' records as written, in the same order, for that report
+// (report.WithRecords), one at a time.
+func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []model.TrialResult, records func(each func([]byte) error) error, err error) {
+	m, err = store.ReadManifest(dir)
 	if err != nil {
-		return m, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
+		return m, nil, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	read := store.ReadTrialsBrief
-	if full {
-		read = store.ReadTrials
-	}
-	trials, torn, err := read(dir)
+	trials, lines, torn, err := store.ReadTrialsBriefLines(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return m, nil, usageError{err}
+		return m, nil, nil, usageError{err}
 	}
 	if torn {
 		fmt.Fprintf(stderr, "warning: %s ends in a torn line (a crash mid-write); it was skipped\n", filepath.Join(dir, store.TrialsFile))
 	}
-	return m, trials, nil
+	records = func(each func([]byte) error) error { return store.CopyTrialLines(dir, lines, each) }
+	return m, trials, records, nil
 }
 
 func newReportCmd() *cobra.Command {
@@ -146,7 +144,7 @@ func newReportCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, trials, err := readExperiment(dir, cmd.ErrOrStderr(), format == "json")
+			m, trials, records, err := readExperiment(dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -162,7 +160,7 @@ func newReportCmd() *cobra.Command {
 				}
 				return usagef("--baseline %s: experiment %s did not run that ratio; its ratios are %s", opts.Baseline, m.ID, strings.Join(names, ", "))
 			}
-			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials, m.Ratios))
+			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials, m.Ratios)).WithRecords(records)
 			if plot != "" {
 				if err := rep.Plot(plot); err != nil {
 					return err

@@ -247,11 +247,11 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	fmt.Fprintln(stderr)
-	m, trials, err := readExperiment(sw.Dir, stderr, format == "json")
+	m, trials, records, err := readExperiment(sw.Dir, stderr)
 	if err != nil {
 		return err
 	}
-	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios))
+	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios)).WithRecords(records)
 	if err := rep.Write(stdout, format); err != nil {
 		return err
 	}

@@ -36,17 +36,17 @@ name = "nop"
 `)
 	write(filepath.Join(agentsDir, "sleepy-child.toml"), `
 name = "sleepy-child"
-description = "e2e: a script whose python3 child holds 64 MiB for 20 s"
+description = "e2e: a script whose python3 child holds 64 MiB until the test releases it"
 [run]
 command = "sh {{.FilesDir}}/agent.sh"
 [files]
 "agent.sh" = '''
 echo thinking
-python3 -c 'import time; b = bytearray(64 << 20); time.sleep(20)'
+python3 -c 'import os, time; b = bytearray(64 << 20); t = time.time(); exec("while not os.path.exists(\"/tmp/release\") and time.time() - t < 240: time.sleep(0.1)")'
 echo solved > /tmp/solved
 '''
 `)
-	tm, _ := startConsole(t, "agentchild", 120, 40, "--tasks-dir", tasks, "--agents-dir", agentsDir, "--repeats", "1")
+	tm, out := startConsole(t, "agentchild", 120, 40, "--tasks-dir", tasks, "--agents-dir", agentsDir, "--repeats", "1")
 	tm.waitFor(2*time.Minute, "e2e/child", "sleepy-child", "repeats 1")
 	tm.keys("/")
 	for _, r := range "sleepy" {
@@ -61,12 +61,32 @@ echo solved > /tmp/solved
 	tm.keys("Tab", "Space", "Right", "Right", "Right", "Space")
 	tm.waitFor(10*time.Second, "1 trial")
 	tm.keys("Enter")
-	live := tm.waitUntil(2*time.Minute, "the child's command as the current activity", func(s string) bool {
-		return strings.Contains(s, "↳ python3 -c import time")
+	// The child holds on until it has been seen (a busy host may be slow
+	// to show it; no fixed lifetime to outlast), then is released.
+	live := tm.waitUntil(4*time.Minute, "the child's command as the current activity", func(s string) bool {
+		return strings.Contains(s, "↳ python3 -c import os, time")
 	})
 	t.Logf("live view with the activity:\n%s", live)
+	release(t, out, "/tmp/release")
 	tm.keys("3")
 	tm.waitFor(2*time.Minute, "1/1 +", "finished 1/1")
 	tm.keys("q")
 	tm.waitFor(time.Minute, "headroom exited 0")
+}
+
+// release creates path inside the running containers of the one
+// experiment under root: what a test's task waits for before it goes on.
+func release(t *testing.T, root, path string) {
+	t.Helper()
+	dir, _ := onlyExperiment(t, root)
+	exp := filepath.Base(dir)
+	ids, err := exec.Command("docker", "ps", "-q", "--filter", "label=headroom.experiment="+exp).Output()
+	if err != nil || len(strings.Fields(string(ids))) == 0 {
+		t.Fatalf("no running container of experiment %s to release: %v", exp, err)
+	}
+	for _, id := range strings.Fields(string(ids)) {
+		if o, err := exec.Command("docker", "exec", id, "touch", path).CombinedOutput(); err != nil {
+			t.Fatalf("release %s in %s: %v %s", path, id, err, o)
+		}
+	}
 }

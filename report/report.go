@@ -4,6 +4,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -33,6 +34,18 @@ type Report struct {
 	// Seeded names the tasks that replay a repeat exactly; nil: read from
 	// the manifest's images (model.SeededImage).
 	Seeded map[string]bool
+	// records, when set (WithRecords), gives the JSON report each trial's
+	// record as written, in Trials' order, instead of encoding Trials.
+	records func(each func(raw []byte) error) error
+}
+
+// WithRecords makes the JSON report copy each trial's record as it was
+// written (copy calls each with one raw JSON record per trial, in
+// Trials' order) rather than encode Trials: the analysis may then read
+// brief records, and a report of any size holds one record at a time.
+func (r *Report) WithRecords(copy func(each func(raw []byte) error) error) *Report {
+	r.records = copy
+	return r
 }
 
 // Options choose the comparisons.
@@ -456,6 +469,9 @@ func (r *Report) JSON(w io.Writer) error {
 		rt := m.ByRatio[ratio]
 		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs, MemoryFailures: rt.Memory})
 	}
+	if r.records != nil {
+		return writeJSONDocRecords(w, doc, len(r.Trials), r.records)
+	}
 	return writeJSONDoc(w, doc, r.Trials)
 }
 
@@ -479,6 +495,41 @@ type jsonDoc struct {
 // one at a time: a report of tens of thousands of trials never holds
 // their encoding (hundreds of MB, twice over for the indenting) at once.
 func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
+	return writeJSONTrials(w, doc, len(trials), func(put func([]byte) error) error {
+		for _, t := range trials {
+			b, err := json.MarshalIndent(t, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			if err := put(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeJSONDocRecords is writeJSONDoc with the n trials' records copied
+// as written, re-indented (json.Indent: nothing decoded) to the same
+// layout.
+func writeJSONDocRecords(w io.Writer, doc jsonDoc, n int, copy func(each func(raw []byte) error) error) error {
+	var buf bytes.Buffer
+	return writeJSONTrials(w, doc, n, func(put func([]byte) error) error {
+		i := 0
+		return copy(func(raw []byte) error {
+			i++
+			buf.Reset()
+			if err := json.Indent(&buf, raw, "    ", "  "); err != nil {
+				return fmt.Errorf("trial record %d: %w", i, err)
+			}
+			return put(buf.Bytes())
+		})
+	})
+}
+
+// writeJSONTrials writes doc, then its n trials as each puts them (one
+// indented record a call).
+func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte) error) error) error {
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
@@ -486,21 +537,26 @@ func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.Write(head[:len(head)-2]) // up to the closing "\n}"
 	bw.WriteString(",\n  \"trials\": ")
-	if len(trials) == 0 {
+	if n == 0 {
 		bw.WriteString("[]")
 	} else {
 		bw.WriteString("[\n")
-		for i, t := range trials {
-			b, err := json.MarshalIndent(t, "    ", "  ")
-			if err != nil {
-				return err
-			}
+		i := 0
+		err := each(func(b []byte) error {
 			bw.WriteString("    ")
 			bw.Write(b)
-			if i < len(trials)-1 {
+			if i < n-1 {
 				bw.WriteByte(',')
 			}
 			bw.WriteByte('\n')
+			i++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if i != n {
+			return fmt.Errorf("the JSON report wrote %d trial records of %d", i, n)
 		}
 		bw.WriteString("  ]")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -376,5 +377,32 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		if got.String() != whole.String() {
 			t.Errorf("%d trials: streamed JSON differs from the document encoded whole:\n%s\nwant\n%s", len(ts), got.String(), whole.String())
 		}
+		// The records copied as written (store.CopyTrialLines' lines, as
+		// store.Append writes them) give the same bytes, nothing decoded.
+		copied := New(m.ID, m, ratios, ts, DefaultOptions()).WithRecords(func(each func([]byte) error) error {
+			for _, tr := range ts {
+				line, err := json.Marshal(tr)
+				if err != nil {
+					return err
+				}
+				if err := each(line); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		var fromLines bytes.Buffer
+		if err := copied.JSON(&fromLines); err != nil {
+			t.Fatal(err)
+		}
+		if fromLines.String() != whole.String() {
+			t.Errorf("%d trials: the JSON report from the records as written differs from the document encoded whole:\n%s\nwant\n%s", len(ts), fromLines.String(), whole.String())
+		}
+	}
+	// A record source that gives fewer records than the report counts is
+	// an error, never a short document that parses.
+	short := New(m.ID, m, ratios, trials, DefaultOptions()).WithRecords(func(each func([]byte) error) error { return nil })
+	if err := short.JSON(io.Discard); err == nil {
+		t.Error("a JSON report missing every trial record was written without an error")
 	}
 }

@@ -331,34 +331,81 @@ func ReadTrialsBrief(dir string) (results []model.TrialResult, torn bool, err er
 }
 
 func readTrials(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
-	results, torn, err = readTrialLines(dir, brief)
+	results, _, torn, err = readTrialsAt(dir, brief)
+	return results, torn, err
+}
+
+// TrialLine is where a trial's record sits in trials.jsonl: the line's
+// offset and length, its newline left out.
+type TrialLine struct {
+	Off int64
+	Len int
+}
+
+// ReadTrialsBriefLines is ReadTrialsBrief with each record's place in
+// the file, for CopyTrialLines: a report that carries every record as
+// written copies the lines rather than decoding them whole and encoding
+// them again (an experiment of tens of thousands of trials is hundreds
+// of MB of records, most of it the steps' output).
+func ReadTrialsBriefLines(dir string) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	return readTrialsAt(dir, true)
+}
+
+func readTrialsAt(dir string, brief bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	results, lines, torn, err = readTrialLines(dir, brief)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	at := map[string]int{}
-	out := results[:0]
-	for _, r := range results {
-		if i, ok := at[r.ID]; ok && r.ID != "" {
-			out[i] = r
+	out, outLines := results[:0], lines[:0]
+	for i, r := range results {
+		if j, ok := at[r.ID]; ok && r.ID != "" {
+			out[j], outLines[j] = r, lines[i]
 			continue
 		}
 		at[r.ID] = len(out)
-		out = append(out, r)
+		out, outLines = append(out, r), append(outLines, lines[i])
 	}
-	return out, torn, nil
+	return out, outLines, torn, nil
+}
+
+// CopyTrialLines calls each with the raw record at every line, in order,
+// reading one line at a time: what each is given is only valid during
+// the call.
+func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) error {
+	f, err := os.Open(filepath.Join(dir, TrialsFile))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var buf []byte
+	for _, l := range lines {
+		if cap(buf) < l.Len {
+			buf = make([]byte, l.Len)
+		}
+		buf = buf[:l.Len]
+		if _, err := f.ReadAt(buf, l.Off); err != nil {
+			return fmt.Errorf("%s: read the record at byte %d: %w (was the file changed while it was read?)", f.Name(), l.Off, err)
+		}
+		if err := each(buf); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readTrialLines reads the records one line at a time (an experiment of
 // tens of thousands of trials is hundreds of MB: it is never held whole).
-func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
+func readTrialLines(dir string, brief bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<20)
 	var long []byte
+	var off int64
 	for i := 1; ; i++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -372,8 +419,10 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn b
 		}
 		last := err != nil // no newline: the file's end (a torn line, if bad)
 		if err != nil && err != io.EOF {
-			return nil, false, err
+			return nil, nil, false, err
 		}
+		at := TrialLine{Off: off, Len: len(bytes.TrimRight(line, "\r\n"))}
+		off += int64(len(line))
 		if len(bytes.TrimSpace(line)) > 0 {
 			if brief {
 				line = withoutOutput(line)
@@ -381,17 +430,18 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, torn b
 			var r model.TrialResult
 			if err := json.Unmarshal(line, &r); err != nil {
 				if last {
-					return results, true, nil
+					return results, lines, true, nil
 				}
-				return nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
+				return nil, nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
 			}
 			if brief {
 				shrink(&r)
 			}
 			results = append(results, r)
+			lines = append(lines, at)
 		}
 		if last {
-			return results, false, nil
+			return results, lines, false, nil
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -233,8 +234,60 @@ func TestAppendOnAFullDiskLeavesNoTornRecord(t *testing.T) {
 	if err != nil || torn || len(rs) != 1 {
 		t.Errorf("read %d distinct results torn %v err %v; want the written ones whole, none torn", len(rs), torn, err)
 	}
-	lines, _, _ := readTrialLines(exp, false)
+	lines, _, _, _ := readTrialLines(exp, false)
 	if len(lines) != written {
 		t.Errorf("%d records read back, %d appended", len(lines), written)
+	}
+}
+
+// The lines a brief read points at are the records as written, whole
+// (output included), in the results' order: a trial rerun by --resume by
+// its last record in the place of its first, a torn last line left out.
+func TestBriefLinesCopyTheRecordsAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Create(dir, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withOut := func(id string, o model.Outcome, out string) model.TrialResult {
+		r := result(id, o)
+		r.Steps = []model.StepResult{{Name: "install", Output: out}}
+		return r
+	}
+	written := []model.TrialResult{withOut("t1", model.Failed, "first\n"), withOut("t2", model.Passed, strings.Repeat("x", 2<<20)), withOut("t1", model.Passed, "rerun\n")}
+	for _, r := range written {
+		if err := e.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	exp := filepath.Join(dir, "x")
+	f, _ := os.OpenFile(filepath.Join(exp, TrialsFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"t3","task":"t","out`)
+	f.Close()
+
+	rs, lines, torn, err := ReadTrialsBriefLines(exp)
+	if err != nil || !torn || len(rs) != 2 || len(lines) != 2 {
+		t.Fatalf("got %d results, %d lines, torn %v, err %v; want 2, 2, torn", len(rs), len(lines), torn, err)
+	}
+	var got []model.TrialResult
+	if err := CopyTrialLines(exp, lines, func(raw []byte) error {
+		var r model.TrialResult
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return err
+		}
+		got = append(got, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []model.TrialResult{written[2], written[1]}
+	for i := range want {
+		if got[i].ID != rs[i].ID || !reflect.DeepEqual(got[i].Steps, want[i].Steps) || got[i].Outcome != want[i].Outcome {
+			t.Errorf("record %d: copied %s %s (%d bytes of output), want %s %s (%d bytes)", i, got[i].ID, got[i].Outcome, len(got[i].Steps[0].Output), want[i].ID, want[i].Outcome, len(want[i].Steps[0].Output))
+		}
+		if rs[i].Steps[0].Output != "" {
+			t.Errorf("record %d: the brief read kept the output", i)
+		}
 	}
 }
