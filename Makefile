@@ -10,8 +10,8 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
-	kube-up kube-down kube-status kube-load kube-smoke kube-test
+.PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
+	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
 # $(2): output, $(3): package). A clean clone with an empty Go cache
@@ -178,6 +178,30 @@ parity: build
 	fi; \
 	exit $$status
 
+# The README's pictures: the console's own frames at 120x40 in colour
+# (ui/pictures_test.go, goldens in ui/testdata/TestPictureFrames), drawn
+# to SVG by freeze, each naming the sha256 of its frame so that
+# TestPicturesAreRenderedFromTheFrames fails when they drift. freeze is
+# installed once into bin/ from the Go module proxy.
+FREEZE_VERSION := v0.2.2
+FREEZE := bin/freeze-$(FREEZE_VERSION)/freeze
+PICTURES := stage-kill matrix
+
+$(FREEZE):
+	GOBIN=$(CURDIR)/$(dir $(FREEZE)) $(GO) install github.com/charmbracelet/freeze@$(FREEZE_VERSION)
+
+pictures: $(FREEZE)
+	$(GO) test ./ui -count=1 -run '^TestPictureFrames$$' -update
+	@mkdir -p docs/pictures
+	@set -e; for p in $(PICTURES); do \
+		frame=ui/testdata/TestPictureFrames/$$p.golden; svg=docs/pictures/$$p.svg; \
+		$(FREEZE) $$frame --language ansi --window --border.radius 8 --border.width 1 -o $$svg.tmp >/dev/null; \
+		sum=$$(sha256sum $$frame | cut -d' ' -f1); \
+		awk -v sum=$$sum '!done && /^<svg / { print "<!-- headroom-frame-sha256: " sum " (make pictures renders it from '"$$frame"') -->"; done = 1 } { print }' $$svg.tmp > $$svg; \
+		rm -f $$svg.tmp; echo "$$svg from $$frame"; \
+	done
+	$(GO) test ./ui -count=1 -run '^TestPicturesAreRenderedFromTheFrames$$'
+
 clean:
 	rm -rf bin
 
@@ -188,6 +212,11 @@ clean:
 # by load; then about 15 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
 kube-up:
 	kube/up.sh
+
+# The Kubernetes binaries alone, built once per machine into the cache
+# (no cluster started; kube-up then finds them).
+kube-build:
+	kube/up.sh --build-only
 
 kube-down:
 	kube/down.sh

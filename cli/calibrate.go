@@ -19,6 +19,7 @@ import (
 func newCalibrateCmd() *cobra.Command {
 	var out, target, margin string
 	var write bool
+	var writeTo string
 	cmd := &cobra.Command{
 		Use:   "calibrate EXP",
 		Short: "Recommend each task's guarantee and hard limit from the peaks an experiment recorded",
@@ -36,12 +37,21 @@ uncapped among the ratios.
 fields mean it: a Terminal-Bench 2.0 / Harbor task.toml has one memory
 field (memory_mb), which is the whole spec and so the 1x hard limit: it
 gets the recommended limit; a headroom TOML gets the guarantee (memory)
-and the limit (memory_limit) both.`,
-		Args: cobra.ExactArgs(1),
+and the limit (memory_limit) both. --write-to PATH writes that edited file to
+PATH instead, leaving the task's own file as it was (one task at a time).`,
+		Args: argsFor(1, 1, experimentArg),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if writeTo != "" {
+				write = true
+			}
 			tgt, err := parsePP("target", target)
 			if err != nil {
 				return err
+			}
+			if tgt <= 0 || tgt >= 1 {
+				// No count of runs shows a rate of exactly 0, and at 100% any
+				// limit will do: neither has a limit to recommend.
+				return usagef("--target must be more than 0 and less than 100%% of runs failing at the limit, e.g. 1%% (got %q)", target)
 			}
 			mg, err := parsePP("margin", margin)
 			if err != nil {
@@ -79,6 +89,9 @@ and the limit (memory_limit) both.`,
 					fmt.Fprintf(w, "%s: %d cancelled %s not evidence; `%s` runs them\n", c.Task, n, trial, resumeCommand(m.ID, out))
 				}
 			}
+			if tasks := calibratedTasks(cals); writeTo != "" && len(tasks) != 1 {
+				return usagef("--write-to takes one task's file; %s calibrates %d tasks (%s): use --write to write each into its own file", m.ID, len(tasks), strings.Join(tasks, ", "))
+			}
 			failed := 0
 			for _, task := range calibratedTasks(cals) {
 				rec, why := taskRecommendation(cals, task)
@@ -99,6 +112,11 @@ and the limit (memory_limit) both.`,
 				if !write {
 					continue
 				}
+				if err == nil && writeTo != "" {
+					// The edited file, in the task file's own format,
+					// elsewhere: the task's own file is left as it was.
+					edit.path = writeTo
+				}
 				if err == nil {
 					err = edit.write()
 				}
@@ -106,11 +124,11 @@ and the limit (memory_limit) both.`,
 					failed++
 					fmt.Fprintf(cmd.ErrOrStderr(), "not written: %v\n", err)
 				} else {
-					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s\n", src, edit.what)
+					fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %s\n", edit.path, edit.what)
 				}
 			}
 			if failed > 0 {
-				return fmt.Errorf("calibrate --write: %d task file(s) not written (above); the others were", failed)
+				return fmt.Errorf("calibrate --write: %s not written (above); the others were", model.Quantity(failed, "task file"))
 			}
 			return nil
 		},
@@ -118,6 +136,7 @@ and the limit (memory_limit) both.`,
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
 	cmd.Flags().StringVar(&target, "target", "1%", "highest acceptable share of runs failing at the limit (killed or stalled)")
 	cmd.Flags().StringVar(&margin, "margin", "10%", "headroom added on top of the measured need")
+	cmd.Flags().StringVar(&writeTo, "write-to", "", "write the edited task file here instead of over the task's own (one task; same format as its file: a Harbor task.toml stays one, a headroom TOML one); implies --write")
 	cmd.Flags().BoolVar(&write, "write", false, "write the recommendation into the tasks' own files as their fields mean it (Harbor memory_mb: the limit; headroom TOML: memory and memory_limit); not built-in tasks")
 	return cmd
 }
@@ -142,7 +161,7 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 		if c.MedianBytes > 0 {
 			p50 = model.FormatBytes(c.MedianBytes)
 			if len(c.MedianCI) == 2 {
-				p50 += fmt.Sprintf(" (%s–%s)", model.FormatBytes(c.MedianCI[0]), model.FormatBytes(c.MedianCI[1]))
+				p50 += " (" + medianCIText(c.MedianCI) + ")"
 			}
 		}
 		if n := len(c.NeedBytes); n > 0 {
@@ -160,7 +179,7 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 		fmt.Fprintf(tw, "%s · %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, c.Agent, model.FormatBytes(c.SpecBytes), c.Repeats, runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l, rate)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks; p50 and the limit's quantile by Kaplan–Meier over measured runs and runs that failed at a limit (need > that limit) · repeats: replayed = the task draws its sizes from the trial's seed, so repeat r is one trajectory at every ratio and its uncapped run measures its killed one; drawn = each run draws its own size, every trial is one sample · keep: the spec covers the runs · raise / lower: use the recommendation · unknown: too many runs failed at every limit tried; sweep again with uncapped")
+	fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks; p50 and the limit's quantile by Kaplan–Meier over measured runs and runs that failed at a limit (need > that limit) · repeats: replayed = the task draws its sizes from the trial's seed, so repeat r is one trajectory at every ratio and its uncapped run measures its killed one; drawn = each run draws its own size, every trial is one sample · keep: the spec covers the runs · raise / lower: use the recommendation · unknown: too many runs failed at their limit to place the limit's quantile (the line below says how many, and what to sweep) · p50's interval: a run that failed at its limit counts at that limit for the low end and as unbounded for the high end (? where that leaves it open)")
 	if runs := model.RunsForKillRate(tgt); runs > 0 {
 		fmt.Fprintf(w, "fail rate at limit: runs estimated to need more than the limit, and the Wilson 95%% upper bound of the rate that implies; showing %s takes %d runs with none over the limit (exact binomial, 95%%)\n", percent(tgt), runs)
 	}
@@ -173,10 +192,24 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 				c.Task, c.Agent, c.Runs(), percent(tgt), model.FormatBytes(c.LimitBytes), c.RunsForTarget, percent(c.KillRateCI.Hi))
 		}
 		if c.RunsForMedian > 0 {
-			fmt.Fprintf(w, "%s · %s: the median need is known only within %s–%s from %d runs: about %d runs would place it within ±10%%, and the guarantee with it\n",
-				c.Task, c.Agent, model.FormatBytes(c.MedianCI[0]), model.FormatBytes(c.MedianCI[1]), c.Runs(), c.RunsForMedian)
+			fmt.Fprintf(w, "%s · %s: the median need is known only within %s from %d runs: about %d runs would place it within ±10%%, and the guarantee with it\n",
+				c.Task, c.Agent, medianCIText(c.MedianCI), c.Runs(), c.RunsForMedian)
 		}
 	}
+	for _, c := range cals {
+		if c.Verdict == "unknown" {
+			fmt.Fprintf(w, "%s · %s: no limit recommended: %s\n", c.Task, c.Agent, c.UnknownWhy())
+		}
+	}
+}
+
+// medianCIText is a median's interval, "288MiB–312MiB", or "288MiB–?"
+// where runs that failed at their limit leave its high end open.
+func medianCIText(ci []int64) string {
+	if ci[1] == 0 {
+		return model.FormatBytes(ci[0]) + "–?"
+	}
+	return model.FormatBytes(ci[0]) + "–" + model.FormatBytes(ci[1])
 }
 
 // calibratedTasks lists the tasks of cals in order, once each.
@@ -201,7 +234,7 @@ func taskRecommendation(cals []model.Calibration, task string) (model.Calibratio
 			continue
 		}
 		if c.Verdict == "unknown" {
-			return rec, fmt.Sprintf("agent %s's need is unknown (it failed at every limit tried)", c.Agent)
+			return rec, fmt.Sprintf("agent %s: no limit recommended: %s", c.Agent, c.UnknownWhy())
 		}
 		if !found || c.LimitBytes > rec.LimitBytes {
 			g := max(rec.GuaranteeBytes, c.GuaranteeBytes)
@@ -281,13 +314,13 @@ func memoryEdit(path, format string, c model.Calibration, exp string) (fileEdit,
 	}
 	if format != model.FormatHeadroom {
 		// One memory field: the 1x limit.
-		note := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit (memory_mb is the whole spec), %s from %s; median need %s", exp, verb, memString(c.SpecBytes), memString(c.MedianBytes))
+		note := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit (memory_mb is the whole spec), %s from %s; median need %s", exp, verb, model.FormatBytes(c.SpecBytes), model.FormatBytes(c.MedianBytes))
 		text, line := setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory_mb", c.LimitBytes, note)
 		e.data, e.lines = []byte(text), []string{line}
 		e.what = fmt.Sprintf("the recommended hard limit %s, %s from %s (its one memory field is the whole spec, hence the 1x limit; a sweep at 1x now runs with this limit)", model.FormatBytes(c.LimitBytes), verb, model.FormatBytes(c.SpecBytes))
 	} else {
-		gNote := fmt.Sprintf("  # headroom calibrate %s: guarantee (median need %s)", exp, memString(c.MedianBytes))
-		lNote := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit, %s from %s", exp, verb, memString(c.SpecBytes))
+		gNote := fmt.Sprintf("  # headroom calibrate %s: guarantee (median need %s)", exp, model.FormatBytes(c.MedianBytes))
+		lNote := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit, %s from %s", exp, verb, model.FormatBytes(c.SpecBytes))
 		var gLine, lLine string
 		text, gLine = setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory", c.GuaranteeBytes, gNote)
 		text, lLine = setEnvironmentKey(text, []string{"memory_limit"}, "memory_limit", c.LimitBytes, lNote)
@@ -339,31 +372,63 @@ func setEnvironmentKey(text string, keys []string, key string, bytes int64, note
 
 // writeCPUCalibration writes the CPU recommendations, from the throttling
 // each tested CPU limit caused; nothing when no trial recorded its CPU.
+// Trials that ran contended are left out (the host held them back, not the
+// limit), and said so; the uncapped column shows only where uncapped steps
+// were read.
 func writeCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
 	if len(cals) == 0 {
 		return
 	}
+	uncapped := false
+	for _, c := range cals {
+		uncapped = uncapped || len(c.NeedCores) > 0
+	}
 	fmt.Fprintln(w, "\nCPUs, from the throttling seen:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "task\tspec\tthrottled by ratio (passed)\tuncapped busiest step\tverdict\tcpus\t")
+	head := []string{"task", "spec", "throttled by ratio (passed)"}
+	if uncapped {
+		head = append(head, "uncapped busiest step")
+	}
+	fmt.Fprintln(tw, strings.Join(append(head, "verdict", "cpus", ""), "\t"))
+	var notes []string
 	for _, c := range cals {
 		var thr []string
 		for _, t := range c.Throttled {
 			thr = append(thr, fmt.Sprintf("%s %s (%d/%d)", t.Ratio, percent(t.CPU.ThrottledShare()), t.Passed, t.Trials))
 		}
-		need := "-"
-		if n := len(c.NeedCores); n > 0 {
-			need = fmt.Sprintf("%.2f–%.2f cores", c.NeedCores[0], c.NeedCores[n-1])
+		if len(thr) == 0 {
+			thr = []string{"-"}
 		}
-		rec := "-"
+		cols := []string{c.Task, strconv.FormatFloat(c.SpecCPUs, 'f', -1, 64), strings.Join(thr, ", ")}
+		if uncapped {
+			need := "-"
+			if n := len(c.NeedCores); n > 0 {
+				need = fmt.Sprintf("%.2f–%.2f cores", c.NeedCores[0], c.NeedCores[n-1])
+			}
+			cols = append(cols, need)
+		}
+		rec, verdict := "-", c.Verdict
 		if c.Verdict != "unknown" {
 			rec = strconv.FormatFloat(c.CPUs, 'f', -1, 64)
 			if c.HostCapped {
 				rec += " (the host's all)"
 			}
+		} else if c.Contended > c.Read {
+			verdict = "unknown (contended)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, strconv.FormatFloat(c.SpecCPUs, 'f', -1, 64), strings.Join(thr, ", "), need, c.Verdict, rec)
+		fmt.Fprintln(tw, strings.Join(append(cols, verdict, rec, ""), "\t"))
+		if c.Contended > 0 {
+			what := "the advice stands on the other %d"
+			if c.Contended > c.Read {
+				what = "no CPU advice from the %d quiet one(s): sweep on a quiet host (`headroom doctor` warns of load)"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %d of %d runs ran contended and are left out (the host's load held them back, so their cores and throttling are the host's, not the task's); "+what,
+				c.Task, c.Contended, c.Contended+c.Read, c.Read))
+		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin), read from steps of at least 1s (a shorter step's cores are a clock tick's rounding) and never more than the host's CPUs; lowered when the spec went unthrottled and the need is under 75% of it. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
+	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin), read from steps of at least 1s (a shorter step's cores are a clock tick's rounding) and never more than the host's CPUs; lowered when the spec went unthrottled and the need is under 75% of it. Runs that ran contended are not read. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }

@@ -14,8 +14,8 @@ import (
 func TestMemoryEditKeepsTheFile(t *testing.T) {
 	const body = "[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"agent\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
 	c := model.Calibration{Task: "cli/x", SpecBytes: 32 * model.MiB, GuaranteeBytes: 40 * model.MiB, LimitBytes: 64 * model.MiB, MedianBytes: 38 * model.MiB}
-	note := "  # headroom calibrate E: guarantee (median need 38M)"
-	limit := "\nmemory_limit = \"64M\"  # headroom calibrate E: the 1x hard limit, raised from 32M"
+	note := "  # headroom calibrate E: guarantee (median need 38MiB)"
+	limit := "\nmemory_limit = \"64M\"  # headroom calibrate E: the 1x hard limit, raised from 32MiB"
 	tests := []struct{ name, in, want string }{
 		{"memory string, user comment kept",
 			"# mine\n[task]\nname = \"cli/x\"\n[environment]\nimage = \"builtin\"\n  memory   = \"32M\"   # tuned by hand\n" + body,
@@ -57,5 +57,21 @@ func TestPercentKeepsPrecision(t *testing.T) {
 		if got := percent(in); got != want {
 			t.Errorf("percent(%v) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The CPU table shows the uncapped column only where uncapped steps were
+// read (it showed "uncapped busiest step" and "-" with no uncapped run).
+func TestCPUTableHidesAnEmptyUncappedColumn(t *testing.T) {
+	var b strings.Builder
+	writeCPUCalibration(&b, []model.CPUCalibration{{Task: "t", SpecCPUs: 1, Verdict: "keep", CPUs: 1, Read: 3,
+		Throttled: []model.RatioThrottle{{Ratio: model.Ratio{K: 1}, LimitCPUs: 1, Trials: 3, Passed: 3}}}})
+	if strings.Contains(b.String(), "uncapped busiest") {
+		t.Errorf("uncapped column with no uncapped run:\n%s", b.String())
+	}
+	b.Reset()
+	writeCPUCalibration(&b, []model.CPUCalibration{{Task: "t", SpecCPUs: 1, Verdict: "keep", CPUs: 1, Read: 3, NeedCores: []float64{0.5}}})
+	if !strings.Contains(b.String(), "uncapped busiest step") || !strings.Contains(b.String(), "0.50–0.50 cores") {
+		t.Errorf("uncapped column missing:\n%s", b.String())
 	}
 }

@@ -103,7 +103,7 @@ func TestCalibrateWritesHarborTaskToml(t *testing.T) {
 	if !strings.Contains(r.stdout, "232MiB (3.6x spec)") {
 		t.Errorf("limit not stated against the spec:\n%s", r.stdout)
 	}
-	want := strings.Replace(string(before), "memory_mb = 64\n", "memory_mb = 232  # headroom calibrate "+id+": the 1x hard limit (memory_mb is the whole spec), raised from 64M; median need 204M\n", 1)
+	want := strings.Replace(string(before), "memory_mb = 64\n", "memory_mb = 232  # headroom calibrate "+id+": the 1x hard limit (memory_mb is the whole spec), raised from 64MiB; median need 204MiB\n", 1)
 	if string(after) != want {
 		t.Errorf("task.toml after --write:\n%s\nwant:\n%s", after, want)
 	}
@@ -128,5 +128,39 @@ func TestCalibrateWriteFailureExitsNonZero(t *testing.T) {
 	after, _ := os.ReadFile(file)
 	if r.code == 0 || !strings.Contains(r.stderr, "not written") || string(after) != "[environment]\nmemory = \"64M\"\nmemory_mb = 64\n" {
 		t.Errorf("exit %d\n%s%s\nfile now:\n%s", r.code, r.stdout, r.stderr, after)
+	}
+}
+
+// calibrate with no experiment says what it needs in its own words (it
+// gave cobra's "accepts 1 arg(s), received 0"), exit 2.
+func TestCalibrateNeedsAnExperiment(t *testing.T) {
+	r := headroom(t, "calibrate")
+	if r.code != 2 || !strings.Contains(r.stderr, "calibrate needs an experiment") || strings.Contains(r.stderr, "accepts 1 arg") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --write-to writes the edited task file elsewhere, the task's own file
+// untouched; the table shows the median's interval though runs failed at
+// their limit (it showed none whenever one had), and the file's note gives
+// the median as the table does (289M beside 288.4MiB before).
+func TestCalibrateWriteToAndOneMedian(t *testing.T) {
+	dir := copyTaskDir(t)
+	task := loadTaskDir(t, dir)
+	root, id := calibrationExperiment(t, task, 4, false)
+	file := filepath.Join(dir, "task.toml")
+	before, _ := os.ReadFile(file)
+	to := filepath.Join(t.TempDir(), "calibrated.toml")
+	r := headroom(t, "calibrate", id, "--out", root, "--write-to", to, "--target", "0.1%")
+	after, _ := os.ReadFile(file)
+	written, _ := os.ReadFile(to)
+	if r.code != 0 || string(after) != string(before) || !strings.Contains(r.stderr, "wrote "+to) {
+		t.Fatalf("exit %d, task.toml changed %v\n%s%s", r.code, string(after) != string(before), r.stdout, r.stderr)
+	}
+	if !strings.Contains(string(written), "memory_mb = 232  # headroom calibrate "+id) || !strings.Contains(string(written), "median need 204MiB") {
+		t.Errorf("written file:\n%s", written)
+	}
+	if !strings.Contains(r.stdout, "204MiB (64MiB–?)") {
+		t.Errorf("no median interval in the table:\n%s", r.stdout)
 	}
 }

@@ -3,17 +3,39 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
 
 func newCleanCmd() *cobra.Command {
 	var dry bool
+	var out string
 	cmd := &cobra.Command{
 		Use: "clean", Short: "Remove the containers or pods, networks and volumes labelled headroom that a crash left (a running headroom's are left alone)", Args: cobra.NoArgs,
+		Long: `clean removes what headroom left on the platform: the sandboxes of
+trials whose headroom is gone (a crash) and those kept by --keep. A
+running headroom's are left alone. Each removal is logged in its
+experiment's reaper.log when that experiment is under --out.
+
+With --out given, only the sandboxes of experiments under that directory
+are removed (another experiments root's leftovers are listed and left);
+without it, every headroom leftover on the platform.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			only := cmd.Flags().Changed("out")
+			if only {
+				if st, err := os.Stat(out); err != nil || !st.IsDir() {
+					return usagef("--out %s is not a directory of experiments (run and the console write them there)", out)
+				}
+			}
+			mine := func(o runner.Owned) bool {
+				st, err := os.Stat(filepath.Join(out, o.Experiment))
+				return o.Experiment != "" && err == nil && st.IsDir()
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			eng, err := connect(ctx, cmd)
@@ -26,8 +48,15 @@ func newCleanCmd() *cobra.Command {
 			// platform) is not a leftover: removing it would kill that
 			// sweep's trial. Kept ones are removed: that is what clean is
 			// for.
-			spared := 0
+			spared, elsewhere := 0, 0
 			removed, err := eng.Clean(ctx, func(o runner.Owned) bool {
+				if only && !mine(o) {
+					if o.Kind != "network" && o.Kind != "volume" {
+						fmt.Fprintf(w, "left %s (trial %s): its experiment %s is not under --out %s\n", o.Name, o.Trial, o.Experiment, out)
+						elsewhere++
+					}
+					return false
+				}
 				if !o.Kept && o.OwnerAlive {
 					if o.Kind != "network" && o.Kind != "volume" {
 						fmt.Fprintf(w, "left %s (trial %s): its headroom %s is still running\n", o.Name, o.Trial, o.Owner)
@@ -51,11 +80,24 @@ func newCleanCmd() *cobra.Command {
 					fmt.Fprintf(w, "removed %s %s\n", o.Kind, o.Name)
 				}
 			}
+			if !dry {
+				// Each experiment's removals in its own log, as a run's
+				// reaper keeps them.
+				by := map[string][]runner.Owned{}
+				for _, o := range removed {
+					if mine(o) {
+						by[o.Experiment] = append(by[o.Experiment], o)
+					}
+				}
+				for exp, list := range by {
+					logReaped(cmd.ErrOrStderr(), filepath.Join(out, exp), list)
+				}
+			}
 			if err != nil {
 				return err
 			}
 			if len(removed) == 0 {
-				if spared == 0 {
+				if spared == 0 && elsewhere == 0 {
 					fmt.Fprintln(w, "nothing labelled headroom")
 				} else {
 					fmt.Fprintln(w, "nothing left by a crash")
@@ -65,5 +107,6 @@ func newCleanCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed")
+	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories: given, only its experiments' leftovers are removed; each removal is logged in its experiment")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +44,7 @@ type consoleFlags struct {
 	reserve     string
 	keep        bool
 	failFast    bool
+	record      string
 	agent       agentFlags
 }
 
@@ -55,12 +59,16 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
 // runConsole opens the console; demo, if set, starts that sweep at once.
 func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*ui.LaunchSpec, error)) error {
 	stderr := cmd.ErrOrStderr()
+	if f.record != "" && !strings.HasSuffix(f.record, ".cast") {
+		return usagef("--record %s: name the recording FILE.cast (asciicast v2, for asciinema play or any asciicast player)", f.record)
+	}
 	if !isatty.IsTerminal(os.Stdout.Fd()) || !isatty.IsTerminal(os.Stdin.Fd()) {
 		return usagef("the console needs a terminal; use `headroom run` for a headless sweep")
 	}
@@ -110,8 +118,22 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
+	if f.tasksDir == "" {
+		// On the built-in catalog, setup opens with the showcase chosen
+		// (a heavy pip install and a lean agent): enter runs it.
+		opts.Preselect = []string{demoTask}
+	}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
-		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
+		opts.PolicyArgs = d.PolicyArgs
+		if d.Reproduce != nil {
+			byName := map[string]model.Task{}
+			for _, t := range tasks {
+				byName[t.Name] = t
+			}
+			// A task not in the catalog (a resumed or imported one) gives
+			// the policy's flags alone.
+			opts.Reproduce = func(task, image string, p model.ResourcePolicy) string { return d.Reproduce(byName[task], image, p) }
+		}
 	}
 	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
 		l.connectErr = err
@@ -149,16 +171,53 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		}
 		opts.Demo = spec
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithAltScreen(), tea.WithContext(ctx))
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	var rec *castRecorder
+	if f.record != "" {
+		if rec, err = newCastRecorder(f.record, os.Stdout, "headroom "+cmd.Name(), time.Now); err != nil {
+			return err
+		}
+		progOpts = append(progOpts, tea.WithOutput(rec))
+	}
+	p := tea.NewProgram(ui.New(opts), progOpts...)
 	_, runErr := p.Run()
+	if rec != nil {
+		if err := rec.Finish(); err != nil {
+			fmt.Fprintf(stderr, "warning: the recording %s is incomplete: %v\n", f.record, err)
+		} else {
+			fmt.Fprintf(stderr, "recorded %s (asciicast v2): `asciinema play %s` replays it\n", f.record, shellWord(f.record))
+		}
+	}
 	// Whatever ended the console, nothing may be left running.
 	if left := l.shutdown(); left > 0 {
-		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
+		fmt.Fprintf(stderr, "stopped %s and removed their containers\n", model.Quantity(left, "running trial"))
+	}
+	// --keep: what was left, by name and id, to be found again.
+	if l.keep && l.eng != nil {
+		listCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		kept := keptLister(listCtx, l.eng, true)
+		seen := map[string]bool{}
+		for _, sw := range l.started() {
+			if seen[sw.ID] {
+				continue
+			}
+			seen[sw.ID] = true
+			if left := kept(sw.ID); len(left) > 0 {
+				fmt.Fprintf(stderr, "experiment %s: kept for inspection: %s; `headroom clean` removes them\n", sw.ID, keptList(left))
+			}
+		}
+		cancel()
+	}
+	// A sweep the quit (or SIGTERM) cut short is said as headless says
+	// it: which experiment, and the command that finishes it.
+	interrupted := l.interrupted()
+	for _, sw := range interrupted {
+		fmt.Fprintf(stderr, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || len(interrupted) > 0 {
 		return exitError{ExitInterrupted}
 	}
 	return nil
@@ -203,6 +262,7 @@ type consoleLauncher struct {
 
 	mu     sync.Mutex
 	active []*session.Sweep
+	all    []*session.Sweep // every sweep started, shutdown's included
 	// reaped is what the console's start removed, logged in the first
 	// experiment it makes or resumes.
 	reaped []runner.Owned
@@ -230,6 +290,7 @@ func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) 
 	}
 	l.mu.Lock()
 	l.active = append(l.active, sw)
+	l.all = append(l.all, sw)
 	reaped := l.reaped
 	l.reaped = nil
 	l.mu.Unlock()
@@ -300,6 +361,35 @@ func (l *consoleLauncher) shutdown() int {
 	return stopped
 }
 
+// started is every sweep the console started, in order.
+func (l *consoleLauncher) started() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all)
+}
+
+// interrupted is the console's sweeps whose experiment ended
+// interrupted and was not finished since (a resume in the same console
+// that completed it is not), each once, in the order they started.
+func (l *consoleLauncher) interrupted() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*session.Sweep
+	seen := map[string]bool{}
+	for i := len(l.all) - 1; i >= 0; i-- {
+		sw := l.all[i]
+		if seen[sw.Dir] {
+			continue
+		}
+		seen[sw.Dir] = true
+		if m, err := store.ReadManifest(sw.Dir); err == nil && m.Status == "interrupted" {
+			out = append(out, sw)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
 type consoleSweep struct{ s *session.Sweep }
 
 func (c consoleSweep) ID() string                 { return c.s.ID }
@@ -308,6 +398,7 @@ func (c consoleSweep) Plan() model.Plan           { return c.s.Plan }
 func (c consoleSweep) Events() <-chan event.Event { return c.s.Events() }
 func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
 func (c consoleSweep) Cancel()                    { c.s.Cancel() }
+func (c consoleSweep) Hold(why string)            { c.s.Hold(why) }
 
 func hostStat() ui.HostStat {
 	var h ui.HostStat
@@ -372,6 +463,13 @@ func respec() func(model.Task) (model.Resources, bool) {
 		c := seen{mod: st.ModTime()}
 		if data, err := os.ReadFile(t.Source); err == nil {
 			if l, err := taskfile.ParseSource(t.Source, data); err == nil {
+				// The file says memory and CPU; the pids limit is the
+				// profile's too (none under harbor, 1024 hardened,
+				// the file's own where it sets one), as the task was
+				// loaded: a task directory's file read bare would
+				// otherwise bring headroom's hardened 1024 into a
+				// harbor trial once the console re-reads it.
+				l.Task.SetProfile(cmp.Or(t.Profile, model.ProfileHardened))
 				c.res, c.ok = l.Task.Resources, true
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/session"
+	"github.com/shirou/gopsutil/v4/load"
 	"github.com/spf13/cobra"
 )
 
@@ -22,6 +23,7 @@ build) and removes what it started.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
 			bad := 0
+			warned := 0
 			line := func(ok, note bool, what, detail, fix string) {
 				mark := "ok  "
 				switch {
@@ -62,6 +64,23 @@ build) and removes what it started.`,
 				line(eng.Host.MemoryBytes > 2<<30, false, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
 					model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
 			}
+			if backendName(cmd) == "docker" {
+				// This machine's load; the engine's host when local.
+				if l, err := load.Avg(); err == nil {
+					loaded, detail := model.LoadedHost(l.Load1, l.Load5, eng.Host.CPUs)
+					mark := "ok  "
+					if loaded {
+						// A warning: nothing is broken, but results
+						// taken now are less sound.
+						mark = "warn"
+						warned++
+					}
+					fmt.Fprintf(w, "%s %-22s %s\n", mark, "host load", detail)
+					if loaded {
+						fmt.Fprintln(w, "     fix: wait for the load to fall (or stop what loads it) before a sweep whose numbers matter; the report marks the trials that ran contended")
+					}
+				}
+			}
 			self, _ := session.WorkloadBinary(false, nil)
 			for _, c := range eng.P.Doctor(ctx, self) {
 				line(c.OK, c.Note, c.Name, c.Info, c.Fix)
@@ -78,13 +97,17 @@ build) and removes what it started.`,
 					left++
 				}
 			}
-			detail := fmt.Sprintf("%d headroom sandbox(es) on the %s", left, eng.Info.Name())
+			detail := fmt.Sprintf("%s on the %s", model.Quantity(left, "headroom sandbox"), eng.Info.Name())
 			if live > 0 {
 				detail += fmt.Sprintf(" (and %d of a headroom still running)", live)
 			}
 			line(left == 0, false, "leftovers", detail, "run `headroom clean`")
 			if bad > 0 {
 				return exitError{ExitFailure}
+			}
+			if warned > 0 {
+				fmt.Fprintf(w, "\nall checks passed, %d warning(s): results taken now may differ from a quiet host's\n", warned)
+				return nil
 			}
 			fmt.Fprintln(w, "\nall checks passed")
 			return nil

@@ -54,3 +54,27 @@ func TestDoctorBuildsNothing(t *testing.T) {
 		t.Errorf("doctor built %s", tag)
 	}
 }
+
+// doctor says the host's load against its CPUs, and warns when it is
+// above them (it said OK at a load of 17 on 2 CPUs, which changes every
+// result); its mark agrees with the numbers it prints.
+func TestDoctorWarnsOfALoadedHost(t *testing.T) {
+	needEngine(t)
+	out, _ := exec.Command(binary, "doctor").CombinedOutput()
+	var l1, l5 float64
+	var cpus int
+	for _, ln := range strings.Split(string(out), "\n") {
+		f := strings.Fields(ln)
+		if len(f) < 3 || f[1] != "host" || f[2] != "load" {
+			continue
+		}
+		if _, err := fmt.Sscanf(strings.Join(f[3:], " "), "load average %f (1 min), %f (5 min) on %d CPUs", &l1, &l5, &cpus); err != nil {
+			t.Fatalf("host load line %q: %v", ln, err)
+		}
+		if want := map[bool]string{true: "warn", false: "ok"}[max(l1, l5) > float64(cpus)]; f[0] != want {
+			t.Errorf("host load marked %s, want %s: %s", f[0], want, ln)
+		}
+		return
+	}
+	t.Fatalf("doctor has no host load line:\n%s", out)
+}

@@ -46,6 +46,13 @@ type TrialWaiting struct {
 	Reason string
 }
 
+// TrialCreating: admission let the trial in and its container is being
+// created (an image to unpack, a sandbox to start): it runs from now on,
+// before TrialStarted says the container is up.
+type TrialCreating struct {
+	Base
+}
+
 // TrialStarted: the container is up.
 type TrialStarted struct {
 	Base

@@ -321,6 +321,12 @@ save_sysctls() {
 
 main() {
 	local t0=$SECONDS ip
+	if [[ ${1:-} == --build-only ]]; then
+		# make kube-build: the binaries alone (CI builds them beside the
+		# tests, niced, and starts the cluster after).
+		build_binaries
+		return
+	fi
 	install_missing
 	build_binaries
 	ip=$(host_ip)

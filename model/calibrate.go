@@ -1,8 +1,10 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -49,7 +51,9 @@ type Calibration struct {
 	// MedianBytes and QuantileBytes are the need's median and its
 	// 1 − target quantile, by the product-limit (Kaplan–Meier) estimate
 	// over measured and censored runs; MedianCI is the median's 95%
-	// interval from the order statistics (when no run is censored).
+	// interval from the order statistics, a run failed at its limit
+	// taken at that limit for the low end and as unbounded for the high
+	// end (0 there: left open by such runs).
 	MedianBytes   int64   `json:"median_need_bytes"`
 	MedianCI      []int64 `json:"median_need_ci_bytes,omitempty"`
 	QuantileBytes int64   `json:"quantile_need_bytes"`
@@ -225,12 +229,15 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 // recommend fills the verdict, the recommendation and its uncertainty.
 func (c *Calibration) recommend(km productLimit) {
 	c.Verdict = "unknown"
+	// The median and its interval are known whenever half the runs were
+	// measured, even where the limit's quantile is not.
+	c.MedianBytes, _ = km.quantile(0.5)
+	c.medianInterval()
 	q, ok := km.quantile(1 - c.TargetKillRate)
 	if !ok {
 		return
 	}
 	c.QuantileBytes = q
-	c.MedianBytes, _ = km.quantile(0.5)
 	limit := roundUp(float64(q) * (1 + c.Margin))
 	median := roundUp(float64(c.MedianBytes))
 	switch {
@@ -249,16 +256,50 @@ func (c *Calibration) recommend(km productLimit) {
 	c.Exceeding = int(math.Round(km.survival(c.LimitBytes) * float64(n)))
 	c.KillRateCI = Wilson(c.Exceeding, n)
 	c.RunsForTarget = RunsForKillRate(c.TargetKillRate)
-	if c.Censored == 0 && len(c.NeedBytes) > 0 {
-		lo, hi := medianCI(c.NeedBytes)
-		c.MedianCI = []int64{lo, hi}
-		if width := float64(hi - lo); c.MedianBytes > 0 && width > 0.2*float64(c.MedianBytes) {
-			// The interval narrows as 1/√n: the runs that would bring it
-			// to ±10% of the median.
-			scale := width / (0.2 * float64(c.MedianBytes))
-			c.RunsForMedian = max(int(math.Ceil(float64(len(c.NeedBytes))*scale*scale)), len(c.NeedBytes)+1)
-		}
+}
+
+// medianInterval sets MedianCI and RunsForMedian. A run that failed at
+// its limit needed somewhere above it: the interval's low end takes each
+// such need at its limit, its high end takes it as unbounded, so the
+// interval holds whatever they needed (0 for the high end when the
+// censored runs leave it open).
+func (c *Calibration) medianInterval() {
+	n := c.Runs()
+	if c.MedianBytes == 0 || n == 0 {
+		return
 	}
+	low := append([]int64(nil), c.NeedBytes...)
+	high := append([]int64(nil), c.NeedBytes...)
+	for range c.Censored {
+		low = append(low, c.CensoredAboveBytes)
+		high = append(high, math.MaxInt64)
+	}
+	sort.Slice(low, func(i, j int) bool { return low[i] < low[j] })
+	sort.Slice(high, func(i, j int) bool { return high[i] < high[j] })
+	lo, _ := medianCI(low)
+	_, hi := medianCI(high)
+	if hi == math.MaxInt64 {
+		c.MedianCI = []int64{lo, 0}
+		return
+	}
+	c.MedianCI = []int64{lo, hi}
+	if width := float64(hi - lo); width > 0.2*float64(c.MedianBytes) {
+		// The interval narrows as 1/√n: the runs that would bring it
+		// to ±10% of the median.
+		scale := width / (0.2 * float64(c.MedianBytes))
+		c.RunsForMedian = max(int(math.Ceil(float64(n)*scale*scale)), n+1)
+	}
+}
+
+// UnknownWhy says why the limit's quantile is unknown (Verdict
+// "unknown"): no need measured at all, or more runs failed at their
+// limit than the target leaves room for above every need measured.
+func (c Calibration) UnknownWhy() string {
+	if len(c.NeedBytes) == 0 {
+		return fmt.Sprintf("it failed at every limit tried (%d runs, up to %s), so no need was measured; sweep with uncapped", c.Censored, FormatBytes(c.CensoredAboveBytes))
+	}
+	return fmt.Sprintf("%d of %d runs failed at limits up to %s, more than a %s fail rate allows above the largest need measured (%s); sweep with a ratio above %s (uncapped) to measure them",
+		c.Censored, c.Runs(), FormatBytes(c.CensoredAboveBytes), strconv.FormatFloat(100*c.TargetKillRate, 'g', 3, 64)+"%", FormatBytes(c.NeedBytes[len(c.NeedBytes)-1]), FormatBytes(c.CensoredAboveBytes))
 }
 
 // medianCI is the distribution-free 95% interval of the median of sorted

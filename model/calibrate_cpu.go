@@ -24,6 +24,12 @@ type CPUCalibration struct {
 	// HostCapped: the need passed the host's CPUs, and the recommendation
 	// is the host's count (the engine refuses more).
 	HostCapped bool `json:"host_capped,omitempty"`
+	// Contended counts the trials left out because the host's load may
+	// have held them back (HostNoise.Contended): under contention a run
+	// uses less CPU than it would, and a limit throttles it less, so
+	// neither says what the task needs. Read counts the trials used.
+	Contended int `json:"contended_left_out,omitempty"`
+	Read      int `json:"read"`
 }
 
 // RatioThrottle is the throttling seen at one ratio's CPU limit.
@@ -53,8 +59,10 @@ func roundCPUs(c float64) float64 { return math.Round(math.Ceil(c*20-1e-9)*5) / 
 // uncapped runs' busiest steps used (their 1 − target quantile), plus
 // margin; it lowers the spec to that
 // need when the spec itself went unthrottled and the need is under 75% of it.
-// Steps shorter than MinCPUStep are not read, and no recommendation
-// passes hostCPUs (when known): the engine refuses more.
+// Steps shorter than MinCPUStep are not read, trials that ran contended
+// are left out (counted in Contended; when they are most, no advice), and
+// no recommendation passes
+// hostCPUs (when known): the engine refuses more.
 func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs int, target, margin float64) []CPUCalibration {
 	by := map[string]*CPUCalibration{}
 	thr := map[string]map[Ratio]*RatioThrottle{}
@@ -69,6 +77,11 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs in
 			by[t.Task], thr[t.Task] = c, map[Ratio]*RatioThrottle{}
 			tasks = append(tasks, t.Task)
 		}
+		if t.Noise != nil && t.Noise.Contended {
+			c.Contended++
+			continue
+		}
+		c.Read++
 		if t.Policy.LimitCPUs == 0 {
 			busiest, read := 0.0, false
 			for _, s := range t.Steps {
@@ -145,6 +158,14 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs in
 			c.CPUs, c.Verdict = need, "lower"
 		case c.Verdict == "keep":
 			c.CPUs = c.SpecCPUs
+		}
+		if c.Contended > c.Read {
+			// Most runs ran contended: the quiet few cannot stand for the
+			// limits the contended ones tried (1x left out makes 1.5x
+			// look like the smallest that does not throttle).
+			c.Verdict, c.CPUs = "unknown", 0
+			out = append(out, *c)
+			continue
 		}
 		if hostCPUs > 0 && c.CPUs > float64(hostCPUs) {
 			c.CPUs, c.HostCapped = float64(hostCPUs), true

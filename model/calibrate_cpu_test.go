@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,5 +58,53 @@ func TestCalibrateCPU(t *testing.T) {
 	}
 	if g := by["tight"]; g.Verdict != "raise" || g.CPUs < 0.55-1e-9 || g.CPUs > 0.55+1e-9 {
 		t.Errorf("tight: %+v, want raised past its throttled 0.5 to 0.55", g)
+	}
+}
+
+// Contended runs say what the host let the task use, not what it needs:
+// left out, and no advice when they are most. Seen before: "lower 0.3"
+// from 17 contended runs of 18 on a host at load 17.
+func TestCalibrateCPULeavesContendedRunsOut(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	var trials []TrialResult
+	for i := range 6 {
+		r := Uncapped
+		if i%2 == 1 {
+			r = Ratio{K: 1}
+		}
+		cpu := CPUUse{UsageNanos: 2e8, Periods: 10}
+		tr := TrialResult{Trial: Trial{Task: "loaded", Agent: "a", Ratio: r, Policy: NewPolicy(Resources{CPUs: 1, MemoryBytes: 64 * MiB}, r, 2)}, Outcome: Passed, CPU: &cpu,
+			Steps: []StepResult{{Name: "s", Start: t0, End: t0.Add(2 * time.Second), CPU: &cpu}}}
+		if i > 0 {
+			tr.Noise = &HostNoise{Contended: true}
+		}
+		trials = append(trials, tr)
+	}
+	c := CalibrateCPU(trials, map[string]float64{"loaded": 1}, 2, 0.01, 0.10)[0]
+	if c.Verdict != "unknown" || c.Contended != 5 || c.Read != 1 || c.CPUs != 0 {
+		t.Errorf("%+v: want no advice, 5 contended runs left out", c)
+	}
+}
+
+// A drawn task's runs that failed at their limit leave the median's
+// interval open above but not unknown, and the median known; "unknown"
+// says why in numbers, not "failed at every limit tried" while peaks exist.
+func TestCalibrateUnknownSaysWhyAndTheMedianStands(t *testing.T) {
+	var trials []TrialResult
+	spec := Resources{CPUs: 1, MemoryBytes: 320 * MiB}
+	for i := range 10 {
+		r := Ratio{K: 1}
+		tr := TrialResult{Trial: Trial{Task: "flaky", Agent: "oracle", Ratio: r, Repeat: i + 1, Policy: NewPolicy(spec, r, 2)}, Outcome: Passed, PeakWorkingSetBytes: int64(200+10*i) * MiB}
+		if i >= 7 {
+			tr.Outcome, tr.Cause, tr.PeakWorkingSetBytes = OOMKilled, CauseOwnLimit, 320*MiB
+		}
+		trials = append(trials, tr)
+	}
+	c := Calibrate(trials, map[string]int64{"flaky": 320 * MiB}, nil, 0.01, 0.10)[0]
+	if c.Verdict != "unknown" || c.MedianBytes != 240*MiB || len(c.MedianCI) != 2 || c.MedianCI[0] == 0 {
+		t.Fatalf("%+v: want unknown with the median 240MiB and its interval", c)
+	}
+	if why := c.UnknownWhy(); !strings.Contains(why, "3 of 10 runs failed at limits up to 320MiB") || !strings.Contains(why, "largest need measured (260MiB)") {
+		t.Errorf("UnknownWhy: %s", why)
 	}
 }

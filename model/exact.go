@@ -1,8 +1,10 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // FisherExact is the two-sided p-value of Fisher's exact test that two
@@ -58,4 +60,36 @@ func PText(p float64) string {
 		return "<0.001"
 	}
 	return strconv.FormatFloat(p, 'f', 3, 64)
+}
+
+// signedPoints is x in whole percentage points with its sign, and zero
+// unsigned: a −0.3pp end of an interval printed "-0".
+func signedPoints(x float64) string {
+	r := math.Round(100 * x)
+	if r == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
+// PPText is a difference in percentage points: "+17pp", "-4pp", "0pp".
+func PPText(x float64) string {
+	s := signedPoints(x)
+	if s != "0" && !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s + "pp"
+}
+
+// PPInterval is an interval of differences in points: "[-25, +50]",
+// "[0, +80]" (never "-0").
+func PPInterval(i Interval) string {
+	return "[" + strings.TrimSuffix(PPText(i.Lo), "pp") + ", " + strings.TrimSuffix(PPText(i.Hi), "pp") + "]"
+}
+
+// RateText is a rate with its 95% interval as its two ends, "83%
+// [44–97]": the interval is asymmetric near 0 and 1 (Wilson), which a
+// symmetric "100% ±39" misstated.
+func (e Estimate) RateText() string {
+	return fmt.Sprintf("%.0f%% [%.0f–%.0f]", 100*e.Mean, 100*e.CI.Lo, 100*e.CI.Hi)
 }

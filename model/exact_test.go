@@ -50,3 +50,21 @@ func TestPooledExactAnswersTheSuitesQuestion(t *testing.T) {
 		}
 	}
 }
+
+// Differences never print "-0", and a rate's interval is its two ends
+// (Wilson is asymmetric): "100% ±39" misstated [61–100].
+func TestPointsAndRateText(t *testing.T) {
+	if got := PPInterval(Interval{Lo: -0.003, Hi: 0.8}); got != "[0, +80]" {
+		t.Errorf("PPInterval = %q, want [0, +80]", got)
+	}
+	if got := PPText(-0.004); got != "0pp" {
+		t.Errorf("PPText(-0.4pp) = %q", got)
+	}
+	if got := PPText(-0.25); got != "-25pp" {
+		t.Errorf("PPText(-25pp) = %q", got)
+	}
+	e := ClusteredMean([]Count{{K: 6, N: 6}})
+	if got := e.RateText(); got != "100% [61–100]" {
+		t.Errorf("RateText = %q, want 100%% [61–100]", got)
+	}
+}

@@ -166,3 +166,15 @@ func SplitByNoise(ratios []Ratio, trials []TrialResult) (out []NoiseSplit, ok bo
 	}
 	return out, ok
 }
+
+// LoadedHost says whether a host's load average is above its CPUs (the
+// 1- or 5-minute one: a burst or a standing load), and says so with the
+// numbers: what doctor warns of before a sweep, since a loaded host
+// slows every trial (timeouts, stalls) and changes the results.
+func LoadedHost(load1, load5 float64, cpus int) (bool, string) {
+	text := fmt.Sprintf("load average %.1f (1 min), %.1f (5 min) on %d CPUs", load1, load5, cpus)
+	if cpus <= 0 || max(load1, load5) <= float64(cpus) {
+		return false, text
+	}
+	return true, text + fmt.Sprintf(": %.1f× its CPUs; trials will wait for a CPU, run slower and time out or stall more than on a quiet host", max(load1, load5)/float64(cpus))
+}

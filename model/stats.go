@@ -56,7 +56,7 @@ type Estimate struct {
 	Mean float64  `json:"mean"`
 	SE   float64  `json:"se"`
 	CI   Interval `json:"ci"`
-	// HalfWidth is what views print as ±: the larger distance from the
+	// HalfWidth is the larger distance from the
 	// mean to an end of CI (the interval is asymmetric near 0 and 1, and
 	// for one task it is the Wilson interval).
 	HalfWidth float64 `json:"half_width"`

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -314,5 +315,39 @@ func TestCompareExperimentsPairsByTask(t *testing.T) {
 	// task A alone ran left out.
 	if s.PooledP != FisherExact(2, 6, 5, 6) {
 		t.Errorf("pooled p %v, want Fisher 2/6 vs 5/6 = %v", s.PooledP, FisherExact(2, 6, 5, 6))
+	}
+}
+
+// A peak says which it is: the kernel's beside the sampled one where they
+// differ, sampled where only the samples have a figure.
+func TestPeakLabelSaysWhichPeak(t *testing.T) {
+	f := FormatBytes
+	for _, c := range []struct {
+		sampled, kernel int64
+		want            string
+	}{
+		{33 * MiB, 68 * MiB, "68MiB (kernel; sampled 33MiB)"},
+		{33 * MiB, 0, "33MiB (sampled)"},
+		{68 * MiB, 68 * MiB, "68MiB"},
+		{70 * MiB, 68 * MiB, "70MiB"},
+		{0, 68 * MiB, "68MiB"},
+	} {
+		if got := PeakLabel(c.sampled, c.kernel, f); got != c.want {
+			t.Errorf("PeakLabel(%d, %d) = %q, want %q", c.sampled, c.kernel, got, c.want)
+		}
+	}
+}
+
+// doctor said OK at a load of 17 on 2 CPUs; a load above the CPUs warns.
+func TestLoadedHost(t *testing.T) {
+	for _, c := range []struct {
+		load1, load5 float64
+		cpus         int
+		want         bool
+	}{{17, 12, 2, true}, {0.5, 2.5, 2, true}, {1.9, 1.2, 2, false}, {3, 3, 0, false}} {
+		got, text := LoadedHost(c.load1, c.load5, c.cpus)
+		if got != c.want || !strings.Contains(text, "load average") {
+			t.Errorf("LoadedHost(%v, %v, %d) = %v %q, want %v", c.load1, c.load5, c.cpus, got, text, c.want)
+		}
 	}
 }

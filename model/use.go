@@ -42,14 +42,20 @@ func TrialPeakBytes(t TrialResult) int64 { return max(t.PeakWorkingSetBytes, t.K
 func StepPeakBytes(s StepResult) int64 { return max(s.PeakWorkingSetBytes, s.KernelPeakBytes) }
 
 // PeakLabel is a need as every view writes it: the larger of the sampled
-// working set and the kernel's peak, with the sampled figure named beside
-// it where the kernel's is higher ("240.7MiB (sampled 178.8MiB)"): a
-// sampled peak alone under-reads a spike between samples and suggests a
-// limit that kills.
+// working set and the kernel's peak, saying which peak each figure is
+// where they differ or only one is known: "240.7MiB (kernel; sampled
+// 178.8MiB)" where the kernel's is higher, "33MiB (sampled)" while only
+// the samples have a figure (a step still running, a kernel with no
+// high-water mark). A sampled peak alone under-reads a spike between
+// samples and suggests a limit that kills; a bare figure is where the two
+// agree (or the samples read higher).
 func PeakLabel(sampled, kernel int64, format func(int64) string) string {
 	need := max(sampled, kernel)
-	if kernel > sampled && sampled > 0 && format(sampled) != format(need) {
-		return format(need) + " (sampled " + format(sampled) + ")"
+	switch {
+	case kernel > sampled && sampled > 0 && format(sampled) != format(need):
+		return format(need) + " (kernel; sampled " + format(sampled) + ")"
+	case kernel == 0 && sampled > 0:
+		return format(need) + " (sampled)"
 	}
 	return format(need)
 }

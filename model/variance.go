@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -106,4 +107,60 @@ func Variances(trials []TrialResult) []TaskVariance {
 		out = append(out, *v)
 	}
 	return out
+}
+
+// OwnVariance is, of one task's runs under one limit, whether the limit
+// sits inside the range of the task's own need: some runs failed at it
+// (killed by it or stalled at it, by the kernel's evidence) while others
+// of the same task passed under it. Then those failures are the task's
+// own variance, drawn each run, and not the host's doing.
+type OwnVariance struct {
+	LimitBytes int64 `json:"limit_bytes"`
+	// Runs are the counted runs; Failed failed at the limit; Passed
+	// passed, their needs from PassedMinBytes to PassedMaxBytes.
+	Runs           int   `json:"runs"`
+	Failed         int   `json:"failed"`
+	Passed         int   `json:"passed"`
+	PassedMinBytes int64 `json:"passed_min_bytes"`
+	PassedMaxBytes int64 `json:"passed_max_bytes"`
+}
+
+// OwnVarianceAt judges runs of one task and agent under one limit; false
+// when the need does not straddle it (no memory failure, no pass under
+// the limit, or no limit).
+func OwnVarianceAt(trials []TrialResult, limitBytes int64) (OwnVariance, bool) {
+	v := OwnVariance{LimitBytes: limitBytes}
+	if limitBytes <= 0 {
+		return v, false
+	}
+	for _, t := range trials {
+		if !t.Outcome.Counted() {
+			continue
+		}
+		v.Runs++
+		switch {
+		case t.MemoryFailure().Failed():
+			v.Failed++
+		case t.Outcome.Success():
+			need := TrialPeakBytes(t)
+			if need <= 0 || need >= limitBytes {
+				continue
+			}
+			if v.Passed == 0 || need < v.PassedMinBytes {
+				v.PassedMinBytes = need
+			}
+			v.PassedMaxBytes = max(v.PassedMaxBytes, need)
+			v.Passed++
+		}
+	}
+	return v, v.Failed > 0 && v.Passed > 0
+}
+
+// String is the verdict line: "the task's own variance: 7 of 20 runs
+// failed at the 320MiB limit, 13 passed under it needing 165MiB–301MiB;
+// it draws its need each run, not the host (calibrate sizes a limit
+// above it)".
+func (v OwnVariance) String() string {
+	return fmt.Sprintf("the task's own variance: %d of %d runs failed at the %s limit, %d passed under it needing %s–%s; it draws its need each run, not the host (calibrate sizes a limit above it)",
+		v.Failed, v.Runs, FormatBytes(v.LimitBytes), v.Passed, FormatBytes(v.PassedMinBytes), FormatBytes(v.PassedMaxBytes))
 }

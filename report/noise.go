@@ -37,6 +37,11 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	default:
 		intro += fmt.Sprintf("; %d had no pressure-stall information and were judged by load alone", noted-psi)
 	}
+	if contended == noted && noted > 1 {
+		// A loaded host flags every trial: the split then separates
+		// nothing, and says so rather than suggest the host failed them.
+		intro += "; every trial ran contended, so this split cannot tell the host's failures from the limit's: a failure at the limit is judged by the kernel's own evidence (its OOM counter, its peak at the limit), not by the load"
+	}
 	if md {
 		fmt.Fprintf(w, "\n## Quiet vs contended trials\n\n%s.\n\n", intro)
 	} else {
@@ -57,16 +62,27 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 		return err
 	}
 	// A failure the host may have caused says by how much.
+	// A failure the kernel puts at the trial's own limit (killed by it,
+	// stalled at it) is the limit's, however loaded the host: counted
+	// apart, not listed as the host's.
 	var lines []string
+	own := 0
 	for _, t := range r.Trials {
 		if n := t.Noise; n != nil && n.Contended && t.Outcome.Counted() && !t.Outcome.Success() {
+			if t.MemoryFailure().Failed() {
+				own++
+				continue
+			}
 			lines = append(lines, fmt.Sprintf("%s %s · %s %s %s: %s — %s", t.ID, t.Task, t.Agent, t.Ratio, t.OutcomeWord(), n.Why, t.Reason))
 		}
+	}
+	if own > 0 {
+		fmt.Fprintf(w, "\n%d failure(s) on a contended host were at the trial's own memory limit by the kernel's evidence (killed by it or stalled at it): the limit's, not the host's.\n", own)
 	}
 	if len(lines) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nFailures on a contended host (%d), with how much:\n", len(lines))
+	fmt.Fprintf(w, "\nFailures on a contended host the limit does not explain (%d), with how much:\n", len(lines))
 	const most = 8
 	for i, l := range lines {
 		if i == most {

@@ -94,13 +94,13 @@ func (r *Report) Write(w io.Writer, format string) error {
 	return fmt.Errorf("unknown format %q: use %s", format, strings.Join(Formats, ", "))
 }
 
-func pp(x float64) string { return fmt.Sprintf("%+.0fpp", 100*x) }
+func pp(x float64) string { return model.PPText(x) }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
 
 func ci(i model.Interval) string { return fmt.Sprintf("[%.0f–%.0f%%]", 100*i.Lo, 100*i.Hi) }
 
-func ciPP(i model.Interval) string { return fmt.Sprintf("[%+.0f, %+.0f]", 100*i.Lo, 100*i.Hi) }
+func ciPP(i model.Interval) string { return model.PPInterval(i) }
 
 func pval(p float64) string { return model.PText(p) }
 
@@ -138,8 +138,8 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	succ, infra := []string{"success rate"}, []string{"infra-error rate"}
 	for _, rs := range a.ByRatio {
-		succ = append(succ, fmt.Sprintf("%s ±%.0f (%d/%d)", pct(rs.Success.Mean), 100*rs.Success.HalfWidth, int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
-		infra = append(infra, fmt.Sprintf("%s ±%.0f", pct(rs.Infra.Mean), 100*rs.Infra.HalfWidth))
+		succ = append(succ, fmt.Sprintf("%s (%d/%d)", rs.Success.RateText(), int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
+		infra = append(infra, rs.Infra.RateText())
 	}
 	fmt.Fprintln(tw, strings.Join(succ, "\t"))
 	fmt.Fprintln(tw, strings.Join(infra, "\t"))
@@ -163,7 +163,7 @@ func (r *Report) Table(w io.Writer) error {
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp\ttasks\tdetectable\t\tpooled p\t")
+		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp by task\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
 		}
@@ -243,7 +243,7 @@ func glyphLegend() string {
 	return strings.Join(append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run"), "  ")
 }
 
-const intervalLegend = "[lo–hi%] Wilson 95% interval of the cell; ± is the 95% half-width of the rate (clustered by task, Student's t; one task: Wilson)"
+const intervalLegend = "[lo–hi%] Wilson 95% interval of the cell; a rate's [lo–hi] is its 95% interval (clustered by task, Student's t; one task: Wilson), asymmetric near 0% and 100%"
 
 // notRunLines say which task·agent rows could not run, and why: their
 // trials are infra-errors of the task, outside every rate.
@@ -275,19 +275,19 @@ func (r *Report) PowerLine() string {
 		rows += "s"
 	}
 	if p.MinDetectable == 0 {
-		return fmt.Sprintf("power: %s × %d repeats; run at least two ratios to compare", rows, p.Repeats)
+		return fmt.Sprintf("power: %s × %s; run at least two ratios to compare", rows, model.Quantity(p.Repeats, "repeat"))
 	}
 	if !model.Detectable(p.MinDetectable) {
-		return fmt.Sprintf("power: %s × %d repeats cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, p.Repeats)
+		return fmt.Sprintf("power: %s × %s cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, model.Quantity(p.Repeats, "repeat"))
 	}
-	line := fmt.Sprintf("power: %s × %d repeats detect a success difference of %s at 80%% power, α=0.05",
-		rows, p.Repeats, model.DetectableText(p.MinDetectable))
+	line := fmt.Sprintf("power: %s × %s detect a success difference of %s at 80%% power, α=0.05",
+		rows, model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))
 	switch {
 	case p.Detect <= 0:
 	case p.RepeatsNeeded == 0:
 		line += fmt.Sprintf("; detecting %.0fpp needs more tasks, not more repeats", 100*p.Detect)
 	default:
-		line += fmt.Sprintf("; detecting %.0fpp needs about %d repeats per cell", 100*p.Detect, p.RepeatsNeeded)
+		line += fmt.Sprintf("; detecting %.0fpp needs about %s per cell", 100*p.Detect, model.Quantity(p.RepeatsNeeded, "repeat"))
 	}
 	return line
 }
@@ -301,8 +301,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "# headroom report: %s\n\n", title)
 	if m := r.Manifest; m != nil {
-		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
-			m.Seed, m.Repeats, m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
+		fmt.Fprintf(w, "Seed %d · %s · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
+			m.Seed, model.Quantity(m.Repeats, "repeat"), m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
 	}
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))
@@ -324,8 +324,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	succ, infra := "| **success rate** |", "| **infra-error rate** |"
 	for _, rs := range a.ByRatio {
-		succ += fmt.Sprintf(" %s ±%.0f |", pct(rs.Success.Mean), 100*rs.Success.HalfWidth)
-		infra += fmt.Sprintf(" %s ±%.0f |", pct(rs.Infra.Mean), 100*rs.Infra.HalfWidth)
+		succ += fmt.Sprintf(" %s |", rs.Success.RateText())
+		infra += fmt.Sprintf(" %s |", rs.Infra.RateText())
 	}
 	fmt.Fprintln(w, succ)
 	fmt.Fprintln(w, infra)
@@ -346,7 +346,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	if len(a.Comparisons) > 0 {
 		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
-		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p | tasks | detectable | | pooled p |")
+		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p by task | tasks | detectable | | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
@@ -565,4 +565,4 @@ func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte)
 }
 
 // QuestionsLegend says which question each p answers.
-const QuestionsLegend = "p (paired by task) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""
+const QuestionsLegend = "p by task (the tasks paired, each its own difference) asks \"would tasks like these change?\"; pooled p (Fisher's exact test over all trials) asks \"did this suite's score change?\""

@@ -43,6 +43,31 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 	if err := writeGrid(w, md, head, rows); err != nil {
 		return err
 	}
+	// Where a limit sits inside the task's own range, the verdict says
+	// its failures there are the task's variance, not the host's.
+	for _, v := range vs {
+		for _, ratio := range r.Matrix.Ratios {
+			if ratio.Uncapped || !ratio.Knobs.IsZero() {
+				continue
+			}
+			var at []model.TrialResult
+			var limit int64
+			for _, t := range r.Trials {
+				if t.Task == v.Task && t.Agent == v.Agent && t.Ratio == ratio {
+					at = append(at, t)
+					limit = max(limit, t.Policy.HardLimitBytes)
+				}
+			}
+			if ov, ok := model.OwnVarianceAt(at, limit); ok {
+				line := fmt.Sprintf("%s · %s at %s: %s", v.Task, v.Agent, ratio, ov)
+				if md {
+					fmt.Fprintf(w, "\n- %s\n", line)
+				} else {
+					fmt.Fprintf(w, "\n%s\n", line)
+				}
+			}
+		}
+	}
 	_, err := fmt.Fprintln(w, "\nfailed at a limit: killed by its own limit or stalled at it (the split in brackets). spread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
 	return err
 }

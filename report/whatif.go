@@ -197,7 +197,12 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 				line += fmt.Sprintf("; CPU throttled in %s of its periods (%s withheld): a CPU effect, which memory traces do not predict",
 					pct(cpu.ThrottledShare()), cpu.Throttled().Round(10*time.Millisecond))
 			}
-			if t.Noise != nil && t.Noise.Contended {
+			// A failure the kernel puts at the trial's own limit is the
+			// limit's, however loaded the host.
+			switch {
+			case t.MemoryFailure().Failed():
+				line += "; " + t.MemoryFailure().String() + " at its own limit (the kernel's evidence), not the host"
+			case t.Noise != nil && t.Noise.Contended:
 				line += "; ran contended (" + t.Noise.Why + ")"
 			}
 			misses = append(misses, line)
@@ -229,8 +234,8 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 	}
 	// Clear-cut predictions are nearly certain; the headline keeps the
 	// borderline ones apart so that they do not carry it.
-	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %d repeats; %s are then predicted with the accuracy measured here: clear-cut kills %d of %d right, borderline %d of %d.\n",
-		max(r.repeats(), 1), strings.Join(names, ", "), right-borderRight, total-border, borderRight, border)
+	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %s; %s are then predicted with the accuracy measured here: clear-cut kills %d of %d right, borderline %d of %d.\n",
+		model.Quantity(max(r.repeats(), 1), "repeat"), strings.Join(names, ", "), right-borderRight, total-border, borderRight, border)
 	return err
 }
 
@@ -254,9 +259,9 @@ func (r *Report) writeResources(w io.Writer, md bool) error {
 		return nil
 	}
 	if md {
-		fmt.Fprintf(w, "\n## Resources per cell\n\nMedian peak · average cores · share of CFS periods throttled, and CPU time withheld per trial.\n\n")
+		fmt.Fprintf(w, "\n## Resources per cell\n\nMedian peak (each trial's larger of the kernel's peak and the sampled one) · average cores · share of CFS periods throttled, and CPU time withheld per trial.\n\n")
 	} else {
-		fmt.Fprintf(w, "\nResources per cell (median peak · average cores · share of CFS periods throttled, CPU time withheld per trial):\n")
+		fmt.Fprintf(w, "\nResources per cell (median peak: each trial's larger of the kernel's peak and the sampled one · average cores · share of CFS periods throttled, CPU time withheld per trial):\n")
 	}
 	head := []string{"task · agent"}
 	for _, x := range r.Matrix.Ratios {

@@ -23,6 +23,7 @@ type admission struct {
 	reserved   int64
 	running    int
 	maxRunning int
+	held       string        // why no trial may start ("": none held)
 	changed    chan struct{} // closed and replaced on every release
 }
 
@@ -44,6 +45,8 @@ func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(r
 		a.mu.Lock()
 		var reason string
 		switch {
+		case a.held != "":
+			reason = "held: " + a.held
 		case pressure != "":
 			reason = pressure
 		case a.running >= a.maxRunning:
@@ -81,7 +84,21 @@ func (a *admission) release(guarantee int64) {
 	a.mu.Lock()
 	a.reserved -= guarantee
 	a.running--
+	a.wake()
+	a.mu.Unlock()
+}
+
+// hold stops (why != "") or lets go (why == "") every start: the trials
+// running go on, the queued wait, saying why.
+func (a *admission) hold(why string) {
+	a.mu.Lock()
+	a.held = why
+	a.wake()
+	a.mu.Unlock()
+}
+
+// wake tells every waiting acquire to look again; a.mu is held.
+func (a *admission) wake() {
 	close(a.changed)
 	a.changed = make(chan struct{})
-	a.mu.Unlock()
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"cmp"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -94,7 +95,7 @@ func (t *trialRun) procSample(s ProcSample) {
 	t.mu.Lock()
 	pt := &t.procs
 	for i := range s.Procs {
-		s.Procs[i].Command = t.r.redact(clipCommand(untrace(s.Procs[i].Command)))
+		s.Procs[i].Command = t.r.redact(clipCommand(t.shown(untrace(s.Procs[i].Command))))
 	}
 	if !pt.started {
 		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}
@@ -131,7 +132,7 @@ func (t *trialRun) procSample(s ProcSample) {
 			born = tp.firstSeen
 		}
 		tp.proc.Command = p.Command // an exec changes it
-		if tp.activity == -1 && s.Time.Sub(born) >= ActivityThreshold && !isEngineShim(p.Command) {
+		if tp.activity == -1 && s.Time.Sub(born) >= ActivityThreshold && !isEngineShim(p.Command) && p.Command != "" {
 			if len(t.res.Activities) >= MaxActivities {
 				tp.activity = -2
 				t.res.ActivitiesDropped++
@@ -201,6 +202,14 @@ func (t *trialRun) nameKill(i int) {
 	} else if !slices.Contains(pt.unnamed, i) {
 		pt.unnamed = append(pt.unnamed, i)
 	}
+	if oe.Command == "" && oe.Process == WorkloadProgram {
+		// The kernel named headroom's in-container program and the
+		// process watch did not see it: it is the step's process (or one
+		// of its jobs), shown as the step's command.
+		if show := t.stepShow(oe.Step); show != "" {
+			oe.Command = show
+		}
+	}
 	if len(oe.Tree) == 0 || oe.PID != 0 {
 		oe.Tree = processTree(tree)
 	}
@@ -247,9 +256,64 @@ func clipCommand(s string) string {
 }
 
 // isEngineShim is the engine's own process that becomes an exec'd step
-// (runc's init, before its exec): not something the agent started.
+// (runc's init, before its exec), or the step driver's, forked and not yet
+// the step: not something the agent started. (A process with no command
+// line, between its fork and its exec or a zombie, is not one either.)
 func isEngineShim(cmd string) bool {
-	return cmd == "runc init" || strings.HasPrefix(cmd, "runc init ") || strings.HasPrefix(cmd, tracedPrefix)
+	return cmd == "runc init" || strings.HasPrefix(cmd, "runc init ") || strings.HasPrefix(cmd, tracedPrefix) || cmd == stepDriverShown
+}
+
+// stepDriverShown is how headroom's step driver in a built-in container
+// (hr-workload drive, probe or idle) is named in a process list.
+const stepDriverShown = "(headroom step driver)"
+
+// shown is a process's command line as a person reads it. A built-in
+// step runs headroom's in-container program (hr-workload run --step NAME
+// --profile {JSON}): that process is shown as the step's own command (pip
+// install pandas networkx scikit-learn), the jobs it starts (hr-workload
+// child) as the running step's command's jobs, and the step driver by
+// what it is. Any other command line is shown as it is. Called with t.mu
+// held.
+func (t *trialRun) shown(cmd string) string {
+	fields := strings.SplitN(cmd, " ", 5)
+	if len(fields) < 2 || path.Base(fields[0]) != WorkloadProgram {
+		return cmd
+	}
+	switch fields[1] {
+	case "run":
+		if len(fields) >= 4 && fields[2] == "--step" {
+			if show := t.stepShow(fields[3]); show != "" {
+				return show
+			}
+		}
+	case "child":
+		if show := t.stepShow(t.step); show != "" {
+			return show + " (a job it started)"
+		}
+	case "drive", "probe", "idle":
+		return stepDriverShown
+	}
+	return cmd
+}
+
+// stepShow is the command a step of this trial shows, by the step's name
+// ("" for none): the agent's install and steps, the phases' setup and
+// verifiers, the verifier.
+func (t *trialRun) stepShow(name string) string {
+	if t.shows == nil {
+		agent, _ := t.task.Agent(t.trial.Agent)
+		steps := append(append(append([]model.Step(nil), agent.Install...), agent.Steps...), t.task.Verifier)
+		for _, p := range t.task.Phases {
+			steps = append(append(steps, p.Setup...), p.Verifier)
+		}
+		t.shows = map[string]string{}
+		for _, s := range steps {
+			if _, ok := t.shows[s.Name]; !ok && s.Show != "" {
+				t.shows[s.Name] = s.Show
+			}
+		}
+	}
+	return t.shows[name]
 }
 
 // tracedPrefix marks headroom's own trace wrapper in a process list.

@@ -95,3 +95,44 @@ func TestUntraceAndShims(t *testing.T) {
 		t.Error("shims")
 	}
 }
+
+// A built-in step's process is shown as the step's own command, its jobs
+// as that command's, and the step driver's fork is not an activity: the
+// record and every face read `pip install pandas networkx scikit-learn`,
+// never hr-workload's argv and profile.
+func TestBuiltinStepProcessesAreShownAsTheirCommand(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip","packages":["pandas","networkx","scikit-learn"],"duration_ms":5000}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	t0 := time.Unix(1000, 0)
+	driver := Proc{PID: 1, Command: "/hr-workload drive", Started: t0.Add(-time.Minute)}
+	tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{driver}})
+	tr.step = "install"
+	step := Proc{PID: 10, PPID: 1, Command: strings.Join(install.Argv, " "), Started: t0, RSSBytes: 100 * model.MiB}
+	job := Proc{PID: 11, PPID: 10, Command: "/hr-workload child --mb 26.0 --ms 1200", Started: t0, RSSBytes: 26 * model.MiB}
+	fork := Proc{PID: 12, PPID: 1, Command: "/hr-workload drive", Started: t0}
+	blank := Proc{PID: 13, PPID: 1, Command: "", Started: t0}
+	tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step, job, fork, blank}})
+	var got []string
+	for _, a := range tr.res.Activities {
+		got = append(got, a.Command)
+	}
+	want := []string{install.Show, install.Show + " (a job it started)"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("activities %q, want %q", got, want)
+	}
+	// The kernel names the program; the watch saw the pid.
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "hr-workload", PID: 10})
+	tr.nameKill(0)
+	if k := tr.res.OOMs[0]; k.Command != install.Show || strings.Contains(fmt.Sprint(k.Tree), "--profile") {
+		t.Errorf("kill %+v", k)
+	}
+	// The kernel names the program; the watch never saw the pid.
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "hr-workload", PID: 99})
+	tr.nameKill(1)
+	if k := tr.res.OOMs[1]; k.Command != install.Show {
+		t.Errorf("unseen kill named %q", k.Command)
+	}
+}

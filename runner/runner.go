@@ -201,6 +201,11 @@ func (r *Runner) StopTrial(id string) bool {
 	return ok
 }
 
+// Hold keeps queued trials from starting while why is set (the running
+// ones go on; each held trial's TrialWaiting says "held: why"); Hold("")
+// lets them start again.
+func (r *Runner) Hold(why string) { r.adm.hold(why) }
+
 // Run runs every trial and sends events to out, closing it at the end.
 // Cancelling ctx stops running trials (their containers are removed and
 // they end as cancelled); trials not yet started end as cancelled too.
@@ -238,7 +243,10 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 		go func() {
 			defer wg.Done()
 			for tr := range queue {
-				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: r.admitAndRun(ctxs[tr.ID], tr, emit)})
+				// The result first: a composite literal's fields are
+				// evaluated in order, and the event's time is its end.
+				res := r.admitAndRun(ctxs[tr.ID], tr, emit)
+				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: res})
 			}
 		}()
 	}

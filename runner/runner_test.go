@@ -360,3 +360,65 @@ func TestPlatformQueueCountsInQueuedFor(t *testing.T) {
 		t.Errorf("queued_for %s leaves out the platform's 90s", time.Duration(r.QueuedFor))
 	}
 }
+
+// A trial's end event is stamped when the trial ended, not when it was
+// taken off the queue: the console ends a finished card's chart there.
+func TestTrialEndedIsStampedAtTheEnd(t *testing.T) {
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"t/s": {Lines: []string{"one"}}})}
+	res := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil)
+	var started time.Time
+	for _, e := range res.events {
+		switch e := e.(type) {
+		case event.TrialStarted:
+			started = e.At()
+		case event.TrialEnded:
+			if e.At().Before(started) || e.At().Before(e.Result.End) {
+				t.Errorf("TrialEnded at %s, before the trial started (%s) or ended (%s)", e.At(), started, e.Result.End)
+			}
+		}
+	}
+}
+
+// Hold keeps queued trials from starting until it is let go (the
+// console's quit prompt holds the queue; it went on starting trials while
+// the prompt was open). Each held trial says why it waits.
+func TestHoldKeepsQueuedTrialsFromStarting(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("a", 64*model.MiB, "s"), fake.Task("b", 64*model.MiB, "s")})
+	cfg.Concurrency = 1
+	r, err := runner.New(&fake.Backend{Script: script(nil)}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Hold("the quit prompt is open")
+	out := make(chan event.Event, 16)
+	go r.Run(context.Background(), out)
+	released, startedWhileHeld, ended := false, 0, 0
+	timeout := time.After(30 * time.Second)
+	for done := false; !done; {
+		select {
+		case e, ok := <-out:
+			if !ok {
+				done = true
+				break
+			}
+			switch e := e.(type) {
+			case event.TrialWaiting:
+				if strings.HasPrefix(e.Reason, "held: the quit prompt is open") && !released {
+					released = true
+					r.Hold("")
+				}
+			case event.TrialStarted:
+				if !released {
+					startedWhileHeld++
+				}
+			case event.TrialEnded:
+				ended++
+			}
+		case <-timeout:
+			t.Fatal("sweep did not end")
+		}
+	}
+	if !released || startedWhileHeld > 0 || ended != 2 {
+		t.Errorf("held trial seen waiting %v, %d started while held, %d ended", released, startedWhileHeld, ended)
+	}
+}

@@ -56,6 +56,8 @@ type trialRun struct {
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
 	procs     procTracker
+	// shows are the trial's steps' commands by step name (stepShow).
+	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
 	// sandbox can, and keeps the container (a multi-step task's agent).
 	keepOnTimeout bool
@@ -101,6 +103,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
 	})
 	defer TimePhase(t.trial.ID, "trial")()
+	t.emit(event.TrialCreating{Base: t.base()})
 	started := TimePhase(t.trial.ID, "sandbox start")
 	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
 	started()

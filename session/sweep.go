@@ -389,6 +389,10 @@ func (s *Sweep) StopTrial(id string) bool { return s.run.StopTrial(id) }
 // recorded as cancelled.
 func (s *Sweep) Cancel() { s.cancel() }
 
+// Hold keeps queued trials from starting while why is set ("" lets them
+// go): the console holds the queue while it asks whether to quit.
+func (s *Sweep) Hold(why string) { s.run.Hold(why) }
+
 // Err is the store's failure, if recording failed.
 func (s *Sweep) Err() error {
 	s.mu.Lock()

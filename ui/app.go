@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"os/exec"
+	"path"
 	"strings"
 	"time"
 
@@ -49,6 +51,10 @@ type Options struct {
 	Shell func(containerID string, task model.Task) (*exec.Cmd, error)
 	// Demo starts this sweep at once and opens the live screen.
 	Demo *LaunchSpec
+	// Preselect names the tasks whose rows (every agent) setup opens
+	// with selected: the showcase on the built-in catalog, so that enter
+	// runs something at once.
+	Preselect []string
 	// Defaults for the setup screen.
 	Repeats, Concurrency int
 	Seed                 uint64
@@ -67,9 +73,9 @@ type Options struct {
 	// PolicyArgs are the backend's own settings for a policy (docker run
 	// flags, a pod's resources), shown beside each ratio; nil shows none.
 	PolicyArgs func(model.ResourcePolicy) []string
-	// Reproduce is the backend's command that runs an image under a
-	// policy outside headroom; nil shows none.
-	Reproduce func(image string, p model.ResourcePolicy) string
+	// Reproduce is the backend's command that runs a task's (by name)
+	// image under a policy outside headroom; nil shows none.
+	Reproduce func(task, image string, p model.ResourcePolicy) string
 	// Preparing reports the latest line of image preparation while a
 	// sweep is starting (a Dockerfile build, debootstrap), or "".
 	Preparing func() string
@@ -124,14 +130,15 @@ type confirmation struct {
 	prompt string
 	yes    tea.Msg
 	// quit asks to quit: its prompt counts the running trials as it is
-	// drawn, since trials go on starting and ending while it waits.
+	// drawn, since trials go on ending while it waits (none start: the
+	// queue is held until it is answered).
 	quit bool
 }
 
 // text is the question as drawn now.
 func (c *confirmation) text(running int) string {
 	if c.quit {
-		return fmt.Sprintf("Quit? %d running trial(s) will be stopped and their containers removed. y/n", running)
+		return fmt.Sprintf("Quit? %d running trial(s) will be stopped, containers removed; queue held. y/n", running)
 	}
 	return c.prompt
 }
@@ -530,7 +537,18 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.launch(spec)
 	case focusMsg:
-		return m.startFocus(msg.task, msg.agent, msg.ratio)
+		if !msg.confirmed {
+			if m.Running() {
+				m.say("a sweep is running: focus when it ends")
+				return m, nil
+			}
+			yes := msg
+			yes.confirmed = true
+			m.confirm = &confirmation{prompt: fmt.Sprintf("Focus: run %s · %s at %s %d times, scale %s (%s)? y/n",
+				path.Base(msg.task.Name), msg.agent, msg.ratio, m.setup.focusRuns, cmp.Or(msg.scale, model.ScaleBoth), scaleWords(cmp.Or(msg.scale, model.ScaleBoth))), yes: yes}
+			return m, nil
+		}
+		return m.startFocus(msg.task, msg.agent, msg.ratio, msg.scale)
 	case rerunMsg:
 		return m.rerun(msg.v)
 	case resumeMsg:
@@ -621,13 +639,17 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := m.keys.Global
 	if m.confirm != nil {
+		c := m.confirm
+		m.confirm = nil
+		if c.quit {
+			// The queue was held while the prompt was open; a yes
+			// cancels everything anyway.
+			m.hold("")
+		}
 		switch msg.String() {
 		case "y", "Y":
-			c := m.confirm
-			m.confirm = nil
 			return m.Update(c.yes)
 		default:
-			m.confirm = nil
 			m.say("")
 		}
 		return m, nil
@@ -728,7 +750,23 @@ func (m Model) quit() (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	m.confirm = &confirmation{quit: true, yes: quitConfirmedMsg{}}
+	// No new trial starts while the user decides: the prompt's count of
+	// running trials stays what a yes would stop.
+	m.hold("the quit prompt is open")
 	return m, nil
+}
+
+// Holder is a Sweep that can keep its queued trials from starting
+// (session.Sweep.Hold); why "" lets them go.
+type Holder interface {
+	Hold(why string)
+}
+
+// hold holds or lets go the running sweep's queue, where it can.
+func (m Model) hold(why string) {
+	if h, ok := m.sweep.(Holder); ok && m.sweep != nil {
+		h.Hold(why)
+	}
 }
 
 // openDetail drills into one trial.
@@ -826,7 +864,13 @@ func (m Model) viewStatus() string {
 	}
 	if m.state != nil && m.state.LastOOM != nil {
 		o := m.state.LastOOM
-		parts = append(parts, st.OOM.Render(fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)))
+		last := fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)
+		if v := m.state.Trials[o.TrialID()]; v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
+			// What was killed, as the kernel's log and the process watch
+			// named it since.
+			last += ": " + killedName(v.OOMs[len(v.OOMs)-1])
+		}
+		parts = append(parts, st.OOM.Render(last))
 	}
 	parts = append(parts, st.Muted.Render("theme "+m.theme.Name))
 	return clip(strings.Join(parts, " · "), m.width)

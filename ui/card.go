@@ -20,6 +20,9 @@ const (
 	// banner can be read.
 	cardLinger    = 4 * time.Second
 	oomCardLinger = 10 * time.Second
+	// killedBannerLines are the lines under a tall card's kill banner for
+	// the killed command.
+	killedBannerLines = 2
 	// chartMinWindow is the shortest span a card's memory chart shows.
 	chartMinWindow = 10 * time.Second
 )
@@ -35,6 +38,10 @@ type cardCtx struct {
 	// uncappedScale is what an uncapped card's gauge and chart are drawn
 	// against (the largest limit on screen); 0: the trial's own peak.
 	uncappedScale int64
+	// next are the trials of the card's cell that wait in its corner.
+	next []*TrialView
+	// nextSelected: the cursor is on the corner's trial.
+	nextSelected bool
 }
 
 // renderCard draws one trial as a w×cardHeight block.
@@ -61,30 +68,56 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		scale = max(c.uncappedScale, v.Peak, tr.Policy.GuaranteeBytes)
 	}
 	ws, cache := v.Last.WorkingSetBytes, v.Last.CacheBytes
-	if v.Phase == Finished {
+	peak := v.PeakText()
+	// The chart ends at the clock while the trial runs, at its end once
+	// it has finished, and at the kill on a killed card: the gauge, the
+	// peak and the chart hold the kill's picture for the whole linger.
+	end := c.now
+	killedAt := v.KilledAt()
+	switch {
+	case !killedAt.IsZero():
+		var p int64
+		ws, cache, p = v.atKill(killedAt)
+		peak, end = model.PeakLabel(p, 0, mib), killedAt
+	case v.Phase == Finished:
 		ws, cache = 0, 0
+		if !v.Ended.IsZero() {
+			end = v.Ended
+		}
 	}
 	lines = append(lines, gauge(p, ws, cache, tr.Policy.GuaranteeBytes, limit, scale, inner))
 	limitS := "none"
 	if limit > 0 {
 		limitS = mib(limit)
 	}
-	memLine := fmt.Sprintf("%s / %s  peak %s  g %s", mib(ws), limitS, v.PeakText(), mib(tr.Policy.GuaranteeBytes))
+	memLine := fmt.Sprintf("%s / %s  g %s", mib(ws), limitS, mib(tr.Policy.GuaranteeBytes))
 	if limit == 0 {
 		// Say what the bar is drawn against: there is no limit to fill.
-		memLine = fmt.Sprintf("%s / none  peak %s  bar = %s", mib(ws), v.PeakText(), mib(scale))
+		memLine = fmt.Sprintf("%s / none  bar = %s", mib(ws), mib(scale))
 	}
-	if v.Phase == Running {
+	if v.Phase == Running && killedAt.IsZero() {
 		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
 	}
-	if len(v.OOMs) > 0 && v.OOMs[len(v.OOMs)-1].Process != "" {
+	// What the kernel killed: in the banner where the card has room for
+	// it (the whole command, wrapped), else instead of the memory line.
+	var killedWhat, killedPID string
+	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
 		o := v.OOMs[len(v.OOMs)-1]
-		memLine = fmt.Sprintf("killed %s %s pid %d", killedName(o), mib(o.RSSBytes), o.PID)
+		killedWhat = "killed " + killedName(o)
+		if o.PID != 0 {
+			killedPID = fmt.Sprintf(" · pid %d, rss %s", o.PID, mib(o.RSSBytes))
+		}
 	}
-	lines = append(lines, p.text.Render(clip(memLine, inner)))
+	roomy := c.height > cardHeight
+	if killedWhat != "" && !roomy {
+		memLine = killedWhat + killedPID
+	}
+	// The peak on a line of its own, saying which peak it is (sampled, or
+	// the kernel's beside the sampled one): the report's is the kernel's.
+	lines = append(lines, p.text.Render(clip(memLine, inner)), p.text.Render(clip("peak "+peak, inner)))
 	// The memory chart: one row on a standard card, the rows a taller
 	// card has to spare.
-	chartRows := max(1+c.height-cardHeight, 1)
+	chartRows := max(c.height-cardHeight, 1)
 	if v.Killed() {
 		banner := fmt.Sprintf(" OOM KILLED at peak %s / %s ", mib(v.NeedBytes()), limitS)
 		if v.Result != nil && v.Result.KilledInStep != "" {
@@ -103,13 +136,27 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		lines = append(lines, st.OOMBanner.Render(clip(banner, inner)))
 		chartRows--
+		if roomy {
+			// Two lines kept for the killed command whether or not the
+			// kernel has named it yet, so the chart under them never moves.
+			what := wrapWords(killedWhat, inner-2, "")
+			// The pid and rss only where they fit whole.
+			if n := len(what); n > 0 && width(what[n-1]+killedPID) <= inner-2 {
+				what[n-1] += killedPID
+			} else if n < killedBannerLines && killedPID != "" {
+				what = append(what, strings.TrimPrefix(killedPID, " · "))
+			}
+			for i := range killedBannerLines {
+				if i < len(what) {
+					lines = append(lines, st.OOMBanner.Render(pad(" "+what[i]+" ", min(width(what[i])+2, inner))))
+				} else {
+					lines = append(lines, "")
+				}
+			}
+			chartRows -= killedBannerLines
+		}
 	}
 	if chartRows > 0 {
-		// A finished trial's chart ends at its end, not at the clock.
-		end := c.now
-		if v.Phase == Finished && !v.Ended.IsZero() {
-			end = v.Ended
-		}
 		// The chart spans the trial so far (at least chartMinWindow, at
 		// most a minute): a climb of a few seconds fills the chart rather
 		// than a sliver at its right edge.
@@ -120,6 +167,8 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		lines = append(lines, spark(p, v.Samples, end, window, scale, inner, chartRows)...)
 	}
 	switch v.Phase {
+	case Creating:
+		lines = append(lines, st.Muted.Render("creating container…"))
 	case Running:
 		if v.Step != nil {
 			el := secs(c.now.Sub(v.StepAt))
@@ -151,12 +200,50 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}
 	body := c.height - 3
+	if len(c.next) > 0 {
+		body--
+	}
 	lines = lines[:min(len(lines), body)]
 	for len(lines) < body {
 		lines = append(lines, "")
 	}
+	if len(c.next) > 0 {
+		lines = append(lines, nextLine(st, p, c.spinner, c.next, c.nextSelected, inner))
+	}
 	lines = append(lines, stepsLine(p, v.Steps, inner))
 	return box(style, title, strings.Join(lines, "\n"), w, c.height)
+}
+
+// nextLine is the corner of a cell whose card is not its running trial (a
+// kill lingers): the next trial, where it is, right-aligned.
+func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, selected bool, w int) string {
+	n := next[0]
+	what := "creating container…"
+	switch {
+	case n.Phase == Running && n.Step != nil:
+		limit := "none"
+		if l := n.Trial.Policy.HardLimitBytes; l > 0 {
+			limit = mib(l)
+		}
+		what = fmt.Sprintf("%s %s / %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), limit)
+	case n.Phase == Running:
+		what = "starting…"
+	}
+	if n.Killed() {
+		what = "OOM killed"
+		if o := n.OOMs; len(o) > 0 {
+			what += " in " + o[len(o)-1].Step
+		}
+	}
+	line := fmt.Sprintf("next %s %s r%d · %s", spinner, n.Trial.ID, n.Trial.Repeat, what)
+	if len(next) > 1 {
+		line += fmt.Sprintf(" (+%d)", len(next)-1)
+	}
+	if selected {
+		// The marker as well as the colour, as a selected card's title.
+		return st.Selected.Render(padLeft(clip("▸ "+line, w), w))
+	}
+	return p.muted.Render(padLeft(clip(line, w), w))
 }
 
 // stepsLine lists finished steps compactly: ✓ name duration peak.
@@ -195,7 +282,7 @@ func visibleCards(s *SweepState, now time.Time, limit int, only ...model.Ratio) 
 			continue
 		}
 		switch v.Phase {
-		case Running:
+		case Creating, Running:
 			if v.Killed() {
 				kills = append(kills, v)
 			} else {

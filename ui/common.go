@@ -74,6 +74,12 @@ type (
 		task  model.Task
 		agent string
 		ratio model.Ratio
+		// scale is what the ratio limits: the cell's own sweep's from
+		// the matrix (not setup's, which may since have changed), setup's
+		// from setup.
+		scale model.Scale
+		// confirmed: asked and answered y (a loop of many runs starts).
+		confirmed bool
 	}
 	// rerunMsg replays one trial exactly.
 	rerunMsg struct{ v *TrialView }

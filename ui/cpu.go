@@ -41,10 +41,16 @@ func throttleText(samples []event.Sample) string {
 }
 
 // stepCPUText is a step's CPU for the detail's step table: average cores
-// and, when its limit held it back, the share of periods throttled.
+// and, when its limit held it back, the share of periods throttled. A step
+// shorter than model.MinCPUStep shows "—": its CPU time over its wall time
+// is the exec's and a clock tick's, not a use (an instant echo read
+// 37.20c), as calibrate does not read it either.
 func stepCPUText(s model.StepResult) string {
 	if s.CPU == nil {
 		return ""
+	}
+	if s.Duration() < model.MinCPUStep {
+		return "—"
 	}
 	t := fmt.Sprintf("%.2fc", s.CPU.Cores(s.Duration()))
 	if s.CPU.ThrottledNanos > 0 {

@@ -39,6 +39,11 @@ func TestThrottleTextIsRecent(t *testing.T) {
 	if got := stepCPUText(s); got != "0.50c thr 50%" {
 		t.Errorf("step cpu %q", got)
 	}
+	// An instant step's CPU is not a measurement (it read 37.20c).
+	echo := model.StepResult{Start: t0, End: t0.Add(6 * time.Microsecond), CPU: &model.CPUUse{UsageNanos: 223_200}}
+	if got := stepCPUText(echo); got != "—" {
+		t.Errorf("instant step cpu %q, want —", got)
+	}
 }
 
 // The strip's columns are the share throttled between their edges: free

@@ -166,7 +166,7 @@ func TestColouredColumnsKeepTheirPadding(t *testing.T) {
 	m := New(opts)
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.setup.focusRuns = 4
-	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
 	m = update(t, next.(Model), cmd())
 	m = update(t, m, eventsMsg{events: focusEvents(l.last.plan)})
 	v := m.View()
@@ -238,7 +238,7 @@ func TestFocusStripScalesATallColumn(t *testing.T) {
 	m := New(testOptions(t, l))
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.setup.focusRuns = 12
-	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
 	m = update(t, next.(Model), cmd())
 	var evs []event.Event
 	for _, tr := range l.last.plan.Trials {
@@ -259,7 +259,7 @@ func TestFocusStripScalesATallColumn(t *testing.T) {
 // when the sweep has.
 func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 	m, l := withSweep(t, 120, 40)
-	m = keys(t, m, "2", "l", "l", "x", "y")
+	m = keys(t, m, "2", "l", "x", "y")
 	if len(l.last.stopped) != 1 || !strings.Contains(m.View(), "stopping "+l.last.stopped[0]) {
 		t.Fatalf("stopped %v:\n%s", l.last.stopped, m.View())
 	}

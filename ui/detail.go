@@ -283,6 +283,8 @@ func (d *detailScreen) View(c *Common) string {
 	tr := v.Trial
 	status := "queued"
 	switch v.Phase {
+	case Creating:
+		status = "creating its container"
 	case Running:
 		status = "running"
 	case Waiting:
@@ -359,7 +361,7 @@ func (d *detailScreen) View(c *Common) string {
 	// at most; the log gives up the second).
 	var repro []string
 	if c.Opts != nil && c.Opts.Reproduce != nil && importedOf(v.Result) == nil {
-		repro = wrapWords(c.Opts.Reproduce(img, tr.Policy), w, "  ")
+		repro = wrapWords(c.Opts.Reproduce(tr.Task, img, tr.Policy), w, "  ")
 	}
 	if len(repro) > 2 {
 		repro = repro[:2]

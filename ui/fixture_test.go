@@ -43,6 +43,7 @@ type fakeSweep struct {
 	events    chan event.Event
 	stopped   []string
 	cancelled bool
+	holds     []string // every Hold's why, in order
 }
 
 func (f *fakeSweep) ID() string                 { return f.id }
@@ -51,6 +52,7 @@ func (f *fakeSweep) Plan() model.Plan           { return f.plan }
 func (f *fakeSweep) Events() <-chan event.Event { return f.events }
 func (f *fakeSweep) StopTrial(id string) bool   { f.stopped = append(f.stopped, id); return true }
 func (f *fakeSweep) Cancel()                    { f.cancelled = true }
+func (f *fakeSweep) Hold(why string)            { f.holds = append(f.holds, why) }
 
 // fakeLauncher plans like the real one and returns a fakeSweep.
 type fakeLauncher struct {
@@ -73,7 +75,7 @@ func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 func testOptions(t testing.TB, l Launcher) Options {
 	return Options{
 		Tasks: builtinTasks(t), Launcher: l, Theme: themes.Plain(), HostCPUs: 2, Static: true,
-		PolicyArgs: docker.RunFlags, Reproduce: docker.Reproduce,
+		PolicyArgs: docker.RunFlags, Reproduce: func(_, image string, p model.ResourcePolicy) string { return docker.Reproduce(model.Task{}, image, p) },
 		Now:  func() time.Time { return t0.Add(3 * time.Second) },
 		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
 		History: func() ([]Experiment, error) {
@@ -117,7 +119,7 @@ func scriptedEvents(plan model.Plan) []event.Event {
 	}
 	oom := model.OOMEvent{At: at(950), Step: "install", Source: "events", WorkingSetBytes: 127 << 20}
 	detail := oom
-	detail.Process, detail.PID, detail.RSSBytes = "hr-workload", 4242, 122<<20
+	detail.Process, detail.PID, detail.RSSBytes, detail.Command = "hr-workload", 4242, 122<<20, install.Show // as the runner names it
 	evs = append(evs, event.OOMKill{Base: b("t0001", 960), OOM: oom, LimitBytes: tr["t0001"].Policy.HardLimitBytes},
 		event.OOMKill{Base: b("t0001", 965), OOM: detail, LimitBytes: tr["t0001"].Policy.HardLimitBytes, Detail: true},
 		event.StepEnded{Base: b("t0001", 970), Result: model.StepResult{Name: "install", Show: install.Show, Phase: "agent", Start: at(150), End: at(970), ExitCode: 137, PeakWorkingSetBytes: 127 << 20, OOMKills: 1}},

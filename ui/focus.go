@@ -26,8 +26,9 @@ func (s *focusScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
 func (s *focusScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *focusScreen) SetSize(w, h int)          { s.w, s.h = w, h }
 
-// startFocus launches focus mode with setup's number of runs.
-func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea.Model, tea.Cmd) {
+// startFocus launches focus mode with setup's number of runs, the ratio
+// limiting what scale says.
+func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio, scale model.Scale) (tea.Model, tea.Cmd) {
 	if m.Running() {
 		m.say("a sweep is running: focus when it ends")
 		return m, nil
@@ -37,7 +38,7 @@ func (m Model) startFocus(task model.Task, agent string, ratio model.Ratio) (tea
 		return m, nil
 	}
 	task.Agents = []model.Agent{a}
-	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Scale: m.setup.scale, Repeats: m.setup.focusRuns,
+	spec := LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{ratio}, Scale: scale, Repeats: m.setup.focusRuns,
 		Concurrency: m.setup.concurrency, Seed: m.setup.seed, Label: "focus"}
 	m.say(fmt.Sprintf("focus: %s · %s at %s, %d runs", path.Base(task.Name), agent, ratio, spec.Repeats))
 	m.launching = true
@@ -94,6 +95,7 @@ func (s *focusScreen) View(c *Common) string {
 	var marks []focusMark
 	done, cancelled := 0, 0
 	var mf model.MemoryFailures
+	var results []model.TrialResult
 	for _, v := range runs {
 		if v.Phase != Finished || v.Result == nil {
 			continue
@@ -105,10 +107,15 @@ func (s *focusScreen) View(c *Common) string {
 		}
 		done++
 		mf.AddTrial(*v.Result)
+		results = append(results, *v.Result)
 		peaks = append(peaks, v.NeedBytes())
 		marks = append(marks, focusMark{v.Result.Outcome, v.Result.Cause})
 	}
 	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, failed at the limit in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs)-cancelled, percent(mf.Failed(), done))
+	if done == 0 {
+		// No rate yet: "failed at the limit in -" read as a kill in a step named "-".
+		head = fmt.Sprintf("%s · %s at %s: 0 of %d runs finished yet", tr.Task, tr.Agent, tr.Ratio, len(runs)-cancelled)
+	}
 	if sp := mf.Split(); sp != "" {
 		head += ": " + sp
 	}
@@ -122,6 +129,13 @@ func (s *focusScreen) View(c *Common) string {
 	}
 	out := []string{st.Title.Render(clip(head, w)),
 		st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · %s", model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), each), w))}
+	// Failures at the limit beside passes under it are the task's own
+	// draw each run: said as the verdict, so the host is not blamed.
+	if ov, ok := model.OwnVarianceAt(results, tr.Policy.HardLimitBytes); ok {
+		for _, l := range wrapWords(ov.String(), w, "  ") {
+			out = append(out, st.Warn.Render(l))
+		}
+	}
 	out = append(out, strip...)
 	out = append(out, st.Bold.Render(clip(noMark+fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %s", "trial", "run", "outcome", "time", "peak", "why"), w)))
 	first, last := s.cursor.window(len(runs), h-len(out))
@@ -137,7 +151,7 @@ func (s *focusScreen) View(c *Common) string {
 // coloured by outcome.
 func phaseText(st themes.Styles, v *TrialView) string {
 	switch v.Phase {
-	case Running:
+	case Creating, Running:
 		return "running"
 	case Waiting:
 		return "waiting"
@@ -236,4 +250,15 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []focusMark, p model.R
 	}
 	out = append(out, st.Muted.Render(string(labels)))
 	return out, per
+}
+
+// scaleWords says what a scale's ratios limit.
+func scaleWords(s model.Scale) string {
+	switch s {
+	case model.ScaleMemory:
+		return "memory only"
+	case model.ScaleCPU:
+		return "CPU only"
+	}
+	return "memory and CPU"
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -18,7 +19,7 @@ func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
 	m := New(testOptions(t, l))
 	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
 	m.setup.focusRuns = 8
-	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
 	m = update(t, next.(Model), cmd())
 	var evs []runner_Event
 	for i, tr := range l.last.plan.Trials {
@@ -46,6 +47,26 @@ func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
 	if !strings.Contains(view, "stalled") {
 		t.Errorf("the runs list does not name the stalls:\n%s", view)
 	}
+	// Failures at the limit beside passes under it: the task's own
+	// variance, said as such (the tester read the kills as the host's).
+	if !strings.Contains(strings.Join(strings.Fields(view), " "), "the task's own variance: 4 of 6 runs failed at the 128MiB limit, 2 passed under it needing 100MiB–100MiB") {
+		t.Errorf("no own-variance verdict:\n%s", view)
+	}
+}
+
+// Before any run has finished, focus says so: "failed at the limit in -"
+// read as a kill in a step named "-".
+func TestFocusBeforeAnyRunSaysSo(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.setup.focusRuns = 4
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
+	m = update(t, next.(Model), cmd())
+	view := m.View()
+	if strings.Contains(view, "in -") || !strings.Contains(view, "0 of 4 runs finished yet") {
+		t.Errorf("focus before any run:\n%s", view)
+	}
 }
 
 // The detail header names a stall as one, with its time at the limit and
@@ -60,9 +81,45 @@ func TestDetailHeaderShowsTheStallsNumbersAndOnePeak(t *testing.T) {
 	v := &TrialView{Trial: tr, Phase: Finished, Result: &r, Peak: 178 << 20}
 	m.openDetail(v)
 	view := m.View()
-	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (sampled 178MiB)", "rerun, same settings"} {
+	for _, want := range []string{"STALLED (6.8s of 14.7s at the limit, 6652 major faults)", "peak 240MiB (kernel; sampled 178MiB)", "rerun, same settings"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("detail lacks %q:\n%s", want, view)
 		}
+	}
+}
+
+// F asks before it starts a loop of many runs, saying what it will run
+// and under which scale; the scale is the cell's own sweep's, not setup's
+// (which had since changed: the loop ran under another scale than the
+// cell it came from). Seen before: F started at once.
+func TestFocusAsksFirstWithTheCellsScale(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}}, Scale: model.ScaleMemory, Repeats: 1, Concurrency: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	var evs []runner_Event
+	for _, tr := range sw.Plan().Trials {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second)}))
+	}
+	m = update(t, m, eventsMsg{events: append(evs, event.SweepEnded{})})
+	m.setup.scale = model.ScaleCPU
+	m = keys(t, m, "3", "F")
+	if m.confirm == nil || len(l.specs) != 1 {
+		t.Fatalf("F started a loop without asking (%d launches)", len(l.specs))
+	}
+	if p := m.confirm.text(0); !strings.Contains(p, "at 1x 20 times, scale memory (memory only)? y/n") {
+		t.Errorf("focus prompt %q", p)
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y started nothing")
+	}
+	m = update(t, next.(Model), cmd())
+	if len(l.specs) != 2 || l.specs[1].Label != "focus" || l.specs[1].Scale != model.ScaleMemory {
+		t.Errorf("after y: launches %+v", l.specs)
 	}
 }

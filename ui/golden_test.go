@@ -122,7 +122,7 @@ func TestGoldenScreens(t *testing.T) {
 			m := New(testOptions(t, l))
 			m = update(t, m, tea.WindowSizeMsg{Width: sz.w, Height: sz.h})
 			m.setup.focusRuns = 4
-			next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1})
+			next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
 			m = update(t, next.(Model), cmd())
 			m = update(t, m, eventsMsg{events: focusEvents(l.last.plan)})
 			view := m.View()

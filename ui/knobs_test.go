@@ -88,3 +88,32 @@ func TestGoldenMatrixKnobs(t *testing.T) {
 	}
 	golden.RequireEqual(t, []byte(view))
 }
+
+// tab reaches the Knobs row (it was reachable only by walking down the
+// options), its keys are said while there, and with every knob on the row
+// wraps instead of being cut at the width.
+func TestSetupKnobsRowByTabAndWrapped(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 40})
+	m = keys(t, m, "tab", "tab", "tab")
+	view := m.View()
+	if !strings.Contains(view, "▸time off") || !strings.Contains(view, "↑/↓ choose an option or knob · ←/→ or +/- change it") {
+		t.Fatalf("tab ×3 is not on the knobs row:\n%s", view)
+	}
+	for i := optTime; i < optCount; i++ {
+		m = keys(t, m, "right", "right", "down")
+	}
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "neighbours") && strings.HasSuffix(strings.TrimSpace(l), "…") {
+			t.Errorf("knobs row cut: %q", l)
+		}
+	}
+	if !strings.Contains(m.View(), "neighbours ") {
+		t.Errorf("no neighbours knob shown:\n%s", m.View())
+	}
+	// shift+tab from the knobs goes back to the options' row.
+	m = update(t, m, tea.KeyMsg{Type: tea.KeyShiftTab})
+	if m.setup.pane != paneOptions || m.setup.optCursor >= optTime {
+		t.Errorf("shift+tab: pane %d cursor %d", m.setup.pane, m.setup.optCursor)
+	}
+}

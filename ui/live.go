@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -26,9 +28,10 @@ func (l *liveScreen) SetSize(w, h int)          { l.w, l.h = w, h }
 
 // liveGrid is where the live screen puts its cards.
 type liveGrid struct {
-	// byRatio gives each ratio of the sweep its own column (ratios holds
-	// them, in the plan's order) so that 1x, 3x and uncapped keep their
-	// places as trials start and end; otherwise cards fill a grid.
+	// byRatio gives each ratio of the sweep one cell of its own, a
+	// column of the only row (ratios holds them, in the plan's order), so
+	// that 1x, 3x and uncapped keep their places for the whole sweep;
+	// otherwise cards fill a grid.
 	byRatio bool
 	ratios  []model.Ratio
 	cols    int
@@ -37,31 +40,29 @@ type liveGrid struct {
 	// cells are the cards in reading order; nil is an empty slot (a
 	// ratio with no trial on screen).
 	cells []*TrialView
+	// next, by ratio, are the ratio's running trials its cell's card
+	// does not show (a kill holds the cell while the next repeat runs):
+	// they wait in the cell's corner.
+	next [][]*TrialView
 }
 
-// Card geometry of the ratio columns: each column has two slots (a kill
-// lingers while the next repeat starts), as tall as the screen allows,
-// up to maxCardHeight; a column is never narrower than ratioColMinWidth.
-const (
-	ratioSlots       = 2
-	maxCardHeight    = 20
-	ratioColMinWidth = 26
-)
+// A ratio column is never narrower than ratioColMinWidth, nor its card
+// shorter than a compact card.
+const ratioColMinWidth = 26
 
 // liveLayout fits cards in the body under the two progress lines. A sweep
 // with a few ratios that run side by side (the demo, or a concurrency no
-// higher than the number of ratios) gets one column per ratio; any other
-// gets as many columns as the width allows, full-height cards when two
-// rows fit, compact ones otherwise.
+// higher than the number of ratios) gets one cell per ratio, as tall as
+// the body; any other gets as many columns as the width allows,
+// full-height cards when two rows fit, compact ones otherwise.
 func liveLayout(c *Common, w, h int) liveGrid {
 	avail := h - 2
 	if c.State != nil {
 		ratios := c.State.Plan.Ratios
 		nr := len(ratios)
 		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
-		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= ratioSlots*compactCardHeight {
-			height := min(avail/ratioSlots, maxCardHeight)
-			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: ratioSlots, height: height}
+		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= compactCardHeight {
+			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: 1, height: avail}
 		}
 	}
 	g := liveGrid{cols: max(w/cardMinWidth, 1), height: cardHeight}
@@ -72,10 +73,8 @@ func liveLayout(c *Common, w, h int) liveGrid {
 	return g
 }
 
-// liveGrid lays the cards out: in a grid, the cards visibleCards picks;
-// by ratio, each ratio's own cards in its column, each card in the slot of
-// its repeat's parity (so a running card does not move when the card above
-// it goes) unless that slot is taken.
+// liveCards lays the cards out: in a grid, the cards visibleCards picks;
+// by ratio, one card in each ratio's cell (cellCards).
 func liveCards(c *Common, w, h int) liveGrid {
 	g := liveLayout(c, w, h)
 	if c.State == nil {
@@ -86,33 +85,127 @@ func liveCards(c *Common, w, h int) liveGrid {
 		g.cells = visibleCards(c.State, now, g.cols*g.rows)
 		return g
 	}
-	g.cells = make([]*TrialView, g.cols*g.rows)
+	g.cells, g.next = make([]*TrialView, g.cols), make([][]*TrialView, g.cols)
 	for col, r := range g.ratios {
-		for _, v := range visibleCards(c.State, now, g.rows, r) {
-			slot := (v.Trial.Repeat - 1) % g.rows
-			if g.cells[slot*g.cols+col] != nil {
-				for s := 0; s < g.rows; s++ {
-					if g.cells[s*g.cols+col] == nil {
-						slot = s
-						break
-					}
-				}
-			}
-			if g.cells[slot*g.cols+col] == nil {
-				g.cells[slot*g.cols+col] = v
-			}
-		}
+		g.cells[col], g.next[col] = cellCards(c.State, now, r)
 	}
 	return g
 }
 
-// cards are the grid's cards in reading order, empty slots left out: what
-// the cursor moves over.
+// cellCards picks what a ratio's cell shows: the kill it holds, else its
+// first running trial, else the trial that finished last while it lingers
+// (cardLinger). A kill holds the cell for its whole linger, 10 s on screen
+// after its trial ends (stageHold); when that ends, the ratio's newest
+// kill still lingering takes the cell for a whole linger of its own.
+// The running trials the card is not are the cell's next ones, in plan
+// order, in its corner: no card moves and none is pushed into a second
+// row.
+func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, next []*TrialView) {
+	if s.stage == nil {
+		s.stage = map[model.Ratio]stageHold{}
+	}
+	held := s.stage[r]
+	if v := s.Trials[held.id]; v == nil || !held.on(v, now) {
+		// The newest kill still lingering by its own clock takes the
+		// cell, from when the last hold ended (or its kill).
+		var kill *TrialView
+		for _, id := range s.Order {
+			v := s.Trials[id]
+			if v.Trial.Ratio == r && v.holds() && (v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger) &&
+				(kill == nil || v.heldSince().After(kill.heldSince())) {
+				kill = v
+			}
+		}
+		switch {
+		case kill == nil:
+			held = stageHold{}
+		case kill.Trial.ID != held.id:
+			var last time.Time
+			if v := s.Trials[held.id]; v != nil {
+				last = held.end(v)
+			}
+			held = stageHold{id: kill.Trial.ID, from: maxTime(kill.heldSince(), last)}
+		}
+		s.stage[r] = held
+	}
+	var recent *TrialView
+	var running []*TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		switch {
+		case v.Trial.Ratio != r || id == held.id:
+		case v.Phase == Running || v.Phase == Creating:
+			running = append(running, v)
+		case v.Phase == Finished && !v.holds() && now.Sub(v.Ended) < cardLinger:
+			if recent == nil || v.Ended.After(recent.Ended) {
+				recent = v
+			}
+		}
+	}
+	switch {
+	case held.id != "":
+		return s.Trials[held.id], running
+	case len(running) > 0:
+		return running[0], running[1:]
+	}
+	return recent, nil
+}
+
+// stageHold is the kill a ratio's cell holds, and since when it has.
+type stageHold struct {
+	id   string
+	from time.Time
+}
+
+// end is when the hold ends: a whole linger after the trial ended, or
+// after the hold began when it began later (an earlier kill held the
+// cell); zero while the trial runs.
+func (h stageHold) end(v *TrialView) time.Time {
+	if v.Phase != Finished {
+		return time.Time{}
+	}
+	return maxTime(v.Ended, h.from).Add(oomCardLinger)
+}
+
+// on says whether the hold is still on at now.
+func (h stageHold) on(v *TrialView, now time.Time) bool {
+	end := h.end(v)
+	return end.IsZero() || now.Before(end)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// holds says whether the trial's card holds its cell for a kill's linger:
+// it was killed (OOM), or it ended with a cause that has a banner (killed
+// from outside, a stall).
+func (t *TrialView) holds() bool {
+	return t.Killed() || (t.Result != nil && t.Result.Cause.Banner("") != "")
+}
+
+// heldSince orders the cards that hold a cell: the newest kill wins.
+func (t *TrialView) heldSince() time.Time {
+	if k := t.KilledAt(); !k.IsZero() {
+		return k
+	}
+	return t.Ended
+}
+
+// cards are the grid's cards in reading order, empty slots left out, each
+// cell's card followed by the trials waiting in its corner: what the
+// cursor moves over.
 func (g liveGrid) cards() []*TrialView {
 	var out []*TrialView
-	for _, v := range g.cells {
+	for i, v := range g.cells {
 		if v != nil {
 			out = append(out, v)
+		}
+		if i < len(g.next) {
+			out = append(out, g.next[i]...)
 		}
 	}
 	return out
@@ -253,9 +346,9 @@ func (l *liveScreen) View(c *Common) string {
 		for j := i; j < min(i+g.cols, len(g.cells)); j++ {
 			v := g.cells[j]
 			if v == nil {
-				// A ratio with nothing on screen says so in its first
-				// slot; other empty slots stay blank.
-				if g.byRatio && j < g.cols && g.cells[j+g.cols] == nil {
+				// A ratio with nothing on screen says so in its cell;
+				// a grid's empty slots stay blank.
+				if g.byRatio {
 					what := "no " + g.ratios[j].String() + " trial running"
 					row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
 				} else {
@@ -265,6 +358,14 @@ func (l *liveScreen) View(c *Common) string {
 			}
 			c := ctx
 			c.selected = v == sel
+			if g.byRatio {
+				c.next = g.next[j]
+				if i := slices.Index(c.next, sel); i > 0 {
+					// The selected one is the one the corner shows.
+					c.next = append([]*TrialView{sel}, slices.Delete(slices.Clone(c.next), i, i+1)...)
+				}
+				c.nextSelected = len(c.next) > 0 && c.next[0] == sel
+			}
 			row = append(row, renderCard(c, v, cw))
 		}
 		grid = append(grid, joinHorizontal(row))

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -96,9 +97,14 @@ func (mm *matrixScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Focus):
 		if len(rows) > 0 && len(ratios) > 0 {
+			// The cell's own scale: what its trials ran under.
+			scale := c.Spec.Scale
+			for _, v := range c.State.Cell(rows[mm.row], ratios[mm.col]) {
+				scale = cmp.Or(v.Trial.Policy.Scale, scale)
+			}
 			for _, t := range c.Opts.Tasks {
 				if t.Name == rows[mm.row].Task {
-					c.send(focusMsg{t, rows[mm.row].Agent, ratios[mm.col]})
+					c.send(focusMsg{task: t, agent: rows[mm.row].Agent, ratio: ratios[mm.col], scale: scale})
 				}
 			}
 		}
@@ -124,11 +130,12 @@ func (mm *matrixScreen) View(c *Common) string {
 		headW = max(headW, width(r.Heading())+2)
 	}
 	widest[0], widest[1] = max(widest[0], headW-2), max(widest[1], headW-2)
-	colW := max(13, widest[0]+2)
+	// At least a rate and its interval, " 100% [21–100]", and a gap.
+	colW := max(15, widest[0]+2)
 	compact := false
 	if colW > 29 || 24+len(ratios)*colW > w {
 		compact = true
-		colW = max(13, widest[1]+2)
+		colW = max(15, widest[1]+2)
 	}
 	cellsOf := func(i int) []cellView {
 		out := make([]cellView, len(ratios))
@@ -179,7 +186,7 @@ func (mm *matrixScreen) View(c *Common) string {
 		}
 		out = append(out, clip(line, w))
 	}
-	succ, infra := pad("success rate ±95%", nameW), pad("infra-error rate ±95%", nameW)
+	succ, infra := pad("success rate [95%]", nameW), pad("infra-error rate [95%]", nameW)
 	var byRatio map[model.Ratio]model.RatioStats
 	if s.Done > 0 {
 		byRatio = map[model.Ratio]model.RatioStats{}
@@ -194,13 +201,13 @@ func (mm *matrixScreen) View(c *Common) string {
 			infra += pad(" -", colW)
 			continue
 		}
-		succ += pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Success.Mean, 100*rs.Success.HalfWidth), colW)
+		succ += pad(" "+rs.Success.RateText(), colW)
 		// Red only where there were infra errors: a 0% cell is good news.
 		cell := st.Muted
 		if rs.Infra.Mean > 0 {
 			cell = st.OOM
 		}
-		infra += cell.Render(pad(fmt.Sprintf(" %.0f%% ±%.0f", 100*rs.Infra.Mean, 100*rs.Infra.HalfWidth), colW))
+		infra += cell.Render(pad(" "+rs.Infra.RateText(), colW))
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), clip(infra, w))
 	// The infra errors from outside the trials' own limits, apart (only
@@ -278,7 +285,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
 		if own := model.Baseline(cs.Ratio, base); cs.Ratio != own {
-			line += fmt.Sprintf(", %+.0fpp [%+.0f, %+.0f] p=%.2f vs %s: %s", 100*cs.VsBaseline.Diff, 100*cs.VsBaseline.CI.Lo, 100*cs.VsBaseline.CI.Hi, cs.VsBaseline.P, own, model.Verdict(cs.Noise))
+			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
 		// What the knobs did, as the cell's trials measured it.
@@ -292,8 +299,20 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			out = append(out, st.Muted.Render(clip("  measured in the container: "+m, w)))
 		}
 	}
-	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)]); wi != "" {
-		out = append(out, st.Muted.Render(clip(wi, w)))
+	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); wi != "" {
+		// Wrapped, not cut at the width; two lines at most, so the
+		// cell's list keeps its room.
+		lines := wrapWords(wi, w, "  ")
+		if len(lines) > 2 {
+			rest := lines[1]
+			for _, l := range lines[2:] {
+				rest += " " + strings.TrimSpace(l)
+			}
+			lines = []string{lines[0], clip(rest, w)}
+		}
+		for _, l := range lines {
+			out = append(out, st.Muted.Render(l))
+		}
 	}
 	// Which question each p answers, wrapped rather than cut.
 	for _, l := range wrapWords(fmt.Sprintf("against %s (b sets the baseline) · p by task: would tasks like these change? · pooled p: did this suite's score change?", base), w, "  ") {
@@ -310,7 +329,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			if !ok {
 				continue
 			}
-			text := fmt.Sprintf("%s %+.0fpp [%+.0f, %+.0f] %s, p %s by task, %s pooled", metric, 100*c.Diff, 100*c.CI.Lo, 100*c.CI.Hi, model.Verdict(c.Noise), model.PText(c.P), model.PText(c.PooledP))
+			text := fmt.Sprintf("%s %s %s %s, p %s by task, %s pooled", metric, model.PPText(c.Diff), model.PPInterval(c.CI), model.Verdict(c.Noise), model.PText(c.P), model.PText(c.PooledP))
 			style := st.Text
 			if !c.Noise {
 				style = st.Bold

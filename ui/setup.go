@@ -36,6 +36,9 @@ const (
 	paneTasks = iota
 	paneRatios
 	paneOptions
+	// paneKnobs is the Knobs row: the options from optTime on, a pane of
+	// its own so that tab reaches it.
+	paneKnobs
 	setupPanes
 )
 
@@ -106,6 +109,9 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 	for _, t := range o.Tasks {
 		for _, a := range t.Agents {
 			s.rows = append(s.rows, setupRow{t, a.Name})
+			if slices.Contains(o.Preselect, t.Name) {
+				s.selected[s.rows[len(s.rows)-1].key()] = true
+			}
 		}
 	}
 	for _, r := range model.StandardRatios {
@@ -253,10 +259,10 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Pane):
-		s.pane = (s.pane + 1) % setupPanes
+		s.setPane((s.pane + 1) % setupPanes)
 		return nil
 	case key.Matches(msg, k.PanePrev):
-		s.pane = (s.pane + setupPanes - 1) % setupPanes
+		s.setPane((s.pane + setupPanes - 1) % setupPanes)
 		return nil
 	case key.Matches(msg, k.Start):
 		if c.Running {
@@ -290,7 +296,7 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 			return s.filter.Focus()
 		case key.Matches(msg, k.Focus):
 			if cur < len(rows) {
-				c.send(focusMsg{rows[cur].task, rows[cur].agent, s.firstRatio()})
+				c.send(focusMsg{task: rows[cur].task, agent: rows[cur].agent, ratio: s.firstRatio(), scale: s.scale})
 			}
 		}
 	case paneRatios:
@@ -309,7 +315,9 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 				return s.custom.Focus()
 			}
 		}
-	case paneOptions:
+	case paneOptions, paneKnobs:
+		// ↑/↓ walk the options and on into the knobs (and back); the
+		// pane follows the cursor.
 		switch {
 		case key.Matches(msg, k.List.Up):
 			s.optCursor = max(s.optCursor-1, 0)
@@ -320,8 +328,23 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Minus), key.Matches(msg, k.Left):
 			s.adjust(-1)
 		}
+		s.pane = paneOptions
+		if s.optCursor >= optTime {
+			s.pane = paneKnobs
+		}
 	}
 	return nil
+}
+
+// setPane moves to a pane, the options' cursor onto its row.
+func (s *setupScreen) setPane(p int) {
+	s.pane = p
+	switch {
+	case p == paneOptions && s.optCursor >= optTime:
+		s.optCursor = 0
+	case p == paneKnobs && s.optCursor < optTime:
+		s.optCursor = optTime
+	}
 }
 
 func (s *setupScreen) firstRatio() model.Ratio {
@@ -404,15 +427,36 @@ func (s *setupScreen) View(c *Common) string {
 		opts = append(opts, p.label+" "+v)
 	}
 	for i := range opts {
-		if s.pane == paneOptions && i == s.optCursor {
+		if (s.pane == paneOptions || s.pane == paneKnobs) && i == s.optCursor {
 			opts[i] = st.Cursor.Render("▸" + opts[i])
 		} else {
 			opts[i] = " " + opts[i]
 		}
 	}
-	under = append(under, clip(st.Bold.Render("Options")+" "+strings.Join(opts[:optTime], "  "), w))
+	// Wrapped, never cut: a knob turned on names its whole sweep.
+	row := func(title string, items []string) {
+		line, indent := st.Bold.Render(title), width(title)
+		n := indent
+		for _, it := range items {
+			if n > indent && n+2+width(it) > w {
+				under = append(under, clip(line, w))
+				line, n = strings.Repeat(" ", indent), indent
+			}
+			if n > indent {
+				line, n = line+"  ", n+2
+			} else {
+				line, n = line+" ", n+1
+			}
+			line, n = line+it, n+width(it)
+		}
+		under = append(under, clip(line, w))
+	}
+	row("Options", opts[:optTime])
 	// The other hidden variables, each swept like the ratios when on.
-	under = append(under, clip(st.Bold.Render("Knobs  ")+" "+strings.Join(opts[optTime:], "  "), w))
+	row("Knobs  ", opts[optTime:])
+	if s.pane == paneOptions || s.pane == paneKnobs {
+		under = append(under, st.Muted.Render(clip("  ↑/↓ choose an option or knob · ←/→ or +/- change it · tab next pane", w)))
+	}
 	for i, p := range c.Opts.Problems {
 		if i == 2 {
 			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(c.Opts.Problems)-2)))
@@ -421,6 +465,11 @@ func (s *setupScreen) View(c *Common) string {
 		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
 	}
 	under = append(under, "")
+	if nSel == 0 {
+		// What to do first, where the eye is: an empty selection runs
+		// nothing.
+		under = append(under, st.Warn.Render(clip("Nothing selected: space picks the row under the cursor, enter runs the sweep.", w)))
+	}
 	under = append(under, s.preview(c, w)...)
 	if s.err != "" {
 		under = append(under, st.Danger.Render(s.err))

@@ -5,6 +5,7 @@
 package ui
 
 import (
+	"sort"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -18,9 +19,16 @@ type TrialPhase int
 const (
 	Queued TrialPhase = iota
 	Waiting
+	// Creating: let in, its container being created; it counts as
+	// running.
+	Creating
 	Running
 	Finished
 )
+
+// active says whether a phase counts as running: created or being
+// created, not yet finished.
+func (p TrialPhase) active() bool { return p == Creating || p == Running }
 
 // Bounds on what a trial view keeps in memory.
 const (
@@ -86,6 +94,42 @@ func (t *TrialView) NeedBytes() int64 { return max(t.Peak, t.KernelPeak()) }
 // beside it where they differ (model.PeakLabel).
 func (t *TrialView) PeakText() string { return model.PeakLabel(t.Peak, t.KernelPeak(), mib) }
 
+// KilledAt is when the trial's (last) kill landed, the moment its card
+// freezes at: the kill's own time, or the trial's end for a kill known
+// only from the verdict; zero when nothing was killed.
+func (t *TrialView) KilledAt() time.Time {
+	if !t.Killed() {
+		return time.Time{}
+	}
+	if n := len(t.OOMs); n > 0 && !t.OOMs[n-1].At.IsZero() {
+		return t.OOMs[n-1].At
+	}
+	return t.Ended
+}
+
+// atKill is the card's memory as it was at the kill (KilledAt): the
+// working set the kill landed at and the cache beside it, and the sampled
+// peak until then. A killed card draws these for its whole linger, so the
+// picture of the kill stays on screen after the trial has moved on.
+func (t *TrialView) atKill(at time.Time) (ws, cache, peak int64) {
+	i := sort.Search(len(t.Samples), func(i int) bool { return t.Samples[i].Time.After(at) })
+	for _, s := range t.Samples[:i] {
+		peak = max(peak, s.WorkingSetBytes)
+	}
+	if i > 0 {
+		ws, cache = t.Samples[i-1].WorkingSetBytes, t.Samples[i-1].CacheBytes
+	}
+	if n := len(t.OOMs); n > 0 && t.OOMs[n-1].WorkingSetBytes > 0 {
+		ws = t.OOMs[n-1].WorkingSetBytes
+	}
+	if i == 0 && ws == 0 {
+		// Nothing sampled before it (a verdict-only kill of a trial
+		// whose samples are gone): its peak is what is known.
+		ws = t.Peak
+	}
+	return ws, cache, max(peak, ws)
+}
+
 // log keeps the last logLines lines, trimming in bulk so a long burst
 // costs amortised constant time per line.
 func (t *TrialView) log(line string) {
@@ -111,6 +155,9 @@ type SweepState struct {
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
 	LastOOM *event.OOMKill
+	// stage is the kill each ratio's cell holds on the live screen
+	// (cellCards).
+	stage map[model.Ratio]stageHold
 
 	analysis     *model.Analysis
 	analysisDone int
@@ -221,13 +268,19 @@ func (s *SweepState) Apply(e event.Event) {
 		s.ensure(e.Trial)
 	case event.TrialWaiting:
 		if v != nil {
-			v.Phase, v.WaitReason = Waiting, e.Reason
+			s.setPhase(v, Waiting)
+			v.WaitReason = e.Reason
+		}
+	case event.TrialCreating:
+		if v != nil {
+			s.setPhase(v, Creating)
+			v.WaitReason = ""
 		}
 	case event.TrialStarted:
 		if v != nil {
-			v.Phase, v.ContainerID, v.Image, v.Source, v.Started = Running, e.ContainerID, e.Image, e.SampleSource, e.At()
+			s.setPhase(v, Running)
+			v.ContainerID, v.Image, v.Source, v.Started = e.ContainerID, e.Image, e.SampleSource, e.At()
 			v.WaitReason = ""
-			s.Running++
 		}
 	case event.StepStarted:
 		if v != nil {
@@ -283,11 +336,9 @@ func (s *SweepState) Apply(e event.Event) {
 		if v == nil {
 			v = s.ensure(e.Result.Trial)
 		}
-		if v.Phase == Running {
-			s.Running--
-		}
+		s.setPhase(v, Finished)
 		r := e.Result
-		v.Result, v.Phase, v.Ended, v.Step = &r, Finished, e.At(), nil
+		v.Result, v.Ended, v.Step = &r, e.At(), nil
 		if len(r.Steps) > 0 {
 			// The record is final: a traced command's status may be
 			// learnt after its step's live event.
@@ -309,6 +360,18 @@ func (s *SweepState) Apply(e event.Event) {
 	case event.SweepEnded:
 		s.Finished, s.Interrupted = true, e.Interrupted
 	}
+}
+
+// setPhase moves a trial to phase p, keeping Running the count of trials
+// created or being created.
+func (s *SweepState) setPhase(v *TrialView, p TrialPhase) {
+	switch {
+	case v.Phase.active() && !p.active():
+		s.Running--
+	case !v.Phase.active() && p.active():
+		s.Running++
+	}
+	v.Phase = p
 }
 
 // FromResults builds a finished state from stored results (history).

@@ -167,9 +167,17 @@ func TestQuitWhileRunningAsksThenCancels(t *testing.T) {
 	if cmd != nil || m.confirm == nil {
 		t.Fatal("q while trials run must ask first")
 	}
+	// The queue is held while the prompt is open (it went on starting
+	// trials), and let go on n.
+	if len(l.last.holds) != 1 || l.last.holds[0] == "" {
+		t.Fatalf("q did not hold the queue: %q", l.last.holds)
+	}
 	m = keys(t, m, "n")
 	if m.confirm != nil || l.last.cancelled {
 		t.Fatal("n must keep the sweep running")
+	}
+	if len(l.last.holds) != 2 || l.last.holds[1] != "" {
+		t.Fatalf("n did not let the queue go: %q", l.last.holds)
 	}
 	m = keys(t, m, "q", "y")
 	if !l.last.cancelled || !m.quitting {
@@ -192,7 +200,9 @@ func TestStopTrialFromTheLiveScreen(t *testing.T) {
 	if m.confirm != nil || !strings.Contains(m.message, "t0001 has finished") {
 		t.Fatalf("x on a finished card: confirm %+v message %q", m.confirm, m.message)
 	}
-	m = keys(t, m, "right", "right", "x")
+	// t0003 waits in the 1x cell's corner while t0001's kill lingers:
+	// the cursor moves to it after the kill's card.
+	m = keys(t, m, "right", "x")
 	if m.confirm == nil || !strings.Contains(m.confirm.prompt, "t0003") {
 		t.Fatalf("confirm %+v", m.confirm)
 	}

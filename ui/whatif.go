@@ -7,11 +7,12 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
-// whatIfLine is the cursor row's predicted cells at the standard ratios
-// the sweep did not run, from its finished uncapped trials ("≈", as the
-// report marks them), and how many of the row's trials ran contended;
-// "" when there is nothing to say.
-func (s *SweepState) whatIfLine(row model.RowKey) string {
+// whatIfLine follows the cursor's cell: on a measured capped cell, the
+// rate predicted for it from the row's finished uncapped trials beside
+// what it measured; then the standard ratios the sweep did not run ("≈",
+// as the report marks them); and how many of the cell's trials ran
+// contended. "" when there is nothing to say.
+func (s *SweepState) whatIfLine(row model.RowKey, ratio model.Ratio) string {
 	var trials []model.TrialResult
 	traces := map[string][]model.TracePoint{}
 	contended, noted := 0, 0
@@ -22,9 +23,9 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 			continue
 		}
 		trials = append(trials, *v.Result)
-		// Only trials that ran and count say what the host did to them
-		// (the report counts the same way).
-		if n := v.Result.Noise; n != nil && v.Result.Outcome.Counted() {
+		// Only the cell's trials that ran and count say what the host did
+		// to them (the report counts the same way).
+		if n := v.Result.Noise; n != nil && v.Result.Outcome.Counted() && v.Trial.Ratio == ratio {
 			noted++
 			if n.Contended {
 				contended++
@@ -38,6 +39,18 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 			traces[v.Trial.ID] = pts
 		}
 	}
+	var out []string
+	for _, rc := range model.RateChecks(trials, traces) {
+		if rc.Ratio != ratio {
+			continue
+		}
+		verdict := "consistent"
+		if !rc.Consistent {
+			verdict = "apart"
+		}
+		out = append(out, fmt.Sprintf("what-if at %s, from uncapped: killed ≈%d/%d [%.0f–%.0f%%], measured %s failed at the limit: %s",
+			ratio, rc.Predicted, rc.Runs, 100*rc.PredictedCI.Lo, 100*rc.PredictedCI.Hi, rc.Measured, verdict))
+	}
 	var parts []string
 	for _, c := range model.PredictCells(trials, traces, model.StandardRatios) {
 		// The rate with its interval, not a count that reads as certain;
@@ -48,12 +61,14 @@ func (s *SweepState) whatIfLine(row model.RowKey) string {
 		}
 		parts = append(parts, text)
 	}
-	var out []string
 	if len(parts) > 0 {
-		out = append(out, "what-if, from uncapped: "+strings.Join(parts, " · "))
+		out = append(out, "not run: "+strings.Join(parts, " · "))
+		if len(out) == 1 {
+			out[0] = "what-if, from uncapped: " + strings.Join(parts, " · ")
+		}
 	}
 	if contended > 0 {
-		out = append(out, fmt.Sprintf("%d of %d ran contended", contended, noted))
+		out = append(out, fmt.Sprintf("%d of %d at %s ran contended", contended, noted, ratio))
 	}
 	return strings.Join(out, "  ·  ")
 }

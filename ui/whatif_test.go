@@ -22,13 +22,20 @@ func TestWhatIfLinePredictsFromUncapped(t *testing.T) {
 	}
 	s := &SweepState{Order: []string{"t1", "t2"}, Trials: map[string]*TrialView{
 		"t1": mk("t1", model.Ratio{K: 3}, model.Passed), "t2": mk("t2", model.Uncapped, model.Passed)}}
-	got := s.whatIfLine(model.RowKey{Task: "x", Agent: "a"})
-	for _, want := range []string{"1x killed ≈1/1 [21–100%]", "2x killed ≈1/1 [21–100%]", "5x killed ≈0/1 [0–79%]", "1 of 2 ran contended"} {
+	row := model.RowKey{Task: "x", Agent: "a"}
+	got := s.whatIfLine(row, model.Uncapped)
+	for _, want := range []string{"1x killed ≈1/1 [21–100%]", "2x killed ≈1/1 [21–100%]", "5x killed ≈0/1 [0–79%]", "1 of 1 at uncapped ran contended"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("what-if line %q lacks %q", got, want)
 		}
 	}
 	if strings.Contains(got, "3x") {
 		t.Errorf("3x was run, not predicted: %q", got)
+	}
+	// On the measured 3x cell the line follows the cursor: that cell's
+	// prediction against what it measured, first (it ignored the cell).
+	got = s.whatIfLine(row, model.Ratio{K: 3})
+	if !strings.HasPrefix(got, "what-if at 3x, from uncapped: killed ≈0/1 [0–79%], measured 0/1 failed at the limit: consistent") || !strings.Contains(got, "not run: 1x killed") || strings.Contains(got, "contended") {
+		t.Errorf("what-if line at 3x: %q", got)
 	}
 }

@@ -1,0 +1,54 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clean --out removes only the leftovers of experiments under that root,
+// and logs each removal in its experiment; another root's are listed and
+// left. clean had no --out, unlike every other command that reads
+// experiments.
+func TestCleanOutRemovesOnlyItsRootsLeftovers(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	stamp := time.Now().UnixNano()
+	mineExp, otherExp := fmt.Sprintf("20261201-000000-m%d", stamp%1e6), fmt.Sprintf("20261201-000000-o%d", stamp%1e6)
+	if err := os.Mkdir(filepath.Join(root, mineExp), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, exp := range []string{mineExp, otherExp} {
+		name := "hr22-clean-" + exp
+		out, err := exec.Command("docker", "create", "--name", name, "--label", "headroom=1", "--label", "headroom.experiment="+exp,
+			"--label", "headroom.trial=t0001", "--label", "headroom.kept=1", "headroom-debian:bookworm", "true").CombinedOutput()
+		if err != nil {
+			t.Skipf("cannot create a container: %v %s", err, out)
+		}
+		names = append(names, name)
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			exec.Command("docker", "rm", "-f", n).Run()
+		}
+	})
+	r := headroom(t, "clean", "--out", root)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed container hr22-clean-"+mineExp) ||
+		strings.Contains(r.stdout, "removed container hr22-clean-"+otherExp) || !strings.Contains(r.stdout, "its experiment "+otherExp+" is not under --out") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := exec.Command("docker", "container", "inspect", names[1]).Run(); err != nil {
+		t.Error("the other root's container was removed")
+	}
+	if log, err := os.ReadFile(filepath.Join(root, mineExp, "reaper.log")); err != nil || !strings.Contains(string(log), names[0]) {
+		t.Errorf("no removal in the experiment's reaper.log: %v %s", err, log)
+	}
+	if r := headroom(t, "clean", "--out", filepath.Join(root, "missing")); r.code != 2 || !strings.Contains(r.stderr, "is not a directory of experiments") {
+		t.Errorf("a missing --out: exit %d %s", r.code, r.stderr)
+	}
+}

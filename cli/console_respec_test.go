@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
+)
+
+// The console re-reads a task's file for its spec (calibrate --write while
+// it is open); the pids limit stays the profile's. Read bare, a task
+// directory's task.toml came back with headroom's hardened 1024, so the
+// console ran --tasks-dir tasks under a pids limit `run` and `tasks show`
+// did not (seen with examples/tasks/flaky-random-size).
+func TestRespecKeepsTheProfilesPidsLimit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "flaky-random-size")
+	if out, err := exec.Command("cp", "-r", "../examples/tasks/flaky-random-size", dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	l, err := taskfile.LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := l.Task
+	if task.Resources.PidsLimit != 0 {
+		t.Fatalf("loaded harbor task has pids limit %d, want none", task.Resources.PidsLimit)
+	}
+	res, ok := respec()(task)
+	if !ok || res.PidsLimit != 0 {
+		t.Errorf("respec of a harbor task: ok %v, pids limit %d, want none", ok, res.PidsLimit)
+	}
+	// --profile hardened on the same directory: 1024, kept on re-read.
+	hard := task
+	hard.SetProfile(model.ProfileHardened)
+	if res, ok := respec()(hard); !ok || res.PidsLimit != model.DefaultPidsLimit {
+		t.Errorf("respec of a hardened task: ok %v, pids limit %d, want %d", ok, res.PidsLimit, model.DefaultPidsLimit)
+	}
+	// A headroom task file under --profile harbor: none, kept on re-read.
+	file := filepath.Join(t.TempDir(), "own.toml")
+	if err := os.WriteFile(file, []byte("name = \"own\"\n[environment]\nmemory = \"64MiB\"\n[[agents]]\nname = \"a\"\n[agents.workload]\nallocate = \"8MiB\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own := model.Task{Source: file, Profile: model.ProfileHarbor, Resources: model.Resources{Defaulted: []string{"pids_limit"}}}
+	if res, ok := respec()(own); ok && res.PidsLimit != 0 {
+		t.Errorf("respec of a headroom file under harbor: pids limit %d, want none", res.PidsLimit)
+	}
+}

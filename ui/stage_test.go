@@ -1,0 +1,313 @@
+package ui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// timed is an event of a scripted demo, fed when the clock reaches it.
+type timed struct {
+	ms int
+	e  event.Event
+}
+
+// demoStream scripts the showcase as the real one runs: 1x is killed in
+// its install after 3 s and ended half a second later, its next repeat
+// created 100 ms after that; 3x and uncapped pass after 7.5 s. Every
+// ratio's trials run one after another, as concurrency 3 lets them.
+func demoStream(plan model.Plan) []timed {
+	var out []timed
+	add := func(ms int, e event.Event) { out = append(out, timed{ms, e}) }
+	b := func(id string, ms int) event.Base { return event.Base{Trial: id, Time: at(ms)} }
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn"}
+	verify := model.Step{Name: "verify", Show: "pytest tests/test_outputs.py"}
+	next := map[model.Ratio]int{}
+	for _, tr := range plan.Trials {
+		s := next[tr.Ratio]
+		add(s, event.TrialCreating{Base: b(tr.ID, s)})
+		add(s+100, event.TrialStarted{Base: b(tr.ID, s+100), ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"})
+		add(s+150, event.StepStarted{Base: b(tr.ID, s+150), Phase: "agent", Step: install})
+		killed := tr.Ratio == model.Ratio{K: 1}
+		top, end := int64(170), s+7500
+		if killed {
+			top, end = 127, s+3500
+		}
+		for ms := s + 200; ms <= s+3000; ms += 100 {
+			mb := 10 + (top-10)*int64(ms-s-200)/2800
+			add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: mb << 20, CacheBytes: 4 << 20}})
+		}
+		if killed {
+			oom := model.OOMEvent{At: at(s + 3000), Step: "install", Source: "events", WorkingSetBytes: 127 << 20, Process: "hr-workload", PID: 42, RSSBytes: 120 << 20,
+				Command: install.Show}
+			add(s+3010, event.OOMKill{Base: b(tr.ID, s+3010), OOM: oom, LimitBytes: tr.Policy.HardLimitBytes})
+			add(s+3020, event.StepEnded{Base: b(tr.ID, s+3020), Result: model.StepResult{Name: "install", Show: install.Show, Start: at(s + 150), End: at(s + 3020), ExitCode: 137, OOMKills: 1, PeakWorkingSetBytes: 127 << 20}})
+			add(s+3030, event.StepStarted{Base: b(tr.ID, s+3030), Phase: "verifier", Step: verify})
+			for ms := s + 3100; ms < end; ms += 100 {
+				add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: 2 << 20}})
+			}
+			r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Start: at(s), End: at(end), OOMs: []model.OOMEvent{oom}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20}
+			add(end, event.TrialEnded{Base: b(tr.ID, end), Result: r})
+		} else {
+			for ms := s + 3100; ms < end; ms += 100 {
+				add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: 80 << 20}})
+			}
+			add(end, event.TrialEnded{Base: b(tr.ID, end), Result: model.TrialResult{Trial: tr, Outcome: model.Passed, Start: at(s), End: at(end), PeakWorkingSetBytes: top << 20}})
+		}
+		next[tr.Ratio] = end + 100
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ms < out[j].ms })
+	return out
+}
+
+// cardBox is one card's place on the screen.
+type cardBox struct {
+	row, col int
+	title    string
+}
+
+// cardBoxes finds every card's top-left corner on the screen.
+func cardBoxes(view string) []cardBox {
+	var out []cardBox
+	for row, l := range strings.Split(view, "\n") {
+		r := []rune(l)
+		for col, c := range r {
+			if c == '╭' || c == '┏' {
+				end := col + 1
+				for end < len(r) && r[end] != '╮' && r[end] != '┓' {
+					end++
+				}
+				out = append(out, cardBox{row, col, string(r[col:end])})
+			}
+		}
+	}
+	return out
+}
+
+// cardLines is the card whose title holds title: its lines inside the
+// border, nil if it is not on screen.
+func cardLines(view, title string) []string {
+	lines := strings.Split(view, "\n")
+	for _, b := range cardBoxes(view) {
+		if !strings.Contains(b.title, title) {
+			continue
+		}
+		top := []rune(lines[b.row])
+		right := b.col + 1
+		for right < len(top) && top[right] != '╮' && top[right] != '┓' {
+			right++
+		}
+		var out []string
+		for _, l := range lines[b.row+1:] {
+			r := []rune(l)
+			if right >= len(r) || r[b.col] == '╰' || r[b.col] == '┗' {
+				break
+			}
+			out = append(out, string(r[b.col+1:right]))
+		}
+		return out
+	}
+	return nil
+}
+
+// The demo's stage holds still: over a scripted minute (kills at 1x
+// every 3.6 s, lingering 10 s each, passes at 3x and uncapped), every
+// ratio's card stays in one cell (same row, same column), one row of
+// cards starts right under the progress lines, and the next 1x repeat
+// waits in its cell's corner instead of opening a second row.
+func TestDemoCellsHoldStill(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream := demoStream(plan)
+			cell := map[string]cardBox{} // ratio → where its card is
+			corners := 0
+			shown := map[string][2]int{} // a kill's card → first and last ms on screen
+			for ms, i := 250, 0; ms <= 60000; ms += 250 {
+				now = at(ms)
+				var evs []event.Event
+				for ; i < len(stream) && stream[i].ms <= ms; i++ {
+					evs = append(evs, stream[i].e)
+				}
+				m = update(t, m, eventsMsg{events: evs})
+				v := m.View()
+				checkFits(t, v, sz.w, sz.h)
+				boxes := cardBoxes(v)
+				if len(boxes) != 3 {
+					t.Fatalf("at %dms: %d cards on screen, want one per ratio:\n%s", ms, len(boxes), v)
+				}
+				for _, b := range boxes {
+					if b.row != 3 {
+						t.Fatalf("at %dms: a card starts on row %d, want 3 (right under the progress lines):\n%s", ms, b.row, v)
+					}
+					ratio := ""
+					for _, r := range []string{"1x", "3x", "uncapped"} {
+						if strings.Contains(b.title, " "+r+" r") || strings.Contains(v, "no "+r+" trial running") && b.title == "╭"+strings.Repeat("─", len([]rune(b.title))-1) {
+							ratio = r
+						}
+					}
+					if ratio == "" {
+						continue // an empty cell; its neighbours place it
+					}
+					if id := strings.Fields(strings.TrimLeft(b.title, "┏━ ▸"))[0]; strings.HasPrefix(b.title, "┏") {
+						seen, ok := shown[id]
+						if !ok {
+							seen[0] = ms
+						}
+						seen[1] = ms
+						shown[id] = seen
+					}
+					if was, ok := cell[ratio]; ok && (was.row != b.row || was.col != b.col) {
+						t.Fatalf("at %dms: the %s card moved from row %d col %d to row %d col %d:\n%s", ms, ratio, was.row, was.col, b.row, b.col, v)
+					}
+					cell[ratio] = b
+				}
+				if strings.Contains(v, "next › ") {
+					corners++
+				}
+			}
+			if corners == 0 {
+				t.Error("no successor ever waited in a cell's corner: the scripted kills should linger over the next repeat")
+			}
+			// Each kill shown keeps the cell for its whole linger: 10 s
+			// on screen after its trial ended (3.5 s after it started).
+			for id, seen := range shown {
+				if seen[1] < 60000 && seen[1]-seen[0] < int(oomCardLinger/time.Millisecond)-250 { // one step of the clock
+					t.Errorf("the kill %s was on screen %dms (%d–%d), less than its linger", id, seen[1]-seen[0], seen[0], seen[1])
+				}
+			}
+			if len(shown) < 4 {
+				t.Errorf("%d kills shown in a minute of kills every 3.6 s", len(shown))
+			}
+		})
+	}
+}
+
+// The moment a kill lingers over its successor, as a golden frame: the
+// killed card holds its picture, the next repeat waits in the corner.
+func TestGoldenDemoLinger(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream := demoStream(plan)
+			var evs []event.Event
+			for _, e := range stream {
+				if e.ms <= 5000 {
+					evs = append(evs, e.e)
+				}
+			}
+			now = at(5000)
+			m = update(t, m, eventsMsg{events: evs})
+			v := m.View()
+			checkFits(t, v, sz.w, sz.h)
+			golden.RequireEqual(t, []byte(v))
+		})
+	}
+}
+
+// A killed card freezes at the kill: its gauge, peak and memory chart
+// stay as they were when the kernel killed the step, while the verifier
+// runs after it, when the trial ends, and for the whole 10 s linger.
+func TestKilledCardFreezesAtTheKill(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
+	stream := demoStream(plan)
+	id := plan.Trials[0].ID // 1x r1: killed at 3000ms, ended at 3500ms
+	w, h := m.bodySize()
+	rows := max(liveCards(m.common(), w, h).height-cardHeight, 1) - 1 - killedBannerLines
+	var frozen []string
+	i := 0
+	for _, ms := range []int{3050, 3200, 3400, 3600, 5000, 8000, 13000, 13400} {
+		now = at(ms)
+		var evs []event.Event
+		for ; i < len(stream) && stream[i].ms <= ms; i++ {
+			evs = append(evs, stream[i].e)
+		}
+		m = update(t, m, eventsMsg{events: evs})
+		v := m.View()
+		card := cardLines(v, id+" 1x")
+		chart := 4 + killedBannerLines
+		if len(card) < chart+rows {
+			t.Fatalf("at %dms the killed card is not on screen:\n%s", ms, v)
+		}
+		// The gauge, the memory line, the peak, and the chart's rows.
+		picture := append([]string{card[0], card[1], card[2]}, card[chart:chart+rows]...)
+		if !strings.Contains(card[3], "OOM KILLED in install") || !strings.Contains(strings.Join(strings.Fields(strings.Join(card[4:chart], " ")), " "), "killed pip install pandas networkx scikit-learn") {
+			t.Fatalf("at %dms the banner does not name the kill and its command:\n%s", ms, v)
+		}
+		if !strings.Contains(card[0], "█") || !strings.ContainsAny(strings.Join(card[chart:chart+rows], ""), "▁▂▃▄▅▆▇█") {
+			t.Fatalf("at %dms the killed card's gauge or chart is empty:\n%s", ms, strings.Join(card, "\n"))
+		}
+		if frozen == nil {
+			frozen = picture
+			continue
+		}
+		for j := range picture {
+			if picture[j] != frozen[j] {
+				t.Fatalf("at %dms the killed card's picture changed (line %d):\nwas %q\nnow %q\n%s", ms, j, frozen[j], picture[j], v)
+			}
+		}
+	}
+	now = at(3500 + int(oomCardLinger/time.Millisecond) + 100)
+	if v := m.View(); cardLines(v, id+" 1x") != nil {
+		t.Errorf("the killed card outstayed its linger:\n%s", v)
+	}
+}
+
+// A trial whose container is being created is running: the queue line
+// counts it, and its card says so.
+func TestCreatingTrialCountsAsRunning(t *testing.T) {
+	now := at(100)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
+	a, b := plan.Trials[0], plan.Trials[1]
+	m = update(t, m, eventsMsg{events: []event.Event{
+		event.TrialCreating{Base: event.Base{Trial: a.ID, Time: at(0)}},
+		event.TrialCreating{Base: event.Base{Trial: b.ID, Time: at(0)}},
+		event.TrialStarted{Base: event.Base{Trial: a.ID, Time: at(50)}, ContainerID: "c-a"},
+	}})
+	v := m.View()
+	if !strings.Contains(v, "running 2 · queued 1") {
+		t.Errorf("two trials running (one being created), one queued:\n%s", v)
+	}
+	if card := strings.Join(cardLines(v, b.ID+" 3x"), "\n"); !strings.Contains(card, "creating container…") {
+		t.Errorf("the trial being created has no card saying so:\n%s", v)
+	}
+	m = update(t, m, eventsMsg{events: []event.Event{event.TrialStarted{Base: event.Base{Trial: b.ID, Time: at(80)}, ContainerID: "c-b"},
+		event.TrialEnded{Base: event.Base{Trial: a.ID, Time: at(90)}, Result: model.TrialResult{Trial: a, Outcome: model.Passed, Start: at(0), End: at(90)}}}})
+	if v := m.View(); !strings.Contains(v, "running 1 · queued 1") {
+		t.Errorf("after one started and the other ended:\n%s", v)
+	}
+}
+
+// The console opens on the showcase chosen (every agent of the task the
+// cli preselects), so enter runs it; with nothing chosen, setup says what
+// to press first.
+func TestSetupOpensOnTheShowcase(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Preselect = []string{"builtin/bn-fit-modify"}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	v := m.View()
+	if !strings.Contains(v, "Tasks · 2 of") || strings.Contains(v, "Nothing selected") {
+		t.Fatalf("setup should open with bn-fit-modify's two agents chosen:\n%s", v)
+	}
+	spec, err := m.setup.spec()
+	if err != nil || len(spec.Tasks) != 1 || spec.Tasks[0].Name != "builtin/bn-fit-modify" || len(spec.Tasks[0].Agents) != 2 {
+		t.Fatalf("enter should run the showcase: %+v %v", spec.Tasks, err)
+	}
+	bare := New(testOptions(t, &fakeLauncher{}))
+	bare = update(t, bare, tea.WindowSizeMsg{Width: 80, Height: 24})
+	if v := bare.View(); !strings.Contains(v, "Nothing selected: space picks the row under the cursor, enter runs the sweep.") {
+		t.Errorf("an empty selection should say what to press first:\n%s", v)
+	}
+}
