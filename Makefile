@@ -248,6 +248,8 @@ kube-smoke:
 # The Kubernetes backend on the running cluster (make kube-up first): kill
 # at 1x in the allocating step, pass uncapped, a child's kill seen while
 # PID 1 lives, requests/limits read back, an unschedulable pod's reason,
+# a pod deleted from outside, --exec-steps on the scratch image, the API
+# server going away mid-sweep, a namespace-scoped user (Role only),
 # nothing left; and the real binary's `headroom run --backend kubernetes`.
 # Fails rather than skips when the cluster is not up.
 kube-test:

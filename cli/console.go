@@ -80,6 +80,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if err != nil {
 		return usagef("--reserve: %v", err)
 	}
+	if err := reserveApplies(cmd); err != nil {
+		return err
+	}
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	if err != nil {
 		return err

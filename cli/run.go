@@ -174,6 +174,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := reserveApplies(cmd); err != nil {
+		return err
+	}
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
@@ -234,11 +237,11 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	if kept != nil {
 		prog.kept = func(trial string) []runner.Owned { return ofTrial(kept(sw.ID), trial) }
 	}
-	interrupted := false
+	interrupted, why := false, ""
 	for ev := range sw.Events() {
 		prog.event(ev)
 		if end, ok := ev.(event.SweepEnded); ok {
-			interrupted = end.Interrupted
+			interrupted, why = end.Interrupted, end.Why
 		}
 	}
 	if err := sw.Err(); err != nil {
@@ -274,6 +277,9 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
+		if why != "" {
+			fmt.Fprintf(stderr, "stopped: %s\n", why)
+		}
 		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}
@@ -527,6 +533,16 @@ func killedWhat(o model.OOMEvent) string {
 		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
 	}
 	return what
+}
+
+// reserveApplies refuses --reserve on a backend whose scheduler places
+// the trials: a node's allocatable memory already leaves out what its
+// kubelet reserves, and headroom's own reserve would change nothing.
+func reserveApplies(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("reserve"); f != nil && f.Changed && backendName(cmd) == "kubernetes" {
+		return usagef("--reserve is the Docker host's: on Kubernetes each node's allocatable memory already leaves out what its kubelet reserves (--system-reserved, --kube-reserved); set those on the node, or drop --reserve")
+	}
+	return nil
 }
 
 // keptLister lists what --keep left of an experiment on the platform

@@ -113,14 +113,22 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	started()
 	if err != nil {
 		res.End = time.Now()
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(err, ErrPlatformGone):
+			// Not this trial's doing, nor the next one's: the sweep stops.
+			t.r.stopSweep(err)
+			res.Outcome, res.Reason = model.InfraError, err.Error()
+		case ctx.Err() != nil:
 			res.Outcome, res.Reason = model.Cancelled, "cancelled while the container was starting"
-		} else {
+		default:
 			res.Outcome, res.Reason = model.InfraError, err.Error()
 		}
 		return *res
 	}
 	res.ContainerID = sb.ID()
+	if qw, ok := sb.(QueueWaiter); ok {
+		res.QueuedFor += model.Duration(qw.QueuedFor())
+	}
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
 	if pm, ok := sb.(PeakModer); ok {

@@ -208,7 +208,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		return p, err
 	}
 	for _, tr := range p.plan.Trials {
-		if err := runner.CheckGuarantees(model.Plan{Trials: []model.Trial{tr}}, p.capacity); err != nil {
+		if err := runner.CheckGuaranteesOf(model.Plan{Trials: []model.Trial{tr}}, p.capacity, e.CapacityBasis()); err != nil {
 			if spec.FailFast {
 				return p, InputError{err}
 			}
@@ -292,6 +292,10 @@ func lacksAgents(tasks []model.Task, agents []string) map[string]string {
 func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host := e.Host
 	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
+	if p.capacity == math.MaxInt64 {
+		// None known (the scheduler decides): the engine's details say so.
+		host.GuaranteeCapacityBytes = 0
+	}
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
 		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
