@@ -10,7 +10,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
+.PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
 	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
@@ -109,7 +109,7 @@ FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
 	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
-	workload:FuzzProfileJSON workload:FuzzProbeLine cli:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
+	workload:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge importer:FuzzImportDirs
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
 # "context deadline exceeded" when a worker is mid-input at the deadline on
@@ -190,6 +190,30 @@ parity: build
 		echo "note: this headroom has no 'tasks audit' yet (issue #12): no audit table"; \
 	fi; \
 	exit $$status
+
+# The README's pictures: the console's own frames at 120x40 in colour
+# (ui/pictures_test.go, goldens in ui/testdata/TestPictureFrames), drawn
+# to SVG by freeze, each naming the sha256 of its frame so that
+# TestPicturesAreRenderedFromTheFrames fails when they drift. freeze is
+# installed once into bin/ from the Go module proxy.
+FREEZE_VERSION := v0.2.2
+FREEZE := bin/freeze-$(FREEZE_VERSION)/freeze
+PICTURES := stage-kill matrix
+
+$(FREEZE):
+	GOBIN=$(CURDIR)/$(dir $(FREEZE)) $(GO) install github.com/charmbracelet/freeze@$(FREEZE_VERSION)
+
+pictures: $(FREEZE)
+	$(GO) test ./ui -count=1 -run '^TestPictureFrames$$' -update
+	@mkdir -p docs/pictures
+	@set -e; for p in $(PICTURES); do \
+		frame=ui/testdata/TestPictureFrames/$$p.golden; svg=docs/pictures/$$p.svg; \
+		$(FREEZE) $$frame --language ansi --window --border.radius 8 --border.width 1 -o $$svg.tmp >/dev/null; \
+		sum=$$(sha256sum $$frame | cut -d' ' -f1); \
+		awk -v sum=$$sum '!done && /^<svg / { print "<!-- headroom-frame-sha256: " sum " (make pictures renders it from '"$$frame"') -->"; done = 1 } { print }' $$svg.tmp > $$svg; \
+		rm -f $$svg.tmp; echo "$$svg from $$frame"; \
+	done
+	$(GO) test ./ui -count=1 -run '^TestPicturesAreRenderedFromTheFrames$$'
 
 clean:
 	rm -rf bin

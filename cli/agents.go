@@ -105,7 +105,7 @@ func newAgentsCmd() *cobra.Command {
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
-		Use: "show NAME", Short: "Show a definition and its install and run steps rendered for an example task", Args: cobra.ExactArgs(1),
+		Use: "show NAME", Short: "Show a definition and its install and run steps rendered for an example task", Args: argsFor(1, 1, "an agent definition's name (`headroom agents list` lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			lib, err := agents.Load(dir)
 			if err != nil {

@@ -24,7 +24,7 @@ is a row too. Nothing is printed for a faithful task; the exit code is 0
 when every task is faithful, 1 otherwise.`,
 		Example: `  headroom tasks audit ~/terminal-bench-2
   headroom tasks audit --profile hardened ~/terminal-bench-2/chroot-task`,
-		Args: cobra.MinimumNArgs(1),
+		Args: argsFor(1, -1, "one or more task directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if profile != "" {
 				p, err := model.ParseProfile(profile)
@@ -69,8 +69,8 @@ when every task is faithful, 1 otherwise.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "%d task(s) loaded: %d faithful, %d with deviations; %d not loaded\n",
-				len(c.Tasks), len(c.Tasks)-deviating, deviating, len(c.Problems))
+			fmt.Fprintf(w, "%s loaded: %d faithful, %d with deviations; %d not loaded\n",
+				model.Quantity(len(c.Tasks), "task"), len(c.Tasks)-deviating, deviating, len(c.Problems))
 			if rows > 0 {
 				return exitError{ExitFailure}
 			}
@@ -91,6 +91,6 @@ func noteDeviations(w io.Writer, tasks []model.Task) {
 		}
 	}
 	if len(names) > 0 {
-		fmt.Fprintf(w, "note: %d task(s) will run differently from their own harness (%s): `headroom tasks audit` lists how\n", len(names), strings.Join(names, ", "))
+		fmt.Fprintf(w, "note: %s will run differently from their own harness (%s): `headroom tasks audit` lists how\n", model.Quantity(len(names), "task"), strings.Join(names, ", "))
 	}
 }

@@ -11,7 +11,7 @@ import (
 func TestTasksAudit(t *testing.T) {
 	const chroot = "../runner/docker/testdata/tb/parity-chroot"
 	r := headroom(t, "tasks", "audit", chroot)
-	if r.code != 0 || strings.Contains(r.stdout, "DEVIATION") || !strings.Contains(r.stdout, "1 task(s) loaded: 1 faithful, 0 with deviations; 0 not loaded") {
+	if r.code != 0 || strings.Contains(r.stdout, "DEVIATION") || !strings.Contains(r.stdout, "1 task loaded: 1 faithful, 0 with deviations; 0 not loaded") {
 		t.Errorf("faithful: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = headroom(t, "tasks", "audit", "--profile", "hardened", chroot)

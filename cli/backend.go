@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/spf13/cobra"
@@ -17,11 +16,7 @@ import (
 // registerBackendFlags adds --backend and every registered backend's own
 // settings (--kubeconfig, --namespace...) to the commands that connect.
 func registerBackendFlags(fs *pflag.FlagSet) {
-	def := os.Getenv("HEADROOM_BACKEND")
-	if def == "" {
-		def = "docker"
-	}
-	fs.String("backend", def, "where trials run: "+strings.Join(runner.BackendNames(), " or ")+" (env HEADROOM_BACKEND)")
+	registerBackendChoice(fs)
 	for _, d := range runner.Backends() {
 		for _, o := range d.Options {
 			if fs.Lookup(o.Name) == nil {
@@ -29,6 +24,15 @@ func registerBackendFlags(fs *pflag.FlagSet) {
 			}
 		}
 	}
+}
+
+// registerBackendChoice adds --backend alone.
+func registerBackendChoice(fs *pflag.FlagSet) {
+	def := os.Getenv("HEADROOM_BACKEND")
+	if def == "" {
+		def = "docker"
+	}
+	fs.String("backend", def, "where trials run: "+strings.Join(runner.BackendNames(), " or ")+" (env HEADROOM_BACKEND)")
 }
 
 func defaultText(s string) string {
@@ -62,13 +66,6 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 	}
 	defer runner.TimePhase("", "connect")()
 	return session.Connect(ctx, name, settings)
-}
-
-// reproduceFor is the chosen backend's command that runs an image under a
-// policy outside headroom.
-func reproduceFor(cmd *cobra.Command) func(image string, p model.ResourcePolicy) string {
-	name := backendName(cmd)
-	return func(image string, p model.ResourcePolicy) string { return runner.ReproduceWith(name, image, p) }
 }
 
 // connectAndReap connects to the platform and removes what a crashed

@@ -39,17 +39,7 @@ field (memory_mb), which is the whole spec and so the 1x hard limit: it
 gets the recommended limit; a headroom TOML gets the guarantee (memory)
 and the limit (memory_limit) both. --write-to PATH writes that edited file to
 PATH instead, leaving the task's own file as it was (one task at a time).`,
-		// Kept local to calibrate: its own line, not cobra's "accepts 1
-		// arg(s), received 0" (cli's generic messages are another change).
-		Args: func(_ *cobra.Command, args []string) error {
-			switch {
-			case len(args) == 0:
-				return usagef("calibrate needs the experiment to read: headroom calibrate EXP (an id under --out, or its directory; `headroom report` with no argument lists them)")
-			case len(args) > 1:
-				return usagef("calibrate reads one experiment (got %d: %s); calibrate each in turn", len(args), strings.Join(args, " "))
-			}
-			return nil
-		},
+		Args: argsFor(1, 1, experimentArg),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if writeTo != "" {
 				write = true
@@ -57,6 +47,11 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 			tgt, err := parsePP("target", target)
 			if err != nil {
 				return err
+			}
+			if tgt <= 0 || tgt >= 1 {
+				// No count of runs shows a rate of exactly 0, and at 100% any
+				// limit will do: neither has a limit to recommend.
+				return usagef("--target must be more than 0 and less than 100%% of runs failing at the limit, e.g. 1%% (got %q)", target)
 			}
 			mg, err := parsePP("margin", margin)
 			if err != nil {
@@ -133,7 +128,7 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 				}
 			}
 			if failed > 0 {
-				return fmt.Errorf("calibrate --write: %d task file(s) not written (above); the others were", failed)
+				return fmt.Errorf("calibrate --write: %s not written (above); the others were", model.Quantity(failed, "task file"))
 			}
 			return nil
 		},

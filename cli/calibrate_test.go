@@ -135,7 +135,7 @@ func TestCalibrateWriteFailureExitsNonZero(t *testing.T) {
 // gave cobra's "accepts 1 arg(s), received 0"), exit 2.
 func TestCalibrateNeedsAnExperiment(t *testing.T) {
 	r := headroom(t, "calibrate")
-	if r.code != 2 || !strings.Contains(r.stderr, "calibrate needs the experiment to read: headroom calibrate EXP") || strings.Contains(r.stderr, "accepts 1 arg") {
+	if r.code != 2 || !strings.Contains(r.stderr, "calibrate needs an experiment") || strings.Contains(r.stderr, "accepts 1 arg") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -99,7 +99,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "--tasks-dir", "testdata/allbroken", "--out", out}, "no task in the tasks directory could be loaded"},
 		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "testdata/nowhere"},
-		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file(s) have errors"},
+		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file has errors"},
 		{[]string{"tasks", "show", "nope"}, `unknown task "nope"`},
 		{[]string{"nonsense"}, "unknown command"},
 		{[]string{"report", "testdata/experiments/corrupt-trials"}, "trials.jsonl:2:"},
@@ -116,6 +116,25 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"report", "testdata/experiments/torn", "--baseline", "7x"}, "--baseline 7x: experiment torn did not run that ratio; its ratios are 1x"},
 		{[]string{"report", "testdata/experiments/torn", "--plot-trial", "t0001=a.png", "--plot-trial", "t0002=a.png"}, "a.png is named twice"},
 		{[]string{"report", "testdata/experiments/torn", "--plot-trial", "t0001"}, "--plot-trial takes TRIAL=FILE"},
+		{[]string{"report", "testdata/experiments/torn", "--plot", "x.gif"}, "--plot: plot file x.gif: use a .png or .svg name"},
+		{[]string{"report", "--plot", "x.gif"}, "--plot: plot file x.gif: use a .png or .svg name"},
+		{[]string{"report", "--plot", "x.png"}, "--plot and --plot-trial draw one experiment: name it"},
+		{[]string{"report", "testdata/experiments/torn", "--plot-trial", "t0001=a.jpg"}, "--plot-trial t0001=a.jpg: plot file a.jpg: use a .png or .svg name"},
+		{[]string{"report", "a", "b"}, "report takes at most one experiment: its id or its directory (none lists them), not 2 arguments (a b); usage: headroom report [EXP]"},
+		{[]string{"calibrate"}, "calibrate needs an experiment: its id or its directory (`headroom report --list` lists them); usage: headroom calibrate EXP"},
+		{[]string{"compare", "testdata/experiments/torn"}, "compare needs two experiments, A and B"},
+		{[]string{"compare", "a", "b", "c"}, "compare takes two experiments, A and B"},
+		{[]string{"tasks", "show"}, "tasks show needs a task's name (`headroom tasks list` lists them)"},
+		{[]string{"tasks", "validate"}, "tasks validate needs one or more task files or directories"},
+		{[]string{"tasks", "audit"}, "tasks audit needs one or more task directories"},
+		{[]string{"agents", "show"}, "agents show needs an agent definition's name"},
+		{[]string{"import", "harbor"}, "import harbor needs one or more run directories to import; usage: headroom import harbor JOBDIR..."},
+		{[]string{"compare", "testdata/experiments/torn", "testdata/experiments/torn"}, "are the same experiment (torn)"},
+		{[]string{"compare", "testdata/experiments/torn", "./testdata/../testdata/experiments/torn/"}, "are the same experiment (torn)"},
+		{[]string{"calibrate", "testdata/experiments/torn", "--target", "0"}, "--target must be more than 0 and less than 100% of runs"},
+		{[]string{"calibrate", "testdata/experiments/torn", "--target", "100%"}, "--target must be more than 0 and less than 100% of runs"},
+		{[]string{"calibrate", "testdata/experiments/torn", "--target", "0pp"}, "--target must be more than 0"},
+		{[]string{"demo", "--record", "demo.txt"}, "--record demo.txt: name the recording FILE.cast"},
 	}
 	for _, tt := range tests {
 		r := headroom(t, tt.args...)
@@ -141,6 +160,51 @@ func TestValidateNamesFileAndLine(t *testing.T) {
 	r := headroom(t, "tasks", "validate", "testdata/allbroken/broken.toml", "testdata/tasks")
 	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/allbroken/broken.toml:3:") || !strings.Contains(r.stdout, "ok    cli/tiny") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// A misspelt section is named with its line and the section meant; a
+// command the built-in image does not have is warned, not passed as ok.
+func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
+	r := headroom(t, "tasks", "validate", "testdata/validate/section-typo.toml")
+	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/section-typo.toml:4: [enviroment]: did you mean [environment]?") {
+		t.Errorf("section typo: exit %d\n%s", r.code, r.stdout)
+	}
+	r = headroom(t, "tasks", "validate", "testdata/validate/builtin-true.toml")
+	if r.code != 0 || !strings.Contains(r.stdout, `warning: agent "agent" step "noop": command ["true"] runs on image "builtin", which is FROM scratch`) {
+		t.Errorf("true on the built-in image: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// The Kubernetes flags are the commands' that open a backend: calibrate
+// or report listed --kubeconfig and --pod-probe as if they used them.
+func TestBackendFlagsOnlyWhereABackendOpens(t *testing.T) {
+	help := func(args ...string) string {
+		r := headroom(t, append(args, "--help")...)
+		if r.code != 0 {
+			t.Fatalf("%v --help: exit %d %s", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	for _, c := range [][]string{{}, {"run"}, {"demo"}, {"doctor"}, {"clean"}, {"images", "build"}} {
+		if h := help(c...); !strings.Contains(h, "--kubeconfig") || !strings.Contains(h, "--pod-probe") || !strings.Contains(h, "--backend") {
+			t.Errorf("headroom %v opens a backend, its help lacks the backend's flags:\n%s", c, h)
+		}
+	}
+	for _, c := range [][]string{{"calibrate"}, {"report"}, {"compare"}, {"tasks", "list"}, {"tasks", "validate"}, {"tasks", "audit"}, {"agents", "list"}, {"import", "harbor"}} {
+		if h := help(c...); strings.Contains(h, "--kubeconfig") || strings.Contains(h, "--namespace") || strings.Contains(h, "--backend") {
+			t.Errorf("headroom %v opens no backend, its help lists the backend's flags:\n%s", c, h)
+		}
+	}
+	if h := help("tasks", "show"); !strings.Contains(h, "--backend") || strings.Contains(h, "--kubeconfig") {
+		t.Errorf("tasks show takes --backend alone:\n%s", h)
+	}
+	if r := headroom(t, "report", "--kubeconfig", "x"); r.code != 2 || !strings.Contains(r.stderr, "unknown flag: --kubeconfig") {
+		t.Errorf("report --kubeconfig: exit %d %s", r.code, r.stderr)
+	}
+	r := headroom(t, "tasks", "show", "builtin/compile-project", "--backend", "kubernetes")
+	if r.code != 0 || strings.Contains(r.stdout, "Docker") || !strings.Contains(r.stdout, "limits.memory=") {
+		t.Errorf("tasks show --backend kubernetes: exit %d\n%s", r.code, r.stdout)
 	}
 }
 
@@ -188,6 +252,40 @@ func containersOf(t *testing.T, experiment string, states ...string) int {
 		t.Fatal(err)
 	}
 	return len(left)
+}
+
+// --keep names what it kept as each trial ends, by name and id, so it
+// can be found again (it never said which).
+func TestKeepNamesTheKeptContainer(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", "testdata/tasks", "--tasks", "tiny", "--ratios", "uncapped", "--repeats", "1", "--keep", "--out", root)
+	m, err := store.ReadManifest(onlyExperiment(t, root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	f := filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+m.ID))
+	kept, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, c := range kept {
+			_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		}
+	})
+	if r.code != 0 || len(kept) != 1 {
+		t.Fatalf("exit %d, %d container(s) kept\n%s", r.code, len(kept), r.stderr)
+	}
+	want := fmt.Sprintf("kept for inspection: container headroom-%s-t0001 (id %s); `headroom clean` removes them", m.ID, kept[0].ID[:12])
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("no line %q:\n%s", want, r.stderr)
+	}
 }
 
 func onlyExperiment(t *testing.T, root string) string {
@@ -240,7 +338,7 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 		t.Fatalf("trials.jsonl: %d records, torn %v, %v", len(results), torn, err)
 	}
 	m, err := store.ReadManifest(dir)
-	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || m.Tasks[0].ImageID == "" {
+	if err != nil || m.Status != "finished" || m.Seed != 5 || m.Engine.Version == "" || m.Host.MemoryBytes == 0 || len(m.Tasks) != 1 || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--memory=") || !strings.Contains(m.Tasks[0].Reproduce["1x"], "--cap-drop ALL") || m.Tasks[0].ImageID == "" {
 		t.Errorf("manifest %+v %v", m, err)
 	}
 	// The trace: compacted when the trial ended (samples.hrt), or the CSV
@@ -273,9 +371,12 @@ func TestHeadlessSweepEndToEnd(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "cli/tiny") || !strings.Contains(r.stdout, "raise") {
 		t.Errorf("calibrate: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = headroom(t, "compare", dir, dir)
+	if r := headroom(t, "compare", dir, dir); r.code != 2 || !strings.Contains(r.stderr, "are the same experiment") {
+		t.Errorf("compare E E: exit %d %s", r.code, r.stderr)
+	}
+	r = headroom(t, "compare", dir, twinExperiment(t, dir))
 	// Both questions, labelled: the paired p and the pooled exact test
-	// (an experiment against itself: nothing changed, p 1 for both).
+	// (an experiment against its twin: nothing changed, p 1 for both).
 	if r.code != 0 || !strings.Contains(r.stdout, "Setups match") || !strings.Contains(r.stdout, " 0pp ") || strings.Contains(r.stdout, "+0pp") || !strings.Contains(r.stdout, "pooled p") ||
 		!regexp.MustCompile(`1\.000 +1 +noise +1\.000`).MatchString(r.stdout) || !strings.Contains(r.stdout, "did this suite's score change?") {
 		t.Errorf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -316,6 +417,33 @@ func TestScaleCPULeavesMemoryUnlimited(t *testing.T) {
 }
 
 func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
+	interruptSweep(t, readersStay)
+}
+
+// `headroom run | grep` then Ctrl-C: the terminal's SIGINT reaches grep
+// too, which is gone before the report is written. The sweep still ends
+// as an interrupted one: records, the resume hint, exit 130 (not 141,
+// SIGPIPE, mid-shutdown).
+func TestInterruptWithStdoutsReaderGoneExits130(t *testing.T) {
+	interruptSweep(t, stdoutGone)
+}
+
+// `headroom run 2>&1 | grep` then Ctrl-C: the progress lines of the
+// cancelled trials have no reader either. Unhandled, the first of them
+// ended headroom with SIGPIPE before those trials were recorded.
+func TestInterruptWithBothReadersGoneRecordsTheCancelled(t *testing.T) {
+	interruptSweep(t, bothGone)
+}
+
+// Who reads headroom's output when Ctrl-C comes.
+const (
+	readersStay = iota
+	stdoutGone  // run | grep
+	bothGone    // run 2>&1 | grep
+)
+
+func interruptSweep(t *testing.T, readers int) {
+	pipeGone := readers != readersStay
 	needEngine(t)
 	root := t.TempDir()
 	since := time.Now().Add(-time.Second)
@@ -324,8 +452,21 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var reader *os.File
+	if pipeGone {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, reader = w, r
+		defer w.Close()
+		defer r.Close()
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if pipeGone {
+		cmd.Stdout.(*os.File).Close() // the child holds its own copy
 	}
 	sc := bufio.NewScanner(stderr)
 	var experiment string
@@ -353,11 +494,17 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 			t.Fatalf("trials never started: %v", err)
 		}
 	}
+	if reader != nil {
+		reader.Close()
+	}
+	if readers == bothGone {
+		stderr.Close()
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	var rest strings.Builder
 	drained := make(chan struct{})
 	go func() {
-		for sc.Scan() {
+		for readers != bothGone && sc.Scan() {
 			rest.WriteString(sc.Text() + "\n")
 		}
 		close(drained)
@@ -365,7 +512,7 @@ func TestInterruptCancelsRemovesAndExits130(t *testing.T) {
 	<-drained
 	err = cmd.Wait()
 	// The hint must work as printed: the run used --out.
-	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; !strings.Contains(rest.String(), want) {
+	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; readers != bothGone && !strings.Contains(rest.String(), want) {
 		t.Errorf("resume hint without %s:\n%s", want, rest.String())
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
@@ -604,6 +751,31 @@ func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
 }
 
 // copyDir copies a fixture directory tree, so a test can change it.
+// twinExperiment copies an experiment under another id: the same trials,
+// a run compare accepts as another (it refuses one experiment twice).
+func twinExperiment(t *testing.T, dir string) string {
+	t.Helper()
+	twin := filepath.Join(t.TempDir(), filepath.Base(dir)+"-twin")
+	copyDir(t, dir, twin)
+	path := filepath.Join(twin, store.ManifestFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["id"] = fmt.Sprint(m["id"], "-twin")
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return twin
+}
+
 func copyDir(t *testing.T, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
@@ -678,7 +850,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if notRun != 4 {
 		t.Errorf("%d not-run trials, want 4 (2 tasks × 2 repeats)", notRun)
 	}
-	if !strings.Contains(r.stderr, "2 task(s) could not run") || strings.Count(r.stderr, "      could not run: ") != 2 {
+	if !strings.Contains(r.stderr, "2 tasks could not run") || strings.Count(r.stderr, "      could not run: ") != 2 {
 		t.Errorf("stderr should say each task's reason once and sum up:\n%s", r.stderr)
 	}
 	dir := onlyExperiment(t, root)
@@ -701,7 +873,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = headroom(t, "run", "--resume", doc.Experiment, "--out", root, "--format", "json")
-	if r.code != 3 || !strings.Contains(r.stderr, "rerunning 4 trial(s)") || !strings.Contains(r.stderr, "still cannot run: cli/nosolution") {
+	if r.code != 3 || !strings.Contains(r.stderr, "rerunning 4 trials") || !strings.Contains(r.stderr, "still cannot run: cli/nosolution") {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
 	after, _, err := store.ReadTrials(dir)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -20,7 +21,7 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare EXP_A EXP_B",
 		Short: "Compare two experiments (other day, other host) paired by task and ratio, and list how their setups differ",
-		Args:  cobra.ExactArgs(2),
+		Args:  argsFor(2, 2, "two experiments, A and B: each an id or a directory (`headroom report --list` lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := sf.options()
 			if err != nil {
@@ -28,11 +29,15 @@ func newCompareCmd() *cobra.Command {
 			}
 			var ms [2]store.Manifest
 			var trials [2][]model.TrialResult
+			var dirs [2]string
 			for i, a := range args {
-				if _, ms[i], trials[i], err = loadExperiment(a, out, cmd.ErrOrStderr()); err != nil {
+				if dirs[i], ms[i], trials[i], err = loadExperiment(a, out, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
 				ms[i], trials[i] = printable.Value(ms[i]), printable.Value(trials[i])
+			}
+			if sameDir(dirs[0], dirs[1]) || ms[0].ID == ms[1].ID {
+				return usagef("compare: %s and %s are the same experiment (%s); compare it with another run, e.g. one from another day or host (`headroom report --list` lists them)", args[0], args[1], ms[0].ID)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)
@@ -180,5 +185,13 @@ func source(m store.Manifest) string {
 	if len(m.Imported) == 0 {
 		return "run by headroom"
 	}
-	return fmt.Sprintf("imported from %s (%d job(s); no memory recorded)", m.Imported[0].Harness, len(m.Imported))
+	return fmt.Sprintf("imported from %s (%s; no memory recorded)", m.Imported[0].Harness, model.Quantity(len(m.Imported), "job"))
+}
+
+// sameDir says whether two paths name one directory (a symlink or a
+// relative path to it included).
+func sameDir(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +44,7 @@ type consoleFlags struct {
 	reserve     string
 	keep        bool
 	failFast    bool
+	record      string
 	agent       agentFlags
 }
 
@@ -56,12 +59,16 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.Uint64Var(&f.seed, "seed", 1, "master seed (setup default)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
 // runConsole opens the console; demo, if set, starts that sweep at once.
 func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*ui.LaunchSpec, error)) error {
 	stderr := cmd.ErrOrStderr()
+	if f.record != "" && !strings.HasSuffix(f.record, ".cast") {
+		return usagef("--record %s: name the recording FILE.cast (asciicast v2, for asciinema play or any asciicast player)", f.record)
+	}
 	if !isatty.IsTerminal(os.Stdout.Fd()) || !isatty.IsTerminal(os.Stdin.Fd()) {
 		return usagef("the console needs a terminal; use `headroom run` for a headless sweep")
 	}
@@ -114,7 +121,16 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		opts.Preselect = []string{demoTask}
 	}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
-		opts.PolicyArgs, opts.Reproduce = d.PolicyArgs, d.Reproduce
+		opts.PolicyArgs = d.PolicyArgs
+		if d.Reproduce != nil {
+			byName := map[string]model.Task{}
+			for _, t := range tasks {
+				byName[t.Name] = t
+			}
+			// A task not in the catalog (a resumed or imported one) gives
+			// the policy's flags alone.
+			opts.Reproduce = func(task, image string, p model.ResourcePolicy) string { return d.Reproduce(byName[task], image, p) }
+		}
 	}
 	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
 		l.connectErr = err
@@ -152,12 +168,49 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		}
 		opts.Demo = spec
 	}
-	p := tea.NewProgram(ui.New(opts), tea.WithAltScreen(), tea.WithContext(ctx))
+	progOpts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	var rec *castRecorder
+	if f.record != "" {
+		if rec, err = newCastRecorder(f.record, os.Stdout, "headroom "+cmd.Name(), time.Now); err != nil {
+			return err
+		}
+		progOpts = append(progOpts, tea.WithOutput(rec))
+	}
+	p := tea.NewProgram(ui.New(opts), progOpts...)
 	_, runErr := p.Run()
+	if rec != nil {
+		if err := rec.Finish(); err != nil {
+			fmt.Fprintf(stderr, "warning: the recording %s is incomplete: %v\n", f.record, err)
+		} else {
+			fmt.Fprintf(stderr, "recorded %s (asciicast v2): `asciinema play %s` replays it\n", f.record, shellWord(f.record))
+		}
+	}
 	// Whatever ended the console, nothing may be left running.
 	left, storeErrs := l.shutdown()
 	if left > 0 {
-		fmt.Fprintf(stderr, "stopped %d running trial(s) and removed their containers\n", left)
+		fmt.Fprintf(stderr, "stopped %s and removed their containers\n", model.Quantity(left, "running trial"))
+	}
+	// --keep: what was left, by name and id, to be found again.
+	if l.keep && l.eng != nil {
+		listCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		kept := keptLister(listCtx, l.eng, true)
+		seen := map[string]bool{}
+		for _, sw := range l.started() {
+			if seen[sw.ID] {
+				continue
+			}
+			seen[sw.ID] = true
+			if left := kept(sw.ID); len(left) > 0 {
+				fmt.Fprintf(stderr, "experiment %s: kept for inspection: %s; `headroom clean` removes them\n", sw.ID, keptList(left))
+			}
+		}
+		cancel()
+	}
+	// A sweep the quit (or SIGTERM) cut short is said as headless says
+	// it: which experiment, and the command that finishes it.
+	interrupted := l.interrupted()
+	for _, sw := range interrupted {
+		fmt.Fprintf(stderr, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	// A sweep whose records could not be kept (its directory removed or
 	// moved, the disk full) stopped; the console's cards said "not
@@ -171,7 +224,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || len(interrupted) > 0 {
 		return exitError{ExitInterrupted}
 	}
 	return nil
@@ -216,6 +269,7 @@ type consoleLauncher struct {
 
 	mu     sync.Mutex
 	active []*session.Sweep
+	all    []*session.Sweep // every sweep started, shutdown's included
 	// reaped is what the console's start removed, logged in the first
 	// experiment it makes or resumes.
 	reaped []runner.Owned
@@ -243,6 +297,7 @@ func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) 
 	}
 	l.mu.Lock()
 	l.active = append(l.active, sw)
+	l.all = append(l.all, sw)
 	reaped := l.reaped
 	l.reaped = nil
 	l.mu.Unlock()
@@ -315,6 +370,35 @@ func (l *consoleLauncher) shutdown() (int, []error) {
 	}
 	l.active = nil
 	return stopped, errs
+}
+
+// started is every sweep the console started, in order.
+func (l *consoleLauncher) started() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.all)
+}
+
+// interrupted is the console's sweeps whose experiment ended
+// interrupted and was not finished since (a resume in the same console
+// that completed it is not), each once, in the order they started.
+func (l *consoleLauncher) interrupted() []*session.Sweep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*session.Sweep
+	seen := map[string]bool{}
+	for i := len(l.all) - 1; i >= 0; i-- {
+		sw := l.all[i]
+		if seen[sw.Dir] {
+			continue
+		}
+		seen[sw.Dir] = true
+		if m, err := store.ReadManifest(sw.Dir); err == nil && m.Status == "interrupted" {
+			out = append(out, sw)
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 type consoleSweep struct{ s *session.Sweep }

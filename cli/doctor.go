@@ -88,7 +88,7 @@ build) and removes what it started.`,
 					left++
 				}
 			}
-			detail := fmt.Sprintf("%d headroom sandbox(es) on the %s", left, eng.Info.Name())
+			detail := fmt.Sprintf("%s on the %s", model.Quantity(left, "headroom sandbox"), eng.Info.Name())
 			if live > 0 {
 				detail += fmt.Sprintf(" (and %d of a headroom still running)", live)
 			}

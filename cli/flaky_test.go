@@ -18,7 +18,10 @@ import (
 // every run, no seed): report's matrix and variance table and calibrate
 // count the same memory failures; calibrate says its repeats are drawn;
 // and after calibrate --write on its task.toml, 20 runs at 1x fail at the
-// limit at most the target share (1%: none of them).
+// limit at most the target share. The target is 5%: 60 drawn runs can
+// speak to it (59 with none over a limit show it); a 1% target needs 299,
+// and from 20 the limit sat on the largest need those few draws happened
+// to reach (464 MiB against a need that goes to ~480: 1 of 20 killed).
 func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 	needEngine(t)
 	needDebianImage(t)
@@ -27,7 +30,7 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	root := t.TempDir()
-	r := headroom(t, "run", "--tasks-dir", tasks, "--tasks", "flaky-random-size", "--agents", "oracle", "--ratios", "1,uncapped", "--repeats", "10", "--format", "json", "--out", root)
+	r := headroom(t, "run", "--tasks-dir", tasks, "--tasks", "flaky-random-size", "--agents", "oracle", "--ratios", "1,uncapped", "--repeats", "30", "--format", "json", "--out", root)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -60,7 +63,7 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 	if doc.WhatIf != nil && len(doc.WhatIf.Accuracy) != 0 {
 		t.Errorf("a task that draws its size is scored trial by trial: %+v", doc.WhatIf.Accuracy)
 	}
-	cal := headroom(t, "calibrate", doc.Experiment, "--out", root, "--write")
+	cal := headroom(t, "calibrate", doc.Experiment, "--out", root, "--target", "0.05", "--write")
 	wantKills := fmt.Sprintf("1x %d/%d", tally.Failed(), tally.Counted)
 	if cal.code != 0 || !strings.Contains(cal.stdout, wantKills) || !strings.Contains(cal.stdout, " drawn ") || !strings.Contains(cal.stderr, "wrote ") {
 		t.Fatalf("calibrate: exit %d, want %q and drawn repeats\n%s%s", cal.code, wantKills, cal.stdout, cal.stderr)
@@ -84,7 +87,9 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	noContainersLeft(t, after.Experiment)
-	if mf := after.Ratios[0].MemoryFailures; mf.Counted < 20 || mf.Failed() > 0 {
-		t.Errorf("at the calibrated memory_mb %s, 1x failed at the limit %s: want none of 20 (target 1%%)", m[1], mf)
+	// At most the target share: a rate the 20 reruns show above 5% with
+	// 95% confidence (Wilson's low end over it: 3 or more of 20) fails.
+	if mf := after.Ratios[0].MemoryFailures; mf.Counted < 20 || model.Wilson(mf.Failed(), mf.Counted).Lo > 0.05 {
+		t.Errorf("at the calibrated memory_mb %s, 1x failed at the limit %s: more than the 5%% target", m[1], mf)
 	}
 }

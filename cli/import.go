@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/headroom-eval/headroom/importer"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
@@ -22,7 +23,7 @@ func newImportCmd() *cobra.Command {
 	add := func(use, short, example string, read func([]string, importer.Options) (importer.Import, error)) {
 		c := &cobra.Command{
 			Use: use, Short: short, Example: example,
-			Args: cobra.MinimumNArgs(1),
+			Args: argsFor(1, -1, "one or more run directories to import"),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				im, err := read(args, importer.Options{PassReward: passReward, AllowPartial: partial, Command: os.Args, Version: Version})
 				var probs importer.Problems
@@ -30,7 +31,7 @@ func newImportCmd() *cobra.Command {
 					for _, p := range probs {
 						fmt.Fprintln(cmd.ErrOrStderr(), p)
 					}
-					return usagef("nothing imported: %d problem(s) above", len(probs))
+					return usagef("nothing imported: %s above", model.Quantity(len(probs), "problem"))
 				}
 				if err != nil {
 					return err
@@ -43,9 +44,9 @@ func newImportCmd() *cobra.Command {
 				for _, n := range im.Notes {
 					fmt.Fprintln(cmd.ErrOrStderr(), "note: "+n)
 				}
-				fmt.Fprintf(w, "imported %d trial(s) as experiment %s (%s)\n", len(im.Trials), im.Manifest.ID, dir)
+				fmt.Fprintf(w, "imported %s as experiment %s (%s)\n", model.Quantity(len(im.Trials), "trial"), im.Manifest.ID, dir)
 				for _, s := range im.Manifest.Imported {
-					fmt.Fprintf(w, "  %-10s %d trial(s) from %s (%s)\n", s.Ratio, s.Trials, s.Dir, s.Settings)
+					fmt.Fprintf(w, "  %-10s %s from %s (%s)\n", s.Ratio, model.Quantity(s.Trials, "trial"), s.Dir, s.Settings)
 				}
 				fmt.Fprintf(w, "not in the job's records, so not in these: %s\n", strings.Join(im.Manifest.Imported[0].Unknown, ", "))
 				fmt.Fprintf(w, "next: headroom report %s, headroom compare %s EXP\n", im.Manifest.ID, im.Manifest.ID)

@@ -21,7 +21,7 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 	root := t.TempDir()
 	jobs := []string{"../importer/testdata/harbor/tb2-docker-1x", "../importer/testdata/harbor/tb2-gke-3x"}
 	r := headroom(t, append([]string{"import", "harbor", "--out", root}, jobs...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "imported 36 trial(s)") || !strings.Contains(r.stdout, "3x         18 trial(s)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "imported 36 trials") || !strings.Contains(r.stdout, "3x         18 trials") {
 		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	dir := onlyExperiment(t, root)
@@ -45,7 +45,7 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 	bad := t.TempDir()
 	b := headroom(t, "import", "harbor", "--out", bad, "../importer/testdata/bad/empty-job", "../importer/testdata/bad/broken-json", "../importer/testdata/bad/partial")
 	lines := strings.Split(strings.TrimSpace(b.stderr), "\n")
-	if b.code != 2 || len(lines) != 4 || !strings.Contains(lines[3], "nothing imported: 3 problem(s) above") {
+	if b.code != 2 || len(lines) != 4 || !strings.Contains(lines[3], "nothing imported: 3 problems above") {
 		t.Errorf("bad directories: exit %d, stderr:\n%s\nwant 3 problem lines and the summary", b.code, b.stderr)
 	}
 	if entries, _ := os.ReadDir(bad); len(entries) != 0 {

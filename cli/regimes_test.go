@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestRegimesOnABuiltinSweep(t *testing.T) {
 	if md.code != 0 || !strings.Contains(md.stdout, "| 1x → 3x | 4 | +50pp | 2 [") || !strings.Contains(md.stdout, "| 3x → uncapped | 4 | +50pp | 0 [0–49%] | 2 [") {
 		t.Errorf("markdown report lacks the split:\n%s", md.stdout)
 	}
-	cmp := headroom(t, "compare", doc.Experiment, doc.Experiment, "--out", root)
+	cmp := headroom(t, "compare", doc.Experiment, twinExperiment(t, filepath.Join(root, doc.Experiment)), "--out", root)
 	if cmp.code != 0 || !strings.Contains(cmp.stdout, "rescued (infra → pass)") || !strings.Contains(cmp.stdout, "2/4 (2 killed)") {
 		t.Errorf("compare lacks the failures at the limit or the split:\n%s%s", cmp.stdout, cmp.stderr)
 	}

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -31,15 +29,9 @@ func (s *statsFlags) register(cmd *cobra.Command) {
 
 // parsePP reads "3pp", "3%", "3" (points) or "0.03" (a fraction) as a rate.
 func parsePP(flag, v string) (float64, error) {
-	s := strings.TrimSpace(v)
-	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
-	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
-	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(x) || x < 0 || x > 100 {
+	x, err := model.ParsePP(v)
+	if err != nil {
 		return 0, usagef("--%s must be percentage points like 3pp or 3%% (got %q)", flag, v)
-	}
-	if x >= 1 || unit {
-		x /= 100
 	}
 	return x, nil
 }
@@ -118,8 +110,16 @@ func newReportCmd() *cobra.Command {
 		Example: `  headroom report 20261129-184423-46d0
   headroom report ./exp --format markdown --baseline 1x --noise 3pp --detect 2pp
   headroom report EXP --plot shape.png`,
-		Args: cobra.MaximumNArgs(1),
+		Args: argsFor(0, 1, "at most one experiment: its id or its directory (none lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if plot != "" {
+				if err := report.CheckPlotFile(plot); err != nil {
+					return usagef("--plot: %v", err)
+				}
+			}
+			if (plot != "" || len(plotTrials) > 0) && len(args) == 0 {
+				return usagef("--plot and --plot-trial draw one experiment: name it, e.g. `headroom report EXP --plot shape.png` (`headroom report --list` lists them)")
+			}
 			if list || len(args) == 0 {
 				return listExperiments(cmd, out)
 			}
@@ -137,6 +137,9 @@ func newReportCmd() *cobra.Command {
 				parts := strings.SplitN(tp, "=", 2)
 				if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
 					return usagef("--plot-trial takes TRIAL=FILE, e.g. t0003=t0003.png (got %q)", tp)
+				}
+				if err := report.CheckPlotFile(parts[1]); err != nil {
+					return usagef("--plot-trial %s: %v", tp, err)
 				}
 				if seen[parts[1]] {
 					return usagef("--plot-trial: %s is named twice; give each trial its own file", parts[1])
@@ -204,7 +207,7 @@ func listExperiments(cmd *cobra.Command, root string) error {
 		return nil
 	}
 	for _, s := range list {
-		fmt.Fprintf(w, "%-24s %-12s %5d trials  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
+		fmt.Fprintf(w, "%-24s %-12s %5d %-6s  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, model.Noun(s.Manifest.Trials, "trial"), s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
 	}
 	return nil
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/runner"
@@ -66,14 +68,38 @@ of --tasks-dir).`,
 	cf.register(root)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runConsole(cmd, cf, nil) }
-	registerBackendFlags(root.PersistentFlags())
 	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd(), newImportCmd())
+	// The backend's flags (--backend, --kubeconfig, --pod-probe ...) are
+	// the commands' that open one; report or calibrate only read files.
+	// tasks show prints a backend's own words for the policies: --backend
+	// alone.
+	registerBackendFlags(root.Flags())
+	for _, path := range BackendCommands {
+		c, _, err := root.Find(strings.Fields(path))
+		if err != nil || c == root {
+			panic("cli: no command " + path) // a renamed command: keep the list in step
+		}
+		registerBackendFlags(c.Flags())
+	}
+	if c, _, err := root.Find([]string{"tasks", "show"}); err == nil {
+		registerBackendChoice(c.Flags())
+	}
 	return root
 }
+
+// BackendCommands are the commands, besides the console itself, that
+// open a backend and so take its flags.
+var BackendCommands = []string{"run", "demo", "doctor", "clean", "images build"}
 
 // Execute runs headroom with os.Args and returns the exit code.
 func Execute() int {
 	runner.TimePhase("", "main")() // when main began, since the process's packages were initialised
+	// `headroom run | grep` then Ctrl-C: grep is gone before the report
+	// is written. Unhandled, SIGPIPE would end headroom there (exit 141)
+	// mid-shutdown; handled, the write fails with EPIPE and the sweep
+	// ends as an interrupted one does (finishSweep). Notify, not Ignore:
+	// an ignored signal would stay ignored in the programs headroom starts.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	root := NewRoot(os.Stdout, os.Stderr)
 	code := exitCode(root.Execute(), root.ErrOrStderr())
 	for _, w := range []io.Writer{root.OutOrStdout(), root.ErrOrStderr()} {

@@ -218,19 +218,22 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return asUsage(err)
 	}
 	logReaped(stderr, sw.Dir, reaped)
-	fmt.Fprintf(stderr, "experiment %s: %d trials (%d tasks, ratios %s scaling %s%s, %d repeats, seed %d, concurrency %d)\n  writing to %s\n",
-		sw.ID, len(sw.Plan.Trials), len(setup.tasks), f.ratios, setup.scale, knobsSummary(setup.axes), f.repeats, setup.seed, f.concurrency, sw.Dir)
+	fmt.Fprintf(stderr, "experiment %s: %s (%s, ratios %s scaling %s%s, %s, seed %d, concurrency %d)\n  writing to %s\n",
+		sw.ID, model.Quantity(len(sw.Plan.Trials), "trial"), model.Quantity(len(setup.tasks), "task"), f.ratios, setup.scale, knobsSummary(setup.axes), model.Quantity(f.repeats, "repeat"), setup.seed, f.concurrency, sw.Dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  cannot run %s (its trials are recorded as infra-errors): %s\n", task, sw.NotRun[task])
 	}
-	return finishSweep(cmd, sw, f.format, setup.report)
+	return finishSweep(cmd, sw, f.format, setup.report, keptLister(ctx, eng, f.keep))
 }
 
 // finishSweep shows the sweep's progress to the end, then reports every
 // trial the experiment holds.
-func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options) error {
+func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options, kept func(experiment string) []runner.Owned) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	prog := newProgress(stderr, len(sw.Plan.Trials))
+	if kept != nil {
+		prog.kept = func(trial string) []runner.Owned { return ofTrial(kept(sw.ID), trial) }
+	}
 	interrupted := false
 	for ev := range sw.Events() {
 		prog.event(ev)
@@ -262,7 +265,11 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return err
 	}
 	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios)).WithRecords(records)
-	if err := rep.Write(stdout, format); err != nil {
+	if err := rep.Write(stdout, format); errors.Is(err, syscall.EPIPE) {
+		// Whatever read stdout is gone (Ctrl-C reached `| grep` too): the
+		// records are written; say where, and end as the sweep ended.
+		fmt.Fprintf(stderr, "the report was not printed: its reader closed stdout; `headroom report %s` prints it\n", shellWord(sw.Dir))
+	} else if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
@@ -271,7 +278,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		return exitError{ExitInterrupted}
 	}
 	if notRun := notRunTasks(trials); len(notRun) > 0 {
-		fmt.Fprintf(stderr, "%d task(s) could not run; their trials are recorded as infra-errors, left out of the rates:\n", len(notRun))
+		fmt.Fprintf(stderr, "%s could not run; their trials are recorded as infra-errors, left out of the rates:\n", model.Quantity(len(notRun), "task"))
 		for _, line := range notRun {
 			fmt.Fprintf(stderr, "  %s\n", line)
 		}
@@ -375,12 +382,12 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		return asUsage(err)
 	}
 	logReaped(stderr, sw.Dir, reaped)
-	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %d trial(s), %d of them interrupted without a record (seed %d)\n  writing to %s\n",
-		m.ID, len(res.Rerun), len(res.Interrupted), m.Seed, dir)
+	fmt.Fprintf(stderr, "resuming experiment %s: rerunning %s, %d of them interrupted without a record (seed %d)\n  writing to %s\n",
+		m.ID, model.Quantity(len(res.Rerun), "trial"), len(res.Interrupted), m.Seed, dir)
 	for _, task := range slices.Sorted(maps.Keys(sw.NotRun)) {
 		fmt.Fprintf(stderr, "  still cannot run: %s: %s\n", task, sw.NotRun[task])
 	}
-	return finishSweep(cmd, sw, f.format, setup.report)
+	return finishSweep(cmd, sw, f.format, setup.report, keptLister(ctx, eng, f.keep))
 }
 
 // manifestSpec is the plan part of an experiment's spec, as its manifest
@@ -408,6 +415,8 @@ type progress struct {
 	notRunTold map[string]bool
 	// activities printed per trial, up to progressActivities.
 	activities map[string]int
+	// kept lists what --keep left of a trial (nil: not kept).
+	kept func(trial string) []runner.Owned
 	// showing is each trial's running step's command: its own process is
 	// what the step is, not news.
 	showing map[string]string
@@ -488,7 +497,7 @@ func (p *progress) event(ev event.Event) {
 			r.OutcomeWord(), p.label(r.ID), model.PeakLabel(r.PeakWorkingSetBytes, r.KernelPeakBytes, model.FormatBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
 		if r.Install != nil {
-			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %d step(s)\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), r.Install.Steps)
+			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %s\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), model.Quantity(r.Install.Steps, "step"))
 		}
 		switch {
 		case r.TaskNotRun && p.notRunTold[r.Task]:
@@ -498,6 +507,11 @@ func (p *progress) event(ev event.Event) {
 		case r.Outcome == model.InfraError, r.Stall != nil:
 			// A stall's, or a timeout's, time at the limit and faults.
 			fmt.Fprintf(p.w, "      %s\n", r.Reason)
+		}
+		if p.kept != nil && r.ContainerID != "" {
+			if left := p.kept(r.ID); len(left) > 0 {
+				fmt.Fprintf(p.w, "      kept for inspection: %s; `headroom clean` removes them\n", keptList(left))
+			}
 		}
 	}
 }
@@ -513,4 +527,54 @@ func killedWhat(o model.OOMEvent) string {
 		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
 	}
 	return what
+}
+
+// keptLister lists what --keep left of an experiment on the platform
+// (nil without --keep).
+func keptLister(ctx context.Context, eng *session.Engine, keep bool) func(experiment string) []runner.Owned {
+	if !keep {
+		return nil
+	}
+	return func(experiment string) []runner.Owned {
+		all, err := eng.Owned(ctx)
+		if err != nil {
+			return nil
+		}
+		var out []runner.Owned
+		for _, o := range all {
+			if o.Kept && o.Experiment == experiment {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+}
+
+// ofTrial is what of owned belongs to one trial.
+func ofTrial(owned []runner.Owned, trial string) []runner.Owned {
+	var out []runner.Owned
+	for _, o := range owned {
+		if o.Trial == trial {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// keptList names kept things as a person finds them again: kind, name
+// and short id ("container headroom-E-t0001 (id 3f2a9c1b0d4e)").
+func keptList(owned []runner.Owned) string {
+	var parts []string
+	for _, o := range owned {
+		id := o.ID
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		what := o.Kind + " " + o.Name
+		if id != "" && id != o.Name {
+			what += " (id " + id + ")"
+		}
+		parts = append(parts, what)
+	}
+	return strings.Join(parts, ", ")
 }

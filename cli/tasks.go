@@ -38,7 +38,7 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	show := &cobra.Command{
-		Use: "show TASK", Short: "Show a task: spec, agents, steps, verifier, and the policy of each ratio", Args: cobra.ExactArgs(1),
+		Use: "show TASK", Short: "Show a task: spec, agents, steps, verifier, and the policy of each ratio", Args: argsFor(1, 1, "a task's name (`headroom tasks list` lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cat, err := loadCatalog(dir, cmd.ErrOrStderr())
 			if err != nil {
@@ -53,7 +53,7 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	validate := &cobra.Command{
-		Use: "validate FILE|DIR...", Short: "Check task files and say what is wrong, by file and line", Args: cobra.MinimumNArgs(1),
+		Use: "validate FILE|DIR...", Short: "Check task files and say what is wrong, by file and line", Args: argsFor(1, -1, "one or more task files or directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bad := 0
 			for _, a := range args {
@@ -82,7 +82,7 @@ func newTasksCmd() *cobra.Command {
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
-					for _, ty := range l.Typos {
+					for _, ty := range append(append([]string(nil), l.Typos...), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
 					}
 				}
@@ -92,7 +92,11 @@ func newTasksCmd() *cobra.Command {
 				}
 			}
 			if bad > 0 {
-				return usagef("%d task file(s) have errors", bad)
+				verb := "have"
+				if bad == 1 {
+					verb = "has"
+				}
+				return usagef("%s %s errors", model.Quantity(bad, "task file"), verb)
 			}
 			return nil
 		},
@@ -211,6 +215,11 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	args, argsName := func(model.ResourcePolicy) []string { return nil }, ""
 	if d, ok := runner.Lookup(backendName(cmd)); ok && d.PolicyArgs != nil {
 		args, argsName = d.PolicyArgs, d.PolicyArgsName
+		if d.ContainerArgs != nil {
+			// The profile's part, the same at every ratio: who the
+			// container runs as and what it may do.
+			fmt.Fprintf(w, "  container  %s (every ratio; the %s below add the limits)\n", strings.Join(d.ContainerArgs(t), " "), argsName)
+		}
 	}
 	fmt.Fprintf(tw, "  RATIO\tGUARANTEE\tHARD LIMIT\tCPUS\t%s\n", strings.ToUpper(argsName))
 	// The runner caps the CPU limit at the host's CPUs (Docker refuses
@@ -231,7 +240,13 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	}
 	tw.Flush()
 	if capped {
-		fmt.Fprintf(w, "  CPU limits above this host's %d CPUs are capped at %d (Docker refuses more); trials record cpu_limit_capped\n", hostCPUs, hostCPUs)
+		why := "Docker refuses more"
+		if name := backendName(cmd); name != "docker" {
+			// A cluster's run caps at its node's allocatable CPUs, read
+			// when it connects; this host's are what is known here.
+			why = "on " + name + " a run caps at the node's allocatable CPUs, read when it connects"
+		}
+		fmt.Fprintf(w, "  CPU limits above this host's %d CPUs are capped at %d (%s); trials record cpu_limit_capped\n", hostCPUs, hostCPUs, why)
 	}
 }
 
@@ -245,7 +260,7 @@ func containerProfile(t model.Task) string {
 	case n == 0:
 		return p + " (as its own harness runs it)"
 	default:
-		return fmt.Sprintf("%s (%d deviation(s) from its own harness: `headroom tasks audit %s`)", p, n, orWord(t.Dir, t.Source))
+		return fmt.Sprintf("%s (%s from its own harness: `headroom tasks audit %s`)", p, model.Quantity(n, "deviation"), orWord(t.Dir, t.Source))
 	}
 }
 

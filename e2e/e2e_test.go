@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -167,15 +168,23 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 	}
 }
 
-// Quitting mid-sweep asks, then stops and removes every running trial.
+// Quitting mid-sweep asks, then stops and removes every running trial,
+// and ends as headless's Ctrl-C does: the experiment named, the resume
+// command, exit 130.
 func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
 	tm, out := startConsole(t, "quit", 80, 24, "demo")
 	tm.waitFor(time.Minute, "OOM KILLED in install")
 	tm.keys("q")
 	tm.waitFor(10*time.Second, "Quit?", "y/n")
 	tm.keys("y")
-	tm.waitFor(2*time.Minute, "headroom exited 0")
+	screen := tm.waitFor(2*time.Minute, "headroom exited 130")
 	dir, left := onlyExperiment(t, out)
+	id := filepath.Base(dir)
+	// tmux wraps the long line at 80 columns: join the screen's lines.
+	flat := strings.ReplaceAll(screen, "\n", "")
+	if !strings.Contains(flat, "experiment "+id+" in") || !strings.Contains(flat, "headroom run --resume "+id+" --out") {
+		t.Errorf("no experiment id or resume hint after quitting mid-sweep:\n%s", screen)
+	}
 	if left > 0 {
 		t.Errorf("%d container(s) left behind after quitting mid-sweep", left)
 	}
@@ -212,4 +221,48 @@ func TestConsoleRunsATaskDirectoryOracle(t *testing.T) {
 	if _, left := onlyExperiment(t, out); left > 0 {
 		t.Errorf("%d container(s) left behind", left)
 	}
+}
+
+// `headroom demo --record FILE.cast` writes asciicast v2: a header with
+// the terminal's size, then the console's output as timed events, the
+// kill banner among them, so the demo replays without a machine.
+func TestDemoRecordsAnAsciicast(t *testing.T) {
+	cast := filepath.Join(t.TempDir(), "demo.cast")
+	tm, _ := startConsole(t, "record", 120, 40, "demo", "--record", cast)
+	tm.waitFor(2*time.Minute, "OOM KILLED in install")
+	tm.keys("q")
+	tm.waitFor(10*time.Second, "Quit?", "y/n")
+	tm.keys("y")
+	tm.waitFor(2*time.Minute, "headroom exited 130", "recorded "+cast)
+	data, err := os.ReadFile(cast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	var head struct {
+		Version, Width, Height int
+		Timestamp              int64
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &head); err != nil || head.Version != 2 || head.Width != 120 || head.Height != 40 || time.Since(time.Unix(head.Timestamp, 0)) > 10*time.Minute {
+		t.Fatalf("header %q: %+v %v", lines[0], head, err)
+	}
+	last, bannerAt := -1.0, -1.0
+	for _, l := range lines[1:] {
+		var ev []any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || len(ev) != 3 || ev[1] != "o" {
+			t.Fatalf("event %q: %v", l, err)
+		}
+		at, _ := ev[0].(float64)
+		if at <= last {
+			t.Fatalf("event at %v after %v: times must increase", at, last)
+		}
+		last = at
+		if s, _ := ev[2].(string); bannerAt < 0 && strings.Contains(s, "OOM KILLED in") {
+			bannerAt = at
+		}
+	}
+	if bannerAt <= 0 {
+		t.Errorf("no event draws the kill banner (%d events)", len(lines)-1)
+	}
+	t.Logf("%d events over %.1fs, the banner at %.1fs", len(lines)-1, last, bannerAt)
 }

@@ -155,7 +155,7 @@ func Harbor(dirs []string, o Options) (Import, error) {
 		j, p := readHarborJob(d)
 		probs = append(probs, p...)
 		if len(j.missing) > 0 && !o.AllowPartial {
-			probs = append(probs, fmt.Sprintf("%s: %d trial(s) never finished (no result.json, or no finished_at), e.g. %s: a job still running or cut short; import its finished trials with --allow-partial", d, len(j.missing), filepath.Base(j.missing[0])))
+			probs = append(probs, fmt.Sprintf("%s: %s never finished (no result.json, or no finished_at), e.g. %s: a job still running or cut short; import its finished trials with --allow-partial", d, model.Quantity(len(j.missing), "trial"), filepath.Base(j.missing[0])))
 		}
 		jobs = append(jobs, j)
 	}
@@ -168,7 +168,7 @@ func Harbor(dirs []string, o Options) (Import, error) {
 	var notes []string
 	for _, j := range jobs {
 		if len(j.missing) > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d unfinished trial(s) left out", j.dir, len(j.missing)))
+			notes = append(notes, fmt.Sprintf("%s: %s left out", j.dir, model.Quantity(len(j.missing), "unfinished trial")))
 		}
 		ratio, settings := harborJobRatio(j, specs)
 		for i, r := range j.results {

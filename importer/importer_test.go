@@ -93,7 +93,7 @@ func TestHarborBadDirectories(t *testing.T) {
 	if !ok {
 		t.Fatalf("error %v, want problems", err)
 	}
-	want := []string{"empty-job: not a Harbor job directory", "broken-json/fix-git__aaaaaaa/result.json: not a Harbor trial result: line", "partial: 1 trial(s) never finished", "no-such-dir: "}
+	want := []string{"empty-job: not a Harbor job directory", "broken-json/fix-git__aaaaaaa/result.json: not a Harbor trial result: line", "partial: 1 trial never finished", "no-such-dir: "}
 	if len(probs) != len(want) {
 		t.Fatalf("problems:\n%s\nwant %d lines", probs, len(want))
 	}
@@ -107,7 +107,7 @@ func TestHarborBadDirectories(t *testing.T) {
 		t.Errorf("something was written: %v", entries)
 	}
 	im, err := Harbor([]string{"testdata/bad/partial"}, Options{AllowPartial: true})
-	if err != nil || len(im.Trials) != 1 || len(im.Notes) != 1 || !strings.Contains(im.Notes[0], "1 unfinished trial(s) left out") {
+	if err != nil || len(im.Trials) != 1 || len(im.Notes) != 1 || !strings.Contains(im.Notes[0], "1 unfinished trial left out") {
 		t.Errorf("--allow-partial: %d trials, notes %q, %v", len(im.Trials), im.Notes, err)
 	}
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	units "github.com/docker/go-units"
@@ -34,13 +35,32 @@ func ParseBytes(s string) (int64, error) {
 // host; larger numbers are typing mistakes or overflow).
 const MaxBytes int64 = 1 << 50
 
-// FormatBytes prints a byte count in binary units ("128MiB", "1.5GiB").
+// FormatBytes prints a byte count in binary units, every figure at one
+// precision: an exact size (a spec, a limit) whole ("128MiB", "2GiB"), a
+// measurement with one decimal ("9.7GiB", "21.8GiB", "42.0MiB") — not
+// four significant digits, which put "9.744GiB" beside "21.83GiB".
 func FormatBytes(n int64) string {
 	if n < 0 {
 		return "-"
 	}
-	return units.BytesSize(float64(n))
+	unit, i := int64(1), 0
+	for i < len(byteUnits)-1 && n >= unit*1024 {
+		unit *= 1024
+		i++
+	}
+	if n%unit == 0 {
+		return strconv.FormatInt(n/unit, 10) + byteUnits[i]
+	}
+	v := float64(n) / float64(unit)
+	if v >= 1023.95 && i < len(byteUnits)-1 {
+		// 1023.97KiB would print as 1024.0KiB: say 1.0MiB.
+		v, i = v/1024, i+1
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + byteUnits[i]
 }
+
+// byteUnits are FormatBytes's binary units.
+var byteUnits = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 
 // MiB is one mebibyte in bytes.
 const MiB int64 = 1 << 20

@@ -79,11 +79,11 @@ func (t TestTally) Total() int { return t.Passed + t.Failed }
 // test_x, test_y, test_z".
 func (t TestTally) Summary() string {
 	if t.Failed == 0 {
-		return fmt.Sprintf("all %d test(s) passed", t.Total())
+		return "all " + Quantity(t.Total(), "test") + " passed"
 	}
 	names := strings.Join(t.Failing, ", ")
 	if more := t.Failed - len(t.Failing); more > 0 {
 		names += fmt.Sprintf(", and %d more", more)
 	}
-	return fmt.Sprintf("%d of %d test(s) failed: %s", t.Failed, t.Total(), names)
+	return fmt.Sprintf("%d of %s failed: %s", t.Failed, Quantity(t.Total(), "test"), names)
 }

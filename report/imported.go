@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/headroom-eval/headroom/model"
 )
 
 // importedLines say, for an experiment read from another harness's
@@ -15,7 +17,7 @@ func (r *Report) importedLines() []string {
 	out := []string{"Imported (headroom import), not run here:"}
 	var unknown []string
 	for _, s := range r.Manifest.Imported {
-		out = append(out, fmt.Sprintf("  %s  %d trial(s) from %s %s (%s)", s.Ratio, s.Trials, s.Harness, s.Dir, s.Settings))
+		out = append(out, fmt.Sprintf("  %s  %s from %s %s (%s)", s.Ratio, model.Quantity(s.Trials, "trial"), s.Harness, s.Dir, s.Settings))
 		unknown = s.Unknown
 	}
 	if len(unknown) > 0 {

@@ -26,7 +26,9 @@ var (
 	purple = color.RGBA{R: 148, G: 103, B: 189, A: 255}
 )
 
-func checkExt(file string) error {
+// CheckPlotFile says whether a plot can be drawn to file: its name must
+// end in .png or .svg (the formats gonum/plot draws here).
+func CheckPlotFile(file string) error {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".png", ".svg":
 		return nil
@@ -49,7 +51,7 @@ func (t ratioTicks) Ticks(min, max float64) []plot.Tick {
 // ratio with 95% error bars — beside every trial's peak memory as a
 // multiple of its task's spec, against the ratios' limits.
 func (r *Report) Plot(file string) error {
-	if err := checkExt(file); err != nil {
+	if err := CheckPlotFile(file); err != nil {
 		return err
 	}
 	rates, err := r.ratesPlot()
@@ -221,7 +223,7 @@ func saveSideBySide(file string, left, right *plot.Plot) error {
 // PlotTrial draws one trial's memory timeline with the guarantee, the
 // limit, the steps and the OOM moments.
 func (r *Report) PlotTrial(id string, samples []event.Sample, file string) error {
-	if err := checkExt(file); err != nil {
+	if err := CheckPlotFile(file); err != nil {
 		return err
 	}
 	var tr *model.TrialResult

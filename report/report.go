@@ -275,19 +275,19 @@ func (r *Report) PowerLine() string {
 		rows += "s"
 	}
 	if p.MinDetectable == 0 {
-		return fmt.Sprintf("power: %s × %d repeats; run at least two ratios to compare", rows, p.Repeats)
+		return fmt.Sprintf("power: %s × %s; run at least two ratios to compare", rows, model.Quantity(p.Repeats, "repeat"))
 	}
 	if !model.Detectable(p.MinDetectable) {
-		return fmt.Sprintf("power: %s × %d repeats cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, p.Repeats)
+		return fmt.Sprintf("power: %s × %s cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, model.Quantity(p.Repeats, "repeat"))
 	}
-	line := fmt.Sprintf("power: %s × %d repeats detect a success difference of %s at 80%% power, α=0.05",
-		rows, p.Repeats, model.DetectableText(p.MinDetectable))
+	line := fmt.Sprintf("power: %s × %s detect a success difference of %s at 80%% power, α=0.05",
+		rows, model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))
 	switch {
 	case p.Detect <= 0:
 	case p.RepeatsNeeded == 0:
 		line += fmt.Sprintf("; detecting %.0fpp needs more tasks, not more repeats", 100*p.Detect)
 	default:
-		line += fmt.Sprintf("; detecting %.0fpp needs about %d repeats per cell", 100*p.Detect, p.RepeatsNeeded)
+		line += fmt.Sprintf("; detecting %.0fpp needs about %s per cell", 100*p.Detect, model.Quantity(p.RepeatsNeeded, "repeat"))
 	}
 	return line
 }
@@ -301,8 +301,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "# headroom report: %s\n\n", title)
 	if m := r.Manifest; m != nil {
-		fmt.Fprintf(w, "Seed %d · %d repeats · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
-			m.Seed, m.Repeats, m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
+		fmt.Fprintf(w, "Seed %d · %s · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
+			m.Seed, model.Quantity(m.Repeats, "repeat"), m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
 	}
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))

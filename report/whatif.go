@@ -234,8 +234,8 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 	}
 	// Clear-cut predictions are nearly certain; the headline keeps the
 	// borderline ones apart so that they do not carry it.
-	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %d repeats; %s are then predicted with the accuracy measured here: clear-cut kills %d of %d right, borderline %d of %d.\n",
-		max(r.repeats(), 1), strings.Join(names, ", "), right-borderRight, total-border, borderRight, border)
+	_, err := fmt.Fprintf(w, "\nSmallest sweep for these tasks: run uncapped alone with %s; %s are then predicted with the accuracy measured here: clear-cut kills %d of %d right, borderline %d of %d.\n",
+		model.Quantity(max(r.repeats(), 1), "repeat"), strings.Join(names, ", "), right-borderRight, total-border, borderRight, border)
 	return err
 }
 

@@ -160,10 +160,16 @@ type BackendDef struct {
 	Name    string
 	Summary string
 	Options []PlatformOption
-	// Reproduce is the command that runs an image under a policy outside
-	// headroom (docker run flags, a pod's resources); it needs no
-	// connection, so `tasks show` can print it.
-	Reproduce func(image string, p model.ResourcePolicy) string
+	// Reproduce is the command that runs a task's image under a policy
+	// outside headroom (docker run flags, a pod's resources), with the
+	// container set up as the task's profile sets it (user, capabilities,
+	// no privilege gain); it needs no connection, so `tasks show` can
+	// print it. A task without a name (not known) gives the policy alone.
+	Reproduce func(t model.Task, image string, p model.ResourcePolicy) string
+	// ContainerArgs are the backend's own settings for the task's
+	// container, the same at every ratio (--user, --cap-drop ...), for
+	// people; nil shows none.
+	ContainerArgs func(t model.Task) []string
 	// PolicyArgs are the backend's own settings for a policy (docker run
 	// flags; a pod's requests and limits), for people.
 	PolicyArgs func(p model.ResourcePolicy) []string
@@ -245,9 +251,9 @@ func Lookup(name string) (BackendDef, bool) {
 
 // ReproduceWith is the named backend's command that runs an image under a
 // policy outside headroom ("" when the backend says none).
-func ReproduceWith(backend, image string, p model.ResourcePolicy) string {
+func ReproduceWith(backend string, t model.Task, image string, p model.ResourcePolicy) string {
 	if d, ok := Lookup(backend); ok && d.Reproduce != nil {
-		return d.Reproduce(image, p)
+		return d.Reproduce(t, image, p)
 	}
 	return ""
 }

@@ -30,7 +30,7 @@ func TestParserDecidesTheVerifier(t *testing.T) {
 		{"swebench PASSED, exit 1", "swebench", sweOut("PASSED"), 1, model.Passed, "", "1/0"},
 		{"swebench no markers", "swebench", []string{"uv: command not found"}, 0, model.Failed, "no SWEBench results", ""},
 		{"pytest failures, exit 0", "pytest", []string{"=== short test summary info ===", "PASSED t.py::test_a", "FAILED t.py::test_b - boom", "ERROR t.py::test_c"}, 0,
-			model.Failed, "2 of 3 test(s) failed: test_b, test_c", "1/2"},
+			model.Failed, "2 of 3 tests failed: test_b, test_c", "1/2"},
 		{"pytest without summary", "pytest", []string{"6 passed in 0.1s"}, 0, model.Failed, "short test summary info", ""},
 	}
 	for _, c := range cases {
@@ -76,7 +76,7 @@ func TestParserReadsTheWholeTracedOutput(t *testing.T) {
 	cfg := config(t, []model.Task{task})
 	cfg.OutputTailLines = 50
 	r := runSweep(t, b, cfg, context.Background(), nil).results["tb1/long@1x"]
-	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "1 of 501 test(s) failed: test_first") {
+	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "1 of 501 tests failed: test_first") {
 		t.Fatalf("outcome %s (%s), want failed naming test_first", r.Outcome, r.Reason)
 	}
 	for _, s := range r.Steps {

@@ -100,10 +100,10 @@ func WorkloadBinary(build bool, progress func(string)) (string, error) {
 	return bin, err
 }
 
-// Reproduce is the backend's command that runs an image under a policy
-// outside headroom.
-func (e *Engine) Reproduce(image string, p model.ResourcePolicy) string {
-	return runner.ReproduceWith(e.Info.Name(), image, p)
+// Reproduce is the backend's command that runs a task's image under a
+// policy outside headroom.
+func (e *Engine) Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
+	return runner.ReproduceWith(e.Info.Name(), t, image, p)
 }
 
 // TaskImages makes sure every task's image is on the engine and names it

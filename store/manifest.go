@@ -195,7 +195,7 @@ func NewTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int) TaskEntry {
 // NewScaledTaskEntry describes a task and the policies its ratios give it
 // when the ratios limit only what scale names; reproduce (the backend's,
 // nil for none) gives each ratio's command outside headroom.
-func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale, reproduce func(image string, p model.ResourcePolicy) string) TaskEntry {
+func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale model.Scale, reproduce func(t model.Task, image string, p model.ResourcePolicy) string) TaskEntry {
 	e := TaskEntry{Name: t.Name, Source: t.Source, Format: t.Format, Image: t.Image, Resources: t.Resources, StorageBytes: t.StorageBytes,
 		Profile: t.Profile, Deviations: t.AllDeviations(), Agents: t.AgentNames(), Verdict: t.Verdict.String()}
 	if t.Build != nil {
@@ -204,7 +204,7 @@ func NewScaledTaskEntry(t model.Task, ratios []model.Ratio, hostCPUs int, scale 
 	if reproduce != nil {
 		e.Reproduce = map[string]string{}
 		for _, r := range ratios {
-			e.Reproduce[r.String()] = reproduce(t.Image, model.NewScaledPolicy(t.Resources, r, hostCPUs, scale))
+			e.Reproduce[r.String()] = reproduce(t, t.Image, model.NewScaledPolicy(t.Resources, r, hostCPUs, scale))
 		}
 	}
 	return e

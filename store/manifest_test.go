@@ -16,7 +16,9 @@ func TestTaskEntryRecordsProfileAndDeviations(t *testing.T) {
 	task := model.Task{Name: "x/y", Format: model.FormatHarbor, Resources: model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB, Defaulted: []string{"pids_limit"}},
 		Capabilities: append([]string(nil), model.DefaultCapabilities...), Deviations: []model.Deviation{{What: "allowed_hosts not enforced"}}}
 	task.SetProfile(model.ProfileHarbor)
-	pids := func(_ string, p model.ResourcePolicy) string { return fmt.Sprintf("--pids-limit=%d", p.PidsLimit) }
+	pids := func(_ model.Task, _ string, p model.ResourcePolicy) string {
+		return fmt.Sprintf("--pids-limit=%d", p.PidsLimit)
+	}
 	e := NewScaledTaskEntry(task, []model.Ratio{{K: 1}}, 2, model.ScaleBoth, pids)
 	if e.Profile != model.ProfileHarbor || len(e.Deviations) != 1 || e.Reproduce["1x"] != "--pids-limit=0" {
 		t.Errorf("harbor: profile %q deviations %v flags %v", e.Profile, e.Deviations, e.Reproduce["1x"])

@@ -122,6 +122,9 @@ func (c *Catalog) AddDir(dir string) error {
 		for _, ty := range l.Typos {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s (ignored: the default applies)", l.Task.Source, ty))
 		}
+		for _, w := range l.Warnings {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s", l.Task.Source, w))
+		}
 		c.Tasks = append(c.Tasks, l)
 	}
 	return nil

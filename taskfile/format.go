@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -162,13 +163,23 @@ type Loaded struct {
 	// Typos are the ignored keys that look like misspellings of keys the
 	// format reads ("environment.memroy_mb: did you mean memory_mb?").
 	Typos []string
+	// Warnings are what loads but cannot work as written (a command the
+	// built-in image does not have); like typos, every face shows them.
+	Warnings []string
 }
 
 // noticeTypos finds the ignored keys that look like typos of known ones;
 // each is also a listed deviation, so `tasks audit` does not call the
 // task faithful while its memory_mb is silently defaulted.
-func (l Loaded) noticeTypos(known map[string]bool) Loaded {
+// A TOML file's text (data) puts each at its line ("line 4: [enviroment]:
+// did you mean [environment]?").
+func (l Loaded) noticeTypos(known map[string]bool, data []byte) Loaded {
 	l.Typos = Typos(l.Ignored, known)
+	for i, ty := range l.Typos {
+		if n := typoLine(data, ty); n > 0 {
+			l.Typos[i] = fmt.Sprintf("line %d: %s", n, ty)
+		}
+	}
 	for _, ty := range l.Typos {
 		l.Task.Deviations = append(l.Task.Deviations, model.Deviation{What: "suspected typo",
 			Detail: ty + " (the key is ignored: its default applies)"})
@@ -185,11 +196,31 @@ func Parse(path string, data []byte) (Loaded, error) {
 	}
 	t, err := f.toTask(path)
 	if err != nil {
+		if te := typoFirst(path, data, ignored, tomlKeys(), err); te != err {
+			return Loaded{}, te
+		}
 		return Loaded{}, atKeyLine(path, data, err)
 	}
 	t.Format = model.FormatHeadroom
 	t.SetProfile(model.ProfileHardened)
-	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
+	return Loaded{Task: t, Ignored: ignored, Warnings: builtinCommandWarnings(t)}.noticeTypos(tomlKeys(), data), nil
+}
+
+// typoFirst puts a misspelt section, the likely cause of err ([enviroment]
+// ignored leaves [environment] without its image), ahead of err: the line
+// to fix comes first.
+func typoFirst(path string, data []byte, ignored []string, known map[string]bool, err error) error {
+	for _, ty := range Typos(ignored, known) {
+		if !strings.HasPrefix(ty, "[") {
+			continue
+		}
+		at := path
+		if n := typoLine(data, ty); n > 0 {
+			at = fmt.Sprintf("%s:%d", path, n)
+		}
+		return fmt.Errorf("%s: %s (headroom reads no such section, so its keys were ignored; then: %w)", at, ty, err)
+	}
+	return err
 }
 
 // errorLine is the line of a parse error, counted from its byte offset: the
@@ -587,4 +618,30 @@ func (s fileStep) toStep(where, defName string) (model.Step, error) {
 		st.Show = strings.Join(st.Argv, " ")
 	}
 	return st, nil
+}
+
+// builtinCommandWarnings names the steps of a task on the built-in image
+// whose command is not the in-container program: the image is FROM
+// scratch with /hr-workload alone, so `true` or `sh` is not there and
+// every trial would fail with exit 127 — valid TOML, a task that cannot
+// pass.
+func builtinCommandWarnings(t model.Task) []string {
+	if t.Image != BuiltinImage {
+		return nil
+	}
+	var out []string
+	check := func(where string, s model.Step) {
+		if len(s.Argv) == 0 || s.Argv[0] == workload.Binary || path.Base(s.Argv[0]) == path.Base(workload.Binary) {
+			return
+		}
+		out = append(out, fmt.Sprintf("%s: command %q runs on image %q, which is FROM scratch and holds only %s: %s is not there, so the step will fail with exit 127; use a workload = { ... } table, or an image that has %s",
+			where, s.Argv, BuiltinImage, workload.Binary, s.Argv[0], s.Argv[0]))
+	}
+	for _, a := range t.Agents {
+		for _, s := range append(append([]model.Step(nil), a.Install...), a.Steps...) {
+			check(fmt.Sprintf("agent %q step %q", a.Name, s.Name), s)
+		}
+	}
+	check("[verifier]", t.Verifier)
+	return out
 }

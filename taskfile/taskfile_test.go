@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload"
 )
 
 func load(t *testing.T, path string) (Loaded, error) {
@@ -271,6 +273,43 @@ func TestBrokenCorpusMessages(t *testing.T) {
 		w := strings.TrimSpace(string(want))
 		if err == nil || !strings.Contains(err.Error(), w) || !strings.HasPrefix(err.Error(), f) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s:\n got %v\nwant one line starting with the path, containing %q", f, err, w)
+		}
+	}
+}
+
+// A built-in step's label is what its output says it is: the "build"
+// style prints CMake's lines, so its step is a make; parallel-build-retry
+// said `cargo build` over `Building C object CMakeFiles/...`.
+func TestBuiltinLabelsMatchTheirOutput(t *testing.T) {
+	c, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string][]string{"build": {"make", "cmake"}, "pip": {"pip"}, "apt": {"apt"}}
+	for _, l := range c.Tasks {
+		steps := []model.Step{l.Task.Verifier}
+		for _, a := range l.Task.Agents {
+			steps = append(steps, a.Steps...)
+		}
+		for _, s := range steps {
+			i := slices.Index(s.Argv, "--profile")
+			if i < 0 || i+1 >= len(s.Argv) {
+				continue
+			}
+			var p workload.Profile
+			if err := json.Unmarshal([]byte(s.Argv[i+1]), &p); err != nil {
+				t.Fatalf("%s %s: %v", l.Task.Name, s.Name, err)
+			}
+			want, ok := tools[p.Style]
+			if !ok {
+				continue
+			}
+			if !slices.ContainsFunc(want, func(tool string) bool { return strings.Contains(s.Show, tool) }) {
+				t.Errorf("%s step %s: shown as %q, but its %s output is %v's", l.Task.Name, s.Name, s.Show, p.Style, want)
+			}
+		}
+		if strings.Contains(l.Task.Description+l.Task.Verifier.Show, "cargo") {
+			t.Errorf("%s: names cargo, whose output the workload never prints", l.Task.Name)
 		}
 	}
 }

@@ -163,12 +163,17 @@ func ParseSource(source string, data []byte) (Loaded, error) {
 	return Parse(source, data)
 }
 
-func parseHarbor(dir, file string, data []byte) (Loaded, error) {
+func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	var f fileTask
 	ignored, err := f.decode(file, data)
 	if err != nil {
 		return Loaded{}, err
 	}
+	defer func() {
+		if err != nil {
+			err = typoFirst(file, data, ignored, tomlKeys(), err)
+		}
+	}()
 	if len(f.Agents) > 0 || len(f.Verifier.Command) > 0 || f.Verifier.Workload != nil {
 		return Loaded{}, fmt.Errorf("%s: a task directory's task.toml cannot define [[agents]] or a [verifier] command: its agents are oracle/nop/command and its verifier is tests/test.sh", file)
 	}
@@ -223,7 +228,7 @@ func parseHarbor(dir, file string, data []byte) (Loaded, error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys()), nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tomlKeys(), data), nil
 }
 
 // harborSingle gives t Harbor's one agent phase and tests/test.sh;
@@ -440,7 +445,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys), nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys, nil), nil
 }
 
 // tbOldDeviations are the ways an older terminal-bench task runs under

@@ -33,7 +33,7 @@ func TestTOMLShape(t *testing.T) {
 		{"a table header of 30,000 parts", "[" + strings.TrimSuffix(strings.Repeat("a.", 30000), ".") + "]\n", "f.toml:1: a key of more than 6 dotted parts"},
 		{"dots in a quoted key", "\"a.b.c.d.e.f.g.h.i.j\" = 1\n", ""},
 		{"floats in an array", "x = [1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 1.5]\n", ""},
-		{"too large", "# " + strings.Repeat("x", maxTOMLBytes) + "\n", "f.toml: 64KiB, larger than the 64KiB"},
+		{"too large", "# " + strings.Repeat("x", maxTOMLBytes) + "\n", "f.toml: 64.0KiB, larger than the 64KiB"},
 	}
 	for _, c := range cases {
 		err := checkTOMLShape("f.toml", []byte(c.doc))

@@ -46,8 +46,12 @@ var tomlKeys = sync.OnceValue(func() map[string]bool {
 // Typos names the ignored keys that look like misspellings of keys the
 // format reads: "environment.memroy_mb: did you mean memory_mb?".
 // known are the format's key paths.
+// A misspelt section ([enviroment], with everything under it ignored) is
+// one entry, "[enviroment]: did you mean [environment]?", however many
+// keys it holds.
 func Typos(ignored []string, known map[string]bool) []string {
 	var out []string
+	sections := map[string]bool{}
 	for _, key := range ignored {
 		parts := strings.Split(key, ".")
 		// The first part of the path that is not a known table or key is
@@ -58,7 +62,19 @@ func Typos(ignored []string, known map[string]bool) []string {
 				continue
 			}
 			parent := strings.Join(parts[:i], ".")
-			if best := nearestKey(parts[i], parent, known); best != "" {
+			best := nearestKey(parts[i], parent, known)
+			switch {
+			case best == "":
+			case i < len(parts)-1 || hasChildren(ignored, prefix):
+				if !sections[prefix] {
+					sections[prefix] = true
+					meant := best
+					if parent != "" {
+						meant = parent + "." + best
+					}
+					out = append(out, "["+prefix+"]: did you mean ["+meant+"]?")
+				}
+			default:
 				out = append(out, key+": did you mean "+best+"?")
 			}
 			break
@@ -66,6 +82,41 @@ func Typos(ignored []string, known map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hasChildren says whether some ignored key lies under prefix: prefix is
+// a table, not a key.
+func hasChildren(ignored []string, prefix string) bool {
+	for _, k := range ignored {
+		if strings.HasPrefix(k, prefix+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// typoLine is the 1-based line a typo (as Typos says it) is on in a TOML
+// file's text: a section's header, or a key's assignment in its table; 0
+// when it cannot be found (YAML, a dotted key written inline).
+func typoLine(data []byte, typo string) int {
+	if strings.HasPrefix(typo, "[") {
+		section := typo[1:strings.IndexByte(typo, ']')]
+		for i, raw := range strings.Split(string(data), "\n") {
+			line := strings.TrimSpace(raw)
+			if j := strings.IndexByte(line, '#'); j >= 0 {
+				line = strings.TrimSpace(line[:j])
+			}
+			if strings.HasPrefix(line, "[") && strings.Trim(line, "[] \t") == section {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	key, _, _ := strings.Cut(typo, ":")
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		return keyLine(data, key[:i], key[i+1:])
+	}
+	return keyLine(data, "", key)
 }
 
 // nearestKey is the known key under parent within two edits of name, or

@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,7 +21,9 @@ func TestTypos(t *testing.T) {
 		want    []string
 	}{
 		{[]string{"environment.memroy_mb"}, []string{"environment.memroy_mb: did you mean memory_mb?"}},
-		{[]string{"enviroment.memory_mb", "enviroment.cpus"}, []string{"enviroment.cpus: did you mean environment?", "enviroment.memory_mb: did you mean environment?"}},
+		// A misspelt section is one typo, however many keys it holds.
+		{[]string{"enviroment", "enviroment.memory_mb", "enviroment.cpus"}, []string{"[enviroment]: did you mean [environment]?"}},
+		{[]string{"environment.envv", "environment.envv.A"}, []string{"[environment.envv]: did you mean [environment.env]?"}},
 		{[]string{"verifier.timeout_secs"}, []string{"verifier.timeout_secs: did you mean timeout_sec?"}},
 		// Keys headroom merely does not use are not typos.
 		{[]string{"agent.reasoning_effort", "task.id", "environment.docker_compose_file"}, nil},
@@ -87,5 +90,39 @@ func TestUnknownTaskHints(t *testing.T) {
 		if _, err := c.Find(name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Find(%q): %v, want it to say %q", name, err, want)
 		}
+	}
+}
+
+// A misspelt section ([enviroment]) is caught as a misspelt key is, with
+// its line and the section meant; when what it held is then missing, the
+// error leads with the section, the line to fix.
+func TestSectionTypoNamesLineAndSection(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n%s\nimage = \"builtin\"\nmemory = \"32M\"\n[verifier]\nworkload = { duration_ms = 10 }\n%s\ntimeout_sec = 5\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	_, err := Parse("t.toml", []byte(fmt.Sprintf(body, "[enviroment]", "[agent]")))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.toml:3: [enviroment]: did you mean [environment]?") {
+		t.Errorf("[enviroment]: %v", err)
+	}
+	l, err := Parse("t.toml", []byte(fmt.Sprintf(body, "[environment]", "[agnet]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"line 8: [agnet]: did you mean [agent]?"}; !reflect.DeepEqual(l.Typos, want) {
+		t.Errorf("typos %q, want %q", l.Typos, want)
+	}
+}
+
+// A command step on the built-in image (FROM scratch: /hr-workload alone)
+// loads, but is warned: every trial of it would fail with exit 127.
+func TestBuiltinImageCommandIsWarned(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"%s\"\nmemory = \"32M\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  command = [\"true\"]\n  [[agents.steps]]\n  name = \"w\"\n  workload = { duration_ms = 10 }\n"
+	l, err := Parse("t.toml", []byte(fmt.Sprintf(body, "builtin")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], `agent "a" step "s": command ["true"] runs on image "builtin", which is FROM scratch`) || !strings.Contains(l.Warnings[0], "exit 127") {
+		t.Errorf("warnings %q", l.Warnings)
+	}
+	if l, err = Parse("t.toml", []byte(fmt.Sprintf(body, "alpine:3"))); err != nil || len(l.Warnings) != 0 {
+		t.Errorf("an image with true: %v %q", err, l.Warnings)
 	}
 }

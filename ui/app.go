@@ -73,9 +73,9 @@ type Options struct {
 	// PolicyArgs are the backend's own settings for a policy (docker run
 	// flags, a pod's resources), shown beside each ratio; nil shows none.
 	PolicyArgs func(model.ResourcePolicy) []string
-	// Reproduce is the backend's command that runs an image under a
-	// policy outside headroom; nil shows none.
-	Reproduce func(image string, p model.ResourcePolicy) string
+	// Reproduce is the backend's command that runs a task's (by name)
+	// image under a policy outside headroom; nil shows none.
+	Reproduce func(task, image string, p model.ResourcePolicy) string
 	// Preparing reports the latest line of image preparation while a
 	// sweep is starting (a Dockerfile build, debootstrap), or "".
 	Preparing func() string

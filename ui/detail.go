@@ -361,7 +361,7 @@ func (d *detailScreen) View(c *Common) string {
 	// at most; the log gives up the second).
 	var repro []string
 	if c.Opts != nil && c.Opts.Reproduce != nil && importedOf(v.Result) == nil {
-		repro = wrapWords(c.Opts.Reproduce(img, tr.Policy), w, "  ")
+		repro = wrapWords(c.Opts.Reproduce(tr.Task, img, tr.Policy), w, "  ")
 	}
 	if len(repro) > 2 {
 		repro = repro[:2]

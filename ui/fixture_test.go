@@ -75,7 +75,7 @@ func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 func testOptions(t testing.TB, l Launcher) Options {
 	return Options{
 		Tasks: builtinTasks(t), Launcher: l, Theme: themes.Plain(), HostCPUs: 2, Static: true,
-		PolicyArgs: docker.RunFlags, Reproduce: docker.Reproduce,
+		PolicyArgs: docker.RunFlags, Reproduce: func(_, image string, p model.ResourcePolicy) string { return docker.Reproduce(model.Task{}, image, p) },
 		Now:  func() time.Time { return t0.Add(3 * time.Second) },
 		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
 		History: func() ([]Experiment, error) {

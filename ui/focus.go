@@ -112,6 +112,10 @@ func (s *focusScreen) View(c *Common) string {
 		marks = append(marks, focusMark{v.Result.Outcome, v.Result.Cause})
 	}
 	head := fmt.Sprintf("%s · %s at %s: %d of %d runs, failed at the limit in %s", tr.Task, tr.Agent, tr.Ratio, done, len(runs)-cancelled, percent(mf.Failed(), done))
+	if done == 0 {
+		// No rate yet: "failed at the limit in -" read as a kill in a step named "-".
+		head = fmt.Sprintf("%s · %s at %s: 0 of %d runs finished yet", tr.Task, tr.Agent, tr.Ratio, len(runs)-cancelled)
+	}
 	if sp := mf.Split(); sp != "" {
 		head += ": " + sp
 	}

@@ -54,6 +54,21 @@ func TestFocusCountsMemoryFailuresNotCancelledRuns(t *testing.T) {
 	}
 }
 
+// Before any run has finished, focus says so: "failed at the limit in -"
+// read as a kill in a step named "-".
+func TestFocusBeforeAnyRunSaysSo(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.setup.focusRuns = 4
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
+	m = update(t, next.(Model), cmd())
+	view := m.View()
+	if strings.Contains(view, "in -") || !strings.Contains(view, "0 of 4 runs finished yet") {
+		t.Errorf("focus before any run:\n%s", view)
+	}
+}
+
 // The detail header names a stall as one, with its time at the limit and
 // its major faults (it said TIMEOUT with neither), and calls the run's
 // need its peak, the sampled figure beside it.

@@ -29,12 +29,12 @@ func TestJudgeRealOutputs(t *testing.T) {
 	}{
 		{file: "pytest-uv-passed.txt", parser: Pytest, passed: true, passes: 1},
 		{file: "pytest-one-failed.txt", parser: Pytest, fails: 1, failing: []string{"test_tasks_cancel_above_max_concurrent"},
-			reasonContains: "1 of 1 test(s) failed: test_tasks_cancel_above_max_concurrent"},
+			reasonContains: "1 of 1 test failed: test_tasks_cancel_above_max_concurrent"},
 		{file: "pytest-mixed.txt", parser: Pytest, passes: 1, fails: 5, failing: []string{"test_output_files_exist", "test_generate_and_schema",
 			"test_solution_shape_feasibility_and_batch_consistency", "test_solution_coverage_no_duplicates", "test_performance_thresholds"},
-			reasonContains: "5 of 6 test(s) failed: test_output_files_exist, test_generate_and_schema"},
+			reasonContains: "5 of 6 tests failed: test_output_files_exist, test_generate_and_schema"},
 		{file: "pytest-parametrized.txt", parser: Pytest, passes: 21, fails: 6, failing: []string{"test_speedup[2]", "test_speedup[3]",
-			"test_speedup[6]", "test_speedup[7]", "test_speedup[8]", "test_speedup[9]"}, reasonContains: "6 of 27 test(s) failed"},
+			"test_speedup[6]", "test_speedup[7]", "test_speedup[8]", "test_speedup[9]"}, reasonContains: "6 of 27 tests failed"},
 		{file: "pytest-curl-noise.txt", parser: Pytest, fails: 2, failing: []string{"test_summary_file_exists", "test_summary_structure_and_counts"}},
 		{file: "pytest-verbose-default-summary.txt", parser: Pytest, fails: 1, failing: []string{"test_parallel_pbkdf2_correct_and_faster"}},
 		// Without -rA a passing pytest prints no summary section: the

@@ -35,6 +35,7 @@ func Definition() runner.BackendDef {
 		Name:           "docker",
 		Summary:        "a Docker Engine (DOCKER_HOST, else the local socket): one container per trial",
 		Reproduce:      Reproduce,
+		ContainerArgs:  ContainerFlags,
 		PolicyArgs:     RunFlags,
 		PolicyArgsName: "docker run flags",
 		Open: func(ctx context.Context, _ map[string]string) (runner.Platform, error) {
@@ -279,13 +280,49 @@ func (p *Platform) Shell(id string) ([]string, error) {
 	return []string{docker, "exec", "-it", id, "sh"}, nil
 }
 
-// Reproduce is the `docker run` with the policy's effect.
-func Reproduce(image string, p model.ResourcePolicy) string {
-	cmd := "docker run --network none " + strings.Join(RunFlags(p), " ") + " " + image
+// Reproduce is the `docker run` with the policy's effect, the container
+// set up as the trial's is (ContainerFlags).
+func Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
+	cmd := "docker run " + strings.Join(append(ContainerFlags(t), RunFlags(p)...), " ") + " " + image
 	if more := knobCommands(p.Ratio.Knobs); len(more) > 0 {
 		cmd += "; then " + strings.Join(more, "; ")
 	}
 	return cmd
+}
+
+// ContainerFlags are the `docker run` flags of the task's container that
+// are the same at every ratio, as the backend sets them (backend.go's
+// create): the network, the user, and the profile's capabilities —
+// hardened: every one dropped but the task's, no privilege gain; harbor:
+// the engine's default set and Harbor's open-files limit. A task without a
+// name (not known) gets the network alone.
+func ContainerFlags(t model.Task) []string {
+	if t.Name == "" {
+		return []string{"--network none"}
+	}
+	var f []string
+	switch {
+	case t.Network == "none" && t.PhaseWantsNetwork():
+		// A phase that wants the network: a bridge, detached until then.
+		f = append(f, "--network bridge")
+	case t.Network != "":
+		f = append(f, "--network "+t.Network)
+	}
+	if t.User != "" {
+		f = append(f, "--user "+t.User)
+	}
+	if t.Hardened() {
+		f = append(f, "--cap-drop ALL")
+	}
+	for _, c := range t.Capabilities {
+		f = append(f, "--cap-add "+c)
+	}
+	if t.Hardened() {
+		f = append(f, "--security-opt no-new-privileges")
+	} else {
+		f = append(f, fmt.Sprintf("--ulimit nofile=%d:%d", model.HarborNoFile, model.HarborNoFile))
+	}
+	return f
 }
 
 // RunFlags are the `docker run` flags with the policy's effect.

@@ -2,6 +2,7 @@ package docker
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
@@ -18,5 +19,34 @@ func TestRunFlags(t *testing.T) {
 	want = []string{"--memory-reservation=67108864", "--cpu-shares=512", "--pids-limit=100"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("uncapped flags\n got %v\nwant %v", got, want)
+	}
+}
+
+// The docker run equivalent sets the container up as the trial's is: the
+// hardened profile's user, capabilities and no privilege gain were left
+// out, so the command someone copied ran as root with every capability.
+func TestReproduceCarriesTheProfile(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB}
+	p := model.NewPolicy(spec, model.Ratio{K: 1}, 4)
+	hardened := model.Task{Name: "x/builtin", Network: "none", User: "65534:65534", Resources: spec}
+	hardened.SetProfile(model.ProfileHardened)
+	got := Reproduce(hardened, "img:1", p)
+	for _, want := range []string{"docker run --network none --user 65534:65534 --cap-drop ALL --security-opt no-new-privileges --memory=67108864", " img:1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("hardened: %q lacks %q", got, want)
+		}
+	}
+	withCaps := hardened
+	withCaps.User, withCaps.Capabilities = "", []string{"CHOWN", "SETUID"}
+	if got := Reproduce(withCaps, "img:1", p); !strings.Contains(got, "--cap-drop ALL --cap-add CHOWN --cap-add SETUID --security-opt no-new-privileges") || strings.Contains(got, "--user") {
+		t.Errorf("hardened with capabilities: %q", got)
+	}
+	harbor := model.Task{Name: "x/harbor", Network: "bridge", Resources: spec}
+	harbor.SetProfile(model.ProfileHarbor)
+	if got := Reproduce(harbor, "img:1", p); !strings.Contains(got, "--network bridge") || strings.Contains(got, "--cap-drop") || strings.Contains(got, "no-new-privileges") || !strings.Contains(got, "--ulimit nofile=") {
+		t.Errorf("harbor: %q", got)
+	}
+	if got := Reproduce(model.Task{}, "img:1", p); !strings.HasPrefix(got, "docker run --network none --memory=") {
+		t.Errorf("no task known: %q", got)
 	}
 }

@@ -109,7 +109,7 @@ func TestDevEvalStyleSuppliedScripts(t *testing.T) {
 	if oracle.Outcome != model.Passed || oracle.Tests == nil || oracle.Tests.Passed != 2 {
 		t.Errorf("oracle: %s (%s) tests %+v, want passed with 2 tests", oracle.Outcome, oracle.Reason, oracle.Tests)
 	}
-	if nop.Outcome != model.Failed || !strings.Contains(nop.Reason, "2 of 2 test(s) failed: test_greeting_exists, test_greeting_says_hello") {
+	if nop.Outcome != model.Failed || !strings.Contains(nop.Reason, "2 of 2 tests failed: test_greeting_exists, test_greeting_says_hello") {
 		t.Errorf("nop: %s (%s), want both tests named as failed", nop.Outcome, nop.Reason)
 	}
 }

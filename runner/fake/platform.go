@@ -30,7 +30,7 @@ func (p *Platform) Definition(name string) runner.BackendDef {
 	return runner.BackendDef{
 		Name: name, Summary: "a scripted platform for tests",
 		Options: []runner.PlatformOption{{Name: "fake-zone", Usage: "a setting only this backend takes", Default: "a"}},
-		Reproduce: func(image string, pol model.ResourcePolicy) string {
+		Reproduce: func(_ model.Task, image string, pol model.ResourcePolicy) string {
 			return "fake-run " + pol.LimitString() + " " + image
 		},
 		Open: func(_ context.Context, settings map[string]string) (runner.Platform, error) {

@@ -51,8 +51,8 @@ func Definition() runner.BackendDef {
 	return runner.BackendDef{
 		Name:    Name,
 		Summary: "a Kubernetes cluster: one pod per trial (requests = guarantee, limits = hard limit)",
-		Reproduce: func(image string, p model.ResourcePolicy) string {
-			return Reproduce(DefaultNamespace, image, p)
+		Reproduce: func(t model.Task, image string, p model.ResourcePolicy) string {
+			return Reproduce(DefaultNamespace, t, image, p)
 		},
 		PolicyArgs:     PolicyArgs,
 		PolicyArgsName: "pod resources",

@@ -3,6 +3,7 @@ package kube
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"path"
 	"regexp"
@@ -211,23 +212,7 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		k, v, _ := strings.Cut(kv, "=")
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
 	}
-	sc := &corev1.SecurityContext{}
-	if uid, gid, ok := userIDs(task.User); ok {
-		sc.RunAsUser, sc.RunAsGroup = uid, gid
-	}
-	caps := &corev1.Capabilities{}
-	for _, cp := range task.Capabilities {
-		caps.Add = append(caps.Add, corev1.Capability(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
-	}
-	if task.Hardened() {
-		no := false
-		sc.AllowPrivilegeEscalation = &no
-		caps.Drop = []corev1.Capability{"ALL"}
-	}
-	if len(caps.Add) > 0 || len(caps.Drop) > 0 {
-		sc.Capabilities = caps
-	}
-	ctr.SecurityContext = sc
+	ctr.SecurityContext = securityContext(task)
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		Containers:                    nil,
@@ -286,6 +271,29 @@ func NetworkPolicy(experiment string, trial model.Trial, task model.Task, c podC
 	}
 }
 
+// securityContext is the trial container's: the task's user, its
+// capabilities, and under the hardened profile every other capability
+// dropped and no privilege gain.
+func securityContext(task model.Task) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{}
+	if uid, gid, ok := userIDs(task.User); ok {
+		sc.RunAsUser, sc.RunAsGroup = uid, gid
+	}
+	caps := &corev1.Capabilities{}
+	for _, cp := range task.Capabilities {
+		caps.Add = append(caps.Add, corev1.Capability(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
+	}
+	if task.Hardened() {
+		no := false
+		sc.AllowPrivilegeEscalation = &no
+		caps.Drop = []corev1.Capability{"ALL"}
+	}
+	if len(caps.Add) > 0 || len(caps.Drop) > 0 {
+		sc.Capabilities = caps
+	}
+	return sc
+}
+
 // PolicyArgs are a policy's pod resources, for people.
 func PolicyArgs(p model.ResourcePolicy) []string {
 	r := Resources(p)
@@ -305,7 +313,7 @@ func PolicyArgs(p model.ResourcePolicy) []string {
 
 // Reproduce is the one line that runs image under p on a cluster outside
 // headroom: kubectl run with the pod's resources.
-func Reproduce(namespace, image string, p model.ResourcePolicy) string {
+func Reproduce(namespace string, t model.Task, image string, p model.ResourcePolicy) string {
 	r := Resources(p)
 	q := func(l corev1.ResourceList) string {
 		var parts []string
@@ -316,7 +324,13 @@ func Reproduce(namespace, image string, p model.ResourcePolicy) string {
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	}
-	overrides := fmt.Sprintf(`{"spec":{"containers":[{"name":"repro","image":%q,"stdin":true,"tty":true,"resources":{"requests":%s,"limits":%s}}]}}`,
-		image, q(r.Requests), q(r.Limits))
+	security := ""
+	if t.Name != "" {
+		if sc, err := json.Marshal(securityContext(t)); err == nil && string(sc) != "{}" {
+			security = `,"securityContext":` + string(sc)
+		}
+	}
+	overrides := fmt.Sprintf(`{"spec":{"containers":[{"name":"repro","image":%q,"stdin":true,"tty":true,"resources":{"requests":%s,"limits":%s}%s}]}}`,
+		image, q(r.Requests), q(r.Limits), security)
 	return fmt.Sprintf("kubectl run repro -n %s --rm -it --restart=Never --image=%s --overrides='%s' -- sh", namespace, image, overrides)
 }

@@ -193,7 +193,7 @@ func TestNames(t *testing.T) {
 	if dnsName(long+"1") == dnsName(long+"2") {
 		t.Error("two long names cut to the same")
 	}
-	if got := Reproduce("hr", "img:1", policy(1)); !strings.Contains(got, `"limits":{"memory":"128Mi","cpu":"500m"}`) || !strings.Contains(got, "kubectl run") {
+	if got := Reproduce("hr", model.Task{}, "img:1", policy(1)); !strings.Contains(got, `"limits":{"memory":"128Mi","cpu":"500m"}`) || !strings.Contains(got, "kubectl run") {
 		t.Errorf("reproduce %s", got)
 	}
 }
