@@ -632,10 +632,11 @@ func readTrialLines(dir string, brief bool, check func(model.TrialResult) error)
 }
 
 // CheckRecord says why a record is not one of m's trials (a hand-edited
-// line, or one pasted from another experiment), or nil: its task, agent
-// and ratio must be among m's, its repeat within m's, the experiment it
+// line, or one pasted from another experiment), or nil: its task and
+// ratio must be among m's, its repeat within m's, the experiment it
 // names (records before there was one name none) m, and it cannot end
-// before it starts.
+// before it starts. Its agent is not checked: a task lacking the agent
+// asked for is planned with it, while its entry lists those it has.
 func CheckRecord(m Manifest) func(model.TrialResult) error {
 	ratios := map[string]bool{}
 	var names []string
@@ -643,20 +644,16 @@ func CheckRecord(m Manifest) func(model.TrialResult) error {
 		ratios[r.String()] = true
 		names = append(names, r.String())
 	}
-	tasks := map[string]TaskEntry{}
+	tasks := map[string]bool{}
 	for _, t := range m.Tasks {
-		tasks[t.Name] = t
+		tasks[t.Name] = true
 	}
 	return func(r model.TrialResult) error {
 		if len(ratios) > 0 && !ratios[r.Ratio.String()] {
 			return fmt.Errorf("ratio %s is not one of this experiment's (%s): a hand-edited record; restore the line or remove it", r.Ratio, strings.Join(names, ", "))
 		}
-		t, ok := tasks[r.Task]
-		if len(tasks) > 0 && !ok {
+		if len(tasks) > 0 && !tasks[r.Task] {
 			return fmt.Errorf("task %q is not one of this experiment's: a record from another experiment, or hand-edited; remove the line", r.Task)
-		}
-		if ok && len(t.Agents) > 0 && !slices.Contains(t.Agents, r.Agent) {
-			return fmt.Errorf("agent %q is not one of task %s's in this experiment (%s): remove the line", r.Agent, r.Task, strings.Join(t.Agents, ", "))
 		}
 		if m.Repeats > 0 && (r.Repeat < 1 || r.Repeat > m.Repeats) {
 			return fmt.Errorf("repeat %d is not within this experiment's 1-%d: remove the line", r.Repeat, m.Repeats)
