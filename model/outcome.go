@@ -59,6 +59,10 @@ type Evidence struct {
 	KilledBy string
 	// EngineLost: the engine went away under the trial.
 	EngineLost bool
+	// LimitChanged says how the memory limit the kernel enforced moved
+	// away from the trial's while it ran ("128MiB to 256MiB"), when
+	// someone else changed it; empty when it held.
+	LimitChanged string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// DiskFull: a step reported ENOSPC.
@@ -106,6 +110,10 @@ func Classify(e Evidence) (Outcome, Cause) {
 	switch {
 	case e.KilledBy != "" && !e.Cancelled:
 		return InfraError, CauseKilledOutside
+	case e.LimitChanged != "" && !e.Cancelled:
+		// Whatever it did next, it did under a limit its ratio does not
+		// say: not evidence for that ratio, a pass included.
+		return InfraError, CauseLimitChanged
 	case e.InfraFailed && e.EngineLost:
 		return InfraError, CauseEngineLost
 	case e.InfraFailed:

@@ -15,6 +15,7 @@ import (
 // a timed-out step's time at the limit and major faults.
 func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.KilledBy = final.KilledBy
+	ev.LimitChanged = final.LimitChanged
 	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
 	ev.PidsLimitHits = final.PidsLimitHits
 	ev.LimitBytes = t.trial.Policy.HardLimitBytes
@@ -53,6 +54,8 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
 		}
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
+	case model.CauseLimitChanged:
+		return fmt.Sprintf("its memory limit was changed from outside while it ran, from %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, res.Ratio)
 	case model.CauseEngineLost:
 		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", t.engineErr)
 	case model.CauseOutsidePressure:

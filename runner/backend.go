@@ -131,6 +131,10 @@ type Final struct {
 	// LimitHitsKnown: none means a kill came from outside.
 	LimitHits      int64
 	LimitHitsKnown bool
+	// LimitChanged says how the memory limit the kernel enforced moved
+	// away from the one the trial was created with ("128MiB to 256MiB"):
+	// someone else changed it mid-trial. Empty when it held.
+	LimitChanged string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// EngineRestarted: the engine went away while the trial ran (its
