@@ -31,6 +31,11 @@ func TestClassifyNamesOutcomeAndCause(t *testing.T) {
 		// kill charged to 1x.
 		{"a limit changed from outside outranks a pass", Evidence{LimitChanged: "128MiB to 256MiB", VerifierPassed: true}, InfraError, CauseLimitChanged},
 		{"a limit changed from outside outranks the kill it caused", Evidence{LimitChanged: "64MiB to 48MiB", OOMKills: 1, LimitBytes: 64 * MiB}, InfraError, CauseLimitChanged},
+		// Seen (#24 item 6): docker pause of a trial past its limit was an
+		// agent-timeout charged to the task.
+		{"a timeout after a freeze is the freeze's", Evidence{TimedOut: true, TimedOutPhase: "agent", Frozen: "paused 25s"}, InfraError, CauseFrozen},
+		{"a freeze without a timeout changes nothing", Evidence{VerifierPassed: true, Frozen: "paused 2s"}, Passed, CauseNone},
+		{"a kill outranks a freeze", Evidence{TimedOut: true, Frozen: "paused 2s", OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
 		{"a cancel stays a cancel whatever the limit did", Evidence{LimitChanged: "64MiB to 48MiB", Cancelled: true}, Cancelled, CauseNone},
 		{"headroom's own cancel is no outside kill", Evidence{KilledBy: "SIGKILL", Cancelled: true}, Cancelled, CauseNone},
 		{"engine lost", Evidence{InfraFailed: true, EngineLost: true}, InfraError, CauseEngineLost},

@@ -63,6 +63,10 @@ type Evidence struct {
 	// away from the trial's while it ran ("128MiB to 256MiB"), when
 	// someone else changed it; empty when it held.
 	LimitChanged string
+	// Frozen says how the trial could not run for part of its time (its
+	// container paused by someone else, headroom itself stopped), when
+	// it was; a timeout then counted time the task never had.
+	Frozen string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// DiskFull: a step reported ENOSPC.
@@ -134,6 +138,8 @@ func Classify(e Evidence) (Outcome, Cause) {
 		return InfraError, CauseOutsidePressure
 	case e.OOMKills > 0:
 		return OOMKilled, CauseOwnLimit
+	case e.TimedOut && e.Frozen != "":
+		return InfraError, CauseFrozen
 	case e.TimedOut && e.Stall != nil && e.Stall.Judge():
 		return Timeout, CauseStalled
 	case e.TimedOut && e.TimedOutPhase == "verifier":

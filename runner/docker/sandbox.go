@@ -409,6 +409,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.stops.awaitDestroy(ctx, destroyWait)
 		destroyed()
 	}
+	f.Frozen = s.stops.frozen(time.Now())
 	f.KilledBy = s.stops.outside()
 	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {
 		// The engine stopped the container as it shut down.
