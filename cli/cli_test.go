@@ -775,6 +775,17 @@ func twinExperiment(t *testing.T, dir string) string {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Each record names its experiment: the twin's name the twin.
+	recs := filepath.Join(twin, store.TrialsFile)
+	data, err = os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSuffix(fmt.Sprint(m["id"]), "-twin")
+	data = bytes.ReplaceAll(data, []byte(`"experiment":"`+id+`"`), []byte(`"experiment":"`+id+`-twin"`))
+	if err := os.WriteFile(recs, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return twin
 }
 

@@ -36,6 +36,10 @@ func TestRemovedDirectoryIsNotRecreated(t *testing.T) {
 	if err := recordOne(e, "t0001"); err != nil {
 		t.Fatal(err)
 	}
+	// The finished trial's trace is compacted in the background: done
+	// first, or the removal races its writes ("directory not empty",
+	// seen once in CI).
+	e.compacting.Wait()
 	if err := os.RemoveAll(e.Dir); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +73,7 @@ func TestMovedDirectoryIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := filepath.Join(root, "elsewhere")
+	e.compacting.Wait()
 	if err := os.Rename(e.Dir, to); err != nil {
 		t.Fatal(err)
 	}
