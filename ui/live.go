@@ -100,7 +100,15 @@ func liveCards(c *Common, w, h int) liveGrid {
 // The running trials the card is not are the cell's next ones, in plan
 // order, in its corner: no card moves and none is pushed into a second
 // row.
+//
+// Once the sweep is over the stage keeps what happened: each cell shows
+// its ratio's newest kill if any trial of it was killed (a 1x that was
+// killed every time stays a kill, even if a later repeat passed), else
+// the ratio's last trial to end, frozen as it ended.
 func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, next []*TrialView) {
+	if s.Finished {
+		return lastCard(s, r), nil
+	}
 	if s.stage == nil {
 		s.stage = map[model.Ratio]stageHold{}
 	}
@@ -149,6 +157,29 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 		return running[0], running[1:]
 	}
 	return recent, nil
+}
+
+// lastCard is the card a finished sweep's cell keeps for ratio r: the
+// newest kill (or other banner cause) among its trials, else its last to
+// end; nil if none of its trials ended.
+func lastCard(s *SweepState, r model.Ratio) *TrialView {
+	var kill, last *TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		if v.Trial.Ratio != r || v.Phase != Finished {
+			continue
+		}
+		if v.holds() && (kill == nil || !v.heldSince().Before(kill.heldSince())) {
+			kill = v
+		}
+		if last == nil || !v.Ended.Before(last.Ended) {
+			last = v
+		}
+	}
+	if kill != nil {
+		return kill
+	}
+	return last
 }
 
 // stageHold is the kill a ratio's cell holds, and since when it has.
@@ -321,17 +352,26 @@ func (l *liveScreen) View(c *Common) string {
 	if len(waiting) > 0 {
 		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
 	}
-	out = append(out, st.Muted.Render(clip(queue, w)))
 	g := liveCards(c, w, h)
 	cards := g.cards()
+	over := ""
+	switch {
+	case s.Interrupted:
+		over = "The sweep was interrupted; what finished is on the matrix (3)."
+	case s.Finished:
+		over = "The sweep is finished: the matrix (3) has the outcomes."
+	}
+	if over != "" && g.byRatio {
+		// The finished line takes the queue's place (nothing runs or
+		// waits); the cells below keep each ratio's last card.
+		queue = over + " Each cell keeps its ratio's last trial (its kill, if it had one)."
+	}
+	out = append(out, st.Muted.Render(clip(queue, w)))
 	if len(cards) == 0 {
 		msg := "No trial is running."
-		switch {
-		case s.Interrupted:
-			msg += " The sweep was interrupted; what finished is on the matrix (3)."
-		case s.Finished:
-			msg += " The sweep is finished: the matrix (3) has the outcomes."
-		default:
+		if over != "" {
+			msg += " " + over
+		} else {
 			msg += " Trials are waiting to start."
 		}
 		out = append(out, "", st.Muted.Render(msg))
@@ -350,6 +390,9 @@ func (l *liveScreen) View(c *Common) string {
 				// a grid's empty slots stay blank.
 				if g.byRatio {
 					what := "no " + g.ratios[j].String() + " trial running"
+					if s.Finished {
+						what = "no " + g.ratios[j].String() + " trial finished"
+					}
 					row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
 				} else {
 					row = append(row, strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", cw)+"\n", g.height), "\n"))

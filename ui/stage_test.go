@@ -311,3 +311,74 @@ func TestSetupOpensOnTheShowcase(t *testing.T) {
 		t.Errorf("an empty selection should say what to press first:\n%s", v)
 	}
 }
+
+// After the sweep the stage keeps what happened: each ratio's cell keeps
+// its last trial's card, frozen as it ended (1x its kill, with the banner,
+// the gauge and the chart), and the finished line says where the outcomes
+// are, for as long as the talk goes on.
+func TestFinishedStageKeepsTheCards(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	stream := demoStream(plan)
+	var evs []event.Event
+	for _, e := range stream {
+		evs = append(evs, e.e)
+	}
+	last := stream[len(stream)-1].ms
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: at(last + 10)}})
+	now = at(last + 10)
+	m = update(t, m, eventsMsg{events: evs})
+	now = at(last + 120000) // two minutes on
+	v := m.View()
+	checkFits(t, v, 120, 40)
+	if !strings.Contains(v, "The sweep is finished: the matrix (3) has the outcomes.") {
+		t.Errorf("no finished line:\n%s", v)
+	}
+	boxes := cardBoxes(v)
+	if len(boxes) != 3 {
+		t.Fatalf("%d cards after the sweep, want each ratio's last:\n%s", len(boxes), v)
+	}
+	for _, b := range boxes {
+		if b.row != 3 {
+			t.Errorf("a card starts on row %d, want 3 (the cells of the sweep):\n%s", b.row, v)
+		}
+	}
+	var k1, p3 model.Trial
+	for _, tr := range plan.Trials {
+		switch tr.Ratio {
+		case model.Ratio{K: 1}:
+			k1 = tr // the last 1x, killed
+		case model.Ratio{K: 3}:
+			p3 = tr
+		}
+	}
+	card := strings.Join(cardLines(v, k1.ID+" 1x"), "\n")
+	if !strings.Contains(card, "OOM KILLED in install") || !strings.Contains(card, "█") || !strings.ContainsAny(card, "▁▂▃▄▅▆▇") {
+		t.Errorf("the 1x cell lost its kill's banner, gauge or chart:\n%s", v)
+	}
+	if cardLines(v, p3.ID+" 3x") == nil {
+		t.Errorf("the 3x cell does not keep its last trial %s:\n%s", p3.ID, v)
+	}
+}
+
+// A ratio that was killed once keeps the kill on the finished stage, even
+// when a later repeat passed: the kill is the ratio's story.
+func TestFinishedStagePrefersTheKill(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	var one []model.Trial
+	for _, tr := range plan.Trials {
+		if tr.Ratio == (model.Ratio{K: 1}) {
+			one = append(one, tr)
+		}
+	}
+	evs := append(started(one[0], 0, 100), ended(one[0], 1000, model.OOMKilled))
+	evs = append(evs, started(one[1], 1100, 60)...)
+	evs = append(evs, ended(one[1], 2000, model.Passed), event.SweepEnded{Base: event.Base{Time: at(2100)}})
+	m = update(t, m, eventsMsg{events: evs})
+	now = at(60000)
+	v := m.View()
+	if cardLines(v, one[0].ID+" 1x") == nil || cardLines(v, one[1].ID+" 1x") != nil {
+		t.Errorf("the 1x cell should keep %s's kill, not the later pass %s:\n%s", one[0].ID, one[1].ID, v)
+	}
+}
