@@ -831,7 +831,8 @@ func (m Model) viewHeader() string {
 		case m.state.Finished:
 			status = "finished"
 		}
-		info := fmt.Sprintf("%s %d/%d", status, m.state.Done, len(m.state.Order))
+		// "done": the count is of trials finished, not running.
+		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Done, len(m.state.Order))
 		if m.width >= 100 {
 			info = m.sweep.ID() + " " + info
 		}

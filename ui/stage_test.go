@@ -382,3 +382,20 @@ func TestFinishedStagePrefersTheKill(t *testing.T) {
 		t.Errorf("the 1x cell should keep %s's kill, not the later pass %s:\n%s", one[0].ID, one[1].ID, v)
 	}
 }
+
+// The header's count is of finished trials, and says so: "running 0/3"
+// read as nothing running while three cards ran.
+func TestHeaderCountSaysDone(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
+	var evs []event.Event
+	for _, tr := range plan.Trials {
+		evs = append(evs, started(tr, 0, 50)...)
+	}
+	now = at(500)
+	m = update(t, m, eventsMsg{events: evs})
+	head := strings.Split(m.View(), "\n")[0]
+	if !strings.Contains(head, "running · 0 of 3 done") {
+		t.Errorf("three trials running, none done: the header should say so unambiguously:\n%s", head)
+	}
+}
