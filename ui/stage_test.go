@@ -399,3 +399,41 @@ func TestHeaderCountSaysDone(t *testing.T) {
 		t.Errorf("three trials running, none done: the header should say so unambiguously:\n%s", head)
 	}
 }
+
+// The status line holds still: cpu 99% and 100% take the same room, and
+// the theme's name is dropped whole when there is no room for it, never
+// cut to "· t…" one frame and "· th…" the next.
+func TestStatusLineHoldsStill(t *testing.T) {
+	for w := 60; w <= 200; w++ {
+		now := at(0)
+		m, plan := demoConsoleRepeats(t, w, 40, &now, 1)
+		var evs []event.Event
+		for _, e := range demoStream(plan) {
+			if e.ms <= 3100 {
+				evs = append(evs, e.e)
+			}
+		}
+		now = at(3100)
+		m = update(t, m, eventsMsg{events: evs})
+		if !strings.Contains(m.viewStatus(), "last OOM") {
+			t.Fatalf("no last OOM on the status line: %q", m.viewStatus())
+		}
+		var lines []string
+		for _, cpu := range []float64{99, 100, 7} {
+			m = update(t, m, hostMsg(HostStat{MemTotal: 24 << 30, MemAvailable: 20<<30 - int64(cpu)<<26, CPUPercent: cpu}))
+			l := m.viewStatus()
+			if width(l) > w {
+				t.Fatalf("at %d columns the status line is %d wide: %q", w, width(l), l)
+			}
+			if i := strings.Index(l, "theme"); i < 0 && strings.Contains(l, " · t") || i >= 0 && !strings.HasSuffix(l, "theme "+m.theme.Name) {
+				t.Errorf("at %d columns the theme's name is cut: %q", w, l)
+			}
+			lines = append(lines, l)
+		}
+		for _, l := range lines[1:] {
+			if a, b := strings.Index(lines[0], "last OOM"), strings.Index(l, "last OOM"); a != b {
+				t.Errorf("at %d columns the status line moved as the cpu changed:\n%q\n%q", w, lines[0], l)
+			}
+		}
+	}
+}
