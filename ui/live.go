@@ -44,6 +44,49 @@ type liveGrid struct {
 	// does not show (a kill holds the cell while the next repeat runs):
 	// they wait in the cell's corner.
 	next [][]*TrialView
+	// caption is the line under a ratio row that says what to watch
+	// (stageCaption); "" when there is none or no room.
+	caption string
+}
+
+// stageCaption is what to watch on a one-task stage, in the task's own
+// words: each agent's description ("heavy: installs pandas, networkx and
+// scikit-learn first") and what a kill and a failure mean, on one line
+// of width w. Whole parts are left out when they do not fit, the legend
+// last (a narrow stage keeps only the legend); "" when no agent
+// describes itself.
+func stageCaption(spec LaunchSpec, w int) string {
+	if len(spec.Tasks) != 1 {
+		return ""
+	}
+	legend := "OOM KILLED is the machine's limit; failed, the agent's own"
+	room := w - 1 - width(legend)
+	if room < 0 {
+		legend, room = "", w-1
+	}
+	var parts []string
+	described := false
+	for _, a := range spec.Tasks[0].Agents {
+		if a.Description == "" {
+			continue
+		}
+		described = true
+		part := a.Name + ": " + a.Description
+		if width(part)+3 <= room {
+			parts = append(parts, part)
+			room -= width(part) + 3
+		}
+	}
+	if !described {
+		return ""
+	}
+	if legend != "" {
+		parts = append(parts, legend)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " · ")
 }
 
 // A ratio column is never narrower than ratioColMinWidth, nor its card
@@ -62,7 +105,11 @@ func liveLayout(c *Common, w, h int) liveGrid {
 		nr := len(ratios)
 		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
 		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= compactCardHeight {
-			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: 1, height: avail}
+			g := liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: 1, height: avail}
+			if cap := stageCaption(c.Spec, w); cap != "" && avail-1 >= compactCardHeight {
+				g.caption, g.height = cap, avail-1
+			}
+			return g
 		}
 	}
 	g := liveGrid{cols: max(w/cardMinWidth, 1), height: cardHeight}
@@ -414,6 +461,9 @@ func (l *liveScreen) View(c *Common) string {
 		grid = append(grid, joinHorizontal(row))
 	}
 	out = append(out, grid...)
+	if g.caption != "" {
+		out = append(out, st.Muted.Render(clip(g.caption, w)))
+	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
 

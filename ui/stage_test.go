@@ -437,3 +437,34 @@ func TestStatusLineHoldsStill(t *testing.T) {
 		}
 	}
 }
+
+// The demo's stage has one caption line under its cells, in the task's
+// own words: what the agent does and what a kill and a failure mean.
+func TestStageCaptionSaysWhatToWatch(t *testing.T) {
+	for _, sz := range sizes {
+		now := at(0)
+		m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 1)
+		m = update(t, m, eventsMsg{events: started(plan.Trials[0], 0, 50)})
+		v := m.View()
+		checkFits(t, v, sz.w, sz.h)
+		lines := strings.Split(v, "\n")
+		caption := lines[len(lines)-3] // above the status line and the keys
+		if !strings.Contains(caption, "OOM KILLED is the machine's limit; failed, the agent's own") ||
+			sz.w >= 120 && !strings.Contains(caption, "heavy: installs pandas, networkx and scikit-learn first") {
+			t.Errorf("at %dx%d no caption under the cells saying what to watch:\n%s", sz.w, sz.h, v)
+		}
+	}
+	// Both agents (make run's showcase): each described when there is room.
+	task := heavyOnly(t)
+	for _, bt := range builtinTasks(t) {
+		if bt.Name == task.Name {
+			task = bt
+		}
+	}
+	if got := stageCaption(LaunchSpec{Tasks: []model.Task{task}}, 200); !strings.Contains(got, "heavy: installs") || !strings.Contains(got, "lean: standard library only") || !strings.Contains(got, "OOM KILLED") {
+		t.Errorf("two agents' caption: %q", got)
+	}
+	if got := stageCaption(LaunchSpec{Tasks: []model.Task{task}}, 120); width(got) > 120 || !strings.Contains(got, "OOM KILLED") {
+		t.Errorf("at 120 columns the caption should keep its legend and fit: %q", got)
+	}
+}
