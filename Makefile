@@ -10,7 +10,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults vet clean \
+.PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
 	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
@@ -88,6 +88,19 @@ faults:
 		grep -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||off the diagonal|\s+faults_test.go:[0-9]+: (t[0-9]+|no trial|.*recorded)|\s+faults_cli_test.go:[0-9]+: )' ; \
 		exit $${PIPESTATUS[0]}
 
+# What headroom was not built against, injected for real (build tag
+# hostile, tests TestHostile...): the experiment directory removed or
+# moved mid-run, a second writer, SIGHUP, a task printing a gigabyte,
+# hand-edited records, links out of a task, escape codes, forged trace
+# marks, multi-line secrets, a deep task.toml, the reaper beside a
+# starting run. Prints input | recorded | lost | leaked | forged per row
+# (docs/RELIABILITY.md, "Hostile input"); every count must be 0. About
+# 8 min here; needs the engine and the real-task Debian image.
+hostile:
+	$(GO) test -tags hostile -count=1 -p 1 -timeout 40m -run '^TestHostile' -v ./... 2>&1 | \
+		grep --line-buffered -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||\s+hostile_[a-z]+_test.go:[0-9]+: [^|])' ; \
+		exit $${PIPESTATUS[0]}
+
 # Only what needs no Docker engine.
 unit:
 	$(GO) test -count=1 ./model/... ./cgroup/... ./taskfile/... ./workload/... ./report/... ./store/...
@@ -96,7 +109,7 @@ FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
 	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace \
-	workload:FuzzProfileJSON workload:FuzzProbeLine cli:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
+	workload:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge importer:FuzzImportDirs
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
 # "context deadline exceeded" when a worker is mid-input at the deadline on
@@ -235,6 +248,8 @@ kube-smoke:
 # The Kubernetes backend on the running cluster (make kube-up first): kill
 # at 1x in the allocating step, pass uncapped, a child's kill seen while
 # PID 1 lives, requests/limits read back, an unschedulable pod's reason,
+# a pod deleted from outside, --exec-steps on the scratch image, the API
+# server going away mid-sweep, a namespace-scoped user (Role only),
 # nothing left; and the real binary's `headroom run --backend kubernetes`.
 # Fails rather than skips when the cluster is not up.
 kube-test:

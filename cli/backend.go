@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,7 +66,12 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 		return nil, usagef("--backend %s: no such backend; use one of %s", name, strings.Join(runner.BackendNames(), ", "))
 	}
 	defer runner.TimePhase("", "connect")()
-	return session.Connect(ctx, name, settings)
+	eng, err := session.Connect(ctx, name, settings)
+	var se runner.SettingError
+	if errors.As(err, &se) {
+		return nil, usageError{err}
+	}
+	return eng, err
 }
 
 // connectAndReap connects to the platform and removes what a crashed

@@ -96,6 +96,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--format", "xml"}, "--format must be one of table, markdown, csv, json"},
 		{[]string{"run", "--seed", "-4"}, "--seed must be a non-negative integer"},
 		{[]string{"run", "--reserve", "lots"}, "--reserve"},
+		{[]string{"run", "--backend", "kubernetes", "--reserve", "2G"}, "--reserve is the Docker host's: on Kubernetes each node's allocatable memory"},
+		{[]string{"run", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig", "--namespace", "Bad_NS", "--out", out}, `--namespace "Bad_NS" is not a valid namespace name`},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "--tasks-dir", "testdata/allbroken", "--out", out}, "no task in the tasks directory could be loaded"},
 		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "testdata/nowhere"},

@@ -80,6 +80,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if err != nil {
 		return usagef("--reserve: %v", err)
 	}
+	if err := reserveApplies(cmd); err != nil {
+		return err
+	}
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	if err != nil {
 		return err
@@ -186,7 +189,8 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		}
 	}
 	// Whatever ended the console, nothing may be left running.
-	if left := l.shutdown(); left > 0 {
+	left, storeErrs := l.shutdown()
+	if left > 0 {
 		fmt.Fprintf(stderr, "stopped %s and removed their containers\n", model.Quantity(left, "running trial"))
 	}
 	// --keep: what was left, by name and id, to be found again.
@@ -211,6 +215,15 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	// the demo does not end the talk without a word.
 	interrupted := l.interrupted()
 	writeExitNotes(stderr, l.started(), interrupted)
+	// A sweep whose records could not be kept (its directory removed or
+	// moved, the disk full) stopped; the console's cards said "not
+	// recorded": said here too, where it outlives the screen.
+	for _, err := range storeErrs {
+		fmt.Fprintf(stderr, "headroom: %v\n", err)
+	}
+	if len(storeErrs) > 0 {
+		return exitError{1}
+	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return runErr
 	}
@@ -332,10 +345,11 @@ func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
 
 // shutdown cancels sweeps still running and waits for their trials to be
 // stopped, removed and recorded. It returns how many trials it stopped.
-func (l *consoleLauncher) shutdown() int {
+func (l *consoleLauncher) shutdown() (int, []error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	stopped := 0
+	var errs []error
 	for _, sw := range l.active {
 		sw.Cancel()
 		deadline := time.After(2 * time.Minute)
@@ -353,9 +367,12 @@ func (l *consoleLauncher) shutdown() int {
 				break drain
 			}
 		}
+		if err := sw.Err(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	l.active = nil
-	return stopped
+	return stopped, errs
 }
 
 // started is every sweep the console started, in order.

@@ -53,8 +53,17 @@ build) and removes what it started.`,
 				return exitError{ExitFailure}
 			}
 			defer eng.Close()
-			line(eng.Host.MemoryBytes > 2<<30, false, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
-				model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
+			switch from := eng.Info.Details["capacity"]; {
+			case eng.AdmitsItself && eng.Host.Hostname == "" && eng.Host.MemoryBytes == 0:
+				// A user who may not read nodes, in a namespace nothing bounds.
+				line(true, true, "capacity", from, "")
+			case eng.AdmitsItself && eng.Host.Hostname == "":
+				line(eng.Host.MemoryBytes > 2<<30, false, "capacity", fmt.Sprintf("one pod at most %s memory, %s, from %s", model.FormatBytes(eng.Host.MemoryBytes), cpusOrNone(eng.Host.CPUs), from),
+					"trials need memory for their guarantees; ask for a larger quota")
+			default:
+				line(eng.Host.MemoryBytes > 2<<30, false, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
+					model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
+			}
 			if backendName(cmd) == "docker" {
 				// This machine's load; the engine's host when local.
 				if l, err := load.Avg(); err == nil {
@@ -104,4 +113,12 @@ build) and removes what it started.`,
 			return nil
 		},
 	}
+}
+
+// cpusOrNone is a CPU bound for people ("no CPU bound" for none).
+func cpusOrNone(n int) string {
+	if n == 0 {
+		return "no CPU bound"
+	}
+	return fmt.Sprintf("%d CPUs", n)
 }

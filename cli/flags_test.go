@@ -29,18 +29,6 @@ func TestParsePP(t *testing.T) {
 	}
 }
 
-func FuzzParsePP(f *testing.F) {
-	for _, s := range []string{"3pp", "3%", "0.03", "-1", "1e400", "NaN%"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		x, err := parsePP("x", s)
-		if err == nil && (x < 0 || x > 1 || x != x) {
-			t.Fatalf("parsePP(%q) = %v", s, x)
-		}
-	})
-}
-
 // The resume hint names --out unless the experiment is in the default
 // store, and quotes what a shell would split.
 func TestResumeCommand(t *testing.T) {

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -31,15 +29,9 @@ func (s *statsFlags) register(cmd *cobra.Command) {
 
 // parsePP reads "3pp", "3%", "3" (points) or "0.03" (a fraction) as a rate.
 func parsePP(flag, v string) (float64, error) {
-	s := strings.TrimSpace(v)
-	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
-	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
-	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(x) || x < 0 || x > 100 {
+	x, err := model.ParsePP(v)
+	if err != nil {
 		return 0, usagef("--%s must be percentage points like 3pp or 3%% (got %q)", flag, v)
-	}
-	if x >= 1 || unit {
-		x /= 100
 	}
 	return x, nil
 }
@@ -92,7 +84,11 @@ func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []mo
 	if err != nil {
 		return m, nil, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
 	}
-	trials, lines, torn, err := store.ReadTrialsBriefLines(dir)
+	// A record that is not this experiment's (pasted from another, a
+	// ratio or a time edited by hand) is refused, naming its line: a
+	// report over it would count a trial that did not run as its column
+	// says (skipping it instead would hide the edit and change the rates).
+	trials, lines, torn, err := store.ReadTrialsBriefLinesChecked(dir, store.CheckRecord(m))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, nil, usageError{err}
 	}

@@ -174,6 +174,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := reserveApplies(cmd); err != nil {
+		return err
+	}
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
@@ -202,7 +205,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
@@ -234,14 +237,27 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	if kept != nil {
 		prog.kept = func(trial string) []runner.Owned { return ofTrial(kept(sw.ID), trial) }
 	}
-	interrupted := false
+	interrupted, why := false, ""
 	for ev := range sw.Events() {
 		prog.event(ev)
 		if end, ok := ev.(event.SweepEnded); ok {
-			interrupted = end.Interrupted
+			interrupted, why = end.Interrupted, end.Why
 		}
 	}
 	if err := sw.Err(); err != nil {
+		var gone *store.DirGoneError
+		if errors.As(err, &gone) {
+			// Nothing is re-created where the directory was: no report
+			// over an experiment that is not there.
+			next := "nothing can resume it"
+			switch {
+			case gone.MovedTo != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.MovedTo))
+			case gone.Rescued != "":
+				next = fmt.Sprintf("`headroom run --resume %s` runs the rest there", shellWord(gone.Rescued))
+			}
+			return fmt.Errorf("%w; %s", err, next)
+		}
 		// Every record it reported as finished is written; the rest
 		// (shown cancelled) are run by the resume.
 		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
@@ -261,6 +277,9 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	fmt.Fprintf(stderr, "\nexperiment %s in %s\n", sw.ID, sw.Dir)
 	if interrupted {
+		if why != "" {
+			fmt.Fprintf(stderr, "stopped: %s\n", why)
+		}
 		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}
@@ -274,6 +293,13 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	return nil
 }
+
+// stopSignals end a sweep the same way: its running trials stopped,
+// removed and recorded as cancelled, exit ExitInterrupted. SIGHUP is the
+// terminal closed under a run: left to its default it killed headroom at
+// once (exit 129), leaving containers for the next run's reaper and no
+// record of the trials it stopped.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // keepUsage is --keep's help, for run and the console. No backquotes:
 // pflag would print a backquoted word as the flag's argument name.
@@ -350,7 +376,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
 	spec.FailFast = f.failFast
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
 	if err != nil {
@@ -402,9 +428,23 @@ type progress struct {
 	showing map[string]string
 }
 
-// progressActivities is how many activity lines a trial prints; the
-// record has them all.
-const progressActivities = 12
+// progressActivities is how many activity lines a trial prints, and
+// progressSteps how many steps its line names; the record has them all.
+const (
+	progressActivities = 12
+	progressSteps      = 12
+)
+
+// clipped cuts s to at most n runes, marking the cut.
+func clipped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
 
 func newProgress(w io.Writer, total int) *progress {
 	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}, showing: map[string]string{}}
@@ -440,7 +480,7 @@ func (p *progress) event(ev event.Event) {
 		p.activities[ev.TrialID()] = n + 1
 		switch {
 		case n < progressActivities:
-			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), ev.Activity.Step, ev.Activity.Command)
+			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), clipped(ev.Activity.Step, 200), clipped(ev.Activity.Command, 400))
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
@@ -450,7 +490,13 @@ func (p *progress) event(ev event.Event) {
 		p.done++
 		r := ev.Result
 		var steps []string
-		for _, s := range r.Steps {
+		for i, s := range r.Steps {
+			if i == progressSteps && len(r.Steps) > progressSteps+1 {
+				// A traced script of thousands of commands: one line of
+				// progress, not a line of a megabyte; the record has them.
+				steps = append(steps, fmt.Sprintf("and %d more step(s)", len(r.Steps)-progressSteps))
+				break
+			}
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
@@ -487,6 +533,16 @@ func killedWhat(o model.OOMEvent) string {
 		what += fmt.Sprintf(", pid %d, rss %s", o.PID, model.FormatBytes(o.RSSBytes))
 	}
 	return what
+}
+
+// reserveApplies refuses --reserve on a backend whose scheduler places
+// the trials: a node's allocatable memory already leaves out what its
+// kubelet reserves, and headroom's own reserve would change nothing.
+func reserveApplies(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("reserve"); f != nil && f.Changed && backendName(cmd) == "kubernetes" {
+		return usagef("--reserve is the Docker host's: on Kubernetes each node's allocatable memory already leaves out what its kubelet reserves (--system-reserved, --kube-reserved); set those on the node, or drop --reserve")
+	}
+	return nil
 }
 
 // keptLister lists what --keep left of an experiment on the platform

@@ -111,6 +111,9 @@ type TrialEnded struct {
 type SweepEnded struct {
 	Base
 	Interrupted bool
+	// Why says what stopped it when headroom did (the platform gone), ""
+	// when it was cancelled or ran to the end.
+	Why string `json:",omitempty"`
 }
 
 // Sample is one reading of a sandbox's resource use.

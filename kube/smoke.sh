@@ -19,6 +19,25 @@ ok() { printf 'smoke: ok: %s\n' "$*"; }
 
 [[ -s $KUBECONFIG_ADMIN ]] && kctl get node "$NODE" >/dev/null 2>&1 || fail "the local cluster is not up (make kube-up)"
 
+# What kube-up installed from Debian starts nothing at boot: no enabled
+# systemd unit, no SysV start link (a second etcd at boot otherwise).
+if [[ -s $CACHE/debian-installed ]]; then
+	for pkg in $(sort -u "$CACHE/debian-installed"); do
+		while read -r f; do
+			case $f in
+			/lib/systemd/system/*.service | /usr/lib/systemd/system/*.service)
+				unit=${f##*/}
+				ls /etc/systemd/system/*.wants/"$unit" >/dev/null 2>&1 && fail "$unit (installed with $pkg by kube-up) is enabled: a boot would start it"
+				;;
+			/etc/init.d/*)
+				ls /etc/rc[2-5].d/S*"${f##*/}" >/dev/null 2>&1 && fail "${f##*/} (installed with $pkg by kube-up) has a SysV start link"
+				;;
+			esac
+		done < <(dpkg -L "$pkg" 2>/dev/null)
+	done
+	ok "nothing kube-up installed from Debian ($(sort -u "$CACHE/debian-installed" | tr '\n' ' ')) starts at boot"
+fi
+
 tmp=$(mktemp -d)
 cleanup() {
 	kctl delete namespace "$NS" --wait=true --timeout=90s >/dev/null 2>&1 || echo "smoke: could not delete namespace $NS" >&2

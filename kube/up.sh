@@ -20,11 +20,58 @@ install_missing() {
 	command -v openssl >/dev/null || missing+=(openssl)
 	command -v iptables >/dev/null || missing+=(iptables)
 	command -v curl >/dev/null || missing+=(curl)
-	((${#missing[@]})) || return 0
+	((${#missing[@]})) || { quiet_services; return 0; }
 	log "installing from Debian: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	# Debian's packages start their own services on install (etcd.service
+	# would be a second etcd on 2379, now and at every boot): a
+	# policy-rc.d that refuses every start keeps them stopped, and what
+	# they enabled is disabled after (quiet_services). One already there
+	# is the host's own, left as it is.
+	local policy=/usr/sbin/policy-rc.d ours=0
+	if [[ ! -e $policy ]]; then
+		printf '#!/bin/sh\n# made by headroom kube/up.sh while it installs; removed after\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		ours=1
+	fi
+	apt-get install -y -q --no-install-recommends "${missing[@]}" || { ((ours)) && rm -f "$policy"; return 1; }
+	((ours)) && rm -f "$policy"
+	mkdir -p "$CACHE"
+	printf '%s\n' "${missing[@]}" >>"$CACHE/debian-installed"
+	quiet_services
+}
+
+# quiet_services disables (and stops) the services of every package this
+# script installed (recorded in $CACHE/debian-installed): systemd units and
+# SysV scripts alike, whether or not systemd is PID 1 here. The cluster runs
+# its own etcd and containerd; a boot must not start Debian's.
+quiet_services() {
+	[[ -s $CACHE/debian-installed ]] || return 0
+	local pkg f unit
+	for pkg in $(sort -u "$CACHE/debian-installed"); do
+		while read -r f; do
+			case $f in
+			/lib/systemd/system/*.service | /usr/lib/systemd/system/*.service)
+				unit=${f##*/}
+				[[ $unit == *@.service ]] && continue
+				if [[ -d /run/systemd/system ]]; then
+					systemctl disable --now "$unit" >/dev/null 2>&1 || true
+				else
+					systemctl disable "$unit" >/dev/null 2>&1 || true
+				fi
+				# Where systemctl cannot (no systemd at all), the links.
+				rm -f /etc/systemd/system/*.wants/"$unit"
+				;;
+			/etc/init.d/*)
+				[[ -x $f ]] || continue
+				# Disabled, not stopped: its stop could match the cluster's
+				# own etcd by executable; policy-rc.d kept it from starting.
+				command -v update-rc.d >/dev/null && update-rc.d "${f##*/}" disable >/dev/null 2>&1 || true
+				;;
+			esac
+		done < <(dpkg -L "$pkg" 2>/dev/null)
+	done
 }
 
 # 2. The Kubernetes binaries, built once per machine into $BIN.

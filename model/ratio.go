@@ -188,3 +188,20 @@ func (r *Ratio) UnmarshalText(b []byte) error {
 	*r = v
 	return nil
 }
+
+// ParsePP reads a share given as percentage points or a fraction: "3pp"
+// and "3%" are 0.03, a bare number of 1 or more is points ("3"), under 1
+// a fraction ("0.03"). It is within [0, 1] or an error.
+func ParsePP(v string) (float64, error) {
+	s := strings.TrimSpace(v)
+	unit := strings.HasSuffix(s, "pp") || strings.HasSuffix(s, "%")
+	t := strings.TrimSuffix(strings.TrimSuffix(s, "pp"), "%")
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(x) || x < 0 || x > 100 {
+		return 0, fmt.Errorf("%q is not percentage points like 3pp or 3%%", v)
+	}
+	if x >= 1 || unit {
+		x /= 100
+	}
+	return x, nil
+}

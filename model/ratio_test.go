@@ -157,3 +157,18 @@ func TestNamedConfigurationRatio(t *testing.T) {
 		t.Errorf("an empty name was accepted")
 	}
 }
+
+// Whatever a --noise, --detect or --target flag holds, a share read is in
+// [0, 1] (1e400, NaN% and -1 are refused). It lived in cli; here, its
+// fuzzing builds this small package, not the whole console's.
+func FuzzParsePP(f *testing.F) {
+	for _, s := range []string{"3pp", "3%", "0.03", "-1", "1e400", "NaN%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		x, err := ParsePP(s)
+		if err == nil && (x < 0 || x > 1 || x != x) {
+			t.Fatalf("ParsePP(%q) = %v", s, x)
+		}
+	})
+}

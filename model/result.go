@@ -41,9 +41,15 @@ type StepResult struct {
 	// (the host's doing; its own limit is throttling), when read.
 	CPUWait Duration `json:"cpu_wait,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
-	NoSpace       bool   `json:"no_space,omitempty"`
-	Output        string `json:"output,omitempty" printable:"text"` // bounded tail
-	OutputDropped int    `json:"output_dropped_lines,omitempty"`
+	NoSpace bool `json:"no_space,omitempty"`
+	// Output is the step's output as kept: its first lines and its last
+	// (a line saying what was left out between them), each line cut at
+	// 2,000 bytes, and no more than the trial's share (runner's
+	// TrialOutputBytes). OutputDropped and OutputDroppedBytes count what
+	// was not kept; the trial's log.txt keeps more (store's caps).
+	Output             string `json:"output,omitempty" printable:"text"`
+	OutputDropped      int    `json:"output_dropped_lines,omitempty"`
+	OutputDroppedBytes int64  `json:"output_dropped_bytes,omitempty"`
 }
 
 // Failed says whether the step is known to have exited non-zero.
@@ -89,9 +95,13 @@ type OOMEvent struct {
 // TrialResult is the durable record of one finished trial.
 type TrialResult struct {
 	Trial
-	Outcome Outcome `json:"outcome"`
-	Cause   Cause   `json:"cause,omitempty"`  // the outcome's sub-kind
-	Reason  string  `json:"reason,omitempty"` // why, in a sentence
+	// Experiment is the id of the experiment whose trials.jsonl the record
+	// was written to (older records: none), so that a line pasted into
+	// another experiment's is told apart.
+	Experiment string  `json:"experiment,omitempty"`
+	Outcome    Outcome `json:"outcome"`
+	Cause      Cause   `json:"cause,omitempty"`  // the outcome's sub-kind
+	Reason     string  `json:"reason,omitempty"` // why, in a sentence
 	// Stall is the memory evidence of a trial that ran past its time
 	// limit (its timed-out step's time at the memory limit and major
 	// faults), whether or not it was judged a stall.
@@ -99,16 +109,19 @@ type TrialResult struct {
 	// TaskNotRun marks an infra-error of the task itself: its image did
 	// not build, or it lacks the agent. No container was started; the
 	// trial says nothing about the ratio, and is left out of the rates.
-	TaskNotRun          bool         `json:"task_not_run,omitempty"`
-	ContainerID         string       `json:"container_id,omitempty"`
-	Start               time.Time    `json:"start"`
-	End                 time.Time    `json:"end"`
-	QueuedFor           Duration     `json:"queued_for"`
-	Steps               []StepResult `json:"steps"`
-	OOMs                []OOMEvent   `json:"ooms,omitempty"`
-	KilledInStep        string       `json:"killed_in_step,omitempty"`
-	PeakWorkingSetBytes int64        `json:"peak_working_set_bytes"`
-	KernelPeakBytes     int64        `json:"kernel_peak_bytes,omitempty"`
+	TaskNotRun  bool         `json:"task_not_run,omitempty"`
+	ContainerID string       `json:"container_id,omitempty"`
+	Start       time.Time    `json:"start"`
+	End         time.Time    `json:"end"`
+	QueuedFor   Duration     `json:"queued_for"`
+	Steps       []StepResult `json:"steps"`
+	// OutputDroppedBytes is the steps' output not kept in this record,
+	// summed (each step's own count is beside its output).
+	OutputDroppedBytes  int64      `json:"output_dropped_bytes,omitempty"`
+	OOMs                []OOMEvent `json:"ooms,omitempty"`
+	KilledInStep        string     `json:"killed_in_step,omitempty"`
+	PeakWorkingSetBytes int64      `json:"peak_working_set_bytes"`
+	KernelPeakBytes     int64      `json:"kernel_peak_bytes,omitempty"`
 	// CPU is the steps' CPU use summed, when it could be read.
 	CPU *CPUUse `json:"cpu,omitempty"`
 	// StateOOMKilled is the engine's State.OOMKilled at exit.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/headroom-eval/headroom/model"
@@ -47,6 +48,10 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 	}
 	switch cause {
 	case model.CauseKilledOutside:
+		if !strings.HasPrefix(ev.KilledBy, "SIG") {
+			// A cluster's word on it: a pod deleted, evicted or preempted.
+			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
+		}
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
 	case model.CauseEngineLost:
 		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", t.engineErr)

@@ -99,6 +99,14 @@ type Telemetry interface {
 	TakeKernelPeak() (int64, bool)
 }
 
+// QueueWaiter is a Sandbox its platform held queued after headroom
+// admitted it (a pod unschedulable until a node had room): that wait
+// counts in the trial's queue time (TrialResult.QueuedFor) as headroom's
+// own admission's does.
+type QueueWaiter interface {
+	QueuedFor() time.Duration
+}
+
 // CPUWaiter is a Sandbox that can say how long its threads waited for a
 // CPU they wanted (cumulative): the host's contention, graded.
 type CPUWaiter interface {
@@ -114,7 +122,9 @@ type Final struct {
 	// Sidecars are the other compose services' use, when there were any.
 	Sidecars []model.SidecarUsage
 	// KilledBy names the signal someone other than headroom sent the
-	// container (docker kill, stop, rm -f); empty when nobody did.
+	// container (docker kill, stop, rm -f: "SIGKILL"), or on a cluster
+	// what ended its pod ("the deletion of its pod (…)"); empty when
+	// nobody did.
 	KilledBy string
 	// LimitHits counts the times the container's usage hit its own hard
 	// limit (v1 memory[.memsw].failcnt, v2 memory.events max), when
@@ -153,6 +163,12 @@ type StepStopper interface {
 	// StopSteps kills every process in the sandbox but its first.
 	StopSteps(ctx context.Context) error
 }
+
+// ErrPlatformGone is a platform that stopped answering and did not come
+// back within the backend's wait (a cluster's API server gone): a Start
+// failing with it (wrapped) stops the sweep, interrupted, instead of
+// failing every trial queued behind it; `--resume` runs the rest.
+var ErrPlatformGone = errors.New("the platform stopped answering")
 
 // ErrNotReadable is a sandbox's file that is not one headroom reads: not a
 // regular file (a directory, a link), or larger than 1 MiB. What the

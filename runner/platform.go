@@ -261,3 +261,10 @@ func ReproduceWith(backend string, t model.Task, image string, p model.ResourceP
 // ErrInUse is what Platform.Remove says of a network or volume something
 // still uses: a later pass removes it.
 var ErrInUse = errors.New("still in use")
+
+// SettingError is a backend setting that cannot be right whatever the
+// platform says (a namespace name Kubernetes refuses): a usage error.
+type SettingError struct{ Err error }
+
+func (e SettingError) Error() string { return e.Err.Error() }
+func (e SettingError) Unwrap() error { return e.Err }

@@ -115,6 +115,8 @@ type Runner struct {
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc
+	// halt stops the whole sweep, with why (ErrPlatformGone).
+	halt context.CancelCauseFunc
 }
 
 // New checks the plan against the host and returns a runner. A trial whose
@@ -161,13 +163,31 @@ func New(b Backend, cfg Config) (*Runner, error) {
 // CheckGuarantees refuses a plan with a trial whose guarantee could never
 // be admitted on a host that can guarantee capacity bytes.
 func CheckGuarantees(plan model.Plan, capacity int64) error {
+	return CheckGuaranteesOf(plan, capacity, "this host can guarantee at most %s (memory minus the reserve)")
+}
+
+// CheckGuaranteesOf is CheckGuarantees with what the capacity is, for
+// people (a format with one %s, the capacity): a cluster's is its largest
+// node's allocatable memory, not a host's memory minus --reserve.
+func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string) error {
 	for _, tr := range plan.Trials {
 		if tr.Policy.GuaranteeBytes > capacity {
-			return fmt.Errorf("task %s guarantees %s but this host can guarantee at most %s (memory minus the reserve): lower its memory or run it on a bigger host",
-				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), model.FormatBytes(capacity))
+			return fmt.Errorf("task %s guarantees %s but %s: lower its memory or run it on a bigger host",
+				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), fmt.Sprintf(basis, model.FormatBytes(capacity)))
 		}
 	}
 	return nil
+}
+
+// stopSweep ends the sweep, interrupted, with why: running trials are
+// stopped and queued ones end cancelled (their resume reruns them).
+func (r *Runner) stopSweep(why error) {
+	r.mu.Lock()
+	halt := r.halt
+	r.mu.Unlock()
+	if halt != nil {
+		halt(why)
+	}
 }
 
 // StopTrial cancels one running or queued trial; it ends as cancelled.
@@ -191,6 +211,11 @@ func (r *Runner) Hold(why string) { r.adm.hold(why) }
 // they end as cancelled); trials not yet started end as cancelled too.
 func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 	defer close(out)
+	ctx, halt := context.WithCancelCause(ctx)
+	defer halt(nil)
+	r.mu.Lock()
+	r.halt = halt
+	r.mu.Unlock()
 	emit := func(e event.Event) { out <- e }
 	emit(event.SweepStarted{Base: event.Base{Time: time.Now()}, Plan: r.cfg.Plan})
 	queue := make(chan model.Trial, len(r.cfg.Plan.Trials))
@@ -226,7 +251,11 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 		}()
 	}
 	wg.Wait()
-	emit(event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: ctx.Err() != nil})
+	end := event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: ctx.Err() != nil}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrPlatformGone) {
+		end.Why = cause.Error()
+	}
+	emit(end)
 }
 
 func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(event.Event)) model.TrialResult {
@@ -246,7 +275,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		return res
 	}
 	defer r.adm.release(tr.Policy.GuaranteeBytes)
-	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit}
+	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes}
 	if k := tr.Ratio.Knobs; !k.IsZero() {
 		res.Knobs = &model.KnobRecord{}
 		if !k.Time.IsBase() {
@@ -296,13 +325,6 @@ func (r *Runner) readPressure() pressure {
 // errorsIsCtx says whether err is a context's cancellation or deadline.
 func errorsIsCtx(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-func tail(lines []string, n int) (string, int) {
-	if len(lines) <= n {
-		return strings.Join(lines, "\n"), 0
-	}
-	return strings.Join(lines[len(lines)-n:], "\n"), len(lines) - n
 }
 
 // Plan is the plan being run.

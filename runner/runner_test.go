@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -316,6 +317,47 @@ func TestBackendWaitingReachesTheStream(t *testing.T) {
 	want := []string{"waiting " + b.Pending, "started"}
 	if !slices.Equal(order, want) {
 		t.Errorf("events %q, want %q", order, want)
+	}
+}
+
+// A platform gone past its backend's wait (a cluster's API server) stops
+// the sweep, interrupted and saying why, instead of failing every trial
+// queued behind it: those end cancelled, for --resume to run.
+func TestPlatformGoneStopsTheSweep(t *testing.T) {
+	gone := fmt.Errorf("the kubernetes API server did not answer for 1m0s: %w", runner.ErrPlatformGone)
+	b := &fake.Backend{StartErr: gone, Script: script(nil)}
+	var tasks []model.Task
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		tasks = append(tasks, fake.Task(n, 64*model.MiB, "s"))
+	}
+	cfg := config(t, tasks)
+	cfg.Concurrency = 1
+	res := runSweep(t, b, cfg, context.Background(), nil)
+	infra, cancelled := 0, 0
+	for _, r := range res.results {
+		switch r.Outcome {
+		case model.InfraError:
+			infra++
+		case model.Cancelled:
+			cancelled++
+		}
+	}
+	if infra != 1 || cancelled != 5 {
+		t.Errorf("%d infra-errors, %d cancelled; want the one that met it and 5 not run", infra, cancelled)
+	}
+	end, ok := res.events[len(res.events)-1].(event.SweepEnded)
+	if !ok || !end.Interrupted || !strings.Contains(end.Why, "did not answer") {
+		t.Errorf("the end: %+v", res.events[len(res.events)-1])
+	}
+}
+
+// The time a platform holds an admitted trial queued (a pod
+// unschedulable) is queue time, inside the trial's duration.
+func TestPlatformQueueCountsInQueuedFor(t *testing.T) {
+	b := &fake.Backend{Pending: "waiting: unschedulable (0/1 nodes are available)", PendingFor: 90 * time.Second, Script: script(nil)}
+	got := runSweep(t, b, config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")}), context.Background(), nil).results
+	if r := got["t@1x"]; time.Duration(r.QueuedFor) < 90*time.Second {
+		t.Errorf("queued_for %s leaves out the platform's 90s", time.Duration(r.QueuedFor))
 	}
 }
 

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -23,6 +25,8 @@ type trialRun struct {
 	task  model.Task
 	emit  func(event.Event)
 	res   model.TrialResult
+	// outputBudget is what is left of the record's TrialOutputBytes.
+	outputBudget int
 
 	mu        sync.Mutex
 	step      string // current step name
@@ -109,14 +113,22 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	started()
 	if err != nil {
 		res.End = time.Now()
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(err, ErrPlatformGone):
+			// Not this trial's doing, nor the next one's: the sweep stops.
+			t.r.stopSweep(err)
+			res.Outcome, res.Reason = model.InfraError, err.Error()
+		case ctx.Err() != nil:
 			res.Outcome, res.Reason = model.Cancelled, "cancelled while the container was starting"
-		} else {
+		default:
 			res.Outcome, res.Reason = model.InfraError, err.Error()
 		}
 		return *res
 	}
 	res.ContainerID = sb.ID()
+	if qw, ok := sb.(QueueWaiter); ok {
+		res.QueuedFor += model.Duration(qw.QueuedFor())
+	}
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
 	if pm, ok := sb.(PeakModer); ok {
@@ -371,7 +383,9 @@ func tracedName(cmd string) string {
 
 // openStep is a step being recorded.
 type openStep struct {
-	sr        model.StepResult
+	sr model.StepResult
+	// head is the step's first lines of output, lines its latest.
+	head      []string
 	cpuBefore model.CPUUse
 	cpuOK     bool
 	// The container's CPU wait and the host's pressure when it opened.
@@ -390,6 +404,9 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	cpu, cpuOK := sb.CPUUse()
 	wait, waitOK := cpuWait(sb)
 	psi := t.r.readPressure()
+	// A traced command's text is the command line the shell ran: a
+	// 50 MB argument is a 50 MB name, in every event and the record.
+	st.Name, st.Show = clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
 	t.mu.Lock()
 	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
@@ -400,21 +417,88 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	return o
 }
 
+// The record's bounds on output: a line is cut at OutputLineBytes (the
+// rest counted as dropped), a step keeps its first StepHeadLines lines and
+// its last OutputTailLines (Config), and a trial's record holds at most
+// TrialOutputBytes of its steps' output: a task that prints a gigabyte
+// gets a record of the same size as one that prints a page, and says how
+// much it left out.
+const (
+	OutputLineBytes  = 2000
+	StepHeadLines    = 50
+	TrialOutputBytes = 1 << 20
+)
+
 func (o *openStep) add(text string, keep int) {
+	if len(o.head) < StepHeadLines {
+		o.head = append(o.head, text)
+		return
+	}
 	o.lines = append(o.lines, text)
 	if len(o.lines) > 4*keep {
-		o.lines = append(o.lines[:0:0], o.lines[len(o.lines)-keep:]...)
-		o.sr.OutputDropped += 3 * keep
+		cut := len(o.lines) - keep
+		for _, l := range o.lines[:cut] {
+			o.sr.OutputDroppedBytes += int64(len(l)) + 1
+		}
+		o.lines = append(o.lines[:0:0], o.lines[cut:]...)
+		o.sr.OutputDropped += cut
 	}
+}
+
+// clip cuts s to at most n bytes, at a rune's start, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// kept is the step's output as its record keeps it: its head, a line
+// saying what was left out, its last keep lines, within budget (what is
+// left of the trial's TrialOutputBytes; the oldest lines go first, the
+// end being what says how a step failed), which it lowers.
+func (o *openStep) kept(keep int, budget *int) string {
+	tail := o.lines
+	if len(tail) > keep {
+		cut := len(tail) - keep
+		for _, l := range tail[:cut] {
+			o.sr.OutputDroppedBytes += int64(len(l)) + 1
+		}
+		o.sr.OutputDropped += cut
+		tail = tail[cut:]
+	}
+	kept := append(slices.Clone(o.head), tail...)
+	nHead := len(o.head)
+	size := 0
+	for _, l := range kept {
+		size += len(l) + 1
+	}
+	for len(kept) > 0 && size > *budget {
+		size -= len(kept[0]) + 1
+		o.sr.OutputDroppedBytes += int64(len(kept[0])) + 1
+		o.sr.OutputDropped++
+		kept = kept[1:]
+		nHead = max(nHead-1, 0)
+	}
+	*budget = max(*budget-size, 0)
+	if o.sr.OutputDropped > 0 || o.sr.OutputDroppedBytes > 0 {
+		note := fmt.Sprintf("[headroom: %d line(s) and %s of this step's output not kept in the record (it keeps a step's first %d and last %d lines, each up to %d bytes, and %s a trial); the trial's log.txt keeps more]",
+			o.sr.OutputDropped, model.FormatBytes(o.sr.OutputDroppedBytes), StepHeadLines, keep, OutputLineBytes, model.FormatBytes(TrialOutputBytes))
+		kept = slices.Insert(kept, nHead, note)
+	}
+	return strings.Join(kept, "\n")
 }
 
 // closeStep finishes a step's record and reports it.
 func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
+	out := o.kept(t.r.cfg.OutputTailLines, &t.outputBudget)
 	sr := o.sr
 	sr.End = time.Now()
-	var dropped int
-	sr.Output, dropped = tail(o.lines, t.r.cfg.OutputTailLines)
-	sr.OutputDropped += dropped
+	sr.Output = out
+	t.res.OutputDroppedBytes += sr.OutputDroppedBytes
 	kp, ok := sb.TakeKernelPeak()
 	if p := t.r.readPressure(); p.ok && o.psiBefore.ok {
 		t.steps.cpuSome += p.cpuSome - o.psiBefore.cpuSome
@@ -501,11 +585,13 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		cur = t.openStep(sb, phase, st)
 	}
 	output := func(stream, text string) {
-		if len(text) > 2000 {
-			text = text[:2000] + "…"
-		}
+		full := len(text)
+		text = clip(text, OutputLineBytes)
 		if cur == nil {
 			cur = t.openStep(sb, phase, st)
+		}
+		if full > OutputLineBytes {
+			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
 		}
 		if model.NoSpaceInOutput(text) {
 			cur.sr.NoSpace = true

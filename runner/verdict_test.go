@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
 )
 
@@ -61,7 +62,12 @@ func TestParserReadsTheWholeTracedOutput(t *testing.T) {
 	task := fake.Task("tb1/long", 64<<20, "solve")
 	task.Verdict.Parser = "pytest"
 	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, Trace: true}
-	lines := []string{"!" + traceLine(1, "pytest -rA"), "=== short test summary info ===", "FAILED t.py::test_first - no"}
+	// Past the head a step's record keeps (StepHeadLines), before its tail.
+	lines := []string{"!" + traceLine(1, "pytest -rA")}
+	for i := 0; i < runner.StepHeadLines; i++ {
+		lines = append(lines, "collecting ...")
+	}
+	lines = append(lines, "=== short test summary info ===", "FAILED t.py::test_first - no")
 	for i := 0; i < 500; i++ {
 		lines = append(lines, fmt.Sprintf("PASSED t.py::test_%d", i))
 	}

@@ -8,6 +8,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -62,9 +63,26 @@ func (e *Engine) Close() error { return e.P.Close() }
 // node's own reserve out).
 func (e *Engine) Capacity(reserve int64) int64 {
 	if e.AdmitsItself {
+		if e.Host.MemoryBytes == 0 {
+			// Nothing known bounds a pod (a namespace-scoped user, no
+			// quota): the scheduler decides.
+			return math.MaxInt64
+		}
 		return e.Host.MemoryBytes
 	}
 	return max(e.Host.MemoryBytes-reserve, 0)
+}
+
+// CapacityBasis says what Capacity is, for people: a format with one %s
+// (the capacity), as runner.CheckGuaranteesOf takes.
+func (e *Engine) CapacityBasis() string {
+	if e.AdmitsItself {
+		if from := e.Info.Details["capacity"]; e.Host.Hostname == "" && from != "" {
+			return "one pod may have at most %s, by " + strings.ReplaceAll(from, "%", "%%")
+		}
+		return "the cluster's largest node (" + strings.ReplaceAll(e.Host.Hostname, "%", "%%") + ") can give one pod at most %s (its allocatable memory; --reserve does not apply, the kubelet's own reserves do)"
+	}
+	return "this host can guarantee at most %s (memory minus the reserve)"
 }
 
 // WorkloadImage makes sure the built-in workload image exists, building it

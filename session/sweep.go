@@ -111,6 +111,23 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	if err != nil {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
+	// One writer at a time, refused before anything is prepared: a
+	// second resume (or a resume of a run still running) would run the
+	// same trials again beside the first's, into the same files.
+	lk, err := store.LockExperiment(dir)
+	if err != nil {
+		var held *store.LockedError
+		if errors.As(err, &held) {
+			return nil, res, InputError{err}
+		}
+		return nil, res, err
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			lk.Unlock()
+		}
+	}()
 	records, _, err := store.ReadTrialsBrief(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
@@ -150,7 +167,7 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	}
 	m.Status, m.Finished = "running", nil
 	m.Resumes = append(m.Resumes, res)
-	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { return store.Open(dir, m) }, m.ID)
+	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { handed = true; return store.OpenLocked(dir, m, lk) }, m.ID)
 	return sw, res, err
 }
 
@@ -191,7 +208,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		return p, err
 	}
 	for _, tr := range p.plan.Trials {
-		if err := runner.CheckGuarantees(model.Plan{Trials: []model.Trial{tr}}, p.capacity); err != nil {
+		if err := runner.CheckGuaranteesOf(model.Plan{Trials: []model.Trial{tr}}, p.capacity, e.CapacityBasis()); err != nil {
 			if spec.FailFast {
 				return p, InputError{err}
 			}
@@ -275,6 +292,10 @@ func lacksAgents(tasks []model.Task, agents []string) map[string]string {
 func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 	host := e.Host
 	host.ReserveBytes, host.GuaranteeCapacityBytes = spec.ReserveBytes, p.capacity
+	if p.capacity == math.MaxInt64 {
+		// None known (the scheduler decides): the engine's details say so.
+		host.GuaranteeCapacityBytes = 0
+	}
 	m := store.Manifest{
 		ID: id, Created: time.Now(), Status: "running", Command: os.Args, Version: spec.Version,
 		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),

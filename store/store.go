@@ -46,6 +46,13 @@ type Experiment struct {
 	// compactOne lets one run at a time.
 	compacting sync.WaitGroup
 	compactOne sync.Mutex
+	// id is the directory's identity when it was made or opened, dirf a
+	// handle on it (where it went, if moved), gone why nothing more is
+	// written (checkDir), lock the one-writer lock held until Close.
+	id   identity
+	dirf *os.File
+	gone *DirGoneError
+	lock *Lock
 }
 
 type trialFiles struct {
@@ -53,12 +60,108 @@ type trialFiles struct {
 	sf      *os.File
 	log     *bufio.Writer
 	lf      *os.File
+	// What the log keeps of the output (see LogStepHeadBytes): the bytes
+	// of output written for the trial and for the step, the step's latest
+	// lines held back (ring), and what was left out, for the step and
+	// after the trial's cap.
+	logged, stepHead      int64
+	ring                  []string
+	ringBytes             int64
+	stepDrop, trialDrop   int
+	stepDropB, trialDropB int64
+	capped                bool // the trial's cap was reached, and said
+}
+
+// A trial's log.txt keeps, of each step's output, its first
+// LogStepHeadBytes and its last LogStepTailBytes, with a line saying what
+// was left out between them, and at most LogTrialBytes of output in all
+// (then a line says so, and at the end what was left out): a task that
+// prints a gigabyte makes a log of megabytes.
+const (
+	LogStepHeadBytes = 1 << 20
+	LogStepTailBytes = 1 << 20
+	LogTrialBytes    = 16 << 20
+)
+
+// output writes one line of output to the log, or holds it back, or
+// counts it, within the caps.
+func (tf *trialFiles) output(line string) {
+	n := int64(len(line))
+	switch {
+	case tf.logged >= LogTrialBytes:
+		tf.dropPastCap(n)
+	case tf.stepHead < LogStepHeadBytes:
+		tf.log.WriteString(line)
+		tf.stepHead += n
+		tf.logged += n
+	default:
+		tf.ring = append(tf.ring, line)
+		tf.ringBytes += n
+		for tf.ringBytes > LogStepTailBytes && len(tf.ring) > 0 {
+			tf.ringBytes -= int64(len(tf.ring[0]))
+			tf.stepDrop++
+			tf.stepDropB += int64(len(tf.ring[0]))
+			tf.ring[0] = ""
+			tf.ring = tf.ring[1:]
+		}
+	}
+}
+
+// dropPastCap counts a line past the trial's cap, saying so at the first.
+func (tf *trialFiles) dropPastCap(n int64) {
+	if !tf.capped {
+		tf.capped = true
+		fmt.Fprintf(tf.log, "==> [headroom] this trial's log reached %s of output: the rest is counted, not kept (its record has each step's last lines)\n", model.FormatBytes(LogTrialBytes))
+	}
+	tf.trialDrop++
+	tf.trialDropB += n
+}
+
+// endStep writes what a step's output held back: a line saying what was
+// left out, then its tail; the next step starts with its own head.
+func (tf *trialFiles) endStep() {
+	if tf.stepDrop > 0 {
+		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of this step's output not kept here (the log keeps a step's first %s and last %s)\n",
+			tf.stepDrop, model.FormatBytes(tf.stepDropB), model.FormatBytes(LogStepHeadBytes), model.FormatBytes(LogStepTailBytes))
+	}
+	ring := tf.ring
+	tf.ring, tf.ringBytes, tf.stepHead, tf.stepDrop, tf.stepDropB = nil, 0, 0, 0, 0
+	for _, l := range ring {
+		if tf.logged >= LogTrialBytes {
+			tf.dropPastCap(int64(len(l)))
+			continue
+		}
+		tf.log.WriteString(l)
+		tf.logged += int64(len(l))
+	}
 }
 
 // Open reopens an experiment directory to append to it (resume). The
-// manifest is rewritten with m.
+// manifest is rewritten with m. It is refused (LockedError) while
+// another process writes the experiment.
 func Open(dir string, m Manifest) (*Experiment, error) {
-	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	lk, err := LockExperiment(dir)
+	if err != nil {
+		return nil, err
+	}
+	return OpenLocked(dir, m, lk)
+}
+
+// OpenLocked is Open with dir's lock already taken (LockExperiment); the
+// experiment holds it until Close, or releases it if it cannot open.
+func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
+	defer func() {
+		if err != nil {
+			lk.Unlock()
+		}
+	}()
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
+	if err := e.identify(); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, TrialsDir), 0o700); err != nil {
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
@@ -97,16 +200,38 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
-	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}}
+	lk, err := LockExperiment(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
+	if err := e.identify(); err != nil {
+		lk.Unlock()
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
+		lk.Unlock()
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		lk.Unlock()
 		return nil, err
 	}
 	e.trials = f
 	return e, nil
+}
+
+// identify notes the directory's identity and keeps a handle on it, so
+// that checkDir can tell it removed or moved, and say where it went.
+func (e *Experiment) identify() error {
+	id, err := identify(e.Dir)
+	if err != nil {
+		return err
+	}
+	e.id = id
+	e.dirf, err = os.Open(e.Dir)
+	return err
 }
 
 // MinFreeBytes is the free space an experiment needs to start: samples and
@@ -158,6 +283,17 @@ func (e *Experiment) SetSampleSource(s string) error {
 
 // Record consumes one event of the runner's stream.
 func (e *Experiment) Record(ev event.Event) error {
+	switch ev.(type) {
+	case event.TrialStarted, event.TrialEnded, event.SweepEnded:
+		// Where a record or a trace would be written: not into a
+		// directory that is no longer this experiment's.
+		if err := e.checkDir(); err != nil {
+			if end, ok := ev.(event.TrialEnded); ok {
+				e.closeTrial(end.TrialID())
+			}
+			return err
+		}
+	}
 	switch ev := ev.(type) {
 	case event.TrialStarted:
 		return e.openTrial(ev.TrialID(), ev.SampleSource)
@@ -167,6 +303,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
+			tf.endStep()
 			fmt.Fprintf(tf.log, "==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
 	case event.OutputLine:
@@ -175,7 +312,7 @@ func (e *Experiment) Record(ev event.Event) error {
 			if ev.Stream == "stderr" {
 				prefix = "! "
 			}
-			fmt.Fprintf(tf.log, "%s%s\n", prefix, ev.Text)
+			tf.output(prefix + ev.Text + "\n")
 		}
 	case event.OOMKill:
 		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {
@@ -189,6 +326,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {
+			tf.endStep()
 			fmt.Fprintf(tf.log, "==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
 		}
 	case event.TrialEnded:
@@ -229,7 +367,9 @@ func (e *Experiment) openTrial(id string, source string) error {
 		}
 	}
 	dir := filepath.Join(e.Dir, TrialsDir, id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Mkdir, not MkdirAll: a removed experiment directory is never made
+	// again by the trace of its next trial.
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return err
 	}
 	// A trial run again (resume) starts its trace afresh.
@@ -257,6 +397,10 @@ func (e *Experiment) closeTrial(id string) {
 		return
 	}
 	delete(e.open, id)
+	tf.endStep()
+	if tf.trialDrop > 0 {
+		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of output past this log's %s were not kept\n", tf.trialDrop, model.FormatBytes(tf.trialDropB), model.FormatBytes(LogTrialBytes))
+	}
 	tf.samples.Flush()
 	tf.log.Flush()
 	tf.sf.Close()
@@ -277,6 +421,9 @@ func (e *Experiment) limits(p model.ResourcePolicy) []int64 {
 
 // Append writes one trial record and syncs it to disk.
 func (e *Experiment) Append(r model.TrialResult) error {
+	if r.Experiment == "" {
+		r.Experiment = e.manifest.ID
+	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -309,7 +456,21 @@ func (e *Experiment) Close() error {
 		e.closeTrial(id)
 	}
 	e.compacting.Wait()
-	return e.trials.Close()
+	err := e.trials.Close()
+	if e.dirf != nil {
+		e.dirf.Close()
+	}
+	e.lock.Unlock()
+	return err
+}
+
+// Gone is why the experiment stopped being written (its directory
+// removed or moved), or nil.
+func (e *Experiment) Gone() error {
+	if e.gone == nil {
+		return nil
+	}
+	return e.gone
 }
 
 // ReadTrials reads trials.jsonl. A torn last line (a crash mid-write) is
@@ -330,8 +491,20 @@ func ReadTrialsBrief(dir string) (results []model.TrialResult, torn bool, err er
 	return readTrials(dir, true)
 }
 
+// ReadTrialsChecked is ReadTrials (brief: ReadTrialsBrief) refusing the
+// first record check says is not the experiment's, naming its file and
+// line (CheckRecord).
+func ReadTrialsChecked(dir string, brief bool, check func(model.TrialResult) error) ([]model.TrialResult, bool, error) {
+	return readTrialsChecked(dir, brief, check)
+}
+
 func readTrials(dir string, brief bool) (results []model.TrialResult, torn bool, err error) {
-	results, _, torn, err = readTrialsAt(dir, brief)
+	results, _, torn, err = readTrialsAt(dir, brief, nil)
+	return results, torn, err
+}
+
+func readTrialsChecked(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, torn bool, err error) {
+	results, _, torn, err = readTrialsAt(dir, brief, check)
 	return results, torn, err
 }
 
@@ -348,11 +521,18 @@ type TrialLine struct {
 // them again (an experiment of tens of thousands of trials is hundreds
 // of MB of records, most of it the steps' output).
 func ReadTrialsBriefLines(dir string) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
-	return readTrialsAt(dir, true)
+	return readTrialsAt(dir, true, nil)
 }
 
-func readTrialsAt(dir string, brief bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
-	results, lines, torn, err = readTrialLines(dir, brief)
+// ReadTrialsBriefLinesChecked is ReadTrialsBriefLines refusing the first
+// record check says is not the experiment's, naming its file and line
+// (CheckRecord).
+func ReadTrialsBriefLinesChecked(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	return readTrialsAt(dir, true, check)
+}
+
+func readTrialsAt(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	results, lines, torn, err = readTrialLines(dir, brief, check)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -396,7 +576,7 @@ func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) 
 
 // readTrialLines reads the records one line at a time (an experiment of
 // tens of thousands of trials is hundreds of MB: it is never held whole).
-func readTrialLines(dir string, brief bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+func readTrialLines(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -434,6 +614,11 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, lines 
 				}
 				return nil, nil, false, fmt.Errorf("%s:%d: %v", path, i, err)
 			}
+			if check != nil {
+				if err := check(r); err != nil {
+					return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, i, r.ID, err)
+				}
+			}
 			if brief {
 				shrink(&r)
 			}
@@ -443,6 +628,43 @@ func readTrialLines(dir string, brief bool) (results []model.TrialResult, lines 
 		if last {
 			return results, lines, false, nil
 		}
+	}
+}
+
+// CheckRecord says why a record is not one of m's trials (a hand-edited
+// line, or one pasted from another experiment), or nil: its task and
+// ratio must be among m's, its repeat within m's, the experiment it
+// names (records before there was one name none) m, and it cannot end
+// before it starts. Its agent is not checked: a task lacking the agent
+// asked for is planned with it, while its entry lists those it has.
+func CheckRecord(m Manifest) func(model.TrialResult) error {
+	ratios := map[string]bool{}
+	var names []string
+	for _, r := range m.Ratios {
+		ratios[r.String()] = true
+		names = append(names, r.String())
+	}
+	tasks := map[string]bool{}
+	for _, t := range m.Tasks {
+		tasks[t.Name] = true
+	}
+	return func(r model.TrialResult) error {
+		if len(ratios) > 0 && !ratios[r.Ratio.String()] {
+			return fmt.Errorf("ratio %s is not one of this experiment's (%s): a hand-edited record; restore the line or remove it", r.Ratio, strings.Join(names, ", "))
+		}
+		if len(tasks) > 0 && !tasks[r.Task] {
+			return fmt.Errorf("task %q is not one of this experiment's: a record from another experiment, or hand-edited; remove the line", r.Task)
+		}
+		if m.Repeats > 0 && (r.Repeat < 1 || r.Repeat > m.Repeats) {
+			return fmt.Errorf("repeat %d is not within this experiment's 1-%d: remove the line", r.Repeat, m.Repeats)
+		}
+		if r.Experiment != "" && r.Experiment != m.ID {
+			return fmt.Errorf("it was written to experiment %s, not this one (%s): a record from another experiment; remove the line", r.Experiment, m.ID)
+		}
+		if !r.Start.IsZero() && !r.End.IsZero() && r.End.Before(r.Start) {
+			return fmt.Errorf("it ends (%s) %s before it starts (%s): a hand-edited time; restore the line or remove it", r.End.Format(time.RFC3339Nano), r.Start.Sub(r.End).Round(time.Millisecond), r.Start.Format(time.RFC3339Nano))
+		}
+		return nil
 	}
 }
 

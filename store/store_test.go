@@ -234,7 +234,7 @@ func TestAppendOnAFullDiskLeavesNoTornRecord(t *testing.T) {
 	if err != nil || torn || len(rs) != 1 {
 		t.Errorf("read %d distinct results torn %v err %v; want the written ones whole, none torn", len(rs), torn, err)
 	}
-	lines, _, _, _ := readTrialLines(exp, false)
+	lines, _, _, _ := readTrialLines(exp, false, nil)
 	if len(lines) != written {
 		t.Errorf("%d records read back, %d appended", len(lines), written)
 	}

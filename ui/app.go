@@ -436,7 +436,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 						m.say(e.Result.ID + " stopped: recorded as " + string(e.Result.Outcome))
 					}
 				case event.SweepEnded:
-					if m.cancelling {
+					switch {
+					case e.Why != "":
+						// headroom stopped it: the platform went away.
+						m.say("sweep stopped: " + e.Why + "; resume it from history (5, r)")
+					case m.cancelling:
 						m.say("sweep cancelled: what finished is on the matrix (3)")
 					}
 				}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"syscall"
 )
 
 // The step driver: the built-in image's PID 1 when headroom runs a trial's
@@ -69,8 +71,26 @@ const (
 	DriverNotRoot = 45 // the driver does not run as root: use the engine's copy
 )
 
+// initSignals are the signals that end a Go program by default. As the
+// container's PID 1 the driver holds them, as an init process without a
+// handler does (the kernel does not deliver those to it): a step's `kill
+// -TERM 1` killed the driver, and with it the container, which headroom
+// then took for the engine lost — the task's own act excused as infra.
+// Held by a handler, not ignored, so the steps it starts get the
+// defaults. headroom itself stops a container with SIGKILL.
+var initSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM}
+
 // drive reads commands from in until it ends.
 func drive(in io.Reader, stdout, stderr io.Writer) int {
+	if os.Getpid() == 1 {
+		held := make(chan os.Signal, 4)
+		signal.Notify(held, initSignals...)
+		go func() {
+			for sig := range held {
+				fmt.Fprintf(stderr, "hr-workload drive: %v sent to the container's PID 1 (headroom's step driver) was ignored, as an init process ignores it\n", sig)
+			}
+		}()
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {

@@ -33,7 +33,7 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | run --step NAME --profile JSON | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | directio")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | env NAME=VALUE... -- ARGV... | run --step NAME --profile JSON | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | directio")
 		return 2
 	}
 	switch args[0] {
@@ -49,6 +49,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return untar(args[1:], os.Stdin, stderr)
 	case CatMode:
 		return cat(args[1:], stdout, stderr)
+	case EnvMode:
+		return runEnv(args[1:], stderr)
 	case NetPolicyMode:
 		return netPolicy(args[1:], stdout, stderr)
 	case NetShapeMode:

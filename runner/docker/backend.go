@@ -408,6 +408,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
+	// Until it has started, the container is made again by a retry (the
+	// open-files limit refused, the engine restarting) under the same
+	// name: removed on failure even under --keep (it never ran, and a
+	// kept one made the retry's create a Conflict and stayed, Created).
+	sb.discard = true
 	if err := cancelled.Err(); err != nil {
 		_, _ = sb.Remove(context.Background())
 		return nil, err
@@ -426,6 +431,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	startedAt := runner.TimePhase(trial.ID, "start")
 	err = b.cli.ContainerStart(ctx, created.ID, container.StartOptions{})
 	startedAt()
+	if err == nil {
+		sb.discard = false
+	}
 	if err != nil {
 		_, _ = sb.Remove(context.Background())
 		if task.GPUs > 0 && isNoGPU(err) {

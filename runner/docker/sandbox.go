@@ -30,6 +30,10 @@ type sandbox struct {
 	trial string // for phase timings (runner.TimePhase)
 	b     *Backend
 	id    string
+	// discard: the container never ran a step (its start failed), so it
+	// is removed even under --keep: there is nothing in it to inspect,
+	// and a start tried again makes a container of the same name.
+	discard bool
 
 	source  string
 	cg      *cgroup.Reader
@@ -335,6 +339,7 @@ func (s *sandbox) Kill(ctx context.Context) error {
 func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	var f runner.Final
 	killsKnown := false
+	keep := s.b.opts.Keep && !s.discard
 	s.stops.ours()
 	// The knobs' own containers go first: the helper undoes its shaping
 	// and says what it did, the neighbours' use is read.
@@ -357,7 +362,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 			f.OOMKilled, killsKnown = n > 0, true
 		}
 	}
-	if !killsKnown || s.b.opts.Keep {
+	if !killsKnown || keep {
 		// The engine records State.OOMKilled when the container exits, so
 		// stop it and wait for the exit before asking (and a kept
 		// container is left stopped).
@@ -373,7 +378,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		}
 	}
 	var err error
-	if !s.b.opts.Keep {
+	if !keep {
 		removed := runner.TimePhase(s.trial, "remove: engine")
 		err = s.b.retryEngine(ctx, func() error {
 			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
@@ -386,7 +391,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if s.drv != nil {
 		s.drv.close()
 	}
-	if err == nil && !s.b.opts.Keep {
+	if err == nil && !keep {
 		// Every event before the destroy has arrived by then.
 		destroyed := runner.TimePhase(s.trial, "remove: destroy event")
 		s.stops.awaitDestroy(ctx, destroyWait)

@@ -62,6 +62,9 @@ type Backend struct {
 	// Pending, when set, is said (runner.Waiting) before each sandbox
 	// starts, as a platform whose scheduler holds a pod would.
 	Pending string
+	// PendingFor is how long the platform held each sandbox queued
+	// (runner.QueueWaiter).
+	PendingFor time.Duration
 
 	mu         sync.Mutex
 	running    int
@@ -132,6 +135,9 @@ type sandbox struct {
 	closed   bool
 	files    map[string]string
 }
+
+// QueuedFor is the Backend's PendingFor.
+func (s *sandbox) QueuedFor() time.Duration { return s.b.PendingFor }
 
 func (s *sandbox) ID() string                    { return "fake-" + s.trial.ID }
 func (s *sandbox) SampleSource() string          { return "fake" }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ type backend struct {
 func (p *Platform) Sandboxes(ctx context.Context, opts runner.SandboxOptions) (runner.Backend, error) {
 	if opts.SampleEvery <= 0 {
 		opts.SampleEvery = 50 * time.Millisecond
+	}
+	if err := p.checkRights(ctx); err != nil {
+		return nil, err
 	}
 	b := &backend{p: p, opts: opts, probe: p.set[OptProbe] != "off" && !opts.ForceStats, stop: make(chan struct{}), byCID: map[string]*sandbox{}}
 	if p.Describe().Local {
@@ -116,7 +120,34 @@ func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 // Start creates the trial's pod (and its NetworkPolicy), waits until it
 // runs — telling runner.Waiting why it does not yet — and attaches
 // to its probe. Whatever it made is deleted when it fails or ctx ends.
+// An API server that does not answer is waited for, with backoff, and
+// the start tried again; past the bound the error wraps
+// runner.ErrPlatformGone (the sweep stops, to be resumed).
 func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	for try := 1; ; try++ {
+		sb, err := b.start(ctx, experiment, trial, task)
+		if err == nil || ctx.Err() != nil || !unreachable(err) {
+			return sb, err
+		}
+		if try == 5 {
+			// It answers a ping but no start (a server that flaps).
+			return nil, fmt.Errorf("the kubernetes API server %s answers but cut off %d starts (%v): %w", b.p.host, try, err, runner.ErrPlatformGone)
+		}
+		if werr := b.p.waitAPI(ctx, err); werr != nil {
+			return nil, werr
+		}
+		// Back: what the failed start may have left goes first.
+		name := PodName(experiment, trial.ID)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		if b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindPod}) == nil {
+			_ = b.p.waitGone(cctx, name)
+		}
+		_ = b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindNetworkPolicy})
+		cancel()
+	}
+}
+
+func (b *backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
 	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
 		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
@@ -153,7 +184,7 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("create pod %s in %s: %w", pod.Name, p.ns, err)
 	}
 	sb.created = time.Now()
-	running, err := b.waitRunning(ctx, created)
+	running, err := b.waitRunning(ctx, created, &sb.unscheduled)
 	if err != nil {
 		_, _ = sb.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -190,11 +221,27 @@ var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "Po
 // waitRunning follows the pod until its main container runs, reporting
 // why it waits (each change once) and failing at what it will not recover
 // from.
-func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod) (*corev1.Pod, error) {
+// unscheduled adds up the time the scheduler held the pod (unschedulable
+// or not yet scheduled).
+func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled *time.Duration) (*corev1.Pod, error) {
 	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	said := ""
+	var heldSince time.Time
+	defer func() {
+		if !heldSince.IsZero() {
+			*unscheduled += time.Since(heldSince)
+		}
+	}()
 	check := func(pod *corev1.Pod) (bool, error) {
 		pr := Progress(pod)
+		held := strings.HasPrefix(pr.Waiting, "unschedulable") || strings.HasPrefix(pr.Waiting, "not scheduled")
+		switch {
+		case held && heldSince.IsZero():
+			heldSince = time.Now()
+		case !held && !heldSince.IsZero():
+			*unscheduled += time.Since(heldSince)
+			heldSince = time.Time{}
+		}
 		if pr.Err != nil {
 			return false, pr.Err
 		}

@@ -32,6 +32,11 @@ type fakeProbe struct {
 	kills int
 	execs [][]string
 	stdin []byte
+	// firstSample, when set, is the probe's first reading's delay after
+	// its hello: its sampling period (a step may open before it).
+	firstSample time.Duration
+	// execErr, when set, is the exec's error (the runtime's word).
+	execErr func(argv []string) error
 }
 
 func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -40,7 +45,7 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 		f.mu.Lock()
 		k := f.kills
 		f.mu.Unlock()
-		send(workload.ProbeLine{Kind: workload.ProbeSample, Time: time.Now(), Reading: cgroup.Reading{Usage: 100 << 20, InactiveFile: 10 << 20, OOMKills: k}})
+		send(workload.ProbeLine{Kind: workload.ProbeSample, Time: time.Now(), Reading: cgroup.Reading{Usage: 100 << 20, InactiveFile: 10 << 20, OOMKills: k, CPU: model.CPUUse{UsageNanos: 7e6}}})
 	}
 	// Output before the attach (the hello) is not seen: the backend asks.
 	sc := bufio.NewScanner(stdin)
@@ -52,6 +57,9 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 		switch c.Op {
 		case workload.OpHello:
 			send(workload.ProbeLine{Kind: workload.ProbeHello, Version: 1, Every: 50 * time.Millisecond})
+			if f.firstSample > 0 {
+				time.AfterFunc(f.firstSample, sample)
+			}
 		case workload.OpPeak:
 			send(workload.ProbeLine{Kind: workload.ProbePeak, ID: c.End, Peak: 150 << 20, Known: true})
 		case workload.OpFinal:
@@ -88,7 +96,12 @@ func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []stri
 		f.stdin = b
 		f.mu.Unlock()
 	}
-	if argv[1] == workload.CatMode {
+	if f.execErr != nil {
+		if err := f.execErr(argv); err != nil {
+			return 0, err
+		}
+	}
+	if len(argv) > 1 && argv[1] == workload.CatMode {
 		if argv[2] == "/missing" {
 			fmt.Fprintln(stderr, "hr-workload cat: open /missing: no such file or directory")
 			return workload.CatMissing, nil

@@ -33,7 +33,13 @@ func (p *Platform) Describe() runner.PlatformInfo {
 	defer cancel()
 	nodes, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
+		// A namespace-scoped user (the normal case on a shared cluster):
+		// what one pod can have is what the namespace's quota and limit
+		// ranges say, or nothing known (the scheduler decides).
 		info.Details["nodes"] = "unreadable: " + err.Error()
+		c, _ := p.namespaceCapacity(ctx)
+		info.Host = runner.HostInfo{MemoryBytes: c.memory, CPUs: int((c.milliCPU + 999) / 1000)}
+		info.Details[DetailCapacity] = c.describe(p.ns)
 		return info
 	}
 	var names []string
@@ -56,6 +62,17 @@ func (p *Platform) Describe() runner.PlatformInfo {
 		Kernel:      ni.KernelVersion,
 		CPUs:        int(best.Status.Allocatable.Cpu().Value()),
 		MemoryBytes: best.Status.Allocatable.Memory().Value(),
+	}
+	info.Details[DetailCapacity] = "node " + best.Name + "'s allocatable memory and CPUs"
+	if c, _ := p.namespaceCapacity(ctx); len(c.from) > 0 && (c.memory > 0 && c.memory < info.Host.MemoryBytes || c.milliCPU > 0 && int(c.milliCPU/1000) < info.Host.CPUs) {
+		// The namespace bounds a pod below the node.
+		if c.memory > 0 {
+			info.Host.MemoryBytes = min(info.Host.MemoryBytes, c.memory)
+		}
+		if c.milliCPU > 0 {
+			info.Host.CPUs = min(info.Host.CPUs, max(int(c.milliCPU/1000), 1))
+		}
+		info.Details[DetailCapacity] = "node " + best.Name + "'s allocatable, bounded by namespace " + p.ns + "'s " + strings.Join(c.from, ", ")
 	}
 	info.Details["node"] = best.Name
 	info.Details["kubelet"] = ni.KubeletVersion

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,12 @@ type Platform struct {
 	// remote runs exec and attach streams (a test's fake in unit tests).
 	remote streamer
 
+	// nsUnseen: the namespace could neither be read nor made (RBAC).
+	nsUnseen bool
+	// apiWait bounds the wait for an API server that went away
+	// (DefaultAPIWait when 0).
+	apiWait time.Duration
+
 	mu     sync.Mutex
 	local  runner.Platform // the Docker engine that builds images (lazy)
 	images map[string]string
@@ -104,6 +111,13 @@ func Open(ctx context.Context, s map[string]string) (*Platform, error) {
 		rules.ExplicitPath = s[OptKubeconfig]
 	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: s[OptContext]})
+	ns := s[OptNamespace]
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if err := checkName(ns); err != nil {
+		return nil, err
+	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w (set --kubeconfig, or KUBECONFIG)", s[OptKubeconfig], err)
@@ -171,10 +185,12 @@ func (p *Platform) ensureNamespace(ctx context.Context) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: p.ns, Labels: map[string]string{LabelHeadroom: "1"}}}
 	if _, cerr := p.cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
 		if apierrors.IsForbidden(err) {
-			// Not allowed to look at namespaces: pods in it may still be.
+			// Not allowed to look at namespaces: pods in it may still be
+			// (Sandboxes checks, before the first trial).
+			p.nsUnseen = true
 			return nil
 		}
-		return fmt.Errorf("namespace %s is missing and cannot be made (%v): create it (`kubectl create namespace %s`) or pass --namespace", p.ns, cerr, p.ns)
+		return fmt.Errorf("namespace %s is missing and cannot be made (%v): ask the cluster's admin for it (`kubectl create namespace %s`) or pass --namespace a namespace you may use", p.ns, cerr, p.ns)
 	}
 	return nil
 }
@@ -231,7 +247,8 @@ func thisHost(node corev1.Node) bool {
 }
 
 var (
-	_ runner.Platform = (*Platform)(nil)
-	_ runner.Backend  = (*backend)(nil)
-	_ runner.Sandbox  = (*sandbox)(nil)
+	_ runner.Platform    = (*Platform)(nil)
+	_ runner.Backend     = (*backend)(nil)
+	_ runner.Sandbox     = (*sandbox)(nil)
+	_ runner.QueueWaiter = (*sandbox)(nil)
 )

@@ -193,6 +193,16 @@ func (c *probeConn) kill() error {
 	return err
 }
 
+// gone says whether the probe's stream has ended.
+func (c *probeConn) gone() bool {
+	select {
+	case <-c.ended:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *probeConn) close() {
 	c.stdin.Close()
 }

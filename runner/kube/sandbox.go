@@ -64,8 +64,10 @@ type sandbox struct {
 	watching bool
 	feeders  sync.WaitGroup
 
-	// When the pod was created and ran (for the record and the report).
+	// When the pod was created and ran (for the record and the report),
+	// and how long of that the scheduler held it.
 	created, running time.Time
+	unscheduled      time.Duration
 
 	mu          sync.Mutex
 	source, why string
@@ -78,18 +80,25 @@ type sandbox struct {
 	lastCPU     model.CPUUse
 	lastAt      time.Time
 	haveCPU     bool
-	dropped     int
+	// firstCPU is closed at the probe's first reading.
+	firstCPU chan struct{}
+	dropped  int
 	// maxPeak is the largest usage the kernel's peak or a sample showed.
 	maxPeak int64
+	// removing: headroom itself is deleting the pod; killedBy: someone
+	// else did (Final.KilledBy).
+	removing bool
+	killedBy string
 }
 
 func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
 	return &sandbox{
 		b: b, pod: pod, task: task, policy: policy,
-		samples: make(chan event.Sample, 256),
-		ooms:    make(chan runner.OOMSignal, 16),
-		quit:    make(chan struct{}),
-		watched: make(chan struct{}),
+		samples:  make(chan event.Sample, 256),
+		ooms:     make(chan runner.OOMSignal, 16),
+		quit:     make(chan struct{}),
+		watched:  make(chan struct{}),
+		firstCPU: make(chan struct{}),
 	}
 }
 
@@ -119,6 +128,10 @@ func (s *sandbox) StepRunner() string {
 	}
 	return docker.StepsByExec
 }
+
+// QueuedFor is how long the scheduler held the pod (unschedulable): the
+// trial's queue time too (runner.QueueWaiter).
+func (s *sandbox) QueuedFor() time.Duration { return s.unscheduled }
 
 // StartLatency is the time from the pod's creation to its running.
 func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created) }
@@ -171,6 +184,9 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 	if !s.lastAt.IsZero() && m.CPU.UsageNanos > 0 && at.After(s.lastAt) {
 		sm.CPUCores = float64(m.CPU.UsageNanos-s.lastCPU.UsageNanos) / float64(at.Sub(s.lastAt).Nanoseconds())
 	}
+	if !s.haveCPU {
+		close(s.firstCPU)
+	}
 	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
 	s.maxPeak = max(s.maxPeak, m.Usage)
 	closed := s.closed
@@ -209,6 +225,13 @@ func (s *sandbox) watchPod() {
 				continue
 			}
 		}
+		// A look after the watch starts: what changed before it is not
+		// missed (a pod deleted as the trial began).
+		if pod, err := pods.Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
+			s.seen(pod)
+		} else if apierrors.IsNotFound(err) {
+			s.outside(deletedOutside)
+		}
 	events:
 		for {
 			select {
@@ -219,7 +242,11 @@ func (s *sandbox) watchPod() {
 					break events
 				}
 				pod, isPod := ev.Object.(*corev1.Pod)
-				if !isPod || pod.Name != s.pod || ev.Type == watch.Deleted {
+				if !isPod || pod.Name != s.pod {
+					continue
+				}
+				if ev.Type == watch.Deleted {
+					s.outside(deletedOutside)
 					continue
 				}
 				s.seen(pod)
@@ -234,12 +261,25 @@ func (s *sandbox) seen(pod *corev1.Pod) {
 	s.mu.Lock()
 	s.last = pod
 	s.mu.Unlock()
+	if by := deletedFrom(pod); by != "" {
+		s.outside(by)
+	}
 	if OOMKilled(pod) {
 		at := time.Now()
 		if t, ok := mainExit(pod); ok && !t.FinishedAt.IsZero() {
 			at = t.FinishedAt.Time
 		}
 		s.signal(at, "pod-status", func() { s.statusKills = max(s.statusKills, 1) })
+	}
+}
+
+// outside records that the pod was ended by someone other than headroom
+// (the first word on it wins), unless headroom is removing it itself.
+func (s *sandbox) outside(by string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.removing && s.killedBy == "" {
+		s.killedBy = by
 	}
 }
 
@@ -325,13 +365,29 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		user = ""
 	}
 	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || user != "") {
-		return s.drv.run(ctx, argv, env, user, line)
+		res, err := s.drv.run(ctx, argv, env, user, line)
+		if err == nil && res.ExitCode == 137 && s.drv.gone() {
+			// The probe's stream ended under the step: the pod died, or
+			// the API server carrying the stream went away (then it is
+			// the cluster's failure, not the step's).
+			if _, perr := s.b.p.cs.Discovery().ServerVersion(); unreachable(perr) {
+				return runner.ExecResult{}, fmt.Errorf("the kubernetes API server stopped answering under the step: %w", perr)
+			}
+		}
+		return res, err
 	}
 	if user != "" {
 		return runner.ExecResult{}, fmt.Errorf("step runs as %s, but a pod's exec runs as the container's user and this pod has no probe to switch users", user)
 	}
 	if len(env) > 0 {
-		argv = append(append([]string{"env"}, env...), argv...)
+		// An exec takes no environment: env(1) adds it, or where the pod
+		// has headroom's binary (the built-in image is FROM scratch, with
+		// no env), its env mode.
+		if bin := s.probeBinary(); bin != "" {
+			argv = workload.EnvArgv(bin, env, argv)
+		} else {
+			argv = append(append([]string{"env"}, env...), argv...)
+		}
 	}
 	var mu sync.Mutex
 	emit := func(stream string) io.WriteCloser {
@@ -349,9 +405,30 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		if ctx.Err() != nil {
 			return runner.ExecResult{}, ctx.Err()
 		}
+		if code, ok := notStarted(err); ok {
+			// The runtime could not start the step's command: the task's
+			// doing (a missing program), as a shell's 127, not the
+			// cluster's.
+			line("stderr", err.Error())
+			return runner.ExecResult{ExitCode: code}, nil
+		}
 		return runner.ExecResult{}, err
 	}
 	return runner.ExecResult{ExitCode: code}, nil
+}
+
+// notStarted says whether an exec's error is the runtime refusing to
+// start the command (its program missing or not executable), with the
+// exit code a shell gives it.
+func notStarted(err error) (int, bool) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "executable file not found"), strings.Contains(msg, "no such file or directory") && strings.Contains(msg, "exec"):
+		return 127, true
+	case strings.Contains(msg, "permission denied") && strings.Contains(msg, "exec"):
+		return 126, true
+	}
+	return 0, false
 }
 
 // CopyIn unpacks the uploads in the pod, as a tar stream through exec:
@@ -422,8 +499,28 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.Buffer.Write(p)
 }
 
-// CPUUse is the latest reading's cumulative CPU accounting.
+// firstSampleWait bounds the wait for the probe's first reading when a
+// step opens before it: a period or two, more on a loaded node.
+const firstSampleWait = 3 * time.Second
+
+// CPUUse is the latest reading's cumulative CPU accounting. Before the
+// probe's first reading (the first step opens right after the attach,
+// the probe reads once a period) it waits for that reading, so the first
+// step has a baseline too; a probe that found no cgroup is not waited on.
 func (s *sandbox) CPUUse() (model.CPUUse, bool) {
+	s.mu.Lock()
+	have, drv, reads := s.haveCPU, s.drv, strings.HasPrefix(s.source, "probe-cgroup")
+	s.mu.Unlock()
+	if !have && drv != nil && reads {
+		t := time.NewTimer(firstSampleWait)
+		select {
+		case <-s.firstCPU:
+		case <-drv.ended:
+		case <-s.quit:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastCPU, s.haveCPU
@@ -467,6 +564,9 @@ func (s *sandbox) Kill(ctx context.Context) error {
 			return nil
 		}
 	}
+	s.mu.Lock()
+	s.removing = true
+	s.mu.Unlock()
 	return s.b.p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
 }
 
@@ -493,9 +593,18 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
 		s.seen(pod)
+	} else if apierrors.IsNotFound(err) {
+		// Gone before headroom deleted it.
+		s.outside(deletedOutside)
+	} else if unreachable(err) {
+		// The API server went away under the trial: its steps' ends
+		// (the attach cut) are the cluster's, not the task's.
+		f.EngineRestarted = true
 	}
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
+	f.KilledBy = s.killedBy
+	s.removing = true
 	s.mu.Unlock()
 	s.b.forget(s.containerID)
 	var err error

@@ -140,3 +140,28 @@ func containerID(pod *corev1.Pod) string {
 	}
 	return id
 }
+
+// deletedFrom says, of a pod headroom did not delete, who ended it:
+// its deletion (deletionTimestamp set, or already gone), an eviction,
+// or a disruption the cluster names (preemption, a taint, the kubelet).
+// "" when the pod still runs on its own.
+func deletedFrom(pod *corev1.Pod) string {
+	why := ""
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			why = strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	switch {
+	case pod.Status.Reason == "Evicted":
+		return strings.TrimSpace("the kubelet's eviction of its pod " + strings.TrimSpace(pod.Status.Message))
+	case pod.DeletionTimestamp != nil && why != "":
+		return "the deletion of its pod (" + why + ")"
+	case pod.DeletionTimestamp != nil:
+		return deletedOutside
+	}
+	return ""
+}
+
+// deletedOutside is a pod deleted by someone other than headroom.
+const deletedOutside = "the deletion of its pod (kubectl delete pod, a drain, the cluster going down)"

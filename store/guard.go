@@ -1,0 +1,194 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockFile, in an experiment directory, is held (flock) by the one
+// process writing the experiment; it says who that is.
+const LockFile = "lock"
+
+// Lock is a held experiment lock. The kernel drops it when its holder
+// dies, however it dies: a stale lock cannot outlive a crash.
+type Lock struct{ f *os.File }
+
+// LockedError is a second writer refused: the experiment's lock is held.
+type LockedError struct {
+	Dir string
+	// Holder is what the holder wrote: its pid, command and start time.
+	Holder string
+}
+
+func (e *LockedError) Error() string {
+	who := e.Holder
+	if who == "" {
+		who = "a process that has not said who it is yet"
+	}
+	return fmt.Sprintf("experiment %s is being written by %s; an experiment has one writer at a time: wait for that run to end (or stop it), then resume", e.Dir, who)
+}
+
+// LockExperiment takes dir's lock, or says who holds it. The lock is
+// released by Unlock, or by the holder's death.
+func LockExperiment(dir string) (*Lock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Dir: dir, Holder: strings.TrimSpace(string(b))}
+		}
+		return nil, fmt.Errorf("experiment %s: lock: %w", dir, err)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(Holder()+"\n"), 0)
+	return &Lock{f: f}, nil
+}
+
+// Holder is how this process names itself in a lock: pid, command and
+// start time.
+func Holder() string {
+	return fmt.Sprintf("pid %d (%s), started %s", os.Getpid(), strings.Join(os.Args, " "), processStart.Format(time.RFC3339))
+}
+
+var processStart = time.Now()
+
+// Unlock releases the lock (the file stays: removing it would let a
+// third process lock a fresh file while a second still holds the old).
+func (l *Lock) Unlock() {
+	if l == nil || l.f == nil {
+		return
+	}
+	_ = l.f.Truncate(0) // no holder named while none holds it
+	_ = l.f.Close()
+	l.f = nil
+}
+
+// identity is a directory's device and inode: what stays when it is
+// renamed, and changes when it is removed and made again.
+type identity struct{ dev, ino uint64 }
+
+func identify(path string) (identity, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return identity{}, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return identity{}, nil
+	}
+	return identity{dev: uint64(sys.Dev), ino: sys.Ino}, nil
+}
+
+// DirGoneError says the experiment directory was removed or moved while
+// the experiment was written, and where its records went.
+type DirGoneError struct {
+	Dir string
+	// MovedTo is where the directory is now, if it was moved (its
+	// records are there); empty if it was removed.
+	MovedTo string
+	// Rescued is where the records of a removed directory were saved
+	// (read back from the file headroom still held open), if any were.
+	Rescued string
+	// Records is how many records the directory held.
+	Records int
+}
+
+func (e *DirGoneError) Error() string {
+	if e.MovedTo != "" {
+		return fmt.Sprintf("the experiment directory %s was moved to %s while the sweep ran: its %d record(s) are there, nothing more was written; the sweep was stopped", e.Dir, e.MovedTo, e.Records)
+	}
+	switch {
+	case e.Rescued != "":
+		return fmt.Sprintf("the experiment directory %s was removed while the sweep ran: its %d record(s) and its manifest were saved to %s (its traces went with it; nothing was re-created at %s); the sweep was stopped", e.Dir, e.Records, e.Rescued, e.Dir)
+	case e.Records > 0:
+		return fmt.Sprintf("the experiment directory %s was removed while the sweep ran, with its %d record(s) (they could not be saved elsewhere); nothing was re-created; the sweep was stopped", e.Dir, e.Records)
+	}
+	return fmt.Sprintf("the experiment directory %s was removed while the sweep ran (it held no record yet); nothing was re-created; the sweep was stopped", e.Dir)
+}
+
+// checkDir fails, once and for good, when the directory at e.Dir is not
+// the one this experiment made or opened (removed, moved, replaced), or
+// its trials file was unlinked: then nothing more is written, anywhere,
+// and the error says where the records went.
+func (e *Experiment) checkDir() error {
+	if e.gone != nil {
+		return e.gone
+	}
+	cur, err := identify(e.Dir)
+	unlinked := false
+	var st syscall.Stat_t
+	if e.trials != nil && syscall.Fstat(int(e.trials.Fd()), &st) == nil && st.Nlink == 0 {
+		unlinked = true
+	}
+	if err == nil && cur == e.id && !unlinked {
+		return nil
+	}
+	g := &DirGoneError{Dir: e.Dir}
+	if at, ok := e.whereNow(); ok && !unlinked {
+		g.MovedTo = at
+	}
+	var b []byte
+	if e.trials != nil {
+		// The file is still open: its records can be read back whether
+		// it was moved or unlinked.
+		b, _ = os.ReadFile("/proc/self/fd/" + strconv.Itoa(int(e.trials.Fd())))
+	}
+	g.Records = strings.Count(string(b), "\n")
+	if g.MovedTo == "" && g.Records > 0 {
+		g.Rescued = rescue(e.Dir, e.manifest, b)
+	}
+	e.gone = g
+	return g
+}
+
+// whereNow is where the experiment's directory is now, if it still is
+// somewhere: the kernel's name for the handle held on it.
+func (e *Experiment) whereNow() (string, bool) {
+	if e.dirf == nil {
+		return "", false
+	}
+	at, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(e.dirf.Fd())))
+	if err != nil || strings.HasSuffix(at, " (deleted)") || at == e.Dir {
+		return "", false
+	}
+	if abs, err := filepath.Abs(e.Dir); err == nil && abs == at {
+		return "", false // same path, yet another directory: this one is gone
+	}
+	return at, true
+}
+
+// rescue saves a removed experiment's manifest and records as an
+// experiment directory of their own beside where it was (or, if that is
+// gone too, in the temporary directory), never at its path: report and
+// resume read it as any other. The traces went with the directory.
+func rescue(dir string, m Manifest, records []byte) string {
+	name := filepath.Base(dir) + ".rescued"
+	m.Status = "interrupted"
+	for _, d := range []string{filepath.Dir(dir), os.TempDir()} {
+		p := filepath.Join(d, name)
+		if os.Mkdir(p, 0o700) != nil {
+			continue
+		}
+		e := &Experiment{Dir: p, manifest: m}
+		err := e.writeManifest()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(p, TrialsFile), records, 0o600)
+		}
+		if err == nil {
+			return p
+		}
+		os.RemoveAll(p)
+	}
+	return ""
+}
