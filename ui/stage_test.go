@@ -317,8 +317,14 @@ func TestSetupOpensOnTheShowcase(t *testing.T) {
 // the gauge and the chart), and the finished line says where the outcomes
 // are, for as long as the talk goes on.
 func TestFinishedStageKeepsTheCards(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) { finishedStage(t, sz.w, sz.h) })
+	}
+}
+
+func finishedStage(t *testing.T, w, h int) {
 	now := at(0)
-	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	m, plan := demoConsoleRepeats(t, w, h, &now, 2)
 	stream := demoStream(plan)
 	var evs []event.Event
 	for _, e := range stream {
@@ -330,10 +336,11 @@ func TestFinishedStageKeepsTheCards(t *testing.T) {
 	m = update(t, m, eventsMsg{events: evs})
 	now = at(last + 120000) // two minutes on
 	v := m.View()
-	checkFits(t, v, 120, 40)
+	checkFits(t, v, w, h)
 	if !strings.Contains(v, "The sweep is finished: the matrix (3) has the outcomes.") {
 		t.Errorf("no finished line:\n%s", v)
 	}
+	golden.RequireEqual(t, []byte(v))
 	boxes := cardBoxes(v)
 	if len(boxes) != 3 {
 		t.Fatalf("%d cards after the sweep, want each ratio's last:\n%s", len(boxes), v)
