@@ -363,8 +363,8 @@ func finishedStage(t *testing.T, w, h int) {
 	if !strings.Contains(card, "OOM KILLED in install") || !strings.Contains(card, "█") || !strings.ContainsAny(card, "▁▂▃▄▅▆▇") {
 		t.Errorf("the 1x cell lost its kill's banner, gauge or chart:\n%s", v)
 	}
-	if cardLines(v, p3.ID+" 3x") == nil {
-		t.Errorf("the 3x cell does not keep its last trial %s:\n%s", p3.ID, v)
+	if c := cardLines(v, p3.ID+" 3x"); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
+		t.Errorf("the 3x cell does not keep its last trial %s, its gauge as it ended and its outcome:\n%s", p3.ID, v)
 	}
 }
 
