@@ -3,6 +3,8 @@ package cgroup
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // ChargeBatchBytes is how far below its limit a cgroup's usage can stop
@@ -66,4 +68,30 @@ func pidsDirV1(memDir string) string {
 		rel = filepath.Join(filepath.Base(d), rel)
 	}
 	return memDir
+}
+
+// MemoryLimit reads the hard memory limit the kernel enforces on the
+// container now (v2 memory.max, v1 memory.limit_in_bytes): 0 for none
+// ("max", or v1's page-rounded "unlimited"); false when unreadable.
+func (r *Reader) MemoryLimit() (int64, bool) {
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.memDir, "memory.max"))
+		if err != nil {
+			return 0, false
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			return 0, true
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	}
+	n, err := readInt(filepath.Join(r.memDir, "memory.limit_in_bytes"))
+	if err != nil {
+		return 0, false
+	}
+	if n >= 1<<50 {
+		return 0, true
+	}
+	return n, true
 }

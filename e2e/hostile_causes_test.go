@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
@@ -127,4 +130,66 @@ func TestHostileAgentKillsPID1(t *testing.T) {
 	letoutRow(t, "the agent's solve.sh sends SIGTERM, SIGHUP, SIGINT and SIGQUIT to PID 1 (headroom's step driver, harbor task)",
 		fmt.Sprintf("exit %d; 1 trial %s (step runner %s), `still here` %s; the log says %d signal(s) to PID 1 ignored, as an init process does", run.code, outcome, runner_, still, ignored),
 		1-len(recs), left, wrong)
+}
+
+// Item 6: headroom itself stopped (SIGSTOP) for 12 s while a 4 s step
+// with a 8 s time limit ran: the limit passed while headroom could not
+// watch, so the timeout is the freeze's (infra-error · frozen), not the
+// task's agent-timeout (what main recorded).
+func TestHostileHeadroomStopped(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := slowTasks(t, 4000)
+	toml := filepath.Join(tasks, "slow.toml")
+	data, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(toml, []byte(strings.Replace(string(data), "timeout_sec = 120", "timeout_sec = 8", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	l, dir := startSweep(t, bin, tasks, out, 1, 1)
+	waitContainer(t, filepath.Base(dir), 3*time.Minute) // the trial under way
+	l.cmd.Process.Signal(syscall.SIGSTOP)
+	stopped := time.NewTimer(12 * time.Second)
+	<-stopped.C // the stop's length is the injection, not a wait for an event
+	l.cmd.Process.Signal(syscall.SIGCONT)
+	code := l.wait(3 * time.Minute)
+	recs := trialLines(t, dir)
+	got := "no record"
+	if len(recs) == 1 {
+		got = fmt.Sprintf("%v · %v: %v", recs[0]["outcome"], recs[0]["cause"], recs[0]["reason"])
+	}
+	// The step's own 4 s may be read as done before the limit's timer
+	// (a pass: the task was not charged either); a timeout must be the
+	// freeze's, never the agent's.
+	frozen := len(recs) == 1 && recs[0]["cause"] == string(model.CauseFrozen) && strings.Contains(fmt.Sprint(recs[0]["reason"]), "SIGSTOP")
+	passed := len(recs) == 1 && recs[0]["outcome"] == string(model.Passed)
+	if !frozen && !passed {
+		t.Errorf("after a 12 s SIGSTOP of headroom across the step's 8 s limit: exit %d, %s\n%s", code, got, l.stderr())
+	}
+	letoutRow(t, "SIGSTOP of headroom for 12 s while a 4 s step with an 8 s limit runs", got, 1-len(recs), containersLeft(t, filepath.Base(dir)), 0)
+}
+
+// waitContainer waits until experiment id has a running container.
+func waitContainer(t *testing.T, id string, within time.Duration) {
+	t.Helper()
+	cli, err := docker.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		list, err := cli.ContainerList(context.Background(), container.ListOptions{
+			Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id), filters.Arg("status", "running"))})
+		if err == nil && len(list) > 0 {
+			return
+		}
+		<-tick.C
+	}
+	t.Fatalf("no running container of experiment %s within %s", id, within)
 }

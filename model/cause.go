@@ -42,17 +42,26 @@ const (
 	// CauseEnvironment: the environment could not be built or started
 	// (an imported trial's environment error).
 	CauseEnvironment Cause = "environment"
+	// CauseLimitChanged: the container's memory limit was changed from
+	// outside while the trial ran (docker update by someone other than
+	// headroom): it ran under a limit its ratio does not say.
+	CauseLimitChanged Cause = "limit-changed"
+	// CauseFrozen: the trial ran past its time limit while it could not
+	// run for part of it: its container paused by someone else (docker
+	// pause), or headroom itself stopped (SIGSTOP, a frozen host). The
+	// time limit counted time the task never had.
+	CauseFrozen Cause = "frozen"
 )
 
 // Causes lists every cause in display order.
 var Causes = []Cause{CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseAgentTimeout, CauseVerifierTimeout,
-	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment}
+	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment, CauseLimitChanged, CauseFrozen}
 
 // Infra says whether the cause is the machine's doing, not the model's:
 // it counts in the infra-error rate whatever the outcome.
 func (c Cause) Infra() bool {
 	switch c {
-	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment:
+	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment, CauseLimitChanged, CauseFrozen:
 		return true
 	}
 	return false
@@ -62,7 +71,7 @@ func (c Cause) Infra() bool {
 // and its limits: counted as infrastructure, apart from the task's own
 // limit, and never against the ratio under test.
 func (c Cause) Outside() bool {
-	return c == CauseOutsidePressure || c == CauseKilledOutside || c == CauseEngineLost
+	return c == CauseOutsidePressure || c == CauseKilledOutside || c == CauseEngineLost || c == CauseLimitChanged || c == CauseFrozen
 }
 
 // Glyph is the cause's one-character mark in a matrix cell, replacing the
@@ -83,6 +92,10 @@ func (c Cause) Glyph() string {
 		return "D"
 	case CauseEnvironment:
 		return "V"
+	case CauseLimitChanged:
+		return "M"
+	case CauseFrozen:
+		return "Z"
 	}
 	return ""
 }
@@ -110,6 +123,10 @@ func (c Cause) Describe() string {
 		return "no space left on device in the container"
 	case CauseEnvironment:
 		return "the environment failed to build or start"
+	case CauseLimitChanged:
+		return "memory limit changed from outside mid-trial (docker update)"
+	case CauseFrozen:
+		return "timed out after being frozen (docker pause, or headroom stopped)"
 	}
 	return string(c)
 }
@@ -139,6 +156,10 @@ func (c Cause) Banner(detail string) string {
 		s = "DISK FULL IN CONTAINER"
 	case CauseEnvironment:
 		s = "ENVIRONMENT FAILED"
+	case CauseLimitChanged:
+		s = "LIMIT CHANGED FROM OUTSIDE"
+	case CauseFrozen:
+		s = "FROZEN, THEN TIMED OUT"
 	default:
 		return ""
 	}

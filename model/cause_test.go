@@ -26,6 +26,17 @@ func TestClassifyNamesOutcomeAndCause(t *testing.T) {
 		{"outside pressure survived", Evidence{OOMKills: 1, VerifierPassed: true, LimitBytes: 64 * MiB, LimitHitsKnown: true}, PassedAfterOOM, CauseOutsidePressure},
 		{"killed from outside outranks the engine error it causes", Evidence{KilledBy: "SIGKILL", InfraFailed: true}, InfraError, CauseKilledOutside},
 		{"killed from outside outranks a kill count", Evidence{KilledBy: "SIGTERM", OOMKills: 1}, InfraError, CauseKilledOutside},
+		// Seen (#24 item 7): docker update --memory raised mid-trial, then
+		// "passed 1x, peak 212MiB / limit 128MiB"; lowered, an own-limit
+		// kill charged to 1x.
+		{"a limit changed from outside outranks a pass", Evidence{LimitChanged: "128MiB to 256MiB", VerifierPassed: true}, InfraError, CauseLimitChanged},
+		{"a limit changed from outside outranks the kill it caused", Evidence{LimitChanged: "64MiB to 48MiB", OOMKills: 1, LimitBytes: 64 * MiB}, InfraError, CauseLimitChanged},
+		// Seen (#24 item 6): docker pause of a trial past its limit was an
+		// agent-timeout charged to the task.
+		{"a timeout after a freeze is the freeze's", Evidence{TimedOut: true, TimedOutPhase: "agent", Frozen: "paused 25s"}, InfraError, CauseFrozen},
+		{"a freeze without a timeout changes nothing", Evidence{VerifierPassed: true, Frozen: "paused 2s"}, Passed, CauseNone},
+		{"a kill outranks a freeze", Evidence{TimedOut: true, Frozen: "paused 2s", OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
+		{"a cancel stays a cancel whatever the limit did", Evidence{LimitChanged: "64MiB to 48MiB", Cancelled: true}, Cancelled, CauseNone},
 		{"headroom's own cancel is no outside kill", Evidence{KilledBy: "SIGKILL", Cancelled: true}, Cancelled, CauseNone},
 		{"engine lost", Evidence{InfraFailed: true, EngineLost: true}, InfraError, CauseEngineLost},
 		{"start failure", Evidence{InfraFailed: true}, InfraError, CauseNone},

@@ -59,6 +59,14 @@ type Evidence struct {
 	KilledBy string
 	// EngineLost: the engine went away under the trial.
 	EngineLost bool
+	// LimitChanged says how the memory limit the kernel enforced moved
+	// away from the trial's while it ran ("128MiB to 256MiB"), when
+	// someone else changed it; empty when it held.
+	LimitChanged string
+	// Frozen says how the trial could not run for part of its time (its
+	// container paused by someone else, headroom itself stopped), when
+	// it was; a timeout then counted time the task never had.
+	Frozen string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// DiskFull: a step reported ENOSPC.
@@ -106,6 +114,10 @@ func Classify(e Evidence) (Outcome, Cause) {
 	switch {
 	case e.KilledBy != "" && !e.Cancelled:
 		return InfraError, CauseKilledOutside
+	case e.LimitChanged != "" && !e.Cancelled:
+		// Whatever it did next, it did under a limit its ratio does not
+		// say: not evidence for that ratio, a pass included.
+		return InfraError, CauseLimitChanged
 	case e.InfraFailed && e.EngineLost:
 		return InfraError, CauseEngineLost
 	case e.InfraFailed:
@@ -126,6 +138,8 @@ func Classify(e Evidence) (Outcome, Cause) {
 		return InfraError, CauseOutsidePressure
 	case e.OOMKills > 0:
 		return OOMKilled, CauseOwnLimit
+	case e.TimedOut && e.Frozen != "":
+		return InfraError, CauseFrozen
 	case e.TimedOut && e.Stall != nil && e.Stall.Judge():
 		return Timeout, CauseStalled
 	case e.TimedOut && e.TimedOutPhase == "verifier":

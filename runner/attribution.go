@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -15,6 +16,11 @@ import (
 // a timed-out step's time at the limit and major faults.
 func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.KilledBy = final.KilledBy
+	ev.LimitChanged = final.LimitChanged
+	ev.Frozen = final.Frozen
+	if ev.Frozen == "" {
+		ev.Frozen = freezes.during(t.res.Start, time.Now())
+	}
 	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
 	ev.PidsLimitHits = final.PidsLimitHits
 	ev.LimitBytes = t.trial.Policy.HardLimitBytes
@@ -53,6 +59,10 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
 		}
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
+	case model.CauseLimitChanged:
+		return fmt.Sprintf("its memory limit was changed from outside while it ran, from %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, res.Ratio)
+	case model.CauseFrozen:
+		return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s; the limit counted time the task never had, so this is not the task's timeout", t.timedOutStep(), ev.Frozen)
 	case model.CauseEngineLost:
 		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", t.engineErr)
 	case model.CauseOutsidePressure:

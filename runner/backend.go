@@ -131,6 +131,14 @@ type Final struct {
 	// LimitHitsKnown: none means a kill came from outside.
 	LimitHits      int64
 	LimitHitsKnown bool
+	// Frozen says, when the trial could not run for a while its time
+	// limit still counted (its container paused by someone else),
+	// how and for how long; empty when it never was.
+	Frozen string
+	// LimitChanged says how the memory limit the kernel enforced moved
+	// away from the one the trial was created with ("128MiB to 256MiB"):
+	// someone else changed it mid-trial. Empty when it held.
+	LimitChanged string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// EngineRestarted: the engine went away while the trial ran (its

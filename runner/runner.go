@@ -122,6 +122,7 @@ type Runner struct {
 // New checks the plan against the host and returns a runner. A trial whose
 // guarantee can never fit is refused here, before anything starts.
 func New(b Backend, cfg Config) (*Runner, error) {
+	watchFreezes()
 	if cfg.Concurrency < 1 {
 		return nil, fmt.Errorf("concurrency must be at least 1 (got %d)", cfg.Concurrency)
 	}

@@ -185,6 +185,10 @@ func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
 		// else's; destroy says every event before it has arrived.
 		filters.Arg("event", "kill"),
 		filters.Arg("event", "destroy"),
+		// A pause by someone else (docker pause): time the task could
+		// not run, which its time limit still counted.
+		filters.Arg("event", "pause"),
+		filters.Arg("event", "unpause"),
 	)
 	first := true
 	for {
@@ -238,6 +242,10 @@ func (b *Backend) dispatch(m events.Message) {
 		sb.eventKill(at, m.Actor.Attributes["signal"])
 	case events.ActionDestroy:
 		sb.eventDestroy()
+	case events.ActionPause:
+		sb.stops.paused(at, true)
+	case events.ActionUnPause:
+		sb.stops.paused(at, false)
 	}
 }
 

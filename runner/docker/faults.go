@@ -28,6 +28,38 @@ type stopWitness struct {
 	extAt     time.Time // and when
 	destroyed chan struct{}
 	gone      bool
+	// The container's pauses by someone else (headroom never pauses):
+	// their total, and the start of one still on.
+	pausedFor time.Duration
+	pausedAt  time.Time
+}
+
+// paused records a pause (on) or unpause event.
+func (w *stopWitness) paused(at time.Time, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case on && w.pausedAt.IsZero():
+		w.pausedAt = at
+	case !on && !w.pausedAt.IsZero():
+		w.pausedFor += at.Sub(w.pausedAt)
+		w.pausedAt = time.Time{}
+	}
+}
+
+// frozen says how long the container was paused by someone else, up to
+// now ("" for never).
+func (w *stopWitness) frozen(now time.Time) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.pausedFor
+	if !w.pausedAt.IsZero() {
+		d += now.Sub(w.pausedAt)
+	}
+	if d <= 0 {
+		return ""
+	}
+	return "its container was paused by someone else (docker pause) for " + d.Round(100*time.Millisecond).String()
 }
 
 // ours marks headroom's own kill (or removal), from now on.

@@ -275,6 +275,81 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("limit-changed", func(t *testing.T) {
+		// docker update --memory by someone else mid-step: raised on the
+		// first trial (it would pass above its ratio's limit), lowered on
+		// the second (a kill there would be charged to its ratio).
+		var mu sync.Mutex
+		ids := map[string]string{}
+		done := map[string]bool{}
+		n := 0
+		res := injectFault(t, model.CauseLimitChanged, Options{}, testCli, noEnv(faultTask("limit", "64M", 60,
+			`{ duration_ms = 5000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}}, 1, func(b *Backend, e event.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := e.(type) {
+			case event.TrialStarted:
+				ids[e.Trial] = e.ContainerID
+			case event.StepStarted:
+				id := ids[e.Trial]
+				if id == "" || done[e.Trial] || e.Step.Name != "work" {
+					return
+				}
+				done[e.Trial] = true
+				to := int64(256 << 20)
+				if n%2 == 1 {
+					to = 48 << 20
+				}
+				n++
+				go testCli.ContainerUpdate(context.Background(), id, container.UpdateConfig{Resources: container.Resources{Memory: to, MemorySwap: to}})
+			}
+		})
+		wantCause(t, res, model.CauseLimitChanged)
+		for _, r := range res {
+			if !strings.Contains(r.Reason, "changed from outside") || !strings.Contains(r.Reason, " to ") {
+				t.Errorf("%s: the reason does not say how the limit moved: %s", r.ID, r.Reason)
+			}
+		}
+	})
+
+	t.Run("frozen", func(t *testing.T) {
+		// docker pause by someone else mid-step, for longer than the
+		// agent's time limit leaves: the timeout counted time the task
+		// could not run.
+		var mu sync.Mutex
+		ids := map[string]string{}
+		done := map[string]bool{}
+		res := injectFault(t, model.CauseFrozen, Options{}, testCli, noEnv(faultTask("frozen", "64M", 5,
+			`{ duration_ms = 3000, base_mb = 4 }`)), one, 1, func(b *Backend, e event.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch e := e.(type) {
+			case event.TrialStarted:
+				ids[e.Trial] = e.ContainerID
+			case event.StepStarted:
+				id := ids[e.Trial]
+				if id == "" || done[e.Trial] || e.Step.Name != "work" {
+					return
+				}
+				done[e.Trial] = true
+				go func() {
+					ctx := context.Background()
+					testCli.ContainerPause(ctx, id)
+					unpause := time.NewTimer(8 * time.Second)
+					defer unpause.Stop()
+					<-unpause.C // the pause's length is the injection, not a wait for an event
+					testCli.ContainerUnpause(ctx, id)
+				}()
+			}
+		})
+		wantCause(t, res, model.CauseFrozen)
+		for _, r := range res {
+			if !strings.Contains(r.Reason, "docker pause") {
+				t.Errorf("%s: the reason does not name the pause: %s", r.ID, r.Reason)
+			}
+		}
+	})
+
 	t.Run("socket-cut", func(t *testing.T) {
 		proxy, cli := proxiedClient(t)
 		var once sync.Once

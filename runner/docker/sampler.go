@@ -109,6 +109,7 @@ func (sb *sandbox) sampleOnce(now time.Time) bool {
 	if sb.waitMu.TryLock() {
 		if now.Sub(sb.waitAt) >= time.Second {
 			sb.wait.Read(sb.cg)
+			sb.checkLimit()
 			sb.waitAt = now
 		}
 		sb.waitMu.Unlock()

@@ -79,6 +79,12 @@ type sandbox struct {
 	// the end); limitHitsKnown when it could be read.
 	limitHits      int64
 	limitHitsKnown bool
+	// The memory limit the kernel enforced at the first sample, and how
+	// it moved from there when someone else changed it (docker update):
+	// "" while it holds. limitChange under mu.
+	limitFirst  int64
+	limitRead   bool
+	limitChange string
 }
 
 func newSandbox(b *Backend, id string) *sandbox {
@@ -355,6 +361,12 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		f.LimitHitsKnown = f.LimitHitsKnown || s.limitHitsKnown
 		s.mu.Unlock()
 		f.PidsLimitHits = s.cg.PidsLimitHits()
+		s.waitMu.Lock()
+		s.checkLimit()
+		s.waitMu.Unlock()
+		s.mu.Lock()
+		f.LimitChanged = s.limitChange
+		s.mu.Unlock()
 		// The kernel's own counter is what State.OOMKilled reports (some
 		// process in the cgroup was killed); read it while the cgroup
 		// exists and spare the stop-wait-inspect round trips.
@@ -397,6 +409,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.stops.awaitDestroy(ctx, destroyWait)
 		destroyed()
 	}
+	f.Frozen = s.stops.frozen(time.Now())
 	f.KilledBy = s.stops.outside()
 	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {
 		// The engine stopped the container as it shut down.
@@ -519,3 +532,33 @@ func parentPID(pid int) int {
 }
 
 var _ runner.StepStopper = (*sandbox)(nil)
+
+// checkLimit reads the memory limit the kernel enforces and notes the
+// first time it differs from the first reading: someone else changed it
+// (docker update --memory) while the trial ran. Called with waitMu held:
+// by the sampler about once a second, and at the trial's end.
+func (s *sandbox) checkLimit() {
+	limit, ok := s.cg.MemoryLimit()
+	if !ok {
+		return
+	}
+	if !s.limitRead {
+		s.limitFirst, s.limitRead = limit, true
+		return
+	}
+	if limit == s.limitFirst {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limitChange == "" {
+		s.limitChange = limitText(s.limitFirst) + " to " + limitText(limit)
+	}
+}
+
+func limitText(b int64) string {
+	if b == 0 {
+		return "no limit"
+	}
+	return model.FormatBytes(b)
+}
