@@ -211,10 +211,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	}
 	// A sweep the quit (or SIGTERM) cut short is said as headless says
 	// it: which experiment, and the command that finishes it.
+	// A finished one says where it is and what shows it, so `q` after
+	// the demo does not end the talk without a word.
 	interrupted := l.interrupted()
-	for _, sw := range interrupted {
-		fmt.Fprintf(stderr, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
-	}
+	writeExitNotes(stderr, l.started(), interrupted)
 	// A sweep whose records could not be kept (its directory removed or
 	// moved, the disk full) stopped; the console's cards said "not
 	// recorded": said here too, where it outlives the screen.
@@ -402,6 +402,39 @@ func (l *consoleLauncher) interrupted() []*session.Sweep {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// writeExitNotes says, once per experiment the console started, where
+// it is and what comes next: an interrupted one the command that reruns
+// its unfinished trials, a finished one the command that reports it.
+func writeExitNotes(w io.Writer, started, interrupted []*session.Sweep) {
+	cut := map[string]bool{}
+	for _, sw := range interrupted {
+		cut[sw.Dir] = true
+	}
+	seen := map[string]bool{}
+	for _, sw := range started {
+		if seen[sw.Dir] {
+			continue
+		}
+		seen[sw.Dir] = true
+		if cut[sw.Dir] {
+			fmt.Fprintf(w, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+			continue
+		}
+		if m, err := store.ReadManifest(sw.Dir); err == nil && m.Status == "finished" {
+			fmt.Fprintf(w, "experiment %s in %s\nfinished: `%s` shows its outcomes\n", sw.ID, sw.Dir, reportCommand(sw.ID, filepath.Dir(sw.Dir)))
+		}
+	}
+}
+
+// reportCommand is the report of experiment id kept under root.
+func reportCommand(id, root string) string {
+	cmd := "headroom report " + shellWord(id)
+	if filepath.Clean(root) != filepath.Clean(store.DefaultRoot()) {
+		cmd += " --out " + shellWord(root)
+	}
+	return cmd
 }
 
 type consoleSweep struct{ s *session.Sweep }

@@ -69,7 +69,7 @@ echo solved > /tmp/solved
 	t.Logf("live view with the activity:\n%s", live)
 	release(t, out, "/tmp/release")
 	tm.keys("3")
-	tm.waitFor(2*time.Minute, "1/1 +", "finished 1/1")
+	tm.waitFor(2*time.Minute, "1/1 +", "finished · 1 of 1 done")
 	tm.keys("q")
 	tm.waitFor(time.Minute, "headroom exited 0")
 }

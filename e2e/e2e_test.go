@@ -158,7 +158,7 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 	banner := tm.waitFor(time.Minute, "OOM KILLED in install")
 	t.Logf("live view with the OOM banner:\n%s", banner)
 	tm.keys("3")
-	matrix := tm.waitFor(time.Minute, "0/1 K", "1/1 +", "finished 2/2")
+	matrix := tm.waitFor(time.Minute, "0/1 K", "1/1 +", "finished · 2 of 2 done")
 	t.Logf("matrix:\n%s", matrix)
 	tm.keys("q")
 	tm.waitFor(time.Minute, "headroom exited 0")
@@ -215,7 +215,7 @@ func TestConsoleRunsATaskDirectoryOracle(t *testing.T) {
 	banner := tm.waitFor(2*time.Minute, "OOM KILLED in python3 -")
 	t.Logf("live view with the OOM banner:\n%s", banner)
 	tm.keys("3")
-	tm.waitFor(2*time.Minute, "0/1 K", "1/1 +", "finished 2/2")
+	tm.waitFor(2*time.Minute, "0/1 K", "1/1 +", "finished · 2 of 2 done")
 	tm.keys("q")
 	tm.waitFor(time.Minute, "headroom exited 0")
 	if _, left := onlyExperiment(t, out); left > 0 {

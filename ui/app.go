@@ -835,7 +835,8 @@ func (m Model) viewHeader() string {
 		case m.state.Finished:
 			status = "finished"
 		}
-		info := fmt.Sprintf("%s %d/%d", status, m.state.Done, len(m.state.Order))
+		// "done": the count is of trials finished, not running.
+		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Done, len(m.state.Order))
 		if m.width >= 100 {
 			info = m.sweep.ID() + " " + info
 		}
@@ -860,7 +861,9 @@ func (m Model) viewStatus() string {
 		parts = append(parts, st.Warn.Render(n))
 	}
 	if m.host.MemTotal > 0 {
-		parts = append(parts, fmt.Sprintf("host mem %s free of %s · cpu %.0f%%", model.FormatBytes(m.host.MemAvailable), model.FormatBytes(m.host.MemTotal), m.host.CPUPercent))
+		// Fixed widths: 99% and 100%, 19.9GiB and 20GiB take the same
+		// room, so what follows does not jitter as they change.
+		parts = append(parts, fmt.Sprintf("host mem %7s free of %s · cpu %3.0f%%", model.FormatBytes(m.host.MemAvailable), model.FormatBytes(m.host.MemTotal), m.host.CPUPercent))
 	}
 	if m.state != nil && m.state.LastOOM != nil {
 		o := m.state.LastOOM
@@ -872,8 +875,17 @@ func (m Model) viewStatus() string {
 		}
 		parts = append(parts, st.OOM.Render(last))
 	}
-	parts = append(parts, st.Muted.Render("theme "+m.theme.Name))
-	return clip(strings.Join(parts, " · "), m.width)
+	// The theme's name is the least of it: it goes first, and whole,
+	// when the line has no room for it (never cut to "· th…").
+	line := strings.Join(parts, " · ")
+	theme := st.Muted.Render("theme " + m.theme.Name)
+	if len(parts) == 0 {
+		return clip(theme, m.width)
+	}
+	if with := line + " · " + theme; width(with) <= m.width {
+		return with
+	}
+	return clip(line, m.width)
 }
 
 // viewFooter is the screen's short help, cut from its own end (never

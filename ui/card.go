@@ -80,7 +80,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		ws, cache, p = v.atKill(killedAt)
 		peak, end = model.PeakLabel(p, 0, mib), killedAt
 	case v.Phase == Finished:
-		ws, cache = 0, 0
+		// Frozen as it ended: the gauge keeps the last reading.
 		if !v.Ended.IsZero() {
 			end = v.Ended
 		}

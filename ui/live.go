@@ -44,6 +44,49 @@ type liveGrid struct {
 	// does not show (a kill holds the cell while the next repeat runs):
 	// they wait in the cell's corner.
 	next [][]*TrialView
+	// caption is the line under a ratio row that says what to watch
+	// (stageCaption); "" when there is none or no room.
+	caption string
+}
+
+// stageCaption is what to watch on a one-task stage, in the task's own
+// words: each agent's description ("heavy: installs pandas, networkx and
+// scikit-learn first") and what a kill and a failure mean, on one line
+// of width w. Whole parts are left out when they do not fit, the legend
+// last (a narrow stage keeps only the legend); "" when no agent
+// describes itself.
+func stageCaption(spec LaunchSpec, w int) string {
+	if len(spec.Tasks) != 1 {
+		return ""
+	}
+	legend := "OOM KILLED is the machine's limit; failed, the agent's own"
+	room := w - 1 - width(legend)
+	if room < 0 {
+		legend, room = "", w-1
+	}
+	var parts []string
+	described := false
+	for _, a := range spec.Tasks[0].Agents {
+		if a.Description == "" {
+			continue
+		}
+		described = true
+		part := a.Name + ": " + a.Description
+		if width(part)+3 <= room {
+			parts = append(parts, part)
+			room -= width(part) + 3
+		}
+	}
+	if !described {
+		return ""
+	}
+	if legend != "" {
+		parts = append(parts, legend)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " · ")
 }
 
 // A ratio column is never narrower than ratioColMinWidth, nor its card
@@ -62,7 +105,11 @@ func liveLayout(c *Common, w, h int) liveGrid {
 		nr := len(ratios)
 		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
 		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= compactCardHeight {
-			return liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: 1, height: avail}
+			g := liveGrid{byRatio: true, ratios: ratios, cols: nr, rows: 1, height: avail}
+			if cap := stageCaption(c.Spec, w); cap != "" && avail-1 >= compactCardHeight {
+				g.caption, g.height = cap, avail-1
+			}
+			return g
 		}
 	}
 	g := liveGrid{cols: max(w/cardMinWidth, 1), height: cardHeight}
@@ -100,7 +147,15 @@ func liveCards(c *Common, w, h int) liveGrid {
 // The running trials the card is not are the cell's next ones, in plan
 // order, in its corner: no card moves and none is pushed into a second
 // row.
+//
+// Once the sweep is over the stage keeps what happened: each cell shows
+// its ratio's newest kill if any trial of it was killed (a 1x that was
+// killed every time stays a kill, even if a later repeat passed), else
+// the ratio's last trial to end, frozen as it ended.
 func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, next []*TrialView) {
+	if s.Finished {
+		return lastCard(s, r), nil
+	}
 	if s.stage == nil {
 		s.stage = map[model.Ratio]stageHold{}
 	}
@@ -149,6 +204,29 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 		return running[0], running[1:]
 	}
 	return recent, nil
+}
+
+// lastCard is the card a finished sweep's cell keeps for ratio r: the
+// newest kill (or other banner cause) among its trials, else its last to
+// end; nil if none of its trials ended.
+func lastCard(s *SweepState, r model.Ratio) *TrialView {
+	var kill, last *TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		if v.Trial.Ratio != r || v.Phase != Finished {
+			continue
+		}
+		if v.holds() && (kill == nil || !v.heldSince().Before(kill.heldSince())) {
+			kill = v
+		}
+		if last == nil || !v.Ended.Before(last.Ended) {
+			last = v
+		}
+	}
+	if kill != nil {
+		return kill
+	}
+	return last
 }
 
 // stageHold is the kill a ratio's cell holds, and since when it has.
@@ -321,17 +399,26 @@ func (l *liveScreen) View(c *Common) string {
 	if len(waiting) > 0 {
 		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
 	}
-	out = append(out, st.Muted.Render(clip(queue, w)))
 	g := liveCards(c, w, h)
 	cards := g.cards()
+	over := ""
+	switch {
+	case s.Interrupted:
+		over = "The sweep was interrupted; what finished is on the matrix (3)."
+	case s.Finished:
+		over = "The sweep is finished: the matrix (3) has the outcomes."
+	}
+	if over != "" && g.byRatio {
+		// The finished line takes the queue's place (nothing runs or
+		// waits); the cells below keep each ratio's last card.
+		queue = over + " Each cell keeps its ratio's last trial (its kill, if it had one)."
+	}
+	out = append(out, st.Muted.Render(clip(queue, w)))
 	if len(cards) == 0 {
 		msg := "No trial is running."
-		switch {
-		case s.Interrupted:
-			msg += " The sweep was interrupted; what finished is on the matrix (3)."
-		case s.Finished:
-			msg += " The sweep is finished: the matrix (3) has the outcomes."
-		default:
+		if over != "" {
+			msg += " " + over
+		} else {
 			msg += " Trials are waiting to start."
 		}
 		out = append(out, "", st.Muted.Render(msg))
@@ -350,6 +437,9 @@ func (l *liveScreen) View(c *Common) string {
 				// a grid's empty slots stay blank.
 				if g.byRatio {
 					what := "no " + g.ratios[j].String() + " trial running"
+					if s.Finished {
+						what = "no " + g.ratios[j].String() + " trial finished"
+					}
 					row = append(row, box(st.Box, "", st.Muted.Render(" "+what), cw, g.height))
 				} else {
 					row = append(row, strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", cw)+"\n", g.height), "\n"))
@@ -371,6 +461,9 @@ func (l *liveScreen) View(c *Common) string {
 		grid = append(grid, joinHorizontal(row))
 	}
 	out = append(out, grid...)
+	if g.caption != "" {
+		out = append(out, st.Muted.Render(clip(g.caption, w)))
+	}
 	return fit(strings.Join(out, "\n"), w, h)
 }
 

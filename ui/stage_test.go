@@ -311,3 +311,167 @@ func TestSetupOpensOnTheShowcase(t *testing.T) {
 		t.Errorf("an empty selection should say what to press first:\n%s", v)
 	}
 }
+
+// After the sweep the stage keeps what happened: each ratio's cell keeps
+// its last trial's card, frozen as it ended (1x its kill, with the banner,
+// the gauge and the chart), and the finished line says where the outcomes
+// are, for as long as the talk goes on.
+func TestFinishedStageKeepsTheCards(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) { finishedStage(t, sz.w, sz.h) })
+	}
+}
+
+func finishedStage(t *testing.T, w, h int) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, w, h, &now, 2)
+	stream := demoStream(plan)
+	var evs []event.Event
+	for _, e := range stream {
+		evs = append(evs, e.e)
+	}
+	last := stream[len(stream)-1].ms
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: at(last + 10)}})
+	now = at(last + 10)
+	m = update(t, m, eventsMsg{events: evs})
+	now = at(last + 120000) // two minutes on
+	v := m.View()
+	checkFits(t, v, w, h)
+	if !strings.Contains(v, "The sweep is finished: the matrix (3) has the outcomes.") {
+		t.Errorf("no finished line:\n%s", v)
+	}
+	golden.RequireEqual(t, []byte(v))
+	boxes := cardBoxes(v)
+	if len(boxes) != 3 {
+		t.Fatalf("%d cards after the sweep, want each ratio's last:\n%s", len(boxes), v)
+	}
+	for _, b := range boxes {
+		if b.row != 3 {
+			t.Errorf("a card starts on row %d, want 3 (the cells of the sweep):\n%s", b.row, v)
+		}
+	}
+	var k1, p3 model.Trial
+	for _, tr := range plan.Trials {
+		switch tr.Ratio {
+		case model.Ratio{K: 1}:
+			k1 = tr // the last 1x, killed
+		case model.Ratio{K: 3}:
+			p3 = tr
+		}
+	}
+	card := strings.Join(cardLines(v, k1.ID+" 1x"), "\n")
+	if !strings.Contains(card, "OOM KILLED in install") || !strings.Contains(card, "█") || !strings.ContainsAny(card, "▁▂▃▄▅▆▇") {
+		t.Errorf("the 1x cell lost its kill's banner, gauge or chart:\n%s", v)
+	}
+	if c := cardLines(v, p3.ID+" 3x"); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
+		t.Errorf("the 3x cell does not keep its last trial %s, its gauge as it ended and its outcome:\n%s", p3.ID, v)
+	}
+}
+
+// A ratio that was killed once keeps the kill on the finished stage, even
+// when a later repeat passed: the kill is the ratio's story.
+func TestFinishedStagePrefersTheKill(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	var one []model.Trial
+	for _, tr := range plan.Trials {
+		if tr.Ratio == (model.Ratio{K: 1}) {
+			one = append(one, tr)
+		}
+	}
+	evs := append(started(one[0], 0, 100), ended(one[0], 1000, model.OOMKilled))
+	evs = append(evs, started(one[1], 1100, 60)...)
+	evs = append(evs, ended(one[1], 2000, model.Passed), event.SweepEnded{Base: event.Base{Time: at(2100)}})
+	m = update(t, m, eventsMsg{events: evs})
+	now = at(60000)
+	v := m.View()
+	if cardLines(v, one[0].ID+" 1x") == nil || cardLines(v, one[1].ID+" 1x") != nil {
+		t.Errorf("the 1x cell should keep %s's kill, not the later pass %s:\n%s", one[0].ID, one[1].ID, v)
+	}
+}
+
+// The header's count is of finished trials, and says so: "running 0/3"
+// read as nothing running while three cards ran.
+func TestHeaderCountSaysDone(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
+	var evs []event.Event
+	for _, tr := range plan.Trials {
+		evs = append(evs, started(tr, 0, 50)...)
+	}
+	now = at(500)
+	m = update(t, m, eventsMsg{events: evs})
+	head := strings.Split(m.View(), "\n")[0]
+	if !strings.Contains(head, "running · 0 of 3 done") {
+		t.Errorf("three trials running, none done: the header should say so unambiguously:\n%s", head)
+	}
+}
+
+// The status line holds still: cpu 99% and 100% take the same room, and
+// the theme's name is dropped whole when there is no room for it, never
+// cut to "· t…" one frame and "· th…" the next.
+func TestStatusLineHoldsStill(t *testing.T) {
+	for w := 60; w <= 200; w++ {
+		now := at(0)
+		m, plan := demoConsoleRepeats(t, w, 40, &now, 1)
+		var evs []event.Event
+		for _, e := range demoStream(plan) {
+			if e.ms <= 3100 {
+				evs = append(evs, e.e)
+			}
+		}
+		now = at(3100)
+		m = update(t, m, eventsMsg{events: evs})
+		if !strings.Contains(m.viewStatus(), "last OOM") {
+			t.Fatalf("no last OOM on the status line: %q", m.viewStatus())
+		}
+		var lines []string
+		for _, cpu := range []float64{99, 100, 7} {
+			m = update(t, m, hostMsg(HostStat{MemTotal: 24 << 30, MemAvailable: 20<<30 - int64(cpu)<<26, CPUPercent: cpu}))
+			l := m.viewStatus()
+			if width(l) > w {
+				t.Fatalf("at %d columns the status line is %d wide: %q", w, width(l), l)
+			}
+			if i := strings.Index(l, "theme"); i < 0 && strings.Contains(l, " · t") || i >= 0 && !strings.HasSuffix(l, "theme "+m.theme.Name) {
+				t.Errorf("at %d columns the theme's name is cut: %q", w, l)
+			}
+			lines = append(lines, l)
+		}
+		for _, l := range lines[1:] {
+			if a, b := strings.Index(lines[0], "last OOM"), strings.Index(l, "last OOM"); a != b {
+				t.Errorf("at %d columns the status line moved as the cpu changed:\n%q\n%q", w, lines[0], l)
+			}
+		}
+	}
+}
+
+// The demo's stage has one caption line under its cells, in the task's
+// own words: what the agent does and what a kill and a failure mean.
+func TestStageCaptionSaysWhatToWatch(t *testing.T) {
+	for _, sz := range sizes {
+		now := at(0)
+		m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 1)
+		m = update(t, m, eventsMsg{events: started(plan.Trials[0], 0, 50)})
+		v := m.View()
+		checkFits(t, v, sz.w, sz.h)
+		lines := strings.Split(v, "\n")
+		caption := lines[len(lines)-3] // above the status line and the keys
+		if !strings.Contains(caption, "OOM KILLED is the machine's limit; failed, the agent's own") ||
+			sz.w >= 120 && !strings.Contains(caption, "heavy: installs pandas, networkx and scikit-learn first") {
+			t.Errorf("at %dx%d no caption under the cells saying what to watch:\n%s", sz.w, sz.h, v)
+		}
+	}
+	// Both agents (make run's showcase): each described when there is room.
+	task := heavyOnly(t)
+	for _, bt := range builtinTasks(t) {
+		if bt.Name == task.Name {
+			task = bt
+		}
+	}
+	if got := stageCaption(LaunchSpec{Tasks: []model.Task{task}}, 200); !strings.Contains(got, "heavy: installs") || !strings.Contains(got, "lean: standard library only") || !strings.Contains(got, "OOM KILLED") {
+		t.Errorf("two agents' caption: %q", got)
+	}
+	if got := stageCaption(LaunchSpec{Tasks: []model.Task{task}}, 120); width(got) > 120 || !strings.Contains(got, "OOM KILLED") {
+		t.Errorf("at 120 columns the caption should keep its legend and fit: %q", got)
+	}
+}

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/session"
+	"github.com/headroom-eval/headroom/store"
+)
+
+// q after a finished sweep says which experiment it was, where it is and
+// how to report it, as a quit mid-sweep says how to resume it.
+func TestConsoleExitNamesTheExperiment(t *testing.T) {
+	root := t.TempDir()
+	var sweeps []*session.Sweep
+	for _, c := range []struct {
+		id          string
+		interrupted bool
+	}{{"exp-done", false}, {"exp-cut", true}} {
+		e, err := store.Create(root, store.Manifest{ID: c.id, Status: "running"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Record(event.SweepEnded{Base: event.Base{Time: time.Now()}, Interrupted: c.interrupted}); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		sweeps = append(sweeps, &session.Sweep{ID: c.id, Dir: filepath.Join(root, c.id)})
+	}
+	var out bytes.Buffer
+	writeExitNotes(&out, append(sweeps, sweeps[0]), sweeps[1:])
+	got := out.String()
+	done := "experiment exp-done in " + sweeps[0].Dir + "\nfinished: `headroom report exp-done --out " + root + "` shows its outcomes\n"
+	if !strings.Contains(got, done) || strings.Count(got, "exp-done in") != 1 {
+		t.Errorf("a finished sweep's exit should name it once and its report:\n%s", got)
+	}
+	if !strings.Contains(got, "experiment exp-cut in "+sweeps[1].Dir+"\ninterrupted:") || !strings.Contains(got, "headroom run --resume exp-cut --out "+root) {
+		t.Errorf("an interrupted sweep's exit should say how to resume it:\n%s", got)
+	}
+}
