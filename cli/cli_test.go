@@ -514,7 +514,7 @@ func interruptSweep(t *testing.T, readers int) {
 	<-drained
 	err = cmd.Wait()
 	// The hint must work as printed: the run used --out.
-	if want := "`headroom run --resume " + experiment + " --out " + root + "`"; readers != bothGone && !strings.Contains(rest.String(), want) {
+	if want := "\n  headroom run --resume " + experiment + " --out " + root + "\n"; readers != bothGone && !strings.Contains(rest.String(), want) {
 		t.Errorf("resume hint without %s:\n%s", want, rest.String())
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {

@@ -419,7 +419,7 @@ func writeExitNotes(w io.Writer, started, interrupted []*session.Sweep) {
 		}
 		seen[sw.Dir] = true
 		if cut[sw.Dir] {
-			fmt.Fprintf(w, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+			fmt.Fprintf(w, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; this reruns them:\n  %s\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 			continue
 		}
 		if m, err := store.ReadManifest(sw.Dir); err == nil && m.Status == "finished" {

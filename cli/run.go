@@ -280,7 +280,9 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		if why != "" {
 			fmt.Fprintf(stderr, "stopped: %s\n", why)
 		}
-		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; `%s` reruns them\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+		// The command on a line of its own: a terminal wraps a long line
+		// where it must, mid-id, and the command then cannot be copied.
+		fmt.Fprintf(stderr, "interrupted: unfinished trials were stopped, removed and recorded as cancelled; this reruns them:\n  %s\n", resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 		return exitError{ExitInterrupted}
 	}
 	if notRun := notRunTasks(trials); len(notRun) > 0 {
