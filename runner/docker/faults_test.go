@@ -370,7 +370,7 @@ func TestFaults(t *testing.T) {
 		var once sync.Once
 		restarted := make(chan struct{})
 		res := injectFault(t, model.CauseEngineLost, Options{}, cli, noEnv(faultTask("restart", "64M", 60,
-			`{ duration_ms = 4000, base_mb = 2 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}, {K: 5}}, 1, func(_ *Backend, e event.Event) {
+			`{ duration_ms = 14000, base_mb = 2 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}, {K: 5}}, 1, func(_ *Backend, e event.Event) {
 			if _, ok := e.(event.StepStarted); ok {
 				once.Do(func() { go func() { restart(); close(restarted) }() })
 			}
@@ -433,7 +433,12 @@ func ownEngine(t *testing.T) (*client.Client, func()) {
 			"--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "exec"),
 			"--pidfile", filepath.Join(dir, "pid"), "-H", "unix://"+sock,
 			"--bridge=none", "--iptables=false", "--ip-masq=false", "--storage-driver=vfs",
-			"--shutdown-timeout=1", "--containerd-namespace", "hrfaults", "--containerd-plugins-namespace", "hrfaults-plugins")
+			// A restart as a real one goes: the engine stops each container
+			// (its stop signal, then SIGKILL after the container's 10 s);
+			// a 1 s shutdown timeout gave up first and left them running
+			// through the restart, now that PID 1 holds SIGTERM as
+			// Harbor's sleep does (issue 24 item 8).
+			"--shutdown-timeout=15", "--containerd-namespace", "hrfaults", "--containerd-plugins-namespace", "hrfaults-plugins")
 		logf, _ := os.OpenFile(filepath.Join(dir, "log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
