@@ -292,8 +292,16 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 				s.selected[key] = !s.selected[key]
 			}
 		case key.Matches(msg, k.Filter):
+			// / starts a fresh filter: typing after an applied one
+			// replaced nothing and appended to it (newcomer trial).
 			s.filtering = true
+			s.filter.SetValue("")
+			s.cursor = listCursor{}
 			return s.filter.Focus()
+		case msg.String() == "esc" && s.filter.Value() != "":
+			// esc clears an applied filter too, as the empty list says.
+			s.filter.SetValue("")
+			s.cursor = listCursor{}
 		case key.Matches(msg, k.Focus):
 			if cur < len(rows) {
 				c.send(focusMsg{task: rows[cur].task, agent: rows[cur].agent, ratio: s.firstRatio(), scale: s.scale})

@@ -137,9 +137,19 @@ func TestSetupFilterAndCustomRatio(t *testing.T) {
 	if rows := m.setup.visible(); len(rows) != 1 || rows[0].task.Name != "builtin/swe-edit" {
 		t.Errorf("filter rows %v", rows)
 	}
+	// esc clears the applied filter (after enter, not only while typing).
+	m = keys(t, m, "esc")
+	if m.setup.filter.Value() != "" || len(m.setup.visible()) <= 1 {
+		t.Errorf("esc after enter left the filter %q (%d rows)", m.setup.filter.Value(), len(m.setup.visible()))
+	}
+	// / starts a fresh filter rather than appending to the old one.
+	m = keys(t, m, "/", "s", "w", "e", "enter", "/", "h")
+	if m.setup.filter.Value() != "h" {
+		t.Errorf("/ after an applied filter gave %q, want a fresh \"h\"", m.setup.filter.Value())
+	}
 	// q typed into the filter must not quit.
-	m = keys(t, m, "/", "q")
-	if m.setup.filter.Value() != "sweq" {
+	m = keys(t, m, "q")
+	if m.setup.filter.Value() != "hq" {
 		t.Errorf("filter %q", m.setup.filter.Value())
 	}
 	m = keys(t, m, "esc", "tab")
