@@ -101,7 +101,7 @@ const ratioColMinWidth = 26
 func liveLayout(c *Common, w, h int) liveGrid {
 	avail := h - 2
 	if c.State != nil {
-		ratios := c.State.Plan.Ratios
+		ratios := model.SortRatios(c.State.Plan.Ratios)
 		nr := len(ratios)
 		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
 		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= compactCardHeight {

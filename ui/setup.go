@@ -246,7 +246,18 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 				}
 			}
 			if r != (model.Ratio{}) {
-				s.ratios = append(s.ratios[:len(s.ratios)-1], ratioToggle{ratio: r, on: true}, s.ratios[len(s.ratios)-1])
+				// In column order, as the matrix and live show them
+				// (2.5x went after 5x).
+				s.ratios = append(s.ratios, ratioToggle{ratio: r, on: true})
+				slices.SortStableFunc(s.ratios, func(a, b ratioToggle) int {
+					switch {
+					case a.ratio.Less(b.ratio):
+						return -1
+					case b.ratio.Less(a.ratio):
+						return 1
+					}
+					return 0
+				})
 			}
 			s.customOpen = false
 			s.custom.SetValue("")

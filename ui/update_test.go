@@ -605,3 +605,42 @@ func TestOpenedRunningExperimentIsFollowed(t *testing.T) {
 		t.Error("every trial has a result: the console should stop re-reading")
 	}
 }
+
+// Custom ratios take their place in column order (Ratio.Less, as the
+// matrix sorts them) in setup, on the live stage and in history: 2.5x
+// went after 5x.
+func TestCustomRatiosAreSortedEverywhere(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "tab")
+	for i := 0; i < len(m.setup.ratios); i++ {
+		m = keys(t, m, "right")
+	}
+	m = keys(t, m, "space", "2", ".", "5", "x", "enter")
+	var got []string
+	for _, r := range m.setup.ratios {
+		got = append(got, r.ratio.String())
+	}
+	if want := "1x 1.5x 2x 2.5x 3x 5x uncapped"; strings.Join(got, " ") != want {
+		t.Errorf("setup ratios %q, want %q", strings.Join(got, " "), want)
+	}
+
+	unsorted := []model.Ratio{{K: 1}, {K: 5}, {K: 2.5}, model.Uncapped}
+	if got, want := whatWasRun(Experiment{Ratios: unsorted}), "1x 2.5x 5x uncapped"; got != want {
+		t.Errorf("history says %q, want %q", got, want)
+	}
+
+	opts := testOptions(t, &fakeLauncher{})
+	opts.Demo = &LaunchSpec{Label: "demo", Tasks: []model.Task{heavyOnly(t)}, Ratios: unsorted, Repeats: 1, Concurrency: 4, Seed: 1}
+	m = New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = update(t, m, m.launch(*opts.Demo)())
+	g := liveLayout(m.common(), 120, 38)
+	got = got[:0]
+	for _, r := range g.ratios {
+		got = append(got, r.String())
+	}
+	if want := "1x 2.5x 5x uncapped"; strings.Join(got, " ") != want {
+		t.Errorf("live stage columns %q, want %q", strings.Join(got, " "), want)
+	}
+}
