@@ -172,9 +172,12 @@ type (
 		events []event.Event
 		closed bool
 	}
-	tickMsg     time.Time
-	hostMsg     HostStat
-	shellMsg    struct{ err error }
+	tickMsg  time.Time
+	hostMsg  HostStat
+	shellMsg struct {
+		err   error
+		trial string
+	}
 	launchedMsg struct {
 		sweep Sweep
 		spec  LaunchSpec
@@ -460,7 +463,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, waitEvents(m.sweep.Events())
 	case shellMsg:
-		if msg.err != nil {
+		// A trial that finished while its shell was opening (or open)
+		// took the container with it: docker exec's bare "exit status 1"
+		// said nothing of that.
+		if v := m.trialView(msg.trial); v != nil && v.Phase == Finished {
+			m.say(msg.trial + " has finished: its container is gone, and the shell with it")
+		} else if msg.err != nil {
 			m.say("shell: " + msg.err.Error())
 		} else {
 			m.say("back from the shell")
@@ -712,6 +720,14 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.enterScreen()
 	}
 	return m.updateScreen(msg)
+}
+
+// trialView is the sweep's view of a trial, or nil.
+func (m *Model) trialView(id string) *TrialView {
+	if m.state == nil || id == "" {
+		return nil
+	}
+	return m.state.Trials[id]
 }
 
 func (m *Model) enterScreen() tea.Cmd {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -642,5 +643,25 @@ func TestCustomRatiosAreSortedEverywhere(t *testing.T) {
 	}
 	if want := "1x 2.5x 5x uncapped"; strings.Join(got, " ") != want {
 		t.Errorf("live stage columns %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// s on a finished trial says it has finished, as x does; a shell that
+// ends with a non-zero status because its trial finished meanwhile says
+// that, not docker exec's bare "exit status 1".
+func TestShellOnAFinishedTrialSaysSo(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	m = keys(t, m, "s") // the cursor starts on t0001, OOM-killed
+	if !strings.Contains(m.message, "t0001 has finished") {
+		t.Errorf("s on a finished card: message %q", m.message)
+	}
+	m = update(t, m, shellMsg{err: errors.New("exit status 1"), trial: "t0001"})
+	if !strings.Contains(m.message, "t0001 has finished") || strings.Contains(m.message, "exit status") {
+		t.Errorf("a shell whose trial finished: message %q", m.message)
+	}
+	// One still running keeps the shell's own error.
+	m = update(t, m, shellMsg{err: errors.New("exit status 1"), trial: "t0003"})
+	if m.message != "shell: exit status 1" {
+		t.Errorf("a shell on a running trial: message %q", m.message)
 	}
 }
