@@ -692,6 +692,12 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	case key.Matches(msg, k.Theme):
+		if themes.NoColor() {
+			// Every theme is plain under NO_COLOR: cycling names that
+			// change nothing misled (newcomer trial).
+			m.say("themes are off: NO_COLOR is set (unset it for colour)")
+			return m, nil
+		}
 		m.theme = themes.Next(m.theme)
 		m.applyTheme()
 		m.say("theme " + m.theme.Name)
@@ -895,6 +901,17 @@ func (m Model) viewStatus() string {
 	// when the line has no room for it (never cut to "· th…").
 	line := strings.Join(parts, " · ")
 	theme := st.Muted.Render("theme " + m.theme.Name)
+	if n := m.notice(); n == "theme "+m.theme.Name {
+		theme = "" // t just said it: not twice
+	} else if themes.NoColor() {
+		theme = st.Muted.Render("no colour (NO_COLOR)")
+		if strings.Contains(n, "NO_COLOR") {
+			theme = ""
+		}
+	}
+	if theme == "" {
+		return clip(line, m.width)
+	}
 	if len(parts) == 0 {
 		return clip(theme, m.width)
 	}

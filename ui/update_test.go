@@ -665,3 +665,24 @@ func TestShellOnAFinishedTrialSaysSo(t *testing.T) {
 		t.Errorf("a shell on a running trial: message %q", m.message)
 	}
 }
+
+// t names the new theme once on the status line (the notice and the
+// theme's own part said it twice); under NO_COLOR it says themes are off
+// and keeps the plain one.
+func TestThemeKeyNamesItOnceAndIsOffUnderNoColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	m, _ := withSweep(t, 200, 40) // room for the theme's own part
+	m = keys(t, m, "t")
+	if n := strings.Count(m.viewStatus(), "theme dark"); n != 1 {
+		t.Errorf("status line names the theme %d times: %q", n, m.viewStatus())
+	}
+	t.Setenv("NO_COLOR", "1")
+	m, _ = withSweep(t, 120, 40)
+	m = keys(t, m, "t")
+	if m.theme.Name != "plain" || !strings.Contains(m.viewStatus(), "themes are off: NO_COLOR is set") {
+		t.Errorf("t under NO_COLOR: theme %q, status %q", m.theme.Name, m.viewStatus())
+	}
+	if strings.Contains(m.viewStatus(), "theme plain") {
+		t.Errorf("under NO_COLOR the status line should not offer a theme: %q", m.viewStatus())
+	}
+}
