@@ -65,6 +65,9 @@ type Options struct {
 	// or false: as loaded): a spec written since (calibrate --write) is
 	// what setup shows and what a sweep runs.
 	Respec func(model.Task) (model.Resources, bool)
+	// EngineError is why the engine could not be reached at start (nil:
+	// it was); setup says so, whole, before anything is chosen.
+	EngineError error
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
 	// ImageNote says what choosing a task prepares first, when its image

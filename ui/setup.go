@@ -484,6 +484,16 @@ func (s *setupScreen) View(c *Common) string {
 		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
 	}
 	under = append(under, "")
+	if err := c.Opts.EngineError; err != nil {
+		// Said at once, whole and wrapped: enter was the first to tell,
+		// in a line cut at the screen's edge (newcomer trial).
+		for _, l := range wrapWords("The engine is unreachable, so nothing can run: "+err.Error(), w, "  ") {
+			under = append(under, st.Danger.Render(l))
+		}
+		for _, l := range wrapWords("Start it (or point headroom at one: DOCKER_HOST, --backend), run `headroom doctor` to check, then start headroom again.", w, "  ") {
+			under = append(under, st.Warn.Render(l))
+		}
+	}
 	if nSel == 0 {
 		// What to do first, where the eye is: an empty selection runs
 		// nothing.

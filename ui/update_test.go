@@ -686,3 +686,30 @@ func TestThemeKeyNamesItOnceAndIsOffUnderNoColor(t *testing.T) {
 		t.Errorf("under NO_COLOR the status line should not offer a theme: %q", m.viewStatus())
 	}
 }
+
+// An engine unreachable at start is said on setup at once, its error
+// whole and wrapped, with what to do: the console opened as if all were
+// well and enter was the first to tell, cut at the edge.
+func TestSetupSaysTheEngineIsUnreachable(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	opts.EngineError = errors.New("connecting to the Docker engine: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 40})
+	v := m.View()
+	checkFits(t, v, 80, 40)
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{
+		"The engine is unreachable, so nothing can run",
+		"unix:///var/run/docker.sock. Is the docker daemon running?",
+		"run `headroom doctor` to check, then start headroom again.",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("setup should say %q:\n%s", want, v)
+		}
+	}
+	// All is well: no such line.
+	m = update(t, New(testOptions(t, &fakeLauncher{})), tea.WindowSizeMsg{Width: 80, Height: 40})
+	if strings.Contains(m.View(), "unreachable") {
+		t.Errorf("a reachable engine is not unreachable:\n%s", m.View())
+	}
+}
