@@ -136,7 +136,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		}
 	}
 	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
-		l.connectErr = err
+		l.connectErr, opts.EngineError = err, err
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	} else {
 		defer eng.Close()

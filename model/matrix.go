@@ -51,8 +51,7 @@ func (m *Matrix) addRatio(r Ratio) {
 		return
 	}
 	m.ByRatio[r] = &Rates{}
-	m.Ratios = append(m.Ratios, r)
-	sort.SliceStable(m.Ratios, func(i, j int) bool { return m.Ratios[i].Less(m.Ratios[j]) })
+	m.Ratios = SortRatios(append(m.Ratios, r))
 }
 
 // Add records one finished trial.

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -174,6 +175,22 @@ func (r Ratio) Less(o Ratio) bool {
 		return !r.Uncapped
 	}
 	return r.K < o.K
+}
+
+// SortRatios returns the ratios in column order (Less), a sorted copy:
+// every screen and the matrix show them the same way, uncapped last.
+func SortRatios(rs []Ratio) []Ratio {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(a, b Ratio) int {
+		switch {
+		case a.Less(b):
+			return -1
+		case b.Less(a):
+			return 1
+		}
+		return 0
+	})
+	return out
 }
 
 // MarshalText makes a Ratio a JSON string ("1.5x", "1x latency=200ms").

@@ -65,6 +65,9 @@ type Options struct {
 	// or false: as loaded): a spec written since (calibrate --write) is
 	// what setup shows and what a sweep runs.
 	Respec func(model.Task) (model.Resources, bool)
+	// EngineError is why the engine could not be reached at start (nil:
+	// it was); setup says so, whole, before anything is chosen.
+	EngineError error
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
 	// ImageNote says what choosing a task prepares first, when its image
@@ -172,9 +175,12 @@ type (
 		events []event.Event
 		closed bool
 	}
-	tickMsg     time.Time
-	hostMsg     HostStat
-	shellMsg    struct{ err error }
+	tickMsg  time.Time
+	hostMsg  HostStat
+	shellMsg struct {
+		err   error
+		trial string
+	}
 	launchedMsg struct {
 		sweep Sweep
 		spec  LaunchSpec
@@ -460,7 +466,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, waitEvents(m.sweep.Events())
 	case shellMsg:
-		if msg.err != nil {
+		// A trial that finished while its shell was opening (or open)
+		// took the container with it: docker exec's bare "exit status 1"
+		// said nothing of that.
+		if v := m.trialView(msg.trial); v != nil && v.Phase == Finished {
+			m.say(msg.trial + " has finished: its container is gone, and the shell with it")
+		} else if msg.err != nil {
 			m.say("shell: " + msg.err.Error())
 		} else {
 			m.say("back from the shell")
@@ -684,6 +695,12 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp = false
 		return m, nil
 	case key.Matches(msg, k.Theme):
+		if themes.NoColor() {
+			// Every theme is plain under NO_COLOR: cycling names that
+			// change nothing misled (newcomer trial).
+			m.say("themes are off: NO_COLOR is set (unset it for colour)")
+			return m, nil
+		}
 		m.theme = themes.Next(m.theme)
 		m.applyTheme()
 		m.say("theme " + m.theme.Name)
@@ -712,6 +729,14 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.enterScreen()
 	}
 	return m.updateScreen(msg)
+}
+
+// trialView is the sweep's view of a trial, or nil.
+func (m *Model) trialView(id string) *TrialView {
+	if m.state == nil || id == "" {
+		return nil
+	}
+	return m.state.Trials[id]
 }
 
 func (m *Model) enterScreen() tea.Cmd {
@@ -879,6 +904,17 @@ func (m Model) viewStatus() string {
 	// when the line has no room for it (never cut to "· th…").
 	line := strings.Join(parts, " · ")
 	theme := st.Muted.Render("theme " + m.theme.Name)
+	if n := m.notice(); n == "theme "+m.theme.Name {
+		theme = "" // t just said it: not twice
+	} else if themes.NoColor() {
+		theme = st.Muted.Render("no colour (NO_COLOR)")
+		if strings.Contains(n, "NO_COLOR") {
+			theme = ""
+		}
+	}
+	if theme == "" {
+		return clip(line, m.width)
+	}
 	if len(parts) == 0 {
 		return clip(theme, m.width)
 	}

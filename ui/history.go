@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/printable"
 )
 
@@ -120,7 +121,7 @@ func whatWasRun(e Experiment) string {
 		}
 	}
 	var ratios []string
-	for _, r := range e.Ratios {
+	for _, r := range model.SortRatios(e.Ratios) {
 		ratios = append(ratios, r.String())
 	}
 	what := strings.Join(ratios, " ")

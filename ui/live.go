@@ -101,7 +101,7 @@ const ratioColMinWidth = 26
 func liveLayout(c *Common, w, h int) liveGrid {
 	avail := h - 2
 	if c.State != nil {
-		ratios := c.State.Plan.Ratios
+		ratios := model.SortRatios(c.State.Plan.Ratios)
 		nr := len(ratios)
 		side := c.Spec.Label == "demo" || (c.Spec.Concurrency > 0 && c.Spec.Concurrency <= nr)
 		if nr >= 2 && side && w/nr >= ratioColMinWidth && avail >= compactCardHeight {
@@ -332,6 +332,10 @@ func (l *liveScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 // openShell suspends the console and opens a shell in the trial's
 // container; the console comes back when the shell exits.
 func openShell(c *Common, v *TrialView) tea.Cmd {
+	if v.Phase == Finished {
+		c.say(v.Trial.ID + " has finished: its container is gone, no shell to open")
+		return nil
+	}
 	if v.Phase != Running || v.ContainerID == "" {
 		c.say("shell: the trial is not running")
 		return nil
@@ -351,7 +355,7 @@ func openShell(c *Common, v *TrialView) tea.Cmd {
 		c.say("shell: " + err.Error())
 		return nil
 	}
-	return tea.Exec(&bannerCmd{Cmd: cmd, banner: shellBanner(v)}, func(err error) tea.Msg { return shellMsg{err} })
+	return tea.Exec(&bannerCmd{Cmd: cmd, banner: shellBanner(v)}, func(err error) tea.Msg { return shellMsg{err: err, trial: v.Trial.ID} })
 }
 
 // shellBanner tells the user, in the shell, where they are and how to

@@ -246,7 +246,18 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 				}
 			}
 			if r != (model.Ratio{}) {
-				s.ratios = append(s.ratios[:len(s.ratios)-1], ratioToggle{ratio: r, on: true}, s.ratios[len(s.ratios)-1])
+				// In column order, as the matrix and live show them
+				// (2.5x went after 5x).
+				s.ratios = append(s.ratios, ratioToggle{ratio: r, on: true})
+				slices.SortStableFunc(s.ratios, func(a, b ratioToggle) int {
+					switch {
+					case a.ratio.Less(b.ratio):
+						return -1
+					case b.ratio.Less(a.ratio):
+						return 1
+					}
+					return 0
+				})
 			}
 			s.customOpen = false
 			s.custom.SetValue("")
@@ -292,8 +303,16 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 				s.selected[key] = !s.selected[key]
 			}
 		case key.Matches(msg, k.Filter):
+			// / starts a fresh filter: typing after an applied one
+			// replaced nothing and appended to it (newcomer trial).
 			s.filtering = true
+			s.filter.SetValue("")
+			s.cursor = listCursor{}
 			return s.filter.Focus()
+		case msg.String() == "esc" && s.filter.Value() != "":
+			// esc clears an applied filter too, as the empty list says.
+			s.filter.SetValue("")
+			s.cursor = listCursor{}
 		case key.Matches(msg, k.Focus):
 			if cur < len(rows) {
 				c.send(focusMsg{task: rows[cur].task, agent: rows[cur].agent, ratio: s.firstRatio(), scale: s.scale})
@@ -465,6 +484,16 @@ func (s *setupScreen) View(c *Common) string {
 		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
 	}
 	under = append(under, "")
+	if err := c.Opts.EngineError; err != nil {
+		// Said at once, whole and wrapped: enter was the first to tell,
+		// in a line cut at the screen's edge (newcomer trial).
+		for _, l := range wrapWords("The engine is unreachable, so nothing can run: "+err.Error(), w, "  ") {
+			under = append(under, st.Danger.Render(l))
+		}
+		for _, l := range wrapWords("Start it (or point headroom at one: DOCKER_HOST, --backend), run `headroom doctor` to check, then start headroom again.", w, "  ") {
+			under = append(under, st.Warn.Render(l))
+		}
+	}
 	if nSel == 0 {
 		// What to do first, where the eye is: an empty selection runs
 		// nothing.

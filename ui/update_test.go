@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -137,9 +138,19 @@ func TestSetupFilterAndCustomRatio(t *testing.T) {
 	if rows := m.setup.visible(); len(rows) != 1 || rows[0].task.Name != "builtin/swe-edit" {
 		t.Errorf("filter rows %v", rows)
 	}
+	// esc clears the applied filter (after enter, not only while typing).
+	m = keys(t, m, "esc")
+	if m.setup.filter.Value() != "" || len(m.setup.visible()) <= 1 {
+		t.Errorf("esc after enter left the filter %q (%d rows)", m.setup.filter.Value(), len(m.setup.visible()))
+	}
+	// / starts a fresh filter rather than appending to the old one.
+	m = keys(t, m, "/", "s", "w", "e", "enter", "/", "h")
+	if m.setup.filter.Value() != "h" {
+		t.Errorf("/ after an applied filter gave %q, want a fresh \"h\"", m.setup.filter.Value())
+	}
 	// q typed into the filter must not quit.
-	m = keys(t, m, "/", "q")
-	if m.setup.filter.Value() != "sweq" {
+	m = keys(t, m, "q")
+	if m.setup.filter.Value() != "hq" {
 		t.Errorf("filter %q", m.setup.filter.Value())
 	}
 	m = keys(t, m, "esc", "tab")
@@ -593,5 +604,112 @@ func TestOpenedRunningExperimentIsFollowed(t *testing.T) {
 	}
 	if cmd != nil {
 		t.Error("every trial has a result: the console should stop re-reading")
+	}
+}
+
+// Custom ratios take their place in column order (Ratio.Less, as the
+// matrix sorts them) in setup, on the live stage and in history: 2.5x
+// went after 5x.
+func TestCustomRatiosAreSortedEverywhere(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "tab")
+	for i := 0; i < len(m.setup.ratios); i++ {
+		m = keys(t, m, "right")
+	}
+	m = keys(t, m, "space", "2", ".", "5", "x", "enter")
+	var got []string
+	for _, r := range m.setup.ratios {
+		got = append(got, r.ratio.String())
+	}
+	if want := "1x 1.5x 2x 2.5x 3x 5x uncapped"; strings.Join(got, " ") != want {
+		t.Errorf("setup ratios %q, want %q", strings.Join(got, " "), want)
+	}
+
+	unsorted := []model.Ratio{{K: 1}, {K: 5}, {K: 2.5}, model.Uncapped}
+	if got, want := whatWasRun(Experiment{Ratios: unsorted}), "1x 2.5x 5x uncapped"; got != want {
+		t.Errorf("history says %q, want %q", got, want)
+	}
+
+	opts := testOptions(t, &fakeLauncher{})
+	opts.Demo = &LaunchSpec{Label: "demo", Tasks: []model.Task{heavyOnly(t)}, Ratios: unsorted, Repeats: 1, Concurrency: 4, Seed: 1}
+	m = New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = update(t, m, m.launch(*opts.Demo)())
+	g := liveLayout(m.common(), 120, 38)
+	got = got[:0]
+	for _, r := range g.ratios {
+		got = append(got, r.String())
+	}
+	if want := "1x 2.5x 5x uncapped"; strings.Join(got, " ") != want {
+		t.Errorf("live stage columns %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// s on a finished trial says it has finished, as x does; a shell that
+// ends with a non-zero status because its trial finished meanwhile says
+// that, not docker exec's bare "exit status 1".
+func TestShellOnAFinishedTrialSaysSo(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	m = keys(t, m, "s") // the cursor starts on t0001, OOM-killed
+	if !strings.Contains(m.message, "t0001 has finished") {
+		t.Errorf("s on a finished card: message %q", m.message)
+	}
+	m = update(t, m, shellMsg{err: errors.New("exit status 1"), trial: "t0001"})
+	if !strings.Contains(m.message, "t0001 has finished") || strings.Contains(m.message, "exit status") {
+		t.Errorf("a shell whose trial finished: message %q", m.message)
+	}
+	// One still running keeps the shell's own error.
+	m = update(t, m, shellMsg{err: errors.New("exit status 1"), trial: "t0003"})
+	if m.message != "shell: exit status 1" {
+		t.Errorf("a shell on a running trial: message %q", m.message)
+	}
+}
+
+// t names the new theme once on the status line (the notice and the
+// theme's own part said it twice); under NO_COLOR it says themes are off
+// and keeps the plain one.
+func TestThemeKeyNamesItOnceAndIsOffUnderNoColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	m, _ := withSweep(t, 200, 40) // room for the theme's own part
+	m = keys(t, m, "t")
+	if n := strings.Count(m.viewStatus(), "theme dark"); n != 1 {
+		t.Errorf("status line names the theme %d times: %q", n, m.viewStatus())
+	}
+	t.Setenv("NO_COLOR", "1")
+	m, _ = withSweep(t, 120, 40)
+	m = keys(t, m, "t")
+	if m.theme.Name != "plain" || !strings.Contains(m.viewStatus(), "themes are off: NO_COLOR is set") {
+		t.Errorf("t under NO_COLOR: theme %q, status %q", m.theme.Name, m.viewStatus())
+	}
+	if strings.Contains(m.viewStatus(), "theme plain") {
+		t.Errorf("under NO_COLOR the status line should not offer a theme: %q", m.viewStatus())
+	}
+}
+
+// An engine unreachable at start is said on setup at once, its error
+// whole and wrapped, with what to do: the console opened as if all were
+// well and enter was the first to tell, cut at the edge.
+func TestSetupSaysTheEngineIsUnreachable(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	opts.EngineError = errors.New("connecting to the Docker engine: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 80, Height: 40})
+	v := m.View()
+	checkFits(t, v, 80, 40)
+	flat := strings.Join(strings.Fields(v), " ")
+	for _, want := range []string{
+		"The engine is unreachable, so nothing can run",
+		"unix:///var/run/docker.sock. Is the docker daemon running?",
+		"run `headroom doctor` to check, then start headroom again.",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("setup should say %q:\n%s", want, v)
+		}
+	}
+	// All is well: no such line.
+	m = update(t, New(testOptions(t, &fakeLauncher{})), tea.WindowSizeMsg{Width: 80, Height: 40})
+	if strings.Contains(m.View(), "unreachable") {
+		t.Errorf("a reachable engine is not unreachable:\n%s", m.View())
 	}
 }
