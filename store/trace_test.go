@@ -216,6 +216,7 @@ func TestTraceThroughTheStoreAndACrashMidTrial(t *testing.T) {
 	}
 	running := storegen.NewTrial(storegen.TraceSpec{Seed: 4, Duration: 2 * time.Minute, Steps: 3, PeakBytes: 600 << 20}, storegen.T0)
 	recordTrial(t, e, "t0002", running, false) // headroom dies here
+	e.Crash()
 
 	got, _, err := store.ReadTrace(dir, "t0001")
 	if err != nil {
