@@ -425,7 +425,9 @@ func TestHostileSIGHUP(t *testing.T) {
 	bin := hostileBin(t)
 	out := filepath.Join(t.TempDir(), "out")
 	l, dir := startSweep(t, bin, slowTasks(t, 4000), out, 4, 2)
-	l.waitLine(`^\s+t0001: solve: `, 3*time.Minute) // a trial running
+	// A trial running: its container up (a built-in step prints no
+	// process line of its own since its process is the step itself).
+	waitContainer(t, filepath.Base(dir), 3*time.Minute)
 	l.cmd.Process.Signal(syscall.SIGHUP)
 	code := l.wait(3 * time.Minute)
 	recs := trialLines(t, dir)
