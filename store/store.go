@@ -519,15 +519,10 @@ type TrialLine struct {
 // the file, for CopyTrialLines: a report that carries every record as
 // written copies the lines rather than decoding them whole and encoding
 // them again (an experiment of tens of thousands of trials is hundreds
-// of MB of records, most of it the steps' output).
-func ReadTrialsBriefLines(dir string) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
-	return readTrialsAt(dir, true, nil)
-}
-
-// ReadTrialsBriefLinesChecked is ReadTrialsBriefLines refusing the first
-// record check says is not the experiment's, naming its file and line
-// (CheckRecord).
-func ReadTrialsBriefLinesChecked(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+// of MB of records, most of it the steps' output). It refuses the first
+// record check (when not nil) says is not the experiment's, naming its
+// file and line (CheckRecord).
+func ReadTrialsBriefLines(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	return readTrialsAt(dir, true, check)
 }
 

@@ -266,7 +266,7 @@ func TestBriefLinesCopyTheRecordsAsWritten(t *testing.T) {
 	f.WriteString(`{"id":"t3","task":"t","out`)
 	f.Close()
 
-	rs, lines, torn, err := ReadTrialsBriefLines(exp)
+	rs, lines, torn, err := ReadTrialsBriefLines(exp, nil)
 	if err != nil || !torn || len(rs) != 2 || len(lines) != 2 {
 		t.Fatalf("got %d results, %d lines, torn %v, err %v; want 2, 2, torn", len(rs), len(lines), torn, err)
 	}
