@@ -111,6 +111,32 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 // wantCause checks every result is the injected cause (or, where allow
 // says so, another outcome the injection may leave, e.g. the neighbour
 // that survived), and at least one is.
+// onFirstStep calls do, off the event stream, once per trial as its
+// first step starts, with the trial's container and how many trials came
+// before it: what someone other than headroom does to a running trial.
+func onFirstStep(do func(n int, id string)) func(*Backend, event.Event) {
+	var mu sync.Mutex
+	ids := map[string]string{}
+	done := map[string]bool{}
+	n := 0
+	return func(_ *Backend, e event.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := e.(type) {
+		case event.TrialStarted:
+			ids[e.Trial] = e.ContainerID
+		case event.StepStarted:
+			id := ids[e.Trial]
+			if id == "" || done[e.Trial] {
+				return
+			}
+			done[e.Trial] = true
+			go do(n, id)
+			n++
+		}
+	}
+}
+
 func wantCause(t *testing.T, results []model.TrialResult, want model.Cause, allow ...string) {
 	t.Helper()
 	hit := 0
@@ -234,39 +260,19 @@ func TestFaults(t *testing.T) {
 	t.Run("killed-outside", func(t *testing.T) {
 		// docker kill, docker stop and docker rm -f, one per trial, by
 		// the test (someone other than the headroom backend).
-		var mu sync.Mutex
-		ids := map[string]string{}
-		done := map[string]bool{}
-		n := 0
 		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, noEnv(faultTask("killed", "64M", 60,
-			`{ duration_ms = 30000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, func(b *Backend, e event.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch e := e.(type) {
-			case event.TrialStarted:
-				ids[e.Trial] = e.ContainerID
-			case event.StepStarted:
-				id := ids[e.Trial]
-				if id == "" || done[e.Trial] {
-					return
-				}
-				done[e.Trial] = true
-				how := n % 3
-				n++
-				go func() {
-					ctx := context.Background()
-					switch how {
-					case 0:
-						testCli.ContainerKill(ctx, id, "KILL")
-					case 1:
-						timeout := 1
-						testCli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
-					case 2:
-						testCli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
-					}
-				}()
+			`{ duration_ms = 30000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, onFirstStep(func(n int, id string) {
+			ctx := context.Background()
+			switch n % 3 {
+			case 0:
+				testCli.ContainerKill(ctx, id, "KILL")
+			case 1:
+				timeout := 1
+				testCli.ContainerStop(ctx, id, container.StopOptions{Timeout: &timeout})
+			case 2:
+				testCli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
 			}
-		})
+		}))
 		wantCause(t, res, model.CauseKilledOutside)
 		for _, r := range res {
 			if !strings.Contains(r.Reason, "SIG") {
@@ -279,31 +285,14 @@ func TestFaults(t *testing.T) {
 		// docker update --memory by someone else mid-step: raised on the
 		// first trial (it would pass above its ratio's limit), lowered on
 		// the second (a kill there would be charged to its ratio).
-		var mu sync.Mutex
-		ids := map[string]string{}
-		done := map[string]bool{}
-		n := 0
 		res := injectFault(t, model.CauseLimitChanged, Options{}, testCli, noEnv(faultTask("limit", "64M", 60,
-			`{ duration_ms = 5000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}}, 1, func(b *Backend, e event.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch e := e.(type) {
-			case event.TrialStarted:
-				ids[e.Trial] = e.ContainerID
-			case event.StepStarted:
-				id := ids[e.Trial]
-				if id == "" || done[e.Trial] || e.Step.Name != "work" {
-					return
-				}
-				done[e.Trial] = true
-				to := int64(256 << 20)
-				if n%2 == 1 {
-					to = 48 << 20
-				}
-				n++
-				go testCli.ContainerUpdate(context.Background(), id, container.UpdateConfig{Resources: container.Resources{Memory: to, MemorySwap: to}})
+			`{ duration_ms = 5000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}}, 1, onFirstStep(func(n int, id string) {
+			to := int64(256 << 20)
+			if n%2 == 1 {
+				to = 48 << 20
 			}
-		})
+			testCli.ContainerUpdate(context.Background(), id, container.UpdateConfig{Resources: container.Resources{Memory: to, MemorySwap: to}})
+		}))
 		wantCause(t, res, model.CauseLimitChanged)
 		for _, r := range res {
 			if !strings.Contains(r.Reason, "changed from outside") || !strings.Contains(r.Reason, " to ") {
@@ -316,32 +305,15 @@ func TestFaults(t *testing.T) {
 		// docker pause by someone else mid-step, for longer than the
 		// agent's time limit leaves: the timeout counted time the task
 		// could not run.
-		var mu sync.Mutex
-		ids := map[string]string{}
-		done := map[string]bool{}
 		res := injectFault(t, model.CauseFrozen, Options{}, testCli, noEnv(faultTask("frozen", "64M", 5,
-			`{ duration_ms = 3000, base_mb = 4 }`)), one, 1, func(b *Backend, e event.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch e := e.(type) {
-			case event.TrialStarted:
-				ids[e.Trial] = e.ContainerID
-			case event.StepStarted:
-				id := ids[e.Trial]
-				if id == "" || done[e.Trial] || e.Step.Name != "work" {
-					return
-				}
-				done[e.Trial] = true
-				go func() {
-					ctx := context.Background()
-					testCli.ContainerPause(ctx, id)
-					unpause := time.NewTimer(8 * time.Second)
-					defer unpause.Stop()
-					<-unpause.C // the pause's length is the injection, not a wait for an event
-					testCli.ContainerUnpause(ctx, id)
-				}()
-			}
-		})
+			`{ duration_ms = 3000, base_mb = 4 }`)), one, 1, onFirstStep(func(_ int, id string) {
+			ctx := context.Background()
+			testCli.ContainerPause(ctx, id)
+			unpause := time.NewTimer(8 * time.Second)
+			defer unpause.Stop()
+			<-unpause.C // the pause's length is the injection, not a wait for an event
+			testCli.ContainerUnpause(ctx, id)
+		}))
 		wantCause(t, res, model.CauseFrozen)
 		for _, r := range res {
 			if !strings.Contains(r.Reason, "docker pause") {
