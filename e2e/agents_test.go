@@ -80,13 +80,13 @@ func release(t *testing.T, root, path string) {
 	t.Helper()
 	dir, _ := onlyExperiment(t, root)
 	exp := filepath.Base(dir)
-	ids, err := exec.Command("docker", "ps", "-q", "--filter", "label=headroom.experiment="+exp).Output()
-	if err != nil || len(strings.Fields(string(ids))) == 0 {
-		t.Fatalf("no running container of experiment %s to release: %v", exp, err)
+	running := experimentList(t, exp, true)
+	if len(running) == 0 {
+		t.Fatalf("no running container of experiment %s to release", exp)
 	}
-	for _, id := range strings.Fields(string(ids)) {
-		if o, err := exec.Command("docker", "exec", id, "touch", path).CombinedOutput(); err != nil {
-			t.Fatalf("release %s in %s: %v %s", path, id, err, o)
+	for _, c := range running {
+		if o, err := exec.Command("docker", "exec", c.ID, "touch", path).CombinedOutput(); err != nil {
+			t.Fatalf("release %s in %s: %v %s", path, c.ID, err, o)
 		}
 	}
 }

@@ -129,17 +129,27 @@ func onlyExperiment(t *testing.T, root string) (string, int) {
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("experiments: %v %v", entries, err)
 	}
+	return filepath.Join(root, entries[0].Name()), len(experimentList(t, entries[0].Name(), false))
+}
+
+// experimentList lists the containers on the engine labelled with
+// experiment id: all of them, or only the running ones.
+func experimentList(t *testing.T, id string, running bool) []container.Summary {
+	t.Helper()
 	cli, err := docker.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+entries[0].Name()))})
+	f := filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))
+	if running {
+		f.Add("status", "running")
+	}
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: !running, Filters: f})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(root, entries[0].Name()), len(left)
+	return list
 }
 
 func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
@@ -26,16 +25,7 @@ import (
 // states) and removes them when the test ends: kept ones are the test's.
 func experimentContainers(t *testing.T, id string) []container.Summary {
 	t.Helper()
-	cli, err := docker.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	list := experimentList(t, id, false)
 	t.Cleanup(func() {
 		cli, err := docker.Connect()
 		if err != nil {
@@ -175,18 +165,11 @@ func TestHostileHeadroomStopped(t *testing.T) {
 // waitContainer waits until experiment id has a running container.
 func waitContainer(t *testing.T, id string, within time.Duration) {
 	t.Helper()
-	cli, err := docker.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(deadline) {
-		list, err := cli.ContainerList(context.Background(), container.ListOptions{
-			Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id), filters.Arg("status", "running"))})
-		if err == nil && len(list) > 0 {
+		if len(experimentList(t, id, true)) > 0 {
 			return
 		}
 		<-tick.C

@@ -13,7 +13,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,11 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -197,17 +192,7 @@ name = "agent"
 // experiment id.
 func containersLeft(t *testing.T, id string) int {
 	t.Helper()
-	cli, err := docker.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(left)
+	return len(experimentList(t, id, false))
 }
 
 // trialLines reads a trials.jsonl: its records, by line.
