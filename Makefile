@@ -11,7 +11,8 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 export CGO_ENABLED := 0
 
 .PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
-	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test
+	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test \
+	kube-metrics kube-metrics-build kube-metrics-down kube-scale kube-scale-build
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
 # $(2): output, $(3): package). A clean clone with an empty Go cache
@@ -252,5 +253,43 @@ kube-smoke:
 # server going away mid-sweep, a namespace-scoped user (Role only),
 # nothing left; and the real binary's `headroom run --backend kubernetes`.
 # Fails rather than skips when the cluster is not up.
+# KUBE_REQUIRED=1,metrics also fails the metrics-API test (--pod-probe off)
+# when the cluster serves no metrics API (make kube-metrics), instead of
+# skipping it.
+KUBE_REQUIRED ?= 1
 kube-test:
-	HEADROOM_KUBE_REQUIRED=1 $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube ./cli
+	HEADROOM_KUBE_REQUIRED=$(KUBE_REQUIRED) $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube ./cli
+
+# metrics-server (kube/lib.sh's METRICS_SERVER_VERSION) on the running cluster (make kube-up first): the
+# metrics API that --pod-probe off reads. Built once into the cache like
+# the cluster's binaries (kube-metrics-build: the build alone); about 20 s
+# to start; kube-metrics-down stops it and removes its APIService.
+kube-metrics:
+	kube/metrics.sh
+
+kube-metrics-build:
+	kube/metrics.sh --build-only
+
+kube-metrics-down:
+	kube/metrics.sh --down
+
+# The Kubernetes backend's pod lifecycle at scale, simulated: kwok's
+# KWOK_NODES fake nodes on the running cluster (make kube-up first), then
+# KUBE_SCALE_TRIALS trials' pods, KUBE_SCALE_CONCURRENCY at once, created,
+# watched to Running and deleted through the backend's Start and Remove
+# (fake pods run nothing: no probe, no steps); prints API requests per
+# trial, watches open, client-side throttling, this process's CPU and RSS
+# (docs/PERFORMANCE.md, "Kubernetes at scale"). The fake nodes and kwok are
+# removed after, pass or fail. Not part of CI.
+KWOK_NODES ?= 100
+KUBE_SCALE_TRIALS ?= 1000
+KUBE_SCALE_CONCURRENCY ?= 32
+kube-scale:
+	kube/kwok.sh $(KWOK_NODES)
+	@status=0; echo "== kube-scale ($$(uptime))"; \
+	HEADROOM_KUBE_SCALE=$(KUBE_SCALE_TRIALS) HEADROOM_KUBE_SCALE_CONCURRENCY=$(KUBE_SCALE_CONCURRENCY) \
+		$(GO) test -count=1 -run '^TestKwokScale$$' -v -timeout 30m ./runner/kube || status=$$?; \
+	kube/kwok.sh --down; exit $$status
+
+kube-scale-build:
+	kube/kwok.sh --build-only

@@ -9,22 +9,7 @@ source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) == 0 ]] || die "needs root"
 
-# stop NAME [SECONDS]: SIGTERM the recorded process, SIGKILL it after SECONDS.
-stop() {
-	local name=$1 secs=${2:-20} pid deadline
-	if pid_alive "$name"; then
-		pid=$(<"$PIDS/$name.pid")
-		kill -TERM "$pid" 2>/dev/null
-		deadline=$((SECONDS + secs))
-		while [[ -d /proc/$pid ]] && ((SECONDS < deadline)); do sleep 0.2; done
-		if [[ -d /proc/$pid ]]; then
-			log "$name (pid $pid) ignored SIGTERM for ${secs}s: SIGKILL"
-			kill -KILL "$pid" 2>/dev/null
-		fi
-		log "$name (pid $pid) stopped"
-	fi
-	rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"
-}
+stop() { stop_addon "$@"; }
 
 # The processes of the cluster's pods: every PID in the kubelet's cgroups.
 pod_pids() {
@@ -46,6 +31,9 @@ if pid_alive kube-apiserver && pid_alive kubelet; then
 	kctl delete pods --all --all-namespaces --grace-period=2 --wait=true --timeout=60s >/dev/null 2>&1 ||
 		log "some pods were not deleted through the API; their processes are killed below"
 fi
+
+# 1b. The add-ons (kube/metrics.sh, kube/kwok.sh), before the API server they use.
+for c in "${ADDONS[@]}"; do stop "$c"; done
 
 # 2. The control plane and the kubelet.
 for c in kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$c"; done

@@ -17,8 +17,24 @@ POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/24
 BRIDGE=hrkube0
 PAUSE_IMAGE=headroom.local/kube-pause:1
+# Optional add-ons (make kube-metrics, make kube-scale), each built once
+# from the Go module proxy into the cache beside the Kubernetes binaries.
+# Both built against k8s.io v0.33 libraries: one minor below the cluster,
+# inside client-go's supported skew.
+METRICS_SERVER_VERSION=v0.8.0
+METRICS_SERVER_BIN=$CACHE/metrics-server-$METRICS_SERVER_VERSION/metrics-server
+METRICS_SERVER_PORT=${HEADROOM_KUBE_METRICS_PORT:-4443}
+KWOK_VERSION=v0.7.0
+KWOK_BIN=$CACHE/kwok-$KWOK_VERSION/kwok
+# Fake (kwok) nodes carry this label and taint: nothing but a pod that
+# tolerates it is scheduled there (make kube-scale's namespace does).
+KWOK_LABEL=type=kwok
+KWOK_TAINT=kwok.x-k8s.io/node=fake:NoSchedule
 # The components, in the order up.sh starts them; down.sh stops them in reverse.
 COMPONENTS=(etcd containerd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+# The add-ons' processes, started by kube/metrics.sh and kube/kwok.sh when
+# asked for; down.sh stops them first.
+ADDONS=(metrics-server kwok)
 # The host sysctls the kubelet rewrites at start; up.sh saves them, down.sh puts them back.
 KUBELET_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
 
@@ -37,10 +53,45 @@ pid_alive() {
 	[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$(cat "$PIDS/$1.exe" 2>/dev/null)" ]]
 }
 
+# stop_addon NAME [SECONDS]: SIGTERM the recorded process of NAME (any
+# component), SIGKILL it after SECONDS.
+stop_addon() {
+	local name=$1 secs=${2:-20} pid deadline
+	if pid_alive "$name"; then
+		pid=$(<"$PIDS/$name.pid")
+		kill -TERM "$pid" 2>/dev/null
+		deadline=$((SECONDS + secs))
+		while [[ -d /proc/$pid ]] && ((SECONDS < deadline)); do sleep 0.2; done
+		if [[ -d /proc/$pid ]]; then
+			log "$name (pid $pid) ignored SIGTERM for ${secs}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+		log "$name (pid $pid) stopped"
+	fi
+	rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"
+}
+
 # docker_build TAG DIR: a quiet `docker build` (its output only on failure).
 docker_build() {
 	local out
 	out=$(docker build -q --label headroom-kube=1 -t "$1" "$2" 2>&1) || { echo "$out" >&2; die "docker build $1 failed"; }
+}
+
+# build_tool BINARY PACKAGE@VERSION: go install one program, as its own
+# module's go.mod pins it, into BINARY's directory (once per machine).
+build_tool() {
+	local bin=$1 pkg=$2 dir start=$SECONDS
+	[[ -x $bin ]] && return 0
+	command -v go >/dev/null || die "needs go to build $pkg (PATH: $PATH)"
+	dir=$(dirname "$bin")
+	log "building $pkg into $dir (once per machine)"
+	rm -rf "$dir.tmp"
+	mkdir -p "$dir.tmp"
+	(cd / && CGO_ENABLED=0 GOBIN="$dir.tmp" nice -n 10 go install -trimpath -ldflags='-s -w' "$pkg") \
+		2> >(grep -v '^go: downloading' >&2) || die "building $pkg failed"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	log "built $(basename "$bin") in $((SECONDS - start)) s"
 }
 
 kctl() { kubectl --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }

@@ -117,8 +117,8 @@ build_pause() {
 }
 
 # 3. Certificates: a CA and one key pair per component, made once per state dir.
-gen_cert() { # name subject extendedKeyUsage [subjectAltName]
-	local name=$1 subj=$2 usage=$3 sans=${4:-}
+gen_cert() { # name subject extendedKeyUsage [subjectAltName [ca]]
+	local name=$1 subj=$2 usage=$3 sans=${4:-} ca=${5:-ca}
 	[[ -s $PKI/$name.crt ]] && return
 	{
 		echo "basicConstraints = CA:FALSE"
@@ -128,9 +128,15 @@ gen_cert() { # name subject extendedKeyUsage [subjectAltName]
 	} >"$PKI/$name.ext"
 	openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
 	openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr"
-	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -set_serial "0x$(openssl rand -hex 16)" \
+	openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -set_serial "0x$(openssl rand -hex 16)" \
 		-days 3650 -extfile "$PKI/$name.ext" -out "$PKI/$name.crt" 2>/dev/null
 	rm -f "$PKI/$name.csr" "$PKI/$name.ext"
+}
+
+gen_ca() { # name CN
+	[[ -s $PKI/$1.crt ]] && return
+	openssl genrsa -out "$PKI/$1.key" 2048 2>/dev/null
+	openssl req -x509 -new -key "$PKI/$1.key" -subj "/CN=$2" -days 3650 -out "$PKI/$1.crt"
 }
 
 make_pki() {
@@ -142,10 +148,12 @@ make_pki() {
 		rm -f "$PKI"/apiserver.* "$PKI"/kubelet-serving.*
 	fi
 	echo "$ip" >"$PKI/host-ip"
-	if [[ ! -s $PKI/ca.crt ]]; then
-		openssl genrsa -out "$PKI/ca.key" 2048 2>/dev/null
-		openssl req -x509 -new -key "$PKI/ca.key" -subj "/CN=headroom-kube-ca" -days 3650 -out "$PKI/ca.crt"
-	fi
+	gen_ca ca headroom-kube-ca
+	# The aggregation layer's own CA (an API server it proxies to, such as
+	# metrics-server, trusts the user the front proxy names): apart from
+	# the client CA, as Kubernetes advises.
+	gen_ca front-proxy-ca headroom-kube-front-proxy-ca
+	gen_cert front-proxy-client "/CN=front-proxy-client" clientAuth "" front-proxy-ca
 	gen_cert apiserver "/CN=kube-apiserver" serverAuth \
 		"DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,DNS:localhost,IP:127.0.0.1,IP:$ip,IP:${SERVICE_CIDR%.0/*}.1"
 	gen_cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client" clientAuth
@@ -306,6 +314,20 @@ wait_for() {
 	done
 }
 
+# The aggregation layer (metrics-server's metrics.k8s.io, make
+# kube-metrics): the front proxy's CA and client certificate, and routing
+# to an APIService's endpoints directly (there is no kube-proxy to route a
+# Service's ClusterIP). PodNodeSelector and PodTolerationRestriction (above)
+# let a namespace's annotations pin its pods to nodes (make kube-scale's
+# fake nodes); without the annotations they change nothing.
+AGGREGATION_FLAGS=(
+	--requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client
+	--requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group
+	--requestheader-extra-headers-prefix X-Remote-Extra-
+	--proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key"
+	--enable-aggregator-routing=true
+)
+
 https_ok() { curl -fsk --max-time 3 "$1"; }
 node_ready() {
 	[[ $(kctl get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}') == True ]]
@@ -360,7 +382,8 @@ main() {
 		--service-account-issuer https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 		--service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC \
-		--enable-admission-plugins NodeRestriction --allow-privileged=true --profiling=false
+		--enable-admission-plugins NodeRestriction,PodNodeSelector,PodTolerationRestriction \
+		"${AGGREGATION_FLAGS[@]}" --allow-privileged=true --profiling=false
 	wait_for kube-apiserver 120 "the apiserver's /readyz" kctl get --raw /readyz
 
 	start kube-controller-manager kube-controller-manager --kubeconfig "$STATE/controller-manager.kubeconfig" \

@@ -105,6 +105,20 @@ type Platform struct {
 
 // Open connects with the settings; the API server must answer.
 func Open(ctx context.Context, s map[string]string) (*Platform, error) {
+	return openWith(ctx, s, nil)
+}
+
+// Client-side rate limit of the API client (client-go's default is 5/10,
+// which a sweep of short trials outruns: docs/PERFORMANCE.md, "Kubernetes
+// at scale").
+const (
+	clientQPS   = 50
+	clientBurst = 100
+)
+
+// openWith is Open with a last word on the client's configuration (a
+// test's counting transport).
+func openWith(ctx context.Context, s map[string]string, tweak func(*rest.Config)) (*Platform, error) {
 	quietClientGo()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if s[OptKubeconfig] != "" {
@@ -122,7 +136,10 @@ func Open(ctx context.Context, s map[string]string) (*Platform, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w (set --kubeconfig, or KUBECONFIG)", s[OptKubeconfig], err)
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	if tweak != nil {
+		tweak(cfg)
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
