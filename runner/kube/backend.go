@@ -45,6 +45,39 @@ type backend struct {
 	kernelLog bool
 	mu        sync.Mutex
 	byCID     map[string]*sandbox
+
+	// watchOnce starts the one watch of the trials' pods (podWatch) at
+	// the first start.
+	watchOnce sync.Once
+	watch     *podWatch
+
+	// metricsAPI: whether the cluster serves metrics.k8s.io, as last
+	// asked (once per backend; a "no" is asked again after a while).
+	metricsMu    sync.Mutex
+	metricsErr   error
+	metricsAsked time.Time
+}
+
+// podWatch is the backend's shared watch of its pods, started at first use.
+func (b *backend) podWatch() *podWatch {
+	b.watchOnce.Do(func() { b.watch = b.p.startPodWatch(b.stop) })
+	return b.watch
+}
+
+// metricsReAsk is how long a cluster's "no metrics API" is believed.
+const metricsReAsk = 30 * time.Second
+
+// metricsServed says whether the cluster serves the metrics API (nil) or
+// why not: asked once per backend, not per trial.
+func (b *backend) metricsServed() error {
+	b.metricsMu.Lock()
+	defer b.metricsMu.Unlock()
+	if !b.metricsAsked.IsZero() && (b.metricsErr == nil || time.Since(b.metricsAsked) < metricsReAsk) {
+		return b.metricsErr
+	}
+	_, b.metricsErr = b.p.cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1")
+	b.metricsAsked = time.Now()
+	return b.metricsErr
 }
 
 // Sandboxes opens the backend that starts trials' pods. With the probe on
@@ -167,8 +200,11 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 	defer cancel()
 	sb := newSandbox(b, pod.Name, task, trial.Policy)
 	sb.probing, sb.besidePID1 = c.Probe || c.ProbeExec, c.ProbeExec
+	// Followed from before its creation to its removal (Remove ends it).
+	sb.sub = b.podWatch().subscribe(pod.Name)
 	if np != nil {
 		if _, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			sb.sub.close()
 			return nil, fmt.Errorf("create network policy %s: %w", np.Name, err)
 		}
 		sb.netpol = np.Name
@@ -181,10 +217,12 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if err != nil {
 		sb.deleteAll(context.WithoutCancel(ctx))
+		sb.sub.close()
 		return nil, fmt.Errorf("create pod %s in %s: %w", pod.Name, p.ns, err)
 	}
 	sb.created = time.Now()
-	running, err := b.waitRunning(ctx, created, &sb.unscheduled)
+	sb.sub.follow(created.UID)
+	running, err := b.waitRunning(ctx, created, sb.sub, &sb.unscheduled)
 	if err != nil {
 		_, _ = sb.Remove(context.WithoutCancel(ctx))
 		return nil, err
@@ -223,7 +261,7 @@ var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "Po
 // from.
 // unscheduled adds up the time the scheduler held the pod (unschedulable
 // or not yet scheduled).
-func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled *time.Duration) (*corev1.Pod, error) {
+func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub, unscheduled *time.Duration) (*corev1.Pod, error) {
 	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	said := ""
 	var heldSince time.Time
@@ -254,52 +292,46 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled 
 		}
 		return false, nil
 	}
-	// The watch starts before each look, so no change between the two is
-	// missed; a watch the server ends is started again.
-	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()}
+	// The shared watch tells each change (subscribed before the pod was
+	// made: none is missed); with no news for a while the pod is looked at
+	// directly (the watch being started again, an API server gone: its
+	// error is the start's, which Start waits out).
+	if ok, err := check(pod); ok || err != nil {
+		return pod, err
+	}
+	poll := time.NewTimer(pollAfter)
+	defer poll.Stop()
+	var last *corev1.Pod
 	for {
-		w, err := pods.Watch(ctx, sel)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("watch pod %s: %w", pod.Name, err)
+		cur, gone, changed := sub.latest()
+		if gone {
+			return nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
 		}
-		done, res, err := func() (bool, *corev1.Pod, error) {
-			defer w.Stop()
+		if cur != nil && cur != last {
+			last = cur
+			if ok, err := check(cur); ok || err != nil {
+				return cur, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-changed:
+		case <-poll.C:
 			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
-					return true, nil, ctx.Err()
+					return nil, ctx.Err()
 				}
-				return true, nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+				if apierrors.IsNotFound(err) {
+					return nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
+				}
+				return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
 			}
 			if ok, err := check(cur); ok || err != nil {
-				return true, cur, err
+				return cur, err
 			}
-			for {
-				select {
-				case <-ctx.Done():
-					return true, nil, ctx.Err()
-				case ev, ok := <-w.ResultChan():
-					if !ok {
-						return false, nil, nil
-					}
-					got, isPod := ev.Object.(*corev1.Pod)
-					if !isPod || got.Name != pod.Name {
-						continue
-					}
-					if ev.Type == watch.Deleted {
-						return true, nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
-					}
-					if ok, err := check(got); ok || err != nil {
-						return true, got, err
-					}
-				}
-			}
-		}()
-		if done {
-			return res, err
+			poll.Reset(pollEvery)
 		}
 	}
 }
@@ -321,7 +353,34 @@ func (p *Platform) removeDeadNamesake(ctx context.Context, name string) bool {
 	return p.waitGone(ctx, name) == nil
 }
 
-// waitGone waits until the pod no longer exists.
+// waitGone waits, on the shared watch, until the pod no longer exists,
+// looking at it directly when the watch is silent for a while.
+func (p *Platform) waitGoneSub(ctx context.Context, sub *podSub) error {
+	ctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	poll := time.NewTimer(pollAfter)
+	defer poll.Stop()
+	for {
+		_, gone, changed := sub.latest()
+		if gone {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("pod %s is still there after %s", sub.name, goneWait)
+		case <-changed:
+		case <-poll.C:
+			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, sub.name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				return nil
+			} else if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("pod %s: %w", sub.name, err)
+			}
+			poll.Reset(pollEvery)
+		}
+	}
+}
+
+// waitGone waits until the pod no longer exists (a pod no trial follows).
 func (p *Platform) waitGone(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()

@@ -16,8 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -55,6 +53,9 @@ type sandbox struct {
 	besidePID1 bool
 	drv        *probeConn
 	stopAttach context.CancelFunc
+
+	// sub follows the pod on the backend's shared watch.
+	sub *podSub
 
 	samples chan event.Sample
 	ooms    chan runner.OOMSignal
@@ -204,55 +205,26 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 	}
 }
 
-// watchPod follows the pod's status for its PID 1's OOM kill until the
-// sandbox is removed.
+// watchPod follows the pod's status (on the backend's shared watch) for
+// its PID 1's OOM kill and a deletion from outside until the sandbox is
+// removed.
 func (s *sandbox) watchPod() {
 	defer close(s.watched)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.quit
-		cancel()
-	}()
-	pods := s.b.p.cs.CoreV1().Pods(s.b.p.ns)
-	for ctx.Err() == nil {
-		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", s.pod).String()})
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-				continue
-			}
-		}
-		// A look after the watch starts: what changed before it is not
-		// missed (a pod deleted as the trial began).
-		if pod, err := pods.Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
+	var last *corev1.Pod
+	for {
+		pod, gone, changed := s.sub.latest()
+		if pod != nil && pod != last {
+			last = pod
 			s.seen(pod)
-		} else if apierrors.IsNotFound(err) {
+		}
+		if gone {
 			s.outside(deletedOutside)
 		}
-	events:
-		for {
-			select {
-			case <-ctx.Done():
-				break events
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					break events
-				}
-				pod, isPod := ev.Object.(*corev1.Pod)
-				if !isPod || pod.Name != s.pod {
-					continue
-				}
-				if ev.Type == watch.Deleted {
-					s.outside(deletedOutside)
-					continue
-				}
-				s.seen(pod)
-			}
+		select {
+		case <-s.quit:
+			return
+		case <-changed:
 		}
-		w.Stop()
 	}
 }
 
@@ -288,7 +260,7 @@ func (s *sandbox) startMetrics() {
 	s.mu.Lock()
 	why := s.why
 	s.mu.Unlock()
-	if _, err := s.b.p.cs.Discovery().ServerResourcesForGroupVersion("metrics.k8s.io/v1beta1"); err != nil {
+	if err := s.b.metricsServed(); err != nil {
 		s.mu.Lock()
 		s.source = SourceNone
 		s.why = strings.TrimPrefix(why+"; no metrics API (metrics.k8s.io): "+err.Error(), "; ")
@@ -627,6 +599,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		<-s.watched
 	}
 	s.feeders.Wait()
+	if s.sub != nil {
+		s.sub.close()
+	}
 	s.mu.Lock()
 	f.DroppedSamples = s.dropped
 	s.closed = true
@@ -642,7 +617,11 @@ func (s *sandbox) deleteAll(ctx context.Context) error {
 	p := s.b.p
 	err := p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
 	if err == nil {
-		err = p.waitGone(ctx, s.pod)
+		if s.sub != nil {
+			err = p.waitGoneSub(ctx, s.sub)
+		} else {
+			err = p.waitGone(ctx, s.pod)
+		}
 	}
 	if s.netpol != "" {
 		err = errors.Join(err, p.Remove(ctx, runner.Owned{ID: s.netpol, Kind: KindNetworkPolicy}))
