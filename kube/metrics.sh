@@ -136,6 +136,10 @@ metrics_main() {
 	gen_cert metrics-server-serving "/CN=metrics-server.kube-system.svc" serverAuth \
 		"DNS:metrics-server.kube-system.svc,IP:$ip,IP:127.0.0.1"
 	write_kubeconfig "$STATE/metrics-server.kubeconfig" metrics-server system:metrics-server
+	# An APIService whose server does not answer makes the API's discovery
+	# partial (kubectl warns, a namespace cannot be deleted): a start that
+	# fails takes it away again.
+	trap 'status=$?; if ((status)); then log "metrics-server did not come up: removing its APIService"; metrics_down; fi' EXIT
 	metrics_manifest "$ip" | kctl apply -f - >/dev/null
 	# 10 s, the least metrics-server takes: a pod's first figures are
 	# there about two scrapes after it starts.
