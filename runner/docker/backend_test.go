@@ -8,6 +8,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -40,9 +41,9 @@ name = "heavy"
 // bothStepRunners runs a test with the built-in image's step driver and
 // with the engine's exec per step: the two must record the same facts.
 func bothStepRunners(t *testing.T, test func(t *testing.T, b *Backend, want string)) {
-	for _, want := range []string{StepsByDriver, StepsByExec} {
+	for _, want := range []string{runner.StepsByDriver, runner.StepsByExec} {
 		t.Run(want, func(t *testing.T) {
-			test(t, newBackend(t, Options{ExecSteps: want == StepsByExec}), want)
+			test(t, newBackend(t, Options{ExecSteps: want == runner.StepsByExec}), want)
 		})
 	}
 }
@@ -107,21 +108,7 @@ func TestChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T) {
 }
 
 func testChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T, b *Backend, runs string) {
-	task := parseTask(t, `
-[task]
-name = "test/retry"
-[environment]
-image = "builtin"
-memory = "96M"
-[verifier]
-workload = { duration_ms = 100, base_mb = 2, requires = ["target"] }
-[[agents]]
-name = "agent"
-  [[agents.steps]]
-  name = "build"
-  show = "cargo build -j3"
-  workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
-`)
+	task := parseTask(t, enginetest.ChildKill)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	r := results[0]
 	if r.StepRunner != runs {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -49,8 +50,8 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Remove(context.Background())
-	if sb.StepRunner() != StepsByDriver {
-		t.Fatalf("step runner %q, want %q", sb.StepRunner(), StepsByDriver)
+	if sb.StepRunner() != runner.StepsByDriver {
+		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
 	}
 	go func() {
 		for range sb.Samples() {
