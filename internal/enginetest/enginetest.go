@@ -53,6 +53,33 @@ func Task(t testing.TB, image, toml string) model.Task {
 	return tasks[0]
 }
 
+// HeavyInstall is a task whose install step allocates 110 MiB under a
+// 64 MiB limit: at 1x the kernel kills in that step; uncapped it passes.
+const HeavyInstall = `
+[task]
+name = "test/heavy"
+[environment]
+image = "builtin"
+memory = "64M"
+cpus = 1
+[agent]
+timeout_sec = 60
+[verifier]
+timeout_sec = 30
+show = "pytest"
+workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
+[[agents]]
+name = "heavy"
+  [[agents.steps]]
+  name = "prepare"
+  show = "echo hi"
+  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
+  [[agents.steps]]
+  name = "install"
+  show = "pip install pandas"
+  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
+`
+
 // ChildKill is a task whose build step forks three children of 45 MiB
 // under a 96 MiB limit: at 1x the kernel kills a child while the step
 // lives, the step retries it and the verifier passes (passed-after-oom).

@@ -13,31 +13,6 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 )
 
-const heavyInstall = `
-[task]
-name = "test/heavy"
-[environment]
-image = "builtin"
-memory = "64M"
-cpus = 1
-[agent]
-timeout_sec = 60
-[verifier]
-timeout_sec = 30
-show = "pytest"
-workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
-[[agents]]
-name = "heavy"
-  [[agents.steps]]
-  name = "prepare"
-  show = "echo hi"
-  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
-  [[agents.steps]]
-  name = "install"
-  show = "pip install pandas"
-  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
-`
-
 // bothStepRunners runs a test with the built-in image's step driver and
 // with the engine's exec per step: the two must record the same facts.
 func bothStepRunners(t *testing.T, test func(t *testing.T, b *Backend, want string)) {
@@ -53,7 +28,7 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 }
 
 func testOOMKillAtHardLimitNamesTheStep(t *testing.T, b *Backend, runs string) {
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	var oomEvents []event.OOMKill
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e event.Event) {
 		if o, ok := e.(event.OOMKill); ok {
@@ -127,7 +102,7 @@ func testChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T, b *Backend, 
 
 func TestPolicyReadBackFromInspect(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	task.Resources.CPUs = 0.5
 	for _, ratio := range model.StandardRatios {
 		tr := model.Trial{ID: "inspect-" + ratio.String(), Task: task.Name, Agent: "heavy", Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
@@ -252,7 +227,7 @@ name = "agent"
 // from the engine's stats stream, and the record says so.
 func TestStatsStreamFallback(t *testing.T) {
 	b := newBackend(t, Options{ForceStats: true})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	task.Agents[0].Steps[1].Argv = task.Agents[0].Steps[0].Argv // keep it small: no kill
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
 	r := results[0]
@@ -266,7 +241,7 @@ func TestStatsStreamFallback(t *testing.T) {
 
 func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 	b := newBackend(t, Options{Keep: true})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
 	id := results[0].ContainerID
 	info, err := testCli.ContainerInspect(context.Background(), id)
@@ -281,7 +256,7 @@ func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 
 func TestContainersRunLockedDown(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "locked", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
 	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
 	if err != nil {

@@ -74,7 +74,7 @@ func TestClusterPodDeletedOutside(t *testing.T) {
 // first too, has its CPU.
 func TestClusterExecStepsOnScratchImage(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	for _, opts := range []runner.SandboxOptions{{ExecSteps: true}, {}} {
 		r := clusterSweepWith(t, p, opts, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1})[0]
 		if r.Outcome != model.Passed {
@@ -237,7 +237,7 @@ func TestClusterNamespaceScopedUser(t *testing.T) {
 		t.Errorf("capacity %+v from %q, want 3GiB, 2 CPUs from the quota", info.Host, info.Details[DetailCapacity])
 	}
 	t.Logf("capacity: %s", info.Details[DetailCapacity])
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	res := clusterSweepWith(t, scoped, runner.SandboxOptions{}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1})
 	if res[0].Outcome != model.Passed {
 		t.Errorf("the scoped user's trial: %s (%s)", res[0].Outcome, res[0].Reason)

@@ -127,33 +127,11 @@ func nothingLeft(t *testing.T, p *Platform) {
 	}
 }
 
-const clusterHeavy = `
-[task]
-name = "test/heavy"
-[environment]
-image = "builtin"
-memory = "64M"
-cpus = 1
-[agent]
-timeout_sec = 60
-[verifier]
-timeout_sec = 30
-workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
-[[agents]]
-name = "heavy"
-  [[agents.steps]]
-  name = "prepare"
-  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
-  [[agents.steps]]
-  name = "install"
-  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
-`
-
 // At 1x the kernel kills in the step that allocates past the limit; the
 // same task uncapped passes; both sampled in the pod by the probe.
 func TestClusterKillAt1xPassUncapped(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	var kills []event.OOMKill
 	results := clusterSweep(t, p, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, func(e event.Event) {
 		if o, ok := e.(event.OOMKill); ok {
@@ -203,7 +181,7 @@ func TestClusterChildKillSeen(t *testing.T) {
 // policy's; the pod is gone after Remove.
 func TestClusterPolicyReadBack(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +213,7 @@ func TestClusterPolicyReadBack(t *testing.T) {
 // ("waiting: unschedulable (…)"), and a cancel then leaves nothing.
 func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
