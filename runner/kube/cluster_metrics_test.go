@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // requireMetrics says whether HEADROOM_KUBE_REQUIRED asks for the metrics
@@ -58,13 +60,13 @@ func TestClusterMetricsAPIWithProbeOff(t *testing.T) {
 	set[OptProbe] = "off"
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	off, err := Open(ctx, set)
+	off, err := Open(ctx, set, docker.OpenBuilder)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer off.Close()
 	task := clusterTask(t, image, clusterHold)
-	r := clusterSweepWith(t, off, runner.SandboxOptions{}, []model.Task{task}, []model.Ratio{model.Uncapped}, nil)[0]
+	r := clusterSweepWith(t, off, runner.SandboxOptions{}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1})[0]
 	t.Logf("%s: sampled by %s (%s), %d samples at %.2f Hz, peak working set %s, steps by %s",
 		r.Outcome, r.SampleSource, r.Reason, r.Samples, r.SampleRateHz, model.FormatBytes(r.PeakWorkingSetBytes), r.StepRunner)
 	if r.Outcome != model.Passed {

@@ -195,7 +195,7 @@ func TestKwokScale(t *testing.T) {
 	ctx := context.Background()
 	var c apiCounter
 	c.reset()
-	p, err := openWith(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: scaleNamespace, OptProbe: "off"}, c.counted)
+	p, err := openWith(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: scaleNamespace, OptProbe: "off"}, nil, c.counted)
 	if err != nil {
 		t.Fatal(err)
 	}
