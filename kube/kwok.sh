@@ -53,6 +53,8 @@ kwok_down() {
 		kctl delete nodes -l "$KWOK_LABEL" --wait=true --timeout=120s >/dev/null || true
 		log "fake nodes removed"
 	fi
+	# The scale test's namespace (its pods pinned to the fake nodes).
+	kctl delete namespace headroom-kwok --ignore-not-found --wait=false >/dev/null 2>&1 || true
 	stop_addon kwok
 }
 
