@@ -291,7 +291,19 @@ start() {
 	fi
 	exe=$(readlink -f "$(command -v "$1")")
 	echo "$exe" >"$PIDS/$name.exe"
-	setsid "$exe" "${@:2}" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	# Only stdin, stdout and stderr go with it: a descriptor this script
+	# inherited, such as the flock(1) lock of `flock /work/kube.lock -c
+	# 'make kube-up; …'`, would otherwise be held for as long as the
+	# cluster runs (every later flock of it then waits forever).
+	local fd fds=()
+	for fd in /proc/$BASHPID/fd/*; do
+		fd=${fd##*/}
+		((fd > 2)) && fds+=("$fd")
+	done
+	(
+		for fd in "${fds[@]}"; do eval "exec $fd>&-" 2>/dev/null || true; done
+		exec setsid "$exe" "${@:2}" >>"$LOGS/$name.log" 2>&1 </dev/null
+	) &
 	echo $! >"$PIDS/$name.pid"
 	log "$name started (pid $!, log $LOGS/$name.log)"
 }
