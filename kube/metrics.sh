@@ -150,7 +150,7 @@ metrics_main() {
 		--tls-cert-file "$PKI/metrics-server-serving.crt" --tls-private-key-file "$PKI/metrics-server-serving.key" \
 		--kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
 		--node-selector "${KWOK_LABEL%%=*}!=${KWOK_LABEL#*=}" \
-		--metric-resolution 10s --profiling=false
+		--metric-resolution 10s --kubelet-request-timeout 5s --profiling=false
 	wait_for metrics-server 120 "the metrics API (metrics.k8s.io) serving node $NODE" served
 	log "metrics-server up in $((SECONDS - t0)) s: kubectl top pods works (log $LOGS/metrics-server.log)"
 }
