@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/headroom-eval/headroom/agents"
@@ -112,7 +111,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		problems = append(problems, p.Error())
 	}
 	problems = append(problems, cat.Warnings...)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -295,13 +294,6 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	}
 	return nil
 }
-
-// stopSignals end a sweep the same way: its running trials stopped,
-// removed and recorded as cancelled, exit ExitInterrupted. SIGHUP is the
-// terminal closed under a run: left to its default it killed headroom at
-// once (exit 129), leaving containers for the next run's reaper and no
-// record of the trials it stopped.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // keepUsage is --keep's help, for run and the console. No backquotes:
 // pflag would print a backquoted word as the flag's argument name.

@@ -197,6 +197,24 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
 	}
+	e, err := create(dir, m)
+	if err != nil {
+		// Never a half-made experiment (a lock, an empty trials/, no
+		// manifest) that report and resume then call not found.
+		if e != nil && e.dirf != nil {
+			e.dirf.Close()
+		}
+		if e != nil && e.lock != nil {
+			e.lock.Unlock()
+		}
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return e, nil
+}
+
+// create fills the new directory dir; on an error Create removes it.
+func create(dir string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
@@ -206,17 +224,14 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	}
 	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
 	if err := e.identify(); err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	if err := e.writeManifest(); err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	e.trials = f
 	return e, nil
