@@ -22,6 +22,9 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 		ev.Frozen = freezes.during(t.res.Start, time.Now())
 	}
 	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
+	if t.exited != "" && final.KilledBy == "" && !final.EngineRestarted {
+		ev.ContainerExited = t.exited
+	}
 	ev.PidsLimitHits = final.PidsLimitHits
 	ev.LimitBytes = t.trial.Policy.HardLimitBytes
 	ev.LimitHits, ev.LimitHitsKnown = final.LimitHits, final.LimitHitsKnown

@@ -59,7 +59,10 @@ type trialRun struct {
 	peakBeforeKill int64
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
-	procs     procTracker
+	// exited says how the container ended by itself, when a step failed
+	// on the engine (ExitWitness).
+	exited string
+	procs  procTracker
 	// shows are the trial's steps' commands by step name (stepShow).
 	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
@@ -261,6 +264,11 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
+	if w, ok := sb.(ExitWitness); ok && ev.InfraFailed {
+		// The engine refusing a step of a container that had ended by
+		// itself is the task's doing, not the engine's.
+		t.exited = w.ExitedItself(rmCtx)
+	}
 	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)
 	removed()
@@ -315,7 +323,10 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.Outcome, res.Cause = model.Classify(ev)
 	res.Stall = ev.Stall
 	res.Reason = t.reason(ev)
-	if res.Cause == model.CauseNone && ev.InfraFailed {
+	switch {
+	case ev.ContainerExited != "" && res.Outcome == model.Failed && res.Cause == model.CauseNone:
+		res.Reason = fmt.Sprintf("the task's container exited by itself (%s) during step %s: the task's own failure, not the engine's", ev.ContainerExited, t.lastStep())
+	case res.Cause == model.CauseNone && ev.InfraFailed && res.Outcome == model.InfraError:
 		res.Reason = "the engine failed: " + engineErr.Error()
 	}
 	res.Reason = t.r.redact(res.Reason)
