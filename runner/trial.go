@@ -62,7 +62,13 @@ type trialRun struct {
 	// exited says how the container ended by itself, when a step failed
 	// on the engine (ExitWitness).
 	exited string
-	procs  procTracker
+	// The machine's word on a step's ENOSPC (DiskWitness): the full
+	// filesystem it found, else the room it saw, and whether it could
+	// look; noSpaceLine is the first line that said it.
+	diskFull, diskRoom string
+	diskLooked         bool
+	noSpaceLine        string
+	procs              procTracker
 	// shows are the trial's steps' commands by step name (stepShow).
 	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
@@ -329,6 +335,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	case res.Cause == model.CauseNone && ev.InfraFailed && res.Outcome == model.InfraError:
 		res.Reason = "the engine failed: " + engineErr.Error()
 	}
+	if t.noSpaceLine != "" && !ev.DiskFull && t.diskLooked && !res.Outcome.Success() {
+		res.Reason += fmt.Sprintf("; its output said %q, but no filesystem of its container was full when it said it or when the step ended (%s): the task's words, not a full disk", clip(t.noSpaceLine, 200), t.diskRoom)
+	}
 	res.Reason = t.r.redact(res.Reason)
 	if rmErr != nil {
 		res.Reason += fmt.Sprintf(" (removing the container failed: %v; run `headroom clean`)", rmErr)
@@ -582,6 +591,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	argv := st.Argv
 	var cur *openStep
 	var tr *tracedRun
+	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
@@ -605,7 +615,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
 		}
 		if model.NoSpaceInOutput(text) {
-			cur.sr.NoSpace = true
+			cur.sr.NoSpace, saidNoSpace = true, true
+			if t.noSpaceLine == "" {
+				t.noSpaceLine = text
+				t.lookAtDisks(sb) // while the write that failed may still fill it
+			}
 		}
 		if m, ok := model.ParseMeasure(text); ok {
 			// A knob's effect as the task measured it inside the container
@@ -668,6 +682,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	var engineErr error
 	if err != nil && !errorsIsCtx(err) {
 		engineErr = err
+	}
+	if saidNoSpace && t.diskFull == "" {
+		t.lookAtDisks(sb) // and when the step ended
 	}
 	timedOut := false
 	if err != nil {
@@ -736,6 +753,36 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
 	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
+}
+
+// lookAtDisks reads the room of the sandbox's filesystems, where the
+// platform can: a step's ENOSPC is a full disk only if one of them had
+// none (model.FSRoom.Full).
+func (t *trialRun) lookAtDisks(sb Sandbox) {
+	w, ok := sb.(DiskWitness)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rooms, err := w.DiskRoom(ctx)
+	if err != nil {
+		return
+	}
+	t.diskLooked = true
+	if full := model.FullDisk(rooms); full != "" {
+		t.diskFull = full
+		return
+	}
+	var parts []string
+	for i, r := range rooms {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more with room", len(rooms)-i))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	t.diskRoom = strings.Join(parts, ", ")
 }
 
 // tracedRun is a traced step's state: the trace split from the output,
