@@ -23,10 +23,10 @@ func TestStopSignalsAreEverySignalSentToEnd(t *testing.T) {
 			t.Errorf("%v stops a sweep", not)
 		}
 	}
-	if slices.Contains(stopSet(true), syscall.SIGQUIT) {
+	if slices.Contains(stopSet(true), os.Signal(syscall.SIGQUIT)) {
 		t.Errorf("%s=1 should leave SIGQUIT its goroutine dump", DumpOnQuitEnv)
 	}
-	if slices.Contains(consoleStopSignals(), os.Interrupt) {
+	if slices.Contains(consoleStopSignals(), os.Signal(os.Interrupt)) {
 		t.Error("the console reads Ctrl-C as a key")
 	}
 }
