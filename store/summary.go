@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 	"unique"
 
@@ -26,7 +27,7 @@ import (
 const SummaryFile = "trials.summary"
 
 // summaryVersion is the rows' format; a file of another is not read.
-const summaryVersion = 1
+const summaryVersion = 2
 
 // summaryRow is one trial's row. Line, Off and Len are its record's
 // place in trials.jsonl (TrialLine).
@@ -51,7 +52,6 @@ type summaryRow struct {
 	Cause          model.Cause          `json:"c,omitempty"`
 	Reason         string               `json:"why,omitempty"`
 	TaskNotRun     bool                 `json:"nr,omitempty"`
-	ContainerID    string               `json:"cid,omitempty"`
 	Start          time.Time            `json:"s"`
 	End            time.Time            `json:"e"`
 	Peak           int64                `json:"pk,omitempty"`
@@ -71,31 +71,231 @@ type summaryRow struct {
 	Imported       *model.Imported      `json:"im,omitempty"`
 }
 
+// summaryStep is a step of a row, written as one JSON array (steps are
+// most of a row: as objects they cost as much to decode as the rest):
+// [name, phase, exit_unknown, start, end, exit_code, peak, kernel_peak,
+// oom_kills, flags, at_limit, major_faults, cpu_wait] and, when the
+// step's CPU was read, its usage, periods, throttled periods and
+// throttled ns. A time is its offset in ns from the trial's start, or,
+// where that cannot say it exactly, RFC 3339 text ("" for none).
 type summaryStep struct {
-	Name        string         `json:"n"`
-	Show        string         `json:"sh,omitempty"`
-	Phase       string         `json:"ph,omitempty"`
-	Start       time.Time      `json:"s"`
-	End         time.Time      `json:"e"`
-	ExitCode    int            `json:"x,omitempty"`
-	ExitUnknown string         `json:"xu,omitempty"`
-	Peak        int64          `json:"pk,omitempty"`
-	KernelPeak  int64          `json:"kp,omitempty"`
-	OOMKills    int            `json:"k,omitempty"`
-	TimedOut    bool           `json:"to,omitempty"`
-	AtLimit     model.Duration `json:"al,omitempty"`
-	MajorFaults int64          `json:"mf,omitempty"`
-	NoSpace     bool           `json:"ns,omitempty"`
-	CPU         *model.CPUUse  `json:"cpu,omitempty"`
-	CPUWait     model.Duration `json:"cw,omitempty"`
+	Name, Phase, ExitUnknown string
+	Start, End               stepTime
+	ExitCode                 int
+	Peak, KernelPeak         int64
+	OOMKills                 int
+	TimedOut, NoSpace        bool
+	AtLimit                  model.Duration
+	MajorFaults              int64
+	CPUWait                  model.Duration
+	CPU                      *model.CPUUse
+}
+
+// stepTime is a step's time as a row has it: Off from the trial's start
+// when Text is empty and Set, else Text.
+type stepTime struct {
+	Off  int64
+	Text string
+	Set  bool
+}
+
+func stepTimeOf(t, start time.Time) stepTime {
+	if t.IsZero() {
+		return stepTime{}
+	}
+	if !start.IsZero() && t.Location() == start.Location() {
+		if d := t.Sub(start); start.Add(d) == t && d > -100*365*24*time.Hour && d < 100*365*24*time.Hour {
+			return stepTime{Off: int64(d), Set: true}
+		}
+	}
+	b, _ := t.MarshalText()
+	return stepTime{Text: string(b), Set: true}
+}
+
+func (st stepTime) at(start time.Time) time.Time {
+	switch {
+	case !st.Set:
+		return time.Time{}
+	case st.Text != "":
+		var t time.Time
+		_ = t.UnmarshalText([]byte(st.Text)) // checked when the row was read
+		return t
+	default:
+		return start.Add(time.Duration(st.Off))
+	}
+}
+
+const (
+	stepTimedOut = 1 << iota
+	stepNoSpace
+	stepCPU
+)
+
+func (s summaryStep) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 128)
+	b = append(b, '[')
+	for i, v := range []string{s.Name, s.Phase, s.ExitUnknown} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, q...)
+	}
+	for _, t := range []stepTime{s.Start, s.End} {
+		b = append(b, ',')
+		if t.Set && t.Text == "" {
+			b = strconv.AppendInt(b, t.Off, 10)
+		} else {
+			q, _ := json.Marshal(t.Text)
+			b = append(b, q...)
+		}
+	}
+	flags := int64(0)
+	if s.TimedOut {
+		flags |= stepTimedOut
+	}
+	if s.NoSpace {
+		flags |= stepNoSpace
+	}
+	nums := []int64{int64(s.ExitCode), s.Peak, s.KernelPeak, int64(s.OOMKills), 0, int64(s.AtLimit), s.MajorFaults, int64(s.CPUWait)}
+	if s.CPU != nil {
+		flags |= stepCPU
+		nums = append(nums, s.CPU.UsageNanos, s.CPU.Periods, s.CPU.ThrottledPeriods, s.CPU.ThrottledNanos)
+	}
+	nums[4] = flags
+	for _, n := range nums {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return append(b, ']'), nil
+}
+
+// errStep is a step that is not one a row writes.
+var errStep = errors.New("summary: not a step")
+
+func (s *summaryStep) UnmarshalJSON(b []byte) error {
+	var strs [3]string
+	var times [2]stepTime
+	var nums [12]int64
+	i, n := 0, 0
+	next := func() ([]byte, bool, error) { // a token, whether a string
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i >= len(b) {
+			return nil, false, errStep
+		}
+		if b[i] == '"' {
+			j, esc := i+1, false
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					esc = true
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return nil, false, errStep
+			}
+			tok := b[i : j+1]
+			i = j + 1
+			if !esc {
+				return tok[1 : len(tok)-1], true, nil
+			}
+			var v string
+			if err := json.Unmarshal(tok, &v); err != nil {
+				return nil, false, errStep
+			}
+			return []byte(v), true, nil
+		}
+		j := i
+		for j < len(b) && (b[j] == '-' || (b[j] >= '0' && b[j] <= '9')) {
+			j++
+		}
+		tok := b[i:j]
+		i = j
+		return tok, false, nil
+	}
+	sep := func(c byte) bool {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i < len(b) && b[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	if !sep('[') {
+		return errStep
+	}
+	for ; ; n++ {
+		if n > 0 && !sep(',') {
+			break
+		}
+		tok, str, err := next()
+		if err != nil {
+			return err
+		}
+		switch {
+		case n < 3:
+			if !str {
+				return errStep
+			}
+			strs[n] = string(tok)
+		case n < 5:
+			if str {
+				if len(tok) > 0 {
+					var t time.Time
+					if t.UnmarshalText(tok) != nil {
+						return errStep
+					}
+					times[n-3] = stepTime{Text: string(tok), Set: true}
+				}
+				continue
+			}
+			v, err := strconv.ParseInt(string(tok), 10, 64)
+			if err != nil {
+				return errStep
+			}
+			times[n-3] = stepTime{Off: v, Set: true}
+		case n < 5+len(nums):
+			if str {
+				return errStep
+			}
+			v, err := strconv.ParseInt(string(tok), 10, 64)
+			if err != nil {
+				return errStep
+			}
+			nums[n-5] = v
+		default:
+			return errStep
+		}
+	}
+	if !sep(']') || i != len(b) {
+		return errStep
+	}
+	flags := nums[4]
+	if n != 13 && !(n == 17 && flags&stepCPU != 0) || (n == 13 && flags&stepCPU != 0) {
+		return errStep
+	}
+	*s = summaryStep{Name: strs[0], Phase: strs[1], ExitUnknown: strs[2], Start: times[0], End: times[1], ExitCode: int(nums[0]), Peak: nums[1], KernelPeak: nums[2],
+		OOMKills: int(nums[3]), TimedOut: flags&stepTimedOut != 0, NoSpace: flags&stepNoSpace != 0, AtLimit: model.Duration(nums[5]), MajorFaults: nums[6], CPUWait: model.Duration(nums[7])}
+	if flags&stepCPU != 0 {
+		s.CPU = &model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
+	}
+	return nil
 }
 
 // Summarize is what a trial's summary row keeps of its record (and what
 // a record read from its row is): its trial, outcome, cause, reason,
-// times, peaks, CPU, steps without their output, kills without the
+// times, peaks, CPU, steps without their output or command line (Show), kills without the
 // process trees, the host's noise, the stall evidence, the knobs, and
 // the verifier's reward, rule and tests: not the processes (Activities),
-// phases, sidecars, the host's load at start and end, nor the sampling's
+// phases, sidecars, the container's id, the host's load at start and end, nor the sampling's
 // particulars. Only one trial's detail and the JSON report's records
 // read more (the whole record).
 func Summarize(r model.TrialResult) model.TrialResult {
@@ -107,13 +307,13 @@ func rowOf(r model.TrialResult, at TrialLine) summaryRow {
 	row := summaryRow{
 		Line: at.Line, Off: at.Off, Len: at.Len,
 		ID: r.ID, Index: r.Index, Task: r.Task, Agent: r.Agent, Ratio: r.Ratio, Repeat: r.Repeat, Seed: r.Seed, Policy: r.Policy, Profile: r.Profile,
-		Experiment: r.Experiment, Outcome: r.Outcome, Cause: r.Cause, Reason: r.Reason, TaskNotRun: r.TaskNotRun, ContainerID: r.ContainerID,
+		Experiment: r.Experiment, Outcome: r.Outcome, Cause: r.Cause, Reason: r.Reason, TaskNotRun: r.TaskNotRun,
 		Start: r.Start, End: r.End, Peak: r.PeakWorkingSetBytes, KernelPeak: r.KernelPeakBytes, StateOOMKilled: r.StateOOMKilled,
 		KilledInStep: r.KilledInStep, SampleSource: r.SampleSource, Noise: r.Noise, Stall: r.Stall, Reward: r.Reward, Verdict: r.Verdict, Tests: r.Tests,
 		CPU: r.CPU, Knobs: r.Knobs, Imported: r.Imported,
 	}
 	for _, s := range r.Steps {
-		row.Steps = append(row.Steps, summaryStep{Name: s.Name, Show: s.Show, Phase: s.Phase, Start: s.Start, End: s.End, ExitCode: s.ExitCode, ExitUnknown: s.ExitUnknown,
+		row.Steps = append(row.Steps, summaryStep{Name: s.Name, Phase: s.Phase, ExitUnknown: s.ExitUnknown, Start: stepTimeOf(s.Start, r.Start), End: stepTimeOf(s.End, r.Start), ExitCode: s.ExitCode,
 			Peak: s.PeakWorkingSetBytes, KernelPeak: s.KernelPeakBytes, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait})
 	}
 	for _, o := range r.OOMs {
@@ -127,7 +327,7 @@ func (row *summaryRow) result() model.TrialResult {
 	in := func(s string) string { return unique.Make(s).Value() }
 	r := model.TrialResult{
 		Trial:      model.Trial{ID: row.ID, Index: row.Index, Task: in(row.Task), Agent: in(row.Agent), Ratio: row.Ratio, Repeat: row.Repeat, Seed: row.Seed, Policy: row.Policy, Profile: in(row.Profile)},
-		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun, ContainerID: row.ContainerID,
+		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
 		Start: row.Start, End: row.End, PeakWorkingSetBytes: row.Peak, KernelPeakBytes: row.KernelPeak, StateOOMKilled: row.StateOOMKilled,
 		KilledInStep: in(row.KilledInStep), SampleSource: in(row.SampleSource), Noise: row.Noise, Stall: row.Stall, Reward: row.Reward, Verdict: in(row.Verdict), Tests: row.Tests,
 		OOMs: row.OOMs, CPU: row.CPU, Knobs: row.Knobs, Imported: row.Imported,
@@ -135,7 +335,7 @@ func (row *summaryRow) result() model.TrialResult {
 	if len(row.Steps) > 0 {
 		r.Steps = make([]model.StepResult, len(row.Steps))
 		for i, s := range row.Steps {
-			r.Steps[i] = model.StepResult{Name: in(s.Name), Show: in(s.Show), Phase: in(s.Phase), Start: s.Start, End: s.End, ExitCode: s.ExitCode, ExitUnknown: s.ExitUnknown,
+			r.Steps[i] = model.StepResult{Name: in(s.Name), Phase: in(s.Phase), Start: s.Start.at(row.Start), End: s.End.at(row.Start), ExitCode: s.ExitCode, ExitUnknown: s.ExitUnknown,
 				PeakWorkingSetBytes: s.Peak, KernelPeakBytes: s.KernelPeak, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait}
 		}
 	}
