@@ -480,7 +480,7 @@ func readSummary(dir string) ([]summaryRow, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rows, err := parseSummary(f, tst.Size())
+	rows, err := parseSummary(f, tst.Size(), int(sst.Size()/600))
 	if err != nil {
 		return nil, err
 	}
@@ -516,9 +516,11 @@ func (row *summaryRow) lineAt() TrialLine {
 // parseSummary parses rows and checks them against a trials.jsonl of
 // size bytes: in order, each record after the one before, the last
 // ending where the file does, each line ending in a newline.
-func parseSummary(r io.Reader, size int64) ([]summaryRow, error) {
+func parseSummary(r io.Reader, size int64, hint int) ([]summaryRow, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	var rows []summaryRow
+	// Rows are large: room for about as many as there are (a row is
+	// 600-900 bytes), not doubled and copied as they come.
+	rows := make([]summaryRow, 0, min(max(hint, 0), 1<<22))
 	var end int64
 	line := 0
 	for {

@@ -235,7 +235,7 @@ func FuzzParseSummary(f *testing.F) {
 	f.Add([]byte(`{"v":2,"l":1,"o":0,"n":2,"id":"a"}`+"\n"), int64(3))
 	f.Add([]byte(""), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
-		rows, err := parseSummary(bytes.NewReader(b), size)
+		rows, err := parseSummary(bytes.NewReader(b), size, len(b)/600)
 		if err != nil {
 			return
 		}
