@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -196,4 +198,75 @@ func TestHostilePassRewardNaN(t *testing.T) {
 		t.Errorf("--pass-reward NaN: exit %d (want 2, a usage error), %d experiment director(ies) left under --out:\n%s", run.code, len(entries), run.stderr)
 	}
 	letoutRow(t, "`run --pass-reward NaN`", fmt.Sprintf("exit %d: %q; %d experiment directories left", run.code, strings.TrimSpace(run.stderr), len(entries)), 0, len(entries), 0)
+}
+
+// F9, the console's path: SIGQUIT to the console while its sweep runs
+// stops the sweep as SIGTERM does (exit 130, the manifest interrupted,
+// no container left), not Go's goroutine dump.
+func TestHostileSIGQUITInConsole(t *testing.T) {
+	needEngine(t)
+	need(t, "tmux", exec.Command("tmux", "-V"))
+	bin := hostileBin(t)
+	tasks := slowTasks(t, 20000)
+	out := filepath.Join(t.TempDir(), "experiments")
+	session := fmt.Sprintf("headroom-hostile-quit-%d", os.Getpid())
+	shell := fmt.Sprintf("%s --tasks-dir %s --repeats 2 --theme plain --out %s; echo headroom exited $?; sleep 600", bin, tasks, out)
+	if o, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", shell).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, o)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
+	tm := term{t, session}
+	tm.waitFor(5*time.Minute, "hostile-records/slow", "repeats 2")
+	tm.keys("/", "hostile-records/slow")
+	tm.waitFor(10*time.Second, "/hostile-records/slow")
+	tm.keys("Enter", "Space")
+	tm.waitFor(10*time.Second, "[x] hostile-records/slow")
+	tm.keys("Tab", "Right", "Right", "Right", "Space", "Right", "Right", "Space")
+	tm.waitFor(10*time.Second, "[ ]3x", "[ ]uncapped", "2 trials")
+	tm.keys("Enter")
+	var dir string
+	waitForCond(t, "the console's experiment", 3*time.Minute, func() bool {
+		m, _ := filepath.Glob(filepath.Join(out, "*", "manifest.json"))
+		if len(m) == 1 {
+			dir = filepath.Dir(m[0])
+		}
+		return dir != ""
+	})
+	waitContainer(t, filepath.Base(dir), 3*time.Minute)
+	// headroom is the pane's shell's child.
+	pane, err := exec.Command("tmux", "list-panes", "-t", session, "-F", "#{pane_pid}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := os.ReadFile(fmt.Sprintf("/proc/%s/task/%s/children", strings.TrimSpace(string(pane)), strings.TrimSpace(string(pane))))
+	if err != nil || len(strings.Fields(string(kids))) == 0 {
+		t.Fatalf("headroom's pid under the pane's shell %s: %v", pane, err)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(kids))[0])
+	if err := syscall.Kill(pid, syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	end := tm.waitFor(3*time.Minute, "headroom exited")
+	flat := strings.ReplaceAll(end, "\n", "")
+	code := ""
+	if i := strings.LastIndex(flat, "headroom exited "); i >= 0 {
+		code = strings.Fields(flat[i+len("headroom exited "):])[0]
+	}
+	var m struct{ Status string }
+	if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	recs := trialLines(t, dir)
+	dump := strings.Contains(end, "goroutine ")
+	if code != "130" || m.Status != "interrupted" || dump {
+		t.Errorf("after SIGQUIT to the console: exit %s (want 130), manifest %q, goroutine dump %v:\n%s", code, m.Status, dump, end)
+	}
+	forged := 0
+	if m.Status == "running" {
+		forged = 1
+	}
+	_, ids := distinct(recs)
+	letoutRow(t, "SIGQUIT to the console while its sweep (2 trials of 20 s) runs",
+		fmt.Sprintf("exit %s; %d records; manifest %s; goroutine dump %v", code, len(recs), m.Status, dump),
+		max(0, 1-ids), containersLeft(t, filepath.Base(dir)), forged)
 }
