@@ -79,9 +79,8 @@ func copies(t *testing.T, run func()) (n, execs int) {
 // With the step driver mounted, a task directory's files go in and its
 // reward comes out through the driver, not the engine's copy (which cost
 // 0.2-0.65 s each on this host against a few ms): none of the engine's
-// archive events, and no exec either (the reward files cleared before the
-// verifier were an exec'd rm). With every step an exec the engine copies,
-// as before.
+// archive events, and no engine exec either. With every step an exec the
+// engine copies, as before.
 func TestTaskFilesGoThroughTheDriver(t *testing.T) {
 	task := trivialHarbor(t)
 	for _, c := range []struct {
