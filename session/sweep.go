@@ -62,6 +62,10 @@ type Spec struct {
 	// guarantee cannot fit). Otherwise that task's trials are recorded as
 	// infra-errors saying why (TaskNotRun) and the others run.
 	FailFast bool
+	// AllowCapabilities are the host-reaching capabilities
+	// (model.HostCapabilities) the user trusts the tasks with; a task
+	// given any other is refused before anything is prepared.
+	AllowCapabilities []string
 }
 
 // InputError is a problem with what the user asked for (a usage error).
@@ -184,6 +188,11 @@ type prepared struct {
 }
 
 func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
+	for _, t := range spec.Tasks {
+		if err := t.CheckCapabilities(spec.AllowCapabilities); err != nil {
+			return prepared{}, InputError{err}
+		}
+	}
 	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes), notRun: map[string]string{}}
 	// first is the first task's reason to fail, the sweep's error when no
 	// task can run (or with FailFast, when any cannot).
