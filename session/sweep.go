@@ -136,6 +136,9 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	if err != nil && !os.IsNotExist(err) {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
+	if err := sameTasks(m, spec.Tasks); err != nil {
+		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
+	}
 	p, err := e.prepare(ctx, spec)
 	if err != nil {
 		return nil, res, err
@@ -173,6 +176,28 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	m.Resumes = append(m.Resumes, res)
 	sw, err := e.start(ctx, spec, p, func() (*store.Experiment, error) { handed = true; return store.OpenLocked(dir, m, lk) }, m.ID)
 	return sw, res, err
+}
+
+// sameTasks refuses a resume whose tasks no longer load as the
+// experiment recorded them: its trials would mix two definitions in one
+// cell.
+func sameTasks(m store.Manifest, tasks []model.Task) error {
+	var lines []string
+	for _, e := range m.Tasks {
+		for _, t := range tasks {
+			if t.Name != e.Name {
+				continue
+			}
+			if ch := e.Changes(t); len(ch) > 0 {
+				lines = append(lines, fmt.Sprintf("task %s (%s): %s", e.Name, cmp.Or(e.SourcePath, e.Source), strings.Join(ch, ", ")))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the tasks changed since the experiment started, and its trials must all run the same task:\n  %s\nrestore the task files as they were to resume it, or start a new experiment with `headroom run`",
+		strings.Join(lines, "\n  "))
 }
 
 // prepared is a checked plan with its tasks' images resolved.
@@ -323,6 +348,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		}
 		te := store.NewScaledTaskEntry(run, p.plan.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
 		te.KnobNotes = model.KnobNotes(run, p.plan.Ratios)
+		te.Fingerprint = store.TaskFingerprint(t) // as loaded, before its image is resolved
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs

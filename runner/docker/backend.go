@@ -353,7 +353,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if b.opts.Owner != "" {
 		cfg.Labels[runner.LabelOwner] = b.opts.Owner
 	}
-	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
+	name := b.freeName(ctx, fmt.Sprintf("headroom-%s-%s", experiment, trial.ID))
 	// A create cut short by cancellation may still make the container on
 	// the engine's side, unknown to us: so create, start and inspect run to
 	// completion, and a cancelled trial removes what they made.
