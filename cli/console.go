@@ -479,9 +479,30 @@ func history(root string) func() ([]ui.Experiment, error) {
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
 				Tasks:   tasks, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
-				Load:  func() (model.Plan, []model.TrialResult, error) { return store.Browse(s.Dir, s.Manifest) },
 				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
+			// Load reads the summary; Record one trial's record, where
+			// the last Load found it.
+			var mu sync.Mutex
+			var record func(string) (model.TrialResult, error)
+			out[len(out)-1].Load = func() (model.Plan, []model.TrialResult, error) {
+				plan, results, rec, err := store.BrowseRecords(s.Dir, s.Manifest)
+				mu.Lock()
+				record = rec
+				mu.Unlock()
+				return plan, results, err
+			}
+			out[len(out)-1].Record = func(id string) (model.TrialResult, error) {
+				mu.Lock()
+				rec := record
+				mu.Unlock()
+				if rec == nil {
+					if _, _, rec, _ = store.BrowseRecords(s.Dir, s.Manifest); rec == nil {
+						return model.TrialResult{}, fmt.Errorf("experiment %s cannot be read", s.Manifest.ID)
+					}
+				}
+				return rec(id)
+			}
 		}
 		return out, nil
 	}

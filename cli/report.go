@@ -88,7 +88,10 @@ func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []mo
 	// ratio or a time edited by hand) is refused, naming its line: a
 	// report over it would count a trial that did not run as its column
 	// says (skipping it instead would hide the edit and change the rates).
-	trials, lines, torn, err := store.ReadTrialsBriefLines(dir, store.CheckRecord(m))
+	// The trials' summary rows suffice for every format's analysis (the
+	// JSON report copies the records themselves, by the rows' places);
+	// an experiment without a summary it can trust reads its records.
+	trials, lines, torn, err := store.ReadTrialsSummary(dir, store.CheckRecord(m))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, nil, usageError{err}
 	}

@@ -132,7 +132,9 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 			lk.Unlock()
 		}
 	}()
-	records, _, err := store.ReadTrialsBrief(dir)
+	// The trials' summary rows (their ids, cells, seeds and outcomes are
+	// all the scan needs): the records themselves are not read.
+	records, _, _, err := store.ReadTrialsSummary(dir, nil)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
