@@ -1,6 +1,7 @@
 package taskfile
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
 )
 
 // A task file's capabilities that reach past the container are refused
@@ -121,5 +123,46 @@ func TestComposeCapAdd(t *testing.T) {
 	}
 	if !slices.ContainsFunc(task.AllDeviations(), func(d model.Deviation) bool { return d.What == "capability SYS_ADMIN reaches the host" }) {
 		t.Errorf("deviations %v", task.AllDeviations())
+	}
+}
+
+// A task loaded twice from the same files has the same fingerprint, so a
+// resume of an unedited task is never refused: every kind of task the
+// testdata holds (headroom TOML, Harbor and terminal-bench directories,
+// compose environments).
+func TestFingerprintStable(t *testing.T) {
+	var dirs []string
+	for _, g := range []string{"testdata/harbor/*", "testdata/tbdirs/*", "testdata/tb1dirs/*", "testdata/compose/*"} {
+		m, _ := filepath.Glob(g)
+		dirs = append(dirs, m...)
+	}
+	files, _ := filepath.Glob("testdata/tasks/good/*.toml")
+	n := 0
+	for _, p := range append(dirs, files...) {
+		load := func() (model.Task, bool) {
+			var l Loaded
+			var err error
+			if strings.HasSuffix(p, ".toml") {
+				l, err = LoadFile(p)
+			} else {
+				l, err = LoadTaskDir(p)
+			}
+			return l.Task, err == nil
+		}
+		a, ok := load()
+		if !ok {
+			continue
+		}
+		b, _ := load()
+		n++
+		if fa, fb := store.TaskFingerprint(a), store.TaskFingerprint(b); !maps.Equal(fa, fb) {
+			t.Errorf("%s: fingerprints differ between two loads: %v %v", p, fa, fb)
+		}
+		if ch := store.NewTaskEntry(a, nil, 2).Changes(b); len(ch) > 0 {
+			t.Errorf("%s: changes %v between two loads", p, ch)
+		}
+	}
+	if n < 10 {
+		t.Errorf("only %d tasks loaded", n)
 	}
 }
