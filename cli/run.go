@@ -182,6 +182,10 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	conn := connectAsync(ctx, cmd)
+	defer conn.discard()
 	loaded := runner.TimePhase("", "load tasks")
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	loaded()
@@ -207,13 +211,12 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
-	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
+	eng, err := conn.wait()
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	reaped := reapLeftovers(ctx, eng, stderr)
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,

@@ -177,6 +177,13 @@ type ArtifactCopier interface {
 	CopyOut(ctx context.Context, path, hostDir string) error
 }
 
+// FileRemover is a sandbox that removes files in itself without starting
+// a process (a step driver's own operation): the reward files cleared
+// before a verifier. done false: it could not, and an `rm -rf` is exec'd.
+type FileRemover interface {
+	RemoveFiles(ctx context.Context, paths []string) (done bool, err error)
+}
+
 // StepStopper is a sandbox that can stop its steps' processes and keep
 // running: a multi-step task's phase whose agent timed out is verified
 // in the same container, as Harbor does.
