@@ -43,6 +43,7 @@ type consoleFlags struct {
 	reserve     string
 	keep        bool
 	failFast    bool
+	allowCaps   []string
 	record      string
 	agent       agentFlags
 }
@@ -59,6 +60,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
+	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
@@ -114,7 +116,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
 	if f.tasksDir == "" {
@@ -265,6 +267,7 @@ type consoleLauncher struct {
 	reserve    int64
 	keep       bool
 	failFast   bool
+	allowCaps  []string
 	secrets    map[string]string
 	settings   *store.AgentSettings
 	preparing  atomic.Value // string: the latest image preparation line
@@ -280,6 +283,7 @@ type consoleLauncher struct {
 // spec fills what every console sweep shares into s.
 func (l *consoleLauncher) spec(s session.Spec) session.Spec {
 	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep, s.FailFast = l.out, l.reserve, 512*model.MiB, l.keep, l.failFast
+	s.AllowCapabilities = l.allowCaps
 	s.SampleEvery, s.Version = 50*time.Millisecond, Version
 	l.preparing.Store("")
 	s.Progress = func(line string) { l.preparing.Store(line) }

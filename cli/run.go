@@ -44,6 +44,7 @@ type runFlags struct {
 	keep        bool
 	execSteps   bool
 	failFast    bool
+	allowCaps   []string
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
@@ -82,6 +83,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3")
 	return cmd
 }
@@ -218,6 +220,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(), FailFast: f.failFast,
+		AllowCapabilities: allowedCapabilities(f.allowCaps),
 	})
 	if err != nil {
 		return asUsage(err)
@@ -372,6 +375,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	}
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
 	spec.FailFast = f.failFast
+	spec.AllowCapabilities = allowedCapabilities(f.allowCaps)
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
@@ -590,4 +594,17 @@ func keptList(owned []runner.Owned) string {
 		parts = append(parts, what)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allowCapabilityUsage describes --allow-capability.
+const allowCapabilityUsage = "trust the tasks with this capability though it reaches past the container (SYS_ADMIN, DAC_READ_SEARCH, SYS_PTRACE, NET_ADMIN...: see docs/TASKS.md); repeatable. Without it a task asking for one is refused before any container starts"
+
+// allowedCapabilities puts --allow-capability's values in the form tasks
+// are checked in ("cap_sys_ptrace" → "SYS_PTRACE").
+func allowedCapabilities(vals []string) []string {
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		out = append(out, model.CapabilityName(v))
+	}
+	return out
 }
