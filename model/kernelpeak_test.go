@@ -35,18 +35,24 @@ func TestNeedReadsKernelPeakWithoutCache(t *testing.T) {
 	}
 }
 
-// An interval's mark less the smaller cache at its two ends; never below
-// zero, zero without a mark.
+// An interval's mark less its cache: the end's where the mark is the
+// end's usage (it only climbed), else the smaller of the two ends'; never
+// below zero, zero without a mark.
 func TestKernelPeakNoCache(t *testing.T) {
-	for _, c := range []struct{ mark, before, after, want int64 }{
-		{200, 50, 80, 150},
-		{200, 80, 50, 150},
-		{200, 300, 300, 0},
-		{0, 10, 10, 0},
-		{200, -5, 10, 200}, // no negative cache
+	for _, c := range []struct{ mark, before, after, usageAfter, want int64 }{
+		{200 * MiB, 50 * MiB, 80 * MiB, 0, 150 * MiB},
+		{200 * MiB, 80 * MiB, 50 * MiB, 120 * MiB, 150 * MiB},
+		// Files written over the interval: the mark is its end.
+		{200 * MiB, 50 * MiB, 180 * MiB, 200 * MiB, 20 * MiB},
+		{200 * MiB, 50 * MiB, 180 * MiB, 199*MiB + 512<<10, 20 * MiB},
+		// A spike inside it: the end's cache may not have been there.
+		{260 * MiB, 50 * MiB, 180 * MiB, 200 * MiB, 210 * MiB},
+		{200, 300, 300, 0, 0},
+		{0, 10, 10, 0, 0},
+		{200, -5, 10, 0, 200}, // no negative cache
 	} {
-		if got := KernelPeakNoCache(c.mark, c.before, c.after); got != c.want {
-			t.Errorf("KernelPeakNoCache(%d, %d, %d) = %d, want %d", c.mark, c.before, c.after, got, c.want)
+		if got := KernelPeakNoCache(c.mark, c.before, c.after, c.usageAfter); got != c.want {
+			t.Errorf("KernelPeakNoCache(%d, %d, %d, %d) = %d, want %d", c.mark, c.before, c.after, c.usageAfter, got, c.want)
 		}
 	}
 }

@@ -44,15 +44,29 @@ func (c CellResources) MeanThrottled() time.Duration {
 // the peak of the working set, spikes between samples included.
 
 // KernelPeakNoCache is the kernel's mark over one sampling interval less
-// the reclaimable cache of that interval: the smaller of the inactive file
-// cache at its two ends (the smaller, so the figure errs high: a need read
-// low suggests a limit that kills). mark is 0 where the kernel kept none.
-func KernelPeakNoCache(mark, cacheBefore, cacheAfter int64) int64 {
+// the reclaimable cache of that interval. Where the mark is the usage
+// read at the interval's end (within PeakAtEndSlack: usage only climbed,
+// as while files are written), the peak was that instant and its cache
+// is the end's. Otherwise the peak was inside the interval, its cache
+// unknown: the smaller of the cache at the two ends, so the figure errs
+// high by at most the cache the interval added (a need read low suggests
+// a limit that kills). mark is 0 where the kernel kept none; usageAfter 0
+// where no end reading goes with it.
+func KernelPeakNoCache(mark, cacheBefore, cacheAfter, usageAfter int64) int64 {
 	if mark <= 0 {
 		return 0
 	}
-	return max(mark-max(min(cacheBefore, cacheAfter), 0), 0)
+	cache := min(cacheBefore, cacheAfter)
+	if usageAfter > 0 && mark <= usageAfter+PeakAtEndSlack {
+		cache = cacheAfter
+	}
+	return max(mark-max(cache, 0), 0)
 }
+
+// PeakAtEndSlack is how far a mark may sit above the usage read just
+// before it and still be that instant's: the pages charged between the two
+// reads.
+const PeakAtEndSlack = 1 << 20
 
 // kernelNeed is the kernel's figure a need reads: without cache where the
 // record has it, else (older records) the mark with cache.

@@ -27,7 +27,7 @@ func (p *noCachePeak) sample(s event.Sample) {
 		if p.haveLast {
 			before = p.lastCache
 		}
-		p.est = max(p.est, model.KernelPeakNoCache(s.PeakBytes, before, cache))
+		p.est = max(p.est, model.KernelPeakNoCache(s.PeakBytes, before, cache, s.UsageBytes))
 		p.markMax = max(p.markMax, s.PeakBytes)
 	}
 	if !p.haveMin || cache < p.minCache {
@@ -43,10 +43,17 @@ func (p *noCachePeak) open() {
 }
 
 // close is the step's figure given its own reading of the kernel's mark
-// (0: none); 0 when nothing is known (no samples).
+// (0: none); 0 when nothing is known (no samples). A mark above the
+// samples' is from after the last sample where they carry marks (less the
+// cache then), from anywhere in the step where they carry none (less the
+// least cache the step saw).
 func (p *noCachePeak) close(mark int64) int64 {
 	if mark > p.markMax && p.haveMin {
-		p.est = max(p.est, model.KernelPeakNoCache(mark, p.minCache, p.minCache))
+		cache := p.minCache
+		if p.markMax > 0 {
+			cache = p.lastCache
+		}
+		p.est = max(p.est, model.KernelPeakNoCache(mark, cache, cache, 0))
 	}
 	return p.est
 }
@@ -57,5 +64,5 @@ func (p *noCachePeak) after(mark int64) int64 {
 	if !p.haveLast {
 		return 0
 	}
-	return model.KernelPeakNoCache(mark, p.lastCache, p.lastCache)
+	return model.KernelPeakNoCache(mark, p.lastCache, p.lastCache, 0)
 }
