@@ -31,8 +31,10 @@ var cluster struct {
 	once  sync.Once
 	p     *Platform
 	image string
-	err   error
-	skip  string
+	// dockerImage is the same workload image as the local engine has it.
+	dockerImage string
+	err         error
+	skip        string
 }
 
 // testNamespace keeps these tests' pods apart from a user's.
@@ -86,6 +88,7 @@ func clusterPlatform(t *testing.T) (*Platform, string) {
 			cluster.err = err
 			return
 		}
+		cluster.dockerImage = ref
 		if cluster.image, err = p.toCluster(ctx, ref, func(s string) {}); err != nil {
 			cluster.err = err
 		}
@@ -124,6 +127,14 @@ func clusterSweep(t *testing.T, p *Platform, tasks []model.Task, ratios []model.
 		t.Fatal(err)
 	}
 	defer b.Close()
+	results := sweepOn(t, b, tasks, ratios, onEvent)
+	nothingLeft(t, p)
+	return results
+}
+
+// sweepOn runs a plan on a backend to the end.
+func sweepOn(t *testing.T, b runner.Backend, tasks []model.Task, ratios []model.Ratio, onEvent func(event.Event)) []model.TrialResult {
+	t.Helper()
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: 1, Seed: 1, HostCPUs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +152,6 @@ func clusterSweep(t *testing.T, p *Platform, tasks []model.Task, ratios []model.
 		select {
 		case e, ok := <-out:
 			if !ok {
-				nothingLeft(t, p)
 				return results
 			}
 			if onEvent != nil {
