@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
-	"github.com/headroom-eval/headroom/taskfile"
 )
 
 // clusterSeeded is one seeded workload with files written (a pip-style
@@ -33,26 +34,24 @@ name = "seeded"
 // cache, which is what differs between the two engines' storage.
 func TestClusterNeedMatchesDocker(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterSeeded)
-	onKube := clusterSweep(t, p, []model.Task{task}, []model.Ratio{model.Uncapped}, nil)
+	onKube := clusterSweep(t, p, []model.Task{clusterTask(t, image, clusterSeeded)}, []model.Ratio{model.Uncapped}, nil)
 
-	l, err := taskfile.Parse("seeded.toml", []byte(clusterSeeded))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dockerTasks := []model.Task{l.Task}
-	taskfile.ResolveImages(dockerTasks, cluster.dockerImage)
-	cli, err := docker.Connect()
+	ctx := context.Background()
+	dp, err := docker.Open(ctx)
 	if err != nil {
 		t.Skipf("no Docker engine: %v", err)
 	}
-	defer cli.Close()
-	b, err := docker.New(context.Background(), cli, docker.Options{})
+	defer dp.Close()
+	dimage, _, err := enginetest.WorkloadImage(ctx, dp, t.TempDir())
 	if err != nil {
-		t.Skipf("no Docker backend: %v", err)
+		t.Fatal(err)
+	}
+	b, err := dp.Sandboxes(ctx, runner.SandboxOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer b.Close()
-	onDocker := sweepOn(t, b, dockerTasks, []model.Ratio{model.Uncapped}, nil)
+	onDocker, _ := enginetest.Run(t, ctx, b, enginetest.Sweep{Experiment: testExperiment, Tasks: []model.Task{clusterTask(t, dimage, clusterSeeded)}, Ratios: []model.Ratio{model.Uncapped}})
 	if len(onKube) != 1 || len(onDocker) != 1 {
 		t.Fatalf("%d trials on the cluster, %d on Docker", len(onKube), len(onDocker))
 	}
@@ -64,7 +63,7 @@ func TestClusterNeedMatchesDocker(t *testing.T) {
 		if r.r.Outcome != model.Passed {
 			t.Fatalf("%s: %s (%s)", r.name, r.r.Outcome, r.r.Reason)
 		}
-		t.Logf("%s (%s, %s): sampled working set %s, kernel peak with cache %s, without %s; need %s", r.name, r.r.SampleSource, r.r.PeakMode,
+		t.Logf("%s (%s, peak mode %q): sampled working set %s, kernel peak with cache %s, without %s; need %s", r.name, r.r.SampleSource, r.r.PeakMode,
 			model.FormatBytes(r.r.PeakWorkingSetBytes), model.FormatBytes(r.r.KernelPeakBytes), model.FormatBytes(r.r.KernelPeakNoCacheBytes), model.FormatBytes(model.TrialPeakBytes(r.r)))
 		if r.r.KernelPeakNoCacheBytes == 0 {
 			t.Errorf("%s: no kernel peak without cache recorded", r.name)
