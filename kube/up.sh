@@ -283,7 +283,16 @@ start() {
 	fi
 	exe=$(readlink -f "$(command -v "$1")")
 	echo "$exe" >"$PIDS/$name.exe"
-	setsid "$exe" "${@:2}" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	# Only stdin, stdout and stderr go with it: a descriptor the caller
+	# holds (flock's lock, a CI pipe) kept open by a daemon for the
+	# cluster's life holds the lock, or the pipe, as long.
+	(
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+		done
+		exec setsid "$exe" "${@:2}" >>"$LOGS/$name.log" 2>&1 </dev/null
+	) &
 	echo $! >"$PIDS/$name.pid"
 	log "$name started (pid $!, log $LOGS/$name.log)"
 }
