@@ -215,6 +215,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			engineErr = err
 		}
 	}
+	interfered := false // the task kept headroom from clearing the reward files
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		if rule := t.task.Verdict.Reward; rule != nil {
 			// The verdict is the verifier's: a reward file the agent wrote
@@ -222,12 +223,14 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			// runs, as a phase's verifier starts from an empty directory
 			// (a separate verifier starts in a fresh container).
 			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
-			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+			if err := t.clear(ctx, sb, argv); errors.Is(err, ErrTaskInterfered) {
+				t.verdictNote, interfered = "clearing the reward files: "+err.Error(), true
+			} else if err != nil {
 				engineErr = fmt.Errorf("clearing the reward files: %w", err)
 			}
 		}
 	}
-	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil && !interfered {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -243,7 +246,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
 		judged := err == nil && !sr.TimedOut && ctx.Err() == nil
 		if rule := t.task.Verdict.Reward; rule != nil && judged {
-			ev.VerifierPassed, t.verdictNote, err = t.readReward(vctx, sb, rule)
+			// The read has its own bound, not what the verifier left of its time.
+			ev.VerifierPassed, t.verdictNote, err = t.readReward(ctx, sb, rule)
 			if err != nil {
 				engineErr = fmt.Errorf("reading the reward: %w", err)
 			}
@@ -655,8 +659,8 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	})
 	code := res.ExitCode
 	var engineErr error
-	if err != nil && !errorsIsCtx(err) {
-		engineErr = err
+	if err != nil && !errorsIsCtx(err) && !errors.Is(err, ErrTaskInterfered) {
+		engineErr = err // a reply the task garbled is the step's failure
 	}
 	timedOut := false
 	if err != nil {
@@ -898,17 +902,35 @@ func (t *trialRun) killedIn(at time.Time) string {
 	return t.step
 }
 
+// clear runs one of headroom's own commands (rm -rf of the reward files)
+// under SandboxOpTimeout; an error wrapping ErrTaskInterfered is the
+// task's doing, any other the engine's (nil when the trial was cancelled).
+func (t *trialRun) clear(ctx context.Context, sb Sandbox, argv []string) error {
+	cctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
+	_, err := sb.Exec(cctx, argv, nil, "0", func(string, string) {})
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTaskInterfered):
+		return fmt.Errorf("%s did not end within %s though the engine answered: %w", strings.Join(argv, " "), SandboxOpTimeout, ErrTaskInterfered)
+	}
+	return err
+}
+
 // readReward reads the verifier's reward file and says whether it passes,
 // and if not, why. The error is the engine's.
 func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
 	defer TimePhase(t.trial.ID, "reward read")()
+	ctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		p := path.Join(rule.Dir, name)
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, ErrNotReadable) {
+		if errors.Is(err, ErrNotReadable) || errors.Is(err, ErrTaskInterfered) {
 			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {

@@ -48,7 +48,17 @@ type driven struct {
 	// streams counts the streams whose end marker arrived: the command is
 	// done when both have, so no line of either is left behind.
 	streams int
-	done    chan struct{}
+	// bad says why the end was not the driver's answer ("" when it was).
+	bad  string
+	done chan struct{}
+}
+
+// clipText is a bounded piece of what a stream said, for an error.
+func clipText(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // attachDriver attaches to a created container whose entrypoint is the
@@ -87,9 +97,13 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if i > 0 {
 			c.line(stream, text[:i])
 		}
-		if stream == "stdout" {
-			c.code, _ = strconv.Atoi(strings.TrimSpace(text[i+len(c.end):]))
+		// Both streams carry the code; one that does not parse, or the two
+		// disagreeing, is not the driver's answer.
+		code, err := strconv.Atoi(strings.TrimSpace(text[i+len(c.end):]))
+		if err != nil || code < 0 || code > 255 || (c.streams == 1 && code != c.code) {
+			c.bad = fmt.Sprintf("its end marker on %s said %q", stream, clipText(text[i+len(c.end):]))
 		}
+		c.code = code
 		if c.streams++; c.streams == 2 {
 			close(c.done)
 		}
@@ -133,13 +147,19 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	if _, err := d.conn.Conn.Write(append(msg, '\n')); err != nil {
 		return runner.ExecResult{}, fmt.Errorf("step driver: %w", err)
 	}
+	answer := func() (runner.ExecResult, error) {
+		if c.bad != "" {
+			return runner.ExecResult{}, fmt.Errorf("the step driver's answer did not parse: %s: %w", c.bad, runner.ErrTaskInterfered)
+		}
+		return runner.ExecResult{ExitCode: c.code}, nil
+	}
 	select {
 	case <-c.done:
-		return runner.ExecResult{ExitCode: c.code}, nil
+		return answer()
 	case <-d.ended:
 		select {
 		case <-c.done: // the stream's last bytes were this command's end
-			return runner.ExecResult{ExitCode: c.code}, nil
+			return answer()
 		default:
 		}
 		// The driver died under the step (the kernel killed it, or the
