@@ -64,6 +64,11 @@ type Command struct {
 	User string `json:"user,omitempty"`
 	// Stdin is OpUntar's tar stream.
 	Stdin []byte `json:"stdin,omitempty"`
+	// Started, for the step driver, is a marker it writes on stderr once
+	// the command's process has started, followed by a space and that
+	// process's pid (in the container): headroom knows the step's process
+	// by its pid, not by the name a process gives itself.
+	Started string `json:"started,omitempty"`
 }
 
 // The driver's file operations: what the engine's copy API does (a copy
@@ -150,7 +155,13 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does, as on a cluster.
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		if c.Started != "" {
+			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
 	return exitCode(cmd, err, stderr)
 }
 

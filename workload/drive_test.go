@@ -165,3 +165,14 @@ func TestDriveReadRefusesAFIFO(t *testing.T) {
 		t.Fatal("the driver's read of a FIFO is still waiting for a writer")
 	}
 }
+
+// Asked, the driver says the pid of each command's process once it runs.
+func TestDriveSaysTheStepsPid(t *testing.T) {
+	c, _ := json.Marshal(Command{Argv: []string{"/bin/sh", "-c", `echo $$`}, End: "<e1>", Started: "<p1>"})
+	var stdout, stderr bytes.Buffer
+	drive(bytes.NewReader(append(c, '\n')), &stdout, &stderr)
+	pid, _, _ := strings.Cut(stdout.String(), "\n")
+	if !strings.Contains(stderr.String(), "<p1> "+pid+"\n") {
+		t.Errorf("stderr %q lacks the step's pid %s", stderr.String(), pid)
+	}
+}

@@ -38,13 +38,25 @@ type driver struct {
 
 	mu  sync.Mutex
 	cur *driven
+	// stepPID is the running command's process (its pid in the
+	// container), as the driver said it (0: none running).
+	stepPID int
+}
+
+// runningPID is the pid, in the container, of the process the driver
+// started for the command in flight (0 for none).
+func (d *driver) runningPID() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stepPID
 }
 
 // driven is the command in flight.
 type driven struct {
-	end  string
-	line func(stream, text string)
-	code int
+	end     string
+	started string // the marker before the pid of the command's process
+	line    func(stream, text string)
+	code    int
 	// streams counts the streams whose end marker arrived: the command is
 	// done when both have, so no line of either is left behind.
 	streams int
@@ -89,6 +101,21 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if c == nil {
 			return // nothing is running: nothing of a step can be here
 		}
+		if stream == "stderr" {
+			if j := strings.Index(text, c.started); j >= 0 {
+				if j > 0 {
+					c.line(stream, text[:j])
+				}
+				if pid, err := strconv.Atoi(strings.TrimSpace(text[j+len(c.started):])); err == nil && pid > 0 {
+					d.mu.Lock()
+					if d.cur == c {
+						d.stepPID = pid
+					}
+					d.mu.Unlock()
+				}
+				return
+			}
+		}
 		i := strings.Index(text, c.end)
 		if i < 0 {
 			c.line(stream, text)
@@ -130,8 +157,12 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	c := &driven{end: "\x1e[headroom-end " + hex.EncodeToString(nonce[:]) + "]", line: line, done: make(chan struct{})}
+	id := hex.EncodeToString(nonce[:])
+	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{})}
 	cmd.End = c.end
+	if cmd.Op == "" {
+		cmd.Started = c.started
+	}
 	msg, err := json.Marshal(cmd)
 	if err != nil {
 		return runner.ExecResult{}, err
@@ -141,7 +172,7 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
-		d.cur = nil
+		d.cur, d.stepPID = nil, 0
 		d.mu.Unlock()
 	}()
 	if _, err := d.conn.Conn.Write(append(msg, '\n')); err != nil {

@@ -37,7 +37,10 @@ type procWatch struct {
 
 // procCmd is a command line read for a process and the name it had then:
 // an exec changes the name (the engine's `runc init` becomes the step).
-type procCmd struct{ comm, cmd string }
+type procCmd struct {
+	comm, cmd string
+	nspid     int // its pid in the container (/proc/<pid>/status NSpid's last)
+}
 
 type procID struct {
 	pid   int
@@ -135,6 +138,13 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 		return runner.ProcSample{}, false
 	}
 	ps := runner.ProcSample{Time: now}
+	// With the step driver, its own process and the step's are known by
+	// their pids in the container (1, and what the driver said).
+	ps.Roles = s.drv != nil
+	stepPID := 0
+	if s.drv != nil {
+		stepPID = s.drv.runningPID()
+	}
 	alive := map[procID]bool{}
 	for _, f := range bytes.Fields(data) {
 		pid, err := strconv.Atoi(string(f))
@@ -145,9 +155,17 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 			ps.Truncated++
 			continue
 		}
-		p, id, ok := s.readProc(pid)
+		p, id, ns, ok := s.readProc(pid)
 		if !ok {
 			continue // gone between the list and its files
+		}
+		if ps.Roles {
+			switch {
+			case ns == 1:
+				p.Role = runner.RoleDriver
+			case ns != 0 && ns == stepPID:
+				p.Role = runner.RoleStep
+			}
 		}
 		alive[id] = true
 		ps.Procs = append(ps.Procs, p)
@@ -195,22 +213,25 @@ func (s *sandbox) procFile(path string) ([]byte, error) {
 	return b, err
 }
 
-func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
+// readProc reads one process: what the host sees, its identity, and its
+// pid in the container (0 when unknown).
+func (s *sandbox) readProc(pid int) (runner.Proc, procID, int, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	stat, err := s.procFile(dir + "/stat")
 	if err != nil {
-		return runner.Proc{}, procID{}, false
+		return runner.Proc{}, procID{}, 0, false
 	}
 	st, ok := parseProcStat(stat)
 	if !ok {
-		return runner.Proc{}, procID{}, false
+		return runner.Proc{}, procID{}, 0, false
 	}
 	comm, ticks := st.comm, st.ticks
 	p := runner.Proc{PID: pid, PPID: st.ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
 	id := procID{pid, ticks}
 	c, ok := s.pw.cmds[id]
-	cmd := c.cmd
+	cmd, ns := c.cmd, c.nspid
 	if !ok || c.comm != comm {
+		ns = nsPID(dir)
 		cmd = "[" + comm + "]"
 		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
 			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
@@ -218,11 +239,31 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 		// A process that has just forked still shows its parent's
 		// command line until it execs: read it again next time.
 		if time.Since(p.Started) > 50*time.Millisecond {
-			s.pw.cmds[id] = procCmd{comm, cmd}
+			s.pw.cmds[id] = procCmd{comm, cmd, ns}
 		}
 	}
 	p.Command = cmd
-	return p, id, true
+	return p, id, ns, true
+}
+
+// nsPID is a process's pid in its innermost pid namespace (the
+// container's), from /proc/<pid>/status; 0 when it cannot be read.
+func nsPID(dir string) int {
+	b, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }
 
 // parseProcStat reads /proc/<pid>/stat's command name, parent, start
