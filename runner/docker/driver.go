@@ -24,7 +24,23 @@ import (
 // in headroom's own image, whose binary is the driver, and unless the
 // backend was told to use exec for every step.
 func (b *Backend) usesDriver(task model.Task) bool {
-	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode})
+	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode}) && tracesDriver(task) == ""
+}
+
+// tracesDriver says why a task's own processes could read the driver's
+// channel ("" when they cannot): the driver is non-dumpable, which keeps
+// its /proc/1/fd and ptrace from every process without CAP_SYS_PTRACE;
+// a task granted it could read the commands (their nonces and secrets)
+// and forge their ends, so its steps take the engine's exec, whose
+// output never passes through the container's PID 1.
+func tracesDriver(task model.Task) string {
+	for _, c := range task.Capabilities {
+		switch strings.TrimPrefix(strings.ToUpper(c), "CAP_") {
+		case "SYS_PTRACE", "ALL":
+			return "the task is granted " + c + ", with which its processes could read the step driver's channel"
+		}
+	}
+	return ""
 }
 
 // driver is headroom's end of a sandbox's step driver: the container's
