@@ -153,7 +153,7 @@ func TestHostileDriverStolenCommandHangs(t *testing.T) {
 	tasks := filepath.Join(root, "tasks")
 	name := "hostile-driver/hang"
 	harborTask(t, tasks, "hang", name, map[string]string{
-		"task.toml": fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 10.0\n[agent]\ntimeout_sec = 10.0\n[environment]\nmemory_mb = 128\n", name),
+		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 10.0\n[agent]\ntimeout_sec = 10.0\n[environment]\nmemory_mb = 128\n", name),
 		"solution/solve.sh": "#!/bin/bash\nfor k in 1 2 3 4 5; do (exec 3</proc/1/fd/0 || exit 0; dd bs=1M count=1 status=none <&3 >/dev/null; sleep infinity) </dev/null >/dev/null 2>&1 & done\nsleep 1\n",
 		"tests/test.sh":     "#!/bin/bash\necho REAL VERIFIER \"\"RAN\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
 	})
