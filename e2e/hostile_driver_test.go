@@ -237,7 +237,7 @@ exit 0
 	}
 	logs := trialLog(dir)
 	letoutRow(t, "F3: a healthcheck (the engine's exec) opens /proc/1/fd/0 and writes the agent command's `--pass-env` value, spaced out (so masking misses it), on /proc/1/fd/1",
-		fmt.Sprintf("1 trial %s (step runner %s); the healthcheck's open refused (%d in the verifier's output); the secret in no file or stream", outcome, runner_, strings.Count(logs, "stealer-open-refused")),
+		fmt.Sprintf("1 trial %s (step runner %s); the healthcheck's open refused (%d in the verifier's output); the secret, spaced or whole, in %d file(s) or stream(s)", outcome, runner_, strings.Count(logs, "stealer-open-refused"), leaked),
 		1-len(recs), leaked+left, 0)
 }
 
