@@ -96,6 +96,11 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attach to the step driver: %w", err)
 	}
+	return newDriver(conn), nil
+}
+
+// newDriver reads a driver's output from conn until it ends.
+func newDriver(conn types.HijackedResponse) *driver {
 	d := &driver{conn: conn, ended: make(chan struct{})}
 	stdout, stderr := runner.LineWriter(d.lineFrom("stdout")), runner.LineWriter(d.lineFrom("stderr"))
 	go func() {
@@ -104,7 +109,7 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 		stdout.Close()
 		stderr.Close()
 	}()
-	return d, nil
+	return d
 }
 
 // lineFrom handles one line of a stream: the current command's output, or
