@@ -179,8 +179,7 @@ func (t *trialRun) verifyPhase(ctx context.Context, sb Sandbox, p model.Phase, e
 	}
 	sort.Strings(dirs)
 	if len(dirs) > 0 {
-		argv := append([]string{"rm", "-rf", "--"}, dirs...)
-		if err := t.clear(ctx, sb, argv); errors.Is(err, ErrTaskInterfered) {
+		if err := t.clear(ctx, sb, dirs); errors.Is(err, ErrTaskInterfered) {
 			return nil, fmt.Sprintf("clearing %v: %v: later steps not run", dirs, err), nil
 		} else if err != nil {
 			return nil, "", fmt.Errorf("clearing %v: %w", dirs, err)

@@ -63,6 +63,8 @@ type TrialView struct {
 	// Activities are the processes the steps started (the runner caps
 	// how many), in the order they were seen.
 	Activities []model.Activity
+	// whole: Result is the trial's whole record, not its summary's.
+	whole bool
 }
 
 // Killed says whether any OOM kill landed in the trial: one seen as it

@@ -122,7 +122,7 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if c == nil {
 			return // nothing is running: nothing of a step can be here
 		}
-		if stream == "stderr" {
+		if stream == "stderr" && c.started != "" {
 			if j := strings.Index(text, c.started); j >= 0 {
 				if j > 0 {
 					c.line(stream, text[:j])

@@ -251,6 +251,24 @@ func (s *sandbox) engineAnswers() bool {
 	return err == nil && info.State != nil && info.State.Running
 }
 
+// RemoveFiles removes paths through the step driver (runner.FileRemover);
+// done false without one, or where it could not (not root): then an
+// exec'd rm does.
+func (s *sandbox) RemoveFiles(ctx context.Context, paths []string) (done bool, err error) {
+	if s.drv == nil {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
+	defer cancel()
+	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpRemove, Argv: paths}, func(_, _ string) {})
+	if err != nil {
+		return false, err
+	}
+	return r.ExitCode == 0, nil
+}
+
+var _ runner.FileRemover = (*sandbox)(nil)
+
 // limitedWriter fails a write past n bytes.
 type limitedWriter struct {
 	w io.Writer
