@@ -501,7 +501,7 @@ func (p *progress) event(ev event.Event) {
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
-			r.OutcomeWord(), p.label(r.ID), model.PeakLabel(r.PeakWorkingSetBytes, r.KernelPeakBytes, model.FormatBytes), r.Policy.LimitString(),
+			r.OutcomeWord(), p.label(r.ID), model.TrialPeakLabel(r, model.FormatBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
 		if r.Install != nil {
 			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %s\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), model.Quantity(r.Install.Steps, "step"))

@@ -34,6 +34,8 @@ type trialRun struct {
 	index     int // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
+	// noCache is the step's kernel peak less reclaimable cache.
+	noCache   noCachePeak
 	kills     int           // OOM kills seen (max over sources)
 	oomNotify chan struct{} // closed and replaced on each new kill
 	// verdictNote says why a verifier judged by its reward file or its
@@ -321,6 +323,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
+		t.mu.Lock()
+		res.KernelPeakNoCacheBytes = max(res.KernelPeakNoCacheBytes, t.noCache.after(final.KernelPeakBytes))
+		t.mu.Unlock()
 	}
 	if len(res.OOMs) > 0 {
 		res.KilledInStep = res.OOMs[0].Step
@@ -433,6 +438,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	st.Name, st.Show = clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
 	t.mu.Lock()
 	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
+	t.noCache.open()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
@@ -556,6 +562,8 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	}
 	sr.KernelPeakBytes = max(sr.KernelPeakBytes, t.peakBeforeKill)
 	t.peakBeforeKill = 0
+	sr.KernelPeakNoCacheBytes = t.noCache.close(sr.KernelPeakBytes)
+	t.res.KernelPeakNoCacheBytes = max(t.res.KernelPeakNoCacheBytes, sr.KernelPeakNoCacheBytes)
 	sr.PeakWorkingSetBytes = t.stepPeak
 	sr.OOMKills = t.kills - o.killsBefore
 	sr.AtLimit = model.Duration(t.stepAtLimit)
@@ -900,6 +908,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.stepFaultsLast = s.MajorFaults
 			t.lastAt = s.Time
 			t.lastWS = s.WorkingSetBytes
+			t.noCache.sample(s)
 			if s.WorkingSetBytes > t.stepPeak {
 				t.stepPeak = s.WorkingSetBytes
 			}
