@@ -217,3 +217,15 @@ var ErrPlatformGone = errors.New("the platform stopped answering")
 // regular file (a directory, a link), or larger than 1 MiB. What the
 // task left there is the task's doing, not the engine's.
 var ErrNotReadable = errors.New("not a regular file of at most 1 MiB")
+
+// ErrTaskInterfered is an operation of headroom's own in a sandbox
+// (clearing or reading the reward files) that the task's processes kept
+// from its answer: the step driver's reply was larger than any it gives,
+// did not parse, or did not come within SandboxOpTimeout while the
+// engine answered. The task's failure, named; never the engine's.
+var ErrTaskInterfered = errors.New("the task's own processes interfered with headroom's step driver")
+
+// SandboxOpTimeout bounds each operation of headroom's own in a sandbox
+// (clearing the reward files, reading one): none of them may wait longer,
+// whatever the task does.
+const SandboxOpTimeout = 30 * time.Second

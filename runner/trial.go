@@ -226,6 +226,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			engineErr = err
 		}
 	}
+	interfered := false // the task kept headroom from clearing the reward files
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		if rule := t.task.Verdict.Reward; rule != nil {
 			// The verdict is the verifier's: a reward file the agent wrote
@@ -233,22 +234,14 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			// runs, as a phase's verifier starts from an empty directory
 			// (a separate verifier starts in a fresh container).
 			paths := []string{path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
-			done, rmErr := false, error(nil)
-			if fr, ok := sb.(FileRemover); ok {
-				// No process of its own: one exec more was a step's
-				// worth of a trivial task-directory trial
-				// (docs/PERFORMANCE.md).
-				done, rmErr = fr.RemoveFiles(ctx, paths)
-			}
-			if !done && rmErr == nil {
-				_, rmErr = sb.Exec(ctx, append([]string{"rm", "-rf", "--"}, paths...), nil, "0", func(string, string) {})
-			}
-			if rmErr != nil && ctx.Err() == nil {
-				engineErr = fmt.Errorf("clearing the reward files: %w", rmErr)
+			if err := t.clear(ctx, sb, paths); errors.Is(err, ErrTaskInterfered) {
+				t.verdictNote, interfered = "clearing the reward files: "+err.Error(), true
+			} else if err != nil {
+				engineErr = fmt.Errorf("clearing the reward files: %w", err)
 			}
 		}
 	}
-	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil && !interfered {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -264,7 +257,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
 		judged := err == nil && !sr.TimedOut && ctx.Err() == nil
 		if rule := t.task.Verdict.Reward; rule != nil && judged {
-			ev.VerifierPassed, t.verdictNote, err = t.readReward(vctx, sb, rule)
+			// The read has its own bound, not what the verifier left of its time.
+			ev.VerifierPassed, t.verdictNote, err = t.readReward(ctx, sb, rule)
 			if err != nil {
 				engineErr = fmt.Errorf("reading the reward: %w", err)
 			}
@@ -698,8 +692,8 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	})
 	code := res.ExitCode
 	var engineErr error
-	if err != nil && !errorsIsCtx(err) {
-		engineErr = err
+	if err != nil && !errorsIsCtx(err) && !errors.Is(err, ErrTaskInterfered) {
+		engineErr = err // a reply the task garbled is the step's failure
 	}
 	if saidNoSpace && t.diskFull == "" {
 		t.lookAtDisks(sb) // and when the step ended
@@ -975,17 +969,44 @@ func (t *trialRun) killedIn(at time.Time) string {
 	return t.step
 }
 
+// clear removes paths in the sandbox (through its FileRemover where it
+// has one, else an exec'd rm -rf) under SandboxOpTimeout; an error
+// wrapping ErrTaskInterfered is the task's doing, any other the engine's
+// (nil when the trial was cancelled).
+func (t *trialRun) clear(ctx context.Context, sb Sandbox, paths []string) error {
+	cctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
+	done, err := false, error(nil)
+	if fr, ok := sb.(FileRemover); ok {
+		// No process of its own: one exec more was a step's worth of a
+		// trivial task-directory trial (docs/PERFORMANCE.md).
+		done, err = fr.RemoveFiles(cctx, paths)
+	}
+	if !done && err == nil {
+		_, err = sb.Exec(cctx, append([]string{"rm", "-rf", "--"}, paths...), nil, "0", func(string, string) {})
+	}
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTaskInterfered):
+		return fmt.Errorf("removing %s did not end within %s though the engine answered: %w", strings.Join(paths, " "), SandboxOpTimeout, ErrTaskInterfered)
+	}
+	return err
+}
+
 // readReward reads the verifier's reward file and says whether it passes,
 // and if not, why. The error is the engine's.
 func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
 	defer TimePhase(t.trial.ID, "reward read")()
+	ctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		p := path.Join(rule.Dir, name)
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, ErrNotReadable) {
+		if errors.Is(err, ErrNotReadable) || errors.Is(err, ErrTaskInterfered) {
 			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {

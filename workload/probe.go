@@ -255,6 +255,11 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 			root = args[i+1]
 		}
 	}
+	// The probe is the step driver on a cluster: its channel is its own
+	// as the driver's is (guardChannel).
+	if err := guardChannel(); err != nil {
+		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
+	}
 	p := startProbe(root, every, stdout, nil)
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)

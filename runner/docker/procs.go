@@ -53,7 +53,10 @@ type procWatch struct {
 
 // procCmd is a command line read for a process and the name it had then:
 // an exec changes the name (the engine's `runc init` becomes the step).
-type procCmd struct{ comm, cmd string }
+type procCmd struct {
+	comm, cmd string
+	nspid     int // its pid in the container (/proc/<pid>/status NSpid's last)
+}
 
 type procID struct {
 	pid   int
@@ -158,7 +161,9 @@ func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSa
 // (runner.ActivityThreshold) in any case.
 func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 	w := &s.pw
-	ps := runner.ProcSample{Time: now}
+	// With the step driver, its own process and the step's are known by
+	// their pids in the container (readProc's Role).
+	ps := runner.ProcSample{Time: now, Roles: s.drv != nil}
 	since := now.Sub(w.listedAt)
 	relist := w.listedAt.IsZero() || w.truncated > 0 || since >= listCheckEvery ||
 		(w.pidsFile == "" && since >= listEvery-procEvery/2)
@@ -290,8 +295,9 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 	p := runner.Proc{PID: pid, PPID: st.ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
 	id := procID{pid, ticks}
 	c, ok := s.pw.cmds[id]
-	cmd := c.cmd
+	cmd, ns := c.cmd, c.nspid
 	if !ok || c.comm != comm {
+		ns = nsPID(dir)
 		cmd = "[" + comm + "]"
 		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
 			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
@@ -299,11 +305,41 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 		// A process that has just forked still shows its parent's
 		// command line until it execs: read it again next time.
 		if time.Since(p.Started) > 50*time.Millisecond {
-			s.pw.cmds[id] = procCmd{comm, cmd}
+			s.pw.cmds[id] = procCmd{comm, cmd, ns}
 		}
 	}
 	p.Command = cmd
+	if s.drv != nil {
+		// The driver is the container's PID 1; the step, the pid the
+		// driver said it started the running command as.
+		switch step := s.drv.runningPID(); {
+		case ns == 1:
+			p.Role = runner.RoleDriver
+		case ns != 0 && ns == step:
+			p.Role = runner.RoleStep
+		}
+	}
 	return p, id, st.threads, true
+}
+
+// nsPID is a process's pid in its innermost pid namespace (the
+// container's), from /proc/<pid>/status; 0 when it cannot be read.
+func nsPID(dir string) int {
+	b, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }
 
 // parseProcStat reads /proc/<pid>/stat's command name, parent, start
