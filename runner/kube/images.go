@@ -110,11 +110,28 @@ func (p *Platform) ImageReady(ctx context.Context, task model.Task) (string, boo
 	return p.clusterRef(ref), true
 }
 
-// PrepareSidecars: a compose task's other services are not run on a
-// cluster yet.
+// PrepareSidecars builds or pulls each compose sidecar's image locally,
+// as the task's own, and puts it on the cluster, naming it in the task.
 func (p *Platform) PrepareSidecars(ctx context.Context, task *model.Task, progress func(string)) error {
-	if len(task.Sidecars) > 0 {
-		return fmt.Errorf("task %s has compose services besides its own (%d): the kubernetes backend runs single-container tasks only; use --backend docker", task.Name, len(task.Sidecars))
+	if len(task.Sidecars) == 0 {
+		return nil
+	}
+	if err := sidecarRefusal(*task); err != nil {
+		return err
+	}
+	l, err := p.localEngine(ctx)
+	if err != nil {
+		return err
+	}
+	if err := l.PrepareSidecars(ctx, task, progress); err != nil {
+		return err
+	}
+	for i := range task.Sidecars {
+		ref, err := p.toCluster(ctx, task.Sidecars[i].Image, progress)
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", task.Sidecars[i].Name, err)
+		}
+		task.Sidecars[i].Image = ref
 	}
 	return nil
 }

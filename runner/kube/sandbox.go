@@ -593,6 +593,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
 		s.seen(pod)
+		if len(s.task.Sidecars) > 0 {
+			f.Sidecars = s.sidecarUsage(ctx, pod)
+		}
 	} else if apierrors.IsNotFound(err) {
 		// Gone before headroom deleted it.
 		s.outside(deletedOutside)
