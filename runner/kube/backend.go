@@ -194,6 +194,7 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, err
 	}
 	sb.running = time.Now()
+	sb.pidsEnforced = p.pidsLimitEnforced(ctx, running.Spec.NodeName, trial.Policy.PidsLimit)
 	sb.containerID = containerID(running)
 	sb.last = running
 	if sb.containerID != "" {

@@ -41,6 +41,8 @@ type fakeProbe struct {
 	// ("svc-web:/sys/fs/cgroup/…"); containers, each exec's container.
 	files      map[string]string
 	containers []string
+	// pidsHits is the final counters' refused forks.
+	pidsHits int
 }
 
 func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -68,7 +70,7 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 			send(workload.ProbeLine{Kind: workload.ProbePeak, ID: c.End, Peak: 150 << 20, Known: true})
 		case workload.OpFinal:
 			f.mu.Lock()
-			send(workload.ProbeLine{Kind: workload.ProbeFinal, ID: c.End, LimitHits: 2, Known: true, OOMKills: f.kills})
+			send(workload.ProbeLine{Kind: workload.ProbeFinal, ID: c.End, LimitHits: 2, Known: true, OOMKills: f.kills, PidsHits: f.pidsHits})
 			f.mu.Unlock()
 		case workload.OpKill:
 			return nil

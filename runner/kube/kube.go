@@ -98,9 +98,15 @@ type Platform struct {
 	// (DefaultAPIWait when 0).
 	apiWait time.Duration
 
+	// readKubeletConfig, when set, replaces the node proxy's /configz
+	// (a test's fake).
+	readKubeletConfig func(ctx context.Context, node string) ([]byte, error)
+
 	mu     sync.Mutex
 	local  runner.Platform // the Docker engine that builds images (lazy)
 	images map[string]string
+	// nodePids are the nodes' pod pids limits, read once each.
+	nodePids map[string]nodePids
 }
 
 // Open connects with the settings; the API server must answer.
