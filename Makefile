@@ -77,7 +77,7 @@ vet:
 # Everything, including the tests that start real containers (and build
 # task images FROM the real-task Debian image, made once).
 test: vet real-images
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 45m ./...
 
 # Every way a trial can die, injected on the real engine (runner/docker's
 # faults build tag); prints injected × recorded with trials lost, containers

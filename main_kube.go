@@ -4,6 +4,7 @@ package main
 
 import (
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/runner/kube"
 )
 
@@ -11,4 +12,7 @@ import (
 // (main_nokube.go) the console leaves client-go out: half of a clean
 // build's compile time, which is how `make run` gets to its first frame
 // quickly on a fresh clone.
-func registerKube() { runner.Register(kube.Definition()) }
+//
+// Its images are built by the local Docker engine (docker.OpenBuilder)
+// and then put on the cluster: the backend itself knows only the builder.
+func registerKube() { runner.Register(kube.Definition(docker.OpenBuilder)) }

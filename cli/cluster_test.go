@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/runner/kube"
 	"github.com/headroom-eval/headroom/store"
 )
@@ -34,7 +35,7 @@ func clusterKubeconfig(t *testing.T) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := kube.Open(ctx, map[string]string{kube.OptKubeconfig: kc, kube.OptNamespace: "headroom-cli-test"})
+	p, err := kube.Open(ctx, map[string]string{kube.OptKubeconfig: kc, kube.OptNamespace: "headroom-cli-test"}, docker.OpenBuilder)
 	if err != nil {
 		skip("cluster not reachable: " + err.Error())
 	}

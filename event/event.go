@@ -114,6 +114,10 @@ type SweepEnded struct {
 	// Why says what stopped it when headroom did (the platform gone), ""
 	// when it was cancelled or ran to the end.
 	Why string `json:",omitempty"`
+	// NotKept says why the sweep's records could not be kept (its
+	// directory removed or moved, the disk full), "" when they were:
+	// the store stopped the sweep, and where the records went is here.
+	NotKept string `json:",omitempty"`
 }
 
 // Sample is one reading of a sandbox's resource use.

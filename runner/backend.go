@@ -27,6 +27,19 @@ type ExecResult struct {
 	ExitCode int
 }
 
+// Step runners, as recorded on each trial.
+const (
+	// StepsByExec runs each step with the platform's exec (on Docker one exec
+	// create, attach and inspect, and a runtime exec, per step; on a
+	// cluster an exec stream through the API server).
+	StepsByExec = "exec"
+	// StepsByDriver runs each step as a child of the step driver
+	// (headroom's own program in the sandbox, workload.DriveMode), told over
+	// the sandbox's stdin: a trial then costs the engine what a `docker
+	// run` does.
+	StepsByDriver = "driver"
+)
+
 // Backend creates sandboxes for trials: a Platform's Sandboxes (a Docker
 // Engine's containers, a Kubernetes cluster's pods).
 type Backend interface {
@@ -65,8 +78,8 @@ type Sandbox interface {
 // Lifecycle is how a trial acts on its sandbox.
 type Lifecycle interface {
 	ID() string
-	// StepRunner says how steps run ("exec": the platform's exec per step;
-	// "driver": a process in the sandbox told each step).
+	// StepRunner says how steps run (StepsByExec: the platform's exec per
+	// step; StepsByDriver: a process in the sandbox told each step).
 	StepRunner() string
 	// Exec runs argv inside the sandbox as user ("" for the sandbox's
 	// own); each line of output goes to line. Cancelling ctx stops

@@ -22,27 +22,11 @@ type Platform interface {
 	// manifest, doctor and capacity.
 	Describe() PlatformInfo
 
-	// WorkloadImage makes sure headroom's own image (the built-in tasks'
-	// workload and step driver) is where trials can run it, building it
-	// from exe (the in-container program, runner.WorkloadBinary) when
-	// missing or force; it returns the reference trials use.
-	WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error)
-	// WorkloadImageBuilt says whether that image is there, building nothing
-	// (exe "": the program itself is still to be built, so the image is too).
-	WorkloadImageBuilt(ctx context.Context, exe string) (ref string, built bool, err error)
-	// PrepareImage makes a task's image available (a built-in name, a
-	// Dockerfile build, a pull or a push) and returns the reference its
-	// trials run; force remakes a built-in image that exists.
-	PrepareImage(ctx context.Context, task model.Task, force bool, progress func(string)) (string, error)
-	// ImageReady says, preparing nothing, which image a task would run
-	// and whether it is there already.
-	ImageReady(ctx context.Context, task model.Task) (ref string, ready bool)
-	// PrepareSidecars does the same for each compose sidecar of the task,
+	// ImageBuilder: the images its trials run, made where they run.
+	ImageBuilder
+	// PrepareSidecars makes the image of each compose sidecar of the task,
 	// naming the prepared image in the task.
 	PrepareSidecars(ctx context.Context, task *model.Task, progress func(string)) error
-	// ImageID is the platform's id of a prepared image (an error naming
-	// the reference when it is not there).
-	ImageID(ctx context.Context, ref string) (string, error)
 
 	// Sandboxes opens the backend that starts trials' sandboxes.
 	Sandboxes(ctx context.Context, opts SandboxOptions) (Backend, error)
@@ -63,6 +47,39 @@ type Platform interface {
 	// Close releases the platform's clients.
 	Close() error
 }
+
+// ImageBuilder makes the images trials run: headroom's own and the
+// tasks'. A platform is one for its own sandboxes (the Docker engine
+// builds where its containers run); a backend whose sandboxes run
+// elsewhere (a cluster's pods) is given one at registration (the local
+// Docker engine's, docker.OpenBuilder) and moves what it built to where
+// the sandboxes run.
+type ImageBuilder interface {
+	// WorkloadImage makes sure headroom's own image (the built-in tasks'
+	// workload and step driver) is where trials can run it, building it
+	// from exe (the in-container program, runner.WorkloadBinary) when
+	// missing or force; it returns the reference trials use.
+	WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error)
+	// WorkloadImageBuilt says whether that image is there, building nothing
+	// (exe "": the program itself is still to be built, so the image is too).
+	WorkloadImageBuilt(ctx context.Context, exe string) (ref string, built bool, err error)
+	// PrepareImage makes a task's image available (a built-in name, a
+	// Dockerfile build, a pull or a push) and returns the reference its
+	// trials run; force remakes a built-in image that exists.
+	PrepareImage(ctx context.Context, task model.Task, force bool, progress func(string)) (string, error)
+	// ImageReady says, preparing nothing, which image a task would run
+	// and whether it is there already.
+	ImageReady(ctx context.Context, task model.Task) (ref string, ready bool)
+	// ImageID is a prepared image's id where it was built (an error
+	// naming the reference when it is not there).
+	ImageID(ctx context.Context, ref string) (string, error)
+
+	// Close releases the builder's clients.
+	Close() error
+}
+
+// OpenImageBuilder connects to an ImageBuilder, when one is first needed.
+type OpenImageBuilder func(ctx context.Context) (ImageBuilder, error)
 
 // PlatformInfo is what a platform says about itself.
 type PlatformInfo struct {

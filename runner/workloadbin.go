@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -19,6 +20,11 @@ import (
 // ~3 ms from exec to main) rather than the console (88 MB with client-go,
 // ~30 ms of package init paid by every built-in step).
 const WorkloadProgram = "hr-workload"
+
+// TaskDriverPath is where the step driver is mounted in a task image's
+// container: a read-only bind of headroom's own static binary, named so
+// that it runs as the workload binary (main dispatches on the name).
+var TaskDriverPath = path.Join("/.headroom", WorkloadProgram)
 
 // modulePath is headroom's module: what the source tree a console binary
 // was built from must declare for WorkloadBinary to build the program there.

@@ -392,8 +392,24 @@ func (s *Sweep) record(raw <-chan event.Event) {
 				ev = end
 			}
 		}
+		if end, ok := ev.(event.SweepEnded); ok {
+			if err := s.Err(); err != nil {
+				end.NotKept = notKept(err)
+				ev = end
+			}
+		}
 		s.events <- ev
 	}
+}
+
+// notKept is a store failure as the end of the sweep says it: where the
+// records went, in a line.
+func notKept(err error) string {
+	var gone *store.DirGoneError
+	if errors.As(err, &gone) {
+		return gone.Short()
+	}
+	return err.Error()
 }
 
 // Events is the sweep's event stream; it closes after SweepEnded.

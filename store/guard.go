@@ -117,6 +117,20 @@ func (e *DirGoneError) Error() string {
 	return fmt.Sprintf("the experiment directory %s was removed while the sweep ran (it held no record yet); nothing was re-created; the sweep was stopped", e.Dir)
 }
 
+// Short is the error in a line a screen can hold: what happened to the
+// directory and where its records are, without the paths said twice.
+func (e *DirGoneError) Short() string {
+	switch {
+	case e.MovedTo != "":
+		return fmt.Sprintf("the experiment directory was moved to %s: its %d record(s) are there", e.MovedTo, e.Records)
+	case e.Rescued != "":
+		return fmt.Sprintf("the experiment directory was removed: its %d record(s) were saved to %s", e.Records, e.Rescued)
+	case e.Records > 0:
+		return fmt.Sprintf("the experiment directory was removed, with its %d record(s) (they could not be saved elsewhere)", e.Records)
+	}
+	return "the experiment directory was removed (it held no record yet)"
+}
+
 // checkDir fails, once and for good, when the directory at e.Dir is not
 // the one this experiment made or opened (removed, moved, replaced), or
 // its trials file was unlinked: then nothing more is written, anywhere,

@@ -21,6 +21,11 @@ func atKeyLine(path string, data []byte, err error) error {
 		if line := keyLine(data, m[1], m[2]); line > 0 {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		// No such key ("[verifier] has no command"): the table's own
+		// header, where what is missing belongs.
+		if line := tableLine(data, m[1]); line > 0 {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
@@ -45,6 +50,21 @@ func keyLine(data []byte, table, key string) int {
 		}
 		k = strings.Trim(strings.TrimSpace(k), `"`)
 		if (current == table && k == key) || (current == "" && k == table+"."+key) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// tableLine is the 1-based line of table's header ([table] or
+// [[table]], the first), or 0.
+func tableLine(data []byte, table string) int {
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if j := strings.IndexByte(line, '#'); j >= 0 {
+			line = strings.TrimSpace(line[:j])
+		}
+		if strings.HasPrefix(line, "[") && strings.TrimSpace(strings.Trim(line, "[]")) == table {
 			return i + 1
 		}
 	}

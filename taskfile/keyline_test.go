@@ -38,6 +38,14 @@ environment.cpus = 3
 	if !strings.HasPrefix(err.Error(), "t.toml:7: [environment] memory_mb") {
 		t.Errorf("atKeyLine: %v", err)
 	}
+	// A table named without a key of it in the file: the table's header.
+	err = atKeyLine("t.toml", data, errors.New("[verifier] has no command: set command = ..."))
+	if !strings.HasPrefix(err.Error(), "t.toml:9: [verifier] has no command") {
+		t.Errorf("atKeyLine of a missing key: %v", err)
+	}
+	if err := atKeyLine("t.toml", data, errors.New("[agent] timeout_sec is missing")); err.Error() != "t.toml: [agent] timeout_sec is missing" {
+		t.Errorf("a table not in the file: %v", err)
+	}
 	if err := atKeyLine("t.toml", data, errors.New("no agents")); err.Error() != "t.toml: no agents" {
 		t.Errorf("an error naming no field: %v", err)
 	}

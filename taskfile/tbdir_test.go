@@ -43,7 +43,7 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 		"harbor-broken-toml/task.toml:4: expected '.' or ']' to end table name",
 		"harbor-no-environment: no environment: add environment/Dockerfile or set [environment] docker_image",
 		"harbor-no-tests/tests/test.sh: missing: the verifier tests/test.sh",
-		"harbor-two-memories/task.toml: [environment] sets both memory_mb and memory: keep one",
+		"harbor-two-memories/task.toml:3: [environment] sets both memory_mb and memory: keep one",
 		"old-bad-yaml/task.yaml: ",
 		"old-multi/docker-compose.yaml:5: service server build: testdata/tbdirs/old-multi/server/Dockerfile does not exist",
 	}

@@ -122,6 +122,7 @@ type Model struct {
 	// the trial being stopped, cancelling the sweep being cancelled).
 	message    string
 	messageAt  time.Time
+	sticky     bool // the message stays past messageTTL
 	stopping   string
 	cancelling bool
 	// launching is set while a sweep is being started.
@@ -155,12 +156,12 @@ const messageTTL = 8 * time.Second
 // say puts a notice on the status line ("" clears it).
 func (m *Model) say(text string) {
 	m.message, m.messageAt = text, m.now()
-	m.stopping, m.cancelling = "", false
+	m.stopping, m.cancelling, m.sticky = "", false, false
 }
 
 // notice is the status line's current notice.
 func (m *Model) notice() string {
-	if m.message == "" || m.stopping != "" || m.cancelling || m.launching || m.quitting {
+	if m.message == "" || m.stopping != "" || m.cancelling || m.launching || m.quitting || m.sticky {
 		return m.message
 	}
 	if m.now().Sub(m.messageAt) > messageTTL {
@@ -443,6 +444,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 					}
 				case event.SweepEnded:
 					switch {
+					case e.NotKept != "":
+						// The records could not be kept: said until
+						// something else is, not for a notice's while.
+						m.say("sweep stopped, its records not kept: " + e.NotKept + " (said again on quit)")
+						m.sticky = true
 					case e.Why != "":
 						// headroom stopped it: the platform went away.
 						m.say("sweep stopped: " + e.Why + "; resume it from history (5, r)")

@@ -377,3 +377,22 @@ func TestInfraRowRedOnlyAboveZero(t *testing.T) {
 		t.Errorf("the 0%% infra cell is red: %q", row)
 	}
 }
+
+// A sweep the store stopped (its directory removed) says where its
+// records went on the status line, and keeps saying it past messageTTL:
+// records not kept are not a notice to miss.
+func TestRecordsNotKeptStayOnTheStatusLine(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	now := t0.Add(3 * time.Second)
+	m.opts.Now = func() time.Time { return now }
+	m = update(t, m, eventsMsg{events: []event.Event{event.SweepEnded{Base: event.Base{Time: now}, Interrupted: true,
+		NotKept: "the experiment directory was removed: its 1 record(s) were saved to /x/e.rescued"}}})
+	want := "records not kept: the experiment directory was removed"
+	if !strings.Contains(m.View(), want) {
+		t.Fatalf("no %q on the status line:\n%s", want, m.View())
+	}
+	now = now.Add(messageTTL + time.Minute)
+	if !strings.Contains(m.View(), want) {
+		t.Errorf("the records-not-kept notice went after messageTTL:\n%s", m.View())
+	}
+}

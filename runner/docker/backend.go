@@ -42,7 +42,7 @@ type Options struct {
 	// killed (default /dev/kmsg; unreadable is fine, the name is omitted).
 	KernelLog string
 	// ExecSteps runs every step with the engine's exec, even in the
-	// built-in image, whose step driver is otherwise used (StepsByDriver).
+	// built-in image, whose step driver is otherwise used (runner.StepsByDriver).
 	ExecSteps bool
 	// CgroupParent puts every trial's cgroup under this one (docker run
 	// --cgroup-parent), e.g. a slice whose own limit the trials share.

@@ -8,41 +8,17 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
 
-const heavyInstall = `
-[task]
-name = "test/heavy"
-[environment]
-image = "builtin"
-memory = "64M"
-cpus = 1
-[agent]
-timeout_sec = 60
-[verifier]
-timeout_sec = 30
-show = "pytest"
-workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
-[[agents]]
-name = "heavy"
-  [[agents.steps]]
-  name = "prepare"
-  show = "echo hi"
-  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
-  [[agents.steps]]
-  name = "install"
-  show = "pip install pandas"
-  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
-`
-
 // bothStepRunners runs a test with the built-in image's step driver and
 // with the engine's exec per step: the two must record the same facts.
 func bothStepRunners(t *testing.T, test func(t *testing.T, b *Backend, want string)) {
-	for _, want := range []string{StepsByDriver, StepsByExec} {
+	for _, want := range []string{runner.StepsByDriver, runner.StepsByExec} {
 		t.Run(want, func(t *testing.T) {
-			test(t, newBackend(t, Options{ExecSteps: want == StepsByExec}), want)
+			test(t, newBackend(t, Options{ExecSteps: want == runner.StepsByExec}), want)
 		})
 	}
 }
@@ -52,7 +28,7 @@ func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
 }
 
 func testOOMKillAtHardLimitNamesTheStep(t *testing.T, b *Backend, runs string) {
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	var oomEvents []event.OOMKill
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), func(e event.Event) {
 		if o, ok := e.(event.OOMKill); ok {
@@ -107,21 +83,7 @@ func TestChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T) {
 }
 
 func testChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T, b *Backend, runs string) {
-	task := parseTask(t, `
-[task]
-name = "test/retry"
-[environment]
-image = "builtin"
-memory = "96M"
-[verifier]
-workload = { duration_ms = 100, base_mb = 2, requires = ["target"] }
-[[agents]]
-name = "agent"
-  [[agents.steps]]
-  name = "build"
-  show = "cargo build -j3"
-  workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
-`)
+	task := parseTask(t, enginetest.ChildKill)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	r := results[0]
 	if r.StepRunner != runs {
@@ -140,7 +102,7 @@ name = "agent"
 
 func TestPolicyReadBackFromInspect(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	task.Resources.CPUs = 0.5
 	for _, ratio := range model.StandardRatios {
 		tr := model.Trial{ID: "inspect-" + ratio.String(), Task: task.Name, Agent: "heavy", Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
@@ -265,7 +227,7 @@ name = "agent"
 // from the engine's stats stream, and the record says so.
 func TestStatsStreamFallback(t *testing.T) {
 	b := newBackend(t, Options{ForceStats: true})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	task.Agents[0].Steps[1].Argv = task.Agents[0].Steps[0].Argv // keep it small: no kill
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
 	r := results[0]
@@ -279,7 +241,7 @@ func TestStatsStreamFallback(t *testing.T) {
 
 func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 	b := newBackend(t, Options{Keep: true})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
 	id := results[0].ContainerID
 	info, err := testCli.ContainerInspect(context.Background(), id)
@@ -294,7 +256,7 @@ func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 
 func TestContainersRunLockedDown(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "locked", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
 	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
 	if err != nil {

@@ -144,7 +144,7 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 		return "", fmt.Errorf("preparing %s: %w", DebianCacheImage, err)
 	}
 	if logs, err := cli.ContainerLogs(ctx, created.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}); err == nil {
-		w := LineWriter(progress)
+		w := runner.LineWriter(progress)
 		_, _ = stdcopy.StdCopy(w, w, logs)
 		w.Close()
 		logs.Close()
@@ -166,7 +166,7 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 
 // runLogged runs cmd, relaying its output lines.
 func runLogged(cmd *exec.Cmd, progress func(string)) error {
-	w := LineWriter(progress)
+	w := runner.LineWriter(progress)
 	// One writer for both: exec then lets one goroutine write at a time.
 	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()

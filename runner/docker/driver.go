@@ -20,17 +20,6 @@ import (
 	"github.com/headroom-eval/headroom/workload"
 )
 
-// Step runners, as recorded on each trial.
-const (
-	// StepsByExec runs each step with the engine's exec (one exec create,
-	// attach and inspect, and a runtime exec, per step).
-	StepsByExec = "exec"
-	// StepsByDriver runs each step as a child of the built-in image's
-	// step driver (workload.DriveMode), told over the container's stdin:
-	// a trial then costs the engine what a `docker run` does.
-	StepsByDriver = "driver"
-)
-
 // usesDriver says whether a task's steps go through the step driver: only
 // in headroom's own image, whose binary is the driver, and unless the
 // backend was told to use exec for every step.
@@ -70,7 +59,7 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 		return nil, fmt.Errorf("attach to the step driver: %w", err)
 	}
 	d := &driver{conn: conn, ended: make(chan struct{})}
-	stdout, stderr := LineWriter(d.lineFrom("stdout")), LineWriter(d.lineFrom("stderr"))
+	stdout, stderr := runner.LineWriter(d.lineFrom("stdout")), runner.LineWriter(d.lineFrom("stderr"))
 	go func() {
 		defer close(d.ended)
 		_, _ = stdcopy.StdCopy(stdout, stderr, conn.Reader)

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -42,15 +44,15 @@ func TestDriverSplitsTheEndMarkerOffBothStreams(t *testing.T) {
 // would (killed, 137) and a later step is an error, not a hang.
 func TestDriverEndsWithItsContainer(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "driver-dies", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
 	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sb.Remove(context.Background())
-	if sb.StepRunner() != StepsByDriver {
-		t.Fatalf("step runner %q, want %q", sb.StepRunner(), StepsByDriver)
+	if sb.StepRunner() != runner.StepsByDriver {
+		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
 	}
 	go func() {
 		for range sb.Samples() {

@@ -328,7 +328,7 @@ func TestFaults(t *testing.T) {
 		res := injectFault(t, model.CauseEngineLost, Options{EngineWait: time.Second}, cli, noEnv(faultTask("engine", "64M", 60,
 			`{ duration_ms = 30000, base_mb = 2 }`)), one, 1, func(_ *Backend, e event.Event) {
 			if _, ok := e.(event.StepStarted); ok {
-				once.Do(proxy.cut)
+				once.Do(proxy.Cut)
 			}
 		})
 		// What the outage left is counted as leaked (the engine outlived

@@ -31,7 +31,7 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 		}
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(WriteUploads(pw, uploads)) }()
+	go func() { pw.CloseWithError(runner.WriteUploads(pw, uploads)) }()
 	err := s.b.cli.CopyToContainer(ctx, s.id, "/", pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(err)
 	if err != nil {
@@ -50,142 +50,6 @@ func describeUploads(uploads []model.Upload) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// WriteUploads writes the uploads as one tar stream rooted at "/", with
-// every parent directory, owned by root, modes kept.
-func WriteUploads(w io.Writer, uploads []model.Upload) error {
-	tw := tar.NewWriter(w)
-	dirs := map[string]bool{}
-	addDir := func(p string, mode int64) error {
-		p = strings.TrimPrefix(path.Clean("/"+p), "/")
-		if p == "" || dirs[p] {
-			return nil
-		}
-		dirs[p] = true
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode})
-	}
-	parents := func(p string) error {
-		var acc string
-		for _, part := range strings.Split(strings.Trim(path.Dir(path.Clean("/"+p)), "/"), "/") {
-			if part == "" {
-				continue
-			}
-			acc = path.Join(acc, part)
-			if err := addDir(acc, 0o755); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, u := range uploads {
-		to := path.Clean("/" + u.To)
-		if err := parents(to); err != nil {
-			return err
-		}
-		if u.From == "" && u.Name != "" {
-			if err := addDir(to, 0o755); err != nil {
-				return err
-			}
-			hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(path.Join(to, u.Name), "/"), Mode: contentMode(u), Size: int64(len(u.Content))}
-			if err := tw.WriteHeader(hdr); err != nil {
-				return err
-			}
-			if _, err := io.WriteString(tw, u.Content); err != nil {
-				return err
-			}
-			continue
-		}
-		if u.From == "" {
-			if err := addDir(to, 0o777); err != nil {
-				return err
-			}
-			continue
-		}
-		// Not followed: the loader resolved every path it checked
-		// (confine.Within), so a link here was made since, or never
-		// checked, and could lead anywhere on the host.
-		st, err := os.Lstat(u.From)
-		if err != nil {
-			return err
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link: headroom copies in only paths it resolved and checked when it loaded the task; load the task again", u.From)
-		}
-		if !st.IsDir() {
-			if err := addDir(to, 0o755); err != nil {
-				return err
-			}
-			name := filepath.Base(u.From)
-			if u.Name != "" {
-				name = u.Name // a file copied in under another name
-			}
-			if err := addEntry(tw, u.From, path.Join(to, name), st); err != nil {
-				return err
-			}
-			continue
-		}
-		dir := func(name string, info fs.FileInfo) error { return addDir(name, int64(info.Mode().Perm())) }
-		if err := tarTree(tw, u.From, to, dir); err != nil {
-			return err
-		}
-	}
-	return tw.Close()
-}
-
-// tarTree writes the tree at src into tw under prefix ("" for the root
-// of the archive), root-owned, modes and times kept. Directories go
-// through dir, so a caller can write each once; sockets and devices are
-// not task content and are left out.
-func tarTree(tw *tar.Writer, src, prefix string, dir func(name string, info fs.FileInfo) error) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		name := path.Join(prefix, filepath.ToSlash(rel))
-		info, err := d.Info()
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return dir(name, info)
-		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
-			return addEntry(tw, p, name, info)
-		}
-		return nil
-	})
-}
-
-// addEntry writes one file, symlink or directory from src as name,
-// root-owned; a regular file's content follows its header.
-func addEntry(tw *tar.Writer, src, name string, info fs.FileInfo) error {
-	link := ""
-	if info.Mode()&fs.ModeSymlink != 0 {
-		var err error
-		if link, err = os.Readlink(src); err != nil {
-			return err
-		}
-	}
-	hdr, err := tar.FileInfoHeader(info, link)
-	if err != nil {
-		return err
-	}
-	hdr.Name = strings.TrimPrefix(name, "/")
-	hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	if !info.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.CopyN(tw, f, info.Size())
-	return err
 }
 
 // maxReadFile bounds what ReadFile takes from a container.
@@ -223,14 +87,6 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return data, nil
-}
-
-// contentMode is the mode of a file written from an upload's Content.
-func contentMode(u model.Upload) int64 {
-	if u.Executable {
-		return 0o755
-	}
-	return 0o644
 }
 
 // maxCopyOut bounds what CopyOut takes from a container.
@@ -309,7 +165,7 @@ const maxDriverUpload = 8 << 20
 // the engine's copy is to be used.
 func (s *sandbox) copyInByDriver(ctx context.Context, uploads []model.Upload) (done bool, err error) {
 	var buf bytes.Buffer
-	if err := WriteUploads(&limitedWriter{w: &buf, n: maxDriverUpload}, uploads); err != nil {
+	if err := runner.WriteUploads(&limitedWriter{w: &buf, n: maxDriverUpload}, uploads); err != nil {
 		return false, nil // too large, or unreadable: the engine's copy says why
 	}
 	// What a failed unpack says is the engine copy's to say again.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // What goes into a container never follows a link to the host: a link
@@ -26,13 +27,13 @@ func TestUploadsDoNotFollowLinks(t *testing.T) {
 	os.Symlink(secret, filepath.Join(task, "leak"))
 
 	var buf bytes.Buffer
-	err := WriteUploads(&buf, []model.Upload{{From: filepath.Join(task, "leak"), To: "/mnt"}})
+	err := runner.WriteUploads(&buf, []model.Upload{{From: filepath.Join(task, "leak"), To: "/mnt"}})
 	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Errorf("a linked upload: %v; want it refused", err)
 	}
 	for name, write := range map[string]func(w io.Writer) error{
 		"uploads": func(w io.Writer) error {
-			return WriteUploads(w, []model.Upload{{From: filepath.Join(task, "tests"), To: "/tests"}})
+			return runner.WriteUploads(w, []model.Upload{{From: filepath.Join(task, "tests"), To: "/tests"}})
 		},
 		"build context": func(w io.Writer) error { return tarDir(w, task, "") },
 	} {

@@ -288,7 +288,7 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 	lines := make(chan string, 16)
 	go func() {
 		defer close(lines)
-		w := LineWriter(func(l string) { lines <- l })
+		w := runner.LineWriter(func(l string) { lines <- l })
 		_, _ = stdcopy.StdCopy(w, w, att.Reader)
 		w.Close()
 	}()

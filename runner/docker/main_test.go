@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,9 +11,9 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/taskfile"
 )
 
 // The tests in this package run real containers on the real engine.
@@ -49,17 +47,9 @@ func runMain(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "hr-workload")
-	build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom/cmd/hr-workload")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build workload: %v\n%s", err, out)
-		return 1
-	}
-	testBinary = bin
-	testImage, err = EnsureWorkloadImage(context.Background(), cli, bin, false, nil)
+	testImage, testBinary, err = enginetest.WorkloadImage(context.Background(), &Platform{cli: cli}, dir)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "workload image: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	code := m.Run()
@@ -80,13 +70,7 @@ var testExperimentPrefix = fmt.Sprintf("test%d", os.Getpid())
 // parseTask reads an inline task file and points it at the test image.
 func parseTask(t testing.TB, toml string) model.Task {
 	t.Helper()
-	l, err := taskfile.Parse(t.Name()+".toml", []byte(toml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks := []model.Task{l.Task}
-	taskfile.ResolveImages(tasks, testImage)
-	return tasks[0]
+	return enginetest.Task(t, testImage, toml)
 }
 
 func newBackend(t testing.TB, opts Options) *Backend {
@@ -119,40 +103,5 @@ func sweepAtOnce(t testing.TB, b runner.Backend, tasks []model.Task, ratios []mo
 // sweepTuned is sweep with the runner's configuration changed by tune.
 func sweepTuned(t testing.TB, b runner.Backend, tasks []model.Task, ratios []model.Ratio, repeats int, ctx context.Context, onEvent func(event.Event), tune func(*runner.Config)) ([]model.TrialResult, []event.Event) {
 	t.Helper()
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: repeats, Seed: 1, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30,
-		// A local engine: the host's pressure is read for each trial's noise.
-		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2}
-	if tune != nil {
-		tune(&cfg)
-	}
-	r, err := runner.New(b, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan event.Event, 256)
-	go r.Run(ctx, out)
-	var results []model.TrialResult
-	var evs []event.Event
-	deadline := time.After(8 * time.Minute)
-	for {
-		select {
-		case e, ok := <-out:
-			if !ok {
-				return results, evs
-			}
-			evs = append(evs, e)
-			if onEvent != nil {
-				onEvent(e)
-			}
-			if te, ok := e.(event.TrialEnded); ok {
-				results = append(results, te.Result)
-			}
-		case <-deadline:
-			t.Fatal("sweep did not finish within 8 minutes")
-		}
-	}
+	return enginetest.Run(t, ctx, b, enginetest.Sweep{Experiment: testExperimentPrefix, Tasks: tasks, Ratios: ratios, Repeats: repeats, Tune: tune, OnEvent: onEvent})
 }

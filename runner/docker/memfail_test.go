@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -70,7 +71,7 @@ name = "agent"
 // exactly the limit.
 func TestOwnLimitKillWithTheSamplerStarvedIsOwnLimit(t *testing.T) {
 	b := newBackend(t, Options{})
-	task := parseTask(t, heavyInstall)
+	task := parseTask(t, enginetest.HeavyInstall)
 	var mu sync.Mutex
 	held := false
 	release := func() {

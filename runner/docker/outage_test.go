@@ -2,9 +2,6 @@ package docker
 
 import (
 	"context"
-	"io"
-	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,74 +11,27 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
 
-// engineProxy stands between headroom and the engine's socket, so a test
-// can make the engine vanish for headroom alone (stopping the real daemon
-// would break every other test running beside it).
-type engineProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
 // proxiedClient puts a proxy in front of the test engine's local socket
 // and returns a client that talks through it (the test is skipped for an
 // engine that is not on a local socket); the client is closed at the end.
-func proxiedClient(t *testing.T) (*engineProxy, *client.Client) {
+func proxiedClient(t *testing.T) (*enginetest.Cutter, *client.Client) {
 	t.Helper()
 	host := testCli.DaemonHost()
 	if !strings.HasPrefix(host, "unix://") {
 		t.Skipf("the engine is at %s, not a local socket a test can interpose on", host)
 	}
-	proxy, sock := startProxy(t, strings.TrimPrefix(host, "unix://"))
-	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+sock), client.WithAPIVersionNegotiation())
+	proxy := enginetest.NewCutter(t, "unix", strings.TrimPrefix(host, "unix://"))
+	cli, err := client.NewClientWithOpts(client.WithHost("unix://"+proxy.Addr()), client.WithAPIVersionNegotiation())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
 	return proxy, cli
-}
-
-func startProxy(t *testing.T, target string) (*engineProxy, string) {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "engine.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &engineProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("unix", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { io.Copy(up, c); up.Close() }()
-			go func() { io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p, path
-}
-
-// cut makes the engine unreachable: the socket goes, open streams break.
-func (p *engineProxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
 }
 
 func TestEngineVanishingMidTrialIsAnInfraError(t *testing.T) {
@@ -109,7 +59,7 @@ name = "agent"
 	var once sync.Once
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}, {K: 3}}, 1, context.Background(), func(e event.Event) {
 		if _, ok := e.(event.StepStarted); ok {
-			once.Do(proxy.cut)
+			once.Do(proxy.Cut)
 		}
 	})
 	if len(results) != 3 {

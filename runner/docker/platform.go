@@ -44,6 +44,18 @@ func Definition() runner.BackendDef {
 	}
 }
 
+// OpenBuilder connects to the engine named by the environment as it is
+// when it only builds images: the Kubernetes backend's builder
+// (main_kube.go gives it kube.Definition), which builds here what the
+// cluster then pulls or imports.
+func OpenBuilder(ctx context.Context) (runner.ImageBuilder, error) {
+	p, err := Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // Platform is a connected Docker Engine.
 type Platform struct {
 	cli  *client.Client

@@ -194,7 +194,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 	s.list = append(s.list, one)
 	if len(sc.Files) > 0 {
 		pr, pw := io.Pipe()
-		go func() { pw.CloseWithError(WriteUploads(pw, sc.Files)) }()
+		go func() { pw.CloseWithError(runner.WriteUploads(pw, sc.Files)) }()
 		err := s.b.cli.CopyToContainer(ctx, created.ID, "/", pr, container.CopyToContainerOptions{})
 		pr.CloseWithError(err)
 		if err != nil {
@@ -278,7 +278,7 @@ func (s *sidecars) lastLog(one *sidecar) string {
 	}
 	defer rc.Close()
 	var out strings.Builder
-	lw := LineWriter(func(l string) {
+	lw := runner.LineWriter(func(l string) {
 		if l = strings.TrimSpace(l); l != "" {
 			out.WriteString(" | " + l)
 		}

@@ -3,19 +3,13 @@ package docker
 import (
 	"context"
 	"fmt"
-	"path"
 	"runtime"
 	"slices"
 
 	"github.com/docker/docker/api/types/mount"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/runner"
 )
-
-// TaskDriverPath is where the step driver is mounted in a task image's
-// container: a read-only bind of headroom's own static binary, named so
-// that it runs as the workload binary (main dispatches on the name).
-var TaskDriverPath = path.Join("/.headroom", path.Base(workload.Binary))
 
 // idleCommands are the idle commands task images get when their file
 // names none (headroom's, Harbor's compose `sh -c "sleep infinity"`); a
@@ -39,7 +33,7 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 	if why := b.imageRunsDriver(ctx, task.Image, task.ForeignHarness()); why != "" {
 		return nil, why
 	}
-	return &mount.Mount{Type: mount.TypeBind, Source: b.opts.DriverBinary, Target: TaskDriverPath, ReadOnly: true}, ""
+	return &mount.Mount{Type: mount.TypeBind, Source: b.opts.DriverBinary, Target: runner.TaskDriverPath, ReadOnly: true}, ""
 }
 
 // imageRunsDriver checks, once per image, that the image is a Linux image

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // testBinary is the static workload binary the tests built (main_test).
@@ -47,7 +48,7 @@ func TestTaskImageStepsThroughTheDriver(t *testing.T) {
 		r := byRatio(results)
 		byRunner[r["uncapped"].StepRunner] = r
 	}
-	drv, exe := byRunner[StepsByDriver], byRunner[StepsByExec]
+	drv, exe := byRunner[runner.StepsByDriver], byRunner[runner.StepsByExec]
 	if drv == nil || exe == nil {
 		t.Fatalf("step runners seen: %v, want driver and exec", keys(byRunner))
 	}

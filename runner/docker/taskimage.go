@@ -249,11 +249,11 @@ func tarDir(w io.Writer, dir, inline string) error {
 			return err
 		}
 	}
-	err := tarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
+	err := runner.TarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
 		if name == "." {
 			return nil
 		}
-		return addEntry(tw, "", name, info)
+		return runner.TarEntry(tw, "", name, info)
 	})
 	if err != nil {
 		return err

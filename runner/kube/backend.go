@@ -18,7 +18,6 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
 )
@@ -400,7 +399,7 @@ func (s *sandbox) probeBinary() string {
 	case builtinImage(s.task):
 		return workload.Binary
 	case s.probing:
-		return docker.TaskDriverPath
+		return runner.TaskDriverPath
 	}
 	return ""
 }

@@ -2,8 +2,6 @@ package kube
 
 import (
 	"context"
-	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -75,9 +74,9 @@ func TestClusterPodDeletedOutside(t *testing.T) {
 // first too, has its CPU.
 func TestClusterExecStepsOnScratchImage(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	for _, opts := range []runner.SandboxOptions{{ExecSteps: true}, {}} {
-		r := clusterSweepWith(t, p, opts, []model.Task{task}, []model.Ratio{model.Uncapped}, nil)[0]
+		r := clusterSweepWith(t, p, opts, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1})[0]
 		if r.Outcome != model.Passed {
 			t.Fatalf("exec steps %v: %s (%s), want passed", opts.ExecSteps, r.Outcome, r.Reason)
 		}
@@ -90,91 +89,6 @@ func TestClusterExecStepsOnScratchImage(t *testing.T) {
 	}
 }
 
-// clusterSweepWith is clusterSweep with the backend's options.
-func clusterSweepWith(t *testing.T, p *Platform, opts runner.SandboxOptions, tasks []model.Task, ratios []model.Ratio, onEvent func(event.Event)) []model.TrialResult {
-	t.Helper()
-	b, err := p.Sandboxes(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: 1, Seed: 1, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperiment, Plan: plan, Tasks: tasks, Concurrency: 1, GuaranteeCapacityBytes: 8 << 30,
-		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan event.Event, 256)
-	go r.Run(context.Background(), out)
-	var results []model.TrialResult
-	deadline := time.After(8 * time.Minute)
-	for {
-		select {
-		case e, ok := <-out:
-			if !ok {
-				nothingLeft(t, p)
-				return results
-			}
-			if onEvent != nil {
-				onEvent(e)
-			}
-			if te, ok := e.(event.TrialEnded); ok {
-				results = append(results, te.Result)
-			}
-		case <-deadline:
-			t.Fatal("sweep did not finish within 8 minutes")
-		}
-	}
-}
-
-// cutter is a TCP path to the API server that can be cut: the cluster
-// going away, as a client sees it (refused), without stopping the one
-// everyone's tests share.
-type cutter struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newCutter(t *testing.T, target string) *cutter {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cutter{ln: ln}
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			c.mu.Lock()
-			c.conns = append(c.conns, in, out)
-			c.mu.Unlock()
-			go func() { io.Copy(out, in); out.Close() }()
-			go func() { io.Copy(in, out); in.Close() }()
-		}
-	}()
-	return c
-}
-
-func (c *cutter) cut() {
-	c.ln.Close()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, k := range c.conns {
-		k.Close()
-	}
-}
-
 // The API server going away mid-sweep: the next start waits for it (with
 // backoff, said as the trial's wait), then the sweep stops, interrupted,
 // saying why; the trial running when it went is engine-lost, the queued
@@ -182,10 +96,9 @@ func (c *cutter) cut() {
 func TestClusterAPIGoneStopsTheSweep(t *testing.T) {
 	p, image := clusterPlatform(t)
 	task := clusterTask(t, image, clusterLong)
-	host := strings.TrimPrefix(p.cfg.Host, "https://")
-	c := newCutter(t, host)
+	c := enginetest.NewCutter(t, "tcp", strings.TrimPrefix(p.cfg.Host, "https://"))
 	cfg := rest.CopyConfig(p.cfg)
-	cfg.Host = "https://" + c.ln.Addr().String()
+	cfg.Host = "https://" + c.Addr()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -203,42 +116,24 @@ func TestClusterAPIGoneStopsTheSweep(t *testing.T) {
 		tk.Name = "test/long-" + n
 		tasks = append(tasks, tk)
 	}
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: []model.Ratio{model.Uncapped}, Repeats: 1, Seed: 1, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperiment, Plan: plan, Tasks: tasks, Concurrency: 1, GuaranteeCapacityBytes: 8 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan event.Event, 256)
-	go r.Run(context.Background(), out)
-	var results []model.TrialResult
+	var once sync.Once
+	results, evs := enginetest.Run(t, context.Background(), b, enginetest.Sweep{Experiment: testExperiment, Tasks: tasks, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1,
+		// A remote cluster: no host of headroom's own to read.
+		Tune:   func(c *runner.Config) { c.Host, c.HostCPUs = nil, 0 },
+		Within: 5 * time.Minute,
+		OnEvent: func(e event.Event) {
+			if s, ok := e.(event.StepStarted); ok && s.Step.Name == "long" {
+				once.Do(c.Cut)
+			}
+		}})
 	var end event.SweepEnded
 	waited := false
-	deadline := time.After(5 * time.Minute)
-	var once sync.Once
-loop:
-	for {
-		select {
-		case e, ok := <-out:
-			if !ok {
-				break loop
-			}
-			switch e := e.(type) {
-			case event.StepStarted:
-				if e.Step.Name == "long" {
-					once.Do(c.cut)
-				}
-			case event.TrialWaiting:
-				waited = waited || strings.Contains(e.Reason, "API server does not answer")
-			case event.TrialEnded:
-				results = append(results, e.Result)
-			case event.SweepEnded:
-				end = e
-			}
-		case <-deadline:
-			t.Fatal("the sweep did not end within 5 minutes of the API going")
+	for _, e := range evs {
+		switch e := e.(type) {
+		case event.TrialWaiting:
+			waited = waited || strings.Contains(e.Reason, "API server does not answer")
+		case event.SweepEnded:
+			end = e
 		}
 	}
 	if !end.Interrupted || !strings.Contains(end.Why, "did not answer") {
@@ -342,8 +237,8 @@ func TestClusterNamespaceScopedUser(t *testing.T) {
 		t.Errorf("capacity %+v from %q, want 3GiB, 2 CPUs from the quota", info.Host, info.Details[DetailCapacity])
 	}
 	t.Logf("capacity: %s", info.Details[DetailCapacity])
-	task := clusterTask(t, image, clusterHeavy)
-	res := clusterSweepWith(t, scoped, runner.SandboxOptions{}, []model.Task{task}, []model.Ratio{model.Uncapped}, nil)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
+	res := clusterSweepWith(t, scoped, runner.SandboxOptions{}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}, Concurrency: 1})
 	if res[0].Outcome != model.Passed {
 		t.Errorf("the scoped user's trial: %s (%s)", res[0].Outcome, res[0].Reason)
 	}

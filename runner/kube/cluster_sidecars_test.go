@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -102,7 +103,7 @@ func TestClusterComposeSidecar(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	results := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, []model.Task{task}, []model.Ratio{{K: 2}}, onEvent)
+	results := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 2}}, OnEvent: onEvent})
 	if len(results) != 1 {
 		t.Fatalf("%d results", len(results))
 	}
@@ -173,7 +174,7 @@ name = "agent"
 	}
 	pol := model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)
 	start := time.Now()
-	results := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, []model.Task{task}, []model.Ratio{{K: 1}}, nil)
+	results := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}})
 	r := results[0]
 	for _, s := range r.Steps {
 		t.Logf("%s %s: exit %d\n%s", s.Phase, s.Name, s.ExitCode, tail(s.Output, 400))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
-	"github.com/headroom-eval/headroom/taskfile"
 )
 
 // The tests below run real pods on a real cluster: the one `make kube-up`
@@ -55,40 +54,21 @@ func clusterPlatform(t *testing.T) (*Platform, string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		p, err := Open(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: testNamespace, OptContainerd: sock, OptProbe: "on"})
+		p, err := Open(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: testNamespace, OptContainerd: sock, OptProbe: "on"}, docker.OpenBuilder)
 		if err != nil {
 			cluster.skip = "cluster not reachable: " + err.Error()
 			return
 		}
 		cluster.p = p
-		// The workload image, built from a static binary of this tree.
+		// The workload image, built by the local engine from a static
+		// binary of this tree and imported into the cluster's containerd.
 		dir, err := os.MkdirTemp("", "headroom-kube-test")
 		if err != nil {
 			cluster.err = err
 			return
 		}
 		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "hr-workload")
-		build := exec.Command("go", "build", "-o", bin, "github.com/headroom-eval/headroom/cmd/hr-workload")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			cluster.err = fmt.Errorf("build workload: %v\n%s", err, out)
-			return
-		}
-		cli, err := docker.Connect()
-		if err != nil {
-			cluster.err = err
-			return
-		}
-		defer cli.Close()
-		ref, err := docker.EnsureWorkloadImage(ctx, cli, bin, false, nil)
-		if err != nil {
-			cluster.err = err
-			return
-		}
-		if cluster.image, err = p.toCluster(ctx, ref, func(s string) {}); err != nil {
-			cluster.err = err
-		}
+		cluster.image, _, cluster.err = enginetest.WorkloadImage(ctx, p, dir)
 	})
 	if cluster.skip != "" {
 		if os.Getenv("HEADROOM_KUBE_REQUIRED") != "" {
@@ -107,53 +87,29 @@ var testExperiment = fmt.Sprintf("ktest%d", os.Getpid())
 
 func clusterTask(t *testing.T, image, toml string) model.Task {
 	t.Helper()
-	l, err := taskfile.Parse(t.Name()+".toml", []byte(toml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks := []model.Task{l.Task}
-	taskfile.ResolveImages(tasks, image)
-	return tasks[0]
+	return enginetest.Task(t, image, toml)
 }
 
-// clusterSweep runs a plan on the cluster's backend to the end.
+// clusterSweep runs a plan on the cluster's backend to the end, two
+// trials at once.
 func clusterSweep(t *testing.T, p *Platform, tasks []model.Task, ratios []model.Ratio, onEvent func(event.Event)) []model.TrialResult {
 	t.Helper()
-	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
+	return clusterSweepWith(t, p, runner.SandboxOptions{}, enginetest.Sweep{Tasks: tasks, Ratios: ratios, OnEvent: onEvent})
+}
+
+// clusterSweepWith runs the sweep on a backend of the cluster opened with
+// opts, and checks that it left nothing behind.
+func clusterSweepWith(t *testing.T, p *Platform, opts runner.SandboxOptions, s enginetest.Sweep) []model.TrialResult {
+	t.Helper()
+	b, err := p.Sandboxes(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: ratios, Repeats: 1, Seed: 1, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runner.New(b, runner.Config{Experiment: testExperiment, Plan: plan, Tasks: tasks, Concurrency: 2, GuaranteeCapacityBytes: 8 << 30,
-		Host: func() runner.HostLoad { return runner.HostLoad{} }, HostCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan event.Event, 256)
-	go r.Run(context.Background(), out)
-	var results []model.TrialResult
-	deadline := time.After(8 * time.Minute)
-	for {
-		select {
-		case e, ok := <-out:
-			if !ok {
-				nothingLeft(t, p)
-				return results
-			}
-			if onEvent != nil {
-				onEvent(e)
-			}
-			if te, ok := e.(event.TrialEnded); ok {
-				results = append(results, te.Result)
-			}
-		case <-deadline:
-			t.Fatal("sweep did not finish within 8 minutes")
-		}
-	}
+	s.Experiment = testExperiment
+	results, _ := enginetest.Run(t, context.Background(), b, s)
+	nothingLeft(t, p)
+	return results
 }
 
 // nothingLeft: no pod or NetworkPolicy of this test process remains.
@@ -171,33 +127,11 @@ func nothingLeft(t *testing.T, p *Platform) {
 	}
 }
 
-const clusterHeavy = `
-[task]
-name = "test/heavy"
-[environment]
-image = "builtin"
-memory = "64M"
-cpus = 1
-[agent]
-timeout_sec = 60
-[verifier]
-timeout_sec = 30
-workload = { style = "pytest", duration_ms = 200, base_mb = 5, requires = ["deps"] }
-[[agents]]
-name = "heavy"
-  [[agents.steps]]
-  name = "prepare"
-  workload = { style = "edit", duration_ms = 100, base_mb = 2 }
-  [[agents.steps]]
-  name = "install"
-  workload = { style = "pip", packages = ["pandas"], duration_ms = 1000, base_mb = 110, writes = ["deps"] }
-`
-
 // At 1x the kernel kills in the step that allocates past the limit; the
 // same task uncapped passes; both sampled in the pod by the probe.
 func TestClusterKillAt1xPassUncapped(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	var kills []event.OOMKill
 	results := clusterSweep(t, p, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, func(e event.Event) {
 		if o, ok := e.(event.OOMKill); ok {
@@ -219,7 +153,7 @@ func TestClusterKillAt1xPassUncapped(t *testing.T) {
 		t.Fatalf("uncapped: %s (%s), want passed", free.Outcome, free.Reason)
 	}
 	for _, r := range []model.TrialResult{tight, free} {
-		if !strings.HasPrefix(r.SampleSource, "probe-cgroup-v") || r.StepRunner != docker.StepsByDriver {
+		if !strings.HasPrefix(r.SampleSource, "probe-cgroup-v") || r.StepRunner != runner.StepsByDriver {
 			t.Errorf("%s: sampled by %q, steps by %q; want the probe", r.Ratio, r.SampleSource, r.StepRunner)
 		}
 		t.Logf("%s: %s, sampled at %.1f Hz by %s, peak working set %s", r.Ratio, r.Outcome, r.SampleRateHz, r.SampleSource, model.FormatBytes(r.PeakWorkingSetBytes))
@@ -236,20 +170,7 @@ func TestClusterKillAt1xPassUncapped(t *testing.T) {
 // status says nothing, the probe's counter says it.
 func TestClusterChildKillSeen(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, `
-[task]
-name = "test/retry"
-[environment]
-image = "builtin"
-memory = "96M"
-[verifier]
-workload = { duration_ms = 100, base_mb = 2, requires = ["target"] }
-[[agents]]
-name = "agent"
-  [[agents.steps]]
-  name = "build"
-  workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
-`)
+	task := clusterTask(t, image, enginetest.ChildKill)
 	r := clusterSweep(t, p, []model.Task{task}, []model.Ratio{{K: 1}}, nil)[0]
 	if r.Outcome != model.PassedAfterOOM || !r.StateOOMKilled || r.KilledInStep != "build" {
 		t.Fatalf("%s (%s), OOMKilled %v, killed in %q; want passed-after-oom in build", r.Outcome, r.Reason, r.StateOOMKilled, r.KilledInStep)
@@ -260,7 +181,7 @@ name = "agent"
 // policy's; the pod is gone after Remove.
 func TestClusterPolicyReadBack(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +213,7 @@ func TestClusterPolicyReadBack(t *testing.T) {
 // ("waiting: unschedulable (…)"), and a cancel then leaves nothing.
 func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
 	p, image := clusterPlatform(t)
-	task := clusterTask(t, image, clusterHeavy)
+	task := clusterTask(t, image, enginetest.HeavyInstall)
 	b, err := p.Sandboxes(context.Background(), runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -278,7 +278,7 @@ func TestInvalidNamespaceAdvice(t *testing.T) {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
-	if _, err := Open(context.Background(), map[string]string{OptNamespace: "Bad_NS", OptKubeconfig: "/nonexistent"}); !errors.As(err, &se) {
+	if _, err := Open(context.Background(), map[string]string{OptNamespace: "Bad_NS", OptKubeconfig: "/nonexistent"}, nil); !errors.As(err, &se) {
 		t.Errorf("Open with a bad name: %v", err)
 	}
 }

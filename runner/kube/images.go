@@ -3,6 +3,7 @@ package kube
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -14,25 +15,28 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 )
 
-// Images are built where headroom runs, by the local Docker engine (the
-// docker backend, as registered), then made available to the cluster:
+// Images are built where headroom runs, by the builder the backend was
+// registered with (the local Docker engine's), then made available to the cluster:
 // pushed to --image-registry as REGISTRY/NAME:TAG, or imported into a
 // local cluster's containerd (--containerd-socket), or, with neither,
 // left for the user to import (the error of a pod that cannot find its
 // image says how).
 
-// localEngine is the Docker platform that builds images.
-func (p *Platform) localEngine(ctx context.Context) (runner.Platform, error) {
+// imageBuilder is the builder of the images, opened on first use.
+func (p *Platform) imageBuilder(ctx context.Context) (runner.ImageBuilder, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.local != nil {
-		return p.local, nil
+	if p.builder != nil {
+		return p.builder, nil
 	}
-	l, err := runner.Open(ctx, "docker", nil)
+	if p.build == nil {
+		return nil, errors.New("images for the cluster are built with the local Docker engine, and this backend was registered without one")
+	}
+	l, err := p.build(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("images for the cluster are built with the local Docker engine: %w", err)
 	}
-	p.local = l
+	p.builder = l
 	return l, nil
 }
 
@@ -47,7 +51,7 @@ func (p *Platform) pullPolicy() corev1.PullPolicy {
 
 // WorkloadImage builds headroom's image locally and puts it on the cluster.
 func (p *Platform) WorkloadImage(ctx context.Context, exe string, force bool, progress func(string)) (string, error) {
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -61,7 +65,7 @@ func (p *Platform) WorkloadImage(ctx context.Context, exe string, force bool, pr
 // WorkloadImageBuilt says whether the image is built locally and, where
 // headroom can tell, on the cluster.
 func (p *Platform) WorkloadImageBuilt(ctx context.Context, exe string) (string, bool, error) {
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -80,7 +84,7 @@ func (p *Platform) WorkloadImageBuilt(ctx context.Context, exe string) (string, 
 // PrepareImage builds or pulls the task's image locally and puts it on
 // the cluster.
 func (p *Platform) PrepareImage(ctx context.Context, task model.Task, force bool, progress func(string)) (string, error) {
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -95,7 +99,7 @@ func (p *Platform) PrepareImage(ctx context.Context, task model.Task, force bool
 // whether it is there (built locally and, where headroom can tell,
 // imported), preparing nothing.
 func (p *Platform) ImageReady(ctx context.Context, task model.Task) (string, bool) {
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return "", false
 	}
@@ -119,19 +123,20 @@ func (p *Platform) PrepareSidecars(ctx context.Context, task *model.Task, progre
 	if err := sidecarRefusal(*task); err != nil {
 		return err
 	}
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return err
 	}
-	if err := l.PrepareSidecars(ctx, task, progress); err != nil {
-		return err
-	}
 	for i := range task.Sidecars {
-		ref, err := p.toCluster(ctx, task.Sidecars[i].Image, progress)
-		if err != nil {
-			return fmt.Errorf("sidecar %s: %w", task.Sidecars[i].Name, err)
+		sc := &task.Sidecars[i]
+		ref, err := l.PrepareImage(ctx, model.Task{Name: task.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, false, progress)
+		if err == nil {
+			ref, err = p.toCluster(ctx, ref, progress)
 		}
-		task.Sidecars[i].Image = ref
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
+		}
+		sc.Image = ref
 	}
 	return nil
 }
@@ -139,7 +144,7 @@ func (p *Platform) PrepareSidecars(ctx context.Context, task *model.Task, progre
 // ImageID is the local engine's id of the image a cluster reference
 // was made from.
 func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
-	l, err := p.localEngine(ctx)
+	l, err := p.imageBuilder(ctx)
 	if err != nil {
 		return "", err
 	}

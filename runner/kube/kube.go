@@ -47,8 +47,10 @@ const (
 // DefaultNamespace is where trials' pods go unless told.
 const DefaultNamespace = "headroom"
 
-// Definition registers the backend (main: runner.Register(kube.Definition())).
-func Definition() runner.BackendDef {
+// Definition registers the backend, its images made by the builder build
+// opens (main_kube.go: runner.Register(kube.Definition(docker.OpenBuilder)),
+// the local Docker engine) and then put on the cluster.
+func Definition(build runner.OpenImageBuilder) runner.BackendDef {
 	return runner.BackendDef{
 		Name:    Name,
 		Summary: "a Kubernetes cluster: one pod per trial (requests = guarantee, limits = hard limit)",
@@ -65,7 +67,7 @@ func Definition() runner.BackendDef {
 			{Name: OptContainerd, Usage: "a local cluster's containerd socket, where images are imported (docker save | ctr import); a containerd.sock beside the kubeconfig is used when there"},
 			{Name: OptProbe, Usage: "on: headroom's probe in each pod samples its cgroup and drives the steps; off: the metrics API only", Default: "on"},
 		},
-		Open: func(ctx context.Context, s map[string]string) (runner.Platform, error) { return Open(ctx, s) },
+		Open: func(ctx context.Context, s map[string]string) (runner.Platform, error) { return Open(ctx, s, build) },
 	}
 }
 
@@ -102,15 +104,19 @@ type Platform struct {
 	// (a test's fake).
 	readKubeletConfig func(ctx context.Context, node string) ([]byte, error)
 
-	mu     sync.Mutex
-	local  runner.Platform // the Docker engine that builds images (lazy)
-	images map[string]string
+	// build opens the builder of the images (the local Docker engine's,
+	// as registered); builder is it once open.
+	build   runner.OpenImageBuilder
+	mu      sync.Mutex
+	builder runner.ImageBuilder
+	images  map[string]string
 	// nodePids are the nodes' pod pids limits, read once each.
 	nodePids map[string]nodePids
 }
 
-// Open connects with the settings; the API server must answer.
-func Open(ctx context.Context, s map[string]string) (*Platform, error) {
+// Open connects with the settings; the API server must answer. Images are
+// made by the builder build opens, when first needed.
+func Open(ctx context.Context, s map[string]string, build runner.OpenImageBuilder) (*Platform, error) {
 	quietClientGo()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if s[OptKubeconfig] != "" {
@@ -143,6 +149,7 @@ func Open(ctx context.Context, s map[string]string) (*Platform, error) {
 		}
 	}
 	p := newPlatform(cs, cfg, s)
+	p.build = build
 	if _, err := cs.Discovery().ServerVersion(); err != nil {
 		return nil, fmt.Errorf("kubernetes API server %s not reachable: %w (is the cluster up? try `headroom doctor --backend kubernetes`)", cfg.Host, err)
 	}
@@ -208,8 +215,8 @@ func (p *Platform) Namespace() string { return p.ns }
 func (p *Platform) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.local != nil {
-		return p.local.Close()
+	if p.builder != nil {
+		return p.builder.Close()
 	}
 	return nil
 }

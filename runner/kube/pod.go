@@ -19,7 +19,6 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -46,7 +45,7 @@ const (
 // ProbeDir is where the probe's binary is in a task image's container (an
 // emptyDir an init container fills from the workload image): the Docker
 // backend's mount point of its step driver.
-var ProbeDir = path.Dir(docker.TaskDriverPath)
+var ProbeDir = path.Dir(runner.TaskDriverPath)
 
 // podConfig is what a pod needs beyond the trial and task.
 type podConfig struct {
@@ -184,7 +183,7 @@ func builtinImage(task model.Task) bool {
 
 // probeCommand is the main container's command when the probe is PID 1.
 func probeCommand(task model.Task, c podConfig) []string {
-	bin := docker.TaskDriverPath
+	bin := runner.TaskDriverPath
 	if builtinImage(task) {
 		bin = workload.Binary
 	}

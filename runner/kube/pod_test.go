@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -141,7 +141,7 @@ func TestPodTaskImageProbeAndProfile(t *testing.T) {
 		t.Errorf("init %s %q", ic.Image, ic.Command)
 	}
 	ctr := pod.Spec.Containers[0]
-	if ctr.Command[0] != docker.TaskDriverPath || ctr.VolumeMounts[0].MountPath != ProbeDir || !ctr.VolumeMounts[0].ReadOnly {
+	if ctr.Command[0] != runner.TaskDriverPath || ctr.VolumeMounts[0].MountPath != ProbeDir || !ctr.VolumeMounts[0].ReadOnly {
 		t.Errorf("main %q mounts %+v", ctr.Command, ctr.VolumeMounts)
 	}
 	if ctr.SecurityContext.AllowPrivilegeEscalation != nil || ctr.SecurityContext.Capabilities.Add[0] != "NET_ADMIN" || ctr.SecurityContext.RunAsUser != nil {

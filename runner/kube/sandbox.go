@@ -22,7 +22,6 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
 )
@@ -127,9 +126,9 @@ func (s *sandbox) SampleSourceWhy() string {
 // StepRunner: "driver" through the probe, else "exec".
 func (s *sandbox) StepRunner() string {
 	if s.drv != nil && !s.b.opts.ExecSteps && !s.besidePID1 {
-		return docker.StepsByDriver
+		return runner.StepsByDriver
 	}
-	return docker.StepsByExec
+	return runner.StepsByExec
 }
 
 // QueuedFor is how long the scheduler held the pod (unschedulable): the
@@ -394,7 +393,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	}
 	var mu sync.Mutex
 	emit := func(stream string) io.WriteCloser {
-		return docker.LineWriter(func(text string) {
+		return runner.LineWriter(func(text string) {
 			mu.Lock()
 			line(stream, text)
 			mu.Unlock()
@@ -443,7 +442,7 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 		argv = []string{bin, workload.UntarMode, "/"}
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(docker.WriteUploads(pw, uploads)) }()
+	go func() { pw.CloseWithError(runner.WriteUploads(pw, uploads)) }()
 	var stderr bytes.Buffer
 	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, pr, io.Discard, &stderr)
 	pr.CloseWithError(io.EOF)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner/docker"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -349,7 +349,7 @@ func (s *sandbox) sidecarUsage(ctx context.Context, pod *corev1.Pod) []model.Sid
 func (s *sandbox) readIn(ctx context.Context, container, path string) ([]byte, error) {
 	argv := []string{"cat", path}
 	if s.probing && !builtinImage(s.task) {
-		argv = []string{docker.TaskDriverPath, workload.CatMode, path}
+		argv = []string{runner.TaskDriverPath, workload.CatMode, path}
 	}
 	ctx, cancel := context.WithTimeout(ctx, answerWait)
 	defer cancel()

@@ -15,7 +15,6 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -253,7 +252,7 @@ func TestComposeTrialOnFakeCluster(t *testing.T) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	for i, argv := range fp.execs {
-		if fp.containers[i] == "svc-server" && (argv[0] != docker.TaskDriverPath || argv[1] != workload.CatMode) {
+		if fp.containers[i] == "svc-server" && (argv[0] != runner.TaskDriverPath || argv[1] != workload.CatMode) {
 			t.Errorf("the server's cgroup read by %q, not the probe's cat", argv)
 		}
 	}
