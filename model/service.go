@@ -16,6 +16,9 @@ type Sidecar struct {
 	Env        []string `json:"env,omitempty"`
 	WorkDir    string   `json:"workdir,omitempty"`
 	User       string   `json:"user,omitempty"`
+	// Capabilities are the ones its compose cap_add gives it, on top of
+	// the engine's defaults.
+	Capabilities []string `json:"capabilities,omitempty"`
 	// Aliases are further host names it answers to on the trial's network.
 	Aliases          []string `json:"aliases,omitempty"`
 	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`

@@ -171,6 +171,10 @@ type Task struct {
 	// Capabilities are the only Linux capabilities the container keeps;
 	// every other one is dropped.
 	Capabilities []string `json:"capabilities"`
+	// CapabilitiesAt is where the task's files ask for each capability
+	// ("task.toml:9", "docker-compose.yaml:12 (service db)"), for
+	// messages; not recorded.
+	CapabilitiesAt map[string]string `json:"-"`
 	// Env is set in the container for every step (NAME=value).
 	Env []string `json:"env,omitempty"`
 	// PassEnv are host variables every step gets (see Step.PassEnv).

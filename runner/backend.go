@@ -166,6 +166,21 @@ type Final struct {
 	Knobs *model.KnobRecord
 }
 
+// ExitWitness is a sandbox whose platform can say, when a step failed on
+// it, whether the sandbox had ended by itself (its main process exited:
+// the task's idle command or entrypoint) rather than the engine failing.
+type ExitWitness interface {
+	// ExitedItself says how ("its main process `sleep 4` ended, exit 0"),
+	// "" when it did not or the platform cannot tell.
+	ExitedItself(ctx context.Context) string
+}
+
+// DiskWitness is a sandbox whose filesystems' room the machine can read
+// (statfs): what a full disk needs besides a step's words.
+type DiskWitness interface {
+	DiskRoom(ctx context.Context) ([]model.FSRoom, error)
+}
+
 // NetworkPolicer is a sandbox whose network policy can change while it
 // runs, for a phase that asks for its own (Harbor's [agent] / [verifier]
 // network_mode).
@@ -179,6 +194,13 @@ type ArtifactCopier interface {
 	// CopyOut copies the file or directory at path into hostDir, at the
 	// same path under it; a missing path is fs.ErrNotExist.
 	CopyOut(ctx context.Context, path, hostDir string) error
+}
+
+// FileRemover is a sandbox that removes files in itself without starting
+// a process (a step driver's own operation): the reward files cleared
+// before a verifier. done false: it could not, and an `rm -rf` is exec'd.
+type FileRemover interface {
+	RemoveFiles(ctx context.Context, paths []string) (done bool, err error)
 }
 
 // StepStopper is a sandbox that can stop its steps' processes and keep

@@ -34,6 +34,8 @@ type trialRun struct {
 	index     int // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
+	// noCache is the step's kernel peak less reclaimable cache.
+	noCache   noCachePeak
 	kills     int           // OOM kills seen (max over sources)
 	oomNotify chan struct{} // closed and replaced on each new kill
 	// verdictNote says why a verifier judged by its reward file or its
@@ -59,7 +61,16 @@ type trialRun struct {
 	peakBeforeKill int64
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
-	procs     procTracker
+	// exited says how the container ended by itself, when a step failed
+	// on the engine (ExitWitness).
+	exited string
+	// The machine's word on a step's ENOSPC (DiskWitness): the full
+	// filesystem it found, else the room it saw, and whether it could
+	// look; noSpaceLine is the first line that said it.
+	diskFull, diskRoom string
+	diskLooked         bool
+	noSpaceLine        string
+	procs              procTracker
 	// shows are the trial's steps' commands by step name (stepShow).
 	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
@@ -221,9 +232,19 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			// (or a directory in its place) is gone before the verifier
 			// runs, as a phase's verifier starts from an empty directory
 			// (a separate verifier starts in a fresh container).
-			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
-			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
-				engineErr = fmt.Errorf("clearing the reward files: %w", err)
+			paths := []string{path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
+			done, rmErr := false, error(nil)
+			if fr, ok := sb.(FileRemover); ok {
+				// No process of its own: one exec more was a step's
+				// worth of a trivial task-directory trial
+				// (docs/PERFORMANCE.md).
+				done, rmErr = fr.RemoveFiles(ctx, paths)
+			}
+			if !done && rmErr == nil {
+				_, rmErr = sb.Exec(ctx, append([]string{"rm", "-rf", "--"}, paths...), nil, "0", func(string, string) {})
+			}
+			if rmErr != nil && ctx.Err() == nil {
+				engineErr = fmt.Errorf("clearing the reward files: %w", rmErr)
 			}
 		}
 	}
@@ -261,6 +282,11 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
+	if w, ok := sb.(ExitWitness); ok && ev.InfraFailed {
+		// The engine refusing a step of a container that had ended by
+		// itself is the task's doing, not the engine's.
+		t.exited = w.ExitedItself(rmCtx)
+	}
 	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)
 	removed()
@@ -304,6 +330,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
+		t.mu.Lock()
+		res.KernelPeakNoCacheBytes = max(res.KernelPeakNoCacheBytes, t.noCache.after(final.KernelPeakBytes))
+		t.mu.Unlock()
 	}
 	if len(res.OOMs) > 0 {
 		res.KilledInStep = res.OOMs[0].Step
@@ -316,8 +345,14 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.Outcome, res.Cause = model.Classify(ev)
 	res.Stall = ev.Stall
 	res.Reason = t.reason(ev)
-	if res.Cause == model.CauseNone && ev.InfraFailed {
+	switch {
+	case ev.ContainerExited != "" && res.Outcome == model.Failed && res.Cause == model.CauseNone:
+		res.Reason = fmt.Sprintf("the task's container exited by itself (%s) during step %s: the task's own failure, not the engine's", ev.ContainerExited, t.lastStep())
+	case res.Cause == model.CauseNone && ev.InfraFailed && res.Outcome == model.InfraError:
 		res.Reason = "the engine failed: " + engineErr.Error()
+	}
+	if t.noSpaceLine != "" && !ev.DiskFull && t.diskLooked && !res.Outcome.Success() {
+		res.Reason += fmt.Sprintf("; its output said %q, but no filesystem of its container was full when it said it or when the step ended (%s): the task's words, not a full disk", clip(t.noSpaceLine, 200), t.diskRoom)
 	}
 	res.Reason = t.r.redact(res.Reason)
 	if rmErr != nil {
@@ -410,6 +445,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	st.Name, st.Show = clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
 	t.mu.Lock()
 	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
+	t.noCache.open()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
@@ -533,6 +569,8 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	}
 	sr.KernelPeakBytes = max(sr.KernelPeakBytes, t.peakBeforeKill)
 	t.peakBeforeKill = 0
+	sr.KernelPeakNoCacheBytes = t.noCache.close(sr.KernelPeakBytes)
+	t.res.KernelPeakNoCacheBytes = max(t.res.KernelPeakNoCacheBytes, sr.KernelPeakNoCacheBytes)
 	sr.PeakWorkingSetBytes = t.stepPeak
 	sr.OOMKills = t.kills - o.killsBefore
 	sr.AtLimit = model.Duration(t.stepAtLimit)
@@ -572,6 +610,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	argv := st.Argv
 	var cur *openStep
 	var tr *tracedRun
+	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
@@ -595,7 +634,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
 		}
 		if model.NoSpaceInOutput(text) {
-			cur.sr.NoSpace = true
+			cur.sr.NoSpace, saidNoSpace = true, true
+			if t.noSpaceLine == "" {
+				t.noSpaceLine = text
+				t.lookAtDisks(sb) // while the write that failed may still fill it
+			}
 		}
 		if m, ok := model.ParseMeasure(text); ok {
 			// A knob's effect as the task measured it inside the container
@@ -658,6 +701,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	var engineErr error
 	if err != nil && !errorsIsCtx(err) {
 		engineErr = err
+	}
+	if saidNoSpace && t.diskFull == "" {
+		t.lookAtDisks(sb) // and when the step ended
 	}
 	timedOut := false
 	if err != nil {
@@ -726,6 +772,36 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
 	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
+}
+
+// lookAtDisks reads the room of the sandbox's filesystems, where the
+// platform can: a step's ENOSPC is a full disk only if one of them had
+// none (model.FSRoom.Full).
+func (t *trialRun) lookAtDisks(sb Sandbox) {
+	w, ok := sb.(DiskWitness)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rooms, err := w.DiskRoom(ctx)
+	if err != nil {
+		return
+	}
+	t.diskLooked = true
+	if full := model.FullDisk(rooms); full != "" {
+		t.diskFull = full
+		return
+	}
+	var parts []string
+	for i, r := range rooms {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more with room", len(rooms)-i))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	t.diskRoom = strings.Join(parts, ", ")
 }
 
 // tracedRun is a traced step's state: the trace split from the output,
@@ -839,6 +915,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.stepFaultsLast = s.MajorFaults
 			t.lastAt = s.Time
 			t.lastWS = s.WorkingSetBytes
+			t.noCache.sample(s)
 			if s.WorkingSetBytes > t.stepPeak {
 				t.stepPeak = s.WorkingSetBytes
 			}

@@ -149,6 +149,10 @@ type composeService struct {
 	aliases       []string
 	// ports are the container ports its ports: and expose: name.
 	ports []string
+	// capAdd are its cap_add capabilities, capAt where each is asked
+	// for (file:line).
+	capAdd []string
+	capAt  map[string]string
 	// notes are what headroom does not honour.
 	notes []model.Deviation
 }
@@ -362,6 +366,8 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 			s.networkMode, err = d.str(v, field)
 		case "ports", "expose":
 			err = d.ports(s, v, field)
+		case "cap_add":
+			err = d.capAdd(s, v, field)
 		case "extends":
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:
@@ -390,6 +396,33 @@ func (d *composeDoc) str(n *yaml.Node, field string) (string, error) {
 		return "", d.errf(n, "%s: %v", field, err)
 	}
 	return v, nil
+}
+
+// capAdd reads cap_add: capability names, each at its line.
+func (d *composeDoc) capAdd(s *composeService, n *yaml.Node, field string) error {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, "%s: expected a list", field)
+	}
+	for _, item := range n.Content {
+		v, err := d.str(item, field)
+		if err != nil {
+			return err
+		}
+		c := model.CapabilityName(v)
+		if !capName.MatchString(c) {
+			return d.errf(item, "%s: %q is not a capability name (like \"SYS_PTRACE\")", field, v)
+		}
+		if slices.Contains(s.capAdd, c) {
+			continue
+		}
+		if s.capAt == nil {
+			s.capAt = map[string]string{}
+		}
+		s.capAdd = append(s.capAdd, c)
+		s.capAt[c] = fmt.Sprintf("%s:%d (service %s cap_add)", d.path, resolve(item).Line, s.name)
+	}
+	return nil
 }
 
 func (d *composeDoc) strs(n *yaml.Node, field string) ([]string, error) {

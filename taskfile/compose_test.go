@@ -118,7 +118,15 @@ func TestComposeRealFiles(t *testing.T) {
 			if floci := task.Sidecars[1]; !slices.Equal(floci.Aliases, []string{"aws", "aws"}) || !slices.Contains(floci.Env, "FLOCI_SERVICES_DOCKER_NETWORK=suite-signalforge_workload") {
 				t.Errorf("floci %+v", floci)
 			}
-			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
+			// cap_add is honoured, under the capability rule: DAC_READ_SEARCH
+			// reaches the host, so a run refuses it unless allowed.
+			if !slices.Contains(task.Capabilities, "DAC_READ_SEARCH") || !strings.HasSuffix(task.CapabilitiesAt["DAC_READ_SEARCH"], "docker-compose.yaml:27 (service main cap_add)") {
+				t.Errorf("capabilities %v at %v", task.Capabilities, task.CapabilitiesAt)
+			}
+			if err := task.CheckCapabilities(nil); err == nil || task.CheckCapabilities([]string{"DAC_READ_SEARCH"}) != nil {
+				t.Errorf("DAC_READ_SEARCH not refused unless allowed: %v", err)
+			}
+			for _, n := range []string{"service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
 				if !hasNote(deviations(task), n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}

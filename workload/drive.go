@@ -63,6 +63,9 @@ const (
 	// OpRead writes the file Argv[0] on stdout as one line of base64;
 	// exit DriverNoFile when it does not exist.
 	OpRead = "read"
+	// OpRemove removes each path of Argv and what is under it, as
+	// `rm -rf --` does; a missing path is no error.
+	OpRemove = "remove"
 )
 
 // Exit codes of the driver's file operations.
@@ -101,7 +104,7 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 		}
 		var code int
 		switch c.Op {
-		case OpUntar, OpRead:
+		case OpUntar, OpRead, OpRemove:
 			code = fileOp(c, stdout, stderr)
 		default:
 			code = runCommand(c, stdout, stderr)
@@ -133,6 +136,16 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 func fileOp(c Command, stdout, stderr io.Writer) int {
 	if os.Geteuid() != 0 {
 		return DriverNotRoot
+	}
+	if c.Op == OpRemove {
+		code := 0
+		for _, p := range c.Argv {
+			if err := os.RemoveAll(p); err != nil {
+				fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+				code = 1
+			}
+		}
+		return code
 	}
 	if len(c.Argv) != 1 {
 		fmt.Fprintf(stderr, "hr-workload drive: %s takes one path\n", c.Op)

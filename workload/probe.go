@@ -379,7 +379,9 @@ func (p *probe) takePeak() (int64, bool) {
 		out = max(p.windowMax, p.lastUsage)
 	}
 	p.windowMax = p.lastUsage
-	return out, true
+	// Before the sampler's first reading an unchanged mark has nothing to
+	// stand for it: not known, rather than a peak of 0.
+	return out, out > 0
 }
 
 // run runs one step as the probe's child, its output framed line by line.

@@ -206,6 +206,22 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 	return data, true, nil
 }
 
+// RemoveFiles removes paths through the step driver (runner.FileRemover);
+// done false without one, or where it could not (not root): then an
+// exec'd rm does.
+func (s *sandbox) RemoveFiles(ctx context.Context, paths []string) (done bool, err error) {
+	if s.drv == nil {
+		return false, nil
+	}
+	r, err := s.drv.send(ctx, workload.Command{Op: workload.OpRemove, Argv: paths}, func(_, _ string) {})
+	if err != nil {
+		return false, err
+	}
+	return r.ExitCode == 0, nil
+}
+
+var _ runner.FileRemover = (*sandbox)(nil)
+
 // limitedWriter fails a write past n bytes.
 type limitedWriter struct {
 	w io.Writer

@@ -200,6 +200,9 @@ func TestTrialOnFakeCluster(t *testing.T) {
 		t.Fatalf("a second waiting report %q", r)
 	default:
 	}
+	if pm := sb.(runner.PeakModer).PeakMode(); pm != cgroup.PeakSamples {
+		t.Errorf("peak mode %q, want %q: the probe's samples carry no mark", pm, cgroup.PeakSamples)
+	}
 	if sb.SampleSource() != "probe-cgroup-v1" || sb.StepRunner() != "driver" || sb.ID() != PodName("exp1", "t0001") {
 		t.Errorf("source %q runner %q id %q", sb.SampleSource(), sb.StepRunner(), sb.ID())
 	}

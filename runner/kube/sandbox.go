@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
@@ -114,6 +115,17 @@ func (s *sandbox) SampleSource() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.source
+}
+
+// PeakMode: the probe's samples are instants (cgroup.PeakSamples): a
+// pod's cgroup file system is read-only, so its mark cannot be reset per
+// sample, and the probe's sample line carries none; a step's peak is the
+// probe's answer at its end (TakeKernelPeak). "" without the probe.
+func (s *sandbox) PeakMode() string {
+	if strings.HasPrefix(s.SampleSource(), "probe-cgroup") {
+		return cgroup.PeakSamples
+	}
+	return ""
 }
 
 // SampleSourceWhy says why the probe is not the source, when it is not.

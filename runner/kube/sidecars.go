@@ -95,6 +95,16 @@ func sidecarContainers(task model.Task, c podConfig, probe bool) []corev1.Contai
 		if uid, gid, ok := userIDs(sc.User); ok {
 			ctr.SecurityContext = &corev1.SecurityContext{RunAsUser: uid, RunAsGroup: gid}
 		}
+		if len(sc.Capabilities) > 0 {
+			if ctr.SecurityContext == nil {
+				ctr.SecurityContext = &corev1.SecurityContext{}
+			}
+			caps := &corev1.Capabilities{}
+			for _, cp := range sc.Capabilities {
+				caps.Add = append(caps.Add, corev1.Capability(strings.TrimPrefix(strings.ToUpper(cp), "CAP_")))
+			}
+			ctr.SecurityContext.Capabilities = caps
+		}
 		if hc := sc.Healthcheck; hc != nil {
 			if argv := hc.Argv(); argv != nil {
 				ctr.ReadinessProbe = readinessProbe(hc, argv)

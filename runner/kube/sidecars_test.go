@@ -34,7 +34,7 @@ func composeTask() model.Task {
 				DependsOn:   []model.Dependency{{Service: "db", Condition: model.ServiceStarted}},
 				Healthcheck: &model.Healthcheck{Test: []string{"CMD-SHELL", "curl -f http://localhost:8000/"}, Interval: 2 * time.Second, Timeout: 1500 * time.Millisecond, Retries: 5},
 				Volumes:     []model.VolumeMount{{Volume: "shared", Target: "/srv", ReadOnly: true}}},
-			{Name: "db", Image: "postgres:16", Entrypoint: []string{"docker-entrypoint.sh"}, Ports: []string{"5432/tcp"}},
+			{Name: "db", Image: "postgres:16", Entrypoint: []string{"docker-entrypoint.sh"}, Ports: []string{"5432/tcp"}, Capabilities: []string{"CAP_SYS_NICE"}},
 		},
 	}
 }
@@ -78,6 +78,9 @@ func TestPodComposeSidecars(t *testing.T) {
 	rp := server.ReadinessProbe
 	if rp == nil || strings.Join(rp.Exec.Command, " ") != "/bin/sh -c curl -f http://localhost:8000/" || rp.PeriodSeconds != 2 || rp.TimeoutSeconds != 2 || rp.FailureThreshold != 5 {
 		t.Fatalf("server's healthcheck as readiness %+v", rp)
+	}
+	if sc := db.SecurityContext; sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Add) != 1 || sc.Capabilities.Add[0] != "SYS_NICE" {
+		t.Errorf("db's cap_add %+v", db.SecurityContext)
 	}
 	if db.ReadinessProbe != nil {
 		t.Error("db has no healthcheck but got a readiness probe")
