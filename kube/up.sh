@@ -270,6 +270,10 @@ write_configs() {
 		  imagefs.available: 1%
 		imageGCHighThresholdPercent: 100
 		imageGCLowThresholdPercent: 99
+		# A pod has no pids limit of its own: every pod's cgroup gets this one
+		# (a fork bomb stops here). headroom's hardened profile's limit
+		# (DefaultPidsLimit), so it is applied as on Docker.
+		podPidsLimit: 1024
 	EOF
 }
 
@@ -383,6 +387,12 @@ main() {
 		--bind-address 127.0.0.1 --leader-elect=false --profiling=false
 
 	save_sysctls
+	# A kubelet that runs keeps the configuration it started with: say so
+	# when this one differs (make kube-down && make kube-up applies it).
+	if pid_alive kubelet && ! cmp -s "$STATE/kubelet/config.yaml" "$STATE/kubelet/config.started"; then
+		log "warning: the running kubelet was started with another configuration than $STATE/kubelet/config.yaml (diff it with config.started); make kube-down && make kube-up to apply it"
+	fi
+	pid_alive kubelet || cp "$STATE/kubelet/config.yaml" "$STATE/kubelet/config.started"
 	start kubelet kubelet --config "$STATE/kubelet/config.yaml" --kubeconfig "$STATE/kubelet/kubeconfig" \
 		--root-dir "$STATE/kubelet/root" --hostname-override "$NODE" --node-ip "$ip"
 

@@ -173,6 +173,10 @@ type TrialResult struct {
 	// Tests is what a parser found in the verifier's output, when the
 	// task is judged by one and it found results.
 	Tests *TestTally `json:"tests,omitempty"`
+	// PidsLimitEnforced says, when the pids limit that held was not the
+	// policy's (Policy.PidsLimit) — a pod's is its node's podPidsLimit —
+	// what it was and why; empty when it was the policy's.
+	PidsLimitEnforced string `json:"pids_limit_enforced,omitempty"`
 	// Sidecars are the compose environment's other services' use.
 	Sidecars []SidecarUsage `json:"sidecars,omitempty"`
 	// Phases are a multi-step task's phases as they ran, in order; those

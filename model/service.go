@@ -31,6 +31,10 @@ type Sidecar struct {
 	Files []Upload `json:"files,omitempty"`
 	// Volumes are the compose named volumes it mounts.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Ports are the container ports its compose ports: and expose: name
+	// ("80/tcp"): where services share one network namespace (a pod),
+	// two that listen on the same one collide.
+	Ports []string `json:"ports,omitempty"`
 }
 
 // VolumeMount is a compose named volume mounted in a service: a volume

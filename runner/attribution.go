@@ -83,6 +83,9 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 	case model.CauseVerifierTimeout:
 		return fmt.Sprintf("the verifier ran past its time limit (%s) in step %s%s", t.task.VerifierTimeout, t.timedOutStep(), stallNote(ev.Stall))
 	case model.CausePidsLimit:
+		if res.PidsLimitEnforced != "" {
+			return fmt.Sprintf("the pids limit was reached: the kernel refused %d fork(s) (%s); the limit that held was %s", ev.PidsLimitHits, t.failedStep(), res.PidsLimitEnforced)
+		}
 		return fmt.Sprintf("the pids limit (%d) was reached: the kernel refused %d fork(s) (%s)", res.Policy.PidsLimit, ev.PidsLimitHits, t.failedStep())
 	case model.CauseDiskFull:
 		for _, s := range res.Steps {

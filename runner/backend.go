@@ -154,6 +154,10 @@ type Final struct {
 	LimitChanged string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
+	// PidsLimitEnforced says, when the pids limit that held is not the
+	// policy's (a pod's is its node's podPidsLimit), what it was and
+	// why: "4096: node n1's kubelet podPidsLimit, …". Empty when it is.
+	PidsLimitEnforced string
 	// EngineRestarted: the engine went away while the trial ran (its
 	// shutdown stopped the container).
 	EngineRestarted bool

@@ -315,6 +315,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
+	res.PidsLimitEnforced = final.PidsLimitEnforced
 	if t.separateUse != nil {
 		res.Sidecars = append(res.Sidecars, *t.separateUse)
 		if note := separateNote(t.separateUse, t.task.SeparateVerifier); note != "" && !ev.VerifierPassed {

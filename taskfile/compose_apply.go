@@ -55,6 +55,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			Name: s.name, Image: s.image, Build: s.build, Entrypoint: s.entrypoint, Command: s.command,
 			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
+			Ports:        s.ports,
 			Capabilities: s.capAdd,
 		}
 		addCapabilitiesAt(t, s)
@@ -124,6 +125,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model
 	if s.user != "" {
 		t.User = s.user
 	}
+	t.Ports = s.ports
 	undefault := func(field string) {
 		out := t.Resources.Defaulted[:0:0]
 		for _, d := range t.Resources.Defaulted {

@@ -435,3 +435,42 @@ func FuzzCompose(f *testing.F) {
 		_, _ = parseCompose("fuzz.yaml", data, ".", harborHarness(&task, ".", ""))
 	})
 }
+
+// The container ports a service's ports: and expose: name, kept for a
+// backend whose services share one network namespace (a pod): the host
+// side of a mapping is not the container's.
+func TestComposePorts(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `services:
+  main:
+    image: ${MAIN_IMAGE_NAME}
+    ports: ["3000"]
+  api:
+    image: api:1
+    ports:
+      - "127.0.0.1:8080:80"
+      - "9000-9001:7000-7001/udp"
+      - target: 5432
+        published: 15432
+    expose: ["6379", "80"]
+`
+	p := filepath.Join(dir, composeFile)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(task.Ports, []string{"3000/tcp"}) {
+		t.Errorf("main's ports %q", task.Ports)
+	}
+	if len(task.Sidecars) != 1 || !slices.Equal(task.Sidecars[0].Ports, []string{"80/tcp", "7000/udp", "7001/udp", "5432/tcp", "6379/tcp"}) {
+		t.Errorf("api's ports %+v", task.Sidecars)
+	}
+	for _, bad := range []string{"x", "0", "80-70", "1-5000", "8080:"} {
+		if _, err := containerPorts(bad); err == nil {
+			t.Errorf("containerPorts(%q) took it", bad)
+		}
+	}
+}

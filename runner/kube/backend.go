@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -148,8 +149,8 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 
 func (b *backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
-	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
-		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
+	if err := sidecarRefusal(task); err != nil {
+		return nil, err
 	}
 	if len(task.AllowedHosts) > 0 || task.AgentNetwork != nil || task.VerifierNetwork != nil || task.SeparateVerifier != nil {
 		// Never silently open: an allowlist and a phase's own network
@@ -184,11 +185,15 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	sb.created = time.Now()
 	running, err := b.waitRunning(ctx, created, &sb.unscheduled)
+	if err == nil && len(task.Sidecars) > 0 {
+		running, err = b.waitSidecars(ctx, running, task)
+	}
 	if err != nil {
 		_, _ = sb.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	sb.running = time.Now()
+	sb.pidsEnforced = p.pidsLimitEnforced(ctx, running.Spec.NodeName, trial.Policy.PidsLimit)
 	sb.containerID = containerID(running)
 	sb.last = running
 	if sb.containerID != "" {
@@ -223,7 +228,6 @@ var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "Po
 // unscheduled adds up the time the scheduler held the pod (unschedulable
 // or not yet scheduled).
 func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled *time.Duration) (*corev1.Pod, error) {
-	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	said := ""
 	var heldSince time.Time
 	defer func() {
@@ -253,25 +257,56 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled 
 		}
 		return false, nil
 	}
+	return b.watchUntil(ctx, pod.Name, "before it ran", check)
+}
+
+// waitSidecars follows the pod, whose task's container runs, until the
+// compose services it waits for have reached their conditions, bounded
+// as the Docker backend bounds its wait.
+func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, task model.Task) (*corev1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, sidecarWaitLimit)
+	defer cancel()
+	said := false
+	got, err := b.watchUntil(ctx, pod.Name, "before its services were ready", func(p *corev1.Pod) (bool, error) {
+		if st := containerStatus(p, mainContainer); st == nil || st.State.Running == nil {
+			return false, fmt.Errorf("pod %s: the task's container ended while its services started", p.Name)
+		}
+		ok, err := sidecarsReady(p, task)
+		if !ok && err == nil && !said {
+			said = true
+			runner.Waiting(ctx, "waiting: the task's compose services")
+		}
+		return ok, err
+	})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("pod %s: its compose services were not ready after %s", pod.Name, sidecarWaitLimit)
+	}
+	return got, err
+}
+
+// watchUntil follows a pod until check says it is done (or fails): what
+// a pod deleted meanwhile fails with says what it was deleted before.
+func (b *backend) watchUntil(ctx context.Context, name, before string, check func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
+	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	// The watch starts before each look, so no change between the two is
 	// missed; a watch the server ends is started again.
-	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pod.Name).String()}
+	sel := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
 	for {
 		w, err := pods.Watch(ctx, sel)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("watch pod %s: %w", pod.Name, err)
+			return nil, fmt.Errorf("watch pod %s: %w", name, err)
 		}
 		done, res, err := func() (bool, *corev1.Pod, error) {
 			defer w.Stop()
-			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			cur, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
 					return true, nil, ctx.Err()
 				}
-				return true, nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+				return true, nil, fmt.Errorf("pod %s: %w", name, err)
 			}
 			if ok, err := check(cur); ok || err != nil {
 				return true, cur, err
@@ -285,11 +320,11 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, unscheduled 
 						return false, nil, nil
 					}
 					got, isPod := ev.Object.(*corev1.Pod)
-					if !isPod || got.Name != pod.Name {
+					if !isPod || got.Name != name {
 						continue
 					}
 					if ev.Type == watch.Deleted {
-						return true, nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
+						return true, nil, fmt.Errorf("pod %s was deleted %s", name, before)
 					}
 					if ok, err := check(got); ok || err != nil {
 						return true, got, err

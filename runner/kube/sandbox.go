@@ -48,7 +48,10 @@ type sandbox struct {
 
 	netpol      string
 	containerID string
-	probing     bool // the pod runs the probe
+	// pidsEnforced is the pod's pids limit when not the policy's
+	// (Final.PidsLimitEnforced).
+	pidsEnforced string
+	probing      bool // the pod runs the probe
 	// besidePID1: the probe was exec'd beside the task's own PID 1; it
 	// samples, but steps go by the API server's exec as the task's own
 	// harness runs them (the probe takes a step only to switch users).
@@ -584,7 +587,7 @@ func (s *sandbox) Kill(ctx context.Context) error {
 // Remove reads the final counters and status, then deletes the pod and
 // its NetworkPolicy (unless kept) and waits until the pod is gone.
 func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
-	var f runner.Final
+	f := runner.Final{PidsLimitEnforced: s.pidsEnforced}
 	if s.drv != nil {
 		if l, err := s.drv.quick(workload.OpFinal, answerWait); err == nil {
 			f.LimitHits, f.LimitHitsKnown, f.PidsLimitHits = l.LimitHits, l.Known, l.PidsHits
@@ -604,6 +607,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
 		s.seen(pod)
+		if len(s.task.Sidecars) > 0 {
+			f.Sidecars = s.sidecarUsage(ctx, pod)
+		}
 	} else if apierrors.IsNotFound(err) {
 		// Gone before headroom deleted it.
 		s.outside(deletedOutside)
