@@ -2,6 +2,7 @@ package agents
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -66,12 +67,26 @@ func FromRecord(s *store.AgentSettings) Settings {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// CheckPassReward says what is wrong with a --pass-reward: a reward a
+// verifier can write and a manifest can hold, a finite number (NaN and
+// ±Inf are neither: the manifest's JSON refused NaN only after the
+// experiment's directory was made).
+func CheckPassReward(r float64) error {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return fmt.Errorf("--pass-reward must be a finite number, such as 1 or 0.5 (got %v)", r)
+	}
+	return nil
+}
+
 // Apply adds the command agent and the installed agents, scales time
 // limits and sets the reward threshold; it returns the secrets the runner
 // passes and redacts.
 func (a Settings) Apply(tasks []model.Task) ([]model.Task, map[string]string, error) {
-	if a.TimeoutScale <= 0 || a.TimeoutScale > 100 {
+	if !(a.TimeoutScale > 0 && a.TimeoutScale <= 100) { // NaN too
 		return nil, nil, inputf("--timeout-scale must be more than 0 and at most 100 (got %v)", a.TimeoutScale)
+	}
+	if err := CheckPassReward(a.PassReward); err != nil {
+		return nil, nil, InputError{err}
 	}
 	if a.Profile != "" {
 		p, err := model.ParseProfile(a.Profile)

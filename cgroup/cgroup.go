@@ -280,6 +280,25 @@ func (r *Reader) Version() int { return r.version }
 // cgroup.procs lists its processes.
 func (r *Reader) Dir() string { return r.memDir }
 
+// PidsFile is the cgroup's pids.current (the pids controller's count of
+// its tasks, threads included), "" where there is none: v2's unified
+// directory, or v1's pids hierarchy beside the memory one.
+func (r *Reader) PidsFile() string {
+	dir := r.memDir
+	if r.version == 1 {
+		i := strings.Index(dir, string(filepath.Separator)+"memory"+string(filepath.Separator))
+		if i < 0 {
+			return ""
+		}
+		dir = dir[:i] + string(filepath.Separator) + "pids" + dir[i+len("/memory"):]
+	}
+	path := filepath.Join(dir, "pids.current")
+	if _, err := os.Stat(path); err != nil {
+		return ""
+	}
+	return path
+}
+
 // Read reads usage, memory.stat, the kill counter and CPU accounting
 // through the kept-open files: the sampler's one call per tick (not safe
 // to call concurrently).

@@ -207,3 +207,19 @@ func TestSelfFrom(t *testing.T) {
 		t.Error("an empty tree read as a cgroup")
 	}
 }
+
+// The pids hierarchy beside a v1 memory cgroup: read from the host (a
+// container's path under the hierarchy) or from inside the container,
+// where its own cgroup is the hierarchy's mount.
+func TestPidsDirV1(t *testing.T) {
+	for in, want := range map[string]string{
+		"/sys/fs/cgroup/memory/docker/abc":                   "/sys/fs/cgroup/pids/docker/abc",
+		"/sys/fs/cgroup/memory/kubepods/besteffort/pod1/cid": "/sys/fs/cgroup/pids/kubepods/besteffort/pod1/cid",
+		"/sys/fs/cgroup/memory":                              "/sys/fs/cgroup/pids",
+		"/tmp/fake/memory":                                   "/tmp/fake/pids",
+	} {
+		if got := pidsDirV1(in); got != want {
+			t.Errorf("pidsDirV1(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

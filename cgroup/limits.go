@@ -58,8 +58,13 @@ func (r *Reader) PidsLimitHits() int {
 }
 
 // pidsDirV1 is the pids hierarchy's directory of a v1 memory cgroup
-// directory (…/memory/docker/<id> → …/pids/docker/<id>).
+// directory (…/memory/docker/<id> → …/pids/docker/<id>); inside a
+// container, whose own cgroup is the hierarchy's mount itself,
+// /sys/fs/cgroup/memory → /sys/fs/cgroup/pids.
 func pidsDirV1(memDir string) string {
+	if filepath.Base(memDir) == "memory" {
+		return filepath.Join(filepath.Dir(memDir), "pids")
+	}
 	rel := filepath.Base(memDir)
 	for d := filepath.Dir(memDir); d != "/" && d != "."; d = filepath.Dir(d) {
 		if filepath.Base(d) == "memory" {

@@ -60,3 +60,37 @@ func (c *cgFile) writeAt0(b []byte) error {
 }
 
 func (c *cgFile) close() error { return c.f.Close() }
+
+// ReadFresh reads a whole file opened for this read alone (a v1
+// cgroup.procs, which a kept handle would answer from its first list),
+// into *buf, grown as needed: three system calls, none through the Go
+// poller (os.ReadFile adds an epoll registration, an fstat and a read
+// to see the end).
+func ReadFresh(path string, buf *[]byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if len(*buf) == 0 {
+		*buf = make([]byte, 4096)
+	}
+	n := 0
+	for {
+		if n == len(*buf) {
+			*buf = append(*buf, make([]byte, len(*buf))...)
+		}
+		b := (*buf)[n:]
+		m, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return nil, &os.PathError{Op: "read", Path: path, Err: errno}
+		}
+		if m == 0 {
+			return (*buf)[:n], nil
+		}
+		n += int(m)
+	}
+}

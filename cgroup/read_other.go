@@ -35,3 +35,10 @@ func (c *cgFile) writeAt0(b []byte) error {
 }
 
 func (c *cgFile) close() error { return c.f.Close() }
+
+// ReadFresh reads a whole file opened for this read alone.
+func ReadFresh(path string, buf *[]byte) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	*buf = b
+	return b, err
+}

@@ -83,6 +83,48 @@ func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (
 	if err != nil {
 		return nil, nil, err
 	}
+	return eng, reapLeftovers(ctx, eng, stderr), nil
+}
+
+// pendingConnect is a connection made while the caller does other work
+// (run loads its tasks meanwhile: the engine's /info and the task
+// directory's reading were two of a command's fixed costs in a row).
+type pendingConnect struct {
+	done  chan struct{}
+	eng   *session.Engine
+	err   error
+	taken bool
+}
+
+func connectAsync(ctx context.Context, cmd *cobra.Command) *pendingConnect {
+	p := &pendingConnect{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.eng, p.err = connect(ctx, cmd)
+	}()
+	return p
+}
+
+// wait is the connection; the caller closes it.
+func (p *pendingConnect) wait() (*session.Engine, error) {
+	<-p.done
+	p.taken = true
+	return p.eng, p.err
+}
+
+// discard closes a connection nobody took (the command failed first).
+func (p *pendingConnect) discard() {
+	if p.taken {
+		return
+	}
+	<-p.done
+	if p.eng != nil {
+		p.eng.Close()
+	}
+}
+
+// reapLeftovers removes what a crashed headroom left behind (connectAndReap).
+func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer) []runner.Owned {
 	reaped := runner.TimePhase("", "reap")
 	left, err := eng.ReapLeftovers(ctx)
 	reaped()
@@ -92,7 +134,7 @@ func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}
-	return eng, left, nil
+	return left
 }
 
 // logReaped keeps the removals a run's start made, with their evidence,

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/headroom-eval/headroom/agents"
@@ -44,6 +43,7 @@ type consoleFlags struct {
 	reserve     string
 	keep        bool
 	failFast    bool
+	allowCaps   []string
 	record      string
 	agent       agentFlags
 }
@@ -60,6 +60,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
+	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
@@ -112,10 +113,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		problems = append(problems, p.Error())
 	}
 	problems = append(problems, cat.Warnings...)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, secrets: secrets, settings: settings.Record()}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record()}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
 	if f.tasksDir == "" {
@@ -266,6 +267,7 @@ type consoleLauncher struct {
 	reserve    int64
 	keep       bool
 	failFast   bool
+	allowCaps  []string
 	secrets    map[string]string
 	settings   *store.AgentSettings
 	preparing  atomic.Value // string: the latest image preparation line
@@ -281,6 +283,7 @@ type consoleLauncher struct {
 // spec fills what every console sweep shares into s.
 func (l *consoleLauncher) spec(s session.Spec) session.Spec {
 	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep, s.FailFast = l.out, l.reserve, 512*model.MiB, l.keep, l.failFast
+	s.AllowCapabilities = l.allowCaps
 	s.SampleEvery, s.Version = 50*time.Millisecond, Version
 	l.preparing.Store("")
 	s.Progress = func(line string) { l.preparing.Store(line) }
@@ -475,9 +478,30 @@ func history(root string) func() ([]ui.Experiment, error) {
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
 				Tasks:   tasks, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
-				Load:  func() (model.Plan, []model.TrialResult, error) { return store.Browse(s.Dir, s.Manifest) },
 				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
+			// Load reads the summary; Record one trial's record, where
+			// the last Load found it.
+			var mu sync.Mutex
+			var record func(string) (model.TrialResult, error)
+			out[len(out)-1].Load = func() (model.Plan, []model.TrialResult, error) {
+				plan, results, rec, err := store.BrowseRecords(s.Dir, s.Manifest)
+				mu.Lock()
+				record = rec
+				mu.Unlock()
+				return plan, results, err
+			}
+			out[len(out)-1].Record = func(id string) (model.TrialResult, error) {
+				mu.Lock()
+				rec := record
+				mu.Unlock()
+				if rec == nil {
+					if _, _, rec, _ = store.BrowseRecords(s.Dir, s.Manifest); rec == nil {
+						return model.TrialResult{}, fmt.Errorf("experiment %s cannot be read", s.Manifest.ID)
+					}
+				}
+				return rec(id)
+			}
 		}
 		return out, nil
 	}

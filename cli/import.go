@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/importer"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
@@ -25,6 +26,9 @@ func newImportCmd() *cobra.Command {
 			Use: use, Short: short, Example: example,
 			Args: argsFor(1, -1, "one or more run directories to import"),
 			RunE: func(cmd *cobra.Command, args []string) error {
+				if err := agents.CheckPassReward(passReward); err != nil {
+					return usageError{err}
+				}
 				im, err := read(args, importer.Options{PassReward: passReward, AllowPartial: partial, Command: os.Args, Version: Version})
 				var probs importer.Problems
 				if errors.As(err, &probs) {

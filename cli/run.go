@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -45,6 +44,7 @@ type runFlags struct {
 	keep        bool
 	execSteps   bool
 	failFast    bool
+	allowCaps   []string
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
@@ -83,6 +83,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
+	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3")
 	return cmd
 }
@@ -180,6 +181,10 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	if f.resume != "" {
 		return resumeSweep(cmd, f, setup)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	defer stop()
+	conn := connectAsync(ctx, cmd)
+	defer conn.discard()
 	loaded := runner.TimePhase("", "load tasks")
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	loaded()
@@ -205,17 +210,17 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	noteDeviations(stderr, setup.tasks)
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
-	defer stop()
-	eng, reaped, err := connectAndReap(ctx, cmd, stderr)
+	eng, err := conn.wait()
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
+	reaped := reapLeftovers(ctx, eng, stderr)
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(), FailFast: f.failFast,
+		AllowCapabilities: allowedCapabilities(f.allowCaps),
 	})
 	if err != nil {
 		return asUsage(err)
@@ -296,13 +301,6 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	return nil
 }
 
-// stopSignals end a sweep the same way: its running trials stopped,
-// removed and recorded as cancelled, exit ExitInterrupted. SIGHUP is the
-// terminal closed under a run: left to its default it killed headroom at
-// once (exit 129), leaving containers for the next run's reaper and no
-// record of the trials it stopped.
-var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-
 // keepUsage is --keep's help, for run and the console. No backquotes:
 // pflag would print a backquoted word as the flag's argument name.
 const keepUsage = "keep finished trials' containers for inspection (headroom clean removes them)"
@@ -377,6 +375,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	}
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
 	spec.FailFast = f.failFast
+	spec.AllowCapabilities = allowedCapabilities(f.allowCaps)
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
@@ -502,7 +501,7 @@ func (p *progress) event(ev event.Event) {
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
-			r.OutcomeWord(), p.label(r.ID), model.PeakLabel(r.PeakWorkingSetBytes, r.KernelPeakBytes, model.FormatBytes), r.Policy.LimitString(),
+			r.OutcomeWord(), p.label(r.ID), model.TrialPeakLabel(r, model.FormatBytes), r.Policy.LimitString(),
 			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
 		if r.Install != nil {
 			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %s\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), model.Quantity(r.Install.Steps, "step"))
@@ -595,4 +594,17 @@ func keptList(owned []runner.Owned) string {
 		parts = append(parts, what)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// allowCapabilityUsage describes --allow-capability.
+const allowCapabilityUsage = "trust the tasks with this capability though it reaches past the container (SYS_ADMIN, DAC_READ_SEARCH, SYS_PTRACE, NET_ADMIN...: see docs/TASKS.md); repeatable. Without it a task asking for one is refused before any container starts"
+
+// allowedCapabilities puts --allow-capability's values in the form tasks
+// are checked in ("cap_sys_ptrace" → "SYS_PTRACE").
+func allowedCapabilities(vals []string) []string {
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		out = append(out, model.CapabilityName(v))
+	}
+	return out
 }

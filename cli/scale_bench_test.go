@@ -29,21 +29,23 @@ func scaleExperiment(b *testing.B, n int) string {
 func BenchmarkScaleReport(b *testing.B) {
 	for _, n := range storegen.Sizes() {
 		for _, format := range []string{"markdown", "json"} {
-			b.Run(fmt.Sprintf("trials=%d/format=%s", n, format), func(b *testing.B) {
-				if format == "json" { // every whole record, in memory and out
-					storegen.SkipWhole(b, n)
-				}
-				dir := scaleExperiment(b, n)
-				op := func() any {
-					root := NewRoot(io.Discard, io.Discard)
-					root.SetArgs([]string{"report", dir, "--format", format})
-					if err := root.Execute(); err != nil {
-						b.Fatal(err)
+			for _, read := range []string{"records", "summary"} {
+				b.Run(fmt.Sprintf("trials=%d/format=%s/read=%s", n, format, read), func(b *testing.B) {
+					if format == "json" && read == "records" { // every whole record, in memory and out
+						storegen.SkipWhole(b, n)
 					}
-					return nil
-				}
-				storegen.Bench(b, op)
-			})
+					dir := scaleExperiment(b, n)
+					op := func() any {
+						root := NewRoot(io.Discard, io.Discard)
+						root.SetArgs([]string{"report", dir, "--format", format})
+						if err := root.Execute(); err != nil {
+							b.Fatal(err)
+						}
+						return nil
+					}
+					withSummary(dir, read, func() { storegen.Bench(b, op) })
+				})
+			}
 		}
 	}
 }
@@ -52,21 +54,23 @@ func BenchmarkScaleReport(b *testing.B) {
 // listing, then the experiment's Load (its plan and records).
 func BenchmarkScaleConsoleLoad(b *testing.B) {
 	for _, n := range storegen.Sizes() {
-		b.Run(fmt.Sprintf("trials=%d", n), func(b *testing.B) {
-			dir := scaleExperiment(b, n)
-			op := func() any {
-				list, err := history(filepath.Dir(dir))()
-				if err != nil || len(list) != 1 {
-					b.Fatalf("%d experiments, %v", len(list), err)
+		for _, read := range []string{"records", "summary"} {
+			b.Run(fmt.Sprintf("trials=%d/read=%s", n, read), func(b *testing.B) {
+				dir := scaleExperiment(b, n)
+				op := func() any {
+					list, err := history(filepath.Dir(dir))()
+					if err != nil || len(list) != 1 {
+						b.Fatalf("%d experiments, %v", len(list), err)
+					}
+					plan, results, err := list[0].Load()
+					if err != nil || len(results) != n {
+						b.Fatalf("%d results, %v", len(results), err)
+					}
+					return []any{plan, results}
 				}
-				plan, results, err := list[0].Load()
-				if err != nil || len(results) != n {
-					b.Fatalf("%d results, %v", len(results), err)
-				}
-				return []any{plan, results}
-			}
-			storegen.Bench(b, op)
-		})
+				withSummary(dir, read, func() { storegen.Bench(b, op) })
+			})
+		}
 	}
 }
 
@@ -85,4 +89,14 @@ func BenchmarkScaleHistory500(b *testing.B) {
 		return list
 	}
 	storegen.Bench(b, op)
+}
+
+// withSummary runs f with dir's summary trusted (read=summary) or not
+// (read=records: the records read as before there was one).
+func withSummary(dir, read string, f func()) {
+	if read == "records" {
+		storegen.WithoutSummary(dir, f)
+		return
+	}
+	f()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -84,6 +85,10 @@ func newTasksCmd() *cobra.Command {
 					}
 					for _, ty := range append(append([]string(nil), l.Typos...), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
+					}
+					for _, c := range l.Task.HostCapabilityGrants() {
+						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s: capability %s reaches past the container; a run refuses the task unless given --allow-capability %s\n",
+							cmp.Or(l.Task.CapabilitiesAt[c], l.Task.Source), c, c)
 					}
 				}
 				for _, p := range problems {

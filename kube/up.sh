@@ -278,6 +278,10 @@ write_configs() {
 		  imagefs.available: 1%
 		imageGCHighThresholdPercent: 100
 		imageGCLowThresholdPercent: 99
+		# A pod has no pids limit of its own: every pod's cgroup gets this one
+		# (a fork bomb stops here). headroom's hardened profile's limit
+		# (DefaultPidsLimit), so it is applied as on Docker.
+		podPidsLimit: 1024
 	EOF
 }
 
@@ -291,17 +295,14 @@ start() {
 	fi
 	exe=$(readlink -f "$(command -v "$1")")
 	echo "$exe" >"$PIDS/$name.exe"
-	# Only stdin, stdout and stderr go with it: a descriptor this script
-	# inherited, such as the flock(1) lock of `flock /work/kube.lock -c
-	# 'make kube-up; …'`, would otherwise be held for as long as the
-	# cluster runs (every later flock of it then waits forever).
-	local fd fds=()
-	for fd in /proc/$BASHPID/fd/*; do
-		fd=${fd##*/}
-		((fd > 2)) && fds+=("$fd")
-	done
+	# Only stdin, stdout and stderr go with it: a descriptor the caller
+	# holds (flock's lock, a CI pipe) kept open by a daemon for the
+	# cluster's life holds the lock, or the pipe, as long.
 	(
-		for fd in "${fds[@]}"; do eval "exec $fd>&-" 2>/dev/null || true; done
+		for fd in /proc/self/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+		done
 		exec setsid "$exe" "${@:2}" >>"$LOGS/$name.log" 2>&1 </dev/null
 	) &
 	echo $! >"$PIDS/$name.pid"
@@ -409,6 +410,12 @@ main() {
 		--bind-address 127.0.0.1 --leader-elect=false --profiling=false
 
 	save_sysctls
+	# A kubelet that runs keeps the configuration it started with: say so
+	# when this one differs (make kube-down && make kube-up applies it).
+	if pid_alive kubelet && ! cmp -s "$STATE/kubelet/config.yaml" "$STATE/kubelet/config.started"; then
+		log "warning: the running kubelet was started with another configuration than $STATE/kubelet/config.yaml (diff it with config.started); make kube-down && make kube-up to apply it"
+	fi
+	pid_alive kubelet || cp "$STATE/kubelet/config.yaml" "$STATE/kubelet/config.started"
 	start kubelet kubelet --config "$STATE/kubelet/config.yaml" --kubeconfig "$STATE/kubelet/kubeconfig" \
 		--root-dir "$STATE/kubelet/root" --hostname-override "$NODE" --node-ip "$ip"
 

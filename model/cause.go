@@ -37,7 +37,8 @@ const (
 	// CauseEngineLost: the engine went away under the trial (a restart,
 	// a lost connection).
 	CauseEngineLost Cause = "engine-lost"
-	// CauseDiskFull: a step hit ENOSPC inside the container.
+	// CauseDiskFull: a step hit ENOSPC inside the container, and a
+	// filesystem of the container had no room by the machine's own count.
 	CauseDiskFull Cause = "disk-full"
 	// CauseEnvironment: the environment could not be built or started
 	// (an imported trial's environment error).
@@ -195,4 +196,51 @@ func SignalName(n int) string {
 		return s
 	}
 	return fmt.Sprintf("signal %d", n)
+}
+
+// FSRoom is a filesystem's room as the machine reports it (statfs): the
+// evidence a full disk needs, where a step's output saying ENOSPC is only
+// the task's words.
+type FSRoom struct {
+	Path      string // where the container sees it mounted
+	Type      string // tmpfs, overlay, ext4...
+	Size      int64  // bytes
+	Free      int64  // bytes free (to root: a container's root may use the reserve)
+	Files     int64  // inodes, 0 where the filesystem has no count
+	FreeFiles int64
+}
+
+// DiskFullSlack is the most free space a full filesystem can show: a write
+// that failed for want of space leaves less than its own size free, and
+// one that cleaned up after itself little more on a small filesystem.
+const DiskFullSlack = 64 * MiB
+
+// Full says whether the filesystem had no room: under min(DiskFullSlack,
+// 5% of its size) free, or no inode left.
+func (r FSRoom) Full() bool {
+	if r.Size <= 0 {
+		return false
+	}
+	if r.Files > 0 && r.FreeFiles == 0 {
+		return true
+	}
+	return r.Free < min(DiskFullSlack, r.Size/20)
+}
+
+func (r FSRoom) String() string {
+	s := fmt.Sprintf("%s (%s) had %s of %s free", r.Path, r.Type, FormatBytes(r.Free), FormatBytes(r.Size))
+	if r.Files > 0 && r.FreeFiles == 0 {
+		s += " and no inode left"
+	}
+	return s
+}
+
+// FullDisk names the first full filesystem among rooms ("" when none).
+func FullDisk(rooms []FSRoom) string {
+	for _, r := range rooms {
+		if r.Full() {
+			return r.String()
+		}
+	}
+	return ""
 }

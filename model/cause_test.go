@@ -164,3 +164,51 @@ func TestContentionIsGradedByTheTrialsOwnWait(t *testing.T) {
 		t.Errorf("host pressure 10%% during its steps: not contended (%s)", old.Why)
 	}
 }
+
+// Seen (hostile F7): a step that printed "No space left on device" and
+// exited 1 on a disk with gigabytes free was recorded disk-full and
+// counted as an infra error. Fullness is the filesystem's, not the words.
+func TestFullDiskNeedsTheMachinesCount(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    FSRoom
+		full bool
+	}{
+		{"a filled 4 MiB tmpfs", FSRoom{Path: "/scratch", Type: "tmpfs", Size: 4 * MiB, Free: 0}, true},
+		{"a 4 MiB tmpfs with room", FSRoom{Path: "/scratch", Type: "tmpfs", Size: 4 * MiB, Free: 3 * MiB}, false},
+		{"a 4 MiB tmpfs with one page left", FSRoom{Size: 4 * MiB, Free: 4096}, true},
+		{"a big disk with gigabytes free", FSRoom{Path: "/", Type: "overlay", Size: 100 * 1024 * MiB, Free: 20 * 1024 * MiB}, false},
+		{"a big disk down to its last MiBs", FSRoom{Path: "/", Type: "overlay", Size: 100 * 1024 * MiB, Free: 10 * MiB}, true},
+		{"a disk with room but no inode", FSRoom{Size: 1024 * MiB, Free: 900 * MiB, Files: 1000, FreeFiles: 0}, true},
+		{"a pseudo filesystem has no size", FSRoom{Path: "/proc", Type: "proc"}, false},
+	} {
+		if tt.r.Full() != tt.full {
+			t.Errorf("%s: %s: Full() = %v", tt.name, tt.r, !tt.full)
+		}
+	}
+	if got := FullDisk([]FSRoom{{Path: "/", Type: "overlay", Size: 100 * 1024 * MiB, Free: 20 * 1024 * MiB}, {Path: "/scratch", Type: "tmpfs", Size: 4 * MiB}}); got != "/scratch (tmpfs) had 0B of 4MiB free" {
+		t.Errorf("FullDisk: %q", got)
+	}
+}
+
+// Seen (hostile F6): the task's idle command `sleep 3` ended under a 6 s
+// step; the engine then refused the verifier's exec ("is not running")
+// and the trial was recorded infra-error · engine-lost, left out of the
+// comparison. The container's own exit is the task's failure.
+func TestContainerExitedByItselfIsTheTasks(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		e       Evidence
+		outcome Outcome
+		cause   Cause
+	}{
+		{"the engine refused a step of a container that had exited", Evidence{InfraFailed: true, EngineLost: true, ContainerExited: "its main process `sleep 3` ended, exit 0"}, Failed, CauseNone},
+		{"a main process OOM-killed is a kill", Evidence{InfraFailed: true, EngineLost: true, ContainerExited: "x", OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
+		{"a kill from outside outranks it", Evidence{InfraFailed: true, ContainerExited: "x", KilledBy: "SIGKILL"}, InfraError, CauseKilledOutside},
+		{"a cancel stays a cancel", Evidence{InfraFailed: true, ContainerExited: "x", Cancelled: true}, Cancelled, CauseNone},
+	} {
+		if o, c := Classify(tt.e); o != tt.outcome || c != tt.cause {
+			t.Errorf("%s: %s/%q, want %s/%q", tt.name, o, c, tt.outcome, tt.cause)
+		}
+	}
+}

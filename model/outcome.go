@@ -59,6 +59,13 @@ type Evidence struct {
 	KilledBy string
 	// EngineLost: the engine went away under the trial.
 	EngineLost bool
+	// ContainerExited says how the trial's container ended by itself
+	// (its main process, the idle command or the image's entrypoint,
+	// exited: "its main process `sleep 4` ended, exit 0"), by the
+	// engine's own word: the engine still answered, no one killed it.
+	// The engine refusing the next step is then the task's doing, not
+	// an infrastructure failure.
+	ContainerExited string
 	// LimitChanged says how the memory limit the kernel enforced moved
 	// away from the trial's while it ran ("128MiB to 256MiB"), when
 	// someone else changed it; empty when it held.
@@ -69,7 +76,11 @@ type Evidence struct {
 	Frozen string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
-	// DiskFull: a step reported ENOSPC.
+	// DiskFull: a step reported ENOSPC and the machine confirmed it (a
+	// filesystem of its container had no room when the step ended,
+	// FSRoom.Full), or could not look. A task's words alone are not a
+	// full disk: printed on a disk with room, the trial is a plain
+	// failure (its reason says what it printed).
 	DiskFull bool
 	// Stall is the timed-out step's memory evidence, when one timed out.
 	Stall *StallEvidence
@@ -111,6 +122,12 @@ func (e Evidence) KilledUnderLimit() bool {
 // when the step sat at its limit (StallEvidence.Judge), else its phase's;
 // the pids limit and a full disk are named behind a failure.
 func Classify(e Evidence) (Outcome, Cause) {
+	if e.ContainerExited != "" && e.KilledBy == "" {
+		// The task's own container ended under its steps: a failure of
+		// the task (a plain failure at every ratio alike), not the
+		// engine's and not a cause the machine is charged with.
+		e.InfraFailed, e.EngineLost = false, false
+	}
 	switch {
 	case e.KilledBy != "" && !e.Cancelled:
 		return InfraError, CauseKilledOutside

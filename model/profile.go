@@ -34,6 +34,88 @@ const HarborNoFile = 1048576
 var DockerDefaultCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
 	"NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 
+// HostCapabilities are the capabilities that reach past a trial's
+// container, to the host or to other trials, in either profile: reading
+// any host file by handle (DAC_READ_SEARCH), mounting the host's cgroup
+// roots (SYS_ADMIN), tracing another process (SYS_PTRACE, which defeats
+// the step driver's non-dumpable channel), loading kernel modules, raw
+// I/O, the clock, the kernel log, the audit log, BPF and perf events,
+// LSM policy, host resource limits, the trial network's routes and
+// filters. A task asking for one is refused unless the user allows it
+// by name (--allow-capability). Docker's defaults are not among them.
+var HostCapabilities = []string{"ALL", "AUDIT_CONTROL", "AUDIT_READ", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "DAC_READ_SEARCH",
+	"LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "NET_ADMIN", "PERFMON", "SYS_ADMIN", "SYS_BOOT", "SYS_MODULE", "SYS_PACCT",
+	"SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "SYSLOG", "WAKE_ALARM"}
+
+// CapabilityName is a capability as a task or user writes it, in the
+// form headroom keeps: upper case, no CAP_ prefix ("cap_sys_ptrace" →
+// "SYS_PTRACE").
+func CapabilityName(c string) string {
+	return strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(c)), "CAP_")
+}
+
+// HostReaching says whether capability c (in CapabilityName's form)
+// reaches past the container.
+func HostReaching(c string) bool { return slices.Contains(HostCapabilities, c) }
+
+// HostCapabilityGrants are the host-reaching capabilities the task's
+// containers get (its own and its sidecars'), each once, in order.
+func (t *Task) HostCapabilityGrants() []string {
+	var out []string
+	add := func(cs []string) {
+		for _, c := range cs {
+			if HostReaching(c) && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	add(t.Capabilities)
+	for _, sc := range t.Sidecars {
+		add(sc.Capabilities)
+	}
+	return out
+}
+
+// CapabilityRefusal is a task asking for capabilities that reach past
+// its container that the user did not allow.
+type CapabilityRefusal struct {
+	Task string
+	// Asks are where each refused capability is asked for
+	// ("tasks/x.toml:9: SYS_ADMIN").
+	Asks    []string
+	Refused []string
+}
+
+func (e CapabilityRefusal) Error() string {
+	flags := make([]string, len(e.Refused))
+	for i, c := range e.Refused {
+		flags[i] = "--allow-capability " + c
+	}
+	return fmt.Sprintf("%s: task %s asks for %s, which reach%s past its container (the host's files, kernel or other trials); headroom refuses it: run with %s only if you trust the task",
+		strings.Join(e.Asks, "; "), e.Task, strings.Join(e.Refused, ", "), map[bool]string{true: "es", false: ""}[len(e.Refused) == 1], strings.Join(flags, " "))
+}
+
+// CheckCapabilities refuses the task if it is given a host-reaching
+// capability that allowed does not name.
+func (t *Task) CheckCapabilities(allowed []string) error {
+	var refused, asks []string
+	for _, c := range t.HostCapabilityGrants() {
+		if slices.Contains(allowed, c) {
+			continue
+		}
+		refused = append(refused, c)
+		where := t.CapabilitiesAt[c]
+		if where == "" {
+			where = t.Source
+		}
+		asks = append(asks, where+": "+c)
+	}
+	if len(refused) == 0 {
+		return nil
+	}
+	return CapabilityRefusal{Task: t.Name, Asks: asks, Refused: refused}
+}
+
 // ParseProfile checks a profile name given by a user.
 func ParseProfile(s string) (string, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
@@ -93,6 +175,16 @@ func (t *Task) ForeignHarness() bool {
 // always for headroom's own tasks, whose harness is headroom).
 func (t *Task) AllDeviations() []Deviation {
 	out := append([]Deviation(nil), t.Deviations...)
+	// In every profile, and for headroom's own tasks: a capability that
+	// reaches the host is never a faithful run's business.
+	for _, c := range t.HostCapabilityGrants() {
+		where := t.CapabilitiesAt[c]
+		if where == "" {
+			where = t.Source
+		}
+		out = append(out, Deviation{"capability " + c + " reaches the host",
+			where + " asks for it; a run refuses the task unless --allow-capability " + c + " is given"})
+	}
 	if !t.ForeignHarness() || !t.Hardened() {
 		return out
 	}

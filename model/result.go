@@ -27,7 +27,13 @@ type StepResult struct {
 	// KernelPeakBytes is the kernel's own high-water mark of usage
 	// (including cache) for the step, when it could be read; 0 otherwise.
 	KernelPeakBytes int64 `json:"kernel_peak_bytes,omitempty"`
-	OOMKills        int   `json:"oom_kills,omitempty"`
+	// KernelPeakNoCacheBytes is the kernel's mark less the reclaimable
+	// cache (inactive file) the samples saw about it: the need that
+	// catches a spike between samples without counting cache the kernel
+	// reclaims before it kills (KernelPeakNoCache). 0 where unknown
+	// (records made before it was kept, no mark, no samples).
+	KernelPeakNoCacheBytes int64 `json:"kernel_peak_no_cache_bytes,omitempty"`
+	OOMKills               int   `json:"oom_kills,omitempty"`
 	// CPU is the step's CPU time and throttling, when the cgroup's
 	// counters could be read.
 	CPU      *CPUUse `json:"cpu,omitempty"`
@@ -122,6 +128,10 @@ type TrialResult struct {
 	KilledInStep        string     `json:"killed_in_step,omitempty"`
 	PeakWorkingSetBytes int64      `json:"peak_working_set_bytes"`
 	KernelPeakBytes     int64      `json:"kernel_peak_bytes,omitempty"`
+	// KernelPeakNoCacheBytes is the largest of the steps' (and the last
+	// reading's) KernelPeakNoCacheBytes: the kernel's mark less
+	// reclaimable cache; 0 where unknown.
+	KernelPeakNoCacheBytes int64 `json:"kernel_peak_no_cache_bytes,omitempty"`
 	// CPU is the steps' CPU use summed, when it could be read.
 	CPU *CPUUse `json:"cpu,omitempty"`
 	// StateOOMKilled is the engine's State.OOMKilled at exit.
@@ -163,6 +173,10 @@ type TrialResult struct {
 	// Tests is what a parser found in the verifier's output, when the
 	// task is judged by one and it found results.
 	Tests *TestTally `json:"tests,omitempty"`
+	// PidsLimitEnforced says, when the pids limit that held was not the
+	// policy's (Policy.PidsLimit) — a pod's is its node's podPidsLimit —
+	// what it was and why; empty when it was the policy's.
+	PidsLimitEnforced string `json:"pids_limit_enforced,omitempty"`
 	// Sidecars are the compose environment's other services' use.
 	Sidecars []SidecarUsage `json:"sidecars,omitempty"`
 	// Phases are a multi-step task's phases as they ran, in order; those

@@ -16,6 +16,9 @@ type Sidecar struct {
 	Env        []string `json:"env,omitempty"`
 	WorkDir    string   `json:"workdir,omitempty"`
 	User       string   `json:"user,omitempty"`
+	// Capabilities are the ones its compose cap_add gives it, on top of
+	// the engine's defaults.
+	Capabilities []string `json:"capabilities,omitempty"`
 	// Aliases are further host names it answers to on the trial's network.
 	Aliases          []string `json:"aliases,omitempty"`
 	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
@@ -28,6 +31,10 @@ type Sidecar struct {
 	Files []Upload `json:"files,omitempty"`
 	// Volumes are the compose named volumes it mounts.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Ports are the container ports its compose ports: and expose: name
+	// ("80/tcp"): where services share one network namespace (a pod),
+	// two that listen on the same one collide.
+	Ports []string `json:"ports,omitempty"`
 }
 
 // VolumeMount is a compose named volume mounted in a service: a volume

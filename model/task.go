@@ -171,6 +171,10 @@ type Task struct {
 	// Capabilities are the only Linux capabilities the container keeps;
 	// every other one is dropped.
 	Capabilities []string `json:"capabilities"`
+	// CapabilitiesAt is where the task's files ask for each capability
+	// ("task.toml:9", "docker-compose.yaml:12 (service db)"), for
+	// messages; not recorded.
+	CapabilitiesAt map[string]string `json:"-"`
 	// Env is set in the container for every step (NAME=value).
 	Env []string `json:"env,omitempty"`
 	// PassEnv are host variables every step gets (see Step.PassEnv).
@@ -217,6 +221,9 @@ type Task struct {
 	DependsOn []Dependency `json:"depends_on,omitempty"`
 	// Volumes are the compose named volumes the task's container mounts.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// Ports are the container ports its compose service's ports: and
+	// expose: name ("80/tcp"; see Sidecar.Ports).
+	Ports []string `json:"ports,omitempty"`
 	// Deviations are what the loader found in the task's file that headroom
 	// runs differently from the task's own harness (see AllDeviations).
 	Deviations []Deviation `json:"deviations,omitempty"`
@@ -267,6 +274,22 @@ type Healthcheck struct {
 	Timeout     time.Duration `json:"timeout,omitempty"`
 	StartPeriod time.Duration `json:"start_period,omitempty"`
 	Retries     int           `json:"retries,omitempty"`
+}
+
+// Argv is the command of the health test, Docker's way: CMD runs its
+// arguments, CMD-SHELL its script under /bin/sh; NONE (or nothing) is no
+// check (nil).
+func (h *Healthcheck) Argv() []string {
+	if len(h.Test) < 2 {
+		return nil
+	}
+	switch h.Test[0] {
+	case "CMD":
+		return h.Test[1:]
+	case "CMD-SHELL":
+		return []string{"/bin/sh", "-c", strings.Join(h.Test[1:], " ")}
+	}
+	return nil
 }
 
 // Agent returns the named agent.

@@ -91,7 +91,7 @@ func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
 	}
 	peak := int64(0)
 	for _, s := range src.Steps {
-		peak = max(peak, s.PeakWorkingSetBytes, s.KernelPeakBytes)
+		peak = max(peak, StepPeakBytes(s))
 	}
 	p.Borderline = float64(peak) >= (1-BorderlineBelow)*float64(limit) && float64(peak) <= (1+BorderlineAbove)*float64(limit)
 	for _, s := range src.Steps {
@@ -99,7 +99,7 @@ func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
 		case s.PeakWorkingSetBytes > limit:
 			p.Basis = "samples"
 			p.At = firstOver(trace, s, limit, src.Start)
-		case s.KernelPeakBytes > limit:
+		case StepKernelNeed(s) > limit:
 			p.Basis = "kernel-peak"
 			p.At = -1
 		default:

@@ -242,7 +242,7 @@ func (r *Report) PlotTrial(id string, samples []event.Sample, file string) error
 	at := func(t time.Time) float64 { return t.Sub(t0).Seconds() }
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s  %s · %s at %s, repeat %d: %s, peak %s", id, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, tr.OutcomeWord(),
-		model.PeakLabel(tr.PeakWorkingSetBytes, tr.KernelPeakBytes, model.FormatBytes))
+		model.TrialPeakLabel(*tr, model.FormatBytes))
 	p.X.Label.Text = "seconds"
 	p.Y.Label.Text = "MiB"
 	p.Add(plotter.NewGrid())

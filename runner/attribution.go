@@ -22,6 +22,9 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 		ev.Frozen = freezes.during(t.res.Start, time.Now())
 	}
 	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
+	if t.exited != "" && final.KilledBy == "" && !final.EngineRestarted {
+		ev.ContainerExited = t.exited
+	}
 	ev.PidsLimitHits = final.PidsLimitHits
 	ev.LimitBytes = t.trial.Policy.HardLimitBytes
 	ev.LimitHits, ev.LimitHitsKnown = final.LimitHits, final.LimitHitsKnown
@@ -29,7 +32,10 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	for _, s := range t.res.Steps {
 		ev.KernelPeakBytes = max(ev.KernelPeakBytes, s.KernelPeakBytes)
 		if s.NoSpace {
-			ev.DiskFull = true
+			// The task's words need the machine's count where the
+			// platform can give it (DiskWitness); where it cannot, the
+			// words stand.
+			ev.DiskFull = t.diskFull != "" || !t.diskLooked
 		}
 		if s.TimedOut && ev.Stall == nil {
 			clean, runs := t.r.clean.rateOf(t.trial)
@@ -77,11 +83,18 @@ func (t *trialRun) causeReason(ev model.Evidence) string {
 	case model.CauseVerifierTimeout:
 		return fmt.Sprintf("the verifier ran past its time limit (%s) in step %s%s", t.task.VerifierTimeout, t.timedOutStep(), stallNote(ev.Stall))
 	case model.CausePidsLimit:
+		if res.PidsLimitEnforced != "" {
+			return fmt.Sprintf("the pids limit was reached: the kernel refused %d fork(s) (%s); the limit that held was %s", ev.PidsLimitHits, t.failedStep(), res.PidsLimitEnforced)
+		}
 		return fmt.Sprintf("the pids limit (%d) was reached: the kernel refused %d fork(s) (%s)", res.Policy.PidsLimit, ev.PidsLimitHits, t.failedStep())
 	case model.CauseDiskFull:
 		for _, s := range res.Steps {
 			if s.NoSpace {
-				return fmt.Sprintf("no space left on device (ENOSPC) in the container in step %s (exit %d)", s.Name, s.ExitCode)
+				why := fmt.Sprintf("no space left on device (ENOSPC) in the container in step %s (exit %d)", s.Name, s.ExitCode)
+				if t.diskFull != "" {
+					why += ": " + t.diskFull
+				}
+				return why
 			}
 		}
 	}

@@ -154,12 +154,31 @@ type Final struct {
 	LimitChanged string
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
+	// PidsLimitEnforced says, when the pids limit that held is not the
+	// policy's (a pod's is its node's podPidsLimit), what it was and
+	// why: "4096: node n1's kubelet podPidsLimit, …". Empty when it is.
+	PidsLimitEnforced string
 	// EngineRestarted: the engine went away while the trial ran (its
 	// shutdown stopped the container).
 	EngineRestarted bool
 	// Knobs says how the backend applied the trial's knobs (network,
 	// disk, neighbours) and what it measured of them; nil without knobs.
 	Knobs *model.KnobRecord
+}
+
+// ExitWitness is a sandbox whose platform can say, when a step failed on
+// it, whether the sandbox had ended by itself (its main process exited:
+// the task's idle command or entrypoint) rather than the engine failing.
+type ExitWitness interface {
+	// ExitedItself says how ("its main process `sleep 4` ended, exit 0"),
+	// "" when it did not or the platform cannot tell.
+	ExitedItself(ctx context.Context) string
+}
+
+// DiskWitness is a sandbox whose filesystems' room the machine can read
+// (statfs): what a full disk needs besides a step's words.
+type DiskWitness interface {
+	DiskRoom(ctx context.Context) ([]model.FSRoom, error)
 }
 
 // NetworkPolicer is a sandbox whose network policy can change while it
@@ -175,6 +194,13 @@ type ArtifactCopier interface {
 	// CopyOut copies the file or directory at path into hostDir, at the
 	// same path under it; a missing path is fs.ErrNotExist.
 	CopyOut(ctx context.Context, path, hostDir string) error
+}
+
+// FileRemover is a sandbox that removes files in itself without starting
+// a process (a step driver's own operation): the reward files cleared
+// before a verifier. done false: it could not, and an `rm -rf` is exec'd.
+type FileRemover interface {
+	RemoveFiles(ctx context.Context, paths []string) (done bool, err error)
 }
 
 // StepStopper is a sandbox that can stop its steps' processes and keep
@@ -195,3 +221,15 @@ var ErrPlatformGone = errors.New("the platform stopped answering")
 // regular file (a directory, a link), or larger than 1 MiB. What the
 // task left there is the task's doing, not the engine's.
 var ErrNotReadable = errors.New("not a regular file of at most 1 MiB")
+
+// ErrTaskInterfered is an operation of headroom's own in a sandbox
+// (clearing or reading the reward files) that the task's processes kept
+// from its answer: the step driver's reply was larger than any it gives,
+// did not parse, or did not come within SandboxOpTimeout while the
+// engine answered. The task's failure, named; never the engine's.
+var ErrTaskInterfered = errors.New("the task's own processes interfered with headroom's step driver")
+
+// SandboxOpTimeout bounds each operation of headroom's own in a sandbox
+// (clearing the reward files, reading one): none of them may wait longer,
+// whatever the task does.
+const SandboxOpTimeout = 30 * time.Second

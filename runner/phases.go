@@ -179,8 +179,9 @@ func (t *trialRun) verifyPhase(ctx context.Context, sb Sandbox, p model.Phase, e
 	}
 	sort.Strings(dirs)
 	if len(dirs) > 0 {
-		argv := append([]string{"rm", "-rf", "--"}, dirs...)
-		if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+		if err := t.clear(ctx, sb, dirs); errors.Is(err, ErrTaskInterfered) {
+			return nil, fmt.Sprintf("clearing %v: %v: later steps not run", dirs, err), nil
+		} else if err != nil {
 			return nil, "", fmt.Errorf("clearing %v: %w", dirs, err)
 		}
 	}
@@ -200,11 +201,13 @@ func (t *trialRun) verifyPhase(ctx context.Context, sb Sandbox, p model.Phase, e
 	dir := t.task.Verdict.Reward.Dir
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		file := path.Join(dir, name)
-		data, err := sb.ReadFile(vctx, file)
+		rctx, cancelRead := context.WithTimeout(ctx, SandboxOpTimeout)
+		data, err := sb.ReadFile(rctx, file)
+		cancelRead()
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, ErrNotReadable) {
+		if errors.Is(err, ErrNotReadable) || errors.Is(err, ErrTaskInterfered) {
 			return nil, fmt.Sprintf("the verifier's %s: %v: later steps not run", file, err), nil
 		}
 		if err != nil {

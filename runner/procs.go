@@ -19,7 +19,18 @@ type Proc struct {
 	Started  time.Time
 	Command  string // full command line
 	RSSBytes int64
+	// Role is what headroom knows the process to be by its pid (RoleDriver,
+	// RoleStep; "" for any other), where the sample's Roles is set.
+	Role string
 }
+
+// What the backend knows a process to be by its pid (Proc.Role), never by
+// the name it gives itself: a task's process renamed `hr-workload drive`
+// or `hr-workload run --step install --profile {}` is shown as that.
+const (
+	RoleDriver = "driver" // headroom's step driver: the container's PID 1
+	RoleStep   = "step"   // the process the driver started for the running step
+)
 
 // ProcSample is the sandbox's process list at one moment. Truncated
 // counts processes beyond the cap that were not read.
@@ -27,6 +38,10 @@ type ProcSample struct {
 	Time      time.Time
 	Procs     []Proc
 	Truncated int
+	// Roles: the backend named the driver and the running step's process
+	// (Proc.Role); without it (steps by the engine's exec, a cluster) a
+	// built-in step's process is known by its command line.
+	Roles bool
 }
 
 // ProcessWatcher is a sandbox that watches its processes from the host.
@@ -94,8 +109,17 @@ func (t *trialRun) procSample(s ProcSample) {
 	var events []event.Event
 	t.mu.Lock()
 	pt := &t.procs
+	steps := map[int]bool{}
+	for _, p := range s.Procs {
+		if p.Role == RoleStep {
+			steps[p.PID] = true
+		}
+	}
 	for i := range s.Procs {
-		s.Procs[i].Command = t.r.redact(clipCommand(t.shown(untrace(s.Procs[i].Command))))
+		p := s.Procs[i]
+		role := func(r string) bool { return !s.Roles || p.Role == r }
+		job := !s.Roles || steps[p.PPID]
+		s.Procs[i].Command = t.r.redact(clipCommand(t.shown(untrace(p.Command), role, job)))
 	}
 	if !pt.started {
 		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}
@@ -274,24 +298,36 @@ const stepDriverShown = "(headroom step driver)"
 // child) as the running step's command's jobs, and the step driver by
 // what it is. Any other command line is shown as it is. Called with t.mu
 // held.
-func (t *trialRun) shown(cmd string) string {
+//
+// is says whether the process is what its pid makes it (RoleDriver,
+// RoleStep), job whether its parent is the step's process: where the
+// backend knows them, a command line alone names nothing.
+func (t *trialRun) shown(cmd string, is func(role string) bool, job bool) string {
 	fields := strings.SplitN(cmd, " ", 5)
 	if len(fields) < 2 || path.Base(fields[0]) != WorkloadProgram {
 		return cmd
 	}
 	switch fields[1] {
 	case "run":
+		if !is(RoleStep) {
+			return cmd
+		}
 		if len(fields) >= 4 && fields[2] == "--step" {
 			if show := t.stepShow(fields[3]); show != "" {
 				return show
 			}
 		}
 	case "child":
+		if !job {
+			return cmd
+		}
 		if show := t.stepShow(t.step); show != "" {
 			return show + " (a job it started)"
 		}
 	case "drive", "probe", "idle":
-		return stepDriverShown
+		if is(RoleDriver) {
+			return stepDriverShown
+		}
 	}
 	return cmd
 }

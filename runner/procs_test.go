@@ -136,3 +136,39 @@ func TestBuiltinStepProcessesAreShownAsTheirCommand(t *testing.T) {
 		t.Errorf("unseen kill named %q", k.Command)
 	}
 }
+
+// Where the backend knows the driver and the step by their pids (the
+// step driver's), a process that names itself `hr-workload drive` or
+// `hr-workload run --step install …` is shown as what it says it is, not
+// as headroom's driver nor as the built-in step's command; the real ones
+// are shown as before.
+func TestImpostorsOfTheDriverAndStepsAreShownAsThemselves(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/.headroom/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	t0 := time.Unix(1000, 0)
+	driver := Proc{PID: 1, Command: "/.headroom/hr-workload drive", Started: t0.Add(-time.Minute), Role: RoleDriver}
+	tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{driver}, Roles: true})
+	tr.step = "install"
+	step := Proc{PID: 10, PPID: 1, Command: strings.Join(install.Argv, " "), Started: t0, RSSBytes: 10 * model.MiB, Role: RoleStep}
+	job := Proc{PID: 11, PPID: 10, Command: "/.headroom/hr-workload child --mb 26.0 --ms 1200", Started: t0}
+	fakeDriver := Proc{PID: 20, PPID: 1, Command: "/.headroom/hr-workload drive", Started: t0, RSSBytes: 300 * model.MiB}
+	fakeStep := Proc{PID: 21, PPID: 1, Command: "hr-workload run --step install --profile {}", Started: t0, RSSBytes: 300 * model.MiB}
+	fakeJob := Proc{PID: 22, PPID: 21, Command: "hr-workload child --mb 1 --ms 1", Started: t0}
+	tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step, job, fakeDriver, fakeStep, fakeJob}, Roles: true})
+	var got []string
+	for _, a := range tr.res.Activities {
+		got = append(got, a.Command)
+	}
+	want := []string{install.Show, install.Show + " (a job it started)", fakeDriver.Command, fakeStep.Command, fakeJob.Command}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("activities %q, want %q", got, want)
+	}
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "dd", PID: 20})
+	tr.nameKill(0)
+	if k := tr.res.OOMs[0]; k.Command != fakeDriver.Command {
+		t.Errorf("a kill of the process named like the driver is named %q, want %q", k.Command, fakeDriver.Command)
+	}
+}

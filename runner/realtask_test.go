@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/headroom-eval/headroom/event"
@@ -112,16 +113,35 @@ func TestRewardFileDecidesTheVerifier(t *testing.T) {
 // The verdict is the verifier's: a reward file the agent wrote before it
 // ran is removed first, so a verifier that writes none has no reward
 // (the agent's "1" used to pass a trial whose tests crashed).
+// A sandbox that removes files itself (the step driver) does so without
+// an exec'd rm: a process less per trial.
 func TestARewardTheAgentPlantedIsNotTheVerdict(t *testing.T) {
-	task := fake.Task("tb/planted", 64<<20, "solve")
-	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
-	b := &fake.Backend{Script: script(map[string]fake.StepPlan{
-		"tb/planted/solve":  {Writes: map[string]string{"/logs/verifier/reward.txt": "1\n", "/logs/verifier/reward.json": `{"reward": 1}`}},
-		"tb/planted/verify": {ExitCode: 1, Lines: []string{"the tests crashed before writing a reward"}},
-	})}
-	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/planted@1x"]
-	if r.Outcome != model.Failed || !strings.Contains(r.Reason, "the verifier wrote no reward") || r.Reward != nil {
-		t.Fatalf("outcome %s (%s), reward %v; want failed, no reward", r.Outcome, r.Reason, r.Reward)
+	for _, removes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("removes=%v", removes), func(t *testing.T) {
+			task := fake.Task("tb/planted", 64<<20, "solve")
+			task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+			plans := script(map[string]fake.StepPlan{
+				"tb/planted/solve":  {Writes: map[string]string{"/logs/verifier/reward.txt": "1\n", "/logs/verifier/reward.json": `{"reward": 1}`}},
+				"tb/planted/verify": {ExitCode: 1, Lines: []string{"the tests crashed before writing a reward"}},
+			})
+			var mu sync.Mutex
+			rms := 0
+			b := &fake.Backend{RemovesFiles: removes, Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+				if len(st.Argv) > 0 && st.Argv[0] == "rm" {
+					mu.Lock()
+					rms++
+					mu.Unlock()
+				}
+				return plans(tr, st)
+			}}
+			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["tb/planted@1x"]
+			if r.Outcome != model.Failed || !strings.Contains(r.Reason, "the verifier wrote no reward") || r.Reward != nil {
+				t.Fatalf("outcome %s (%s), reward %v; want failed, no reward", r.Outcome, r.Reason, r.Reward)
+			}
+			if want := map[bool]int{false: 1, true: 0}[removes]; rms != want {
+				t.Errorf("%d rm execs, want %d", rms, want)
+			}
+		})
 	}
 }
 

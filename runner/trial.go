@@ -34,6 +34,8 @@ type trialRun struct {
 	index     int // index of the next step to start
 	stepPeak  int64
 	lastWS    int64
+	// noCache is the step's kernel peak less reclaimable cache.
+	noCache   noCachePeak
 	kills     int           // OOM kills seen (max over sources)
 	oomNotify chan struct{} // closed and replaced on each new kill
 	// verdictNote says why a verifier judged by its reward file or its
@@ -59,7 +61,16 @@ type trialRun struct {
 	peakBeforeKill int64
 	// engineErr is the engine's failure under the trial, if any.
 	engineErr error
-	procs     procTracker
+	// exited says how the container ended by itself, when a step failed
+	// on the engine (ExitWitness).
+	exited string
+	// The machine's word on a step's ENOSPC (DiskWitness): the full
+	// filesystem it found, else the room it saw, and whether it could
+	// look; noSpaceLine is the first line that said it.
+	diskFull, diskRoom string
+	diskLooked         bool
+	noSpaceLine        string
+	procs              procTracker
 	// shows are the trial's steps' commands by step name (stepShow).
 	shows map[string]string
 	// keepOnTimeout stops only a timed-out step's processes, where the
@@ -215,19 +226,22 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 			engineErr = err
 		}
 	}
+	interfered := false // the task kept headroom from clearing the reward files
 	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
 		if rule := t.task.Verdict.Reward; rule != nil {
 			// The verdict is the verifier's: a reward file the agent wrote
 			// (or a directory in its place) is gone before the verifier
 			// runs, as a phase's verifier starts from an empty directory
 			// (a separate verifier starts in a fresh container).
-			argv := []string{"rm", "-rf", "--", path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
-			if _, err := sb.Exec(ctx, argv, nil, "0", func(string, string) {}); err != nil && ctx.Err() == nil {
+			paths := []string{path.Join(rule.Dir, "reward.txt"), path.Join(rule.Dir, "reward.json")}
+			if err := t.clear(ctx, sb, paths); errors.Is(err, ErrTaskInterfered) {
+				t.verdictNote, interfered = "clearing the reward files: "+err.Error(), true
+			} else if err != nil {
 				engineErr = fmt.Errorf("clearing the reward files: %w", err)
 			}
 		}
 	}
-	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil {
+	if !phased && !ev.TimedOut && ctx.Err() == nil && engineErr == nil && t.task.SeparateVerifier == nil && !interfered {
 		vctx, cancelV := context.WithTimeout(ctx, t.task.VerifierTimeout)
 		if t.task.Verdict.Parser != "" {
 			t.transcript = &verdict.Transcript{}
@@ -243,7 +257,8 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		ev.VerifierPassed = sr.ExitCode == 0 && !sr.TimedOut && ctx.Err() == nil && err == nil
 		judged := err == nil && !sr.TimedOut && ctx.Err() == nil
 		if rule := t.task.Verdict.Reward; rule != nil && judged {
-			ev.VerifierPassed, t.verdictNote, err = t.readReward(vctx, sb, rule)
+			// The read has its own bound, not what the verifier left of its time.
+			ev.VerifierPassed, t.verdictNote, err = t.readReward(ctx, sb, rule)
 			if err != nil {
 				engineErr = fmt.Errorf("reading the reward: %w", err)
 			}
@@ -261,6 +276,11 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 
 	// Remove even when the sweep is cancelled: nothing may be left behind.
 	rmCtx, cancelRm := context.WithTimeout(context.Background(), 30*time.Second)
+	if w, ok := sb.(ExitWitness); ok && ev.InfraFailed {
+		// The engine refusing a step of a container that had ended by
+		// itself is the task's doing, not the engine's.
+		t.exited = w.ExitedItself(rmCtx)
+	}
 	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)
 	removed()
@@ -295,6 +315,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	res.SamplesDropped = final.DroppedSamples
 	res.Sidecars = final.Sidecars
+	res.PidsLimitEnforced = final.PidsLimitEnforced
 	if t.separateUse != nil {
 		res.Sidecars = append(res.Sidecars, *t.separateUse)
 		if note := separateNote(t.separateUse, t.task.SeparateVerifier); note != "" && !ev.VerifierPassed {
@@ -303,6 +324,9 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	}
 	if final.KernelPeakBytes > res.KernelPeakBytes {
 		res.KernelPeakBytes = final.KernelPeakBytes
+		t.mu.Lock()
+		res.KernelPeakNoCacheBytes = max(res.KernelPeakNoCacheBytes, t.noCache.after(final.KernelPeakBytes))
+		t.mu.Unlock()
 	}
 	if len(res.OOMs) > 0 {
 		res.KilledInStep = res.OOMs[0].Step
@@ -315,8 +339,14 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	res.Outcome, res.Cause = model.Classify(ev)
 	res.Stall = ev.Stall
 	res.Reason = t.reason(ev)
-	if res.Cause == model.CauseNone && ev.InfraFailed {
+	switch {
+	case ev.ContainerExited != "" && res.Outcome == model.Failed && res.Cause == model.CauseNone:
+		res.Reason = fmt.Sprintf("the task's container exited by itself (%s) during step %s: the task's own failure, not the engine's", ev.ContainerExited, t.lastStep())
+	case res.Cause == model.CauseNone && ev.InfraFailed && res.Outcome == model.InfraError:
 		res.Reason = "the engine failed: " + engineErr.Error()
+	}
+	if t.noSpaceLine != "" && !ev.DiskFull && t.diskLooked && !res.Outcome.Success() {
+		res.Reason += fmt.Sprintf("; its output said %q, but no filesystem of its container was full when it said it or when the step ended (%s): the task's words, not a full disk", clip(t.noSpaceLine, 200), t.diskRoom)
 	}
 	res.Reason = t.r.redact(res.Reason)
 	if rmErr != nil {
@@ -409,6 +439,7 @@ func (t *trialRun) openStep(sb Sandbox, phase string, st model.Step) *openStep {
 	st.Name, st.Show = clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
 	t.mu.Lock()
 	t.step, t.stepPeak, t.stepStart = st.Name, 0, time.Now()
+	t.noCache.open()
 	t.stepAtLimit, t.stepFaultsOpened = 0, false
 	o := &openStep{killsBefore: t.kills, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: time.Now()}}
 	t.mu.Unlock()
@@ -532,6 +563,8 @@ func (t *trialRun) closeStep(sb Sandbox, o *openStep) model.StepResult {
 	}
 	sr.KernelPeakBytes = max(sr.KernelPeakBytes, t.peakBeforeKill)
 	t.peakBeforeKill = 0
+	sr.KernelPeakNoCacheBytes = t.noCache.close(sr.KernelPeakBytes)
+	t.res.KernelPeakNoCacheBytes = max(t.res.KernelPeakNoCacheBytes, sr.KernelPeakNoCacheBytes)
 	sr.PeakWorkingSetBytes = t.stepPeak
 	sr.OOMKills = t.kills - o.killsBefore
 	sr.AtLimit = model.Duration(t.stepAtLimit)
@@ -571,6 +604,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	argv := st.Argv
 	var cur *openStep
 	var tr *tracedRun
+	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
@@ -594,7 +628,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
 		}
 		if model.NoSpaceInOutput(text) {
-			cur.sr.NoSpace = true
+			cur.sr.NoSpace, saidNoSpace = true, true
+			if t.noSpaceLine == "" {
+				t.noSpaceLine = text
+				t.lookAtDisks(sb) // while the write that failed may still fill it
+			}
 		}
 		if m, ok := model.ParseMeasure(text); ok {
 			// A knob's effect as the task measured it inside the container
@@ -655,8 +693,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	})
 	code := res.ExitCode
 	var engineErr error
-	if err != nil && !errorsIsCtx(err) {
-		engineErr = err
+	if err != nil && !errorsIsCtx(err) && !errors.Is(err, ErrTaskInterfered) {
+		engineErr = err // a reply the task garbled is the step's failure
+	}
+	if saidNoSpace && t.diskFull == "" {
+		t.lookAtDisks(sb) // and when the step ended
 	}
 	timedOut := false
 	if err != nil {
@@ -725,6 +766,36 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
 	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
+}
+
+// lookAtDisks reads the room of the sandbox's filesystems, where the
+// platform can: a step's ENOSPC is a full disk only if one of them had
+// none (model.FSRoom.Full).
+func (t *trialRun) lookAtDisks(sb Sandbox) {
+	w, ok := sb.(DiskWitness)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rooms, err := w.DiskRoom(ctx)
+	if err != nil {
+		return
+	}
+	t.diskLooked = true
+	if full := model.FullDisk(rooms); full != "" {
+		t.diskFull = full
+		return
+	}
+	var parts []string
+	for i, r := range rooms {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more with room", len(rooms)-i))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	t.diskRoom = strings.Join(parts, ", ")
 }
 
 // tracedRun is a traced step's state: the trace split from the output,
@@ -838,6 +909,7 @@ func (t *trialRun) monitor(sb Sandbox, done chan<- struct{}) {
 			t.stepFaultsLast = s.MajorFaults
 			t.lastAt = s.Time
 			t.lastWS = s.WorkingSetBytes
+			t.noCache.sample(s)
 			if s.WorkingSetBytes > t.stepPeak {
 				t.stepPeak = s.WorkingSetBytes
 			}
@@ -898,17 +970,44 @@ func (t *trialRun) killedIn(at time.Time) string {
 	return t.step
 }
 
+// clear removes paths in the sandbox (through its FileRemover where it
+// has one, else an exec'd rm -rf) under SandboxOpTimeout; an error
+// wrapping ErrTaskInterfered is the task's doing, any other the engine's
+// (nil when the trial was cancelled).
+func (t *trialRun) clear(ctx context.Context, sb Sandbox, paths []string) error {
+	cctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
+	done, err := false, error(nil)
+	if fr, ok := sb.(FileRemover); ok {
+		// No process of its own: one exec more was a step's worth of a
+		// trivial task-directory trial (docs/PERFORMANCE.md).
+		done, err = fr.RemoveFiles(cctx, paths)
+	}
+	if !done && err == nil {
+		_, err = sb.Exec(cctx, append([]string{"rm", "-rf", "--"}, paths...), nil, "0", func(string, string) {})
+	}
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTaskInterfered):
+		return fmt.Errorf("removing %s did not end within %s though the engine answered: %w", strings.Join(paths, " "), SandboxOpTimeout, ErrTaskInterfered)
+	}
+	return err
+}
+
 // readReward reads the verifier's reward file and says whether it passes,
 // and if not, why. The error is the engine's.
 func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
 	defer TimePhase(t.trial.ID, "reward read")()
+	ctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
 	for _, name := range []string{"reward.txt", "reward.json"} {
 		p := path.Join(rule.Dir, name)
 		data, err := sb.ReadFile(ctx, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, ErrNotReadable) {
+		if errors.Is(err, ErrNotReadable) || errors.Is(err, ErrTaskInterfered) {
 			return false, fmt.Sprintf("the verifier's %s: %v", p, err), nil // the task's doing
 		}
 		if err != nil {

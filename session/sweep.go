@@ -62,6 +62,10 @@ type Spec struct {
 	// guarantee cannot fit). Otherwise that task's trials are recorded as
 	// infra-errors saying why (TaskNotRun) and the others run.
 	FailFast bool
+	// AllowCapabilities are the host-reaching capabilities
+	// (model.HostCapabilities) the user trusts the tasks with; a task
+	// given any other is refused before anything is prepared.
+	AllowCapabilities []string
 }
 
 // InputError is a problem with what the user asked for (a usage error).
@@ -128,8 +132,13 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 			lk.Unlock()
 		}
 	}()
-	records, _, err := store.ReadTrialsBrief(dir)
+	// The trials' summary rows (their ids, cells, seeds and outcomes are
+	// all the scan needs): the records themselves are not read.
+	records, _, _, err := store.ReadTrialsSummary(dir, nil)
 	if err != nil && !os.IsNotExist(err) {
+		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
+	}
+	if err := sameTasks(m, spec.Tasks); err != nil {
 		return nil, res, InputError{fmt.Errorf("resume %s: %w", dir, err)}
 	}
 	p, err := e.prepare(ctx, spec)
@@ -171,6 +180,28 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	return sw, res, err
 }
 
+// sameTasks refuses a resume whose tasks no longer load as the
+// experiment recorded them: its trials would mix two definitions in one
+// cell.
+func sameTasks(m store.Manifest, tasks []model.Task) error {
+	var lines []string
+	for _, e := range m.Tasks {
+		for _, t := range tasks {
+			if t.Name != e.Name {
+				continue
+			}
+			if ch := e.Changes(t); len(ch) > 0 {
+				lines = append(lines, fmt.Sprintf("task %s (%s): %s", e.Name, cmp.Or(e.SourcePath, e.Source), strings.Join(ch, ", ")))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the tasks changed since the experiment started, and its trials must all run the same task:\n  %s\nrestore the task files as they were to resume it, or start a new experiment with `headroom run`",
+		strings.Join(lines, "\n  "))
+}
+
 // prepared is a checked plan with its tasks' images resolved.
 type prepared struct {
 	tasks    []model.Task
@@ -184,6 +215,11 @@ type prepared struct {
 }
 
 func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
+	for _, t := range spec.Tasks {
+		if err := t.CheckCapabilities(spec.AllowCapabilities); err != nil {
+			return prepared{}, InputError{err}
+		}
+	}
 	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes), notRun: map[string]string{}}
 	// first is the first task's reason to fail, the sweep's error when no
 	// task can run (or with FailFast, when any cannot).
@@ -314,6 +350,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		}
 		te := store.NewScaledTaskEntry(run, p.plan.Ratios, e.Host.CPUs, spec.Scale, e.Reproduce)
 		te.KnobNotes = model.KnobNotes(run, p.plan.Ratios)
+		te.Fingerprint = store.TaskFingerprint(t) // as loaded, before its image is resolved
 		if !taskfile.IsBuiltin(t) {
 			if abs, err := filepath.Abs(t.Source); err == nil {
 				te.SourcePath = abs

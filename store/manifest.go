@@ -116,6 +116,10 @@ type TaskEntry struct {
 	// KnobNotes say where a swept knob could not act on this task (a
 	// no-network task has no traffic to shape).
 	KnobNotes []string `json:"knob_notes,omitempty"`
+	// Fingerprint hashes each part of the task's definition when the
+	// experiment started (TaskFingerprint), so that a resume runs the
+	// same task or refuses (older manifests: none).
+	Fingerprint map[string]string `json:"fingerprint,omitempty"`
 	// Reproduce is, per ratio, the backend's command that runs the image
 	// under that ratio's policy outside headroom.
 	Reproduce map[string]string `json:"reproduce,omitempty"`

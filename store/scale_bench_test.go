@@ -24,14 +24,18 @@ func scaleDir(b *testing.B, n int) string {
 // Resume's scan: the manifest and every record, indexed by trial id
 // (what session.Resume reads before it plans the missing trials), with
 // the whole records (read=full, before) and without the steps' output
-// (read=brief, what it reads now); -count N interleaves the two.
+// (read=brief, what it read before the summary) and the summary rows
+// (read=summary, what it reads now).
 // go test -run '^$' -bench Scale -benchmem ./store
 func BenchmarkScaleResumeScan(b *testing.B) {
 	for _, n := range storegen.Sizes() {
 		for _, read := range []struct {
 			name string
 			f    func(string) ([]model.TrialResult, bool, error)
-		}{{"full", store.ReadTrials}, {"brief", store.ReadTrialsBrief}} {
+		}{{"full", store.ReadTrials}, {"brief", store.ReadTrialsBrief}, {"summary", func(dir string) ([]model.TrialResult, bool, error) {
+			rs, _, torn, err := store.ReadTrialsSummary(dir, nil)
+			return rs, torn, err
+		}}} {
 			b.Run(fmt.Sprintf("trials=%d/read=%s", n, read.name), func(b *testing.B) {
 				if read.name == "full" {
 					storegen.SkipWhole(b, n)

@@ -53,6 +53,12 @@ type Experiment struct {
 	dirf *os.File
 	gone *DirGoneError
 	lock *Lock
+	// summary is SummaryFile being appended to (nil: none is written),
+	// summaryRows its rows, nextLine the line of trials.jsonl the next
+	// record goes to.
+	summary     *os.File
+	summaryRows int
+	nextLine    int
 }
 
 type trialFiles struct {
@@ -172,16 +178,46 @@ func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
 	// A torn last line (a crash mid-append) is no record: it is cut off,
 	// so it neither glues itself to the next record nor sits mid-file
 	// where a reader would refuse it; its trial is run again.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
-		if b, err := os.ReadFile(filepath.Join(dir, TrialsFile)); err == nil && b[len(b)-1] != '\n' {
-			if err := f.Truncate(int64(bytes.LastIndexByte(b, '\n') + 1)); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("cutting the torn last record of %s: %w", TrialsFile, err)
-			}
+	if end, torn, err := lastNewline(filepath.Join(dir, TrialsFile)); err == nil && torn {
+		if err := f.Truncate(end); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cutting the torn last record of %s: %w", TrialsFile, err)
 		}
 	}
 	e.trials = f
+	e.nextLine = 1
+	e.openSummary()
 	return e, nil
+}
+
+// lastNewline says whether the file at path ends in a torn line (no
+// newline), and where the line before it ends, reading back from its end
+// rather than the whole file.
+func lastNewline(path string) (end int64, torn bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return 0, false, err
+	}
+	buf := make([]byte, 64<<10)
+	for at := st.Size(); at > 0; {
+		n := min(int64(len(buf)), at)
+		at -= n
+		if _, err := f.ReadAt(buf[:n], at); err != nil {
+			return 0, false, err
+		}
+		if at+n == st.Size() && buf[n-1] == '\n' {
+			return st.Size(), false, nil
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return at + int64(i) + 1, true, nil
+		}
+	}
+	return 0, true, nil
 }
 
 // Create makes the experiment directory (owner-only) under root and writes
@@ -197,6 +233,24 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("experiment directory: %w (choose another with --out)", err)
 	}
+	e, err := create(dir, m)
+	if err != nil {
+		// Never a half-made experiment (a lock, an empty trials/, no
+		// manifest) that report and resume then call not found.
+		if e != nil && e.dirf != nil {
+			e.dirf.Close()
+		}
+		if e != nil && e.lock != nil {
+			e.lock.Unlock()
+		}
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return e, nil
+}
+
+// create fills the new directory dir; on an error Create removes it.
+func create(dir string, m Manifest) (*Experiment, error) {
 	if err := os.Mkdir(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
@@ -206,19 +260,18 @@ func Create(root string, m Manifest) (*Experiment, error) {
 	}
 	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
 	if err := e.identify(); err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	if err := e.writeManifest(); err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, TrialsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		lk.Unlock()
-		return nil, err
+		return e, err
 	}
 	e.trials = f
+	e.nextLine = 1
+	e.openSummary()
 	return e, nil
 }
 
@@ -446,6 +499,14 @@ func (e *Experiment) Append(r model.TrialResult) error {
 		}
 		return fmt.Errorf("append %s: %w", TrialsFile, err)
 	}
+	// Its summary row follows it; a crash between the two leaves a
+	// record with no row, which readers notice (readSummary).
+	if size >= 0 {
+		e.appendSummary(r, TrialLine{Off: size, Len: len(b), Line: e.nextLine})
+	} else {
+		e.dropSummary()
+	}
+	e.nextLine++
 	return nil
 }
 
@@ -456,6 +517,9 @@ func (e *Experiment) Close() error {
 		e.closeTrial(id)
 	}
 	e.compacting.Wait()
+	if e.summary != nil {
+		e.summary.Close()
+	}
 	err := e.trials.Close()
 	if e.dirf != nil {
 		e.dirf.Close()
@@ -513,6 +577,8 @@ func readTrialsChecked(dir string, brief bool, check func(model.TrialResult) err
 type TrialLine struct {
 	Off int64
 	Len int
+	// Line is its line number, from 1.
+	Line int
 }
 
 // ReadTrialsBriefLines is ReadTrialsBrief with each record's place in
@@ -531,6 +597,13 @@ func readTrialsAt(dir string, brief bool, check func(model.TrialResult) error) (
 	if err != nil {
 		return nil, nil, false, err
 	}
+	results, lines = latestByID(results, lines)
+	return results, lines, torn, nil
+}
+
+// latestByID keeps a trial recorded more than once by its last record,
+// in the place of its first.
+func latestByID(results []model.TrialResult, lines []TrialLine) ([]model.TrialResult, []TrialLine) {
 	at := map[string]int{}
 	out, outLines := results[:0], lines[:0]
 	for i, r := range results {
@@ -541,7 +614,7 @@ func readTrialsAt(dir string, brief bool, check func(model.TrialResult) error) (
 		at[r.ID] = len(out)
 		out, outLines = append(out, r), append(outLines, lines[i])
 	}
-	return out, outLines, torn, nil
+	return out, outLines
 }
 
 // CopyTrialLines calls each with the raw record at every line, in order,
@@ -596,7 +669,7 @@ func readTrialLines(dir string, brief bool, check func(model.TrialResult) error)
 		if err != nil && err != io.EOF {
 			return nil, nil, false, err
 		}
-		at := TrialLine{Off: off, Len: len(bytes.TrimRight(line, "\r\n"))}
+		at := TrialLine{Off: off, Len: len(bytes.TrimRight(line, "\r\n")), Line: i}
 		off += int64(len(line))
 		if len(bytes.TrimSpace(line)) > 0 {
 			if brief {
@@ -752,17 +825,38 @@ func ReadManifest(dir string) (Manifest, error) {
 
 // Browse reads a finished or interrupted experiment to look at: its
 // plan (the manifest's, with the trials that have records) and its
-// records without the steps' output, as the console opens it.
+// trials as their summary rows have them (Summarize), as the console
+// opens it.
 func Browse(dir string, m Manifest) (model.Plan, []model.TrialResult, error) {
-	results, _, err := ReadTrialsBrief(dir)
+	plan, results, _, err := BrowseRecords(dir, m)
+	return plan, results, err
+}
+
+// BrowseRecords is Browse with a reader of one trial's record (without
+// its steps' output), for its detail.
+func BrowseRecords(dir string, m Manifest) (model.Plan, []model.TrialResult, func(trialID string) (model.TrialResult, error), error) {
+	results, lines, _, err := ReadTrialsSummary(dir, nil)
 	if err != nil {
-		return model.Plan{}, nil, err
+		return model.Plan{}, nil, nil, err
 	}
 	plan := model.Plan{Seed: m.Seed, Repeats: m.Repeats, Ratios: m.Ratios, Trials: make([]model.Trial, 0, len(results))}
-	for _, r := range results {
+	at := make(map[string]TrialLine, len(results))
+	for i, r := range results {
 		plan.Trials = append(plan.Trials, r.Trial)
+		at[r.ID] = lines[i]
 	}
-	return plan, results, nil
+	record := func(id string) (model.TrialResult, error) {
+		l, ok := at[id]
+		if !ok {
+			return model.TrialResult{}, fmt.Errorf("trial %s has no record in %s", id, filepath.Join(dir, TrialsFile))
+		}
+		r, err := ReadRecord(dir, l)
+		if err == nil && r.ID != id {
+			err = fmt.Errorf("%s:%d: trial %s, not %s: was the file changed since it was opened?", filepath.Join(dir, TrialsFile), l.Line, r.ID, id)
+		}
+		return r, err
+	}
+	return plan, results, record, nil
 }
 
 // readListing reads a manifest for a listing: every field but the tasks'

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -289,5 +290,22 @@ func TestBriefLinesCopyTheRecordsAsWritten(t *testing.T) {
 		if rs[i].Steps[0].Output != "" {
 			t.Errorf("record %d: the brief read kept the output", i)
 		}
+	}
+}
+
+// Seen (hostile F12): a manifest the JSON encoder refused (a NaN pass
+// reward) left a lock, an empty trials/ and no manifest, which report
+// and resume then called not found. A failed Create leaves nothing.
+func TestCreateLeavesNoHalfMadeExperiment(t *testing.T) {
+	root := t.TempDir()
+	_, err := Create(root, Manifest{ID: "half", AgentSettings: &AgentSettings{PassReward: math.NaN()}})
+	if err == nil {
+		t.Fatal("a manifest with NaN was written")
+	}
+	if left, _ := os.ReadDir(root); len(left) != 0 {
+		t.Errorf("a failed Create left %v under its root", left)
+	}
+	if _, err := Create(root, Manifest{ID: "half"}); err != nil {
+		t.Errorf("the same id again: %v", err)
 	}
 }

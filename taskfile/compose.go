@@ -147,6 +147,12 @@ type composeService struct {
 	files         []model.Upload
 	volumes       []model.VolumeMount
 	aliases       []string
+	// ports are the container ports its ports: and expose: name.
+	ports []string
+	// capAdd are its cap_add capabilities, capAt where each is asked
+	// for (file:line).
+	capAdd []string
+	capAt  map[string]string
 	// notes are what headroom does not honour.
 	notes []model.Deviation
 }
@@ -291,10 +297,11 @@ func checkCycles(c *compose, path string) error {
 	return nil
 }
 
-// Service keys that change nothing a trial can observe (publishing ports
-// to the host, restart policy, labels, logging).
+// Service keys that change nothing a trial can observe (restart policy,
+// labels, logging). Ports are kept for what they say of the container's
+// own ports (Sidecar.Ports); publishing them to the host is not done.
 var composeInert = map[string]bool{
-	"ports": true, "expose": true, "restart": true, "pull_policy": true, "stop_grace_period": true,
+	"restart": true, "pull_policy": true, "stop_grace_period": true,
 	"stop_signal": true, "labels": true, "logging": true, "tty": true, "stdin_open": true,
 	"platform": true, "container_name": true, "mem_reservation": true, "memswap_limit": true,
 	"mem_swappiness": true, "cpu_shares": true, "annotations": true,
@@ -357,6 +364,10 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 			err = d.networks(s, v, field)
 		case "network_mode":
 			s.networkMode, err = d.str(v, field)
+		case "ports", "expose":
+			err = d.ports(s, v, field)
+		case "cap_add":
+			err = d.capAdd(s, v, field)
 		case "extends":
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:
@@ -385,6 +396,33 @@ func (d *composeDoc) str(n *yaml.Node, field string) (string, error) {
 		return "", d.errf(n, "%s: %v", field, err)
 	}
 	return v, nil
+}
+
+// capAdd reads cap_add: capability names, each at its line.
+func (d *composeDoc) capAdd(s *composeService, n *yaml.Node, field string) error {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, "%s: expected a list", field)
+	}
+	for _, item := range n.Content {
+		v, err := d.str(item, field)
+		if err != nil {
+			return err
+		}
+		c := model.CapabilityName(v)
+		if !capName.MatchString(c) {
+			return d.errf(item, "%s: %q is not a capability name (like \"SYS_PTRACE\")", field, v)
+		}
+		if slices.Contains(s.capAdd, c) {
+			continue
+		}
+		if s.capAt == nil {
+			s.capAt = map[string]string{}
+		}
+		s.capAdd = append(s.capAdd, c)
+		s.capAt[c] = fmt.Sprintf("%s:%d (service %s cap_add)", d.path, resolve(item).Line, s.name)
+	}
+	return nil
 }
 
 func (d *composeDoc) strs(n *yaml.Node, field string) ([]string, error) {
@@ -844,4 +882,83 @@ func (d *composeDoc) networks(s *composeService, n *yaml.Node, field string) err
 		}
 	}
 	return nil
+}
+
+// maxPortRange bounds the ports one range entry ("8000-8100") names.
+const maxPortRange = 1024
+
+// ports reads ports: and expose: for the container's own ports: a short
+// entry's last part ("8080", "127.0.0.1:8080:80/udp", "9000-9001:80-81"),
+// a long one's target and protocol.
+func (d *composeDoc) ports(s *composeService, n *yaml.Node, field string) error {
+	n = resolve(n)
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, "%s: expected a list", field)
+	}
+	for _, e := range n.Content {
+		e = resolve(e)
+		var spec string
+		if e.Kind == yaml.MappingNode {
+			target, proto := "", "tcp"
+			for _, kv := range pairs(e) {
+				v, err := d.str(kv[1], field)
+				if err != nil {
+					return err
+				}
+				switch kv[0].Value {
+				case "target":
+					target = v
+				case "protocol":
+					proto = v
+				}
+			}
+			if target == "" {
+				return d.errf(e, "%s: an entry without a target", field)
+			}
+			spec = target + "/" + proto
+		} else {
+			v, err := d.str(e, field)
+			if err != nil {
+				return err
+			}
+			spec = v
+		}
+		ports, err := containerPorts(spec)
+		if err != nil {
+			return d.errf(e, "%s: %v", field, err)
+		}
+		for _, p := range ports {
+			if !slices.Contains(s.ports, p) {
+				s.ports = append(s.ports, p)
+			}
+		}
+	}
+	return nil
+}
+
+// containerPorts are the container ports of one short ports:/expose:
+// entry, as "80/tcp".
+func containerPorts(spec string) ([]string, error) {
+	spec = strings.TrimSpace(spec)
+	proto := "tcp"
+	if i := strings.LastIndexByte(spec, '/'); i >= 0 {
+		spec, proto = spec[:i], strings.ToLower(spec[i+1:])
+	}
+	if i := strings.LastIndexByte(spec, ':'); i >= 0 {
+		spec = spec[i+1:]
+	}
+	lo, hi, isRange := strings.Cut(spec, "-")
+	from, err := strconv.Atoi(lo)
+	to := from
+	if err == nil && isRange {
+		to, err = strconv.Atoi(hi)
+	}
+	if err != nil || from < 1 || to > 65535 || to < from || to-from >= maxPortRange {
+		return nil, fmt.Errorf("%q is not a port or a range of ports", spec)
+	}
+	var out []string
+	for p := from; p <= to; p++ {
+		out = append(out, strconv.Itoa(p)+"/"+proto)
+	}
+	return out, nil
 }

@@ -55,7 +55,10 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			Name: s.name, Image: s.image, Build: s.build, Entrypoint: s.entrypoint, Command: s.command,
 			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
+			Ports:        s.ports,
+			Capabilities: s.capAdd,
 		}
+		addCapabilitiesAt(t, s)
 		if s.networkMode != "" && s.networkMode != "bridge" && s.networkMode != "default" {
 			notes = append(notes, model.Deviation{What: "service " + s.name + " network_mode not used", Detail: s.networkMode + " is replaced by the trial's private network"})
 		}
@@ -82,6 +85,13 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 
 // applyMain amends the task's container with its compose service.
 func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model.Deviation) {
+	// cap_add adds to the main container's capabilities, as compose does.
+	for _, c := range s.capAdd {
+		if !slices.Contains(t.Capabilities, c) {
+			t.Capabilities = append(t.Capabilities, c)
+		}
+	}
+	addCapabilitiesAt(t, s)
 	if s.build != nil {
 		if t.Build != nil {
 			s.build.Timeout = t.Build.Timeout
@@ -115,6 +125,7 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model
 	if s.user != "" {
 		t.User = s.user
 	}
+	t.Ports = s.ports
 	undefault := func(field string) {
 		out := t.Resources.Defaulted[:0:0]
 		for _, d := range t.Resources.Defaulted {
@@ -159,5 +170,21 @@ func withStartFiles(t *model.Task, files []model.Upload) {
 		}
 		st := &t.Agents[i].Steps[0]
 		st.Files = append(append([]model.Upload(nil), files...), st.Files...)
+	}
+}
+
+// addCapabilitiesAt records where service s asks for its host-reaching
+// capabilities.
+func addCapabilitiesAt(t *model.Task, s *composeService) {
+	for _, c := range s.capAdd {
+		if !model.HostReaching(c) {
+			continue
+		}
+		if t.CapabilitiesAt == nil {
+			t.CapabilitiesAt = map[string]string{}
+		}
+		if t.CapabilitiesAt[c] == "" {
+			t.CapabilitiesAt[c] = s.capAt[c]
+		}
 	}
 }

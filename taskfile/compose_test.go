@@ -118,7 +118,15 @@ func TestComposeRealFiles(t *testing.T) {
 			if floci := task.Sidecars[1]; !slices.Equal(floci.Aliases, []string{"aws", "aws"}) || !slices.Contains(floci.Env, "FLOCI_SERVICES_DOCKER_NETWORK=suite-signalforge_workload") {
 				t.Errorf("floci %+v", floci)
 			}
-			for _, n := range []string{"service main cap_add not honoured", "service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
+			// cap_add is honoured, under the capability rule: DAC_READ_SEARCH
+			// reaches the host, so a run refuses it unless allowed.
+			if !slices.Contains(task.Capabilities, "DAC_READ_SEARCH") || !strings.HasSuffix(task.CapabilitiesAt["DAC_READ_SEARCH"], "docker-compose.yaml:27 (service main cap_add)") {
+				t.Errorf("capabilities %v at %v", task.Capabilities, task.CapabilitiesAt)
+			}
+			if err := task.CheckCapabilities(nil); err == nil || task.CheckCapabilities([]string{"DAC_READ_SEARCH"}) != nil {
+				t.Errorf("DAC_READ_SEARCH not refused unless allowed: %v", err)
+			}
+			for _, n := range []string{"service floci host mount not mounted: /var/run/docker.sock:/var/run/docker.sock", "/etc/daytona/netleash/ca.crt", "network solver-control"} {
 				if !hasNote(deviations(task), n) {
 					t.Errorf("no deviation %q in %q", n, task.Deviations)
 				}
@@ -426,4 +434,43 @@ func FuzzCompose(f *testing.F) {
 		task := composeTask(".")
 		_, _ = parseCompose("fuzz.yaml", data, ".", harborHarness(&task, ".", ""))
 	})
+}
+
+// The container ports a service's ports: and expose: name, kept for a
+// backend whose services share one network namespace (a pod): the host
+// side of a mapping is not the container's.
+func TestComposePorts(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `services:
+  main:
+    image: ${MAIN_IMAGE_NAME}
+    ports: ["3000"]
+  api:
+    image: api:1
+    ports:
+      - "127.0.0.1:8080:80"
+      - "9000-9001:7000-7001/udp"
+      - target: 5432
+        published: 15432
+    expose: ["6379", "80"]
+`
+	p := filepath.Join(dir, composeFile)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(task.Ports, []string{"3000/tcp"}) {
+		t.Errorf("main's ports %q", task.Ports)
+	}
+	if len(task.Sidecars) != 1 || !slices.Equal(task.Sidecars[0].Ports, []string{"80/tcp", "7000/udp", "7001/udp", "5432/tcp", "6379/tcp"}) {
+		t.Errorf("api's ports %+v", task.Sidecars)
+	}
+	for _, bad := range []string{"x", "0", "80-70", "1-5000", "8080:"} {
+		if _, err := containerPorts(bad); err == nil {
+			t.Errorf("containerPorts(%q) took it", bad)
+		}
+	}
 }

@@ -202,6 +202,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 		return Loaded{}, atKeyLine(path, data, err)
 	}
 	t.Format = model.FormatHeadroom
+	noteCapabilities(&t, path, data)
 	t.SetProfile(model.ProfileHardened)
 	return Loaded{Task: t, Ignored: ignored, Warnings: builtinCommandWarnings(t)}.noticeTypos(tomlKeys(), data), nil
 }
@@ -473,7 +474,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		t.User = *env.User
 	}
 	for _, c := range env.Capabilities {
-		c = strings.ToUpper(strings.TrimPrefix(strings.ToUpper(c), "CAP_"))
+		c = model.CapabilityName(c)
 		if !capName.MatchString(c) {
 			return t, fmt.Errorf("[environment] capabilities: %q is not a capability name (like \"SYS_PTRACE\")", c)
 		}

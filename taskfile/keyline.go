@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/headroom-eval/headroom/model"
 )
 
 // fieldRef finds the field an error names, as the loaders write it:
@@ -69,4 +71,24 @@ func tableLine(data []byte, table string) int {
 		}
 	}
 	return 0
+}
+
+// noteCapabilities records where the file asks for each host-reaching
+// capability the task has so far: its [environment] capabilities line.
+func noteCapabilities(t *model.Task, path string, data []byte) {
+	at := path
+	if n := keyLine(data, "environment", "capabilities"); n > 0 {
+		at = fmt.Sprintf("%s:%d", path, n)
+	}
+	for _, c := range t.Capabilities {
+		if !model.HostReaching(c) {
+			continue
+		}
+		if t.CapabilitiesAt == nil {
+			t.CapabilitiesAt = map[string]string{}
+		}
+		if t.CapabilitiesAt[c] == "" {
+			t.CapabilitiesAt[c] = at
+		}
+	}
 }

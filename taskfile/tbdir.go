@@ -187,6 +187,7 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
+	noteCapabilities(&t, file, data)
 	if len(f.Environment.IdleCommand) == 0 {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
 		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}

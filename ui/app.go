@@ -809,6 +809,26 @@ func (m *Model) openDetail(v *TrialView) {
 		m.back = m.screen
 	}
 	m.screen = DetailScreen
+	if v.Result != nil && !v.whole && m.loaded != nil && m.loaded.Record != nil {
+		// A stored trial opened from its summary: its detail is its
+		// record's (steps' counters, processes, phases, kills' trees).
+		r, err := m.loaded.Record(v.Trial.ID)
+		if err != nil {
+			m.say("trial " + v.Trial.ID + ": " + err.Error())
+		} else {
+			v.whole = true
+			v.Result = &r
+			if len(r.Steps) > 0 {
+				v.Steps = r.Steps
+			}
+			if len(r.Activities) > 0 {
+				v.Activities = r.Activities
+			}
+			if len(r.OOMs) > 0 {
+				v.OOMs = r.OOMs
+			}
+		}
+	}
 	if len(v.Samples) == 0 && len(v.Log) == 0 && m.loaded != nil && m.loaded.Trace != nil {
 		// A stored trial: read its samples and log from the experiment.
 		samples, log, err := m.loaded.Trace(v.Trial.ID)

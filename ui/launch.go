@@ -58,7 +58,12 @@ type Experiment struct {
 	Tasks   []string
 	Ratios  []model.Ratio
 	Repeats int
-	Load    func() (model.Plan, []model.TrialResult, error)
+	// Load reads the experiment's trials as their summaries have them
+	// (store.Summarize: what the matrix, cards, focus and what-if use).
+	Load func() (model.Plan, []model.TrialResult, error)
+	// Record reads one trial's record, for its detail (nil: the
+	// summary's is all there is).
+	Record func(trialID string) (model.TrialResult, error)
 	// Trace reads one trial's memory samples and log.
 	Trace func(trialID string) ([]event.Sample, []string, error)
 }

@@ -63,6 +63,8 @@ type TrialView struct {
 	// Activities are the processes the steps started (the runner caps
 	// how many), in the order they were seen.
 	Activities []model.Activity
+	// whole: Result is the trial's whole record, not its summary's.
+	whole bool
 }
 
 // Killed says whether any OOM kill landed in the trial: one seen as it
@@ -73,15 +75,16 @@ func (t *TrialView) Killed() bool {
 }
 
 // KernelPeak is the kernel's highest usage over the trial's finished
-// steps (and its record, once it ends): what catches a spike between two
-// samples.
+// steps (and its record, once it ends), less reclaimable cache where the
+// record has that figure (model.TrialKernelNeed): what catches a spike
+// between two samples.
 func (t *TrialView) KernelPeak() int64 {
 	var k int64
 	for _, s := range t.Steps {
-		k = max(k, s.KernelPeakBytes)
+		k = max(k, model.StepKernelNeed(s))
 	}
 	if t.Result != nil {
-		k = max(k, t.Result.KernelPeakBytes)
+		k = max(k, model.TrialKernelNeed(*t.Result))
 	}
 	return k
 }
@@ -92,7 +95,19 @@ func (t *TrialView) NeedBytes() int64 { return max(t.Peak, t.KernelPeak()) }
 
 // PeakText is the need as the console writes it, the sampled peak named
 // beside it where they differ (model.PeakLabel).
-func (t *TrialView) PeakText() string { return model.PeakLabel(t.Peak, t.KernelPeak(), mib) }
+func (t *TrialView) PeakText() string {
+	var noCache int64
+	for _, s := range t.Steps {
+		noCache = max(noCache, s.KernelPeakNoCacheBytes)
+	}
+	if t.Result != nil {
+		noCache = max(noCache, t.Result.KernelPeakNoCacheBytes)
+	}
+	if noCache == 0 {
+		return model.PeakLabel(t.Peak, t.KernelPeak(), mib)
+	}
+	return model.NamedPeakLabel(t.Peak, 0, t.KernelPeak(), mib)
+}
 
 // KilledAt is when the trial's (last) kill landed, the moment its card
 // freezes at: the kill's own time, or the trial's end for a kill known

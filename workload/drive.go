@@ -12,6 +12,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The step driver: the built-in image's PID 1 when headroom runs a trial's
@@ -24,6 +27,17 @@ import (
 // The driver runs one command at a time and only when told: headroom
 // resets the kernel's peak before each, exactly as before an exec. End of
 // stdin (headroom gone) ends the driver, and with it the container.
+//
+// The channel is the driver's alone. It makes itself non-dumpable at
+// start, so no other process of the container can open /proc/1/fd/* (its
+// stdin, where each command's end marker and environment arrive, or its
+// stdout and stderr) nor ptrace it, without CAP_SYS_PTRACE, which Docker
+// does not grant by default: a task process waiting in a read on
+// /proc/1/fd/0 took the next command, its nonce with it, and forged its
+// end ("exit 0", a reward of 1) or hung headroom. Its steps do not
+// inherit its streams either: each gets a pipe of its own that the driver
+// copies from (a step could open its own /proc/self/fd/1 for reading and
+// take the driver's output), and /dev/null as stdin.
 
 // DriveMode is the argument that makes the binary the step driver.
 const DriveMode = "drive"
@@ -50,6 +64,11 @@ type Command struct {
 	User string `json:"user,omitempty"`
 	// Stdin is OpUntar's tar stream.
 	Stdin []byte `json:"stdin,omitempty"`
+	// Started, for the step driver, is a marker it writes on stderr once
+	// the command's process has started, followed by a space and that
+	// process's pid (in the container): headroom knows the step's process
+	// by its pid, not by the name a process gives itself.
+	Started string `json:"started,omitempty"`
 }
 
 // The driver's file operations: what the engine's copy API does (a copy
@@ -63,12 +82,18 @@ const (
 	// OpRead writes the file Argv[0] on stdout as one line of base64;
 	// exit DriverNoFile when it does not exist.
 	OpRead = "read"
+	// OpRemove removes each path of Argv and what is under it, as
+	// `rm -rf --` does; a missing path is no error.
+	OpRemove = "remove"
 )
 
 // Exit codes of the driver's file operations.
 const (
 	DriverNoFile  = 44 // OpRead: no such file
 	DriverNotRoot = 45 // the driver does not run as root: use the engine's copy
+	// DriverNotRegular: OpRead of what is not a regular file (a
+	// directory, a FIFO, a device).
+	DriverNotRegular = 46
 )
 
 // initSignals are the signals that end a Go program by default. As the
@@ -91,6 +116,9 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+	if err := guardChannel(); err != nil {
+		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -101,7 +129,7 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 		}
 		var code int
 		switch c.Op {
-		case OpUntar, OpRead:
+		case OpUntar, OpRead, OpRemove:
 			code = fileOp(c, stdout, stderr)
 		default:
 			code = runCommand(c, stdout, stderr)
@@ -124,15 +152,52 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), c.Env...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr // *os.File: the child writes to them itself
-	err := cmd.Run()
+	// Not the driver's own files: wrapped, so that exec gives the child a
+	// pipe and copies from it (the driver's streams are its channel).
+	cmd.Stdout, cmd.Stderr = onlyWriter{stdout}, onlyWriter{stderr}
+	// A step that leaves a process holding its output (a server started
+	// in the background) ends when its own process does, as on a cluster.
+	cmd.WaitDelay = time.Second
+	err := cmd.Start()
+	if err == nil {
+		if c.Started != "" {
+			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
 	return exitCode(cmd, err, stderr)
+}
+
+// onlyWriter hides that a writer is an *os.File.
+type onlyWriter struct{ w io.Writer }
+
+func (o onlyWriter) Write(b []byte) (int, error) { return o.w.Write(b) }
+
+// guardChannel makes this process non-dumpable: its /proc/PID/fd, environ
+// and mem are then root's and, for anyone but itself, need CAP_SYS_PTRACE
+// (ptrace_may_access), as does attaching to it. The steps it starts are
+// dumpable again from their exec on.
+func guardChannel() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("making the step driver non-dumpable: %w (a task process could open its channel)", err)
+	}
+	return nil
 }
 
 // fileOp does one of the driver's file operations.
 func fileOp(c Command, stdout, stderr io.Writer) int {
 	if os.Geteuid() != 0 {
 		return DriverNotRoot
+	}
+	if c.Op == OpRemove {
+		code := 0
+		for _, p := range c.Argv {
+			if err := os.RemoveAll(p); err != nil {
+				fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+				code = 1
+			}
+		}
+		return code
 	}
 	if len(c.Argv) != 1 {
 		fmt.Fprintf(stderr, "hr-workload drive: %s takes one path\n", c.Op)
@@ -141,9 +206,17 @@ func fileOp(c Command, stdout, stderr io.Writer) int {
 	if c.Op == OpUntar {
 		return untar(c.Argv, bytes.NewReader(c.Stdin), stderr)
 	}
-	f, err := os.Open(c.Argv[0])
+	// Non-blocking: a FIFO in the file's place must not hold the driver
+	// (and headroom with it) in its open; only a regular file is read.
+	f, err := os.OpenFile(c.Argv[0], os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return DriverNoFile
+	}
+	if err == nil {
+		if st, serr := f.Stat(); serr == nil && !st.Mode().IsRegular() {
+			f.Close()
+			return DriverNotRegular
+		}
 	}
 	var data []byte
 	if err == nil {

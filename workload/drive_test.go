@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The driver runs each command it is told, in order, and ends each with
@@ -83,6 +86,8 @@ func TestDriveFileOps(t *testing.T) {
 		{Op: OpUntar, Argv: []string{dir}, Stdin: tb.Bytes(), End: "<u>"},
 		{Op: OpRead, Argv: []string{filepath.Join(dir, "tests", "test.sh")}, End: "<r>"},
 		{Op: OpRead, Argv: []string{filepath.Join(dir, "missing")}, End: "<m>"},
+		// As rm -rf: a directory whole, a missing path no error.
+		{Op: OpRemove, Argv: []string{filepath.Join(dir, "tests"), filepath.Join(dir, "missing")}, End: "<x>"},
 	} {
 		b, _ := json.Marshal(c)
 		in.Write(append(b, '\n'))
@@ -91,12 +96,84 @@ func TestDriveFileOps(t *testing.T) {
 	if code := drive(&in, &stdout, &stderr); code != 0 {
 		t.Fatalf("drive: %d, stderr %q", code, stderr.String())
 	}
-	st, err := os.Stat(filepath.Join(dir, "tests", "test.sh"))
-	if err != nil || st.Mode().Perm() != 0o755 {
-		t.Fatalf("unpacked file: %v %v", st, err)
+	if _, err := os.Stat(filepath.Join(dir, "tests")); !os.IsNotExist(err) {
+		t.Errorf("removed directory: %v", err)
 	}
-	want := fmt.Sprintf("<u> 0\n%s\n<r> 0\n<m> %d\n", base64.StdEncoding.EncodeToString([]byte(body)), DriverNoFile)
+	want := fmt.Sprintf("<u> 0\n%s\n<r> 0\n<m> %d\n<x> 0\n", base64.StdEncoding.EncodeToString([]byte(body)), DriverNoFile)
 	if stdout.String() != want {
 		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+}
+
+// The driver's streams are its channel to headroom: a step gets a pipe of
+// its own (not the driver's file), /dev/null as stdin, and the driver is
+// non-dumpable, so no other process can open its /proc/PID/fd.
+func TestDriveKeepsItsChannelToItself(t *testing.T) {
+	out, err := os.CreateTemp(t.TempDir(), "driver-stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	c, _ := json.Marshal(Command{Argv: []string{"/bin/sh", "-c", `readlink /proc/self/fd/0; readlink /proc/self/fd/1`}, End: "<e1>"})
+	var stderr bytes.Buffer
+	if code := drive(bytes.NewReader(append(c, '\n')), out, &stderr); code != 0 {
+		t.Fatalf("drive = %d; stderr %q", code, stderr.String())
+	}
+	got, _ := os.ReadFile(out.Name())
+	lines := strings.Split(string(got), "\n")
+	if len(lines) < 3 || lines[0] != "/dev/null" || !strings.HasPrefix(lines[1], "pipe:") {
+		t.Errorf("the step's stdin and stdout were %q, want /dev/null and a pipe of its own (not %s)", got, out.Name())
+	}
+	if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 0 {
+		t.Errorf("the driver is dumpable (%d, %v): another process could open /proc/PID/fd/0", d, err)
+	}
+}
+
+// A step that leaves a process holding its output ends when its own
+// process does (within the wait delay), not when the leftover does.
+func TestDriveDoesNotWaitForWhatAStepLeft(t *testing.T) {
+	c, _ := json.Marshal(Command{Argv: []string{"/bin/sh", "-c", `sleep 30 & echo left`}, End: "<e1>"})
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	drive(bytes.NewReader(append(c, '\n')), &stdout, &stderr)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the step took %s: the driver waited for its background process", d)
+	}
+	if !strings.Contains(stdout.String(), "left\n<e1> 0\n") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+// Reading what is not a regular file (a FIFO in the reward's place) is
+// told apart at once, never an open that waits for a writer.
+func TestDriveReadRefusesAFIFO(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the driver's file operations need root")
+	}
+	fifo := filepath.Join(t.TempDir(), "reward.txt")
+	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() { done <- fileOp(Command{Op: OpRead, Argv: []string{fifo}, End: "<e>"}, &stdout, &stderr) }()
+	select {
+	case code := <-done:
+		if code != DriverNotRegular {
+			t.Errorf("read of a FIFO = %d, want %d (not a regular file)", code, DriverNotRegular)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the driver's read of a FIFO is still waiting for a writer")
+	}
+}
+
+// Asked, the driver says the pid of each command's process once it runs.
+func TestDriveSaysTheStepsPid(t *testing.T) {
+	c, _ := json.Marshal(Command{Argv: []string{"/bin/sh", "-c", `echo $$`}, End: "<e1>", Started: "<p1>"})
+	var stdout, stderr bytes.Buffer
+	drive(bytes.NewReader(append(c, '\n')), &stdout, &stderr)
+	pid, _, _ := strings.Cut(stdout.String(), "\n")
+	if !strings.Contains(stderr.String(), "<p1> "+pid+"\n") {
+		t.Errorf("stderr %q lacks the step's pid %s", stderr.String(), pid)
 	}
 }

@@ -255,6 +255,11 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 			root = args[i+1]
 		}
 	}
+	// The probe is the step driver on a cluster: its channel is its own
+	// as the driver's is (guardChannel).
+	if err := guardChannel(); err != nil {
+		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
+	}
 	p := startProbe(root, every, stdout, nil)
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
@@ -379,7 +384,9 @@ func (p *probe) takePeak() (int64, bool) {
 		out = max(p.windowMax, p.lastUsage)
 	}
 	p.windowMax = p.lastUsage
-	return out, true
+	// Before the sampler's first reading an unchanged mark has nothing to
+	// stand for it: not known, rather than a peak of 0.
+	return out, out > 0
 }
 
 // run runs one step as the probe's child, its output framed line by line.

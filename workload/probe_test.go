@@ -254,3 +254,26 @@ func TestUntarAndCat(t *testing.T) {
 		t.Errorf("a climbing name was not kept inside: %v", err)
 	}
 }
+
+// Asked for the peak again before the sampler's first reading, the probe
+// has no figure for the window: not known, rather than a peak of 0 (a
+// step's kernel peak recorded as 0 bytes).
+func TestProbePeakBeforeAnySample(t *testing.T) {
+	root := t.TempDir()
+	mem := filepath.Join(root, "memory")
+	os.MkdirAll(mem, 0o755)
+	for name, content := range map[string]string{"memory.usage_in_bytes": "1000\n", "memory.max_usage_in_bytes": "5000\n"} {
+		if err := os.WriteFile(filepath.Join(mem, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	p := startProbe(root, time.Hour, &syncBuffer{}, stop)
+	if peak, ok := p.takePeak(); !ok || peak != 5000 {
+		t.Fatalf("first ask: %d %v, want the mark 5000", peak, ok)
+	}
+	if peak, ok := p.takePeak(); ok {
+		t.Errorf("second ask with no sample since: %d known, want not known", peak)
+	}
+}

@@ -98,6 +98,9 @@ type Backend struct {
 	// limit (its own hard limit is lower): later containers keep the
 	// engine's, as no container here can have more.
 	noFileLow atomic.Bool
+	// keptNames are, per experiment, the names of the containers earlier
+	// runs kept (--keep), listed once at its first trial (freeName).
+	keptNames map[string]map[string]bool
 }
 
 // ReadsKernelLog says whether kills will carry the killed process's name.
@@ -353,7 +356,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if b.opts.Owner != "" {
 		cfg.Labels[runner.LabelOwner] = b.opts.Owner
 	}
-	name := fmt.Sprintf("headroom-%s-%s", experiment, trial.ID)
+	name := b.freeName(ctx, experiment, fmt.Sprintf("headroom-%s-%s", experiment, trial.ID))
 	// A create cut short by cancellation may still make the container on
 	// the engine's side, unknown to us: so create, start and inspect run to
 	// completion, and a cancelled trial removes what they made.

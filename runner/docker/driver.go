@@ -24,7 +24,23 @@ import (
 // in headroom's own image, whose binary is the driver, and unless the
 // backend was told to use exec for every step.
 func (b *Backend) usesDriver(task model.Task) bool {
-	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode})
+	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode}) && tracesDriver(task) == ""
+}
+
+// tracesDriver says why a task's own processes could read the driver's
+// channel ("" when they cannot): the driver is non-dumpable, which keeps
+// its /proc/1/fd and ptrace from every process without CAP_SYS_PTRACE;
+// a task granted it could read the commands (their nonces and secrets)
+// and forge their ends, so its steps take the engine's exec, whose
+// output never passes through the container's PID 1.
+func tracesDriver(task model.Task) string {
+	for _, c := range task.Capabilities {
+		switch strings.TrimPrefix(strings.ToUpper(c), "CAP_") {
+		case "SYS_PTRACE", "ALL":
+			return "the task is granted " + c + ", with which its processes could read the step driver's channel"
+		}
+	}
+	return ""
 }
 
 // driver is headroom's end of a sandbox's step driver: the container's
@@ -38,17 +54,39 @@ type driver struct {
 
 	mu  sync.Mutex
 	cur *driven
+	// stepPID is the running command's process (its pid in the
+	// container), as the driver said it (0: none running).
+	stepPID int
+}
+
+// runningPID is the pid, in the container, of the process the driver
+// started for the command in flight (0 for none).
+func (d *driver) runningPID() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stepPID
 }
 
 // driven is the command in flight.
 type driven struct {
-	end  string
-	line func(stream, text string)
-	code int
+	end     string
+	started string // the marker before the pid of the command's process
+	line    func(stream, text string)
+	code    int
 	// streams counts the streams whose end marker arrived: the command is
 	// done when both have, so no line of either is left behind.
 	streams int
-	done    chan struct{}
+	// bad says why the end was not the driver's answer ("" when it was).
+	bad  string
+	done chan struct{}
+}
+
+// clipText is a bounded piece of what a stream said, for an error.
+func clipText(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // attachDriver attaches to a created container whose entrypoint is the
@@ -58,6 +96,11 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attach to the step driver: %w", err)
 	}
+	return newDriver(conn), nil
+}
+
+// newDriver reads a driver's output from conn until it ends.
+func newDriver(conn types.HijackedResponse) *driver {
 	d := &driver{conn: conn, ended: make(chan struct{})}
 	stdout, stderr := runner.LineWriter(d.lineFrom("stdout")), runner.LineWriter(d.lineFrom("stderr"))
 	go func() {
@@ -66,7 +109,7 @@ func attachDriver(ctx context.Context, b *Backend, id string) (*driver, error) {
 		stdout.Close()
 		stderr.Close()
 	}()
-	return d, nil
+	return d
 }
 
 // lineFrom handles one line of a stream: the current command's output, or
@@ -79,6 +122,21 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if c == nil {
 			return // nothing is running: nothing of a step can be here
 		}
+		if stream == "stderr" && c.started != "" {
+			if j := strings.Index(text, c.started); j >= 0 {
+				if j > 0 {
+					c.line(stream, text[:j])
+				}
+				if pid, err := strconv.Atoi(strings.TrimSpace(text[j+len(c.started):])); err == nil && pid > 0 {
+					d.mu.Lock()
+					if d.cur == c {
+						d.stepPID = pid
+					}
+					d.mu.Unlock()
+				}
+				return
+			}
+		}
 		i := strings.Index(text, c.end)
 		if i < 0 {
 			c.line(stream, text)
@@ -87,9 +145,13 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if i > 0 {
 			c.line(stream, text[:i])
 		}
-		if stream == "stdout" {
-			c.code, _ = strconv.Atoi(strings.TrimSpace(text[i+len(c.end):]))
+		// Both streams carry the code; one that does not parse, or the two
+		// disagreeing, is not the driver's answer.
+		code, err := strconv.Atoi(strings.TrimSpace(text[i+len(c.end):]))
+		if err != nil || code < 0 || code > 255 || (c.streams == 1 && code != c.code) {
+			c.bad = fmt.Sprintf("its end marker on %s said %q", stream, clipText(text[i+len(c.end):]))
 		}
+		c.code = code
 		if c.streams++; c.streams == 2 {
 			close(c.done)
 		}
@@ -116,8 +178,12 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	c := &driven{end: "\x1e[headroom-end " + hex.EncodeToString(nonce[:]) + "]", line: line, done: make(chan struct{})}
+	id := hex.EncodeToString(nonce[:])
+	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{})}
 	cmd.End = c.end
+	if cmd.Op == "" {
+		cmd.Started = c.started
+	}
 	msg, err := json.Marshal(cmd)
 	if err != nil {
 		return runner.ExecResult{}, err
@@ -127,19 +193,25 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	d.mu.Unlock()
 	defer func() {
 		d.mu.Lock()
-		d.cur = nil
+		d.cur, d.stepPID = nil, 0
 		d.mu.Unlock()
 	}()
 	if _, err := d.conn.Conn.Write(append(msg, '\n')); err != nil {
 		return runner.ExecResult{}, fmt.Errorf("step driver: %w", err)
 	}
+	answer := func() (runner.ExecResult, error) {
+		if c.bad != "" {
+			return runner.ExecResult{}, fmt.Errorf("the step driver's answer did not parse: %s: %w", c.bad, runner.ErrTaskInterfered)
+		}
+		return runner.ExecResult{ExitCode: c.code}, nil
+	}
 	select {
 	case <-c.done:
-		return runner.ExecResult{ExitCode: c.code}, nil
+		return answer()
 	case <-d.ended:
 		select {
 		case <-c.done: // the stream's last bytes were this command's end
-			return runner.ExecResult{ExitCode: c.code}, nil
+			return answer()
 		default:
 		}
 		// The driver died under the step (the kernel killed it, or the

@@ -1,10 +1,18 @@
 package docker
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
@@ -77,5 +85,70 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 	<-printing
 	if _, err := sb.Exec(context.Background(), long, nil, "", func(string, string) {}); !errors.Is(err, errDriverGone) {
 		t.Errorf("a step after the container died: %v, want %v", err, errDriverGone)
+	}
+}
+
+// fakeDriver answers each command on conn with answer (what it writes on
+// stdout before the end marker) and the marker on both streams.
+func fakeDriver(t *testing.T, conn net.Conn, answer func(c workload.Command, stdout io.Writer)) {
+	t.Helper()
+	go func() {
+		sc := bufio.NewScanner(conn)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		out, errs := stdcopy.NewStdWriter(conn, stdcopy.Stdout), stdcopy.NewStdWriter(conn, stdcopy.Stderr)
+		for sc.Scan() {
+			var c workload.Command
+			if json.Unmarshal(sc.Bytes(), &c) != nil {
+				return
+			}
+			answer(c, out)
+			io.WriteString(errs, c.End+" 0\n")
+		}
+	}()
+}
+
+// A read answered with more than the driver ever sends (1 MiB and a byte,
+// base64'd) is the task's failure, named, and is not kept; an answer that
+// is not base64 is the task's too, never the engine's.
+func TestDriverReadAnswerIsBoundedAndParsed(t *testing.T) {
+	for name, tc := range map[string]struct {
+		body string
+		want string
+	}{
+		"3 MiB":      {strings.Repeat("QUFB", 3<<20/4), "larger than"},
+		"not base64": {"this is not base64!", "not base64"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			host, ctr := net.Pipe()
+			defer host.Close()
+			fakeDriver(t, ctr, func(c workload.Command, out io.Writer) {
+				io.WriteString(out, tc.body+"\n"+c.End+" 0\n")
+			})
+			s := &sandbox{drv: newDriver(types.HijackedResponse{Conn: host, Reader: bufio.NewReader(host)})}
+			data, done, err := s.readByDriver(context.Background(), "/logs/verifier/reward.txt")
+			if !done || !errors.Is(err, runner.ErrTaskInterfered) || !strings.Contains(err.Error(), tc.want) || data != nil {
+				t.Errorf("read = %d bytes, done %v, %v; want the task's failure saying %q", len(data), done, err, tc.want)
+			}
+		})
+	}
+}
+
+// Both streams' end markers carry the code; one that does not parse, or
+// two that disagree, are not the driver's answer.
+func TestDriverEndMarkersMustAgree(t *testing.T) {
+	for _, codes := range [][2]string{{"0", "1"}, {"zero", "zero"}, {"0", "-3"}} {
+		d := &driver{}
+		c := &driven{end: "\x1e[headroom-end 02]", started: "\x1e[headroom-pid 02]", done: make(chan struct{}), line: func(string, string) {}}
+		d.cur = c
+		d.lineFrom("stderr")("\x1e[headroom-pid 02] 42")
+		if d.runningPID() != 42 {
+			t.Errorf("the step's pid %d, want 42", d.runningPID())
+		}
+		d.lineFrom("stdout")("\x1e[headroom-end 02] " + codes[0])
+		d.lineFrom("stderr")("\x1e[headroom-end 02] " + codes[1])
+		<-c.done
+		if c.bad == "" {
+			t.Errorf("codes %q on stdout and stderr were taken as an answer (%d)", codes, c.code)
+		}
 	}
 }

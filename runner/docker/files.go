@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/model"
@@ -169,7 +170,9 @@ func (s *sandbox) copyInByDriver(ctx context.Context, uploads []model.Upload) (d
 		return false, nil // too large, or unreadable: the engine's copy says why
 	}
 	// What a failed unpack says is the engine copy's to say again.
-	r, err := s.drv.send(ctx, workload.Command{Op: workload.OpUntar, Argv: []string{"/"}, Stdin: buf.Bytes()}, func(_, _ string) {})
+	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
+	defer cancel()
+	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpUntar, Argv: []string{"/"}, Stdin: buf.Bytes()}, func(_, _ string) {})
 	if err != nil {
 		return false, fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), err)
 	}
@@ -182,29 +185,89 @@ func (s *sandbox) copyInByDriver(ctx context.Context, uploads []model.Upload) (d
 // readByDriver reads one file through the step driver; done false: use
 // the engine's copy.
 func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done bool, err error) {
+	// The driver sends at most 1 MiB and a byte, base64'd, on one line:
+	// anything more is not its answer, and is not kept.
 	var enc strings.Builder
-	r, err := s.drv.send(ctx, workload.Command{Op: workload.OpRead, Argv: []string{p}}, func(stream, text string) {
-		if stream == "stdout" {
-			enc.WriteString(text)
+	over := false
+	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
+	defer cancel()
+	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpRead, Argv: []string{p}}, func(stream, text string) {
+		if stream != "stdout" || over {
+			return
 		}
+		if enc.Len()+len(text) > maxDriverReadReply {
+			over = true
+			enc.Reset()
+			return
+		}
+		enc.WriteString(text)
 	})
 	switch {
 	case err != nil:
 		return nil, false, err
+	case over:
+		return nil, true, fmt.Errorf("reading %s: the step driver's answer was larger than the %d bytes it sends for a file of 1 MiB: %w", p, maxDriverReadReply, runner.ErrTaskInterfered)
 	case r.ExitCode == workload.DriverNoFile:
 		return nil, true, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+	case r.ExitCode == workload.DriverNotRegular:
+		return nil, true, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	case r.ExitCode != 0:
 		return nil, false, nil
 	}
 	data, err = base64.StdEncoding.DecodeString(enc.String())
 	if err != nil {
-		return nil, false, nil
+		return nil, true, fmt.Errorf("reading %s: the step driver's answer is not base64 (%v): %w", p, err, runner.ErrTaskInterfered)
 	}
 	if len(data) > maxReadFile {
-		return nil, true, errors.New(p + " is larger than 1 MiB")
+		return nil, true, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
 	}
 	return data, true, nil
 }
+
+// maxDriverReadReply is the longest answer the driver gives to a read:
+// 1 MiB and a byte in base64.
+const maxDriverReadReply = (maxReadFile + 1 + 2) / 3 * 4
+
+// sendFileOp sends one of the driver's file operations under ctx (the
+// caller's bound): a deadline passed while the engine still answers for
+// the container is the task's doing (something in it held the driver),
+// not the engine's.
+func (s *sandbox) sendFileOp(ctx context.Context, cmd workload.Command, line func(stream, text string)) (runner.ExecResult, error) {
+	r, err := s.drv.send(ctx, cmd, line)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if s.engineAnswers() {
+			return r, fmt.Errorf("the step driver did not answer %s %s in time: %w", cmd.Op, strings.Join(cmd.Argv, " "), runner.ErrTaskInterfered)
+		}
+	}
+	return r, err
+}
+
+// engineAnswers says whether the engine answers for the container now,
+// and says it runs.
+func (s *sandbox) engineAnswers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	return err == nil && info.State != nil && info.State.Running
+}
+
+// RemoveFiles removes paths through the step driver (runner.FileRemover);
+// done false without one, or where it could not (not root): then an
+// exec'd rm does.
+func (s *sandbox) RemoveFiles(ctx context.Context, paths []string) (done bool, err error) {
+	if s.drv == nil {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
+	defer cancel()
+	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpRemove, Argv: paths}, func(_, _ string) {})
+	if err != nil {
+		return false, err
+	}
+	return r.ExitCode == 0, nil
+}
+
+var _ runner.FileRemover = (*sandbox)(nil)
 
 // limitedWriter fails a write past n bytes.
 type limitedWriter struct {

@@ -15,7 +15,7 @@ import (
 // the start period do not count, and Retries failures in a row after it
 // give up.
 func waitHealthy(ctx context.Context, sb *sandbox, hc model.Healthcheck) error {
-	argv := healthArgv(hc.Test)
+	argv := hc.Argv()
 	if argv == nil {
 		return nil
 	}
@@ -67,22 +67,6 @@ func healthOnce(ctx context.Context, sb *sandbox, argv []string, timeout time.Du
 		return -1, errHealthTimeout
 	}
 	return res.ExitCode, err
-}
-
-// healthArgv is the command of a Docker-style health test: CMD runs its
-// arguments, CMD-SHELL its script under /bin/sh; NONE (or nothing) is no
-// check.
-func healthArgv(test []string) []string {
-	if len(test) < 2 {
-		return nil
-	}
-	switch test[0] {
-	case "CMD":
-		return test[1:]
-	case "CMD-SHELL":
-		return []string{"/bin/sh", "-c", strings.Join(test[1:], " ")}
-	}
-	return nil
 }
 
 // isNoGPU says whether the engine refused a container for want of a GPU

@@ -2,8 +2,11 @@ package docker
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/runner"
 )
 
@@ -21,4 +24,48 @@ func (b *Backend) removeDeadNamesake(ctx context.Context, name string) bool {
 	}
 	err = b.cli.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
 	return err == nil || IsGone(err)
+}
+
+// freeName is the name a trial's container (and its sidecars, network
+// and volumes, named after it) is created under: base, unless a container
+// an earlier run of the experiment kept (--keep) holds it; then base-2,
+// base-3…, the first no kept container holds. The user asked to keep
+// that one for inspection under its name, so a resume's rerun of the
+// trial gets a fresh one rather than a name conflict (or the kept one
+// removed). The kept containers are listed once per experiment, at its
+// first trial: this run's own have other trials' names.
+func (b *Backend) freeName(ctx context.Context, experiment, base string) string {
+	b.mu.Lock()
+	kept, ok := b.keptNames[experiment]
+	b.mu.Unlock()
+	if !ok {
+		kept = map[string]bool{}
+		list, err := b.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
+			filters.Arg("label", runner.LabelExperiment+"="+experiment), filters.Arg("label", runner.LabelKept))})
+		if err != nil {
+			return base // the create says what is wrong
+		}
+		for _, c := range list {
+			if c.Labels[runner.LabelHeadroom] == "" {
+				continue
+			}
+			for _, n := range c.Names {
+				kept[strings.TrimPrefix(n, "/")] = true
+			}
+		}
+		b.mu.Lock()
+		if b.keptNames == nil {
+			b.keptNames = map[string]map[string]bool{}
+		}
+		b.keptNames[experiment] = kept
+		b.mu.Unlock()
+	}
+	if !kept[base] {
+		return base
+	}
+	for n := 2; ; n++ {
+		if name := fmt.Sprintf("%s-%d", base, n); !kept[name] {
+			return name
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,10 +19,15 @@ import (
 // cgroup's process list and /proc) with no tool in the container, or,
 // where /proc cannot be read (a remote engine), the engine's top.
 const (
-	procEvery    = 100 * time.Millisecond // /proc: 10 Hz
-	topEvery     = 500 * time.Millisecond // the engine's top: an API call each
-	maxProcsRead = 256                    // per sample; the rest are counted
-	clockTicks   = 100                    // USER_HZ on Linux
+	procEvery = 100 * time.Millisecond // /proc: 10 Hz
+	// The cgroup's process list (readProcs): at most every listEvery
+	// without a task count to check it against, at least every
+	// listCheckEvery with one.
+	listEvery      = 200 * time.Millisecond
+	listCheckEvery = time.Second
+	topEvery       = 500 * time.Millisecond // the engine's top: an API call each
+	maxProcsRead   = 256                    // per sample; the rest are counted
+	clockTicks     = 100                    // USER_HZ on Linux
 )
 
 // procWatch is a sandbox's process watch.
@@ -33,11 +39,24 @@ type procWatch struct {
 	// trials at 10 Hz, opening and closing them was most of the console's
 	// own CPU (docs/PERFORMANCE.md).
 	files cgroup.KeptFiles
+
+	// The list (readProcs): the processes last listed, when, how many
+	// were beyond the cap, the buffer it is read into, and the cgroup's
+	// count of tasks ("" without a pids controller).
+	pids      []int
+	ticks     map[int]int64 // each listed process's start time
+	listedAt  time.Time
+	truncated int
+	listBuf   []byte
+	pidsFile  string
 }
 
 // procCmd is a command line read for a process and the name it had then:
 // an exec changes the name (the engine's `runc init` becomes the step).
-type procCmd struct{ comm, cmd string }
+type procCmd struct {
+	comm, cmd string
+	nspid     int // its pid in the container (/proc/<pid>/status NSpid's last)
+}
 
 type procID struct {
 	pid   int
@@ -67,9 +86,11 @@ var bootTime = sync.OnceValue(func() time.Time {
 func (s *sandbox) startProcs() {
 	s.pw.ch = make(chan runner.ProcSample, 4)
 	s.pw.cmds = map[procID]procCmd{}
+	s.pw.ticks = map[int]int64{}
 	if s.cg != nil && !bootTime().IsZero() {
 		if _, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs")); err == nil {
 			s.pw.source = "proc"
+			s.pw.pidsFile = s.cg.PidsFile()
 			s.b.procs.add(s)
 			return
 		}
@@ -126,15 +147,58 @@ func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSa
 }
 
 // readProcs reads the cgroup's processes and each one's /proc files.
+//
+// The list itself is read only when it may have changed: cgroup v1
+// answers a kept cgroup.procs from its first list, so each read is an
+// open, and at 32 trials × 10 Hz those opens were a quarter of the
+// console's CPU (docs/PERFORMANCE.md). Where the cgroup has a pids
+// controller, its count of tasks (pids.current, a kept file) equals the
+// known processes' threads while no process has joined; a process gone
+// fails its own stat. Either change, a truncated list, or a second
+// since the last list reads it afresh. Without the count the list is
+// read at 5 Hz and the processes' own files at 10 Hz: a process is seen
+// at most 200 ms late, and the activities it shows need 200 ms of life
+// (runner.ActivityThreshold) in any case.
 func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
-	// Not a kept file: cgroup v1 serves a re-read of an open
-	// cgroup.procs from the list it made at the first read (kept a
-	// second after), so new processes would go unseen.
-	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
+	w := &s.pw
+	// With the step driver, its own process and the step's are known by
+	// their pids in the container (readProc's Role).
+	ps := runner.ProcSample{Time: now, Roles: s.drv != nil}
+	since := now.Sub(w.listedAt)
+	relist := w.listedAt.IsZero() || w.truncated > 0 || since >= listCheckEvery ||
+		(w.pidsFile == "" && since >= listEvery-procEvery/2)
+	if !relist {
+		tasks := int64(-1)
+		if w.pidsFile != "" {
+			if b, err := w.files.File(w.pidsFile); err == nil {
+				tasks, _ = cgroup.ParseInt(b)
+			}
+		}
+		threads := int64(0)
+		for _, pid := range w.pids {
+			p, _, th, ok := s.readProc(pid)
+			if !ok {
+				relist = true // gone: the list says what is left
+				break
+			}
+			threads += th
+			ps.Procs = append(ps.Procs, p)
+		}
+		if !relist && w.pidsFile != "" && tasks != threads {
+			relist = true // a process has joined (or the count is unreadable)
+		}
+		if !relist {
+			return ps, true
+		}
+	}
+	read := ps.Procs // this tick's reads of known processes, reused
+	ps.Procs = nil
+	data, err := cgroup.ReadFresh(filepath.Join(s.cg.Dir(), "cgroup.procs"), &w.listBuf)
 	if err != nil {
 		return runner.ProcSample{}, false
 	}
-	ps := runner.ProcSample{Time: now}
+	w.listedAt = now
+	w.pids = w.pids[:0]
 	alive := map[procID]bool{}
 	for _, f := range bytes.Fields(data) {
 		pid, err := strconv.Atoi(string(f))
@@ -145,13 +209,21 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 			ps.Truncated++
 			continue
 		}
-		p, id, ok := s.readProc(pid)
-		if !ok {
-			continue // gone between the list and its files
+		var p runner.Proc
+		var id procID
+		if i := slices.IndexFunc(read, func(r runner.Proc) bool { return r.PID == pid }); i >= 0 {
+			p, id = read[i], procID{pid, w.ticks[pid]}
+		} else {
+			var ok bool
+			if p, id, _, ok = s.readProc(pid); !ok {
+				continue // gone between the list and its files
+			}
 		}
 		alive[id] = true
+		w.pids = append(w.pids, pid)
 		ps.Procs = append(ps.Procs, p)
 	}
+	w.truncated = ps.Truncated
 	for id := range s.pw.cmds {
 		if !alive[id] {
 			delete(s.pw.cmds, id)
@@ -160,6 +232,11 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 	live := map[int]bool{}
 	for id := range alive {
 		live[id.pid] = true
+	}
+	for pid := range w.ticks {
+		if !live[pid] {
+			delete(w.ticks, pid)
+		}
 	}
 	for _, path := range s.pw.files.Paths() {
 		if pid, ok := procPathPID(path); ok && !live[pid] {
@@ -195,22 +272,32 @@ func (s *sandbox) procFile(path string) ([]byte, error) {
 	return b, err
 }
 
-func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
+// readProc reads one process: what the watch shows of it, who it is
+// (pid and start time), and its threads (for the task count).
+func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	stat, err := s.procFile(dir + "/stat")
 	if err != nil {
-		return runner.Proc{}, procID{}, false
+		return runner.Proc{}, procID{}, 0, false
 	}
 	st, ok := parseProcStat(stat)
 	if !ok {
-		return runner.Proc{}, procID{}, false
+		return runner.Proc{}, procID{}, 0, false
+	}
+	if s.pw.ticks != nil {
+		if t, seen := s.pw.ticks[pid]; seen && t != st.ticks {
+			// The pid was taken again since the list: not the process listed.
+			s.pw.listedAt = time.Time{}
+		}
+		s.pw.ticks[pid] = st.ticks
 	}
 	comm, ticks := st.comm, st.ticks
 	p := runner.Proc{PID: pid, PPID: st.ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
 	id := procID{pid, ticks}
 	c, ok := s.pw.cmds[id]
-	cmd := c.cmd
+	cmd, ns := c.cmd, c.nspid
 	if !ok || c.comm != comm {
+		ns = nsPID(dir)
 		cmd = "[" + comm + "]"
 		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
 			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
@@ -218,11 +305,41 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, bool) {
 		// A process that has just forked still shows its parent's
 		// command line until it execs: read it again next time.
 		if time.Since(p.Started) > 50*time.Millisecond {
-			s.pw.cmds[id] = procCmd{comm, cmd}
+			s.pw.cmds[id] = procCmd{comm, cmd, ns}
 		}
 	}
 	p.Command = cmd
-	return p, id, true
+	if s.drv != nil {
+		// The driver is the container's PID 1; the step, the pid the
+		// driver said it started the running command as.
+		switch step := s.drv.runningPID(); {
+		case ns == 1:
+			p.Role = runner.RoleDriver
+		case ns != 0 && ns == step:
+			p.Role = runner.RoleStep
+		}
+	}
+	return p, id, st.threads, true
+}
+
+// nsPID is a process's pid in its innermost pid namespace (the
+// container's), from /proc/<pid>/status; 0 when it cannot be read.
+func nsPID(dir string) int {
+	b, err := os.ReadFile(dir + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }
 
 // parseProcStat reads /proc/<pid>/stat's command name, parent, start
@@ -245,10 +362,11 @@ func parseProcStat(b []byte) (st procStat, ok bool) {
 	pp, err1 := strconv.Atoi(string(f[1]))
 	ticks, err2 := strconv.ParseInt(string(f[19]), 10, 64)
 	rss, err3 := strconv.ParseInt(string(f[21]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	threads, err4 := strconv.ParseInt(string(f[17]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return procStat{}, false
 	}
-	st.ppid, st.ticks, st.rssPages = pp, ticks, rss
+	st.ppid, st.ticks, st.rssPages, st.threads = pp, ticks, rss, threads
 	return st, true
 }
 
@@ -258,6 +376,7 @@ type procStat struct {
 	ppid     int
 	ticks    int64 // start time, clock ticks since boot
 	rssPages int64
+	threads  int64 // num_threads, field 20
 }
 
 // readTop asks the engine for the container's processes (its top runs ps

@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/cgroup"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -14,8 +19,8 @@ func TestParseProcStat(t *testing.T) {
 		want procStat
 		ok   bool
 	}{
-		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", procStat{"python3", 7, 123456, 20}, true},
-		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", procStat{"a b) c)", 1, 99, 0}, true},
+		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", procStat{"python3", 7, 123456, 20, 1}, true},
+		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", procStat{"a b) c)", 1, 99, 0, 1}, true},
 		{"44 (short) S 1 2 3", procStat{}, false},
 		{"46 (no rss) S 1 2 3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 7 0", procStat{}, false},
 		{"no parens", procStat{}, false},
@@ -57,13 +62,13 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 	s := &sandbox{}
 	s.pw.cmds = map[procID]procCmd{}
 	for i := 0; i < 2; i++ {
-		p, _, ok := s.readProc(pid)
+		p, _, _, ok := s.readProc(pid)
 		// (A process that has only just exec'd may have no pages yet.)
 		if !ok || p.PID != pid || p.PPID != os.Getpid() || !strings.HasPrefix(p.Command, "sleep") {
 			t.Fatalf("read %d: %+v ok %v", i, p, ok)
 		}
 	}
-	if p, _, ok := s.readProc(os.Getpid()); !ok || p.RSSBytes <= 0 {
+	if p, _, _, ok := s.readProc(os.Getpid()); !ok || p.RSSBytes <= 0 {
 		t.Errorf("own process: %+v ok %v, want its resident set", p, ok)
 	}
 	s.pw.files.Forget(fmt.Sprintf("/proc/%d/stat", os.Getpid()))
@@ -72,10 +77,96 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait() // reaped: its /proc directory is gone
-	if p, _, ok := s.readProc(pid); ok {
+	if p, _, _, ok := s.readProc(pid); ok {
 		t.Errorf("a reaped process still reads: %+v", p)
 	}
 	if len(s.pw.files.Paths()) != 0 {
 		t.Errorf("%d files still kept for a process that has gone", len(s.pw.files.Paths()))
+	}
+}
+
+// The process list is read only when it may have changed: with a pids
+// controller, while its task count matches the known processes' threads
+// the list is not re-read; a new count, or a process gone, reads it.
+// Without one, the list is read at 5 Hz and the processes at 10 Hz.
+func TestProcessListIsReadWhenItMayHaveChanged(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	sleeper := func() int {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Skip("no sleep:", err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd.Process.Pid
+	}
+	a, b := sleeper(), sleeper()
+	for _, withCount := range []bool{true, false} {
+		t.Run(fmt.Sprintf("count=%v", withCount), func(t *testing.T) {
+			root := t.TempDir()
+			mem := filepath.Join(root, "memory", "docker", "c1")
+			pids := filepath.Join(root, "pids", "docker", "c1")
+			for _, d := range []string{mem, pids} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write := func(dir, name, text string) {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(mem, "memory.usage_in_bytes", "0\n")
+			write(mem, "cgroup.procs", fmt.Sprintf("%d\n", a))
+			if withCount {
+				write(pids, "pids.current", "1\n")
+			}
+			cg, err := cgroup.Find(root, "c1", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &sandbox{cg: cg}
+			s.pw.cmds, s.pw.ticks, s.pw.pidsFile = map[procID]procCmd{}, map[int]int64{}, cg.PidsFile()
+			if (s.pw.pidsFile != "") != withCount {
+				t.Fatalf("pids file %q", s.pw.pidsFile)
+			}
+			t0 := time.Now()
+			read := func(at time.Duration) []int {
+				ps, ok := s.readProcs(t0.Add(at))
+				if !ok {
+					t.Fatalf("at %v: cgroup gone", at)
+				}
+				var out []int
+				for _, p := range ps.Procs {
+					out = append(out, p.PID)
+				}
+				slices.Sort(out)
+				return out
+			}
+			both := []int{min(a, b), max(a, b)}
+			if got := read(0); !slices.Equal(got, []int{a}) {
+				t.Fatalf("first read %v, want [%d]", got, a)
+			}
+			// b joins the list; the count does not say so yet.
+			write(mem, "cgroup.procs", fmt.Sprintf("%d\n%d\n", a, b))
+			if got := read(procEvery); !slices.Equal(got, []int{a}) {
+				t.Errorf("list re-read at once: %v, want [%d]", got, a)
+			}
+			if withCount {
+				if got := read(2 * procEvery); !slices.Equal(got, []int{a}) {
+					t.Errorf("list re-read with the count unchanged: %v", got)
+				}
+				write(pids, "pids.current", "2\n")
+				if got := read(3 * procEvery); !slices.Equal(got, both) {
+					t.Errorf("after the count changed: %v, want %v", got, both)
+				}
+				if got := read(3*procEvery + listCheckEvery); !slices.Equal(got, both) {
+					t.Errorf("a second later: %v, want %v", got, both)
+				}
+			} else if got := read(listEvery); !slices.Equal(got, both) {
+				t.Errorf("at 5 Hz: %v, want %v", got, both)
+			}
+		})
 	}
 }

@@ -442,6 +442,31 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	return f, err
 }
 
+// ExitedItself says how the container ended by itself before headroom
+// first killed it (or before now), by the engine's word (runner.ExitWitness;
+// "" when the engine does not answer, the container still runs, or it
+// ended after headroom's kill): its main process exited (the idle
+// command, the image's entrypoint), with no OOM kill. A kill by someone
+// else is told apart by its event (Final.KilledBy).
+func (s *sandbox) ExitedItself(ctx context.Context) string {
+	s.stops.mu.Lock()
+	killedAt := s.stops.oursAt
+	s.stops.mu.Unlock()
+	if killedAt.IsZero() {
+		killedAt = time.Now()
+	}
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	if err != nil || info.State == nil || info.State.Running || info.State.Restarting || info.State.OOMKilled || info.State.Status != "exited" {
+		return ""
+	}
+	ended, err := time.Parse(time.RFC3339Nano, info.State.FinishedAt)
+	if err != nil || ended.IsZero() || !ended.Before(killedAt) {
+		return ""
+	}
+	main := strings.Join(append([]string{info.Path}, info.Args...), " ")
+	return fmt.Sprintf("its main process `%s` ended, exit %d", main, info.State.ExitCode)
+}
+
 // StopSteps kills the processes of the steps and keeps the container:
 // every process of its cgroup but its first (the idle command or the
 // step driver) and, without a driver, that process's own children (an

@@ -174,7 +174,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 	if hc := sc.Healthcheck; hc != nil {
 		cfg.Healthcheck = &container.HealthConfig{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout, StartPeriod: hc.StartPeriod, Retries: hc.Retries}
 	}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName), Mounts: s.mounts(sc.Volumes)}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName), Mounts: s.mounts(sc.Volumes), CapAdd: sc.Capabilities}
 	if sc.MemoryLimitBytes > 0 {
 		hc.Memory, hc.MemorySwap = sc.MemoryLimitBytes, sc.MemoryLimitBytes
 	}

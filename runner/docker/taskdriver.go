@@ -29,6 +29,8 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 		return nil, "no static headroom binary on the engine's host"
 	case !slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) }):
 		return nil, "the task names its own idle command"
+	case tracesDriver(task) != "":
+		return nil, tracesDriver(task)
 	}
 	if why := b.imageRunsDriver(ctx, task.Image, task.ForeignHarness()); why != "" {
 		return nil, why

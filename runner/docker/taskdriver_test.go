@@ -109,3 +109,22 @@ func TestTaskDriverInHarborTasks(t *testing.T) {
 		t.Errorf("image with ENTRYPOINT: %v %q", m, why)
 	}
 }
+
+// A task granted CAP_SYS_PTRACE could read the non-dumpable driver's
+// channel (its /proc/1/fd, or ptrace it): its steps take the engine's
+// exec, and the record says why.
+func TestTaskDriverRefusedToATaskThatMayPtrace(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, debianSteps)
+	task.Image = DebianImage
+	for _, c := range []string{"SYS_PTRACE", "cap_sys_ptrace", "ALL"} {
+		task.Capabilities = append(append([]string(nil), model.DefaultCapabilities...), c)
+		if m, why := b.taskDriver(context.Background(), task); m != nil || !strings.Contains(why, c) {
+			t.Errorf("granted %s: driver %v (%q), want exec and why", c, m, why)
+		}
+	}
+	task.Capabilities = model.DefaultCapabilities
+	if m, why := b.taskDriver(context.Background(), task); m == nil {
+		t.Errorf("the default capabilities should take the driver: %q", why)
+	}
+}

@@ -65,6 +65,10 @@ type Backend struct {
 	// PendingFor is how long the platform held each sandbox queued
 	// (runner.QueueWaiter).
 	PendingFor time.Duration
+	// RemovesFiles makes sandboxes remove files themselves
+	// (runner.FileRemover), as the Docker backend's step driver does;
+	// without it they refuse and an rm is exec'd.
+	RemovesFiles bool
 
 	mu         sync.Mutex
 	running    int
@@ -164,6 +168,19 @@ func (s *sandbox) CopyIn(_ context.Context, uploads []model.Upload) error {
 		s.b.uploaded = append(s.b.uploaded, s.trial.ID+": "+u.To+" <- "+u.From)
 	}
 	return nil
+}
+
+// RemoveFiles removes files without an exec when the backend says so.
+func (s *sandbox) RemoveFiles(_ context.Context, paths []string) (bool, error) {
+	if !s.b.RemovesFiles {
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range paths {
+		delete(s.files, p)
+	}
+	return true, nil
 }
 
 // Uploaded lists what CopyIn was asked to copy, in order.

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -181,8 +182,8 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 
 func (b *backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
-	if len(task.Sidecars) > 0 || len(task.Volumes) > 0 {
-		return nil, fmt.Errorf("task %s: compose services and named volumes are not run on the kubernetes backend; use --backend docker", task.Name)
+	if err := sidecarRefusal(task); err != nil {
+		return nil, err
 	}
 	if len(task.AllowedHosts) > 0 || task.AgentNetwork != nil || task.VerifierNetwork != nil || task.SeparateVerifier != nil {
 		// Never silently open: an allowlist and a phase's own network
@@ -222,11 +223,15 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.created = time.Now()
 	sb.sub.follow(created.UID)
 	running, err := b.waitRunning(ctx, created, sb.sub, &sb.unscheduled)
+	if err == nil && len(task.Sidecars) > 0 {
+		running, err = b.waitSidecars(ctx, running, sb.sub, task)
+	}
 	if err != nil {
 		_, _ = sb.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	sb.running = time.Now()
+	sb.pidsEnforced = p.pidsLimitEnforced(ctx, running.Spec.NodeName, trial.Policy.PidsLimit)
 	sb.containerID = containerID(running)
 	sb.last = running
 	if sb.containerID != "" {
@@ -261,7 +266,6 @@ var startingUp = map[string]bool{"pending": true, "ContainerCreating": true, "Po
 // unscheduled adds up the time the scheduler held the pod (unschedulable
 // or not yet scheduled).
 func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub, unscheduled *time.Duration) (*corev1.Pod, error) {
-	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	said := ""
 	var heldSince time.Time
 	defer func() {
@@ -291,20 +295,52 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub,
 		}
 		return false, nil
 	}
-	// The shared watch tells each change (subscribed before the pod was
-	// made: none is missed); with no news for a while the pod is looked at
-	// directly (the watch being started again, an API server gone: its
-	// error is the start's, which Start waits out).
+	return b.watchUntil(ctx, pod, sub, "before it ran", check)
+}
+
+// waitSidecars follows the pod, whose task's container runs, until the
+// compose services it waits for have reached their conditions, bounded
+// as the Docker backend bounds its wait.
+func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, sub *podSub, task model.Task) (*corev1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, sidecarWaitLimit)
+	defer cancel()
+	said := false
+	got, err := b.watchUntil(ctx, pod, sub, "before its services were ready", func(p *corev1.Pod) (bool, error) {
+		if st := containerStatus(p, mainContainer); st == nil || st.State.Running == nil {
+			return false, fmt.Errorf("pod %s: the task's container ended while its services started", p.Name)
+		}
+		ok, err := sidecarsReady(p, task)
+		if !ok && err == nil && !said {
+			said = true
+			runner.Waiting(ctx, "waiting: the task's compose services")
+		}
+		return ok, err
+	})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("pod %s: its compose services were not ready after %s", pod.Name, sidecarWaitLimit)
+	}
+	return got, err
+}
+
+// watchUntil follows a pod on the shared watch until check says it is
+// done (or fails): what a pod deleted meanwhile fails with says what it
+// was deleted before. The shared watch tells each change (subscribed
+// before the pod was made: none is missed); with no news for a while the
+// pod is looked at directly (the watch being started again, an API
+// server gone: its error is the start's, which Start waits out).
+func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, before string, check func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
+	pods := b.p.cs.CoreV1().Pods(b.p.ns)
+	name := pod.Name
 	if ok, err := check(pod); ok || err != nil {
 		return pod, err
 	}
 	poll := time.NewTimer(pollAfter)
 	defer poll.Stop()
-	var last *corev1.Pod
+	last := pod
 	for {
 		cur, gone, changed := sub.latest()
 		if gone {
-			return nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
+			return nil, fmt.Errorf("pod %s was deleted %s", name, before)
 		}
 		if cur != nil && cur != last {
 			last = cur
@@ -317,15 +353,15 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub,
 			return nil, ctx.Err()
 		case <-changed:
 		case <-poll.C:
-			cur, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+			cur, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
 				if apierrors.IsNotFound(err) {
-					return nil, fmt.Errorf("pod %s was deleted before it ran", pod.Name)
+					return nil, fmt.Errorf("pod %s was deleted %s", name, before)
 				}
-				return nil, fmt.Errorf("pod %s: %w", pod.Name, err)
+				return nil, fmt.Errorf("pod %s: %w", name, err)
 			}
 			if ok, err := check(cur); ok || err != nil {
 				return cur, err

@@ -37,6 +37,12 @@ type fakeProbe struct {
 	firstSample time.Duration
 	// execErr, when set, is the exec's error (the runtime's word).
 	execErr func(argv []string) error
+	// files are what the probe's cat finds, by container and path
+	// ("svc-web:/sys/fs/cgroup/…"); containers, each exec's container.
+	files      map[string]string
+	containers []string
+	// pidsHits is the final counters' refused forks.
+	pidsHits int
 }
 
 func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -64,7 +70,7 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 			send(workload.ProbeLine{Kind: workload.ProbePeak, ID: c.End, Peak: 150 << 20, Known: true})
 		case workload.OpFinal:
 			f.mu.Lock()
-			send(workload.ProbeLine{Kind: workload.ProbeFinal, ID: c.End, LimitHits: 2, Known: true, OOMKills: f.kills})
+			send(workload.ProbeLine{Kind: workload.ProbeFinal, ID: c.End, LimitHits: 2, Known: true, OOMKills: f.kills, PidsHits: f.pidsHits})
 			f.mu.Unlock()
 		case workload.OpKill:
 			return nil
@@ -89,6 +95,8 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	f.mu.Lock()
 	f.execs = append(f.execs, argv)
+	f.containers = append(f.containers, container)
+	content, isFile := f.files[container+":"+argv[len(argv)-1]]
 	f.mu.Unlock()
 	if stdin != nil {
 		b, _ := io.ReadAll(stdin)
@@ -102,7 +110,11 @@ func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []stri
 		}
 	}
 	if len(argv) > 1 && argv[1] == workload.CatMode {
-		if argv[2] == "/missing" {
+		if isFile {
+			io.WriteString(stdout, content)
+			return 0, nil
+		}
+		if argv[2] == "/missing" || container != mainContainer {
 			fmt.Fprintln(stderr, "hr-workload cat: open /missing: no such file or directory")
 			return workload.CatMissing, nil
 		}
@@ -187,6 +199,9 @@ func TestTrialOnFakeCluster(t *testing.T) {
 	case r := <-waited:
 		t.Fatalf("a second waiting report %q", r)
 	default:
+	}
+	if pm := sb.(runner.PeakModer).PeakMode(); pm != cgroup.PeakSamples {
+		t.Errorf("peak mode %q, want %q: the probe's samples carry no mark", pm, cgroup.PeakSamples)
 	}
 	if sb.SampleSource() != "probe-cgroup-v1" || sb.StepRunner() != "driver" || sb.ID() != PodName("exp1", "t0001") {
 		t.Errorf("source %q runner %q id %q", sb.SampleSource(), sb.StepRunner(), sb.ID())

@@ -114,11 +114,29 @@ func (p *Platform) ImageReady(ctx context.Context, task model.Task) (string, boo
 	return p.clusterRef(ref), true
 }
 
-// PrepareSidecars: a compose task's other services are not run on a
-// cluster yet.
+// PrepareSidecars builds or pulls each compose sidecar's image locally,
+// as the task's own, and puts it on the cluster, naming it in the task.
 func (p *Platform) PrepareSidecars(ctx context.Context, task *model.Task, progress func(string)) error {
-	if len(task.Sidecars) > 0 {
-		return fmt.Errorf("task %s has compose services besides its own (%d): the kubernetes backend runs single-container tasks only; use --backend docker", task.Name, len(task.Sidecars))
+	if len(task.Sidecars) == 0 {
+		return nil
+	}
+	if err := sidecarRefusal(*task); err != nil {
+		return err
+	}
+	l, err := p.imageBuilder(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range task.Sidecars {
+		sc := &task.Sidecars[i]
+		ref, err := l.PrepareImage(ctx, model.Task{Name: task.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, false, progress)
+		if err == nil {
+			ref, err = p.toCluster(ctx, ref, progress)
+		}
+		if err != nil {
+			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
+		}
+		sc.Image = ref
 	}
 	return nil
 }

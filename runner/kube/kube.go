@@ -100,12 +100,18 @@ type Platform struct {
 	// (DefaultAPIWait when 0).
 	apiWait time.Duration
 
+	// readKubeletConfig, when set, replaces the node proxy's /configz
+	// (a test's fake).
+	readKubeletConfig func(ctx context.Context, node string) ([]byte, error)
+
 	// build opens the builder of the images (the local Docker engine's,
 	// as registered); builder is it once open.
 	build   runner.OpenImageBuilder
 	mu      sync.Mutex
 	builder runner.ImageBuilder
 	images  map[string]string
+	// nodePids are the nodes' pod pids limits, read once each.
+	nodePids map[string]nodePids
 }
 
 // Open connects with the settings; the API server must answer. Images are

@@ -196,7 +196,8 @@ func probeCommand(task model.Task, c podConfig) []string {
 
 // Pod is a trial's pod: one container of the task's image with the
 // policy's resources, restartPolicy Never, the task's environment, user
-// and profile; with the probe, its binary as PID 1 (attached stdin).
+// and profile; with the probe, its binary as PID 1 (attached stdin); a
+// compose task's other services as more containers (sidecars.go).
 func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *corev1.Pod {
 	name := PodName(experiment, trial.ID)
 	ctr := corev1.Container{
@@ -236,6 +237,10 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 		}}
 	}
+	probeMounted := len(spec.InitContainers) > 0
+	ctr.VolumeMounts = append(ctr.VolumeMounts, volumeMounts(task.Volumes)...)
+	spec.Volumes = append(spec.Volumes, trialVolumes(task)...)
+	spec.HostAliases = hostAliases(task)
 	switch {
 	case c.Probe:
 		ctr.Command, ctr.Args = probeCommand(task, c), nil
@@ -247,14 +252,15 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 	default:
 		ctr.Command = task.IdleCommand
 	}
-	spec.Containers = []corev1.Container{ctr}
+	spec.Containers = append([]corev1.Container{ctr}, sidecarContainers(task, c, probeMounted)...)
 	return &corev1.Pod{ObjectMeta: meta(name, experiment, trial, task, c), Spec: spec}
 }
 
-// NetworkPolicy shuts a no-network task's pod off: no ingress, no egress.
+// NetworkPolicy shuts a no-network task's pod off: no ingress, no egress
+// (a compose task's services, in the pod, are on its localhost still).
 // nil for a task with a network.
 func NetworkPolicy(experiment string, trial model.Trial, task model.Task, c podConfig) *netv1.NetworkPolicy {
-	if task.Network != "none" {
+	if task.Network != "none" && task.Network != model.NetworkTrialOnly {
 		return nil
 	}
 	name := PodName(experiment, trial.ID)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
@@ -45,7 +46,10 @@ type sandbox struct {
 
 	netpol      string
 	containerID string
-	probing     bool // the pod runs the probe
+	// pidsEnforced is the pod's pids limit when not the policy's
+	// (Final.PidsLimitEnforced).
+	pidsEnforced string
+	probing      bool // the pod runs the probe
 	// besidePID1: the probe was exec'd beside the task's own PID 1; it
 	// samples, but steps go by the API server's exec as the task's own
 	// harness runs them (the probe takes a step only to switch users).
@@ -112,6 +116,17 @@ func (s *sandbox) SampleSource() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.source
+}
+
+// PeakMode: the probe's samples are instants (cgroup.PeakSamples): a
+// pod's cgroup file system is read-only, so its mark cannot be reset per
+// sample, and the probe's sample line carries none; a step's peak is the
+// probe's answer at its end (TakeKernelPeak). "" without the probe.
+func (s *sandbox) PeakMode() string {
+	if strings.HasPrefix(s.SampleSource(), "probe-cgroup") {
+		return cgroup.PeakSamples
+	}
+	return ""
 }
 
 // SampleSourceWhy says why the probe is not the source, when it is not.
@@ -544,7 +559,7 @@ func (s *sandbox) Kill(ctx context.Context) error {
 // Remove reads the final counters and status, then deletes the pod and
 // its NetworkPolicy (unless kept) and waits until the pod is gone.
 func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
-	var f runner.Final
+	f := runner.Final{PidsLimitEnforced: s.pidsEnforced}
 	if s.drv != nil {
 		if l, err := s.drv.quick(workload.OpFinal, answerWait); err == nil {
 			f.LimitHits, f.LimitHitsKnown, f.PidsLimitHits = l.LimitHits, l.Known, l.PidsHits
@@ -564,6 +579,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
 		s.seen(pod)
+		if len(s.task.Sidecars) > 0 {
+			f.Sidecars = s.sidecarUsage(ctx, pod)
+		}
 	} else if apierrors.IsNotFound(err) {
 		// Gone before headroom deleted it.
 		s.outside(deletedOutside)

@@ -24,9 +24,14 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 // OOMKilled says whether the pod's status reports an OOM kill of a
 // container's PID 1: the current state's or the last termination's
 // reason (the kubelet moves a terminated state there on a restart), of
-// the main container or an init container.
+// the main container or an init container. A compose sidecar's kill is
+// its own (Final.Sidecars), not the trial's.
 func OOMKilled(pod *corev1.Pod) bool {
-	all := append(append([]corev1.ContainerStatus{}, pod.Status.ContainerStatuses...), pod.Status.InitContainerStatuses...)
+	var all []corev1.ContainerStatus
+	if st := containerStatus(pod, mainContainer); st != nil {
+		all = append(all, *st)
+	}
+	all = append(all, pod.Status.InitContainerStatuses...)
 	for _, st := range all {
 		for _, t := range []*corev1.ContainerStateTerminated{st.State.Terminated, st.LastTerminationState.Terminated} {
 			if t != nil && t.Reason == ReasonOOMKilled {
@@ -87,6 +92,11 @@ func Progress(pod *corev1.Pod) PodProgress {
 		}
 	}
 	for _, st := range pod.Status.ContainerStatuses {
+		if st.Name != mainContainer && st.State.Terminated != nil {
+			// A compose sidecar may end (a one-off job); what the task
+			// waits on of it is waitSidecars'.
+			continue
+		}
 		if err := describe("container", st); err != nil {
 			return PodProgress{Err: err}
 		}

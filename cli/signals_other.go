@@ -1,0 +1,7 @@
+//go:build !linux
+
+package cli
+
+import "os"
+
+var platformStopSignals []os.Signal

@@ -1,0 +1,618 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+	"unique"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// SummaryFile holds one small row per record of trials.jsonl, written
+// beside it at append: what the console's matrix, its cards, focus and
+// what-if lines and resume's scan read of a trial (its cell, outcome,
+// cause, peaks, times and steps' peaks), and where its record is in
+// trials.jsonl, so an experiment opens without reading its records (18 KB
+// each, most of it output tails). A row is compact JSON with short keys:
+// a reader never trusts it blindly (readSummary), and when it cannot the
+// records are read the old way (ReadTrialsBrief).
+const SummaryFile = "trials.summary"
+
+// summaryVersion is the rows' format; a file of another is not read.
+const summaryVersion = 2
+
+// summaryRow is one trial's row. Line, Off and Len are its record's
+// place in trials.jsonl (TrialLine).
+type summaryRow struct {
+	V    int   `json:"v,omitempty"` // the format, on the first row only
+	Line int   `json:"l"`
+	Off  int64 `json:"o"`
+	Len  int   `json:"n"`
+
+	ID      string               `json:"id"`
+	Index   int                  `json:"ix,omitempty"`
+	Task    string               `json:"t"`
+	Agent   string               `json:"a,omitempty"`
+	Ratio   model.Ratio          `json:"r"`
+	Repeat  int                  `json:"rp"`
+	Seed    uint64               `json:"sd,omitempty"`
+	Policy  model.ResourcePolicy `json:"p"`
+	Profile string               `json:"pf,omitempty"`
+
+	Experiment     string               `json:"x,omitempty"`
+	Outcome        model.Outcome        `json:"oc"`
+	Cause          model.Cause          `json:"c,omitempty"`
+	Reason         string               `json:"why,omitempty"`
+	TaskNotRun     bool                 `json:"nr,omitempty"`
+	Start          time.Time            `json:"s"`
+	End            time.Time            `json:"e"`
+	Peak           int64                `json:"pk,omitempty"`
+	KernelPeak     int64                `json:"kp,omitempty"`
+	StateOOMKilled bool                 `json:"sok,omitempty"`
+	KilledInStep   string               `json:"kis,omitempty"`
+	SampleSource   string               `json:"src,omitempty"`
+	Steps          []summaryStep        `json:"st,omitempty"`
+	OOMs           []model.OOMEvent     `json:"oom,omitempty"`
+	Noise          *model.HostNoise     `json:"nz,omitempty"`
+	Stall          *model.StallEvidence `json:"sl,omitempty"`
+	Reward         *float64             `json:"rw,omitempty"`
+	Verdict        string               `json:"vd,omitempty"`
+	Tests          *model.TestTally     `json:"ts,omitempty"`
+	CPU            *model.CPUUse        `json:"cpu,omitempty"`
+	Knobs          *model.KnobRecord    `json:"kn,omitempty"`
+	Imported       *model.Imported      `json:"im,omitempty"`
+}
+
+// summaryStep is a step of a row, written as one JSON array (steps are
+// most of a row: as objects they cost as much to decode as the rest):
+// [name, phase, exit_unknown, start, end, exit_code, peak, kernel_peak,
+// oom_kills, flags, at_limit, major_faults, cpu_wait] and, when the
+// step's CPU was read, its usage, periods, throttled periods and
+// throttled ns. A time is its offset in ns from the trial's start, or,
+// where that cannot say it exactly, RFC 3339 text ("" for none).
+type summaryStep struct {
+	Name, Phase, ExitUnknown string
+	Start, End               stepTime
+	ExitCode                 int
+	Peak, KernelPeak         int64
+	OOMKills                 int
+	TimedOut, NoSpace        bool
+	AtLimit                  model.Duration
+	MajorFaults              int64
+	CPUWait                  model.Duration
+	CPU                      *model.CPUUse
+}
+
+// stepTime is a step's time as a row has it: Off from the trial's start
+// when Text is empty and Set, else Text.
+type stepTime struct {
+	Off  int64
+	Text string
+	Set  bool
+}
+
+func stepTimeOf(t, start time.Time) stepTime {
+	if t.IsZero() {
+		return stepTime{}
+	}
+	if !start.IsZero() && t.Location() == start.Location() {
+		if d := t.Sub(start); start.Add(d) == t && d > -100*365*24*time.Hour && d < 100*365*24*time.Hour {
+			return stepTime{Off: int64(d), Set: true}
+		}
+	}
+	b, _ := t.MarshalText()
+	return stepTime{Text: string(b), Set: true}
+}
+
+func (st stepTime) at(start time.Time) time.Time {
+	switch {
+	case !st.Set:
+		return time.Time{}
+	case st.Text != "":
+		var t time.Time
+		_ = t.UnmarshalText([]byte(st.Text)) // checked when the row was read
+		return t
+	default:
+		return start.Add(time.Duration(st.Off))
+	}
+}
+
+const (
+	stepTimedOut = 1 << iota
+	stepNoSpace
+	stepCPU
+)
+
+func (s summaryStep) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 128)
+	b = append(b, '[')
+	for i, v := range []string{s.Name, s.Phase, s.ExitUnknown} {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, q...)
+	}
+	for _, t := range []stepTime{s.Start, s.End} {
+		b = append(b, ',')
+		if t.Set && t.Text == "" {
+			b = strconv.AppendInt(b, t.Off, 10)
+		} else {
+			q, _ := json.Marshal(t.Text)
+			b = append(b, q...)
+		}
+	}
+	flags := int64(0)
+	if s.TimedOut {
+		flags |= stepTimedOut
+	}
+	if s.NoSpace {
+		flags |= stepNoSpace
+	}
+	nums := []int64{int64(s.ExitCode), s.Peak, s.KernelPeak, int64(s.OOMKills), 0, int64(s.AtLimit), s.MajorFaults, int64(s.CPUWait)}
+	if s.CPU != nil {
+		flags |= stepCPU
+		nums = append(nums, s.CPU.UsageNanos, s.CPU.Periods, s.CPU.ThrottledPeriods, s.CPU.ThrottledNanos)
+	}
+	nums[4] = flags
+	for _, n := range nums {
+		b = append(b, ',')
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return append(b, ']'), nil
+}
+
+// errStep is a step that is not one a row writes.
+var errStep = errors.New("summary: not a step")
+
+func (s *summaryStep) UnmarshalJSON(b []byte) error {
+	var strs [3]string
+	var times [2]stepTime
+	var nums [12]int64
+	i, n := 0, 0
+	next := func() ([]byte, bool, error) { // a token, whether a string
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i >= len(b) {
+			return nil, false, errStep
+		}
+		if b[i] == '"' {
+			j, esc := i+1, false
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					esc = true
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return nil, false, errStep
+			}
+			tok := b[i : j+1]
+			i = j + 1
+			if !esc {
+				return tok[1 : len(tok)-1], true, nil
+			}
+			var v string
+			if err := json.Unmarshal(tok, &v); err != nil {
+				return nil, false, errStep
+			}
+			return []byte(v), true, nil
+		}
+		j := i
+		for j < len(b) && (b[j] == '-' || (b[j] >= '0' && b[j] <= '9')) {
+			j++
+		}
+		tok := b[i:j]
+		i = j
+		return tok, false, nil
+	}
+	sep := func(c byte) bool {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		if i < len(b) && b[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	if !sep('[') {
+		return errStep
+	}
+	for ; ; n++ {
+		if n > 0 && !sep(',') {
+			break
+		}
+		tok, str, err := next()
+		if err != nil {
+			return err
+		}
+		switch {
+		case n < 3:
+			if !str {
+				return errStep
+			}
+			strs[n] = string(tok)
+		case n < 5:
+			if str {
+				if len(tok) > 0 {
+					var t time.Time
+					if t.UnmarshalText(tok) != nil {
+						return errStep
+					}
+					times[n-3] = stepTime{Text: string(tok), Set: true}
+				}
+				continue
+			}
+			v, err := strconv.ParseInt(string(tok), 10, 64)
+			if err != nil {
+				return errStep
+			}
+			times[n-3] = stepTime{Off: v, Set: true}
+		case n < 5+len(nums):
+			if str {
+				return errStep
+			}
+			v, err := strconv.ParseInt(string(tok), 10, 64)
+			if err != nil {
+				return errStep
+			}
+			nums[n-5] = v
+		default:
+			return errStep
+		}
+	}
+	if !sep(']') || i != len(b) {
+		return errStep
+	}
+	flags := nums[4]
+	if n != 13 && !(n == 17 && flags&stepCPU != 0) || (n == 13 && flags&stepCPU != 0) {
+		return errStep
+	}
+	*s = summaryStep{Name: strs[0], Phase: strs[1], ExitUnknown: strs[2], Start: times[0], End: times[1], ExitCode: int(nums[0]), Peak: nums[1], KernelPeak: nums[2],
+		OOMKills: int(nums[3]), TimedOut: flags&stepTimedOut != 0, NoSpace: flags&stepNoSpace != 0, AtLimit: model.Duration(nums[5]), MajorFaults: nums[6], CPUWait: model.Duration(nums[7])}
+	if flags&stepCPU != 0 {
+		s.CPU = &model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
+	}
+	return nil
+}
+
+// Summarize is what a trial's summary row keeps of its record (and what
+// a record read from its row is): its trial, outcome, cause, reason,
+// times, peaks, CPU, steps without their output or command line (Show), kills without the
+// process trees, the host's noise, the stall evidence, the knobs, and
+// the verifier's reward, rule and tests: not the processes (Activities),
+// phases, sidecars, the container's id, the host's load at start and end, nor the sampling's
+// particulars. Only one trial's detail and the JSON report's records
+// read more (the whole record).
+func Summarize(r model.TrialResult) model.TrialResult {
+	row := rowOf(r, TrialLine{})
+	return row.result()
+}
+
+func rowOf(r model.TrialResult, at TrialLine) summaryRow {
+	row := summaryRow{
+		Line: at.Line, Off: at.Off, Len: at.Len,
+		ID: r.ID, Index: r.Index, Task: r.Task, Agent: r.Agent, Ratio: r.Ratio, Repeat: r.Repeat, Seed: r.Seed, Policy: r.Policy, Profile: r.Profile,
+		Experiment: r.Experiment, Outcome: r.Outcome, Cause: r.Cause, Reason: r.Reason, TaskNotRun: r.TaskNotRun,
+		Start: r.Start, End: r.End, Peak: r.PeakWorkingSetBytes, KernelPeak: r.KernelPeakBytes, StateOOMKilled: r.StateOOMKilled,
+		KilledInStep: r.KilledInStep, SampleSource: r.SampleSource, Noise: r.Noise, Stall: r.Stall, Reward: r.Reward, Verdict: r.Verdict, Tests: r.Tests,
+		CPU: r.CPU, Knobs: r.Knobs, Imported: r.Imported,
+	}
+	for _, s := range r.Steps {
+		row.Steps = append(row.Steps, summaryStep{Name: s.Name, Phase: s.Phase, ExitUnknown: s.ExitUnknown, Start: stepTimeOf(s.Start, r.Start), End: stepTimeOf(s.End, r.Start), ExitCode: s.ExitCode,
+			Peak: s.PeakWorkingSetBytes, KernelPeak: s.KernelPeakBytes, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait})
+	}
+	for _, o := range r.OOMs {
+		o.Command, o.Tree = "", nil
+		row.OOMs = append(row.OOMs, o)
+	}
+	return row
+}
+
+func (row *summaryRow) result() model.TrialResult {
+	in := func(s string) string { return unique.Make(s).Value() }
+	r := model.TrialResult{
+		Trial:      model.Trial{ID: row.ID, Index: row.Index, Task: in(row.Task), Agent: in(row.Agent), Ratio: row.Ratio, Repeat: row.Repeat, Seed: row.Seed, Policy: row.Policy, Profile: in(row.Profile)},
+		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
+		Start: row.Start, End: row.End, PeakWorkingSetBytes: row.Peak, KernelPeakBytes: row.KernelPeak, StateOOMKilled: row.StateOOMKilled,
+		KilledInStep: in(row.KilledInStep), SampleSource: in(row.SampleSource), Noise: row.Noise, Stall: row.Stall, Reward: row.Reward, Verdict: in(row.Verdict), Tests: row.Tests,
+		OOMs: row.OOMs, CPU: row.CPU, Knobs: row.Knobs, Imported: row.Imported,
+	}
+	if len(row.Steps) > 0 {
+		r.Steps = make([]model.StepResult, len(row.Steps))
+		for i, s := range row.Steps {
+			r.Steps[i] = model.StepResult{Name: in(s.Name), Phase: in(s.Phase), Start: s.Start.at(row.Start), End: s.End.at(row.Start), ExitCode: s.ExitCode, ExitUnknown: s.ExitUnknown,
+				PeakWorkingSetBytes: s.Peak, KernelPeakBytes: s.KernelPeak, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait}
+		}
+	}
+	return r
+}
+
+// appendSummary writes the row of the record just appended at at and
+// syncs it. A row that cannot be written leaves no summary at all (the
+// file is removed, and no more rows are written): readers then read the
+// records, and the next Open builds it again.
+func (e *Experiment) appendSummary(r model.TrialResult, at TrialLine) {
+	if e.summary == nil {
+		return
+	}
+	row := rowOf(r, at)
+	if e.summaryRows == 0 {
+		row.V = summaryVersion
+	}
+	b, err := json.Marshal(row)
+	if err == nil {
+		_, err = e.summary.Write(append(b, '\n'))
+	}
+	if err == nil {
+		err = e.summary.Sync()
+	}
+	if err != nil {
+		e.dropSummary()
+		return
+	}
+	e.summaryRows++
+}
+
+func (e *Experiment) dropSummary() {
+	if e.summary != nil {
+		e.summary.Close()
+		e.summary = nil
+	}
+	_ = os.Remove(filepath.Join(e.Dir, SummaryFile))
+}
+
+// openSummary opens the summary to append to, after trials.jsonl's torn
+// line (if any) was cut: a summary that does not agree with the records
+// (none, written before there was one, torn, shorter, or older than a
+// change to the records) is built again from them.
+func (e *Experiment) openSummary() {
+	path := filepath.Join(e.Dir, SummaryFile)
+	rows, err := readSummary(e.Dir)
+	if err != nil {
+		rows, err = rebuildSummary(e.Dir)
+		if err != nil {
+			_ = os.Remove(path)
+			return // readers read the records; no rows are added
+		}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		_ = os.Remove(path)
+		return
+	}
+	e.summary, e.summaryRows = f, len(rows)
+	if len(rows) > 0 {
+		e.nextLine = rows[len(rows)-1].Line + 1
+	}
+}
+
+// rebuildSummary writes the summary of the records as they are
+// (atomically: a temporary file, synced and renamed).
+func rebuildSummary(dir string) ([]summaryRow, error) {
+	results, lines, torn, err := readTrialLines(dir, true, nil)
+	if errors.Is(err, os.ErrNotExist) {
+		results, lines, err = nil, nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if torn {
+		return nil, errors.New("torn last record")
+	}
+	var buf bytes.Buffer
+	rows := make([]summaryRow, len(results))
+	for i, r := range results {
+		rows[i] = rowOf(r, lines[i])
+		if i == 0 {
+			rows[i].V = summaryVersion
+		}
+		b, err := json.Marshal(rows[i])
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	tmp := filepath.Join(dir, SummaryFile+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, SummaryFile))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return rows, nil
+}
+
+// errSummary says why a summary is not trusted.
+type errSummary string
+
+func (e errSummary) Error() string { return "summary not trusted: " + string(e) }
+
+// readSummary reads the summary rows when they can be trusted to be
+// trials.jsonl's, and says why not otherwise: no summary; trials.jsonl
+// changed after it (edited by hand, a record cut); a row that does not
+// parse (a torn last row: a crash mid-append); rows out of order, or
+// whose records do not end where trials.jsonl does (a record with no row:
+// a crash between the two writes); or the first and last rows not
+// matching their records as read back (a summary of other records).
+func readSummary(dir string) ([]summaryRow, error) {
+	spath, tpath := filepath.Join(dir, SummaryFile), filepath.Join(dir, TrialsFile)
+	sst, err := os.Stat(spath)
+	if err != nil {
+		return nil, err
+	}
+	tst, err := os.Stat(tpath)
+	if err != nil {
+		return nil, err
+	}
+	if sst.ModTime().Before(tst.ModTime()) {
+		return nil, errSummary(TrialsFile + " changed after its summary")
+	}
+	f, err := os.Open(spath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := parseSummary(f, tst.Size(), int(sst.Size()/600))
+	if err != nil {
+		return nil, err
+	}
+	// Read back the first and last records: the rows must be theirs.
+	t, err := os.Open(tpath)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	for _, i := range []int{0, len(rows) - 1} {
+		if len(rows) == 0 {
+			break
+		}
+		r, err := readRecordAt(t, rows[i].lineAt())
+		if err != nil {
+			return nil, errSummary(err.Error())
+		}
+		want, _ := json.Marshal(rowOf(r, rows[i].lineAt()))
+		got := rows[i]
+		got.V = 0
+		have, _ := json.Marshal(got)
+		if !bytes.Equal(want, have) {
+			return nil, errSummary(fmt.Sprintf("row %d is not the record at %s:%d", i+1, TrialsFile, rows[i].Line))
+		}
+	}
+	return rows, nil
+}
+
+func (row *summaryRow) lineAt() TrialLine {
+	return TrialLine{Off: row.Off, Len: row.Len, Line: row.Line}
+}
+
+// parseSummary parses rows and checks them against a trials.jsonl of
+// size bytes: in order, each record after the one before, the last
+// ending where the file does, each line ending in a newline.
+func parseSummary(r io.Reader, size int64, hint int) ([]summaryRow, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	// Rows are large: room for about as many as there are (a row is
+	// 600-900 bytes), not doubled and copied as they come.
+	rows := make([]summaryRow, 0, min(max(hint, 0), 1<<22))
+	var end int64
+	line := 0
+	for {
+		b, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			return nil, errSummary("a row too long")
+		}
+		if err == io.EOF {
+			if len(b) > 0 {
+				return nil, errSummary("torn last row")
+			}
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		var row summaryRow
+		if err := json.Unmarshal(b, &row); err != nil {
+			return nil, errSummary(fmt.Sprintf("row %d: %v", len(rows)+1, err))
+		}
+		if len(rows) == 0 && row.V != summaryVersion {
+			return nil, errSummary(fmt.Sprintf("format %d, not %d", row.V, summaryVersion))
+		}
+		if len(rows) > 0 && row.V != 0 {
+			return nil, errSummary(fmt.Sprintf("row %d: a format mark past the first row", len(rows)+1))
+		}
+		if row.Off < end || row.Len < 2 || row.Line <= line || row.ID == "" {
+			return nil, errSummary(fmt.Sprintf("row %d: out of place", len(rows)+1))
+		}
+		end, line = row.Off+int64(row.Len)+1, row.Line
+		rows = append(rows, row)
+	}
+	if end != size {
+		return nil, errSummary(fmt.Sprintf("its records end at byte %d, %s at %d", end, TrialsFile, size))
+	}
+	return rows, nil
+}
+
+// readRecordAt reads the record at at (brief: without its steps' output).
+func readRecordAt(f *os.File, at TrialLine) (model.TrialResult, error) {
+	var r model.TrialResult
+	b := make([]byte, at.Len+1)
+	if _, err := f.ReadAt(b, at.Off); err != nil {
+		return r, fmt.Errorf("%s: read the record at byte %d: %w", f.Name(), at.Off, err)
+	}
+	if b[at.Len] != '\n' || b[0] != '{' {
+		return r, fmt.Errorf("%s:%d: no record at byte %d", f.Name(), at.Line, at.Off)
+	}
+	if err := json.Unmarshal(withoutOutput(b[:at.Len]), &r); err != nil {
+		return r, fmt.Errorf("%s:%d: %v", f.Name(), at.Line, err)
+	}
+	shrink(&r)
+	return r, nil
+}
+
+// ReadRecord reads the one record at at (a place ReadTrialsSummary
+// gave), without its steps' output: one trial's detail.
+func ReadRecord(dir string, at TrialLine) (model.TrialResult, error) {
+	f, err := os.Open(filepath.Join(dir, TrialsFile))
+	if err != nil {
+		return model.TrialResult{}, err
+	}
+	defer f.Close()
+	return readRecordAt(f, at)
+}
+
+// ReadTrialsSummary reads every trial as its summary row has it
+// (Summarize) with its record's place, by id as ReadTrials counts them,
+// refusing the first check (when not nil) says is not the experiment's,
+// naming trials.jsonl and the record's line. When the summary cannot be
+// trusted (readSummary) the records are read instead (ReadTrialsBrief,
+// each then summarised), so what it returns is the same either way; torn
+// says trials.jsonl ends in a torn line.
+func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	rows, serr := readSummary(dir)
+	if serr != nil {
+		results, lines, torn, err = readTrialsAt(dir, true, check)
+		for i := range results {
+			results[i] = Summarize(results[i])
+		}
+		return results, lines, torn, err
+	}
+	path := filepath.Join(dir, TrialsFile)
+	results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
+	for i := range rows {
+		results[i], lines[i] = rows[i].result(), rows[i].lineAt()
+		if check != nil {
+			if err := check(results[i]); err != nil {
+				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, rows[i].Line, rows[i].ID, err)
+			}
+		}
+	}
+	results, lines = latestByID(results, lines)
+	return results, lines, false, nil
+}
