@@ -189,11 +189,16 @@ func (s *summaryStep) UnmarshalJSON(b []byte) error {
 			return nil, false, errStep
 		}
 		if b[i] == '"' {
+			// esc: anything encoding/json reads otherwise than as the
+			// bytes stand (an escape, a control byte it refuses, bytes
+			// beyond ASCII it may turn into U+FFFD) goes through it.
 			j, esc := i+1, false
 			for j < len(b) && b[j] != '"' {
 				if b[j] == '\\' {
 					esc = true
 					j++
+				} else if b[j] < 0x20 || b[j] >= 0x80 {
+					esc = true
 				}
 				j++
 			}
