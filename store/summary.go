@@ -433,23 +433,7 @@ func rebuildSummary(dir string) ([]summaryRow, error) {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	tmp := filepath.Join(dir, SummaryFile+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, SummaryFile))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(filepath.Join(dir, SummaryFile), buf.Bytes()); err != nil {
 		return nil, err
 	}
 	return rows, nil

@@ -364,12 +364,21 @@ func compactTrace(tdir string, r model.TrialResult, limits []int64) error {
 	if err := EncodeTrace(&buf, Compact(samples, r, limits)); err != nil {
 		return err
 	}
-	tmp := filepath.Join(tdir, SamplesCompact+".tmp")
+	if err := replaceFile(filepath.Join(tdir, SamplesCompact), buf.Bytes()); err != nil {
+		return err
+	}
+	return os.Remove(csvPath)
+}
+
+// replaceFile puts data at path whole or not at all: written to a
+// temporary file beside it, synced, then renamed over it.
+func replaceFile(path string, data []byte) error {
+	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(buf.Bytes())
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -377,13 +386,12 @@ func compactTrace(tdir string, r model.TrialResult, limits []int64) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(tdir, SamplesCompact))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
 	}
-	return os.Remove(csvPath)
+	return err
 }
 
 // readSamples reads a trial's trace, compacted or not.
