@@ -27,7 +27,7 @@ import (
 const SummaryFile = "trials.summary"
 
 // summaryVersion is the rows' format; a file of another is not read.
-const summaryVersion = 2
+const summaryVersion = 3 // 3: the kernel peaks without cache
 
 // summaryRow is one trial's row. Line, Off and Len are its record's
 // place in trials.jsonl (TrialLine).
@@ -56,6 +56,7 @@ type summaryRow struct {
 	End            time.Time            `json:"e"`
 	Peak           int64                `json:"pk,omitempty"`
 	KernelPeak     int64                `json:"kp,omitempty"`
+	KernelPeakNC   int64                `json:"kpn,omitempty"` // without reclaimable cache
 	StateOOMKilled bool                 `json:"sok,omitempty"`
 	KilledInStep   string               `json:"kis,omitempty"`
 	SampleSource   string               `json:"src,omitempty"`
@@ -83,6 +84,7 @@ type summaryStep struct {
 	Start, End               stepTime
 	ExitCode                 int
 	Peak, KernelPeak         int64
+	KernelPeakNoCache        int64
 	OOMKills                 int
 	TimedOut, NoSpace        bool
 	AtLimit                  model.Duration
@@ -129,6 +131,7 @@ const (
 	stepTimedOut = 1 << iota
 	stepNoSpace
 	stepCPU
+	stepNoCache // a last number: the kernel peak without cache
 )
 
 func (s summaryStep) MarshalJSON() ([]byte, error) {
@@ -165,6 +168,10 @@ func (s summaryStep) MarshalJSON() ([]byte, error) {
 		flags |= stepCPU
 		nums = append(nums, s.CPU.UsageNanos, s.CPU.Periods, s.CPU.ThrottledPeriods, s.CPU.ThrottledNanos)
 	}
+	if s.KernelPeakNoCache != 0 {
+		flags |= stepNoCache
+		nums = append(nums, s.KernelPeakNoCache)
+	}
 	nums[4] = flags
 	for _, n := range nums {
 		b = append(b, ',')
@@ -179,7 +186,7 @@ var errStep = errors.New("summary: not a step")
 func (s *summaryStep) UnmarshalJSON(b []byte) error {
 	var strs [3]string
 	var times [2]stepTime
-	var nums [12]int64
+	var nums [13]int64
 	i, n := 0, 0
 	next := func() ([]byte, bool, error) { // a token, whether a string
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
@@ -284,13 +291,28 @@ func (s *summaryStep) UnmarshalJSON(b []byte) error {
 		return errStep
 	}
 	flags := nums[4]
-	if n != 13 && !(n == 17 && flags&stepCPU != 0) || (n == 13 && flags&stepCPU != 0) {
+	want := 13
+	if flags&stepCPU != 0 {
+		want += 4
+	}
+	if flags&stepNoCache != 0 {
+		want++
+	}
+	if n != want || flags&^(stepTimedOut|stepNoSpace|stepCPU|stepNoCache) != 0 {
 		return errStep
 	}
 	*s = summaryStep{Name: strs[0], Phase: strs[1], ExitUnknown: strs[2], Start: times[0], End: times[1], ExitCode: int(nums[0]), Peak: nums[1], KernelPeak: nums[2],
 		OOMKills: int(nums[3]), TimedOut: flags&stepTimedOut != 0, NoSpace: flags&stepNoSpace != 0, AtLimit: model.Duration(nums[5]), MajorFaults: nums[6], CPUWait: model.Duration(nums[7])}
+	at := 8
 	if flags&stepCPU != 0 {
 		s.CPU = &model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
+		at = 12
+	}
+	if flags&stepNoCache != 0 {
+		if nums[at] == 0 {
+			return errStep // written only when not 0
+		}
+		s.KernelPeakNoCache = nums[at]
 	}
 	return nil
 }
@@ -313,13 +335,13 @@ func rowOf(r model.TrialResult, at TrialLine) summaryRow {
 		Line: at.Line, Off: at.Off, Len: at.Len,
 		ID: r.ID, Index: r.Index, Task: r.Task, Agent: r.Agent, Ratio: r.Ratio, Repeat: r.Repeat, Seed: r.Seed, Policy: r.Policy, Profile: r.Profile,
 		Experiment: r.Experiment, Outcome: r.Outcome, Cause: r.Cause, Reason: r.Reason, TaskNotRun: r.TaskNotRun,
-		Start: r.Start, End: r.End, Peak: r.PeakWorkingSetBytes, KernelPeak: r.KernelPeakBytes, StateOOMKilled: r.StateOOMKilled,
+		Start: r.Start, End: r.End, Peak: r.PeakWorkingSetBytes, KernelPeak: r.KernelPeakBytes, KernelPeakNC: r.KernelPeakNoCacheBytes, StateOOMKilled: r.StateOOMKilled,
 		KilledInStep: r.KilledInStep, SampleSource: r.SampleSource, Noise: r.Noise, Stall: r.Stall, Reward: r.Reward, Verdict: r.Verdict, Tests: r.Tests,
 		CPU: r.CPU, Knobs: r.Knobs, Imported: r.Imported,
 	}
 	for _, s := range r.Steps {
 		row.Steps = append(row.Steps, summaryStep{Name: s.Name, Phase: s.Phase, ExitUnknown: s.ExitUnknown, Start: stepTimeOf(s.Start, r.Start), End: stepTimeOf(s.End, r.Start), ExitCode: s.ExitCode,
-			Peak: s.PeakWorkingSetBytes, KernelPeak: s.KernelPeakBytes, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait})
+			Peak: s.PeakWorkingSetBytes, KernelPeak: s.KernelPeakBytes, KernelPeakNoCache: s.KernelPeakNoCacheBytes, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait})
 	}
 	for _, o := range r.OOMs {
 		o.Command, o.Tree = "", nil
@@ -333,7 +355,7 @@ func (row *summaryRow) result() model.TrialResult {
 	r := model.TrialResult{
 		Trial:      model.Trial{ID: row.ID, Index: row.Index, Task: in(row.Task), Agent: in(row.Agent), Ratio: row.Ratio, Repeat: row.Repeat, Seed: row.Seed, Policy: row.Policy, Profile: in(row.Profile)},
 		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
-		Start: row.Start, End: row.End, PeakWorkingSetBytes: row.Peak, KernelPeakBytes: row.KernelPeak, StateOOMKilled: row.StateOOMKilled,
+		Start: row.Start, End: row.End, PeakWorkingSetBytes: row.Peak, KernelPeakBytes: row.KernelPeak, KernelPeakNoCacheBytes: row.KernelPeakNC, StateOOMKilled: row.StateOOMKilled,
 		KilledInStep: in(row.KilledInStep), SampleSource: in(row.SampleSource), Noise: row.Noise, Stall: row.Stall, Reward: row.Reward, Verdict: in(row.Verdict), Tests: row.Tests,
 		OOMs: row.OOMs, CPU: row.CPU, Knobs: row.Knobs, Imported: row.Imported,
 	}
@@ -341,7 +363,7 @@ func (row *summaryRow) result() model.TrialResult {
 		r.Steps = make([]model.StepResult, len(row.Steps))
 		for i, s := range row.Steps {
 			r.Steps[i] = model.StepResult{Name: in(s.Name), Phase: in(s.Phase), Start: s.Start.at(row.Start), End: s.End.at(row.Start), ExitCode: s.ExitCode, ExitUnknown: s.ExitUnknown,
-				PeakWorkingSetBytes: s.Peak, KernelPeakBytes: s.KernelPeak, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait}
+				PeakWorkingSetBytes: s.Peak, KernelPeakBytes: s.KernelPeak, KernelPeakNoCacheBytes: s.KernelPeakNoCache, OOMKills: s.OOMKills, TimedOut: s.TimedOut, AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, NoSpace: s.NoSpace, CPU: s.CPU, CPUWait: s.CPUWait}
 		}
 	}
 	return r

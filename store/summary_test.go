@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,8 +30,8 @@ func summaryExperiment(t *testing.T) (string, Manifest) {
 		r := result([]string{"t1", "t2", "t3", "t1"}[i], o)
 		r.Repeat = 1 + i%3
 		r.Start, r.End = t0.Add(time.Duration(i)*time.Minute), t0.Add(time.Duration(i)*time.Minute+30*time.Second)
-		r.PeakWorkingSetBytes, r.KernelPeakBytes = int64(i+1)<<20, int64(i+2)<<20
-		r.Steps = []model.StepResult{{Name: "install", Show: "pip install x", Phase: "agent", Start: r.Start, End: r.End, PeakWorkingSetBytes: 5 << 20,
+		r.PeakWorkingSetBytes, r.KernelPeakBytes, r.KernelPeakNoCacheBytes = int64(i+1)<<20, int64(i+2)<<20, int64(i+1)<<20+4096
+		r.Steps = []model.StepResult{{Name: "install", Show: "pip install x", Phase: "agent", Start: r.Start, End: r.End, PeakWorkingSetBytes: 5 << 20, KernelPeakNoCacheBytes: int64(i) << 20,
 			Output: strings.Repeat("line\n", 100), CPU: &model.CPUUse{}, PipeStatus: []int{0, 1}}}
 		r.Activities = []model.Activity{{PID: 7, Command: "python -c 'x'", Step: "install"}}
 		r.Noise = &model.HostNoise{CPUSome: 0.25, Contended: i == 1}
@@ -135,7 +136,7 @@ func TestSummaryNotTrusted(t *testing.T) {
 		{"another format", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, SummaryFile)
 			b, _ := os.ReadFile(p)
-			os.WriteFile(p, bytes.Replace(b, []byte(`{"v":2,`), []byte(`{"v":3,`), 1), 0o600)
+			os.WriteFile(p, bytes.Replace(b, []byte(fmt.Sprintf(`{"v":%d,`, summaryVersion)), []byte(fmt.Sprintf(`{"v":%d,`, summaryVersion+1)), 1), 0o600)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -232,7 +233,7 @@ func FuzzParseSummary(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join(dir, "x", SummaryFile))
 	st, _ := os.Stat(filepath.Join(dir, "x", TrialsFile))
 	f.Add(b, st.Size())
-	f.Add([]byte(`{"v":2,"l":1,"o":0,"n":2,"id":"a"}`+"\n"), int64(3))
+	f.Add([]byte(`{"v":3,"l":1,"o":0,"n":2,"id":"a"}`+"\n"), int64(3))
 	f.Add([]byte(""), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
 		rows, err := parseSummary(bytes.NewReader(b), size, len(b)/600)
@@ -321,4 +322,33 @@ func FuzzSummaryStep(f *testing.F) {
 			t.Fatalf("%s read as %+v, wrote %s, read back as %+v (%v)", b, s, out, again, err)
 		}
 	})
+}
+
+// What a summary row gives the console and resume is the need a report
+// reads from the record: the kernel peaks without cache, trial and step,
+// go through the row (they were dropped, so the console's need read the
+// mark with cache while the report's did not).
+func TestSummaryKeepsTheNeed(t *testing.T) {
+	dir, _ := summaryExperiment(t)
+	recs, _, err := ReadTrialsBrief(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _, _, err := ReadTrialsSummary(dir, nil)
+	if err != nil || len(rows) != len(recs) {
+		t.Fatal(len(rows), err)
+	}
+	if _, err := readSummary(dir); err != nil {
+		t.Fatalf("the summary is not trusted: %v", err)
+	}
+	for i := range recs {
+		if got, want := model.TrialPeakBytes(rows[i]), model.TrialPeakBytes(recs[i]); got != want || rows[i].KernelPeakNoCacheBytes != recs[i].KernelPeakNoCacheBytes {
+			t.Errorf("%s: need %d from the row, %d from the record", recs[i].ID, got, want)
+		}
+		for j := range recs[i].Steps {
+			if got, want := model.StepPeakBytes(rows[i].Steps[j]), model.StepPeakBytes(recs[i].Steps[j]); got != want {
+				t.Errorf("%s step %d: need %d from the row, %d from the record", recs[i].ID, j, got, want)
+			}
+		}
+	}
 }
