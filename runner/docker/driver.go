@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -67,6 +68,19 @@ func (d *driver) runningPID() int {
 	return d.stepPID
 }
 
+// pidPending says whether a command is in flight whose process's pid the
+// driver has not said yet (for up to pidWait after it was sent): until it
+// has, the step's processes cannot be told from others by their pids, and
+// a process list read then would name the step by its argv.
+func (d *driver) pidPending(now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cur != nil && d.cur.started != "" && d.stepPID == 0 && now.Sub(d.cur.at) < pidWait
+}
+
+// pidWait bounds how long the process watch waits for a step's pid.
+const pidWait = time.Second
+
 // driven is the command in flight.
 type driven struct {
 	end     string
@@ -79,6 +93,7 @@ type driven struct {
 	// bad says why the end was not the driver's answer ("" when it was).
 	bad  string
 	done chan struct{}
+	at   time.Time // when it was sent
 }
 
 // clipText is a bounded piece of what a stream said, for an error.
@@ -179,7 +194,7 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	id := hex.EncodeToString(nonce[:])
-	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{})}
+	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{}), at: time.Now()}
 	cmd.End = c.end
 	if cmd.Op == "" {
 		cmd.Started = c.started

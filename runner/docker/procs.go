@@ -102,6 +102,9 @@ func (s *sandbox) startProcs() {
 // procTick is the /proc watch's reading on the backend's shared tick;
 // false when the cgroup has gone.
 func (s *sandbox) procTick(now time.Time) bool {
+	if s.drv != nil && s.drv.pidPending(now) {
+		return true // a step just sent: its pid comes within milliseconds, the next tick names it
+	}
 	ps, ok := s.readProcs(now)
 	if !ok {
 		return false
