@@ -57,7 +57,7 @@ func (s *sandbox) DiskRoom(ctx context.Context) ([]model.FSRoom, error) {
 			continue
 		}
 		bs := int64(st.Bsize)
-		rooms = append(rooms, model.FSRoom{Path: mp, Type: fstype, Size: int64(st.Blocks) * bs, Free: int64(st.Bfree) * bs,
+		rooms = append(rooms, model.FSRoom{Path: mp, Type: fstype, Size: int64(st.Blocks) * bs, Free: int64(st.Bavail) * bs, // what an unprivileged step may still write: ext4 keeps 5% for root
 			Files: int64(st.Files), FreeFiles: int64(st.Ffree)})
 	}
 	if len(rooms) == 0 {

@@ -459,6 +459,13 @@ func (s *sandbox) ExitedItself(ctx context.Context) string {
 	if err != nil || info.State == nil || info.State.Running || info.State.Restarting || info.State.OOMKilled || info.State.Status != "exited" {
 		return ""
 	}
+	// Killed by a signal (exit 128+n) is not by itself: the container's
+	// PID 1 takes no SIGKILL, and no default-action signal, from inside
+	// its namespace, so something outside sent it (systemd-oomd, earlyoom,
+	// a host `kill -9`: none of them an engine event).
+	if info.State.ExitCode > 128 {
+		return ""
+	}
 	ended, err := time.Parse(time.RFC3339Nano, info.State.FinishedAt)
 	if err != nil || ended.IsZero() || !ended.Before(killedAt) {
 		return ""
