@@ -134,8 +134,13 @@ var idleCommands = [][]string{{"sleep", "infinity"}, {"sh", "-c", "sleep infinit
 // ENTRYPOINT, a task names its own idle command), whether the probe is
 // exec'd beside PID 1 instead: it reads the same container cgroup either
 // way, so a real task's trial is sampled as finely as a built-in one.
+//
+// A task granted SYS_PTRACE (or ALL) gets no probe: its processes could
+// read the probe's channel and answer for it (forge a step's exit, a
+// reward read), so its steps go by exec and its memory by the metrics
+// API, as on Docker, where such a task's steps go by the engine's exec.
 func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
-	if !b.probe {
+	if !b.probe || tracesProbe(task) {
 		return false, false
 	}
 	if builtinImage(task) {
@@ -500,4 +505,16 @@ func (s *sandbox) attach(argv []string) error {
 	}
 	s.drv = d
 	return nil
+}
+
+// tracesProbe says whether a task's capabilities let its processes
+// trace (or open the descriptors of) another process of its container.
+func tracesProbe(task model.Task) bool {
+	for _, c := range task.Capabilities {
+		switch strings.TrimPrefix(strings.ToUpper(c), "CAP_") {
+		case "SYS_PTRACE", "ALL":
+			return true
+		}
+	}
+	return false
 }
