@@ -78,8 +78,10 @@ func (d *driver) pidPending(now time.Time) bool {
 	return d.cur != nil && d.cur.started != "" && d.stepPID == 0 && now.Sub(d.cur.at) < pidWait
 }
 
-// pidWait bounds how long the process watch waits for a step's pid.
-const pidWait = time.Second
+// pidWait bounds how long the process watch waits for a step's pid: it
+// comes within milliseconds; a wait of a second hid the processes of a
+// step killed in its first second (the F11 row named no process).
+const pidWait = 100 * time.Millisecond
 
 // driven is the command in flight.
 type driven struct {

@@ -1,8 +1,12 @@
 package docker
 
 import (
+	"os"
+	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // While a command is in flight and its pid not said, the process watch
@@ -28,5 +32,31 @@ func TestProcessWatchWaitsForTheStepsPID(t *testing.T) {
 	d.stepPID, d.cur = 0, &driven{at: now} // an op (a read): no process to name
 	if d.pidPending(now) {
 		t.Error("an op with no process, yet pending")
+	}
+}
+
+// A process once known as the step's (by the pid the driver said) stays
+// the step's to its end: read after the driver has moved on (its pid
+// reset as the command ends), it is not renamed to its argv (a CI run's
+// catalog sweep named built-in steps `hr-workload run --step build …`).
+func TestStepRoleOutlivesTheCommand(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep:", err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	d := &driver{cur: &driven{started: "x", at: time.Now()}, stepPID: pid}
+	s := &sandbox{drv: d}
+	s.pw.cmds, s.pw.roles = map[procID]procCmd{}, map[procID]string{}
+	if p, _, _, ok := s.readProc(pid); !ok || p.Role != runner.RoleStep {
+		t.Fatalf("with its pid said: %+v %v", p, ok)
+	}
+	d.cur, d.stepPID = nil, 0
+	if p, _, _, ok := s.readProc(pid); !ok || p.Role != runner.RoleStep {
+		t.Errorf("after the command ended: role %q, want it still the step's", p.Role)
 	}
 }

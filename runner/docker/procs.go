@@ -35,6 +35,11 @@ type procWatch struct {
 	source string
 	ch     chan runner.ProcSample
 	cmds   map[procID]procCmd // command lines by process, read once per exec
+	// roles are what a process was once known to be by its pid (the
+	// driver, the step's process): it stays that process to its end,
+	// after the driver has moved on to the next command too, so a list
+	// read in the step's last moments does not name it by its argv.
+	roles map[procID]string
 	// files are each live process's stat, kept open: with 32
 	// trials at 10 Hz, opening and closing them was most of the console's
 	// own CPU (docs/PERFORMANCE.md).
@@ -85,7 +90,7 @@ var bootTime = sync.OnceValue(func() time.Time {
 // the engine's top; it ends when the sandbox is removed.
 func (s *sandbox) startProcs() {
 	s.pw.ch = make(chan runner.ProcSample, 4)
-	s.pw.cmds = map[procID]procCmd{}
+	s.pw.cmds, s.pw.roles = map[procID]procCmd{}, map[procID]string{}
 	s.pw.ticks = map[int]int64{}
 	if s.cg != nil && !bootTime().IsZero() {
 		if _, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs")); err == nil {
@@ -232,6 +237,11 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 			delete(s.pw.cmds, id)
 		}
 	}
+	for id := range s.pw.roles {
+		if !alive[id] {
+			delete(s.pw.roles, id)
+		}
+	}
 	live := map[int]bool{}
 	for id := range alive {
 		live[id.pid] = true
@@ -320,6 +330,13 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 			p.Role = runner.RoleDriver
 		case ns != 0 && ns == step:
 			p.Role = runner.RoleStep
+		}
+		if s.pw.roles != nil {
+			if p.Role != "" {
+				s.pw.roles[id] = p.Role
+			} else {
+				p.Role = s.pw.roles[id]
+			}
 		}
 	}
 	return p, id, st.threads, true
