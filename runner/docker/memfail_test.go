@@ -38,13 +38,25 @@ name = "agent"
   name = "work"
   workload = { duration_ms = 60000, base_mb = 4, hold_at_limit = true, hold_after_ms = 6500, thrash_mb = 12 }
 `)
-	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
-	if len(results) != 1 {
-		t.Fatalf("%d results, want 1", len(results))
-	}
-	r := results[0]
-	if r.Stall == nil {
-		t.Fatalf("%s / %s (%s): no stall evidence recorded on a timeout", r.Outcome, r.Cause, r.Reason)
+	// The workload holds at the limit from 6.5 s of the step's 10: about
+	// a third of it (26-34% measured). Once in a CI run it reached the
+	// limit only for its last second (10%), where by the graded rule it
+	// is rightly no stall: the condition this test is about did not
+	// happen, so that run is made again (at most three), said in the log.
+	var r model.TrialResult
+	for try := 1; ; try++ {
+		results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+		if len(results) != 1 {
+			t.Fatalf("%d results, want 1", len(results))
+		}
+		r = results[0]
+		if r.Stall == nil {
+			t.Fatalf("%s / %s (%s): no stall evidence recorded on a timeout", r.Outcome, r.Cause, r.Reason)
+		}
+		if r.Stall.Share() >= 0.2 || try == 3 {
+			break
+		}
+		t.Logf("try %d: at the limit only %.0f%% of the step (%s): not the thrash this test needs; again", try, 100*r.Stall.Share(), r.Reason)
 	}
 	st := *r.Stall
 	t.Logf("%s / %s: %s", r.Outcome, r.Cause, r.Reason)
