@@ -48,9 +48,7 @@ func TestHostileExperimentRemovedInConsole(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // polling a file, with a deadline
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	removeWhileWritten(t, dir)
 	screen := tm.waitFor(3*time.Minute, "was removed")
 	t.Logf("the console after rm -rf:\n%s", screen)
 	tm.keys("q")

@@ -272,6 +272,23 @@ func startSweep(t *testing.T, bin, tasks, out string, repeats, concurrency int) 
 	return l, dir
 }
 
+// removeWhileWritten removes dir as `rm -rf` does, again while headroom
+// still writes into it (a trace file made between the listing and the
+// unlink fails it with "directory not empty"), for up to a minute.
+func removeWhileWritten(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+}
+
 // Item 1: the experiment directory removed (rm -rf) after the first of
 // four trials is recorded. headroom must stop, save the records it had
 // written (read back from the file it still holds), re-create nothing,
@@ -282,9 +299,7 @@ func TestHostileExperimentRemovedMidRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	l, dir := startSweep(t, bin, slowTasks(t, 2500), out, 4, 1)
 	l.waitLine(`^\[1/4\] passed`, 3*time.Minute)
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	removeWhileWritten(t, dir)
 	code := l.wait(3 * time.Minute)
 	stderr := l.stderr()
 	id := filepath.Base(dir)
