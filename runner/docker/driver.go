@@ -35,11 +35,8 @@ func (b *Backend) usesDriver(task model.Task) bool {
 // and forge their ends, so its steps take the engine's exec, whose
 // output never passes through the container's PID 1.
 func tracesDriver(task model.Task) string {
-	for _, c := range task.Capabilities {
-		switch strings.TrimPrefix(strings.ToUpper(c), "CAP_") {
-		case "SYS_PTRACE", "ALL":
-			return "the task is granted " + c + ", with which its processes could read the step driver's channel"
-		}
+	if c := runner.TracingCapability(task); c != "" {
+		return "the task is granted " + c + ", with which its processes could read the step driver's channel"
 	}
 	return ""
 }

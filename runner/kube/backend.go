@@ -140,7 +140,7 @@ var idleCommands = [][]string{{"sleep", "infinity"}, {"sh", "-c", "sleep infinit
 // reward read), so its steps go by exec and its memory by the metrics
 // API, as on Docker, where such a task's steps go by the engine's exec.
 func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
-	if !b.probe || tracesProbe(task) {
+	if !b.probe || runner.TracingCapability(task) != "" {
 		return false, false
 	}
 	if builtinImage(task) {
@@ -505,16 +505,4 @@ func (s *sandbox) attach(argv []string) error {
 	}
 	s.drv = d
 	return nil
-}
-
-// tracesProbe says whether a task's capabilities let its processes
-// trace (or open the descriptors of) another process of its container.
-func tracesProbe(task model.Task) bool {
-	for _, c := range task.Capabilities {
-		switch strings.TrimPrefix(strings.ToUpper(c), "CAP_") {
-		case "SYS_PTRACE", "ALL":
-			return true
-		}
-	}
-	return false
 }
