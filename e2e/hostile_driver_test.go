@@ -60,6 +60,10 @@ func trialLog(dir string) string {
 	return string(b)
 }
 
+// verifierWritesZero is the Harbor rows' tests/test.sh: it says it ran
+// (the stealers' forged answers would leave that out) and writes reward 0.
+const verifierWritesZero = "#!/bin/bash\necho REAL VERIFIER \"\"RAN; cat /tmp/dbg\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"
+
 // F1, a headroom task file: the agent's process takes the verifier's
 // command and forges its exit 0; the real verifier (exit 1) never ran.
 func TestHostileDriverForgedVerifierExit(t *testing.T) {
@@ -121,7 +125,7 @@ func TestHostileDriverForgedRewardRead(t *testing.T) {
       *reward.json*'"op":"read"'*) code=44 ;;
       *'"op":"read"'*) printf 'MQo=\n' ;;
     esac`),
-		"tests/test.sh": "#!/bin/bash\necho REAL VERIFIER \"\"RAN; cat /tmp/dbg\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
+		"tests/test.sh": verifierWritesZero,
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	run, dir, recs, left := driverRun(t, bin, tasks, name, nil, "--agents", "oracle")
@@ -254,7 +258,7 @@ func TestHostileDriverGigabyteReply(t *testing.T) {
       *reward.json*'"op":"read"'*) code=44 ;;
       *'"op":"read"'*) yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA | head -c 1000000000; echo ;;
     esac`),
-		"tests/test.sh": "#!/bin/bash\necho REAL VERIFIER \"\"RAN; cat /tmp/dbg\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
+		"tests/test.sh": verifierWritesZero,
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	run, _, recs, left := driverRun(t, bin, tasks, name, nil, "--agents", "oracle")
