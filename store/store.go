@@ -502,7 +502,7 @@ func (e *Experiment) Append(r model.TrialResult) error {
 	// Its summary row follows it; a crash between the two leaves a
 	// record with no row, which readers notice (readSummary).
 	if size >= 0 {
-		e.appendSummary(r, TrialLine{Off: size, Len: len(b), Line: e.nextLine})
+		e.appendSummary(b, TrialLine{Off: size, Len: len(b), Line: e.nextLine})
 	} else {
 		e.dropSummary()
 	}

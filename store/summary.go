@@ -369,14 +369,25 @@ func (row *summaryRow) result() model.TrialResult {
 	return r
 }
 
-// appendSummary writes the row of the record just appended at at and
-// syncs it. A row that cannot be written leaves no summary at all (the
-// file is removed, and no more rows are written): readers then read the
-// records, and the next Open builds it again.
-func (e *Experiment) appendSummary(r model.TrialResult, at TrialLine) {
+// appendSummary writes the row of the record just appended (its bytes,
+// at at) and syncs it. The row is made from the record as a reader reads
+// it back, not from the result in memory: time.Now's monotonic reading
+// and zone do not survive the record's JSON, and a row made from them
+// (steps' times as text, not offsets) is not its record's row to
+// readSummary, which then never trusts the summary. A row that cannot be
+// written leaves no summary at all (the file is removed, and no more rows
+// are written): readers then read the records, and the next Open builds
+// it again.
+func (e *Experiment) appendSummary(record []byte, at TrialLine) {
 	if e.summary == nil {
 		return
 	}
+	var r model.TrialResult
+	if err := json.Unmarshal(withoutOutput(bytes.Clone(record)), &r); err != nil {
+		e.dropSummary()
+		return
+	}
+	shrink(&r)
 	row := rowOf(r, at)
 	if e.summaryRows == 0 {
 		row.V = summaryVersion

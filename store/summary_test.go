@@ -352,3 +352,46 @@ func TestSummaryKeepsTheNeed(t *testing.T) {
 		}
 	}
 }
+
+// A live sweep's times are time.Now's (a monotonic reading, the Local
+// zone) and a generated one's may mix zones; the records read back are
+// UTC without either. The rows written beside them must still be the
+// records' rows, or the summary is never trusted and every Load reads
+// the records (seen: 4.3 s instead of 0.8 s at 26,700 trials).
+func TestSummaryOfLiveTimesIsTrusted(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		start func() time.Time
+		step  func(time.Time, time.Duration) time.Time
+	}{
+		{"monotonic", time.Now, func(t0 time.Time, d time.Duration) time.Time { return time.Now().Add(d) }},
+		{"zones", func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) },
+			func(t0 time.Time, d time.Duration) time.Time { return time.Unix(0, t0.Add(d).UnixNano()) }},
+		{"offset", func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.FixedZone("X", 3600)) },
+			func(t0 time.Time, d time.Duration) time.Time { return t0.Add(d).UTC() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			e, err := Create(root, Manifest{ID: "live", Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Tasks: []TaskEntry{{Name: "t"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 3; i++ {
+				r := result(fmt.Sprintf("t%d", i), model.Passed)
+				r.Start = c.start()
+				s1, s2 := c.step(r.Start, time.Millisecond), c.step(r.Start, 3*time.Millisecond+7)
+				r.Steps = []model.StepResult{{Name: "install", Phase: "agent", Start: s1, End: s2}}
+				r.End = c.step(r.Start, 5*time.Millisecond)
+				if err := e.Append(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readSummary(filepath.Join(root, "live")); err != nil {
+				t.Fatalf("the summary of a live sweep's records is not trusted: %v", err)
+			}
+		})
+	}
+}
