@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -211,5 +213,43 @@ name = "agent"
 	}
 	if _, ok := evs[len(evs)-1].(event.SweepEnded); !ok {
 		t.Errorf("last event %T, want SweepEnded after every trial's end", evs[len(evs)-1])
+	}
+}
+
+// Stop returns once every process of the container is gone (their memory
+// freed: what admission lets the next trial have), before the engine has
+// finished handling the exit; Remove then waits for the engine and
+// removes it, and a kill of its own is not someone else's.
+func TestStopReturnsOnceTheContainerIsDead(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, enginetest.HeavyInstall)
+	tr := model.Trial{ID: "stop", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
+	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sb.(*sandbox)
+	if s.cg == nil {
+		sb.Remove(context.Background())
+		t.Skip("the container's cgroup is not readable here")
+	}
+	procs := filepath.Join(s.cg.Dir(), "cgroup.procs")
+	if b, err := os.ReadFile(procs); err != nil || len(strings.Fields(string(b))) == 0 {
+		sb.Remove(context.Background())
+		t.Fatalf("before Stop the cgroup lists %q (%v): nothing to see die", b, err)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	left, err := os.ReadFile(procs)
+	f, rmErr := sb.Remove(context.Background())
+	if err == nil && len(strings.Fields(string(left))) > 0 {
+		t.Errorf("Stop returned with processes %q still in the cgroup", left)
+	}
+	if rmErr != nil || f.KilledBy != "" {
+		t.Errorf("remove: %v, killed by %q: want removed, no one else's kill", rmErr, f.KilledBy)
+	}
+	if _, err := testCli.ContainerInspect(context.Background(), sb.ID()); err == nil {
+		t.Error("the container is still there after Remove")
 	}
 }
