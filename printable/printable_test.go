@@ -135,6 +135,33 @@ func TestValue(t *testing.T) {
 	}
 }
 
+// A type that refers to itself is walked whole, and a string reached
+// only through a type planned while its referrer was is still reached
+// (walk plans each type once and skips those that hold no string).
+func TestValueOfTypesThatReferToThemselves(t *testing.T) {
+	type b struct {
+		A     *chain
+		Count int
+	}
+	type numbers struct {
+		N  int
+		At [3]float64
+	}
+	bad := "x\x1b]0;title\x07"
+	in := chain{Next: &chain{Next: &chain{Name: bad}}, B: &b{A: &chain{Name: bad}}, Nums: numbers{N: 1}}
+	got := Value(in)
+	if got.Next.Next.Name != `x\u001b]0;title\u0007` || got.B.(*b).A.Name != `x\u001b]0;title\u0007` || got.Nums.(numbers).N != 1 {
+		t.Errorf("Value = %+v / %+v", got.Next.Next, got.B)
+	}
+}
+
+type chain struct {
+	Next *chain
+	B    any
+	Nums any
+	Name string
+}
+
 func TestStyled(t *testing.T) {
 	for in, want := range map[string]string{
 		"┌─ box ─┐\n│ \x1b[1;38;2;1;2;3mbold\x1b[0m │": "┌─ box ─┐\n│ \x1b[1;38;2;1;2;3mbold\x1b[0m │",
