@@ -83,12 +83,12 @@ func (m TraceMap) Points(trialID string) []TracePoint { return m[trialID] }
 // beyond that is unknown, or it ended for a reason its memory does not
 // explain: cancelled, infra error).
 func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
-	return predict(src, func() []TracePoint { return trace }, r)
+	return predict(&src, func() []TracePoint { return trace }, r)
 }
 
 // predictFrom is Predict reading src's trace from traces (nil: none)
 // only if a kill's second needs it.
-func predictFrom(src TrialResult, traces TraceSource, r Ratio) (Prediction, bool) {
+func predictFrom(src *TrialResult, traces TraceSource, r Ratio) (Prediction, bool) {
 	return predict(src, func() []TracePoint {
 		if traces == nil {
 			return nil
@@ -97,14 +97,14 @@ func predictFrom(src TrialResult, traces TraceSource, r Ratio) (Prediction, bool
 	}, r)
 }
 
-func predict(src TrialResult, trace func() []TracePoint, r Ratio) (Prediction, bool) {
+func predict(src *TrialResult, trace func() []TracePoint, r Ratio) (Prediction, bool) {
 	limit := MemoryLimitAt(src.Policy, r)
 	p := Prediction{Ratio: r, LimitBytes: limit, From: src.ID}
 	if !src.Outcome.Counted() || src.Outcome == InfraError {
 		return p, false
 	}
 	srcLimit := src.Policy.HardLimitBytes
-	if killedTrial(src) {
+	if killedTrial(*src) {
 		if limit == 0 || (srcLimit > 0 && limit > srcLimit) {
 			return p, false
 		}
@@ -227,9 +227,11 @@ type sourceKey struct {
 }
 
 // Sources indexes the uncapped trials predictions are made from.
-func Sources(trials []TrialResult) map[sourceKey]TrialResult {
-	out := map[sourceKey]TrialResult{}
-	for _, t := range trials {
+// (pointing into trials: a trial is ~1 KB, copied three times a report).
+func Sources(trials []TrialResult) map[sourceKey]*TrialResult {
+	out := map[sourceKey]*TrialResult{}
+	for i := range trials {
+		t := &trials[i]
 		// Only the plain uncapped column: another knob changes the trace.
 		if t.Ratio.Uncapped && t.Ratio.Knobs.IsZero() && t.Outcome.Counted() {
 			out[sourceKey{t.Task, t.Agent, t.Repeat}] = t
@@ -347,7 +349,7 @@ type RateCheck struct {
 // A rate needs no trace: only whether each run would be killed, not at
 // what second.
 func RateChecks(trials []TrialResult) []RateCheck {
-	byRow := map[RowKey][]TrialResult{}
+	byRow := map[RowKey][]*TrialResult{}
 	for _, s := range Sources(trials) {
 		byRow[RowKey{s.Task, s.Agent}] = append(byRow[RowKey{s.Task, s.Agent}], s)
 	}
@@ -433,7 +435,7 @@ func PredictCells(trials []TrialResult, traces TraceSource, want []Ratio) []Pred
 		}
 		return rows[i].Agent < rows[j].Agent
 	})
-	byRow := map[RowKey][]TrialResult{}
+	byRow := map[RowKey][]*TrialResult{}
 	for k, s := range Sources(trials) {
 		byRow[RowKey{k.task, k.agent}] = append(byRow[RowKey{k.task, k.agent}], s)
 	}

@@ -640,9 +640,10 @@ func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed b
 	results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
 	for i := range rows {
 		results[i], lines[i] = rows[i].result(), rows[i].lineAt()
+		rows[i] = summaryRow{} // its steps and strings can go while the results grow
 		if check != nil {
 			if err := check(results[i]); err != nil {
-				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, rows[i].Line, rows[i].ID, err)
+				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, lines[i].Line, results[i].ID, err)
 			}
 		}
 	}
