@@ -181,3 +181,28 @@ func TestDriverEndMarkerAfterAnOpenMiB(t *testing.T) {
 		}
 	}
 }
+
+// A driver that takes no more input does not hold a command past its
+// context: the write to its stdin honours the deadline as the wait for
+// its answer does (the write had none: a review of the hostile rows).
+func TestDriverWriteHonoursTheDeadline(t *testing.T) {
+	host, ctr := net.Pipe() // unbuffered: a write waits for a reader, and none comes
+	defer ctr.Close()
+	d := newDriver(types.HijackedResponse{Conn: host, Reader: bufio.NewReader(host)})
+	defer host.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.run(ctx, []string{"true"}, nil, func(string, string) {})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("run = %v, want the context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command's write to a driver that reads nothing outlived its context by 10 s")
+	}
+}
