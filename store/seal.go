@@ -57,10 +57,10 @@ func rowSeal(line []byte) (text []byte, sum uint32, ok bool) {
 	return line[:i], uint32(v), true
 }
 
-// verifySeals checks every row's seal (rows as readSummary parsed them,
-// one per line of the summary, in order) against its record, reading
+// verifySeals checks every row's seal against its record (at: the rows'
+// records' places, one row per line of the summary, in order), reading
 // the summary and trials.jsonl once each.
-func verifySeals(dir string, rows []summaryRow) error {
+func verifySeals(dir string, at []TrialLine) error {
 	sf, err := os.Open(filepath.Join(dir, SummaryFile))
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ func verifySeals(dir string, rows []summaryRow) error {
 	defer tf.Close()
 	sr, tr := bufio.NewReaderSize(sf, 1<<16), bufio.NewReaderSize(tf, 1<<20)
 	var pos int64
-	for i := range rows {
+	for i := range at {
 		line, err := sr.ReadSlice('\n')
 		if err != nil {
 			return errSummary(fmt.Sprintf("row %d: %v", i+1, err))
@@ -82,7 +82,7 @@ func verifySeals(dir string, rows []summaryRow) error {
 		if !ok {
 			return errSummary(fmt.Sprintf("row %d has no seal", i+1))
 		}
-		at := rows[i].lineAt()
+		at := at[i]
 		if _, err := tr.Discard(int(at.Off - pos)); err != nil {
 			return errSummary(fmt.Sprintf("row %d: no record at byte %d of %s", i+1, at.Off, TrialsFile))
 		}

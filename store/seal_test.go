@@ -77,7 +77,7 @@ func TestRowsAreSealed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := verifySeals(dir, rows); err != nil {
+		if err := verifySeals(dir, linesOf(rows)); err != nil {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
@@ -101,4 +101,12 @@ func TestRowsAreSealed(t *testing.T) {
 	if text, sum, ok := rowSeal(line); !ok || string(text) != `{"id":"a"` || sum == 0 {
 		t.Errorf("sealRow wrote %q: read back %q %d %v", line, text, sum, ok)
 	}
+}
+
+func linesOf(rows []summaryRow) []TrialLine {
+	out := make([]TrialLine, len(rows))
+	for i := range rows {
+		out[i] = rows[i].lineAt()
+	}
+	return out
 }

@@ -626,8 +626,15 @@ func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results
 // readTrialsSummary is ReadTrialsSummary, or when sealed ReadTrialsSealed.
 func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	rows, serr := readSummary(dir)
-	if serr == nil && sealed {
-		serr = verifySeals(dir, rows)
+	if serr == nil {
+		results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
+		for i := range rows {
+			results[i], lines[i] = rows[i].result(), rows[i].lineAt()
+			rows[i] = summaryRow{} // its steps and strings can go while the results grow
+		}
+		if sealed {
+			serr = verifySeals(dir, lines)
+		}
 	}
 	if serr != nil {
 		results, lines, torn, err = readTrialsAt(dir, true, check)
@@ -637,10 +644,7 @@ func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed b
 		return results, lines, torn, err
 	}
 	path := filepath.Join(dir, TrialsFile)
-	results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
-	for i := range rows {
-		results[i], lines[i] = rows[i].result(), rows[i].lineAt()
-		rows[i] = summaryRow{} // its steps and strings can go while the results grow
+	for i := range results {
 		if check != nil {
 			if err := check(results[i]); err != nil {
 				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, lines[i].Line, results[i].ID, err)
