@@ -255,6 +255,10 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 			root = args[i+1]
 		}
 	}
+	// Its threads before anything else: the task may fill the pod's
+	// pids limit (threads.go).
+	pinProcs(probeProcs)
+	reserveThreads(probeSpareThreads)
 	// The probe is the step driver on a cluster: its channel is its own
 	// as the driver's is (guardChannel).
 	if err := guardChannel(); err != nil {
