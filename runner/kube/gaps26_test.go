@@ -39,37 +39,39 @@ func endMain(t *testing.T, cs *fake.Clientset, sb *sandbox, term corev1.Containe
 	<-sb.drv.ended
 }
 
-// The probe, PID 1 of the pod, dying by itself under a step (its runtime
-// could not make a thread in a pod whose pids the task filled, exit 2) is
-// said, an error of the trial's engine (infra), not a silent exit 137 of
-// the step and every step after; an OOM kill of it, a deletion from
-// outside and headroom's own kill keep the 137 their own evidence
-// explains. Before: every one of these was a plain 137.
+// The probe, PID 1 of the pod, ending under a step is said: its death
+// of its own failure (the runtime's last words: it could not make a
+// thread in a pod whose pids the task filled) as an error of the trial's
+// engine (infra), not a silent exit 137 of the step and every step after;
+// an end the runtime left no words for (a signal a step may have sent)
+// keeps the step's 137, the task's failure, with a note in its output; an
+// OOM kill, a deletion from outside and headroom's own kill keep the 137
+// their own evidence explains. Before: every one was a plain 137, unsaid.
+// (The fake clientset's logs are "fake logs": the words are deathVerdict's.)
 func TestProbeDeathIsSaid(t *testing.T) {
 	ctx := context.Background()
 	p, cs, _ := fakePlatform(t)
 	runAll(t, cs, "hr")
+	var out []string
 	step := func(sb *sandbox) (runner.ExecResult, error) {
-		return sb.Exec(ctx, []string{"bash", "-c", "forks"}, nil, "", func(string, string) {})
+		out = nil
+		return sb.Exec(ctx, []string{"bash", "-c", "forks"}, nil, "", func(_, text string) { out = append(out, text) })
 	}
 
+	// Ended, no words of the runtime's own failure: the 137 stands, said.
 	sb := startOne(t, p, runner.SandboxOptions{}, "t1", builtinTask())
 	endMain(t, cs, sb, corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"})
 	res, err := step(sb)
-	if err == nil || !strings.Contains(err.Error(), "probe, PID 1 of pod "+sb.pod+", died under the step (exit 2, Error") {
-		t.Errorf("the probe died: %+v %v", res, err)
-	}
-	// The verifier after it: the same, not a 137.
-	if res, err := step(sb); err == nil {
-		t.Errorf("a step after the probe died: %+v", res)
+	if err != nil || res.ExitCode != 137 || !strings.Contains(strings.Join(out, "\n"), "the probe, PID 1 of pod "+sb.pod+", ended under the step (exit 2, Error)") {
+		t.Errorf("the probe ended: %+v %v %q", res, err, out)
 	}
 	sb.Remove(ctx)
 
 	// OOM-killed: the kill's evidence names it; the step's 137 stands.
 	sb = startOne(t, p, runner.SandboxOptions{}, "t2", builtinTask())
 	endMain(t, cs, sb, corev1.ContainerStateTerminated{ExitCode: 137, Reason: ReasonOOMKilled})
-	if res, err := step(sb); err != nil || res.ExitCode != 137 {
-		t.Errorf("OOM-killed probe: %+v %v", res, err)
+	if res, err := step(sb); err != nil || res.ExitCode != 137 || len(out) > 1 {
+		t.Errorf("OOM-killed probe: %+v %v %q", res, err, out)
 	}
 	sb.Remove(ctx)
 
@@ -79,8 +81,8 @@ func TestProbeDeathIsSaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	endMain(t, cs, sb, corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"})
-	if res, err := step(sb); err != nil || res.ExitCode != 137 {
-		t.Errorf("after Kill: %+v %v", res, err)
+	if res, err := step(sb); err != nil || res.ExitCode != 137 || len(out) > 1 {
+		t.Errorf("after Kill: %+v %v %q", res, err, out)
 	}
 	sb.Remove(ctx)
 
@@ -96,24 +98,31 @@ func TestProbeDeathIsSaid(t *testing.T) {
 	sb.Remove(ctx)
 }
 
-// The runtime's last words are read from the container's log, the
-// probe's own lines left out, and the pids limit named.
-func TestProbeDiedNamesThePidsLimit(t *testing.T) {
-	p, cs, _ := fakePlatform(t)
-	_ = cs
-	b := &backend{p: p}
-	sb := newSandbox(b, "pod1", builtinTask(), model.ResourcePolicy{PidsLimit: 1024})
-	sb.pidsEnforced = ""
-	err := sb.probeDied(context.Background(), &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"})
-	if err == nil || !strings.Contains(err.Error(), "exit 2, Error") {
-		t.Fatalf("%v", err)
-	}
-	words := lastWords("hr1 S 1 2 3 4 5 6 7 8 9\nruntime: failed to create new OS thread (have 7 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\nruntime stack:\nruntime.throw(…)\n")
+// The runtime's last words, read from the container's log with the
+// probe's own lines and a signal's crash left out, make the probe's death
+// an error naming the pids limit; none, a note.
+func TestProbeDeathVerdict(t *testing.T) {
+	log := "hr1 S 1 2 3 4 5 6 7 8 9\nruntime: failed to create new OS thread (have 7 already; errno=11)\nruntime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc\n\nruntime stack:\nruntime.throw(…)\n"
+	words := lastWords(log)
 	if !strings.HasPrefix(words, "runtime: failed to create new OS thread") || !strings.Contains(words, "fatal error: newosproc") || strings.Contains(words, "hr1") {
 		t.Errorf("last words %q", words)
 	}
-	if got := pidsNote(words, sb.policy.PidsLimit, ""); !strings.Contains(got, "pids limit (1024)") {
-		t.Errorf("pids note %q", got)
+	exit2 := &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}
+	note, err := deathVerdict("pod1", exit2, words, 1024, "")
+	if note != "" || err == nil || !strings.Contains(err.Error(), "died under the step (exit 2, Error: runtime: failed to create new OS thread") || !strings.Contains(err.Error(), "the pids limit (1024)") {
+		t.Errorf("thread death: %q %v", note, err)
+	}
+	// kill -ABRT 1 from a step: the runtime names the signal, no words.
+	if w := lastWords("SIGABRT: abort\nPC=0x46c0c1 m=0 sigcode=0\n\ngoroutine 1 [running]:\n"); w != "" {
+		t.Errorf("a signal's crash read as the runtime's own failure: %q", w)
+	}
+	note, err = deathVerdict("pod1", exit2, "", 1024, "")
+	if err != nil || !strings.Contains(note, "ended under the step (exit 2, Error)") {
+		t.Errorf("no words: %q %v", note, err)
+	}
+	note, err = deathVerdict("pod1", &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}, "", 0, "")
+	if err != nil || !strings.Contains(note, "SIGTERM") {
+		t.Errorf("SIGTERM: %q %v", note, err)
 	}
 }
 

@@ -18,20 +18,21 @@ var probeEndWait = 15 * time.Second
 // probeDeath says why the probe's stream ended under a step when nothing
 // else will: the pod deleted or evicted (killed from outside, read by the
 // watch), the probe OOM-killed (the kills' own evidence) and headroom's
-// own kill (Kill) are left to what reads them, and nil is returned. What
-// is left is the probe itself dying — its runtime unable to make a thread
-// in a pod whose pids limit the task filled, a crash, a signal — or its
-// stream cut while the container runs: either way the steps' ends are not
-// the task's, and the error (the trial's engine error, infra) names it.
-func (s *sandbox) probeDeath(ctx context.Context) error {
+// own kill (Kill) are left to what reads them. What is left is the probe
+// itself ending — its runtime unable to make a thread in a pod whose pids
+// limit the task filled, or a signal (deathVerdict tells them apart) — or
+// its stream cut while the container runs: the error (the trial's engine
+// error, infra) names the probe's own failure; the note says a probe's
+// end the task may have caused, the step's 137 standing.
+func (s *sandbox) probeDeath(ctx context.Context) (string, error) {
 	if s.sub == nil {
-		return nil
+		return "", nil
 	}
 	s.mu.Lock()
 	killing := s.removing || s.killing
 	s.mu.Unlock()
 	if killing {
-		return nil
+		return "", nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeEndWait)
 	defer cancel()
@@ -48,7 +49,7 @@ func (s *sandbox) probeDeath(ctx context.Context) error {
 		outside := s.killedBy != "" || s.removing || s.killing
 		s.mu.Unlock()
 		if gone || outside || (last != nil && OOMKilled(last)) {
-			return nil
+			return "", nil
 		}
 		if last != nil {
 			if t, ok := mainExit(last); ok {
@@ -57,7 +58,7 @@ func (s *sandbox) probeDeath(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the probe's stream from pod %s ended under the step while its container still runs (the attach was cut): the step's end is unknown", s.pod)
+			return "", fmt.Errorf("the probe's stream from pod %s ended under the step while its container still runs (the attach was cut): the step's end is unknown", s.pod)
 		case <-changed:
 		case <-poll.C:
 			if pod, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).Get(ctx, s.pod, metav1.GetOptions{}); err == nil {
@@ -69,37 +70,49 @@ func (s *sandbox) probeDeath(ctx context.Context) error {
 	}
 }
 
-// probeDied is the error for a task container that ended by itself with
-// the probe, its PID 1: its exit and what its runtime said last (the
-// container's log, the probe's own lines left out).
-func (s *sandbox) probeDied(ctx context.Context, t *corev1.ContainerStateTerminated) error {
+// probeDied says how the task's container ended with the probe, its
+// PID 1, from its exit and the runtime's last words in its log.
+func (s *sandbox) probeDied(ctx context.Context, t *corev1.ContainerStateTerminated) (string, error) {
+	tailLines := int64(400)
+	said := ""
+	if raw, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).GetLogs(s.pod, &corev1.PodLogOptions{Container: mainContainer, TailLines: &tailLines}).DoRaw(ctx); err == nil {
+		said = lastWords(string(raw))
+	}
+	return deathVerdict(s.pod, t, said, s.policy.PidsLimit, s.pidsEnforced)
+}
+
+// deathVerdict is the error for a probe whose runtime's last words (said)
+// show its own failure — it could not make a thread, ran out of memory, a
+// bug of its own: the exit and those words. A probe ended by a signal —
+// SIGTERM (exit 0), kill -ABRT 1 or -HUP 1 from a step — leaves none:
+// that may be the task's own act, so the step's 137 stands, the task's
+// failure as before, with a note for the step's output.
+func deathVerdict(pod string, t *corev1.ContainerStateTerminated, said string, pidsLimit int64, enforced string) (string, error) {
 	how := fmt.Sprintf("exit %d", t.ExitCode)
 	if t.Reason != "" {
 		how += ", " + t.Reason
 	}
-	if t.ExitCode == 0 {
-		// The probe ends cleanly only on SIGTERM.
-		how += ": it was sent SIGTERM"
-	} else if t.ExitCode > 128 {
-		how += fmt.Sprintf(": signal %d, not an OOM kill", t.ExitCode-128)
-	}
-	tailLines := int64(400)
-	raw, err := s.b.p.cs.CoreV1().Pods(s.b.p.ns).GetLogs(s.pod, &corev1.PodLogOptions{Container: mainContainer, TailLines: &tailLines}).DoRaw(ctx)
-	if err == nil {
-		if said := lastWords(string(raw)); said != "" {
-			how += ": " + said + pidsNote(said, s.policy.PidsLimit, s.pidsEnforced)
+	if said == "" {
+		if t.ExitCode == 0 {
+			how += ": it ends so on SIGTERM"
+		} else if t.ExitCode > 128 {
+			how += fmt.Sprintf(": signal %d, not an OOM kill", t.ExitCode-128)
 		}
+		return fmt.Sprintf("headroom: the probe, PID 1 of pod %s, ended under the step (%s), every process of the container with it", pod, how), nil
 	}
-	return fmt.Errorf("headroom's probe, PID 1 of pod %s, died under the step (%s): the step's end and the trial's counters are lost", s.pod, how)
+	how += ": " + said + pidsNote(said, pidsLimit, enforced)
+	return "", fmt.Errorf("headroom's probe, PID 1 of pod %s, died under the step (%s): the step's end and the trial's counters are lost", pod, how)
 }
 
-// lastWords are a Go runtime's own lines in a container's log ("runtime:
-// …", "fatal error: …"), at most three, "" when none.
+// lastWords are a Go runtime's own lines of its own failure in a
+// container's log ("runtime: …", "fatal error: …", "panic: …"), at most
+// three, "" when none (a crash on a signal sent to it prints the
+// signal's name instead: "SIGABRT: abort").
 func lastWords(log string) string {
 	var words []string
 	for _, l := range strings.Split(log, "\n") {
 		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "runtime: ") || strings.HasPrefix(l, "runtime/cgo: ") || strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "hr-workload probe: ") {
+		if strings.HasPrefix(l, "runtime: ") || strings.HasPrefix(l, "runtime/cgo: ") || strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") {
 			words = append(words, l)
 		}
 		if len(words) == 3 {

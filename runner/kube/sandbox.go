@@ -364,8 +364,12 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 			}
 			// Or the probe died by itself (a pids limit the task
 			// filled): said, not a silent 137.
-			if err := s.probeDeath(ctx); err != nil {
+			note, err := s.probeDeath(ctx)
+			if err != nil {
 				return runner.ExecResult{}, err
+			}
+			if note != "" {
+				line("stderr", note)
 			}
 		}
 		return res, err
