@@ -199,3 +199,39 @@ func tail(s string, n int) string {
 	}
 	return "…" + s[len(s)-n:]
 }
+
+// A step that signals its container's PID 1 — the probe, which is the
+// step driver on a cluster — does not end the pod: the probe holds the
+// signals an init process holds, as the Docker step driver does (a
+// `kill -HUP 1` or `kill -SEGV 1` ended the whole pod before).
+func TestClusterStepSignalsPID1(t *testing.T) {
+	p, _ := clusterPlatform(t)
+	task := clusterTask(t, "", `
+[task]
+name = "test/pid1"
+[environment]
+image = "headroom-debian:bookworm"
+memory = "256M"
+cpus = 1
+[verifier]
+command = ["bash", "-c", "test -f /tmp/still-here"]
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "signals"
+  command = ["bash", "-c", "for s in TERM HUP INT QUIT USR1 SEGV BUS ABRT; do kill -$s 1; done; sleep 1; touch /tmp/still-here; echo still here"]
+`)
+	ictx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var err error
+	if task.Image, err = p.PrepareImage(ictx, task, false, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	r := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}})[0]
+	for _, s := range r.Steps {
+		t.Logf("%s %s: exit %d\n%s", s.Phase, s.Name, s.ExitCode, tail(s.Output, 600))
+	}
+	if r.Outcome != model.Passed {
+		t.Fatalf("%s · %s (%s), want passed: the probe, PID 1, ignores the step's signals", r.Outcome, r.Cause, r.Reason)
+	}
+}
