@@ -270,7 +270,9 @@ func scaleRound(t *testing.T, kc, variant string, round, n, conc int) string {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "bridge"}
+	// Network "none", a headroom task file's default: each trial has its
+	// NetworkPolicy, as in a real sweep.
+	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "none"}
 	experiment := fmt.Sprintf("kwok%d-%d-%s", os.Getpid(), round, strings.NewReplacer("=", "", "/", "-", ".", "").Replace(variant))
 	pol := model.ResourcePolicy{GuaranteeBytes: 64 << 20, HardLimitBytes: 64 << 20, GuaranteeCPUs: 0.01}
 
