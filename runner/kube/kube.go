@@ -121,7 +121,7 @@ func Open(ctx context.Context, s map[string]string, build runner.OpenImageBuilde
 }
 
 // Client-side rate limit of the API client. client-go's default (5/10)
-// holds every sweep of short trials; 50/100 still held 80% of the
+// holds every sweep of short trials; 50/100 still held over 80% of the
 // requests of 32 trials at once on kwok's fake nodes (about 5 requests a
 // trial: 10 trials/s at most, 2 s of every trial spent waiting on the
 // limiter). 200/400 held none there, and the cluster (scheduler and
