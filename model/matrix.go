@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -38,10 +39,15 @@ func NewMatrix(ratios []Ratio, results []TrialResult) *Matrix {
 	for _, r := range ratios {
 		m.addRatio(r)
 	}
-	sorted := append([]TrialResult(nil), results...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Repeat < sorted[j].Repeat })
-	for _, res := range sorted {
-		m.Add(res)
+	// In repeat order, stably: the trials' places sorted, not the trials
+	// (a trial is ~1 KB; moving them was a sweep's largest sort).
+	order := make([]int, len(results))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return results[order[i]].Repeat < results[order[j]].Repeat })
+	for _, i := range order {
+		m.Add(results[i])
 	}
 	return m
 }
@@ -66,13 +72,13 @@ func (m *Matrix) Add(res TrialResult) {
 	if !ok {
 		row = map[Ratio]*Cell{}
 		m.Cells[key] = row
-		m.Rows = append(m.Rows, key)
-		sort.SliceStable(m.Rows, func(i, j int) bool {
-			if m.Rows[i].Task != m.Rows[j].Task {
-				return m.Rows[i].Task < m.Rows[j].Task
-			}
-			return m.Rows[i].Agent < m.Rows[j].Agent
+		// Into its place among the sorted rows (sorting them all again
+		// at each new row was quadratic in a sweep's tasks).
+		at := sort.Search(len(m.Rows), func(i int) bool {
+			r := m.Rows[i]
+			return r.Task > key.Task || (r.Task == key.Task && r.Agent > key.Agent)
 		})
+		m.Rows = slices.Insert(m.Rows, at, key)
 	}
 	c, ok := row[res.Ratio]
 	if !ok {

@@ -59,8 +59,22 @@ type pairKey struct {
 // them. Trials that are cancelled, or whose task could not run, pair with
 // nothing.
 func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []TrialResult) RegimeSplit {
+	return splitRegimes(fromLabel, pointers(from), toLabel, pointers(to))
+}
+
+// pointers points at each trial (a trial is ~1 KB: the splits index and
+// pair them without copying).
+func pointers(trials []TrialResult) []*TrialResult {
+	out := make([]*TrialResult, len(trials))
+	for i := range trials {
+		out[i] = &trials[i]
+	}
+	return out
+}
+
+func splitRegimes(fromLabel string, from []*TrialResult, toLabel string, to []*TrialResult) RegimeSplit {
 	s := RegimeSplit{From: fromLabel, To: toLabel}
-	before := map[pairKey]TrialResult{}
+	before := make(map[pairKey]*TrialResult, len(from))
 	for _, t := range from {
 		if t.Outcome.Counted() && !t.TaskNotRun {
 			before[pairKey{t.Task, t.Agent, t.Repeat}] = t
@@ -76,14 +90,14 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 		}
 		s.Pairs++
 		switch {
-		case b.Outcome.Success() && !a.Outcome.Success() && InfraFailed(a):
+		case b.Outcome.Success() && !a.Outcome.Success() && InfraFailed(*a):
 			s.Rescued++
 		case b.Outcome.Success() && !a.Outcome.Success():
 			s.Easier++
 		case a.Outcome.Success() && !b.Outcome.Success():
 			s.Regressed++
 		}
-		if InfraFailed(a) && !InfraFailed(b) {
+		if InfraFailed(*a) && !InfraFailed(*b) {
 			s.InfraFixed++
 		}
 	}
@@ -95,9 +109,10 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 // of trials (tightest first; uncapped last). Columns with other knobs are
 // not on that scale: SplitRegimes pairs any two of them.
 func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
-	by := map[Ratio][]TrialResult{}
+	by := map[Ratio][]*TrialResult{}
 	var ratios []Ratio
-	for _, t := range trials {
+	for i := range trials {
+		t := &trials[i]
 		if !t.Ratio.Knobs.IsZero() {
 			continue
 		}
@@ -109,7 +124,7 @@ func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
 	sort.Slice(ratios, func(i, j int) bool { return ratios[i].Less(ratios[j]) })
 	var out []RegimeSplit
 	for i := 1; i < len(ratios); i++ {
-		s := SplitRegimes(ratios[i-1].String(), by[ratios[i-1]], ratios[i].String(), by[ratios[i]])
+		s := splitRegimes(ratios[i-1].String(), by[ratios[i-1]], ratios[i].String(), by[ratios[i]])
 		if s.Pairs > 0 {
 			out = append(out, s)
 		}

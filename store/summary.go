@@ -27,7 +27,7 @@ import (
 const SummaryFile = "trials.summary"
 
 // summaryVersion is the rows' format; a file of another is not read.
-const summaryVersion = 3 // 3: the kernel peaks without cache
+const summaryVersion = 4 // 3: the kernel peaks without cache; 4: rows sealed (seal.go)
 
 // summaryRow is one trial's row. Line, Off and Len are its record's
 // place in trials.jsonl (TrialLine).
@@ -394,7 +394,7 @@ func (e *Experiment) appendSummary(record []byte, at TrialLine) {
 	}
 	b, err := json.Marshal(row)
 	if err == nil {
-		_, err = e.summary.Write(append(b, '\n'))
+		_, err = e.summary.Write(sealRow(b, recordSum(record)))
 	}
 	if err == nil {
 		err = e.summary.Sync()
@@ -452,6 +452,10 @@ func rebuildSummary(dir string) ([]summaryRow, error) {
 	if torn {
 		return nil, errors.New("torn last record")
 	}
+	sums := make([]uint32, 0, len(lines))
+	if err := CopyTrialLines(dir, lines, func(raw []byte) error { sums = append(sums, recordSum(raw)); return nil }); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	rows := make([]summaryRow, len(results))
 	for i, r := range results {
@@ -463,8 +467,7 @@ func rebuildSummary(dir string) ([]summaryRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
+		buf.Write(sealRow(b, sums[i]))
 	}
 	if err := replaceFile(filepath.Join(dir, SummaryFile), buf.Bytes()); err != nil {
 		return nil, err
@@ -617,7 +620,22 @@ func ReadRecord(dir string, at TrialLine) (model.TrialResult, error) {
 // each then summarised), so what it returns is the same either way; torn
 // says trials.jsonl ends in a torn line.
 func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	return readTrialsSummary(dir, check, false)
+}
+
+// readTrialsSummary is ReadTrialsSummary, or when sealed ReadTrialsSealed.
+func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	rows, serr := readSummary(dir)
+	if serr == nil {
+		results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
+		for i := range rows {
+			results[i], lines[i] = rows[i].result(), rows[i].lineAt()
+			rows[i] = summaryRow{} // its steps and strings can go while the results grow
+		}
+		if sealed {
+			serr = verifySeals(dir, lines)
+		}
+	}
 	if serr != nil {
 		results, lines, torn, err = readTrialsAt(dir, true, check)
 		for i := range results {
@@ -626,12 +644,10 @@ func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results
 		return results, lines, torn, err
 	}
 	path := filepath.Join(dir, TrialsFile)
-	results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
-	for i := range rows {
-		results[i], lines[i] = rows[i].result(), rows[i].lineAt()
+	for i := range results {
 		if check != nil {
 			if err := check(results[i]); err != nil {
-				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, rows[i].Line, rows[i].ID, err)
+				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, lines[i].Line, results[i].ID, err)
 			}
 		}
 	}
