@@ -330,9 +330,10 @@ func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, sub *podSub
 // watchUntil follows a pod on the shared watch until check says it is
 // done (or fails): what a pod deleted meanwhile fails with says what it
 // was deleted before. The shared watch tells each change (subscribed
-// before the pod was made: none is missed); with no news for a while the
-// pod is looked at directly (the watch being started again, an API
-// server gone: its error is the start's, which Start waits out).
+// before the pod was made: none is missed); with no news for a while and
+// the watch not open, or broken since, the pod is looked at directly (the
+// watch being started again, an API server gone: its error is the
+// start's, which Start waits out).
 func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, before string, check func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
 	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	name := pod.Name
@@ -358,6 +359,10 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 			return nil, ctx.Err()
 		case <-changed:
 		case <-poll.C:
+			if !sub.mustLook() {
+				poll.Reset(pollEvery)
+				continue
+			}
 			cur, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
@@ -393,8 +398,9 @@ func (p *Platform) removeDeadNamesake(ctx context.Context, name string) bool {
 	return p.waitGone(ctx, name) == nil
 }
 
-// waitGone waits, on the shared watch, until the pod no longer exists,
-// looking at it directly when the watch is silent for a while.
+// waitGoneSub waits, on the shared watch, until the pod no longer exists,
+// looking at it directly when the watch is silent for a while and not
+// open, or broken since.
 func (p *Platform) waitGoneSub(ctx context.Context, sub *podSub) error {
 	ctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()
@@ -410,6 +416,10 @@ func (p *Platform) waitGoneSub(ctx context.Context, sub *podSub) error {
 			return fmt.Errorf("pod %s is still there after %s", sub.name, goneWait)
 		case <-changed:
 		case <-poll.C:
+			if !sub.mustLook() {
+				poll.Reset(pollEvery)
+				continue
+			}
 			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, sub.name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 				return nil
 			} else if err != nil && ctx.Err() == nil {
