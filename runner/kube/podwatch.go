@@ -41,8 +41,10 @@ type podSub struct {
 	name string
 	mu   sync.Mutex
 	uid  types.UID // of the pod followed, once made ("" before)
-	// breaks is the watch's count of breaks when this one last looked.
+	// breaks is the watch's count of breaks when this one last looked,
+	// looked when.
 	breaks uint64
+	looked time.Time
 	pod    *corev1.Pod
 	gone   bool
 	// changed is closed (and made anew) at each change.
@@ -103,13 +105,16 @@ const syncWait = 10 * time.Second
 // its pod before it looks itself, when the watch is not open or broke
 // since its last look (an API server that went away, a watch being
 // started again); later looks come every pollEvery. A pod that waits
-// while the watch stays open is not looked at: every waiting trial's
+// while the watch stays open is looked at only every pollOpenEvery: every waiting trial's
 // look every 5 s made the requests grow with the wait times the trials
 // at once (4.9 gets a trial when pods took 13 s to run,
 // docs/PERFORMANCE.md "Kubernetes at scale"). Variables for the tests.
+// While it is open a trial still looks every pollOpenEvery, should the
+// watch be open but stalled.
 var (
-	pollAfter = 2 * time.Second
-	pollEvery = 5 * time.Second
+	pollAfter     = 2 * time.Second
+	pollEvery     = 5 * time.Second
+	pollOpenEvery = 30 * time.Second
 )
 
 // track counts the stream open until it ends (or the informer stops it).
@@ -160,17 +165,17 @@ func (t *trackedWatch) Stop() {
 
 // mustLook says whether the trial should look at its pod itself: the
 // watch is not open, or broke since its last look (then it may have
-// missed news while the informer caught up).
+// missed news while the informer caught up), or pollOpenEvery passed.
 func (s *podSub) mustLook() bool {
 	s.w.mu.Lock()
 	open, breaks := s.w.open, s.w.breaks
 	s.w.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if open > 0 && breaks == s.breaks {
+	if open > 0 && breaks == s.breaks && time.Since(s.looked) < pollOpenEvery {
 		return false
 	}
-	s.breaks = breaks
+	s.breaks, s.looked = breaks, time.Now()
 	return true
 }
 
@@ -195,7 +200,7 @@ func (w *podWatch) deliver(obj any, deleted bool) {
 
 // subscribe follows the pod of that name (before it exists, too).
 func (w *podWatch) subscribe(name string) *podSub {
-	s := &podSub{w: w, name: name, changed: make(chan struct{})}
+	s := &podSub{w: w, name: name, changed: make(chan struct{}), looked: time.Now()}
 	w.mu.Lock()
 	s.breaks = w.breaks
 	if w.subs[name] == nil {
