@@ -281,14 +281,19 @@ kube-metrics-down:
 # trial, watches open, client-side throttling, this process's CPU and RSS
 # (docs/PERFORMANCE.md, "Kubernetes at scale"). The fake nodes and kwok are
 # removed after, pass or fail. Not part of CI.
+# KUBE_SCALE_COMPARE="default qps=5/10" runs each variant of the client's
+# settings in turn, KUBE_SCALE_ROUNDS times interleaved, one row each.
 KWOK_NODES ?= 100
 KUBE_SCALE_TRIALS ?= 1000
 KUBE_SCALE_CONCURRENCY ?= 32
+KUBE_SCALE_COMPARE ?= default
+KUBE_SCALE_ROUNDS ?= 1
 kube-scale:
 	kube/kwok.sh $(KWOK_NODES)
 	@status=0; echo "== kube-scale ($$(uptime))"; \
 	HEADROOM_KUBE_SCALE=$(KUBE_SCALE_TRIALS) HEADROOM_KUBE_SCALE_CONCURRENCY=$(KUBE_SCALE_CONCURRENCY) \
-		$(GO) test -count=1 -run '^TestKwokScale$$' -v -timeout 30m ./runner/kube || status=$$?; \
+	HEADROOM_KUBE_SCALE_COMPARE="$(KUBE_SCALE_COMPARE)" HEADROOM_KUBE_SCALE_ROUNDS=$(KUBE_SCALE_ROUNDS) \
+		$(GO) test -count=1 -run '^TestKwokScale$$' -v -timeout 60m ./runner/kube || status=$$?; \
 	kube/kwok.sh --down; exit $$status
 
 kube-scale-build:

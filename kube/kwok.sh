@@ -44,12 +44,17 @@ kwok_down() {
 	local nodes
 	nodes=$(kctl get nodes -l "$KWOK_LABEL" -o name 2>/dev/null || true)
 	if [[ -n $nodes ]]; then
-		# Their pods first (kwok, while it runs, answers their deletion; a
-		# force deletion needs no one to), then the nodes.
-		local n
-		for n in $nodes; do
-			kctl delete pods -A --field-selector "spec.nodeName=${n#node/}" --force --grace-period=0 >/dev/null 2>&1 || true
-		done
+		# Their pods first (a force deletion needs no kubelet to answer),
+		# then the nodes: one listing of every pod's node, not a kubectl
+		# per node (100 of them took minutes on a loaded machine).
+		local ns pod node names
+		names=" $(echo ${nodes//node\//}) "
+		kctl get pods -A -o 'jsonpath={range .items[*]}{.metadata.namespace} {.metadata.name} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+			while read -r ns pod node; do
+				[[ -n $node && $names == *" $node "* ]] && echo "$ns $pod"
+			done | while read -r ns pod; do
+				kctl -n "$ns" delete pod "$pod" --force --grace-period=0 >/dev/null 2>&1 || true
+			done || true
 		kctl delete nodes -l "$KWOK_LABEL" --wait=true --timeout=120s >/dev/null || true
 		log "fake nodes removed"
 	fi

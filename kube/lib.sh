@@ -17,6 +17,11 @@ POD_CIDR=10.244.0.0/24
 SERVICE_CIDR=10.96.0.0/24
 BRIDGE=hrkube0
 PAUSE_IMAGE=headroom.local/kube-pause:1
+# The cluster's etcd: built from kube/build/etcd at the version Kubernetes
+# v1.34.4 pins (its go.mod), not Debian bookworm's 3.4.23, on which the API
+# server turns watch progress requests off (kube/build/etcd/main.go).
+ETCD_VERSION=v3.6.4
+ETCD_BIN=$CACHE/etcd-$ETCD_VERSION/etcd
 # Optional add-ons (make kube-metrics, make kube-scale), each built once
 # from the Go module proxy into the cache beside the Kubernetes binaries.
 # Both built against k8s.io v0.33 libraries: one minor below the cluster,

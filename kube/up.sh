@@ -13,7 +13,6 @@ command -v docker >/dev/null || die "needs docker (the pause image and pod image
 # 1. Debian packages, only those missing.
 install_missing() {
 	local missing=()
-	command -v etcd >/dev/null || missing+=(etcd-server)
 	[[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback ]] || missing+=(containernetworking-plugins)
 	command -v containerd >/dev/null && command -v ctr >/dev/null || missing+=(containerd)
 	command -v runc >/dev/null || missing+=(runc)
@@ -102,6 +101,28 @@ build_binaries() {
 	rm -rf "$BIN"
 	mv "$BIN.tmp" "$BIN"
 	log "built in $((SECONDS - start)) s"
+}
+
+# The cluster's etcd, built once per machine into its own directory of the
+# cache from kube/build/etcd (its version pinned through kube/build's
+# go.mod, ETCD_VERSION checked against the binary). Beside the Kubernetes
+# binaries' build it compiles etcd's server, raft and bbolt only: the rest
+# (grpc, the etcd client, protobuf) is theirs, at the same versions.
+build_etcd() {
+	local dir start=$SECONDS got
+	[[ -x $ETCD_BIN ]] && return 0
+	command -v go >/dev/null || die "needs go to build etcd (PATH: $PATH)"
+	dir=$(dirname "$ETCD_BIN")
+	log "building etcd $ETCD_VERSION into $dir (once per machine)"
+	rm -rf "$dir.tmp"
+	mkdir -p "$dir.tmp"
+	(cd "$KUBE_DIR/build" && CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags='-s -w' -o "$dir.tmp/etcd" ./etcd) \
+		2> >(grep -v '^go: downloading' >&2) || die "building etcd failed"
+	got=$("$dir.tmp/etcd" --version | awk '/^etcd Version:/ {print "v" $3}')
+	[[ $got == "$ETCD_VERSION" ]] || die "kube/build/go.mod gives etcd $got, kube/lib.sh's ETCD_VERSION is $ETCD_VERSION: make them agree"
+	rm -rf "$dir"
+	mv "$dir.tmp" "$dir"
+	log "built etcd in $((SECONDS - start)) s"
 }
 
 # The sandbox ("pause") image: a static Go program FROM scratch, built with
@@ -360,10 +381,12 @@ main() {
 		# make kube-build: the binaries alone (CI builds them beside the
 		# tests, niced, and starts the cluster after).
 		build_binaries
+		build_etcd
 		return
 	fi
 	install_missing
 	build_binaries
+	build_etcd
 	ip=$(host_ip)
 	mkdir -p "$STATE" "$PIDS" "$LOGS" "$STATE/kubelet"
 	make_pki "$ip"
@@ -373,7 +396,13 @@ main() {
 	write_kubeconfig "$STATE/kubelet/kubeconfig" kubelet "system:node:$NODE"
 	write_configs "$ip"
 
-	start etcd etcd --name headroom-kube --data-dir "$STATE/etcd" \
+	# An etcd kube-up started before it was built here (Debian's) runs
+	# on: only a fresh state dir may take the new one (etcd 3.6 does not
+	# read a 3.4 data dir).
+	if pid_alive etcd && [[ $(<"$PIDS/etcd.exe") != "$(readlink -f "$ETCD_BIN")" ]]; then
+		log "warning: the running etcd is $(<"$PIDS/etcd.exe"), not $ETCD_BIN: make kube-down && make kube-up to switch (the API server disables watch progress requests on an etcd before 3.4.31)"
+	fi
+	start etcd "$ETCD_BIN" --name headroom-kube --data-dir "$STATE/etcd" \
 		--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
 		--listen-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" --initial-advertise-peer-urls "http://127.0.0.1:$((ETCD_PORT + 1))" \
 		--initial-cluster "headroom-kube=http://127.0.0.1:$((ETCD_PORT + 1))" --listen-metrics-urls ""

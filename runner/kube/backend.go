@@ -358,10 +358,11 @@ func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, sub *podSub
 // watchUntil follows a pod on the shared watch until check says it is
 // done (or fails): what a pod deleted meanwhile fails with says what it
 // was deleted before. The shared watch tells each change (subscribed
-// before the pod was made: none is missed); with no news for a while the
-// pod is looked at directly. A look that fails (an API server restarting,
-// a timeout, a 5xx) is tried again with the backoff of an API server
-// gone (apiwait.go), the watch still heard meanwhile; only past its bound
+// before the pod was made: none is missed); with no news for a while and
+// the watch not open, or broken since the last look, the pod is looked
+// at directly. A look that fails (an API server restarting, a timeout, a
+// 5xx) is tried again with the backoff of an API server gone
+// (apiwait.go), the watch still heard meanwhile; only past its bound
 // does the start fail: with runner.ErrPlatformGone when the server did
 // not answer at all, else with the last error.
 func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, before string, check func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
@@ -390,6 +391,11 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 			return nil, ctx.Err()
 		case <-changed:
 		case <-poll.C:
+			// A look that failed is tried again on its backoff.
+			if bo == nil && !sub.mustLook() {
+				poll.Reset(pollEvery)
+				continue
+			}
 			cur, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				if ctx.Err() != nil {
@@ -441,8 +447,9 @@ func (p *Platform) removeDeadNamesake(ctx context.Context, name string) (removed
 	return p.waitGone(ctx, name) == nil, false
 }
 
-// waitGone waits, on the shared watch, until the pod no longer exists,
-// looking at it directly when the watch is silent for a while.
+// waitGoneSub waits, on the shared watch, until the pod no longer exists,
+// looking at it directly when the watch is silent for a while and not
+// open, or broken since.
 func (p *Platform) waitGoneSub(ctx context.Context, sub *podSub) error {
 	ctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()
@@ -458,6 +465,10 @@ func (p *Platform) waitGoneSub(ctx context.Context, sub *podSub) error {
 			return fmt.Errorf("pod %s is still there after %s", sub.name, goneWait)
 		case <-changed:
 		case <-poll.C:
+			if !sub.mustLook() {
+				poll.Reset(pollEvery)
+				continue
+			}
 			if _, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, sub.name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 				return nil
 			} else if err != nil && ctx.Err() == nil {

@@ -132,6 +132,10 @@ func TestProbeDeathVerdict(t *testing.T) {
 // (ErrPlatformGone when the server did not answer at all). Before: the
 // first failed look ended the trial, engine-lost.
 func TestPodLookFailureIsWaitedOut(t *testing.T) {
+	// The watch is open and silent: the looks are its stalled-watch ones.
+	every := pollOpenEvery
+	pollOpenEvery = pollEvery
+	t.Cleanup(func() { pollOpenEvery = every })
 	ctx := context.Background()
 	p, cs, _ := fakePlatform(t)
 	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")

@@ -25,6 +25,12 @@ import (
 type podWatch struct {
 	mu   sync.Mutex
 	subs map[string]map[*podSub]struct{}
+	// open is the watch streams open now; breaks counts the times one
+	// ended or could not start. While a stream is open and none broke, a
+	// trial need not look at its pod itself: the informer resumes from
+	// where it was, and a waiting pod's silence is only its own.
+	open   int
+	breaks uint64
 }
 
 // podSub is one trial's view of its pod: the latest state seen and
@@ -35,8 +41,12 @@ type podSub struct {
 	name string
 	mu   sync.Mutex
 	uid  types.UID // of the pod followed, once made ("" before)
-	pod  *corev1.Pod
-	gone bool
+	// breaks is the watch's count of breaks when this one last looked,
+	// looked when.
+	breaks uint64
+	looked time.Time
+	pod    *corev1.Pod
+	gone   bool
 	// changed is closed (and made anew) at each change.
 	changed chan struct{}
 }
@@ -60,7 +70,12 @@ func (p *Platform) startPodWatch(stop <-chan struct{}) *podWatch {
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = sel.String()
-			return pods.Watch(ctx, o)
+			in, err := pods.Watch(ctx, o)
+			if err != nil {
+				w.broke()
+				return nil, err
+			}
+			return w.track(in), nil
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{})
@@ -87,12 +102,82 @@ func (p *Platform) startPodWatch(stop <-chan struct{}) *podWatch {
 const syncWait = 10 * time.Second
 
 // pollAfter is how long a trial waits on the shared watch for news of
-// its pod before it looks itself (an API server that went away, a watch
-// being started again); later looks come every pollEvery.
-const (
-	pollAfter = 2 * time.Second
-	pollEvery = 5 * time.Second
+// its pod before it looks itself, when the watch is not open or broke
+// since its last look (an API server that went away, a watch being
+// started again); later looks come every pollEvery. A pod that waits
+// while the watch stays open is looked at only every pollOpenEvery: every waiting trial's
+// look every 5 s made the requests grow with the wait times the trials
+// at once (4.9 gets a trial when pods took 13 s to run,
+// docs/PERFORMANCE.md "Kubernetes at scale"). Variables for the tests.
+// While it is open a trial still looks every pollOpenEvery, should the
+// watch be open but stalled.
+var (
+	pollAfter     = 2 * time.Second
+	pollEvery     = 5 * time.Second
+	pollOpenEvery = 30 * time.Second
 )
+
+// track counts the stream open until it ends (or the informer stops it).
+func (w *podWatch) track(in watch.Interface) watch.Interface {
+	w.mu.Lock()
+	w.open++
+	w.mu.Unlock()
+	t := &trackedWatch{Interface: in, out: make(chan watch.Event), stopped: make(chan struct{})}
+	go func() {
+		defer func() {
+			w.mu.Lock()
+			w.open--
+			w.mu.Unlock()
+			w.broke()
+			close(t.out)
+		}()
+		for ev := range in.ResultChan() {
+			select {
+			case t.out <- ev:
+			case <-t.stopped:
+				return
+			}
+		}
+	}()
+	return t
+}
+
+func (w *podWatch) broke() {
+	w.mu.Lock()
+	w.breaks++
+	w.mu.Unlock()
+}
+
+// trackedWatch is a watch stream whose end the podWatch is told of.
+type trackedWatch struct {
+	watch.Interface
+	out     chan watch.Event
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func (t *trackedWatch) ResultChan() <-chan watch.Event { return t.out }
+
+func (t *trackedWatch) Stop() {
+	t.once.Do(func() { close(t.stopped) })
+	t.Interface.Stop()
+}
+
+// mustLook says whether the trial should look at its pod itself: the
+// watch is not open, or broke since its last look (then it may have
+// missed news while the informer caught up), or pollOpenEvery passed.
+func (s *podSub) mustLook() bool {
+	s.w.mu.Lock()
+	open, breaks := s.w.open, s.w.breaks
+	s.w.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if open > 0 && breaks == s.breaks && time.Since(s.looked) < pollOpenEvery {
+		return false
+	}
+	s.breaks, s.looked = breaks, time.Now()
+	return true
+}
 
 func (w *podWatch) deliver(obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -115,8 +200,9 @@ func (w *podWatch) deliver(obj any, deleted bool) {
 
 // subscribe follows the pod of that name (before it exists, too).
 func (w *podWatch) subscribe(name string) *podSub {
-	s := &podSub{w: w, name: name, changed: make(chan struct{})}
+	s := &podSub{w: w, name: name, changed: make(chan struct{}), looked: time.Now()}
 	w.mu.Lock()
+	s.breaks = w.breaks
 	if w.subs[name] == nil {
 		w.subs[name] = map[*podSub]struct{}{}
 	}

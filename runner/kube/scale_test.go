@@ -68,6 +68,10 @@ func kind(r *http.Request) string {
 		verb = "get"
 		if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
 			verb = "watch"
+			if r.URL.Query().Get("sendInitialEvents") == "true" {
+				// A watch-list stream: the listing and the watch in one.
+				verb = "watch-list"
+			}
 		}
 	}
 	what := "discovery"
@@ -94,7 +98,7 @@ func (t countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.c.mu.Lock()
 	t.c.byKind[k]++
 	t.c.total++
-	watch := strings.HasPrefix(k, "watch ")
+	watch := strings.HasPrefix(k, "watch")
 	if watch {
 		t.c.watching++
 		t.c.maxWatch = max(t.c.maxWatch, t.c.watching)
@@ -185,6 +189,20 @@ func TestKwokScale(t *testing.T) {
 	if conc <= 0 {
 		conc = 32
 	}
+	// HEADROOM_KUBE_SCALE_COMPARE="a b" runs each variant (scaleVariants)
+	// in turn, HEADROOM_KUBE_SCALE_ROUNDS times, interleaved (a b a b):
+	// side by side under the same load.
+	variants := strings.Fields(os.Getenv("HEADROOM_KUBE_SCALE_COMPARE"))
+	if len(variants) == 0 {
+		variants = []string{"default"}
+	}
+	for _, v := range variants {
+		if _, err := scaleVariant(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rounds, _ := strconv.Atoi(os.Getenv("HEADROOM_KUBE_SCALE_ROUNDS"))
+	rounds = max(rounds, 1)
 	kc := os.Getenv("HEADROOM_KUBECONFIG")
 	if kc == "" {
 		kc = "/tmp/headroom-kube/kubeconfig"
@@ -192,10 +210,48 @@ func TestKwokScale(t *testing.T) {
 	if _, err := os.Stat(kc); err != nil {
 		t.Fatalf("no cluster: %s is missing (make kube-up)", kc)
 	}
+	var rows []string
+	for r := 1; r <= rounds; r++ {
+		for _, v := range variants {
+			rows = append(rows, scaleRound(t, kc, v, r, n, conc))
+		}
+	}
+	fmt.Println("| variant | fake nodes | trials × at once | wall | trials/s | create p50/p95 | create → Running p50/p95 | delete → gone p50/p95 | API requests per trial | watches open (max) | throttled | headroom CPU | RSS peak |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	for _, row := range rows {
+		fmt.Println(row)
+	}
+}
+
+// scaleVariant is a named setting of the client or the backend to
+// compare: "default" (the backend's own), "qps=Q/B" (client-side rate
+// limit Q per second, burst B).
+func scaleVariant(name string) (func(*rest.Config), error) {
+	if name == "default" {
+		return func(*rest.Config) {}, nil
+	}
+	if v, ok := strings.CutPrefix(name, "qps="); ok {
+		q, b, _ := strings.Cut(v, "/")
+		qps, err1 := strconv.ParseFloat(q, 32)
+		burst, err2 := strconv.Atoi(b)
+		if err1 == nil && err2 == nil && qps > 0 && burst > 0 {
+			return func(cfg *rest.Config) { cfg.QPS, cfg.Burst = float32(qps), burst }, nil
+		}
+	}
+	return nil, fmt.Errorf("HEADROOM_KUBE_SCALE_COMPARE: variant %q is not default or qps=Q/B", name)
+}
+
+// scaleRound runs n trials' pods, conc at once, with the variant's
+// setting, and returns its row of the table (its figures logged too).
+func scaleRound(t *testing.T, kc, variant string, round, n, conc int) string {
 	ctx := context.Background()
+	tweak, _ := scaleVariant(variant)
 	var c apiCounter
 	c.reset()
-	p, err := openWith(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: scaleNamespace, OptProbe: "off"}, nil, c.counted)
+	p, err := openWith(ctx, map[string]string{OptKubeconfig: kc, OptNamespace: scaleNamespace, OptProbe: "off"}, nil, func(cfg *rest.Config) {
+		tweak(cfg)
+		c.counted(cfg)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,19 +270,21 @@ func TestKwokScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "bridge"}
-	experiment := fmt.Sprintf("kwok%d", os.Getpid())
+	// Network "none", a headroom task file's default: each trial has its
+	// NetworkPolicy, as in a real sweep.
+	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "none"}
+	experiment := fmt.Sprintf("kwok%d-%d-%s", os.Getpid(), round, strings.NewReplacer("=", "", "/", "-", ".", "").Replace(variant))
 	pol := model.ResourcePolicy{GuaranteeBytes: 64 << 20, HardLimitBytes: 64 << 20, GuaranteeCPUs: 0.01}
 
 	runtime.GC()
 	cpu0, rss0, _ := selfUsage()
 	c.reset()
 	var (
-		mu               sync.Mutex
-		startLat, remLat []time.Duration
-		errs             []error
-		onFake           = map[string]int{}
-		peakRSS          int64
+		mu                        sync.Mutex
+		createLat, runLat, remLat []time.Duration
+		errs                      []error
+		onFake                    = map[string]int{}
+		peakRSS                   int64
 	)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -255,7 +313,6 @@ func TestKwokScale(t *testing.T) {
 				tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 				t0 := time.Now()
 				sb, err := b.Start(tctx, experiment, model.Trial{ID: fmt.Sprintf("t%04d", i), Policy: pol}, task)
-				t1 := time.Now()
 				if err != nil {
 					cancel()
 					mu.Lock()
@@ -263,15 +320,19 @@ func TestKwokScale(t *testing.T) {
 					mu.Unlock()
 					continue
 				}
+				s := sb.(*sandbox)
 				node := ""
-				if s := sb.(*sandbox); s.last != nil {
+				if s.last != nil {
 					node = s.last.Spec.NodeName
 				}
+				t1 := time.Now()
 				_, err = sb.Remove(tctx)
 				t2 := time.Now()
 				cancel()
 				mu.Lock()
-				startLat, remLat = append(startLat, t1.Sub(t0)), append(remLat, t2.Sub(t1))
+				createLat = append(createLat, s.created.Sub(t0))
+				runLat = append(runLat, s.running.Sub(s.created))
+				remLat = append(remLat, t2.Sub(t1))
 				onFake[node]++
 				if err != nil {
 					errs = append(errs, err)
@@ -291,11 +352,11 @@ func TestKwokScale(t *testing.T) {
 
 	for i, err := range errs {
 		if i < 5 {
-			t.Errorf("trial: %v", err)
+			t.Errorf("%s: trial: %v", variant, err)
 		}
 	}
 	if len(errs) > 0 {
-		t.Errorf("%d of %d trials failed", len(errs), n)
+		t.Errorf("%s: %d of %d trials failed", variant, len(errs), n)
 	}
 	for node := range onFake {
 		if !strings.HasPrefix(node, "kwok-node-") {
@@ -307,28 +368,39 @@ func TestKwokScale(t *testing.T) {
 	for k := range c.byKind {
 		kinds = append(kinds, k)
 	}
-	sort.Slice(kinds, func(i, j int) bool { return c.byKind[kinds[i]] > c.byKind[kinds[j]] })
+	sort.Slice(kinds, func(i, j int) bool {
+		if c.byKind[kinds[i]] != c.byKind[kinds[j]] {
+			return c.byKind[kinds[i]] > c.byKind[kinds[j]]
+		}
+		return kinds[i] < kinds[j]
+	})
 	var per []string
 	for _, k := range kinds {
-		per = append(per, fmt.Sprintf("%s %.2f", k, float64(c.byKind[k])/float64(n)))
+		per = append(per, fmt.Sprintf("%s %.3g", k, float64(c.byKind[k])/float64(n)))
 	}
 	total, maxWatch := c.total, c.maxWatch
 	c.mu.Unlock()
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("%d trials, %d at once, on %d fake nodes: wall %s (%.1f trials/s); start (create → Running) p50 %s p95 %s; remove (delete → gone) p50 %s p95 %s",
-		n, conc, len(nodes.Items), wall.Round(time.Millisecond), float64(n)/wall.Seconds(), pct(startLat, 50), pct(startLat, 95), pct(remLat, 50), pct(remLat, 95))
-	t.Logf("API requests: %d, %.2f per trial: %s", total, float64(total)/float64(n), strings.Join(per, ", "))
-	t.Logf("watches open at once: max %d; client-side throttling (QPS %d, burst %d): %d requests held back, %s in all",
-		maxWatch, clientQPS, clientBurst, c.throttled.Load(), time.Duration(c.heldNanos.Load()).Round(time.Millisecond))
-	t.Logf("headroom (this process): CPU %s (%.0f%% of one core), RSS %s before, %s peak during, %s after (VmHWM %s); load %s",
-		(cpu1 - cpu0).Round(time.Millisecond), 100*(cpu1-cpu0).Seconds()/wall.Seconds(), model.FormatBytes(rss0), model.FormatBytes(peakRSS), model.FormatBytes(rss1), model.FormatBytes(hwm), strings.TrimSpace(string(load)))
-	fmt.Printf("| kwok %d nodes | %d trials × %d at once | %s | %.1f/s | %.2f (%s) | %d | %d held, %s | %.1f s | %s |\n",
-		len(nodes.Items), n, conc, wall.Round(100*time.Millisecond), float64(n)/wall.Seconds(), float64(total)/float64(n), strings.Join(per, ", "),
-		maxWatch, c.throttled.Load(), time.Duration(c.heldNanos.Load()).Round(100*time.Millisecond), (cpu1 - cpu0).Seconds(), model.FormatBytes(peakRSS))
+	qps, burst := clientQPS, clientBurst
+	probe := &rest.Config{QPS: float32(qps), Burst: burst}
+	tweak(probe)
+	t.Logf("[%s, round %d] %d trials, %d at once, on %d fake nodes: wall %s (%.1f trials/s); create p50 %s p95 %s; create → Running p50 %s p95 %s; delete → gone p50 %s p95 %s",
+		variant, round, n, conc, len(nodes.Items), wall.Round(time.Millisecond), float64(n)/wall.Seconds(),
+		pct(createLat, 50), pct(createLat, 95), pct(runLat, 50), pct(runLat, 95), pct(remLat, 50), pct(remLat, 95))
+	t.Logf("[%s] API requests: %d, %.2f per trial: %s", variant, total, float64(total)/float64(n), strings.Join(per, ", "))
+	t.Logf("[%s] watches open at once: max %d; client-side throttling (QPS %g, burst %d): %d requests held back, %s in all",
+		variant, maxWatch, probe.QPS, probe.Burst, c.throttled.Load(), time.Duration(c.heldNanos.Load()).Round(time.Millisecond))
+	t.Logf("[%s] headroom (this process): CPU %s (%.0f%% of one core), RSS %s before, %s peak during, %s after (VmHWM %s); load %s",
+		variant, (cpu1 - cpu0).Round(time.Millisecond), 100*(cpu1-cpu0).Seconds()/wall.Seconds(), model.FormatBytes(rss0), model.FormatBytes(peakRSS), model.FormatBytes(rss1), model.FormatBytes(hwm), strings.TrimSpace(string(load)))
 	left, err := p.cs.CoreV1().Pods(scaleNamespace).List(ctx, metav1.ListOptions{LabelSelector: LabelExperiment + "=" + experiment})
 	if err == nil && len(left.Items) > 0 {
 		t.Errorf("%d pods left behind", len(left.Items))
 	}
+	return fmt.Sprintf("| %s | %d | %d × %d | %s | %.1f | %s / %s | %s / %s | %s / %s | %.2f (%s) | %d | %d held, %s | %.1f s | %s |",
+		variant, len(nodes.Items), n, conc, wall.Round(100*time.Millisecond), float64(n)/wall.Seconds(),
+		pct(createLat, 50), pct(createLat, 95), pct(runLat, 50), pct(runLat, 95), pct(remLat, 50), pct(remLat, 95),
+		float64(total)/float64(n), strings.Join(per, ", "), maxWatch,
+		c.throttled.Load(), time.Duration(c.heldNanos.Load()).Round(100*time.Millisecond), (cpu1 - cpu0).Seconds(), model.FormatBytes(peakRSS))
 }
 
 // pinNamespace makes the scale namespace with the annotations that put
