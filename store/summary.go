@@ -71,6 +71,9 @@ type summaryRow struct {
 	CPU            *model.CPUUse        `json:"cpu,omitempty"`
 	Knobs          *model.KnobRecord    `json:"kn,omitempty"`
 	Imported       *model.Imported      `json:"im,omitempty"`
+
+	// interned: its strings are one copy each already (rowDecoder's).
+	interned bool
 }
 
 // summaryStep is a step of a row, written as one JSON array (steps are
@@ -185,12 +188,19 @@ func (s summaryStep) MarshalJSON() ([]byte, error) {
 var errStep = errors.New("summary: not a step")
 
 func (s *summaryStep) UnmarshalJSON(b []byte) error {
-	return s.parse(b, func(b []byte) string { return string(b) })
+	n, err := s.parse(b, nil)
+	if err == nil && n != len(b) {
+		err = errStep
+	}
+	return err
 }
 
-// parse reads a step's array, each plain string (not escaped, ASCII) made
-// a string by str: the summary's reader keeps one copy of each name.
-func (s *summaryStep) parse(b []byte, str func([]byte) string) error {
+// parse reads a step's array at the start of b and says how many bytes
+// it took. What it takes is JSON (encoding/json checks a row before it
+// calls UnmarshalJSON; the summary's decoder does not). With a decoder,
+// its plain strings (not escaped, ASCII) are the decoder's one copy and
+// its CPU figures come from the decoder's slab.
+func (s *summaryStep) parse(b []byte, d *rowDecoder) (int, error) {
 	var strs [3]string
 	var times [2]stepTime
 	var nums [13]int64
@@ -258,7 +268,7 @@ func (s *summaryStep) parse(b []byte, str func([]byte) string) error {
 		return false
 	}
 	if !sep('[') {
-		return errStep
+		return 0, errStep
 	}
 	for ; ; n++ {
 		if n > 0 && !sep(',') {
@@ -266,15 +276,15 @@ func (s *summaryStep) parse(b []byte, str func([]byte) string) error {
 		}
 		tok, isStr, plain, err := next()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		switch {
 		case n < 3:
 			if !isStr {
-				return errStep
+				return 0, errStep
 			}
-			if plain {
-				strs[n] = str(tok)
+			if plain && d != nil {
+				strs[n] = d.intern(tok)
 			} else {
 				strs[n] = string(tok)
 			}
@@ -283,32 +293,32 @@ func (s *summaryStep) parse(b []byte, str func([]byte) string) error {
 				if len(tok) > 0 {
 					var t time.Time
 					if t.UnmarshalText(tok) != nil {
-						return errStep
+						return 0, errStep
 					}
 					times[n-3] = stepTime{Text: string(tok), Set: true}
 				}
 				continue
 			}
-			v, err := strconv.ParseInt(string(tok), 10, 64)
-			if err != nil {
-				return errStep
+			v, ok := parseInt(tok)
+			if !ok {
+				return 0, errStep
 			}
 			times[n-3] = stepTime{Off: v, Set: true}
 		case n < 5+len(nums):
 			if isStr {
-				return errStep
+				return 0, errStep
 			}
-			v, err := strconv.ParseInt(string(tok), 10, 64)
-			if err != nil {
-				return errStep
+			v, ok := parseInt(tok)
+			if !ok {
+				return 0, errStep
 			}
 			nums[n-5] = v
 		default:
-			return errStep
+			return 0, errStep
 		}
 	}
-	if !sep(']') || i != len(b) {
-		return errStep
+	if !sep(']') {
+		return 0, errStep
 	}
 	flags := nums[4]
 	want := 13
@@ -319,22 +329,23 @@ func (s *summaryStep) parse(b []byte, str func([]byte) string) error {
 		want++
 	}
 	if n != want || flags&^(stepTimedOut|stepNoSpace|stepCPU|stepNoCache) != 0 {
-		return errStep
+		return 0, errStep
 	}
 	*s = summaryStep{Name: strs[0], Phase: strs[1], ExitUnknown: strs[2], Start: times[0], End: times[1], ExitCode: int(nums[0]), Peak: nums[1], KernelPeak: nums[2],
 		OOMKills: int(nums[3]), TimedOut: flags&stepTimedOut != 0, NoSpace: flags&stepNoSpace != 0, AtLimit: model.Duration(nums[5]), MajorFaults: nums[6], CPUWait: model.Duration(nums[7])}
 	at := 8
 	if flags&stepCPU != 0 {
-		s.CPU = &model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
+		s.CPU = d.cpu()
+		*s.CPU = model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
 		at = 12
 	}
 	if flags&stepNoCache != 0 {
 		if nums[at] == 0 {
-			return errStep // written only when not 0
+			return 0, errStep // written only when not 0
 		}
 		s.KernelPeakNoCache = nums[at]
 	}
-	return nil
+	return i, nil
 }
 
 // Summarize is what a trial's summary row keeps of its record (and what
@@ -372,6 +383,9 @@ func rowOf(r model.TrialResult, at TrialLine) summaryRow {
 
 func (row *summaryRow) result() model.TrialResult {
 	in := func(s string) string { return unique.Make(s).Value() }
+	if row.interned {
+		in = func(s string) string { return s }
+	}
 	r := model.TrialResult{
 		Trial:      model.Trial{ID: row.ID, Index: row.Index, Task: in(row.Task), Agent: in(row.Agent), Ratio: row.Ratio, Repeat: row.Repeat, Seed: row.Seed, Policy: row.Policy, Profile: in(row.Profile)},
 		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
@@ -605,7 +619,9 @@ func parseSummary(r io.Reader, size int64, each func(*summaryRow)) (n int, first
 		if err != nil {
 			return 0, first, last, err
 		}
-		if !dec.decode(b, &row) {
+		if dec.decode(b, &row) {
+			row.interned = true
+		} else {
 			row = summaryRow{}
 			if err := json.Unmarshal(b, &row); err != nil {
 				return 0, first, last, errSummary(fmt.Sprintf("row %d: %v", n+1, err))

@@ -24,6 +24,21 @@ type rowDecoder struct {
 	// strs holds the strings rows repeat (tasks, agents, reasons, step
 	// names), one copy each, so a row's read allocates none of them.
 	strs map[string]string
+	// cpus are steps' CPU figures to come, allocated a slab at a time.
+	cpus []model.CPUUse
+}
+
+// cpu is a new CPUUse (from the slab, with a decoder).
+func (d *rowDecoder) cpu() *model.CPUUse {
+	if d == nil {
+		return new(model.CPUUse)
+	}
+	if len(d.cpus) == 0 {
+		d.cpus = make([]model.CPUUse, 256)
+	}
+	c := &d.cpus[0]
+	d.cpus = d.cpus[1:]
+	return c
 }
 
 func newRowDecoder() *rowDecoder {
@@ -151,7 +166,8 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 		*steps = row.Steps
 		return 1 << 26, ok
 	case "oom":
-		return 1 << 27, s.json(&row.OOMs)
+		row.OOMs, ok = d.ooms(s)
+		return 1 << 27, ok
 	case "nz":
 		return 1 << 28, s.json(&row.Noise)
 	case "sl":
@@ -247,15 +263,84 @@ func (d *rowDecoder) steps(s *scan, room []summaryStep) ([]summaryStep, bool) {
 	}
 	for {
 		s.ws()
-		from := s.i
-		if !s.skip(0) {
-			return nil, false
-		}
 		var st summaryStep
-		if st.parse(s.b[from:s.i], d.intern) != nil {
+		n, err := st.parse(s.b[s.i:], d)
+		if err != nil {
 			return nil, false
 		}
+		s.i += n
 		out = append(out, st)
+		if s.is(',') {
+			continue
+		}
+		return out, s.is(']')
+	}
+}
+
+// ooms reads the row's kills (model.OOMEvent's own keys).
+func (d *rowDecoder) ooms(s *scan) ([]model.OOMEvent, bool) {
+	if !s.is('[') {
+		return nil, false
+	}
+	out := []model.OOMEvent{}
+	if s.is(']') {
+		return out, true
+	}
+	for {
+		var o model.OOMEvent
+		if !s.is('{') {
+			return nil, false
+		}
+		if !s.is('}') {
+			var seen uint16
+			for {
+				key, plain, ok := s.str()
+				if !ok || !plain || !s.is(':') {
+					return nil, false
+				}
+				var bit uint16
+				switch string(key) {
+				case "at":
+					bit = 1 << 0
+					o.At, ok = s.time()
+				case "step":
+					bit = 1 << 1
+					o.Step, ok = d.text(s, true)
+				case "source":
+					bit = 1 << 2
+					o.Source, ok = d.text(s, true)
+				case "working_set_bytes":
+					bit = 1 << 3
+					o.WorkingSetBytes, ok = s.int64()
+				case "process":
+					bit = 1 << 4
+					o.Process, ok = d.text(s, true)
+				case "pid":
+					bit = 1 << 5
+					o.PID, ok = s.int()
+				case "rss_bytes":
+					bit = 1 << 6
+					o.RSSBytes, ok = s.int64()
+				case "command":
+					bit = 1 << 7
+					o.Command, ok = d.text(s, false)
+				default:
+					return nil, false
+				}
+				if !ok || seen&bit != 0 {
+					return nil, false
+				}
+				seen |= bit
+				if s.is(',') {
+					continue
+				}
+				if !s.is('}') {
+					return nil, false
+				}
+				break
+			}
+		}
+		out = append(out, o)
 		if s.is(',') {
 			continue
 		}
@@ -428,7 +513,13 @@ func (s *scan) int64() (int64, bool) {
 	if !ok || !integer {
 		return 0, false
 	}
-	if len(tok) < 19 { // cannot overflow
+	return parseInt(tok)
+}
+
+// parseInt is strconv.ParseInt of an integer JSON spells, without the
+// string.
+func parseInt(tok []byte) (int64, bool) {
+	if n := len(tok); n > 0 && n < 19 { // cannot overflow
 		neg, v := tok[0] == '-', int64(0)
 		if neg {
 			tok = tok[1:]
@@ -439,7 +530,7 @@ func (s *scan) int64() (int64, bool) {
 		if neg {
 			v = -v
 		}
-		return v, true
+		return v, len(tok) > 0
 	}
 	v, err := strconv.ParseInt(string(tok), 10, 64)
 	return v, err == nil
@@ -454,6 +545,13 @@ func (s *scan) uint64() (uint64, bool) {
 	tok, integer, ok := s.number()
 	if !ok || !integer || tok[0] == '-' {
 		return 0, false
+	}
+	if len(tok) < 20 { // cannot overflow
+		v := uint64(0)
+		for _, c := range tok {
+			v = v*10 + uint64(c-'0')
+		}
+		return v, true
 	}
 	v, err := strconv.ParseUint(string(tok), 10, 64)
 	return v, err == nil
