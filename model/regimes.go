@@ -59,8 +59,23 @@ type pairKey struct {
 // them. Trials that are cancelled, or whose task could not run, pair with
 // nothing.
 func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []TrialResult) RegimeSplit {
+	return splitRegimes(fromLabel, pointers(from), toLabel, pointers(to))
+}
+
+func pointers(ts []TrialResult) []*TrialResult {
+	out := make([]*TrialResult, len(ts))
+	for i := range ts {
+		out[i] = &ts[i]
+	}
+	return out
+}
+
+// splitRegimes is SplitRegimes of trials by their places: a trial's
+// result is a kilobyte, and 100,000 of them copied into groups and maps
+// were most of an opened experiment's memory.
+func splitRegimes(fromLabel string, from []*TrialResult, toLabel string, to []*TrialResult) RegimeSplit {
 	s := RegimeSplit{From: fromLabel, To: toLabel}
-	before := map[pairKey]TrialResult{}
+	before := make(map[pairKey]*TrialResult, len(from))
 	for _, t := range from {
 		if t.Outcome.Counted() && !t.TaskNotRun {
 			before[pairKey{t.Task, t.Agent, t.Repeat}] = t
@@ -76,14 +91,14 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 		}
 		s.Pairs++
 		switch {
-		case b.Outcome.Success() && !a.Outcome.Success() && InfraFailed(a):
+		case b.Outcome.Success() && !a.Outcome.Success() && InfraFailed(*a):
 			s.Rescued++
 		case b.Outcome.Success() && !a.Outcome.Success():
 			s.Easier++
 		case a.Outcome.Success() && !b.Outcome.Success():
 			s.Regressed++
 		}
-		if InfraFailed(a) && !InfraFailed(b) {
+		if InfraFailed(*a) && !InfraFailed(*b) {
 			s.InfraFixed++
 		}
 	}
@@ -95,7 +110,13 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 // of trials (tightest first; uncapped last). Columns with other knobs are
 // not on that scale: SplitRegimes pairs any two of them.
 func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
-	by := map[Ratio][]TrialResult{}
+	return AdjacentRegimesOf(pointers(trials))
+}
+
+// AdjacentRegimesOf is AdjacentRegimes of the trials at these places (a
+// console's, which keeps each trial's result apart).
+func AdjacentRegimesOf(trials []*TrialResult) []RegimeSplit {
+	by := map[Ratio][]*TrialResult{}
 	var ratios []Ratio
 	for _, t := range trials {
 		if !t.Ratio.Knobs.IsZero() {
@@ -109,7 +130,7 @@ func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
 	sort.Slice(ratios, func(i, j int) bool { return ratios[i].Less(ratios[j]) })
 	var out []RegimeSplit
 	for i := 1; i < len(ratios); i++ {
-		s := SplitRegimes(ratios[i-1].String(), by[ratios[i-1]], ratios[i].String(), by[ratios[i]])
+		s := splitRegimes(ratios[i-1].String(), by[ratios[i-1]], ratios[i].String(), by[ratios[i]])
 		if s.Pairs > 0 {
 			out = append(out, s)
 		}
