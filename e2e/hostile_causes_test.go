@@ -87,7 +87,8 @@ func TestHostileKeepOnHarborProfile(t *testing.T) {
 		2-len(recs), created, conflict)
 }
 
-// Item 8: the agent kills PID 1 (`kill -TERM 1`, and HUP, INT, QUIT) in
+// Item 8: the agent kills PID 1 (`kill -TERM 1`, and HUP, INT, QUIT, and
+// the fatal ones SEGV, BUS, FPE, ILL, TRAP, SYS, ABRT, XCPU) in
 // step-driver mode, where PID 1 is headroom's driver. The task's own act
 // must not be recorded as the engine lost (and excluded from the
 // comparison): PID 1 ignores it, as an init process (Harbor's `sleep
@@ -97,7 +98,7 @@ func TestHostileAgentKillsPID1(t *testing.T) {
 	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
-	harborTask(t, tasks, "pid1", "hostile-causes/pid1", map[string]string{"solution/solve.sh": "#!/bin/bash\nkill -TERM 1\nkill -HUP 1\nkill -INT 1\nkill -QUIT 1\nsleep 1\necho still here\n"})
+	harborTask(t, tasks, "pid1", "hostile-causes/pid1", map[string]string{"solution/solve.sh": "#!/bin/bash\nkill -TERM 1\nkill -HUP 1\nkill -INT 1\nkill -QUIT 1\nfor s in SEGV BUS FPE ILL TRAP SYS ABRT XCPU; do kill -$s 1; done\nsleep 1\necho still here\n"})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-causes/pid1") })
 	out := filepath.Join(root, "out")
 	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-causes/pid1", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
@@ -117,7 +118,7 @@ func TestHostileAgentKillsPID1(t *testing.T) {
 	if strings.Contains(string(logb), "still here") {
 		still = "printed"
 	}
-	letoutRow(t, "the agent's solve.sh sends SIGTERM, SIGHUP, SIGINT and SIGQUIT to PID 1 (headroom's step driver, harbor task)",
+	letoutRow(t, "the agent's solve.sh sends SIGTERM, SIGHUP, SIGINT, SIGQUIT and SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT, SIGXCPU to PID 1 (headroom's step driver, harbor task)",
 		fmt.Sprintf("exit %d; 1 trial %s (step runner %s), `still here` %s; the log says %d signal(s) to PID 1 ignored, as an init process does", run.code, outcome, runner_, still, ignored),
 		1-len(recs), left, wrong)
 }

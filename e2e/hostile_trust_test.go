@@ -181,7 +181,7 @@ func TestHostileResumeEditedTask(t *testing.T) {
 	res := runBin(t, bin, nil, "run", "--resume", filepath.Base(dir), "--out", out)
 	after := trialLines(t, dir)
 	named := res.code == 2 && regexp.MustCompile(`memory 32\s?MiB → 64\s?MiB`).MatchString(res.stderr) &&
-		strings.Contains(res.stderr, "verifier command changed") && strings.Contains(res.stderr, "restore the task files")
+		strings.Contains(res.stderr, "verifier changed") && strings.Contains(res.stderr, "restore the task files")
 	if !named {
 		t.Errorf("resume after the edit: exit %d, want 2 naming memory and verifier:\n%s", res.code, res.stderr)
 	}
@@ -199,7 +199,7 @@ func TestHostileResumeEditedTask(t *testing.T) {
 		t.Errorf("resume with the file restored: exit %d, %d distinct trials:\n%s", again.code, ids, again.stderr)
 	}
 	letoutRow(t, "task file edited between a SIGKILL (after 1 of 4 records) and `run --resume`: memory 32M → 64M, verifier changed",
-		fmt.Sprintf("resume refused, exit %d: \"task hostile-trust/slow (…/slow.toml): memory 32MiB → 64MiB, verifier command changed … restore the task files as they were to resume it, or start a new experiment\"; %d record(s) kept, manifest memory %s; restored, the resume completed it (%d trials)",
+		fmt.Sprintf("resume refused, exit %d: \"task hostile-trust/slow (…/slow.toml): memory 32MiB → 64MiB, verifier changed … restore the task files as they were to resume it, or start a new experiment\"; %d record(s) kept, manifest memory %s; restored, the resume completed it (%d trials)",
 			res.code, len(after), memoryOf(m), ids),
 		4-ids, containersLeft(t, filepath.Base(dir)), forged)
 }

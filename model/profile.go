@@ -40,11 +40,12 @@ var DockerDefaultCapabilities = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE",
 // roots (SYS_ADMIN), tracing another process (SYS_PTRACE, which defeats
 // the step driver's non-dumpable channel), loading kernel modules, raw
 // I/O, the clock, the kernel log, the audit log, BPF and perf events,
-// LSM policy, host resource limits, the trial network's routes and
+// LSM policy, host resource limits, real-time scheduling over the other
+// trials (SYS_NICE: SCHED_FIFO starves their CPU), the trial network's routes and
 // filters. A task asking for one is refused unless the user allows it
 // by name (--allow-capability). Docker's defaults are not among them.
 var HostCapabilities = []string{"ALL", "AUDIT_CONTROL", "AUDIT_READ", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "DAC_READ_SEARCH",
-	"LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "NET_ADMIN", "PERFMON", "SYS_ADMIN", "SYS_BOOT", "SYS_MODULE", "SYS_PACCT",
+	"LINUX_IMMUTABLE", "MAC_ADMIN", "MAC_OVERRIDE", "NET_ADMIN", "PERFMON", "SYS_ADMIN", "SYS_BOOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT",
 	"SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "SYSLOG", "WAKE_ALARM"}
 
 // CapabilityName is a capability as a task or user writes it, in the

@@ -23,11 +23,28 @@ const (
 	partAgentPrefix = "agent "
 )
 
+// fingerprintVersion marks fingerprints that hash what a task's files
+// hold, by their place in the task, not the host paths they were loaded
+// from (version 1, unmarked: paths, so a moved tasks directory read as
+// changed and an edited tests/test.sh did not).
+const (
+	fingerprintVersionKey = "v"
+	fingerprintVersion    = "2"
+)
+
 // TaskFingerprint hashes each part of a task's definition as loaded (its
 // image or build, environment, resources, time limits, verifier,
 // instruction, and each agent's steps): what a resume compares against
-// the files it reloads, so an experiment's trials all run one task.
+// the files it reloads, so an experiment's trials all run one task. The
+// files a step uploads and a build's context count by their contents
+// and their place under the task's directory (fileDigest).
 func TaskFingerprint(t model.Task) map[string]string {
+	out := fingerprintOf(withFileDigests(t))
+	out[fingerprintVersionKey] = fingerprintVersion
+	return out
+}
+
+func fingerprintOf(t model.Task) map[string]string {
 	parts := map[string]any{
 		partImage: []any{t.Image, t.Build},
 		partEnvironment: []any{t.IdleCommand, t.Network, t.User, t.Capabilities, t.Env, t.PassEnv, t.StorageBytes, t.GPUs, t.AgentUser,
@@ -40,7 +57,7 @@ func TaskFingerprint(t model.Task) map[string]string {
 	for _, a := range t.Agents {
 		parts[partAgentPrefix+a.Name] = a
 	}
-	out := make(map[string]string, len(parts))
+	out := make(map[string]string, len(parts)+1)
 	for k, v := range parts {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -86,8 +103,11 @@ func (e TaskEntry) Changes(t model.Task) []string {
 		return out
 	}
 	now := TaskFingerprint(t)
+	if e.Fingerprint[fingerprintVersionKey] != fingerprintVersion {
+		now = fingerprintOf(t) // recorded by a headroom that hashed host paths
+	}
 	named := map[string]string{partImage: "image or build changed", partEnvironment: "environment changed (user, network, capabilities, env, services…)",
-		partTimeouts: "time limits changed", partVerifier: "verifier command changed", partInstruction: "instruction changed"}
+		partTimeouts: "time limits changed", partVerifier: "verifier changed (its command, files or rule)", partInstruction: "instruction changed"}
 	for _, k := range []string{partImage, partEnvironment, partTimeouts, partVerifier, partInstruction} {
 		if e.Fingerprint[k] != now[k] {
 			out = append(out, named[k])
@@ -98,7 +118,7 @@ func (e TaskEntry) Changes(t model.Task) []string {
 	}
 	var agents []string
 	for k := range e.Fingerprint {
-		if strings.HasPrefix(k, partAgentPrefix) {
+		if strings.HasPrefix(k, partAgentPrefix) && k != fingerprintVersionKey {
 			agents = append(agents, k)
 		}
 	}

@@ -24,7 +24,9 @@ func TestCapabilityRule(t *testing.T) {
 		refused []string // "" none
 	}{
 		{caps: `[]`},
-		{caps: `["NET_BIND_SERVICE", "SYS_CHROOT", "MKNOD", "SYS_NICE", "IPC_LOCK"]`},
+		{caps: `["NET_BIND_SERVICE", "SYS_CHROOT", "MKNOD", "IPC_LOCK"]`},
+		// Real-time scheduling takes CPU from the trials beside it.
+		{caps: `["SYS_NICE"]`, refused: []string{"SYS_NICE"}},
 		{caps: `["DAC_READ_SEARCH"]`, refused: []string{"DAC_READ_SEARCH"}},
 		{caps: `["cap_sys_admin"]`, refused: []string{"SYS_ADMIN"}},
 		{caps: `["SYS_PTRACE", "NET_ADMIN"]`, allowed: []string{"NET_ADMIN"}, refused: []string{"SYS_PTRACE"}},
@@ -105,17 +107,17 @@ func TestComposeCapAdd(t *testing.T) {
 	if len(task.Sidecars) != 1 || !slices.Equal(task.Sidecars[0].Capabilities, []string{"SYS_NICE", "SYS_ADMIN"}) {
 		t.Errorf("sidecars %+v", task.Sidecars)
 	}
-	if got := task.HostCapabilityGrants(); !slices.Equal(got, []string{"BPF", "SYS_PTRACE", "SYS_ADMIN"}) {
+	if got := task.HostCapabilityGrants(); !slices.Equal(got, []string{"SYS_NICE", "BPF", "SYS_PTRACE", "SYS_ADMIN"}) {
 		t.Errorf("host capabilities %v", got)
 	}
-	err = task.CheckCapabilities([]string{"BPF"})
+	err = task.CheckCapabilities([]string{"BPF", "SYS_NICE"})
 	compose := filepath.Join(dir, "environment", "docker-compose.yaml")
 	for _, want := range []string{compose + ":5 (service main cap_add): SYS_PTRACE", compose + ":10 (service db cap_add): SYS_ADMIN", "--allow-capability SYS_PTRACE --allow-capability SYS_ADMIN"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %v does not say %q", err, want)
 		}
 	}
-	if err := task.CheckCapabilities([]string{"BPF", "SYS_PTRACE"}); err == nil || strings.Contains(err.Error(), "SYS_PTRACE") {
+	if err := task.CheckCapabilities([]string{"BPF", "SYS_NICE", "SYS_PTRACE"}); err == nil || strings.Contains(err.Error(), "SYS_PTRACE") {
 		t.Errorf("with SYS_PTRACE allowed: %v", err)
 	}
 	if err := task.CheckCapabilities(nil); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "task.toml")+":6: BPF") {

@@ -102,8 +102,14 @@ const (
 // -TERM 1` killed the driver, and with it the container, which headroom
 // then took for the engine lost — the task's own act excused as infra.
 // Held by a handler, not ignored, so the steps it starts get the
-// defaults. headroom itself stops a container with SIGKILL.
-var initSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM}
+// defaults. headroom itself stops a container with SIGKILL. The fatal
+// ones too (SEGV, BUS, FPE, ILL, TRAP, SYS, ABRT...): sent by kill they
+// are not faults, and the Go runtime, which handles them, crashed on a
+// step's `kill -SEGV 1`; a real fault of the driver still crashes it
+// (Notify takes only the signals sent to it).
+var initSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM,
+	syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGABRT, syscall.SIGSTKFLT,
+	syscall.SIGVTALRM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGPWR, syscall.SIGIO}
 
 // drive reads commands from in until it ends.
 func drive(in io.Reader, stdout, stderr io.Writer) int {

@@ -210,7 +210,20 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 		d.cur, d.stepPID = nil, 0
 		d.mu.Unlock()
 	}()
-	if _, err := d.conn.Conn.Write(append(msg, '\n')); err != nil {
+	// The write honours ctx as the wait for the answer does: a driver that
+	// takes no more input (its stdin's buffer full while it is held, say
+	// by an upload into a FIFO the task planted) must not hold the trial
+	// past its step's deadline. A write cut off leaves the command stream
+	// torn, so nothing more is sent (the deadline stays in the past).
+	stop := context.AfterFunc(ctx, func() { _ = d.conn.Conn.SetWriteDeadline(time.Unix(1, 0)) })
+	_, err = d.conn.Conn.Write(append(msg, '\n'))
+	if !stop() && err == nil {
+		err = ctx.Err() // cut off just as it finished: the same
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return runner.ExecResult{}, ctx.Err()
+		}
 		return runner.ExecResult{}, fmt.Errorf("step driver: %w", err)
 	}
 	answer := func() (runner.ExecResult, error) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -150,5 +151,58 @@ func TestDriverEndMarkersMustAgree(t *testing.T) {
 		if c.bad == "" {
 			t.Errorf("codes %q on stdout and stderr were taken as an answer (%d)", codes, c.code)
 		}
+	}
+}
+
+// A step whose last line is left open at about 1 MiB (the driver writes
+// its end marker on that line) ends with its own exit code, not as a
+// timeout: the marker was cut at the line's 1 MiB piece (a review of the
+// hostile rows), and the step waited for it until its deadline.
+func TestDriverEndMarkerAfterAnOpenMiB(t *testing.T) {
+	for _, open := range []int{1<<20 - 20, 1<<20 - 1, 2<<20 - 30} {
+		host, ctr := net.Pipe()
+		fakeDriver(t, ctr, func(c workload.Command, out io.Writer) {
+			// The output, then the marker in two frames (the engine's
+			// stream may part it anywhere), the first taking the open
+			// line just past a 1 MiB piece.
+			io.WriteString(out, strings.Repeat("a", open))
+			k := min(len(c.End)-1, 1<<20-open%(1<<20)+3)
+			io.WriteString(out, c.End[:k])
+			io.WriteString(out, c.End[k:]+" 0\n")
+		})
+		d := newDriver(types.HijackedResponse{Conn: host, Reader: bufio.NewReader(host)})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		n := 0
+		res, err := d.run(ctx, []string{"sh", "-c", "x"}, nil, func(stream, text string) { n += len(text) })
+		cancel()
+		host.Close()
+		if err != nil || res.ExitCode != 0 || n != open {
+			t.Errorf("an open line of %d bytes: exit %d, %v, %d bytes of output; want exit 0 (both markers read) and %d bytes", open, res.ExitCode, err, n, open)
+		}
+	}
+}
+
+// A driver that takes no more input does not hold a command past its
+// context: the write to its stdin honours the deadline as the wait for
+// its answer does (the write had none: a review of the hostile rows).
+func TestDriverWriteHonoursTheDeadline(t *testing.T) {
+	host, ctr := net.Pipe() // unbuffered: a write waits for a reader, and none comes
+	defer ctr.Close()
+	d := newDriver(types.HijackedResponse{Conn: host, Reader: bufio.NewReader(host)})
+	defer host.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.run(ctx, []string{"true"}, nil, func(string, string) {})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("run = %v, want the context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command's write to a driver that reads nothing outlived its context by 10 s")
 	}
 }

@@ -90,11 +90,18 @@ func (s *sampler) round(now time.Time) int {
 
 // sampleOnce reads sb's cgroup and hands on the sample; false when the
 // cgroup is gone. Called with the sampler's lock held, never concurrently.
-func (sb *sandbox) sampleOnce(now time.Time) bool {
+func (sb *sandbox) sampleOnce(time.Time) bool {
 	m, err := sb.cg.Read()
 	if err != nil {
 		return false
 	}
+	// The sample is of the instant its files were read, not of the
+	// round's start: one round reads every trial in turn, which at 32
+	// trials on a loaded host takes tens of milliseconds, and a sample
+	// stamped before its read puts the kernel's mark (everything up to
+	// the read) in the interval before, and a step's last peak in the step
+	// before its end.
+	now := time.Now()
 	if m.OOMKills > 0 {
 		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.OOMKills) })
 	}
