@@ -69,7 +69,7 @@ func (m *Matrix) Add(res TrialResult) {
 		row = map[Ratio]*Cell{}
 		m.Cells[key] = row
 		// Into its place: sorting the rows again at each new one was
-		// quadratic (2 s of an opened 100,000-trial experiment's 6).
+		// quadratic in the rows (3,334 of them at 100,000 trials).
 		at, _ := slices.BinarySearchFunc(m.Rows, key, func(a, b RowKey) int {
 			return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.Agent, b.Agent))
 		})
