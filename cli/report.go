@@ -65,21 +65,29 @@ func findExperiment(arg, root string) (string, error) {
 }
 
 // loadExperiment resolves EXP (a directory or an id under root) and reads
-// its manifest and trials, without their steps' output (store.ReadTrialsBrief).
+// its manifest and trials' records, without their steps' output
+// (store.ReadTrialsBrief): calibrate and compare.
 func loadExperiment(arg, root string, stderr io.Writer) (string, store.Manifest, []model.TrialResult, error) {
 	dir, err := findExperiment(arg, root)
 	if err != nil {
 		return "", store.Manifest{}, nil, err
 	}
-	m, trials, _, err := readExperiment(dir, stderr)
+	m, trials, _, err := readExperimentWith(dir, stderr, store.ReadTrialsBriefLines)
 	return dir, m, trials, err
 }
 
-// readExperiment reads an experiment's manifest and trials without their
-// steps' output, which nothing but the JSON report reads; records copies
-// the trials' records as written, in the same order, for that report
-// (report.WithRecords), one at a time.
+// readExperiment reads an experiment's manifest and trials as their
+// summary rows have them (store.Summarize: what every report section
+// reads); records copies the trials' records as written, in the same
+// order, for the JSON report (report.WithRecords), one at a time.
 func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []model.TrialResult, records func(each func([]byte) error) error, err error) {
+	return readExperimentWith(dir, stderr, store.ReadTrialsSealed)
+}
+
+// trialsReader is how readExperimentWith reads the trials.
+type trialsReader func(dir string, check func(model.TrialResult) error) ([]model.TrialResult, []store.TrialLine, bool, error)
+
+func readExperimentWith(dir string, stderr io.Writer, read trialsReader) (m store.Manifest, trials []model.TrialResult, records func(each func([]byte) error) error, err error) {
 	m, err = store.ReadManifest(dir)
 	if err != nil {
 		return m, nil, nil, usageError{fmt.Errorf("read experiment %s: %w", dir, err)}
@@ -88,12 +96,12 @@ func readExperiment(dir string, stderr io.Writer) (m store.Manifest, trials []mo
 	// ratio or a time edited by hand) is refused, naming its line: a
 	// report over it would count a trial that did not run as its column
 	// says (skipping it instead would hide the edit and change the rates).
-	// A report is what gets published: it reads the records themselves
-	// (brief: without the steps' output), never the summary beside them,
-	// which is a cache for the console and resume — a hand edit of one of
-	// its middle rows would pass its checks and change the rates. (The
-	// summary saved a report 2.7–3.5 s of 9–10 s at 26,700 trials.)
-	trials, lines, torn, err := store.ReadTrialsBriefLines(dir, store.CheckRecord(m))
+	// A report is what gets published: it reads the summary beside the
+	// records only when every row is sealed to its record's bytes
+	// (store.ReadTrialsSealed: trials.jsonl read once, nothing decoded),
+	// so a hand edit of a record or of a row is seen, and the records
+	// themselves are read then; the check runs on every trial either way.
+	trials, lines, torn, err := read(dir, store.CheckRecord(m))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, nil, nil, usageError{err}
 	}
@@ -172,7 +180,7 @@ func newReportCmd() *cobra.Command {
 				}
 				return usagef("--baseline %s: experiment %s did not run that ratio; its ratios are %s", opts.Baseline, m.ID, strings.Join(names, ", "))
 			}
-			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(dir, trials, m.Ratios)).WithRecords(records)
+			rep := report.New(m.ID, &m, m.Ratios, trials, opts).WithTraceSource(uncappedTraces(dir, trials)).WithRecords(records)
 			if plot != "" {
 				if err := rep.Plot(plot); err != nil {
 					return err
@@ -217,27 +225,45 @@ func listExperiments(cmd *cobra.Command, root string) error {
 	return nil
 }
 
-// uncappedTraces reads the memory traces what-if predictions are made
-// from (the uncapped trials'); a trace that cannot be read is left out,
-// and its predictions name the step without the second. Only trials with
-// a step over their tightest limit are read (a prediction reads no other
-// trace), and each is kept as the points a prediction can read
-// (model.PredictionPoints), not whole.
-func uncappedTraces(dir string, trials []model.TrialResult, ratios []model.Ratio) map[string][]model.TracePoint {
-	out := map[string][]model.TracePoint{}
-	for _, t := range trials {
-		if !t.Ratio.Uncapped || !model.OverSomeLimit(t, ratios) {
-			continue
+// traceFiles is the what-if predictions' trace source: a trial's trace
+// file is read when a prediction first asks for it (a kill whose second
+// the samples show, in a cell the report predicts or scores), not every
+// uncapped trial's up front (at 26,700 trials that was thousands of
+// files for predictions no section printed); a trace that cannot be read
+// is left out, and its predictions name the step without the second.
+// What is kept of each is the points a prediction can read
+// (model.PredictionPoints), not the whole.
+type traceFiles struct {
+	dir    string
+	trials map[string]*model.TrialResult
+	read   map[string][]model.TracePoint
+}
+
+func uncappedTraces(dir string, trials []model.TrialResult) *traceFiles {
+	tf := &traceFiles{dir: dir, trials: map[string]*model.TrialResult{}, read: map[string][]model.TracePoint{}}
+	for i := range trials {
+		if trials[i].Ratio.Uncapped {
+			tf.trials[trials[i].ID] = &trials[i]
 		}
-		samples, _, err := store.ReadTrace(dir, t.ID)
-		if err != nil {
-			continue
-		}
-		pts := make([]model.TracePoint, len(samples))
-		for i, s := range samples {
-			pts[i] = model.TracePoint{At: s.Time, WorkingSetBytes: s.WorkingSetBytes}
-		}
-		out[t.ID] = model.PredictionPoints(pts, t.Steps)
 	}
-	return out
+	return tf
+}
+
+// Points reads trialID's trace (once).
+func (tf *traceFiles) Points(trialID string) []model.TracePoint {
+	if pts, ok := tf.read[trialID]; ok {
+		return pts
+	}
+	var pts []model.TracePoint
+	if t := tf.trials[trialID]; t != nil {
+		if samples, _, err := store.ReadTrace(tf.dir, trialID); err == nil {
+			all := make([]model.TracePoint, len(samples))
+			for i, s := range samples {
+				all[i] = model.TracePoint{At: s.Time, WorkingSetBytes: s.WorkingSetBytes}
+			}
+			pts = model.PredictionPoints(all, t.Steps)
+		}
+	}
+	tf.read[trialID] = pts
+	return pts
 }

@@ -272,7 +272,7 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 	if err != nil {
 		return err
 	}
-	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraces(uncappedTraces(sw.Dir, trials, m.Ratios)).WithRecords(records)
+	rep := report.New(sw.ID, &m, m.Ratios, trials, opts).WithTraceSource(uncappedTraces(sw.Dir, trials)).WithRecords(records)
 	if err := rep.Write(stdout, format); errors.Is(err, syscall.EPIPE) {
 		// Whatever read stdout is gone (Ctrl-C reached `| grep` too): the
 		// records are written; say where, and end as the sweep ended.

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -40,10 +39,15 @@ func NewMatrix(ratios []Ratio, results []TrialResult) *Matrix {
 	for _, r := range ratios {
 		m.addRatio(r)
 	}
-	sorted := append([]TrialResult(nil), results...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Repeat < sorted[j].Repeat })
-	for _, res := range sorted {
-		m.Add(res)
+	// In repeat order, stably: the trials' places sorted, not the trials
+	// (a trial is ~1 KB; moving them was a sweep's largest sort).
+	order := make([]int, len(results))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return results[order[i]].Repeat < results[order[j]].Repeat })
+	for _, i := range order {
+		m.Add(results[i])
 	}
 	return m
 }
@@ -68,10 +72,11 @@ func (m *Matrix) Add(res TrialResult) {
 	if !ok {
 		row = map[Ratio]*Cell{}
 		m.Cells[key] = row
-		// Into its place: sorting the rows again at each new one was
-		// quadratic in the rows (3,334 of them at 100,000 trials).
-		at, _ := slices.BinarySearchFunc(m.Rows, key, func(a, b RowKey) int {
-			return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.Agent, b.Agent))
+		// Into its place among the sorted rows (sorting them all again
+		// at each new row was quadratic in a sweep's tasks).
+		at := sort.Search(len(m.Rows), func(i int) bool {
+			r := m.Rows[i]
+			return r.Task > key.Task || (r.Task == key.Task && r.Agent > key.Agent)
 		})
 		m.Rows = slices.Insert(m.Rows, at, key)
 	}

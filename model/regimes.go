@@ -62,17 +62,16 @@ func SplitRegimes(fromLabel string, from []TrialResult, toLabel string, to []Tri
 	return splitRegimes(fromLabel, pointers(from), toLabel, pointers(to))
 }
 
-func pointers(ts []TrialResult) []*TrialResult {
-	out := make([]*TrialResult, len(ts))
-	for i := range ts {
-		out[i] = &ts[i]
+// pointers points at each trial (a trial is ~1 KB: the splits index and
+// pair them without copying).
+func pointers(trials []TrialResult) []*TrialResult {
+	out := make([]*TrialResult, len(trials))
+	for i := range trials {
+		out[i] = &trials[i]
 	}
 	return out
 }
 
-// splitRegimes is SplitRegimes of trials by their places: a trial's
-// result is a kilobyte, and 100,000 of them copied into groups and maps
-// were most of an opened experiment's memory.
 func splitRegimes(fromLabel string, from []*TrialResult, toLabel string, to []*TrialResult) RegimeSplit {
 	s := RegimeSplit{From: fromLabel, To: toLabel}
 	before := make(map[pairKey]*TrialResult, len(from))
@@ -113,8 +112,8 @@ func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
 	return AdjacentRegimesOf(pointers(trials))
 }
 
-// AdjacentRegimesOf is AdjacentRegimes of the trials at these places (a
-// console's, which keeps each trial's result apart).
+// AdjacentRegimesOf is AdjacentRegimes of the trials at these places (the
+// console's, which keeps each trial's result apart: no copies).
 func AdjacentRegimesOf(trials []*TrialResult) []RegimeSplit {
 	by := map[Ratio][]*TrialResult{}
 	var ratios []Ratio

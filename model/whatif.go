@@ -63,18 +63,48 @@ func killedTrial(t TrialResult) bool {
 	return len(t.OOMs) > 0 || t.Outcome == OOMKilled || t.StateOOMKilled
 }
 
+// TraceSource gives the trace points of a trial (by id) that a
+// prediction reads; nil when there are none. Predictions ask only for
+// the traces whose second a kill lands at (a kill the samples show),
+// so a source may read them when asked (the report reads a trial's
+// trace file then, not every uncapped trial's up front).
+type TraceSource interface {
+	Points(trialID string) []TracePoint
+}
+
+// TraceMap is a TraceSource of traces held by trial id.
+type TraceMap map[string][]TracePoint
+
+// Points is the trial's trace.
+func (m TraceMap) Points(trialID string) []TracePoint { return m[trialID] }
+
 // Predict says how src would have ended at ratio r; false when src
 // cannot tell (it was killed at a lower limit than r's, so its peak
 // beyond that is unknown, or it ended for a reason its memory does not
 // explain: cancelled, infra error).
 func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
+	return predict(&src, func() []TracePoint { return trace }, r)
+}
+
+// predictFrom is Predict reading src's trace from traces (nil: none)
+// only if a kill's second needs it.
+func predictFrom(src *TrialResult, traces TraceSource, r Ratio) (Prediction, bool) {
+	return predict(src, func() []TracePoint {
+		if traces == nil {
+			return nil
+		}
+		return traces.Points(src.ID)
+	}, r)
+}
+
+func predict(src *TrialResult, trace func() []TracePoint, r Ratio) (Prediction, bool) {
 	limit := MemoryLimitAt(src.Policy, r)
 	p := Prediction{Ratio: r, LimitBytes: limit, From: src.ID}
 	if !src.Outcome.Counted() || src.Outcome == InfraError {
 		return p, false
 	}
 	srcLimit := src.Policy.HardLimitBytes
-	if killedTrial(src) {
+	if killedTrial(*src) {
 		if limit == 0 || (srcLimit > 0 && limit > srcLimit) {
 			return p, false
 		}
@@ -98,7 +128,7 @@ func Predict(src TrialResult, trace []TracePoint, r Ratio) (Prediction, bool) {
 		switch {
 		case s.PeakWorkingSetBytes > limit:
 			p.Basis = "samples"
-			p.At = firstOver(trace, s, limit, src.Start)
+			p.At = firstOver(trace(), s, limit, src.Start)
 		case StepKernelNeed(s) > limit:
 			p.Basis = "kernel-peak"
 			p.At = -1
@@ -151,24 +181,6 @@ func PredictionPoints(trace []TracePoint, steps []StepResult) []TracePoint {
 	return out
 }
 
-// OverSomeLimit says whether a prediction from t at one of ratios or
-// the standard ones reads its trace: some step's sampled peak passed the
-// lowest memory limit among them.
-func OverSomeLimit(t TrialResult, ratios []Ratio) bool {
-	lowest := int64(0)
-	for _, r := range append(append([]Ratio(nil), ratios...), StandardRatios...) {
-		if l := MemoryLimitAt(t.Policy, r); l > 0 && (lowest == 0 || l < lowest) {
-			lowest = l
-		}
-	}
-	for _, s := range t.Steps {
-		if lowest > 0 && s.PeakWorkingSetBytes > lowest {
-			return true
-		}
-	}
-	return false
-}
-
 // Confusion counts predicted against measured kills at one ratio, and
 // how often the predicted outcome's success matched the measured one.
 type Confusion struct {
@@ -215,9 +227,11 @@ type sourceKey struct {
 }
 
 // Sources indexes the uncapped trials predictions are made from.
-func Sources(trials []TrialResult) map[sourceKey]TrialResult {
-	out := map[sourceKey]TrialResult{}
-	for _, t := range trials {
+// (pointing into trials: a trial is ~1 KB, copied three times a report).
+func Sources(trials []TrialResult) map[sourceKey]*TrialResult {
+	out := map[sourceKey]*TrialResult{}
+	for i := range trials {
+		t := &trials[i]
 		// Only the plain uncapped column: another knob changes the trace.
 		if t.Ratio.Uncapped && t.Ratio.Knobs.IsZero() && t.Outcome.Counted() {
 			out[sourceKey{t.Task, t.Agent, t.Repeat}] = t
@@ -232,7 +246,7 @@ func Sources(trials []TrialResult) map[sourceKey]TrialResult {
 // is another draw, and scoring a trial against it is a coin flip (10 of 20
 // right at 1x on a task drawing its size from os.urandom); RateChecks
 // scores those by rate.
-func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint, seeded map[string]bool) []Confusion {
+func EvaluatePredictions(trials []TrialResult, traces TraceSource, seeded map[string]bool) []Confusion {
 	src := Sources(trials)
 	by := map[Ratio]*Confusion{}
 	for _, t := range trials {
@@ -243,7 +257,7 @@ func EvaluatePredictions(trials []TrialResult, traces map[string][]TracePoint, s
 		if !ok {
 			continue
 		}
-		p, ok := Predict(s, traces[s.ID], t.Ratio)
+		p, ok := predictFrom(s, traces, t.Ratio)
 		if !ok {
 			continue
 		}
@@ -332,8 +346,10 @@ type RateCheck struct {
 
 // RateChecks predicts every measured capped cell's kill rate from its
 // row's uncapped peaks and compares with its measured memory failures.
-func RateChecks(trials []TrialResult, traces map[string][]TracePoint) []RateCheck {
-	byRow := map[RowKey][]TrialResult{}
+// A rate needs no trace: only whether each run would be killed, not at
+// what second.
+func RateChecks(trials []TrialResult) []RateCheck {
+	byRow := map[RowKey][]*TrialResult{}
 	for _, s := range Sources(trials) {
 		byRow[RowKey{s.Task, s.Agent}] = append(byRow[RowKey{s.Task, s.Agent}], s)
 	}
@@ -361,7 +377,7 @@ func RateChecks(trials []TrialResult, traces map[string][]TracePoint) []RateChec
 	for _, k := range order {
 		rc := RateCheck{Task: k.row.Task, Agent: k.row.Agent, Ratio: k.ratio, Measured: *cells[k]}
 		for _, s := range byRow[k.row] {
-			if p, ok := Predict(s, traces[s.ID], k.ratio); ok {
+			if p, ok := predictFrom(s, nil, k.ratio); ok {
 				rc.Runs++
 				if p.Killed {
 					rc.Predicted++
@@ -399,16 +415,19 @@ func (c PredictedCell) Successes() int {
 
 // PredictCells predicts every row at each ratio in want that the
 // experiment did not run, from the row's uncapped trials.
-func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []Ratio) []PredictedCell {
+func PredictCells(trials []TrialResult, traces TraceSource, want []Ratio) []PredictedCell {
 	ran := map[RowKey]map[Ratio]bool{}
+	rowTrials := map[RowKey][]int{} // each row's trials, for measuredBetter
 	var rows []RowKey
-	for _, t := range trials {
+	for i := range trials {
+		t := &trials[i]
 		k := RowKey{t.Task, t.Agent}
 		if ran[k] == nil {
 			ran[k] = map[Ratio]bool{}
 			rows = append(rows, k)
 		}
 		ran[k][t.Ratio] = true
+		rowTrials[k] = append(rowTrials[k], i)
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Task != rows[j].Task {
@@ -416,7 +435,7 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 		}
 		return rows[i].Agent < rows[j].Agent
 	})
-	byRow := map[RowKey][]TrialResult{}
+	byRow := map[RowKey][]*TrialResult{}
 	for k, s := range Sources(trials) {
 		byRow[RowKey{k.task, k.agent}] = append(byRow[RowKey{k.task, k.agent}], s)
 	}
@@ -430,7 +449,7 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 			}
 			c := PredictedCell{Task: row.Task, Agent: row.Agent, Ratio: r}
 			for _, s := range mine {
-				if p, ok := Predict(s, traces[s.ID], r); ok {
+				if p, ok := predictFrom(s, traces, r); ok {
 					c.Predictions = append(c.Predictions, p)
 				}
 			}
@@ -446,7 +465,7 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 				}
 			}
 			c.KillCI = Wilson(c.Killed, len(c.Predictions))
-			c.Note = measuredBetter(trials, row, r, c)
+			c.Note = measuredBetter(trials, rowTrials[row], r, c)
 			out = append(out, c)
 		}
 	}
@@ -454,10 +473,11 @@ func PredictCells(trials []TrialResult, traces map[string][]TracePoint, want []R
 }
 
 // measuredBetter says why a prediction reads against the row's measured
-// cells: a tighter ratio passed more runs than predicted here with more
-// room ("" when none did). Seen: "1.5x ≈0/3 killed" beside a measured 1x
-// "3/3 !!!" (each run lost a child to the limit and passed).
-func measuredBetter(trials []TrialResult, row RowKey, r Ratio, c PredictedCell) string {
+// cells (the row's trials: trials[i] for i in row): a tighter ratio
+// passed more runs than predicted here with more room ("" when none
+// did). Seen: "1.5x ≈0/3 killed" beside a measured 1x "3/3 !!!" (each
+// run lost a child to the limit and passed).
+func measuredBetter(trials []TrialResult, row []int, r Ratio, c PredictedCell) string {
 	limit := int64(0)
 	if len(c.Predictions) > 0 {
 		limit = c.Predictions[0].LimitBytes
@@ -465,8 +485,9 @@ func measuredBetter(trials []TrialResult, row RowKey, r Ratio, c PredictedCell) 
 	var best *Rates
 	var at Ratio
 	by := map[Ratio]*Rates{}
-	for _, t := range trials {
-		if t.Task != row.Task || t.Agent != row.Agent || t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() {
+	for _, i := range row {
+		t := &trials[i]
+		if t.Ratio.Uncapped || !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() {
 			continue
 		}
 		if limit > 0 && t.Policy.HardLimitBytes >= limit {

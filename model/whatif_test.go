@@ -98,10 +98,10 @@ func TestEvaluatePredictions(t *testing.T) {
 		at("t0006", Ratio{K: 5}, InfraError, false),                                                        // not counted
 		{Trial: Trial{ID: "o", Task: "other", Agent: "a", Ratio: Ratio{K: 1}, Repeat: 1}, Outcome: Passed}, // no twin
 	}
-	if none := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace}, nil); len(none) != 0 {
+	if none := EvaluatePredictions(trials, TraceMap{src.ID: trace}, nil); len(none) != 0 {
 		t.Errorf("a task that does not replay is scored trial by trial: %+v", none)
 	}
-	got := EvaluatePredictions(trials, map[string][]TracePoint{src.ID: trace}, map[string]bool{src.Task: true, "other": true})
+	got := EvaluatePredictions(trials, TraceMap{src.ID: trace}, map[string]bool{src.Task: true, "other": true})
 	if len(got) != 4 {
 		t.Fatalf("%d ratios: %+v", len(got), got)
 	}
@@ -114,7 +114,7 @@ func TestEvaluatePredictions(t *testing.T) {
 	if len(got[1].Misses) != 1 || got[1].Misses[0].Trial != "t0002" || got[0].KillAccuracy() != 1 {
 		t.Errorf("misses %+v", got[1].Misses)
 	}
-	cells := PredictCells(trials, map[string][]TracePoint{src.ID: trace}, []Ratio{{K: 1}, {K: 1.5}, Uncapped})
+	cells := PredictCells(trials, TraceMap{src.ID: trace}, []Ratio{{K: 1}, {K: 1.5}, Uncapped})
 	if len(cells) != 1 || cells[0].Ratio != (Ratio{K: 1.5}) || cells[0].Successes() != 0 || cells[0].Predictions[0].Step != "build" {
 		t.Errorf("predicted cells %+v", cells)
 	}
@@ -164,7 +164,7 @@ func TestRateChecks(t *testing.T) {
 			trials = append(trials, tr)
 		}
 	}
-	rc := RateChecks(trials, nil)
+	rc := RateChecks(trials)
 	if len(rc) != 1 || rc[0].Predicted != 5 || rc[0].Runs != 10 || rc[0].Measured.Killed != 4 || !rc[0].Consistent {
 		t.Errorf("rate checks %+v", rc)
 	}

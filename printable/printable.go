@@ -6,6 +6,7 @@
 package printable
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -146,6 +147,14 @@ func (t *TextWriter) Write(p []byte) (int, error) {
 		t.held = append([]byte(nil), p[len(p)-k:]...)
 		p = p[:len(p)-k]
 	}
+	if safeText(p) == len(p) {
+		// The usual case (a JSON report is hundreds of MB of it): nothing
+		// to change, written as it is, nothing copied.
+		if _, err := t.w.Write(p); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
 	var b strings.Builder
 	start := 0
 	for j := 0; j <= len(p); j++ {
@@ -176,6 +185,38 @@ func (t *TextWriter) Flush() error {
 
 // incompleteTail is how many bytes at the end of p start a UTF-8
 // sequence that has not ended.
+// safeText is how long a prefix of p the Writer passes unchanged:
+// safeUpTo's with newlines and tabs kept, eight bytes at a time where
+// they are printable ASCII.
+func safeText(p []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(p); {
+		if i+8 <= len(p) {
+			x := binary.LittleEndian.Uint64(p[i:])
+			below := (x - 0x20*ones) &^ x & highs // a byte under 0x20
+			above := ((x + ones) | x) & highs     // a byte over 0x7e
+			if below|above == 0 {
+				i += 8
+				continue
+			}
+		}
+		c := p[i]
+		switch {
+		case c >= 0x20 && c < 0x7f, c == '\n', c == '\t':
+			i++
+			continue
+		case c < 0x80:
+			return i
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && size == 1 || unsafe(r) {
+			return i
+		}
+		i += size
+	}
+	return len(p)
+}
+
 func incompleteTail(p []byte) int {
 	for k := 1; k <= 3 && k <= len(p); k++ {
 		c := p[len(p)-k]

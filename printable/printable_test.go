@@ -69,6 +69,31 @@ func FuzzLine(f *testing.F) {
 	})
 }
 
+// The Writer's fast path (safeText: eight bytes at a time) passes p
+// unchanged only where Text, a tab-separated piece at a time, would:
+// random texts of printable ASCII, newlines and tabs with a byte of
+// another kind (a control, DEL, C1, a bidi control, a cut rune, plain
+// UTF-8) at every place of a word.
+func TestWriterFastPathIsText(t *testing.T) {
+	others := []string{"\x1b", "\x7f", "\u0085", "\u202e", "\xe6\x97", "日", "é", "\r", "\x00", "\u2028"}
+	base := "{\"a\":\"line\\tx\"}\n\tpadded  text~ "
+	for _, o := range append(others, "") {
+		for at := 0; at <= 16; at++ {
+			p := []byte(base[:at] + o + base[at:])
+			var want strings.Builder
+			for i, piece := range strings.Split(string(p), "\t") {
+				if i > 0 {
+					want.WriteByte('\t')
+				}
+				want.WriteString(Text(piece))
+			}
+			if fast := safeText(p) == len(p); fast != (want.String() == string(p)) {
+				t.Errorf("%q: safeText says unchanged %v, Text changes it: %v", p, fast, want.String() != string(p))
+			}
+		}
+	}
+}
+
 func TestWriter(t *testing.T) {
 	var buf bytes.Buffer
 	w := Writer(&buf)
@@ -133,6 +158,33 @@ func TestValue(t *testing.T) {
 	if v := Value("plain"); v != "plain" {
 		t.Errorf("%q", v)
 	}
+}
+
+// A type that refers to itself is walked whole, and a string reached
+// only through a type planned while its referrer was is still reached
+// (walk plans each type once and skips those that hold no string).
+func TestValueOfTypesThatReferToThemselves(t *testing.T) {
+	type b struct {
+		A     *chain
+		Count int
+	}
+	type numbers struct {
+		N  int
+		At [3]float64
+	}
+	bad := "x\x1b]0;title\x07"
+	in := chain{Next: &chain{Next: &chain{Name: bad}}, B: &b{A: &chain{Name: bad}}, Nums: numbers{N: 1}}
+	got := Value(in)
+	if got.Next.Next.Name != `x\u001b]0;title\u0007` || got.B.(*b).A.Name != `x\u001b]0;title\u0007` || got.Nums.(numbers).N != 1 {
+		t.Errorf("Value = %+v / %+v", got.Next.Next, got.B)
+	}
+}
+
+type chain struct {
+	Next *chain
+	B    any
+	Nums any
+	Name string
 }
 
 func TestStyled(t *testing.T) {

@@ -20,69 +20,68 @@ func Value[T any](v T) T {
 	return v
 }
 
-// field is an exported field of a struct that can hold a string, and
-// whether it is text (a block of lines).
-type field struct {
+// plan is what walk visits of a type: whether it can hold a string at
+// all and, for a struct, the exported fields that can (with whether each
+// is text). Made once per type: reading every field's type and tag by
+// reflection at every value was most of a report's cost at 26,700
+// trials (a trial is mostly numbers and times).
+type plan struct {
+	strings bool
+	fields  []fieldPlan
+}
+
+type fieldPlan struct {
 	index int
 	text  bool
 }
 
-// types keeps, by type, whether a value of it can hold a string (bool)
-// and, for a struct, the fields that can ([]field): a console opening
-// 100,000 trials walked every field of every record, times and counters
-// included, and read each field's tag every time (a third of the open).
-var types sync.Map
+var plans sync.Map // reflect.Type → *plan
 
-type typeInfo struct {
-	strings bool
-	fields  []field
-}
-
-// infoOf is what walk needs of t. A type met again while its own info is
-// being worked out (a tree of processes) is taken to hold strings: the
-// answer errs towards walking, never towards leaving text unchecked.
-func infoOf(t reflect.Type) typeInfo {
-	if i, ok := types.Load(t); ok {
-		return i.(typeInfo)
+func planOf(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
 	}
-	return learn(t, map[reflect.Type]bool{})
-}
-
-func learn(t reflect.Type, open map[reflect.Type]bool) typeInfo {
-	if i, ok := types.Load(t); ok {
-		return i.(typeInfo)
-	}
-	if open[t] {
-		return typeInfo{strings: true}
-	}
-	open[t] = true
-	defer delete(open, t)
-	var info typeInfo
+	// While a type is planned it counts as holding strings, so a type
+	// that refers to itself is walked rather than wrongly skipped.
+	plans.Store(t, &plan{strings: true, fields: allFields(t)})
+	p := &plan{}
 	switch t.Kind() {
 	case reflect.String, reflect.Interface:
-		info.strings = true
+		p.strings = true
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.IsExported() && learn(f.Type, open).strings {
-				info.fields = append(info.fields, field{index: i, text: f.Tag.Get("printable") == "text"})
+			if f := t.Field(i); f.IsExported() && planOf(f.Type).strings {
+				p.fields = append(p.fields, fieldPlan{i, f.Tag.Get("printable") == "text"})
 			}
 		}
-		info.strings = len(info.fields) > 0
+		p.strings = len(p.fields) > 0
 	case reflect.Slice, reflect.Array, reflect.Pointer:
-		info.strings = learn(t.Elem(), open).strings
+		p.strings = planOf(t.Elem()).strings
 	case reflect.Map:
-		info.strings = learn(t.Key(), open).strings || learn(t.Elem(), open).strings
+		p.strings = planOf(t.Key()).strings || planOf(t.Elem()).strings
 	}
-	types.Store(t, info)
-	return info
+	plans.Store(t, p)
+	return p
+}
+
+// allFields is every exported field of a struct type (nil for another).
+func allFields(t reflect.Type) []fieldPlan {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []fieldPlan
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() {
+			out = append(out, fieldPlan{i, f.Tag.Get("printable") == "text"})
+		}
+	}
+	return out
 }
 
 func walk(v reflect.Value, text bool) (reflect.Value, bool) {
-	switch k := v.Kind(); {
-	case k == reflect.String, k == reflect.Interface:
-	case !infoOf(v.Type()).strings:
-		return v, false // no string in it: nothing to make printable
+	p := planOf(v.Type())
+	if !p.strings {
+		return v, false
 	}
 	switch v.Kind() {
 	case reflect.String:
@@ -95,22 +94,28 @@ func walk(v reflect.Value, text bool) (reflect.Value, bool) {
 		out.SetString(c)
 		return out, true
 	case reflect.Struct:
-		return walkStruct(v, infoOf(v.Type()).fields)
+		var out reflect.Value
+		for _, f := range p.fields {
+			nf, changed := walk(v.Field(f.index), f.text)
+			if !changed {
+				continue
+			}
+			if !out.IsValid() {
+				out = reflect.New(v.Type()).Elem()
+				out.Set(v)
+			}
+			out.Field(f.index).Set(nf)
+		}
+		if out.IsValid() {
+			return out, true
+		}
 	case reflect.Slice, reflect.Array:
 		if v.Kind() == reflect.Slice && v.IsNil() {
 			break
 		}
 		var out reflect.Value
-		elem := v.Type().Elem()
-		fields := infoOf(elem).fields // a struct's, looked up once
 		for i := 0; i < v.Len(); i++ {
-			var ne reflect.Value
-			var changed bool
-			if elem.Kind() == reflect.Struct {
-				ne, changed = walkStruct(v.Index(i), fields)
-			} else {
-				ne, changed = walk(v.Index(i), text)
-			}
+			ne, changed := walk(v.Index(i), text)
 			if !changed {
 				continue
 			}
@@ -165,27 +170,6 @@ func walk(v reflect.Value, text bool) (reflect.Value, bool) {
 			out.Set(ne)
 			return out, true
 		}
-	}
-	return v, false
-}
-
-// walkStruct is walk of a struct whose fields that can hold a string are
-// fields.
-func walkStruct(v reflect.Value, fields []field) (reflect.Value, bool) {
-	var out reflect.Value
-	for _, f := range fields {
-		nf, changed := walk(v.Field(f.index), f.text)
-		if !changed {
-			continue
-		}
-		if !out.IsValid() {
-			out = reflect.New(v.Type()).Elem()
-			out.Set(v)
-		}
-		out.Field(f.index).Set(nf)
-	}
-	if out.IsValid() {
-		return out, true
 	}
 	return v, false
 }

@@ -4,7 +4,6 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -28,9 +27,9 @@ type Report struct {
 	Matrix     *model.Matrix
 	Analysis   *model.Analysis
 	Trials     []model.TrialResult
-	// Traces are trials' memory samples by id (WithTraces), for what-if
+	// Traces give trials' memory samples by id (WithTraces), for what-if
 	// predictions' seconds; a report without them still predicts.
-	Traces map[string][]model.TracePoint
+	Traces model.TraceSource
 	// Seeded names the tasks that replay a repeat exactly; nil: read from
 	// the manifest's images (model.SeededImage).
 	Seeded map[string]bool
@@ -81,17 +80,26 @@ var Formats = []string{"table", "markdown", "csv", "json"}
 
 // Write renders the report in a format.
 func (r *Report) Write(w io.Writer, format string) error {
+	var write func(io.Writer) error
 	switch format {
 	case "table":
-		return r.Table(w)
+		write = r.Table
 	case "markdown", "md":
-		return r.Markdown(w)
+		write = r.Markdown
 	case "csv":
-		return r.CSV(w)
+		write = r.CSV
 	case "json":
-		return r.JSON(w)
+		return r.JSON(w) // buffered as it streams
+	default:
+		return fmt.Errorf("unknown format %q: use %s", format, strings.Join(Formats, ", "))
 	}
-	return fmt.Errorf("unknown format %q: use %s", format, strings.Join(Formats, ", "))
+	// Buffered: the sections write a line at a time (a write to the
+	// terminal or pipe each, thousands for a large sweep).
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 func pp(x float64) string { return model.PPText(x) }
@@ -490,14 +498,14 @@ type jsonDoc struct {
 	Regimes []model.RegimeSplit `json:"regimes,omitempty"`
 }
 
-// writeJSONDoc writes doc with a last member "trials", indented as one
-// json.Encoder with SetIndent("", "  ") writes the whole, but the trials
-// one at a time: a report of tens of thousands of trials never holds
-// their encoding (hundreds of MB, twice over for the indenting) at once.
+// writeJSONDoc writes doc with a last member "trials", one trial's
+// record a line as the store writes it (compact JSON), the rest
+// indented as json.Encoder with SetIndent("", "  ") writes it: a report
+// of tens of thousands of trials never holds their encoding at once.
 func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
 	return writeJSONTrials(w, doc, len(trials), func(put func([]byte) error) error {
 		for _, t := range trials {
-			b, err := json.MarshalIndent(t, "    ", "  ")
+			b, err := json.Marshal(t)
 			if err != nil {
 				return err
 			}
@@ -510,25 +518,15 @@ func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
 }
 
 // writeJSONDocRecords is writeJSONDoc with the n trials' records copied
-// as written, re-indented (json.Indent: nothing decoded) to the same
-// layout.
+// verbatim, the bytes of trials.jsonl's lines: nothing decoded, nothing
+// re-indented (json.Indent over every byte of 490 MB of records was most
+// of the JSON report's CPU at 26,700 trials).
 func writeJSONDocRecords(w io.Writer, doc jsonDoc, n int, copy func(each func(raw []byte) error) error) error {
-	var buf bytes.Buffer
-	return writeJSONTrials(w, doc, n, func(put func([]byte) error) error {
-		i := 0
-		return copy(func(raw []byte) error {
-			i++
-			buf.Reset()
-			if err := json.Indent(&buf, raw, "    ", "  "); err != nil {
-				return fmt.Errorf("trial record %d: %w", i, err)
-			}
-			return put(buf.Bytes())
-		})
-	})
+	return writeJSONTrials(w, doc, n, copy)
 }
 
 // writeJSONTrials writes doc, then its n trials as each puts them (one
-// indented record a call).
+// compact record a call, a line each).
 func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte) error) error) error {
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -543,6 +541,9 @@ func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte)
 		bw.WriteString("[\n")
 		i := 0
 		err := each(func(b []byte) error {
+			if i == n {
+				return fmt.Errorf("the JSON report has %d trials and was given more records", n)
+			}
 			bw.WriteString("    ")
 			bw.Write(b)
 			if i < n-1 {

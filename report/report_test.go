@@ -344,9 +344,10 @@ func TestCausesAreShownAndCountedFromOutside(t *testing.T) {
 	}
 }
 
-// The JSON report streams its trials but reads byte for byte as the one
-// indented document it was: with trials, without, and with strings the
-// encoder escapes.
+// The JSON report streams its trials, each record verbatim on its own
+// line (compact, as trials.jsonl has it), and is the one indented
+// document it was but for that whitespace: with trials, without, and
+// with strings the encoder escapes.
 func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 	m, ratios, trials := oneTask()
 	trials[0].Reason = "<&> \u2028 \"quoted\""
@@ -374,8 +375,18 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		if err := enc.Encode(d); err != nil {
 			t.Fatal(err)
 		}
-		if got.String() != whole.String() {
-			t.Errorf("%d trials: streamed JSON differs from the document encoded whole:\n%s\nwant\n%s", len(ts), got.String(), whole.String())
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, got.Bytes(), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if indented.String() != whole.String() {
+			t.Errorf("%d trials: streamed JSON, indented, differs from the document encoded whole:\n%s\nwant\n%s", len(ts), indented.String(), whole.String())
+		}
+		for _, tr := range ts {
+			line, _ := json.Marshal(tr)
+			if !bytes.Contains(got.Bytes(), append(append([]byte("\n    "), line...), ',', '\n')) && !bytes.Contains(got.Bytes(), append(append([]byte("\n    "), line...), '\n')) {
+				t.Errorf("trial %s's record is not on a line of its own as written", tr.ID)
+			}
 		}
 		// The records copied as written (store.CopyTrialLines' lines, as
 		// store.Append writes them) give the same bytes, nothing decoded.
@@ -395,8 +406,8 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		if err := copied.JSON(&fromLines); err != nil {
 			t.Fatal(err)
 		}
-		if fromLines.String() != whole.String() {
-			t.Errorf("%d trials: the JSON report from the records as written differs from the document encoded whole:\n%s\nwant\n%s", len(ts), fromLines.String(), whole.String())
+		if fromLines.String() != got.String() {
+			t.Errorf("%d trials: the JSON report from the records as written differs from the one encoding the trials:\n%s\nwant\n%s", len(ts), fromLines.String(), got.String())
 		}
 	}
 	// A record source that gives fewer records than the report counts is
@@ -404,5 +415,17 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 	short := New(m.ID, m, ratios, trials, DefaultOptions()).WithRecords(func(each func([]byte) error) error { return nil })
 	if err := short.JSON(io.Discard); err == nil {
 		t.Error("a JSON report missing every trial record was written without an error")
+	}
+	// Nor one more than it counts.
+	long := New(m.ID, m, ratios, trials, DefaultOptions()).WithRecords(func(each func([]byte) error) error {
+		for range len(trials) + 1 {
+			if err := each([]byte(`{}`)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := long.JSON(io.Discard); err == nil {
+		t.Error("a JSON report given more records than trials was written without an error")
 	}
 }

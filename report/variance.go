@@ -44,7 +44,19 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 		return err
 	}
 	// Where a limit sits inside the task's own range, the verdict says
-	// its failures there are the task's variance, not the host's.
+	// its failures there are the task's variance, not the host's. The
+	// trials by cell, once (looking through every trial for each row and
+	// ratio was most of a large sweep's report).
+	type cellKey struct {
+		row   model.RowKey
+		ratio model.Ratio
+	}
+	cells := map[cellKey][]int{}
+	for i := range r.Trials {
+		t := &r.Trials[i]
+		k := cellKey{model.RowKey{Task: t.Task, Agent: t.Agent}, t.Ratio}
+		cells[k] = append(cells[k], i)
+	}
 	for _, v := range vs {
 		for _, ratio := range r.Matrix.Ratios {
 			if ratio.Uncapped || !ratio.Knobs.IsZero() {
@@ -52,11 +64,9 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 			}
 			var at []model.TrialResult
 			var limit int64
-			for _, t := range r.Trials {
-				if t.Task == v.Task && t.Agent == v.Agent && t.Ratio == ratio {
-					at = append(at, t)
-					limit = max(limit, t.Policy.HardLimitBytes)
-				}
+			for _, i := range cells[cellKey{model.RowKey{Task: v.Task, Agent: v.Agent}, ratio}] {
+				at = append(at, r.Trials[i])
+				limit = max(limit, r.Trials[i].Policy.HardLimitBytes)
 			}
 			if ov, ok := model.OwnVarianceAt(at, limit); ok {
 				line := fmt.Sprintf("%s · %s at %s: %s", v.Task, v.Agent, ratio, ov)

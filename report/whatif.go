@@ -13,6 +13,12 @@ import (
 // WithTraces gives the report the trials' memory traces (by trial id),
 // so a what-if kill can say at what second it would land.
 func (r *Report) WithTraces(traces map[string][]model.TracePoint) *Report {
+	return r.WithTraceSource(model.TraceMap(traces))
+}
+
+// WithTraceSource is WithTraces with the traces read when a prediction
+// asks for one (cli reads a trial's trace file then).
+func (r *Report) WithTraceSource(traces model.TraceSource) *Report {
 	r.Traces = traces
 	return r
 }
@@ -41,7 +47,7 @@ func (r *Report) WhatIf() *WhatIf {
 	return &WhatIf{
 		Predicted: model.PredictCells(r.Trials, r.Traces, model.StandardRatios),
 		Accuracy:  model.EvaluatePredictions(r.Trials, r.Traces, r.seeded()),
-		Rates:     model.RateChecks(r.Trials, r.Traces),
+		Rates:     model.RateChecks(r.Trials),
 	}
 }
 

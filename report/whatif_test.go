@@ -87,7 +87,7 @@ func TestWhatIfResourcesAndNoiseSections(t *testing.T) {
 	}
 	var b bytes.Buffer
 	rep.Write(&b, "json")
-	if !strings.Contains(b.String(), `"what_if"`) || !strings.Contains(b.String(), `"throttled_ns": 2200000000`) {
+	if !strings.Contains(b.String(), `"what_if"`) || !strings.Contains(b.String(), `"throttled_ns":2200000000`) { // in a trial record, compact as written
 		t.Error("the JSON report lacks the what-if section or the step's throttling")
 	}
 }

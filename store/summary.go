@@ -28,7 +28,7 @@ import (
 const SummaryFile = "trials.summary"
 
 // summaryVersion is the rows' format; a file of another is not read.
-const summaryVersion = 3 // 3: the kernel peaks without cache
+const summaryVersion = 4 // 3: the kernel peaks without cache; 4: rows sealed (seal.go)
 
 // summaryRow is one trial's row. Line, Off and Len are its record's
 // place in trials.jsonl (TrialLine).
@@ -428,7 +428,7 @@ func (e *Experiment) appendSummary(record []byte, at TrialLine) {
 	}
 	b, err := json.Marshal(row)
 	if err == nil {
-		_, err = e.summary.Write(append(b, '\n'))
+		_, err = e.summary.Write(sealRow(b, recordSum(record)))
 	}
 	if err == nil {
 		err = e.summary.Sync()
@@ -492,6 +492,10 @@ func rebuildSummary(dir string) ([]summaryRow, error) {
 	if torn {
 		return nil, errors.New("torn last record")
 	}
+	sums := make([]uint32, 0, len(lines))
+	if err := CopyTrialLines(dir, lines, func(raw []byte) error { sums = append(sums, recordSum(raw)); return nil }); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	rows := make([]summaryRow, len(results))
 	for i, r := range results {
@@ -503,8 +507,7 @@ func rebuildSummary(dir string) ([]summaryRow, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf.Write(b)
-		buf.WriteByte('\n')
+		buf.Write(sealRow(b, sums[i]))
 	}
 	if err := replaceFile(filepath.Join(dir, SummaryFile), buf.Bytes()); err != nil {
 		return nil, err
@@ -690,8 +693,14 @@ func ReadRecord(dir string, at TrialLine) (model.TrialResult, error) {
 // each then summarised), so what it returns is the same either way; torn
 // says trials.jsonl ends in a torn line.
 func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
+	return readTrialsSummary(dir, check, false)
+}
+
+// readTrialsSummary is ReadTrialsSummary, or when sealed ReadTrialsSealed.
+func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	// Room for about as many trials as there are rows (a row is 700-1,100
-	// bytes), not doubled and copied as they come.
+	// bytes), not doubled and copied as they come; each row is made a
+	// trial as it is read, not all held as rows first.
 	hint := 0
 	if st, err := os.Stat(filepath.Join(dir, SummaryFile)); err == nil {
 		hint = int(min(st.Size()/700, 1<<22))
@@ -700,6 +709,9 @@ func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results
 	_, serr := readSummaryRows(dir, func(row *summaryRow) {
 		results, lines = append(results, row.result()), append(lines, row.lineAt())
 	})
+	if serr == nil && sealed {
+		serr = verifySeals(dir, lines)
+	}
 	if serr != nil {
 		results, lines, torn, err = readTrialsAt(dir, true, check)
 		for i := range results {

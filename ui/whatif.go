@@ -14,7 +14,7 @@ import (
 // contended. "" when there is nothing to say.
 func (s *SweepState) whatIfLine(row model.RowKey, ratio model.Ratio) string {
 	var trials []model.TrialResult
-	traces := map[string][]model.TracePoint{}
+	traces := model.TraceMap{}
 	contended, noted := 0, 0
 	s.index()
 	for _, id := range s.rowTrials[row] {
@@ -40,7 +40,7 @@ func (s *SweepState) whatIfLine(row model.RowKey, ratio model.Ratio) string {
 		}
 	}
 	var out []string
-	for _, rc := range model.RateChecks(trials, traces) {
+	for _, rc := range model.RateChecks(trials) {
 		if rc.Ratio != ratio {
 			continue
 		}

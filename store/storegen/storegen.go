@@ -325,7 +325,7 @@ func Cached(s Spec) (string, error) {
 	if root == "" {
 		root = filepath.Join(os.TempDir(), "headroom-scale")
 	}
-	root = filepath.Join(root, fmt.Sprintf("v3-%d-%s-%d-%d", s.Trials, s.Duration, s.Steps, s.Seed))
+	root = filepath.Join(root, fmt.Sprintf("v4-%d-%s-%d-%d", s.Trials, s.Duration, s.Steps, s.Seed))
 	dir := filepath.Join(root, fmt.Sprintf("scale-%d", s.Trials))
 	if _, err := os.Stat(filepath.Join(root, "done")); err == nil {
 		return dir, nil
