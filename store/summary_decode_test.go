@@ -57,7 +57,7 @@ func richRows(t testing.TB) [][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, append(b, '\n'))
+		out = append(out, sealRow(b, uint32(i))) // as Append writes it
 	}
 	return out
 }
