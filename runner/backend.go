@@ -211,6 +211,18 @@ type StepStopper interface {
 	StopSteps(ctx context.Context) error
 }
 
+// Stopper is a sandbox whose end comes in two parts. Stop reads what the
+// sandbox says only while it lives (its cgroup's peak, kills, limit
+// hits), kills it, and returns once it is dead: its processes gone and
+// the memory its guarantee stood for freed. Remove, which must follow,
+// removes what is left and completes the Final (who else stopped it, by
+// the events up to its destroy). Between the two the runner frees the
+// trial's slot and admission, so the next trial starts beside this one's
+// removal; its record is written once Remove has returned.
+type Stopper interface {
+	Stop(ctx context.Context) error
+}
+
 // ErrPlatformGone is a platform that stopped answering and did not come
 // back within the backend's wait (a cluster's API server gone): a Start
 // failing with it (wrapped) stops the sweep, interrupted, instead of

@@ -238,16 +238,35 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 		queue <- tr
 	}
 	close(queue)
+	// A worker takes the next trial once its trial's container is dead
+	// (runner.Stopper) or its trial has ended: the trial's removal and
+	// record go on beside the next one, at most one a worker, and the
+	// sweep ends after them all.
 	var wg sync.WaitGroup
 	for w := 0; w < r.cfg.Concurrency; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var ending chan struct{} // the worker's trial before, until its record
 			for tr := range queue {
-				// The result first: a composite literal's fields are
-				// evaluated in order, and the event's time is its end.
-				res := r.admitAndRun(ctxs[tr.ID], tr, emit)
-				emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: res})
+				next, ended := make(chan struct{}), make(chan struct{})
+				freed := sync.OnceFunc(func() { close(next) })
+				go func() {
+					defer close(ended)
+					defer freed()
+					// The result first: a composite literal's fields are
+					// evaluated in order, and the event's time is its end.
+					res := r.admitAndRun(ctxs[tr.ID], tr, emit, freed)
+					emit(event.TrialEnded{Base: event.Base{Trial: tr.ID, Time: time.Now()}, Result: res})
+				}()
+				<-next
+				if ending != nil {
+					<-ending
+				}
+				ending = ended
+			}
+			if ending != nil {
+				<-ending
 			}
 		}()
 	}
@@ -259,7 +278,11 @@ func (r *Runner) Run(ctx context.Context, out chan<- event.Event) {
 	emit(end)
 }
 
-func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(event.Event)) model.TrialResult {
+// admitAndRun runs one trial from its admission to its record. freed is
+// called once its container is dead and its slot free, when that comes
+// before the record (a runner.Stopper's sandbox); the caller calls it
+// after the record otherwise.
+func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(event.Event), freed func()) model.TrialResult {
 	queued := time.Now()
 	if why, ok := r.cfg.NotRun[tr.Task]; ok {
 		return model.TrialResult{Trial: tr, Start: queued, End: queued, Outcome: model.InfraError, Reason: r.redact(why), TaskNotRun: true}
@@ -275,8 +298,18 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		res.Outcome, res.Reason, res.End = model.Cancelled, "cancelled before it started", time.Now()
 		return res
 	}
-	defer r.adm.release(tr.Policy.GuaranteeBytes)
-	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes}
+	var noise model.HostNoise
+	var before pressure
+	var mine *int
+	// The slot, the guarantee and the neighbourhood are the running
+	// container's: let go of once it is dead, before its removal.
+	stopped := sync.OnceFunc(func() {
+		noise = noiseOver(before, r.readPressure())
+		noise.Neighbours = r.neighbours.leave(mine)
+		r.adm.release(tr.Policy.GuaranteeBytes)
+		freed()
+	})
+	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes, stopped: stopped}
 	if k := tr.Ratio.Knobs; !k.IsZero() {
 		res.Knobs = &model.KnobRecord{}
 		if !k.Time.IsBase() {
@@ -290,12 +323,11 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	if r.cfg.Host != nil {
 		t.res.HostAtStart = r.cfg.Host()
 	}
-	before, mine := r.readPressure(), r.neighbours.join()
+	before, mine = r.readPressure(), r.neighbours.join()
 	out := t.run(ctx)
+	stopped()
 	r.clean.add(out)
-	noise := noiseOver(before, r.readPressure())
 	t.steps.fold(&noise)
-	noise.Neighbours = r.neighbours.leave(mine)
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()
 	}

@@ -81,6 +81,8 @@ type trialRun struct {
 	// steps is the trial's steps' CPU wait and the host's pressure over
 	// them, for its noise record.
 	steps stepNoise
+	// stopped frees the trial's slot: called once its container is dead.
+	stopped func()
 }
 
 // stepNoise sums, over a trial's steps, the CPU its threads waited for,
@@ -280,6 +282,15 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 		// The engine refusing a step of a container that had ended by
 		// itself is the task's doing, not the engine's.
 		t.exited = w.ExitedItself(rmCtx)
+	}
+	if st, ok := sb.(Stopper); ok {
+		// Dead before its slot goes to the next trial; removed beside it.
+		stopping := TimePhase(t.trial.ID, "stop")
+		err := st.Stop(rmCtx)
+		stopping()
+		if err == nil && t.stopped != nil {
+			t.stopped()
+		}
 	}
 	removed := TimePhase(t.trial.ID, "remove")
 	final, rmErr := sb.Remove(rmCtx)

@@ -111,16 +111,22 @@ var initSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, s
 	syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGABRT, syscall.SIGSTKFLT,
 	syscall.SIGVTALRM, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGPWR, syscall.SIGIO}
 
+// holdInitSignals holds initSignals as an init process does, saying
+// each one that came on stderr.
+func holdInitSignals(stderr io.Writer, mode, what string) {
+	held := make(chan os.Signal, 4)
+	signal.Notify(held, initSignals...)
+	go func() {
+		for sig := range held {
+			fmt.Fprintf(stderr, "hr-workload %s: %v sent to the container's PID 1 (%s) was ignored, as an init process ignores it\n", mode, sig, what)
+		}
+	}()
+}
+
 // drive reads commands from in until it ends.
 func drive(in io.Reader, stdout, stderr io.Writer) int {
 	if os.Getpid() == 1 {
-		held := make(chan os.Signal, 4)
-		signal.Notify(held, initSignals...)
-		go func() {
-			for sig := range held {
-				fmt.Fprintf(stderr, "hr-workload drive: %v sent to the container's PID 1 (headroom's step driver) was ignored, as an init process ignores it\n", sig)
-			}
-		}()
+		holdInitSignals(stderr, "drive", "headroom's step driver")
 	}
 	if err := guardChannel(); err != nil {
 		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)

@@ -255,12 +255,25 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 			root = args[i+1]
 		}
 	}
+	// Its threads before anything else: the task may fill the pod's
+	// pids limit (threads.go).
+	pinProcs(probeProcs)
+	reserveThreads(probeSpareThreads)
 	// The probe is the step driver on a cluster: its channel is its own
 	// as the driver's is (guardChannel).
 	if err := guardChannel(); err != nil {
 		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
 	}
 	p := startProbe(root, every, stdout, nil)
+	// As the pod's task container's PID 1 it holds the signals a step
+	// may send it, as the Docker step driver does: a step's `kill -HUP 1`
+	// (or TERM, ABRT, SEGV...) ended the whole pod. Its pod ends by
+	// SIGKILL (the pod's grace period is 0).
+	if os.Getpid() == 1 {
+		holdInitSignals(stderr, "probe", "headroom's probe and step driver")
+		go p.serve(in, stderr)
+		select {}
+	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
 	go p.serve(in, stderr)

@@ -101,6 +101,9 @@ type Backend struct {
 	// keptNames are, per experiment, the names of the containers earlier
 	// runs kept (--keep), listed once at its first trial (freeName).
 	keptNames map[string]map[string]bool
+	// beforeRemove, set by a test, runs as a stopped container's removal
+	// begins.
+	beforeRemove func(id string)
 }
 
 // ReadsKernelLog says whether kills will carry the killed process's name.

@@ -2,14 +2,19 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -122,5 +127,129 @@ func TestOpenFilesRefusalIsRemembered(t *testing.T) {
 	}
 	if b := newBackend(t, Options{NoFileMemo: filepath.Join(t.TempDir(), "other")}); b.noFileLow.Load() {
 		t.Error("a backend without the memo starts as if refused")
+	}
+}
+
+// The next trial starts while the last one's container is removed: a
+// trial's slot is free once its container is dead (runner.Stopper), not
+// after the engine's remove and the destroy event (~90 ms a trial on this
+// host, on the critical path before). Each trial's removal here waits
+// until the next trial's container has started, which never happens with
+// the teardown on the critical path; the container the next one starts
+// beside is dead, each trial ends once, and nothing is left (TestMain).
+func TestNextTrialStartsBesideTheRemoval(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, `
+[task]
+name = "test/beside-removal"
+[environment]
+image = "builtin"
+memory = "32M"
+[verifier]
+workload = { duration_ms = 0 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "step"
+  workload = { duration_ms = 0 }
+`)
+	const trials = 3
+	var mu sync.Mutex
+	var order []string // containers in the order they started
+	changed := make(chan struct{})
+	var problems []string
+	b.beforeRemove = func(id string) {
+		deadline := time.After(10 * time.Second)
+		for {
+			mu.Lock()
+			i := slices.Index(order, id)
+			next, last, ch := i >= 0 && i+1 < len(order), i == trials-1, changed
+			mu.Unlock()
+			if next || last {
+				break
+			}
+			select {
+			case <-ch:
+				continue
+			case <-deadline:
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("container %d of %d: its removal began before the next trial's container started", i+1, trials))
+				mu.Unlock()
+				return
+			}
+		}
+		info, err := testCli.ContainerInspect(context.Background(), id)
+		if err != nil || info.State == nil || info.State.Running {
+			mu.Lock()
+			problems = append(problems, fmt.Sprintf("container %s at its removal: %v, running %v; want dead", id[:12], err, info.State != nil && info.State.Running))
+			mu.Unlock()
+		}
+	}
+	ended := map[string]int{}
+	results, evs := sweepAtOnce(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, trials, 1, context.Background(), func(e event.Event) {
+		switch e := e.(type) {
+		case event.TrialStarted:
+			mu.Lock()
+			order = append(order, e.ContainerID)
+			close(changed)
+			changed = make(chan struct{})
+			mu.Unlock()
+		case event.TrialEnded:
+			ended[e.Trial]++
+		}
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if len(results) != trials {
+		t.Fatalf("%d results, want %d", len(results), trials)
+	}
+	for _, r := range results {
+		if r.Outcome != model.Passed || ended[r.ID] != 1 {
+			t.Errorf("%s: %s (%s), ended %d time(s)", r.ID, r.Outcome, r.Reason, ended[r.ID])
+		}
+	}
+	if _, ok := evs[len(evs)-1].(event.SweepEnded); !ok {
+		t.Errorf("last event %T, want SweepEnded after every trial's end", evs[len(evs)-1])
+	}
+}
+
+// Stop returns once every process of the container is gone (their memory
+// freed: what admission lets the next trial have), before the engine has
+// finished handling the exit; Remove then waits for the engine and
+// removes it, and a kill of its own is not someone else's.
+func TestStopReturnsOnceTheContainerIsDead(t *testing.T) {
+	b := newBackend(t, Options{DriverBinary: testBinary})
+	task := parseTask(t, enginetest.HeavyInstall)
+	tr := model.Trial{ID: "stop", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
+	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sb.(*sandbox)
+	if s.cg == nil {
+		sb.Remove(context.Background())
+		t.Skip("the container's cgroup is not readable here")
+	}
+	procs := filepath.Join(s.cg.Dir(), "cgroup.procs")
+	if b, err := os.ReadFile(procs); err != nil || len(strings.Fields(string(b))) == 0 {
+		sb.Remove(context.Background())
+		t.Fatalf("before Stop the cgroup lists %q (%v): nothing to see die", b, err)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	left, err := os.ReadFile(procs)
+	f, rmErr := sb.Remove(context.Background())
+	if err == nil && len(strings.Fields(string(left))) > 0 {
+		t.Errorf("Stop returned with processes %q still in the cgroup", left)
+	}
+	if rmErr != nil || f.KilledBy != "" {
+		t.Errorf("remove: %v, killed by %q: want removed, no one else's kill", rmErr, f.KilledBy)
+	}
+	if _, err := testCli.ContainerInspect(context.Background(), sb.ID()); err == nil {
+		t.Error("the container is still there after Remove")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -84,6 +85,9 @@ type sandbox struct {
 	limitFirst  int64
 	limitRead   bool
 	limitChange string
+
+	// ended is what the container said as it ended (readEnd), once read.
+	ended *sandboxEnd
 }
 
 func newSandbox(b *Backend, id string) *sandbox {
@@ -339,18 +343,100 @@ func (s *sandbox) Kill(ctx context.Context) error {
 	return s.b.cli.ContainerKill(ctx, s.id, "KILL")
 }
 
-// Remove reads the last kernel peak and the engine's verdict, then removes
-// the container and closes the sandbox's channels.
-func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
-	var f runner.Final
-	killsKnown := false
-	keep := s.b.opts.Keep && !s.discard
+// Stop reads what the container's cgroup says at its end, kills the
+// container and returns once it is dead (runner.Stopper): every process
+// of its cgroup gone, their memory freed. The engine answers the kill
+// only once it has handled the exit (the shim, the mounts, the network:
+// 70-250 ms here, the processes dead after the first 1-20); where the
+// cgroup is readable the death is seen there and the engine's answer is
+// awaited by Remove. Without a cgroup (a remote engine) the engine's
+// answer is the death.
+func (s *sandbox) Stop(ctx context.Context) error {
+	if s.ended != nil {
+		return nil
+	}
+	e := s.readEnd(ctx)
+	e.killed = make(chan struct{})
+	go func() {
+		e.killErr = s.killAndWait(ctx)
+		close(e.killed)
+	}()
+	if s.cg != nil && s.emptiedBefore(e.killed) {
+		return nil
+	}
+	<-e.killed
+	return e.killErr
+}
+
+// emptiedBefore watches the container's cgroup until it holds no process
+// (or is gone), and says whether that came before done.
+func (s *sandbox) emptiedBefore(done <-chan struct{}) bool {
+	procs := filepath.Join(s.cg.Dir(), "cgroup.procs")
+	var buf []byte
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := cgroup.ReadFresh(procs, &buf); err != nil || len(strings.TrimSpace(string(b))) == 0 {
+			return true
+		}
+		select {
+		case <-done:
+			return false
+		case <-tick.C:
+		}
+	}
+}
+
+// killAndWait kills the container and waits until the engine has it
+// stopped; nil too when it had stopped already or is gone.
+func (s *sandbox) killAndWait(ctx context.Context) error {
+	err := s.b.cli.ContainerKill(ctx, s.id, "KILL")
+	if err != nil && !cerrdefs.IsConflict(err) && !strings.Contains(err.Error(), "is not running") {
+		if cerrdefs.IsNotFound(err) {
+			return nil // removed by someone (rm -f): nothing runs
+		}
+		return err
+	}
+	// Stopped already (a kill from outside, its main process's end) or
+	// now stopping: the wait answers once the engine has it stopped.
+	waitCh, errCh := s.b.cli.ContainerWait(ctx, s.id, container.WaitConditionNotRunning)
+	select {
+	case <-waitCh:
+		return nil
+	case err := <-errCh:
+		if cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+}
+
+// sandboxEnd is what a container said as it ended, read while its cgroup
+// still existed (readEnd): the first part of its Final.
+type sandboxEnd struct {
+	f          runner.Final
+	killsKnown bool
+	kitErr     error
+	// killed is closed when the engine has answered Stop's kill, with
+	// killErr; nil when Stop did not run.
+	killed  chan struct{}
+	killErr error
+}
+
+// readEnd marks headroom's own stop from now on and reads what the
+// container says only while it lives, once.
+func (s *sandbox) readEnd(ctx context.Context) *sandboxEnd {
+	if s.ended != nil {
+		return s.ended
+	}
+	e := &sandboxEnd{}
+	s.ended = e
+	f := &e.f
 	s.stops.ours()
 	// The knobs' own containers go first: the helper undoes its shaping
 	// and says what it did, the neighbours' use is read.
-	var kitErr error
 	if s.kit != nil {
-		f.Knobs, kitErr = s.kit.remove(ctx)
+		f.Knobs, e.kitErr = s.kit.remove(ctx)
 	}
 	if s.cg != nil {
 		f.LimitHits, f.LimitHitsKnown = s.cg.LimitHits() // before the peak's reset
@@ -370,19 +456,30 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		// process in the cgroup was killed); read it while the cgroup
 		// exists and spare the stop-wait-inspect round trips.
 		if n, err := s.cg.OOMKills(); err == nil {
-			f.OOMKilled, killsKnown = n > 0, true
+			f.OOMKilled, e.killsKnown = n > 0, true
 		}
 	}
+	return e
+}
+
+// Remove reads the last kernel peak and the engine's verdict (unless Stop
+// did), then removes the container and closes the sandbox's channels.
+func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
+	e := s.readEnd(ctx)
+	dead := false
+	if e.killed != nil {
+		// The engine has it stopped, its exit handled, once it answers.
+		<-e.killed
+		dead = e.killErr == nil
+	}
+	f, killsKnown, kitErr := e.f, e.killsKnown, e.kitErr
+	keep := s.b.opts.Keep && !s.discard
 	if !killsKnown || keep {
 		// The engine records State.OOMKilled when the container exits, so
 		// stop it and wait for the exit before asking (and a kept
-		// container is left stopped).
-		if err := s.b.cli.ContainerKill(ctx, s.id, "KILL"); err == nil {
-			waitCh, errCh := s.b.cli.ContainerWait(ctx, s.id, container.WaitConditionNotRunning)
-			select {
-			case <-waitCh:
-			case <-errCh:
-			}
+		// container is left stopped); Stop may have done both.
+		if !dead {
+			_ = s.killAndWait(ctx)
 		}
 		if info, err := s.b.cli.ContainerInspect(ctx, s.id); err == nil && info.State != nil {
 			f.OOMKilled = f.OOMKilled || info.State.OOMKilled
@@ -390,6 +487,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	var err error
 	if !keep {
+		if s.b.beforeRemove != nil {
+			s.b.beforeRemove(s.id)
+		}
 		removed := runner.TimePhase(s.trial, "remove: engine")
 		err = s.b.retryEngine(ctx, func() error {
 			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})

@@ -162,9 +162,16 @@ func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 // the start tried again; past the bound the error wraps
 // runner.ErrPlatformGone (the sweep stops, to be resumed).
 func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	n := 1
+	name := keptName(experiment, trial.ID, n)
 	for try := 1; ; try++ {
-		sb, err := b.start(ctx, experiment, trial, task)
-		if err == nil || ctx.Err() != nil || !unreachable(err) {
+		sb, err := b.start(ctx, name, experiment, trial, task)
+		if errors.Is(err, errKeptName) && n < maxKeptNames {
+			n++
+			name, try = keptName(experiment, trial.ID, n), try-1
+			continue
+		}
+		if err == nil || ctx.Err() != nil || !unreachable(err) || errors.Is(err, runner.ErrPlatformGone) {
 			return sb, err
 		}
 		if try == 5 {
@@ -175,7 +182,6 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 			return nil, werr
 		}
 		// Back: what the failed start may have left goes first.
-		name := PodName(experiment, trial.ID)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		if b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindPod}) == nil {
 			_ = b.p.waitGone(cctx, name)
@@ -185,7 +191,7 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 	}
 }
 
-func (b *backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+func (b *backend) start(ctx context.Context, name, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	p := b.p
 	if err := sidecarRefusal(task); err != nil {
 		return nil, err
@@ -196,7 +202,7 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 		return nil, fmt.Errorf("task %s: allowed_hosts, a phase's own network_mode and a separate verifier are run on the docker backend only; use --backend docker", task.Name)
 	}
 	pid1, execd := b.usesProbe(task)
-	c := podConfig{Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)
 	np := NetworkPolicy(experiment, trial, task, c)
 	// Creation runs to completion even when ctx ends, so that what it made
@@ -207,18 +213,40 @@ func (b *backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.probing, sb.besidePID1 = c.Probe || c.ProbeExec, c.ProbeExec
 	// Followed from before its creation to its removal (Remove ends it).
 	sb.sub = b.podWatch().subscribe(pod.Name)
+	madePolicy := false
 	if np != nil {
-		if _, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		_, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) && p.keptPolicy(cctx, np.Name) {
+			sb.sub.close()
+			return nil, errKeptName
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
 			sb.sub.close()
 			return nil, fmt.Errorf("create network policy %s: %w", np.Name, err)
 		}
-		sb.netpol = np.Name
+		sb.netpol, madePolicy = np.Name, err == nil
 	}
 	created, err := p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) && p.removeDeadNamesake(cctx, pod.Name) {
-		// A headroom killed mid-trial left it (a resume runs the trial
-		// again under the same name).
-		created, err = p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+	kept := false
+	if apierrors.IsAlreadyExists(err) {
+		var removed bool
+		if removed, kept = p.removeDeadNamesake(cctx, pod.Name); removed {
+			// A headroom killed mid-trial left it (a resume runs the trial
+			// again under the same name).
+			created, err = p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+		}
+	}
+	if apierrors.IsAlreadyExists(err) {
+		// The namesake is not this trial's to remove (kept, or a live
+		// headroom's): only the policy made for it goes.
+		if madePolicy {
+			_ = p.Remove(cctx, runner.Owned{ID: np.Name, Kind: KindNetworkPolicy})
+		}
+		sb.sub.close()
+		if kept {
+			return nil, errKeptName
+		}
+		return nil, fmt.Errorf("create pod %s in %s: %w", pod.Name, p.ns, err)
 	}
 	if err != nil {
 		sb.deleteAll(context.WithoutCancel(ctx))
@@ -331,8 +359,11 @@ func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, sub *podSub
 // done (or fails): what a pod deleted meanwhile fails with says what it
 // was deleted before. The shared watch tells each change (subscribed
 // before the pod was made: none is missed); with no news for a while the
-// pod is looked at directly (the watch being started again, an API
-// server gone: its error is the start's, which Start waits out).
+// pod is looked at directly. A look that fails (an API server restarting,
+// a timeout, a 5xx) is tried again with the backoff of an API server
+// gone (apiwait.go), the watch still heard meanwhile; only past its bound
+// does the start fail: with runner.ErrPlatformGone when the server did
+// not answer at all, else with the last error.
 func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, before string, check func(*corev1.Pod) (bool, error)) (*corev1.Pod, error) {
 	pods := b.p.cs.CoreV1().Pods(b.p.ns)
 	name := pod.Name
@@ -342,6 +373,7 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 	poll := time.NewTimer(pollAfter)
 	defer poll.Stop()
 	last := pod
+	var bo *apiBackoff // while looks fail
 	for {
 		cur, gone, changed := sub.latest()
 		if gone {
@@ -366,8 +398,23 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 				if apierrors.IsNotFound(err) {
 					return nil, fmt.Errorf("pod %s was deleted %s", name, before)
 				}
-				return nil, fmt.Errorf("pod %s: %w", name, err)
+				if bo == nil {
+					bo = b.p.backoff()
+				}
+				wait, ok := bo.next()
+				switch {
+				case !ok && unreachable(err):
+					return nil, b.p.gone(bo.bound, err)
+				case !ok:
+					return nil, fmt.Errorf("pod %s: looked at for %s, the API server failed every time: %w", name, bo.bound, err)
+				}
+				if unreachable(err) {
+					runner.Waiting(ctx, "waiting: the kubernetes API server does not answer")
+				}
+				poll.Reset(wait)
+				continue
 			}
+			bo = nil
 			if ok, err := check(cur); ok || err != nil {
 				return cur, err
 			}
@@ -377,20 +424,21 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 }
 
 // removeDeadNamesake deletes the pod of that name when the headroom that
-// made it is gone and it was not kept, waiting until it is gone.
-func (p *Platform) removeDeadNamesake(ctx context.Context, name string) bool {
+// made it is gone and it was not kept, waiting until it is gone; kept
+// says it is one a run kept (--keep), left alone.
+func (p *Platform) removeDeadNamesake(ctx context.Context, name string) (removed, kept bool) {
 	pod, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return false
+		return false, false
 	}
 	o := owned(KindPod, pod.ObjectMeta)
 	if pod.Labels[LabelHeadroom] == "" || o.Kept || o.OwnerAlive {
-		return false
+		return false, pod.Labels[LabelHeadroom] != "" && o.Kept
 	}
 	if err := p.Remove(ctx, o); err != nil {
-		return false
+		return false, false
 	}
-	return p.waitGone(ctx, name) == nil
+	return p.waitGone(ctx, name) == nil, false
 }
 
 // waitGone waits, on the shared watch, until the pod no longer exists,

@@ -134,16 +134,12 @@ func TestClusterComposeSidecar(t *testing.T) {
 // the probe counts the refused forks and the trial is failed ·
 // pids-limit, the policy's limit applied. The step's shell gives up
 // after its fork retries (about 15 s) and waits for its sleeps, so the
-// verifier has processes to run with.
+// verifier has processes to run with. The probe, PID 1 of the same pod
+// under the same limit, lives through the storm on the threads it made
+// at its start (workload/threads.go): without them it died here 3 runs
+// in 4 ("failed to create new OS thread"), now said as the trial's
+// engine error rather than a step's silent 137.
 func TestClusterPidsLimit(t *testing.T) {
-	// Known failing (2026-12-01): it passed once (failed · pids-limit, 5
-	// refused forks) and then twice recorded the step and verifier exit
-	// 137 with no cause — the probe, PID 1 of the same pod under the same
-	// pids limit, is the likely casualty of the fork storm. Run on demand
-	// until that is fixed; make kube-test must not carry a coin toss.
-	if os.Getenv("HEADROOM_KUBE_PIDS") == "" {
-		t.Skip("the pod pids-limit row is known to fail (the probe dies in the fork storm); HEADROOM_KUBE_PIDS=1 runs it")
-	}
 	p, _ := clusterPlatform(t)
 	ctx := context.Background()
 	nodes, err := p.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -202,4 +198,40 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// A step that signals its container's PID 1 — the probe, which is the
+// step driver on a cluster — does not end the pod: the probe holds the
+// signals an init process holds, as the Docker step driver does (a
+// `kill -HUP 1` or `kill -SEGV 1` ended the whole pod before).
+func TestClusterStepSignalsPID1(t *testing.T) {
+	p, _ := clusterPlatform(t)
+	task := clusterTask(t, "", `
+[task]
+name = "test/pid1"
+[environment]
+image = "headroom-debian:bookworm"
+memory = "256M"
+cpus = 1
+[verifier]
+command = ["bash", "-c", "test -f /tmp/still-here"]
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "signals"
+  command = ["bash", "-c", "for s in TERM HUP INT QUIT USR1 SEGV BUS ABRT; do kill -$s 1; done; sleep 1; touch /tmp/still-here; echo still here"]
+`)
+	ictx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var err error
+	if task.Image, err = p.PrepareImage(ictx, task, false, func(l string) { t.Log(l) }); err != nil {
+		t.Fatal(err)
+	}
+	r := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{model.Uncapped}})[0]
+	for _, s := range r.Steps {
+		t.Logf("%s %s: exit %d\n%s", s.Phase, s.Name, s.ExitCode, tail(s.Output, 600))
+	}
+	if r.Outcome != model.Passed {
+		t.Fatalf("%s · %s (%s), want passed: the probe, PID 1, ignores the step's signals", r.Outcome, r.Cause, r.Reason)
+	}
 }

@@ -49,6 +49,9 @@ var ProbeDir = path.Dir(runner.TaskDriverPath)
 
 // podConfig is what a pod needs beyond the trial and task.
 type podConfig struct {
+	// Name is the pod's (and its NetworkPolicy's) name; "" for the
+	// trial's PodName.
+	Name      string
 	Namespace string
 	Owner     string
 	Keep      bool
@@ -100,6 +103,14 @@ func safeName(s, folded string, unsafe *regexp.Regexp, repl, trim string) string
 // PodName is a trial's pod: headroom-<experiment>-<trial>, made safe.
 func PodName(experiment, trialID string) string {
 	return dnsName("headroom-" + experiment + "-" + trialID)
+}
+
+// podName is the name c gives the trial's pod.
+func (c podConfig) podName(experiment string, trial model.Trial) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return PodName(experiment, trial.ID)
 }
 
 // meta is a trial's object metadata: the labels to select by and the
@@ -199,7 +210,7 @@ func probeCommand(task model.Task, c podConfig) []string {
 // and profile; with the probe, its binary as PID 1 (attached stdin); a
 // compose task's other services as more containers (sidecars.go).
 func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *corev1.Pod {
-	name := PodName(experiment, trial.ID)
+	name := c.podName(experiment, trial)
 	ctr := corev1.Container{
 		Name:            mainContainer,
 		Image:           task.Image,
@@ -263,7 +274,7 @@ func NetworkPolicy(experiment string, trial model.Trial, task model.Task, c podC
 	if task.Network != "none" && task.Network != model.NetworkTrialOnly {
 		return nil
 	}
-	name := PodName(experiment, trial.ID)
+	name := c.podName(experiment, trial)
 	return &netv1.NetworkPolicy{
 		ObjectMeta: meta(name, experiment, trial, task, c),
 		Spec: netv1.NetworkPolicySpec{

@@ -93,6 +93,9 @@ type sandbox struct {
 	// else did (Final.KilledBy).
 	removing bool
 	killedBy string
+	// killing: headroom told the probe to kill everything (Kill): its
+	// stream's end is headroom's doing.
+	killing bool
 }
 
 func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
@@ -359,6 +362,15 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 			if _, perr := s.b.p.cs.Discovery().ServerVersion(); unreachable(perr) {
 				return runner.ExecResult{}, fmt.Errorf("the kubernetes API server stopped answering under the step: %w", perr)
 			}
+			// Or the probe died by itself (a pids limit the task
+			// filled): said, not a silent 137.
+			note, err := s.probeDeath(ctx)
+			if err != nil {
+				return runner.ExecResult{}, err
+			}
+			if note != "" {
+				line("stderr", note)
+			}
 		}
 		return res, err
 	}
@@ -545,6 +557,9 @@ func (s *sandbox) podLimitHit() bool {
 // Kill stops every process in the pod: the probe kills them and ends
 // (the container ends with it); without the probe, the pod is deleted.
 func (s *sandbox) Kill(ctx context.Context) error {
+	s.mu.Lock()
+	s.killing = true
+	s.mu.Unlock()
 	if s.drv != nil {
 		if err := s.drv.kill(); err == nil {
 			return nil
