@@ -109,7 +109,7 @@ unit:
 FUZZTIME ?= 10s
 # Every parser's fuzz target; their corpora are committed under testdata/fuzz.
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace store:FuzzParseSummary store:FuzzSummaryStep \
+	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace store:FuzzParseSummary store:FuzzSummaryStep store:FuzzSummaryRow \
 	workload:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
 	verdict:FuzzJudge importer:FuzzImportDirs
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare

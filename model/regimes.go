@@ -109,10 +109,15 @@ func splitRegimes(fromLabel string, from []*TrialResult, toLabel string, to []*T
 // of trials (tightest first; uncapped last). Columns with other knobs are
 // not on that scale: SplitRegimes pairs any two of them.
 func AdjacentRegimes(trials []TrialResult) []RegimeSplit {
+	return AdjacentRegimesOf(pointers(trials))
+}
+
+// AdjacentRegimesOf is AdjacentRegimes of the trials at these places (the
+// console's, which keeps each trial's result apart: no copies).
+func AdjacentRegimesOf(trials []*TrialResult) []RegimeSplit {
 	by := map[Ratio][]*TrialResult{}
 	var ratios []Ratio
-	for i := range trials {
-		t := &trials[i]
+	for _, t := range trials {
 		if !t.Ratio.Knobs.IsZero() {
 			continue
 		}

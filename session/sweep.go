@@ -145,9 +145,9 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	if err != nil {
 		return nil, res, err
 	}
-	recorded := map[string]model.TrialResult{}
-	for _, r := range records {
-		recorded[r.ID] = r
+	recorded := make(map[string]*model.TrialResult, len(records))
+	for i := range records {
+		recorded[records[i].ID] = &records[i]
 	}
 	var todo []model.Trial
 	for _, tr := range p.plan.Trials {

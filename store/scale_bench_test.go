@@ -49,9 +49,9 @@ func BenchmarkScaleResumeScan(b *testing.B) {
 					if err != nil || len(rs) != n {
 						b.Fatalf("%d records, %v", len(rs), err)
 					}
-					recorded := make(map[string]model.TrialResult, len(rs))
-					for _, r := range rs {
-						recorded[r.ID] = r
+					recorded := make(map[string]*model.TrialResult, len(rs))
+					for i := range rs {
+						recorded[rs[i].ID] = &rs[i]
 					}
 					return recorded
 				}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 	"unique"
@@ -70,6 +71,9 @@ type summaryRow struct {
 	CPU            *model.CPUUse        `json:"cpu,omitempty"`
 	Knobs          *model.KnobRecord    `json:"kn,omitempty"`
 	Imported       *model.Imported      `json:"im,omitempty"`
+
+	// interned: its strings are one copy each already (rowDecoder's).
+	interned bool
 }
 
 // summaryStep is a step of a row, written as one JSON array (steps are
@@ -184,16 +188,30 @@ func (s summaryStep) MarshalJSON() ([]byte, error) {
 var errStep = errors.New("summary: not a step")
 
 func (s *summaryStep) UnmarshalJSON(b []byte) error {
+	n, err := s.parse(b, nil)
+	if err == nil && n != len(b) {
+		err = errStep
+	}
+	return err
+}
+
+// parse reads a step's array at the start of b and says how many bytes
+// it took. What it takes is JSON (encoding/json checks a row before it
+// calls UnmarshalJSON; the summary's decoder does not). With a decoder,
+// its plain strings (not escaped, ASCII) are the decoder's one copy and
+// its CPU figures come from the decoder's slab.
+func (s *summaryStep) parse(b []byte, d *rowDecoder) (int, error) {
 	var strs [3]string
 	var times [2]stepTime
 	var nums [13]int64
 	i, n := 0, 0
-	next := func() ([]byte, bool, error) { // a token, whether a string
+	// next is a token, whether a string, and whether one as it stands.
+	next := func() (tok []byte, isStr, plain bool, err error) {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 			i++
 		}
 		if i >= len(b) {
-			return nil, false, errStep
+			return nil, false, false, errStep
 		}
 		if b[i] == '"' {
 			// esc: anything encoding/json reads otherwise than as the
@@ -210,26 +228,34 @@ func (s *summaryStep) UnmarshalJSON(b []byte) error {
 				j++
 			}
 			if j >= len(b) {
-				return nil, false, errStep
+				return nil, false, false, errStep
 			}
 			tok := b[i : j+1]
 			i = j + 1
 			if !esc {
-				return tok[1 : len(tok)-1], true, nil
+				return tok[1 : len(tok)-1], true, true, nil
 			}
 			var v string
 			if err := json.Unmarshal(tok, &v); err != nil {
-				return nil, false, errStep
+				return nil, false, false, errStep
 			}
-			return []byte(v), true, nil
+			return []byte(v), true, false, nil
 		}
+		// A number as JSON spells an integer: no leading zeros, no "+".
 		j := i
-		for j < len(b) && (b[j] == '-' || (b[j] >= '0' && b[j] <= '9')) {
+		if j < len(b) && b[j] == '-' {
 			j++
 		}
-		tok := b[i:j]
+		if j < len(b) && b[j] == '0' {
+			j++
+		} else {
+			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+				j++
+			}
+		}
+		tok = b[i:j]
 		i = j
-		return tok, false, nil
+		return tok, false, false, nil
 	}
 	sep := func(c byte) bool {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
@@ -242,53 +268,57 @@ func (s *summaryStep) UnmarshalJSON(b []byte) error {
 		return false
 	}
 	if !sep('[') {
-		return errStep
+		return 0, errStep
 	}
 	for ; ; n++ {
 		if n > 0 && !sep(',') {
 			break
 		}
-		tok, str, err := next()
+		tok, isStr, plain, err := next()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		switch {
 		case n < 3:
-			if !str {
-				return errStep
+			if !isStr {
+				return 0, errStep
 			}
-			strs[n] = string(tok)
+			if plain && d != nil {
+				strs[n] = d.intern(tok)
+			} else {
+				strs[n] = string(tok)
+			}
 		case n < 5:
-			if str {
+			if isStr {
 				if len(tok) > 0 {
 					var t time.Time
 					if t.UnmarshalText(tok) != nil {
-						return errStep
+						return 0, errStep
 					}
 					times[n-3] = stepTime{Text: string(tok), Set: true}
 				}
 				continue
 			}
-			v, err := strconv.ParseInt(string(tok), 10, 64)
-			if err != nil {
-				return errStep
+			v, ok := parseInt(tok)
+			if !ok {
+				return 0, errStep
 			}
 			times[n-3] = stepTime{Off: v, Set: true}
 		case n < 5+len(nums):
-			if str {
-				return errStep
+			if isStr {
+				return 0, errStep
 			}
-			v, err := strconv.ParseInt(string(tok), 10, 64)
-			if err != nil {
-				return errStep
+			v, ok := parseInt(tok)
+			if !ok {
+				return 0, errStep
 			}
 			nums[n-5] = v
 		default:
-			return errStep
+			return 0, errStep
 		}
 	}
-	if !sep(']') || i != len(b) {
-		return errStep
+	if !sep(']') {
+		return 0, errStep
 	}
 	flags := nums[4]
 	want := 13
@@ -299,22 +329,23 @@ func (s *summaryStep) UnmarshalJSON(b []byte) error {
 		want++
 	}
 	if n != want || flags&^(stepTimedOut|stepNoSpace|stepCPU|stepNoCache) != 0 {
-		return errStep
+		return 0, errStep
 	}
 	*s = summaryStep{Name: strs[0], Phase: strs[1], ExitUnknown: strs[2], Start: times[0], End: times[1], ExitCode: int(nums[0]), Peak: nums[1], KernelPeak: nums[2],
 		OOMKills: int(nums[3]), TimedOut: flags&stepTimedOut != 0, NoSpace: flags&stepNoSpace != 0, AtLimit: model.Duration(nums[5]), MajorFaults: nums[6], CPUWait: model.Duration(nums[7])}
 	at := 8
 	if flags&stepCPU != 0 {
-		s.CPU = &model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
+		s.CPU = d.cpu()
+		*s.CPU = model.CPUUse{UsageNanos: nums[8], Periods: nums[9], ThrottledPeriods: nums[10], ThrottledNanos: nums[11]}
 		at = 12
 	}
 	if flags&stepNoCache != 0 {
 		if nums[at] == 0 {
-			return errStep // written only when not 0
+			return 0, errStep // written only when not 0
 		}
 		s.KernelPeakNoCache = nums[at]
 	}
-	return nil
+	return i, nil
 }
 
 // Summarize is what a trial's summary row keeps of its record (and what
@@ -352,6 +383,9 @@ func rowOf(r model.TrialResult, at TrialLine) summaryRow {
 
 func (row *summaryRow) result() model.TrialResult {
 	in := func(s string) string { return unique.Make(s).Value() }
+	if row.interned {
+		in = func(s string) string { return s }
+	}
 	r := model.TrialResult{
 		Trial:      model.Trial{ID: row.ID, Index: row.Index, Task: in(row.Task), Agent: in(row.Agent), Ratio: row.Ratio, Repeat: row.Repeat, Seed: row.Seed, Policy: row.Policy, Profile: in(row.Profile)},
 		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
@@ -420,12 +454,18 @@ func (e *Experiment) dropSummary() {
 // change to the records) is built again from them.
 func (e *Experiment) openSummary() {
 	path := filepath.Join(e.Dir, SummaryFile)
-	rows, err := readSummary(e.Dir)
+	n := 0
+	last, err := readSummaryRows(e.Dir, func(*summaryRow) { n++ })
 	if err != nil {
+		var rows []summaryRow
 		rows, err = rebuildSummary(e.Dir)
 		if err != nil {
 			_ = os.Remove(path)
 			return // readers read the records; no rows are added
+		}
+		n = len(rows)
+		if n > 0 {
+			last = rows[n-1]
 		}
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -433,9 +473,9 @@ func (e *Experiment) openSummary() {
 		_ = os.Remove(path)
 		return
 	}
-	e.summary, e.summaryRows = f, len(rows)
-	if len(rows) > 0 {
-		e.nextLine = rows[len(rows)-1].Line + 1
+	e.summary, e.summaryRows = f, n
+	if n > 0 {
+		e.nextLine = last.Line + 1
 	}
 }
 
@@ -481,107 +521,140 @@ type errSummary string
 func (e errSummary) Error() string { return "summary not trusted: " + string(e) }
 
 // readSummary reads the summary rows when they can be trusted to be
-// trials.jsonl's, and says why not otherwise: no summary; trials.jsonl
-// changed after it (edited by hand, a record cut); a row that does not
-// parse (a torn last row: a crash mid-append); rows out of order, or
-// whose records do not end where trials.jsonl does (a record with no row:
-// a crash between the two writes); or the first and last rows not
-// matching their records as read back (a summary of other records).
+// trials.jsonl's (readSummaryRows), every one kept.
 func readSummary(dir string) ([]summaryRow, error) {
+	var rows []summaryRow
+	_, err := readSummaryRows(dir, func(row *summaryRow) {
+		r := *row
+		r.Steps = slices.Clone(row.Steps)
+		rows = append(rows, r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// readSummaryRows calls each with every summary row, in order (the row
+// is only valid during the call), and then says whether the rows can be
+// trusted to be trials.jsonl's, and why not otherwise: no summary;
+// trials.jsonl changed after it (edited by hand, a record cut); a row
+// that does not parse (a torn last row: a crash mid-append); rows out of
+// order, or whose records do not end where trials.jsonl does (a record
+// with no row: a crash between the two writes); or the first and last
+// rows not matching their records as read back (a summary of other
+// records). What each was given is to be dropped when it is not. last is
+// the last row (zero when there is none).
+func readSummaryRows(dir string, each func(*summaryRow)) (last summaryRow, err error) {
 	spath, tpath := filepath.Join(dir, SummaryFile), filepath.Join(dir, TrialsFile)
 	sst, err := os.Stat(spath)
 	if err != nil {
-		return nil, err
+		return last, err
 	}
 	tst, err := os.Stat(tpath)
 	if err != nil {
-		return nil, err
+		return last, err
 	}
 	if sst.ModTime().Before(tst.ModTime()) {
-		return nil, errSummary(TrialsFile + " changed after its summary")
+		return last, errSummary(TrialsFile + " changed after its summary")
 	}
 	f, err := os.Open(spath)
 	if err != nil {
-		return nil, err
+		return last, err
 	}
 	defer f.Close()
-	rows, err := parseSummary(f, tst.Size(), int(sst.Size()/600))
+	n, first, last, err := parseSummary(f, tst.Size(), each)
 	if err != nil {
-		return nil, err
+		return summaryRow{}, err
 	}
 	// Read back the first and last records: the rows must be theirs.
 	t, err := os.Open(tpath)
 	if err != nil {
-		return nil, err
+		return summaryRow{}, err
 	}
 	defer t.Close()
-	for _, i := range []int{0, len(rows) - 1} {
-		if len(rows) == 0 {
+	for i, row := range []*summaryRow{&first, &last} {
+		if n == 0 {
 			break
 		}
-		r, err := readRecordAt(t, rows[i].lineAt())
+		r, err := readRecordAt(t, row.lineAt())
 		if err != nil {
-			return nil, errSummary(err.Error())
+			return summaryRow{}, errSummary(err.Error())
 		}
-		want, _ := json.Marshal(rowOf(r, rows[i].lineAt()))
-		got := rows[i]
+		want, _ := json.Marshal(rowOf(r, row.lineAt()))
+		got := *row
 		got.V = 0
 		have, _ := json.Marshal(got)
 		if !bytes.Equal(want, have) {
-			return nil, errSummary(fmt.Sprintf("row %d is not the record at %s:%d", i+1, TrialsFile, rows[i].Line))
+			return summaryRow{}, errSummary(fmt.Sprintf("row %d is not the record at %s:%d", []int{1, n}[i], TrialsFile, row.Line))
 		}
 	}
-	return rows, nil
+	return last, nil
 }
 
 func (row *summaryRow) lineAt() TrialLine {
 	return TrialLine{Off: row.Off, Len: row.Len, Line: row.Line}
 }
 
-// parseSummary parses rows and checks them against a trials.jsonl of
-// size bytes: in order, each record after the one before, the last
-// ending where the file does, each line ending in a newline.
-func parseSummary(r io.Reader, size int64, hint int) ([]summaryRow, error) {
+// parseSummary parses rows, calling each with every one (valid only
+// during the call), and checks them against a trials.jsonl of size
+// bytes: in order, each record after the one before, the last ending
+// where the file does, each line ending in a newline. It returns how many
+// there are and the first and last. A row is read by rowDecoder, or by
+// encoding/json where that gives up.
+func parseSummary(r io.Reader, size int64, each func(*summaryRow)) (n int, first, last summaryRow, err error) {
 	br := bufio.NewReaderSize(r, 1<<16)
-	// Rows are large: room for about as many as there are (a row is
-	// 600-900 bytes), not doubled and copied as they come.
-	rows := make([]summaryRow, 0, min(max(hint, 0), 1<<22))
+	dec := newRowDecoder()
 	var end int64
+	var row summaryRow
 	line := 0
-	for {
+	for ; ; n++ {
 		b, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			return nil, errSummary("a row too long")
+			return 0, first, last, errSummary("a row too long")
 		}
 		if err == io.EOF {
 			if len(b) > 0 {
-				return nil, errSummary("torn last row")
+				return 0, first, last, errSummary("torn last row")
 			}
 			break
 		}
 		if err != nil {
-			return nil, err
+			return 0, first, last, err
 		}
-		var row summaryRow
-		if err := json.Unmarshal(b, &row); err != nil {
-			return nil, errSummary(fmt.Sprintf("row %d: %v", len(rows)+1, err))
+		if dec.decode(b, &row) {
+			row.interned = true
+		} else {
+			row = summaryRow{}
+			if err := json.Unmarshal(b, &row); err != nil {
+				return 0, first, last, errSummary(fmt.Sprintf("row %d: %v", n+1, err))
+			}
 		}
-		if len(rows) == 0 && row.V != summaryVersion {
-			return nil, errSummary(fmt.Sprintf("format %d, not %d", row.V, summaryVersion))
+		if n == 0 && row.V != summaryVersion {
+			return 0, first, last, errSummary(fmt.Sprintf("format %d, not %d", row.V, summaryVersion))
 		}
-		if len(rows) > 0 && row.V != 0 {
-			return nil, errSummary(fmt.Sprintf("row %d: a format mark past the first row", len(rows)+1))
+		if n > 0 && row.V != 0 {
+			return 0, first, last, errSummary(fmt.Sprintf("row %d: a format mark past the first row", n+1))
 		}
 		if row.Off < end || row.Len < 2 || row.Line <= line || row.ID == "" {
-			return nil, errSummary(fmt.Sprintf("row %d: out of place", len(rows)+1))
+			return 0, first, last, errSummary(fmt.Sprintf("row %d: out of place", n+1))
 		}
 		end, line = row.Off+int64(row.Len)+1, row.Line
-		rows = append(rows, row)
+		if n == 0 {
+			first = row
+			first.Steps = slices.Clone(row.Steps)
+		}
+		if each != nil {
+			each(&row)
+		}
 	}
 	if end != size {
-		return nil, errSummary(fmt.Sprintf("its records end at byte %d, %s at %d", end, TrialsFile, size))
+		return 0, first, last, errSummary(fmt.Sprintf("its records end at byte %d, %s at %d", end, TrialsFile, size))
 	}
-	return rows, nil
+	if n > 0 {
+		last = row
+	}
+	return n, first, last, nil
 }
 
 // readRecordAt reads the record at at (brief: without its steps' output).
@@ -625,16 +698,19 @@ func ReadTrialsSummary(dir string, check func(model.TrialResult) error) (results
 
 // readTrialsSummary is ReadTrialsSummary, or when sealed ReadTrialsSealed.
 func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed bool) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
-	rows, serr := readSummary(dir)
-	if serr == nil {
-		results, lines = make([]model.TrialResult, len(rows)), make([]TrialLine, len(rows))
-		for i := range rows {
-			results[i], lines[i] = rows[i].result(), rows[i].lineAt()
-			rows[i] = summaryRow{} // its steps and strings can go while the results grow
-		}
-		if sealed {
-			serr = verifySeals(dir, lines)
-		}
+	// Room for about as many trials as there are rows (a row is 700-1,100
+	// bytes), not doubled and copied as they come; each row is made a
+	// trial as it is read, not all held as rows first.
+	hint := 0
+	if st, err := os.Stat(filepath.Join(dir, SummaryFile)); err == nil {
+		hint = int(min(st.Size()/700, 1<<22))
+	}
+	results, lines = make([]model.TrialResult, 0, hint), make([]TrialLine, 0, hint)
+	_, serr := readSummaryRows(dir, func(row *summaryRow) {
+		results, lines = append(results, row.result()), append(lines, row.lineAt())
+	})
+	if serr == nil && sealed {
+		serr = verifySeals(dir, lines)
 	}
 	if serr != nil {
 		results, lines, torn, err = readTrialsAt(dir, true, check)
@@ -643,9 +719,9 @@ func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed b
 		}
 		return results, lines, torn, err
 	}
-	path := filepath.Join(dir, TrialsFile)
-	for i := range results {
-		if check != nil {
+	if check != nil {
+		path := filepath.Join(dir, TrialsFile)
+		for i := range results {
 			if err := check(results[i]); err != nil {
 				return nil, nil, false, fmt.Errorf("%s:%d: trial %s: %v", path, lines[i].Line, results[i].ID, err)
 			}

@@ -236,7 +236,12 @@ func FuzzParseSummary(f *testing.F) {
 	f.Add([]byte(`{"v":3,"l":1,"o":0,"n":2,"id":"a"}`+"\n"), int64(3))
 	f.Add([]byte(""), int64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size int64) {
-		rows, err := parseSummary(bytes.NewReader(b), size, len(b)/600)
+		var rows []summaryRow
+		_, _, _, err := parseSummary(bytes.NewReader(b), size, func(row *summaryRow) {
+			r := *row
+			r.Steps = append([]summaryStep(nil), row.Steps...)
+			rows = append(rows, r)
+		})
 		if err != nil {
 			return
 		}

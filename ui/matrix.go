@@ -437,7 +437,9 @@ func (s *SweepState) newCellView(row model.RowKey, r model.Ratio) cellView {
 	if c := s.Matrix.Cell(row, r); c != nil {
 		cv.rates, cv.empty = c.Rates, false
 	}
-	for _, v := range s.Cell(row, r) {
+	s.index()
+	for _, id := range s.cells[cellKey{row, r}] { // as Cell lists them, without the list
+		v := s.Trials[id]
 		if v.Phase != Finished || v.Result == nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/printable"
 )
 
 // TrialPhase is where a trial is in its life.
@@ -235,13 +236,13 @@ func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
 // recomputed only when a trial has ended since the last call.
 func (s *SweepState) Regimes() []model.RegimeSplit {
 	if s.regimesDone != s.Done || (s.regimes == nil && s.Done > 0) {
-		var trials []model.TrialResult
+		trials := make([]*model.TrialResult, 0, s.Done)
 		for _, id := range s.Order {
 			if v := s.Trials[id]; v.Result != nil {
-				trials = append(trials, *v.Result)
+				trials = append(trials, v.Result)
 			}
 		}
-		s.regimes, s.regimesDone = model.AdjacentRegimes(trials), s.Done
+		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials), s.Done
 		if s.regimes == nil {
 			s.regimes = []model.RegimeSplit{}
 		}
@@ -251,10 +252,15 @@ func (s *SweepState) Regimes() []model.RegimeSplit {
 
 // NewSweepState starts an empty state for a plan.
 func NewSweepState(plan model.Plan, now time.Time) *SweepState {
-	s := &SweepState{Plan: plan, Trials: map[string]*TrialView{}, Counts: map[model.Outcome]int{}, Started: now}
+	s := &SweepState{Plan: plan, Trials: make(map[string]*TrialView, len(plan.Trials)), Order: make([]string, 0, len(plan.Trials)), Counts: map[model.Outcome]int{}, Started: now}
 	s.Matrix = model.NewMatrix(plan.Ratios, nil)
-	for _, tr := range plan.Trials {
-		s.ensure(tr)
+	views := make([]TrialView, len(plan.Trials)) // one allocation, not one a trial
+	for i, tr := range plan.Trials {
+		if _, ok := s.Trials[tr.ID]; !ok {
+			views[i].Trial = tr
+			s.Trials[tr.ID] = &views[i]
+			s.Order = append(s.Order, tr.ID)
+		}
 	}
 	return s
 }
@@ -348,33 +354,39 @@ func (s *SweepState) Apply(e event.Event) {
 			v.Step = nil
 		}
 	case event.TrialEnded:
-		if v == nil {
-			v = s.ensure(e.Result.Trial)
-		}
-		s.setPhase(v, Finished)
 		r := e.Result
-		v.Result, v.Ended, v.Step = &r, e.At(), nil
-		if len(r.Steps) > 0 {
-			// The record is final: a traced command's status may be
-			// learnt after its step's live event.
-			v.Steps = r.Steps
-		}
-		if len(r.Activities) > 0 {
-			v.Activities = r.Activities
-		}
-		if len(v.OOMs) == 0 {
-			v.OOMs = r.OOMs
-		}
-		if v.ContainerID == "" {
-			v.ContainerID, v.Source = r.ContainerID, r.SampleSource
-		}
-		v.Peak = max(v.Peak, r.PeakWorkingSetBytes)
-		s.Matrix.Add(r)
-		s.Counts[r.Outcome]++
-		s.Done++
+		s.ended(v, &r, e.At())
 	case event.SweepEnded:
 		s.Finished, s.Interrupted = true, e.Interrupted
 	}
+}
+
+// ended folds in a trial's result (printable already), kept as it is;
+// v is its view (nil: made for it).
+func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
+	if v == nil {
+		v = s.ensure(r.Trial)
+	}
+	s.setPhase(v, Finished)
+	v.Result, v.Ended, v.Step = r, at, nil
+	if len(r.Steps) > 0 {
+		// The record is final: a traced command's status may be
+		// learnt after its step's live event.
+		v.Steps = r.Steps
+	}
+	if len(r.Activities) > 0 {
+		v.Activities = r.Activities
+	}
+	if len(v.OOMs) == 0 {
+		v.OOMs = r.OOMs
+	}
+	if v.ContainerID == "" {
+		v.ContainerID, v.Source = r.ContainerID, r.SampleSource
+	}
+	v.Peak = max(v.Peak, r.PeakWorkingSetBytes)
+	s.Matrix.Add(*r)
+	s.Counts[r.Outcome]++
+	s.Done++
 }
 
 // setPhase moves a trial to phase p, keeping Running the count of trials
@@ -390,10 +402,15 @@ func (s *SweepState) setPhase(v *TrialView, p TrialPhase) {
 }
 
 // FromResults builds a finished state from stored results (history).
+// The state keeps results (each made printable in place, as Apply makes
+// an event's): the caller hands them over.
 func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
 	s := NewSweepState(plan, time.Time{})
-	for _, r := range results {
-		s.Apply(event.TrialEnded{Base: event.Base{Trial: r.ID, Time: r.End}, Result: r})
+	for i := range results {
+		r := &results[i]
+		*r = printable.Value(*r)
+		s.version++
+		s.ended(s.Trials[r.ID], r, r.End)
 	}
 	s.Finished = true
 	return s
