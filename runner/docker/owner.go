@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -23,7 +26,36 @@ func (b *Backend) removeDeadNamesake(ctx context.Context, name string) bool {
 		return false
 	}
 	err = b.cli.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
-	return err == nil || IsGone(err)
+	if err == nil || IsGone(err) {
+		return true
+	}
+	// The dead run's own removal, still under way (it asked just before it
+	// died; the reaper, told the same, counted it removed): the name is
+	// free once the engine is done with it.
+	if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
+		return b.waitRemoved(ctx, info.ID, 30*time.Second)
+	}
+	return false
+}
+
+// waitRemoved waits, at most bound, for the engine to have removed the
+// container id; it says whether it did.
+func (b *Backend) waitRemoved(ctx context.Context, id string, bound time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	waitCh, errCh := b.cli.ContainerWait(ctx, id, container.WaitConditionRemoved)
+	select {
+	case <-waitCh:
+		return true
+	case err := <-errCh:
+		if IsGone(err) {
+			return true // gone before the wait began
+		}
+		// The wait itself failed (the engine's answer, or the bound):
+		// look once more.
+		_, ierr := b.cli.ContainerInspect(context.WithoutCancel(ctx), id)
+		return IsGone(ierr)
+	}
 }
 
 // freeName is the name a trial's container (and its sidecars, network
