@@ -172,6 +172,14 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 	}
 	p.plan.Trials = todo
 	for i := range m.Tasks {
+		if m.Tasks[i].NotRun != "" {
+			// It runs now as it loads now: later resumes compare with that.
+			for _, t := range spec.Tasks {
+				if t.Name == m.Tasks[i].Name {
+					m.Tasks[i].Fingerprint = store.TaskFingerprint(t)
+				}
+			}
+		}
 		m.Tasks[i].NotRun = p.notRun[m.Tasks[i].Name] // as it stands now
 	}
 	m.Status, m.Finished = "running", nil
@@ -186,6 +194,11 @@ func (e *Engine) Resume(ctx context.Context, dir string, spec Spec) (*Sweep, sto
 func sameTasks(m store.Manifest, tasks []model.Task) error {
 	var lines []string
 	for _, e := range m.Tasks {
+		if e.NotRun != "" {
+			// None of its trials ran (its build failed, no agent of that
+			// name...): fixing it is what the resume is for.
+			continue
+		}
 		for _, t := range tasks {
 			if t.Name != e.Name {
 				continue
