@@ -80,6 +80,11 @@ type trackedProc struct {
 	firstSeen time.Time
 	peak      int64
 	activity  int // index in the record's activities; -1 not (yet) one, -2 dropped
+	// named is the last name its role gave it (the step's command, a job
+	// of it): read later without the role (as its step ends and the
+	// driver's pid for it is reset), the same process keeps that name
+	// rather than show headroom's own command line.
+	named string
 }
 
 // procTracker turns process samples into activities; guarded by the
@@ -115,11 +120,17 @@ func (t *trialRun) procSample(s ProcSample) {
 			steps[p.PID] = true
 		}
 	}
+	// resolved: the process was named by its role (the step's command, a
+	// job of it, the driver), not by its command line.
+	resolved := make([]bool, len(s.Procs))
 	for i := range s.Procs {
 		p := s.Procs[i]
 		role := func(r string) bool { return !s.Roles || p.Role == r }
 		job := !s.Roles || steps[p.PPID]
-		s.Procs[i].Command = t.r.redact(clipCommand(t.shown(untrace(p.Command), role, job)))
+		raw := untrace(p.Command)
+		shown := t.shown(raw, role, job)
+		resolved[i] = shown != raw
+		s.Procs[i].Command = t.r.redact(clipCommand(shown))
 	}
 	if !pt.started {
 		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}
@@ -128,7 +139,7 @@ func (t *trialRun) procSample(s ProcSample) {
 		}
 	}
 	present := make(map[procKey]bool, len(s.Procs))
-	for _, p := range s.Procs {
+	for i, p := range s.Procs {
 		k := keyOf(p)
 		present[k] = true
 		if pt.init[k] {
@@ -138,6 +149,11 @@ func (t *trialRun) procSample(s ProcSample) {
 		if tp == nil {
 			tp = &trackedProc{proc: p, firstSeen: s.Time, activity: -1}
 			pt.seen[k] = tp
+		}
+		if resolved[i] {
+			tp.named = p.Command
+		} else if tp.named != "" && isWorkloadCommand(p.Command) {
+			p.Command = tp.named // the same process, its argv unchanged: its role was lost, not its name
 		}
 		tp.proc.RSSBytes = p.RSSBytes
 		tp.peak = max(tp.peak, p.RSSBytes)
@@ -330,6 +346,13 @@ func (t *trialRun) shown(cmd string, is func(role string) bool, job bool) string
 		}
 	}
 	return cmd
+}
+
+// isWorkloadCommand says whether cmd is headroom's in-container program's
+// own command line (hr-workload run --step NAME --profile {…}).
+func isWorkloadCommand(cmd string) bool {
+	first, _, _ := strings.Cut(cmd, " ")
+	return path.Base(first) == WorkloadProgram
 }
 
 // stepShow is the command a step of this trial shows, by the step's name

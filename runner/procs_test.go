@@ -172,3 +172,35 @@ func TestImpostorsOfTheDriverAndStepsAreShownAsThemselves(t *testing.T) {
 		t.Errorf("a kill of the process named like the driver is named %q, want %q", k.Command, fakeDriver.Command)
 	}
 }
+
+// A step's process named by its role keeps that name when a later sample
+// reads it without the role (the step ending, the driver's pid for it
+// reset, the list read late): the record never falls back to hr-workload's
+// argv (the catalog sweep's records, in a CI run: `/hr-workload run --step
+// make --profile {…}` beside its jobs, named right). An impostor never
+// named by a role is still shown as itself.
+func TestAStepProcessKeepsItsNameWhenItsRoleIsLost(t *testing.T) {
+	tr, _ := newTestTrial()
+	mk := model.Step{Name: "make", Show: "make -j4", Argv: []string{"/hr-workload", "run", "--step", "make", "--profile", `{"style":"build"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "agent", Steps: []model.Step{mk}}}}
+	tr.trial.Agent = "agent"
+	t0 := time.Unix(1000, 0)
+	driver := Proc{PID: 1, Command: "/hr-workload drive", Started: t0.Add(-time.Minute), Role: RoleDriver}
+	tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{driver}, Roles: true})
+	tr.step = "make"
+	step := Proc{PID: 10, PPID: 1, Command: strings.Join(mk.Argv, " "), Started: t0, Role: RoleStep}
+	impostor := Proc{PID: 20, PPID: 1, Command: "/hr-workload run --step make --profile {}", Started: t0}
+	tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step, impostor}, Roles: true})
+	step.Role = "" // the step ending: the driver no longer says its pid
+	tr.procSample(ProcSample{Time: t0.Add(400 * time.Millisecond), Procs: []Proc{driver, step, impostor}, Roles: true})
+	got := map[int]string{}
+	for _, a := range tr.res.Activities {
+		got[a.PID] = a.Command
+	}
+	if got[10] != "make -j4" {
+		t.Errorf("the step's process is recorded as %q, want its command %q", got[10], "make -j4")
+	}
+	if got[20] != impostor.Command {
+		t.Errorf("the impostor is recorded as %q, want itself", got[20])
+	}
+}
