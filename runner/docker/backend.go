@@ -394,14 +394,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	defer cancel()
 	var created container.CreateResponse
 	createdAt := runner.TimePhase(trial.ID, "create")
-	created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	// A headroom killed while the engine was creating this trial's
+	// container (a resume reruns it under the same name): that create
+	// finishes after the reaper looked, or is still under way.
+	created, err = b.createFreeingDeadNamesake(ctx, name, func() (container.CreateResponse, error) {
+		return b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+	})
 	createdAt()
-	if err != nil && cerrdefs.IsConflict(err) && b.removeDeadNamesake(ctx, name) {
-		// A headroom killed while the engine was creating this trial's
-		// container (a resume reruns it under the same name): that create
-		// finished after the reaper looked.
-		created, err = b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
-	}
 	if err != nil {
 		if side != nil {
 			_, _ = side.remove(context.Background())

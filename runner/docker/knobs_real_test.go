@@ -230,16 +230,20 @@ name = "agent"
 		// Each weighs as much as the trial on the CPU, so together they
 		// take several times what it got (on a host whose other load
 		// leaves them all little, a fixed number of cores would not be).
-		if cores < 2*coresNoisy {
-			t.Errorf("the 4 neighbours used %.2f cores in all, the trial beside them %.2f: they were not busy", cores, coresNoisy)
+		// A round whose neighbours the host's other load starved too (a
+		// CI run's other test packages beside this one) shows nothing
+		// either way: it does not count, and the next round runs.
+		busy := cores >= 2*coresNoisy
+		if !busy {
+			t.Logf("round %d: the 4 neighbours used %.2f cores in all, the trial beside them %.2f: not busy, the round does not count", round, cores, coresNoisy)
 		}
 		if noisy.Noise == nil || noisy.Noise.NoisyNeighbours != 4 || !noisy.Noise.Contended || !strings.Contains(noisy.Noise.Why, "neighbour") {
 			t.Errorf("noise %+v: want the 4 neighbours counted and the trial contended by them", noisy.Noise)
 		}
-		shown = waitNoisy >= waitAlone+300 && waitNoisy >= 2*waitAlone && coresNoisy <= 0.8*coresAlone
+		shown = busy && waitNoisy >= waitAlone+300 && waitNoisy >= 2*waitAlone && coresNoisy <= 0.8*coresAlone
 	}
 	if !shown {
-		t.Errorf("in no round of three did the step beside 4 neighbours wait twice as long for a CPU and get less of one than alone")
+		t.Errorf("in no round of three were the 4 neighbours busy (twice the trial's cores) and the step beside them waited twice as long for a CPU and got less of one than alone")
 	}
 }
 

@@ -15,27 +15,56 @@ import (
 
 // removeDeadNamesake removes the container holding name when the headroom
 // that made it is gone and it was not kept, and says whether it did.
-// Another live run's container of that name is never touched.
-func (b *Backend) removeDeadNamesake(ctx context.Context, name string) bool {
+// Another live run's container of that name is never touched. pending
+// says the name is held by no container the engine shows yet: a create
+// still under way (a headroom killed as it asked for it), which the
+// caller waits out and tries again.
+func (b *Backend) removeDeadNamesake(ctx context.Context, name string) (removed, pending bool) {
 	info, err := b.cli.ContainerInspect(ctx, name)
+	if IsGone(err) {
+		return false, true
+	}
 	if err != nil || info.Config == nil {
-		return false
+		return false, false
 	}
 	labels := info.Config.Labels
 	if labels[runner.LabelHeadroom] == "" || labels[runner.LabelKept] != "" || runner.OwnerAlive(labels[runner.LabelOwner]) {
-		return false
+		return false, false
 	}
 	err = b.cli.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
 	if err == nil || IsGone(err) {
-		return true
+		return true, false
 	}
 	// The dead run's own removal, still under way (it asked just before it
 	// died; the reaper, told the same, counted it removed): the name is
 	// free once the engine is done with it.
 	if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
-		return b.waitRemoved(ctx, info.ID, 30*time.Second)
+		return b.waitRemoved(ctx, info.ID, 30*time.Second), false
 	}
-	return false
+	return false, false
+}
+
+// createFreeingDeadNamesake retries a create that met a Conflict on its
+// name while a dead headroom's container holds it (removed) or a create
+// of it is still under way in the engine (waited out: 10 s at most).
+func (b *Backend) createFreeingDeadNamesake(ctx context.Context, name string, create func() (container.CreateResponse, error)) (container.CreateResponse, error) {
+	created, err := create()
+	deadline := time.Now().Add(10 * time.Second)
+	for err != nil && cerrdefs.IsConflict(err) && time.Now().Before(deadline) {
+		removed, pending := b.removeDeadNamesake(ctx, name)
+		if !removed && !pending {
+			break
+		}
+		if pending {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return created, err
+			}
+		}
+		created, err = create()
+	}
+	return created, err
 }
 
 // waitRemoved waits, at most bound, for the engine to have removed the
