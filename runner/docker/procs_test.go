@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +60,18 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 		t.Skip("no sleep:", err)
 	}
 	pid := cmd.Process.Pid
+	// Until the child has exec'd, its command line is the test's, or
+	// empty mid-exec ("[sleep]" by its comm, in a CI run): wait for
+	// sleep's own, with a deadline.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.HasPrefix(string(b), "sleep\x00") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sleep did not exec within 10 s")
+		}
+		runtime.Gosched()
+	}
 	s := &sandbox{}
 	s.pw.cmds = map[procID]procCmd{}
 	for i := 0; i < 2; i++ {
