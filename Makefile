@@ -77,8 +77,12 @@ vet:
 
 # Everything, including the tests that start real containers (and build
 # task images FROM the real-task Debian image, made once).
+# One package at a time (-p 1): cli's and runner/docker's real-engine
+# suites measure kills, waits and CPU, and beside each other on two cores
+# they took each other's (flakes seen 2026-12-01: the neighbours row, a
+# child-kill's victim, a resume's create). About 13 min here.
 test: vet real-images
-	$(GO) test -count=1 -timeout 45m ./...
+	$(GO) test -count=1 -p 1 -timeout 45m ./...
 
 # Every way a trial can die, injected on the real engine (runner/docker's
 # faults build tag); prints injected × recorded with trials lost, containers
