@@ -52,11 +52,18 @@ func (d *rowDecoder) decode(b []byte, row *summaryRow) bool {
 	steps := row.Steps[:0]
 	*row = summaryRow{}
 	s := scan{b: b}
+	return s.object(func(key []byte) (uint64, bool) { return d.member(&s, key, row, &steps) }) && s.end()
+}
+
+// object reads one JSON object whose keys are plain strings, member
+// reading each key's value (the key's own bit says it, so that a key seen
+// twice is given up on, as are anything else and a member member refuses).
+func (s *scan) object(member func(key []byte) (bit uint64, ok bool)) bool {
 	if !s.is('{') {
 		return false
 	}
 	if s.is('}') {
-		return s.end()
+		return true
 	}
 	var seen uint64
 	for {
@@ -64,15 +71,14 @@ func (d *rowDecoder) decode(b []byte, row *summaryRow) bool {
 		if !ok || !plain || !s.is(':') {
 			return false
 		}
-		bit, ok := d.member(&s, key, row, &steps)
+		bit, ok := member(key)
 		if !ok || seen&bit != 0 {
 			return false
 		}
 		seen |= bit
-		if s.is(',') {
-			continue
+		if !s.is(',') {
+			return s.is('}')
 		}
-		return s.is('}') && s.end()
 	}
 }
 
@@ -195,19 +201,7 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 
 // policy reads a ResourcePolicy's object (its own JSON keys).
 func (d *rowDecoder) policy(s *scan, p *model.ResourcePolicy) bool {
-	if !s.is('{') {
-		return false
-	}
-	if s.is('}') {
-		return true
-	}
-	var seen uint16
-	for {
-		key, plain, ok := s.str()
-		if !ok || !plain || !s.is(':') {
-			return false
-		}
-		var bit uint16
+	return s.object(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "ratio":
 			bit = 1 << 0
@@ -239,17 +233,10 @@ func (d *rowDecoder) policy(s *scan, p *model.ResourcePolicy) bool {
 			v, ok = d.text(s, true)
 			p.Scale = model.Scale(v)
 		default:
-			return false
+			return 0, false
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if s.is(',') {
-			continue
-		}
-		return s.is('}')
-	}
+		return bit, ok
+	})
 }
 
 // steps reads the row's steps into room's space (summaryStep.UnmarshalJSON
@@ -292,57 +279,38 @@ func (d *rowDecoder) ooms(s *scan) ([]model.OOMEvent, bool) {
 	}
 	for {
 		var o model.OOMEvent
-		if !s.is('{') {
-			return nil, false
-		}
-		if !s.is('}') {
-			var seen uint16
-			for {
-				key, plain, ok := s.str()
-				if !ok || !plain || !s.is(':') {
-					return nil, false
-				}
-				var bit uint16
-				switch string(key) {
-				case "at":
-					bit = 1 << 0
-					o.At, ok = s.time()
-				case "step":
-					bit = 1 << 1
-					o.Step, ok = d.text(s, true)
-				case "source":
-					bit = 1 << 2
-					o.Source, ok = d.text(s, true)
-				case "working_set_bytes":
-					bit = 1 << 3
-					o.WorkingSetBytes, ok = s.int64()
-				case "process":
-					bit = 1 << 4
-					o.Process, ok = d.text(s, true)
-				case "pid":
-					bit = 1 << 5
-					o.PID, ok = s.int()
-				case "rss_bytes":
-					bit = 1 << 6
-					o.RSSBytes, ok = s.int64()
-				case "command":
-					bit = 1 << 7
-					o.Command, ok = d.text(s, false)
-				default:
-					return nil, false
-				}
-				if !ok || seen&bit != 0 {
-					return nil, false
-				}
-				seen |= bit
-				if s.is(',') {
-					continue
-				}
-				if !s.is('}') {
-					return nil, false
-				}
-				break
+		if !s.object(func(key []byte) (bit uint64, ok bool) {
+			switch string(key) {
+			case "at":
+				bit = 1 << 0
+				o.At, ok = s.time()
+			case "step":
+				bit = 1 << 1
+				o.Step, ok = d.text(s, true)
+			case "source":
+				bit = 1 << 2
+				o.Source, ok = d.text(s, true)
+			case "working_set_bytes":
+				bit = 1 << 3
+				o.WorkingSetBytes, ok = s.int64()
+			case "process":
+				bit = 1 << 4
+				o.Process, ok = d.text(s, true)
+			case "pid":
+				bit = 1 << 5
+				o.PID, ok = s.int()
+			case "rss_bytes":
+				bit = 1 << 6
+				o.RSSBytes, ok = s.int64()
+			case "command":
+				bit = 1 << 7
+				o.Command, ok = d.text(s, false)
+			default:
+				return 0, false
 			}
+			return bit, ok
+		}) {
+			return nil, false
 		}
 		out = append(out, o)
 		if s.is(',') {
