@@ -132,6 +132,27 @@ func (c *Cell) Marks() string {
 // lower-case n is not a glyph (N is the pids limit's).
 func CancelledLegend() string { return "n" + Cancelled.Glyph() + " n cancelled" }
 
+// OutcomesShown lists the outcomes (cancelled aside: its count has a
+// legend of its own) that some cell shows, in display order; passed and
+// failed always, so a legend reads the same from a sweep's first trial.
+func (m *Matrix) OutcomesShown() []Outcome {
+	seen := map[Outcome]bool{Passed: true, Failed: true}
+	for _, row := range m.Cells {
+		for _, c := range row {
+			for _, o := range c.Outcomes {
+				seen[o] = true
+			}
+		}
+	}
+	var out []Outcome
+	for _, o := range Outcomes {
+		if seen[o] && o != Cancelled {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // CausesShown lists the causes with a glyph of their own that some cell
 // shows, in display order: the legend names only those.
 func (m *Matrix) CausesShown() []Cause {
@@ -161,23 +182,3 @@ func (m *Matrix) Cell(row RowKey, r Ratio) *Cell { return m.Cells[row][r] }
 // yet), distinct from a cancelled trial's Glyph.
 const EmptyCellGlyph = "·"
 
-// Glyph is the one-character ASCII mark of an outcome in compact views.
-func (o Outcome) Glyph() string {
-	switch o {
-	case Passed:
-		return "+"
-	case PassedAfterOOM:
-		return "!"
-	case OOMKilled:
-		return "K"
-	case Failed:
-		return "x"
-	case Timeout:
-		return "T"
-	case InfraError:
-		return "E"
-	case Cancelled:
-		return "-"
-	}
-	return "?"
-}

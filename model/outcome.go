@@ -1,6 +1,9 @@
 package model
 
-// Outcome is how a trial ended: exactly one of the constants below.
+// Outcome is how a trial ended: exactly one of the constants below. Its
+// success is the harness's verdict (the verifier's reward or parser, as
+// Harbor or terminal-bench grades the same container state); the other
+// outcomes and the trial's Cause say what happened on the way.
 type Outcome string
 
 const (
@@ -9,11 +12,16 @@ const (
 	// PassedAfterOOM: the verifier passed although some process was
 	// OOM-killed. Counted as a pass, flagged.
 	PassedAfterOOM Outcome = "passed-after-oom"
+	// PassedAfterTimeout: the agent ran past its time limit, and the
+	// verifier, run after it as Harbor and terminal-bench run it, passed.
+	// Counted as a pass (its harness's verdict), flagged.
+	PassedAfterTimeout Outcome = "passed-after-timeout"
 	// OOMKilled: an OOM kill happened and the trial did not pass.
 	OOMKilled Outcome = "oom-killed"
 	// Failed: the verifier failed with no OOM kill and no timeout.
 	Failed Outcome = "failed"
-	// Timeout: the agent or the verifier ran past its time limit.
+	// Timeout: the agent or the verifier ran past its time limit and the
+	// trial did not pass.
 	Timeout Outcome = "timeout"
 	// InfraError: the container could not be created or started, the
 	// engine failed, or the image was missing.
@@ -22,19 +30,82 @@ const (
 	Cancelled Outcome = "cancelled"
 )
 
+// Tone is the fixed meaning an outcome's colour carries in every theme
+// (themes maps each to a style).
+type Tone string
+
+const (
+	ToneOK     Tone = "ok"
+	ToneWarn   Tone = "warn"
+	ToneOOM    Tone = "oom"
+	ToneDanger Tone = "danger"
+	ToneMuted  Tone = "muted"
+)
+
+// OutcomeSpec is everything an outcome means, in one row: its mark in a
+// matrix cell, its legend, its colour's meaning, and how it counts.
+type OutcomeSpec struct {
+	Outcome Outcome
+	Glyph   string
+	Legend  string
+	Tone    Tone
+	// Success: a pass by the harness's verdict.
+	Success bool
+	// Infra: an infrastructure error in the study's sense (the machine,
+	// not the model, ended the trial).
+	Infra bool
+	// Counted: enters rates (a cancelled trial says nothing).
+	Counted bool
+}
+
+// OutcomeTable lists every outcome, in display order.
+var OutcomeTable = []OutcomeSpec{
+	{Passed, "+", "passed", ToneOK, true, false, true},
+	{PassedAfterOOM, "!", "passed after an OOM kill", ToneWarn, true, false, true},
+	{PassedAfterTimeout, "t", "passed after the agent ran past its time limit (graded, as its harness grades it)", ToneWarn, true, false, true},
+	{OOMKilled, "K", "OOM-killed", ToneOOM, false, true, true},
+	{Failed, "x", "failed", ToneDanger, false, false, true},
+	{Timeout, "T", "timed out", ToneWarn, false, false, true},
+	{InfraError, "E", "infrastructure error", ToneDanger, false, true, true},
+	{Cancelled, "-", "cancelled", ToneMuted, false, false, false},
+}
+
 // Outcomes lists every outcome in display order.
-var Outcomes = []Outcome{Passed, PassedAfterOOM, OOMKilled, Failed, Timeout, InfraError, Cancelled}
+var Outcomes = func() []Outcome {
+	out := make([]Outcome, len(OutcomeTable))
+	for i, s := range OutcomeTable {
+		out[i] = s.Outcome
+	}
+	return out
+}()
+
+// Spec is the outcome's row of OutcomeTable (an unknown outcome's: "?",
+// muted, not counted).
+func (o Outcome) Spec() OutcomeSpec {
+	for _, s := range OutcomeTable {
+		if s.Outcome == o {
+			return s
+		}
+	}
+	return OutcomeSpec{Outcome: o, Glyph: "?", Legend: string(o), Tone: ToneMuted}
+}
 
 // Success says whether the outcome counts as a pass.
-func (o Outcome) Success() bool { return o == Passed || o == PassedAfterOOM }
+func (o Outcome) Success() bool { return o.Spec().Success }
 
 // InfraFailure says whether the outcome is an infrastructure error in the
 // brief's sense: the machine, not the model, ended the trial.
-func (o Outcome) InfraFailure() bool { return o == OOMKilled || o == InfraError }
+func (o Outcome) InfraFailure() bool { return o.Spec().Infra }
 
 // Counted says whether the outcome enters rates; cancelled trials say
 // nothing about the task or the machine.
-func (o Outcome) Counted() bool { return o != Cancelled && o != "" }
+func (o Outcome) Counted() bool { return o.Spec().Counted }
+
+// Glyph is the one-character ASCII mark of an outcome in compact views.
+func (o Outcome) Glyph() string { return o.Spec().Glyph }
+
+// Tone is the meaning of the outcome's colour.
+func (o Outcome) Tone() Tone { return o.Spec().Tone }
 
 // Evidence is what the runner observed about a trial.
 type Evidence struct {
@@ -149,6 +220,13 @@ func Classify(e Evidence) (Outcome, Cause) {
 	switch {
 	case e.VerifierPassed && e.OOMKills > 0:
 		return PassedAfterOOM, killCause
+	case e.VerifierPassed && e.TimedOut && e.TimedOutPhase != "verifier":
+		// Harbor and terminal-bench grade the container the timed-out
+		// agent left: its reward stands.
+		if e.Stall != nil && e.Stall.Judge() {
+			return PassedAfterTimeout, CauseStalled
+		}
+		return PassedAfterTimeout, CauseAgentTimeout
 	case e.VerifierPassed:
 		return Passed, CauseNone
 	case e.OOMKills > 0 && killCause == CauseOutsidePressure:

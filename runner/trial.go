@@ -376,6 +376,8 @@ func (t *trialRun) reason(ev model.Evidence) string {
 		return "cancelled"
 	case model.PassedAfterOOM:
 		return fmt.Sprintf("verifier passed after %d OOM kill(s), first in step %s", ev.OOMKills, res.KilledInStep)
+	case model.PassedAfterTimeout:
+		return "the agent ran past its time limit; the verifier, run after it as Harbor and terminal-bench run it, passed"
 	case model.OOMKilled:
 		return fmt.Sprintf("OOM-killed in step %s at limit %s", res.KilledInStep, res.Policy.LimitString())
 	case model.Timeout:

@@ -162,14 +162,19 @@ func (s Styles) Result(o model.Outcome, c model.Cause) lipgloss.Style {
 
 // Outcome is the style of an outcome, with fixed meanings in every theme.
 func (s Styles) Outcome(o model.Outcome) lipgloss.Style {
-	switch o {
-	case model.Passed:
+	return s.Tone(o.Tone())
+}
+
+// Tone is the style of a colour's fixed meaning.
+func (s Styles) Tone(t model.Tone) lipgloss.Style {
+	switch t {
+	case model.ToneOK:
 		return s.OK
-	case model.PassedAfterOOM, model.Timeout:
+	case model.ToneWarn:
 		return s.Warn
-	case model.OOMKilled:
+	case model.ToneOOM:
 		return s.OOM
-	case model.Failed, model.InfraError:
+	case model.ToneDanger:
 		return s.Danger
 	}
 	return s.Muted

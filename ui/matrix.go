@@ -235,10 +235,8 @@ func (mm *matrixScreen) View(c *Common) string {
 	}
 	out = append(out, clip(memory, w))
 	var legend []string
-	for _, o := range model.Outcomes {
-		if o != model.Cancelled {
-			legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
-		}
+	for _, o := range s.Matrix.OutcomesShown() {
+		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
 	}
 	// Cancelled trials are counted apart ("3-"); an empty cell is not run
 	// (report's glyph).
