@@ -164,7 +164,7 @@ func (r *Report) Table(w io.Writer) error {
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(im, "\n"))
 	}
-	fmt.Fprintf(w, "\n%s\n%s\n", glyphLegend(), intervalLegend)
+	fmt.Fprintf(w, "\n%s\n%s\n", r.glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintln(w, l)
 	}
@@ -240,13 +240,12 @@ func (r *Report) causeLegend() string {
 	return strings.Join(legend, "  ")
 }
 
-// glyphLegend names every glyph a cell can show, the empty cell's too.
-func glyphLegend() string {
+// glyphLegend names the outcomes' glyphs the cells show, the cancelled
+// count's and the empty cell's too.
+func (r *Report) glyphLegend() string {
 	var legend []string
-	for _, o := range model.Outcomes {
-		if o != model.Cancelled {
-			legend = append(legend, o.Glyph()+" "+string(o))
-		}
+	for _, o := range r.Matrix.OutcomesShown() {
+		legend = append(legend, o.Glyph()+" "+string(o))
 	}
 	return strings.Join(append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run"), "  ")
 }
@@ -341,7 +340,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
 	}
 	fmt.Fprintln(w, "| **failed at the limit** | "+strings.Join(r.memoryRow(), " | ")+" |")
-	fmt.Fprintf(w, "\n`%s`\n\n%s\n", glyphLegend(), intervalLegend)
+	fmt.Fprintf(w, "\n`%s`\n\n%s\n", r.glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintf(w, "\n`%s`\n", l)
 	}
