@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
@@ -98,7 +100,7 @@ type knobKit struct {
 	labels     map[string]string
 	helper     string // the network helper's container id
 	neighbours []neighbourBox
-	volume     string // the disk knob's scratch volume
+	volumes    []string // the disk knob's volumes
 	rec        model.KnobRecord
 }
 
@@ -109,16 +111,63 @@ type neighbourBox struct {
 	cpu0     int64
 }
 
-// scratchPath is where a disk-limited trial's scratch volume is mounted:
-// its working directory, where builds and installs write.
-func scratchPath(task model.Task) string {
-	if task.WorkDir != "" {
-		return task.WorkDir
+// diskPaths are where a disk-limited trial's volumes go when the root
+// file system escapes the throttle: the directory its steps start in (the
+// task's workdir, else the image's WORKDIR: /testbed in SWE-style images)
+// and the image's WORKDIR too when the task's differs, outermost only.
+// An image with no WORKDIR of its own gets /app (Terminal-Bench's), the
+// built-in image its /work.
+func diskPaths(task model.Task, imageWorkDir string) []string {
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if p == "/" || p == "." || !filepath.IsAbs(p) {
+			return
+		}
+		for i, o := range out {
+			switch {
+			case o == p || strings.HasPrefix(p, o+"/"):
+				return
+			case strings.HasPrefix(o, p+"/"):
+				out[i] = p
+				return
+			}
+		}
+		out = append(out, p)
 	}
-	if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
-		return "/work"
+	add(task.WorkDir)
+	add(imageWorkDir)
+	if len(out) == 0 {
+		if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
+			return []string{"/work"}
+		}
+		return []string{"/app"}
 	}
-	return "/app"
+	return out
+}
+
+// imageWorkDirs caches each image's own WORKDIR (image → string), for the
+// trials and the reproduce lines.
+var imageWorkDirs sync.Map
+
+// imageWorkDir is the image's WORKDIR, asked of the engine once.
+func imageWorkDir(ctx context.Context, cli *client.Client, image string) (string, error) {
+	if image == "" {
+		return "", nil
+	}
+	if v, ok := imageWorkDirs.Load(image); ok {
+		return v.(string), nil
+	}
+	info, _, err := cli.ImageInspectWithRaw(ctx, image)
+	if err != nil {
+		return "", fmt.Errorf("the disk knob reads the image's WORKDIR: %w", err)
+	}
+	wd := ""
+	if info.Config != nil {
+		wd = info.Config.WorkingDir
+	}
+	imageWorkDirs.Store(image, wd)
+	return wd, nil
 }
 
 // prepareKnobs applies what must be in place before the trial's
@@ -167,18 +216,28 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 	where := "the container's root file system"
 	if !t.RootThrottled {
 		// The root file system's writes escape the throttle here: the
-		// trial's working directory is a volume on the throttled disk,
-		// which the engine fills with the image's files at that path.
+		// trial's working directories are volumes on the throttled disk,
+		// which the engine fills with the image's files at those paths.
 		eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: name + "-disk", Labels: kit.labels})
+		wd, err := imageWorkDir(eng, kit.b.cli, task.Image)
 		if err != nil {
-			return fmt.Errorf("the disk knob's volume: %w", err)
+			return err
 		}
-		kit.volume = v.Name
-		path := scratchPath(task)
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
-		where = fmt.Sprintf("a volume at %s (the %s storage driver writes the root file system from outside the container's cgroup, where no throttle reaches)", path, kit.b.opts.StorageDriver)
+		paths := diskPaths(task, wd)
+		for i, path := range paths {
+			vname := name + "-disk"
+			if i > 0 {
+				vname = fmt.Sprintf("%s-disk%d", name, i+1)
+			}
+			v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: vname, Labels: kit.labels})
+			if err != nil {
+				return fmt.Errorf("the disk knob's volume: %w", err)
+			}
+			kit.volumes = append(kit.volumes, v.Name)
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
+		}
+		where = fmt.Sprintf("volumes at %s only (the working director%s); not throttled: the rest of the root file system, which the %s storage driver writes from outside the container's cgroup, where no throttle reaches", strings.Join(paths, " and "), map[bool]string{true: "y", false: "ies"}[len(paths) == 1], kit.b.opts.StorageDriver)
 	}
 	v1 := ""
 	if kit.b.opts.CgroupVersion == "1" {
@@ -359,18 +418,23 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 	return &kit.rec, errors.Join(errs...)
 }
 
-// removeVolume removes the disk knob's volume, once the trial's
-// container that mounts it is gone.
+// removeVolume removes the disk knob's volumes, once the trial's
+// container that mounts them is gone.
 func (kit *knobKit) removeVolume(ctx context.Context) error {
-	if kit == nil || kit.volume == "" {
+	if kit == nil {
 		return nil
 	}
-	err := removeTrialResource(ctx, kit.b.cli, TrialResource{Kind: "volume", ID: kit.volume, Name: kit.volume})
-	if err != nil && !errors.Is(err, runner.ErrInUse) {
-		return err
+	var errs []error
+	left := kit.volumes[:0]
+	for _, v := range kit.volumes {
+		err := removeTrialResource(ctx, kit.b.cli, TrialResource{Kind: "volume", ID: v, Name: v})
+		if err != nil && !errors.Is(err, runner.ErrInUse) {
+			errs = append(errs, err)
+			left = append(left, v)
+		}
 	}
-	kit.volume = ""
-	return nil
+	kit.volumes = left
+	return errors.Join(errs...)
 }
 
 // helperDone stops the network helper with SIGTERM, so it undoes its
@@ -401,15 +465,39 @@ func (kit *knobKit) helperDone(ctx context.Context) string {
 	return strings.TrimPrefix(last, "netshape done: ")
 }
 
-// diskDevice is the disk the reproduce lines name (set once the
+// diskTarget is the DiskTarget the reproduce lines name (set once the
 // platform has found it).
-var diskDevice atomic.Value
+var diskTarget atomic.Value
 
 func reproduceDisk() string {
-	if d, ok := diskDevice.Load().(string); ok && d != "" {
-		return d
+	if d, ok := diskTarget.Load().(DiskTarget); ok && d.Device != "" {
+		return d.Device
 	}
 	return "DISK" // the whole disk under the engine's data root
+}
+
+// diskMountFlags are the volumes a disk-limited trial's working
+// directories are on where the root file system escapes the throttle:
+// anonymous volumes (`docker run --rm` removes them), filled by the
+// engine with the image's files as the trial's named ones are.
+func diskMountFlags(t model.Task, image string, k model.Knobs) []string {
+	d, _ := diskTarget.Load().(DiskTarget)
+	if (k.DiskBps == 0 && k.DiskIOPS == 0) || d.RootThrottled {
+		return nil
+	}
+	wd, known := "", false
+	if v, ok := imageWorkDirs.Load(image); ok {
+		wd, known = v.(string), true
+	}
+	if !known && t.WorkDir == "" && image != "" && !strings.HasPrefix(image, WorkloadRepo+":") {
+		// Not yet asked of the engine: the shell asks it.
+		return []string{fmt.Sprintf(`--mount "type=volume,dst=$(docker image inspect -f '{{or .Config.WorkingDir "/app"}}' %s)"`, image)}
+	}
+	var f []string
+	for _, p := range diskPaths(model.Task{WorkDir: t.WorkDir, Image: image}, wd) {
+		f = append(f, "--mount type=volume,dst="+p)
+	}
+	return f
 }
 
 // knobFlags are the trial's own `docker run` flags its knobs add.
