@@ -193,6 +193,16 @@ func (k Knobs) Set() []Knob {
 	return out
 }
 
+// Check refuses settings the knobs cannot give as they say: a jitter
+// larger than the latency would need delays below zero, so its spread
+// would not be ± the jitter around the latency (docs/KNOBS.md).
+func (k Knobs) Check() error {
+	if k.Jitter > k.Latency {
+		return fmt.Errorf("jitter %s exceeds the latency %s: the delay spreads from latency−jitter to latency+jitter and cannot go below zero; sweep jitter with a latency at least as large (e.g. --latency 50ms --jitter 0,20ms)", k.Jitter, k.Latency)
+	}
+	return nil
+}
+
 // Shapes says whether the knobs shape the trial's network.
 func (k Knobs) Shapes() bool {
 	return k.Latency > 0 || k.Jitter > 0 || k.LossPct > 0 || k.BandwidthBits > 0

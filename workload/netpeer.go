@@ -34,7 +34,7 @@ const (
 // Probe modes, run inside a trial's container to measure a knob's effect
 // there (the real-engine tests and the knobs' built-in tasks).
 const (
-	RTTMode      = "rtt"      // rtt [--n N] HOST:PORT: median TCP echo round trip
+	RTTMode      = "rtt"      // rtt [--n N] [--spread] HOST:PORT: median TCP echo round trip (and its spread)
 	FetchMode    = "fetch"    // fetch URL: transfer rate of one GET
 	DirectIOMode = "directio" // directio [--ops N --kb K] DIR: O_DIRECT write rate
 )
@@ -162,8 +162,9 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(RTTMode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 20, "round trips")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: rtt [--n N] HOST:PORT")
+	spread := fs.Bool("spread", false, "also print the 10th and 90th percentiles")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *n < 1 {
+		fmt.Fprintln(stderr, "usage: rtt [--n N] [--spread] HOST:PORT")
 		return 2
 	}
 	rtts, err := ProbeRTT(fs.Arg(0), *n, 30*time.Second)
@@ -171,7 +172,15 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rtt: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, model.FormatMeasure("rtt", float64(MedianDuration(rtts))/float64(time.Millisecond), "ms"))
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	fmt.Fprintln(stdout, model.FormatMeasure("rtt", ms(MedianDuration(rtts)), "ms"))
+	if *spread {
+		// The spread a jitter gives: the 10th and 90th percentiles.
+		s := append([]time.Duration(nil), rtts...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p10", ms(s[len(s)/10]), "ms"))
+		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p90", ms(s[len(s)*9/10]), "ms"))
+	}
 	return 0
 }
 

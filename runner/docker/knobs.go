@@ -3,6 +3,7 @@ package docker
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/blkiodev"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -99,6 +101,8 @@ type knobKit struct {
 	knobs      model.Knobs
 	labels     map[string]string
 	helper     string // the network helper's container id
+	helperOut  *types.HijackedResponse
+	helperSaid chan string // its lines after the ready one
 	neighbours []neighbourBox
 	volumes    []string // the disk knob's volumes
 	rec        model.KnobRecord
@@ -189,7 +193,7 @@ func (b *Backend) prepareKnobs(ctx context.Context, labels map[string]string, na
 			return kit, err
 		}
 	}
-	if k.Shapes() && task.Network == "none" {
+	if k.Shapes() && task.Network == "none" && !task.PhaseWantsNetwork() {
 		kit.rec.Skipped = append(kit.rec.Skipped, "network: nothing to shape, the task runs with no network")
 	}
 	return kit, nil
@@ -298,10 +302,12 @@ func (kit *knobKit) startNeighbours(ctx context.Context, name string) error {
 }
 
 // shape starts the network helper in the trial's namespace and waits
-// until its shaping is in place.
+// until its shaping is in place. A task with no network of its own but
+// a phase that asks for one gets the helper too: it shapes each
+// interface a network change adds (reshape).
 func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.Task) error {
 	k := kit.knobs
-	if !k.Shapes() || task.Network == "none" {
+	if !k.Shapes() || (task.Network == "none" && !task.PhaseWantsNetwork()) {
 		return nil
 	}
 	img := kit.b.opts.HelperImage
@@ -336,38 +342,107 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 		return fmt.Errorf("the network helper: create: %w", err)
 	}
 	kit.helper = created.ID
-	att, err := kit.b.cli.ContainerAttach(eng, created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	att, err := kit.b.cli.ContainerAttach(context.WithoutCancel(ctx), created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return fmt.Errorf("the network helper: attach: %w", err)
 	}
-	defer att.Close()
+	kit.helperOut = &att
 	if err := kit.b.cli.ContainerStart(eng, created.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("the network helper: start: %w", err)
 	}
-	lines := make(chan string, 16)
+	// Its lines for its whole life: the ready one now, a state line after
+	// each network change.
+	kit.helperSaid = make(chan string, 64)
 	go func() {
-		defer close(lines)
-		w := runner.LineWriter(func(l string) { lines <- l })
+		defer close(kit.helperSaid)
+		w := runner.LineWriter(func(l string) {
+			select {
+			case kit.helperSaid <- l:
+			default: // nobody asked: a line past the buffer is not kept
+			}
+		})
 		_, _ = stdcopy.StdCopy(w, w, att.Reader)
 		w.Close()
 	}()
+	st, err := kit.helperState(eng, workload.NetShapeReady)
+	if err != nil {
+		return err
+	}
+	kit.recordNetwork("at the start", st)
+	return nil
+}
+
+// helperState waits for the helper's next line starting with prefix and
+// reads the state it carries.
+func (kit *knobKit) helperState(ctx context.Context, prefix string) (workload.NetShapeState, error) {
 	var said []string
 	for {
 		select {
-		case l, ok := <-lines:
+		case l, ok := <-kit.helperSaid:
 			if !ok {
-				return fmt.Errorf("the network helper ended before shaping: %s", strings.Join(said, " | "))
+				return workload.NetShapeState{}, fmt.Errorf("the network helper ended before shaping: %s", strings.Join(said, " | "))
 			}
-			if d, ok := strings.CutPrefix(l, workload.NetShapeReady); ok {
-				kit.rec.Applied = append(kit.rec.Applied, "network: in the trial's network namespace, by a helper container with NET_ADMIN joined to it: "+d)
-				return nil
+			if d, ok := strings.CutPrefix(l, prefix); ok {
+				var st workload.NetShapeState
+				if err := json.Unmarshal([]byte(d), &st); err != nil {
+					return st, fmt.Errorf("the network helper's state %q: %w", d, err)
+				}
+				return st, nil
 			}
 			said = append(said, l)
-		case <-eng.Done():
-			return fmt.Errorf("the network helper did not say it was ready within %s: %s", helperWait, strings.Join(said, " | "))
 		case <-ctx.Done():
-			return ctx.Err()
+			return workload.NetShapeState{}, fmt.Errorf("the network helper did not say what it shaped in time (%w): %s", ctx.Err(), strings.Join(said, " | "))
 		}
+	}
+}
+
+// reshape asks the network helper to shape every interface the trial's
+// namespace has now (a network change adds and removes them) and
+// records what it read back from the kernel and measured through each:
+// what SetNetworkPolicy does after every change. A trial without the
+// helper (no network knob) has nothing to do.
+func (kit *knobKit) reshape(ctx context.Context, after string) error {
+	if kit == nil || kit.helper == "" {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, helperWait)
+	defer cancel()
+	if err := kit.b.cli.ContainerKill(wctx, kit.helper, "HUP"); err != nil {
+		return fmt.Errorf("the network helper, after %s: %w", after, err)
+	}
+	st, err := kit.helperState(wctx, workload.NetShapeStateLine)
+	if err != nil {
+		return err
+	}
+	kit.recordNetwork("after "+after, st)
+	for _, l := range st.Links {
+		if l.Name == "" && l.Why != "" {
+			return fmt.Errorf("the network knobs could not shape the trial's network after %s: %s", after, l.Why)
+		}
+	}
+	return nil
+}
+
+// recordNetwork records what the helper found: per interface what it
+// applied, what the kernel holds and the round trip it measured; a
+// namespace with only loopback is recorded as nothing to shape.
+func (kit *knobKit) recordNetwork(when string, st workload.NetShapeState) {
+	if len(st.Links) == 0 {
+		kit.rec.Skipped = append(kit.rec.Skipped, fmt.Sprintf("network %s: nothing to shape, the trial's namespace has only loopback", when))
+		return
+	}
+	for _, l := range st.Links {
+		if l.Name == "" {
+			continue
+		}
+		line := fmt.Sprintf("network %s: %s, in the trial's network namespace by a helper container with NET_ADMIN joined to it; the kernel holds %s", when, l.Applied, l.Kernel)
+		if l.Why != "" {
+			line += "; round trip not measured: " + l.Why
+		} else {
+			line += fmt.Sprintf("; round trip to %s measured %.2f ms", l.Target, l.RTTms)
+			kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "link_rtt", Value: l.RTTms, Unit: "ms", Where: "helper", Step: when + " (" + l.Name + ")"})
+		}
+		kit.rec.Applied = append(kit.rec.Applied, line)
 	}
 }
 
@@ -393,6 +468,9 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 			kit.rec.Applied = append(kit.rec.Applied, "network helper: "+done)
 		}
 		rm(kit.helper)
+		if kit.helperOut != nil {
+			kit.helperOut.Close()
+		}
 	}
 	for _, n := range kit.neighbours {
 		use := model.NeighbourUse{Name: n.name, Load: kit.knobs.NeighbourLoad, Wall: model.Duration(time.Since(n.start))}

@@ -107,3 +107,152 @@ func TestDiskKnobActsInTheImageWorkdir(t *testing.T) {
 		t.Errorf("the reproduce line's direct writes in /testbed came at %s/s, want 2MiB/s ±10%%", model.FormatBytes(int64(repro)))
 	}
 }
+
+// linkRTTs are the round trips the network helper measured, by when
+// (the interface's name dropped: the engine names a reconnected one
+// afresh).
+func linkRTTs(r model.TrialResult) map[string]float64 {
+	out := map[string]float64{}
+	if r.Knobs != nil {
+		for _, m := range r.Knobs.Measured {
+			if m.Name == "link_rtt" {
+				when, _, _ := strings.Cut(m.Step, " (")
+				out[when] = m.Value
+			}
+		}
+	}
+	return out
+}
+
+// A network change between phases does not escape the latency knob: a
+// task whose agent phase has no network and whose verifier's has it
+// again (Harbor's per-phase network_mode) gets a new interface for the
+// verifier, which is shaped too: the verifier's own round trip to the
+// server beside it is the latency, and the record says what the helper
+// measured after each change (nothing to shape while the agent had no
+// network).
+func TestLatencyKnobFollowsPhaseNetworks(t *testing.T) {
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/phase-net"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "128M"
+network = "bridge"
+[agent]
+network_mode = "no-network"
+[verifier]
+command = ["/hr-workload", "rtt", "--n", "15", "peer:7007"]
+[[services]]
+name = "peer"
+image = "builtin"
+[[agents]]
+name = "offline"
+  [[agents.steps]]
+  name = "work"
+  workload = { duration_ms = 0 }
+`)
+	if task.AgentNetwork == nil || task.AgentNetwork.Mode != model.NetworkNone {
+		t.Fatalf("agent network %+v: want no-network", task.AgentNetwork)
+	}
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=100ms"), {K: 1}}, 1, context.Background(), nil)
+	got := byColumn(results)
+	shaped, plain := got["1x latency=100ms"], got["1x"]
+	rtt, base := measured(t, shaped, "rtt"), measured(t, plain, "rtt")
+	t.Logf("the verifier's rtt: %.2f ms unshaped, %.2f ms at latency 100ms; record %+v", base, rtt, shaped.Knobs)
+	if !within(rtt-base, 100, 0.10) {
+		t.Errorf("the verifier's round trip after the network came back is %.1f ms (%.1f over unshaped), want 100 ±10%%", rtt, rtt-base)
+	}
+	links := linkRTTs(shaped)
+	start, back := links["at the start"], links["after the change to public"]
+	if !within(start, 100, 0.15) || !within(back, 100, 0.15) {
+		t.Errorf("the helper measured %v, want about 100 ms at the start and after the change to public", links)
+	}
+	if s := strings.Join(shaped.Knobs.Skipped, " "); !strings.Contains(s, "after the change to no-network: nothing to shape") {
+		t.Errorf("skipped %q: want the no-network phase recorded as nothing to shape", s)
+	}
+	if shaped.Outcome != model.Passed {
+		t.Errorf("%s: %s", shaped.Outcome, shaped.Reason)
+	}
+}
+
+// The other way round: a task with no network of its own whose agent
+// phase asks for one (Harbor's [agent] network_mode = "public") is not
+// "nothing to shape": the interface the phase adds is shaped, and the
+// round trip the helper measured through it is recorded.
+func TestLatencyKnobShapesANetworkAPhaseAdds(t *testing.T) {
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/phase-online"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "64M"
+network = "none"
+[agent]
+network_mode = "public"
+[verifier]
+workload = { duration_ms = 0 }
+[[agents]]
+name = "online"
+  [[agents.steps]]
+  name = "work"
+  workload = { duration_ms = 0 }
+`)
+	if task.Network != "none" || task.AgentNetwork == nil || task.AgentNetwork.Mode != model.NetworkPublic {
+		t.Fatalf("network %q, agent %+v: want none, then public for the agent", task.Network, task.AgentNetwork)
+	}
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=100ms")}, 1, context.Background(), nil)
+	r := results[0]
+	links := linkRTTs(r)
+	t.Logf("record %+v", r.Knobs)
+	if rtt, ok := links["after the change to public"]; !ok || !within(rtt, 100, 0.15) {
+		t.Errorf("the helper measured %v, want about 100 ms through the agent phase's interface", links)
+	}
+	for _, s := range r.Knobs.Skipped {
+		if strings.Contains(s, "the task runs with no network") {
+			t.Errorf("skipped %q for a task whose agent phase has a network", s)
+		}
+	}
+	if r.Outcome != model.Passed {
+		t.Errorf("%s: %s", r.Outcome, r.Reason)
+	}
+}
+
+// Jitter, measured inside the container: the median round trip is the
+// latency and the spread covers latency ± jitter (the delay line's own
+// test, TestJitterCurveIsCentredAndKeepsOrder, holds it under load).
+func TestJitterKnobCentredInContainer(t *testing.T) {
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/jitter"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "128M"
+[verifier]
+workload = { duration_ms = 0 }
+[[services]]
+name = "peer"
+image = "builtin"
+[[agents]]
+name = "probe"
+  [[agents.steps]]
+  name = "probe"
+  command = ["/hr-workload", "rtt", "--n", "120", "--spread", "peer:7007"]
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=100ms jitter=50ms")}, 1, context.Background(), nil)
+	r := results[0]
+	med, p10, p90 := measured(t, r, "rtt"), measured(t, r, "rtt_p10"), measured(t, r, "rtt_p90")
+	t.Logf("rtt at latency 100ms ± 50ms: p10 %.1f, median %.1f, p90 %.1f ms; applied %v", p10, med, p90, r.Knobs.Applied)
+	if !within(med, 100, 0.15) {
+		t.Errorf("median rtt %.1f ms, want the latency 100 ±15%%", med)
+	}
+	if p10 < 45 || p10 > 90 || p90 < 110 || p90 > 160 {
+		t.Errorf("rtt p10 %.1f, p90 %.1f ms: want them spread within 100 ± 50 ms", p10, p90)
+	}
+}
