@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -629,14 +630,34 @@ func (a Axis) WithNeighbourLoad(load NeighbourLoad, pct int) Axis {
 	return out
 }
 
-// Baseline is the column a column is compared with: one with knobs is
-// compared, within its knobs, with the same ratio and no knobs set; a
-// plain ratio with the sweep's baseline ratio.
-func Baseline(col, baseline Ratio) Ratio {
+// BaselineIn is the column col is compared with among a sweep's cols. A
+// plain ratio is compared with the baseline's ratio. A knob's column is
+// compared within its knob: with the baseline itself when that is a
+// column of the same knobs at the same ratio (report --baseline "1x
+// time=2x"), else with the same ratio and no knobs set, else, in a sweep
+// without that plain column (--time-limits 0.5x,0.75x), with the mildest
+// column of its knobs at its ratio, so a tighter setting is still
+// compared with a looser one. A column that is its own base is compared
+// with nothing.
+func BaselineIn(col, baseline Ratio, cols []Ratio) Ratio {
+	plain := func(r Ratio) Ratio { return Ratio{K: r.K, Uncapped: r.Uncapped, Name: r.Name} }
 	if col.Knobs.IsZero() {
+		return plain(baseline)
+	}
+	if !baseline.Knobs.IsZero() && baseline.Knobs.Group() == col.Knobs.Group() && plain(baseline) == plain(col) && slices.Contains(cols, baseline) {
 		return baseline
 	}
-	return Ratio{K: col.K, Uncapped: col.Uncapped}
+	own := plain(col)
+	if slices.Contains(cols, own) {
+		return own
+	}
+	mildest, found := col, false
+	for _, c := range cols {
+		if plain(c) == own && c.Knobs.Group() == col.Knobs.Group() && (!found || LessKnobs(mildest.Knobs, c.Knobs)) {
+			mildest, found = c, true
+		}
+	}
+	return mildest
 }
 
 // ScaleTimeLimits is the task with its agent, install, phase and

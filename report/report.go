@@ -60,17 +60,20 @@ func DefaultOptions() Options {
 	return Options{Baseline: model.Ratio{K: 1}, NoisePP: model.DefaultNoisePP, DetectPP: model.DefaultNoisePP}
 }
 
-// New analyses results. The baseline falls back to the tightest ratio
-// present when the asked one was not run.
+// New analyses results. The baseline falls back to the tightest plain
+// ratio present when the asked one was not run; a sweep with no plain
+// column keeps it, and each knob's columns are compared with the
+// mildest of them run (model.BaselineIn).
 func New(experiment string, m *store.Manifest, ratios []model.Ratio, trials []model.TrialResult, o Options) *Report {
 	mx := model.NewMatrix(ratios, trials)
 	base := o.Baseline
-	found := false
-	for _, r := range mx.Ratios {
-		found = found || r == base
-	}
-	if !found && len(mx.Ratios) > 0 {
-		base = mx.Ratios[0]
+	if !slices.Contains(mx.Ratios, base) {
+		for _, r := range mx.Ratios {
+			if r.Knobs.IsZero() {
+				base = r
+				break
+			}
+		}
 	}
 	return &Report{Experiment: experiment, Manifest: m, Matrix: mx, Analysis: model.Analyze(mx, base, o.NoisePP, o.DetectPP), Trials: trials}
 }
@@ -169,7 +172,7 @@ func (r *Report) Table(w io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
+		fmt.Fprintf(w, "\n%s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", r.againstWhat(), 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp by task\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
@@ -274,6 +277,15 @@ func (r *Report) notRunRows() []model.RowKey {
 	})
 }
 
+// againstWhat heads the comparisons: the baseline, or, in a sweep with
+// no plain column, each knob's mildest setting.
+func (r *Report) againstWhat() string {
+	if slices.Contains(r.Matrix.Ratios, r.Analysis.Baseline) {
+		return "Against " + r.Analysis.Baseline.String()
+	}
+	return "Each knob's settings against its mildest one run (no plain column)"
+}
+
 // PowerLine says what the design can tell apart.
 func (r *Report) PowerLine() string {
 	p := r.Analysis.Power
@@ -352,7 +364,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
+		fmt.Fprintf(w, "\n## %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", r.againstWhat(), 100*a.NoisePP)
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p by task | tasks | detectable | | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {

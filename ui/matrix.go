@@ -282,7 +282,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	var out []string
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
-		if own := model.Baseline(cs.Ratio, base); cs.Ratio != own {
+		if own := a.BaseOf(cs.Ratio); cs.Ratio != own {
 			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
@@ -317,7 +317,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		out = append(out, st.Bold.Render(l))
 	}
 	for _, r := range ratios {
-		own := model.Baseline(r, base)
+		own := a.BaseOf(r)
 		if r == own {
 			continue
 		}
