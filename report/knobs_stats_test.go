@@ -86,3 +86,30 @@ func TestKnobColumnAsBaseline(t *testing.T) {
 		t.Fatalf("comparison of 0.5x: %+v (ok %v), want −50pp against 1x time=2x", c, ok)
 	}
 }
+
+// A knob's column's failures on a contended host are the knob's, not
+// listed as failures "the limit does not explain" (latency and time
+// limit timeouts were).
+func TestKnobFailuresAreNotTheHosts(t *testing.T) {
+	cols := []string{"1x", "1x time=0.5x", "1x latency=200ms"}
+	m, ratios, trials := knobSweep(t, cols, func(col string, task int) bool { return col == "1x" || task == 5 })
+	for i := range trials {
+		trials[i].Noise = &model.HostNoise{Contended: true, Why: "load 17.0 on 2 CPUs"}
+		if !trials[i].Outcome.Success() {
+			trials[i].Outcome, trials[i].Reason = model.Timeout, "agent timed out"
+		}
+	}
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "the limit does not explain") {
+		t.Errorf("knob columns' timeouts listed as the host's:\n%s", out)
+	}
+	for _, want := range []string{"15 failure(s) on a contended host were in the columns of a knob (time limit)", "15 failure(s) on a contended host were in the columns of a knob (network)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
