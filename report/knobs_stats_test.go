@@ -113,3 +113,22 @@ func TestKnobFailuresAreNotTheHosts(t *testing.T) {
 		}
 	}
 }
+
+// A neighbours column shows what its neighbours took beside what they
+// were asked (its label is the ask), disk neighbours' writes too.
+func TestNeighboursTookIsShown(t *testing.T) {
+	cols := []string{"1x", "1x neighbours=4:disk@100%"}
+	m, ratios, trials := knobSweep(t, cols, func(string, int) bool { return true })
+	for i := range trials {
+		if !trials[i].Ratio.Knobs.IsZero() {
+			trials[i].Knobs = &model.KnobRecord{Measured: []model.Measure{{Name: "neighbour_cores", Value: 0.31, Unit: "cores", Where: "cgroup"}, {Name: "neighbour_write_rate", Value: 12 << 20, Unit: "B/s", Where: "neighbours"}}}
+		}
+	}
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "1x neighbours=4:disk@100%: asked 4 × 100% of a core (4 cores); the neighbours took 0.31 cores in all and wrote 12MiB/s to disk (median per trial)"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}

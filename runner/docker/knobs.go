@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -480,6 +481,9 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 			}
 			n.cg.Close()
 		}
+		if use.Load == model.LoadDisk && !n.start.IsZero() {
+			use.WrittenBytes = kit.neighbourWritten(ctx, n.id)
+		}
 		if !n.start.IsZero() {
 			kit.rec.Neighbours = append(kit.rec.Neighbours, use)
 		}
@@ -491,9 +495,38 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 			cores += n.Cores()
 		}
 		kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "neighbour_cores", Value: cores, Unit: "cores", Where: "cgroup"})
+		if kit.knobs.NeighbourLoad == model.LoadDisk {
+			var rate float64
+			for _, n := range kit.rec.Neighbours {
+				if n.Wall > 0 {
+					rate += float64(n.WrittenBytes) / time.Duration(n.Wall).Seconds()
+				}
+			}
+			kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "neighbour_write_rate", Value: rate, Unit: "B/s", Where: "neighbours"})
+		}
 	}
 	kit.helper, kit.neighbours = "", nil
 	return &kit.rec, errors.Join(errs...)
+}
+
+// neighbourWritten is what a disk neighbour has written and synced, by
+// its last word (it says so each second: workload.NeighbourTookLine).
+func (kit *knobKit) neighbourWritten(ctx context.Context, id string) int64 {
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	logs, err := kit.b.cli.ContainerLogs(wctx, id, container.LogsOptions{ShowStdout: true, Tail: "1"})
+	if err != nil {
+		return 0
+	}
+	defer logs.Close()
+	var out strings.Builder
+	_, _ = stdcopy.StdCopy(&out, io.Discard, logs)
+	v, ok := strings.CutPrefix(strings.TrimSpace(out.String()), workload.NeighbourTookLine+"written_bytes=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
 }
 
 // removeVolume removes the disk knob's volumes, once the trial's

@@ -256,3 +256,38 @@ name = "probe"
 		t.Errorf("rtt p10 %.1f, p90 %.1f ms: want them spread within 100 ± 50 ms", p10, p90)
 	}
 }
+
+// Disk neighbours' I/O is recorded: what each wrote and synced, and
+// their write rate in all beside their cores.
+func TestDiskNeighboursWritesRecorded(t *testing.T) {
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/beside-disk"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "64M"
+[verifier]
+workload = { duration_ms = 0 }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "wait"
+  workload = { duration_ms = 3000 }
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "uncapped neighbours=2:disk@50%")}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Knobs == nil || len(r.Knobs.Neighbours) != 2 {
+		t.Fatalf("%s %s: knobs %+v", r.Outcome, r.Reason, r.Knobs)
+	}
+	for _, n := range r.Knobs.Neighbours {
+		t.Logf("%s: %.2f cores, wrote %s in %s", n.Name, n.Cores(), model.FormatBytes(n.WrittenBytes), time.Duration(n.Wall))
+		if n.WrittenBytes < 1<<20 {
+			t.Errorf("%s wrote %d bytes over %s: its writes were not recorded", n.Name, n.WrittenBytes, time.Duration(n.Wall))
+		}
+	}
+	if rate := measured(t, r, "neighbour_write_rate"); rate <= 0 {
+		t.Errorf("neighbour_write_rate %.0f", rate)
+	}
+}
