@@ -834,7 +834,11 @@ func TimeLimitsApplied(t Task, s TimeScale) string {
 		return d.String()
 	}
 	scaled := ScaleTimeLimits(t, s)
-	return fmt.Sprintf("time: limits ×%s of the task's own: agent %s → %s, verifier %s → %s", s, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
+	of := "the task's own"
+	if t.TimeoutScale != 0 && t.TimeoutScale != 1 {
+		of += fmt.Sprintf(" ×%g by --timeout-scale", t.TimeoutScale)
+	}
+	return fmt.Sprintf("time: limits ×%s of %s: agent %s → %s, verifier %s → %s", s, of, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
 }
 
 // MarshalText writes the knobs' text form ("latency=200ms"; "" for none).

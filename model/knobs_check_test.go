@@ -27,3 +27,17 @@ func TestPlanRefusesJitterOverLatency(t *testing.T) {
 		t.Fatalf("jitter up to the latency: %v", err)
 	}
 }
+
+// With --timeout-scale the limits a time column scales are not the
+// task's own: the record says they were scaled first.
+func TestTimeLimitsAppliedNamesTheTimeoutScale(t *testing.T) {
+	task := Task{AgentTimeout: 16e9, VerifierTimeout: 20e9}
+	half := TimeScale{K: 0.5}
+	if got := TimeLimitsApplied(task, half); got != "time: limits ×0.5x of the task's own: agent 16s → 8s, verifier 20s → 10s" {
+		t.Errorf("unscaled: %s", got)
+	}
+	task.TimeoutScale = 2
+	if got := TimeLimitsApplied(task, half); got != "time: limits ×0.5x of the task's own ×2 by --timeout-scale: agent 16s → 8s, verifier 20s → 10s" {
+		t.Errorf("with --timeout-scale 2: %s", got)
+	}
+}
