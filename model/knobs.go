@@ -696,7 +696,7 @@ func KnobNotes(t Task, cols []Ratio) []string {
 	for _, c := range cols {
 		shapes = shapes || c.Knobs.Shapes()
 	}
-	if shapes && t.Network == "none" {
+	if shapes && t.Network == "none" && !t.PhaseWantsNetwork() {
 		notes = append(notes, "network: nothing to shape, the task runs with no network (its network columns run unshaped)")
 	}
 	return notes
