@@ -296,6 +296,13 @@ func kernelShaping(l netlink.Link) string {
 					to := strconv.Itoa(m.Ifindex)
 					if dev, err := netlink.LinkByIndex(m.Ifindex); err == nil {
 						to = dev.Attrs().Name
+						// The ifb's own cap, what downloads meet.
+						qs, _ := netlink.QdiscList(dev)
+						for _, q := range qs {
+							if t, ok := q.(*netlink.Tbf); ok {
+								to += fmt.Sprintf(" (tbf %dbit)", t.Rate*8)
+							}
+						}
 					}
 					parts = append(parts, dir+" redirected to "+to)
 				}

@@ -307,3 +307,40 @@ func TestJitterKeepsUploadRate(t *testing.T) {
 		t.Errorf("upload at ± 50ms jitter came at %s/s, under 70%% of the %s/s without it", model.FormatBits(int64(jittered)), model.FormatBits(int64(steady)))
 	}
 }
+
+// The bandwidth knob follows a network change too: the verifier's
+// download through the interface its phase got back comes at the cap.
+func TestBandwidthKnobFollowsPhaseNetworks(t *testing.T) {
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/phase-bw"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "128M"
+network = "bridge"
+[agent]
+network_mode = "no-network"
+[verifier]
+command = ["/hr-workload", "fetch", "http://peer:8080/blob?bytes=3000000"]
+[[services]]
+name = "peer"
+image = "builtin"
+[[agents]]
+name = "offline"
+  [[agents.steps]]
+  name = "work"
+  workload = { duration_ms = 0 }
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x bandwidth=8mbit")}, 1, context.Background(), nil)
+	r := results[0]
+	rate := measured(t, r, "transfer_rate")
+	t.Logf("the verifier's download at 8mbit after the network came back: %s/s; applied %v", model.FormatBits(int64(rate)), r.Knobs.Applied)
+	if !within(rate, 8e6, 0.10) {
+		t.Errorf("the verifier's download came at %s/s, want 8mbit ±10%%", model.FormatBits(int64(rate)))
+	}
+	if a := strings.Join(r.Knobs.Applied, " "); !strings.Contains(a, "after the change to public") || !strings.Contains(a, "ingress redirected to hringress1 (tbf 8000000bit)") {
+		t.Errorf("applied %q: want the cap re-applied after the change, as the kernel holds it", a)
+	}
+}
