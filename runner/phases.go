@@ -68,4 +68,3 @@ func (t *trialRun) phaseHealthcheck(ctx context.Context, sb Sandbox, p phase, en
 		}
 	}
 }
-

@@ -467,4 +467,3 @@ func (t *trialRun) endingStep(first, code int) int {
 	}
 	return last
 }
-
