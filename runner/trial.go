@@ -100,6 +100,7 @@ func (t *trialRun) base() event.Base { return event.Base{Trial: t.trial.ID, Time
 func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	t.res.Start = time.Now()
 	t.res.Verdict = t.task.Verdict.String()
+	t.res.Grading = model.GradingHarness
 	if ctx.Err() != nil {
 		return t.notStarted(model.Cancelled, "cancelled before it started")
 	}
