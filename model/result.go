@@ -190,8 +190,8 @@ type TrialResult struct {
 	// trial run by a headroom that grades as the task's harness does (a
 	// timed-out agent's work verified); "" in older records, whose agent
 	// timeouts were never verified.
-	Grading string `json:"grading,omitempty"`
-	Reward   *float64  `json:"reward,omitempty"`
+	Grading string   `json:"grading,omitempty"`
+	Reward  *float64 `json:"reward,omitempty"`
 	// Verdict is the rule the verifier was judged by (VerdictRule.String:
 	// "exit-code", "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`
