@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/taskfile"
 )
@@ -85,5 +86,19 @@ func TestAnAgentsFinishedWorkIsGradedWhateverEndedIt(t *testing.T) {
 				t.Errorf("reward %v: the verifier must have judged the agent's answer", r.Reward)
 			}
 		})
+	}
+}
+
+// The built-in workload's agent writes its answer, then works on past its
+// time limit: its step is stopped alone and the verifier passes it.
+func TestBuiltinAgentGradedAfterTimeout(t *testing.T) {
+	task := parseTask(t, enginetest.GradedAfterTimeout)
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Outcome != model.PassedAfterTimeout || r.Cause != model.CauseAgentTimeout {
+		t.Errorf("%s/%s (%s), want passed-after-timeout", r.Outcome, r.Cause, r.Reason)
+	}
+	if n := len(r.Steps); n != 3 || !r.Steps[1].TimedOut || r.Steps[2].Phase != model.PhaseVerifier {
+		t.Errorf("steps %+v: want answer, polish timed out, the verifier", r.Steps)
 	}
 }
