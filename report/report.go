@@ -213,28 +213,28 @@ func (r *Report) Table(w io.Writer) error {
 // else, the engine lost); nil when there are none, so the report of a
 // clean sweep is unchanged.
 func (r *Report) outsideRow() []string {
-	var cols []string
-	any := false
-	for _, ratio := range r.Matrix.Ratios {
-		rt := r.Matrix.ByRatio[ratio]
-		cols = append(cols, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs))
-		any = any || rt.OutsideErrs > 0
-	}
-	if !any {
-		return nil
-	}
-	return cols
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.OutsideErrs, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs)
+	})
 }
 
 // afterTimeoutRow counts, per ratio, the passes whose agent ran past its
 // time limit (graded as the harness grades them); nil when there are none.
 func (r *Report) afterTimeoutRow() []string {
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.AfterTimeout, fmt.Sprintf("%d of %d passes", rt.AfterTimeout, rt.Successes)
+	})
+}
+
+// countRow is a row of per-ratio counts as count says them; nil when every
+// count is 0 (a row shown only when it has something to say).
+func (r *Report) countRow(count func(*model.Rates) (int, string)) []string {
 	var cols []string
 	any := false
 	for _, ratio := range r.Matrix.Ratios {
-		rt := r.Matrix.ByRatio[ratio]
-		cols = append(cols, fmt.Sprintf("%d of %d passes", rt.AfterTimeout, rt.Successes))
-		any = any || rt.AfterTimeout > 0
+		n, text := count(r.Matrix.ByRatio[ratio])
+		cols = append(cols, text)
+		any = any || n > 0
 	}
 	if !any {
 		return nil

@@ -37,6 +37,9 @@ type recorder struct {
 	// noCache is the step's kernel peak less reclaimable cache.
 	noCache   noCachePeak
 	kills     int           // OOM kills seen (max over sources)
+	// lateKills are the kills counted since the running step opened that
+	// landed in an earlier step (their notice came late): not its own.
+	lateKills int
 	oomNotify chan struct{} // closed and replaced on each new kill
 	samples   int
 	firstAt   time.Time
@@ -62,6 +65,19 @@ func newRecorder(out *model.TrialResult, limit int64, hostLoad func() HostLoad) 
 // watch turns the sandbox's readings into the record and into events, as
 // they come, until the sandbox closes its channels (on Remove).
 func (r *recorder) watch(sb Telemetry, trial string, limit int64, emit func(event.Event)) {
+	readings(sb, func(s event.Sample) {
+		r.sample(s)
+		emit(event.MemorySample{Base: event.Base{Trial: trial, Time: s.Time}, Sample: s})
+	}, func(o OOMSignal) {
+		if oe, detail, ok := r.oom(o); ok {
+			emit(event.OOMKill{Base: event.Base{Trial: trial, Time: time.Now()}, OOM: oe, LimitBytes: limit, Detail: detail})
+		}
+	})
+}
+
+// readings hands a sandbox's readings to sample and oom, in the order
+// they come, until it closes both channels (on Remove).
+func readings(sb Telemetry, sample func(event.Sample), oom func(OOMSignal)) {
 	samples, ooms := sb.Samples(), sb.OOMs()
 	for samples != nil || ooms != nil {
 		select {
@@ -70,16 +86,13 @@ func (r *recorder) watch(sb Telemetry, trial string, limit int64, emit func(even
 				samples = nil
 				continue
 			}
-			r.sample(s)
-			emit(event.MemorySample{Base: event.Base{Trial: trial, Time: s.Time}, Sample: s})
+			sample(s)
 		case o, ok := <-ooms:
 			if !ok {
 				ooms = nil
 				continue
 			}
-			if oe, detail, ok := r.oom(o); ok {
-				emit(event.OOMKill{Base: event.Base{Trial: trial, Time: time.Now()}, OOM: oe, LimitBytes: limit, Detail: detail})
-			}
+			oom(o)
 		}
 	}
 }
@@ -152,14 +165,15 @@ func (r *recorder) killedIn(at time.Time) string {
 		s := &r.out.Steps[i]
 		if !at.Before(s.Start) && !at.After(s.End) {
 			s.OOMKills++
+			r.lateKills++
 			return s.Name
 		}
 	}
 	return r.step
 }
 
-// name says which step runs (what a kill lands in) before it is opened:
-// a traced script's own lines before its first command.
+// running says which step runs (what a kill lands in) before its window
+// opens: a traced script before its first command.
 func (r *recorder) running(step string) {
 	r.mu.Lock()
 	r.step = step
@@ -171,7 +185,7 @@ func (r *recorder) running(step string) {
 func (r *recorder) openStep(step string, at time.Time) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.step, r.stepPeak, r.stepStart = step, 0, at
+	r.step, r.stepPeak, r.stepStart, r.lateKills = step, 0, at, 0
 	r.noCache.open()
 	r.stepAtLimit, r.stepFaultsOpened = 0, false
 	return r.kills
@@ -198,7 +212,7 @@ func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore
 	r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, sr.KernelPeakNoCacheBytes)
 	r.out.KernelPeakBytes = max(r.out.KernelPeakBytes, sr.KernelPeakBytes)
 	sr.PeakWorkingSetBytes = r.stepPeak
-	sr.OOMKills = r.kills - killsBefore
+	sr.OOMKills = r.kills - killsBefore - r.lateKills
 	sr.AtLimit = model.Duration(r.stepAtLimit)
 	if r.stepFaultsOpened {
 		sr.MajorFaults = r.stepFaultsLast - r.stepFaultsFirst

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -144,28 +145,16 @@ func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		samples, ooms := sb.Samples(), sb.OOMs()
-		for samples != nil || ooms != nil {
-			select {
-			case s, ok := <-samples:
-				if !ok {
-					samples = nil
-					continue
-				}
-				mu.Lock()
-				u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
-				mu.Unlock()
-				t.seenPeak(s.WorkingSetBytes)
-			case _, ok := <-ooms:
-				if !ok {
-					ooms = nil
-					continue
-				}
-				mu.Lock()
-				u.OOMKilled = true
-				mu.Unlock()
-			}
-		}
+		readings(sb, func(s event.Sample) {
+			mu.Lock()
+			u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
+			mu.Unlock()
+			t.seenPeak(s.WorkingSetBytes)
+		}, func(OOMSignal) {
+			mu.Lock()
+			u.OOMKilled = true
+			mu.Unlock()
+		})
 	}()
 	return func() model.SidecarUsage {
 		<-done // Remove closed the channels

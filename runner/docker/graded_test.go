@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
@@ -35,22 +34,7 @@ func gradedTask(t *testing.T, name, memory, solve string) model.Task {
 			t.Fatal(err)
 		}
 	}
-	l, err := taskfile.LoadTaskDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	task := l.Task
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if task.Image, err = EnsureTaskImage(ctx, testCli, task, func(l string) { t.Log(l) }); err != nil {
-		t.Fatal(err)
-	}
-	a, ok := task.Agent(taskfile.AgentOracle)
-	if !ok {
-		t.Fatalf("task %s has no oracle", task.Name)
-	}
-	task.Agents = []model.Agent{a}
-	return task
+	return loadTaskAt(t, dir, taskfile.AgentOracle)
 }
 
 // An agent that did its work and then ran past its time limit, exited
