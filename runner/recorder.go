@@ -35,8 +35,8 @@ type recorder struct {
 	stepPeak  int64
 	lastWS    int64
 	// noCache is the step's kernel peak less reclaimable cache.
-	noCache   noCachePeak
-	kills     int           // OOM kills seen (max over sources)
+	noCache noCachePeak
+	kills   int // OOM kills seen (max over sources)
 	// lateKills are the kills counted since the running step opened that
 	// landed in an earlier step (their notice came late): not its own.
 	lateKills int
