@@ -450,3 +450,51 @@ func TestHoldKeepsQueuedTrialsFromStarting(t *testing.T) {
 		t.Errorf("held trial seen waiting %v, %d started while held, %d ended", released, startedWhileHeld, ended)
 	}
 }
+
+// Harbor retries a verifier that timed out once (its VerifierTimeoutError
+// retry); a Harbor task's verifier here too, and the record says so. A
+// headroom task's verifier runs once.
+func TestAHarborVerifierTimeoutIsRetriedOnce(t *testing.T) {
+	for _, format := range []string{model.FormatHarbor, model.FormatHeadroom} {
+		task := fake.Task("slowtests", 64*model.MiB, "work")
+		task.Format = format
+		task.VerifierTimeout = 20 * time.Millisecond
+		var mu sync.Mutex
+		tries := 0
+		b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+			if st.Name != "verify" {
+				return fake.StepPlan{}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			tries++
+			if tries == 1 {
+				return fake.StepPlan{Block: true} // the first try runs past its limit
+			}
+			return fake.StepPlan{}
+		}}
+		r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slowtests@1x"]
+		want, wantTries := model.Passed, 2
+		if format != model.FormatHarbor {
+			want, wantTries = model.Timeout, 1
+		}
+		if r.Outcome != want || tries != wantTries {
+			t.Errorf("%s task: %s (%s) after %d verifier run(s), want %s after %d", format, r.Outcome, r.Reason, tries, want, wantTries)
+		}
+		if format == model.FormatHarbor && !strings.Contains(r.Reason, "was run again, as Harbor retries a verifier timeout once") {
+			t.Errorf("the retry is not said: %q", r.Reason)
+		}
+	}
+}
+
+// An installed agent whose install fails ends its trial before the agent
+// and the verifier, as Harbor's failed agent setup does: no reward.
+func TestAFailedInstallEndsTheTrialBeforeItsVerifier(t *testing.T) {
+	task := fake.Task("inst", 64*model.MiB, "solve")
+	task.Agents[0].Install = []model.Step{{Name: "install", Argv: []string{"install"}}}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"inst/install": {ExitCode: 2}})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["inst@1x"]
+	if r.Outcome != model.Failed || len(r.Steps) != 1 || !strings.Contains(r.Reason, "the agent's install step install exited 2, so neither the agent nor the verifier ran") {
+		t.Errorf("%s (%s) steps %d: want failed after the install alone, said", r.Outcome, r.Reason, len(r.Steps))
+	}
+}
