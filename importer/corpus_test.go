@@ -1,0 +1,75 @@
+package importer
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// The public runs themselves, when a copy is at hand: every run
+// directory (one holding results.json) under HEADROOM_IMPORT_CORPUS,
+// imported alone, gives the run's own pass count and accuracy exactly
+// (docs/PARITY.md says where the copy came from and what it gave).
+// Harbor job directories under it (a config.json beside trial
+// directories) are checked the same way against their result.json.
+func TestImportCorpusReproducesOwnScores(t *testing.T) {
+	root := os.Getenv("HEADROOM_IMPORT_CORPUS")
+	if root == "" {
+		t.Skip("HEADROOM_IMPORT_CORPUS not set: no copy of public runs to check against")
+	}
+	var tb, harbor []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch d.Name() {
+		case "results.json":
+			tb = append(tb, filepath.Dir(p))
+		case "config.json":
+			if _, err := os.Stat(filepath.Join(filepath.Dir(p), "result.json")); err == nil && filepath.Base(filepath.Dir(filepath.Dir(p))) != "" {
+				harbor = append(harbor, filepath.Dir(p))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(kind, dir string, im Import, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s %s: %v", kind, dir, err)
+			return
+		}
+		own := im.Manifest.Imported[0].Own
+		var rates model.Rates
+		for _, r := range im.Trials {
+			rates.AddCause(r.Outcome, r.Cause)
+		}
+		switch {
+		case own == nil:
+			t.Logf("%s %s: writes no score of its own; headroom %d of %d", kind, dir, rates.Successes, rates.Counted)
+		case own.Passes != rates.Successes || own.Trials != rates.Counted:
+			t.Errorf("%s %s: its own %d of %d (%s %.4f), headroom %d of %d; differences %q", kind, dir, own.Passes, own.Trials, own.Metric, own.Value, rates.Successes, rates.Counted, own.Differences)
+		default:
+			t.Logf("%s %s: %d of %d, the same", kind, dir, rates.Successes, rates.Counted)
+		}
+	}
+	for _, d := range tb {
+		im, err := TerminalBench([]string{d}, Options{})
+		check("terminal-bench", d, im, err)
+	}
+	var jobs int
+	for _, d := range harbor {
+		if _, err := os.Stat(filepath.Join(d, "run_metadata.json")); err == nil {
+			continue
+		}
+		jobs++
+		im, err := Harbor([]string{d}, Options{})
+		check("harbor", d, im, err)
+	}
+	t.Logf("%d terminal-bench runs, %d Harbor jobs", len(tb), jobs)
+}
