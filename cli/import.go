@@ -65,7 +65,7 @@ func newImportCmd() *cobra.Command {
 	add("terminal-bench RUNDIR...", "Import terminal-bench 1 run directories (runs/<run id>): the harness's container, CPU scale at 1x",
 		`  headroom import terminal-bench runs/2025-06-01__12-00-00`, importer.TerminalBench)
 	cmd.PersistentFlags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
-	cmd.PersistentFlags().BoolVar(&partial, "allow-partial", false, "import a job's finished trials and leave out, saying so, those that never finished")
+	cmd.PersistentFlags().BoolVar(&partial, "allow-partial", false, "import a job's or run's finished trials and leave out, saying so, those that never finished")
 	cmd.PersistentFlags().Float64Var(&passReward, "pass-reward", 1, "reward a trial needs to pass")
 	return cmd
 }
