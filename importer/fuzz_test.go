@@ -10,7 +10,8 @@ import (
 // Whatever a job's result.json or a run's results.json holds, an import
 // reads it or says what is wrong in one line per problem; it never panics.
 func FuzzImportDirs(f *testing.F) {
-	for _, p := range []string{"testdata/harbor/tb2-gke-3x/fix-git__2htza6t/result.json", "testdata/tb1/2026-11-22__10-00-00/results.json"} {
+	for _, p := range []string{"testdata/harbor/tb2-gke-3x/fix-git__2htza6t/result.json", "testdata/tb1/2026-11-22__10-00-00/results.json",
+		"testdata/harbor/older-release/bn-fit-modify__d4e5f6g/result.json", "testdata/tb1/2026-11-23__09-00-00/results.json", "testdata/harbor/older-release/result.json"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}
