@@ -132,13 +132,41 @@ func TestEngineFailureMidTrialIsAnInfraError(t *testing.T) {
 	}
 }
 
-func TestAgentTimeout(t *testing.T) {
+// TestATimedOutAgentsWorkIsGraded: Harbor and terminal-bench run the
+// verifier after an agent timeout and its reward stands; so does
+// headroom, with the timeout named.
+func TestATimedOutAgentsWorkIsGraded(t *testing.T) {
+	for _, verdict := range []struct {
+		exit    int
+		outcome model.Outcome
+		reason  string
+	}{
+		{0, model.PassedAfterTimeout, "the verifier, run after it as Harbor and terminal-bench run it, passed"},
+		{1, model.Timeout, "the verifier, run after it as Harbor and terminal-bench run it, failed"},
+	} {
+		task := fake.Task("slow", 64*model.MiB, "think")
+		task.AgentTimeout = 20 * time.Millisecond
+		b := &fake.Backend{Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}, "slow/verify": {ExitCode: verdict.exit}})}
+		r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slow@1x"]
+		if r.Outcome != verdict.outcome || r.Cause != model.CauseAgentTimeout || !r.Steps[0].TimedOut || len(r.Steps) != 2 || !strings.Contains(r.Reason, verdict.reason) {
+			t.Errorf("verifier exit %d: %s/%s %q steps %d, want %s after the verifier ran", verdict.exit, r.Outcome, r.Cause, r.Reason, len(r.Steps), verdict.outcome)
+		}
+		if got := b.StepsStopped(); len(got) != 1 {
+			t.Errorf("the timed-out step must be stopped alone, its sandbox kept for the verifier: %v", got)
+		}
+	}
+}
+
+// TestATimedOutAgentWhoseContainerWentIsNotGraded: where the step cannot
+// be stopped alone, the container goes with it and no verifier can run,
+// as Harbor runs none once its environment is gone; the record says so.
+func TestATimedOutAgentWhoseContainerWentIsNotGraded(t *testing.T) {
 	task := fake.Task("slow", 64*model.MiB, "think")
 	task.AgentTimeout = 20 * time.Millisecond
-	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}})}
+	b := &fake.Backend{KillsOnTimeout: true, Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}})}
 	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slow@1x"]
-	if r.Outcome != model.Timeout || !r.Steps[0].TimedOut || len(r.Steps) != 1 {
-		t.Errorf("%s steps %+v, want timeout with no verifier run", r.Outcome, r.Steps)
+	if r.Outcome != model.Timeout || !r.Steps[0].TimedOut || len(r.Steps) != 1 || !strings.Contains(r.Reason, "the verifier did not run") {
+		t.Errorf("%s %q steps %d, want timeout with no verifier run, said", r.Outcome, r.Reason, len(r.Steps))
 	}
 	if len(b.Killed()) != 1 {
 		t.Errorf("the timed-out sandbox must be killed: %v", b.Killed())

@@ -39,15 +39,15 @@ func (t *trialRun) setNetwork(ctx context.Context, sb Sandbox, want *model.Netwo
 // its own time limit, after the agent: best effort, as in Harbor (a hook
 // that fails leaves its files missing, which the verifier judges). The
 // error is the engine's.
-func (t *trialRun) runCollect(ctx context.Context, sb Sandbox, env []string) error {
-	for _, st := range t.task.Collect {
+func (t *trialRun) runCollect(ctx context.Context, sb Sandbox, hooks []model.Step, env []string) error {
+	for _, st := range hooks {
 		cctx, cancel := context.WithTimeout(ctx, st.Timeout)
-		sr, err := t.runStep(cctx, sb, model.PhaseCollect, st, env)
+		_, err := t.runStep(cctx, sb, model.PhaseCollect, st, env)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("collect %s: %w", st.Name, err)
 		}
-		if sr.TimedOut || ctx.Err() != nil {
+		if ctx.Err() != nil || t.gone != "" {
 			// A timed-out hook's container was stopped with it.
 			return nil
 		}
@@ -129,7 +129,7 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 	if rule := t.task.Verdict.Reward; rule != nil && out.judged {
 		out.passed, t.verdictNote, err = t.readReward(vctx, vsb, rule)
 		if err != nil {
-			return out, fmt.Errorf("reading the reward: %w", err)
+			return out, err
 		}
 	}
 	return out, nil
@@ -155,9 +155,7 @@ func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
 				mu.Lock()
 				u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
 				mu.Unlock()
-				t.mu.Lock()
-				t.stepPeak = max(t.stepPeak, s.WorkingSetBytes)
-				t.mu.Unlock()
+				t.seenPeak(s.WorkingSetBytes)
 			case _, ok := <-ooms:
 				if !ok {
 					ooms = nil

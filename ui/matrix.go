@@ -223,6 +223,19 @@ func (mm *matrixScreen) View(c *Common) string {
 	if anyOutside {
 		out = append(out, st.Muted.Render(clip(outside, w)))
 	}
+	// The passes whose agent ran past its time limit, apart (only when
+	// there are any): graded as the harness grades them.
+	late, anyLate := pad("  passed after a timeout", nameW), false
+	for _, r := range ratios {
+		n := 0
+		if rt := s.Matrix.ByRatio[r]; rt != nil {
+			n, anyLate = rt.AfterTimeout, anyLate || rt.AfterTimeout > 0
+		}
+		late += pad(fmt.Sprintf(" %d", n), colW)
+	}
+	if anyLate {
+		out = append(out, st.Muted.Render(clip(late, w)))
+	}
 	// Memory failures (killed at the own limit, stalled at it), split:
 	// the count focus, report and calibrate give too.
 	memory := pad("failed at the limit", nameW)
