@@ -64,6 +64,11 @@ func TestTerminalBenchVerdictIsResolved(t *testing.T) {
 	if r := got["fix-permissions.2-of-3.2026-11-23__09-00-00"]; !r.Start.IsZero() || !r.End.IsZero() || len(r.Steps) != 0 {
 		t.Errorf("the error record: start %v end %v steps %d, want no times invented", r.Start, r.End, len(r.Steps))
 	}
+	for _, r := range im.Trials {
+		if r.Grading != model.GradingHarness {
+			t.Errorf("%s: grading %q, want the harness's own (%q)", r.Imported.Trial, r.Grading, model.GradingHarness)
+		}
+	}
 	rs := rates(im)
 	own := im.Manifest.Imported[0].Own
 	if own == nil || own.Passes != 3 || own.Trials != 6 || own.Value != 0.5 || len(own.Differences) != 0 {
