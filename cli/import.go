@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/importer"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
@@ -51,6 +52,9 @@ func newImportCmd() *cobra.Command {
 				fmt.Fprintf(w, "imported %s as experiment %s (%s)\n", model.Quantity(len(im.Trials), "trial"), im.Manifest.ID, dir)
 				for _, s := range im.Manifest.Imported {
 					fmt.Fprintf(w, "  %-10s %s from %s (%s)\n", s.Ratio, model.Quantity(s.Trials, "trial"), s.Dir, s.Settings)
+					for _, l := range report.OwnScoreLines(s, im.Trials) {
+						fmt.Fprintln(w, l)
+					}
 				}
 				fmt.Fprintf(w, "not in the job's records, so not in these: %s\n", strings.Join(im.Manifest.Imported[0].Unknown, ", "))
 				fmt.Fprintf(w, "next: headroom report %s, headroom compare %s EXP\n", im.Manifest.ID, im.Manifest.ID)

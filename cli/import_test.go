@@ -47,7 +47,7 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 	// A terminal-bench run: its accuracy (n_resolved over every record,
 	// the error record without times included) is headroom's.
 	tb := headroom(t, "import", "terminal-bench", "--out", root, "../importer/testdata/tb1/2026-11-23__09-00-00")
-	if tb.code != 0 || !strings.Contains(tb.stdout, "imported 6 trials") {
+	if tb.code != 0 || !strings.Contains(tb.stdout, "imported 6 trials") || !strings.Contains(tb.stdout, "its own score: accuracy 50.00% (3 of 6), from results.json accuracy, n_resolved · headroom: 3 of 6 passed (50.00%): the same") {
 		t.Fatalf("import terminal-bench: exit %d\n%s%s", tb.code, tb.stdout, tb.stderr)
 	}
 	tbID := regexp.MustCompile(`as experiment (\S+)`).FindStringSubmatch(tb.stdout)

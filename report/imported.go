@@ -22,7 +22,7 @@ func (r *Report) importedLines() []string {
 	var unknown []string
 	for _, s := range r.Manifest.Imported {
 		out = append(out, fmt.Sprintf("  %s  %s from %s %s (%s)", s.Ratio, model.Quantity(s.Trials, "trial"), s.Harness, s.Dir, s.Settings))
-		out = append(out, ownScoreLines(s, r.Trials)...)
+		out = append(out, OwnScoreLines(s, r.Trials)...)
 		unknown = s.Unknown
 	}
 	if len(unknown) > 0 {
@@ -31,9 +31,9 @@ func (r *Report) importedLines() []string {
 	return out
 }
 
-// ownScoreLines set a run's own score beside headroom's pass rate over
-// the trials imported from it.
-func ownScoreLines(s store.ImportSource, trials []model.TrialResult) []string {
+// OwnScoreLines set a run's own score beside headroom's pass rate over
+// the trials imported from it (indented to stand under the run's line).
+func OwnScoreLines(s store.ImportSource, trials []model.TrialResult) []string {
 	var rates model.Rates
 	for _, t := range trials {
 		if t.Imported != nil && t.Imported.Harness == s.Harness && t.Imported.Job == s.Dir {
