@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/store"
 )
 
 // byTrial indexes an import's records by the harness's own trial name.
@@ -254,6 +255,22 @@ func TestHarborOutcomes(t *testing.T) {
 		}
 		if got, _, _ := harborOutcome(r, c.reward, 1, "reward"); got != c.want {
 			t.Errorf("%s with reward %v: %s, want %s", c.exception, c.reward != nil && *c.reward == 1, got, c.want)
+		}
+	}
+}
+
+// Why a job's mean is not headroom's pass rate, one cause a line.
+func TestHarborDifferences(t *testing.T) {
+	half, one := 0.5, 1.0
+	trials := []trial{{reward: &one, outcome: model.Passed}, {reward: &half, outcome: model.Failed}, {outcome: model.Cancelled}}
+	got := harborDifferences(&store.HarnessScore{Metric: "mean reward", Trials: 4}, trials, 1)
+	want := []string{"1 trial cancelled", "rewards other than 0 and 1 (0.5)", "Harbor's result.json counts 4 finished trials, the job directory holds 3 trials"}
+	if len(got) != len(want) {
+		t.Fatalf("%q, want %d lines", got, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("line %d %q, want %q", i, got[i], w)
 		}
 	}
 }

@@ -46,10 +46,11 @@ func OwnScoreLines(s store.ImportSource, trials []model.TrialResult) []string {
 		return []string{"    its own score: not written by the run · " + mine}
 	}
 	theirs := fmt.Sprintf("%s %.2f%%", own.Metric, 100*own.Value)
+	// The same score, and where the harness counted, the same count.
 	same := math.Abs(own.Value-rates.SuccessRate()) < 1e-9
 	if own.Passes >= 0 {
 		theirs += fmt.Sprintf(" (%d of %d)", own.Passes, own.Trials)
-		same = own.Passes == rates.Successes && own.Trials == rates.Counted
+		same = same && own.Passes == rates.Successes && own.Trials == rates.Counted
 	}
 	line := fmt.Sprintf("    its own score: %s, from %s · %s", theirs, own.From, mine)
 	switch {
