@@ -20,13 +20,12 @@ func (t *trialRun) install(ctx context.Context, sb Sandbox, agent model.Agent, e
 	if timeout <= 0 {
 		timeout = t.task.AgentTimeout
 	}
-	t.agentLimit = timeout
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for _, st := range agent.Install {
 		sr, err := t.runStep(ictx, sb, model.PhaseInstall, st, env)
 		if sr.TimedOut {
-			ev.TimedOut = true
+			ev.TimedOut, t.agentLimit = true, timeout
 		}
 		if err != nil {
 			return false, fmt.Errorf("install step %s: %w", st.Name, err)

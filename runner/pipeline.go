@@ -188,7 +188,6 @@ func (t *trialRun) unverifiable(p phase, run phaseRun) phaseRun {
 // on nothing) and the phase goes on to its verifier. It says whether the
 // agent ran past its deadline; the error is the engine's.
 func (t *trialRun) runAgent(ctx context.Context, sb Sandbox, p phase, env []string) (bool, error) {
-	t.agentLimit = p.agentTime
 	actx, cancel := context.WithTimeout(ctx, p.agentTime)
 	defer cancel()
 	started := time.Now()
@@ -198,6 +197,9 @@ func (t *trialRun) runAgent(ctx context.Context, sb Sandbox, p phase, env []stri
 			st.User = p.agentUser
 		}
 		sr, err := t.runStep(actx, sb, model.PhaseAgent, st, env)
+		if sr.TimedOut && t.agentLimit == 0 {
+			t.agentLimit = p.agentTime // the first timeout's, as the reason says it
+		}
 		if err != nil {
 			return sr.TimedOut, fmt.Errorf("step %s: %w", st.Name, err)
 		}

@@ -14,11 +14,11 @@ import (
 
 // gradedTask writes a Harbor task whose oracle writes the answer and then
 // does what solve says, and loads it with its oracle alone.
-func gradedTask(t *testing.T, name, memory, solve string) model.Task {
+func gradedTask(t *testing.T, name, memory, agentTimeout, solve string) model.Task {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	files := map[string]string{
-		"task.toml": "schema_version = \"1.1\"\n[task]\nname = \"test/" + name + "\"\n[agent]\ntimeout_sec = 4.0\n[verifier]\ntimeout_sec = 30.0\n" +
+		"task.toml": "schema_version = \"1.1\"\n[task]\nname = \"test/" + name + "\"\n[agent]\ntimeout_sec = " + agentTimeout + "\n[verifier]\ntimeout_sec = 30.0\n" +
 			"[environment]\ncpus = 1\nmemory_mb = " + memory + "\nallow_internet = false\n",
 		"instruction.md":         "Write 42 to /app/answer.\n",
 		"environment/Dockerfile": "FROM headroom-debian:bookworm\nWORKDIR /app\n",
@@ -44,20 +44,20 @@ func gradedTask(t *testing.T, name, memory, solve string) model.Task {
 func TestAnAgentsFinishedWorkIsGradedWhateverEndedIt(t *testing.T) {
 	needDebian(t)
 	cases := []struct {
-		name, memory, solve string
+		name, memory, timeout, solve string
 		outcome             model.Outcome
 		cause               model.Cause
 		reason              string
 	}{
-		{"graded-timeout", "256", "sleep 600\n", model.PassedAfterTimeout, model.CauseAgentTimeout,
+		{"graded-timeout", "256", "4.0", "sleep 600\n", model.PassedAfterTimeout, model.CauseAgentTimeout,
 			"the agent ran past its time limit (4s) in step sleep 600; the verifier, run after it as Harbor and terminal-bench run it, passed"},
-		{"graded-exit", "256", "exit 3\n", model.Passed, model.CauseNone, ""},
-		{"graded-oom", "64", "python3 -c 'x = bytearray(200 * 1024 * 1024)'\necho still here\n", model.PassedAfterOOM, model.CauseOwnLimit,
+		{"graded-exit", "256", "120.0", "exit 3\n", model.Passed, model.CauseNone, ""},
+		{"graded-oom", "64", "120.0", "python3 -c 'x = bytearray(200 * 1024 * 1024)'\necho still here\n", model.PassedAfterOOM, model.CauseOwnLimit,
 			"verifier passed after 1 OOM kill(s), first in step python3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			task := gradedTask(t, c.name, c.memory, c.solve)
+			task := gradedTask(t, c.name, c.memory, c.timeout, c.solve)
 			results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 			r := results[0]
 			for _, s := range r.Steps {
