@@ -157,6 +157,9 @@ func (r *Report) Table(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(tw, strings.Join(append([]string{"  from outside"}, outside...), "\t"))
 	}
+	if late := r.afterTimeoutRow(); late != nil {
+		fmt.Fprintln(tw, strings.Join(append([]string{"  passed after a timeout"}, late...), "\t"))
+	}
 	fmt.Fprintln(tw, strings.Join(append([]string{"failed at the limit"}, r.memoryRow()...), "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
@@ -166,6 +169,9 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(im, "\n"))
+	}
+	if g := r.gradingLines(); g != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(g, "\n"))
 	}
 	fmt.Fprintf(w, "\n%s\n%s\n", r.glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
@@ -210,12 +216,28 @@ func (r *Report) Table(w io.Writer) error {
 // else, the engine lost); nil when there are none, so the report of a
 // clean sweep is unchanged.
 func (r *Report) outsideRow() []string {
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.OutsideErrs, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs)
+	})
+}
+
+// afterTimeoutRow counts, per ratio, the passes whose agent ran past its
+// time limit (graded as the harness grades them); nil when there are none.
+func (r *Report) afterTimeoutRow() []string {
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.AfterTimeout, fmt.Sprintf("%d of %d passes", rt.AfterTimeout, rt.Successes)
+	})
+}
+
+// countRow is a row of per-ratio counts as count says them; nil when every
+// count is 0 (a row shown only when it has something to say).
+func (r *Report) countRow(count func(*model.Rates) (int, string)) []string {
 	var cols []string
 	any := false
 	for _, ratio := range r.Matrix.Ratios {
-		rt := r.Matrix.ByRatio[ratio]
-		cols = append(cols, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs))
-		any = any || rt.OutsideErrs > 0
+		n, text := count(r.Matrix.ByRatio[ratio])
+		cols = append(cols, text)
+		any = any || n > 0
 	}
 	if !any {
 		return nil
@@ -326,6 +348,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))
 	}
+	if g := r.gradingLines(); g != nil {
+		fmt.Fprintf(w, "%s\n\n", strings.Join(g, "\n"))
+	}
 	head := "| task · agent |"
 	sep := "|---|"
 	for _, ratio := range r.Matrix.Ratios {
@@ -350,6 +375,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintln(w, infra)
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
+	}
+	if late := r.afterTimeoutRow(); late != nil {
+		fmt.Fprintln(w, "| of which passed after a timeout | "+strings.Join(late, " | ")+" |")
 	}
 	fmt.Fprintln(w, "| **failed at the limit** | "+strings.Join(r.memoryRow(), " | ")+" |")
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", r.glyphLegend(), intervalLegend)
