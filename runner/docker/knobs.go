@@ -242,7 +242,7 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 			kit.volumes = append(kit.volumes, v.Name)
 			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
 		}
-		where = fmt.Sprintf("volumes at %s only (the working director%s); not throttled: the rest of the root file system, which the %s storage driver writes from outside the container's cgroup, where no throttle reaches", strings.Join(paths, " and "), map[bool]string{true: "y", false: "ies"}[len(paths) == 1], kit.b.opts.StorageDriver)
+		where = fmt.Sprintf("volumes at %s only (the working directories); not throttled: the rest of the root file system, which the %s storage driver writes from outside the container's cgroup, where no throttle reaches", strings.Join(paths, " and "), kit.b.opts.StorageDriver)
 	}
 	v1 := ""
 	if kit.b.opts.CgroupVersion == "1" {
