@@ -210,15 +210,15 @@ func (t *trialRun) runAgent(ctx context.Context, sb Sandbox, p phase, env []stri
 	return false, nil
 }
 
-// agentTime records, in a column whose knob is the time limit, what the
-// limit left the agent: its steps' wall time.
+// agentTime records what the agent's time limit left it, its steps' wall
+// time, in every column: the time knob's effect read against its baseline.
 func (t *trialRun) agentTime(started time.Time) {
-	if t.res.Knobs == nil || t.trial.Ratio.Knobs.Time.IsBase() {
-		return
-	}
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.res.Knobs == nil {
+		t.res.Knobs = &model.KnobRecord{}
+	}
 	t.res.Knobs.Measured = append(t.res.Knobs.Measured, model.Measure{Name: "agent_time", Value: time.Since(started).Seconds(), Unit: "s", Where: "runner"})
-	t.mu.Unlock()
 }
 
 // network gives the task's container a phase's policy (nil: its

@@ -45,9 +45,9 @@ func TestAnAgentsFinishedWorkIsGradedWhateverEndedIt(t *testing.T) {
 	needDebian(t)
 	cases := []struct {
 		name, memory, timeout, solve string
-		outcome             model.Outcome
-		cause               model.Cause
-		reason              string
+		outcome                      model.Outcome
+		cause                        model.Cause
+		reason                       string
 	}{
 		{"graded-timeout", "256", "4.0", "sleep 600\n", model.PassedAfterTimeout, model.CauseAgentTimeout,
 			"the agent ran past its time limit (4s) in step sleep 600; the verifier, run after it as Harbor and terminal-bench run it, passed"},
