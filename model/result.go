@@ -166,6 +166,9 @@ type TrialResult struct {
 	// Imported, for a trial read from another harness's results, says
 	// where it came from and what its record cannot know.
 	Imported *Imported `json:"imported,omitempty"`
+	// Replay, for a trial that replayed another harness's recorded
+	// session, is how it went against the recording.
+	Replay *ReplayRecord `json:"replay,omitempty"`
 	Reward   *float64  `json:"reward,omitempty"`
 	// Verdict is the rule the verifier was judged by (VerdictRule.String:
 	// "exit-code", "reward-file", "parser:pytest").
