@@ -69,7 +69,7 @@ func Load(dir string) (Found, error) {
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func isHarborTrial(dir string) bool {
-	return exists(filepath.Join(dir, "result.json")) && (exists(filepath.Join(dir, "agent")) || exists(filepath.Join(dir, "config.json")) && !hasTrialDirs(dir))
+	return exists(filepath.Join(dir, "result.json")) && !hasTrialDirs(dir)
 }
 
 func isTBTrial(dir string) bool {
@@ -220,6 +220,20 @@ func loadTBTrial(dir string) (Recording, error) {
 		}
 	} else {
 		rec.Notes = append(rec.Notes, "no results.json: the recording's verdict is unknown")
+	}
+	var meta struct {
+		AgentName   string  `json:"agent_name"`
+		ModelName   *string `json:"model_name"`
+		DatasetPath string  `json:"dataset_path"`
+	}
+	if data, err := os.ReadFile(filepath.Join(rec.Job, "run_metadata.json")); err == nil && json.Unmarshal(data, &meta) == nil {
+		rec.Agent = meta.AgentName
+		if meta.ModelName != nil {
+			rec.Model = *meta.ModelName
+		}
+		if meta.DatasetPath != "" {
+			rec.TaskPath = filepath.Join(meta.DatasetPath, rec.Task)
+		}
 	}
 	cast := filepath.Join(dir, "sessions", "agent.cast")
 	cmds := filepath.Join(dir, "commands.txt")

@@ -112,8 +112,8 @@ func termStart(args []string, stdout, stderr io.Writer) int {
 	}
 	w.Close()
 	_ = r.SetReadDeadline(time.Now().Add(30 * time.Second))
-	said, err := io.ReadAll(r)
-	line := strings.TrimSpace(string(said))
+	said, err := bufio.NewReader(r).ReadString('\n')
+	line := strings.TrimSpace(said)
 	if !strings.HasPrefix(line, "ready ") {
 		if line == "" && err != nil {
 			line = err.Error()
@@ -266,6 +266,8 @@ func termServe(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// The start's pipe: not the shell's to hold open.
+	syscall.CloseOnExec(3)
 	ready := os.NewFile(3, "ready")
 	fail := func(err error) int {
 		if ready != nil {
