@@ -67,7 +67,7 @@ func Diverge(rec Recording, res model.TrialResult) *model.ReplayRecord {
 			d.Kind, d.Detail = model.DivergedExit, fmt.Sprintf("exit %d, recorded %d", s.ExitCode, *act.Exit)
 		case sim >= 0 && sim < OutputAlike && soft == nil:
 			od := d
-			od.Kind, od.Detail = model.DivergedOutput, fmt.Sprintf("output differs (similarity %.2f): `%s` here, `%s` recorded", sim, firstLine(here, "nothing"), firstLine(act.Output, "nothing"))
+			od.Kind, od.Detail = model.DivergedOutput, fmt.Sprintf("output differs (similarity %.2f): `%s` here, `%s` recorded", sim, distinctLine(here, act.Output), distinctLine(act.Output, here))
 			soft = &od
 			continue
 		default:
@@ -149,7 +149,46 @@ func firstLine(s, none string) string {
 	return none
 }
 
+// distinctLine is the first line of s the other output does not have
+// (compared as Similarity compares: words, numbers masked), cut to 80
+// characters.
+func distinctLine(s, other string) string {
+	seen := map[string]bool{}
+	for _, l := range outputLines(other) {
+		seen[lineKey(l)] = true
+	}
+	for _, l := range outputLines(s) {
+		if !seen[lineKey(l)] {
+			return firstLine(l, "")
+		}
+	}
+	return "nothing else"
+}
+
+// outputLines are an output's lines as compared: cleaned, trimmed, the
+// terminus header, shell prompts (their host names differ from
+// container to container) and empty lines left out.
+func outputLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(workload.CleanTerminal(s), "\n") {
+		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), terminusHeader))
+		if l = strings.TrimSpace(prompt.ReplaceAllString(l, "")); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func lineKey(l string) string {
+	ws := words.FindAllString(strings.ToLower(l), -1)
+	for i, w := range ws {
+		ws[i] = numbers.ReplaceAllString(w, "#")
+	}
+	return strings.Join(ws, " ")
+}
+
 var (
+	prompt  = regexp.MustCompile(`^[\w.-]+@[\w.-]+:[^#$\s]*[#$]`)
 	numbers = regexp.MustCompile(`[0-9a-f]*[0-9][0-9a-f]*`)
 	words   = regexp.MustCompile(`[\pL\pN_./-]+`)
 )
@@ -176,17 +215,10 @@ func Similarity(recorded, here string) float64 {
 
 func wordSet(s string) map[string]bool {
 	set := map[string]bool{}
-	n := 0
-	for _, l := range strings.Split(workload.CleanTerminal(s), "\n") {
-		l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), terminusHeader))
-		if l == "" {
-			continue
-		}
-		if n++; n > compareLines {
-			break
-		}
-		for _, w := range words.FindAllString(strings.ToLower(l), -1) {
-			set[numbers.ReplaceAllString(w, "#")] = true
+	lines := outputLines(s)
+	for _, l := range lines[:min(len(lines), compareLines)] {
+		for _, w := range strings.Fields(lineKey(l)) {
+			set[w] = true
 		}
 	}
 	return set
