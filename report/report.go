@@ -183,6 +183,9 @@ func (r *Report) Table(w io.Writer) error {
 	if err := r.writeRegimes(w, false); err != nil {
 		return err
 	}
+	if err := r.writeReplay(w, false); err != nil {
+		return err
+	}
 	if err := r.writeMeasured(w, false); err != nil {
 		return err
 	}
@@ -361,6 +364,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
 	if err := r.writeRegimes(w, true); err != nil {
+		return err
+	}
+	if err := r.writeReplay(w, true); err != nil {
 		return err
 	}
 	if err := r.writeMeasured(w, true); err != nil {
