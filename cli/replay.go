@@ -85,11 +85,9 @@ func runReplay(cmd *cobra.Command, f *replayFlags, args []string) error {
 	if err != nil {
 		return usagef("--think-time: %v", err)
 	}
-	var cat *taskfile.Catalog
-	if f.run.tasksDir != "" {
-		if cat, err = loadCatalog(f.run.tasksDir, stderr); err != nil {
-			return err
-		}
+	cat, err := recordedTasks(f.run.tasksDir, stderr)
+	if err != nil {
+		return err
 	}
 	bin := ""
 	if !f.list {
@@ -127,11 +125,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, args []string) error {
 		Tasks: setup.tasks, Agents: []string{replay.AgentName}, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.run.repeats, Concurrency: f.run.concurrency, Seed: setup.seed,
 		OutRoot: f.run.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.run.sampler == "stats", Keep: f.run.keep, Version: Version,
 		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, AllowCapabilities: allowedCapabilities(f.run.allowCaps),
-		Annotate: func(res *model.TrialResult) {
-			if rec, ok := set.recordings[res.Task]; ok {
-				res.Replay = replay.Diverge(rec, *res)
-			}
-		},
+		Annotate: set.annotate,
 	})
 	if err != nil {
 		return asUsage(err)
@@ -143,6 +137,51 @@ func runReplay(cmd *cobra.Command, f *replayFlags, args []string) error {
 		fmt.Fprintf(stderr, "  cannot replay %s (its trials are recorded as infra-errors): %s\n", task, why)
 	}
 	return finishSweep(cmd, sw, f.run.format, setup.report, keptLister(ctx, eng, f.run.keep))
+}
+
+// annotate adds to a replayed trial's record how it went against its
+// recording.
+func (s replaySet) annotate(res *model.TrialResult) {
+	if rec, ok := s.recordings[res.Task]; ok {
+		res.Replay = replay.Diverge(rec, *res)
+	}
+}
+
+// recordedTasks is the catalog a recording's task is looked up in: the
+// --tasks-dir's tasks alone (a built-in task of the same name is not the
+// recorded one); nil without a directory.
+func recordedTasks(dir string, stderr io.Writer) (*taskfile.Catalog, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	c := &taskfile.Catalog{}
+	if err := c.AddDir(dir); err != nil {
+		return nil, usageError{err}
+	}
+	for _, p := range c.Problems {
+		fmt.Fprintf(stderr, "warning: skipped %v\n", p)
+	}
+	return c, nil
+}
+
+// consoleReplays are the console's --replay recordings as tasks.
+func consoleReplays(f *consoleFlags, stderr io.Writer) (replaySet, error) {
+	if len(f.replay) == 0 {
+		return replaySet{}, nil
+	}
+	think, err := replay.ParseThinkTime(f.think)
+	if err != nil {
+		return replaySet{}, usagef("--think-time: %v", err)
+	}
+	cat, err := recordedTasks(f.tasksDir, stderr)
+	if err != nil {
+		return replaySet{}, err
+	}
+	bin, err := session.WorkloadBinary(true, nil)
+	if err != nil {
+		return replaySet{}, fmt.Errorf("the replayer (headroom's in-container program): %w", err)
+	}
+	return loadReplays(f.replay, cat, replay.Options{Binary: bin, Think: think})
 }
 
 // loadReplays reads every directory given and makes each recording that
