@@ -267,6 +267,9 @@ func loadTBTrial(dir string) (Recording, error) {
 					break
 				}
 			}
+			if invocation == "" {
+				return rec, Refusal{dir, "an installed agent that never started: the pane holds only its install"}
+			}
 			return rec, Refusal{dir, fmt.Sprintf("an installed agent: the pane holds only its invocation (`%s`), not the actions it took inside it", invocation)}
 		}
 	}

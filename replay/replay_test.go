@@ -350,3 +350,24 @@ func TestSimilarity(t *testing.T) {
 		}
 	}
 }
+
+// A task that runs its tests in the agent's own pane: the harness typed
+// them, not the agent, in the cast and in commands.txt alike.
+func TestTestsRunInTheAgentsPaneAreNotTheAgents(t *testing.T) {
+	events, err := parseCast([]byte(`{"version": 2, "width": 160, "height": 40}
+[0.27, "i", "clear\r"]
+[1.5, "i", "ls\r"]
+[529.3, "i", "bash /tests/run-tests.sh; tmux wait -S done\r"]
+[532.9, "i", "\u0004"]
+`), "agent.cast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := castActions(events); len(a) != 1 || a[0].Keys[0] != "ls\r" {
+		t.Errorf("cast actions %+v, want ls alone", a)
+	}
+	a, err := commandsActions([]byte("['asciinema rec --stdin /logs/agent.cast', 'Enter']\n['clear', 'Enter']\n['ls', 'Enter']\n['bash ', '/tests/run-tests.sh', 'Enter']\n['C-d']\n"), "commands.txt")
+	if err != nil || len(a) != 1 || a[0].Keys[0] != "ls" {
+		t.Errorf("commands.txt actions %+v %v, want ls alone", a, err)
+	}
+}

@@ -22,6 +22,11 @@ import (
 // harness waits on tmux for the command's end.
 const tbBlocking = "; tmux wait -S done"
 
+// testsScript is the harness's tests, run in the agent's own pane for a
+// task that asks (run_tests_in_same_shell): from there on the keys are
+// not the agent's.
+const testsScript = "/tests/run-tests.sh"
+
 // installedAgentPrefix starts an installed agent's setup in the pane:
 // such a run typed only its agent's invocation; the agent's own actions
 // happened inside it, unrecorded.
@@ -85,6 +90,12 @@ func castActions(events []castEvent) []Action {
 	if len(inputs) > 0 && events[inputs[0]].Data == "clear\r" {
 		inputs = inputs[1:]
 	}
+	for i, at := range inputs {
+		if strings.HasPrefix(events[at].Data, "bash "+testsScript) {
+			inputs = inputs[:i]
+			break
+		}
+	}
 	for len(inputs) > 0 && events[inputs[len(inputs)-1]].Data == "\x04" {
 		inputs = inputs[:len(inputs)-1]
 	}
@@ -141,7 +152,8 @@ func commandsActions(data []byte, where string) ([]Action, error) {
 			first = keys[0]
 		}
 		switch {
-		case strings.HasPrefix(first, "asciinema rec") && strings.Contains(first, "tests.cast"):
+		case strings.HasPrefix(first, "asciinema rec") && strings.Contains(first, "tests.cast"),
+			strings.Contains(strings.Join(keys, ""), "bash "+testsScript):
 			return actions, nil // the tests begin: the agent's part is over
 		case strings.HasPrefix(first, "asciinema rec"):
 			continue
