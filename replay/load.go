@@ -256,7 +256,7 @@ func loadTBTrial(dir string) (Recording, error) {
 		if rec.Actions, err = commandsActions(data, cmds); err != nil {
 			return rec, Refusal{dir, err.Error()}
 		}
-		rec.Notes = append(rec.Notes, "no typed keys in a cast: no think time, no recorded output to compare")
+		rec.Notes = append(rec.Notes, "no typed keys in a cast: each command waits for its prompt, no think time, no recorded output to compare")
 	}
 	for i, a := range rec.Actions {
 		if len(a.Keys) > 0 && strings.HasPrefix(a.Keys[0], installedAgentPrefix) {

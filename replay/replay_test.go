@@ -117,6 +117,9 @@ func TestCommandsTxtAloneGivesTheKeys(t *testing.T) {
 	var got [][]string
 	for _, a := range rec.Actions {
 		got = append(got, a.Keys)
+		if !a.Blocking {
+			t.Errorf("%s does not wait for its prompt: keys typed ahead of a running command would charge its memory to a later action", a.Step)
+		}
 	}
 	want := [][]string{{"ls /root", "Enter"}, {hog, "Enter"}, {"cat /root/installed", "Enter"}}
 	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {

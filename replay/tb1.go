@@ -162,7 +162,10 @@ func commandsActions(data []byte, where string) ([]Action, error) {
 		case len(keys) == 1 && first == "C-d":
 			continue
 		}
-		actions = append(actions, Action{Keys: keys, Step: fmt.Sprintf("commands.txt:%d", n+1)})
+		// Without the cast's timing, each command waits for its prompt,
+		// as a blocking one did: keys typed ahead of a running command
+		// would charge its memory to a later action.
+		actions = append(actions, Action{Keys: keys, Blocking: true, Step: fmt.Sprintf("commands.txt:%d", n+1)})
 	}
 	return actions, nil
 }
