@@ -121,8 +121,8 @@ func termStart(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload term: the terminal did not start: %s\n", line)
 		return 1
 	}
+	fmt.Fprintf(stdout, "terminal: %s in a %dx%d pty, served by pid %d\n", strings.TrimPrefix(line, "ready "), TermSize.Col, TermSize.Row, cmd.Process.Pid)
 	_ = cmd.Process.Release()
-	fmt.Fprintf(stdout, "terminal: %s in a %dx%d pty\n", strings.TrimPrefix(line, "ready "), TermSize.Col, TermSize.Row)
 	return 0
 }
 
