@@ -100,7 +100,9 @@ func TestAnnotateReachesTheRecords(t *testing.T) {
 	}
 	task := fake.Task("port/replayed", 64*model.MiB, "s")
 	sw, err := eng.Launch(ctx, Spec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 1, Seed: 1, OutRoot: t.TempDir(),
-		Annotate: func(r *model.TrialResult) { r.Replay = &model.ReplayRecord{Source: "harbor j/" + r.Task, Actions: 1, Ran: 1} }})
+		Annotate: func(r *model.TrialResult) {
+			r.Replay = &model.ReplayRecord{Source: "harbor j/" + r.Task, Actions: 1, Ran: 1}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
