@@ -55,5 +55,9 @@ func (r ReplayRecord) Sentence(ratio string) string {
 	if d == nil {
 		return fmt.Sprintf("followed the recording: %d/%d actions ran, none diverged", r.Ran, r.Actions)
 	}
-	return fmt.Sprintf("diverged at action %d/%d `%s`: %s at %s; the recording continued", d.Action, r.Actions, d.Command, d.Detail, ratio)
+	after := "the recording continued"
+	if d.Action >= r.Actions {
+		after = "the recording's last action"
+	}
+	return fmt.Sprintf("diverged at action %d/%d `%s`: %s at %s; %s", d.Action, r.Actions, d.Command, d.Detail, ratio, after)
 }

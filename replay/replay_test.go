@@ -305,6 +305,11 @@ func TestDiverge(t *testing.T) {
 		t.Errorf("a missing file against `installed`: similarity %v, want below %v", r.Similarity[2], OutputAlike)
 	}
 
+	last := Diverge(rec, model.TrialResult{Steps: []model.StepResult{open, ls, step(install.Name, hog+"\n"), cat}})
+	if got := last.Sentence("2x"); !strings.HasSuffix(got, "at 2x; the recording's last action") {
+		t.Errorf("a divergence at the last action: %q", got)
+	}
+
 	outputOnly := model.TrialResult{Steps: []model.StepResult{open, ls, step(install.Name, hog+"\n"), cat}}
 	if d := Diverge(rec, outputOnly).Divergence; d == nil || d.Action != 3 || d.Kind != model.DivergedOutput || !strings.Contains(d.Detail, "`cat: /root/installed: No such file or directory` here, `installed` recorded") {
 		t.Errorf("output only: %+v", d)
