@@ -45,6 +45,8 @@ type consoleFlags struct {
 	failFast    bool
 	allowCaps   []string
 	record      string
+	replay      []string
+	think       string
 	agent       agentFlags
 }
 
@@ -61,6 +63,8 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
+	fl.StringSliceVar(&f.replay, "replay", nil, "also offer these recorded trials (a Harbor or terminal-bench trial or job directory) as tasks whose agent, replay, repeats the recorded actions (see headroom replay; their tasks from --tasks-dir or the job's config)")
+	fl.StringVar(&f.think, "think-time", "recorded", "a --replay's time between actions: recorded, 0, or a factor such as ×2")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
 }
 
@@ -113,13 +117,24 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		problems = append(problems, p.Error())
 	}
 	problems = append(problems, cat.Warnings...)
+	replays, err := consoleReplays(f, stderr)
+	if err != nil {
+		return err
+	}
+	for _, r := range replays.refused {
+		problems = append(problems, r.Error())
+	}
+	tasks = append(tasks, replays.tasks...)
 	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record()}
+	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
-	if f.tasksDir == "" {
+	for _, t := range replays.tasks {
+		opts.Preselect = append(opts.Preselect, t.Name)
+	}
+	if f.tasksDir == "" && len(replays.tasks) == 0 {
 		// On the built-in catalog, setup opens with the showcase chosen
 		// (a heavy pip install and a lean agent): enter runs it.
 		opts.Preselect = []string{demoTask}
@@ -270,7 +285,8 @@ type consoleLauncher struct {
 	allowCaps  []string
 	secrets    map[string]string
 	settings   *store.AgentSettings
-	preparing  atomic.Value // string: the latest image preparation line
+	annotate   func(*model.TrialResult) // a replay's comparison with its recording
+	preparing  atomic.Value             // string: the latest image preparation line
 
 	mu     sync.Mutex
 	active []*session.Sweep
@@ -283,7 +299,7 @@ type consoleLauncher struct {
 // spec fills what every console sweep shares into s.
 func (l *consoleLauncher) spec(s session.Spec) session.Spec {
 	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep, s.FailFast = l.out, l.reserve, 512*model.MiB, l.keep, l.failFast
-	s.AllowCapabilities = l.allowCaps
+	s.AllowCapabilities, s.Annotate = l.allowCaps, l.annotate
 	s.SampleEvery, s.Version = 50*time.Millisecond, Version
 	l.preparing.Store("")
 	s.Progress = func(line string) { l.preparing.Store(line) }

@@ -68,7 +68,7 @@ of --tasks-dir).`,
 	cf.register(root)
 	root.Args = cobra.NoArgs
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runConsole(cmd, cf, nil) }
-	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd(), newImportCmd())
+	root.AddCommand(newRunCmd(), newDemoCmd(), newReportCmd(), newCalibrateCmd(), newCompareCmd(), newTasksCmd(), newDoctorCmd(), newCleanCmd(), newImagesCmd(), newAgentsCmd(), newImportCmd(), newReplayCmd())
 	// The backend's flags (--backend, --kubeconfig, --pod-probe ...) are
 	// the commands' that open one; report or calibrate only read files.
 	// tasks show prints a backend's own words for the policies: --backend

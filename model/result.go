@@ -198,6 +198,9 @@ type TrialResult struct {
 	// Tests is what a parser found in the verifier's output, when the
 	// task is judged by one and it found results.
 	Tests *TestTally `json:"tests,omitempty"`
+	// Replay, for a trial that replayed another harness's recorded
+	// session, is how it went against the recording.
+	Replay *ReplayRecord `json:"replay,omitempty"`
 	// PidsLimitEnforced says, when the pids limit that held was not the
 	// policy's (Policy.PidsLimit) — a pod's is its node's podPidsLimit —
 	// what it was and why; empty when it was the policy's.

@@ -192,6 +192,9 @@ func (r *Report) Table(w io.Writer) error {
 	if err := r.writeRegimes(w, false); err != nil {
 		return err
 	}
+	if err := r.writeReplay(w, false); err != nil {
+		return err
+	}
 	if err := r.writeMeasured(w, false); err != nil {
 		return err
 	}
@@ -401,6 +404,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
 	if err := r.writeRegimes(w, true); err != nil {
+		return err
+	}
+	if err := r.writeReplay(w, true); err != nil {
 		return err
 	}
 	if err := r.writeMeasured(w, true); err != nil {

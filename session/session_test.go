@@ -83,3 +83,36 @@ func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
 		t.Errorf("capacity %d", eng.Capacity(1<<30))
 	}
 }
+
+// Spec.Annotate adds to each finished trial's record before the store
+// keeps it: what the record says is what was annotated.
+func TestAnnotateReachesTheRecords(t *testing.T) {
+	plat := &fake.Platform{
+		Backend: &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Lines: []string{"ok"}} }},
+		Info:    runner.PlatformInfo{Backend: "fake-annotate", Version: "v1", AdmitsItself: true, Host: runner.HostInfo{CPUs: 2, MemoryBytes: 4 << 30}},
+	}
+	runner.Register(plat.Definition("fake-annotate"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := Connect(ctx, "fake-annotate", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := fake.Task("port/replayed", 64*model.MiB, "s")
+	sw, err := eng.Launch(ctx, Spec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 1, Seed: 1, OutRoot: t.TempDir(),
+		Annotate: func(r *model.TrialResult) {
+			r.Replay = &model.ReplayRecord{Source: "harbor j/" + r.Task, Actions: 1, Ran: 1}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range sw.Events() {
+		if end, ok := ev.(event.TrialEnded); ok && (end.Result.Replay == nil || end.Result.Replay.Source != "harbor j/port/replayed") {
+			t.Errorf("the stream's result %+v", end.Result.Replay)
+		}
+	}
+	stored, _, err := store.ReadTrials(sw.Dir)
+	if err != nil || len(stored) != 1 || stored[0].Replay == nil || stored[0].Replay.Source != "harbor j/port/replayed" {
+		t.Fatalf("stored %+v, %v", stored, err)
+	}
+}

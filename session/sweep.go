@@ -66,6 +66,9 @@ type Spec struct {
 	// (model.HostCapabilities) the user trusts the tasks with; a task
 	// given any other is refused before anything is prepared.
 	AllowCapabilities []string
+	// Annotate, when set, adds to each finished trial's record before it
+	// is stored (a replay's comparison with its recording).
+	Annotate func(*model.TrialResult)
 }
 
 // InputError is a problem with what the user asked for (a usage error).
@@ -89,6 +92,8 @@ type Sweep struct {
 	backend runner.Backend
 	exp     *store.Experiment
 	cancel  context.CancelFunc
+
+	annotate func(*model.TrialResult)
 
 	mu       sync.Mutex
 	storeErr error
@@ -412,7 +417,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(ctx)
-	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan event.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel}
+	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan event.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel, annotate: spec.Annotate}
 	raw := make(chan event.Event, 1024)
 	go run.Run(rctx, raw)
 	go s.record(raw)
@@ -427,6 +432,10 @@ func (s *Sweep) record(raw <-chan event.Event) {
 	defer s.backend.Close()
 	defer s.exp.Close()
 	for ev := range raw {
+		if end, ok := ev.(event.TrialEnded); ok && s.annotate != nil {
+			s.annotate(&end.Result)
+			ev = end
+		}
 		if err := s.exp.Record(ev); err != nil {
 			s.mu.Lock()
 			if s.storeErr == nil {

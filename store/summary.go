@@ -71,6 +71,7 @@ type summaryRow struct {
 	CPU            *model.CPUUse        `json:"cpu,omitempty"`
 	Knobs          *model.KnobRecord    `json:"kn,omitempty"`
 	Imported       *model.Imported      `json:"im,omitempty"`
+	Replay         *model.ReplayRecord  `json:"ry,omitempty"`
 
 	// interned: its strings are one copy each already (rowDecoder's).
 	interned bool
@@ -368,7 +369,7 @@ func rowOf(r model.TrialResult, at TrialLine) summaryRow {
 		Experiment: r.Experiment, Outcome: r.Outcome, Cause: r.Cause, Reason: r.Reason, TaskNotRun: r.TaskNotRun,
 		Start: r.Start, End: r.End, Peak: r.PeakWorkingSetBytes, KernelPeak: r.KernelPeakBytes, KernelPeakNC: r.KernelPeakNoCacheBytes, StateOOMKilled: r.StateOOMKilled,
 		KilledInStep: r.KilledInStep, SampleSource: r.SampleSource, Noise: r.Noise, Stall: r.Stall, Reward: r.Reward, Verdict: r.Verdict, Tests: r.Tests,
-		CPU: r.CPU, Knobs: r.Knobs, Imported: r.Imported,
+		CPU: r.CPU, Knobs: r.Knobs, Imported: r.Imported, Replay: r.Replay,
 	}
 	for _, s := range r.Steps {
 		row.Steps = append(row.Steps, summaryStep{Name: s.Name, Phase: s.Phase, ExitUnknown: s.ExitUnknown, Start: stepTimeOf(s.Start, r.Start), End: stepTimeOf(s.End, r.Start), ExitCode: s.ExitCode,
@@ -391,7 +392,7 @@ func (row *summaryRow) result() model.TrialResult {
 		Experiment: in(row.Experiment), Outcome: row.Outcome, Cause: row.Cause, Reason: in(row.Reason), TaskNotRun: row.TaskNotRun,
 		Start: row.Start, End: row.End, PeakWorkingSetBytes: row.Peak, KernelPeakBytes: row.KernelPeak, KernelPeakNoCacheBytes: row.KernelPeakNC, StateOOMKilled: row.StateOOMKilled,
 		KilledInStep: in(row.KilledInStep), SampleSource: in(row.SampleSource), Noise: row.Noise, Stall: row.Stall, Reward: row.Reward, Verdict: in(row.Verdict), Tests: row.Tests,
-		OOMs: row.OOMs, CPU: row.CPU, Knobs: row.Knobs, Imported: row.Imported,
+		OOMs: row.OOMs, CPU: row.CPU, Knobs: row.Knobs, Imported: row.Imported, Replay: row.Replay,
 	}
 	if len(row.Steps) > 0 {
 		r.Steps = make([]model.StepResult, len(row.Steps))

@@ -191,6 +191,8 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 		return 1 << 34, s.json(&row.Knobs)
 	case "im":
 		return 1 << 35, s.json(&row.Imported)
+	case "ry":
+		return 1 << 37, s.json(&row.Replay)
 	case "h":
 		// The row's seal (seal.go), checked by verifySeals for a
 		// report: no field of the row, as encoding/json reads it.

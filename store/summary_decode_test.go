@@ -43,6 +43,8 @@ func richRows(t testing.TB) [][]byte {
 	rich.CPU = &model.CPUUse{UsageNanos: 5, Periods: 6}
 	rich.Knobs = &model.KnobRecord{Applied: []string{"network: tc"}}
 	rich.Imported = &model.Imported{Harness: "harbor", Job: "jobs/1", Trial: "x__1"}
+	rich.Replay = &model.ReplayRecord{Source: "harbor jobs/1/x__1", Actions: 52, Ran: 14, RecordedOutcome: "passed", Similarity: []float64{1, -1},
+		Divergence: &model.Divergence{Action: 14, Command: "pip install torch", Kind: model.DivergedOOM, Detail: "OOM-killed"}}
 
 	uncapped := plain
 	uncapped.ID, uncapped.Ratio, uncapped.Policy.Ratio = "t9", model.Uncapped, model.Uncapped

@@ -103,16 +103,26 @@ func headed(n int) int {
 	return n + 1
 }
 
-// phaseLines is a finished multi-step trial's line of step rewards.
+// phaseLines are the lines under the header of a finished trial: a
+// replay's divergence from its recording, a multi-step trial's step
+// rewards.
 func (d *detailScreen) phaseLines() []string {
-	if d.v == nil || d.v.Result == nil || len(d.v.Result.Phases) == 0 {
+	if d.v == nil || d.v.Result == nil {
 		return nil
+	}
+	var out []string
+	if rp := d.v.Result.Replay; rp != nil {
+		// A replay says where it parted from its recording.
+		out = append(out, rp.Sentence(d.v.Trial.Ratio.String())+" · replay of "+rp.Source)
+	}
+	if len(d.v.Result.Phases) == 0 {
+		return out
 	}
 	names := make([]string, len(d.v.Result.Phases))
 	for i, p := range d.v.Result.Phases {
 		names[i] = p.Name
 	}
-	return []string{"steps: " + model.PhasesSummary(names, d.v.Result.Phases)}
+	return append(out, "steps: "+model.PhasesSummary(names, d.v.Result.Phases))
 }
 
 func (d *detailScreen) resize(w, h int) {

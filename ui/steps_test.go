@@ -72,3 +72,20 @@ func TestDetailOfAnImportedTrial(t *testing.T) {
 	}
 	checkFits(t, view, w, h)
 }
+
+// A replayed trial's detail names the action where it parted from its
+// recording, and the screen still fits.
+func TestDetailOfAReplayNamesItsDivergence(t *testing.T) {
+	res := &model.TrialResult{Outcome: model.OOMKilled, Replay: &model.ReplayRecord{Source: "harbor jobs/1/bn-fit__Ab3", Actions: 52, Ran: 52, RecordedOutcome: "passed",
+		Divergence: &model.Divergence{Action: 14, Command: "pip install torch", Kind: model.DivergedOOM, Detail: "OOM-killed (pip killed, peak 2.0GiB)"}}}
+	v := &TrialView{Trial: model.Trial{ID: "t1", Ratio: model.Ratio{K: 1}}, Phase: Finished, Result: res}
+	const w, h = 160, 30
+	d := newDetail(DefaultKeys().Detail)
+	d.SetSize(w, h)
+	d.open(v, w, h)
+	view := d.View(&Common{Theme: themes.Dark()})
+	if !strings.Contains(view, "diverged at action 14/52 `pip install torch`: OOM-killed (pip killed, peak 2.0GiB) at 1x; the recording continued · replay of harbor jobs/1/bn-fit__Ab3") {
+		t.Errorf("replay detail:\n%s", view)
+	}
+	checkFits(t, view, w, h)
+}
