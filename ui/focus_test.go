@@ -123,3 +123,27 @@ func TestFocusAsksFirstWithTheCellsScale(t *testing.T) {
 		t.Errorf("after y: launches %+v", l.specs)
 	}
 }
+
+// F on setup before any sweep asks, then starts the loop: it crashed the
+// console (the sweep's state not yet made), the first key a user of the
+// README presses.
+func TestFocusFromSetupBeforeAnySweep(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m = keys(t, m, "F")
+	if m.confirm == nil || !strings.Contains(m.View(), "Focus: run") {
+		t.Fatalf("F on setup asked nothing:\n%s", m.View())
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y started nothing")
+	}
+	m = update(t, next.(Model), cmd())
+	if len(l.specs) != 1 || l.specs[0].Label != "focus" {
+		t.Fatalf("after y: launches %+v", l.specs)
+	}
+	if view := m.View(); !strings.Contains(view, "runs finished yet") {
+		t.Errorf("focus screen after F on setup:\n%s", view)
+	}
+}
