@@ -28,14 +28,14 @@ type TaskVariance struct {
 	// are over those measured to their end: CutOff of them were stopped
 	// by a time limit (their peaks, up to CutOffPeakMaxBytes, are lower
 	// bounds of their need: censored, not a minimum).
-	Runs               int   `json:"runs"`
-	CutOff             int   `json:"cut_off"`
-	CutOffPeakMaxBytes int64 `json:"cut_off_peak_max_bytes,omitempty"`
-	PeakMinBytes    int64         `json:"peak_min_bytes"`
-	PeakMedianBytes int64         `json:"peak_median_bytes"`
-	PeakMaxBytes    int64         `json:"peak_max_bytes"`
-	DurationMin     time.Duration `json:"duration_min_ns"`
-	DurationMax     time.Duration `json:"duration_max_ns"`
+	Runs               int           `json:"runs"`
+	CutOff             int           `json:"cut_off"`
+	CutOffPeakMaxBytes int64         `json:"cut_off_peak_max_bytes,omitempty"`
+	PeakMinBytes       int64         `json:"peak_min_bytes"`
+	PeakMedianBytes    int64         `json:"peak_median_bytes"`
+	PeakMaxBytes       int64         `json:"peak_max_bytes"`
+	DurationMin        time.Duration `json:"duration_min_ns"`
+	DurationMax        time.Duration `json:"duration_max_ns"`
 	// UncappedFailed counts uncapped runs that did not pass: the task's
 	// own flakiness, no limit involved.
 	UncappedFailed int `json:"uncapped_failed"`
