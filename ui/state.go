@@ -233,16 +233,26 @@ func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
 
 // Regimes splits the change between adjacent ratios into trials rescued
 // from an infra failure and trials made easier (model.AdjacentRegimes),
-// recomputed only when a trial has ended since the last call.
-func (s *SweepState) Regimes() []model.RegimeSplit {
+// recomputed only when a trial has ended since the last call. A task's
+// trials pair by repeat where it replays them: its image is the seeded
+// workload's (model.SeededImage), by the sweep's tasks (launched: tasks)
+// or, opened from history, the image its trials ran.
+func (s *SweepState) Regimes(tasks []model.Task) []model.RegimeSplit {
 	if s.regimesDone != s.Done || (s.regimes == nil && s.Done > 0) {
 		trials := make([]*model.TrialResult, 0, s.Done)
+		replays := map[string]bool{}
+		for _, t := range tasks {
+			replays[t.Name] = model.SeededImage(t.Image)
+		}
 		for _, id := range s.Order {
 			if v := s.Trials[id]; v.Result != nil {
 				trials = append(trials, v.Result)
+				if v.Image != "" {
+					replays[v.Trial.Task] = model.SeededImage(v.Image)
+				}
 			}
 		}
-		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials), s.Done
+		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials, replays), s.Done
 		if s.regimes == nil {
 			s.regimes = []model.RegimeSplit{}
 		}
