@@ -159,11 +159,14 @@ func (t *TrialView) log(line string) {
 
 // SweepState is the console's reduction of the event stream.
 type SweepState struct {
-	Plan        model.Plan
-	Order       []string
-	Trials      map[string]*TrialView
-	Matrix      *model.Matrix
-	Counts      map[model.Outcome]int
+	Plan   model.Plan
+	Order  []string
+	Trials map[string]*TrialView
+	Matrix *model.Matrix
+	Counts map[model.Outcome]int
+	// Stalled counts the timeouts that stalled at their limit (in
+	// Counts[Timeout] too): the progress line says them apart.
+	Stalled     int
 	Done        int
 	Running     int
 	Started     time.Time
@@ -396,6 +399,9 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 	v.Peak = max(v.Peak, r.PeakWorkingSetBytes)
 	s.Matrix.Add(*r)
 	s.Counts[r.Outcome]++
+	if r.MemoryFailure() == model.StalledAtLimit {
+		s.Stalled++
+	}
 	s.Done++
 }
 
