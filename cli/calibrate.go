@@ -160,16 +160,24 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 		p50, pmax := "-", "-"
 		if c.MedianBytes > 0 {
 			p50 = model.FormatBytes(c.MedianBytes)
-			if len(c.MedianCI) == 2 {
-				p50 += " (" + medianCIText(c.MedianCI) + ")"
-			}
+		} else if len(c.MedianCI) == 2 {
+			p50 = "unknown" // more than half censored: the interval stands
+		}
+		if len(c.MedianCI) == 2 {
+			p50 += " (" + medianCIText(c.MedianCI) + ")"
+		}
+		if c.Censored > 0 {
+			p50 += fmt.Sprintf(" [%d of %d censored]", c.Censored, c.Runs())
 		}
 		if n := len(c.NeedBytes); n > 0 {
 			pmax = model.FormatBytes(c.NeedBytes[n-1])
 		}
+		if c.CutOffAboveBytes > 0 && (len(c.NeedBytes) == 0 || c.CutOffAboveBytes > c.NeedBytes[len(c.NeedBytes)-1]) {
+			pmax = "≥" + model.FormatBytes(c.CutOffAboveBytes) // a run cut off by time got further
+		}
 		runs := fmt.Sprint(c.Runs())
 		if c.Censored > 0 {
-			runs += fmt.Sprintf(" (%d failed at a limit, need > %s)", c.Censored, model.FormatBytes(c.CensoredAboveBytes))
+			runs += " (" + c.CensoredText() + ")"
 		}
 		g, l, rate := "-", "-", "-"
 		if c.Verdict != "unknown" {
@@ -179,7 +187,7 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 		fmt.Fprintf(tw, "%s · %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Task, c.Agent, model.FormatBytes(c.SpecBytes), c.Repeats, runs, p50, pmax, strings.Join(kills, ", "), c.Verdict, g, l, rate)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks; p50 and the limit's quantile by Kaplan–Meier over measured runs and runs that failed at a limit (need > that limit) · repeats: replayed = the task draws its sizes from the trial's seed, so repeat r is one trajectory at every ratio and its uncapped run measures its killed one; drawn = each run draws its own size, every trial is one sample · keep: the spec covers the runs · raise / lower: use the recommendation · unknown: too many runs failed at their limit to place the limit's quantile (the line below says how many, and what to sweep) · p50's interval: a run that failed at its limit counts at that limit for the low end and as unbounded for the high end (? where that leaves it open)")
+	fmt.Fprintln(w, "\nneed: each run's peak, the larger of the 20 Hz samples and the kernel's own step peaks; p50 by Kaplan–Meier over measured runs and censored ones (failed at a limit: need > that limit; cut off by a time limit, a pass after its agent's timeout included: need ≥ the peak it reached), [k of n censored] beside it; the limit's quantile the same with each cut-off run taken to need more than any measured (time cuts off the big needs first), so cut-off runs above the target's share leave it unknown · repeats: replayed = the task draws its sizes from the trial's seed, so repeat r is one trajectory at every ratio and its uncapped run measures its killed one; drawn = each run draws its own size, every trial is one sample · keep: the spec covers the runs · raise / lower: use the recommendation · unknown: too many runs failed at their limit to place the limit's quantile (the line below says how many, and what to sweep) · p50's interval: a censored run counts at its bound for the low end and as unbounded for the high end (? where that leaves it open)")
 	if runs := model.RunsForKillRate(tgt); runs > 0 {
 		fmt.Fprintf(w, "fail rate at limit: runs estimated to need more than the limit, and the Wilson 95%% upper bound of the rate that implies; showing %s takes %d runs with none over the limit (exact binomial, 95%%)\n", percent(tgt), runs)
 	}
@@ -201,6 +209,16 @@ func writeCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 			fmt.Fprintf(w, "%s · %s: no limit recommended: %s\n", c.Task, c.Agent, c.UnknownWhy())
 		}
 	}
+}
+
+// medianNote is the median as a task file's comment keeps it, with the
+// runs it stands on when some were censored: "306MiB (Kaplan–Meier, 3 of
+// 20 runs censored)".
+func medianNote(c model.Calibration) string {
+	if c.Censored == 0 {
+		return model.FormatBytes(c.MedianBytes)
+	}
+	return fmt.Sprintf("%s (Kaplan–Meier, %d of %d runs censored)", model.FormatBytes(c.MedianBytes), c.Censored, c.Runs())
 }
 
 // medianCIText is a median's interval, "288MiB–312MiB", or "288MiB–?"
@@ -314,12 +332,12 @@ func memoryEdit(path, format string, c model.Calibration, exp string) (fileEdit,
 	}
 	if format != model.FormatHeadroom {
 		// One memory field: the 1x limit.
-		note := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit (memory_mb is the whole spec), %s from %s; median need %s", exp, verb, model.FormatBytes(c.SpecBytes), model.FormatBytes(c.MedianBytes))
+		note := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit (memory_mb is the whole spec), %s from %s; median need %s", exp, verb, model.FormatBytes(c.SpecBytes), medianNote(c))
 		text, line := setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory_mb", c.LimitBytes, note)
 		e.data, e.lines = []byte(text), []string{line}
 		e.what = fmt.Sprintf("the recommended hard limit %s, %s from %s (its one memory field is the whole spec, hence the 1x limit; a sweep at 1x now runs with this limit)", model.FormatBytes(c.LimitBytes), verb, model.FormatBytes(c.SpecBytes))
 	} else {
-		gNote := fmt.Sprintf("  # headroom calibrate %s: guarantee (median need %s)", exp, model.FormatBytes(c.MedianBytes))
+		gNote := fmt.Sprintf("  # headroom calibrate %s: guarantee (median need %s)", exp, medianNote(c))
 		lNote := fmt.Sprintf("  # headroom calibrate %s: the 1x hard limit, %s from %s", exp, verb, model.FormatBytes(c.SpecBytes))
 		var gLine, lLine string
 		text, gLine = setEnvironmentKey(text, []string{"memory_mb", "memory"}, "memory", c.GuaranteeBytes, gNote)

@@ -75,3 +75,29 @@ func TestCPUTableHidesAnEmptyUncappedColumn(t *testing.T) {
 		t.Errorf("uncapped column missing:\n%s", b.String())
 	}
 }
+
+// Every figure that stands on censored runs says how many: the table's
+// runs and median, and the comment --write leaves. Seen: a median of
+// 212MiB written into the file from runs cut off by their time limit.
+func TestCalibrationSaysWhatWasCensored(t *testing.T) {
+	pol := model.NewPolicy(model.Resources{CPUs: 1, MemoryBytes: 320 * model.MiB}, model.Uncapped, 2)
+	var trials []model.TrialResult
+	for i, mib := range []int64{200, 210, 220, 230, 240, 250, 260, 270, 280, 290, 300, 250} {
+		tr := model.TrialResult{Trial: model.Trial{Task: "numpy", Agent: "oracle", Ratio: model.Uncapped, Repeat: i + 1, Policy: pol}, Outcome: model.Passed, PeakWorkingSetBytes: mib * model.MiB}
+		if i == 11 {
+			tr.Outcome = model.Timeout
+		}
+		trials = append(trials, tr)
+	}
+	cals := model.Calibrate(trials, map[string]int64{"numpy": 320 * model.MiB}, nil, 0.1, 0.1)
+	var b strings.Builder
+	writeCalibration(&b, "E", cals, 0.1, 0.1)
+	for _, want := range []string{"12 (1 censored: 1 cut off by their time limit (need ≥ the peak reached, up to 250MiB))", "[1 of 12 censored]"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if got := medianNote(cals[0]); !strings.Contains(got, "(Kaplan–Meier, 1 of 12 runs censored)") {
+		t.Errorf("--write's median note %q says nothing of the censored run", got)
+	}
+}

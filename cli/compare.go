@@ -42,15 +42,23 @@ func newCompareCmd() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)
-			if diffs := manifestDiffs(ms[0], ms[1]); len(diffs) > 0 {
+			// The host's load is a setup of its own: two identical sweeps
+			// at load 35 and 18 differed by +80 pp with only the seed named.
+			loads := [2]model.HostLoadSummary{model.SummarizeHostLoad(trials[0]), model.SummarizeHostLoad(trials[1])}
+			diffs := manifestDiffs(ms[0], ms[1])
+			if why, ok := model.HostLoadsDiffer(loads[0], loads[1]); ok {
+				diffs = append(diffs, fmt.Sprintf("%-16s %s", "host load", why))
+			}
+			if len(diffs) > 0 {
 				fmt.Fprintln(w, "Setups differ (each is a noise source of its own):")
 				for _, d := range diffs {
 					fmt.Fprintln(w, "  "+d)
 				}
 				fmt.Fprintln(w)
 			} else {
-				fmt.Fprintln(w, "Setups match: engine, kernel, host size, concurrency and repeats are the same.")
+				fmt.Fprintln(w, "Setups match: engine, kernel, host size, host load, concurrency and repeats are the same.")
 			}
+			fmt.Fprintf(w, "Host load (median of the trials' 1-minute load at start and end; their CPU wait): A %s · B %s\n\n", loads[0], loads[1])
 			if specs := specDiffs(ms[0], ms[1]); len(specs) > 0 {
 				// A ratio is a multiple of the task's spec: with the
 				// spec changed, "1x" in A and B are different limits.
@@ -71,7 +79,7 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(w, "\n"+report.QuestionsLegend+" (here: over the tasks both ran)")
-			return writeCompareRegimes(w, ma, mb, trials[0], trials[1])
+			return writeCompareRegimes(w, ma, mb, trials[0], trials[1], compareReplays(ms[0], ms[1]))
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
@@ -83,7 +91,7 @@ func newCompareCmd() *cobra.Command {
 // failures at the limit and the change from A to B split into trials
 // rescued from an infra failure and trials made easier (paired by task,
 // agent and repeat: the same split the report gives between ratios).
-func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialResult) error {
+func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialResult, replays map[string]bool) error {
 	byRatio := func(ts []model.TrialResult) map[model.Ratio][]model.TrialResult {
 		out := map[model.Ratio][]model.TrialResult{}
 		for _, t := range ts {
@@ -92,22 +100,46 @@ func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialRe
 		return out
 	}
 	ra, rb := byRatio(a), byRatio(b)
-	fmt.Fprintln(w, "\nFailed at the limit, and what changed from A to B, paired by trial:")
+	fmt.Fprintln(w, "\nFailed at the limit, and what changed from A to B, paired by trial where trials replay (seeded, one seed), else by rate:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ratio\tfailed at the limit A\tB\tpairs\tB − A\trescued (infra → pass)\tmade easier (clean failure → pass)\tregressed\t")
 	for _, r := range ma.Ratios {
 		if _, ok := mb.ByRatio[r]; !ok {
 			continue
 		}
-		s := model.SplitRegimes("A", ra[r], "B", rb[r])
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, s.Pairs, model.PPText(s.ScoreChange()),
-			s.Rescued, 100*s.RescuedCI.Lo, 100*s.RescuedCI.Hi, s.Easier, 100*s.EasierCI.Lo, 100*s.EasierCI.Hi, s.Regressed, 100*s.RegressedCI.Lo, 100*s.RegressedCI.Hi)
+		s := model.SplitRegimes("A", ra[r], "B", rb[r], replays)
+		if s.Pairs > 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t%d [%.0f–%.0f%%]\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, s.Pairs, model.PPText(s.PairedChange()),
+				s.Rescued, 100*s.RescuedCI.Lo, 100*s.RescuedCI.Hi, s.Easier, 100*s.EasierCI.Lo, 100*s.EasierCI.Hi, s.Regressed, 100*s.RegressedCI.Lo, 100*s.RegressedCI.Hi)
+		}
+		if u := s.Unpaired; u != nil {
+			fmt.Fprintf(tw, "%s unpaired\t%s\t%s\t%d · %d runs\t%s\t%d/%d → %d/%d failed\t%d/%d → %d/%d failed\t-\t\n", r, ma.ByRatio[r].Memory, mb.ByRatio[r].Memory, u.From.Runs, u.To.Runs, model.PPText(u.Change()),
+				u.From.Machine, u.From.Runs, u.To.Machine, u.To.Runs, u.From.Clean, u.From.Runs, u.To.Clean, u.To.Runs)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintln(w, report.RegimesLegend)
 	return err
+}
+
+// compareReplays names the tasks whose repeat r in A replays repeat r in
+// B: seeded in both (model.SeededImage) under one seed. Other tasks' runs
+// are compared as rates (model.SplitRegimes).
+func compareReplays(a, b store.Manifest) map[string]bool {
+	out := map[string]bool{}
+	if a.Seed != b.Seed {
+		return out
+	}
+	inB := map[string]bool{}
+	for _, t := range b.Tasks {
+		inB[t.Name] = model.SeededImage(t.Image)
+	}
+	for _, t := range a.Tasks {
+		out[t.Name] = model.SeededImage(t.Image) && inB[t.Name]
+	}
+	return out
 }
 
 // manifestDiffs lists what differs between two experiments' setups.

@@ -240,11 +240,26 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if len(storeErrs) > 0 {
 		return exitError{1}
 	}
-	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
-		return runErr
+	if err := consoleRunError(runErr); err != nil {
+		return err
 	}
 	if ctx.Err() != nil || len(interrupted) > 0 {
 		return exitError{ExitInterrupted}
+	}
+	return nil
+}
+
+// consoleRunError is what the console's program ended with, as the exit
+// says it: a panic it recovered (its stack printed above) is a crash and
+// exits non-zero, whatever else it wraps (bubbletea wraps it in
+// ErrProgramKilled, which alone is a stop by the context: a signal,
+// said by the interrupt's code).
+func consoleRunError(err error) error {
+	switch {
+	case errors.Is(err, tea.ErrProgramPanic):
+		return fmt.Errorf("the console crashed (%w); its trials were stopped and their containers removed: the stack above says where, please report it", err)
+	case err != nil && !errors.Is(err, tea.ErrProgramKilled):
+		return err
 	}
 	return nil
 }

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
@@ -40,5 +42,17 @@ func TestConsoleExitNamesTheExperiment(t *testing.T) {
 	}
 	if !strings.Contains(got, "experiment exp-cut in "+sweeps[1].Dir+"\ninterrupted:") || !strings.Contains(got, "headroom run --resume exp-cut --out "+root) {
 		t.Errorf("an interrupted sweep's exit should say how to resume it:\n%s", got)
+	}
+}
+
+// A panic the console recovered is a crash: it exited 0 (bubbletea wraps
+// it in ErrProgramKilled, which the console took for a signal's stop).
+func TestConsoleCrashExitsNonZero(t *testing.T) {
+	panicked := fmt.Errorf("%w: %w", tea.ErrProgramKilled, tea.ErrProgramPanic)
+	if err := consoleRunError(panicked); err == nil || !strings.Contains(err.Error(), "crashed") {
+		t.Errorf("a recovered panic ends the console with %v, want a crash", err)
+	}
+	if err := consoleRunError(tea.ErrProgramKilled); err != nil {
+		t.Errorf("a stop by the context is no crash: %v", err)
 	}
 }

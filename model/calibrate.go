@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -36,11 +37,17 @@ type Calibration struct {
 	// limit), per trial when drawn; each the larger of the sampled
 	// working set and the kernel's own step peaks.
 	NeedBytes []int64 `json:"need_bytes"`
-	// Censored counts the runs whose need is known only to exceed a
-	// limit (they failed at it: killed or stalled), the largest such
-	// limit CensoredAboveBytes.
-	Censored           int   `json:"censored"`
-	CensoredAboveBytes int64 `json:"censored_above_bytes,omitempty"`
+	// Censored counts the runs whose need is known only as a lower
+	// bound (right-censored): those that failed at a limit (killed or
+	// stalled: need > that limit, the largest such CensoredAboveBytes)
+	// and CutOff of them stopped by a time limit under any limit they
+	// had (need ≥ the peak they reached, the largest CutOffAboveBytes).
+	// CensoredBytes are every censored run's lower bound, sorted.
+	Censored           int     `json:"censored"`
+	CensoredAboveBytes int64   `json:"censored_above_bytes,omitempty"`
+	CutOff             int     `json:"cut_off"`
+	CutOffAboveBytes   int64   `json:"cut_off_above_bytes,omitempty"`
+	CensoredBytes      []int64 `json:"censored_bytes,omitempty"`
 	// Cancelled counts cancelled trials: not evidence either way.
 	Cancelled int `json:"cancelled"`
 	// Kills per tested ratio: memory failures over counted trials.
@@ -51,9 +58,9 @@ type Calibration struct {
 	// MedianBytes and QuantileBytes are the need's median and its
 	// 1 − target quantile, by the product-limit (Kaplan–Meier) estimate
 	// over measured and censored runs; MedianCI is the median's 95%
-	// interval from the order statistics, a run failed at its limit
-	// taken at that limit for the low end and as unbounded for the high
-	// end (0 there: left open by such runs).
+	// interval from the order statistics, a censored run taken at its
+	// lower bound for the low end and as unbounded for the high end (0
+	// there: left open by such runs), so it holds whatever they needed.
 	MedianBytes   int64   `json:"median_need_bytes"`
 	MedianCI      []int64 `json:"median_need_ci_bytes,omitempty"`
 	QuantileBytes int64   `json:"quantile_need_bytes"`
@@ -124,10 +131,12 @@ func roundUp(b float64) int64 {
 }
 
 // need is one run's evidence of its need: exactly bytes, or (censored)
-// more than bytes.
+// more than bytes: failed at that limit, or (cutOff) stopped by a time
+// limit at that peak.
 type need struct {
 	bytes    int64
 	censored bool
+	cutOff   bool
 }
 
 // Calibrate recommends, per task · agent, the smallest hard limit that
@@ -143,6 +152,7 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 	}
 	exact := map[traj]int64{}
 	above := map[traj]int64{}
+	cut := map[traj]int64{}
 	draws := map[RowKey][]need{}
 	kills := map[RowKey]map[Ratio]*RatioKills{}
 	cancelled := map[RowKey]int{}
@@ -167,8 +177,9 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 		}
 		rk.Trials++
 		// A run that failed at its limit (killed, stalled) or lost a
-		// process to it needed more than that limit.
-		atLimit := t.MemoryFailure().Failed() || (len(t.OOMs) > 0 && t.Policy.HardLimitBytes > 0)
+		// process to it needed more than that limit; a run stopped by a
+		// time limit needed at least what it reached.
+		atLimit := t.MemoryFailure().Failed() || (len(t.OOMs) > 0 && t.Policy.HardLimitBytes > 0) || (t.Cause == CauseStalled && t.Policy.HardLimitBytes > 0)
 		switch t.MemoryFailure() {
 		case KilledAtLimit:
 			rk.Killed++
@@ -176,13 +187,17 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 			rk.Stalled++
 		}
 		k := traj{row, t.Repeat}
-		if atLimit {
+		switch {
+		case atLimit:
 			above[k] = max(above[k], t.Policy.HardLimitBytes)
-			draws[row] = append(draws[row], need{t.Policy.HardLimitBytes, true})
-			continue
+			draws[row] = append(draws[row], need{bytes: t.Policy.HardLimitBytes, censored: true})
+		case CutOff(t):
+			cut[k] = max(cut[k], TrialPeakBytes(t))
+			draws[row] = append(draws[row], need{bytes: TrialPeakBytes(t), censored: true, cutOff: true})
+		default:
+			exact[k] = max(exact[k], TrialPeakBytes(t))
+			draws[row] = append(draws[row], need{bytes: TrialPeakBytes(t)})
 		}
-		exact[k] = max(exact[k], TrialPeakBytes(t))
-		draws[row] = append(draws[row], need{TrialPeakBytes(t), false})
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].Task != rows[j].Task {
@@ -202,37 +217,70 @@ func Calibrate(trials []TrialResult, specs map[string]int64, seeded map[string]b
 			c.Repeats, obs = RepeatsReplayed, nil
 			for k, v := range exact {
 				if k.row == row {
-					obs = append(obs, need{v, false})
+					obs = append(obs, need{bytes: v})
 				}
 			}
+			// A trajectory no run measured to its end: above the most
+			// any of its runs showed.
 			for k, v := range above {
 				if _, ok := exact[k]; k.row == row && !ok {
-					obs = append(obs, need{v, true})
+					obs = append(obs, need{bytes: max(v, cut[k]), censored: true, cutOff: cut[k] > v})
+				}
+			}
+			for k, v := range cut {
+				_, measured := exact[k]
+				_, failed := above[k]
+				if k.row == row && !measured && !failed {
+					obs = append(obs, need{bytes: v, censored: true, cutOff: true})
 				}
 			}
 		}
 		for _, o := range obs {
-			if o.censored {
+			switch {
+			case o.cutOff:
+				c.Censored++
+				c.CutOff++
+				c.CutOffAboveBytes = max(c.CutOffAboveBytes, o.bytes)
+				c.CensoredBytes = append(c.CensoredBytes, o.bytes)
+			case o.censored:
 				c.Censored++
 				c.CensoredAboveBytes = max(c.CensoredAboveBytes, o.bytes)
-			} else {
+				c.CensoredBytes = append(c.CensoredBytes, o.bytes)
+			default:
 				c.NeedBytes = append(c.NeedBytes, o.bytes)
 			}
 		}
 		sort.Slice(c.NeedBytes, func(i, j int) bool { return c.NeedBytes[i] < c.NeedBytes[j] })
-		c.recommend(newProductLimit(obs))
+		sort.Slice(c.CensoredBytes, func(i, j int) bool { return c.CensoredBytes[i] < c.CensoredBytes[j] })
+		c.recommend(obs)
 		out = append(out, c)
 	}
 	return out
 }
 
 // recommend fills the verdict, the recommendation and its uncertainty.
-func (c *Calibration) recommend(km productLimit) {
+// The median is the product-limit estimate over every run, a cut-off run
+// censored at the peak it reached (its interval holds whatever they
+// needed). The limit is not: a run's time limit cuts off the big needs
+// first (they take longest), so their needs are not spread like the
+// measured ones above their peaks; for the limit's quantile each cut-off
+// run is taken to need more than any run measured, and the quantile is
+// unknown (calibrate refuses, naming them) when they are more than the
+// target leaves room for.
+func (c *Calibration) recommend(obs []need) {
 	c.Verdict = "unknown"
 	// The median and its interval are known whenever half the runs were
 	// measured, even where the limit's quantile is not.
-	c.MedianBytes, _ = km.quantile(0.5)
+	c.MedianBytes, _ = newProductLimit(obs).quantile(0.5)
 	c.medianInterval()
+	worst := append([]need(nil), obs...)
+	for i := range worst {
+		if worst[i].cutOff {
+			worst[i].bytes = math.MaxInt64
+		}
+	}
+	km := newProductLimit(worst)
+	c.RunsForTarget = RunsForKillRate(c.TargetKillRate)
 	q, ok := km.quantile(1 - c.TargetKillRate)
 	if !ok {
 		return
@@ -255,23 +303,23 @@ func (c *Calibration) recommend(km productLimit) {
 	n := c.Runs()
 	c.Exceeding = int(math.Round(km.survival(c.LimitBytes) * float64(n)))
 	c.KillRateCI = Wilson(c.Exceeding, n)
-	c.RunsForTarget = RunsForKillRate(c.TargetKillRate)
 }
 
-// medianInterval sets MedianCI and RunsForMedian. A run that failed at
-// its limit needed somewhere above it: the interval's low end takes each
-// such need at its limit, its high end takes it as unbounded, so the
-// interval holds whatever they needed (0 for the high end when the
-// censored runs leave it open).
+// medianInterval sets MedianCI and RunsForMedian. A censored run needed
+// somewhere above its lower bound (the limit it failed at, the peak its
+// time limit stopped it at): the interval's low end takes each such need
+// at its bound, its high end takes it as unbounded, so the interval holds
+// whatever they needed, however their censoring depended on their need
+// (0 for the high end when the censored runs leave it open).
 func (c *Calibration) medianInterval() {
 	n := c.Runs()
-	if c.MedianBytes == 0 || n == 0 {
+	if n == 0 {
 		return
 	}
 	low := append([]int64(nil), c.NeedBytes...)
 	high := append([]int64(nil), c.NeedBytes...)
-	for range c.Censored {
-		low = append(low, c.CensoredAboveBytes)
+	for _, b := range c.CensoredBytes {
+		low = append(low, b)
 		high = append(high, math.MaxInt64)
 	}
 	sort.Slice(low, func(i, j int) bool { return low[i] < low[j] })
@@ -283,7 +331,7 @@ func (c *Calibration) medianInterval() {
 		return
 	}
 	c.MedianCI = []int64{lo, hi}
-	if width := float64(hi - lo); width > 0.2*float64(c.MedianBytes) {
+	if width := float64(hi - lo); c.MedianBytes > 0 && width > 0.2*float64(c.MedianBytes) {
 		// The interval narrows as 1/√n: the runs that would bring it
 		// to ±10% of the median.
 		scale := width / (0.2 * float64(c.MedianBytes))
@@ -291,25 +339,55 @@ func (c *Calibration) medianInterval() {
 	}
 }
 
-// UnknownWhy says why the limit's quantile is unknown (Verdict
-// "unknown"): no need measured at all, or more runs failed at their
-// limit than the target leaves room for above every need measured.
-func (c Calibration) UnknownWhy() string {
-	if len(c.NeedBytes) == 0 {
-		return fmt.Sprintf("it failed at every limit tried (%d runs, up to %s), so no need was measured; sweep with uncapped", c.Censored, FormatBytes(c.CensoredAboveBytes))
+// CensoredText says what the censored runs were: "7 censored: 2 failed
+// at a limit (need > 320MiB), 5 cut off by their time limit (need ≥ the
+// peak reached, up to 410MiB)"; "" for none.
+func (c Calibration) CensoredText() string {
+	if c.Censored == 0 {
+		return ""
 	}
-	return fmt.Sprintf("%d of %d runs failed at limits up to %s, more than a %s fail rate allows above the largest need measured (%s); sweep with a ratio above %s (uncapped) to measure them",
-		c.Censored, c.Runs(), FormatBytes(c.CensoredAboveBytes), strconv.FormatFloat(100*c.TargetKillRate, 'g', 3, 64)+"%", FormatBytes(c.NeedBytes[len(c.NeedBytes)-1]), FormatBytes(c.CensoredAboveBytes))
+	var parts []string
+	if failed := c.Censored - c.CutOff; failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed at a limit (need > %s)", failed, FormatBytes(c.CensoredAboveBytes)))
+	}
+	if c.CutOff > 0 {
+		parts = append(parts, fmt.Sprintf("%d cut off by their time limit (need ≥ the peak reached, up to %s)", c.CutOff, FormatBytes(c.CutOffAboveBytes)))
+	}
+	return fmt.Sprintf("%d censored: %s", c.Censored, strings.Join(parts, ", "))
+}
+
+// UnknownWhy says why the limit's quantile is unknown (Verdict
+// "unknown"): no need measured at all, or more runs censored above every
+// need measured than the target leaves room for; and how many runs
+// measured to their end would place it.
+func (c Calibration) UnknownWhy() string {
+	what := "sweep with uncapped"
+	if c.CutOff > 0 {
+		what = "run it uncapped with a time limit its runs finish within"
+	}
+	more := fmt.Sprintf("%s: about %d runs measured to their end show a %s fail rate (%d so far)", what, c.RunsForTarget, strconv.FormatFloat(100*c.TargetKillRate, 'g', 3, 64)+"%", len(c.NeedBytes))
+	if len(c.NeedBytes) == 0 {
+		return fmt.Sprintf("no run was measured to its end (%s); %s", c.CensoredText(), more)
+	}
+	above := "lie above the largest need measured (" + FormatBytes(c.NeedBytes[len(c.NeedBytes)-1]) + ")"
+	if c.CutOff > 0 {
+		above = "may lie above the largest need measured (" + FormatBytes(c.NeedBytes[len(c.NeedBytes)-1]) + "; a run cut off by time may need any more than it reached)"
+	}
+	return fmt.Sprintf("of %d runs, %s; more than a %s fail rate allows %s, so the limit is unknown; %s",
+		c.Runs(), c.CensoredText(), strconv.FormatFloat(100*c.TargetKillRate, 'g', 3, 64)+"%", above, more)
 }
 
 // medianCI is the distribution-free 95% interval of the median of sorted
-// values: the order statistics j and k with P(j ≤ B < k) ≥ 95% for
-// B ~ Binomial(n, ½) (with 5 runs: the smallest and the largest).
+// values: the order statistics sorted[j] and sorted[n−1−j], which miss
+// the median with probability 2·P(B ≤ j) for B ~ Binomial(n, ½), the
+// runs under it; j the largest with P(B ≤ j) ≤ 2.5% (with up to 8 runs:
+// the smallest and the largest; one further in covered 93% at 8 runs,
+// 92% at 40).
 func medianCI(sorted []int64) (int64, int64) {
 	n := len(sorted)
 	b := distuv.Binomial{N: float64(n), P: 0.5}
 	j := 0
-	for j+1 < n && b.CDF(float64(j)) <= 0.025 {
+	for j+1 < n-1-j && b.CDF(float64(j+1)) <= 0.025 {
 		j++
 	}
 	k := n - 1 - j

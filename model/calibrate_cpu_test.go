@@ -104,7 +104,7 @@ func TestCalibrateUnknownSaysWhyAndTheMedianStands(t *testing.T) {
 	if c.Verdict != "unknown" || c.MedianBytes != 240*MiB || len(c.MedianCI) != 2 || c.MedianCI[0] == 0 {
 		t.Fatalf("%+v: want unknown with the median 240MiB and its interval", c)
 	}
-	if why := c.UnknownWhy(); !strings.Contains(why, "3 of 10 runs failed at limits up to 320MiB") || !strings.Contains(why, "largest need measured (260MiB)") {
+	if why := c.UnknownWhy(); !strings.Contains(why, "of 10 runs, 3 censored: 3 failed at a limit (need > 320MiB)") || !strings.Contains(why, "largest need measured (260MiB)") {
 		t.Errorf("UnknownWhy: %s", why)
 	}
 }

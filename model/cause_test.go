@@ -116,6 +116,7 @@ func TestAtLimitAndNoSpace(t *testing.T) {
 
 func TestStallIsGradedNotACliff(t *testing.T) {
 	sec := func(f float64) Duration { return Duration(time.Duration(f * float64(time.Second))) }
+	faults := func(n int64) *int64 { return &n }
 	limit := int64(320 * MiB)
 	tests := []struct {
 		name string
@@ -123,20 +124,41 @@ func TestStallIsGradedNotACliff(t *testing.T) {
 		want bool
 	}{
 		// Seen: 6.85 s of a 14.7 s step at the limit (46.6%) with 6,652
-		// major faults, clean runs of the task 130–190 faults in ~10 s:
-		// recorded as a plain agent timeout under the 50% rule.
-		{"under half the step, thrashing against its clean runs", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, CleanFaultRate: 19, CleanRuns: 5}, true},
-		{"the same with no clean run: the absolute floor", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652}, true},
+		// major faults: recorded as a plain agent timeout under the 50%
+		// rule.
+		{"under half the step, thrashing while at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, MajorFaultsAtLimit: faults(6400)}, true},
+		{"the same in a record without the faults at the limit: the step's rate", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652}, true},
 		{"pinned most of the step, faults or not", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8)}, true},
-		{"at the limit a while but faulting like its clean runs", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 250, CleanFaultRate: 19, CleanRuns: 5}, false},
-		{"a task that always faults hard is judged against itself", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, CleanFaultRate: 400, CleanRuns: 5}, false},
+		{"at the limit a while, quiet there", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 250}, false},
+		// Python's start-up faults hard, away from the limit: not
+		// thrashing (the clean-run bar was made of these).
+		{"faults at start-up, quiet at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, MajorFaultsAtLimit: faults(300)}, false},
 		{"thrashing but barely at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(0.5), MajorFaults: 6652}, false},
+		{"the kernel's own peak stayed under the limit", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), KernelPeakBytes: 250 * MiB}, false},
+		{"the kernel's peak at the limit bears the samples out", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), KernelPeakBytes: limit}, true},
 		{"uncapped never stalls at a limit", StallEvidence{Duration: sec(14.7), AtLimit: sec(14), MajorFaults: 6652}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.e.Judge(); got != tt.want {
 			t.Errorf("%s: %s: stalled %v, want %v", tt.name, tt.e, got, tt.want)
 		}
+	}
+}
+
+// Equal evidence, equal verdicts: t0001 (the sweep's first timeout) was
+// STALLED and t0045 (after clean runs had set a bar from Python's
+// start-up faults) a plain TIMEOUT blamed on the host, on the same
+// numbers. The verdict reads the trial's own record only.
+func TestStallVerdictIsTheRecordsAlone(t *testing.T) {
+	sec := func(f float64) Duration { return Duration(time.Duration(f * float64(time.Second))) }
+	limit := int64(320 * MiB)
+	t0001 := StallEvidence{LimitBytes: limit, Duration: sec(14.9), AtLimit: sec(5.1), MajorFaults: 2818, KernelPeakBytes: limit}
+	t0045 := StallEvidence{LimitBytes: limit, Duration: sec(14.8), AtLimit: sec(6.7), MajorFaults: 2836, KernelPeakBytes: limit}
+	if !t0001.Judge() || !t0045.Judge() {
+		t.Errorf("t0001 %v (%s), t0045 %v (%s): both thrashed at the limit for a third of their step", t0001.Judge(), t0001, t0045.Judge(), t0045)
+	}
+	if want := "5.1s of 14.9s (34%) at ≥98% of the limit, 2818 major faults (189/s over the step; a stall thrashes ≥100/s)"; t0001.String() != want {
+		t.Errorf("evidence reads %q, want %q", t0001.String(), want)
 	}
 }
 

@@ -18,6 +18,9 @@ type Cell struct {
 	Outcomes []Outcome `json:"outcomes"` // in repeat order
 	Causes   []Cause   `json:"causes"`   // each outcome's cause, same order
 	Rates    Rates     `json:"-"`
+	// repeats are each outcome's repeat, same order: where a trial
+	// finishing out of order (a resume, concurrency) goes.
+	repeats []int
 }
 
 // Matrix is the outcome matrix: rows × ratios with per-ratio totals.
@@ -85,8 +88,15 @@ func (m *Matrix) Add(res TrialResult) {
 		c = &Cell{}
 		row[res.Ratio] = c
 	}
-	c.Outcomes = append(c.Outcomes, res.Outcome)
-	c.Causes = append(c.Causes, res.Cause)
+	// In repeat order whatever order trials finish in: after a resume
+	// the console drew completion order and the report repeat order.
+	at := len(c.repeats)
+	for at > 0 && c.repeats[at-1] > res.Repeat {
+		at--
+	}
+	c.repeats = slices.Insert(c.repeats, at, res.Repeat)
+	c.Outcomes = slices.Insert(c.Outcomes, at, res.Outcome)
+	c.Causes = slices.Insert(c.Causes, at, res.Cause)
 	c.Rates.AddCause(res.Outcome, res.Cause)
 	m.ByRatio[res.Ratio].AddCause(res.Outcome, res.Cause)
 	m.Total.AddCause(res.Outcome, res.Cause)

@@ -71,3 +71,23 @@ func TestCellMarksCountCancelledApart(t *testing.T) {
 		t.Errorf("none cancelled: %q", got)
 	}
 }
+
+// A cell's glyphs are in repeat order whatever order its trials finished
+// in: after a resume the console (which adds trials as they end) drew
+// them in completion order, the report in repeat order.
+func TestCellGlyphsAreInRepeatOrderWhateverTheFinish(t *testing.T) {
+	one := Ratio{K: 1}
+	tr := func(rep int, o Outcome, c Cause) TrialResult {
+		return TrialResult{Trial: Trial{Task: "x", Agent: "a", Ratio: one, Repeat: rep}, Outcome: o, Cause: c}
+	}
+	done := []TrialResult{tr(3, Timeout, CauseStalled), tr(1, Passed, ""), tr(4, OOMKilled, CauseOwnLimit), tr(2, Failed, "")}
+	live := NewMatrix([]Ratio{one}, nil)
+	for _, r := range done {
+		live.Add(r)
+	}
+	report := NewMatrix([]Ratio{one}, done)
+	key := RowKey{"x", "a"}
+	if got, want := live.Cells[key][one].Marks(), report.Cells[key][one].Marks(); got != want || got != "+xLK" {
+		t.Errorf("added as they finished %q, the report's %q, want +xLK", got, want)
+	}
+}

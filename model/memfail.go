@@ -33,6 +33,25 @@ func MemoryFailureOf(o Outcome, c Cause) MemoryFailure {
 // MemoryFailure is the trial's memory failure.
 func (r TrialResult) MemoryFailure() MemoryFailure { return MemoryFailureOf(r.Outcome, r.Cause) }
 
+// ReachedLimit says whether the trial's memory reached its own hard
+// limit: it failed there (MemoryFailure), or its kernel peak came to the
+// limit, or a timed-out step spent time at it though not enough for a
+// stall. A failure that reached its limit is the limit's whatever the
+// host's load (runs whose working set sat at 319–320 of 320 MiB when time
+// ran out were listed as the host's).
+func (r TrialResult) ReachedLimit() bool {
+	limit := r.Policy.HardLimitBytes
+	switch {
+	case limit <= 0:
+		return false
+	case r.MemoryFailure().Failed():
+		return true
+	case r.Stall != nil && r.Stall.AtLimit > 0:
+		return true
+	}
+	return r.KernelPeakBytes >= limit-OwnLimitSlackBytes || float64(r.PeakWorkingSetBytes) >= StallLevel*float64(limit)
+}
+
 // Failed says whether there was one.
 func (m MemoryFailure) Failed() bool { return m != NoMemoryFailure }
 

@@ -40,9 +40,12 @@ type StepResult struct {
 	TimedOut bool    `json:"timed_out,omitempty"`
 	// AtLimit is how long the step was at its hard limit (model.AtLimit);
 	// MajorFaults the cgroup's major page
-	// faults during the step (the kernel re-reading evicted pages).
-	AtLimit     Duration `json:"at_limit,omitempty"`
-	MajorFaults int64    `json:"major_faults,omitempty"`
+	// faults during the step (the kernel re-reading evicted pages), and
+	// MajorFaultsAtLimit those of the sample intervals AtLimit sums (nil
+	// where not counted): a stall's rate (StallEvidence).
+	AtLimit            Duration `json:"at_limit,omitempty"`
+	MajorFaults        int64    `json:"major_faults,omitempty"`
+	MajorFaultsAtLimit *int64   `json:"major_faults_at_limit,omitempty"`
 	// CPUWait is the CPU time the step's threads wanted and did not get
 	// (the host's doing; its own limit is throttling), when read.
 	CPUWait Duration `json:"cpu_wait,omitempty"`

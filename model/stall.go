@@ -8,8 +8,9 @@ import (
 // A stall is a step that ran out its time limit because it sat at its
 // memory limit: the kernel reclaiming the program's own pages and reading
 // them back (major faults), not the agent thinking. It is decided from
-// graded evidence, not a cliff: the share of the step at the limit, and
-// how hard the step faulted against the task's own clean runs.
+// the trial's own record alone (docs/STATISTICS.md, "A stall, from the
+// trial's own record"), never from other runs: the same evidence gets the
+// same verdict whatever ran before it.
 const (
 	// StallLevel of the limit charged, StallWorkingSet of it in use:
 	// reclaim runs at the limit, and a working set that high leaves it
@@ -20,14 +21,12 @@ const (
 	// there most of its time.
 	StallShare = 0.5
 	// Below that share, a step that spent at least StallMinAtLimit and
-	// StallMinShare of its time at the limit stalled if it thrashed: its
-	// major faults per second at least StallFaultTimes its clean runs'
-	// (and at least StallFaultMin), or, with no clean run to compare,
-	// at least StallFaultFloor.
+	// StallMinShare of its time at the limit stalled if it thrashed
+	// there: at least StallFaultFloor major faults per second while at
+	// the limit (a stalled numpy step read 450/s; Python's start-up,
+	// what a clean run faults on, is not at the limit).
 	StallMinShare   = 0.10
 	StallMinAtLimit = time.Second
-	StallFaultTimes = 10.0
-	StallFaultMin   = 20.0
 	StallFaultFloor = 100.0
 )
 
@@ -46,14 +45,16 @@ type StallEvidence struct {
 	// was at the limit (AtLimit's sense).
 	Duration Duration `json:"duration"`
 	AtLimit  Duration `json:"at_limit"`
-	// MajorFaults are the cgroup's major page faults during the step.
-	MajorFaults int64 `json:"major_faults"`
-	// CleanFaultRate is the highest major-fault rate (per second) of the
-	// task's clean runs (passed, never killed) known when it was judged;
-	// 0 when none was, and the absolute floor decides.
-	CleanFaultRate float64 `json:"clean_fault_rate,omitempty"`
-	CleanRuns      int     `json:"clean_runs,omitempty"`
-	Stalled        bool    `json:"stalled"`
+	// MajorFaults are the cgroup's major page faults during the step;
+	// MajorFaultsAtLimit those counted while it was at the limit (the
+	// sample intervals AtLimit sums), nil in records made before the
+	// runner counted them: their rate is then the whole step's.
+	MajorFaults        int64  `json:"major_faults"`
+	MajorFaultsAtLimit *int64 `json:"major_faults_at_limit,omitempty"`
+	// KernelPeakBytes is the kernel's own peak of the step (0 unknown):
+	// a stall's samples at the limit are the kernel's too.
+	KernelPeakBytes int64 `json:"kernel_peak_bytes,omitempty"`
+	Stalled         bool  `json:"stalled"`
 }
 
 // Share is the share of the step spent at the limit.
@@ -64,59 +65,45 @@ func (e StallEvidence) Share() float64 {
 	return min(float64(e.AtLimit)/float64(e.Duration), 1)
 }
 
-// FaultRate is the step's major faults per second.
+// FaultRate is the step's major faults per second while at the limit,
+// where they were counted, else over the whole step.
 func (e StallEvidence) FaultRate() float64 {
-	if secs := time.Duration(e.Duration).Seconds(); secs > 0 {
-		return float64(e.MajorFaults) / secs
+	faults, d := e.MajorFaults, time.Duration(e.Duration)
+	if e.MajorFaultsAtLimit != nil {
+		faults, d = *e.MajorFaultsAtLimit, time.Duration(e.AtLimit)
+	}
+	if secs := d.Seconds(); secs > 0 {
+		return float64(faults) / secs
 	}
 	return 0
 }
 
-// FaultThreshold is the fault rate above which the step thrashed: against
-// its clean runs where some are known, else the absolute floor.
-func (e StallEvidence) FaultThreshold() float64 {
-	if e.CleanRuns > 0 {
-		return max(StallFaultTimes*e.CleanFaultRate, StallFaultMin)
-	}
-	return StallFaultFloor
+// KernelBelowLimit says the kernel's own peak of the step stayed under
+// the stall's level: the samples at the limit are then not borne out.
+func (e StallEvidence) KernelBelowLimit() bool {
+	return e.KernelPeakBytes > 0 && float64(e.KernelPeakBytes) < StallLevel*float64(e.LimitBytes)
 }
 
 // Judge decides whether the step stalled at its limit: pinned there for
-// at least StallShare of its time, or there for a while and thrashing.
+// at least StallShare of its time, or there for a while and thrashing
+// there; never when the kernel's own peak stayed under the limit.
 func (e StallEvidence) Judge() bool {
-	if e.LimitBytes <= 0 || e.Duration <= 0 {
+	if e.LimitBytes <= 0 || e.Duration <= 0 || e.KernelBelowLimit() {
 		return false
 	}
 	if e.Share() >= StallShare {
 		return true
 	}
-	return time.Duration(e.AtLimit) >= StallMinAtLimit && e.Share() >= StallMinShare && e.FaultRate() >= e.FaultThreshold()
+	return time.Duration(e.AtLimit) >= StallMinAtLimit && e.Share() >= StallMinShare && e.FaultRate() >= StallFaultFloor
 }
 
 // String is the evidence in a phrase: "6.9s of 14.7s (47%) at ≥98% of the
-// limit, 6652 major faults (453/s; clean runs ≤13/s)".
+// limit, 6652 major faults (920/s while there; a stall thrashes ≥100/s)".
 func (e StallEvidence) String() string {
-	s := fmt.Sprintf("%.1fs of %.1fs (%.0f%%) at ≥%.0f%% of the limit, %d major faults (%.0f/s", time.Duration(e.AtLimit).Seconds(),
-		time.Duration(e.Duration).Seconds(), 100*e.Share(), 100*StallLevel, e.MajorFaults, e.FaultRate())
-	if e.CleanRuns > 0 {
-		s += fmt.Sprintf("; its clean runs ≤%.0f/s", e.CleanFaultRate)
-	} else {
-		s += fmt.Sprintf("; floor %.0f/s, no clean run to compare", StallFaultFloor)
+	where := "over the step"
+	if e.MajorFaultsAtLimit != nil {
+		where = "while there"
 	}
-	return s + ")"
-}
-
-// FaultRateOf is a finished trial's major faults per second over its
-// steps: what a clean run's rate is measured by.
-func FaultRateOf(steps []StepResult) float64 {
-	var faults int64
-	var d time.Duration
-	for _, s := range steps {
-		faults += s.MajorFaults
-		d += s.Duration()
-	}
-	if d <= 0 {
-		return 0
-	}
-	return float64(faults) / d.Seconds()
+	return fmt.Sprintf("%.1fs of %.1fs (%.0f%%) at ≥%.0f%% of the limit, %d major faults (%.0f/s %s; a stall thrashes ≥%.0f/s)", time.Duration(e.AtLimit).Seconds(),
+		time.Duration(e.Duration).Seconds(), 100*e.Share(), 100*StallLevel, e.MajorFaults, e.FaultRate(), where, StallFaultFloor)
 }

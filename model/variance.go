@@ -24,13 +24,18 @@ func SeededImage(image string) bool {
 type TaskVariance struct {
 	Task  string `json:"task"`
 	Agent string `json:"agent"`
-	// Runs are the uncapped counted trials; the spread is over them.
-	Runs            int           `json:"runs"`
-	PeakMinBytes    int64         `json:"peak_min_bytes"`
-	PeakMedianBytes int64         `json:"peak_median_bytes"`
-	PeakMaxBytes    int64         `json:"peak_max_bytes"`
-	DurationMin     time.Duration `json:"duration_min_ns"`
-	DurationMax     time.Duration `json:"duration_max_ns"`
+	// Runs are the uncapped counted trials; the peaks and their spread
+	// are over those measured to their end: CutOff of them were stopped
+	// by a time limit (their peaks, up to CutOffPeakMaxBytes, are lower
+	// bounds of their need: censored, not a minimum).
+	Runs               int           `json:"runs"`
+	CutOff             int           `json:"cut_off"`
+	CutOffPeakMaxBytes int64         `json:"cut_off_peak_max_bytes,omitempty"`
+	PeakMinBytes       int64         `json:"peak_min_bytes"`
+	PeakMedianBytes    int64         `json:"peak_median_bytes"`
+	PeakMaxBytes       int64         `json:"peak_max_bytes"`
+	DurationMin        time.Duration `json:"duration_min_ns"`
+	DurationMax        time.Duration `json:"duration_max_ns"`
 	// UncappedFailed counts uncapped runs that did not pass: the task's
 	// own flakiness, no limit involved.
 	UncappedFailed int `json:"uncapped_failed"`
@@ -40,6 +45,19 @@ type TaskVariance struct {
 	Killed  int `json:"killed"`
 	Stalled int `json:"stalled"`
 	Capped  int `json:"capped"`
+}
+
+// PeaksText is the peaks' range, with the runs cut off by time beside
+// it: "180MiB–301MiB (+3 cut off by time, ≥ 410MiB)".
+func (v TaskVariance) PeaksText() string {
+	s := "-"
+	if v.PeakMedianBytes > 0 {
+		s = FormatBytes(v.PeakMinBytes) + "–" + FormatBytes(v.PeakMaxBytes)
+	}
+	if v.CutOff > 0 {
+		s += fmt.Sprintf(" (+%d cut off by time, ≥ %s)", v.CutOff, FormatBytes(v.CutOffPeakMaxBytes))
+	}
+	return s
 }
 
 // PeakSpread is the peaks' range over their median (0 with one run).
@@ -87,6 +105,11 @@ func Variances(trials []TrialResult) []TaskVariance {
 		if !t.Outcome.Success() {
 			v.UncappedFailed++
 		}
+		if CutOff(t) {
+			v.CutOff++
+			v.CutOffPeakMaxBytes = max(v.CutOffPeakMaxBytes, TrialPeakBytes(t))
+			continue
+		}
 		peaks[k] = append(peaks[k], TrialPeakBytes(t))
 	}
 	sort.Slice(rows, func(i, j int) bool {
@@ -99,11 +122,13 @@ func Variances(trials []TrialResult) []TaskVariance {
 	for _, k := range rows {
 		v := by[k]
 		p := peaks[k]
-		if len(p) == 0 {
+		if v.Runs == 0 {
 			continue
 		}
-		sort.Slice(p, func(i, j int) bool { return p[i] < p[j] })
-		v.PeakMinBytes, v.PeakMedianBytes, v.PeakMaxBytes = p[0], p[len(p)/2], p[len(p)-1]
+		if len(p) > 0 {
+			sort.Slice(p, func(i, j int) bool { return p[i] < p[j] })
+			v.PeakMinBytes, v.PeakMedianBytes, v.PeakMaxBytes = p[0], p[len(p)/2], p[len(p)-1]
+		}
 		out = append(out, *v)
 	}
 	return out

@@ -39,3 +39,24 @@ func TestVariances(t *testing.T) {
 		}
 	}
 }
+
+// A run cut off by its time limit reached its peak, not its need: the
+// variance table's minimum was such a peak (a run stopped early), its
+// maximum too low. Its peaks are of runs measured to their end, and the
+// cut-off ones are counted beside them.
+func TestVarianceLeavesCutOffRunsOutOfThePeaks(t *testing.T) {
+	var trials []TrialResult
+	for i, r := range []struct {
+		mib int64
+		o   Outcome
+	}{{200, Passed}, {300, Passed}, {250, Failed}, {90, Timeout}, {410, PassedAfterTimeout}} {
+		trials = append(trials, TrialResult{Trial: Trial{Task: "numpy", Agent: "oracle", Ratio: Uncapped, Repeat: i + 1}, Outcome: r.o, PeakWorkingSetBytes: r.mib * MiB})
+	}
+	v := Variances(trials)[0]
+	if v.Runs != 5 || v.CutOff != 2 || v.PeakMinBytes != 200*MiB || v.PeakMaxBytes != 300*MiB || v.CutOffPeakMaxBytes != 410*MiB {
+		t.Errorf("%+v: want 5 runs, peaks 200–300MiB of the 3 measured, 2 cut off up to 410MiB", v)
+	}
+	if got, want := v.PeaksText(), "200MiB–300MiB (+2 cut off by time, ≥ 410MiB)"; got != want {
+		t.Errorf("peaks %q, want %q", got, want)
+	}
+}

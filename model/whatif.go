@@ -124,6 +124,12 @@ func predict(src *TrialResult, trace func() []TracePoint, r Ratio) (Prediction, 
 		peak = max(peak, StepPeakBytes(s))
 	}
 	p.Borderline = float64(peak) >= (1-BorderlineBelow)*float64(limit) && float64(peak) <= (1+BorderlineAbove)*float64(limit)
+	if !passedLimit(src.Steps, limit) && CutOff(*src) {
+		// Stopped by its time limit under this limit: its need may lie
+		// anywhere above the peak it reached (censored), so it cannot
+		// tell a pass here from a kill.
+		return p, false
+	}
 	for _, s := range src.Steps {
 		switch {
 		case s.PeakWorkingSetBytes > limit:
@@ -140,6 +146,17 @@ func predict(src *TrialResult, trace func() []TracePoint, r Ratio) (Prediction, 
 	}
 	p.Outcome = src.Outcome
 	return p, true
+}
+
+// passedLimit says whether any step's peak (sampled or the kernel's)
+// passed limit.
+func passedLimit(steps []StepResult, limit int64) bool {
+	for _, s := range steps {
+		if s.PeakWorkingSetBytes > limit || StepKernelNeed(s) > limit {
+			return true
+		}
+	}
+	return false
 }
 
 // firstOver is when the trace first passed limit within the step, from
@@ -314,6 +331,10 @@ type PredictedCell struct {
 	Killed     int      `json:"killed"`
 	KillCI     Interval `json:"kill_ci"`
 	Borderline int      `json:"borderline"`
+	// CutOff counts uncapped runs stopped by their time limit under this
+	// limit: their need is censored at their peak, so they predict
+	// neither a pass nor a kill and are left out of the rate.
+	CutOff int `json:"cut_off,omitempty"`
 	// Note says why the prediction can read against a measured cell of
 	// the row: a tighter ratio measured more passes than predicted here.
 	Note string `json:"note,omitempty"`
@@ -322,7 +343,16 @@ type PredictedCell struct {
 // RateText is the predicted kill rate with its interval: "killed ≈2/20
 // [3–30%]".
 func (c PredictedCell) RateText() string {
-	return fmt.Sprintf("killed ≈%d/%d [%.0f–%.0f%%]", c.Killed, len(c.Predictions), 100*c.KillCI.Lo, 100*c.KillCI.Hi)
+	return fmt.Sprintf("killed ≈%d/%d [%.0f–%.0f%%]", c.Killed, len(c.Predictions), 100*c.KillCI.Lo, 100*c.KillCI.Hi) + cutOffText(c.CutOff)
+}
+
+// cutOffText says how many uncapped runs a rate left out as cut off by
+// their time limit under the limit ("" for none).
+func cutOffText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (+%d cut off by time under the limit: censored, left out)", n)
 }
 
 // RateCheck scores a measured cell against the rate predicted for it
@@ -340,6 +370,9 @@ type RateCheck struct {
 	Measured    MemoryFailures `json:"measured"`
 	// Borderline: some uncapped peak came near the limit.
 	Borderline bool `json:"borderline"`
+	// CutOff: uncapped runs left out, stopped by their time limit under
+	// the limit (PredictedCell.CutOff).
+	CutOff int `json:"cut_off,omitempty"`
 	// Consistent: the measured rate's interval meets the predicted one.
 	Consistent bool `json:"consistent"`
 }
@@ -377,12 +410,16 @@ func RateChecks(trials []TrialResult) []RateCheck {
 	for _, k := range order {
 		rc := RateCheck{Task: k.row.Task, Agent: k.row.Agent, Ratio: k.ratio, Measured: *cells[k]}
 		for _, s := range byRow[k.row] {
-			if p, ok := predictFrom(s, nil, k.ratio); ok {
+			p, ok := predictFrom(s, nil, k.ratio)
+			switch {
+			case ok:
 				rc.Runs++
 				if p.Killed {
 					rc.Predicted++
 				}
 				rc.Borderline = rc.Borderline || p.Borderline
+			case CutOff(*s):
+				rc.CutOff++
 			}
 		}
 		if rc.Runs == 0 {
@@ -394,6 +431,13 @@ func RateChecks(trials []TrialResult) []RateCheck {
 		out = append(out, rc)
 	}
 	return out
+}
+
+// PredictedText is the predicted rate with its interval and the runs
+// left out: "2/18 [3–30%] (+2 cut off by time under the limit: censored,
+// left out)".
+func (rc RateCheck) PredictedText() string {
+	return fmt.Sprintf("%d/%d [%.0f–%.0f%%]", rc.Predicted, rc.Runs, 100*rc.PredictedCI.Lo, 100*rc.PredictedCI.Hi) + cutOffText(rc.CutOff)
 }
 
 // cellRef names one cell of the matrix.
@@ -451,6 +495,8 @@ func PredictCells(trials []TrialResult, traces TraceSource, want []Ratio) []Pred
 			for _, s := range mine {
 				if p, ok := predictFrom(s, traces, r); ok {
 					c.Predictions = append(c.Predictions, p)
+				} else if CutOff(*s) {
+					c.CutOff++
 				}
 			}
 			if len(c.Predictions) == 0 {

@@ -200,3 +200,39 @@ func TestPredictionPointsKeepEveryFirstCrossing(t *testing.T) {
 		}
 	}
 }
+
+// An uncapped run cut off by its time limit under a limit it never
+// reached predicts nothing there (its need may lie anywhere above its
+// peak): what-if counted it a pass. Past the limit, it still predicts
+// the kill.
+func TestWhatIfLeavesCutOffRunsOutUnderTheirPeak(t *testing.T) {
+	spec := Resources{CPUs: 1, MemoryBytes: 320 * MiB}
+	var trials []TrialResult
+	for i, r := range []struct {
+		mib int64
+		o   Outcome
+	}{{200, Passed}, {400, Passed}, {250, Timeout}, {350, PassedAfterTimeout}} {
+		tr := TrialResult{Trial: Trial{ID: fmt.Sprintf("u%d", i), Task: "numpy", Agent: "oracle", Ratio: Uncapped, Repeat: i + 1, Policy: NewPolicy(spec, Uncapped, 2)}, Outcome: r.o}
+		tr.Steps = []StepResult{{Name: "solve", PeakWorkingSetBytes: r.mib * MiB}}
+		tr.PeakWorkingSetBytes = r.mib * MiB
+		trials = append(trials, tr)
+	}
+	trials = append(trials, TrialResult{Trial: Trial{ID: "k", Task: "numpy", Agent: "oracle", Ratio: Ratio{K: 1}, Repeat: 1, Policy: NewPolicy(spec, Ratio{K: 1}, 2)}, Outcome: Passed})
+	cells := PredictCells(trials, nil, []Ratio{{K: 1}, {K: 1.5}})
+	var at15x PredictedCell
+	for _, c := range cells {
+		if c.Ratio == (Ratio{K: 1.5}) {
+			at15x = c
+		}
+	}
+	// 1.5x: 480MiB, above every peak: the cut-off runs cannot say.
+	if at15x.CutOff != 2 || len(at15x.Predictions) != 2 || !strings.Contains(at15x.RateText(), "(+2 cut off by time under the limit: censored, left out)") {
+		t.Errorf("1.5x: %d predictions, %d cut off: %s", len(at15x.Predictions), at15x.CutOff, at15x.RateText())
+	}
+	// 1x (320MiB, measured): the 350MiB cut-off run passed it, a kill; the
+	// 250MiB one is left out.
+	rc := RateChecks(trials)
+	if len(rc) != 1 || rc[0].Runs != 3 || rc[0].Predicted != 2 || rc[0].CutOff != 1 {
+		t.Errorf("rate check at 1x: %+v", rc)
+	}
+}

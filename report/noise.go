@@ -65,15 +65,15 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 		return err
 	}
 	// A failure the host may have caused says by how much.
-	// A failure the kernel puts at the trial's own limit (killed by it,
-	// stalled at it) is the limit's, however loaded the host: counted
-	// apart, not listed as the host's.
+	// A failure at the trial's own limit (killed by it, stalled at it, or
+	// at it when its time ran out) is the limit's, however loaded the
+	// host: counted apart, not listed as the host's.
 	var lines []string
 	own := 0
 	knobs := map[string]int{} // a knob's column's failures, by its knobs
 	for _, t := range r.Trials {
 		if n := t.Noise; n != nil && n.Contended && t.Outcome.Counted() && !t.Outcome.Success() {
-			if t.MemoryFailure().Failed() {
+			if t.ReachedLimit() {
 				own++
 				continue
 			}
@@ -88,7 +88,7 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 		}
 	}
 	if own > 0 {
-		fmt.Fprintf(w, "\n%d failure(s) on a contended host were at the trial's own memory limit by the kernel's evidence (killed by it or stalled at it): the limit's, not the host's.\n", own)
+		fmt.Fprintf(w, "\n%d failure(s) on a contended host were at the trial's own memory limit by the kernel's evidence (killed by it, stalled at it, or at it when its time ran out): the limit's, not the host's.\n", own)
 	}
 	for _, g := range slices.Sorted(maps.Keys(knobs)) {
 		fmt.Fprintf(w, "\n%d failure(s) on a contended host were in the columns of a knob (%s): the knob's, compared within it above, not the host's.\n", knobs[g], strings.TrimPrefix(g, "── "))

@@ -36,7 +36,7 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 			replay = "exact (seeded)"
 		}
 		rows = append(rows, []string{v.Task + " · " + v.Agent, fmt.Sprint(v.Runs),
-			model.FormatBytes(v.PeakMinBytes) + "–" + model.FormatBytes(v.PeakMaxBytes), pct(v.PeakSpread()),
+			v.PeaksText(), pct(v.PeakSpread()),
 			fmt.Sprintf("%s–%s", v.DurationMin.Round(100*time.Millisecond), v.DurationMax.Round(100*time.Millisecond)),
 			fmt.Sprintf("%d/%d", v.UncappedFailed, v.Runs), model.MemoryFailures{Counted: v.Capped, Killed: v.Killed, Stalled: v.Stalled}.String(), replay})
 	}
@@ -78,6 +78,6 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintln(w, "\nfailed at a limit: killed by its own limit or stalled at it (the split in brackets). spread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
+	_, err := fmt.Fprintln(w, "\nfailed at a limit: killed by its own limit or stalled at it (the split in brackets). peak: of the runs measured to their end; a run cut off by its time limit reached its peak, not its need (≥ the largest such peak), and is left out of the range. spread: the peaks' range over their median; a limit inside the range kills some runs by the task's own luck. A rerun is exact only where the task's steps draw from the trial's seed (the built-in workload); elsewhere it reruns with the same settings.")
 	return err
 }

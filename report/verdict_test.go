@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,35 @@ func TestWhatIfMissKilledAtItsOwnLimitIsNotTheHosts(t *testing.T) {
 	out := b.String()
 	if !strings.Contains(out, "killed at its own limit (the kernel's evidence), not the host") || strings.Contains(out, "oom-killed, ran contended") || strings.Contains(out, "(killed); ran contended") {
 		t.Errorf("what-if miss:\n%s", out)
+	}
+}
+
+// Timeouts whose working set sat at their limit when time ran out (319–320
+// of 320 MiB, not enough time there for a stall) are the limit's, however
+// loaded the host: they were listed under "Failures on a contended host
+// the limit does not explain". A timeout well under its limit stays the
+// host's to explain.
+func TestTimeoutsAtTheLimitAreNotTheHosts(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 320 * model.MiB}
+	r := model.Ratio{K: 1}
+	var trials []model.TrialResult
+	for i, mib := range []int64{319, 320, 150} {
+		tr := model.TrialResult{Trial: model.Trial{ID: fmt.Sprintf("t%d", i), Task: "numpy", Agent: "oracle", Ratio: r, Repeat: i + 1, Policy: model.NewPolicy(spec, r, 2)},
+			Outcome: model.Timeout, Cause: model.CauseAgentTimeout, Start: t0, End: t0.Add(15 * time.Second), PeakWorkingSetBytes: mib * model.MiB,
+			Noise: &model.HostNoise{Contended: true, Why: "waited 9.1s for a CPU in 14.8s of steps (61%)"}}
+		if mib == 320 {
+			tr.PeakWorkingSetBytes = 300 * model.MiB
+			tr.Stall = &model.StallEvidence{LimitBytes: 320 * model.MiB, Duration: model.Duration(14800 * time.Millisecond), AtLimit: model.Duration(900 * time.Millisecond), MajorFaults: 40}
+		}
+		trials = append(trials, tr)
+	}
+	rep := New("x", nil, []model.Ratio{r}, trials, DefaultOptions())
+	var b bytes.Buffer
+	if err := rep.Table(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "2 failure(s) on a contended host were at the trial's own memory limit") || !strings.Contains(out, "the limit does not explain (1)") || strings.Contains(out, "t0 numpy") || strings.Contains(out, "t1 numpy") {
+		t.Errorf("timeouts at the limit blamed on the host:\n%s", out)
 	}
 }

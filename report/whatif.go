@@ -155,7 +155,7 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 			if rc.Borderline {
 				near = "borderline"
 			}
-			lines = append(lines, []string{rc.Task + " · " + rc.Agent, rc.Ratio.String(), fmt.Sprintf("%d/%d %s", rc.Predicted, rc.Runs, ci(rc.PredictedCI)), rc.Measured.String(), near, verdict})
+			lines = append(lines, []string{rc.Task + " · " + rc.Agent, rc.Ratio.String(), rc.PredictedText(), rc.Measured.String(), near, verdict})
 		}
 		if err := writeGrid(w, md, head, lines); err != nil {
 			return err

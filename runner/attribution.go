@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"sync"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -36,41 +35,16 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 			ev.DiskFull = t.diskFull != "" || !t.diskLooked
 		}
 		if s.TimedOut && ev.Stall == nil {
-			clean, runs := t.r.clean.rateOf(t.trial)
-			ev.Stall = &model.StallEvidence{Step: s.Name, LimitBytes: ev.LimitBytes, Duration: model.Duration(s.Duration()),
-				AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, CleanFaultRate: clean, CleanRuns: runs}
-			ev.Stall.Stalled = ev.Stall.Judge()
+			ev.Stall = stallEvidence(s, ev.LimitBytes)
 		}
 	}
 }
 
-// cleanRuns keeps, per task · agent, the highest major-fault rate of its
-// runs that passed with no kill: what a stall's faults are weighed
-// against (model.StallEvidence). Runs finished earlier in the sweep count;
-// before the first, the absolute floor decides.
-type cleanRuns struct {
-	mu   sync.Mutex
-	rate map[model.RowKey]float64
-	runs map[model.RowKey]int
-}
-
-func (c *cleanRuns) add(res model.TrialResult) {
-	if res.Outcome != model.Passed || len(res.OOMs) > 0 {
-		return
-	}
-	k := model.RowKey{Task: res.Task, Agent: res.Agent}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rate == nil {
-		c.rate, c.runs = map[model.RowKey]float64{}, map[model.RowKey]int{}
-	}
-	c.rate[k] = max(c.rate[k], model.FaultRateOf(res.Steps))
-	c.runs[k]++
-}
-
-func (c *cleanRuns) rateOf(tr model.Trial) (float64, int) {
-	k := model.RowKey{Task: tr.Task, Agent: tr.Agent}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.rate[k], c.runs[k]
+// stallEvidence is a timed-out step's own record, judged: nothing of
+// other runs enters it, so equal records get equal verdicts.
+func stallEvidence(s model.StepResult, limit int64) *model.StallEvidence {
+	e := &model.StallEvidence{Step: s.Name, LimitBytes: limit, Duration: model.Duration(s.Duration()),
+		AtLimit: s.AtLimit, MajorFaults: s.MajorFaults, MajorFaultsAtLimit: s.MajorFaultsAtLimit, KernelPeakBytes: s.KernelPeakBytes}
+	e.Stalled = e.Judge()
+	return e
 }

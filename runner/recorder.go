@@ -49,6 +49,9 @@ type recorder struct {
 	stepFaultsFirst  int64
 	stepFaultsLast   int64
 	stepFaultsOpened bool
+	// stepFaultsAtLimit are the step's major faults over the intervals
+	// that ended at the limit: the thrash a stall is judged by.
+	stepFaultsAtLimit int64
 	// host is the host over the trial, read from its samples at most once
 	// a second (only the watch goroutine touches it).
 	host hostOver
@@ -108,6 +111,9 @@ func (r *recorder) sample(s event.Sample) {
 	r.samples++
 	if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
 		r.stepAtLimit += s.Time.Sub(r.lastAt)
+		if r.stepFaultsOpened {
+			r.stepFaultsAtLimit += s.MajorFaults - r.stepFaultsLast
+		}
 	}
 	if !r.stepFaultsOpened {
 		r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
@@ -187,7 +193,7 @@ func (r *recorder) openStep(step string, at time.Time) int {
 	defer r.mu.Unlock()
 	r.step, r.stepPeak, r.stepStart, r.lateKills = step, 0, at, 0
 	r.noCache.open()
-	r.stepAtLimit, r.stepFaultsOpened = 0, false
+	r.stepAtLimit, r.stepFaultsOpened, r.stepFaultsAtLimit = 0, false, 0
 	return r.kills
 }
 
@@ -216,6 +222,8 @@ func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore
 	sr.AtLimit = model.Duration(r.stepAtLimit)
 	if r.stepFaultsOpened {
 		sr.MajorFaults = r.stepFaultsLast - r.stepFaultsFirst
+		atLimit := r.stepFaultsAtLimit
+		sr.MajorFaultsAtLimit = &atLimit
 	}
 	r.out.Steps = append(r.out.Steps, *sr)
 }

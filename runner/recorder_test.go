@@ -45,9 +45,10 @@ func TestRecorderFoldsReadingsIntoTheirSteps(t *testing.T) {
 	verify := model.StepResult{Name: "verify", Start: at(500), End: at(700)}
 	r.closeStep(&verify, 0, before)
 
-	if got := res.Steps[0]; got.PeakWorkingSetBytes != 100*model.MiB || got.OOMKills != 2 || got.AtLimit != model.Duration(200*time.Millisecond) || got.MajorFaults != 30 {
-		t.Errorf("install: peak %d kills %d at limit %s faults %d; want 100 MiB, 2 (one late), 200ms, 30",
-			got.PeakWorkingSetBytes, got.OOMKills, time.Duration(got.AtLimit), got.MajorFaults)
+	if got := res.Steps[0]; got.PeakWorkingSetBytes != 100*model.MiB || got.OOMKills != 2 || got.AtLimit != model.Duration(200*time.Millisecond) || got.MajorFaults != 30 ||
+		got.MajorFaultsAtLimit == nil || *got.MajorFaultsAtLimit != 20 {
+		t.Errorf("install: peak %d kills %d at limit %s faults %d (%v at the limit); want 100 MiB, 2 (one late), 200ms, 30 (20 at the limit)",
+			got.PeakWorkingSetBytes, got.OOMKills, time.Duration(got.AtLimit), got.MajorFaults, got.MajorFaultsAtLimit)
 	}
 	if got := res.Steps[1]; got.PeakWorkingSetBytes != 4*model.MiB || got.OOMKills != 0 || got.AtLimit != 0 {
 		t.Errorf("verify: peak %d kills %d at limit %s; want its own 4 MiB, no kill", got.PeakWorkingSetBytes, got.OOMKills, time.Duration(got.AtLimit))

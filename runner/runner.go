@@ -108,8 +108,6 @@ type Runner struct {
 	adm     *admission
 	// neighbours counts running trials for each one's noise record.
 	neighbours neighbourhood
-	// clean is each task · agent's clean runs' fault rate (stalls).
-	clean cleanRuns
 
 	redact func(string) string
 
@@ -326,7 +324,6 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	before, mine = r.readPressure(), r.neighbours.join()
 	out := t.run(ctx)
 	stopped()
-	r.clean.add(out)
 	t.steps.fold(&noise)
 	if r.cfg.Host != nil {
 		out.HostAtEnd = r.cfg.Host()

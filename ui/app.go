@@ -905,7 +905,11 @@ func (m Model) viewHeader() string {
 func (m Model) viewStatus() string {
 	st := m.theme.Styles
 	if m.confirm != nil {
-		return clip(st.Warn.Render(m.confirm.text(m.state.Running)), m.width)
+		running := 0 // no sweep yet: F on setup asks before the first
+		if m.state != nil {
+			running = m.state.Running
+		}
+		return clip(st.Warn.Render(m.confirm.text(running)), m.width)
 	}
 	var parts []string
 	if n := m.notice(); n != "" {

@@ -123,3 +123,60 @@ func TestFocusAsksFirstWithTheCellsScale(t *testing.T) {
 		t.Errorf("after y: launches %+v", l.specs)
 	}
 }
+
+// F on setup before any sweep asks, then starts the loop: it crashed the
+// console (the sweep's state not yet made), the first key a user of the
+// README presses.
+func TestFocusFromSetupBeforeAnySweep(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m = keys(t, m, "F")
+	if m.confirm == nil || !strings.Contains(m.View(), "Focus: run") {
+		t.Fatalf("F on setup asked nothing:\n%s", m.View())
+	}
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
+	if cmd == nil {
+		t.Fatal("y started nothing")
+	}
+	m = update(t, next.(Model), cmd())
+	if len(l.specs) != 1 || l.specs[0].Label != "focus" {
+		t.Fatalf("after y: launches %+v", l.specs)
+	}
+	if view := m.View(); !strings.Contains(view, "runs finished yet") {
+		t.Errorf("focus screen after F on setup:\n%s", view)
+	}
+}
+
+// The progress line counts a stall apart from the plain timeouts (it
+// counted "timeout 2" for one stall and one timeout), and a resumed
+// sweep's cell draws its glyphs in repeat order.
+func TestProgressCountsStallsApartAndResumeKeepsRepeatOrder(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.setup.focusRuns = 3
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
+	m = update(t, next.(Model), cmd())
+	plan := l.last.plan
+	var evs []runner_Event
+	for i := len(plan.Trials) - 1; i >= 0; i-- { // finished last first
+		r := model.TrialResult{Trial: plan.Trials[i], Outcome: model.Timeout, Cause: model.CauseAgentTimeout, Start: t0, End: t0.Add(2e9)}
+		switch i {
+		case 0:
+			r.Cause = model.CauseStalled
+		case 2:
+			r.Outcome, r.Cause = model.Passed, ""
+		}
+		evs = append(evs, trialEnded(r))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	line := progressLine(m.common(), 140)
+	if !strings.Contains(line, "timeout 1") || !strings.Contains(line, "stalled 1") {
+		t.Errorf("progress line %q: want timeout 1 and stalled 1", line)
+	}
+	key := model.RowKey{Task: plan.Trials[0].Task, Agent: plan.Trials[0].Agent}
+	if got := m.State().Matrix.Cells[key][model.Ratio{K: 1}].Marks(); got != "LT+" {
+		t.Errorf("cell %q, want repeat order LT+", got)
+	}
+}

@@ -509,8 +509,16 @@ func progressLine(c *Common, w int) string {
 	bar := st.OK.Render(strings.Repeat("█", filled)) + st.GaugeFree.Render(strings.Repeat("░", barW-filled))
 	var counts []string
 	for _, o := range model.Outcomes {
-		if n := s.Counts[o]; n > 0 {
+		n := s.Counts[o]
+		if o == model.Timeout {
+			// A stall is a failure at the limit, not a plain timeout.
+			n -= s.Stalled
+		}
+		if n > 0 {
 			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("%s %d", o, n)))
+		}
+		if o == model.Timeout && s.Stalled > 0 {
+			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("stalled %d", s.Stalled)))
 		}
 	}
 	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Done, len(s.Order), strings.Join(counts, " "))

@@ -159,11 +159,14 @@ func (t *TrialView) log(line string) {
 
 // SweepState is the console's reduction of the event stream.
 type SweepState struct {
-	Plan        model.Plan
-	Order       []string
-	Trials      map[string]*TrialView
-	Matrix      *model.Matrix
-	Counts      map[model.Outcome]int
+	Plan   model.Plan
+	Order  []string
+	Trials map[string]*TrialView
+	Matrix *model.Matrix
+	Counts map[model.Outcome]int
+	// Stalled counts the timeouts that stalled at their limit (in
+	// Counts[Timeout] too): the progress line says them apart.
+	Stalled     int
 	Done        int
 	Running     int
 	Started     time.Time
@@ -233,16 +236,26 @@ func (s *SweepState) Analysis(baseline model.Ratio) *model.Analysis {
 
 // Regimes splits the change between adjacent ratios into trials rescued
 // from an infra failure and trials made easier (model.AdjacentRegimes),
-// recomputed only when a trial has ended since the last call.
-func (s *SweepState) Regimes() []model.RegimeSplit {
+// recomputed only when a trial has ended since the last call. A task's
+// trials pair by repeat where it replays them: its image is the seeded
+// workload's (model.SeededImage), by the sweep's tasks (launched: tasks)
+// or, opened from history, the image its trials ran.
+func (s *SweepState) Regimes(tasks []model.Task) []model.RegimeSplit {
 	if s.regimesDone != s.Done || (s.regimes == nil && s.Done > 0) {
 		trials := make([]*model.TrialResult, 0, s.Done)
+		replays := map[string]bool{}
+		for _, t := range tasks {
+			replays[t.Name] = model.SeededImage(t.Image)
+		}
 		for _, id := range s.Order {
 			if v := s.Trials[id]; v.Result != nil {
 				trials = append(trials, v.Result)
+				if v.Image != "" {
+					replays[v.Trial.Task] = model.SeededImage(v.Image)
+				}
 			}
 		}
-		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials), s.Done
+		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials, replays), s.Done
 		if s.regimes == nil {
 			s.regimes = []model.RegimeSplit{}
 		}
@@ -386,6 +399,9 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 	v.Peak = max(v.Peak, r.PeakWorkingSetBytes)
 	s.Matrix.Add(*r)
 	s.Counts[r.Outcome]++
+	if r.MemoryFailure() == model.StalledAtLimit {
+		s.Stalled++
+	}
 	s.Done++
 }
 

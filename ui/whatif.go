@@ -48,8 +48,8 @@ func (s *SweepState) whatIfLine(row model.RowKey, ratio model.Ratio) string {
 		if !rc.Consistent {
 			verdict = "apart"
 		}
-		out = append(out, fmt.Sprintf("what-if at %s, from uncapped: killed ≈%d/%d [%.0f–%.0f%%], measured %s failed at the limit: %s",
-			ratio, rc.Predicted, rc.Runs, 100*rc.PredictedCI.Lo, 100*rc.PredictedCI.Hi, rc.Measured, verdict))
+		out = append(out, fmt.Sprintf("what-if at %s, from uncapped: killed ≈%s, measured %s failed at the limit: %s",
+			ratio, rc.PredictedText(), rc.Measured, verdict))
 	}
 	var parts []string
 	for _, c := range model.PredictCells(trials, traces, model.StandardRatios) {
