@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 
 // removeImageAfter removes a task image this test built (by the tag of
 // its own fixture's content) when the test ends.
-func removeImageAfter(t *testing.T, ref string) {
+func removeImageAfter(t testing.TB, ref string) {
 	t.Cleanup(func() {
 		_, _ = testCli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true})
 	})
@@ -81,7 +82,7 @@ func TestHeredocDockerfileBuildsWithBuildKit(t *testing.T) {
 
 // useFrontend builds cmd/hr-dockerfile for this test, as `make build`
 // puts it beside headroom.
-func useFrontend(t *testing.T) {
+func useFrontend(t testing.TB) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), FrontendProgram)
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+FrontendProgram)
@@ -132,3 +133,86 @@ func TestChooseBuilder(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A task image's build with each builder, FROM the local Debian image:
+//
+//	go test -run '^$' -bench TaskImageBuild -benchtime 3x ./runner/docker
+//
+// cold: a build argument no build has had yet, so every layer is built
+// (the engine's layer cache misses); rebuild: the same context again with
+// its tag removed (the engine's cache hits each layer); warm: the tag is
+// there, as on a second run (headroom's content-hash tag: no build at
+// all). BuildKit on an engine before Docker 23 runs hr-dockerfile, built
+// before the timer starts.
+func BenchmarkTaskImageBuild(b *testing.B) {
+	for _, name := range []string{BuilderClassic, BuilderBuildKit} {
+		b.Run(name, func(b *testing.B) { benchTaskImageBuild(b, name) })
+	}
+}
+
+const benchDockerfile = `FROM headroom-debian:bookworm
+ARG NONCE
+RUN echo "$NONCE" > /nonce && python3 -c "open('/data.bin', 'wb').write(b'x' * (8 << 20))"
+WORKDIR /app
+COPY input.txt /app/input.txt
+`
+
+func benchTaskImageBuild(b *testing.B, name string) {
+	ctx := context.Background()
+	builder := Builder{Name: BuilderClassic}
+	if name == BuilderBuildKit {
+		useFrontend(b)
+		var err error
+		if builder, err = chooseEngineBuilder(ctx, testCli); err != nil || builder.Name != BuilderBuildKit {
+			b.Skipf("no BuildKit here: %v %s", err, builder)
+		}
+		if builder.Frontend == nil && builder.Note != "" {
+			b.Skip(builder.Note)
+		}
+		if builder.Frontend != nil {
+			if _, err := ensureFrontendImage(ctx, testCli, builder.Frontend.Binary, func(string) {}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(benchDockerfile), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "input.txt"), []byte("input\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var cold, rebuild, warm time.Duration
+	for i := 0; i < b.N; i++ {
+		task := model.Task{Name: "bench/" + name, Build: &model.Build{Context: dir, Dockerfile: "Dockerfile",
+			Args: map[string]string{"NONCE": fmt.Sprintf("%s-%d-%d", name, time.Now().UnixNano(), i)}}}
+		tag, err := TaskImageTag(task.Name, *task.Build)
+		if err != nil {
+			b.Fatal(err)
+		}
+		build := func() time.Duration {
+			start := time.Now()
+			if err := buildWith(ctx, testCli, builder, tag, *task.Build, func(string) {}); err != nil {
+				b.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		cold += build()
+		if _, err := testCli.ImageRemove(ctx, tag, image.RemoveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		rebuild += build()
+		start := time.Now()
+		if _, err := EnsureTaskImage(ctx, testCli, task, nil); err != nil {
+			b.Fatal(err)
+		}
+		warm += time.Since(start)
+		if _, err := testCli.ImageRemove(ctx, tag, image.RemoveOptions{PruneChildren: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64((cold / n).Milliseconds()), "cold-ms")
+	b.ReportMetric(float64((rebuild / n).Milliseconds()), "rebuild-ms")
+	b.ReportMetric(float64((warm/n).Microseconds())/1000, "warm-ms")
+}
