@@ -5,14 +5,20 @@ import (
 	"testing"
 )
 
-// The audit is empty for a faithful task (exit 0), and lists what the
-// hardened profile changes, or what a file asks that headroom cannot do
-// (exit 1).
+// The audit lists of a task whose file is faithful only where its verdict
+// is reached otherwise (a timed-out agent not graded, exit 1), and what the
+// hardened profile changes, or what a file asks that headroom cannot do;
+// below, which tasks need BuildKit.
 func TestTasksAudit(t *testing.T) {
 	const chroot = "../runner/docker/testdata/tb/parity-chroot"
 	r := headroom(t, "tasks", "audit", chroot)
-	if r.code != 0 || strings.Contains(r.stdout, "DEVIATION") || !strings.Contains(r.stdout, "1 task loaded: 1 faithful, 0 with deviations; 0 not loaded") {
-		t.Errorf("faithful: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code != 1 || strings.Count(r.stdout, "test/parity-chroot") != 1 || !strings.Contains(r.stdout, "timed-out agent not graded") ||
+		!strings.Contains(r.stdout, "1 task loaded: 0 faithful, 1 with deviations; 0 not loaded") || strings.Contains(r.stdout, "BuildKit") {
+		t.Errorf("faithful file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = headroom(t, "tasks", "audit", "../runner/docker/testdata/tb/heredoc-build")
+	if !strings.Contains(r.stdout, "needs BuildKit") || !strings.Contains(r.stdout, "test/heredoc-build  image: Dockerfile:3: heredoc in RUN") {
+		t.Errorf("heredoc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = headroom(t, "tasks", "audit", "--profile", "hardened", chroot)
 	for _, want := range []string{"test/parity-chroot  hardened", "hardened profile: capabilities dropped", "SYS_CHROOT", "MKNOD", "hardened profile: pids limited", "1 with deviations"} {
@@ -30,7 +36,7 @@ func TestTasksAudit(t *testing.T) {
 		t.Errorf("bad profile: exit %d\n%s", r.code, r.stderr)
 	}
 	r = headroom(t, "tasks", "show", "--tasks-dir", chroot, "parity-chroot")
-	if r.code != 0 || !strings.Contains(r.stdout, "profile  harbor (as its own harness runs it)") || !strings.Contains(r.stdout, "pids none") {
+	if r.code != 0 || !strings.Contains(r.stdout, "profile  harbor (1 deviation from its own harness") || !strings.Contains(r.stdout, "pids none") {
 		t.Errorf("show: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -186,6 +186,7 @@ func (t *Task) AllDeviations() []Deviation {
 		out = append(out, Deviation{"capability " + c + " reaches the host",
 			where + " asks for it; a run refuses the task unless --allow-capability " + c + " is given"})
 	}
+	out = append(out, t.gradingDeviations()...)
 	if !t.ForeignHarness() || !t.Hardened() {
 		return out
 	}

@@ -124,3 +124,27 @@ func TestTaskNeedsBuildKit(t *testing.T) {
 		t.Errorf("plain Dockerfile: %v, needs %q", err, l.Task.NeedsBuildKit())
 	}
 }
+
+// Nothing single-step of a foreign harness is faithful while a timed-out
+// agent is not graded: a plain Harbor task says so; a multi-step one,
+// whose phases are graded, and headroom's own tasks do not.
+func TestPlainForeignTasksGradeDifferently(t *testing.T) {
+	has := func(dir string) bool {
+		l, err := LoadTaskDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range l.Task.AllDeviations() {
+			if d.What == timeoutNotGraded {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("testdata/harbor/largest-eigenval") {
+		t.Errorf("a plain Harbor task does not say a timed-out agent goes ungraded")
+	}
+	if has("testdata/tbdirs/harbor-multi-step") {
+		t.Errorf("a multi-step Harbor task, graded per phase, says a timed-out agent goes ungraded")
+	}
+}

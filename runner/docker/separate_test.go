@@ -40,8 +40,8 @@ func TestSeparateVerifierGradesOnlyCollectedWork(t *testing.T) {
 	editOnly := model.Agent{Name: "edit-only", Steps: []model.Step{{Name: "edit", Show: "echo 42 > answer.txt",
 		Argv: []string{"bash", "-c", "cd /app && echo 42 > answer.txt"}}}}
 	task := loadSeparate(t, "collect-separate", editOnly)
-	if task.SeparateVerifier == nil || len(task.Collect) != 1 || len(task.AllDeviations()) != 1 {
-		t.Fatalf("loaded separate %v collect %v deviations %v", task.SeparateVerifier, task.Collect, task.AllDeviations())
+	if task.SeparateVerifier == nil || len(task.Collect) != 1 || len(fileDeviations(task)) != 1 {
+		t.Fatalf("loaded separate %v collect %v deviations %v", task.SeparateVerifier, task.Collect, fileDeviations(task))
 	}
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	by := map[string]model.TrialResult{}
@@ -136,7 +136,7 @@ func TestParityAllowedHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := l.Task.AllDeviations(); len(d) != 0 {
+	if d := fileDeviations(l.Task); len(d) != 0 {
 		t.Errorf("deviations %v, want none: allowed_hosts is enforced", d)
 	}
 	strict := l.Task
