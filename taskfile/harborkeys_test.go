@@ -148,3 +148,15 @@ func TestPlainForeignTasksGradeDifferently(t *testing.T) {
 		t.Errorf("a multi-step Harbor task, graded per phase, says a timed-out agent goes ungraded")
 	}
 }
+
+// Any Dockerfile text: an answer naming the file at a line, or none.
+func FuzzBuildKitOnly(f *testing.F) {
+	for _, s := range []string{"FROM a\nRUN cat > f <<'EOF'\nx\nEOF\n", "FROM a\nRUN --mount=type=cache,target=/c true\n", "FROM a\nCOPY --chmod=7 x /x\n", "RUN <<A <<B\na\nA\nb\nB\n", "\\\n<<", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if got := buildKitOnly("Dockerfile", text); got != "" && !strings.HasPrefix(got, "Dockerfile:") {
+			t.Errorf("%q: %q", text, got)
+		}
+	})
+}
