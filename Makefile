@@ -6,11 +6,15 @@ BIN     := bin/headroom
 # workload, in-pod probe): a small binary of its own, beside the console,
 # where headroom looks for it (runner.WorkloadBinary).
 WORKLOAD_BIN := bin/hr-workload
+# BuildKit's Dockerfile frontend at the version go.mod pins, beside the
+# console: engines older than Docker 23 run it for Dockerfiles their own
+# frontend cannot read (heredocs), from a local image (runner/docker frontend.go).
+FRONTEND_BIN := bin/hr-dockerfile
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 # Static: hr-workload runs in FROM scratch images and is mounted into task images.
 export CGO_ENABLED := 0
 
-.PHONY: pictures build workload console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
+.PHONY: pictures build workload dockerfile-frontend console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
 	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test \
 	kube-metrics kube-metrics-build kube-metrics-down kube-scale kube-scale-build
 
@@ -24,13 +28,16 @@ define gobuild
 		awk -v total=$$total '/^[A-Za-z0-9._~-]+(\/[^ :]+)*$$/ { n++; if (n == 1 || n % 25 == 0) { printf "  %4d/%d  %s\n", n, total, $$0; fflush() } next } { print; fflush() }'
 endef
 
-# The console and, beside it, the in-container program.
-build: workload console-full
+# The console and, beside it, the in-container program and the Dockerfile frontend.
+build: workload dockerfile-frontend console-full
 
 # The program inside every trial's container: built first (seconds), so
 # that the console's own build is all that is left to wait for.
 workload:
 	$(call gobuild,,$(WORKLOAD_BIN),./cmd/hr-workload)
+
+dockerfile-frontend:
+	$(call gobuild,,$(FRONTEND_BIN),./cmd/hr-dockerfile)
 
 console-full:
 	$(call gobuild,-ldflags "-X github.com/headroom-eval/headroom/cli.Version=$(VERSION)",$(BIN),.)
@@ -115,7 +122,7 @@ FUZZTIME ?= 10s
 FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
 	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace store:FuzzParseSummary store:FuzzSummaryStep store:FuzzSummaryRow \
 	workload:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
-	verdict:FuzzJudge importer:FuzzImportDirs workload:FuzzCleanTerminal replay:FuzzParseATIF replay:FuzzParseCast replay:FuzzParsePyStrings
+	verdict:FuzzJudge importer:FuzzImportDirs workload:FuzzCleanTerminal replay:FuzzParseATIF replay:FuzzParseCast replay:FuzzParsePyStrings taskfile:FuzzBuildKitOnly
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
 # "context deadline exceeded" when a worker is mid-input at the deadline on
 # a busy host (no input failed: none is written to testdata). Only that is

@@ -19,9 +19,11 @@ func newAuditCmd() *cobra.Command {
 		Long: `audit loads task directories (or directories of them) as a run would and
 prints one row per difference between what headroom will run and what the
 task's own harness (Harbor, terminal-bench) would run: fields it cannot
-enforce, a different container profile, GPUs. A task that cannot be loaded
-is a row too. Nothing is printed for a faithful task; the exit code is 0
-when every task is faithful, 1 otherwise.`,
+enforce, a different container profile, GPUs, a verdict reached otherwise
+than its harness reaches it. A task that cannot be loaded is a row too.
+Nothing is printed for a faithful task; the exit code is 0 when every task
+is faithful, 1 otherwise. Below the rows, the tasks whose Dockerfile needs
+BuildKit (heredocs, RUN --mount, COPY --chmod...), at its line.`,
 		Example: `  headroom tasks audit ~/terminal-bench-2
   headroom tasks audit --profile hardened ~/terminal-bench-2/chroot-task`,
 		Args: argsFor(1, -1, "one or more task directories"),
@@ -68,6 +70,16 @@ when every task is faithful, 1 otherwise.`,
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			buildKit := 0
+			for _, l := range c.Tasks {
+				for _, n := range l.Task.NeedsBuildKit() {
+					if buildKit == 0 {
+						fmt.Fprintln(w, "needs BuildKit (the classic builder refuses this Dockerfile syntax; headroom builds it with the engine's BuildKit, as Harbor does):")
+					}
+					buildKit++
+					fmt.Fprintf(w, "  %s  %s\n", l.Task.Name, n)
+				}
 			}
 			fmt.Fprintf(w, "%s loaded: %d faithful, %d with deviations; %d not loaded\n",
 				model.Quantity(len(c.Tasks), "task"), len(c.Tasks)-deviating, deviating, len(c.Problems))

@@ -5,14 +5,20 @@ import (
 	"testing"
 )
 
-// The audit is empty for a faithful task (exit 0), and lists what the
-// hardened profile changes, or what a file asks that headroom cannot do
-// (exit 1).
+// The audit lists nothing of a task whose file is faithful (exit 0: its
+// trials are graded as its harness grades them), and what the hardened
+// profile changes, or what a file asks that headroom cannot do; below,
+// which tasks need BuildKit.
 func TestTasksAudit(t *testing.T) {
 	const chroot = "../runner/docker/testdata/tb/parity-chroot"
 	r := headroom(t, "tasks", "audit", chroot)
-	if r.code != 0 || strings.Contains(r.stdout, "DEVIATION") || !strings.Contains(r.stdout, "1 task loaded: 1 faithful, 0 with deviations; 0 not loaded") {
-		t.Errorf("faithful: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code != 0 || strings.Contains(r.stdout, "graded") ||
+		!strings.Contains(r.stdout, "1 task loaded: 1 faithful, 0 with deviations; 0 not loaded") || strings.Contains(r.stdout, "BuildKit") {
+		t.Errorf("faithful file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = headroom(t, "tasks", "audit", "../runner/docker/testdata/tb/heredoc-build")
+	if !strings.Contains(r.stdout, "needs BuildKit") || !strings.Contains(r.stdout, "test/heredoc-build  image: Dockerfile:3: heredoc in RUN") {
+		t.Errorf("heredoc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = headroom(t, "tasks", "audit", "--profile", "hardened", chroot)
 	for _, want := range []string{"test/parity-chroot  hardened", "hardened profile: capabilities dropped", "SYS_CHROOT", "MKNOD", "hardened profile: pids limited", "1 with deviations"} {

@@ -125,6 +125,11 @@ type Build struct {
 	// Inline, when set, is the Dockerfile's text (compose's
 	// dockerfile_inline), built with Context as its context.
 	Inline string `json:"inline,omitempty"`
+	// NeedsBuildKit names the first Dockerfile syntax the engine's classic
+	// builder refuses ("Dockerfile:4: heredoc"), "" when it has none: such
+	// a task builds only with BuildKit, as Harbor's docker compose builds it.
+	// What the file says, not part of the task's identity (its fingerprint).
+	NeedsBuildKit string `json:"-"`
 }
 
 // NetworkTrialOnly is a task's network when it has no network of its own

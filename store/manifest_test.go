@@ -20,6 +20,7 @@ func TestTaskEntryRecordsProfileAndDeviations(t *testing.T) {
 		return fmt.Sprintf("--pids-limit=%d", p.PidsLimit)
 	}
 	e := NewScaledTaskEntry(task, []model.Ratio{{K: 1}}, 2, model.ScaleBoth, pids)
+	// The file's deviation.
 	if e.Profile != model.ProfileHarbor || len(e.Deviations) != 1 || e.Reproduce["1x"] != "--pids-limit=0" {
 		t.Errorf("harbor: profile %q deviations %v flags %v", e.Profile, e.Deviations, e.Reproduce["1x"])
 	}

@@ -128,7 +128,9 @@ type fileEnvironment struct {
 	Image       string  `toml:"image"`
 	// docker_image is Terminal-Bench's name for image.
 	DockerImage string `toml:"docker_image"`
-	Network     string `toml:"network"`
+	// network (headroom's own): an engine network's name. Read as any
+	// value: in a Harbor file, whatever it holds is ignored.
+	Network any `toml:"network"`
 	// allow_internet is Terminal-Bench's switch: true gives the
 	// engine's default bridge network, false none.
 	AllowInternet *bool `toml:"allow_internet"`
@@ -335,11 +337,17 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		Name:        strings.TrimSpace(f.Task.Name),
 		Description: strings.TrimSpace(f.Task.Description),
 		Source:      path,
-		Network:     f.Environment.Network,
 		IdleCommand: f.Environment.IdleCommand,
 	}
 	if t.Name == "" {
 		return t, fmt.Errorf("[task] name is missing: every task needs a name, e.g. name = \"my-suite/my-task\"")
+	}
+	switch n := f.Environment.Network.(type) {
+	case nil:
+	case string:
+		t.Network = n
+	default:
+		return t, fmt.Errorf("[environment] network must be the name of an engine network, such as \"none\" or \"bridge\" (got %v)", n)
 	}
 	env := &f.Environment
 	res := &t.Resources

@@ -193,6 +193,65 @@ func quietKey(key []string, raw map[string]any) bool {
 	return false
 }
 
+// dropHeadroomOnly clears the keys of headroom's own task files that
+// Harbor's task.toml model does not read, so that a Harbor file runs as
+// Harbor runs it: Harbor's TaskConfig ignores unknown keys (pydantic's
+// default), and its EnvironmentConfig has docker_image, cpus, memory_mb,
+// storage_mb, gpus, gpu_types, allow_internet, network_mode,
+// allowed_hosts, mcp_servers, env, skills_dir, healthcheck,
+// build_timeout_sec (and the deprecated memory, storage), but no image,
+// network, memory_limit, pids_limit, capabilities or idle_command, and
+// TaskConfig no [[services]] (docs/TASKS.md). It returns them as ignored
+// keys and, each at its line of file, as deviations: the author may have
+// meant them to apply.
+func (f *fileTask) dropHeadroomOnly(file string, data []byte) (keys []string, devs []model.Deviation) {
+	env := &f.Environment
+	for _, k := range []struct {
+		key   string
+		set   bool
+		table bool
+		clear func()
+	}{
+		{"image", env.Image != "", false, func() { env.Image = "" }},
+		{"network", env.Network != nil, isTable(env.Network), func() { env.Network = nil }},
+		{"memory_limit", env.MemoryLimit != nil, false, func() { env.MemoryLimit = nil }},
+		{"pids_limit", env.PidsLimit != nil, false, func() { env.PidsLimit = nil }},
+		{"capabilities", env.Capabilities != nil, false, func() { env.Capabilities = nil }},
+		{"idle_command", env.IdleCommand != nil, false, func() { env.IdleCommand = nil }},
+	} {
+		if !k.set {
+			continue
+		}
+		k.clear()
+		line := keyLine(data, "environment", k.key)
+		if k.table {
+			line = tableLine(data, "environment."+k.key)
+		}
+		keys = append(keys, "environment."+k.key)
+		devs = append(devs, headroomKeyIgnored(file, line, "[environment] "+k.key))
+	}
+	if len(f.Services) > 0 {
+		f.Services = nil
+		keys = append(keys, "services")
+		devs = append(devs, headroomKeyIgnored(file, tableLine(data, "services"), "[[services]]"))
+	}
+	return keys, devs
+}
+
+func isTable(v any) bool {
+	_, ok := v.(map[string]any)
+	return ok
+}
+
+func headroomKeyIgnored(file string, line int, key string) model.Deviation {
+	at := file
+	if line > 0 {
+		at = fmt.Sprintf("%s:%d", file, line)
+	}
+	return model.Deviation{What: "headroom key ignored in a Harbor task",
+		Detail: at + ": " + key + " is headroom's own; Harbor does not read it, so it does not apply here (a Harbor task says its network with network_mode or allow_internet, its memory with memory_mb)"}
+}
+
 // harborOnly records what a Harbor task asks of its harness that headroom
 // does not do: verification while the agent works.
 func (f *fileTask) harborOnly() []model.Deviation {

@@ -31,6 +31,8 @@ func harborDir(t *testing.T, toml string) string {
 	return dir
 }
 
+// deviationNames are the names of a task's deviations: what its file
+// makes headroom run differently from its harness.
 func deviationNames(t model.Task) []string {
 	var out []string
 	for _, d := range t.AllDeviations() {
@@ -80,8 +82,8 @@ func TestHarborFieldsDecode(t *testing.T) {
 			}},
 		{name: "network_mode no-network", toml: head + "network_mode = \"no-network\"\n",
 			check: func(t *testing.T, l Loaded) {
-				if l.Task.Network != "none" || len(l.Task.AllDeviations()) != 0 {
-					t.Errorf("network %q deviations %v", l.Task.Network, l.Task.AllDeviations())
+				if l.Task.Network != "none" || len(deviationNames(l.Task)) != 0 {
+					t.Errorf("network %q deviations %v", l.Task.Network, deviationNames(l.Task))
 				}
 			}},
 		{name: "network_mode beats allow_internet", toml: head + "allow_internet = true\nnetwork_mode = \"no-network\"\n",
@@ -98,13 +100,13 @@ func TestHarborFieldsDecode(t *testing.T) {
 			}},
 		{name: "allowlist runs with network, said", toml: head + "network_mode = \"allowlist\"\nallowed_hosts = [\"pypi.org\"]\n",
 			check: func(t *testing.T, l Loaded) {
-				if l.Task.Network != "bridge" || !slices.Equal(l.Task.AllowedHosts, []string{"pypi.org"}) || len(l.Task.AllDeviations()) != 0 {
+				if l.Task.Network != "bridge" || !slices.Equal(l.Task.AllowedHosts, []string{"pypi.org"}) || len(deviationNames(l.Task)) != 0 {
 					t.Errorf("network %q allowed %v deviations %v: want the bridge, enforced to pypi.org", l.Task.Network, l.Task.AllowedHosts, deviationNames(l.Task))
 				}
 			}},
 		{name: "allowed_hosts alone is an allowlist", toml: head + "allowed_hosts = [\"pypi.org\"]\n",
 			check: func(t *testing.T, l Loaded) {
-				if p := l.Task.BaselinePolicy(); p.Mode != model.NetworkAllowlist || len(l.Task.AllDeviations()) != 0 {
+				if p := l.Task.BaselinePolicy(); p.Mode != model.NetworkAllowlist || len(deviationNames(l.Task)) != 0 {
 					t.Errorf("policy %v deviations %v", p, deviationNames(l.Task))
 				}
 			}},
@@ -112,7 +114,7 @@ func TestHarborFieldsDecode(t *testing.T) {
 		{name: "unknown network_mode refused", toml: head + "network_mode = \"offline\"\n", wantErr: "[environment] network_mode must be \"public\", \"no-network\" or \"allowlist\" (got \"offline\")"},
 		{name: "per-phase network applied", toml: head + "[agent]\nnetwork_mode = \"no-network\"\n[verifier]\nnetwork_mode = \"public\"\n",
 			check: func(t *testing.T, l Loaded) {
-				if l.Task.Network != "bridge" || l.Task.AgentNetwork == nil || l.Task.AgentNetwork.Mode != model.NetworkNone || l.Task.VerifierNetwork != nil || len(l.Task.AllDeviations()) != 0 {
+				if l.Task.Network != "bridge" || l.Task.AgentNetwork == nil || l.Task.AgentNetwork.Mode != model.NetworkNone || l.Task.VerifierNetwork != nil || len(deviationNames(l.Task)) != 0 {
 					t.Errorf("network %q agent %v verifier %v deviations %v: want the agent phase alone without network", l.Task.Network, l.Task.AgentNetwork, l.Task.VerifierNetwork, deviationNames(l.Task))
 				}
 			}},
@@ -201,7 +203,7 @@ func TestRealHarborTaskFiles(t *testing.T) {
 	if tk.Profile != model.ProfileHarbor || tk.Resources.PidsLimit != 0 || tk.VerifierTimeout != 900*time.Second || tk.Network != "bridge" {
 		t.Errorf("profile %q pids %d verifier %s network %q", tk.Profile, tk.Resources.PidsLimit, tk.VerifierTimeout, tk.Network)
 	}
-	if d := tk.AllDeviations(); len(d) != 0 {
+	if d := deviationNames(tk); len(d) != 0 {
 		t.Errorf("deviations %v, want none (faithful)", d)
 	}
 	tk.SetProfile(model.ProfileHardened)
@@ -242,7 +244,7 @@ func TestOwnTasksHardened(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range c.Tasks {
-		if l.Task.Profile != model.ProfileHardened || l.Task.Resources.PidsLimit <= 0 || len(l.Task.AllDeviations()) != 0 {
+		if l.Task.Profile != model.ProfileHardened || l.Task.Resources.PidsLimit <= 0 || len(deviationNames(l.Task)) != 0 {
 			t.Errorf("%s: profile %q pids %d deviations %v", l.Task.Name, l.Task.Profile, l.Task.Resources.PidsLimit, l.Task.AllDeviations())
 		}
 	}

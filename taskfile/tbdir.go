@@ -74,6 +74,7 @@ func LoadTaskDir(dir string) (Loaded, error) {
 		if err = confineTask(dir, &l.Task); err != nil {
 			return Loaded{}, err
 		}
+		noteBuildKitAll(&l.Task)
 		// The benchmark's own container: only the resource limit differs.
 		l.Task.SetProfile(model.ProfileHarbor)
 	}
@@ -181,13 +182,16 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 		// Early Terminal-Bench 2.0 files have no [task] table.
 		f.Task.Name = filepath.Base(dir)
 	}
+	extra, devs := f.dropHeadroomOnly(file, data)
+	ignored = append(ignored, extra...)
+	sort.Strings(ignored)
 	// Harbor's default is a container with internet access.
 	t, err := f.common(file, "bridge")
 	if err != nil {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
-	noteCapabilities(&t, file, data)
+	t.Deviations = append(t.Deviations, devs...)
 	if len(f.Environment.IdleCommand) == 0 {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
 		t.IdleCommand = []string{"sh", "-c", "sleep infinity"}

@@ -149,28 +149,23 @@ func pull(ctx context.Context, cli *client.Client, ref string, progress func(str
 }
 
 // buildContext sends the context to the engine and builds it, within the
-// task's build time limit.
+// task's build time limit, with BuildKit where the engine offers it (as
+// Harbor's `docker compose build` does) and else the classic builder; the
+// progress names the builder, and the image carries it (LabelBuilder).
 func buildContext(ctx context.Context, cli *client.Client, tag string, b model.Build, progress func(string)) error {
 	if b.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
 		defer cancel()
 	}
-	pr, pw := io.Pipe()
-	dockerfile := b.Dockerfile
-	if b.Inline != "" {
-		dockerfile = inlineDockerfile
+	builder, err := chooseEngineBuilder(ctx, cli)
+	if err != nil {
+		return err
 	}
-	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
-	resp, err := cli.ImageBuild(ctx, pr, build.ImageBuildOptions{
-		Tags: []string{tag}, Dockerfile: dockerfile, Remove: true, ForceRemove: true,
-		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task"},
-		BuildArgs: buildArgs(b.Args), Target: b.Target,
-	})
-	pr.CloseWithError(errors.New("build request ended"))
-	if err == nil {
-		defer resp.Body.Close()
-		err = readBuildStream(resp.Body, progress)
+	err = buildWith(ctx, cli, builder, tag, b, progress)
+	if builder.Name == BuilderBuildKit && buildKitRefused(err) {
+		builder = Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}
+		err = buildWith(ctx, cli, builder, tag, b, progress)
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -179,6 +174,54 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 		return explainBuildError(err)
 	}
 	return nil
+}
+
+// buildWith builds the context with one builder: the classic one gets
+// the context as a tar stream, BuildKit reads it through its session.
+func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag string, b model.Build, progress func(string)) error {
+	progress("builder: " + builder.String())
+	opts := build.ImageBuildOptions{
+		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
+		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task"},
+		BuildArgs: buildArgs(b.Args), Target: b.Target,
+	}
+	if builder.Name == BuilderBuildKit {
+		frontend := ""
+		if builder.Frontend != nil {
+			ref, err := ensureFrontendImage(ctx, cli, builder.Frontend.Binary, progress)
+			if err != nil {
+				return err
+			}
+			frontend = ref
+		}
+		dockerfileDir := filepath.Dir(filepath.Join(b.Context, b.Dockerfile))
+		opts.Dockerfile = filepath.Base(b.Dockerfile)
+		if b.Inline != "" {
+			dir, err := os.MkdirTemp("", "headroom-dockerfile-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(b.Inline), 0o600); err != nil {
+				return err
+			}
+			dockerfileDir, opts.Dockerfile = dir, "Dockerfile"
+		}
+		return buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+	}
+	opts.Labels[LabelBuilder] = BuilderClassic
+	if b.Inline != "" {
+		opts.Dockerfile = inlineDockerfile
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
+	resp, err := cli.ImageBuild(ctx, pr, opts)
+	pr.CloseWithError(errors.New("build request ended"))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return readBuildStream(resp.Body, progress)
 }
 
 func buildArgs(args map[string]string) map[string]*string {
@@ -208,12 +251,15 @@ func explainBuildError(err error) error {
 // returns the error it reports.
 func readBuildStream(r io.Reader, progress func(string)) error {
 	dec := json.NewDecoder(r)
+	var trace buildKitStatus
 	for {
 		var msg struct {
-			Stream   string `json:"stream"`
-			Status   string `json:"status"`
-			Progress string `json:"progress"`
-			Error    string `json:"error"`
+			Stream   string          `json:"stream"`
+			Status   string          `json:"status"`
+			Progress string          `json:"progress"`
+			Error    string          `json:"error"`
+			ID       string          `json:"id"`
+			Aux      json.RawMessage `json:"aux"`
 		}
 		if err := dec.Decode(&msg); err == io.EOF {
 			return nil
@@ -222,6 +268,12 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 		}
 		if msg.Error != "" {
 			return errors.New(strings.TrimSpace(msg.Error))
+		}
+		if msg.ID == buildKitTrace && msg.Aux != nil {
+			if err := trace.lines(msg.Aux, progress); err != nil {
+				return err
+			}
+			continue
 		}
 		for _, s := range strings.Split(strings.TrimRight(msg.Stream, "\n"), "\n") {
 			if s = strings.TrimSpace(s); s != "" {

@@ -1,0 +1,1 @@
+sed -i 's/answer = 41/answer = 42/' /app/config.ini
