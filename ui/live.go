@@ -139,12 +139,16 @@ func liveCards(c *Common, w, h int) liveGrid {
 	return g
 }
 
-// cellCards picks what a ratio's cell shows: the kill it holds, else its
+// cellCards picks what a ratio's cell shows: the trial it holds, else its
 // first running trial, else the trial that finished last while it lingers
 // (cardLinger). A kill holds the cell for its whole linger, 10 s on screen
 // after its trial ends (stageHold); when that ends, the ratio's newest
-// kill still lingering takes the cell for a whole linger of its own.
-// The running trials the card is not are the cell's next ones, in plan
+// kill still lingering takes the cell for a whole linger of its own. A
+// pass holds its cell as long, so that a green 3x and uncapped stand
+// beside the red 1x (without it they went from the verifier straight to
+// the next repeat and no card ever read PASSED); a kill takes a cell a
+// pass holds at once, and a pass never takes one a kill holds. The
+// running trials the card is not are the cell's next ones, in plan
 // order, in its corner: no card moves and none is pushed into a second
 // row.
 //
@@ -160,26 +164,43 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 		s.stage = map[model.Ratio]stageHold{}
 	}
 	held := s.stage[r]
-	if v := s.Trials[held.id]; v == nil || !held.on(v, now) {
+	cur := s.Trials[held.id]
+	on := cur != nil && held.on(cur, now)
+	if !on || !cur.holds() {
 		// The newest kill still lingering by its own clock takes the
-		// cell, from when the last hold ended (or its kill).
-		var kill *TrialView
+		// cell, from when the last hold ended (or its kill); with none,
+		// the newest pass still lingering, once no hold is on.
+		var kill, pass *TrialView
 		for _, id := range s.Order {
 			v := s.Trials[id]
-			if v.Trial.Ratio == r && v.holds() && (v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger) &&
-				(kill == nil || v.heldSince().After(kill.heldSince())) {
+			if v.Trial.Ratio != r {
+				continue
+			}
+			lingers := v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger
+			if v.holds() && lingers && (kill == nil || v.heldSince().After(kill.heldSince())) {
 				kill = v
 			}
+			if v.passed() && lingers && (pass == nil || v.Ended.After(pass.Ended)) {
+				pass = v
+			}
+		}
+		next := kill
+		if next == nil && !on {
+			next = pass
 		}
 		switch {
-		case kill == nil:
+		case next == nil && !on:
 			held = stageHold{}
-		case kill.Trial.ID != held.id:
+		case next == nil || next.Trial.ID == held.id:
+		case on:
+			// A kill over a held pass: at once, for a whole linger.
+			held = stageHold{id: next.Trial.ID, from: maxTime(next.heldSince(), now)}
+		default:
 			var last time.Time
-			if v := s.Trials[held.id]; v != nil {
-				last = held.end(v)
+			if cur != nil {
+				last = held.end(cur)
 			}
-			held = stageHold{id: kill.Trial.ID, from: maxTime(kill.heldSince(), last)}
+			held = stageHold{id: next.Trial.ID, from: maxTime(next.heldSince(), last)}
 		}
 		s.stage[r] = held
 	}
@@ -229,7 +250,7 @@ func lastCard(s *SweepState, r model.Ratio) *TrialView {
 	return last
 }
 
-// stageHold is the kill a ratio's cell holds, and since when it has.
+// stageHold is the kill or pass a ratio's cell holds, and since when it has.
 type stageHold struct {
 	id   string
 	from time.Time
@@ -263,6 +284,12 @@ func maxTime(a, b time.Time) time.Time {
 // from outside, a stall).
 func (t *TrialView) holds() bool {
 	return t.Killed() || (t.Result != nil && t.Result.Cause.Banner("") != "")
+}
+
+// passed says whether the trial has ended as a plain pass (green): its
+// card holds its cell as long as a kill's would.
+func (t *TrialView) passed() bool {
+	return t.Phase == Finished && t.Result != nil && t.Result.Outcome == model.Passed && !t.holds()
 }
 
 // heldSince orders the cards that hold a cell: the newest kill wins.

@@ -102,7 +102,7 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		if !(c1 >= 0 && c1 < c3 && c3 < cu) {
 			t.Fatalf("%dx%d: columns 1x %d, 3x %d, uncapped %d:\n%s", sz.w, sz.h, c1, c3, cu, v)
 		}
-		// 1x is killed, 3x passes and its card goes; the next 1x and 3x
+		// 1x is killed, 3x passes; the next 1x and 3x
 		// start. Nobody moves sideways.
 		now = at(3000)
 		evs = []event.Event{ended(byID["t0001"], 2500, model.OOMKilled), ended(byID["t0002"], 2600, model.Passed)}
@@ -115,8 +115,13 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		if got := column(v, "t0003 uncapped"); got != cu {
 			t.Errorf("%dx%d: the uncapped card moved from column %d to %d:\n%s", sz.w, sz.h, cu, got, v)
 		}
-		if got := column(v, "t0005 3x"); got != c3 {
-			t.Errorf("%dx%d: the next 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
+		// The pass holds the 3x cell as a kill would; the next 3x waits
+		// in its corner.
+		if got := column(v, "t0002 3x"); got != c3 {
+			t.Errorf("%dx%d: the passed 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
+		}
+		if got := cornerColumn(v, "t0005 r2"); got < c3 || got >= cu {
+			t.Errorf("%dx%d: the next 3x trial is at column %d, not in the 3x cell [%d, %d):\n%s", sz.w, sz.h, got, c3, cu, v)
 		}
 		// The kill is still on screen (it lingers 10 s), in the 1x column.
 		if got := column(v, "t0001 1x"); got != c1 {

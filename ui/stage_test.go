@@ -191,6 +191,63 @@ func TestDemoCellsHoldStill(t *testing.T) {
 	}
 }
 
+// A pass holds its cell as a kill does: once the first 3x and uncapped
+// trials have passed (7.5 s), every frame of a scripted minute shows the
+// red 1x kill and green PASSED cards at 3x and uncapped side by side
+// (without the hold no card ever read PASSED: 3x went from its verifier
+// straight to its next repeat), and each pass shown stays its whole
+// linger, its next repeat waiting in the corner.
+func TestDemoStageHoldsAPassBesideTheKill(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream := demoStream(plan)
+			shown := map[string][2]int{} // a pass's card → first and last ms on screen
+			for ms, i := 250, 0; ms <= 60000; ms += 250 {
+				now = at(ms)
+				var evs []event.Event
+				for ; i < len(stream) && stream[i].ms <= ms; i++ {
+					evs = append(evs, stream[i].e)
+				}
+				m = update(t, m, eventsMsg{events: evs})
+				if ms < 7750 {
+					continue
+				}
+				v := m.View()
+				if card := strings.Join(cardLines(v, " 1x "), "\n"); !strings.Contains(card, "OOM KILLED") {
+					t.Fatalf("at %dms: the 1x cell holds no kill:\n%s", ms, v)
+				}
+				for _, r := range []string{" 3x ", " uncapped "} {
+					card := strings.Join(cardLines(v, r), "\n")
+					if !strings.Contains(card, "PASSED") {
+						t.Fatalf("at %dms: the%scell shows no pass:\n%s", ms, r, v)
+					}
+					for _, b := range cardBoxes(v) {
+						if strings.Contains(b.title, r) {
+							id := b.title
+							seen, ok := shown[id]
+							if !ok {
+								seen[0] = ms
+							}
+							seen[1] = ms
+							shown[id] = seen
+						}
+					}
+				}
+			}
+			for id, seen := range shown {
+				if seen[1] < 60000 && seen[0] > 7750 && seen[1]-seen[0] < int(oomCardLinger/time.Millisecond)-250 {
+					t.Errorf("the pass %s was on screen %dms (%d–%d), less than a kill's linger", id, seen[1]-seen[0], seen[0], seen[1])
+				}
+			}
+			if len(shown) < 6 {
+				t.Errorf("%d passes shown in a minute of passes every 7.6 s at two ratios", len(shown))
+			}
+		})
+	}
+}
+
 // The moment a kill lingers over its successor, as a golden frame: the
 // killed card holds its picture, the next repeat waits in the corner.
 func TestGoldenDemoLinger(t *testing.T) {

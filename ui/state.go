@@ -171,7 +171,7 @@ type SweepState struct {
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
 	LastOOM *event.OOMKill
-	// stage is the kill each ratio's cell holds on the live screen
+	// stage is the kill or pass each ratio's cell holds on the live screen
 	// (cellCards).
 	stage map[model.Ratio]stageHold
 
