@@ -428,7 +428,7 @@ func (l *liveScreen) View(c *Common) string {
 	waiting := s.Waiting()
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
 	if len(waiting) > 0 {
-		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
+		queue += fmt.Sprintf(" · held by admission: %s (%s)", cardTitle(waiting[0].Trial, 24), waiting[0].WaitReason)
 	}
 	g := liveCards(c, w, h)
 	cards := g.cards()
@@ -442,7 +442,7 @@ func (l *liveScreen) View(c *Common) string {
 	if over != "" && g.byRatio {
 		// The finished line takes the queue's place (nothing runs or
 		// waits); the cells below keep each ratio's last card.
-		queue = over + " Each cell keeps its ratio's last trial (its kill, if it had one)."
+		queue = over + " Each cell keeps its ratio's kill, else its last trial."
 	}
 	out = append(out, st.Muted.Render(clip(queue, w)))
 	if len(cards) == 0 {

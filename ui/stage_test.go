@@ -91,6 +91,17 @@ func cardBoxes(view string) []cardBox {
 	return out
 }
 
+// trialCard is trial tr's card on the screen, found by its title in any
+// of its forms (cardTitle); nil if it is not on screen.
+func trialCard(view string, tr model.Trial) []string {
+	for _, t := range []string{fmt.Sprintf("%s · %s · repeat %d ", tr.Ratio, tr.Agent, tr.Repeat), fmt.Sprintf("%s · %s · #%d ", tr.Ratio, tr.Agent, tr.Repeat), fmt.Sprintf("%s · #%d ", tr.Ratio, tr.Repeat)} {
+		if c := cardLines(view, t); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
 // cardLines is the card whose title holds title: its lines inside the
 // border, nil if it is not on screen.
 func cardLines(view, title string) []string {
@@ -150,14 +161,14 @@ func TestDemoCellsHoldStill(t *testing.T) {
 					}
 					ratio := ""
 					for _, r := range []string{"1x", "3x", "uncapped"} {
-						if strings.Contains(b.title, " "+r+" r") || strings.Contains(v, "no "+r+" trial running") && b.title == "╭"+strings.Repeat("─", len([]rune(b.title))-1) {
+						if strings.Contains(b.title, " "+r+" · ") || strings.Contains(v, "no "+r+" trial running") && b.title == "╭"+strings.Repeat("─", len([]rune(b.title))-1) {
 							ratio = r
 						}
 					}
 					if ratio == "" {
 						continue // an empty cell; its neighbours place it
 					}
-					if id := strings.Fields(strings.TrimLeft(b.title, "┏━ ▸"))[0]; strings.HasPrefix(b.title, "┏") {
+					if id := strings.Trim(b.title, "┏━ ▸"); strings.HasPrefix(b.title, "┏") {
 						seen, ok := shown[id]
 						if !ok {
 							seen[0] = ms
@@ -248,6 +259,53 @@ func TestDemoStageHoldsAPassBesideTheKill(t *testing.T) {
 	}
 }
 
+// The demo's cards speak an audience's words: over a scripted minute no
+// frame shows an id (t0004 r2), the guarantee as `g 128M`, the uncapped
+// scale as `bar = 384M`, which peak it is (`sampled`, `kernel less
+// cache`), the engine's verdict, a pid or rss (the detail view's); and a
+// killed card, frozen at its kill, has no spinner while the trial runs
+// on after it.
+func TestDemoCardsSpeakAnAudiencesWords(t *testing.T) {
+	jargon := []string{"g 128M", "bar =", "sampled", "kernel", "verdict", "pid", "rss", "t000", " r1", " r2"}
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream := demoStream(plan)
+			afterKill := 0
+			for ms, i := 250, 0; ms <= 30000; ms += 100 {
+				now = at(ms)
+				var evs []event.Event
+				for ; i < len(stream) && stream[i].ms <= ms; i++ {
+					evs = append(evs, stream[i].e)
+				}
+				m = update(t, m, eventsMsg{events: evs})
+				v := m.View()
+				for _, j := range jargon {
+					if strings.Contains(v, j) {
+						t.Fatalf("at %dms the screen reads %q:\n%s", ms, j, v)
+					}
+				}
+				card := cardLines(v, " 1x · ")
+				if !strings.Contains(strings.Join(card, "\n"), "OOM KILLED") {
+					continue
+				}
+				for _, l := range card {
+					if strings.Contains(l, "after the kill: verify") {
+						afterKill++
+					}
+					if strings.Contains(l, "›") && !strings.Contains(l, "next ›") {
+						t.Fatalf("at %dms the killed card spins: %q\n%s", ms, l, v)
+					}
+				}
+			}
+			if afterKill == 0 {
+				t.Error("no frame showed the verifier running after a kill: the test saw no killed card spin or not")
+			}
+		})
+	}
+}
+
 // The moment a kill lingers over its successor, as a golden frame: the
 // killed card holds its picture, the next repeat waits in the corner.
 func TestGoldenDemoLinger(t *testing.T) {
@@ -278,7 +336,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 	now := at(0)
 	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
 	stream := demoStream(plan)
-	id := plan.Trials[0].ID // 1x r1: killed at 3000ms, ended at 3500ms
+	// 1x r1 (plan.Trials[0]): killed at 3000ms, ended at 3500ms
 	w, h := m.bodySize()
 	rows := max(liveCards(m.common(), w, h).height-cardHeight, 1) - 1 - killedBannerLines
 	var frozen []string
@@ -291,7 +349,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 		}
 		m = update(t, m, eventsMsg{events: evs})
 		v := m.View()
-		card := cardLines(v, id+" 1x")
+		card := cardLines(v, "1x · heavy · repeat 1")
 		chart := 4 + killedBannerLines
 		if len(card) < chart+rows {
 			t.Fatalf("at %dms the killed card is not on screen:\n%s", ms, v)
@@ -315,7 +373,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 		}
 	}
 	now = at(3500 + int(oomCardLinger/time.Millisecond) + 100)
-	if v := m.View(); cardLines(v, id+" 1x") != nil {
+	if v := m.View(); cardLines(v, "1x · heavy · repeat 1") != nil {
 		t.Errorf("the killed card outstayed its linger:\n%s", v)
 	}
 }
@@ -335,7 +393,7 @@ func TestCreatingTrialCountsAsRunning(t *testing.T) {
 	if !strings.Contains(v, "running 2 · queued 1") {
 		t.Errorf("two trials running (one being created), one queued:\n%s", v)
 	}
-	if card := strings.Join(cardLines(v, b.ID+" 3x"), "\n"); !strings.Contains(card, "creating container…") {
+	if card := strings.Join(cardLines(v, "3x · heavy · repeat 1"), "\n"); !strings.Contains(card, "creating container…") {
 		t.Errorf("the trial being created has no card saying so:\n%s", v)
 	}
 	m = update(t, m, eventsMsg{events: []event.Event{event.TrialStarted{Base: event.Base{Trial: b.ID, Time: at(80)}, ContainerID: "c-b"},
@@ -416,11 +474,11 @@ func finishedStage(t *testing.T, w, h int) {
 			p3 = tr
 		}
 	}
-	card := strings.Join(cardLines(v, k1.ID+" 1x"), "\n")
+	card := strings.Join(trialCard(v, k1), "\n")
 	if !strings.Contains(card, "OOM KILLED in install") || !strings.Contains(card, "█") || !strings.ContainsAny(card, "▁▂▃▄▅▆▇") {
 		t.Errorf("the 1x cell lost its kill's banner, gauge or chart:\n%s", v)
 	}
-	if c := cardLines(v, p3.ID+" 3x"); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
+	if c := trialCard(v, p3); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
 		t.Errorf("the 3x cell does not keep its last trial %s, its gauge as it ended and its outcome:\n%s", p3.ID, v)
 	}
 }
@@ -442,7 +500,7 @@ func TestFinishedStagePrefersTheKill(t *testing.T) {
 	m = update(t, m, eventsMsg{events: evs})
 	now = at(60000)
 	v := m.View()
-	if cardLines(v, one[0].ID+" 1x") == nil || cardLines(v, one[1].ID+" 1x") != nil {
+	if trialCard(v, one[0]) == nil || trialCard(v, one[1]) != nil {
 		t.Errorf("the 1x cell should keep %s's kill, not the later pass %s:\n%s", one[0].ID, one[1].ID, v)
 	}
 }
