@@ -230,7 +230,11 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 		return strings.Contains(s, "Quit?") || strings.Contains(s, "headroom exited")
 	})
 	tm.keys("y")
+	// The demo's end is no interruption: exit 0, no "interrupted".
 	tm.waitFor(2*time.Minute, "headroom exited")
+	if end := tm.screen(); !strings.Contains(end, "headroom exited 0") || strings.Contains(end, "interrupted") {
+		t.Errorf("quitting the demo should end it, exit 0:\n%s", end)
+	}
 	dir, left := onlyExperiment(t, out)
 	if left > 0 {
 		t.Errorf("%d container(s) left behind", left)

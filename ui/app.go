@@ -886,8 +886,13 @@ func (m Model) viewHeader() string {
 		case m.state.Finished:
 			status = "finished"
 		}
-		// "done": the count is of trials finished, not running.
-		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Done, len(m.state.Order))
+		// "done": the count is of trials finished, not running; a
+		// cancelled trial is not one (a cancelled sweep read "18 of 18
+		// done").
+		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Ran(), len(m.state.Order))
+		if n := m.state.Counts[model.Cancelled]; n > 0 {
+			info += fmt.Sprintf(", %d cancelled", n)
+		}
 		if m.width >= 100 {
 			info = m.sweep.ID() + " " + info
 		}

@@ -532,7 +532,7 @@ func progressLine(c *Common, w int) string {
 	s := c.State
 	total := max(len(s.Order), 1)
 	barW := min(30, max(w/4, 10))
-	filled := s.Done * barW / total
+	filled := s.Ran() * barW / total // a cancelled trial fills nothing
 	bar := st.OK.Render(strings.Repeat("█", filled)) + st.GaugeFree.Render(strings.Repeat("░", barW-filled))
 	var counts []string
 	for _, o := range model.Outcomes {
@@ -540,7 +540,7 @@ func progressLine(c *Common, w int) string {
 			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("%s %d", o, n)))
 		}
 	}
-	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Done, len(s.Order), strings.Join(counts, " "))
+	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Ran(), len(s.Order), strings.Join(counts, " "))
 	if !c.Opts.Static && !s.Finished {
 		line += st.Muted.Render(fmt.Sprintf("  elapsed %s", secs(c.Now.Sub(s.Started))))
 		if eta := s.ETA(c.Now, c.Spec.Concurrency); eta > 0 {

@@ -590,3 +590,23 @@ func TestStageCaptionSaysWhatToWatch(t *testing.T) {
 		t.Errorf("at 120 columns the caption should keep its legend and fit: %q", got)
 	}
 }
+
+// A cancelled sweep counts what ran, not what was cancelled: it read
+// "18 of 18 done" with a full bar.
+func TestCancelledSweepCountsWhatRan(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	evs := []event.Event{ended(plan.Trials[0], 1000, model.OOMKilled), ended(plan.Trials[1], 1000, model.Passed)}
+	for _, tr := range plan.Trials[2:] {
+		evs = append(evs, ended(tr, 1100, model.Cancelled))
+	}
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: at(1200)}, Interrupted: true})
+	m = update(t, m, eventsMsg{events: evs})
+	lines := strings.Split(m.View(), "\n")
+	if !strings.Contains(lines[0], "interrupted · 2 of 6 done, 4 cancelled") {
+		t.Errorf("header %q, want 2 of 6 done and 4 cancelled", lines[0])
+	}
+	if strings.Count(lines[1], "█") != 10 || !strings.Contains(lines[1], " 2/6 ") {
+		t.Errorf("progress %q: want a third of the bar and 2/6", lines[1])
+	}
+}

@@ -389,6 +389,10 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 	s.Done++
 }
 
+// Ran is how many trials ran to an end: the finished ones but the
+// cancelled.
+func (s *SweepState) Ran() int { return s.Done - s.Counts[model.Cancelled] }
+
 // setPhase moves a trial to phase p, keeping Running the count of trials
 // created or being created.
 func (s *SweepState) setPhase(v *TrialView, p TrialPhase) {
