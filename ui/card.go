@@ -256,11 +256,10 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	what := "creating container…"
 	switch {
 	case n.Phase == Running && n.Step != nil:
-		limit := "none"
+		what = fmt.Sprintf("%s %s, no limit", n.Step.Step.Name, mib(n.Last.WorkingSetBytes))
 		if l := n.Trial.Policy.HardLimitBytes; l > 0 {
-			limit = mib(l)
+			what = fmt.Sprintf("%s %s of %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), mib(l))
 		}
-		what = fmt.Sprintf("%s %s of %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), limit)
 	case n.Phase == Running:
 		what = "starting…"
 	}
@@ -281,13 +280,14 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	return p.muted.Render(padLeft(clip(line, w), w))
 }
 
-// stepsLine lists finished steps compactly: ✓ name duration peak.
+// stepsLine lists finished steps compactly: ✓ name duration peak, whole
+// steps only (a step cut at the card's edge, "✗ verify 0.7s 3.…", read
+// as a number cut), " …" where the later ones are left out.
 func stepsLine(p *paints, steps []model.StepResult, w int) string {
 	var parts []string
-	used := 0
 	for _, s := range steps {
-		if used > w {
-			break // a traced script has many steps: only what fits is drawn
+		if len(parts) > w/4 {
+			break // a traced script has many steps: only what can fit is drawn
 		}
 		mark := p.ok.Render("✓")
 		switch {
@@ -298,11 +298,13 @@ func stepsLine(p *paints, steps []model.StepResult, w int) string {
 		case s.ExitUnknown != "":
 			mark = p.muted.Render("?")
 		}
-		part := fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes))
-		used += width(part) + 2
-		parts = append(parts, part)
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes)))
 	}
-	return clip(strings.Join(parts, "  "), w)
+	line := strings.Join(parts, "  ")
+	for n := len(parts) - 1; width(line) > w && n > 0; n-- {
+		line = strings.Join(parts[:n], "  ") + p.muted.Render(" …")
+	}
+	return clip(line, w)
 }
 
 // visibleCards picks the cards for the live screen: running trials and

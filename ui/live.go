@@ -139,18 +139,20 @@ func liveCards(c *Common, w, h int) liveGrid {
 	return g
 }
 
-// cellCards picks what a ratio's cell shows: the trial it holds, else its
-// first running trial, else the trial that finished last while it lingers
-// (cardLinger). A kill holds the cell for its whole linger, 10 s on screen
-// after its trial ends (stageHold); when that ends, the ratio's newest
-// kill still lingering takes the cell for a whole linger of its own. A
-// pass holds its cell as long, so that a green 3x and uncapped stand
-// beside the red 1x (without it they went from the verifier straight to
-// the next repeat and no card ever read PASSED); a kill takes a cell a
-// pass holds at once, and a pass never takes one a kill holds. The
-// running trials the card is not are the cell's next ones, in plan
-// order, in its corner: no card moves and none is pushed into a second
-// row.
+// cellCards picks what a ratio's cell shows: once a trial of the ratio
+// has ended (or been killed), the cell holds the ratio's latest word
+// until a newer one takes it, each for at least a kill's linger (10 s,
+// stageHold): a kill, a pass, a failure. A kill takes a cell that holds
+// anything else at once; a newer kill takes one a kill holds when its
+// linger ends. So the red 1x kill and the green 3x and uncapped passes
+// stand side by side for the whole demo: without the hold no card ever
+// read PASSED (3x went from its verifier straight to its next repeat),
+// and with a hold of 10 s alone, on a loaded host where a repeat took
+// longer, half the captures showed a running card instead. Until its
+// first trial ends a cell shows its first running trial; the running
+// trials the card is not are the cell's next ones, in plan order, in its
+// corner (where the trial running now is seen): no card moves and none
+// is pushed into a second row.
 //
 // Once the sweep is over the stage keeps what happened: each cell shows
 // its ratio's newest kill if any trial of it was killed (a 1x that was
@@ -165,57 +167,31 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 	}
 	held := s.stage[r]
 	cur := s.Trials[held.id]
-	on := cur != nil && held.on(cur, now)
-	if !on || !cur.holds() {
-		// The newest kill still lingering by its own clock takes the
-		// cell, from when the last hold ended (or its kill); with none,
-		// the newest pass still lingering, once no hold is on.
-		var kill, pass *TrialView
-		for _, id := range s.Order {
-			v := s.Trials[id]
-			if v.Trial.Ratio != r {
-				continue
-			}
-			lingers := v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger
-			if v.holds() && lingers && (kill == nil || v.heldSince().After(kill.heldSince())) {
-				kill = v
-			}
-			if v.passed() && lingers && (pass == nil || v.Ended.After(pass.Ended)) {
-				pass = v
-			}
+	// The newest word of the ratio: a kill (its trial may run on) or a
+	// trial's end.
+	var newest *TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		if v.Trial.Ratio == r && (v.Phase == Finished || v.holds()) && (newest == nil || v.heldSince().After(newest.heldSince())) {
+			newest = v
 		}
-		next := kill
-		if next == nil && !on {
-			next = pass
-		}
-		switch {
-		case next == nil && !on:
-			held = stageHold{}
-		case next == nil || next.Trial.ID == held.id:
-		case on:
-			// A kill over a held pass: at once, for a whole linger.
-			held = stageHold{id: next.Trial.ID, from: maxTime(next.heldSince(), now)}
-		default:
-			var last time.Time
-			if cur != nil {
-				last = held.end(cur)
-			}
-			held = stageHold{id: next.Trial.ID, from: maxTime(next.heldSince(), last)}
-		}
-		s.stage[r] = held
 	}
-	var recent *TrialView
+	switch {
+	case newest == nil || newest == cur || cur != nil && !newest.heldSince().After(cur.heldSince()):
+	case cur == nil:
+		held = stageHold{id: newest.Trial.ID, from: newest.heldSince()}
+	case !held.on(cur, now):
+		held = stageHold{id: newest.Trial.ID, from: maxTime(newest.heldSince(), held.end(cur))}
+	case newest.holds() && !cur.holds():
+		// A kill over anything else: at once, for a whole linger.
+		held = stageHold{id: newest.Trial.ID, from: maxTime(newest.heldSince(), now)}
+	}
+	s.stage[r] = held
 	var running []*TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
-		switch {
-		case v.Trial.Ratio != r || id == held.id:
-		case v.Phase == Running || v.Phase == Creating:
+		if v.Trial.Ratio == r && id != held.id && (v.Phase == Running || v.Phase == Creating) {
 			running = append(running, v)
-		case v.Phase == Finished && !v.holds() && now.Sub(v.Ended) < cardLinger:
-			if recent == nil || v.Ended.After(recent.Ended) {
-				recent = v
-			}
 		}
 	}
 	switch {
@@ -224,7 +200,7 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 	case len(running) > 0:
 		return running[0], running[1:]
 	}
-	return recent, nil
+	return nil, nil
 }
 
 // lastCard is the card a finished sweep's cell keeps for ratio r: the
@@ -286,13 +262,8 @@ func (t *TrialView) holds() bool {
 	return t.Killed() || (t.Result != nil && t.Result.Cause.Banner("") != "")
 }
 
-// passed says whether the trial has ended as a plain pass (green): its
-// card holds its cell as long as a kill's would.
-func (t *TrialView) passed() bool {
-	return t.Phase == Finished && t.Result != nil && t.Result.Outcome == model.Passed && !t.holds()
-}
-
-// heldSince orders the cards that hold a cell: the newest kill wins.
+// heldSince orders the cards that hold a cell: a kill by when it
+// landed, any other by when its trial ended.
 func (t *TrialView) heldSince() time.Time {
 	if k := t.KilledAt(); !k.IsZero() {
 		return k

@@ -145,19 +145,33 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 	}
 }
 
-// A killed card stays 10 s after its trial ended, then goes.
+// A killed card stays at least 10 s after its trial ended, even when the
+// ratio's next trial has ended since, which then takes the cell; with
+// nothing newer it stays (the cell holds its ratio's latest word).
 func TestKilledCardLingersTenSeconds(t *testing.T) {
 	now := at(1000)
 	m, plan := demoConsole(t, 120, 40, &now)
-	tr := plan.Trials[0]
+	var one []model.Trial
+	for _, tr := range plan.Trials {
+		if tr.Ratio == (model.Ratio{K: 1}) {
+			one = append(one, tr)
+		}
+	}
+	tr, next := one[0], one[1]
 	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), ended(tr, 1000, model.OOMKilled))})
+	m.View() // a frame drawn with the kill on the stage
 	now = at(1000 + 9500)
-	if !strings.Contains(m.View(), "OOM KILLED") {
+	m = update(t, m, eventsMsg{events: append(started(next, 1100, 50), ended(next, 5000, model.Passed))})
+	if trialCard(m.View(), tr) == nil {
 		t.Errorf("the killed card went before 10 s:\n%s", m.View())
 	}
 	now = at(1000 + 10500)
-	if strings.Contains(m.View(), "OOM KILLED") {
-		t.Errorf("the killed card outstayed 10 s:\n%s", m.View())
+	if v := m.View(); trialCard(v, tr) != nil || trialCard(v, next) == nil {
+		t.Errorf("the killed card outstayed 10 s with a newer trial ended:\n%s", v)
+	}
+	now = at(60000)
+	if v := m.View(); trialCard(v, next) == nil {
+		t.Errorf("the ratio's latest trial left its cell:\n%s", v)
 	}
 }
 
