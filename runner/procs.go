@@ -327,6 +327,20 @@ const stepDriverShown = "(headroom step driver)"
 // step's command (read so under load, the kill of the step was named
 // `/hr-workload drive`), a fork of the step's process one of its jobs.
 func (t *trialRun) shown(cmd string, is, parent func(role string) bool, forked bool) string {
+	if cmd == "["+WorkloadProgram+"]" {
+		// No command line, read mid-exec: what its pid, or its
+		// parent's, makes it (where the backend knows them).
+		switch {
+		case is(RoleDriver) && is(RoleStep):
+			return cmd // no roles: nothing to tell it by
+		case is(RoleDriver):
+			return stepDriverShown
+		case is(RoleStep) || parent(RoleDriver):
+			cmd, forked = WorkloadProgram+" drive", true
+		case parent(RoleStep):
+			cmd, forked = WorkloadProgram+" run", true
+		}
+	}
 	fields := strings.SplitN(cmd, " ", 5)
 	if len(fields) < 2 || path.Base(fields[0]) != WorkloadProgram {
 		return cmd

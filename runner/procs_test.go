@@ -244,3 +244,33 @@ func TestAForkOfTheDriverIsNamedAsTheStep(t *testing.T) {
 		}
 	}
 }
+
+// A process read mid-exec has no command line ("[hr-workload]" by its
+// name): the driver, the step's process and its jobs are named by their
+// pids as ever (under load the driver was kept as [hr-workload] and its
+// step's kill named `/hr-workload drive`); without roles it stays as read.
+func TestAProcessReadMidExecIsNamedByItsRole(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	tr.step = "install"
+	yes := func(string) bool { return true }
+	is := func(want string) func(string) bool { return func(r string) bool { return r == want } }
+	for _, c := range []struct {
+		name       string
+		is, parent func(string) bool
+		want       string
+	}{
+		{"the driver", is(RoleDriver), is(""), stepDriverShown},
+		{"the step's process", is(RoleStep), is(RoleDriver), install.Show},
+		{"the driver's fork", is(""), is(RoleDriver), install.Show},
+		{"a job of the step", is(""), is(RoleStep), install.Show + " (a job it started)"},
+		{"no roles", yes, yes, "[hr-workload]"},
+	} {
+		if got := tr.shown("[hr-workload]", c.is, c.parent, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -256,7 +256,7 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	what := "creating container…"
 	switch {
 	case n.Phase == Running && n.Step != nil:
-		what = fmt.Sprintf("%s %s, no limit", n.Step.Step.Name, mib(n.Last.WorkingSetBytes))
+		what = fmt.Sprintf("%s %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes)) // uncapped, as its cell says
 		if l := n.Trial.Policy.HardLimitBytes; l > 0 {
 			what = fmt.Sprintf("%s %s of %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), mib(l))
 		}

@@ -140,9 +140,9 @@ func spellReverse(frame string) string {
 	})
 }
 
-// stageKillFrame is the showcase two seconds after the 1x trial's kill,
-// as TestGoldenDemoLinger scripts it: the killed card frozen with its
-// banner, its successor waiting in the corner, 3x and uncapped running.
+// stageKillFrame is the showcase as demoStream scripts it, 9 s in: the
+// 1x card frozen at its kill with its banner, 3x and uncapped green with
+// their passes, each cell's next repeat running in its corner.
 func stageKillFrame(t *testing.T) string {
 	now := at(0)
 	m, plan := demoConsoleRepeats(t, pictureW, pictureH, &now, 20)
@@ -150,11 +150,11 @@ func stageKillFrame(t *testing.T) string {
 	m.applyTheme()
 	var evs []event.Event
 	for _, e := range demoStream(plan) {
-		if e.ms <= 5000 {
+		if e.ms <= 9000 {
 			evs = append(evs, e.e)
 		}
 	}
-	now = at(5000)
+	now = at(9000)
 	m = update(t, m, eventsMsg{events: evs})
 	return m.View()
 }

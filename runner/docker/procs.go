@@ -311,14 +311,18 @@ func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, 
 	cmd, ns := c.cmd, c.nspid
 	if !ok || c.comm != comm {
 		ns = nsPID(dir)
-		cmd = readCmdline(dir, comm)
+		var read bool
+		cmd, read = readCmdline(dir, comm)
 		// A process that has just forked still shows its parent's
 		// command line, under its parent's name, until it execs; and an
 		// exec that keeps the name (the step driver's fork becoming
 		// `hr-workload run --step …`) is not seen by the name: such a
 		// line is read again at every tick until it is the process's own.
+		// So is none at all: read mid-exec (the container's PID 1, runc
+		// init becoming the driver, was kept as [hr-workload], and then
+		// its forks could not be told from it).
 		p.Forked = s.sameAsParent(st.ppid, comm, cmd)
-		if !p.Forked && now.Sub(p.Started) > 50*time.Millisecond {
+		if read && !p.Forked && now.Sub(p.Started) > 50*time.Millisecond {
 			s.pw.cmds[id] = procCmd{comm, cmd, ns}
 		}
 	}
@@ -344,12 +348,13 @@ func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, 
 }
 
 // readCmdline is a process's command line on one line, or its name in
-// brackets when it has none (a kernel thread, a zombie, mid-exec).
-func readCmdline(dir, comm string) string {
+// brackets when it has none (a kernel thread, a zombie, mid-exec); read
+// says it had one.
+func readCmdline(dir, comm string) (cmd string, read bool) {
 	if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
-		return strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
+		return strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " ")), true
 	}
-	return "[" + comm + "]"
+	return "[" + comm + "]", false
 }
 
 // sameAsParent says whether a process's name and command line are its
@@ -371,7 +376,11 @@ func (s *sandbox) sameAsParent(ppid int, comm, cmd string) bool {
 		return false
 	}
 	st, ok := parseProcStat(stat)
-	return ok && st.comm == comm && readCmdline(dir, st.comm) == cmd
+	if !ok || st.comm != comm {
+		return false
+	}
+	pcmd, _ := readCmdline(dir, st.comm)
+	return pcmd == cmd
 }
 
 // nsPID is a process's pid in its innermost pid namespace (the

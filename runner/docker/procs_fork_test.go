@@ -92,3 +92,38 @@ func TestAForkReadBeforeItsExecIsNotNamedAsItsParent(t *testing.T) {
 		t.Errorf("after its exec: %q forked %v (ok %v), want %q: the command line read before the exec was kept", p.Command, p.Forked, ok, want)
 	}
 }
+
+// A process with no command line when read (mid-exec: the container's
+// PID 1 as runc init became the step driver; a zombie here, which has
+// none either) is read again next time, not kept as "[name]": the driver
+// kept as [hr-workload] could not be told from its own forks, and a
+// step's kill was named `/hr-workload drive` at a load of 27-36.
+func TestANameWithoutACommandLineIsReadAgain(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no true:", err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; { // until it has exited, unreaped
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); strings.Contains(string(b), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("true did not exit within 10 s")
+		}
+		runtime.Gosched()
+	}
+	s := &sandbox{}
+	s.pw.cmds = map[procID]procCmd{}
+	p, _, _, ok := s.readProc(pid, time.Now().Add(time.Second))
+	if !ok || p.Command != "[true]" {
+		t.Fatalf("read %+v %v, want it as [true]", p, ok)
+	}
+	if len(s.pw.cmds) != 0 {
+		t.Errorf("the missing command line was kept: %v", s.pw.cmds)
+	}
+}
