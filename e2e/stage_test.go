@@ -64,8 +64,9 @@ var internalNames = []string{"hr-workload", "--profile {", "(headroom step drive
 // card keeps its frozen gauge, peak and chart for the whole linger, the
 // banner names the killed command as a person knows it, and no screen
 // shows headroom's own command lines. Once the first 3x and uncapped
-// trials have passed, every capture shows the red kill at 1x and green
-// PASSED cards at 3x and uncapped side by side. HEADROOM_STAGE_WATCH
+// trials have passed, every capture shows the red kill at 1x beside the
+// held results of 3x and uncapped: green PASSED cards, or FAILED where the
+// heavy agent's fit failed by its own design (its fail chance). HEADROOM_STAGE_WATCH
 // (a duration) watches longer: the presenter's 3 minutes.
 func TestConsoleDemoStageHoldsStill(t *testing.T) {
 	tm, out := startConsole(t, "stage", 120, 40, "demo")
@@ -177,16 +178,20 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 					cell[m[1]] = "kill"
 				} else if strings.Contains(in, "PASSED") {
 					cell[m[1]] = "pass"
+				} else if strings.Contains(in, "FAILED") {
+					cell[m[1]] = "failed" // the agent's own, by design now and then
 				}
 			}
 		}
 		passedOnce = passedOnce || cell["3x"] == "pass" && cell["uncapped"] == "pass"
 		if passedOnce && problem == "" {
 			captures++
-			if cell["1x"] == "kill" && cell["3x"] == "pass" && cell["uncapped"] == "pass" {
+			ended := func(r string) bool { return cell[r] == "pass" || cell[r] == "failed" }
+			switch {
+			case cell["1x"] == "kill" && cell["3x"] == "pass" && cell["uncapped"] == "pass":
 				side++
-			} else {
-				problem = "no held kill at 1x beside held passes at 3x and uncapped"
+			case cell["1x"] != "kill" || !ended("3x") || !ended("uncapped"):
+				problem = "no held kill at 1x beside the held results of 3x and uncapped"
 			}
 		}
 		switch {
