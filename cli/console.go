@@ -88,6 +88,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	if err := reserveApplies(cmd); err != nil {
 		return err
 	}
+	if err := checkOut(f.out); err != nil {
+		return err
+	}
 	cat, err := loadCatalog(f.tasksDir, stderr)
 	if err != nil {
 		return err
@@ -230,7 +233,11 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	// A finished one says where it is and what shows it, so `q` after
 	// the demo does not end the talk without a word.
 	interrupted := l.interrupted()
-	writeExitNotes(stderr, l.started(), interrupted)
+	var demoEnded *session.Sweep
+	if demo != nil && ctx.Err() == nil {
+		interrupted, demoEnded = demoEnd(l.started(), interrupted)
+	}
+	writeExitNotes(stderr, l.started(), interrupted, demoEnded)
 	// A sweep whose records could not be kept (its directory removed or
 	// moved, the disk full) stopped; the console's cards said "not
 	// recorded": said here too, where it outlives the screen.
@@ -438,10 +445,27 @@ func (l *consoleLauncher) interrupted() []*session.Sweep {
 	return out
 }
 
+// demoEnd takes the demo's own sweep (the console's first) out of the
+// interrupted ones: the demo repeats until the presenter quits, so its
+// end is no interruption (it printed "interrupted", a command to resume
+// and exit 130 after every talk). A signal still interrupts it, and a
+// sweep started from its setup screen is a sweep like any other.
+func demoEnd(started, interrupted []*session.Sweep) (rest []*session.Sweep, demo *session.Sweep) {
+	if len(started) == 0 {
+		return interrupted, nil
+	}
+	i := slices.Index(interrupted, started[0])
+	if i < 0 {
+		return interrupted, nil
+	}
+	return slices.Delete(slices.Clone(interrupted), i, i+1), started[0]
+}
+
 // writeExitNotes says, once per experiment the console started, where
 // it is and what comes next: an interrupted one the command that reruns
-// its unfinished trials, a finished one the command that reports it.
-func writeExitNotes(w io.Writer, started, interrupted []*session.Sweep) {
+// its unfinished trials, a finished one (or the demo, ended by its
+// presenter) the command that reports it.
+func writeExitNotes(w io.Writer, started, interrupted []*session.Sweep, demo *session.Sweep) {
 	cut := map[string]bool{}
 	for _, sw := range interrupted {
 		cut[sw.Dir] = true
@@ -452,6 +476,10 @@ func writeExitNotes(w io.Writer, started, interrupted []*session.Sweep) {
 			continue
 		}
 		seen[sw.Dir] = true
+		if demo != nil && sw.Dir == demo.Dir {
+			fmt.Fprintf(w, "experiment %s in %s\nthe demo ended: `%s` shows what it ran\n", sw.ID, sw.Dir, reportCommand(sw.ID, filepath.Dir(sw.Dir)))
+			continue
+		}
 		if cut[sw.Dir] {
 			fmt.Fprintf(w, "experiment %s in %s\ninterrupted: unfinished trials were stopped, removed and recorded as cancelled; this reruns them:\n  %s\n", sw.ID, sw.Dir, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 			continue

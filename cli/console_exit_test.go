@@ -34,7 +34,7 @@ func TestConsoleExitNamesTheExperiment(t *testing.T) {
 		sweeps = append(sweeps, &session.Sweep{ID: c.id, Dir: filepath.Join(root, c.id)})
 	}
 	var out bytes.Buffer
-	writeExitNotes(&out, append(sweeps, sweeps[0]), sweeps[1:])
+	writeExitNotes(&out, append(sweeps, sweeps[0]), sweeps[1:], nil)
 	got := out.String()
 	done := "experiment exp-done in " + sweeps[0].Dir + "\nfinished: `headroom report exp-done --out " + root + "` shows its outcomes\n"
 	if !strings.Contains(got, done) || strings.Count(got, "exp-done in") != 1 {
@@ -54,5 +54,28 @@ func TestConsoleCrashExitsNonZero(t *testing.T) {
 	}
 	if err := consoleRunError(tea.ErrProgramKilled); err != nil {
 		t.Errorf("a stop by the context is no crash: %v", err)
+	}
+}
+
+// Quitting the demo ends it: no "interrupted", no command to resume, and
+// exit 0 (it printed "interrupted" and exited 130 after every talk); a
+// sweep started from the demo's setup screen and cut short still is
+// interrupted.
+func TestQuittingTheDemoIsItsEnd(t *testing.T) {
+	root := t.TempDir()
+	demo := &session.Sweep{ID: "exp-demo", Dir: filepath.Join(root, "exp-demo")}
+	other := &session.Sweep{ID: "exp-other", Dir: filepath.Join(root, "exp-other")}
+	rest, ended := demoEnd([]*session.Sweep{demo, other}, []*session.Sweep{demo, other})
+	if ended != demo || len(rest) != 1 || rest[0] != other {
+		t.Fatalf("demoEnd: %v %v, want the demo ended and the other interrupted", rest, ended)
+	}
+	var out bytes.Buffer
+	writeExitNotes(&out, []*session.Sweep{demo, other}, rest, ended)
+	got := out.String()
+	if !strings.Contains(got, "experiment exp-demo in "+demo.Dir+"\nthe demo ended: `headroom report exp-demo --out "+root+"`") || strings.Contains(got, "--resume exp-demo") {
+		t.Errorf("the demo's end should say where it is and how to report it, not how to resume it:\n%s", got)
+	}
+	if !strings.Contains(got, "experiment exp-other in "+other.Dir+"\ninterrupted:") {
+		t.Errorf("a sweep cut short is still interrupted:\n%s", got)
 	}
 }

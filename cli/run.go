@@ -113,6 +113,9 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	if s.axes, err = f.knobs.axes(); err != nil {
 		return s, err
 	}
+	if err := checkOut(f.out); err != nil {
+		return s, err
+	}
 	if f.repeats < 1 || f.repeats > 10000 {
 		return s, usagef("--repeats must be between 1 and 10000 (got %d)", f.repeats)
 	}

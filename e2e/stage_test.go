@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -43,17 +45,32 @@ func (b stageBox) inside(lines [][]rune) []string {
 	return out
 }
 
-var trialTitle = regexp.MustCompile(`(t\d{4}) (1x|3x|uncapped) r\d+`)
+// recordNames are the names a record gives processes (its kills',
+// activities' and trees' "command").
+var recordNames = regexp.MustCompile(`"command":"((?:[^"\\]|\\.)*)"`)
+
+// trialTitle is a card's title: its ratio, agent and repeat.
+var trialTitle = regexp.MustCompile(`(1x|3x|uncapped) · \S+ · (repeat |#)\d+`)
+
+// internalNames are headroom's own command lines: no capture shows one
+// (a kill named `/hr-workload drive` under load), nor any record but the
+// first two (a kill's process tree names the container's PID 1 as what it
+// is, "(headroom step driver)").
+var internalNames = []string{"hr-workload", "--profile {", "(headroom step driver)"}
 
 // The demo at 120×40, watched for over a minute as an audience would:
 // every ratio's card keeps its cell (the same rows and columns in every
 // capture), the cards start right under the progress lines, a killed
 // card keeps its frozen gauge, peak and chart for the whole linger, the
 // banner names the killed command as a person knows it, and no screen
-// shows headroom's own command lines.
+// shows headroom's own command lines. Once the first 3x and uncapped
+// trials have passed, every capture shows the red kill at 1x beside the
+// held results of 3x and uncapped: green PASSED cards, or FAILED where the
+// heavy agent's fit failed by its own design (its fail chance). HEADROOM_STAGE_WATCH
+// (a duration) watches longer: the presenter's 3 minutes.
 func TestConsoleDemoStageHoldsStill(t *testing.T) {
 	tm, out := startConsole(t, "stage", 120, 40, "demo")
-	tm.waitFor(3*time.Minute, "t0001 1x r1")
+	tm.waitFor(3*time.Minute, "1x · heavy · repeat 1")
 	type frozen struct {
 		picture     []string
 		first, last time.Time
@@ -66,6 +83,12 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 	// can catch the terminal between two writes of one frame.
 	var pending string
 	watch := 65 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("HEADROOM_STAGE_WATCH")); err == nil {
+		watch = d
+	}
+	// side: captures since the first pass at 3x and uncapped, and those
+	// of them with a kill at 1x beside two passes.
+	passedOnce, captures, side := false, 0, 0
 	begun := time.Now()
 	deadline := begun.Add(watch)
 	for time.Now().Before(deadline) {
@@ -76,7 +99,7 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 		}
 		now := time.Now()
 		problem := ""
-		for _, internal := range []string{"hr-workload run", "--profile {"} {
+		for _, internal := range internalNames {
 			if strings.Contains(screen, internal) {
 				problem = "headroom's internal command line " + internal + " is on screen"
 			}
@@ -104,7 +127,7 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 			m := trialTitle.FindStringSubmatch(b.title)
 			ratio := ""
 			if m != nil {
-				ratio = m[2]
+				ratio = m[1]
 			} else if len(in) > 0 {
 				for r := range cellCol {
 					if strings.Contains(in[0], "no "+r+" trial running") {
@@ -117,7 +140,7 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 				break
 			}
 			joined := strings.Join(in, "\n")
-			scaled = scaled || ratio == "uncapped" && strings.Contains(joined, "bar = 384M")
+			scaled = scaled || ratio == "uncapped" && strings.Contains(joined, "bar to 384M")
 			cornered = cornered || strings.Contains(joined, "next ")
 			if !strings.HasPrefix(b.title, "┏") || m == nil || len(in) < 8 {
 				continue
@@ -130,20 +153,46 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 			}
 			chartEnd := 6
 			for chartEnd < len(in) && !strings.ContainsAny(in[chartEnd], "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") && !strings.Contains(in[chartEnd], "OOM-KILLED") &&
-				!strings.Contains(in[chartEnd], "finishing") && !strings.Contains(in[chartEnd], "OOM KILLED") {
+				!strings.Contains(in[chartEnd], "finishing") && !strings.Contains(in[chartEnd], "OOM KILLED") && !strings.Contains(in[chartEnd], "after the kill") {
 				chartEnd++
 			}
 			picture := append([]string{in[0], in[2]}, in[6:chartEnd]...)
-			k := kills[m[1]]
+			k := kills[m[0]]
 			if k == nil {
-				kills[m[1]] = &frozen{picture: picture, first: now, last: now}
+				kills[m[0]] = &frozen{picture: picture, first: now, last: now}
 				continue
 			}
 			if strings.Join(picture, "\n") != strings.Join(k.picture, "\n") {
-				problem = "the killed card " + m[1] + "'s gauge, peak or chart changed during its linger"
+				problem = "the killed card " + m[0] + "'s gauge, peak or chart changed during its linger"
 				break
 			}
 			k.last = now
+		}
+		// The kill beside the passes: a red (heavy-bordered) 1x card
+		// banner and PASSED in the 3x and uncapped cells.
+		cell := map[string]string{}
+		for _, b := range boxes {
+			if m := trialTitle.FindStringSubmatch(b.title); m != nil {
+				in := strings.Join(b.inside(rows), "\n")
+				if strings.HasPrefix(b.title, "┏") && strings.Contains(in, "OOM KILLED") {
+					cell[m[1]] = "kill"
+				} else if strings.Contains(in, "PASSED") {
+					cell[m[1]] = "pass"
+				} else if strings.Contains(in, "FAILED") {
+					cell[m[1]] = "failed" // the agent's own, by design now and then
+				}
+			}
+		}
+		passedOnce = passedOnce || cell["3x"] == "pass" && cell["uncapped"] == "pass"
+		if passedOnce && problem == "" {
+			captures++
+			ended := func(r string) bool { return cell[r] == "pass" || cell[r] == "failed" }
+			switch {
+			case cell["1x"] == "kill" && cell["3x"] == "pass" && cell["uncapped"] == "pass":
+				side++
+			case cell["1x"] != "kill" || !ended("3x") || !ended("uncapped"):
+				problem = "no held kill at 1x beside the held results of 3x and uncapped"
+			}
 		}
 		switch {
 		case problem != "" && problem == pending:
@@ -167,7 +216,10 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 			t.Errorf("the kill %s held its cell %s, not its 10 s linger", id, held.Round(100*time.Millisecond))
 		}
 	}
-	t.Logf("%d kills watched, %d from start to end", len(kills), whole)
+	t.Logf("%d kills watched, %d from start to end; %d of %d captures after the first passes show the kill beside both passes", len(kills), whole, side, captures)
+	if captures == 0 {
+		t.Error("no capture showed 3x and uncapped passed")
+	}
 	if whole == 0 {
 		t.Errorf("no kill watched through its linger in %s", watch)
 	}
@@ -185,8 +237,27 @@ func TestConsoleDemoStageHoldsStill(t *testing.T) {
 		return strings.Contains(s, "Quit?") || strings.Contains(s, "headroom exited")
 	})
 	tm.keys("y")
+	// The demo's end is no interruption: exit 0, no "interrupted".
 	tm.waitFor(2*time.Minute, "headroom exited")
-	if _, left := onlyExperiment(t, out); left > 0 {
+	if end := tm.screen(); !strings.Contains(end, "headroom exited 0") || strings.Contains(end, "interrupted") {
+		t.Errorf("quitting the demo should end it, exit 0:\n%s", end)
+	}
+	dir, left := onlyExperiment(t, out)
+	if left > 0 {
 		t.Errorf("%d container(s) left behind", left)
+	}
+	// The records name kills and processes as a person would too.
+	records, err := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(records)), "\n") {
+		for _, f := range recordNames.FindAllStringSubmatch(l, -1) {
+			for _, internal := range internalNames[:2] {
+				if strings.Contains(f[1], internal) {
+					t.Errorf("a record names %q:\n%.300s", f[1], l)
+				}
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"encoding/json"
@@ -562,6 +563,47 @@ func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
 	})
 }
 
+// quoteSeeds writes every seed of a JSON text as a string ("seed":
+// "17979624318460405210"): seeds are 64-bit, and jq 1.6 (Debian 12's),
+// JavaScript and any reader that takes JSON numbers as doubles round
+// those above 2^53, so the seed a user copied to rerun a trial was not
+// its seed. The store's records keep numbers (headroom reads them
+// exactly, and resume checks every record's seed); the report is what
+// other tools read. A "seed" inside a string value is escaped (\"seed\")
+// and left alone. The text is returned as it is when it has no seed.
+func quoteSeeds(b []byte) []byte {
+	key := []byte(`"seed":`)
+	var out []byte
+	done := 0
+	for i := 0; ; {
+		j := bytes.Index(b[i:], key)
+		if j < 0 {
+			break
+		}
+		at := i + j + len(key)
+		i = at
+		if i-len(key) > 0 && b[i-len(key)-1] == '\\' {
+			continue
+		}
+		for at < len(b) && b[at] == ' ' {
+			at++
+		}
+		end := at
+		for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+			end++
+		}
+		if end == at {
+			continue
+		}
+		out = append(append(append(append(out, b[done:at]...), '"'), b[at:end]...), '"')
+		done, i = end, end
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[done:]...)
+}
+
 // writeJSONDocRecords is writeJSONDoc with the n trials' records copied
 // verbatim, the bytes of trials.jsonl's lines: nothing decoded, nothing
 // re-indented (json.Indent over every byte of 490 MB of records was most
@@ -577,6 +619,7 @@ func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte)
 	if err != nil {
 		return err
 	}
+	head = quoteSeeds(head)
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.Write(head[:len(head)-2]) // up to the closing "\n}"
 	bw.WriteString(",\n  \"trials\": ")
@@ -590,7 +633,7 @@ func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte)
 				return fmt.Errorf("the JSON report has %d trials and was given more records", n)
 			}
 			bw.WriteString("    ")
-			bw.Write(b)
+			bw.Write(quoteSeeds(b))
 			if i < n-1 {
 				bw.WriteByte(',')
 			}

@@ -353,9 +353,15 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 	trials[0].Reason = "<&> \u2028 \"quoted\""
 	for _, ts := range [][]model.TrialResult{trials, nil} {
 		rep := New(m.ID, m, ratios, ts, DefaultOptions())
-		var got bytes.Buffer
-		if err := rep.JSON(&got); err != nil {
+		var written bytes.Buffer
+		if err := rep.JSON(&written); err != nil {
 			t.Fatal(err)
+		}
+		// Seeds are strings in the report (quoteSeeds); as numbers, the
+		// document is the one the Go types encode.
+		got := bytes.NewBuffer(regexp.MustCompile(`"seed":( ?)"([0-9]+)"`).ReplaceAll(written.Bytes(), []byte(`"seed":$1$2`)))
+		if !bytes.Contains(written.Bytes(), []byte(`"seed": "`)) {
+			t.Error("the report's seeds are not strings")
 		}
 		// The same document as one value, encoded whole as before.
 		var whole bytes.Buffer
@@ -406,8 +412,8 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		if err := copied.JSON(&fromLines); err != nil {
 			t.Fatal(err)
 		}
-		if fromLines.String() != got.String() {
-			t.Errorf("%d trials: the JSON report from the records as written differs from the one encoding the trials:\n%s\nwant\n%s", len(ts), fromLines.String(), got.String())
+		if fromLines.String() != written.String() {
+			t.Errorf("%d trials: the JSON report from the records as written differs from the one encoding the trials:\n%s\nwant\n%s", len(ts), fromLines.String(), written.String())
 		}
 	}
 	// A record source that gives fewer records than the report counts is
@@ -459,5 +465,25 @@ func TestOldAgentTimeoutsAreNamedAsUngraded(t *testing.T) {
 				t.Errorf("graded %v: the migration note said %v:\n%s", graded, said, b.String())
 			}
 		}
+	}
+}
+
+// The JSON report writes seeds as strings: 64-bit seeds written as
+// numbers were rounded by jq 1.6 and JavaScript (17979624318460405210
+// read back as 17979624318460406000), so a trial could not be rerun from
+// its report. Only seeds change; a "seed" inside a string stays as it is.
+func TestJSONReportWritesSeedsAsStrings(t *testing.T) {
+	in := []byte(`{"trial":{"id":"t0001","seed":17979624318460405210,"repeat":1},"reason":"said \"seed\":42","manifest":{"seed": 7}}`)
+	want := `{"trial":{"id":"t0001","seed":"17979624318460405210","repeat":1},"reason":"said \"seed\":42","manifest":{"seed": "7"}}`
+	if got := string(quoteSeeds(in)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	var doc struct {
+		Trial struct {
+			Seed string `json:"seed"`
+		} `json:"trial"`
+	}
+	if err := json.Unmarshal(quoteSeeds(in), &doc); err != nil || doc.Trial.Seed != "17979624318460405210" {
+		t.Errorf("seed %q (%v), want it exact", doc.Trial.Seed, err)
 	}
 }

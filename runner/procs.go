@@ -22,6 +22,10 @@ type Proc struct {
 	// Role is what headroom knows the process to be by its pid (RoleDriver,
 	// RoleStep; "" for any other), where the sample's Roles is set.
 	Role string
+	// Forked: its command line and name are its parent's, read between
+	// its fork and its exec (or a fork of the same program that never
+	// execs): what it runs is not known yet (the backend reads it again).
+	Forked bool
 }
 
 // What the backend knows a process to be by its pid (Proc.Role), never by
@@ -114,10 +118,10 @@ func (t *trialRun) procSample(s ProcSample) {
 	var events []event.Event
 	t.mu.Lock()
 	pt := &t.procs
-	steps := map[int]bool{}
+	roles := map[int]string{}
 	for _, p := range s.Procs {
-		if p.Role == RoleStep {
-			steps[p.PID] = true
+		if p.Role != "" {
+			roles[p.PID] = p.Role
 		}
 	}
 	// resolved: the process was named by its role (the step's command, a
@@ -126,9 +130,9 @@ func (t *trialRun) procSample(s ProcSample) {
 	for i := range s.Procs {
 		p := s.Procs[i]
 		role := func(r string) bool { return !s.Roles || p.Role == r }
-		job := !s.Roles || steps[p.PPID]
+		parent := func(r string) bool { return !s.Roles || roles[p.PPID] == r }
 		raw := untrace(p.Command)
-		shown := t.shown(raw, role, job)
+		shown := t.shown(raw, role, parent, p.Forked)
 		resolved[i] = shown != raw
 		s.Procs[i].Command = t.r.redact(clipCommand(shown))
 	}
@@ -316,15 +320,42 @@ const stepDriverShown = "(headroom step driver)"
 // held.
 //
 // is says whether the process is what its pid makes it (RoleDriver,
-// RoleStep), job whether its parent is the step's process: where the
-// backend knows them, a command line alone names nothing.
-func (t *trialRun) shown(cmd string, is func(role string) bool, job bool) string {
+// RoleStep), parent whether its parent is: where the backend knows them,
+// a command line alone names nothing. forked: the backend read it between
+// its fork and its exec (Proc.Forked), so its command line is its
+// parent's: a fork of the driver is the step's process about to exec the
+// step's command (read so under load, the kill of the step was named
+// `/hr-workload drive`), a fork of the step's process one of its jobs.
+func (t *trialRun) shown(cmd string, is, parent func(role string) bool, forked bool) string {
+	if cmd == "["+WorkloadProgram+"]" {
+		// No command line, read mid-exec: what its pid, or its
+		// parent's, makes it (where the backend knows them).
+		switch {
+		case is(RoleDriver) && is(RoleStep):
+			return cmd // no roles: nothing to tell it by
+		case is(RoleDriver):
+			return stepDriverShown
+		case is(RoleStep) || parent(RoleDriver):
+			cmd, forked = WorkloadProgram+" drive", true
+		case parent(RoleStep):
+			cmd, forked = WorkloadProgram+" run", true
+		}
+	}
 	fields := strings.SplitN(cmd, " ", 5)
 	if len(fields) < 2 || path.Base(fields[0]) != WorkloadProgram {
 		return cmd
 	}
+	job := func() string {
+		if show := t.stepShow(t.step); show != "" {
+			return show + " (a job it started)"
+		}
+		return cmd
+	}
 	switch fields[1] {
 	case "run":
+		if forked && parent(RoleStep) {
+			return job()
+		}
 		if !is(RoleStep) {
 			return cmd
 		}
@@ -334,13 +365,15 @@ func (t *trialRun) shown(cmd string, is func(role string) bool, job bool) string
 			}
 		}
 	case "child":
-		if !job {
-			return cmd
-		}
-		if show := t.stepShow(t.step); show != "" {
-			return show + " (a job it started)"
+		if parent(RoleStep) {
+			return job()
 		}
 	case "drive", "probe", "idle":
+		if forked && (is(RoleStep) || parent(RoleDriver)) {
+			if show := t.stepShow(t.step); show != "" {
+				return show
+			}
+		}
 		if is(RoleDriver) {
 			return stepDriverShown
 		}

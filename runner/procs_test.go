@@ -204,3 +204,73 @@ func TestAStepProcessKeepsItsNameWhenItsRoleIsLost(t *testing.T) {
 		t.Errorf("the impostor is recorded as %q, want itself", got[20])
 	}
 }
+
+// The step driver's fork read before its exec (Proc.Forked: the backend
+// saw the driver's own command line and name) is the step's process: under
+// load its kill was named `/hr-workload drive` in the banner, the record
+// and the headless lines. It is named as the step's command, whether the
+// driver has said its pid yet or not, and a fork of the step's process
+// read so as one of its jobs; a process that only calls itself the driver
+// (not a fork of it) is still shown as itself.
+func TestAForkOfTheDriverIsNamedAsTheStep(t *testing.T) {
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	for _, role := range []string{RoleStep, ""} {
+		tr, _ := newTestTrial()
+		tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+		tr.trial.Agent = "heavy"
+		t0 := time.Unix(1000, 0)
+		driver := Proc{PID: 1, Command: "/hr-workload drive", Started: t0.Add(-time.Minute), Role: RoleDriver}
+		tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{driver}, Roles: true})
+		tr.step = "install"
+		step := Proc{PID: 10, PPID: 1, Command: "/hr-workload drive", Started: t0, RSSBytes: 100 * model.MiB, Role: role, Forked: true}
+		job := Proc{PID: 11, PPID: 10, Command: strings.Join(install.Argv, " "), Started: t0, Forked: true}
+		impostor := Proc{PID: 20, PPID: 1, Command: "/hr-workload drive", Started: t0}
+		tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step, job, impostor}, Roles: true})
+		tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "hr-workload", PID: 10})
+		tr.nameKill(0)
+		if k := tr.res.OOMs[0]; k.Command != install.Show {
+			t.Errorf("role %q: the kill of the driver's fork is named %q, want %q", role, k.Command, install.Show)
+		}
+		got := map[int]string{}
+		for _, a := range tr.res.Activities {
+			got[a.PID] = a.Command
+		}
+		if got[10] != install.Show || got[20] != impostor.Command {
+			t.Errorf("role %q: activities %v", role, got)
+		}
+		if role == RoleStep && got[11] != install.Show+" (a job it started)" {
+			t.Errorf("the step's fork is recorded as %q, want one of its jobs", got[11])
+		}
+	}
+}
+
+// A process read mid-exec has no command line ("[hr-workload]" by its
+// name): the driver, the step's process and its jobs are named by their
+// pids as ever (under load the driver was kept as [hr-workload] and its
+// step's kill named `/hr-workload drive`); without roles it stays as read.
+func TestAProcessReadMidExecIsNamedByItsRole(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	tr.step = "install"
+	yes := func(string) bool { return true }
+	is := func(want string) func(string) bool { return func(r string) bool { return r == want } }
+	for _, c := range []struct {
+		name       string
+		is, parent func(string) bool
+		want       string
+	}{
+		{"the driver", is(RoleDriver), is(""), stepDriverShown},
+		{"the step's process", is(RoleStep), is(RoleDriver), install.Show},
+		{"the driver's fork", is(""), is(RoleDriver), install.Show},
+		{"a job of the step", is(""), is(RoleStep), install.Show + " (a job it started)"},
+		{"no roles", yes, yes, "[hr-workload]"},
+	} {
+		if got := tr.shown("[hr-workload]", c.is, c.parent, false); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -886,8 +886,13 @@ func (m Model) viewHeader() string {
 		case m.state.Finished:
 			status = "finished"
 		}
-		// "done": the count is of trials finished, not running.
-		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Done, len(m.state.Order))
+		// "done": the count is of trials finished, not running; a
+		// cancelled trial is not one (a cancelled sweep read "18 of 18
+		// done").
+		info := fmt.Sprintf("%s · %d of %d done", status, m.state.Ran(), len(m.state.Order))
+		if n := m.state.Counts[model.Cancelled]; n > 0 {
+			info += fmt.Sprintf(", %d cancelled", n)
+		}
 		if m.width >= 100 {
 			info = m.sweep.ID() + " " + info
 		}
@@ -923,7 +928,12 @@ func (m Model) viewStatus() string {
 	if m.state != nil && m.state.LastOOM != nil {
 		o := m.state.LastOOM
 		last := fmt.Sprintf("last OOM %s in %s", o.TrialID(), o.OOM.Step)
-		if v := m.state.Trials[o.TrialID()]; v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
+		v := m.state.Trials[o.TrialID()]
+		if v != nil {
+			// In words, as the cards name trials: the id is the detail view's.
+			last = fmt.Sprintf("last OOM kill at %s, repeat %d, in %s", v.Trial.Ratio, v.Trial.Repeat, o.OOM.Step)
+		}
+		if v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
 			// What was killed, as the kernel's log and the process watch
 			// named it since.
 			last += ": " + killedName(v.OOMs[len(v.OOMs)-1])

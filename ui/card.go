@@ -52,7 +52,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	tr := v.Trial
 	inner := w - 2
-	title := fmt.Sprintf("%s %s r%d %s·%s", tr.ID, tr.Ratio, tr.Repeat, path.Base(tr.Task), tr.Agent)
+	title := cardTitle(tr, inner-6) // room for the selection's marker
 	style := st.Box
 	if c.selected {
 		// The marker as well as the colour: NO_COLOR keeps only glyphs.
@@ -68,7 +68,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		scale = max(c.uncappedScale, v.Peak, tr.Policy.GuaranteeBytes)
 	}
 	ws, cache := v.Last.WorkingSetBytes, v.Last.CacheBytes
-	peak := v.PeakText()
+	// The peak as an audience reads it; which figure it is (the kernel's
+	// or sampled) is the detail view's (PeakText).
+	peak := mib(v.NeedBytes())
 	// The chart ends at the clock while the trial runs, at its end once
 	// it has finished, and at the kill on a killed card: the gauge, the
 	// peak and the chart hold the kill's picture for the whole linger.
@@ -78,7 +80,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	case !killedAt.IsZero():
 		var p int64
 		ws, cache, p = v.atKill(killedAt)
-		peak, end = model.PeakLabel(p, 0, mib), killedAt
+		peak, end = mib(p), killedAt
 	case v.Phase == Finished:
 		// Frozen as it ended: the gauge keeps the last reading.
 		if !v.Ended.IsZero() {
@@ -90,31 +92,29 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	if limit > 0 {
 		limitS = mib(limit)
 	}
-	memLine := fmt.Sprintf("%s / %s  g %s", mib(ws), limitS, mib(tr.Policy.GuaranteeBytes))
+	// Words an audience reads (used, limit, guarantee): each part whole
+	// or not at all.
+	mem := []string{fmt.Sprintf("%s of %s limit", mib(ws), limitS), "guarantee " + mib(tr.Policy.GuaranteeBytes)}
 	if limit == 0 {
 		// Say what the bar is drawn against: there is no limit to fill.
-		memLine = fmt.Sprintf("%s / none  bar = %s", mib(ws), mib(scale))
+		mem = []string{fmt.Sprintf("%s, no limit", mib(ws)), "bar to " + mib(scale), "guarantee " + mib(tr.Policy.GuaranteeBytes)}
 	}
 	if v.Phase == Running && killedAt.IsZero() {
-		memLine += fmt.Sprintf("  cpu %.2f", v.Last.CPUCores) + throttleText(v.Samples)
+		mem = append(mem, fmt.Sprintf("cpu %.2f", v.Last.CPUCores)+throttleText(v.Samples))
 	}
+	memLine := wholeParts(mem, " · ", inner)
 	// What the kernel killed: in the banner where the card has room for
 	// it (the whole command, wrapped), else instead of the memory line.
-	var killedWhat, killedPID string
+	// Its pid and resident set are the detail view's.
+	var killedWhat string
 	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
-		o := v.OOMs[len(v.OOMs)-1]
-		killedWhat = "killed " + killedName(o)
-		if o.PID != 0 {
-			killedPID = fmt.Sprintf(" · pid %d, rss %s", o.PID, mib(o.RSSBytes))
-		}
+		killedWhat = "killed " + killedName(v.OOMs[len(v.OOMs)-1])
 	}
 	roomy := c.height > cardHeight
 	if killedWhat != "" && !roomy {
-		memLine = killedWhat + killedPID
+		memLine = clip(killedWhat, inner)
 	}
-	// The peak on a line of its own, saying which peak it is (sampled, or
-	// the kernel's beside the sampled one): the report's is the kernel's.
-	lines = append(lines, p.text.Render(clip(memLine, inner)), p.text.Render(clip("peak "+peak, inner)))
+	lines = append(lines, p.text.Render(memLine), p.text.Render(clip("peak "+peak, inner)))
 	// The memory chart: one row on a standard card, the rows a taller
 	// card has to spare.
 	chartRows := max(c.height-cardHeight, 1)
@@ -140,12 +140,6 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 			// Two lines kept for the killed command whether or not the
 			// kernel has named it yet, so the chart under them never moves.
 			what := wrapWords(killedWhat, inner-2, "")
-			// The pid and rss only where they fit whole.
-			if n := len(what); n > 0 && width(what[n-1]+killedPID) <= inner-2 {
-				what[n-1] += killedPID
-			} else if n < killedBannerLines && killedPID != "" {
-				what = append(what, strings.TrimPrefix(killedPID, " · "))
-			}
 			for i := range killedBannerLines {
 				if i < len(what) {
 					lines = append(lines, st.OOMBanner.Render(pad(" "+what[i]+" ", min(width(what[i])+2, inner))))
@@ -170,19 +164,31 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	case Creating:
 		lines = append(lines, st.Muted.Render("creating container…"))
 	case Running:
-		if v.Step != nil {
+		switch {
+		case !killedAt.IsZero():
+			// Frozen at the kill like the rest of the card: what runs
+			// after it, without a spinner or a clock.
+			what := "after the kill: finishing"
+			if v.Step != nil {
+				what = "after the kill: " + v.Step.Step.Name + " " + v.Step.Step.Show
+			}
+			lines = append(lines, p.muted.Render(clip(what, inner)))
+		case v.Step != nil:
 			el := secs(c.now.Sub(v.StepAt))
 			lines = append(lines, clip(fmt.Sprintf("%s %s %s  %s", c.spinner, p.bold.Render(v.Step.Step.Name), v.Step.Step.Show, p.muted.Render(el)), inner))
 			if a := v.CurrentActivity(); a != nil && a.Command != v.Step.Step.Show {
 				lines = append(lines, activityLine(p, a, inner))
 			}
-		} else if len(v.Steps) > 0 {
-			lines = append(lines, st.Muted.Render("finishing: reading the engine's verdict, removing the container…"))
-		} else {
+		case len(v.Steps) > 0:
+			lines = append(lines, st.Muted.Render(clip("finishing…", inner)))
+		default:
 			lines = append(lines, st.Muted.Render("starting…"))
 		}
 		tail := v.Tail
 		keep := min(3-(cardHeight-c.height), tailLines)
+		if !killedAt.IsZero() {
+			keep = 0
+		}
 		if len(tail) > keep {
 			tail = tail[len(tail)-max(keep, 0):]
 		}
@@ -197,7 +203,12 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if b := r.Cause.Banner(""); b != "" && !r.Outcome.Success() {
 			head = model.TrialGlyph(r.Outcome, r.Cause) + " " + b
 		}
-		lines = append(lines, clip(st.Result(r.Outcome, r.Cause).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
+		// The reason wrapped under the verdict at words, never cut
+		// mid-phrase at the card's edge.
+		lines = append(lines, st.Result(r.Outcome, r.Cause).Render(clip(head, inner)))
+		for _, l := range wrapWords(r.Reason, inner, "") {
+			lines = append(lines, st.Muted.Render(l))
+		}
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}
@@ -216,6 +227,30 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	return box(style, title, strings.Join(lines, "\n"), w, c.height)
 }
 
+// cardTitle names a card's trial in words (ratio, agent, repeat; the
+// task where it fits whole): its id is the detail view's.
+func cardTitle(tr model.Trial, w int) string {
+	title := fmt.Sprintf("%s · %s · repeat %d", tr.Ratio, tr.Agent, tr.Repeat)
+	for _, t := range []string{title + " · " + path.Base(tr.Task), title, fmt.Sprintf("%s · %s · #%d", tr.Ratio, tr.Agent, tr.Repeat)} {
+		if width(t) <= w {
+			return t
+		}
+	}
+	return fmt.Sprintf("%s · #%d", tr.Ratio, tr.Repeat)
+}
+
+// wholeParts joins the parts that fit whole in w, in order of
+// importance (the first always, clipped if it must be).
+func wholeParts(parts []string, sep string, w int) string {
+	line := clip(parts[0], w)
+	for _, p := range parts[1:] {
+		if width(line+sep+p) <= w {
+			line += sep + p
+		}
+	}
+	return line
+}
+
 // nextLine is the corner of a cell whose card is not its running trial (a
 // kill lingers): the next trial, where it is, right-aligned.
 func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, selected bool, w int) string {
@@ -223,11 +258,10 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	what := "creating container…"
 	switch {
 	case n.Phase == Running && n.Step != nil:
-		limit := "none"
+		what = fmt.Sprintf("%s %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes)) // uncapped, as its cell says
 		if l := n.Trial.Policy.HardLimitBytes; l > 0 {
-			limit = mib(l)
+			what = fmt.Sprintf("%s %s of %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), mib(l))
 		}
-		what = fmt.Sprintf("%s %s / %s", n.Step.Step.Name, mib(n.Last.WorkingSetBytes), limit)
 	case n.Phase == Running:
 		what = "starting…"
 	}
@@ -237,7 +271,7 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 			what += " in " + o[len(o)-1].Step
 		}
 	}
-	line := fmt.Sprintf("next %s %s r%d · %s", spinner, n.Trial.ID, n.Trial.Repeat, what)
+	line := fmt.Sprintf("next %s repeat %d · %s", spinner, n.Trial.Repeat, what)
 	if len(next) > 1 {
 		line += fmt.Sprintf(" (+%d)", len(next)-1)
 	}
@@ -248,13 +282,14 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 	return p.muted.Render(padLeft(clip(line, w), w))
 }
 
-// stepsLine lists finished steps compactly: ✓ name duration peak.
+// stepsLine lists finished steps compactly: ✓ name duration peak, whole
+// steps only (a step cut at the card's edge, "✗ verify 0.7s 3.…", read
+// as a number cut), " …" where the later ones are left out.
 func stepsLine(p *paints, steps []model.StepResult, w int) string {
 	var parts []string
-	used := 0
 	for _, s := range steps {
-		if used > w {
-			break // a traced script has many steps: only what fits is drawn
+		if len(parts) > w/4 {
+			break // a traced script has many steps: only what can fit is drawn
 		}
 		mark := p.ok.Render("✓")
 		switch {
@@ -265,11 +300,13 @@ func stepsLine(p *paints, steps []model.StepResult, w int) string {
 		case s.ExitUnknown != "":
 			mark = p.muted.Render("?")
 		}
-		part := fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes))
-		used += width(part) + 2
-		parts = append(parts, part)
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), mib(s.PeakWorkingSetBytes)))
 	}
-	return clip(strings.Join(parts, "  "), w)
+	line := strings.Join(parts, "  ")
+	for n := len(parts) - 1; width(line) > w && n > 0; n-- {
+		line = strings.Join(parts[:n], "  ") + p.muted.Render(" …")
+	}
+	return clip(line, w)
 }
 
 // visibleCards picks the cards for the live screen: running trials and

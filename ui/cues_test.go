@@ -113,7 +113,7 @@ func TestCursorShowsWithoutColour(t *testing.T) {
 		{"setup", []string{"1"}, "▸ [ ] builtin/bn-fit-modify"},
 		{"setup ratios", []string{"1", "tab"}, "▸[x]1x"},
 		{"setup options", []string{"1", "tab", "tab"}, "▸repeats"},
-		{"live", []string{"2"}, "▸ t0001"},
+		{"live", []string{"2"}, "▸ 1x · "},
 		{"matrix", []string{"3"}, "▸0/1 K"},
 		{"matrix cell", []string{"3", "enter"}, "▸ t0001"},
 		{"history", []string{"5"}, "▸ 2026"},

@@ -139,14 +139,20 @@ func liveCards(c *Common, w, h int) liveGrid {
 	return g
 }
 
-// cellCards picks what a ratio's cell shows: the kill it holds, else its
-// first running trial, else the trial that finished last while it lingers
-// (cardLinger). A kill holds the cell for its whole linger, 10 s on screen
-// after its trial ends (stageHold); when that ends, the ratio's newest
-// kill still lingering takes the cell for a whole linger of its own.
-// The running trials the card is not are the cell's next ones, in plan
-// order, in its corner: no card moves and none is pushed into a second
-// row.
+// cellCards picks what a ratio's cell shows: once a trial of the ratio
+// has ended (or been killed), the cell holds the ratio's latest word
+// until a newer one takes it, each for at least a kill's linger (10 s,
+// stageHold): a kill, a pass, a failure. A kill takes a cell that holds
+// anything else at once; a newer kill takes one a kill holds when its
+// linger ends. So the red 1x kill and the green 3x and uncapped passes
+// stand side by side for the whole demo: without the hold no card ever
+// read PASSED (3x went from its verifier straight to its next repeat),
+// and with a hold of 10 s alone, on a loaded host where a repeat took
+// longer, half the captures showed a running card instead. Until its
+// first trial ends a cell shows its first running trial; the running
+// trials the card is not are the cell's next ones, in plan order, in its
+// corner (where the trial running now is seen): no card moves and none
+// is pushed into a second row.
 //
 // Once the sweep is over the stage keeps what happened: each cell shows
 // its ratio's newest kill if any trial of it was killed (a 1x that was
@@ -160,41 +166,32 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 		s.stage = map[model.Ratio]stageHold{}
 	}
 	held := s.stage[r]
-	if v := s.Trials[held.id]; v == nil || !held.on(v, now) {
-		// The newest kill still lingering by its own clock takes the
-		// cell, from when the last hold ended (or its kill).
-		var kill *TrialView
-		for _, id := range s.Order {
-			v := s.Trials[id]
-			if v.Trial.Ratio == r && v.holds() && (v.Phase != Finished || now.Sub(v.Ended) < oomCardLinger) &&
-				(kill == nil || v.heldSince().After(kill.heldSince())) {
-				kill = v
-			}
+	cur := s.Trials[held.id]
+	// The newest word of the ratio: a kill (its trial may run on) or a
+	// trial's end.
+	var newest *TrialView
+	for _, id := range s.Order {
+		v := s.Trials[id]
+		if v.Trial.Ratio == r && (v.Phase == Finished || v.holds()) && (newest == nil || v.heldSince().After(newest.heldSince())) {
+			newest = v
 		}
-		switch {
-		case kill == nil:
-			held = stageHold{}
-		case kill.Trial.ID != held.id:
-			var last time.Time
-			if v := s.Trials[held.id]; v != nil {
-				last = held.end(v)
-			}
-			held = stageHold{id: kill.Trial.ID, from: maxTime(kill.heldSince(), last)}
-		}
-		s.stage[r] = held
 	}
-	var recent *TrialView
+	switch {
+	case newest == nil || newest == cur || cur != nil && !newest.heldSince().After(cur.heldSince()):
+	case cur == nil:
+		held = stageHold{id: newest.Trial.ID, from: newest.heldSince()}
+	case !held.on(cur, now):
+		held = stageHold{id: newest.Trial.ID, from: maxTime(newest.heldSince(), held.end(cur))}
+	case newest.holds() && !cur.holds():
+		// A kill over anything else: at once, for a whole linger.
+		held = stageHold{id: newest.Trial.ID, from: maxTime(newest.heldSince(), now)}
+	}
+	s.stage[r] = held
 	var running []*TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
-		switch {
-		case v.Trial.Ratio != r || id == held.id:
-		case v.Phase == Running || v.Phase == Creating:
+		if v.Trial.Ratio == r && id != held.id && (v.Phase == Running || v.Phase == Creating) {
 			running = append(running, v)
-		case v.Phase == Finished && !v.holds() && now.Sub(v.Ended) < cardLinger:
-			if recent == nil || v.Ended.After(recent.Ended) {
-				recent = v
-			}
 		}
 	}
 	switch {
@@ -203,7 +200,7 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 	case len(running) > 0:
 		return running[0], running[1:]
 	}
-	return recent, nil
+	return nil, nil
 }
 
 // lastCard is the card a finished sweep's cell keeps for ratio r: the
@@ -229,7 +226,7 @@ func lastCard(s *SweepState, r model.Ratio) *TrialView {
 	return last
 }
 
-// stageHold is the kill a ratio's cell holds, and since when it has.
+// stageHold is the kill or pass a ratio's cell holds, and since when it has.
 type stageHold struct {
 	id   string
 	from time.Time
@@ -265,7 +262,8 @@ func (t *TrialView) holds() bool {
 	return t.Killed() || (t.Result != nil && t.Result.Cause.Banner("") != "")
 }
 
-// heldSince orders the cards that hold a cell: the newest kill wins.
+// heldSince orders the cards that hold a cell: a kill by when it
+// landed, any other by when its trial ended.
 func (t *TrialView) heldSince() time.Time {
 	if k := t.KilledAt(); !k.IsZero() {
 		return k
@@ -401,7 +399,7 @@ func (l *liveScreen) View(c *Common) string {
 	waiting := s.Waiting()
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
 	if len(waiting) > 0 {
-		queue += fmt.Sprintf(" · held by admission: %s (%s)", waiting[0].Trial.ID, waiting[0].WaitReason)
+		queue += fmt.Sprintf(" · held by admission: %s (%s)", cardTitle(waiting[0].Trial, 24), waiting[0].WaitReason)
 	}
 	g := liveCards(c, w, h)
 	cards := g.cards()
@@ -415,7 +413,7 @@ func (l *liveScreen) View(c *Common) string {
 	if over != "" && g.byRatio {
 		// The finished line takes the queue's place (nothing runs or
 		// waits); the cells below keep each ratio's last card.
-		queue = over + " Each cell keeps its ratio's last trial (its kill, if it had one)."
+		queue = over + " Each cell keeps its ratio's kill, else its last trial."
 	}
 	out = append(out, st.Muted.Render(clip(queue, w)))
 	if len(cards) == 0 {
@@ -505,7 +503,7 @@ func progressLine(c *Common, w int) string {
 	s := c.State
 	total := max(len(s.Order), 1)
 	barW := min(30, max(w/4, 10))
-	filled := s.Done * barW / total
+	filled := s.Ran() * barW / total // a cancelled trial fills nothing
 	bar := st.OK.Render(strings.Repeat("█", filled)) + st.GaugeFree.Render(strings.Repeat("░", barW-filled))
 	var counts []string
 	for _, o := range model.Outcomes {
@@ -521,7 +519,7 @@ func progressLine(c *Common, w int) string {
 			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("stalled %d", s.Stalled)))
 		}
 	}
-	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Done, len(s.Order), strings.Join(counts, " "))
+	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Ran(), len(s.Order), strings.Join(counts, " "))
 	if !c.Opts.Static && !s.Finished {
 		line += st.Muted.Render(fmt.Sprintf("  elapsed %s", secs(c.Now.Sub(s.Started))))
 		if eta := s.ETA(c.Now, c.Spec.Concurrency); eta > 0 {

@@ -71,14 +71,24 @@ func column(view, title string) int {
 	return -1
 }
 
-// cornerColumn is the screen column where text starts, -1 if absent.
-func cornerColumn(view, text string) int {
+// cornerColumns are the screen columns where text starts on the first
+// line that has it, left to right; nil if absent.
+func cornerColumns(view, text string) []int {
 	for _, l := range strings.Split(view, "\n") {
-		if i := strings.Index(l, text); i >= 0 {
-			return len([]rune(l[:i]))
+		var out []int
+		for off := 0; ; {
+			i := strings.Index(l[off:], text)
+			if i < 0 {
+				break
+			}
+			out = append(out, len([]rune(l[:off+i])))
+			off += i + len(text)
+		}
+		if out != nil {
+			return out
 		}
 	}
-	return -1
+	return nil
 }
 
 // In the demo each ratio keeps its column as trials start and end: the
@@ -98,11 +108,11 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		evs = append(evs, started(byID["t0003"], 0, 100)...)
 		m = update(t, m, eventsMsg{events: evs})
 		v := m.View()
-		c1, c3, cu := column(v, "t0001 1x"), column(v, "t0002 3x"), column(v, "t0003 uncapped")
+		c1, c3, cu := column(v, " 1x · heavy"), column(v, " 3x · heavy"), column(v, " uncapped · ")
 		if !(c1 >= 0 && c1 < c3 && c3 < cu) {
 			t.Fatalf("%dx%d: columns 1x %d, 3x %d, uncapped %d:\n%s", sz.w, sz.h, c1, c3, cu, v)
 		}
-		// 1x is killed, 3x passes and its card goes; the next 1x and 3x
+		// 1x is killed, 3x passes; the next 1x and 3x
 		// start. Nobody moves sideways.
 		now = at(3000)
 		evs = []event.Event{ended(byID["t0001"], 2500, model.OOMKilled), ended(byID["t0002"], 2600, model.Passed)}
@@ -112,37 +122,56 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		evs = started(byID["t0005"], 7000, 20)
 		m = update(t, m, eventsMsg{events: evs})
 		v = m.View()
-		if got := column(v, "t0003 uncapped"); got != cu {
+		if got := column(v, " uncapped · "); got != cu {
 			t.Errorf("%dx%d: the uncapped card moved from column %d to %d:\n%s", sz.w, sz.h, cu, got, v)
 		}
-		if got := column(v, "t0005 3x"); got != c3 {
-			t.Errorf("%dx%d: the next 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
+		// The pass holds the 3x cell as a kill would; the next 3x waits
+		// in its corner.
+		if got := column(v, " 3x · heavy"); got != c3 {
+			t.Errorf("%dx%d: the passed 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
+		}
+		if got := cornerColumns(v, "next › repeat 2"); len(got) != 2 || got[1] < c3 || got[1] >= cu {
+			t.Errorf("%dx%d: the next 3x trial is at column %d, not in the 3x cell [%d, %d):\n%s", sz.w, sz.h, got, c3, cu, v)
 		}
 		// The kill is still on screen (it lingers 10 s), in the 1x column.
-		if got := column(v, "t0001 1x"); got != c1 {
+		if got := column(v, " 1x · heavy"); got != c1 {
 			t.Errorf("%dx%d: the killed 1x card is at %d, want %d:\n%s", sz.w, sz.h, got, c1, v)
 		}
 		// The next 1x waits in the corner of the 1x cell.
-		if got := cornerColumn(v, "t0004 r2"); got < c1 || got >= c3 {
+		if got := cornerColumns(v, "next › repeat 2"); len(got) != 2 || got[0] < c1 || got[0] >= c3 {
 			t.Errorf("%dx%d: the next 1x trial is at column %d, not in the 1x cell [%d, %d):\n%s", sz.w, sz.h, got, c1, c3, v)
 		}
 		checkFits(t, v, sz.w, sz.h)
 	}
 }
 
-// A killed card stays 10 s after its trial ended, then goes.
+// A killed card stays at least 10 s after its trial ended, even when the
+// ratio's next trial has ended since, which then takes the cell; with
+// nothing newer it stays (the cell holds its ratio's latest word).
 func TestKilledCardLingersTenSeconds(t *testing.T) {
 	now := at(1000)
 	m, plan := demoConsole(t, 120, 40, &now)
-	tr := plan.Trials[0]
+	var one []model.Trial
+	for _, tr := range plan.Trials {
+		if tr.Ratio == (model.Ratio{K: 1}) {
+			one = append(one, tr)
+		}
+	}
+	tr, next := one[0], one[1]
 	m = update(t, m, eventsMsg{events: append(started(tr, 0, 100), ended(tr, 1000, model.OOMKilled))})
+	m.View() // a frame drawn with the kill on the stage
 	now = at(1000 + 9500)
-	if !strings.Contains(m.View(), "OOM KILLED") {
+	m = update(t, m, eventsMsg{events: append(started(next, 1100, 50), ended(next, 5000, model.Passed))})
+	if trialCard(m.View(), tr) == nil {
 		t.Errorf("the killed card went before 10 s:\n%s", m.View())
 	}
 	now = at(1000 + 10500)
-	if strings.Contains(m.View(), "OOM KILLED") {
-		t.Errorf("the killed card outstayed 10 s:\n%s", m.View())
+	if v := m.View(); trialCard(v, tr) != nil || trialCard(v, next) == nil {
+		t.Errorf("the killed card outstayed 10 s with a newer trial ended:\n%s", v)
+	}
+	now = at(60000)
+	if v := m.View(); trialCard(v, next) == nil {
+		t.Errorf("the ratio's latest trial left its cell:\n%s", v)
 	}
 }
 
@@ -157,13 +186,14 @@ func TestUncappedGaugeIsScaledToTheLargestLimitShown(t *testing.T) {
 	}
 	m = update(t, m, eventsMsg{events: evs})
 	v := m.View()
-	if !strings.Contains(v, "bar = 384M") {
+	if !strings.Contains(v, "bar to 384M") {
 		t.Fatalf("the uncapped card should say its bar is drawn to the 3x limit, 384M:\n%s", v)
 	}
 	// 192M of 384M: half the uncapped gauge is filled.
 	lines := strings.Split(v, "\n")
 	for i, l := range lines {
-		if j := strings.Index(l, "t0003 uncapped"); j >= 0 {
+		if j := strings.Index(l, " uncapped · "); j >= 0 {
+			j++
 			g := []rune(lines[i+1])
 			start := len([]rune(l[:j])) - 3 // the box's corner and "─ "
 			filled := 0

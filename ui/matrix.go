@@ -308,22 +308,22 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		}
 	}
 	if wi := c.State.whatIfLine(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); wi != "" {
-		// Wrapped, not cut at the width; two lines at most, so the
-		// cell's list keeps its room.
-		lines := wrapWords(wi, w, "  ")
+		// Wrapped at its phrases, not cut at the width; two lines at
+		// most, so the cell's list keeps its room: the phrases left out
+		// are said to be (the ratios not run are the last).
+		lines := wrapPhrases(wi, w, "  ")
 		if len(lines) > 2 {
-			rest := lines[1]
-			for _, l := range lines[2:] {
-				rest += " " + strings.TrimSpace(l)
+			lines = lines[:2]
+			if width(lines[1]+" · …") <= w {
+				lines[1] += " · …"
 			}
-			lines = []string{lines[0], clip(rest, w)}
 		}
 		for _, l := range lines {
 			out = append(out, st.Muted.Render(l))
 		}
 	}
 	// Which question each p answers, wrapped rather than cut.
-	for _, l := range wrapWords(fmt.Sprintf("against %s (b sets the baseline) · p by task: would tasks like these change? · pooled p: did this suite's score change?", base), w, "  ") {
+	for _, l := range wrapPhrases(fmt.Sprintf("against %s (b sets the baseline) · p by task: would tasks like these change? · pooled p: did this suite's score change?", base), w, "  ") {
 		out = append(out, st.Bold.Render(l))
 	}
 	for _, r := range ratios {
@@ -367,7 +367,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		for _, sp := range splits {
 			parts = append(parts, sp.Compact())
 		}
-		for i, l := range wrapWords("rescued (infra → pass) or made easier (clean failure → pass), paired by trial: "+strings.Join(parts, " · "), w, "  ") {
+		for i, l := range wrapPhrases("rescued (infra → pass) or made easier (clean failure → pass), paired by trial: "+strings.Join(parts, " · "), w, "  ") {
 			if i == 0 {
 				l = st.Bold.Render(l)
 			}
@@ -375,9 +375,9 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		}
 	}
 	if p := a.Power; p.MinDetectable > 0 {
-		line := fmt.Sprintf("power: %d rows × %d repeats detect %s (80%%, α=0.05)", p.Tasks, p.Repeats, model.DetectableText(p.MinDetectable))
+		line := fmt.Sprintf("power: %s × %s detect %s (80%%, α=0.05)", model.Quantity(p.Tasks, "row"), model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))
 		if p.RepeatsNeeded > 0 {
-			line += fmt.Sprintf("; 3pp needs ~%d repeats", p.RepeatsNeeded)
+			line += fmt.Sprintf("; 3pp needs ~%s", model.Quantity(p.RepeatsNeeded, "repeat"))
 		} else {
 			line += "; 3pp needs more tasks"
 		}

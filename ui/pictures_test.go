@@ -2,6 +2,7 @@ package ui
 
 import (
 	"crypto/sha256"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ import (
 // The README's pictures are these frames: the console's own View at
 // 120x40, in colour (256 colours, the dark theme), kept as goldens so a
 // change to a screen shows here. `make pictures` rewrites them (-update)
-// and renders each to docs/pictures/<name>.svg with freeze.
+// and draws each to docs/pictures/<name>.svg (frameSVG).
 var pictures = []struct {
 	name  string
 	frame func(t *testing.T) string
@@ -44,9 +45,25 @@ func TestPictureFrames(t *testing.T) {
 				t.Fatal("no colour in the frame: the picture would be grey")
 			}
 			checkFits(t, ansi.Strip(v), pictureW, pictureH)
-			golden.RequireEqual(t, []byte(spellReverse(v)))
+			frame := spellReverse(v)
+			golden.RequireEqual(t, []byte(frame))
+			if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+				// make pictures: the README's picture, drawn from the frame.
+				if err := os.WriteFile(picturePath(p.name), []byte(pictureSVG(frame)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
+}
+
+func picturePath(name string) string { return filepath.Join("..", "docs", "pictures", name+".svg") }
+
+// pictureSVG is a frame drawn as the README's picture, naming the sha256
+// of the frame it was drawn from.
+func pictureSVG(frame string) string {
+	header := fmt.Sprintf("<!-- headroom-frame-sha256: %x (make pictures draws it from the frame in ui/testdata/TestPictureFrames) -->\n", sha256.Sum256([]byte(frame)))
+	return frameSVG(parseFrame(frame), header)
 }
 
 // Each committed picture names the sha256 of the frame it was rendered
@@ -59,7 +76,7 @@ func TestPicturesAreRenderedFromTheFrames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svg := filepath.Join("..", "docs", "pictures", p.name+".svg")
+		svg := picturePath(p.name)
 		b, err := os.ReadFile(svg)
 		if err != nil {
 			t.Fatalf("%v: run make pictures", err)
@@ -74,10 +91,10 @@ func TestPicturesAreRenderedFromTheFrames(t *testing.T) {
 	}
 }
 
-// freeze draws foreground and background colours but not reverse
+// A picture draws foreground and background colours, not reverse
 // video, which the kill banner and the cursor are drawn in: spellReverse
-// swaps an SGR's colours itself, against freeze's own text (#C4C4C4)
-// and background (#171717) where one is the terminal's default.
+// swaps an SGR's colours itself, against the picture's own text
+// (#C4C4C4) and background (#171717) where one is the terminal's default.
 func spellReverse(frame string) string {
 	sgr := regexp.MustCompile("\x1b\\[([0-9;]*)m")
 	return sgr.ReplaceAllStringFunc(frame, func(seq string) string {
@@ -123,9 +140,9 @@ func spellReverse(frame string) string {
 	})
 }
 
-// stageKillFrame is the showcase two seconds after the 1x trial's kill,
-// as TestGoldenDemoLinger scripts it: the killed card frozen with its
-// banner, its successor waiting in the corner, 3x and uncapped running.
+// stageKillFrame is the showcase as demoStream scripts it, 9 s in: the
+// 1x card frozen at its kill with its banner, 3x and uncapped green with
+// their passes, each cell's next repeat running in its corner.
 func stageKillFrame(t *testing.T) string {
 	now := at(0)
 	m, plan := demoConsoleRepeats(t, pictureW, pictureH, &now, 20)
@@ -133,11 +150,11 @@ func stageKillFrame(t *testing.T) string {
 	m.applyTheme()
 	var evs []event.Event
 	for _, e := range demoStream(plan) {
-		if e.ms <= 5000 {
+		if e.ms <= 9000 {
 			evs = append(evs, e.e)
 		}
 	}
-	now = at(5000)
+	now = at(9000)
 	m = update(t, m, eventsMsg{events: evs})
 	return m.View()
 }

@@ -574,14 +574,14 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 	}
 	conc := float64(max(s.concurrency, 1))
 	rough := time.Duration(float64(work) / conc).Round(time.Second)
-	text := fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats), roughly %s at concurrency %d",
-		trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, rough, s.concurrency)
+	text := fmt.Sprintf("%s (%d task·agent × %s × %s), roughly %s at concurrency %d",
+		model.Quantity(trials, "trial"), trials/max(len(cols)*s.repeats, 1), model.Quantity(len(ratios), "ratio"), model.Quantity(s.repeats, "repeat"), rough, s.concurrency)
 	if unknown > 0 && unknown == trials {
-		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d, running real commands with no estimate: at most %s by their timeouts",
-			trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, time.Duration(float64(bound)/conc).Round(time.Minute))
+		text = fmt.Sprintf("%s (%d task·agent × %s × %s) at concurrency %d, running real commands with no estimate: at most %s by their timeouts",
+			model.Quantity(trials, "trial"), trials/max(len(cols)*s.repeats, 1), model.Quantity(len(ratios), "ratio"), model.Quantity(s.repeats, "repeat"), s.concurrency, time.Duration(float64(bound)/conc).Round(time.Minute))
 	} else if unknown > 0 {
-		text = fmt.Sprintf("%d trials (%d task·agent × %d ratios × %d repeats) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
-			trials, trials/max(len(cols)*s.repeats, 1), len(ratios), s.repeats, s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
+		text = fmt.Sprintf("%s (%d task·agent × %s × %s) at concurrency %d: %s for the synthetic ones; %d run real commands with no estimate (at most %s by their timeouts)",
+			model.Quantity(trials, "trial"), trials/max(len(cols)*s.repeats, 1), model.Quantity(len(ratios), "ratio"), model.Quantity(s.repeats, "repeat"), s.concurrency, rough, unknown, time.Duration(float64(bound)/conc).Round(time.Minute))
 	}
 	if perRatio > 1 {
 		text += fmt.Sprintf("; each ratio at %d knob settings (%d columns)", perRatio, len(cols))
@@ -693,6 +693,40 @@ func imageNote(c *Common, t model.Task) string {
 		return ""
 	}
 	return c.Opts.ImageNote(t)
+}
+
+// wrapPhrases breaks text into lines of at most w columns at its " · "
+// separators, whole phrases a line where they fit (a line broken inside
+// a phrase, "… · not run:" / "1.5x killed ≈0/3", read as two thoughts
+// cut apart); a phrase longer than a line is wrapped at words. The
+// lines after the first are indented.
+func wrapPhrases(text string, w int, indent string) []string {
+	var lines []string
+	line := ""
+	for _, phrase := range strings.Split(text, " · ") {
+		phrase = strings.TrimSpace(phrase)
+		switch {
+		case line == "":
+			line = phrase
+		case width(line+" · "+phrase) <= w:
+			line += " · " + phrase
+		default:
+			lines = append(lines, line)
+			line = indent + phrase
+		}
+		if width(line) > w {
+			// Longer than a line on its own: at words.
+			words := wrapWords(line, w, indent)
+			lines, line = append(lines, words[:len(words)-1]...), words[len(words)-1]
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	for i, l := range lines {
+		lines[i] = clip(l, w)
+	}
+	return lines
 }
 
 // wrapWords breaks text at spaces into lines of at most w columns, the

@@ -23,7 +23,11 @@ type timed struct {
 // its install after 3 s and ended half a second later, its next repeat
 // created 100 ms after that; 3x and uncapped pass after 7.5 s. Every
 // ratio's trials run one after another, as concurrency 3 lets them.
-func demoStream(plan model.Plan) []timed {
+func demoStream(plan model.Plan) []timed { return demoStreamSlowed(plan, 1) }
+
+// demoStreamSlowed is demoStream with every trial k times as long, as on
+// a loaded host (3x and uncapped take 7.5k s).
+func demoStreamSlowed(plan model.Plan, k int) []timed {
 	var out []timed
 	add := func(ms int, e event.Event) { out = append(out, timed{ms, e}) }
 	b := func(id string, ms int) event.Base { return event.Base{Trial: id, Time: at(ms)} }
@@ -33,30 +37,30 @@ func demoStream(plan model.Plan) []timed {
 	for _, tr := range plan.Trials {
 		s := next[tr.Ratio]
 		add(s, event.TrialCreating{Base: b(tr.ID, s)})
-		add(s+100, event.TrialStarted{Base: b(tr.ID, s+100), ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"})
-		add(s+150, event.StepStarted{Base: b(tr.ID, s+150), Phase: "agent", Step: install})
+		add(s+100*k, event.TrialStarted{Base: b(tr.ID, s+100*k), ContainerID: "c-" + tr.ID, SampleSource: "cgroup-v1"})
+		add(s+150*k, event.StepStarted{Base: b(tr.ID, s+150*k), Phase: "agent", Step: install})
 		killed := tr.Ratio == model.Ratio{K: 1}
-		top, end := int64(170), s+7500
+		top, end := int64(170), s+7500*k
 		if killed {
-			top, end = 127, s+3500
+			top, end = 127, s+3500*k
 		}
-		for ms := s + 200; ms <= s+3000; ms += 100 {
-			mb := 10 + (top-10)*int64(ms-s-200)/2800
+		for ms := s + 200*k; ms <= s+3000*k; ms += 100 {
+			mb := 10 + (top-10)*int64(ms-s-200*k)/int64(2800*k)
 			add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: mb << 20, CacheBytes: 4 << 20}})
 		}
 		if killed {
-			oom := model.OOMEvent{At: at(s + 3000), Step: "install", Source: "events", WorkingSetBytes: 127 << 20, Process: "hr-workload", PID: 42, RSSBytes: 120 << 20,
+			oom := model.OOMEvent{At: at(s + 3000*k), Step: "install", Source: "events", WorkingSetBytes: 127 << 20, Process: "hr-workload", PID: 42, RSSBytes: 120 << 20,
 				Command: install.Show}
-			add(s+3010, event.OOMKill{Base: b(tr.ID, s+3010), OOM: oom, LimitBytes: tr.Policy.HardLimitBytes})
-			add(s+3020, event.StepEnded{Base: b(tr.ID, s+3020), Result: model.StepResult{Name: "install", Show: install.Show, Start: at(s + 150), End: at(s + 3020), ExitCode: 137, OOMKills: 1, PeakWorkingSetBytes: 127 << 20}})
-			add(s+3030, event.StepStarted{Base: b(tr.ID, s+3030), Phase: "verifier", Step: verify})
-			for ms := s + 3100; ms < end; ms += 100 {
+			add(s+3010*k, event.OOMKill{Base: b(tr.ID, s+3010*k), OOM: oom, LimitBytes: tr.Policy.HardLimitBytes})
+			add(s+3020*k, event.StepEnded{Base: b(tr.ID, s+3020*k), Result: model.StepResult{Name: "install", Show: install.Show, Start: at(s + 150*k), End: at(s + 3020*k), ExitCode: 137, OOMKills: 1, PeakWorkingSetBytes: 127 << 20}})
+			add(s+3030*k, event.StepStarted{Base: b(tr.ID, s+3030*k), Phase: "verifier", Step: verify})
+			for ms := s + 3100*k; ms < end; ms += 100 {
 				add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: 2 << 20}})
 			}
 			r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Start: at(s), End: at(end), OOMs: []model.OOMEvent{oom}, KilledInStep: "install", PeakWorkingSetBytes: 127 << 20}
 			add(end, event.TrialEnded{Base: b(tr.ID, end), Result: r})
 		} else {
-			for ms := s + 3100; ms < end; ms += 100 {
+			for ms := s + 3100*k; ms < end; ms += 100 {
 				add(ms, event.MemorySample{Base: b(tr.ID, ms), Sample: event.Sample{Time: at(ms), WorkingSetBytes: 80 << 20}})
 			}
 			add(end, event.TrialEnded{Base: b(tr.ID, end), Result: model.TrialResult{Trial: tr, Outcome: model.Passed, Start: at(s), End: at(end), PeakWorkingSetBytes: top << 20}})
@@ -89,6 +93,17 @@ func cardBoxes(view string) []cardBox {
 		}
 	}
 	return out
+}
+
+// trialCard is trial tr's card on the screen, found by its title in any
+// of its forms (cardTitle); nil if it is not on screen.
+func trialCard(view string, tr model.Trial) []string {
+	for _, t := range []string{fmt.Sprintf("%s · %s · repeat %d ", tr.Ratio, tr.Agent, tr.Repeat), fmt.Sprintf("%s · %s · #%d ", tr.Ratio, tr.Agent, tr.Repeat), fmt.Sprintf("%s · #%d ", tr.Ratio, tr.Repeat)} {
+		if c := cardLines(view, t); c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // cardLines is the card whose title holds title: its lines inside the
@@ -150,14 +165,14 @@ func TestDemoCellsHoldStill(t *testing.T) {
 					}
 					ratio := ""
 					for _, r := range []string{"1x", "3x", "uncapped"} {
-						if strings.Contains(b.title, " "+r+" r") || strings.Contains(v, "no "+r+" trial running") && b.title == "╭"+strings.Repeat("─", len([]rune(b.title))-1) {
+						if strings.Contains(b.title, " "+r+" · ") || strings.Contains(v, "no "+r+" trial running") && b.title == "╭"+strings.Repeat("─", len([]rune(b.title))-1) {
 							ratio = r
 						}
 					}
 					if ratio == "" {
 						continue // an empty cell; its neighbours place it
 					}
-					if id := strings.Fields(strings.TrimLeft(b.title, "┏━ ▸"))[0]; strings.HasPrefix(b.title, "┏") {
+					if id := strings.Trim(b.title, "┏━ ▸"); strings.HasPrefix(b.title, "┏") {
 						seen, ok := shown[id]
 						if !ok {
 							seen[0] = ms
@@ -186,6 +201,115 @@ func TestDemoCellsHoldStill(t *testing.T) {
 			}
 			if len(shown) < 4 {
 				t.Errorf("%d kills shown in a minute of kills every 3.6 s", len(shown))
+			}
+		})
+	}
+}
+
+// A pass holds its cell as a kill does: once the first 3x and uncapped
+// trials have passed (7.5 s), every frame of a scripted minute shows the
+// red 1x kill and green PASSED cards at 3x and uncapped side by side
+// (without the hold no card ever read PASSED: 3x went from its verifier
+// straight to its next repeat), and each pass shown stays its whole
+// linger, its next repeat waiting in the corner.
+func TestDemoStageHoldsAPassBesideTheKill(t *testing.T) {
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream, firstPasses := demoStream(plan), 7750
+			if sz.w == 120 {
+				// A loaded host: every trial takes twice as long, a 3x
+				// repeat 15 s, longer than a kill's linger.
+				stream, firstPasses = demoStreamSlowed(plan, 2), 15250
+			}
+			shown := map[string][2]int{} // a pass's card → first and last ms on screen
+			for ms, i := 250, 0; ms <= 60000; ms += 250 {
+				now = at(ms)
+				var evs []event.Event
+				for ; i < len(stream) && stream[i].ms <= ms; i++ {
+					evs = append(evs, stream[i].e)
+				}
+				m = update(t, m, eventsMsg{events: evs})
+				if ms < firstPasses {
+					continue
+				}
+				v := m.View()
+				if card := strings.Join(cardLines(v, " 1x "), "\n"); !strings.Contains(card, "OOM KILLED") {
+					t.Fatalf("at %dms: the 1x cell holds no kill:\n%s", ms, v)
+				}
+				for _, r := range []string{" 3x ", " uncapped "} {
+					card := strings.Join(cardLines(v, r), "\n")
+					if !strings.Contains(card, "PASSED") {
+						t.Fatalf("at %dms: the%scell shows no pass:\n%s", ms, r, v)
+					}
+					for _, b := range cardBoxes(v) {
+						if strings.Contains(b.title, r) {
+							id := b.title
+							seen, ok := shown[id]
+							if !ok {
+								seen[0] = ms
+							}
+							seen[1] = ms
+							shown[id] = seen
+						}
+					}
+				}
+			}
+			for id, seen := range shown {
+				if seen[1] < 60000 && seen[0] > firstPasses && seen[1]-seen[0] < int(oomCardLinger/time.Millisecond)-250 {
+					t.Errorf("the pass %s was on screen %dms (%d–%d), less than a kill's linger", id, seen[1]-seen[0], seen[0], seen[1])
+				}
+			}
+			if len(shown) < 6 {
+				t.Errorf("%d passes shown in a minute of passes every 7.6 s (15.1 s slowed) at two ratios", len(shown))
+			}
+		})
+	}
+}
+
+// The demo's cards speak an audience's words: over a scripted minute no
+// frame shows an id (t0004 r2), the guarantee as `g 128M`, the uncapped
+// scale as `bar = 384M`, which peak it is (`sampled`, `kernel less
+// cache`), the engine's verdict, a pid or rss (the detail view's); and a
+// killed card, frozen at its kill, has no spinner while the trial runs
+// on after it.
+func TestDemoCardsSpeakAnAudiencesWords(t *testing.T) {
+	jargon := []string{"g 128M", "bar =", "sampled", "kernel", "verdict", "pid", "rss", "t000", " r1", " r2"}
+	for _, sz := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(t *testing.T) {
+			now := at(0)
+			m, plan := demoConsoleRepeats(t, sz.w, sz.h, &now, 20)
+			stream := demoStream(plan)
+			afterKill := 0
+			for ms, i := 250, 0; ms <= 30000; ms += 100 {
+				now = at(ms)
+				var evs []event.Event
+				for ; i < len(stream) && stream[i].ms <= ms; i++ {
+					evs = append(evs, stream[i].e)
+				}
+				m = update(t, m, eventsMsg{events: evs})
+				v := m.View()
+				for _, j := range jargon {
+					if strings.Contains(v, j) {
+						t.Fatalf("at %dms the screen reads %q:\n%s", ms, j, v)
+					}
+				}
+				card := cardLines(v, " 1x · ")
+				if !strings.Contains(strings.Join(card, "\n"), "OOM KILLED") {
+					continue
+				}
+				for _, l := range card {
+					if strings.Contains(l, "after the kill: verify") {
+						afterKill++
+					}
+					if strings.Contains(l, "›") && !strings.Contains(l, "next ›") {
+						t.Fatalf("at %dms the killed card spins: %q\n%s", ms, l, v)
+					}
+				}
+			}
+			if afterKill == 0 {
+				t.Error("no frame showed the verifier running after a kill: the test saw no killed card spin or not")
 			}
 		})
 	}
@@ -221,7 +345,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 	now := at(0)
 	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
 	stream := demoStream(plan)
-	id := plan.Trials[0].ID // 1x r1: killed at 3000ms, ended at 3500ms
+	// 1x r1 (plan.Trials[0]): killed at 3000ms, ended at 3500ms
 	w, h := m.bodySize()
 	rows := max(liveCards(m.common(), w, h).height-cardHeight, 1) - 1 - killedBannerLines
 	var frozen []string
@@ -234,7 +358,7 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 		}
 		m = update(t, m, eventsMsg{events: evs})
 		v := m.View()
-		card := cardLines(v, id+" 1x")
+		card := cardLines(v, "1x · heavy · repeat 1")
 		chart := 4 + killedBannerLines
 		if len(card) < chart+rows {
 			t.Fatalf("at %dms the killed card is not on screen:\n%s", ms, v)
@@ -257,9 +381,10 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 			}
 		}
 	}
+	// Nothing newer at 1x: the kill keeps its cell past its linger.
 	now = at(3500 + int(oomCardLinger/time.Millisecond) + 100)
-	if v := m.View(); cardLines(v, id+" 1x") != nil {
-		t.Errorf("the killed card outstayed its linger:\n%s", v)
+	if v := m.View(); cardLines(v, "1x · heavy · repeat 1") == nil {
+		t.Errorf("the killed card left its cell with nothing to take it:\n%s", v)
 	}
 }
 
@@ -278,7 +403,7 @@ func TestCreatingTrialCountsAsRunning(t *testing.T) {
 	if !strings.Contains(v, "running 2 · queued 1") {
 		t.Errorf("two trials running (one being created), one queued:\n%s", v)
 	}
-	if card := strings.Join(cardLines(v, b.ID+" 3x"), "\n"); !strings.Contains(card, "creating container…") {
+	if card := strings.Join(cardLines(v, "3x · heavy · repeat 1"), "\n"); !strings.Contains(card, "creating container…") {
 		t.Errorf("the trial being created has no card saying so:\n%s", v)
 	}
 	m = update(t, m, eventsMsg{events: []event.Event{event.TrialStarted{Base: event.Base{Trial: b.ID, Time: at(80)}, ContainerID: "c-b"},
@@ -359,11 +484,11 @@ func finishedStage(t *testing.T, w, h int) {
 			p3 = tr
 		}
 	}
-	card := strings.Join(cardLines(v, k1.ID+" 1x"), "\n")
+	card := strings.Join(trialCard(v, k1), "\n")
 	if !strings.Contains(card, "OOM KILLED in install") || !strings.Contains(card, "█") || !strings.ContainsAny(card, "▁▂▃▄▅▆▇") {
 		t.Errorf("the 1x cell lost its kill's banner, gauge or chart:\n%s", v)
 	}
-	if c := cardLines(v, p3.ID+" 3x"); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
+	if c := trialCard(v, p3); c == nil || !strings.Contains(c[0], "█") || !strings.Contains(strings.Join(c, "\n"), "PASSED") {
 		t.Errorf("the 3x cell does not keep its last trial %s, its gauge as it ended and its outcome:\n%s", p3.ID, v)
 	}
 }
@@ -385,7 +510,7 @@ func TestFinishedStagePrefersTheKill(t *testing.T) {
 	m = update(t, m, eventsMsg{events: evs})
 	now = at(60000)
 	v := m.View()
-	if cardLines(v, one[0].ID+" 1x") == nil || cardLines(v, one[1].ID+" 1x") != nil {
+	if trialCard(v, one[0]) == nil || trialCard(v, one[1]) != nil {
 		t.Errorf("the 1x cell should keep %s's kill, not the later pass %s:\n%s", one[0].ID, one[1].ID, v)
 	}
 }
@@ -473,5 +598,25 @@ func TestStageCaptionSaysWhatToWatch(t *testing.T) {
 	}
 	if got := stageCaption(LaunchSpec{Tasks: []model.Task{task}}, 120); width(got) > 120 || !strings.Contains(got, "OOM KILLED") {
 		t.Errorf("at 120 columns the caption should keep its legend and fit: %q", got)
+	}
+}
+
+// A cancelled sweep counts what ran, not what was cancelled: it read
+// "18 of 18 done" with a full bar.
+func TestCancelledSweepCountsWhatRan(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	evs := []event.Event{ended(plan.Trials[0], 1000, model.OOMKilled), ended(plan.Trials[1], 1000, model.Passed)}
+	for _, tr := range plan.Trials[2:] {
+		evs = append(evs, ended(tr, 1100, model.Cancelled))
+	}
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: at(1200)}, Interrupted: true})
+	m = update(t, m, eventsMsg{events: evs})
+	lines := strings.Split(m.View(), "\n")
+	if !strings.Contains(lines[0], "interrupted · 2 of 6 done, 4 cancelled") {
+		t.Errorf("header %q, want 2 of 6 done and 4 cancelled", lines[0])
+	}
+	if strings.Count(lines[1], "█") != 10 || !strings.Contains(lines[1], " 2/6 ") {
+		t.Errorf("progress %q: want a third of the bar and 2/6", lines[1])
 	}
 }

@@ -174,7 +174,7 @@ type SweepState struct {
 	Interrupted bool
 	// LastOOM is the most recent kill, for the status line.
 	LastOOM *event.OOMKill
-	// stage is the kill each ratio's cell holds on the live screen
+	// stage is the kill or pass each ratio's cell holds on the live screen
 	// (cellCards).
 	stage map[model.Ratio]stageHold
 
@@ -404,6 +404,10 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 	}
 	s.Done++
 }
+
+// Ran is how many trials ran to an end: the finished ones but the
+// cancelled.
+func (s *SweepState) Ran() int { return s.Done - s.Counts[model.Cancelled] }
 
 // setPhase moves a trial to phase p, keeping Running the count of trials
 // created or being created.

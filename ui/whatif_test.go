@@ -39,3 +39,20 @@ func TestWhatIfLinePredictsFromUncapped(t *testing.T) {
 		t.Errorf("what-if line at 3x: %q", got)
 	}
 }
+
+// Wrapped lines break between phrases, not inside one: the matrix's
+// what-if line broke "not run:" from the ratios it names.
+func TestWrapPhrasesKeepsPhrasesWhole(t *testing.T) {
+	text := "what-if at 1x, from uncapped: killed ≈3/3 [44–100%], measured 3/3 (3 killed) failed at the limit: consistent · not run: 1.5x killed ≈0/3 [0–56%] · 2x killed ≈0/3 [0–56%]"
+	got := wrapPhrases(text, 120, "  ")
+	want := []string{"what-if at 1x, from uncapped: killed ≈3/3 [44–100%], measured 3/3 (3 killed) failed at the limit: consistent", "  not run: 1.5x killed ≈0/3 [0–56%] · 2x killed ≈0/3 [0–56%]"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("wrapped:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A phrase longer than a line is wrapped at its words.
+	for _, l := range wrapPhrases(text, 40, "  ") {
+		if width(l) > 40 {
+			t.Errorf("line %q is wider than 40", l)
+		}
+	}
+}

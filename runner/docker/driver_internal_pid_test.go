@@ -52,11 +52,11 @@ func TestStepRoleOutlivesTheCommand(t *testing.T) {
 	d := &driver{cur: &driven{started: "x", at: time.Now()}, stepPID: pid}
 	s := &sandbox{drv: d}
 	s.pw.cmds, s.pw.roles = map[procID]procCmd{}, map[procID]string{}
-	if p, _, _, ok := s.readProc(pid); !ok || p.Role != runner.RoleStep {
+	if p, _, _, ok := s.readProc(pid, time.Now()); !ok || p.Role != runner.RoleStep {
 		t.Fatalf("with its pid said: %+v %v", p, ok)
 	}
 	d.cur, d.stepPID = nil, 0
-	if p, _, _, ok := s.readProc(pid); !ok || p.Role != runner.RoleStep {
+	if p, _, _, ok := s.readProc(pid, time.Now()); !ok || p.Role != runner.RoleStep {
 		t.Errorf("after the command ended: role %q, want it still the step's", p.Role)
 	}
 }

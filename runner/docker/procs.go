@@ -184,7 +184,7 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 		}
 		threads := int64(0)
 		for _, pid := range w.pids {
-			p, _, th, ok := s.readProc(pid)
+			p, _, th, ok := s.readProc(pid, now)
 			if !ok {
 				relist = true // gone: the list says what is left
 				break
@@ -223,7 +223,7 @@ func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
 			p, id = read[i], procID{pid, w.ticks[pid]}
 		} else {
 			var ok bool
-			if p, id, _, ok = s.readProc(pid); !ok {
+			if p, id, _, ok = s.readProc(pid, now); !ok {
 				continue // gone between the list and its files
 			}
 		}
@@ -287,7 +287,7 @@ func (s *sandbox) procFile(path string) ([]byte, error) {
 
 // readProc reads one process: what the watch shows of it, who it is
 // (pid and start time), and its threads (for the task count).
-func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
+func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	stat, err := s.procFile(dir + "/stat")
 	if err != nil {
@@ -311,13 +311,18 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 	cmd, ns := c.cmd, c.nspid
 	if !ok || c.comm != comm {
 		ns = nsPID(dir)
-		cmd = "[" + comm + "]"
-		if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
-			cmd = strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " "))
-		}
+		var read bool
+		cmd, read = readCmdline(dir, comm)
 		// A process that has just forked still shows its parent's
-		// command line until it execs: read it again next time.
-		if time.Since(p.Started) > 50*time.Millisecond {
+		// command line, under its parent's name, until it execs; and an
+		// exec that keeps the name (the step driver's fork becoming
+		// `hr-workload run --step …`) is not seen by the name: such a
+		// line is read again at every tick until it is the process's own.
+		// So is none at all: read mid-exec (the container's PID 1, runc
+		// init becoming the driver, was kept as [hr-workload], and then
+		// its forks could not be told from it).
+		p.Forked = s.sameAsParent(st.ppid, comm, cmd)
+		if read && !p.Forked && now.Sub(p.Started) > 50*time.Millisecond {
 			s.pw.cmds[id] = procCmd{comm, cmd, ns}
 		}
 	}
@@ -340,6 +345,42 @@ func (s *sandbox) readProc(pid int) (runner.Proc, procID, int64, bool) {
 		}
 	}
 	return p, id, st.threads, true
+}
+
+// readCmdline is a process's command line on one line, or its name in
+// brackets when it has none (a kernel thread, a zombie, mid-exec); read
+// says it had one.
+func readCmdline(dir, comm string) (cmd string, read bool) {
+	if raw, err := os.ReadFile(dir + "/cmdline"); err == nil && len(raw) > 0 {
+		return strings.TrimSpace(strings.ReplaceAll(string(bytes.TrimRight(raw, "\x00")), "\x00", " ")), true
+	}
+	return "[" + comm + "]", false
+}
+
+// sameAsParent says whether a process's name and command line are its
+// parent's: it was read between its fork and its exec (or is a fork of
+// the same program that does not exec, a shell's subshell). The parent's
+// are the watch's own reading of it where it has one.
+func (s *sandbox) sameAsParent(ppid int, comm, cmd string) bool {
+	if ppid <= 0 {
+		return false
+	}
+	if t, ok := s.pw.ticks[ppid]; ok {
+		if c, ok := s.pw.cmds[procID{ppid, t}]; ok {
+			return c.comm == comm && c.cmd == cmd
+		}
+	}
+	dir := "/proc/" + strconv.Itoa(ppid)
+	stat, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return false
+	}
+	st, ok := parseProcStat(stat)
+	if !ok || st.comm != comm {
+		return false
+	}
+	pcmd, _ := readCmdline(dir, st.comm)
+	return pcmd == cmd
 }
 
 // nsPID is a process's pid in its innermost pid namespace (the

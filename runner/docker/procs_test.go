@@ -75,13 +75,13 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 	s := &sandbox{}
 	s.pw.cmds = map[procID]procCmd{}
 	for i := 0; i < 2; i++ {
-		p, _, _, ok := s.readProc(pid)
+		p, _, _, ok := s.readProc(pid, time.Now())
 		// (A process that has only just exec'd may have no pages yet.)
 		if !ok || p.PID != pid || p.PPID != os.Getpid() || !strings.HasPrefix(p.Command, "sleep") {
 			t.Fatalf("read %d: %+v ok %v", i, p, ok)
 		}
 	}
-	if p, _, _, ok := s.readProc(os.Getpid()); !ok || p.RSSBytes <= 0 {
+	if p, _, _, ok := s.readProc(os.Getpid(), time.Now()); !ok || p.RSSBytes <= 0 {
 		t.Errorf("own process: %+v ok %v, want its resident set", p, ok)
 	}
 	s.pw.files.Forget(fmt.Sprintf("/proc/%d/stat", os.Getpid()))
@@ -90,7 +90,7 @@ func TestReadProcKeepsFilesWhileTheProcessLives(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait() // reaped: its /proc directory is gone
-	if p, _, _, ok := s.readProc(pid); ok {
+	if p, _, _, ok := s.readProc(pid, time.Now()); ok {
 		t.Errorf("a reaped process still reads: %+v", p)
 	}
 	if len(s.pw.files.Paths()) != 0 {
