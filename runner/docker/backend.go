@@ -277,6 +277,11 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 }
 
 func (b *Backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	// The loaders refuse it; a task from elsewhere (a manifest, a test)
+	// is refused here too, before anything joins its namespace.
+	if err := model.CheckNetwork(task.Network); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task.Name, err)
+	}
 	p := trial.Policy
 	res := container.Resources{
 		MemoryReservation: p.GuaranteeBytes,

@@ -1,0 +1,140 @@
+//go:build hostile
+
+package e2e
+
+// The hostile-input suite's second round (issue #40): each row injects
+// for real through the binary under test (hostileBin: this tree's, or
+// HEADROOM_HOSTILE_BIN's to show it failing on a build without the fix)
+// and reports input | recorded | lost | leaked | forged, each of which
+// must be 0.
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/runner/docker"
+)
+
+// ownContainer starts a container of the test's own (the Debian image,
+// sleeping) with args before the image, removed when the test ends; it
+// returns its id.
+func ownContainer(t *testing.T, args ...string) string {
+	t.Helper()
+	run := append(append([]string{"run", "-d", "--label", "headroom-e2e-h40=1"}, args...), docker.DebianImage, "sleep", "600")
+	out, err := exec.Command("docker", run...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker %v: %v %s", run, err, out)
+	}
+	id := strings.TrimSpace(string(out))
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
+	return id
+}
+
+// Item 1: a task file puts its container in a network namespace that is
+// not the trial's: the host's (headroom TOML, and a Harbor task.toml
+// with allow_internet = false), or another container's. A server bound
+// to the host's 127.0.0.1 and the other container's address must reach
+// nothing headroom writes or prints; validate and run refuse each,
+// naming the file and line.
+func TestHostileNetworkNotTheTrials(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	secret := "HOSTILE-NET-HOSTLOCAL-" + randomHex(8)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(c, secret)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	other := ownContainer(t, "--network", "bridge")
+	ipOut, err := exec.Command("docker", "inspect", "-f", "{{.NetworkSettings.IPAddress}}", other).Output()
+	otherIP := strings.TrimSpace(string(ipOut))
+	if err != nil || otherIP == "" {
+		t.Fatalf("the other container's address: %q %v", ipOut, err)
+	}
+	readHost := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3; cat /proc/net/fib_trie | grep -v 127.0.0 | head -40", port)
+	headroomTask := func(name, network string) string {
+		return fmt.Sprintf("[task]\nname = %q\n[environment]\nimage = %q\nmemory = \"64M\"\nnetwork = %q\n[verifier]\ncommand = [\"sh\", \"-c\", \"true\"]\n[[agents]]\nname = \"oracle\"\n  [[agents.steps]]\n  name = \"probe\"\n  command = [\"bash\", \"-c\", %q]\n",
+			name, docker.DebianImage, network, readHost)
+	}
+	type input struct{ name, dir, file string }
+	var inputs []input
+	for _, c := range []struct{ name, network string }{{"hostile-net/host", "host"}, {"hostile-net/container", "container:" + other}} {
+		dir := filepath.Join(root, strings.ReplaceAll(c.name, "/", "-"))
+		os.MkdirAll(dir, 0o755)
+		file := filepath.Join(dir, "probe.toml")
+		if err := os.WriteFile(file, []byte(headroomTask(c.name, c.network)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, input{c.name, dir, file})
+	}
+	hdir := filepath.Join(root, "harbor")
+	harborTask(t, hdir, "host", "hostile-net/harbor-host", map[string]string{
+		"task.toml":         "schema_version = \"1.1\"\n[task]\nname = \"hostile-net/harbor-host\"\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\nnetwork = \"host\"\n",
+		"solution/solve.sh": "#!/bin/bash\n" + readHost + "\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-net/harbor-host") })
+	inputs = append(inputs, input{"hostile-net/harbor-host", hdir, filepath.Join(hdir, "host", "task.toml")})
+
+	leaked, forged := 0, 0
+	var said []string
+	for _, in := range inputs {
+		v := runBin(t, bin, nil, "tasks", "validate", in.dir)
+		out := filepath.Join(root, "out-"+filepath.Base(in.dir))
+		run := runBin(t, bin, nil, "run", "--tasks-dir", in.dir, "--tasks", in.name, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+		texts := map[string]string{"validate": v.stdout + v.stderr, "run": run.stdout + run.stderr}
+		for _, needle := range []string{secret, otherIP} {
+			if n, where := countIn(needle, experimentFiles(t, out), texts); n > 0 {
+				t.Errorf("%s: %q (from a namespace not the trial's) is in %v", in.name, needle, where)
+				leaked += n
+			}
+		}
+		made, _ := filepath.Glob(filepath.Join(out, "*", "trials.jsonl"))
+		if len(made) > 0 {
+			t.Errorf("%s: a trial ran in a namespace not its own: %v", in.name, made)
+			leaked += len(made)
+		}
+		at := in.file + ":"
+		if v.code == 0 || !strings.Contains(v.stdout+v.stderr, at) || !strings.Contains(v.stdout+v.stderr, "is refused") {
+			t.Errorf("%s: validate exit %d, want a refusal naming %s<line>:\n%s", in.name, v.code, at, texts["validate"])
+			forged++
+		}
+		if run.code == 0 || !strings.Contains(run.stderr, at) {
+			t.Errorf("%s: run exit %d, want a refusal naming %s<line>:\n%s", in.name, run.code, at, texts["run"])
+			forged++
+		}
+		line := firstLineWith(texts["validate"], "is refused")
+		if i := strings.Index(line, "is refused"); i >= 0 {
+			line = line[:i+len("is refused")] + " …"
+		}
+		said = append(said, line)
+	}
+	letoutRow(t, "`[environment] network = \"host\"` (headroom TOML; Harbor task.toml with allow_internet = false) reading a server on the host's 127.0.0.1, and `network = \"container:<id>\"` of another container, reading its address",
+		fmt.Sprintf("validate and run refuse each before any container, naming file:line: %q", said[0]), 0, leaked, forged)
+}
+
+// firstLineWith is text's first line holding needle, or "".
+func firstLineWith(text, needle string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, needle) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
