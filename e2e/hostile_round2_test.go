@@ -138,3 +138,71 @@ func firstLineWith(text, needle string) string {
 	}
 	return ""
 }
+
+// Item 2: compose sidecars of a Harbor task (its harbor profile) and a
+// headroom task's [[services]] (hardened). Every container of the trial
+// gets the task's profile (hardened: no capability but its own, no
+// privilege gain) and a memory and pids bound, and the record says each
+// sidecar's bound. Read from the engine (--keep keeps the stopped
+// containers to inspect; the test removes them).
+func TestHostileSidecarUnbounded(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	harbor := "hostile-side/harbor"
+	hdir := filepath.Join(root, "harbor")
+	harborTask(t, hdir, "side", harbor, map[string]string{
+		"environment/docker-compose.yaml": "services:\n  main:\n    build:\n      context: .\n  side:\n    image: " + docker.DebianImage + "\n    command: [\"sleep\", \"infinity\"]\n  capped:\n    image: " + docker.DebianImage + "\n    command: [\"sleep\", \"infinity\"]\n    mem_limit: 96m\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, harbor) })
+	own := "hostile-side/headroom"
+	odir := filepath.Join(root, "own")
+	os.MkdirAll(odir, 0o755)
+	os.WriteFile(filepath.Join(odir, "side.toml"), []byte(fmt.Sprintf("[task]\nname = %q\n[environment]\nimage = %q\nmemory = \"64M\"\n[verifier]\ncommand = [\"sh\", \"-c\", \"true\"]\n[[agents]]\nname = \"oracle\"\n  [[agents.steps]]\n  name = \"noop\"\n  command = [\"true\"]\n[[services]]\nname = \"tomlside\"\nimage = %q\ncommand = [\"sleep\", \"infinity\"]\n", own, docker.DebianImage, docker.DebianImage)), 0o644)
+	leaked := 0
+	var seen []string
+	var outcomes []any
+	for _, c := range []struct{ dir, name string }{{hdir, harbor}, {odir, own}} {
+		out := filepath.Join(root, "out-"+filepath.Base(c.dir))
+		run := runBin(t, bin, nil, "run", "--tasks-dir", c.dir, "--tasks", c.name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--keep", "--out", out)
+		dir, recs, _ := records(t, out)
+		id := filepath.Base(dir)
+		t.Cleanup(func() { removeExperimentContainers(id) })
+		if run.code != 0 || len(recs) != 1 {
+			t.Fatalf("%s: run exit %d, %d records:\n%s", c.name, run.code, len(recs), run.stderr)
+		}
+		outcomes = append(outcomes, recs[0]["outcome"])
+		for _, k := range experimentList(t, id, false) {
+			svc := k.Labels[docker.LabelService]
+			if svc == "" {
+				continue
+			}
+			info, err := exec.Command("docker", "inspect", "-f", "{{json .HostConfig.CapDrop}} {{json .HostConfig.SecurityOpt}} {{.HostConfig.Memory}} {{.HostConfig.PidsLimit}}", k.ID).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(string(info))
+			hardened := svc == "tomlside"
+			want := map[string]string{"side": "1073741824", "capped": "100663296", "tomlside": "1073741824"}[svc]
+			ok := f[2] == want && f[3] == "1024" && (!hardened || f[0] == `["ALL"]` && strings.Contains(f[1], "no-new-privileges"))
+			if !ok {
+				t.Errorf("sidecar %s (hardened %v): CapDrop %s, SecurityOpt %s, Memory %s, PidsLimit %s; want memory %s, pids 1024 (and, hardened, [\"ALL\"], no-new-privileges)", svc, hardened, f[0], f[1], f[2], f[3], want)
+				leaked++
+			}
+			seen = append(seen, fmt.Sprintf("%s: cap-drop %s, %s, memory %s, pids %s", svc, f[0], f[1], f[2], f[3]))
+		}
+		sides, _ := recs[0]["sidecars"].([]any)
+		for _, s := range sides {
+			if m, _ := s.(map[string]any); m["limit_bytes"] == nil || m["pids_limit"] == nil {
+				t.Errorf("%s: the record gives no bound for %v", c.name, m)
+				leaked++
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("kept sidecars: %v, want 3", seen)
+	}
+	letoutRow(t, "compose sidecars of a Harbor task (harbor profile, 1x): `side` with no limit, `capped` with mem_limit 96m; a headroom task's `[[services]]` (hardened)",
+		fmt.Sprintf("trials %v; each sidecar with its task's profile and a bound: %s; the record gives each its limit_bytes and pids_limit", outcomes, strings.Join(seen, "; ")),
+		0, leaked, 0)
+}
