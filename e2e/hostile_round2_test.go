@@ -206,3 +206,102 @@ func TestHostileSidecarUnbounded(t *testing.T) {
 		fmt.Sprintf("trials %v; each sidecar with its task's profile and a bound: %s; the record gives each its limit_bytes and pids_limit", outcomes, strings.Join(seen, "; ")),
 		0, leaked, 0)
 }
+
+// quickTask writes a headroom task (the Debian image, one step running
+// command) named name as dir/file.toml.
+func quickTask(t *testing.T, dir, name, command string) string {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	file := filepath.Join(dir, strings.ReplaceAll(name, "/", "-")+".toml")
+	body := fmt.Sprintf("[task]\nname = %q\n[environment]\nimage = %q\nmemory = \"64M\"\n[verifier]\ncommand = [\"sh\", \"-c\", \"true\"]\n[[agents]]\nname = \"oracle\"\n  [[agents.steps]]\n  name = \"work\"\n  command = [\"bash\", \"-c\", %q]\n",
+		name, docker.DebianImage, command)
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// containerExists says whether the engine still has container id.
+func containerExists(id string) bool {
+	return exec.Command("docker", "inspect", "-f", "{{.Id}}", id).Run() == nil
+}
+
+// Item 3: the start-up reaper and other people's containers. Beside a
+// run's start: three containers labelled `headroom` that no headroom
+// made (no owner label; created, running, exited), one of a dead owner
+// in another experiments root, and one of a dead owner under the run's
+// own root whose image says `LABEL headroom.kept=1`. Only the last is a
+// leftover of this root.
+func TestHostileReaperOthersContainers(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	ownExp, otherExp := "20261202-000000-h40own", "20261202-000000-h40other"
+	os.MkdirAll(filepath.Join(out, ownExp), 0o755)
+	img := "headroom-e2e-h40-kept:" + randomHex(4)
+	build := exec.Command("docker", "build", "-t", img, "-")
+	build.Stdin = strings.NewReader("FROM " + docker.DebianImage + "\nLABEL headroom.kept=1\n")
+	if o, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v %s", img, err, o)
+	}
+	t.Cleanup(func() { exec.Command("docker", "image", "rm", "-f", img).Run() })
+	ended := exec.Command("true")
+	ended.Run()
+	host, _ := os.Hostname()
+	deadOwner := fmt.Sprintf("%s:%d:1", host, ended.Process.Pid)
+	task := quickTask(t, filepath.Join(root, "tasks"), "hostile-reap/quick", "true")
+	make := func(create bool, labels ...string) string {
+		args := []string{"--label", "headroom=1"}
+		for _, l := range labels {
+			args = append(args, "--label", l)
+		}
+		if create {
+			full := append(append([]string{"create", "--label", "headroom-e2e-h40=1"}, args...), docker.DebianImage, "sleep", "600")
+			o, err := exec.Command("docker", full...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("docker create: %v %s", err, o)
+			}
+			id := strings.TrimSpace(string(o))
+			t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
+			return id
+		}
+		return ownContainer(t, args...)
+	}
+	others := map[string]string{
+		"created, no owner label":  make(true, "headroom.experiment="+ownExp),
+		"running, no owner label":  make(false, "headroom.experiment="+ownExp),
+		"exited, no owner label":   make(false, "headroom.experiment="+ownExp),
+		"dead owner, another root": make(true, "headroom.experiment="+otherExp, "headroom.trial=t0001", "headroom.owner="+deadOwner),
+	}
+	exec.Command("docker", "stop", "-t", "0", others["exited, no owner label"]).Run()
+	keptArgs := []string{"create", "--label", "headroom-e2e-h40=1", "--label", "headroom=1", "--label", "headroom.experiment=" + ownExp, "--label", "headroom.trial=t0001", "--label", "headroom.owner=" + deadOwner, img, "sleep", "600"}
+	o, err := exec.Command("docker", keptArgs...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("docker create: %v %s", err, o)
+	}
+	leftover := strings.TrimSpace(string(o))
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", leftover).Run() })
+
+	run := runBin(t, bin, nil, "run", "--tasks-dir", filepath.Dir(task), "--tasks", "hostile-reap/quick", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	if run.code != 0 {
+		t.Errorf("run exit %d:\n%s", run.code, run.stderr)
+	}
+	leaked := 0
+	var removed []string
+	for what, id := range others {
+		if !containerExists(id) {
+			t.Errorf("the run's reaper removed a container no headroom made or of another root: %s", what)
+			removed = append(removed, what)
+			leaked++
+		}
+	}
+	if containerExists(leftover) {
+		t.Errorf("the dead owner's leftover under the run's root, its image saying headroom.kept=1, was left (kept by its image)")
+		leaked++
+	}
+	reapLine := firstLineWith(run.stderr, "removed leftover")
+	letoutRow(t, "a run starting beside containers labelled `headroom` no headroom made (no owner label: created, running, exited), a dead owner's in another experiments root, and a dead owner's under its own root from an image with `LABEL headroom.kept=1`",
+		fmt.Sprintf("the 4 others' left (removed: %v); the image-kept leftover removed: %q", removed, reapLine),
+		0, leaked, 0)
+}

@@ -358,6 +358,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 	}
+	// Set either way: the container's own label overrides its image's
+	// (an image's LABEL headroom.kept=1 keeps nothing; ownLabels).
+	cfg.Labels[runner.LabelKept] = ""
 	if b.opts.Keep {
 		cfg.Labels[runner.LabelKept] = "1"
 	}
