@@ -305,3 +305,51 @@ func TestHostileReaperOthersContainers(t *testing.T) {
 		fmt.Sprintf("the 4 others' left (removed: %v); the image-kept leftover removed: %q", removed, reapLine),
 		0, leaked, 0)
 }
+
+// Item 4: the verifier leaves its reward.txt as a symbolic link: to a
+// file saying 1 (a verdict the path itself does not hold), and to
+// /proc/1/environ (the step driver is PID 1: only it may read that).
+// Under the step driver and under --exec-steps alike the trial fails,
+// naming the link, and nothing of PID 1's environment reaches a record.
+func TestHostileRewardLink(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	for name, target := range map[string]string{"hostile-reward/link-to-one": "/tmp/one", "hostile-reward/link-to-environ": "/proc/1/environ"} {
+		harborTask(t, tasks, filepath.Base(name), name, map[string]string{
+			"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /tmp/one\nln -sf " + target + " /logs/verifier/reward.txt\n",
+		})
+	}
+	t.Cleanup(func() { removeTaskImages(t, "hostile-reward/") })
+	forged, leaked, lost := 0, 0, 0
+	var said []string
+	for _, runner := range [][]string{nil, {"--exec-steps"}} {
+		out := filepath.Join(root, fmt.Sprintf("out%d", len(runner)))
+		args := append([]string{"run", "--tasks-dir", tasks, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out}, runner...)
+		run := runBin(t, bin, nil, args...)
+		_, recs, left := records(t, out)
+		leaked += left
+		lost += 2 - len(recs)
+		for _, r := range recs {
+			reason, _ := r["reason"].(string)
+			if r["outcome"] == "passed" {
+				t.Errorf("%v %s passed through a link to a file saying 1", runner, r["task"])
+				forged++
+			}
+			if strings.Contains(reason, "HEADROOM_TRIAL=") || strings.Contains(reason, "PATH=") {
+				t.Errorf("%v %s: PID 1's environment in the reason: %q", runner, r["task"], reason)
+				leaked++
+			}
+			if !strings.Contains(reason, "symbolic link") {
+				t.Errorf("%v %s: %s %q, want the link named", runner, r["task"], r["outcome"], reason)
+			}
+			said = append(said, fmt.Sprintf("%s %s", r["outcome"], reason))
+		}
+		if run.code != 0 && run.code != 1 {
+			t.Errorf("run %v exit %d:\n%s", runner, run.code, run.stderr)
+		}
+	}
+	letoutRow(t, "the verifier's reward.txt a symbolic link to a file saying 1, and to /proc/1/environ, under the step driver and --exec-steps",
+		fmt.Sprintf("4 trials, each %q", said[0]), lost, leaked, forged)
+}

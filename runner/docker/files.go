@@ -64,6 +64,19 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 			return data, err
 		}
 	}
+	// The driver's rule (workload.OpenNoLinks): no link at any point of
+	// the path. The engine resolves a link in a parent inside the
+	// container's root; each parent is looked at first.
+	p = path.Clean("/" + p)
+	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
+		st, err := s.b.cli.ContainerStatPath(ctx, s.id, dir)
+		if IsGone(err) {
+			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		if err == nil && st.Mode&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s in the container %v (%s → %s): %w", p, workload.ErrLink, dir, st.LinkTarget, runner.ErrNotReadable)
+		}
+	}
 	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
 	if err != nil {
 		if IsGone(err) {
@@ -76,6 +89,9 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	hdr, err := tr.Next()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
+	}
+	if hdr.Typeflag == tar.TypeSymlink {
+		return nil, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
 	}
 	if hdr.Typeflag != tar.TypeReg {
 		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
@@ -211,6 +227,8 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 		return nil, true, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	case r.ExitCode == workload.DriverNotRegular:
 		return nil, true, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
+	case r.ExitCode == workload.DriverLink:
+		return nil, true, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
 	case r.ExitCode != 0:
 		return nil, false, nil
 	}
