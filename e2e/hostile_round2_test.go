@@ -353,3 +353,38 @@ func TestHostileRewardLink(t *testing.T) {
 	letoutRow(t, "the verifier's reward.txt a symbolic link to a file saying 1, and to /proc/1/environ, under the step driver and --exec-steps",
 		fmt.Sprintf("4 trials, each %q", said[0]), lost, leaked, forged)
 }
+
+// Item 5: a --pass-env secret of 54 characters reaches the reward: the
+// agent leaves it in a file and the verifier writes that as reward.txt.
+// The reason quotes the reward cut at 40 characters; no piece of the
+// secret of 12 characters or more may be in any record, log or line.
+func TestHostileSecretCutBeforeMasking(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-secret/cut"
+	harborTask(t, tasks, "cut", name, map[string]string{
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\ncp /tmp/s /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	secret := "SeCrEt" + randomHex(24)
+	out := filepath.Join(root, "out")
+	run := runBin(t, bin, []string{"HOSTILE_CUT=" + secret}, "run", "--tasks-dir", tasks, "--tasks", name, "--agent-command", `printf '%s\n' "$HOSTILE_CUT" > /tmp/s`, "--agents", "command", "--pass-env", "HOSTILE_CUT", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	_, recs, left := records(t, out)
+	texts := []map[string]string{experimentFiles(t, out), {"run stdout": run.stdout, "run stderr": run.stderr}}
+	leaked := 0
+	for i := 0; i+12 <= len(secret); i += 6 {
+		n, where := countIn(secret[i:i+12], texts...)
+		if n > 0 {
+			t.Errorf("characters %d–%d of the secret are in %v", i, i+12, where)
+		}
+		leaked += n
+	}
+	reason := ""
+	if len(recs) == 1 {
+		reason, _ = recs[0]["reason"].(string)
+	}
+	letoutRow(t, "a 54-character --pass-env secret written by the verifier as reward.txt (the reason quotes a reward cut at 40 characters)",
+		fmt.Sprintf("%d trial failed: %q", len(recs), reason), 1-len(recs), leaked+left, 0)
+}
