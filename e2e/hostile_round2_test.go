@@ -9,13 +9,16 @@ package e2e
 // must be 0.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/runner/docker"
 )
@@ -387,4 +390,61 @@ func TestHostileSecretCutBeforeMasking(t *testing.T) {
 	}
 	letoutRow(t, "a 54-character --pass-env secret written by the verifier as reward.txt (the reason quotes a reward cut at 40 characters)",
 		fmt.Sprintf("%d trial failed: %q", len(recs), reason), 1-len(recs), leaked+left, 0)
+}
+
+// Item 6: a finished experiment's trials.jsonl replaced by a link to
+// /dev/zero, and by a FIFO nobody writes, given to `report` (under a 2
+// GiB address-space bound and a 60 s deadline, so that a build that
+// reads it whole cannot take the shared machine's memory). Each must be
+// refused at once, naming the file; a hang or an exhaustion counts lost.
+func TestHostileReportReadsAnything(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	task := quickTask(t, filepath.Join(root, "tasks"), "hostile-store/quick", "true")
+	out := filepath.Join(root, "out")
+	if r := runBin(t, bin, nil, "run", "--tasks-dir", filepath.Dir(task), "--ratios", "uncapped", "--repeats", "1", "--out", out); r.code != 0 {
+		t.Fatalf("run exit %d:\n%s", r.code, r.stderr)
+	}
+	dir, _ := onlyExperiment(t, out)
+	lost := 0
+	var said []string
+	for _, c := range []struct {
+		what string
+		make func(p string) error
+	}{
+		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+	} {
+		exp := filepath.Join(root, "copy-"+strings.ReplaceAll(c.what, " ", "-"), filepath.Base(dir))
+		os.MkdirAll(filepath.Dir(exp), 0o755)
+		if o, err := exec.Command("cp", "-a", dir, filepath.Dir(exp)+"/").CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, o)
+		}
+		for _, f := range []string{"trials.jsonl", "trials.summary"} {
+			os.Remove(filepath.Join(exp, f))
+		}
+		if err := c.make(filepath.Join(exp, "trials.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, "bash", "-c", `ulimit -v 2097152; exec "$0" report "$1"`, bin, exp)
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		start := time.Now()
+		o, err := cmd.CombinedOutput()
+		hung := ctx.Err() != nil
+		cancel()
+		took := time.Since(start)
+		switch {
+		case hung:
+			t.Errorf("report of trials.jsonl as %s hung (killed after %s)", c.what, took.Round(time.Second))
+			lost++
+		case err == nil || !strings.Contains(string(o), "trials.jsonl is not a regular file"):
+			t.Errorf("report of trials.jsonl as %s: %v after %s:\n%.600s", c.what, err, took.Round(time.Millisecond), o)
+			lost++
+		}
+		said = append(said, fmt.Sprintf("%s: %s in %s", c.what, firstLineWith(string(o), "trials.jsonl"), took.Round(time.Millisecond)))
+	}
+	letoutRow(t, "`report` of an experiment whose trials.jsonl is a link to /dev/zero, and a FIFO",
+		strings.Join(said, "; "), lost, 0, 0)
 }

@@ -194,7 +194,7 @@ func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
 // newline), and where the line before it ends, reading back from its end
 // rather than the whole file.
 func lastNewline(path string) (end int64, torn bool, err error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return 0, false, err
 	}
@@ -621,7 +621,7 @@ func latestByID(results []model.TrialResult, lines []TrialLine) ([]model.TrialRe
 // reading one line at a time: what each is given is only valid during
 // the call.
 func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) error {
-	f, err := os.Open(filepath.Join(dir, TrialsFile))
+	f, err := openRegular(filepath.Join(dir, TrialsFile))
 	if err != nil {
 		return err
 	}
@@ -646,7 +646,7 @@ func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) 
 // tens of thousands of trials is hundreds of MB: it is never held whole).
 func readTrialLines(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -662,6 +662,9 @@ func readTrialLines(dir string, brief bool, check func(model.TrialResult) error)
 			for err == bufio.ErrBufferFull {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
+				if len(long) > maxStoreFile {
+					return nil, nil, false, fmt.Errorf("%s:%d: a line longer than %d MiB: not a record headroom wrote", path, i, maxStoreFile>>20)
+				}
 			}
 			line = long
 		}
@@ -813,7 +816,7 @@ func withoutOutput(line []byte) []byte {
 // ReadManifest reads an experiment's manifest.
 func ReadManifest(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := readRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return m, err
 	}
@@ -869,7 +872,7 @@ func readListing(dir string) (Manifest, error) {
 			Name string `json:"name"`
 		} `json:"tasks"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := readRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -939,7 +942,7 @@ func ReadTrace(dir, trialID string) ([]event.Sample, []string, error) {
 		return nil, nil, err
 	}
 	var log []string
-	if b, err := os.ReadFile(filepath.Join(tdir, "log.txt")); err == nil {
+	if b, err := readRegular(filepath.Join(tdir, "log.txt")); err == nil {
 		log = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	}
 	return samples, log, nil
