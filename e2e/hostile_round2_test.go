@@ -448,3 +448,29 @@ func TestHostileReportReadsAnything(t *testing.T) {
 	letoutRow(t, "`report` of an experiment whose trials.jsonl is a link to /dev/zero, and a FIFO",
 		strings.Join(said, "; "), lost, 0, 0)
 }
+
+// Item 8: the experiment's lock file deleted while its run (4 trials,
+// concurrency 1) runs, after its first record, then `run --resume` of it:
+// the resume must be refused, the run go on alone.
+func TestHostileLockFileDeleted(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := slowTasks(t, 2500)
+	out := filepath.Join(t.TempDir(), "out")
+	a, dir := startSweep(t, bin, tasks, out, 4, 1)
+	a.waitLine(`^\[1/4\] `, 3*time.Minute)
+	if err := os.Remove(filepath.Join(dir, "lock")); err != nil {
+		t.Fatal(err)
+	}
+	second := runBin(t, bin, nil, "run", "--resume", dir, "--out", out)
+	if second.code != 2 || !strings.Contains(second.stderr, "is being written by") {
+		t.Errorf("resume after the lock file was deleted: exit %d, want 2:\n%s", second.code, second.stderr)
+	}
+	if code := a.wait(5 * time.Minute); code != 0 {
+		t.Errorf("the first run: exit %d:\n%s", code, a.stderr())
+	}
+	lines, ids := distinct(trialLines(t, dir))
+	letoutRow(t, "the experiment's `lock` file deleted while its `run` (4 trials) runs, then `run --resume` of it",
+		fmt.Sprintf("the resume refused, exit %d: %q; the run went on: %d records for %d trials", second.code, firstLineWith(second.stderr, "being written by"), lines, ids),
+		4-ids+lines-ids, containersLeft(t, filepath.Base(dir)), 0)
+}

@@ -12,13 +12,16 @@ import (
 	"time"
 )
 
-// LockFile, in an experiment directory, is held (flock) by the one
-// process writing the experiment; it says who that is.
+// LockFile, in an experiment directory, names the one process writing
+// the experiment. The lock itself is held (flock) on the directory: a
+// file can be deleted from under its lock, and a second writer would
+// then lock a new one; the directory cannot be replaced while it holds
+// the experiment's files without the writer seeing it (checkDir).
 const LockFile = "lock"
 
 // Lock is a held experiment lock. The kernel drops it when its holder
 // dies, however it dies: a stale lock cannot outlive a crash.
-type Lock struct{ f *os.File }
+type Lock struct{ dir, f *os.File }
 
 // LockedError is a second writer refused: the experiment's lock is held.
 type LockedError struct {
@@ -30,7 +33,7 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	who := e.Holder
 	if who == "" {
-		who = "a process that has not said who it is yet"
+		who = "a process that has not said who it is (its lock file was removed, or it has not written it yet)"
 	}
 	return fmt.Sprintf("experiment %s is being written by %s; an experiment has one writer at a time: wait for that run to end (or stop it), then resume", e.Dir, who)
 }
@@ -38,21 +41,33 @@ func (e *LockedError) Error() string {
 // LockExperiment takes dir's lock, or says who holds it. The lock is
 // released by Unlock, or by the holder's death.
 func LockExperiment(dir string) (*Lock, error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := io.ReadAll(io.LimitReader(f, 4096))
-		f.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		d.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Dir: dir, Holder: strings.TrimSpace(string(b))}
+			holder := ""
+			if f, err := openRegular(filepath.Join(dir, LockFile)); err == nil {
+				b, _ := io.ReadAll(io.LimitReader(f, 4096))
+				f.Close()
+				holder = strings.TrimSpace(string(b))
+			}
+			return nil, &LockedError{Dir: dir, Holder: holder}
 		}
 		return nil, fmt.Errorf("experiment %s: lock: %w", dir, err)
 	}
+	// Who holds it, for a second writer to name (a file: the lock is on
+	// the directory, whatever happens to this).
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(Holder()+"\n"), 0)
-	return &Lock{f: f}, nil
+	return &Lock{dir: d, f: f}, nil
 }
 
 // Holder is how this process names itself in a lock: pid, command and
@@ -63,15 +78,16 @@ func Holder() string {
 
 var processStart = time.Now()
 
-// Unlock releases the lock (the file stays: removing it would let a
-// third process lock a fresh file while a second still holds the old).
+// Unlock releases the lock (the file stays, emptied: no holder named
+// while none holds it).
 func (l *Lock) Unlock() {
-	if l == nil || l.f == nil {
+	if l == nil || l.dir == nil {
 		return
 	}
-	_ = l.f.Truncate(0) // no holder named while none holds it
+	_ = l.f.Truncate(0)
 	_ = l.f.Close()
-	l.f = nil
+	_ = l.dir.Close()
+	l.f, l.dir = nil, nil
 }
 
 // identity is a directory's device and inode: what stays when it is
