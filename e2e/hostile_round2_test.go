@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -473,4 +474,66 @@ func TestHostileLockFileDeleted(t *testing.T) {
 	letoutRow(t, "the experiment's `lock` file deleted while its `run` (4 trials) runs, then `run --resume` of it",
 		fmt.Sprintf("the resume refused, exit %d: %q; the run went on: %d records for %d trials", second.code, firstLineWith(second.stderr, "being written by"), lines, ids),
 		4-ids+lines-ids, containersLeft(t, filepath.Base(dir)), 0)
+}
+
+// jsonLines counts the lines of the file at p (0 if it is not there).
+func jsonLines(p string) int {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// Item 9: while a run (4 trials, concurrency 1) runs, after its first
+// record: trials.jsonl renamed to trials.jsonl.bak; and, in another run,
+// trials/ moved aside and replaced by a link to a directory outside.
+// Lost: trials the run said passed whose record is neither in
+// trials.jsonl nor where the run's error says they are; leaked: files
+// written through the link.
+func TestHostileRecordsFileReplaced(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := slowTasks(t, 2500)
+	root := t.TempDir()
+	out := filepath.Join(root, "out")
+	passed := regexp.MustCompile(`(?m)^\[\d+/4\] passed`)
+
+	a, dir := startSweep(t, bin, tasks, out, 4, 1)
+	a.waitLine(`^\[1/4\] `, 3*time.Minute)
+	if err := os.Rename(filepath.Join(dir, "trials.jsonl"), filepath.Join(dir, "trials.jsonl.bak")); err != nil {
+		t.Fatal(err)
+	}
+	code := a.wait(5 * time.Minute)
+	said := a.stderr()
+	kept := jsonLines(filepath.Join(dir, "trials.jsonl"))
+	if strings.Contains(said, "trials.jsonl.bak") {
+		kept += jsonLines(filepath.Join(dir, "trials.jsonl.bak"))
+	}
+	lost := max(0, len(passed.FindAllString(said, -1))-kept)
+	if code == 0 {
+		t.Errorf("the run with its trials.jsonl renamed exited 0:\n%s", said)
+		lost++
+	}
+	renamed := firstLineWith(said, "renamed or replaced")
+
+	outside := filepath.Join(root, "outside")
+	os.MkdirAll(outside, 0o755)
+	b, dir2 := startSweep(t, bin, tasks, out, 4, 1)
+	b.waitLine(`^\[1/4\] `, 3*time.Minute)
+	if err := os.Rename(filepath.Join(dir2, "trials"), filepath.Join(dir2, "trials.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir2, "trials")); err != nil {
+		t.Fatal(err)
+	}
+	code2 := b.wait(5 * time.Minute)
+	written, _ := filepath.Glob(filepath.Join(outside, "*"))
+	if len(written) > 0 || code2 == 0 {
+		t.Errorf("trials/ replaced by a link: exit %d, written outside: %v\n%s", code2, written, b.stderr())
+	}
+	linked := firstLineWith(b.stderr(), "was replaced")
+	letoutRow(t, "while `run` (4 trials) runs, after its first record: trials.jsonl renamed to trials.jsonl.bak; trials/ replaced by a link to a directory outside",
+		fmt.Sprintf("exit %d: %q; exit %d: %q; nothing written outside", code, renamed, code2, linked),
+		lost, len(written)+containersLeft(t, filepath.Base(dir))+containersLeft(t, filepath.Base(dir2)), 0)
 }

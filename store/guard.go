@@ -94,6 +94,54 @@ func (l *Lock) Unlock() {
 // renamed, and changes when it is removed and made again.
 type identity struct{ dev, ino uint64 }
 
+// lidentify is identify of path itself: a link's own, not its target's.
+func lidentify(path string) (identity, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return identity{}, err
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return identity{}, fmt.Errorf("%s is a symbolic link: an experiment writes only into its own directories", path)
+	}
+	return identity{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// checkFiles fails, once and for good, when what the experiment writes
+// through a path is no longer at it: its trials file renamed or replaced
+// (the records would go on into the renamed file, and the experiment
+// read as having none), or its trials directory replaced (by a link, the
+// traces would be written wherever it points). Nothing more is written.
+func (e *Experiment) checkFiles() error {
+	if e.replaced != nil {
+		return e.replaced
+	}
+	why := ""
+	if e.trials != nil {
+		var held, at syscall.Stat_t
+		p := filepath.Join(e.Dir, TrialsFile)
+		if syscall.Fstat(int(e.trials.Fd()), &held) == nil {
+			if err := syscall.Lstat(p, &at); err != nil || at.Dev != held.Dev || at.Ino != held.Ino {
+				now, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(e.trials.Fd())))
+				why = fmt.Sprintf("%s was renamed or replaced while the sweep ran (the records written so far are in %s)", p, now)
+			}
+		}
+	}
+	if tdir := filepath.Join(e.Dir, TrialsDir); why == "" {
+		if id, err := lidentify(tdir); err != nil || id != e.trialsDir {
+			what := "another directory"
+			if err != nil {
+				what = err.Error()
+			}
+			why = fmt.Sprintf("%s was replaced while the sweep ran (%s): traces are written only into the directory the experiment made", tdir, what)
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	e.replaced = fmt.Errorf("%s; nothing more was written and the sweep was stopped: put it back, then resume", why)
+	return e.replaced
+}
+
 func identify(path string) (identity, error) {
 	st, err := os.Stat(path)
 	if err != nil {

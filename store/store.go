@@ -53,6 +53,11 @@ type Experiment struct {
 	dirf *os.File
 	gone *DirGoneError
 	lock *Lock
+	// trialsDir is the identity of TrialsDir as made or opened, replaced
+	// why nothing more is written when a file in the directory is no
+	// longer the experiment's (checkFiles).
+	trialsDir identity
+	replaced  error
 	// summary is SummaryFile being appended to (nil: none is written),
 	// summaryRows its rows, nextLine the line of trials.jsonl the next
 	// record goes to.
@@ -168,6 +173,9 @@ func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
 	if err := os.MkdirAll(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
+	if e.trialsDir, err = lidentify(filepath.Join(dir, TrialsDir)); err != nil {
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
@@ -262,6 +270,9 @@ func create(dir string, m Manifest) (*Experiment, error) {
 	if err := e.identify(); err != nil {
 		return e, err
 	}
+	if e.trialsDir, err = lidentify(filepath.Join(dir, TrialsDir)); err != nil {
+		return e, err
+	}
 	if err := e.writeManifest(); err != nil {
 		return e, err
 	}
@@ -340,7 +351,11 @@ func (e *Experiment) Record(ev event.Event) error {
 	case event.TrialStarted, event.TrialEnded, event.SweepEnded:
 		// Where a record or a trace would be written: not into a
 		// directory that is no longer this experiment's.
-		if err := e.checkDir(); err != nil {
+		err := e.checkDir()
+		if err == nil {
+			err = e.checkFiles()
+		}
+		if err != nil {
 			if end, ok := ev.(event.TrialEnded); ok {
 				e.closeTrial(end.TrialID())
 			}
