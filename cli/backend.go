@@ -133,6 +133,11 @@ func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer, o
 	for _, l := range left {
 		fmt.Fprintln(stderr, session.ReapLine(l))
 	}
+	// A crash during a separate verifier leaves the agent's artifacts
+	// in the temporary directory.
+	for _, l := range runner.ReapArtifacts() {
+		fmt.Fprintln(stderr, l)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)
 	}

@@ -537,3 +537,36 @@ func TestHostileRecordsFileReplaced(t *testing.T) {
 		fmt.Sprintf("exit %d: %q; exit %d: %q; nothing written outside", code, renamed, code2, linked),
 		lost, len(written)+containersLeft(t, filepath.Base(dir))+containersLeft(t, filepath.Base(dir2)), 0)
 }
+
+// Item 7: what a crash during a separate verifier leaves in the
+// temporary directory — the agent's artifacts, in a directory named
+// after the dead headroom (its pid and start time) — beside one whose
+// name has no owner, and a run starting. The dead one's is removed, with
+// its evidence; the other left.
+func TestHostileArtifactsLeftByACrash(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tmp := filepath.Join(root, "tmp")
+	ended := exec.Command("true")
+	ended.Run()
+	dead := filepath.Join(tmp, fmt.Sprintf("headroom-artifacts-%d-1-123456", ended.Process.Pid))
+	anon := filepath.Join(tmp, "headroom-artifacts-123456")
+	for _, d := range []string{dead, anon} {
+		os.MkdirAll(filepath.Join(d, "logs", "artifacts"), 0o700)
+		os.WriteFile(filepath.Join(d, "logs", "artifacts", "model.bin"), make([]byte, 1<<20), 0o600)
+	}
+	task := quickTask(t, filepath.Join(root, "tasks"), "hostile-artifacts/quick", "true")
+	run := runBin(t, bin, []string{"TMPDIR=" + tmp}, "run", "--tasks-dir", filepath.Dir(task), "--ratios", "uncapped", "--repeats", "1", "--out", filepath.Join(root, "out"))
+	leaked := 0
+	if _, err := os.Stat(dead); err == nil {
+		t.Errorf("the dead headroom's artifacts are still in %s", dead)
+		leaked++
+	}
+	if _, err := os.Stat(anon); err != nil {
+		t.Errorf("a directory with no owner in its name was removed: %v", err)
+		leaked++
+	}
+	letoutRow(t, "a run starting beside `$TMPDIR/headroom-artifacts-<pid>-<start>-*` of a dead headroom (1 MiB of the agent's artifacts) and one with no owner in its name",
+		fmt.Sprintf("exit %d; %q; the other left", run.code, firstLineWith(run.stderr, "leftover artifacts")), 0, leaked, 0)
+}
