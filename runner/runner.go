@@ -132,7 +132,6 @@ func Redactor(secrets map[string]string) func(string) string {
 // clipMark is what ends (or starts) text headroom cut short.
 const clipMark = "…"
 
-
 // HostLoad is the host's state, recorded with each trial.
 type HostLoad = model.HostLoad
 
