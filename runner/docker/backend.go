@@ -28,6 +28,9 @@ import (
 type Options struct {
 	// CgroupRoot is where the cgroup file systems are mounted.
 	CgroupRoot string
+	// ImageHealthWait bounds the wait for an image's own HEALTHCHECK
+	// (0: healthWaitLimit, 15 minutes).
+	ImageHealthWait time.Duration
 	// SampleEvery is the memory sampling period (default 50 ms: 20 Hz).
 	SampleEvery time.Duration
 	// ForceStats samples through the engine's stats stream instead of the
