@@ -36,9 +36,22 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 	err := s.b.cli.CopyToContainer(ctx, s.id, "/", pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(err)
 	if err != nil {
+		if taskBlocksCopy(err) && s.engineAnswers() {
+			// The agent replaced a directory headroom copies into (/tests
+			// made a file): the task's doing, the engine answered.
+			return fmt.Errorf("copying %s into the container: the task left a file where a directory goes (%v): %w", describeUploads(uploads), err, runner.ErrTaskInterfered)
+		}
 		return fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), err)
 	}
 	return nil
+}
+
+// taskBlocksCopy says whether the engine refused a copy in because of
+// what is in the container's file system (a file where the copy puts a
+// directory), not because of the engine.
+func taskBlocksCopy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "cannot overwrite non-directory") || strings.Contains(msg, "cannot overwrite directory") || strings.Contains(msg, "not a directory")
 }
 
 func describeUploads(uploads []model.Upload) string {
