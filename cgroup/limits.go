@@ -100,3 +100,55 @@ func (r *Reader) MemoryLimit() (int64, bool) {
 	}
 	return n, true
 }
+
+// CPULimit reads the CPU bandwidth limit the kernel enforces on the
+// container now, in CPUs (quota / period: v2 cpu.max, v1
+// cpu.cfs_quota_us and cpu.cfs_period_us): 0 for none; false when
+// unreadable.
+func (r *Reader) CPULimit() (float64, bool) {
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.memDir, "cpu.max"))
+		if err != nil {
+			return 0, false
+		}
+		f := strings.Fields(string(b))
+		if len(f) != 2 {
+			return 0, false
+		}
+		if f[0] == "max" {
+			return 0, true
+		}
+		q, err1 := strconv.ParseFloat(f[0], 64)
+		p, err2 := strconv.ParseFloat(f[1], 64)
+		if err1 != nil || err2 != nil || p <= 0 {
+			return 0, false
+		}
+		return q / p, true
+	}
+	if r.throttleDir == "" {
+		return 0, false
+	}
+	q, err1 := readInt(filepath.Join(r.throttleDir, "cpu.cfs_quota_us"))
+	p, err2 := readInt(filepath.Join(r.throttleDir, "cpu.cfs_period_us"))
+	if err1 != nil || err2 != nil || p <= 0 {
+		return 0, false
+	}
+	if q < 0 {
+		return 0, true
+	}
+	return float64(q) / float64(p), true
+}
+
+// PidsMax reads the pids limit the kernel enforces on the container now
+// (pids.max): 0 for none; false when unreadable.
+func (r *Reader) PidsMax() (int64, bool) {
+	dir := r.memDir
+	if r.version == 1 {
+		dir = pidsDirV1(r.memDir)
+	}
+	n, err := readInt(filepath.Join(dir, "pids.max"))
+	if err != nil {
+		return 0, false
+	}
+	return max(n, 0), true
+}

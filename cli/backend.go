@@ -83,7 +83,8 @@ func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (
 	if err != nil {
 		return nil, nil, err
 	}
-	return eng, reapLeftovers(ctx, eng, stderr), nil
+	out, _ := cmd.Flags().GetString("out")
+	return eng, reapLeftovers(ctx, eng, stderr, out), nil
 }
 
 // pendingConnect is a connection made while the caller does other work
@@ -123,13 +124,19 @@ func (p *pendingConnect) discard() {
 	}
 }
 
-// reapLeftovers removes what a crashed headroom left behind (connectAndReap).
-func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer) []runner.Owned {
+// reapLeftovers removes what a crashed headroom left behind for the
+// experiments under out (connectAndReap).
+func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer, out string) []runner.Owned {
 	reaped := runner.TimePhase("", "reap")
-	left, err := eng.ReapLeftovers(ctx)
+	left, err := eng.ReapLeftovers(ctx, out)
 	reaped()
 	for _, l := range left {
 		fmt.Fprintln(stderr, session.ReapLine(l))
+	}
+	// A crash during a separate verifier leaves the agent's artifacts
+	// in the temporary directory.
+	for _, l := range runner.ReapArtifacts() {
+		fmt.Fprintln(stderr, l)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "warning: %v\n", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/session"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
@@ -32,10 +33,7 @@ without it, every headroom leftover on the platform.`,
 					return usagef("--out %s is not a directory of experiments (run and the console write them there)", out)
 				}
 			}
-			mine := func(o runner.Owned) bool {
-				st, err := os.Stat(filepath.Join(out, o.Experiment))
-				return o.Experiment != "" && err == nil && st.IsDir()
-			}
+			mine := session.InRoot(out)
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			eng, err := connect(ctx, cmd)

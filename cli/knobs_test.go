@@ -111,8 +111,9 @@ func TestSIGKILLLeavesKnobsForTheReaper(t *testing.T) {
 	if helpers != 3 || len(vols) < 2 {
 		t.Fatalf("want the helper, 2 neighbours, the volume and the network left by the kill; got %d helpers, %v", helpers, vols)
 	}
-	// The next start reaps them (its own sweep has no knobs to leave).
-	r := headroom(t, "run", "--tasks", "swe-edit", "--ratios", "uncapped", "--repeats", "1", "--out", t.TempDir())
+	// The next start over the same root reaps them (its own sweep has no
+	// knobs to leave).
+	r := headroom(t, "run", "--tasks", "swe-edit", "--ratios", "uncapped", "--repeats", "1", "--out", root)
 	if r.code != 0 || !strings.Contains(r.stderr, "removed leftover") {
 		t.Fatalf("next run: exit %d\n%s", r.code, r.stderr)
 	}

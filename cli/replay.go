@@ -120,7 +120,7 @@ func runReplay(cmd *cobra.Command, f *replayFlags, args []string) error {
 		return err
 	}
 	defer eng.Close()
-	reaped := reapLeftovers(ctx, eng, stderr)
+	reaped := reapLeftovers(ctx, eng, stderr, f.run.out)
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: []string{replay.AgentName}, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.run.repeats, Concurrency: f.run.concurrency, Seed: setup.seed,
 		OutRoot: f.run.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.run.sampler == "stats", Keep: f.run.keep, Version: Version,

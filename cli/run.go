@@ -218,7 +218,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return err
 	}
 	defer eng.Close()
-	reaped := reapLeftovers(ctx, eng, stderr)
+	reaped := reapLeftovers(ctx, eng, stderr, f.out)
 	sw, err := eng.Launch(ctx, session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
 		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, Keep: f.keep, Version: Version,

@@ -67,4 +67,26 @@ type SidecarUsage struct {
 	// mark where readable, else the highest sample).
 	PeakBytes int64 `json:"peak_bytes"`
 	OOMKilled bool  `json:"oom_killed,omitempty"`
+	// LimitBytes and PidsLimit are the bounds it ran under
+	// (Sidecar.Bounds); 0 in records from before sidecars had them.
+	LimitBytes int64 `json:"limit_bytes,omitempty"`
+	PidsLimit  int64 `json:"pids_limit,omitempty"`
+}
+
+// DefaultSidecarMemoryBytes is a sidecar's memory limit when its compose
+// service gives none (mem_limit, deploy.resources.limits.memory). A
+// sidecar's memory is its own: the ratio scales only the task's
+// container, and what a sidecar uses is recorded beside it (its peak and
+// this bound), never counted against the task's limit.
+const DefaultSidecarMemoryBytes = 1024 * MiB
+
+// Bounds are the memory limit and pids limit a sidecar runs under, in
+// every profile: its compose memory limit where it gives one, else
+// DefaultSidecarMemoryBytes; DefaultPidsLimit processes.
+func (sc Sidecar) Bounds() (memoryBytes, pids int64) {
+	memoryBytes = sc.MemoryLimitBytes
+	if memoryBytes <= 0 {
+		memoryBytes = DefaultSidecarMemoryBytes
+	}
+	return memoryBytes, DefaultPidsLimit
 }

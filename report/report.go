@@ -364,9 +364,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
 	for _, row := range r.Matrix.Rows {
-		line := "| " + row.Task + " · " + row.Agent + " |"
+		line := "| " + mdCell(row.Task+" · "+row.Agent) + " |"
 		for _, ratio := range r.Matrix.Ratios {
-			line += " `" + r.cellText(row, ratio) + "` |"
+			line += " `" + mdCell(r.cellText(row, ratio)) + "` |"
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -487,3 +487,39 @@ func TestJSONReportWritesSeedsAsStrings(t *testing.T) {
 		t.Errorf("seed %q (%v), want it exact", doc.Trial.Seed, err)
 	}
 }
+
+// A task name holding `|` (a name is any printable text) cannot end a
+// markdown cell and forge another: every row of every table has its
+// header's cells.
+func TestMarkdownEscapesPipesInCells(t *testing.T) {
+	m, ratios, trials := oneTask()
+	const name = "my|task | forged"
+	m.Tasks[0].Name = name
+	for i := range trials {
+		trials[i].Task = name
+	}
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	var b bytes.Buffer
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	cells := func(l string) int { return strings.Count(l, "|") - strings.Count(l, `\|`) }
+	want, rows := -1, 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		if !strings.HasPrefix(l, "|") {
+			want = -1
+			continue
+		}
+		if want < 0 {
+			want = cells(l)
+			continue
+		}
+		rows++
+		if strings.Contains(l, "forged") && cells(l) != want {
+			t.Errorf("row %q has %d cell bars, its table's header %d", l, cells(l), want)
+		}
+	}
+	if !strings.Contains(b.String(), `my\|task \| forged`) {
+		t.Errorf("the name is not escaped:\n%s", b.String())
+	}
+}

@@ -299,13 +299,26 @@ func (r *Report) writeResources(w io.Writer, md bool) error {
 	return writeGrid(w, md, head, lines)
 }
 
+// mdCell is text in a markdown table's cell: a `|` of its own (a task
+// named "a|b") escaped, so it cannot end the cell and forge another.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// mdRow is a markdown table's row of cells, each escaped.
+func mdRow(cells []string) string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = mdCell(c)
+	}
+	return "| " + strings.Join(out, " | ") + " |"
+}
+
 // writeGrid writes rows under a header, aligned or as a markdown table.
 func writeGrid(w io.Writer, md bool, head []string, rows [][]string) error {
 	if md {
-		fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+		fmt.Fprintln(w, mdRow(head))
 		fmt.Fprintln(w, strings.Repeat("|---", len(head))+"|")
 		for _, r := range rows {
-			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+			fmt.Fprintln(w, mdRow(r))
 		}
 		return nil
 	}

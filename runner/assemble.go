@@ -149,7 +149,7 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 		}
 		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, f.lastStep())
 	case model.CauseLimitChanged:
-		return fmt.Sprintf("its memory limit was changed from outside while it ran, from %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, f.ratio)
+		return fmt.Sprintf("its limits were changed from outside while it ran, %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, f.ratio)
 	case model.CauseFrozen:
 		return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s; the limit counted time the task never had, so this is not the task's timeout", f.timedOutStep(), ev.Frozen)
 	case model.CauseEngineLost:

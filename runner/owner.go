@@ -41,10 +41,13 @@ type OwnerStatus struct {
 }
 
 // OwnerCheck checks the process an owner label ("host:pid:start") names.
-// Owners on other hosts are presumed alive: they cannot be checked from
-// here. An owner without a start time (written by an older headroom) is
-// alive while its pid is; with one, only while that pid's process started
-// at that time.
+// Only a complete label can be proven gone: one with no owner, no pid or
+// no start time (someone else's container carrying the headroom label,
+// or one from an older headroom) is never found gone, whatever its state,
+// since removing it could kill what someone is using. Owners on other
+// hosts are presumed alive: they cannot be checked from here. A complete
+// label's owner is alive only while that pid's process started at that
+// time.
 func OwnerCheck(owner string) OwnerStatus {
 	st := OwnerStatus{At: time.Now()}
 	verdict := func(alive bool, format string, a ...any) OwnerStatus {
@@ -54,14 +57,14 @@ func OwnerCheck(owner string) OwnerStatus {
 	parts := strings.Split(owner, ":")
 	me, _ := os.Hostname()
 	if owner == "" {
-		return verdict(false, "no owner label")
+		return verdict(true, "no owner label: not proven headroom's, so never proven gone (left alone)")
 	}
 	if len(parts) < 2 || parts[0] != me {
 		return verdict(true, "owner on host %q, not this host %q: presumed alive (it cannot be checked from here)", parts[0], me)
 	}
 	pid, err := strconv.Atoi(parts[1])
-	if err != nil || pid <= 0 {
-		return verdict(false, "owner label %q names no pid", owner)
+	if err != nil || pid <= 0 || len(parts) != 3 || parts[2] == "" {
+		return verdict(true, "owner label %q is not host:pid:start: never proven gone (left alone)", owner)
 	}
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return verdict(false, "pid %d: kill(%d, 0) answered %v", pid, pid, err)
@@ -70,8 +73,6 @@ func OwnerCheck(owner string) OwnerStatus {
 	switch {
 	case start == exitedStart:
 		return verdict(false, "pid %d has exited (/proc/%d/stat: a zombie its parent has not waited for)", pid, pid)
-	case len(parts) < 3:
-		return verdict(true, "pid %d is running (the label, from an older headroom, has no start time to compare)", pid)
 	case !ok:
 		// Unreadable /proc (another pid namespace): the live pid is all we know.
 		return verdict(true, "pid %d is running; /proc/%d/stat unreadable, so its start time cannot be compared: presumed alive", pid, pid)

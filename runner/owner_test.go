@@ -32,11 +32,14 @@ func TestOwnerAlive(t *testing.T) {
 	}{
 		{me, true},
 		{host + ":" + pid, true}, // an older label without a start time
+		// Incomplete labels are never proven gone (someone else's
+		// container carrying headroom's label).
+		{host + ":" + strconv.Itoa(cmd.Process.Pid), true},
 		{reused, false},
 		{gone, false},
 		{"elsewhere:1:1", true}, // another host cannot be checked
-		{"", false},
-		{host + ":notapid", false},
+		{"", true},
+		{host + ":notapid", true},
 	} {
 		if got := OwnerAlive(c.owner); got != c.alive {
 			t.Errorf("OwnerAlive(%q) = %v, want %v", c.owner, got, c.alive)
@@ -74,10 +77,8 @@ func TestOwnerAliveZombie(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	for _, o := range []string{owner, host + ":" + strconv.Itoa(cmd.Process.Pid)} {
-		if OwnerAlive(o) {
-			t.Errorf("OwnerAlive(%q) of a zombie = true", o)
-		}
+	if OwnerAlive(owner) {
+		t.Errorf("OwnerAlive(%q) of a zombie = true", owner)
 	}
 	_ = cmd.Wait()
 }
@@ -97,7 +98,8 @@ func TestOwnerCheckEvidence(t *testing.T) {
 		host + ":" + strconv.Itoa(os.Getpid()) + ":1": "started at " + start + " ticks after boot, not 1 as labelled: another process reusing the pid",
 		host + ":" + strconv.Itoa(dead) + ":1":        "pid " + strconv.Itoa(dead) + ": kill(" + strconv.Itoa(dead) + ", 0) answered no such process",
 		"elsewhere:1:1":                               `owner on host "elsewhere", not this host`,
-		"":                                            "no owner label",
+		"":                                            "no owner label: not proven headroom's",
+		host + ":" + strconv.Itoa(dead):               "is not host:pid:start: never proven gone",
 	} {
 		st := OwnerCheck(owner)
 		if !strings.Contains(st.Evidence, want) || st.At.IsZero() || st.Alive != OwnerAlive(owner) {

@@ -134,7 +134,7 @@ func (t *trialRun) procSample(s ProcSample) {
 		raw := untrace(p.Command)
 		shown := t.shown(raw, role, parent, p.Forked)
 		resolved[i] = shown != raw
-		s.Procs[i].Command = t.r.redact(clipCommand(shown))
+		s.Procs[i].Command = clipCommand(t.r.redact(shown)) // masked whole, then cut
 	}
 	if !pt.started {
 		pt.started, pt.init, pt.seen = true, map[procKey]bool{}, map[procKey]*trackedProc{}

@@ -31,3 +31,22 @@ func TestRedactorMasksEachLineOfAMultiLineSecret(t *testing.T) {
 		}
 	}
 }
+
+// Text cut before it is masked keeps a secret's start before the cut
+// mark, or its end after it: each is masked, so clip-then-redact leaks
+// nothing of 6 characters or more (the reward reason quoted the first 40
+// characters of a --pass-env secret).
+func TestRedactorMasksASecretCutShort(t *testing.T) {
+	redact := Redactor(map[string]string{"TOKEN": "SeCrEt0123456789012345678901234567890123456789-tail"})
+	for in, want := range map[string]string{
+		`is not a number: "SeCrEt0123456789012345678901234567890123…"`: `is not a number: "[redacted TOKEN]…"`,
+		"…789-tail and more":          "…[redacted TOKEN] and more",
+		"x SeCrEt01… y …3456789-tail": "x [redacted TOKEN]… y …[redacted TOKEN]",
+		"cut at Secr… (too short)":    "cut at Secr… (too short)",
+		"nothing cut SeCrEt0":         "nothing cut SeCrEt0",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

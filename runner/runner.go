@@ -94,8 +94,43 @@ func Redactor(secrets map[string]string) func(string) string {
 	for _, m := range masks {
 		pairs = append(pairs, m.text, "[redacted "+m.name+"]")
 	}
-	return strings.NewReplacer(pairs...).Replace
+	whole := strings.NewReplacer(pairs...).Replace
+	return func(s string) string {
+		s = whole(s)
+		if !strings.Contains(s, clipMark) {
+			return s
+		}
+		// Text cut short before it came here (a reward "is not a number:
+		// \"SeCrEt0123…\"") may hold a secret's start before the mark,
+		// or its end after it: masked as the whole would have been.
+		parts := strings.Split(s, clipMark)
+		for i := range parts {
+			for _, m := range masks {
+				mark := "[redacted " + m.name + "]"
+				if i < len(parts)-1 {
+					for n := min(len(m.text), len(parts[i])); n >= MinSecretLen; n-- {
+						if strings.HasSuffix(parts[i], m.text[:n]) {
+							parts[i] = parts[i][:len(parts[i])-n] + mark
+							break
+						}
+					}
+				}
+				if i > 0 {
+					for n := min(len(m.text), len(parts[i])); n >= MinSecretLen; n-- {
+						if strings.HasPrefix(parts[i], m.text[len(m.text)-n:]) {
+							parts[i] = mark + parts[i][n:]
+							break
+						}
+					}
+				}
+			}
+		}
+		return strings.Join(parts, clipMark)
+	}
 }
+
+// clipMark is what ends (or starts) text headroom cut short.
+const clipMark = "…"
 
 // HostLoad is the host's state, recorded with each trial.
 type HostLoad = model.HostLoad

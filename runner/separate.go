@@ -77,7 +77,7 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 	if !ok {
 		return out, errors.New("this backend cannot copy artifacts out of a sandbox, which a separate verifier needs")
 	}
-	dir, err := os.MkdirTemp("", "headroom-artifacts-")
+	dir, err := artifactsDir()
 	if err != nil {
 		return out, err
 	}

@@ -253,9 +253,12 @@ type pendingStep struct {
 	step  int
 	funcs int
 	cmd   string
-	// pids and cmds are a pipeline step's processes and their commands.
-	pids []int
-	cmds []string
+	// pids and cmds are a pipeline step's processes and their commands;
+	// cmdBytes counts the commands' bytes (those past OutputLineBytes
+	// are kept empty).
+	pids     []int
+	cmds     []string
+	cmdBytes int
 }
 
 // traceWindow is the children the script's shell forked from one state.
@@ -362,7 +365,13 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 	case w != nil && sameState(w.state, m):
 		w.pids = append(w.pids, m.pid)
 		if o := w.open; o != nil && o.step == b.next-1 {
-			o.pids, o.cmds = append(o.pids, m.pid), append(o.cmds, m.cmd)
+			// A command past what show keeps is not kept (its pid is,
+			// for the statuses): a pipeline of thousands stays bounded.
+			cmd := m.cmd
+			if o.cmdBytes += len(cmd); o.cmdBytes > OutputLineBytes {
+				cmd = ""
+			}
+			o.pids, o.cmds = append(o.pids, m.pid), append(o.cmds, cmd)
 			b.proc(m.pid).last = o
 			return o.step, true
 		}
@@ -382,7 +391,7 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 	}
 	step = b.next
 	b.next++
-	ps := &pendingStep{step: step, funcs: m.funcs, cmd: m.cmd, pids: []int{m.pid}, cmds: []string{m.cmd}}
+	ps := &pendingStep{step: step, funcs: m.funcs, cmd: m.cmd, pids: []int{m.pid}, cmds: []string{m.cmd}, cmdBytes: len(m.cmd)}
 	b.proc(m.pid).last = ps
 	if w := b.window; m.pid != b.root && w != nil && w.open == nil && w.pids[0] == m.pid {
 		w.open = ps
@@ -399,11 +408,15 @@ func (b *statusBook) show(step int) string {
 				idx[i] = i
 			}
 			slices.SortFunc(idx, func(a, c int) int { return l.pids[a] - l.pids[c] })
-			parts := make([]string, len(idx))
-			for i, k := range idx {
-				parts[i] = l.cmds[k]
+			var parts []string
+			for _, k := range idx {
+				if l.cmds[k] != "" {
+					parts = append(parts, l.cmds[k])
+				}
 			}
-			return strings.Join(parts, " | ")
+			// Cut as every shown command is (runStep's clip), also when
+			// commands join a running pipeline.
+			return clip(strings.Join(parts, " | "), OutputLineBytes)
 		}
 	}
 	return ""

@@ -324,3 +324,18 @@ echo end
 		}
 	}
 }
+
+// A pipeline whose commands join the running step one trace line at a
+// time is shown cut at OutputLineBytes, as any step's command is: five
+// commands of 600 bytes made a 3 KB show (3.27 MB seen in one).
+func TestJoinedPipelineShowIsCut(t *testing.T) {
+	lines, code := runWrapped(t, "A=$(printf 'x%.0s' $(seq 1 600))\ntrue $A | true $A | true $A | true $A | true $A\n", false)
+	cmds := replay(lines, code)
+	longest := 0
+	for _, c := range cmds {
+		longest = max(longest, len(c.cmd))
+	}
+	if longest <= 1200 || longest > OutputLineBytes+len("…") {
+		t.Errorf("longest shown command %d bytes, want more than two commands' and at most %d", longest, OutputLineBytes+len("…"))
+	}
+}

@@ -14,12 +14,28 @@ import (
 )
 
 // ReapLeftovers removes what headroom made (a container or pod, a trial's
-// network or volume) whose headroom process is gone
-// (a SIGKILL, a closed terminal, a reboot). Kept sandboxes (--keep) and
-// those of live runs are left alone, as is a network or volume still in
-// use.
-func (e *Engine) ReapLeftovers(ctx context.Context) ([]runner.Owned, error) {
-	return e.Clean(ctx, func(o runner.Owned) bool { return !o.Kept && !o.OwnerAlive }, false)
+// network or volume) for an experiment under root whose headroom process
+// is gone (a SIGKILL, a closed terminal, a reboot), as `clean --out root`
+// does. Kept sandboxes (--keep), those of live runs, those whose owner
+// label is not complete (OwnerCheck) and those of other experiments roots
+// are left alone, as is a network or volume still in use.
+func (e *Engine) ReapLeftovers(ctx context.Context, root string) ([]runner.Owned, error) {
+	mine := InRoot(root)
+	return e.Clean(ctx, func(o runner.Owned) bool { return !o.Kept && !o.OwnerAlive && mine(o) }, false)
+}
+
+// InRoot says whether what headroom made belongs to an experiment whose
+// directory is under root: its experiment label one path element naming
+// a directory there.
+func InRoot(root string) func(runner.Owned) bool {
+	return func(o runner.Owned) bool {
+		e := o.Experiment
+		if e == "" || e == "." || e == ".." || filepath.Base(e) != e {
+			return false
+		}
+		st, err := os.Stat(filepath.Join(root, e))
+		return err == nil && st.IsDir()
+	}
 }
 
 // Clean removes what headroom made that remove says to, in the order the

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -25,10 +27,16 @@ func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
 		Broken: map[string]string{"fake/broken": "no such base image"},
 	}
 	runner.Register(plat.Definition("fake-port"))
-	dead := runner.Owned{ID: "p1", Name: "pod-dead", Kind: "pod", Owner: "gone", OwnerAlive: false}
-	live := runner.Owned{ID: "p2", Name: "pod-live", Kind: "pod", Owner: "other", OwnerAlive: true}
-	kept := runner.Owned{ID: "p3", Name: "pod-kept", Kind: "pod", Kept: true}
-	for _, o := range []runner.Owned{dead, live, kept} {
+	// The reap is scoped to the experiments under its root: another
+	// root's dead pod is left.
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "e1"), 0o755)
+	dead := runner.Owned{ID: "p1", Name: "pod-dead", Kind: "pod", Experiment: "e1", Owner: "gone", OwnerAlive: false}
+	live := runner.Owned{ID: "p2", Name: "pod-live", Kind: "pod", Experiment: "e1", Owner: "other", OwnerAlive: true}
+	kept := runner.Owned{ID: "p3", Name: "pod-kept", Kind: "pod", Experiment: "e1", Kept: true}
+	elsewhere := runner.Owned{ID: "p4", Name: "pod-elsewhere", Kind: "pod", Experiment: "e2", Owner: "gone", OwnerAlive: false}
+	climbing := runner.Owned{ID: "p5", Name: "pod-climbing", Kind: "pod", Experiment: "..", Owner: "gone", OwnerAlive: false}
+	for _, o := range []runner.Owned{dead, live, kept, elsewhere, climbing} {
 		plat.Own(o)
 	}
 
@@ -38,7 +46,7 @@ func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, err := eng.ReapLeftovers(ctx)
+	left, err := eng.ReapLeftovers(ctx, root)
 	if err != nil || len(left) != 1 || left[0].Name != "pod-dead" || !slices.Equal(plat.RemovedNames(), []string{"pod-dead"}) {
 		t.Errorf("reaped %+v (removed %v, err %v), want only the dead owner's pod", left, plat.RemovedNames(), err)
 	}

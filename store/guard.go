@@ -12,13 +12,16 @@ import (
 	"time"
 )
 
-// LockFile, in an experiment directory, is held (flock) by the one
-// process writing the experiment; it says who that is.
+// LockFile, in an experiment directory, names the one process writing
+// the experiment. The lock itself is held (flock) on the directory: a
+// file can be deleted from under its lock, and a second writer would
+// then lock a new one; the directory cannot be replaced while it holds
+// the experiment's files without the writer seeing it (checkDir).
 const LockFile = "lock"
 
 // Lock is a held experiment lock. The kernel drops it when its holder
 // dies, however it dies: a stale lock cannot outlive a crash.
-type Lock struct{ f *os.File }
+type Lock struct{ dir, f *os.File }
 
 // LockedError is a second writer refused: the experiment's lock is held.
 type LockedError struct {
@@ -30,7 +33,7 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	who := e.Holder
 	if who == "" {
-		who = "a process that has not said who it is yet"
+		who = "a process that has not said who it is (its lock file was removed, or it has not written it yet)"
 	}
 	return fmt.Sprintf("experiment %s is being written by %s; an experiment has one writer at a time: wait for that run to end (or stop it), then resume", e.Dir, who)
 }
@@ -38,21 +41,33 @@ func (e *LockedError) Error() string {
 // LockExperiment takes dir's lock, or says who holds it. The lock is
 // released by Unlock, or by the holder's death.
 func LockExperiment(dir string) (*Lock, error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	d, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := io.ReadAll(io.LimitReader(f, 4096))
-		f.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		d.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Dir: dir, Holder: strings.TrimSpace(string(b))}
+			holder := ""
+			if f, err := openRegular(filepath.Join(dir, LockFile)); err == nil {
+				b, _ := io.ReadAll(io.LimitReader(f, 4096))
+				f.Close()
+				holder = strings.TrimSpace(string(b))
+			}
+			return nil, &LockedError{Dir: dir, Holder: holder}
 		}
 		return nil, fmt.Errorf("experiment %s: lock: %w", dir, err)
 	}
+	// Who holds it, for a second writer to name (a file: the lock is on
+	// the directory, whatever happens to this).
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("experiment %s: %w", dir, err)
+	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(Holder()+"\n"), 0)
-	return &Lock{f: f}, nil
+	return &Lock{dir: d, f: f}, nil
 }
 
 // Holder is how this process names itself in a lock: pid, command and
@@ -63,20 +78,69 @@ func Holder() string {
 
 var processStart = time.Now()
 
-// Unlock releases the lock (the file stays: removing it would let a
-// third process lock a fresh file while a second still holds the old).
+// Unlock releases the lock (the file stays, emptied: no holder named
+// while none holds it).
 func (l *Lock) Unlock() {
-	if l == nil || l.f == nil {
+	if l == nil || l.dir == nil {
 		return
 	}
-	_ = l.f.Truncate(0) // no holder named while none holds it
+	_ = l.f.Truncate(0)
 	_ = l.f.Close()
-	l.f = nil
+	_ = l.dir.Close()
+	l.f, l.dir = nil, nil
 }
 
 // identity is a directory's device and inode: what stays when it is
 // renamed, and changes when it is removed and made again.
 type identity struct{ dev, ino uint64 }
+
+// lidentify is identify of path itself: a link's own, not its target's.
+func lidentify(path string) (identity, error) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return identity{}, err
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return identity{}, fmt.Errorf("%s is a symbolic link: an experiment writes only into its own directories", path)
+	}
+	return identity{dev: uint64(st.Dev), ino: st.Ino}, nil
+}
+
+// checkFiles fails, once and for good, when what the experiment writes
+// through a path is no longer at it: its trials file renamed or replaced
+// (the records would go on into the renamed file, and the experiment
+// read as having none), or its trials directory replaced (by a link, the
+// traces would be written wherever it points). Nothing more is written.
+func (e *Experiment) checkFiles() error {
+	if e.replaced != nil {
+		return e.replaced
+	}
+	why := ""
+	if e.trials != nil {
+		var held, at syscall.Stat_t
+		p := filepath.Join(e.Dir, TrialsFile)
+		if syscall.Fstat(int(e.trials.Fd()), &held) == nil {
+			if err := syscall.Lstat(p, &at); err != nil || at.Dev != held.Dev || at.Ino != held.Ino {
+				now, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(e.trials.Fd())))
+				why = fmt.Sprintf("%s was renamed or replaced while the sweep ran (the records written so far are in %s)", p, now)
+			}
+		}
+	}
+	if tdir := filepath.Join(e.Dir, TrialsDir); why == "" {
+		if id, err := lidentify(tdir); err != nil || id != e.trialsDir {
+			what := "another directory"
+			if err != nil {
+				what = err.Error()
+			}
+			why = fmt.Sprintf("%s was replaced while the sweep ran (%s): traces are written only into the directory the experiment made", tdir, what)
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	e.replaced = fmt.Errorf("%s; nothing more was written and the sweep was stopped: put it back, then resume", why)
+	return e.replaced
+}
 
 func identify(path string) (identity, error) {
 	st, err := os.Stat(path)

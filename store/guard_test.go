@@ -104,6 +104,13 @@ func TestSecondWriterRefused(t *testing.T) {
 	if !errors.As(err, &held) || !strings.Contains(held.Holder, "pid "+itoa(os.Getpid())) {
 		t.Fatalf("second writer: %v", err)
 	}
+	// The lock file deleted (or replaced) from under its holder: the
+	// lock is on the directory, and holds.
+	os.Remove(filepath.Join(e.Dir, LockFile))
+	os.WriteFile(filepath.Join(e.Dir, LockFile), nil, 0o600)
+	if _, err := Open(e.Dir, Manifest{ID: "exp1", Status: "running"}); !errors.As(err, &held) {
+		t.Fatalf("second writer after the lock file was replaced: %v", err)
+	}
 	e.Close()
 	e2, err := Open(e.Dir, Manifest{ID: "exp1", Status: "running"})
 	if err != nil {
@@ -112,7 +119,7 @@ func TestSecondWriterRefused(t *testing.T) {
 	e2.Close()
 
 	// A holder killed with SIGKILL leaves no lock behind.
-	cmd := exec.Command("flock", filepath.Join(e.Dir, LockFile), "sleep", "60")
+	cmd := exec.Command("flock", e.Dir, "sleep", "60")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if _, err := exec.LookPath("flock"); err != nil {
 		t.Skip("no flock(1)")

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -61,12 +60,12 @@ func rowSeal(line []byte) (text []byte, sum uint32, ok bool) {
 // records' places, one row per line of the summary, in order), reading
 // the summary and trials.jsonl once each.
 func verifySeals(dir string, at []TrialLine) error {
-	sf, err := os.Open(filepath.Join(dir, SummaryFile))
+	sf, err := openRegular(filepath.Join(dir, SummaryFile))
 	if err != nil {
 		return err
 	}
 	defer sf.Close()
-	tf, err := os.Open(filepath.Join(dir, TrialsFile))
+	tf, err := openRegular(filepath.Join(dir, TrialsFile))
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,11 @@ type Experiment struct {
 	dirf *os.File
 	gone *DirGoneError
 	lock *Lock
+	// trialsDir is the identity of TrialsDir as made or opened, replaced
+	// why nothing more is written when a file in the directory is no
+	// longer the experiment's (checkFiles).
+	trialsDir identity
+	replaced  error
 	// summary is SummaryFile being appended to (nil: none is written),
 	// summaryRows its rows, nextLine the line of trials.jsonl the next
 	// record goes to.
@@ -168,6 +173,9 @@ func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
 	if err := os.MkdirAll(filepath.Join(dir, TrialsDir), 0o700); err != nil {
 		return nil, err
 	}
+	if e.trialsDir, err = lidentify(filepath.Join(dir, TrialsDir)); err != nil {
+		return nil, err
+	}
 	if err := e.writeManifest(); err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
@@ -194,7 +202,7 @@ func OpenLocked(dir string, m Manifest, lk *Lock) (_ *Experiment, err error) {
 // newline), and where the line before it ends, reading back from its end
 // rather than the whole file.
 func lastNewline(path string) (end int64, torn bool, err error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return 0, false, err
 	}
@@ -260,6 +268,9 @@ func create(dir string, m Manifest) (*Experiment, error) {
 	}
 	e := &Experiment{Dir: dir, manifest: m, open: map[string]*trialFiles{}, lock: lk}
 	if err := e.identify(); err != nil {
+		return e, err
+	}
+	if e.trialsDir, err = lidentify(filepath.Join(dir, TrialsDir)); err != nil {
 		return e, err
 	}
 	if err := e.writeManifest(); err != nil {
@@ -340,7 +351,11 @@ func (e *Experiment) Record(ev event.Event) error {
 	case event.TrialStarted, event.TrialEnded, event.SweepEnded:
 		// Where a record or a trace would be written: not into a
 		// directory that is no longer this experiment's.
-		if err := e.checkDir(); err != nil {
+		err := e.checkDir()
+		if err == nil {
+			err = e.checkFiles()
+		}
+		if err != nil {
 			if end, ok := ev.(event.TrialEnded); ok {
 				e.closeTrial(end.TrialID())
 			}
@@ -621,7 +636,7 @@ func latestByID(results []model.TrialResult, lines []TrialLine) ([]model.TrialRe
 // reading one line at a time: what each is given is only valid during
 // the call.
 func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) error {
-	f, err := os.Open(filepath.Join(dir, TrialsFile))
+	f, err := openRegular(filepath.Join(dir, TrialsFile))
 	if err != nil {
 		return err
 	}
@@ -646,7 +661,7 @@ func CopyTrialLines(dir string, lines []TrialLine, each func(raw []byte) error) 
 // tens of thousands of trials is hundreds of MB: it is never held whole).
 func readTrialLines(dir string, brief bool, check func(model.TrialResult) error) (results []model.TrialResult, lines []TrialLine, torn bool, err error) {
 	path := filepath.Join(dir, TrialsFile)
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -662,6 +677,9 @@ func readTrialLines(dir string, brief bool, check func(model.TrialResult) error)
 			for err == bufio.ErrBufferFull {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
+				if len(long) > maxStoreFile {
+					return nil, nil, false, fmt.Errorf("%s:%d: a line longer than %d MiB: not a record headroom wrote", path, i, maxStoreFile>>20)
+				}
 			}
 			line = long
 		}
@@ -813,7 +831,7 @@ func withoutOutput(line []byte) []byte {
 // ReadManifest reads an experiment's manifest.
 func ReadManifest(dir string) (Manifest, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := readRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return m, err
 	}
@@ -869,7 +887,7 @@ func readListing(dir string) (Manifest, error) {
 			Name string `json:"name"`
 		} `json:"tasks"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := readRegular(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return Manifest{}, err
 	}
@@ -939,7 +957,7 @@ func ReadTrace(dir, trialID string) ([]event.Sample, []string, error) {
 		return nil, nil, err
 	}
 	var log []string
-	if b, err := os.ReadFile(filepath.Join(tdir, "log.txt")); err == nil {
+	if b, err := readRegular(filepath.Join(tdir, "log.txt")); err == nil {
 		log = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	}
 	return samples, log, nil

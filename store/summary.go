@@ -559,7 +559,7 @@ func readSummaryRows(dir string, each func(*summaryRow)) (last summaryRow, err e
 	if sst.ModTime().Before(tst.ModTime()) {
 		return last, errSummary(TrialsFile + " changed after its summary")
 	}
-	f, err := os.Open(spath)
+	f, err := openRegular(spath)
 	if err != nil {
 		return last, err
 	}
@@ -569,7 +569,7 @@ func readSummaryRows(dir string, each func(*summaryRow)) (last summaryRow, err e
 		return summaryRow{}, err
 	}
 	// Read back the first and last records: the rows must be theirs.
-	t, err := os.Open(tpath)
+	t, err := openRegular(tpath)
 	if err != nil {
 		return summaryRow{}, err
 	}
@@ -678,7 +678,7 @@ func readRecordAt(f *os.File, at TrialLine) (model.TrialResult, error) {
 // ReadRecord reads the one record at at (a place ReadTrialsSummary
 // gave), without its steps' output: one trial's detail.
 func ReadRecord(dir string, at TrialLine) (model.TrialResult, error) {
-	f, err := os.Open(filepath.Join(dir, TrialsFile))
+	f, err := openRegular(filepath.Join(dir, TrialsFile))
 	if err != nil {
 		return model.TrialResult{}, err
 	}

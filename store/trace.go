@@ -337,7 +337,7 @@ func parseCSVSample(line []byte) (event.Sample, error) {
 // os.IsNotExist when there is none.
 func readCompact(tdir string) ([]event.Sample, error) {
 	path := filepath.Join(tdir, SamplesCompact)
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -534,6 +534,9 @@ func (f *fileTask) network(t *model.Task, defNetwork string) error {
 			t.Resources.Defaulted = append(t.Resources.Defaulted, "allow_internet")
 		}
 	}
+	if err := model.CheckNetwork(t.Network); err != nil {
+		return err
+	}
 	if mode == netAllowlist {
 		if t.AllowedHosts, err = allowedHosts("environment", env.AllowedHosts); err != nil {
 			return err

@@ -94,6 +94,9 @@ const (
 	// DriverNotRegular: OpRead of what is not a regular file (a
 	// directory, a FIFO, a device).
 	DriverNotRegular = 46
+	// DriverLink: OpRead of a path that is, or passes through, a
+	// symbolic link (ErrLink).
+	DriverLink = 47
 )
 
 // initSignals are the signals that end a Go program by default. As the
@@ -219,16 +222,16 @@ func fileOp(c Command, stdout, stderr io.Writer) int {
 		return untar(c.Argv, bytes.NewReader(c.Stdin), stderr)
 	}
 	// Non-blocking: a FIFO in the file's place must not hold the driver
-	// (and headroom with it) in its open; only a regular file is read.
-	f, err := os.OpenFile(c.Argv[0], os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, os.ErrNotExist) {
+	// (and headroom with it) in its open; only a regular file is read,
+	// and never through a link (the driver is PID 1: /proc/1/environ).
+	f, err := OpenNoLinks(c.Argv[0])
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return DriverNoFile
-	}
-	if err == nil {
-		if st, serr := f.Stat(); serr == nil && !st.Mode().IsRegular() {
-			f.Close()
-			return DriverNotRegular
-		}
+	case errors.Is(err, ErrLink):
+		return DriverLink
+	case errors.Is(err, ErrNotRegular):
+		return DriverNotRegular
 	}
 	var data []byte
 	if err == nil {

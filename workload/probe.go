@@ -63,6 +63,10 @@ const (
 // CatMissing is cat's exit code for a file that does not exist.
 const CatMissing = 3
 
+// CatNotReadable is cat's exit code for a path that is a link, under
+// one, or not a regular file (OpenNoLinks).
+const CatNotReadable = 4
+
 // probePrefix starts every probe line: a step's own output is framed, so
 // nothing else can start one.
 const probePrefix = "hr1 "
@@ -630,11 +634,14 @@ func cat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: hr-workload cat FILE")
 		return 2
 	}
-	f, err := os.Open(args[0])
+	f, err := OpenNoLinks(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "hr-workload cat: %v\n", err)
-		if errors.Is(err, os.ErrNotExist) {
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			return CatMissing
+		case errors.Is(err, ErrLink), errors.Is(err, ErrNotRegular):
+			return CatNotReadable
 		}
 		return 1
 	}

@@ -236,8 +236,13 @@ func TestUntarAndCat(t *testing.T) {
 	if l, err := os.Readlink(filepath.Join(dir, "work/link")); err != nil || l != "run.sh" {
 		t.Errorf("link %q %v", l, err)
 	}
-	if code := cat([]string{filepath.Join(dir, "work/link")}, &stdout, &stderr); code != 0 || stdout.String() != "echo\n" {
+	if code := cat([]string{filepath.Join(dir, "work/run.sh")}, &stdout, &stderr); code != 0 || stdout.String() != "echo\n" {
 		t.Errorf("cat %d %q", code, stdout.String())
+	}
+	// A link is not read through (the reward's rule: OpenNoLinks).
+	stdout.Reset()
+	if code := cat([]string{filepath.Join(dir, "work/link")}, &stdout, &stderr); code != CatNotReadable || stdout.Len() != 0 {
+		t.Errorf("cat of a link: %d %q, want %d and nothing", code, stdout.String(), CatNotReadable)
 	}
 	if code := cat([]string{filepath.Join(dir, "nope")}, &stdout, &stderr); code != CatMissing {
 		t.Errorf("cat of a missing file: %d", code)

@@ -28,6 +28,9 @@ import (
 type Options struct {
 	// CgroupRoot is where the cgroup file systems are mounted.
 	CgroupRoot string
+	// ImageHealthWait bounds the wait for an image's own HEALTHCHECK
+	// (0: healthWaitLimit, 15 minutes).
+	ImageHealthWait time.Duration
 	// SampleEvery is the memory sampling period (default 50 ms: 20 Hz).
 	SampleEvery time.Duration
 	// ForceStats samples through the engine's stats stream instead of the
@@ -277,6 +280,11 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 }
 
 func (b *Backend) start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	// The loaders refuse it; a task from elsewhere (a manifest, a test)
+	// is refused here too, before anything joins its namespace.
+	if err := model.CheckNetwork(task.Network); err != nil {
+		return nil, fmt.Errorf("task %s: %w", task.Name, err)
+	}
 	p := trial.Policy
 	res := container.Resources{
 		MemoryReservation: p.GuaranteeBytes,
@@ -353,6 +361,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 	}
+	// Set either way: the container's own label overrides its image's
+	// (an image's LABEL headroom.kept=1 keeps nothing; ownLabels).
+	cfg.Labels[runner.LabelKept] = ""
 	if b.opts.Keep {
 		cfg.Labels[runner.LabelKept] = "1"
 	}

@@ -301,6 +301,27 @@ func TestFaults(t *testing.T) {
 		}
 	})
 
+	t.Run("limit-changed-cpu-pids", func(t *testing.T) {
+		// docker update --cpus and --pids-limit by someone else mid-step
+		// (issue #40, item 10): lowered CPUs made the step time out,
+		// charged to the task; the ratio sets both, as it sets memory.
+		res := injectFault(t, model.CauseLimitChanged, Options{}, testCli, noEnv(faultTask("limitcpu", "64M", 60,
+			`{ duration_ms = 5000, base_mb = 4 }`)), []model.Ratio{{K: 1}, {K: 2}}, 1, onFirstStep(func(n int, id string) {
+			r := container.Resources{NanoCPUs: 300_000_000}
+			if n%2 == 1 {
+				pids := int64(4096)
+				r = container.Resources{PidsLimit: &pids}
+			}
+			testCli.ContainerUpdate(context.Background(), id, container.UpdateConfig{Resources: r})
+		}))
+		wantCause(t, res, model.CauseLimitChanged)
+		for _, r := range res {
+			if !strings.Contains(r.Reason, "changed from outside") || !(strings.Contains(r.Reason, "CPUs ") || strings.Contains(r.Reason, "pids ")) {
+				t.Errorf("%s: the reason does not say which limit moved: %s", r.ID, r.Reason)
+			}
+		}
+	})
+
 	t.Run("frozen", func(t *testing.T) {
 		// docker pause by someone else mid-step, for longer than the
 		// agent's time limit leaves: the timeout counted time the task

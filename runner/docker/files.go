@@ -36,9 +36,22 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 	err := s.b.cli.CopyToContainer(ctx, s.id, "/", pr, container.CopyToContainerOptions{})
 	pr.CloseWithError(err)
 	if err != nil {
+		if taskBlocksCopy(err) && s.engineAnswers() {
+			// The agent replaced a directory headroom copies into (/tests
+			// made a file): the task's doing, the engine answered.
+			return fmt.Errorf("copying %s into the container: the task left a file where a directory goes (%v): %w", describeUploads(uploads), err, runner.ErrTaskInterfered)
+		}
 		return fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), err)
 	}
 	return nil
+}
+
+// taskBlocksCopy says whether the engine refused a copy in because of
+// what is in the container's file system (a file where the copy puts a
+// directory), not because of the engine.
+func taskBlocksCopy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "cannot overwrite non-directory") || strings.Contains(msg, "cannot overwrite directory") || strings.Contains(msg, "not a directory")
 }
 
 func describeUploads(uploads []model.Upload) string {
@@ -64,6 +77,19 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 			return data, err
 		}
 	}
+	// The driver's rule (workload.OpenNoLinks): no link at any point of
+	// the path. The engine resolves a link in a parent inside the
+	// container's root; each parent is looked at first.
+	p = path.Clean("/" + p)
+	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
+		st, err := s.b.cli.ContainerStatPath(ctx, s.id, dir)
+		if IsGone(err) {
+			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		if err == nil && st.Mode&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s in the container %v (%s → %s): %w", p, workload.ErrLink, dir, st.LinkTarget, runner.ErrNotReadable)
+		}
+	}
 	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
 	if err != nil {
 		if IsGone(err) {
@@ -76,6 +102,9 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	hdr, err := tr.Next()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
+	}
+	if hdr.Typeflag == tar.TypeSymlink {
+		return nil, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
 	}
 	if hdr.Typeflag != tar.TypeReg {
 		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
@@ -211,6 +240,8 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 		return nil, true, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	case r.ExitCode == workload.DriverNotRegular:
 		return nil, true, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
+	case r.ExitCode == workload.DriverLink:
+		return nil, true, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
 	case r.ExitCode != 0:
 		return nil, false, nil
 	}

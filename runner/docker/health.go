@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +85,14 @@ func noGPUError(task model.Task, err error) error {
 // for a container whose image declares a HEALTHCHECK to be healthy; an
 // image without one is ready at once. Unhealthy is the environment's
 // failure.
+//
+// The wait is bounded (Options.ImageHealthWait, as a sidecar's is by
+// healthWaitLimit): an image whose check stays "starting" (a start
+// period of 1000 h) is the environment's failure, named, not a trial
+// held at "creating container" for ever.
 func waitImageHealthy(ctx context.Context, b *Backend, id string) error {
+	bound := cmp.Or(b.opts.ImageHealthWait, healthWaitLimit)
+	deadline := time.Now().Add(bound)
 	for {
 		info, err := b.cli.ContainerInspect(ctx, id)
 		if err != nil {
@@ -105,6 +113,13 @@ func waitImageHealthy(ctx context.Context, b *Backend, id string) error {
 		}
 		if !info.State.Running {
 			return fmt.Errorf("the container stopped before its HEALTHCHECK passed (exit %d)", info.State.ExitCode)
+		}
+		if time.Now().After(deadline) {
+			how := ""
+			if hc := info.Config.Healthcheck; hc != nil {
+				how = fmt.Sprintf(" (its start period %s, every %s)", hc.StartPeriod, hc.Interval)
+			}
+			return fmt.Errorf("the image's HEALTHCHECK did not pass within %s: still %s%s; the environment's failure, not the task's", bound, info.State.Health.Status, how)
 		}
 		select {
 		case <-ctx.Done():

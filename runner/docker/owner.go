@@ -6,12 +6,50 @@ import (
 	"strings"
 	"time"
 
+	"maps"
+
 	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/runner"
 )
+
+// ownLabels are a container's labels less headroom's owner and kept
+// labels where they are the image's own (a Dockerfile's LABEL): a
+// container's labels are its image's merged under its own, and only
+// what headroom set when it made the container says whose it is and
+// whether it was kept. An image's LABEL headroom.kept=1 would make a
+// crashed run's container immortal, and a LABEL headroom.owner naming a
+// dead process would make anyone's container of that image a leftover.
+// headroom sets both on every container it makes, so its own are never
+// the image's (but for --keep of an image that claims to be kept too:
+// not kept, then, as any other of that image).
+func ownLabels(ctx context.Context, cli *client.Client, imageID string, labels map[string]string, images map[string]map[string]string) map[string]string {
+	if labels[runner.LabelOwner] == "" && labels[runner.LabelKept] == "" {
+		return labels
+	}
+	img, ok := images[imageID]
+	if !ok {
+		if ins, err := cli.ImageInspect(ctx, imageID); err == nil && ins.Config != nil {
+			img = ins.Config.Labels
+		}
+		if images != nil {
+			images[imageID] = img
+		}
+	}
+	out := labels
+	for _, k := range []string{runner.LabelOwner, runner.LabelKept} {
+		if v, from := img[k]; from && labels[k] == v {
+			if maps.Equal(out, labels) {
+				out = maps.Clone(labels)
+			}
+			delete(out, k)
+		}
+	}
+	return out
+}
 
 // removeDeadNamesake removes the container holding name when the headroom
 // that made it is gone and it was not kept, and says whether it did.
@@ -27,7 +65,7 @@ func (b *Backend) removeDeadNamesake(ctx context.Context, name string) (removed,
 	if err != nil || info.Config == nil {
 		return false, false
 	}
-	labels := info.Config.Labels
+	labels := ownLabels(ctx, b.cli, info.Image, info.Config.Labels, nil)
 	if labels[runner.LabelHeadroom] == "" || labels[runner.LabelKept] != "" || runner.OwnerAlive(labels[runner.LabelOwner]) {
 		return false, false
 	}
@@ -102,7 +140,7 @@ func (b *Backend) freeName(ctx context.Context, experiment, base string) string 
 	if !ok {
 		kept = map[string]bool{}
 		list, err := b.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(
-			filters.Arg("label", runner.LabelExperiment+"="+experiment), filters.Arg("label", runner.LabelKept))})
+			filters.Arg("label", runner.LabelExperiment+"="+experiment), filters.Arg("label", runner.LabelKept+"=1"))})
 		if err != nil {
 			return base // the create says what is wrong
 		}

@@ -17,11 +17,17 @@ import (
 // given, and returns the results by task name.
 func runOne(t *testing.T, secrets map[string]string, tasks ...model.Task) map[string]model.TrialResult {
 	t.Helper()
+	return runOneWith(t, Options{}, secrets, tasks...)
+}
+
+// runOneWith is runOne on a backend with opts.
+func runOneWith(t *testing.T, opts Options, secrets map[string]string, tasks ...model.Task) map[string]model.TrialResult {
+	t.Helper()
 	plan, err := model.NewPlan(model.PlanSpec{Tasks: tasks, Ratios: []model.Ratio{{Uncapped: true}}, Repeats: 1, Seed: 1, HostCPUs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.New(newBackend(t, Options{}), runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks,
+	r, err := runner.New(newBackend(t, opts), runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: tasks,
 		Concurrency: 2, GuaranteeCapacityBytes: 8 << 30, Secrets: secrets})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +71,18 @@ func wantPassed(t *testing.T, r model.TrialResult, why string) {
 			steps = append(steps, s.Name+"→"+s.Output)
 		}
 		t.Errorf("%s: %s (%s), want passed: %s\nsteps %q", r.Task, r.Outcome, r.Reason, why, steps)
+	}
+}
+
+// An image's HEALTHCHECK that never passes nor fails (a start period of
+// 1000 h) held the trial at "creating container" for ever: the wait is
+// bounded, then an infra error naming it (issue #40, item 13).
+func TestImageHealthcheckWaitIsBounded(t *testing.T) {
+	needDebian(t)
+	task := loadParity(t, "image-health-forever", "")
+	r := runOneWith(t, Options{ImageHealthWait: 5 * time.Second}, nil, task)[task.Name]
+	if r.Outcome != model.InfraError || !strings.Contains(r.Reason, "HEALTHCHECK did not pass within 5s: still starting (its start period 1000h0m0s") {
+		t.Errorf("%s %q, want an infra error naming the bounded HEALTHCHECK wait", r.Outcome, r.Reason)
 	}
 }
 

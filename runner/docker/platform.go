@@ -242,12 +242,13 @@ func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
 		return nil, err
 	}
 	var out []runner.Owned
+	images := map[string]map[string]string{}
 	for _, c := range list {
 		name := c.ID[:12]
 		if len(c.Names) > 0 {
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
-		out = append(out, owned(c.ID, name, "container", c.State, c.Labels))
+		out = append(out, owned(c.ID, name, "container", c.State, ownLabels(ctx, p.cli, c.ImageID, c.Labels, images)))
 	}
 	res, err := listTrialResources(ctx, p.cli)
 	for _, r := range res {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,6 +86,12 @@ type sandbox struct {
 	limitFirst  int64
 	limitRead   bool
 	limitChange string
+	// The CPU and pids limits at the first reading (the ratio sets
+	// them too), watched as memory's is.
+	cpuFirst  float64
+	cpuRead   bool
+	pidsFirst int64
+	pidsRead  bool
 
 	// ended is what the container said as it ended (readEnd), once read.
 	ended *sandboxEnd
@@ -623,27 +630,60 @@ func parentPID(pid int) int {
 
 var _ runner.StepStopper = (*sandbox)(nil)
 
-// checkLimit reads the memory limit the kernel enforces and notes the
-// first time it differs from the first reading: someone else changed it
-// (docker update --memory) while the trial ran. Called with waitMu held:
-// by the sampler about once a second, and at the trial's end.
+// checkLimit reads the limits the kernel enforces — memory, CPU, pids,
+// each of which the ratio sets — and notes the first time one differs
+// from its first reading: someone else changed it (docker update
+// --memory, --cpus, --pids-limit) while the trial ran. Called with
+// waitMu held: by the sampler about once a second, and at the trial's
+// end.
 func (s *sandbox) checkLimit() {
-	limit, ok := s.cg.MemoryLimit()
-	if !ok {
-		return
+	var changed []string
+	if limit, ok := s.cg.MemoryLimit(); ok {
+		switch {
+		case !s.limitRead:
+			s.limitFirst, s.limitRead = limit, true
+		case limit != s.limitFirst:
+			changed = append(changed, "memory "+limitText(s.limitFirst)+" to "+limitText(limit))
+		}
 	}
-	if !s.limitRead {
-		s.limitFirst, s.limitRead = limit, true
-		return
+	if cpus, ok := s.cg.CPULimit(); ok {
+		switch {
+		case !s.cpuRead:
+			s.cpuFirst, s.cpuRead = cpus, true
+		case math.Abs(cpus-s.cpuFirst) > 0.001:
+			changed = append(changed, "CPUs "+cpuText(s.cpuFirst)+" to "+cpuText(cpus))
+		}
 	}
-	if limit == s.limitFirst {
+	if pids, ok := s.cg.PidsMax(); ok {
+		switch {
+		case !s.pidsRead:
+			s.pidsFirst, s.pidsRead = pids, true
+		case pids != s.pidsFirst:
+			changed = append(changed, "pids "+countText(s.pidsFirst)+" to "+countText(pids))
+		}
+	}
+	if len(changed) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.limitChange == "" {
-		s.limitChange = limitText(s.limitFirst) + " to " + limitText(limit)
+		s.limitChange = strings.Join(changed, ", ")
 	}
+}
+
+func cpuText(c float64) string {
+	if c == 0 {
+		return "no limit"
+	}
+	return strconv.FormatFloat(c, 'f', -1, 64)
+}
+
+func countText(n int64) string {
+	if n == 0 {
+		return "no limit"
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func limitText(b int64) string {

@@ -121,7 +121,7 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 				return err
 			}
 		}
-		one, err := s.create(eng, labels, name+"-"+sc.Name, *sc)
+		one, err := s.create(eng, labels, name+"-"+sc.Name, *sc, task.Hardened())
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 
 // create makes and starts one sidecar: Docker's defaults but for its
 // compose settings, its files copied in before it starts.
-func (s *sidecars) create(ctx context.Context, labels map[string]string, name string, sc model.Sidecar) (*sidecar, error) {
+func (s *sidecars) create(ctx context.Context, labels map[string]string, name string, sc model.Sidecar, hardened bool) (*sidecar, error) {
 	own := map[string]string{LabelService: sc.Name}
 	for k, v := range labels {
 		own[k] = v
@@ -175,8 +175,14 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 		cfg.Healthcheck = &container.HealthConfig{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout, StartPeriod: hc.StartPeriod, Retries: hc.Retries}
 	}
 	hc := &container.HostConfig{NetworkMode: container.NetworkMode(s.netName), Mounts: s.mounts(sc.Volumes), CapAdd: sc.Capabilities}
-	if sc.MemoryLimitBytes > 0 {
-		hc.Memory, hc.MemorySwap = sc.MemoryLimitBytes, sc.MemoryLimitBytes
+	// The task's profile and a bound, as every container of the trial
+	// has: a sidecar is the task's code too.
+	mem, pids := sc.Bounds()
+	hc.Memory, hc.MemorySwap, hc.PidsLimit = mem, mem, &pids
+	if hardened {
+		// The main container's lockdown: only its compose cap_add.
+		hc.CapDrop = []string{"ALL"}
+		hc.SecurityOpt = []string{"no-new-privileges"}
 	}
 	if sc.CPUs > 0 {
 		hc.NanoCPUs = int64(sc.CPUs * 1e9)
@@ -324,6 +330,7 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 	var errs []error
 	for _, one := range s.list {
 		u := model.SidecarUsage{Name: one.spec.Name, PeakBytes: one.peak}
+		u.LimitBytes, u.PidsLimit = one.spec.Bounds()
 		if one.cg != nil {
 			if p, ok := one.cg.TakePeak(); ok && p > u.PeakBytes {
 				u.PeakBytes = p

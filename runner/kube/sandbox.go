@@ -473,6 +473,9 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		if code == workload.CatMissing || strings.Contains(msg, "No such file") {
 			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 		}
+		if code == workload.CatNotReadable && s.probeBinary() != "" {
+			return nil, fmt.Errorf("reading %s from pod %s: %s: %w", p, s.pod, msg, runner.ErrNotReadable)
+		}
 		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
 	}
 	if out.over {
