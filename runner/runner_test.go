@@ -498,3 +498,15 @@ func TestAFailedInstallEndsTheTrialBeforeItsVerifier(t *testing.T) {
 		t.Errorf("%s (%s) steps %d: want failed after the install alone, said", r.Outcome, r.Reason, len(r.Steps))
 	}
 }
+
+// The task left something where a step's files go (a file in place of
+// /tests): the copy's refusal is the step's failure, not the engine's.
+func TestFilesTheTaskBlockedAreTheStepsFailure(t *testing.T) {
+	task := fake.Task("blocked", 64*model.MiB, "work")
+	task.Verifier.Files = []model.Upload{{From: "tests", To: "/tests"}}
+	b := &fake.Backend{CopyInErr: fmt.Errorf("/tests is a file the task left: %w", runner.ErrTaskInterfered), Script: script(nil)}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["blocked@1x"]
+	if r.Outcome != model.Failed || r.Cause == model.CauseEngineLost || !strings.Contains(r.Reason, "could not be put in place") {
+		t.Errorf("%s/%s (%s), want the task's own failure", r.Outcome, r.Cause, r.Reason)
+	}
+}

@@ -187,7 +187,14 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		err := sb.CopyIn(ctx, st.Files)
 		copied()
 		if err != nil {
-			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
+			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + t.r.redact(err.Error())})
+			if errors.Is(err, ErrTaskInterfered) {
+				// The task left something where the step's files go (a
+				// file in place of /tests): the step's own failure.
+				sr := model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: 1}
+				t.verdictNote = "the step's files could not be put in place: " + t.r.redact(err.Error())
+				return sr, nil
+			}
 			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
 		}
 	}

@@ -93,6 +93,16 @@ func (t *trialRun) runVerifier(ctx context.Context, sb Sandbox, p phase, env []s
 	return sr, err
 }
 
+// maskedErr is a reward's parse error as said from its masked text (the
+// parser quotes a cut of what it read: cut before masking, a secret's
+// start would show), else the error itself.
+func maskedErr(err, masked error) error {
+	if masked != nil {
+		return masked
+	}
+	return err
+}
+
 // rewardFiles are a verifier's reward files in dir.
 func rewardFiles(dir string) []string {
 	return []string{path.Join(dir, "reward.txt"), path.Join(dir, "reward.json")}
@@ -107,7 +117,8 @@ func (t *trialRun) readRewards(ctx context.Context, sb Sandbox, dir string) (map
 	}
 	m, err := model.ParseRewards(path.Base(file), data)
 	if err != nil {
-		return nil, fmt.Sprintf("the verifier's %s: %v", file, err), nil
+		_, masked := model.ParseRewards(path.Base(file), []byte(t.r.redact(string(data))))
+		return nil, fmt.Sprintf("the verifier's %s: %v", file, maskedErr(err, masked)), nil
 	}
 	return m, "", nil
 }
@@ -169,7 +180,10 @@ func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.Rewar
 	}
 	r, err := model.ParseReward(path.Base(file), data)
 	if err != nil {
-		return false, fmt.Sprintf("the verifier's %s: %v", file, err), nil
+		// Said from the masked text: the parser quotes a cut of what it
+		// read, and a secret cut before masking would show its start.
+		_, masked := model.ParseReward(path.Base(file), []byte(t.r.redact(string(data))))
+		return false, fmt.Sprintf("the verifier's %s: %v", file, maskedErr(err, masked)), nil
 	}
 	t.res.Reward = &r
 	if r >= rule.Pass {

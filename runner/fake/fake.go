@@ -73,6 +73,8 @@ type Backend struct {
 	// alone (runner.StepStopper fails): the container goes with it, as on
 	// a platform that cannot read the container's processes.
 	KillsOnTimeout bool
+	// CopyInErr fails every CopyIn.
+	CopyInErr error
 
 	mu         sync.Mutex
 	running    int
@@ -171,6 +173,9 @@ func (s *sandbox) oom() {
 
 // CopyIn records what would be copied (trial id: to ← from).
 func (s *sandbox) CopyIn(_ context.Context, uploads []model.Upload) error {
+	if s.b.CopyInErr != nil {
+		return s.b.CopyInErr
+	}
 	s.b.mu.Lock()
 	defer s.b.mu.Unlock()
 	for _, u := range uploads {
