@@ -99,6 +99,35 @@ name = "agent"
   workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
 `
 
+// KilledThenVerify is a task whose install step allocates 200 MiB under a
+// 128 MiB limit and is OOM-killed at it, then a verifier of a few MiB:
+// the verifier's need is its own, not the killed step's (issue #39).
+const KilledThenVerify = `
+[task]
+name = "test/killed-then-verify"
+[environment]
+image = "builtin"
+memory = "128M"
+cpus = 1
+[agent]
+timeout_sec = 60
+[verifier]
+timeout_sec = 30
+show = "pytest"
+workload = { style = "pytest", duration_ms = 600, base_mb = 4 }
+[[agents]]
+name = "greedy"
+  [[agents.steps]]
+  name = "install"
+  show = "pip install pandas"
+  workload = { style = "pip", packages = ["pandas"], duration_ms = 1500, base_mb = 200 }
+`
+
+// VerifierNeedMiB bounds KilledThenVerify's verifier's need: its 4 MiB,
+// the probe's or driver's own and the runtime's, far under the 127 MiB
+// the killed step reached.
+const VerifierNeedMiB = 24
+
 // Sweep is a plan for Run and how it runs.
 type Sweep struct {
 	Experiment string
