@@ -256,12 +256,13 @@ kube-smoke:
 # a pod deleted from outside, --exec-steps on the scratch image, the API
 # server going away mid-sweep, a namespace-scoped user (Role only),
 # nothing left; and the real binary's `headroom run --backend kubernetes`.
-# Fails rather than skips when the cluster is not up.
+# Fails rather than skips when the cluster is not up. Makes the real-task
+# Debian images first (real-images: their tests load them into the cluster).
 # KUBE_REQUIRED=1,metrics also fails the metrics-API test (--pod-probe off)
 # when the cluster serves no metrics API (make kube-metrics), instead of
 # skipping it.
 KUBE_REQUIRED ?= 1
-kube-test:
+kube-test: real-images
 	HEADROOM_KUBE_REQUIRED=$(KUBE_REQUIRED) $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube ./cli
 
 # metrics-server (kube/lib.sh's METRICS_SERVER_VERSION) on the running cluster (make kube-up first): the

@@ -128,6 +128,31 @@ name = "greedy"
 // the killed step reached.
 const VerifierNeedMiB = 24
 
+// CheckVerifierNeed checks a KilledThenVerify trial: its install
+// OOM-killed, its verifier's need under VerifierNeedMiB.
+func CheckVerifierNeed(t testing.TB, r model.TrialResult) {
+	t.Helper()
+	var install, verify *model.StepResult
+	for i := range r.Steps {
+		switch s := &r.Steps[i]; {
+		case s.Name == "install":
+			install = s
+		case s.Phase == model.PhaseVerifier:
+			verify = s
+		}
+	}
+	if install == nil || verify == nil || install.OOMKills == 0 {
+		t.Fatalf("trial %s (%s): want install OOM-killed and a verifier, got %+v", r.ID, r.Outcome, r.Steps)
+	}
+	t.Logf("%s: install kernel peak %s; verifier sampled %s, kernel peak %s, without cache %s, need %s", r.ID,
+		model.FormatBytes(install.KernelPeakBytes), model.FormatBytes(verify.PeakWorkingSetBytes), model.FormatBytes(verify.KernelPeakBytes),
+		model.FormatBytes(verify.KernelPeakNoCacheBytes), model.FormatBytes(model.StepPeakBytes(*verify)))
+	if need := model.StepPeakBytes(*verify); need > VerifierNeedMiB*model.MiB {
+		t.Errorf("%s: verifier need %s (kernel peak %s): the killed step's %s carried over", r.ID, model.FormatBytes(need),
+			model.FormatBytes(verify.KernelPeakBytes), model.FormatBytes(install.KernelPeakBytes))
+	}
+}
+
 // Sweep is a plan for Run and how it runs.
 type Sweep struct {
 	Experiment string
