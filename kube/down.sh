@@ -63,6 +63,24 @@ if command -v iptables >/dev/null; then
 	done
 fi
 
+# 5b. The kubelet's own chains (a cluster an older kube-up started made
+# them; up.sh's kubelet makes none), unless the machine had them before it.
+drop_chain() { # CMD TABLE CHAIN
+	local cmd=$1 table=$2 chain=$3 from
+	"$cmd" -t "$table" -S "$chain" >/dev/null 2>&1 || return 0
+	for from in INPUT OUTPUT FORWARD PREROUTING POSTROUTING; do
+		while "$cmd" -t "$table" -D "$from" -j "$chain" 2>/dev/null; do :; done
+	done
+	"$cmd" -t "$table" -F "$chain" && "$cmd" -t "$table" -X "$chain" && log "$cmd: chain $chain ($table) removed"
+}
+if [[ -f $STATE/chains.before ]] || ! pgrep -x kubelet >/dev/null; then
+	for tc in "${KUBELET_CHAINS[@]}"; do
+		table=${tc%%:*} chain=${tc#*:}
+		grep -qx "v4 $chain" "$STATE/chains.before" 2>/dev/null || { command -v iptables >/dev/null && drop_chain iptables "$table" "$chain"; }
+		grep -qx "v6 $chain" "$STATE/chains.before" 2>/dev/null || { command -v ip6tables >/dev/null && drop_chain ip6tables "$table" "$chain"; }
+	done
+fi
+
 # 6. The kubelet's cgroups (empty now), deepest first.
 find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null
 

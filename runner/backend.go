@@ -20,6 +20,9 @@ type OOMSignal struct {
 	Process  string
 	PID      int
 	RSSBytes int64
+	// UsageBytes is the kernel's figure for the cgroup's usage at the
+	// kill (its log's OOM report), 0 where unknown.
+	UsageBytes int64
 }
 
 // ExecResult is how a command in the sandbox ended.

@@ -174,7 +174,7 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 		return
 	}
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes}:
 	default:
 	}
 }
