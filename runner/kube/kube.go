@@ -99,6 +99,9 @@ type Platform struct {
 	// apiWait bounds the wait for an API server that went away
 	// (DefaultAPIWait when 0).
 	apiWait time.Duration
+	// slowAfter is how long a start's call goes unanswered before the
+	// trial says it waits on the API server (DefaultSlowCall when 0).
+	slowAfter time.Duration
 
 	// readKubeletConfig, when set, replaces the node proxy's /configz
 	// (a test's fake).

@@ -69,9 +69,10 @@ type sandbox struct {
 	feeders  sync.WaitGroup
 
 	// When the pod was created and ran (for the record and the report),
-	// and how long of that the scheduler held it.
+	// and what its start waited for that is not the task's time (the
+	// scheduler holding it, the API server not answering).
 	created, running time.Time
-	unscheduled      time.Duration
+	wait             *startWait
 
 	mu          sync.Mutex
 	source, why string
@@ -150,9 +151,15 @@ func (s *sandbox) StepRunner() string {
 	return runner.StepsByExec
 }
 
-// QueuedFor is how long the scheduler held the pod (unschedulable): the
-// trial's queue time too (runner.QueueWaiter).
-func (s *sandbox) QueuedFor() time.Duration { return s.unscheduled }
+// QueuedFor is how long the start waited for what is not the task's: the
+// scheduler holding the pod (unschedulable), the API server not answering
+// (runner.QueueWaiter): the trial's queue time, not its own.
+func (s *sandbox) QueuedFor() time.Duration {
+	if s.wait == nil {
+		return 0
+	}
+	return s.wait.total()
+}
 
 // StartLatency is the time from the pod's creation to its running.
 func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created) }
