@@ -153,6 +153,12 @@ func openWith(ctx context.Context, s map[string]string, build runner.OpenImageBu
 	if err := checkName(ns); err != nil {
 		return nil, err
 	}
+	if kc := s[OptKubeconfig]; kc != "" {
+		// A file that is not there is the command line's mistake (exit 2).
+		if _, err := os.Stat(kc); err != nil {
+			return nil, runner.SettingError{Err: fmt.Errorf("--kubeconfig %s: %w: pass the path of a kubeconfig file (kubectl's is ~/.kube/config; make kube-up's /tmp/headroom-kube/kubeconfig)", kc, err)}
+		}
+	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig %s: %w (set --kubeconfig, or KUBECONFIG)", s[OptKubeconfig], err)
