@@ -97,6 +97,13 @@ type sandbox struct {
 	// killing: headroom told the probe to kill everything (Kill): its
 	// stream's end is headroom's doing.
 	killing bool
+	// limitChange says how the task container's memory limit moved away
+	// from the policy's (an in-place resize of the pod); "" while it holds.
+	limitChange string
+	// frozenFor is how long the probe's readings stopped (its container
+	// frozen on its node), lastProbeAt its last reading's time.
+	frozenFor   time.Duration
+	lastProbeAt time.Time
 	// Who the pod's exec runs as (execRunsAs), once read.
 	execUID, execName string
 	execUserRead      bool
@@ -215,6 +222,12 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 	if !s.haveCPU {
 		close(s.firstCPU)
 	}
+	if !s.lastProbeAt.IsZero() && l.Time.Sub(s.lastProbeAt) > probeFreezeGap {
+		// The probe reads every period: readings this far apart mean its
+		// container was frozen (paused on its node) in between.
+		s.frozenFor += l.Time.Sub(s.lastProbeAt)
+	}
+	s.lastProbeAt = l.Time
 	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
 	s.maxPeak = max(s.maxPeak, m.Usage)
 	closed := s.closed
@@ -259,6 +272,11 @@ func (s *sandbox) watchPod() {
 func (s *sandbox) seen(pod *corev1.Pod) {
 	s.mu.Lock()
 	s.last = pod
+	if s.limitChange == "" {
+		if now, ok := memoryLimit(pod); ok && now != s.policy.HardLimitBytes {
+			s.limitChange = limitText(s.policy.HardLimitBytes) + " to " + limitText(now) + " (the pod resized in place)"
+		}
+	}
 	s.mu.Unlock()
 	if by := deletedFrom(pod); by != "" {
 		s.outside(by)
@@ -602,6 +620,39 @@ func (s *sandbox) TakeKernelPeak() (int64, bool) {
 	return l.Peak, true
 }
 
+// probeFreezeGap is how far apart two of the probe's readings (by its own
+// clock, every period) must be for its container to count as frozen: far
+// above any scheduling delay a busy node gives (runner's freezeGap).
+const probeFreezeGap = 3 * time.Second
+
+// memoryLimit is the task container's memory limit as the pod says it now
+// (0: none): its status's where the kubelet reports what it applied (an
+// in-place resize), else its spec's.
+func memoryLimit(pod *corev1.Pod) (int64, bool) {
+	if st := containerStatus(pod, mainContainer); st != nil && st.Resources != nil {
+		if q, ok := st.Resources.Limits[corev1.ResourceMemory]; ok {
+			return q.Value(), true
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == mainContainer {
+			q, ok := c.Resources.Limits[corev1.ResourceMemory]
+			if !ok {
+				return 0, true
+			}
+			return q.Value(), true
+		}
+	}
+	return 0, false
+}
+
+func limitText(b int64) string {
+	if b == 0 {
+		return "no limit"
+	}
+	return model.FormatBytes(b)
+}
+
 // podSlack is how far under its own limit a container's usage can stop
 // when the charge that failed was its pod's: the pod cgroup's limit is the
 // sum of its containers' and also holds the sandbox (pause) process.
@@ -671,6 +722,10 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
 	f.KilledBy = s.killedBy
+	f.LimitChanged = s.limitChange
+	if s.frozenFor > 0 {
+		f.Frozen = "its container was frozen (paused on its node: the probe's readings stopped) for " + s.frozenFor.Round(100*time.Millisecond).String()
+	}
 	s.removing = true
 	s.mu.Unlock()
 	s.b.forget(s.containerID)
