@@ -91,6 +91,21 @@ if [[ -f $STATE/sysctls.saved ]]; then
 	done <"$STATE/sysctls.saved"
 fi
 
+# 7b. What the kubelet and containerd made outside the state dir where the
+# machine had nothing (dirs.before): the kubelet's links to this cluster's
+# pod logs, libcni's cached results of its network, then the directories
+# if nothing else is in them.
+if [[ -f $STATE/dirs.before ]]; then
+	for d in "${HOST_DIRS[@]}"; do
+		grep -qx "$d" "$STATE/dirs.before" && continue
+		[[ -d $d ]] || continue
+		find "$d" -type l -lname "$STATE/*" -delete 2>/dev/null
+		find "$d" -type f -name 'headroom-kube-*' -delete 2>/dev/null
+		find "$d" -depth -type d -empty -delete 2>/dev/null
+		[[ -d $d ]] && log "left $d: it holds what this cluster did not make" || log "$d removed"
+	done
+fi
+
 # 8. The state dir, unless something is still mounted in it.
 if awk -v s="$STATE/" 'index($5, s) == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
 	die "mounts remain under $STATE; not removing it"

@@ -408,6 +408,15 @@ kernel_settings() {
 	done
 }
 
+# save_dirs: which of HOST_DIRS the machine had before the cluster.
+save_dirs() {
+	local d
+	[[ -f $STATE/dirs.before ]] && return
+	for d in "${HOST_DIRS[@]}"; do
+		[[ -e $d ]] && echo "$d"
+	done >"$STATE/dirs.before"
+}
+
 # save_chains: the kubelet's iptables chains this machine already had
 # (another cluster's), which kube-down must leave.
 save_chains() {
@@ -440,6 +449,7 @@ main() {
 	write_kubeconfig "$STATE/scheduler.kubeconfig" scheduler system:kube-scheduler
 	write_kubeconfig "$STATE/kubelet/kubeconfig" kubelet "system:node:$NODE"
 	write_configs "$ip"
+	pid_alive containerd || save_dirs
 
 	# An etcd kube-up started before it was built here (Debian's) runs
 	# on: only a fresh state dir may take the new one (etcd 3.6 does not
