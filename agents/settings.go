@@ -127,6 +127,9 @@ func (a Settings) Apply(tasks []model.Task) ([]model.Task, map[string]string, er
 	for i, t := range tasks {
 		t.AgentTimeout = scale(t.AgentTimeout, a.TimeoutScale)
 		t.VerifierTimeout = scale(t.VerifierTimeout, a.TimeoutScale)
+		if a.TimeoutScale != 1 {
+			t.TimeoutScale = a.TimeoutScale
+		}
 		if a.Profile != "" {
 			t.SetProfile(a.Profile)
 		}

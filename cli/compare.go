@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -129,15 +130,20 @@ func manifestDiffs(a, b store.Manifest) []string {
 	add("repeats", a.Repeats, b.Repeats)
 	add("seed", a.Seed, b.Seed)
 	add("headroom", a.Version, b.Version)
-	var ta, tb []string
-	for _, t := range a.Tasks {
-		ta = append(ta, t.Name+"@"+t.ImageID)
-	}
-	for _, t := range b.Tasks {
-		tb = append(tb, t.Name+"@"+t.ImageID)
-	}
-	add("tasks/images", strings.Join(ta, " "), strings.Join(tb, " "))
+	add("tasks/images", taskSet(a), taskSet(b))
 	return out
+}
+
+// taskSet is an experiment's tasks and their images, in one order
+// whatever order its plan listed them in: the same tasks listed
+// otherwise are the same setup.
+func taskSet(m store.Manifest) string {
+	var ts []string
+	for _, t := range m.Tasks {
+		ts = append(ts, t.Name+"@"+t.ImageID)
+	}
+	slices.Sort(ts)
+	return strings.Join(ts, " ")
 }
 
 // specDiffs lists, per task both experiments ran, how its spec differs:

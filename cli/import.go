@@ -9,6 +9,7 @@ import (
 	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/importer"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 )
@@ -51,6 +52,9 @@ func newImportCmd() *cobra.Command {
 				fmt.Fprintf(w, "imported %s as experiment %s (%s)\n", model.Quantity(len(im.Trials), "trial"), im.Manifest.ID, dir)
 				for _, s := range im.Manifest.Imported {
 					fmt.Fprintf(w, "  %-10s %s from %s (%s)\n", s.Ratio, model.Quantity(s.Trials, "trial"), s.Dir, s.Settings)
+					for _, l := range report.OwnScoreLines(s, im.Trials) {
+						fmt.Fprintln(w, l)
+					}
 				}
 				fmt.Fprintf(w, "not in the job's records, so not in these: %s\n", strings.Join(im.Manifest.Imported[0].Unknown, ", "))
 				fmt.Fprintf(w, "next: headroom report %s, headroom compare %s EXP\n", im.Manifest.ID, im.Manifest.ID)
@@ -65,7 +69,7 @@ func newImportCmd() *cobra.Command {
 	add("terminal-bench RUNDIR...", "Import terminal-bench 1 run directories (runs/<run id>): the harness's container, CPU scale at 1x",
 		`  headroom import terminal-bench runs/2025-06-01__12-00-00`, importer.TerminalBench)
 	cmd.PersistentFlags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
-	cmd.PersistentFlags().BoolVar(&partial, "allow-partial", false, "import a job's finished trials and leave out, saying so, those that never finished")
+	cmd.PersistentFlags().BoolVar(&partial, "allow-partial", false, "import a job's or run's finished trials and leave out, saying so, those that never finished")
 	cmd.PersistentFlags().Float64Var(&passReward, "pass-reward", 1, "reward a trial needs to pass")
 	return cmd
 }

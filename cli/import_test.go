@@ -27,7 +27,9 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 	dir := onlyExperiment(t, root)
 	id := filepath.Base(dir)
 	rep := headroom(t, "report", "--out", root, id)
-	for _, want := range []string{"1x", "3x", "success rate", "Against 1x, paired by task", "noise", "Imported (headroom import)", "gke, memory_limit_multiplier=3", "not recorded by the harness, so not in this report: memory trace, kernel peak"} {
+	for _, want := range []string{"1x", "3x", "success rate", "Against 1x, paired by task", "noise", "Imported (headroom import)", "gke, memory_limit_multiplier=3", "not recorded by the harness, so not in this report: memory trace, kernel peak",
+		"its own score: mean reward 66.67% (12 of 18), from result.json stats.n_trials, evals.*.metrics mean, reward_stats · headroom: 12 of 18 passed (66.67%): the same",
+		"its own score: mean reward 66.67% (12 of 18), from result.json stats.n_completed_trials, evals.*.metrics mean, reward_stats · headroom: 12 of 18 passed (66.67%): the same"} {
 		if !strings.Contains(rep.stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, rep.stdout)
 		}
@@ -40,6 +42,20 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^1x +success`).MatchString(cmp.stdout) || !regexp.MustCompile(`(?m)^3x +success`).MatchString(cmp.stdout) || !strings.Contains(cmp.stdout, "A imported from harbor") {
 		t.Errorf("compare does not pair both ratios:\n%s", cmp.stdout)
+	}
+
+	// A terminal-bench run: its accuracy (n_resolved over every record,
+	// the error record without times included) is headroom's.
+	tb := headroom(t, "import", "terminal-bench", "--out", root, "../importer/testdata/tb1/2026-11-23__09-00-00")
+	if tb.code != 0 || !strings.Contains(tb.stdout, "imported 6 trials") || !strings.Contains(tb.stdout, "its own score: accuracy 50.00% (3 of 6), from results.json accuracy, n_resolved · headroom: 3 of 6 passed (50.00%): the same") {
+		t.Fatalf("import terminal-bench: exit %d\n%s%s", tb.code, tb.stdout, tb.stderr)
+	}
+	tbID := regexp.MustCompile(`as experiment (\S+)`).FindStringSubmatch(tb.stdout)
+	if tbID == nil {
+		t.Fatalf("no experiment id in %q", tb.stdout)
+	}
+	if rep := headroom(t, "report", "--out", root, tbID[1]); !strings.Contains(rep.stdout, "its own score: accuracy 50.00% (3 of 6), from results.json accuracy, n_resolved · headroom: 3 of 6 passed (50.00%): the same") {
+		t.Errorf("terminal-bench report:\n%s%s", rep.stdout, rep.stderr)
 	}
 
 	bad := t.TempDir()

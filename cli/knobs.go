@@ -20,7 +20,7 @@ type knobFlags struct {
 var knobAxes = []struct{ flag, key, usage string }{
 	{"time-limits", "time", "sweep the tasks' own agent and verifier time limits by these scales, e.g. 0.5x,1x,2x,uncapped"},
 	{"latency", "latency", "sweep the round-trip time added to each trial's traffic (inside its network namespace), e.g. 0,50ms,200ms"},
-	{"jitter", "jitter", "sweep the spread of that added latency, e.g. 0,20ms"},
+	{"jitter", "jitter", "sweep the spread of that added latency (± around it, at most the latency), e.g. 0,20ms"},
 	{"loss", "loss", "sweep the share of the trial's outgoing packets dropped, e.g. 0,1%"},
 	{"bandwidth", "bandwidth", "sweep a cap on the trial's traffic each way, e.g. unlimited,10mbit,1mbit"},
 	{"disk-bps", "disk-bps", "sweep a cap on the container's disk reads and writes, bytes a second each, e.g. unlimited,10M"},

@@ -22,7 +22,7 @@ type statsFlags struct {
 }
 
 func (s *statsFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&s.baseline, "baseline", "1x", "ratio every other ratio is compared with")
+	cmd.Flags().StringVar(&s.baseline, "baseline", "1x", "column every other is compared with: a ratio, or a knob's column (\"1x time=2x\") its knob's other columns are compared with")
 	cmd.Flags().StringVar(&s.noise, "noise", "3pp", "differences under this are labelled noise")
 	cmd.Flags().StringVar(&s.detect, "detect", "3pp", "difference the power line asks about")
 }
@@ -39,7 +39,7 @@ func parsePP(flag, v string) (float64, error) {
 func (s *statsFlags) options() (report.Options, error) {
 	o := report.DefaultOptions()
 	var err error
-	if o.Baseline, err = model.ParseRatio(s.baseline); err != nil {
+	if o.Baseline, err = model.ParseColumn(s.baseline); err != nil {
 		return o, usagef("--baseline: %v", err)
 	}
 	if o.NoisePP, err = parsePP("noise", s.noise); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,8 +26,37 @@ import (
 // harbor.models.trial.config); only what an import needs is read.
 
 type harborTiming struct {
-	StartedAt  *time.Time `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at"`
+	StartedAt  *harborTime `json:"started_at"`
+	FinishedAt *harborTime `json:"finished_at"`
+}
+
+// harborTime is a time as Harbor writes it: ISO 8601 with its zone, or,
+// from releases that took datetime.now() without one, no zone (read as
+// UTC, which is what those releases' machines mostly ran in; the zone is
+// not in the file to say otherwise).
+type harborTime struct{ time.Time }
+
+func (h *harborTime) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a time is a string like 2026-11-20T09:06:10Z: %w", err)
+	}
+	t, ok := parseISOTime(s)
+	if !ok {
+		return fmt.Errorf("%q is not an ISO 8601 time", s)
+	}
+	h.Time = t
+	return nil
+}
+
+// parseISOTime reads Python's isoformat(), with or without a zone.
+func parseISOTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 type harborResult struct {
@@ -65,8 +95,8 @@ type harborResult struct {
 		Type    string `json:"exception_type"`
 		Message string `json:"exception_message"`
 	} `json:"exception_info"`
-	StartedAt        *time.Time    `json:"started_at"`
-	FinishedAt       *time.Time    `json:"finished_at"`
+	StartedAt        *harborTime   `json:"started_at"`
+	FinishedAt       *harborTime   `json:"finished_at"`
 	EnvironmentSetup *harborTiming `json:"environment_setup"`
 	AgentSetup       *harborTiming `json:"agent_setup"`
 	AgentExecution   *harborTiming `json:"agent_execution"`
@@ -95,7 +125,7 @@ func readHarborJob(dir string) (harborJob, Problems) {
 		}
 		tdir := filepath.Join(dir, e.Name())
 		file := filepath.Join(tdir, "result.json")
-		data, err := os.ReadFile(file)
+		data, err := readResultFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, cerr := os.Stat(filepath.Join(tdir, "config.json")); cerr == nil {
 				j.missing = append(j.missing, tdir)
@@ -171,6 +201,7 @@ func Harbor(dirs []string, o Options) (Import, error) {
 			notes = append(notes, fmt.Sprintf("%s: %s left out", j.dir, model.Quantity(len(j.missing), "unfinished trial")))
 		}
 		ratio, settings := harborJobRatio(j, specs)
+		var jobTrials []trial
 		for i, r := range j.results {
 			t := harborTrial(j.dir, r, o.PassReward)
 			t.ratio, t.imported.Settings = ratio, settings
@@ -178,13 +209,130 @@ func Harbor(dirs []string, o Options) (Import, error) {
 			if t.spec != nil {
 				t.policy = harborPolicy(*t.spec, r, ratio)
 			}
-			trials = append(trials, t)
+			jobTrials = append(jobTrials, t)
 		}
-		sources = append(sources, store.ImportSource{Harness: "harbor", Dir: j.dir, Ratio: ratio, Settings: settings, Trials: len(j.results), Unknown: unknownNoTelemetry})
+		trials = append(trials, jobTrials...)
+		own, note := harborOwnScore(j.dir, jobTrials, o.PassReward)
+		if note != "" {
+			notes = append(notes, note)
+		}
+		sources = append(sources, store.ImportSource{Harness: "harbor", Dir: j.dir, Ratio: ratio, Settings: settings, Trials: len(j.results), Unknown: unknownNoTelemetry, Own: own})
 	}
 	im := assemble("harbor", trials, sources, o)
 	im.Notes = notes
 	return im, nil
+}
+
+// harborJobResult is the job's result.json (JobResult) as far as its
+// score goes: the finished trials (n_completed_trials; n_trials before
+// Harbor renamed it) and, per agent · model · dataset, the metrics
+// (Mean by default: every finished trial's reward, none counting 0) and
+// which trials got which reward.
+type harborJobResult struct {
+	Stats struct {
+		NCompleted *int `json:"n_completed_trials"`
+		NTrials    *int `json:"n_trials"`
+		Evals      map[string]struct {
+			Metrics     []map[string]any               `json:"metrics"`
+			RewardStats map[string]map[string][]string `json:"reward_stats"`
+		} `json:"evals"`
+	} `json:"stats"`
+}
+
+// harborOwnScore is the job's score as Harbor wrote it in the job's
+// result.json, and why headroom's count of the same trials differs,
+// if it does; nil (and a note saying why, when there is one) without
+// a score to read.
+func harborOwnScore(dir string, trials []trial, pass float64) (*store.HarnessScore, string) {
+	file := filepath.Join(dir, "result.json")
+	data, err := readResultFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	var jr harborJobResult
+	if err == nil {
+		err = json.Unmarshal(data, &jr)
+		if err != nil {
+			err = errors.New(jsonWhere(data, err))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("%s: the job's own score not read (%v): the report shows headroom's count alone", file, err)
+	}
+	own := &store.HarnessScore{Passes: -1, Trials: len(trials), From: "result.json"}
+	switch {
+	case jr.Stats.NCompleted != nil:
+		own.Trials, own.From = *jr.Stats.NCompleted, "result.json stats.n_completed_trials"
+	case jr.Stats.NTrials != nil:
+		own.Trials, own.From = *jr.Stats.NTrials, "result.json stats.n_trials"
+	}
+	passes, means, counted := 0, 0, true
+	var mean float64
+	for _, ev := range jr.Stats.Evals {
+		for _, m := range ev.Metrics {
+			if v, ok := m["mean"].(float64); ok {
+				mean, means = v, means+1
+			}
+		}
+		byValue, ok := ev.RewardStats["reward"]
+		if !ok && len(ev.RewardStats) == 1 {
+			for _, v := range ev.RewardStats {
+				byValue = v
+			}
+		} else if !ok && len(ev.RewardStats) > 1 {
+			counted = false
+		}
+		for value, names := range byValue {
+			if v, err := strconv.ParseFloat(value, 64); err == nil && v >= pass {
+				passes += len(names)
+			}
+		}
+	}
+	switch {
+	case len(jr.Stats.Evals) == 0:
+		return nil, ""
+	case means == 1 && len(jr.Stats.Evals) == 1:
+		own.Metric, own.Value, own.From = "mean reward", mean, own.From+", evals.*.metrics mean"
+	case counted:
+		own.Metric, own.Value = fmt.Sprintf("trials at reward ≥ %g", pass), float64(passes)/float64(max(own.Trials, 1))
+	default:
+		return nil, ""
+	}
+	if counted {
+		own.Passes, own.From = passes, own.From+", reward_stats"
+	}
+	own.Differences = harborDifferences(own, trials, pass)
+	return own, ""
+}
+
+// harborDifferences say why headroom's pass rate over a job's trials is
+// not Harbor's score of them, one line per cause.
+func harborDifferences(own *store.HarnessScore, trials []trial, pass float64) []string {
+	var out []string
+	cancelled, partial := 0, map[float64]bool{}
+	for _, t := range trials {
+		if !t.outcome.Counted() {
+			cancelled++
+		}
+		if t.reward != nil && *t.reward != 0 && *t.reward != pass {
+			partial[*t.reward] = true
+		}
+	}
+	if cancelled > 0 {
+		out = append(out, fmt.Sprintf("%s cancelled: Harbor's mean counts each as reward 0, headroom's rates leave cancelled trials out", model.Quantity(cancelled, "trial")))
+	}
+	if len(partial) > 0 && own.Metric == "mean reward" {
+		var vs []string
+		for v := range partial {
+			vs = append(vs, fmt.Sprintf("%g", v))
+		}
+		sort.Strings(vs)
+		out = append(out, fmt.Sprintf("rewards other than 0 and %g (%s): Harbor's mean averages them, headroom passes a trial at reward ≥ %g", pass, strings.Join(vs, ", "), pass))
+	}
+	if own.Trials != len(trials) {
+		out = append(out, fmt.Sprintf("Harbor's result.json counts %s, the job directory holds %s with a result", model.Quantity(own.Trials, "finished trial"), model.Quantity(len(trials), "trial")))
+	}
+	return out
 }
 
 // harborSettings is the resource settings a trial ran with, as its
@@ -312,9 +460,9 @@ func harborTrial(job string, r harborResult, pass float64) trial {
 		t.agent = agent + "@" + mdl
 	}
 	if r.StartedAt != nil {
-		t.start = *r.StartedAt
+		t.start = r.StartedAt.Time
 	}
-	t.end = *r.FinishedAt
+	t.end = r.FinishedAt.Time
 	t.imported = model.Imported{Harness: "harbor", Job: job, Trial: r.TrialName, Model: mdl, Unknown: unknownNoTelemetry}
 	for _, ph := range []struct {
 		name, phase string
@@ -325,7 +473,7 @@ func harborTrial(job string, r harborResult, pass float64) trial {
 			continue
 		}
 		t.steps = append(t.steps, model.StepResult{Name: ph.name, Show: ph.name + " (as Harbor timed it)", Phase: ph.phase,
-			Start: *ph.tm.StartedAt, End: *ph.tm.FinishedAt, ExitCode: -1, ExitUnknown: "Harbor records the phase's time, not its exit status"})
+			Start: ph.tm.StartedAt.Time, End: ph.tm.FinishedAt.Time, ExitCode: -1, ExitUnknown: "Harbor records the phase's time, not its exit status"})
 	}
 	var rewardNote string
 	if v := r.VerifierResult; v != nil && len(v.Rewards) > 0 {
@@ -344,14 +492,20 @@ func harborTrial(job string, r harborResult, pass float64) trial {
 	return t
 }
 
-// harborOutcome reads Harbor's exception as headroom's outcome and
-// cause, where it tells: a timeout by its type, an environment that
-// failed to start, a kill (exit 137: Harbor's Docker shows an OOM kill
-// only so, and the kernel's word is not in the job directory).
+// harborOutcome reads a trial's reward as its verdict and its
+// exception as what happened on the way. The reward stands beside any
+// exception, as in Harbor: its trial records an agent's timeout or
+// non-zero exit and runs the verifier all the same, and its metrics
+// average every finished trial's reward (none counting 0) whatever its
+// exception. Without a passing reward the exception says the outcome
+// where it tells: a timeout by its type, an environment that failed to
+// start, a kill (exit 137: Harbor's Docker shows an OOM kill only so,
+// and the kernel's word is not in the job directory).
 func harborOutcome(r harborResult, reward *float64, pass float64, rewardNote string) (model.Outcome, model.Cause, string) {
+	passed := reward != nil && *reward >= pass
 	e := r.ExceptionInfo
 	if e == nil || e.Type == "" {
-		if reward != nil && *reward >= pass {
+		if passed {
 			return model.Passed, model.CauseNone, ""
 		}
 		return model.Failed, model.CauseNone, rewardNote
@@ -361,9 +515,24 @@ func harborOutcome(r harborResult, reward *float64, pass float64, rewardNote str
 	if msg != "" {
 		said += ": " + msg
 	}
+	kill := "the agent exited 137, killed (as Harbor's Docker shows an OOM kill; the kernel's word is not in the job, so the limit it hit is not known): " + said
+	switch {
+	case e.Type == "AgentTimeoutError" && passed:
+		return model.PassedAfterTimeout, model.CauseAgentTimeout, "passed after the agent ran past its time limit (" + said + "): Harbor ran the verifier on what the agent left"
+	case e.Type == "AgentTimeoutError":
+		return model.Timeout, model.CauseAgentTimeout, "agent ran past its time limit (" + said + "); " + rewardNote
+	case e.Type == "NonZeroAgentExitCodeError" && killed137(e.Message) && passed:
+		return model.PassedAfterOOM, model.CauseNone, "passed although " + kill
+	case e.Type == "NonZeroAgentExitCodeError" && killed137(e.Message):
+		return model.OOMKilled, model.CauseNone, kill
+	case passed:
+		return model.Passed, model.CauseNone, "passed; Harbor also recorded " + said
+	case reward != nil:
+		// The verifier ran and did not pass it: the task failed, with
+		// the exception beside (a non-zero exit, an API error, ...).
+		return model.Failed, model.CauseNone, rewardNote + "; Harbor also recorded " + said
+	}
 	switch e.Type {
-	case "AgentTimeoutError":
-		return model.Timeout, model.CauseAgentTimeout, "agent ran past its time limit (" + said + ")"
 	case "VerifierTimeoutError":
 		return model.Timeout, model.CauseVerifierTimeout, "verifier ran past its time limit (" + said + ")"
 	case "AgentSetupTimeoutError":
@@ -375,18 +544,12 @@ func harborOutcome(r harborResult, reward *float64, pass float64, rewardNote str
 	case "RewardFileNotFoundError", "RewardFileEmptyError", "VerifierOutputParseError":
 		return model.Failed, model.CauseNone, "the verifier gave no reward (" + said + ")"
 	case "NonZeroAgentExitCodeError":
-		if killed137(e.Message) {
-			return model.OOMKilled, model.CauseNone, "the agent exited 137, killed (as Harbor's Docker shows an OOM kill; the kernel's word is not in the job, so the limit it hit is not known): " + said
-		}
-		if reward != nil && *reward >= pass {
-			return model.Passed, model.CauseNone, ""
-		}
-		return model.Failed, model.CauseNone, strings.TrimPrefix(rewardNote+"; ", "; ") + "the agent exited non-zero (" + said + ")"
+		return model.Failed, model.CauseNone, rewardNote + "; the agent exited non-zero (" + said + ")"
 	}
 	if strings.Contains(e.Message, "Docker compose command failed") || strings.Contains(e.Message, "docker compose") {
 		return model.InfraError, model.CauseEnvironment, "the environment failed (" + said + ")"
 	}
-	return model.InfraError, model.CauseNone, "Harbor recorded " + said
+	return model.InfraError, model.CauseNone, "Harbor recorded " + said + " (" + rewardNote + ")"
 }
 
 // killed137 says whether an agent's exit was a SIGKILL.

@@ -113,7 +113,9 @@ func assemble(harness string, trials []trial, sources []store.ImportSource, o Op
 		tr := model.Trial{ID: fmt.Sprintf("t%04d", i+1), Index: i, Task: t.task, Agent: t.agent, Ratio: t.ratio, Repeat: repeats[key], Policy: t.policy}
 		imp := t.imported
 		r := model.TrialResult{Trial: tr, Outcome: t.outcome, Cause: t.cause, Reason: t.reason, Start: t.start, End: t.end,
-			Steps: t.steps, Reward: t.reward, Verdict: "imported", SampleSource: "none", Imported: &imp}
+			Steps: t.steps, Reward: t.reward, Verdict: "imported", SampleSource: "none", Imported: &imp,
+			// The verdict is the harness's own, as it recorded it.
+			Grading: model.GradingHarness}
 		if r.Steps == nil {
 			r.Steps = []model.StepResult{}
 		}

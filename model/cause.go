@@ -54,83 +54,77 @@ const (
 	CauseFrozen Cause = "frozen"
 )
 
+// CauseSpec is everything a cause means, in one row: adding a cause is a
+// constant above and its row here (plus what names it: Classify's
+// evidence and the runner's reason).
+type CauseSpec struct {
+	Cause Cause
+	// Glyph replaces the outcome's in a matrix cell where the cause needs
+	// telling apart ("" keeps the outcome's).
+	Glyph string
+	// Legend is the cause's legend entry; Banner the console's one-line
+	// banner for a trial that ended with it.
+	Legend, Banner string
+	// Infra: the machine's doing, not the model's: counted in the
+	// infra-error rate whatever the outcome.
+	Infra bool
+	// Outside: from outside the trial's container and its limits,
+	// counted as infrastructure, apart from the task's own limit, and
+	// never against the ratio under test.
+	Outside bool
+}
+
+// CauseTable lists every cause, in display order.
+var CauseTable = []CauseSpec{
+	{CauseOwnLimit, "", "OOM-killed at its own limit", "OOM KILLED (own limit)", true, false},
+	{CauseOutsidePressure, "P", "OOM-killed by pressure from outside (under its own limit)", "OOM KILLED BY OUTSIDE PRESSURE", true, true},
+	{CausePidsLimit, "N", "pids limit reached", "PIDS LIMIT REACHED", true, false},
+	{CauseAgentTimeout, "", "agent ran past its time limit", "AGENT TIMED OUT", false, false},
+	{CauseVerifierTimeout, "", "verifier ran past its time limit", "VERIFIER TIMED OUT", false, false},
+	{CauseStalled, "L", "stalled at the memory limit until the time limit", "STALLED AT THE LIMIT", true, false},
+	{CauseKilledOutside, "S", "killed from outside (docker kill/stop/rm)", "KILLED FROM OUTSIDE", true, true},
+	{CauseEngineLost, "R", "the engine went away (restart)", "ENGINE WENT AWAY", true, true},
+	{CauseDiskFull, "D", "no space left on device in the container", "DISK FULL IN CONTAINER", true, false},
+	{CauseEnvironment, "V", "the environment failed to build or start", "ENVIRONMENT FAILED", true, false},
+	{CauseLimitChanged, "M", "memory limit changed from outside mid-trial (docker update)", "LIMIT CHANGED FROM OUTSIDE", true, true},
+	{CauseFrozen, "Z", "timed out after being frozen (docker pause, or headroom stopped)", "FROZEN, THEN TIMED OUT", true, true},
+}
+
 // Causes lists every cause in display order.
-var Causes = []Cause{CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseAgentTimeout, CauseVerifierTimeout,
-	CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment, CauseLimitChanged, CauseFrozen}
+var Causes = func() []Cause {
+	out := make([]Cause, len(CauseTable))
+	for i, s := range CauseTable {
+		out[i] = s.Cause
+	}
+	return out
+}()
+
+// Spec is the cause's row of CauseTable (none for CauseNone or an
+// unknown cause: its name as legend, nothing else).
+func (c Cause) Spec() CauseSpec {
+	for _, s := range CauseTable {
+		if s.Cause == c {
+			return s
+		}
+	}
+	return CauseSpec{Cause: c, Legend: string(c)}
+}
 
 // Infra says whether the cause is the machine's doing, not the model's:
 // it counts in the infra-error rate whatever the outcome.
-func (c Cause) Infra() bool {
-	switch c {
-	case CauseOwnLimit, CauseOutsidePressure, CausePidsLimit, CauseStalled, CauseKilledOutside, CauseEngineLost, CauseDiskFull, CauseEnvironment, CauseLimitChanged, CauseFrozen:
-		return true
-	}
-	return false
-}
+func (c Cause) Infra() bool { return c.Spec().Infra }
 
 // Outside says whether the cause came from outside the trial's container
 // and its limits: counted as infrastructure, apart from the task's own
 // limit, and never against the ratio under test.
-func (c Cause) Outside() bool {
-	return c == CauseOutsidePressure || c == CauseKilledOutside || c == CauseEngineLost || c == CauseLimitChanged || c == CauseFrozen
-}
+func (c Cause) Outside() bool { return c.Spec().Outside }
 
 // Glyph is the cause's one-character mark in a matrix cell, replacing the
 // outcome's where the cause needs telling apart ("" keeps the outcome's).
-func (c Cause) Glyph() string {
-	switch c {
-	case CauseOutsidePressure:
-		return "P"
-	case CausePidsLimit:
-		return "N"
-	case CauseStalled:
-		return "L"
-	case CauseKilledOutside:
-		return "S"
-	case CauseEngineLost:
-		return "R"
-	case CauseDiskFull:
-		return "D"
-	case CauseEnvironment:
-		return "V"
-	case CauseLimitChanged:
-		return "M"
-	case CauseFrozen:
-		return "Z"
-	}
-	return ""
-}
+func (c Cause) Glyph() string { return c.Spec().Glyph }
 
 // Describe is the cause's legend entry.
-func (c Cause) Describe() string {
-	switch c {
-	case CauseOwnLimit:
-		return "OOM-killed at its own limit"
-	case CauseOutsidePressure:
-		return "OOM-killed by pressure from outside (under its own limit)"
-	case CausePidsLimit:
-		return "pids limit reached"
-	case CauseAgentTimeout:
-		return "agent ran past its time limit"
-	case CauseVerifierTimeout:
-		return "verifier ran past its time limit"
-	case CauseStalled:
-		return "stalled at the memory limit until the time limit"
-	case CauseKilledOutside:
-		return "killed from outside (docker kill/stop/rm)"
-	case CauseEngineLost:
-		return "the engine went away (restart)"
-	case CauseDiskFull:
-		return "no space left on device in the container"
-	case CauseEnvironment:
-		return "the environment failed to build or start"
-	case CauseLimitChanged:
-		return "memory limit changed from outside mid-trial (docker update)"
-	case CauseFrozen:
-		return "timed out after being frozen (docker pause, or headroom stopped)"
-	}
-	return string(c)
-}
+func (c Cause) Describe() string { return c.Spec().Legend }
 
 // DescribeOn is the cause's legend entry for a sweep on backend
 // ("docker", "kubernetes"): what is done to a trial from outside is the
@@ -154,33 +148,8 @@ func (c Cause) DescribeOn(backend string) string {
 // Banner is the console's one-line banner for a trial that ended with
 // this cause; detail (a signal, a step) is added where the cause has one.
 func (c Cause) Banner(detail string) string {
-	var s string
-	switch c {
-	case CauseOwnLimit:
-		s = "OOM KILLED (own limit)"
-	case CauseOutsidePressure:
-		s = "OOM KILLED BY OUTSIDE PRESSURE"
-	case CausePidsLimit:
-		s = "PIDS LIMIT REACHED"
-	case CauseAgentTimeout:
-		s = "AGENT TIMED OUT"
-	case CauseVerifierTimeout:
-		s = "VERIFIER TIMED OUT"
-	case CauseStalled:
-		s = "STALLED AT THE LIMIT"
-	case CauseKilledOutside:
-		s = "KILLED FROM OUTSIDE"
-	case CauseEngineLost:
-		s = "ENGINE WENT AWAY"
-	case CauseDiskFull:
-		s = "DISK FULL IN CONTAINER"
-	case CauseEnvironment:
-		s = "ENVIRONMENT FAILED"
-	case CauseLimitChanged:
-		s = "LIMIT CHANGED FROM OUTSIDE"
-	case CauseFrozen:
-		s = "FROZEN, THEN TIMED OUT"
-	default:
+	s := c.Spec().Banner
+	if s == "" {
 		return ""
 	}
 	if detail != "" {

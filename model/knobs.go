@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -191,6 +192,16 @@ func (k Knobs) Set() []Knob {
 		out = append(out, KnobNeighbours)
 	}
 	return out
+}
+
+// Check refuses settings the knobs cannot give as they say: a jitter
+// larger than the latency would need delays below zero, so its spread
+// would not be ± the jitter around the latency (docs/KNOBS.md).
+func (k Knobs) Check() error {
+	if k.Jitter > k.Latency {
+		return fmt.Errorf("jitter %s exceeds the latency %s: the delay spreads from latency−jitter to latency+jitter and cannot go below zero; sweep jitter with a latency at least as large (e.g. --latency 50ms --jitter 0,20ms)", k.Jitter, k.Latency)
+	}
+	return nil
 }
 
 // Shapes says whether the knobs shape the trial's network.
@@ -619,14 +630,34 @@ func (a Axis) WithNeighbourLoad(load NeighbourLoad, pct int) Axis {
 	return out
 }
 
-// Baseline is the column a column is compared with: one with knobs is
-// compared, within its knobs, with the same ratio and no knobs set; a
-// plain ratio with the sweep's baseline ratio.
-func Baseline(col, baseline Ratio) Ratio {
+// BaselineIn is the column col is compared with among a sweep's cols. A
+// plain ratio is compared with the baseline's ratio. A knob's column is
+// compared within its knob: with the baseline itself when that is a
+// column of the same knobs at the same ratio (report --baseline "1x
+// time=2x"), else with the same ratio and no knobs set, else, in a sweep
+// without that plain column (--time-limits 0.5x,0.75x), with the mildest
+// column of its knobs at its ratio, so a tighter setting is still
+// compared with a looser one. A column that is its own base is compared
+// with nothing.
+func BaselineIn(col, baseline Ratio, cols []Ratio) Ratio {
+	plain := func(r Ratio) Ratio { return Ratio{K: r.K, Uncapped: r.Uncapped, Name: r.Name} }
 	if col.Knobs.IsZero() {
+		return plain(baseline)
+	}
+	if !baseline.Knobs.IsZero() && baseline.Knobs.Group() == col.Knobs.Group() && plain(baseline) == plain(col) && slices.Contains(cols, baseline) {
 		return baseline
 	}
-	return Ratio{K: col.K, Uncapped: col.Uncapped}
+	own := plain(col)
+	if slices.Contains(cols, own) {
+		return own
+	}
+	mildest, found := col, false
+	for _, c := range cols {
+		if plain(c) == own && c.Knobs.Group() == col.Knobs.Group() && (!found || LessKnobs(mildest.Knobs, c.Knobs)) {
+			mildest, found = c, true
+		}
+	}
+	return mildest
 }
 
 // ScaleTimeLimits is the task with its agent, install, phase and
@@ -665,7 +696,7 @@ func KnobNotes(t Task, cols []Ratio) []string {
 	for _, c := range cols {
 		shapes = shapes || c.Knobs.Shapes()
 	}
-	if shapes && t.Network == "none" {
+	if shapes && t.Network == "none" && !t.PhaseWantsNetwork() {
 		notes = append(notes, "network: nothing to shape, the task runs with no network (its network columns run unshaped)")
 	}
 	return notes
@@ -803,7 +834,11 @@ func TimeLimitsApplied(t Task, s TimeScale) string {
 		return d.String()
 	}
 	scaled := ScaleTimeLimits(t, s)
-	return fmt.Sprintf("time: limits ×%s of the task's own: agent %s → %s, verifier %s → %s", s, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
+	of := "the task's own"
+	if t.TimeoutScale != 0 && t.TimeoutScale != 1 {
+		of += fmt.Sprintf(" ×%g by --timeout-scale", t.TimeoutScale)
+	}
+	return fmt.Sprintf("time: limits ×%s of %s: agent %s → %s, verifier %s → %s", s, of, t.AgentTimeout, show(scaled.AgentTimeout), t.VerifierTimeout, show(scaled.VerifierTimeout))
 }
 
 // MarshalText writes the knobs' text form ("latency=200ms"; "" for none).

@@ -181,4 +181,3 @@ func (m *Matrix) Cell(row RowKey, r Ratio) *Cell { return m.Cells[row][r] }
 // EmptyCellGlyph marks a cell where no trial finished (nothing run there
 // yet), distinct from a cancelled trial's Glyph.
 const EmptyCellGlyph = "·"
-

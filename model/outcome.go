@@ -260,6 +260,9 @@ type Rates struct {
 	// Memory counts the memory failures (killed at the own limit, stalled
 	// at it) among the counted outcomes, split.
 	Memory MemoryFailures
+	// AfterTimeout counts the passes whose agent ran past its time limit
+	// (in Successes): graded as the harness grades them, shown apart.
+	AfterTimeout int
 }
 
 // Add records one outcome with no cause.
@@ -275,6 +278,9 @@ func (r *Rates) AddCause(o Outcome, c Cause) {
 	r.Memory.Add(o, c)
 	if o.Success() {
 		r.Successes++
+	}
+	if o == PassedAfterTimeout {
+		r.AfterTimeout++
 	}
 	if o.InfraFailure() || (c.Infra() && !o.Success()) {
 		r.InfraErrs++

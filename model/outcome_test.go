@@ -29,3 +29,54 @@ func TestEveryOutcomeHasADistinctGlyph(t *testing.T) {
 		seen[g] = o
 	}
 }
+
+// The harness's verdict on a timed-out agent's work: a pass stands, named
+// apart; a kill outranks the timeout; a verifier's own timeout is no pass.
+func TestATimedOutAgentThatPassedIsAPassAfterATimeout(t *testing.T) {
+	cases := []struct {
+		ev      Evidence
+		outcome Outcome
+		cause   Cause
+	}{
+		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent"}, PassedAfterTimeout, CauseAgentTimeout},
+		{Evidence{VerifierPassed: true, TimedOut: true}, PassedAfterTimeout, CauseAgentTimeout},
+		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent", OOMKills: 1, LimitBytes: 100 * MiB, KernelPeakBytes: 100 * MiB}, PassedAfterOOM, CauseOwnLimit},
+		{Evidence{VerifierPassed: false, TimedOut: true, TimedOutPhase: "agent"}, Timeout, CauseAgentTimeout},
+		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{Stalled: true, LimitBytes: 100 * MiB, Duration: Duration(10e9), AtLimit: Duration(9e9), MajorFaults: 100000}}, PassedAfterTimeout, CauseStalled},
+	}
+	for i, c := range cases {
+		o, cause := Classify(c.ev)
+		if o != c.outcome || cause != c.cause {
+			t.Errorf("case %d: %s/%s, want %s/%s", i, o, cause, c.outcome, c.cause)
+		}
+	}
+	var r Rates
+	r.AddCause(PassedAfterTimeout, CauseAgentTimeout)
+	r.AddCause(Passed, CauseNone)
+	r.AddCause(Timeout, CauseAgentTimeout)
+	if r.Successes != 2 || r.AfterTimeout != 1 || r.InfraErrs != 0 || r.Counted != 3 {
+		t.Errorf("rates %+v: want 2 passes, 1 of them after a timeout, no infra error", r)
+	}
+	if !PassedAfterTimeout.Success() || PassedAfterTimeout.InfraFailure() || PassedAfterTimeout.Glyph() == Timeout.Glyph() {
+		t.Error("a pass after a timeout is a pass with a glyph of its own")
+	}
+}
+
+// Every outcome has one row: a glyph of its own, a legend, a tone.
+func TestEveryOutcomeHasOneRow(t *testing.T) {
+	glyphs := map[string]Outcome{}
+	for _, s := range OutcomeTable {
+		if s.Glyph == "" || s.Legend == "" || s.Tone == "" {
+			t.Errorf("%s: incomplete row %+v", s.Outcome, s)
+		}
+		if o, ok := glyphs[s.Glyph]; ok {
+			t.Errorf("%s and %s share the glyph %q", o, s.Outcome, s.Glyph)
+		}
+		glyphs[s.Glyph] = s.Outcome
+		for _, c := range Causes {
+			if c.Glyph() == s.Glyph {
+				t.Errorf("outcome %s and cause %s share the glyph %q", s.Outcome, c, s.Glyph)
+			}
+		}
+	}
+}

@@ -88,6 +88,11 @@ func NewPlan(s PlanSpec) (Plan, error) {
 		}
 	}
 	p := Plan{Seed: s.Seed, Repeats: s.Repeats, Ratios: Columns(s.Ratios, s.Axes)}
+	for _, c := range p.Ratios {
+		if err := c.Knobs.Check(); err != nil {
+			return Plan{}, fmt.Errorf("column %s: %w", c, err)
+		}
+	}
 	first, last := 1, s.Repeats
 	if s.OnlyRepeat > 0 {
 		first, last = s.OnlyRepeat, s.OnlyRepeat

@@ -123,6 +123,26 @@ func (o OOMEvent) KilledAtLabel(format func(int64) string) string {
 	return format(b) + " (last sample)"
 }
 
+// GradingHarness marks a record whose verdict was reached as the task's
+// harness reaches it (TrialResult.Grading).
+const GradingHarness = "harness"
+
+// UngradedTimeout says whether a record is an agent timeout from before
+// headroom graded a timed-out agent's work: run here, not passed, its
+// agent timed out and no verifier ran. Its harness would have run the
+// verifier, whose reward could have passed it.
+func (r TrialResult) UngradedTimeout() bool {
+	if r.Imported != nil || r.Grading != "" || r.Outcome != Timeout || (r.Cause != CauseAgentTimeout && r.Cause != CauseStalled) {
+		return false
+	}
+	for _, s := range r.Steps {
+		if s.Phase == PhaseVerifier {
+			return false
+		}
+	}
+	return true
+}
+
 // TrialResult is the durable record of one finished trial.
 type TrialResult struct {
 	Trial
@@ -191,7 +211,12 @@ type TrialResult struct {
 	// Imported, for a trial read from another harness's results, says
 	// where it came from and what its record cannot know.
 	Imported *Imported `json:"imported,omitempty"`
-	Reward   *float64  `json:"reward,omitempty"`
+	// Grading says how the verdict was reached: GradingHarness for a
+	// trial run by a headroom that grades as the task's harness does (a
+	// timed-out agent's work verified); "" in older records, whose agent
+	// timeouts were never verified.
+	Grading string   `json:"grading,omitempty"`
+	Reward  *float64 `json:"reward,omitempty"`
 	// Verdict is the rule the verifier was judged by (VerdictRule.String:
 	// "exit-code", "reward-file", "parser:pytest").
 	Verdict string `json:"verdict,omitempty"`

@@ -274,6 +274,7 @@ type Analysis struct {
 	Comparisons []Comparison `json:"comparisons"`
 	Power       Power        `json:"power"`
 	rows        map[RowKey]map[Ratio]CellStats
+	bases       map[Ratio]Ratio
 }
 
 // RatioStats is one ratio across tasks.
@@ -355,15 +356,15 @@ type Power struct {
 // differences under noisePP noise; detect is the difference the power line
 // is asked about.
 func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
-	a := &Analysis{Baseline: baseline, NoisePP: noisePP, rows: map[RowKey]map[Ratio]CellStats{}}
+	a := &Analysis{Baseline: baseline, NoisePP: noisePP, rows: map[RowKey]map[Ratio]CellStats{}, bases: map[Ratio]Ratio{}}
 	counts := func(r Ratio) (succ, infra []Count) { return m.Counts(r, Success), m.Counts(r, InfraErr) }
 	var mdes []float64
 	var sds, ws []float64
 	repeats := 0
 	for _, r := range m.Ratios {
-		// A knob's column is compared within its knob: with the same
-		// ratio, knobs unset (Baseline).
-		base := Baseline(r, baseline)
+		// A knob's column is compared within its knob (BaselineIn).
+		base := BaselineIn(r, baseline, m.Ratios)
+		a.bases[r] = base
 		baseSucc, baseInfra := counts(base)
 		succ, infra := counts(r)
 		a.ByRatio = append(a.ByRatio, RatioStats{Ratio: r, Success: ClusteredMean(succ), Infra: ClusteredMean(infra)})
@@ -416,6 +417,14 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 		}
 	}
 	return a
+}
+
+// BaseOf is the column r was compared with (r itself: none).
+func (a *Analysis) BaseOf(r Ratio) Ratio {
+	if b, ok := a.bases[r]; ok {
+		return b
+	}
+	return BaselineIn(r, a.Baseline, nil)
 }
 
 // Cell returns a cell's statistics.

@@ -184,6 +184,9 @@ type Task struct {
 	Verifier        Step          `json:"verifier"`
 	AgentTimeout    time.Duration `json:"agent_timeout"`
 	VerifierTimeout time.Duration `json:"verifier_timeout"`
+	// TimeoutScale is the --timeout-scale the limits above (and the
+	// agents') were already multiplied by (0: the task's own).
+	TimeoutScale float64 `json:"timeout_scale,omitempty"`
 
 	// Format is the file format the task came from (FormatHeadroom...).
 	Format string `json:"format,omitempty"`

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -64,7 +65,40 @@ func (r *Report) writeMeasured(w io.Writer, md bool) error {
 	if err := writeGrid(w, md, head, lines); err != nil {
 		return err
 	}
+	r.writeNeighboursTook(w, md)
 	return r.writeKnobNotes(w, md)
+}
+
+// writeNeighboursTook says, per neighbours column, what the neighbours
+// were asked to take and what they took (a column's label is the ask:
+// 4 × 100% of a core once delivered 0.31 cores in all).
+func (r *Report) writeNeighboursTook(w io.Writer, md bool) {
+	for _, col := range r.Matrix.Ratios {
+		k := col.Knobs
+		if k.Neighbours == 0 {
+			continue
+		}
+		var trials []model.TrialResult
+		for _, t := range r.Trials {
+			if t.Ratio == col {
+				trials = append(trials, t)
+			}
+		}
+		cores, ok := model.MeasureOf(trials, "neighbour_cores")
+		if !ok {
+			continue
+		}
+		line := fmt.Sprintf("%s: asked %d × %.0f%% of a core (%s cores); the neighbours took %.2f cores in all", col, k.Neighbours, 100*k.Intensity(), strconv.FormatFloat(float64(k.Neighbours)*k.Intensity(), 'f', -1, 64), cores.Value)
+		if wr, ok := model.MeasureOf(trials, "neighbour_write_rate"); ok {
+			line += fmt.Sprintf(" and wrote %s/s to disk", model.FormatBytes(int64(wr.Value)))
+		}
+		line += " (median per trial)"
+		if md {
+			fmt.Fprintf(w, "\n- %s\n", line)
+		} else {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 }
 
 // writeKnobNotes says where a task's knob had nothing to act on.

@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -67,10 +70,18 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	// apart, not listed as the host's.
 	var lines []string
 	own := 0
+	knobs := map[string]int{} // a knob's column's failures, by its knobs
 	for _, t := range r.Trials {
 		if n := t.Noise; n != nil && n.Contended && t.Outcome.Counted() && !t.Outcome.Success() {
 			if t.MemoryFailure().Failed() {
 				own++
+				continue
+			}
+			if g := t.Ratio.Knobs.Group(); g != "" {
+				// The column's own knob (a time limit, latency, disk
+				// cap, neighbours) is what it sweeps: its failure is
+				// compared within the knob, not put on the host.
+				knobs[model.GroupTitle(g)]++
 				continue
 			}
 			lines = append(lines, fmt.Sprintf("%s %s · %s %s %s: %s — %s", t.ID, t.Task, t.Agent, t.Ratio, t.OutcomeWord(), n.Why, t.Reason))
@@ -78,6 +89,9 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	}
 	if own > 0 {
 		fmt.Fprintf(w, "\n%d failure(s) on a contended host were at the trial's own memory limit by the kernel's evidence (killed by it or stalled at it): the limit's, not the host's.\n", own)
+	}
+	for _, g := range slices.Sorted(maps.Keys(knobs)) {
+		fmt.Fprintf(w, "\n%d failure(s) on a contended host were in the columns of a knob (%s): the knob's, compared within it above, not the host's.\n", knobs[g], strings.TrimPrefix(g, "── "))
 	}
 	if len(lines) == 0 {
 		return nil

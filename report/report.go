@@ -60,17 +60,20 @@ func DefaultOptions() Options {
 	return Options{Baseline: model.Ratio{K: 1}, NoisePP: model.DefaultNoisePP, DetectPP: model.DefaultNoisePP}
 }
 
-// New analyses results. The baseline falls back to the tightest ratio
-// present when the asked one was not run.
+// New analyses results. The baseline falls back to the tightest plain
+// ratio present when the asked one was not run; a sweep with no plain
+// column keeps it, and each knob's columns are compared with the
+// mildest of them run (model.BaselineIn).
 func New(experiment string, m *store.Manifest, ratios []model.Ratio, trials []model.TrialResult, o Options) *Report {
 	mx := model.NewMatrix(ratios, trials)
 	base := o.Baseline
-	found := false
-	for _, r := range mx.Ratios {
-		found = found || r == base
-	}
-	if !found && len(mx.Ratios) > 0 {
-		base = mx.Ratios[0]
+	if !slices.Contains(mx.Ratios, base) {
+		for _, r := range mx.Ratios {
+			if r.Knobs.IsZero() {
+				base = r
+				break
+			}
+		}
 	}
 	return &Report{Experiment: experiment, Manifest: m, Matrix: mx, Analysis: model.Analyze(mx, base, o.NoisePP, o.DetectPP), Trials: trials}
 }
@@ -154,6 +157,9 @@ func (r *Report) Table(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(tw, strings.Join(append([]string{"  from outside"}, outside...), "\t"))
 	}
+	if late := r.afterTimeoutRow(); late != nil {
+		fmt.Fprintln(tw, strings.Join(append([]string{"  passed after a timeout"}, late...), "\t"))
+	}
 	fmt.Fprintln(tw, strings.Join(append([]string{"failed at the limit"}, r.memoryRow()...), "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
@@ -164,12 +170,15 @@ func (r *Report) Table(w io.Writer) error {
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(im, "\n"))
 	}
+	if g := r.gradingLines(); g != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(g, "\n"))
+	}
 	fmt.Fprintf(w, "\n%s\n%s\n", r.glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintln(w, l)
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\nAgainst %s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", a.Baseline, 100*a.NoisePP)
+		fmt.Fprintf(w, "\n%s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", r.againstWhat(), 100*a.NoisePP)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp by task\ttasks\tdetectable\t\tpooled p\t")
 		for _, c := range a.Comparisons {
@@ -207,12 +216,28 @@ func (r *Report) Table(w io.Writer) error {
 // else, the engine lost); nil when there are none, so the report of a
 // clean sweep is unchanged.
 func (r *Report) outsideRow() []string {
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.OutsideErrs, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs)
+	})
+}
+
+// afterTimeoutRow counts, per ratio, the passes whose agent ran past its
+// time limit (graded as the harness grades them); nil when there are none.
+func (r *Report) afterTimeoutRow() []string {
+	return r.countRow(func(rt *model.Rates) (int, string) {
+		return rt.AfterTimeout, fmt.Sprintf("%d of %d passes", rt.AfterTimeout, rt.Successes)
+	})
+}
+
+// countRow is a row of per-ratio counts as count says them; nil when every
+// count is 0 (a row shown only when it has something to say).
+func (r *Report) countRow(count func(*model.Rates) (int, string)) []string {
 	var cols []string
 	any := false
 	for _, ratio := range r.Matrix.Ratios {
-		rt := r.Matrix.ByRatio[ratio]
-		cols = append(cols, fmt.Sprintf("%d of %d infra", rt.OutsideErrs, rt.InfraErrs))
-		any = any || rt.OutsideErrs > 0
+		n, text := count(r.Matrix.ByRatio[ratio])
+		cols = append(cols, text)
+		any = any || n > 0
 	}
 	if !any {
 		return nil
@@ -278,6 +303,15 @@ func (r *Report) notRunRows() []model.RowKey {
 	})
 }
 
+// againstWhat heads the comparisons: the baseline, or, in a sweep with
+// no plain column, each knob's mildest setting.
+func (r *Report) againstWhat() string {
+	if slices.Contains(r.Matrix.Ratios, r.Analysis.Baseline) {
+		return "Against " + r.Analysis.Baseline.String()
+	}
+	return "Each knob's settings against its mildest one run (no plain column)"
+}
+
 // PowerLine says what the design can tell apart.
 func (r *Report) PowerLine() string {
 	p := r.Analysis.Power
@@ -318,6 +352,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	if im := r.importedLines(); im != nil {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))
 	}
+	if g := r.gradingLines(); g != nil {
+		fmt.Fprintf(w, "%s\n\n", strings.Join(g, "\n"))
+	}
 	head := "| task · agent |"
 	sep := "|---|"
 	for _, ratio := range r.Matrix.Ratios {
@@ -343,6 +380,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	if outside := r.outsideRow(); outside != nil {
 		fmt.Fprintln(w, "| of which from outside | "+strings.Join(outside, " | ")+" |")
 	}
+	if late := r.afterTimeoutRow(); late != nil {
+		fmt.Fprintln(w, "| of which passed after a timeout | "+strings.Join(late, " | ")+" |")
+	}
 	fmt.Fprintln(w, "| **failed at the limit** | "+strings.Join(r.memoryRow(), " | ")+" |")
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n", r.glyphLegend(), intervalLegend)
 	if l := r.causeLegend(); l != "" {
@@ -356,7 +396,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\n## Against %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", a.Baseline, 100*a.NoisePP)
+		fmt.Fprintf(w, "\n## %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", r.againstWhat(), 100*a.NoisePP)
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p by task | tasks | detectable | | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {

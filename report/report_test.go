@@ -450,3 +450,35 @@ func TestCauseLegendIsTheBackends(t *testing.T) {
 		t.Errorf("docker legend %q", legend)
 	}
 }
+
+// An experiment recorded before headroom graded a timed-out agent's work
+// says how many of its timeouts went unverified; one whose records carry
+// the harness's grading says nothing.
+func TestOldAgentTimeoutsAreNamedAsUngraded(t *testing.T) {
+	m, ratios, trials := oneTask()
+	for i := range trials[:3] {
+		trials[i].Outcome, trials[i].Cause = model.Timeout, model.CauseAgentTimeout
+		trials[i].Steps = []model.StepResult{{Name: "think", Phase: model.PhaseAgent, TimedOut: true}}
+	}
+	for _, graded := range []bool{false, true} {
+		kept := append([]model.TrialResult(nil), trials...)
+		if graded {
+			for i := range kept {
+				kept[i].Grading = model.GradingHarness
+			}
+		}
+		for _, write := range []func(*Report, *bytes.Buffer) error{
+			func(r *Report, b *bytes.Buffer) error { return r.Table(b) },
+			func(r *Report, b *bytes.Buffer) error { return r.Markdown(b) },
+		} {
+			var b bytes.Buffer
+			if err := write(New(m.ID, m, ratios, kept, DefaultOptions()), &b); err != nil {
+				t.Fatal(err)
+			}
+			said := strings.Contains(b.String(), "3 trials recorded as agent timeouts without running the verifier")
+			if said == graded {
+				t.Errorf("graded %v: the migration note said %v:\n%s", graded, said, b.String())
+			}
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -44,102 +42,6 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 			ev.Stall.Stalled = ev.Stall.Judge()
 		}
 	}
-}
-
-// causeReason says why, in a sentence, for a trial whose cause needs more
-// than its outcome's words ("" for none).
-func (t *trialRun) causeReason(ev model.Evidence) string {
-	res := &t.res
-	limit := res.Policy.LimitString()
-	outcome, cause := model.Classify(ev)
-	if outcome.Success() {
-		if cause == model.CauseOutsidePressure {
-			return fmt.Sprintf("verifier passed after %d OOM kill(s) by pressure from outside (under its own limit %s), first in step %s", ev.OOMKills, limit, res.KilledInStep)
-		}
-		return ""
-	}
-	switch cause {
-	case model.CauseKilledOutside:
-		if !strings.HasPrefix(ev.KilledBy, "SIG") {
-			// A cluster's word on it: a pod deleted, evicted or preempted.
-			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
-		}
-		return fmt.Sprintf("killed from outside with %s (docker kill, stop or rm by someone other than headroom) during step %s: not an OOM kill", ev.KilledBy, t.lastStep())
-	case model.CauseLimitChanged:
-		return fmt.Sprintf("its memory limit was changed from outside while it ran, from %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, res.Ratio)
-	case model.CauseFrozen:
-		return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s; the limit counted time the task never had, so this is not the task's timeout", t.timedOutStep(), ev.Frozen)
-	case model.CauseEngineLost:
-		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", t.engineErr)
-	case model.CauseOutsidePressure:
-		if res.Policy.HardLimitBytes == 0 {
-			return fmt.Sprintf("OOM-killed in step %s with no limit of its own: the host's or a parent cgroup's OOM killer chose it (pressure from outside)", res.KilledInStep)
-		}
-		return fmt.Sprintf("OOM-killed in step %s while under its own limit %s (never reached): a parent cgroup's or the host's OOM killer chose it (pressure from outside)", res.KilledInStep, limit)
-	case model.CauseStalled:
-		return fmt.Sprintf("stalled at the limit %s: step %s ran past its time limit after %s", limit, ev.Stall.Step, ev.Stall)
-	case model.CauseAgentTimeout:
-		return fmt.Sprintf("the agent ran past its time limit (%s) in step %s%s", t.task.AgentTimeout, t.timedOutStep(), stallNote(ev.Stall))
-	case model.CauseVerifierTimeout:
-		return fmt.Sprintf("the verifier ran past its time limit (%s) in step %s%s", t.task.VerifierTimeout, t.timedOutStep(), stallNote(ev.Stall))
-	case model.CausePidsLimit:
-		if res.PidsLimitEnforced != "" {
-			return fmt.Sprintf("the pids limit was reached: the kernel refused %d fork(s) (%s); the limit that held was %s", ev.PidsLimitHits, t.failedStep(), res.PidsLimitEnforced)
-		}
-		return fmt.Sprintf("the pids limit (%d) was reached: the kernel refused %d fork(s) (%s)", res.Policy.PidsLimit, ev.PidsLimitHits, t.failedStep())
-	case model.CauseDiskFull:
-		for _, s := range res.Steps {
-			if s.NoSpace {
-				why := fmt.Sprintf("no space left on device (ENOSPC) in the container in step %s (exit %d)", s.Name, s.ExitCode)
-				if t.diskFull != "" {
-					why += ": " + t.diskFull
-				}
-				return why
-			}
-		}
-	}
-	return ""
-}
-
-// stallNote is a timeout's memory evidence when it was at its limit at
-// all: the numbers that were not enough for a stall.
-func stallNote(e *model.StallEvidence) string {
-	if e == nil || e.LimitBytes == 0 || e.AtLimit == 0 {
-		return ""
-	}
-	return "; not a stall: " + e.String()
-}
-
-// lastStep names the step the container died in: the first that was
-// killed (exit 137) or cut short, else the last.
-func (t *trialRun) lastStep() string {
-	for _, s := range t.res.Steps {
-		if s.ExitCode == 137 || s.ExitCode == -1 {
-			return s.Name
-		}
-	}
-	if n := len(t.res.Steps); n > 0 {
-		return t.res.Steps[n-1].Name
-	}
-	return "(none started)"
-}
-
-func (t *trialRun) timedOutStep() string {
-	for _, s := range t.res.Steps {
-		if s.TimedOut {
-			return s.Name
-		}
-	}
-	return t.lastStep()
-}
-
-func (t *trialRun) failedStep() string {
-	for _, s := range t.res.Steps {
-		if s.ExitCode != 0 {
-			return fmt.Sprintf("step %s exited %d", s.Name, s.ExitCode)
-		}
-	}
-	return "no step exited non-zero"
 }
 
 // cleanRuns keeps, per task · agent, the highest major-fault rate of its

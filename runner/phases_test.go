@@ -23,7 +23,7 @@ func TestMultiStepHealthcheckStopsAndStrategies(t *testing.T) {
 		reason   string
 	}{
 		{model.PhaseRewardMean, model.Passed, ""},
-		{model.PhaseRewardFinal, model.Failed, "no step gave a reward (a 1 · b no reward (stopped); b: healthcheck failed 2 time(s)"},
+		{model.PhaseRewardFinal, model.Failed, "the last step run gave no reward, and the final strategy takes only its (a 1 · b no reward (stopped); b: healthcheck failed 2 time(s)"},
 	} {
 		t.Run(c.strategy, func(t *testing.T) {
 			task := fake.Task("ms", 64<<20, "work")

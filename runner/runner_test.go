@@ -132,13 +132,41 @@ func TestEngineFailureMidTrialIsAnInfraError(t *testing.T) {
 	}
 }
 
-func TestAgentTimeout(t *testing.T) {
+// TestATimedOutAgentsWorkIsGraded: Harbor and terminal-bench run the
+// verifier after an agent timeout and its reward stands; so does
+// headroom, with the timeout named.
+func TestATimedOutAgentsWorkIsGraded(t *testing.T) {
+	for _, verdict := range []struct {
+		exit    int
+		outcome model.Outcome
+		reason  string
+	}{
+		{0, model.PassedAfterTimeout, "the verifier, run after it as Harbor and terminal-bench run it, passed"},
+		{1, model.Timeout, "the verifier, run after it as Harbor and terminal-bench run it, failed"},
+	} {
+		task := fake.Task("slow", 64*model.MiB, "think")
+		task.AgentTimeout = 20 * time.Millisecond
+		b := &fake.Backend{Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}, "slow/verify": {ExitCode: verdict.exit}})}
+		r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slow@1x"]
+		if r.Outcome != verdict.outcome || r.Cause != model.CauseAgentTimeout || !r.Steps[0].TimedOut || len(r.Steps) != 2 || !strings.Contains(r.Reason, verdict.reason) {
+			t.Errorf("verifier exit %d: %s/%s %q steps %d, want %s after the verifier ran", verdict.exit, r.Outcome, r.Cause, r.Reason, len(r.Steps), verdict.outcome)
+		}
+		if got := b.StepsStopped(); len(got) != 1 {
+			t.Errorf("the timed-out step must be stopped alone, its sandbox kept for the verifier: %v", got)
+		}
+	}
+}
+
+// TestATimedOutAgentWhoseContainerWentIsNotGraded: where the step cannot
+// be stopped alone, the container goes with it and no verifier can run,
+// as Harbor runs none once its environment is gone; the record says so.
+func TestATimedOutAgentWhoseContainerWentIsNotGraded(t *testing.T) {
 	task := fake.Task("slow", 64*model.MiB, "think")
 	task.AgentTimeout = 20 * time.Millisecond
-	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}})}
+	b := &fake.Backend{KillsOnTimeout: true, Script: script(map[string]fake.StepPlan{"slow/think": {Block: true}})}
 	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slow@1x"]
-	if r.Outcome != model.Timeout || !r.Steps[0].TimedOut || len(r.Steps) != 1 {
-		t.Errorf("%s steps %+v, want timeout with no verifier run", r.Outcome, r.Steps)
+	if r.Outcome != model.Timeout || !r.Steps[0].TimedOut || len(r.Steps) != 1 || !strings.Contains(r.Reason, "the verifier did not run") {
+		t.Errorf("%s %q steps %d, want timeout with no verifier run, said", r.Outcome, r.Reason, len(r.Steps))
 	}
 	if len(b.Killed()) != 1 {
 		t.Errorf("the timed-out sandbox must be killed: %v", b.Killed())
@@ -420,5 +448,53 @@ func TestHoldKeepsQueuedTrialsFromStarting(t *testing.T) {
 	}
 	if !released || startedWhileHeld > 0 || ended != 2 {
 		t.Errorf("held trial seen waiting %v, %d started while held, %d ended", released, startedWhileHeld, ended)
+	}
+}
+
+// Harbor retries a verifier that timed out once (its VerifierTimeoutError
+// retry); a Harbor task's verifier here too, and the record says so. A
+// headroom task's verifier runs once.
+func TestAHarborVerifierTimeoutIsRetriedOnce(t *testing.T) {
+	for _, format := range []string{model.FormatHarbor, model.FormatHeadroom} {
+		task := fake.Task("slowtests", 64*model.MiB, "work")
+		task.Format = format
+		task.VerifierTimeout = 20 * time.Millisecond
+		var mu sync.Mutex
+		tries := 0
+		b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+			if st.Name != "verify" {
+				return fake.StepPlan{}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			tries++
+			if tries == 1 {
+				return fake.StepPlan{Block: true} // the first try runs past its limit
+			}
+			return fake.StepPlan{}
+		}}
+		r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slowtests@1x"]
+		want, wantTries := model.Passed, 2
+		if format != model.FormatHarbor {
+			want, wantTries = model.Timeout, 1
+		}
+		if r.Outcome != want || tries != wantTries {
+			t.Errorf("%s task: %s (%s) after %d verifier run(s), want %s after %d", format, r.Outcome, r.Reason, tries, want, wantTries)
+		}
+		if format == model.FormatHarbor && !strings.Contains(r.Reason, "was run again, as Harbor retries a verifier timeout once") {
+			t.Errorf("the retry is not said: %q", r.Reason)
+		}
+	}
+}
+
+// An installed agent whose install fails ends its trial before the agent
+// and the verifier, as Harbor's failed agent setup does: no reward.
+func TestAFailedInstallEndsTheTrialBeforeItsVerifier(t *testing.T) {
+	task := fake.Task("inst", 64*model.MiB, "solve")
+	task.Agents[0].Install = []model.Step{{Name: "install", Argv: []string{"install"}}}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"inst/install": {ExitCode: 2}})}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["inst@1x"]
+	if r.Outcome != model.Failed || len(r.Steps) != 1 || !strings.Contains(r.Reason, "the agent's install step install exited 2, so neither the agent nor the verifier ran") {
+		t.Errorf("%s (%s) steps %d: want failed after the install alone, said", r.Outcome, r.Reason, len(r.Steps))
 	}
 }

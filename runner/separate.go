@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -39,15 +40,15 @@ func (t *trialRun) setNetwork(ctx context.Context, sb Sandbox, want *model.Netwo
 // its own time limit, after the agent: best effort, as in Harbor (a hook
 // that fails leaves its files missing, which the verifier judges). The
 // error is the engine's.
-func (t *trialRun) runCollect(ctx context.Context, sb Sandbox, env []string) error {
-	for _, st := range t.task.Collect {
+func (t *trialRun) runCollect(ctx context.Context, sb Sandbox, hooks []model.Step, env []string) error {
+	for _, st := range hooks {
 		cctx, cancel := context.WithTimeout(ctx, st.Timeout)
-		sr, err := t.runStep(cctx, sb, model.PhaseCollect, st, env)
+		_, err := t.runStep(cctx, sb, model.PhaseCollect, st, env)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("collect %s: %w", st.Name, err)
 		}
-		if sr.TimedOut || ctx.Err() != nil {
+		if ctx.Err() != nil || t.gone != "" {
 			// A timed-out hook's container was stopped with it.
 			return nil
 		}
@@ -129,7 +130,7 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 	if rule := t.task.Verdict.Reward; rule != nil && out.judged {
 		out.passed, t.verdictNote, err = t.readReward(vctx, vsb, rule)
 		if err != nil {
-			return out, fmt.Errorf("reading the reward: %w", err)
+			return out, err
 		}
 	}
 	return out, nil
@@ -144,30 +145,16 @@ func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		samples, ooms := sb.Samples(), sb.OOMs()
-		for samples != nil || ooms != nil {
-			select {
-			case s, ok := <-samples:
-				if !ok {
-					samples = nil
-					continue
-				}
-				mu.Lock()
-				u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
-				mu.Unlock()
-				t.mu.Lock()
-				t.stepPeak = max(t.stepPeak, s.WorkingSetBytes)
-				t.mu.Unlock()
-			case _, ok := <-ooms:
-				if !ok {
-					ooms = nil
-					continue
-				}
-				mu.Lock()
-				u.OOMKilled = true
-				mu.Unlock()
-			}
-		}
+		readings(sb, func(s event.Sample) {
+			mu.Lock()
+			u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
+			mu.Unlock()
+			t.seenPeak(s.WorkingSetBytes)
+		}, func(OOMSignal) {
+			mu.Lock()
+			u.OOMKilled = true
+			mu.Unlock()
+		})
 	}()
 	return func() model.SidecarUsage {
 		<-done // Remove closed the channels

@@ -59,6 +59,25 @@ type ImportSource struct {
 	Trials   int         `json:"trials"`
 	// Unknown is what the harness does not record.
 	Unknown []string `json:"unknown"`
+	// Own is the run's own score as its harness wrote it (nil when it
+	// wrote none), kept to be shown beside headroom's count.
+	Own *HarnessScore `json:"own,omitempty"`
+}
+
+// HarnessScore is an imported run's score as its harness computed it.
+type HarnessScore struct {
+	// Metric and Value are what the harness computed ("accuracy" 0.4,
+	// "mean reward" 0.4), From the file and fields they were read from.
+	Metric string  `json:"metric"`
+	Value  float64 `json:"value"`
+	From   string  `json:"from"`
+	// Passes of Trials are the harness's own count where it writes one
+	// (Passes -1: it writes none).
+	Passes int `json:"passes"`
+	Trials int `json:"trials"`
+	// Differences say, one line each, why headroom's count of the same
+	// trials is not the harness's (none: they must be equal).
+	Differences []string `json:"differences,omitempty"`
 }
 
 // AgentSettings are a run's agent options. PassEnv holds variable names

@@ -194,7 +194,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	case Finished:
 		r := v.Result
 		head := strings.ToUpper(string(r.Outcome))
-		if b := r.Cause.Banner(""); b != "" {
+		// A pass is said as a pass, whatever happened on the way (its
+		// reason says it): the harness's verdict first.
+		if b := r.Cause.Banner(""); b != "" && !r.Outcome.Success() {
 			head = model.TrialGlyph(r.Outcome, r.Cause) + " " + b
 		}
 		lines = append(lines, clip(st.Result(r.Outcome, r.Cause).Render(head)+"  "+st.Muted.Render(r.Reason), inner))

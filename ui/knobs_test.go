@@ -117,3 +117,26 @@ func TestSetupKnobsRowByTabAndWrapped(t *testing.T) {
 		t.Errorf("shift+tab: pane %d cursor %d", m.setup.pane, m.setup.optCursor)
 	}
 }
+
+// Setup's preview shows what a knob column runs as, and warns that a
+// latency column of a task with no network runs unshaped.
+func TestSetupPreviewShowsKnobReproduceAndNothingToShape(t *testing.T) {
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Reproduce = func(task, image string, p model.ResourcePolicy) string {
+		return "docker run --memory=" + model.FormatBytes(p.HardLimitBytes) + " " + image + "; then tc netem " + p.Ratio.Knobs.String()
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 60})
+	m = keys(t, m, "space", "tab", "tab")
+	for i := 0; i < optLatency; i++ {
+		m = keys(t, m, "down")
+	}
+	m = keys(t, m, "right")
+	view := m.View()
+	for _, want := range []string{"nothing to shape, the task runs with no network", "latency=50ms runs as:", "then tc netem latency=50ms"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("setup preview lacks %q:\n%s", want, view)
+		}
+	}
+}

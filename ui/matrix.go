@@ -210,18 +210,28 @@ func (mm *matrixScreen) View(c *Common) string {
 		infra += cell.Render(pad(" "+rs.Infra.RateText(), colW))
 	}
 	out = append(out, st.Bold.Render(clip(succ, w)), clip(infra, w))
-	// The infra errors from outside the trials' own limits, apart (only
-	// when there are any).
-	outside, anyOutside := pad("  from outside", nameW), false
-	for _, r := range ratios {
-		n := 0
-		if rt := s.Matrix.ByRatio[r]; rt != nil {
-			n, anyOutside = rt.OutsideErrs, anyOutside || rt.OutsideErrs > 0
+	// Apart, only when there are any: the infra errors from outside the
+	// trials' own limits, and the passes whose agent ran past its time
+	// limit (graded as the harness grades them).
+	for _, row := range []struct {
+		label string
+		count func(*model.Rates) int
+	}{
+		{"  from outside", func(rt *model.Rates) int { return rt.OutsideErrs }},
+		{"  passed after a timeout", func(rt *model.Rates) int { return rt.AfterTimeout }},
+	} {
+		line, any := pad(row.label, nameW), false
+		for _, r := range ratios {
+			n := 0
+			if rt := s.Matrix.ByRatio[r]; rt != nil {
+				n = row.count(rt)
+			}
+			any = any || n > 0
+			line += pad(fmt.Sprintf(" %d", n), colW)
 		}
-		outside += pad(fmt.Sprintf(" %d", n), colW)
-	}
-	if anyOutside {
-		out = append(out, st.Muted.Render(clip(outside, w)))
+		if any {
+			out = append(out, st.Muted.Render(clip(line, w)))
+		}
 	}
 	// Memory failures (killed at the own limit, stalled at it), split:
 	// the count focus, report and calibrate give too.
@@ -282,7 +292,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	var out []string
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
-		if own := model.Baseline(cs.Ratio, base); cs.Ratio != own {
+		if own := a.BaseOf(cs.Ratio); cs.Ratio != own {
 			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, model.Verdict(cs.Noise))
 		}
 		out = append(out, clip(line, w))
@@ -317,7 +327,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 		out = append(out, st.Bold.Render(l))
 	}
 	for _, r := range ratios {
-		own := model.Baseline(r, base)
+		own := a.BaseOf(r)
 		if r == own {
 			continue
 		}

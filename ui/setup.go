@@ -648,6 +648,35 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 				lines = append(lines, strings.TrimRight(l.head, " "))
 			}
 		}
+		lines = append(lines, s.knobPreview(c, t, cols, w)...)
+	}
+	return lines
+}
+
+// knobPreview is, for the task under the cursor, where a knob column
+// has nothing to act on (a latency column of a task with no network runs
+// unshaped) and what the first knob column runs as.
+func (s *setupScreen) knobPreview(c *Common, t model.Task, cols []model.Ratio, w int) []string {
+	st := c.Styles()
+	var lines []string
+	for _, n := range model.KnobNotes(t, cols) {
+		for _, l := range wrapWords("⚠ "+path.Base(t.Name)+": "+n, w, "  ") {
+			lines = append(lines, st.Warn.Render(l))
+		}
+	}
+	if c.Opts.Reproduce == nil {
+		return lines
+	}
+	for _, col := range cols {
+		if col.Knobs.IsZero() {
+			continue
+		}
+		p := model.NewScaledPolicy(t.Resources, col, c.Opts.HostCPUs, s.scale)
+		lines = append(lines, "  "+col.String()+" runs as:")
+		for _, l := range wrapWords(c.Opts.Reproduce(t.Name, t.Image, p), w-4, "") {
+			lines = append(lines, "    "+st.Muted.Render(l))
+		}
+		break
 	}
 	return lines
 }

@@ -21,6 +21,12 @@ import (
 //	disk   writes 1 MiB files and syncs each
 const NeighbourMode = "neighbour"
 
+// NeighbourTookLine starts the line a disk neighbour prints each second
+// with what it has written and synced so far ("written_bytes=N"): what
+// it took of the disk, which its own cgroup's counters do not see where
+// the storage driver writes for it (fuse-overlayfs).
+const NeighbourTookLine = "neighbour took: "
+
 func neighbour(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(NeighbourMode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -58,7 +64,13 @@ func neighbour(args []string, stdout, stderr io.Writer) int {
 	case "disk":
 		block := make([]byte, 1<<20)
 		n := 0
+		var written int64
+		lastSaid := time.Now()
 		work = func() {
+			if time.Since(lastSaid) >= time.Second {
+				fmt.Fprintf(stdout, "%swritten_bytes=%d\n", NeighbourTookLine, written)
+				lastSaid = time.Now()
+			}
 			path := filepath.Join(*dir, fmt.Sprintf(".hr-neighbour-%d", n%8))
 			n++
 			f, err := os.Create(path)
@@ -66,8 +78,10 @@ func neighbour(args []string, stdout, stderr io.Writer) int {
 				time.Sleep(10 * time.Millisecond)
 				return
 			}
-			_, _ = f.Write(block)
-			_ = f.Sync()
+			k, _ := f.Write(block)
+			if f.Sync() == nil {
+				written += int64(k)
+			}
 			f.Close()
 		}
 	default:

@@ -34,8 +34,9 @@ const (
 // Probe modes, run inside a trial's container to measure a knob's effect
 // there (the real-engine tests and the knobs' built-in tasks).
 const (
-	RTTMode      = "rtt"      // rtt [--n N] HOST:PORT: median TCP echo round trip
+	RTTMode      = "rtt"      // rtt [--n N] [--spread] HOST:PORT: median TCP echo round trip (and its spread)
 	FetchMode    = "fetch"    // fetch URL: transfer rate of one GET
+	UploadMode   = "upload"   // upload [--bytes N] URL: transfer rate of one POST
 	DirectIOMode = "directio" // directio [--ops N --kb K] DIR: O_DIRECT write rate
 )
 
@@ -56,6 +57,10 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/messages", modelReply)
 	mux.HandleFunc("/blob", blob)
+	mux.HandleFunc("/sink", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%d\n", n)
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	hl, err := net.Listen("tcp", fmt.Sprintf(":%d", *port))
 	if err != nil {
@@ -162,8 +167,9 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(RTTMode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 20, "round trips")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: rtt [--n N] HOST:PORT")
+	spread := fs.Bool("spread", false, "also print the 10th and 90th percentiles")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *n < 1 {
+		fmt.Fprintln(stderr, "usage: rtt [--n N] [--spread] HOST:PORT")
 		return 2
 	}
 	rtts, err := ProbeRTT(fs.Arg(0), *n, 30*time.Second)
@@ -171,7 +177,15 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rtt: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, model.FormatMeasure("rtt", float64(MedianDuration(rtts))/float64(time.Millisecond), "ms"))
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	fmt.Fprintln(stdout, model.FormatMeasure("rtt", ms(MedianDuration(rtts)), "ms"))
+	if *spread {
+		// The spread a jitter gives: the 10th and 90th percentiles.
+		s := append([]time.Duration(nil), rtts...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p10", ms(s[len(s)/10]), "ms"))
+		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p90", ms(s[len(s)*9/10]), "ms"))
+	}
 	return 0
 }
 
@@ -203,6 +217,43 @@ func fetchProbe(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, model.FormatMeasure("transfer_rate", float64(n*8)/took.Seconds(), "bit/s"))
 	return 0
+}
+
+// uploadProbe POSTs n bytes to url (the server's /sink) and prints the
+// rate they went at: what the trial's egress, where the delay line acts,
+// carries.
+func uploadProbe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(UploadMode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int64("bytes", 8<<20, "bytes to send")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *n < 1 {
+		fmt.Fprintln(stderr, "usage: upload [--bytes N] URL")
+		return 2
+	}
+	cl := &http.Client{Timeout: 10 * time.Minute}
+	start := time.Now()
+	resp, err := cl.Post(fs.Arg(0), "application/octet-stream", io.LimitReader(zeros{}, *n))
+	if err != nil {
+		fmt.Fprintf(stderr, "upload: %v\n", err)
+		return 1
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "upload: %s\n", resp.Status)
+		return 1
+	}
+	fmt.Fprintln(stdout, model.FormatMeasure("upload_rate", float64(*n*8)/took.Seconds(), "bit/s"))
+	return 0
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 func directIOProbe(args []string, stdout, stderr io.Writer) int {

@@ -43,7 +43,15 @@ const (
 	OpFinal = "final" // answer with the counters read at the trial's end
 	OpHello = "hello" // say hello again (headroom attached after the first)
 	OpKill  = "kill"  // kill every process and end (the container with it)
+	// OpStopSteps kills every process but the probe and goes on: a
+	// timed-out step stopped alone, its container kept for the verifier.
+	// The answer is an exit line: 0 stopped, ProbeNotFirst when the probe
+	// is not its PID namespace's first process and cannot reach them all.
+	OpStopSteps = "stop-steps"
 )
+
+// ProbeNotFirst answers OpStopSteps from a probe that is not PID 1.
+const ProbeNotFirst = 1
 
 // Modes a cluster backend execs in a container that has the probe's
 // binary, where the image may have no tar or cat.
@@ -344,6 +352,15 @@ func (p *probe) serve(in io.Reader, stderr io.Writer) {
 			// PID 1 of its namespace: kill(-1) reaches every other process.
 			_ = syscall.Kill(-1, syscall.SIGKILL)
 			os.Exit(128 + int(syscall.SIGKILL))
+		case OpStopSteps:
+			code := ProbeNotFirst
+			if os.Getpid() == 1 {
+				// PID 1 of its namespace: kill(-1) reaches every other
+				// process, itself spared; the step's own wait then ends.
+				_ = syscall.Kill(-1, syscall.SIGKILL)
+				code = 0
+			}
+			p.send(ProbeLine{Kind: ProbeExit, ID: c.End, Code: code})
 		case OpPeak:
 			peak, ok := p.takePeak()
 			p.send(ProbeLine{Kind: ProbePeak, ID: c.End, Peak: peak, Known: ok})

@@ -33,7 +33,7 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | env NAME=VALUE... -- ARGV... | run --step NAME --profile JSON | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | directio")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | env NAME=VALUE... -- ARGV... | run --step NAME --profile JSON | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | upload | directio")
 		return 2
 	}
 	switch args[0] {
@@ -63,6 +63,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return rttProbe(args[1:], stdout, stderr)
 	case FetchMode:
 		return fetchProbe(args[1:], stdout, stderr)
+	case UploadMode:
+		return uploadProbe(args[1:], stdout, stderr)
 	case DirectIOMode:
 		return directIOProbe(args[1:], stdout, stderr)
 	case "run":

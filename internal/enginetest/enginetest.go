@@ -153,6 +153,33 @@ func CheckVerifierNeed(t testing.TB, r model.TrialResult) {
 	}
 }
 
+// GradedAfterTimeout is a task whose agent writes its answer and then
+// works on past its 3 s time limit: graded as Harbor and terminal-bench
+// grade it, the verifier judges the answer and the trial passes, after a
+// timeout (passed-after-timeout).
+const GradedAfterTimeout = `
+[task]
+name = "test/graded-after-timeout"
+[environment]
+image = "builtin"
+memory = "64M"
+[agent]
+timeout_sec = 3
+[verifier]
+timeout_sec = 30
+workload = { duration_ms = 50, base_mb = 2, requires = ["answer"] }
+[[agents]]
+name = "agent"
+  [[agents.steps]]
+  name = "answer"
+  show = "python3 solve.py > answer"
+  workload = { duration_ms = 50, base_mb = 2, writes = ["answer"] }
+  [[agents.steps]]
+  name = "polish"
+  show = "python3 polish.py"
+  workload = { duration_ms = 600000, base_mb = 2 }
+`
+
 // Sweep is a plan for Run and how it runs.
 type Sweep struct {
 	Experiment string

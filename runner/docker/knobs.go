@@ -3,19 +3,24 @@ package docker
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/blkiodev"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
@@ -97,8 +102,10 @@ type knobKit struct {
 	knobs      model.Knobs
 	labels     map[string]string
 	helper     string // the network helper's container id
+	helperOut  *types.HijackedResponse
+	helperSaid chan string // its lines after the ready one
 	neighbours []neighbourBox
-	volume     string // the disk knob's scratch volume
+	volumes    []string // the disk knob's volumes
 	rec        model.KnobRecord
 }
 
@@ -109,16 +116,63 @@ type neighbourBox struct {
 	cpu0     int64
 }
 
-// scratchPath is where a disk-limited trial's scratch volume is mounted:
-// its working directory, where builds and installs write.
-func scratchPath(task model.Task) string {
-	if task.WorkDir != "" {
-		return task.WorkDir
+// diskPaths are where a disk-limited trial's volumes go when the root
+// file system escapes the throttle: the directory its steps start in (the
+// task's workdir, else the image's WORKDIR: /testbed in SWE-style images)
+// and the image's WORKDIR too when the task's differs, outermost only.
+// An image with no WORKDIR of its own gets /app (Terminal-Bench's), the
+// built-in image its /work.
+func diskPaths(task model.Task, imageWorkDir string) []string {
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if p == "/" || p == "." || !filepath.IsAbs(p) {
+			return
+		}
+		for i, o := range out {
+			switch {
+			case o == p || strings.HasPrefix(p, o+"/"):
+				return
+			case strings.HasPrefix(o, p+"/"):
+				out[i] = p
+				return
+			}
+		}
+		out = append(out, p)
 	}
-	if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
-		return "/work"
+	add(task.WorkDir)
+	add(imageWorkDir)
+	if len(out) == 0 {
+		if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
+			return []string{"/work"}
+		}
+		return []string{"/app"}
 	}
-	return "/app"
+	return out
+}
+
+// imageWorkDirs caches each image's own WORKDIR (image → string), for the
+// trials and the reproduce lines.
+var imageWorkDirs sync.Map
+
+// imageWorkDir is the image's WORKDIR, asked of the engine once.
+func imageWorkDir(ctx context.Context, cli *client.Client, image string) (string, error) {
+	if image == "" {
+		return "", nil
+	}
+	if v, ok := imageWorkDirs.Load(image); ok {
+		return v.(string), nil
+	}
+	info, _, err := cli.ImageInspectWithRaw(ctx, image)
+	if err != nil {
+		return "", fmt.Errorf("the disk knob reads the image's WORKDIR: %w", err)
+	}
+	wd := ""
+	if info.Config != nil {
+		wd = info.Config.WorkingDir
+	}
+	imageWorkDirs.Store(image, wd)
+	return wd, nil
 }
 
 // prepareKnobs applies what must be in place before the trial's
@@ -140,7 +194,7 @@ func (b *Backend) prepareKnobs(ctx context.Context, labels map[string]string, na
 			return kit, err
 		}
 	}
-	if k.Shapes() && task.Network == "none" {
+	if k.Shapes() && task.Network == "none" && !task.PhaseWantsNetwork() {
 		kit.rec.Skipped = append(kit.rec.Skipped, "network: nothing to shape, the task runs with no network")
 	}
 	return kit, nil
@@ -167,18 +221,28 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 	where := "the container's root file system"
 	if !t.RootThrottled {
 		// The root file system's writes escape the throttle here: the
-		// trial's working directory is a volume on the throttled disk,
-		// which the engine fills with the image's files at that path.
+		// trial's working directories are volumes on the throttled disk,
+		// which the engine fills with the image's files at those paths.
 		eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: name + "-disk", Labels: kit.labels})
+		wd, err := imageWorkDir(eng, kit.b.cli, task.Image)
 		if err != nil {
-			return fmt.Errorf("the disk knob's volume: %w", err)
+			return err
 		}
-		kit.volume = v.Name
-		path := scratchPath(task)
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
-		where = fmt.Sprintf("a volume at %s (the %s storage driver writes the root file system from outside the container's cgroup, where no throttle reaches)", path, kit.b.opts.StorageDriver)
+		paths := diskPaths(task, wd)
+		for i, path := range paths {
+			vname := name + "-disk"
+			if i > 0 {
+				vname = fmt.Sprintf("%s-disk%d", name, i+1)
+			}
+			v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: vname, Labels: kit.labels})
+			if err != nil {
+				return fmt.Errorf("the disk knob's volume: %w", err)
+			}
+			kit.volumes = append(kit.volumes, v.Name)
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
+		}
+		where = fmt.Sprintf("volumes at %s only (the working directories); not throttled: the rest of the root file system, which the %s storage driver writes from outside the container's cgroup, where no throttle reaches", strings.Join(paths, " and "), kit.b.opts.StorageDriver)
 	}
 	v1 := ""
 	if kit.b.opts.CgroupVersion == "1" {
@@ -239,10 +303,12 @@ func (kit *knobKit) startNeighbours(ctx context.Context, name string) error {
 }
 
 // shape starts the network helper in the trial's namespace and waits
-// until its shaping is in place.
+// until its shaping is in place. A task with no network of its own but
+// a phase that asks for one gets the helper too: it shapes each
+// interface a network change adds (reshape).
 func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.Task) error {
 	k := kit.knobs
-	if !k.Shapes() || task.Network == "none" {
+	if !k.Shapes() || (task.Network == "none" && !task.PhaseWantsNetwork()) {
 		return nil
 	}
 	img := kit.b.opts.HelperImage
@@ -277,38 +343,107 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 		return fmt.Errorf("the network helper: create: %w", err)
 	}
 	kit.helper = created.ID
-	att, err := kit.b.cli.ContainerAttach(eng, created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
+	att, err := kit.b.cli.ContainerAttach(context.WithoutCancel(ctx), created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return fmt.Errorf("the network helper: attach: %w", err)
 	}
-	defer att.Close()
+	kit.helperOut = &att
 	if err := kit.b.cli.ContainerStart(eng, created.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("the network helper: start: %w", err)
 	}
-	lines := make(chan string, 16)
+	// Its lines for its whole life: the ready one now, a state line after
+	// each network change.
+	kit.helperSaid = make(chan string, 64)
 	go func() {
-		defer close(lines)
-		w := runner.LineWriter(func(l string) { lines <- l })
+		defer close(kit.helperSaid)
+		w := runner.LineWriter(func(l string) {
+			select {
+			case kit.helperSaid <- l:
+			default: // nobody asked: a line past the buffer is not kept
+			}
+		})
 		_, _ = stdcopy.StdCopy(w, w, att.Reader)
 		w.Close()
 	}()
+	st, err := kit.helperState(eng, workload.NetShapeReady)
+	if err != nil {
+		return err
+	}
+	kit.recordNetwork("at the start", st)
+	return nil
+}
+
+// helperState waits for the helper's next line starting with prefix and
+// reads the state it carries.
+func (kit *knobKit) helperState(ctx context.Context, prefix string) (workload.NetShapeState, error) {
 	var said []string
 	for {
 		select {
-		case l, ok := <-lines:
+		case l, ok := <-kit.helperSaid:
 			if !ok {
-				return fmt.Errorf("the network helper ended before shaping: %s", strings.Join(said, " | "))
+				return workload.NetShapeState{}, fmt.Errorf("the network helper ended before shaping: %s", strings.Join(said, " | "))
 			}
-			if d, ok := strings.CutPrefix(l, workload.NetShapeReady); ok {
-				kit.rec.Applied = append(kit.rec.Applied, "network: in the trial's network namespace, by a helper container with NET_ADMIN joined to it: "+d)
-				return nil
+			if d, ok := strings.CutPrefix(l, prefix); ok {
+				var st workload.NetShapeState
+				if err := json.Unmarshal([]byte(d), &st); err != nil {
+					return st, fmt.Errorf("the network helper's state %q: %w", d, err)
+				}
+				return st, nil
 			}
 			said = append(said, l)
-		case <-eng.Done():
-			return fmt.Errorf("the network helper did not say it was ready within %s: %s", helperWait, strings.Join(said, " | "))
 		case <-ctx.Done():
-			return ctx.Err()
+			return workload.NetShapeState{}, fmt.Errorf("the network helper did not say what it shaped in time (%w): %s", ctx.Err(), strings.Join(said, " | "))
 		}
+	}
+}
+
+// reshape asks the network helper to shape every interface the trial's
+// namespace has now (a network change adds and removes them) and
+// records what it read back from the kernel and measured through each:
+// what SetNetworkPolicy does after every change. A trial without the
+// helper (no network knob) has nothing to do.
+func (kit *knobKit) reshape(ctx context.Context, after string) error {
+	if kit == nil || kit.helper == "" {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, helperWait)
+	defer cancel()
+	if err := kit.b.cli.ContainerKill(wctx, kit.helper, "HUP"); err != nil {
+		return fmt.Errorf("the network helper, after %s: %w", after, err)
+	}
+	st, err := kit.helperState(wctx, workload.NetShapeStateLine)
+	if err != nil {
+		return err
+	}
+	kit.recordNetwork("after "+after, st)
+	for _, l := range st.Links {
+		if l.Name == "" && l.Why != "" {
+			return fmt.Errorf("the network knobs could not shape the trial's network after %s: %s", after, l.Why)
+		}
+	}
+	return nil
+}
+
+// recordNetwork records what the helper found: per interface what it
+// applied, what the kernel holds and the round trip it measured; a
+// namespace with only loopback is recorded as nothing to shape.
+func (kit *knobKit) recordNetwork(when string, st workload.NetShapeState) {
+	if len(st.Links) == 0 {
+		kit.rec.Skipped = append(kit.rec.Skipped, fmt.Sprintf("network %s: nothing to shape, the trial's namespace has only loopback", when))
+		return
+	}
+	for _, l := range st.Links {
+		if l.Name == "" {
+			continue
+		}
+		line := fmt.Sprintf("network %s: %s, in the trial's network namespace by a helper container with NET_ADMIN joined to it; the kernel holds %s", when, l.Applied, l.Kernel)
+		if l.Why != "" {
+			line += "; round trip not measured: " + l.Why
+		} else {
+			line += fmt.Sprintf("; round trip to %s measured %.2f ms", l.Target, l.RTTms)
+			kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "link_rtt", Value: l.RTTms, Unit: "ms", Where: "helper", Step: when + " (" + l.Name + ")"})
+		}
+		kit.rec.Applied = append(kit.rec.Applied, line)
 	}
 }
 
@@ -334,6 +469,9 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 			kit.rec.Applied = append(kit.rec.Applied, "network helper: "+done)
 		}
 		rm(kit.helper)
+		if kit.helperOut != nil {
+			kit.helperOut.Close()
+		}
 	}
 	for _, n := range kit.neighbours {
 		use := model.NeighbourUse{Name: n.name, Load: kit.knobs.NeighbourLoad, Wall: model.Duration(time.Since(n.start))}
@@ -342,6 +480,9 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 				use.CPUNanos = u.UsageNanos - n.cpu0
 			}
 			n.cg.Close()
+		}
+		if use.Load == model.LoadDisk && !n.start.IsZero() {
+			use.WrittenBytes = kit.neighbourWritten(ctx, n.id)
 		}
 		if !n.start.IsZero() {
 			kit.rec.Neighbours = append(kit.rec.Neighbours, use)
@@ -354,23 +495,57 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 			cores += n.Cores()
 		}
 		kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "neighbour_cores", Value: cores, Unit: "cores", Where: "cgroup"})
+		if kit.knobs.NeighbourLoad == model.LoadDisk {
+			var rate float64
+			for _, n := range kit.rec.Neighbours {
+				if n.Wall > 0 {
+					rate += float64(n.WrittenBytes) / time.Duration(n.Wall).Seconds()
+				}
+			}
+			kit.rec.Measured = append(kit.rec.Measured, model.Measure{Name: "neighbour_write_rate", Value: rate, Unit: "B/s", Where: "neighbours"})
+		}
 	}
 	kit.helper, kit.neighbours = "", nil
 	return &kit.rec, errors.Join(errs...)
 }
 
-// removeVolume removes the disk knob's volume, once the trial's
-// container that mounts it is gone.
+// neighbourWritten is what a disk neighbour has written and synced, by
+// its last word (it says so each second: workload.NeighbourTookLine).
+func (kit *knobKit) neighbourWritten(ctx context.Context, id string) int64 {
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	logs, err := kit.b.cli.ContainerLogs(wctx, id, container.LogsOptions{ShowStdout: true, Tail: "1"})
+	if err != nil {
+		return 0
+	}
+	defer logs.Close()
+	var out strings.Builder
+	_, _ = stdcopy.StdCopy(&out, io.Discard, logs)
+	v, ok := strings.CutPrefix(strings.TrimSpace(out.String()), workload.NeighbourTookLine+"written_bytes=")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n
+}
+
+// removeVolume removes the disk knob's volumes, once the trial's
+// container that mounts them is gone.
 func (kit *knobKit) removeVolume(ctx context.Context) error {
-	if kit == nil || kit.volume == "" {
+	if kit == nil {
 		return nil
 	}
-	err := removeTrialResource(ctx, kit.b.cli, TrialResource{Kind: "volume", ID: kit.volume, Name: kit.volume})
-	if err != nil && !errors.Is(err, runner.ErrInUse) {
-		return err
+	var errs []error
+	left := kit.volumes[:0]
+	for _, v := range kit.volumes {
+		err := removeTrialResource(ctx, kit.b.cli, TrialResource{Kind: "volume", ID: v, Name: v})
+		if err != nil && !errors.Is(err, runner.ErrInUse) {
+			errs = append(errs, err)
+			left = append(left, v)
+		}
 	}
-	kit.volume = ""
-	return nil
+	kit.volumes = left
+	return errors.Join(errs...)
 }
 
 // helperDone stops the network helper with SIGTERM, so it undoes its
@@ -401,15 +576,39 @@ func (kit *knobKit) helperDone(ctx context.Context) string {
 	return strings.TrimPrefix(last, "netshape done: ")
 }
 
-// diskDevice is the disk the reproduce lines name (set once the
+// diskTarget is the DiskTarget the reproduce lines name (set once the
 // platform has found it).
-var diskDevice atomic.Value
+var diskTarget atomic.Value
 
 func reproduceDisk() string {
-	if d, ok := diskDevice.Load().(string); ok && d != "" {
-		return d
+	if d, ok := diskTarget.Load().(DiskTarget); ok && d.Device != "" {
+		return d.Device
 	}
 	return "DISK" // the whole disk under the engine's data root
+}
+
+// diskMountFlags are the volumes a disk-limited trial's working
+// directories are on where the root file system escapes the throttle:
+// anonymous volumes (`docker run --rm` removes them), filled by the
+// engine with the image's files as the trial's named ones are.
+func diskMountFlags(t model.Task, image string, k model.Knobs) []string {
+	d, _ := diskTarget.Load().(DiskTarget)
+	if (k.DiskBps == 0 && k.DiskIOPS == 0) || d.RootThrottled {
+		return nil
+	}
+	wd, known := "", false
+	if v, ok := imageWorkDirs.Load(image); ok {
+		wd, known = v.(string), true
+	}
+	if !known && t.WorkDir == "" && image != "" && !strings.HasPrefix(image, WorkloadRepo+":") {
+		// Not yet asked of the engine: the shell asks it.
+		return []string{fmt.Sprintf(`--mount "type=volume,dst=$(docker image inspect -f '{{or .Config.WorkingDir "/app"}}' %s)"`, image)}
+	}
+	var f []string
+	for _, p := range diskPaths(model.Task{WorkDir: t.WorkDir, Image: image}, wd) {
+		f = append(f, "--mount type=volume,dst="+p)
+	}
+	return f
 }
 
 // knobFlags are the trial's own `docker run` flags its knobs add.

@@ -24,7 +24,7 @@ func knobBackend(t *testing.T) *Backend {
 	}
 	disk := FindDiskTarget(info.DockerRootDir, info.Driver)
 	if disk.Device != "" {
-		diskDevice.Store(disk.Device)
+		diskTarget.Store(disk)
 	}
 	return newBackend(t, Options{HelperImage: testImage, Disk: disk, StorageDriver: info.Driver, CgroupVersion: info.CgroupVersion})
 }

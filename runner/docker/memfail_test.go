@@ -31,12 +31,12 @@ cpus = 1
 timeout_sec = 10
 [verifier]
 timeout_sec = 20
-workload = { duration_ms = 10 }
+workload = { duration_ms = 10, requires = ["done"] }
 [[agents]]
 name = "agent"
   [[agents.steps]]
   name = "work"
-  workload = { duration_ms = 60000, base_mb = 4, hold_at_limit = true, hold_after_ms = 6500, thrash_mb = 12 }
+  workload = { duration_ms = 60000, base_mb = 4, hold_at_limit = true, hold_after_ms = 6500, thrash_mb = 12, writes = ["done"] }
 `)
 	// The workload holds at the limit from 6.5 s of the step's 10: about
 	// a third of it (26-34% measured). Once in a CI run it reached the

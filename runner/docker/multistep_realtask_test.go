@@ -100,8 +100,8 @@ func TestMultiStepAgentTimeoutVerifiesAndGoesOn(t *testing.T) {
 	if len(r.Phases) != 2 || !r.Phases[0].AgentTimedOut || r.Phases[0].Rewards == nil {
 		t.Fatalf("phases %+v, want scaffold timed out and verified, then implement", r.Phases)
 	}
-	if r.Outcome != model.Passed || r.Reward == nil || *r.Reward != 1 {
-		t.Errorf("%s reward %v (%s), want passed: both steps verified with reward 1", r.Outcome, r.Reward, r.Reason)
+	if r.Outcome != model.PassedAfterTimeout || r.Reward == nil || *r.Reward != 1 || !strings.Contains(r.Reason, "the agent ran past its time limit (3s) in step scaffold/solve") {
+		t.Errorf("%s reward %v (%s), want passed after a timeout: both steps verified with reward 1, the scaffold's 3 s limit named", r.Outcome, r.Reward, r.Reason)
 	}
 	if got := model.PhasesSummary(task.PhaseNames(), r.Phases); got != "scaffold 1 (agent timed out) · implement 1" {
 		t.Errorf("phases %q", got)

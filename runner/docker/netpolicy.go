@@ -14,9 +14,20 @@ import (
 // network (only lo is left); public and allowlist connect it again to
 // what it had, and an allowlist is then enforced inside its own network
 // namespace by a NET_ADMIN helper (workload.NetPolicyMode).
+//
+// The network knobs follow every change: the helper shapes the
+// interfaces the change added and records what it measured through them
+// (knobKit.reshape).
 func (s *sandbox) SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error {
 	s.netMu.Lock()
 	defer s.netMu.Unlock()
+	if err := s.setNetworkPolicy(ctx, p); err != nil {
+		return err
+	}
+	return s.kit.reshape(ctx, "the change to "+p.String())
+}
+
+func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error {
 	if p.Mode == model.NetworkNone {
 		if s.detached != nil {
 			return nil

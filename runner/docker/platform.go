@@ -198,7 +198,7 @@ func (p *Platform) Disk() DiskTarget {
 		}
 		p.disk = FindDiskTarget(p.rootDir, p.info.Details["storage_driver"])
 		if p.disk.Device != "" {
-			diskDevice.Store(p.disk.Device)
+			diskTarget.Store(p.disk)
 		}
 	})
 	return p.disk
@@ -295,7 +295,8 @@ func (p *Platform) Shell(id string) ([]string, error) {
 // Reproduce is the `docker run` with the policy's effect, the container
 // set up as the trial's is (ContainerFlags).
 func Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
-	cmd := "docker run " + strings.Join(append(ContainerFlags(t), RunFlags(p)...), " ") + " " + image
+	flags := append(ContainerFlags(t), RunFlags(p)...)
+	cmd := "docker run " + strings.Join(append(flags, diskMountFlags(t, image, p.Ratio.Knobs)...), " ") + " " + image
 	if more := knobCommands(p.Ratio.Knobs); len(more) > 0 {
 		cmd += "; then " + strings.Join(more, "; ")
 	}

@@ -39,7 +39,14 @@ func needDebian(t *testing.T) {
 // image and keeps only the named agent.
 func loadTB(t *testing.T, dir, agent string) model.Task {
 	t.Helper()
-	l, err := taskfile.LoadTaskDir("testdata/tb/" + dir)
+	return loadTaskAt(t, "testdata/tb/"+dir, agent)
+}
+
+// loadTaskAt loads the task directory at dir, builds its image and keeps
+// only the named agent.
+func loadTaskAt(t *testing.T, dir, agent string) model.Task {
+	t.Helper()
+	l, err := taskfile.LoadTaskDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

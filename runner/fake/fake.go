@@ -69,6 +69,10 @@ type Backend struct {
 	// (runner.FileRemover), as the Docker backend's step driver does;
 	// without it they refuse and an rm is exec'd.
 	RemovesFiles bool
+	// KillsOnTimeout makes sandboxes unable to stop a timed-out step
+	// alone (runner.StepStopper fails): the container goes with it, as on
+	// a platform that cannot read the container's processes.
+	KillsOnTimeout bool
 
 	mu         sync.Mutex
 	running    int
@@ -77,6 +81,7 @@ type Backend struct {
 	removed    []string
 	killed     []string
 	uploaded   []string
+	stepsStop  []string
 }
 
 // Start creates a fake sandbox.
@@ -116,6 +121,10 @@ func (b *Backend) Removed() []string { return b.list(&b.removed) }
 
 // Killed lists killed sandboxes' trial ids.
 func (b *Backend) Killed() []string { return b.list(&b.killed) }
+
+// StepsStopped lists the trial ids whose timed-out steps were stopped
+// alone, the sandbox kept.
+func (b *Backend) StepsStopped() []string { return b.list(&b.stepsStop) }
 
 func (b *Backend) list(l *[]string) []string {
 	b.mu.Lock()
@@ -278,6 +287,21 @@ func (s *sandbox) TakeKernelPeak() (int64, bool) {
 	s.peak = 0
 	return p, true
 }
+
+// StopSteps stops a timed-out step's processes and keeps the sandbox (a
+// fake step has none left once its Exec returned), unless the backend
+// KillsOnTimeout.
+func (s *sandbox) StopSteps(context.Context) error {
+	if s.b.KillsOnTimeout {
+		return errors.New("this fake platform cannot stop a step alone")
+	}
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	s.b.stepsStop = append(s.b.stepsStop, s.trial.ID)
+	return nil
+}
+
+var _ runner.StepStopper = (*sandbox)(nil)
 
 func (s *sandbox) Kill(context.Context) error {
 	s.killOnce.Do(func() {

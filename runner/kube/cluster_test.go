@@ -248,3 +248,19 @@ func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
 	}
 	nothingLeft(t, p)
 }
+
+// The agent writes its answer, then works on past its time limit: the
+// probe stops its step alone (runner.StepStopper) and the verifier, run
+// in the same pod as Harbor runs it, passes the trial.
+func TestClusterAgentGradedAfterTimeout(t *testing.T) {
+	p, image := clusterPlatform(t)
+	task := clusterTask(t, image, enginetest.GradedAfterTimeout)
+	results := clusterSweep(t, p, []model.Task{task}, []model.Ratio{{K: 1}}, nil)
+	r := results[0]
+	if r.Outcome != model.PassedAfterTimeout || r.Cause != model.CauseAgentTimeout {
+		t.Errorf("%s/%s (%s), want passed-after-timeout", r.Outcome, r.Cause, r.Reason)
+	}
+	if n := len(r.Steps); n != 3 || !r.Steps[1].TimedOut || r.Steps[2].Phase != model.PhaseVerifier {
+		t.Errorf("steps %+v: want answer, polish timed out, the verifier", r.Steps)
+	}
+}

@@ -668,6 +668,25 @@ func (s *sandbox) podLimitHit() bool {
 	return s.policy.HardLimitBytes > 0 && s.maxPeak >= s.policy.HardLimitBytes-podSlack
 }
 
+// StopSteps kills a timed-out step's processes and keeps the pod for the
+// verifier (runner.StepStopper): the probe, its container's first
+// process, kills every other one.
+func (s *sandbox) StopSteps(context.Context) error {
+	if s.drv == nil {
+		return errors.New("this pod has no probe to stop a step alone (--pod-probe off)")
+	}
+	l, err := s.drv.quick(workload.OpStopSteps, answerWait)
+	if err != nil {
+		return fmt.Errorf("stopping the steps: %w", err)
+	}
+	if l.Code != 0 {
+		return errors.New("the probe is not its container's first process, so it cannot reach every step's process")
+	}
+	return nil
+}
+
+var _ runner.StepStopper = (*sandbox)(nil)
+
 // Kill stops every process in the pod: the probe kills them and ends
 // (the container ends with it); without the probe, the pod is deleted.
 func (s *sandbox) Kill(ctx context.Context) error {

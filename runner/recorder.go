@@ -1,0 +1,273 @@
+package runner
+
+import (
+	"sync"
+	"time"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// recorder is a trial's telemetry: what its sandbox's readings say
+// (memory samples, OOM kills), folded into the steps they fall in — each
+// step's sampled peak, the kernel's mark less cache, time at the limit,
+// major faults, which step a kill landed in. Both backends feed it through
+// their sandbox's channels (watch); its methods take the readings
+// themselves, so it is tested without a sandbox.
+//
+// mu guards the recorder and the parts of the trial's result it writes
+// (out): OOMs, PeakWorkingSetBytes and Steps (closeStep appends under it,
+// so a late kill's notice finds its step). The process watch (procs.go)
+// shares mu for the activities and a kill's process tree.
+type recorder struct {
+	mu  sync.Mutex
+	out *model.TrialResult
+	// limit is the trial's hard limit (0: none).
+	limit int64
+	// hostLoad reads the host, for hostOver (nil: a remote engine's host).
+	hostLoad func() HostLoad
+	// named fills in the i-th kill's command and process tree from the
+	// process watch; called with mu held.
+	named func(i int)
+
+	step      string // the running step's name
+	stepStart time.Time
+	stepPeak  int64
+	lastWS    int64
+	// noCache is the step's kernel peak less reclaimable cache.
+	noCache noCachePeak
+	kills   int // OOM kills seen (max over sources)
+	// lateKills are the kills counted since the running step opened that
+	// landed in an earlier step (their notice came late): not its own.
+	lateKills int
+	oomNotify chan struct{} // closed and replaced on each new kill
+	samples   int
+	firstAt   time.Time
+	lastAt    time.Time
+	// The running step's time at the limit and its major faults so far.
+	stepAtLimit      time.Duration
+	stepFaultsFirst  int64
+	stepFaultsLast   int64
+	stepFaultsOpened bool
+	// host is the host over the trial, read from its samples at most once
+	// a second (only the watch goroutine touches it).
+	host hostOver
+	// peakBeforeKill is the kernel's peak read before headroom stopped a
+	// step (after the stop the cgroup may be gone and read nothing).
+	peakBeforeKill int64
+}
+
+// newRecorder records into out for a trial under limit.
+func newRecorder(out *model.TrialResult, limit int64, hostLoad func() HostLoad) recorder {
+	return recorder{out: out, limit: limit, hostLoad: hostLoad, oomNotify: make(chan struct{})}
+}
+
+// watch turns the sandbox's readings into the record and into events, as
+// they come, until the sandbox closes its channels (on Remove).
+func (r *recorder) watch(sb Telemetry, trial string, limit int64, emit func(event.Event)) {
+	readings(sb, func(s event.Sample) {
+		r.sample(s)
+		emit(event.MemorySample{Base: event.Base{Trial: trial, Time: s.Time}, Sample: s})
+	}, func(o OOMSignal) {
+		if oe, detail, ok := r.oom(o); ok {
+			emit(event.OOMKill{Base: event.Base{Trial: trial, Time: time.Now()}, OOM: oe, LimitBytes: limit, Detail: detail})
+		}
+	})
+}
+
+// readings hands a sandbox's readings to sample and oom, in the order
+// they come, until it closes both channels (on Remove).
+func readings(sb Telemetry, sample func(event.Sample), oom func(OOMSignal)) {
+	samples, ooms := sb.Samples(), sb.OOMs()
+	for samples != nil || ooms != nil {
+		select {
+		case s, ok := <-samples:
+			if !ok {
+				samples = nil
+				continue
+			}
+			sample(s)
+		case o, ok := <-ooms:
+			if !ok {
+				ooms = nil
+				continue
+			}
+			oom(o)
+		}
+	}
+}
+
+// sample takes one memory reading.
+func (r *recorder) sample(s event.Sample) {
+	r.host.see(s.Time, r.hostLoad)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.samples == 0 {
+		r.firstAt = s.Time
+	}
+	r.samples++
+	if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
+		r.stepAtLimit += s.Time.Sub(r.lastAt)
+	}
+	if !r.stepFaultsOpened {
+		r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
+	}
+	r.stepFaultsLast = s.MajorFaults
+	r.lastAt = s.Time
+	r.lastWS = s.WorkingSetBytes
+	r.noCache.sample(s)
+	r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
+	r.out.PeakWorkingSetBytes = max(r.out.PeakWorkingSetBytes, s.WorkingSetBytes)
+}
+
+// oom takes one kill signal. It returns the kill to report and true when
+// the signal says something new: a kill not yet counted, or (detail) the
+// kernel's word on what a counted kill killed.
+func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if o.Count <= r.kills {
+		// The kernel's word on a kill already counted: fill in what was
+		// killed, once.
+		n := len(r.out.OOMs)
+		if o.Process == "" || n == 0 || r.out.OOMs[n-1].Process != "" {
+			return oe, false, false
+		}
+		last := &r.out.OOMs[n-1]
+		last.Process, last.PID, last.RSSBytes = o.Process, o.PID, o.RSSBytes
+		r.name(n - 1)
+		return *last, true, true
+	}
+	r.kills = o.Count
+	r.out.OOMs = append(r.out.OOMs, model.OOMEvent{At: o.Time, Step: r.killedIn(o.Time), Source: o.Source,
+		WorkingSetBytes: r.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes})
+	r.name(len(r.out.OOMs) - 1)
+	close(r.oomNotify)
+	r.oomNotify = make(chan struct{})
+	return r.out.OOMs[len(r.out.OOMs)-1], false, true
+}
+
+func (r *recorder) name(i int) {
+	if r.named != nil {
+		r.named(i)
+	}
+}
+
+// killedIn names the step a kill at `at` landed in: the running one, or,
+// when the kill's notice came late (a loaded host: the step already
+// closed), the recorded step whose time holds it, whose kill count it
+// joins. Called with mu held.
+func (r *recorder) killedIn(at time.Time) string {
+	if at.IsZero() || !at.Before(r.stepStart) {
+		return r.step
+	}
+	for i := len(r.out.Steps) - 1; i >= 0; i-- {
+		s := &r.out.Steps[i]
+		if !at.Before(s.Start) && !at.After(s.End) {
+			s.OOMKills++
+			r.lateKills++
+			return s.Name
+		}
+	}
+	return r.step
+}
+
+// running says which step runs (what a kill lands in) before its window
+// opens: a traced script before its first command.
+func (r *recorder) running(step string) {
+	r.mu.Lock()
+	r.step = step
+	r.mu.Unlock()
+}
+
+// openStep starts a step's window: its peak, its time at the limit and
+// faults, its kills counted from here. It returns the kills so far.
+func (r *recorder) openStep(step string, at time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.step, r.stepPeak, r.stepStart, r.lateKills = step, 0, at, 0
+	r.noCache.open()
+	r.stepAtLimit, r.stepFaultsOpened = 0, false
+	return r.kills
+}
+
+// stopping keeps the kernel's peak read just before headroom stops a
+// step's processes (the stop may take the cgroup, and the reading, with
+// it).
+func (r *recorder) stopping(kernelPeak int64) {
+	r.mu.Lock()
+	r.peakBeforeKill = kernelPeak
+	r.mu.Unlock()
+}
+
+// closeStep fills in sr's telemetry since its openStep (killsBefore is
+// what openStep returned; kernelPeak the step's own reading of the
+// kernel's mark, 0 when none) and appends it to the record.
+func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sr.KernelPeakBytes = max(kernelPeak, r.peakBeforeKill)
+	r.peakBeforeKill = 0
+	sr.KernelPeakNoCacheBytes = r.noCache.close(sr.KernelPeakBytes)
+	r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, sr.KernelPeakNoCacheBytes)
+	r.out.KernelPeakBytes = max(r.out.KernelPeakBytes, sr.KernelPeakBytes)
+	sr.PeakWorkingSetBytes = r.stepPeak
+	sr.OOMKills = r.kills - killsBefore - r.lateKills
+	sr.AtLimit = model.Duration(r.stepAtLimit)
+	if r.stepFaultsOpened {
+		sr.MajorFaults = r.stepFaultsLast - r.stepFaultsFirst
+	}
+	r.out.Steps = append(r.out.Steps, *sr)
+}
+
+// awaitOOM waits, up to settle, for a kill beyond killsBefore: the
+// kernel's notice can trail the killed process's exit by a few ms.
+func (r *recorder) awaitOOM(killsBefore int, settle time.Duration) {
+	deadline := time.NewTimer(settle)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		if r.kills > killsBefore {
+			r.mu.Unlock()
+			return
+		}
+		ch := r.oomNotify
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// seenPeak raises the running step's sampled peak with another
+// container's reading (a separate verifier's).
+func (r *recorder) seenPeak(workingSet int64) {
+	r.mu.Lock()
+	r.stepPeak = max(r.stepPeak, workingSet)
+	r.mu.Unlock()
+}
+
+// finish folds the engine's last word into the record once the readings
+// have ended: a kill no live signal caught (a remote engine's), the
+// sampling rate, the kernel's last mark. It returns the kills counted.
+func (r *recorder) finish(final Final, end time.Time) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if final.OOMKilled && r.kills == 0 {
+		r.kills = 1
+		r.out.OOMs = append(r.out.OOMs, model.OOMEvent{At: end, Source: "inspect", WorkingSetBytes: r.lastWS})
+	}
+	r.out.Samples = r.samples
+	if r.samples > 1 {
+		if secs := r.lastAt.Sub(r.firstAt).Seconds(); secs > 0 {
+			r.out.SampleRateHz = float64(r.samples-1) / secs
+		}
+	}
+	if final.KernelPeakBytes > r.out.KernelPeakBytes {
+		r.out.KernelPeakBytes = final.KernelPeakBytes
+		r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, r.noCache.after(final.KernelPeakBytes))
+	}
+	return r.kills
+}

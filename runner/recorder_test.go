@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// The recorder folds readings into the steps they fall in, without a
+// sandbox: each step's own peak and time at the limit, a kill in the
+// running step, a late kill's notice in the closed step whose time holds
+// it, the kernel's word naming a counted kill once.
+func TestRecorderFoldsReadingsIntoTheirSteps(t *testing.T) {
+	var res model.TrialResult
+	const limit = 100 * model.MiB
+	r := newRecorder(&res, limit, nil)
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+	before := r.openStep("install", at(0))
+	for i, ws := range []int64{10, 99, 100, 60} {
+		r.sample(event.Sample{Time: at(100 * (i + 1)), UsageBytes: ws * model.MiB, WorkingSetBytes: ws * model.MiB, MajorFaults: int64(10 * i)})
+	}
+	if _, _, ok := r.oom(OOMSignal{Time: at(350), Source: "events", Count: 1}); !ok {
+		t.Fatal("a new kill was not reported")
+	}
+	install := model.StepResult{Name: "install", Start: at(0), End: at(400)}
+	r.closeStep(&install, 100*model.MiB, before)
+
+	before = r.openStep("verify", at(500))
+	r.sample(event.Sample{Time: at(600), UsageBytes: 4 * model.MiB, WorkingSetBytes: 4 * model.MiB})
+	// The kernel's notice of a kill at 380 ms comes now: it was install's.
+	if oe, _, ok := r.oom(OOMSignal{Time: at(380), Source: "kernel", Count: 2}); !ok || oe.Step != "install" {
+		t.Errorf("a late kill landed in %q (reported %v), want install", oe.Step, ok)
+	}
+	// The kernel's word on the second kill names it, once.
+	if oe, detail, ok := r.oom(OOMSignal{Time: at(380), Source: "kernel", Count: 2, Process: "pip", PID: 42}); !ok || !detail || oe.Process != "pip" {
+		t.Errorf("the kernel's word on a counted kill: %+v detail %v reported %v", oe, detail, ok)
+	}
+	if _, _, ok := r.oom(OOMSignal{Time: at(380), Source: "kernel", Count: 2, Process: "pip", PID: 42}); ok {
+		t.Error("the same word reported twice")
+	}
+	verify := model.StepResult{Name: "verify", Start: at(500), End: at(700)}
+	r.closeStep(&verify, 0, before)
+
+	if got := res.Steps[0]; got.PeakWorkingSetBytes != 100*model.MiB || got.OOMKills != 2 || got.AtLimit != model.Duration(200*time.Millisecond) || got.MajorFaults != 30 {
+		t.Errorf("install: peak %d kills %d at limit %s faults %d; want 100 MiB, 2 (one late), 200ms, 30",
+			got.PeakWorkingSetBytes, got.OOMKills, time.Duration(got.AtLimit), got.MajorFaults)
+	}
+	if got := res.Steps[1]; got.PeakWorkingSetBytes != 4*model.MiB || got.OOMKills != 0 || got.AtLimit != 0 {
+		t.Errorf("verify: peak %d kills %d at limit %s; want its own 4 MiB, no kill", got.PeakWorkingSetBytes, got.OOMKills, time.Duration(got.AtLimit))
+	}
+	if kills := r.finish(Final{}, at(800)); kills != 2 || res.Samples != 5 || res.PeakWorkingSetBytes != 100*model.MiB || res.KernelPeakBytes != 100*model.MiB {
+		t.Errorf("finish: kills %d samples %d peak %d kernel %d", kills, res.Samples, res.PeakWorkingSetBytes, res.KernelPeakBytes)
+	}
+}
+
+// awaitOOM returns as the kill it waits for is counted, not at its
+// deadline; and at its deadline when none comes.
+func TestRecorderAwaitsAKill(t *testing.T) {
+	var res model.TrialResult
+	r := newRecorder(&res, 0, nil)
+	before := r.openStep("s", time.Now())
+	go r.oom(OOMSignal{Time: time.Now(), Count: 1})
+	done := make(chan struct{})
+	go func() {
+		r.awaitOOM(before, time.Hour)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("awaitOOM did not return on the kill")
+	}
+	r.awaitOOM(1, time.Millisecond) // no second kill: returns at its deadline
+}
+
+// A kill the engine saw and no live signal caught (State.OOMKilled) is
+// counted at the end.
+func TestRecorderCountsAKillOnlyTheEngineSaw(t *testing.T) {
+	var res model.TrialResult
+	r := newRecorder(&res, 0, nil)
+	if kills := r.finish(Final{OOMKilled: true}, time.Now()); kills != 1 || len(res.OOMs) != 1 || res.OOMs[0].Source != "inspect" {
+		t.Errorf("kills %d, ooms %+v", kills, res.OOMs)
+	}
+}

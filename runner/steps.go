@@ -1,0 +1,469 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// tracedName names a step after the command it ran, short.
+func tracedName(cmd string) string {
+	cmd = strings.Join(strings.Fields(cmd), " ")
+	if r := []rune(cmd); len(r) > 48 {
+		cmd = string(r[:47]) + "…"
+	}
+	if cmd == "" {
+		cmd = "(empty)"
+	}
+	return cmd
+}
+
+// openStep is a step being recorded.
+type openStep struct {
+	sr model.StepResult
+	// head is the step's first lines of output, lines its latest.
+	head      []string
+	cpuBefore model.CPUUse
+	cpuOK     bool
+	// The container's CPU wait and the host's pressure when it opened.
+	waitBefore  time.Duration
+	waitOK      bool
+	psiBefore   pressure
+	lines       []string
+	killsBefore int
+	// settled says a traced command's exit status is known.
+	settled bool
+}
+
+// beginStep starts recording a step: its own kernel peak, peak and kills.
+func (t *trialRun) beginStep(sb Sandbox, phase string, st model.Step) *openStep {
+	sb.TakeKernelPeak() // reset, so the next reading is this step's own
+	cpu, cpuOK := sb.CPUUse()
+	wait, waitOK := cpuWait(sb)
+	psi := t.r.readPressure()
+	// A traced command's text is the command line the shell ran: a
+	// 50 MB argument is a 50 MB name, in every event and the record.
+	st.Name, st.Show = clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
+	now := time.Now()
+	killsBefore := t.openStep(st.Name, now)
+	o := &openStep{killsBefore: killsBefore, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: now}}
+	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
+	t.index++
+	return o
+}
+
+// The record's bounds on output: a line is cut at OutputLineBytes (the
+// rest counted as dropped), a step keeps its first StepHeadLines lines and
+// its last OutputTailLines (Config), and a trial's record holds at most
+// TrialOutputBytes of its steps' output: a task that prints a gigabyte
+// gets a record of the same size as one that prints a page, and says how
+// much it left out.
+const (
+	OutputLineBytes  = 2000
+	StepHeadLines    = 50
+	TrialOutputBytes = 1 << 20
+)
+
+func (o *openStep) add(text string, keep int) {
+	if len(o.head) < StepHeadLines {
+		o.head = append(o.head, text)
+		return
+	}
+	o.lines = append(o.lines, text)
+	if len(o.lines) > 4*keep {
+		cut := len(o.lines) - keep
+		for _, l := range o.lines[:cut] {
+			o.sr.OutputDroppedBytes += int64(len(l)) + 1
+		}
+		o.lines = append(o.lines[:0:0], o.lines[cut:]...)
+		o.sr.OutputDropped += cut
+	}
+}
+
+// clip cuts s to at most n bytes, at a rune's start, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// kept is the step's output as its record keeps it: its head, a line
+// saying what was left out, its last keep lines, within budget (what is
+// left of the trial's TrialOutputBytes; the oldest lines go first, the
+// end being what says how a step failed), which it lowers.
+func (o *openStep) kept(keep int, budget *int) string {
+	tail := o.lines
+	if len(tail) > keep {
+		cut := len(tail) - keep
+		for _, l := range tail[:cut] {
+			o.sr.OutputDroppedBytes += int64(len(l)) + 1
+		}
+		o.sr.OutputDropped += cut
+		tail = tail[cut:]
+	}
+	kept := append(slices.Clone(o.head), tail...)
+	nHead := len(o.head)
+	size := 0
+	for _, l := range kept {
+		size += len(l) + 1
+	}
+	for len(kept) > 0 && size > *budget {
+		size -= len(kept[0]) + 1
+		o.sr.OutputDroppedBytes += int64(len(kept[0])) + 1
+		o.sr.OutputDropped++
+		kept = kept[1:]
+		nHead = max(nHead-1, 0)
+	}
+	*budget = max(*budget-size, 0)
+	if o.sr.OutputDropped > 0 || o.sr.OutputDroppedBytes > 0 {
+		note := fmt.Sprintf("[headroom: %d line(s) and %s of this step's output not kept in the record (it keeps a step's first %d and last %d lines, each up to %d bytes, and %s a trial); the trial's log.txt keeps more]",
+			o.sr.OutputDropped, model.FormatBytes(o.sr.OutputDroppedBytes), StepHeadLines, keep, OutputLineBytes, model.FormatBytes(TrialOutputBytes))
+		kept = slices.Insert(kept, nHead, note)
+	}
+	return strings.Join(kept, "\n")
+}
+
+// endStep finishes a step's record and reports it.
+func (t *trialRun) endStep(sb Sandbox, o *openStep) model.StepResult {
+	out := o.kept(t.r.cfg.OutputTailLines, &t.outputBudget)
+	sr := o.sr
+	sr.End = time.Now()
+	sr.Output = out
+	t.res.OutputDroppedBytes += sr.OutputDroppedBytes
+	kp, ok := sb.TakeKernelPeak()
+	if p := t.r.readPressure(); p.ok && o.psiBefore.ok {
+		t.steps.cpuSome += p.cpuSome - o.psiBefore.cpuSome
+		t.steps.psiWall += p.at.Sub(o.psiBefore.at)
+	}
+	t.steps.wall += sr.End.Sub(sr.Start)
+	if cpu, cpuOK := sb.CPUUse(); cpuOK && o.cpuOK {
+		use := cpu.Sub(o.cpuBefore)
+		sr.CPU = &use
+		total := use
+		if t.res.CPU != nil {
+			total = t.res.CPU.Add(use)
+		}
+		t.res.CPU = &total
+	}
+	if w, ok := cpuWait(sb); ok && o.waitOK {
+		// A thread its own CPU limit holds back waits too: that time is
+		// the limit's (throttling), not the host's.
+		wait := w - o.waitBefore
+		if sr.CPU != nil {
+			wait -= time.Duration(sr.CPU.ThrottledNanos)
+		}
+		wait = max(wait, 0)
+		sr.CPUWait = model.Duration(wait)
+		t.steps.wait += wait
+		t.steps.waitOK = true
+	}
+	if !ok {
+		kp = 0
+	}
+	t.recorder.closeStep(&sr, kp, o.killsBefore)
+	t.emit(event.StepEnded{Base: t.base(), Result: sr})
+	return sr
+}
+
+// runStep runs one step and records it; a traced step is recorded as the
+// commands its script ran, each with its own exit status. The result
+// carries the step's (the whole script's) exit code and whether it timed
+// out. The error is the engine's, not the step's: the step's own failure
+// is its exit code.
+func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st model.Step, env []string) (model.StepResult, error) {
+	if len(st.Files) > 0 {
+		copied := TimePhase(t.trial.ID, "copy in")
+		err := sb.CopyIn(ctx, st.Files)
+		copied()
+		if err != nil {
+			t.emit(event.OutputLine{Base: t.base(), Step: st.Name, Stream: "stderr", Text: "headroom: " + err.Error()})
+			return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: -1}, err
+		}
+	}
+	defer TimePhase(t.trial.ID, phase+" step")()
+	env = append(append([]string(nil), env...), st.Env...)
+	for _, entry := range append(append([]string(nil), t.task.PassEnv...), st.PassEnv...) {
+		env = append(env, passEnvValue(entry, t.r.cfg.Secrets))
+	}
+	argv := st.Argv
+	var cur *openStep
+	var tr *tracedRun
+	saidNoSpace := false
+	first := len(t.res.Steps)
+	if st.Trace {
+		argv = traceArgv(st.Argv)
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1, nonce: newTraceNonce()}
+		env = append(env, TraceNonceVar+"="+tr.nonce)
+		// Until the script's first command the step is the whole script;
+		// it is opened only if something happens before that command.
+		t.running(st.Name)
+	} else {
+		cur = t.beginStep(sb, phase, st)
+	}
+	output := func(stream, text string) {
+		full := len(text)
+		text = clip(text, OutputLineBytes)
+		if cur == nil {
+			cur = t.beginStep(sb, phase, st)
+		}
+		if full > OutputLineBytes {
+			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
+		}
+		if model.NoSpaceInOutput(text) {
+			cur.sr.NoSpace, saidNoSpace = true, true
+			if t.noSpaceLine == "" {
+				t.noSpaceLine = text
+				t.lookAtDisks(sb) // while the write that failed may still fill it
+			}
+		}
+		if m, ok := model.ParseMeasure(text); ok {
+			// A knob's effect as the task measured it inside the container
+			// (in a plain column too: its baseline).
+			m.Step = cur.sr.Name
+			t.mu.Lock()
+			if t.res.Knobs == nil {
+				t.res.Knobs = &model.KnobRecord{}
+			}
+			t.res.Knobs.Measured = append(t.res.Knobs.Measured, m)
+			t.mu.Unlock()
+		}
+		cur.add(text, t.r.cfg.OutputTailLines)
+		t.emit(event.OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
+	}
+	// partial is output whose line a trace line ended: for the parser it
+	// continues on the next line of output, as without the trace.
+	var partial string
+	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
+		text = t.r.redact(text)
+		if tr == nil {
+			t.transcript.Add(text) // whole, before output shortens it
+			output(stream, text)
+			return
+		}
+		text, m := splitTrace(text, tr.nonce)
+		if m == nil {
+			t.transcript.Add(partial + text)
+			partial = ""
+		} else {
+			partial += text // the trace never reaches the parser
+		}
+		if text != "" || m == nil {
+			output(stream, text) // a command's last line, unterminated
+		}
+		switch {
+		case m == nil:
+		case m.depth > 1:
+			output(stream, nestedTrace(*m))
+		default:
+			n, joined := tr.book.mark(*m)
+			if joined && cur != nil {
+				// Another command of the running pipeline.
+				cur.sr.Show = tr.book.show(n)
+				cur.sr.Name = tracedName(cur.sr.Show)
+				return
+			}
+			t.settle(tr, cur)
+			if cur != nil {
+				tr.close(t, sb, cur)
+			}
+			cur = nil
+			if n >= 0 {
+				cur = t.beginStep(sb, phase, model.Step{Name: tracedName(m.cmd), Show: m.cmd})
+				tr.cur = n
+			}
+		}
+	})
+	code := res.ExitCode
+	var engineErr error
+	if err != nil && !errorsIsCtx(err) && !errors.Is(err, ErrTaskInterfered) {
+		engineErr = err // a reply the task garbled is the step's failure
+	}
+	if saidNoSpace && t.diskFull == "" {
+		t.lookAtDisks(sb) // and when the step ended
+	}
+	timedOut := false
+	if err != nil {
+		timedOut = ctx.Err() == context.DeadlineExceeded
+		t.stopStep(sb, timedOut)
+		if code == 0 {
+			code = -1
+		}
+	}
+	if partial != "" {
+		t.transcript.Add(partial)
+	}
+	if tr != nil {
+		tr.book.finish(code)
+		t.settle(tr, cur)
+	}
+	if cur == nil && (tr == nil || tr.book.next == 0) {
+		cur = t.beginStep(sb, phase, st) // the script ran no command
+	}
+	if cur != nil && (tr == nil || tr.cur < 0) {
+		// Not traced, or no command of the script: the step is the script.
+		cur.sr.ExitCode, cur.sr.ExitUnknown, cur.settled = code, "", true
+	}
+	var errLine string
+	if err != nil && !errorsIsCtx(err) {
+		errLine = "headroom: " + t.r.redact(err.Error())
+	}
+	if cur != nil {
+		cur.sr.TimedOut = timedOut
+		if errLine != "" {
+			cur.lines = append(cur.lines, errLine)
+		}
+		killsBefore := cur.killsBefore
+		switch {
+		case code == 137:
+			t.recorder.awaitOOM(killsBefore, t.r.cfg.OOMSettle)
+		case code != 0 && !timedOut:
+			// A step that fails because a child was killed exits at once;
+			// give the kernel's notice a moment to catch up.
+			t.recorder.awaitOOM(killsBefore, t.r.cfg.OOMSettle/4)
+		}
+		if tr != nil {
+			tr.close(t, sb, cur)
+		} else {
+			t.endStep(sb, cur)
+		}
+	} else if last := &t.res.Steps[len(t.res.Steps)-1]; timedOut || errLine != "" {
+		// The script had ended (its EXIT trap ran) when the step was
+		// stopped: the stop belongs to its last command.
+		last.TimedOut = last.TimedOut || timedOut
+		if errLine != "" {
+			last.Output = strings.TrimPrefix(last.Output+"\n"+errLine, "\n")
+		}
+	}
+	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
+	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
+}
+
+// stopStep stops what is still running of a step that timed out or was
+// cancelled, its kernel peak read first (a stop can take the cgroup with
+// it). A timed-out step's processes alone are stopped where the sandbox
+// can (StepStopper), and the container kept for what the harness runs
+// after a timeout (the collect hooks, the verifier); otherwise, or on
+// cancellation, the container is killed, and t.gone says why nothing more
+// can run in it.
+func (t *trialRun) stopStep(sb Sandbox, timedOut bool) {
+	if kp, ok := sb.TakeKernelPeak(); ok {
+		t.stopping(kp)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if ss, ok := sb.(StepStopper); ok && timedOut {
+		err := ss.StopSteps(ctx)
+		if err == nil {
+			return
+		}
+		t.gone = "its timed-out step could not be stopped alone (" + err.Error() + "), so its container was stopped with it"
+	} else if timedOut {
+		t.gone = "this backend cannot stop a timed-out step alone, so its container was stopped with it"
+	}
+	_ = sb.Kill(ctx)
+}
+
+// lookAtDisks reads the room of the sandbox's filesystems, where the
+// platform can: a step's ENOSPC is a full disk only if one of them had
+// none (model.FSRoom.Full).
+func (t *trialRun) lookAtDisks(sb Sandbox) {
+	w, ok := sb.(DiskWitness)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rooms, err := w.DiskRoom(ctx)
+	if err != nil {
+		return
+	}
+	t.diskLooked = true
+	if full := model.FullDisk(rooms); full != "" {
+		t.diskFull = full
+		return
+	}
+	var parts []string
+	for i, r := range rooms {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more with room", len(rooms)-i))
+			break
+		}
+		parts = append(parts, r.String())
+	}
+	t.diskRoom = strings.Join(parts, ", ")
+}
+
+// tracedRun is a traced step's state: the trace split from the output,
+// the statuses worked out, and where each command's step is.
+type tracedRun struct {
+	book *statusBook
+	// closed maps a command's number to its step's index in the result.
+	closed map[int]int
+	cur    int // the open step's command number, -1 for none
+	// nonce is in this step's trace lines only (see TraceNonceVar).
+	nonce string
+}
+
+// notYet is a closed step's status while its shell has not reported it.
+const notYet = "not reported yet: its shell reports it when its next command starts"
+
+// close records the open step, with its status or notYet.
+func (tr *tracedRun) close(t *trialRun, sb Sandbox, o *openStep) {
+	if tr.cur >= 0 && !o.settled {
+		o.sr.ExitCode, o.sr.ExitUnknown = -1, notYet
+	}
+	if tr.cur < 0 && !o.settled {
+		// Output before the script's first command: not a command.
+		o.sr.ExitCode, o.sr.ExitUnknown = -1, "not a command: what the script printed before its first command"
+	}
+	t.endStep(sb, o)
+	if tr.cur >= 0 {
+		tr.closed[tr.cur] = len(t.res.Steps) - 1
+	}
+	tr.cur = -1
+}
+
+// settle applies the statuses the book has learnt: to the open step, or
+// to a recorded one (whose live event said notYet).
+func (t *trialRun) settle(tr *tracedRun, cur *openStep) {
+	for _, s := range tr.book.take() {
+		if s.step == tr.cur && cur != nil {
+			cur.sr.ExitCode, cur.sr.PipeStatus, cur.sr.ExitUnknown, cur.settled = s.code, s.pipe, s.unknown, true
+			continue
+		}
+		if i, ok := tr.closed[s.step]; ok {
+			r := &t.res.Steps[i]
+			r.ExitCode, r.PipeStatus, r.ExitUnknown = s.code, s.pipe, s.unknown
+		}
+	}
+}
+
+// stepEnd is a step's end as the trial's reason names it: the step that
+// ended the script, and the script's exit code.
+type stepEnd struct {
+	step int // index in the result's steps
+	code int
+}
+
+// endingStep is the step, of those recorded from first on, that ended a
+// script with code: the last whose own status is code, else the last.
+func (t *trialRun) endingStep(first, code int) int {
+	last := len(t.res.Steps) - 1
+	for i := last; i >= first; i-- {
+		if s := t.res.Steps[i]; s.ExitUnknown == "" && s.ExitCode == code {
+			return i
+		}
+	}
+	return last
+}

@@ -1,0 +1,194 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/verdict"
+)
+
+// verify runs a phase's verifier in the trial's container, from empty
+// reward files (or upload directories), under its own deadline, and
+// judges it as the task's harness does: by its reward file, its output's
+// parser, or its exit. A Harbor task's verifier that runs past its
+// deadline is run once more, as Harbor retries a VerifierTimeoutError.
+// The error is the engine's.
+func (t *trialRun) verify(ctx context.Context, sb Sandbox, p phase, run phaseRun, env []string) (phaseRun, error) {
+	tries := 1
+	if t.task.Format == model.FormatHarbor {
+		tries = 2
+	}
+	for try := 1; ; try++ {
+		if len(p.clear) > 0 {
+			err := t.clear(ctx, sb, p.clear)
+			if errors.Is(err, ErrTaskInterfered) {
+				t.verdictNote = fmt.Sprintf("clearing %s before the verifier: %v", strings.Join(p.clear, " "), err)
+				run.stop = t.verdictNote
+				return run, nil
+			}
+			if err != nil {
+				return run, fmt.Errorf("clearing %s: %w", strings.Join(p.clear, " "), err)
+			}
+		}
+		sr, err := t.runVerifier(ctx, sb, p, env)
+		if err != nil {
+			return run, fmt.Errorf("verifier: %w", err)
+		}
+		if ctx.Err() != nil {
+			return run, nil
+		}
+		if !sr.TimedOut {
+			break
+		}
+		if try == tries || t.gone != "" {
+			run.verifierTimedOut = true
+			run.stop = "the verifier ran past its time limit: later steps not run"
+			return run, nil
+		}
+		t.notes = append(t.notes, fmt.Sprintf("the verifier ran past its time limit (%s) and was run again, as Harbor retries a verifier timeout once", p.verifyTime))
+	}
+	run.verified = true
+	rule := t.task.Verdict.Reward
+	switch {
+	case p.rewards:
+		rewards, note, err := t.readRewards(ctx, sb, rule.Dir)
+		run.rewards = rewards
+		if note != "" {
+			run.stop = note + ": later steps not run"
+		} else {
+			run.stop = p.gate.Gate(rewards)
+		}
+		return run, err
+	case rule != nil:
+		// The read has its own bound, not what the verifier left of its time.
+		var err error
+		run.passed, t.verdictNote, err = t.readReward(ctx, sb, rule)
+		if err != nil {
+			return run, err
+		}
+	case t.task.Verdict.Parser != "":
+		run.passed, t.verdictNote = t.judgeOutput(t.task.Verdict.Parser)
+		t.transcript = nil
+	default:
+		run.passed = t.verifierExit == 0
+	}
+	return run, nil
+}
+
+// runVerifier runs the verifier's step under its deadline, its output
+// kept for the task's parser where it has one.
+func (t *trialRun) runVerifier(ctx context.Context, sb Sandbox, p phase, env []string) (model.StepResult, error) {
+	vctx, cancel := context.WithTimeout(ctx, p.verifyTime)
+	defer cancel()
+	if t.task.Verdict.Parser != "" && !p.rewards {
+		t.transcript = &verdict.Transcript{} // judged, then dropped, by verify
+	}
+	sr, err := t.runStep(vctx, sb, model.PhaseVerifier, p.verifier, env)
+	t.verifierExit = sr.ExitCode
+	return sr, err
+}
+
+// rewardFiles are a verifier's reward files in dir.
+func rewardFiles(dir string) []string {
+	return []string{path.Join(dir, "reward.txt"), path.Join(dir, "reward.json")}
+}
+
+// readRewards reads a multi-step task's step's rewards from its reward
+// file; the note says why there are none.
+func (t *trialRun) readRewards(ctx context.Context, sb Sandbox, dir string) (map[string]float64, string, error) {
+	file, data, note, err := t.rewardFile(ctx, sb, dir)
+	if note != "" || err != nil {
+		return nil, note, err
+	}
+	m, err := model.ParseRewards(path.Base(file), data)
+	if err != nil {
+		return nil, fmt.Sprintf("the verifier's %s: %v", file, err), nil
+	}
+	return m, "", nil
+}
+
+// rewardFile reads the verifier's reward file in dir (reward.txt, else
+// reward.json), each read under SandboxOpTimeout, not what the verifier
+// left of its time. The note says why there is none a verdict can read
+// (the task's doing); the error is the engine's.
+func (t *trialRun) rewardFile(ctx context.Context, sb Sandbox, dir string) (file string, data []byte, note string, err error) {
+	defer TimePhase(t.trial.ID, "reward read")()
+	for _, file := range rewardFiles(dir) {
+		rctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+		data, err := sb.ReadFile(rctx, file)
+		cancel()
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case errors.Is(err, ErrNotReadable) || errors.Is(err, ErrTaskInterfered):
+			return file, nil, fmt.Sprintf("the verifier's %s: %v", file, err), nil
+		case err != nil:
+			return file, nil, "", fmt.Errorf("reading the reward: %w", err)
+		}
+		return file, data, "", nil
+	}
+	return "", nil, fmt.Sprintf("the verifier wrote no reward (%s/reward.txt or reward.json)", dir), nil
+}
+
+// clear removes paths in the sandbox (through its FileRemover where it
+// has one, else an exec'd rm -rf) under SandboxOpTimeout; an error
+// wrapping ErrTaskInterfered is the task's doing, any other the engine's
+// (nil when the trial was cancelled).
+func (t *trialRun) clear(ctx context.Context, sb Sandbox, paths []string) error {
+	cctx, cancel := context.WithTimeout(ctx, SandboxOpTimeout)
+	defer cancel()
+	done, err := false, error(nil)
+	if fr, ok := sb.(FileRemover); ok {
+		// No process of its own: one exec more was a step's worth of a
+		// trivial task-directory trial (docs/PERFORMANCE.md).
+		done, err = fr.RemoveFiles(cctx, paths)
+	}
+	if !done && err == nil {
+		_, err = sb.Exec(cctx, append([]string{"rm", "-rf", "--"}, paths...), nil, "0", func(string, string) {})
+	}
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(cctx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTaskInterfered):
+		return fmt.Errorf("removing %s did not end within %s though the engine answered: %w", strings.Join(paths, " "), SandboxOpTimeout, ErrTaskInterfered)
+	}
+	return err
+}
+
+// readReward reads the verifier's reward file and says whether it passes,
+// and if not, why. The error is the engine's.
+func (t *trialRun) readReward(ctx context.Context, sb Sandbox, rule *model.RewardRule) (bool, string, error) {
+	file, data, note, err := t.rewardFile(ctx, sb, rule.Dir)
+	if note != "" || err != nil {
+		return false, note, err
+	}
+	r, err := model.ParseReward(path.Base(file), data)
+	if err != nil {
+		return false, fmt.Sprintf("the verifier's %s: %v", file, err), nil
+	}
+	t.res.Reward = &r
+	if r >= rule.Pass {
+		return true, "", nil
+	}
+	return false, fmt.Sprintf("reward %g < %g (%s)", r, rule.Pass, file), nil
+}
+
+// judgeOutput reads the verifier's output with the task's parser, as
+// terminal-bench's harness does, and says whether it passed and, if not,
+// why.
+func (t *trialRun) judgeOutput(parser string) (bool, string) {
+	j, err := verdict.Judge(parser, t.transcript.String())
+	if err != nil {
+		return false, err.Error()
+	}
+	t.res.Tests = j.Tests
+	if !j.Passed && t.transcript.Dropped > 0 {
+		j.Reason += fmt.Sprintf(" (the output was longer than terminal-bench's pane keeps: its first %d line(s) were not read)", t.transcript.Dropped)
+	}
+	return j.Passed, j.Reason
+}
