@@ -395,7 +395,7 @@ kernel_settings() {
 	done
 	((${#diff[@]})) || return 0
 	if [[ ${HEADROOM_KUBE_SYSCTLS:-} != set ]]; then
-		die "the kubelet needs kernel settings this machine does not have, for the whole machine while the cluster is up: ${diff[*]}. kernel.panic=10 reboots the machine 10 s after a kernel panic, kernel.panic_on_oops=1 makes any oops a panic, vm.overcommit_memory=1 never refuses an allocation. kube-up changes none of them without your consent: make kube-up KUBE_SYSCTLS=set (or HEADROOM_KUBE_SYSCTLS=set kube/up.sh) sets them, and make kube-down puts the old values back"
+		die "the kubelet needs kernel settings this machine does not have, for the whole machine while the cluster is up: $(printf '%s; ' "${diff[@]}")kernel.panic=10 reboots the machine 10 s after a kernel panic, kernel.panic_on_oops=1 makes any oops a panic, vm.overcommit_memory=1 never refuses an allocation. kube-up changes none of them without your consent: make kube-up KUBE_SYSCTLS=set (or HEADROOM_KUBE_SYSCTLS=set kube/up.sh) sets them, and make kube-down puts the old values back"
 	fi
 	mkdir -p "$STATE"
 	save_sysctls
