@@ -89,6 +89,10 @@ type OOMEvent struct {
 	Source string    `json:"source"`         // "kernel", "events", "cgroup", "inspect"
 	// WorkingSetBytes is the last sampled working set before the kill.
 	WorkingSetBytes int64 `json:"working_set_bytes"`
+	// KernelUsageBytes is the kernel's own figure for the cgroup's usage
+	// at the kill (its log's OOM report), 0 where unknown: the sample
+	// above may be up to a period stale (KilledAt).
+	KernelUsageBytes int64 `json:"kernel_usage_bytes,omitempty"`
 	// Process, PID and RSSBytes say what the kernel killed, when its log
 	// could be read.
 	Process  string `json:"process,omitempty"`
@@ -99,6 +103,27 @@ type OOMEvent struct {
 	// container at that sample with its RSS: who held the memory.
 	Command string        `json:"command,omitempty"`
 	Tree    []ProcessInfo `json:"tree,omitempty"`
+}
+
+// KilledAt is the usage a kill is said to have happened at: the kernel's
+// figure where its report was read (kernel true), else the last sample
+// before it, which can be up to a sampling period stale (issue #39:
+// "killed at 95MiB" with the kernel's 127.3 MiB).
+func (o OOMEvent) KilledAt() (bytes int64, kernel bool) {
+	if o.KernelUsageBytes > 0 {
+		return o.KernelUsageBytes, true
+	}
+	return o.WorkingSetBytes, false
+}
+
+// KilledAtLabel writes KilledAt with format ("128MiB"; "95MiB (last
+// sample)" where the kernel's figure is unknown).
+func (o OOMEvent) KilledAtLabel(format func(int64) string) string {
+	b, kernel := o.KilledAt()
+	if kernel {
+		return format(b)
+	}
+	return format(b) + " (last sample)"
 }
 
 // GradingHarness marks a record whose verdict was reached as the task's

@@ -263,8 +263,12 @@ func (r *Report) memoryRow() []string {
 // causeLegend names the cause glyphs the matrix shows ("" for none).
 func (r *Report) causeLegend() string {
 	var legend []string
+	backend := ""
+	if r.Manifest != nil {
+		backend = r.Manifest.Engine.Name()
+	}
 	for _, c := range r.Matrix.CausesShown() {
-		legend = append(legend, c.Glyph()+" "+c.Describe())
+		legend = append(legend, c.Glyph()+" "+c.DescribeOn(backend))
 	}
 	return strings.Join(legend, "  ")
 }

@@ -436,6 +436,27 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 	}
 }
 
+// On Kubernetes the legend names what is done to a pod from outside, not
+// Docker's commands (issue #39: `S killed from outside (docker
+// kill/stop/rm)` under a sweep of pods).
+func TestCauseLegendIsTheBackends(t *testing.T) {
+	m, ratios, trials := oneTask()
+	for i := range trials {
+		if trials[i].Ratio == ratios[0] && trials[i].Repeat == 1 {
+			trials[i].Outcome, trials[i].Cause = model.InfraError, model.CauseKilledOutside
+		}
+	}
+	m.Engine.Backend = "kubernetes"
+	legend := New(m.ID, m, ratios, trials, DefaultOptions()).causeLegend()
+	if strings.Contains(legend, "docker") || !strings.Contains(legend, "S killed from outside (its pod deleted") {
+		t.Errorf("kubernetes legend %q", legend)
+	}
+	m.Engine.Backend = ""
+	if legend := New(m.ID, m, ratios, trials, DefaultOptions()).causeLegend(); !strings.Contains(legend, "docker kill/stop/rm") {
+		t.Errorf("docker legend %q", legend)
+	}
+}
+
 // An experiment recorded before headroom graded a timed-out agent's work
 // says how many of its timeouts went unverified; one whose records carry
 // the harness's grading says nothing.

@@ -109,20 +109,25 @@ func (r *recorder) sample(s event.Sample) {
 		r.firstAt = s.Time
 	}
 	r.samples++
-	if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
-		r.stepAtLimit += s.Time.Sub(r.lastAt)
-		if r.stepFaultsOpened {
-			r.stepFaultsAtLimit += s.MajorFaults - r.stepFaultsLast
+	// A reading taken before the running step opened and delivered after
+	// it (a watch lagging on a loaded host) is the step before's: the
+	// trial's figures take it, the running step's do not.
+	if !s.Time.Before(r.stepStart) {
+		if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
+			r.stepAtLimit += s.Time.Sub(r.lastAt)
+			if r.stepFaultsOpened {
+				r.stepFaultsAtLimit += s.MajorFaults - r.stepFaultsLast
+			}
 		}
+		if !r.stepFaultsOpened {
+			r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
+		}
+		r.stepFaultsLast = s.MajorFaults
+		r.noCache.sample(s)
+		r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
 	}
-	if !r.stepFaultsOpened {
-		r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
-	}
-	r.stepFaultsLast = s.MajorFaults
 	r.lastAt = s.Time
 	r.lastWS = s.WorkingSetBytes
-	r.noCache.sample(s)
-	r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
 	r.out.PeakWorkingSetBytes = max(r.out.PeakWorkingSetBytes, s.WorkingSetBytes)
 }
 
@@ -133,20 +138,18 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o.Count <= r.kills {
-		// The kernel's word on a kill already counted: fill in what was
-		// killed, once.
+		// A later word on a kill already counted (the kernel's log after a
+		// faster source): what was killed, the kernel's figure at the
+		// kill, once.
 		n := len(r.out.OOMs)
-		if o.Process == "" || n == 0 || r.out.OOMs[n-1].Process != "" {
+		if n == 0 || !FillKill(&r.out.OOMs[n-1], o) {
 			return oe, false, false
 		}
-		last := &r.out.OOMs[n-1]
-		last.Process, last.PID, last.RSSBytes = o.Process, o.PID, o.RSSBytes
 		r.name(n - 1)
-		return *last, true, true
+		return r.out.OOMs[n-1], true, true
 	}
 	r.kills = o.Count
-	r.out.OOMs = append(r.out.OOMs, model.OOMEvent{At: o.Time, Step: r.killedIn(o.Time), Source: o.Source,
-		WorkingSetBytes: r.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes})
+	r.out.OOMs = append(r.out.OOMs, OOMEvent(o, r.killedIn(o.Time), r.lastWS))
 	r.name(len(r.out.OOMs) - 1)
 	close(r.oomNotify)
 	r.oomNotify = make(chan struct{})

@@ -125,11 +125,13 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		if len(v.OOMs) > 0 {
 			o := v.OOMs[len(v.OOMs)-1]
-			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
+			at, _ := o.KilledAt()
+			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(at), limitS)
 		}
 		if len(v.OOMs) > 1 {
 			o := v.OOMs[len(v.OOMs)-1]
-			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
+			at, _ := o.KilledAt()
+			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(at), limitS)
 		}
 		if v.Result != nil && v.Result.Cause == model.CauseOutsidePressure {
 			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.NeedBytes()), limitS)

@@ -252,7 +252,7 @@ func (mm *matrixScreen) View(c *Common) string {
 	// (report's glyph).
 	legend = append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run")
 	for _, cause := range s.Matrix.CausesShown() {
-		legend = append(legend, cause.Glyph()+" "+cause.Describe())
+		legend = append(legend, cause.Glyph()+" "+cause.DescribeOn(c.Opts.Backend))
 	}
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
 	out = append(out, mm.statsLines(c, rows, ratios, w)...)

@@ -343,13 +343,17 @@ func (s *SweepState) Apply(e event.Event) {
 	case event.OOMKill:
 		if v != nil && e.Detail && len(v.OOMs) > 0 {
 			v.OOMs[len(v.OOMs)-1] = e.OOM
-			v.log("==> the kernel killed " + killedName(e.OOM))
+			at := ""
+			if b, kernel := e.OOM.KilledAt(); kernel {
+				at = " at " + model.FormatBytes(b)
+			}
+			v.log("==> the kernel killed " + killedName(e.OOM) + at)
 			break
 		}
 		if v != nil {
 			v.OOMs = append(v.OOMs, e.OOM)
 			v.KillLimit = e.LimitBytes
-			v.log("==> OOM kill in step " + e.OOM.Step + " at " + model.FormatBytes(e.OOM.WorkingSetBytes))
+			v.log("==> OOM kill in step " + e.OOM.Step + " at " + e.OOM.KilledAtLabel(model.FormatBytes))
 			ev := e
 			s.LastOOM = &ev
 		}
