@@ -80,6 +80,7 @@ func copies(t *testing.T, run func()) int {
 // 0.2-0.65 s each on this host against a few ms): none of the engine's
 // archive events. With every step an exec the engine copies, as before.
 func TestTaskFilesGoThroughTheDriver(t *testing.T) {
+	needEngine(t)
 	task := trivialHarbor(t)
 	for _, c := range []struct {
 		name   string
@@ -113,6 +114,7 @@ func TestTaskFilesGoThroughTheDriver(t *testing.T) {
 // the engine's own limit, without the refused create, start and remove
 // every command paid before its first trial (0.5-2 s here).
 func TestOpenFilesRefusalIsRemembered(t *testing.T) {
+	needEngine(t)
 	task := trivialHarbor(t)
 	memo := filepath.Join(t.TempDir(), "nofile-refused")
 	results, _ := sweep(t, newBackend(t, Options{DriverBinary: testBinary, NoFileMemo: memo}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
@@ -138,6 +140,7 @@ func TestOpenFilesRefusalIsRemembered(t *testing.T) {
 // the teardown on the critical path; the container the next one starts
 // beside is dead, each trial ends once, and nothing is left (TestMain).
 func TestNextTrialStartsBesideTheRemoval(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, `
 [task]
@@ -221,6 +224,7 @@ name = "agent"
 // finished handling the exit; Remove then waits for the engine and
 // removes it, and a kill of its own is not someone else's.
 func TestStopReturnsOnceTheContainerIsDead(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "stop", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
