@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
@@ -36,11 +37,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", filepath.Dir(binary)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build headroom: %v\n%s", err, out)
+	if binary, err = enginetest.BuildHeadroom(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -80,12 +78,7 @@ func headroomWithin(t *testing.T, within time.Duration, args ...string) result {
 
 func needEngine(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("docker engine required in CI: %v", err)
-		}
-		t.Skipf("no docker engine: %v", err)
-	}
+	enginetest.NeedDocker(t)
 }
 
 func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
