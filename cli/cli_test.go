@@ -300,17 +300,11 @@ func onlyExperiment(t *testing.T, root string) string {
 	return filepath.Join(root, entries[0].Name())
 }
 
-// jsonDoc is what `run --format json` prints.
-type jsonDoc struct {
-	Experiment string            `json:"experiment"`
-	Cells      []report.JSONCell `json:"cells"`
-}
-
 // jsonMatrix reads `run --format json`'s output: the document and each
 // ratio's outcomes.
-func jsonMatrix(t *testing.T, stdout string) (jsonDoc, map[string][]model.Outcome) {
+func jsonMatrix(t *testing.T, stdout string) (report.JSONReport, map[string][]model.Outcome) {
 	t.Helper()
-	var doc jsonDoc
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, stdout)
 	}
@@ -550,11 +544,7 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	defer noInternalCommandLines(t, root, r)
-	var doc struct {
-		Experiment string             `json:"experiment"`
-		Cells      []report.JSONCell  `json:"cells"`
-		Ratios     []report.JSONRatio `json:"ratios"`
-	}
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -826,13 +816,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string              `json:"experiment"`
-		Cells      []report.JSONCell   `json:"cells"`
-		NotRun     []report.JSONNotRun `json:"not_run"`
-		Ratios     []report.JSONRatio  `json:"ratios"`
-		Trials     []model.TrialResult `json:"trials"`
-	}
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
 	}
