@@ -239,7 +239,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 // the row and adds it to the estimate); the images are looked up once.
 func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) string {
 	missing := map[string]string{}
-	for _, image := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
+	for _, image := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
 		if ref, ok := eng.P.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
 			missing[image] = ref
 		}
@@ -250,7 +250,7 @@ func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) st
 			return ""
 		}
 		what := "debootstrap of Debian (~40 MB download, about 2 min)"
-		if t.Image == taskfile.BuiltinDebianCache {
+		if t.Image == model.BuiltinDebianCache {
 			what = "debootstrap of Debian and apt's package cache (~170 MB download, several minutes)"
 		}
 		return "builds " + ref + " first: " + what + ", once"

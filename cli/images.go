@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 )
 
@@ -37,7 +36,7 @@ real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), tag)
 			if real {
-				for _, name := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
+				for _, name := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
 					tag, err := eng.P.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
 					if err != nil {
 						return err
