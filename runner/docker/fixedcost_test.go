@@ -40,34 +40,62 @@ func trivialHarbor(t *testing.T) model.Task {
 }
 
 // copies counts the engine's archive events (a copy into or out of a
-// container) for this test process's containers while run runs.
-func copies(t *testing.T, run func()) int {
+// container) for this test process's containers while run runs. The
+// engine delivers a container's events in order, ending with its destroy:
+// once the stream has brought the destroy of every trial container run
+// started (its events' TrialStarted), every copy is counted.
+func copies(t *testing.T, run func() []event.Event) int {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	msgs, errs := testCli.Events(ctx, events.ListOptions{Since: time.Now().Add(-time.Second).Format(time.RFC3339Nano),
 		Filters: filters.NewArgs(filters.Arg("type", "container"), filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
 	var mu sync.Mutex
 	n := 0
+	gone := map[string]bool{}
+	destroyed := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
 			select {
 			case m := <-msgs:
-				if m.Action == "extract-to-dir" || m.Action == "archive-path" {
-					mu.Lock()
+				mu.Lock()
+				switch m.Action {
+				case events.ActionExtractToDir, events.ActionArchivePath:
 					n++
-					mu.Unlock()
+				case events.ActionDestroy:
+					gone[m.Actor.ID] = true
+					select {
+					case destroyed <- struct{}{}:
+					default:
+					}
 				}
+				mu.Unlock()
 			case <-errs:
 				return
 			}
 		}
 	}()
-	run()
-	// The events of the trial's container end with its destroy, which
-	// sweep waited for; a moment more for the stream to deliver them.
-	time.Sleep(500 * time.Millisecond)
+	var started []string
+	for _, e := range run() {
+		if s, ok := e.(event.TrialStarted); ok {
+			started = append(started, s.ContainerID)
+		}
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		mu.Lock()
+		waiting := slices.ContainsFunc(started, func(id string) bool { return !gone[id] })
+		mu.Unlock()
+		if !waiting {
+			break
+		}
+		select {
+		case <-destroyed:
+		case <-deadline:
+			t.Fatalf("the engine's events never brought the destroy of every trial container (%d started)", len(started))
+		}
+	}
 	cancel()
 	<-done
 	mu.Lock()
@@ -93,8 +121,10 @@ func TestTaskFilesGoThroughTheDriver(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBackend(t, c.opts)
 			var results []model.TrialResult
-			n := copies(t, func() {
-				results, _ = sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+			n := copies(t, func() []event.Event {
+				var evs []event.Event
+				results, evs = sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+				return evs
 			})
 			if len(results) != 1 || results[0].Outcome != model.Passed || results[0].Reward == nil || *results[0].Reward != 1 {
 				t.Fatalf("trial: %+v", results)
