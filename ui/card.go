@@ -197,7 +197,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if b := r.Cause.Banner(""); b != "" && !r.Outcome.Success() {
 			head = model.TrialGlyph(r.Outcome, r.Cause) + " " + b
 		}
-		lines = append(lines, clip(st.Result(r.Outcome, r.Cause).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
+		lines = append(lines, clip(resultStyle(st, r.Outcome, r.Cause).Render(head)+"  "+st.Muted.Render(r.Reason), inner))
 	default:
 		lines = append(lines, st.Muted.Render(clip(v.WaitReason, inner)))
 	}

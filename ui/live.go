@@ -510,7 +510,7 @@ func progressLine(c *Common, w int) string {
 	var counts []string
 	for _, o := range model.Outcomes {
 		if n := s.Counts[o]; n > 0 {
-			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("%s %d", o, n)))
+			counts = append(counts, outcomeStyle(st, o).Render(fmt.Sprintf("%s %d", o, n)))
 		}
 	}
 	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Done, len(s.Order), strings.Join(counts, " "))
