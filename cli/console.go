@@ -240,7 +240,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) string {
 	missing := map[string]string{}
 	for _, image := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
-		if ref, ok := eng.P.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
+		if ref, ok := eng.Platform.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
 			missing[image] = ref
 		}
 	}
@@ -556,7 +556,7 @@ func shellOn(eng *session.Engine) func(id string, task model.Task) (*exec.Cmd, e
 		if task.Image == taskfile.BuiltinImage {
 			return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
 		}
-		argv, err := eng.P.Shell(id)
+		argv, err := eng.Platform.Shell(id)
 		if err != nil {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
 			fmt.Fprintln(cmd.OutOrStdout(), tag)
 			if real {
 				for _, name := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
-					tag, err := eng.P.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
+					tag, err := eng.Platform.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
 					if err != nil {
 						return err
 					}
