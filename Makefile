@@ -129,16 +129,16 @@ hostile:
 		grep --line-buffered -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||\s+hostile_[a-z]+_test.go:[0-9]+: [^|])' ; \
 		exit $${PIPESTATUS[0]}
 
-# Only what needs no Docker engine.
+# Every test that needs no engine and no cluster: -short makes each
+# real-engine test skip itself (enginetest.Need), saying so.
 unit:
-	$(GO) test -count=1 ./model/... ./cgroup/... ./taskfile/... ./workload/... ./report/... ./store/... ./replay/...
+	$(GO) test -short -count=1 ./...
 
 FUZZTIME ?= 10s
-# Every parser's fuzz target; their corpora are committed under testdata/fuzz.
-FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace store:FuzzParseSummary store:FuzzSummaryStep store:FuzzSummaryRow \
-	workload:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
-	verdict:FuzzJudge importer:FuzzImportDirs workload:FuzzCleanTerminal replay:FuzzParseATIF replay:FuzzParseCast replay:FuzzParsePyStrings taskfile:FuzzBuildKitOnly
+# Every parser's fuzz target (package:FuzzName, found in the test files);
+# their corpora are committed under testdata/fuzz.
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=testdata -o '^func Fuzz[A-Za-z0-9_]*' . | \
+	sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)$$|\1:\2|' | sort)
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
 # "context deadline exceeded" when a worker is mid-input at the deadline on
 # a busy host (no input failed: none is written to testdata). Only that is

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
@@ -36,11 +37,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", filepath.Dir(binary)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build headroom: %v\n%s", err, out)
+	if binary, err = enginetest.BuildHeadroom(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -80,12 +78,7 @@ func headroomWithin(t *testing.T, within time.Duration, args ...string) result {
 
 func needEngine(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("docker engine required in CI: %v", err)
-		}
-		t.Skipf("no docker engine: %v", err)
-	}
+	enginetest.NeedDocker(t)
 }
 
 func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
@@ -307,17 +300,11 @@ func onlyExperiment(t *testing.T, root string) string {
 	return filepath.Join(root, entries[0].Name())
 }
 
-// jsonDoc is what `run --format json` prints.
-type jsonDoc struct {
-	Experiment string            `json:"experiment"`
-	Cells      []report.JSONCell `json:"cells"`
-}
-
 // jsonMatrix reads `run --format json`'s output: the document and each
 // ratio's outcomes.
-func jsonMatrix(t *testing.T, stdout string) (jsonDoc, map[string][]model.Outcome) {
+func jsonMatrix(t *testing.T, stdout string) (report.JSONReport, map[string][]model.Outcome) {
 	t.Helper()
-	var doc jsonDoc
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, stdout)
 	}
@@ -557,11 +544,7 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	defer noInternalCommandLines(t, root, r)
-	var doc struct {
-		Experiment string             `json:"experiment"`
-		Cells      []report.JSONCell  `json:"cells"`
-		Ratios     []report.JSONRatio `json:"ratios"`
-	}
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -833,13 +816,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string              `json:"experiment"`
-		Cells      []report.JSONCell   `json:"cells"`
-		NotRun     []report.JSONNotRun `json:"not_run"`
-		Ratios     []report.JSONRatio  `json:"ratios"`
-		Trials     []model.TrialResult `json:"trials"`
-	}
+	var doc report.JSONReport
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
 	}

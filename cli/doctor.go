@@ -82,7 +82,7 @@ build) and removes what it started.`,
 				}
 			}
 			self, _ := session.WorkloadBinary(false, nil)
-			for _, c := range eng.P.Doctor(ctx, self) {
+			for _, c := range eng.Platform.Doctor(ctx, self) {
 				line(c.OK, c.Note, c.Name, c.Info, c.Fix)
 			}
 			// Another headroom's running sweep is not a leftover.

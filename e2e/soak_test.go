@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -86,9 +87,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatalf("soak run: %v\n%s", err, stderr.String())
 	}
-	var doc struct {
-		Experiment string `json:"experiment"`
-	}
+	var doc report.JSONReport
 	json.Unmarshal([]byte(stdout.String()), &doc)
 	exp := filepath.Join(root, doc.Experiment)
 	results, torn, err := store.ReadTrials(exp)

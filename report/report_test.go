@@ -367,11 +367,7 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		var whole bytes.Buffer
 		enc := json.NewEncoder(&whole)
 		enc.SetIndent("", "  ")
-		type withTrials struct {
-			jsonDoc
-			Trials []model.TrialResult `json:"trials"`
-		}
-		var d withTrials
+		var d JSONReport
 		if err := json.Unmarshal(got.Bytes(), &d); err != nil {
 			t.Fatalf("the streamed JSON does not parse: %v", err)
 		}

@@ -64,9 +64,10 @@ func (p *noCachePeak) close(mark int64) int64 {
 	return p.est
 }
 
-// after is the figure for a mark read after the last step (the record's
-// last reading): that mark less the last reading's cache; 0 unknown.
-func (p *noCachePeak) after(mark int64) int64 {
+// afterLastStep is the figure for a mark read after the last step (the
+// record's last reading): that mark less the last reading's cache; 0
+// unknown.
+func (p *noCachePeak) afterLastStep(mark int64) int64 {
 	if !p.haveLast {
 		return 0
 	}

@@ -102,7 +102,7 @@ func readings(sb Telemetry, sample func(event.Sample), oom func(OOMSignal)) {
 
 // sample takes one memory reading.
 func (r *recorder) sample(s event.Sample) {
-	r.host.see(s.Time, r.hostLoad)
+	r.host.readIfDue(s.Time, r.hostLoad)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.samples == 0 {
@@ -278,7 +278,7 @@ func (r *recorder) finish(final Final, end time.Time) int {
 	}
 	if final.KernelPeakBytes > r.out.KernelPeakBytes {
 		r.out.KernelPeakBytes = final.KernelPeakBytes
-		r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, r.noCache.after(final.KernelPeakBytes))
+		r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, r.noCache.afterLastStep(final.KernelPeakBytes))
 	}
 	return r.kills
 }

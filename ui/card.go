@@ -207,7 +207,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		// The reason wrapped under the verdict at words, never cut
 		// mid-phrase at the card's edge.
-		lines = append(lines, st.Result(r.Outcome, r.Cause).Render(clip(head, inner)))
+		lines = append(lines, resultStyle(st, r.Outcome, r.Cause).Render(clip(head, inner)))
 		for _, l := range wrapWords(r.Reason, inner, "") {
 			lines = append(lines, st.Muted.Render(l))
 		}

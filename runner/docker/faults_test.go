@@ -193,6 +193,7 @@ name = "agent"
 func noEnv(s string) string { return fmt.Sprintf(s, "") }
 
 func TestFaults(t *testing.T) {
+	needEngine(t)
 	t.Cleanup(printFaultTable)
 	// The headroom binary the CLI rows build, once for the suite.
 	t.Cleanup(func() {
