@@ -540,3 +540,21 @@ func TestMarkdownEscapesPipesInCells(t *testing.T) {
 		t.Errorf("the name is not escaped:\n%s", b.String())
 	}
 }
+
+// A replayed recording's repeats are the same actions each time: its
+// trials pair by repeat as a seeded task's do, where a task that draws its
+// need each run is compared unpaired.
+func TestReplayedTrialsPairByRepeat(t *testing.T) {
+	m, ratios, trials := oneTask()
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	if rep.seeded()["my/task"] {
+		t.Fatal("the fixture's task already replays its repeats")
+	}
+	for i := range trials {
+		trials[i].Replay = &model.ReplayRecord{Source: "harbor job/trial", Actions: 3}
+	}
+	rep = New(m.ID, m, ratios, trials, DefaultOptions())
+	if !rep.seeded()["my/task"] {
+		t.Error("a replayed recording's trials do not pair by repeat")
+	}
+}

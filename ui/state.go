@@ -253,6 +253,9 @@ func (s *SweepState) Regimes(tasks []model.Task) []model.RegimeSplit {
 				if v.Image != "" {
 					replays[v.Trial.Task] = model.SeededImage(v.Image)
 				}
+				if v.Result.Replayed() {
+					replays[v.Trial.Task] = true // a recorded session's actions
+				}
 			}
 		}
 		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials, replays), s.Done
