@@ -305,7 +305,7 @@ func onlyExperiment(t *testing.T, root string) string {
 func jsonMatrix(t *testing.T, stdout string) (report.JSONReport, map[string][]model.Outcome) {
 	t.Helper()
 	var doc report.JSONReport
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+	if err := report.ReadJSON([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, stdout)
 	}
 	got := map[string][]model.Outcome{}
@@ -545,7 +545,7 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 	}
 	defer noInternalCommandLines(t, root, r)
 	var doc report.JSONReport
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	kills := map[string]int{}
@@ -817,7 +817,7 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
 	}
 	var doc report.JSONReport
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
 	}
 	if len(doc.Cells) != 1 || doc.Cells[0].Task != "cli/good" || fmt.Sprint(doc.Cells[0].Outcomes) != "[passed passed]" {

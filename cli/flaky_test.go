@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,7 +34,7 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	var doc report.JSONReport
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	noContainersLeft(t, doc.Experiment)
@@ -72,7 +71,7 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 		t.Fatalf("rerun: exit %d\n%s", again.code, again.stderr)
 	}
 	var after report.JSONReport
-	if err := json.Unmarshal([]byte(again.stdout), &after); err != nil {
+	if err := report.ReadJSON([]byte(again.stdout), &after); err != nil {
 		t.Fatal(err)
 	}
 	noContainersLeft(t, after.Experiment)

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +22,7 @@ func TestRegimesOnABuiltinSweep(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	var doc report.JSONReport
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("not the JSON report: %v", err)
 	}
 	noContainersLeft(t, doc.Experiment)

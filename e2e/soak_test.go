@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -88,7 +87,7 @@ func TestSoak(t *testing.T) {
 		t.Fatalf("soak run: %v\n%s", err, stderr.String())
 	}
 	var doc report.JSONReport
-	json.Unmarshal([]byte(stdout.String()), &doc)
+	report.ReadJSON([]byte(stdout.String()), &doc)
 	exp := filepath.Join(root, doc.Experiment)
 	results, torn, err := store.ReadTrials(exp)
 	if err != nil || torn || len(results) != 2*repeats {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -615,6 +616,17 @@ func quoteSeeds(b []byte) []byte {
 	}
 	return append(out, b[done:]...)
 }
+
+// ReadJSON reads a JSON report (Format json) back into v (a *JSONReport,
+// or any type with its fields): its seeds, written as strings for other
+// tools (quoteSeeds), become numbers again first.
+func ReadJSON(data []byte, v any) error {
+	return json.Unmarshal(unquotedSeeds.ReplaceAll(data, []byte(`"seed":$1`)), v)
+}
+
+// unquotedSeeds finds a seed quoteSeeds wrote as a string (not one inside
+// a string value, whose quotes are escaped).
+var unquotedSeeds = regexp.MustCompile(`"seed":\s*"([0-9]+)"`)
 
 // writeJSONDocRecords is writeJSONDoc with the n trials' records copied
 // verbatim, the bytes of trials.jsonl's lines: nothing decoded, nothing

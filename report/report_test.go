@@ -558,3 +558,18 @@ func TestReplayedTrialsPairByRepeat(t *testing.T) {
 		t.Error("a replayed recording's trials do not pair by repeat")
 	}
 }
+
+// The JSON report reads back with its seeds exact (written as strings for
+// other tools, numbers again in Go).
+func TestJSONReportReadsBackWithExactSeeds(t *testing.T) {
+	m, ratios, trials := oneTask()
+	m.Seed = 17979624318460405210
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc JSONReport
+	if err := ReadJSON(b.Bytes(), &doc); err != nil || doc.Manifest == nil || doc.Manifest.Seed != m.Seed || len(doc.Trials) != len(trials) || doc.Trials[0].Seed != trials[0].Seed {
+		t.Errorf("read back: %v, manifest %+v, %d trials", err, doc.Manifest, len(doc.Trials))
+	}
+}
