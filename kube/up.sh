@@ -413,7 +413,7 @@ save_dirs() {
 	local d
 	[[ -f $STATE/dirs.before ]] && return
 	for d in "${HOST_DIRS[@]}"; do
-		[[ -e $d ]] && echo "$d"
+		if [[ -e $d ]]; then echo "$d"; fi
 	done >"$STATE/dirs.before"
 }
 
