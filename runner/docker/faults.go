@@ -32,6 +32,49 @@ type stopWitness struct {
 	// their total, and the start of one still on.
 	pausedFor time.Duration
 	pausedAt  time.Time
+	// part is the first of the trial's other parts someone else stopped
+	// before headroom's own stop (a sidecar or the network helper killed,
+	// a network disconnected), and when: the trial is not the ratio's
+	// evidence either (Final.KilledBy names it).
+	part   string
+	partAt time.Time
+	// ownDisconnects counts by network the disconnects headroom made (a
+	// network policy's change) whose events have not come.
+	ownDisconnects map[string]int
+}
+
+// partStopped records someone else stopping a part of the trial (what
+// says which and how) at at; after headroom's own stop, it is headroom's.
+func (w *stopWitness) partStopped(at time.Time, what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.part != "" || (!w.oursAt.IsZero() && !at.Before(w.oursAt)) {
+		return
+	}
+	w.part, w.partAt = what, at
+}
+
+// disconnecting says headroom is about to take the container off network.
+func (w *stopWitness) disconnecting(network string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ownDisconnects == nil {
+		w.ownDisconnects = map[string]int{}
+	}
+	w.ownDisconnects[network]++
+}
+
+// eventDisconnect records the container taken off network: headroom's
+// own (disconnecting), or someone else's.
+func (w *stopWitness) eventDisconnect(at time.Time, network string) {
+	w.mu.Lock()
+	if w.ownDisconnects[network] > 0 {
+		w.ownDisconnects[network]--
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	w.partStopped(at, "a disconnect (docker network disconnect) of its network `"+network+"`")
 }
 
 // paused records a pause (on) or unpause event.
@@ -106,6 +149,11 @@ const shutdownWait = 20 * time.Second
 func (b *Backend) shutdownKill(ctx context.Context, w *stopWitness) bool {
 	w.mu.Lock()
 	at, sig := w.extAt, w.external
+	if sig == "" {
+		// A part of the trial: a kill of one is decided at once (the
+		// engine's shutdown stops the trial's own container too).
+		at, sig = w.partAt, "SIGKILL"
+	}
 	w.mu.Unlock()
 	deadline := time.NewTimer(shutdownWait)
 	defer deadline.Stop()
@@ -156,6 +204,9 @@ func (w *stopWitness) awaitDestroy(ctx context.Context, d time.Duration) {
 func (w *stopWitness) outside() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.external == "" {
+		return w.part
+	}
 	return w.external
 }
 

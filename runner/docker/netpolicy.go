@@ -46,6 +46,7 @@ func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 			}
 		}
 		for name := range nets {
+			s.stops.disconnecting(name)
 			if err := s.b.cli.NetworkDisconnect(ctx, name, s.id, true); err != nil {
 				return fmt.Errorf("no-network: disconnecting from %s: %w", name, err)
 			}

@@ -83,7 +83,9 @@ func TestTracedLoopIsBounded(t *testing.T) {
 //
 // HeadroomTracedLoop is a whole trial of the 40,000-iteration loop traced
 // (80,002 commands), with headroom's own CPU a command (this process's
-// user + system time over the trials) and its record's bytes a command;
+// user + system time over the trials), its record's bytes a command and
+// the traced step's own time (its first command's start to its last's
+// end);
 // DockerRunTracedLoop is `docker run --rm headroom-debian:bookworm bash -x
 // -c '<loop>'`, its trace read and thrown away.
 func BenchmarkHeadroomTracedLoop(b *testing.B) {
@@ -94,18 +96,31 @@ func BenchmarkHeadroomTracedLoop(b *testing.B) {
 	before := cpuTime()
 	b.ResetTimer()
 	records := 0
+	var step time.Duration
 	for i := 0; i < b.N; i++ {
 		results, _ := sweep(b, be, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
-		if results[0].Outcome != model.Passed {
-			b.Fatalf("%s: %s", results[0].Outcome, results[0].Reason)
+		r := results[0]
+		if r.Outcome != model.Passed {
+			b.Fatalf("%s: %s", r.Outcome, r.Reason)
 		}
-		line, _ := json.Marshal(results[0])
+		line, _ := json.Marshal(r)
 		records += len(line)
+		var first, last time.Time
+		for _, s := range r.Steps {
+			if s.Phase == "agent" {
+				if first.IsZero() {
+					first = s.Start
+				}
+				last = s.End
+			}
+		}
+		step += last.Sub(first)
 	}
 	b.StopTimer()
 	commands := float64(b.N * (2*iterations + 2))
 	b.ReportMetric(float64((cpuTime()-before).Microseconds())/commands, "cpu-µs/cmd")
 	b.ReportMetric(float64(records)/commands, "record-B/cmd")
+	b.ReportMetric(step.Seconds()/float64(b.N), "step-s/op")
 }
 
 func BenchmarkDockerRunTracedLoop(b *testing.B) {
