@@ -580,7 +580,9 @@ func (b *Backend) watchDisconnects(ctx context.Context) {
 				b.mu.Lock()
 				sb := b.sandboxes[m.Actor.Attributes["container"]]
 				b.mu.Unlock()
-				if sb != nil {
+				// The engine also disconnects a container that stopped (its
+				// own exit, a kill: their own events say those).
+				if sb != nil && sb.running(ctx) {
 					sb.stops.eventDisconnect(at, m.Actor.Attributes["name"])
 				}
 			case <-errs:

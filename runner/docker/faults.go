@@ -38,9 +38,10 @@ type stopWitness struct {
 	// evidence either (Final.KilledBy names it).
 	part   string
 	partAt time.Time
-	// ownDisconnects counts by network the disconnects headroom made (a
-	// network policy's change) whose events have not come.
-	ownDisconnects map[string]int
+	// detached are the networks headroom took the container off (a
+	// network policy's change) until it connects it again: the engine
+	// reports a disconnect more than once.
+	detached map[string]bool
 }
 
 // partStopped records someone else stopping a part of the trial (what
@@ -54,26 +55,26 @@ func (w *stopWitness) partStopped(at time.Time, what string) {
 	w.part, w.partAt = what, at
 }
 
-// disconnecting says headroom is about to take the container off network.
-func (w *stopWitness) disconnecting(network string) {
+// disconnecting says headroom is about to take the container off
+// network (on), or has connected it again (off).
+func (w *stopWitness) disconnecting(network string, on bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.ownDisconnects == nil {
-		w.ownDisconnects = map[string]int{}
+	if w.detached == nil {
+		w.detached = map[string]bool{}
 	}
-	w.ownDisconnects[network]++
+	w.detached[network] = on
 }
 
 // eventDisconnect records the container taken off network: headroom's
 // own (disconnecting), or someone else's.
 func (w *stopWitness) eventDisconnect(at time.Time, network string) {
 	w.mu.Lock()
-	if w.ownDisconnects[network] > 0 {
-		w.ownDisconnects[network]--
-		w.mu.Unlock()
+	ours := w.detached[network]
+	w.mu.Unlock()
+	if ours {
 		return
 	}
-	w.mu.Unlock()
 	w.partStopped(at, "a disconnect (docker network disconnect) of its network `"+network+"`")
 }
 
@@ -264,4 +265,13 @@ func (b *Backend) retryEngine(ctx context.Context, call func() error) error {
 		}
 	}
 	return err
+}
+
+// running says whether the engine has the sandbox's container running
+// (false when it does not answer).
+func (s *sandbox) running(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	return err == nil && info.State != nil && info.State.Running
 }
