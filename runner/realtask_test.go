@@ -307,6 +307,17 @@ func TestTracedLoopFoldsTheMiddleCommands(t *testing.T) {
 			t.Errorf("kept last command %q: exit %d %q, want 0", s.Name, s.ExitCode, s.ExitUnknown)
 		}
 	}
+	// Past the first commands, a start is said live at most four times a
+	// second: at least the first, never one a command.
+	said := 0
+	for _, e := range res.events {
+		if s, ok := e.(event.StepStarted); ok && s.Phase == "agent" {
+			said++
+		}
+	}
+	if light := said - runner.TracedHeadSteps; light < 1 || light > 100 {
+		t.Errorf("%d live starts of %d commands past the first %d", light, 2*iterations-runner.TracedHeadSteps, runner.TracedHeadSteps)
+	}
 	if r.Outcome != model.Passed {
 		t.Errorf("outcome %s (%s)", r.Outcome, r.Reason)
 	}

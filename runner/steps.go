@@ -41,8 +41,9 @@ type openStep struct {
 	// settled says a traced command's exit status is known.
 	settled bool
 	// light says the step is a traced command past the first
-	// TracedHeadSteps, measured cheaply (beginLight).
-	light bool
+	// TracedHeadSteps, measured cheaply (beginLight); announced that its
+	// start was said live (announce).
+	light, announced bool
 }
 
 // A traced script's commands kept as steps are its first TracedHeadSteps
@@ -52,13 +53,31 @@ type openStep struct {
 // (MaxActivities): a loop of 40,000 commands makes a record of 200 steps
 // and a line. A command past the first TracedHeadSteps is measured
 // cheaply: its time, status, output and sampled peak, and no kernel mark,
-// CPU counters, pressure or events of its own (one is read for the fold
-// and the last commands together), so a loop costs what it costs.
+// CPU counters or pressure of its own (one mark is read for the fold and
+// the last commands together), and its start is said live only now and
+// then (announce), so a loop costs what it costs.
 const (
 	TracedHeadSteps = 100
 	TracedTailSteps = 100
 	maxFoldedNames  = 32
 )
+
+// announceEvery bounds the live events of the traced commands past the
+// first TracedHeadSteps: a command's start is said (a StepStarted, which
+// names it in the console and in log.txt) when it opens or prints, if
+// no other was said for this long; none says its end, the record does.
+const announceEvery = 250 * time.Millisecond
+
+// announce says a light step's start live, at most once every
+// announceEvery (tr.announced is the last).
+func (t *trialRun) announce(tr *tracedRun, o *openStep, now time.Time) {
+	if !o.light || o.announced || now.Sub(tr.announced) < announceEvery {
+		return
+	}
+	o.announced, tr.announced = true, now
+	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: o.sr.Phase, Step: model.Step{Name: o.sr.Name, Show: o.sr.Show}})
+	t.index++
+}
 
 // beginLight starts recording a traced command past the first
 // TracedHeadSteps: its window in the recorder (its sampled peak, which
@@ -251,6 +270,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if cur == nil {
 			cur = t.beginStep(sb, phase, st)
 		}
+		if cur.light {
+			t.announce(tr, cur, time.Now())
+		}
 		if full > OutputLineBytes {
 			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
 		}
@@ -318,6 +340,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 					cur = t.beginStep(sb, phase, cmd)
 				} else {
 					cur = t.beginLight(phase, cmd)
+					t.announce(tr, cur, cur.sr.Start)
 				}
 				tr.cur = n
 			}
@@ -463,6 +486,8 @@ type tracedRun struct {
 	light map[int]*openStep
 	tail  []int
 	fold  traceFold
+	// announced is when a light step's start was last said live.
+	announced time.Time
 }
 
 // notYet is a closed step's status while its shell has not reported it.
