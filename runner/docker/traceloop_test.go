@@ -124,11 +124,26 @@ func BenchmarkHeadroomTracedLoop(b *testing.B) {
 }
 
 func BenchmarkDockerRunTracedLoop(b *testing.B) {
+	dockerRunLoop(b, "bash", "-x", "-c", traceLoop(40000))
+}
+
+// DockerRunTracedLoopPS4 is the same `docker run` with headroom's PS4
+// (each command's status, process and depth, which bash expands before
+// every command): what bash itself costs more under headroom's trace.
+func BenchmarkDockerRunTracedLoopPS4(b *testing.B) {
+	// runner/trace.go's PS4 (traceSetupHead, a nonce, traceSetupTail).
+	ps4 := "$'\\x1e" + runner.TraceMarker + strings.Repeat("0", 24) + " '" + `'$?|${PIPESTATUS[*]}|$BASHPID|$$|${FUNCNAME[@]+${#FUNCNAME[@]}}|${!:-0}] '`
+	dockerRunLoop(b, "bash", "-c", "PS4="+ps4+"; set -x; "+traceLoop(40000))
+}
+
+// dockerRunLoop runs `docker run --rm` of the Debian image with argv, its
+// output read and thrown away, b.N times.
+func dockerRunLoop(b *testing.B, argv ...string) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		b.Skip("no docker CLI")
 	}
 	needDebian(b)
-	args := []string{"run", "--rm", "--network", "none", "--label", runner.LabelExperiment + "=" + testExperimentPrefix, DebianImage, "bash", "-x", "-c", traceLoop(40000)}
+	args := append([]string{"run", "--rm", "--network", "none", "--label", runner.LabelExperiment + "=" + testExperimentPrefix, DebianImage}, argv...)
 	for i := 0; i < b.N; i++ {
 		if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
 			b.Fatalf("%v: %s", err, out[max(len(out)-2000, 0):])
