@@ -59,6 +59,21 @@ type StepResult struct {
 	Output             string `json:"output,omitempty" printable:"text"`
 	OutputDropped      int    `json:"output_dropped_lines,omitempty"`
 	OutputDroppedBytes int64  `json:"output_dropped_bytes,omitempty"`
+	// Folded, on the step that stands for a traced script's commands not
+	// kept as steps (those past its first and before its last, runner's
+	// TracedHeadSteps and TracedTailSteps), counts them by command name.
+	Folded []FoldedCommands `json:"folded,omitempty"`
+}
+
+// FoldedCommands are a traced script's runs of one command (its first
+// word) not kept as steps: how many, their time, how many exited
+// non-zero, and the highest sampled working set while one ran.
+type FoldedCommands struct {
+	Command             string   `json:"command"`
+	Count               int      `json:"count"`
+	Time                Duration `json:"time"`
+	Failures            int      `json:"failures,omitempty"`
+	PeakWorkingSetBytes int64    `json:"peak_working_set_bytes,omitempty"`
 }
 
 // Failed says whether the step is known to have exited non-zero.

@@ -215,6 +215,32 @@ func (r *recorder) stopping(kernelPeak int64) {
 func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.measure(sr, kernelPeak, killsBefore)
+	r.out.Steps = append(r.out.Steps, *sr)
+}
+
+// closeLight fills in sr's telemetry since its openStep as closeStep
+// does, without the kernel's mark (a traced command past the first
+// TracedHeadSteps reads none), and does not append it: keepSteps does,
+// for those kept.
+func (r *recorder) closeLight(sr *model.StepResult, killsBefore int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.measure(sr, 0, killsBefore)
+}
+
+// keepSteps appends steps closeLight measured to the record.
+func (r *recorder) keepSteps(srs ...model.StepResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sr := range srs {
+		r.out.KernelPeakBytes = max(r.out.KernelPeakBytes, sr.KernelPeakBytes)
+		r.out.Steps = append(r.out.Steps, sr)
+	}
+}
+
+// measure fills in sr's telemetry; called with mu held.
+func (r *recorder) measure(sr *model.StepResult, kernelPeak int64, killsBefore int) {
 	sr.KernelPeakBytes = max(kernelPeak, r.peakBeforeKill)
 	r.peakBeforeKill = 0
 	sr.KernelPeakNoCacheBytes = r.noCache.close(sr.KernelPeakBytes)
@@ -228,7 +254,6 @@ func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore
 		atLimit := r.stepFaultsAtLimit
 		sr.MajorFaultsAtLimit = &atLimit
 	}
-	r.out.Steps = append(r.out.Steps, *sr)
 }
 
 // awaitOOM waits, up to settle, for a kill beyond killsBefore: the

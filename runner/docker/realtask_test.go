@@ -23,7 +23,7 @@ var (
 	debianErr  error
 )
 
-func needDebian(t *testing.T) {
+func needDebian(t testing.TB) {
 	t.Helper()
 	debianOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
