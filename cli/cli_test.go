@@ -738,7 +738,7 @@ func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	os.WriteFile(file, nil, 0o600)
 	r := headroom(t, "run", "--tasks-dir", "testdata/resume", "--tasks", "quick", "--ratios", "1", "--repeats", "1", "--out", filepath.Join(file, "sub"))
-	if r.code == 0 || !strings.Contains(r.stderr, "choose another with --out") || strings.Contains(r.stderr, "goroutine") {
+	if r.code == 0 || !strings.Contains(r.stderr, "--out "+filepath.Join(file, "sub")) || !strings.Contains(r.stderr, "name a directory headroom can create and write to") || strings.Contains(r.stderr, "goroutine") {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 }
