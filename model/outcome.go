@@ -222,8 +222,11 @@ func Classify(e Evidence) (Outcome, Cause) {
 		return PassedAfterOOM, killCause
 	case e.VerifierPassed && e.TimedOut && e.TimedOutPhase != "verifier":
 		// Harbor and terminal-bench grade the container the timed-out
-		// agent left: its reward stands.
-		if e.Stall != nil && e.Stall.Judge() {
+		// agent left: its reward stands. What ran it out of time is named.
+		switch {
+		case e.Frozen != "":
+			return PassedAfterTimeout, CauseFrozen
+		case e.Stall != nil && e.Stall.Judge():
 			return PassedAfterTimeout, CauseStalled
 		}
 		return PassedAfterTimeout, CauseAgentTimeout
