@@ -220,9 +220,11 @@ func buildTaskDir(t *testing.T, cli *client.Client) (dir, name, label string) {
 	name = fmt.Sprintf("faults/build-%d", os.Getpid())
 	dir = t.TempDir()
 	files := map[string]string{
-		"task.toml":              fmt.Sprintf("[task]\nname = %q\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\n", name),
-		"instruction.md":         "Write done to /app/out.txt.\n",
-		"environment/Dockerfile": fmt.Sprintf("FROM %s\nLABEL %s\nRUN sleep 8 && mkdir -p /app\nWORKDIR /app\n", DebianImage, label),
+		"task.toml":      fmt.Sprintf("[task]\nname = %q\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\n", name),
+		"instruction.md": "Write done to /app/out.txt.\n",
+		// The RUN names this run: BuildKit caches a layer by its command (a
+		// LABEL is no layer there), and a cached RUN is no build to kill.
+		"environment/Dockerfile": fmt.Sprintf("FROM %s\nLABEL %s\nRUN sleep 8 && mkdir -p /app && echo %d\nWORKDIR /app\n", DebianImage, label, time.Now().UnixNano()),
 		"solution/solve.sh":      "#!/bin/bash\necho done > /app/out.txt\n",
 		"tests/test.sh":          "#!/bin/bash\nif grep -q done /app/out.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
 	}
@@ -271,8 +273,10 @@ func taggedTaskImages(cli *client.Client, label string) []string {
 }
 
 // testKilledDuringBuild SIGKILLs headroom while its task image builds
-// (the Dockerfile's RUN is running): no image is tagged, no build
-// container is left, and the next run builds it and runs the trial.
+// (the Dockerfile's RUN is running, as its build's progress says, with
+// either builder: BuildKit runs no container the engine lists): no image
+// is tagged, no build container is left, and the next run builds it and
+// runs the trial.
 func testKilledDuringBuild(t *testing.T) {
 	cli := testCli
 	host := cli.DaemonHost()
@@ -280,27 +284,31 @@ func testKilledDuringBuild(t *testing.T) {
 	root := t.TempDir()
 	args := []string{"run", "--tasks-dir", dir, "--tasks", name, "--agents", "oracle", "--ratios", "1", "--repeats", "1",
 		"--out", root, "--floor", "1M", "--reserve", "1M"}
-	a, aOut := headroomCmd(t, host, args...)
+	a, _ := headroomCmd(t, host, args...)
+	aOut := &syncBuffer{}
+	a.Stdout, a.Stderr = aOut, aOut
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
 	f := filters.NewArgs(filters.Arg("label", label))
-	running := func() int {
-		list, _ := cli.ContainerList(context.Background(), container.ListOptions{Filters: f})
-		return len(list)
-	}
-	waitFor(t, "the Dockerfile's RUN to start", 3*time.Minute, func() bool { return running() > 0 })
+	waitFor(t, "the Dockerfile's RUN to start", 3*time.Minute, func() bool { return strings.Contains(aOut.String(), "RUN sleep 8") })
 	a.Process.Kill()
 	a.Wait()
 	t.Logf("killed during the build; it had said:\n%s", aOut)
 	// The engine ends the build when its client goes; its RUN container is
 	// removed. Wait for that (the sleep ends within 8 s in any case).
-	leftBuild := 0
+	var left []string
 	waitFor(t, "the build's container to go", time.Minute, func() bool {
 		list, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
-		leftBuild = len(list)
-		return leftBuild == 0
+		left = left[:0]
+		for _, c := range list {
+			left = append(left, fmt.Sprintf("%s %v %s %q", c.ID[:12], c.Names, c.State, c.Command))
+		}
+		if len(left) > 0 {
+			t.Logf("left: %v", left)
+		}
+		return len(left) == 0
 	})
 	if tags := taggedTaskImages(cli, label); len(tags) > 0 {
 		t.Errorf("a half-built image is tagged: %v", tags)
@@ -316,6 +324,24 @@ func testKilledDuringBuild(t *testing.T) {
 	if row.recorded["passed"] != 1 {
 		t.Errorf("recorded %v, want the trial passed", row.recorded)
 	}
+}
+
+// syncBuffer is a buffer a running command writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // tmux runs a tmux command on the server at socket sock, the test's own.
