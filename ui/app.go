@@ -250,6 +250,20 @@ func (m *Model) component(s Screen) Component {
 	return nil
 }
 
+// toScreens hands msg to every screen (what concerns a screen whichever
+// is shown); what they ask of the root in answer comes back as messages.
+func (m *Model) toScreens(msg tea.Msg) tea.Cmd {
+	c := m.common()
+	var cmds []tea.Cmd
+	for s := SetupScreen; s <= DetailScreen; s++ {
+		cmds = append(cmds, m.component(s).Update(c, msg))
+	}
+	for _, req := range c.outbox {
+		cmds = append(cmds, func() tea.Msg { return req })
+	}
+	return tea.Batch(cmds...)
+}
+
 // common is what the screens share, for one call.
 func (m *Model) common() *Common {
 	return &Common{Theme: m.theme, Opts: &m.opts, State: m.state, Spec: m.spec, Host: m.host, Now: m.now(),
@@ -431,6 +445,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitEvents(msg.sweep.Events())
 	case eventsMsg:
 		m.frame++
+		var changed tea.Cmd
 		if m.state != nil {
 			for _, e := range msg.events {
 				m.state.Apply(e)
@@ -457,20 +472,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 					}
 				}
 			}
-			m.detail.refresh(m.state)
+			changed = m.toScreens(stateChangedMsg{})
 		}
 		if msg.closed {
 			m.watching = false
 			if m.quitting {
-				return m, tea.Quit
+				return m, tea.Batch(changed, tea.Quit)
 			}
 			if m.clockHeld {
 				m.clockHeld = false
-				return m, tick()
+				return m, tea.Batch(changed, tick())
 			}
-			return m, nil
+			return m, changed
 		}
-		return m, waitEvents(m.sweep.Events())
+		return m, tea.Batch(changed, waitEvents(m.sweep.Events()))
 	case shellMsg:
 		// A trial that finished while its shell was opening (or open)
 		// took the container with it: docker exec's bare "exit status 1"
@@ -484,22 +499,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case historyMsg:
-		m.history.listed(msg)
-		return m, nil
+		return m, m.toScreens(msg)
 	case loadedMsg:
-		m.history.loading = false
+		told := m.toScreens(msg)
 		if msg.err != nil {
 			m.say(fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err))
-			return m, nil
+			return m, told
 		}
 		exp := msg.exp
 		if msg.follow {
 			if m.loaded == nil || m.loaded.ID != exp.ID || m.sweep != nil {
-				return m, nil // another experiment or sweep since: stop
+				return m, told // another experiment or sweep since: stop
 			}
 			m.state = FromResults(msg.plan, msg.results)
-			m.detail.refresh(m.state)
-			return m, m.follow(exp, msg.plan, msg.results)
+			return m, tea.Batch(told, m.toScreens(stateChangedMsg{}), m.follow(exp, msg.plan, msg.results))
 		}
 		m.loaded = &exp
 		m.state = FromResults(msg.plan, msg.results)
@@ -508,7 +521,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.matrix.SetSize(m.bodySize())
 		m.screen = MatrixScreen
 		m.say("opened " + exp.ID + " (read-only)")
-		return m, m.follow(exp, msg.plan, msg.results)
+		return m, tea.Batch(told, m.follow(exp, msg.plan, msg.results))
 	case tea.KeyMsg:
 		return m.updateKey(msg)
 	default:
@@ -540,10 +553,10 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.say("cancelling: stopping trials and removing containers…")
 		m.sweep.Cancel()
 	case openTrialMsg:
-		m.openDetail(msg.v)
+		return m, m.openDetail(msg.v)
 	case closeTrialMsg:
 		m.screen = m.back
-		m.detail.v = nil
+		return m, m.toScreens(msg)
 	case launchMsg:
 		m.launching = true
 		m.respec()
@@ -573,8 +586,7 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openExperimentMsg:
 		if m.Running() {
 			m.say("a sweep is running: open history when it ends")
-			m.history.loading = false
-			return m, nil
+			return m, m.toScreens(msg)
 		}
 		exp := msg.exp
 		return m, func() tea.Msg {
@@ -800,10 +812,10 @@ func (m Model) hold(why string) {
 	}
 }
 
-// openDetail drills into one trial.
-func (m *Model) openDetail(v *TrialView) {
+// openDetail drills into one trial: the detail screen opens it.
+func (m *Model) openDetail(v *TrialView) tea.Cmd {
 	if v == nil {
-		return
+		return nil
 	}
 	if m.screen != DetailScreen {
 		m.back = m.screen
@@ -837,9 +849,7 @@ func (m *Model) openDetail(v *TrialView) {
 		}
 		v.Samples, v.Log = samples, printable.Value(log)
 	}
-	m.detail.st = m.theme.Styles
-	w, h := m.bodySize()
-	m.detail.open(v, w, h)
+	return m.toScreens(openTrialMsg{v})
 }
 
 // bodySize is the space between the header and the footer.

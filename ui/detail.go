@@ -136,7 +136,7 @@ func (d *detailScreen) resize(w, h int) {
 }
 
 // refresh follows new output of the open trial.
-func (d *detailScreen) refresh(*SweepState) {
+func (d *detailScreen) refresh() {
 	if d.v == nil {
 		return
 	}
@@ -181,7 +181,24 @@ func (d *detailScreen) fill() {
 	d.vp.SetContent(strings.Join(out, "\n"))
 }
 
-func (d *detailScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (d *detailScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return d.updateKey(c, msg)
+	case openTrialMsg:
+		if msg.v != nil {
+			d.st = c.Styles()
+			d.open(msg.v, d.w, d.h)
+		}
+	case closeTrialMsg:
+		d.v = nil
+	case stateChangedMsg:
+		d.refresh()
+	}
+	return nil
+}
+
+func (d *detailScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	d.st = c.Styles()
 	k := d.keys
 	if d.searching {

@@ -208,7 +208,14 @@ func (s *setupScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
 func (s *setupScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *setupScreen) SetSize(w, h int)          { s.w, s.h = w, h }
 
-func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (s *setupScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return s.updateKey(c, msg)
+	}
+	return nil
+}
+
+func (s *setupScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	k := s.keys
 	s.err = ""
 	if s.filtering {
