@@ -36,7 +36,14 @@ type detailScreen struct {
 
 func newDetail(k DetailKeys) detailScreen { return detailScreen{keys: k} }
 
-func (d *detailScreen) ShortHelp() []key.Binding  { return d.helpKeys().ShortHelp() }
+// ShortHelp is the footer: the keys that close the search while it is
+// open, else the detail's.
+func (d *detailScreen) ShortHelp() []key.Binding {
+	if d.searching {
+		return d.keys.SearchEntry.ShortHelp()
+	}
+	return d.helpKeys().ShortHelp()
+}
 func (d *detailScreen) FullHelp() [][]key.Binding { return d.helpKeys().FullHelp() }
 
 // helpKeys are the keys as the open trial has them: a rerun is exact only
@@ -202,15 +209,15 @@ func (d *detailScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	d.st = c.Styles()
 	k := d.keys
 	if d.searching {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, k.SearchEntry.Apply):
 			d.searching = false
 			d.query = d.search.Value()
 			d.search.Blur()
 			d.fill()
 			d.jump(0)
 			return nil
-		case "esc":
+		case key.Matches(msg, k.SearchEntry.Cancel):
 			d.searching = false
 			d.search.Blur()
 			return nil
