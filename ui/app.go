@@ -559,13 +559,13 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.toScreens(msg)
 	case launchMsg:
 		m.launching = true
-		m.respec()
+		respecced := m.respec()
 		spec := msg.spec
 		spec.Tasks = append([]model.Task(nil), spec.Tasks...)
 		for i := range spec.Tasks {
-			spec.Tasks[i].Resources = m.specOf(spec.Tasks[i])
+			spec.Tasks[i].Resources = m.opts.specOf(spec.Tasks[i])
 		}
-		return m, m.launch(spec)
+		return m, tea.Batch(respecced, m.launch(spec))
 	case focusMsg:
 		if !msg.confirmed {
 			if m.Running() {
@@ -620,22 +620,20 @@ func (m *Model) follow(exp Experiment, plan model.Plan, results []model.TrialRes
 
 // respec brings every task's resources up to its file (Options.Respec):
 // setup's rows and the tasks focus and rerun start from.
-func (m *Model) respec() {
+func (m *Model) respec() tea.Cmd {
 	if m.opts.Respec == nil {
-		return
+		return nil
 	}
 	for i := range m.opts.Tasks {
-		m.opts.Tasks[i].Resources = m.specOf(m.opts.Tasks[i])
+		m.opts.Tasks[i].Resources = m.opts.specOf(m.opts.Tasks[i])
 	}
-	for i := range m.setup.rows {
-		m.setup.rows[i].task.Resources = m.specOf(m.setup.rows[i].task)
-	}
+	return m.toScreens(respecMsg{})
 }
 
 // specOf is a task's resources as its file says them now.
-func (m *Model) specOf(t model.Task) model.Resources {
-	if m.opts.Respec != nil {
-		if r, ok := m.opts.Respec(t); ok {
+func (o *Options) specOf(t model.Task) model.Resources {
+	if o.Respec != nil {
+		if r, ok := o.Respec(t); ok {
 			return r
 		}
 	}
@@ -725,8 +723,7 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Screen1):
 		m.screen = SetupScreen
-		m.respec()
-		return m, nil
+		return m, m.respec()
 	case key.Matches(msg, k.Screen2):
 		m.screen = LiveScreen
 		return m, nil
@@ -765,13 +762,8 @@ func (m *Model) enterScreen() tea.Cmd {
 }
 
 func (m *Model) typing() bool {
-	switch m.screen {
-	case SetupScreen:
-		return m.setup.typing()
-	case DetailScreen:
-		return m.detail.searching
-	}
-	return false
+	t, ok := m.component(m.screen).(typer)
+	return ok && t.typing()
 }
 
 // updateScreen hands a key to the screen shown, then handles what the
@@ -1013,11 +1005,8 @@ func (m Model) screenKeys() help.KeyMap {
 }
 
 func (m Model) screenName() string {
-	if m.screen == DetailScreen {
-		return "Trial detail"
-	}
-	if m.screen == MatrixScreen && m.matrix.list {
-		return "Matrix · a cell's trials"
+	if t, ok := m.component(m.screen).(titler); ok && t.title() != "" {
+		return t.title()
 	}
 	return screenNames[m.screen]
 }

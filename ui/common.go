@@ -92,6 +92,17 @@ type (
 	openExperimentMsg struct{ exp Experiment }
 )
 
+// respecMsg tells the screens the tasks' resources may have changed in
+// their files since they were loaded (Options.Respec).
+type respecMsg struct{}
+
+// typer is a screen whose text entry, while open, takes every key.
+type typer interface{ typing() bool }
+
+// titler is a screen whose title says more than its tab's name (a
+// matrix cell's trials, a trial's detail); "" keeps the tab's name.
+type titler interface{ title() string }
+
 // stateChangedMsg tells the screens the sweep's state (Common.State) has
 // taken new events or a new reading of an experiment followed as it runs.
 type stateChangedMsg struct{}

@@ -36,6 +36,9 @@ type detailScreen struct {
 
 func newDetail(k DetailKeys) detailScreen { return detailScreen{keys: k} }
 
+func (d *detailScreen) typing() bool  { return d.searching }
+func (d *detailScreen) title() string { return "Trial detail" }
+
 // ShortHelp is the footer: the keys that close the search while it is
 // open, else the detail's.
 func (d *detailScreen) ShortHelp() []key.Binding {

@@ -219,8 +219,13 @@ func (s *setupScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *setupScreen) SetSize(w, h int)          { s.w, s.h = w, h }
 
 func (s *setupScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
-	if msg, ok := msg.(tea.KeyMsg); ok {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
 		return s.updateKey(c, msg)
+	case respecMsg:
+		for i := range s.rows {
+			s.rows[i].task.Resources = c.Opts.specOf(s.rows[i].task)
+		}
 	}
 	return nil
 }
