@@ -15,7 +15,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 export CGO_ENABLED := 0
 
 .PHONY: pictures build workload dockerfile-frontend console-full console console-nokube images console-images real-images run demo sweep test unit fuzz soak bench bench-scale parity faults hostile vet clean \
-	kube-up kube-build kube-down kube-status kube-load kube-smoke kube-test \
+	kube-up kube-build kube-down kube-hostcheck kube-status kube-load kube-smoke kube-test \
 	kube-metrics kube-metrics-build kube-metrics-down kube-scale kube-scale-build
 
 # go build with a line of progress every 25 packages compiled ($(1): flags,
@@ -129,16 +129,16 @@ hostile:
 		grep --line-buffered -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||\s+hostile_[a-z]+_test.go:[0-9]+: [^|])' ; \
 		exit $${PIPESTATUS[0]}
 
-# Only what needs no Docker engine.
+# Every test that needs no engine and no cluster: -short makes each
+# real-engine test skip itself (enginetest.Need), saying so.
 unit:
-	$(GO) test -count=1 ./model/... ./cgroup/... ./taskfile/... ./workload/... ./report/... ./store/... ./replay/...
+	$(GO) test -short -count=1 ./...
 
 FUZZTIME ?= 10s
-# Every parser's fuzz target; their corpora are committed under testdata/fuzz.
-FUZZ_TARGETS := model:FuzzParseRatio model:FuzzParseColumn model:FuzzParseBytes taskfile:FuzzParseTaskFile \
-	cgroup:FuzzCgroupFiles runner/kmsg:FuzzKmsgLine store:FuzzReadTrials store:FuzzReadTrace store:FuzzDecodeTrace store:FuzzParseSummary store:FuzzSummaryStep store:FuzzSummaryRow \
-	workload/wire:FuzzProfileJSON workload:FuzzProbeLine model:FuzzParsePP taskfile:FuzzTaskDir taskfile:FuzzTOMLShape printable:FuzzLine model:FuzzParseReward ui:FuzzWidth \
-	verdict:FuzzJudge importer:FuzzImportDirs workload:FuzzCleanTerminal replay:FuzzParseATIF replay:FuzzParseCast replay:FuzzParsePyStrings taskfile:FuzzBuildKitOnly
+# Every parser's fuzz target (package:FuzzName, found in the test files);
+# their corpora are committed under testdata/fuzz.
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=testdata -o '^func Fuzz[A-Za-z0-9_]*' . | \
+	sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]*)$$|\1:\2|' | sort)
 # Go's fuzzing engine itself sometimes ends a time-bounded run with a bare
 # "context deadline exceeded" when a worker is mid-input at the deadline on
 # a busy host (no input failed: none is written to testdata). Only that is
@@ -239,8 +239,13 @@ clean:
 # missing from Debian, builds the binaries once into
 # ${HEADROOM_KUBE_CACHE:-~/.cache/headroom/kube} (10-50 min on 2 cores,
 # by load; then about 15 s), state and kubeconfig in ${HEADROOM_KUBE_STATE:-/tmp/headroom-kube}.
+# The kubelet needs machine-wide kernel settings (kernel.panic=10,
+# kernel.panic_on_oops=1, vm.overcommit_memory=1, ...): where the machine
+# has others, kube-up refuses and names them; KUBE_SYSCTLS=set lets it set
+# them (kube-down puts the old values back).
+KUBE_SYSCTLS ?=
 kube-up:
-	kube/up.sh
+	HEADROOM_KUBE_SYSCTLS=$(KUBE_SYSCTLS) kube/up.sh
 
 # The Kubernetes binaries alone, built once per machine into the cache
 # (no cluster started; kube-up then finds them).
@@ -249,6 +254,12 @@ kube-build:
 
 kube-down:
 	kube/down.sh
+
+# The machine as it was after kube-up and kube-down (the cluster down
+# first): iptables, ip6tables, the kubelet's kernel settings, directories;
+# kube-up refusing without consent where the settings differ.
+kube-hostcheck:
+	kube/hostcheck.sh
 
 kube-status:
 	@kube/status.sh
@@ -267,12 +278,13 @@ kube-smoke:
 # a pod deleted from outside, --exec-steps on the scratch image, the API
 # server going away mid-sweep, a namespace-scoped user (Role only),
 # nothing left; and the real binary's `headroom run --backend kubernetes`.
-# Fails rather than skips when the cluster is not up.
+# Fails rather than skips when the cluster is not up. Makes the real-task
+# Debian images first (real-images: their tests load them into the cluster).
 # KUBE_REQUIRED=1,metrics also fails the metrics-API test (--pod-probe off)
 # when the cluster serves no metrics API (make kube-metrics), instead of
 # skipping it.
 KUBE_REQUIRED ?= 1
-kube-test:
+kube-test: real-images
 	HEADROOM_KUBE_REQUIRED=$(KUBE_REQUIRED) $(GO) test -count=1 -run '^TestCluster' -v ./runner/kube ./cli
 
 # metrics-server (kube/lib.sh's METRICS_SERVER_VERSION) on the running cluster (make kube-up first): the

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
 )
@@ -178,8 +177,8 @@ func HostSecret(name string) (value string, set bool, err error) {
 	if !ok || v == "" {
 		return "", false, nil
 	}
-	if len(v) < runner.MinSecretLen {
-		return "", true, fmt.Errorf("its value is shorter than %d characters, too short to redact from output safely", runner.MinSecretLen)
+	if err := model.CheckSecret(v); err != nil {
+		return "", true, err
 	}
 	return v, true, nil
 }

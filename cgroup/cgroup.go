@@ -113,10 +113,14 @@ type Reading struct {
 	Usage, InactiveFile int64
 	// PeakBytes is the kernel's high-water mark since the previous
 	// reading (PeakReset), 0 where it cannot be reset (PeakSamples).
-	PeakBytes   int64
-	MajorFaults int64        // cumulative pgmajfault
-	OOMKills    int          // the cgroup's oom_kill counter
-	CPU         model.CPUUse // cumulative
+	PeakBytes int64
+	// StepPeakBytes is the part of PeakBytes since the later of the
+	// previous reading and the last TakePeak: the step running now's own
+	// (PeakBytes also holds what the last TakePeak took, the step before's).
+	StepPeakBytes int64
+	MajorFaults   int64        // cumulative pgmajfault
+	OOMKills      int          // the cgroup's oom_kill counter
+	CPU           model.CPUUse // cumulative
 }
 
 // Version tells v1 from v2 by the unified hierarchy's root file.
@@ -317,7 +321,8 @@ func (r *Reader) Read() (Reading, error) {
 		return m, err
 	}
 	if r.peak != nil {
-		m.PeakBytes = max(r.peak.sample(), m.Usage)
+		interval, own := r.peak.sample()
+		m.PeakBytes, m.StepPeakBytes = max(interval, m.Usage), max(own, m.Usage)
 	}
 	// The rest is best effort: a missing file leaves its figure at zero.
 	if b, err := r.file(filepath.Join(r.memDir, stat)); err == nil {
@@ -346,6 +351,16 @@ func (r *Reader) Read() (Reading, error) {
 		}
 	}
 	return m, nil
+}
+
+// Usage reads the memory usage afresh (memory.usage_in_bytes /
+// memory.current); like OOMKills, safe beside the sampler.
+func (r *Reader) Usage() (int64, error) {
+	name := "memory.usage_in_bytes"
+	if r.version == 2 {
+		name = "memory.current"
+	}
+	return readInt(filepath.Join(r.memDir, name))
 }
 
 // OOMKills reads the kill counter afresh; safe beside the sampler, whose

@@ -223,3 +223,54 @@ func TestPidsDirV1(t *testing.T) {
 		}
 	}
 }
+
+// A step's peak is its own: what the reading at a step's end took (a
+// step killed at its limit) is carried into the next sample's interval,
+// so the trace misses no spike, but not into the next step's high — the
+// verifier after a killed install needed the install's mark (issue #39).
+func TestStepPeakDoesNotCarryThePreviousStepsMark(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "system.slice", "docker-ID.scope")
+	write := func(name, v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join("..", "..", "cgroup.controllers"), "memory\n")
+	write("memory.current", "1000000\n")
+	write("memory.stat", "inactive_file 0\n")
+	write("memory.peak", "0\n")
+	r, err := Find(root, "ID", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// The install rises to its limit after the last sample and is killed;
+	// its step's end takes the mark, the verifier's start resets it.
+	write("memory.peak", "133169152\n")
+	if p, ok := r.TakePeak(); !ok || p != 133169152 {
+		t.Fatalf("install's peak %d %v", p, ok)
+	}
+	if _, ok := r.TakePeak(); !ok {
+		t.Fatal("no reset at the verifier's start")
+	}
+	// The verifier's own 4 MiB.
+	write("memory.peak", "4194304\n")
+	m, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.PeakBytes != 133169152 {
+		t.Errorf("sample's interval mark %d: want the install's end carried (the trace misses no spike)", m.PeakBytes)
+	}
+	if m.StepPeakBytes != 4194304 {
+		t.Errorf("sample's own mark %d: want the verifier's 4194304", m.StepPeakBytes)
+	}
+	if p, ok := r.TakePeak(); !ok || p != 4194304 {
+		t.Errorf("verifier's peak %d %v: want its own 4194304, not the install's", p, ok)
+	}
+}

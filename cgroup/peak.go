@@ -88,17 +88,22 @@ func (p *peakMark) take() (int64, bool) {
 	return v, true
 }
 
-// sample takes the mark for one reading and keeps the step's high.
-func (p *peakMark) sample() int64 {
+// sample takes the mark for one reading: the interval's (what a step's
+// TakePeak took since the last reading included) and the step's own (since
+// the later of the last reading and the last TakePeak), which alone goes
+// into the step's high. What a TakePeak took belongs to the step it
+// closed: carried into the next step's high, a step killed at its limit
+// made the verifier after it "need" the limit too (issue #39).
+func (p *peakMark) sample() (interval, own int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v, ok := p.take()
 	if !ok {
-		return 0
+		return 0, 0
 	}
-	v = max(v, p.pending)
-	p.high, p.pending = max(p.high, v), 0
-	return v
+	p.high = max(p.high, v)
+	interval, p.pending = max(v, p.pending), 0
+	return interval, v
 }
 
 // step returns the largest mark since the last step call and starts again.

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
@@ -36,11 +37,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", filepath.Dir(binary)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build headroom: %v\n%s", err, out)
+	if binary, err = enginetest.BuildHeadroom(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
@@ -80,12 +78,7 @@ func headroomWithin(t *testing.T, within time.Duration, args ...string) result {
 
 func needEngine(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("docker", "info").Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("docker engine required in CI: %v", err)
-		}
-		t.Skipf("no docker engine: %v", err)
-	}
+	enginetest.NeedDocker(t)
 }
 
 func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
@@ -307,18 +300,12 @@ func onlyExperiment(t *testing.T, root string) string {
 	return filepath.Join(root, entries[0].Name())
 }
 
-// jsonDoc is what `run --format json` prints.
-type jsonDoc struct {
-	Experiment string            `json:"experiment"`
-	Cells      []report.JSONCell `json:"cells"`
-}
-
 // jsonMatrix reads `run --format json`'s output: the document and each
 // ratio's outcomes.
-func jsonMatrix(t *testing.T, stdout string) (jsonDoc, map[string][]model.Outcome) {
+func jsonMatrix(t *testing.T, stdout string) (report.JSONReport, map[string][]model.Outcome) {
 	t.Helper()
-	var doc jsonDoc
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+	var doc report.JSONReport
+	if err := report.ReadJSON([]byte(stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON matrix: %v\n%s", err, stdout)
 	}
 	got := map[string][]model.Outcome{}
@@ -558,12 +545,8 @@ func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	defer noInternalCommandLines(t, root, r)
-	var doc struct {
-		Experiment string             `json:"experiment"`
-		Cells      []report.JSONCell  `json:"cells"`
-		Ratios     []report.JSONRatio `json:"ratios"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	var doc report.JSONReport
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	kills := map[string]int{}
@@ -756,7 +739,7 @@ func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	os.WriteFile(file, nil, 0o600)
 	r := headroom(t, "run", "--tasks-dir", "testdata/resume", "--tasks", "quick", "--ratios", "1", "--repeats", "1", "--out", filepath.Join(file, "sub"))
-	if r.code == 0 || !strings.Contains(r.stderr, "choose another with --out") || strings.Contains(r.stderr, "goroutine") {
+	if r.code == 0 || !strings.Contains(r.stderr, "--out "+filepath.Join(file, "sub")) || !strings.Contains(r.stderr, "name a directory headroom can create and write to") || strings.Contains(r.stderr, "goroutine") {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 }
@@ -834,14 +817,8 @@ func TestBrokenTasksDoNotStopTheSweep(t *testing.T) {
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string              `json:"experiment"`
-		Cells      []report.JSONCell   `json:"cells"`
-		NotRun     []report.JSONNotRun `json:"not_run"`
-		Ratios     []report.JSONRatio  `json:"ratios"`
-		Trials     []model.TrialResult `json:"trials"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	var doc report.JSONReport
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, r.stdout)
 	}
 	if len(doc.Cells) != 1 || doc.Cells[0].Task != "cli/good" || fmt.Sprint(doc.Cells[0].Outcomes) != "[passed passed]" {

@@ -20,6 +20,9 @@ import (
 // unless HEADROOM_KUBE_REQUIRED says it must run (make kube-test).
 func clusterKubeconfig(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Kubernetes cluster (-short)")
+	}
 	skip := func(why string) {
 		if os.Getenv("HEADROOM_KUBE_REQUIRED") != "" {
 			t.Fatal(why)

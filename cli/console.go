@@ -133,7 +133,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate}
 	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec()}
+		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec(), Backend: backendName(cmd)}
 	for _, t := range replays.tasks {
 		opts.Preselect = append(opts.Preselect, t.Name)
 	}
@@ -276,8 +276,8 @@ func consoleRunError(err error) error {
 // the row and adds it to the estimate); the images are looked up once.
 func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) string {
 	missing := map[string]string{}
-	for _, image := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
-		if ref, ok := eng.P.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
+	for _, image := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
+		if ref, ok := eng.Platform.ImageReady(ctx, model.Task{Name: image, Image: image}); !ok {
 			missing[image] = ref
 		}
 	}
@@ -287,7 +287,7 @@ func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) st
 			return ""
 		}
 		what := "debootstrap of Debian (~40 MB download, about 2 min)"
-		if t.Image == taskfile.BuiltinDebianCache {
+		if t.Image == model.BuiltinDebianCache {
 			what = "debootstrap of Debian and apt's package cache (~170 MB download, several minutes)"
 		}
 		return "builds " + ref + " first: " + what + ", once"
@@ -615,7 +615,7 @@ func shellOn(eng *session.Engine) func(id string, task model.Task) (*exec.Cmd, e
 		if task.Image == taskfile.BuiltinImage {
 			return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
 		}
-		argv, err := eng.P.Shell(id)
+		argv, err := eng.Platform.Shell(id)
 		if err != nil {
 			return nil, err
 		}

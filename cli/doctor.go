@@ -82,7 +82,7 @@ build) and removes what it started.`,
 				}
 			}
 			self, _ := session.WorkloadBinary(false, nil)
-			for _, c := range eng.P.Doctor(ctx, self) {
+			for _, c := range eng.Platform.Doctor(ctx, self) {
 				line(c.OK, c.Note, c.Name, c.Info, c.Fix)
 			}
 			// Another headroom's running sweep is not a leftover.
@@ -97,7 +97,7 @@ build) and removes what it started.`,
 					left++
 				}
 			}
-			detail := fmt.Sprintf("%s on the %s", model.Quantity(left, "headroom sandbox"), eng.Info.Name())
+			detail := fmt.Sprintf("%s on the %s", model.Quantity(left, "headroom sandbox"), platformNoun(eng.Info.Name()))
 			if live > 0 {
 				detail += fmt.Sprintf(" (and %d of a headroom still running)", live)
 			}
@@ -121,4 +121,13 @@ func cpusOrNone(n int) string {
 		return "no CPU bound"
 	}
 	return fmt.Sprintf("%d CPUs", n)
+}
+
+// platformNoun names a backend's platform in a sentence: "Docker engine",
+// "kubernetes cluster".
+func platformNoun(backend string) string {
+	if backend == "docker" {
+		return "Docker engine"
+	}
+	return backend + " cluster"
 }

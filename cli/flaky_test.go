@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,16 +33,8 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string                                `json:"experiment"`
-		Ratios     []report.JSONRatio                    `json:"ratios"`
-		Cells      []report.JSONCell                     `json:"cells"`
-		Variance   []model.TaskVariance                  `json:"variance"`
-		Trials     []model.TrialResult                   `json:"trials"`
-		Regimes    []model.RegimeSplit                   `json:"regimes"`
-		WhatIf     *struct{ Accuracy []model.Confusion } `json:"what_if"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	var doc report.JSONReport
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	noContainersLeft(t, doc.Experiment)
@@ -79,11 +70,8 @@ func TestFlakyRandomSizeTaskFromFailuresToAFixedLimit(t *testing.T) {
 	if again.code != 0 {
 		t.Fatalf("rerun: exit %d\n%s", again.code, again.stderr)
 	}
-	var after struct {
-		Experiment string             `json:"experiment"`
-		Ratios     []report.JSONRatio `json:"ratios"`
-	}
-	if err := json.Unmarshal([]byte(again.stdout), &after); err != nil {
+	var after report.JSONReport
+	if err := report.ReadJSON([]byte(again.stdout), &after); err != nil {
 		t.Fatal(err)
 	}
 	noContainersLeft(t, after.Experiment)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 )
 
@@ -37,8 +36,8 @@ real/* tasks. HEADROOM_DEBIAN_MIRROR names another mirror.`,
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), tag)
 			if real {
-				for _, name := range []string{taskfile.BuiltinDebian, taskfile.BuiltinDebianCache} {
-					tag, err := eng.P.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
+				for _, name := range []string{model.BuiltinDebian, model.BuiltinDebianCache} {
+					tag, err := eng.Platform.PrepareImage(cmd.Context(), model.Task{Name: name, Image: name}, force, progress)
 					if err != nil {
 						return err
 					}

@@ -1,12 +1,12 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 )
 
 // The paper's two regimes read off one table, on a built-in sweep: the
@@ -21,11 +21,8 @@ func TestRegimesOnABuiltinSweep(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
-	var doc struct {
-		Experiment string              `json:"experiment"`
-		Regimes    []model.RegimeSplit `json:"regimes"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	var doc report.JSONReport
+	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
 		t.Fatalf("not the JSON report: %v", err)
 	}
 	noContainersLeft(t, doc.Experiment)

@@ -465,7 +465,11 @@ func (p *progress) event(ev event.Event) {
 		p.plan[ev.Trial.ID] = ev.Trial
 	case event.OOMKill:
 		if ev.Detail {
-			fmt.Fprintf(p.w, "       %s: the kernel killed %s\n", ev.TrialID(), killedWhat(ev.OOM))
+			at := ""
+			if b, kernel := ev.OOM.KilledAt(); kernel {
+				at = " at " + model.FormatBytes(b) + " (the kernel's usage at the kill)"
+			}
+			fmt.Fprintf(p.w, "       %s: the kernel killed %s%s\n", ev.TrialID(), killedWhat(ev.OOM), at)
 			return
 		}
 		what := ""
@@ -473,7 +477,7 @@ func (p *progress) event(ev event.Event) {
 			what = ": " + killedWhat(ev.OOM)
 		}
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
-			model.FormatBytes(ev.OOM.WorkingSetBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
+			ev.OOM.KilledAtLabel(model.FormatBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
 	case event.StepStarted:
 		p.showing[ev.TrialID()] = ev.Step.Show
 	case event.ActivityStarted:

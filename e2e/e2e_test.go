@@ -15,18 +15,14 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 func need(t *testing.T, what string, check *exec.Cmd) {
 	t.Helper()
-	if err := check.Run(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s required in CI: %v", what, err)
-		}
-		t.Skipf("no %s: %v", what, err)
-	}
+	enginetest.Need(t, what, check.Run)
 }
 
 type term struct {
@@ -88,11 +84,9 @@ func (tm term) waitFor(d time.Duration, want ...string) string {
 func buildHeadroom(t *testing.T) (dir, bin string) {
 	t.Helper()
 	dir = t.TempDir()
-	bin = filepath.Join(dir, "headroom")
-	build := exec.Command("go", "build", "-o", filepath.Dir(bin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := enginetest.BuildHeadroom(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir, bin
 }

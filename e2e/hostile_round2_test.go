@@ -570,3 +570,49 @@ func TestHostileArtifactsLeftByACrash(t *testing.T) {
 	letoutRow(t, "a run starting beside `$TMPDIR/headroom-artifacts-<pid>-<start>-*` of a dead headroom (1 MiB of the agent's artifacts) and one with no owner in its name",
 		fmt.Sprintf("exit %d; %q; the other left", run.code, firstLineWith(run.stderr, "leftover artifacts")), 0, leaked, 0)
 }
+
+// Item 14: the oracle's solve.sh a 40,000-iteration loop, traced (80,002
+// commands): the trial passes, and its record keeps the first and last
+// commands as steps and folds the rest into one, a line of kilobytes (it
+// was 80,002 steps and 25.6 MB).
+func TestHostileTracedLoop(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	harborTask(t, tasks, "loop", "hostile-trace/loop", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 1 40000); do :; done\necho solved\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-trace/") })
+	out := filepath.Join(root, "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	dir, recs, leaked := records(t, out)
+	lost, forged := 1-len(recs), 0
+	data, err := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := "no record"
+	for _, r := range recs {
+		steps, _ := r["steps"].([]any)
+		folded := ""
+		for _, s := range steps {
+			if f, _ := s.(map[string]any)["folded"].([]any); len(f) > 0 {
+				folded = s.(map[string]any)["name"].(string)
+			}
+		}
+		said = fmt.Sprintf("%s, %d steps (a fold: %q), a record line of %d bytes", r["outcome"], len(steps), folded, len(data))
+		if r["outcome"] != "passed" {
+			t.Errorf("outcome %s (%s), want passed", r["outcome"], r["reason"])
+			lost++
+		}
+		if len(steps) > 2*200+4 || folded == "" || len(data) > 100<<10 {
+			t.Errorf("%s: want at most the kept steps and a fold, under 100 KB", said)
+			lost++
+		}
+	}
+	if run.code != 0 {
+		t.Errorf("run exit %d:\n%s", run.code, run.stderr)
+	}
+	letoutRow(t, "the oracle's solve.sh a traced 40,000-iteration loop (80,002 commands)", said, lost, leaked, forged)
+}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
 )
 
@@ -86,10 +86,8 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatalf("soak run: %v\n%s", err, stderr.String())
 	}
-	var doc struct {
-		Experiment string `json:"experiment"`
-	}
-	json.Unmarshal([]byte(stdout.String()), &doc)
+	var doc report.JSONReport
+	report.ReadJSON([]byte(stdout.String()), &doc)
 	exp := filepath.Join(root, doc.Experiment)
 	results, torn, err := store.ReadTrials(exp)
 	if err != nil || torn || len(results) != 2*repeats {

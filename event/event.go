@@ -129,9 +129,13 @@ type Sample struct {
 	// previous sample where it is read and reset at every sample
 	// (model.TrialResult.PeakMode "kernel-reset"), else 0: a spike
 	// between two samples is in the later one's PeakBytes.
-	PeakBytes  int64
-	CacheBytes int64 // usage minus working set
-	CPUCores   float64
+	PeakBytes int64
+	// StepPeakBytes is the part of PeakBytes that is the running step's
+	// own: PeakBytes's interval may straddle a step's boundary, whose
+	// mark before it the closed step's reading took (cgroup.Reading).
+	StepPeakBytes int64
+	CacheBytes    int64 // usage minus working set
+	CPUCores      float64
 	// MajorFaults is the cgroup's cumulative count of major page faults
 	// (0 where not readable): a climbing rate at the limit is a stall.
 	MajorFaults int64

@@ -63,6 +63,24 @@ if command -v iptables >/dev/null; then
 	done
 fi
 
+# 5b. The kubelet's own chains (a cluster an older kube-up started made
+# them; up.sh's kubelet makes none), unless the machine had them before it.
+drop_chain() { # CMD TABLE CHAIN
+	local cmd=$1 table=$2 chain=$3 from
+	"$cmd" -t "$table" -S "$chain" >/dev/null 2>&1 || return 0
+	for from in INPUT OUTPUT FORWARD PREROUTING POSTROUTING; do
+		while "$cmd" -t "$table" -D "$from" -j "$chain" 2>/dev/null; do :; done
+	done
+	"$cmd" -t "$table" -F "$chain" && "$cmd" -t "$table" -X "$chain" && log "$cmd: chain $chain ($table) removed"
+}
+if [[ -f $STATE/chains.before ]] || ! pgrep -x kubelet >/dev/null; then
+	for tc in "${KUBELET_CHAINS[@]}"; do
+		table=${tc%%:*} chain=${tc#*:}
+		grep -qx "v4 $chain" "$STATE/chains.before" 2>/dev/null || { command -v iptables >/dev/null && drop_chain iptables "$table" "$chain"; }
+		grep -qx "v6 $chain" "$STATE/chains.before" 2>/dev/null || { command -v ip6tables >/dev/null && drop_chain ip6tables "$table" "$chain"; }
+	done
+fi
+
 # 6. The kubelet's cgroups (empty now), deepest first.
 find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null
 
@@ -71,6 +89,21 @@ if [[ -f $STATE/sysctls.saved ]]; then
 	while read -r key value; do
 		[[ $(</proc/sys/$key) == "$value" ]] || { echo "$value" >"/proc/sys/$key" && log "sysctl ${key//\//.} = $value again"; }
 	done <"$STATE/sysctls.saved"
+fi
+
+# 7b. What the kubelet and containerd made outside the state dir where the
+# machine had nothing (dirs.before): the kubelet's links to this cluster's
+# pod logs, libcni's cached results of its network, then the directories
+# if nothing else is in them.
+if [[ -f $STATE/dirs.before ]]; then
+	for d in "${HOST_DIRS[@]}"; do
+		grep -qx "$d" "$STATE/dirs.before" && continue
+		[[ -d $d ]] || continue
+		find "$d" -type l -lname "$STATE/*" -delete 2>/dev/null
+		find "$d" -type f -name 'headroom-kube-*' -delete 2>/dev/null
+		find "$d" -depth -type d -empty -delete 2>/dev/null
+		[[ -d $d ]] && log "left $d: it holds what this cluster did not make" || log "$d removed"
+	done
 fi
 
 # 8. The state dir, unless something is still mounted in it.

@@ -40,8 +40,21 @@ COMPONENTS=(etcd containerd kube-apiserver kube-controller-manager kube-schedule
 # The add-ons' processes, started by kube/metrics.sh and kube/kwok.sh when
 # asked for; down.sh stops them first.
 ADDONS=(metrics-server kwok)
-# The host sysctls the kubelet rewrites at start; up.sh saves them, down.sh puts them back.
-KUBELET_SYSCTLS=(vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes)
+# The host sysctls the kubelet v1.34 wants (setupKernelTunables in
+# pkg/kubelet/cm/container_manager_linux.go), as key=value. It may not set
+# them itself (protectKernelDefaults: true: it refuses to start instead);
+# up.sh sets those that differ only with the user's consent
+# (HEADROOM_KUBE_SYSCTLS=set), saving the old values, and down.sh puts them back.
+KUBELET_SYSCTLS=(vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000)
+# Directories outside the state dir that the kubelet and containerd make
+# where they are missing (the kubelet's container log links, libcni's
+# result cache, the kubelet's default certificate dir): up.sh records which
+# the machine had, down.sh removes what it did not (its own links and
+# cache files, then the directories if empty).
+HOST_DIRS=(/var/log/containers /var/lib/cni /var/lib/kubelet /var/log/pods /etc/kubernetes)
+# The iptables chains a kubelet makes (makeIPTablesUtilChains, which up.sh
+# turns off; a cluster an older kube-up started has them), as table:chain.
+KUBELET_CHAINS=(filter:KUBE-FIREWALL mangle:KUBE-IPTABLES-HINT mangle:KUBE-KUBELET-CANARY nat:KUBE-KUBELET-CANARY filter:KUBE-KUBELET-CANARY)
 
 export PATH="$BIN:$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 

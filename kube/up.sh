@@ -303,6 +303,12 @@ write_configs() {
 		# (a fork bomb stops here). headroom's hardened profile's limit
 		# (DefaultPidsLimit), so it is applied as on Docker.
 		podPidsLimit: 1024
+		# The machine as it was: the kubelet changes no kernel setting (it
+		# refuses to start where one differs; kube-up sets them only with
+		# consent) and makes no iptables chain (KUBE-FIREWALL's DROP rule on
+		# INPUT and OUTPUT, the canaries, the hint): nothing here needs them.
+		protectKernelDefaults: true
+		makeIPTablesUtilChains: false
 	EOF
 }
 
@@ -368,11 +374,57 @@ node_ready() {
 }
 
 save_sysctls() {
-	local s
+	local kv
 	[[ -f $STATE/sysctls.saved ]] && return
-	for s in "${KUBELET_SYSCTLS[@]}"; do
-		[[ -r /proc/sys/$s ]] && echo "$s $(</proc/sys/$s)"
+	for kv in "${KUBELET_SYSCTLS[@]}"; do
+		[[ -r /proc/sys/${kv%%=*} ]] && echo "${kv%%=*} $(<"/proc/sys/${kv%%=*}")"
 	done >"$STATE/sysctls.saved"
+}
+
+# kernel_settings: the machine-wide settings the kubelet needs. Where the
+# machine has others, kube-up refuses, naming each and what it does, unless
+# the user consents (HEADROOM_KUBE_SYSCTLS=set); then it sets them, the old
+# values saved for kube-down. The kubelet itself changes none
+# (protectKernelDefaults: true).
+kernel_settings() {
+	local kv key want have diff=()
+	for kv in "${KUBELET_SYSCTLS[@]}"; do
+		key=${kv%%=*} want=${kv#*=}
+		have=$(<"/proc/sys/$key") || die "cannot read /proc/sys/$key"
+		[[ $have == "$want" ]] || diff+=("${key//\//.}=$want (now $have)")
+	done
+	((${#diff[@]})) || return 0
+	if [[ ${HEADROOM_KUBE_SYSCTLS:-} != set ]]; then
+		die "the kubelet needs kernel settings this machine does not have, for the whole machine while the cluster is up: $(printf '%s; ' "${diff[@]}")kernel.panic=10 reboots the machine 10 s after a kernel panic, kernel.panic_on_oops=1 makes any oops a panic, vm.overcommit_memory=1 never refuses an allocation. kube-up changes none of them without your consent: make kube-up KUBE_SYSCTLS=set (or HEADROOM_KUBE_SYSCTLS=set kube/up.sh) sets them, and make kube-down puts the old values back"
+	fi
+	mkdir -p "$STATE"
+	save_sysctls
+	for kv in "${KUBELET_SYSCTLS[@]}"; do
+		key=${kv%%=*} want=${kv#*=}
+		have=$(<"/proc/sys/$key")
+		[[ $have == "$want" ]] && continue
+		echo "$want" >"/proc/sys/$key" || die "could not set ${key//\//.}=$want"
+		log "sysctl ${key//\//.} = $want (was $have; HEADROOM_KUBE_SYSCTLS=set; make kube-down puts it back)"
+	done
+}
+
+# save_dirs: which of HOST_DIRS the machine had before the cluster.
+save_dirs() {
+	local d
+	[[ -f $STATE/dirs.before ]] && return
+	for d in "${HOST_DIRS[@]}"; do
+		if [[ -e $d ]]; then echo "$d"; fi
+	done >"$STATE/dirs.before"
+}
+
+# save_chains: the kubelet's iptables chains this machine already had
+# (another cluster's), which kube-down must leave.
+save_chains() {
+	[[ -f $STATE/chains.before ]] && return
+	{
+		iptables-save 2>/dev/null | sed -n 's/^:\([^ ]*\) .*/v4 \1/p'
+		ip6tables-save 2>/dev/null | sed -n 's/^:\([^ ]*\) .*/v6 \1/p'
+	} >"$STATE/chains.before"
 }
 
 main() {
@@ -384,6 +436,8 @@ main() {
 		build_etcd
 		return
 	fi
+	# Before anything starts: the machine's kernel settings, with consent.
+	pid_alive kubelet || kernel_settings
 	install_missing
 	build_binaries
 	build_etcd
@@ -395,6 +449,7 @@ main() {
 	write_kubeconfig "$STATE/scheduler.kubeconfig" scheduler system:kube-scheduler
 	write_kubeconfig "$STATE/kubelet/kubeconfig" kubelet "system:node:$NODE"
 	write_configs "$ip"
+	pid_alive containerd || save_dirs
 
 	# An etcd kube-up started before it was built here (Debian's) runs
 	# on: only a fresh state dir may take the new one (etcd 3.6 does not
@@ -438,7 +493,7 @@ main() {
 		--authentication-kubeconfig "$STATE/scheduler.kubeconfig" --authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
 		--bind-address 127.0.0.1 --leader-elect=false --profiling=false
 
-	save_sysctls
+	pid_alive kubelet || save_chains
 	# A kubelet that runs keeps the configuration it started with: say so
 	# when this one differs (make kube-down && make kube-up applies it).
 	if pid_alive kubelet && ! cmp -s "$STATE/kubelet/config.yaml" "$STATE/kubelet/config.started"; then

@@ -126,6 +126,25 @@ func (c Cause) Glyph() string { return c.Spec().Glyph }
 // Describe is the cause's legend entry.
 func (c Cause) Describe() string { return c.Spec().Legend }
 
+// DescribeOn is the cause's legend entry for a sweep on backend
+// ("docker", "kubernetes"): what is done to a trial from outside is the
+// platform's own.
+func (c Cause) DescribeOn(backend string) string {
+	if backend == "kubernetes" {
+		switch c {
+		case CauseKilledOutside:
+			return "killed from outside (its pod deleted: kubectl delete, a drain, an eviction)"
+		case CauseEngineLost:
+			return "the cluster went away (the API server, the node, the pod's probe)"
+		case CauseLimitChanged:
+			return "memory limit changed from outside mid-trial (the pod resized in place)"
+		case CauseFrozen:
+			return "timed out after being frozen (its container paused on its node, or headroom stopped)"
+		}
+	}
+	return c.Describe()
+}
+
 // Banner is the console's one-line banner for a trial that ended with
 // this cause; detail (a signal, a step) is added where the cause has one.
 func (c Cause) Banner(detail string) string {

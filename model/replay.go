@@ -61,3 +61,8 @@ func (r ReplayRecord) Sentence(ratio string) string {
 	}
 	return fmt.Sprintf("diverged at action %d/%d `%s`: %s at %s; %s", d.Action, r.Actions, d.Command, d.Detail, ratio, after)
 }
+
+// Replayed says whether the trial ran a recorded session's actions: its
+// repeats replay by construction (the same actions each time), so they
+// pair as a seeded task's do.
+func (r TrialResult) Replayed() bool { return r.Replay != nil }

@@ -59,6 +59,21 @@ type StepResult struct {
 	Output             string `json:"output,omitempty" printable:"text"`
 	OutputDropped      int    `json:"output_dropped_lines,omitempty"`
 	OutputDroppedBytes int64  `json:"output_dropped_bytes,omitempty"`
+	// Folded, on the step that stands for a traced script's commands not
+	// kept as steps (those past its first and before its last, runner's
+	// TracedHeadSteps and TracedTailSteps), counts them by command name.
+	Folded []FoldedCommands `json:"folded,omitempty"`
+}
+
+// FoldedCommands are a traced script's runs of one command (its first
+// word) not kept as steps: how many, their time, how many exited
+// non-zero, and the highest sampled working set while one ran.
+type FoldedCommands struct {
+	Command             string   `json:"command"`
+	Count               int      `json:"count"`
+	Time                Duration `json:"time"`
+	Failures            int      `json:"failures,omitempty"`
+	PeakWorkingSetBytes int64    `json:"peak_working_set_bytes,omitempty"`
 }
 
 // Failed says whether the step is known to have exited non-zero.
@@ -89,6 +104,10 @@ type OOMEvent struct {
 	Source string    `json:"source"`         // "kernel", "events", "cgroup", "inspect"
 	// WorkingSetBytes is the last sampled working set before the kill.
 	WorkingSetBytes int64 `json:"working_set_bytes"`
+	// KernelUsageBytes is the kernel's own figure for the cgroup's usage
+	// at the kill (its log's OOM report), 0 where unknown: the sample
+	// above may be up to a period stale (KilledAt).
+	KernelUsageBytes int64 `json:"kernel_usage_bytes,omitempty"`
 	// Process, PID and RSSBytes say what the kernel killed, when its log
 	// could be read.
 	Process  string `json:"process,omitempty"`
@@ -99,6 +118,27 @@ type OOMEvent struct {
 	// container at that sample with its RSS: who held the memory.
 	Command string        `json:"command,omitempty"`
 	Tree    []ProcessInfo `json:"tree,omitempty"`
+}
+
+// KilledAt is the usage a kill is said to have happened at: the kernel's
+// figure where its report was read (kernel true), else the last sample
+// before it, which can be up to a sampling period stale (issue #39:
+// "killed at 95MiB" with the kernel's 127.3 MiB).
+func (o OOMEvent) KilledAt() (bytes int64, kernel bool) {
+	if o.KernelUsageBytes > 0 {
+		return o.KernelUsageBytes, true
+	}
+	return o.WorkingSetBytes, false
+}
+
+// KilledAtLabel writes KilledAt with format ("128MiB"; "95MiB (last
+// sample)" where the kernel's figure is unknown).
+func (o OOMEvent) KilledAtLabel(format func(int64) string) string {
+	b, kernel := o.KilledAt()
+	if kernel {
+		return format(b)
+	}
+	return format(b) + " (last sample)"
 }
 
 // GradingHarness marks a record whose verdict was reached as the task's

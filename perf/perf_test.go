@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
@@ -167,12 +168,11 @@ func TestPerformanceTable(t *testing.T) {
 		t.Skip("needs /usr/bin/time (Debian: apt-get install time)")
 	}
 	dir := t.TempDir()
-	e := env{t: t, bin: filepath.Join(dir, "headroom"), dir: dir}
-	build := exec.Command("go", "build", "-o", filepath.Dir(e.bin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v %s", err, out)
+	bin, err := enginetest.BuildHeadroom(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	e := env{t: t, bin: bin, dir: dir}
 	img, _ := e.headroom("images", "build")
 	e.image = strings.TrimSpace(img)
 	out := filepath.Join(dir, "exp")

@@ -17,14 +17,14 @@ import (
 // newline and carriage return among them) and every bidirectional-text
 // control escaped as JSON writes it (\u001b, \n, \u202e), every byte that
 // is not UTF-8 as \xff, and tabs expanded to spaces.
-func Line(s string) string { return clean(s, false) }
+func Line(s string) string { return clean(s, oneLine) }
 
 // Text is s with the newlines kept (a block of lines), everything else
 // as Line makes it.
-func Text(s string) string { return clean(s, true) }
+func Text(s string) string { return clean(s, withNewlines) }
 
 // Is says whether s is printable as it is: Line(s) == s.
-func Is(s string) bool { return safeUpTo(s, false) == len(s) }
+func Is(s string) bool { return safeUpTo(s, oneLine) == len(s) }
 
 // First returns the first rune of s that Line would escape, if any
 // (utf8.RuneError for a byte that is not UTF-8), for a message that
@@ -56,13 +56,22 @@ func unsafe(r rune) bool {
 	return false
 }
 
+// newlines says whether text keeps its newlines (a block of lines) or
+// escapes them (one line).
+type newlines bool
+
+const (
+	oneLine      newlines = false
+	withNewlines newlines = true
+)
+
 // safeUpTo is how long a prefix of s needs no change: printable ASCII,
 // runes no terminal acts on, and newlines if they are kept.
-func safeUpTo(s string, keepNewlines bool) int {
+func safeUpTo(s string, nl newlines) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
-		case c >= 0x20 && c < 0x7f, c == '\n' && keepNewlines:
+		case c >= 0x20 && c < 0x7f, c == '\n' && nl == withNewlines:
 			i++
 			continue
 		case c < 0x80:
@@ -77,8 +86,8 @@ func safeUpTo(s string, keepNewlines bool) int {
 	return len(s)
 }
 
-func clean(s string, keepNewlines bool) string {
-	i := safeUpTo(s, keepNewlines)
+func clean(s string, nl newlines) string {
+	i := safeUpTo(s, nl)
 	if i == len(s) {
 		return s // the usual case: nothing to change, nothing copied
 	}
@@ -93,7 +102,7 @@ func clean(s string, keepNewlines bool) string {
 		case r == utf8.RuneError && size == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 			col += 4
-		case r == '\n' && keepNewlines:
+		case r == '\n' && nl == withNewlines:
 			b.WriteByte('\n')
 			col = 0
 		case r == '\t':
@@ -159,7 +168,7 @@ func (t *TextWriter) Write(p []byte) (int, error) {
 	start := 0
 	for j := 0; j <= len(p); j++ {
 		if j == len(p) || p[j] == '\t' {
-			b.WriteString(clean(string(p[start:j]), true))
+			b.WriteString(clean(string(p[start:j]), withNewlines))
 			if j < len(p) {
 				b.WriteByte('\t')
 			}
@@ -179,7 +188,7 @@ func (t *TextWriter) Flush() error {
 	}
 	h := t.held
 	t.held = nil
-	_, err := io.WriteString(t.w, clean(string(h), true))
+	_, err := io.WriteString(t.w, clean(string(h), withNewlines))
 	return err
 }
 
@@ -256,20 +265,20 @@ func Styled(s string) string {
 				j++
 			}
 			if j < len(s) && s[j] == 'm' {
-				b.WriteString(clean(s[start:i], true))
+				b.WriteString(clean(s[start:i], withNewlines))
 				b.WriteString(s[i : j+1])
 				start, i = j+1, j
 			}
 		}
 	}
-	b.WriteString(clean(s[start:], true))
+	b.WriteString(clean(s[start:], withNewlines))
 	return b.String()
 }
 
 // needsStyledChange says whether Styled would change s.
 func needsStyledChange(s string) bool {
 	for i := 0; i < len(s); {
-		i += safeUpTo(s[i:], true)
+		i += safeUpTo(s[i:], withNewlines)
 		if i == len(s) {
 			return false
 		}

@@ -14,7 +14,7 @@ import (
 // are left as they are.
 func Value[T any](v T) T {
 	rv := reflect.ValueOf(&v).Elem()
-	if out, changed := walk(rv, false); changed {
+	if out, changed := walk(rv, oneLine); changed {
 		return out.Interface().(T)
 	}
 	return v
@@ -32,7 +32,7 @@ type plan struct {
 
 type fieldPlan struct {
 	index int
-	text  bool
+	text  newlines // a `printable:"text"` field keeps its newlines
 }
 
 var plans sync.Map // reflect.Type → *plan
@@ -72,13 +72,13 @@ func allFields(t reflect.Type) []fieldPlan {
 	var out []fieldPlan
 	for i := 0; i < t.NumField(); i++ {
 		if f := t.Field(i); f.IsExported() {
-			out = append(out, fieldPlan{i, f.Tag.Get("printable") == "text"})
+			out = append(out, fieldPlan{i, newlines(f.Tag.Get("printable") == "text")})
 		}
 	}
 	return out
 }
 
-func walk(v reflect.Value, text bool) (reflect.Value, bool) {
+func walk(v reflect.Value, text newlines) (reflect.Value, bool) {
 	p := planOf(v.Type())
 	if !p.strings {
 		return v, false
@@ -140,7 +140,7 @@ func walk(v reflect.Value, text bool) (reflect.Value, bool) {
 		type kv struct{ k, v reflect.Value }
 		entries := make([]kv, 0, v.Len())
 		for it := v.MapRange(); it.Next(); {
-			k, kc := walk(it.Key(), false)
+			k, kc := walk(it.Key(), oneLine)
 			e, ec := walk(it.Value(), text)
 			changed = changed || kc || ec
 			entries = append(entries, kv{k, e})

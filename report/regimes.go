@@ -12,7 +12,7 @@ import (
 func (r *Report) Regimes() []model.RegimeSplit { return model.AdjacentRegimes(r.Trials, r.seeded()) }
 
 // RegimesLegend says what the split's columns mean.
-const RegimesLegend = "rescued: the machine failed it (killed or stalled at the limit, at it when time ran out, timed out on a contended host, pressure from outside, any infra cause) at the tighter ratio, it passed at the looser one; made easier: it failed cleanly (the model's own failure) and passed with the room; regressed: passed, then not. Paired by task, agent and repeat only where the task replays a repeat (seeded); [lo–hi%] Wilson 95% over the pairs. A task that draws its need each run is compared unpaired (its repeat is another draw at each ratio): each side's machine's and clean failures by rate."
+const RegimesLegend = "rescued: the machine failed it (killed or stalled at the limit, at it when time ran out, timed out on a contended host, pressure from outside, any infra cause) at the tighter ratio, it passed at the looser one; made easier: it failed cleanly (the model's own failure) and passed with the room; regressed: passed, then not. Paired by task, agent and repeat only where the task replays a repeat (seeded, or a recorded session replayed); [lo–hi%] Wilson 95% over the pairs. A task that draws its need each run is compared unpaired (its repeat is another draw at each ratio): each side's machine's and clean failures by rate."
 
 // writeRegimes writes the split between adjacent ratios, as a table or as
 // markdown; nothing with fewer than two ratios.

@@ -12,6 +12,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,8 +264,12 @@ func (r *Report) memoryRow() []string {
 // causeLegend names the cause glyphs the matrix shows ("" for none).
 func (r *Report) causeLegend() string {
 	var legend []string
+	backend := ""
+	if r.Manifest != nil {
+		backend = r.Manifest.Engine.Name()
+	}
 	for _, c := range r.Matrix.CausesShown() {
-		legend = append(legend, c.Glyph()+" "+c.Describe())
+		legend = append(legend, c.Glyph()+" "+c.DescribeOn(backend))
 	}
 	return strings.Join(legend, "  ")
 }
@@ -502,7 +507,7 @@ type JSONRatio struct {
 // statistics: the manifest, every trial record with its seed, the matrix
 // and the analysis.
 func (r *Report) JSON(w io.Writer) error {
-	doc := jsonDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Regimes: r.Regimes()}
+	doc := JSONDoc{Experiment: r.Experiment, Manifest: r.Manifest, Cells: []JSONCell{}, Analysis: r.Analysis, WhatIf: r.WhatIf(), Variance: model.Variances(r.Trials), Regimes: r.Regimes()}
 	for _, row := range r.notRunRows() {
 		doc.NotRun = append(doc.NotRun, JSONNotRun{Task: row.Task, Agent: row.Agent, Reason: r.Matrix.NotRun[row]})
 	}
@@ -529,8 +534,9 @@ func (r *Report) JSON(w io.Writer) error {
 	return writeJSONDoc(w, doc, r.Trials)
 }
 
-// jsonDoc is the JSON report but for its trials, which come last.
-type jsonDoc struct {
+// JSONDoc is the JSON report but for its trials, which come last
+// (JSONReport is the whole).
+type JSONDoc struct {
 	Experiment string               `json:"experiment"`
 	Manifest   *store.Manifest      `json:"manifest,omitempty"`
 	Cells      []JSONCell           `json:"cells"`
@@ -544,11 +550,18 @@ type jsonDoc struct {
 	Regimes []model.RegimeSplit `json:"regimes,omitempty"`
 }
 
+// JSONReport is the JSON report (`--format json`) as a reader decodes
+// it: the document, then every trial's record.
+type JSONReport struct {
+	JSONDoc
+	Trials []model.TrialResult `json:"trials"`
+}
+
 // writeJSONDoc writes doc with a last member "trials", one trial's
 // record a line as the store writes it (compact JSON), the rest
 // indented as json.Encoder with SetIndent("", "  ") writes it: a report
 // of tens of thousands of trials never holds their encoding at once.
-func writeJSONDoc(w io.Writer, doc jsonDoc, trials []model.TrialResult) error {
+func writeJSONDoc(w io.Writer, doc JSONDoc, trials []model.TrialResult) error {
 	return writeJSONTrials(w, doc, len(trials), func(put func([]byte) error) error {
 		for _, t := range trials {
 			b, err := json.Marshal(t)
@@ -604,17 +617,28 @@ func quoteSeeds(b []byte) []byte {
 	return append(out, b[done:]...)
 }
 
+// ReadJSON reads a JSON report (Format json) back into v (a *JSONReport,
+// or any type with its fields): its seeds, written as strings for other
+// tools (quoteSeeds), become numbers again first.
+func ReadJSON(data []byte, v any) error {
+	return json.Unmarshal(unquotedSeeds.ReplaceAll(data, []byte(`"seed":$1`)), v)
+}
+
+// unquotedSeeds finds a seed quoteSeeds wrote as a string (not one inside
+// a string value, whose quotes are escaped).
+var unquotedSeeds = regexp.MustCompile(`"seed":\s*"([0-9]+)"`)
+
 // writeJSONDocRecords is writeJSONDoc with the n trials' records copied
 // verbatim, the bytes of trials.jsonl's lines: nothing decoded, nothing
 // re-indented (json.Indent over every byte of 490 MB of records was most
 // of the JSON report's CPU at 26,700 trials).
-func writeJSONDocRecords(w io.Writer, doc jsonDoc, n int, copy func(each func(raw []byte) error) error) error {
+func writeJSONDocRecords(w io.Writer, doc JSONDoc, n int, copy func(each func(raw []byte) error) error) error {
 	return writeJSONTrials(w, doc, n, copy)
 }
 
 // writeJSONTrials writes doc, then its n trials as each puts them (one
 // compact record a call, a line each).
-func writeJSONTrials(w io.Writer, doc jsonDoc, n int, each func(put func([]byte) error) error) error {
+func writeJSONTrials(w io.Writer, doc JSONDoc, n int, each func(put func([]byte) error) error) error {
 	head, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err

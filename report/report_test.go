@@ -367,11 +367,7 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 		var whole bytes.Buffer
 		enc := json.NewEncoder(&whole)
 		enc.SetIndent("", "  ")
-		type withTrials struct {
-			jsonDoc
-			Trials []model.TrialResult `json:"trials"`
-		}
-		var d withTrials
+		var d JSONReport
 		if err := json.Unmarshal(got.Bytes(), &d); err != nil {
 			t.Fatalf("the streamed JSON does not parse: %v", err)
 		}
@@ -433,6 +429,27 @@ func TestJSONStreamsTheDocumentItWas(t *testing.T) {
 	})
 	if err := long.JSON(io.Discard); err == nil {
 		t.Error("a JSON report given more records than trials was written without an error")
+	}
+}
+
+// On Kubernetes the legend names what is done to a pod from outside, not
+// Docker's commands (issue #39: `S killed from outside (docker
+// kill/stop/rm)` under a sweep of pods).
+func TestCauseLegendIsTheBackends(t *testing.T) {
+	m, ratios, trials := oneTask()
+	for i := range trials {
+		if trials[i].Ratio == ratios[0] && trials[i].Repeat == 1 {
+			trials[i].Outcome, trials[i].Cause = model.InfraError, model.CauseKilledOutside
+		}
+	}
+	m.Engine.Backend = "kubernetes"
+	legend := New(m.ID, m, ratios, trials, DefaultOptions()).causeLegend()
+	if strings.Contains(legend, "docker") || !strings.Contains(legend, "S killed from outside (its pod deleted") {
+		t.Errorf("kubernetes legend %q", legend)
+	}
+	m.Engine.Backend = ""
+	if legend := New(m.ID, m, ratios, trials, DefaultOptions()).causeLegend(); !strings.Contains(legend, "docker kill/stop/rm") {
+		t.Errorf("docker legend %q", legend)
 	}
 }
 
@@ -521,5 +538,38 @@ func TestMarkdownEscapesPipesInCells(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `my\|task \| forged`) {
 		t.Errorf("the name is not escaped:\n%s", b.String())
+	}
+}
+
+// A replayed recording's repeats are the same actions each time: its
+// trials pair by repeat as a seeded task's do, where a task that draws its
+// need each run is compared unpaired.
+func TestReplayedTrialsPairByRepeat(t *testing.T) {
+	m, ratios, trials := oneTask()
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	if rep.seeded()["my/task"] {
+		t.Fatal("the fixture's task already replays its repeats")
+	}
+	for i := range trials {
+		trials[i].Replay = &model.ReplayRecord{Source: "harbor job/trial", Actions: 3}
+	}
+	rep = New(m.ID, m, ratios, trials, DefaultOptions())
+	if !rep.seeded()["my/task"] {
+		t.Error("a replayed recording's trials do not pair by repeat")
+	}
+}
+
+// The JSON report reads back with its seeds exact (written as strings for
+// other tools, numbers again in Go).
+func TestJSONReportReadsBackWithExactSeeds(t *testing.T) {
+	m, ratios, trials := oneTask()
+	m.Seed = 17979624318460405210
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).JSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc JSONReport
+	if err := ReadJSON(b.Bytes(), &doc); err != nil || doc.Manifest == nil || doc.Manifest.Seed != m.Seed || len(doc.Trials) != len(trials) || doc.Trials[0].Seed != trials[0].Seed {
+		t.Errorf("read back: %v, manifest %+v, %d trials", err, doc.Manifest, len(doc.Trials))
 	}
 }

@@ -52,7 +52,7 @@ func (r *Report) WhatIf() *WhatIf {
 }
 
 // seeded says which tasks replay a repeat exactly, from the manifest's
-// images (Seeded overrides it).
+// images and the trials that ran a recorded session (Seeded overrides it).
 func (r *Report) seeded() map[string]bool {
 	if r.Seeded != nil {
 		return r.Seeded
@@ -61,6 +61,11 @@ func (r *Report) seeded() map[string]bool {
 	if r.Manifest != nil {
 		for _, t := range r.Manifest.Tasks {
 			out[t.Name] = model.SeededImage(t.Image)
+		}
+	}
+	for _, t := range r.Trials {
+		if t.Replayed() {
+			out[t.Task] = true // a recorded session: the same actions each repeat
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
@@ -20,6 +21,9 @@ type OOMSignal struct {
 	Process  string
 	PID      int
 	RSSBytes int64
+	// UsageBytes is the kernel's figure for the cgroup's usage at the
+	// kill (its log's OOM report), 0 where unknown.
+	UsageBytes int64
 }
 
 // ExecResult is how a command in the sandbox ended.
@@ -66,6 +70,34 @@ func Waiting(ctx context.Context, reason string) {
 	if f, ok := ctx.Value(waitingKey{}).(func(string)); ok {
 		f(reason)
 	}
+}
+
+// WaitedError is a Start that failed, or was cancelled, after its
+// platform held the trial (a pod unschedulable, an API server that did not
+// answer): how long and why, so that the record keeps the wait as queue
+// time and says it, not as the task's time and silence.
+type WaitedError struct {
+	Err error
+	For time.Duration
+	// Why is the last wait said ("unschedulable (0/1 nodes …)").
+	Why string
+}
+
+func (e *WaitedError) Error() string {
+	return fmt.Sprintf("%v (after waiting %s: %s)", e.Err, e.For.Round(time.Millisecond), e.Why)
+}
+
+func (e *WaitedError) Unwrap() error { return e.Err }
+
+// StartWait is how long, and why, a failed Start's platform held its
+// trial (0, "" when it did not): the record's QueuedFor and a note for
+// its reason.
+func StartWait(err error) (time.Duration, string) {
+	var w *WaitedError
+	if errors.As(err, &w) {
+		return w.For, w.Why
+	}
+	return 0, ""
 }
 
 // Sandbox is one running trial's sandbox (a container, a pod): what the

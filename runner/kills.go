@@ -1,5 +1,7 @@
 package runner
 
+import "github.com/headroom-eval/headroom/model"
+
 // KillCount is a sandbox's count of OOM kills merged from several sources
 // (the engine's events, the cgroup's counter, the kernel's log, a pod's
 // status): each source reports the kills it has seen, and the total is the
@@ -21,3 +23,26 @@ func (k *KillCount) Seen(largest int, named bool) (count int, ok bool) {
 
 // Count is the total so far.
 func (k *KillCount) Count() int { return k.count }
+
+// OOMEvent is the record of a new kill from its signal: the step it
+// landed in, the last sampled working set, and the kernel's figure at the
+// kill where the signal carries it (the monitor's record of each kill).
+func OOMEvent(o OOMSignal, step string, lastWS int64) model.OOMEvent {
+	return model.OOMEvent{At: o.Time, Step: step, Source: o.Source, WorkingSetBytes: lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes, KernelUsageBytes: o.UsageBytes}
+}
+
+// FillKill fills in, from a later signal of a kill already recorded (the
+// kernel's log after a faster source), what the record lacks: what was
+// killed and the kernel's figure at the kill. False when it had them.
+func FillKill(oe *model.OOMEvent, o OOMSignal) bool {
+	filled := false
+	if oe.Process == "" && o.Process != "" {
+		oe.Process, oe.PID, oe.RSSBytes = o.Process, o.PID, o.RSSBytes
+		filled = true
+	}
+	if oe.KernelUsageBytes == 0 && o.UsageBytes > 0 {
+		oe.KernelUsageBytes = o.UsageBytes
+		filled = true
+	}
+	return filled
+}

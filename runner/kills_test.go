@@ -28,3 +28,31 @@ func TestKillCountMergesSources(t *testing.T) {
 		t.Errorf("count %d", k.Count())
 	}
 }
+
+// "Killed at X" names the kernel's figure at the kill, not the last
+// sample (issue #39: "killed in step install at 95MiB (limit 128MiB) …
+// rss 124.3MiB", the kernel's usage at the kill 127.3 MiB): the engine's
+// event comes first with no figure, the kernel's log fills it in.
+func TestKillRecordTakesTheKernelsFigure(t *testing.T) {
+	const mib = 1 << 20
+	oe := OOMEvent(OOMSignal{Source: "events", Count: 1}, "install", 95*mib)
+	if b, kernel := oe.KilledAt(); kernel || b != 95*mib {
+		t.Fatalf("before the kernel's word: %d %v, want the last sample", b, kernel)
+	}
+	if got := oe.KilledAtLabel(func(b int64) string { return "95MiB" }); got != "95MiB (last sample)" {
+		t.Errorf("label %q: a stale sample must say it is one", got)
+	}
+	kernel := OOMSignal{Source: "kernel", Count: 1, Process: "pip", PID: 7, RSSBytes: 124 * mib, UsageBytes: 127 * mib}
+	if !FillKill(&oe, kernel) {
+		t.Fatal("the kernel's word filled nothing in")
+	}
+	if b, k := oe.KilledAt(); !k || b != 127*mib || oe.Process != "pip" {
+		t.Errorf("after the kernel's word: %d %v %+v, want its 127 MiB", b, k, oe)
+	}
+	if FillKill(&oe, kernel) {
+		t.Error("filled in twice")
+	}
+	if oe := OOMEvent(kernel, "install", 95*mib); oe.KernelUsageBytes != 127*mib {
+		t.Errorf("a kill first heard from the kernel: %+v", oe)
+	}
+}

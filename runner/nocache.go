@@ -22,13 +22,19 @@ type noCachePeak struct {
 // sample takes one reading.
 func (p *noCachePeak) sample(s event.Sample) {
 	cache := max(s.UsageBytes-s.WorkingSetBytes, 0)
-	if s.PeakBytes > 0 {
+	// The step's own part of the interval's mark: what the closed step's
+	// reading took is not this step's.
+	mark := s.PeakBytes
+	if s.StepPeakBytes > 0 {
+		mark = s.StepPeakBytes
+	}
+	if mark > 0 {
 		before := cache
 		if p.haveLast {
 			before = p.lastCache
 		}
-		p.est = max(p.est, model.KernelPeakNoCache(s.PeakBytes, before, cache, s.UsageBytes))
-		p.markMax = max(p.markMax, s.PeakBytes)
+		p.est = max(p.est, model.KernelPeakNoCache(mark, before, cache, s.UsageBytes))
+		p.markMax = max(p.markMax, mark)
 	}
 	if !p.haveMin || cache < p.minCache {
 		p.minCache, p.haveMin = cache, true
@@ -58,9 +64,10 @@ func (p *noCachePeak) close(mark int64) int64 {
 	return p.est
 }
 
-// after is the figure for a mark read after the last step (the record's
-// last reading): that mark less the last reading's cache; 0 unknown.
-func (p *noCachePeak) after(mark int64) int64 {
+// afterLastStep is the figure for a mark read after the last step (the
+// record's last reading): that mark less the last reading's cache; 0
+// unknown.
+func (p *noCachePeak) afterLastStep(mark int64) int64 {
 	if !p.haveLast {
 		return 0
 	}

@@ -118,7 +118,9 @@ type hostOver struct {
 // hostEvery is how often a trial reads the host while it runs.
 const hostEvery = time.Second
 
-func (h *hostOver) see(at time.Time, host func() HostLoad) {
+// readIfDue reads the host when hostEvery has passed since its last
+// reading (at is the sample's time); host nil reads nothing.
+func (h *hostOver) readIfDue(at time.Time, host func() HostLoad) {
 	if host == nil || (!h.lastAt.IsZero() && at.Sub(h.lastAt) < hostEvery) {
 		return
 	}

@@ -139,7 +139,11 @@ type KnobChecker interface {
 	CheckKnobs(task model.Task, cols []model.Ratio) error
 }
 
-// Owned is one thing headroom made on a platform.
+// Owned is one resource headroom made on a platform and still owns (a
+// container, pod, network or volume, labelled with its experiment, trial
+// and owning process): what Platform.Owned lists for the reaper, `headroom
+// clean` and the console's list of what it reaped, and what Platform.Remove
+// takes.
 type Owned struct {
 	ID, Name          string
 	Kind              string // "container", "pod", "network", "volume"...

@@ -243,3 +243,82 @@ func TestTaskPassEnvMapsHostNames(t *testing.T) {
 		t.Errorf("verifier output %q", out)
 	}
 }
+
+// A traced loop of thousands of commands keeps its first and last
+// commands as steps and folds those between into counts by command name:
+// the record stays the size of a few hundred steps (#40.14).
+func TestTracedLoopFoldsTheMiddleCommands(t *testing.T) {
+	task := fake.Task("tb/loop", 64<<20)
+	task.Agents[0].Steps = []model.Step{{Name: "solve", Argv: []string{"/solution/solve.sh"}, Trace: true}}
+	const iterations = 2000
+	b := &fake.Backend{Script: stripBang(func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name != "/solution/solve.sh" {
+			return fake.StepPlan{}
+		}
+		var lines []string
+		last := 0
+		for i := 1; i <= iterations; i++ {
+			st := fmt.Sprint(last)
+			lines = append(lines, "!"+fake.TraceLine(1, st+"|"+st+"|10|10|0|0", fmt.Sprintf("test %d -gt 0", i)))
+			// The 1000th iteration's echo fails (a folded failure).
+			last = 0
+			lines = append(lines, "!"+fake.TraceLine(1, "0|0|10|10|0|0", fmt.Sprintf("echo %d", i)))
+			if i == 1000 {
+				last = 1
+			}
+		}
+		lines = append(lines, "!"+fake.TraceLine(1, fmt.Sprintf("%d|%d|10|10|0|0", last, last), ": headroom-trace-end"))
+		return fake.StepPlan{Lines: lines}
+	})}
+	res := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil)
+	r := res.results["tb/loop@1x"]
+	var agent []model.StepResult
+	for _, s := range r.Steps {
+		if s.Phase == "agent" {
+			agent = append(agent, s)
+		}
+	}
+	if want := runner.TracedHeadSteps + 1 + runner.TracedTailSteps; len(agent) != want {
+		t.Fatalf("%d agent steps, want %d (first, fold, last)", len(agent), want)
+	}
+	if agent[0].Name != "test 1 -gt 0" || agent[len(agent)-1].Name != fmt.Sprintf("echo %d", iterations) {
+		t.Errorf("kept %q … %q, want the first and the last commands", agent[0].Name, agent[len(agent)-1].Name)
+	}
+	fold := agent[runner.TracedHeadSteps]
+	folded := 2*iterations - runner.TracedHeadSteps - runner.TracedTailSteps
+	if fold.Name != fmt.Sprintf("(%d commands folded)", folded) {
+		t.Errorf("fold step named %q", fold.Name)
+	}
+	got := map[string]model.FoldedCommands{}
+	for _, c := range fold.Folded {
+		got[c.Command] = c
+	}
+	if got["test"].Count+got["echo"].Count != folded || len(fold.Folded) != 2 {
+		t.Errorf("folded %+v, want %d commands of test and echo", fold.Folded, folded)
+	}
+	if got["echo"].Failures != 1 || got["test"].Failures != 0 {
+		t.Errorf("folded failures: echo %d, test %d; want 1 and 0", got["echo"].Failures, got["test"].Failures)
+	}
+	if !strings.Contains(fold.Output, "echo: ") {
+		t.Errorf("the fold's output does not list its commands: %q", fold.Output)
+	}
+	for _, s := range agent[runner.TracedHeadSteps+1:] {
+		if s.ExitUnknown != "" || s.ExitCode != 0 {
+			t.Errorf("kept last command %q: exit %d %q, want 0", s.Name, s.ExitCode, s.ExitUnknown)
+		}
+	}
+	// Past the first commands, a start is said live at most four times a
+	// second: at least the first, never one a command.
+	said := 0
+	for _, e := range res.events {
+		if s, ok := e.(event.StepStarted); ok && s.Phase == "agent" {
+			said++
+		}
+	}
+	if light := said - runner.TracedHeadSteps; light < 1 || light > 100 {
+		t.Errorf("%d live starts of %d commands past the first %d", light, 2*iterations-runner.TracedHeadSteps, runner.TracedHeadSteps)
+	}
+	if r.Outcome != model.Passed {
+		t.Errorf("outcome %s (%s)", r.Outcome, r.Reason)
+	}
+}

@@ -102,27 +102,32 @@ func readings(sb Telemetry, sample func(event.Sample), oom func(OOMSignal)) {
 
 // sample takes one memory reading.
 func (r *recorder) sample(s event.Sample) {
-	r.host.see(s.Time, r.hostLoad)
+	r.host.readIfDue(s.Time, r.hostLoad)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.samples == 0 {
 		r.firstAt = s.Time
 	}
 	r.samples++
-	if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
-		r.stepAtLimit += s.Time.Sub(r.lastAt)
-		if r.stepFaultsOpened {
-			r.stepFaultsAtLimit += s.MajorFaults - r.stepFaultsLast
+	// A reading taken before the running step opened and delivered after
+	// it (a watch lagging on a loaded host) is the step before's: the
+	// trial's figures take it, the running step's do not.
+	if !s.Time.Before(r.stepStart) {
+		if !r.lastAt.IsZero() && model.AtLimit(s.UsageBytes, s.WorkingSetBytes, r.limit) {
+			r.stepAtLimit += s.Time.Sub(r.lastAt)
+			if r.stepFaultsOpened {
+				r.stepFaultsAtLimit += s.MajorFaults - r.stepFaultsLast
+			}
 		}
+		if !r.stepFaultsOpened {
+			r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
+		}
+		r.stepFaultsLast = s.MajorFaults
+		r.noCache.sample(s)
+		r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
 	}
-	if !r.stepFaultsOpened {
-		r.stepFaultsFirst, r.stepFaultsOpened = s.MajorFaults, true
-	}
-	r.stepFaultsLast = s.MajorFaults
 	r.lastAt = s.Time
 	r.lastWS = s.WorkingSetBytes
-	r.noCache.sample(s)
-	r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
 	r.out.PeakWorkingSetBytes = max(r.out.PeakWorkingSetBytes, s.WorkingSetBytes)
 }
 
@@ -133,20 +138,18 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if o.Count <= r.kills {
-		// The kernel's word on a kill already counted: fill in what was
-		// killed, once.
+		// A later word on a kill already counted (the kernel's log after a
+		// faster source): what was killed, the kernel's figure at the
+		// kill, once.
 		n := len(r.out.OOMs)
-		if o.Process == "" || n == 0 || r.out.OOMs[n-1].Process != "" {
+		if n == 0 || !FillKill(&r.out.OOMs[n-1], o) {
 			return oe, false, false
 		}
-		last := &r.out.OOMs[n-1]
-		last.Process, last.PID, last.RSSBytes = o.Process, o.PID, o.RSSBytes
 		r.name(n - 1)
-		return *last, true, true
+		return r.out.OOMs[n-1], true, true
 	}
 	r.kills = o.Count
-	r.out.OOMs = append(r.out.OOMs, model.OOMEvent{At: o.Time, Step: r.killedIn(o.Time), Source: o.Source,
-		WorkingSetBytes: r.lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes})
+	r.out.OOMs = append(r.out.OOMs, OOMEvent(o, r.killedIn(o.Time), r.lastWS))
 	r.name(len(r.out.OOMs) - 1)
 	close(r.oomNotify)
 	r.oomNotify = make(chan struct{})
@@ -212,6 +215,32 @@ func (r *recorder) stopping(kernelPeak int64) {
 func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.measure(sr, kernelPeak, killsBefore)
+	r.out.Steps = append(r.out.Steps, *sr)
+}
+
+// closeLight fills in sr's telemetry since its openStep as closeStep
+// does, without the kernel's mark (a traced command past the first
+// TracedHeadSteps reads none), and does not append it: keepSteps does,
+// for those kept.
+func (r *recorder) closeLight(sr *model.StepResult, killsBefore int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.measure(sr, 0, killsBefore)
+}
+
+// keepSteps appends steps closeLight measured to the record.
+func (r *recorder) keepSteps(srs ...model.StepResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, sr := range srs {
+		r.out.KernelPeakBytes = max(r.out.KernelPeakBytes, sr.KernelPeakBytes)
+		r.out.Steps = append(r.out.Steps, sr)
+	}
+}
+
+// measure fills in sr's telemetry; called with mu held.
+func (r *recorder) measure(sr *model.StepResult, kernelPeak int64, killsBefore int) {
 	sr.KernelPeakBytes = max(kernelPeak, r.peakBeforeKill)
 	r.peakBeforeKill = 0
 	sr.KernelPeakNoCacheBytes = r.noCache.close(sr.KernelPeakBytes)
@@ -225,7 +254,6 @@ func (r *recorder) closeStep(sr *model.StepResult, kernelPeak int64, killsBefore
 		atLimit := r.stepFaultsAtLimit
 		sr.MajorFaultsAtLimit = &atLimit
 	}
-	r.out.Steps = append(r.out.Steps, *sr)
 }
 
 // awaitOOM waits, up to settle, for a kill beyond killsBefore: the
@@ -275,7 +303,7 @@ func (r *recorder) finish(final Final, end time.Time) int {
 	}
 	if final.KernelPeakBytes > r.out.KernelPeakBytes {
 		r.out.KernelPeakBytes = final.KernelPeakBytes
-		r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, r.noCache.after(final.KernelPeakBytes))
+		r.out.KernelPeakNoCacheBytes = max(r.out.KernelPeakNoCacheBytes, r.noCache.afterLastStep(final.KernelPeakBytes))
 	}
 	return r.kills
 }

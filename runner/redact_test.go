@@ -3,6 +3,8 @@ package runner
 import (
 	"strings"
 	"testing"
+
+	"github.com/headroom-eval/headroom/model"
 )
 
 // A multi-line secret reaches the redactor a line at a time: each of its
@@ -26,7 +28,7 @@ func TestRedactorMasksEachLineOfAMultiLineSecret(t *testing.T) {
 		}
 	}
 	for _, line := range strings.Split(pem, "\n") {
-		if l := strings.TrimSpace(line); len(l) >= MinSecretLen && strings.Contains(r(line), l) {
+		if l := strings.TrimSpace(line); len(l) >= model.MinSecretLen && strings.Contains(r(line), l) {
 			t.Errorf("line %q of the secret survives: %q", l, r(line))
 		}
 	}

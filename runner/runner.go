@@ -47,13 +47,9 @@ type Config struct {
 	NotRun map[string]string
 }
 
-// MinSecretLen is the shortest secret headroom will pass: shorter values
-// cannot be redacted from output without mangling it.
-const MinSecretLen = 6
-
 // Redactor replaces secret values with [redacted NAME]: each whole, and
 // each line of a multi-line value (a PEM key, a JSON credential) of at
-// least MinSecretLen characters on its own, since output reaches the
+// least model.MinSecretLen characters on its own, since output reaches the
 // redactor a line at a time and a multi-line value is never whole in one
 // line. Only the exact text is caught: a secret encoded (base64, hex),
 // cut into other pieces or transformed in any way passes, as it would
@@ -74,7 +70,7 @@ func Redactor(secrets map[string]string) func(string) string {
 		add(v, n)
 		if strings.ContainsAny(v, "\n\r") {
 			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
-				if line = strings.TrimSpace(line); len(line) >= MinSecretLen {
+				if line = strings.TrimSpace(line); len(line) >= model.MinSecretLen {
 					add(line, n)
 				}
 			}
@@ -108,7 +104,7 @@ func Redactor(secrets map[string]string) func(string) string {
 			for _, m := range masks {
 				mark := "[redacted " + m.name + "]"
 				if i < len(parts)-1 {
-					for n := min(len(m.text), len(parts[i])); n >= MinSecretLen; n-- {
+					for n := min(len(m.text), len(parts[i])); n >= model.MinSecretLen; n-- {
 						if strings.HasSuffix(parts[i], m.text[:n]) {
 							parts[i] = parts[i][:len(parts[i])-n] + mark
 							break
@@ -116,7 +112,7 @@ func Redactor(secrets map[string]string) func(string) string {
 					}
 				}
 				if i > 0 {
-					for n := min(len(m.text), len(parts[i])); n >= MinSecretLen; n-- {
+					for n := min(len(m.text), len(parts[i])); n >= model.MinSecretLen; n-- {
 						if strings.HasPrefix(parts[i], m.text[len(m.text)-n:]) {
 							parts[i] = mark + parts[i][n:]
 							break
@@ -166,8 +162,8 @@ func New(b Backend, cfg Config) (*Runner, error) {
 		cfg.OOMSettle = 500 * time.Millisecond
 	}
 	for n, v := range cfg.Secrets {
-		if len(v) < MinSecretLen {
-			return nil, fmt.Errorf("the value of %s is shorter than %d characters: too short to redact from output safely", n, MinSecretLen)
+		if err := model.CheckSecret(v); err != nil {
+			return nil, fmt.Errorf("secret %s: %w", n, err)
 		}
 	}
 	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}, redact: Redactor(cfg.Secrets)}

@@ -40,6 +40,52 @@ type openStep struct {
 	killsBefore int
 	// settled says a traced command's exit status is known.
 	settled bool
+	// light says the step is a traced command past the first
+	// TracedHeadSteps, measured cheaply (beginLight); announced that its
+	// start was said live (announce).
+	light, announced bool
+}
+
+// A traced script's commands kept as steps are its first TracedHeadSteps
+// and its last TracedTailSteps; those between are folded into one step
+// that counts them by command name (model.FoldedCommands, at most
+// maxFoldedNames, the rest as one), as a trial's activities are bounded
+// (MaxActivities): a loop of 40,000 commands makes a record of 200 steps
+// and a line. A command past the first TracedHeadSteps is measured
+// cheaply: its time, status, output and sampled peak, and no kernel mark,
+// CPU counters or pressure of its own (one mark is read for the fold and
+// the last commands together), and its start is said live only now and
+// then (announce), so a loop costs what it costs.
+const (
+	TracedHeadSteps = 100
+	TracedTailSteps = 100
+	maxFoldedNames  = 32
+)
+
+// announceEvery bounds the live events of the traced commands past the
+// first TracedHeadSteps: a command's start is said (a StepStarted, which
+// names it in the console and in log.txt) when it opens or prints, if
+// no other was said for this long; none says its end, the record does.
+const announceEvery = 250 * time.Millisecond
+
+// announce says a light step's start live, at most once every
+// announceEvery (tr.announced is the last).
+func (t *trialRun) announce(tr *tracedRun, o *openStep, now time.Time) {
+	if !o.light || o.announced || now.Sub(tr.announced) < announceEvery {
+		return
+	}
+	o.announced, tr.announced = true, now
+	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: o.sr.Phase, Step: model.Step{Name: o.sr.Name, Show: o.sr.Show}})
+	t.index++
+}
+
+// beginLight starts recording a traced command past the first
+// TracedHeadSteps: its window in the recorder (its sampled peak, which
+// step a kill lands in), and nothing the sandbox must be asked for.
+func (t *trialRun) beginLight(phase string, st model.Step) *openStep {
+	name, show := clip(st.Name, OutputLineBytes), clip(st.Show, OutputLineBytes)
+	now := time.Now()
+	return &openStep{light: true, killsBefore: t.openStep(name, now), sr: model.StepResult{Name: name, Show: show, Phase: phase, Start: now}}
 }
 
 // beginStep starts recording a step: its own kernel peak, peak and kills.
@@ -210,7 +256,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	first := len(t.res.Steps)
 	if st.Trace {
 		argv = traceArgv(st.Argv)
-		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, cur: -1, nonce: newTraceNonce()}
+		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
 		env = append(env, TraceNonceVar+"="+tr.nonce)
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
@@ -223,6 +269,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		text = clip(text, OutputLineBytes)
 		if cur == nil {
 			cur = t.beginStep(sb, phase, st)
+		}
+		if cur.light {
+			t.announce(tr, cur, time.Now())
 		}
 		if full > OutputLineBytes {
 			cur.sr.OutputDroppedBytes += int64(full - OutputLineBytes)
@@ -286,7 +335,13 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			}
 			cur = nil
 			if n >= 0 {
-				cur = t.beginStep(sb, phase, model.Step{Name: tracedName(m.cmd), Show: m.cmd})
+				cmd := model.Step{Name: tracedName(m.cmd), Show: m.cmd}
+				if n < TracedHeadSteps {
+					cur = t.beginStep(sb, phase, cmd)
+				} else {
+					cur = t.beginLight(phase, cmd)
+					t.announce(tr, cur, cur.sr.Start)
+				}
 				tr.cur = n
 			}
 		}
@@ -344,7 +399,12 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		} else {
 			t.endStep(sb, cur)
 		}
-	} else if last := &t.res.Steps[len(t.res.Steps)-1]; timedOut || errLine != "" {
+	}
+	if tr != nil {
+		tr.keep(t, sb)
+	}
+	if cur == nil && (timedOut || errLine != "") {
+		last := &t.res.Steps[len(t.res.Steps)-1]
 		// The script had ended (its EXIT trap ran) when the step was
 		// stopped: the stop belongs to its last command.
 		last.TimedOut = last.TimedOut || timedOut
@@ -420,6 +480,14 @@ type tracedRun struct {
 	cur    int // the open step's command number, -1 for none
 	// nonce is in this step's trace lines only (see TraceNonceVar).
 	nonce string
+	// light maps the number of a command past the first TracedHeadSteps
+	// to its step while it may be kept (one of the last TracedTailSteps:
+	// tail, oldest first); fold counts those before.
+	light map[int]*openStep
+	tail  []int
+	fold  traceFold
+	// announced is when a light step's start was last said live.
+	announced time.Time
 }
 
 // notYet is a closed step's status while its shell has not reported it.
@@ -429,6 +497,19 @@ const notYet = "not reported yet: its shell reports it when its next command sta
 func (tr *tracedRun) close(t *trialRun, sb Sandbox, o *openStep) {
 	if tr.cur >= 0 && !o.settled {
 		o.sr.ExitCode, o.sr.ExitUnknown = -1, notYet
+	}
+	if o.light {
+		o.sr.End = time.Now()
+		t.closeLight(&o.sr, o.killsBefore)
+		if len(tr.tail) == TracedTailSteps {
+			oldest := tr.tail[0]
+			tr.fold.add(tr.light[oldest])
+			delete(tr.light, oldest)
+			tr.tail = append(tr.tail[:0], tr.tail[1:]...)
+		}
+		tr.light[tr.cur], tr.tail = o, append(tr.tail, tr.cur)
+		tr.cur = -1
+		return
 	}
 	if tr.cur < 0 && !o.settled {
 		// Output before the script's first command: not a command.
@@ -447,6 +528,10 @@ func (t *trialRun) settle(tr *tracedRun, cur *openStep) {
 	for _, s := range tr.book.take() {
 		if s.step == tr.cur && cur != nil {
 			cur.sr.ExitCode, cur.sr.PipeStatus, cur.sr.ExitUnknown, cur.settled = s.code, s.pipe, s.unknown, true
+			continue
+		}
+		if o, ok := tr.light[s.step]; ok {
+			o.sr.ExitCode, o.sr.PipeStatus, o.sr.ExitUnknown = s.code, s.pipe, s.unknown
 			continue
 		}
 		if i, ok := tr.closed[s.step]; ok {
@@ -473,4 +558,101 @@ func (t *trialRun) endingStep(first, code int) int {
 		}
 	}
 	return last
+}
+
+// keep records, once the script has ended, the fold of the commands not
+// kept (a step of its own, holding the kernel's mark over them and the
+// last commands) and the last TracedTailSteps commands.
+func (tr *tracedRun) keep(t *trialRun, sb Sandbox) {
+	var kept []model.StepResult
+	if tr.fold.count > 0 {
+		f := tr.fold.step()
+		if kp, ok := sb.TakeKernelPeak(); ok {
+			f.KernelPeakBytes = kp
+		}
+		kept = append(kept, f)
+	}
+	for _, n := range tr.tail {
+		o := tr.light[n]
+		o.sr.Output = o.kept(t.r.cfg.OutputTailLines, &t.outputBudget)
+		t.res.OutputDroppedBytes += o.sr.OutputDroppedBytes
+		tr.closed[n] = len(t.res.Steps) + len(kept)
+		kept = append(kept, o.sr)
+	}
+	t.keepSteps(kept...)
+	tr.tail, tr.light = nil, map[int]*openStep{}
+}
+
+// traceFold counts a traced script's commands not kept as steps.
+type traceFold struct {
+	sr     model.StepResult // their span, peak, kills and output not kept
+	count  int
+	byName map[string]int // index in sr.Folded
+}
+
+// add counts one command's step into the fold.
+func (f *traceFold) add(o *openStep) {
+	if f.count == 0 {
+		f.sr.Start, f.sr.Phase, f.byName = o.sr.Start, o.sr.Phase, map[string]int{}
+	}
+	f.count++
+	f.sr.End = o.sr.End
+	name := commandName(o.sr.Show)
+	i, ok := f.byName[name]
+	if !ok && len(f.sr.Folded) >= maxFoldedNames-1 {
+		name = "(other commands)"
+		i, ok = f.byName[name]
+	}
+	if !ok {
+		i = len(f.sr.Folded)
+		f.byName[name] = i
+		f.sr.Folded = append(f.sr.Folded, model.FoldedCommands{Command: name})
+	}
+	c := &f.sr.Folded[i]
+	c.Count++
+	c.Time += model.Duration(o.sr.End.Sub(o.sr.Start))
+	if o.sr.Failed() {
+		c.Failures++
+	}
+	c.PeakWorkingSetBytes = max(c.PeakWorkingSetBytes, o.sr.PeakWorkingSetBytes)
+	f.sr.PeakWorkingSetBytes = max(f.sr.PeakWorkingSetBytes, o.sr.PeakWorkingSetBytes)
+	f.sr.KernelPeakNoCacheBytes = max(f.sr.KernelPeakNoCacheBytes, o.sr.KernelPeakNoCacheBytes)
+	f.sr.OOMKills += o.sr.OOMKills
+	f.sr.AtLimit += o.sr.AtLimit
+	f.sr.MajorFaults += o.sr.MajorFaults
+	f.sr.NoSpace = f.sr.NoSpace || o.sr.NoSpace
+	lines := len(o.head) + len(o.lines)
+	for _, l := range append(o.head, o.lines...) {
+		f.sr.OutputDroppedBytes += int64(len(l)) + 1
+	}
+	f.sr.OutputDropped += lines + o.sr.OutputDropped
+	f.sr.OutputDroppedBytes += o.sr.OutputDroppedBytes
+}
+
+// step is the fold as the record keeps it: a step that is not a command,
+// named for what it stands for, its output a line per command name.
+func (f *traceFold) step() model.StepResult {
+	sr := f.sr
+	sr.Name = fmt.Sprintf("(%d commands folded)", f.count)
+	sr.Show = fmt.Sprintf("%d commands of the script, between its first %d and its last %d, not kept as steps", f.count, TracedHeadSteps, TracedTailSteps)
+	sr.ExitCode, sr.ExitUnknown = -1, "not a command: the folded commands' failures are counted by command"
+	lines := []string{"headroom: " + sr.Show + " (the trial's log.txt has their output); by command:"}
+	for _, c := range sr.Folded {
+		lines = append(lines, fmt.Sprintf("  %s: %d run(s), %s, %d failed, peak %s", c.Command, c.Count,
+			time.Duration(c.Time).Round(time.Millisecond), c.Failures, model.FormatBytes(c.PeakWorkingSetBytes)))
+	}
+	sr.Output = strings.Join(lines, "\n")
+	return sr
+}
+
+// commandName is a traced command's first word, what a fold counts it by.
+func commandName(show string) string {
+	show = strings.TrimLeft(show, " \t")
+	if i := strings.IndexAny(show, " \t\n"); i >= 0 {
+		show = show[:i]
+	}
+	if show == "" {
+		return "(empty)"
+	}
+	return clip(show, 64)
 }

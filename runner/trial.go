@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -168,15 +169,22 @@ func (t *trialRun) notStarted(o model.Outcome, reason string) model.TrialResult 
 	return t.res
 }
 
-// startFailed is the record of a trial whose sandbox did not start.
+// startFailed is the record of a trial whose sandbox did not start,
+// with the time its platform held it (a wait said, never the task's).
 func (t *trialRun) startFailed(ctx context.Context, err error) model.TrialResult {
+	waited, why := StartWait(err)
+	t.res.QueuedFor += model.Duration(waited)
 	switch {
 	case errors.Is(err, ErrPlatformGone):
 		// Not this trial's doing, nor the next one's: the sweep stops.
 		t.r.stopSweep(err)
 		return t.notStarted(model.InfraError, err.Error())
 	case ctx.Err() != nil:
-		return t.notStarted(model.Cancelled, "cancelled while the container was starting")
+		reason := "cancelled while the container was starting"
+		if waited > 0 {
+			reason += fmt.Sprintf(" (after waiting %s: %s)", waited.Round(time.Millisecond), why)
+		}
+		return t.notStarted(model.Cancelled, reason)
 	}
 	return t.notStarted(model.InfraError, err.Error())
 }

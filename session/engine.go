@@ -21,9 +21,10 @@ import (
 
 // Engine is a connected platform and what it said about itself.
 type Engine struct {
-	P    runner.Platform
-	Info store.Engine
-	Host store.Host
+	// Platform is the backend opened: sandboxes, images, reaping.
+	Platform runner.Platform
+	Info     store.Engine
+	Host     store.Host
 	// Local says the trials run on this machine, so this machine's memory
 	// is the trials' memory.
 	Local bool
@@ -48,14 +49,14 @@ func Connect(ctx context.Context, backend string, settings map[string]string) (*
 // New wraps a connected platform.
 func New(p runner.Platform) *Engine {
 	i := p.Describe()
-	e := &Engine{P: p, Local: i.Local, AdmitsItself: i.AdmitsItself}
+	e := &Engine{Platform: p, Local: i.Local, AdmitsItself: i.AdmitsItself}
 	e.Info = store.Engine{Backend: i.Backend, Version: i.Version, APIVersion: i.APIVersion, Where: i.Where, Details: i.Details}
 	e.Host = store.Host{Hostname: i.Host.Hostname, Kernel: i.Host.Kernel, CPUs: i.Host.CPUs, MemoryBytes: i.Host.MemoryBytes, AvailableBytesAtStart: i.Host.AvailableBytesAtStart}
 	return e
 }
 
 // Close releases the platform.
-func (e *Engine) Close() error { return e.P.Close() }
+func (e *Engine) Close() error { return e.Platform.Close() }
 
 // Capacity is what guarantees may sum to: host memory minus the reserve.
 // On a platform that places trials itself it is what the largest node
@@ -92,7 +93,7 @@ func (e *Engine) WorkloadImage(ctx context.Context, force bool, progress func(st
 	if err != nil {
 		return "", err
 	}
-	return e.P.WorkloadImage(ctx, bin, force, progress)
+	return e.Platform.WorkloadImage(ctx, bin, force, progress)
 }
 
 // WorkloadImageBuilt says whether this headroom's workload image is on
@@ -103,7 +104,7 @@ func (e *Engine) WorkloadImageBuilt(ctx context.Context) (tag string, built bool
 	if err != nil || bin == "" {
 		return "", false, err
 	}
-	return e.P.WorkloadImageBuilt(ctx, bin)
+	return e.Platform.WorkloadImageBuilt(ctx, bin)
 }
 
 // WorkloadBinary is the program trials' containers run for this headroom
@@ -181,7 +182,7 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		case taskfile.BuiltinImage:
 			img, err = e.WorkloadImage(ctx, false, seen)
 		default:
-			img, err = e.P.PrepareImage(ctx, *t, false, seen)
+			img, err = e.Platform.PrepareImage(ctx, *t, false, seen)
 		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "task "+t.Name+":") {
@@ -217,7 +218,7 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 			failed[t.Name] = err.Error()
 			continue
 		}
-		if err := e.P.PrepareSidecars(ctx, t, progress); err != nil {
+		if err := e.Platform.PrepareSidecars(ctx, t, progress); err != nil {
 			err = fmt.Errorf("task %s: %w", t.Name, err)
 			if !keepGoing || ctx.Err() != nil {
 				return nil, err
@@ -277,7 +278,7 @@ func (e *Engine) checkImages(ctx context.Context, tasks []model.Task, notRun map
 		if _, ok := ids[t.Image]; ok {
 			continue
 		}
-		id, err := e.P.ImageID(ctx, t.Image)
+		id, err := e.Platform.ImageID(ctx, t.Image)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}

@@ -42,7 +42,7 @@ func InRoot(root string) func(runner.Owned) bool {
 // platform listed it (sandboxes before the networks and volumes they use);
 // with dry, it removes nothing and returns what it would remove.
 func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry bool) ([]runner.Owned, error) {
-	all, err := e.P.Owned(ctx)
+	all, err := e.Platform.Owned(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry 
 		}
 		if !dry {
 			// One that cannot be removed does not keep the others.
-			if err := e.P.Remove(ctx, o); errors.Is(err, runner.ErrInUse) {
+			if err := e.Platform.Remove(ctx, o); errors.Is(err, runner.ErrInUse) {
 				continue
 			} else if err != nil {
 				errs = append(errs, err)
@@ -103,4 +103,4 @@ func AppendReapLog(root string, removed []runner.Owned) error {
 }
 
 // Owned lists what headroom made on the platform.
-func (e *Engine) Owned(ctx context.Context) ([]runner.Owned, error) { return e.P.Owned(ctx) }
+func (e *Engine) Owned(ctx context.Context) ([]runner.Owned, error) { return e.Platform.Owned(ctx) }

@@ -302,7 +302,7 @@ func (e *Engine) checkKnobs(ctx context.Context, p *prepared, progress func(stri
 	for _, t := range p.tasks {
 		helpers = helpers || t.NeedsPolicyHelper()
 	}
-	if kc, ok := e.P.(runner.KnobChecker); ok {
+	if kc, ok := e.Platform.(runner.KnobChecker); ok {
 		for _, t := range p.tasks {
 			if err := kc.CheckKnobs(t, p.plan.Ratios); err != nil {
 				return InputError{fmt.Errorf("task %s: %w", t.Name, err)}
@@ -391,7 +391,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	// image was prepared; a sweep of task directories alone may build it.
 	self, _ := WorkloadBinary(true, nil)
 	subscribed := runner.TimePhase("", "sandboxes")
-	b, err := e.P.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self, HelperImage: p.helperImage})
+	b, err := e.Platform.Sandboxes(ctx, runner.SandboxOptions{SampleEvery: spec.SampleEvery, Keep: spec.Keep, ForceStats: spec.ForceStats, ExecSteps: spec.ExecSteps, Exe: self, HelperImage: p.helperImage})
 	subscribed()
 	if err != nil {
 		return nil, err

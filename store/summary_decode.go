@@ -99,16 +99,16 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 		row.Len, ok = s.int()
 		return 1 << 3, ok
 	case "id":
-		row.ID, ok = d.text(s, false)
+		row.ID, ok = d.text(s, ownText)
 		return 1 << 4, ok
 	case "ix":
 		row.Index, ok = s.int()
 		return 1 << 5, ok
 	case "t":
-		row.Task, ok = d.text(s, true)
+		row.Task, ok = d.text(s, sharedText)
 		return 1 << 6, ok
 	case "a":
-		row.Agent, ok = d.text(s, true)
+		row.Agent, ok = d.text(s, sharedText)
 		return 1 << 7, ok
 	case "r":
 		row.Ratio, ok = d.ratio(s)
@@ -122,23 +122,23 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 	case "p":
 		return 1 << 11, d.policy(s, &row.Policy)
 	case "pf":
-		row.Profile, ok = d.text(s, true)
+		row.Profile, ok = d.text(s, sharedText)
 		return 1 << 12, ok
 	case "x":
-		row.Experiment, ok = d.text(s, true)
+		row.Experiment, ok = d.text(s, sharedText)
 		return 1 << 13, ok
 	case "oc":
 		var v string
-		v, ok = d.text(s, true)
+		v, ok = d.text(s, sharedText)
 		row.Outcome = model.Outcome(v)
 		return 1 << 14, ok
 	case "c":
 		var v string
-		v, ok = d.text(s, true)
+		v, ok = d.text(s, sharedText)
 		row.Cause = model.Cause(v)
 		return 1 << 15, ok
 	case "why":
-		row.Reason, ok = d.text(s, true)
+		row.Reason, ok = d.text(s, sharedText)
 		return 1 << 16, ok
 	case "nr":
 		row.TaskNotRun, ok = s.bool()
@@ -162,10 +162,10 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 		row.StateOOMKilled, ok = s.bool()
 		return 1 << 23, ok
 	case "kis":
-		row.KilledInStep, ok = d.text(s, true)
+		row.KilledInStep, ok = d.text(s, sharedText)
 		return 1 << 24, ok
 	case "src":
-		row.SampleSource, ok = d.text(s, true)
+		row.SampleSource, ok = d.text(s, sharedText)
 		return 1 << 25, ok
 	case "st":
 		row.Steps, ok = d.steps(s, *steps)
@@ -181,7 +181,7 @@ func (d *rowDecoder) member(s *scan, key []byte, row *summaryRow, steps *[]summa
 	case "rw":
 		return 1 << 30, s.json(&row.Reward)
 	case "vd":
-		row.Verdict, ok = d.text(s, true)
+		row.Verdict, ok = d.text(s, sharedText)
 		return 1 << 31, ok
 	case "ts":
 		return 1 << 32, s.json(&row.Tests)
@@ -232,7 +232,7 @@ func (d *rowDecoder) policy(s *scan, p *model.ResourcePolicy) bool {
 		case "scale":
 			bit = 1 << 8
 			var v string
-			v, ok = d.text(s, true)
+			v, ok = d.text(s, sharedText)
 			p.Scale = model.Scale(v)
 		default:
 			return 0, false
@@ -288,16 +288,16 @@ func (d *rowDecoder) ooms(s *scan) ([]model.OOMEvent, bool) {
 				o.At, ok = s.time()
 			case "step":
 				bit = 1 << 1
-				o.Step, ok = d.text(s, true)
+				o.Step, ok = d.text(s, sharedText)
 			case "source":
 				bit = 1 << 2
-				o.Source, ok = d.text(s, true)
+				o.Source, ok = d.text(s, sharedText)
 			case "working_set_bytes":
 				bit = 1 << 3
 				o.WorkingSetBytes, ok = s.int64()
 			case "process":
 				bit = 1 << 4
-				o.Process, ok = d.text(s, true)
+				o.Process, ok = d.text(s, sharedText)
 			case "pid":
 				bit = 1 << 5
 				o.PID, ok = s.int()
@@ -306,7 +306,7 @@ func (d *rowDecoder) ooms(s *scan) ([]model.OOMEvent, bool) {
 				o.RSSBytes, ok = s.int64()
 			case "command":
 				bit = 1 << 7
-				o.Command, ok = d.text(s, false)
+				o.Command, ok = d.text(s, ownText)
 			default:
 				return 0, false
 			}
@@ -339,8 +339,17 @@ func (d *rowDecoder) ratio(s *scan) (model.Ratio, bool) {
 	return r, true
 }
 
-// text reads a string; shared says it is one rows repeat (interned).
-func (d *rowDecoder) text(s *scan, shared bool) (string, bool) {
+// textKind says whether rows repeat a string (a task, an agent, a reason:
+// interned, one copy for them all) or it is a row's own (an ID, a command).
+type textKind bool
+
+const (
+	ownText    textKind = false
+	sharedText textKind = true
+)
+
+// text reads a string of the kind given.
+func (d *rowDecoder) text(s *scan, kind textKind) (string, bool) {
 	tok, plain, ok := s.str()
 	if !ok {
 		return "", false
@@ -352,7 +361,7 @@ func (d *rowDecoder) text(s *scan, shared bool) (string, bool) {
 		}
 		return v, true
 	}
-	if shared {
+	if kind == sharedText {
 		return d.intern(tok), true
 	}
 	return string(tok), true

@@ -24,18 +24,10 @@ var serviceName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // BuiltinImage in a task file means "the workload image of this headroom".
 const BuiltinImage = "builtin"
 
-// Image names in a task file for headroom's real Debian userland images
-// (made by `headroom images build --real`): plain, and with the
-// data-science stack in apt's cache.
-const (
-	BuiltinDebian      = "builtin-debian"
-	BuiltinDebianCache = "builtin-debian-cache"
-)
-
 // NeedsRealImage says whether a task runs on one of headroom's Debian
 // images, which take a download to make.
 func NeedsRealImage(t model.Task) bool {
-	return t.Image == BuiltinDebian || t.Image == BuiltinDebianCache
+	return t.Image == model.BuiltinDebian || t.Image == model.BuiltinDebianCache
 }
 
 // BuiltinUser runs the built-in workload: nobody, no capabilities.

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
-	"github.com/headroom-eval/headroom/model"
 )
 
 // Palette is a theme's roles. A nil-like NoColor keeps the terminal's
@@ -150,31 +149,18 @@ func Next(t Theme) Theme {
 // NoColor reports whether the user asked for no colour (no-color.org).
 func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
 
-// Result is the style of a trial's outcome and cause: a memory failure
-// (killed at its own limit, or stalled at it) in the OOM colour, so a stall
-// never reads as a slow agent; else its outcome's.
-func (s Styles) Result(o model.Outcome, c model.Cause) lipgloss.Style {
-	if model.MemoryFailureOf(o, c).Failed() {
-		return s.OOM
-	}
-	return s.Outcome(o)
-}
-
-// Outcome is the style of an outcome, with fixed meanings in every theme.
-func (s Styles) Outcome(o model.Outcome) lipgloss.Style {
-	return s.Tone(o.Tone())
-}
-
-// Tone is the style of a colour's fixed meaning.
-func (s Styles) Tone(t model.Tone) lipgloss.Style {
-	switch t {
-	case model.ToneOK:
+// Tone is the style of a colour's fixed meaning, named by its role: "ok",
+// "warn", "oom", "danger"; any other is muted. The console maps what it
+// shows (an outcome, a cause) to a role; a theme knows only colours.
+func (s Styles) Tone(role string) lipgloss.Style {
+	switch role {
+	case "ok":
 		return s.OK
-	case model.ToneWarn:
+	case "warn":
 		return s.Warn
-	case model.ToneOOM:
+	case "oom":
 		return s.OOM
-	case model.ToneDanger:
+	case "danger":
 		return s.Danger
 	}
 	return s.Muted

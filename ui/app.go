@@ -79,6 +79,9 @@ type Options struct {
 	// Reproduce is the backend's command that runs a task's (by name)
 	// image under a policy outside headroom; nil shows none.
 	Reproduce func(task, image string, p model.ResourcePolicy) string
+	// Backend is the platform's backend ("docker", "kubernetes"): the
+	// legend names what is done to a trial from outside in its words.
+	Backend string
 	// Preparing reports the latest line of image preparation while a
 	// sweep is starting (a Dockerfile build, debootstrap), or "".
 	Preparing func() string

@@ -125,11 +125,13 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		if len(v.OOMs) > 0 {
 			o := v.OOMs[len(v.OOMs)-1]
-			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(o.WorkingSetBytes), limitS)
+			at, _ := o.KilledAt()
+			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(at), limitS)
 		}
 		if len(v.OOMs) > 1 {
 			o := v.OOMs[len(v.OOMs)-1]
-			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(o.WorkingSetBytes), limitS)
+			at, _ := o.KilledAt()
+			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(at), limitS)
 		}
 		if v.Result != nil && v.Result.Cause == model.CauseOutsidePressure {
 			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.NeedBytes()), limitS)
@@ -205,7 +207,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		}
 		// The reason wrapped under the verdict at words, never cut
 		// mid-phrase at the card's edge.
-		lines = append(lines, st.Result(r.Outcome, r.Cause).Render(clip(head, inner)))
+		lines = append(lines, resultStyle(st, r.Outcome, r.Cause).Render(clip(head, inner)))
 		for _, l := range wrapWords(r.Reason, inner, "") {
 			lines = append(lines, st.Muted.Render(l))
 		}

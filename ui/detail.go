@@ -327,7 +327,7 @@ func (d *detailScreen) View(c *Common) string {
 	case Waiting:
 		status = "waiting: " + v.WaitReason
 	case Finished:
-		status = st.Result(v.Result.Outcome, v.Result.Cause).Render(strings.ToUpper(v.Result.OutcomeWord()))
+		status = resultStyle(st, v.Result.Outcome, v.Result.Cause).Render(strings.ToUpper(v.Result.OutcomeWord()))
 		if sv := v.Result.Stall; sv != nil && sv.LimitBytes > 0 {
 			// Every timeout says how long it sat at its limit and how
 			// hard it faulted: what tells a stall from a slow agent.

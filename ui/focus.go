@@ -163,7 +163,7 @@ func phaseText(st themes.Styles, v *TrialView) string {
 	case Waiting:
 		return "waiting"
 	case Finished:
-		return st.Result(v.Result.Outcome, v.Result.Cause).Render(v.Result.OutcomeWord())
+		return resultStyle(st, v.Result.Outcome, v.Result.Cause).Render(v.Result.OutcomeWord())
 	}
 	return "queued"
 }
@@ -226,7 +226,7 @@ func focusStrip(st themes.Styles, peaks []int64, outcomes []focusMark, p model.R
 			switch {
 			case r < len(marks[c]):
 				m := marks[c][r]
-				b.WriteString(st.Result(m.outcome, m.cause).Render(model.TrialGlyph(m.outcome, m.cause)))
+				b.WriteString(resultStyle(st, m.outcome, m.cause).Render(model.TrialGlyph(m.outcome, m.cause)))
 			case c == l:
 				b.WriteString(st.Limit.Render("┃"))
 			case c == g:

@@ -520,10 +520,10 @@ func progressLine(c *Common, w int) string {
 			n -= s.Stalled
 		}
 		if n > 0 {
-			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("%s %d", o, n)))
+			counts = append(counts, outcomeStyle(st, o).Render(fmt.Sprintf("%s %d", o, n)))
 		}
 		if o == model.Timeout && s.Stalled > 0 {
-			counts = append(counts, st.Outcome(o).Render(fmt.Sprintf("stalled %d", s.Stalled)))
+			counts = append(counts, outcomeStyle(st, o).Render(fmt.Sprintf("stalled %d", s.Stalled)))
 		}
 	}
 	line := fmt.Sprintf("%s %d/%d  %s", bar, s.Ran(), len(s.Order), strings.Join(counts, " "))

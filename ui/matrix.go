@@ -260,13 +260,13 @@ func (mm *matrixScreen) View(c *Common) string {
 	out = append(out, clip(memory, w))
 	var legend []string
 	for _, o := range s.Matrix.OutcomesShown() {
-		legend = append(legend, st.Outcome(o).Render(o.Glyph())+" "+string(o))
+		legend = append(legend, outcomeStyle(st, o).Render(o.Glyph())+" "+string(o))
 	}
 	// Cancelled trials are counted apart ("3-"); an empty cell is not run
 	// (report's glyph).
 	legend = append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run")
 	for _, cause := range s.Matrix.CausesShown() {
-		legend = append(legend, cause.Glyph()+" "+cause.Describe())
+		legend = append(legend, cause.Glyph()+" "+cause.DescribeOn(c.Opts.Backend))
 	}
 	out = append(out, st.Muted.Render(clip(strings.Join(legend, "  "), w)))
 	out = append(out, mm.statsLines(c, rows, ratios, w)...)
@@ -485,7 +485,7 @@ func (cv cellView) glyphs(st *themes.Styles, compact bool) string {
 		if st == nil {
 			return s
 		}
-		return st.Outcome(o).Render(s)
+		return outcomeStyle(*st, o).Render(s)
 	}
 	var b strings.Builder
 	if !compact && len(cv.outcomes) <= maxGlyphs {

@@ -253,6 +253,9 @@ func (s *SweepState) Regimes(tasks []model.Task) []model.RegimeSplit {
 				if v.Image != "" {
 					replays[v.Trial.Task] = model.SeededImage(v.Image)
 				}
+				if v.Result.Replayed() {
+					replays[v.Trial.Task] = true // a recorded session's actions
+				}
 			}
 		}
 		s.regimes, s.regimesDone = model.AdjacentRegimesOf(trials, replays), s.Done
@@ -343,13 +346,17 @@ func (s *SweepState) Apply(e event.Event) {
 	case event.OOMKill:
 		if v != nil && e.Detail && len(v.OOMs) > 0 {
 			v.OOMs[len(v.OOMs)-1] = e.OOM
-			v.log("==> the kernel killed " + killedName(e.OOM))
+			at := ""
+			if b, kernel := e.OOM.KilledAt(); kernel {
+				at = " at " + model.FormatBytes(b)
+			}
+			v.log("==> the kernel killed " + killedName(e.OOM) + at)
 			break
 		}
 		if v != nil {
 			v.OOMs = append(v.OOMs, e.OOM)
 			v.KillLimit = e.LimitBytes
-			v.log("==> OOM kill in step " + e.OOM.Step + " at " + model.FormatBytes(e.OOM.WorkingSetBytes))
+			v.log("==> OOM kill in step " + e.OOM.Step + " at " + e.OOM.KilledAtLabel(model.FormatBytes))
 			ev := e
 			s.LastOOM = &ev
 		}

@@ -235,12 +235,10 @@ type probe struct {
 	// cgMu guards cg and the peak's bookkeeping (the sampler and the
 	// commands' answers read it from different goroutines).
 	cgMu sync.Mutex
-	// lastPeak is the kernel's all-time peak as last reported; windowMax
-	// the largest sampled usage since: where the peak cannot be reset (a
-	// read-only cgroup file system), an unchanged peak means the window's
-	// own was below it, and the samples say what it was.
-	lastPeak, windowMax int64
-	lastUsage           int64
+	// win is the step's window where the peak cannot be reset: an
+	// unchanged peak means the window's own was below it, and the
+	// samples say what it was.
+	win peakWindow
 }
 
 func (p *probe) send(l ProbeLine) {
@@ -330,7 +328,7 @@ func (p *probe) sample(every time.Duration, stop <-chan struct{}) {
 		p.cgMu.Lock()
 		m, err := p.cg.Read()
 		if err == nil {
-			p.windowMax, p.lastUsage = max(p.windowMax, m.Usage), m.Usage
+			p.win.sample(m.Usage)
 		}
 		p.cgMu.Unlock()
 		if err != nil {
@@ -394,33 +392,60 @@ func (p *probe) serve(in io.Reader, stderr io.Writer) {
 	steps.Unlock()
 }
 
-// takePeak is the kernel's peak since the last call: reset where the
-// kernel lets the probe (v1 on a writable cgroup file system), else the
-// all-time peak if it rose since the last call, else the largest sample
-// since (the peak was then below the older one).
+// takePeak is the kernel's peak since the last call (peakWindow.take),
+// with the usage read now.
 func (p *probe) takePeak() (int64, bool) {
 	p.cgMu.Lock()
 	defer p.cgMu.Unlock()
 	if p.cg == nil {
 		return 0, false
 	}
+	usage, uerr := p.cg.Usage()
 	peak, ok := p.cg.TakePeak()
 	if !ok {
 		return 0, false
 	}
 	after, _ := p.cg.TakePeak()
+	if uerr != nil {
+		usage = p.win.lastUsage
+	}
+	return p.win.take(peak, after, usage)
+}
+
+// peakWindow is a step's peak where the probe may not reset the kernel's
+// mark (a pod's read-only cgroup file system): lastPeak is the all-time
+// mark as last reported, windowMax the largest usage measured since.
+type peakWindow struct {
+	lastPeak, windowMax, lastUsage int64
+}
+
+// sample takes a sampled usage.
+func (w *peakWindow) sample(usage int64) {
+	w.windowMax, w.lastUsage = max(w.windowMax, usage), usage
+}
+
+// take is the peak since the last take, given the mark read (peak), the
+// mark read again right after a reset was tried (after) and the usage read
+// now: where the reset took, the mark; else the all-time mark if it rose
+// since the last take (the window reached it); else the largest usage
+// measured in the window — its samples and the usages read at its two
+// ends. The window starts from the usage read at its start, not from the
+// last sample: after a step killed at its limit that sample is the
+// killed step's, and the step after it "needed" it (issue #39).
+func (w *peakWindow) take(peak, after, usage int64) (int64, bool) {
+	w.lastUsage = usage
 	out := peak
 	switch {
 	case after < peak: // reset: the next peak is the next window's own
-		p.lastPeak = after
-	case peak > p.lastPeak:
-		p.lastPeak = peak
+		w.lastPeak = after
+	case peak > w.lastPeak:
+		w.lastPeak = peak
 	default:
-		out = max(p.windowMax, p.lastUsage)
+		out = max(w.windowMax, usage)
 	}
-	p.windowMax = p.lastUsage
-	// Before the sampler's first reading an unchanged mark has nothing to
-	// stand for it: not known, rather than a peak of 0.
+	w.windowMax = usage
+	// Without a usage or sample for the window, an unchanged mark has
+	// nothing to stand for it: not known, rather than a peak of 0.
 	return out, out > 0
 }
 

@@ -261,8 +261,8 @@ func TestUntarAndCat(t *testing.T) {
 }
 
 // Asked for the peak again before the sampler's first reading, the probe
-// has no figure for the window: not known, rather than a peak of 0 (a
-// step's kernel peak recorded as 0 bytes).
+// answers the usage it read at the two asks (the window's measured
+// figure), never a peak of 0 (a step's kernel peak recorded as 0 bytes).
 func TestProbePeakBeforeAnySample(t *testing.T) {
 	root := t.TempDir()
 	mem := filepath.Join(root, "memory")
@@ -278,7 +278,40 @@ func TestProbePeakBeforeAnySample(t *testing.T) {
 	if peak, ok := p.takePeak(); !ok || peak != 5000 {
 		t.Fatalf("first ask: %d %v, want the mark 5000", peak, ok)
 	}
-	if peak, ok := p.takePeak(); ok {
-		t.Errorf("second ask with no sample since: %d known, want not known", peak)
+	if peak, ok := p.takePeak(); !ok || peak != 1000 {
+		t.Errorf("second ask with no sample since: %d %v, want the usage read, 1000", peak, ok)
+	}
+	var w peakWindow
+	if peak, ok := w.take(5000, 5000, 0); !ok || peak != 5000 {
+		t.Errorf("a mark with no usage: %d %v", peak, ok)
+	}
+	if peak, ok := w.take(5000, 5000, 0); ok {
+		t.Errorf("an unchanged mark with nothing measured: %d known, want not known", peak)
+	}
+}
+
+// Where the mark cannot be reset (a pod's read-only cgroup), a step after
+// one killed at its limit gets what was measured in it: its samples and
+// the usage at its start and end — not the killed step's last sample,
+// which the window started from (issue #39: the verifier after a kill
+// recorded 127 MiB, its own samples peaking at 4 MiB).
+func TestProbePeakWindowStartsAtTheStep(t *testing.T) {
+	const mib = 1 << 20
+	var w peakWindow
+	w.sample(60 * mib)
+	if peak, _ := w.take(60*mib, 60*mib, 60*mib); peak != 60*mib {
+		t.Fatalf("setup: %d", peak)
+	}
+	// The install: sampled at 100 MiB, then killed at 127 MiB between
+	// two samples; the usage falls with the kill.
+	w.sample(100 * mib)
+	if peak, _ := w.take(127*mib, 127*mib, 3*mib); peak != 127*mib {
+		t.Errorf("install: %d MiB, want the mark, 127", peak/mib)
+	}
+	// The verifier opens with no sample since the kill, samples 4 MiB.
+	w.take(127*mib, 127*mib, 3*mib)
+	w.sample(4 * mib)
+	if peak, _ := w.take(127*mib, 127*mib, 2*mib); peak != 4*mib {
+		t.Errorf("verifier: %d MiB, want its own 4 (the mark is the install's)", peak/mib)
 	}
 }

@@ -99,6 +99,60 @@ name = "agent"
   workload = { style = "build", duration_ms = 300, base_mb = 4, children = 3, child_mb = 45, child_len_ms = 900, on_child_killed = "retry", writes = ["target"] }
 `
 
+// KilledThenVerify is a task whose install step allocates 200 MiB under a
+// 128 MiB limit and is OOM-killed at it, then a verifier of a few MiB:
+// the verifier's need is its own, not the killed step's (issue #39).
+const KilledThenVerify = `
+[task]
+name = "test/killed-then-verify"
+[environment]
+image = "builtin"
+memory = "128M"
+cpus = 1
+[agent]
+timeout_sec = 60
+[verifier]
+timeout_sec = 30
+show = "pytest"
+workload = { style = "pytest", duration_ms = 600, base_mb = 4 }
+[[agents]]
+name = "greedy"
+  [[agents.steps]]
+  name = "install"
+  show = "pip install pandas"
+  workload = { style = "pip", packages = ["pandas"], duration_ms = 1500, base_mb = 200 }
+`
+
+// VerifierNeedMiB bounds KilledThenVerify's verifier's need: its 4 MiB,
+// the probe's or driver's own and the runtime's, far under the 127 MiB
+// the killed step reached.
+const VerifierNeedMiB = 24
+
+// CheckVerifierNeed checks a KilledThenVerify trial: its install
+// OOM-killed, its verifier's need under VerifierNeedMiB.
+func CheckVerifierNeed(t testing.TB, r model.TrialResult) {
+	t.Helper()
+	var install, verify *model.StepResult
+	for i := range r.Steps {
+		switch s := &r.Steps[i]; {
+		case s.Name == "install":
+			install = s
+		case s.Phase == model.PhaseVerifier:
+			verify = s
+		}
+	}
+	if install == nil || verify == nil || install.OOMKills == 0 {
+		t.Fatalf("trial %s (%s): want install OOM-killed and a verifier, got %+v", r.ID, r.Outcome, r.Steps)
+	}
+	t.Logf("%s: install kernel peak %s; verifier sampled %s, kernel peak %s, without cache %s, need %s", r.ID,
+		model.FormatBytes(install.KernelPeakBytes), model.FormatBytes(verify.PeakWorkingSetBytes), model.FormatBytes(verify.KernelPeakBytes),
+		model.FormatBytes(verify.KernelPeakNoCacheBytes), model.FormatBytes(model.StepPeakBytes(*verify)))
+	if need := model.StepPeakBytes(*verify); need > VerifierNeedMiB*model.MiB {
+		t.Errorf("%s: verifier need %s (kernel peak %s): the killed step's %s carried over", r.ID, model.FormatBytes(need),
+			model.FormatBytes(verify.KernelPeakBytes), model.FormatBytes(install.KernelPeakBytes))
+	}
+}
+
 // GradedAfterTimeout is a task whose agent writes its answer and then
 // works on past its 3 s time limit: graded as Harbor and terminal-bench
 // grade it, the verifier judges the answer and the trial passes, after a

@@ -83,6 +83,10 @@ type Backend struct {
 
 	mu        sync.Mutex
 	sandboxes map[string]*sandbox // by container id
+	// parts are the trials' other containers (sidecars, the network
+	// helper) by container id: a kill of one someone else sent is its
+	// trial's (stopWitness.partStopped), not that container's own.
+	parts     map[string]trialPart
 	sampler   *sampler
 	procs     *sampler // the process watch's tick (procs.go)
 	lastEvent time.Time
@@ -154,7 +158,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	if _, err := cli.Ping(ctx); err != nil {
 		return nil, fmt.Errorf("docker engine not reachable: %w (is the daemon running? try `headroom doctor`)", err)
 	}
-	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, stopped: make(chan struct{}), brokeNotify: make(chan struct{})}
+	b := &Backend{cli: cli, opts: opts, sandboxes: map[string]*sandbox{}, parts: map[string]trialPart{}, stopped: make(chan struct{}), brokeNotify: make(chan struct{})}
 	if opts.NoFileMemo != "" {
 		if _, err := os.Stat(opts.NoFileMemo); err == nil {
 			b.noFileLow.Store(true)
@@ -168,6 +172,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	b.procs = newSampler(procEvery, (*sandbox).procTick, evCtx.Done())
 	ready := make(chan struct{})
 	go b.watchEvents(evCtx, ready)
+	go b.watchDisconnects(evCtx)
 	<-ready
 	if opts.KernelLog == "" {
 		opts.KernelLog = "/dev/kmsg"
@@ -241,7 +246,12 @@ func (b *Backend) dispatch(m events.Message) {
 		b.lastEvent = at
 	}
 	sb := b.sandboxes[m.Actor.ID]
+	part, isPart := b.parts[m.Actor.ID]
 	b.mu.Unlock()
+	if isPart && m.Action == events.ActionKill && m.Actor.Attributes["signal"] != "1" && m.Actor.Attributes["signal"] != "SIGHUP" {
+		// SIGHUP is headroom's own word to the network helper (reshape).
+		part.of.partStopped(at, fmt.Sprintf("a kill (%s) of %s", signalName(m.Actor.Attributes["signal"]), part.what))
+	}
 	if sb == nil {
 		return
 	}
@@ -433,6 +443,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()
+	if side != nil {
+		for _, one := range side.list {
+			b.watchPart(sb, one.id, "its sidecar `"+one.spec.Name+"`")
+		}
+	}
 	// Until it has started, the container is made again by a retry (the
 	// open-files limit refused, the engine restarting) under the same
 	// name: removed on failure even under --keep (it never ran, and a
@@ -483,6 +498,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}
+		if kit.helper != "" {
+			b.watchPart(sb, kit.helper, "its network helper (the container shaping its network)")
+		}
 	}
 	if task.ForeignHarness() {
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
@@ -518,7 +536,66 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 func (b *Backend) forget(id string) {
 	b.mu.Lock()
 	delete(b.sandboxes, id)
+	for pid, p := range b.parts {
+		if p.trial == id {
+			delete(b.parts, pid)
+		}
+	}
 	b.mu.Unlock()
+}
+
+// trialPart is a container of a trial's other than its own: what the
+// record calls it, and its trial's witness.
+type trialPart struct {
+	trial string // the trial's container id
+	what  string
+	of    *stopWitness
+}
+
+// watchPart makes a kill of container id someone else sends the trial
+// sb's (what names the container in the record).
+func (b *Backend) watchPart(sb *sandbox, id, what string) {
+	b.mu.Lock()
+	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops}
+	b.mu.Unlock()
+}
+
+// watchDisconnects follows the engine's network disconnects, which carry
+// the network's attributes, not the container's labels (so the label
+// filter of watchEvents would drop them): a trial's container taken off
+// a network by someone else (docker network disconnect) is the trial's
+// stop (stopWitness.eventDisconnect). Resubscribed as watchEvents is.
+func (b *Backend) watchDisconnects(ctx context.Context) {
+	f := filters.NewArgs(filters.Arg("type", string(events.NetworkEventType)), filters.Arg("event", string(events.ActionDisconnect)))
+	since := time.Now()
+	for {
+		msgs, errs := b.cli.Events(ctx, events.ListOptions{Filters: f, Since: strconv.FormatInt(since.Unix(), 10)})
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-msgs:
+				at := time.Unix(0, m.TimeNano)
+				since = at
+				b.mu.Lock()
+				sb := b.sandboxes[m.Actor.Attributes["container"]]
+				b.mu.Unlock()
+				// The engine also disconnects a container that stopped (its
+				// own exit, a kill: their own events say those).
+				if sb != nil && sb.running(ctx) {
+					sb.stops.eventDisconnect(at, m.Actor.Attributes["name"])
+				}
+			case <-errs:
+				break loop
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // IsGone says whether err means the container no longer exists.

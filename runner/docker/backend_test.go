@@ -24,6 +24,7 @@ func bothStepRunners(t *testing.T, test func(t *testing.T, b *Backend, want stri
 }
 
 func TestOOMKillAtHardLimitNamesTheStep(t *testing.T) {
+	needEngine(t)
 	bothStepRunners(t, testOOMKillAtHardLimitNamesTheStep)
 }
 
@@ -79,6 +80,7 @@ func testOOMKillAtHardLimitNamesTheStep(t *testing.T, b *Backend, runs string) {
 }
 
 func TestChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T) {
+	needEngine(t)
 	bothStepRunners(t, testChildKillWithPassingVerifierIsPassedAfterOOM)
 }
 
@@ -101,6 +103,7 @@ func testChildKillWithPassingVerifierIsPassedAfterOOM(t *testing.T, b *Backend, 
 }
 
 func TestPolicyReadBackFromInspect(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	task.Resources.CPUs = 0.5
@@ -144,6 +147,7 @@ func TestPolicyReadBackFromInspect(t *testing.T) {
 }
 
 func TestShortSpikeAppearsInPeak(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	// One 200 ms spike of 80 MiB on a 10 MiB base.
 	task := parseTask(t, `
@@ -175,6 +179,7 @@ name = "agent"
 }
 
 func TestCancelRemovesEveryContainer(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, `
 [task]
@@ -226,6 +231,7 @@ name = "agent"
 // Where the cgroup files cannot be read (a remote engine), memory comes
 // from the engine's stats stream, and the record says so.
 func TestStatsStreamFallback(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{ForceStats: true})
 	task := parseTask(t, enginetest.HeavyInstall)
 	task.Agents[0].Steps[1].Argv = task.Agents[0].Steps[0].Argv // keep it small: no kill
@@ -240,6 +246,7 @@ func TestStatsStreamFallback(t *testing.T) {
 }
 
 func TestKeepLeavesTheContainerLabelled(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{Keep: true})
 	task := parseTask(t, enginetest.HeavyInstall)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{model.Uncapped}, 1, context.Background(), nil)
@@ -255,6 +262,7 @@ func TestKeepLeavesTheContainerLabelled(t *testing.T) {
 }
 
 func TestContainersRunLockedDown(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "locked", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}

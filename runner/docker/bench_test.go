@@ -58,6 +58,7 @@ func BenchmarkHeadroomTrial(b *testing.B)          { benchTrials(b, Options{}) }
 func BenchmarkHeadroomTrialExecSteps(b *testing.B) { benchTrials(b, Options{ExecSteps: true}) }
 
 func benchTrials(b *testing.B, opts Options) {
+	needEngine(b)
 	for e := range benchSweep(b, parseTask(b, trivialTask), opts) {
 		if te, ok := e.(event.TrialEnded); ok && te.Result.Outcome != model.Passed {
 			b.Fatalf("%s: %s", te.Result.Outcome, te.Result.Reason)
@@ -66,6 +67,7 @@ func benchTrials(b *testing.B, opts Options) {
 }
 
 func BenchmarkDockerRunCLI(b *testing.B) {
+	needEngine(b)
 	if _, err := exec.LookPath("docker"); err != nil {
 		b.Skip("no docker CLI")
 	}
@@ -81,6 +83,7 @@ func BenchmarkDockerRunCLI(b *testing.B) {
 }
 
 func BenchmarkSDKRun(b *testing.B) {
+	needEngine(b)
 	task := parseTask(b, trivialTask)
 	argv := task.Agents[0].Steps[0].Argv
 	ctx := context.Background()
@@ -113,6 +116,7 @@ func BenchmarkExecStep(b *testing.B)   { benchStep(b, Options{ExecSteps: true}) 
 func BenchmarkDriverStep(b *testing.B) { benchStep(b, Options{}) }
 
 func benchStep(b *testing.B, opts Options) {
+	needEngine(b)
 	task := parseTask(b, trivialTask)
 	be := newBackend(b, opts)
 	tr := model.Trial{ID: "bench-exec", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
@@ -139,6 +143,7 @@ func benchStep(b *testing.B, opts Options) {
 // from the kill's own timestamp (the kernel log record's, or the engine's
 // oom event's, whichever source told first) to the OOMKill event.
 func BenchmarkOOMLatency(b *testing.B) {
+	needEngine(b)
 	task := parseTask(b, `
 [task]
 name = "bench/oom"

@@ -89,6 +89,7 @@ func nothingLeft(t *testing.T, task string) {
 // the ratio limits only the task's container, the sidecar's memory is
 // recorded, and nothing is left behind.
 func TestComposeSidecarReachedByName(t *testing.T) {
+	needEngine(t)
 	task := loadComposeTask(t, taskfile.AgentNop, nil)
 	if len(task.Sidecars) != 1 || task.Sidecars[0].Name != "echo" {
 		t.Fatalf("sidecars %+v", task.Sidecars)
@@ -139,6 +140,7 @@ func TestComposeSidecarReachedByName(t *testing.T) {
 
 // Cancelling the sweep mid-trial removes the sidecar and the network too.
 func TestComposeCancelLeavesNothing(t *testing.T) {
+	needEngine(t)
 	task := loadComposeTask(t, taskfile.AgentOracle, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -156,6 +158,7 @@ func TestComposeCancelLeavesNothing(t *testing.T) {
 // Cancelling while the trial waits for its sidecar's health removes
 // what was made so far.
 func TestComposeCancelWhileWaitingForHealth(t *testing.T) {
+	needEngine(t)
 	task := loadComposeTask(t, taskfile.AgentNop, func(dir string) {
 		p := filepath.Join(dir, "environment", "docker-compose.yaml")
 		b, err := os.ReadFile(p)
@@ -192,6 +195,7 @@ func TestComposeCancelWhileWaitingForHealth(t *testing.T) {
 // A sidecar that never becomes healthy fails the trial's start, saying
 // which and why, and leaves nothing.
 func TestComposeUnhealthySidecar(t *testing.T) {
+	needEngine(t)
 	task := loadComposeTask(t, taskfile.AgentNop, func(dir string) {
 		p := filepath.Join(dir, "environment", "docker-compose.yaml")
 		b, err := os.ReadFile(p)
@@ -214,6 +218,7 @@ func TestComposeUnhealthySidecar(t *testing.T) {
 // The reaper's part for compose environments: a network or volume whose
 // headroom is gone is removed; one a live headroom owns is left.
 func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
+	needEngine(t)
 	ctx := context.Background()
 	mk := func(name, owner string) string {
 		n, err := testCli.NetworkCreate(ctx, name, network.CreateOptions{Labels: map[string]string{
@@ -293,6 +298,7 @@ func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
 // A sidecar image that is neither on the engine nor pullable is named,
 // with what to do.
 func TestSidecarImageMissing(t *testing.T) {
+	needEngine(t)
 	task := model.Task{Name: "test/missing-sidecar", Sidecars: []model.Sidecar{{Name: "db", Image: "headroom-test-absent.invalid/db:never"}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -31,6 +31,7 @@ name = "agent"
 // At 1x the CFS quota holds the step back, and its record says so; with
 // no CPU limit there are no enforcement periods and nothing is throttled.
 func TestCPUBoundStepRecordsThrottling(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	results, _ := sweep(t, b, []model.Task{parseTask(t, cpuBound)}, []model.Ratio{{K: 1}, model.Uncapped}, 1, context.Background(), nil)
 	for _, r := range results {
@@ -72,6 +73,7 @@ func TestCPUBoundStepRecordsThrottling(t *testing.T) {
 // engine is shared), so 3x runs three repeats and one must pass; every
 // 1x trial must fail.
 func TestDeadlineTaskFailsForCPUAt1x(t *testing.T) {
+	needEngine(t)
 	cat, err := taskfile.Builtin()
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,7 @@ func TestDriverSplitsTheEndMarkerOffBothStreams(t *testing.T) {
 // When the container dies under a step, the step ends as an exec'd one
 // would (killed, 137) and a later step is an error, not a hang.
 func TestDriverEndsWithItsContainer(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "driver-dies", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}

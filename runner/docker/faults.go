@@ -32,6 +32,50 @@ type stopWitness struct {
 	// their total, and the start of one still on.
 	pausedFor time.Duration
 	pausedAt  time.Time
+	// part is the first of the trial's other parts someone else stopped
+	// before headroom's own stop (a sidecar or the network helper killed,
+	// a network disconnected), and when: the trial is not the ratio's
+	// evidence either (Final.KilledBy names it).
+	part   string
+	partAt time.Time
+	// detached are the networks headroom took the container off (a
+	// network policy's change) until it connects it again: the engine
+	// reports a disconnect more than once.
+	detached map[string]bool
+}
+
+// partStopped records someone else stopping a part of the trial (what
+// says which and how) at at; after headroom's own stop, it is headroom's.
+func (w *stopWitness) partStopped(at time.Time, what string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.part != "" || (!w.oursAt.IsZero() && !at.Before(w.oursAt)) {
+		return
+	}
+	w.part, w.partAt = what, at
+}
+
+// disconnecting says headroom is about to take the container off
+// network (on), or has connected it again (off).
+func (w *stopWitness) disconnecting(network string, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.detached == nil {
+		w.detached = map[string]bool{}
+	}
+	w.detached[network] = on
+}
+
+// eventDisconnect records the container taken off network: headroom's
+// own (disconnecting), or someone else's.
+func (w *stopWitness) eventDisconnect(at time.Time, network string) {
+	w.mu.Lock()
+	ours := w.detached[network]
+	w.mu.Unlock()
+	if ours {
+		return
+	}
+	w.partStopped(at, "a disconnect (docker network disconnect) of its network `"+network+"`")
 }
 
 // paused records a pause (on) or unpause event.
@@ -106,6 +150,11 @@ const shutdownWait = 20 * time.Second
 func (b *Backend) shutdownKill(ctx context.Context, w *stopWitness) bool {
 	w.mu.Lock()
 	at, sig := w.extAt, w.external
+	if sig == "" {
+		// A part of the trial: a kill of one is decided at once (the
+		// engine's shutdown stops the trial's own container too).
+		at, sig = w.partAt, "SIGKILL"
+	}
 	w.mu.Unlock()
 	deadline := time.NewTimer(shutdownWait)
 	defer deadline.Stop()
@@ -156,6 +205,9 @@ func (w *stopWitness) awaitDestroy(ctx context.Context, d time.Duration) {
 func (w *stopWitness) outside() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.external == "" {
+		return w.part
+	}
 	return w.external
 }
 
@@ -213,4 +265,13 @@ func (b *Backend) retryEngine(ctx context.Context, call func() error) error {
 		}
 	}
 	return err
+}
+
+// running says whether the engine has the sandbox's container running
+// (false when it does not answer).
+func (s *sandbox) running(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := s.b.cli.ContainerInspect(ctx, s.id)
+	return err == nil && info.State != nil && info.State.Running
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 )
@@ -43,12 +44,7 @@ func headroomBinary(t *testing.T) string {
 			headroomErr = err
 			return
 		}
-		headroomBin = filepath.Join(dir, "headroom")
-		build := exec.Command("go", "build", "-o", filepath.Dir(headroomBin)+"/", "github.com/headroom-eval/headroom", "github.com/headroom-eval/headroom/cmd/hr-workload") // the console and, beside it, the in-container program
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			headroomErr = fmt.Errorf("build headroom: %v\n%s", err, out)
-		}
+		headroomBin, headroomErr = enginetest.BuildHeadroom(dir)
 	})
 	if headroomErr != nil {
 		t.Fatal(headroomErr)

@@ -193,6 +193,7 @@ name = "agent"
 func noEnv(s string) string { return fmt.Sprintf(s, "") }
 
 func TestFaults(t *testing.T) {
+	needEngine(t)
 	t.Cleanup(printFaultTable)
 	// The headroom binary the CLI rows build, once for the suite.
 	t.Cleanup(func() {
@@ -279,6 +280,51 @@ func TestFaults(t *testing.T) {
 				t.Errorf("%s: the reason names no signal: %s", r.ID, r.Reason)
 			}
 		}
+	})
+
+	// A part of the trial stopped by someone else (#40.11): its sidecar
+	// killed, its network helper killed, its network disconnected. Each
+	// is the trial's kill from outside, as its own container's is.
+	partTask := func(name string) string {
+		return strings.Replace(noEnv(faultTask(name, "64M", 60, `{ duration_ms = 8000, base_mb = 4 }`)), "[agent]", "[[services]]\nname = \"peer\"\nimage = \"builtin\"\n[agent]", 1)
+	}
+	// part finds the trial's container labelled label (a sidecar, a
+	// helper) of task.
+	part := func(task, label string) string {
+		list, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task), filters.Arg("label", label))})
+		if err != nil || len(list) != 1 {
+			t.Errorf("%d containers labelled %s of %s: %v", len(list), label, task, err)
+			return ""
+		}
+		return list[0].ID
+	}
+	t.Run("killed-outside-sidecar", func(t *testing.T) {
+		name := fmt.Sprintf("faults/sidecar-%d", os.Getpid())
+		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, partTask("sidecar"), []model.Ratio{{K: 1}}, 1, onFirstStep(func(int, string) {
+			testCli.ContainerKill(context.Background(), part(name, LabelService+"=peer"), "KILL")
+		}))
+		wantCause(t, res, model.CauseKilledOutside)
+	})
+	t.Run("killed-outside-network-helper", func(t *testing.T) {
+		name := fmt.Sprintf("faults/helper-%d", os.Getpid())
+		res := injectFault(t, model.CauseKilledOutside, Options{HelperImage: testImage}, testCli, partTask("helper"), []model.Ratio{column(t, "1x latency=20ms")}, 1, onFirstStep(func(int, string) {
+			testCli.ContainerKill(context.Background(), part(name, LabelHelper+"=netshape"), "KILL")
+		}))
+		wantCause(t, res, model.CauseKilledOutside)
+	})
+	t.Run("killed-outside-network-disconnect", func(t *testing.T) {
+		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, partTask("disconnect"), []model.Ratio{{K: 1}}, 1, onFirstStep(func(_ int, id string) {
+			info, err := testCli.ContainerInspect(context.Background(), id)
+			if err != nil || info.NetworkSettings == nil {
+				t.Errorf("inspect the trial: %v", err)
+				return
+			}
+			for net := range info.NetworkSettings.Networks {
+				testCli.NetworkDisconnect(context.Background(), net, id, true)
+			}
+		}))
+		wantCause(t, res, model.CauseKilledOutside)
 	})
 
 	t.Run("limit-changed", func(t *testing.T) {

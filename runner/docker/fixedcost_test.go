@@ -40,34 +40,62 @@ func trivialHarbor(t *testing.T) model.Task {
 }
 
 // copies counts the engine's archive events (a copy into or out of a
-// container) for this test process's containers while run runs.
-func copies(t *testing.T, run func()) int {
+// container) for this test process's containers while run runs. The
+// engine delivers a container's events in order, ending with its destroy:
+// once the stream has brought the destroy of every trial container run
+// started (its events' TrialStarted), every copy is counted.
+func copies(t *testing.T, run func() []event.Event) int {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	msgs, errs := testCli.Events(ctx, events.ListOptions{Since: time.Now().Add(-time.Second).Format(time.RFC3339Nano),
 		Filters: filters.NewArgs(filters.Arg("type", "container"), filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
 	var mu sync.Mutex
 	n := 0
+	gone := map[string]bool{}
+	destroyed := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
 			select {
 			case m := <-msgs:
-				if m.Action == "extract-to-dir" || m.Action == "archive-path" {
-					mu.Lock()
+				mu.Lock()
+				switch m.Action {
+				case events.ActionExtractToDir, events.ActionArchivePath:
 					n++
-					mu.Unlock()
+				case events.ActionDestroy:
+					gone[m.Actor.ID] = true
+					select {
+					case destroyed <- struct{}{}:
+					default:
+					}
 				}
+				mu.Unlock()
 			case <-errs:
 				return
 			}
 		}
 	}()
-	run()
-	// The events of the trial's container end with its destroy, which
-	// sweep waited for; a moment more for the stream to deliver them.
-	time.Sleep(500 * time.Millisecond)
+	var started []string
+	for _, e := range run() {
+		if s, ok := e.(event.TrialStarted); ok {
+			started = append(started, s.ContainerID)
+		}
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		mu.Lock()
+		waiting := slices.ContainsFunc(started, func(id string) bool { return !gone[id] })
+		mu.Unlock()
+		if !waiting {
+			break
+		}
+		select {
+		case <-destroyed:
+		case <-deadline:
+			t.Fatalf("the engine's events never brought the destroy of every trial container (%d started)", len(started))
+		}
+	}
 	cancel()
 	<-done
 	mu.Lock()
@@ -80,6 +108,7 @@ func copies(t *testing.T, run func()) int {
 // 0.2-0.65 s each on this host against a few ms): none of the engine's
 // archive events. With every step an exec the engine copies, as before.
 func TestTaskFilesGoThroughTheDriver(t *testing.T) {
+	needEngine(t)
 	task := trivialHarbor(t)
 	for _, c := range []struct {
 		name   string
@@ -92,8 +121,10 @@ func TestTaskFilesGoThroughTheDriver(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			b := newBackend(t, c.opts)
 			var results []model.TrialResult
-			n := copies(t, func() {
-				results, _ = sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+			n := copies(t, func() []event.Event {
+				var evs []event.Event
+				results, evs = sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+				return evs
 			})
 			if len(results) != 1 || results[0].Outcome != model.Passed || results[0].Reward == nil || *results[0].Reward != 1 {
 				t.Fatalf("trial: %+v", results)
@@ -113,6 +144,7 @@ func TestTaskFilesGoThroughTheDriver(t *testing.T) {
 // the engine's own limit, without the refused create, start and remove
 // every command paid before its first trial (0.5-2 s here).
 func TestOpenFilesRefusalIsRemembered(t *testing.T) {
+	needEngine(t)
 	task := trivialHarbor(t)
 	memo := filepath.Join(t.TempDir(), "nofile-refused")
 	results, _ := sweep(t, newBackend(t, Options{DriverBinary: testBinary, NoFileMemo: memo}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
@@ -138,6 +170,7 @@ func TestOpenFilesRefusalIsRemembered(t *testing.T) {
 // the teardown on the critical path; the container the next one starts
 // beside is dead, each trial ends once, and nothing is left (TestMain).
 func TestNextTrialStartsBesideTheRemoval(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, `
 [task]
@@ -221,6 +254,7 @@ name = "agent"
 // finished handling the exit; Remove then waits for the engine and
 // removes it, and a kill of its own is not someone else's.
 func TestStopReturnsOnceTheContainerIsDead(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "stop", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}

@@ -42,6 +42,7 @@ func gradedTask(t *testing.T, name, memory, agentTimeout, solve string) model.Ta
 // is graded, as Harbor and terminal-bench grade it: the verifier runs and
 // its reward stands, and what happened is named beside the pass.
 func TestAnAgentsFinishedWorkIsGradedWhateverEndedIt(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	cases := []struct {
 		name, memory, timeout, solve string
@@ -76,6 +77,7 @@ func TestAnAgentsFinishedWorkIsGradedWhateverEndedIt(t *testing.T) {
 // The built-in workload's agent writes its answer, then works on past its
 // time limit: its step is stopped alone and the verifier passes it.
 func TestBuiltinAgentGradedAfterTimeout(t *testing.T) {
+	needEngine(t)
 	task := parseTask(t, enginetest.GradedAfterTimeout)
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	r := results[0]

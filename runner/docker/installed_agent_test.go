@@ -51,6 +51,7 @@ name = "placeholder"
 // kill names the child's command line, not the script, and the stored
 // tree holds both with their RSS; uncapped the same agent passes.
 func TestInstalledAgentChildKillIsNamed(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	if ok, err := imageExists(context.Background(), testCli, DebianCacheImage); err != nil || !ok {
 		t.Fatalf("%s is missing: make real-images", DebianCacheImage)
@@ -126,6 +127,7 @@ func TestInstalledAgentChildKillIsNamed(t *testing.T) {
 // Hundreds of short children stay bounded: at most MaxActivities recorded,
 // the rest counted, and the record stays small.
 func TestForkHeavyAgentStaysBounded(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := installedAgentTask(t, "fork-heavy", "256M")
 	var before, after runtime.MemStats

@@ -101,6 +101,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*wa
 // to an echo server on the trial's own network is the latency set, ±10%;
 // without the knob it is a fraction of a millisecond.
 func TestLatencyKnobMeasuredInContainer(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	task := probeTask(t, "rtt", "rtt", "--n", "15", "peer:7007")
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{{K: 1}, column(t, "1x latency=200ms")}, 1, context.Background(), nil)
@@ -129,6 +130,7 @@ func TestLatencyKnobMeasuredInContainer(t *testing.T) {
 // The bandwidth knob, measured inside the container: a download from the
 // server beside the trial comes at the rate set, ±10%.
 func TestBandwidthKnobMeasuredInContainer(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	task := probeTask(t, "fetch", "fetch", "http://peer:8080/blob?bytes=3000000")
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x bandwidth=8mbit"), {K: 1}}, 1, context.Background(), nil)
@@ -147,6 +149,7 @@ func TestBandwidthKnobMeasuredInContainer(t *testing.T) {
 // The disk knob, measured inside the container: direct, synced writes (as
 // dd oflag=direct,dsync makes) come at the rate set, ±10%.
 func TestDiskKnobMeasuredInContainer(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	if b.opts.Disk.Device == "" {
 		t.Fatalf("no disk to throttle on this engine: %s", b.opts.Disk.Why)
@@ -173,6 +176,7 @@ func TestDiskKnobMeasuredInContainer(t *testing.T) {
 // in its own container; the neighbours' own use is recorded, and the
 // trial's noise record counts them.
 func TestNeighboursKnobRaisesCPUWait(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	task := parseTask(t, `
 [task]
@@ -250,6 +254,7 @@ name = "agent"
 // A task with no network has nothing to shape: its network column runs
 // unshaped, starts no helper, and says so.
 func TestNoNetworkTaskSaysNothingToShape(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	task := parseTask(t, `
 [task]
@@ -276,6 +281,7 @@ name = "agent"
 // A cancelled sweep leaves nothing of its knobs: no helper, neighbour or
 // volume.
 func TestKnobsLeaveNothingOnCancel(t *testing.T) {
+	needEngine(t)
 	b := knobBackend(t)
 	task := probeTask(t, "slow", "rtt", "--n", "1000", "peer:7007")
 	cols := []model.Ratio{column(t, "1x latency=100ms disk-iops=100 neighbours=2:cpu@50%")}
@@ -322,6 +328,7 @@ func ownedByTest(t *testing.T, role string) int {
 // An engine that cannot throttle a disk refuses the disk knob, saying
 // why, rather than running it unthrottled.
 func TestDiskKnobRefusedWithoutADisk(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{HelperImage: testImage, Disk: DiskTarget{Why: "the engine is not on this host"}})
 	task := probeTask(t, "nodisk", "directio", "/work/build")
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x disk-iops=50")}, 1, context.Background(), nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +17,19 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 )
 
-// The tests in this package run real containers on the real engine.
+// Most tests in this package run real containers on the real engine; the
+// rest (parsers, the driver's protocol, flags, uploads) need none. An
+// engine test starts with needEngine, which connects and builds the
+// workload image once, on the first test that asks: without an engine
+// (or with -short) the engine tests skip saying why and the others run.
 var (
 	testCli   *client.Client
 	testImage string
+
+	engineOnce sync.Once
+	engineErr  error // no engine answered
+	setupErr   error // it answered, and the workload image could not be made
+	setupDir   string
 )
 
 func TestMain(m *testing.M) {
@@ -27,6 +37,38 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	code := m.Run()
+	if setupDir != "" {
+		os.RemoveAll(setupDir)
+	}
+	if testCli == nil {
+		return code
+	}
+	// Nothing may be left behind by any test.
+	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
+	if err == nil && len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "%d container(s) left behind\n", len(left))
+		return 1
+	}
+	return code
+}
+
+// needEngine skips t when no Docker engine answers (fails it in CI) or
+// under -short; otherwise it connects and makes the workload image of
+// this tree, once for the whole run.
+func needEngine(t testing.TB) {
+	t.Helper()
+	enginetest.Need(t, "Docker engine", func() error {
+		engineOnce.Do(setUpEngine)
+		return engineErr
+	})
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+}
+
+func setUpEngine() {
 	cli, err := Connect()
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -34,33 +76,14 @@ func runMain(m *testing.M) int {
 		cancel()
 	}
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			fmt.Fprintf(os.Stderr, "docker engine required in CI: %v\n", err)
-			return 1
-		}
-		fmt.Fprintf(os.Stderr, "skipping docker tests: no engine (%v)\n", err)
-		return 0
+		engineErr = err
+		return
 	}
 	testCli = cli
-	dir, err := os.MkdirTemp("", "headroom-test")
-	if err != nil {
-		panic(err)
+	if setupDir, setupErr = os.MkdirTemp("", "headroom-test"); setupErr != nil {
+		return
 	}
-	defer os.RemoveAll(dir)
-	testImage, testBinary, err = enginetest.WorkloadImage(context.Background(), &Platform{cli: cli}, dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	// Nothing may be left behind by any test.
-	left, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
-	if err == nil && len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "%d container(s) left behind\n", len(left))
-		return 1
-	}
-	return code
+	testImage, testBinary, setupErr = enginetest.WorkloadImage(context.Background(), &Platform{cli: cli}, setupDir)
 }
 
 // testExperimentPrefix labels this test process's containers (and names

@@ -19,6 +19,7 @@ import (
 // step at the limit (46.6%) with 6,652 major faults recorded as a plain
 // agent timeout, because the rule wanted 50%.
 func TestThrashUnderHalfTheStepIsAStall(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, `
 [task]
@@ -82,6 +83,7 @@ name = "agent"
 // host recorded as outside pressure (P) with the step's kernel peak at
 // exactly the limit.
 func TestOwnLimitKillWithTheSamplerStarvedIsOwnLimit(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	var mu sync.Mutex

@@ -20,6 +20,7 @@ import (
 // passes with both steps' rewards; nop fails the first step, whose
 // min_reward stops the trial before the second. Nothing is left behind.
 func TestMultiStepOraclePassesNopStopsEarly(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTBAgents(t, "multi-step")
 	if len(task.Phases) != 2 {
@@ -77,6 +78,7 @@ func TestMultiStepOraclePassesNopStopsEarly(t *testing.T) {
 // the next step, as Harbor's multi-step trial does (before, the timeout
 // ended the whole trial: the container was killed with the step).
 func TestMultiStepAgentTimeoutVerifiesAndGoesOn(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTBAgents(t, "multi-step")
 	oracle, _ := task.Agent(taskfile.AgentOracle)

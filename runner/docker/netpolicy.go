@@ -46,6 +46,7 @@ func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 			}
 		}
 		for name := range nets {
+			s.stops.disconnecting(name, true)
 			if err := s.b.cli.NetworkDisconnect(ctx, name, s.id, true); err != nil {
 				return fmt.Errorf("no-network: disconnecting from %s: %w", name, err)
 			}
@@ -57,6 +58,7 @@ func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 		if err := s.b.cli.NetworkConnect(ctx, name, s.id, ep); err != nil {
 			return fmt.Errorf("%s: connecting to %s again: %w", p.Mode, name, err)
 		}
+		s.stops.disconnecting(name, false)
 	}
 	s.detached = nil
 	switch {

@@ -18,6 +18,7 @@ import (
 // step and trial, and the need (what calibrate, what-if and Resources per
 // cell read) follows it.
 func TestKernelPeakWithoutCache(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := parseTask(t, `
 [task]

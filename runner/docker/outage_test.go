@@ -35,6 +35,7 @@ func proxiedClient(t *testing.T) (*enginetest.Cutter, *client.Client) {
 }
 
 func TestEngineVanishingMidTrialIsAnInfraError(t *testing.T) {
+	needEngine(t)
 	proxy, cli := proxiedClient(t)
 	// The engine does not come back: waiting for it is cut short.
 	b, err := New(context.Background(), cli, Options{EngineWait: time.Second})

@@ -89,6 +89,7 @@ func TestImageHealthcheckWaitIsBounded(t *testing.T) {
 // network_mode = "no-network" gives the container no network; the same
 // task under Harbor's default (public) has one.
 func TestParityNoNetwork(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	off := loadParity(t, "parity-no-network", "")
 	on := off
@@ -103,6 +104,7 @@ func TestParityNoNetwork(t *testing.T) {
 // ${VAR:-default} resolves inside the container: the default when the
 // host has no VAR, the host's value (a secret) when it has.
 func TestParityEnvTemplates(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadParity(t, "parity-env", "")
 	r := runOne(t, map[string]string{"HR_PARITY_KEY": "parity-key-from-the-host"}, task)
@@ -117,6 +119,7 @@ func TestParityEnvTemplates(t *testing.T) {
 // chroot and mknod work in Harbor's container and not in the hardened
 // one; the audit of the hardened task names the capabilities it lacks.
 func TestParityChrootByProfile(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	harbor := loadParity(t, "parity-chroot", model.ProfileHarbor)
 	hardened := loadParity(t, "parity-chroot", model.ProfileHardened)
@@ -146,6 +149,7 @@ func TestParityChrootByProfile(t *testing.T) {
 // the image's ENTRYPOINT ran), in the task's workdir, as the agent's user;
 // the verifier runs as its own.
 func TestParityHealthcheckWorkdirUsers(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadParity(t, "parity-healthcheck", "")
 	if task.Healthcheck == nil || task.WorkDir != "/work" || task.AgentUser != "nobody" || task.Verifier.User != "root" {
@@ -166,6 +170,7 @@ func TestParityHealthcheckWorkdirUsers(t *testing.T) {
 // A task that needs a GPU is refused, saying why, where the engine has
 // none; it never runs without one.
 func TestParityGPUNeverSilentlyAbsent(t *testing.T) {
+	needEngine(t)
 	if info, err := testCli.Info(context.Background()); err == nil {
 		if _, ok := info.Runtimes["nvidia"]; ok {
 			t.Skip("this engine has a GPU runtime")
@@ -184,6 +189,7 @@ func TestParityGPUNeverSilentlyAbsent(t *testing.T) {
 // Dockerfile; only when it cannot be had is the Dockerfile built, and the
 // progress says so.
 func TestParityPinnedImageBeforeDockerfile(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	l, err := taskfile.LoadTaskDir("testdata/tb/parity-pinned")
 	if err != nil {
@@ -212,6 +218,7 @@ func TestParityPinnedImageBeforeDockerfile(t *testing.T) {
 // An image's own HEALTHCHECK is waited on before the agent starts, as
 // Harbor's `docker compose up --wait` does.
 func TestParityImageHealthcheckWaited(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadParity(t, "parity-image-health", "")
 	r := runOne(t, nil, task)

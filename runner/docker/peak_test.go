@@ -98,6 +98,7 @@ func countSpikes(evs []event.Event, threshold int64) map[string]*spikeCounts {
 // sampled at 5 Hz, every spike (one per 300 ms) is in some sample's peak,
 // where the samples' instants see few. Each trial records the mode it got.
 func TestSamplesCarryTheKernelPeak(t *testing.T) {
+	needEngine(t)
 	const base, spike = 8, 16
 	task := spikeTask(t, base, spike, 300, 3000)
 	b := newBackend(t, Options{SampleEvery: 200 * time.Millisecond})
@@ -128,6 +129,7 @@ func TestSamplesCarryTheKernelPeak(t *testing.T) {
 // 20 Hz, 20 ms spikes every 250 ms for 8 s; per trial the spikes seen by
 // the samples' instants and by the kernel's mark carried by each sample.
 func TestPeakCaptureAtScale(t *testing.T) {
+	needEngine(t)
 	if os.Getenv("HEADROOM_BENCH") == "" {
 		t.Skip("set HEADROOM_BENCH=1 (make bench-scale) to measure")
 	}

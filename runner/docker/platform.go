@@ -22,7 +22,6 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/headroom-eval/headroom/workload/wire"
 	"github.com/shirou/gopsutil/v4/host"
 	"github.com/shirou/gopsutil/v4/mem"
@@ -145,9 +144,9 @@ func (p *Platform) WorkloadImageBuilt(ctx context.Context, exe string) (string, 
 // pull. The workload image is WorkloadImage's.
 func (p *Platform) PrepareImage(ctx context.Context, t model.Task, force bool, progress func(string)) (string, error) {
 	switch t.Image {
-	case taskfile.BuiltinDebian:
+	case model.BuiltinDebian:
 		return EnsureDebianImage(ctx, p.cli, force, progress)
-	case taskfile.BuiltinDebianCache:
+	case model.BuiltinDebianCache:
 		return EnsureDebianCacheImage(ctx, p.cli, force, progress)
 	}
 	return EnsureTaskImage(ctx, p.cli, t, progress)
@@ -158,9 +157,9 @@ func (p *Platform) PrepareImage(ctx context.Context, t model.Task, force bool, p
 func (p *Platform) ImageReady(ctx context.Context, t model.Task) (string, bool) {
 	ref := t.Image
 	switch t.Image {
-	case taskfile.BuiltinDebian:
+	case model.BuiltinDebian:
 		ref = DebianImage
-	case taskfile.BuiltinDebianCache:
+	case model.BuiltinDebianCache:
 		ref = DebianCacheImage
 	}
 	ok, err := imageExists(ctx, p.cli, ref)

@@ -23,7 +23,7 @@ var (
 	debianErr  error
 )
 
-func needDebian(t *testing.T) {
+func needDebian(t testing.TB) {
 	t.Helper()
 	debianOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -76,6 +76,7 @@ func byRatio(results []model.TrialResult) map[string]model.TrialResult {
 // solution's heavy command is OOM-killed (named as the traced command),
 // uncapped it passes by the reward file.
 func TestOracleOfABuiltTaskAtOneXAndUncapped(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTB(t, "oracle-heavy", taskfile.AgentOracle)
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), nil)
@@ -113,6 +114,7 @@ func TestOracleOfABuiltTaskAtOneXAndUncapped(t *testing.T) {
 // The verifier itself OOM-killed: the trial is oom-killed in the
 // verifier's command, not failed.
 func TestVerifierOOMKilled(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTB(t, "verifier-oom", taskfile.AgentOracle)
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}, {Uncapped: true}}, 1, context.Background(), nil)
@@ -138,6 +140,7 @@ func TestVerifierOOMKilled(t *testing.T) {
 // Built images are cached by the context's digest; a base image that
 // cannot be pulled fails with what to do.
 func TestTaskImageCacheAndUnreachableBase(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	l, err := taskfile.LoadTaskDir("testdata/tb/oracle-heavy")
 	if err != nil {
@@ -176,6 +179,7 @@ func TestTaskImageCacheAndUnreachableBase(t *testing.T) {
 // scikit-learn from the local cache. At 1x (128 MiB) the install is
 // OOM-killed; uncapped the whole trial passes.
 func TestRealInstallWorkload(t *testing.T) {
+	needEngine(t)
 	if testing.Short() {
 		t.Skip("the real install takes about a minute")
 	}
@@ -222,6 +226,7 @@ func TestRealInstallWorkload(t *testing.T) {
 // the next command's trace line. Without bash (sh -x) the statuses but
 // the last are said to be unknown, never 0.
 func TestTracedScriptStatusesInAContainer(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	type step struct{ exit, output string }
 	cases := []struct {
@@ -300,6 +305,7 @@ func TestTracedScriptStatusesInAContainer(t *testing.T) {
 // commands, outputs and statuses (the trace travels in the step's output
 // either way, and a line left open by rev does not hide echo's trace).
 func TestTracedCommandThroughDriverAndExec(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	dir := t.TempDir()
 	dockerfile := "FROM " + testImage + " AS workload\nFROM " + DebianImage + "\nCOPY --from=workload " + wire.Binary + " " + wire.Binary + "\n"

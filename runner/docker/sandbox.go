@@ -156,7 +156,7 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 		}
 	}
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes}:
 	default: // the runner reads promptly; a full buffer still has a newer count coming
 	}
 }

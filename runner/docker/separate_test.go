@@ -36,6 +36,7 @@ func loadSeparate(t *testing.T, dir string, agents ...model.Agent) model.Task {
 // which commits, passes. (Before collect and the separate verifier ran,
 // both passed: the tests ran in the agent's container on its live /app.)
 func TestSeparateVerifierGradesOnlyCollectedWork(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	editOnly := model.Agent{Name: "edit-only", Steps: []model.Step{{Name: "edit", Show: "echo 42 > answer.txt",
 		Argv: []string{"bash", "-c", "cd /app && echo 42 > answer.txt"}}}}
@@ -81,6 +82,7 @@ func TestSeparateVerifierGradesOnlyCollectedWork(t *testing.T) {
 // The container has no network but the verifier asks for one: the agent
 // phase sees only lo, the verifier the bridge (Harbor's phase override).
 func TestParityPhaseNetwork(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadParity(t, "parity-phase-network", "")
 	if task.VerifierNetwork == nil || task.VerifierNetwork.Mode != model.NetworkPublic {
@@ -97,6 +99,7 @@ func TestParityPhaseNetwork(t *testing.T) {
 // host's firewall is never touched: the rules live in the trial's
 // namespace, gone with it).
 func TestParityAllowedHosts(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	allowed, other := bridgeGateway(t), otherHostAddress(t)
 	ln, err := net.Listen("tcp", ":0")

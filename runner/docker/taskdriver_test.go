@@ -39,6 +39,7 @@ name = "agent"
 // mounted read-only, and records the same facts as the engine's exec:
 // output of both streams, environment, exit codes, a kill (137) at 1x.
 func TestTaskImageStepsThroughTheDriver(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := parseTask(t, debianSteps)
 	task.Image = DebianImage
@@ -72,6 +73,7 @@ func TestTaskImageStepsThroughTheDriver(t *testing.T) {
 // Where the driver cannot run (a task with its own idle command, no
 // binary), steps run by exec, and the record says so.
 func TestTaskDriverFallsBackToExec(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, debianSteps)
 	task.Image = DebianImage
@@ -98,6 +100,7 @@ func keys[V any](m map[string]V) []string {
 // A Harbor task directory's container keeps its image's ENTRYPOINT, so
 // the driver is its first process only where the image has none.
 func TestTaskDriverInHarborTasks(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, debianSteps)
 	task.Image, task.Format, task.IdleCommand = DebianImage, model.FormatHarbor, []string{"sh", "-c", "sleep infinity"}
@@ -114,6 +117,7 @@ func TestTaskDriverInHarborTasks(t *testing.T) {
 // channel (its /proc/1/fd, or ptrace it): its steps take the engine's
 // exec, and the record says why.
 func TestTaskDriverRefusedToATaskThatMayPtrace(t *testing.T) {
+	needEngine(t)
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, debianSteps)
 	task.Image = DebianImage

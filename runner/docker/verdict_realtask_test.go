@@ -39,6 +39,7 @@ func byAgent(results []model.TrialResult) map[string]model.TrialResult {
 // the exit code, the untouched environment would pass; judged as
 // terminal-bench judges it, nop fails and the oracle passes.
 func TestSWEBenchStyleVerdictNopFailsOraclePasses(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTBAgents(t, "tb1-swebench")
 	if task.Verdict.String() != "parser:swebench" {
@@ -82,6 +83,7 @@ func TestSWEBenchStyleVerdictNopFailsOraclePasses(t *testing.T) {
 // pytest parser judges the output. (apt-get, curl and uv are stand-ins in
 // the fixture's image: there is no network here.)
 func TestDevEvalStyleSuppliedScripts(t *testing.T) {
+	needEngine(t)
 	needDebian(t)
 	task := loadTBAgents(t, "tb1-deveval")
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)

@@ -29,6 +29,11 @@ type Kill struct {
 	// Usec is the record's own timestamp: microseconds of the kernel's
 	// monotonic clock at the kill.
 	Usec int64
+	// UsageBytes and LimitBytes are the OOM-ing memory cgroup's usage and
+	// limit as the kill's report gave them (its "memory: usage …kB, limit
+	// …kB" line): the kernel's own figure at the kill, 0 when the report
+	// had none.
+	UsageBytes, LimitBytes int64
 }
 
 // At is when the kernel killed, in wall time: the record's monotonic
@@ -53,11 +58,18 @@ var (
 	killedLine = regexp.MustCompile(`Killed process (\d+) \(([^)]*)\).*?anon-rss:(\d+)kB`)
 	// The container id in a memcg path: /docker/<id> or docker-<id>.scope.
 	memcgID = regexp.MustCompile(`([0-9a-f]{64})`)
+	// memory: usage 131072kB, limit 131072kB, failcnt 0 — the OOM-ing
+	// cgroup's, printed before the kill's own lines (v1 and v2 alike).
+	usageLine = regexp.MustCompile(`^memory: usage (\d+)kB, limit (\d+)kB`)
 )
 
 // Parser pairs the two lines of a kill.
 type Parser struct {
 	pending map[int]Kill // by pid, from the oom-kill line
+	// usage and limit are the last report's "memory: usage" line's,
+	// until its oom-kill line takes them (the kernel writes one report
+	// at a time, under its OOM lock).
+	usage, limit int64
 }
 
 // Line takes one kmsg record ("prio,seq,usec,flags;message") and returns a
@@ -67,9 +79,19 @@ func (p *Parser) Line(record string) (Kill, bool) {
 	if !ok {
 		msg, head = record, ""
 	}
+	if m := usageLine.FindStringSubmatch(msg); m != nil {
+		u, uerr := strconv.ParseInt(m[1], 10, 64)
+		l, lerr := strconv.ParseInt(m[2], 10, 64)
+		p.usage, p.limit = 0, 0
+		if uerr == nil && lerr == nil && u < 1<<40 {
+			p.usage, p.limit = u*1024, min(l, 1<<40)*1024
+		}
+		return Kill{}, false
+	}
 	if m := oomKillLine.FindStringSubmatch(msg); m != nil {
 		pid, _ := strconv.Atoi(m[3])
-		k := Kill{Memcg: m[1], Process: m[2], PID: pid}
+		k := Kill{Memcg: m[1], Process: m[2], PID: pid, UsageBytes: p.usage, LimitBytes: p.limit}
+		p.usage, p.limit = 0, 0
 		if f := strings.Split(head, ","); len(f) >= 3 {
 			k.Usec, _ = strconv.ParseInt(f[2], 10, 64)
 		}

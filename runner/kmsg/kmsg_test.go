@@ -10,6 +10,8 @@ const kmsgID = "a3c9dec87f3ae7535512596578119ccfa57ba44063a344d1672a032a128bdf55
 func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 	var p Parser
 	lines := []string{
+		"6,4998,5976949600,-;memory: usage 131072kB, limit 131072kB, failcnt 0",
+		"6,4999,5976949610,-;memory+swap: usage 131072kB, limit 131072kB, failcnt 0",
 		"6,5000,5976949700,-;[  12000] 65534 12000   352683    31404    31360       44         0   376832        0             0 hr-workload",
 		"6,5001,5976949756,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=" + kmsgID + ",mems_allowed=0,oom_memcg=/docker/" + kmsgID + ",task_memcg=/docker/" + kmsgID + ",task=hr-workload,pid=12000,uid=65534",
 		"3,5002,5976949795,-;Memory cgroup out of memory: Killed process 12000 (hr-workload) total-vm:1410732kB, anon-rss:125440kB, file-rss:176kB, shmem-rss:0kB, UID:65534 pgtables:368kB oom_score_adj:0",
@@ -27,6 +29,11 @@ func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 	if k.ContainerID != kmsgID || k.Process != "hr-workload" || k.PID != 12000 || k.RSSBytes != 125440*1024 || k.Usec != 5976949756 {
 		t.Errorf("%+v", k)
 	}
+	// The report's usage is the kernel's own figure at the kill (issue
+	// #39: "killed at 95MiB" was a stale sample, the kill at 128 MiB).
+	if k.UsageBytes != 128<<20 || k.LimitBytes != 128<<20 {
+		t.Errorf("usage %d, limit %d at the kill: want the report's 128 MiB", k.UsageBytes, k.LimitBytes)
+	}
 	// The record's timestamp places the kill in wall time; one from far
 	// away (a parse gone wrong) falls back to now.
 	now := time.Now()
@@ -38,7 +45,7 @@ func TestKmsgParserPairsTheTwoLines(t *testing.T) {
 	}
 	// systemd's layout, and a kill outside any container.
 	p.Line("6,1,1,-;oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/system.slice/docker-" + kmsgID + ".scope,task=python3,pid=7,uid=0")
-	if k, ok := p.Line("3,2,2,-;Memory cgroup out of memory: Killed process 7 (python3) total-vm:1kB, anon-rss:2kB, file-rss:0kB"); !ok || k.ContainerID != kmsgID || k.Process != "python3" {
+	if k, ok := p.Line("3,2,2,-;Memory cgroup out of memory: Killed process 7 (python3) total-vm:1kB, anon-rss:2kB, file-rss:0kB"); !ok || k.ContainerID != kmsgID || k.Process != "python3" || k.UsageBytes != 0 {
 		t.Errorf("systemd layout: %+v %v", k, ok)
 	}
 	p.Line("6,3,3,-;oom-kill:constraint=CONSTRAINT_NONE,task_memcg=/user.slice,task=chrome,pid=9,uid=1000")

@@ -163,6 +163,10 @@ func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 // the start tried again; past the bound the error wraps
 // runner.ErrPlatformGone (the sweep stops, to be resumed).
 func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+	// What the start waits for that is not the task's: said, and kept as
+	// the trial's queue time (QueuedFor; a failed start's WaitedError).
+	w := &startWait{}
+	ctx = withStartWait(ctx, w)
 	n := 1
 	name := keptName(experiment, trial.ID, n)
 	for try := 1; ; try++ {
@@ -172,15 +176,18 @@ func (b *backend) Start(ctx context.Context, experiment string, trial model.Tria
 			name, try = keptName(experiment, trial.ID, n), try-1
 			continue
 		}
-		if err == nil || ctx.Err() != nil || !unreachable(err) || errors.Is(err, runner.ErrPlatformGone) {
-			return sb, err
+		if err == nil {
+			return sb, nil
+		}
+		if ctx.Err() != nil || !unreachable(err) || errors.Is(err, runner.ErrPlatformGone) {
+			return nil, w.wrap(err)
 		}
 		if try == 5 {
 			// It answers a ping but no start (a server that flaps).
-			return nil, fmt.Errorf("the kubernetes API server %s answers but cut off %d starts (%v): %w", b.p.host, try, err, runner.ErrPlatformGone)
+			return nil, w.wrap(fmt.Errorf("the kubernetes API server %s answers but cut off %d starts (%v): %w", b.p.host, try, err, runner.ErrPlatformGone))
 		}
 		if werr := b.p.waitAPI(ctx, err); werr != nil {
-			return nil, werr
+			return nil, w.wrap(werr)
 		}
 		// Back: what the failed start may have left goes first.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -216,7 +223,10 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	sb.sub = b.podWatch().subscribe(pod.Name)
 	madePolicy := false
 	if np != nil {
-		_, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{})
+		err := p.slowCall(ctx, "creating network policy "+np.Name, func() error {
+			_, err := p.cs.NetworkingV1().NetworkPolicies(p.ns).Create(cctx, np, metav1.CreateOptions{})
+			return err
+		})
 		if apierrors.IsAlreadyExists(err) && p.keptPolicy(cctx, np.Name) {
 			sb.sub.close()
 			return nil, errKeptName
@@ -227,7 +237,11 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		}
 		sb.netpol, madePolicy = np.Name, err == nil
 	}
-	created, err := p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+	var created *corev1.Pod
+	err := p.slowCall(ctx, "creating pod "+pod.Name, func() (err error) {
+		created, err = p.cs.CoreV1().Pods(p.ns).Create(cctx, pod, metav1.CreateOptions{})
+		return err
+	})
 	kept := false
 	if apierrors.IsAlreadyExists(err) {
 		var removed bool
@@ -256,7 +270,8 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	}
 	sb.created = time.Now()
 	sb.sub.follow(created.UID)
-	running, err := b.waitRunning(ctx, created, sb.sub, &sb.unscheduled)
+	sb.wait = waitOf(ctx)
+	running, err := b.waitRunning(ctx, created, sb.sub, &sb.wait.held)
 	if err == nil && len(task.Sidecars) > 0 {
 		running, err = b.waitSidecars(ctx, running, sb.sub, task)
 	}
@@ -325,7 +340,7 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub,
 		}
 		if pr.Waiting != "" && pr.Waiting != said && !startingUp[pr.Waiting] {
 			said = pr.Waiting
-			runner.Waiting(ctx, "waiting: "+pr.Waiting)
+			waitOf(ctx).say(ctx, "waiting: "+pr.Waiting)
 		}
 		return false, nil
 	}
@@ -376,6 +391,7 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 	defer poll.Stop()
 	last := pod
 	var bo *apiBackoff // while looks fail
+	var failing time.Time
 	for {
 		cur, gone, changed := sub.latest()
 		if gone {
@@ -406,7 +422,7 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 					return nil, fmt.Errorf("pod %s was deleted %s", name, before)
 				}
 				if bo == nil {
-					bo = b.p.backoff()
+					bo, failing = b.p.backoff(), time.Now()
 				}
 				wait, ok := bo.next()
 				switch {
@@ -416,10 +432,15 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 					return nil, fmt.Errorf("pod %s: looked at for %s, the API server failed every time: %w", name, bo.bound, err)
 				}
 				if unreachable(err) {
-					runner.Waiting(ctx, "waiting: the kubernetes API server does not answer")
+					waitOf(ctx).say(ctx, "waiting: the kubernetes API server does not answer")
 				}
 				poll.Reset(wait)
 				continue
+			}
+			if bo != nil {
+				// The looks failed this long: the API server's time.
+				w := waitOf(ctx)
+				w.since(failing, &w.api)
 			}
 			bo = nil
 			if ok, err := check(cur); ok || err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,6 +43,8 @@ type fakeProbe struct {
 	// ("svc-web:/sys/fs/cgroup/…"); containers, each exec's container.
 	files      map[string]string
 	containers []string
+	// id is what id(1) says in the pod ("" : the image has no id).
+	id string
 	// pidsHits is the final counters' refused forks.
 	pidsHits int
 }
@@ -109,6 +112,13 @@ func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []stri
 		if err := f.execErr(argv); err != nil {
 			return 0, err
 		}
+	}
+	if len(argv) == 1 && argv[0] == "id" {
+		if f.id == "" {
+			return 0, errors.New(`exec: "id": executable file not found in $PATH`)
+		}
+		io.WriteString(stdout, f.id+"\n")
+		return 0, nil
 	}
 	if len(argv) > 1 && argv[1] == workload.CatMode {
 		if isFile {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -20,6 +21,9 @@ const DetailCapacity = "capacity"
 type nsCapacity struct {
 	memory, milliCPU int64
 	from             []string
+	// unread are the kinds this user may not list there (RBAC), as
+	// "ResourceQuotas": nothing known of them is not "none".
+	unread []string
 }
 
 func (c *nsCapacity) bound(mem, mcpu int64, what string) {
@@ -40,6 +44,9 @@ func (c *nsCapacity) bound(mem, mcpu int64, what string) {
 func (p *Platform) namespaceCapacity(ctx context.Context) (nsCapacity, bool) {
 	var c nsCapacity
 	quotas, qerr := p.cs.CoreV1().ResourceQuotas(p.ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(qerr) {
+		c.unread = append(c.unread, "ResourceQuotas")
+	}
 	if qerr == nil {
 		for _, q := range quotas.Items {
 			left := func(names ...corev1.ResourceName) int64 {
@@ -66,6 +73,9 @@ func (p *Platform) namespaceCapacity(ctx context.Context) (nsCapacity, bool) {
 		}
 	}
 	ranges, lerr := p.cs.CoreV1().LimitRanges(p.ns).List(ctx, metav1.ListOptions{})
+	if apierrors.IsForbidden(lerr) {
+		c.unread = append(c.unread, "LimitRanges")
+	}
 	if lerr == nil {
 		for _, lr := range ranges.Items {
 			for _, it := range lr.Spec.Limits {
@@ -89,8 +99,31 @@ func (p *Platform) namespaceCapacity(ctx context.Context) (nsCapacity, bool) {
 // describeCapacity says where the capacity came from, for the record and
 // doctor.
 func (c nsCapacity) describe(ns string) string {
-	if len(c.from) == 0 {
-		return "none known: this user may not read nodes, and namespace " + ns + " has no ResourceQuota or LimitRange that bounds a pod; the scheduler decides where each pod fits (a pod that fits nowhere waits, unschedulable)"
+	unread := ""
+	if len(c.unread) > 0 {
+		unread = "; this user may not read namespace " + ns + "'s " + strings.Join(c.unread, " or ") + " either (RBAC), so a bound they set is not known: " + readQuotaRole
 	}
-	return "namespace " + ns + "'s " + strings.Join(c.from, ", ") + " (this user may not read nodes)"
+	if len(c.from) == 0 {
+		if len(c.unread) == 2 {
+			return "none known: this user may not read nodes, nor namespace " + ns + "'s ResourceQuotas and LimitRanges (RBAC); the scheduler decides where each pod fits (a pod that fits nowhere waits, unschedulable); " + readQuotaRole
+		}
+		what := "has no ResourceQuota or LimitRange that bounds a pod"
+		if len(c.unread) == 1 {
+			what = "has no " + strings.TrimSuffix(otherKind(c.unread[0]), "s") + " that bounds a pod"
+		}
+		return "none known: this user may not read nodes, and namespace " + ns + " " + what + "; the scheduler decides where each pod fits (a pod that fits nowhere waits, unschedulable)" + unread
+	}
+	return "namespace " + ns + "'s " + strings.Join(c.from, ", ") + " (this user may not read nodes)" + unread
+}
+
+// readQuotaRole is the rule a namespace's Role needs for headroom to read
+// what bounds one pod there (docs/KUBERNETES.md).
+const readQuotaRole = `add to the Role the rule {apiGroups: [""], resources: [resourcequotas, limitranges], verbs: [get, list]}`
+
+// otherKind is the kind read beside one that was not.
+func otherKind(unread string) string {
+	if unread == "ResourceQuotas" {
+		return "LimitRanges"
+	}
+	return "ResourceQuotas"
 }

@@ -74,3 +74,20 @@ func TestClusterNeedMatchesDocker(t *testing.T) {
 		t.Errorf("need on Docker %s, on Kubernetes %s: want them within %s", model.FormatBytes(model.TrialPeakBytes(d)), model.FormatBytes(model.TrialPeakBytes(k)), model.FormatBytes(within))
 	}
 }
+
+// A step's need is its own on a pod too, whose cgroup's mark cannot be
+// reset: after a step OOM-killed at its 128 MiB limit, the verifier's
+// need is what the probe measured in it (its samples, the usage at its
+// two ends), not the killed step's last sample (issue #39: 127 MiB in 3
+// of 3 such trials, its own samples peaking at 4 MiB).
+func TestClusterStepNeedAfterAKillIsTheStepsOwn(t *testing.T) {
+	p, image := clusterPlatform(t)
+	task := clusterTask(t, image, enginetest.KilledThenVerify)
+	results := clusterSweepWith(t, p, runner.SandboxOptions{}, enginetest.Sweep{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3})
+	if len(results) != 3 {
+		t.Fatalf("%d trials", len(results))
+	}
+	for _, r := range results {
+		enginetest.CheckVerifierNeed(t, r)
+	}
+}

@@ -39,6 +39,9 @@ const testNamespace = "headroom-test"
 
 func clusterPlatform(t *testing.T) (*Platform, string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Kubernetes cluster (-short)")
+	}
 	cluster.once.Do(func() {
 		kc := os.Getenv("HEADROOM_KUBECONFIG")
 		if kc == "" {

@@ -171,11 +171,7 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 		return append(out, runner.Check{Name: "kubernetes API", Info: err.Error(), Fix: "check --kubeconfig and that the cluster is up"})
 	}
 	out = append(out, runner.Check{OK: true, Name: "kubernetes API", Info: p.host + " " + v.GitVersion})
-	if _, err := p.cs.CoreV1().Namespaces().Get(ctx, p.ns, metav1.GetOptions{}); err != nil {
-		out = append(out, runner.Check{OK: apierrors.IsForbidden(err), Name: "namespace " + p.ns, Info: err.Error(), Fix: "kubectl create namespace " + p.ns})
-	} else {
-		out = append(out, runner.Check{OK: true, Name: "namespace " + p.ns, Info: "exists"})
-	}
+	out = append(out, p.namespaceCheck(ctx))
 	for _, a := range []struct{ verb, group, resource, sub string }{
 		{"create", "", "pods", ""}, {"delete", "", "pods", ""}, {"list", "", "pods", ""}, {"watch", "", "pods", ""},
 		{"create", "", "pods", "exec"}, {"create", "", "pods", "attach"}, {"get", "", "pods", "log"},
@@ -249,4 +245,31 @@ func equalResources(a, b corev1.ResourceRequirements) bool {
 		return true
 	}
 	return eq(a.Requests, b.Requests) && eq(a.Limits, b.Limits)
+}
+
+// namespaceCheck says whether the namespace exists and headroom may use
+// it: read where the user may, else a pod's server dry run says (one the
+// user may not read is not "ok" for that alone).
+func (p *Platform) namespaceCheck(ctx context.Context) runner.Check {
+	name := "namespace " + p.ns
+	_, err := p.cs.CoreV1().Namespaces().Get(ctx, p.ns, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return runner.Check{OK: true, Name: name, Info: "exists"}
+	case apierrors.IsNotFound(err):
+		return runner.Check{Name: name, Info: "does not exist", Fix: "kubectl create namespace " + p.ns + " (or pass --namespace one that exists)"}
+	case !apierrors.IsForbidden(err):
+		return runner.Check{Name: name, Info: err.Error(), Fix: "check that the cluster answers"}
+	}
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "headroom-check-", Namespace: p.ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: mainContainer, Image: "headroom-check"}}}}
+	_, derr := p.cs.CoreV1().Pods(p.ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case derr == nil:
+		return runner.Check{OK: true, Name: name, Info: "exists (this user may not read namespaces; a pod's server dry run there was admitted)"}
+	case apierrors.IsNotFound(derr):
+		return runner.Check{Name: name, Info: "does not exist (this user may not read namespaces; a pod's server dry run says so)", Fix: "ask the cluster's admin for it (kubectl create namespace " + p.ns + "), or pass --namespace a namespace you may use"}
+	default:
+		return runner.Check{Name: name, Info: "this user may neither read it nor create a pod in it: " + derr.Error(), Fix: "grant the Role of docs/KUBERNETES.md in " + p.ns + ", or pass --namespace a namespace you may use"}
+	}
 }

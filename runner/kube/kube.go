@@ -99,6 +99,9 @@ type Platform struct {
 	// apiWait bounds the wait for an API server that went away
 	// (DefaultAPIWait when 0).
 	apiWait time.Duration
+	// slowAfter is how long a start's call goes unanswered before the
+	// trial says it waits on the API server (DefaultSlowCall when 0).
+	slowAfter time.Duration
 
 	// readKubeletConfig, when set, replaces the node proxy's /configz
 	// (a test's fake).
@@ -149,6 +152,12 @@ func openWith(ctx context.Context, s map[string]string, build runner.OpenImageBu
 	}
 	if err := checkName(ns); err != nil {
 		return nil, err
+	}
+	if kc := s[OptKubeconfig]; kc != "" {
+		// A file that is not there is the command line's mistake (exit 2).
+		if _, err := os.Stat(kc); err != nil {
+			return nil, runner.SettingError{Err: fmt.Errorf("--kubeconfig %s: %w: pass the path of a kubeconfig file (kubectl's is ~/.kube/config; make kube-up's /tmp/headroom-kube/kubeconfig)", kc, err)}
+		}
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {

@@ -69,9 +69,10 @@ type sandbox struct {
 	feeders  sync.WaitGroup
 
 	// When the pod was created and ran (for the record and the report),
-	// and how long of that the scheduler held it.
+	// and what its start waited for that is not the task's time (the
+	// scheduler holding it, the API server not answering).
 	created, running time.Time
-	unscheduled      time.Duration
+	wait             *startWait
 
 	mu          sync.Mutex
 	source, why string
@@ -96,6 +97,16 @@ type sandbox struct {
 	// killing: headroom told the probe to kill everything (Kill): its
 	// stream's end is headroom's doing.
 	killing bool
+	// limitChange says how the task container's memory limit moved away
+	// from the policy's (an in-place resize of the pod); "" while it holds.
+	limitChange string
+	// frozenFor is how long the probe's readings stopped (its container
+	// frozen on its node), lastProbeAt its last reading's time.
+	frozenFor   time.Duration
+	lastProbeAt time.Time
+	// Who the pod's exec runs as (execRunsAs), once read.
+	execUID, execName string
+	execUserRead      bool
 }
 
 func newSandbox(b *backend, pod string, task model.Task, policy model.ResourcePolicy) *sandbox {
@@ -147,9 +158,15 @@ func (s *sandbox) StepRunner() string {
 	return runner.StepsByExec
 }
 
-// QueuedFor is how long the scheduler held the pod (unschedulable): the
-// trial's queue time too (runner.QueueWaiter).
-func (s *sandbox) QueuedFor() time.Duration { return s.unscheduled }
+// QueuedFor is how long the start waited for what is not the task's: the
+// scheduler holding the pod (unschedulable), the API server not answering
+// (runner.QueueWaiter): the trial's queue time, not its own.
+func (s *sandbox) QueuedFor() time.Duration {
+	if s.wait == nil {
+		return 0
+	}
+	return s.wait.total()
+}
 
 // StartLatency is the time from the pod's creation to its running.
 func (s *sandbox) StartLatency() time.Duration { return s.running.Sub(s.created) }
@@ -174,7 +191,7 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 		return
 	}
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes}:
+	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes}:
 	default:
 	}
 }
@@ -205,6 +222,12 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 	if !s.haveCPU {
 		close(s.firstCPU)
 	}
+	if !s.lastProbeAt.IsZero() && l.Time.Sub(s.lastProbeAt) > probeFreezeGap {
+		// The probe reads every period: readings this far apart mean its
+		// container was frozen (paused on its node) in between.
+		s.frozenFor += l.Time.Sub(s.lastProbeAt)
+	}
+	s.lastProbeAt = l.Time
 	s.lastCPU, s.lastAt, s.haveCPU = m.CPU, at, true
 	s.maxPeak = max(s.maxPeak, m.Usage)
 	closed := s.closed
@@ -249,6 +272,11 @@ func (s *sandbox) watchPod() {
 func (s *sandbox) seen(pod *corev1.Pod) {
 	s.mu.Lock()
 	s.last = pod
+	if s.limitChange == "" {
+		if now, ok := memoryLimit(pod); ok && now != s.policy.HardLimitBytes {
+			s.limitChange = limitText(s.policy.HardLimitBytes) + " to " + limitText(now) + " (the pod resized in place)"
+		}
+	}
 	s.mu.Unlock()
 	if by := deletedFrom(pod); by != "" {
 		s.outside(by)
@@ -375,7 +403,17 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		return res, err
 	}
 	if user != "" {
-		return runner.ExecResult{}, fmt.Errorf("step runs as %s, but a pod's exec runs as the container's user and this pod has no probe to switch users", user)
+		// An exec runs as the container's user: a step whose user is that
+		// one runs as it is (a task directory's verifier runs as 0 in an
+		// image that runs as root).
+		who, same := s.execRunsAs(ctx, user)
+		if !same {
+			// The task's own step this pod cannot run: its failure, said,
+			// as a program it lacks is (126), not the cluster's.
+			line("stderr", fmt.Sprintf("headroom: this step runs as %s, but a pod's exec runs as the container's user (%s) and this pod has no probe to switch users: run it with --pod-probe on", user, who))
+			return runner.ExecResult{ExitCode: 126}, nil
+		}
+		user = ""
 	}
 	if len(env) > 0 {
 		// An exec takes no environment: env(1) adds it, or where the pod
@@ -413,6 +451,49 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		return runner.ExecResult{}, err
 	}
 	return runner.ExecResult{ExitCode: code}, nil
+}
+
+// execRunsAs says who the pod's exec runs as (id(1)'s "uid=0(root)", read
+// once) and whether user ("0", "root", "0:0") is that one. Where the
+// image has no id, who says so and user is not known to be it.
+func (s *sandbox) execRunsAs(ctx context.Context, user string) (who string, same bool) {
+	s.mu.Lock()
+	uid, name, read := s.execUID, s.execName, s.execUserRead
+	s.mu.Unlock()
+	if !read {
+		var out, errb bytes.Buffer
+		code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, []string{"id"}, nil, &out, &errb)
+		if err == nil && code == 0 {
+			uid, name = parseID(out.String())
+		}
+		s.mu.Lock()
+		s.execUID, s.execName, s.execUserRead = uid, name, true
+		s.mu.Unlock()
+	}
+	if uid == "" {
+		return "unknown: the image has no id(1)", false
+	}
+	who = "uid " + uid
+	if name != "" {
+		who += " (" + name + ")"
+	}
+	u, g, hasGroup := strings.Cut(user, ":")
+	if hasGroup && g != u {
+		// A group of its own: not known to be the container's.
+		return who, false
+	}
+	return who, u == uid || (name != "" && u == name)
+}
+
+// parseID reads id(1)'s "uid=0(root) gid=0(root) groups=0(root)".
+func parseID(out string) (uid, name string) {
+	f, _, _ := strings.Cut(strings.TrimSpace(out), " ")
+	v, ok := strings.CutPrefix(f, "uid=")
+	if !ok {
+		return "", ""
+	}
+	uid, rest, _ := strings.Cut(v, "(")
+	return uid, strings.TrimSuffix(rest, ")")
 }
 
 // notStarted says whether an exec's error is the runtime refusing to
@@ -542,6 +623,39 @@ func (s *sandbox) TakeKernelPeak() (int64, bool) {
 	return l.Peak, true
 }
 
+// probeFreezeGap is how far apart two of the probe's readings (by its own
+// clock, every period) must be for its container to count as frozen: far
+// above any scheduling delay a busy node gives (runner's freezeGap).
+const probeFreezeGap = 3 * time.Second
+
+// memoryLimit is the task container's memory limit as the pod says it now
+// (0: none): its status's where the kubelet reports what it applied (an
+// in-place resize), else its spec's.
+func memoryLimit(pod *corev1.Pod) (int64, bool) {
+	if st := containerStatus(pod, mainContainer); st != nil && st.Resources != nil {
+		if q, ok := st.Resources.Limits[corev1.ResourceMemory]; ok {
+			return q.Value(), true
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == mainContainer {
+			q, ok := c.Resources.Limits[corev1.ResourceMemory]
+			if !ok {
+				return 0, true
+			}
+			return q.Value(), true
+		}
+	}
+	return 0, false
+}
+
+func limitText(b int64) string {
+	if b == 0 {
+		return "no limit"
+	}
+	return model.FormatBytes(b)
+}
+
 // podSlack is how far under its own limit a container's usage can stop
 // when the charge that failed was its pod's: the pod cgroup's limit is the
 // sum of its containers' and also holds the sandbox (pause) process.
@@ -630,6 +744,10 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
 	f.KilledBy = s.killedBy
+	f.LimitChanged = s.limitChange
+	if s.frozenFor > 0 {
+		f.Frozen = "its container was frozen (paused on its node: the probe's readings stopped) for " + s.frozenFor.Round(100*time.Millisecond).String()
+	}
 	s.removing = true
 	s.mu.Unlock()
 	s.b.forget(s.containerID)

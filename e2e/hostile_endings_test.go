@@ -2,8 +2,9 @@
 
 package e2e
 
-// The hostile-input suite's second "causes charged to the wrong party"
-// rows (F6, F7, F9, F12), injected for real on the engine.
+// The hostile-input suite's rows on how a trial or a run ended (a
+// container exiting by itself, words about a full disk, stop signals, a
+// NaN pass reward: F6, F7, F9, F12), injected for real on the engine.
 
 import (
 	"encoding/json"
@@ -43,7 +44,7 @@ func TestHostileContainerExitsByItself(t *testing.T) {
 			t.Fatal(err)
 		}
 		toml := fmt.Sprintf(`[task]
-name = "hostile-causes2/idle-exits"
+name = "hostile-endings/idle-exits"
 [environment]
 image = %q
 memory = "128M"
@@ -60,19 +61,19 @@ name = "oracle"
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-causes2/idle-exits", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+		run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-endings/idle-exits", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
 		_, recs, left := records(t, out)
 		exitedRow(t, "the task's idle command `sleep 3` ends under a 6 s step (headroom task file)", run, recs, left, "`sleep 3` ended")
 	})
 	t.Run("entrypoint", func(t *testing.T) {
 		tasks := filepath.Join(t.TempDir(), "tasks")
-		harborTask(t, tasks, "entry", "hostile-causes2/entry", map[string]string{
+		harborTask(t, tasks, "entry", "hostile-endings/entry", map[string]string{
 			"environment/Dockerfile": "FROM " + docker.DebianImage + "\nENTRYPOINT [\"/bin/sh\", \"-c\", \"sleep 4\"]\n",
 			"solution/solve.sh":      "#!/bin/bash\necho solving; sleep 8; echo done\n",
 		})
-		t.Cleanup(func() { removeTaskImages(t, "hostile-causes2/entry") })
+		t.Cleanup(func() { removeTaskImages(t, "hostile-endings/entry") })
 		out := filepath.Join(t.TempDir(), "out")
-		run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-causes2/entry", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+		run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-endings/entry", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
 		_, recs, left := records(t, out)
 		exitedRow(t, "a Harbor image's `ENTRYPOINT [\"/bin/sh\",\"-c\",\"sleep 4\"]` ends under an 8 s solve.sh", run, recs, left, "sleep 4")
 	})
@@ -106,7 +107,7 @@ func TestHostileNoSpaceInWordsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	toml := fmt.Sprintf(`[task]
-name = "hostile-causes2/enospc-lie"
+name = "hostile-endings/enospc-lie"
 [environment]
 image = %q
 memory = "128M"
@@ -122,7 +123,7 @@ name = "oracle"
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-causes2/enospc-lie", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-endings/enospc-lie", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--out", out)
 	_, recs, left := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	forged := 0
