@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/ui"
@@ -41,7 +39,7 @@ func newDemoCmd() *cobra.Command {
 					if !ok {
 						break
 					}
-					t.Agents = []model.Agent{steadyAgent(a)}
+					t.Agents = []model.Agent{a}
 					return &ui.LaunchSpec{Tasks: []model.Task{t}, Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped},
 						Repeats: repeats, Concurrency: concurrency, Seed: cf.seed, Label: "demo"}, nil
 				}
@@ -51,32 +49,4 @@ func newDemoCmd() *cobra.Command {
 	}
 	cf.register(cmd)
 	return cmd
-}
-
-// steadyAgent is the showcase's agent without its own chance of failing
-// (its built-in steps' fail_chance): on stage, what changes between the
-// columns is the machine alone, so 3x and uncapped pass beside the kill
-// at 1x every time. A step that is not the built-in workload's is kept.
-func steadyAgent(a model.Agent) model.Agent {
-	steps := slices.Clone(a.Steps)
-	for i, st := range steps {
-		j := slices.Index(st.Argv, "--profile")
-		if j < 0 || j+1 >= len(st.Argv) {
-			continue
-		}
-		var profile map[string]any
-		if json.Unmarshal([]byte(st.Argv[j+1]), &profile) != nil {
-			continue
-		}
-		delete(profile, "fail_chance")
-		b, err := json.Marshal(profile)
-		if err != nil {
-			continue
-		}
-		st.Argv = slices.Clone(st.Argv)
-		st.Argv[j+1] = string(b)
-		steps[i] = st
-	}
-	a.Steps = steps
-	return a
 }

@@ -43,37 +43,3 @@ func TestDemoInstallClimbsForSeconds(t *testing.T) {
 		t.Errorf("the 1x kill can come %s after the install starts: too fast to watch the gauge climb", earliest)
 	}
 }
-
-// On stage the columns differ by the machine alone: the showcase's agent
-// runs without its own chance of failing (a fit that failed by its own
-// chance read FAILED beside the kill in 11 of 81 captures of a talk), and
-// the catalog's agent keeps it.
-func TestDemoAgentFailsOnlyByTheMachine(t *testing.T) {
-	c, err := taskfile.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	task, err := c.Find(demoTask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, _ := task.Agent(demoAgent)
-	chance := func(a model.Agent) (sum float64) {
-		for _, st := range a.Steps {
-			var p wire.Profile
-			if json.Unmarshal([]byte(st.Argv[len(st.Argv)-1]), &p) == nil {
-				sum += p.FailChance
-			}
-		}
-		return sum
-	}
-	if chance(a) == 0 {
-		t.Fatal("the catalog's heavy agent has no fail chance: the test shows nothing")
-	}
-	if got := chance(steadyAgent(a)); got != 0 {
-		t.Errorf("the demo's agent fails by its own chance (%g)", got)
-	}
-	if chance(a) == 0 {
-		t.Error("steadyAgent changed the catalog's agent")
-	}
-}

@@ -174,10 +174,13 @@ func TestConsoleInTmuxOOMThenMatrixThenQuit(t *testing.T) {
 
 // Quitting mid-sweep asks, then stops and removes every running trial,
 // and ends as headless's Ctrl-C does: the experiment named, the resume
-// command, exit 130.
+// command, exit 130. (Quitting the demo is its end, exit 0: below.)
 func TestConsoleQuitMidSweepCleansUp(t *testing.T) {
-	tm, out := startConsole(t, "quit", 80, 24, "demo")
-	tm.waitFor(time.Minute, "OOM KILLED in install")
+	tm, out := startConsole(t, "quit", 80, 24)
+	// Setup opens with the showcase chosen: enter runs it.
+	tm.waitFor(time.Minute, "bn-fit-modify")
+	tm.keys("Enter")
+	tm.waitFor(2*time.Minute, "OOM KILLED in install")
 	tm.keys("q")
 	tm.waitFor(10*time.Second, "Quit?", "y/n")
 	tm.keys("y")
@@ -229,7 +232,8 @@ func TestConsoleRunsATaskDirectoryOracle(t *testing.T) {
 
 // `headroom demo --record FILE.cast` writes asciicast v2: a header with
 // the terminal's size, then the console's output as timed events, the
-// kill banner among them, so the demo replays without a machine.
+// kill banner among them, so the demo replays without a machine. Quitting
+// the demo is its end: exit 0, no resume to offer.
 func TestDemoRecordsAnAsciicast(t *testing.T) {
 	cast := filepath.Join(t.TempDir(), "demo.cast")
 	tm, _ := startConsole(t, "record", 120, 40, "demo", "--record", cast)
@@ -237,7 +241,7 @@ func TestDemoRecordsAnAsciicast(t *testing.T) {
 	tm.keys("q")
 	tm.waitFor(10*time.Second, "Quit?", "y/n")
 	tm.keys("y")
-	tm.waitFor(2*time.Minute, "headroom exited 130", "recorded "+cast)
+	tm.waitFor(2*time.Minute, "the demo ended", "headroom exited 0", "recorded "+cast)
 	data, err := os.ReadFile(cast)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,8 @@ const (
 	PassedAfterOOM Outcome = "passed-after-oom"
 	// PassedAfterTimeout: the agent ran past its time limit, and the
 	// verifier, run after it as Harbor and terminal-bench run it, passed.
-	// Counted as a pass (its harness's verdict), flagged.
+	// Counted as a pass (its harness's verdict), flagged; its Cause says
+	// whether a stall at the limit or a pause (frozen) made it time out.
 	PassedAfterTimeout Outcome = "passed-after-timeout"
 	// OOMKilled: the kernel OOM-killed a process at the trial's own limit
 	// and the trial did not pass (a kill under its limit, the host's
@@ -234,8 +235,11 @@ func Classify(e Evidence) (Outcome, Cause) {
 		return PassedAfterOOM, killCause
 	case e.VerifierPassed && e.TimedOut && e.TimedOutPhase != "verifier":
 		// Harbor and terminal-bench grade the container the timed-out
-		// agent left: its reward stands.
-		if e.Stall != nil && e.Stall.Judge() {
+		// agent left: its reward stands. What ran it out of time is named.
+		switch {
+		case e.Frozen != "":
+			return PassedAfterTimeout, CauseFrozen
+		case e.Stall != nil && e.Stall.Judge():
 			return PassedAfterTimeout, CauseStalled
 		}
 		return PassedAfterTimeout, CauseAgentTimeout

@@ -42,6 +42,7 @@ func TestATimedOutAgentThatPassedIsAPassAfterATimeout(t *testing.T) {
 		{Evidence{VerifierPassed: true, TimedOut: true}, PassedAfterTimeout, CauseAgentTimeout},
 		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent", OOMKills: 1, LimitBytes: 100 * MiB, KernelPeakBytes: 100 * MiB}, PassedAfterOOM, CauseOwnLimit},
 		{Evidence{VerifierPassed: false, TimedOut: true, TimedOutPhase: "agent"}, Timeout, CauseAgentTimeout},
+		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent", Frozen: "paused 4s"}, PassedAfterTimeout, CauseFrozen},
 		{Evidence{VerifierPassed: true, TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{Stalled: true, LimitBytes: 100 * MiB, Duration: Duration(10e9), AtLimit: Duration(9e9), MajorFaults: 100000}}, PassedAfterTimeout, CauseStalled},
 	}
 	for i, c := range cases {

@@ -186,6 +186,6 @@ func OwnVarianceAt(trials []TrialResult, limitBytes int64) (OwnVariance, bool) {
 // it draws its need each run, not the host (calibrate sizes a limit
 // above it)".
 func (v OwnVariance) String() string {
-	return fmt.Sprintf("the task's own variance: %d of %d runs failed at the %s limit, %d passed under it needing %s–%s; it draws its need each run, not the host (calibrate sizes a limit above it)",
+	return fmt.Sprintf("the task's own variance: %d of %d runs failed at the %s limit, %d passed under it needing %s–%s; it draws its need each run, not the host (a sweep with uncapped runs, then headroom calibrate, sizes a limit above it)",
 		v.Failed, v.Runs, FormatBytes(v.LimitBytes), v.Passed, FormatBytes(v.PassedMinBytes), FormatBytes(v.PassedMaxBytes))
 }

@@ -134,6 +134,8 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 		switch {
 		case cause == model.CauseOutsidePressure:
 			return fmt.Sprintf("verifier passed after %d OOM kill(s) by pressure from outside (under its own limit %s), first in step %s", ev.OOMKills, f.limit, f.killedInStep)
+		case outcome == model.PassedAfterTimeout && cause == model.CauseFrozen:
+			return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s", f.timedOutStep(), ev.Frozen) + f.afterTimeout(true)
 		case outcome == model.PassedAfterTimeout && cause == model.CauseStalled:
 			return fmt.Sprintf("stalled at the limit %s: step %s ran past its time limit after %s", f.limit, ev.Stall.Step, ev.Stall) + f.afterTimeout(true)
 		case outcome == model.PassedAfterTimeout:

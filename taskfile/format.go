@@ -618,7 +618,13 @@ func (s fileStep) toStep(where, defName string) (model.Step, error) {
 	default:
 		return st, fmt.Errorf("%s has no command: set command = [\"sh\", \"-c\", \"...\"] or a workload table", where)
 	}
-	if st.Show == "" {
+	switch {
+	case st.Show != "":
+	case s.Workload != nil:
+		// The built-in workload's argv is headroom's own program and its
+		// wire profile: never what a person reads. The step's name is.
+		st.Show = st.Name
+	default:
 		st.Show = strings.Join(st.Argv, " ")
 	}
 	return st, nil

@@ -126,3 +126,36 @@ func TestBuiltinImageCommandIsWarned(t *testing.T) {
 		t.Errorf("an image with true: %v %q", err, l.Warnings)
 	}
 }
+
+// A misspelt key in headroom's own file refuses the task, naming the key
+// and the one meant: its default would run in its place (memroy ran the
+// task at the default's 2 GiB at every ratio, a warning the only sign).
+func TestAMisspeltKeyInHeadroomsOwnFileRefusesTheTask(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.toml")
+	body := "[task]\nname = \"x/typo\"\n[environment]\nimage = \"builtin\"\nmemroy = \"96M\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Catalog{}
+	if err := c.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Tasks) != 0 || len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Error(), "did you mean memory?") || !strings.Contains(c.Problems[0].Error(), "fix the key") {
+		t.Errorf("tasks %d, problems %v: want the task refused, the key named", len(c.Tasks), c.Problems)
+	}
+}
+
+// A workload step without `show` is shown by its name, never as
+// headroom's in-container argv (`/hr-workload run --step … --profile {…}`
+// reached a new user's headless lines).
+func TestAWorkloadStepWithoutShowIsShownByName(t *testing.T) {
+	l, err := Parse("t.toml", []byte("[task]\nname = \"x/s\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"install\"\n  workload = { duration_ms = 10 }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Task.Agents[0]
+	if got := a.Steps[0].Show; got != "install" {
+		t.Errorf("shown as %q, want its name", got)
+	}
+}
