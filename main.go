@@ -14,10 +14,11 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 func main() {
-	if filepath.Base(os.Args[0]) == filepath.Base(workload.Binary) {
+	if filepath.Base(os.Args[0]) == filepath.Base(wire.Binary) {
 		os.Exit(workload.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	// headroom mostly waits (on the engine, on cgroup ticks, on the

@@ -532,7 +532,8 @@ func interruptSweep(t *testing.T, readers int) {
 }
 
 // The acceptance sweep: the whole built-in catalog × {1x, 3x, uncapped} ×
-// 3 repeats shows the brief's shape.
+// 3 repeats kills many at 1x, fewer at 3x, none uncapped, and holds a task
+// that passes only beyond 3x beside one no ratio affects.
 func TestBuiltinCatalogShowsTheShape(t *testing.T) {
 	needEngine(t)
 	if testing.Short() {

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
@@ -45,7 +42,7 @@ func newCompareCmd() *cobra.Command {
 			// The host's load is a setup of its own: two identical sweeps
 			// at load 35 and 18 differed by +80 pp with only the seed named.
 			loads := [2]model.HostLoadSummary{model.SummarizeHostLoad(trials[0]), model.SummarizeHostLoad(trials[1])}
-			diffs := manifestDiffs(ms[0], ms[1])
+			diffs := store.SetupDiffs(ms[0], ms[1])
 			if why, ok := model.HostLoadsDiffer(loads[0], loads[1]); ok {
 				diffs = append(diffs, fmt.Sprintf("%-16s %s", "host load", why))
 			}
@@ -59,7 +56,7 @@ func newCompareCmd() *cobra.Command {
 				fmt.Fprintln(w, "Setups match: engine, kernel, host size, host load, concurrency and repeats are the same.")
 			}
 			fmt.Fprintf(w, "Host load (median of the trials' 1-minute load at start and end; their CPU wait): A %s · B %s\n\n", loads[0], loads[1])
-			if specs := specDiffs(ms[0], ms[1]); len(specs) > 0 {
+			if specs := store.SpecDiffs(ms[0], ms[1]); len(specs) > 0 {
 				// A ratio is a multiple of the task's spec: with the
 				// spec changed, "1x" in A and B are different limits.
 				fmt.Fprintln(w, "Task specs differ, so the same ratio is a different limit in A and B (a row below compares those limits, not one):")
@@ -79,7 +76,7 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(w, "\n"+report.QuestionsLegend+" (here: over the tasks both ran)")
-			return writeCompareRegimes(w, ma, mb, trials[0], trials[1], compareReplays(ms[0], ms[1]))
+			return writeCompareRegimes(w, ma, mb, trials[0], trials[1], store.PairedReplays(ms[0], ms[1]))
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", store.DefaultRoot(), "directory that holds experiment directories")
@@ -122,108 +119,6 @@ func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialRe
 	}
 	_, err := fmt.Fprintln(w, report.RegimesLegend)
 	return err
-}
-
-// compareReplays names the tasks whose repeat r in A replays repeat r in
-// B: seeded in both (model.SeededImage) under one seed. Other tasks' runs
-// are compared as rates (model.SplitRegimes).
-func compareReplays(a, b store.Manifest) map[string]bool {
-	out := map[string]bool{}
-	if a.Seed != b.Seed {
-		return out
-	}
-	inB := map[string]bool{}
-	for _, t := range b.Tasks {
-		inB[t.Name] = model.SeededImage(t.Image)
-	}
-	for _, t := range a.Tasks {
-		out[t.Name] = model.SeededImage(t.Image) && inB[t.Name]
-	}
-	return out
-}
-
-// manifestDiffs lists what differs between two experiments' setups.
-func manifestDiffs(a, b store.Manifest) []string {
-	var out []string
-	add := func(name string, x, y any) {
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			out = append(out, fmt.Sprintf("%-16s A %v · B %v", name, x, y))
-		}
-	}
-	add("source", source(a), source(b))
-	add("engine", a.Engine.Name()+" "+a.Engine.Version, b.Engine.Name()+" "+b.Engine.Version)
-	add("cgroup", a.Engine.Detail("cgroup_version")+"/"+a.Engine.Detail("cgroup_driver"), b.Engine.Detail("cgroup_version")+"/"+b.Engine.Detail("cgroup_driver"))
-	add("memory sampling", a.Engine.SampleSource, b.Engine.SampleSource)
-	add("kernel", a.Host.Kernel, b.Host.Kernel)
-	add("host", a.Host.Hostname, b.Host.Hostname)
-	add("host CPUs", a.Host.CPUs, b.Host.CPUs)
-	add("host memory", model.FormatBytes(a.Host.MemoryBytes), model.FormatBytes(b.Host.MemoryBytes))
-	add("concurrency", a.Concurrency, b.Concurrency)
-	add("repeats", a.Repeats, b.Repeats)
-	add("seed", a.Seed, b.Seed)
-	add("headroom", a.Version, b.Version)
-	add("tasks/images", taskSet(a), taskSet(b))
-	return out
-}
-
-// taskSet is an experiment's tasks and their images, in one order
-// whatever order its plan listed them in: the same tasks listed
-// otherwise are the same setup.
-func taskSet(m store.Manifest) string {
-	var ts []string
-	for _, t := range m.Tasks {
-		ts = append(ts, t.Name+"@"+t.ImageID)
-	}
-	slices.Sort(ts)
-	return strings.Join(ts, " ")
-}
-
-// specDiffs lists, per task both experiments ran, how its spec differs:
-// memory (and the 1x limit it makes), its own memory_limit, CPUs, pids
-// limit and container profile.
-func specDiffs(a, b store.Manifest) []string {
-	inB := map[string]store.TaskEntry{}
-	for _, t := range b.Tasks {
-		inB[t.Name] = t
-	}
-	limit1x := func(r model.Resources) int64 { return cmp.Or(r.MemoryLimitBytes, r.MemoryBytes) }
-	var out []string
-	for _, ta := range a.Tasks {
-		tb, ok := inB[ta.Name]
-		if !ok {
-			continue
-		}
-		ra, rb := ta.Resources, tb.Resources
-		var d []string
-		if ra.MemoryBytes != rb.MemoryBytes {
-			d = append(d, fmt.Sprintf("memory A %s · B %s", model.FormatBytes(ra.MemoryBytes), model.FormatBytes(rb.MemoryBytes)))
-		}
-		if la, lb := limit1x(ra), limit1x(rb); la != lb && (la != ra.MemoryBytes || lb != rb.MemoryBytes) {
-			d = append(d, fmt.Sprintf("1x limit A %s · B %s", model.FormatBytes(la), model.FormatBytes(lb)))
-		}
-		if ra.CPUs != rb.CPUs {
-			d = append(d, fmt.Sprintf("cpus A %g · B %g", ra.CPUs, rb.CPUs))
-		}
-		if ra.PidsLimit != rb.PidsLimit {
-			d = append(d, fmt.Sprintf("pids limit A %d · B %d (0: none)", ra.PidsLimit, rb.PidsLimit))
-		}
-		if pa, pb := cmp.Or(ta.Profile, model.ProfileHardened), cmp.Or(tb.Profile, model.ProfileHardened); pa != pb {
-			d = append(d, fmt.Sprintf("profile A %s · B %s", pa, pb))
-		}
-		if len(d) > 0 {
-			out = append(out, ta.Name+": "+strings.Join(d, ", "))
-		}
-	}
-	return out
-}
-
-// source says where an experiment's trials came from: run here, or
-// imported from another harness's jobs.
-func source(m store.Manifest) string {
-	if len(m.Imported) == 0 {
-		return "run by headroom"
-	}
-	return fmt.Sprintf("imported from %s (%s; no memory recorded)", m.Imported[0].Harness, model.Quantity(len(m.Imported), "job"))
 }
 
 // sameDir says whether two paths name one directory (a symlink or a

@@ -7,7 +7,7 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/taskfile"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // The showcase is watched: its install must climb for seconds before the
@@ -27,7 +27,7 @@ func TestDemoInstallClimbsForSeconds(t *testing.T) {
 		t.Fatalf("no %s agent", demoAgent)
 	}
 	install := a.Steps[0]
-	var p workload.Profile
+	var p wire.Profile
 	if err := json.Unmarshal([]byte(install.Argv[len(install.Argv)-1]), &p); err != nil {
 		t.Fatalf("install profile: %v", err)
 	}

@@ -7,26 +7,38 @@ package model
 type Outcome string
 
 const (
-	// Passed: the verifier passed and nothing was OOM-killed.
+	// Passed: the verifier passed, nothing was OOM-killed and the agent
+	// kept to its time limit.
 	Passed Outcome = "passed"
 	// PassedAfterOOM: the verifier passed although some process was
 	// OOM-killed. Counted as a pass, flagged.
 	PassedAfterOOM Outcome = "passed-after-oom"
 	// PassedAfterTimeout: the agent ran past its time limit, and the
 	// verifier, run after it as Harbor and terminal-bench run it, passed.
-	// Counted as a pass (its harness's verdict), flagged.
+	// Counted as a pass (its harness's verdict), flagged; its Cause says
+	// whether a stall at the limit or a pause (frozen) made it time out.
 	PassedAfterTimeout Outcome = "passed-after-timeout"
-	// OOMKilled: an OOM kill happened and the trial did not pass.
+	// OOMKilled: the kernel OOM-killed a process at the trial's own limit
+	// and the trial did not pass (a kill under its limit, the host's
+	// pressure, is an InfraError with CauseOutsidePressure).
 	OOMKilled Outcome = "oom-killed"
-	// Failed: the verifier failed with no OOM kill and no timeout.
+	// Failed: the verifier failed with no OOM kill and no timeout; its
+	// Cause names the pids limit or a full disk when either was hit. A
+	// task's own container ending under its steps is a Failed too.
 	Failed Outcome = "failed"
 	// Timeout: the agent or the verifier ran past its time limit and the
-	// trial did not pass.
+	// trial did not pass; its Cause says whose limit, or that it stalled at
+	// the memory limit (a container frozen until its time ran out is an
+	// InfraError with CauseFrozen).
 	Timeout Outcome = "timeout"
-	// InfraError: the container could not be created or started, the
-	// engine failed, or the image was missing.
+	// InfraError: the machine, not the model, ended the trial: the
+	// container could not be created or started, the image was missing,
+	// the engine failed or went away, something outside killed the
+	// container or changed its limit, an OOM kill came under its own
+	// limit, or it was frozen until its time ran out (Cause says which).
 	InfraError Outcome = "infra-error"
-	// Cancelled: the user stopped the trial or the sweep.
+	// Cancelled: the user stopped the trial or the sweep (and nothing
+	// above made it an InfraError first).
 	Cancelled Outcome = "cancelled"
 )
 
@@ -93,8 +105,9 @@ func (o Outcome) Spec() OutcomeSpec {
 // Success says whether the outcome counts as a pass.
 func (o Outcome) Success() bool { return o.Spec().Success }
 
-// InfraFailure says whether the outcome is an infrastructure error in the
-// brief's sense: the machine, not the model, ended the trial.
+// InfraFailure says whether the outcome is an infrastructure error: the
+// machine, not the model, ended the trial (Anthropic's infrastructure-noise
+// study counts these apart from the model's failures).
 func (o Outcome) InfraFailure() bool { return o.Spec().Infra }
 
 // Counted says whether the outcome enters rates; cancelled trials say

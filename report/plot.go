@@ -47,7 +47,7 @@ func (t ratioTicks) Ticks(min, max float64) []plot.Tick {
 	return out
 }
 
-// Plot draws the brief's shape — success and infra-error rate against
+// Plot draws what a ratio sweep is for — success and infra-error rate against
 // ratio with 95% error bars — beside every trial's peak memory as a
 // multiple of its task's spec, against the ratios' limits.
 func (r *Report) Plot(file string) error {

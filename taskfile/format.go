@@ -14,7 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // serviceName is what a service may be called: a host name on the
@@ -142,10 +142,10 @@ type fileEnvironment struct {
 }
 
 type fileStep struct {
-	Name     string            `toml:"name"`
-	Show     string            `toml:"show"`
-	Command  []string          `toml:"command"`
-	Workload *workload.Profile `toml:"workload"`
+	Name     string   `toml:"name"`
+	Show     string   `toml:"show"`
+	Command  []string `toml:"command"`
+	Workload *Profile `toml:"workload"`
 }
 
 // Loaded is a task with what the loader noticed about its file.
@@ -306,7 +306,7 @@ func (f *fileTask) toTask(path string) (model.Task, error) {
 		case sc.Image == "":
 			return t, fmt.Errorf("%s (%s): image is missing: name a local image, or \"builtin\" for headroom's own server", where, sv.Name)
 		case sc.Image == BuiltinImage && len(sc.Command) == 0:
-			sc.Entrypoint = []string{workload.Binary, workload.ServeMode}
+			sc.Entrypoint = []string{wire.Binary, wire.ServeMode}
 		}
 		t.Sidecars = append(t.Sidecars, sc)
 	}
@@ -456,7 +456,7 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 	if len(t.IdleCommand) == 0 {
 		t.IdleCommand = []string{"sleep", "infinity"}
 		if builtin {
-			t.IdleCommand = []string{workload.Binary, workload.IdleMode}
+			t.IdleCommand = []string{wire.Binary, wire.IdleMode}
 		}
 	}
 	if err := f.network(&t, defNetwork); err != nil {
@@ -607,7 +607,7 @@ func (s fileStep) toStep(where, defName string) (model.Step, error) {
 	case s.Workload != nil && len(s.Command) > 0:
 		return st, fmt.Errorf("%s sets both command and workload: keep one", where)
 	case s.Workload != nil:
-		argv, err := s.Workload.Argv(st.Name)
+		argv, err := s.Workload.wire().Argv(st.Name)
 		if err != nil {
 			return st, fmt.Errorf("%s workload: %v", where, err)
 		}
@@ -641,11 +641,11 @@ func builtinCommandWarnings(t model.Task) []string {
 	}
 	var out []string
 	check := func(where string, s model.Step) {
-		if len(s.Argv) == 0 || s.Argv[0] == workload.Binary || path.Base(s.Argv[0]) == path.Base(workload.Binary) {
+		if len(s.Argv) == 0 || s.Argv[0] == wire.Binary || path.Base(s.Argv[0]) == path.Base(wire.Binary) {
 			return
 		}
 		out = append(out, fmt.Sprintf("%s: command %q runs on image %q, which is FROM scratch and holds only %s: %s is not there, so the step will fail with exit 127; use a workload = { ... } table, or an image that has %s",
-			where, s.Argv, BuiltinImage, workload.Binary, s.Argv[0], s.Argv[0]))
+			where, s.Argv, BuiltinImage, wire.Binary, s.Argv[0], s.Argv[0]))
 	}
 	for _, a := range t.Agents {
 		for _, s := range append(append([]model.Step(nil), a.Install...), a.Steps...) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 func load(t *testing.T, path string) (Loaded, error) {
@@ -296,7 +296,7 @@ func TestBuiltinLabelsMatchTheirOutput(t *testing.T) {
 			if i < 0 || i+1 >= len(s.Argv) {
 				continue
 			}
-			var p workload.Profile
+			var p wire.Profile
 			if err := json.Unmarshal([]byte(s.Argv[i+1]), &p); err != nil {
 				t.Fatalf("%s %s: %v", l.Task.Name, s.Name, err)
 			}

@@ -253,6 +253,20 @@ func (m *Model) component(s Screen) Component {
 	return nil
 }
 
+// toScreens hands msg to every screen (what concerns a screen whichever
+// is shown); what they ask of the root in answer comes back as messages.
+func (m *Model) toScreens(msg tea.Msg) tea.Cmd {
+	c := m.common()
+	var cmds []tea.Cmd
+	for s := SetupScreen; s <= DetailScreen; s++ {
+		cmds = append(cmds, m.component(s).Update(c, msg))
+	}
+	for _, req := range c.outbox {
+		cmds = append(cmds, func() tea.Msg { return req })
+	}
+	return tea.Batch(cmds...)
+}
+
 // common is what the screens share, for one call.
 func (m *Model) common() *Common {
 	return &Common{Theme: m.theme, Opts: &m.opts, State: m.state, Spec: m.spec, Host: m.host, Now: m.now(),
@@ -434,6 +448,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitEvents(msg.sweep.Events())
 	case eventsMsg:
 		m.frame++
+		var changed tea.Cmd
 		if m.state != nil {
 			for _, e := range msg.events {
 				m.state.Apply(e)
@@ -460,20 +475,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 					}
 				}
 			}
-			m.detail.refresh(m.state)
+			changed = m.toScreens(stateChangedMsg{})
 		}
 		if msg.closed {
 			m.watching = false
 			if m.quitting {
-				return m, tea.Quit
+				return m, tea.Batch(changed, tea.Quit)
 			}
 			if m.clockHeld {
 				m.clockHeld = false
-				return m, tick()
+				return m, tea.Batch(changed, tick())
 			}
-			return m, nil
+			return m, changed
 		}
-		return m, waitEvents(m.sweep.Events())
+		return m, tea.Batch(changed, waitEvents(m.sweep.Events()))
 	case shellMsg:
 		// A trial that finished while its shell was opening (or open)
 		// took the container with it: docker exec's bare "exit status 1"
@@ -487,22 +502,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case historyMsg:
-		m.history.listed(msg)
-		return m, nil
+		return m, m.toScreens(msg)
 	case loadedMsg:
-		m.history.loading = false
+		told := m.toScreens(msg)
 		if msg.err != nil {
 			m.say(fmt.Sprintf("open %s: %v", msg.exp.ID, msg.err))
-			return m, nil
+			return m, told
 		}
 		exp := msg.exp
 		if msg.follow {
 			if m.loaded == nil || m.loaded.ID != exp.ID || m.sweep != nil {
-				return m, nil // another experiment or sweep since: stop
+				return m, told // another experiment or sweep since: stop
 			}
 			m.state = FromResults(msg.plan, msg.results)
-			m.detail.refresh(m.state)
-			return m, m.follow(exp, msg.plan, msg.results)
+			return m, tea.Batch(told, m.toScreens(stateChangedMsg{}), m.follow(exp, msg.plan, msg.results))
 		}
 		m.loaded = &exp
 		m.state = FromResults(msg.plan, msg.results)
@@ -511,7 +524,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.matrix.SetSize(m.bodySize())
 		m.screen = MatrixScreen
 		m.say("opened " + exp.ID + " (read-only)")
-		return m, m.follow(exp, msg.plan, msg.results)
+		return m, tea.Batch(told, m.follow(exp, msg.plan, msg.results))
 	case tea.KeyMsg:
 		return m.updateKey(msg)
 	default:
@@ -543,19 +556,19 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.say("cancelling: stopping trials and removing containers…")
 		m.sweep.Cancel()
 	case openTrialMsg:
-		m.openDetail(msg.v)
+		return m, m.openDetail(msg.v)
 	case closeTrialMsg:
 		m.screen = m.back
-		m.detail.v = nil
+		return m, m.toScreens(msg)
 	case launchMsg:
 		m.launching = true
-		m.respec()
+		respecced := m.respec()
 		spec := msg.spec
 		spec.Tasks = append([]model.Task(nil), spec.Tasks...)
 		for i := range spec.Tasks {
-			spec.Tasks[i].Resources = m.specOf(spec.Tasks[i])
+			spec.Tasks[i].Resources = m.opts.specOf(spec.Tasks[i])
 		}
-		return m, m.launch(spec)
+		return m, tea.Batch(respecced, m.launch(spec))
 	case focusMsg:
 		if !msg.confirmed {
 			if m.Running() {
@@ -576,8 +589,7 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case openExperimentMsg:
 		if m.Running() {
 			m.say("a sweep is running: open history when it ends")
-			m.history.loading = false
-			return m, nil
+			return m, m.toScreens(msg)
 		}
 		exp := msg.exp
 		return m, func() tea.Msg {
@@ -611,22 +623,20 @@ func (m *Model) follow(exp Experiment, plan model.Plan, results []model.TrialRes
 
 // respec brings every task's resources up to its file (Options.Respec):
 // setup's rows and the tasks focus and rerun start from.
-func (m *Model) respec() {
+func (m *Model) respec() tea.Cmd {
 	if m.opts.Respec == nil {
-		return
+		return nil
 	}
 	for i := range m.opts.Tasks {
-		m.opts.Tasks[i].Resources = m.specOf(m.opts.Tasks[i])
+		m.opts.Tasks[i].Resources = m.opts.specOf(m.opts.Tasks[i])
 	}
-	for i := range m.setup.rows {
-		m.setup.rows[i].task.Resources = m.specOf(m.setup.rows[i].task)
-	}
+	return m.toScreens(respecMsg{})
 }
 
 // specOf is a task's resources as its file says them now.
-func (m *Model) specOf(t model.Task) model.Resources {
-	if m.opts.Respec != nil {
-		if r, ok := m.opts.Respec(t); ok {
+func (o *Options) specOf(t model.Task) model.Resources {
+	if o.Respec != nil {
+		if r, ok := o.Respec(t); ok {
 			return r
 		}
 	}
@@ -716,8 +726,7 @@ func (m Model) updateKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, k.Screen1):
 		m.screen = SetupScreen
-		m.respec()
-		return m, nil
+		return m, m.respec()
 	case key.Matches(msg, k.Screen2):
 		m.screen = LiveScreen
 		return m, nil
@@ -756,13 +765,8 @@ func (m *Model) enterScreen() tea.Cmd {
 }
 
 func (m *Model) typing() bool {
-	switch m.screen {
-	case SetupScreen:
-		return m.setup.typing()
-	case DetailScreen:
-		return m.detail.searching
-	}
-	return false
+	t, ok := m.component(m.screen).(typer)
+	return ok && t.typing()
 }
 
 // updateScreen hands a key to the screen shown, then handles what the
@@ -803,10 +807,10 @@ func (m Model) hold(why string) {
 	}
 }
 
-// openDetail drills into one trial.
-func (m *Model) openDetail(v *TrialView) {
+// openDetail drills into one trial: the detail screen opens it.
+func (m *Model) openDetail(v *TrialView) tea.Cmd {
 	if v == nil {
-		return
+		return nil
 	}
 	if m.screen != DetailScreen {
 		m.back = m.screen
@@ -840,9 +844,7 @@ func (m *Model) openDetail(v *TrialView) {
 		}
 		v.Samples, v.Log = samples, printable.Value(log)
 	}
-	m.detail.st = m.theme.Styles
-	w, h := m.bodySize()
-	m.detail.open(v, w, h)
+	return m.toScreens(openTrialMsg{v})
 }
 
 // bodySize is the space between the header and the footer.
@@ -1006,11 +1008,8 @@ func (m Model) screenKeys() help.KeyMap {
 }
 
 func (m Model) screenName() string {
-	if m.screen == DetailScreen {
-		return "Trial detail"
-	}
-	if m.screen == MatrixScreen && m.matrix.list {
-		return "Matrix · a cell's trials"
+	if t, ok := m.component(m.screen).(titler); ok && t.title() != "" {
+		return t.title()
 	}
 	return screenNames[m.screen]
 }

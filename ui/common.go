@@ -14,11 +14,14 @@ import (
 // and `?`), its own size, and a view. It reads what the screens share
 // from Common and changes nothing outside itself: what it wants of the
 // console (a notice, a confirmation, a sweep, a trial opened) it sends to
-// the root as a message.
+// the root as a message. Update gets the keys while the screen is shown,
+// and every screen gets the messages that concern it whichever is shown
+// (the store's list of experiments, a trial opened or closed, the sweep's
+// state changed): the root knows no screen's insides.
 type Component interface {
 	help.KeyMap
 	SetSize(width, height int)
-	Update(c *Common, msg tea.KeyMsg) tea.Cmd
+	Update(c *Common, msg tea.Msg) tea.Cmd
 	View(c *Common) string
 }
 
@@ -88,3 +91,18 @@ type (
 	// openExperimentMsg opens a past experiment read-only.
 	openExperimentMsg struct{ exp Experiment }
 )
+
+// respecMsg tells the screens the tasks' resources may have changed in
+// their files since they were loaded (Options.Respec).
+type respecMsg struct{}
+
+// typer is a screen whose text entry, while open, takes every key.
+type typer interface{ typing() bool }
+
+// titler is a screen whose title says more than its tab's name (a
+// matrix cell's trials, a trial's detail); "" keeps the tab's name.
+type titler interface{ title() string }
+
+// stateChangedMsg tells the screens the sweep's state (Common.State) has
+// taken new events or a new reading of an experiment followed as it runs.
+type stateChangedMsg struct{}

@@ -36,7 +36,17 @@ type detailScreen struct {
 
 func newDetail(k DetailKeys) detailScreen { return detailScreen{keys: k} }
 
-func (d *detailScreen) ShortHelp() []key.Binding  { return d.helpKeys().ShortHelp() }
+func (d *detailScreen) typing() bool  { return d.searching }
+func (d *detailScreen) title() string { return "Trial detail" }
+
+// ShortHelp is the footer: the keys that close the search while it is
+// open, else the detail's.
+func (d *detailScreen) ShortHelp() []key.Binding {
+	if d.searching {
+		return d.keys.SearchEntry.ShortHelp()
+	}
+	return d.helpKeys().ShortHelp()
+}
 func (d *detailScreen) FullHelp() [][]key.Binding { return d.helpKeys().FullHelp() }
 
 // helpKeys are the keys as the open trial has them: a rerun is exact only
@@ -136,7 +146,7 @@ func (d *detailScreen) resize(w, h int) {
 }
 
 // refresh follows new output of the open trial.
-func (d *detailScreen) refresh(*SweepState) {
+func (d *detailScreen) refresh() {
 	if d.v == nil {
 		return
 	}
@@ -181,19 +191,36 @@ func (d *detailScreen) fill() {
 	d.vp.SetContent(strings.Join(out, "\n"))
 }
 
-func (d *detailScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (d *detailScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return d.updateKey(c, msg)
+	case openTrialMsg:
+		if msg.v != nil {
+			d.st = c.Styles()
+			d.open(msg.v, d.w, d.h)
+		}
+	case closeTrialMsg:
+		d.v = nil
+	case stateChangedMsg:
+		d.refresh()
+	}
+	return nil
+}
+
+func (d *detailScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	d.st = c.Styles()
 	k := d.keys
 	if d.searching {
-		switch msg.String() {
-		case "enter":
+		switch {
+		case key.Matches(msg, k.SearchEntry.Apply):
 			d.searching = false
 			d.query = d.search.Value()
 			d.search.Blur()
 			d.fill()
 			d.jump(0)
 			return nil
-		case "esc":
+		case key.Matches(msg, k.SearchEntry.Cancel):
 			d.searching = false
 			d.search.Blur()
 			return nil

@@ -57,7 +57,14 @@ func focusRuns(c *Common) []*TrialView {
 	return out
 }
 
-func (s *focusScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (s *focusScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return s.updateKey(c, msg)
+	}
+	return nil
+}
+
+func (s *focusScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	runs := focusRuns(c)
 	k := s.keys
 	switch {

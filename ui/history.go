@@ -45,7 +45,23 @@ func (s *historyScreen) listed(msg historyMsg) {
 	s.cursor.clamp(len(msg.list))
 }
 
-func (s *historyScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (s *historyScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return s.updateKey(c, msg)
+	case historyMsg:
+		s.listed(msg)
+	case loadedMsg:
+		s.loading = false
+	case openExperimentMsg:
+		if c.Running {
+			s.loading = false // the root said why it does not open
+		}
+	}
+	return nil
+}
+
+func (s *historyScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	k := s.keys
 	cur := s.cursor.at(len(s.list))
 	switch {

@@ -41,7 +41,22 @@ type SetupKeys struct {
 	Pane, PanePrev, Left, Right              key.Binding
 	Select, Filter, Plus, Minus, Seed, Focus key.Binding
 	Start                                    key.Binding
+	// ClearFilter clears a filter kept with enter.
+	ClearFilter key.Binding
+	// FilterEntry and CustomEntry close the task filter and the custom
+	// ratio's entry while they are open.
+	FilterEntry, CustomEntry EntryKeys
 }
+
+// EntryKeys close a text entry (setup's task filter and custom ratio,
+// the detail's log search); while one is open every other key is typed
+// into it, and the footer shows these.
+type EntryKeys struct {
+	Apply, Cancel key.Binding
+}
+
+func (k EntryKeys) ShortHelp() []key.Binding  { return []key.Binding{k.Apply, k.Cancel} }
+func (k EntryKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 func (k SetupKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Select, k.Start, k.Pane, k.Filter, k.Plus, k.Focus}
@@ -49,7 +64,8 @@ func (k SetupKeys) ShortHelp() []key.Binding {
 
 func (k SetupKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.List.bindings(),
-		{k.Pane, k.PanePrev, k.Left, k.Right, k.Select, k.Filter, k.Plus, k.Minus, k.Seed, k.Focus, k.Start}}
+		{k.Pane, k.PanePrev, k.Left, k.Right, k.Select, k.Filter, k.Plus, k.Minus, k.Seed, k.Focus, k.Start},
+		{k.ClearFilter, k.FilterEntry.Apply, k.FilterEntry.Cancel, k.CustomEntry.Apply, k.CustomEntry.Cancel}}
 }
 
 // LiveKeys: the trial cards.
@@ -126,6 +142,8 @@ func (k HistoryKeys) FullHelp() [][]key.Binding {
 type DetailKeys struct {
 	Back, Scroll, Top, Bottom               key.Binding
 	Search, Next, Prev, Follow, Wrap, Rerun key.Binding
+	// SearchEntry closes the log search's entry while it is open.
+	SearchEntry EntryKeys
 }
 
 func (k DetailKeys) ShortHelp() []key.Binding {
@@ -133,7 +151,7 @@ func (k DetailKeys) ShortHelp() []key.Binding {
 }
 
 func (k DetailKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Back, k.Scroll, k.Top, k.Bottom}, {k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}}
+	return [][]key.Binding{{k.Back, k.Scroll, k.Top, k.Bottom}, {k.Search, k.Next, k.Prev, k.Follow, k.Wrap, k.Rerun}, k.SearchEntry.ShortHelp()}
 }
 
 // DefaultKeys are headroom's bindings.
@@ -154,18 +172,21 @@ func DefaultKeys() KeyMap {
 			Quit:    bind([]string{"q", "ctrl+c"}, "q", "quit"),
 		},
 		Setup: SetupKeys{
-			List:     list,
-			Pane:     bind([]string{"tab"}, "tab", "next pane"),
-			PanePrev: bind([]string{"shift+tab"}, "shift+tab", "previous pane"),
-			Left:     bind([]string{"left", "h"}, "←/h", "previous ratio · less"),
-			Right:    bind([]string{"right", "l"}, "→/l", "next ratio · more"),
-			Select:   bind([]string{" "}, "space", "toggle"),
-			Filter:   bind([]string{"/"}, "/", "filter tasks"),
-			Plus:     bind([]string{"+", "="}, "+", "more"),
-			Minus:    bind([]string{"-"}, "-", "less"),
-			Seed:     bind([]string{"R"}, "R", "new seed"),
-			Focus:    bind([]string{"F"}, "F", "focus mode on the row"),
-			Start:    bind([]string{"enter"}, "enter", "start sweep"),
+			List:        list,
+			Pane:        bind([]string{"tab"}, "tab", "next pane"),
+			PanePrev:    bind([]string{"shift+tab"}, "shift+tab", "previous pane"),
+			Left:        bind([]string{"left", "h"}, "←/h", "previous ratio · less"),
+			Right:       bind([]string{"right", "l"}, "→/l", "next ratio · more"),
+			Select:      bind([]string{" "}, "space", "toggle"),
+			Filter:      bind([]string{"/"}, "/", "filter tasks"),
+			Plus:        bind([]string{"+", "="}, "+", "more"),
+			Minus:       bind([]string{"-"}, "-", "less"),
+			Seed:        bind([]string{"R"}, "R", "new seed"),
+			Focus:       bind([]string{"F"}, "F", "focus mode on the row"),
+			Start:       bind([]string{"enter"}, "enter", "start sweep"),
+			ClearFilter: bind([]string{"esc"}, "esc", "clear the filter"),
+			FilterEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "keep the filter"), Cancel: bind([]string{"esc"}, "esc", "drop the filter")},
+			CustomEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "add the custom ratio"), Cancel: bind([]string{"esc"}, "esc", "close the custom ratio")},
 		},
 		Live: LiveKeys{
 			Up: bind([]string{"up", "k"}, "↑/k", "card above"), Down: bind([]string{"down", "j"}, "↓/j", "card below"),
@@ -187,16 +208,17 @@ func DefaultKeys() KeyMap {
 		Focus:   FocusKeys{List: list, Open: bind([]string{"enter"}, "enter", "open run"), Stop: bind([]string{"x"}, "x", "stop the loop")},
 		History: HistoryKeys{List: list, Open: bind([]string{"enter"}, "enter", "open read-only"), Resume: bind([]string{"r"}, "r", "resume")},
 		Detail: DetailKeys{
-			Back:   back,
-			Scroll: bind([]string{"up", "down", "k", "j", "pgup", "pgdown", "u", "d", "b", " "}, "↑↓/pgup/pgdn", "scroll log"),
-			Top:    bind([]string{"g", "home"}, "g", "log top"),
-			Bottom: bind([]string{"G", "end"}, "G", "log end"),
-			Search: bind([]string{"/"}, "/", "search log"),
-			Next:   bind([]string{"n"}, "n", "next match"),
-			Prev:   bind([]string{"N"}, "N", "previous match"),
-			Follow: bind([]string{"f"}, "f", "follow"),
-			Wrap:   bind([]string{"w"}, "w", "wrap"),
-			Rerun:  bind([]string{"r"}, "r", "rerun exactly"),
+			Back:        back,
+			Scroll:      bind([]string{"up", "down", "k", "j", "pgup", "pgdown", "u", "d", "b", " "}, "↑↓/pgup/pgdn", "scroll log"),
+			Top:         bind([]string{"g", "home"}, "g", "log top"),
+			Bottom:      bind([]string{"G", "end"}, "G", "log end"),
+			Search:      bind([]string{"/"}, "/", "search log"),
+			Next:        bind([]string{"n"}, "n", "next match"),
+			Prev:        bind([]string{"N"}, "N", "previous match"),
+			Follow:      bind([]string{"f"}, "f", "follow"),
+			Wrap:        bind([]string{"w"}, "w", "wrap"),
+			Rerun:       bind([]string{"r"}, "r", "rerun exactly"),
+			SearchEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "search"), Cancel: bind([]string{"esc"}, "esc", "close the search")},
 		},
 	}
 }

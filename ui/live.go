@@ -287,7 +287,14 @@ func (g liveGrid) cards() []*TrialView {
 	return out
 }
 
-func (l *liveScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (l *liveScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return l.updateKey(c, msg)
+	}
+	return nil
+}
+
+func (l *liveScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	k := l.keys
 	g := liveCards(c, l.w, l.h)
 	cards, cols := g.cards(), g.cols

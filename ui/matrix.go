@@ -54,7 +54,21 @@ func (mm *matrixScreen) FullHelp() [][]key.Binding {
 
 func (mm *matrixScreen) SetSize(w, h int) { mm.w, mm.h = w, h }
 
-func (mm *matrixScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (mm *matrixScreen) title() string {
+	if mm.list {
+		return "Matrix · a cell's trials"
+	}
+	return ""
+}
+
+func (mm *matrixScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	if msg, ok := msg.(tea.KeyMsg); ok {
+		return mm.updateKey(c, msg)
+	}
+	return nil
+}
+
+func (mm *matrixScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	if c.State == nil {
 		return nil
 	}

@@ -204,19 +204,40 @@ func (s *setupScreen) axes() []model.Axis {
 	return out
 }
 
-func (s *setupScreen) ShortHelp() []key.Binding  { return s.keys.ShortHelp() }
+// ShortHelp is the footer: the keys that close an open entry while one
+// is, else the screen's.
+func (s *setupScreen) ShortHelp() []key.Binding {
+	switch {
+	case s.filtering:
+		return s.keys.FilterEntry.ShortHelp()
+	case s.customOpen:
+		return s.keys.CustomEntry.ShortHelp()
+	}
+	return s.keys.ShortHelp()
+}
 func (s *setupScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
 func (s *setupScreen) SetSize(w, h int)          { s.w, s.h = w, h }
 
-func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
+func (s *setupScreen) Update(c *Common, msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.KeyMsg:
+		return s.updateKey(c, msg)
+	case respecMsg:
+		for i := range s.rows {
+			s.rows[i].task.Resources = c.Opts.specOf(s.rows[i].task)
+		}
+	}
+	return nil
+}
+
+func (s *setupScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	k := s.keys
 	s.err = ""
 	if s.filtering {
-		switch msg.String() {
-		case "enter", "esc":
+		if apply, cancel := key.Matches(msg, k.FilterEntry.Apply), key.Matches(msg, k.FilterEntry.Cancel); apply || cancel {
 			s.filtering = false
 			s.filter.Blur()
-			if msg.String() == "esc" {
+			if cancel {
 				s.filter.SetValue("")
 			}
 			s.cursor = listCursor{}
@@ -228,12 +249,12 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	}
 	if s.customOpen {
-		switch msg.String() {
-		case "esc":
+		switch {
+		case key.Matches(msg, k.CustomEntry.Cancel):
 			s.customOpen = false
 			s.custom.Blur()
 			return nil
-		case "enter":
+		case key.Matches(msg, k.CustomEntry.Apply):
 			r, err := model.ParseRatio(s.custom.Value())
 			if err != nil {
 				s.err = err.Error()
@@ -309,7 +330,7 @@ func (s *setupScreen) Update(c *Common, msg tea.KeyMsg) tea.Cmd {
 			s.filter.SetValue("")
 			s.cursor = listCursor{}
 			return s.filter.Focus()
-		case msg.String() == "esc" && s.filter.Value() != "":
+		case key.Matches(msg, k.ClearFilter) && s.filter.Value() != "":
 			// esc clears an applied filter too, as the empty list says.
 			s.filter.SetValue("")
 			s.cursor = listCursor{}

@@ -42,11 +42,6 @@ import (
 // DriveMode is the argument that makes the binary the step driver.
 const DriveMode = "drive"
 
-// IdleMode is the argument that makes the binary an idle PID 1: the
-// built-in tasks' idle command is Binary IdleMode, which is how headroom
-// knows a task runs in its own image.
-const IdleMode = "idle"
-
 // Command is one step for the driver.
 type Command struct {
 	Argv []string `json:"argv"`

@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // knobWork is the part of a step that a knob acts on: model round trips,
 // a download, direct writes. Each reports what it measured in here.
-func (p Profile) knobWork(stdout, stderr io.Writer) int {
+func knobWork(p wire.Profile, stdout, stderr io.Writer) int {
 	if p.ModelCalls > 0 {
 		var rtts []time.Duration
 		cl := &http.Client{Timeout: time.Minute}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headroom-eval/headroom/model"
 	"io"
 	"net"
 	"net/http"
@@ -16,14 +15,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-)
 
-// ServeMode makes the binary a local server on the trial's network: an
-// HTTP model stand-in answering scripted replies (POST /v1/messages), a
-// package mirror serving N bytes (GET /blob?bytes=N), and a TCP echo on
-// EchoPort for round-trip probes. Nothing in it reaches beyond the
-// trial's own network.
-const ServeMode = "serve"
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload/wire"
+)
 
 // Ports the server listens on.
 const (
@@ -41,7 +36,7 @@ const (
 )
 
 func serve(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet(ServeMode, flag.ContinueOnError)
+	fs := flag.NewFlagSet(wire.ServeMode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	port := fs.Int("port", ServePort, "HTTP port")
 	echo := fs.Int("echo-port", EchoPort, "TCP echo port")

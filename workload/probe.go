@@ -19,6 +19,7 @@ import (
 
 	"github.com/headroom-eval/headroom/cgroup"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // The probe: PID 1 of a trial's pod on a cluster, where headroom cannot
@@ -534,7 +535,7 @@ func copySelf(args []string, stderr io.Writer) int {
 	}
 	self, err := os.Executable()
 	if err != nil {
-		self = Binary
+		self = wire.Binary
 	}
 	src, err := os.Open(self)
 	if err != nil {
@@ -542,7 +543,7 @@ func copySelf(args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer src.Close()
-	dst := filepath.Join(args[0], filepath.Base(Binary))
+	dst := filepath.Join(args[0], filepath.Base(wire.Binary))
 	tmp := dst + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
 	if err == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/headroom-eval/headroom/model"
 	"hash/fnv"
 	"io"
 	"math/rand/v2"
@@ -18,6 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // MarkerDir holds the files Writes and Requires name.
@@ -37,7 +39,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
-	case IdleMode:
+	case wire.IdleMode:
 		return idle()
 	case DriveMode:
 		return drive(os.Stdin, stdout, stderr)
@@ -57,7 +59,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return netShape(args[1:], stdout, stderr)
 	case NeighbourMode:
 		return neighbour(args[1:], stdout, stderr)
-	case ServeMode:
+	case wire.ServeMode:
 		return serve(args[1:], stdout, stderr)
 	case RTTMode:
 		return rttProbe(args[1:], stdout, stderr)
@@ -69,7 +71,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return directIOProbe(args[1:], stdout, stderr)
 	case TermMode:
 		return term(args[1:], stdout, stderr)
-	case "run":
+	case wire.RunMode:
 		return runStep(args[1:], stdout, stderr)
 	case "child":
 		return child(args[1:])
@@ -123,14 +125,14 @@ func seededRand(step string) *rand.Rand {
 }
 
 func runStep(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet(wire.RunMode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	step := fs.String("step", "step", "step name")
 	raw := fs.String("profile", "{}", "profile as JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var p Profile
+	var p wire.Profile
 	if err := json.Unmarshal([]byte(*raw), &p); err != nil {
 		fmt.Fprintf(stderr, "hr-workload: bad profile: %v\n", err)
 		return 2
@@ -165,7 +167,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	if code := p.knobWork(stdout, stderr); code != 0 {
+	if code := knobWork(p, stdout, stderr); code != 0 {
 		return code
 	}
 	if p.CPUWorkMS > 0 {
@@ -336,7 +338,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 func runChildren(sizes []float64, lenMS int, stdout io.Writer) int {
 	self, err := os.Executable()
 	if err != nil {
-		self = Binary
+		self = wire.Binary
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex

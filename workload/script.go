@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 type timedLine struct {
@@ -13,14 +15,14 @@ type timedLine struct {
 
 // script is the output a step prints, shaped like the tool it stands for.
 type script struct {
-	p     Profile
+	p     wire.Profile
 	rng   *rand.Rand
 	lines []timedLine
 
 	successLines []string
 }
 
-func newScript(p Profile, rng *rand.Rand) *script {
+func newScript(p wire.Profile, rng *rand.Rand) *script {
 	s := &script{p: p, rng: rng}
 	var texts []string
 	switch p.Style {

@@ -22,6 +22,7 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // Options tune the backend.
@@ -359,7 +360,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.Entrypoint, cfg.Cmd = nil, task.IdleCommand
 	}
 	hc.CgroupParent = b.opts.CgroupParent
-	driven, driverPath := b.usesDriver(task), workload.Binary
+	driven, driverPath := b.usesDriver(task), wire.Binary
 	if m, _ := b.taskDriver(ctx, task); m != nil && !driven && task.Image != "" {
 		driven, driverPath = true, m.Target
 		hc.Mounts = append(hc.Mounts, *m)

@@ -30,8 +30,8 @@ const (
 )
 
 // DataSciencePackages are what the real bn-fit-modify's heavy agent
-// installs: the brief's `pip install pandas networkx scikit-learn`, from
-// Debian.
+// installs (`pip install pandas networkx scikit-learn`, the install a
+// tight limit kills before a line of the solution exists), from Debian.
 var DataSciencePackages = []string{"python3-pandas", "python3-networkx", "python3-sklearn"}
 
 // DebianMirror is the package mirror debootstrap and apt use

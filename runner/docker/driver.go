@@ -19,13 +19,14 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // usesDriver says whether a task's steps go through the step driver: only
 // in headroom's own image, whose binary is the driver, and unless the
 // backend was told to use exec for every step.
 func (b *Backend) usesDriver(task model.Task) bool {
-	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode}) && tracesDriver(task) == ""
+	return !b.opts.ExecSteps && slices.Equal(task.IdleCommand, []string{wire.Binary, wire.IdleMode}) && tracesDriver(task) == ""
 }
 
 // tracesDriver says why a task's own processes could read the driver's

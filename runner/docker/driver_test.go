@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // The end marker may follow a last line the step left open; the line is
@@ -68,7 +69,7 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 		for range sb.Samples() {
 		}
 	}()
-	long, err := workload.Profile{Style: "pip", Packages: []string{"pandas"}, DurationMS: 60000, BaseMB: 2}.Argv("long")
+	long, err := wire.Profile{Style: "pip", Packages: []string{"pandas"}, DurationMS: 60000, BaseMB: 2}.Argv("long")
 	if err != nil {
 		t.Fatal(err)
 	}

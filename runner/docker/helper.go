@@ -12,7 +12,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // helperTimeout bounds one helper's run.
@@ -43,7 +43,7 @@ func (s *sandbox) RunNetnsHelper(ctx context.Context, mode string, args ...strin
 	s.help.n++
 	name := fmt.Sprintf("%s-%s-%d", s.name, mode, s.help.n)
 	s.help.mu.Unlock()
-	cfg := &container.Config{Image: img, Entrypoint: append([]string{workload.Binary, mode}, args...), Labels: labels}
+	cfg := &container.Config{Image: img, Entrypoint: append([]string{wire.Binary, mode}, args...), Labels: labels}
 	hc := &container.HostConfig{
 		NetworkMode: container.NetworkMode("container:" + s.id),
 		CapDrop:     []string{"ALL"}, CapAdd: []string{"NET_ADMIN"},

@@ -17,7 +17,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // WorkloadRepo is the image repository of the built-in workload.
@@ -166,7 +166,7 @@ func workloadContext(w io.Writer, binary string) error {
 	if err != nil {
 		return err
 	}
-	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs /\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", workload.Binary)
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY rootfs /\nENTRYPOINT [\"%s\"]\nCMD [\"idle\"]\n", wire.Binary)
 	tw := tar.NewWriter(w)
 	for _, e := range []struct {
 		name string
@@ -176,7 +176,7 @@ func workloadContext(w io.Writer, binary string) error {
 	}{
 		{"Dockerfile", 0o644, int64(len(dockerfile)), strings.NewReader(dockerfile)},
 		{"rootfs/", 0o755, 0, nil},
-		{"rootfs/" + strings.TrimPrefix(workload.Binary, "/"), 0o755, st.Size(), f},
+		{"rootfs/" + strings.TrimPrefix(wire.Binary, "/"), 0o755, st.Size(), f},
 		{"rootfs/work/", 0o1777, 0, nil},
 		{"rootfs/tmp/", 0o1777, 0, nil},
 	} {

@@ -26,6 +26,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -277,7 +278,7 @@ func (kit *knobKit) startNeighbours(ctx context.Context, name string) error {
 	for i := 1; i <= k.Neighbours; i++ {
 		role := fmt.Sprintf("neighbour-%d", i)
 		cfg := &container.Config{Image: img, Labels: kit.helperLabels(role), User: "65534:65534",
-			Entrypoint: []string{workload.Binary, workload.NeighbourMode, "--load", string(load), "--intensity", strconv.FormatFloat(k.Intensity(), 'f', -1, 64), "--dir", "/tmp"}}
+			Entrypoint: []string{wire.Binary, workload.NeighbourMode, "--load", string(load), "--intensity", strconv.FormatFloat(k.Intensity(), 'f', -1, 64), "--dir", "/tmp"}}
 		hc := &container.HostConfig{NetworkMode: "none", Resources: container.Resources{Memory: 256 * model.MiB, MemorySwap: 256 * model.MiB}}
 		nm := fmt.Sprintf("%s-%s", name, role)
 		created, err := kit.b.cli.ContainerCreate(eng, cfg, hc, nil, nil, nm)
@@ -315,7 +316,7 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 	if img == "" {
 		return errors.New("the network knobs need headroom's workload image (none was prepared)")
 	}
-	args := []string{workload.Binary, workload.NetShapeMode}
+	args := []string{wire.Binary, workload.NetShapeMode}
 	if k.Latency > 0 {
 		args = append(args, "--latency", k.Latency.String())
 	}
@@ -655,7 +656,7 @@ func knobCommands(k model.Knobs) []string {
 		if load == "" {
 			load = model.LoadCPU
 		}
-		out = append(out, fmt.Sprintf("%d× docker run -d --network none %s:latest %s %s --load %s --intensity %s", k.Neighbours, WorkloadRepo, workload.Binary, workload.NeighbourMode, load, strconv.FormatFloat(k.Intensity(), 'f', -1, 64)))
+		out = append(out, fmt.Sprintf("%d× docker run -d --network none %s:latest %s %s --load %s --intensity %s", k.Neighbours, WorkloadRepo, wire.Binary, workload.NeighbourMode, load, strconv.FormatFloat(k.Intensity(), 'f', -1, 64)))
 	}
 	if !k.Time.IsBase() {
 		out = append(out, "time limits ×"+k.Time.String()+" of the task's own agent and verifier limits (headroom's, not the engine's)")

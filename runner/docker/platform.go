@@ -22,7 +22,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 	"github.com/shirou/gopsutil/v4/host"
 	"github.com/shirou/gopsutil/v4/mem"
 )
@@ -398,7 +398,7 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	}
 	defer b.Close()
 	task := model.Task{Name: "doctor", Image: tag, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none",
-		IdleCommand: []string{workload.Binary, workload.IdleMode}}
+		IdleCommand: []string{wire.Binary, wire.IdleMode}}
 	tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, i.Host.CPUs)}
 	sb, err := b.Start(ctx, "doctor", tr, task)
 	if err != nil {

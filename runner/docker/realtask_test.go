@@ -13,7 +13,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/taskfile"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // debianOnce makes the Debian image once per test process (debootstrap the
@@ -308,7 +308,7 @@ func TestTracedCommandThroughDriverAndExec(t *testing.T) {
 	needEngine(t)
 	needDebian(t)
 	dir := t.TempDir()
-	dockerfile := "FROM " + testImage + " AS workload\nFROM " + DebianImage + "\nCOPY --from=workload " + workload.Binary + " " + workload.Binary + "\n"
+	dockerfile := "FROM " + testImage + " AS workload\nFROM " + DebianImage + "\nCOPY --from=workload " + wire.Binary + " " + wire.Binary + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
 		t.Fatal(err)
 	}

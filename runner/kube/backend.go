@@ -20,6 +20,7 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // How long the backend waits, at most, on the cluster.
@@ -542,7 +543,7 @@ func (p *Platform) waitGone(ctx context.Context, name string) error {
 func (s *sandbox) probeBinary() string {
 	switch {
 	case builtinImage(s.task):
-		return workload.Binary
+		return wire.Binary
 	case s.probing:
 		return runner.TaskDriverPath
 	}

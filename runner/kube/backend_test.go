@@ -22,6 +22,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // fakeProbe answers the backend as the probe would, over a fake attach:
@@ -255,7 +256,7 @@ func TestTrialOnFakeCluster(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	fp.mu.Lock()
-	if got := strings.Join(fp.execs[0], " "); got != workload.Binary+" untar /" || !strings.Contains(string(fp.stdin), "work/x.txt") {
+	if got := strings.Join(fp.execs[0], " "); got != wire.Binary+" untar /" || !strings.Contains(string(fp.stdin), "work/x.txt") {
 		t.Errorf("copy in: %q, tar of %d bytes", got, len(fp.stdin))
 	}
 	fp.mu.Unlock()

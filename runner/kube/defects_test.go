@@ -26,6 +26,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // runAll plays a cluster that runs every new pod at once.
@@ -181,14 +182,14 @@ func TestExecStepsWithoutEnvInImage(t *testing.T) {
 		t.Fatalf("step runner %q", sb.StepRunner())
 	}
 	ctx := context.Background()
-	res, err := sb.Exec(ctx, []string{workload.Binary, "run", "--step", "s"}, []string{"HEADROOM_SEED=7"}, "", func(string, string) {})
+	res, err := sb.Exec(ctx, []string{wire.Binary, "run", "--step", "s"}, []string{"HEADROOM_SEED=7"}, "", func(string, string) {})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("step: %+v %v", res, err)
 	}
 	fp.mu.Lock()
 	got := fp.execs[len(fp.execs)-1]
 	fp.mu.Unlock()
-	if want := []string{workload.Binary, workload.EnvMode, "HEADROOM_SEED=7", "--", workload.Binary, "run", "--step", "s"}; !slices.Equal(got, want) {
+	if want := []string{wire.Binary, workload.EnvMode, "HEADROOM_SEED=7", "--", wire.Binary, "run", "--step", "s"}; !slices.Equal(got, want) {
 		t.Errorf("exec argv %q, want %q", got, want)
 	}
 	fp.execErr = func(argv []string) error {

@@ -20,6 +20,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // Labels and annotations: every backend's label names, so `headroom
@@ -189,14 +190,14 @@ func userIDs(user string) (uid, gid *int64, ok bool) {
 // builtinImage says the task runs in headroom's own image, whose binary
 // is the probe.
 func builtinImage(task model.Task) bool {
-	return slices.Equal(task.IdleCommand, []string{workload.Binary, workload.IdleMode})
+	return slices.Equal(task.IdleCommand, []string{wire.Binary, wire.IdleMode})
 }
 
 // probeCommand is the main container's command when the probe is PID 1.
 func probeCommand(task model.Task, c podConfig) []string {
 	bin := runner.TaskDriverPath
 	if builtinImage(task) {
-		bin = workload.Binary
+		bin = wire.Binary
 	}
 	every := c.Every
 	if every <= 0 {
@@ -242,7 +243,7 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 			Name:            probeInstaller,
 			Image:           c.ProbeImage,
 			ImagePullPolicy: c.Pull,
-			Command:         []string{workload.Binary, workload.CopySelfMode, ProbeDir},
+			Command:         []string{wire.Binary, workload.CopySelfMode, ProbeDir},
 			VolumeMounts:    []corev1.VolumeMount{mount},
 			Resources:       ctr.Resources,
 			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},

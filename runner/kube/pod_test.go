@@ -11,13 +11,13 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 func builtinTask() model.Task {
 	return model.Task{
 		Name: "builtin/steady-alloc", Image: "headroom/workload:abc", User: "65534:65534",
-		IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "none",
+		IdleCommand: []string{wire.Binary, wire.IdleMode}, Network: "none",
 		Env: []string{"A=1", "B=x=y"}, WorkDir: "/work",
 	}
 }
@@ -77,7 +77,7 @@ func TestPodFromPolicy(t *testing.T) {
 	if pod.Annotations[LabelTask] != task.Name || pod.Annotations[LabelOwner] != "host:12:345" {
 		t.Errorf("annotations %v", pod.Annotations)
 	}
-	if strings.Join(ctr.Command, " ") != workload.Binary+" probe --every 50ms" || !ctr.Stdin || ctr.StdinOnce {
+	if strings.Join(ctr.Command, " ") != wire.Binary+" probe --every 50ms" || !ctr.Stdin || ctr.StdinOnce {
 		t.Errorf("probe command %q stdin %v once %v", ctr.Command, ctr.Stdin, ctr.StdinOnce)
 	}
 	if len(pod.Spec.InitContainers) != 0 {
@@ -137,7 +137,7 @@ func TestPodTaskImageProbeAndProfile(t *testing.T) {
 		t.Fatalf("init containers %+v", pod.Spec.InitContainers)
 	}
 	ic := pod.Spec.InitContainers[0]
-	if ic.Image != "headroom/workload:abc" || strings.Join(ic.Command, " ") != workload.Binary+" copy-self "+ProbeDir {
+	if ic.Image != "headroom/workload:abc" || strings.Join(ic.Command, " ") != wire.Binary+" copy-self "+ProbeDir {
 		t.Errorf("init %s %q", ic.Image, ic.Command)
 	}
 	ctr := pod.Spec.Containers[0]

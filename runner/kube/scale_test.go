@@ -24,7 +24,7 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // make kube-scale: trials' pods on kwok's fake nodes (kube/kwok.sh), through
@@ -272,7 +272,7 @@ func scaleRound(t *testing.T, kc, variant string, round, n, conc int) string {
 	defer b.Close()
 	// Network "none", a headroom task file's default: each trial has its
 	// NetworkPolicy, as in a real sweep.
-	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{workload.Binary, workload.IdleMode}, Network: "none"}
+	task := model.Task{Name: "scale/none", Image: "headroom.local/kwok-runs-nothing:1", IdleCommand: []string{wire.Binary, wire.IdleMode}, Network: "none"}
 	experiment := fmt.Sprintf("kwok%d-%d-%s", os.Getpid(), round, strings.NewReplacer("=", "", "/", "-", ".", "").Replace(variant))
 	pol := model.ResourcePolicy{GuaranteeBytes: 64 << 20, HardLimitBytes: 64 << 20, GuaranteeCPUs: 0.01}
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // A task granted SYS_PTRACE (or ALL) gets no probe in its pod: its
@@ -12,7 +12,7 @@ import (
 // found the Docker backend's refusal had no Kubernetes twin).
 func TestTracingTaskGetsNoProbe(t *testing.T) {
 	b := &backend{probe: true, probeImage: "workload:x"}
-	task := model.Task{Name: "t", IdleCommand: []string{workload.Binary, workload.IdleMode}}
+	task := model.Task{Name: "t", IdleCommand: []string{wire.Binary, wire.IdleMode}}
 	if pid1, _ := b.usesProbe(task); !pid1 {
 		t.Fatal("a built-in task without capabilities should get the probe as PID 1")
 	}

@@ -1,107 +1,114 @@
-package workload
+// Package wire is what the host says to the in-container program
+// (workload, cmd/hr-workload) on its command line: where the program lives,
+// the modes a task's commands name, and a step's profile as JSON. It is the
+// standard library only, so the task schema (taskfile) builds a step's
+// command without compiling the program's network and cgroup code.
+package wire
 
 import (
 	"encoding/json"
 	"fmt"
 )
 
-// Profile describes one step's behaviour. Sizes are MiB of memory the
+// Profile describes one step's behaviour, as the program receives it.
+// A task file writes it as a [workload] table (taskfile.Profile, the same
+// fields converted one to one). Sizes are MiB of memory the
 // process really allocates and touches; durations are milliseconds.
 type Profile struct {
 	// Style shapes the output lines: pip, apt, build, pytest, python, edit.
-	Style    string   `json:"style,omitempty" toml:"style"`
-	Packages []string `json:"packages,omitempty" toml:"packages"`
+	Style    string   `json:"style,omitempty"`
+	Packages []string `json:"packages,omitempty"`
 
-	DurationMS int `json:"duration_ms" toml:"duration_ms"`
+	DurationMS int `json:"duration_ms"`
 	// BaseMB is held by the step's own process, ramped up over RampPct of
 	// the duration and held to the end.
-	BaseMB  float64 `json:"base_mb,omitempty" toml:"base_mb"`
-	RampPct float64 `json:"ramp_pct,omitempty" toml:"ramp_pct"`
+	BaseMB  float64 `json:"base_mb,omitempty"`
+	RampPct float64 `json:"ramp_pct,omitempty"`
 	// JitterPct varies every size by up to ± this percentage, from the seed:
 	// the same trial replays exactly, different repeats differ.
-	JitterPct float64 `json:"jitter_pct,omitempty" toml:"jitter_pct"`
+	JitterPct float64 `json:"jitter_pct,omitempty"`
 
 	// Transient spikes on top of the base, in the step's own process.
-	SpikeMB     float64 `json:"spike_mb,omitempty" toml:"spike_mb"`
-	SpikeLenMS  int     `json:"spike_len_ms,omitempty" toml:"spike_len_ms"`
-	SpikeEvery  int     `json:"spike_every_ms,omitempty" toml:"spike_every_ms"`
-	SpikeChance float64 `json:"spike_chance,omitempty" toml:"spike_chance"`
+	SpikeMB     float64 `json:"spike_mb,omitempty"`
+	SpikeLenMS  int     `json:"spike_len_ms,omitempty"`
+	SpikeEvery  int     `json:"spike_every_ms,omitempty"`
+	SpikeChance float64 `json:"spike_chance,omitempty"`
 	// SpikeLog writes a line "spike START END" as each spike ends: when its
 	// memory was all touched and when it was let go (Unix nanoseconds, the
 	// host's clock): what a test of the sampler checks the samples against.
-	SpikeLog bool `json:"spike_log,omitempty" toml:"spike_log"`
+	SpikeLog bool `json:"spike_log,omitempty"`
 
 	// Children run in parallel in the middle of the step, each allocating
 	// ChildMB (jittered) for ChildLenMS: the compile jobs of `make -j`, the
 	// unpack processes of an install, pytest-xdist workers.
-	Children   int     `json:"children,omitempty" toml:"children"`
-	ChildMB    float64 `json:"child_mb,omitempty" toml:"child_mb"`
-	ChildLenMS int     `json:"child_len_ms,omitempty" toml:"child_len_ms"`
+	Children   int     `json:"children,omitempty"`
+	ChildMB    float64 `json:"child_mb,omitempty"`
+	ChildLenMS int     `json:"child_len_ms,omitempty"`
 	// OnChildKilled: "fail" (the step exits 1), "continue" (the kill goes
 	// unnoticed, the output is broken), or "retry" (run the failed children
 	// again one at a time, at half the size, as `make -j1` would).
-	OnChildKilled string `json:"on_child_killed,omitempty" toml:"on_child_killed"`
+	OnChildKilled string `json:"on_child_killed,omitempty"`
 
 	// CPUFraction of one core kept busy for the duration.
-	CPUFraction float64 `json:"cpu_fraction,omitempty" toml:"cpu_fraction"`
+	CPUFraction float64 `json:"cpu_fraction,omitempty"`
 
 	// CPUWorkMS is CPU time (milliseconds, counted by the kernel) the step
 	// must get through, shared by CPUThreads threads, before the rest of
 	// it: a fixed amount of computing, so its wall time is set by the CPU
 	// the container is allowed. With DeadlineMS the step fails, as a test
 	// over its time budget does, when the work took longer than that.
-	CPUWorkMS  int `json:"cpu_work_ms,omitempty" toml:"cpu_work_ms"`
-	CPUThreads int `json:"cpu_threads,omitempty" toml:"cpu_threads"`
-	DeadlineMS int `json:"deadline_ms,omitempty" toml:"deadline_ms"`
+	CPUWorkMS  int `json:"cpu_work_ms,omitempty"`
+	CPUThreads int `json:"cpu_threads,omitempty"`
+	DeadlineMS int `json:"deadline_ms,omitempty"`
 
 	// ModelCalls round trips are made, one after another, to the model
 	// stand-in at ModelURL (a local server beside the task: ServeMode):
 	// an agent's turns, each waiting for the model's reply, so the
 	// network's latency adds up over them.
-	ModelCalls int    `json:"model_calls,omitempty" toml:"model_calls"`
-	ModelURL   string `json:"model_url,omitempty" toml:"model_url"`
+	ModelCalls int    `json:"model_calls,omitempty"`
+	ModelURL   string `json:"model_url,omitempty"`
 	// FetchURL is downloaded to the end, as a package from a mirror is
 	// (a local server beside the task): its time is set by the bandwidth.
-	FetchURL string `json:"fetch_url,omitempty" toml:"fetch_url"`
+	FetchURL string `json:"fetch_url,omitempty"`
 	// DirectWrites blocks of WriteKB KiB are written to WriteDir one at a
 	// time, each past the page cache and synced (O_DIRECT|O_DSYNC): a
 	// build's many small synced files, set by the disk's operations a
 	// second.
-	DirectWrites int    `json:"direct_writes,omitempty" toml:"direct_writes"`
-	WriteKB      int    `json:"write_kb,omitempty" toml:"write_kb"`
-	WriteDir     string `json:"write_dir,omitempty" toml:"write_dir"`
+	DirectWrites int    `json:"direct_writes,omitempty"`
+	WriteKB      int    `json:"write_kb,omitempty"`
+	WriteDir     string `json:"write_dir,omitempty"`
 
 	// FailChance is the chance the step fails on its own (the model's
 	// mistake, not the machine's).
-	FailChance float64 `json:"fail_chance,omitempty" toml:"fail_chance"`
+	FailChance float64 `json:"fail_chance,omitempty"`
 	// Writes are marker files created when the step succeeds; Requires are
 	// markers that must exist or the step fails. A killed install writes no
 	// marker, so the verifier that requires it fails.
-	Writes   []string `json:"writes,omitempty" toml:"writes"`
-	Requires []string `json:"requires,omitempty" toml:"requires"`
+	Writes   []string `json:"writes,omitempty"`
+	Requires []string `json:"requires,omitempty"`
 
 	// FillDir gets FillMB MiB of file written into it first: a task
 	// filling its disk (ENOSPC fails the step).
-	FillDir string  `json:"fill_dir,omitempty" toml:"fill_dir"`
-	FillMB  float64 `json:"fill_mb,omitempty" toml:"fill_mb"`
+	FillDir string  `json:"fill_dir,omitempty"`
+	FillMB  float64 `json:"fill_mb,omitempty"`
 	// HoldAtLimit grows memory until the container is at its hard limit
 	// and keeps touching it for the duration: a working set pinned at the
 	// limit.
-	HoldAtLimit bool `json:"hold_at_limit,omitempty" toml:"hold_at_limit"`
+	HoldAtLimit bool `json:"hold_at_limit,omitempty"`
 	// HoldAfterMS starts the hold that long into the step (0: at once).
-	HoldAfterMS int `json:"hold_after_ms,omitempty" toml:"hold_after_ms"`
+	HoldAfterMS int `json:"hold_after_ms,omitempty"`
 	// ThrashMB, with HoldAtLimit, holds the program's memory ThrashMB/2
 	// under the limit and reads a ThrashMB file through a mapping round
 	// and round: the kernel evicts the file's pages to make room and reads
 	// them back, major fault after major fault, as a task whose working
 	// set passes its limit by its own file-backed pages does.
-	ThrashMB float64 `json:"thrash_mb,omitempty" toml:"thrash_mb"`
+	ThrashMB float64 `json:"thrash_mb,omitempty"`
 	// NeedsRoomMB sizes the step's strategy to its room, as an agent that
 	// sees its headroom does: under a hard limit below NeedsRoomMB it
 	// takes the lean way, an approximate solution that fails its tests (a
 	// clean failure, no kill); with room enough (or no limit) the heavy
 	// way, the rest of the profile.
-	NeedsRoomMB float64 `json:"needs_room_mb,omitempty" toml:"needs_room_mb"`
+	NeedsRoomMB float64 `json:"needs_room_mb,omitempty"`
 }
 
 // Validate rejects profiles that cannot run.
@@ -155,8 +162,24 @@ func (p Profile) Validate() error {
 	return nil
 }
 
-// Binary is where the workload lives inside its image.
+// Binary is where the in-container program lives inside its image.
 const Binary = "/hr-workload"
+
+// IdleMode is the argument that makes the binary an idle PID 1: the
+// built-in tasks' idle command is Binary IdleMode, which is how headroom
+// knows a task runs in its own image.
+const IdleMode = "idle"
+
+// ServeMode makes the binary a local server on the trial's network: an
+// HTTP model stand-in answering scripted replies (POST /v1/messages), a
+// package mirror serving N bytes (GET /blob?bytes=N), and a TCP echo on
+// workload.EchoPort for round-trip probes. Nothing in it reaches beyond the
+// trial's own network.
+const ServeMode = "serve"
+
+// RunMode runs one step from its profile: Binary RunMode --step NAME
+// --profile JSON (Argv).
+const RunMode = "run"
 
 // Argv is the command that runs a profile inside the container.
 func (p Profile) Argv(step string) ([]string, error) {
@@ -167,5 +190,5 @@ func (p Profile) Argv(step string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{Binary, "run", "--step", step, "--profile", string(b)}, nil
+	return []string{Binary, RunMode, "--step", step, "--profile", string(b)}, nil
 }

@@ -1,0 +1,32 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// The text entries' keys are bindings the help shows: `?` on setup lists
+// them, and while an entry is open the footer says how to close it
+// (enter and esc were raw strings in the code and nowhere on screen).
+func TestEntryKeysAreShown(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	help := keys(t, m, "?").View()
+	for _, want := range []string{"keep the filter", "drop the filter", "clear the filter", "add the custom ratio", "close the custom ratio"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("setup's help lacks %q:\n%s", want, help)
+		}
+	}
+	filtering := keys(t, m, "/").View()
+	if !strings.Contains(filtering, "keep the filter") || !strings.Contains(filtering, "drop the filter") {
+		t.Errorf("the footer while filtering does not say how to close it:\n%s", filtering)
+	}
+	m = keys(t, m, "tab")
+	m.setup.ratioCursor = len(m.setup.ratios) // the [+custom] slot
+	custom := keys(t, m, "space").View()
+	if !strings.Contains(custom, "add the custom ratio") {
+		t.Errorf("the footer while the custom ratio is open does not say how to close it:\n%s", custom)
+	}
+}
