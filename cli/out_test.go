@@ -23,10 +23,13 @@ func TestBadOutIsReportedFirst(t *testing.T) {
 	if strings.Contains(r.stderr+r.stdout, "image") {
 		t.Errorf("images were prepared before --out was checked:\n%s", r.stderr)
 	}
-	// A good one is made and left empty.
-	good := filepath.Join(dir, "out")
-	headroom(t, "run", "--tasks", "builtin/bn-fit-modify", "--ratios", "1", "--repeats", "0", "--out", good)
-	if left, err := os.ReadDir(good); err != nil || len(left) != 0 {
-		t.Errorf("the check left %v behind (%v)", left, err)
+	// A good one is checked, and a run refused after the check leaves no
+	// directory behind (nor one of its parents it had to make).
+	good := filepath.Join(dir, "made", "out")
+	if r := headroom(t, "run", "--tasks", "builtin/bn-fit-modify", "--ratios", "1", "--repeats", "0", "--out", good); r.code != 2 {
+		t.Fatalf("--repeats 0: exit %d, want a refusal", r.code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "made")); err == nil {
+		t.Errorf("the refused run left %s behind", filepath.Join(dir, "made"))
 	}
 }
