@@ -133,6 +133,40 @@ func (o *openStep) add(text string, keep int) {
 	}
 }
 
+// shrink drops what kept could not keep of a closed step's output anyway
+// (all but its last keep lines), then its oldest lines past maxBytes,
+// counting them: a step held closed keeps its share, not its output.
+func (o *openStep) shrink(keep, maxBytes int) {
+	drop := func(l string) {
+		o.sr.OutputDroppedBytes += int64(len(l)) + 1
+		o.sr.OutputDropped++
+	}
+	if len(o.lines) > keep {
+		for _, l := range o.lines[:len(o.lines)-keep] {
+			drop(l)
+		}
+		o.lines = append(o.lines[:0:0], o.lines[len(o.lines)-keep:]...)
+	}
+	size := 0
+	for _, l := range o.head {
+		size += len(l) + 1
+	}
+	for _, l := range o.lines {
+		size += len(l) + 1
+	}
+	for size > maxBytes && len(o.lines) > 0 {
+		size -= len(o.lines[0]) + 1
+		drop(o.lines[0])
+		o.lines = o.lines[1:]
+	}
+	for size > maxBytes && len(o.head) > 0 {
+		last := o.head[len(o.head)-1]
+		size -= len(last) + 1
+		drop(last)
+		o.head = o.head[:len(o.head)-1]
+	}
+}
+
 // clip cuts s to at most n bytes, at a rune's start, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
@@ -501,6 +535,9 @@ func (tr *tracedRun) close(t *trialRun, sb Sandbox, o *openStep) {
 	if o.light {
 		o.sr.End = time.Now()
 		t.closeLight(&o.sr, o.killsBefore)
+		// Held until the script ends, maybe a hundred of them: no more of
+		// its output than its share of what the record can keep.
+		o.shrink(t.r.cfg.OutputTailLines, TrialOutputBytes/TracedTailSteps)
 		if len(tr.tail) == TracedTailSteps {
 			oldest := tr.tail[0]
 			tr.fold.add(tr.light[oldest])
@@ -570,6 +607,8 @@ func (tr *tracedRun) keep(t *trialRun, sb Sandbox) {
 		if kp, ok := sb.TakeKernelPeak(); ok {
 			f.KernelPeakBytes = kp
 		}
+		// The folded commands' output is output the record did not keep.
+		t.res.OutputDroppedBytes += f.OutputDroppedBytes
 		kept = append(kept, f)
 	}
 	for _, n := range tr.tail {
