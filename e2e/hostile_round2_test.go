@@ -43,8 +43,10 @@ func ownContainer(t *testing.T, args ...string) string {
 // not the trial's: the host's (headroom TOML, and a Harbor task.toml
 // with allow_internet = false), or another container's. A server bound
 // to the host's 127.0.0.1 and the other container's address must reach
-// nothing headroom writes or prints; validate and run refuse each,
-// naming the file and line.
+// nothing headroom writes or prints; validate and run refuse headroom's
+// own files, naming the file and line. A Harbor task.toml's `network` is
+// a key Harbor does not read: ignored, as Harbor ignores it (validate
+// says so), and its trial runs in its own namespace.
 func TestHostileNetworkNotTheTrials(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
@@ -77,7 +79,10 @@ func TestHostileNetworkNotTheTrials(t *testing.T) {
 		return fmt.Sprintf("[task]\nname = %q\n[environment]\nimage = %q\nmemory = \"64M\"\nnetwork = %q\n[verifier]\ncommand = [\"sh\", \"-c\", \"true\"]\n[[agents]]\nname = \"oracle\"\n  [[agents.steps]]\n  name = \"probe\"\n  command = [\"bash\", \"-c\", %q]\n",
 			name, docker.DebianImage, network, readHost)
 	}
-	type input struct{ name, dir, file string }
+	type input struct {
+		name, dir, file string
+		ignored         bool // a key its harness does not read: not applied
+	}
 	var inputs []input
 	for _, c := range []struct{ name, network string }{{"hostile-net/host", "host"}, {"hostile-net/container", "container:" + other}} {
 		dir := filepath.Join(root, strings.ReplaceAll(c.name, "/", "-"))
@@ -86,7 +91,7 @@ func TestHostileNetworkNotTheTrials(t *testing.T) {
 		if err := os.WriteFile(file, []byte(headroomTask(c.name, c.network)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		inputs = append(inputs, input{c.name, dir, file})
+		inputs = append(inputs, input{name: c.name, dir: dir, file: file})
 	}
 	hdir := filepath.Join(root, "harbor")
 	harborTask(t, hdir, "host", "hostile-net/harbor-host", map[string]string{
@@ -94,7 +99,7 @@ func TestHostileNetworkNotTheTrials(t *testing.T) {
 		"solution/solve.sh": "#!/bin/bash\n" + readHost + "\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-net/harbor-host") })
-	inputs = append(inputs, input{"hostile-net/harbor-host", hdir, filepath.Join(hdir, "host", "task.toml")})
+	inputs = append(inputs, input{"hostile-net/harbor-host", hdir, filepath.Join(hdir, "host", "task.toml"), true})
 
 	leaked, forged := 0, 0
 	var said []string
@@ -108,6 +113,15 @@ func TestHostileNetworkNotTheTrials(t *testing.T) {
 				t.Errorf("%s: %q (from a namespace not the trial's) is in %v", in.name, needle, where)
 				leaked += n
 			}
+		}
+		if in.ignored {
+			// Not applied: the trial ran in its own namespace (what it
+			// read there reached nothing above), the key said ignored.
+			if v.code != 0 || !strings.Contains(v.stdout+v.stderr, "ignored key environment.network") || run.code != 0 {
+				t.Errorf("%s: validate exit %d, run exit %d, want the key said ignored and the trial run in its own namespace:\n%s\n%s", in.name, v.code, run.code, texts["validate"], texts["run"])
+				forged++
+			}
+			continue
 		}
 		made, _ := filepath.Glob(filepath.Join(out, "*", "trials.jsonl"))
 		if len(made) > 0 {
@@ -130,7 +144,7 @@ func TestHostileNetworkNotTheTrials(t *testing.T) {
 		said = append(said, line)
 	}
 	letoutRow(t, "`[environment] network = \"host\"` (headroom TOML; Harbor task.toml with allow_internet = false) reading a server on the host's 127.0.0.1, and `network = \"container:<id>\"` of another container, reading its address",
-		fmt.Sprintf("validate and run refuse each before any container, naming file:line: %q", said[0]), 0, leaked, forged)
+		fmt.Sprintf("headroom's files: validate and run refuse each before any container, naming file:line: %q; the Harbor file's key ignored, as Harbor ignores it (\"ignored key environment.network\"), its trial in its own namespace", said[0]), 0, leaked, forged)
 }
 
 // firstLineWith is text's first line holding needle, or "".
