@@ -464,6 +464,12 @@ func (p *progress) event(ev event.Event) {
 	case event.TrialQueued:
 		p.plan[ev.Trial.ID] = ev.Trial
 	case event.OOMKill:
+		if ev.OOM.Driver {
+			// headroom's own process, not the task's: said as such, once
+			// named (the trial's cause says the rest).
+			fmt.Fprintf(p.w, "       %s: the kernel then killed headroom's step driver (the container's PID 1) at the limit: the container ends, the trial is not graded\n", ev.TrialID())
+			return
+		}
 		if ev.Detail {
 			at := ""
 			if b, kernel := ev.OOM.KilledAt(); kernel {

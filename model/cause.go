@@ -52,6 +52,12 @@ const (
 	// pause), or headroom itself stopped (SIGSTOP, a frozen host). The
 	// time limit counted time the task never had.
 	CauseFrozen Cause = "frozen"
+	// CauseDriverKilled: the kernel OOM-killed the task's process at its
+	// own limit and then headroom's step driver, the container's PID 1
+	// (where the engine may not spare it: OOMEvent.Driver): the container
+	// ended, and the verifier could not run. headroom's failure, not the
+	// task's: the trial is not graded, and a resume runs it again.
+	CauseDriverKilled Cause = "driver-killed"
 )
 
 // CauseSpec is everything a cause means, in one row: adding a cause is a
@@ -88,6 +94,7 @@ var CauseTable = []CauseSpec{
 	{CauseEnvironment, "V", "the environment failed to build or start", "ENVIRONMENT FAILED", true, false},
 	{CauseLimitChanged, "M", "memory limit changed from outside mid-trial (docker update)", "LIMIT CHANGED FROM OUTSIDE", true, true},
 	{CauseFrozen, "Z", "timed out after being frozen (docker pause, or headroom stopped)", "FROZEN, THEN TIMED OUT", true, true},
+	{CauseDriverKilled, "H", "OOM-killed at its own limit, then headroom's step driver too: not graded (rerun it)", "OOM KILLED, THEN HEADROOM'S DRIVER: NOT GRADED", true, false},
 }
 
 // Causes lists every cause in display order.

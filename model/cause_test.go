@@ -38,6 +38,11 @@ func TestClassifyNamesOutcomeAndCause(t *testing.T) {
 		{"a kill outranks a freeze", Evidence{TimedOut: true, Frozen: "paused 2s", OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
 		{"a cancel stays a cancel whatever the limit did", Evidence{LimitChanged: "64MiB to 48MiB", Cancelled: true}, Cancelled, CauseNone},
 		{"headroom's own cancel is no outside kill", Evidence{KilledBy: "SIGKILL", Cancelled: true}, Cancelled, CauseNone},
+		// Seen (1 demo trial in 20, loaded host, cgroup v1): the step
+		// killed at 128MiB, the driver 7 ms later; the container ended
+		// and the trial was "the engine went away" (engine-lost).
+		{"the driver killed after the step is not graded, not the engine's", Evidence{DriverKilled: true, OOMKills: 2, LimitBytes: 128 * MiB, InfraFailed: true, EngineLost: true}, InfraError, CauseDriverKilled},
+		{"a pass before the driver's kill stands", Evidence{DriverKilled: true, OOMKills: 2, LimitBytes: 128 * MiB, VerifierPassed: true}, PassedAfterOOM, CauseOwnLimit},
 		{"engine lost", Evidence{InfraFailed: true, EngineLost: true}, InfraError, CauseEngineLost},
 		{"start failure", Evidence{InfraFailed: true}, InfraError, CauseNone},
 		{"infra outranks a pass and a kill", Evidence{InfraFailed: true, VerifierPassed: true, OOMKills: 1}, InfraError, CauseNone},

@@ -168,6 +168,9 @@ type Evidence struct {
 	DiskFull bool
 	// Stall is the timed-out step's memory evidence, when one timed out.
 	Stall *StallEvidence
+	// DriverKilled: one of the kills took headroom's step driver
+	// (OOMEvent.Driver), ending the container under the trial.
+	DriverKilled bool
 }
 
 // OwnLimitSlackBytes is how far under its limit the kernel's peak can
@@ -219,6 +222,10 @@ func Classify(e Evidence) (Outcome, Cause) {
 		// Whatever it did next, it did under a limit its ratio does not
 		// say: not evidence for that ratio, a pass included.
 		return InfraError, CauseLimitChanged
+	case e.DriverKilled && !e.VerifierPassed && !e.Cancelled:
+		// Not the engine gone, and not the task's verdict: headroom's
+		// own process went with the kill, and the verifier never ran.
+		return InfraError, CauseDriverKilled
 	case e.InfraFailed && e.EngineLost:
 		return InfraError, CauseEngineLost
 	case e.InfraFailed:

@@ -118,6 +118,11 @@ type OOMEvent struct {
 	// container at that sample with its RSS: who held the memory.
 	Command string        `json:"command,omitempty"`
 	Tree    []ProcessInfo `json:"tree,omitempty"`
+	// Driver: the killed process was headroom's step driver (the
+	// container's PID 1), not the task's: on cgroup v1 the kernel can
+	// take it a few ms after the step's own kill, before that memory is
+	// freed, and the container ends with it (CauseDriverKilled).
+	Driver bool `json:"driver,omitempty"`
 }
 
 // KilledAt is the usage a kill is said to have happened at: the kernel's

@@ -154,6 +154,8 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 		return fmt.Sprintf("its limits were changed from outside while it ran, %s (docker update by someone other than headroom): it ran under a limit its ratio does not say, so it is not evidence for %s", ev.LimitChanged, f.ratio)
 	case model.CauseFrozen:
 		return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s; the limit counted time the task never had, so this is not the task's timeout", f.timedOutStep(), ev.Frozen)
+	case model.CauseDriverKilled:
+		return fmt.Sprintf("OOM-killed in step %s at its own limit %s, and a few ms later, before that memory was freed, the kernel killed headroom's step driver (the container's PID 1) too: the container ended, so the verifier could not run. headroom's failure, not the task's: not graded (a resume runs it again; an engine that may lower OOM scores spares the driver)", f.killedInStep, f.limit)
 	case model.CauseEngineLost:
 		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", f.engineErr)
 	case model.CauseOutsidePressure:

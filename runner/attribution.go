@@ -22,6 +22,9 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	if t.exited != "" && final.KilledBy == "" && !final.EngineRestarted {
 		ev.ContainerExited = t.exited
 	}
+	for _, o := range t.res.OOMs {
+		ev.DriverKilled = ev.DriverKilled || o.Driver
+	}
 	ev.PidsLimitHits = final.PidsLimitHits
 	ev.LimitBytes = t.trial.Policy.HardLimitBytes
 	ev.LimitHits, ev.LimitHitsKnown = final.LimitHits, final.LimitHitsKnown

@@ -234,6 +234,7 @@ func (t *trialRun) nameKill(i int) {
 		for _, snap := range [][]Proc{pt.last, pt.prev} {
 			if j := slices.IndexFunc(snap, func(p Proc) bool { return p.PID == oe.PID }); j >= 0 {
 				oe.Command, tree = snap[j].Command, snap
+				oe.Driver = snap[j].Role == RoleDriver
 				break
 			}
 		}

@@ -245,6 +245,37 @@ func TestAForkOfTheDriverIsNamedAsTheStep(t *testing.T) {
 	}
 }
 
+// The kernel killed the step's process and then, before that memory was
+// freed, headroom's step driver (seen on cgroup v1 under load): the
+// second kill is marked the driver's, by its pid's role, so the trial
+// says so (CauseDriverKilled) and no screen names it as the task's.
+func TestAKillOfTheDriverIsMarked(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	t0 := time.Unix(1000, 0)
+	driver := Proc{PID: 1271, Command: "/hr-workload drive", Started: t0.Add(-time.Minute), Role: RoleDriver}
+	tr.step = "install"
+	step := Proc{PID: 1389, PPID: 1271, Command: strings.Join(install.Argv, " "), Started: t0, RSSBytes: 126 * model.MiB, Role: RoleStep}
+	tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step}, Roles: true})
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "hr-workload", PID: 1389}, model.OOMEvent{Step: "install", Process: "hr-workload", PID: 1271})
+	tr.nameKill(0)
+	tr.nameKill(1)
+	if k := tr.res.OOMs[0]; k.Driver || k.Command != install.Show {
+		t.Errorf("the step's kill: driver %v, named %q; want the task's, %q", k.Driver, k.Command, install.Show)
+	}
+	if k := tr.res.OOMs[1]; !k.Driver {
+		t.Errorf("the driver's kill (named %q) is not marked the driver's", k.Command)
+	}
+	var ev model.Evidence
+	tr.attributionEvidence(&ev, Final{})
+	if !ev.DriverKilled {
+		t.Error("the evidence does not say the driver was killed")
+	}
+}
+
 // A process read mid-exec has no command line ("[hr-workload]" by its
 // name): the driver, the step's process and its jobs are named by their
 // pids as ever (under load the driver was kept as [hr-workload] and its

@@ -938,10 +938,12 @@ func (m Model) viewStatus() string {
 			// In words, as the cards name trials: the id is the detail view's.
 			last = fmt.Sprintf("last OOM kill at %s, repeat %d, in %s", v.Trial.Ratio, v.Trial.Repeat, o.OOM.Step)
 		}
-		if v != nil && len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
+		if v != nil {
 			// What was killed, as the kernel's log and the process watch
 			// named it since.
-			last += ": " + killedName(v.OOMs[len(v.OOMs)-1])
+			if kills := v.TaskKills(); len(kills) > 0 && killedName(kills[len(kills)-1]) != "" {
+				last += ": " + killedName(kills[len(kills)-1])
+			}
 		}
 		parts = append(parts, st.OOM.Render(last))
 	}

@@ -107,8 +107,9 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	// it (the whole command, wrapped), else instead of the memory line.
 	// Its pid and resident set are the detail view's.
 	var killedWhat string
-	if len(v.OOMs) > 0 && killedName(v.OOMs[len(v.OOMs)-1]) != "" {
-		killedWhat = "killed " + killedName(v.OOMs[len(v.OOMs)-1])
+	kills := v.TaskKills()
+	if len(kills) > 0 && killedName(kills[len(kills)-1]) != "" {
+		killedWhat = "killed " + killedName(kills[len(kills)-1])
 	}
 	roomy := c.height > cardHeight
 	if killedWhat != "" && !roomy {
@@ -123,15 +124,15 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if v.Result != nil && v.Result.KilledInStep != "" {
 			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", v.Result.KilledInStep, mib(v.NeedBytes()), limitS)
 		}
-		if len(v.OOMs) > 0 {
-			o := v.OOMs[len(v.OOMs)-1]
+		if len(kills) > 0 {
+			o := kills[len(kills)-1]
 			at, _ := o.KilledAt()
 			banner = fmt.Sprintf(" OOM KILLED in %s at %s / %s ", o.Step, mib(at), limitS)
 		}
-		if len(v.OOMs) > 1 {
-			o := v.OOMs[len(v.OOMs)-1]
+		if len(kills) > 1 {
+			o := kills[len(kills)-1]
 			at, _ := o.KilledAt()
-			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(v.OOMs), o.Step, mib(at), limitS)
+			banner = fmt.Sprintf(" %d OOM KILLS, last in %s at %s / %s ", len(kills), o.Step, mib(at), limitS)
 		}
 		if v.Result != nil && v.Result.Cause == model.CauseOutsidePressure {
 			banner = fmt.Sprintf(" %s in %s at peak %s / %s ", v.Result.Cause.Banner(""), v.Result.KilledInStep, mib(v.NeedBytes()), limitS)

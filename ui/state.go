@@ -71,6 +71,19 @@ type TrialView struct {
 // Killed says whether any OOM kill landed in the trial: one seen as it
 // happened, or only in the verdict (the engine's OOMKilled flag at exit,
 // when no kill event was caught), so a kill card stays its 10 s either way.
+// TaskKills are the trial's kills of the task's own processes: a kill of
+// headroom's step driver (model.OOMEvent.Driver) is said by the trial's
+// cause, never named as what the task lost.
+func (t *TrialView) TaskKills() []model.OOMEvent {
+	var out []model.OOMEvent
+	for _, o := range t.OOMs {
+		if !o.Driver {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func (t *TrialView) Killed() bool {
 	return len(t.OOMs) > 0 || (t.Result != nil && (t.Result.StateOOMKilled || t.Result.Outcome == model.OOMKilled))
 }
@@ -349,6 +362,10 @@ func (s *SweepState) Apply(e event.Event) {
 			at := ""
 			if b, kernel := e.OOM.KilledAt(); kernel {
 				at = " at " + model.FormatBytes(b)
+			}
+			if e.OOM.Driver {
+				v.log("==> the kernel then killed headroom's step driver (the container's PID 1)" + at + ": the container ends, the verifier cannot run")
+				break
 			}
 			v.log("==> the kernel killed " + killedName(e.OOM) + at)
 			break

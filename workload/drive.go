@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -126,6 +128,9 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 	if os.Getpid() == 1 {
 		holdInitSignals(stderr, "drive", "headroom's step driver")
 	}
+	// Before guardChannel: a non-dumpable process's /proc files are
+	// root's, and the driver may run as the task's user.
+	spare := spareFromOOM(stderr)
 	if err := guardChannel(); err != nil {
 		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
 	}
@@ -142,7 +147,7 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 		case OpUntar, OpRead, OpRemove:
 			code = fileOp(c, stdout, stderr)
 		default:
-			code = runCommand(c, stdout, stderr)
+			code = runCommand(c, spare, stdout, stderr)
 		}
 		// A last line the command left open ends with the marker;
 		// headroom splits it off.
@@ -155,7 +160,7 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 
 // runCommand runs c and returns its exit code as the engine's exec would
 // report it: 128+signal for a killed process, 126/127 when it cannot start.
-func runCommand(c Command, stdout, stderr io.Writer) int {
+func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 	if len(c.Argv) == 0 {
 		fmt.Fprintln(stderr, "hr-workload drive: empty command")
 		return 127
@@ -168,7 +173,7 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does, as on a cluster.
 	cmd.WaitDelay = time.Second
-	err := cmd.Start()
+	err := spare.forStep(cmd.Start)
 	if err == nil {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
@@ -176,6 +181,55 @@ func runCommand(c Command, stdout, stderr io.Writer) int {
 		err = cmd.Wait()
 	}
 	return exitCode(cmd, err, stderr)
+}
+
+// StepOOMScoreAdj is the OOM score adjustment of the steps the driver
+// starts: the engine's default for a container's processes, as the task's
+// would have under its harness.
+const StepOOMScoreAdj = 0
+
+// oomSpare keeps the step driver out of the kernel's choice of OOM
+// victim. headroom starts a driven container with the kernel's lowest
+// adjustment (-1000, OOM_SCORE_ADJ_MIN: never chosen), which its steps
+// would inherit: the driver puts its own back to StepOOMScoreAdj while it
+// forks each step, and lowers it again once the step is started. Without
+// it, on cgroup v1 the kernel killed the step's process at the limit and,
+// 7 ms later and before that memory was freed, the driver too (1 demo
+// trial in 20 on a loaded host): the container ended under the trial,
+// whose verifier then could not run, an infra-error where the harness,
+// whose container's PID 1 is no such target, has the agent's kill.
+//
+// The file is opened once, before the driver makes itself non-dumpable
+// (its /proc files are then root's); a nil spare (the driver was not
+// started protected, or the file cannot be opened) does nothing.
+type oomSpare struct{ f *os.File }
+
+func spareFromOOM(stderr io.Writer) *oomSpare {
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil || strings.TrimSpace(string(b)) != "-1000" {
+		return nil // not protected by headroom: the steps keep what the driver has
+	}
+	f, err := os.OpenFile("/proc/self/oom_score_adj", os.O_WRONLY, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload drive: %v: its steps would be spared by the OOM killer; they run as it is\n", err)
+		return nil
+	}
+	return &oomSpare{f}
+}
+
+// forStep runs start (a fork and exec) with the driver's adjustment at
+// the steps' own, so the step inherits that one, then spares the driver
+// again. A failed write is said once: a step must never start spared.
+func (s *oomSpare) forStep(start func() error) error {
+	if s == nil {
+		return start()
+	}
+	if _, err := s.f.WriteAt([]byte(strconv.Itoa(StepOOMScoreAdj)+"\n"), 0); err != nil {
+		return fmt.Errorf("setting the step's OOM score adjustment: %w", err)
+	}
+	err := start()
+	_, _ = s.f.WriteAt([]byte("-1000\n"), 0)
+	return err
 }
 
 // onlyWriter hides that a writer is an *os.File.

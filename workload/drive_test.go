@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,33 @@ func TestDriveSaysTheStepsPid(t *testing.T) {
 	pid, _, _ := strings.Cut(stdout.String(), "\n")
 	if !strings.Contains(stderr.String(), "<p1> "+pid+"\n") {
 		t.Errorf("stderr %q lacks the step's pid %s", stderr.String(), pid)
+	}
+}
+
+// The driver, started spared (-1000), forks each step at the steps' own
+// adjustment and is spared again once it has started: read through the
+// file the driver writes, here a plain one.
+func TestOOMSpareForksAtTheStepsAdjustment(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "oom_score_adj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("-1000")
+	read := func() string {
+		b, _ := os.ReadFile(f.Name())
+		first, _, _ := strings.Cut(string(b), "\n")
+		return first
+	}
+	s := &oomSpare{f}
+	var during string
+	if err := s.forStep(func() error { during = read(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if during != strconv.Itoa(StepOOMScoreAdj) || read() != "-1000" {
+		t.Errorf("adjustment while the step forks %q, after %q; want %d, then -1000", during, read(), StepOOMScoreAdj)
+	}
+	var none *oomSpare // not started spared: the step starts as it is
+	if err := none.forStep(func() error { return nil }); err != nil {
+		t.Error(err)
 	}
 }

@@ -62,6 +62,12 @@ type Options struct {
 	// refusal creates it. Without it every command paid a refused create,
 	// start and remove (0.5-2 s here) before its first trial could start.
 	NoFileMemo string
+	// OOMSpareMemo is a file whose presence says this engine cannot start
+	// a container with the lowest OOM score adjustment (its runtime lacks
+	// CAP_SYS_RESOURCE, as on this project's CI host, or it is rootless):
+	// the step driver then runs unspared (model.CauseDriverKilled says
+	// what that can cost). The first refusal creates it.
+	OOMSpareMemo string
 	// HelperImage is headroom's workload image, which the knobs' helper
 	// and neighbour containers and the allowlist's netpolicy helper run
 	// ("": what needs one is refused, saying so).
@@ -106,12 +112,30 @@ type Backend struct {
 	// limit (its own hard limit is lower): later containers keep the
 	// engine's, as no container here can have more.
 	noFileLow atomic.Bool
+	// noOOMSpare is set once the engine has refused to start a container
+	// with the lowest OOM score adjustment (a rootless engine may not
+	// lower it): later drivers run as their steps do.
+	noOOMSpare atomic.Bool
 	// keptNames are, per experiment, the names of the containers earlier
 	// runs kept (--keep), listed once at its first trial (freeName).
 	keptNames map[string]map[string]bool
 	// beforeRemove, set by a test, runs as a stopped container's removal
 	// begins.
 	beforeRemove func(id string)
+}
+
+// spares says whether the task's container would start with its driver
+// spared by the OOM killer (hc.OomScoreAdj): a driven container, on an
+// engine not known to refuse it.
+func (b *Backend) spares(task model.Task) bool {
+	if b.noOOMSpare.Load() {
+		return false
+	}
+	if b.usesDriver(task) {
+		return true
+	}
+	m, _ := b.taskDriver(context.Background(), task)
+	return m != nil && task.Image != ""
 }
 
 // ReadsKernelLog says whether kills will carry the killed process's name.
@@ -162,6 +186,11 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	if opts.NoFileMemo != "" {
 		if _, err := os.Stat(opts.NoFileMemo); err == nil {
 			b.noFileLow.Store(true)
+		}
+	}
+	if opts.OOMSpareMemo != "" {
+		if _, err := os.Stat(opts.OOMSpareMemo); err == nil {
+			b.noOOMSpare.Store(true)
 		}
 	}
 	// The engine's clock is the events' clock; a second of slack covers skew.
@@ -285,6 +314,20 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 			}
 			sb, err = b.start(ctx, experiment, trial, task)
 		}
+		if err != nil && b.spares(task) && ctx.Err() == nil {
+			// The runtime may not lower the score (its error does not
+			// say so: "can't get final child's PID from pipe"): tried once
+			// unspared, and remembered when that starts.
+			b.noOOMSpare.Store(true)
+			if sb, err = b.start(ctx, experiment, trial, task); err == nil {
+				if m := b.opts.OOMSpareMemo; m != "" {
+					_ = os.MkdirAll(filepath.Dir(m), 0o700)
+					_ = os.WriteFile(m, []byte("this engine refused a container with the lowest OOM score adjustment (docker run --oom-score-adj=-1000)\n"), 0o600)
+				}
+			} else {
+				b.noOOMSpare.Store(false) // not what refused it
+			}
+		}
 		return err
 	})
 	return sb, err
@@ -371,6 +414,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		cfg.Entrypoint, cfg.Cmd = []string{driverPath, workload.DriveMode}, nil
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
+		if b.spares(task) {
+			// headroom's driver is never the OOM killer's victim: it
+			// starts each step at the engine's default (workload.oomSpare).
+			hc.OomScoreAdj = -1000
+		}
 	}
 	// Set either way: the container's own label overrides its image's
 	// (an image's LABEL headroom.kept=1 keeps nothing; ownLabels).

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -206,5 +208,86 @@ func TestDriverWriteHonoursTheDeadline(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the command's write to a driver that reads nothing outlived its context by 10 s")
+	}
+}
+
+// headroom's step driver is never the OOM killer's victim: it runs with
+// the kernel's lowest adjustment, and the steps it starts (and theirs)
+// with the engine's default, as the task's own processes would. Before,
+// on cgroup v1 the kernel killed a step at the limit and then the driver
+// (1 demo trial in 20 on a loaded host), ending the container under the
+// trial: an infra-error where the harness has the agent's kill.
+func TestDriverIsNeverTheOOMVictim(t *testing.T) {
+	needEngine(t)
+	b := newBackend(t, Options{})
+	task := parseTask(t, enginetest.HeavyInstall)
+	tr := model.Trial{ID: "driver-spared", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
+	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Remove(context.Background())
+	if sb.StepRunner() != runner.StepsByDriver {
+		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
+	}
+	if b.noOOMSpare.Load() {
+		t.Skip("this engine refuses --oom-score-adj=-1000 (its runtime lacks CAP_SYS_RESOURCE, or it is rootless): the driver runs unspared, and a kill of it is the trial's cause driver-killed (TestDriverKilledIsNotGraded)")
+	}
+	go func() {
+		for range sb.Samples() {
+		}
+	}()
+	// A step that starts a job of its own and waits for it: while it
+	// runs, each process of the container is read from the host.
+	step, err := wire.Profile{Style: "pip", Packages: []string{"p"}, DurationMS: 4000, BaseMB: 2, Children: 1, ChildMB: 2, ChildLenMS: 3000}.Argv("spared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	var once bool
+	done := make(chan error, 1)
+	go func() {
+		_, err := sb.Exec(context.Background(), step, nil, "", func(stream, text string) {
+			if !once {
+				once = true
+				close(started)
+			}
+		})
+		done <- err
+	}()
+	cg := sb.(*sandbox).cg.Dir()
+	adj := map[string][]string{} // "driver" or "step" → their adjustments
+	deadline := time.Now().Add(30 * time.Second)
+	for len(adj["step"]) < 2 && time.Now().Before(deadline) {
+		clear(adj)
+		procs, _ := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+		for _, pid := range strings.Fields(string(procs)) {
+			v, err1 := os.ReadFile("/proc/" + pid + "/oom_score_adj")
+			n := nsPID("/proc/" + pid)
+			if err1 != nil || n == 0 {
+				continue
+			}
+			who := "step"
+			if n == 1 {
+				who = "driver"
+			}
+			adj[who] = append(adj[who], strings.TrimSpace(string(v)))
+		}
+		time.Sleep(20 * time.Millisecond) // polling the kernel's files, not waiting on an event
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("OOM score adjustments: %v", adj)
+	if !slices.Equal(adj["driver"], []string{"-1000"}) {
+		t.Errorf("the driver's adjustment %v, want [-1000]: the kernel may choose it", adj["driver"])
+	}
+	if len(adj["step"]) < 2 {
+		t.Fatalf("saw %d step processes, want the step and its job", len(adj["step"]))
+	}
+	for _, v := range adj["step"] {
+		if v != "0" {
+			t.Errorf("a step's process has adjustment %s, want 0 (the engine's default, as under the harness): %v", v, adj["step"])
+		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 // knobBackend is a backend set up as the platform sets it up for knobs.
 func knobBackend(t *testing.T) *Backend {
 	t.Helper()
+	needEngine(t)
 	info, err := testCli.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -98,6 +98,7 @@ func parseTask(t testing.TB, toml string) model.Task {
 
 func newBackend(t testing.TB, opts Options) *Backend {
 	t.Helper()
+	needEngine(t) // each test that starts one needs it, said or not
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if opts.HelperImage == "" {

@@ -62,6 +62,8 @@ type Platform struct {
 	// noFileMemo remembers, per engine (its ID and version), that it
 	// refuses Harbor's open-files limit (Options.NoFileMemo).
 	noFileMemo string
+	// oomSpareMemo, the same for the driver's OOM score (Options.OOMSpareMemo).
+	oomSpareMemo string
 	// rootDir is the engine's data root, and disk where the disk knob's
 	// limit acts (found on first use).
 	rootDir  string
@@ -101,6 +103,7 @@ func Open(ctx context.Context) (*Platform, error) {
 	if dir, err := os.UserCacheDir(); err == nil && info.ID != "" {
 		sum := sha256.Sum256([]byte(info.ID + "|" + info.ServerVersion + "|" + cli.DaemonHost()))
 		p.noFileMemo = filepath.Join(dir, "headroom", "engine-nofile-refused-"+hex.EncodeToString(sum[:8]))
+		p.oomSpareMemo = filepath.Join(dir, "headroom", "engine-oomscore-refused-"+hex.EncodeToString(sum[:8]))
 	}
 	h := &p.info.Host
 	h.Hostname, _ = os.Hostname()
@@ -184,7 +187,7 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {
 	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, DriverBinary: p.driverBinary(o.Exe),
-		HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], CgroupVersion: p.info.Details["cgroup_version"], NoFileMemo: p.noFileMemo})
+		HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], CgroupVersion: p.info.Details["cgroup_version"], NoFileMemo: p.noFileMemo, OOMSpareMemo: p.oomSpareMemo})
 }
 
 // Disk is where the disk knob's limit acts on this engine: the disk under

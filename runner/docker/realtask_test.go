@@ -25,6 +25,7 @@ var (
 
 func needDebian(t testing.TB) {
 	t.Helper()
+	needEngine(t) // -short (make unit): skipped, saying so, not a nil client
 	debianOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
