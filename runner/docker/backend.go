@@ -305,6 +305,7 @@ func (b *Backend) dispatch(m events.Message) {
 func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	var sb runner.Sandbox
 	err := b.retryEngine(ctx, func() (err error) {
+		spared := b.spares(task)
 		sb, err = b.start(ctx, experiment, trial, task)
 		if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
 			b.noFileLow.Store(true)
@@ -314,18 +315,19 @@ func (b *Backend) Start(ctx context.Context, experiment string, trial model.Tria
 			}
 			sb, err = b.start(ctx, experiment, trial, task)
 		}
-		if err != nil && b.spares(task) && ctx.Err() == nil {
+		if err != nil && spared && ctx.Err() == nil {
 			// The runtime may not lower the score (its error does not
 			// say so: "can't get final child's PID from pipe"): tried once
-			// unspared, and remembered when that starts.
+			// unspared, and remembered when that starts. (A trial that
+			// started spared beside it, on the same engine, is retried
+			// too.) Where something else refused it, later trials run
+			// unspared, as on an engine that refuses.
 			b.noOOMSpare.Store(true)
 			if sb, err = b.start(ctx, experiment, trial, task); err == nil {
 				if m := b.opts.OOMSpareMemo; m != "" {
 					_ = os.MkdirAll(filepath.Dir(m), 0o700)
 					_ = os.WriteFile(m, []byte("this engine refused a container with the lowest OOM score adjustment (docker run --oom-score-adj=-1000)\n"), 0o600)
 				}
-			} else {
-				b.noOOMSpare.Store(false) // not what refused it
 			}
 		}
 		return err
