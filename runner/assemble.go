@@ -20,8 +20,11 @@ type facts struct {
 	pidsLimit         int64
 	pidsLimitEnforced string
 	killedInStep      string
-	agentLimit        time.Duration
-	verifierLimit     time.Duration
+	// taskKills counts the kills of the task's own processes (not of
+	// headroom's step driver).
+	taskKills     int
+	agentLimit    time.Duration
+	verifierLimit time.Duration
 	// verdictNote says why the verifier's verdict failed; unverified why
 	// no verifier ran; notes are said beside any outcome.
 	verdictNote string
@@ -41,7 +44,18 @@ func (t *trialRun) facts(ev model.Evidence) facts {
 		pidsLimit: t.res.Policy.PidsLimit, pidsLimitEnforced: t.res.PidsLimitEnforced, killedInStep: t.res.KilledInStep,
 		agentLimit: t.agentLimit, verifierLimit: t.verifierLimit,
 		verdictNote: t.verdictNote, unverified: t.unverified, notes: t.notes, ends: t.ends, engineErr: t.engineErr,
-		diskFull: t.diskFull, diskRoom: t.diskRoom, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked}
+		diskFull: t.diskFull, diskRoom: t.diskRoom, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked, taskKills: taskKills(t.res.OOMs)}
+}
+
+// taskKills counts the kills of the task's own processes.
+func taskKills(ooms []model.OOMEvent) int {
+	n := 0
+	for _, o := range ooms {
+		if !o.Driver {
+			n++
+		}
+	}
+	return n
 }
 
 // assemble is the trial's outcome and cause (model.Classify) and its
@@ -155,7 +169,11 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 	case model.CauseFrozen:
 		return fmt.Sprintf("ran past its time limit in step %s after it could not run for part of it: %s; the limit counted time the task never had, so this is not the task's timeout", f.timedOutStep(), ev.Frozen)
 	case model.CauseDriverKilled:
-		return fmt.Sprintf("OOM-killed in step %s at its own limit %s, and a few ms later, before that memory was freed, the kernel killed headroom's step driver (the container's PID 1) too: the container ended, so the verifier could not run. headroom's failure, not the task's: not graded (a resume runs it again; an engine that may lower OOM scores spares the driver)", f.killedInStep, f.limit)
+		what := fmt.Sprintf("OOM-killed in step %s at its own limit %s, and before that memory was freed the kernel killed headroom's step driver (the container's PID 1) too", f.killedInStep, f.limit)
+		if f.taskKills == 0 {
+			what = fmt.Sprintf("in step %s at its own limit %s the kernel's OOM killer chose headroom's step driver (the container's PID 1), the largest process it could see (the task's memory was held where no process's resident set counts it, as in a tmpfs)", f.killedInStep, f.limit)
+		}
+		return what + ": the container ended, so the verifier could not run. headroom's failure, not the task's: not graded (a resume runs it again; an engine that may lower OOM scores spares the driver)"
 	case model.CauseEngineLost:
 		return fmt.Sprintf("the engine went away under the trial (restarted or unreachable): %v", f.engineErr)
 	case model.CauseOutsidePressure:

@@ -124,6 +124,14 @@ type Backend struct {
 	beforeRemove func(id string)
 }
 
+// memo writes a memo file (none: nothing), what the engine refused.
+func memo(path, what string) {
+	if path != "" {
+		_ = os.MkdirAll(filepath.Dir(path), 0o700)
+		_ = os.WriteFile(path, []byte(what+"\n"), 0o600)
+	}
+}
+
 // spares says whether the task's container would start with its driver
 // spared by the OOM killer (hc.OomScoreAdj): a driven container, on an
 // engine not known to refuse it.
@@ -305,30 +313,35 @@ func (b *Backend) dispatch(m events.Message) {
 func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
 	var sb runner.Sandbox
 	err := b.retryEngine(ctx, func() (err error) {
-		spared := b.spares(task)
+		// What an engine may refuse, each learnt once and then left out:
+		// Harbor's open-files limit (its own hard limit is lower), and the
+		// driver's spared OOM score (a runtime that may not lower it says
+		// only "can't get final child's PID from pipe"). A trial that
+		// started with either beside the one that learnt it is retried too.
+		noFile, spared := !task.Hardened() && !b.noFileLow.Load(), b.spares(task)
+		unspared := false
 		sb, err = b.start(ctx, experiment, trial, task)
-		if err != nil && !task.Hardened() && strings.Contains(err.Error(), "setting rlimit") {
-			b.noFileLow.Store(true)
-			if m := b.opts.NoFileMemo; m != "" {
-				_ = os.MkdirAll(filepath.Dir(m), 0o700)
-				_ = os.WriteFile(m, []byte("this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)\n"), 0o600)
+		for err != nil && ctx.Err() == nil {
+			switch {
+			case noFile && strings.Contains(err.Error(), "setting rlimit"):
+				noFile = false
+				b.noFileLow.Store(true)
+				memo(b.opts.NoFileMemo, "this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)")
+			case spared:
+				spared, unspared = false, true
+				b.noOOMSpare.Store(true)
+			default:
+				return err
 			}
 			sb, err = b.start(ctx, experiment, trial, task)
 		}
-		if err != nil && spared && ctx.Err() == nil {
-			// The runtime may not lower the score (its error does not
-			// say so: "can't get final child's PID from pipe"): tried once
-			// unspared, and remembered when that starts. (A trial that
-			// started spared beside it, on the same engine, is retried
-			// too.) Where something else refused it, later trials run
-			// unspared, as on an engine that refuses.
-			b.noOOMSpare.Store(true)
-			if sb, err = b.start(ctx, experiment, trial, task); err == nil {
-				if m := b.opts.OOMSpareMemo; m != "" {
-					_ = os.MkdirAll(filepath.Dir(m), 0o700)
-					_ = os.WriteFile(m, []byte("this engine refused a container with the lowest OOM score adjustment (docker run --oom-score-adj=-1000)\n"), 0o600)
-				}
-			}
+		switch {
+		case err == nil && unspared:
+			// Started unspared: it was the score the engine refused.
+			memo(b.opts.OOMSpareMemo, "this engine refused a container with the lowest OOM score adjustment (docker run --oom-score-adj=-1000)")
+		case unspared:
+			// Refused unspared too: not the score (a missing image...).
+			b.noOOMSpare.Store(false)
 		}
 		return err
 	})
