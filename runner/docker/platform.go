@@ -452,6 +452,11 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	} else {
 		note("network knobs", "latency, jitter and loss refused: the host has no /dev/net/tun for their delay line (load the tun module); bandwidth works")
 	}
+	// Whether a kill can take headroom's step driver (model.CauseDriverKilled):
+	// known once a run has tried (Options.OOMSpareMemo).
+	if _, err := os.Stat(p.oomSpareMemo); p.oomSpareMemo != "" && err == nil {
+		note("step driver", "not spared by the OOM killer: this engine refuses --oom-score-adj=-1000 (its runtime lacks CAP_SYS_RESOURCE, or it is rootless); a kill at a trial's limit can take the driver too, and that trial is driver-killed, not graded (a resume reruns it)")
+	}
 	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && i.Details["cgroup_version"] == "1" && i.Local {
 		check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")
 	}
