@@ -41,9 +41,40 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	before := headroomContainers()
 	code := m.Run()
 	os.RemoveAll(dir)
+	// Nothing may be left behind by any test: each container of headroom's
+	// made during the run and still there is named, with its experiment.
+	if before != nil {
+		var left []string
+		for id, what := range headroomContainers() {
+			if _, had := before[id]; !had {
+				left = append(left, what)
+			}
+		}
+		if len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "%d container(s) left behind by the cli tests: %s\n", len(left), strings.Join(left, "; "))
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// headroomContainers are the engine's containers labelled headroom, by
+// id: their name, state and experiment (nil: no engine answered).
+func headroomContainers() map[string]string {
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+runner.LabelExperiment, "--format", "{{.ID}} {{.Names}} {{.State}} {{.Label \""+runner.LabelExperiment+"\"}}").Output()
+	if err != nil {
+		return nil
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if id, rest, ok := strings.Cut(l, " "); ok {
+			m[id] = rest
+		}
+	}
+	return m
 }
 
 type result struct {

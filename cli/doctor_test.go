@@ -35,7 +35,14 @@ func TestDoctorBuildsNothing(t *testing.T) {
 	}
 	out, err := exec.Command(fresh, "doctor").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "doctor builds nothing") || !strings.Contains(string(out), "headroom images build") {
-		t.Fatalf("doctor: %v\n%s", err, out)
+		// Its failed checks first: a CI log keeps a failure's first lines.
+		var failed []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "FAIL") || strings.HasPrefix(l, "     fix:") {
+				failed = append(failed, l)
+			}
+		}
+		t.Fatalf("doctor: %v; its failed checks: %q\n%s", err, failed, out)
 	}
 	// The image doctor names (this binary's) must still not exist. Other
 	// tests and processes on the engine may build workload images of their
