@@ -93,14 +93,18 @@ fi
 
 # 7b. What the kubelet and containerd made outside the state dir where the
 # machine had nothing (dirs.before): the kubelet's links to this cluster's
-# pod logs, libcni's cached results of its network, then the directories
-# if nothing else is in them.
+# pod logs, libcni's cached results of its network, the kubelet's
+# device-plugin socket, then the directories if nothing else is in them.
 if [[ -f $STATE/dirs.before ]]; then
 	for d in "${HOST_DIRS[@]}"; do
 		grep -qx "$d" "$STATE/dirs.before" && continue
 		[[ -d $d ]] || continue
 		find "$d" -type l -lname "$STATE/*" -delete 2>/dev/null
 		find "$d" -type f -name 'headroom-kube-*' -delete 2>/dev/null
+		# The kubelet's device-plugin registration socket: it makes it at
+		# a fixed path (/var/lib/kubelet/device-plugins/kubelet.sock),
+		# whatever its root dir, and leaves it when it stops.
+		find "$d" -type s -name 'kubelet.sock' -delete 2>/dev/null
 		find "$d" -depth -type d -empty -delete 2>/dev/null
 		[[ -d $d ]] && log "left $d: it holds what this cluster did not make" || log "$d removed"
 	done

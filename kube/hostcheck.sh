@@ -84,7 +84,8 @@ done
 "$KUBE_DIR/down.sh" >"$out/down.log" 2>&1 || { cat "$out/down.log" >&2; log "FAIL: kube-down failed"; fail=1; }
 snapshot "$out/after"
 if differs "$out/before" "$out/after"; then
-	log "FAIL: the machine after kube-up and kube-down is not as it was"
+	log "FAIL: the machine after kube-up and kube-down is not as it was; kube-down said:"
+	cat "$out/down.log" >&2
 	fail=1
 fi
 ((fail)) && exit 1
