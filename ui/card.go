@@ -161,7 +161,11 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		if !v.Started.IsZero() {
 			window = min(max(end.Sub(v.Started), chartMinWindow), time.Minute)
 		}
-		lines = append(lines, spark(p, v.Samples, end, window, scale, inner, chartRows)...)
+		samples := v.Samples
+		if !killedAt.IsZero() {
+			samples = v.KillSamples() // the kill's picture, whatever arrives late
+		}
+		lines = append(lines, spark(p, samples, end, window, scale, inner, chartRows)...)
 	}
 	switch v.Phase {
 	case Creating:

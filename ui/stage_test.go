@@ -356,6 +356,12 @@ func TestKilledCardFreezesAtTheKill(t *testing.T) {
 		for ; i < len(stream) && stream[i].ms <= ms; i++ {
 			evs = append(evs, stream[i].e)
 		}
+		if ms == 3200 {
+			// A sample from before the kill that arrives after it, as a
+			// loaded host delivers it (CI: "the killed card's gauge,
+			// peak or chart changed during its linger").
+			evs = append(evs, event.MemorySample{Base: event.Base{Trial: plan.Trials[0].ID, Time: at(ms)}, Sample: event.Sample{Time: at(2990), WorkingSetBytes: 127<<20 + 900<<10}})
+		}
 		m = update(t, m, eventsMsg{events: evs})
 		v := m.View()
 		card := cardLines(v, "1x · heavy · repeat 1")

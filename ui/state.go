@@ -66,11 +66,23 @@ type TrialView struct {
 	Activities []model.Activity
 	// whole: Result is the trial's whole record, not its summary's.
 	whole bool
+	// seenAtKill is how many samples had arrived when the first kill
+	// did (killSeen: it was seen live): a sample from before the kill
+	// that arrives after it, late on a loaded host, does not redraw the
+	// killed card's picture during its linger.
+	seenAtKill int
+	killSeen   bool
 }
 
-// Killed says whether any OOM kill landed in the trial: one seen as it
-// happened, or only in the verdict (the engine's OOMKilled flag at exit,
-// when no kill event was caught), so a kill card stays its 10 s either way.
+// KillSamples are the samples the killed card draws: those that had
+// arrived when the kill did, where it was seen live; else all.
+func (t *TrialView) KillSamples() []event.Sample {
+	if t.killSeen && t.seenAtKill <= len(t.Samples) {
+		return t.Samples[:t.seenAtKill]
+	}
+	return t.Samples
+}
+
 // TaskKills are the trial's kills of the task's own processes: a kill of
 // headroom's step driver (model.OOMEvent.Driver) is said by the trial's
 // cause, never named as what the task lost.
@@ -84,6 +96,9 @@ func (t *TrialView) TaskKills() []model.OOMEvent {
 	return out
 }
 
+// Killed says whether any OOM kill landed in the trial: one seen as it
+// happened, or only in the verdict (the engine's OOMKilled flag at exit,
+// when no kill event was caught), so a kill card stays its 10 s either way.
 func (t *TrialView) Killed() bool {
 	return len(t.OOMs) > 0 || (t.Result != nil && (t.Result.StateOOMKilled || t.Result.Outcome == model.OOMKilled))
 }
@@ -141,12 +156,13 @@ func (t *TrialView) KilledAt() time.Time {
 // peak until then. A killed card draws these for its whole linger, so the
 // picture of the kill stays on screen after the trial has moved on.
 func (t *TrialView) atKill(at time.Time) (ws, cache, peak int64) {
-	i := sort.Search(len(t.Samples), func(i int) bool { return t.Samples[i].Time.After(at) })
-	for _, s := range t.Samples[:i] {
+	samples := t.KillSamples()
+	i := sort.Search(len(samples), func(i int) bool { return samples[i].Time.After(at) })
+	for _, s := range samples[:i] {
 		peak = max(peak, s.WorkingSetBytes)
 	}
 	if i > 0 {
-		ws, cache = t.Samples[i-1].WorkingSetBytes, t.Samples[i-1].CacheBytes
+		ws, cache = samples[i-1].WorkingSetBytes, samples[i-1].CacheBytes
 	}
 	if n := len(t.OOMs); n > 0 && t.OOMs[n-1].WorkingSetBytes > 0 {
 		ws = t.OOMs[n-1].WorkingSetBytes
@@ -371,6 +387,9 @@ func (s *SweepState) Apply(e event.Event) {
 			break
 		}
 		if v != nil {
+			if !v.killSeen {
+				v.killSeen, v.seenAtKill = true, len(v.Samples)
+			}
 			v.OOMs = append(v.OOMs, e.OOM)
 			v.KillLimit = e.LimitBytes
 			v.log("==> OOM kill in step " + e.OOM.Step + " at " + e.OOM.KilledAtLabel(model.FormatBytes))
