@@ -238,7 +238,11 @@ name = "agent"
 		// A round whose neighbours the host's other load starved too (a
 		// CI run's other test packages beside this one) shows nothing
 		// either way: it does not count, and the next round runs.
-		busy := cores >= 2*coresNoisy
+		// (1.5 times: at their fair share the four take 1.6 cores of 2
+		// against the trial's 0.4; a CI run had 1.46 against 0.73, the
+		// trial waiting 657 ms against 19 alone, and the round was not
+		// counted by a hundredth of a core at twice.)
+		busy := cores >= 1.5*coresNoisy
 		if !busy {
 			t.Logf("round %d: the 4 neighbours used %.2f cores in all, the trial beside them %.2f: not busy, the round does not count", round, cores, coresNoisy)
 		}
@@ -248,7 +252,7 @@ name = "agent"
 		shown = busy && waitNoisy >= waitAlone+300 && waitNoisy >= 2*waitAlone && coresNoisy <= 0.8*coresAlone
 	}
 	if !shown {
-		t.Errorf("in no round of three were the 4 neighbours busy (twice the trial's cores) and the step beside them waited twice as long for a CPU and got less of one than alone")
+		t.Errorf("in no round of three were the 4 neighbours busy (1.5 times the trial's cores) and the step beside them waited twice as long for a CPU and got less of one than alone")
 	}
 }
 
