@@ -94,6 +94,23 @@ type driven struct {
 	bad  string
 	done chan struct{}
 	at   time.Time // when it was sent
+	// argv is the command's line as its process shows it (its argv
+	// joined by spaces), for a process read before its pid is said.
+	argv string
+}
+
+// pendingArgv is the command line of the command in flight whose pid the
+// driver has not said yet ("" when none is): a process of the driver's
+// with that very line is the step's, read before its pid's marker came
+// (late on a loaded host: a demo quit then left a cancelled verifier
+// named by hr-workload's argv in its record).
+func (d *driver) pendingArgv() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cur == nil || d.stepPID != 0 || d.cur.started == "" {
+		return ""
+	}
+	return d.cur.argv
 }
 
 // clipText is a bounded piece of what a stream said, for an error.
@@ -194,7 +211,7 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	id := hex.EncodeToString(nonce[:])
-	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{}), at: time.Now()}
+	c := &driven{end: "\x1e[headroom-end " + id + "]", started: "\x1e[headroom-pid " + id + "]", line: line, done: make(chan struct{}), at: time.Now(), argv: strings.Join(cmd.Argv, " ")}
 	cmd.End = c.end
 	if cmd.Op == "" {
 		cmd.Started = c.started

@@ -60,3 +60,21 @@ func TestStepRoleOutlivesTheCommand(t *testing.T) {
 		t.Errorf("after the command ended: role %q, want it still the step's", p.Role)
 	}
 }
+
+// A command in flight whose pid the driver has not said yet gives its
+// line, so a process read then with that very line, the driver's child,
+// is the step's; once the pid is said, or with nothing in flight, none.
+func TestPendingArgvUntilThePidIsSaid(t *testing.T) {
+	d := &driver{}
+	if a := d.pendingArgv(); a != "" {
+		t.Errorf("nothing in flight: %q", a)
+	}
+	d.cur = &driven{started: "\x1e[headroom-pid x]", at: time.Now(), argv: "/hr-workload run --step verify --profile {}"}
+	if a := d.pendingArgv(); a != d.cur.argv {
+		t.Errorf("in flight, no pid: %q, want %q", a, d.cur.argv)
+	}
+	d.stepPID = 42
+	if a := d.pendingArgv(); a != "" {
+		t.Errorf("the pid said: %q, want none (the pid names it)", a)
+	}
+}

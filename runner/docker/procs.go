@@ -335,6 +335,10 @@ func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, 
 			p.Role = runner.RoleDriver
 		case ns != 0 && ns == step:
 			p.Role = runner.RoleStep
+		case step == 0 && ns > 1 && cmd != "" && cmd == s.drv.pendingArgv() && nsPID("/proc/"+strconv.Itoa(st.ppid)) == 1:
+			// The command in flight, read before the driver said its
+			// pid: the driver's child with the command's own line.
+			p.Role = runner.RoleStep
 		}
 		if s.pw.roles != nil {
 			if p.Role != "" {
