@@ -57,22 +57,7 @@ func TestDriverSplitsTheEndMarkerOffBothStreams(t *testing.T) {
 // When the container dies under a step, the step ends as an exec'd one
 // would (killed, 137) and a later step is an error, not a hang.
 func TestDriverEndsWithItsContainer(t *testing.T) {
-	needEngine(t)
-	b := newBackend(t, Options{})
-	task := parseTask(t, enginetest.HeavyInstall)
-	tr := model.Trial{ID: "driver-dies", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
-	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Remove(context.Background())
-	if sb.StepRunner() != runner.StepsByDriver {
-		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
-	}
-	go func() {
-		for range sb.Samples() {
-		}
-	}()
+	_, sb := startDriven(t, "driver-dies", model.Uncapped)
 	long, err := wire.Profile{Style: "pip", Packages: []string{"pandas"}, DurationMS: 60000, BaseMB: 2}.Argv("long")
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +78,29 @@ func TestDriverEndsWithItsContainer(t *testing.T) {
 	if _, err := sb.Exec(context.Background(), long, nil, "", func(string, string) {}); !errors.Is(err, errDriverGone) {
 		t.Errorf("a step after the container died: %v, want %v", err, errDriverGone)
 	}
+}
+
+// startDriven starts the heavy-install task's container at ratio, its
+// steps through the driver, its samples drained; removed when t ends.
+func startDriven(t *testing.T, id string, ratio model.Ratio) (*Backend, runner.Sandbox) {
+	t.Helper()
+	needEngine(t)
+	b := newBackend(t, Options{})
+	task := parseTask(t, enginetest.HeavyInstall)
+	tr := model.Trial{ID: id, Task: task.Name, Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
+	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Remove(context.Background()) })
+	if sb.StepRunner() != runner.StepsByDriver {
+		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
+	}
+	go func() {
+		for range sb.Samples() {
+		}
+	}()
+	return b, sb
 }
 
 // fakeDriver answers each command on conn with answer (what it writes on
@@ -220,25 +228,10 @@ func TestDriverWriteHonoursTheDeadline(t *testing.T) {
 // (1 demo trial in 20 on a loaded host), ending the container under the
 // trial: an infra-error where the harness has the agent's kill.
 func TestDriverIsNeverTheOOMVictim(t *testing.T) {
-	needEngine(t)
-	b := newBackend(t, Options{})
-	task := parseTask(t, enginetest.HeavyInstall)
-	tr := model.Trial{ID: "driver-spared", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
-	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Remove(context.Background())
-	if sb.StepRunner() != runner.StepsByDriver {
-		t.Fatalf("step runner %q, want %q", sb.StepRunner(), runner.StepsByDriver)
-	}
+	b, sb := startDriven(t, "driver-spared", model.Ratio{K: 1})
 	if b.noOOMSpare.Load() {
 		t.Skip("this engine refuses --oom-score-adj=-1000 (its runtime lacks CAP_SYS_RESOURCE, or it is rootless): the driver runs unspared, and a kill of it is the trial's cause driver-killed (TestDriverKilledIsNotGraded)")
 	}
-	go func() {
-		for range sb.Samples() {
-		}
-	}()
 	// A step that starts a job of its own and waits for it: while it
 	// runs, each process of the container is read from the host.
 	step, err := wire.Profile{Style: "pip", Packages: []string{"p"}, DurationMS: 4000, BaseMB: 2, Children: 1, ChildMB: 2, ChildLenMS: 3000}.Argv("spared")
