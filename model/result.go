@@ -125,6 +125,18 @@ type OOMEvent struct {
 	Driver bool `json:"driver,omitempty"`
 }
 
+// TaskKills are the kills of the task's own processes: a kill of
+// headroom's step driver (OOMEvent.Driver) is not the task's.
+func TaskKills(ooms []OOMEvent) []OOMEvent {
+	var out []OOMEvent
+	for _, o := range ooms {
+		if !o.Driver {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 // KilledAt is the usage a kill is said to have happened at: the kernel's
 // figure where its report was read (kernel true), else the last sample
 // before it, which can be up to a sampling period stale (issue #39:

@@ -44,18 +44,7 @@ func (t *trialRun) facts(ev model.Evidence) facts {
 		pidsLimit: t.res.Policy.PidsLimit, pidsLimitEnforced: t.res.PidsLimitEnforced, killedInStep: t.res.KilledInStep,
 		agentLimit: t.agentLimit, verifierLimit: t.verifierLimit,
 		verdictNote: t.verdictNote, unverified: t.unverified, notes: t.notes, ends: t.ends, engineErr: t.engineErr,
-		diskFull: t.diskFull, diskRoom: t.diskRoom, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked, taskKills: taskKills(t.res.OOMs)}
-}
-
-// taskKills counts the kills of the task's own processes.
-func taskKills(ooms []model.OOMEvent) int {
-	n := 0
-	for _, o := range ooms {
-		if !o.Driver {
-			n++
-		}
-	}
-	return n
+		diskFull: t.diskFull, diskRoom: t.diskRoom, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked, taskKills: len(model.TaskKills(t.res.OOMs))}
 }
 
 // assemble is the trial's outcome and cause (model.Classify) and its

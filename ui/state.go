@@ -86,15 +86,7 @@ func (t *TrialView) KillSamples() []event.Sample {
 // TaskKills are the trial's kills of the task's own processes: a kill of
 // headroom's step driver (model.OOMEvent.Driver) is said by the trial's
 // cause, never named as what the task lost.
-func (t *TrialView) TaskKills() []model.OOMEvent {
-	var out []model.OOMEvent
-	for _, o := range t.OOMs {
-		if !o.Driver {
-			out = append(out, o)
-		}
-	}
-	return out
-}
+func (t *TrialView) TaskKills() []model.OOMEvent { return model.TaskKills(t.OOMs) }
 
 // Killed says whether any OOM kill landed in the trial: one seen as it
 // happened, or only in the verdict (the engine's OOMKilled flag at exit,
