@@ -201,19 +201,40 @@ func Parse(path string, data []byte) (Loaded, error) {
 	return Loaded{Task: t, Ignored: ignored, Warnings: builtinCommandWarnings(t)}.noticeTypos(tomlKeys(), data), nil
 }
 
-// typoFirst puts a misspelt section, the likely cause of err ([enviroment]
-// ignored leaves [environment] without its image), ahead of err: the line
-// to fix comes first.
+// typoFirst puts a misspelt section or key, the likely cause of err, ahead
+// of err: the line to fix comes first. A misspelt section ([enviroment]
+// ignored leaves [environment] without its image) always leads; a
+// misspelt key leads when err names the key it was meant to be (imagee
+// ignored: "[environment] image is missing").
 func typoFirst(path string, data []byte, ignored []string, known map[string]bool, err error) error {
-	for _, ty := range Typos(ignored, known) {
-		if !strings.HasPrefix(ty, "[") {
+	typos := Typos(ignored, known)
+	at := func(ty string) string {
+		if n := typoLine(data, ty); n > 0 {
+			return fmt.Sprintf("%s:%d", path, n)
+		}
+		return path
+	}
+	for _, ty := range typos {
+		if strings.HasPrefix(ty, "[") {
+			return fmt.Errorf("%s: %s (headroom reads no such section, so its keys were ignored; then: %w)", at(ty), ty, err)
+		}
+	}
+	named := ""
+	if m := fieldRef.FindStringSubmatch(err.Error()); m != nil {
+		named = m[1] + "." + m[2]
+	}
+	for _, ty := range typos {
+		key, best, ok := strings.Cut(ty, ": did you mean ")
+		if !ok || named == "" {
 			continue
 		}
-		at := path
-		if n := typoLine(data, ty); n > 0 {
-			at = fmt.Sprintf("%s:%d", path, n)
+		meant := strings.TrimSuffix(best, "?")
+		if i := strings.LastIndexByte(key, '.'); i >= 0 {
+			meant = key[:i] + "." + meant
 		}
-		return fmt.Errorf("%s: %s (headroom reads no such section, so its keys were ignored; then: %w)", at, ty, err)
+		if meant == named {
+			return fmt.Errorf("%s: unknown key %s (headroom reads no such key, so it was ignored; then: %w)", at(ty), ty, err)
+		}
 	}
 	return err
 }

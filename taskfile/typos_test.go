@@ -159,3 +159,19 @@ func TestAWorkloadStepWithoutShowIsShownByName(t *testing.T) {
 		t.Errorf("shown as %q, want its name", got)
 	}
 }
+
+// A misspelt key whose loss is what fails the file (imagee: "[environment]
+// image is missing") leads the error with its line and the key meant; a
+// new user saw only the missing image, never the word they had typed.
+func TestMisspeltKeyLeadsTheErrorItCaused(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n[environment]\nmemory = \"32M\"\n%s = \"builtin\"\n%s = 1\n[verifier]\nworkload = { duration_ms = 10 }\n"
+	_, err := Parse("t.toml", []byte(fmt.Sprintf(body, "imagee", "cpus")))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.toml:5: unknown key environment.imagee: did you mean image?") || !strings.Contains(err.Error(), "[environment] image is missing") {
+		t.Errorf("imagee: %v", err)
+	}
+	// A misspelt key the error is not about does not take its place.
+	_, err = Parse("t.toml", []byte(fmt.Sprintf(body, "image", "cpuss")))
+	if err == nil || strings.Contains(err.Error(), "cpuss") || !strings.Contains(err.Error(), "no agents") {
+		t.Errorf("cpuss with no agents: %v", err)
+	}
+}
