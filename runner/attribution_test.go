@@ -18,8 +18,9 @@ type witnessed struct {
 	final func(task string, f *runner.Final)
 }
 
-func (w witnessed) Start(ctx context.Context, exp string, tr model.Trial, task model.Task) (runner.Sandbox, error) {
-	sb, err := w.Backend.Start(ctx, exp, tr, task)
+func (w witnessed) Start(ctx context.Context, req runner.StartRequest) (runner.Sandbox, error) {
+	tr := req.Trial
+	sb, err := w.Backend.Start(ctx, req)
 	if err != nil {
 		return nil, err
 	}

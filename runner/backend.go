@@ -49,26 +49,29 @@ const (
 type Backend interface {
 	// Start creates and starts the trial's sandbox, idle, with the policy
 	// applied. A failure here is an infrastructure error.
-	Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (Sandbox, error)
+	Start(ctx context.Context, req StartRequest) (Sandbox, error)
 	// Close releases the backend (event subscriptions, clients).
 	Close() error
 }
 
-type waitingKey struct{}
-
-// WithWaiting gives Backend.Start a way to say why a sandbox is not
-// running yet (Waiting).
-func WithWaiting(ctx context.Context, f func(reason string)) context.Context {
-	return context.WithValue(ctx, waitingKey{}, f)
+// StartRequest is what Backend.Start starts: the trial of an experiment,
+// its task, and who hears why it waits.
+type StartRequest struct {
+	Experiment string
+	Trial      model.Trial
+	Task       model.Task
+	// Waiting, when set, is told why the sandbox is not running yet
+	// ("waiting: unschedulable (0/1 nodes have enough memory)"), by a
+	// platform that places sandboxes itself; the trial's watchers see it
+	// as a TrialWaiting event. It is told again only when the reason
+	// changes.
+	Waiting func(reason string)
 }
 
-// Waiting says, from within Backend.Start, why the trial's sandbox is
-// not running yet ("waiting: unschedulable (0/1 nodes have enough
-// memory)"); the trial's watchers see it as a TrialWaiting event. Say it
-// again only when the reason changes.
-func Waiting(ctx context.Context, reason string) {
-	if f, ok := ctx.Value(waitingKey{}).(func(string)); ok {
-		f(reason)
+// Wait tells Waiting, if set, why the sandbox is not running yet.
+func (r StartRequest) Wait(reason string) {
+	if r.Waiting != nil {
+		r.Waiting(reason)
 	}
 }
 

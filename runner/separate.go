@@ -96,7 +96,7 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 	task := model.Task{Name: t.task.Name + " (verifier)", Image: sv.Image, Network: sv.Network, AllowedHosts: sv.AllowedHosts,
 		IdleCommand: []string{"sh", "-c", "sleep infinity"}, Capabilities: t.task.Capabilities, Profile: t.task.Profile,
 		Format: t.task.Format, Env: sv.Env, WorkDir: sv.WorkDir, Resources: sv.Resources, GPUs: sv.GPUs}
-	vsb, err := t.r.backend.Start(ctx, t.r.cfg.Experiment, trial, task)
+	vsb, err := t.r.backend.Start(ctx, StartRequest{Experiment: t.r.cfg.Experiment, Trial: trial, Task: task, Waiting: t.sayWaiting})
 	if err != nil {
 		if ctx.Err() != nil {
 			return out, nil

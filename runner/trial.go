@@ -135,16 +135,20 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	return t.res
 }
 
+// sayWaiting says why the trial's sandbox is not running yet: a platform
+// that places sandboxes itself (a pod the scheduler cannot place yet) says
+// why it waits, as admission does.
+func (t *trialRun) sayWaiting(reason string) {
+	t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
+}
+
 // start creates and starts the trial's sandbox and says so.
 func (t *trialRun) start(ctx context.Context) (Sandbox, error) {
 	// A platform that places sandboxes itself (a pod the scheduler cannot
 	// place yet) says why it waits, as admission does.
-	waiting := WithWaiting(ctx, func(reason string) {
-		t.emit(event.TrialWaiting{Base: t.base(), Reason: reason})
-	})
 	t.emit(event.TrialCreating{Base: t.base()})
 	started := TimePhase(t.trial.ID, "sandbox start")
-	sb, err := t.r.backend.Start(waiting, t.r.cfg.Experiment, t.trial, t.task)
+	sb, err := t.r.backend.Start(ctx, StartRequest{Experiment: t.r.cfg.Experiment, Trial: t.trial, Task: t.task, Waiting: t.sayWaiting})
 	started()
 	if err != nil {
 		return nil, err

@@ -310,7 +310,8 @@ func (b *Backend) dispatch(m events.Message) {
 // for the first step), with the policy applied. An engine that cannot be
 // reached (restarting) is waited for, with backoff, and the start tried
 // again (retryEngine).
-func (b *Backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sandbox, error) {
+	experiment, trial, task := req.Experiment, req.Trial, req.Task
 	var sb runner.Sandbox
 	err := b.retryEngine(ctx, func() (err error) {
 		// What an engine may refuse, each learnt once and then left out:

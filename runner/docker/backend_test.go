@@ -109,7 +109,7 @@ func TestPolicyReadBackFromInspect(t *testing.T) {
 	task.Resources.CPUs = 0.5
 	for _, ratio := range model.StandardRatios {
 		tr := model.Trial{ID: "inspect-" + ratio.String(), Task: task.Name, Agent: "heavy", Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
-		sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+		sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestContainersRunLockedDown(t *testing.T) {
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "locked", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
-	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}

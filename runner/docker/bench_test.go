@@ -120,7 +120,7 @@ func benchStep(b *testing.B, opts Options) {
 	task := parseTask(b, trivialTask)
 	be := newBackend(b, opts)
 	tr := model.Trial{ID: "bench-exec", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
-	sb, err := be.Start(context.Background(), testExperimentPrefix, tr, task)
+	sb, err := be.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 	if err != nil {
 		b.Fatal(err)
 	}

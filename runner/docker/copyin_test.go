@@ -26,7 +26,7 @@ func TestCopyInOverAFileTheTaskLeft(t *testing.T) {
 			Resources: model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
 		task.SetProfile(model.ProfileHarbor)
 		tr := model.Trial{ID: "tests-a-file", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
-		sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+		sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 		if err != nil {
 			t.Fatal(err)
 		}

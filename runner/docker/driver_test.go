@@ -88,7 +88,7 @@ func startDriven(t *testing.T, id string, ratio model.Ratio) (*Backend, runner.S
 	b := newBackend(t, Options{})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: id, Task: task.Name, Ratio: ratio, Policy: model.NewPolicy(task.Resources, ratio, 2)}
-	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,7 +262,7 @@ func TestStopReturnsOnceTheContainerIsDead(t *testing.T) {
 	b := newBackend(t, Options{DriverBinary: testBinary})
 	task := parseTask(t, enginetest.HeavyInstall)
 	tr := model.Trial{ID: "stop", Task: task.Name, Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, 2)}
-	sb, err := b.Start(context.Background(), testExperimentPrefix, tr, task)
+	sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -403,7 +403,7 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	task := model.Task{Name: "doctor", Image: tag, Resources: model.Resources{CPUs: 0.5, MemoryBytes: 32 * model.MiB, PidsLimit: 64}, Network: "none",
 		IdleCommand: []string{wire.Binary, wire.IdleMode}}
 	tr := model.Trial{ID: "doctor", Task: "doctor", Ratio: model.Ratio{K: 1}, Policy: model.NewPolicy(task.Resources, model.Ratio{K: 1}, i.Host.CPUs)}
-	sb, err := b.Start(ctx, "doctor", tr, task)
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: "doctor", Trial: tr, Task: task})
 	if err != nil {
 		check(false, "container", err.Error(), "")
 		return out

@@ -59,7 +59,7 @@ type Script func(trial model.Trial, step model.Step) StepPlan
 type Backend struct {
 	Script   Script
 	StartErr error
-	// Pending, when set, is said (runner.Waiting) before each sandbox
+	// Pending, when set, is said (StartRequest.Waiting) before each sandbox
 	// starts, as a platform whose scheduler holds a pod would.
 	Pending string
 	// PendingFor is how long the platform held each sandbox queued
@@ -87,7 +87,8 @@ type Backend struct {
 }
 
 // Start creates a fake sandbox.
-func (b *Backend) Start(ctx context.Context, _ string, trial model.Trial, _ model.Task) (runner.Sandbox, error) {
+func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sandbox, error) {
+	trial := req.Trial
 	if b.StartErr != nil {
 		return nil, b.StartErr
 	}
@@ -95,7 +96,7 @@ func (b *Backend) Start(ctx context.Context, _ string, trial model.Trial, _ mode
 		return nil, err
 	}
 	if b.Pending != "" {
-		runner.Waiting(ctx, b.Pending)
+		req.Wait(b.Pending)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -49,7 +49,7 @@ func (p *Platform) waitAPI(ctx context.Context, cause error) error {
 	defer w.since(time.Now(), &w.api)
 	bo := p.backoff()
 	for wait, ok := bo.next(); ok; wait, ok = bo.next() {
-		w.say(ctx, "waiting: the kubernetes API server does not answer")
+		w.say("waiting: the kubernetes API server does not answer")
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -104,7 +104,7 @@ func (p *Platform) slowCall(ctx context.Context, what string, call func() error)
 		case <-done:
 			said <- false
 		case <-t.C:
-			w.say(ctx, fmt.Sprintf("waiting: the kubernetes API server has not answered %s for %s", what, after))
+			w.say(fmt.Sprintf("waiting: the kubernetes API server has not answered %s for %s", what, after))
 			said <- true
 		}
 	}()
@@ -124,6 +124,8 @@ type startWait struct {
 	mu        sync.Mutex
 	api, held time.Duration
 	why       string
+	// tell says a wait to the trial (runner.StartRequest.Wait).
+	tell func(reason string)
 }
 
 type startWaitKey struct{}
@@ -138,15 +140,15 @@ func waitOf(ctx context.Context) *startWait {
 	if w, ok := ctx.Value(startWaitKey{}).(*startWait); ok {
 		return w
 	}
-	return &startWait{}
+	return &startWait{tell: func(string) {}}
 }
 
-// say says the wait (runner.Waiting) and keeps it as the last why.
-func (w *startWait) say(ctx context.Context, reason string) {
+// say says the wait (tell) and keeps it as the last why.
+func (w *startWait) say(reason string) {
 	w.mu.Lock()
 	w.why = strings.TrimPrefix(reason, "waiting: ")
 	w.mu.Unlock()
-	runner.Waiting(ctx, reason)
+	w.tell(reason)
 }
 
 // since adds the time since start to *d.

@@ -157,15 +157,16 @@ func (b *backend) usesProbe(task model.Task) (pid1, exec bool) {
 }
 
 // Start creates the trial's pod (and its NetworkPolicy), waits until it
-// runs — telling runner.Waiting why it does not yet — and attaches
+// runs — telling req.Waiting why it does not yet — and attaches
 // to its probe. Whatever it made is deleted when it fails or ctx ends.
 // An API server that does not answer is waited for, with backoff, and
 // the start tried again; past the bound the error wraps
 // runner.ErrPlatformGone (the sweep stops, to be resumed).
-func (b *backend) Start(ctx context.Context, experiment string, trial model.Trial, task model.Task) (runner.Sandbox, error) {
+func (b *backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sandbox, error) {
+	experiment, trial, task := req.Experiment, req.Trial, req.Task
 	// What the start waits for that is not the task's: said, and kept as
 	// the trial's queue time (QueuedFor; a failed start's WaitedError).
-	w := &startWait{}
+	w := &startWait{tell: req.Wait}
 	ctx = withStartWait(ctx, w)
 	n := 1
 	name := keptName(experiment, trial.ID, n)
@@ -340,7 +341,7 @@ func (b *backend) waitRunning(ctx context.Context, pod *corev1.Pod, sub *podSub,
 		}
 		if pr.Waiting != "" && pr.Waiting != said && !startingUp[pr.Waiting] {
 			said = pr.Waiting
-			waitOf(ctx).say(ctx, "waiting: "+pr.Waiting)
+			waitOf(ctx).say("waiting: " + pr.Waiting)
 		}
 		return false, nil
 	}
@@ -361,7 +362,7 @@ func (b *backend) waitSidecars(ctx context.Context, pod *corev1.Pod, sub *podSub
 		ok, err := sidecarsReady(p, task)
 		if !ok && err == nil && !said {
 			said = true
-			runner.Waiting(ctx, "waiting: the task's compose services")
+			waitOf(ctx).tell("waiting: the task's compose services")
 		}
 		return ok, err
 	})
@@ -432,7 +433,7 @@ func (b *backend) watchUntil(ctx context.Context, pod *corev1.Pod, sub *podSub, 
 					return nil, fmt.Errorf("pod %s: looked at for %s, the API server failed every time: %w", name, bo.bound, err)
 				}
 				if unreachable(err) {
-					waitOf(ctx).say(ctx, "waiting: the kubernetes API server does not answer")
+					waitOf(ctx).say("waiting: the kubernetes API server does not answer")
 				}
 				poll.Reset(wait)
 				continue

@@ -179,14 +179,15 @@ func fakePlatform(t *testing.T) (*Platform, *fake.Clientset, *fakeProbe) {
 }
 
 // A whole trial on the fake cluster: the pod waits unschedulable (said
-// through runner.WithWaiting), runs, its probe drives the steps and
+// through the request's Waiting), runs, its probe drives the steps and
 // reports a child's kill by its counter, the final counters are read,
 // and nothing is left.
 func TestTrialOnFakeCluster(t *testing.T) {
 	p, cs, fp := fakePlatform(t)
 	waited := make(chan string, 4)
 	scheduler(t, cs, "hr", waited)
-	ctx := runner.WithWaiting(context.Background(), func(r string) { waited <- r })
+	ctx := context.Background()
+	tell := func(r string) { waited <- r }
 	b, err := p.Sandboxes(ctx, runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestTrialOnFakeCluster(t *testing.T) {
 	var sb runner.Sandbox
 	go func() {
 		defer close(done)
-		sb, err = b.Start(ctx, "exp1", trial, builtinTask())
+		sb, err = b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: trial, Task: builtinTask(), Waiting: tell})
 	}()
 	select {
 	case <-done:
@@ -304,7 +305,7 @@ func TestStartFailsOnMissingImage(t *testing.T) {
 		}
 	}()
 	b, _ := p.Sandboxes(context.Background(), runner.SandboxOptions{})
-	_, err = b.Start(context.Background(), "exp1", model.Trial{ID: "t2", Policy: policy(1)}, builtinTask())
+	_, err = b.Start(context.Background(), runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t2", Policy: policy(1)}, Task: builtinTask()})
 	if err == nil || !strings.Contains(err.Error(), "ErrImageNeverPull") || !strings.Contains(err.Error(), "import it") {
 		t.Fatalf("start: %v", err)
 	}

@@ -192,7 +192,7 @@ func TestClusterPolicyReadBack(t *testing.T) {
 	for _, ratio := range []model.Ratio{{K: 1.5}, model.Uncapped} {
 		pol := model.NewPolicy(task.Resources, ratio, 2)
 		start := time.Now()
-		sb, err := b.Start(context.Background(), testExperiment, model.Trial{ID: "readback-" + strings.ReplaceAll(ratio.String(), ".", "-"), Policy: pol}, task)
+		sb, err := b.Start(context.Background(), runner.StartRequest{Experiment: testExperiment, Trial: model.Trial{ID: "readback-" + strings.ReplaceAll(ratio.String(), ".", "-"), Policy: pol}, Task: task})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func TestClusterPolicyReadBack(t *testing.T) {
 	nothingLeft(t, p)
 }
 
-// A pod the scheduler cannot place: Start says why through runner.Waiting
+// A pod the scheduler cannot place: Start says why through the request's Waiting
 // ("waiting: unschedulable (…)"), and a cancel then leaves nothing.
 func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
 	p, image := clusterPlatform(t)
@@ -224,11 +224,11 @@ func TestClusterUnschedulableWaitsAndCancels(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	said := make(chan string, 4)
-	ctx = runner.WithWaiting(ctx, func(r string) { said <- r })
+	tell := func(r string) { said <- r }
 	huge := model.ResourcePolicy{GuaranteeBytes: 1 << 50, HardLimitBytes: 1 << 50, GuaranteeCPUs: 0.1}
 	done := make(chan error, 1)
 	go func() {
-		sb, err := b.Start(ctx, testExperiment, model.Trial{ID: "unschedulable", Policy: huge}, task)
+		sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperiment, Trial: model.Trial{ID: "unschedulable", Policy: huge}, Task: task, Waiting: tell})
 		if sb != nil {
 			sb.Remove(context.Background())
 		}

@@ -61,7 +61,7 @@ func startOne(t *testing.T, p *Platform, opts runner.SandboxOptions, id string, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sb, err := b.Start(ctx, "exp1", model.Trial{ID: id, Policy: policy(1)}, task)
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: id, Policy: policy(1)}, Task: task})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,8 +307,8 @@ func TestAPIServerGoneIsWaitedForThenStopsTheSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var waits []string
-	wctx := runner.WithWaiting(ctx, func(r string) { waits = append(waits, r) })
-	_, err = b.Start(wctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	_, err = b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: builtinTask(),
+		Waiting: func(r string) { waits = append(waits, r) }})
 	if !errors.Is(err, runner.ErrPlatformGone) || !strings.Contains(err.Error(), "127.0.0.1:6443 did not answer for 300ms") {
 		t.Fatalf("gone: %v", err)
 	}
@@ -359,12 +359,13 @@ func TestUnschedulableWaitIsQueueTime(t *testing.T) {
 	p, cs, _ := fakePlatform(t)
 	waited := make(chan string, 4)
 	scheduler(t, cs, "hr", waited)
-	ctx := runner.WithWaiting(context.Background(), func(r string) { waited <- r })
+	ctx := context.Background()
+	tell := func(r string) { waited <- r }
 	b, err := p.Sandboxes(ctx, runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := b.Start(ctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: builtinTask(), Waiting: tell})
 	if err != nil {
 		t.Fatal(err)
 	}

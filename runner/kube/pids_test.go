@@ -93,7 +93,7 @@ func TestPidsOnFakeCluster(t *testing.T) {
 	pol.PidsLimit = model.DefaultPidsLimit
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sb, err := b.Start(ctx, "exp1", model.Trial{ID: "t1", Policy: pol}, builtinTask())
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: pol}, Task: builtinTask()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestPodLookFailureIsWaitedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = b.Start(ctx, "exp1", model.Trial{ID: "t2", Policy: policy(1)}, builtinTask())
+	_, err = b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t2", Policy: policy(1)}, Task: builtinTask()})
 	if err == nil || !strings.Contains(err.Error(), "the API server failed every time") || errors.Is(err, runner.ErrPlatformGone) {
 		t.Errorf("failing for good: %v", err)
 	}
@@ -194,7 +194,7 @@ func TestPodLookFailureIsWaitedOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Start(ctx, "exp1", model.Trial{ID: "t3", Policy: policy(1)}, builtinTask())
+	_, err = b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t3", Policy: policy(1)}, Task: builtinTask()})
 	if !errors.Is(err, runner.ErrPlatformGone) {
 		t.Errorf("not answering: %v", err)
 	}
@@ -230,7 +230,7 @@ func TestKeptPodIsRenamedAround(t *testing.T) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	sb, err := b.Start(sctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	sb, err := b.Start(sctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: builtinTask()})
 	if err != nil {
 		t.Fatalf("the rerun beside the kept pod: %v", err)
 	}
@@ -244,7 +244,7 @@ func TestKeptPodIsRenamedAround(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another trial keeps its own name; the kept ones are still there.
-	sb, err = b.Start(sctx, "exp1", model.Trial{ID: "t2", Policy: policy(1)}, builtinTask())
+	sb, err = b.Start(sctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t2", Policy: policy(1)}, Task: builtinTask()})
 	if err != nil || sb.ID() != PodName("exp1", "t2") {
 		t.Fatalf("t2: %v %v", sb, err)
 	}

@@ -39,7 +39,7 @@ func TestTrialsShareOneWatch(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				sb, err := b.Start(ctx, "exp1", model.Trial{ID: fmt.Sprintf("t%02d", i), Policy: policy(1)}, builtinTask())
+				sb, err := b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: fmt.Sprintf("t%02d", i), Policy: policy(1)}, Task: builtinTask()})
 				if err != nil {
 					t.Error(err)
 					continue
@@ -129,7 +129,7 @@ func TestWaitingPodNotLookedAtWhileTheWatchIsOpen(t *testing.T) {
 	wait := func(id string) int {
 		tctx, cancel := context.WithTimeout(ctx, 20*pollEvery)
 		defer cancel()
-		if _, err := b.Start(tctx, "exp1", model.Trial{ID: id, Policy: policy(1)}, builtinTask()); err == nil {
+		if _, err := b.Start(tctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: id, Policy: policy(1)}, Task: builtinTask()}); err == nil {
 			t.Fatalf("%s ran, with no one to run it", id)
 		}
 		return gets(PodName("exp1", id))

@@ -312,7 +312,7 @@ func scaleRound(t *testing.T, kc, variant string, round, n, conc int) string {
 			for i := range jobs {
 				tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 				t0 := time.Now()
-				sb, err := b.Start(tctx, experiment, model.Trial{ID: fmt.Sprintf("t%04d", i), Policy: pol}, task)
+				sb, err := b.Start(tctx, runner.StartRequest{Experiment: experiment, Trial: model.Trial{ID: fmt.Sprintf("t%04d", i), Policy: pol}, Task: task})
 				if err != nil {
 					cancel()
 					mu.Lock()

@@ -211,7 +211,8 @@ func TestComposeTrialOnFakeCluster(t *testing.T) {
 	}
 	waited := make(chan string, 4)
 	composeCluster(t, cs, waited)
-	ctx := runner.WithWaiting(context.Background(), func(r string) { waited <- r })
+	ctx := context.Background()
+	tell := func(r string) { waited <- r }
 	bk, err := p.Sandboxes(ctx, runner.SandboxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +226,7 @@ func TestComposeTrialOnFakeCluster(t *testing.T) {
 	}
 	done := make(chan started, 1)
 	go func() {
-		sb, err := bk.Start(ctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, task)
+		sb, err := bk.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: task, Waiting: tell})
 		done <- started{sb, err}
 	}()
 	var st started

@@ -19,11 +19,11 @@ import (
 
 // saidWaits collects what a start says it waits for; each reason is also
 // sent on the channel.
-func saidWaits(ctx context.Context) (context.Context, func() []string, <-chan string) {
+func saidWaits() (func(string), func() []string, <-chan string) {
 	var mu sync.Mutex
 	var waits []string
 	ch := make(chan string, 64)
-	wctx := runner.WithWaiting(ctx, func(r string) {
+	tell := func(r string) {
 		mu.Lock()
 		waits = append(waits, r)
 		mu.Unlock()
@@ -31,8 +31,8 @@ func saidWaits(ctx context.Context) (context.Context, func() []string, <-chan st
 		case ch <- r:
 		default:
 		}
-	})
-	return wctx, func() []string {
+	}
+	return tell, func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), waits...)
@@ -48,7 +48,7 @@ func TestFrozenAPIServerWaitIsSaidAndQueued(t *testing.T) {
 	p, cs, _ := fakePlatform(t)
 	p.slowAfter = 50 * time.Millisecond
 	runAll(t, cs, "hr")
-	wctx, waits, said := saidWaits(ctx)
+	tell, waits, said := saidWaits()
 	frozen := true
 	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, kruntime.Object, error) {
 		if !frozen {
@@ -72,7 +72,7 @@ func TestFrozenAPIServerWaitIsSaidAndQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := b.Start(wctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: builtinTask(), Waiting: tell})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestUnschedulableCancelledStartKeepsItsWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, _, said := saidWaits(ctx)
+	tell, _, said := saidWaits()
 	go func() {
 		for r := range said {
 			if strings.Contains(r, "unschedulable") {
@@ -123,7 +123,7 @@ func TestUnschedulableCancelledStartKeepsItsWait(t *testing.T) {
 			}
 		}
 	}()
-	_, err = b.Start(wctx, "exp1", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask())
+	_, err = b.Start(ctx, runner.StartRequest{Experiment: "exp1", Trial: model.Trial{ID: "t1", Policy: policy(1)}, Task: builtinTask(), Waiting: tell})
 	if err == nil {
 		t.Fatal("started")
 	}
