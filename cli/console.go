@@ -131,9 +131,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
-	l := &consoleLauncher{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate}
-	opts := ui.Options{Tasks: tasks, Launcher: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Host: hostStat, History: history(f.out), Problems: problems, Preparing: l.Preparing, Respec: respec(), Backend: backendName(cmd)}
+	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate}
+	opts := ui.Options{Tasks: tasks, Port: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
+		Problems: problems, Backend: backendName(cmd)}
 	for _, t := range replays.tasks {
 		opts.Preselect = append(opts.Preselect, t.Name)
 	}
@@ -143,15 +143,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		opts.Preselect = []string{demoTask}
 	}
 	if d, ok := runner.Lookup(backendName(cmd)); ok {
-		opts.PolicyArgs = d.PolicyArgs
-		if d.Reproduce != nil {
-			byName := map[string]model.Task{}
-			for _, t := range tasks {
-				byName[t.Name] = t
-			}
-			// A task not in the catalog (a resumed or imported one) gives
-			// the policy's flags alone.
-			opts.Reproduce = func(task, image string, p model.ResourcePolicy) string { return d.Reproduce(byName[task], image, p) }
+		l.backend = d
+		l.byName = map[string]model.Task{}
+		for _, t := range tasks {
+			l.byName[t.Name] = t
 		}
 	}
 	if eng, reaped, err := connectAndReap(ctx, cmd, stderr); err != nil {
@@ -160,7 +155,6 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	} else {
 		defer eng.Close()
 		l.eng, l.reaped = eng, reaped
-		opts.Shell = shellOn(eng)
 		opts.HostCPUs = eng.Host.CPUs
 		// Build the workload image now, in plain sight, rather than
 		// silently on the first start.
@@ -181,7 +175,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 			}
 		}
 		opts.Problems = problems
-		opts.ImageNote = realImageNote(ctx, eng)
+		l.imageNote = realImageNote(ctx, eng)
 	}
 	if demo != nil {
 		spec, err := demo(tasks)
@@ -294,9 +288,10 @@ func realImageNote(ctx context.Context, eng *session.Engine) func(model.Task) st
 	}
 }
 
-// consoleLauncher starts the console's sweeps on the engine and makes
-// sure none outlives the console.
-type consoleLauncher struct {
+// consolePort is the console's Port: it starts the console's sweeps on
+// the engine (and makes sure none outlives the console), and answers the
+// rest from the engine, the store and the host.
+type consolePort struct {
 	ctx        context.Context
 	eng        *session.Engine
 	connectErr error
@@ -309,6 +304,13 @@ type consoleLauncher struct {
 	settings   *store.AgentSettings
 	annotate   func(*model.TrialResult) // a replay's comparison with its recording
 	preparing  atomic.Value             // string: the latest image preparation line
+	// backend is the backend's definition (its policy flags and
+	// reproduce line), byName the catalog's tasks it is given.
+	backend runner.BackendDef
+	byName  map[string]model.Task
+	// imageNote says what choosing a task builds first (nil: nothing).
+	imageNote func(model.Task) string
+	specs     fileSpecs
 
 	mu     sync.Mutex
 	active []*session.Sweep
@@ -319,7 +321,7 @@ type consoleLauncher struct {
 }
 
 // spec fills what every console sweep shares into s.
-func (l *consoleLauncher) spec(s session.Spec) session.Spec {
+func (l *consolePort) spec(s session.Spec) session.Spec {
 	s.OutRoot, s.ReserveBytes, s.FloorBytes, s.Keep, s.FailFast = l.out, l.reserve, 512*model.MiB, l.keep, l.failFast
 	s.AllowCapabilities, s.Annotate = l.allowCaps, l.annotate
 	s.SampleEvery, s.Version = 50*time.Millisecond, Version
@@ -329,13 +331,13 @@ func (l *consoleLauncher) spec(s session.Spec) session.Spec {
 }
 
 // Preparing is the latest line of image preparation, for the console.
-func (l *consoleLauncher) Preparing() string {
+func (l *consolePort) Preparing() string {
 	s, _ := l.preparing.Load().(string)
 	return s
 }
 
 // track remembers a started sweep so that none outlives the console.
-func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) {
+func (l *consolePort) track(sw *session.Sweep, err error) (ui.Sweep, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +351,7 @@ func (l *consoleLauncher) track(sw *session.Sweep, err error) (ui.Sweep, error) 
 	return consoleSweep{sw}, nil
 }
 
-func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
+func (l *consolePort) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 	if l.eng == nil {
 		return nil, l.connectErr
 	}
@@ -358,7 +360,7 @@ func (l *consoleLauncher) Launch(spec ui.LaunchSpec) (ui.Sweep, error) {
 
 // sessionSpec is what the engine runs for the console's spec: the same
 // fields run's flags set (the scale included), with the launcher's own.
-func (l *consoleLauncher) sessionSpec(spec ui.LaunchSpec) session.Spec {
+func (l *consolePort) sessionSpec(spec ui.LaunchSpec) session.Spec {
 	return l.spec(session.Spec{
 		Tasks: spec.Tasks, Agents: spec.Agents, Ratios: spec.Ratios, Scale: spec.Scale, Axes: spec.Axes, Repeats: spec.Repeats, Concurrency: spec.Concurrency,
 		Seed: spec.Seed, OnlyRepeat: spec.OnlyRepeat, Secrets: l.secrets, AgentSettings: l.settings,
@@ -366,7 +368,7 @@ func (l *consoleLauncher) sessionSpec(spec ui.LaunchSpec) session.Spec {
 }
 
 // Resume reruns what an interrupted experiment is missing (history's r).
-func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
+func (l *consolePort) Resume(exp ui.Experiment) (ui.Sweep, error) {
 	if l.eng == nil {
 		return nil, l.connectErr
 	}
@@ -386,7 +388,7 @@ func (l *consoleLauncher) Resume(exp ui.Experiment) (ui.Sweep, error) {
 
 // shutdown cancels sweeps still running and waits for their trials to be
 // stopped, removed and recorded. It returns how many trials it stopped.
-func (l *consoleLauncher) shutdown() (int, []error) {
+func (l *consolePort) shutdown() (int, []error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	stopped := 0
@@ -417,7 +419,7 @@ func (l *consoleLauncher) shutdown() (int, []error) {
 }
 
 // started is every sweep the console started, in order.
-func (l *consoleLauncher) started() []*session.Sweep {
+func (l *consolePort) started() []*session.Sweep {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.all)
@@ -426,7 +428,7 @@ func (l *consoleLauncher) started() []*session.Sweep {
 // interrupted is the console's sweeps whose experiment ended
 // interrupted and was not finished since (a resume in the same console
 // that completed it is not), each once, in the order they started.
-func (l *consoleLauncher) interrupted() []*session.Sweep {
+func (l *consolePort) interrupted() []*session.Sweep {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []*session.Sweep
@@ -509,6 +511,41 @@ func (c consoleSweep) StopTrial(id string) bool   { return c.s.StopTrial(id) }
 func (c consoleSweep) Cancel()                    { c.s.Cancel() }
 func (c consoleSweep) Hold(why string)            { c.s.Hold(why) }
 
+// HostStat is the host's load, read now.
+func (l *consolePort) HostStat() (ui.HostStat, bool) { return hostStat(), true }
+
+// History lists the store's experiments.
+func (l *consolePort) History() ([]ui.Experiment, error) { return history(l.out)() }
+
+// Respec reads a task's resources from its own file, when it changed.
+func (l *consolePort) Respec(t model.Task) (model.Resources, bool) { return l.specs.read(t) }
+
+// ImageNote says what choosing t builds first, or "".
+func (l *consolePort) ImageNote(t model.Task) string {
+	if l.imageNote == nil {
+		return ""
+	}
+	return l.imageNote(t)
+}
+
+// PolicyArgs are the backend's own settings for a policy.
+func (l *consolePort) PolicyArgs(p model.ResourcePolicy) []string {
+	if l.backend.PolicyArgs == nil {
+		return nil
+	}
+	return l.backend.PolicyArgs(p)
+}
+
+// Reproduce is the backend's command that runs a task's image under a
+// policy outside headroom; a task not in the catalog (a resumed or
+// imported one) gives the policy's flags alone.
+func (l *consolePort) Reproduce(task, image string, p model.ResourcePolicy) string {
+	if l.backend.Reproduce == nil {
+		return ""
+	}
+	return l.backend.Reproduce(l.byName[task], image, p)
+}
+
 func hostStat() ui.HostStat {
 	var h ui.HostStat
 	if vm, err := mem.VirtualMemory(); err == nil {
@@ -566,59 +603,67 @@ func history(root string) func() ([]ui.Experiment, error) {
 	}
 }
 
-// respec reads a task's resources from its own file when the file has
-// changed since it was last read (calibrate --write while the console is
-// open): nothing for built-in tasks, or a file that no longer loads.
-func respec() func(model.Task) (model.Resources, bool) {
-	type seen struct {
-		mod time.Time
-		res model.Resources
-		ok  bool
-	}
-	var mu sync.Mutex
-	cache := map[string]seen{}
-	return func(t model.Task) (model.Resources, bool) {
-		if t.Source == "" || strings.HasPrefix(t.Source, "builtin:") {
-			return model.Resources{}, false
-		}
-		st, err := os.Stat(t.Source)
-		if err != nil {
-			return model.Resources{}, false
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if c, ok := cache[t.Source]; ok && c.mod.Equal(st.ModTime()) {
-			return c.res, c.ok
-		}
-		c := seen{mod: st.ModTime()}
-		if data, err := os.ReadFile(t.Source); err == nil {
-			if l, err := taskfile.ParseSource(t.Source, data); err == nil {
-				// The file says memory and CPU; the pids limit is the
-				// profile's too (none under harbor, 1024 hardened,
-				// the file's own where it sets one), as the task was
-				// loaded: a task directory's file read bare would
-				// otherwise bring headroom's hardened 1024 into a
-				// harbor trial once the console re-reads it.
-				l.Task.SetProfile(cmp.Or(t.Profile, model.ProfileHardened))
-				c.res, c.ok = l.Task.Resources, true
-			}
-		}
-		cache[t.Source] = c
-		return c.res, c.ok
-	}
+// fileSpecs reads tasks' resources from their own files, each again only
+// when its file has changed since it was last read (calibrate --write
+// while the console is open). The zero value is ready.
+type fileSpecs struct {
+	mu    sync.Mutex
+	cache map[string]seenSpec
 }
 
-// shellOn opens a shell in a running trial's sandbox (docker exec -it,
-// kubectl exec -it).
-func shellOn(eng *session.Engine) func(id string, task model.Task) (*exec.Cmd, error) {
-	return func(id string, task model.Task) (*exec.Cmd, error) {
-		if task.Image == taskfile.BuiltinImage {
-			return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
-		}
-		argv, err := eng.Platform.Shell(id)
-		if err != nil {
-			return nil, err
-		}
-		return exec.Command(argv[0], argv[1:]...), nil
+type seenSpec struct {
+	mod time.Time
+	res model.Resources
+	ok  bool
+}
+
+// read is t's resources as its file says them now: false for built-in
+// tasks, or a file that no longer loads.
+func (fs *fileSpecs) read(t model.Task) (model.Resources, bool) {
+	if t.Source == "" || strings.HasPrefix(t.Source, "builtin:") {
+		return model.Resources{}, false
 	}
+	st, err := os.Stat(t.Source)
+	if err != nil {
+		return model.Resources{}, false
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.cache == nil {
+		fs.cache = map[string]seenSpec{}
+	}
+	if c, ok := fs.cache[t.Source]; ok && c.mod.Equal(st.ModTime()) {
+		return c.res, c.ok
+	}
+	c := seenSpec{mod: st.ModTime()}
+	if data, err := os.ReadFile(t.Source); err == nil {
+		if l, err := taskfile.ParseSource(t.Source, data); err == nil {
+			// The file says memory and CPU; the pids limit is the
+			// profile's too (none under harbor, 1024 hardened,
+			// the file's own where it sets one), as the task was
+			// loaded: a task directory's file read bare would
+			// otherwise bring headroom's hardened 1024 into a
+			// harbor trial once the console re-reads it.
+			l.Task.SetProfile(cmp.Or(t.Profile, model.ProfileHardened))
+			c.res, c.ok = l.Task.Resources, true
+		}
+	}
+	fs.cache[t.Source] = c
+	return c.res, c.ok
+}
+
+// Shell opens a shell in a running trial's sandbox (docker exec -it,
+// kubectl exec -it).
+func (l *consolePort) Shell(id string, task model.Task) (*exec.Cmd, error) {
+	if l.eng == nil {
+		return nil, fmt.Errorf("no engine: %w", ui.ErrUnavailable)
+	}
+	if task.Image == taskfile.BuiltinImage {
+		return nil, fmt.Errorf("the built-in workload image is FROM scratch and has no shell")
+	}
+	argv, err := l.eng.Platform.Shell(id)
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(argv[0], argv[1:]...), nil
 }

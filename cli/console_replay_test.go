@@ -19,7 +19,7 @@ func TestConsoleReplaysCarryTheirComparison(t *testing.T) {
 	if len(set.tasks) != 1 || set.tasks[0].Name != "heavy-install__Ab3dE" || len(set.tasks[0].Agents) != 1 || set.tasks[0].Agents[0].Name != replay.AgentName || len(set.refused) != 2 {
 		t.Fatalf("tasks %+v refused %+v", set.tasks, set.refused)
 	}
-	l := &consoleLauncher{out: t.TempDir(), annotate: set.annotate}
+	l := &consolePort{out: t.TempDir(), annotate: set.annotate}
 	s := l.sessionSpec(ui.LaunchSpec{Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 1})
 	if s.Annotate == nil {
 		t.Fatal("the console's sweep does not annotate replays")

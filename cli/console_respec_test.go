@@ -28,14 +28,15 @@ func TestRespecKeepsTheProfilesPidsLimit(t *testing.T) {
 	if task.Resources.PidsLimit != 0 {
 		t.Fatalf("loaded harbor task has pids limit %d, want none", task.Resources.PidsLimit)
 	}
-	res, ok := respec()(task)
+	var specs fileSpecs
+	res, ok := specs.read(task)
 	if !ok || res.PidsLimit != 0 {
 		t.Errorf("respec of a harbor task: ok %v, pids limit %d, want none", ok, res.PidsLimit)
 	}
 	// --profile hardened on the same directory: 1024, kept on re-read.
 	hard := task
 	hard.SetProfile(model.ProfileHardened)
-	if res, ok := respec()(hard); !ok || res.PidsLimit != model.DefaultPidsLimit {
+	if res, ok := specs.read(hard); !ok || res.PidsLimit != model.DefaultPidsLimit {
 		t.Errorf("respec of a hardened task: ok %v, pids limit %d, want %d", ok, res.PidsLimit, model.DefaultPidsLimit)
 	}
 	// A headroom task file under --profile harbor: none, kept on re-read.
@@ -44,7 +45,7 @@ func TestRespecKeepsTheProfilesPidsLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := model.Task{Source: file, Profile: model.ProfileHarbor, Resources: model.Resources{Defaulted: []string{"pids_limit"}}}
-	if res, ok := respec()(own); ok && res.PidsLimit != 0 {
+	if res, ok := specs.read(own); ok && res.PidsLimit != 0 {
 		t.Errorf("respec of a headroom file under harbor: pids limit %d, want none", res.PidsLimit)
 	}
 }

@@ -3,7 +3,6 @@ package ui
 import (
 	"cmp"
 	"fmt"
-	"os/exec"
 	"path"
 	"strings"
 	"time"
@@ -34,21 +33,16 @@ var screenNames = []string{"Setup", "Live", "Matrix", "Focus", "History"}
 
 // Options configure the console.
 type Options struct {
-	Tasks    []model.Task
-	Launcher Launcher
+	Tasks []model.Task
+	// Port is what the console asks of the world it runs in (nil: a
+	// console with nothing behind it, which starts nothing).
+	Port     Port
 	Theme    themes.Theme
 	HostCPUs int
 	// Now is the clock (fixed in tests). Static turns off spinners and
 	// timers so a view depends only on the events fed to it.
 	Now    func() time.Time
 	Static bool
-	// Host reports host load; nil hides it.
-	Host func() HostStat
-	// History lists past experiments; nil hides the history screen's list.
-	History func() ([]Experiment, error)
-	// Shell returns the command that opens a shell in a container, or an
-	// error saying why it cannot (no shell in a FROM scratch image).
-	Shell func(containerID string, task model.Task) (*exec.Cmd, error)
 	// Demo starts this sweep at once and opens the live screen.
 	Demo *LaunchSpec
 	// Preselect names the tasks whose rows (every agent) setup opens
@@ -61,30 +55,14 @@ type Options struct {
 	// FollowEvery overrides how often an experiment opened while it runs
 	// elsewhere is read again (tests; 0: followEvery).
 	FollowEvery time.Duration
-	// Respec reads a task's resources as its own file says them now (nil,
-	// or false: as loaded): a spec written since (calibrate --write) is
-	// what setup shows and what a sweep runs.
-	Respec func(model.Task) (model.Resources, bool)
 	// EngineError is why the engine could not be reached at start (nil:
 	// it was); setup says so, whole, before anything is chosen.
 	EngineError error
 	// Problems are task files that could not be loaded; setup lists them.
 	Problems []string
-	// ImageNote says what choosing a task prepares first, when its image
-	// is not on the engine yet (the real tasks' Debian image), or "".
-	ImageNote func(model.Task) string
-	// PolicyArgs are the backend's own settings for a policy (docker run
-	// flags, a pod's resources), shown beside each ratio; nil shows none.
-	PolicyArgs func(model.ResourcePolicy) []string
-	// Reproduce is the backend's command that runs a task's (by name)
-	// image under a policy outside headroom; nil shows none.
-	Reproduce func(task, image string, p model.ResourcePolicy) string
 	// Backend is the platform's backend ("docker", "kubernetes"): the
 	// legend names what is done to a trial from outside in its words.
 	Backend string
-	// Preparing reports the latest line of image preparation while a
-	// sweep is starting (a Dockerfile build, debootstrap), or "".
-	Preparing func() string
 }
 
 // Model is the console's root: it owns layout, focus and the sweep.
@@ -274,7 +252,7 @@ func (m *Model) common() *Common {
 }
 
 // listHistory asks the store for the past experiments.
-func (m *Model) listHistory() tea.Cmd { return listHistory(m.opts.History) }
+func (m *Model) listHistory() tea.Cmd { return listHistory(m.opts.port().History) }
 
 func (m *Model) applyTheme() {
 	st := m.theme.Styles
@@ -289,9 +267,7 @@ func (m Model) Init() tea.Cmd {
 	if !m.opts.Static {
 		cmds = append(cmds, tick())
 	}
-	if m.opts.Host != nil {
-		cmds = append(cmds, probeHost(m.opts.Host, 0))
-	}
+	cmds = append(cmds, probeHost(m.opts.port(), 0))
 	if m.opts.Demo != nil {
 		cmds = append(cmds, m.launch(*m.opts.Demo))
 	}
@@ -310,11 +286,17 @@ func tick() tea.Cmd {
 	return tea.Tick(beat, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
-func probeHost(f func() HostStat, after time.Duration) tea.Cmd {
-	if after <= 0 {
-		return func() tea.Msg { return hostMsg(f()) }
+func probeHost(p Port, after time.Duration) tea.Cmd {
+	ask := func() tea.Msg {
+		if h, ok := p.HostStat(); ok {
+			return hostMsg(h)
+		}
+		return nil
 	}
-	return tea.Tick(after, func(time.Time) tea.Msg { return hostMsg(f()) })
+	if after <= 0 {
+		return ask
+	}
+	return tea.Tick(after, func(time.Time) tea.Msg { return ask() })
 }
 
 // batchWindow bounds how often events make the console redraw: samples
@@ -376,11 +358,8 @@ func urgent(e event.Event) bool {
 // launch starts a sweep in the background; the caller marks the model
 // launching (m.launching = true) so that image preparation is shown.
 func (m *Model) launch(spec LaunchSpec) tea.Cmd {
-	l := m.opts.Launcher
+	l := m.opts.port()
 	return func() tea.Msg {
-		if l == nil {
-			return launchedMsg{err: fmt.Errorf("no engine: this console cannot start sweeps")}
-		}
 		sw, err := l.Launch(spec)
 		return launchedMsg{sweep: sw, spec: spec, err: err}
 	}
@@ -410,8 +389,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		m.frame++
-		if m.launching && m.opts.Preparing != nil {
-			if p := m.opts.Preparing(); p != "" {
+		if m.launching {
+			if p := m.opts.port().Preparing(); p != "" {
 				m.say("preparing images: " + p)
 			}
 		}
@@ -422,7 +401,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tick()
 	case hostMsg:
 		m.host = HostStat(msg)
-		return m, probeHost(m.opts.Host, 2*time.Second)
+		return m, probeHost(m.opts.port(), 2*time.Second)
 	case launchedMsg:
 		m.launching = false
 		if msg.err != nil {
@@ -621,12 +600,9 @@ func (m *Model) follow(exp Experiment, plan model.Plan, results []model.TrialRes
 	})
 }
 
-// respec brings every task's resources up to its file (Options.Respec):
+// respec brings every task's resources up to its file (Port.Respec):
 // setup's rows and the tasks focus and rerun start from.
 func (m *Model) respec() tea.Cmd {
-	if m.opts.Respec == nil {
-		return nil
-	}
 	for i := range m.opts.Tasks {
 		m.opts.Tasks[i].Resources = m.opts.specOf(m.opts.Tasks[i])
 	}
@@ -635,10 +611,8 @@ func (m *Model) respec() tea.Cmd {
 
 // specOf is a task's resources as its file says them now.
 func (o *Options) specOf(t model.Task) model.Resources {
-	if o.Respec != nil {
-		if r, ok := o.Respec(t); ok {
-			return r
-		}
+	if r, ok := o.port().Respec(t); ok {
+		return r
 	}
 	return t.Resources
 }
@@ -649,11 +623,7 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 		m.say("a sweep is running: resume when it ends")
 		return m, nil
 	}
-	r, ok := m.opts.Launcher.(Resumer)
-	if !ok {
-		m.say("resume is not available in this console")
-		return m, nil
-	}
+	r := m.opts.port()
 	return m, func() tea.Msg {
 		// What it holds before the resume adds to it.
 		var prior *loadedMsg

@@ -310,7 +310,7 @@ func TestBatchedKeysEachCount(t *testing.T) {
 // off as the synthetic estimate ("roughly 0s").
 func TestRealTasksAreMarkedAndNotEstimatedAsZero(t *testing.T) {
 	opts := testOptions(t, &fakeLauncher{})
-	opts.ImageNote = func(task model.Task) string {
+	portOf(opts).imageNote = func(task model.Task) string {
 		if strings.HasPrefix(task.Image, "builtin-debian") {
 			return "builds headroom-debian first, once"
 		}

@@ -397,8 +397,8 @@ func (d *detailScreen) View(c *Common) string {
 	// The command is what a user copies: wrapped, never cut (two lines
 	// at most; the log gives up the second).
 	var repro []string
-	if c.Opts != nil && c.Opts.Reproduce != nil && importedOf(v.Result) == nil {
-		repro = wrapWords(c.Opts.Reproduce(tr.Task, img, tr.Policy), w, "  ")
+	if s := c.Opts.port().Reproduce(tr.Task, img, tr.Policy); s != "" && importedOf(v.Result) == nil {
+		repro = wrapWords(s, w, "  ")
 	}
 	if len(repro) > 2 {
 		repro = repro[:2]

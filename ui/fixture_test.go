@@ -2,6 +2,7 @@ package ui
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -72,19 +73,116 @@ func (l *fakeLauncher) Launch(spec LaunchSpec) (Sweep, error) {
 	return l.last, nil
 }
 
-func testOptions(t testing.TB, l Launcher) Options {
+// launcher is what a test's fake starts sweeps with (fakeLauncher, the
+// real runner on a fake backend).
+type launcher interface {
+	Launch(LaunchSpec) (Sweep, error)
+}
+
+// testPort answers the console's Port from a test's fixtures: its
+// launcher (which may resume too), and each answer a test sets (nil: the
+// answer of a console with nothing behind it).
+type testPort struct {
+	launcher
+	host       func() HostStat
+	history    func() ([]Experiment, error)
+	shell      func(string, model.Task) (*exec.Cmd, error)
+	respec     func(model.Task) (model.Resources, bool)
+	imageNote  func(model.Task) string
+	policyArgs func(model.ResourcePolicy) []string
+	reproduce  func(task, image string, p model.ResourcePolicy) string
+	preparing  func() string
+}
+
+// portOf is the testPort testOptions gave o.
+func portOf(o Options) *testPort { return o.Port.(*testPort) }
+
+func (p *testPort) Launch(spec LaunchSpec) (Sweep, error) {
+	if p.launcher == nil {
+		return noPort{}.Launch(spec)
+	}
+	return p.launcher.Launch(spec)
+}
+
+func (p *testPort) Resume(exp Experiment) (Sweep, error) {
+	if r, ok := p.launcher.(interface {
+		Resume(Experiment) (Sweep, error)
+	}); ok {
+		return r.Resume(exp)
+	}
+	return noPort{}.Resume(exp)
+}
+
+func (p *testPort) HostStat() (HostStat, bool) {
+	if p.host == nil {
+		return noPort{}.HostStat()
+	}
+	return p.host(), true
+}
+
+func (p *testPort) History() ([]Experiment, error) {
+	if p.history == nil {
+		return noPort{}.History()
+	}
+	return p.history()
+}
+
+func (p *testPort) Shell(id string, task model.Task) (*exec.Cmd, error) {
+	if p.shell == nil {
+		return noPort{}.Shell(id, task)
+	}
+	return p.shell(id, task)
+}
+
+func (p *testPort) Respec(t model.Task) (model.Resources, bool) {
+	if p.respec == nil {
+		return noPort{}.Respec(t)
+	}
+	return p.respec(t)
+}
+
+func (p *testPort) ImageNote(t model.Task) string {
+	if p.imageNote == nil {
+		return ""
+	}
+	return p.imageNote(t)
+}
+
+func (p *testPort) PolicyArgs(pol model.ResourcePolicy) []string {
+	if p.policyArgs == nil {
+		return nil
+	}
+	return p.policyArgs(pol)
+}
+
+func (p *testPort) Reproduce(task, image string, pol model.ResourcePolicy) string {
+	if p.reproduce == nil {
+		return ""
+	}
+	return p.reproduce(task, image, pol)
+}
+
+func (p *testPort) Preparing() string {
+	if p.preparing == nil {
+		return ""
+	}
+	return p.preparing()
+}
+
+func testOptions(t testing.TB, l launcher) Options {
 	return Options{
-		Tasks: builtinTasks(t), Launcher: l, Theme: themes.Plain(), HostCPUs: 2, Static: true,
-		PolicyArgs: docker.RunFlags, Reproduce: func(_, image string, p model.ResourcePolicy) string { return docker.Reproduce(model.Task{}, image, p) },
-		Now:  func() time.Time { return t0.Add(3 * time.Second) },
-		Host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
-		History: func() ([]Experiment, error) {
-			return []Experiment{{ID: "20261128-093000-aaaa", Status: "finished", Trials: 63, Created: "2026-11-28 09:30",
-				Tasks:  []string{"builtin/bn-fit-modify", "builtin/compile-project", "builtin/memory-hungry-tests", "builtin/swe-edit"},
-				Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}, Repeats: 3},
-				{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 12, Created: "2026-11-27 17:00",
-					Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}, {K: 1.5}}, Repeats: 6}}, nil
-		},
+		Tasks: builtinTasks(t), Theme: themes.Plain(), HostCPUs: 2, Static: true,
+		Now: func() time.Time { return t0.Add(3 * time.Second) },
+		Port: &testPort{launcher: l,
+			policyArgs: docker.RunFlags, reproduce: func(_, image string, p model.ResourcePolicy) string { return docker.Reproduce(model.Task{}, image, p) },
+			host: func() HostStat { return HostStat{MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPercent: 37} },
+			history: func() ([]Experiment, error) {
+				return []Experiment{{ID: "20261128-093000-aaaa", Status: "finished", Trials: 63, Created: "2026-11-28 09:30",
+					Tasks:  []string{"builtin/bn-fit-modify", "builtin/compile-project", "builtin/memory-hungry-tests", "builtin/swe-edit"},
+					Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}, Repeats: 3},
+					{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 12, Created: "2026-11-27 17:00",
+						Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}, {K: 1.5}}, Repeats: 6}}, nil
+			}},
 		Seed: 1,
 	}
 }

@@ -50,7 +50,7 @@ func withSweep(t testing.TB, w, h int) (Model, *fakeLauncher) {
 	l := &fakeLauncher{}
 	m := New(testOptions(t, l))
 	m = update(t, m, tea.WindowSizeMsg{Width: w, Height: h})
-	m = update(t, m, hostMsg(m.opts.Host()))
+	m = update(t, m, hostMsg(portOf(m.opts).host()))
 	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: []model.Ratio{{K: 1}, model.Uncapped}, Repeats: 2, Concurrency: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -87,7 +88,7 @@ func (s *historyScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 func (s *historyScreen) View(c *Common) string {
 	st := c.Styles()
 	w, h := s.w, s.h
-	if c.Opts.History == nil {
+	if errors.Is(s.err, ErrUnavailable) {
 		return st.Muted.Render("History is not available in this console.")
 	}
 	if s.err != nil {

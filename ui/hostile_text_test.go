@@ -122,8 +122,8 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 			t.Run(fmt.Sprintf("%s-%dx%d", sc.name, sz.w, sz.h), func(t *testing.T) {
 				l := &fakeLauncher{}
 				opts := testOptions(t, l)
-				hist := opts.History
-				opts.History = func() ([]Experiment, error) {
+				hist := portOf(opts).history
+				portOf(opts).history = func() ([]Experiment, error) {
 					list, err := hist()
 					return hostilize(list), err
 				}

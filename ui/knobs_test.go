@@ -54,7 +54,7 @@ func TestGoldenMatrixKnobs(t *testing.T) {
 	l := &fakeLauncher{}
 	m := New(testOptions(t, l))
 	m = update(t, m, tea.WindowSizeMsg{Width: 100, Height: 30})
-	m = update(t, m, hostMsg(m.opts.Host()))
+	m = update(t, m, hostMsg(portOf(m.opts).host()))
 	lat, _ := model.ParseAxis("latency", "0,200ms")
 	task := heavyOnly(t)
 	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}, {K: 3}}, Axes: []model.Axis{lat}, Repeats: 2, Concurrency: 2, Seed: 1})
@@ -123,7 +123,7 @@ func TestSetupKnobsRowByTabAndWrapped(t *testing.T) {
 func TestSetupPreviewShowsKnobReproduceAndNothingToShape(t *testing.T) {
 	l := &fakeLauncher{}
 	opts := testOptions(t, l)
-	opts.Reproduce = func(task, image string, p model.ResourcePolicy) string {
+	portOf(opts).reproduce = func(task, image string, p model.ResourcePolicy) string {
 		return "docker run --memory=" + model.FormatBytes(p.HardLimitBytes) + " " + image + "; then tc netem " + p.Ratio.Knobs.String()
 	}
 	m := New(opts)

@@ -33,16 +33,6 @@ type Sweep interface {
 	Cancel()
 }
 
-// Launcher starts sweeps; the real one runs Docker, tests use a fake.
-type Launcher interface {
-	Launch(LaunchSpec) (Sweep, error)
-}
-
-// Resumer is a Launcher that can also resume an interrupted experiment.
-type Resumer interface {
-	Resume(Experiment) (Sweep, error)
-}
-
 // HostStat is the host's load, shown because a loaded host is noise.
 type HostStat struct {
 	MemTotal, MemAvailable int64

@@ -345,17 +345,13 @@ func openShell(c *Common, v *TrialView) tea.Cmd {
 		c.say("shell: the trial is not running")
 		return nil
 	}
-	if c.Opts.Shell == nil {
-		c.say("shell: not available in this console")
-		return nil
-	}
 	var task model.Task
 	for _, t := range c.Opts.Tasks {
 		if t.Name == v.Trial.Task {
 			task = t
 		}
 	}
-	cmd, err := c.Opts.Shell(v.ContainerID, task)
+	cmd, err := c.Opts.port().Shell(v.ContainerID, task)
 	if err != nil {
 		c.say("shell: " + err.Error())
 		return nil

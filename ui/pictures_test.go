@@ -169,7 +169,7 @@ func matrixFrame(t *testing.T) string {
 	opts.Theme = themes.Dark()
 	m := New(opts)
 	m = update(t, m, tea.WindowSizeMsg{Width: pictureW, Height: pictureH})
-	m = update(t, m, hostMsg(m.opts.Host()))
+	m = update(t, m, hostMsg(portOf(m.opts).host()))
 	var tasks []model.Task
 	for _, task := range builtinTasks(t) {
 		switch task.Name {

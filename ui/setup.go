@@ -641,10 +641,7 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 				limit = mib(p.HardLimitBytes)
 			}
 			head := fmt.Sprintf("  %-8s guarantee %-5s limit %-5s cpus %-4s", r, mib(p.GuaranteeBytes), limit, cpus)
-			var flags string
-			if c.Opts.PolicyArgs != nil {
-				flags = strings.Join(c.Opts.PolicyArgs(p), " ")
-			}
+			flags := strings.Join(c.Opts.port().PolicyArgs(p), " ")
 			inline = inline && width(head)+1+width(flags) <= w
 			rl = append(rl, ratioLine{head, flags})
 		}
@@ -685,16 +682,17 @@ func (s *setupScreen) knobPreview(c *Common, t model.Task, cols []model.Ratio, w
 			lines = append(lines, st.Warn.Render(l))
 		}
 	}
-	if c.Opts.Reproduce == nil {
-		return lines
-	}
 	for _, col := range cols {
 		if col.Knobs.IsZero() {
 			continue
 		}
 		p := model.NewScaledPolicy(t.Resources, col, c.Opts.HostCPUs, s.scale)
+		repro := c.Opts.port().Reproduce(t.Name, t.Image, p)
+		if repro == "" {
+			break
+		}
 		lines = append(lines, "  "+col.String()+" runs as:")
-		for _, l := range wrapWords(c.Opts.Reproduce(t.Name, t.Image, p), w-4, "") {
+		for _, l := range wrapWords(repro, w-4, "") {
 			lines = append(lines, "    "+st.Muted.Render(l))
 		}
 		break
@@ -710,10 +708,7 @@ func estimateKnown(t model.Task, agent string) bool {
 
 // imageNote says what choosing t will prepare first ("" when nothing).
 func imageNote(c *Common, t model.Task) string {
-	if c.Opts.ImageNote == nil {
-		return ""
-	}
-	return c.Opts.ImageNote(t)
+	return c.Opts.port().ImageNote(t)
 }
 
 // wrapPhrases breaks text into lines of at most w columns at its " · "

@@ -65,7 +65,7 @@ func TestDetailOfAnImportedTrial(t *testing.T) {
 	d := newDetail(DefaultKeys().Detail)
 	d.SetSize(w, h)
 	d.open(v, w, h)
-	c := &Common{Theme: themes.Dark(), Opts: &Options{Reproduce: func(string, string, model.ResourcePolicy) string { return "docker run IMAGE" }}}
+	c := &Common{Theme: themes.Dark(), Opts: &Options{Port: &testPort{reproduce: func(string, string, model.ResourcePolicy) string { return "docker run IMAGE" }}}}
 	view := d.View(c)
 	if !strings.Contains(view, "imported from harbor jobs/tb2-1x (trial fix-git__abc, docker) · not recorded: memory trace, kernel peak") || strings.Contains(view, "docker run") || strings.Contains(view, "reruns") {
 		t.Errorf("imported detail:\n%s", view)

@@ -393,7 +393,7 @@ func TestSetupListsSkippedTaskFiles(t *testing.T) {
 func TestPreparingImagesIsShownWhileStarting(t *testing.T) {
 	l := &fakeLauncher{}
 	opts := testOptions(t, l)
-	opts.Preparing = func() string { return "Step 2/3 : RUN apt-get install -y python3" }
+	portOf(opts).preparing = func() string { return "Step 2/3 : RUN apt-get install -y python3" }
 	m := New(opts)
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	m = keys(t, m, "space")
@@ -498,7 +498,7 @@ func TestResumeFromHistoryShowsTheWholeExperiment(t *testing.T) {
 	}
 	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
 	opts := testOptions(t, l)
-	opts.History = func() ([]Experiment, error) {
+	portOf(opts).history = func() ([]Experiment, error) {
 		return []Experiment{{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4,
 			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
 	}
@@ -529,7 +529,7 @@ func TestSetupRunsTheSpecItsFileSaysNow(t *testing.T) {
 	l := &fakeLauncher{}
 	opts := testOptions(t, l)
 	written := false
-	opts.Respec = func(task model.Task) (model.Resources, bool) {
+	portOf(opts).respec = func(task model.Task) (model.Resources, bool) {
 		if !written || task.Name != "builtin/bn-fit-modify" {
 			return model.Resources{}, false
 		}
@@ -580,7 +580,7 @@ func TestOpenedRunningExperimentIsFollowed(t *testing.T) {
 	}
 	opts := testOptions(t, &fakeLauncher{})
 	opts.FollowEvery = time.Millisecond
-	opts.History = func() ([]Experiment, error) {
+	portOf(opts).history = func() ([]Experiment, error) {
 		return []Experiment{{ID: "20261130-090000-run", Status: "running", Trials: 3, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Load: load}}, nil
 	}
 	m := New(opts)
