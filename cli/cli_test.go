@@ -64,17 +64,43 @@ func TestMain(m *testing.M) {
 // headroomContainers are the engine's containers labelled headroom, by
 // id: their name, state and experiment (nil: no engine answered).
 func headroomContainers() map[string]string {
-	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+runner.LabelExperiment, "--format", "{{.ID}} {{.Names}} {{.State}} {{.Label \""+runner.LabelExperiment+"\"}}").Output()
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+runner.LabelExperiment, "--format", "{{.ID}} {{.Label \""+runner.LabelOwner+"\"}} {{.Names}} {{.State}} {{.Label \""+runner.LabelExperiment+"\"}}").Output()
 	if err != nil {
 		return nil
 	}
 	m := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if id, rest, ok := strings.Cut(l, " "); ok {
-			m[id] = rest
+		id, rest, ok := strings.Cut(l, " ")
+		owner, what, ok2 := strings.Cut(rest, " ")
+		// A live trial of another headroom on this shared engine (its
+		// owner process still running, neither this test nor a headroom
+		// it started) is not ours.
+		if !ok || !ok2 || (owner != runner.Owner() && runner.OwnerAlive(owner) && !startedByUs(owner)) {
+			continue
 		}
+		m[id] = what
 	}
 	return m
+}
+
+// startedByUs says whether an owner label's process is a child of this
+// test process (a headroom binary it ran and has not reaped).
+func startedByUs(owner string) bool {
+	parts := strings.Split(owner, ":")
+	if len(parts) < 2 {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + parts[1] + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return false
+	}
+	// After the command's closing parenthesis: state, then the parent's pid.
+	f := strings.Fields(string(stat[i+1:]))
+	return len(f) > 1 && f[1] == strconv.Itoa(os.Getpid())
 }
 
 type result struct {
