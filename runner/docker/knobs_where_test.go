@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -294,17 +295,32 @@ name = "agent"
 
 // Jitter does not cut an upload: with the delay's spread around the same
 // latency, the trial's egress carries about what it carries without it
-// (holding frames back for the one ahead cut it from 138 to 58 Mbit/s).
+// (holding frames back for the one ahead cut it from 138 to 58 Mbit/s,
+// and from 68.1 to 25.2: about 40%). One upload each is a coin on a
+// loaded host (a CI run: 75.8 against 36.1 Mbit/s, load from the suites
+// beside it), so the two columns are compared by the median of three
+// uploads each, run in turn, at 60%.
 func TestJitterKeepsUploadRate(t *testing.T) {
 	b := knobBackend(t)
 	task := probeTask(t, "upload", "upload", "--bytes", "8000000", "http://peer:8080/sink")
 	cols := []model.Ratio{column(t, "1x latency=50ms"), column(t, "1x latency=50ms jitter=50ms")}
-	results, _ := sweepAtOnce(t, b, []model.Task{task}, cols, 1, 1, context.Background(), nil)
-	got := byColumn(results)
-	steady, jittered := measured(t, got["1x latency=50ms"], "upload_rate"), measured(t, got["1x latency=50ms jitter=50ms"], "upload_rate")
-	t.Logf("upload at latency 50ms: %s/s; ± 50ms: %s/s", model.FormatBits(int64(steady)), model.FormatBits(int64(jittered)))
-	if jittered < 0.7*steady {
-		t.Errorf("upload at ± 50ms jitter came at %s/s, under 70%% of the %s/s without it", model.FormatBits(int64(jittered)), model.FormatBits(int64(steady)))
+	results, _ := sweepAtOnce(t, b, []model.Task{task}, cols, 3, 1, context.Background(), nil)
+	rates := map[string][]float64{}
+	for _, r := range results {
+		rates[r.Ratio.String()] = append(rates[r.Ratio.String()], measured(t, r, "upload_rate"))
+	}
+	median := func(col string) float64 {
+		v := append([]float64(nil), rates[col]...)
+		if len(v) != 3 {
+			t.Fatalf("%s: %d uploads, want 3", col, len(v))
+		}
+		sort.Float64s(v)
+		return v[1]
+	}
+	steady, jittered := median("1x latency=50ms"), median("1x latency=50ms jitter=50ms")
+	t.Logf("upload at latency 50ms: %v (median %s/s); ± 50ms: %v (median %s/s)", rates["1x latency=50ms"], model.FormatBits(int64(steady)), rates["1x latency=50ms jitter=50ms"], model.FormatBits(int64(jittered)))
+	if jittered < 0.6*steady {
+		t.Errorf("upload at ± 50ms jitter came at a median %s/s, under 60%% of the %s/s without it", model.FormatBits(int64(jittered)), model.FormatBits(int64(steady)))
 	}
 }
 
