@@ -132,10 +132,11 @@ func TestProbeDeathVerdict(t *testing.T) {
 // (ErrPlatformGone when the server did not answer at all). Before: the
 // first failed look ended the trial, engine-lost.
 func TestPodLookFailureIsWaitedOut(t *testing.T) {
-	// The watch is open and silent: the looks are its stalled-watch ones.
-	every := pollOpenEvery
-	pollOpenEvery = pollEvery
-	t.Cleanup(func() { pollOpenEvery = every })
+	// The watch is open and silent: the looks are its stalled-watch ones,
+	// made frequent (5 s apart, the test took 24 s for its four looks).
+	after, every, openEvery := pollAfter, pollEvery, pollOpenEvery
+	pollAfter, pollEvery, pollOpenEvery = 10*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond
+	t.Cleanup(func() { pollAfter, pollEvery, pollOpenEvery = after, every, openEvery })
 	ctx := context.Background()
 	p, cs, _ := fakePlatform(t)
 	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
