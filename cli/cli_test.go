@@ -230,6 +230,12 @@ func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/section-typo.toml:4: [enviroment]: did you mean [environment]?") {
 		t.Errorf("section typo: exit %d\n%s", r.code, r.stdout)
 	}
+	// A misspelt key refuses the file as a run refuses it: a new user's
+	// validate said ok, then run said "no task could be loaded".
+	r = headroom(t, "tasks", "validate", "testdata/validate/key-typo.toml")
+	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/key-typo.toml: line 6: environment.memroy: did you mean memory?: fix the key") {
+		t.Errorf("key typo: exit %d\n%s", r.code, r.stdout)
+	}
 	r = headroom(t, "tasks", "validate", "testdata/validate/builtin-true.toml")
 	if r.code != 0 || !strings.Contains(r.stdout, `warning: agent "agent" step "noop": command ["true"] runs on image "builtin", which is FROM scratch`) {
 		t.Errorf("true on the built-in image: exit %d\n%s", r.code, r.stdout)

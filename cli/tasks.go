@@ -72,6 +72,9 @@ func newTasksCmd() *cobra.Command {
 					loaded, problems = c.Tasks, c.Problems
 				} else {
 					l, err := taskfile.LoadFile(a)
+					if err == nil {
+						err = l.Refusal()
+					}
 					if err != nil {
 						problems = append(problems, err)
 					} else {

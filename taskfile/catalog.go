@@ -119,12 +119,8 @@ func (c *Catalog) AddDir(dir string) error {
 			c.Problems = append(c.Problems, fmt.Errorf("%s: task %s is already defined in %s; rename one", l.Task.Source, l.Task.Name, prev.Task.Source))
 			continue
 		}
-		if it.kind == model.FormatHeadroom && len(l.Typos) > 0 {
-			// headroom's own file: a key it does not read is a typo whose
-			// default would run silently instead (a misspelt memory runs
-			// the task at the default's 2 GiB at every ratio). Another
-			// harness's file keeps its keys that harness reads.
-			c.Problems = append(c.Problems, fmt.Errorf("%s: %s: fix the key (or remove it); the task is not loaded, since its default would run in its place", l.Task.Source, strings.Join(l.Typos, "; ")))
+		if err := l.Refusal(); err != nil {
+			c.Problems = append(c.Problems, err)
 			continue
 		}
 		for _, ty := range l.Typos {

@@ -162,6 +162,20 @@ type Loaded struct {
 	Warnings []string
 }
 
+// Refusal is why a task that parsed is still not loaded, or nil: in
+// headroom's own file a key it does not read is a typo whose default
+// would run silently instead (a misspelt memory runs the task at the
+// default's 2 GiB at every ratio). Another harness's file keeps the keys
+// that harness reads: its typos are warnings. The catalog and `tasks
+// validate` both ask it, so that validate never passes a file a run
+// refuses.
+func (l Loaded) Refusal() error {
+	if l.Task.Format != model.FormatHeadroom || len(l.Typos) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: fix the key (or remove it); the task is not loaded, since its default would run in its place", l.Task.Source, strings.Join(l.Typos, "; "))
+}
+
 // noticeTypos finds the ignored keys that look like typos of known ones;
 // each is also a listed deviation, so `tasks audit` does not call the
 // task faithful while its memory_mb is silently defaulted.
