@@ -253,6 +253,63 @@ func typoFirst(path string, data []byte, ignored []string, known map[string]bool
 	return err
 }
 
+// typeMismatch is the decoder's word for a value of the wrong type.
+var typeMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): incompatible types: TOML value has type ([^;]+); destination has type (\S+)$`)
+
+var tableMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): type mismatch for [^:]+: expected (\S+) but found (\S+)$`)
+
+// wrongType says a value of the wrong type as a task's author reads it:
+// the file, line and key, what the key takes with an example, and what
+// was written ("t.toml:8: environment.cpus takes a number, like cpus = 1,
+// not a string"), in place of the decoder's Go types.
+func wrongType(path string, err error) error {
+	m := typeMismatch.FindStringSubmatch(err.Error())
+	if m == nil {
+		// "type mismatch for taskfile.Profile: expected table but found
+		// int64": the same, said the other way round.
+		if t := tableMismatch.FindStringSubmatch(err.Error()); t != nil {
+			m = []string{t[0], t[1], t[2], t[4], t[3]}
+		}
+	}
+	if m == nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	key := m[2][strings.LastIndexByte(m[2], '.')+1:]
+	var takes string
+	switch m[4] {
+	case "float", "float32", "float64":
+		takes = "a number, like " + key + " = 1"
+	case "integer", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		takes = "a whole number, like " + key + " = 10"
+	case "string":
+		takes = `a string in double quotes, like ` + key + ` = "…"`
+	case "slice", "array":
+		takes = `a list, like ` + key + ` = ["sh", "-c", "…"]`
+	case "bool":
+		takes = "true or false"
+	case "struct", "map", "table":
+		takes = "a table ([" + m[2] + "] or " + key + " = { … })"
+	default:
+		takes = "a " + m[4]
+	}
+	got := m[3]
+	switch {
+	case got == "string":
+		got = "a string"
+	case strings.HasPrefix(got, "int"), strings.HasPrefix(got, "uint"):
+		got = "a whole number"
+	case strings.HasPrefix(got, "float"):
+		got = "a number"
+	case got == "bool":
+		got = "true or false"
+	case strings.HasPrefix(got, "[]"):
+		got = "a list"
+	case strings.HasPrefix(got, "map"):
+		got = "a table"
+	}
+	return fmt.Errorf("%s:%s: %s takes %s, not %s", path, m[1], m[2], takes, got)
+}
+
 // errorLine is the line of a parse error, counted from its byte offset: the
 // parser's own line number points past a newline it tripped on.
 func errorLine(data []byte, pe toml.ParseError) int {
@@ -283,7 +340,7 @@ func (f *fileTask) decode(path string, data []byte) ([]string, error) {
 		if errors.As(err, &pe) {
 			return nil, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
 		}
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, wrongType(path, err)
 	}
 	var ignored []string
 	var raw map[string]any

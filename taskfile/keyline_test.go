@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -48,5 +49,33 @@ environment.cpus = 3
 	}
 	if err := atKeyLine("t.toml", data, errors.New("no agents")); err.Error() != "t.toml: no agents" {
 		t.Errorf("an error naming no field: %v", err)
+	}
+}
+
+// A value of the wrong type is said in the author's words: the file, the
+// line, the key, what it takes with an example, and what was written. A
+// new user got the decoder's Go types ("TOML value has type string;
+// destination has type float") and no example.
+func TestWrongTypeIsSaidAsTheAuthorWroteIt(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n%s\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	for _, c := range []struct{ line, want string }{
+		{`cpus = "one"`, `t.toml:5: environment.cpus takes a number, like cpus = 1, not a string`},
+		{`cpus = [1]`, `t.toml:5: environment.cpus takes a number, like cpus = 1, not a list`},
+		{`memory = 64`, `t.toml:5: environment.memory takes a string in double quotes, like memory = "…", not a whole number`},
+		{"[environment.workdir]\nx = 1", `t.toml:5: environment.workdir takes a string in double quotes, like workdir = "…", not a table`},
+	} {
+		_, err := Parse("t.toml", []byte(fmt.Sprintf(body, c.line)))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v\nwant %s", c.line, err, c.want)
+		}
+	}
+	for _, c := range []struct{ file, want string }{
+		{"[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\ncommand = \"true\"\n", `t.toml:6: verifier.command takes a list, like command = ["sh", "-c", "…"], not a string`},
+		{"[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = 5\n", `t.toml:6: verifier.workload takes a table ([verifier.workload] or workload = { … }), not a whole number`},
+	} {
+		_, err := Parse("t.toml", []byte(c.file))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
 	}
 }
