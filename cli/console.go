@@ -638,7 +638,10 @@ func (fs *fileSpecs) read(t model.Task) (model.Resources, bool) {
 	if fs.cache == nil {
 		fs.cache = map[string]seenSpec{}
 	}
-	if c, ok := fs.cache[t.Source]; ok && c.mod.Equal(st.ModTime()) {
+	// The profile is the task's as loaded, so it is part of the key: the
+	// same file read for a hardened and a harbor task gives two answers.
+	key := t.Source + "\x00" + string(t.Profile)
+	if c, ok := fs.cache[key]; ok && c.mod.Equal(st.ModTime()) {
 		return c.res, c.ok
 	}
 	c := seenSpec{mod: st.ModTime()}
@@ -654,7 +657,7 @@ func (fs *fileSpecs) read(t model.Task) (model.Resources, bool) {
 			c.res, c.ok = l.Task.Resources, true
 		}
 	}
-	fs.cache[t.Source] = c
+	fs.cache[key] = c
 	return c.res, c.ok
 }
 

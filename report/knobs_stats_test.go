@@ -132,3 +132,32 @@ func TestNeighboursTookIsShown(t *testing.T) {
 		t.Errorf("report lacks %q:\n%s", want, b.String())
 	}
 }
+
+// What the trials measured inside is titled the knobs' effect only when a
+// column has a knob: agent_time is measured always, and a plain 1x/2x
+// report called it "Measured effect of the knobs" (a new user's read).
+func TestMeasuredIsTheKnobsOnlyWithAKnob(t *testing.T) {
+	for _, c := range []struct {
+		cols  []string
+		title string
+	}{
+		{[]string{"1x", "2x"}, "Measured inside the trials"},
+		{[]string{"1x", "1x time=2x"}, "Measured effect of the knobs"},
+	} {
+		m, ratios, trials := knobSweep(t, c.cols, func(string, int) bool { return true })
+		for i := range trials {
+			trials[i].Knobs = &model.KnobRecord{Measured: []model.Measure{{Name: "agent_time", Value: 0.87, Unit: "s", Where: "steps"}}}
+		}
+		var b bytes.Buffer
+		if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, "markdown"); err != nil {
+			t.Fatal(err)
+		}
+		other := "Measured effect of the knobs"
+		if c.title == other {
+			other = "Measured inside the trials"
+		}
+		if !strings.Contains(b.String(), "## "+c.title) || strings.Contains(b.String(), other) {
+			t.Errorf("%v: want the section %q:\n%s", c.cols, c.title, b.String())
+		}
+	}
+}
