@@ -51,6 +51,16 @@ func backendName(cmd *cobra.Command) string {
 	return "docker"
 }
 
+// backendDef is the definition of the backend --backend names (its name
+// alone when none is registered by it: connect then says so).
+func backendDef(cmd *cobra.Command) runner.BackendDef {
+	name := backendName(cmd)
+	if d, ok := runner.Lookup(name); ok {
+		return d
+	}
+	return runner.BackendDef{Name: name, Noun: name}
+}
+
 // connect opens the backend the flags name, with its settings.
 func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 	settings := map[string]string{}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/shirou/gopsutil/v4/load"
 	"github.com/spf13/cobra"
@@ -45,11 +46,7 @@ build) and removes what it started.`,
 				return err
 			}
 			if err != nil {
-				fix := "start the daemon (`sudo systemctl start docker` or `dockerd &`) or set DOCKER_HOST"
-				if backendName(cmd) != "docker" {
-					fix = "check --kubeconfig, --context and that the cluster answers (`kubectl get nodes`)"
-				}
-				line(false, false, backendName(cmd), err.Error(), fix)
+				line(false, false, backendName(cmd), err.Error(), backendDef(cmd).ConnectFix)
 				return exitError{ExitFailure}
 			}
 			defer eng.Close()
@@ -64,7 +61,7 @@ build) and removes what it started.`,
 				line(eng.Host.MemoryBytes > 2<<30, false, "host", fmt.Sprintf("%d CPUs, %s memory (%s available)", eng.Host.CPUs,
 					model.FormatBytes(eng.Host.MemoryBytes), model.FormatBytes(eng.Host.AvailableBytesAtStart)), "trials need memory for their guarantees; use a host with more than 2GiB")
 			}
-			if backendName(cmd) == "docker" {
+			if !backendDef(cmd).Places {
 				// This machine's load; the engine's host when local.
 				if l, err := load.Avg(); err == nil {
 					loaded, detail := model.LoadedHost(l.Load1, l.Load5, eng.Host.CPUs)
@@ -124,10 +121,10 @@ func cpusOrNone(n int) string {
 }
 
 // platformNoun names a backend's platform in a sentence: "Docker engine",
-// "kubernetes cluster".
+// "kubernetes cluster" (BackendDef.Noun).
 func platformNoun(backend string) string {
-	if backend == "docker" {
-		return "Docker engine"
+	if d, ok := runner.Lookup(backend); ok && d.Noun != "" {
+		return d.Noun
 	}
-	return backend + " cluster"
+	return backend
 }

@@ -553,7 +553,7 @@ func killedWhat(o model.OOMEvent) string {
 // the trials: a node's allocatable memory already leaves out what its
 // kubelet reserves, and headroom's own reserve would change nothing.
 func reserveApplies(cmd *cobra.Command) error {
-	if f := cmd.Flags().Lookup("reserve"); f != nil && f.Changed && backendName(cmd) == "kubernetes" {
+	if f := cmd.Flags().Lookup("reserve"); f != nil && f.Changed && backendDef(cmd).Places {
 		return usagef("--reserve is the Docker host's: on Kubernetes each node's allocatable memory already leaves out what its kubelet reserves (--system-reserved, --kube-reserved); set those on the node, or drop --reserve")
 	}
 	return nil

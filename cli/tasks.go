@@ -248,12 +248,9 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	}
 	tw.Flush()
 	if capped {
-		why := "Docker refuses more"
-		if name := backendName(cmd); name != "docker" {
-			// A cluster's run caps at its node's allocatable CPUs, read
-			// when it connects; this host's are what is known here.
-			why = "on " + name + " a run caps at the node's allocatable CPUs, read when it connects"
-		}
+		// A cluster's run caps at its node's allocatable CPUs, read when
+		// it connects; this host's are what is known here.
+		why := backendDef(cmd).CPUCap
 		fmt.Fprintf(w, "  CPU limits above this host's %d CPUs are capped at %d (%s); trials record cpu_limit_capped\n", hostCPUs, hostCPUs, why)
 	}
 }

@@ -196,6 +196,18 @@ type BackendDef struct {
 	PolicyArgs func(p model.ResourcePolicy) []string
 	// PolicyArgsName names them ("docker run flags", "pod resources").
 	PolicyArgsName string
+	// Noun names the platform in a sentence ("Docker engine",
+	// "kubernetes cluster").
+	Noun string
+	// ConnectFix says what to do when it does not answer (doctor).
+	ConnectFix string
+	// Places says its scheduler places the trials on nodes of their own:
+	// this host's load is not theirs, headroom's --reserve does not
+	// apply, and what a trial may have is the node's, read on connect.
+	Places bool
+	// CPUCap says why a CPU limit above the host's CPUs is capped ("Docker
+	// refuses more").
+	CPUCap string
 	// Open connects with the settings (by option name; unset ones hold
 	// their defaults).
 	Open func(ctx context.Context, settings map[string]string) (Platform, error)

@@ -37,6 +37,9 @@ func Definition() runner.BackendDef {
 		ContainerArgs:  ContainerFlags,
 		PolicyArgs:     RunFlags,
 		PolicyArgsName: "docker run flags",
+		Noun:           "Docker engine",
+		ConnectFix:     "start the daemon (`sudo systemctl start docker` or `dockerd &`) or set DOCKER_HOST",
+		CPUCap:         "Docker refuses more",
 		Open: func(ctx context.Context, _ map[string]string) (runner.Platform, error) {
 			return Open(ctx)
 		},

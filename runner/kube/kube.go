@@ -59,6 +59,10 @@ func Definition(build runner.OpenImageBuilder) runner.BackendDef {
 		},
 		PolicyArgs:     PolicyArgs,
 		PolicyArgsName: "pod resources",
+		Noun:           Name + " cluster",
+		ConnectFix:     "check --kubeconfig, --context and that the cluster answers (`kubectl get nodes`)",
+		Places:         true,
+		CPUCap:         "on " + Name + " a run caps at the node's allocatable CPUs, read when it connects",
 		Options: []runner.PlatformOption{
 			{Name: OptKubeconfig, Usage: "kubeconfig file ($KUBECONFIG, else ~/.kube/config)", Default: defaultKubeconfig()},
 			{Name: OptContext, Usage: "kubeconfig context (none: the file's current one)"},
