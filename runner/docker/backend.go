@@ -355,25 +355,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if err := model.CheckNetwork(task.Network); err != nil {
 		return nil, fmt.Errorf("task %s: %w", task.Name, err)
 	}
-	p := trial.Policy
-	res := container.Resources{
-		MemoryReservation: p.GuaranteeBytes,
-		CPUShares:         cpuShares(p),
-	}
-	if p.PidsLimit > 0 {
-		pids := p.PidsLimit
-		res.PidsLimit = &pids
-	}
+	res := policyResources(trial.Policy)
 	if task.GPUs > 0 {
 		res.DeviceRequests = []container.DeviceRequest{{Count: task.GPUs, Capabilities: [][]string{{"gpu"}}}}
-	}
-	if p.HardLimitBytes > 0 {
-		res.Memory = p.HardLimitBytes
-		// Without this the engine silently allows swap of twice the limit.
-		res.MemorySwap = p.HardLimitBytes
-	}
-	if p.LimitCPUs > 0 {
-		res.NanoCPUs = nanoCPUs(p)
 	}
 	cfg := &container.Config{
 		Image:      task.Image,

@@ -346,20 +346,44 @@ func ContainerFlags(t model.Task) []string {
 
 // RunFlags are the `docker run` flags with the policy's effect.
 func RunFlags(p model.ResourcePolicy) []string {
+	// Said from the engine's settings the trial is created with, so that
+	// the flags shown are the settings given (one translation of a
+	// policy, policyResources, not two to keep in step).
+	r := policyResources(p)
 	var f []string
-	if p.HardLimitBytes > 0 {
-		f = append(f, "--memory="+strconv.FormatInt(p.HardLimitBytes, 10),
-			"--memory-swap="+strconv.FormatInt(p.HardLimitBytes, 10))
+	if r.Memory > 0 {
+		f = append(f, "--memory="+strconv.FormatInt(r.Memory, 10),
+			"--memory-swap="+strconv.FormatInt(r.MemorySwap, 10))
 	}
-	f = append(f, "--memory-reservation="+strconv.FormatInt(p.GuaranteeBytes, 10))
-	if p.LimitCPUs > 0 {
-		f = append(f, "--cpus="+strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64))
+	f = append(f, "--memory-reservation="+strconv.FormatInt(r.MemoryReservation, 10))
+	if r.NanoCPUs > 0 {
+		f = append(f, "--cpus="+strconv.FormatFloat(float64(r.NanoCPUs)/1e9, 'f', -1, 64))
 	}
-	f = append(f, fmt.Sprintf("--cpu-shares=%d", cpuShares(p)))
-	if p.PidsLimit > 0 {
-		f = append(f, fmt.Sprintf("--pids-limit=%d", p.PidsLimit))
+	f = append(f, fmt.Sprintf("--cpu-shares=%d", r.CPUShares))
+	if r.PidsLimit != nil {
+		f = append(f, fmt.Sprintf("--pids-limit=%d", *r.PidsLimit))
 	}
 	return append(f, knobFlags(p.Ratio.Knobs)...)
+}
+
+// policyResources is a policy as the engine's settings for the trial's
+// container: the guarantee as a reservation and CPU shares, the hard
+// limit as memory with swap at the same figure (without it the engine
+// silently allows swap of twice the limit), the CPU limit, the pids
+// limit. The container's create and RunFlags both read it.
+func policyResources(p model.ResourcePolicy) container.Resources {
+	res := container.Resources{MemoryReservation: p.GuaranteeBytes, CPUShares: cpuShares(p)}
+	if p.PidsLimit > 0 {
+		pids := p.PidsLimit
+		res.PidsLimit = &pids
+	}
+	if p.HardLimitBytes > 0 {
+		res.Memory, res.MemorySwap = p.HardLimitBytes, p.HardLimitBytes
+	}
+	if p.LimitCPUs > 0 {
+		res.NanoCPUs = nanoCPUs(p)
+	}
+	return res
 }
 
 // cpuShares weights CPU by the guarantee (1024 per guaranteed CPU; at
