@@ -30,7 +30,7 @@ type facts struct {
 	verdictNote string
 	unverified  string
 	notes       []string
-	ends        []stepEnd
+	stepEnds    []stepEnd
 	engineErr   error
 	// A step's ENOSPC: the full filesystem the machine found, else the
 	// room it saw (diskLooked: it could look), and the line that said it.
@@ -43,7 +43,7 @@ func (t *trialRun) facts(ev model.Evidence) facts {
 	return facts{ev: ev, steps: t.res.Steps, limit: t.res.Policy.LimitString(), limitBytes: t.res.Policy.HardLimitBytes, ratio: t.res.Ratio,
 		pidsLimit: t.res.Policy.PidsLimit, pidsLimitEnforced: t.res.PidsLimitEnforced, killedInStep: t.res.KilledInStep,
 		agentLimit: t.agentLimit, verifierLimit: t.verifierLimit,
-		verdictNote: t.verdictNote, unverified: t.unverified, notes: t.notes, ends: t.ends, engineErr: t.engineErr,
+		verdictNote: t.verdictNote, unverified: t.unverified, notes: t.notes, stepEnds: t.stepEnds, engineErr: t.engineErr,
 		diskFull: t.diskFull, diskRoom: t.diskRoom, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked, taskKills: len(model.TaskKills(t.res.OOMs))}
 }
 
@@ -105,7 +105,7 @@ func (f facts) reason(outcome model.Outcome) string {
 		// The verifier's verdict first, as the task's harness reports the
 		// trial; an agent step that failed on the way is said after it.
 		var agentEnd string
-		for _, e := range f.ends {
+		for _, e := range f.stepEnds {
 			if s := f.steps[e.step]; e.code != 0 && (s.Phase == model.PhaseAgent || s.Phase == model.PhaseInstall) {
 				agentEnd = fmt.Sprintf("step %s exited %d", s.Name, e.code)
 				break
@@ -119,7 +119,7 @@ func (f facts) reason(outcome model.Outcome) string {
 		case f.verdictNote != "":
 			return f.verdictNote
 		}
-		for _, e := range f.ends {
+		for _, e := range f.stepEnds {
 			if e.code != 0 {
 				return fmt.Sprintf("step %s exited %d", f.steps[e.step].Name, e.code)
 			}

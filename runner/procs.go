@@ -393,20 +393,20 @@ func isWorkloadCommand(cmd string) bool {
 // ("" for none): the agent's install and steps, the phases' setup and
 // verifiers, the verifier.
 func (t *trialRun) stepShow(name string) string {
-	if t.shows == nil {
+	if t.commandsByStep == nil {
 		agent, _ := t.task.Agent(t.trial.Agent)
 		steps := append(append(append([]model.Step(nil), agent.Install...), agent.Steps...), t.task.Verifier)
 		for _, p := range t.task.Phases {
 			steps = append(append(steps, p.Setup...), p.Verifier)
 		}
-		t.shows = map[string]string{}
+		t.commandsByStep = map[string]string{}
 		for _, s := range steps {
-			if _, ok := t.shows[s.Name]; !ok && s.Show != "" {
-				t.shows[s.Name] = s.Show
+			if _, ok := t.commandsByStep[s.Name]; !ok && s.Show != "" {
+				t.commandsByStep[s.Name] = s.Show
 			}
 		}
 	}
-	return t.shows[name]
+	return t.commandsByStep[name]
 }
 
 // tracedPrefix marks headroom's own trace wrapper in a process list.

@@ -446,7 +446,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			last.Output = strings.TrimPrefix(last.Output+"\n"+errLine, "\n")
 		}
 	}
-	t.ends = append(t.ends, stepEnd{step: t.endingStep(first, code), code: code})
+	t.stepEnds = append(t.stepEnds, stepEnd{step: t.endingStep(first, code), code: code})
 	return model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, ExitCode: code, TimedOut: timedOut}, engineErr
 }
 

@@ -30,11 +30,11 @@ type trialRun struct {
 	// outputBudget is what is left of the record's TrialOutputBytes.
 	outputBudget int
 	index        int       // index of the next step to start
-	ends         []stepEnd // the steps that ended each step's script, in order
+	stepEnds     []stepEnd // the steps that ended each step's script, in order
 	steps        stepNoise // the steps' CPU wait and the host's pressure over them
 	procs        procTracker
-	// shows are the trial's steps' commands by step name (stepShow).
-	shows map[string]string
+	// commandsByStep are the trial's steps' commands by step name (stepShow).
+	commandsByStep map[string]string
 	// transcript holds the verifier's output for a parser to judge, while
 	// the verifier runs (nil otherwise).
 	transcript *verdict.Transcript
