@@ -88,7 +88,7 @@ func connect(ctx context.Context, cmd *cobra.Command) (*session.Engine, error) {
 // headroom left behind, saying so on stderr with the evidence that its
 // headroom was gone. It returns the removals, which the caller logs in
 // the experiment it then makes (logReaped).
-func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, []runner.Owned, error) {
+func connectAndReap(ctx context.Context, cmd *cobra.Command, stderr io.Writer) (*session.Engine, []runner.OwnedResource, error) {
 	eng, err := connect(ctx, cmd)
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +136,7 @@ func (p *pendingConnect) discard() {
 
 // reapLeftovers removes what a crashed headroom left behind for the
 // experiments under out (connectAndReap).
-func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer, out string) []runner.Owned {
+func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer, out string) []runner.OwnedResource {
 	reaped := runner.TimePhase("", "reap")
 	left, err := eng.ReapLeftovers(ctx, out)
 	reaped()
@@ -157,7 +157,7 @@ func reapLeftovers(ctx context.Context, eng *session.Engine, stderr io.Writer, o
 // logReaped keeps the removals a run's start made, with their evidence,
 // in the experiment it made (session.ReapLog): the run that removed a
 // container is the one that has to answer for it.
-func logReaped(stderr io.Writer, dir string, reaped []runner.Owned) {
+func logReaped(stderr io.Writer, dir string, reaped []runner.OwnedResource) {
 	if err := session.AppendReapLog(dir, reaped); err != nil {
 		fmt.Fprintf(stderr, "warning: the reaper's log: %v\n", err)
 	}

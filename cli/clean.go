@@ -47,7 +47,7 @@ without it, every headroom leftover on the platform.`,
 			// sweep's trial. Kept ones are removed: that is what clean is
 			// for.
 			spared, elsewhere := 0, 0
-			removed, err := eng.Clean(ctx, func(o runner.Owned) bool {
+			removed, err := eng.Clean(ctx, func(o runner.OwnedResource) bool {
 				if only && !mine(o) {
 					if o.Kind != "network" && o.Kind != "volume" {
 						fmt.Fprintf(w, "left %s (trial %s): its experiment %s is not under --out %s\n", o.Name, o.Trial, o.Experiment, out)
@@ -81,7 +81,7 @@ without it, every headroom leftover on the platform.`,
 			if !dry {
 				// Each experiment's removals in its own log, as a run's
 				// reaper keeps them.
-				by := map[string][]runner.Owned{}
+				by := map[string][]runner.OwnedResource{}
 				for _, o := range removed {
 					if mine(o) {
 						by[o.Experiment] = append(by[o.Experiment], o)

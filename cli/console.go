@@ -323,7 +323,7 @@ type consolePort struct {
 	all    []*session.Sweep // every sweep started, shutdown's included
 	// reaped is what the console's start removed, logged in the first
 	// experiment it makes or resumes.
-	reaped []runner.Owned
+	reaped []runner.OwnedResource
 }
 
 // spec fills what every console sweep shares into s.

@@ -239,11 +239,11 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 
 // finishSweep shows the sweep's progress to the end, then reports every
 // trial the experiment holds.
-func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options, kept func(experiment string) []runner.Owned) error {
+func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts report.Options, kept func(experiment string) []runner.OwnedResource) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	prog := newProgress(stderr, len(sw.Plan.Trials))
 	if kept != nil {
-		prog.kept = func(trial string) []runner.Owned { return ofTrial(kept(sw.ID), trial) }
+		prog.kept = func(trial string) []runner.OwnedResource { return ofTrial(kept(sw.ID), trial) }
 	}
 	interrupted, why := false, ""
 	for ev := range sw.Events() {
@@ -426,7 +426,7 @@ type progress struct {
 	// activities printed per trial, up to progressActivities.
 	activities map[string]int
 	// kept lists what --keep left of a trial (nil: not kept).
-	kept func(trial string) []runner.Owned
+	kept func(trial string) []runner.OwnedResource
 	// showing is each trial's running step's command: its own process is
 	// what the step is, not news.
 	showing map[string]string
@@ -561,16 +561,16 @@ func reserveApplies(cmd *cobra.Command) error {
 
 // keptLister lists what --keep left of an experiment on the platform
 // (nil without --keep).
-func keptLister(ctx context.Context, eng *session.Engine, keep bool) func(experiment string) []runner.Owned {
+func keptLister(ctx context.Context, eng *session.Engine, keep bool) func(experiment string) []runner.OwnedResource {
 	if !keep {
 		return nil
 	}
-	return func(experiment string) []runner.Owned {
+	return func(experiment string) []runner.OwnedResource {
 		all, err := eng.Owned(ctx)
 		if err != nil {
 			return nil
 		}
-		var out []runner.Owned
+		var out []runner.OwnedResource
 		for _, o := range all {
 			if o.Kept && o.Experiment == experiment {
 				out = append(out, o)
@@ -581,8 +581,8 @@ func keptLister(ctx context.Context, eng *session.Engine, keep bool) func(experi
 }
 
 // ofTrial is what of owned belongs to one trial.
-func ofTrial(owned []runner.Owned, trial string) []runner.Owned {
-	var out []runner.Owned
+func ofTrial(owned []runner.OwnedResource, trial string) []runner.OwnedResource {
+	var out []runner.OwnedResource
 	for _, o := range owned {
 		if o.Trial == trial {
 			out = append(out, o)
@@ -593,7 +593,7 @@ func ofTrial(owned []runner.Owned, trial string) []runner.Owned {
 
 // keptList names kept things as a person finds them again: kind, name
 // and short id ("container headroom-E-t0001 (id 3f2a9c1b0d4e)").
-func keptList(owned []runner.Owned) string {
+func keptList(owned []runner.OwnedResource) string {
 	var parts []string
 	for _, o := range owned {
 		id := o.ID

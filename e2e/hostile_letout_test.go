@@ -543,7 +543,7 @@ func TestHostileReaperWhileARunStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	runOwner := fmt.Sprintf("%s:%d:", host, runCmd.Process.Pid)
-	mine := func(o runner.Owned) bool {
+	mine := func(o runner.OwnedResource) bool {
 		return o.Experiment == planted || strings.HasPrefix(o.Owner, runOwner)
 	}
 	// Planted once the run is past its own start-up reap (its first
@@ -561,7 +561,7 @@ func TestHostileReaperWhileARunStarts(t *testing.T) {
 	spare := map[string]string{plant("t0004", deadOwner, true): "kept", plant("t0005", runner.Owner(), false): "live owner (this test)"}
 
 	var mu sync.Mutex
-	var removed []runner.Owned
+	var removed []runner.OwnedResource
 	seenLive := map[string]bool{}
 	scans := 0
 	done := make(chan struct{})
@@ -576,7 +576,7 @@ func TestHostileReaperWhileARunStarts(t *testing.T) {
 					return
 				default:
 				}
-				got, err := eng.Clean(ctx, func(o runner.Owned) bool {
+				got, err := eng.Clean(ctx, func(o runner.OwnedResource) bool {
 					if !mine(o) {
 						return false // another session's, on this shared engine: not this test's to touch
 					}

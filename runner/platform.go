@@ -33,9 +33,9 @@ type Platform interface {
 
 	// Owned lists what headroom made on the platform (containers, pods,
 	// networks, volumes), labelled with their experiment and trial.
-	Owned(ctx context.Context) ([]Owned, error)
+	Owned(ctx context.Context) ([]OwnedResource, error)
 	// Remove removes one of them (gone already is not an error).
-	Remove(ctx context.Context, o Owned) error
+	Remove(ctx context.Context, o OwnedResource) error
 
 	// Shell is the command that opens an interactive shell in a running
 	// trial's sandbox (by Sandbox.ID).
@@ -139,12 +139,12 @@ type KnobChecker interface {
 	CheckKnobs(task model.Task, cols []model.Ratio) error
 }
 
-// Owned is one resource headroom made on a platform and still owns (a
+// OwnedResource is one resource headroom made on a platform and still owns (a
 // container, pod, network or volume, labelled with its experiment, trial
 // and owning process): what Platform.Owned lists for the reaper, `headroom
 // clean` and the console's list of what it reaped, and what Platform.Remove
 // takes.
-type Owned struct {
+type OwnedResource struct {
 	ID, Name          string
 	Kind              string // "container", "pod", "network", "volume"...
 	Experiment, Trial string

@@ -19,16 +19,16 @@ import (
 // does. Kept sandboxes (--keep), those of live runs, those whose owner
 // label is not complete (OwnerCheck) and those of other experiments roots
 // are left alone, as is a network or volume still in use.
-func (e *Engine) ReapLeftovers(ctx context.Context, root string) ([]runner.Owned, error) {
+func (e *Engine) ReapLeftovers(ctx context.Context, root string) ([]runner.OwnedResource, error) {
 	mine := InRoot(root)
-	return e.Clean(ctx, func(o runner.Owned) bool { return !o.Kept && !o.OwnerAlive && mine(o) }, false)
+	return e.Clean(ctx, func(o runner.OwnedResource) bool { return !o.Kept && !o.OwnerAlive && mine(o) }, false)
 }
 
 // InRoot says whether what headroom made belongs to an experiment whose
 // directory is under root: its experiment label one path element naming
 // a directory there.
-func InRoot(root string) func(runner.Owned) bool {
-	return func(o runner.Owned) bool {
+func InRoot(root string) func(runner.OwnedResource) bool {
+	return func(o runner.OwnedResource) bool {
 		e := o.Experiment
 		if e == "" || e == "." || e == ".." || filepath.Base(e) != e {
 			return false
@@ -41,12 +41,12 @@ func InRoot(root string) func(runner.Owned) bool {
 // Clean removes what headroom made that remove says to, in the order the
 // platform listed it (sandboxes before the networks and volumes they use);
 // with dry, it removes nothing and returns what it would remove.
-func (e *Engine) Clean(ctx context.Context, remove func(runner.Owned) bool, dry bool) ([]runner.Owned, error) {
+func (e *Engine) Clean(ctx context.Context, remove func(runner.OwnedResource) bool, dry bool) ([]runner.OwnedResource, error) {
 	all, err := e.Platform.Owned(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []runner.Owned
+	var out []runner.OwnedResource
 	var errs []error
 	for _, o := range all {
 		if !remove(o) {
@@ -75,7 +75,7 @@ const ReapLog = "reaper.log"
 // ReapLine is one removal of a leftover as the reaper says it and logs it:
 // what, whose, and the owner check that found the owner gone (which pid,
 // which start time, what the kernel answered, when).
-func ReapLine(o runner.Owned) string {
+func ReapLine(o runner.OwnedResource) string {
 	return fmt.Sprintf("%s removed leftover %s %s (experiment %s, trial %s, state %s) of headroom %s, gone: %s (checked %s)",
 		o.Removed.Format(stampFormat), o.Kind, o.Name, o.Experiment, o.Trial, cmp.Or(o.State, "-"), o.Owner, o.OwnerCheck.Evidence, o.OwnerCheck.At.Format(stampFormat))
 }
@@ -83,7 +83,7 @@ func ReapLine(o runner.Owned) string {
 const stampFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 // AppendReapLog adds the removals' lines to root's ReapLog.
-func AppendReapLog(root string, removed []runner.Owned) error {
+func AppendReapLog(root string, removed []runner.OwnedResource) error {
 	if len(removed) == 0 {
 		return nil
 	}
@@ -103,4 +103,6 @@ func AppendReapLog(root string, removed []runner.Owned) error {
 }
 
 // Owned lists what headroom made on the platform.
-func (e *Engine) Owned(ctx context.Context) ([]runner.Owned, error) { return e.Platform.Owned(ctx) }
+func (e *Engine) Owned(ctx context.Context) ([]runner.OwnedResource, error) {
+	return e.Platform.Owned(ctx)
+}

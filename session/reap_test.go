@@ -15,12 +15,12 @@ import (
 func TestReapLogKeepsTheEvidence(t *testing.T) {
 	root := t.TempDir()
 	at := time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC)
-	o := runner.Owned{Kind: "container", Name: "headroom-e-t0001", Experiment: "e", Trial: "t0001", State: "running", Owner: "vm:42:777",
+	o := runner.OwnedResource{Kind: "container", Name: "headroom-e-t0001", Experiment: "e", Trial: "t0001", State: "running", Owner: "vm:42:777",
 		OwnerCheck: runner.OwnerStatus{Evidence: "pid 42: kill(42, 0) answered no such process", At: at}, Removed: at.Add(time.Second)}
-	if err := AppendReapLog(root, []runner.Owned{o}); err != nil {
+	if err := AppendReapLog(root, []runner.OwnedResource{o}); err != nil {
 		t.Fatal(err)
 	}
-	if err := AppendReapLog(root, []runner.Owned{o}); err != nil {
+	if err := AppendReapLog(root, []runner.OwnedResource{o}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(filepath.Join(root, ReapLog))

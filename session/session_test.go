@@ -31,12 +31,12 @@ func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
 	// root's dead pod is left.
 	root := t.TempDir()
 	os.Mkdir(filepath.Join(root, "e1"), 0o755)
-	dead := runner.Owned{ID: "p1", Name: "pod-dead", Kind: "pod", Experiment: "e1", Owner: "gone", OwnerAlive: false}
-	live := runner.Owned{ID: "p2", Name: "pod-live", Kind: "pod", Experiment: "e1", Owner: "other", OwnerAlive: true}
-	kept := runner.Owned{ID: "p3", Name: "pod-kept", Kind: "pod", Experiment: "e1", Kept: true}
-	elsewhere := runner.Owned{ID: "p4", Name: "pod-elsewhere", Kind: "pod", Experiment: "e2", Owner: "gone", OwnerAlive: false}
-	climbing := runner.Owned{ID: "p5", Name: "pod-climbing", Kind: "pod", Experiment: "..", Owner: "gone", OwnerAlive: false}
-	for _, o := range []runner.Owned{dead, live, kept, elsewhere, climbing} {
+	dead := runner.OwnedResource{ID: "p1", Name: "pod-dead", Kind: "pod", Experiment: "e1", Owner: "gone", OwnerAlive: false}
+	live := runner.OwnedResource{ID: "p2", Name: "pod-live", Kind: "pod", Experiment: "e1", Owner: "other", OwnerAlive: true}
+	kept := runner.OwnedResource{ID: "p3", Name: "pod-kept", Kind: "pod", Experiment: "e1", Kept: true}
+	elsewhere := runner.OwnedResource{ID: "p4", Name: "pod-elsewhere", Kind: "pod", Experiment: "e2", Owner: "gone", OwnerAlive: false}
+	climbing := runner.OwnedResource{ID: "p5", Name: "pod-climbing", Kind: "pod", Experiment: "..", Owner: "gone", OwnerAlive: false}
+	for _, o := range []runner.OwnedResource{dead, live, kept, elsewhere, climbing} {
 		plat.Own(o)
 	}
 

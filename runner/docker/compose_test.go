@@ -250,7 +250,7 @@ func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var removed []runner.Owned
+	var removed []runner.OwnedResource
 	for _, o := range owned {
 		if o.Experiment != testExperimentPrefix || o.Kept || o.OwnerAlive {
 			continue

@@ -241,12 +241,12 @@ func (p *Platform) driverBinary(exe string) string {
 
 // Owned lists headroom's containers, then the trials' networks and
 // volumes (removed after the containers that use them).
-func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
+func (p *Platform) Owned(ctx context.Context) ([]runner.OwnedResource, error) {
 	list, err := p.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", runner.LabelHeadroom))})
 	if err != nil {
 		return nil, err
 	}
-	var out []runner.Owned
+	var out []runner.OwnedResource
 	images := map[string]map[string]string{}
 	for _, c := range list {
 		name := c.ID[:12]
@@ -262,15 +262,15 @@ func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
 	return out, err
 }
 
-func owned(id, name, kind, state string, l map[string]string) runner.Owned {
+func owned(id, name, kind, state string, l map[string]string) runner.OwnedResource {
 	check := runner.OwnerCheck(l[runner.LabelOwner])
-	return runner.Owned{ID: id, Name: name, Kind: kind, State: state, Experiment: l[runner.LabelExperiment], Trial: l[runner.LabelTrial],
+	return runner.OwnedResource{ID: id, Name: name, Kind: kind, State: state, Experiment: l[runner.LabelExperiment], Trial: l[runner.LabelTrial],
 		Kept: l[runner.LabelKept] != "", Owner: l[runner.LabelOwner], OwnerAlive: check.Alive, OwnerCheck: check}
 }
 
 // Remove removes a container (forcibly), a network or a volume. A network
 // or volume still in use is left for a later pass, not an error.
-func (p *Platform) Remove(ctx context.Context, o runner.Owned) error {
+func (p *Platform) Remove(ctx context.Context, o runner.OwnedResource) error {
 	var err error
 	switch o.Kind {
 	case "container":

@@ -20,7 +20,7 @@ type Platform struct {
 	Broken map[string]string
 
 	mu      sync.Mutex
-	owned   []runner.Owned
+	owned   []runner.OwnedResource
 	removed []string
 }
 
@@ -44,7 +44,7 @@ func (p *Platform) Definition(name string) runner.BackendDef {
 }
 
 // Own adds something the platform holds (a leftover, a live run's pod).
-func (p *Platform) Own(o runner.Owned) {
+func (p *Platform) Own(o runner.OwnedResource) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.owned = append(p.owned, o)
@@ -85,13 +85,13 @@ func (p *Platform) Sandboxes(context.Context, runner.SandboxOptions) (runner.Bac
 	return p.Backend, nil
 }
 
-func (p *Platform) Owned(context.Context) ([]runner.Owned, error) {
+func (p *Platform) Owned(context.Context) ([]runner.OwnedResource, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]runner.Owned(nil), p.owned...), nil
+	return append([]runner.OwnedResource(nil), p.owned...), nil
 }
 
-func (p *Platform) Remove(_ context.Context, o runner.Owned) error {
+func (p *Platform) Remove(_ context.Context, o runner.OwnedResource) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.removed = append(p.removed, o.Name)

@@ -192,10 +192,10 @@ func (b *backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sa
 		}
 		// Back: what the failed start may have left goes first.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		if b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindPod}) == nil {
+		if b.p.Remove(cctx, runner.OwnedResource{ID: name, Kind: KindPod}) == nil {
 			_ = b.p.waitGone(cctx, name)
 		}
-		_ = b.p.Remove(cctx, runner.Owned{ID: name, Kind: KindNetworkPolicy})
+		_ = b.p.Remove(cctx, runner.OwnedResource{ID: name, Kind: KindNetworkPolicy})
 		cancel()
 	}
 }
@@ -256,7 +256,7 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		// The namesake is not this trial's to remove (kept, or a live
 		// headroom's): only the policy made for it goes.
 		if madePolicy {
-			_ = p.Remove(cctx, runner.Owned{ID: np.Name, Kind: KindNetworkPolicy})
+			_ = p.Remove(cctx, runner.OwnedResource{ID: np.Name, Kind: KindNetworkPolicy})
 		}
 		sb.sub.close()
 		if kept {

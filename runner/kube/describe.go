@@ -100,13 +100,13 @@ const (
 
 // Owned lists the pods and network policies headroom made in the
 // namespace, by its label.
-func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
+func (p *Platform) Owned(ctx context.Context) ([]runner.OwnedResource, error) {
 	sel := metav1.ListOptions{LabelSelector: LabelHeadroom}
 	pods, err := p.cs.CoreV1().Pods(p.ns).List(ctx, sel)
 	if err != nil {
 		return nil, fmt.Errorf("list pods in %s: %w", p.ns, err)
 	}
-	var out []runner.Owned
+	var out []runner.OwnedResource
 	for _, pod := range pods.Items {
 		o := owned(KindPod, pod.ObjectMeta)
 		o.State = string(pod.Status.Phase)
@@ -125,14 +125,14 @@ func (p *Platform) Owned(ctx context.Context) ([]runner.Owned, error) {
 	return out, nil
 }
 
-func owned(kind string, m metav1.ObjectMeta) runner.Owned {
+func owned(kind string, m metav1.ObjectMeta) runner.OwnedResource {
 	pick := func(k string) string {
 		if v := m.Annotations[k]; v != "" {
 			return v
 		}
 		return m.Labels[k]
 	}
-	o := runner.Owned{
+	o := runner.OwnedResource{
 		ID: m.Name, Name: m.Name, Kind: kind,
 		Experiment: pick(LabelExperiment), Trial: pick(LabelTrial),
 		Kept:  m.Labels[LabelKept] != "",
@@ -144,7 +144,7 @@ func owned(kind string, m metav1.ObjectMeta) runner.Owned {
 }
 
 // Remove deletes one of them at once (gone already is fine).
-func (p *Platform) Remove(ctx context.Context, o runner.Owned) error {
+func (p *Platform) Remove(ctx context.Context, o runner.OwnedResource) error {
 	var err error
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
 	switch o.Kind {

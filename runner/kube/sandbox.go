@@ -704,7 +704,7 @@ func (s *sandbox) Kill(ctx context.Context) error {
 	s.mu.Lock()
 	s.removing = true
 	s.mu.Unlock()
-	return s.b.p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
+	return s.b.p.Remove(ctx, runner.OwnedResource{ID: s.pod, Kind: KindPod})
 }
 
 // Remove reads the final counters and status, then deletes the pod and
@@ -787,7 +787,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 // to be gone.
 func (s *sandbox) deleteAll(ctx context.Context) error {
 	p := s.b.p
-	err := p.Remove(ctx, runner.Owned{ID: s.pod, Kind: KindPod})
+	err := p.Remove(ctx, runner.OwnedResource{ID: s.pod, Kind: KindPod})
 	if err == nil {
 		if s.sub != nil {
 			err = p.waitGoneSub(ctx, s.sub)
@@ -796,7 +796,7 @@ func (s *sandbox) deleteAll(ctx context.Context) error {
 		}
 	}
 	if s.netpol != "" {
-		err = errors.Join(err, p.Remove(ctx, runner.Owned{ID: s.netpol, Kind: KindNetworkPolicy}))
+		err = errors.Join(err, p.Remove(ctx, runner.OwnedResource{ID: s.netpol, Kind: KindNetworkPolicy}))
 	}
 	if apierrors.IsNotFound(err) {
 		err = nil
