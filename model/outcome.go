@@ -120,6 +120,16 @@ func (o Outcome) Glyph() string { return o.Spec().Glyph }
 // Tone is the meaning of the outcome's colour.
 func (o Outcome) Tone() Tone { return o.Spec().Tone }
 
+// Witness is what was seen of something that happened to a trial, in
+// the words of whoever saw it (the engine's event, the cgroup, the
+// kernel): "SIGKILL", "128MiB to 256MiB", "its main process `sleep 4`
+// ended, exit 0". Empty when nothing was seen; Seen says which, so that
+// no one reads a string as a boolean.
+type Witness string
+
+// Seen says whether it happened.
+func (w Witness) Seen() bool { return w != "" }
+
 // Evidence is what the runner observed about a trial.
 type Evidence struct {
 	InfraFailed    bool // container create/start/engine failure
@@ -140,7 +150,7 @@ type Evidence struct {
 	LimitHitsKnown  bool
 	// KilledBy names the signal someone other than headroom sent the
 	// container (docker kill, stop, rm -f); empty when nobody did.
-	KilledBy string
+	KilledBy Witness
 	// EngineLost: the engine went away under the trial.
 	EngineLost bool
 	// ContainerExited says how the trial's container ended by itself
@@ -149,15 +159,15 @@ type Evidence struct {
 	// engine's own word: the engine still answered, no one killed it.
 	// The engine refusing the next step is then the task's doing, not
 	// an infrastructure failure.
-	ContainerExited string
+	ContainerExited Witness
 	// LimitChanged says how the memory limit the kernel enforced moved
 	// away from the trial's while it ran ("128MiB to 256MiB"), when
 	// someone else changed it; empty when it held.
-	LimitChanged string
+	LimitChanged Witness
 	// Frozen says how the trial could not run for part of its time (its
 	// container paused by someone else, headroom itself stopped), when
 	// it was; a timeout then counted time the task never had.
-	Frozen string
+	Frozen Witness
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// DiskFull: a step reported ENOSPC and the machine confirmed it (a
@@ -209,16 +219,16 @@ func (e Evidence) KilledUnderLimit() bool {
 // when the step sat at its limit (StallEvidence.Judge), else its phase's;
 // the pids limit and a full disk are named behind a failure.
 func Classify(e Evidence) (Outcome, Cause) {
-	if e.ContainerExited != "" && e.KilledBy == "" {
+	if e.ContainerExited.Seen() && !e.KilledBy.Seen() {
 		// The task's own container ended under its steps: a failure of
 		// the task (a plain failure at every ratio alike), not the
 		// engine's and not a cause the machine is charged with.
 		e.InfraFailed, e.EngineLost = false, false
 	}
 	switch {
-	case e.KilledBy != "" && !e.Cancelled:
+	case e.KilledBy.Seen() && !e.Cancelled:
 		return InfraError, CauseKilledOutside
-	case e.LimitChanged != "" && !e.Cancelled:
+	case e.LimitChanged.Seen() && !e.Cancelled:
 		// Whatever it did next, it did under a limit its ratio does not
 		// say: not evidence for that ratio, a pass included.
 		return InfraError, CauseLimitChanged
@@ -244,7 +254,7 @@ func Classify(e Evidence) (Outcome, Cause) {
 		// Harbor and terminal-bench grade the container the timed-out
 		// agent left: its reward stands. What ran it out of time is named.
 		switch {
-		case e.Frozen != "":
+		case e.Frozen.Seen():
 			return PassedAfterTimeout, CauseFrozen
 		case e.Stall != nil && e.Stall.Judge():
 			return PassedAfterTimeout, CauseStalled
@@ -256,7 +266,7 @@ func Classify(e Evidence) (Outcome, Cause) {
 		return InfraError, CauseOutsidePressure
 	case e.OOMKills > 0:
 		return OOMKilled, CauseOwnLimit
-	case e.TimedOut && e.Frozen != "":
+	case e.TimedOut && e.Frozen.Seen():
 		return InfraError, CauseFrozen
 	case e.TimedOut && e.Stall != nil && e.Stall.Judge():
 		return Timeout, CauseStalled

@@ -56,7 +56,7 @@ func assemble(f facts) (model.Outcome, model.Cause, string) {
 		reason = f.reason(outcome)
 	}
 	switch {
-	case f.ev.ContainerExited != "" && outcome == model.Failed && cause == model.CauseNone:
+	case f.ev.ContainerExited.Seen() && outcome == model.Failed && cause == model.CauseNone:
 		reason = fmt.Sprintf("the task's container exited by itself (%s) during step %s: the task's own failure, not the engine's", f.ev.ContainerExited, f.lastStep())
 	case cause == model.CauseNone && f.ev.InfraFailed && outcome == model.InfraError:
 		reason = "the engine failed: " + f.engineErr.Error()
@@ -148,7 +148,7 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 	}
 	switch cause {
 	case model.CauseKilledOutside:
-		if !strings.HasPrefix(ev.KilledBy, "SIG") {
+		if !strings.HasPrefix(string(ev.KilledBy), "SIG") {
 			// A cluster's word on it: a pod deleted, evicted or preempted.
 			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, f.lastStep())
 		}

@@ -15,12 +15,12 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.KilledBy = final.KilledBy
 	ev.LimitChanged = final.LimitChanged
 	ev.Frozen = final.Frozen
-	if ev.Frozen == "" {
-		ev.Frozen = freezes.during(t.res.Start, time.Now())
+	if !ev.Frozen.Seen() {
+		ev.Frozen = model.Witness(freezes.during(t.res.Start, time.Now()))
 	}
-	ev.EngineLost = (t.engineErr != nil && final.KilledBy == "") || final.EngineRestarted
-	if t.exited != "" && final.KilledBy == "" && !final.EngineRestarted {
-		ev.ContainerExited = t.exited
+	ev.EngineLost = (t.engineErr != nil && !final.KilledBy.Seen()) || final.EngineRestarted
+	if t.exited != "" && !final.KilledBy.Seen() && !final.EngineRestarted {
+		ev.ContainerExited = model.Witness(t.exited)
 	}
 	for _, o := range t.res.OOMs {
 		ev.DriverKilled = ev.DriverKilled || o.Driver

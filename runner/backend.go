@@ -173,7 +173,7 @@ type Final struct {
 	// container (docker kill, stop, rm -f: "SIGKILL"), or on a cluster
 	// what ended its pod ("the deletion of its pod (…)"); empty when
 	// nobody did.
-	KilledBy string
+	KilledBy model.Witness
 	// LimitHits counts the times the container's usage hit its own hard
 	// limit (v1 memory[.memsw].failcnt, v2 memory.events max), when
 	// LimitHitsKnown: none means a kill came from outside.
@@ -182,11 +182,11 @@ type Final struct {
 	// Frozen says, when the trial could not run for a while its time
 	// limit still counted (its container paused by someone else),
 	// how and for how long; empty when it never was.
-	Frozen string
+	Frozen model.Witness
 	// LimitChanged says how the memory limit the kernel enforced moved
 	// away from the one the trial was created with ("128MiB to 256MiB"):
 	// someone else changed it mid-trial. Empty when it held.
-	LimitChanged string
+	LimitChanged model.Witness
 	// PidsLimitHits counts forks the pids controller refused.
 	PidsLimitHits int
 	// PidsLimitEnforced says, when the pids limit that held is not the

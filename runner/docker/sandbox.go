@@ -457,7 +457,7 @@ func (s *sandbox) readEnd(ctx context.Context) *sandboxEnd {
 		s.checkLimit()
 		s.waitMu.Unlock()
 		s.mu.Lock()
-		f.LimitChanged = s.limitChange
+		f.LimitChanged = model.Witness(s.limitChange)
 		s.mu.Unlock()
 		// The kernel's own counter is what State.OOMKilled reports (some
 		// process in the cgroup was killed); read it while the cgroup
@@ -515,9 +515,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		s.stops.awaitDestroy(ctx, destroyWait)
 		destroyed()
 	}
-	f.Frozen = s.stops.frozen(time.Now())
-	f.KilledBy = s.stops.outside()
-	if f.KilledBy != "" && s.b.shutdownKill(ctx, &s.stops) {
+	f.Frozen = model.Witness(s.stops.frozen(time.Now()))
+	f.KilledBy = model.Witness(s.stops.outside())
+	if f.KilledBy.Seen() && s.b.shutdownKill(ctx, &s.stops) {
 		// The engine stopped the container as it shut down.
 		f.KilledBy, f.EngineRestarted = "", true
 	}

@@ -101,7 +101,7 @@ func TestPodDeletedOutsideIsKilledOutside(t *testing.T) {
 	}
 	waitFor(t, "the DELETED event", func() bool { sb.mu.Lock(); defer sb.mu.Unlock(); return sb.killedBy != "" })
 	f, err := sb.Remove(ctx)
-	if err != nil || !strings.Contains(f.KilledBy, "deletion of its pod") {
+	if err != nil || !strings.Contains(string(f.KilledBy), "deletion of its pod") {
 		t.Errorf("deleted pod: KilledBy %q, %v", f.KilledBy, err)
 	}
 	if out, cause := model.Classify(model.Evidence{KilledBy: f.KilledBy, InfraFailed: true}); out != model.InfraError || cause != model.CauseKilledOutside {
@@ -121,7 +121,7 @@ func TestPodDeletedOutsideIsKilledOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err = sb.Remove(ctx)
-	if err != nil || !strings.Contains(f.KilledBy, "PreemptionByScheduler") {
+	if err != nil || !strings.Contains(string(f.KilledBy), "PreemptionByScheduler") {
 		t.Errorf("deleting pod: KilledBy %q, %v", f.KilledBy, err)
 	}
 

@@ -39,7 +39,7 @@ func TestPodResizedOrFrozenFromOutside(t *testing.T) {
 	if f.LimitChanged != "128MiB to 256MiB (the pod resized in place)" {
 		t.Errorf("limit changed: %q", f.LimitChanged)
 	}
-	if !strings.Contains(f.Frozen, "frozen") || !strings.Contains(f.Frozen, "for 5s") {
+	if !strings.Contains(string(f.Frozen), "frozen") || !strings.Contains(string(f.Frozen), "for 5s") {
 		t.Errorf("frozen: %q", f.Frozen)
 	}
 }

@@ -743,10 +743,10 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	s.mu.Lock()
 	f.OOMKilled = s.probeKills > 0 || s.statusKills > 0 || s.kernelKills > 0
-	f.KilledBy = s.killedBy
-	f.LimitChanged = s.limitChange
+	f.KilledBy = model.Witness(s.killedBy)
+	f.LimitChanged = model.Witness(s.limitChange)
 	if s.frozenFor > 0 {
-		f.Frozen = "its container was frozen (paused on its node: the probe's readings stopped) for " + s.frozenFor.Round(100*time.Millisecond).String()
+		f.Frozen = model.Witness("its container was frozen (paused on its node: the probe's readings stopped) for " + s.frozenFor.Round(100*time.Millisecond).String())
 	}
 	s.removing = true
 	s.mu.Unlock()
