@@ -14,7 +14,7 @@ func TestEntryKeysAreShown(t *testing.T) {
 	m := New(testOptions(t, &fakeLauncher{}))
 	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	help := keys(t, m, "?").View()
-	for _, want := range []string{"keep the filter", "drop the filter", "clear the filter", "add the custom ratio", "close the custom ratio"} {
+	for _, want := range []string{"keep the filter", "drop the filter", "clear a kept filter", "add the ratio being typed", "drop the ratio being typed"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("setup's help lacks %q:\n%s", want, help)
 		}
@@ -26,7 +26,7 @@ func TestEntryKeysAreShown(t *testing.T) {
 	m = keys(t, m, "tab")
 	m.setup.ratioCursor = len(m.setup.ratios) // the [+custom] slot
 	custom := keys(t, m, "space").View()
-	if !strings.Contains(custom, "add the custom ratio") {
+	if !strings.Contains(custom, "add the ratio being typed") {
 		t.Errorf("the footer while the custom ratio is open does not say how to close it:\n%s", custom)
 	}
 }

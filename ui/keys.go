@@ -184,9 +184,9 @@ func DefaultKeys() KeyMap {
 			Seed:        bind([]string{"R"}, "R", "new seed"),
 			Focus:       bind([]string{"F"}, "F", "focus mode on the row"),
 			Start:       bind([]string{"enter"}, "enter", "start sweep"),
-			ClearFilter: bind([]string{"esc"}, "esc", "clear the filter"),
-			FilterEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "keep the filter"), Cancel: bind([]string{"esc"}, "esc", "drop the filter")},
-			CustomEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "add the custom ratio"), Cancel: bind([]string{"esc"}, "esc", "close the custom ratio")},
+			ClearFilter: bind([]string{"esc"}, "esc", "clear a kept filter"),
+			FilterEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "keep the filter being typed"), Cancel: bind([]string{"esc"}, "esc", "drop the filter being typed")},
+			CustomEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "add the ratio being typed"), Cancel: bind([]string{"esc"}, "esc", "drop the ratio being typed")},
 		},
 		Live: LiveKeys{
 			Up: bind([]string{"up", "k"}, "↑/k", "card above"), Down: bind([]string{"down", "j"}, "↓/j", "card below"),
@@ -218,7 +218,7 @@ func DefaultKeys() KeyMap {
 			Follow:      bind([]string{"f"}, "f", "follow"),
 			Wrap:        bind([]string{"w"}, "w", "wrap"),
 			Rerun:       bind([]string{"r"}, "r", "rerun exactly"),
-			SearchEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "search"), Cancel: bind([]string{"esc"}, "esc", "close the search")},
+			SearchEntry: EntryKeys{Apply: bind([]string{"enter"}, "enter", "search for what is typed"), Cancel: bind([]string{"esc"}, "esc", "close the search")},
 		},
 	}
 }
