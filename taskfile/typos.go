@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -113,10 +114,37 @@ func typoLine(data []byte, typo string) int {
 		return 0
 	}
 	key, _, _ := strings.Cut(typo, ":")
+	leaf := key
+	n := 0
 	if i := strings.LastIndexByte(key, '.'); i >= 0 {
-		return keyLine(data, key[:i], key[i+1:])
+		leaf = key[i+1:]
+		n = keyLine(data, key[:i], leaf)
+	} else {
+		n = keyLine(data, "", key)
 	}
-	return keyLine(data, "", key)
+	if n == 0 {
+		// Written inside an inline table (workload = { base_mbb = 8 })
+		// or an array of tables: the one line that assigns the leaf.
+		n = inlineKeyLine(data, leaf)
+	}
+	return n
+}
+
+// inlineKeyLine is the 1-based line of the only assignment of key inside
+// an inline table ("{ key =" or ", key ="), or 0 when there is none or
+// more than one.
+func inlineKeyLine(data []byte, key string) int {
+	re := regexp.MustCompile(`[{,]\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+	found := 0
+	for i, raw := range strings.Split(string(data), "\n") {
+		if re.MatchString(raw) {
+			if found > 0 {
+				return 0
+			}
+			found = i + 1
+		}
+	}
+	return found
 }
 
 // nearestKey is the known key under parent within two edits of name, or

@@ -175,3 +175,16 @@ func TestMisspeltKeyLeadsTheErrorItCaused(t *testing.T) {
 		t.Errorf("cpuss with no agents: %v", err)
 	}
 }
+
+// A misspelt key inside an inline table is named at its line too (a new
+// user's base_mbb in a workload table came without one).
+func TestInlineTableTypoHasItsLine(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mbb = 8 }\n"
+	l, err := Parse("t.toml", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"line 11: agents.steps.workload.base_mbb: did you mean base_mb?"}; !reflect.DeepEqual(l.Typos, want) {
+		t.Errorf("typos %q, want %q", l.Typos, want)
+	}
+}
