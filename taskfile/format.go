@@ -338,6 +338,10 @@ func (f *fileTask) decode(path string, data []byte) ([]string, error) {
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
+			if strings.HasPrefix(pe.Message, "expected value") && pe.LastKey != "" {
+				// "timeout_sec =" and nothing after it: the key is named.
+				return nil, fmt.Errorf("%s:%d: %s has no value: %s", path, errorLine(data, pe), pe.LastKey, pe.Message)
+			}
 			return nil, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
 		}
 		return nil, wrongType(path, err)

@@ -79,3 +79,12 @@ func TestWrongTypeIsSaidAsTheAuthorWroteIt(t *testing.T) {
 		}
 	}
 }
+
+// A key with no value is named ("timeout_sec =" said only "expected value
+// but found '\n' instead").
+func TestKeyWithoutValueIsNamed(t *testing.T) {
+	_, err := Parse("t.toml", []byte("[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\ntimeout_sec =\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "t.toml:6: verifier.timeout_sec has no value") {
+		t.Errorf("got %v", err)
+	}
+}
