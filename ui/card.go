@@ -278,7 +278,7 @@ func nextLine(st themes.Styles, p *paints, spinner string, next []*TrialView, se
 			what += " in " + o[len(o)-1].Step
 		}
 	}
-	line := fmt.Sprintf("next %s repeat %d · %s", spinner, n.Trial.Repeat, what)
+	line := fmt.Sprintf("next %s %s · repeat %d · %s", spinner, n.Trial.Agent, n.Trial.Repeat, what)
 	if len(next) > 1 {
 		line += fmt.Sprintf(" (+%d)", len(next)-1)
 	}

@@ -130,7 +130,7 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 		if got := column(v, " 3x · heavy"); got != c3 {
 			t.Errorf("%dx%d: the passed 3x card is at column %d, the 3x column is %d:\n%s", sz.w, sz.h, got, c3, v)
 		}
-		if got := cornerColumns(v, "next › repeat 2"); len(got) != 2 || got[1] < c3 || got[1] >= cu {
+		if got := cornerColumns(v, "next › heavy · repeat 2"); len(got) != 2 || got[1] < c3 || got[1] >= cu {
 			t.Errorf("%dx%d: the next 3x trial is at column %d, not in the 3x cell [%d, %d):\n%s", sz.w, sz.h, got, c3, cu, v)
 		}
 		// The kill is still on screen (it lingers 10 s), in the 1x column.
@@ -138,7 +138,7 @@ func TestDemoRatiosKeepTheirColumns(t *testing.T) {
 			t.Errorf("%dx%d: the killed 1x card is at %d, want %d:\n%s", sz.w, sz.h, got, c1, v)
 		}
 		// The next 1x waits in the corner of the 1x cell.
-		if got := cornerColumns(v, "next › repeat 2"); len(got) != 2 || got[0] < c1 || got[0] >= c3 {
+		if got := cornerColumns(v, "next › heavy · repeat 2"); len(got) != 2 || got[0] < c1 || got[0] >= c3 {
 			t.Errorf("%dx%d: the next 1x trial is at column %d, not in the 1x cell [%d, %d):\n%s", sz.w, sz.h, got, c1, c3, v)
 		}
 		checkFits(t, v, sz.w, sz.h)
