@@ -293,34 +293,39 @@ name = "agent"
 	}
 }
 
-// Jitter does not cut an upload: with the delay's spread around the same
-// latency, the trial's egress carries about what it carries without it
-// (holding frames back for the one ahead cut it from 138 to 58 Mbit/s,
-// and from 68.1 to 25.2: about 40%). One upload each is a coin on a
-// loaded host (a CI run: 75.8 against 36.1 Mbit/s, load from the suites
-// beside it), so the two columns are compared by the median of three
-// uploads each, run in turn, at 60%.
+// Jitter does not cut what the delay line carries: holding frames back
+// for the one ahead (a per-frame draw with order kept) cut every upload
+// at ±50 ms to about 40% (138 to 58 Mbit/s, 68.1 to 25.2). One upload
+// under the curve varies with its phase: 148 Mbit/s beside 21.6 and 18.9
+// in one CI run (96.9 without jitter), 70–93 in another, as TCP's slow
+// start ends early when the delay rises under it (cubic's HyStart reads a
+// rising delay as a queue; a real path with this jitter does the same).
+// So the best of six uploads must reach 60% of the median without
+// jitter: the old line reached it in none, this one in most (a run of
+// six all in the low mode, each about 0.4 likely, is under 1 in 100).
 func TestJitterKeepsUploadRate(t *testing.T) {
 	b := knobBackend(t)
 	task := probeTask(t, "upload", "upload", "--bytes", "8000000", "http://peer:8080/sink")
 	cols := []model.Ratio{column(t, "1x latency=50ms"), column(t, "1x latency=50ms jitter=50ms")}
-	results, _ := sweepAtOnce(t, b, []model.Task{task}, cols, 3, 1, context.Background(), nil)
+	const runs = 6
+	results, _ := sweepAtOnce(t, b, []model.Task{task}, cols, runs, 1, context.Background(), nil)
 	rates := map[string][]float64{}
 	for _, r := range results {
 		rates[r.Ratio.String()] = append(rates[r.Ratio.String()], measured(t, r, "upload_rate"))
 	}
-	median := func(col string) float64 {
+	sorted := func(col string) []float64 {
 		v := append([]float64(nil), rates[col]...)
-		if len(v) != 3 {
-			t.Fatalf("%s: %d uploads, want 3", col, len(v))
+		if len(v) != runs {
+			t.Fatalf("%s: %d uploads, want %d", col, len(v), runs)
 		}
 		sort.Float64s(v)
-		return v[1]
+		return v
 	}
-	steady, jittered := median("1x latency=50ms"), median("1x latency=50ms jitter=50ms")
-	t.Logf("upload at latency 50ms: %v (median %s/s); ± 50ms: %v (median %s/s)", rates["1x latency=50ms"], model.FormatBits(int64(steady)), rates["1x latency=50ms jitter=50ms"], model.FormatBits(int64(jittered)))
-	if jittered < 0.6*steady {
-		t.Errorf("upload at ± 50ms jitter came at a median %s/s, under 60%% of the %s/s without it", model.FormatBits(int64(jittered)), model.FormatBits(int64(steady)))
+	steady, jittered := sorted("1x latency=50ms"), sorted("1x latency=50ms jitter=50ms")
+	median, best := (steady[runs/2-1]+steady[runs/2])/2, jittered[runs-1]
+	t.Logf("upload at latency 50ms: %v (median %s/s); ± 50ms: %v (best %s/s)", steady, model.FormatBits(int64(median)), jittered, model.FormatBits(int64(best)))
+	if best < 0.6*median {
+		t.Errorf("upload at ± 50ms jitter came at best %s/s in %d runs, under 60%% of the %s/s without it: the delay line holds frames back", model.FormatBits(int64(best)), runs, model.FormatBits(int64(median)))
 	}
 }
 
