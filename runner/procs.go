@@ -235,6 +235,13 @@ func (t *trialRun) nameKill(i int) {
 			if j := slices.IndexFunc(snap, func(p Proc) bool { return p.PID == oe.PID }); j >= 0 {
 				oe.Command, tree = snap[j].Command, snap
 				oe.Driver = snap[j].Role == RoleDriver
+				if forkedAsParent(snap, snap[j]) && oe.Process != "" {
+					// Last read between its fork and its exec, and
+					// killed before it was read again (a `dd` that asks
+					// 300M at once): the line is its parent's, the
+					// kernel's name is its own.
+					oe.Command = oe.Process
+				}
 				break
 			}
 		}
@@ -258,6 +265,16 @@ func (t *trialRun) nameKill(i int) {
 	if len(oe.Tree) == 0 || oe.PID != 0 {
 		oe.Tree = processTree(tree)
 	}
+}
+
+// forkedAsParent says whether p was read between its fork and its exec
+// and shown by its parent's command line (in the same sample).
+func forkedAsParent(snap []Proc, p Proc) bool {
+	if !p.Forked {
+		return false
+	}
+	k := slices.IndexFunc(snap, func(q Proc) bool { return q.PID == p.PPID })
+	return k >= 0 && snap[k].Command == p.Command
 }
 
 // processTree is a sample as a record: largest RSS first, capped.

@@ -305,3 +305,25 @@ func TestAProcessReadMidExecIsNamedByItsRole(t *testing.T) {
 		}
 	}
 }
+
+// A process last read between its fork and its exec, and killed before
+// it was read again, is named by the kernel's name for it, not by its
+// parent's command line (make hostile's impostor row: a `(exec -a … dd
+// bs=300M)` subshell's kill was named as the step's `bash -c …`).
+func TestAKillReadOnlyAsItsParentsForkIsTheKernelsName(t *testing.T) {
+	tr, _ := newTestTrial()
+	t0 := time.Unix(1000, 0)
+	shell := Proc{PID: 20, PPID: 1, Command: "bash -c (exec -a x dd bs=300M); echo done", Started: t0.Add(-time.Second)}
+	fork := Proc{PID: 21, PPID: 20, Command: shell.Command, Started: t0, Forked: true}
+	sub := Proc{PID: 22, PPID: 20, Command: "sleep 60", Started: t0}
+	tr.procSample(ProcSample{Time: t0.Add(100 * time.Millisecond), Procs: []Proc{shell, fork, sub}})
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "install", Process: "dd", PID: 21}, model.OOMEvent{Step: "install", Process: "sleep", PID: 22})
+	tr.nameKill(0)
+	tr.nameKill(1)
+	if got := tr.res.OOMs[0].Command; got != "dd" {
+		t.Errorf("the fork's kill is named %q, want the kernel's dd", got)
+	}
+	if got := tr.res.OOMs[1].Command; got != "sleep 60" {
+		t.Errorf("a process read after its exec is named %q, want its own line", got)
+	}
+}
