@@ -140,13 +140,27 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 	if o.Count <= r.kills {
 		// A later word on a kill already counted (the kernel's log after a
 		// faster source): what was killed, the kernel's figure at the
-		// kill, once.
+		// kill, once; and the kill's own time, when the first word had
+		// none or a later one (a counter read late on a loaded host, as
+		// the next step ran): the step it landed in is the one that ran
+		// then, while the step it was put in still runs.
 		n := len(r.out.OOMs)
-		if n == 0 || !FillKill(&r.out.OOMs[n-1], o) {
+		if n == 0 {
+			return oe, false, false
+		}
+		last := &r.out.OOMs[n-1]
+		moved := false
+		if !o.Time.IsZero() && (last.At.IsZero() || o.Time.Before(last.At)) && o.Time.Before(r.stepStart) && last.Step == r.step && r.stepOpen() {
+			if step := r.killedIn(o.Time); step != last.Step {
+				last.Step, moved = step, true
+			}
+			last.At = o.Time
+		}
+		if !FillKill(last, o) && !moved {
 			return oe, false, false
 		}
 		r.name(n - 1)
-		return r.out.OOMs[n-1], true, true
+		return *last, true, true
 	}
 	r.kills = o.Count
 	r.out.OOMs = append(r.out.OOMs, OOMEvent(o, r.killedIn(o.Time), r.lastWS))
@@ -179,6 +193,13 @@ func (r *recorder) killedIn(at time.Time) string {
 		}
 	}
 	return r.step
+}
+
+// stepOpen says whether the running step has not been closed yet (its
+// result not yet among the trial's steps). Called with mu held.
+func (r *recorder) stepOpen() bool {
+	n := len(r.out.Steps)
+	return n == 0 || r.out.Steps[n-1].Name != r.step || r.out.Steps[n-1].Start.Before(r.stepStart)
 }
 
 // running says which step runs (what a kill lands in) before its window

@@ -89,3 +89,31 @@ func TestRecorderCountsAKillOnlyTheEngineSaw(t *testing.T) {
 		t.Errorf("kills %d, ooms %+v", kills, res.OOMs)
 	}
 }
+
+// A kill first counted by a word read late (a counter read as the next
+// step ran, on a loaded host) moves to the step its own time names when
+// a later word keeps that time (the kernel's log), while the step it was
+// put in still runs; the counts follow it (CI: a starved sampler's kill of
+// install was recorded in verify).
+func TestAKillCountedLateMovesToItsOwnTimesStep(t *testing.T) {
+	var res model.TrialResult
+	r := newRecorder(&res, 64*model.MiB, nil)
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	before := r.openStep("install", at(0))
+	install := model.StepResult{Name: "install", Start: at(0), End: at(400)}
+	r.closeStep(&install, 64*model.MiB, before)
+	before = r.openStep("verify", at(500))
+	if oe, _, ok := r.oom(OOMSignal{Time: at(520), Source: "cgroup", Count: 1}); !ok || oe.Step != "verify" {
+		t.Fatalf("the counter's word: %+v %v", oe, ok)
+	}
+	oe, detail, ok := r.oom(OOMSignal{Time: at(380), Source: "kernel", Count: 1, Process: "pip", PID: 42})
+	if !ok || !detail || oe.Step != "install" || !oe.At.Equal(at(380)) {
+		t.Errorf("the kernel's word with the kill's time: %+v detail %v reported %v; want it in install at 380 ms", oe, detail, ok)
+	}
+	verify := model.StepResult{Name: "verify", Start: at(500), End: at(700)}
+	r.closeStep(&verify, 0, before)
+	if res.Steps[0].OOMKills != 1 || res.Steps[1].OOMKills != 0 || res.OOMs[0].Step != "install" {
+		t.Errorf("kills: install %d, verify %d, recorded in %q; want 1, 0, install", res.Steps[0].OOMKills, res.Steps[1].OOMKills, res.OOMs[0].Step)
+	}
+}
