@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,10 +17,22 @@ import (
 // easier between 3x and uncapped; nothing rescued there).
 func TestRegimesOnABuiltinSweep(t *testing.T) {
 	needEngine(t)
-	root := t.TempDir()
-	r := headroom(t, "run", "--tasks", "bn-fit-modify,heavy-strategy", "--agents", "heavy,agent", "--ratios", "1,3,uncapped", "--repeats", "2", "--seed", "1", "--format", "json", "--out", root)
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	// A heavy install fits its 1x limit now and then, by the kernel's own
+	// variance (1 in 20-100 here; a CI run had one pass): the split below
+	// is of two kills, so such a sweep is run once more.
+	killed := regexp.MustCompile(`oom-killed\s+t\d+ builtin/bn-fit-modify · heavy 1x`)
+	var root string
+	var r result
+	for attempt := 1; ; attempt++ {
+		root = t.TempDir()
+		r = headroom(t, "run", "--tasks", "bn-fit-modify,heavy-strategy", "--agents", "heavy,agent", "--ratios", "1,3,uncapped", "--repeats", "2", "--seed", "1", "--format", "json", "--out", root)
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		if n := len(killed.FindAllString(r.stderr, -1)); n == 2 || attempt == 2 {
+			break
+		}
+		t.Logf("a heavy install fit its 1x limit (the kernel's own variance): the sweep runs again")
 	}
 	var doc report.JSONReport
 	if err := report.ReadJSON([]byte(r.stdout), &doc); err != nil {
