@@ -305,9 +305,14 @@ func (p *Platform) Shell(id string) ([]string, error) {
 
 // Reproduce is the `docker run` with the policy's effect, the container
 // set up as the trial's is (ContainerFlags).
+// A trial with a network has one of its own, as the command makes it
+// first (a trial-only one internal).
 func Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
 	flags := append(ContainerFlags(t), RunFlags(p)...)
 	cmd := "docker run " + strings.Join(append(flags, diskMountFlags(t, image, p.Ratio.Knobs)...), " ") + " " + printable.ShellWord(image)
+	if own := reproNetworkCreate(t); own != "" {
+		cmd = own + " && " + cmd
+	}
 	if more := knobCommands(p.Ratio.Knobs); len(more) > 0 {
 		cmd += "; then " + strings.Join(more, "; ")
 	}
@@ -326,9 +331,11 @@ func ContainerFlags(t model.Task) []string {
 	}
 	var f []string
 	switch {
-	case t.Network == "none" && t.PhaseWantsNetwork():
-		// A phase that wants the network: a bridge, detached until then.
-		f = append(f, "--network bridge")
+	case reproNetworkCreate(t) != "":
+		// A bridge of the trial's own (a phase that wants the network
+		// while the task has none: detached until then), never the
+		// engine's default one, where other containers are.
+		f = append(f, "--network "+reproNetwork)
 	case t.Network != "":
 		f = append(f, "--network "+printable.ShellWord(t.Network))
 	}
@@ -347,6 +354,25 @@ func ContainerFlags(t model.Task) []string {
 		f = append(f, fmt.Sprintf("--ulimit nofile=%d:%d", model.HarborNoFile, model.HarborNoFile))
 	}
 	return f
+}
+
+// reproNetwork names the network a reproduce command makes for its
+// container: a trial's own bridge has the trial's name, gone with it.
+const reproNetwork = "headroom-repro"
+
+// reproNetworkCreate is the command that makes the network of the trial's
+// own that its container joins ("" when it joins none or is given one):
+// an internal bridge (no way out) for a trial-only network.
+func reproNetworkCreate(t model.Task) string {
+	switch {
+	case t.Name == "":
+		return ""
+	case t.Network == model.NetworkTrialOnly:
+		return "docker network create --internal " + reproNetwork
+	case ownBridge(t.Network), t.Network == "none" && t.PhaseWantsNetwork():
+		return "docker network create " + reproNetwork
+	}
+	return ""
 }
 
 // RunFlags are the `docker run` flags with the policy's effect.

@@ -43,7 +43,7 @@ func TestReproduceCarriesTheProfile(t *testing.T) {
 	}
 	harbor := model.Task{Name: "x/harbor", Network: "bridge", Resources: spec}
 	harbor.SetProfile(model.ProfileHarbor)
-	if got := Reproduce(harbor, "img:1", p); !strings.Contains(got, "--network bridge") || strings.Contains(got, "--cap-drop") || strings.Contains(got, "no-new-privileges") || !strings.Contains(got, "--ulimit nofile=") {
+	if got := Reproduce(harbor, "img:1", p); !strings.HasPrefix(got, "docker network create headroom-repro && docker run --network headroom-repro ") || strings.Contains(got, "--cap-drop") || strings.Contains(got, "no-new-privileges") || !strings.Contains(got, "--ulimit nofile=") {
 		t.Errorf("harbor: %q", got)
 	}
 	if got := Reproduce(model.Task{}, "img:1", p); !strings.HasPrefix(got, "docker run --network none --memory=") {
@@ -68,5 +68,33 @@ func TestReproduceQuotesValues(t *testing.T) {
 	}
 	if f := ContainerFlags(task); !strings.Contains(strings.Join(f, " "), "--user '0 $(touch /tmp/PWNED) x'") {
 		t.Errorf("container flags %q", f)
+	}
+}
+
+// A trial with a network runs on a bridge of its own (round three), so
+// the command that reproduces it makes one: it said --network bridge,
+// the engine's default bridge beside every other container, and
+// --network trial-only, which is no network the engine knows.
+func TestReproduceMakesTheTrialsOwnNetwork(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB}
+	p := model.NewPolicy(spec, model.Ratio{K: 1}, 4)
+	for _, c := range []struct {
+		network string
+		wants   bool
+		want    string
+	}{
+		{"bridge", false, "docker network create headroom-repro && docker run --network headroom-repro "},
+		{"default", false, "docker network create headroom-repro && docker run --network headroom-repro "},
+		{model.NetworkTrialOnly, false, "docker network create --internal headroom-repro && docker run --network headroom-repro "},
+		{"none", true, "docker network create headroom-repro && docker run --network headroom-repro "},
+		{"none", false, "docker run --network none "},
+	} {
+		task := model.Task{Name: "x/net", Network: c.network, Resources: spec}
+		if c.wants {
+			task.VerifierNetwork = &model.NetworkPolicy{Mode: model.NetworkAllowlist, AllowedHosts: []string{"10.0.0.1"}}
+		}
+		if got := Reproduce(task, "img:1", p); !strings.HasPrefix(got, c.want) || strings.Contains(got, "--network bridge") {
+			t.Errorf("network %q (a phase wants one: %v):\n got %q\nwant it to start %q", c.network, c.wants, got, c.want)
+		}
 	}
 }
