@@ -128,6 +128,9 @@ echo "PROBE hosts-line $(grep -c %[1]s /etc/hosts) ns-line $(grep -c 'nameserver
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
 	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	if run.code != 0 {
+		t.Logf("headroom run exited %d:\n%s", run.code, run.stderr)
+	}
 	dir, recs, left := records(t, out)
 	// What the probe printed (its line as run, not solve.sh's source).
 	said := ""
