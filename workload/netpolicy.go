@@ -1,14 +1,10 @@
 package workload
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/binaryutil"
@@ -22,8 +18,14 @@ import (
 // does, it writes the namespace's own nftables table and exits; the
 // host's firewall is never touched.
 //
-//	netpolicy allow HOST...   only HOST (names, addresses, CIDR ranges) is reachable
+//	netpolicy allow ENTRY...  only the entries are reachable
 //	netpolicy allow-all       the table is removed: the network is open again
+//
+// An entry is an address or a CIDR range (every port), or dns:ADDRESS (a
+// name server: port 53, udp and tcp, only). Names are refused: they are
+// resolved by headroom on the host before the helper starts
+// (runner/docker's allowlist), never by the helper, whose /etc/hosts and
+// /etc/resolv.conf are the trial's own and the trial's root writes them.
 const NetPolicyMode = "netpolicy"
 
 // egressTable is headroom's table in a trial's network namespace.
@@ -31,7 +33,22 @@ const egressTable = "headroom_egress"
 
 func netPolicy(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload netpolicy allow HOST... | allow-all")
+		fmt.Fprintln(stderr, "usage: hr-workload netpolicy allow ADDRESS|CIDR|dns:ADDRESS... | allow-all")
+		return 2
+	}
+	var allowed []allowedNet
+	switch args[0] {
+	case "allow-all":
+	case "allow":
+		// Read before anything is written: an entry that is no address
+		// leaves the table as it was.
+		var err error
+		if allowed, err = parseAllowed(args[1:]); err != nil {
+			fmt.Fprintf(stderr, "netpolicy: %v\n", err)
+			return 2
+		}
+	default:
+		fmt.Fprintf(stderr, "netpolicy: unknown action %q: use allow ADDRESS... or allow-all\n", args[0])
 		return 2
 	}
 	c, err := nftables.New()
@@ -51,14 +68,6 @@ func netPolicy(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, "netpolicy: every host reachable")
 		return 0
-	case "allow":
-	default:
-		fmt.Fprintf(stderr, "netpolicy: unknown action %q: use allow HOST... or allow-all\n", args[0])
-		return 2
-	}
-	nets, notes := resolveAllowed(args[1:])
-	for _, n := range notes {
-		fmt.Fprintln(stdout, "netpolicy: "+n)
 	}
 	c.AddTable(table)
 	accept := nftables.ChainPolicyAccept
@@ -72,7 +81,8 @@ func netPolicy(args []string, stdout, stderr io.Writer) int {
 	add(&expr.Ct{Key: expr.CtKeySTATE, Register: 1},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: state, Xor: make([]byte, 4)},
 		&expr.Cmp{Op: expr.CmpOpNeq, Register: 1, Data: make([]byte, 4)}, acceptV)
-	for _, n := range nets {
+	for _, a := range allowed {
+		n := a.Net
 		proto, off := byte(unix.NFPROTO_IPV4), uint32(16)
 		ip := n.IP.To4()
 		if ip == nil {
@@ -82,10 +92,20 @@ func netPolicy(args []string, stdout, stderr io.Writer) int {
 		if len(mask) != len(ip) {
 			mask = []byte(net.CIDRMask(len(ip)*8, len(ip)*8))
 		}
-		add(&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
+		dest := []expr.Any{&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: uint32(len(ip))},
 			&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: uint32(len(ip)), Mask: mask, Xor: make([]byte, len(ip))},
-			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(ip.Mask(net.IPMask(mask)))}, acceptV)
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte(ip.Mask(net.IPMask(mask)))}}
+		if a.Ports == nil {
+			add(append(dest, acceptV)...)
+			continue
+		}
+		for _, p := range a.Ports {
+			add(append(append([]expr.Any(nil), dest...),
+				&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1}, &expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{p.Proto}},
+				&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.BigEndian.PutUint16(p.Port)}, acceptV)...)
+		}
 	}
 	// Everything else is refused at once (not dropped: a refused connect
 	// fails in milliseconds, as the agent should see it).
@@ -95,57 +115,75 @@ func netPolicy(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var shown []string
-	for _, n := range nets {
-		shown = append(shown, n.String())
+	for _, a := range allowed {
+		shown = append(shown, a.String())
 	}
 	fmt.Fprintf(stdout, "netpolicy: only %s reachable\n", strings.Join(shown, ", "))
 	return 0
 }
 
-// resolveAllowed turns allowlist entries into networks: addresses and
-// CIDR ranges as written, names by the namespace's own resolver (the
-// trial container's /etc/resolv.conf, which the helper shares), whose
-// name servers are then allowed too so the names keep resolving.
-// Wildcards name no address and are noted.
-func resolveAllowed(hosts []string) ([]*net.IPNet, []string) {
-	var out []*net.IPNet
-	var notes []string
-	named := false
-	r := &net.Resolver{PreferGo: true}
-	for _, h := range hosts {
-		if _, n, err := net.ParseCIDR(h); err == nil {
-			out = append(out, n)
-			continue
-		}
-		if ip := net.ParseIP(h); ip != nil {
-			out = append(out, single(ip))
-			continue
-		}
-		if strings.HasPrefix(h, "*.") {
-			notes = append(notes, h+": a wildcard names no address; not reachable")
-			continue
-		}
-		named = true
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		addrs, err := r.LookupIPAddr(ctx, h)
-		cancel()
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("%s: %v; not reachable", h, err))
-			continue
-		}
-		var shown []string
-		for _, a := range addrs {
-			out = append(out, single(a.IP))
-			shown = append(shown, a.IP.String())
-		}
-		notes = append(notes, h+" is "+strings.Join(shown, ", "))
+// DNSPrefix marks a netpolicy entry that is a name server: dns:ADDRESS is
+// reachable on port 53 (udp and tcp) only.
+const DNSPrefix = "dns:"
+
+// allowedNet is one destination a netpolicy table lets through: every
+// port of Net, or only Ports.
+type allowedNet struct {
+	Net   *net.IPNet
+	Ports []l4Port // nil: every port
+}
+
+// l4Port is a transport protocol (unix.IPPROTO_UDP, _TCP) and a port.
+type l4Port struct {
+	Proto byte
+	Port  uint16
+}
+
+// dnsPorts are a name server's: 53 over udp and tcp.
+var dnsPorts = []l4Port{{unix.IPPROTO_UDP, 53}, {unix.IPPROTO_TCP, 53}}
+
+func (a allowedNet) String() string {
+	if a.Ports == nil {
+		return a.Net.String()
 	}
-	if named {
-		for _, ns := range nameServers("/etc/resolv.conf") {
-			out = append(out, single(ns))
+	var ps []string
+	for _, p := range a.Ports {
+		proto := "tcp"
+		if p.Proto == unix.IPPROTO_UDP {
+			proto = "udp"
 		}
+		ps = append(ps, fmt.Sprintf("%s/%d", proto, p.Port))
 	}
-	return out, notes
+	return a.Net.String() + " (" + strings.Join(ps, ", ") + ")"
+}
+
+// parseAllowed reads netpolicy's entries: addresses and CIDR ranges
+// (every port) and dns:ADDRESS (port 53 only). A name, a wildcard or
+// anything else is refused, naming it: the helper resolves nothing, so
+// nothing the trial wrote into its /etc/hosts or /etc/resolv.conf opens
+// an address.
+func parseAllowed(entries []string) ([]allowedNet, error) {
+	var out []allowedNet
+	for _, e := range entries {
+		if rest, ok := strings.CutPrefix(e, DNSPrefix); ok {
+			ip := net.ParseIP(rest)
+			if ip == nil {
+				return nil, fmt.Errorf("%q: a name server is an address (dns:ADDRESS)", e)
+			}
+			out = append(out, allowedNet{Net: single(ip), Ports: dnsPorts})
+			continue
+		}
+		if _, n, err := net.ParseCIDR(e); err == nil {
+			out = append(out, allowedNet{Net: n})
+			continue
+		}
+		if ip := net.ParseIP(e); ip != nil {
+			out = append(out, allowedNet{Net: single(ip)})
+			continue
+		}
+		return nil, fmt.Errorf("%q is not an address or a CIDR range: names are resolved by headroom on the host, never in the trial's namespace (its /etc/hosts and /etc/resolv.conf are the trial's)", e)
+	}
+	return out, nil
 }
 
 func single(ip net.IP) *net.IPNet {
@@ -153,26 +191,6 @@ func single(ip net.IP) *net.IPNet {
 		return &net.IPNet{IP: v4, Mask: net.CIDRMask(32, 32)}
 	}
 	return &net.IPNet{IP: ip.To16(), Mask: net.CIDRMask(128, 128)}
-}
-
-// nameServers reads a resolv.conf's nameserver lines.
-func nameServers(file string) []net.IP {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []net.IP
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "nameserver" {
-			if ip := net.ParseIP(fields[1]); ip != nil {
-				out = append(out, ip)
-			}
-		}
-	}
-	return out
 }
 
 // ifname is an interface name as nftables compares it: 16 bytes, padded.
