@@ -485,6 +485,9 @@ func (p *progress) event(ev event.Event) {
 		if ev.OOM.StartedInStep != "" {
 			what += ", a process left running by step " + clipped(ev.OOM.StartedInStep, 200)
 		}
+		if ev.OOM.Entrypoint {
+			what += ", a process " + runner.EntrypointStarted + " (the task's environment, not the step's)"
+		}
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			ev.OOM.KilledAtLabel(model.FormatBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
 	case event.StepStarted:
