@@ -475,16 +475,14 @@ func (p *progress) event(ev event.Event) {
 			if b, kernel := ev.OOM.KilledAt(); kernel {
 				at = " at " + model.FormatBytes(b) + " (the kernel's usage at the kill)"
 			}
-			fmt.Fprintf(p.w, "       %s: the kernel killed %s%s\n", ev.TrialID(), killedWhat(ev.OOM), at)
+			fmt.Fprintf(p.w, "       %s: the kernel killed %s%s%s\n", ev.TrialID(), killedWhat(ev.OOM), at, killedWhose(ev.OOM))
 			return
 		}
 		what := ""
 		if ev.OOM.Process != "" || ev.OOM.Command != "" {
 			what = ": " + killedWhat(ev.OOM)
 		}
-		if ev.OOM.StartedInStep != "" {
-			what += ", a process left running by step " + clipped(ev.OOM.StartedInStep, 200)
-		}
+		what += killedWhose(ev.OOM)
 		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
 			ev.OOM.KilledAtLabel(model.FormatBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
 	case event.StepStarted:
@@ -541,6 +539,18 @@ func (p *progress) event(ev event.Event) {
 
 // killedWhat names a killed process: its command line where the process
 // watch saw it, the kernel's name for it, pid and rss where its log said.
+// killedWhose says whose a killed process was when not the running
+// step's own: an earlier step's, or the environment's ("" for the step's).
+func killedWhose(o model.OOMEvent) string {
+	switch {
+	case o.Entrypoint:
+		return ", a process " + runner.EntrypointStarted + " (the task's environment, not the step's)"
+	case o.StartedInStep != "":
+		return ", a process left running by step " + clipped(o.StartedInStep, 200)
+	}
+	return ""
+}
+
 func killedWhat(o model.OOMEvent) string {
 	what := o.Command
 	if what == "" {

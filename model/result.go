@@ -35,9 +35,13 @@ type StepResult struct {
 	KernelPeakNoCacheBytes int64 `json:"kernel_peak_no_cache_bytes,omitempty"`
 	OOMKills               int   `json:"oom_kills,omitempty"`
 	// LeftoverRSSBytes is the most resident memory, at one sample while
-	// the step ran, of processes earlier steps left running (an agent's
-	// nohup'd child during the verifier): in its peaks, not its own.
-	// LeftoverFrom names the largest of them and the step it came from.
+	// the step ran, of processes not its own: those earlier steps left
+	// running (an agent's nohup'd child during the verifier) and those
+	// the container's entrypoint started before any step (the task's
+	// environment: a service, a background job): in its peaks, not its
+	// own. LeftoverFrom names the largest of them and whose it is (the
+	// step it came from, or "started before any step, by the container's
+	// entrypoint").
 	LeftoverRSSBytes int64  `json:"leftover_rss_bytes,omitempty"`
 	LeftoverFrom     string `json:"leftover_from,omitempty"`
 	// CPU is the step's CPU time and throttling, when the cgroup's
@@ -134,6 +138,11 @@ type OOMEvent struct {
 	// left running (an agent's nohup'd child killed during the
 	// verifier), killed there but not that step's doing.
 	StartedInStep string `json:"started_in_step,omitempty"`
+	// Entrypoint: the killed process was started before any step, by
+	// the container's entrypoint (the image's ENTRYPOINT/CMD, the idle
+	// command, or a child of theirs): the task's environment, killed at
+	// the container's limit while a step ran but not that step's doing.
+	Entrypoint bool `json:"entrypoint,omitempty"`
 }
 
 // TaskKills are the kills of the task's own processes: a kill of

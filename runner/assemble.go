@@ -52,10 +52,11 @@ func (t *trialRun) facts(ev model.Evidence) facts {
 // killedIn names the step the first kill landed in, and, when the
 // process killed was left running by an earlier step (an agent's nohup'd
 // child killed during the verifier), that step: the kill landed in the
-// one, the memory was the other's.
+// one, the memory was the other's; when it was started before any step,
+// by the container's entrypoint, the task's environment's.
 func (t *trialRun) killedIn() string {
 	step := t.res.KilledInStep
-	if len(t.res.OOMs) == 0 || t.res.OOMs[0].StartedInStep == "" {
+	if len(t.res.OOMs) == 0 || (t.res.OOMs[0].StartedInStep == "" && !t.res.OOMs[0].Entrypoint) {
 		return step
 	}
 	o := t.res.OOMs[0]
@@ -71,6 +72,12 @@ func (t *trialRun) killedIn() string {
 	in := ""
 	if ph := phaseOf(step); ph != "" {
 		in = "in the " + ph + "; "
+	}
+	if o.Entrypoint {
+		// The task's environment (a service, a background job its image
+		// starts) grew to the container's limit while the step ran: the
+		// kill is the limit's, as any; the step did not start it.
+		return fmt.Sprintf("%s (%sthe process killed, %s, was %s: the task's environment, not this step's own)", step, in, what, EntrypointStarted)
 	}
 	by := "step " + o.StartedInStep
 	if ph := phaseOf(o.StartedInStep); ph != "" {

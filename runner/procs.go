@@ -97,7 +97,15 @@ type trackedProc struct {
 	// driver's pid for it is reset), the same process keeps that name
 	// rather than show headroom's own command line.
 	named string
+	// env: started before any step, by the container's entrypoint (the
+	// image's ENTRYPOINT/CMD, the idle command) or its children: the
+	// task's environment, no step's doing (beforeSteps).
+	env bool
 }
+
+// noActivity marks a tracked process never recorded as an activity: one
+// of the container's own first processes.
+const noActivity = -3
 
 // procTracker turns process samples into activities; guarded by the
 // trial's mutex.
@@ -115,6 +123,9 @@ type procTracker struct {
 	// scriptStart.
 	script      int
 	scriptStart time.Time
+	// firstScript is when the first step's script started: a process
+	// born before it is the environment's (beforeSteps).
+	firstScript time.Time
 	leftStep    string
 	leftRSS     int64
 	leftFrom    string
@@ -163,13 +174,25 @@ func (t *trialRun) procSample(s ProcSample) {
 	for i, p := range s.Procs {
 		k := keyOf(p)
 		present[k] = true
-		if pt.init[k] {
-			continue
-		}
 		tp := pt.seen[k]
 		if tp == nil {
 			tp = &trackedProc{proc: p, firstSeen: s.Time, activity: -1, step: t.step, script: pt.script}
-			if born := p.Started; !born.IsZero() && born.Before(pt.scriptStart.Add(-bornSlack)) {
+			if pt.init[k] {
+				// The container's own first processes: tracked for what
+				// they hold and whose they are, never an activity.
+				tp.activity = noActivity
+			}
+			if pt.beforeSteps(p, t.step) && p.Role != RoleDriver && !isEngineShim(p.Command) {
+				// Started before any step (the entrypoint's, or a child
+				// of it first read only while a step ran): the
+				// environment's, charged to no step.
+				tp.env, tp.step, tp.script = true, "", 0
+			} else if pt.init[k] {
+				// headroom's driver, the engine's shim, or a first sample
+				// read after a step began of processes with no start
+				// time: no step's, and no leftover.
+				tp.step = ""
+			} else if born := p.Started; !born.IsZero() && born.Before(pt.scriptStart.Add(-bornSlack)) {
 				// First read in this script, born before it (an agent's
 				// nohup'd child read only once its step had ended): the
 				// step it was born in left it running.
@@ -210,7 +233,11 @@ func (t *trialRun) procSample(s ProcSample) {
 				t.res.ActivitiesDropped++
 				continue
 			}
-			a := model.Activity{Step: cmp.Or(tp.step, t.step), PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
+			step := cmp.Or(tp.step, t.step)
+			if tp.env {
+				step = "" // no step's: the environment's
+			}
+			a := model.Activity{Step: step, PID: p.PID, PPID: p.PPID, Command: p.Command, Start: born, PeakRSSBytes: tp.peak}
 			tp.activity = len(t.res.Activities)
 			t.res.Activities = append(t.res.Activities, a)
 			events = append(events, event.ActivityStarted{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, Activity: a})
@@ -240,9 +267,7 @@ func (t *trialRun) procSample(s ProcSample) {
 				if big.activity >= 0 {
 					t.res.Activities[big.activity].OOMKilled = true
 				}
-				if big.step != "" && big.script != pt.script {
-					oe.StartedInStep = big.step
-				}
+				big.blame(oe, pt.script)
 				events = append(events, event.OOMKill{Base: event.Base{Trial: t.trial.ID, Time: s.Time}, OOM: *oe, LimitBytes: t.trial.Policy.HardLimitBytes, Detail: true})
 			}
 		}
@@ -255,9 +280,39 @@ func (t *trialRun) procSample(s ProcSample) {
 	}
 }
 
+// EntrypointStarted is what the record says of a process started before
+// any step: the task's environment's, not the step's it ran beside.
+const EntrypointStarted = "started before any step, by the container's entrypoint"
+
+// beforeSteps says whether a process was started before the trial's
+// first step: first read before any step's script began (no step
+// running), or born before it (a child of the entrypoint first read only
+// while a step ran; the kernel's start time, so not for a source without
+// one).
+func (pt *procTracker) beforeSteps(p Proc, step string) bool {
+	if pt.script == 0 {
+		return step == ""
+	}
+	return !p.Started.IsZero() && p.Started.Before(pt.firstScript.Add(-bornSlack))
+}
+
+// blame says in a kill's record whose the killed process was when it was
+// not the running step's own: the environment's (started before any
+// step), or an earlier step's that left it running.
+func (tp *trackedProc) blame(oe *model.OOMEvent, script int) {
+	switch {
+	case tp.env:
+		oe.Entrypoint = true
+	case tp.step != "" && tp.script != script:
+		oe.StartedInStep = tp.step
+	}
+}
+
 // leftovers sums the resident memory, at this sample, of the processes
-// an earlier step left running (first seen in a step not the one that
-// runs now, its command not the running step's); called with t.mu held.
+// not the running step's own: those an earlier step left running (first
+// seen in a step not the one that runs now, its command not the running
+// step's) and the environment's, started before any step by the
+// container's entrypoint; called with t.mu held.
 func (t *trialRun) leftovers(present map[procKey]bool) {
 	pt := &t.procs
 	if pt.leftStep != t.step {
@@ -266,12 +321,15 @@ func (t *trialRun) leftovers(present map[procKey]bool) {
 	var sum, big int64
 	from := ""
 	for k, tp := range pt.seen {
-		if !present[k] || tp.step == "" || tp.script == pt.script {
+		if !present[k] || (!tp.env && (tp.step == "" || tp.script == pt.script)) {
 			continue
 		}
 		sum += tp.proc.RSSBytes
 		if tp.proc.RSSBytes > big {
 			big, from = tp.proc.RSSBytes, fmt.Sprintf("%s (left running by step %s)", tp.proc.Command, tp.step)
+			if tp.env {
+				from = fmt.Sprintf("%s (%s)", tp.proc.Command, EntrypointStarted)
+			}
 		}
 	}
 	if sum > pt.leftRSS {
@@ -291,6 +349,9 @@ func (t *trialRun) newScript() {
 	t.mu.Lock()
 	t.procs.script++
 	t.procs.scriptStart = time.Now()
+	if t.procs.script == 1 {
+		t.procs.firstScript = t.procs.scriptStart
+	}
 	t.mu.Unlock()
 }
 
@@ -334,8 +395,8 @@ func (t *trialRun) nameKill(i int) {
 			}
 		}
 		for _, tp := range pt.seen {
-			if tp.proc.PID == oe.PID && tp.step != "" && tp.script != pt.script {
-				oe.StartedInStep = tp.step
+			if tp.proc.PID == oe.PID {
+				tp.blame(oe, pt.script)
 			}
 		}
 	} else if !slices.Contains(pt.unnamed, i) {

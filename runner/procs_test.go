@@ -359,6 +359,7 @@ func TestAKillOfALeftoverNamesTheStepThatLeftIt(t *testing.T) {
 		init := Proc{PID: 1, Command: "sleep infinity", Started: t0.Add(-time.Minute)}
 		tr.procSample(ProcSample{Time: t0, Procs: []Proc{init}})
 		tr.newScript()
+		tr.procs.scriptStart, tr.procs.firstScript = t0, t0 // on this test's clock: the agent's script began at t0, the hog after it
 		tr.openStep("nohup python3 hog.py", t0)
 		tr.res.Steps = append(tr.res.Steps, model.StepResult{Name: "nohup python3 hog.py", Phase: model.PhaseAgent, Start: t0, End: t0.Add(time.Second)})
 		hog := Proc{PID: 20, PPID: 1, Command: "python3 hog.py", Started: t0.Add(100 * time.Millisecond), RSSBytes: 10 * model.MiB}
@@ -385,5 +386,106 @@ func TestAKillOfALeftoverNamesTheStepThatLeftIt(t *testing.T) {
 		if got := tr.killedIn(); !strings.Contains(got, "sleep 10 (in the verifier; the process killed, python3 hog.py, was left running by agent step nohup python3 hog.py") {
 			t.Errorf("the kill said %q", got)
 		}
+	}
+}
+
+// A process the container's entrypoint started before any step (a
+// service, a background job of the image's ENTRYPOINT) and killed at the
+// limit while the agent's step ran: the kill says it was the
+// environment's, started before any step, naming no step that left it;
+// the step counts its memory as not its own; its activity is no step's.
+// So whether the watch read it before the first step (in the container's
+// first sample, or a later one) or only once a step ran (born before it),
+// and, with no start time, only when read before any step. A process
+// the step's own script started is still the step's.
+func TestAKillOfAnEntrypointProcessIsTheEnvironments(t *testing.T) {
+	for _, seen := range []string{"first sample", "before any step", "in the step, born before it"} {
+		tr, _ := newTestTrial()
+		t0 := time.Now().Add(-time.Minute)
+		init := Proc{PID: 1, Command: "/bin/sh /start.sh sh -c sleep infinity", Started: t0.Add(-time.Second), RSSBytes: model.MiB}
+		hog := Proc{PID: 7, PPID: 1, Command: "python3 /hog.py", Started: t0.Add(-500 * time.Millisecond), RSSBytes: 10 * model.MiB}
+		switch seen {
+		case "first sample":
+			tr.procSample(ProcSample{Time: t0, Procs: []Proc{init, hog}})
+		case "before any step":
+			tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{init}})
+			tr.procSample(ProcSample{Time: t0, Procs: []Proc{init, hog}})
+		default:
+			tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{init}})
+		}
+		tr.newScript()
+		tr.procs.scriptStart, tr.procs.firstScript = t0, t0 // on this test's clock: the agent's script began at t0
+		tr.openStep("sleep 8", t0)
+		tr.res.Steps = append(tr.res.Steps, model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent, Start: t0})
+		own := Proc{PID: 30, PPID: 1, Command: "bash -x /solution/solve.sh", Started: t0.Add(50 * time.Millisecond), RSSBytes: 3 * model.MiB}
+		hog.RSSBytes = 118 * model.MiB
+		tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{init, hog, own}})
+		tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 8", Process: "python3", PID: 7})
+		tr.nameKill(0)
+		if k := tr.res.OOMs[0]; !k.Entrypoint || k.StartedInStep != "" || k.Command != "python3 /hog.py" {
+			t.Errorf("read %s: the kill %+v, want python3 /hog.py, entrypoint, started in no step", seen, k)
+		}
+		sr := model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent}
+		tr.takeLeftovers(&sr)
+		if sr.LeftoverRSSBytes != 119*model.MiB || sr.LeftoverFrom != "python3 /hog.py (started before any step, by the container's entrypoint)" {
+			t.Errorf("read %s: the step's memory not its own %d %q, want the hog's and PID 1's 119 MiB, from the hog", seen, sr.LeftoverRSSBytes, sr.LeftoverFrom)
+		}
+		for _, a := range tr.res.Activities {
+			if a.PID == 7 && a.Step != "" {
+				t.Errorf("read %s: the hog's activity is charged to step %q, want none", seen, a.Step)
+			}
+			if a.PID == 30 && a.Step != "sleep 8" {
+				t.Errorf("read %s: the step's own script's activity is in step %q", seen, a.Step)
+			}
+		}
+		tr.res.KilledInStep = "sleep 8"
+		if got := tr.killedIn(); got != "sleep 8 (in the agent; the process killed, python3 /hog.py, was started before any step, by the container's entrypoint: the task's environment, not this step's own)" {
+			t.Errorf("read %s: the kill said %q", seen, got)
+		}
+		// The step's own script, killed: the step's.
+		tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 8", Process: "bash", PID: 30})
+		tr.nameKill(1)
+		if k := tr.res.OOMs[1]; k.Entrypoint || k.StartedInStep != "" {
+			t.Errorf("read %s: the step's own script's kill %+v, want the step's", seen, k)
+		}
+	}
+	// No start time (the engine's top): a process first read once a step
+	// ran cannot be told from the step's, and is the step's.
+	tr, _ := newTestTrial()
+	t0 := time.Now().Add(-time.Minute)
+	tr.procSample(ProcSample{Time: t0, Procs: []Proc{{PID: 1, Command: "sleep infinity"}}})
+	tr.newScript()
+	tr.openStep("sleep 8", t0)
+	tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{{PID: 1, Command: "sleep infinity"}, {PID: 7, PPID: 1, Command: "python3 /hog.py", RSSBytes: 100 * model.MiB}}})
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 8", PID: 7})
+	tr.nameKill(0)
+	if k := tr.res.OOMs[0]; k.Entrypoint {
+		t.Errorf("no start time, first read in the step: %+v said the entrypoint's", k)
+	}
+}
+
+// headroom's step driver (the container's PID 1 where steps go through
+// it) is in the container before any step but is no environment's
+// process: the steps' memory not their own does not count it, and the
+// engine's shim neither.
+func TestTheDriverIsNotTheEnvironment(t *testing.T) {
+	tr, _ := newTestTrial()
+	t0 := time.Now().Add(-time.Minute)
+	driver := Proc{PID: 1, Command: "/hr-workload drive", Started: t0.Add(-time.Second), RSSBytes: 4 * model.MiB, Role: RoleDriver}
+	shim := Proc{PID: 2, PPID: 1, Command: "runc init", Started: t0.Add(-time.Second), RSSBytes: 2 * model.MiB}
+	tr.procSample(ProcSample{Time: t0, Procs: []Proc{driver, shim}, Roles: true})
+	tr.newScript()
+	tr.procs.scriptStart, tr.procs.firstScript = t0, t0
+	tr.openStep("sleep 8", t0)
+	tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{driver, shim}, Roles: true})
+	sr := model.StepResult{Name: "sleep 8"}
+	tr.takeLeftovers(&sr)
+	if sr.LeftoverRSSBytes != 0 || sr.LeftoverFrom != "" {
+		t.Errorf("the driver and the shim counted as the environment's: %d %q", sr.LeftoverRSSBytes, sr.LeftoverFrom)
+	}
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 8", PID: 1, Driver: true})
+	tr.nameKill(0)
+	if tr.res.OOMs[0].Entrypoint {
+		t.Errorf("the driver's kill said the entrypoint's: %+v", tr.res.OOMs[0])
 	}
 }
