@@ -182,7 +182,7 @@ func (t *trialRun) procSample(s ProcSample) {
 				// they hold and whose they are, never an activity.
 				tp.activity = noActivity
 			}
-			if pt.beforeSteps(p, t.step) && p.Role != RoleDriver && !isEngineShim(p.Command) {
+			if pt.beforeSteps(p, t.step) && p.Role != RoleDriver && !isEngineShim(p.Command) && !keepAlive(t.task.IdleCommand, p.Command) {
 				// Started before any step (the entrypoint's, or a child
 				// of it first read only while a step ran): the
 				// environment's, charged to no step.
@@ -294,6 +294,21 @@ func (pt *procTracker) beforeSteps(p Proc, step string) bool {
 		return step == ""
 	}
 	return !p.Started.IsZero() && p.Started.Before(pt.firstScript.Add(-bornSlack))
+}
+
+// keepAlive says whether a process is the idle command headroom gave the
+// container to keep it up between steps (the image's entrypoint execs
+// it: PID 1's `sleep infinity`): headroom's, not the environment's, so
+// no step's memory not its own counts it. A `sh -c X` idle command is
+// also X, which the shell may exec.
+func keepAlive(idle []string, command string) bool {
+	if len(idle) == 0 {
+		return false
+	}
+	if command == strings.Join(idle, " ") {
+		return true
+	}
+	return len(idle) == 3 && idle[0] == "sh" && idle[1] == "-c" && command == idle[2]
 }
 
 // blame says in a kill's record whose the killed process was when it was

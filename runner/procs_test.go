@@ -489,3 +489,27 @@ func TestTheDriverIsNotTheEnvironment(t *testing.T) {
 		t.Errorf("the driver's kill said the entrypoint's: %+v", tr.res.OOMs[0])
 	}
 }
+
+// The idle command headroom gives a container (exec'd by an image's
+// entrypoint, PID 1's `sleep infinity`) is headroom's keep-alive, not the
+// task's environment: every step of an exec-mode trial recorded it as
+// memory not its own.
+func TestTheKeepAliveIsNotTheEnvironment(t *testing.T) {
+	for _, idle := range []string{"sleep infinity", "sh -c sleep infinity"} {
+		tr, _ := newTestTrial()
+		tr.task.IdleCommand = []string{"sh", "-c", "sleep infinity"}
+		t0 := time.Now().Add(-time.Minute)
+		keep := Proc{PID: 1, Command: idle, Started: t0.Add(-time.Second), RSSBytes: model.MiB}
+		tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{keep}})
+		tr.newScript()
+		tr.procs.scriptStart, tr.procs.firstScript = t0, t0
+		tr.openStep("sleep 8", t0)
+		tr.res.Steps = append(tr.res.Steps, model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent, Start: t0})
+		tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{keep, {PID: 30, PPID: 1, Command: "bash -x /solution/solve.sh", Started: t0.Add(50 * time.Millisecond), RSSBytes: 3 * model.MiB}}})
+		sr := model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent}
+		tr.takeLeftovers(&sr)
+		if sr.LeftoverRSSBytes != 0 || sr.LeftoverFrom != "" {
+			t.Errorf("PID 1 %q (the idle command): the step's memory not its own %d from %q, want none", idle, sr.LeftoverRSSBytes, sr.LeftoverFrom)
+		}
+	}
+}
