@@ -35,7 +35,7 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	who := e.Holder
 	if who == "" {
-		who = "a process that has not said who it is (its lock file was removed, or it has not written it yet)"
+		who = "a process that has not said who it is (its lock file was removed or replaced, or it has not written it yet)"
 	}
 	return fmt.Sprintf("experiment %s is being written by %s; an experiment has one writer at a time: wait for that run to end (or stop it), then resume", e.Dir, who)
 }
