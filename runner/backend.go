@@ -286,6 +286,19 @@ var ErrTaskInterfered = errors.New("the task's own processes interfered with hea
 // named; never the engine's.
 var ErrTaskOversized = errors.New("larger than headroom takes from a sandbox")
 
+// MaxArtifactEntries bounds the entries (files, directories, links)
+// headroom takes from one path of a sandbox: a separate verifier's
+// artifacts. What tasks declare there is a patch, a transcript, a few
+// result files, at most a workspace of one repository (the Linux
+// kernel's tree is about 80,000 files); each entry is a file made on the
+// host and copied into the verifier's container again (44,852 empty
+// files took 85 s on the engine here).
+const MaxArtifactEntries = 100_000
+
+// ErrTooManyEntries is a path of the task's that holds more than
+// MaxArtifactEntries entries: oversized, the task's failure.
+var ErrTooManyEntries = fmt.Errorf("more than %d entries: %w", MaxArtifactEntries, ErrTaskOversized)
+
 // SandboxOpTimeout bounds each operation of headroom's own in a sandbox
 // (clearing the reward files, reading one): none of them may wait longer,
 // whatever the task does.

@@ -577,6 +577,45 @@ func TestOversizedArtifactsAreTheTasksFailure(t *testing.T) {
 	}
 }
 
+// A separate verifier's artifacts past MaxArtifactEntries (the agent
+// made 44,852 empty files in /logs/artifacts, copied for 85 s) are the
+// task's failure, the path and the bound named.
+func TestTooManyArtifactEntriesAreTheTasksFailure(t *testing.T) {
+	task := fake.Task("sepmany", 64*model.MiB, "work")
+	task.SeparateVerifier = &model.SeparateVerifier{Image: "verifier", Resources: task.Resources}
+	b := &fake.Backend{CopyOutErr: fmt.Errorf("copying /logs/artifacts out of the container: %w", runner.ErrTooManyEntries), Script: script(nil)}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["sepmany@1x"]
+	want := fmt.Sprintf("artifacts of /logs/artifacts hold more than %d entries: the verifier did not run", runner.MaxArtifactEntries)
+	if r.Outcome != model.Failed || r.Cause != "" || !strings.HasPrefix(r.Reason, want) {
+		t.Errorf("%s/%s (%s), want the task's failure: %q", r.Outcome, r.Cause, r.Reason, want)
+	}
+}
+
+// A separate verifier's artifacts are copied under its clock: a copy out
+// of the agent's container longer than the verifier's time limit is the
+// verifier's timeout, the copy named (it was bounded by nothing).
+func TestArtifactsCopyCountsInTheVerifiersTime(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		out, in   time.Duration
+		direction string
+	}{
+		{"out", time.Minute, 0, "out of the agent's container"},
+		{"in", 0, time.Minute, "into the verifier's container"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			task := fake.Task("sepslow", 64*model.MiB, "work")
+			task.SeparateVerifier = &model.SeparateVerifier{Image: "verifier", Resources: task.Resources}
+			task.VerifierTimeout = 50 * time.Millisecond
+			b := &fake.Backend{CopyOutTakes: c.out, CopyInTakes: c.in, Script: script(nil)}
+			r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["sepslow@1x"]
+			if r.Outcome != model.Timeout || r.Cause != model.CauseVerifierTimeout || !strings.Contains(r.Reason, "(50ms)") || !strings.Contains(r.Reason, "while the artifacts (/logs/artifacts) were being copied "+c.direction) {
+				t.Errorf("%s/%s (%s), want the verifier's timeout (50ms), the copy %s named", r.Outcome, r.Cause, r.Reason, c.direction)
+			}
+		})
+	}
+}
+
 // A step that exits 137 with no OOM kill by the kernel (a kill -9 from
 // the host of its process: no engine event says it) is said so on the
 // step and in the reason, not passed off as the task's plain failure or

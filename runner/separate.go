@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,10 +83,26 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 		return out, err
 	}
 	defer os.RemoveAll(dir)
-	for _, p := range append([]string{model.ArtifactsDir}, t.task.Artifacts...) {
-		err := copier.CopyOut(ctx, p, dir)
+	// The artifacts' copy, out of the agent's container and into the
+	// verifier's, counts in the verifier's time, as its tests' upload
+	// does (copyFiles) and as Harbor's verifier transfers its artifacts
+	// within its timeout: what the agent left is the task's to pay for
+	// (44,852 empty files took 85 s, charged to nothing, before).
+	t.verifierLimit = t.task.VerifierTimeout
+	copyStart := time.Now()
+	octx, cancel := context.WithTimeout(ctx, t.task.VerifierTimeout)
+	defer cancel()
+	paths := append([]string{model.ArtifactsDir}, t.task.Artifacts...)
+	for _, p := range paths {
+		err := copier.CopyOut(octx, p, dir)
 		switch {
 		case err == nil || errors.Is(err, fs.ErrNotExist):
+		case errors.Is(octx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+			out.sr = t.artifactsTimedOut(copyStart, p, "out of the agent's container")
+			return out, nil
+		case errors.Is(err, ErrTooManyEntries):
+			t.verdictNote = fmt.Sprintf("artifacts of %s hold more than %d entries: the verifier did not run (collecting %s: %v)", p, MaxArtifactEntries, p, t.r.redact(err.Error()))
+			return out, nil
 		case errors.Is(err, ErrTaskOversized) || errors.Is(err, ErrTaskInterfered):
 			// What the agent left is the task's: its failure, no
 			// verifier to judge it (Harbor's would not get it either).
@@ -98,6 +115,7 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 			return out, fmt.Errorf("collecting %s: %w", p, err)
 		}
 	}
+	spent := time.Since(copyStart)
 	// The agent's container has no further use (Harbor stops it here).
 	_ = sb.Kill(context.WithoutCancel(ctx))
 
@@ -127,12 +145,18 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 			t.res.Reason += fmt.Sprintf(" (removing the verifier's container failed: %v; run `headroom clean`)", rmErr)
 		}
 	}()
+	// The verifier's container's start is not the verifier's time.
+	vctx, cancel := context.WithTimeout(ctx, t.task.VerifierTimeout-spent)
+	defer cancel()
+	copyStart = time.Now()
 	uploads := []model.Upload{{To: model.ArtifactsDir}, {From: dir, To: "/"}}
-	if err := vsb.CopyIn(ctx, uploads); err != nil {
+	if err := vsb.CopyIn(vctx, uploads); err != nil {
+		if errors.Is(vctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			out.sr = t.artifactsTimedOut(copyStart, strings.Join(paths, ", "), "into the verifier's container")
+			return out, nil
+		}
 		return out, fmt.Errorf("copying the artifacts into the verifier's container: %w", err)
 	}
-	vctx, cancel := context.WithTimeout(ctx, t.task.VerifierTimeout)
-	defer cancel()
 	out.sr, err = t.runStep(vctx, vsb, model.PhaseVerifier, t.task.Verifier, env)
 	if err != nil {
 		return out, fmt.Errorf("verifier: %w", err)
@@ -145,6 +169,19 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string) (s
 		}
 	}
 	return out, nil
+}
+
+// artifactsTimedOut is the separate verifier's step, its time run out
+// while its artifacts (paths) were being copied (where: the copy's
+// direction), recorded as copyFiles records a step whose files ran it
+// out.
+func (t *trialRun) artifactsTimedOut(start time.Time, paths, where string) model.StepResult {
+	st := t.task.Verifier
+	sr := model.StepResult{Name: st.Name, Show: st.Show, Phase: model.PhaseVerifier, ExitCode: -1, TimedOut: true, Start: start, End: time.Now(),
+		Output: fmt.Sprintf("headroom: its time ran out while the artifacts (%s) were being copied %s; its command did not run", paths, where)}
+	t.keepSteps(sr)
+	t.notes = append(t.notes, fmt.Sprintf("the verifier's time (%s) ran out while the artifacts (%s) were being copied %s", t.task.VerifierTimeout, paths, where))
+	return sr
 }
 
 // watchSeparate takes the separate verifier's readings (its own

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // LockFile, in an experiment directory, names the one process writing
@@ -33,7 +35,7 @@ type LockedError struct {
 func (e *LockedError) Error() string {
 	who := e.Holder
 	if who == "" {
-		who = "a process that has not said who it is (its lock file was removed, or it has not written it yet)"
+		who = "a process that has not said who it is (its lock file was removed or replaced, or it has not written it yet)"
 	}
 	return fmt.Sprintf("experiment %s is being written by %s; an experiment has one writer at a time: wait for that run to end (or stop it), then resume", e.Dir, who)
 }
@@ -46,21 +48,20 @@ func LockExperiment(dir string) (*Lock, error) {
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		d.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			holder := ""
-			if f, err := openRegular(filepath.Join(dir, LockFile)); err == nil {
-				b, _ := io.ReadAll(io.LimitReader(f, 4096))
-				f.Close()
-				holder = strings.TrimSpace(string(b))
-			}
+			holder := lockHolder(d)
+			d.Close()
 			return nil, &LockedError{Dir: dir, Holder: holder}
 		}
+		d.Close()
 		return nil, fmt.Errorf("experiment %s: lock: %w", dir, err)
 	}
 	// Who holds it, for a second writer to name (a file: the lock is on
-	// the directory, whatever happens to this).
-	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	// the directory, whatever happens to this). Made afresh, never opened
+	// where it is: what is at the name may be a hard link to someone
+	// else's file (O_NOFOLLOW refuses only symbolic links), and truncating
+	// it would empty that file; unlinking the name leaves it whole.
+	f, err := createAt(d, LockFile, true, 0)
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("experiment %s: %w", dir, err)
@@ -68,6 +69,25 @@ func LockExperiment(dir string) (*Lock, error) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(Holder()+"\n"), 0)
 	return &Lock{dir: d, f: f}, nil
+}
+
+// lockHolder reads who holds the lock from the lock file in d: only a
+// file that is nowhere else (one link), not through a link, as the
+// holder made it; anything else may be another file's text, and is not
+// shown.
+func lockHolder(d *os.File) string {
+	fd, err := unix.Openat(int(d.Fd()), LockFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	f := os.NewFile(uintptr(fd), atPath(d, LockFile))
+	defer f.Close()
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	return strings.TrimSpace(string(b))
 }
 
 // Holder is how this process names itself in a lock: pid, command and

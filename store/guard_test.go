@@ -246,3 +246,55 @@ func TestCheckRecordNamesTheLine(t *testing.T) {
 		}
 	}
 }
+
+// A user's file hard-linked as an experiment's lock (O_NOFOLLOW refuses
+// only symbolic links) is neither truncated nor written by the writer
+// that takes the lock, nor shown by a second writer that is refused; the
+// directory's lock still keeps the second writer out.
+func TestLockNeverWritesThroughAHardLink(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := filepath.Join(root, "user.txt")
+	const data = "IMPORTANT user data\n"
+	if err := os.WriteFile(user, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(e.Dir, LockFile)
+	plant := func() {
+		t.Helper()
+		if err := os.Remove(lock); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(user, lock); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Held: the second writer is refused, and says nothing of the file.
+	plant()
+	_, err = Open(e.Dir, Manifest{ID: "exp1", Status: "running"})
+	var held *LockedError
+	if !errors.As(err, &held) || strings.Contains(err.Error(), "IMPORTANT") {
+		t.Errorf("second writer with the lock hard-linked to a user's file: %v; want refused, the file's text not shown", err)
+	}
+	e.Close()
+	// Not held: the resume takes the lock without writing through it.
+	plant()
+	e2, err := Open(e.Dir, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if b, _ := os.ReadFile(user); string(b) != data {
+		t.Errorf("%s after the resume took the lock: %q, want it untouched (%q)", user, b, data)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(lock, &st); err != nil || st.Nlink != 1 {
+		t.Errorf("%s after the resume: nlink %d (%v), want a file of its own", lock, st.Nlink, err)
+	}
+	e2.Close()
+	if b, _ := os.ReadFile(user); string(b) != data {
+		t.Errorf("%s after the resume's unlock: %q, want it untouched", user, b)
+	}
+}

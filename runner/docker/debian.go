@@ -137,7 +137,7 @@ func EnsureDebianCacheImage(ctx context.Context, cli *client.Client, force bool,
 	defer func() {
 		rmCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = cli.ContainerRemove(rmCtx, created.ID, container.RemoveOptions{Force: true})
+		_ = cli.ContainerRemove(rmCtx, created.ID, removeOptions)
 	}()
 	waitCh, errCh := cli.ContainerWait(ctx, created.ID, container.WaitConditionNextExit)
 	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {

@@ -119,8 +119,12 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	return data, nil
 }
 
-// maxCopyOut bounds what CopyOut takes from a container.
+// maxCopyOut bounds what CopyOut takes from a container, in bytes.
 const maxCopyOut = 1 << 30
+
+// copyOutEntries bounds it in entries: runner.MaxArtifactEntries (a
+// variable only for a test to lower).
+var copyOutEntries = runner.MaxArtifactEntries
 
 // CopyOut copies the file or directory at p in the container into
 // hostDir under the same path (p /logs/artifacts lands at
@@ -142,13 +146,16 @@ func (s *sandbox) CopyOut(ctx context.Context, p, hostDir string) error {
 	}
 	tr := tar.NewReader(rc)
 	var total int64
-	for {
+	for entries := 0; ; entries++ {
 		hdr, err := tr.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("copying %s out of the container: %w", p, err)
+		}
+		if entries == copyOutEntries {
+			return fmt.Errorf("copying %s out of the container: %w", p, runner.ErrTooManyEntries)
 		}
 		name := path.Clean(hdr.Name)
 		if path.IsAbs(name) || name == ".." || strings.HasPrefix(name, "../") {

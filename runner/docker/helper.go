@@ -88,7 +88,7 @@ func (s *sandbox) RunNetnsHelper(ctx context.Context, mode string, args ...strin
 func (s *sandbox) removeHelper(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := s.b.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	err := s.b.cli.ContainerRemove(ctx, id, removeOptions)
 	if err == nil || IsGone(err) {
 		s.help.mu.Lock()
 		delete(s.help.ids, id)

@@ -459,7 +459,7 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 	var errs []error
 	rm := func(id string) {
 		err := kit.b.retryEngine(ctx, func() error {
-			return kit.b.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+			return kit.b.cli.ContainerRemove(ctx, id, removeOptions)
 		})
 		if err != nil && !IsGone(err) {
 			errs = append(errs, err)

@@ -69,7 +69,7 @@ func (b *Backend) removeDeadNamesake(ctx context.Context, name string) (removed,
 	if labels[runner.LabelHeadroom] == "" || labels[runner.LabelKept] != "" || runner.OwnerAlive(labels[runner.LabelOwner]) {
 		return false, false
 	}
-	err = b.cli.ContainerRemove(ctx, info.ID, container.RemoveOptions{Force: true})
+	err = b.cli.ContainerRemove(ctx, info.ID, removeOptions)
 	if err == nil || IsGone(err) {
 		return true, false
 	}

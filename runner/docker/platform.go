@@ -279,7 +279,7 @@ func (p *Platform) Remove(ctx context.Context, o runner.OwnedResource) error {
 	var err error
 	switch o.Kind {
 	case "container":
-		err = p.cli.ContainerRemove(ctx, o.ID, container.RemoveOptions{Force: true})
+		err = p.cli.ContainerRemove(ctx, o.ID, removeOptions)
 		// A removal already under way (the run that died had asked for it
 		// just before) ends the same way.
 		if IsGone(err) || (cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")) {

@@ -505,7 +505,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 		}
 		removed := runner.TimePhase(s.trial, "remove: engine")
 		err = s.b.retryEngine(ctx, func() error {
-			return s.b.cli.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true})
+			return s.b.cli.ContainerRemove(ctx, s.id, removeOptions)
 		})
 		removed()
 		if err != nil && IsGone(err) {

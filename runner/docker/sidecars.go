@@ -351,7 +351,7 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 		if s.b.opts.Keep {
 			err = s.b.cli.ContainerKill(ctx, one.id, "KILL")
 		} else {
-			err = s.b.cli.ContainerRemove(ctx, one.id, container.RemoveOptions{Force: true})
+			err = s.b.cli.ContainerRemove(ctx, one.id, removeOptions)
 		}
 		if err != nil && !IsGone(err) && !cerrdefs.IsConflict(err) {
 			errs = append(errs, fmt.Errorf("remove sidecar %s: %w", one.spec.Name, err))

@@ -80,6 +80,9 @@ type Backend struct {
 	// CopyInTakes makes every CopyIn take this long (or until its
 	// context ends, whose error it then returns), as a large copy does.
 	CopyInTakes time.Duration
+	// CopyOutTakes makes every CopyOut take this long (or until its
+	// context ends, whose error it then returns): many artifacts.
+	CopyOutTakes time.Duration
 
 	mu         sync.Mutex
 	running    int
@@ -198,7 +201,14 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 }
 
 // CopyOut copies nothing, or fails with the backend's CopyOutErr.
-func (s *sandbox) CopyOut(context.Context, string, string) error {
+func (s *sandbox) CopyOut(ctx context.Context, _, _ string) error {
+	if s.b.CopyOutTakes > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("copying out of the fake sandbox: %w", ctx.Err())
+		case <-time.After(s.b.CopyOutTakes):
+		}
+	}
 	return s.b.CopyOutErr
 }
 

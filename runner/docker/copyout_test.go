@@ -1,0 +1,59 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
+)
+
+// CopyOut takes at most copyOutEntries entries of a path, as it takes at
+// most 1 GiB: one more is the task's oversized artifacts (the attacker's
+// 44,852 empty files were copied whole, for 85 s), and nothing past the
+// bound is written on the host. The bound is lowered to 100 here.
+func TestCopyOutBoundsEntries(t *testing.T) {
+	needDebian(t)
+	defer func(n int) { copyOutEntries = n }(copyOutEntries)
+	copyOutEntries = 100
+	b := newBackend(t, Options{})
+	// /many holds itself and 100 files (101 entries), /few itself and 99.
+	task := model.Task{Name: "test/copyout-entries", Image: DebianImage, Network: "none",
+		IdleCommand: []string{"sh", "-c", "mkdir /many /few && cd /many && touch $(seq 1 100) && cd /few && touch $(seq 1 99) && touch /ready && sleep infinity"},
+		Resources:   model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
+	task.SetProfile(model.ProfileHarbor)
+	tr := model.Trial{ID: "copyout-entries", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
+	ctx := context.Background()
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Remove(ctx)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := sb.ReadFile(ctx, "/ready"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container made no /ready within 2 minutes")
+		}
+	}
+	copier := sb.(runner.ArtifactCopier)
+	host := t.TempDir()
+	if err := copier.CopyOut(ctx, "/few", host); err != nil {
+		t.Errorf("CopyOut of 100 entries (the bound): %v, want them copied", err)
+	}
+	if got, _ := os.ReadDir(filepath.Join(host, "few")); len(got) != 99 {
+		t.Errorf("CopyOut of /few: %d files on the host, want 99", len(got))
+	}
+	err = copier.CopyOut(ctx, "/many", host)
+	if !errors.Is(err, runner.ErrTooManyEntries) || !errors.Is(err, runner.ErrTaskOversized) {
+		t.Errorf("CopyOut of 101 entries: %v, want ErrTooManyEntries (the task's oversized artifacts)", err)
+	}
+	if got, _ := os.ReadDir(filepath.Join(host, "many")); len(got) > 99 {
+		t.Errorf("CopyOut of /many: %d files written on the host, want at most 99 (the bound's 100 entries, its directory one)", len(got))
+	}
+}
