@@ -70,8 +70,8 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	// A task with no network of its own reaches its services and nothing
-	// else.
-	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels, Internal: task.Network == model.NetworkTrialOnly})
+	// else, and neither do they (trialNetworkOptions).
+	net, err := b.cli.NetworkCreate(eng, name, trialNetworkOptions(task, labels))
 	if err != nil {
 		return nil, fmt.Errorf("create the trial's network: %w", err)
 	}
