@@ -37,43 +37,56 @@ func hostServer(t *testing.T, secret string) (port int, asked *atomic.Int64) {
 	return ln.Addr().(*net.TCPAddr).Port, asked
 }
 
-// Item 3: a Harbor task with allow_internet = false and a compose service
-// beside main, the two sharing a named volume. The service fetched the
-// host's secret from a server listening on the host (reached at its
-// network's gateway address) into the volume, and solve.sh read it from
-// there: allow_internet = false held for main only. Nothing may answer
-// the service, and the secret may be in no file and no output.
+// Item 3: a Harbor task whose container may not reach the host (its
+// environment says allow_internet = false, or an allowlist of one
+// address, or no network but a public one for the agent's phase) and a
+// compose service beside main, the two sharing a named volume. The
+// service fetched the host's secret from a server listening on the host
+// (reached at its network's gateway address) into the volume, and
+// solve.sh read it from there: the policy held for main only. Nothing may
+// answer the service, and the secret may be in no file and no output;
+// under the allowlist main still reaches its service by name.
 func TestHostileR4SidecarNoNetwork(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
+	for _, env := range []struct{ name, toml string }{
+		{"no-network", "allow_internet = false\n"},
+		{"allowlist", "network_mode = \"allowlist\"\nallowed_hosts = [\"192.0.2.1\"]\n[agent]\ntimeout_sec = 120.0\n"},
+		{"agent-phase", "network_mode = \"no-network\"\n[agent]\ntimeout_sec = 120.0\nnetwork_mode = \"public\"\n"},
+	} {
+		t.Run(env.name, func(t *testing.T) { sidecarFetch(t, bin, env.name, env.toml) })
+	}
+}
+
+func sidecarFetch(t *testing.T, bin, kind, environment string) {
 	secret := "HOSTILE-R4-SIDECAR-" + randomHex(8)
 	port, asked := hostServer(t, secret)
 	// The service tries its own address's .1 and its /16's .0.1 (the
-	// engine's gateways), twice, and writes what it got (or why not).
-	fetch := fmt.Sprintf(`import socket, urllib.request, time
+	// engine's gateways), once each, writes what it got (or why not), and
+	// serves it at :8000.
+	fetch := fmt.Sprintf(`import socket, urllib.request, os, http.server, functools
 me = socket.gethostbyname(socket.gethostname())
 a = me.split(".")
 out = []
 for gw in dict.fromkeys([".".join(a[:3] + ["1"]), ".".join(a[:2] + ["0", "1"])]):
-    for _ in range(2):
-        try:
-            out.append("GOT " + gw + " " + urllib.request.urlopen("http://%%s:%d/secret" %% gw, timeout=2).read().decode().strip())
-            break
-        except Exception as e:
-            out.append("NOT " + gw + " " + type(e).__name__)
-            time.sleep(0.2)
+    try:
+        out.append("GOT " + gw + " " + urllib.request.urlopen("http://%%s:%d/secret" %% gw, timeout=2).read().decode().strip())
+    except Exception as e:
+        out.append("NOT " + gw + " " + type(e).__name__)
 open("/shared/fetched.tmp", "w").write(" | ".join(out) + "\n")
-import os; os.rename("/shared/fetched.tmp", "/shared/fetched")
-time.sleep(3600)
+os.rename("/shared/fetched.tmp", "/shared/fetched")
+http.server.ThreadingHTTPServer(("", 8000), functools.partial(http.server.SimpleHTTPRequestHandler, directory="/shared")).serve_forever()
 `, port)
 	compose := "services:\n  main:\n    volumes:\n      - shared:/shared\n  fetcher:\n    image: " + docker.DebianImage + "\n" +
 		"    command: [\"python3\", \"-c\", " + fmt.Sprintf("%q", fetch) + "]\n    volumes:\n      - shared:/shared\nvolumes:\n  shared: {}\n"
 	tasks := filepath.Join(t.TempDir(), "tasks")
-	name := "hostile-r4/sidecar-net"
-	harborTask(t, tasks, "sidecar-net", name, map[string]string{
+	name := "hostile-r4/sidecar-" + kind
+	reach := `python3 -c 'import urllib.request; print("SERVICE REACHED", urllib.request.urlopen("http://fetcher:8000/fetched", timeout=3).status)' 2>/dev/null || echo "SERVICE REACHED no"`
+	harborTask(t, tasks, "sidecar-"+kind, name, map[string]string{
 		"environment/docker-compose.yaml": compose,
+		"task.toml":                       fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 128\n%s", name, environment),
 		// Waits for the service's file (it writes it in seconds).
-		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 150); do [ -e /shared/fetched ] && break; sleep 0.2; done\necho \"SIDECAR SAID: $(cat /shared/fetched 2>&1)\"\n",
+		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 150); do [ -e /shared/fetched ] && break; sleep 0.2; done\necho \"SIDECAR SAID: $(cat /shared/fetched 2>&1)\"\n" + reach + "\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
@@ -81,16 +94,26 @@ time.sleep(3600)
 	dir, recs, left := records(t, out)
 	files := experimentFiles(t, out)
 	leaked, where := countIn(secret, files, map[string]string{"stdout": run.stdout, "stderr": run.stderr})
-	said := ""
+	said, reached := "", ""
 	for _, body := range files {
 		for _, l := range strings.Split(body, "\n") {
-			if i := strings.Index(l, "SIDECAR SAID: "); i >= 0 && said == "" {
+			// The lines solve.sh printed (not its commands' trace, nor a
+			// record's shortened copy).
+			if i := strings.Index(l, "SIDECAR SAID: "); i >= 0 && said == "" && !strings.ContainsAny(l[i:], "…$'") {
 				said = strings.TrimSpace(l[i+len("SIDECAR SAID: "):])
+			}
+			if i := strings.Index(l, "SERVICE REACHED "); i >= 0 && reached == "" && !strings.ContainsAny(l[i:], "…$'\"") {
+				reached = strings.TrimSpace(l[i+len("SERVICE REACHED "):])
 			}
 		}
 	}
 	if !strings.Contains(said, "NOT ") && !strings.Contains(said, "GOT ") {
 		t.Errorf("solve.sh's SIDECAR SAID line holds no attempt of the service (%q): it did not run (exit %d)\n%s", said, run.code, run.stderr)
+	}
+	lost := 1 - len(recs)
+	if kind == "allowlist" && reached != "200" {
+		lost++
+		t.Errorf("under the allowlist main did not reach its service at fetcher:8000 (SERVICE REACHED %q): the allowlist must let the task's container reach its services", reached)
 	}
 	nets := networksLeft(t, filepath.Base(dir))
 	if len(nets) > 0 {
@@ -103,7 +126,7 @@ time.sleep(3600)
 		t.Errorf("the host's server answered the task's service %d times", n)
 	}
 	outcome, cause, _ := oneRecord(recs)
-	letoutRow(t, fmt.Sprintf("a Harbor task with allow_internet = false whose compose service `fetcher`, sharing a named volume with main, fetches http://<its gateway>:%d/secret from a server on the host into the volume; solve.sh prints the volume's file", port),
-		fmt.Sprintf("exit %d; %s · %s; solve.sh printed %.160q; host server asked %d times; networks left %d", run.code, outcome, orNone(cause), said, asked.Load(), len(nets)),
-		1-len(recs), leaked+int(asked.Load())+left+len(nets), 0)
+	letoutRow(t, fmt.Sprintf("a Harbor task (%s) whose compose service `fetcher`, sharing a named volume with main, fetches http://<its gateway>:%d/secret from a server on the host into the volume; solve.sh prints the volume's file and fetches http://fetcher:8000/", strings.TrimSpace(strings.ReplaceAll(environment, "\n", "; ")), port),
+		fmt.Sprintf("exit %d; %s · %s; solve.sh printed %.160q, service reached %q; host server asked %d times; networks left %d", run.code, outcome, orNone(cause), said, reached, asked.Load(), len(nets)),
+		lost, leaked+int(asked.Load())+left+len(nets), 0)
 }

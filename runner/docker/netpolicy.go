@@ -63,7 +63,8 @@ func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 	s.detached = nil
 	switch {
 	case p.Mode == model.NetworkAllowlist:
-		if _, err := s.RunNetnsHelper(ctx, workload.NetPolicyMode, append([]string{"allow"}, p.AllowedHosts...)...); err != nil {
+		// The task's services too, where their network leads nowhere else.
+		if _, err := s.RunNetnsHelper(ctx, workload.NetPolicyMode, append(append([]string{"allow"}, p.AllowedHosts...), s.side.reachable()...)...); err != nil {
 			return fmt.Errorf("allowed_hosts cannot be enforced: %w", err)
 		}
 		s.filtered = true
