@@ -49,16 +49,16 @@ func hostServer(t *testing.T, secret string) (port int, asked *atomic.Int64) {
 func TestHostileR4SidecarNoNetwork(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
-	for _, env := range []struct{ name, toml string }{
-		{"no-network", "allow_internet = false\n"},
-		{"allowlist", "network_mode = \"allowlist\"\nallowed_hosts = [\"192.0.2.1\"]\n[agent]\ntimeout_sec = 120.0\n"},
-		{"agent-phase", "network_mode = \"no-network\"\n[agent]\ntimeout_sec = 120.0\nnetwork_mode = \"public\"\n"},
+	for _, env := range []struct{ name, what, toml string }{
+		{"no-network", "allow_internet = false", "allow_internet = false\n"},
+		{"allowlist", "allowed_hosts = [\"192.0.2.1\"]", "network_mode = \"allowlist\"\nallowed_hosts = [\"192.0.2.1\"]\n[agent]\ntimeout_sec = 120.0\n"},
+		{"agent-phase", "no-network, its [agent] public", "network_mode = \"no-network\"\n[agent]\ntimeout_sec = 120.0\nnetwork_mode = \"public\"\n"},
 	} {
-		t.Run(env.name, func(t *testing.T) { sidecarFetch(t, bin, env.name, env.toml) })
+		t.Run(env.name, func(t *testing.T) { sidecarFetch(t, bin, env.name, env.what, env.toml) })
 	}
 }
 
-func sidecarFetch(t *testing.T, bin, kind, environment string) {
+func sidecarFetch(t *testing.T, bin, kind, what, environment string) {
 	secret := "HOSTILE-R4-SIDECAR-" + randomHex(8)
 	port, asked := hostServer(t, secret)
 	// The service tries its own address's .1 and its /16's .0.1 (the
@@ -126,7 +126,7 @@ http.server.ThreadingHTTPServer(("", 8000), functools.partial(http.server.Simple
 		t.Errorf("the host's server answered the task's service %d times", n)
 	}
 	outcome, cause, _ := oneRecord(recs)
-	letoutRow(t, fmt.Sprintf("a Harbor task (%s) whose compose service `fetcher`, sharing a named volume with main, fetches http://<its gateway>:%d/secret from a server on the host into the volume; solve.sh prints the volume's file and fetches http://fetcher:8000/", strings.TrimSpace(strings.ReplaceAll(environment, "\n", "; ")), port),
+	letoutRow(t, fmt.Sprintf("a Harbor task (%s) whose compose service `fetcher`, sharing a named volume with main, fetches http://<its gateway>:%d/secret from a server on the host into the volume; solve.sh prints the volume's file and fetches http://fetcher:8000/", what, port),
 		fmt.Sprintf("exit %d; %s · %s; solve.sh printed %.160q, service reached %q; host server asked %d times; networks left %d", run.code, outcome, orNone(cause), said, reached, asked.Load(), len(nets)),
 		lost, leaked+int(asked.Load())+left+len(nets), 0)
 }
