@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,4 +131,98 @@ http.server.ThreadingHTTPServer(("", 8000), functools.partial(http.server.Simple
 	letoutRow(t, fmt.Sprintf("a Harbor task (%s) whose compose service `fetcher`, sharing a named volume with main, fetches http://<its gateway>:%d/secret from a server on the host into the volume; solve.sh prints the volume's file and fetches http://fetcher:8000/", what, port),
 		fmt.Sprintf("exit %d; %s · %s; solve.sh printed %.160q, service reached %q; host server asked %d times; networks left %d", run.code, outcome, orNone(cause), said, reached, asked.Load(), len(nets)),
 		lost, leaked+int(asked.Load())+left+len(nets), 0)
+}
+
+// Item 4a: a task's services held memory outside its bound. Twenty
+// services at the default 1 GiB beside a 64 MiB task loaded (and `tasks
+// show` said "no limit" for each); admission counted the task's 64 MiB
+// alone. The twenty are refused at load at the compose file's line; a
+// task within the cap, its two services bounded 512 MiB and 1 GiB (the
+// default), is shown with those bounds and admitted by them: on a host
+// that can guarantee 2 GiB two of its trials (1.56 GiB each) never run at
+// once.
+func TestHostileR4SidecarMemory(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	svc := func(name, extra string) string {
+		return "  " + name + ":\n    image: " + docker.DebianImage + "\n    command: [\"sleep\", \"infinity\"]\n" + extra
+	}
+	var many strings.Builder
+	many.WriteString("services:\n  main:\n    mem_limit: 64m\n")
+	for i := 1; i <= 20; i++ {
+		many.WriteString(svc(fmt.Sprintf("s%d", i), ""))
+	}
+	harborTask(t, tasks, "many", "hostile-r4/many-services", map[string]string{"environment/docker-compose.yaml": many.String()})
+	// main is lines 2-3, each service 3 lines from line 4: the ninth
+	// beside main, s9, is at line 4 + 8*3.
+	show := runBin(t, bin, nil, "tasks", "show", "hostile-r4/many-services", "--tasks-dir", tasks)
+	refused := show.code != 0 && strings.Contains(show.stderr, "docker-compose.yaml:28: service s9 is the 10th: a task runs at most 8 services")
+	lost, forged := 0, 0
+	if !refused {
+		lost++
+		t.Errorf("tasks show of the 20-service task: exit %d, want it refused at docker-compose.yaml:28 (s9):\n%s%s", show.code, show.stdout, show.stderr)
+	}
+	forged += strings.Count(show.stdout, "no limit")
+	letoutRow(t, "`tasks show` of a Harbor task whose docker-compose.yaml has main (64 MiB) and 20 services with no mem_limit",
+		fmt.Sprintf("exit %d; %.160q; \"no limit\" printed %d times", show.code, firstLineWith(show.stdout+show.stderr, "service"), strings.Count(show.stdout, "no limit")), lost, 0, forged)
+
+	// Within the cap: admitted by its services' bounds.
+	name := "hostile-r4/two-services"
+	harborTask(t, tasks, "two", name, map[string]string{
+		"environment/docker-compose.yaml": "services:\n  main:\n    mem_limit: 64m\n" + svc("small", "    mem_limit: 512m\n") + svc("big", ""),
+		"solution/solve.sh":               "#!/bin/bash\necho \"RAN FROM $(date +%s.%N)\"\nsleep 3\necho \"RAN TO $(date +%s.%N)\"\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-r4/") })
+	show = runBin(t, bin, nil, "tasks", "show", name, "--tasks-dir", tasks)
+	forged = 0
+	for _, want := range []string{"small", "limit 512MiB", "big", "limit 1GiB (the default)"} {
+		if !strings.Contains(show.stdout, want) {
+			forged++
+			t.Errorf("tasks show of %s does not say %q (each sidecar's real bound):\n%s%s", name, want, show.stdout, show.stderr)
+		}
+	}
+	forged += strings.Count(show.stdout, "no limit")
+	memOut, err := exec.Command("docker", "info", "-f", "{{.MemTotal}}").Output()
+	total, _ := strconv.ParseInt(strings.TrimSpace(string(memOut)), 10, 64)
+	if err != nil || total < 3<<30 {
+		t.Fatalf("docker info MemTotal %q (%v): the row needs a host of 3 GiB or more", memOut, err)
+	}
+	// A reserve that leaves 2 GiB to guarantee.
+	reserve := fmt.Sprintf("%dM", (total-2<<30)>>20)
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "2", "--concurrency", "2", "--reserve", reserve, "--out", out)
+	dir, recs, left := records(t, out)
+	type span struct{ from, to float64 }
+	var spans []span
+	for p, body := range experimentFiles(t, out) {
+		if !strings.HasSuffix(p, "log.txt") {
+			continue
+		}
+		var s span
+		for _, l := range strings.Split(body, "\n") {
+			if f := strings.Fields(l); len(f) == 3 && f[0] == "RAN" {
+				v, _ := strconv.ParseFloat(f[2], 64)
+				if f[1] == "FROM" {
+					s.from = v
+				} else if f[1] == "TO" {
+					s.to = v
+				}
+			}
+		}
+		if s.from > 0 && s.to > 0 {
+			spans = append(spans, s)
+		}
+	}
+	overlapped := 0
+	if len(spans) != 2 {
+		t.Errorf("%d trials' solve.sh ran start to end, want 2 (exit %d)\n%s", len(spans), run.code, run.stderr)
+	} else if spans[0].from < spans[1].to && spans[1].from < spans[0].to {
+		overlapped = 1
+		t.Errorf("the two trials ran at once (%.1f–%.1f and %.1f–%.1f): each holds 64 MiB + 512 MiB + 1 GiB and the host can guarantee 2 GiB", spans[0].from, spans[0].to, spans[1].from, spans[1].to)
+	}
+	nets := networksLeft(t, filepath.Base(dir))
+	letoutRow(t, fmt.Sprintf("`tasks show` and a run (--repeats 2 --concurrency 2 --reserve %s: 2 GiB to guarantee) of a Harbor task, main 64 MiB, services `small` (mem_limit 512m) and `big` (none)", reserve),
+		fmt.Sprintf("%q; exit %d; %d records; ran at once %v; networks left %d", firstLineWith(show.stdout, "big"), run.code, len(recs), overlapped == 1, len(nets)),
+		2-len(recs), overlapped+left+len(nets), forged)
 }
