@@ -28,6 +28,10 @@ func (s *sandbox) SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 }
 
 func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error {
+	if p.Mode == model.NetworkAllowlist {
+		// The task's services too, where their network leads nowhere else.
+		p.AllowedHosts = append(append([]string(nil), p.AllowedHosts...), s.side.reachable()...)
+	}
 	if p.Mode == model.NetworkNone {
 		if s.detached != nil {
 			return nil
@@ -63,8 +67,7 @@ func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 	s.detached = nil
 	switch {
 	case p.Mode == model.NetworkAllowlist:
-		// The task's services too, where their network leads nowhere else.
-		if _, err := s.RunNetnsHelper(ctx, workload.NetPolicyMode, append(append([]string{"allow"}, p.AllowedHosts...), s.side.reachable()...)...); err != nil {
+		if _, err := s.RunNetnsHelper(ctx, workload.NetPolicyMode, append([]string{"allow"}, p.AllowedHosts...)...); err != nil {
 			return fmt.Errorf("allowed_hosts cannot be enforced: %w", err)
 		}
 		s.filtered = true
