@@ -25,23 +25,25 @@ func showSidecars(w io.Writer, t model.Task) {
 				what = "built from an inline Dockerfile in " + sc.Build.Context
 			}
 		}
-		limit := "no limit"
-		if sc.MemoryLimitBytes > 0 || sc.CPUs > 0 {
-			var parts []string
-			if sc.MemoryLimitBytes > 0 {
-				parts = append(parts, model.FormatBytes(sc.MemoryLimitBytes))
-			}
-			if sc.CPUs > 0 {
-				parts = append(parts, fmt.Sprintf("%g CPU", sc.CPUs))
-			}
-			limit = "limit " + strings.Join(parts, ", ")
+		// The bound it really runs under (Bounds: the default where the
+		// compose file gives none), never "no limit".
+		mem, pids := sc.Bounds()
+		parts := []string{model.FormatBytes(mem)}
+		if sc.MemoryLimitBytes <= 0 {
+			parts[0] += " (the default)"
 		}
+		if sc.CPUs > 0 {
+			parts = append(parts, fmt.Sprintf("%g CPU", sc.CPUs))
+		}
+		parts = append(parts, fmt.Sprintf("%d processes", pids))
+		limit := "limit " + strings.Join(parts, ", ")
 		health := ""
 		if sc.Healthcheck != nil {
 			health = ", healthcheck"
 		}
 		fmt.Fprintf(w, "    %-12s %s (%s%s)\n", sc.Name, what, limit, health)
 	}
+	fmt.Fprintf(w, "  sidecars' memory %s, admitted beside the task's guarantee\n", model.FormatBytes(t.SidecarMemoryBytes()))
 	if len(t.DependsOn) > 0 {
 		var deps []string
 		for _, d := range t.DependsOn {

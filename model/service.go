@@ -90,3 +90,26 @@ func (sc Sidecar) Bounds() (memoryBytes, pids int64) {
 	}
 	return memoryBytes, DefaultPidsLimit
 }
+
+// MaxSidecars is how many services a task may run beside its own
+// container. Each holds memory outside the task's limit (its own bound,
+// DefaultSidecarMemoryBytes unless it says less), so their number is
+// bounded as their size is: twenty at 1 GiB held 4.2 GiB for a 64 MiB
+// task. Real tasks run far fewer: each of the 1,487 Terminal-Bench tasks
+// of one public dataset has one compose service (the task's own client),
+// a client-and-server task has two, and none of the 3,566 Harbor tasks of
+// another has a compose file at all.
+const MaxSidecars = 8
+
+// SidecarMemoryBytes is what a task's services may hold together: the
+// sum of their memory bounds (Bounds), counted beside the task's own
+// guarantee when a trial is admitted. A sidecar has a limit and no
+// reservation, so its limit is what the host must have for it.
+func (t Task) SidecarMemoryBytes() int64 {
+	var sum int64
+	for _, sc := range t.Sidecars {
+		m, _ := sc.Bounds()
+		sum += m
+	}
+	return sum
+}

@@ -184,7 +184,7 @@ func New(b Backend, cfg Config) (*Runner, error) {
 			runnable.Trials = append(runnable.Trials, tr)
 		}
 	}
-	if err := CheckGuarantees(runnable, cfg.GuaranteeCapacityBytes); err != nil {
+	if err := CheckGuaranteesOf(runnable, cfg.GuaranteeCapacityBytes, "this host can guarantee at most %s (memory minus the reserve)", cfg.Tasks...); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -198,15 +198,34 @@ func CheckGuarantees(plan model.Plan, capacity int64) error {
 
 // CheckGuaranteesOf is CheckGuarantees with what the capacity is, for
 // people (a format with one %s, the capacity): a cluster's is its largest
-// node's allocatable memory, not a host's memory minus --reserve.
-func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string) error {
+// node's allocatable memory, not a host's memory minus --reserve. The
+// tasks given are those whose services count too (AdmittedBytes).
+func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string, tasks ...model.Task) error {
+	byName := map[string]model.Task{}
+	for _, t := range tasks {
+		byName[t.Name] = t
+	}
 	for _, tr := range plan.Trials {
-		if tr.Policy.GuaranteeBytes > capacity {
-			return fmt.Errorf("task %s guarantees %s but %s: lower its memory or run it on a bigger host",
-				tr.Task, model.FormatBytes(tr.Policy.GuaranteeBytes), fmt.Sprintf(basis, model.FormatBytes(capacity)))
+		if need := AdmittedBytes(tr, byName[tr.Task]); need > capacity {
+			what := "guarantees " + model.FormatBytes(tr.Policy.GuaranteeBytes)
+			if side := byName[tr.Task].SidecarMemoryBytes(); side > 0 {
+				what = fmt.Sprintf("needs %s (its guarantee %s and its %d services' bounds %s)", model.FormatBytes(need),
+					model.FormatBytes(tr.Policy.GuaranteeBytes), len(byName[tr.Task].Sidecars), model.FormatBytes(side))
+			}
+			return fmt.Errorf("task %s %s but %s: lower its memory or run it on a bigger host",
+				tr.Task, what, fmt.Sprintf(basis, model.FormatBytes(capacity)))
 		}
 	}
 	return nil
+}
+
+// AdmittedBytes is what a trial holds of the host's capacity while it
+// runs: its guarantee and its task's services' memory bounds
+// (model.Task.SidecarMemoryBytes), which run beside it outside its limit.
+// Counting the guarantee alone admitted twenty 1 GiB services as a 64 MiB
+// trial.
+func AdmittedBytes(tr model.Trial, task model.Task) int64 {
+	return tr.Policy.GuaranteeBytes + task.SidecarMemoryBytes()
 }
 
 // stopSweep ends the sweep, interrupted, with why: running trials are
@@ -317,7 +336,8 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		return model.TrialResult{Trial: tr, Start: queued, End: queued, Outcome: model.InfraError, Reason: r.redact(why), TaskNotRun: true}
 	}
 	res := model.TrialResult{Trial: tr, Start: queued}
-	err := r.adm.acquire(ctx, tr.Policy.GuaranteeBytes, func(reason string) {
+	admitted := AdmittedBytes(tr, r.tasks[tr.Task])
+	err := r.adm.acquire(ctx, admitted, func(reason string) {
 		if strings.HasPrefix(reason, "paused") {
 			res.HostPauses = append(res.HostPauses, reason)
 		}
@@ -335,7 +355,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	stopped := sync.OnceFunc(func() {
 		noise = noiseOver(before, r.readPressure())
 		noise.Neighbours = r.neighbours.leave(mine)
-		r.adm.release(tr.Policy.GuaranteeBytes)
+		r.adm.release(admitted)
 		freed()
 	})
 	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes, stopped: stopped}

@@ -262,7 +262,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		return p, err
 	}
 	for _, tr := range p.plan.Trials {
-		if err := runner.CheckGuaranteesOf(model.Plan{Trials: []model.Trial{tr}}, p.capacity, e.CapacityBasis()); err != nil {
+		if err := runner.CheckGuaranteesOf(model.Plan{Trials: []model.Trial{tr}}, p.capacity, e.CapacityBasis(), p.tasks...); err != nil {
 			if spec.FailFast {
 				return p, InputError{err}
 			}

@@ -226,6 +226,10 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 				if !skip {
 					c.services = append(c.services, s)
 				}
+				if len(c.services) > model.MaxSidecars+1 {
+					// The task's own service and MaxSidecars beside it.
+					return nil, d.errf(sv[0], "service %s is the %dth: a task runs at most %d services beside its own container (each holds memory outside the task's limit)", s.name, len(c.services), model.MaxSidecars)
+				}
 			}
 		case k == "networks":
 			for _, nv := range pairs(v) {

@@ -204,6 +204,9 @@ func Parse(path string, data []byte) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
+	if err := checkServiceCount(path, data, len(f.Services)); err != nil {
+		return Loaded{}, err
+	}
 	t, err := f.toTask(path)
 	if err != nil {
 		if te := typoFirst(path, data, ignored, tomlKeys(), err); te != err {

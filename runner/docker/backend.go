@@ -518,6 +518,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		_, _ = sb.Remove(context.Background())
 		return nil, err
 	}
+	// Its way out, where the trial's network leads nowhere (mainEgress).
+	if err := side.connectEgress(ctx, created.ID); err != nil {
+		_, _ = sb.Remove(context.Background())
+		return nil, err
+	}
 	if driven {
 		// Attached before the start, so no output is missed.
 		attached := runner.TimePhase(trial.ID, "attach")

@@ -34,6 +34,10 @@ func (s *sandbox) SetNetworkPolicy(ctx context.Context, p model.NetworkPolicy) e
 }
 
 func (s *sandbox) setNetworkPolicy(ctx context.Context, p model.NetworkPolicy) error {
+	if p.Mode == model.NetworkAllowlist {
+		// The task's services too, where their network leads nowhere else.
+		p.AllowedHosts = append(append([]string(nil), p.AllowedHosts...), s.side.reachable()...)
+	}
 	if p.Mode == model.NetworkNone {
 		if s.detached != nil {
 			return nil

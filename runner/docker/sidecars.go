@@ -48,6 +48,14 @@ type sidecars struct {
 
 	quit    chan struct{}
 	sampled chan struct{}
+
+	// outID and outName are the task's container's egress network, when
+	// the trial's network is closed and it has a way out (mainEgress).
+	outID, outName string
+	// closedSubnets are a closed trial network's ranges: an allowlist
+	// lets the task's container reach its services there (and nothing
+	// else is there: the host has no address on it).
+	closedSubnets []string
 }
 
 type sidecar struct {
@@ -70,8 +78,8 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	// A task with no network of its own reaches its services and nothing
-	// else.
-	net, err := b.cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels, Internal: task.Network == model.NetworkTrialOnly})
+	// else, and neither do they (trialNetworkOptions).
+	net, err := b.cli.NetworkCreate(eng, name, trialNetworkOptions(task, labels))
 	if err != nil {
 		return nil, fmt.Errorf("create the trial's network: %w", err)
 	}
@@ -82,6 +90,22 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 			_, _ = s.remove(context.Background())
 		}
 	}()
+	if closedNetwork(task) {
+		if info, err := b.cli.NetworkInspect(eng, net.ID, network.InspectOptions{}); err == nil {
+			for _, c := range info.IPAM.Config {
+				if c.Subnet != "" {
+					s.closedSubnets = append(s.closedSubnets, c.Subnet)
+				}
+			}
+		}
+	}
+	if mainEgress(task) {
+		out, err := b.cli.NetworkCreate(eng, name+"-out", network.CreateOptions{Driver: "bridge", Labels: labels})
+		if err != nil {
+			return nil, fmt.Errorf("create the trial's egress network: %w", err)
+		}
+		s.outID, s.outName = out.ID, name+"-out"
+	}
 	mounts := append([]model.VolumeMount(nil), task.Volumes...)
 	for _, sc := range task.Sidecars {
 		mounts = append(mounts, sc.Volumes...)
@@ -361,6 +385,11 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 		if err := s.b.cli.NetworkRemove(ctx, s.netID); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove the trial's network: %w", err))
 		}
+		if s.outID != "" {
+			if err := s.b.cli.NetworkRemove(ctx, s.outID); err != nil && !cerrdefs.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove the trial's egress network: %w", err))
+			}
+		}
 		for compose, v := range s.volumes {
 			if err := s.b.cli.VolumeRemove(ctx, v, true); err != nil && !cerrdefs.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("remove the trial's volume %s: %w", compose, err))
@@ -398,6 +427,27 @@ func (s *sidecars) attachMain(hc *container.HostConfig, task model.Task, netMode
 	return &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		s.netName: {Aliases: []string{"main", "client"}},
 	}}
+}
+
+// connectEgress puts the task's created container on its egress network
+// (mainEgress), before it starts: the trial's own network leads nowhere.
+func (s *sidecars) connectEgress(ctx context.Context, id string) error {
+	if s == nil || s.outName == "" {
+		return nil
+	}
+	if err := s.b.cli.NetworkConnect(ctx, s.outName, id, nil); err != nil {
+		return fmt.Errorf("connect the task's container to its egress network: %w", err)
+	}
+	return nil
+}
+
+// reachable is what an allowlist adds for the task's container: its
+// services' network where it is closed (nothing else is on it).
+func (s *sidecars) reachable() []string {
+	if s == nil {
+		return nil
+	}
+	return s.closedSubnets
 }
 
 // mounts are a service's named volumes as the trial's volumes.
