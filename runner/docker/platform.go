@@ -362,13 +362,16 @@ const reproNetwork = "headroom-repro"
 
 // reproNetworkCreate is the command that makes the network of the trial's
 // own that its container joins ("" when it joins none or is given one):
-// an internal bridge (no way out) for a trial-only network.
+// for a trial-only network an internal bridge with no address on the
+// host (trialNetworkOptions' closed network). Where the trial's container
+// joins a closed network and an egress one of its own (mainEgress), the
+// egress is what it reaches out by: a bridge of its own.
 func reproNetworkCreate(t model.Task) string {
 	switch {
 	case t.Name == "":
 		return ""
 	case t.Network == model.NetworkTrialOnly:
-		return "docker network create --internal " + reproNetwork
+		return "docker network create --internal -o " + noGatewayOption + "=true " + reproNetwork
 	case ownBridge(t.Network), t.Network == "none" && t.PhaseWantsNetwork():
 		return "docker network create " + reproNetwork
 	}

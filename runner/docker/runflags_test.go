@@ -85,7 +85,7 @@ func TestReproduceMakesTheTrialsOwnNetwork(t *testing.T) {
 	}{
 		{"bridge", false, "docker network create headroom-repro && docker run --network headroom-repro "},
 		{"default", false, "docker network create headroom-repro && docker run --network headroom-repro "},
-		{model.NetworkTrialOnly, false, "docker network create --internal headroom-repro && docker run --network headroom-repro "},
+		{model.NetworkTrialOnly, false, "docker network create --internal -o com.docker.network.bridge.inhibit_ipv4=true headroom-repro && docker run --network headroom-repro "},
 		{"none", true, "docker network create headroom-repro && docker run --network headroom-repro "},
 		{"none", false, "docker run --network none "},
 	} {
