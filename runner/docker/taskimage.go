@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
@@ -37,6 +38,12 @@ func ContextDigest(b model.Build) (string, error) {
 	fmt.Fprintf(h, "%sdockerfile %s\n", taskRecipe, b.Dockerfile)
 	if b.Inline != "" {
 		fmt.Fprintf(h, "inline %q\n", b.Inline)
+	}
+	if b.Network != "" {
+		// How its RUN steps reached a network is part of what the image
+		// is: one built with a network is never reused as one built
+		// without (nor the other way round).
+		fmt.Fprintf(h, "network %s\n", b.Network)
 	}
 	if b.Target != "" || len(b.Args) > 0 {
 		args := make([]string, 0, len(b.Args))
@@ -125,7 +132,14 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		}
 		progress(fmt.Sprintf("%s: the pinned image %s could not be pulled (%v); building %s instead, which Harbor would not do", t.Name, t.Image, err, filepath.Join(t.Build.Context, t.Build.Dockerfile)))
 	}
-	tag, err := TaskImageTag(t.Name, *t.Build)
+	engine, err := chooseEngineBuilder(ctx, cli)
+	if err != nil {
+		return "", fmt.Errorf("task %s: %w", t.Name, err)
+	}
+	b := *t.Build
+	plan := planBuild(engine, t, b)
+	b.Network = plan.Network
+	tag, err := TaskImageTag(t.Name, b)
 	if err != nil {
 		return "", fmt.Errorf("task %s: %w", t.Name, err)
 	}
@@ -133,7 +147,7 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		return tag, nil
 	}
 	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
-	if err := buildContext(ctx, cli, tag, *t.Build, progress); err != nil {
+	if err := buildPlanned(ctx, cli, tag, b, plan, t, progress); err != nil {
 		return "", fmt.Errorf("task %s: building %s: %w", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), err)
 	}
 	return tag, nil
@@ -152,20 +166,28 @@ func pull(ctx context.Context, cli *client.Client, ref string, progress func(str
 // task's build time limit, with BuildKit where the engine offers it (as
 // Harbor's `docker compose build` does) and else the classic builder; the
 // progress names the builder, and the image carries it (LabelBuilder).
+// It is bounded as for a task with a network (planBuild).
 func buildContext(ctx context.Context, cli *client.Client, tag string, b model.Build, progress func(string)) error {
+	engine, err := chooseEngineBuilder(ctx, cli)
+	if err != nil {
+		return err
+	}
+	t := model.Task{Name: tag, Build: &b}
+	return buildPlanned(ctx, cli, tag, b, planBuild(engine, t, b), t, progress)
+}
+
+// buildPlanned is buildContext bounded as plan says (planBuild): its
+// builder, network and memory.
+func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.Build, plan buildPlan, t model.Task, progress func(string)) error {
 	if b.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
 		defer cancel()
 	}
-	builder, err := chooseEngineBuilder(ctx, cli)
-	if err != nil {
-		return err
-	}
-	err = buildWith(ctx, cli, builder, tag, b, progress)
-	if builder.Name == BuilderBuildKit && buildKitRefused(err) {
-		builder = Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}
-		err = buildWith(ctx, cli, builder, tag, b, progress)
+	err := buildBounded(ctx, cli, plan, tag, b, progress)
+	if plan.Builder.Name == BuilderBuildKit && buildKitRefused(err) {
+		plan = planBuild(Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}, t, b)
+		err = buildBounded(ctx, cli, plan, tag, b, progress)
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -176,16 +198,28 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 	return nil
 }
 
-// buildWith builds the context with one builder: the classic one gets
-// the context as a tar stream, BuildKit reads it through its session.
+// buildWith builds the context with one builder, with no network and no
+// memory bound.
 func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag string, b model.Build, progress func(string)) error {
+	return buildBounded(ctx, cli, buildPlan{Builder: builder, Network: model.BuildNetworkNone, Task: tag}, tag, b, progress)
+}
+
+// buildBounded builds the context as plan says: the classic builder gets
+// the context as a tar stream, its RUN steps the plan's network and
+// memory bound; BuildKit reads it through its session, with no network or
+// the engine's default one. The image carries the network it was built
+// with (LabelBuildNetwork).
+func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag string, b model.Build, progress func(string)) error {
+	builder := plan.Builder
 	progress("builder: " + builder.String())
+	progress(plan.says())
 	opts := build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
-		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task"},
+		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task", LabelBuildNetwork: plan.Network},
 		BuildArgs: buildArgs(b.Args), Target: b.Target,
 	}
 	if builder.Name == BuilderBuildKit {
+		opts.NetworkMode = plan.networkMode("")
 		frontend := ""
 		if builder.Frontend != nil {
 			ref, err := ensureFrontendImage(ctx, cli, builder.Frontend.Binary, progress)
@@ -207,9 +241,36 @@ func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag str
 			}
 			dockerfileDir, opts.Dockerfile = dir, "Dockerfile"
 		}
-		return buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+		err := buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+		if err != nil && !buildKitRefused(err) {
+			err = plan.explainBounds(err, false)
+		}
+		return err
 	}
 	opts.Labels[LabelBuilder] = BuilderClassic
+	opts.BuildArgs = platformArgs(ctx, cli, opts.BuildArgs)
+	if plan.Memory > 0 {
+		opts.Memory, opts.MemorySwap = plan.Memory, plan.Memory
+	}
+	opts.NetworkMode = plan.networkMode("")
+	if plan.Network == model.BuildNetworkOwn {
+		name, remove, err := ownBuildNetwork(ctx, cli, tag)
+		if err != nil {
+			return err
+		}
+		defer remove()
+		opts.NetworkMode = name
+	}
+	var steps stepTracker
+	tracked := func(l string) {
+		steps.line(l)
+		progress(l)
+	}
+	var oom *oomWatch
+	if plan.Memory > 0 {
+		oom = watchOOM(ctx, cli)
+		defer oom.stop()
+	}
 	if b.Inline != "" {
 		opts.Dockerfile = inlineDockerfile
 	}
@@ -221,7 +282,44 @@ func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag str
 		return err
 	}
 	defer resp.Body.Close()
-	return readBuildStream(resp.Body, progress)
+	err = readBuildStream(resp.Body, tracked)
+	if err != nil {
+		// The OOM event comes before the step's exit that ends the build:
+		// it is waited for a moment only when the step was SIGKILLed.
+		killed := oom != nil && killedBy137(err) && oom.killed(steps.ids, 5*time.Second)
+		if killed && steps.step != "" {
+			err = fmt.Errorf("%w (step %s)", err, steps.step)
+		}
+		err = plan.explainBounds(err, killed)
+	}
+	return err
+}
+
+// LabelBuildNetwork is the label of a built task image naming the network
+// its RUN steps had (model.BuildNetwork*).
+const LabelBuildNetwork = "headroom.image.build-network"
+
+// platformArgs gives a classic build the platform arguments BuildKit
+// gives every build (TARGETARCH, BUILDPLATFORM, …: a Dockerfile that
+// declares `ARG TARGETARCH` reads the engine's architecture under either
+// builder); the task's own arguments win.
+func platformArgs(ctx context.Context, cli *client.Client, args map[string]*string) map[string]*string {
+	v, err := cli.ServerVersion(ctx)
+	if err != nil || v.Os == "" || v.Arch == "" {
+		return args
+	}
+	out := map[string]*string{}
+	plat := v.Os + "/" + v.Arch
+	for _, prefix := range []string{"TARGET", "BUILD"} {
+		for k, val := range map[string]string{"PLATFORM": plat, "OS": v.Os, "ARCH": v.Arch, "VARIANT": ""} {
+			val := val
+			out[prefix+k] = &val
+		}
+	}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
 }
 
 func buildArgs(args map[string]string) map[string]*string {
