@@ -215,23 +215,17 @@ func (w *oomWatch) killed(ids []string, within time.Duration) bool {
 
 func (w *oomWatch) stop() { w.cancel() }
 
-// stepTracker follows a classic build's progress: the RUN containers it
-// started and the step running.
+// stepTracker follows a classic build's progress for the RUN containers
+// it starts (the error names the step already).
 type stepTracker struct {
-	ids  []string
-	step string
+	ids []string
 }
 
-var (
-	runningIn = regexp.MustCompile(`^---> Running in ([0-9a-f]{12,64})$`)
-	stepLine  = regexp.MustCompile(`^Step \d+/\d+ : (.*)$`)
-)
+var runningIn = regexp.MustCompile(`^---> Running in ([0-9a-f]{12,64})$`)
 
 func (s *stepTracker) line(l string) {
 	if m := runningIn.FindStringSubmatch(l); m != nil {
 		s.ids = append(s.ids, m[1])
-	} else if m := stepLine.FindStringSubmatch(l); m != nil {
-		s.step = m[1]
 	}
 }
 

@@ -287,9 +287,6 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 		// The OOM event comes before the step's exit that ends the build:
 		// it is waited for a moment only when the step was SIGKILLed.
 		killed := oom != nil && killedBy137(err) && oom.killed(steps.ids, 5*time.Second)
-		if killed && steps.step != "" {
-			err = fmt.Errorf("%w (step %s)", err, steps.step)
-		}
 		err = plan.explainBounds(err, killed)
 	}
 	return err
