@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
@@ -143,11 +144,34 @@ func ownBuildNetwork(ctx context.Context, cli *client.Client, tag string) (strin
 	if _, err := cli.NetworkCreate(eng, name, network.CreateOptions{Driver: "bridge", Labels: labels}); err != nil {
 		return "", nil, fmt.Errorf("create the build's network: %w", err)
 	}
-	return name, func() {
-		eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		_ = cli.NetworkRemove(eng, name)
-	}, nil
+	return name, func() { removeBuildNetwork(ctx, cli, name) }, nil
+}
+
+// removeBuildNetwork removes a build's network once nothing is on it: a
+// build cut short (its time limit, a cancel) returns while the engine
+// still stops and removes its RUN container, which holds the network
+// until then. It waits for the engine's disconnect events, up to two
+// minutes; what is left after is the reaper's (its owner label).
+func removeBuildNetwork(ctx context.Context, cli *client.Client, name string) {
+	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	msgs, _ := cli.Events(eng, events.ListOptions{Filters: filters.NewArgs(filters.Arg("type", "network"), filters.Arg("event", "disconnect"))})
+	for {
+		err := cli.NetworkRemove(eng, name)
+		if err == nil || cerrdefs.IsNotFound(err) || !strings.Contains(err.Error(), "active endpoints") {
+			return
+		}
+		// Someone is still on it: the next disconnect, or a second.
+		retry := time.NewTimer(time.Second)
+		select {
+		case <-msgs:
+		case <-retry.C:
+		case <-eng.Done():
+			retry.Stop()
+			return
+		}
+		retry.Stop()
+	}
 }
 
 // LabelBuildOf is the label of a build's own network naming the image it
