@@ -1,7 +1,12 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +128,53 @@ func TestStepTracker(t *testing.T) {
 	}
 	if len(s.ids) != 1 || s.ids[0] != "f18058fd3442" {
 		t.Errorf("tracked ids %v, want [f18058fd3442]", s.ids)
+	}
+}
+
+// The classic builder gets the context as headroom tars it, so the
+// context's .dockerignore is applied there, as the docker CLI applies it
+// and BuildKit's frontend does: a Dockerfile that BuildKit built
+// before builds the same files now. The Dockerfile and .dockerignore
+// always go.
+func TestTarContextHonoursDockerignore(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		".dockerignore":   "# comment\nsecrets\n*.log\n!keep.log\nDockerfile\n",
+		"Dockerfile":      "FROM scratch\n",
+		"app/main.py":     "print(1)\n",
+		"secrets/key":     "KEY\n",
+		"build.log":       "noise\n",
+		"keep.log":        "kept\n",
+		"app/debug.log":   "nested logs stay: *.log is the root's\n",
+		"secrets2/readme": "not secrets/\n",
+	} {
+		full := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := tarContext(&buf, dir, "", "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got[strings.TrimSuffix(h.Name, "/")] = true
+	}
+	for name, want := range map[string]bool{".dockerignore": true, "Dockerfile": true, "app/main.py": true, "keep.log": true,
+		"app/debug.log": true, "secrets2/readme": true, "secrets/key": false, "secrets": false, "build.log": false} {
+		if got[name] != want {
+			t.Errorf("%s in the context sent: %v, want %v (sent %v)", name, got[name], want, got)
+		}
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 )
 
 // TaskRepo is the repository of images headroom builds from tasks'
@@ -275,7 +277,7 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 		opts.Dockerfile = inlineDockerfile
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
+	go func() { pw.CloseWithError(tarContext(pw, b.Context, b.Inline, b.Dockerfile)) }()
 	resp, err := cli.ImageBuild(ctx, pr, opts)
 	pr.CloseWithError(errors.New("build request ended"))
 	if err != nil {
@@ -385,8 +387,21 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 const inlineDockerfile = ".headroom-inline.Dockerfile"
 
 // tarDir writes dir as a tar stream, paths relative to it, with an
-// inline Dockerfile's text as inlineDockerfile when there is one.
+// inline Dockerfile's text as inlineDockerfile when there is one
+// (tarContext of a context whose Dockerfile is "Dockerfile").
 func tarDir(w io.Writer, dir, inline string) error {
+	return tarContext(w, dir, inline, "Dockerfile")
+}
+
+// tarContext is tarDir of a build context whose Dockerfile is dockerfile:
+// what its .dockerignore excludes is left out, as the docker CLI leaves
+// it out for the classic builder and BuildKit's Dockerfile frontend does
+// itself (the Dockerfile and .dockerignore always go).
+func tarContext(w io.Writer, dir, inline, dockerfile string) error {
+	ignore, err := dockerignore(dir)
+	if err != nil {
+		return err
+	}
 	tw := tar.NewWriter(w)
 	if inline != "" {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: inlineDockerfile, Mode: 0o644, Size: int64(len(inline))}); err != nil {
@@ -396,14 +411,61 @@ func tarDir(w io.Writer, dir, inline string) error {
 			return err
 		}
 	}
-	err := runner.TarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
+	keep := map[string]bool{".dockerignore": true, filepath.ToSlash(filepath.Clean(dockerfile)): true}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		name := filepath.ToSlash(rel)
 		if name == "." {
 			return nil
 		}
-		return runner.TarEntry(tw, "", name, info)
+		if ignore != nil && !keep[name] {
+			skip, err := ignore.MatchesOrParentMatches(name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, ".dockerignore"), err)
+			}
+			if skip {
+				if d.IsDir() && !ignore.Exclusions() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+		}
+		info, err := d.Info()
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return runner.TarEntry(tw, "", name, info)
+		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
+			return runner.TarEntry(tw, p, name, info)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return tw.Close()
+}
+
+// dockerignore reads a build context's .dockerignore (nil when it has
+// none).
+func dockerignore(dir string) (*patternmatcher.PatternMatcher, error) {
+	f, err := os.Open(filepath.Join(dir, ".dockerignore"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	patterns, err := ignorefile.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	return patternmatcher.New(patterns)
 }
