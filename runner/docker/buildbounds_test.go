@@ -178,3 +178,16 @@ func TestTarContextHonoursDockerignore(t *testing.T) {
 		}
 	}
 }
+
+// A classic build's coloured stderr reaches progress (and a failed
+// build's last lines in the record) as its text.
+func TestBuildStreamLosesColourCodes(t *testing.T) {
+	var got []string
+	stream := `{"stream":"\u001b[91mKilled\n\u001b[0m"}` + "\n" + `{"stream":"\u001b[91m    raise URLError(err)\n\u001b[0m"}` + "\n"
+	if err := readBuildStream(strings.NewReader(stream), func(l string) { got = append(got, l) }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "Killed|raise URLError(err)" {
+		t.Errorf("lines %q, want [Killed raise URLError(err)]", got)
+	}
+}

@@ -372,7 +372,9 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 			}
 			continue
 		}
-		for _, s := range strings.Split(strings.TrimRight(msg.Stream, "\n"), "\n") {
+		// The classic builder colours a RUN's stderr (ESC[91m … ESC[0m):
+		// the colour codes go, the text stays.
+		for _, s := range strings.Split(strings.TrimRight(ansiColour.ReplaceAllString(msg.Stream, ""), "\n"), "\n") {
 			if s = strings.TrimSpace(s); s != "" {
 				progress(s)
 			}
@@ -382,6 +384,10 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 		}
 	}
 }
+
+// ansiColour is a terminal colour code (SGR), as the classic builder's
+// stream wraps a RUN's stderr in.
+var ansiColour = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // inlineDockerfile is where an inline Dockerfile goes in the context sent.
 const inlineDockerfile = ".headroom-inline.Dockerfile"
