@@ -165,10 +165,12 @@ func pull(ctx context.Context, cli *client.Client, ref string, progress func(str
 }
 
 // buildContext sends the context to the engine and builds it, within the
-// task's build time limit, with BuildKit where the engine offers it (as
-// Harbor's `docker compose build` does) and else the classic builder; the
-// progress names the builder, and the image carries it (LabelBuilder).
-// It is bounded as for a task with a network (planBuild).
+// task's build time limit, with the classic builder where the Dockerfile
+// parses for it (it alone bounds a build's network and memory here) and
+// BuildKit where it needs BuildKit and the engine offers it (as Harbor's
+// `docker compose build` builds every Dockerfile); the progress names the
+// builder, and the image carries it (LabelBuilder). It is bounded as for
+// a task with a network (planBuild).
 func buildContext(ctx context.Context, cli *client.Client, tag string, b model.Build, progress func(string)) error {
 	engine, err := chooseEngineBuilder(ctx, cli)
 	if err != nil {
