@@ -48,6 +48,7 @@ type consoleFlags struct {
 	replay      []string
 	think       string
 	agent       agentFlags
+	build       buildFlags
 }
 
 func (f *consoleFlags) register(cmd *cobra.Command) {
@@ -69,6 +70,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
+	f.build.register(cmd)
 	fl.StringSliceVar(&f.replay, "replay", nil, "also offer these recorded trials (a Harbor or terminal-bench trial or job directory) as tasks whose agent, replay, repeats the recorded actions (see headroom replay; their tasks from --tasks-dir or the job's config)")
 	fl.StringVar(&f.think, "think-time", "recorded", "a --replay's time between actions: recorded, 0, or a factor such as ×2")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse a sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why and the others run")
@@ -134,10 +136,13 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 		problems = append(problems, r.Error())
 	}
 	tasks = append(tasks, replays.tasks...)
+	if tasks, err = f.build.apply(tasks); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), consoleStopSignals()...)
 	defer stop()
 
-	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate}
+	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate, build: f.build}
 	opts := ui.Options{Tasks: tasks, Port: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Problems: problems, Backend: backendName(cmd)}
 	for _, t := range replays.tasks {
@@ -309,6 +314,7 @@ type consolePort struct {
 	secrets    map[string]string
 	settings   *store.AgentSettings
 	annotate   func(*model.TrialResult) // a replay's comparison with its recording
+	build      buildFlags               // --build-network, --build-memory
 	preparing  atomic.Value             // string: the latest image preparation line
 	// backend is the backend's definition (its policy flags and
 	// reproduce line), byName the catalog's tasks it is given.
@@ -384,6 +390,9 @@ func (l *consolePort) Resume(exp ui.Experiment) (ui.Sweep, error) {
 	}
 	tasks, secrets, err := agents.ResumeTasks(m)
 	if err != nil {
+		return nil, err
+	}
+	if tasks, err = l.build.apply(tasks); err != nil {
 		return nil, err
 	}
 	spec := manifestSpec(m, tasks)

@@ -45,6 +45,7 @@ type runFlags struct {
 	execSteps   bool
 	failFast    bool
 	allowCaps   []string
+	build       buildFlags
 	resume      string
 	stats       statsFlags
 	agent       agentFlags
@@ -84,6 +85,7 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
+	f.build.register(cmd)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3")
 	return cmd
 }
@@ -196,6 +198,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	if setup.tasks, err = cat.Select(f.tasks); err != nil {
 		return usageError{err}
+	}
+	if setup.tasks, err = f.build.apply(setup.tasks); err != nil {
+		return err
 	}
 	lib, err := f.agent.library()
 	if err != nil {
@@ -370,6 +375,9 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	tasks, secrets, err := agents.ResumeTasks(m)
 	if err != nil {
 		return asAgentsUsage(err)
+	}
+	if tasks, err = f.build.apply(tasks); err != nil {
+		return err
 	}
 	spec := manifestSpec(m, tasks)
 	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings

@@ -130,7 +130,54 @@ type Build struct {
 	// a task builds only with BuildKit, as Harbor's docker compose builds it.
 	// What the file says, not part of the task's identity (its fingerprint).
 	NeedsBuildKit string `json:"-"`
+	// WithNetwork is the run's --build-network: the build's RUN steps get
+	// a network even when the task has none (Harbor's `docker compose
+	// build` gives every build the engine's network, whatever
+	// allow_internet says). Set by the run, not by the task's files.
+	WithNetwork bool `json:"-"`
+	// MemoryBytes is the run's --build-memory: the memory (and swap) the
+	// build's RUN steps may use together at most; 0 is the default bound
+	// (BuildMemory), below 0 none. Set by the run.
+	MemoryBytes int64 `json:"-"`
+	// Network is how the build's RUN steps were given a network, decided
+	// when it is built (BuildNetworkNone, BuildNetworkOwn,
+	// BuildNetworkEngine): part of the built image's cache key, so an
+	// image built with a network is never reused as one built without.
+	Network string `json:"-"`
 }
+
+// The networks a build's RUN steps get.
+const (
+	// BuildNetworkNone: none at all (a task with no network).
+	BuildNetworkNone = "none"
+	// BuildNetworkOwn: a bridge network made for the build and removed
+	// after it, apart from every other container on the engine.
+	BuildNetworkOwn = "own"
+	// BuildNetworkEngine: the engine's default bridge, where the other
+	// containers without a network of their own are (what Harbor's build
+	// gets; only with --build-network, for a Dockerfile only BuildKit
+	// builds, which can join no network of the build's own).
+	BuildNetworkEngine = "engine"
+)
+
+// BuildMemory is a build's memory bound unless the run says another
+// (--build-memory): the larger of DefaultBuildMemoryBytes and the task's
+// own memory, so a task that says it needs more builds with it too.
+func BuildMemory(b Build, taskMemory int64) int64 {
+	switch {
+	case b.MemoryBytes < 0:
+		return 0
+	case b.MemoryBytes > 0:
+		return b.MemoryBytes
+	}
+	return max(DefaultBuildMemoryBytes, taskMemory)
+}
+
+// DefaultBuildMemoryBytes is the least default bound of a build's memory:
+// more than the heavy installs of real tasks take (pip install of
+// pandas, scikit-learn and the like peaks well under 1 GiB), far less
+// than the host.
+const DefaultBuildMemoryBytes = 2048 * MiB
 
 // NetworkTrialOnly is a task's network when it has no network of its own
 // but services beside it: the trial's own network, where they are

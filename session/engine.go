@@ -156,7 +156,10 @@ func (e *Engine) taskImages(ctx context.Context, tasks []model.Task, progress fu
 		}
 		key := t.Image
 		if t.Build != nil {
-			key = t.Image + "|" + t.Build.Context + "|" + t.Build.Dockerfile
+			// The build's network and memory bound follow the task's
+			// network and memory (runner/docker planBuild): tasks that
+			// share a Dockerfile but not those share no build.
+			key = fmt.Sprintf("%s|%s|%s|%s|%t|%d|%d", t.Image, t.Build.Context, t.Build.Dockerfile, t.Network, t.Build.WithNetwork, t.Build.MemoryBytes, t.Resources.MemoryBytes)
 		}
 		if img, ok := done[key]; ok {
 			usedImage(t, img)

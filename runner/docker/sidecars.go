@@ -526,7 +526,8 @@ func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task,
 			}
 			continue
 		}
-		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, progress)
+		// Built with the task's network (none for a task with none).
+		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build, Network: t.Network}, progress)
 		if err != nil {
 			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
 		}
@@ -534,7 +535,7 @@ func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task,
 	}
 	if sv := t.SeparateVerifier; sv != nil {
 		// The separate verifier's image, built from tests/ (or pinned).
-		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/verifier", Image: sv.Image, Build: sv.Build}, progress)
+		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/verifier", Image: sv.Image, Build: sv.Build, Network: sv.Network}, progress)
 		if err != nil {
 			return fmt.Errorf("the separate verifier's image: %w", err)
 		}

@@ -15,12 +15,15 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 )
 
 // TaskRepo is the repository of images headroom builds from tasks'
@@ -37,6 +40,12 @@ func ContextDigest(b model.Build) (string, error) {
 	fmt.Fprintf(h, "%sdockerfile %s\n", taskRecipe, b.Dockerfile)
 	if b.Inline != "" {
 		fmt.Fprintf(h, "inline %q\n", b.Inline)
+	}
+	if b.Network != "" {
+		// How its RUN steps reached a network is part of what the image
+		// is: one built with a network is never reused as one built
+		// without (nor the other way round).
+		fmt.Fprintf(h, "network %s\n", b.Network)
 	}
 	if b.Target != "" || len(b.Args) > 0 {
 		args := make([]string, 0, len(b.Args))
@@ -125,7 +134,14 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		}
 		progress(fmt.Sprintf("%s: the pinned image %s could not be pulled (%v); building %s instead, which Harbor would not do", t.Name, t.Image, err, filepath.Join(t.Build.Context, t.Build.Dockerfile)))
 	}
-	tag, err := TaskImageTag(t.Name, *t.Build)
+	engine, err := chooseEngineBuilder(ctx, cli)
+	if err != nil {
+		return "", fmt.Errorf("task %s: %w", t.Name, err)
+	}
+	b := *t.Build
+	plan := planBuild(engine, t, b)
+	b.Network = plan.Network
+	tag, err := TaskImageTag(t.Name, b)
 	if err != nil {
 		return "", fmt.Errorf("task %s: %w", t.Name, err)
 	}
@@ -133,7 +149,7 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		return tag, nil
 	}
 	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
-	if err := buildContext(ctx, cli, tag, *t.Build, progress); err != nil {
+	if err := buildPlanned(ctx, cli, tag, b, plan, t, progress); err != nil {
 		return "", fmt.Errorf("task %s: building %s: %w", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), err)
 	}
 	return tag, nil
@@ -149,23 +165,33 @@ func pull(ctx context.Context, cli *client.Client, ref string, progress func(str
 }
 
 // buildContext sends the context to the engine and builds it, within the
-// task's build time limit, with BuildKit where the engine offers it (as
-// Harbor's `docker compose build` does) and else the classic builder; the
-// progress names the builder, and the image carries it (LabelBuilder).
+// task's build time limit, with the classic builder where the Dockerfile
+// parses for it (it alone bounds a build's network and memory here) and
+// BuildKit where it needs BuildKit and the engine offers it (as Harbor's
+// `docker compose build` builds every Dockerfile); the progress names the
+// builder, and the image carries it (LabelBuilder). It is bounded as for
+// a task with a network (planBuild).
 func buildContext(ctx context.Context, cli *client.Client, tag string, b model.Build, progress func(string)) error {
+	engine, err := chooseEngineBuilder(ctx, cli)
+	if err != nil {
+		return err
+	}
+	t := model.Task{Name: tag, Build: &b}
+	return buildPlanned(ctx, cli, tag, b, planBuild(engine, t, b), t, progress)
+}
+
+// buildPlanned is buildContext bounded as plan says (planBuild): its
+// builder, network and memory.
+func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.Build, plan buildPlan, t model.Task, progress func(string)) error {
 	if b.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
 		defer cancel()
 	}
-	builder, err := chooseEngineBuilder(ctx, cli)
-	if err != nil {
-		return err
-	}
-	err = buildWith(ctx, cli, builder, tag, b, progress)
-	if builder.Name == BuilderBuildKit && buildKitRefused(err) {
-		builder = Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}
-		err = buildWith(ctx, cli, builder, tag, b, progress)
+	err := buildBounded(ctx, cli, plan, tag, b, progress)
+	if plan.Builder.Name == BuilderBuildKit && buildKitRefused(err) {
+		plan = planBuild(Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}, t, b)
+		err = buildBounded(ctx, cli, plan, tag, b, progress)
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -176,16 +202,28 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 	return nil
 }
 
-// buildWith builds the context with one builder: the classic one gets
-// the context as a tar stream, BuildKit reads it through its session.
+// buildWith builds the context with one builder, with no network and no
+// memory bound.
 func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag string, b model.Build, progress func(string)) error {
+	return buildBounded(ctx, cli, buildPlan{Builder: builder, Network: model.BuildNetworkNone, Task: tag}, tag, b, progress)
+}
+
+// buildBounded builds the context as plan says: the classic builder gets
+// the context as a tar stream, its RUN steps the plan's network and
+// memory bound; BuildKit reads it through its session, with no network or
+// the engine's default one. The image carries the network it was built
+// with (LabelBuildNetwork).
+func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag string, b model.Build, progress func(string)) error {
+	builder := plan.Builder
 	progress("builder: " + builder.String())
+	progress(plan.says())
 	opts := build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: b.Dockerfile, Remove: true, ForceRemove: true,
-		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task"},
+		Labels:    map[string]string{runner.LabelHeadroom + ".image": "task", LabelBuildNetwork: plan.Network},
 		BuildArgs: buildArgs(b.Args), Target: b.Target,
 	}
 	if builder.Name == BuilderBuildKit {
+		opts.NetworkMode = plan.networkMode("")
 		frontend := ""
 		if builder.Frontend != nil {
 			ref, err := ensureFrontendImage(ctx, cli, builder.Frontend.Binary, progress)
@@ -207,21 +245,82 @@ func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag str
 			}
 			dockerfileDir, opts.Dockerfile = dir, "Dockerfile"
 		}
-		return buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+		err := buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+		if err != nil && !buildKitRefused(err) {
+			err = plan.explainBounds(err, false)
+		}
+		return err
 	}
 	opts.Labels[LabelBuilder] = BuilderClassic
+	opts.BuildArgs = platformArgs(ctx, cli, opts.BuildArgs)
+	if plan.Memory > 0 {
+		opts.Memory, opts.MemorySwap = plan.Memory, plan.Memory
+	}
+	opts.NetworkMode = plan.networkMode("")
+	if plan.Network == model.BuildNetworkOwn {
+		name, remove, err := ownBuildNetwork(ctx, cli, tag)
+		if err != nil {
+			return err
+		}
+		defer remove()
+		opts.NetworkMode = name
+	}
+	var steps stepTracker
+	tracked := func(l string) {
+		steps.line(l)
+		progress(l)
+	}
+	var oom *oomWatch
+	if plan.Memory > 0 {
+		oom = watchOOM(ctx, cli)
+		defer oom.stop()
+	}
 	if b.Inline != "" {
 		opts.Dockerfile = inlineDockerfile
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarDir(pw, b.Context, b.Inline)) }()
+	go func() { pw.CloseWithError(tarContext(pw, b.Context, b.Inline, b.Dockerfile)) }()
 	resp, err := cli.ImageBuild(ctx, pr, opts)
 	pr.CloseWithError(errors.New("build request ended"))
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	return readBuildStream(resp.Body, progress)
+	err = readBuildStream(resp.Body, tracked)
+	if err != nil {
+		// The OOM event comes before the step's exit that ends the build:
+		// it is waited for a moment only when the step was SIGKILLed.
+		killed := oom != nil && killedBy137(err) && oom.killed(steps.ids, 5*time.Second)
+		err = plan.explainBounds(err, killed)
+	}
+	return err
+}
+
+// LabelBuildNetwork is the label of a built task image naming the network
+// its RUN steps had (model.BuildNetwork*).
+const LabelBuildNetwork = "headroom.image.build-network"
+
+// platformArgs gives a classic build the platform arguments BuildKit
+// gives every build (TARGETARCH, BUILDPLATFORM, …: a Dockerfile that
+// declares `ARG TARGETARCH` reads the engine's architecture under either
+// builder); the task's own arguments win.
+func platformArgs(ctx context.Context, cli *client.Client, args map[string]*string) map[string]*string {
+	v, err := cli.ServerVersion(ctx)
+	if err != nil || v.Os == "" || v.Arch == "" {
+		return args
+	}
+	out := map[string]*string{}
+	plat := v.Os + "/" + v.Arch
+	for _, prefix := range []string{"TARGET", "BUILD"} {
+		for k, val := range map[string]string{"PLATFORM": plat, "OS": v.Os, "ARCH": v.Arch, "VARIANT": ""} {
+			val := val
+			out[prefix+k] = &val
+		}
+	}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
 }
 
 func buildArgs(args map[string]string) map[string]*string {
@@ -275,7 +374,9 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 			}
 			continue
 		}
-		for _, s := range strings.Split(strings.TrimRight(msg.Stream, "\n"), "\n") {
+		// The classic builder colours a RUN's stderr (ESC[91m … ESC[0m):
+		// the colour codes go, the text stays.
+		for _, s := range strings.Split(strings.TrimRight(ansiColour.ReplaceAllString(msg.Stream, ""), "\n"), "\n") {
 			if s = strings.TrimSpace(s); s != "" {
 				progress(s)
 			}
@@ -286,12 +387,29 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 	}
 }
 
+// ansiColour is a terminal colour code (SGR), as the classic builder's
+// stream wraps a RUN's stderr in.
+var ansiColour = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
 // inlineDockerfile is where an inline Dockerfile goes in the context sent.
 const inlineDockerfile = ".headroom-inline.Dockerfile"
 
 // tarDir writes dir as a tar stream, paths relative to it, with an
-// inline Dockerfile's text as inlineDockerfile when there is one.
+// inline Dockerfile's text as inlineDockerfile when there is one
+// (tarContext of a context whose Dockerfile is "Dockerfile").
 func tarDir(w io.Writer, dir, inline string) error {
+	return tarContext(w, dir, inline, "Dockerfile")
+}
+
+// tarContext is tarDir of a build context whose Dockerfile is dockerfile:
+// what its .dockerignore excludes is left out, as the docker CLI leaves
+// it out for the classic builder and BuildKit's Dockerfile frontend does
+// itself (the Dockerfile and .dockerignore always go).
+func tarContext(w io.Writer, dir, inline, dockerfile string) error {
+	ignore, err := dockerignore(dir)
+	if err != nil {
+		return err
+	}
 	tw := tar.NewWriter(w)
 	if inline != "" {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: inlineDockerfile, Mode: 0o644, Size: int64(len(inline))}); err != nil {
@@ -301,14 +419,61 @@ func tarDir(w io.Writer, dir, inline string) error {
 			return err
 		}
 	}
-	err := runner.TarTree(tw, dir, "", func(name string, info fs.FileInfo) error {
+	keep := map[string]bool{".dockerignore": true, filepath.ToSlash(filepath.Clean(dockerfile)): true}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		name := filepath.ToSlash(rel)
 		if name == "." {
 			return nil
 		}
-		return runner.TarEntry(tw, "", name, info)
+		if ignore != nil && !keep[name] {
+			skip, err := ignore.MatchesOrParentMatches(name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, ".dockerignore"), err)
+			}
+			if skip {
+				if d.IsDir() && !ignore.Exclusions() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+		}
+		info, err := d.Info()
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return runner.TarEntry(tw, "", name, info)
+		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
+			return runner.TarEntry(tw, p, name, info)
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	return tw.Close()
+}
+
+// dockerignore reads a build context's .dockerignore (nil when it has
+// none).
+func dockerignore(dir string) (*patternmatcher.PatternMatcher, error) {
+	f, err := os.Open(filepath.Join(dir, ".dockerignore"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	patterns, err := ignorefile.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if len(patterns) == 0 {
+		return nil, nil
+	}
+	return patternmatcher.New(patterns)
 }

@@ -1,0 +1,193 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// A task's Dockerfile is built by the classic builder wherever it parses
+// (only it takes a network of the build's own and a memory bound), with
+// no network for a task with none and a bridge of its own for a task with
+// one; a Dockerfile only BuildKit builds gets no network unless the run
+// says --build-network, and then the engine's bridge, never silently. On
+// main every build had the engine's default bridge and no bound.
+func TestPlanBuild(t *testing.T) {
+	kit := Builder{Name: BuilderBuildKit}
+	old := Builder{Name: BuilderClassic, Reason: "the engine's API 1.38 is older than 1.39"}
+	heredoc := "Dockerfile:3: heredoc in RUN"
+	for _, c := range []struct {
+		name     string
+		engine   Builder
+		network  string
+		build    model.Build
+		memory   int64
+		builder  string
+		net      string
+		bound    int64
+		unbounds bool
+	}{
+		{"no network", kit, "none", model.Build{}, 128 * model.MiB, BuilderClassic, model.BuildNetworkNone, 2048 * model.MiB, false},
+		{"trial-only", kit, model.NetworkTrialOnly, model.Build{}, 0, BuilderClassic, model.BuildNetworkNone, 2048 * model.MiB, false},
+		{"network", kit, "bridge", model.Build{}, 4096 * model.MiB, BuilderClassic, model.BuildNetworkOwn, 4096 * model.MiB, false},
+		{"network unset", kit, "", model.Build{}, 0, BuilderClassic, model.BuildNetworkOwn, 2048 * model.MiB, false},
+		{"no network, --build-network", kit, "none", model.Build{WithNetwork: true}, 0, BuilderClassic, model.BuildNetworkOwn, 2048 * model.MiB, false},
+		{"--build-memory 512M", kit, "none", model.Build{MemoryBytes: 512 * model.MiB}, 4096 * model.MiB, BuilderClassic, model.BuildNetworkNone, 512 * model.MiB, false},
+		{"--build-memory none", kit, "none", model.Build{MemoryBytes: -1}, 0, BuilderClassic, model.BuildNetworkNone, 0, false},
+		{"engine without BuildKit", old, "bridge", model.Build{}, 0, BuilderClassic, model.BuildNetworkOwn, 2048 * model.MiB, false},
+		{"heredoc, network", kit, "bridge", model.Build{NeedsBuildKit: heredoc}, 0, BuilderBuildKit, model.BuildNetworkNone, 0, true},
+		{"heredoc, no network", kit, "none", model.Build{NeedsBuildKit: heredoc}, 0, BuilderBuildKit, model.BuildNetworkNone, 0, true},
+		{"heredoc, --build-network", kit, "none", model.Build{NeedsBuildKit: heredoc, WithNetwork: true}, 0, BuilderBuildKit, model.BuildNetworkEngine, 0, true},
+	} {
+		task := model.Task{Name: "t", Network: c.network, Resources: model.Resources{MemoryBytes: c.memory}}
+		p := planBuild(c.engine, task, c.build)
+		if p.Builder.Name != c.builder || p.Network != c.net || p.Memory != c.bound || (p.Unbounded != "") != c.unbounds {
+			t.Errorf("%s: planBuild = builder %s, network %q, memory %d, unbounded %q; want %s, %q, %d, unbounded %v",
+				c.name, p.Builder.Name, p.Network, p.Memory, p.Unbounded, c.builder, c.net, c.bound, c.unbounds)
+		}
+		if c.engine.Name == BuilderClassic && p.Builder.Reason != c.engine.Reason {
+			t.Errorf("%s: the engine's own reason %q became %q", c.name, c.engine.Reason, p.Builder.Reason)
+		}
+		if mode := p.networkMode("headroom-build-x"); (p.Network == model.BuildNetworkOwn) != (mode == "headroom-build-x") || mode == "" || mode == "bridge" {
+			t.Errorf("%s: network %q asks the engine for network mode %q", c.name, p.Network, mode)
+		}
+	}
+}
+
+// An image built with a network is not the image built without one: the
+// tag differs, so neither is reused as the other.
+func TestTaskImageTagByBuildNetwork(t *testing.T) {
+	b := model.Build{Context: t.TempDir(), Dockerfile: "Dockerfile", Inline: "FROM scratch\n"}
+	tags := map[string]string{}
+	for _, n := range []string{"", model.BuildNetworkNone, model.BuildNetworkOwn, model.BuildNetworkEngine} {
+		b.Network = n
+		tag, err := TaskImageTag("t", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := tags[tag]; dup {
+			t.Errorf("build network %q and %q have the same tag %s", n, other, tag)
+		}
+		tags[tag] = n
+	}
+}
+
+// A build killed at its memory bound says so, with the task, the bound
+// and what lifts it; a failed RUN of a build without a network says why
+// it had none and names --build-network; other failures are left as
+// they are.
+func TestExplainBounds(t *testing.T) {
+	run := errors.New("The command '/bin/sh -c apt-get update' returned a non-zero code: 100")
+	none := buildPlan{Task: "tb/fetches", Network: model.BuildNetworkNone, TaskNoNetwork: true, Memory: 2048 * model.MiB}
+	for _, c := range []struct {
+		name string
+		plan buildPlan
+		err  error
+		oom  bool
+		want []string
+	}{
+		{"oom", none, errors.New("The command '/bin/sh -c python3 big.py' returned a non-zero code: 137"), true,
+			[]string{"the build of task tb/fetches was killed at its memory bound 2GiB", "--build-memory 4GiB", "--build-memory none", "big.py"}},
+		{"no network", none, run, false,
+			[]string{"the build of task tb/fetches had no network, because the task has none", "allow_internet = false", "--build-network", "apt-get update"}},
+		{"buildkit, no network", buildPlan{Task: "tb/heredoc", Network: model.BuildNetworkNone, NeedsBuildKit: "Dockerfile:3: heredoc in RUN"},
+			errors.New(`process "/bin/sh -c apt-get update" did not complete successfully: exit code: 100`), false,
+			[]string{"the build of task tb/heredoc had no network, because its Dockerfile needs BuildKit (Dockerfile:3: heredoc in RUN)", "--build-network", "engine's default bridge"}},
+	} {
+		got := c.plan.explainBounds(c.err, c.oom).Error()
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q\nlacks %q", c.name, got, w)
+			}
+		}
+	}
+	for _, err := range []error{errors.New("pull access denied for nosuch"), errors.New("dockerfile parse error line 3: unknown instruction: EOF")} {
+		if got := none.explainBounds(err, false); got != err {
+			t.Errorf("%v became %v: only a failed RUN step is a build without a network", err, got)
+		}
+	}
+	own := buildPlan{Task: "x", Network: model.BuildNetworkOwn}
+	if got := own.explainBounds(run, false); got != run {
+		t.Errorf("a build with a network of its own: %v became %v", run, got)
+	}
+}
+
+// The classic build's progress is followed for the RUN containers it
+// starts, whose OOM events are the build's.
+func TestStepTracker(t *testing.T) {
+	var s stepTracker
+	for _, l := range []string{"Step 1/3 : FROM headroom-debian:bookworm", "---> 0123456789ab", "Step 3/3 : RUN python3 -c 'x'", "---> Running in f18058fd3442", "allocated"} {
+		s.line(l)
+	}
+	if len(s.ids) != 1 || s.ids[0] != "f18058fd3442" {
+		t.Errorf("tracked ids %v, want [f18058fd3442]", s.ids)
+	}
+}
+
+// The classic builder gets the context as headroom tars it, so the
+// context's .dockerignore is applied there, as the docker CLI applies it
+// and BuildKit's frontend does: a Dockerfile that BuildKit built
+// before builds the same files now. The Dockerfile and .dockerignore
+// always go.
+func TestTarContextHonoursDockerignore(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		".dockerignore":   "# comment\nsecrets\n*.log\n!keep.log\nDockerfile\n",
+		"Dockerfile":      "FROM scratch\n",
+		"app/main.py":     "print(1)\n",
+		"secrets/key":     "KEY\n",
+		"build.log":       "noise\n",
+		"keep.log":        "kept\n",
+		"app/debug.log":   "nested logs stay: *.log is the root's\n",
+		"secrets2/readme": "not secrets/\n",
+	} {
+		full := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if err := tarContext(&buf, dir, "", "Dockerfile"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got[strings.TrimSuffix(h.Name, "/")] = true
+	}
+	for name, want := range map[string]bool{".dockerignore": true, "Dockerfile": true, "app/main.py": true, "keep.log": true,
+		"app/debug.log": true, "secrets2/readme": true, "secrets/key": false, "secrets": false, "build.log": false} {
+		if got[name] != want {
+			t.Errorf("%s in the context sent: %v, want %v (sent %v)", name, got[name], want, got)
+		}
+	}
+}
+
+// A classic build's coloured stderr reaches progress (and a failed
+// build's last lines in the record) as its text.
+func TestBuildStreamLosesColourCodes(t *testing.T) {
+	var got []string
+	stream := `{"stream":"\u001b[91mKilled\n\u001b[0m"}` + "\n" + `{"stream":"\u001b[91m    raise URLError(err)\n\u001b[0m"}` + "\n"
+	if err := readBuildStream(strings.NewReader(stream), func(l string) { got = append(got, l) }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != "Killed|raise URLError(err)" {
+		t.Errorf("lines %q, want [Killed raise URLError(err)]", got)
+	}
+}
