@@ -796,3 +796,30 @@ func TestHostilePlantedReward(t *testing.T) {
 	letoutRow(t, "a verdict planted by the agent: reward.txt and reward.json saying 1 with a verifier that crashes before writing one; a directory where the verifier writes reward.txt; a verifier leaving a directory as its reward",
 		strings.Join(got, "; "), 3-len(recs), left, forged)
 }
+
+// oracleRow is one hostile row's run of a task's oracle, once at 1x:
+// what it printed, recorded and left, and where the row's secret showed.
+type oracleRow struct {
+	run    result
+	dir    string
+	recs   []map[string]any
+	left   int
+	files  map[string]string
+	leaked int
+	where  []string
+}
+
+// runOracleRow runs task name's oracle once at 1x through bin (the task's
+// images removed after the test) and counts secret in every file of the
+// experiment and in the run's output.
+func runOracleRow(t *testing.T, bin, tasks, name, secret string) oracleRow {
+	t.Helper()
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	var r oracleRow
+	r.run = runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	r.dir, r.recs, r.left = records(t, out)
+	r.files = experimentFiles(t, out)
+	r.leaked, r.where = countIn(secret, r.files, map[string]string{"stdout": r.run.stdout, "stderr": r.run.stderr})
+	return r
+}

@@ -97,12 +97,8 @@ print("REACHED", len(got), got)
 		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 256\n", name),
 		"solution/solve.sh": "#!/bin/bash\npython3 - <<'EOF'\n" + probe + "EOF\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir, recs, left := records(t, out)
-	files := experimentFiles(t, out)
-	leaked, where := countIn(secret, files, map[string]string{"stdout": run.stdout, "stderr": run.stderr})
+	row := runOracleRow(t, bin, tasks, name, secret)
+	run, dir, recs, left, files, leaked, where := row.run, row.dir, row.recs, row.left, row.files, row.leaked, row.where
 	// What the probe printed, from the trial's log.
 	said := ""
 	for _, body := range files {

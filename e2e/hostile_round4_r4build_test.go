@@ -117,13 +117,9 @@ for u in [%s]:
 				"environment/Dockerfile": "FROM " + docker.DebianImage + "\nCOPY fetch.py /fetch.py\nRUN python3 /fetch.py > /leak 2>&1; cat /leak\n",
 				"solution/solve.sh":      "#!/bin/bash\ncat /leak\n",
 			})
-			t.Cleanup(func() { removeTaskImages(t, name) })
-			out := filepath.Join(t.TempDir(), "out")
-			run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-			_, recs, left := records(t, out)
-			files := experimentFiles(t, out)
+			row := runOracleRow(t, bin, tasks, name, secret)
+			run, recs, left, files, leaked, where := row.run, row.recs, row.left, row.files, row.leaked, row.where
 			std := map[string]string{"stdout": run.stdout, "stderr": run.stderr}
-			leaked, where := countIn(secret, files, std)
 			hostLeaked, hostWhere := countIn(hostSecret, files, std)
 			nets := buildNetworksLeft(t, name)
 			said := ""

@@ -90,12 +90,8 @@ http.server.ThreadingHTTPServer(("", 8000), functools.partial(http.server.Simple
 		// Waits for the service's file (it writes it in seconds).
 		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 150); do [ -e /shared/fetched ] && break; sleep 0.2; done\necho \"SIDECAR SAID: $(cat /shared/fetched 2>&1)\"\n" + reach + "\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir, recs, left := records(t, out)
-	files := experimentFiles(t, out)
-	leaked, where := countIn(secret, files, map[string]string{"stdout": run.stdout, "stderr": run.stderr})
+	row := runOracleRow(t, bin, tasks, name, secret)
+	run, dir, recs, left, files, leaked, where := row.run, row.dir, row.recs, row.left, row.files, row.leaked, row.where
 	said, reached := "", ""
 	for _, body := range files {
 		for _, l := range strings.Split(body, "\n") {
