@@ -149,16 +149,17 @@ func startOrder(all []model.Sidecar) []model.Sidecar {
 	return out
 }
 
-// sidecarResources are a sidecar's compose limits, as limits (a limit
-// alone makes its request the same); none without.
+// sidecarResources are a sidecar's bounds as limits (a limit alone makes
+// its request the same, so the scheduler counts it beside the trial's
+// guarantee): its compose memory limit, else the stated default
+// (model.Sidecar.Bounds, as the Docker backend bounds it), and its CPUs
+// where it gives them. A sidecar is the task's code too: with no limit it
+// held whatever the node had.
 func sidecarResources(sc model.Sidecar) corev1.ResourceRequirements {
-	r := corev1.ResourceRequirements{}
-	if sc.MemoryLimitBytes > 0 || sc.CPUs > 0 {
-		r.Limits = corev1.ResourceList{}
-	}
-	if sc.MemoryLimitBytes > 0 {
-		r.Limits[corev1.ResourceMemory] = *resource.NewQuantity(sc.MemoryLimitBytes, resource.BinarySI)
-	}
+	mem, _ := sc.Bounds()
+	r := corev1.ResourceRequirements{Limits: corev1.ResourceList{
+		corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
+	}}
 	if sc.CPUs > 0 {
 		r.Limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(milli(sc.CPUs), 1), resource.DecimalSI)
 	}
