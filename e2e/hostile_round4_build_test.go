@@ -2,7 +2,7 @@
 
 package e2e
 
-// The hostile-input suite's fourth round, helper r4build: a task's
+// The hostile-input suite's fourth round: a task's
 // Dockerfile is the task's code, run by the engine before any trial. Its
 // RUN steps were built on the engine's default bridge (another
 // container's server, the host's) whatever the task's network, and with

@@ -3,7 +3,7 @@
 package e2e
 
 // The hostile-input suite's fourth round (issue #40, "nothing from the
-// host, nothing of anyone else's"), branch r4dns: the egress allowlist
+// host, nothing of anyone else's"): the egress allowlist
 // and the trial's own name-resolution files. The row drives the binary
 // under test (hostileBin: this tree's, or HEADROOM_HOSTILE_BIN's to show
 // it failing on a build without the fix).

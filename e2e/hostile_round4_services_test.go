@@ -3,7 +3,7 @@
 package e2e
 
 // The hostile-input suite's fourth round (the hint-free attacker after
-// #40), branch r4side: a task's compose services (sidecars) are its code
+// #40): a task's compose services (sidecars) are its code
 // too. Each row drives the binary under test (hostileBin: this tree's, or
 // HEADROOM_HOSTILE_BIN's to show it failing on a build without the fix).
 
@@ -82,7 +82,7 @@ http.server.ThreadingHTTPServer(("", 8000), functools.partial(http.server.Simple
 	compose := "services:\n  main:\n    volumes:\n      - shared:/shared\n  fetcher:\n    image: " + docker.DebianImage + "\n" +
 		"    command: [\"python3\", \"-c\", " + fmt.Sprintf("%q", fetch) + "]\n    volumes:\n      - shared:/shared\nvolumes:\n  shared: {}\n"
 	tasks := filepath.Join(t.TempDir(), "tasks")
-	name := "hostile-r4side/sidecar-" + kind
+	name := "hostile-r4-services/sidecar-" + kind
 	reach := `python3 -c 'import urllib.request; print("SERVICE REACHED", urllib.request.urlopen("http://fetcher:8000/fetched", timeout=3).status)' 2>/dev/null || echo "SERVICE REACHED no"`
 	harborTask(t, tasks, "sidecar-"+kind, name, map[string]string{
 		"environment/docker-compose.yaml": compose,
@@ -149,10 +149,10 @@ func TestHostileR4SidecarMemory(t *testing.T) {
 	for i := 1; i <= 20; i++ {
 		many.WriteString(svc(fmt.Sprintf("s%d", i), ""))
 	}
-	harborTask(t, tasks, "many", "hostile-r4side/many-services", map[string]string{"environment/docker-compose.yaml": many.String()})
+	harborTask(t, tasks, "many", "hostile-r4-services/many-services", map[string]string{"environment/docker-compose.yaml": many.String()})
 	// main is lines 2-3, each service 3 lines from line 4: the ninth
 	// beside main, s9, is at line 4 + 8*3.
-	show := runBin(t, bin, nil, "tasks", "show", "hostile-r4side/many-services", "--tasks-dir", tasks)
+	show := runBin(t, bin, nil, "tasks", "show", "hostile-r4-services/many-services", "--tasks-dir", tasks)
 	refused := show.code != 0 && strings.Contains(show.stderr, "docker-compose.yaml:28: service s9 is the 10th: a task runs at most 8 services")
 	lost, forged := 0, 0
 	if !refused {
@@ -164,12 +164,12 @@ func TestHostileR4SidecarMemory(t *testing.T) {
 		fmt.Sprintf("exit %d; %.160q; \"no limit\" printed %d times", show.code, firstLineWith(show.stdout+show.stderr, "service"), strings.Count(show.stdout, "no limit")), lost, 0, forged)
 
 	// Within the cap: admitted by its services' bounds.
-	name := "hostile-r4side/two-services"
+	name := "hostile-r4-services/two-services"
 	harborTask(t, tasks, "two", name, map[string]string{
 		"environment/docker-compose.yaml": "services:\n  main:\n    mem_limit: 64m\n" + svc("small", "    mem_limit: 512m\n") + svc("big", ""),
 		"solution/solve.sh":               "#!/bin/bash\necho \"RAN FROM $(date +%s.%N)\"\nsleep 3\necho \"RAN TO $(date +%s.%N)\"\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, "hostile-r4side/") })
+	t.Cleanup(func() { removeTaskImages(t, "hostile-r4-services/") })
 	show = runBin(t, bin, nil, "tasks", "show", name, "--tasks-dir", tasks)
 	forged = 0
 	for _, want := range []string{"small", "limit 512MiB", "big", "limit 1GiB (the default)"} {
