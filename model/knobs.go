@@ -714,6 +714,9 @@ type KnobRecord struct {
 	// task's own steps (MeasurePrefix lines), or from the trial's and its
 	// neighbours' cgroups.
 	Measured []Measure `json:"measured,omitempty"`
+	// MeasuresDropped counts the task's measure lines past MaxMeasures,
+	// not kept.
+	MeasuresDropped int `json:"measures_dropped,omitempty"`
 	// Neighbours are the noisy neighbours' own use over the trial.
 	Neighbours []NeighbourUse `json:"neighbours,omitempty"`
 }
@@ -936,4 +939,20 @@ func ColumnGroups(ratios []Ratio) []string {
 		}
 	}
 	return out
+}
+
+// MaxMeasures is how many measures a trial's task may put in its record
+// (MeasurePrefix lines from its steps); the rest are counted. Any step's
+// output can print them: 10 s of `yes 'headroom-measure: m 1 s'` made a
+// 290 MB record line that no reader takes, and 4 GB of headroom's memory.
+const MaxMeasures = 256
+
+// AddTaskMeasure keeps a measure the task printed, up to MaxMeasures, and
+// counts the rest.
+func (k *KnobRecord) AddTaskMeasure(m Measure) {
+	if len(k.Measured) >= MaxMeasures {
+		k.MeasuresDropped++
+		return
+	}
+	k.Measured = append(k.Measured, m)
 }

@@ -252,3 +252,14 @@ func TestMeasureString(t *testing.T) {
 		}
 	}
 }
+
+// A task's measure lines are kept up to MaxMeasures and counted past it.
+func TestTaskMeasuresAreBounded(t *testing.T) {
+	var k KnobRecord
+	for i := 0; i < MaxMeasures+10; i++ {
+		k.AddTaskMeasure(Measure{Name: "m", Value: 1, Unit: "s"})
+	}
+	if len(k.Measured) != MaxMeasures || k.MeasuresDropped != 10 {
+		t.Errorf("kept %d, dropped %d; want %d and 10", len(k.Measured), k.MeasuresDropped, MaxMeasures)
+	}
+}

@@ -316,7 +316,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			if t.res.Knobs == nil {
 				t.res.Knobs = &model.KnobRecord{}
 			}
-			t.res.Knobs.Measured = append(t.res.Knobs.Measured, m)
+			t.res.Knobs.AddTaskMeasure(m)
 			t.mu.Unlock()
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
