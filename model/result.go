@@ -1,6 +1,8 @@
 package model
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -223,11 +225,17 @@ type TrialResult struct {
 	Steps       []StepResult `json:"steps"`
 	// OutputDroppedBytes is the steps' output not kept in this record,
 	// summed (each step's own count is beside its output).
-	OutputDroppedBytes  int64      `json:"output_dropped_bytes,omitempty"`
-	OOMs                []OOMEvent `json:"ooms,omitempty"`
-	KilledInStep        string     `json:"killed_in_step,omitempty"`
-	PeakWorkingSetBytes int64      `json:"peak_working_set_bytes"`
-	KernelPeakBytes     int64      `json:"kernel_peak_bytes,omitempty"`
+	OutputDroppedBytes int64      `json:"output_dropped_bytes,omitempty"`
+	OOMs               []OOMEvent `json:"ooms,omitempty"`
+	// RecordCut says what was left out of a record too large to write
+	// whole (CutToFit): "" for a record written as it was.
+	RecordCut string `json:"record_cut,omitempty"`
+	// OOMEventsDropped counts the kills past the record's cap
+	// (runner.MaxOOMEvents): counted in their steps' OOMKills, not kept.
+	OOMEventsDropped    int    `json:"oom_events_dropped,omitempty"`
+	KilledInStep        string `json:"killed_in_step,omitempty"`
+	PeakWorkingSetBytes int64  `json:"peak_working_set_bytes"`
+	KernelPeakBytes     int64  `json:"kernel_peak_bytes,omitempty"`
 	// KernelPeakNoCacheBytes is the largest of the steps' (and the last
 	// reading's) KernelPeakNoCacheBytes: the kernel's mark less
 	// reclaimable cache; 0 where unknown.
@@ -342,4 +350,59 @@ type Imported struct {
 	// Unknown lists what the harness does not record, which the record
 	// therefore does not hold (never invented): "memory trace", ...
 	Unknown []string `json:"unknown"`
+}
+
+// CutToFit leaves out of a record, in turn, what is detail and not
+// verdict until marshal says it fits in max bytes: the steps' kept
+// output, each kill's process tree and command line, the processes seen,
+// the task's measures. It says what it left out in RecordCut; fits is
+// false when even the verdict alone does not fit. Every field with no
+// bound of its own is bounded elsewhere; this keeps one that slipped from
+// making a record no reader takes (a reader refuses a line past 64 MiB,
+// and with it the whole file).
+func (r *TrialResult) CutToFit(max int, marshal func(*TrialResult) int) (fits bool) {
+	size := marshal(r)
+	if size <= max {
+		return true
+	}
+	// What is cut is this record's own, not its caller's.
+	r.Steps, r.OOMs = slices.Clone(r.Steps), slices.Clone(r.OOMs)
+	if r.Knobs != nil {
+		k := *r.Knobs
+		r.Knobs = &k
+	}
+	var cut []string
+	for _, c := range []struct {
+		what string
+		do   func()
+	}{
+		{"the steps' output", func() {
+			for i := range r.Steps {
+				r.Steps[i].Output = ""
+			}
+		}},
+		{"the kills' process trees and command lines", func() {
+			for i := range r.OOMs {
+				r.OOMs[i].Tree, r.OOMs[i].Command = nil, ""
+			}
+		}},
+		{"the processes seen", func() {
+			r.ActivitiesDropped += len(r.Activities)
+			r.Activities = nil
+		}},
+		{"the task's measures", func() {
+			if r.Knobs != nil {
+				r.Knobs.MeasuresDropped += len(r.Knobs.Measured)
+				r.Knobs.Measured = nil
+			}
+		}},
+	} {
+		c.do()
+		cut = append(cut, c.what)
+		r.RecordCut = fmt.Sprintf("the record was %d bytes, over the %d a record may be: left out %s", size, max, strings.Join(cut, ", "))
+		if marshal(r) <= max {
+			return true
+		}
+	}
+	return false
 }
