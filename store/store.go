@@ -594,6 +594,10 @@ func (e *Experiment) limits(p model.ResourcePolicy) []int64 {
 	return out
 }
 
+// MaxRecordBytes is the most a trial's record line may be: half what a
+// reader takes (maxStoreFile), so a record written is always read.
+const MaxRecordBytes = maxStoreFile / 2
+
 // Append writes one trial record and syncs it to disk.
 func (e *Experiment) Append(r model.TrialResult) error {
 	if r.Experiment == "" {
@@ -602,6 +606,20 @@ func (e *Experiment) Append(r model.TrialResult) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
+	}
+	if len(b) > MaxRecordBytes {
+		// Too large for a reader (which refuses the whole file at a line
+		// past maxStoreFile): its detail is left out, its verdict kept.
+		fits := r.CutToFit(MaxRecordBytes, func(c *model.TrialResult) int {
+			b, err = json.Marshal(c)
+			return len(b)
+		})
+		if err != nil {
+			return err
+		}
+		if !fits {
+			return fmt.Errorf("append %s: trial %s's record is %d bytes even without its detail, over the %d a record may be", TrialsFile, r.ID, len(b), MaxRecordBytes)
+		}
 	}
 	// A record that does not fit (a full disk) is taken back whole: no
 	// torn line is left for a reader or the next record.

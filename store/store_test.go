@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -307,5 +308,42 @@ func TestCreateLeavesNoHalfMadeExperiment(t *testing.T) {
 	}
 	if _, err := Create(root, Manifest{ID: "half"}); err != nil {
 		t.Errorf("the same id again: %v", err)
+	}
+}
+
+// A record too large for a reader is written without its detail, its
+// verdict kept, and the file stays readable: a 290 MB record line (a
+// task's measure lines, before they were bounded) had made every record
+// of the experiment unreadable ("a line longer than 64 MiB").
+func TestAnOversizedRecordIsCutToFit(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Create(dir, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := result("t1", model.Passed)
+	big.Reason = "kept"
+	line := strings.Repeat("x", 1<<20)
+	for i := 0; i < 40; i++ {
+		big.Steps = append(big.Steps, model.StepResult{Name: fmt.Sprintf("s%d", i), Output: line})
+	}
+	big.Knobs = &model.KnobRecord{Measured: []model.Measure{{Name: "m", Value: 1, Unit: "s"}}}
+	for _, r := range []model.TrialResult{result("t0", model.Passed), big, result("t2", model.Failed)} {
+		if err := e.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	if big.Steps[0].Output != line {
+		t.Error("cutting the record to fit changed the caller's steps")
+	}
+	rs, torn, err := ReadTrials(filepath.Join(dir, "x"))
+	if err != nil || torn || len(rs) != 3 {
+		t.Fatalf("read %d records (torn %v): %v; want all 3", len(rs), torn, err)
+	}
+	got := rs[1]
+	if got.ID != "t1" || got.Outcome != model.Passed || got.Reason != "kept" || len(got.Steps) != 40 || got.Steps[0].Output != "" ||
+		!strings.Contains(got.RecordCut, "left out the steps' output") || got.Knobs == nil || len(got.Knobs.Measured) != 1 {
+		t.Errorf("the cut record: id %s outcome %s reason %q steps %d cut %q", got.ID, got.Outcome, got.Reason, len(got.Steps), got.RecordCut)
 	}
 }
