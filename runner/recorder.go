@@ -144,10 +144,12 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 		// none or a later one (a counter read late on a loaded host, as
 		// the next step ran): the step it landed in is the one that ran
 		// then, while the step it was put in still runs.
-		n := len(r.out.OOMs)
-		if n == 0 || r.out.OOMEventsDropped > 0 {
-			// No kill, or the counted one is past the record's cap:
-			// the last kill kept is not this one.
+		// Each kill counted has its event, in order: the word is on
+		// kill number o.Count (a counter that read two kills at once made
+		// two, and the kernel's word on the first is the first's).
+		n := o.Count
+		if n <= 0 || n > len(r.out.OOMs) {
+			// No count, or a kill past the record's cap: none kept.
 			return oe, false, false
 		}
 		last := &r.out.OOMs[n-1]
@@ -167,13 +169,25 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 	newKills := o.Count - r.kills
 	r.kills = o.Count
 	oe = OOMEvent(o, r.killedIn(o.Time), r.lastWS)
-	if len(r.out.OOMs) < MaxOOMEvents {
-		r.out.OOMs = append(r.out.OOMs, oe)
+	// One event a kill: a count that rose by more than one (two kills
+	// between two reads of a loaded host's counter) is as many kills,
+	// the signal's word on the last of them; the kernel's word on each
+	// comes after, by its count.
+	for k := newKills; k > 0; k-- {
+		if len(r.out.OOMs) >= MaxOOMEvents {
+			// Counted (the steps' kills are r.kills), said live, not kept.
+			r.out.OOMEventsDropped += k
+			break
+		}
+		one := oe
+		if k > 1 {
+			one.Process, one.PID, one.RSSBytes, one.KernelUsageBytes, one.Driver = "", 0, 0, 0, false
+		}
+		r.out.OOMs = append(r.out.OOMs, one)
 		r.name(len(r.out.OOMs) - 1)
-		oe = r.out.OOMs[len(r.out.OOMs)-1]
-	} else {
-		// Counted (the steps' kills are r.kills), said live, not kept.
-		r.out.OOMEventsDropped += newKills
+		if k == 1 {
+			oe = r.out.OOMs[len(r.out.OOMs)-1]
+		}
 	}
 	close(r.oomNotify)
 	r.oomNotify = make(chan struct{})

@@ -151,3 +151,28 @@ func TestRecorderKeepsAtMostMaxOOMEvents(t *testing.T) {
 		t.Errorf("the step counted %d kills, %d said live; want %d each", res.Steps[0].OOMKills, reported, kills)
 	}
 }
+
+// Two kills between two reads of a loaded host's counter are two kills
+// in the record, and the kernel's word on each names its own: the count
+// rising by two had made one event, and the word on the first kill was
+// put on it (make hostile's impostor row, in CI: "1 kill(s) recorded,
+// want 2").
+func TestRecorderKeepsEachKillOfACountThatRoseByTwo(t *testing.T) {
+	var res model.TrialResult
+	r := newRecorder(&res, 64*model.MiB, nil)
+	t0 := time.Unix(1000, 0)
+	before := r.openStep("install", t0)
+	if _, _, ok := r.oom(OOMSignal{Time: t0.Add(time.Second), Source: "cgroup", Count: 2}); !ok {
+		t.Fatal("the count's rise was not reported")
+	}
+	for i, name := range []string{"first", "second"} {
+		if oe, detail, ok := r.oom(OOMSignal{Time: t0.Add(time.Second), Source: "kernel", Count: i + 1, Process: name, PID: 10 + i}); !ok || !detail || oe.Process != name {
+			t.Errorf("the kernel's word on kill %d: %+v (detail %v, reported %v)", i+1, oe, detail, ok)
+		}
+	}
+	install := model.StepResult{Name: "install", Start: t0, End: t0.Add(2 * time.Second)}
+	r.closeStep(&install, 0, before)
+	if len(res.OOMs) != 2 || res.OOMs[0].Process != "first" || res.OOMs[1].Process != "second" || res.Steps[0].OOMKills != 2 {
+		t.Errorf("kills %+v, step's count %d; want first and second, 2", res.OOMs, res.Steps[0].OOMKills)
+	}
+}
