@@ -203,6 +203,14 @@ type FSRoom struct {
 	Free      int64  // bytes free (to root: a container's root may use the reserve)
 	Files     int64  // inodes, 0 where the filesystem has no count
 	FreeFiles int64
+	// Own: the container's own fixed-size tmpfs (the engine's /dev and
+	// /dev/shm, a tmpfs the task mounted itself), held in memory and
+	// sized the same at every ratio, not backed by the host's disk. Full,
+	// it is the task's own doing, never the machine's disk full. The
+	// writable layer, the engine's volumes and bind mounts (the disk
+	// knobs' among them) and the scratch tmpfs the operator gave every
+	// trial (docker.Options.Tmpfs) are not Own.
+	Own bool
 }
 
 // DiskFullSlack is the most free space a full filesystem can show: a write
@@ -230,10 +238,24 @@ func (r FSRoom) String() string {
 	return s
 }
 
-// FullDisk names the first full filesystem among rooms ("" when none).
+// FullDisk names the first full filesystem among rooms that is the
+// machine's to give (not Own): the only kind whose ENOSPC is a disk full
+// ("" when none).
 func FullDisk(rooms []FSRoom) string {
 	for _, r := range rooms {
-		if r.Full() {
+		if r.Full() && !r.Own {
+			return r.String()
+		}
+	}
+	return ""
+}
+
+// FullOwnTmpfs names the first full filesystem among rooms that is the
+// container's own fixed-size tmpfs (Own): an ENOSPC there is the task's
+// own failure ("" when none).
+func FullOwnTmpfs(rooms []FSRoom) string {
+	for _, r := range rooms {
+		if r.Full() && r.Own {
 			return r.String()
 		}
 	}

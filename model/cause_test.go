@@ -218,6 +218,34 @@ func TestFullDiskNeedsTheMachinesCount(t *testing.T) {
 	}
 }
 
+// Seen (round five, finding 4): a task that filled the container's own
+// /dev/shm (the engine's fixed 64 MiB tmpfs) and failed was recorded
+// infra-error · disk-full. Only a filesystem the machine gives (the
+// writable layer, a volume, the operator's scratch tmpfs) makes an ENOSPC
+// a full disk; the container's own tmpfs full is the task's.
+func TestFullOwnTmpfsIsNotTheMachinesDisk(t *testing.T) {
+	layer := FSRoom{Path: "/", Type: "overlay", Size: 100 * 1024 * MiB, Free: 20 * 1024 * MiB}
+	shm := FSRoom{Path: "/dev/shm", Type: "tmpfs", Size: 64 * MiB, Free: 0, Own: true}
+	dev := FSRoom{Path: "/dev", Type: "tmpfs", Size: 64 * MiB, Free: 64 * MiB, Own: true}
+	if got := FullDisk([]FSRoom{layer, dev, shm}); got != "" {
+		t.Errorf("FullDisk with only the container's own /dev/shm full = %q; want \"\": a full per-container tmpfs is not the machine's disk", got)
+	}
+	if got := FullOwnTmpfs([]FSRoom{layer, dev, shm}); got != "/dev/shm (tmpfs) had 0B of 64MiB free" {
+		t.Errorf("FullOwnTmpfs = %q; want the full /dev/shm named", got)
+	}
+	scratch := FSRoom{Path: "/scratch", Type: "tmpfs", Size: 4 * MiB} // the operator's (docker.Options.Tmpfs): not Own
+	if got := FullDisk([]FSRoom{layer, shm, scratch}); got != "/scratch (tmpfs) had 0B of 4MiB free" {
+		t.Errorf("FullDisk with the operator's scratch tmpfs full = %q; want it named: the faults suite's disk-full row", got)
+	}
+	full := FSRoom{Path: "/", Type: "overlay", Size: 100 * 1024 * MiB, Free: 1 * MiB}
+	if got := FullDisk([]FSRoom{shm, full}); got != full.String() {
+		t.Errorf("FullDisk with /dev/shm and the writable layer full = %q; want the writable layer: the machine's disk outranks the task's tmpfs", got)
+	}
+	if got := FullOwnTmpfs([]FSRoom{layer, dev}); got != "" {
+		t.Errorf("FullOwnTmpfs with room everywhere = %q", got)
+	}
+}
+
 // Seen (hostile F6): the task's idle command `sleep 3` ended under a 6 s
 // step; the engine then refused the verifier's exec ("is not running")
 // and the trial was recorded infra-error · engine-lost, left out of the

@@ -485,6 +485,9 @@ func (t *trialRun) lookAtDisks(sb Sandbox) {
 		t.diskFull = full
 		return
 	}
+	if own := model.FullOwnTmpfs(rooms); own != "" && t.diskOwn == "" {
+		t.diskOwn = own // the task's own tmpfs; a disk of the machine's may still fill
+	}
 	var parts []string
 	for i, r := range rooms {
 		if i == 3 {

@@ -45,8 +45,11 @@ type trialRun struct {
 	transcript *verdict.Transcript
 	// The machine's word on a step's ENOSPC (DiskWitness): the full
 	// filesystem it found, else the room it saw, and whether it could
-	// look; noSpaceLine is the first line that said it.
+	// look; noSpaceLine is the first line that said it. diskOwn is a full
+	// filesystem that was the container's own fixed-size tmpfs
+	// (model.FSRoom.Own): the task's own failure, not a disk full.
 	diskFull, diskRoom string
+	diskOwn            string
 	diskLooked         bool
 	noSpaceLine        string
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/docker/docker/api/types/mount"
+
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -30,6 +32,18 @@ func (s *sandbox) DiskRoom(ctx context.Context) ([]model.FSRoom, error) {
 	info, err := s.b.cli.ContainerInspect(ctx, s.id)
 	if err != nil || info.State == nil || info.State.Pid == 0 {
 		return nil, fmt.Errorf("the container's first process: %v", err)
+	}
+	// What the machine gives as disk at a mount point: the engine's
+	// volumes and bind mounts, and the scratch tmpfs the operator gave
+	// every trial (Options.Tmpfs). Any other tmpfs is the container's own.
+	given := map[string]bool{}
+	for _, m := range info.Mounts {
+		if m.Type == mount.TypeBind || m.Type == mount.TypeVolume {
+			given[filepath.Clean(m.Destination)] = true
+		}
+	}
+	for p := range s.b.opts.Tmpfs {
+		given[filepath.Clean(p)] = true
 	}
 	proc := filepath.Join("/proc", strconv.Itoa(info.State.Pid))
 	f, err := os.Open(filepath.Join(proc, "mountinfo"))
@@ -58,12 +72,25 @@ func (s *sandbox) DiskRoom(ctx context.Context) ([]model.FSRoom, error) {
 		}
 		bs := int64(st.Bsize)
 		rooms = append(rooms, model.FSRoom{Path: mp, Type: fstype, Size: int64(st.Blocks) * bs, Free: int64(st.Bavail) * bs, // what an unprivileged step may still write: ext4 keeps 5% for root
-			Files: int64(st.Files), FreeFiles: int64(st.Ffree)})
+			Files: int64(st.Files), FreeFiles: int64(st.Ffree), Own: ownTmpfs(mp, fstype, given)})
 	}
 	if len(rooms) == 0 {
 		return nil, errors.New("no filesystem of the container could be read")
 	}
 	return rooms, sc.Err()
+}
+
+// ownTmpfs says whether the filesystem at mp is the container's own
+// fixed-size tmpfs (model.FSRoom.Own): held in memory, not on the host's
+// disk — the engine's /dev and /dev/shm (64 MiB at every ratio), or one
+// the task mounted — and not a mount the machine gives as disk (given:
+// a volume, a bind mount, the operator's scratch tmpfs). The writable
+// layer (/, overlay) is never own.
+func ownTmpfs(mp, fstype string, given map[string]bool) bool {
+	if fstype != "tmpfs" && fstype != "ramfs" {
+		return false
+	}
+	return !given[filepath.Clean(mp)]
 }
 
 // mountOf reads a mountinfo line's mount point (unescaped) and type.
