@@ -103,7 +103,7 @@ func (r *Report) writeNeighboursTook(w io.Writer, md bool) {
 		}
 		line += " (median per trial)"
 		if md {
-			fmt.Fprintf(w, "\n- %s\n", line)
+			fmt.Fprintf(w, "\n- %s\n", mdText(line))
 		} else {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
@@ -118,7 +118,7 @@ func (r *Report) writeKnobNotes(w io.Writer, md bool) error {
 	for _, te := range r.Manifest.Tasks {
 		for _, n := range te.KnobNotes {
 			if md {
-				fmt.Fprintf(w, "\n- %s: %s\n", te.Name, n)
+				fmt.Fprintf(w, "\n- %s: %s\n", mdText(te.Name), mdText(n))
 			} else {
 				fmt.Fprintf(w, "  %s: %s\n", te.Name, n)
 			}

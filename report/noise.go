@@ -104,7 +104,7 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 			break
 		}
 		if md {
-			fmt.Fprintf(w, "- %s\n", l)
+			fmt.Fprintf(w, "- %s\n", mdText(l))
 		} else {
 			fmt.Fprintf(w, "  %s\n", l)
 		}

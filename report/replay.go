@@ -93,7 +93,11 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 		for _, ratio := range r.Matrix.Ratios {
 			ts := cells[name][ratio.String()]
 			if len(ts) > 0 && ts[0].Replay.Divergence != nil && ts[0].Replay.Divergence.Kind != model.DivergedOutput {
-				fmt.Fprintf(w, "%s: %s\n", name, ts[0].Replay.Sentence(ratio.String()))
+				line := fmt.Sprintf("%s: %s", name, ts[0].Replay.Sentence(ratio.String()))
+				if md {
+					line = mdText(line)
+				}
+				fmt.Fprintln(w, line)
 				break
 			}
 		}

@@ -349,13 +349,13 @@ func (r *Report) Markdown(w io.Writer) error {
 	if title == "" {
 		title = "experiment"
 	}
-	fmt.Fprintf(w, "# headroom report: %s\n\n", title)
+	fmt.Fprintf(w, "# headroom report: %s\n\n", mdText(title))
 	if m := r.Manifest; m != nil {
 		fmt.Fprintf(w, "Seed %d · %s · concurrency %d · %s · kernel %s · %d CPUs, %s\n\n",
 			m.Seed, model.Quantity(m.Repeats, "repeat"), m.Concurrency, m.Engine.Summary(), m.Host.Kernel, m.Host.CPUs, model.FormatBytes(m.Host.MemoryBytes))
 	}
 	if im := r.importedLines(); im != nil {
-		fmt.Fprintf(w, "%s\n\n", strings.Join(im, "\n"))
+		fmt.Fprintf(w, "%s\n\n", mdText(strings.Join(im, "\n")))
 	}
 	if g := r.gradingLines(); g != nil {
 		fmt.Fprintf(w, "%s\n\n", strings.Join(g, "\n"))
@@ -371,7 +371,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	for _, row := range r.Matrix.Rows {
 		line := "| " + mdCell(row.Task+" · "+row.Agent) + " |"
 		for _, ratio := range r.Matrix.Ratios {
-			line += " `" + mdCell(r.cellText(row, ratio)) + "` |"
+			line += " `" + mdCode(r.cellText(row, ratio)) + "` |"
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -395,9 +395,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 
 	if nr := r.notRunLines(); nr != nil {
-		fmt.Fprintf(w, "\n%s\n\n", nr[0])
+		fmt.Fprintf(w, "\n%s\n\n", mdText(nr[0]))
 		for _, l := range nr[1:] {
-			fmt.Fprintf(w, "- %s\n", strings.TrimSpace(l))
+			fmt.Fprintf(w, "- %s\n", mdText(strings.TrimSpace(l)))
 		}
 	}
 	if len(a.Comparisons) > 0 {
@@ -444,14 +444,14 @@ func (r *Report) CSV(w io.Writer) error {
 			continue
 		}
 		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
-		cw.Write([]string{"cell", c.Task, c.Agent, c.Ratio.String(), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
+		cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
 			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), glyphs(cell)})
 	}
 	for _, row := range r.notRunRows() {
-		cw.Write([]string{"not-run", row.Task, row.Agent, "", "0", "", "", "", "", "", "", "", "", "", "", r.Matrix.NotRun[row]})
+		cw.Write([]string{"not-run", csvText(row.Task), csvText(row.Agent), "", "0", "", "", "", "", "", "", "", "", "", "", csvText(r.Matrix.NotRun[row])})
 	}
 	for _, rs := range r.Analysis.ByRatio {
-		cw.Write([]string{"ratio", "", "", rs.Ratio.String(), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
+		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
 			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), "", "", ""})
 	}
 	cw.Flush()

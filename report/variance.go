@@ -71,7 +71,7 @@ func (r *Report) writeVariance(w io.Writer, md bool) error {
 			if ov, ok := model.OwnVarianceAt(at, limit); ok {
 				line := fmt.Sprintf("%s · %s at %s: %s", v.Task, v.Agent, ratio, ov)
 				if md {
-					fmt.Fprintf(w, "\n- %s\n", line)
+					fmt.Fprintf(w, "\n- %s\n", mdText(line))
 				} else {
 					fmt.Fprintf(w, "\n%s\n", line)
 				}

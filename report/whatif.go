@@ -305,8 +305,9 @@ func (r *Report) writeResources(w io.Writer, md bool) error {
 }
 
 // mdCell is text in a markdown table's cell: a `|` of its own (a task
-// named "a|b") escaped, so it cannot end the cell and forge another.
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// named "a|b") escaped, so it cannot end the cell and forge another, and
+// its HTML escaped (mdText), so it cannot be markup.
+func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
 
 // mdRow is a markdown table's row of cells, each escaped.
 func mdRow(cells []string) string {
