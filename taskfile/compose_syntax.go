@@ -85,10 +85,11 @@ func (m *merger) pairs(n *yaml.Node) [][2]*yaml.Node {
 // mappings looked at and pairs merged in, summed over every mapping of the
 // file as the reader goes on to read each: mergeBudgetFloor plus
 // mergeBudgetPerNode for each node the file has (yaml.v3 bounds alias
-// expansion against the node count the same way). A real compose file's
-// x- blocks merged into a few services cost tens to hundreds.
+// expansion against the node count the same way), some tens of
+// milliseconds of merging at most. A real compose file's x- blocks merged
+// into a few services cost tens to hundreds.
 const (
-	mergeBudgetFloor   = 10000
+	mergeBudgetFloor   = 100000
 	mergeBudgetPerNode = 10
 )
 

@@ -74,7 +74,7 @@ func cacheMounts(name, text string) []string {
 // cacheMountDeviation is the note a RUN --mount=type=cache gets, at its
 // Dockerfile line; whose names the image it builds ("image", "service db").
 func cacheMountDeviation(whose, at string) model.Deviation {
-	return model.Deviation{What: "RUN --mount=type=cache shares a cache with every build on this engine",
+	return model.Deviation{What: "build cache shared past the trial",
 		Detail: whose + " " + at + ": RUN --mount=type=cache shares a cache with every build on this engine (and with other tenants'); its content survives the trial: " +
 			"another task's build may have left anything there, and what this build leaves, the next one reads (headroom prunes no engine cache); vendor what the step fetches, or drop the cache mount"}
 }
