@@ -155,6 +155,31 @@ func (f *runFlags) validate() (sweepSetup, error) {
 
 // loadCatalog loads the built-in tasks and, if given, a tasks directory;
 // files that fail are reported and skipped.
+// unlessStopped runs load (loadCatalog of the tasks of dir), given up
+// when ctx ends (a stop signal): a load reads task files only, so nothing
+// is left to undo.
+// A suite whose files take long to read (round five's compose file of
+// nested merge keys held a run 434 s past its SIGTERM) no longer holds
+// the signal until it is read.
+func unlessStopped(ctx context.Context, dir string, stderr io.Writer, load func() (*taskfile.Catalog, error)) (*taskfile.Catalog, error) {
+	type loaded struct {
+		c   *taskfile.Catalog
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		c, err := load()
+		done <- loaded{c, err}
+	}()
+	select {
+	case l := <-done:
+		return l.c, l.err
+	case <-ctx.Done():
+		fmt.Fprintf(stderr, "interrupted while loading the tasks of %s: nothing was started\n", dir)
+		return nil, exitError{ExitInterrupted}
+	}
+}
+
 func loadCatalog(dir string, stderr io.Writer) (*taskfile.Catalog, error) {
 	c, err := taskfile.Builtin()
 	if err != nil {
@@ -191,7 +216,7 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	conn := connectAsync(ctx, cmd)
 	defer conn.discard()
 	loaded := runner.TimePhase("", "load tasks")
-	cat, err := loadCatalog(f.tasksDir, stderr)
+	cat, err := unlessStopped(ctx, f.tasksDir, stderr, func() (*taskfile.Catalog, error) { return loadCatalog(f.tasksDir, stderr) })
 	loaded()
 	if err != nil {
 		return err

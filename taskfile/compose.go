@@ -204,6 +204,9 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 	}
 	d := &composeDoc{path: path, dir: filepath.Dir(path), h: h, taskDir: taskDir, unset: map[string]bool{}}
 	c := &compose{}
+	if err := d.checkMerges(&root); err != nil {
+		return nil, err
+	}
 	if len(root.Content) == 0 {
 		return nil, fmt.Errorf("%s: empty compose file: give it a services: section", path)
 	}

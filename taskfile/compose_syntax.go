@@ -17,28 +17,54 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 // pairs lists a mapping's key and value nodes, with YAML merge keys
 // ("<<: *base") merged in under the mapping's own keys.
-func pairs(n *yaml.Node) [][2]*yaml.Node { return mergedPairs(n, map[*yaml.Node]bool{}) }
+func pairs(n *yaml.Node) [][2]*yaml.Node { return newMerger(0).pairs(n) }
 
-// mergedPairs is pairs, minding the mappings being merged: a merge of a
-// mapping into itself is left out rather than followed forever.
-func mergedPairs(n *yaml.Node, merging map[*yaml.Node]bool) [][2]*yaml.Node {
+// merger merges a mapping's merge keys, each merged mapping once: its
+// pairs are remembered, so a mapping that merges ten of one that merges ten
+// of another costs tens of steps, not ten to the power of the nesting (a
+// 682-byte compose file nine levels deep took minutes to load before).
+type merger struct {
+	memo    map[*yaml.Node][][2]*yaml.Node
+	merging map[*yaml.Node]bool // being merged: a merge into itself is left out
+	work    int                 // mappings looked at and pairs merged in
+	limit   int                 // work allowed, 0 for no bound
+	over    *yaml.Node          // the merge key at which work passed limit
+}
+
+func newMerger(limit int) *merger {
+	return &merger{memo: map[*yaml.Node][][2]*yaml.Node{}, merging: map[*yaml.Node]bool{}, limit: limit}
+}
+
+func (m *merger) pairs(n *yaml.Node) [][2]*yaml.Node {
 	n = resolve(n)
-	if n == nil || n.Kind != yaml.MappingNode || merging[n] {
+	if n == nil || n.Kind != yaml.MappingNode || m.merging[n] || m.over != nil {
 		return nil
 	}
-	merging[n] = true
-	defer delete(merging, n)
+	m.work++
+	if p, ok := m.memo[n]; ok {
+		return p
+	}
+	m.merging[n] = true
+	defer delete(m.merging, n)
 	var own, merged [][2]*yaml.Node
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Value == "<<" && k.Tag == "!!merge" {
 			srcs := []*yaml.Node{resolve(v)}
-			if srcs[0].Kind == yaml.SequenceNode {
+			if srcs[0] != nil && srcs[0].Kind == yaml.SequenceNode {
 				srcs = srcs[0].Content
 			}
 			for _, src := range srcs {
-				merged = append(merged, mergedPairs(src, merging)...)
+				p := m.pairs(src)
+				m.work += len(p)
+				if m.limit > 0 && m.work > m.limit && m.over == nil {
+					m.over = k
+				}
+				if m.over != nil {
+					return nil
+				}
+				merged = append(merged, p...)
 			}
 			continue
 		}
@@ -51,7 +77,59 @@ func mergedPairs(n *yaml.Node, merging map[*yaml.Node]bool) [][2]*yaml.Node {
 			own = append(own, kv)
 		}
 	}
+	m.memo[n] = own
 	return own
+}
+
+// Merge budget: what merging a compose file's merge keys may cost, in
+// mappings looked at and pairs merged in, summed over every mapping of the
+// file as the reader goes on to read each: mergeBudgetFloor plus
+// mergeBudgetPerNode for each node the file has (yaml.v3 bounds alias
+// expansion against the node count the same way), some tens of
+// milliseconds of merging at most. A real compose file's x- blocks merged
+// into a few services cost tens to hundreds.
+const (
+	mergeBudgetFloor   = 100000
+	mergeBudgetPerNode = 10
+)
+
+// checkMerges refuses a compose file whose merge keys cost more to follow
+// than the merge budget, at the merge key where the budget ran out, before
+// the reader follows them: so the file loads in milliseconds or is refused.
+// A mapping with no merge key costs one step and is not looked at.
+func (d *composeDoc) checkMerges(root *yaml.Node) error {
+	nodes := 0
+	var withMerge []*yaml.Node
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		nodes++
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if k := n.Content[i]; k.Value == "<<" && k.Tag == "!!merge" {
+					withMerge = append(withMerge, n)
+					break
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	budget := mergeBudgetFloor + mergeBudgetPerNode*nodes
+	spent := 0
+	for _, n := range withMerge {
+		// A merger of its own for each mapping, as each later pairs call
+		// has: what it spends is what reading the file will spend.
+		m := newMerger(budget)
+		m.work = spent
+		m.pairs(n)
+		if m.over != nil {
+			return d.errf(m.over, "the merge key %q merges mappings that merge others so often that following them all takes more than %d steps for a file of %d YAML nodes: merge each x- block once, into the services that use it, rather than mappings merging the same mapping over and over", m.over.Value, budget, nodes)
+		}
+		spent = m.work
+	}
+	return nil
 }
 
 // mapping indexes a mapping's values by key (nil for anything else).

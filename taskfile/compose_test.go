@@ -430,6 +430,7 @@ func FuzzCompose(f *testing.F) {
 		}
 	}
 	f.Add([]byte("services:\n  a: &x\n    <<: *x\n"))
+	f.Add([]byte(mergeBomb(9)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		task := composeTask(".")
 		_, _ = parseCompose("fuzz.yaml", data, ".", harborHarness(&task, ".", ""))

@@ -38,31 +38,82 @@ func buildKitOnly(name, text string) string {
 	return ""
 }
 
+// cacheMounts names each RUN of a Dockerfile's text with a
+// --mount=type=cache ("Dockerfile:4"), none when the text does not parse.
+// BuildKit keeps such a cache on the engine, shared by every build that
+// names the same id or target, and past the build: what one task's build
+// leaves there (a sitecustomize.py in a pip cache) another's reads.
+func cacheMounts(name, text string) []string {
+	res, err := parser.Parse(strings.NewReader(text))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range res.AST.Children {
+		for _, f := range n.Flags {
+			v, ok := strings.CutPrefix(f, "--mount=")
+			if !ok {
+				continue
+			}
+			cache := false
+			for _, field := range strings.Split(v, ",") {
+				k, val, _ := strings.Cut(field, "=")
+				if strings.EqualFold(strings.TrimSpace(k), "type") && strings.EqualFold(strings.TrimSpace(val), "cache") {
+					cache = true
+				}
+			}
+			if cache {
+				out = append(out, fmt.Sprintf("%s:%d", name, n.StartLine))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cacheMountDeviation is the note a RUN --mount=type=cache gets, at its
+// Dockerfile line; whose names the image it builds ("image", "service db").
+func cacheMountDeviation(whose, at string) model.Deviation {
+	return model.Deviation{What: "build cache shared past the trial",
+		Detail: whose + " " + at + ": RUN --mount=type=cache shares a cache with every build on this engine (and with other tenants'); its content survives the trial: " +
+			"another task's build may have left anything there, and what this build leaves, the next one reads (headroom prunes no engine cache); vendor what the step fetches, or drop the cache mount"}
+}
+
 // noteBuildKitAll notes what of each of a task's Dockerfiles needs
-// BuildKit: its image's, its services', its separate verifier's.
+// BuildKit: its image's, its services', its separate verifier's; and each
+// RUN --mount=type=cache among them as a deviation.
 func noteBuildKitAll(t *model.Task) {
-	t.Build = noteBuildKit(t.Build)
+	var caches []model.Deviation
+	t.Build, caches = noteBuildKit(t.Build, "image", caches)
 	for i := range t.Sidecars {
-		t.Sidecars[i].Build = noteBuildKit(t.Sidecars[i].Build)
+		t.Sidecars[i].Build, caches = noteBuildKit(t.Sidecars[i].Build, "service "+t.Sidecars[i].Name, caches)
 	}
 	if v := t.SeparateVerifier; v != nil && v.Build != nil {
 		sv := *v
-		sv.Build = noteBuildKit(v.Build)
+		sv.Build, caches = noteBuildKit(v.Build, "verifier", caches)
 		t.SeparateVerifier = &sv
 	}
+	t.Deviations = append(t.Deviations, caches...)
 }
 
 // noteBuildKit returns a copy of b with what of its Dockerfile needs
-// BuildKit (nil for nil).
-func noteBuildKit(b *model.Build) *model.Build {
+// BuildKit (nil for nil), and devs with its cache mounts' notes added.
+func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.Build, []model.Deviation) {
 	if b == nil {
-		return nil
+		return nil, devs
 	}
 	c := *b
+	name, text := "", ""
 	if c.Inline != "" {
-		c.NeedsBuildKit = buildKitOnly("dockerfile_inline", c.Inline)
+		name, text = "dockerfile_inline", c.Inline
 	} else if data, err := readTaskFile(c.Context, filepath.Join(c.Context, c.Dockerfile)); err == nil {
-		c.NeedsBuildKit = buildKitOnly(c.Dockerfile, string(data))
+		name, text = c.Dockerfile, string(data)
 	}
-	return &c
+	if name != "" {
+		c.NeedsBuildKit = buildKitOnly(name, text)
+		for _, at := range cacheMounts(name, text) {
+			devs = append(devs, cacheMountDeviation(whose, at))
+		}
+	}
+	return &c, devs
 }
