@@ -293,7 +293,7 @@ func (pt *procTracker) beforeSteps(p Proc, step string) bool {
 	if pt.script == 0 {
 		return step == ""
 	}
-	return !p.Started.IsZero() && p.Started.Before(pt.firstScript.Add(-bornSlack))
+	return !p.Started.IsZero() && p.Started.Before(pt.firstScript.Add(-entrypointSlack))
 }
 
 // keepAlive says whether a process is the idle command headroom gave the
@@ -357,6 +357,15 @@ func (t *trialRun) leftovers(present map[procKey]bool) {
 // clock ticks from boot, not the wall clock the script's start is read
 // from.
 const bornSlack = 100 * time.Millisecond
+
+// entrypointSlack is how much earlier than the first step's script a
+// process's start time must be to be the environment's: two clock ticks
+// (a start time is read in ticks of 10 ms; the script's start is taken
+// before its command is sent, so no process of it starts earlier). The
+// leftover rule's bornSlack (100 ms) was too wide for it: a container
+// whose first step began 60 ms after its entrypoint started a process
+// (the engine's start is that quick) charged that process to the step.
+const entrypointSlack = 20 * time.Millisecond
 
 // newScript says a step's script starts: a process seen before it and
 // still running was left running by an earlier one.

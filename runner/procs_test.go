@@ -513,3 +513,22 @@ func TestTheKeepAliveIsNotTheEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// A process the entrypoint started 60 ms before the first step's script
+// (the engine starts a container and headroom its first step that
+// quickly) is the environment's; one started after the script was taken
+// to start, within a clock tick of it, is not. The leftover rule's
+// 100 ms slack had charged such an entrypoint's process to the step.
+func TestAnEntrypointProcessJustBeforeTheFirstStep(t *testing.T) {
+	var pt procTracker
+	t0 := time.Now()
+	pt.script, pt.firstScript = 1, t0
+	for _, c := range []struct {
+		born time.Duration
+		env  bool
+	}{{-60 * time.Millisecond, true}, {-30 * time.Millisecond, true}, {-5 * time.Millisecond, false}, {40 * time.Millisecond, false}} {
+		if got := pt.beforeSteps(Proc{PID: 7, Started: t0.Add(c.born)}, "solve"); got != c.env {
+			t.Errorf("born %s from the first script: the environment's %v, want %v", c.born, got, c.env)
+		}
+	}
+}
