@@ -339,6 +339,9 @@ func (t *trialRun) leftovers(present map[procKey]bool) {
 		if !present[k] || (!tp.env && (tp.step == "" || tp.script == pt.script)) {
 			continue
 		}
+		if tp.env && keepAlive(t.task.IdleCommand, tp.proc.Command) {
+			continue // the entrypoint, since read, exec'd the keep-alive
+		}
 		sum += tp.proc.RSSBytes
 		if tp.proc.RSSBytes > big {
 			big, from = tp.proc.RSSBytes, fmt.Sprintf("%s (left running by step %s)", tp.proc.Command, tp.step)

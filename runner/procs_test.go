@@ -500,6 +500,11 @@ func TestTheKeepAliveIsNotTheEnvironment(t *testing.T) {
 		tr.task.IdleCommand = []string{"sh", "-c", "sleep infinity"}
 		t0 := time.Now().Add(-time.Minute)
 		keep := Proc{PID: 1, Command: idle, Started: t0.Add(-time.Second), RSSBytes: model.MiB}
+		// First read as the image's entrypoint, which then execs the
+		// idle command.
+		entry := keep
+		entry.Command = "/bin/sh /start.sh " + idle
+		tr.procSample(ProcSample{Time: t0.Add(-2 * time.Second), Procs: []Proc{entry}})
 		tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{keep}})
 		tr.newScript()
 		tr.procs.scriptStart, tr.procs.firstScript = t0, t0
