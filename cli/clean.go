@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/headroom-eval/headroom/printable"
 	"os"
 	"path/filepath"
 	"time"
@@ -121,6 +122,9 @@ without it, every headroom leftover on the platform.`,
 // for what a run makes once for all its trials (a Kubernetes
 // experiment's NetworkPolicy).
 func whose(o runner.OwnedResource) string {
+	if o.Build != "" && o.Trial == "" {
+		return "the build of " + printable.Text(o.Build)
+	}
 	if o.Trial == "" && o.Experiment != "" {
 		return "experiment " + o.Experiment
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
@@ -219,9 +220,15 @@ func removeExperimentContainers(id string) {
 		return
 	}
 	defer cli.Close()
-	list, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))})
+	f := filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))
+	list, _ := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	for _, c := range list {
-		_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+		_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}
+	// A kept trial keeps its network of its own (round three) too.
+	nets, _ := cli.NetworkList(context.Background(), network.ListOptions{Filters: f})
+	for _, n := range nets {
+		_ = cli.NetworkRemove(context.Background(), n.ID)
 	}
 }
 

@@ -122,6 +122,9 @@ const (
 	// container, so a later start can tell a crash's leftovers from a
 	// concurrent run's live trials.
 	LabelOwner = "headroom.owner"
+	// LabelBuild is, on a build's own network (no trial's: it is made
+	// before any trial, for an image), the image it builds.
+	LabelBuild = "headroom.build"
 )
 
 // NotProvenOwn says why o is not proven to be a resource headroom made
@@ -132,6 +135,14 @@ const (
 // removes it under no flag.
 func NotProvenOwn(o OwnedResource) string {
 	var missing []string
+	if o.Build != "" && o.Kind == "network" {
+		// A build's own network: made for an image, before any trial,
+		// with its build and owner labels.
+		if completeOwner(o.Owner) {
+			return ""
+		}
+		return "no " + LabelOwner + " as host:pid:start: not proven headroom's (headroom labels a build's network with its build and owner)"
+	}
 	if o.Experiment == "" {
 		missing = append(missing, LabelExperiment)
 	}

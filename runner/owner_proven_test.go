@@ -30,3 +30,24 @@ func TestNotProvenOwn(t *testing.T) {
 		}
 	}
 }
+
+// A build's own network (made for an image, before any trial) is proven
+// headroom's by its build and complete owner labels: clean had left it
+// ("no headroom.experiment, no headroom.trial") after a headroom killed
+// mid-build, and nothing else ever removed it. The build label proves
+// nothing on anything else, or without a whole owner.
+func TestABuildsNetworkIsProvenByItsBuildAndOwner(t *testing.T) {
+	build := OwnedResource{Kind: "network", Name: "headroom-build-46f4310b8725", Build: "headroom-task/x:25d5", Owner: "vm:12733:375773"}
+	if why := NotProvenOwn(build); why != "" {
+		t.Errorf("a build's network with its owner: %q", why)
+	}
+	for _, o := range []OwnedResource{
+		{Kind: "network", Name: "n", Build: "headroom-task/x:1", Owner: "vm:12733"},
+		{Kind: "network", Name: "n", Build: "headroom-task/x:1"},
+		{Kind: "container", Name: "c", Build: "headroom-task/x:1", Owner: "vm:12733:375773"},
+	} {
+		if NotProvenOwn(o) == "" {
+			t.Errorf("%+v: proven headroom's", o)
+		}
+	}
+}

@@ -148,7 +148,10 @@ type OwnedResource struct {
 	ID, Name          string
 	Kind              string // "container", "pod", "network", "volume"...
 	Experiment, Trial string
-	State             string
+	// Build is the image a build's own network was made for (LabelBuild):
+	// no experiment's or trial's.
+	Build string
+	State string
 	// Kept: left on purpose (--keep); only `headroom clean` removes it.
 	Kept bool
 	// Owner is the headroom process that made it ("host:pid:start") and

@@ -175,8 +175,8 @@ func removeBuildNetwork(ctx context.Context, cli *client.Client, name string) {
 }
 
 // LabelBuildOf is the label of a build's own network naming the image it
-// builds.
-const LabelBuildOf = "headroom.build"
+// builds (what proves it headroom's to clean, with its owner label).
+const LabelBuildOf = runner.LabelBuild
 
 // oomWatch collects the engine's OOM events of containers while a classic
 // build runs: its RUN steps' containers are the engine's, and an OOM kill

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/runner"
@@ -240,9 +241,19 @@ func buildTaskDir(t *testing.T, cli *client.Client) (dir, name, label string) {
 }
 
 // removeLabelled removes the containers and images (tagged or not) that
-// carry label.
+// carry label, and the networks of builds of the task named in it (a
+// build killed with headroom leaves its own network to the next reap).
 func removeLabelled(cli *client.Client, label string) {
 	ctx := context.Background()
+	if _, pid, ok := strings.Cut(label, "="); ok {
+		if nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelBuildOf))}); err == nil {
+			for _, n := range nets {
+				if strings.HasPrefix(n.Labels[LabelBuildOf], "headroom-task/faults-build-"+pid+":") {
+					cli.NetworkRemove(ctx, n.ID)
+				}
+			}
+		}
+	}
 	f := filters.NewArgs(filters.Arg("label", label))
 	if list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f}); err == nil {
 		for _, c := range list {
