@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -189,5 +190,25 @@ func TestBuildStreamLosesColourCodes(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "Killed|raise URLError(err)" {
 		t.Errorf("lines %q, want [Killed raise URLError(err)]", got)
+	}
+}
+
+// A task's name makes a tag the engine takes, whatever separators it
+// runs together: `cpus___1e_12` made "invalid reference format", and
+// the task never built.
+func TestTaskImageTagIsAValidReference(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	valid := regexp.MustCompile(`^headroom-task/[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*:[0-9a-f]+$`)
+	for _, name := range []string{"atk6/n-cpus___1e_12", "a..b", "a._-b", "x/__y__", "-._a", "ok/name-1.2_3", "a--b", "a__b"} {
+		tag, err := TaskImageTag(name, model.Build{Context: dir, Dockerfile: "Dockerfile"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !valid.MatchString(tag) {
+			t.Errorf("task %q: tag %q is not a reference the engine takes", name, tag)
+		}
 	}
 }

@@ -95,13 +95,26 @@ func ContextDigest(b model.Build) (string, error) {
 
 var unsafeRepo = regexp.MustCompile(`[^a-z0-9._-]+`)
 
+// repoSeparators are runs of separators a repository name may not hold
+// (it takes one '.', one or two '_', or dashes): a task named with `___`
+// made a tag the engine refused ("invalid reference format"), so every
+// run of it failed to build.
+var repoSeparators = regexp.MustCompile(`[._-]{2,}`)
+
 // TaskImageTag is the tag a task's built image gets.
 func TaskImageTag(taskName string, b model.Build) (string, error) {
 	d, err := ContextDigest(b)
 	if err != nil {
 		return "", fmt.Errorf("reading the build context %s: %w", b.Context, err)
 	}
-	slug := strings.Trim(unsafeRepo.ReplaceAllString(strings.ToLower(taskName), "-"), "-._")
+	slug := unsafeRepo.ReplaceAllString(strings.ToLower(taskName), "-")
+	slug = repoSeparators.ReplaceAllStringFunc(slug, func(run string) string {
+		if run == "__" || strings.Trim(run, "-") == "" {
+			return run // a separator the engine takes, kept: the tag is as before
+		}
+		return "-"
+	})
+	slug = strings.Trim(slug, "-._")
 	if slug == "" {
 		slug = "task"
 	}
