@@ -377,6 +377,12 @@ func (t *Task) Expected(agent string) time.Duration {
 	return d
 }
 
+// MinCPUs is the smallest CPU spec a task may give: Docker's --cpus
+// takes no less than 0.01. Below it a limit rounded to 0 nanoCPUs ran the
+// trial with none at all (cpus = 1e-12 used 1.28 cores), and 0.004 made
+// the kernel refuse the quota, recorded as the machine's error.
+const MinCPUs = 0.01
+
 // Validate checks what the runner relies on.
 func (t *Task) Validate() error {
 	switch {
@@ -388,6 +394,8 @@ func (t *Task) Validate() error {
 		return fmt.Errorf("task %s: [environment] memory must be more than zero", t.Name)
 	case t.Resources.CPUs <= 0:
 		return fmt.Errorf("task %s: [environment] cpus must be more than zero", t.Name)
+	case t.Resources.CPUs < MinCPUs:
+		return fmt.Errorf("task %s: [environment] cpus %v is under %v, the smallest CPU limit the engine takes (a smaller one is no limit at all, or refused by the kernel): write at least %v", t.Name, t.Resources.CPUs, MinCPUs, MinCPUs)
 	case len(t.Agents) == 0:
 		return fmt.Errorf("task %s has no agents: add an [[agents]] table with steps", t.Name)
 	case len(t.Verifier.Argv) == 0:

@@ -469,8 +469,8 @@ func (f *fileTask) common(path, defNetwork string) (model.Task, error) {
 		res.MemoryLimitBytes = n
 	}
 	if env.CPUs != nil {
-		if *env.CPUs <= 0 || math.IsNaN(*env.CPUs) || *env.CPUs > 1024 {
-			return t, fmt.Errorf("[environment] cpus must be more than 0 and at most 1024 (got %v)", *env.CPUs)
+		if *env.CPUs < model.MinCPUs || math.IsNaN(*env.CPUs) || *env.CPUs > 1024 {
+			return t, fmt.Errorf("[environment] cpus must be at least %v (the smallest CPU limit the engine takes) and at most 1024 (got %v)", model.MinCPUs, *env.CPUs)
 		}
 		res.CPUs = *env.CPUs
 	} else {

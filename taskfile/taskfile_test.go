@@ -94,9 +94,10 @@ func TestParseRejectsMissingPieces(t *testing.T) {
 		"no agents":   {"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n", "", "no agents"},
 		"agent twice": {"[[agents]]\nname = \"a\"", "[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  command = [\"true\"]\n[[agents]]\nname = \"a\"", "defined twice"},
 		"bad timeout": {"[verifier]\n", "[verifier]\ntimeout_sec = -1\n", "timeout_sec"},
-		"zero cpus":   {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be more than 0"},
+		"zero cpus":   {"memory = \"64M\"", "memory = \"64M\"\ncpus = 0", "cpus must be at least 0.01"},
+		"tiny cpus":   {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e-12", "cpus must be at least 0.01 (the smallest CPU limit the engine takes) and at most 1024 (got 1e-12)"},
 		// Out of range says what the range is (it said "more than 0").
-		"huge cpus":                 {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e308", "cpus must be more than 0 and at most 1024 (got 1e+308)"},
+		"huge cpus":                 {"memory = \"64M\"", "memory = \"64M\"\ncpus = 1e308", "cpus must be at least 0.01 (the smallest CPU limit the engine takes) and at most 1024 (got 1e+308)"},
 		"huge memory":               {"64M", "99999999999999999999G", "is too large: the most is 1PiB"},
 		"huge memory_mb":            {"memory = \"64M\"", "memory_mb = 99999999999", "memory_mb must be more than 0 and at most 1073741824 MiB"},
 		"no steps":                  {"  [[agents.steps]]\n  command = [\"true\"]\n", "", "has no steps"},
