@@ -344,15 +344,21 @@ func (t *trialRun) leftovers(present map[procKey]bool) {
 		}
 		sum += tp.proc.RSSBytes
 		if tp.proc.RSSBytes > big {
-			big, from = tp.proc.RSSBytes, fmt.Sprintf("%s (left running by step %s)", tp.proc.Command, tp.step)
-			if tp.env {
-				from = fmt.Sprintf("%s (%s)", tp.proc.Command, EntrypointStarted)
-			}
+			big, from = tp.proc.RSSBytes, tp.leftoverFrom()
 		}
 	}
 	if sum > pt.leftRSS {
 		pt.leftRSS, pt.leftFrom = sum, from
 	}
+}
+
+// leftoverFrom is how a step's memory not its own names this process:
+// the environment's, or the step's that left it running.
+func (tp *trackedProc) leftoverFrom() string {
+	if tp.env {
+		return fmt.Sprintf("%s (%s)", tp.proc.Command, EntrypointStarted)
+	}
+	return fmt.Sprintf("%s (left running by step %s)", tp.proc.Command, tp.step)
 }
 
 // bornSlack is how much earlier than a script's start a process's start
@@ -424,6 +430,12 @@ func (t *trialRun) nameKill(i int) {
 		for _, tp := range pt.seen {
 			if tp.proc.PID == oe.PID {
 				tp.blame(oe, pt.script)
+				if (oe.Entrypoint || oe.StartedInStep != "") && oe.Step == pt.leftStep && oe.RSSBytes > pt.leftRSS {
+					// Not the running step's own: the kernel's figure at
+					// the kill is its memory, which the samples may have
+					// read far smaller (it grew to the limit between two).
+					pt.leftRSS, pt.leftFrom = oe.RSSBytes, tp.leftoverFrom()
+				}
 			}
 		}
 	} else if !slices.Contains(pt.unnamed, i) {

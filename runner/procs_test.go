@@ -537,3 +537,31 @@ func TestAnEntrypointProcessJustBeforeTheFirstStep(t *testing.T) {
 		}
 	}
 }
+
+// A leftover that grew to the limit between two samples and was killed
+// there counts in the running step's memory not its own at the kernel's
+// figure for it, not the small one the samples read (make hostile's
+// verifier-leftover row in CI: 38.8 MB recorded for a 125 MiB kill).
+func TestALeftoversKillCountsAtTheKernelsFigure(t *testing.T) {
+	tr, _ := newTestTrial()
+	t0 := time.Now().Add(-time.Minute)
+	init := Proc{PID: 1, Command: "sleep infinity", Started: t0.Add(-time.Minute)}
+	tr.procSample(ProcSample{Time: t0, Procs: []Proc{init}})
+	tr.newScript()
+	tr.procs.scriptStart, tr.procs.firstScript = t0, t0
+	tr.openStep("nohup python3 hog.py", t0)
+	tr.res.Steps = append(tr.res.Steps, model.StepResult{Name: "nohup python3 hog.py", Phase: model.PhaseAgent, Start: t0, End: t0.Add(time.Second)})
+	hog := Proc{PID: 20, PPID: 1, Command: "python3 hog.py", Started: t0.Add(100 * time.Millisecond), RSSBytes: 2 * model.MiB}
+	tr.procSample(ProcSample{Time: t0.Add(500 * time.Millisecond), Procs: []Proc{init, hog}})
+	tr.newScript()
+	tr.openStep("sleep 10", time.Now())
+	hog.RSSBytes = 37 * model.MiB // the last sample before the kill
+	tr.procSample(ProcSample{Time: time.Now(), Procs: []Proc{init, hog}})
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 10", Process: "python3", PID: 20, RSSBytes: 125 * model.MiB})
+	tr.nameKill(0)
+	sr := model.StepResult{Name: "sleep 10", Phase: model.PhaseVerifier}
+	tr.takeLeftovers(&sr)
+	if sr.LeftoverRSSBytes != 125*model.MiB || !strings.Contains(sr.LeftoverFrom, "python3 hog.py (left running by step nohup python3 hog.py)") {
+		t.Errorf("the step's memory not its own %d from %q, want the kill's 125 MiB from the hog", sr.LeftoverRSSBytes, sr.LeftoverFrom)
+	}
+}
