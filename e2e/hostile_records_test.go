@@ -493,11 +493,15 @@ func TestHostileOutputWithoutBound(t *testing.T) {
 	// stream's buffers full of 2,000-byte lines, the garbage of 1 MiB
 	// pieces): 22-50 MiB over 6 runs here, and the same at 1 GB and at
 	// 2.93 GB of output (71 and 75 MiB peak); before the caps it grew
-	// with the output (395 MiB at 1 GB).
+	// with the output (395 MiB at 1 GB). The margin is 96 MiB, not 64:
+	// the garbage collector's timing moves it, and a CI run's load took it
+	// to 120 MiB over a 56 MiB quiet run (2026-12-03; 99–101 MiB over
+	// 51–58 quiet here after, and 100 MiB on the build before that day's
+	// changes: no growth), still far under what growing with the output is.
 	rss, quietRSS := run.maxRSSKiB>>10, quiet.maxRSSKiB>>10
-	if st.Size() > 18<<20 || longestRecord > 2<<20 || longestErr > 4<<10 || rss > quietRSS+64 || dropped < 900e6 ||
+	if st.Size() > 18<<20 || longestRecord > 2<<20 || longestErr > 4<<10 || rss > quietRSS+96 || dropped < 900e6 ||
 		!strings.Contains(string(logb), "of this step's output not kept here") || !strings.Contains(string(logb), "this trial's log reached 16MiB") {
-		t.Errorf("log %d bytes, record line %d, stderr line %d, RSS %d MiB (%d MiB quiet), %0.f bytes counted dropped; want ≤ 18 MiB, 2 MiB, 4 KiB, the quiet run's RSS + 64 MiB, ≥ 900 MB with notes in the log",
+		t.Errorf("log %d bytes, record line %d, stderr line %d, RSS %d MiB (%d MiB quiet), %0.f bytes counted dropped; want ≤ 18 MiB, 2 MiB, 4 KiB, the quiet run's RSS + 96 MiB, ≥ 900 MB with notes in the log",
 			st.Size(), longestRecord, longestErr, rss, quietRSS, dropped)
 	}
 	letoutRow(t, "a traced solve.sh printing 1.01 GB (a 50 MB argument, then 300 commands of 3.2 MB)",
