@@ -173,15 +173,11 @@ func TestATimedOutAgentWhoseContainerWentIsNotGraded(t *testing.T) {
 	}
 }
 
-func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
-	var tasks []model.Task
-	for _, n := range []string{"a", "b", "c"} {
-		tasks = append(tasks, fake.Task(n, 600*model.MiB, "s"))
-	}
-	cfg := config(t, tasks)
-	cfg.Concurrency = 3
-	cfg.GuaranteeCapacityBytes = 1 << 30 // room for one 600MiB guarantee at a time
-	// Every step holds until some trial has been seen waiting.
+// gatedSweep runs cfg's sweep on a fake backend whose every step holds
+// until some trial has been seen waiting for admission, and returns the
+// backend, the results and the waiting reasons in order.
+func gatedSweep(t *testing.T, cfg runner.Config) (*fake.Backend, sweepResult, []string) {
+	t.Helper()
 	gate := make(chan struct{})
 	b := &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Gate: gate} }}
 	var waits []string
@@ -193,6 +189,18 @@ func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
 			waits = append(waits, w.Reason)
 		}
 	})
+	return b, res, waits
+}
+
+func TestAdmissionHoldsTrialsWhoseGuaranteeDoesNotFit(t *testing.T) {
+	var tasks []model.Task
+	for _, n := range []string{"a", "b", "c"} {
+		tasks = append(tasks, fake.Task(n, 600*model.MiB, "s"))
+	}
+	cfg := config(t, tasks)
+	cfg.Concurrency = 3
+	cfg.GuaranteeCapacityBytes = 1 << 30 // room for one 600MiB guarantee at a time
+	b, res, waits := gatedSweep(t, cfg)
 	if b.MaxRunning() != 1 {
 		t.Errorf("%d sandboxes ran at once; guarantees allow 1", b.MaxRunning())
 	}

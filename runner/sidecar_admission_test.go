@@ -1,11 +1,9 @@
 package runner_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -28,17 +26,7 @@ func TestAdmissionCountsTheSidecarsBounds(t *testing.T) {
 	cfg := config(t, tasks)
 	cfg.Concurrency = 2
 	cfg.GuaranteeCapacityBytes = 3 << 30
-	gate := make(chan struct{})
-	b := &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Gate: gate} }}
-	var waits []string
-	res := runSweep(t, b, cfg, context.Background(), func(e event.Event) {
-		if w, ok := e.(event.TrialWaiting); ok {
-			if len(waits) == 0 {
-				close(gate)
-			}
-			waits = append(waits, w.Reason)
-		}
-	})
+	b, res, waits := gatedSweep(t, cfg)
 	if b.MaxRunning() != 1 {
 		t.Errorf("%d trials ran at once; their guarantees and services' bounds (2 × 2.06 GiB) fit 3 GiB once (runner.AdmittedBytes)", b.MaxRunning())
 	}
