@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
@@ -157,8 +157,8 @@ func removeBuildNetwork(ctx context.Context, cli *client.Client, name string) {
 	defer cancel()
 	msgs, _ := cli.Events(eng, events.ListOptions{Filters: filters.NewArgs(filters.Arg("type", "network"), filters.Arg("event", "disconnect"))})
 	for {
-		err := cli.NetworkRemove(eng, name)
-		if err == nil || cerrdefs.IsNotFound(err) || !strings.Contains(err.Error(), "active endpoints") {
+		err := removeTrialResource(eng, cli, TrialResource{Kind: "network", ID: name, Name: name})
+		if !errors.Is(err, runner.ErrInUse) {
 			return
 		}
 		// Someone is still on it: the next disconnect, or a second.
