@@ -551,6 +551,11 @@ func (p *progress) event(ev event.Event) {
 				steps = append(steps, fmt.Sprintf("and %d more step(s)", len(r.Steps)-progressSteps))
 				break
 			}
+			if s.Container != "" {
+				// Its memory is its own container's (the record's sidecars).
+				steps = append(steps, fmt.Sprintf("%s (in the %s's own container)", s.Name, s.Container))
+				continue
+			}
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,

@@ -64,6 +64,12 @@ type StepResult struct {
 	CPUWait Duration `json:"cpu_wait,omitempty"`
 	// NoSpace: the step's output reported ENOSPC.
 	NoSpace bool `json:"no_space,omitempty"`
+	// Container names the container the step ran in when it is not the
+	// trial's ("verifier": a separate verifier's own, of its own
+	// resources). Its memory is that container's, recorded beside the
+	// trial's (TrialResult.Sidecars), not the step's: it was never under
+	// the trial's limit, so its peaks here are 0.
+	Container string `json:"container,omitempty"`
 	// Output is the step's output as kept: its first lines and its last
 	// (a line saying what was left out between them), each line cut at
 	// 2,000 bytes, and no more than the trial's share (runner's

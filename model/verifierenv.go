@@ -13,6 +13,10 @@ const PhaseCollect = "collect"
 // artifacts from (and puts them in a separate verifier's container).
 const ArtifactsDir = "/logs/artifacts"
 
+// SeparateVerifierContainer is StepResult.Container of a step run in a
+// separate verifier's container.
+const SeparateVerifierContainer = "verifier"
+
 // SeparateVerifier is a verifier run in a fresh container of its own,
 // started after the agent's container has stopped, with the agent's
 // artifacts copied in: the verifier grades only what was collected.

@@ -30,7 +30,11 @@ type recorder struct {
 	// process watch; called with mu held.
 	named func(i int)
 
-	step      string // the running step's name
+	step string // the running step's name
+	// elsewhere names the container the steps now run in when it is not
+	// the trial's (a separate verifier's): their memory is not the
+	// trial's (model.StepResult.Container).
+	elsewhere string
 	stepStart time.Time
 	stepPeak  int64
 	lastWS    int64
@@ -293,6 +297,13 @@ func (r *recorder) keepSteps(srs ...model.StepResult) {
 
 // measure fills in sr's telemetry; called with mu held.
 func (r *recorder) measure(sr *model.StepResult, kernelPeak int64, killsBefore int) {
+	if r.elsewhere != "" {
+		// Its container's readings are its own (watchSeparate): none is
+		// booked against the trial's limit, in the step or the trial.
+		sr.Container = r.elsewhere
+		r.peakBeforeKill = 0
+		return
+	}
 	sr.KernelPeakBytes = max(kernelPeak, r.peakBeforeKill)
 	r.peakBeforeKill = 0
 	sr.KernelPeakNoCacheBytes = r.noCache.close(sr.KernelPeakBytes)
@@ -329,11 +340,11 @@ func (r *recorder) awaitOOM(killsBefore int, settle time.Duration) {
 	}
 }
 
-// seenPeak raises the running step's sampled peak with another
-// container's reading (a separate verifier's).
-func (r *recorder) seenPeak(workingSet int64) {
+// runIn says the steps from now on run in another container (name; ""
+// the trial's own again).
+func (r *recorder) runIn(name string) {
 	r.mu.Lock()
-	r.stepPeak = max(r.stepPeak, workingSet)
+	r.elsewhere = name
 	r.mu.Unlock()
 }
 

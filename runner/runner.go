@@ -207,10 +207,15 @@ func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string, tasks ...m
 	}
 	for _, tr := range plan.Trials {
 		if need := AdmittedBytes(tr, byName[tr.Task]); need > capacity {
-			what := "guarantees " + model.FormatBytes(tr.Policy.GuaranteeBytes)
+			guarantee, whose := tr.Policy.GuaranteeBytes, "its guarantee"
+			what := "guarantees " + model.FormatBytes(guarantee)
+			if v := verifierGuarantee(byName[tr.Task]); v > guarantee {
+				guarantee, whose = v, "its separate verifier's ([verifier.environment] memory_mb)"
+				what = "has a separate verifier ([verifier.environment] memory_mb) that guarantees " + model.FormatBytes(v)
+			}
 			if side := byName[tr.Task].SidecarMemoryBytes(); side > 0 {
-				what = fmt.Sprintf("needs %s (its guarantee %s and its %d services' bounds %s)", model.FormatBytes(need),
-					model.FormatBytes(tr.Policy.GuaranteeBytes), len(byName[tr.Task].Sidecars), model.FormatBytes(side))
+				what = fmt.Sprintf("needs %s (%s %s and its %d services' bounds %s)", model.FormatBytes(need),
+					whose, model.FormatBytes(guarantee), len(byName[tr.Task].Sidecars), model.FormatBytes(side))
 			}
 			return fmt.Errorf("task %s %s but %s: lower its memory or run it on a bigger host",
 				tr.Task, what, fmt.Sprintf(basis, model.FormatBytes(capacity)))
@@ -220,12 +225,23 @@ func CheckGuaranteesOf(plan model.Plan, capacity int64, basis string, tasks ...m
 }
 
 // AdmittedBytes is what a trial holds of the host's capacity while it
-// runs: its guarantee and its task's services' memory bounds
-// (model.Task.SidecarMemoryBytes), which run beside it outside its limit.
-// Counting the guarantee alone admitted twenty 1 GiB services as a 64 MiB
-// trial.
+// runs: its guarantee, or its separate verifier's where that is larger
+// (the two containers run one after the other), and its task's
+// services' memory bounds (model.Task.SidecarMemoryBytes), which run
+// beside it outside its limit. Counting the guarantee alone admitted
+// twenty 1 GiB services as a 64 MiB trial, and a verifier of 95 TiB
+// beside it.
 func AdmittedBytes(tr model.Trial, task model.Task) int64 {
-	return tr.Policy.GuaranteeBytes + task.SidecarMemoryBytes()
+	return max(tr.Policy.GuaranteeBytes, verifierGuarantee(task)) + task.SidecarMemoryBytes()
+}
+
+// verifierGuarantee is the task's separate verifier's guarantee (0:
+// none): its own spec, as it runs (runSeparate).
+func verifierGuarantee(task model.Task) int64 {
+	if task.SeparateVerifier == nil {
+		return 0
+	}
+	return task.SeparateVerifier.Resources.MemoryBytes
 }
 
 // stopSweep ends the sweep, interrupted, with why: running trials are

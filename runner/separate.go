@@ -171,7 +171,9 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string, cl
 			return out, fmt.Errorf("clearing %s in the verifier's container: %w", strings.Join(clear, " "), err)
 		}
 	}
+	t.runIn(model.SeparateVerifierContainer)
 	out.sr, err = t.runStep(vctx, vsb, model.PhaseVerifier, t.task.Verifier, env)
+	t.runIn("")
 	if err != nil {
 		return out, fmt.Errorf("verifier: %w", err)
 	}
@@ -199,8 +201,9 @@ func (t *trialRun) artifactsTimedOut(start time.Time, paths, where string) model
 }
 
 // watchSeparate takes the separate verifier's readings (its own
-// container, not the trial's, whose gauge is the ratio's): its peak
-// feeds the running step's, and use() says its peak and kills.
+// container, not the trial's, whose gauge is the ratio's): use() says
+// its peak and kills, kept beside the trial's, not in them (its step's
+// peaks are 0, model.StepResult.Container).
 func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
 	var mu sync.Mutex
 	u := model.SidecarUsage{Name: "verifier (separate container)"}
@@ -211,7 +214,6 @@ func (t *trialRun) watchSeparate(sb Sandbox) func() model.SidecarUsage {
 			mu.Lock()
 			u.PeakBytes = max(u.PeakBytes, s.WorkingSetBytes)
 			mu.Unlock()
-			t.seenPeak(s.WorkingSetBytes)
 		}, func(OOMSignal) {
 			mu.Lock()
 			u.OOMKilled = true

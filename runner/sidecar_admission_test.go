@@ -51,3 +51,27 @@ func TestSidecarsLargerThanHostAreRefusedUpFront(t *testing.T) {
 		t.Errorf("AdmittedBytes %d, want 64 MiB + 3 × the default sidecar bound", got)
 	}
 }
+
+// A separate verifier runs after the agent's container, of its own
+// resources: a trial holds the larger of the two guarantees (a 1 GiB
+// verifier beside a 64 MiB agent holds 1 GiB), and a verifier larger
+// than the host is refused before anything starts, named.
+func TestAdmissionCountsTheSeparateVerifier(t *testing.T) {
+	task := fake.Task("v", 64*model.MiB, "s")
+	task.SeparateVerifier = &model.SeparateVerifier{Resources: model.Resources{MemoryBytes: 1 << 30}}
+	tr := model.Trial{Task: "v", Policy: model.ResourcePolicy{GuaranteeBytes: 64 * model.MiB}}
+	if got := runner.AdmittedBytes(tr, task); got != 1<<30 {
+		t.Errorf("AdmittedBytes %d, want the verifier's 1 GiB (the larger; they run one after the other)", got)
+	}
+	tr.Policy.GuaranteeBytes = 2 << 30
+	if got := runner.AdmittedBytes(tr, task); got != 2<<30 {
+		t.Errorf("AdmittedBytes %d, want the agent's 2 GiB (the larger)", got)
+	}
+	task.SeparateVerifier.Resources.MemoryBytes = 100000000 * model.MiB
+	cfg := config(t, []model.Task{task})
+	cfg.GuaranteeCapacityBytes = 4 << 30
+	_, err := runner.New(&fake.Backend{}, cfg)
+	if err == nil || !strings.Contains(err.Error(), "v has a separate verifier ([verifier.environment] memory_mb) that guarantees 95.4TiB") {
+		t.Errorf("error %v, want the separate verifier's 95.4TiB named", err)
+	}
+}

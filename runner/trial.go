@@ -306,6 +306,12 @@ func (t *trialRun) signalNote(final Final) {
 		if s.ExitCode != 137 || s.TimedOut || s.OOMKills > 0 {
 			continue
 		}
+		if s.Container != "" && t.separateUse != nil && t.separateUse.OOMKilled {
+			// Its own container's kill (the trial's reason is
+			// separateNote's where it failed the trial).
+			s.Output = strings.TrimPrefix(s.Output+"\nheadroom: exited 137: the "+s.Container+"'s own container was OOM-killed at its own limit", "\n")
+			continue
+		}
 		note := "exited 137, a SIGKILL's status, with no OOM kill by the kernel: killed by the task or from outside the container (a kill -9 no engine event reports), or its own exit 137"
 		s.Output = strings.TrimPrefix(s.Output+"\nheadroom: "+note, "\n")
 		if !said {

@@ -384,7 +384,7 @@ func (d *detailScreen) View(c *Common) string {
 		if phase == "verifier" {
 			phase = "verify"
 		}
-		out = append(out, clip(fmt.Sprintf("%-6s %s %8s %s %8s %s", phase, pad(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), mib(model.StepPeakBytes(s)), strings.TrimSpace(stepCPUText(s)+" "+oom)), w))
+		out = append(out, clip(fmt.Sprintf("%-6s %s %8s %s %8s %s", phase, pad(model.StepLabel(s.Name, s.Show), stepW), secs(s.Duration()), padLeft(exit, 5), stepMiB(s, model.StepPeakBytes(s)), strings.TrimSpace(stepCPUText(s)+" "+oom)), w))
 	}
 	if hidden > 0 {
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… %d more step(s): the log has them all", hidden), w)))

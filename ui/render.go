@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
 )
 
 // width is the display width of one line: counted directly when every
@@ -120,6 +121,16 @@ func padLeft(s string, w int) string {
 }
 
 // mib prints bytes compactly for tight spaces ("118M", "1.2G").
+// stepMiB is a step's memory n as mib says it, or "—" for a step run in
+// a container other than the trial's (a separate verifier's, whose
+// memory is its own row beside the trial's).
+func stepMiB(s model.StepResult, n int64) string {
+	if s.Container != "" {
+		return "—"
+	}
+	return mib(n)
+}
+
 func mib(n int64) string {
 	switch {
 	case n <= 0:
