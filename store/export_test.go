@@ -7,8 +7,19 @@ package store
 // where the crashed Experiment's lock would otherwise still be held
 // until the collector happened to close its file.
 func (e *Experiment) Crash() {
-	if e.lock != nil && e.lock.f != nil {
+	if e.lock == nil {
+		return
+	}
+	// The lock is held on the directory's handle (LockExperiment): that is
+	// what a death closes. Closing the file alone left the lock held
+	// until the collector closed the handle, and the test's next Open was
+	// refused as "being written by" its own pid when it had not yet.
+	if e.lock.f != nil {
 		e.lock.f.Close()
 		e.lock.f = nil
+	}
+	if e.lock.dir != nil {
+		e.lock.dir.Close()
+		e.lock.dir = nil
 	}
 }
