@@ -307,7 +307,7 @@ name = "oracle"
 		t.Fatal(err)
 	}
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", "hostile-driver/impostors", "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, "hostile-driver/impostors", out)...)
 	_, recs, left := records(t, out)
 	forged := 0
 	var named []string

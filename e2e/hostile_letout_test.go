@@ -797,6 +797,12 @@ func TestHostilePlantedReward(t *testing.T) {
 		strings.Join(got, "; "), 3-len(recs), left, forged)
 }
 
+// oracleArgs are the arguments of a hostile row's run: task name (or
+// names, comma-separated) from tasks, its oracle once at 1x, into out.
+func oracleArgs(tasks, name, out string) []string {
+	return []string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out}
+}
+
 // oracleRow is one hostile row's run of a task's oracle, once at 1x:
 // what it printed, recorded and left, and where the row's secret showed.
 type oracleRow struct {
@@ -817,7 +823,7 @@ func runOracleRow(t *testing.T, bin, tasks, name, secret string) oracleRow {
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
 	var r oracleRow
-	r.run = runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	r.run = runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	r.dir, r.recs, r.left = records(t, out)
 	r.files = experimentFiles(t, out)
 	r.leaked, r.where = countIn(secret, r.files, map[string]string{"stdout": r.run.stdout, "stderr": r.run.stderr})

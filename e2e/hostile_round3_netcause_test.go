@@ -142,7 +142,7 @@ func TestHostileR3Exit137ByItself(t *testing.T) {
 			})
 			t.Cleanup(func() { removeTaskImages(t, name) })
 			out := filepath.Join(t.TempDir(), "out")
-			run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+			run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 			_, recs, left := records(t, out)
 			exitedRow(t, fmt.Sprintf("a Harbor image's `ENTRYPOINT [\"/bin/sh\",\"-c\",\"sleep 3; exit %d\"]` ends by itself under an 8 s solve.sh", code), run, recs, left, fmt.Sprintf("exit %d", code))
 		})
@@ -162,7 +162,7 @@ func TestHostileR3CpusetChanged(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
-	l := startLive(t, bin, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	l := startLive(t, bin, oracleArgs(tasks, name, out)...)
 	var id string
 	waitForCond(t, "the trial's step `sleep 10` running", 3*time.Minute, func() bool {
 		ps, err := exec.Command("docker", "ps", "-q", "--filter", "label=headroom.task="+name).Output()

@@ -42,7 +42,7 @@ func TestHostileR3BigTestsCopy(t *testing.T) {
 	}
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/bigtests") })
 	out := filepath.Join(root, "out")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	lost, forged := 1-len(recs), 0
 	said := "no record"
@@ -74,7 +74,7 @@ func TestHostileR3OversizedArtifacts(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/sepbig") })
 	out := filepath.Join(root, "out")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	lost, forged := 1-len(recs), 0
 	said := "no record"
@@ -104,7 +104,7 @@ func healthForever(t *testing.T, input, name string, files map[string]string, wa
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
 	t.Setenv(docker.ImageHealthWaitEnv, "10s")
-	l := startLive(t, bin, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	l := startLive(t, bin, oracleArgs(tasks, name, out)...)
 	dir := l.waitLine(`^\s+writing to (\S+)$`, 10*time.Minute)[1]
 	start := time.Now()
 	lost, forged, leaked := 0, 0, 0
@@ -187,7 +187,7 @@ func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/lefthog") })
 	out := filepath.Join(root, "out")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	lost, forged := 1-len(recs), 0
 	said := "no record"
@@ -233,7 +233,7 @@ func TestHostileR3Kill9FromTheHost(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/kill9") })
 	out := filepath.Join(root, "out")
-	l := startLive(t, bin, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	l := startLive(t, bin, oracleArgs(tasks, name, out)...)
 	dir := l.waitLine(`^\s+writing to (\S+)$`, 10*time.Minute)[1]
 	pid := 0
 	waitForCond(t, "the task's python on the host", 5*time.Minute, func() bool {

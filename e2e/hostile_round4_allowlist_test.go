@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,26 +90,8 @@ func TestHostileR4AllowlistResolvConf(t *testing.T) {
 	// The forbidden server: the row's own listener, on every address of
 	// the host's; what it accepts is counted here, not taken from the
 	// trial's word.
-	ln, err := net.Listen("tcp4", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var mu sync.Mutex
-	var accepted []string
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			accepted = append(accepted, c.LocalAddr().String()+" from "+c.RemoteAddr().String())
-			mu.Unlock()
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	ln := listenOnHost(t)
+	port := ln.port
 	hijack := fmt.Sprintf("#!/bin/sh\necho '%s %s' >> /etc/hosts\necho 'nameserver %s' >> /etc/resolv.conf\nexec \"$@\"\n", gateway, alsoAllowed, other)
 	probe := fmt.Sprintf(`#!/bin/bash
 p() { timeout 8 bash -c "echo > /dev/tcp/$1/$2" 2>/dev/null && echo reachable || echo refused; }
@@ -127,7 +108,7 @@ echo "PROBE hosts-line $(grep -c %[1]s /etc/hosts) ns-line $(grep -c 'nameserver
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	if run.code != 0 {
 		t.Logf("headroom run exited %d:\n%s", run.code, run.stderr)
 	}
@@ -151,10 +132,8 @@ echo "PROBE hosts-line $(grep -c %[1]s /etc/hosts) ns-line $(grep -c 'nameserver
 	if len(nets) > 0 {
 		t.Errorf("the experiment's networks are left: %v", nets)
 	}
-	mu.Lock()
-	leaked := len(accepted)
-	got := append([]string(nil), accepted...)
-	mu.Unlock()
+	got := ln.accepted()
+	leaked := len(got)
 	if leaked > 0 {
 		t.Errorf("the row's listener (forbidden: not in allowed_hosts) accepted %d connection(s) from the trial: %v", leaked, got)
 	}

@@ -181,7 +181,7 @@ func TestHostileR4BuildMemory(t *testing.T) {
 	harborTask(t, tasks, "ok", other, nil)
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r4/build-memory") })
 	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name+","+other, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name+","+other, out)...)
 	_, all, left := records(t, out)
 	var recs []map[string]any
 	for _, r := range all {

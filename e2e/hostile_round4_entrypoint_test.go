@@ -57,7 +57,7 @@ while True:
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r4/entryhog") })
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	lost, forged := 1-len(recs), 0
 	said := "no record"

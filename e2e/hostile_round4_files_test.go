@@ -45,7 +45,7 @@ func TestHostileR4ArtifactEntries(t *testing.T) {
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
 	start := time.Now()
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	took := time.Since(start).Round(time.Second)
 	_, recs, leaked := records(t, out)
 	lost, forged := 1-len(recs), 0
@@ -174,7 +174,7 @@ func TestHostileR4ImageVolume(t *testing.T) {
 	lost, leaked := 0, 0
 	for _, keep := range []bool{false, true} {
 		out := filepath.Join(root, fmt.Sprintf("out-keep-%v", keep))
-		args := []string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out}
+		args := oracleArgs(tasks, name, out)
 		if keep {
 			args = append(args, "--keep")
 		}

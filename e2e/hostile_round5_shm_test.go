@@ -33,7 +33,7 @@ func TestHostileR5ShmFull(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r5/shmfull") })
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	forged := 0

@@ -54,7 +54,7 @@ func TestHostileR6BuildOutputFlood(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
-	cmd := exec.Command(bin, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	cmd := exec.Command(bin, oracleArgs(tasks, name, out)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	var stdout, stderr counted
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -114,7 +114,7 @@ func TestHostileR6OwnThrottleNotContention(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, _, reason := oneRecord(recs)
 	if len(recs) != 1 {
@@ -172,7 +172,7 @@ func TestHostileR6KilledBuildNetworkCleanOut(t *testing.T) {
 		}
 	})
 	out := filepath.Join(root, "out")
-	l := startLive(t, bin, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	l := startLive(t, bin, oracleArgs(tasks, name, out)...)
 	l.waitLine(`Running in [0-9a-f]+`, 2*time.Minute)
 	l.cmd.Process.Kill()
 	l.wait(time.Minute)

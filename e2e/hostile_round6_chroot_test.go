@@ -40,7 +40,7 @@ func TestHostileR6ChrootHidesMounts(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	forged := 0

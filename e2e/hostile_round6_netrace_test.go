@@ -80,6 +80,43 @@ func (h *hostListener) accepted() []string {
 	return append([]string(nil), h.got...)
 }
 
+// netRace is one network row's run: a Harbor task (files, in directory
+// dir of a fresh tasks root, as name), its oracle once at 1x, what the
+// run left (containers and the experiment's networks) and what the row's
+// listener took in by the end. The task itself is fine: anything but one
+// passed trial fails the row.
+type netRace struct {
+	run                    result
+	out                    string
+	recs                   []map[string]any
+	outcome, cause, reason string
+	left                   int
+	got                    []string
+}
+
+func runNetRace(t *testing.T, bin string, ln *hostListener, dir, name string, files map[string]string) netRace {
+	t.Helper()
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	harborTask(t, tasks, dir, name, files)
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	r := netRace{out: filepath.Join(t.TempDir(), "out")}
+	r.run = runBin(t, bin, nil, oracleArgs(tasks, name, r.out)...)
+	exp, recs, left := records(t, r.out)
+	r.recs, r.left = recs, left+len(networksLeft(t, filepath.Base(exp)))
+	r.outcome, r.cause, r.reason = oneRecord(recs)
+	r.got = ln.accepted()
+	if len(recs) != 1 || r.outcome != "passed" {
+		t.Errorf("exit %d; %s · %s: %s; want one passed trial (the task itself is fine)\n%s", r.run.code, r.outcome, orNone(r.cause), r.reason, r.run.stderr)
+	}
+	return r
+}
+
+// said is the row's recorded column: the exit, the outcome, more, and
+// the row's time since start.
+func (r netRace) said(more string, start time.Time) string {
+	return fmt.Sprintf("exit %d; %s · %s; %s (%s)", r.run.code, r.outcome, orNone(r.cause), more, time.Since(start).Round(time.Second))
+}
+
 // earlyEntrypoint is an image ENTRYPOINT that, before it hands over to
 // the idle command, tries to reach the row's listener from its first
 // millisecond for `tries` seconds (having first written the network
@@ -119,31 +156,20 @@ func TestHostileR6AllowlistEntrypointRace(t *testing.T) {
 	start := time.Now()
 	gateway, _ := hostAddresses(t)
 	ln := listenOnHost(t)
-	tasks := filepath.Join(t.TempDir(), "tasks")
 	name := "hostile-r6/allowlist-race"
-	harborTask(t, tasks, "race", name, map[string]string{
+	r := runNetRace(t, bin, ln, "race", name, map[string]string{
 		"task.toml":              fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"192.0.2.1\"]\n", name),
 		"environment/early.sh":   earlyEntrypoint(gateway, ln.port, "20"),
 		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nCOPY early.sh /early.sh\nRUN chmod 755 /early.sh\nENTRYPOINT [\"/early.sh\"]\n",
 		"solution/solve.sh":      "#!/bin/bash\necho AGENT-SECRET-6a1 > /tmp/secret\nsleep 3\n",
 		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir, recs, left := records(t, out)
-	outcome, cause, reason := oneRecord(recs)
-	nets := networksLeft(t, filepath.Base(dir))
-	got := ln.accepted()
-	if len(got) > 0 {
-		t.Errorf("the row's listener (not in allowed_hosts) took in %d connection(s) from the trial's entrypoint: %v", len(got), got)
-	}
-	if len(recs) != 1 || outcome != "passed" {
-		t.Errorf("exit %d; %s · %s: %s; want one passed trial (the task itself is fine)\n%s", run.code, outcome, orNone(cause), reason, run.stderr)
+	if len(r.got) > 0 {
+		t.Errorf("the row's listener (not in allowed_hosts) took in %d connection(s) from the trial's entrypoint: %v", len(r.got), r.got)
 	}
 	letoutRow(t, fmt.Sprintf("a Harbor task with `allowed_hosts = [\"192.0.2.1\"]` whose image's ENTRYPOINT connects to the row's listener on the host (%s:%d) from its first millisecond and relays the agent's /tmp/secret through it", gateway, ln.port),
-		fmt.Sprintf("exit %d; %s · %s; the listener took in %d connection(s) %s (%s)", run.code, outcome, orNone(cause), len(got), strings.Join(got, "; "), time.Since(start).Round(time.Second)),
-		1-len(recs), len(got)+left+len(nets), 0)
+		r.said(fmt.Sprintf("the listener took in %d connection(s) %s", len(r.got), strings.Join(r.got, "; ")), start),
+		1-len(r.recs), len(r.got)+r.left, 0)
 }
 
 // Round six, item 1's second case: a no-network task whose verifier
@@ -159,30 +185,22 @@ func TestHostileR6NoNetworkEntrypointRace(t *testing.T) {
 	start := time.Now()
 	gateway, _ := hostAddresses(t)
 	ln := listenOnHost(t)
-	tasks := filepath.Join(t.TempDir(), "tasks")
 	name := "hostile-r6/nonet-race"
-	harborTask(t, tasks, "nonetrace", name, map[string]string{
+	r := runNetRace(t, bin, ln, "nonetrace", name, map[string]string{
 		"task.toml":              fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 60.0\nnetwork_mode = \"public\"\n[agent]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\nnetwork_mode = \"no-network\"\n", name),
 		"environment/early.sh":   earlyEntrypoint(gateway, ln.port, "2"),
 		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nCOPY early.sh /early.sh\nRUN chmod 755 /early.sh\nENTRYPOINT [\"/early.sh\"]\n",
 		"solution/solve.sh":      "#!/bin/bash\necho AGENT-SECRET-6a2 > /tmp/secret\necho \"FIRST-NET [$(cat /tmp/first-net)]\"\nsleep 4\n",
 		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir, recs, left := records(t, out)
-	outcome, cause, reason := oneRecord(recs)
-	nets := networksLeft(t, filepath.Base(dir))
-	got := ln.accepted()
-	if len(got) > 0 {
-		t.Errorf("the row's listener took in %d connection(s) from a no-network trial's entrypoint: %v", len(got), got)
+	if len(r.got) > 0 {
+		t.Errorf("the row's listener took in %d connection(s) from a no-network trial's entrypoint: %v", len(r.got), r.got)
 	}
 	// What the entrypoint saw first: a race the listener may miss (the
 	// disconnect came some milliseconds after the start) is seen here
 	// every time.
 	first := "no FIRST-NET line in the experiment's files"
-	for _, body := range experimentFiles(t, out) {
+	for _, body := range experimentFiles(t, r.out) {
 		if i := strings.Index(body, "FIRST-NET ["); i >= 0 {
 			first, _, _ = strings.Cut(body[i:], "]")
 			first += "]"
@@ -194,12 +212,9 @@ func TestHostileR6NoNetworkEntrypointRace(t *testing.T) {
 		forged++
 		t.Errorf("the entrypoint's first look at the network: %s; want only lo (the task's first phase has no network)", first)
 	}
-	if len(recs) != 1 || outcome != "passed" {
-		t.Errorf("exit %d; %s · %s: %s; want one passed trial\n%s", run.code, outcome, orNone(cause), reason, run.stderr)
-	}
 	letoutRow(t, fmt.Sprintf("a Harbor task with `network_mode = \"no-network\"` and `[verifier] network_mode = \"public\"` whose image's ENTRYPOINT tries the row's listener on the host (%s:%d) for its first 2 s", gateway, ln.port),
-		fmt.Sprintf("exit %d; %s · %s; the entrypoint's first look: %s; the listener took in %d connection(s) %s (%s)", run.code, outcome, orNone(cause), first, len(got), strings.Join(got, "; "), time.Since(start).Round(time.Second)),
-		1-len(recs), len(got)+left+len(nets), forged)
+		r.said(fmt.Sprintf("the entrypoint's first look: %s; the listener took in %d connection(s) %s", first, len(r.got), strings.Join(r.got, "; ")), start),
+		1-len(r.recs), len(r.got)+r.left, forged)
 }
 
 // Round six, item 1's third case: the agent's phase is public and the
@@ -215,7 +230,6 @@ func TestHostileR6AllowlistKeepsNoOldConnection(t *testing.T) {
 	start := time.Now()
 	gateway, _ := hostAddresses(t)
 	ln := listenOnHost(t)
-	tasks := filepath.Join(t.TempDir(), "tasks")
 	name := "hostile-r6/allowlist-old-conn"
 	relay := fmt.Sprintf(`#!/bin/bash
 setsid bash -c '
@@ -227,32 +241,21 @@ setsid bash -c '
   done' </dev/null >/dev/null 2>&1 &
 sleep 1
 `, gateway, ln.port)
-	harborTask(t, tasks, "oldconn", name, map[string]string{
+	r := runNetRace(t, bin, ln, "oldconn", name, map[string]string{
 		"task.toml":         fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 60.0\nnetwork_mode = \"public\"\n[verifier]\ntimeout_sec = 60.0\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"192.0.2.1\"]\n[environment]\ncpus = 1\nmemory_mb = 256\n", name),
 		"solution/solve.sh": relay,
 		"tests/test.sh":     "#!/bin/bash\n# TEST-SECRET-6a3\nsleep 3\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n",
 	})
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir, recs, left := records(t, out)
-	outcome, cause, reason := oneRecord(recs)
-	nets := networksLeft(t, filepath.Base(dir))
-	got := ln.accepted()
-	all := strings.Join(got, "; ")
+	all := strings.Join(r.got, "; ")
 	leaked := strings.Count(all, "TEST-SECRET")
 	if leaked > 0 {
 		t.Errorf("the verifier's tests went out through the agent's old connection: %s", all)
 	}
-	lost := 1 - len(recs)
+	lost := 1 - len(r.recs)
 	if !strings.Contains(all, "agent-phase") {
 		lost++
 		t.Errorf("the listener took in %q: the agent's phase (public) did not reach it, so the row tried nothing", all)
 	}
-	if len(recs) != 1 || outcome != "passed" {
-		t.Errorf("exit %d; %s · %s: %s; want one passed trial\n%s", run.code, outcome, orNone(cause), reason, run.stderr)
-	}
 	letoutRow(t, fmt.Sprintf("a Harbor task whose agent phase is public and verifier phase an allowlist (`192.0.2.1`): solve.sh leaves a process holding a connection to the row's listener (%s:%d) that sends /tests/test.sh through it once uploaded", gateway, ln.port),
-		fmt.Sprintf("exit %d; %s · %s; the listener took in %s (%s)", run.code, outcome, orNone(cause), all, time.Since(start).Round(time.Second)),
-		lost, leaked+left+len(nets), 0)
+		r.said("the listener took in "+all, start), lost, leaked+r.left, 0)
 }

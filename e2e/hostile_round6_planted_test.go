@@ -34,7 +34,7 @@ func TestHostileR6SeparatePlantedReward(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(root, "out")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	lost, forged := 1-len(recs), 0

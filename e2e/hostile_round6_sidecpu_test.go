@@ -112,7 +112,7 @@ time.sleep(100000)
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, left := records(t, out)
 	quota, used, wall, said := probeLine(tag, experimentFiles(t, out))
 	if !said {
@@ -174,7 +174,7 @@ func TestHostileR6BuildCPU(t *testing.T) {
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, left := records(t, out)
 	texts := map[string]string{"stdout": run.stdout, "stderr": run.stderr}
 	quota, used, wall, said := probeLine(tag, experimentFiles(t, out), texts)

@@ -43,7 +43,7 @@ func TestHostileR6StorageUnbounded(t *testing.T) {
 	}
 
 	out := filepath.Join(root, "out")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	var disk map[string]any

@@ -58,7 +58,7 @@ func TestHostileR8SeparateVerifierIsNotTheTrial(t *testing.T) {
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r8/verifier-") })
 
 	out := filepath.Join(root, "out")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", peak, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, peak, out)...)
 	_, recs, leaked := records(t, out)
 	outcome, cause, reason := oneRecord(recs)
 	lost, forged := 1-len(recs), 0
@@ -103,7 +103,7 @@ func TestHostileR8SeparateVerifierIsNotTheTrial(t *testing.T) {
 	letoutRow(t, "a separate verifier of 512 MiB taking 300 MiB beside an agent of 64 MiB", said, lost, leaked, forged)
 
 	out = filepath.Join(root, "out-oom")
-	runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", oom, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	runBin(t, bin, nil, oracleArgs(tasks, oom, out)...)
 	_, recs, leaked = records(t, out)
 	outcome, cause, reason = oneRecord(recs)
 	lost, forged = 1-len(recs), 0
@@ -115,7 +115,7 @@ func TestHostileR8SeparateVerifierIsNotTheTrial(t *testing.T) {
 	letoutRow(t, "a separate verifier of 128 MiB whose tests (set -e) take 300 MiB", said, lost, leaked, forged)
 
 	out = filepath.Join(root, "out-huge")
-	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", huge, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--out", out)
+	run := runBin(t, bin, nil, oracleArgs(tasks, huge, out)...)
 	said = fmt.Sprintf("exit %d: %s", run.code, firstLineWith(run.stderr, "separate verifier"))
 	forged = 0
 	if run.code == 0 || !strings.Contains(run.stderr, "separate verifier") {
