@@ -106,8 +106,8 @@ type Backend struct {
 	// away): kills just before it were the engine's shutdown, not someone's.
 	streamBroke time.Time
 	brokeNotify chan struct{} // closed and replaced at each break
-	// driverImages caches why an image cannot run the step driver ("": it can).
-	driverImages map[string]string
+	// images caches what one inspect of each task image said (imageFacts).
+	images map[string]imageFacts
 	// ncpu is the engine's CPU count (hostCPUs), read once.
 	ncpuOnce sync.Once
 	ncpu     int

@@ -31,13 +31,11 @@ func (b *Backend) gateFirstProcess(ctx context.Context, task model.Task, cfg *co
 	}
 	first := slices.Concat(cfg.Entrypoint, cfg.Cmd)
 	if cfg.Entrypoint == nil {
-		ins, err := b.cli.ImageInspect(ctx, task.Image)
-		if err != nil || ins.Config == nil {
-			return nil, nil
-		}
-		first = slices.Concat(ins.Config.Entrypoint, cfg.Cmd)
+		// The image's own, from the inspect imageRunsDriver made.
+		img := b.inspectImage(ctx, task.Image)
+		first = slices.Concat(img.entrypoint, cfg.Cmd)
 		if cfg.Cmd == nil {
-			first = slices.Concat(ins.Config.Entrypoint, ins.Config.Cmd)
+			first = slices.Concat(img.entrypoint, img.cmd)
 		}
 	}
 	if len(first) == 0 {

@@ -38,37 +38,59 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 	return &mount.Mount{Type: mount.TypeBind, Source: b.opts.DriverBinary, Target: runner.TaskDriverPath, ReadOnly: true}, ""
 }
 
-// imageRunsDriver checks, once per image, that the image is a Linux image
-// of this machine's architecture ("" when it is); a task from another
+// imageFacts is what one inspect of a task's image says that its trials'
+// starts need: its system and architecture, its ENTRYPOINT and CMD (err:
+// why it could not be inspected).
+type imageFacts struct {
+	err             error
+	os, arch        string
+	entrypoint, cmd []string
+}
+
+// inspectImage inspects image once per backend: every trial of a task
+// asks (imageRunsDriver, gateFirstProcess).
+func (b *Backend) inspectImage(ctx context.Context, image string) imageFacts {
+	b.mu.Lock()
+	f, ok := b.images[image]
+	b.mu.Unlock()
+	if ok {
+		return f
+	}
+	ins, err := b.cli.ImageInspect(ctx, image)
+	f.err = err
+	if err == nil {
+		f.os, f.arch = ins.Os, ins.Architecture
+		if ins.Config != nil {
+			f.entrypoint, f.cmd = ins.Config.Entrypoint, ins.Config.Cmd
+		}
+	}
+	b.mu.Lock()
+	if b.images == nil {
+		b.images = map[string]imageFacts{}
+	}
+	b.images[image] = f
+	b.mu.Unlock()
+	return f
+}
+
+// imageRunsDriver checks that the image is a Linux image of this
+// machine's architecture ("" when it is); a task from another
 // benchmark's harness keeps its image's ENTRYPOINT (it may start the
 // task's services), so there the driver can only be the first process
 // of an image without one.
 func (b *Backend) imageRunsDriver(ctx context.Context, image string, keepsEntrypoint bool) string {
-	key := fmt.Sprintf("%s|%v", image, keepsEntrypoint)
-	b.mu.Lock()
-	why, ok := b.driverImages[key]
-	b.mu.Unlock()
-	if ok {
-		return why
-	}
-	ins, err := b.cli.ImageInspect(ctx, image)
+	f := b.inspectImage(ctx, image)
 	switch {
-	case err == nil && keepsEntrypoint && ins.Config != nil && len(ins.Config.Entrypoint) > 0:
-		why = "the image's own ENTRYPOINT runs first, as in the task's harness"
-	case err != nil:
-		why = fmt.Sprintf("image %s could not be inspected: %v", image, err)
-	case ins.Os != "" && ins.Os != "linux":
-		why = "the image is for " + ins.Os
-	case ins.Architecture != "" && ins.Architecture != runtime.GOARCH:
-		why = fmt.Sprintf("the image is %s, headroom %s", ins.Architecture, runtime.GOARCH)
+	case f.err == nil && keepsEntrypoint && len(f.entrypoint) > 0:
+		return "the image's own ENTRYPOINT runs first, as in the task's harness"
+	case f.err != nil:
+		return fmt.Sprintf("image %s could not be inspected: %v", image, f.err)
+	case f.os != "" && f.os != "linux":
+		return "the image is for " + f.os
+	case f.arch != "" && f.arch != runtime.GOARCH:
+		return fmt.Sprintf("the image is %s, headroom %s", f.arch, runtime.GOARCH)
 	}
-	b.mu.Lock()
-	if b.driverImages == nil {
-		b.driverImages = map[string]string{}
-	}
-	b.driverImages[key] = why
-	b.mu.Unlock()
-	return why
+	return ""
 }
 
 // CheckDriverBinary says whether binary can be the step driver in any
