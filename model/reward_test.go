@@ -6,12 +6,29 @@ import (
 	"testing"
 )
 
+// rewardCase is one reward file's text and what ParseReward must make
+// of it: want, or an error holding err.
+type rewardCase struct {
+	name, data string
+	want       float64
+	err        string
+}
+
+func checkRewards(t *testing.T, cases []rewardCase) {
+	t.Helper()
+	for _, c := range cases {
+		got, err := ParseReward(c.name, []byte(c.data))
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s %q: %v, err %v, want %q", c.name, c.data, got, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s %q = %v, %v; want %v", c.name, c.data, got, err, c.want)
+		}
+	}
+}
+
 func TestParseReward(t *testing.T) {
-	cases := []struct {
-		name, data string
-		want       float64
-		err        string
-	}{
+	checkRewards(t, []rewardCase{
 		{"reward.txt", "1\n", 1, ""},
 		{"reward.txt", " 0.25 ", 0.25, ""},
 		{"reward.txt", "1e0", 1, ""},
@@ -24,16 +41,7 @@ func TestParseReward(t *testing.T) {
 		{"reward.json", `{}`, 0, "holds no reward"},
 		{"reward.json", `[1]`, 0, "not a JSON object"},
 		{"reward.json", `{"reward": "1"}`, 0, "not a JSON object"},
-	}
-	for _, c := range cases {
-		got, err := ParseReward(c.name, []byte(c.data))
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s %q: err %v, want %q", c.name, c.data, err, c.err)
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("%s %q = %v, %v; want %v", c.name, c.data, got, err, c.want)
-		}
-	}
+	})
 }
 
 // A reward is read as Harbor reads it, by Python's float() (reward.txt)
@@ -43,11 +51,7 @@ func TestParseReward(t *testing.T) {
 // threshold, is an error.
 func TestParseRewardAsPython(t *testing.T) {
 	const big = math.MaxFloat64
-	cases := []struct {
-		name, data string
-		want       float64
-		err        string
-	}{
+	checkRewards(t, []rewardCase{
 		{"reward.txt", "0x1p0", 0, "by Python's float()"}, // float(): ValueError
 		{"reward.txt", "0x1", 0, "not a number"},
 		{"reward.txt", "1_0", 10, ""},
@@ -84,16 +88,7 @@ func TestParseRewardAsPython(t *testing.T) {
 		{"reward.json", `{"reward": null}`, 0, "not a JSON object of numbers"},
 		{"reward.json", `{"reward": 1} {"reward": 0}`, 0, "not a JSON object of numbers"},
 		{"reward.json", `{"reward": 1, "reward": 0}`, 0, ""},
-	}
-	for _, c := range cases {
-		got, err := ParseReward(c.name, []byte(c.data))
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s %q: %v, err %v, want %q", c.name, c.data, got, err, c.err)
-		case c.err == "" && (err != nil || got != c.want):
-			t.Errorf("%s %q = %v, %v; want %v", c.name, c.data, got, err, c.want)
-		}
-	}
+	})
 }
 
 func FuzzParseReward(f *testing.F) {
