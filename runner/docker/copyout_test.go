@@ -1,10 +1,12 @@
 package docker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,5 +65,50 @@ func TestCopyOutBoundsEntries(t *testing.T) {
 	}
 	if err := copier.CopyOut(ctx, "/b", host, shared); !errors.Is(err, runner.ErrTaskOversized) {
 		t.Errorf("CopyOut of /b, 700 KiB more on the same 1 MiB budget: %v, want ErrTaskOversized (the budget is the trial's, not each path's)", err)
+	}
+}
+
+// A sparse artifact stays sparse on the host: the engine's copy carries
+// its zeros whole (tar holds no holes), and a 64 MiB file of one written
+// byte took 64 MiB of the host's disk, times the trial's paths and the
+// concurrency. Runs of zeros are now holes: the file reads the same and
+// takes a few KiB.
+func TestCopyOutKeepsHoles(t *testing.T) {
+	needDebian(t)
+	b := newBackend(t, Options{})
+	task := model.Task{Name: "test/copyout-sparse", Image: DebianImage, Network: "none",
+		IdleCommand: []string{"sh", "-c", "mkdir /s && truncate -s 64M /s/f && printf x | dd of=/s/f bs=1 seek=33554432 conv=notrunc status=none && touch /ready && sleep infinity"},
+		Resources:   model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
+	task.SetProfile(model.ProfileHarbor)
+	tr := model.Trial{ID: "copyout-sparse", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
+	ctx := context.Background()
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Remove(ctx)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := sb.ReadFile(ctx, "/ready"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container made no /ready within 2 minutes")
+		}
+	}
+	host := t.TempDir()
+	if err := sb.(runner.ArtifactCopier).CopyOut(ctx, "/s", host, runner.NewCopyBudget()); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(host, "s", "f")
+	data, err := os.ReadFile(p)
+	if err != nil || len(data) != 64<<20 || data[32<<20] != 'x' || bytes.Count(data, []byte{0}) != 64<<20-1 {
+		t.Fatalf("the copy reads %d bytes (err %v), want 64 MiB of zeros but one x at 32 MiB", len(data), err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if used := st.Blocks * 512; used > 1<<20 {
+		t.Errorf("the copy takes %s of the host's disk for one written byte, want its zeros as holes (under 1 MiB)", model.FormatBytes(used))
 	}
 }
