@@ -115,6 +115,14 @@ type RewardRule struct {
 
 // Build says how to build a task's image when the task names none, or
 // names one the engine does not have.
+// Fetch is one thing a Dockerfile has the engine fetch (Build.Fetches):
+// At names it ("Dockerfile:2: ADD"), Source is the URL or the image.
+type Fetch struct {
+	At, Source string
+	// Image: Source is an image reference (FROM), else an ADD's URL.
+	Image bool
+}
+
 type Build struct {
 	Context    string        `json:"context"`    // host directory sent to the engine
 	Dockerfile string        `json:"dockerfile"` // relative to Context
@@ -130,6 +138,12 @@ type Build struct {
 	// a task builds only with BuildKit, as Harbor's docker compose builds it.
 	// What the file says, not part of the task's identity (its fingerprint).
 	NeedsBuildKit string `json:"-"`
+	// Fetches are what the Dockerfile has the engine itself fetch from
+	// the network, each at its line: an ADD's URL or git source
+	// ("Dockerfile:2: ADD http://…") and a FROM's image ("Dockerfile:1:
+	// FROM reg:5000/img"). The engine fetches them from the host's own
+	// network, outside any network the build's RUN steps get.
+	Fetches []Fetch `json:"-"`
 	// WithNetwork is the run's --build-network: the build's RUN steps get
 	// a network even when the task has none (Harbor's `docker compose
 	// build` gives every build the engine's network, whatever

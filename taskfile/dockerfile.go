@@ -71,6 +71,55 @@ func cacheMounts(name, text string) []string {
 	return out
 }
 
+// fetches names what a Dockerfile's text has the engine fetch itself: each
+// ADD source that is a URL or a git address, and each FROM image that is
+// not an earlier stage or scratch (none when the text does not parse).
+// A reference built from an ARG is named as written: the engine expands
+// it, and the build checks what it can read (runner/docker's
+// checkFetches).
+func fetches(name, text string) []model.Fetch {
+	res, err := parser.Parse(strings.NewReader(text))
+	if err != nil {
+		return nil
+	}
+	var out []model.Fetch
+	stages := map[string]bool{}
+	for _, n := range res.AST.Children {
+		var args []string
+		for a := n.Next; a != nil; a = a.Next {
+			args = append(args, a.Value)
+		}
+		switch strings.ToUpper(n.Value) {
+		case "FROM":
+			if len(args) == 0 {
+				continue
+			}
+			if img := args[0]; img != "scratch" && !stages[strings.ToLower(img)] {
+				out = append(out, model.Fetch{At: fmt.Sprintf("%s:%d: FROM", name, n.StartLine), Source: img, Image: true})
+			}
+			if len(args) >= 3 && strings.EqualFold(args[1], "AS") {
+				stages[strings.ToLower(args[2])] = true
+			}
+		case "ADD":
+			if len(args) < 2 {
+				continue
+			}
+			for _, src := range args[:len(args)-1] {
+				if IsRemoteSource(src) {
+					out = append(out, model.Fetch{At: fmt.Sprintf("%s:%d: ADD", name, n.StartLine), Source: src})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// IsRemoteSource says whether an ADD source is fetched by the engine from
+// the network (a URL, a git address) rather than read from the context.
+func IsRemoteSource(src string) bool {
+	return strings.Contains(src, "://") || strings.HasPrefix(src, "git@")
+}
+
 // cacheMountDeviation is the note a RUN --mount=type=cache gets, at its
 // Dockerfile line; whose names the image it builds ("image", "service db").
 func cacheMountDeviation(whose, at string) model.Deviation {
@@ -111,6 +160,7 @@ func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.
 	}
 	if name != "" {
 		c.NeedsBuildKit = buildKitOnly(name, text)
+		c.Fetches = fetches(name, text)
 		for _, at := range cacheMounts(name, text) {
 			devs = append(devs, cacheMountDeviation(whose, at))
 		}

@@ -200,6 +200,9 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 }
 
 func pull(ctx context.Context, cli *client.Client, ref string, progress func(string)) error {
+	if err := checkPull(ctx, ref); err != nil {
+		return err
+	}
 	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return err
@@ -231,6 +234,9 @@ func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.B
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
 		defer cancel()
+	}
+	if err := checkFetches(ctx, cli, b, plan); err != nil {
+		return err
 	}
 	err := buildBounded(ctx, cli, plan, tag, b, progress)
 	if plan.Builder.Name == BuilderBuildKit && buildKitRefused(err) {

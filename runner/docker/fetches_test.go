@@ -1,0 +1,61 @@
+package docker
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// A fetch's host, and whether it is this machine's own network: its
+// loopback, a private address (the engine's bridges), a link-local one
+// (a cloud's metadata service), localhost by name. Public names and
+// addresses are not.
+func TestOwnNetwork(t *testing.T) {
+	cases := []struct {
+		f    model.Fetch
+		host string
+		own  string // a word of the why, "" for not own
+	}{
+		{model.Fetch{Source: "http://127.0.0.1:18777/secret.txt"}, "127.0.0.1", "loopback"},
+		{model.Fetch{Source: "http://172.17.0.2:8000/s"}, "172.17.0.2", "private"},
+		{model.Fetch{Source: "http://169.254.169.254/latest/meta-data/"}, "169.254.169.254", "metadata"},
+		{model.Fetch{Source: "http://[::1]:80/x"}, "::1", "loopback"},
+		{model.Fetch{Source: "http://0.0.0.0:80/x"}, "0.0.0.0", "unspecified"},
+		{model.Fetch{Source: "https://LOCALHOST./x"}, "LOCALHOST.", "localhost"},
+		{model.Fetch{Source: "git@10.1.2.3:o/r.git"}, "10.1.2.3", "private"},
+		{model.Fetch{Source: "https://192.0.2.10/x"}, "192.0.2.10", ""},
+		{model.Fetch{Source: "127.0.0.1:18777/anything:latest", Image: true}, "127.0.0.1", "loopback"},
+		{model.Fetch{Source: "localhost:5000/x", Image: true}, "localhost", "localhost"},
+		{model.Fetch{Source: "python:3.12", Image: true}, "docker.io", ""},
+		{model.Fetch{Source: "${BASE}/x", Image: true}, "", ""},
+	}
+	for _, c := range cases {
+		host := fetchHost(c.f)
+		if host != c.host {
+			t.Errorf("%s: host %q, want %q", c.f.Source, host, c.host)
+			continue
+		}
+		if c.host == "docker.io" {
+			continue // resolved: the answer is the network's
+		}
+		why := ownNetwork(context.Background(), host)
+		if (why == "") != (c.own == "") || !strings.Contains(why, c.own) {
+			t.Errorf("%s: ownNetwork %q, want it to say %q", c.f.Source, why, c.own)
+		}
+	}
+}
+
+// An ADD of a public URL is the engine's fetch too: refused where the
+// build has no network (its task has none), built where it has one.
+func TestCheckFetchesNoNetworkBuild(t *testing.T) {
+	b := model.Build{Fetches: []model.Fetch{{At: "Dockerfile:3: ADD", Source: "https://192.0.2.10/x.tgz"}}}
+	err := checkFetches(context.Background(), nil, b, buildPlan{Network: model.BuildNetworkNone})
+	if err == nil || !strings.Contains(err.Error(), "Dockerfile:3: ADD https://192.0.2.10/x.tgz: the build has no network") || !strings.Contains(err.Error(), "--build-network") {
+		t.Errorf("no-network build: %v, want it refused naming the line and --build-network", err)
+	}
+	if err := checkFetches(context.Background(), nil, b, buildPlan{Network: model.BuildNetworkOwn}); err != nil {
+		t.Errorf("a build with its own network: %v, want the engine to fetch it", err)
+	}
+}
