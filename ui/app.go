@@ -259,7 +259,7 @@ func (m Model) ExitSummary() string {
 	mm := m.matrix
 	mm.row, mm.list = -1, false
 	lines := mm.table(c, w, len(c.State.matrixRows())+6)
-	out := []string{clip(fmt.Sprintf("── the matrix as the console closed: %d of %d trials done ──", m.state.Done, len(m.state.Order)), w)}
+	out := []string{clip("── the matrix as the console closed: "+m.state.doneText()+" ──", w)}
 	// Plain text: it outlives the console on a terminal of any kind, and
 	// the error stream it goes to escapes control bytes.
 	for _, l := range lines {

@@ -434,3 +434,23 @@ func TestExitSummaryIsTheMatrixInPlainText(t *testing.T) {
 		t.Errorf("no sweep: exit summary %q, want none", got)
 	}
 }
+
+// A sweep quit mid-way cancels what had not run: the exit summary's
+// heading said "4 of 4 trials done" when 2 had run and 2 were cancelled.
+// It counts the trials that ran, and says the cancelled apart.
+func TestExitSummaryCountsTheCancelledApart(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	if got, want := m.ExitSummary(), "2 of 4 trials done, 2 not ended ──"; !strings.Contains(got, want) {
+		t.Errorf("mid-sweep: exit summary lacks %q:\n%s", want, got)
+	}
+	var evs []event.Event
+	for _, tr := range l.last.plan.Trials[2:] {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Cancelled, Reason: "cancelled", Start: t0, End: t0.Add(3 * time.Second)}))
+	}
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: t0.Add(3 * time.Second)}, Interrupted: true})
+	m = update(t, m, eventsMsg{events: evs})
+	sum := m.ExitSummary()
+	if want := "── the matrix as the console closed: 2 of 4 trials done, 2 cancelled ──"; !strings.Contains(sum, want) {
+		t.Errorf("quit mid-sweep: exit summary lacks %q:\n%s", want, sum)
+	}
+}
