@@ -42,6 +42,9 @@ type cardCtx struct {
 	next []*TrialView
 	// nextSelected: the cursor is on the corner's trial.
 	nextSelected bool
+	// tasks: the sweep has more than one task, so every title names its
+	// trial's task.
+	tasks bool
 }
 
 // renderCard draws one trial as a w×cardHeight block.
@@ -52,7 +55,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	tr := v.Trial
 	inner := w - 2
-	title := cardTitle(tr, inner-6) // room for the selection's marker
+	title := cardTitle(tr, inner-6, c.tasks) // room for the selection's marker
 	style := st.Box
 	if c.selected {
 		// The marker as well as the colour: NO_COLOR keeps only glyphs.
@@ -235,10 +238,23 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 }
 
 // cardTitle names a card's trial in words (ratio, agent, repeat; the
-// task where it fits whole): its id is the detail view's.
-func cardTitle(tr model.Trial, w int) string {
+// task where it fits whole): its id is the detail view's. withTask (a
+// sweep of several tasks) names the task whatever the width, the rest
+// shortened first and the task's name cut last: "3x · agent · repeat 1"
+// on a sweep of five tasks did not say which task a kill was.
+func cardTitle(tr model.Trial, w int, withTask bool) string {
 	title := fmt.Sprintf("%s · %s · repeat %d", tr.Ratio, tr.Agent, tr.Repeat)
-	for _, t := range []string{title + " · " + path.Base(tr.Task), title, fmt.Sprintf("%s · %s · #%d", tr.Ratio, tr.Agent, tr.Repeat)} {
+	task := path.Base(tr.Task)
+	if withTask {
+		short := fmt.Sprintf("%s · #%d · ", tr.Ratio, tr.Repeat)
+		for _, t := range []string{title + " · " + task, fmt.Sprintf("%s · %s · #%d · %s", tr.Ratio, tr.Agent, tr.Repeat, task), short + task} {
+			if width(t) <= w {
+				return t
+			}
+		}
+		return clip(short+task, w)
+	}
+	for _, t := range []string{title + " · " + task, title, fmt.Sprintf("%s · %s · #%d", tr.Ratio, tr.Agent, tr.Repeat)} {
 		if width(t) <= w {
 			return t
 		}

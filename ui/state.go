@@ -450,6 +450,17 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 // cancelled.
 func (s *SweepState) Ran() int { return s.Done - s.Counts[model.Cancelled] }
 
+// manyTasks says whether the sweep runs more than one task (its cards
+// then name theirs).
+func (s *SweepState) manyTasks() bool {
+	for _, id := range s.Order {
+		if s.Trials[id].Trial.Task != s.Trials[s.Order[0]].Trial.Task {
+			return true
+		}
+	}
+	return false
+}
+
 // doneText says how far the sweep got: the trials that ran to an end of
 // all planned, then the cancelled (they ended, but ran no course: a sweep
 // quit mid-way read "150 of 150 trials done" with 142 cancelled) and any
