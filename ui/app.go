@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path"
 	"strings"
 	"time"
@@ -258,7 +259,7 @@ func (m Model) ExitSummary() string {
 	c := m.common()
 	mm := m.matrix
 	mm.row, mm.list = -1, false
-	lines := mm.table(c, w, len(c.State.matrixRows())+6)
+	lines := mm.table(c, w, math.MaxInt32) // every row
 	out := []string{clip("── the matrix as the console closed: "+m.state.doneText()+" ──", w)}
 	// Plain text: it outlives the console on a terminal of any kind, and
 	// the error stream it goes to escapes control bytes.
