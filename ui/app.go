@@ -1005,6 +1005,23 @@ func (m Model) screenKeys() help.KeyMap {
 	if m.confirm != nil {
 		return nil
 	}
+	// What stops a sweep or reaches into its containers is offered
+	// while it runs: a finished sweep's footer offered "x stop trial • X
+	// cancel sweep • s shell", and focus "x stop the loop".
+	if !m.Running() {
+		switch m.screen {
+		case LiveScreen:
+			k := m.live.keys
+			k.Stop.SetEnabled(false)
+			k.CancelSweep.SetEnabled(false)
+			k.Shell.SetEnabled(false)
+			return k
+		case FocusScreen:
+			k := m.focus.keys
+			k.Stop.SetEnabled(false)
+			return k
+		}
+	}
 	return m.component(m.screen)
 }
 

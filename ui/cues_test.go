@@ -507,3 +507,22 @@ func TestCellListKeepsOrCountsEveryRow(t *testing.T) {
 		}
 	}
 }
+
+// The matrix's legend explained a cancelled count ("2- 2 cancelled, in
+// no rate") under a matrix with none cancelled, read as 2 cancelled: it
+// says it only where a cell has some, as an example.
+func TestCancelledLegendOnlyWhereSomeAre(t *testing.T) {
+	m, _ := fiveTaskSweep(t, 120, 40)
+	if v := keys(t, m, "3").View(); strings.Contains(v, "cancelled") {
+		t.Errorf("nothing was cancelled, and the matrix speaks of cancelled trials:\n%s", v)
+	}
+	m, l := withSweep(t, 120, 40)
+	var evs []event.Event
+	for _, tr := range l.last.plan.Trials[2:] {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Cancelled, Start: t0, End: t0.Add(3 * time.Second)}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	if v := keys(t, m, "3").View(); !strings.Contains(v, model.CancelledLegend()) || !strings.Contains(v, "e.g.") {
+		t.Errorf("cancelled trials, and the legend does not explain their count as an example:\n%s", v)
+	}
+}

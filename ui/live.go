@@ -461,7 +461,7 @@ func (l *liveScreen) View(c *Common) string {
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
 	g := liveCards(c, w, h)
 	cards := g.cards()
-	if long, short := g.note(s); width(queue+" · "+long) <= w {
+	if long, short := g.note(s); long != "" && width(queue+" · "+long) <= w {
 		queue += " · " + long
 	} else if short != "" {
 		queue += " · " + short

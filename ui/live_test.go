@@ -437,3 +437,20 @@ func TestLiveCardsNameTheirTask(t *testing.T) {
 		}
 	}
 }
+
+// With no card on screen the line above the cards ended in a stray
+// separator: "running 0 · queued 0 ·".
+func TestLiveLineHasNoStraySeparator(t *testing.T) {
+	now := at(1000)
+	m, plan := multiTaskConsole(t, &now)
+	var evs []event.Event
+	for _, tr := range plan.Trials {
+		evs = append(evs, ended(tr, 2000, model.Passed))
+	}
+	m = update(t, m, eventsMsg{events: append(evs, event.SweepEnded{Base: event.Base{Time: at(2000)}})})
+	now = at(2000).Add(oomCardLinger + time.Minute)
+	line := strings.TrimRight(strings.Split(m.View(), "\n")[2], " ")
+	if !strings.HasPrefix(line, "running 0 · queued 0") || strings.HasSuffix(line, "·") {
+		t.Errorf("the line above the cards: %q", line)
+	}
+}

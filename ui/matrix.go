@@ -259,9 +259,12 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 	for _, o := range s.Matrix.OutcomesShown() {
 		legend = append(legend, outcomeStyle(st, o).Render(o.Glyph())+st.Muted.Render(" "+o.Spec().Legend))
 	}
-	// Cancelled trials are counted apart ("3-"); an empty cell is not run
-	// (report's glyph).
-	legend = append(legend, st.Muted.Render(model.CancelledLegend()), st.Muted.Render(model.EmptyCellGlyph+" not run"))
+	// Cancelled trials are counted apart ("3-"), said where some are; an
+	// empty cell is not run (report's glyph).
+	if s.Matrix.HasCancelled() {
+		legend = append(legend, st.Muted.Render(model.CancelledLegend()))
+	}
+	legend = append(legend, st.Muted.Render(model.EmptyCellGlyph+" not run"))
 	for _, cause := range s.Matrix.CausesShown() {
 		legend = append(legend, st.Muted.Render(cause.Glyph()+" "+cause.DescribeOn(c.Opts.Backend)))
 	}
@@ -621,9 +624,9 @@ func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, 
 	first, last := mm.listCursor.window(len(cell), h-len(out))
 	for i := first; i < last; i++ {
 		v := cell[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), resultReason(v))
 		if seed {
-			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), pad(resultReason(v), 28), v.Trial.Seed)
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), pad(resultReason(v), 28), v.Trial.Seed)
 		}
 		out = append(out, cursorRow(st, line, w, i == cur))
 	}
