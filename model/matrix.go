@@ -139,9 +139,25 @@ func (c *Cell) Marks() string {
 }
 
 // CancelledLegend explains the count of cancelled trials in a cell, with
-// a count for an example: "n- n cancelled" read as garbled text.
+// a count for an example, said to be one: "n- n cancelled" read as
+// garbled text, and "2- 2 cancelled" under a matrix with none cancelled
+// as if 2 had been. A legend shows it only where a cell has some
+// (HasCancelled).
 func CancelledLegend() string {
-	return "2" + Cancelled.Glyph() + " 2 cancelled, in no rate"
+	return "2" + Cancelled.Glyph() + " e.g.: 2 of the cell's trials cancelled, in no rate"
+}
+
+// HasCancelled says whether any cell holds a cancelled trial (the
+// legend explains the count only then).
+func (m *Matrix) HasCancelled() bool {
+	for _, row := range m.Cells {
+		for _, c := range row {
+			if slices.Contains(c.Outcomes, Cancelled) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RowsLegend says which of the matrix's rows under the cells holds what:

@@ -292,13 +292,16 @@ func (r *Report) causeLegend() string {
 }
 
 // glyphLegend names the outcomes' glyphs the cells show, the cancelled
-// count's and the empty cell's too.
+// count's where a cell has one, and the empty cell's.
 func (r *Report) glyphLegend() string {
 	var legend []string
 	for _, o := range r.Matrix.OutcomesShown() {
 		legend = append(legend, o.LegendEntry())
 	}
-	return strings.Join(append(legend, model.CancelledLegend(), model.EmptyCellGlyph+" not run"), "  ")
+	if r.Matrix.HasCancelled() {
+		legend = append(legend, model.CancelledLegend())
+	}
+	return strings.Join(append(legend, model.EmptyCellGlyph+" not run"), "  ")
 }
 
 // narrowLine says, when some cell's interval is wider than

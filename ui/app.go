@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path"
 	"strings"
 	"time"
@@ -258,8 +259,8 @@ func (m Model) ExitSummary() string {
 	c := m.common()
 	mm := m.matrix
 	mm.row, mm.list = -1, false
-	lines := mm.table(c, w, len(c.State.matrixRows())+6)
-	out := []string{clip(fmt.Sprintf("── the matrix as the console closed: %d of %d trials done ──", m.state.Done, len(m.state.Order)), w)}
+	lines := mm.table(c, w, math.MaxInt32) // every row
+	out := []string{clip("── the matrix as the console closed: "+m.state.doneText()+" ──", w)}
 	// Plain text: it outlives the console on a terminal of any kind, and
 	// the error stream it goes to escapes control bytes.
 	for _, l := range lines {
@@ -1003,6 +1004,23 @@ func (m Model) viewFooter() string {
 func (m Model) screenKeys() help.KeyMap {
 	if m.confirm != nil {
 		return nil
+	}
+	// What stops a sweep or reaches into its containers is offered
+	// while it runs: a finished sweep's footer offered "x stop trial • X
+	// cancel sweep • s shell", and focus "x stop the loop".
+	if !m.Running() {
+		switch m.screen {
+		case LiveScreen:
+			k := m.live.keys
+			k.Stop.SetEnabled(false)
+			k.CancelSweep.SetEnabled(false)
+			k.Shell.SetEnabled(false)
+			return k
+		case FocusScreen:
+			k := m.focus.keys
+			k.Stop.SetEnabled(false)
+			return k
+		}
 	}
 	return m.component(m.screen)
 }

@@ -42,6 +42,9 @@ type cardCtx struct {
 	next []*TrialView
 	// nextSelected: the cursor is on the corner's trial.
 	nextSelected bool
+	// tasks: the sweep has more than one task, so every title names its
+	// trial's task.
+	tasks bool
 }
 
 // renderCard draws one trial as a w×cardHeight block.
@@ -52,7 +55,7 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	}
 	tr := v.Trial
 	inner := w - 2
-	title := cardTitle(tr, inner-6) // room for the selection's marker
+	title := cardTitle(tr, inner-6, c.tasks) // room for the selection's marker
 	style := st.Box
 	if c.selected {
 		// The marker as well as the colour: NO_COLOR keeps only glyphs.
@@ -68,9 +71,10 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 		scale = max(c.uncappedScale, v.Peak, tr.Policy.GuaranteeBytes)
 	}
 	ws, cache := v.Last.WorkingSetBytes, v.Last.CacheBytes
-	// The peak as an audience reads it; which figure it is (the kernel's
-	// or sampled) is the detail view's (PeakText).
-	peak := mib(v.NeedBytes())
+	// The peak as an audience reads it: the kernel's where it read
+	// higher than the samples, saying so (the detail view's PeakText says
+	// which figure it is in every case).
+	peak := cardPeak(v.Peak, v.KernelPeak())
 	// The chart ends at the clock while the trial runs, at its end once
 	// it has finished, and at the kill on a killed card: the gauge, the
 	// peak and the chart hold the kill's picture for the whole linger.
@@ -78,9 +82,19 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 	killedAt := v.KilledAt()
 	switch {
 	case !killedAt.IsZero():
+		// The samples until the kill, and the kernel's figures: its
+		// reading at the kill (the banner's) and, once they arrive, the
+		// steps' and the record's high-water marks. A card at 1x read
+		// peak 56M under a banner "at 64M / 64M".
 		var p int64
 		ws, cache, p = v.atKill(killedAt)
-		peak, end = mib(p), killedAt
+		kernel := v.KernelPeak()
+		if n := len(v.OOMs); n > 0 {
+			if b, ok := v.OOMs[n-1].KilledAt(); ok {
+				kernel = max(kernel, b)
+			}
+		}
+		peak, end = cardPeak(p, kernel), killedAt
 	case v.Phase == Finished:
 		// Frozen as it ended: the gauge keeps the last reading.
 		if !v.Ended.IsZero() {
@@ -235,15 +249,38 @@ func renderCard(c cardCtx, v *TrialView, w int) string {
 }
 
 // cardTitle names a card's trial in words (ratio, agent, repeat; the
-// task where it fits whole): its id is the detail view's.
-func cardTitle(tr model.Trial, w int) string {
+// task where it fits whole): its id is the detail view's. withTask (a
+// sweep of several tasks) names the task whatever the width, the rest
+// shortened first and the task's name cut last: "3x · agent · repeat 1"
+// on a sweep of five tasks did not say which task a kill was.
+func cardTitle(tr model.Trial, w int, withTask bool) string {
 	title := fmt.Sprintf("%s · %s · repeat %d", tr.Ratio, tr.Agent, tr.Repeat)
-	for _, t := range []string{title + " · " + path.Base(tr.Task), title, fmt.Sprintf("%s · %s · #%d", tr.Ratio, tr.Agent, tr.Repeat)} {
+	task := path.Base(tr.Task)
+	if withTask {
+		short := fmt.Sprintf("%s · #%d · ", tr.Ratio, tr.Repeat)
+		for _, t := range []string{title + " · " + task, fmt.Sprintf("%s · %s · #%d · %s", tr.Ratio, tr.Agent, tr.Repeat, task), short + task} {
+			if width(t) <= w {
+				return t
+			}
+		}
+		return clip(short+task, w)
+	}
+	for _, t := range []string{title + " · " + task, title, fmt.Sprintf("%s · %s · #%d", tr.Ratio, tr.Agent, tr.Repeat)} {
 		if width(t) <= w {
 			return t
 		}
 	}
 	return fmt.Sprintf("%s · #%d", tr.Ratio, tr.Repeat)
+}
+
+// cardPeak is a card's peak: the figure alone, or the kernel's with the
+// sampled one beside it where the kernel's is higher (model.PeakLabel),
+// never "(sampled)": a card's peak is sampled until the kernel's is read.
+func cardPeak(sampled, kernel int64) string {
+	if kernel > sampled {
+		return model.PeakLabel(sampled, kernel, mib)
+	}
+	return mib(max(sampled, kernel))
 }
 
 // wholeParts joins the parts that fit whole in w, in order of

@@ -434,3 +434,95 @@ func TestExitSummaryIsTheMatrixInPlainText(t *testing.T) {
 		t.Errorf("no sweep: exit summary %q, want none", got)
 	}
 }
+
+// A sweep quit mid-way cancels what had not run: the exit summary's
+// heading said "4 of 4 trials done" when 2 had run and 2 were cancelled.
+// It counts the trials that ran, and says the cancelled apart.
+func TestExitSummaryCountsTheCancelledApart(t *testing.T) {
+	m, l := withSweep(t, 120, 40)
+	if got, want := m.ExitSummary(), "2 of 4 trials done, 2 not ended ──"; !strings.Contains(got, want) {
+		t.Errorf("mid-sweep: exit summary lacks %q:\n%s", want, got)
+	}
+	var evs []event.Event
+	for _, tr := range l.last.plan.Trials[2:] {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Cancelled, Reason: "cancelled", Start: t0, End: t0.Add(3 * time.Second)}))
+	}
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: t0.Add(3 * time.Second)}, Interrupted: true})
+	m = update(t, m, eventsMsg{events: evs})
+	sum := m.ExitSummary()
+	if want := "── the matrix as the console closed: 2 of 4 trials done, 2 cancelled ──"; !strings.Contains(sum, want) {
+		t.Errorf("quit mid-sweep: exit summary lacks %q:\n%s", want, sum)
+	}
+}
+
+// fiveTaskSweep is the console after a sweep of five tasks at 1x, 3x and
+// uncapped, every trial passed.
+func fiveTaskSweep(t *testing.T, w, h int) (Model, []string) {
+	t.Helper()
+	l := &fakeLauncher{}
+	m := update(t, New(testOptions(t, l)), tea.WindowSizeMsg{Width: w, Height: h})
+	var tasks []model.Task
+	var names []string
+	for _, task := range builtinTasks(t) {
+		switch task.Name {
+		case "builtin/compile-project", "builtin/cpu-deadline-tests", "builtin/heavy-strategy", "builtin/memory-hungry-tests", "builtin/swe-edit":
+			tasks = append(tasks, task)
+			names = append(names, strings.TrimPrefix(task.Name, "builtin/"))
+		}
+	}
+	sw, err := l.Launch(LaunchSpec{Tasks: tasks, Ratios: []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}, Repeats: 1, Concurrency: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	var evs []event.Event
+	for _, tr := range sw.Plan().Trials {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second), PeakWorkingSetBytes: 10 << 20}))
+	}
+	evs = append(evs, event.SweepEnded{Base: event.Base{Time: t0.Add(2 * time.Second)}})
+	return update(t, m, eventsMsg{events: evs}), names
+}
+
+// A cell's trial list kept three of a five-task matrix's rows, silently,
+// under rates that count all five: the matrix keeps every row it can and
+// says how many it hides.
+func TestCellListKeepsOrCountsEveryRow(t *testing.T) {
+	for _, sz := range append(sizes, struct{ w, h int }{80, 18}) {
+		m, names := fiveTaskSweep(t, sz.w, sz.h)
+		for _, ks := range [][]string{{"3"}, {"3", "enter"}, {"3", "down", "down", "down", "down", "enter"}} {
+			v := keys(t, m, ks...).View()
+			checkFits(t, v, sz.w, sz.h)
+			shown := 0
+			for _, n := range names {
+				if strings.Contains(v, n) {
+					shown++
+				}
+			}
+			if shown < len(names) && !strings.Contains(v, fmt.Sprintf("of %d shown: %d hidden", len(names), len(names)-shown)) {
+				t.Errorf("%dx%d %v: %d of %d task rows shown, and nothing says %d are hidden:\n%s", sz.w, sz.h, ks, shown, len(names), len(names)-shown, v)
+			}
+			if sz.h >= 40 && shown < len(names) {
+				t.Errorf("%dx%d %v: %d of %d task rows shown on a tall screen:\n%s", sz.w, sz.h, ks, shown, len(names), v)
+			}
+		}
+	}
+}
+
+// The matrix's legend explained a cancelled count ("2- 2 cancelled, in
+// no rate") under a matrix with none cancelled, read as 2 cancelled: it
+// says it only where a cell has some, as an example.
+func TestCancelledLegendOnlyWhereSomeAre(t *testing.T) {
+	m, _ := fiveTaskSweep(t, 120, 40)
+	if v := keys(t, m, "3").View(); strings.Contains(v, "cancelled") {
+		t.Errorf("nothing was cancelled, and the matrix speaks of cancelled trials:\n%s", v)
+	}
+	m, l := withSweep(t, 120, 40)
+	var evs []event.Event
+	for _, tr := range l.last.plan.Trials[2:] {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Cancelled, Start: t0, End: t0.Add(3 * time.Second)}))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	if v := keys(t, m, "3").View(); !strings.Contains(v, model.CancelledLegend()) || !strings.Contains(v, "e.g.") {
+		t.Errorf("cancelled trials, and the legend does not explain their count as an example:\n%s", v)
+	}
+}

@@ -148,10 +148,19 @@ func (s *focusScreen) View(c *Common) string {
 	first, last := s.cursor.window(len(runs), h-len(out))
 	for i := first; i < last; i++ {
 		v := runs[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), resultReason(v))
 		out = append(out, cursorRow(st, line, w, i == s.cursor.at(len(runs))))
 	}
 	return fit(strings.Join(out, "\n"), w, h)
+}
+
+// listPeak is a trial's peak in a list of trials: "-" where nothing was
+// measured (a queued run read peak 0, as if it had used no memory).
+func listPeak(v *TrialView) string {
+	if v.NeedBytes() <= 0 {
+		return "-"
+	}
+	return mib(v.NeedBytes())
 }
 
 // phaseText is a trial's state in a list: its outcome once finished,

@@ -180,3 +180,42 @@ func TestProgressCountsStallsApartAndResumeKeepsRepeatOrder(t *testing.T) {
 		t.Errorf("cell %q, want repeat order LT+", got)
 	}
 }
+
+// A finished sweep offers nothing to stop: its footer read "x stop trial
+// • X cancel sweep • s shell", and focus "x stop the loop", after the
+// end. Focus lists a run not yet run with no peak ("-"), not "0".
+func TestFinishedSweepOffersNothingToStop(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	m.setup.focusRuns = 3
+	next, cmd := m.startFocus(heavyOnly(t), "heavy", model.Ratio{K: 1}, model.ScaleBoth)
+	m = update(t, next.(Model), cmd())
+	trials := l.last.plan.Trials
+	m = update(t, m, eventsMsg{events: []event.Event{trialEnded(model.TrialResult{Trial: trials[0], Outcome: model.Passed, PeakWorkingSetBytes: 100 << 20, Start: t0, End: t0.Add(2e9)})}})
+	focus := keys(t, m, "4").View()
+	if !strings.Contains(focus, "x stop the loop") {
+		t.Errorf("a running focus loop does not offer to stop it:\n%s", focus)
+	}
+	for _, l := range strings.Split(focus, "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[0] == trials[2].ID && f[2] == "queued" && f[4] != "-" {
+			t.Errorf("a queued run's peak is %q, want -: %q", f[4], l)
+		}
+	}
+	if live := keys(t, m, "2").View(); !strings.Contains(live, "X cancel sweep") {
+		t.Errorf("a running sweep's live screen does not offer to cancel it:\n%s", live)
+	}
+	var evs []event.Event
+	for _, tr := range trials[1:] {
+		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.Passed, PeakWorkingSetBytes: 100 << 20, Start: t0, End: t0.Add(2e9)}))
+	}
+	m = update(t, m, eventsMsg{events: append(evs, event.SweepEnded{Base: event.Base{Time: t0.Add(3e9)}})})
+	for screen, offers := range map[string][]string{"2": {"x stop trial", "X cancel sweep", "s shell"}, "4": {"x stop the loop"}} {
+		v := keys(t, m, screen).View()
+		for _, o := range offers {
+			if strings.Contains(v, o) {
+				t.Errorf("screen %s still offers %q after the sweep ended:\n%s", screen, o, v)
+			}
+		}
+	}
+}

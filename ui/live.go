@@ -15,9 +15,28 @@ import (
 
 // liveScreen is one card per running (or just finished) trial.
 type liveScreen struct {
-	keys     LiveKeys
-	w, h     int
-	selected int // index into the visible cards
+	keys LiveKeys
+	w, h int
+	// selected is the trial under the cursor (its id), and where it was
+	// among the cards: the cursor follows its trial as cards come, go
+	// and move (enter on a 1x kill opened the uncapped trial that had
+	// taken its place), and stays at its place when its trial has left
+	// the screen.
+	selected   int
+	selectedID string
+}
+
+// cursor is the index among cards of the trial under the cursor: its
+// own card while it is on screen, else the card at its last place.
+func (l *liveScreen) cursor(cards []*TrialView) int {
+	if l.selectedID != "" {
+		for i, v := range cards {
+			if v.Trial.ID == l.selectedID {
+				return i
+			}
+		}
+	}
+	return min(l.selected, max(len(cards)-1, 0))
 }
 
 func newLive(k LiveKeys) liveScreen { return liveScreen{keys: k} }
@@ -332,8 +351,13 @@ func (l *liveScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 	k := l.keys
 	g := liveCards(c, l.w, l.h)
 	cards, cols := g.cards(), g.cols
-	sel := min(l.selected, max(len(cards)-1, 0))
-	defer func() { l.selected = sel }()
+	sel := l.cursor(cards)
+	defer func() {
+		l.selected = sel
+		if sel < len(cards) {
+			l.selectedID = cards[sel].Trial.ID
+		}
+	}()
 	switch {
 	case key.Matches(msg, k.Left):
 		sel = max(sel-1, 0)
@@ -437,13 +461,13 @@ func (l *liveScreen) View(c *Common) string {
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
 	g := liveCards(c, w, h)
 	cards := g.cards()
-	if long, short := g.note(s); width(queue+" · "+long) <= w {
+	if long, short := g.note(s); long != "" && width(queue+" · "+long) <= w {
 		queue += " · " + long
 	} else if short != "" {
 		queue += " · " + short
 	}
 	if len(waiting) > 0 {
-		queue += fmt.Sprintf(" · held by admission: %s (%s)", cardTitle(waiting[0].Trial, 24), waiting[0].WaitReason)
+		queue += fmt.Sprintf(" · held by admission: %s (%s)", cardTitle(waiting[0].Trial, 24, s.manyTasks()), waiting[0].WaitReason)
 	}
 	over := ""
 	switch {
@@ -469,8 +493,8 @@ func (l *liveScreen) View(c *Common) string {
 		return fit(strings.Join(out, "\n"), w, h)
 	}
 	cw := w / g.cols
-	sel := cards[min(l.selected, len(cards)-1)]
-	ctx := cardCtx{st: st, p: newPaints(st), now: c.Now, spinner: spinner(c), height: g.height, uncappedScale: uncappedScale(cards)}
+	sel := cards[l.cursor(cards)]
+	ctx := cardCtx{st: st, p: newPaints(st), now: c.Now, spinner: spinner(c), height: g.height, uncappedScale: uncappedScale(cards), tasks: s.manyTasks()}
 	var grid []string
 	for i := 0; i < len(g.cells); i += g.cols {
 		var row []string

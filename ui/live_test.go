@@ -369,3 +369,88 @@ func TestETAIsThePreviewsEstimatePaced(t *testing.T) {
 		t.Errorf("after a trial took twice its estimate: eta %s, want about %s", got, want)
 	}
 }
+
+// multiTaskConsole is the console on a sweep of two tasks at five ratios,
+// concurrency 2, on 120x40: more trials than fit in a cell a ratio, so
+// the cards fill a grid.
+func multiTaskConsole(t *testing.T, now *time.Time) (Model, model.Plan) {
+	t.Helper()
+	l := &fakeLauncher{}
+	opts := testOptions(t, l)
+	opts.Now = func() time.Time { return *now }
+	m := update(t, New(opts), tea.WindowSizeMsg{Width: 120, Height: 40})
+	var tasks []model.Task
+	for _, task := range builtinTasks(t) {
+		if task.Name == "builtin/compile-project" || task.Name == "builtin/swe-edit" {
+			tasks = append(tasks, task)
+		}
+	}
+	sw, err := l.Launch(LaunchSpec{Tasks: tasks, Ratios: []model.Ratio{{K: 1}, {K: 1.5}, {K: 2.5}, {K: 3}, model.Uncapped}, Repeats: 1, Concurrency: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	if g := liveLayout(m.common(), 120, 38); g.byRatio {
+		t.Fatal("the sweep is laid out a cell a ratio; the test wants a grid")
+	}
+	return m, sw.Plan()
+}
+
+// The cursor is on a trial, not on a place: when a card comes in before
+// it (cards are in plan order), enter opens the trial the cursor was on.
+// A new user's enter on a 1x kill opened the uncapped trial that had
+// moved under the cursor's place.
+func TestLiveCursorFollowsItsTrial(t *testing.T) {
+	now := at(1000)
+	m, plan := multiTaskConsole(t, &now)
+	a, b, earlier := plan.Trials[3], plan.Trials[4], plan.Trials[0]
+	m = update(t, m, eventsMsg{events: append(started(a, 0, 10), started(b, 0, 10)...)})
+	m = keys(t, m, "right") // onto b
+	m = update(t, m, eventsMsg{events: started(earlier, 500, 10)})
+	m = keys(t, m, "enter")
+	if m.detail.v == nil || m.detail.v.Trial.ID != b.ID {
+		got := "nothing"
+		if m.detail.v != nil {
+			got = m.detail.v.Trial.ID
+		}
+		t.Errorf("enter opened %s, want %s (the trial the cursor was on)", got, b.ID)
+	}
+}
+
+// A sweep of several tasks names each card's task: cards read "3x · agent
+// · repeat 1" and a killed card's task could not be told.
+func TestLiveCardsNameTheirTask(t *testing.T) {
+	now := at(1000)
+	m, plan := multiTaskConsole(t, &now)
+	var evs []event.Event
+	for _, tr := range plan.Trials[:2] {
+		evs = append(evs, started(tr, 0, 10)...)
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	for _, w := range []int{120, 80} {
+		m = update(t, m, tea.WindowSizeMsg{Width: w, Height: 40})
+		v := m.View()
+		for _, tr := range plan.Trials[:2] {
+			if name := strings.TrimPrefix(tr.Task, "builtin/"); !strings.Contains(v, name) {
+				t.Errorf("%d columns: no card names %s's task %q:\n%s", w, tr.ID, name, v)
+			}
+		}
+	}
+}
+
+// With no card on screen the line above the cards ended in a stray
+// separator: "running 0 · queued 0 ·".
+func TestLiveLineHasNoStraySeparator(t *testing.T) {
+	now := at(1000)
+	m, plan := multiTaskConsole(t, &now)
+	var evs []event.Event
+	for _, tr := range plan.Trials {
+		evs = append(evs, ended(tr, 2000, model.Passed))
+	}
+	m = update(t, m, eventsMsg{events: append(evs, event.SweepEnded{Base: event.Base{Time: at(2000)}})})
+	now = at(2000).Add(oomCardLinger + time.Minute)
+	line := strings.TrimRight(strings.Split(m.View(), "\n")[2], " ")
+	if !strings.HasPrefix(line, "running 0 · queued 0") || strings.HasSuffix(line, "·") {
+		t.Errorf("the line above the cards: %q", line)
+	}
+}

@@ -136,12 +136,20 @@ func (mm *matrixScreen) View(c *Common) string {
 		return st.Muted.Render("No results yet: the matrix fills in as trials finish. Start a sweep on the setup screen (1), or open a past one in history (5).")
 	}
 	rows, ratios := c.State.matrixRows(), c.State.Matrix.Ratios
-	out := mm.table(c, w, h)
 	stats := mm.statsLines(c, rows, ratios, w)
+	// The table leaves room under it: for a few lines of the cursor
+	// cell's statistics, or for the cell's list when it is open (its
+	// title, header and a few trials, after a blank line); the rows of
+	// cells that do not fit then are counted, not dropped.
+	under := min(len(stats), 4)
+	listH := 0
 	if mm.list && len(rows) > 0 {
-		// The cell's list keeps room for its title, header and a few
-		// trials: the statistics under the table give way first.
-		listH := min(len(c.State.Cell(rows[mm.row], ratios[mm.col])), 4) + 3
+		listH = min(len(c.State.Cell(rows[mm.row], ratios[mm.col])), 4) + 3
+		under = listH + 1
+	}
+	out := mm.table(c, w, h-under)
+	if mm.list && len(rows) > 0 {
+		// The statistics under the table give way first.
 		stats = stats[:min(len(stats), max(h-len(out)-listH, 0))]
 	}
 	out = append(out, stats...)
@@ -196,34 +204,7 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 		head += pad(" "+r.Heading(), colW)
 	}
 	out = append(out, st.Bold.Render(clip(head, w)))
-	bodyH := h - 6
-	if mm.list {
-		bodyH = min(bodyH, 3)
-	}
-	first := 0
-	if mm.row >= bodyH {
-		first = mm.row - bodyH + 1
-	}
-	for i := first; i < len(rows) && i < first+bodyH; i++ {
-		line := pad(shortName(rows[i]), nameW)
-		if why, ok := s.Matrix.NotRun[rows[i]]; ok && s.Matrix.Cells[rows[i]] == nil {
-			// The task could not run: say why across its cells.
-			text := st.Danger.Render("could not run: ") + st.Muted.Render(why)
-			if i == mm.row {
-				text = st.Cursor.Render("could not run: " + why)
-			}
-			out = append(out, clip(line+text, w))
-			continue
-		}
-		for j, cv := range cellsOf(i) {
-			if i == mm.row && j == mm.col {
-				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "
-				continue
-			}
-			line += pad(" "+cv.styled(st, compact), colW)
-		}
-		out = append(out, clip(line, w))
-	}
+	var tail []string
 	succ, infra := pad("success rate [95%]", nameW), pad("infra-error rate [95%]", nameW)
 	var byRatio map[model.Ratio]model.RatioStats
 	if s.Done > 0 {
@@ -262,15 +243,15 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 			line += pad(text, colW)
 		}
 		if any {
-			out = append(out, st.Muted.Render(clip(line, w)))
+			tail = append(tail, st.Muted.Render(clip(line, w)))
 		}
 	}
 	of := func(k func(*model.Rates) int) func(*model.Rates) string {
 		return func(rt *model.Rates) string { return fmt.Sprintf("%d/%d", k(rt), rt.Counted) }
 	}
-	out = append(out, st.Bold.Render(clip(succ, w)))
+	tail = append(tail, st.Bold.Render(clip(succ, w)))
 	count("  of which passed after a timeout", false, of(func(rt *model.Rates) int { return rt.AfterTimeout }))
-	out = append(out, clip(infra, w))
+	tail = append(tail, clip(infra, w))
 	count("  of which failed at the limit", true, func(rt *model.Rates) string { return rt.Memory.Compact() })
 	count("  of which from outside", false, of(func(rt *model.Rates) int { return rt.OutsideErrs }))
 	count("failed, the task's own", true, of((*model.Rates).OwnFailures))
@@ -278,19 +259,69 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 	for _, o := range s.Matrix.OutcomesShown() {
 		legend = append(legend, outcomeStyle(st, o).Render(o.Glyph())+st.Muted.Render(" "+o.Spec().Legend))
 	}
-	// Cancelled trials are counted apart ("3-"); an empty cell is not run
-	// (report's glyph).
-	legend = append(legend, st.Muted.Render(model.CancelledLegend()), st.Muted.Render(model.EmptyCellGlyph+" not run"))
+	// Cancelled trials are counted apart ("3-"), said where some are; an
+	// empty cell is not run (report's glyph).
+	if s.Matrix.HasCancelled() {
+		legend = append(legend, st.Muted.Render(model.CancelledLegend()))
+	}
+	legend = append(legend, st.Muted.Render(model.EmptyCellGlyph+" not run"))
 	for _, cause := range s.Matrix.CausesShown() {
 		legend = append(legend, st.Muted.Render(cause.Glyph()+" "+cause.DescribeOn(c.Opts.Backend)))
 	}
 	// Wrapped at its entries, not cut: an entry cut at the width left a
 	// glyph unexplained.
-	out = append(out, wrapJoined(legend, "  ", w, "  ")...)
+	tail = append(tail, wrapJoined(legend, "  ", w, "  ")...)
 	for _, l := range wrapPhrases(model.RowsLegend, w, "  ") {
-		out = append(out, st.Muted.Render(l))
+		tail = append(tail, st.Muted.Render(l))
 	}
-	return out
+	// The rows of cells get the lines the rest leaves them, scrolled to
+	// the cursor's; rows that do not fit are counted on a line of their
+	// own (a cell's list cut a five-task matrix to three rows, silently,
+	// under rates of all five).
+	bodyH := max(h-len(out)-len(tail), 1)
+	hidden := ""
+	if bodyH < len(rows) {
+		bodyH = max(bodyH-1, 1)
+	}
+	first := 0
+	if mm.row >= bodyH {
+		first = mm.row - bodyH + 1
+	}
+	if bodyH < len(rows) {
+		shown := fmt.Sprintf("rows %d–%d", first+1, first+bodyH)
+		if bodyH == 1 {
+			shown = fmt.Sprintf("row %d", first+1)
+		}
+		how := "↑/↓ scroll to them"
+		if mm.list {
+			how = "esc, then ↑/↓ to them"
+		}
+		hidden = fmt.Sprintf("  %s of %d shown: %d hidden (%s)", shown, len(rows), len(rows)-bodyH, how)
+	}
+	for i := first; i < len(rows) && i < first+bodyH; i++ {
+		line := pad(shortName(rows[i]), nameW)
+		if why, ok := s.Matrix.NotRun[rows[i]]; ok && s.Matrix.Cells[rows[i]] == nil {
+			// The task could not run: say why across its cells.
+			text := st.Danger.Render("could not run: ") + st.Muted.Render(why)
+			if i == mm.row {
+				text = st.Cursor.Render("could not run: " + why)
+			}
+			out = append(out, clip(line+text, w))
+			continue
+		}
+		for j, cv := range cellsOf(i) {
+			if i == mm.row && j == mm.col {
+				line += st.Cursor.Render(pad("▸"+cv.plain(compact), colW-1)) + " "
+				continue
+			}
+			line += pad(" "+cv.styled(st, compact), colW)
+		}
+		out = append(out, clip(line, w))
+	}
+	if hidden != "" {
+		out = append(out, st.Muted.Render(clip(hidden, w)))
+	}
+	return append(out, tail...)
 }
 
 // baseline is the chosen ratio, else 1x, else the tightest one run.
@@ -593,9 +624,9 @@ func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, 
 	first, last := mm.listCursor.window(len(cell), h-len(out))
 	for i := first; i < last; i++ {
 		v := cell[i]
-		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), resultReason(v))
+		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), resultReason(v))
 		if seed {
-			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), mib(v.NeedBytes()), pad(resultReason(v), 28), v.Trial.Seed)
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), pad(resultReason(v), 28), v.Trial.Seed)
 		}
 		out = append(out, cursorRow(st, line, w, i == cur))
 	}

@@ -626,3 +626,39 @@ func TestCancelledSweepCountsWhatRan(t *testing.T) {
 		t.Errorf("progress %q: want a third of the bar and 2/6", lines[1])
 	}
 }
+
+// A killed card's peak is the kernel's once the kernel has read one: at
+// 1x a card read "peak 56M" (its samples) under its own banner "OOM
+// KILLED in load at 64M / 64M" and a record whose kernel peak was 64M.
+// The kill's kernel reading says it at once, the step's and the record's
+// marks as they arrive; the sampled figure is named beside it.
+func TestKilledCardPeakIsTheKernels(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 1)
+	tr := plan.Trials[0]
+	limit := tr.Policy.HardLimitBytes
+	sampled := limit - 8<<20
+	b := func(ms int) event.Base { return event.Base{Trial: tr.ID, Time: at(ms)} }
+	load := model.Step{Name: "load", Show: "python load.py"}
+	oom := model.OOMEvent{At: at(500), Step: "load", Source: "events", WorkingSetBytes: sampled, KernelUsageBytes: limit}
+	evs := []event.Event{event.TrialStarted{Base: b(0), ContainerID: "c-1", SampleSource: "cgroup-v2"},
+		event.StepStarted{Base: b(10), Phase: "agent", Step: load},
+		event.MemorySample{Base: b(200), Sample: event.Sample{Time: at(200), WorkingSetBytes: 20 << 20}},
+		event.MemorySample{Base: b(400), Sample: event.Sample{Time: at(400), WorkingSetBytes: sampled}},
+		event.OOMKill{Base: b(510), OOM: oom, LimitBytes: limit}}
+	want := "peak " + mib(limit) + " (kernel; sampled " + mib(sampled) + ")"
+	now = at(600)
+	m = update(t, m, eventsMsg{events: evs})
+	title := "1x · heavy · repeat 1"
+	if card := strings.Join(cardLines(m.View(), title), "\n"); !strings.Contains(card, want) {
+		t.Errorf("at the kill: the card lacks %q:\n%s", want, card)
+	}
+	now = at(900)
+	m = update(t, m, eventsMsg{events: []event.Event{
+		event.StepEnded{Base: b(700), Result: model.StepResult{Name: "load", Show: load.Show, Phase: "agent", Start: at(10), End: at(700), ExitCode: 137, OOMKills: 1, PeakWorkingSetBytes: sampled, KernelPeakBytes: limit}},
+		event.TrialEnded{Base: b(800), Result: model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Start: at(0), End: at(800), OOMs: []model.OOMEvent{oom}, KilledInStep: "load", PeakWorkingSetBytes: sampled, KernelPeakBytes: limit}}}})
+	card := strings.Join(cardLines(m.View(), title), "\n")
+	if !strings.Contains(card, want) || !strings.Contains(card, "at "+mib(limit)+" / "+mib(limit)) {
+		t.Errorf("after the record: the card lacks %q beside its banner:\n%s", want, card)
+	}
+}

@@ -5,6 +5,7 @@
 package ui
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -448,6 +449,32 @@ func (s *SweepState) ended(v *TrialView, r *model.TrialResult, at time.Time) {
 // Ran is how many trials ran to an end: the finished ones but the
 // cancelled.
 func (s *SweepState) Ran() int { return s.Done - s.Counts[model.Cancelled] }
+
+// manyTasks says whether the sweep runs more than one task (its cards
+// then name theirs).
+func (s *SweepState) manyTasks() bool {
+	for _, id := range s.Order {
+		if s.Trials[id].Trial.Task != s.Trials[s.Order[0]].Trial.Task {
+			return true
+		}
+	}
+	return false
+}
+
+// doneText says how far the sweep got: the trials that ran to an end of
+// all planned, then the cancelled (they ended, but ran no course: a sweep
+// quit mid-way read "150 of 150 trials done" with 142 cancelled) and any
+// that never ended at all.
+func (s *SweepState) doneText() string {
+	t := fmt.Sprintf("%d of %d trials done", s.Ran(), len(s.Order))
+	if n := s.Counts[model.Cancelled]; n > 0 {
+		t += fmt.Sprintf(", %d cancelled", n)
+	}
+	if n := len(s.Order) - s.Done; n > 0 {
+		t += fmt.Sprintf(", %d not ended", n)
+	}
+	return t
+}
 
 // setPhase moves a trial to phase p, keeping Running the count of trials
 // created or being created.
