@@ -158,7 +158,11 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--backend", "kubernetes", "--kubeconfig", "/nonexistent/kubeconfig", "--namespace", "Bad_NS", "--out", out}, `--namespace "Bad_NS" is not a valid namespace name`},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"run", "--tasks-dir", "testdata/allbroken", "--out", out}, "no task in the tasks directory could be loaded"},
-		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "testdata/nowhere"},
+		// A missing file or directory is a sentence naming it and what to
+		// give, not "stat testdata/nowhere: no such file or directory".
+		{[]string{"run", "--tasks-dir", "testdata/nowhere"}, "tasks directory testdata/nowhere does not exist: give a directory that holds task directories"},
+		{[]string{"tasks", "list", "--tasks-dir", "testdata/nowhere"}, "tasks directory testdata/nowhere does not exist: give a directory"},
+		{[]string{"tasks", "validate", "testdata/nowhere/nope.toml"}, "testdata/nowhere/nope.toml does not exist: give validate a task file (headroom *.toml, a task directory's task.toml or task.yaml) or a directory of them"},
 		{[]string{"tasks", "validate", "testdata/allbroken/broken.toml"}, "1 task file has errors"},
 		{[]string{"tasks", "show", "nope"}, `unknown task "nope"`},
 		{[]string{"nonsense"}, "unknown command"},
@@ -231,9 +235,10 @@ func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
 		t.Errorf("section typo: exit %d\n%s", r.code, r.stdout)
 	}
 	// A misspelt key refuses the file as a run refuses it: a new user's
-	// validate said ok, then run said "no task could be loaded".
+	// validate said ok, then run said "no task could be loaded". Its line
+	// is said as every other error's is (file:6:, not "file: line 6:").
 	r = headroom(t, "tasks", "validate", "testdata/validate/key-typo.toml")
-	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/key-typo.toml: line 6: environment.memroy: did you mean memory?: fix the key") {
+	if r.code != 2 || !strings.Contains(r.stdout, "error testdata/validate/key-typo.toml:6: environment.memroy: did you mean memory?: fix the key") {
 		t.Errorf("key typo: exit %d\n%s", r.code, r.stdout)
 	}
 	r = headroom(t, "tasks", "validate", "testdata/validate/builtin-true.toml")

@@ -465,6 +465,18 @@ type progress struct {
 	// showing is each trial's running step's command: its own process is
 	// what the step is, not news.
 	showing map[string]string
+	// named is each trial's processes already named (step and command):
+	// make -j4's jobs were four identical lines, 99 of a sweep's 255.
+	named map[string]map[string]bool
+	// saidProcesses: the first process line of the run was explained.
+	saidProcesses bool
+	// pending is each trial's kill whose line waits for the kernel's word
+	// (its figure at the kill, the process it killed): one line a kill,
+	// where there were two or three with different figures.
+	pending map[string]event.OOMKill
+	// now and start time the sweep for each line's elapsed and eta.
+	now   func() time.Time
+	start time.Time
 }
 
 // progressActivities is how many activity lines a trial prints, and
@@ -486,7 +498,66 @@ func clipped(s string, n int) string {
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}, showing: map[string]string{}}
+	return newProgressAt(w, total, time.Now)
+}
+
+// newProgressAt is newProgress on a clock of the caller's.
+func newProgressAt(w io.Writer, total int, now func() time.Time) *progress {
+	return &progress{w: w, total: total, plan: map[string]model.Trial{}, notRunTold: map[string]bool{}, activities: map[string]int{}, showing: map[string]string{},
+		named: map[string]map[string]bool{}, pending: map[string]event.OOMKill{}, now: now, start: now()}
+}
+
+// killLine says one kill: its step, the usage it was killed at and which
+// figure that is (the kernel's, read from its report, else the last
+// sample before it), what was killed and whose.
+func (p *progress) killLine(ev event.OOMKill) {
+	at := model.FormatBytes(ev.OOM.WorkingSetBytes) + " (the last sample before it; the kernel's figure unread)"
+	if b, kernel := ev.OOM.KilledAt(); kernel {
+		at = model.FormatBytes(b) + " (the kernel's usage at the kill)"
+	}
+	what := ""
+	if ev.OOM.Process != "" || ev.OOM.Command != "" {
+		what = ": " + killedWhat(ev.OOM)
+	}
+	what += killedWhose(ev.OOM)
+	fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
+		at, p.plan[ev.TrialID()].Policy.LimitString(), what)
+}
+
+// flush says a trial's kill still waiting for the kernel's word, with
+// what is known (the trial moved on: its next step, kill or end).
+func (p *progress) flush(trial string) {
+	if ev, ok := p.pending[trial]; ok {
+		delete(p.pending, trial)
+		p.killLine(ev)
+	}
+}
+
+// complete says whether a kill's line has the kernel's figure and what
+// it killed: nothing more is to come.
+func complete(o model.OOMEvent) bool {
+	_, kernel := o.KilledAt()
+	return kernel && (o.Process != "" || o.Command != "")
+}
+
+// clock is the sweep's elapsed time and, from the pace of the trials
+// done so far, the time left: " · 1m2s elapsed, ~1m1s left".
+func (p *progress) clock() string {
+	el := p.now().Sub(p.start)
+	s := " · " + roundDur(el).String() + " elapsed"
+	if p.done > 0 && p.done < p.total {
+		left := time.Duration(float64(el) / float64(p.done) * float64(p.total-p.done))
+		s += ", ~" + roundDur(left).String() + " left"
+	}
+	return s
+}
+
+// roundDur rounds to the second (a tenth under ten seconds).
+func roundDur(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 func (p *progress) label(id string) string {
@@ -510,37 +581,57 @@ func (p *progress) event(ev event.Event) {
 			return
 		}
 		if ev.Detail {
+			if _, ok := p.pending[ev.TrialID()]; ok {
+				// The kernel's word on the kill waiting: its one line.
+				delete(p.pending, ev.TrialID())
+				p.killLine(ev)
+				return
+			}
 			at := ""
 			if b, kernel := ev.OOM.KilledAt(); kernel {
 				at = " at " + model.FormatBytes(b) + " (the kernel's usage at the kill)"
 			}
-			fmt.Fprintf(p.w, "       %s: the kernel killed %s%s%s\n", ev.TrialID(), killedWhat(ev.OOM), at, killedWhose(ev.OOM))
+			fmt.Fprintf(p.w, "       %s: the kill above: the kernel killed %s%s%s\n", ev.TrialID(), killedWhat(ev.OOM), at, killedWhose(ev.OOM))
 			return
 		}
-		what := ""
-		if ev.OOM.Process != "" || ev.OOM.Command != "" {
-			what = ": " + killedWhat(ev.OOM)
+		p.flush(ev.TrialID())
+		if complete(ev.OOM) {
+			p.killLine(ev)
+			return
 		}
-		what += killedWhose(ev.OOM)
-		fmt.Fprintf(p.w, "  OOM  %s: killed in step %s at %s (limit %s)%s\n", p.label(ev.TrialID()), ev.OOM.Step,
-			ev.OOM.KilledAtLabel(model.FormatBytes), p.plan[ev.TrialID()].Policy.LimitString(), what)
+		p.pending[ev.TrialID()] = ev
 	case event.StepStarted:
+		p.flush(ev.TrialID())
 		p.showing[ev.TrialID()] = ev.Step.Show
 	case event.ActivityStarted:
 		if ev.Activity.Command == ev.Activity.Step || ev.Activity.Command == p.showing[ev.TrialID()] {
 			return // the traced command, or the step's own process: its step says it
 		}
+		key := ev.Activity.Step + "\x00" + ev.Activity.Command
+		if p.named[ev.TrialID()][key] {
+			return // another process of the same command: named once
+		}
+		if p.named[ev.TrialID()] == nil {
+			p.named[ev.TrialID()] = map[string]bool{}
+		}
+		p.named[ev.TrialID()][key] = true
 		n := p.activities[ev.TrialID()]
 		p.activities[ev.TrialID()] = n + 1
 		switch {
 		case n < progressActivities:
+			if !p.saidProcesses {
+				p.saidProcesses = true
+				fmt.Fprintf(p.w, "       (TRIAL: STEP: COMMAND is a process a step started that ran past %s, named once a trial and command; the record lists every one)\n", runner.ActivityThreshold)
+			}
 			fmt.Fprintf(p.w, "       %s: %s: %s\n", ev.TrialID(), clipped(ev.Activity.Step, 200), clipped(ev.Activity.Command, 400))
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
 	case event.TrialEnded:
+		p.flush(ev.TrialID())
 		delete(p.activities, ev.TrialID())
 		delete(p.showing, ev.TrialID())
+		delete(p.named, ev.TrialID())
 		p.done++
 		r := ev.Result
 		var steps []string
@@ -558,9 +649,9 @@ func (p *progress) event(ev event.Event) {
 			}
 			steps = append(steps, fmt.Sprintf("%s %s", s.Name, model.FormatBytes(model.StepPeakBytes(s))))
 		}
-		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s\n", len(fmt.Sprint(p.total)), p.done, p.total,
+		fmt.Fprintf(p.w, "[%*d/%d] %-16s %s  peak %s / limit %s  %.1fs  %s%s\n", len(fmt.Sprint(p.total)), p.done, p.total,
 			r.OutcomeWord(), p.label(r.ID), model.TrialPeakLabel(r, model.FormatBytes), r.Policy.LimitString(),
-			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "))
+			r.End.Sub(r.Start).Seconds(), strings.Join(steps, ", "), p.clock())
 		if r.Install != nil {
 			fmt.Fprintf(p.w, "      install %.1fs, peak %s, %s\n", time.Duration(r.Install.Duration).Seconds(), model.FormatBytes(r.Install.PeakWorkingSetBytes), model.Quantity(r.Install.Steps, "step"))
 		}

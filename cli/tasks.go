@@ -2,8 +2,10 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -59,6 +61,9 @@ func newTasksCmd() *cobra.Command {
 			bad := 0
 			for _, a := range args {
 				st, err := os.Stat(a)
+				if errors.Is(err, fs.ErrNotExist) {
+					return usagef("%s does not exist: give validate a task file (headroom *.toml, a task directory's task.toml or task.yaml) or a directory of them", a)
+				}
 				if err != nil {
 					return usageError{err}
 				}
@@ -86,7 +91,7 @@ func newTasksCmd() *cobra.Command {
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
-					for _, ty := range append(append([]string(nil), l.Typos...), l.Warnings...) {
+					for _, ty := range append(l.TyposAt(), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
 					}
 					for _, c := range l.Task.HostCapabilityGrants() {

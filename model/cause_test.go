@@ -267,3 +267,17 @@ func TestContainerExitedByItselfIsTheTasks(t *testing.T) {
 		}
 	}
 }
+
+// A trial's CPU wait is added up over its threads, so it can pass its
+// step time: "waited 4.0s for a CPU in 2.9s of steps (137%)" said so
+// nowhere and read as a bug.
+func TestAWaitAboveTheStepTimeSaysItAddsUpThreads(t *testing.T) {
+	n := HostNoise{CPUWaitKnown: true, CPUWait: Duration(4 * time.Second), StepTime: Duration(2900 * time.Millisecond)}
+	if got, want := n.Contention(), "waited 4.0s for a CPU in 2.9s of steps (138%: the waits of its threads added up, so more than its step time)"; got != want {
+		t.Errorf("Contention() = %q, want %q", got, want)
+	}
+	n.CPUWait = Duration(time.Second)
+	if got, want := n.Contention(), "waited 1.0s for a CPU in 2.9s of steps (34%)"; got != want {
+		t.Errorf("Contention() = %q, want %q", got, want)
+	}
+}

@@ -90,11 +90,17 @@ func (n HostNoise) WaitShare() (float64, bool) {
 
 // Contention is the graded measure, in words with its number: the trial's
 // own CPU wait where it was read ("waited 3.8s for a CPU in 10.0s of
-// steps (38%)"), else the host's CPU pressure during its steps, else over
+// steps (38%)"; above 100% when several threads waited at once, which it
+// says), else the host's CPU pressure during its steps, else over
 // its whole span.
 func (n HostNoise) Contention() string {
 	if share, ok := n.WaitShare(); ok {
-		return fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps (%.0f%%)", time.Duration(n.CPUWait).Seconds(), time.Duration(n.StepTime).Seconds(), 100*share)
+		s := fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps (%.0f%%)", time.Duration(n.CPUWait).Seconds(), time.Duration(n.StepTime).Seconds(), 100*share)
+		if share > 1 {
+			// "waited 4.0s … in 2.9s of steps (137%)" read as a bug.
+			s = strings.TrimSuffix(s, ")") + ": the waits of its threads added up, so more than its step time)"
+		}
+		return s
 	}
 	if n.PSI && n.StepTime > 0 {
 		return fmt.Sprintf("host CPU pressure %.0f%% during its steps", 100*n.StepCPUSome)

@@ -40,11 +40,7 @@ func Wilson(k, n int) Interval {
 	if n <= 0 {
 		return Interval{0, 1}
 	}
-	p, nf, z := float64(k)/float64(n), float64(n), Z95
-	den := 1 + z*z/nf
-	centre := (p + z*z/(2*nf)) / den
-	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return Interval{math.Max(0, centre-half), math.Min(1, centre+half)}
+	return wilsonZ(k, n, Z95)
 }
 
 // WideInterval is the width above which a cell's interval is said to be
@@ -147,8 +143,8 @@ func ClusteredMean(tasks []Count) Estimate {
 }
 
 // Paired is the difference other − base over tasks run at both ratios.
-// One rule gives both CI and P (the same centre, SE and distribution), so
-// the interval excludes 0 exactly when P < 0.05.
+// One rule gives both CI and P (PairedDiff), so the interval excludes 0
+// exactly when P < 0.05.
 type Paired struct {
 	Tasks int      `json:"tasks"`
 	Diff  float64  `json:"diff"`
@@ -156,7 +152,8 @@ type Paired struct {
 	CI    Interval `json:"ci"`
 	P     float64  `json:"p"`
 	// DF is the degrees of freedom of the t distribution used (T−1); 0
-	// means the normal one (a single task).
+	// means the normal one (a single task, or the cells' binomial error
+	// decided the interval).
 	DF float64 `json:"df"`
 	// SDTask is the standard deviation of the per-task differences, the
 	// input to power calculations.
@@ -170,15 +167,23 @@ func plusTwoVar(c Count) float64 {
 	return p * (1 - p) / float64(c.N)
 }
 
-// PairedDiff compares two ratios task by task. The standard error comes
-// from the spread of the per-task differences (Student's t with T−1
-// degrees of freedom), floored by the binomial sampling error of the
-// cells, which the spread of a few tasks can understate (every task going
-// from 0/3 to 3/3 has no spread at all); the p-value is the two-sided t
-// test of the same difference with the same SE and degrees of freedom.
-// With one task there is no spread: it is the Agresti–Caffo comparison of
-// the two proportions (one success and one failure added to each, normal
-// quantiles), whose interval and z-test share the adjusted centre and SE.
+// PairedDiff compares two ratios task by task, centred on the observed
+// mean per-task difference; every interval below is the wider of two and
+// its p-value the larger of their two tests', so the interval leaves out 0
+// exactly when p < 0.05. With two tasks or more: Student's t with T−1
+// degrees of freedom on the spread of the per-task differences, and the
+// normal one on the cells' binomial error (plus-two rates, so 0/3 and 3/3
+// are not certain), which the spread of a few tasks understates (every
+// task going from 0/3 to 3/3 has no spread at all) and which is a known
+// variance, not one estimated from T points (t with 1 degree of freedom,
+// q = 12.7, spread two tasks at 6/6 and 6/6 over [−100, +100]). With one
+// task there is no spread: Newcombe's hybrid score interval (each rate's
+// Wilson interval, combined about the observed difference) with the
+// p-value it inverts, and the Agresti–Caffo comparison (one success and
+// one failure added to each) with its z-test. Agresti–Caffo alone centred
+// on adjusted rates that move with the cells' sizes: 0/2 against 0/10 was
+// "0pp [−62, +29] p 0.470"; identical rates per task are now a difference
+// of 0 with p 1, whatever the counts.
 func PairedDiff(base, other []Count) Paired {
 	var d []float64
 	var floor float64
@@ -198,36 +203,100 @@ func PairedDiff(base, other []Count) Paired {
 	}
 	t := float64(r.Tasks)
 	r.Diff = stat.Mean(d, nil)
-	centre := r.Diff
 	if r.Tasks == 1 {
-		adj := func(c Count) (p, n float64) {
-			n = float64(c.N) + 2
-			return (float64(c.K) + 1) / n, n
-		}
-		ab, nb := adj(pb[0])
-		ao, no := adj(po[0])
-		centre = ao - ab
-		r.SE = math.Sqrt(ab*(1-ab)/nb + ao*(1-ao)/no)
-	} else {
-		r.SDTask = stat.StdDev(d, nil)
-		r.SE = math.Max(r.SDTask/math.Sqrt(t), math.Sqrt(floor)/t)
-		r.DF = t - 1
-	}
-	q := tQuantile(0.975, r.DF)
-	r.CI = clipDiff(Interval{centre - q*r.SE, centre + q*r.SE})
-	if r.SE == 0 {
-		r.P = 1
-		if centre != 0 {
-			r.P = 0
-		}
+		// The wider of the two intervals and the larger p: Newcombe's
+		// holds 0 at equal rates, Agresti–Caffo's is the more cautious
+		// at a few trials a cell (2/2 against 0/2: Newcombe's alone
+		// says p 0.028, where no exact test of 2 trials a cell goes
+		// under 0.125).
+		ac, acSE := agrestiCaffo(pb[0], po[0])
+		nc := newcombe(pb[0], po[0], Z95)
+		r.CI = Interval{math.Min(ac.Lo, nc.Lo), math.Max(ac.Hi, nc.Hi)}
+		r.P = math.Max(newcombeP(pb[0], po[0]), 2*distuv.UnitNormal.Survival(math.Abs(ac.Lo+ac.Hi)/2/acSE))
+		// The normal SE whose ±1.96 spans the same width, for power.
+		r.SE = (r.CI.Hi - r.CI.Lo) / (2 * Z95)
+		r.CI = clipDiff(r.CI)
 		return r
 	}
-	if r.DF == 0 {
-		r.P = 2 * distuv.UnitNormal.Survival(math.Abs(centre)/r.SE)
-	} else {
-		r.P = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: r.DF}.Survival(math.Abs(centre)/r.SE)
+	r.SDTask = stat.StdDev(d, nil)
+	spread, binomial := r.SDTask/math.Sqrt(t), math.Sqrt(floor)/t
+	qt := tQuantile(0.975, t-1)
+	r.SE, r.DF = spread, t-1
+	if Z95*binomial >= qt*spread {
+		r.SE, r.DF = binomial, 0
 	}
+	q := tQuantile(0.975, r.DF)
+	r.CI = clipDiff(Interval{r.Diff - q*r.SE, r.Diff + q*r.SE})
+	if r.Diff == 0 {
+		r.P = 1
+		return r
+	}
+	pz := 2 * distuv.UnitNormal.Survival(math.Abs(r.Diff)/binomial)
+	pt := 0.0 // no spread: the t test alone would be certain
+	if spread > 0 {
+		pt = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: t - 1}.Survival(math.Abs(r.Diff)/spread)
+	}
+	r.P = math.Max(pz, pt)
 	return r
+}
+
+// wilsonZ is the Wilson score interval of k in n at the normal quantile z.
+func wilsonZ(k, n int, z float64) Interval {
+	p, nf := float64(k)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	centre := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return Interval{math.Max(0, centre-half), math.Min(1, centre+half)}
+}
+
+// agrestiCaffo is the Agresti–Caffo 95% interval of other − base (one
+// success and one failure added to each) and its SE.
+func agrestiCaffo(base, other Count) (Interval, float64) {
+	adj := func(c Count) (p, n float64) {
+		n = float64(c.N) + 2
+		return (float64(c.K) + 1) / n, n
+	}
+	ab, nb := adj(base)
+	ao, no := adj(other)
+	centre, se := ao-ab, math.Sqrt(ab*(1-ab)/nb+ao*(1-ao)/no)
+	return Interval{centre - Z95*se, centre + Z95*se}, se
+}
+
+// newcombe is Newcombe's hybrid score interval (1998, method 10) of
+// other − base at the normal quantile z: the observed difference, less
+// and plus the two Wilson intervals' distances combined.
+func newcombe(base, other Count, z float64) Interval {
+	b, o := wilsonZ(base.K, base.N, z), wilsonZ(other.K, other.N, z)
+	pb, po := base.Rate(), other.Rate()
+	d := po - pb
+	return Interval{
+		d - math.Hypot(po-o.Lo, b.Hi-pb),
+		d + math.Hypot(o.Hi-po, pb-b.Lo),
+	}
+}
+
+// newcombeP is the two-sided p-value Newcombe's interval inverts: 2·Φ̄(z*)
+// for the z* at which the interval's near edge reaches 0 (1 when the
+// rates are equal: the interval holds 0 at every level).
+func newcombeP(base, other Count) float64 {
+	d := other.Rate() - base.Rate()
+	if d == 0 {
+		return 1
+	}
+	holds0 := func(z float64) bool { return newcombe(base, other, z).Contains(0) }
+	lo, hi := 0.0, 1.0
+	for !holds0(hi) && hi < 64 {
+		lo, hi = hi, 2*hi
+	}
+	for i := 0; i < 100; i++ {
+		mid := (lo + hi) / 2
+		if holds0(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return 2 * distuv.UnitNormal.Survival((lo+hi)/2)
 }
 
 // clipDiff keeps a difference of rates within [−1, 1].

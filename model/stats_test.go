@@ -147,13 +147,21 @@ func TestPairedDiffEdgeCases(t *testing.T) {
 	// One task, 3/7 → 7/7 (was "+57pp [+14, +100] p 0.070": a Wald
 	// interval beside Fisher's p). Agresti–Caffo: p̃ = 4/9 and 8/9 on
 	// ñ = 9, centre 4/9, SE = √((4/9·5/9 + 8/9·1/9)/9) = 0.195982,
-	// interval 0.4444 ± 1.96·SE = [0.0603, 0.8286], z = 2.2678, p = 0.02334.
+	// interval [0.0603, 0.8286], z = 2.2678, p = 0.02334. Newcombe's
+	// hybrid score interval: Wilson 3/7 = [0.1582, 0.7495], 7/7 =
+	// [0.6457, 1], so 4/7 − √((1−0.6457)² + (0.7495−3/7)²) = 0.09334 and
+	// 4/7 + √(0 + (3/7−0.1582)²) = 0.84178, p 0.01852 (Python, same
+	// formulas). The wider interval, the larger p.
 	one := PairedDiff([]Count{{3, 7}}, []Count{{7, 7}})
 	near(t, "one task diff", one.Diff, 4.0/7, 1e-12)
-	near(t, "one task se", one.SE, 0.195982, 1e-6)
 	near(t, "one task lo", one.CI.Lo, 0.060328, 1e-6)
-	near(t, "one task hi", one.CI.Hi, 0.828561, 1e-6)
+	near(t, "one task hi", one.CI.Hi, 0.8417801, 1e-6)
 	near(t, "one task p", one.P, 0.023342, 1e-6)
+	// Two trials a cell, 2/2 → 0/2: no exact test goes under 0.125;
+	// Newcombe's interval alone said p 0.028.
+	if few := PairedDiff([]Count{{2, 2}}, []Count{{0, 2}}); few.P < 0.05 || !few.CI.Contains(0) {
+		t.Errorf("2/2 → 0/2: %+v, want noise", few)
+	}
 	// One repeat each on two tasks.
 	two := PairedDiff([]Count{{0, 1}, {1, 1}}, []Count{{1, 1}, {1, 1}})
 	if two.Tasks != 2 || two.Diff != 0.5 || !two.CI.Contains(0) {
@@ -372,6 +380,46 @@ func TestRepeatsToNarrow(t *testing.T) {
 			if iv := Wilson(int(math.Round(float64(tc.k)/float64(tc.n)*float64(got))), got); iv.Hi-iv.Lo > WideInterval {
 				t.Errorf("%d/%d: at %d repeats still %.2f wide", tc.k, tc.n, got, iv.Hi-iv.Lo)
 			}
+		}
+	}
+}
+
+// Identical rates per task are no difference: p 1 and an interval about 0,
+// whatever the cells' sizes. compare printed "0pp [-62, +29] p by task
+// 0.470" for A at 0/2 and B at 0/10 (Agresti–Caffo's adjusted centre, 1/4
+// against 1/12, is not the observed 0), and the console "0pp [-100, +100]"
+// for two tasks at 3/3 at both ratios (t with 1 degree of freedom on the
+// binomial floor: q = 12.7).
+func TestIdenticalRatesAreNoDifference(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		base, other []Count
+	}{
+		{"0/2 vs 0/10", []Count{{0, 2}}, []Count{{0, 10}}},
+		{"3/3 vs 3/3", []Count{{3, 3}}, []Count{{3, 3}}},
+		{"6/6 over two tasks", []Count{{3, 3}, {3, 3}}, []Count{{3, 3}, {3, 3}}},
+		{"0% over two tasks, unequal", []Count{{0, 2}, {0, 1}}, []Count{{0, 5}, {0, 5}}},
+		{"1/2 vs 2/4", []Count{{1, 2}}, []Count{{2, 4}}},
+	} {
+		p := PairedDiff(tt.base, tt.other)
+		if p.Diff != 0 || p.P != 1 || !p.CI.Contains(0) {
+			t.Errorf("%s: diff %v p %v CI %v, want 0, 1 and an interval about 0", tt.name, p.Diff, p.P, p.CI)
+		}
+		if p.CI.Lo <= -1 && p.CI.Hi >= 1 {
+			t.Errorf("%s: CI %v spans ±100pp though nothing varies", tt.name, p.CI)
+		}
+	}
+	one := Ratio{K: 1}
+	mk := func(n int) *Matrix {
+		var rs []TrialResult
+		for i := 0; i < n; i++ {
+			rs = append(rs, TrialResult{Trial: Trial{Task: "t", Agent: "a", Ratio: one, Repeat: i + 1}, Outcome: Failed})
+		}
+		return NewMatrix([]Ratio{one}, rs)
+	}
+	for _, c := range CompareExperiments(mk(2), mk(10), DefaultNoisePP) {
+		if c.Metric == Success && (c.P != 1 || !c.Noise) {
+			t.Errorf("compare, both at 0%%: p %v noise %v, want p 1, noise", c.P, c.Noise)
 		}
 	}
 }

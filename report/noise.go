@@ -76,12 +76,19 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	// at it when its time ran out) is the limit's, however loaded the
 	// host: counted apart, not listed as the host's.
 	var lines []string
-	own := 0
+	own, task := 0, 0
 	knobs := map[string]int{} // a knob's column's failures, by its knobs
+	everywhere := failedEverywhere(r.Matrix.Ratios, r.Trials)
 	for _, t := range r.Trials {
 		if n := t.Noise; n != nil && n.Contended && t.Outcome.Counted() && !t.Outcome.Success() {
 			if t.ReachedLimit() {
 				own++
+				continue
+			}
+			if everywhere[repeatKey{t.Task, t.Agent, t.Repeat}] && t.Outcome == model.Failed {
+				// The task's own: it failed so at every ratio, uncapped
+				// included, quiet or not.
+				task++
 				continue
 			}
 			if g := t.Ratio.Knobs.Group(); g != "" {
@@ -96,6 +103,9 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 	}
 	if own > 0 {
 		fmt.Fprintf(w, "\n%d failure(s) on a contended host were at the trial's own memory limit by the kernel's evidence (killed by it, stalled at it, or at it when its time ran out): the limit's, not the host's.\n", own)
+	}
+	if task > 0 {
+		fmt.Fprintf(w, "\n%d failure(s) on a contended host were the task's own: the same task · agent · repeat failed cleanly (the verifier said no) at every ratio, uncapped included, so neither the limit nor the host explains them.\n", task)
 	}
 	for _, g := range slices.Sorted(maps.Keys(knobs)) {
 		fmt.Fprintf(w, "\n%d failure(s) on a contended host were in the columns of a knob (%s): the knob's, compared within it above, not the host's.\n", knobs[g], strings.TrimPrefix(g, "── "))
@@ -117,4 +127,51 @@ func (r *Report) writeNoise(w io.Writer, md bool) error {
 		}
 	}
 	return nil
+}
+
+// repeatKey is one repeat of a task · agent, across the ratios.
+type repeatKey struct {
+	task, agent string
+	repeat      int
+}
+
+// failedEverywhere is the repeats that failed cleanly (model.Failed: the
+// verifier said no, no kill, no timeout) at every ratio of the sweep,
+// uncapped included, where it ran two or more (a knob's columns are
+// judged within their knob). A seeded repeat failing its own fit step at
+// 1x, 2x and uncapped was listed among "Failures on a contended host the
+// limit does not explain", as if the host might have.
+func failedEverywhere(ratios []model.Ratio, trials []model.TrialResult) map[repeatKey]bool {
+	var plain []model.Ratio
+	for _, r := range ratios {
+		if r.Knobs.IsZero() {
+			plain = append(plain, r)
+		}
+	}
+	if len(plain) < 2 || !slices.ContainsFunc(plain, func(r model.Ratio) bool { return r.Uncapped }) {
+		return nil
+	}
+	failed := map[repeatKey]map[model.Ratio]bool{}
+	passed := map[repeatKey]bool{}
+	for _, t := range trials {
+		if !t.Ratio.Knobs.IsZero() || !t.Outcome.Counted() {
+			continue
+		}
+		k := repeatKey{t.Task, t.Agent, t.Repeat}
+		if t.Outcome != model.Failed {
+			passed[k] = true // or failed otherwise: not the same failure
+			continue
+		}
+		if failed[k] == nil {
+			failed[k] = map[model.Ratio]bool{}
+		}
+		failed[k][t.Ratio] = true
+	}
+	out := map[repeatKey]bool{}
+	for k, at := range failed {
+		if !passed[k] && len(at) == len(plain) {
+			out[k] = true
+		}
+	}
+	return out
 }

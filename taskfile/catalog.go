@@ -2,6 +2,7 @@ package taskfile
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -63,6 +64,9 @@ func Builtin() (*Catalog, error) {
 // Problems with its path and reason; the others still load.
 func (c *Catalog) AddDir(dir string) error {
 	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("tasks directory %s does not exist: give a directory that holds task directories (task.toml + instruction.md, or task.yaml) or headroom *.toml files", dir)
+	}
 	if err != nil {
 		return fmt.Errorf("tasks directory %s: %w", dir, err)
 	}
@@ -123,8 +127,8 @@ func (c *Catalog) AddDir(dir string) error {
 			c.Problems = append(c.Problems, err)
 			continue
 		}
-		for _, ty := range l.Typos {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s (ignored: the default applies)", l.Task.Source, ty))
+		for _, ty := range l.TyposAt() {
+			c.Warnings = append(c.Warnings, ty+" (ignored: the default applies)")
 		}
 		for _, w := range l.Warnings {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s", l.Task.Source, w))

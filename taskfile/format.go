@@ -173,7 +173,25 @@ func (l Loaded) Refusal() error {
 	if l.Task.Format != model.FormatHeadroom || len(l.Typos) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: %s: fix the key (or remove it); the task is not loaded, because headroom does not read a key it does not know, and the task would run with that setting's default value instead of yours", l.Task.Source, strings.Join(l.Typos, "; "))
+	return fmt.Errorf("%s: fix the key (or remove it); the task is not loaded, because headroom does not read a key it does not know, and the task would run with that setting's default value instead of yours", strings.Join(l.TyposAt(), "; "))
+}
+
+// TyposAt is Typos each said at its file and line, as every other error
+// of a task file is ("t.toml:8: [agnet]: did you mean [agent]?"; a typo
+// with no line, "t.toml: ..."). A refused typo said "t.toml: line 8:",
+// beside a type error's "t.toml:11:".
+func (l Loaded) TyposAt() []string {
+	var out []string
+	for _, ty := range l.Typos {
+		if rest, ok := strings.CutPrefix(ty, "line "); ok {
+			if n, said, ok := strings.Cut(rest, ": "); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+				out = append(out, l.Task.Source+":"+n+": "+said)
+				continue
+			}
+		}
+		out = append(out, l.Task.Source+": "+ty)
+	}
+	return out
 }
 
 // noticeTypos finds the ignored keys that look like typos of known ones;

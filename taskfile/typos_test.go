@@ -190,3 +190,19 @@ func TestInlineTableTypoHasItsLine(t *testing.T) {
 		t.Errorf("typos %q, want %q", l.Typos, want)
 	}
 }
+
+// A refused typo is said at its file and line as a type error is
+// ("t.toml:8: [agnet]: ..."); it said "t.toml: line 8: [agnet]: ...".
+func TestTypoRefusalSaysFileColonLine(t *testing.T) {
+	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\nmemory = \"32M\"\n[verifier]\nworkload = { duration_ms = 10 }\n[agnet]\ntimeout_sec = 5\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	l, err := Parse("t.toml", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Refusal(); err == nil || !strings.HasPrefix(err.Error(), "t.toml:8: [agnet]: did you mean [agent]?: fix the key") {
+		t.Errorf("refusal %v, want t.toml:8: [agnet]: ...", err)
+	}
+	if got, want := l.TyposAt(), []string{"t.toml:8: [agnet]: did you mean [agent]?"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("TyposAt %q, want %q", got, want)
+	}
+}
