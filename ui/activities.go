@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/themes"
@@ -63,37 +65,13 @@ func activityRows(st themes.Styles, v *TrialView, w, rows int) []string {
 	return out
 }
 
-// largestActivities are the n activities with the highest peaks, in the
-// order they started.
+// largestActivities are the n activities with the highest peaks, largest
+// first, as the table's title says (ties in the order they started): they
+// were listed in the order they started, under "largest first".
 func largestActivities(all []model.Activity, n int) []model.Activity {
-	if len(all) <= n {
-		return all
-	}
-	idx := make([]int, len(all))
-	for i := range idx {
-		idx[i] = i
-	}
-	// A partial selection: n is small.
-	for k := 0; k < n; k++ {
-		best := k
-		for j := k + 1; j < len(idx); j++ {
-			if all[idx[j]].PeakRSSBytes > all[idx[best]].PeakRSSBytes {
-				best = j
-			}
-		}
-		idx[k], idx[best] = idx[best], idx[k]
-	}
-	top := idx[:n]
-	for i := 1; i < len(top); i++ {
-		for j := i; j > 0 && top[j] < top[j-1]; j-- {
-			top[j], top[j-1] = top[j-1], top[j]
-		}
-	}
-	out := make([]model.Activity, n)
-	for i, k := range top {
-		out[i] = all[k]
-	}
-	return out
+	out := slices.Clone(all)
+	slices.SortStableFunc(out, func(a, b model.Activity) int { return cmp.Compare(b.PeakRSSBytes, a.PeakRSSBytes) })
+	return out[:min(n, len(out))]
 }
 
 // killedName names a killed process: its command line where the process

@@ -65,3 +65,17 @@ func TestActivityRowsPadWideCommandsByColumns(t *testing.T) {
 		}
 	}
 }
+
+// The detail's process table is largest first, as its title says: it
+// listed the largest in the order they started (32M above 35M).
+func TestActivityRowsLargestFirst(t *testing.T) {
+	acts := []model.Activity{{Command: "cc a", PeakRSSBytes: 30 << 20}, {Command: "cc b", PeakRSSBytes: 32 << 20}, {Command: "cc c", PeakRSSBytes: 35 << 20}, {Command: "cc d", PeakRSSBytes: 30 << 20}}
+	got := largestActivities(acts, 3)
+	var names []string
+	for _, a := range got {
+		names = append(names, a.Command)
+	}
+	if strings.Join(names, ",") != "cc c,cc b,cc a" {
+		t.Errorf("largest three: %v, want cc c, cc b, cc a (largest first; a tie in start order)", names)
+	}
+}
