@@ -141,7 +141,7 @@ func activityEvents(plan model.Plan) []event.Event {
 // a coloured theme keeps every row within the width.
 func TestTimelineRunningActivity(t *testing.T) {
 	v := &TrialView{Started: t0, Phase: Running,
-		Samples:    []event.Sample{{Time: t0.Add(time.Second)}, {Time: t0.Add(4 * time.Second)}},
+		Samples:    []event.Sample{{Time: t0}, {Time: t0.Add(4 * time.Second)}},
 		Activities: []model.Activity{{PID: 7, Command: "cargo build --release", Start: t0.Add(2 * time.Second), PeakRSSBytes: 300 * model.MiB}}}
 	for _, th := range []themes.Theme{themes.Plain(), themes.Dark()} {
 		rows := processTimeline(th.Styles, v, 80, maxTimelineRows)
@@ -167,4 +167,17 @@ func TestTimelineRunningActivity(t *testing.T) {
 func barOf(row string, w int) string {
 	cmdW := min(40, max(12, w/3))
 	return string([]rune(row)[cmdW+1 : w-5-1])
+}
+
+// The process timeline shares the memory chart's time axis, so a
+// process's bar sits under its memory: it ran from the trial's queueing to
+// its removal (5.2 s under a chart of 3.9 s in a new user's try).
+func TestTimelineSharesTheChartsAxis(t *testing.T) {
+	v := &TrialView{Phase: Finished, Result: &model.TrialResult{Start: t0, End: t0.Add(5200 * time.Millisecond)},
+		Samples:    []event.Sample{{Time: t0.Add(1300 * time.Millisecond)}, {Time: t0.Add(5200 * time.Millisecond)}},
+		Activities: []model.Activity{{PID: 7, Command: "make", Start: t0.Add(2 * time.Second), End: t0.Add(3 * time.Second), PeakRSSBytes: 30 * model.MiB}}}
+	start, end := trialSpan(v)
+	if !start.Equal(v.Samples[0].Time) || end.Sub(start) != 3900*time.Millisecond {
+		t.Errorf("the timeline spans %s from %s, want the chart's 3.9s from its first sample", end.Sub(start), start.Sub(t0))
+	}
 }
