@@ -122,7 +122,7 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 	s.filter.Placeholder = "filter tasks"
 	s.custom = textinput.New()
 	s.custom.Prompt = "custom ratio: "
-	s.custom.Placeholder = "2.5x"
+	s.custom.Placeholder = "e.g. 2.5x, 4x or uncapped"
 	return s
 }
 
@@ -260,6 +260,7 @@ func (s *setupScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 				s.err = err.Error()
 				return nil
 			}
+			want := r
 			for i := range s.ratios {
 				if s.ratios[i].ratio == r {
 					s.ratios[i].on = true
@@ -280,6 +281,9 @@ func (s *setupScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 					return 0
 				})
 			}
+			// The cursor on the ratio just given: it stayed at its index,
+			// on whatever the sorted insert moved there (uncapped).
+			s.ratioCursor = slices.IndexFunc(s.ratios, func(t ratioToggle) bool { return t.ratio == want })
 			s.customOpen = false
 			s.custom.SetValue("")
 			s.custom.Blur()

@@ -169,6 +169,19 @@ func TestSetupFilterAndCustomRatio(t *testing.T) {
 	if !found {
 		t.Errorf("custom 2.5x not chosen: %v", m.setup.chosenRatios())
 	}
+	// The cursor is on the ratio just given (it was left at its index,
+	// on uncapped after the sorted insert).
+	if c := m.setup.ratioCursor; c < 0 || c >= len(m.setup.ratios) || m.setup.ratios[c].ratio != (model.Ratio{K: 2.5}) {
+		t.Errorf("after adding 2.5x the cursor is at %d of %v, want on 2.5x", c, m.setup.ratios)
+	}
+	// The prompt's placeholder reads as an example, not a value given.
+	for m.setup.ratioCursor != len(m.setup.ratios) {
+		m = keys(t, m, "right")
+	}
+	m = keys(t, m, "space")
+	if v := m.View(); !strings.Contains(v, "e.g. 2.5x") {
+		t.Errorf("the custom prompt's placeholder does not read as an example:\n%s", v)
+	}
 }
 
 func TestQuitWhileRunningAsksThenCancels(t *testing.T) {
