@@ -241,14 +241,8 @@ func showTask(cmd *cobra.Command, t model.Task) {
 	capped := false
 	for _, r := range model.StandardRatios {
 		p := model.NewPolicy(t.Resources, r, hostCPUs)
-		cpus := "none"
-		if p.LimitCPUs > 0 {
-			cpus = fmt.Sprintf("%g", p.LimitCPUs)
-		}
-		if p.CPULimitCapped {
-			cpus += fmt.Sprintf(" (capped from %g)", t.Resources.CPUs*r.K)
-			capped = true
-		}
+		cpus := model.CPULimitText(p, t.Resources)
+		capped = capped || p.CPULimitCapped
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", r, model.FormatBytes(p.GuaranteeBytes), p.LimitString(), cpus, strings.Join(args(p), " "))
 	}
 	tw.Flush()

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // ResourcePolicy is what one trial gets: the guarantee (the task's spec)
@@ -106,4 +107,18 @@ func (p ResourcePolicy) LimitString() string {
 		return "none"
 	}
 	return FormatBytes(p.HardLimitBytes)
+}
+
+// CPULimitText is a policy's CPU limit as people read it: "none", "2",
+// or "2 (capped from 3)" where the host's CPUs capped the ratio's (spec is
+// the task's resources the policy was made from).
+func CPULimitText(p ResourcePolicy, spec Resources) string {
+	if p.LimitCPUs <= 0 {
+		return "none"
+	}
+	s := strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64)
+	if p.CPULimitCapped {
+		s += " (capped from " + strconv.FormatFloat(spec.CPUs*p.Ratio.K, 'f', -1, 64) + ")"
+	}
+	return s
 }

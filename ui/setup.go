@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -636,10 +635,7 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 		inline := true
 		for _, r := range ratios {
 			p := model.NewScaledPolicy(t.Resources, r, c.Opts.HostCPUs, s.scale)
-			cpus := "none"
-			if p.LimitCPUs > 0 {
-				cpus = strconv.FormatFloat(p.LimitCPUs, 'f', -1, 64)
-			}
+			cpus := model.CPULimitText(p, t.Resources)
 			limit := "none"
 			if p.HardLimitBytes > 0 {
 				limit = mib(p.HardLimitBytes)
