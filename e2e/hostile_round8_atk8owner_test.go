@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,57 @@ func TestHostileR8atk8ownerOutsideExec(t *testing.T) {
 		"sleep 40", `for p in /proc/[0-9]*; do case "$(tr '\0' ' ' < $p/cmdline 2>/dev/null)" in "sleep 40"*) kill -9 ${p#/proc/};; esac; done`)
 	row(forge, "`docker exec <trial> sh -c 'echo ok > /tmp/ok'` by someone else: the file the verifier reads, written for the task",
 		"solve.sh", "echo ok > /tmp/ok")
+}
+
+// Round eight, the attacker's finding 7: `run --keep` into root A, A's
+// experiment directory copied into root B (to share it, a backup), then
+// `clean --out B` removed A's kept container and logged it in B's copy:
+// clean proved a container B's by its experiment's directory existing
+// under B. A trial's containers, networks and volumes now carry their
+// experiments root, and clean --out B leaves A's (clean --out A removes
+// them).
+func TestHostileR8atk8ownerCleanOfACopy(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r8/clean-copy"
+	harborTask(t, tasks, "copy", name, nil)
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	a, b := filepath.Join(root, "A"), filepath.Join(root, "B")
+	if err := os.MkdirAll(b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := runBin(t, bin, nil, append(oracleArgs(tasks, name, a), "--keep")...)
+	dir, recs, _ := records(t, a)
+	exp := filepath.Base(dir)
+	kept := experimentContainers(t, exp) // removed by the test's end whatever happens
+	if run.code != 0 || len(recs) != 1 || len(kept) != 1 {
+		t.Fatalf("run --keep: exit %d, %d records, %d containers kept; want 0, 1, 1:\n%s", run.code, len(recs), len(kept), run.stderr)
+	}
+	if o, err := exec.Command("cp", "-r", dir, b).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r %s %s: %v %s", dir, b, err, o)
+	}
+	clean := runBin(t, bin, nil, "clean", "--out", b)
+	left := len(experimentList(t, exp, false))
+	logB, _ := os.ReadFile(filepath.Join(b, exp, "reaper.log"))
+	said := fmt.Sprintf("clean --out B exit %d: %q; A's kept container %s; B's copy's reaper.log %d bytes", clean.code, firstLineWith(clean.stdout, exp), map[bool]string{true: "left", false: "removed"}[left == 1], len(logB))
+	lost, forged := 0, 0
+	if left != 1 {
+		t.Errorf("clean --out %s removed root A's kept container (experiment %s copied under B):\n%s", b, exp, clean.stdout)
+		lost++
+	}
+	if len(logB) > 0 {
+		t.Errorf("B's copy's reaper.log says B removed A's container: %s", logB)
+		forged++
+	}
+	cleanA := runBin(t, bin, nil, "clean", "--out", a)
+	leaked := len(experimentList(t, exp, false))
+	said += fmt.Sprintf("; then clean --out A exit %d, %d of A's left", cleanA.code, leaked)
+	if leaked != 0 {
+		t.Errorf("clean --out %s left its own kept container:\n%s", a, cleanA.stdout)
+	}
+	letoutRow(t, "`run --keep` into A, A's experiment directory copied into B, `clean --out B`", said, lost, leaked, forged)
 }
 
 // runs says whether a process whose command contains what runs in

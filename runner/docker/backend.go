@@ -405,6 +405,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 			runner.LabelExperiment: experiment,
 			runner.LabelTrial:      trial.ID,
 			runner.LabelTask:       task.Name,
+			// Always set (empty: no run's root), so that an image's
+			// LABEL of that name never stands for headroom's.
+			runner.LabelExperimentsRoot: runner.ExperimentsRootOf(ctx),
 		},
 		// The task's environment, and the image's own working directory
 		// (Terminal-Bench images set WORKDIR /app).
