@@ -25,8 +25,11 @@ running headroom's are left alone. Each removal is logged in its
 experiment's reaper.log when that experiment is under --out.
 
 With --out given, only the sandboxes of experiments under that directory
-are removed (another experiments root's leftovers are listed and left);
-without it, every headroom leftover on the platform.`,
+are removed (another experiments root's leftovers are listed and left):
+what a run made carries the experiments root it was made for, so a copy
+of another root's experiment directory under --out does not make that
+root's containers this one's; without it, every headroom leftover on the
+platform.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only := cmd.Flags().Changed("out")
 			if only {
@@ -59,7 +62,13 @@ without it, every headroom leftover on the platform.`,
 				}
 				if only && !mine(o) {
 					if o.Kind != "network" && o.Kind != "volume" {
-						fmt.Fprintf(w, "left %s (%s): its experiment %s is not under --out %s\n", o.Name, whose(o), o.Experiment, out)
+						if o.Root != "" && mine(runner.OwnedResource{Experiment: o.Experiment}) {
+							// Its experiment's directory is under --out
+							// too: a copy of another root's.
+							fmt.Fprintf(w, "left %s (%s): it was made for experiments root %s, not --out %s\n", o.Name, whose(o), o.Root, out)
+						} else {
+							fmt.Fprintf(w, "left %s (%s): its experiment %s is not under --out %s\n", o.Name, whose(o), o.Experiment, out)
+						}
 						elsewhere++
 					}
 					return false

@@ -215,6 +215,10 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 	}
 	switch cause {
 	case model.CauseKilledOutside:
+		if strings.HasPrefix(string(ev.KilledBy), "docker exec ") {
+			// docker exec by someone else (runner/docker/execwatch.go).
+			return fmt.Sprintf("touched from outside during step %s: %s; whatever it did in the trial (a kill, a file written, memory charged to its limit) is not the task's, so the trial is not evidence", f.lastStep(), ev.KilledBy)
+		}
 		if !strings.HasPrefix(string(ev.KilledBy), "SIG") {
 			// A cluster's word on it: a pod deleted, evicted or preempted.
 			return fmt.Sprintf("killed from outside by %s, not by headroom, during step %s: not an OOM kill", ev.KilledBy, f.lastStep())

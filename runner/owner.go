@@ -127,11 +127,13 @@ const (
 	// LabelBuild is, on a build's own network (no trial's: it is made
 	// before any trial, for an image), the image it builds.
 	LabelBuild = "headroom.build"
-	// LabelExperimentsRoot is, on a build's own network made for a run,
-	// the absolute path of the experiments root the run writes to: the
-	// build comes before the run's experiment (its directory, its id), so
-	// it is what scopes the network to `clean --out` and a run's start-up
-	// reap of that root.
+	// LabelExperimentsRoot is the absolute path of the experiments root
+	// (--out) a run writes to, on everything it makes: a build's own
+	// network (made before the run's experiment, its directory and id,
+	// exist) and every container, network and volume of its trials. It
+	// scopes them to `clean --out` and a run's start-up reap of that root:
+	// a copy of an experiment's directory under another root (to share
+	// it, a backup) does not make its kept containers that root's.
 	LabelExperimentsRoot = "headroom.experiments-root"
 )
 
@@ -140,10 +142,26 @@ type experimentsRootKey struct{}
 // WithExperimentsRoot says, to what builds images under ctx, the
 // experiments root of the run they are for (LabelExperimentsRoot).
 func WithExperimentsRoot(ctx context.Context, root string) context.Context {
-	if abs, err := filepath.Abs(root); err == nil && root != "" {
+	if abs := AbsRoot(root); abs != "" {
 		return context.WithValue(ctx, experimentsRootKey{}, abs)
 	}
 	return ctx
+}
+
+// AbsRoot is root as the experiments-root label writes it: absolute,
+// its symbolic links resolved where it exists ("" for none).
+func AbsRoot(root string) string {
+	if root == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 // ExperimentsRootOf is the absolute experiments root WithExperimentsRoot

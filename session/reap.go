@@ -26,13 +26,26 @@ func (e *Engine) ReapLeftovers(ctx context.Context, root string) ([]runner.Owned
 
 // InRoot says whether what headroom made belongs to an experiment whose
 // directory is under root: its experiment label one path element naming
-// a directory there. A build's own network, made before its run's
-// experiment, belongs to root when its experiments-root label names it.
+// a directory there, and its experiments-root label naming root (a copy
+// of another root's experiment directory under root does not make that
+// root's containers root's). A build's own network, made before its
+// run's experiment, belongs to root when its experiments-root label names
+// it. What carries no experiments-root label (made by a headroom before
+// it set one on trials, or a Kubernetes pod: a path is no label value
+// there) is root's by its experiment's directory alone, as it always was:
+// refusing it would leave an older run's leftovers to no reap.
 func InRoot(root string) func(runner.OwnedResource) bool {
 	abs, err := filepath.Abs(root)
+	real := runner.AbsRoot(root)
+	named := func(label string) bool {
+		return err == nil && (label == abs || label == real || runner.AbsRoot(label) == real)
+	}
 	return func(o runner.OwnedResource) bool {
 		if o.Build != "" && o.Kind == "network" {
-			return err == nil && o.Root == abs
+			return named(o.Root)
+		}
+		if o.Root != "" && !named(o.Root) {
+			return false
 		}
 		e := o.Experiment
 		if e == "" || e == "." || e == ".." || filepath.Base(e) != e {

@@ -421,7 +421,9 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 		b.Close()
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	// Every container, network and volume of its trials carries the
+	// experiments root the experiment is in (runner.LabelExperimentsRoot).
+	rctx, cancel := context.WithCancel(runner.WithExperimentsRoot(ctx, filepath.Dir(exp.Dir)))
 	s := &Sweep{ID: id, Dir: exp.Dir, Plan: p.plan, NotRun: p.notRun, events: make(chan event.Event, 4096), run: run, backend: b, exp: exp, cancel: cancel, annotate: spec.Annotate}
 	raw := make(chan event.Event, 1024)
 	go run.Run(rctx, raw)

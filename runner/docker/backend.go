@@ -135,6 +135,9 @@ type Backend struct {
 	// keptNames are, per experiment, the names of the containers earlier
 	// runs kept (--keep), listed once at its first trial (freeName).
 	keptNames map[string]map[string]bool
+	// healthCmds are, per container, the command of its HEALTHCHECK as
+	// the engine's exec events write it (execwatch.go).
+	healthCmds map[string]string
 	// beforeRemove, set by a test, runs as a stopped container's removal
 	// begins.
 	beforeRemove func(id string)
@@ -257,6 +260,9 @@ func (b *Backend) watchEvents(ctx context.Context, ready chan struct{}) {
 		// not run, which its time limit still counted.
 		filters.Arg("event", "pause"),
 		filters.Arg("event", "unpause"),
+		// A command someone else ran in a trial's container
+		// (execwatch.go).
+		filters.Arg("event", "exec_start"),
 	)
 	first := true
 	for {
@@ -304,6 +310,10 @@ func (b *Backend) dispatch(m events.Message) {
 	if isPart && m.Action == events.ActionKill && m.Actor.Attributes["signal"] != "1" && m.Actor.Attributes["signal"] != "SIGHUP" {
 		// SIGHUP is headroom's own word to the network helper (reshape).
 		part.of.partStopped(at, fmt.Sprintf("a kill (%s) of %s", signalName(m.Actor.Attributes["signal"]), part.what))
+	}
+	if cmd, ok := execStarted(m); ok {
+		b.eventExec(at, m.Actor.ID, m.Actor.Attributes["execID"], cmd, sb, part, isPart)
+		return
 	}
 	if sb == nil {
 		return
@@ -395,6 +405,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 			runner.LabelExperiment: experiment,
 			runner.LabelTrial:      trial.ID,
 			runner.LabelTask:       task.Name,
+			// Always set (empty: no run's root), so that an image's
+			// LABEL of that name never stands for headroom's.
+			runner.LabelExperimentsRoot: runner.ExperimentsRootOf(ctx),
 		},
 		// The task's environment, and the image's own working directory
 		// (Terminal-Bench images set WORKDIR /app).
@@ -663,9 +676,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 func (b *Backend) forget(id string) {
 	b.mu.Lock()
 	delete(b.sandboxes, id)
+	delete(b.healthCmds, id)
 	for pid, p := range b.parts {
 		if p.trial == id {
 			delete(b.parts, pid)
+			delete(b.healthCmds, pid)
 		}
 	}
 	b.mu.Unlock()

@@ -43,6 +43,9 @@ type stopWitness struct {
 	// network policy's change) until it connects it again: the engine
 	// reports a disconnect more than once.
 	detached map[string]bool
+	// execs are the ids of the execs headroom made in the container
+	// (execwatch.go): any other is someone else's.
+	execs map[string]bool
 	// releases are headroom's own releases of the trial's gate
 	// (releaseGate) whose kill events have not come yet.
 	releases int

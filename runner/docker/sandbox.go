@@ -329,6 +329,8 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	if err != nil {
 		return runner.ExecResult{}, fmt.Errorf("exec create: %w", err)
 	}
+	// headroom's own: its exec_start event is not someone else's.
+	s.stops.ownExec(ex.ID)
 	att, err := cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
 	if err != nil {
 		return runner.ExecResult{}, fmt.Errorf("exec attach: %w", err)

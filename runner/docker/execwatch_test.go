@@ -1,0 +1,71 @@
+package docker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+)
+
+// An exec in a trial's container is someone else's unless headroom made
+// it (its id) or it is the engine's run of the container's HEALTHCHECK;
+// someone else's makes the trial's Final.KilledBy name the command, a
+// sidecar's names the sidecar, and one after headroom's own stop is
+// headroom's (the removal's).
+func TestForeignExecIsWitnessed(t *testing.T) {
+	exec := func(b *Backend, id, execID, cmd string, at time.Time) {
+		b.dispatch(events.Message{Action: events.Action("exec_start: " + cmd), TimeNano: at.UnixNano(),
+			Actor: events.Actor{ID: id, Attributes: map[string]string{"execID": execID}}})
+	}
+	newTrial := func() (*Backend, *sandbox) {
+		sb := &sandbox{id: "trial", stops: stopWitness{destroyed: make(chan struct{})}}
+		b := &Backend{sandboxes: map[string]*sandbox{"trial": sb}, parts: map[string]trialPart{},
+			healthCmds: map[string]string{"trial": "/bin/sh -c curl -f localhost", "side": "pg_isready"}}
+		sb.b = b
+		b.parts["side"] = trialPart{trial: "trial", what: "its sidecar `db`", of: &sb.stops}
+		return b, sb
+	}
+	now := time.Now()
+
+	b, sb := newTrial()
+	sb.stops.ownExec("e1")
+	exec(b, "trial", "e1", "bash -c /solution/solve.sh", now)   // headroom's own (exec-steps mode)
+	exec(b, "trial", "e2", "/bin/sh -c curl -f localhost", now) // the engine's healthcheck
+	exec(b, "side", "e3", "pg_isready", now)                    // a sidecar's healthcheck
+	if got := sb.stops.outside(); got != "" {
+		t.Fatalf("headroom's own exec and the engine's healthchecks were taken for someone else's: %q", got)
+	}
+	exec(b, "trial", "e4", "sh -c kill -9 42", now)
+	if got, want := sb.stops.outside(), "docker exec by someone other than headroom in its container: `sh -c kill -9 42`"; got != want {
+		t.Fatalf("foreign exec: witness %q, want %q", got, want)
+	}
+
+	b, sb = newTrial()
+	exec(b, "side", "e5", "sh", now)
+	if got, want := sb.stops.outside(), "docker exec by someone other than headroom in its sidecar `db`: `sh`"; got != want {
+		t.Fatalf("foreign exec in a sidecar: witness %q, want %q", got, want)
+	}
+
+	b, sb = newTrial()
+	sb.stops.ours()
+	exec(b, "trial", "e6", "sh -c rm -rf /", time.Now().Add(time.Second))
+	if got := sb.stops.outside(); got != "" {
+		t.Fatalf("an exec after headroom's own stop taken for someone else's: %q", got)
+	}
+}
+
+func TestHealthExecCommand(t *testing.T) {
+	for _, c := range []struct {
+		test []string
+		want string
+	}{
+		{[]string{"CMD-SHELL", "curl -f localhost"}, "/bin/sh -c curl -f localhost"},
+		{[]string{"CMD", "pg_isready", "-q"}, "pg_isready -q"},
+		{[]string{"NONE"}, ""},
+		{nil, ""},
+	} {
+		if got := healthExecCommand(c.test); got != c.want {
+			t.Errorf("healthExecCommand(%q) = %q, want %q", c.test, got, c.want)
+		}
+	}
+}
