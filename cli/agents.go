@@ -25,7 +25,7 @@ type agentFlags struct {
 
 func (a *agentFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&a.command, "agent-command", "", "add an agent named \"command\" to every task with a shell: this shell command runs in the container, with the instruction in $HEADROOM_INSTRUCTION and the file $HEADROOM_INSTRUCTION_FILE")
+	fl.StringVar(&a.command, "agent-command", "", "add an agent named \"command\" to every task with a shell: this shell command runs in the container, with the instruction in $HEADROOM_INSTRUCTION (left out past Linux's 128 KiB bound on one variable) and the file $HEADROOM_INSTRUCTION_FILE (always whole)")
 	fl.StringSliceVar(&a.passEnv, "pass-env", nil, "host environment variables given to the command agent (e.g. an API key) and to the tasks whose own env tables name them (\"${NAME}\"), and to no others; their values are redacted from every log, record and screen")
 	fl.Float64Var(&a.timeoutScale, "timeout-scale", 1, "multiply every task's agent and verifier time limits")
 	fl.Float64Var(&a.passReward, "pass-reward", 1, "reward a Harbor verifier must write to pass")

@@ -62,6 +62,19 @@ type Step struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
+// ExecStringMax is the longest one argument or one environment string
+// ("NAME=value") Linux lets a program start with: MAX_ARG_STRLEN, 128 KiB
+// with its terminating NUL. A longer one makes the exec fail (E2BIG,
+// "argument list too long") before the step's program runs.
+const ExecStringMax = 128<<10 - 1
+
+// InstructionVar is the environment variable an agent's step gets its
+// instruction in; InstructionFileVar names the file that holds it whole.
+const (
+	InstructionVar     = "HEADROOM_INSTRUCTION"
+	InstructionFileVar = "HEADROOM_INSTRUCTION_FILE"
+)
+
 // PassEnvNames splits a PassEnv entry into the name the step sees and the
 // host variable it comes from.
 func PassEnvNames(entry string) (name, host string) {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -103,7 +102,7 @@ func assemble(f facts) (model.Outcome, model.Cause, string) {
 	switch {
 	case f.ev.ContainerExited.Seen() && outcome == model.Failed && cause == model.CauseNone:
 		reason = fmt.Sprintf("the task's container exited by itself (%s) during step %s: the task's own failure, not the engine's", f.ev.ContainerExited, f.lastStep())
-	case cause == model.CauseNone && f.ev.InfraFailed && outcome == model.InfraError && errors.Is(f.engineErr, ErrOwnBound):
+	case cause == model.CauseNone && f.ev.InfraFailed && outcome == model.InfraError && headroomsOwn(f.engineErr):
 		reason = "not graded: " + f.engineErr.Error()
 	case cause == model.CauseNone && f.ev.InfraFailed && outcome == model.InfraError:
 		reason = "the engine failed: " + f.engineErr.Error()

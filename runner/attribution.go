@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"errors"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -21,7 +20,7 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	}
 	// headroom's own bound run out (a copy, a healthcheck's wait) is not
 	// the engine gone.
-	ev.EngineLost = (t.engineErr != nil && !errors.Is(t.engineErr, ErrOwnBound) && !final.KilledBy.Seen()) || final.EngineRestarted
+	ev.EngineLost = (t.engineErr != nil && !headroomsOwn(t.engineErr) && !final.KilledBy.Seen()) || final.EngineRestarted
 	if t.exited != "" && !final.KilledBy.Seen() && !final.EngineRestarted {
 		ev.ContainerExited = model.Witness(t.exited)
 	}

@@ -277,12 +277,18 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		env = append(env, passEnvValue(entry, t.r.cfg.Secrets))
 	}
 	argv := st.Argv
+	if st.Trace {
+		argv = traceArgv(st.Argv)
+	}
+	env, execNote, err := fitExec(argv, env)
+	if err != nil {
+		return model.StepResult{Name: st.Name}, err
+	}
 	var cur *openStep
 	var tr *tracedRun
 	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
-		argv = traceArgv(st.Argv)
 		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
 		env = append(env, TraceNonceVar+"="+tr.nonce)
 		// Until the script's first command the step is the whole script;
@@ -323,6 +329,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		cur.add(text, t.r.cfg.OutputTailLines)
 		t.emit(event.OutputLine{Base: t.base(), Step: cur.sr.Name, Stream: stream, Text: text})
+	}
+	if execNote != "" {
+		output("stderr", execNote) // in the step's lines and the log
 	}
 	// partial is output whose line a trace line ended: for the parser it
 	// continues on the next line of output, as without the trace.
@@ -748,3 +757,14 @@ func describeFiles(files []model.Upload) string {
 // did not fail: an infrastructure error named for the operation, never
 // "the engine went away".
 var ErrOwnBound = errors.New("the bound headroom puts on it ran out (not the engine failing)")
+
+// ErrCannotStart is a step headroom could not start (its command line or
+// environment past the kernel's bound on one exec string): headroom's
+// failure, never the task's, and not the engine failing either.
+var ErrCannotStart = errors.New("headroom's failure, not the task's or the engine's")
+
+// headroomsOwn says the engine's error under a trial is one of headroom's
+// own (ErrOwnBound, ErrCannotStart), not the engine gone.
+func headroomsOwn(err error) bool {
+	return errors.Is(err, ErrOwnBound) || errors.Is(err, ErrCannotStart)
+}

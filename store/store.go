@@ -428,11 +428,7 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.OutputLine:
 		if tf := e.open[ev.TrialID()]; tf != nil {
-			prefix := ""
-			if ev.Stream == "stderr" {
-				prefix = "! "
-			}
-			tf.output(prefix + ev.Text + "\n")
+			tf.output(model.LogOutputLine(ev.Stream, ev.Text) + "\n")
 		}
 	case event.OOMKill:
 		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {

@@ -165,7 +165,9 @@ func (d *detailScreen) fill() {
 		for _, s := range d.v.Result.Steps {
 			lines = append(lines, "==> ["+s.Phase+"] "+model.StepLabel(s.Name, s.Show))
 			if s.Output != "" {
-				lines = append(lines, strings.Split(s.Output, "\n")...)
+				for _, l := range strings.Split(s.Output, "\n") {
+					lines = append(lines, model.LogOutputLine("stdout", l))
+				}
 			}
 		}
 	}

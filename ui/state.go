@@ -354,11 +354,7 @@ func (s *SweepState) Apply(e event.Event) {
 			if len(v.Tail) > tailLines {
 				v.Tail = v.Tail[len(v.Tail)-tailLines:]
 			}
-			prefix := ""
-			if e.Stream == "stderr" {
-				prefix = "! "
-			}
-			v.log(prefix + e.Text)
+			v.log(model.LogOutputLine(e.Stream, e.Text))
 		}
 	case event.MemorySample:
 		if v != nil {

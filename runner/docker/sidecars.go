@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -265,8 +266,17 @@ func (s *sidecars) await(ctx context.Context, one *sidecar, condition string) er
 	if condition == model.ServiceStarted || condition == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, healthWaitLimit)
+	// The operator's bound, as every health wait's: a sidecar that never
+	// finishes (sleep infinity) held each trial 15 minutes past a
+	// HEADROOM_IMAGE_HEALTH_WAIT of 20s.
+	bound := cmp.Or(s.b.opts.ImageHealthWait, healthWaitLimit)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
+	over := func(what, cond string) error {
+		return fmt.Errorf("sidecar %s %s within %s (the task's container waits for it: %s), headroom's bound on the wait (%s sets it; unset: %s)%s: the environment's failure, not the task's: %w",
+			one.spec.Name, what, bound, cond, ImageHealthWaitEnv, healthWaitLimit, s.lastLog(one), runner.ErrOwnBound)
+	}
 	if condition == model.ServiceCompleted {
 		waitCh, errCh := s.b.cli.ContainerWait(ctx, one.id, container.WaitConditionNotRunning)
 		select {
@@ -276,6 +286,9 @@ func (s *sidecars) await(ctx context.Context, one *sidecar, condition string) er
 			}
 			return nil
 		case err := <-errCh:
+			if errors.Is(err, context.DeadlineExceeded) && parent.Err() == nil {
+				return over("did not finish", condition)
+			}
 			return fmt.Errorf("sidecar %s: waiting for it to finish: %w", one.spec.Name, err)
 		}
 	}
@@ -305,8 +318,8 @@ func (s *sidecars) await(ctx context.Context, one *sidecar, condition string) er
 		}
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("sidecar %s was not healthy after %s", one.spec.Name, healthWaitLimit)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
+				return over("was not healthy", condition)
 			}
 			return ctx.Err()
 		case <-tick.C:
