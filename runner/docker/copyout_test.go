@@ -21,28 +21,9 @@ import (
 // own 1 GiB, and three paths of 900 MB put 2.7 GB on the host. Lowered
 // here to 100 entries, and to 1 MiB.
 func TestCopyOutBoundsEntries(t *testing.T) {
-	needDebian(t)
-	b := newBackend(t, Options{})
 	// /many holds itself and 100 files (101 entries), /few itself and 99.
-	task := model.Task{Name: "test/copyout-entries", Image: DebianImage, Network: "none",
-		IdleCommand: []string{"sh", "-c", "mkdir /many /few && cd /many && touch $(seq 1 100) && cd /few && touch $(seq 1 99) && mkdir /a /b && head -c 700K /dev/zero > /a/f && head -c 700K /dev/zero > /b/f && touch /ready && sleep infinity"},
-		Resources:   model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
-	task.SetProfile(model.ProfileHarbor)
-	tr := model.Trial{ID: "copyout-entries", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
+	sb := startPrepared(t, "copyout-entries", "mkdir /many /few && cd /many && touch $(seq 1 100) && cd /few && touch $(seq 1 99) && mkdir /a /b && head -c 700K /dev/zero > /a/f && head -c 700K /dev/zero > /b/f")
 	ctx := context.Background()
-	sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Remove(ctx)
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := sb.ReadFile(ctx, "/ready"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the container made no /ready within 2 minutes")
-		}
-	}
 	copier := sb.(runner.ArtifactCopier)
 	host := t.TempDir()
 	if err := copier.CopyOut(ctx, "/few", host, &runner.CopyBudget{Bytes: 1 << 20, Entries: 100}); err != nil {
@@ -51,7 +32,7 @@ func TestCopyOutBoundsEntries(t *testing.T) {
 	if got, _ := os.ReadDir(filepath.Join(host, "few")); len(got) != 99 {
 		t.Errorf("CopyOut of /few: %d files on the host, want 99", len(got))
 	}
-	err = copier.CopyOut(ctx, "/many", host, &runner.CopyBudget{Bytes: 1 << 20, Entries: 100})
+	err := copier.CopyOut(ctx, "/many", host, &runner.CopyBudget{Bytes: 1 << 20, Entries: 100})
 	if !errors.Is(err, runner.ErrTooManyEntries) || !errors.Is(err, runner.ErrTaskOversized) {
 		t.Errorf("CopyOut of 101 entries: %v, want ErrTooManyEntries (the task's oversized artifacts)", err)
 	}
@@ -74,27 +55,8 @@ func TestCopyOutBoundsEntries(t *testing.T) {
 // concurrency. Runs of zeros are now holes: the file reads the same and
 // takes a few KiB.
 func TestCopyOutKeepsHoles(t *testing.T) {
-	needDebian(t)
-	b := newBackend(t, Options{})
-	task := model.Task{Name: "test/copyout-sparse", Image: DebianImage, Network: "none",
-		IdleCommand: []string{"sh", "-c", "mkdir /s && truncate -s 64M /s/f && printf x | dd of=/s/f bs=1 seek=33554432 conv=notrunc status=none && touch /ready && sleep infinity"},
-		Resources:   model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
-	task.SetProfile(model.ProfileHarbor)
-	tr := model.Trial{ID: "copyout-sparse", Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
+	sb := startPrepared(t, "copyout-sparse", "mkdir /s && truncate -s 64M /s/f && printf x | dd of=/s/f bs=1 seek=33554432 conv=notrunc status=none")
 	ctx := context.Background()
-	sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Remove(ctx)
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := sb.ReadFile(ctx, "/ready"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the container made no /ready within 2 minutes")
-		}
-	}
 	host := t.TempDir()
 	if err := sb.(runner.ArtifactCopier).CopyOut(ctx, "/s", host, runner.NewCopyBudget()); err != nil {
 		t.Fatal(err)
@@ -110,5 +72,33 @@ func TestCopyOutKeepsHoles(t *testing.T) {
 	}
 	if used := st.Blocks * 512; used > 1<<20 {
 		t.Errorf("the copy takes %s of the host's disk for one written byte, want its zeros as holes (under 1 MiB)", model.FormatBytes(used))
+	}
+}
+
+// startPrepared starts a Debian container (trial id, no network, 1 CPU,
+// 128 MiB, uncapped) that runs prep, and returns once prep is done; it is
+// removed after the test.
+func startPrepared(t *testing.T, id, prep string) runner.Sandbox {
+	t.Helper()
+	needDebian(t)
+	b := newBackend(t, Options{})
+	task := model.Task{Name: "test/" + id, Image: DebianImage, Network: "none",
+		IdleCommand: []string{"sh", "-c", prep + " && touch /ready && sleep infinity"},
+		Resources:   model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}}
+	task.SetProfile(model.ProfileHarbor)
+	tr := model.Trial{ID: id, Task: task.Name, Ratio: model.Uncapped, Policy: model.NewPolicy(task.Resources, model.Uncapped, 2)}
+	ctx := context.Background()
+	sb, err := b.Start(ctx, runner.StartRequest{Experiment: testExperimentPrefix, Trial: tr, Task: task})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Remove(ctx) })
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := sb.ReadFile(ctx, "/ready"); err == nil {
+			return sb
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the container made no /ready within 2 minutes")
+		}
 	}
 }
