@@ -13,16 +13,31 @@ import (
 // reads; the engine's classic builder refuses each.
 var buildKitFlags = []string{"--mount", "--network", "--security", "--link", "--chmod", "--parents", "--exclude", "--checksum", "--keep-git-dir"}
 
-// buildKitOnly names the first construct of a Dockerfile's text the
-// classic builder refuses ("Dockerfile:4: heredoc in RUN"), "" when there
-// is none or the text does not parse (the build says why then). name is
-// how the file is named in the answer.
-func buildKitOnly(name, text string) string {
+// parseDockerfile is a Dockerfile's syntax tree, read once for what
+// noteBuildKit asks of it; nil when the text does not parse (the build
+// says why then).
+func parseDockerfile(text string) *parser.Node {
 	res, err := parser.Parse(strings.NewReader(text))
 	if err != nil {
-		return ""
+		return nil
 	}
-	for _, n := range res.AST.Children {
+	return res.AST
+}
+
+// instructions are a parsed Dockerfile's instructions (none for nil).
+func instructions(root *parser.Node) []*parser.Node {
+	if root == nil {
+		return nil
+	}
+	return root.Children
+}
+
+// buildKitOnly names the first construct of a Dockerfile (root, from
+// parseDockerfile) the classic builder refuses ("Dockerfile:4: heredoc in
+// RUN"), "" when there is none or it did not parse. name is how the file
+// is named in the answer.
+func buildKitOnly(name string, root *parser.Node) string {
+	for _, n := range instructions(root) {
 		instr := strings.ToUpper(n.Value)
 		if len(n.Heredocs) > 0 {
 			return fmt.Sprintf("%s:%d: heredoc in %s", name, n.StartLine, instr)
@@ -38,18 +53,14 @@ func buildKitOnly(name, text string) string {
 	return ""
 }
 
-// cacheMounts names each RUN of a Dockerfile's text with a
-// --mount=type=cache ("Dockerfile:4"), none when the text does not parse.
+// cacheMounts names each RUN of a Dockerfile (root) with a
+// --mount=type=cache ("Dockerfile:4"), none when it did not parse.
 // BuildKit keeps such a cache on the engine, shared by every build that
 // names the same id or target, and past the build: what one task's build
 // leaves there (a sitecustomize.py in a pip cache) another's reads.
-func cacheMounts(name, text string) []string {
-	res, err := parser.Parse(strings.NewReader(text))
-	if err != nil {
-		return nil
-	}
+func cacheMounts(name string, root *parser.Node) []string {
 	var out []string
-	for _, n := range res.AST.Children {
+	for _, n := range instructions(root) {
 		for _, f := range n.Flags {
 			v, ok := strings.CutPrefix(f, "--mount=")
 			if !ok {
@@ -71,20 +82,16 @@ func cacheMounts(name, text string) []string {
 	return out
 }
 
-// fetches names what a Dockerfile's text has the engine fetch itself: each
+// fetches names what a Dockerfile (root) has the engine fetch itself: each
 // ADD source that is a URL or a git address, and each FROM image that is
-// not an earlier stage or scratch (none when the text does not parse).
+// not an earlier stage or scratch (none when it did not parse).
 // A reference built from an ARG is named as written: the engine expands
 // it, and the build checks what it can read (runner/docker's
 // checkFetches).
-func fetches(name, text string) []model.Fetch {
-	res, err := parser.Parse(strings.NewReader(text))
-	if err != nil {
-		return nil
-	}
+func fetches(name string, root *parser.Node) []model.Fetch {
 	var out []model.Fetch
 	stages := map[string]bool{}
-	for _, n := range res.AST.Children {
+	for _, n := range instructions(root) {
 		var args []string
 		for a := n.Next; a != nil; a = a.Next {
 			args = append(args, a.Value)
@@ -105,7 +112,7 @@ func fetches(name, text string) []model.Fetch {
 				continue
 			}
 			for _, src := range args[:len(args)-1] {
-				if IsRemoteSource(src) {
+				if isRemoteSource(src) {
 					out = append(out, model.Fetch{At: fmt.Sprintf("%s:%d: ADD", name, n.StartLine), Source: src})
 				}
 			}
@@ -114,9 +121,9 @@ func fetches(name, text string) []model.Fetch {
 	return out
 }
 
-// IsRemoteSource says whether an ADD source is fetched by the engine from
+// isRemoteSource says whether an ADD source is fetched by the engine from
 // the network (a URL, a git address) rather than read from the context.
-func IsRemoteSource(src string) bool {
+func isRemoteSource(src string) bool {
 	return strings.Contains(src, "://") || strings.HasPrefix(src, "git@")
 }
 
@@ -159,9 +166,10 @@ func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.
 		name, text = c.Dockerfile, string(data)
 	}
 	if name != "" {
-		c.NeedsBuildKit = buildKitOnly(name, text)
-		c.Fetches = fetches(name, text)
-		for _, at := range cacheMounts(name, text) {
+		root := parseDockerfile(text)
+		c.NeedsBuildKit = buildKitOnly(name, root)
+		c.Fetches = fetches(name, root)
+		for _, at := range cacheMounts(name, root) {
 			devs = append(devs, cacheMountDeviation(whose, at))
 		}
 	}

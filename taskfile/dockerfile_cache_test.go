@@ -20,7 +20,7 @@ func TestCacheMounts(t *testing.T) {
 		{"FROM a\nRUN --mount=type=bind,target=/cache true\nRUN echo type=cache\n", nil},
 		{"FROM a\nRUN --mount=type=tmpfs,target=/t true\n", nil},
 	} {
-		if got := cacheMounts("Dockerfile", tc.in); !slices.Equal(got, tc.want) {
+		if got := cacheMounts("Dockerfile", parseDockerfile(tc.in)); !slices.Equal(got, tc.want) {
 			t.Errorf("cacheMounts(%q) = %q; want %q", tc.in, got, tc.want)
 		}
 	}

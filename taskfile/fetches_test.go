@@ -19,7 +19,7 @@ func TestFetches(t *testing.T) {
 		"FROM build\n" +
 		"FROM scratch\n" +
 		"FROM reg.local:5000/base\n"
-	got := fetches("Dockerfile", text)
+	got := fetches("Dockerfile", parseDockerfile(text))
 	want := []model.Fetch{
 		{At: "Dockerfile:1: FROM", Source: "golang:1.24", Image: true},
 		{At: "Dockerfile:2: ADD", Source: "http://127.0.0.1:18777/secret.txt"},

@@ -93,7 +93,7 @@ func TestBuildKitOnly(t *testing.T) {
 		{"FROM a\nCOPY --chown=1:1 x /x\n", ""},
 		{"", ""},
 	} {
-		if got := buildKitOnly("Dockerfile", c.text); got != c.want {
+		if got := buildKitOnly("Dockerfile", parseDockerfile(c.text)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.text, got, c.want)
 		}
 	}
@@ -148,7 +148,7 @@ func FuzzBuildKitOnly(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		if got := buildKitOnly("Dockerfile", text); got != "" && !strings.HasPrefix(got, "Dockerfile:") {
+		if got := buildKitOnly("Dockerfile", parseDockerfile(text)); got != "" && !strings.HasPrefix(got, "Dockerfile:") {
 			t.Errorf("%q: %q", text, got)
 		}
 	})
