@@ -79,11 +79,8 @@ func fetchHost(f model.Fetch) string {
 		if err != nil {
 			return ""
 		}
-		host, _, _ := strings.Cut(reference.Domain(named), ":")
-		if strings.HasPrefix(reference.Domain(named), "[") {
-			host, _, _ = strings.Cut(strings.TrimPrefix(reference.Domain(named), "["), "]")
-		}
-		return host
+		// A registry's domain is a URL's host: a port, an IPv6 in brackets.
+		return (&url.URL{Host: reference.Domain(named)}).Hostname()
 	}
 	if rest, ok := strings.CutPrefix(f.Source, "git@"); ok {
 		host, _, _ := strings.Cut(rest, ":")
