@@ -168,9 +168,15 @@ type OOMEvent struct {
 // DriverOOMScoreAdj (the kernel's OOM_SCORE_ADJ_MIN, never chosen) and
 // it holds StepOOMScoreAdj only while it forks a step, which inherits it
 // (the engine's default for a container's processes).
+//
+// On an engine that refuses the driver's -1000 the driver keeps the
+// engine's default and each step starts at StepRaisedOOMScoreAdj (the
+// kernel's OOM_SCORE_ADJ_MAX) instead: the kernel takes any process of
+// the task before the driver.
 const (
-	DriverOOMScoreAdj = -1000
-	StepOOMScoreAdj   = 0
+	DriverOOMScoreAdj     = -1000
+	StepOOMScoreAdj       = 0
+	StepRaisedOOMScoreAdj = 1000
 )
 
 // ForeignDriverScore says whether adj, a killed process's OOM score

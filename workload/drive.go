@@ -189,6 +189,9 @@ func userOp(c Command, stderr io.Writer) int {
 // runCommand runs c and returns its exit code as the engine's exec would
 // report it: 128+signal for a killed process, 126/127 when it cannot start.
 func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
+	if spare == nil {
+		spare = &oomSpare{}
+	}
 	if len(c.Argv) == 0 {
 		fmt.Fprintln(stderr, "hr-workload drive: empty command")
 		return 127
@@ -213,6 +216,9 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does, as on a cluster.
 	cmd.WaitDelay = time.Second
+	if spare.raise && cmd.Err == nil {
+		raiseStep(cmd)
+	}
 	err := spare.forStep(cmd.Start)
 	if err == nil {
 		if c.Started != "" {
@@ -242,26 +248,52 @@ const StepOOMScoreAdj = model.StepOOMScoreAdj
 // The file is opened once, before the driver makes itself non-dumpable
 // (its /proc files are then root's); a nil spare (the driver was not
 // started protected, or the file cannot be opened) does nothing.
-type oomSpare struct{ f *os.File }
+//
+// An engine that refuses -1000 (one whose daemon may not lower a score,
+// as on this project's CI machine) starts the driver at its default, the
+// steps' own. Then the steps are raised instead (raise): each starts at
+// model.StepRaisedOOMScoreAdj, the kernel's highest, through raiseStep,
+// so that while any process of the task lives the kernel takes it before
+// the driver. Without it, memory the task held where no resident set
+// counts it (52 MiB in unix-socket buffers behind a 0.2 MB sleep, pipe
+// pages) left the driver the largest process: the kernel killed it, the
+// trial was headroom's failure (driver-killed, never graded) where
+// --exec-steps and the harness grade the task's own kill. Every step
+// gets the same raise, so the kernel's order among the task's processes
+// is its order under the harness.
+type oomSpare struct {
+	f     *os.File
+	raise bool
+}
 
 func spareFromOOM(stderr io.Writer) *oomSpare {
 	b, err := os.ReadFile("/proc/self/oom_score_adj")
-	if err != nil || strings.TrimSpace(string(b)) != "-1000" {
-		return nil // not protected by headroom: the steps keep what the driver has
+	if err != nil {
+		return nil
+	}
+	adj, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil
+	}
+	if adj != model.DriverOOMScoreAdj {
+		if adj < model.StepRaisedOOMScoreAdj {
+			return &oomSpare{raise: true}
+		}
+		return nil // the steps keep what the driver has
 	}
 	f, err := os.OpenFile("/proc/self/oom_score_adj", os.O_WRONLY, 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "hr-workload drive: %v: its steps would be spared by the OOM killer; they run as it is\n", err)
 		return nil
 	}
-	return &oomSpare{f}
+	return &oomSpare{f: f}
 }
 
 // forStep runs start (a fork and exec) with the driver's adjustment at
 // the steps' own, so the step inherits that one, then spares the driver
 // again. A failed write is said once: a step must never start spared.
 func (s *oomSpare) forStep(start func() error) error {
-	if s == nil {
+	if s == nil || s.f == nil {
 		return start()
 	}
 	if _, err := s.f.WriteAt([]byte(strconv.Itoa(StepOOMScoreAdj)+"\n"), 0); err != nil {

@@ -193,7 +193,7 @@ func TestOOMSpareForksAtTheStepsAdjustment(t *testing.T) {
 		first, _, _ := strings.Cut(string(b), "\n")
 		return first
 	}
-	s := &oomSpare{f}
+	s := &oomSpare{f: f}
 	var during string
 	if err := s.forStep(func() error { during = read(); return nil }); err != nil {
 		t.Fatal(err)

@@ -75,6 +75,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return term(args[1:], stdout, stderr)
 	case wire.RunMode:
 		return runStep(args[1:], stdout, stderr)
+	case StepMode:
+		return stepExec(args[1:], stderr)
 	case "child":
 		return child(args[1:])
 	}

@@ -486,6 +486,8 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if b.spares(task) {
 			// headroom's driver is never the OOM killer's victim: it
 			// starts each step at the engine's default (workload.oomSpare).
+			// An engine that refuses this starts it at its default, and
+			// the driver raises each step to the kernel's highest.
 			hc.OomScoreAdj = model.DriverOOMScoreAdj
 		}
 	}

@@ -1,0 +1,79 @@
+//go:build hostile
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Round eleven, the tenth attacker's item 2: memory the task holds where
+// no process's resident set counts it, here 50 MiB of unix-socket buffers
+// behind a 0.5 MB sleep, left the step driver the largest process in a
+// container whose engine refuses the driver's -1000 (this machine's). At
+// the next allocation the kernel killed the driver: `driver-killed`,
+// headroom's own failure, never graded, where --exec-steps (and Harbor,
+// whose container's processes are all the task's) took the task's
+// process and graded `passed-after-oom`. The driver now raises its steps
+// to the kernel's highest score instead (model.StepRaisedOOMScoreAdj).
+func TestHostileR11SocketBuffersTakeTheDriver(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/socket-buffers", map[string]string{
+		"task.toml":         harborToml("hostile-r11/socket-buffers", 64),
+		"solution/solve.sh": "#!/bin/bash\npython3 - <<'PY'\n" + fillSockets + "held += [os.fork()]\nif held[-1] == 0:\n    os.execv('/bin/sleep', ['sleep', '20'])\nPY\npython3 - <<'PY' || echo \"the second filler ended $?\"\n" + fillSockets + "PY\necho done\n",
+	}, model.PassedAfterOOM, "", "the task's own process is the kernel's choice, as under --exec-steps: the driver holds no memory of the task's",
+		"Harbor task, memory_mb = 64: solve.sh fills 200 socketpairs' buffers (50 MiB), holds them in a forked `sleep`, then fills more; test.sh reward 1; on an engine that refuses the driver's -1000")
+}
+
+// fillSockets is Python that fills socketpairs' send buffers until 200
+// are full, every socket kept open (and inheritable) in held.
+const fillSockets = `import os, socket
+held = []
+for i in range(200):
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    try:
+        while True:
+            a.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+    for s in (a, b):
+        os.set_inheritable(s.fileno(), True)
+    held += [a, b]
+`
+
+// The tenth attacker's item 1: a loop of kills whose memory sits in pipe
+// pages (head | tail, 100 MB through a pipe at 32 MiB) took the driver in
+// 2 trials of 3 here (driver-killed); --exec-steps passes all three after
+// their kills. Three repeats, each must be graded.
+func TestHostileR11PipeKillLoop(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	name := "hostile-r11/pipe-kills"
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	harborTask(t, tasks, "pipe-kills", name, map[string]string{
+		"task.toml":         harborToml(name, 32),
+		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 1 40); do head -c 100M /dev/zero | tail -n 1; done\necho done\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	res := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "1x", "--repeats", "3", "--out", out)
+	_, recs, left := records(t, out)
+	forged, said := 0, ""
+	for _, r := range recs {
+		o, c, _ := oneRecord([]map[string]any{r})
+		said += fmt.Sprintf("%s · %s; ", o, orNone(c))
+		if o != string(model.PassedAfterOOM) {
+			forged++
+		}
+	}
+	if forged > 0 {
+		t.Errorf("exit %d: %s want 3 × %s (each kill the task's own, graded)\n%s", res.code, said, model.PassedAfterOOM, res.stderr)
+	}
+	letoutRow(t, "Harbor task, memory_mb = 32: solve.sh runs `head -c 100M /dev/zero | tail -n 1` 40 times, 3 repeats, on an engine that refuses the driver's -1000",
+		fmt.Sprintf("exit %d, %s(%s)", res.code, said, time.Since(start).Round(time.Second)), 3-len(recs), left, forged)
+}
