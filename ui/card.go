@@ -344,7 +344,7 @@ func stepsLine(p *paints, steps []model.StepResult, w int) string {
 		case s.ExitUnknown != "":
 			mark = p.muted.Render("?")
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), stepMiB(s, s.PeakWorkingSetBytes)))
+		parts = append(parts, fmt.Sprintf("%s %s %s %s", mark, s.Name, secs(s.Duration()), stepMiB(s, model.StepPeakBytes(s))))
 	}
 	line := strings.Join(parts, "  ")
 	for n := len(parts) - 1; width(line) > w && n > 0; n-- {
