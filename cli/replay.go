@@ -111,6 +111,11 @@ func runReplay(cmd *cobra.Command, f *replayFlags, args []string) error {
 	}
 	setup.tasks = set.tasks
 	noteDeviations(stderr, setup.tasks)
+	for _, t := range set.tasks {
+		if capped := set.recordings[t.Name].ThinkCapped; capped != "" {
+			fmt.Fprintf(stderr, "  %s: %s\n", t.Name, capped)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
 	conn := connectAsync(ctx, cmd)
@@ -208,6 +213,7 @@ func loadReplays(dirs []string, cat *taskfile.Catalog, o replay.Options) (replay
 				set.refused = append(set.refused, replay.Refusal{Dir: rec.Dir, Why: fmt.Sprintf("a trial named %s is already replayed (from another job): replay the jobs one at a time", rec.Trial)})
 				continue
 			}
+			rec = replay.CapThink(rec, task)
 			set.recordings[rec.Trial] = rec
 			set.tasks = append(set.tasks, replay.Task(rec, task, o))
 		}

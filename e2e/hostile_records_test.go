@@ -511,7 +511,8 @@ func TestHostileOutputWithoutBound(t *testing.T) {
 
 // Item 5: hand-edited records given to report: a line from another
 // experiment (replacing a real trial), an unknown 7x ratio, an end
-// before its start. Each is refused, exit 2, naming file and line.
+// before its start, a record appended again under a new id (its cell's
+// repeat counted twice). Each is refused, exit 2, naming file and line.
 func TestHostileHandEditedRecords(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
@@ -544,6 +545,8 @@ func TestHostileHandEditedRecords(t *testing.T) {
 		{"a line of another experiment appended (its t0001 would replace this one's)", "a record from another experiment"},
 		{"a record's ratio edited to 7x", "ratio 7x is not one of this experiment's"},
 		{"a record's end moved 111,214 s before its start", "before it starts"},
+		// Round eleven: the same trial counted twice in its cell.
+		{"a record appended again under a new id (t0003)", "one repeat of a cell recorded twice under two ids"},
 	}
 	accepted := 0
 	var said []string
@@ -563,12 +566,14 @@ func TestHostileHandEditedRecords(t *testing.T) {
 				start, _ := time.Parse(time.RFC3339Nano, r["start"].(string))
 				r["end"] = start.Add(-111214 * time.Second).Format(time.RFC3339Nano)
 			})
+		case 3:
+			lines = append(lines, edit(lines[0], func(r map[string]any) { r["id"] = "t0003" }))
 		}
 		if err := os.WriteFile(filepath.Join(dir, "trials.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		line := 2
-		if i == 0 {
+		if i == 0 || i == 3 {
 			line = 3
 		}
 		rep := runBin(t, bin, nil, "report", dir)
@@ -579,6 +584,6 @@ func TestHostileHandEditedRecords(t *testing.T) {
 		}
 		said = append(said, fmt.Sprintf("%s: exit %d", c.name, rep.code))
 	}
-	letoutRow(t, "hand-edited trials.jsonl given to `report`: a line of another experiment, a 7x ratio, an end before its start",
+	letoutRow(t, "hand-edited trials.jsonl given to `report`: a line of another experiment, a 7x ratio, an end before its start, a record appended again under a new id",
 		strings.Join(said, "; ")+" — each naming trials.jsonl:LINE, the trial and the field", 0, containersLeft(t, filepath.Base(dirs[0]))+containersLeft(t, filepath.Base(dirs[1])), accepted)
 }

@@ -24,6 +24,10 @@ type ReplayRecord struct {
 	// Similarity is each action's output here against the recording's,
 	// 0..1 (-1 where the recording kept no output), in order.
 	Similarity []float64 `json:"similarity,omitempty"`
+	// ThinkCapped says which recorded gaps between actions were longer
+	// than the agent's own time limit and replayed cut to it ("" when
+	// none was).
+	ThinkCapped string `json:"think_capped,omitempty"`
 }
 
 // Divergence is one action where a replay parted from its recording.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Line is s as one line: every control character (C0, DEL, C1, the
@@ -57,8 +59,25 @@ func unsafe(r rune) bool {
 	case r < 0xa0:
 		return false
 	}
-	return Invisible(r)
+	return Invisible(r) || ConjoiningJamo(r)
 }
+
+// ConjoiningJamo says whether r is a Hangul conjoining jamo (U+1100–U+11FF,
+// U+A960–U+A97F, U+D7B0–U+D7FF): the letters a syllable is spelt with
+// when it is not one precomposed character. How wide a run of them is
+// drawn depends on the terminal (one syllable of two columns, or each
+// letter on its own, some of none) while the console's layout counts
+// them otherwise, so a step's output holding them broke its card's
+// borders. Text is composed (NFC) first, which makes every modern
+// syllable one precomposed character, two columns wide everywhere; a
+// jamo left over (an old letter, one standing alone) is escaped
+// (\u1161) as an invisible character is.
+func ConjoiningJamo(r rune) bool {
+	return r >= 0x1100 && r <= 0x11ff || r >= 0xa960 && r <= 0xa97f || r >= 0xd7b0 && r <= 0xd7ff
+}
+
+// hasJamo says whether s holds a conjoining jamo.
+func hasJamo(s string) bool { return strings.IndexFunc(s, ConjoiningJamo) >= 0 }
 
 // unsafeIn is unsafe for the rune r at s[i:], with the one exception
 // its neighbours make: an emoji's own joiner or presentation selector
@@ -141,6 +160,13 @@ func clean(s string, nl newlines) string {
 	i := safeUpTo(s, nl)
 	if i == len(s) {
 		return s // the usual case: nothing to change, nothing copied
+	}
+	if hasJamo(s[i:]) {
+		// Hangul spelt in jamo: composed into syllables (ConjoiningJamo).
+		s = norm.NFC.String(s)
+		if i = safeUpTo(s, nl); i == len(s) {
+			return s
+		}
 	}
 	// Tab stops count from the start of the line.
 	col := utf8.RuneCountInString(s[strings.LastIndexByte(s[:i], '\n')+1 : i])

@@ -289,3 +289,32 @@ func TestShellWord(t *testing.T) {
 		t.Errorf("the shell read %q (%v)", out, err)
 	}
 }
+
+// Hangul spelt in conjoining jamo is composed into syllables, and a
+// jamo that composes into none is escaped: a terminal draws a run of
+// them otherwise than a layout counts it (TestCardBordersHoldWithConjoiningJamo
+// in ui).
+func TestConjoiningJamoAreComposedOrEscaped(t *testing.T) {
+	for in, want := range map[string]string{
+		"\u1100\u1161\u11a8 \u1112\u1161\u11ab": "각 한",
+		"\uac00\u11a8":                          "각", // a syllable and a final consonant
+		"\u1100\u1100x":                         `\u1100\u1100x`,
+		"\u1161":                                `\u1161`,
+		"\ua960\ud7b0 e\u0301":                  `\ua960\ud7b0 é`,
+		"plain 한국어":                             "plain 한국어",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+		if Is(in) != (in == want) {
+			t.Errorf("Is(%q) = %v", in, Is(in))
+		}
+	}
+	var b strings.Builder
+	w := Writer(&b)
+	w.Write([]byte("ok \u1100\u1161\u11a8\n\u11a8\n"))
+	w.Flush()
+	if b.String() != "ok 각\n\\u11a8\n" {
+		t.Errorf("Writer wrote %q", b.String())
+	}
+}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,6 +108,44 @@ func showKeys(keys []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// CapThink is rec with every gap between actions (think time) that is
+// longer than the agent's own time limit (task's agent timeout, as the
+// recording's harness gave it) cut to that limit, and a note saying
+// so: no run of the recorded agent could wait that long between two
+// actions and go on, so such a gap is a recording's clock, not its
+// agent (two steps 100 years apart timed out at every ratio). The gap
+// as recorded is cut; --think-time scales what is left.
+func CapThink(rec Recording, task model.Task) Recording {
+	limit := task.AgentTimeout
+	if limit <= 0 {
+		limit = model.DefaultAgentTimeout
+	}
+	var cut []string
+	longest := time.Duration(0)
+	for i, act := range rec.Actions {
+		if act.Think <= limit {
+			continue
+		}
+		if len(cut) == 0 {
+			rec.Actions = slices.Clone(rec.Actions)
+		}
+		longest = max(longest, act.Think)
+		cut = append(cut, strconv.Itoa(i+1))
+		rec.Actions[i].Think = limit
+	}
+	if len(cut) == 0 {
+		return rec
+	}
+	n := len(cut)
+	if n > 5 {
+		cut = append(cut[:5], "…")
+	}
+	rec.ThinkCapped = fmt.Sprintf("%s (after action %s) longer than the agent's time limit (%s; the longest %s) cut to it",
+		model.Quantity(n, "recorded think-time gap"), strings.Join(cut, ", "), limit, longest.Round(time.Second))
+	rec.Notes = append(slices.Clone(rec.Notes), rec.ThinkCapped)
+	return rec
 }
 
 // Task is task (the recording's own task, loaded from its directory) made

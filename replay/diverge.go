@@ -23,7 +23,7 @@ const compareLines = 20
 // the first whose output differs (an output is weaker evidence, and an
 // early harmless difference must not hide a kill).
 func Diverge(rec Recording, res model.TrialResult) *model.ReplayRecord {
-	r := &model.ReplayRecord{Source: rec.Source(), Actions: len(rec.Actions), RecordedOutcome: rec.Outcome}
+	r := &model.ReplayRecord{Source: rec.Source(), Actions: len(rec.Actions), RecordedOutcome: rec.Outcome, ThinkCapped: rec.ThinkCapped}
 	var steps []model.StepResult
 	for _, s := range res.Steps {
 		if s.Phase == model.PhaseAgent {

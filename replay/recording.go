@@ -34,6 +34,8 @@ type Recording struct {
 	// Notes say what the recording lacked and how the replay makes up
 	// for it ("no cast: no think time").
 	Notes []string
+	// ThinkCapped says which gaps CapThink cut ("" when none).
+	ThinkCapped string
 }
 
 // Action is one recorded action.

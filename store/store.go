@@ -736,7 +736,42 @@ func readTrialsAt(dir string, brief bool, check func(model.TrialResult) error) (
 		return nil, nil, false, err
 	}
 	results, lines = latestByID(results, lines)
+	if err := oneRecordPerRepeat(dir, results, lines); err != nil {
+		return nil, nil, false, err
+	}
 	return results, lines, torn, nil
+}
+
+// oneRecordPerRepeat refuses two trials (two ids) of one cell (task,
+// agent, column) and repeat that both count: a plan gives a cell's
+// repeat one id, and resume reruns an infra-error or a cancelled trial
+// under that id (latestByID keeps its last record), so a second id is a
+// line headroom did not write (hand-appended, or pasted from another
+// run), and the report would count one trial twice. A cancelled record
+// counts in no rate and is left alone. Records of no id or repeat
+// (before either was kept) are not compared.
+func oneRecordPerRepeat(dir string, results []model.TrialResult, lines []TrialLine) error {
+	type repeatOf struct {
+		task, agent string
+		ratio       model.Ratio
+		repeat      int
+	}
+	seen := make(map[repeatOf]int, len(results))
+	for i, r := range results {
+		if r.ID == "" || r.Repeat < 1 || !r.Outcome.Counted() {
+			continue
+		}
+		k := repeatOf{r.Task, r.Agent, r.Ratio, r.Repeat}
+		j, ok := seen[k]
+		if !ok {
+			seen[k] = i
+			continue
+		}
+		first := results[j]
+		return fmt.Errorf("%s:%d: trial %s is %s · %s at %s, repeat %d, as trial %s (line %d) is: one repeat of a cell recorded twice under two ids (headroom gives each its own; a rerun keeps its id), so the score would count it twice; a hand-appended or pasted line: remove the one that is not the run's",
+			filepath.Join(dir, TrialsFile), lines[i].Line, r.ID, r.Task, r.Agent, r.Ratio, r.Repeat, first.ID, lines[j].Line)
+	}
+	return nil
 }
 
 // latestByID keeps a trial recorded more than once by its last record,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,10 +17,16 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
+// result is a record of trial id, its repeat the number in the id (t3:
+// repeat 3), as a plan gives each trial of one cell its own repeat.
 func result(id string, o model.Outcome) model.TrialResult {
 	r := model.Ratio{K: 1.5}
 	p := model.NewPolicy(model.Resources{CPUs: 1, MemoryBytes: 64 * model.MiB}, r, 2)
-	return model.TrialResult{Trial: model.Trial{ID: id, Task: "t", Agent: "a", Ratio: r, Repeat: 1, Seed: 99, Policy: p}, Outcome: o}
+	rep, err := strconv.Atoi(strings.TrimLeft(id, "t0"))
+	if err != nil || rep < 1 {
+		rep = 1
+	}
+	return model.TrialResult{Trial: model.Trial{ID: id, Task: "t", Agent: "a", Ratio: r, Repeat: rep, Seed: 99, Policy: p}, Outcome: o}
 }
 
 func TestExperimentRecordsTheEventStream(t *testing.T) {
@@ -328,7 +335,7 @@ func TestAnOversizedRecordIsCutToFit(t *testing.T) {
 		big.Steps = append(big.Steps, model.StepResult{Name: fmt.Sprintf("s%d", i), Output: line})
 	}
 	big.Knobs = &model.KnobRecord{Measured: []model.Measure{{Name: "m", Value: 1, Unit: "s"}}}
-	for _, r := range []model.TrialResult{result("t0", model.Passed), big, result("t2", model.Failed)} {
+	for _, r := range []model.TrialResult{result("t3", model.Passed), big, result("t2", model.Failed)} {
 		if err := e.Append(r); err != nil {
 			t.Fatal(err)
 		}
@@ -345,5 +352,72 @@ func TestAnOversizedRecordIsCutToFit(t *testing.T) {
 	if got.ID != "t1" || got.Outcome != model.Passed || got.Reason != "kept" || len(got.Steps) != 40 || got.Steps[0].Output != "" ||
 		!strings.Contains(got.RecordCut, "left out the steps' output") || got.Knobs == nil || len(got.Knobs.Measured) != 1 {
 		t.Errorf("the cut record: id %s outcome %s reason %q steps %d cut %q", got.ID, got.Outcome, got.Reason, len(got.Steps), got.RecordCut)
+	}
+}
+
+func TestOneRepeatOfACellIsOneTrial(t *testing.T) {
+	dir := t.TempDir()
+	e, err := Create(dir, Manifest{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// t1 ended an infra-error and a resume reran it under its id; t2 is
+	// the cell's second repeat.
+	for _, r := range []model.TrialResult{result("t1", model.InfraError), result("t2", model.Failed), result("t1", model.Passed)} {
+		if err := e.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	exp := filepath.Join(dir, "x")
+	rs, _, err := ReadTrials(exp)
+	if err != nil || len(rs) != 2 || rs[0].Outcome != model.Passed {
+		t.Fatalf("a rerun under its id: %d records, %v; want 2, t1 passed", len(rs), err)
+	}
+	// A cancelled record under another id counts in no rate: left alone.
+	// (Lines added with their summary rows, as a resume adds them: the
+	// summary is read, as a report and resume read it.)
+	path := filepath.Join(exp, TrialsFile)
+	appendLine := func(r model.TrialResult) {
+		t.Helper()
+		e, err := Open(exp, Manifest{ID: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+	}
+	c := result("t9", model.Cancelled)
+	c.Repeat = 1
+	appendLine(c)
+	if rs, _, err := ReadTrials(exp); err != nil || len(rs) != 3 {
+		t.Fatalf("a cancelled copy: %d records, %v; want 3", len(rs), err)
+	}
+	// A hand-appended copy of t1's record under a new id: the score would
+	// count one trial twice.
+	forged := rs[0]
+	forged.ID = "t0003"
+	appendLine(forged)
+	for name, read := range map[string]func() error{
+		"records": func() error { _, _, err := ReadTrials(exp); return err },
+		"brief":   func() error { _, _, err := ReadTrialsBrief(exp); return err },
+		"sealed (the report's)": func() error {
+			_, _, _, err := ReadTrialsSealed(exp, CheckRecord(Manifest{ID: "x"}))
+			return err
+		},
+		"summary (resume's)": func() error { _, _, _, err := ReadTrialsSummary(exp, nil); return err },
+	} {
+		err := read()
+		if err == nil {
+			t.Errorf("%s: a forged copy under a new id was read", name)
+			continue
+		}
+		for _, want := range []string{path + ":5:", "trial t0003", "trial t1 (line 3)", "repeat 1", "remove"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q does not say %q", name, err, want)
+			}
+		}
 	}
 }

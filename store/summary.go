@@ -729,5 +729,8 @@ func readTrialsSummary(dir string, check func(model.TrialResult) error, sealed b
 		}
 	}
 	results, lines = latestByID(results, lines)
+	if err := oneRecordPerRepeat(dir, results, lines); err != nil {
+		return nil, nil, false, err
+	}
 	return results, lines, false, nil
 }

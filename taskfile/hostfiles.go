@@ -3,7 +3,10 @@ package taskfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/model"
@@ -47,6 +50,68 @@ func outsideTask(p string, err error) error {
 		return fmt.Errorf("%s %s %s: headroom reads and copies nothing from the host outside a task's directory; copy the file into the task", p, how, oe.Root)
 	}
 	return err
+}
+
+// linkedOut refuses p (a path under the task directory dir the format
+// copies from: tests/, solution/, steps/<name>/solution/) when it, or a
+// directory on the way to it, is a symbolic link leading out of dir,
+// whether or not what the link names exists here: a link to /root, which
+// headroom cannot read, made the task's solve.sh simply missing, so
+// `tasks validate` said ok and `run` had no oracle. A path that is not
+// there, or a link that stays in dir, is no error (the loader's own
+// checks say what is missing).
+func linkedOut(dir, p string) error {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return nil
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	cur := dir
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		_, err = confine.Within(dir, cur)
+		if errors.Is(err, confine.ErrOutside) {
+			return outsideTask(cur, err)
+		}
+		if err == nil {
+			continue
+		}
+		// Not resolved here (it names nothing, or a directory headroom
+		// cannot enter): where it leads is read from the link itself.
+		to, rerr := os.Readlink(cur)
+		if rerr != nil {
+			return fmt.Errorf("%s: %w", cur, rerr)
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(cur), to)
+		}
+		if abs, aerr := filepath.Abs(to); aerr != nil || !strings.HasPrefix(abs+string(filepath.Separator), root+string(filepath.Separator)) {
+			return outsideTask(cur, &confine.OutsideError{Path: cur, Root: dir, Link: true})
+		}
+		return nil
+	}
+	return nil
+}
+
+// inTask says whether the task directory dir has the file p (tests/test.sh,
+// solution/solve.sh), refusing a directory on the way that is a link out
+// of dir (linkedOut). The file itself may be a link: it is copied as one,
+// and read in the container, as the harness copies it.
+func inTask(dir, p string) (bool, error) {
+	if err := linkedOut(dir, filepath.Dir(p)); err != nil {
+		return false, err
+	}
+	return exists(p), nil
 }
 
 // confineTask checks every host path a task directory's task copies into

@@ -104,6 +104,20 @@ func TestLinksOutOfTheTaskDirectory(t *testing.T) {
 			write(t, filepath.Join(other, "solve.sh"), "#!/bin/sh\n")
 			link(t, other, filepath.Join(dir, "solution"))
 		}, "", "solution is a symbolic link out of the task directory"},
+		// Where the link leads holds no solve.sh (or cannot be read):
+		// the oracle was simply missing, and validate said ok.
+		{"solution/ a link to /root", func(t *testing.T, dir, secret string) {
+			link(t, "/root", filepath.Join(dir, "solution"))
+		}, "", "solution is a symbolic link out of the task directory"},
+		{"solution/ a link to a host directory without solve.sh", func(t *testing.T, dir, secret string) {
+			link(t, filepath.Dir(secret), filepath.Join(dir, "solution"))
+		}, "", "solution is a symbolic link out of the task directory"},
+		{"solution/ a link to nothing outside", func(t *testing.T, dir, secret string) {
+			link(t, "../../nowhere", filepath.Join(dir, "solution"))
+		}, "", "solution is a symbolic link out of the task directory"},
+		{"tests/ a link to /root", func(t *testing.T, dir, secret string) {
+			link(t, "/root", filepath.Join(dir, "tests"))
+		}, "", "tests is a symbolic link out of the task directory"},
 		{"instruction.md a link to a host file", func(t *testing.T, dir, secret string) {
 			link(t, secret, filepath.Join(dir, "instruction.md"))
 		}, "", "instruction.md is a symbolic link out of the task directory"},
@@ -231,5 +245,20 @@ func TestNamesMustBePrintable(t *testing.T) {
 	write(t, filepath.Join(dir, "task.toml"), "[task]\nname = \"fine/ünïcödé ✓\"\n[environment]\nmemory_mb = 64\n")
 	if _, err := LoadTaskDir(dir); err != nil {
 		t.Errorf("a printable Unicode name: %v", err)
+	}
+}
+
+// A solution/ that is a link staying inside the task directory is the
+// task's oracle, as before.
+func TestASolutionLinkInsideTheTaskIsTheOracle(t *testing.T) {
+	dir, _ := hostileTaskDir(t)
+	write(t, filepath.Join(dir, "reference", "solve.sh"), "#!/bin/sh\n")
+	link(t, "reference", filepath.Join(dir, "solution"))
+	l, err := LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.Task.Agent(AgentOracle); !ok {
+		t.Errorf("no oracle: agents %v", l.Task.AgentNames())
 	}
 }

@@ -156,6 +156,11 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 			}
 		}
 		stepTests := filepath.Join(sdir, "tests")
+		for _, d := range []string{stepTests, sharedTests, filepath.Join(sdir, "workdir")} {
+			if err := linkedOut(dir, d); err != nil {
+				return err
+			}
+		}
 		if !exists(filepath.Join(stepTests, "test.sh")) && !exists(filepath.Join(sharedTests, "test.sh")) {
 			return fmt.Errorf("%s: no verifier: add %s or a shared %s", where, filepath.Join(stepTests, "test.sh"), filepath.Join(sharedTests, "test.sh"))
 		}
@@ -191,7 +196,10 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 			t.Deviations = append(t.Deviations, model.Deviation{What: "separate verifier environment not used",
 				Detail: "step " + s.Name + ": the verifier runs in the agent's container, after the agent"})
 		}
-		if solve := filepath.Join(sdir, "solution", "solve.sh"); exists(solve) {
+		solve := filepath.Join(sdir, "solution", "solve.sh")
+		if ok, err := inTask(dir, solve); err != nil {
+			return err
+		} else if ok {
 			oracle.Steps = append(oracle.Steps, model.Step{
 				Name: s.Name + "/solve", Show: "bash " + SolutionDir + "/solve.sh",
 				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, Phase: s.Name,

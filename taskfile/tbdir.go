@@ -247,7 +247,9 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 // errors name their file.
 func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) error {
 	test := filepath.Join(dir, "tests", "test.sh")
-	if !exists(test) {
+	if ok, err := inTask(dir, test); err != nil {
+		return err
+	} else if !ok {
 		return fmt.Errorf("%s: missing: the verifier tests/test.sh is what decides the task", test)
 	}
 	venv, vpass, devs := envList("[verifier.env]", f.Verifier.Env)
@@ -268,7 +270,11 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 	solve := filepath.Join(dir, "solution", "solve.sh")
 	senv, spass, devs := envList("[solution.env]", f.Solution.Env)
 	t.Deviations = append(t.Deviations, devs...)
-	if exists(solve) {
+	hasSolve, err := inTask(dir, solve)
+	if err != nil {
+		return err
+	}
+	if hasSolve {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
 			Steps: []model.Step{{
@@ -419,6 +425,9 @@ func loadTBOld(dir string) (Loaded, error) {
 		return Loaded{}, fmt.Errorf("%s: missing: the verifier run-tests.sh is what decides the task", run)
 	}
 	files := []model.Upload{{From: run, To: TestsDir}}
+	if err := linkedOut(dir, filepath.Join(dir, "tests")); err != nil {
+		return Loaded{}, err
+	}
 	if exists(filepath.Join(dir, "tests")) {
 		files = append(files, model.Upload{From: filepath.Join(dir, "tests"), To: TestsDir})
 	}
@@ -431,7 +440,11 @@ func loadTBOld(dir string) (Loaded, error) {
 	t.Verdict.Parser = parser
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
 		Trace: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
-	if sol := filepath.Join(dir, "solution.sh"); exists(sol) {
+	sol := filepath.Join(dir, "solution.sh")
+	if err := linkedOut(dir, sol); err != nil {
+		return Loaded{}, err
+	}
+	if exists(sol) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
