@@ -271,12 +271,8 @@ func spareFromOOM(stderr io.Writer) *oomSpare {
 	if err != nil {
 		return nil
 	}
-	adj, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return nil
-	}
-	if adj != model.DriverOOMScoreAdj {
-		if adj < model.StepRaisedOOMScoreAdj {
+	if strings.TrimSpace(string(b)) != strconv.Itoa(model.DriverOOMScoreAdj) {
+		if raisesSteps() {
 			return &oomSpare{raise: true}
 		}
 		return nil // the steps keep what the driver has

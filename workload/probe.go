@@ -240,6 +240,11 @@ type probe struct {
 	// unchanged peak means the window's own was below it, and the
 	// samples say what it was.
 	win peakWindow
+	// raise starts each step at model.StepRaisedOOMScoreAdj, as the
+	// Docker driver does on an engine that cannot spare it (oomSpare):
+	// the probe holds the pod's own score, its steps the kernel's
+	// highest, so the kernel takes any process of the task before it.
+	raise bool
 }
 
 func (p *probe) send(l ProbeLine) {
@@ -277,6 +282,7 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
 	}
 	p := startProbe(root, every, stdout, nil)
+	p.raise = raisesSteps()
 	// As the pod's task container's PID 1 it holds the signals a step
 	// may send it, as the Docker step driver does: a step's `kill -HUP 1`
 	// (or TERM, ABRT, SEGV...) ended the whole pod. Its pod ends by
@@ -476,6 +482,9 @@ func (p *probe) run(c Command) int {
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does.
 	cmd.WaitDelay = time.Second
+	if p.raise && cmd.Err == nil {
+		raiseStep(cmd)
+	}
 	err := cmd.Run()
 	return exitCode(cmd, err, stderr)
 }

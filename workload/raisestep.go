@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/headroom-eval/headroom/model"
@@ -21,6 +22,18 @@ import (
 // and its exec, and a write after the start would race the step's own
 // first children.
 const StepMode = "step"
+
+// raisesSteps says whether this process (a driver or probe the engine
+// did not spare) can raise its steps above itself: its own score reads
+// below model.StepRaisedOOMScoreAdj.
+func raisesSteps() bool {
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return false
+	}
+	adj, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && adj < model.StepRaisedOOMScoreAdj
+}
 
 // raiseStep makes cmd (resolved, not yet started) start through
 // StepMode: the driver's own binary (/proc/self/exe, read in the child

@@ -78,3 +78,27 @@ func TestRaisedStepThatCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// The probe, a pod's step driver, raises its steps as the Docker driver
+// does when the engine could not spare it: a kubelet gives the pod's
+// processes one score, the probe's too, and memory the task held in no
+// process's resident set made the probe the kernel's choice.
+func TestProbeRaisesItsSteps(t *testing.T) {
+	if ownScore(t) >= model.StepRaisedOOMScoreAdj {
+		t.Skip("already raised")
+	}
+	out := &syncBuffer{}
+	p := &probe{out: out, raise: raisesSteps()}
+	if code := p.run(Command{Argv: []string{"/bin/sh", "-c", "cat /proc/self/oom_score_adj"}, End: "c1"}); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	var said []string
+	for _, l := range out.lines() {
+		if l.Kind == ProbeOut {
+			said = append(said, l.Text)
+		}
+	}
+	if len(said) != 1 || said[0] != "1000" {
+		t.Errorf("the probe's step read its score %q, want 1000", said)
+	}
+}
