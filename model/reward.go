@@ -12,6 +12,15 @@ import (
 	"unicode"
 )
 
+// MaxRewardFileBytes is the most headroom reads of a verifier's reward
+// file. Harbor reads the bind mount's file whole (Python's read_text, no
+// bound), so a reward.txt of a 1 and 2 MB of newlines passes there; what
+// is read is then parsed only as Harbor parses it (Python's float() of the
+// text, or json). 64 MiB is the bound of every other task file headroom
+// reads (confine.ReadFile's recordings): far above any reward a verifier
+// writes, and the step driver streams it without holding it.
+const MaxRewardFileBytes int64 = 64 << 20
+
 // ParseReward reads a verifier's reward file (Harbor's convention):
 // reward.txt holds one number; reward.json a map of names to numbers, of
 // which "reward" counts if present, else the smallest (every part must
