@@ -21,6 +21,42 @@ import (
 // writes, and the step driver streams it without holding it.
 const MaxRewardFileBytes int64 = 64 << 20
 
+// MaxRewardContentBytes is the most of a reward file ParseRewards parses:
+// reward.txt's text without the spaces around it, reward.json's without
+// the spaces between its tokens (what is in its strings counts). Harbor
+// parses any; here a 64 MiB reward.json of 6.2 million keys took 1 GB of
+// headroom's memory and over a minute. 1 MiB was the bound of the whole
+// file before, so no reward read then is refused now.
+const MaxRewardContentBytes = 1 << 20
+
+// rewardContent is how many bytes of data ParseRewards parses for a file
+// of that name (MaxRewardContentBytes).
+func rewardContent(name string, data []byte) int {
+	if !strings.HasSuffix(name, ".json") {
+		return len(bytes.TrimSpace(data))
+	}
+	n, in, esc := 0, false, false
+	for _, c := range data {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue // JSON's spaces, Python's json.loads's
+		}
+		n++
+	}
+	return n
+}
+
 // ParseReward reads a verifier's reward file (Harbor's convention):
 // reward.txt holds one number; reward.json a map of names to numbers, of
 // which "reward" counts if present, else the smallest (every part must
@@ -47,6 +83,9 @@ func ParseRewards(name string, data []byte) (map[string]float64, error) {
 	text := strings.TrimSpace(string(data))
 	if text == "" {
 		return nil, fmt.Errorf("is empty")
+	}
+	if n := rewardContent(name, data); n > MaxRewardContentBytes {
+		return nil, fmt.Errorf("holds %s besides its spaces: headroom parses at most %s of a reward (Harbor parses any): no reward", FormatBytes(int64(n)), FormatBytes(MaxRewardContentBytes))
 	}
 	if strings.HasSuffix(name, ".json") {
 		return parseRewardJSON(data)
