@@ -220,7 +220,7 @@ const MaxLinkHops = 40
 func ResolveInDir(rel string, readlink func(rel string) (target string, isLink bool, err error)) (string, error) {
 	var done []string
 	todo := strings.Split(rel, "/")
-	hops := 0
+	hops, via := 0, rel
 	for len(todo) > 0 {
 		part := todo[0]
 		todo = todo[1:]
@@ -229,7 +229,7 @@ func ResolveInDir(rel string, readlink func(rel string) (target string, isLink b
 			continue
 		case "..":
 			if len(done) == 0 {
-				return "", fmt.Errorf("%s: a `..` leaves its directory: %w", rel, ErrLink)
+				return "", fmt.Errorf("(%s) %w", via, ErrLink)
 			}
 			done = done[:len(done)-1]
 			continue
@@ -243,11 +243,12 @@ func ResolveInDir(rel string, readlink func(rel string) (target string, isLink b
 			done = append(done, part)
 			continue
 		}
+		via = cur + " → " + target
 		if hops++; hops > MaxLinkHops {
-			return "", fmt.Errorf("%s: more than %d links: %w", rel, MaxLinkHops, ErrLink)
+			return "", fmt.Errorf("(%s, more than %d links) %w", via, MaxLinkHops, ErrLink)
 		}
 		if path.IsAbs(target) || target == "" {
-			return "", fmt.Errorf("%s → %q, not a relative link in its directory: %w", cur, target, ErrLink)
+			return "", fmt.Errorf("(%s, not relative) %w", via, ErrLink)
 		}
 		todo = append(strings.Split(target, "/"), todo...)
 	}

@@ -110,7 +110,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	})
 	if err != nil {
 		if errors.Is(err, workload.ErrLink) {
-			return nil, fmt.Errorf("%s in the container: %v: %w", p, err, runner.ErrNotReadable)
+			return nil, fmt.Errorf("%s in the container %v: %w", p, err, runner.ErrNotReadable)
 		}
 		return nil, err
 	}

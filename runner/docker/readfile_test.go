@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -52,6 +53,9 @@ func TestReadFileFollowsLinksOnlyInItsDirectory(t *testing.T) {
 		if (want.err == nil) != (err == nil) || (want.err != nil && !errors.Is(err, want.err)) {
 			t.Errorf("ReadFile %s: %v, want %v", name, err, want.err)
 			continue
+		}
+		if name == "escape.txt" && !strings.Contains(fmt.Sprint(err), "escape.txt → ../outside.txt") {
+			t.Errorf("ReadFile %s: %v, want the link and its target named", name, err)
 		}
 		if string(data) != want.data {
 			t.Errorf("ReadFile %s: %d bytes, want %d", name, len(data), len(want.data))

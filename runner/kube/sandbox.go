@@ -584,8 +584,9 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 	return nil
 }
 
-// maxReadFile bounds what ReadFile takes from a pod.
-const maxReadFile = 1 << 20
+// maxReadFile bounds what ReadFile takes from a pod (a verifier's
+// reward: model.MaxRewardFileBytes says why so much).
+const maxReadFile = model.MaxRewardFileBytes
 
 // ReadFile reads one file from the pod through exec (fs.ErrNotExist when
 // it is missing).
@@ -595,7 +596,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		argv = []string{bin, workload.CatMode, p}
 	}
 	var out limitedBuffer
-	out.max = maxReadFile
+	out.max = int(maxReadFile)
 	var stderr bytes.Buffer
 	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, nil, &out, &stderr)
 	if err != nil {
@@ -612,7 +613,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
 	}
 	if out.over {
-		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
+		return nil, fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	}
 	return out.Bytes(), nil
 }
