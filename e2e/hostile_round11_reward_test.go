@@ -19,7 +19,8 @@ import (
 // failed ("larger than 1 MiB", "a symbolic link"), under the step driver
 // and --exec-steps alike. Both are read now; a relative link that leaves
 // the directory for /proc/1/environ (the driver is PID 1) is still
-// refused, in both runners.
+// refused, in both runners, as is a reward past model.MaxRewardFileBytes
+// (64 MiB: Harbor would read it; no verifier writes one).
 func TestHostileR11RewardAsHarborReadsIt(t *testing.T) {
 	for _, c := range []struct {
 		name, verifier string
@@ -27,6 +28,8 @@ func TestHostileR11RewardAsHarborReadsIt(t *testing.T) {
 		reasonHas      string
 	}{
 		{"two-mb", "{ echo 1; head -c 2000000 /dev/zero | tr '\\0' '\\n'; } > /logs/verifier/reward.txt", model.Passed, ""},
+		{"sixty-mb", "{ echo 1; head -c 60M /dev/zero | tr '\\0' ' '; } > /logs/verifier/reward.txt", model.Passed, ""},
+		{"over-the-bound", "{ echo 1; head -c 65M /dev/zero | tr '\\0' ' '; } > /logs/verifier/reward.txt", model.Failed, "larger than 64MiB"},
 		{"link-beside", "echo 1 > /logs/verifier/real.txt && ln -s real.txt /logs/verifier/reward.txt", model.Passed, ""},
 		{"link-to-environ", "ln -s ../../proc/1/environ /logs/verifier/reward.txt", model.Failed, "symbolic link"},
 	} {

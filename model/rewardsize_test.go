@@ -47,3 +47,51 @@ func TestParseRewardParsesOnlyItsContent(t *testing.T) {
 		}
 	}
 }
+
+// RewardBuffer keeps a small file whole and a large one squeezed (each
+// run of spaces outside a string one space), which ParseRewards reads as
+// it reads the file itself, in a few MiB however much is written.
+func TestRewardBufferReadsAsTheFile(t *testing.T) {
+	pad := strings.Repeat(" \n\t\r", 1<<19) // 2 MiB of spaces
+	for _, c := range []struct{ file, data string }{
+		{"reward.txt", "1" + pad},
+		{"reward.txt", pad + "0.25" + pad},
+		{"reward.txt", "1" + pad + "2"},
+		{"reward.txt", "1\n\n"},
+		{"reward.json", "{\"reward\":" + pad + "1}"},
+		{"reward.json", "{\"reward\":" + pad + "-" + pad + "1}"},
+		{"reward.json", "{\"a b\n\":" + pad + "0.5, \"reward\": tr" + pad + "ue}"},
+		{"reward.json", "{\"reward\": \"1" + pad + "\"}"},
+	} {
+		var b RewardBuffer
+		for rest := c.data; rest != ""; {
+			k := min(len(rest), 4096)
+			b.Write([]byte(rest[:k]))
+			rest = rest[k:]
+		}
+		kept, err := b.Bytes()
+		if len(c.data) <= MaxRewardContentBytes && string(kept) != c.data {
+			t.Errorf("%s of %d bytes kept as %d", c.file, len(c.data), len(kept))
+		}
+		want, wantErr := ParseReward(c.file, []byte(c.data))
+		got, gotErr := ParseReward(c.file, kept)
+		if err == nil && (want != got || (wantErr == nil) != (gotErr == nil)) {
+			t.Errorf("%s %.40q: kept %d bytes read %g, %v; the file %g, %v", c.file, c.data, len(kept), got, gotErr, want, wantErr)
+		}
+		if err == nil && len(kept) > 2*MaxRewardContentBytes+1 {
+			t.Errorf("%s: kept %d bytes", c.file, len(kept))
+		}
+	}
+	var b RewardBuffer
+	for range 64 {
+		b.Write([]byte("1" + strings.Repeat(" ", 1<<20)))
+	}
+	if kept, err := b.Bytes(); err != nil || len(kept) != 128 || b.Len() != 64*(1<<20+1) {
+		t.Errorf("64 MiB of 1s and spaces: kept %d bytes, %v (of %d)", len(kept), err, b.Len())
+	}
+	var over RewardBuffer
+	over.Write([]byte(strings.Repeat("12", 1<<20+1)))
+	if _, err := over.Bytes(); err == nil || !strings.Contains(err.Error(), "headroom parses at most") {
+		t.Errorf("2 MiB of digits: %v, want more than it parses", err)
+	}
+}

@@ -134,7 +134,9 @@ type Lifecycle interface {
 	Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (ExecResult, error)
 	// CopyIn copies host files into the sandbox.
 	CopyIn(ctx context.Context, uploads []model.Upload) error
-	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing,
+	// ReadFile reads a verifier's reward file from the sandbox, what of
+	// it model.ParseRewards reads (a model.RewardBuffer's Bytes: the file
+	// itself when small) (fs.ErrNotExist if missing,
 	// ErrNotReadable if it is not a regular file of at most
 	// model.MaxRewardFileBytes, or is reached through a link that leaves
 	// its directory).

@@ -71,7 +71,8 @@ func describeUploads(uploads []model.Upload) string {
 // maxReadFile bounds what ReadFile takes from a container.
 const maxReadFile = model.MaxRewardFileBytes
 
-// ReadFile reads one file from the container; a missing file is
+// ReadFile reads one file from the container, what of it
+// model.ParseRewards reads (model.RewardBuffer); a missing file is
 // fs.ErrNotExist.
 func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if s.drv != nil {
@@ -149,15 +150,18 @@ func (s *sandbox) copyFileOut(ctx context.Context, p string) (data []byte, link 
 	if hdr.Size > maxReadFile {
 		return nil, "", fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	}
-	data = make([]byte, 0, hdr.Size)
-	buf := bytes.NewBuffer(data)
-	if _, err := io.Copy(buf, io.LimitReader(tr, maxReadFile+1)); err != nil {
+	var buf model.RewardBuffer
+	if _, err := io.Copy(&buf, io.LimitReader(tr, maxReadFile+1)); err != nil {
 		return nil, "", err
 	}
-	if int64(buf.Len()) > maxReadFile {
+	if buf.Len() > maxReadFile {
 		return nil, "", fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	}
-	return buf.Bytes(), "", nil
+	data, err = buf.Bytes()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
+	}
+	return data, "", nil
 }
 
 // linkLoop says whether the engine refused a path for its links: it
@@ -331,7 +335,7 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 	// The driver sends at most maxReadFile and a byte, base64'd, in
 	// lines of at most workload.ReadLineBytes, each decoded as it comes:
 	// anything else is not its answer, and is not kept.
-	var buf bytes.Buffer
+	var buf model.RewardBuffer
 	bad := ""
 	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
 	defer cancel()
@@ -339,15 +343,15 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 		if stream != "stdout" || bad != "" {
 			return
 		}
-		if len(text) > workload.ReadLineBytes || int64(buf.Len()) > maxReadFile {
+		if len(text) > workload.ReadLineBytes || buf.Len() > maxReadFile {
 			bad = fmt.Sprintf("larger than the %s it sends for a file of %s", model.FormatBytes(maxDriverReadReply), model.FormatBytes(maxReadFile))
-			buf = bytes.Buffer{}
+			buf = model.RewardBuffer{}
 			return
 		}
 		b, err := base64.StdEncoding.DecodeString(text)
 		if err != nil {
 			bad = fmt.Sprintf("not base64 (%v)", err)
-			buf = bytes.Buffer{}
+			buf = model.RewardBuffer{}
 			return
 		}
 		buf.Write(b)
@@ -363,12 +367,16 @@ func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done
 		return nil, true, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	case r.ExitCode == workload.DriverLink:
 		return nil, true, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
-	case r.ExitCode == workload.DriverTooLarge || int64(buf.Len()) > maxReadFile:
+	case r.ExitCode == workload.DriverTooLarge || buf.Len() > maxReadFile:
 		return nil, true, fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	case r.ExitCode != 0:
 		return nil, false, nil
 	}
-	return buf.Bytes(), true, nil
+	data, err = buf.Bytes()
+	if err != nil {
+		return nil, true, fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
+	}
+	return data, true, nil
 }
 
 // maxDriverReadReply is the most the driver answers to a read:

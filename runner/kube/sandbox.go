@@ -595,8 +595,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if bin := s.probeBinary(); bin != "" {
 		argv = []string{bin, workload.CatMode, p}
 	}
-	var out limitedBuffer
-	out.max = int(maxReadFile)
+	var out model.RewardBuffer
 	var stderr bytes.Buffer
 	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, nil, &out, &stderr)
 	if err != nil {
@@ -612,10 +611,14 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
 	}
-	if out.over {
+	if out.Len() > maxReadFile {
 		return nil, fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	}
-	return out.Bytes(), nil
+	data, err := out.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
+	}
+	return data, nil
 }
 
 // limitedBuffer keeps at most max bytes and notes more.
