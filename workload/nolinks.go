@@ -19,38 +19,6 @@ import (
 // on the verdict.
 var ErrLink = errors.New("is a symbolic link, or under one, that leaves its directory: headroom follows only a relative link to a file beside it")
 
-// OpenNoLinks opens the absolute path p for reading without following a
-// symbolic link at any point of it (ErrLink), without blocking on a FIFO,
-// and refusing what is not a regular file (ErrNotRegular). A missing file
-// is os.ErrNotExist.
-func OpenNoLinks(p string) (*os.File, error) {
-	if !path.IsAbs(p) {
-		return nil, fmt.Errorf("%s: not an absolute path", p)
-	}
-	p = path.Clean(p)
-	const flags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOFOLLOW
-	fd, err := unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: flags, Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
-	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
-		// A kernel before 5.6 (or a seccomp profile refusing openat2):
-		// one component at a time, each checked not to be a link.
-		fd, err = openWalking(p, flags)
-	}
-	switch {
-	case errors.Is(err, unix.ELOOP):
-		return nil, fmt.Errorf("%s %w", p, ErrLink)
-	case errors.Is(err, unix.ENOENT):
-		return nil, fmt.Errorf("%s: %w", p, os.ErrNotExist)
-	case err != nil:
-		return nil, &os.PathError{Op: "open", Path: p, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), p)
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", p, ErrNotRegular)
-	}
-	return f, nil
-}
-
 // ErrNotRegular is a path that is not a regular file (a directory, a
 // FIFO, a device).
 var ErrNotRegular = errors.New("not a regular file")
@@ -99,8 +67,10 @@ func openWalkingAt(dir int, rel string, flags int) (int, error) {
 	return -1, unix.ENOENT
 }
 
-// OpenInDir opens the absolute path p for reading as OpenNoLinks does,
-// but for a link at p itself that stays in p's directory: Harbor reads a
+// OpenInDir opens the absolute path p for reading, without blocking on a
+// FIFO, refusing what is not a regular file (ErrNotRegular); a missing
+// file is os.ErrNotExist. No link is followed but at p itself, and
+// there only one that stays in p's directory: Harbor reads a
 // verifier's reward from its bind mount with Python, following links, so
 // a reward.txt that links to real.txt beside it is read there. The
 // directory is reached without a link (ErrLink); from it, each link is
@@ -175,7 +145,7 @@ func openInDir(p string, walk bool) (*os.File, error) {
 	return f, nil
 }
 
-// openErr is an open's error in the words of OpenNoLinks.
+// openErr is an open's error in OpenInDir's words.
 func openErr(p string, err error) error {
 	switch {
 	case errors.Is(err, ErrLink):
