@@ -12,6 +12,117 @@ import (
 	"unicode"
 )
 
+// MaxRewardFileBytes is the most headroom reads of a verifier's reward
+// file. Harbor reads the bind mount's file whole (Python's read_text, no
+// bound), so a reward.txt of a 1 and 2 MB of newlines passes there; what
+// is read is then parsed only as Harbor parses it (Python's float() of the
+// text, or json). 64 MiB is the bound of every other task file headroom
+// reads (confine.ReadFile's recordings): far above any reward a verifier
+// writes, and the step driver streams it without holding it.
+const MaxRewardFileBytes int64 = 64 << 20
+
+// MaxRewardContentBytes is the most of a reward file ParseRewards parses:
+// reward.txt's text without the spaces around it, reward.json's without
+// the spaces between its tokens (what is in its strings counts). Harbor
+// parses any; here a 64 MiB reward.json of 6.2 million keys took 1 GB of
+// headroom's memory and over a minute. 1 MiB was the bound of the whole
+// file before, so no reward read then is refused now.
+const MaxRewardContentBytes = 1 << 20
+
+// RewardBuffer keeps, in at most a few MiB whatever is written to it,
+// what ParseRewards reads of a reward file: the file itself when it is of
+// at most MaxRewardContentBytes, else the file with each run of spaces
+// (JSON's: space, tab, newline, return) outside a double-quoted string
+// as one space, which reads the same (Python's float() and json.loads
+// take a run of spaces as one). A 60 MB reward.txt kept whole took 408 MB
+// of headroom's memory to read and parse; squeezed, a few.
+type RewardBuffer struct {
+	raw, squeezed   []byte
+	n               int64
+	in, esc, spaced bool
+	over            bool
+}
+
+func (b *RewardBuffer) Write(p []byte) (int, error) {
+	b.n += int64(len(p))
+	if room := MaxRewardContentBytes - len(b.raw); room > 0 {
+		b.raw = append(b.raw, p[:min(room, len(p))]...)
+	}
+	if b.over {
+		return len(p), nil
+	}
+	for _, c := range p {
+		switch {
+		case b.in:
+			switch {
+			case b.esc:
+				b.esc = false
+			case c == '\\':
+				b.esc = true
+			case c == '"':
+				b.in = false
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if b.spaced {
+				continue
+			}
+			b.spaced, c = true, ' '
+		default:
+			b.spaced, b.in = false, c == '"'
+		}
+		b.squeezed = append(b.squeezed, c)
+		// Of more, more than MaxRewardContentBytes is not space.
+		if len(b.squeezed) > 2*MaxRewardContentBytes+1 {
+			b.over, b.squeezed = true, nil
+			break
+		}
+	}
+	return len(p), nil
+}
+
+// Len is how many bytes were written.
+func (b *RewardBuffer) Len() int64 { return b.n }
+
+// Bytes is what ParseRewards is to read; the error says there is more
+// than it parses.
+func (b *RewardBuffer) Bytes() ([]byte, error) {
+	switch {
+	case b.n <= MaxRewardContentBytes:
+		return b.raw, nil
+	case b.over:
+		return nil, fmt.Errorf("holds more than %s besides its spaces: headroom parses at most %s of a reward (Harbor parses any)", FormatBytes(MaxRewardContentBytes), FormatBytes(MaxRewardContentBytes))
+	}
+	return b.squeezed, nil
+}
+
+// rewardContent is how many bytes of data ParseRewards parses for a file
+// of that name (MaxRewardContentBytes).
+func rewardContent(name string, data []byte) int {
+	if !strings.HasSuffix(name, ".json") {
+		return len(bytes.TrimSpace(data))
+	}
+	n, in, esc := 0, false, false
+	for _, c := range data {
+		switch {
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue // JSON's spaces, Python's json.loads's
+		}
+		n++
+	}
+	return n
+}
+
 // ParseReward reads a verifier's reward file (Harbor's convention):
 // reward.txt holds one number; reward.json a map of names to numbers, of
 // which "reward" counts if present, else the smallest (every part must
@@ -35,9 +146,11 @@ func ParseReward(name string, data []byte) (float64, error) {
 // NaN, which Python reads and no threshold passes, is an error (a
 // record cannot hold it either): the verdict is Harbor's, a failure.
 func ParseRewards(name string, data []byte) (map[string]float64, error) {
-	text := strings.TrimSpace(string(data))
-	if text == "" {
+	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("is empty")
+	}
+	if n := rewardContent(name, data); n > MaxRewardContentBytes {
+		return nil, fmt.Errorf("holds %s besides its spaces: headroom parses at most %s of a reward (Harbor parses any): no reward", FormatBytes(int64(n)), FormatBytes(MaxRewardContentBytes))
 	}
 	if strings.HasSuffix(name, ".json") {
 		return parseRewardJSON(data)

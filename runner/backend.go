@@ -134,8 +134,12 @@ type Lifecycle interface {
 	Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (ExecResult, error)
 	// CopyIn copies host files into the sandbox.
 	CopyIn(ctx context.Context, uploads []model.Upload) error
-	// ReadFile reads a file from the sandbox (fs.ErrNotExist if missing,
-	// ErrNotReadable if it is not a regular file of at most 1 MiB).
+	// ReadFile reads a verifier's reward file from the sandbox, what of
+	// it model.ParseRewards reads (a model.RewardBuffer's Bytes: the file
+	// itself when small) (fs.ErrNotExist if missing,
+	// ErrNotReadable if it is not a regular file of at most
+	// model.MaxRewardFileBytes, or is reached through a link that leaves
+	// its directory).
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// Kill stops every process in the sandbox.
 	Kill(ctx context.Context) error
@@ -320,9 +324,10 @@ type Stopper interface {
 var ErrPlatformGone = errors.New("the platform stopped answering")
 
 // ErrNotReadable is a sandbox's file that is not one headroom reads: not a
-// regular file (a directory, a link), or larger than 1 MiB. What the
-// task left there is the task's doing, not the engine's.
-var ErrNotReadable = errors.New("not a regular file of at most 1 MiB")
+// regular file (a directory, a link out of its directory), or larger than
+// model.MaxRewardFileBytes. What the task left there is the task's doing,
+// not the engine's.
+var ErrNotReadable = errors.New("not a regular file of at most 64 MiB")
 
 // ErrTaskInterfered is an operation of headroom's own in a sandbox
 // (clearing or reading the reward files) that the task's processes kept

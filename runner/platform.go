@@ -171,8 +171,11 @@ type OwnedResource struct {
 
 // Check is one doctor line: ok or not, what was found, and what to do.
 type Check struct {
-	OK         bool
-	Note       bool // informational: neither a pass nor a failure
+	OK   bool
+	Note bool // informational: neither a pass nor a failure
+	// Warn: nothing is broken, but what it says changes what a score
+	// taken here means (doctor's "warn").
+	Warn       bool
 	Name, Info string
 	Fix        string
 }

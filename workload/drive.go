@@ -104,9 +104,17 @@ const (
 	// directory, a FIFO, a device).
 	DriverNotRegular = 46
 	// DriverLink: OpRead of a path that is, or passes through, a
-	// symbolic link (ErrLink).
+	// symbolic link it does not follow (ErrLink, OpenInDir).
 	DriverLink = 47
+	// DriverTooLarge: OpRead of a file of more than
+	// model.MaxRewardFileBytes.
+	DriverTooLarge = 48
 )
+
+// ReadLineBytes is the longest line of OpRead's answer: the file in
+// base64, 48 KiB of it a line, written as it is read, so the driver (in
+// the task's memory limit) never holds more than a line of it.
+const ReadLineBytes = 64 << 10
 
 // initSignals are the signals that end a Go program by default. As the
 // container's PID 1 the driver holds them, as an init process without a
@@ -340,8 +348,9 @@ func fileOp(c Command, stdout, stderr io.Writer) int {
 	}
 	// Non-blocking: a FIFO in the file's place must not hold the driver
 	// (and headroom with it) in its open; only a regular file is read,
-	// and never through a link (the driver is PID 1: /proc/1/environ).
-	f, err := OpenNoLinks(c.Argv[0])
+	// and never through a link that leaves its directory (the driver is
+	// PID 1: /proc/1/environ).
+	f, err := OpenInDir(c.Argv[0])
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return DriverNoFile
@@ -349,17 +358,48 @@ func fileOp(c Command, stdout, stderr io.Writer) int {
 		return DriverLink
 	case errors.Is(err, ErrNotRegular):
 		return DriverNotRegular
-	}
-	var data []byte
-	if err == nil {
-		// headroom reads at most 1 MiB: one byte more says it is larger.
-		data, err = io.ReadAll(io.LimitReader(f, 1<<20+1))
-		f.Close()
-	}
-	if err != nil {
+	case err != nil:
 		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
 		return 1
 	}
-	io.WriteString(stdout, base64.StdEncoding.EncodeToString(data)+"\n")
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > model.MaxRewardFileBytes {
+		return DriverTooLarge
+	}
+	// One byte more than the bound says it grew past it while read.
+	n, err := copyBase64(stdout, io.LimitReader(f, model.MaxRewardFileBytes+1))
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+		return 1
+	case n > model.MaxRewardFileBytes:
+		return DriverTooLarge
+	}
 	return 0
+}
+
+// copyBase64 writes r on w in base64, lines of at most ReadLineBytes
+// (each a whole encoding of its own), and says how many bytes it read.
+func copyBase64(w io.Writer, r io.Reader) (int64, error) {
+	buf := make([]byte, ReadLineBytes/4*3)
+	line := make([]byte, ReadLineBytes+1)
+	var n int64
+	for {
+		k, err := io.ReadFull(r, buf)
+		if k > 0 {
+			n += int64(k)
+			base64.StdEncoding.Encode(line, buf[:k])
+			e := base64.StdEncoding.EncodedLen(k)
+			line[e] = '\n'
+			if _, werr := w.Write(line[:e+1]); werr != nil {
+				return n, werr
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }

@@ -65,8 +65,9 @@ const (
 // CatMissing is cat's exit code for a file that does not exist.
 const CatMissing = 3
 
-// CatNotReadable is cat's exit code for a path that is a link, under
-// one, or not a regular file (OpenNoLinks).
+// CatNotReadable is cat's exit code for a path that is a link out of its
+// directory, under one, or not a regular file (OpenInDir: the step
+// driver's rule for a reward, on a cluster too).
 const CatNotReadable = 4
 
 // probePrefix starts every probe line: a step's own output is framed, so
@@ -812,7 +813,7 @@ func cat(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: hr-workload cat FILE")
 		return 2
 	}
-	f, err := OpenNoLinks(args[0])
+	f, err := OpenInDir(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "hr-workload cat: %v\n", err)
 		switch {

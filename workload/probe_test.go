@@ -240,10 +240,18 @@ func TestUntarAndCat(t *testing.T) {
 	if code := cat([]string{filepath.Join(dir, "work/run.sh")}, &stdout, &stderr); code != 0 || stdout.String() != "echo\n" {
 		t.Errorf("cat %d %q", code, stdout.String())
 	}
-	// A link is not read through (the reward's rule: OpenNoLinks).
+	// The reward's rule (OpenInDir): a relative link to a file beside it
+	// is read through, as Harbor reads it; an absolute one is not.
 	stdout.Reset()
-	if code := cat([]string{filepath.Join(dir, "work/link")}, &stdout, &stderr); code != CatNotReadable || stdout.Len() != 0 {
-		t.Errorf("cat of a link: %d %q, want %d and nothing", code, stdout.String(), CatNotReadable)
+	if code := cat([]string{filepath.Join(dir, "work/link")}, &stdout, &stderr); code != 0 || stdout.String() != "echo\n" {
+		t.Errorf("cat of a link beside: %d %q, want run.sh's", code, stdout.String())
+	}
+	stdout.Reset()
+	if err := os.Symlink(filepath.Join(dir, "work/run.sh"), filepath.Join(dir, "work/abs")); err != nil {
+		t.Fatal(err)
+	}
+	if code := cat([]string{filepath.Join(dir, "work/abs")}, &stdout, &stderr); code != CatNotReadable || stdout.Len() != 0 {
+		t.Errorf("cat of an absolute link: %d %q, want %d and nothing", code, stdout.String(), CatNotReadable)
 	}
 	if code := cat([]string{filepath.Join(dir, "nope")}, &stdout, &stderr); code != CatMissing {
 		t.Errorf("cat of a missing file: %d", code)

@@ -69,9 +69,10 @@ func describeUploads(uploads []model.Upload) string {
 }
 
 // maxReadFile bounds what ReadFile takes from a container.
-const maxReadFile = 1 << 20
+const maxReadFile = model.MaxRewardFileBytes
 
-// ReadFile reads one file from the container; a missing file is
+// ReadFile reads one file from the container, what of it
+// model.ParseRewards reads (model.RewardBuffer); a missing file is
 // fs.ErrNotExist.
 func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if s.drv != nil {
@@ -79,9 +80,10 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 			return data, err
 		}
 	}
-	// The driver's rule (workload.OpenNoLinks): no link at any point of
-	// the path. The engine resolves a link in a parent inside the
-	// container's root; each parent is looked at first.
+	// The driver's rule (workload.OpenInDir): no link in the path's
+	// directory, and at the path itself only a relative link, hop by hop,
+	// to a file in that directory. The engine resolves a link in a parent
+	// inside the container's root; each parent is looked at first.
 	p = path.Clean("/" + p)
 	for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
 		st, err := s.b.cli.ContainerStatPath(ctx, s.id, dir)
@@ -92,33 +94,120 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 			return nil, fmt.Errorf("%s in the container %v (%s → %s): %w", p, workload.ErrLink, dir, st.LinkTarget, runner.ErrNotReadable)
 		}
 	}
+	data, link, err := s.copyFileOut(ctx, p)
+	if err != nil || link == "" {
+		return data, err
+	}
+	// A link at the path: resolved as the driver resolves it, each
+	// component looked at (its raw target read from the engine's tar of
+	// the link itself), then the file it names copied, which must be
+	// regular now (a link swapped in meanwhile is refused, not followed).
+	dir := path.Dir(p)
+	rel, err := workload.ResolveInDir(path.Base(p), func(rel string) (string, bool, error) {
+		if rel == path.Base(p) {
+			return link, true, nil
+		}
+		return s.readlink(ctx, path.Join(dir, rel))
+	})
+	if err != nil {
+		if errors.Is(err, workload.ErrLink) {
+			return nil, fmt.Errorf("%s in the container %v: %w", p, err, runner.ErrNotReadable)
+		}
+		return nil, err
+	}
+	data, link, err = s.copyFileOut(ctx, path.Join(dir, rel))
+	if err == nil && link != "" {
+		return nil, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
+	}
+	return data, err
+}
+
+// copyFileOut copies the regular file p out of the container (at most
+// maxReadFile bytes), or says the target of the link at p.
+func (s *sandbox) copyFileOut(ctx context.Context, p string) (data []byte, link string, err error) {
 	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
 	if err != nil {
 		if IsGone(err) {
-			return nil, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+			return nil, "", fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 		}
-		return nil, err
+		if linkLoop(err) {
+			return nil, "", fmt.Errorf("%s in the container %v (a loop): %w", p, workload.ErrLink, runner.ErrNotReadable)
+		}
+		return nil, "", err
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	hdr, err := tr.Next()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s from the container: %w", p, err)
+		return nil, "", fmt.Errorf("reading %s from the container: %w", p, err)
 	}
 	if hdr.Typeflag == tar.TypeSymlink {
-		return nil, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
+		return nil, hdr.Linkname, nil
 	}
 	if hdr.Typeflag != tar.TypeReg {
-		return nil, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
+		return nil, "", fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	}
-	data, err := io.ReadAll(io.LimitReader(tr, maxReadFile+1))
+	if hdr.Size > maxReadFile {
+		return nil, "", fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
+	}
+	var buf model.RewardBuffer
+	if _, err := io.Copy(&buf, io.LimitReader(tr, maxReadFile+1)); err != nil {
+		return nil, "", err
+	}
+	if buf.Len() > maxReadFile {
+		return nil, "", fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
+	}
+	data, err = buf.Bytes()
 	if err != nil {
-		return nil, err
+		return nil, "", fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
 	}
-	if len(data) > maxReadFile {
-		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
+	return data, "", nil
+}
+
+// linkLoop says whether the engine refused a path for its links: it
+// resolves them in the container's root, and a link that loops (`ln -s
+// loop.txt loop.txt` for reward.txt) was the engine's error, where the
+// driver refuses the same link as the task's.
+func linkLoop(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "too many links")
+}
+
+// readlink says whether p in the container is a link and to what (the
+// link's own text, as the engine's tar of it carries it: the engine's
+// stat gives the target resolved, not the text).
+func (s *sandbox) readlink(ctx context.Context, p string) (string, bool, error) {
+	st, err := s.b.cli.ContainerStatPath(ctx, s.id, p)
+	if IsGone(err) {
+		return "", false, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	}
-	return data, nil
+	if linkLoop(err) {
+		return "", false, fmt.Errorf("%s (a loop): %w", p, workload.ErrLink)
+	}
+	if err != nil {
+		return "", false, err
+	}
+	if st.Mode&os.ModeSymlink == 0 {
+		return "", false, nil
+	}
+	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
+	if err != nil {
+		if IsGone(err) {
+			return "", false, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
+		}
+		if linkLoop(err) {
+			return "", false, fmt.Errorf("%s (a loop): %w", p, workload.ErrLink)
+		}
+		return "", false, err
+	}
+	defer rc.Close()
+	hdr, err := tar.NewReader(rc).Next()
+	if err != nil {
+		return "", false, fmt.Errorf("reading %s from the container: %w", p, err)
+	}
+	if hdr.Typeflag != tar.TypeSymlink {
+		return "", false, nil
+	}
+	return hdr.Linkname, true, nil
 }
 
 // CopyOut copies the file or directory at p in the container into
@@ -243,49 +332,55 @@ func (s *sandbox) copyInByDriver(ctx context.Context, uploads []model.Upload) (d
 // readByDriver reads one file through the step driver; done false: use
 // the engine's copy.
 func (s *sandbox) readByDriver(ctx context.Context, p string) (data []byte, done bool, err error) {
-	// The driver sends at most 1 MiB and a byte, base64'd, on one line:
-	// anything more is not its answer, and is not kept.
-	var enc strings.Builder
-	over := false
+	// The driver sends at most maxReadFile and a byte, base64'd, in
+	// lines of at most workload.ReadLineBytes, each decoded as it comes:
+	// anything else is not its answer, and is not kept.
+	var buf model.RewardBuffer
+	bad := ""
 	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
 	defer cancel()
 	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpRead, Argv: []string{p}}, func(stream, text string) {
-		if stream != "stdout" || over {
+		if stream != "stdout" || bad != "" {
 			return
 		}
-		if enc.Len()+len(text) > maxDriverReadReply {
-			over = true
-			enc.Reset()
+		if len(text) > workload.ReadLineBytes || buf.Len() > maxReadFile {
+			bad = fmt.Sprintf("larger than the %s it sends for a file of %s", model.FormatBytes(maxDriverReadReply), model.FormatBytes(maxReadFile))
+			buf = model.RewardBuffer{}
 			return
 		}
-		enc.WriteString(text)
+		b, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			bad = fmt.Sprintf("not base64 (%v)", err)
+			buf = model.RewardBuffer{}
+			return
+		}
+		buf.Write(b)
 	})
 	switch {
 	case err != nil:
 		return nil, false, err
-	case over:
-		return nil, true, fmt.Errorf("reading %s: the step driver's answer was larger than the %d bytes it sends for a file of 1 MiB: %w", p, maxDriverReadReply, runner.ErrTaskInterfered)
+	case bad != "":
+		return nil, true, fmt.Errorf("reading %s: the step driver's answer was %s: %w", p, bad, runner.ErrTaskInterfered)
 	case r.ExitCode == workload.DriverNoFile:
 		return nil, true, fmt.Errorf("%s: %w", p, fs.ErrNotExist)
 	case r.ExitCode == workload.DriverNotRegular:
 		return nil, true, fmt.Errorf("%s in the container is not a regular file: %w", p, runner.ErrNotReadable)
 	case r.ExitCode == workload.DriverLink:
 		return nil, true, fmt.Errorf("%s in the container %v: %w", p, workload.ErrLink, runner.ErrNotReadable)
+	case r.ExitCode == workload.DriverTooLarge || buf.Len() > maxReadFile:
+		return nil, true, fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	case r.ExitCode != 0:
 		return nil, false, nil
 	}
-	data, err = base64.StdEncoding.DecodeString(enc.String())
+	data, err = buf.Bytes()
 	if err != nil {
-		return nil, true, fmt.Errorf("reading %s: the step driver's answer is not base64 (%v): %w", p, err, runner.ErrTaskInterfered)
-	}
-	if len(data) > maxReadFile {
-		return nil, true, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
+		return nil, true, fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
 	}
 	return data, true, nil
 }
 
-// maxDriverReadReply is the longest answer the driver gives to a read:
-// 1 MiB and a byte in base64.
+// maxDriverReadReply is the most the driver answers to a read:
+// maxReadFile and a byte in base64.
 const maxDriverReadReply = (maxReadFile + 1 + 2) / 3 * 4
 
 // sendFileOp sends one of the driver's file operations under ctx (the

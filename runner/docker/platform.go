@@ -461,6 +461,16 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	i := p.info
 	check(true, "engine", fmt.Sprintf("Docker %s, API %s (negotiated), %s", i.Version, i.APIVersion, i.Details["os"]), "")
 	check(true, "cgroups", fmt.Sprintf("v%s, %s driver", i.Details["cgroup_version"], i.Details["cgroup_driver"]), "")
+	warn := func(name, info string) { out = append(out, runner.Check{OK: true, Warn: true, Name: name, Info: info}) }
+	// What the host does not charge to a trial's limits (the tenth
+	// attacker's items 4 and 5): a task can use more than its ratio gives
+	// it, and its record cannot show it.
+	if i.Details["cgroup_version"] == "1" {
+		warn("socket memory", "cgroup v1 does not charge a container's TCP and UDP socket buffers to its memory limit (402 MiB held at a 64 MiB limit, the recorded peak 8.7 MiB): a task can exceed its ratio's memory that way, and its score and peak not show it; cgroup v2 charges them")
+	}
+	if i.Details["storage_driver"] == "fuse-overlayfs" {
+		warn("file-system work", "the fuse-overlayfs storage driver does a task's file-system work in a daemon outside the container's cgroup (2x the CPU limit was measured, recorded nowhere): a file-heavy task gets more CPU than its ratio, so its score is above what its limit alone gives; overlay2 does that work in the task's own cgroup")
+	}
 	// A task's storage (storage_mb): held where the driver can size a
 	// container (storage.go), which overlay2 learns at the first refusal.
 	if _, why := storageBound(1, i.Details["storage_driver"], i.Details["backing_fs"], nil); why != "" {

@@ -584,8 +584,9 @@ func (s *sandbox) CopyIn(ctx context.Context, uploads []model.Upload) error {
 	return nil
 }
 
-// maxReadFile bounds what ReadFile takes from a pod.
-const maxReadFile = 1 << 20
+// maxReadFile bounds what ReadFile takes from a pod (a verifier's
+// reward: model.MaxRewardFileBytes says why so much).
+const maxReadFile = model.MaxRewardFileBytes
 
 // ReadFile reads one file from the pod through exec (fs.ErrNotExist when
 // it is missing).
@@ -594,8 +595,7 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	if bin := s.probeBinary(); bin != "" {
 		argv = []string{bin, workload.CatMode, p}
 	}
-	var out limitedBuffer
-	out.max = maxReadFile
+	var out model.RewardBuffer
 	var stderr bytes.Buffer
 	code, err := s.b.p.streams().Exec(ctx, s.pod, mainContainer, argv, nil, &out, &stderr)
 	if err != nil {
@@ -611,10 +611,14 @@ func (s *sandbox) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("reading %s from pod %s: exit %d: %s", p, s.pod, code, msg)
 	}
-	if out.over {
-		return nil, fmt.Errorf("%s is larger than 1 MiB: %w", p, runner.ErrNotReadable)
+	if out.Len() > maxReadFile {
+		return nil, fmt.Errorf("%s is larger than %s: %w", p, model.FormatBytes(maxReadFile), runner.ErrNotReadable)
 	}
-	return out.Bytes(), nil
+	data, err := out.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("%s %v: %w", p, err, runner.ErrNotReadable)
+	}
+	return data, nil
 }
 
 // limitedBuffer keeps at most max bytes and notes more.
