@@ -455,7 +455,7 @@ func (t *trialRun) nameKill(i int) {
 		oe.Command = oe.Process
 	}
 	if len(oe.Tree) == 0 || oe.PID != 0 {
-		oe.Tree = processTree(tree)
+		oe.Tree = processTree(tree, oe.PID, oe.RSSBytes)
 	}
 }
 
@@ -469,11 +469,19 @@ func forkedAsParent(snap []Proc, p Proc) bool {
 	return k >= 0 && snap[k].Command == p.Command
 }
 
-// processTree is a sample as a record: largest RSS first, capped.
-func processTree(procs []Proc) []model.ProcessInfo {
+// processTree is a sample as a record: largest RSS first, capped. The
+// killed process (pid killed, 0 for none) shows at least the resident set
+// the kernel's report gave it at the kill (killedRSS): the sample that
+// still had it may have read it as the kernel reaped it (0 B for a python3
+// the kernel said held 381 MiB, on a loaded host).
+func processTree(procs []Proc, killed int, killedRSS int64) []model.ProcessInfo {
 	out := make([]model.ProcessInfo, 0, min(len(procs), MaxTreeProcs))
 	for _, p := range procs {
-		out = append(out, model.ProcessInfo{PID: p.PID, PPID: p.PPID, Command: p.Command, RSSBytes: p.RSSBytes})
+		rss := p.RSSBytes
+		if killed != 0 && p.PID == killed {
+			rss = max(rss, killedRSS)
+		}
+		out = append(out, model.ProcessInfo{PID: p.PID, PPID: p.PPID, Command: p.Command, RSSBytes: rss})
 	}
 	slices.SortStableFunc(out, func(a, b model.ProcessInfo) int { return cmp.Compare(b.RSSBytes, a.RSSBytes) })
 	if len(out) > MaxTreeProcs {

@@ -565,3 +565,23 @@ func TestALeftoversKillCountsAtTheKernelsFigure(t *testing.T) {
 		t.Errorf("the step's memory not its own %d from %q, want the kill's 125 MiB from the hog", sr.LeftoverRSSBytes, sr.LeftoverFrom)
 	}
 }
+
+// The killed process in the tree at a kill shows the resident set the
+// kernel's report gave it when the last sample read it smaller: on a
+// loaded host the sample that still had the process read it as the
+// kernel reaped it, 0 B beside the kernel's 381 MiB (runner/docker's
+// TestInstalledAgentChildKillIsNamed, once).
+func TestKillTreeShowsTheKernelsRSSOfTheKilled(t *testing.T) {
+	tr, _ := newTestTrial()
+	t0 := time.Unix(1000, 0)
+	script := Proc{PID: 10, PPID: 1, Command: "sh agent.sh", Started: t0, RSSBytes: model.MiB}
+	child := Proc{PID: 11, PPID: 10, Command: "python3 -c big", Started: t0, RSSBytes: 0}
+	tr.step = "sh agent.sh"
+	tr.procSample(ProcSample{Time: t0.Add(200 * time.Millisecond), Procs: []Proc{script, child}})
+	tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{PID: 11, RSSBytes: 381 * model.MiB})
+	tr.nameKill(0)
+	tree := tr.res.OOMs[0].Tree
+	if len(tree) != 2 || tree[0].PID != 11 || tree[0].RSSBytes != 381*model.MiB || tree[1].RSSBytes != model.MiB {
+		t.Errorf("tree at the kill %+v; want pid 11 first at the kernel's 381MiB, the script at its sampled 1MiB", tree)
+	}
+}
