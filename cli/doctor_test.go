@@ -119,12 +119,12 @@ func TestDoctorLeavesWhatIsNotProvenHeadrooms(t *testing.T) {
 // info` says so.
 func TestDoctorWarnsOfWhatTheHostDoesNotCharge(t *testing.T) {
 	needEngine(t)
-	info, err := exec.Command("docker", "info", "--format", "{{.CgroupVersion}} {{.Driver}}").Output()
+	info, err := exec.Command("docker", "info", "--format", "{{.CgroupVersion}} {{.Driver}} {{json .SecurityOptions}}").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cgroup, driver string
-	fmt.Sscan(string(info), &cgroup, &driver)
+	var cgroup, driver, security string
+	fmt.Sscan(string(info), &cgroup, &driver, &security)
 	out, _ := exec.Command(binary, "doctor").CombinedOutput()
 	for _, c := range []struct {
 		when       bool
@@ -132,6 +132,7 @@ func TestDoctorWarnsOfWhatTheHostDoesNotCharge(t *testing.T) {
 	}{
 		{cgroup == "1", "socket memory", "cgroup v2 charges them"},
 		{driver == "fuse-overlayfs", "file-system work", "outside the container's cgroup"},
+		{!strings.Contains(security, "name=userns"), "per-user counters", "shared by every trial"},
 	} {
 		var got string
 		for _, l := range strings.Split(string(out), "\n") {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -100,6 +101,7 @@ func Open(ctx context.Context) (*Platform, error) {
 			"cgroup_driver":  info.CgroupDriver,
 			"storage_driver": info.Driver,
 			"os":             info.OperatingSystem,
+			"userns":         strconv.FormatBool(slices.ContainsFunc(info.SecurityOptions, func(o string) bool { return strings.Contains(o, "name=userns") })),
 		},
 		Local: strings.HasPrefix(cli.DaemonHost(), "unix://"),
 		Host:  runner.HostInfo{Kernel: info.KernelVersion, CPUs: info.NCPU, MemoryBytes: info.MemTotal},
@@ -467,6 +469,9 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	// it, and its record cannot show it.
 	if i.Details["cgroup_version"] == "1" {
 		warn("socket memory", "cgroup v1 does not charge a container's TCP and UDP socket buffers to its memory limit (402 MiB held at a 64 MiB limit, the recorded peak 8.7 MiB): a task can exceed its ratio's memory that way, and its score and peak not show it; cgroup v2 charges them")
+	}
+	if i.Details["userns"] == "false" {
+		warn("per-user counters", "the engine does not remap users (no userns-remap): every trial's root is the host's uid 0, and the kernel's per-user counters (inotify instances, pending signals, POSIX message queue bytes, pipe pages) are shared by every trial and every root process on the host; a trial that exhausts one fails its neighbour's step, recorded as the neighbour's own failure, so a score can move with what runs beside it (run such a task at --concurrency 1, or enable userns-remap; Harbor's containers share them the same way)")
 	}
 	if i.Details["storage_driver"] == "fuse-overlayfs" {
 		warn("file-system work", "the fuse-overlayfs storage driver does a task's file-system work in a daemon outside the container's cgroup (2x the CPU limit was measured, recorded nowhere): a file-heavy task gets more CPU than its ratio, so its score is above what its limit alone gives; overlay2 does that work in the task's own cgroup")
