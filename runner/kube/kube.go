@@ -121,6 +121,8 @@ type Platform struct {
 	mu      sync.Mutex
 	builder runner.ImageBuilder
 	images  map[string]string
+	// imageConfigs are the task images' configs, inspected once each.
+	imageConfigs map[string]imageConfig
 	// nodePids are the nodes' pod pids limits, read once each.
 	nodePids map[string]nodePids
 }

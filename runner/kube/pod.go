@@ -66,7 +66,11 @@ type podConfig struct {
 	// ProbeExec puts the probe's binary in the container but keeps the
 	// task's own PID 1 (its ENTRYPOINT may start the task's services):
 	// the probe is exec'd beside it, in the same cgroup.
-	ProbeExec  bool
+	ProbeExec bool
+	// StepUser: the task's container runs as root, its probe with it, and
+	// the probe runs every step as this user (stepuser.go); "" the
+	// container runs as its own user, and the probe too.
+	StepUser   string
 	ProbeImage string
 	Every      time.Duration
 	// Pull is the image pull policy (Never: images imported by hand).
@@ -229,6 +233,12 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
 	}
 	ctr.SecurityContext = securityContext(task)
+	if c.StepUser != "" && (c.Probe || c.ProbeExec) {
+		// The probe is root, to run each step as its user (a pod's exec
+		// has no user of its own to give).
+		uid, gid := int64(0), int64(0)
+		ctr.SecurityContext.RunAsUser, ctr.SecurityContext.RunAsGroup = &uid, &gid
+	}
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		Containers:                    nil,

@@ -162,10 +162,12 @@ func (c *probeConn) ask(ctx context.Context, cmd workload.Command, line func(str
 }
 
 // run runs one step through the probe.
-func (c *probeConn) run(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
+// keepHome: the container's environment sets HOME, which a step run as
+// user keeps (workload.Command.KeepHome).
+func (c *probeConn) run(ctx context.Context, argv, env []string, user string, keepHome bool, line func(stream, text string)) (runner.ExecResult, error) {
 	c.busy.Lock()
 	defer c.busy.Unlock()
-	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user}, line)
+	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user, KeepHome: keepHome && user != ""}, line)
 	if errors.Is(err, errProbeGone) {
 		// The probe died under the step (the kernel killed it, or the pod
 		// went): every process in the container went with it.
