@@ -301,7 +301,7 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	}
 	pid1, execd := b.usesProbe(task)
 	stepUser, keepHome := b.stepUser(ctx, task, pid1, execd)
-	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, StepUser: stepUser, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, StepUser: stepUser, KeepHome: keepHome, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)
 	np := NetworkPolicy(experiment, task, c)
 	// Creation runs to completion even when ctx ends, so that what it made

@@ -41,6 +41,10 @@ const (
 	LabelIsolated = "headroom.isolated"
 )
 
+// annotationKeepHome marks a pod whose steps' user keeps the container's
+// HOME (its image's or task's ENV sets one).
+const annotationKeepHome = "headroom.step-keep-home"
+
 // Container names in a trial's pod.
 const (
 	mainContainer  = "task"
@@ -70,7 +74,9 @@ type podConfig struct {
 	// StepUser: the task's container runs as root, its probe with it, and
 	// the probe runs every step as this user (stepuser.go); "" the
 	// container runs as its own user, and the probe too.
-	StepUser   string
+	StepUser string
+	// KeepHome: the container's environment sets HOME (the steps keep it).
+	KeepHome   bool
 	ProbeImage string
 	Every      time.Duration
 	// Pull is the image pull policy (Never: images imported by hand).
@@ -280,6 +286,13 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 	}
 	spec.Containers = append([]corev1.Container{ctr}, sidecarContainers(task, c, probeMounted)...)
 	m := meta(name, experiment, trial, task, c)
+	if c.StepUser != "" && (c.Probe || c.ProbeExec) {
+		// The console's shell opens as the steps' user too (Shell).
+		m.Annotations[runner.LabelStepUser] = c.StepUser
+		if c.KeepHome {
+			m.Annotations[annotationKeepHome] = "1"
+		}
+	}
 	if isolated(task) {
 		m.Labels[LabelIsolated] = "1"
 	}

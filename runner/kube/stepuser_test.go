@@ -98,6 +98,10 @@ func TestHarborImageUserPodRunsStepsAsItsUser(t *testing.T) {
 			t.Errorf("step as %q: %+v %v %q, want it run by the probe as %s", c.user, res, err, said, c.want)
 		}
 	}
+	// The console's shell opens as the steps' user, as Docker's exec -u.
+	if sh, err := p.Shell(sb.ID()); err != nil || !strings.HasSuffix(strings.Join(sh, " "), "-- "+runner.TaskDriverPath+" as nobody -- sh") {
+		t.Errorf("shell %q %v: want it opened as nobody", sh, err)
+	}
 	if _, err := sb.Remove(ctx); err != nil {
 		t.Fatal(err)
 	}
