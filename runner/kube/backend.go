@@ -300,8 +300,8 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		return nil, fmt.Errorf("task %s: allowed_hosts, a phase's own network_mode and a separate verifier are run on the docker backend only; use --backend docker", task.Name)
 	}
 	pid1, execd := b.usesProbe(task)
-	stepUser, keepHome := b.stepUser(ctx, task, pid1, execd)
-	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, StepUser: stepUser, KeepHome: keepHome, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	stepUser, keepHome, entrypoint := b.stepUser(ctx, task, pid1, execd)
+	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, StepUser: stepUser, KeepHome: keepHome, Entrypoint: entrypoint, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)
 	np := NetworkPolicy(experiment, task, c)
 	// Creation runs to completion even when ctx ends, so that what it made

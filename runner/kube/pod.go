@@ -76,7 +76,12 @@ type podConfig struct {
 	// container runs as its own user, and the probe too.
 	StepUser string
 	// KeepHome: the container's environment sets HOME (the steps keep it).
-	KeepHome   bool
+	KeepHome bool
+	// Entrypoint is the image's ENTRYPOINT, which a pod whose probe is
+	// exec'd beside PID 1 runs as StepUser (through the probe's binary's
+	// as mode, which becomes it and execs it: PID 1 is the image's own,
+	// as its user, as under the task's harness).
+	Entrypoint []string
 	ProbeImage string
 	Every      time.Duration
 	// Pull is the image pull policy (Never: images imported by hand).
@@ -281,8 +286,16 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		// As the task's harness runs it: the image's ENTRYPOINT, the
 		// idle command its argument (the probe, if any, is exec'd beside).
 		ctr.Args = task.IdleCommand
+		if c.StepUser != "" && c.ProbeExec {
+			// The container runs as root for its probe: PID 1 becomes
+			// the container's user first.
+			ctr.Command = workload.AsArgv(runner.TaskDriverPath, c.StepUser, c.KeepHome, c.Entrypoint)
+		}
 	default:
 		ctr.Command = task.IdleCommand
+		if c.StepUser != "" && c.ProbeExec {
+			ctr.Command = workload.AsArgv(runner.TaskDriverPath, c.StepUser, c.KeepHome, task.IdleCommand)
+		}
 	}
 	spec.Containers = append([]corev1.Container{ctr}, sidecarContainers(task, c, probeMounted)...)
 	m := meta(name, experiment, trial, task, c)

@@ -63,33 +63,28 @@ func (p *Platform) imageConfig(ctx context.Context, ref string) (runner.ImageCon
 // stepUser is who every step of the task's pod runs as through the probe,
 // which then runs as root ("" where the pod runs as its container's user,
 // as before): the task's user, else its image's USER, when that is not
-// root, the probe is in the pod and drives the steps, the container may
-// switch users, and nothing but the probe would run as root because of it
-// (the probe is PID 1, or PID 1 is the idle command of an image with no
-// ENTRYPOINT). keepHome says the container's environment sets HOME.
-func (b *backend) stepUser(ctx context.Context, task model.Task, pid1, execd bool) (user string, keepHome bool) {
+// root, the probe is in the pod and drives the steps and the container
+// may switch users. Nothing else of the task's runs as root for it: where
+// the probe is exec'd beside PID 1, PID 1 (the image's ENTRYPOINT, the
+// task's own command) becomes that user first (podConfig.Entrypoint), so
+// the image must have been inspected. keepHome says the container's
+// environment sets HOME. entrypoint is the image's ENTRYPOINT.
+func (b *backend) stepUser(ctx context.Context, task model.Task, pid1, execd bool) (user string, keepHome bool, entrypoint []string) {
 	if !(pid1 || execd) || b.opts.ExecSteps || !runner.CanSwitchUser(task) || task.Image == "" {
-		return "", false
+		return "", false, nil
 	}
 	cfg, err := b.p.imageConfig(ctx, task.Image)
 	user = task.User
 	if user == "" {
-		if err != nil {
-			return "", false
-		}
 		user = cfg.User
 	}
-	if runner.RootUser(user) {
-		return "", false
-	}
-	if execd && (err != nil || len(cfg.Entrypoint) > 0 || !task.ForeignHarness() || !slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) })) {
-		// PID 1 is the image's ENTRYPOINT or the task's own command:
-		// it would run as root, where the task's harness runs it as the
-		// container's user.
-		return "", false
+	if (err != nil && (task.User == "" || execd)) || runner.RootUser(user) {
+		// Not known (an image the local engine cannot inspect: one
+		// imported by hand), or root already.
+		return "", false, nil
 	}
 	keepHome = slices.ContainsFunc(task.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) || cfg.SetsHome
-	return user, keepHome
+	return user, keepHome, cfg.Entrypoint
 }
 
 // checkStepUser asks the probe whether the steps' user is one a step can

@@ -85,8 +85,8 @@ func TestHarborImageUserPodRunsStepsAsItsUser(t *testing.T) {
 	if sc := main.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 || sc.RunAsGroup == nil || *sc.RunAsGroup != 0 {
 		t.Errorf("task container's security context %+v: want runAsUser 0, runAsGroup 0 (its probe root)", main.SecurityContext)
 	}
-	if len(main.Command) != 0 || strings.Join(main.Args, " ") != "sleep infinity" {
-		t.Errorf("PID 1: command %q args %q, want the image's own with sleep infinity", main.Command, main.Args)
+	if strings.Join(main.Command, " ") != runner.TaskDriverPath+" as nobody --" || strings.Join(main.Args, " ") != "sleep infinity" {
+		t.Errorf("PID 1: command %q args %q, want sleep infinity (the image has no ENTRYPOINT) as nobody", main.Command, main.Args)
 	}
 	if sb.StepRunner() != runner.StepsByDriver {
 		t.Errorf("steps run by %q, want the probe (%s)", sb.StepRunner(), runner.StepsByDriver)
@@ -137,8 +137,8 @@ func TestStepUserRules(t *testing.T) {
 		{"image root", harborTask(), runner.ImageConfig{User: "root"}, false, true, false, "", false},
 		{"image no USER", harborTask(), runner.ImageConfig{}, false, true, false, "", false},
 		{"task's own user", named, runner.ImageConfig{}, false, true, false, "1000:1000", false},
-		{"an ENTRYPOINT stays PID 1, as its user", harborTask(), runner.ImageConfig{User: "nobody", Entrypoint: []string{"/start.sh"}}, false, true, false, "", false},
-		{"the task's own PID 1", own, runner.ImageConfig{User: "nobody"}, false, true, false, "", false},
+		{"an ENTRYPOINT stays PID 1, as its user", harborTask(), runner.ImageConfig{User: "nobody", Entrypoint: []string{"/start.sh", "-x"}}, false, true, false, "nobody", false},
+		{"the task's own PID 1, as its user", own, runner.ImageConfig{User: "nobody"}, false, true, false, "nobody", false},
 		{"hardened", hardened, runner.ImageConfig{User: "nobody"}, false, true, false, "", false},
 		{"hardened, SETUID and SETGID kept", hardenedKeeps, runner.ImageConfig{User: "nobody"}, false, true, false, "nobody", false},
 		{"no probe", harborTask(), runner.ImageConfig{User: "nobody"}, false, false, false, "", false},
@@ -149,14 +149,39 @@ func TestStepUserRules(t *testing.T) {
 			cfg := c.cfg
 			p.build = func(context.Context) (runner.ImageBuilder, error) { return &inspector{cfg: cfg}, nil }
 			b := &backend{p: p, opts: runner.SandboxOptions{ExecSteps: c.execSteps}}
-			got, keep := b.stepUser(context.Background(), c.task, c.pid1, c.execd)
+			got, keep, entrypoint := b.stepUser(context.Background(), c.task, c.pid1, c.execd)
 			if got != c.want || keep != c.keepHome {
 				t.Errorf("stepUser %q keepHome %v, want %q %v", got, keep, c.want, c.keepHome)
 			}
-			pod := Pod("exp", model.Trial{ID: "t1", Policy: policy(1)}, c.task, podConfig{Probe: c.pid1, ProbeExec: c.execd, StepUser: got, ProbeImage: "w:1"})
-			sc := pod.Spec.Containers[0].SecurityContext
+			pod := Pod("exp", model.Trial{ID: "t1", Policy: policy(1)}, c.task, podConfig{Probe: c.pid1, ProbeExec: c.execd, StepUser: got, KeepHome: keep, Entrypoint: entrypoint, ProbeImage: "w:1"})
+			ctr := pod.Spec.Containers[0]
+			sc := ctr.SecurityContext
 			if root := sc.RunAsUser != nil && *sc.RunAsUser == 0; root != (got != "") {
 				t.Errorf("runAsUser %v with step user %q", sc.RunAsUser, got)
+			}
+			// PID 1, where it is not the probe, is the task's own, as the
+			// container's user: the runtime's where the pod runs as it,
+			// else through the probe's binary's as mode.
+			pid1 := strings.Join(append(append([]string(nil), ctr.Command...), ctr.Args...), " ")
+			want := strings.Join(c.task.IdleCommand, " ")
+			if c.task.ForeignHarness() {
+				want = strings.TrimSpace(strings.Join(c.cfg.Entrypoint, " ") + " " + want)
+			}
+			switch {
+			case c.pid1:
+				want = strings.Join(probeCommand(c.task, podConfig{}), " ")
+			case got != "":
+				home := ""
+				if keep {
+					home = " --keep-home"
+				}
+				want = runner.TaskDriverPath + " as" + home + " " + got + " -- " + want
+			}
+			if ctr.Command == nil && c.task.ForeignHarness() && !c.pid1 {
+				pid1 = strings.TrimSpace(strings.Join(c.cfg.Entrypoint, " ") + " " + pid1) // the runtime's
+			}
+			if pid1 != want {
+				t.Errorf("PID 1 %q, want %q", pid1, want)
 			}
 		})
 	}
