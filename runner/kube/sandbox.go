@@ -56,7 +56,8 @@ type sandbox struct {
 	probing      bool // the pod runs the probe
 	// besidePID1: the probe was exec'd beside the task's own PID 1; it
 	// samples, but steps go by the API server's exec as the task's own
-	// harness runs them (the probe takes a step only to switch users).
+	// harness runs them (the probe takes a step only to switch users, and
+	// every step where the pod runs as root for it: stepUser).
 	besidePID1 bool
 	drv        *probeConn
 	stopAttach context.CancelFunc
