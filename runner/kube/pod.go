@@ -297,6 +297,11 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 			ctr.Command = workload.AsArgv(runner.TaskDriverPath, c.StepUser, c.KeepHome, task.IdleCommand)
 		}
 	}
+	if c.StepUser != "" && c.ProbeExec {
+		// A user PID 1 cannot become ends it before the trial runs: its
+		// words ("unable to find user ghost") are the start's error.
+		ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	}
 	spec.Containers = append([]corev1.Container{ctr}, sidecarContainers(task, c, probeMounted)...)
 	m := meta(name, experiment, trial, task, c)
 	if c.StepUser != "" && (c.Probe || c.ProbeExec) {

@@ -183,6 +183,11 @@ func TestStepUserRules(t *testing.T) {
 			if pid1 != want {
 				t.Errorf("PID 1 %q, want %q", pid1, want)
 			}
+			// Where PID 1 becomes the user, its words on failing to are
+			// the start's error (the container's log as its message).
+			if becomes := got != "" && c.execd; becomes != (ctr.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError) {
+				t.Errorf("termination message policy %q with PID 1 becoming %q", ctr.TerminationMessagePolicy, got)
+			}
 		})
 	}
 }
