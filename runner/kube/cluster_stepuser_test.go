@@ -94,6 +94,7 @@ func TestClusterImageUserVerifierRoot(t *testing.T) {
 	})
 	results := clusterSweepWith(t, p, runner.SandboxOptions{Exe: probeExe(t)}, enginetest.Sweep{Tasks: []model.Task{user, ghost, entry}, Ratios: []model.Ratio{{Uncapped: true}}})
 	for _, r := range results {
+		t.Logf("%s: %s · %s (%s), steps by %s", r.Task, r.Outcome, r.Cause, r.Reason, r.StepRunner)
 		for _, s := range r.Steps {
 			t.Logf("%s %s %s: exit %s %q", r.Task, s.Phase, s.Name, s.ExitText(), s.Output)
 		}
