@@ -78,6 +78,23 @@ type ImageBuilder interface {
 	Close() error
 }
 
+// ImageConfig is what an image says of how its container runs: what a
+// backend that cannot inspect where its sandboxes run (a cluster's node)
+// needs to run them as the engine would.
+type ImageConfig struct {
+	Entrypoint, Cmd []string
+	// User is its USER ("" for root).
+	User string
+	// SetsHome: its ENV sets HOME (a step run as another user keeps it).
+	SetsHome bool
+}
+
+// ImageInspector is an ImageBuilder that can say a built image's config
+// (the local Docker engine's).
+type ImageInspector interface {
+	ImageConfig(ctx context.Context, ref string) (ImageConfig, error)
+}
+
 // OpenImageBuilder connects to an ImageBuilder, when one is first needed.
 type OpenImageBuilder func(ctx context.Context) (ImageBuilder, error)
 

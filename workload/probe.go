@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,6 +375,13 @@ func (p *probe) serve(in io.Reader, stderr io.Writer) {
 				code = 0
 			}
 			p.send(ProbeLine{Kind: ProbeExit, ID: c.End, Code: code})
+		case OpUser:
+			// Whether a step can run as that user: the cluster backend
+			// asks once at the start, as the Docker driver is asked.
+			said := &frameWriter{fn: func(text string) { p.send(ProbeLine{Kind: ProbeErr, ID: c.End, Text: text}) }}
+			code := userOp(c, said)
+			said.Close()
+			p.send(ProbeLine{Kind: ProbeExit, ID: c.End, Code: code})
 		case OpPeak:
 			peak, ok := p.takePeak()
 			p.send(ProbeLine{Kind: ProbePeak, ID: c.End, Peak: peak, Known: ok})
@@ -473,12 +481,17 @@ func (p *probe) run(c Command) int {
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if c.User != "" {
-		cred, _, err := lookupUser(c.User)
+		cred, home, err := lookupUser(c.User)
 		if err != nil {
 			fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
 			return 126
 		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		// As the step driver's (runCommand): runc sets HOME only where
+		// the container's environment has none.
+		if !c.KeepHome && !slices.ContainsFunc(c.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+			cmd.Env = append(cmd.Env, "HOME="+home)
+		}
 	}
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does.

@@ -35,7 +35,7 @@ const SeedEnv = "HEADROOM_SEED"
 // name) and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | env NAME=VALUE... -- ARGV... | gate -- ARGV... | run --step NAME --profile JSON | term start|keys|exec | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | upload | directio")
+		fmt.Fprintln(stderr, "usage: hr-workload idle | drive | probe [--every 50ms] | copy-self DIR | env NAME=VALUE... -- ARGV... | as [--keep-home] USER -- ARGV... | gate -- ARGV... | run --step NAME --profile JSON | term start|keys|exec | child --mb N --ms N | netshape | neighbour | serve | rtt | fetch | upload | directio")
 		return 2
 	}
 	switch args[0] {
@@ -53,6 +53,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return cat(args[1:], stdout, stderr)
 	case EnvMode:
 		return runEnv(args[1:], stderr)
+	case AsMode:
+		return runAs(args[1:], stderr)
 	case GateMode:
 		return gate(args[1:], stderr)
 	case NetPolicyMode:

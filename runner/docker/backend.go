@@ -480,7 +480,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		// them: a driver that was the image's USER nobody could run no
 		// step as anyone else ([verifier] user = "root" ended 126, where
 		// Harbor's verifier ran as root).
-		if as := b.containerUser(ctx, task); !rootUser(as) && canSwitchUser(task) {
+		if as := b.containerUser(ctx, task); !runner.RootUser(as) && runner.CanSwitchUser(task) {
 			stepUser, cfg.User = as, "0:0"
 		}
 		if b.spares(task) {

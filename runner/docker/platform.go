@@ -192,6 +192,23 @@ func (p *Platform) ImageID(ctx context.Context, ref string) (string, error) {
 	return ins.ID, nil
 }
 
+// ImageConfig is an image's ENTRYPOINT, CMD, USER and whether its ENV
+// sets HOME (runner.ImageInspector: the Kubernetes backend runs a pod's
+// steps as the image's USER by it).
+func (p *Platform) ImageConfig(ctx context.Context, ref string) (runner.ImageConfig, error) {
+	ins, err := p.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return runner.ImageConfig{}, fmt.Errorf("image %s is not on this engine: build or pull it first (%v)", ref, err)
+	}
+	var c runner.ImageConfig
+	if ins.Config != nil {
+		c = runner.ImageConfig{Entrypoint: ins.Config.Entrypoint, Cmd: ins.Config.Cmd, User: ins.Config.User, SetsHome: slices.ContainsFunc(ins.Config.Env, isHome)}
+	}
+	return c, nil
+}
+
+var _ runner.ImageInspector = (*Platform)(nil)
+
 // Sandboxes subscribes to the engine's events and returns the backend
 // that starts trials' containers.
 func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runner.Backend, error) {

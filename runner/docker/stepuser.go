@@ -29,22 +29,6 @@ func (b *Backend) keepsHome(ctx context.Context, task model.Task) bool {
 // isHome says whether an environment entry sets HOME.
 func isHome(e string) bool { return strings.HasPrefix(e, "HOME=") }
 
-// rootUser says whether user (a name or uid, with or without a group) is
-// root: "" keeps the engine's default, root.
-func rootUser(user string) bool {
-	name, _, _ := strings.Cut(user, ":")
-	return name == "" || name == "0" || name == "root"
-}
-
-// canSwitchUser says whether the root of the task's container may change
-// its user (CAP_SETUID and CAP_SETGID): under the harbor profile the
-// engine's default capabilities hold both; a hardened container only
-// those the task keeps (the built-in image's none: its driver stays the
-// container's user, nobody, as before).
-func canSwitchUser(task model.Task) bool {
-	return !task.Hardened() || slices.Contains(task.Capabilities, "SETUID") && slices.Contains(task.Capabilities, "SETGID")
-}
-
 // checkStepUser asks the driver whether user is one a step can run as,
 // once at the start: an unknown one is the engine's error for a
 // container whose USER it is ("unable to find user …"), not a failure of

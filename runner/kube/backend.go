@@ -300,7 +300,8 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		return nil, fmt.Errorf("task %s: allowed_hosts, a phase's own network_mode and a separate verifier are run on the docker backend only; use --backend docker", task.Name)
 	}
 	pid1, execd := b.usesProbe(task)
-	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
+	stepUser, keepHome, entrypoint := b.stepUser(ctx, task, pid1, execd)
+	c := podConfig{Name: name, Namespace: p.ns, Owner: p.owner, Keep: b.opts.Keep, Probe: pid1, ProbeExec: execd, StepUser: stepUser, KeepHome: keepHome, Entrypoint: entrypoint, ProbeImage: b.probeImage, Every: b.opts.SampleEvery, Pull: p.pullPolicy()}
 	pod := Pod(experiment, trial, task, c)
 	np := NetworkPolicy(experiment, task, c)
 	// Creation runs to completion even when ctx ends, so that what it made
@@ -310,6 +311,7 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	sb := newSandbox(b, pod.Name, task, trial.Policy)
 	sb.trial = trial.ID
 	sb.probing, sb.besidePID1 = c.Probe || c.ProbeExec, c.ProbeExec
+	sb.stepUser, sb.keepHome = stepUser, keepHome
 	// Followed from before its creation to its removal (Remove ends it).
 	sb.sub = b.podWatch().subscribe(pod.Name)
 	if np != nil {
@@ -385,9 +387,23 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		attached := runner.TimePhase(trial.ID, "attach")
 		err := sb.attach(probe)
 		attached()
+		if err != nil && stepUser != "" {
+			// The pod runs as root for its probe: without it, a step
+			// would run as root, not as the container's user.
+			_, _ = sb.Remove(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("%w: its steps run as %s through the probe, and without it would run as root", err, stepUser)
+		}
 		if err != nil {
 			sb.source = "none"
 			sb.why = err.Error()
+		}
+		if err == nil && stepUser != "" {
+			// A user the image does not know ends the start, in the
+			// runtime's words, as it ends a container whose USER it is.
+			if err := sb.checkStepUser(ctx); err != nil {
+				_, _ = sb.Remove(context.WithoutCancel(ctx))
+				return nil, fmt.Errorf("start pod %s: %w", pod.Name, err)
+			}
 		}
 	}
 	if sb.drv == nil {

@@ -78,6 +78,13 @@ func (f *fakeProbe) Attach(ctx context.Context, pod, container string, stdin io.
 			f.mu.Unlock()
 		case workload.OpKill:
 			return nil
+		case workload.OpUser:
+			code := 0
+			if c.Argv[0] == "ghost" {
+				send(workload.ProbeLine{Kind: workload.ProbeErr, ID: c.End, Text: "unable to find user ghost: not in /etc/passwd"})
+				code = 126
+			}
+			send(workload.ProbeLine{Kind: workload.ProbeExit, ID: c.End, Code: code})
 		default:
 			sample()
 			code := 0
@@ -102,6 +109,10 @@ func (f *fakeProbe) Exec(ctx context.Context, pod, container string, argv []stri
 	f.containers = append(f.containers, container)
 	content, isFile := f.files[container+":"+argv[len(argv)-1]]
 	f.mu.Unlock()
+	if len(argv) > 1 && argv[1] == workload.ProbeMode {
+		// The probe exec'd beside PID 1: it serves the exec's streams.
+		return 0, f.Attach(ctx, pod, container, stdin, stdout, stderr)
+	}
 	if stdin != nil {
 		b, _ := io.ReadAll(stdin)
 		f.mu.Lock()

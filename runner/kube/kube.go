@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,8 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/workload"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // Name is the backend's registered name.
@@ -121,6 +124,8 @@ type Platform struct {
 	mu      sync.Mutex
 	builder runner.ImageBuilder
 	images  map[string]string
+	// imageConfigs are the task images' configs, inspected once each.
+	imageConfigs map[string]imageConfig
 	// nodePids are the nodes' pod pids limits, read once each.
 	nodePids map[string]nodePids
 }
@@ -277,7 +282,26 @@ func (p *Platform) Shell(sandboxID string) ([]string, error) {
 	if c := p.set[OptContext]; c != "" {
 		args = append(args, "--context", c)
 	}
-	return append(args, "exec", "-it", "-n", p.ns, sandboxID, "-c", mainContainer, "--", "sh"), nil
+	args = append(args, "exec", "-it", "-n", p.ns, sandboxID, "-c", mainContainer, "--")
+	return append(args, p.shellArgv(sandboxID)...), nil
+}
+
+// shellArgv is the shell the console opens in a trial's pod: as the
+// steps' user where the pod runs as root for its probe (its annotation),
+// through the probe's binary, as the Docker backend's `exec -u`.
+func (p *Platform) shellArgv(pod string) []string {
+	sh := []string{"sh"}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := p.cs.CoreV1().Pods(p.ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil || got.Annotations[runner.LabelStepUser] == "" {
+		return sh
+	}
+	bin := wire.Binary // the built-in image's own
+	if slices.ContainsFunc(got.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == probeInstaller }) {
+		bin = runner.TaskDriverPath // copied in by its init container
+	}
+	return workload.AsArgv(bin, got.Annotations[runner.LabelStepUser], got.Annotations[annotationKeepHome] == "1", sh)
 }
 
 // thisHost says whether a node is this machine: its name or one of its

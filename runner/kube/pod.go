@@ -41,6 +41,10 @@ const (
 	LabelIsolated = "headroom.isolated"
 )
 
+// annotationKeepHome marks a pod whose steps' user keeps the container's
+// HOME (its image's or task's ENV sets one).
+const annotationKeepHome = "headroom.step-keep-home"
+
 // Container names in a trial's pod.
 const (
 	mainContainer  = "task"
@@ -66,7 +70,18 @@ type podConfig struct {
 	// ProbeExec puts the probe's binary in the container but keeps the
 	// task's own PID 1 (its ENTRYPOINT may start the task's services):
 	// the probe is exec'd beside it, in the same cgroup.
-	ProbeExec  bool
+	ProbeExec bool
+	// StepUser: the task's container runs as root, its probe with it, and
+	// the probe runs every step as this user (stepuser.go); "" the
+	// container runs as its own user, and the probe too.
+	StepUser string
+	// KeepHome: the container's environment sets HOME (the steps keep it).
+	KeepHome bool
+	// Entrypoint is the image's ENTRYPOINT, which a pod whose probe is
+	// exec'd beside PID 1 runs as StepUser (through the probe's binary's
+	// as mode, which becomes it and execs it: PID 1 is the image's own,
+	// as its user, as under the task's harness).
+	Entrypoint []string
 	ProbeImage string
 	Every      time.Duration
 	// Pull is the image pull policy (Never: images imported by hand).
@@ -229,6 +244,12 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
 	}
 	ctr.SecurityContext = securityContext(task)
+	if c.StepUser != "" && (c.Probe || c.ProbeExec) {
+		// The probe is root, to run each step as its user (a pod's exec
+		// has no user of its own to give).
+		uid, gid := int64(0), int64(0)
+		ctr.SecurityContext.RunAsUser, ctr.SecurityContext.RunAsGroup = &uid, &gid
+	}
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
 		Containers:                    nil,
@@ -265,11 +286,31 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		// As the task's harness runs it: the image's ENTRYPOINT, the
 		// idle command its argument (the probe, if any, is exec'd beside).
 		ctr.Args = task.IdleCommand
+		if c.StepUser != "" && c.ProbeExec {
+			// The container runs as root for its probe: PID 1 becomes
+			// the container's user first.
+			ctr.Command = workload.AsArgv(runner.TaskDriverPath, c.StepUser, c.KeepHome, c.Entrypoint)
+		}
 	default:
 		ctr.Command = task.IdleCommand
+		if c.StepUser != "" && c.ProbeExec {
+			ctr.Command = workload.AsArgv(runner.TaskDriverPath, c.StepUser, c.KeepHome, task.IdleCommand)
+		}
+	}
+	if c.StepUser != "" && c.ProbeExec {
+		// A user PID 1 cannot become ends it before the trial runs: its
+		// words ("unable to find user ghost") are the start's error.
+		ctr.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	}
 	spec.Containers = append([]corev1.Container{ctr}, sidecarContainers(task, c, probeMounted)...)
 	m := meta(name, experiment, trial, task, c)
+	if c.StepUser != "" && (c.Probe || c.ProbeExec) {
+		// The console's shell opens as the steps' user too (Shell).
+		m.Annotations[runner.LabelStepUser] = c.StepUser
+		if c.KeepHome {
+			m.Annotations[annotationKeepHome] = "1"
+		}
+	}
 	if isolated(task) {
 		m.Labels[LabelIsolated] = "1"
 	}

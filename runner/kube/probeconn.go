@@ -34,10 +34,69 @@ type probeConn struct {
 	writeMu sync.Mutex
 }
 
-// call is a command in flight: its lines and its answer.
+// call is a command in flight: its lines and its answer. Its lines are
+// handed to line by a goroutine of its own (deliver), never by the
+// stream's reader: line may ask the probe something (the runner reads a
+// traced command's kernel peak as its trace line comes), whose answer
+// only the reader can take — each such ask waited out its bound (5 s), and
+// a traced verifier ran past its time limit.
 type call struct {
 	line   func(stream, text string)
 	answer chan workload.ProbeLine
+
+	mu      sync.Mutex
+	wake    chan struct{} // a line queued, or done
+	queue   [][2]string
+	done    bool
+	drained chan struct{} // closed when deliver has handed on every line
+}
+
+// push queues one of the call's lines for deliver.
+func (cl *call) push(stream, text string) {
+	cl.mu.Lock()
+	cl.queue = append(cl.queue, [2]string{stream, text})
+	cl.mu.Unlock()
+	select {
+	case cl.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver hands the queued lines to line, in order, until the call is
+// finished and every line handed on.
+func (cl *call) deliver() {
+	defer close(cl.drained)
+	for {
+		cl.mu.Lock()
+		q, done := cl.queue, cl.done
+		cl.queue = nil
+		cl.mu.Unlock()
+		for _, l := range q {
+			cl.line(l[0], l[1])
+		}
+		if done && len(q) == 0 {
+			return
+		}
+		if len(q) == 0 {
+			<-cl.wake
+		}
+	}
+}
+
+// finish says no more lines come and waits until those queued are handed
+// on (none is handed on after the command's ask returns).
+func (cl *call) finish() {
+	if cl.line == nil {
+		return
+	}
+	cl.mu.Lock()
+	cl.done = true
+	cl.mu.Unlock()
+	select {
+	case cl.wake <- struct{}{}:
+	default:
+	}
+	<-cl.drained
 }
 
 func newProbeConn(stdin io.WriteCloser) *probeConn {
@@ -82,11 +141,11 @@ func (c *probeConn) handle(text string) {
 	switch l.Kind {
 	case workload.ProbeOut:
 		if cl.line != nil {
-			cl.line("stdout", l.Text)
+			cl.push("stdout", l.Text)
 		}
 	case workload.ProbeErr:
 		if cl.line != nil {
-			cl.line("stderr", l.Text)
+			cl.push("stderr", l.Text)
 		}
 	default:
 		c.answer(l.ID, l)
@@ -123,7 +182,11 @@ func (c *probeConn) ask(ctx context.Context, cmd workload.Command, line func(str
 	if cmd.Op == workload.OpHello {
 		id = "hello"
 	}
-	cl := &call{line: line, answer: make(chan workload.ProbeLine, 1)}
+	cl := &call{line: line, answer: make(chan workload.ProbeLine, 1), wake: make(chan struct{}, 1), drained: make(chan struct{})}
+	if line != nil {
+		go cl.deliver()
+	}
+	defer cl.finish()
 	c.mu.Lock()
 	c.waiting[id] = cl
 	c.mu.Unlock()
@@ -162,10 +225,12 @@ func (c *probeConn) ask(ctx context.Context, cmd workload.Command, line func(str
 }
 
 // run runs one step through the probe.
-func (c *probeConn) run(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
+// keepHome: the container's environment sets HOME, which a step run as
+// user keeps (workload.Command.KeepHome).
+func (c *probeConn) run(ctx context.Context, argv, env []string, user string, keepHome bool, line func(stream, text string)) (runner.ExecResult, error) {
 	c.busy.Lock()
 	defer c.busy.Unlock()
-	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user}, line)
+	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user, KeepHome: keepHome && user != ""}, line)
 	if errors.Is(err, errProbeGone) {
 		// The probe died under the step (the kernel killed it, or the pod
 		// went): every process in the container went with it.

@@ -56,10 +56,16 @@ type sandbox struct {
 	probing      bool // the pod runs the probe
 	// besidePID1: the probe was exec'd beside the task's own PID 1; it
 	// samples, but steps go by the API server's exec as the task's own
-	// harness runs them (the probe takes a step only to switch users).
+	// harness runs them (the probe takes a step only to switch users, and
+	// every step where the pod runs as root for it: stepUser).
 	besidePID1 bool
 	drv        *probeConn
 	stopAttach context.CancelFunc
+	// stepUser: the pod runs as root and its probe runs every step as
+	// this user, a step naming a user as that one ("" the container's
+	// own: stepuser.go). keepHome: the container's environment sets HOME.
+	stepUser string
+	keepHome bool
 
 	// sub follows the pod on the backend's shared watch.
 	sub *podSub
@@ -160,7 +166,7 @@ func (s *sandbox) SampleSourceWhy() string {
 
 // StepRunner: "driver" through the probe, else "exec".
 func (s *sandbox) StepRunner() string {
-	if s.drv != nil && !s.b.opts.ExecSteps && !s.besidePID1 {
+	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || s.stepUser != "") {
 		return runner.StepsByDriver
 	}
 	return runner.StepsByExec
@@ -428,13 +434,18 @@ func (s *sandbox) metricsUsage() (int64, bool) {
 }
 
 // Exec runs a step: through the probe where there is one (as user, when
-// not the container's own), else the API server's exec.
+// not the container's own; every step where the pod runs as root for its
+// probe, as the container's user unless it names one), else the API
+// server's exec.
 func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
 	if user == s.task.User {
 		user = ""
 	}
-	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || user != "") {
-		res, err := s.drv.run(ctx, argv, env, user, line)
+	if s.drv != nil && !s.b.opts.ExecSteps && (!s.besidePID1 || user != "" || s.stepUser != "") {
+		if user == "" {
+			user = s.stepUser
+		}
+		res, err := s.drv.run(ctx, argv, env, user, s.keepHome, line)
 		if err == nil && res.ExitCode == 137 && s.drv.gone() {
 			// The probe's stream ended under the step: the pod died, or
 			// the API server carrying the stream went away (then it is
