@@ -204,30 +204,15 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hr-workload drive: empty command")
 		return 127
 	}
-	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
-	cmd.Env = append(os.Environ(), c.Env...)
-	if c.User != "" {
-		cred, home, err := lookupUser(c.User)
-		if err != nil {
-			// The engine's exec refuses an unknown user the same way.
-			fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
-			return 126
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		if !c.KeepHome && !slices.ContainsFunc(c.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
-			cmd.Env = append(cmd.Env, "HOME="+home)
-		}
-	}
 	// Not the driver's own files: wrapped, so that exec gives the child a
 	// pipe and copies from it (the driver's streams are its channel).
-	cmd.Stdout, cmd.Stderr = onlyWriter{stdout}, onlyWriter{stderr}
-	// A step that leaves a process holding its output (a server started
-	// in the background) ends when its own process does, as on a cluster.
-	cmd.WaitDelay = time.Second
-	if spare.raise && cmd.Err == nil {
-		raiseStep(cmd)
+	cmd, err := stepCommand(c, spare.raise, onlyWriter{stdout}, onlyWriter{stderr})
+	if err != nil {
+		// The engine's exec refuses an unknown user the same way.
+		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
+		return 126
 	}
-	err := spare.forStep(cmd.Start)
+	err = spare.forStep(cmd.Start)
 	if err == nil {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
@@ -235,6 +220,34 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		err = cmd.Wait()
 	}
 	return exitCode(cmd, err, stderr)
+}
+
+// stepCommand is a step (c, Argv not empty) as the driver and the probe
+// start it, as the engine's exec would: the step's environment over the
+// container's, its user's credentials (an error for a user the image
+// lacks) and, as runc, that user's HOME where the environment has none;
+// raised (raiseStep) where the driver could not be spared.
+func stepCommand(c Command, raise bool, stdout, stderr io.Writer) (*exec.Cmd, error) {
+	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if c.User != "" {
+		cred, home, err := lookupUser(c.User)
+		if err != nil {
+			return nil, err
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if !c.KeepHome && !slices.ContainsFunc(c.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+			cmd.Env = append(cmd.Env, "HOME="+home)
+		}
+	}
+	// A step that leaves a process holding its output (a server started
+	// in the background) ends when its own process does, as on a cluster.
+	cmd.WaitDelay = time.Second
+	if raise && cmd.Err == nil {
+		raiseStep(cmd)
+	}
+	return cmd, nil
 }
 
 // StepOOMScoreAdj is the OOM score adjustment of the steps the driver

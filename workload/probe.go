@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -477,29 +476,12 @@ func (p *probe) run(c Command) int {
 		fmt.Fprintln(stderr, "hr-workload probe: empty command")
 		return 127
 	}
-	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
-	cmd.Env = append(os.Environ(), c.Env...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if c.User != "" {
-		cred, home, err := lookupUser(c.User)
-		if err != nil {
-			fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
-			return 126
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		// As the step driver's (runCommand): runc sets HOME only where
-		// the container's environment has none.
-		if !c.KeepHome && !slices.ContainsFunc(c.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
-			cmd.Env = append(cmd.Env, "HOME="+home)
-		}
+	cmd, err := stepCommand(c, p.raise, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
+		return 126
 	}
-	// A step that leaves a process holding its output (a server started
-	// in the background) ends when its own process does.
-	cmd.WaitDelay = time.Second
-	if p.raise && cmd.Err == nil {
-		raiseStep(cmd)
-	}
-	err := cmd.Run()
+	err = cmd.Run()
 	return exitCode(cmd, err, stderr)
 }
 
