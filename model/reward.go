@@ -37,10 +37,10 @@ const MaxRewardContentBytes = 1 << 20
 // take a run of spaces as one). A 60 MB reward.txt kept whole took 408 MB
 // of headroom's memory to read and parse; squeezed, a few.
 type RewardBuffer struct {
-	raw, squeezed   []byte
-	n               int64
-	in, esc, spaced bool
-	over            bool
+	raw, squeezed []byte
+	n             int64
+	str           jsonString
+	spaced, over  bool
 }
 
 func (b *RewardBuffer) Write(p []byte) (int, error) {
@@ -53,22 +53,15 @@ func (b *RewardBuffer) Write(p []byte) (int, error) {
 	}
 	for _, c := range p {
 		switch {
-		case b.in:
-			switch {
-			case b.esc:
-				b.esc = false
-			case c == '\\':
-				b.esc = true
-			case c == '"':
-				b.in = false
-			}
+		case b.str.part(c):
+			b.spaced = false
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			if b.spaced {
 				continue
 			}
 			b.spaced, c = true, ' '
 		default:
-			b.spaced, b.in = false, c == '"'
+			b.spaced = false
 		}
 		b.squeezed = append(b.squeezed, c)
 		// Of more, more than MaxRewardContentBytes is not space.
@@ -101,21 +94,10 @@ func rewardContent(name string, data []byte) int {
 	if !strings.HasSuffix(name, ".json") {
 		return len(bytes.TrimSpace(data))
 	}
-	n, in, esc := 0, false, false
+	var str jsonString
+	n := 0
 	for _, c := range data {
-		switch {
-		case in:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
-		case c == '"':
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		if !str.part(c) && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
 			continue // JSON's spaces, Python's json.loads's
 		}
 		n++
@@ -328,31 +310,45 @@ func jsonKind(v any) string {
 // NaN is an error, as ParseRewards says.
 func jsonLiterals(data []byte) ([]byte, error) {
 	var out []byte
-	in, esc := false, false
+	var str jsonString
 	for i := 0; i < len(data); i++ {
 		c := data[i]
-		switch {
-		case in:
+		if !str.part(c) {
 			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
+			case bytes.HasPrefix(data[i:], []byte("Infinity")) && !wordByte(data, i+len("Infinity")):
+				out = append(out, "1e999999"...)
+				i += len("Infinity") - 1
+				continue
+			case bytes.HasPrefix(data[i:], []byte("NaN")):
+				return nil, fmt.Errorf("holds NaN, which passes no threshold, in Harbor either: no reward")
 			}
-		case c == '"':
-			in = true
-		case bytes.HasPrefix(data[i:], []byte("Infinity")) && !wordByte(data, i+len("Infinity")):
-			out = append(out, "1e999999"...)
-			i += len("Infinity") - 1
-			continue
-		case bytes.HasPrefix(data[i:], []byte("NaN")):
-			return nil, fmt.Errorf("holds NaN, which passes no threshold, in Harbor either: no reward")
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// jsonString follows a JSON text a byte at a time: whether each byte is
+// part of a string (its quotes and escapes with it).
+type jsonString struct{ in, esc bool }
+
+func (s *jsonString) part(c byte) bool {
+	switch {
+	case s.in:
+		switch {
+		case s.esc:
+			s.esc = false
+		case c == '\\':
+			s.esc = true
+		case c == '"':
+			s.in = false
+		}
+		return true
+	case c == '"':
+		s.in = true
+		return true
+	}
+	return false
 }
 
 // wordByte says whether data[i] continues a literal (Infinity1 is none).

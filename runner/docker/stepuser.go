@@ -2,11 +2,11 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
 
@@ -34,20 +34,8 @@ func isHome(e string) bool { return strings.HasPrefix(e, "HOME=") }
 // container whose USER it is ("unable to find user …"), not a failure of
 // every step.
 func (s *sandbox) checkStepUser(ctx context.Context, user string) error {
-	var said strings.Builder
-	r, err := s.drv.send(ctx, workload.Command{Op: workload.OpUser, Argv: []string{user}}, func(_, text string) {
-		if said.Len() < 512 {
-			said.WriteString(text)
-		}
+	return runner.CheckStepUser(user, func(line func(stream, text string)) (int, error) {
+		r, err := s.drv.send(ctx, workload.Command{Op: workload.OpUser, Argv: []string{user}}, line)
+		return r.ExitCode, err
 	})
-	switch {
-	case err != nil:
-		return err
-	case r.ExitCode != 0:
-		if said.Len() == 0 {
-			said.WriteString("unable to find user " + user)
-		}
-		return errors.New(strings.TrimSpace(said.String()))
-	}
-	return nil
 }

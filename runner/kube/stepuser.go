@@ -92,20 +92,8 @@ func (b *backend) stepUser(ctx context.Context, task model.Task, pid1, execd boo
 // runtime's words for a container whose USER it cannot find, not every
 // step's failure.
 func (s *sandbox) checkStepUser(ctx context.Context) error {
-	var said strings.Builder
-	l, err := s.drv.ask(ctx, workload.Command{Op: workload.OpUser, Argv: []string{s.stepUser}}, func(_, text string) {
-		if said.Len() < 512 {
-			said.WriteString(text)
-		}
+	return runner.CheckStepUser(s.stepUser, func(line func(stream, text string)) (int, error) {
+		l, err := s.drv.ask(ctx, workload.Command{Op: workload.OpUser, Argv: []string{s.stepUser}}, line)
+		return l.Code, err
 	})
-	switch {
-	case err != nil:
-		return err
-	case l.Code != 0:
-		if said.Len() == 0 {
-			said.WriteString("unable to find user " + s.stepUser)
-		}
-		return errors.New(strings.TrimSpace(said.String()))
-	}
-	return nil
 }
