@@ -189,3 +189,4 @@ func (r *Reader) OtherLimits() map[string]string {
 	}
 	return out
 }
+

@@ -77,3 +77,35 @@ func TestHostileR11PipeKillLoop(t *testing.T) {
 	letoutRow(t, "Harbor task, memory_mb = 32: solve.sh runs `head -c 100M /dev/zero | tail -n 1` 40 times, 3 repeats, on an engine that refuses the driver's -1000",
 		fmt.Sprintf("exit %d, %s(%s)", res.code, said, time.Since(start).Round(time.Second)), 3-len(recs), left, forged)
 }
+
+// The eleventh attacker's finding 1, against round eleven's first fix: a
+// worker that marks itself the kernel's preferred victim (its own
+// oom_score_adj 500, as a browser's renderers set 300) sat below its
+// coordinator once every step was raised to 1000, so the kernel took the
+// coordinator: 3 of 3 oom-killed, where --exec-steps and Harbor (steps at
+// 0) take the worker and the coordinator writes the answer. Steps are now
+// raised by the least that outranks the driver (workload.stepRaise).
+func TestHostileR11WorkerMarksItselfTheVictim(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/self-marked-victim", map[string]string{
+		"task.toml": harborToml("hostile-r11/self-marked-victim", 256),
+		"solution/solve.sh": "#!/bin/bash\nmkdir -p /app\npython3 - <<'PY'\n" + `import os, time
+def hold(mb):
+    b = bytearray(mb << 20)
+    for i in range(0, len(b), 4096):
+        b[i] = 1
+    return b
+pid = os.fork()
+if pid == 0:
+    open('/proc/self/oom_score_adj', 'w').write('500')
+    time.sleep(0.5)
+    c = []
+    while True:
+        c.append(hold(8))
+base = hold(90)
+os.waitpid(pid, 0)
+open('/app/answer.txt', 'w').write('42\n')
+` + "PY\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -qx 42 /app/answer.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.PassedAfterOOM, "", "the kernel takes the worker that set itself 500, as under --exec-steps and Harbor, and the coordinator writes the answer",
+		"Harbor task, memory_mb = 256: solve.sh's python forks a worker that sets its own oom_score_adj 500 and grows without end, beside a 90 MiB coordinator that writes the answer when the worker dies; test.sh checks the answer")
+}

@@ -170,9 +170,10 @@ type OOMEvent struct {
 // (the engine's default for a container's processes).
 //
 // On an engine that refuses the driver's -1000 the driver keeps the
-// engine's default and each step starts at StepRaisedOOMScoreAdj (the
-// kernel's OOM_SCORE_ADJ_MAX) instead: the kernel takes any process of
-// the task before the driver.
+// engine's default and each step starts raised instead, by the least
+// that outweighs the driver's memory (workload.stepRaise), at most
+// StepRaisedOOMScoreAdj (the kernel's OOM_SCORE_ADJ_MAX): the kernel takes
+// any process of the task before the driver.
 const (
 	DriverOOMScoreAdj     = -1000
 	StepOOMScoreAdj       = 0

@@ -206,7 +206,7 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 	}
 	// Not the driver's own files: wrapped, so that exec gives the child a
 	// pipe and copies from it (the driver's streams are its channel).
-	cmd, err := stepCommand(c, spare.raise, onlyWriter{stdout}, onlyWriter{stderr})
+	cmd, err := stepCommand(c, spare.raise.adj(), onlyWriter{stdout}, onlyWriter{stderr})
 	if err != nil {
 		// The engine's exec refuses an unknown user the same way.
 		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
@@ -226,8 +226,8 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 // start it, as the engine's exec would: the step's environment over the
 // container's, its user's credentials (an error for a user the image
 // lacks) and, as runc, that user's HOME where the environment has none;
-// raised (raiseStep) where the driver could not be spared.
-func stepCommand(c Command, raise bool, stdout, stderr io.Writer) (*exec.Cmd, error) {
+// raised to raise (raiseStep; 0: not) where the driver could not be spared.
+func stepCommand(c Command, raise int, stdout, stderr io.Writer) (*exec.Cmd, error) {
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -244,8 +244,8 @@ func stepCommand(c Command, raise bool, stdout, stderr io.Writer) (*exec.Cmd, er
 	// A step that leaves a process holding its output (a server started
 	// in the background) ends when its own process does, as on a cluster.
 	cmd.WaitDelay = time.Second
-	if raise && cmd.Err == nil {
-		raiseStep(cmd)
+	if raise > 0 && cmd.Err == nil {
+		raiseStep(cmd, raise)
 	}
 	return cmd, nil
 }
@@ -272,10 +272,10 @@ const StepOOMScoreAdj = model.StepOOMScoreAdj
 //
 // An engine that refuses -1000 (one whose daemon may not lower a score,
 // as on this project's CI machine) starts the driver at its default, the
-// steps' own. Then the steps are raised instead (raise): each starts at
-// model.StepRaisedOOMScoreAdj, the kernel's highest, through raiseStep,
-// so that while any process of the task lives the kernel takes it before
-// the driver. Without it, memory the task held where no resident set
+// steps' own. Then the steps are raised instead (raise): each starts,
+// through raiseStep, at the least score that outweighs the driver's own
+// memory (stepRaise), so that while any process of the task lives the
+// kernel takes it before the driver. Without it, memory the task held where no resident set
 // counts it (52 MiB in unix-socket buffers behind a 0.2 MB sleep, pipe
 // pages) left the driver the largest process: the kernel killed it, the
 // trial was headroom's failure (driver-killed, never graded) where
@@ -284,7 +284,7 @@ const StepOOMScoreAdj = model.StepOOMScoreAdj
 // is its order under the harness.
 type oomSpare struct {
 	f     *os.File
-	raise bool
+	raise *raiser
 }
 
 func spareFromOOM(stderr io.Writer) *oomSpare {
@@ -293,8 +293,8 @@ func spareFromOOM(stderr io.Writer) *oomSpare {
 		return nil
 	}
 	if strings.TrimSpace(string(b)) != strconv.Itoa(model.DriverOOMScoreAdj) {
-		if raisesSteps() {
-			return &oomSpare{raise: true}
+		if r := newRaiser(); r != nil {
+			return &oomSpare{raise: r}
 		}
 		return nil // the steps keep what the driver has
 	}

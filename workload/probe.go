@@ -245,7 +245,7 @@ type probe struct {
 	// Docker driver does on an engine that cannot spare it (oomSpare):
 	// the probe holds the pod's own score, its steps the kernel's
 	// highest, so the kernel takes any process of the task before it.
-	raise bool
+	raise *raiser
 }
 
 func (p *probe) send(l ProbeLine) {
@@ -283,7 +283,7 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
 	}
 	p := startProbe(root, every, stdout, nil)
-	p.raise = raisesSteps()
+	p.raise = newRaiser()
 	// As the pod's task container's PID 1 it holds the signals a step
 	// may send it, as the Docker step driver does: a step's `kill -HUP 1`
 	// (or TERM, ABRT, SEGV...) ended the whole pod. Its pod ends by
@@ -476,7 +476,7 @@ func (p *probe) run(c Command) int {
 		fmt.Fprintln(stderr, "hr-workload probe: empty command")
 		return 127
 	}
-	cmd, err := stepCommand(c, p.raise, stdout, stderr)
+	cmd, err := stepCommand(c, p.raise.adj(), stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
 		return 126

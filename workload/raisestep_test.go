@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,25 +32,65 @@ func ownScore(t *testing.T) int {
 }
 
 // A driver the engine could not spare raises every step, and what the
-// step starts, to the kernel's highest score, and stays where it was:
-// the kernel then takes a process of the task before the driver.
+// step starts, by the same small amount (stepRaise), and stays where it
+// was: the kernel then takes a process of the task before the driver.
 func TestUnsparedDriverRaisesItsSteps(t *testing.T) {
 	before := ownScore(t)
 	if before >= model.StepRaisedOOMScoreAdj {
 		t.Skipf("this test runs at oom_score_adj %d already", before)
 	}
 	spare := spareFromOOM(os.Stderr)
-	if spare == nil || !spare.raise {
+	if spare == nil || spare.raise == nil {
 		t.Fatalf("a driver at %d (not spared) does not raise its steps: %+v", before, spare)
 	}
 	var stdout, stderr bytes.Buffer
 	code := runCommand(Command{Argv: []string{"/bin/sh", "-c", `read a < /proc/self/oom_score_adj; b=$(cat /proc/self/oom_score_adj); echo "$a $b $0 $1"`, "zero", "one"}, Env: []string{"X=1"}}, spare, &stdout, &stderr)
-	want := "1000 1000 zero one\n"
-	if code != 0 || stdout.String() != want {
-		t.Errorf("step: exit %d, %q (stderr %q); want 0, %q (the step and its child raised, its argv kept)", code, stdout.String(), stderr.String(), want)
+	var a, b int
+	var zero, one string
+	n, _ := fmt.Sscan(stdout.String(), &a, &b, &zero, &one)
+	if code != 0 || n != 4 || a != b || a <= before || a > model.StepRaisedOOMScoreAdj || zero != "zero" || one != "one" {
+		t.Errorf("step: exit %d, %q (stderr %q); want 0, the step and its child at one raised score, its argv kept", code, stdout.String(), stderr.String())
 	}
 	if after := ownScore(t); after != before {
 		t.Errorf("the driver's own score went %d → %d", before, after)
+	}
+}
+
+// The raise is the least that puts any process of the task, however
+// small, above the driver (twice its resident set and 8 MiB more), so a
+// process that sets its own score keeps its place against the rest.
+func TestStepRaiseIsJustEnough(t *testing.T) {
+	const page = 4096
+	for _, limit := range []int64{16 << 20, 64 << 20, 256 << 20, 1 << 30, 8 << 30} {
+		for _, rss := range []int64{2 << 20, 8 << 20, 30 << 20} {
+			adj := stepRaise(rss, limit, 24<<30)
+			bonus := int64(adj) * (limit / page / 1000) * page // what the kernel adds, in bytes
+			if adj < model.StepRaisedOOMScoreAdj && bonus < 2*rss+8<<20 {
+				t.Errorf("limit %s, driver %s: raise %d adds %s, not more than the driver's twice and 8 MiB", model.FormatBytes(limit), model.FormatBytes(rss), adj, model.FormatBytes(bonus))
+			}
+			if adj > 1 && int64(adj-2)*(limit/page/1000)*page >= 2*rss+8<<20 {
+				t.Errorf("limit %s, driver %s: raise %d is more than it takes", model.FormatBytes(limit), model.FormatBytes(rss), adj)
+			}
+		}
+	}
+	for _, c := range []struct {
+		rss, limit, host int64
+		want             int
+	}{
+		{8 << 20, 64 << 20, 24 << 30, 385}, // 6,144 pages over 16 a point
+		{8 << 20, 1 << 30, 24 << 30, 24},
+		{8 << 20, 0, 24 << 30, 1},   // no limit: the host's 24 GiB
+		{8 << 20, 2 << 20, 0, 1000}, // a limit under 4 MiB: the kernel's points move by none
+		{600 << 20, 64 << 20, 0, 1000},
+	} {
+		if got := stepRaise(c.rss, c.limit, c.host); got != c.want {
+			t.Errorf("stepRaise(%d, %d, %d) = %d, want %d", c.rss, c.limit, c.host, got, c.want)
+		}
+	}
+	// The eleventh attacker's task at 256 MiB: a worker that set itself
+	// 500 to be the victim stays above its coordinator at the raise.
+	if adj := stepRaise(12<<20, 256<<20, 24<<30); adj >= 500 {
+		t.Errorf("raise %d at 256 MiB: a worker at 500 no longer outranks the rest", adj)
 	}
 }
 
@@ -73,7 +114,7 @@ func TestRaisedStepThatCannotRun(t *testing.T) {
 		{[]string{plain}, 126},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := runCommand(Command{Argv: c.argv}, &oomSpare{raise: true}, &stdout, &stderr); code != c.want {
+		if code := runCommand(Command{Argv: c.argv}, &oomSpare{raise: newRaiser()}, &stdout, &stderr); code != c.want {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", c.argv, code, c.want, stderr.String())
 		}
 	}
@@ -88,7 +129,7 @@ func TestProbeRaisesItsSteps(t *testing.T) {
 		t.Skip("already raised")
 	}
 	out := &syncBuffer{}
-	p := &probe{out: out, raise: raisesSteps()}
+	p := &probe{out: out, raise: newRaiser()}
 	if code := p.run(Command{Argv: []string{"/bin/sh", "-c", "cat /proc/self/oom_score_adj"}, End: "c1"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -98,7 +139,7 @@ func TestProbeRaisesItsSteps(t *testing.T) {
 			said = append(said, l.Text)
 		}
 	}
-	if len(said) != 1 || said[0] != "1000" {
-		t.Errorf("the probe's step read its score %q, want 1000", said)
+	if len(said) != 1 || said[0] == "0" || said[0] == "" {
+		t.Errorf("the probe's step read its score %q, want it raised", said)
 	}
 }

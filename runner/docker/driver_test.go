@@ -225,10 +225,10 @@ func TestDriverWriteHonoursTheDeadline(t *testing.T) {
 // the kernel's lowest adjustment, and the steps it starts (and theirs)
 // with the engine's default, as the task's own processes would; on an
 // engine that refuses the lowest, the driver at the default and every
-// step raised to the highest. Before, on cgroup v1 the kernel killed a
-// step at the limit and then the driver (1 demo trial in 20 on a loaded
-// host), ending the container under the trial: an infra-error where the
-// harness has the agent's kill.
+// step raised above it, each by the same. Before, on cgroup v1 the kernel
+// killed a step at the limit and then the driver (1 demo trial in 20 on a
+// loaded host), ending the container under the trial: an infra-error
+// where the harness has the agent's kill.
 func TestDriverIsNeverTheOOMVictim(t *testing.T) {
 	b, sb := startDriven(t, "driver-spared", model.Ratio{K: 1})
 	// On an engine that refuses --oom-score-adj=-1000 (its runtime lacks
@@ -236,7 +236,7 @@ func TestDriverIsNeverTheOOMVictim(t *testing.T) {
 	// driver keeps the engine's default and raises its steps instead.
 	wantDriver, wantStep := "-1000", "0"
 	if b.noOOMSpare.Load() {
-		wantDriver, wantStep = "0", "1000"
+		wantDriver, wantStep = "0", "raised" // by stepRaise's least, the same for every step
 	}
 	// A step that starts a job of its own and waits for it: while it
 	// runs, each process of the container is read from the host.
@@ -287,6 +287,9 @@ func TestDriverIsNeverTheOOMVictim(t *testing.T) {
 		t.Fatalf("saw %d step processes, want the step and its job", len(adj["step"]))
 	}
 	for _, v := range adj["step"] {
+		if wantStep == "raised" && v != "0" && !strings.HasPrefix(v, "-") && v == adj["step"][0] {
+			continue
+		}
 		if v != wantStep {
 			t.Errorf("a step's process has adjustment %s, want %s (all the task's alike, so the kernel's order among them is the harness's): %v", v, wantStep, adj["step"])
 		}
