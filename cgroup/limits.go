@@ -189,4 +189,3 @@ func (r *Reader) OtherLimits() map[string]string {
 	}
 	return out
 }
-
