@@ -109,3 +109,29 @@ open('/app/answer.txt', 'w').write('42\n')
 	}, model.PassedAfterOOM, "", "the kernel takes the worker that set itself 500, as under --exec-steps and Harbor, and the coordinator writes the answer",
 		"Harbor task, memory_mb = 256: solve.sh's python forks a worker that sets its own oom_score_adj 500 and grows without end, beside a 90 MiB coordinator that writes the answer when the worker dies; test.sh checks the answer")
 }
+
+// The eleventh attacker's finding 2: every step ran in the directory the
+// step driver held since the start. A solution that removed and made its
+// working directory again left the verifier in the removed one (its
+// relative `cat answer.txt` failed: 0 of 3 where --exec-steps and Harbor
+// pass 3 of 3); one that removed it for good left the verifier running
+// where the engine's exec cannot start (Harbor: 126, no reward, failed;
+// here it passed). Each step now starts in the container's working
+// directory by its path, as an exec does.
+func TestHostileR11WorkDirMadeAgain(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/workdir-again", map[string]string{
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\nWORKDIR /app\n",
+		"solution/solve.sh":      "#!/bin/bash\ncd /\nrm -rf /app\nmkdir /app\necho 42 > /app/answer.txt\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif [ \"$(cat answer.txt)\" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "the verifier starts in the /app the solution made, as an exec does",
+		"Harbor task, WORKDIR /app: solve.sh removes /app and makes it again with answer.txt; test.sh reads `answer.txt` relative to its directory")
+}
+
+func TestHostileR11WorkDirGone(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/workdir-gone", map[string]string{
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\nWORKDIR /app\n",
+		"solution/solve.sh":      "#!/bin/bash\ncd / && rm -rf /app\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif [ ! -e /app ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Failed, "", "the engine's exec cannot start the verifier in a working directory that is gone (126), so it writes no reward, as under Harbor",
+		"Harbor task, WORKDIR /app: solve.sh removes /app; test.sh would write reward 1 if /app is gone")
+}

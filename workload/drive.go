@@ -145,6 +145,7 @@ func holdInitSignals(stderr io.Writer, mode, what string) {
 
 // drive reads commands from in until it ends.
 func drive(in io.Reader, stdout, stderr io.Writer) int {
+	workDir, _ = os.Getwd()
 	if os.Getpid() == 1 {
 		holdInitSignals(stderr, "drive", "headroom's step driver")
 	}
@@ -207,7 +208,11 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 	// Not the driver's own files: wrapped, so that exec gives the child a
 	// pipe and copies from it (the driver's streams are its channel).
 	cmd, err := stepCommand(c, spare.raise.adj(), onlyWriter{stdout}, onlyWriter{stderr})
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoWorkDir):
+		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+		return 126
+	case err != nil:
 		// The engine's exec refuses an unknown user the same way.
 		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
 		return 126
@@ -222,21 +227,49 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 	return exitCode(cmd, err, stderr)
 }
 
+// workDir is the container's working directory, where the driver (or
+// the probe) started: each step starts there, as the engine's exec does
+// ("" in a test: where the test runs).
+var workDir string
+
+// errNoWorkDir is a step whose working directory is gone: the engine's
+// exec cannot start it either (126).
+var errNoWorkDir = errors.New("cannot start the step")
+
 // stepCommand is a step (c, Argv not empty) as the driver and the probe
 // start it, as the engine's exec would: the step's environment over the
 // container's, its user's credentials (an error for a user the image
 // lacks) and, as runc, that user's HOME where the environment has none;
 // raised to raise (raiseStep; 0: not) where the driver could not be spared.
+//
+// Each step starts in the container's working directory (workDir) by its
+// path, and in a session and process group of its own, as runc starts
+// each exec. Before, every step inherited the driver's: the directory it
+// held since the start (a step that removed and made /app again left
+// every later step in the removed one, "getcwd: cannot access parent
+// directories", and a verifier whose directory was gone ran there, where
+// the engine's exec cannot start, 126), and its process group (a step's
+// `trap 'kill 0' EXIT` killed an earlier step's server).
 func stepCommand(c Command, raise int, stdout, stderr io.Writer) (*exec.Cmd, error) {
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if workDir != "" {
+		if st, err := os.Stat(workDir); err != nil || !st.IsDir() {
+			if err == nil {
+				err = syscall.ENOTDIR
+			}
+			return nil, fmt.Errorf("%w: chdir to cwd (%q) set in config.json failed: %v", errNoWorkDir, workDir, errors.Unwrap(err))
+		}
+		cmd.Dir = workDir
+	}
 	if c.User != "" {
 		cred, home, err := lookupUser(c.User)
 		if err != nil {
 			return nil, err
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		cmd.SysProcAttr.Credential = cred
 		if !c.KeepHome && !slices.ContainsFunc(c.Env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
 			cmd.Env = append(cmd.Env, "HOME="+home)
 		}

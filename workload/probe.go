@@ -284,6 +284,7 @@ func runProbe(args []string, in io.Reader, stdout, stderr io.Writer) int {
 	}
 	p := startProbe(root, every, stdout, nil)
 	p.raise = newRaiser()
+	workDir, _ = os.Getwd()
 	// As the pod's task container's PID 1 it holds the signals a step
 	// may send it, as the Docker step driver does: a step's `kill -HUP 1`
 	// (or TERM, ABRT, SEGV...) ended the whole pod. Its pod ends by
@@ -477,7 +478,11 @@ func (p *probe) run(c Command) int {
 		return 127
 	}
 	cmd, err := stepCommand(c, p.raise.adj(), stdout, stderr)
-	if err != nil {
+	switch {
+	case errors.Is(err, errNoWorkDir):
+		fmt.Fprintf(stderr, "hr-workload probe: %v\n", err)
+		return 126
+	case err != nil:
 		fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
 		return 126
 	}
