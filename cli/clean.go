@@ -20,8 +20,9 @@ func newCleanCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "clean", Short: "Remove the containers or pods, networks and volumes labelled headroom that a crash left (a running headroom's are left alone)", Args: cobra.NoArgs,
 		Long: `clean removes what headroom left on the platform: the sandboxes of
-trials whose headroom is gone (a crash) and those kept by --keep. A
-running headroom's are left alone. Each removal is logged in its
+trials whose headroom is gone (a crash) and those kept by --keep once
+the run that kept them has ended. A running headroom's are left alone,
+kept or not. Each removal is logged in its
 experiment's reaper.log when that experiment is under --out.
 
 With --out given, only the sandboxes of experiments under that directory
@@ -48,8 +49,8 @@ platform.`,
 			w := cmd.OutOrStdout()
 			// Another headroom's live trial (a second sweep on this
 			// platform) is not a leftover: removing it would kill that
-			// sweep's trial. Kept ones are removed: that is what clean is
-			// for.
+			// sweep's trial. Kept ones are removed once their headroom has
+			// ended: that is what clean is for.
 			spared, elsewhere := 0, 0
 			removed, err := eng.Clean(ctx, func(o runner.OwnedResource) bool {
 				// Kept or not, what headroom did not make is not clean's
@@ -73,9 +74,17 @@ platform.`,
 					}
 					return false
 				}
-				if !o.Kept && o.OwnerAlive {
+				// Kept or not: --keep labels a trial's container kept at
+				// its create, so a live run's kept container is its
+				// running trial (clean removed one, and the run recorded
+				// killed-outside). Its run's end makes it clean's.
+				if o.OwnerAlive {
 					if o.Kind != "network" && o.Kind != "volume" {
-						fmt.Fprintf(w, "left %s (%s): its headroom %s is still running\n", o.Name, whose(o), o.Owner)
+						kept := ""
+						if o.Kept {
+							kept = " (kept by --keep: clean removes it once that headroom has ended)"
+						}
+						fmt.Fprintf(w, "left %s (%s): its headroom %s is still running%s\n", o.Name, whose(o), o.Owner, kept)
 						spared++
 					}
 					return false

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/headroom-eval/headroom/runner"
 )
 
 // clean --out removes only the leftovers of experiments under that root,
@@ -53,5 +55,37 @@ func TestCleanOutRemovesOnlyItsRootsLeftovers(t *testing.T) {
 	}
 	if r := headroom(t, "clean", "--out", filepath.Join(root, "missing")); r.code != 2 || !strings.Contains(r.stderr, "is not a directory of experiments") {
 		t.Errorf("a missing --out: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A kept container whose headroom still runs is that run's live trial
+// (--keep labels it kept at its create): clean leaves it, and says so in
+// its dry run. clean removed a live --keep run's running trial container,
+// and that run recorded infra-error · killed-outside.
+func TestCleanLeavesAKeptContainerWhileItsHeadroomRuns(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	exp := fmt.Sprintf("20261201-000000-k%d", time.Now().UnixNano()%1e6)
+	if err := os.Mkdir(filepath.Join(root, exp), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	name := "hr-clean-live-" + exp
+	// This test's own process is the owner: alive, with its start time.
+	out, err := exec.Command("docker", "create", "--name", name, "--label", "headroom=1", "--label", "headroom.experiment="+exp,
+		"--label", "headroom.trial=t0001", "--label", "headroom.owner="+runner.Owner(), "--label", "headroom.kept=1",
+		"--label", "headroom.experiments-root="+runner.AbsRoot(root), "headroom-debian:bookworm", "true").CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot create a container: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "rm", "-f", name).Run() })
+	for _, args := range [][]string{{"clean", "--out", root, "--dry-run"}, {"clean", "--out", root}} {
+		r := headroom(t, args...)
+		if r.code != 0 || strings.Contains(r.stdout, "remove container "+name) || strings.Contains(r.stdout, "removed container "+name) ||
+			!strings.Contains(r.stdout, "left "+name+" (trial t0001): its headroom "+runner.Owner()+" is still running") {
+			t.Errorf("headroom %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
+	}
+	if err := exec.Command("docker", "container", "inspect", name).Run(); err != nil {
+		t.Error("the live run's kept container was removed")
 	}
 }

@@ -148,6 +148,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"run", "--ratios", "0x"}, "below 1x"},
 		{[]string{"run", "--ratios", "abc"}, `ratio "abc" is not a multiple`},
 		{[]string{"run", "--ratios", "1,1"}, "listed twice"},
+		{[]string{"run", "--agent", "oracle,oracle", "--repeats", "1"}, "--agents: agent oracle is listed twice"},
+		{[]string{"run", "--agents", "oracle", "--agents", "nop,oracle"}, "--agents: agent oracle is listed twice"},
 		{[]string{"run", "--tasks", "no-such-task"}, `unknown task "no-such-task"`},
 		{[]string{"run", "--repeats", "0"}, "--repeats must be between 1"},
 		{[]string{"run", "--concurrency", "-1"}, "--concurrency must be between 1"},

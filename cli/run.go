@@ -113,6 +113,14 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	if s.ratios, err = model.ParseRatios(f.ratios); err != nil {
 		return s, usagef("--ratios: %v", err)
 	}
+	// A name given twice would run its cells twice with one seed, and
+	// the matrix would count them as two repeats: refused, as a ratio
+	// listed twice is.
+	for i, a := range f.agents {
+		if slices.Contains(f.agents[:i], a) {
+			return s, usagef("--agents: agent %s is listed twice", a)
+		}
+	}
 	if s.scale, err = model.ParseScale(f.scale); err != nil {
 		return s, usagef("--scale: %v", err)
 	}

@@ -135,3 +135,45 @@ func TestHostileR11WorkDirGone(t *testing.T) {
 	}, model.Failed, "", "the engine's exec cannot start the verifier in a working directory that is gone (126), so it writes no reward, as under Harbor",
 		"Harbor task, WORKDIR /app: solve.sh removes /app; test.sh would write reward 1 if /app is gone")
 }
+
+// The eleventh attacker's item: a --pass-env secret with a single quote
+// in it. The scripts' shell trace writes it as 'hunter2
+// pa'\''ss-SuperSecret9', which exact-match masking missed: the value
+// reached trials.jsonl, trials.summary, log.txt and the progress line,
+// under the step driver and --exec-steps alike. No piece of it may be in
+// any file or line.
+func TestHostileR11QuotedSecretInTheTrace(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r11/quoted-secret"
+	harborTask(t, tasks, "quoted-secret", name, map[string]string{
+		"task.toml":         harborToml(name, 128) + "[solution.env]\nTOKEN = \"${ATK11_TOKEN}\"\n",
+		"solution/solve.sh": "#!/bin/bash\nauth=\"Bearer $TOKEN\"\ncheck(){ test -n \"$1\"; }\ncheck \"$TOKEN\"\necho done\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	secret := "hunter2 pa'ss-SuperSecret9"
+	leaked, lost, said := 0, 0, ""
+	for _, mode := range [][]string{nil, {"--exec-steps"}} {
+		out := filepath.Join(root, fmt.Sprint("out", len(mode)))
+		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--pass-env", "ATK11_TOKEN", "--ratios", "uncapped", "--repeats", "1", "--out", out}, mode...)
+		run := runBin(t, bin, []string{"ATK11_TOKEN=" + secret}, args...)
+		_, recs, left := records(t, out)
+		lost += 1 - len(recs)
+		leaked += left
+		if len(recs) == 1 {
+			said += fmt.Sprintf("%v%s; ", recs[0]["outcome"], map[bool]string{true: " (--exec-steps)"}[len(mode) > 0])
+		}
+		for _, piece := range []string{"hunter2", "SuperSecret9", "pa'\\''ss"} {
+			n, where := countIn(piece, experimentFiles(t, out), map[string]string{"run stdout": run.stdout, "run stderr": run.stderr})
+			if n > 0 {
+				t.Errorf("%v: %q is in %v", mode, piece, where)
+			}
+			leaked += n
+		}
+	}
+	letoutRow(t, "Harbor task whose [solution.env] TOKEN is a --pass-env secret holding a single quote (\"hunter2 pa'ss-SuperSecret9\"), traced by bash -x as 'hunter2 pa'\\''ss-SuperSecret9'; under the step driver and --exec-steps",
+		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
+}

@@ -52,3 +52,30 @@ func TestRedactorMasksASecretCutShort(t *testing.T) {
 		}
 	}
 }
+
+// A shell trace (bash -x) writes a value with a single quote as
+// 'hunter2 pa'\”ss-SuperSecret9', and one with control characters as
+// $'...' (${v@Q}, printf %q, newer bash's xtrace): each form is masked,
+// for the whole value and for each line of a multi-line one (the quoted
+// secret reached trials.jsonl, log.txt and the progress line whole).
+func TestRedactorMasksTheFormsAShellTraceWritesASecretIn(t *testing.T) {
+	redact := Redactor(map[string]string{
+		"TOKEN": "hunter2 pa'ss-SuperSecret9",
+		"CTRL":  "a\tb\x01c\x1bd'e\\f-long-enough",
+		"PEM":   "first line's key\nsecond-line-of-it",
+	})
+	for in, want := range map[string]string{
+		`+ check 'hunter2 pa'\''ss-SuperSecret9'`:               `+ check '[redacted TOKEN]'`,
+		`+ auth='Bearer hunter2 pa'\''ss-SuperSecret9'`:         `+ auth='Bearer [redacted TOKEN]'`,
+		`+ check hunter2 pa'ss-SuperSecret9`:                    `+ check [redacted TOKEN]`,
+		`+ check $'a\tb\001c\Ed\'e\\f-long-enough'`:             `+ check $'[redacted CTRL]'`,
+		`+ check 'a` + "\tb\x01c\x1bd" + `'\''e\f-long-enough'`: `+ check '[redacted CTRL]'`,
+		`+ k=$'first line\'s key\nsecond-line-of-it'`:           `+ k=$'[redacted PEM]'`,
+		`+ k='first line'\''s key`:                              `+ k='[redacted PEM]`,
+		`+ check 'pa'\''ss'`:                                    `+ check 'pa'\''ss'`,
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

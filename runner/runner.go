@@ -51,7 +51,8 @@ type Config struct {
 // each line of a multi-line value (a PEM key, a JSON credential) of at
 // least model.MinSecretLen characters on its own, since output reaches the
 // redactor a line at a time and a multi-line value is never whole in one
-// line. Only the exact text is caught: a secret encoded (base64, hex),
+// line. The exact text is caught, and the forms a shell trace quotes it
+// in (shellForms); a secret otherwise encoded (base64, hex),
 // cut into other pieces or transformed in any way passes, as it would
 // through any exact-match masking (docs/COMMANDS.md says so).
 func Redactor(secrets map[string]string) func(string) string {
@@ -59,9 +60,11 @@ func Redactor(secrets map[string]string) func(string) string {
 	seen := map[string]bool{}
 	var masks []mask
 	add := func(text, name string) {
-		if text != "" && !seen[text] {
-			seen[text] = true
-			masks = append(masks, mask{text, name})
+		for _, form := range shellForms(text) {
+			if form != "" && !seen[form] {
+				seen[form] = true
+				masks = append(masks, mask{form, name})
+			}
 		}
 	}
 	names := slices.Sorted(maps.Keys(secrets))
@@ -123,6 +126,56 @@ func Redactor(secrets map[string]string) func(string) string {
 		}
 		return strings.Join(parts, clipMark)
 	}
+}
+
+// shellForms are text as itself and as a shell trace writes it between
+// its quotes. bash -x quotes a value holding a single quote with each
+// quote closed, escaped and reopened (pa'ss is traced as
+//
+//	'pa'\''ss'
+//
+// ), and ${v@Q}, printf %q and newer bash's xtrace write one holding a
+// control character as $'...' (C escapes, \E for escape, \ooo for the
+// rest, \' and \\ for a quote and a backslash).
+func shellForms(text string) []string {
+	forms := []string{text}
+	if strings.Contains(text, "'") {
+		forms = append(forms, strings.ReplaceAll(text, "'", `'\''`))
+	}
+	if strings.ContainsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		var b strings.Builder
+		for i := 0; i < len(text); i++ {
+			switch c := text[i]; c {
+			case '\a':
+				b.WriteString(`\a`)
+			case '\b':
+				b.WriteString(`\b`)
+			case '\t':
+				b.WriteString(`\t`)
+			case '\n':
+				b.WriteString(`\n`)
+			case '\v':
+				b.WriteString(`\v`)
+			case '\f':
+				b.WriteString(`\f`)
+			case '\r':
+				b.WriteString(`\r`)
+			case 0x1b:
+				b.WriteString(`\E`)
+			case '\'', '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			default:
+				if c < 0x20 || c == 0x7f {
+					fmt.Fprintf(&b, `\%03o`, c)
+				} else {
+					b.WriteByte(c)
+				}
+			}
+		}
+		forms = append(forms, b.String())
+	}
+	return forms
 }
 
 // clipMark is what ends (or starts) text headroom cut short.
