@@ -137,8 +137,9 @@ func TestHostileR11WorkDirGone(t *testing.T) {
 }
 
 // The eleventh attacker's item: a --pass-env secret with a single quote
-// in it. The scripts' shell trace writes it as 'hunter2
-// pa'\''ss-SuperSecret9', which exact-match masking missed: the value
+// in it. The scripts' shell trace quotes it, closing the quote, escaping
+// the one in the value and opening again, which exact-match masking
+// missed: the value
 // reached trials.jsonl, trials.summary, log.txt and the progress line,
 // under the step driver and --exec-steps alike. No piece of it may be in
 // any file or line.
