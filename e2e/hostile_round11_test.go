@@ -178,3 +178,16 @@ func TestHostileR11QuotedSecretInTheTrace(t *testing.T) {
 	letoutRow(t, "Harbor task whose [solution.env] TOKEN is a --pass-env secret holding a single quote (\"hunter2 pa'ss-SuperSecret9\"), traced by bash -x as 'hunter2 pa'\\''ss-SuperSecret9'; under the step driver and --exec-steps",
 		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
 }
+
+// The eleventh attacker's finding 3: the trace wrapper took BASH_ENV for
+// its own setup and unset the step's, so an image whose ENV BASH_ENV puts
+// its tools on PATH (as conda and venv images do for a non-interactive
+// bash) failed its verifier, "checktool: command not found", under both
+// runners, where Harbor's `bash -c` reads it and passes.
+func TestHostileR11ImageBashEnv(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/bash-env", map[string]string{
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\nRUN mkdir -p /opt/tools && printf '#!/bin/sh\\necho tool-ok\\n' > /opt/tools/checktool && chmod +x /opt/tools/checktool && printf 'export PATH=/opt/tools:$PATH\\n' > /etc/activate.sh\nENV BASH_ENV=/etc/activate.sh\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif [ \"$(checktool)\" = tool-ok ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "the verifier's bash reads the image's BASH_ENV, as Harbor's does",
+		"Harbor task whose image sets ENV BASH_ENV=/etc/activate.sh (putting /opt/tools on PATH); test.sh runs checktool")
+}

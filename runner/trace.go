@@ -65,8 +65,9 @@ const traceEnd = ": headroom-trace-end"
 // traceSetupHead and traceSetupTail are what bash reads from BASH_ENV
 // before the script, the nonce between them: PS4 (single-quoted so that
 // it expands at each command, not here), the EXIT trap, and BASH_ENV
-// unset so that nested shells run as they would have. Its own commands'
-// trace goes to /dev/null. Every expansion in PS4 must hold under
+// given back the step's own (taskBashEnv) or unset, so that nested shells
+// run as they would have, the step's own then read untraced. Its own
+// commands' trace goes to /dev/null. Every expansion in PS4 must hold under
 // `set -u`: FUNCNAME is unset outside functions, $! before a background
 // job (an empty function depth reads as 0).
 //
@@ -77,9 +78,19 @@ const traceEnd = ": headroom-trace-end"
 // here, and the function depth tests FUNCNAME's first element, not the
 // whole array.
 const (
-	traceSetupHead = `{ unset BASH_ENV; PS4=$'\x1e` + TraceMarker + `'`
-	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; } 2>/dev/null`
+	traceSetupHead = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; PS4=$'\x1e` + TraceMarker + `'`
+	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
 )
+
+// taskBashEnv carries the step's own BASH_ENV (the image's ENV, a
+// task's [verifier.env]: how conda and venv images give a non-interactive
+// bash their PATH) past the trace wrapper, which takes BASH_ENV for its
+// own setup: the setup puts it back, exported for the shells the script
+// starts, and sources it as bash would have before the script. Before,
+// the setup unset it: a verifier whose image set BASH_ENV to a file that
+// put its tools on PATH failed "command not found" where Harbor passes
+// (the eleventh attacker's 3).
+const taskBashEnv = "HEADROOM_TASK_BASH_ENV"
 
 // traceShInner runs a script under `sh -x` where the image has no bash:
 // PS4 read from a here-document on fd 3 (an exported PS4 would hand the
@@ -99,6 +110,7 @@ const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 if command -v bash >/dev/null 2>&1; then
+if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
 BASH_ENV=/dev/stdin exec bash -x "$@" <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF

@@ -339,3 +339,29 @@ func TestJoinedPipelineShowIsCut(t *testing.T) {
 		t.Errorf("longest shown command %d bytes, want more than two commands' and at most %d", longest, OutputLineBytes+len("…"))
 	}
 }
+
+// A step's own BASH_ENV (an image's ENV, a task's [verifier.env]) is
+// read before its script as bash reads it, untraced, and kept for the
+// shells it starts: the wrapper takes BASH_ENV for its setup, and before
+// it unset the step's (a verifier whose image put its tools on PATH that
+// way failed "command not found", where Harbor passes).
+func TestTraceKeepsTheStepsBashEnv(t *testing.T) {
+	env := filepath.Join(t.TempDir(), "activate.sh")
+	if err := os.WriteFile(env, []byte("FROM_ENV=activated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("BASH_ENV", env)
+	lines, code := runWrapped(t, "echo \"$FROM_ENV\"\nbash -c 'echo \"nested $FROM_ENV\"'\n", false)
+	var out []string
+	for _, l := range lines {
+		if !strings.Contains(l, "\x1e") {
+			out = append(out, l)
+		}
+		if strings.Contains(l, "activate.sh") || strings.Contains(l, "FROM_ENV=") {
+			t.Errorf("the step's BASH_ENV was traced as its own command: %q", l)
+		}
+	}
+	if code != 0 || strings.Join(out, "|") != "activated|nested activated" {
+		t.Errorf("exit %d, output %q; want the script and its nested bash to have read the step's BASH_ENV", code, out)
+	}
+}
