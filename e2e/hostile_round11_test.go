@@ -5,6 +5,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,4 +191,24 @@ func TestHostileR11ImageBashEnv(t *testing.T) {
 		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif [ \"$(checktool)\" = tool-ok ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 	}, model.Passed, "", "the verifier's bash reads the image's BASH_ENV, as Harbor's does",
 		"Harbor task whose image sets ENV BASH_ENV=/etc/activate.sh (putting /opt/tools on PATH); test.sh runs checktool")
+}
+
+// The eleventh attacker's finding 4: at the agent's timeout headroom
+// stopped every process of the container but its first, the task's own
+// environment with the agent's: a server its image's ENTRYPOINT started,
+// and the worker that server forked, were gone when the verifier asked
+// them (timeout), where Harbor, which cuts only its exec's client, grades
+// the verifier's pass. What ran before the first step, and all it
+// starts, is left running now; what the agent's steps started is stopped.
+func TestHostileR11EntrypointOutlivesTheAgentsTimeout(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r11/entrypoint-server", map[string]string{
+		"task.toml": strings.Replace(harborToml("hostile-r11/entrypoint-server", 128), "[agent]\ntimeout_sec = 60.0", "[agent]\ntimeout_sec = 5.0", 1),
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\nCOPY entry.sh /entry.sh\nRUN chmod +x /entry.sh\nENTRYPOINT [\"/entry.sh\"]\n",
+		// The "server": a master that forks its worker once a step has
+		// begun (it waits for the step's mark), as a pre-forking server.
+		"environment/entry.sh": "#!/bin/sh\nsh -c 'while [ ! -e /tmp/go ]; do sleep 0.2; done; sleep 1000 & echo $! > /tmp/worker.pid; wait' &\nexec \"$@\"\n",
+		"solution/solve.sh":    "#!/bin/bash\ntouch /tmp/go\nsleep 60\n",
+		"tests/test.sh":        "#!/bin/bash\nmkdir -p /logs/verifier\nsleep 1\nif kill -0 \"$(cat /tmp/worker.pid)\" 2>/dev/null; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.PassedAfterTimeout, "", "the entrypoint's server and its worker outlive the agent's timeout, as under Harbor",
+		"Harbor task whose image's ENTRYPOINT starts a server that forks a worker once the agent begins; agent timeout 5 s, solve.sh sleeps 60 s; test.sh passes if the worker lives")
 }

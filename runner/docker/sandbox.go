@@ -34,6 +34,11 @@ type sandbox struct {
 	trial string // for phase timings (runner.TimePhase)
 	b     *Backend
 	id    string
+	// before is the container's processes as its first step starts (pid
+	// → start time): its entrypoint's, which StopSteps leaves running
+	// with all they start (preSteps).
+	before     map[int]int64
+	beforeOnce sync.Once
 	// discard: the container never ran a step (its start failed), so it
 	// is removed even under --keep: there is nothing in it to inspect,
 	// and a start tried again makes a container of the same name.
@@ -322,6 +327,7 @@ func (s *sandbox) sampleStats() {
 // Exec runs argv in the container and streams its output line by line:
 // through the step driver where there is one, else the engine's exec.
 func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
+	s.beforeOnce.Do(func() { s.before = s.processesNow() })
 	if s.drv != nil {
 		// The driver runs the step as its user where the task names one
 		// ([agent] user, [verifier] user), as the engine's exec does: it
@@ -693,9 +699,11 @@ func (s *sandbox) oomKilled() bool {
 
 // StopSteps kills the processes of the steps and keeps the container:
 // every process of its cgroup but its first (the idle command or the
-// step driver) and, without a driver, that process's own children (an
-// idle `sh -c` and its `sleep`; steps are the engine's execs, not its
-// children). It needs the cgroup's process list, read on this host.
+// step driver), without a driver that process's own children (an idle
+// `sh -c` and its `sleep`; steps are the engine's execs, not its
+// children), and the processes from before the first step with all they
+// start (preSteps). It needs the cgroup's process list, read on this
+// host.
 func (s *sandbox) StopSteps(ctx context.Context) error {
 	if s.cg == nil {
 		return errors.New("the container's processes cannot be read here")
@@ -715,8 +723,66 @@ func (s *sandbox) StopSteps(ctx context.Context) error {
 			pids = append(pids, pid)
 		}
 	}
-	killListed(pids, s.cg.Holds, func(pid int) bool { return s.drv == nil && parentPID(pid) == first })
+	killListed(pids, s.cg.Holds, func(pid int) bool {
+		return s.drv == nil && parentPID(pid) == first || s.preSteps(pid, first)
+	})
 	return nil
+}
+
+// processesNow is the container's processes (pid → start time), nil
+// where its cgroup cannot be read here.
+func (s *sandbox) processesNow() map[int]int64 {
+	if s.cg == nil {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(s.cg.Dir(), "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	out := map[int]int64{}
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		if st, ok := statOf(pid); ok {
+			out[pid] = st.ticks
+		}
+	}
+	return out
+}
+
+// preSteps says whether pid is a process of the container from before
+// its first step (s.before, the same pid and start time) or started by
+// one, at any depth: the task's environment (an image's ENTRYPOINT that
+// started a server, and the workers that server forks later), which the
+// harness's execs never stop. StopSteps killed them with the steps': a
+// server an entrypoint started was gone when the verifier asked it,
+// where Harbor's, which cuts only its exec's client at a timeout, passed
+// (the eleventh attacker's 4). A process a step left behind, reparented
+// to the container's first, started after the first step: it is the
+// steps'.
+func (s *sandbox) preSteps(pid, first int) bool {
+	for depth := 0; depth < 64 && pid > 1 && pid != first; depth++ {
+		st, ok := statOf(pid)
+		if !ok {
+			return false
+		}
+		if was, in := s.before[pid]; in && was == st.ticks {
+			return true
+		}
+		pid = st.ppid
+	}
+	return false
+}
+
+// statOf reads a host process's /proc/<pid>/stat (parseProcStat).
+func statOf(pid int) (procStat, bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseProcStat(data)
 }
 
 // killListed sends SIGKILL to each pid read from a cgroup's process list
@@ -766,21 +832,8 @@ func inCgroup(pid int, holds func([]byte) bool) bool {
 
 // parentPID reads a host process's parent (0 when gone).
 func parentPID(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-	rest := string(data)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	fields := strings.Fields(rest)
-	if len(fields) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(fields[1])
-	return ppid
+	st, _ := statOf(pid)
+	return st.ppid
 }
 
 var _ runner.StepStopper = (*sandbox)(nil)
