@@ -49,6 +49,17 @@ type Step struct {
 	// Trace runs the step's script with a shell trace and makes each
 	// command the script runs a step of its own, with its own peak.
 	Trace bool `json:"trace,omitempty"`
+	// TeeStdout, on a traced step, is a file in the container that the
+	// script's stdout is also written to, as Harbor runs its verifier:
+	// `bash /tests/test.sh | tee /logs/verifier/test-stdout.txt`. The
+	// script's stderr and headroom's trace lines stay out of it, as they
+	// stay out of Harbor's.
+	TeeStdout string `json:"tee_stdout,omitempty"`
+	// NeedBash, on a traced step, runs it only where the image has bash,
+	// as Harbor runs every command in a task's container (`bash -c …`):
+	// without bash the step ends 127, its output naming the missing bash,
+	// where it would otherwise fall back to `sh -x`.
+	NeedBash bool `json:"need_bash,omitempty"`
 	// PassEnv names host environment variables given to the step: "NAME",
 	// or "NAME=HOST" for the host's HOST under the name NAME, or
 	// "NAME=HOST:-DEFAULT" for DEFAULT when the host has no HOST. Their

@@ -33,6 +33,7 @@ type facts struct {
 	// no verifier ran; notes are said beside any outcome.
 	verdictNote string
 	unverified  string
+	noBash      string
 	notes       []string
 	stepEnds    []stepEnd
 	engineErr   error
@@ -50,7 +51,7 @@ func (t *trialRun) facts(ev model.Evidence) facts {
 	return facts{ev: ev, steps: t.res.Steps, limit: t.res.Policy.LimitString(), limitBytes: t.res.Policy.HardLimitBytes, ratio: t.res.Ratio,
 		pidsLimit: t.res.Policy.PidsLimit, pidsLimitEnforced: t.res.PidsLimitEnforced, killedInStep: t.killedIn(),
 		agentLimit: t.agentLimit, verifierLimit: t.verifierLimit,
-		verdictNote: t.verdictNote, unverified: t.unverified, notes: t.notes, stepEnds: t.stepEnds, engineErr: t.engineErr,
+		verdictNote: t.verdictNote, unverified: t.unverified, noBash: t.noBash, notes: t.notes, stepEnds: t.stepEnds, engineErr: t.engineErr,
 		diskFull: t.diskFull, diskRoom: t.diskRoom, diskOwn: t.diskOwn, noSpaceLine: t.noSpaceLine, diskLooked: t.diskLooked, diskUnread: t.diskUnread, taskKills: len(model.TaskKills(t.res.OOMs)), driverTasks: driverTasks(t.res.OOMs)}
 }
 
@@ -163,6 +164,10 @@ func (f facts) reason(outcome model.Outcome) string {
 	case model.Timeout:
 		return "ran past its time limit"
 	case model.Failed:
+		if f.noBash != "" {
+			// What ended every step: said first, as Harbor would end it.
+			return fmt.Sprintf("step %s exited 127: the image has no bash, and Harbor runs every command in a task's container as bash -c, so neither the task's scripts nor its verifier can run there (no reward)", f.noBash)
+		}
 		if f.unverified != "" {
 			return f.unverified
 		}

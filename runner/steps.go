@@ -291,6 +291,12 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	if st.Trace {
 		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
 		env = append(env, TraceNonceVar+"="+tr.nonce)
+		if st.TeeStdout != "" {
+			env = append(env, TraceTeeVar+"="+st.TeeStdout)
+		}
+		if st.NeedBash {
+			env = append(env, TraceNeedBashVar+"=1")
+		}
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.running(st.Name)
@@ -336,12 +342,16 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	// partial is output whose line a trace line ended: for the parser it
 	// continues on the next line of output, as without the trace.
 	var partial string
+	sawNoBash := false // the wrapper found no bash (NeedBash)
 	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
 		text = t.r.redact(text)
 		if tr == nil {
 			t.transcript.Add(text) // whole, before output shortens it
 			output(stream, text)
 			return
+		}
+		if st.NeedBash && tr.book.next == 0 && text == traceNoBashLine {
+			sawNoBash = true
 		}
 		text, m := splitTrace(text, tr.nonce)
 		if m == nil {
@@ -441,6 +451,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	if partial != "" {
 		t.transcript.Add(partial)
+	}
+	if sawNoBash && code == 127 && tr.book.next == 0 && t.noBash == "" {
+		t.noBash = st.Name
 	}
 	if tr != nil {
 		tr.book.finish(code)

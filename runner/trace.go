@@ -51,6 +51,14 @@ const TraceMarker = "[hr "
 // could have run.
 const TraceNonceVar = "HEADROOM_TRACE_NONCE"
 
+// TraceTeeVar and TraceNeedBashVar carry a traced step's TeeStdout and
+// NeedBash to its wrapper, which takes them out of the environment
+// before the script starts.
+const (
+	TraceTeeVar      = "HEADROOM_TRACE_TEE"
+	TraceNeedBashVar = "HEADROOM_TRACE_NEED_BASH"
+)
+
 // newTraceNonce draws a traced step's nonce: 96 random bits in 16
 // characters (base64url, which needs no quoting in a shell word).
 func newTraceNonce() string {
@@ -107,18 +115,40 @@ const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $
 // which /proc shows. The script's stderr (where the trace goes) is
 // joined to its stdout: one pipe keeps each command's output after the
 // trace line that starts it, where two would let the engine reorder them.
+//
+// A step with TraceTeeVar set also has the script's stdout written to
+// that file, as Harbor's verifier runs `bash test.sh | tee FILE`: bash's
+// stdout goes to a tee (a process substitution, so the script's bash is
+// still what the wrapper execs and its status the step's), whose output
+// joins the trace's pipe again; the trace and the script's stderr do
+// not pass through it, so the file holds what Harbor's would. A step
+// with TraceNeedBashVar set ends 127 without bash, as Harbor's `bash -c`
+// does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
+t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
+if [ -n "$t" ]; then
+BASH_ENV= exec bash -c 'exec 4>&1 > >(exec tee -- "$0" >&4 4>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" <<EOF
+` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
+EOF
+fi
 BASH_ENV=/dev/stdin exec bash -x "$@" <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
+elif [ -n "$b" ]; then
+echo "` + traceNoBashLine + `"
+exit 127
 else
 exec sh -c '` + traceShInner + `' "$@" 3<<EOF
 $(printf '\036')` + TraceMarker + `$n sh]
 EOF
 fi`
+
+// traceNoBashLine is what a NeedBash step's wrapper says, its only
+// output, when the image has no bash.
+const traceNoBashLine = "headroom: bash: not found: the image has no bash, and Harbor runs every command in a task's container as bash -c, so this step cannot run there (exit 127)"
 
 // hereDocText makes s appear as itself in a here-document whose
 // delimiter is unquoted (where $, ` and \ are the shell's).

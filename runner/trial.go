@@ -80,6 +80,9 @@ type trialRun struct {
 	// (the agent's install failed, its container is gone); "" when one
 	// ran.
 	unverified string
+	// noBash says which step of a task that needs bash (model.Step's
+	// NeedBash) found none in the image; "" when none did.
+	noBash string
 	// separateUse is a separate verifier's container's use.
 	separateUse *model.SidecarUsage
 	// engineErr is the engine's failure under the trial, if any; exited

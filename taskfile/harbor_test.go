@@ -319,3 +319,31 @@ func TestHarborTimeoutTooShortIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Harbor runs its verifier as `bash /tests/test.sh | tee
+// /logs/verifier/test-stdout.txt`, and every command as `bash -c`: a
+// Harbor task's verifier tees its stdout there, and its verifier and
+// oracle need bash.
+func TestHarborVerifierTeesAndNeedsBash(t *testing.T) {
+	dir := harborDir(t, "[task]\nname = \"x/y\"\n[environment]\ndocker_image = \"img:1\"\n")
+	if err := os.MkdirAll(filepath.Join(dir, "solution"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "solution", "solve.sh"), []byte("#!/bin/bash\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := l.Task.Verifier; v.TeeStdout != "/logs/verifier/test-stdout.txt" || !v.NeedBash {
+		t.Errorf("verifier tee %q need bash %v; want Harbor's test-stdout.txt and bash", v.TeeStdout, v.NeedBash)
+	}
+	for _, a := range l.Task.Agents {
+		for _, s := range a.Steps {
+			if s.Trace && !s.NeedBash {
+				t.Errorf("agent %s step %s: traced without NeedBash (Harbor runs it under bash)", a.Name, s.Name)
+			}
+		}
+	}
+}

@@ -190,6 +190,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		p.Verifier = model.Step{
 			Name: s.Name + "/verify", Show: "bash " + TestsDir + "/test.sh",
 			Argv: []string{TestsDir + "/test.sh"}, Trace: true,
+			TeeStdout: TestStdoutFile, NeedBash: true,
 			Env: venv, PassEnv: vpass, User: vuser, Files: files,
 		}
 		if v := s.Verifier; v.EnvironmentMode == "separate" || (v.Environment != nil && v.EnvironmentMode != "shared") {
@@ -202,7 +203,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		} else if ok {
 			oracle.Steps = append(oracle.Steps, model.Step{
 				Name: s.Name + "/solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, Phase: s.Name,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, Phase: s.Name,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(sdir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			})

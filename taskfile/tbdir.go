@@ -22,6 +22,8 @@ const (
 	SolutionDir    = "/solution"
 	TestsDir       = "/tests"
 	VerifierLogDir = "/logs/verifier"
+	// TestStdoutFile is where Harbor's verifier tees test.sh's stdout.
+	TestStdoutFile = VerifierLogDir + "/test-stdout.txt"
 	AgentLogDir    = "/logs/agent"
 	// InstructionFile is where an agent finds its instruction.
 	InstructionFile = "/headroom/instruction.md"
@@ -261,6 +263,7 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 	t.Verifier = model.Step{
 		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
 		Argv: []string{TestsDir + "/test.sh"}, Trace: true,
+		TeeStdout: TestStdoutFile, NeedBash: true,
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
 	}
@@ -279,7 +282,7 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
 			Steps: []model.Step{{
 				Name: "solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(dir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			}},
