@@ -202,7 +202,7 @@ func TestHostileR11ImageBashEnv(t *testing.T) {
 // starts, is left running now; what the agent's steps started is stopped.
 func TestHostileR11EntrypointOutlivesTheAgentsTimeout(t *testing.T) {
 	oracleVerdictRow(t, "hostile-r11/entrypoint-server", map[string]string{
-		"task.toml": strings.Replace(harborToml("hostile-r11/entrypoint-server", 128), "[agent]\ntimeout_sec = 60.0", "[agent]\ntimeout_sec = 5.0", 1),
+		"task.toml":              strings.Replace(harborToml("hostile-r11/entrypoint-server", 128), "[agent]\ntimeout_sec = 60.0", "[agent]\ntimeout_sec = 5.0", 1),
 		"environment/Dockerfile": "FROM headroom-debian:bookworm\nCOPY entry.sh /entry.sh\nRUN chmod +x /entry.sh\nENTRYPOINT [\"/entry.sh\"]\n",
 		// The "server": a master that forks its worker once a step has
 		// begun (it waits for the step's mark), as a pre-forking server.
