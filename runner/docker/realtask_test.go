@@ -252,6 +252,17 @@ func TestTracedScriptStatusesInAContainer(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.dir, func(t *testing.T) {
 			task := loadTB(t, c.dir, taskfile.AgentOracle)
+			if c.dir == "traced-statuses-sh" {
+				// A Harbor task's steps need bash, as Harbor's `bash -c`
+				// does (round eleven); sh's trace is what a headroom TOML
+				// task's steps get in an image without bash.
+				for i := range task.Agents {
+					for j := range task.Agents[i].Steps {
+						task.Agents[i].Steps[j].NeedBash = false
+					}
+				}
+				task.Verifier.NeedBash = false
+			}
 			results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{Uncapped: true}}, 1, context.Background(), nil)
 			if len(results) != 1 {
 				t.Fatalf("%d results", len(results))
