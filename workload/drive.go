@@ -308,13 +308,13 @@ const StepOOMScoreAdj = model.StepOOMScoreAdj
 // steps' own. Then the steps are raised instead (raise): each starts,
 // through raiseStep, at the least score that outweighs the driver's own
 // memory (stepRaise), so that while any process of the task lives the
-// kernel takes it before the driver. Without it, memory the task held where no resident set
-// counts it (52 MiB in unix-socket buffers behind a 0.2 MB sleep, pipe
-// pages) left the driver the largest process: the kernel killed it, the
-// trial was headroom's failure (driver-killed, never graded) where
-// --exec-steps and the harness grade the task's own kill. Every step
-// gets the same raise, so the kernel's order among the task's processes
-// is its order under the harness.
+// kernel takes it before the driver. Without it, memory the task held
+// where no resident set counts it (52 MiB in unix-socket buffers behind
+// a 0.2 MB sleep, pipe pages) left the driver the largest process: the
+// kernel killed it, the trial was headroom's failure (driver-killed,
+// never graded) where --exec-steps and the harness grade the task's own
+// kill. Every step gets the same raise, so the kernel's order among the
+// task's processes is its order under the harness.
 type oomSpare struct {
 	f     *os.File
 	raise *raiser
