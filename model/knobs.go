@@ -254,10 +254,10 @@ func (k Knobs) Fields() []string {
 		f = append(f, "loss="+strconv.FormatFloat(k.LossPct, 'f', -1, 64)+"%")
 	}
 	if k.BandwidthBits > 0 {
-		f = append(f, "bandwidth="+FormatBits(k.BandwidthBits))
+		f = append(f, "bandwidth="+exactly(k.BandwidthBits, FormatBits, ParseBits, "bit"))
 	}
 	if k.DiskBps > 0 {
-		f = append(f, "disk-bps="+FormatBytes(k.DiskBps))
+		f = append(f, "disk-bps="+exactly(k.DiskBps, FormatBytes, ParseRate, ""))
 	}
 	if k.DiskIOPS > 0 {
 		f = append(f, "disk-iops="+strconv.FormatInt(k.DiskIOPS, 10))
@@ -270,6 +270,17 @@ func (k Knobs) Fields() []string {
 		f = append(f, fmt.Sprintf("neighbours=%d:%s@%d%%", k.Neighbours, load, int(math.Round(100*k.Intensity()))))
 	}
 	return f
+}
+
+// exactly is n in format's unit where that reads back as n, else its
+// plain number in unit: a column's text is its identity (resume,
+// compare), and "disk-bps=1027" written "1.0KiB" read back as 1024 (the
+// fuzzer).
+func exactly(n int64, format func(int64) string, parse func(string) (int64, error), unit string) string {
+	if s := format(n); func() bool { m, err := parse(s); return err == nil && m == n }() {
+		return s
+	}
+	return strconv.FormatInt(n, 10) + unit
 }
 
 // String is the knobs' text form ("" when none is set).
