@@ -28,14 +28,21 @@ const StepMode = "step"
 // did not spare) can raise its steps above itself: its own score reads
 // below model.StepRaisedOOMScoreAdj.
 func raisesSteps() bool {
-	adj, err := readInt("/proc/self/oom_score_adj")
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return false
+	}
+	adj, err := strconv.Atoi(strings.TrimSpace(string(b))) // may be negative (a kubelet's -997)
 	return err == nil && adj < model.StepRaisedOOMScoreAdj
 }
 
 // raiser says, as each step starts, the score a step starts at where the
 // driver could not be spared (stepRaise), from the driver's resident set
-// then and its cgroup's memory limit.
-type raiser struct{ cg *cgroup.Reader }
+// then, its cgroup's memory limit and the machine's memory (read once).
+type raiser struct {
+	cg   *cgroup.Reader
+	host int64
+}
 
 // newRaiser is nil where the steps are not raised (raisesSteps).
 func newRaiser() *raiser {
@@ -43,7 +50,7 @@ func newRaiser() *raiser {
 		return nil
 	}
 	cg, _ := cgroup.Self("/sys/fs/cgroup")
-	return &raiser{cg}
+	return &raiser{cg: cg, host: hostMemory()}
 }
 
 // adj is the score the next step starts at; 0 for none (a nil raiser).
@@ -55,7 +62,7 @@ func (r *raiser) adj() int {
 	if r.cg != nil {
 		limit, _ = r.cg.MemoryLimit()
 	}
-	return stepRaise(selfRSS(), limit, hostMemory())
+	return stepRaise(selfRSS(), limit, r.host)
 }
 
 // stepRaise is the OOM score adjustment each step starts at where the
@@ -114,15 +121,6 @@ func hostMemory() int64 {
 		}
 	}
 	return 0
-}
-
-// readInt reads a file of one integer.
-func readInt(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // raiseStep makes cmd (resolved, not yet started) start through
