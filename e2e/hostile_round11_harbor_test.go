@@ -3,51 +3,18 @@
 package e2e
 
 import (
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
-
-// harborVerdictRows runs one Harbor task's oracle once at 1x under the
-// default step driver and once under --exec-steps; each must end as want
-// with reasonHas in its reason.
-func harborVerdictRows(t *testing.T, name string, files map[string]string, want model.Outcome, reasonHas, why, input string) {
-	t.Helper()
-	needEngine(t)
-	bin := hostileBin(t)
-	tasks := filepath.Join(t.TempDir(), "tasks")
-	harborTask(t, tasks, strings.NewReplacer("/", "-").Replace(name), name, files)
-	t.Cleanup(func() { removeTaskImages(t, name) })
-	for _, mode := range []string{"driver", "exec-steps"} {
-		start := time.Now()
-		out := filepath.Join(t.TempDir(), "out")
-		args := oracleArgs(tasks, name, out)
-		if mode == "exec-steps" {
-			args = append(args, "--exec-steps")
-		}
-		var r oracleRow
-		r.run = runBin(t, bin, nil, args...)
-		r.dir, r.recs, r.left = records(t, out)
-		r.outcome, r.cause, r.reason = oneRecord(r.recs)
-		forged := 0
-		if r.outcome != string(want) || !strings.Contains(r.reason, reasonHas) {
-			forged++
-			t.Errorf("%s: %s: want %s with %q in its reason (%s)\n%s", mode, r.said(start), want, reasonHas, why, r.run.stderr)
-		}
-		letoutRow(t, input+" ("+mode+")", r.said(start), 1-len(r.recs), r.left, forged)
-	}
-}
 
 // Round eleven, Harbor's verifier output: Harbor runs the verifier as
 // `bash /tests/test.sh | tee /logs/verifier/test-stdout.txt`, so a test
 // may read its own stdout back from that file. headroom ran test.sh
 // alone: the file never existed and such a test wrote reward 0.
 func TestHostileR11HarborTestStdoutFile(t *testing.T) {
-	harborVerdictRows(t, "hostile-r11/test-stdout", map[string]string{
+	bothRunnersRow(t, "hostile-r11/test-stdout", map[string]string{
 		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 'answer: 42'\necho 'to stderr' >&2\nsleep 0.5\n" +
 			"if grep -q '^answer: 42$' /logs/verifier/test-stdout.txt && ! grep -q 'hr \\|^+' /logs/verifier/test-stdout.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
 	}, model.Passed, "", "Harbor puts test.sh's stdout in /logs/verifier/test-stdout.txt (whether its stderr goes there too differs between Harbor's versions, so the row does not ask)",
@@ -59,7 +26,7 @@ func TestHostileR11HarborTestStdoutFile(t *testing.T) {
 // or the verifier there (127, no reward). headroom fell back to `sh -x`
 // and passed the trial.
 func TestHostileR11HarborImageWithoutBash(t *testing.T) {
-	harborVerdictRows(t, "hostile-r11/no-bash", map[string]string{
+	bothRunnersRow(t, "hostile-r11/no-bash", map[string]string{
 		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nRUN rm -f /bin/bash /usr/bin/bash /bin/rbash /usr/bin/rbash\n",
 		"solution/solve.sh":      "#!/bin/sh\necho solved > /tmp/solved\n",
 		"tests/test.sh":          "#!/bin/sh\nmkdir -p /logs/verifier\nif [ -f /tmp/solved ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
