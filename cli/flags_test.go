@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -83,5 +84,22 @@ func TestTasksShowCapsCPUs(t *testing.T) {
 	// compile-project's spec is 2 CPUs: 5x asks for 10.
 	if host < 10 && (!capped || !strings.Contains(out.String(), "capped from 10") || !strings.Contains(out.String(), fmt.Sprintf("above this host's %d CPUs", host))) {
 		t.Errorf("capped limits not marked:\n%s", out.String())
+	}
+}
+
+// A resume runs the experiment's plan as the resume's own flags say: a
+// resume set its own copy of how to run, without --exec-steps,
+// --sampler and --apply-storage (the eleventh attacker's `--resume
+// --exec-steps` ran through the step driver).
+func TestResumeRunsAsItsFlagsSay(t *testing.T) {
+	f := &runFlags{execSteps: true, sampler: "stats", applyStore: true, keep: true, failFast: true, out: "/tmp/x"}
+	m := store.Manifest{ID: "E1", Ratios: []model.Ratio{{K: 2}}, Repeats: 3, Seed: 7}
+	spec := resumedSpec(m, nil, f, sweepSetup{})
+	if !spec.ExecSteps || !spec.ForceStats || !spec.ApplyStorage || !spec.Keep || !spec.FailFast || spec.OutRoot != "/tmp/x" {
+		t.Errorf("resumed spec runs as exec-steps %v, stats %v, apply-storage %v, keep %v, fail-fast %v, out %q: want the resume's flags",
+			spec.ExecSteps, spec.ForceStats, spec.ApplyStorage, spec.Keep, spec.FailFast, spec.OutRoot)
+	}
+	if spec.Repeats != 3 || spec.Seed != 7 || len(spec.Ratios) != 1 {
+		t.Errorf("resumed spec plans %d repeats, seed %d, ratios %v: want the manifest's", spec.Repeats, spec.Seed, spec.Ratios)
 	}
 }

@@ -288,12 +288,12 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	defer eng.Close()
 	reaped := reapLeftovers(ctx, eng, stderr, f.out)
-	sw, err := eng.Launch(ctx, session.Spec{
+	spec := session.Spec{
 		Tasks: setup.tasks, Agents: f.agents, Ratios: setup.ratios, Scale: setup.scale, Axes: setup.axes, Repeats: f.repeats, Concurrency: f.concurrency, Seed: setup.seed,
-		OutRoot: f.out, ReserveBytes: setup.reserve, FloorBytes: setup.floor, SampleEvery: setup.interval, ForceStats: f.sampler == "stats", ExecSteps: f.execSteps, ApplyStorage: f.applyStore, Keep: f.keep, Version: Version,
-		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(), FailFast: f.failFast,
-		AllowCapabilities: allowedCapabilities(f.allowCaps),
-	})
+		Progress: func(line string) { fmt.Fprintln(stderr, "  "+line) }, Secrets: secrets, AgentSettings: settings.Record(),
+	}
+	f.running(&spec, setup)
+	sw, err := eng.Launch(ctx, spec)
 	if err != nil {
 		return asUsage(err)
 	}
@@ -443,14 +443,11 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	if tasks, err = f.build.apply(tasks); err != nil {
 		return err
 	}
-	spec := manifestSpec(m, tasks)
+	spec := resumedSpec(m, tasks, f, setup)
 	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings
 	if cmd.Flags().Changed("concurrency") {
 		spec.Concurrency = f.concurrency
 	}
-	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery, spec.Keep, spec.Version = f.out, setup.reserve, setup.floor, setup.interval, f.keep, Version
-	spec.FailFast = f.failFast
-	spec.AllowCapabilities = allowedCapabilities(f.allowCaps)
 	spec.Progress = func(line string) { fmt.Fprintln(stderr, "  "+line) }
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	defer stop()
@@ -470,6 +467,24 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		fmt.Fprintf(stderr, "  still cannot run: %s: %s\n", task, sw.NotRun[task])
 	}
 	return finishSweep(cmd, sw, f.format, setup.report, keptLister(ctx, eng, f.keep))
+}
+
+// running sets what a run's flags say about how to run, not what: the
+// same for a new experiment and a resumed one. (A resume set its own
+// copy, which lacked --exec-steps, --sampler and --apply-storage: `run
+// --resume ID --exec-steps` ran its trials through the step driver.)
+func (f *runFlags) running(spec *session.Spec, setup sweepSetup) {
+	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery = f.out, setup.reserve, setup.floor, setup.interval
+	spec.ForceStats, spec.ExecSteps, spec.ApplyStorage = f.sampler == "stats", f.execSteps, f.applyStore
+	spec.Keep, spec.Version, spec.FailFast, spec.AllowCapabilities = f.keep, Version, f.failFast, allowedCapabilities(f.allowCaps)
+}
+
+// resumedSpec is what a resume runs: the experiment's plan, as its
+// manifest recorded it, run as this resume's flags say.
+func resumedSpec(m store.Manifest, tasks []model.Task, f *runFlags, setup sweepSetup) session.Spec {
+	spec := manifestSpec(m, tasks)
+	f.running(&spec, setup)
+	return spec
 }
 
 // manifestSpec is the plan part of an experiment's spec, as its manifest
