@@ -87,7 +87,7 @@ const traceEnd = ": headroom-trace-end"
 // whole array.
 const (
 	traceSetupHead = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; PS4=$'\x1e` + TraceMarker + `'`
-	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
+	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
 )
 
 // taskBashEnv carries the step's own BASH_ENV (the image's ENV, a
@@ -107,14 +107,29 @@ const taskBashEnv = "HEADROOM_TASK_BASH_ENV"
 // line, which opens no step.
 const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $f in */*) ;; *) f=./$f;; esac; set -x; . "$f"`
 
+// traceFDs is the file descriptor bash writes its trace to
+// (BASH_XTRACEFD), opened by the wrapper on the step's output: the
+// trace has a channel of its own, not the script's stderr. On stderr, a
+// script that captured its own stderr captured the trace too:
+// `out=$(check 2>&1)` of a function held "++ echo ok" beside "ok", and
+// `exec 2>FILE` wrote the trace into FILE (the twelfth round's first
+// row), where Harbor, which traces nothing, has only what the script
+// printed. A high number, clear of the 3–9 scripts use by hand, the 10
+// and up bash gives `{fd}`, and the 200 of the flock idiom. `sh -x` has
+// no such variable: its trace stays on stderr.
+const traceFDs = "237"
+
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
 // Bash ignores PS4 from the environment when run as root, hence
 // BASH_ENV, read from a here-document (the script's stdin is then at its
 // end, as it was with a pipe). Each branch execs the shell: a wrapper
 // left waiting would keep the nonce in its own environment's memory,
-// which /proc shows. The script's stderr (where the trace goes) is
-// joined to its stdout: one pipe keeps each command's output after the
-// trace line that starts it, where two would let the engine reorder them.
+// which /proc shows. The script's stderr is joined to its stdout, and
+// the trace (traceFDs) written to the same pipe: one pipe keeps each
+// command's output after the trace line that starts it, where two would
+// let the engine reorder them. traceFDs is opened by a first bash (the
+// wrapper may be sh, whose redirections reach fd 9 at most), which then
+// execs the traced one; its $0 is the tee's file, "" for none.
 //
 // A step with TraceTeeVar set also has the script's stdout written to
 // that file, as Harbor's verifier runs `bash test.sh | tee FILE`: bash's
@@ -129,12 +144,7 @@ n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-if [ -n "$t" ]; then
-BASH_ENV= exec bash -c 'exec 4>&1 > >(exec tee -- "$0" >&4 4>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" <<EOF
-` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
-EOF
-fi
-BASH_ENV=/dev/stdin exec bash -x "$@" <<EOF
+BASH_ENV= exec bash -c 'exec ` + traceFDs + `>&1; [ -z "$0" ] || exec 4>&1 > >(exec tee -- "$0" >&4 4>&- ` + traceFDs + `>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then
