@@ -56,6 +56,12 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 			if err != nil {
 				return err
 			}
+			if len(m.Imported) > 0 {
+				// Its records hold outcomes and no memory: calibrate
+				// recommended 0 B (the eleventh attacker's 16).
+				return usagef("calibrate: %s was imported from %s (%s), whose records hold outcomes and no memory readings; calibrate needs the peaks of trials headroom ran: `headroom run` its tasks with uncapped among the ratios, then calibrate that experiment",
+					m.ID, m.Imported[0].Harness, model.Quantity(len(m.Imported), "job"))
+			}
 			specs := map[string]int64{}
 			cpus := map[string]float64{}
 			seeded := map[string]bool{}

@@ -34,6 +34,11 @@ func TestImportHarborJobsThenReportAndCompare(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, rep.stdout)
 		}
 	}
+	// An imported run has no memory readings: calibrate says so, where it
+	// recommended 0 B.
+	if cal := headroom(t, "calibrate", "--out", root, id); cal.code != 2 || !strings.Contains(cal.stderr, "imported from harbor (2 jobs)") || strings.Contains(cal.stdout, "0 B") {
+		t.Errorf("calibrate of an imported run: exit %d\n%s%s", cal.code, cal.stdout, cal.stderr)
+	}
 	// headroom's own run of the same tasks (records as a run writes them).
 	own := ownRun(t, root)
 	cmp := headroom(t, "compare", "--out", root, id, own)
