@@ -91,8 +91,15 @@ func harborTask(t *testing.T, root, dir, name string, files map[string]string) s
 	for k, v := range files {
 		all[k] = v
 	}
-	for p, body := range all {
-		full := filepath.Join(d, p)
+	writeFiles(t, d, all)
+	return d
+}
+
+// writeFiles writes each file (by its path under dir), executable.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, body := range files {
+		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +107,6 @@ func harborTask(t *testing.T, root, dir, name string, files map[string]string) s
 			t.Fatal(err)
 		}
 	}
-	return d
 }
 
 // needEngine skips (fails in CI) without tmux where asked, the engine, or

@@ -53,7 +53,13 @@ func bothRunnersRow(t *testing.T, name string, files map[string]string, want mod
 	bin := hostileBin(t)
 	start := time.Now()
 	tasks := filepath.Join(t.TempDir(), "tasks")
-	harborTask(t, tasks, strings.NewReplacer("/", "-").Replace(name), name, files)
+	if _, tb1 := files["task.yaml"]; tb1 {
+		// A terminal-bench 1 task: its files as given, named by its
+		// directory as that format names a task.
+		writeFiles(t, filepath.Join(tasks, name), files)
+	} else {
+		harborTask(t, tasks, strings.NewReplacer("/", "-").Replace(name), name, files)
+	}
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	forged, lost, left := 0, 0, 0
 	var said []string

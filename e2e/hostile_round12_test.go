@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // Round twelve, the trace's channel: headroom traces a step's script
@@ -23,4 +24,22 @@ func TestHostileR12TraceOutOfTheScriptsStderr(t *testing.T) {
 			"echo 1 > /logs/verifier/reward.txt\n",
 	}, model.Passed, "", "Harbor runs test.sh untraced: what the script captures of its own stderr is what it printed",
 		"Harbor task: test.sh captures `$(check 2>&1)` of a function, counts the lines of `{ echo a; echo b; } 2>&1`, and sends its stderr to a file with `exec 2>FILE`; reward 1 only if each holds only what the script printed")
+}
+
+// Round twelve, terminal-bench 1's shell: that harness types each command
+// (the oracle's `bash solution.sh`, the verifier's `bash run-tests.sh`)
+// into a tmux session, whose shell is an interactive login bash: what
+// the image's ~/.bashrc exports past its interactive guard (conda's and
+// nvm's PATH lines sit there) is in the tests' environment. headroom ran
+// run-tests.sh from a plain exec, where the tool was not found.
+func TestHostileR12TerminalBench1LoginShell(t *testing.T) {
+	bothRunnersRow(t, "hostile-r12-tb1-bashrc", map[string]string{
+		"task.yaml": "instruction: Do the task.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile": "FROM " + docker.DebianImage + "\nRUN mkdir -p /opt/tool/bin && printf '#!/bin/sh\\necho tool-ok\\n' > /opt/tool/bin/checktool && chmod +x /opt/tool/bin/checktool" +
+			" && printf '[ -z \"$PS1\" ] && return\\nexport PATH=/opt/tool/bin:$PATH\\n' > /root/.bashrc\n",
+		"solution.sh": "#!/bin/bash\ncheckt\"ool\" > /tmp/solved\n",
+		"run-tests.sh": "#!/bin/bash\necho '=================== short test summary info ==================='\n" +
+			"if [ \"$(cat /tmp/solved 2>/dev/null)\" = tool-ok ] && [ \"$(checktool)\" = tool-ok ]; then echo 'PASSED tests/test_outputs.py::test_tool'; else echo 'FAILED tests/test_outputs.py::test_tool - checktool not on PATH'; fi\n",
+	}, model.Passed, "", "terminal-bench runs solution.sh and run-tests.sh from its tmux session's interactive login bash, which read ~/.bashrc",
+		"terminal-bench 1 task whose image's ~/.bashrc, past an interactive guard, puts /opt/tool/bin on PATH; solution.sh and run-tests.sh run checktool from there")
 }

@@ -55,6 +55,12 @@ type Step struct {
 	// script's stderr and headroom's trace lines stay out of it, as they
 	// stay out of Harbor's.
 	TeeStdout string `json:"tee_stdout,omitempty"`
+	// LoginShell, on a traced step, starts its script from an interactive
+	// login bash, as terminal-bench 1 runs every command it types into
+	// its tmux session (tmux starts a login shell): /etc/profile (which
+	// on Debian sets PATH afresh), ~/.profile and ~/.bashrc are read as
+	// such a shell reads them, and the script inherits what they export.
+	LoginShell bool `json:"login_shell,omitempty"`
 	// NeedBash, on a traced step, runs it only where the image has bash,
 	// as Harbor runs every command in a task's container (`bash -c …`):
 	// without bash the step ends 127, its output naming the missing bash,

@@ -297,6 +297,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.NeedBash {
 			env = append(env, TraceNeedBashVar+"=1")
 		}
+		if st.LoginShell {
+			env = append(env, TraceLoginVar+"=1")
+		}
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.running(st.Name)

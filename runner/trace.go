@@ -51,12 +51,13 @@ const TraceMarker = "[hr "
 // could have run.
 const TraceNonceVar = "HEADROOM_TRACE_NONCE"
 
-// TraceTeeVar and TraceNeedBashVar carry a traced step's TeeStdout and
-// NeedBash to its wrapper, which takes them out of the environment
-// before the script starts.
+// TraceTeeVar, TraceNeedBashVar and TraceLoginVar carry a traced step's
+// TeeStdout, NeedBash and LoginShell to its wrapper, which takes them out
+// of the environment before the script starts.
 const (
 	TraceTeeVar      = "HEADROOM_TRACE_TEE"
 	TraceNeedBashVar = "HEADROOM_TRACE_NEED_BASH"
+	TraceLoginVar    = "HEADROOM_TRACE_LOGIN"
 )
 
 // newTraceNonce draws a traced step's nonce: 96 random bits in 16
@@ -129,7 +130,11 @@ const traceFDs = "237"
 // command's output after the trace line that starts it, where two would
 // let the engine reorder them. traceFDs is opened by a first bash (the
 // wrapper may be sh, whose redirections reach fd 9 at most), which then
-// execs the traced one; its $0 is the tee's file, "" for none.
+// execs the traced one; its $0 is the tee's file, "" for none. For a
+// step with TraceLoginVar set, that first bash is an interactive login
+// one (-lic), which reads the login files before it execs; what it says
+// on stderr as it starts (no terminal, no job control) is dropped, its
+// stderr given back (fd 3) before the script.
 //
 // A step with TraceTeeVar set also has the script's stdout written to
 // that file, as Harbor's verifier runs `bash test.sh | tee FILE`: bash's
@@ -141,10 +146,10 @@ const traceFDs = "237"
 // does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
-t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + `
+t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-BASH_ENV= exec bash -c 'exec ` + traceFDs + `>&1; [ -z "$0" ] || exec 4>&1 > >(exec tee -- "$0" >&4 4>&- ` + traceFDs + `>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" <<EOF
+BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -z "$0" ] || exec 4>&1 > >(exec tee -- "$0" >&4 4>&- ` + traceFDs + `>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then

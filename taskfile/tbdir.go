@@ -441,8 +441,11 @@ func loadTBOld(dir string) (Loaded, error) {
 	files = append(files, scripts...)
 	// The harness judges the verifier by its output, not its exit code.
 	t.Verdict.Parser = parser
+	// terminal-bench types its commands into a tmux session, whose shell
+	// is an interactive login bash: its login files shape the tests'
+	// environment (and the solution's).
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
-		Trace: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
+		Trace: true, LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
 	sol := filepath.Join(dir, "solution.sh")
 	if err := linkedOut(dir, sol); err != nil {
 		return Loaded{}, err
@@ -451,7 +454,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
+				Trace: true, LoginShell: true, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
 		})
 	}
 	t.Agents = append(t.Agents, nopAgent())
