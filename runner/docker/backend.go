@@ -98,7 +98,10 @@ type Backend struct {
 	// parts are the trials' other containers (sidecars, the network
 	// helper) by container id: a kill of one someone else sent is its
 	// trial's (stopWitness.partStopped), not that container's own.
-	parts     map[string]trialPart
+	parts map[string]trialPart
+	// own are the containers headroom created, until destroyed: a start
+	// of one is never someone else's joining a trial (joinwatch.go).
+	own       map[string]bool
 	sampler   *sampler
 	procs     *sampler // the process watch's tick (procs.go)
 	lastEvent time.Time
@@ -229,6 +232,7 @@ func New(ctx context.Context, cli *client.Client, opts Options) (*Backend, error
 	ready := make(chan struct{})
 	go b.watchEvents(evCtx, ready)
 	go b.watchDisconnects(evCtx)
+	go b.watchJoins(evCtx)
 	<-ready
 	if opts.KernelLog == "" {
 		opts.KernelLog = "/dev/kmsg"
@@ -311,6 +315,7 @@ func (b *Backend) dispatch(m events.Message) {
 	if m.Action == events.ActionDestroy {
 		// Its last event: the healthcheck command read for it goes too.
 		delete(b.healthCmds, m.Actor.ID)
+		delete(b.own, m.Actor.ID)
 	}
 	b.mu.Unlock()
 	if isPart && m.Action == events.ActionKill && m.Actor.Attributes["signal"] != "1" && m.Actor.Attributes["signal"] != "SIGHUP" {
@@ -560,7 +565,11 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// container (a resume reruns it under the same name): that create
 	// finishes after the reaper looked, or is still under way.
 	created, err = b.createFreeingDeadNamesake(ctx, name, func() (container.CreateResponse, error) {
-		return b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+		c, err := b.cli.ContainerCreate(ctx, cfg, hc, netCfg, nil, name)
+		if err == nil {
+			b.created(c.ID)
+		}
+		return c, err
 	})
 	createdAt()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // The fault suite (make faults): every cause a trial can die of, injected
@@ -327,6 +329,36 @@ func TestFaults(t *testing.T) {
 			}
 		}))
 		wantCause(t, res, model.CauseKilledOutside)
+	})
+
+	t.Run("killed-outside-joined", func(t *testing.T) {
+		// A container someone else starts in the trial's network
+		// namespace, in its process namespace: it carries no label of
+		// headroom's (the eleventh attacker's 8, unseen before).
+		res := injectFault(t, model.CauseKilledOutside, Options{}, testCli, noEnv(faultTask("joined", "64M", 60, `{ duration_ms = 8000, base_mb = 4 }`)),
+			[]model.Ratio{{K: 1}, {K: 2}}, 1, onFirstStep(func(n int, id string) {
+				ctx := context.Background()
+				hc := &container.HostConfig{NetworkMode: container.NetworkMode("container:" + id)}
+				if n%2 == 1 {
+					hc = &container.HostConfig{NetworkMode: "none", PidMode: container.PidMode("container:" + id[:12])}
+				}
+				c, err := testCli.ContainerCreate(ctx, &container.Config{Image: testImage, Entrypoint: []string{wire.Binary, wire.IdleMode},
+					Labels: map[string]string{"headroom-faults-joiner": strconv.Itoa(os.Getpid())}}, hc, nil, nil, "")
+				if err != nil {
+					t.Errorf("create the joiner: %v", err)
+					return
+				}
+				t.Cleanup(func() { testCli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true}) })
+				if err := testCli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+					t.Errorf("start the joiner: %v", err)
+				}
+			}))
+		wantCause(t, res, model.CauseKilledOutside)
+		for _, r := range res {
+			if !strings.Contains(r.Reason, "joined its container's") {
+				t.Errorf("%s: the reason names no joining container: %s", r.ID, r.Reason)
+			}
+		}
 	})
 
 	t.Run("limit-changed", func(t *testing.T) {

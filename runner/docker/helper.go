@@ -55,6 +55,7 @@ func (s *sandbox) RunNetnsHelper(ctx context.Context, mode string, args ...strin
 	if err != nil {
 		return "", fmt.Errorf("%s helper: create: %w", mode, err)
 	}
+	s.b.created(created.ID)
 	s.help.mu.Lock()
 	if s.help.ids == nil {
 		s.help.ids = map[string]bool{}

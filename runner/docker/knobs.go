@@ -286,6 +286,7 @@ func (kit *knobKit) startNeighbours(ctx context.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("neighbour %d: create: %w", i, err)
 		}
+		kit.b.created(created.ID)
 		box := neighbourBox{id: created.ID, name: nm}
 		kit.neighbours = append(kit.neighbours, box)
 		if err := kit.b.cli.ContainerStart(eng, created.ID, container.StartOptions{}); err != nil {
@@ -344,6 +345,7 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 	if err != nil {
 		return fmt.Errorf("the network helper: create: %w", err)
 	}
+	kit.b.created(created.ID)
 	kit.helper = created.ID
 	att, err := kit.b.cli.ContainerAttach(context.WithoutCancel(ctx), created.ID, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
 	if err != nil {

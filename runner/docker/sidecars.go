@@ -237,6 +237,7 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 		}
 		return nil, fmt.Errorf("sidecar %s: create: %w", sc.Name, err)
 	}
+	s.b.created(created.ID)
 	one := &sidecar{spec: sc, id: created.ID, cpus: cpus}
 	s.list = append(s.list, one)
 	if len(sc.Files) > 0 {
