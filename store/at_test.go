@@ -202,3 +202,71 @@ func TestTrialsFileCutStopsTheSweep(t *testing.T) {
 		t.Errorf("the resume's trial: %v", err)
 	}
 }
+
+// A trial a resume runs again, whose rerun headroom did not live to end:
+// the record that counts says its files hold that rerun's partial trace,
+// not the earlier run's ending (which stood beside them before). A rerun
+// that ends is recorded as itself.
+func TestRerunCutShortIsSaidByItsRecord(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "exp")
+	base := event.Base{Trial: "t0001", Time: time.Now()}
+	if err := e.Record(event.TrialStarted{Base: base}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Record(event.TrialEnded{Base: base, Result: result("t0001", model.InfraError)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTrial(e, "t0002"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+
+	// The resume reruns t0001 and dies mid-trial (no TrialEnded).
+	e, err = Open(dir, Manifest{ID: "exp", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rerun := event.Base{Trial: "t0001", Time: time.Now()}
+	if err := e.Record(event.TrialStarted{Base: rerun}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Record(event.OutputLine{Base: rerun, Step: "s", Stream: "stdout", Text: "the rerun's output"}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	recs, _, err := ReadTrials(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]model.TrialResult{}
+	for _, r := range recs {
+		got[r.ID] = r
+	}
+	if r := got["t0001"]; r.Outcome != model.Cancelled || !strings.Contains(r.Reason, "rerun") || !strings.Contains(r.Reason, "ended infra-error") {
+		t.Errorf("t0001 after a rerun cut short: %s %q, want cancelled, saying the rerun was cut short", r.Outcome, r.Reason)
+	}
+	if r := got["t0002"]; r.Outcome != model.Passed || len(recs) != 2 {
+		t.Errorf("records %d, t0002 %s: the other trial's record is untouched", len(recs), r.Outcome)
+	}
+
+	// The next resume runs it to its end: its own record counts.
+	e, err = Open(dir, Manifest{ID: "exp", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runTrial(e, "t0001"); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	recs, _, _ = ReadTrials(dir)
+	for _, r := range recs {
+		if r.ID == "t0001" && r.Outcome != model.Passed {
+			t.Errorf("t0001 after a rerun that ended: %s %q, want its own record (passed)", r.Outcome, r.Reason)
+		}
+	}
+}

@@ -61,6 +61,9 @@ type Experiment struct {
 	// longer the experiment's (checkFiles).
 	trialsDir identity
 	replaced  error
+	// earlier are the last records of the trials a resume may run
+	// again, read at its first rerun (markRerun).
+	earlier map[string]model.TrialResult
 	// trialsf is a handle on TrialsDir: every trial's directory is made
 	// and written relative to it, never through a link; ours are the
 	// trial directories the experiment made (those there when it was
@@ -416,7 +419,7 @@ func (e *Experiment) Record(ev event.Event) error {
 	}
 	switch ev := ev.(type) {
 	case event.TrialStarted:
-		return e.openTrial(ev.TrialID(), ev.SampleSource)
+		return e.openTrial(ev.TrialID(), ev.SampleSource, ev.At())
 	case event.MemorySample:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			writeCSVSample(tf.samples, ev.Sample)
@@ -479,7 +482,7 @@ func (e *Experiment) Record(ev event.Event) error {
 	return nil
 }
 
-func (e *Experiment) openTrial(id string, source string) error {
+func (e *Experiment) openTrial(id string, source string, at time.Time) error {
 	if source != "" {
 		if err := e.SetSampleSource(source); err != nil {
 			return err
@@ -496,6 +499,9 @@ func (e *Experiment) openTrial(id string, source string) error {
 	// untouched); in a directory just made, anything there refuses it.
 	files := make([]*os.File, 0, 2)
 	if !made {
+		err = e.markRerun(id, at)
+	}
+	if !made && err == nil {
 		err = unlinkAt(td, SamplesCompact)
 	}
 	for _, name := range []string{SamplesCSV, "log.txt"} {
@@ -518,6 +524,39 @@ func (e *Experiment) openTrial(id string, source string) error {
 	tf.samples.WriteString(csvHeader)
 	e.open[id] = tf
 	return nil
+}
+
+// markRerun records, before a trial run again (resume) loses the trace of
+// its earlier run, that its rerun began: its last record, a cancelled or
+// infra-error run's, is followed by a cancelled one saying the rerun
+// began at at. The rerun's own record, when it ends, is the last again;
+// if headroom dies first, the record that counts says what the trial's
+// files then hold: a rerun's partial trace. Before, the earlier record
+// stood beside the rerun's partial samples and log (the eleventh
+// attacker's 14), and `show` gave that run's ending to another run's
+// trace. A trial with no record (interrupted before one) needs none.
+//
+// The records are read once, at the first rerun of a resume.
+
+func (e *Experiment) markRerun(id string, at time.Time) error {
+	if e.earlier == nil {
+		// A record the reader refuses was refused by the resume before
+		// it ran anything; here it only means no mark.
+		recs, _, _ := ReadTrialsBrief(e.Dir)
+		e.earlier = map[string]model.TrialResult{}
+		for _, r := range recs {
+			r.Steps = nil
+			e.earlier[r.ID] = r
+		}
+	}
+	prev, ok := e.earlier[id]
+	if !ok {
+		return nil
+	}
+	delete(e.earlier, id)
+	mark := model.TrialResult{Trial: prev.Trial, Start: at, End: at, Outcome: model.Cancelled,
+		Reason: fmt.Sprintf("rerun by a resume from %s; it did not end (headroom stopped before it did): the trial's trace and log are that rerun's, cut short. Its earlier run ended %s", at.UTC().Format(time.RFC3339), prev.Outcome)}
+	return e.Append(mark)
 }
 
 // trialDir makes the trial's directory in TrialsDir (Mkdirat, not
