@@ -376,8 +376,12 @@ func (l *liveScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 			c.say(cards[sel].Trial.ID + " has finished: nothing to stop")
 		}
 		if sel < len(cards) && cards[sel].Phase != Finished {
-			id := cards[sel].Trial.ID
-			c.send(confirmMsg{prompt: fmt.Sprintf("Stop trial %s? It will be recorded as cancelled. y/n", id), yes: stopTrialMsg{id}})
+			// Named whole: cards move as trials start and end, and a
+			// new user's y on "Stop trial t0004?" stopped lean · 1x
+			// where they had meant the 3x card.
+			tr := cards[sel].Trial
+			c.send(confirmMsg{prompt: fmt.Sprintf("Stop trial %s (%s · %s · %s · repeat %d)? It will be recorded as cancelled. y/n", tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat),
+				yes: stopTrialMsg{tr.ID}})
 		}
 	case key.Matches(msg, k.CancelSweep):
 		if c.Running {

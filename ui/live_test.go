@@ -417,6 +417,25 @@ func TestLiveCursorFollowsItsTrial(t *testing.T) {
 	}
 }
 
+// x asks before it stops a trial, naming it whole: a new user's y on
+// "Stop trial t0004?" stopped lean · 1x where they had meant the 3x card
+// (cards move as trials start and end).
+func TestLiveStopNamesItsTrial(t *testing.T) {
+	now := at(1000)
+	m, plan := multiTaskConsole(t, &now)
+	a, b := plan.Trials[3], plan.Trials[4]
+	m = update(t, m, eventsMsg{events: append(started(a, 0, 10), started(b, 0, 10)...)})
+	m = keys(t, m, "right", "x") // onto b
+	want := fmt.Sprintf("Stop trial %s (%s · %s · %s · repeat %d)?", b.ID, b.Task, b.Agent, b.Ratio, b.Repeat)
+	if m.confirm == nil || !strings.Contains(m.confirm.prompt, want) {
+		got := "no prompt"
+		if m.confirm != nil {
+			got = m.confirm.prompt
+		}
+		t.Errorf("x asked %q, want it to hold %q", got, want)
+	}
+}
+
 // A sweep of several tasks names each card's task: cards read "3x · agent
 // · repeat 1" and a killed card's task could not be told.
 func TestLiveCardsNameTheirTask(t *testing.T) {
