@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -277,7 +278,7 @@ var tableMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\)
 // the file, line and key, what the key takes with an example, and what
 // was written ("t.toml:8: environment.cpus takes a number, like cpus = 1,
 // not a string"), in place of the decoder's Go types.
-func wrongType(path string, err error) error {
+func wrongType(path string, data []byte, err error) error {
 	m := typeMismatch.FindStringSubmatch(err.Error())
 	if m == nil {
 		// "type mismatch for taskfile.Profile: expected table but found
@@ -322,7 +323,47 @@ func wrongType(path string, err error) error {
 	case strings.HasPrefix(got, "map"):
 		got = "a table"
 	}
-	return fmt.Errorf("%s:%s: %s takes %s, not %s", path, m[1], m[2], takes, got)
+	line := m[1]
+	if n := valueLine(data, key, m[3]); n > 0 {
+		line = strconv.Itoa(n)
+	}
+	return fmt.Errorf("%s:%s: %s takes %s, not %s", path, line, m[2], takes, got)
+}
+
+// valueLine is the one line of data where key is given a value of the
+// decoder's type got ("string", "int64", …), 0 if not exactly one. The
+// decoder names the line of a key's last place under its path: in an
+// array of tables ([[agents]], [[agents.steps]]) every element's key
+// shares one path, and a wrong value in the second agent of three was
+// said at the third's line (a new user's). Counted from the raw lines
+// (a key in an inline table too), and only where one line fits.
+func valueLine(data []byte, key, got string) int {
+	var looks func(v string) bool
+	switch {
+	case got == "string":
+		looks = func(v string) bool { return strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") }
+	case strings.HasPrefix(got, "int"), strings.HasPrefix(got, "uint"), strings.HasPrefix(got, "float"):
+		looks = func(v string) bool { return v != "" && (v[0] == '-' || v[0] == '+' || (v[0] >= '0' && v[0] <= '9')) }
+	case got == "bool":
+		looks = func(v string) bool { return strings.HasPrefix(v, "true") || strings.HasPrefix(v, "false") }
+	case strings.HasPrefix(got, "[]"):
+		looks = func(v string) bool { return strings.HasPrefix(v, "[") }
+	default:
+		return 0
+	}
+	at := regexp.MustCompile(`(^|[\s{,])` + regexp.QuoteMeta(key) + `\s*=\s*`)
+	found := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		for _, loc := range at.FindAllStringIndex(l, -1) {
+			if looks(l[loc[1]:]) {
+				if found > 0 {
+					return 0
+				}
+				found = i + 1
+			}
+		}
+	}
+	return found
 }
 
 // errorLine is the line of a parse error, counted from its byte offset: the
@@ -369,7 +410,7 @@ func (f *fileTask) decode(path string, data []byte) ([]string, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
 		}
-		return nil, wrongType(path, err)
+		return nil, wrongType(path, data, err)
 	}
 	var ignored []string
 	var raw map[string]any

@@ -89,6 +89,13 @@ func TestWrongTypeIsSaidAsTheAuthorWroteIt(t *testing.T) {
 	for _, c := range []struct{ file, want string }{
 		{"[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\ncommand = \"true\"\n", `t.toml:6: verifier.command takes a list, like command = ["sh", "-c", "…"], not a string`},
 		{"[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = 5\n", `t.toml:6: verifier.workload takes a table ([verifier.workload] or workload = { … }), not a whole number`},
+		// In the second agent of three: the decoder named the third's
+		// line, where every agent's key shares one path (a new user's).
+		{"[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10 }\n" +
+			"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = 5 }\n" +
+			"[[agents]]\nname = \"b\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = \"5\" }\n" +
+			"[[agents]]\nname = \"c\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = 7 }\n",
+			`t.toml:16: agents.steps.workload.base_mb takes a number, like base_mb = 1, not a string`},
 	} {
 		_, err := Parse("t.toml", []byte(c.file))
 		if err == nil || err.Error() != c.want {
