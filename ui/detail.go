@@ -241,7 +241,11 @@ func (d *detailScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 		c.send(closeTrialMsg{})
 		return nil
 	case key.Matches(msg, k.Search):
+		// A new search, as the setup's / starts one: the last query
+		// stayed in the input, and what was typed was added to it
+		// ("numpy" then "iteration" searched "numpyiteration").
 		d.searching = true
+		d.search.SetValue("")
 		return d.search.Focus()
 	case key.Matches(msg, k.Next):
 		d.jump(d.match + 1)

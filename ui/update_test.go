@@ -762,3 +762,14 @@ func TestSetupSaysTheEngineIsUnreachable(t *testing.T) {
 		t.Errorf("a reachable engine is not unreachable:\n%s", m.View())
 	}
 }
+
+// The log's / starts a new search, as the setup's does: the last query
+// stayed in the input and a new user's "iteration" searched
+// "numpyiteration".
+func TestDetailSearchStartsAfresh(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	m = keys(t, m, "3", "enter", "enter", "/", "p", "a", "n", "d", "a", "s", "enter", "/", "p", "i", "p", "enter")
+	if m.detail.query != "pip" {
+		t.Errorf("the second search is %q, want %q", m.detail.query, "pip")
+	}
+}
