@@ -89,7 +89,7 @@ func newRunCmd() *cobra.Command {
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	f.build.register(cmd)
-	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3 (when no task can run, there is no sweep to record: it exits 1 saying why)")
 	fl.BoolVar(&f.skipBroken, "skip-broken", false, "run the tasks of --tasks-dir that load when some of its task files do not (by default a sweep over the whole directory is refused: its score would leave those tasks out)")
 	return cmd
 }
