@@ -495,8 +495,15 @@ func (r *Report) CSV(w io.Writer) error {
 		cw.Write([]string{"not-run", csvText(row.Task), csvText(row.Agent), "", "0", "", "", "", "", "", "", "", "", "", "", csvText(r.Matrix.NotRun[row])})
 	}
 	for _, rs := range r.Analysis.ByRatio {
+		// A ratio's p and noise are the table's success comparison
+		// against the baseline, paired by task (empty for the baseline
+		// itself): the table showed them and the CSV left them out.
+		p, noise := "", ""
+		if c, ok := r.Analysis.Comparison(model.Success, rs.Ratio); ok {
+			p, noise = f(c.P), strconv.FormatBool(c.Noise)
+		}
 		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
-			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), "", "", ""})
+			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, ""})
 	}
 	cw.Flush()
 	return cw.Error()
