@@ -408,6 +408,11 @@ func (f *fileTask) decode(path string, data []byte) ([]string, error) {
 				// "timeout_sec =" and nothing after it: the key is named.
 				return nil, fmt.Errorf("%s:%d: %s has no value: %s", path, errorLine(data, pe), pe.LastKey, pe.Message)
 			}
+			if strings.Contains(pe.Message, "strings cannot contain newlines") && pe.LastKey != "" {
+				// `memory = "100M` with no closing quote: the decoder's
+				// word alone left a new user guessing.
+				return nil, fmt.Errorf("%s:%d: %s: %s: its string has no closing quote on this line (close it, or use \"\"\" for text of several lines)", path, errorLine(data, pe), pe.LastKey, pe.Message)
+			}
 			return nil, fmt.Errorf("%s:%d: %s", path, errorLine(data, pe), pe.Message)
 		}
 		return nil, wrongType(path, data, err)

@@ -112,3 +112,13 @@ func TestKeyWithoutValueIsNamed(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A string left open is said as such, naming its key: the decoder's
+// "strings cannot contain newlines" alone left a new user guessing.
+func TestUnclosedStringNamesItsKey(t *testing.T) {
+	_, err := Parse("t.toml", []byte("[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\nmemory = \"100M\ncpus = 1\n"))
+	want := `t.toml:5: environment.memory: strings cannot contain newlines: its string has no closing quote on this line`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v\nwant %s…", err, want)
+	}
+}
