@@ -356,7 +356,24 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.NeedBash && tr.book.next == 0 && text == traceNoBashLine {
 			sawNoBash = true
 		}
+		if tr.contQ != 0 {
+			if _, m := splitTrace(text, tr.nonce); m == nil && tr.contLines < traceContinuedLines {
+				// The rest of a command's trace line, over several
+				// lines: its command (a `python3 -c '` step was named
+				// by its first line), not its output or the parser's.
+				tr.contQ, tr.contLines = quoteAfter(tr.contQ, "\n"+text), tr.contLines+1
+				if cur != nil {
+					cur.sr.Show = Clip(cur.sr.Show+"\n"+text, OutputLineBytes)
+					cur.sr.Name = tracedName(cur.sr.Show)
+				}
+				return
+			}
+			tr.contQ = 0
+		}
 		text, m := splitTrace(text, tr.nonce)
+		if m != nil && m.depth <= 1 {
+			tr.contQ, tr.contLines = quoteAfter(0, m.cmd), 0
+		}
 		if m == nil {
 			t.transcript.Add(partial + text)
 			partial = ""
@@ -597,6 +614,11 @@ type tracedRun struct {
 	fold  traceFold
 	// announced is when a light step's start was last said live.
 	announced time.Time
+	// contQ is the quote the last top-level trace line left open (0:
+	// none): the lines that follow are that command's, shown with it,
+	// until it closes (quoteAfter); contLines counts them.
+	contQ     byte
+	contLines int
 }
 
 // notYet is a closed step's status while its shell has not reported it.

@@ -633,3 +633,46 @@ func (b *statusBook) finish(code int) {
 func nestedTrace(m traceMark) string {
 	return fmt.Sprintf("%s %s", strings.Repeat("+", m.depth), m.cmd)
 }
+
+// quoteAfter is the quoting state at the end of s, a piece of a trace
+// line, begun in state q: 0 outside quotes, a single quote inside '…',
+// '$' inside $'…'. Bash and dash write a word holding a newline in
+// single quotes, the newline as it is: a command's trace line then goes
+// on over the next lines of the step's output until its quote closes
+// (`python3 -c '` and then the program), and those lines are the
+// command, not what it printed. Outside quotes a backslash escapes the next character (how
+// bash writes a quote inside a quoted word: close, backslash, quote,
+// open); inside $'…' too.
+func quoteAfter(q byte, s string) byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch q {
+		case 0:
+			switch {
+			case c == '\\':
+				i++
+			case c == '\'':
+				q = '\''
+			case c == '$' && i+1 < len(s) && s[i+1] == '\'':
+				q = '$'
+				i++
+			}
+		case '\'':
+			if c == '\'' {
+				q = 0
+			}
+		case '$':
+			switch c {
+			case '\\':
+				i++
+			case '\'':
+				q = 0
+			}
+		}
+	}
+	return q
+}
+
+// traceContinuedLines bounds how many lines a trace line is read to go on
+// over (quoteAfter): past it, what follows is the command's output again.
+const traceContinuedLines = 1000

@@ -292,6 +292,13 @@ func TestTracedScriptStatusesInAContainer(t *testing.T) {
 					t.Errorf("step %q: unknown status recorded as %d (%q)", name, s.ExitCode, s.ExitUnknown)
 				}
 			}
+			// A command whose trace goes on over two lines (a quoted
+			// newline) is shown whole, and its output is only what it
+			// printed: the trace's second line was its output before.
+			// (dash's trace quotes nothing: there, it cannot be told.)
+			if s, ok := got[`printf '%s\n' 'two lines'`]; c.dir == "traced-statuses" && (!ok || s.Output != "two\nlines" || s.Show != "printf '%s\\n' 'two\nlines'") {
+				t.Errorf("the two-line command: found %v, shown %q, output %q; want its whole command and only what it printed\n%s", ok, s.Show, s.Output, strings.Join(table, "\n"))
+			}
 			for _, s := range r.Steps {
 				if strings.Contains(s.Output, "[hr ") || strings.Contains(s.Output, "headroom-trace") || strings.ContainsRune(s.Output, 0x1e) {
 					t.Errorf("trace text in step %q output %q", s.Name, s.Output)
