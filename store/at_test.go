@@ -107,22 +107,30 @@ func TestPlantedTrialLinksAreRefused(t *testing.T) {
 	}
 }
 
-// A trial run again by a resume writes into its own directory from the
-// run before; a link left among its files there is unlinked, not
-// written through.
-func TestResumeRewritesItsTrialNotThroughALink(t *testing.T) {
-	outside, victim := outsideWith(t)
+// startedTrial is a new experiment ("exp") whose first trial, t0001,
+// has started: the experiment, its directory and the trial's event base.
+func startedTrial(t *testing.T) (*Experiment, string, event.Base) {
+	t.Helper()
 	root := t.TempDir()
 	e, err := Create(root, Manifest{ID: "exp", Status: "running"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "exp")
 	base := event.Base{Trial: "t0001", Time: time.Now()}
 	if err := e.Record(event.TrialStarted{Base: base}); err != nil {
 		t.Fatal(err)
 	}
+	return e, filepath.Join(root, "exp"), base
+}
+
+// A trial run again by a resume writes into its own directory from the
+// run before; a link left among its files there is unlinked, not
+// written through.
+func TestResumeRewritesItsTrialNotThroughALink(t *testing.T) {
+	outside, victim := outsideWith(t)
+	e, dir, _ := startedTrial(t)
 	e.Close() // a run interrupted in its first trial
+	var err error
 	log := filepath.Join(dir, TrialsDir, "t0001", "log.txt")
 	os.Remove(log)
 	if err := os.Symlink(victim, log); err != nil {
@@ -208,16 +216,7 @@ func TestTrialsFileCutStopsTheSweep(t *testing.T) {
 // not the earlier run's ending (which stood beside them before). A rerun
 // that ends is recorded as itself.
 func TestRerunCutShortIsSaidByItsRecord(t *testing.T) {
-	root := t.TempDir()
-	e, err := Create(root, Manifest{ID: "exp", Status: "running"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "exp")
-	base := event.Base{Trial: "t0001", Time: time.Now()}
-	if err := e.Record(event.TrialStarted{Base: base}); err != nil {
-		t.Fatal(err)
-	}
+	e, dir, base := startedTrial(t)
 	if err := e.Record(event.TrialEnded{Base: base, Result: result("t0001", model.InfraError)}); err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +226,7 @@ func TestRerunCutShortIsSaidByItsRecord(t *testing.T) {
 	e.Close()
 
 	// The resume reruns t0001 and dies mid-trial (no TrialEnded).
+	var err error
 	e, err = Open(dir, Manifest{ID: "exp", Status: "running"})
 	if err != nil {
 		t.Fatal(err)

@@ -760,6 +760,22 @@ func (b *Backend) watchPart(sb *sandbox, id, what string) {
 // stop (stopWitness.eventDisconnect). Resubscribed as watchEvents is.
 func (b *Backend) watchDisconnects(ctx context.Context) {
 	f := filters.NewArgs(filters.Arg("type", string(events.NetworkEventType)), filters.Arg("event", string(events.ActionDisconnect)))
+	b.follow(ctx, f, func(at time.Time, m events.Message) {
+		b.mu.Lock()
+		sb := b.sandboxes[m.Actor.Attributes["container"]]
+		b.mu.Unlock()
+		// The engine also disconnects a container that stopped (its
+		// own exit, a kill: their own events say those).
+		if sb != nil && sb.running(ctx) {
+			sb.stops.eventDisconnect(at, m.Actor.Attributes["name"])
+		}
+	})
+}
+
+// follow calls handle with each event f passes, from now until ctx ends,
+// resubscribing from the last one seen when the engine drops the stream
+// (a daemon restart), half a second apart.
+func (b *Backend) follow(ctx context.Context, f filters.Args, handle func(at time.Time, m events.Message)) {
 	since := time.Now()
 	for {
 		msgs, errs := b.cli.Events(ctx, events.ListOptions{Filters: f, Since: strconv.FormatInt(since.Unix(), 10)})
@@ -769,16 +785,8 @@ func (b *Backend) watchDisconnects(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case m := <-msgs:
-				at := time.Unix(0, m.TimeNano)
-				since = at
-				b.mu.Lock()
-				sb := b.sandboxes[m.Actor.Attributes["container"]]
-				b.mu.Unlock()
-				// The engine also disconnects a container that stopped (its
-				// own exit, a kill: their own events say those).
-				if sb != nil && sb.running(ctx) {
-					sb.stops.eventDisconnect(at, m.Actor.Attributes["name"])
-				}
+				since = time.Unix(0, m.TimeNano)
+				handle(since, m)
 			case <-errs:
 				break loop
 			}

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,31 +26,10 @@ import (
 // joinWitness is the prefix of the witness a joining container leaves.
 const joinWitness = "a container someone other than headroom started"
 
-// watchJoins follows the engine's container starts, resubscribing from
-// the last one seen if the stream breaks.
+// watchJoins follows the engine's container starts (follow).
 func (b *Backend) watchJoins(ctx context.Context) {
 	f := filters.NewArgs(filters.Arg("type", string(events.ContainerEventType)), filters.Arg("event", string(events.ActionStart)))
-	since := time.Now()
-	for {
-		msgs, errs := b.cli.Events(ctx, events.ListOptions{Filters: f, Since: strconv.FormatInt(since.Unix(), 10)})
-	loop:
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m := <-msgs:
-				since = time.Unix(0, m.TimeNano)
-				b.eventStart(ctx, since, m.Actor.ID)
-			case <-errs:
-				break loop
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	b.follow(ctx, f, func(at time.Time, m events.Message) { b.eventStart(ctx, at, m.Actor.ID) })
 }
 
 // created marks id as a container headroom made (before it starts):
