@@ -161,3 +161,19 @@ func TestMeasuredIsTheKnobsOnlyWithAKnob(t *testing.T) {
 		}
 	}
 }
+
+// Two ratios asked for, one cut short before any counted trial: the
+// power line says there is nothing to compare yet, not "run at least two
+// ratios" (a new user's interrupted run).
+func TestPowerLineOfARunCutShort(t *testing.T) {
+	m, ratios, trials := knobSweep(t, []string{"1x", "2x"}, func(string, int) bool { return true })
+	for i := range trials {
+		if trials[i].Ratio == ratios[1] {
+			trials[i].Outcome = model.Cancelled
+		}
+	}
+	line := New(m.ID, m, ratios, trials, DefaultOptions()).PowerLine()
+	if !strings.Contains(line, "of the 2 ratios asked for, 1 has counted trials: nothing to compare yet") {
+		t.Errorf("power line %q", line)
+	}
+}

@@ -365,6 +365,17 @@ func (r *Report) PowerLine() string {
 		rows += "s"
 	}
 	if p.MinDetectable == 0 {
+		counted := 0
+		for _, ratio := range r.Matrix.Ratios {
+			if r.Matrix.ByRatio[ratio].Counted > 0 {
+				counted++
+			}
+		}
+		if len(r.Matrix.Ratios) > 1 && counted < 2 {
+			// Two were asked for; one or none has a counted trial yet
+			// (a new user's interrupted run was told to run two).
+			return fmt.Sprintf("power: %s × %s; of the %d ratios asked for, %d has counted trials: nothing to compare yet (resume the run, or rerun what was cancelled)", rows, model.Quantity(p.Repeats, "repeat"), len(r.Matrix.Ratios), counted)
+		}
 		return fmt.Sprintf("power: %s × %s; run at least two ratios to compare", rows, model.Quantity(p.Repeats, "repeat"))
 	}
 	if !model.Detectable(p.MinDetectable) {
