@@ -598,7 +598,7 @@ func history(root string) func() ([]ui.Experiment, error) {
 			out = append(out, ui.Experiment{
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
-				Tasks:   tasks, Images: images, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats,
+				Tasks:   tasks, Images: images, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats, Concurrency: s.Manifest.Concurrency,
 				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
 			// Load reads the summary; Record one trial's record, where

@@ -679,7 +679,10 @@ func (m Model) resume(exp Experiment) (tea.Model, tea.Cmd) {
 			prior = &loadedMsg{exp: exp, plan: plan, results: results, err: err}
 		}
 		sw, err := r.Resume(exp)
-		return launchedMsg{sweep: sw, spec: LaunchSpec{Label: "resume " + exp.ID}, err: err, prior: prior}
+		// Its ratios and concurrency as the run had them: with neither,
+		// a resumed showcase lost its one cell a ratio (a new user's).
+		spec := LaunchSpec{Label: "resume " + exp.ID, Ratios: exp.Ratios, Repeats: exp.Repeats, Concurrency: exp.Concurrency}
+		return launchedMsg{sweep: sw, spec: spec, err: err, prior: prior}
 	}
 }
 

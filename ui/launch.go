@@ -48,6 +48,9 @@ type Experiment struct {
 	Tasks   []string
 	Ratios  []model.Ratio
 	Repeats int
+	// Concurrency is how many trials it ran at once: a resume runs as
+	// many, and lays its cards out as the run did.
+	Concurrency int
 	// Images are the tasks' images by name (the manifest's): a task whose
 	// image is the seeded workload's replays a repeat at every ratio, so
 	// its trials pair by repeat, as the report pairs them.

@@ -773,3 +773,40 @@ func TestDetailSearchStartsAfresh(t *testing.T) {
 		t.Errorf("the second search is %q, want %q", m.detail.query, "pip")
 	}
 }
+
+// A resume from history lays its cards out as the run did: one cell a
+// ratio for a run whose concurrency was no higher than its ratios. Its
+// spec had neither ratios nor concurrency, and a resumed showcase came
+// back as a grid of "kills, running, just ended" (a new user's).
+func TestResumeFromHistoryKeepsTheRunsLayout(t *testing.T) {
+	ratios := []model.Ratio{{K: 1}, {K: 3}}
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{heavyOnly(t)}, Ratios: ratios, Repeats: 2, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []model.TrialResult
+	for _, tr := range plan.Trials {
+		results = append(results, model.TrialResult{Trial: tr, Outcome: model.Cancelled, Start: t0, End: t0.Add(time.Second)})
+	}
+	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
+	opts := testOptions(t, l)
+	portOf(opts).history = func() ([]Experiment, error) {
+		return []Experiment{{ID: "20261127-170000-cccc", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: ratios, Repeats: 2, Concurrency: 2,
+			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
+	}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("r in history did not resume")
+	}
+	m = update(t, next.(Model), cmd())
+	if m.spec.Concurrency != 2 || len(m.spec.Ratios) != 2 {
+		t.Errorf("the resume's spec: concurrency %d, ratios %v; want the run's 2 and %v", m.spec.Concurrency, m.spec.Ratios, ratios)
+	}
+	if v := m.View(); !strings.Contains(v, "a card a ratio") {
+		t.Errorf("the resumed sweep's cards are not one a ratio:\n%s", v)
+	}
+}
