@@ -58,9 +58,9 @@ environment.cpus = 3
 func TestWorkloadErrorAtItsLine(t *testing.T) {
 	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { %s }\n"
 	for _, c := range []struct{ workload, want string }{
-		{"base_mb = -5", `t.toml:11: agent "a" step 1 workload: base_mb must not be negative`},
-		{"jitter_pct = 100", `t.toml:11: agent "a" step 1 workload: jitter_pct must be in [0, 100)`},
-		{"duration_ms = -1", `t.toml: agent "a" step 1 workload: duration_ms must be between 0 and 3600000`},
+		{"base_mb = -5", `t.toml:11: agent "a" step 1 workload: base_mb must not be negative (got -5)`},
+		{"jitter_pct = 100", `t.toml:11: agent "a" step 1 workload: jitter_pct must be in [0, 100) (got 100)`},
+		{"duration_ms = -1", `t.toml: agent "a" step 1 workload: duration_ms must be between 0 and 3600000 (got -1)`},
 	} {
 		_, err := Parse("t.toml", []byte(fmt.Sprintf(body, c.workload)))
 		if err == nil || err.Error() != c.want {

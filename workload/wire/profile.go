@@ -115,21 +115,21 @@ type Profile struct {
 func (p Profile) Validate() error {
 	switch {
 	case p.DurationMS < 0 || p.DurationMS > 3_600_000:
-		return fmt.Errorf("duration_ms must be between 0 and 3600000")
+		return fmt.Errorf("duration_ms must be between 0 and 3600000 (got %v)", p.DurationMS)
 	case p.BaseMB < 0:
-		return fmt.Errorf("base_mb must not be negative")
+		return fmt.Errorf("base_mb must not be negative (got %v)", p.BaseMB)
 	case p.SpikeMB < 0:
-		return fmt.Errorf("spike_mb must not be negative")
+		return fmt.Errorf("spike_mb must not be negative (got %v)", p.SpikeMB)
 	case p.ChildMB < 0:
-		return fmt.Errorf("child_mb must not be negative")
+		return fmt.Errorf("child_mb must not be negative (got %v)", p.ChildMB)
 	case p.FillMB < 0 || p.FillMB > 64*1024:
-		return fmt.Errorf("fill_mb must be between 0 and 65536")
+		return fmt.Errorf("fill_mb must be between 0 and 65536 (got %v)", p.FillMB)
 	case p.BaseMB+p.SpikeMB+float64(p.Children)*p.ChildMB > 64*1024:
 		return fmt.Errorf("a step may allocate at most 64 GiB")
 	case p.Children < 0 || p.Children > 64:
-		return fmt.Errorf("children must be between 0 and 64")
+		return fmt.Errorf("children must be between 0 and 64 (got %v)", p.Children)
 	case p.JitterPct < 0 || p.JitterPct >= 100:
-		return fmt.Errorf("jitter_pct must be in [0, 100)")
+		return fmt.Errorf("jitter_pct must be in [0, 100) (got %v)", p.JitterPct)
 	case p.SpikeChance < 0 || p.SpikeChance > 1 || p.FailChance < 0 || p.FailChance > 1:
 		return fmt.Errorf("chances must be between 0 and 1")
 	case p.SpikeMB > 0 && (p.SpikeEvery <= 0 || p.SpikeChance <= 0):
@@ -138,19 +138,19 @@ func (p Profile) Validate() error {
 		// validate said ok (a new user's try).
 		return fmt.Errorf("spike_mb = %g has no effect: a spike comes every spike_every_ms with chance spike_chance (here %d and %g); set both (spike_chance = 1 spikes every time), or drop spike_mb", p.SpikeMB, p.SpikeEvery, p.SpikeChance)
 	case p.CPUFraction < 0 || p.CPUFraction > 1:
-		return fmt.Errorf("cpu_fraction must be between 0 and 1")
+		return fmt.Errorf("cpu_fraction must be between 0 and 1 (got %v)", p.CPUFraction)
 	case p.CPUWorkMS < 0 || p.CPUWorkMS > 3_600_000:
-		return fmt.Errorf("cpu_work_ms must be between 0 and 3600000")
+		return fmt.Errorf("cpu_work_ms must be between 0 and 3600000 (got %v)", p.CPUWorkMS)
 	case p.CPUThreads < 0 || p.CPUThreads > 64:
-		return fmt.Errorf("cpu_threads must be between 0 and 64")
+		return fmt.Errorf("cpu_threads must be between 0 and 64 (got %v)", p.CPUThreads)
 	case p.DeadlineMS < 0 || p.DeadlineMS > 3_600_000:
-		return fmt.Errorf("deadline_ms must be between 0 and 3600000")
+		return fmt.Errorf("deadline_ms must be between 0 and 3600000 (got %v)", p.DeadlineMS)
 	case p.HoldAfterMS < 0 || p.HoldAfterMS > 3_600_000:
-		return fmt.Errorf("hold_after_ms must be between 0 and 3600000")
+		return fmt.Errorf("hold_after_ms must be between 0 and 3600000 (got %v)", p.HoldAfterMS)
 	case p.NeedsRoomMB < 0 || p.NeedsRoomMB > 64*1024:
-		return fmt.Errorf("needs_room_mb must be between 0 and 65536")
+		return fmt.Errorf("needs_room_mb must be between 0 and 65536 (got %v)", p.NeedsRoomMB)
 	case p.ThrashMB < 0 || p.ThrashMB > 4096:
-		return fmt.Errorf("thrash_mb must be between 0 and 4096")
+		return fmt.Errorf("thrash_mb must be between 0 and 4096 (got %v)", p.ThrashMB)
 	case (p.ThrashMB > 0 || p.HoldAfterMS > 0) && !p.HoldAtLimit:
 		return fmt.Errorf("thrash_mb and hold_after_ms need hold_at_limit = true")
 	case p.DeadlineMS > 0 && p.CPUWorkMS == 0:
