@@ -515,7 +515,13 @@ func timeline(st themes.Styles, v *TrialView, w, h int) string {
 		o := c.Origin()
 		strip, most, _ := throttleStrip(v.Samples, start, span, c.GraphWidth())
 		chart += "\n" + clip(st.Muted.Render(padLeft("thr", o.X))+" "+st.Warn.Render(strip), w)
-		legend += "  " + st.Warn.Render(fmt.Sprintf("▆ cpu throttled (max %.0f%%, · none)", 100*most))
+		// "max 0%" read as nothing throttled (a new user's): a share
+		// under 1% is said as such.
+		share := fmt.Sprintf("%.0f%%", 100*most)
+		if 100*most < 0.5 {
+			share = "under 1%"
+		}
+		legend += "  " + st.Warn.Render("▆ cpu throttled (up to "+share+" of its periods; · none)")
 	}
 	return chart + "\n" + clip(legend, w)
 }
