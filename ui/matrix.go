@@ -610,11 +610,13 @@ func shortName(r model.RowKey) string {
 func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, h int) []string {
 	st := c.Styles()
 	cell := c.State.Cell(row, r)
-	// The seed is the least useful column: shown only where it fits.
-	seed := w >= 2+6+1+4+1+16+1+7+1+7+2+28+1+20
+	// The seed is the least useful column: shown only where it fits,
+	// before the reason, which has the rest of the line (after it, the
+	// reason was cut at 28 columns on a 200-column screen: a new user's).
+	seed := w >= 2+6+1+4+1+16+1+7+1+7+1+20+2+28
 	header := noMark + fmt.Sprintf("%-6s %-4s %-16s %7s %7s  %-28s", "trial", "run", "outcome", "time", "peak", "why")
 	if seed {
-		header += " seed"
+		header = noMark + fmt.Sprintf("%-6s %-4s %-16s %7s %7s %20s  %s", "trial", "run", "outcome", "time", "peak", "seed", "why")
 	}
 	out := []string{st.Title.Render(clip(fmt.Sprintf("%s at %s · %d trial(s), in repeat order", shortName(row), r, len(cell)), w)),
 		st.Bold.Render(clip(header, w))}
@@ -624,7 +626,7 @@ func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, 
 		v := cell[i]
 		line := fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), resultReason(v))
 		if seed {
-			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s  %s %d", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), pad(resultReason(v), 28), v.Trial.Seed)
+			line = fmt.Sprintf("%-6s r%-3d %s %7s %7s %20d  %s", v.Trial.ID, v.Trial.Repeat, pad(phaseText(st, v), 16), trialTime(v, c.Now), listPeak(v), v.Trial.Seed, resultReason(v))
 		}
 		out = append(out, cursorRow(st, line, w, i == cur))
 	}
