@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -21,14 +22,20 @@ import (
 func WriteUploads(w io.Writer, uploads []model.Upload) error {
 	tw := tar.NewWriter(w)
 	dirs := map[string]bool{}
-	addDir := func(p string, mode int64) error {
+	now := time.Now()
+	// A directory of the task's keeps its time, as a file does (and as
+	// `docker cp` keeps both); one headroom makes is dated now. Before,
+	// every directory copied in was dated 1970 (the eleventh attacker's
+	// 17).
+	addDirAt := func(p string, mode int64, at time.Time) error {
 		p = strings.TrimPrefix(path.Clean("/"+p), "/")
 		if p == "" || dirs[p] {
 			return nil
 		}
 		dirs[p] = true
-		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode})
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode, ModTime: at})
 	}
+	addDir := func(p string, mode int64) error { return addDirAt(p, mode, now) }
 	parents := func(p string) error {
 		var acc string
 		for _, part := range strings.Split(strings.Trim(path.Dir(path.Clean("/"+p)), "/"), "/") {
@@ -89,7 +96,7 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			}
 			continue
 		}
-		dir := func(name string, info fs.FileInfo) error { return addDir(name, int64(info.Mode().Perm())) }
+		dir := func(name string, info fs.FileInfo) error { return addDirAt(name, int64(info.Mode().Perm()), info.ModTime()) }
 		if err := TarTree(tw, u.From, to, dir); err != nil {
 			return err
 		}
