@@ -43,3 +43,19 @@ func TestHostileR12TerminalBench1LoginShell(t *testing.T) {
 	}, model.Passed, "", "terminal-bench runs solution.sh and run-tests.sh from its tmux session's interactive login bash, which read ~/.bashrc",
 		"terminal-bench 1 task whose image's ~/.bashrc, past an interactive guard, puts /opt/tool/bin on PATH; solution.sh and run-tests.sh run checktool from there")
 }
+
+// Round twelve, the twelfth attacker's 1: Harbor runs its verifier as
+// `bash test.sh | tee FILE`, a pipeline that ends when the tee has read
+// all its input, so a job test.sh leaves in the background with its
+// stdout open is waited for. headroom's tee was a process substitution
+// nobody waited for: a test.sh whose background job writes the reward 3
+// s later failed where Harbor passes it.
+func TestHostileR12VerifierWaitsForItsPipeline(t *testing.T) {
+	bothRunnersRow(t, "hostile-r12/verifier-pipeline", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\necho solved > /app/out.txt\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n" +
+			"( sleep 3; [ -f /app/out.txt ] && echo 1 > /logs/verifier/reward.txt; echo graded ) &\necho started\n",
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	}, model.Passed, "", "Harbor's `bash test.sh | tee` waits for the job holding its stdout, which writes reward 1",
+		"Harbor task: test.sh writes reward 0, starts `( sleep 3; … echo 1 > reward.txt; echo graded ) &` with its stdout open, and ends")
+}

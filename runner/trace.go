@@ -137,11 +137,18 @@ const traceFDs = "237"
 // stderr given back (fd 3) before the script.
 //
 // A step with TraceTeeVar set also has the script's stdout written to
-// that file, as Harbor's verifier runs `bash test.sh | tee FILE`: bash's
-// stdout goes to a tee (a process substitution, so the script's bash is
-// still what the wrapper execs and its status the step's), whose output
-// joins the trace's pipe again; the trace and the script's stderr do
-// not pass through it, so the file holds what Harbor's would. A step
+// that file, as Harbor's verifier runs `bash test.sh | tee FILE`: the
+// first bash runs that pipeline (the trace and the script's stderr do
+// not pass through the tee, so the file holds what Harbor's would) and
+// ends with the script's status once both have ended. As under Harbor,
+// the step lasts until the tee has read to the end of its input: a
+// process the script left in the background with its stdout open holds
+// it (to the verifier's timeout, if it runs that long), and what it
+// writes before it ends is in the file. The tee was a process
+// substitution the script's bash did not wait for: such a verifier
+// passed at once where Harbor's timed out, and one whose background
+// job wrote the reward 3 s later failed where Harbor's passed (the
+// twelfth attacker's 1). A step
 // with TraceNeedBashVar set ends 127 without bash, as Harbor's `bash -c`
 // does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
@@ -149,7 +156,7 @@ n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -z "$0" ] || exec 4>&1 > >(exec tee -- "$0" >&4 4>&- ` + traceFDs + `>&-) 4>&-; BASH_ENV=/dev/stdin exec bash -x "$@"' "$t" "$@" 3>&2 2>/dev/null <<EOF
+BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/dev/stdin exec bash -x "$@"; BASH_ENV=/dev/stdin bash -x "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then
