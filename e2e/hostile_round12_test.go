@@ -59,3 +59,19 @@ func TestHostileR12VerifierWaitsForItsPipeline(t *testing.T) {
 	}, model.Passed, "", "Harbor's `bash test.sh | tee` waits for the job holding its stdout, which writes reward 1",
 		"Harbor task: test.sh writes reward 0, starts `( sleep 3; … echo 1 > reward.txt; echo graded ) &` with its stdout open, and ends")
 }
+
+// Round twelve, the twelfth attacker's 2: a job solve.sh leaves in the
+// background (`a && b &`, or a subshell with its output sent elsewhere)
+// went on past the step and died at its next traced command: the step driver closed the step's pipe a
+// second after the step, and the job's trace line was its SIGPIPE. Under
+// Harbor, which traces nothing, it writes its file 3 s on. (Under
+// --exec-steps the engine closes the exec's pipe: there it dies as
+// before; docs/RELIABILITY.md.)
+func TestHostileR12BackgroundJobOutlivesItsStep(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r12/background-job", map[string]string{
+		"solution/solve.sh":      "#!/bin/bash\nsleep 3 && echo done > /app/late.txt &\n( sleep 3; echo done > /app/late2.txt ) >/dev/null 2>&1 &\necho started\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nsleep 6\nif [ \"$(cat /app/late.txt /app/late2.txt 2>/dev/null)\" = \"done\ndone\" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	}, model.Passed, "", "under Harbor the background job writes /app/late.txt 3 s on, before the verifier reads it at 6 s",
+		"Harbor task: solve.sh starts `sleep 3 && echo done > /app/late.txt &` and `( sleep 3; echo done > /app/late2.txt ) >/dev/null 2>&1 &` and ends; test.sh sleeps 6 s and passes if both say done (step driver)")
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -205,8 +206,8 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hr-workload drive: empty command")
 		return 127
 	}
-	// Not the driver's own files: wrapped, so that exec gives the child a
-	// pipe and copies from it (the driver's streams are its channel).
+	// Not the driver's own files: the step writes into pipes of its own,
+	// which the driver drains (the driver's streams are its channel).
 	cmd, err := stepCommand(c, spare.raise.adj(), onlyWriter{stdout}, onlyWriter{stderr})
 	switch {
 	case errors.Is(err, errNoWorkDir):
@@ -217,14 +218,124 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
 		return 126
 	}
-	err = spare.forStep(cmd.Start)
+	var out, errs *drain
+	if err == nil {
+		out, errs, err = drainStep(cmd, stdout, stderr)
+	}
+	if err == nil {
+		err = spare.forStep(cmd.Start)
+		out.started(err == nil)
+		errs.started(err == nil)
+	}
 	if err == nil {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
 		}
 		err = cmd.Wait()
+		endStep(out, errs)
 	}
 	return exitCode(cmd, err, stderr)
+}
+
+// A step's output reaches the driver through pipes it drains to their
+// end, past the step's own end: a process the step left in the
+// background (a server, a `( sleep 3; … ) &` job) can hold them, and
+// writes to them later (its trace lines, under a traced step). exec's
+// own copying closed them a second after the step ended (WaitDelay),
+// and such a job's next write was its SIGPIPE: a background job that
+// wrote a file 3 s on died at its next traced command, where under
+// Harbor it wrote it (the twelfth attacker's 2). The step ends when its
+// process has and its pipes are quiet (drained to their end, or waiting
+// for data drainQuiet), at most drainWait after; what comes later is
+// read and dropped, never forwarded after the step's end.
+const (
+	drainQuiet = 50 * time.Millisecond
+	drainWait  = time.Second
+)
+
+// drain copies one of a step's pipes to w while the step runs.
+type drain struct {
+	mu      sync.Mutex
+	w       io.Writer // nil once the step has ended: read and dropped
+	r, pw   *os.File
+	reading time.Time // when the read under way began (zero while writing)
+	eof     bool
+}
+
+// drainStep gives cmd a pipe for its stdout and one for its stderr, each
+// drained to w once the step has started (drain.started).
+func drainStep(cmd *exec.Cmd, stdout, stderr io.Writer) (*drain, *drain, error) {
+	var ds [2]*drain
+	for i, w := range []io.Writer{stdout, stderr} {
+		r, pw, err := os.Pipe()
+		if err != nil {
+			if i == 1 {
+				ds[0].started(false)
+			}
+			return nil, nil, err
+		}
+		ds[i] = &drain{w: w, r: r, pw: pw}
+	}
+	cmd.Stdout, cmd.Stderr = ds[0].pw, ds[1].pw
+	return ds[0], ds[1], nil
+}
+
+// started closes the driver's copy of the pipe's write end (the step
+// holds its own) and drains the pipe; for a step that did not start, it
+// closes the read end too.
+func (d *drain) started(ok bool) {
+	d.pw.Close()
+	if !ok {
+		d.r.Close()
+		d.eof = true
+		return
+	}
+	go d.run()
+}
+
+// run reads the pipe to its end.
+func (d *drain) run() {
+	buf := make([]byte, 32<<10)
+	for {
+		d.mu.Lock()
+		d.reading = time.Now()
+		d.mu.Unlock()
+		n, err := d.r.Read(buf)
+		d.mu.Lock()
+		d.reading = time.Time{}
+		if n > 0 && d.w != nil {
+			_, _ = d.w.Write(buf[:n])
+		}
+		if err != nil {
+			d.eof = true
+			d.mu.Unlock()
+			d.r.Close()
+			return
+		}
+		d.mu.Unlock()
+	}
+}
+
+// quiet says the pipe is drained to its end, or its read has waited for
+// data at least drainQuiet.
+func (d *drain) quiet() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.eof || (!d.reading.IsZero() && time.Since(d.reading) >= drainQuiet)
+}
+
+// endStep waits, once the step's process has ended, for its pipes to go
+// quiet (at most drainWait), then stops forwarding them.
+func endStep(ds ...*drain) {
+	deadline := time.Now().Add(drainWait)
+	for time.Now().Before(deadline) && !(ds[0].quiet() && ds[1].quiet()) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, d := range ds {
+		d.mu.Lock()
+		d.w = nil
+		d.mu.Unlock()
+	}
 }
 
 // workDir is the container's working directory, where the driver (or
