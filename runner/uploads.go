@@ -96,7 +96,9 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			}
 			continue
 		}
-		dir := func(name string, info fs.FileInfo) error { return addDirAt(name, int64(info.Mode().Perm()), info.ModTime()) }
+		dir := func(name string, info fs.FileInfo) error {
+			return addDirAt(name, int64(info.Mode().Perm()), info.ModTime())
+		}
 		if err := TarTree(tw, u.From, to, dir); err != nil {
 			return err
 		}
