@@ -218,23 +218,33 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
 		return 126
 	}
-	var out, errs *drain
-	if err == nil {
-		out, errs, err = drainStep(cmd, stdout, stderr)
-	}
-	if err == nil {
-		err = spare.forStep(cmd.Start)
-		out.started(err == nil)
-		errs.started(err == nil)
-	}
-	if err == nil {
+	err = runDrained(cmd, stdout, stderr, func() error { return spare.forStep(cmd.Start) }, func() {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
 		}
-		err = cmd.Wait()
-		endStep(out, errs)
-	}
+	})
 	return exitCode(cmd, err, stderr)
+}
+
+// runDrained runs a step (cmd, started by start, then started called)
+// with its output drained to stdout and stderr (drainStep), and returns
+// once it has ended and its pipes have gone quiet: the driver's and the
+// probe's.
+func runDrained(cmd *exec.Cmd, stdout, stderr io.Writer, start func() error, started func()) error {
+	out, errs, err := drainStep(cmd, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	err = start()
+	out.started(err == nil)
+	errs.started(err == nil)
+	if err != nil {
+		return err
+	}
+	started()
+	err = cmd.Wait()
+	endStep(out, errs)
+	return err
 }
 
 // A step's output reaches the driver through pipes it drains to their
