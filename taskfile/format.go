@@ -379,6 +379,10 @@ func errorLine(data []byte, pe toml.ParseError) int {
 // shortest that was timed as the task's own (agent-timeout) here.
 const minTimeoutSec = 0.01
 
+// MinTimeout is minTimeoutSec as a duration: the shortest time limit
+// any step is given, however it came to be (--timeout-scale too).
+const MinTimeout = time.Duration(minTimeoutSec * float64(time.Second))
+
 func seconds(field string, v *float64, def time.Duration) (time.Duration, error) {
 	if v == nil {
 		return def, nil
