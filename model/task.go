@@ -294,12 +294,29 @@ type Agent struct {
 	Check bool `json:"check,omitempty"`
 }
 
+// ImageRef is what the task's container is made from and read as:
+// PinnedImage where the sweep pinned one, else Image.
+func (t Task) ImageRef() string {
+	if t.PinnedImage != "" {
+		return t.PinnedImage
+	}
+	return t.Image
+}
+
 // Task is a benchmark task: an environment, agents and a verifier.
 type Task struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description,omitempty"`
-	Source      string   `json:"source"` // file it came from, or "builtin:<file>"
-	Image       string   `json:"image"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source"` // file it came from, or "builtin:<file>"
+	Image       string `json:"image"`
+	// PinnedImage is the id Image had when the sweep checked it, before
+	// any trial (the session's image check): a trial's container is made
+	// from it (ImageRef), so a tag moved to another image while the sweep
+	// runs (someone's `docker tag` on the engine) is not what later trials
+	// run. Before, containers were made by tag: trials after such a tag
+	// ran the other image, recorded as the task's own failures (the
+	// twelfth attacker's 3). Not recorded: the manifest has image_id.
+	PinnedImage string   `json:"-"`
 	IdleCommand []string `json:"idle_command"` // keeps the container up between steps
 	// Network is the engine network the task's container joins ("none",
 	// "bridge", ...), or NetworkTrialOnly.

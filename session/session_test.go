@@ -124,3 +124,29 @@ func TestAnnotateReachesTheRecords(t *testing.T) {
 		t.Fatalf("stored %+v, %v", stored, err)
 	}
 }
+
+// The sweep's tasks carry the image id it checked (Task.PinnedImage),
+// which the Docker backend makes each trial's container from: a tag
+// moved while the sweep runs is not what its later trials run (the
+// twelfth attacker's 3).
+func TestPreparedTasksArePinnedToTheImageChecked(t *testing.T) {
+	plat := &fake.Platform{
+		Backend: &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{} }},
+		Info:    runner.PlatformInfo{Backend: "fake-pin", Version: "v1", AdmitsItself: true, Host: runner.HostInfo{CPUs: 2, MemoryBytes: 8 << 30}},
+	}
+	runner.Register(plat.Definition("fake-pin"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := Connect(ctx, "fake-pin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := fake.Task("pin/one", 64*model.MiB, "s")
+	p, err := eng.prepare(ctx, Spec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 1, Seed: 1, OutRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.tasks[0].PinnedImage, "id-"+p.tasks[0].Image; got != want || p.tasks[0].ImageRef() != want {
+		t.Errorf("pinned %q (ref %q), want the id the check read, %q", got, p.tasks[0].ImageRef(), want)
+	}
+}

@@ -294,6 +294,10 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 	if err != nil {
 		return p, err
 	}
+	for i := range p.tasks {
+		// Made from the image checked, whatever its tag points at later.
+		p.tasks[i].PinnedImage = p.imageIDs[p.tasks[i].Image]
+	}
 	if first != nil && len(p.notRun) == len(p.tasks) {
 		return p, first // nothing could run: no sweep, as with FailFast
 	}

@@ -416,7 +416,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		res.DeviceRequests = []container.DeviceRequest{{Count: task.GPUs, Capabilities: [][]string{{"gpu"}}}}
 	}
 	cfg := &container.Config{
-		Image:      task.Image,
+		Image:      task.ImageRef(),
 		Entrypoint: task.IdleCommand,
 		Labels: map[string]string{
 			runner.LabelHeadroom:   "1",

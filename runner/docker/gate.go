@@ -26,13 +26,13 @@ func (b *Backend) gateFirstProcess(ctx context.Context, task model.Task, cfg *co
 	if b.opts.DriverBinary == "" || task.Image == "" {
 		return nil, nil
 	}
-	if why := b.imageRunsDriver(ctx, task.Image, false); why != "" {
+	if why := b.imageRunsDriver(ctx, task.ImageRef(), false); why != "" {
 		return nil, nil
 	}
 	first := slices.Concat(cfg.Entrypoint, cfg.Cmd)
 	if cfg.Entrypoint == nil {
 		// The image's own, from the inspect imageRunsDriver made.
-		img := b.inspectImage(ctx, task.Image)
+		img := b.inspectImage(ctx, task.ImageRef())
 		first = slices.Concat(img.entrypoint, cfg.Cmd)
 		if cfg.Cmd == nil {
 			first = slices.Concat(img.entrypoint, img.cmd)

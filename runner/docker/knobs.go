@@ -227,7 +227,7 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 		// which the engine fills with the image's files at those paths.
 		eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		wd, err := imageWorkDir(eng, kit.b.cli, task.Image)
+		wd, err := imageWorkDir(eng, kit.b.cli, task.ImageRef())
 		if err != nil {
 			return err
 		}

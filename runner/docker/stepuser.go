@@ -16,14 +16,14 @@ func (b *Backend) containerUser(ctx context.Context, task model.Task) string {
 	if task.User != "" || task.Image == "" {
 		return task.User
 	}
-	return b.inspectImage(ctx, task.Image).user
+	return b.inspectImage(ctx, task.ImageRef()).user
 }
 
 // keepsHome says whether the task's container has a HOME of its own (its
 // image's ENV, its task's environment), which a step run as another user
 // keeps, as runc sets HOME only where the environment has none.
 func (b *Backend) keepsHome(ctx context.Context, task model.Task) bool {
-	return slices.ContainsFunc(task.Env, isHome) || task.Image != "" && b.inspectImage(ctx, task.Image).setsHome
+	return slices.ContainsFunc(task.Env, isHome) || task.Image != "" && b.inspectImage(ctx, task.ImageRef()).setsHome
 }
 
 // isHome says whether an environment entry sets HOME.

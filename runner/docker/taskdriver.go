@@ -32,7 +32,7 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 	case tracesDriver(task) != "":
 		return nil, tracesDriver(task)
 	}
-	if why := b.imageRunsDriver(ctx, task.Image, task.ForeignHarness()); why != "" {
+	if why := b.imageRunsDriver(ctx, task.ImageRef(), task.ForeignHarness()); why != "" {
 		return nil, why
 	}
 	return &mount.Mount{Type: mount.TypeBind, Source: b.opts.DriverBinary, Target: runner.TaskDriverPath, ReadOnly: true}, ""
