@@ -529,6 +529,23 @@ func (p partResumer) Resume(exp Experiment) (Sweep, error) {
 	return p.last, nil
 }
 
+// resumedFromHistory is the console after r on exp, the one experiment
+// its History lists, resumed through l.
+func resumedFromHistory(t *testing.T, l partResumer, exp Experiment) Model {
+	t.Helper()
+	opts := testOptions(t, l)
+	portOf(opts).history = func() ([]Experiment, error) { return []Experiment{exp}, nil }
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "5")
+	m = update(t, m, m.listHistory()())
+	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
+	if cmd == nil {
+		t.Fatal("r in history did not resume")
+	}
+	return update(t, next.(Model), cmd())
+}
+
 // After r (resume) from history, the console shows the whole experiment,
 // not only the trials the resume reruns. Seen before: the matrix read
 // "0/6 ±39" where report and a reopen showed 0/20.
@@ -546,20 +563,8 @@ func TestResumeFromHistoryShowsTheWholeExperiment(t *testing.T) {
 		results = append(results, r)
 	}
 	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
-	opts := testOptions(t, l)
-	portOf(opts).history = func() ([]Experiment, error) {
-		return []Experiment{{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4,
-			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
-	}
-	m := New(opts)
-	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
-	m = keys(t, m, "5")
-	m = update(t, m, m.listHistory()())
-	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	if cmd == nil {
-		t.Fatal("r in history did not resume")
-	}
-	m = update(t, next.(Model), cmd())
+	m := resumedFromHistory(t, l, Experiment{ID: "20261127-170000-bbbb", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: []model.Ratio{{K: 1}}, Repeats: 4,
+		Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }})
 	var evs []runner_Event
 	for _, tr := range l.last.plan.Trials {
 		evs = append(evs, trialEnded(model.TrialResult{Trial: tr, Outcome: model.OOMKilled, Cause: model.CauseOwnLimit, Start: t0, End: t0.Add(time.Second)}))
@@ -789,20 +794,8 @@ func TestResumeFromHistoryKeepsTheRunsLayout(t *testing.T) {
 		results = append(results, model.TrialResult{Trial: tr, Outcome: model.Cancelled, Start: t0, End: t0.Add(time.Second)})
 	}
 	l := partResumer{fakeLauncher: &fakeLauncher{}, plan: plan}
-	opts := testOptions(t, l)
-	portOf(opts).history = func() ([]Experiment, error) {
-		return []Experiment{{ID: "20261127-170000-cccc", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: ratios, Repeats: 2, Concurrency: 2,
-			Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }}}, nil
-	}
-	m := New(opts)
-	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
-	m = keys(t, m, "5")
-	m = update(t, m, m.listHistory()())
-	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r")})
-	if cmd == nil {
-		t.Fatal("r in history did not resume")
-	}
-	m = update(t, next.(Model), cmd())
+	m := resumedFromHistory(t, l, Experiment{ID: "20261127-170000-cccc", Status: "interrupted", Trials: 4, Tasks: []string{"builtin/bn-fit-modify"}, Ratios: ratios, Repeats: 2, Concurrency: 2,
+		Load: func() (model.Plan, []model.TrialResult, error) { return plan, results, nil }})
 	if m.spec.Concurrency != 2 || len(m.spec.Ratios) != 2 {
 		t.Errorf("the resume's spec: concurrency %d, ratios %v; want the run's 2 and %v", m.spec.Concurrency, m.spec.Ratios, ratios)
 	}
