@@ -258,8 +258,16 @@ func runDrained(cmd *exec.Cmd, stdout, stderr io.Writer, start func() error, sta
 // process has and its pipes are quiet (drained to their end, or waiting
 // for data drainQuiet), at most drainWait after; what comes later is
 // read and dropped, never forwarded after the step's end.
+//
+// drainQuiet is longer than the runner's slack for a process's birth
+// (runner's bornSlack, 100 ms): a process a step leaves behind holding
+// its pipes (`nohup python3 … &`), first read by the process watch only
+// once the next step has begun, is that step's by its birth only if it
+// was born that much before the next step's start. At 50 ms, the CI
+// rehearsal's TestHostileR3LeftoverKilledInTheVerifier charged such a
+// process's kill to the verifier's step.
 const (
-	drainQuiet = 50 * time.Millisecond
+	drainQuiet = 300 * time.Millisecond
 	drainWait  = time.Second
 )
 
