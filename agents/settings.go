@@ -126,17 +126,17 @@ func (a Settings) Apply(tasks []model.Task) ([]model.Task, map[string]string, er
 	for i, t := range tasks {
 		for _, l := range []struct {
 			what string
-			d    time.Duration
-		}{{"agent", t.AgentTimeout}, {"verifier", t.VerifierTimeout}} {
-			if s := scale(l.d, a.TimeoutScale); l.d > 0 && s < taskfile.MinTimeout {
+			d    *time.Duration
+		}{{"agent", &t.AgentTimeout}, {"verifier", &t.VerifierTimeout}} {
+			s := scale(*l.d, a.TimeoutScale)
+			if *l.d > 0 && s < taskfile.MinTimeout {
 				// Shorter than a step takes to start: 1e-12 was taken,
 				// and the engine's own calls cut by it read as the
 				// engine gone (the twelfth attacker's 8).
 				return nil, nil, inputf("--timeout-scale %v makes task %s's %s time limit %v, shorter than any step takes to start: give a scale that leaves at least %v", a.TimeoutScale, t.Name, l.what, s, taskfile.MinTimeout)
 			}
+			*l.d = s
 		}
-		t.AgentTimeout = scale(t.AgentTimeout, a.TimeoutScale)
-		t.VerifierTimeout = scale(t.VerifierTimeout, a.TimeoutScale)
 		if a.TimeoutScale != 1 {
 			t.TimeoutScale = a.TimeoutScale
 		}

@@ -356,8 +356,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.NeedBash && tr.book.next == 0 && text == traceNoBashLine {
 			sawNoBash = true
 		}
+		before, m := splitTrace(text, tr.nonce)
 		if tr.contQ != 0 {
-			if _, m := splitTrace(text, tr.nonce); m == nil && tr.contLines < traceContinuedLines {
+			if m == nil && tr.contLines < traceContinuedLines {
 				// The rest of a command's trace line, over several
 				// lines: its command (a `python3 -c '` step was named
 				// by its first line), not its output or the parser's.
@@ -370,7 +371,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			}
 			tr.contQ = 0
 		}
-		text, m := splitTrace(text, tr.nonce)
+		text = before
 		if m != nil && m.depth <= 1 {
 			tr.contQ, tr.contLines = quoteAfter(0, m.cmd), 0
 		}
