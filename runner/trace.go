@@ -148,9 +148,10 @@ const traceFDs = "237"
 // substitution the script's bash did not wait for: such a verifier
 // passed at once where Harbor's timed out, and one whose background
 // job wrote the reward 3 s later failed where Harbor's passed (the
-// twelfth attacker's 1). A step
-// with TraceNeedBashVar set ends 127 without bash, as Harbor's `bash -c`
-// does, instead of falling back to sh.
+// twelfth attacker's 1).
+//
+// A step with TraceNeedBashVar set ends 127 without bash, as Harbor's
+// `bash -c` does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
@@ -647,9 +648,9 @@ func nestedTrace(m traceMark) string {
 // single quotes, the newline as it is: a command's trace line then goes
 // on over the next lines of the step's output until its quote closes
 // (`python3 -c '` and then the program), and those lines are the
-// command, not what it printed. Outside quotes a backslash escapes the next character (how
-// bash writes a quote inside a quoted word: close, backslash, quote,
-// open); inside $'…' too.
+// command, not what it printed. Outside quotes a backslash escapes the
+// next character (how bash writes a quote inside a quoted word: close,
+// backslash, quote, open); inside $'…' too.
 func quoteAfter(q byte, s string) byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -537,7 +537,6 @@ func (e *Experiment) openTrial(id string, source string, at time.Time) error {
 // trace. A trial with no record (interrupted before one) needs none.
 //
 // The records are read once, at the first rerun of a resume.
-
 func (e *Experiment) markRerun(id string, at time.Time) error {
 	if e.earlier == nil {
 		// A record the reader refuses was refused by the resume before
