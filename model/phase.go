@@ -50,8 +50,12 @@ type PhaseResult struct {
 	Rewards map[string]float64 `json:"rewards,omitempty"`
 	// RewardsFolded counts the keys of the step's reward file its record
 	// does not keep (FoldRewards): the verdict counted every one.
-	RewardsFolded int    `json:"rewards_folded,omitempty"`
-	Stopped       string `json:"stopped,omitempty"`
+	RewardsFolded int `json:"rewards_folded,omitempty"`
+	// RewardsNaN names the keys whose reward was NaN (a record's JSON
+	// cannot hold one): Harbor's gate lets a NaN through and its mean
+	// or final reward is then NaN.
+	RewardsNaN []string `json:"rewards_nan,omitempty"`
+	Stopped    string   `json:"stopped,omitempty"`
 	// AgentTimedOut: the phase's agent ran past its time limit; its
 	// processes were stopped and the phase verified all the same, as
 	// Harbor's multi-step trial does.
@@ -60,10 +64,42 @@ type PhaseResult struct {
 
 // Reward is the phase's reward as a verdict reads it (see ScalarReward).
 func (p PhaseResult) Reward() (float64, bool) {
-	if p.Rewards == nil {
+	if p.Rewards == nil && len(p.RewardsNaN) == 0 {
 		return 0, false
 	}
-	return ScalarReward(p.Rewards), true
+	m := make(map[string]float64, len(p.Rewards)+len(p.RewardsNaN))
+	for k, v := range p.Rewards {
+		m[k] = v
+	}
+	for _, k := range p.RewardsNaN {
+		m[k] = math.NaN()
+	}
+	if len(m) == 0 {
+		return 0, false // Harbor's {}: no key to read a reward by
+	}
+	return ScalarReward(m), true
+}
+
+// SplitNaN is m without its NaN values, and their keys in order: what a
+// record keeps of a step's rewards (ParseStepRewards).
+func SplitNaN(m map[string]float64) (map[string]float64, []string) {
+	var nan []string
+	for k, v := range m {
+		if math.IsNaN(v) {
+			nan = append(nan, k)
+		}
+	}
+	if len(nan) == 0 {
+		return m, nil
+	}
+	sort.Strings(nan)
+	out := make(map[string]float64, len(m)-len(nan))
+	for k, v := range m {
+		if !math.IsNaN(v) {
+			out[k] = v
+		}
+	}
+	return out, nan
 }
 
 // Gate says why the trial stops after a phase with these rewards, or ""

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -65,5 +66,63 @@ func TestPhasesSummary(t *testing.T) {
 	got := PhasesSummary([]string{"a", "b", "c"}, []PhaseResult{{Rewards: map[string]float64{"reward": 1}}, {Rewards: map[string]float64{"reward": 0}, Stopped: "x"}})
 	if want := "a 1 · b 0 (stopped) · c not run"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// A step's reward file read as Harbor's multi-step trial reads it: {} is
+// rewards with no key, a NaN is a NaN (which no min_reward stops); a
+// single-step reward file refuses both, as before.
+func TestStepRewardsAsHarborsMultiStepTrial(t *testing.T) {
+	gate := Phase{MinReward: map[string]float64{"reward": 1}}
+	for _, c := range []struct {
+		file, data string
+		keys       int
+		nan        []string
+		stops      bool
+	}{
+		{"reward.json", `{}`, 0, nil, true},
+		{"reward.json", `{"reward": NaN}`, 1, []string{"reward"}, false},
+		{"reward.json", `{"reward": "nan", "x": 1}`, 2, []string{"reward"}, false},
+		{"reward.txt", "nan\n", 1, []string{"reward"}, false},
+		{"reward.txt", "-NaN", 1, []string{"reward"}, false},
+		{"reward.json", `{"reward": 0.5}`, 1, nil, true},
+	} {
+		m, err := ParseStepRewards(c.file, []byte(c.data))
+		if err != nil || m == nil || len(m) != c.keys {
+			t.Errorf("%s %q: %v, %v; want %d keys", c.file, c.data, m, err, c.keys)
+			continue
+		}
+		if _, nan := SplitNaN(m); fmt.Sprint(nan) != fmt.Sprint(c.nan) {
+			t.Errorf("%s %q: NaN keys %v, want %v", c.file, c.data, nan, c.nan)
+		}
+		if stops := gate.Gate(m) != ""; stops != c.stops {
+			t.Errorf("%s %q: min_reward 1 stops %v, want %v (Harbor: actual < threshold, a missing key -inf)", c.file, c.data, stops, c.stops)
+		}
+		if _, err := ParseRewards(c.file, []byte(c.data)); err == nil && c.keys != 1 || err == nil && len(c.nan) > 0 {
+			t.Errorf("%s %q: ParseRewards took it; a single-step reward file refuses {} and NaN", c.file, c.data)
+		}
+	}
+	for _, bad := range []string{`{"reward": null}`, `[]`, `NaNa`} {
+		if _, err := ParseStepRewards("reward.json", []byte(bad)); err == nil {
+			t.Errorf("%q taken as a step's rewards; Harbor's verifier raises on it", bad)
+		}
+	}
+	// The mean counts a {} step in its denominator, Harbor's
+	// _aggregate_step_rewards; a NaN makes it NaN.
+	var c PhaseRewards
+	c.Add(map[string]float64{})
+	c.Add(map[string]float64{"reward": 1})
+	if got := c.Combined()["reward"]; got != 0.5 {
+		t.Errorf("mean of {} and 1: %v, want 0.5", got)
+	}
+	c.Add(map[string]float64{"reward": math.NaN()})
+	if got := c.Combined()["reward"]; !math.IsNaN(got) {
+		t.Errorf("mean with a NaN step: %v, want NaN", got)
+	}
+	if r, ok := (PhaseResult{RewardsNaN: []string{"reward"}}).Reward(); !ok || !math.IsNaN(r) {
+		t.Errorf("a recorded NaN step's reward: %v %v, want NaN", r, ok)
+	}
+	if _, ok := (PhaseResult{Rewards: map[string]float64{}}).Reward(); ok {
+		t.Error("a {} step has a reward; it has no key to read one by")
 	}
 }

@@ -128,6 +128,21 @@ func ParseReward(name string, data []byte) (float64, error) {
 // NaN, which Python reads and no threshold passes, is an error (a
 // record cannot hold it either): the verdict is Harbor's, a failure.
 func ParseRewards(name string, data []byte) (map[string]float64, error) {
+	return parseRewards(name, data, false)
+}
+
+// ParseStepRewards reads a multi-step task's step's reward file as
+// Harbor's multi-step trial takes it: as ParseRewards, except that an
+// empty reward.json object is rewards with no key (Harbor's step then
+// has a verifier result: min_reward, if set, stops the trial, and the
+// mean counts the step with every key 0), and a NaN is a NaN, which no
+// min_reward stops (Python's NaN < threshold is false) and which makes
+// a mean or final reward NaN. A record cannot hold a NaN (SplitNaN).
+func ParseStepRewards(name string, data []byte) (map[string]float64, error) {
+	return parseRewards(name, data, true)
+}
+
+func parseRewards(name string, data []byte, step bool) (map[string]float64, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("is empty")
 	}
@@ -135,9 +150,12 @@ func ParseRewards(name string, data []byte) (map[string]float64, error) {
 		return nil, fmt.Errorf("holds %s besides its spaces: headroom parses at most %s of a reward (Harbor parses any): no reward", FormatBytes(int64(n)), FormatBytes(MaxRewardContentBytes))
 	}
 	if strings.HasSuffix(name, ".json") {
-		return parseRewardJSON(data)
+		return parseRewardJSON(data, step)
 	}
 	r, err := PythonFloat(string(data))
+	if step && errors.As(err, new(nanError)) {
+		r, err = math.NaN(), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,11 +226,19 @@ func pydanticFloat(s string) (float64, error) {
 	return finite(r, firstLine(s))
 }
 
-// finite is r with an infinity as ±math.MaxFloat64; NaN is an error.
+// nanError says a reward is NaN.
+type nanError struct{ said string }
+
+func (e nanError) Error() string {
+	return fmt.Sprintf("is NaN (%q), which passes no threshold, in Harbor either: no reward", e.said)
+}
+
+// finite is r with an infinity as ±math.MaxFloat64; NaN is an error
+// (a nanError).
 func finite(r float64, said string) (float64, error) {
 	switch {
 	case math.IsNaN(r):
-		return 0, fmt.Errorf("is NaN (%q), which passes no threshold, in Harbor either: no reward", said)
+		return 0, nanError{said}
 	case math.IsInf(r, 1):
 		return math.MaxFloat64, nil
 	case math.IsInf(r, -1):
@@ -238,8 +264,8 @@ func digitValue(c rune) (rune, bool) {
 // parseRewardJSON reads reward.json as Python's json.loads: its
 // NaN, Infinity and -Infinity literals too (encoding/json refuses them),
 // and a number past float64's range as an infinity.
-func parseRewardJSON(data []byte) (map[string]float64, error) {
-	lit, err := jsonLiterals(data)
+func parseRewardJSON(data []byte, step bool) (map[string]float64, error) {
+	lit, err := jsonLiterals(data, step)
 	if err != nil {
 		return nil, err
 	}
@@ -252,7 +278,7 @@ func parseRewardJSON(data []byte) (map[string]float64, error) {
 	if _, err := dec.Token(); err == nil {
 		return nil, fmt.Errorf("is not a JSON object of numbers: more after its object")
 	}
-	if len(raw) == 0 {
+	if len(raw) == 0 && !step {
 		return nil, fmt.Errorf("holds no reward")
 	}
 	m := make(map[string]float64, len(raw))
@@ -273,6 +299,9 @@ func parseRewardJSON(data []byte) (map[string]float64, error) {
 			// And a string as a number where pydantic reads one ("1",
 			// "Infinity"); else its model refuses it: no reward.
 			r, err := pydanticFloat(v)
+			if step && errors.As(err, new(nanError)) {
+				r, err = math.NaN(), nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%q %v", k, err)
 			}
@@ -307,8 +336,9 @@ func jsonKind(v any) string {
 
 // jsonLiterals writes Python's JSON literals Infinity and -Infinity,
 // outside strings, as numbers past float64's range (read as infinities);
-// NaN is an error, as ParseRewards says.
-func jsonLiterals(data []byte) ([]byte, error) {
+// NaN is an error, as ParseRewards says, or for a step's rewards the
+// string "NaN", which the values' reading takes as NaN.
+func jsonLiterals(data []byte, step bool) ([]byte, error) {
 	var out []byte
 	var str jsonString
 	for i := 0; i < len(data); i++ {
@@ -318,6 +348,10 @@ func jsonLiterals(data []byte) ([]byte, error) {
 			case bytes.HasPrefix(data[i:], []byte("Infinity")) && !wordByte(data, i+len("Infinity")):
 				out = append(out, "1e999999"...)
 				i += len("Infinity") - 1
+				continue
+			case bytes.HasPrefix(data[i:], []byte("NaN")) && step && !wordByte(data, i+len("NaN")):
+				out = append(out, `"NaN"`...)
+				i += len("NaN") - 1
 				continue
 			case bytes.HasPrefix(data[i:], []byte("NaN")):
 				return nil, fmt.Errorf("holds NaN, which passes no threshold, in Harbor either: no reward")

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -107,10 +108,15 @@ func (t *trialRun) runPipeline(ctx context.Context, sb Sandbox, env []string, ev
 			// few (model.FoldRewards).
 			t.phaseRewards.Strategy = t.task.PhaseReward
 			t.phaseRewards.Add(run.rewards)
-			room := model.MaxRecordRewardKeys - t.recordRewardKeys
-			kept, folded := model.FoldRewards(run.rewards, min(model.MaxPhaseRewardKeys, room))
-			t.recordRewardKeys += len(kept)
-			t.res.Phases = append(t.res.Phases, model.PhaseResult{Name: p.name, AgentTimedOut: run.agentTimedOut, Rewards: kept, RewardsFolded: folded, Stopped: run.stop})
+			room := min(model.MaxPhaseRewardKeys, model.MaxRecordRewardKeys-t.recordRewardKeys)
+			finite, nan := model.SplitNaN(run.rewards)
+			kept, folded := model.FoldRewards(finite, room)
+			if over := len(kept) + len(nan) - max(room, 1); over > 0 {
+				cut := min(over, len(nan))
+				nan, folded = nan[:len(nan)-cut], folded+cut
+			}
+			t.recordRewardKeys += len(kept) + len(nan)
+			t.res.Phases = append(t.res.Phases, model.PhaseResult{Name: p.name, AgentTimedOut: run.agentTimedOut, Rewards: kept, RewardsNaN: nan, RewardsFolded: folded, Stopped: run.stop})
 		}
 		last = run
 		if err != nil || ctx.Err() != nil || run.stop != "" {
@@ -260,7 +266,17 @@ func (t *trialRun) combinePhases() bool {
 		}
 		return false
 	}
+	if len(final) == 0 {
+		// The final strategy's last step wrote {}: Harbor's trial then
+		// has rewards with no key, no reward to pass by.
+		t.verdictNote = fmt.Sprintf("the last step run gave rewards with no key ({}), and the %s strategy takes only its (%s)", t.task.PhaseReward, note)
+		return false
+	}
 	r := model.ScalarReward(final)
+	if math.IsNaN(r) {
+		t.verdictNote = fmt.Sprintf("reward NaN, the %s of the steps' (%s): it passes no threshold, in Harbor either", t.task.PhaseReward, note)
+		return false
+	}
 	t.res.Reward = &r
 	if r >= rule.Pass {
 		return true

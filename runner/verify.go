@@ -130,9 +130,9 @@ func (t *trialRun) readRewards(ctx context.Context, sb Sandbox, dir string) (map
 	if note != "" || err != nil {
 		return nil, note, err
 	}
-	m, err := model.ParseRewards(path.Base(file), data)
+	m, err := model.ParseStepRewards(path.Base(file), data)
 	if err != nil {
-		_, masked := model.ParseRewards(path.Base(file), []byte(t.r.redact(string(data))))
+		_, masked := model.ParseStepRewards(path.Base(file), []byte(t.r.redact(string(data))))
 		return nil, fmt.Sprintf("the verifier's %s: %v", file, maskedErr(err, masked)), nil
 	}
 	return m, "", nil

@@ -1,0 +1,55 @@
+//go:build hostile
+
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// multiStepFiles is a two-step Harbor task (steps one and two, the final
+// strategy unless strategy says otherwise) whose step one's test.sh
+// writes reward1 as its reward file, and whose step two's writes reward
+// 1 if step one's work is there and step two's solve.sh ran.
+func multiStepFiles(name, strategy, gate, file, reward1 string) map[string]string {
+	return map[string]string{
+		"task.toml": fmt.Sprintf("schema_version = \"1.3\"\nmulti_step_reward_strategy = %q\n[task]\nname = %q\n[agent]\ntimeout_sec = 60.0\n[verifier]\ntimeout_sec = 60.0\n"+
+			"[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = false\n[[steps]]\nname = \"one\"\n%s[[steps]]\nname = \"two\"\n", strategy, name, gate),
+		"instruction.md":              "",
+		"steps/one/instruction.md":    "Write one.\n",
+		"steps/one/solution/solve.sh": "#!/bin/bash\necho one > /tmp/one\n",
+		"steps/one/tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nprintf '%s' '" + reward1 + "' > /logs/verifier/" + file + "\n",
+		"steps/two/instruction.md":    "Write two.\n",
+		"steps/two/solution/solve.sh": "#!/bin/bash\necho two > /tmp/two\n",
+		"steps/two/tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /tmp/one ] && [ -f /tmp/two ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}
+}
+
+// Round thirteen, the twelfth attacker's 4: Harbor's multi-step trial
+// stops after a step only when its verifier raised, or min_reward says
+// so, by `actual < threshold`: a NaN reward (Python's float("nan"),
+// json's NaN) is not below any threshold, and a reward.json of {} is a
+// verifier result with no key. headroom refused both as no reward and
+// stopped the trial there: step two never ran.
+func TestHostileR13NaNRewardPassesTheStepsGate(t *testing.T) {
+	name := "hostile-r13/nan-gate"
+	oracleVerdictRow(t, name, multiStepFiles(name, "final", "min_reward = 1.0\n", "reward.json", `{"reward": NaN}`),
+		model.Passed, "", "Harbor's gate `NaN < 1.0` is false: step two runs, and the final strategy takes its reward 1",
+		"Harbor multi-step task (final strategy): step one's reward.json is `{\"reward\": NaN}` under `min_reward = 1.0`; step two's is 1")
+}
+
+func TestHostileR13EmptyRewardsGoOn(t *testing.T) {
+	name := "hostile-r13/empty-rewards"
+	oracleVerdictRow(t, name, multiStepFiles(name, "final", "", "reward.json", `{}`),
+		model.Passed, "", "Harbor's step with rewards {} and no min_reward goes on: step two runs, and the final strategy takes its reward 1",
+		"Harbor multi-step task (final strategy): step one's reward.json is `{}`, no min_reward; step two's is 1")
+}
+
+func TestHostileR13EmptyRewardsCountInTheMean(t *testing.T) {
+	name := "hostile-r13/empty-mean"
+	oracleVerdictRow(t, name, multiStepFiles(name, "mean", "", "reward.json", `{}`),
+		model.Failed, "reward 0.5 < 1", "Harbor's mean counts step one's {} as a step with reward 0: (0 + 1) / 2",
+		"Harbor multi-step task (mean): step one's reward.json is `{}`, no min_reward; step two's is 1")
+}
