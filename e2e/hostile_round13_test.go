@@ -53,3 +53,18 @@ func TestHostileR13EmptyRewardsCountInTheMean(t *testing.T) {
 		model.Failed, "reward 0.5 < 1", "Harbor's mean counts step one's {} as a step with reward 0: (0 + 1) / 2",
 		"Harbor multi-step task (mean): step one's reward.json is `{}`, no min_reward; step two's is 1")
 }
+
+// Round thirteen, the twelfth attacker's 5: Harbor's oracle runs
+// `solve.sh > /logs/agent/oracle.txt 2>&1`, and a verifier may read that
+// log (a task that grades the agent's own log does). headroom wrote no
+// such file: test.sh found nothing there and failed the oracle. The file
+// holds stdout and stderr, and what a job solve.sh left running writes
+// after it ended, as Harbor's redirect does.
+func TestHostileR13OracleLogForTheVerifier(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13/oracle-log", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\necho out-marker\necho err-marker >&2\n( sleep 2; echo late-marker ) &\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nsleep 3\nf=/logs/agent/oracle.txt\n" +
+			"if grep -qx out-marker $f && grep -qx err-marker $f && grep -qx late-marker $f; then echo 1; else echo \"oracle.txt: $(head -c 300 $f 2>&1)\" >&2; echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor's oracle sends solve.sh's stdout and stderr to /logs/agent/oracle.txt, the late job's line too",
+		"Harbor task: solve.sh prints a line to stdout, one to stderr, and leaves `( sleep 2; echo late ) &`; test.sh passes if /logs/agent/oracle.txt holds all three")
+}

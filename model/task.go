@@ -55,6 +55,12 @@ type Step struct {
 	// script's stderr and headroom's trace lines stay out of it, as they
 	// stay out of Harbor's.
 	TeeStdout string `json:"tee_stdout,omitempty"`
+	// OutputFile, on a traced step, is a file in the container that the
+	// script's stdout and stderr are also written to, as Harbor's oracle
+	// runs `solve.sh > /logs/agent/oracle.txt 2>&1` (a verifier may read
+	// it): the step does not wait for what writes to it after the script
+	// ends, as Harbor's exec does not.
+	OutputFile string `json:"output_file,omitempty"`
 	// LoginShell, on a traced step, starts its script from an interactive
 	// login bash, as terminal-bench 1 runs every command it types into
 	// its tmux session (tmux starts a login shell): /etc/profile (which

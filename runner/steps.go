@@ -294,6 +294,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.TeeStdout != "" {
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
 		}
+		if st.OutputFile != "" {
+			env = append(env, TraceLogVar+"="+st.OutputFile)
+		}
 		if st.NeedBash {
 			env = append(env, TraceNeedBashVar+"=1")
 		}

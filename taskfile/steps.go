@@ -203,7 +203,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		} else if ok {
 			oracle.Steps = append(oracle.Steps, model.Step{
 				Name: s.Name + "/solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, Phase: s.Name,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, OutputFile: OracleLogFile, Phase: s.Name,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(sdir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			})

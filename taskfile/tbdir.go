@@ -25,6 +25,10 @@ const (
 	// TestStdoutFile is where Harbor's verifier tees test.sh's stdout.
 	TestStdoutFile = VerifierLogDir + "/test-stdout.txt"
 	AgentLogDir    = "/logs/agent"
+	// OracleLogFile is where Harbor's oracle sends solve.sh's stdout and
+	// stderr (`solve.sh > /logs/agent/oracle.txt 2>&1`); a verifier may
+	// read it.
+	OracleLogFile = AgentLogDir + "/oracle.txt"
 	// InstructionFile is where an agent finds its instruction.
 	InstructionFile = "/headroom/instruction.md"
 )
@@ -282,7 +286,7 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
 			Steps: []model.Step{{
 				Name: "solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, OutputFile: OracleLogFile,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(dir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			}},
