@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // multiStepFiles is a two-step Harbor task (steps one and two, the final
@@ -67,4 +68,26 @@ func TestHostileR13OracleLogForTheVerifier(t *testing.T) {
 			"if grep -qx out-marker $f && grep -qx err-marker $f && grep -qx late-marker $f; then echo 1; else echo \"oracle.txt: $(head -c 300 $f 2>&1)\" >&2; echo 0; fi > /logs/verifier/reward.txt\n",
 	}, model.Passed, "", "Harbor's oracle sends solve.sh's stdout and stderr to /logs/agent/oracle.txt, the late job's line too",
 		"Harbor task: solve.sh prints a line to stdout, one to stderr, and leaves `( sleep 2; echo late ) &`; test.sh passes if /logs/agent/oracle.txt holds all three")
+}
+
+// Round thirteen, the twelfth attacker's 6: a compose service with both
+// build: and image: is built and tagged under that name by Harbor's
+// `docker compose build`, whatever the engine holds by the name already.
+// headroom used the image by that name when it existed: the sidecar ran
+// without what its Dockerfile adds. (headroom tags its build under its
+// own name: the engine's image by the compose name is left as it was.)
+func TestHostileR13SidecarBuiltThoughItsImageExists(t *testing.T) {
+	name := "hostile-r13/side-build"
+	bothRunnersRow(t, name, map[string]string{
+		// The main container reaches its service by name on the
+		// trial's network (with allow_internet = false it has none).
+		"task.toml": fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = true\n", name),
+		"environment/docker-compose.yaml": "services:\n  main:\n    build:\n      context: .\n  side:\n    image: " + docker.DebianImage + "\n    build:\n      context: ./side\n" +
+			"    command: [\"python3\", \"-m\", \"http.server\", \"8000\", \"--directory\", \"/srv\"]\n",
+		"environment/side/Dockerfile": "FROM " + docker.DebianImage + "\nRUN mkdir -p /srv && echo built > /srv/marker\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nfor i in $(seq 1 50); do\n" +
+			"  got=$(python3 -c \"import urllib.request; print(urllib.request.urlopen('http://side:8000/marker', timeout=2).read().decode().strip())\" 2>/dev/null) && break\n  sleep 0.2\ndone\n" +
+			"echo \"side says: $got\"\nif [ \"$got\" = built ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor's `docker compose build` builds the side service from side/Dockerfile and tags it with its image: name",
+		"Harbor task: compose service side has `image: "+docker.DebianImage+"` (on the engine) and `build: ./side`, whose Dockerfile adds /srv/marker; test.sh fetches it from side")
 }

@@ -8,7 +8,7 @@ type Sidecar struct {
 	Name  string `json:"name"`
 	Image string `json:"image,omitempty"`
 	// Build, when set, builds the image (Image is then only its name in
-	// the compose file).
+	// the compose file: ImageToUse).
 	Build *Build `json:"build,omitempty"`
 	// Entrypoint and Command replace the image's when set.
 	Entrypoint []string `json:"entrypoint,omitempty"`
@@ -143,4 +143,16 @@ func (t Task) SidecarMemoryBytes() int64 {
 		sum += m
 	}
 	return sum
+}
+
+// ImageToUse is the image a sidecar runs as named, "" when it is built:
+// compose's build: with an image: builds and tags the image under that
+// name (Harbor runs `docker compose build`), whatever the engine already
+// holds by it. An image by that name was used as it was, unbuilt (the
+// twelfth attacker's 6).
+func (s Sidecar) ImageToUse() string {
+	if s.Build != nil {
+		return ""
+	}
+	return s.Image
 }

@@ -576,7 +576,7 @@ func EnsureSidecarImages(ctx context.Context, cli *client.Client, t *model.Task,
 			continue
 		}
 		// Built with the task's network (none for a task with none).
-		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build, Network: t.Network}, progress)
+		img, err := EnsureTaskImage(ctx, cli, model.Task{Name: t.Name + "/" + sc.Name, Image: sc.ImageToUse(), Build: sc.Build, Network: t.Network}, progress)
 		if err != nil {
 			return fmt.Errorf("sidecar %s: %w", sc.Name, err)
 		}

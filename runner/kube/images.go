@@ -129,7 +129,7 @@ func (p *Platform) PrepareSidecars(ctx context.Context, task *model.Task, progre
 	}
 	for i := range task.Sidecars {
 		sc := &task.Sidecars[i]
-		ref, err := l.PrepareImage(ctx, model.Task{Name: task.Name + "/" + sc.Name, Image: sc.Image, Build: sc.Build}, false, progress)
+		ref, err := l.PrepareImage(ctx, model.Task{Name: task.Name + "/" + sc.Name, Image: sc.ImageToUse(), Build: sc.Build}, false, progress)
 		if err == nil {
 			ref, err = p.toCluster(ctx, ref, progress)
 		}
