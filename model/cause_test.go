@@ -50,7 +50,7 @@ func TestClassifyNamesOutcomeAndCause(t *testing.T) {
 		{"clean pass", Evidence{VerifierPassed: true}, Passed, CauseNone},
 		{"agent timeout", Evidence{TimedOut: true, TimedOutPhase: "agent"}, Timeout, CauseAgentTimeout},
 		{"verifier timeout", Evidence{TimedOut: true, TimedOutPhase: "verifier"}, Timeout, CauseVerifierTimeout},
-		{"stall outranks the phase's timeout", Evidence{TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{LimitBytes: 64 * MiB, Duration: Duration(10 * time.Second), AtLimit: Duration(8 * time.Second)}}, Timeout, CauseStalled},
+		{"stall outranks the phase's timeout", Evidence{TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{LimitBytes: 64 * MiB, Duration: Duration(10 * time.Second), AtLimit: Duration(8 * time.Second), MajorFaults: 5000}}, Timeout, CauseStalled},
 		{"a timeout not at the limit is the phase's", Evidence{TimedOut: true, TimedOutPhase: "agent", Stall: &StallEvidence{LimitBytes: 64 * MiB, Duration: Duration(10 * time.Second)}}, Timeout, CauseAgentTimeout},
 		{"a kill outranks a timeout", Evidence{TimedOut: true, OOMKills: 1, LimitBytes: 64 * MiB}, OOMKilled, CauseOwnLimit},
 		{"pids limit behind a failure", Evidence{PidsLimitHits: 3}, Failed, CausePidsLimit},
@@ -133,14 +133,18 @@ func TestStallIsGradedNotACliff(t *testing.T) {
 		// rule.
 		{"under half the step, thrashing while at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, MajorFaultsAtLimit: faults(6400)}, true},
 		{"the same in a record without the faults at the limit: the step's rate", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652}, true},
-		{"pinned most of the step, faults or not", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8)}, true},
+		{"pinned most of the step, thrashing", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), MajorFaults: 5000}, true},
+		// The twelfth attacker's 7: a program that holds its memory at
+		// the limit and sleeps is not slowed by it.
+		{"pinned the whole step, quiet there", StallEvidence{LimitBytes: limit, Duration: sec(6), AtLimit: sec(5.95), MajorFaults: 0, MajorFaultsAtLimit: faults(0)}, false},
+		{"pinned the whole step, a few faults a second", StallEvidence{LimitBytes: limit, Duration: sec(60), AtLimit: sec(58), MajorFaults: 240, MajorFaultsAtLimit: faults(232)}, false},
 		{"at the limit a while, quiet there", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 250}, false},
 		// Python's start-up faults hard, away from the limit: not
 		// thrashing (the clean-run bar was made of these).
 		{"faults at start-up, quiet at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(6.85), MajorFaults: 6652, MajorFaultsAtLimit: faults(300)}, false},
 		{"thrashing but barely at the limit", StallEvidence{LimitBytes: limit, Duration: sec(14.7), AtLimit: sec(0.5), MajorFaults: 6652}, false},
 		{"the kernel's own peak stayed under the limit", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), KernelPeakBytes: 250 * MiB}, false},
-		{"the kernel's peak at the limit bears the samples out", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), KernelPeakBytes: limit}, true},
+		{"the kernel's peak at the limit bears the samples out", StallEvidence{LimitBytes: limit, Duration: sec(10), AtLimit: sec(8), MajorFaults: 5000, KernelPeakBytes: limit}, true},
 		{"uncapped never stalls at a limit", StallEvidence{Duration: sec(14.7), AtLimit: sec(14), MajorFaults: 6652}, false},
 	}
 	for _, tt := range tests {

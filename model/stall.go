@@ -11,20 +11,23 @@ import (
 // the trial's own record alone (docs/STATISTICS.md, "A stall, from the
 // trial's own record"), never from other runs: the same evidence gets the
 // same verdict whatever ran before it.
+//
+// A step stalled if it spent at least StallMinAtLimit and StallMinShare
+// of its time at the limit and thrashed there: at least StallFaultFloor
+// major faults per second while at the limit (a stalled numpy step read
+// 450/s; Python's start-up, what a clean run faults on, is not at the
+// limit). Time at the limit alone is no stall, however much of the step
+// it was: a program that holds its memory there and sleeps (or waits on
+// the network) is not slowed by the limit, and its timeout is its own at
+// every ratio. That was a stall by itself at half the step (the twelfth
+// attacker's 7: 6.0 s of 6.0 s at the limit, 0 major faults, recorded
+// stalled-at-limit).
 const (
 	// StallLevel of the limit charged, StallWorkingSet of it in use:
 	// reclaim runs at the limit, and a working set that high leaves it
 	// only the program's own pages to evict (cache alone is no stall).
 	StallLevel      = 0.98
 	StallWorkingSet = 0.90
-	// StallShare of the step at the limit is a stall by itself: pinned
-	// there most of its time.
-	StallShare = 0.5
-	// Below that share, a step that spent at least StallMinAtLimit and
-	// StallMinShare of its time at the limit stalled if it thrashed
-	// there: at least StallFaultFloor major faults per second while at
-	// the limit (a stalled numpy step read 450/s; Python's start-up,
-	// what a clean run faults on, is not at the limit).
 	StallMinShare   = 0.10
 	StallMinAtLimit = time.Second
 	StallFaultFloor = 100.0
@@ -84,15 +87,12 @@ func (e StallEvidence) KernelBelowLimit() bool {
 	return e.KernelPeakBytes > 0 && float64(e.KernelPeakBytes) < StallLevel*float64(e.LimitBytes)
 }
 
-// Judge decides whether the step stalled at its limit: pinned there for
-// at least StallShare of its time, or there for a while and thrashing
-// there; never when the kernel's own peak stayed under the limit.
+// Judge decides whether the step stalled at its limit: there for a while
+// and thrashing there; never when the kernel's own peak stayed under the
+// limit.
 func (e StallEvidence) Judge() bool {
 	if e.LimitBytes <= 0 || e.Duration <= 0 || e.KernelBelowLimit() {
 		return false
-	}
-	if e.Share() >= StallShare {
-		return true
 	}
 	return time.Duration(e.AtLimit) >= StallMinAtLimit && e.Share() >= StallMinShare && e.FaultRate() >= StallFaultFloor
 }

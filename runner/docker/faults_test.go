@@ -236,6 +236,23 @@ func TestFaults(t *testing.T) {
 		wantCause(t, res, model.CauseAgentTimeout)
 	})
 
+	t.Run("agent-timeout-idle-at-limit", func(t *testing.T) {
+		// The task's own timeout while it holds its memory at the limit
+		// and does nothing there: no thrash, a few major faults a second
+		// at most. It was recorded stalled-at-limit (at the limit over
+		// half the step was a stall by itself), charging the machine
+		// with a timeout Harbor gives the task at every ratio (the
+		// twelfth attacker's 7).
+		res := injectFault(t, model.CauseAgentTimeout, Options{}, testCli, noEnv(faultTask("idle-at-limit", "128M", 6,
+			`{ duration_ms = 60000, base_mb = 4, hold_at_limit = true }`)), one, 1, nil)
+		wantCause(t, res, model.CauseAgentTimeout)
+		for _, r := range res {
+			if r.Stall != nil {
+				t.Logf("its evidence: %s", r.Stall)
+			}
+		}
+	})
+
 	t.Run("verifier-timeout", func(t *testing.T) {
 		toml := strings.Replace(noEnv(faultTask("verifier-timeout", "64M", 60, `{ duration_ms = 10 }`)),
 			"timeout_sec = 20\nworkload = { duration_ms = 10, requires = [\"done\"] }", "timeout_sec = 2\nworkload = { duration_ms = 30000 }", 1)

@@ -66,9 +66,6 @@ name = "agent"
 	}
 	st := *r.Stall
 	t.Logf("%s / %s: %s", r.Outcome, r.Cause, r.Reason)
-	if st.Share() >= model.StallShare {
-		t.Fatalf("the step was at its limit %.0f%% of its time: the test wants under half (the cliff's blind spot)", 100*st.Share())
-	}
 	if r.Outcome != model.Timeout || r.Cause != model.CauseStalled || !st.Stalled {
 		t.Errorf("%s / %s, want timeout / stalled-at-limit (%s)", r.Outcome, r.Cause, st)
 	}
