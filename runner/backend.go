@@ -323,6 +323,13 @@ type Stopper interface {
 // failing every trial queued behind it; `--resume` runs the rest.
 var ErrPlatformGone = errors.New("the platform stopped answering")
 
+// ErrNameTaken is a trial's container (or sidecar) name held on the
+// platform by something headroom did not make, and which is no dead
+// headroom's: someone outside made it, so the trial could not start, and
+// its record says so (killed-outside, out of the comparison) rather than
+// a plain start failure (the twelfth attacker's 8).
+var ErrNameTaken = errors.New("its name is held by a container headroom did not make")
+
 // ErrNotReadable is a sandbox's file that is not one headroom reads: not a
 // regular file (a directory, a link out of its directory), or larger than
 // model.MaxRewardFileBytes. What the task left there is the task's doing,

@@ -208,6 +208,9 @@ func (t *trialRun) startFailed(ctx context.Context, err error) model.TrialResult
 		// Not this trial's doing, nor the next one's: the sweep stops.
 		t.r.stopSweep(err)
 		return t.notStarted(model.InfraError, err.Error())
+	case errors.Is(err, ErrNameTaken) && ctx.Err() == nil:
+		t.res.Cause = model.CauseKilledOutside
+		return t.notStarted(model.InfraError, err.Error())
 	case ctx.Err() != nil:
 		reason := "cancelled while the container was starting"
 		if waited > 0 {

@@ -583,6 +583,9 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if task.GPUs > 0 && isNoGPU(err) {
 			return nil, noGPUError(task, err)
 		}
+		if cerrdefs.IsConflict(err) {
+			return nil, nameTaken("the trial's container", name, err)
+		}
 		return nil, fmt.Errorf("create container: %w", err)
 	}
 	sb := newSandbox(b, created.ID)

@@ -72,12 +72,21 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 			onEvent(b, e)
 		}
 	})
+	faultRowOf(t, injected, task.Name, len(ratios)*repeats, results)
+	return results
+}
+
+// faultRowOf puts a fault's row in the table (planned trials of the task,
+// these results), removes what it left and fails the test where a trial
+// was lost, left or torn.
+func faultRowOf(t *testing.T, injected model.Cause, taskName string, planned int, results []model.TrialResult) {
+	t.Helper()
 	// The row is the cause injected, and how where one cause has two ways.
 	label := string(injected)
 	if how := filepath.Base(t.Name()); how != label {
 		label += " (" + how + ")"
 	}
-	row := &faultRow{injected: label, recorded: map[string]int{}, planned: len(ratios) * repeats}
+	row := &faultRow{injected: label, recorded: map[string]int{}, planned: planned}
 	row.lost = row.planned - len(results)
 	for _, r := range results {
 		row.recorded[recordedAs(r)]++
@@ -93,7 +102,7 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 		}
 	}
 	left, err := testCli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+task.Name))})
+		Filters: filters.NewArgs(filters.Arg("label", runner.LabelTask+"="+taskName))})
 	if err != nil {
 		t.Errorf("listing leftovers: %v", err)
 	}
@@ -107,7 +116,6 @@ func injectFault(t *testing.T, injected model.Cause, opts Options, cli *client.C
 	if row.lost > 0 || (row.leaked > 0 && injected != model.CauseEngineLost) || row.torn > 0 {
 		t.Errorf("%s: %d lost, %d leaked, %d torn", injected, row.lost, row.leaked, row.torn)
 	}
-	return results
 }
 
 // wantCause checks every result is the injected cause (or, where allow
@@ -375,6 +383,52 @@ func TestFaults(t *testing.T) {
 			if !strings.Contains(r.Reason, "joined its container's") {
 				t.Errorf("%s: the reason names no joining container: %s", r.ID, r.Reason)
 			}
+		}
+	})
+
+	t.Run("killed-outside-name-taken", func(t *testing.T) {
+		// Someone makes a container under the name headroom gives the
+		// next trial (headroom-<experiment>-<trial>) before it starts:
+		// the trial cannot start, and that is outside interference, not
+		// a plain start failure (the twelfth attacker's 8). The
+		// squatter is left as it was.
+		task := parseTask(t, noEnv(faultTask("name-taken", "64M", 60, `{ duration_ms = 300, base_mb = 4 }`)))
+		b, err := New(context.Background(), testCli, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		squatter := ""
+		results, _ := sweepAtOnce(t, b, []model.Task{task}, []model.Ratio{{K: 1}, {K: 2}}, 1, 1, context.Background(), func(e event.Event) {
+			st, ok := e.(event.TrialStarted)
+			if !ok || squatter != "" {
+				return
+			}
+			info, err := testCli.ContainerInspect(context.Background(), st.ContainerID)
+			if err != nil {
+				t.Errorf("inspect the first trial: %v", err)
+				return
+			}
+			name := "headroom-" + info.Config.Labels[runner.LabelExperiment] + "-t0002"
+			c, err := testCli.ContainerCreate(context.Background(), &container.Config{Image: testImage, Entrypoint: []string{wire.Binary, wire.IdleMode},
+				Labels: map[string]string{"headroom-faults-squatter": strconv.Itoa(os.Getpid())}}, nil, nil, nil, name)
+			if err != nil {
+				t.Errorf("create the squatter %s: %v", name, err)
+				return
+			}
+			squatter = c.ID
+			t.Cleanup(func() { testCli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true}) })
+		})
+		var second []model.TrialResult
+		for _, r := range results {
+			if r.ID == "t0002" {
+				second = append(second, r)
+			}
+		}
+		faultRowOf(t, model.CauseKilledOutside, task.Name, 1, second)
+		wantCause(t, second, model.CauseKilledOutside)
+		if _, err := testCli.ContainerInspect(context.Background(), squatter); squatter == "" || err != nil {
+			t.Errorf("the squatter %s: %v; want it left as it was", squatter, err)
 		}
 	})
 

@@ -168,3 +168,11 @@ func (b *Backend) freeName(ctx context.Context, experiment, base string) string 
 		}
 	}
 }
+
+// nameTaken is a create's Conflict on a name that no dead headroom holds
+// (createFreeingDeadNamesake gave up on it, or it was never ours): a
+// container someone else made under the name headroom gives this trial.
+// It is left alone.
+func nameTaken(what, name string, err error) error {
+	return fmt.Errorf("creating %s: %w (%s), so the trial could not start; that container is left as it is (`docker inspect %s` says what it is): %v", what, runner.ErrNameTaken, name, name, err)
+}

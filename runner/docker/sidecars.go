@@ -235,6 +235,9 @@ func (s *sidecars) create(ctx context.Context, labels map[string]string, name st
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("sidecar %s: image %s is not on this engine and no registry is reachable to pull it: build it or `docker load` it first", sc.Name, sc.Image)
 		}
+		if cerrdefs.IsConflict(err) {
+			return nil, nameTaken("sidecar "+sc.Name, name, err)
+		}
 		return nil, fmt.Errorf("sidecar %s: create: %w", sc.Name, err)
 	}
 	s.b.created(created.ID)
