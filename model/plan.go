@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"hash/fnv"
+	"strings"
 )
 
 // Trial is one run of one agent on one task at one ratio.
@@ -73,6 +74,9 @@ func NewPlan(s PlanSpec) (Plan, error) {
 	for i := range s.Tasks {
 		t := &s.Tasks[i]
 		names := t.DefaultAgentNames()
+		if len(s.Agents) == 0 && len(names) == 0 {
+			return Plan{}, fmt.Errorf("task %s has no agent that solves it (no solution/solve.sh, and no agent named): name one (--agents, e.g. an installed agent from `headroom agents`), or --agents %s to check that its verifier fails the untouched environment", t.Name, strings.Join(t.AgentNames(), ","))
+		}
 		if len(s.Agents) > 0 {
 			names = nil
 			for _, a := range s.Agents {

@@ -491,16 +491,15 @@ func AllAgentNames(tasks []Task) []string {
 }
 
 // DefaultAgentNames are the agents a sweep that names none runs: every
-// agent but the check agents, unless the task has only those.
+// agent but the check agents, none when the task has only those (a task
+// directory without solution/solve.sh). Its nop ran then, unasked, and
+// its failures read as the task's score (the twelfth attacker's 8).
 func (t *Task) DefaultAgentNames() []string {
 	var out []string
 	for _, a := range t.Agents {
 		if !a.Check {
 			out = append(out, a.Name)
 		}
-	}
-	if len(out) == 0 {
-		return t.AgentNames()
 	}
 	return out
 }
