@@ -49,6 +49,13 @@ func TestHostileR11RewardAsHarborReadsIt(t *testing.T) {
 // reasonHas.
 func bothRunnersRow(t *testing.T, name string, files map[string]string, want model.Outcome, reasonHas, why, input string) {
 	t.Helper()
+	preparedRow(t, name, files, nil, want, reasonHas, why, input)
+}
+
+// preparedRow is bothRunnersRow with prepare called on the task's
+// directory once its files are written (modes git cannot hold).
+func preparedRow(t *testing.T, name string, files map[string]string, prepare func(dir string), want model.Outcome, reasonHas, why, input string) {
+	t.Helper()
 	needEngine(t)
 	bin := hostileBin(t)
 	start := time.Now()
@@ -59,6 +66,13 @@ func bothRunnersRow(t *testing.T, name string, files map[string]string, want mod
 		writeFiles(t, filepath.Join(tasks, name), files)
 	} else {
 		harborTask(t, tasks, strings.NewReplacer("/", "-").Replace(name), name, files)
+	}
+	if prepare != nil {
+		if _, tb1 := files["task.yaml"]; tb1 {
+			prepare(filepath.Join(tasks, name))
+		} else {
+			prepare(filepath.Join(tasks, strings.NewReplacer("/", "-").Replace(name)))
+		}
 	}
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	forged, lost, left := 0, 0, 0

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
@@ -90,4 +92,21 @@ func TestHostileR13SidecarBuiltThoughItsImageExists(t *testing.T) {
 			"echo \"side says: $got\"\nif [ \"$got\" = built ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 	}, model.Passed, "", "Harbor's `docker compose build` builds the side service from side/Dockerfile and tags it with its image: name",
 		"Harbor task: compose service side has `image: "+docker.DebianImage+"` (on the engine) and `build: ./side`, whose Dockerfile adds /srv/marker; test.sh fetches it from side")
+}
+
+// Round thirteen, the twelfth attacker's 8 (in part): a task's directory
+// copied in kept its permissions but not its sticky or setgid bit (a
+// 1777 scratch directory arrived 0777); Harbor's copy, the engine's,
+// keeps them.
+func TestHostileR13UploadKeepsStickyBit(t *testing.T) {
+	preparedRow(t, "hostile-r13/sticky", map[string]string{
+		"tests/scratch/.keep": "",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nm=$(stat -c %a /tests/scratch)\necho \"scratch is $m\"\n" +
+			"if [ \"$m\" = 1777 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, func(dir string) {
+		if err := os.Chmod(filepath.Join(dir, "tests", "scratch"), 0o777|os.ModeSticky); err != nil {
+			t.Fatal(err)
+		}
+	}, model.Passed, "", "the engine's copy (Harbor's upload) keeps a directory's sticky bit",
+		"Harbor task: tests/scratch is mode 1777; test.sh passes if /tests/scratch is 1777")
 }

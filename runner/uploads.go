@@ -97,7 +97,7 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			continue
 		}
 		dir := func(name string, info fs.FileInfo) error {
-			return addDirAt(name, int64(info.Mode().Perm()), info.ModTime())
+			return addDirAt(name, tarMode(info.Mode()), info.ModTime())
 		}
 		if err := TarTree(tw, u.From, to, dir); err != nil {
 			return err
@@ -159,6 +159,26 @@ func TarEntry(tw *tar.Writer, src, name string, info fs.FileInfo) error {
 	defer f.Close()
 	_, err = io.CopyN(tw, f, info.Size())
 	return err
+}
+
+// tarMode is a mode as a tar header holds it, as tar.FileInfoHeader
+// (and `docker cp`) write it: the permissions with the setuid, setgid
+// and sticky bits. A directory's were its permissions alone: a task's
+// sticky scratch directory (1777, as /tmp is) arrived 0777, and a test
+// that checks it fails where Harbor's copy keeps it (the twelfth
+// attacker's 8).
+func tarMode(m fs.FileMode) int64 {
+	mode := int64(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		mode |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		mode |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		mode |= 0o1000
+	}
+	return mode
 }
 
 // uploadMode is the mode of a file written from an upload's Content.

@@ -56,3 +56,42 @@ func TestUploadsKeepTheirTimes(t *testing.T) {
 		t.Errorf("the parent headroom made dated %v, want now", got)
 	}
 }
+
+// A directory copied in keeps its setgid and sticky bits, as `docker cp`
+// keeps them (tar.FileInfoHeader's mode): a task's 1777 scratch
+// directory arrived 0777 (the twelfth attacker's 8).
+func TestUploadsKeepSpecialModeBits(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "tests")
+	for _, d := range []string{"scratch", "shared"} {
+		if err := os.MkdirAll(filepath.Join(src, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(src, "scratch"), 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(src, "shared"), 0o775|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteUploads(&buf, []model.Upload{{From: src, To: "/tests"}}); err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]int64{}
+	tr := tar.NewReader(&buf)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes[h.Name] = h.Mode
+	}
+	for name, want := range map[string]int64{"tests/scratch/": 0o1777, "tests/shared/": 0o2775} {
+		if got := modes[name]; got != want {
+			t.Errorf("%s mode %o, want %o", name, got, want)
+		}
+	}
+}

@@ -742,7 +742,10 @@ func untar(args []string, in io.Reader, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "hr-workload untar: %s is outside %s\n", hdr.Name, dir)
 			return 1
 		}
-		mode := os.FileMode(hdr.Mode).Perm()
+		// The permissions with the setuid, setgid and sticky bits, as
+		// the engine's copy keeps them (a 1777 directory stays one).
+		m := hdr.FileInfo().Mode()
+		mode := m.Perm() | m&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			if err = os.MkdirAll(name, mode); err == nil {
@@ -801,7 +804,13 @@ func chmodDir(name string, mode os.FileMode) error {
 		return &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(fd)
-	if err := unix.Fchmod(fd, uint32(mode)); err != nil {
+	bits := uint32(mode.Perm())
+	for b, u := range map[os.FileMode]uint32{os.ModeSetuid: unix.S_ISUID, os.ModeSetgid: unix.S_ISGID, os.ModeSticky: unix.S_ISVTX} {
+		if mode&b != 0 {
+			bits |= u
+		}
+	}
+	if err := unix.Fchmod(fd, bits); err != nil {
 		return &os.PathError{Op: "chmod", Path: name, Err: err}
 	}
 	return nil

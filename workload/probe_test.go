@@ -369,3 +369,30 @@ func TestUntarReplacesWhatIsInTheFilesPlace(t *testing.T) {
 		t.Errorf("the link's target was written through: %q", b)
 	}
 }
+
+// A directory's sticky and setgid bits survive the driver's unpacking,
+// as the engine's copy keeps them (the twelfth attacker's 8).
+func TestUntarKeepsSpecialModeBits(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeDir, Name: "scratch/", Mode: 0o1777},
+		{Typeflag: tar.TypeDir, Name: "shared/", Mode: 0o2775},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw.Close()
+	dir := t.TempDir()
+	var stderr bytes.Buffer
+	if code := untar([]string{dir}, &buf, &stderr); code != 0 {
+		t.Fatalf("untar %d: %s", code, stderr.String())
+	}
+	for name, want := range map[string]os.FileMode{"scratch": 0o777 | os.ModeSticky, "shared": 0o775 | os.ModeSetgid} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode()&^os.ModeDir != want {
+			t.Errorf("%s: %v %v, want %v", name, st.Mode(), err, want)
+		}
+	}
+}
