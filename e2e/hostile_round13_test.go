@@ -110,3 +110,16 @@ func TestHostileR13UploadKeepsStickyBit(t *testing.T) {
 	}, model.Passed, "", "the engine's copy (Harbor's upload) keeps a directory's sticky bit",
 		"Harbor task: tests/scratch is mode 1777; test.sh passes if /tests/scratch is 1777")
 }
+
+// Round thirteen, the twelfth attacker's 8 (in part): HEADROOM_TRIAL (the
+// container's) and HEADROOM_SEED (each step's) told a Harbor task it ran
+// under headroom, where its harness sets neither: a task could tell it
+// was measured. Only headroom's own tasks get them now.
+func TestHostileR13NoHeadroomEnvInAHarborTask(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13/env", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nenv | grep '^HEADROOM_' > /tmp/agent-env || true\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nseen=\"$(cat /tmp/agent-env; env | grep '^HEADROOM_')\"\necho \"seen: $seen\"\n" +
+			"if [ -z \"$seen\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor sets no HEADROOM_ variable in a task's container",
+		"Harbor task: solve.sh and test.sh look for HEADROOM_* variables in their environment; reward 1 if there are none")
+}

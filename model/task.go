@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -298,6 +299,23 @@ type Agent struct {
 	// environment). It runs when named, not by default: beside the
 	// task's solving agents it halved every pooled rate.
 	Check bool `json:"check,omitempty"`
+}
+
+// HeadroomEnv is what headroom adds to the environment of a trial of t
+// (container, or every step: steps): the trial's id, and to each step
+// its seed, which headroom's own workload draws its trajectory from.
+// Only a headroom task gets them: a Harbor or terminal-bench task runs
+// in the environment its harness gives it, where nothing says headroom,
+// and a task that looked for HEADROOM_TRIAL could tell it was measured
+// (the twelfth attacker's 8).
+func (t Task) HeadroomEnv(trial Trial, steps bool) []string {
+	if t.Format != "" && t.Format != FormatHeadroom {
+		return nil
+	}
+	if !steps {
+		return []string{"HEADROOM_TRIAL=" + trial.ID}
+	}
+	return []string{"HEADROOM_SEED=" + strconv.FormatUint(trial.Seed, 10), "HEADROOM_TRIAL=" + trial.ID}
 }
 
 // ImageRef is what the task's container is made from and read as:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -135,7 +134,7 @@ func (t *trialRun) run(ctx context.Context) model.TrialResult {
 	watched := t.watch(sb)
 
 	var ev model.Evidence
-	env := []string{"HEADROOM_SEED=" + strconv.FormatUint(t.trial.Seed, 10), "HEADROOM_TRIAL=" + t.trial.ID}
+	env := t.task.HeadroomEnv(t.trial, true)
 	t.engineErr = t.runPipeline(ctx, sb, env, &ev)
 	ev.Cancelled = ctx.Err() != nil
 	// The engine failing under a trial (daemon stopped, connection lost)

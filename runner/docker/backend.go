@@ -429,7 +429,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		},
 		// The task's environment, and the image's own working directory
 		// (Terminal-Bench images set WORKDIR /app).
-		Env:        append([]string{"HEADROOM_TRIAL=" + trial.ID}, task.Env...),
+		Env:        append(task.HeadroomEnv(trial, false), task.Env...),
 		User:       task.User,
 		WorkingDir: task.WorkDir,
 	}

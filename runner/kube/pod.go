@@ -237,9 +237,8 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		ImagePullPolicy: c.Pull,
 		Resources:       Resources(trial.Policy),
 		WorkingDir:      task.WorkDir,
-		Env:             []corev1.EnvVar{{Name: "HEADROOM_TRIAL", Value: trial.ID}},
 	}
-	for _, kv := range task.Env {
+	for _, kv := range append(task.HeadroomEnv(trial, false), task.Env...) {
 		k, v, _ := strings.Cut(kv, "=")
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
 	}
