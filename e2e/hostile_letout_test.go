@@ -513,10 +513,7 @@ func TestHostileReaperWhileARunStarts(t *testing.T) {
 	if err := dead.Start(); err != nil {
 		t.Fatal(err)
 	}
-	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", dead.Process.Pid))
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	host, _ := os.Hostname()
-	deadOwner := fmt.Sprintf("%s:%d:%s", host, dead.Process.Pid, fields[19])
+	deadOwner := runner.OwnerOf(dead.Process.Pid)
 	dead.Process.Kill()
 	dead.Wait()
 	planted := "hostile-reap-" + strconv.Itoa(os.Getpid())
@@ -550,6 +547,7 @@ func TestHostileReaperWhileARunStarts(t *testing.T) {
 	if err := runCmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	host, _ := os.Hostname()
 	runOwner := fmt.Sprintf("%s:%d:", host, runCmd.Process.Pid)
 	mine := func(o runner.OwnedResource) bool {
 		return o.Experiment == planted || strings.HasPrefix(o.Owner, runOwner)

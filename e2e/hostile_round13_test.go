@@ -5,8 +5,11 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner/docker"
@@ -122,4 +125,55 @@ func TestHostileR13NoHeadroomEnvInAHarborTask(t *testing.T) {
 			"if [ -z \"$seen\" ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 	}, model.Passed, "", "Harbor sets no HEADROOM_ variable in a task's container",
 		"Harbor task: solve.sh and test.sh look for HEADROOM_* variables in their environment; reward 1 if there are none")
+}
+
+// Round thirteen, the thirteenth attacker's 1: a container's owner label
+// was host:pid:start, and a headroom in a pid namespace of its own
+// (`unshare --pid`, or a container with the host's network and so its
+// host name) is pid 1 there: `headroom clean`, and the start-up reap of
+// the next run on the same experiments root, read pid 1 of this
+// namespace, found its start time other than the label's, called the
+// owner gone and removed the running trial's container. The label now
+// names the boot and the pid namespace; an owner in another is never
+// proven gone.
+func TestHostileR13CleanLeavesARunInAnotherPidNamespace(t *testing.T) {
+	needEngine(t)
+	if os.Geteuid() != 0 {
+		t.Skip("a pid namespace of its own (unshare --pid) needs root")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare here")
+	}
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r13/pidns"
+	harborTask(t, tasks, "pidns", name, map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nsleep 20\necho done > /tmp/done\n",
+		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /tmp/done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(root, "out")
+	l := startLive(t, "unshare", append([]string{"--pid", "--fork", "--mount-proc", bin}, oracleArgs(tasks, name, out)...)...)
+	dir := l.waitLine(`^\s+writing to (\S+)$`, 10*time.Minute)[1]
+	id := filepath.Base(dir)
+	waitForCond(t, "the trial's container", 5*time.Minute, func() bool { return containersLeft(t, id) > 0 })
+	clean := runBin(t, bin, nil, "clean", "--out", out)
+	l.wait(3 * time.Minute)
+	recs := trialLines(t, dir)
+	lost, forged := 1-len(recs), 0
+	said := "no record"
+	for _, r := range recs {
+		said = fmt.Sprintf("%s %v %v", r["outcome"], r["cause"], r["reason"])
+		if r["outcome"] != "passed" {
+			forged++
+			t.Errorf("%s: want passed; clean said:\n%s%s", said, clean.stdout, clean.stderr)
+		}
+	}
+	if strings.Contains(clean.stdout+clean.stderr, "removed container") {
+		forged++
+		t.Errorf("clean removed a running headroom's container:\n%s%s", clean.stdout, clean.stderr)
+	}
+	leaked := containersLeft(t, id)
+	letoutRow(t, "a headroom run under `unshare --pid --fork --mount-proc` (pid 1 of its own namespace) mid-trial; `headroom clean --out` of its root from outside", said, lost, leaked, forged)
 }

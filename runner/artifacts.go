@@ -17,6 +17,9 @@ const artifactsPrefix = "headroom-artifacts-"
 // and ReapArtifacts can prove its owner gone.
 func artifactsDir() (string, error) {
 	parts := strings.Split(Owner(), ":")
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(parts[i], "-", "") // the boot id's
+	}
 	return os.MkdirTemp("", artifactsPrefix+strings.Join(parts[1:], "-")+"-")
 }
 
@@ -30,8 +33,10 @@ func ReapArtifacts() []string {
 	host, _ := os.Hostname()
 	var out []string
 	for _, m := range matches {
-		fields := strings.SplitN(strings.TrimPrefix(filepath.Base(m), artifactsPrefix), "-", 3)
-		if len(fields) != 3 {
+		// pid-start-boot-pidns-random (Owner's fields, the boot id
+		// without its hyphens).
+		fields := strings.SplitN(strings.TrimPrefix(filepath.Base(m), artifactsPrefix), "-", 5)
+		if len(fields) != 5 {
 			continue
 		}
 		st, err := os.Lstat(m)
@@ -39,7 +44,7 @@ func ReapArtifacts() []string {
 		if err != nil || !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() {
 			continue
 		}
-		owner := host + ":" + fields[0] + ":" + fields[1]
+		owner := host + ":" + strings.Join(fields[:4], ":")
 		check := OwnerCheck(owner)
 		if check.Alive {
 			continue

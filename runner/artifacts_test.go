@@ -20,9 +20,13 @@ func TestReapArtifacts(t *testing.T) {
 	}
 	ended := exec.Command("true")
 	ended.Run()
-	dead := filepath.Join(os.TempDir(), artifactsPrefix+strconv.Itoa(ended.Process.Pid)+"-1-x")
+	boot := strings.ReplaceAll(bootID(), "-", "")
+	dead := filepath.Join(os.TempDir(), artifactsPrefix+strconv.Itoa(ended.Process.Pid)+"-1-"+boot+"-"+pidNamespace()+"-x")
 	anon := filepath.Join(os.TempDir(), artifactsPrefix+"123456")
-	for _, d := range []string{dead, anon} {
+	// An older headroom's name (pid-start-random): its owner's boot and
+	// pid namespace unknown, never proven gone.
+	older := filepath.Join(os.TempDir(), artifactsPrefix+strconv.Itoa(ended.Process.Pid)+"-1-x")
+	for _, d := range []string{dead, anon, older} {
 		os.MkdirAll(filepath.Join(d, "logs", "artifacts"), 0o700)
 		os.WriteFile(filepath.Join(d, "logs", "artifacts", "big"), []byte("x"), 0o600)
 	}
@@ -30,7 +34,7 @@ func TestReapArtifacts(t *testing.T) {
 	if len(said) != 1 || !strings.Contains(said[0], dead) || !strings.Contains(said[0], "no such process") {
 		t.Errorf("reaped %q, want the dead owner's alone", said)
 	}
-	for d, want := range map[string]bool{mine: true, dead: false, anon: true} {
+	for d, want := range map[string]bool{mine: true, dead: false, anon: true, older: true} {
 		if _, err := os.Stat(d); (err == nil) != want {
 			t.Errorf("%s there: %v, want %v", d, err == nil, want)
 		}

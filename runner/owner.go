@@ -11,18 +11,51 @@ import (
 	"time"
 )
 
-// Owner names this process for container labels: "host:pid:start", where
-// start is the process's start time in clock ticks since boot (field 22
-// of /proc/<pid>/stat). The start time tells this process from a later one
-// that reused its pid, whatever either is called.
+// Owner names this process for container labels:
+// "host:pid:start:boot:pidns", where start is the process's start time in
+// clock ticks since boot (field 22 of /proc/<pid>/stat), boot this boot's
+// id (/proc/sys/kernel/random/boot_id) and pidns the inode of its pid
+// namespace. The start time tells this process from a later one that
+// reused its pid, whatever either is called; the boot and the namespace
+// say which kernel's and which namespace's pid it is. A host name and a
+// pid alone did not: a headroom in a container with the host's network
+// (so its host name), or in a pid namespace of its own (`unshare
+// --pid`), was pid 1 or a pid reused here, and another headroom's
+// cleanup found it "gone" and removed its running trial's container (the
+// thirteenth attacker's 1).
 func Owner() string {
+	return OwnerOf(os.Getpid())
+}
+
+// OwnerOf is the owner label of a process of this host, boot and pid
+// namespace (Owner's form; without its start time where /proc has none).
+func OwnerOf(pid int) string {
 	h, _ := os.Hostname()
-	pid := os.Getpid()
 	owner := h + ":" + strconv.Itoa(pid)
-	if start, ok := processStart(pid); ok {
-		owner += ":" + start
+	start, ok := processStart(pid)
+	if !ok {
+		return owner
 	}
-	return owner
+	return owner + ":" + start + ":" + bootID() + ":" + pidNamespace()
+}
+
+// bootID is this boot's id ("" where it cannot be read).
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// pidNamespace is the inode of this process's pid namespace ("" where
+// it cannot be read).
+func pidNamespace() string {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
 }
 
 // OwnerAlive says whether the process named by an owner label still runs
@@ -42,12 +75,13 @@ type OwnerStatus struct {
 	At       time.Time
 }
 
-// OwnerCheck checks the process an owner label ("host:pid:start") names.
-// Only a complete label can be proven gone: one with no owner, no pid or
-// no start time (someone else's container carrying the headroom label,
-// or one from an older headroom) is never found gone, whatever its state,
-// since removing it could kill what someone is using. Owners on other
-// hosts are presumed alive: they cannot be checked from here. A complete
+// OwnerCheck checks the process an owner label (Owner's form) names.
+// Only a complete label can be proven gone: one with no owner, no pid,
+// no start time, boot or pid namespace (someone else's container carrying
+// the headroom label, or one from an older headroom) is never found gone,
+// whatever its state, since removing it could kill what someone is
+// using. Owners on other hosts, other boots or in other pid namespaces
+// are presumed alive: they cannot be checked from here. A complete
 // label's owner is alive only while that pid's process started at that
 // time.
 func OwnerCheck(owner string) OwnerStatus {
@@ -64,9 +98,15 @@ func OwnerCheck(owner string) OwnerStatus {
 	if len(parts) < 2 || parts[0] != me {
 		return verdict(true, "owner on host %q, not this host %q: presumed alive (it cannot be checked from here)", parts[0], me)
 	}
-	pid, err := strconv.Atoi(parts[1])
-	if err != nil || pid <= 0 || len(parts) != 3 || parts[2] == "" {
-		return verdict(true, "owner label %q is not host:pid:start: never proven gone (left alone)", owner)
+	if !completeOwner(owner) {
+		return verdict(true, "owner label %q is not %s: never proven gone (left alone; an older headroom's label names no boot or pid namespace)", owner, ownerForm)
+	}
+	pid, _ := strconv.Atoi(parts[1])
+	if boot := bootID(); strings.ReplaceAll(parts[3], "-", "") != strings.ReplaceAll(boot, "-", "") {
+		return verdict(true, "owner on boot %s, not this boot %s (another machine of the same name, or before a restart): presumed alive (it cannot be checked from here)", parts[3], boot)
+	}
+	if ns := pidNamespace(); parts[4] != ns {
+		return verdict(true, "owner in pid namespace %s, not this process's %s: its pid %d is not this namespace's, presumed alive (it cannot be checked from here)", parts[4], ns, pid)
 	}
 	if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
 		return verdict(false, "pid %d: kill(%d, 0) answered %v", pid, pid, err)
@@ -76,7 +116,7 @@ func OwnerCheck(owner string) OwnerStatus {
 	case start == exitedStart:
 		return verdict(false, "pid %d has exited (/proc/%d/stat: a zombie its parent has not waited for)", pid, pid)
 	case !ok:
-		// Unreadable /proc (another pid namespace): the live pid is all we know.
+		// Unreadable /proc: the live pid is all we know.
 		return verdict(true, "pid %d is running; /proc/%d/stat unreadable, so its start time cannot be compared: presumed alive", pid, pid)
 	case start != parts[2]:
 		return verdict(false, "pid %d is running but started at %s ticks after boot, not %s as labelled: another process reusing the pid", pid, start, parts[2])
@@ -179,7 +219,7 @@ func ExperimentsRootOf(ctx context.Context) string {
 
 // NotProvenOwn says why o is not proven to be a resource headroom made
 // (empty: it is): headroom sets its experiment and trial labels and a
-// complete owner label (host:pid:start) on every container, pod, network
+// complete owner label (host:pid:start:boot:pidns) on every container, pod, network
 // and volume a trial has. The headroom label alone anyone can set (as
 // headroom.kept): such a resource is someone else's and `headroom clean`
 // removes it under no flag.
@@ -191,7 +231,7 @@ func NotProvenOwn(o OwnedResource) string {
 		if completeOwner(o.Owner) {
 			return ""
 		}
-		return "no " + LabelOwner + " as host:pid:start: not proven headroom's (headroom labels a build's network with its build and owner)"
+		return "no " + LabelOwner + " as " + ownerForm + ": not proven headroom's (headroom labels a build's network with its build and owner)"
 	}
 	if o.Experiment == "" {
 		missing = append(missing, LabelExperiment)
@@ -200,7 +240,7 @@ func NotProvenOwn(o OwnedResource) string {
 		missing = append(missing, LabelTrial)
 	}
 	if !completeOwner(o.Owner) {
-		missing = append(missing, LabelOwner+" as host:pid:start")
+		missing = append(missing, LabelOwner+" as "+ownerForm)
 	}
 	if len(missing) == 0 {
 		return ""
@@ -208,16 +248,23 @@ func NotProvenOwn(o OwnedResource) string {
 	return "no " + strings.Join(missing, ", no ") + ": not proven headroom's (headroom labels everything it makes with all three)"
 }
 
-// completeOwner says whether owner is a whole "host:pid:start".
+// ownerForm is what a complete owner label holds (Owner).
+const ownerForm = "host:pid:start:boot:pidns"
+
+// completeOwner says whether owner is a whole "host:pid:start:boot:pidns"
+// (an older headroom's host:pid:start is not).
 func completeOwner(owner string) bool {
 	parts := strings.Split(owner, ":")
-	if len(parts) != 3 || parts[0] == "" {
+	if len(parts) != 5 || parts[0] == "" || parts[3] == "" {
 		return false
 	}
 	pid, err := strconv.Atoi(parts[1])
 	if err != nil || pid <= 0 {
 		return false
 	}
-	_, err = strconv.ParseUint(parts[2], 10, 64)
+	if _, err = strconv.ParseUint(parts[2], 10, 64); err != nil {
+		return false
+	}
+	_, err = strconv.ParseUint(parts[4], 10, 64)
 	return err == nil
 }

@@ -229,8 +229,10 @@ func TestPlatformReapsTrialResourcesOfDeadOwners(t *testing.T) {
 		t.Cleanup(func() { _ = testCli.NetworkRemove(ctx, n.ID) })
 		return n.ID
 	}
-	host, _ := os.Hostname()
-	gone := host + ":999999999:1" // this host, a pid no process has
+	// This host, boot and pid namespace, a pid no process has.
+	parts := strings.Split(runner.Owner(), ":")
+	parts[1], parts[2] = "999999999", "1"
+	gone := strings.Join(parts, ":")
 	dead := mk("headroom-"+testExperimentPrefix+"-dead", gone)
 	live := mk("headroom-"+testExperimentPrefix+"-live", runner.Owner())
 	vol, err := testCli.VolumeCreate(ctx, volume.CreateOptions{Name: "headroom-" + testExperimentPrefix + "-dead-data", Labels: map[string]string{
