@@ -177,3 +177,57 @@ func TestHostileR13CleanLeavesARunInAnotherPidNamespace(t *testing.T) {
 	leaked := containersLeft(t, id)
 	letoutRow(t, "a headroom run under `unshare --pid --fork --mount-proc` (pid 1 of its own namespace) mid-trial; `headroom clean --out` of its root from outside", said, lost, leaked, forged)
 }
+
+// Round thirteen, the thirteenth attacker's 3: a traced script kept its
+// first and last 100 commands as steps, each shown up to 2,000 bytes, but
+// a multi-step task has two scripts a step: 150 steps of 230-command
+// scripts made a 37 MB record, over the 32 MiB a record may be, and the
+// sweep stopped with every later trial cancelled (a resume did the same).
+// Here 72 steps of two 230-command scripts (about 35 MB as it was): the
+// trial keeps at most 2,000 traced commands as steps, the record is
+// written, and the task beside it runs.
+func TestHostileR13ManyStepsRecordFits(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r13/many-steps"
+	const phases = 72
+	loop := func(c string) string {
+		return "#!/bin/bash\nP=$(printf '" + c + "%.0s' $(seq 1 1900))\nfor i in $(seq 1 230); do : \"$i$P\"; done\n"
+	}
+	toml := fmt.Sprintf("schema_version = \"1.3\"\nmulti_step_reward_strategy = \"final\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = false\n", name)
+	files := map[string]string{"instruction.md": ""}
+	for i := 1; i <= phases; i++ {
+		s := fmt.Sprintf("s%d", i)
+		toml += fmt.Sprintf("[[steps]]\nname = %q\n", s)
+		files["steps/"+s+"/instruction.md"] = "Go on.\n"
+		files["steps/"+s+"/solution/solve.sh"] = loop("A")
+		files["steps/"+s+"/tests/test.sh"] = loop("B") + "mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt\n"
+	}
+	files["task.toml"] = toml
+	harborTask(t, tasks, "many-steps", name, files)
+	harborTask(t, tasks, "beside", "hostile-r13/beside", nil)
+	t.Cleanup(func() { removeTaskImages(t, name); removeTaskImages(t, "hostile-r13/beside") })
+	start := time.Now()
+	out := filepath.Join(root, "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name+",hostile-r13/beside", "--agents", "oracle", "--ratios", "uncapped", "--repeats", "1", "--concurrency", "1", "--out", out)
+	dir, recs, left := records(t, out)
+	lost, forged := 2-len(recs), 0
+	var said []string
+	for _, r := range recs {
+		said = append(said, fmt.Sprintf("%s %s %v", r["task"], r["outcome"], r["record_cut"]))
+		if r["outcome"] != "passed" {
+			forged++
+		}
+	}
+	size := int64(0)
+	if st, err := os.Stat(filepath.Join(dir, "trials.jsonl")); err == nil {
+		size = st.Size()
+	}
+	if run.code != 0 || lost > 0 || forged > 0 || size > 16<<20 {
+		t.Errorf("exit %d, %d records (%s), trials.jsonl %d bytes; want both passed, written, well under 32 MiB\n%s", run.code, len(recs), strings.Join(said, "; "), size, run.stderr)
+	}
+	letoutRow(t, "Harbor multi-step task of 72 steps, each step's solve.sh and test.sh 230 traced commands of 1,900 bytes; a second task after it (--concurrency 1)",
+		fmt.Sprintf("%s; trials.jsonl %s (%s)", strings.Join(said, "; "), model.FormatBytes(size), time.Since(start).Round(time.Second)), lost, left, forged)
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // StepResult is what one step did.
@@ -392,6 +393,9 @@ type TrialResult struct {
 	// went unrecorded past the cap.
 	Activities        []Activity `json:"activities,omitempty"`
 	ActivitiesDropped int        `json:"activities_dropped,omitempty"`
+	// StepsDropped counts the steps a record too large to write left out
+	// (CutToFit): those between its first and last RecordCutSteps.
+	StepsDropped int `json:"steps_dropped,omitempty"`
 	// ProcessesUnread is the most processes one sample left unread past
 	// the watch's cap (a fork storm).
 	ProcessesUnread int    `json:"processes_unread,omitempty"`
@@ -437,10 +441,16 @@ type Imported struct {
 	Unknown []string `json:"unknown"`
 }
 
+// RecordCutSteps is how many of its first and of its last steps a record
+// too large to write keeps when CutToFit must leave steps out.
+const RecordCutSteps = 100
+
 // CutToFit leaves out of a record, in turn, what is detail and not
 // verdict until marshal says it fits in max bytes: the steps' kept
 // output, each kill's process tree and command line, the processes seen,
-// the task's measures. It says what it left out in RecordCut; fits is
+// the task's measures, the steps' shown commands past 200 bytes and
+// their folded commands, then the steps between its first and last
+// RecordCutSteps. It says what it left out in RecordCut; fits is
 // false when even the verdict alone does not fit. Every field with no
 // bound of its own is bounded elsewhere; this keeps one that slipped from
 // making a record no reader takes (a reader refuses a line past 64 MiB,
@@ -481,6 +491,18 @@ func (r *TrialResult) CutToFit(max int, marshal func(*TrialResult) int) (fits bo
 				r.Knobs.Measured = nil
 			}
 		}},
+		{"the steps' commands past 200 bytes and their folded commands", func() {
+			for i := range r.Steps {
+				r.Steps[i].Show, r.Steps[i].Folded = clipRunes(r.Steps[i].Show, 200), nil
+				r.Steps[i].Name = clipRunes(r.Steps[i].Name, 200)
+			}
+		}},
+		{fmt.Sprintf("the steps between the first and last %d", RecordCutSteps), func() {
+			if n := len(r.Steps); n > 2*RecordCutSteps {
+				r.StepsDropped += n - 2*RecordCutSteps
+				r.Steps = append(r.Steps[:RecordCutSteps:RecordCutSteps], r.Steps[n-RecordCutSteps:]...)
+			}
+		}},
 	} {
 		c.do()
 		cut = append(cut, c.what)
@@ -490,4 +512,17 @@ func (r *TrialResult) CutToFit(max int, marshal func(*TrialResult) int) (fits bo
 		}
 	}
 	return false
+}
+
+// clipRunes cuts s to at most n bytes, on a character's boundary, with
+// "…" where it cut.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -56,11 +56,29 @@ type openStep struct {
 // CPU counters or pressure of its own (one mark is read for the fold and
 // the last commands together), and its start is said live only now and
 // then (announce), so a loop costs what it costs.
+//
+// A trial keeps at most MaxTrialSteps steps of traced commands in all:
+// each script's head and tail are cut to what is left of it when the
+// script starts (half each), and a script that starts with none left is
+// all one fold. Per script alone, a multi-step task of 150 steps of
+// 230-command scripts made a 37 MB record, over what a record may be,
+// and every later trial of its sweep was cancelled (the thirteenth
+// attacker's 3).
 const (
 	TracedHeadSteps = 100
 	TracedTailSteps = 100
+	MaxTrialSteps   = 2000
 	maxFoldedNames  = 32
 )
+
+// tracedRoom is how many of its commands a traced script starting now
+// keeps as steps at its head and at its tail (TracedHeadSteps and
+// TracedTailSteps, within what is left of MaxTrialSteps).
+func (t *trialRun) tracedRoom() (head, tail int) {
+	room := max(MaxTrialSteps-len(t.res.Steps), 0)
+	head = min(TracedHeadSteps, room/2)
+	return head, min(TracedTailSteps, room-head)
+}
 
 // announceEvery bounds the live events of the traced commands past the
 // first TracedHeadSteps: a command's start is said (a StepStarted, which
@@ -290,6 +308,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	first := len(t.res.Steps)
 	if st.Trace {
 		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
+		tr.head, tr.tailMax = t.tracedRoom()
 		env = append(env, TraceNonceVar+"="+tr.nonce)
 		if st.TeeStdout != "" {
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
@@ -412,7 +431,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				}
 				sub := "$(" + m.cmd + ")"
 				cmd := model.Step{Name: tracedName(sub), Show: sub}
-				if tr.book.next < TracedHeadSteps {
+				if tr.book.next < tr.head {
 					cur = t.beginStep(sb, phase, cmd)
 				} else {
 					cur = t.beginLight(phase, cmd)
@@ -447,7 +466,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			cur = nil
 			if n >= 0 {
 				cmd := model.Step{Name: tracedName(m.cmd), Show: m.cmd}
-				if n < TracedHeadSteps {
+				if n < tr.head {
 					cur = t.beginStep(sb, phase, cmd)
 				} else {
 					cur = t.beginLight(phase, cmd)
@@ -610,9 +629,12 @@ type tracedRun struct {
 	inSourced bool
 	// nonce is in this step's trace lines only (see TraceNonceVar).
 	nonce string
-	// light maps the number of a command past the first TracedHeadSteps
-	// to its step while it may be kept (one of the last TracedTailSteps:
-	// tail, oldest first); fold counts those before.
+	// head and tailMax are how many of the script's first and last
+	// commands are kept as steps (tracedRoom).
+	head, tailMax int
+	// light maps the number of a command past the first head to its
+	// step while it may be kept (one of the last tailMax: tail, oldest
+	// first); fold counts those before.
 	light map[int]*openStep
 	tail  []int
 	fold  traceFold
@@ -639,7 +661,12 @@ func (tr *tracedRun) close(t *trialRun, sb Sandbox, o *openStep) {
 		// Held until the script ends, maybe a hundred of them: no more of
 		// its output than its share of what the record can keep.
 		o.shrink(t.r.cfg.OutputTailLines, TrialOutputBytes/TracedTailSteps)
-		if len(tr.tail) == TracedTailSteps {
+		if len(tr.tail) == tr.tailMax {
+			if tr.tailMax == 0 {
+				tr.fold.add(o)
+				tr.cur = -1
+				return
+			}
 			oldest := tr.tail[0]
 			tr.fold.add(tr.light[oldest])
 			delete(tr.light, oldest)
@@ -704,7 +731,7 @@ func (t *trialRun) endingStep(first, code int) int {
 func (tr *tracedRun) keep(t *trialRun, sb Sandbox) {
 	var kept []model.StepResult
 	if tr.fold.count > 0 {
-		f := tr.fold.step()
+		f := tr.fold.step(tr.head, tr.tailMax)
 		if kp, ok := sb.TakeKernelPeak(); ok {
 			f.KernelPeakBytes = kp
 		}
@@ -771,10 +798,13 @@ func (f *traceFold) add(o *openStep) {
 
 // step is the fold as the record keeps it: a step that is not a command,
 // named for what it stands for, its output a line per command name.
-func (f *traceFold) step() model.StepResult {
+func (f *traceFold) step(head, tail int) model.StepResult {
 	sr := f.sr
 	sr.Name = fmt.Sprintf("(%d commands folded)", f.count)
-	sr.Show = fmt.Sprintf("%d commands of the script, between its first %d and its last %d, not kept as steps", f.count, TracedHeadSteps, TracedTailSteps)
+	sr.Show = fmt.Sprintf("%d commands of the script, between its first %d and its last %d, not kept as steps", f.count, head, tail)
+	if head < TracedHeadSteps || tail < TracedTailSteps {
+		sr.Show += fmt.Sprintf(" (the trial keeps at most %d traced commands as steps)", MaxTrialSteps)
+	}
 	sr.ExitCode, sr.ExitUnknown = -1, "not a command: the folded commands' failures are counted by command"
 	lines := []string{"headroom: " + sr.Show + " (the trial's log.txt has their output); by command:"}
 	for _, c := range sr.Folded {

@@ -298,3 +298,31 @@ func TestLockNeverWritesThroughAHardLink(t *testing.T) {
 		t.Errorf("%s after the resume's unlock: %q, want it untouched", user, b)
 	}
 }
+
+// headroom's own lines (each step's start and end) are bounded too:
+// 82,000 steps made a 44 MB log of them alone (the thirteenth
+// attacker's 3); past LogMarkBytes they are counted.
+func TestLogBoundsItsOwnLines(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := event.Base{Trial: "t0001", Time: time.Now()}
+	show := strings.Repeat("z", 1900)
+	e.Record(event.TrialStarted{Base: base})
+	for step := 0; step < 6000; step++ {
+		name := "step" + strconv.Itoa(step)
+		e.Record(event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: name, Show: name + " " + show}})
+		e.Record(event.StepEnded{Base: base, Result: model.StepResult{Name: name}})
+	}
+	e.Record(event.TrialEnded{Base: base, Result: result("t0001", model.Passed)})
+	e.Close()
+	b, err := os.ReadFile(filepath.Join(e.Dir, TrialsDir, "t0001", "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > LogMarkBytes+64<<10 || !strings.Contains(string(b), "of headroom's own lines") || !strings.Contains(string(b), "==> [agent] step0") {
+		t.Errorf("log of %d bytes (want at most about %d), its first step and the cap said", len(b), LogMarkBytes)
+	}
+}

@@ -97,6 +97,10 @@ type trialFiles struct {
 	stepDrop, trialDrop   int
 	stepDropB, trialDropB int64
 	capped                bool // the trial's cap was reached, and said
+	// marked counts headroom's own lines (mark), markCapped says their
+	// cap was reached, and said.
+	marked     int64
+	markCapped bool
 }
 
 // A trial's log.txt keeps, of each step's output, its first
@@ -108,6 +112,8 @@ const (
 	LogStepHeadBytes = 1 << 20
 	LogStepTailBytes = 1 << 20
 	LogTrialBytes    = 16 << 20
+	// LogMarkBytes bounds headroom's own lines in a trial's log (mark).
+	LogMarkBytes = 4 << 20
 )
 
 // output writes one line of output to the log, or holds it back, or
@@ -132,6 +138,27 @@ func (tf *trialFiles) output(line string) {
 			tf.ring = tf.ring[1:]
 		}
 	}
+}
+
+// mark writes one of headroom's own lines (a step's start or end, a
+// kill) to the log: past the output's cap too, so the log still says
+// which steps ran, but at most LogMarkBytes of them, then counted with
+// what the cap left out. Uncounted, a trial of 82,000 steps made a log of
+// 44 MB of them alone (the thirteenth attacker's 3).
+func (tf *trialFiles) mark(format string, a ...any) {
+	line := fmt.Sprintf(format, a...)
+	n := int64(len(line))
+	if tf.marked+n > LogMarkBytes {
+		if !tf.markCapped {
+			tf.markCapped = true
+			fmt.Fprintf(tf.log, "==> [headroom] this trial's log reached %s of headroom's own lines (its steps' starts and ends): the rest are counted, not kept (its record has its steps)\n", model.FormatBytes(LogMarkBytes))
+		}
+		tf.trialDrop++
+		tf.trialDropB += n
+		return
+	}
+	tf.log.WriteString(line)
+	tf.marked += n
 }
 
 // dropPastCap counts a line past the trial's cap, saying so at the first.
@@ -427,7 +454,7 @@ func (e *Experiment) Record(ev event.Event) error {
 	case event.StepStarted:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			tf.endStep()
-			fmt.Fprintf(tf.log, "==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
+			tf.mark("==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
 	case event.OutputLine:
 		if tf := e.open[ev.TrialID()]; tf != nil {
@@ -435,18 +462,18 @@ func (e *Experiment) Record(ev event.Event) error {
 		}
 	case event.OOMKill:
 		if tf := e.open[ev.TrialID()]; tf != nil && ev.Detail {
-			fmt.Fprintf(tf.log, "==> the kernel killed %s, pid %d, rss %s\n", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
+			tf.mark("==> the kernel killed %s, pid %d, rss %s\n", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
 		} else if tf != nil {
 			what := ""
 			if ev.OOM.Process != "" {
 				what = fmt.Sprintf(": killed %s, pid %d, rss %s", ev.OOM.Process, ev.OOM.PID, model.FormatBytes(ev.OOM.RSSBytes))
 			}
-			fmt.Fprintf(tf.log, "==> OOM kill in step %s (source %s, working set %s)%s\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes), what)
+			tf.mark("==> OOM kill in step %s (source %s, working set %s)%s\n", ev.OOM.Step, ev.OOM.Source, model.FormatBytes(ev.OOM.WorkingSetBytes), what)
 		}
 	case event.StepEnded:
 		if tf := e.open[ev.TrialID()]; tf != nil {
 			tf.endStep()
-			fmt.Fprintf(tf.log, "==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
+			tf.mark("==> %s exited %s after %s, peak %s\n", ev.Result.Name, ev.Result.ExitText(), ev.Result.Duration().Round(time.Millisecond), model.FormatBytes(ev.Result.PeakWorkingSetBytes))
 		}
 	case event.TrialEnded:
 		td := e.closeTrial(ev.TrialID())

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -418,6 +419,43 @@ func TestOneRepeatOfACellIsOneTrial(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %q does not say %q", name, err, want)
 			}
+		}
+	}
+}
+
+// A record whose steps alone are too many to write (thousands of traced
+// commands, each shown up to 2,000 bytes: a multi-step task of 150
+// steps made a 37 MB record, and its sweep stopped) is written with its
+// shown commands cut and its middle steps left out, counted: the sweep
+// goes on (the thirteenth attacker's 3).
+func TestARecordOfTooManyStepsIsCutToFit(t *testing.T) {
+	for _, c := range []struct{ n, show int }{{20000, 1000}, {150000, 125}} {
+		n, show := c.n, strings.Repeat("é", c.show)
+		dir := t.TempDir()
+		e, err := Create(dir, Manifest{ID: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		big := result("t1", model.Passed)
+		for i := 0; i < n; i++ {
+			big.Steps = append(big.Steps, model.StepResult{Name: fmt.Sprintf("s%d", i), Show: show})
+		}
+		if err := e.Append(big); err != nil {
+			t.Fatalf("%d steps: append: %v; want the record cut to fit", n, err)
+		}
+		e.Close()
+		rs, torn, err := ReadTrials(filepath.Join(dir, "x"))
+		if err != nil || torn || len(rs) != 1 {
+			t.Fatalf("%d steps: read %d records (torn %v): %v", n, len(rs), torn, err)
+		}
+		got := rs[0]
+		last := got.Steps[len(got.Steps)-1]
+		if got.Outcome != model.Passed || got.Steps[0].Name != "s0" || last.Name != fmt.Sprintf("s%d", n-1) || len(last.Show) > 210 || !utf8.ValidString(last.Show) ||
+			len(got.Steps)+got.StepsDropped != n || !strings.Contains(got.RecordCut, "the steps' commands past 200 bytes") {
+			t.Errorf("%d steps, the cut record: outcome %s, %d steps (%d dropped), last %s shown in %d bytes, cut %q", n, got.Outcome, len(got.Steps), got.StepsDropped, last.Name, len(last.Show), got.RecordCut)
+		}
+		if n > 100000 && (got.StepsDropped == 0 || len(got.Steps) != 2*model.RecordCutSteps) {
+			t.Errorf("%d steps: %d kept, %d dropped; want the first and last %d kept", n, len(got.Steps), got.StepsDropped, model.RecordCutSteps)
 		}
 	}
 }
