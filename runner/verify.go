@@ -250,7 +250,7 @@ func (t *trialRun) judgeOutput(parser string) (bool, string) {
 	}
 	t.res.Tests = j.Tests
 	if !j.Passed && t.transcript.Dropped > 0 {
-		j.Reason += fmt.Sprintf(" (the output was longer than terminal-bench's pane keeps: its first %d line(s) were not read)", t.transcript.Dropped)
+		j.Reason += fmt.Sprintf(" (the output was longer than terminal-bench's tests pane keeps, %d rows of history: its first %d row(s) were not read)", verdict.PaneHistory, t.transcript.Dropped)
 	}
 	return j.Passed, j.Reason
 }

@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mattn/go-runewidth"
 )
 
 func fixture(t *testing.T, name string) string {
@@ -178,35 +181,86 @@ func TestFailingNamesBounded(t *testing.T) {
 	}
 }
 
-func TestTranscriptKeepsNewest(t *testing.T) {
-	var tr Transcript
-	for i := 0; i < TranscriptMaxLines+10; i++ {
-		tr.Add("line")
+// judgePane judges lines of output as terminal-bench's pytest parser
+// reads them off its tests pane.
+func judgePane(lines ...string) (Judgement, *Transcript) {
+	tr := &Transcript{}
+	for _, l := range lines {
+		tr.Add(l)
 	}
-	tr.Add("== short test summary info ==")
-	tr.Add("PASSED t.py::last")
-	if tr.Dropped != 12 {
-		t.Errorf("dropped %d, want 12", tr.Dropped)
+	j, _ := Judge(Pytest, tr.String())
+	return j, tr
+}
+
+// The verifier's output is judged as terminal-bench judges it: off its
+// tests pane, drawn at 160x40 with tmux's 2,000 rows of history (the
+// thirteenth attacker's 2: each case was checked against a real tmux made
+// as terminal-bench makes it and terminal-bench's own parser).
+func TestTranscriptIsTheTestsPane(t *testing.T) {
+	const head = "=========================== short test summary info ============================"
+	// Colour: the pane shows the words, not the escape sequences.
+	j, _ := judgePane(head, "\x1b[32mPASSED\x1b[0m tests/test_outputs.py::test_a", "\x1b[31mFAILED\x1b[0m tests/test_outputs.py::test_b - assert 0")
+	if j.Passed || j.Tests == nil || j.Tests.Passed != 1 || j.Tests.Failed != 1 {
+		t.Errorf("coloured summary: %+v %+v; want test_b failed", j, j.Tests)
 	}
-	s := tr.String()
-	if n := strings.Count(s, "\n") + 1; n != TranscriptMaxLines {
-		t.Errorf("kept %d lines, want %d", n, TranscriptMaxLines)
+	// A carriage return: later text overwrites the line's start.
+	j, _ = judgePane(head, "PASSED tests/test_outputs.py::test_a\rFAILED")
+	if j.Passed || j.Tests == nil || j.Tests.Failed != 1 {
+		t.Errorf("PASSED …\\rFAILED: %+v; want the FAILED the pane shows", j)
 	}
-	if j, _ := Judge(Pytest, s); !j.Passed || j.Tests.Passed != 1 {
-		t.Errorf("judged %+v", j)
+	// 2,100 result lines: the pane's history lost the header, a parse
+	// error in terminal-bench (unresolved).
+	lines := []string{head}
+	for i := 0; i < 2100; i++ {
+		lines = append(lines, "PASSED tests/test_outputs.py::test_case_"+strconv.Itoa(i))
 	}
-	var big Transcript
-	line := strings.Repeat("y", 1<<20)
-	for i := 0; i < 20; i++ {
-		big.Add(line)
+	j, tr := judgePane(lines...)
+	if j.Passed || j.Tests != nil || tr.Dropped == 0 {
+		t.Errorf("2,100 lines after the header: %+v, %d rows dropped; want the header lost (parse error)", j, tr.Dropped)
 	}
-	if len(big.String()) > TranscriptMaxBytes || big.Dropped == 0 {
-		t.Errorf("kept %d bytes, dropped %d", len(big.String()), big.Dropped)
+	// tmux frees a tenth of its history at once when it is full: after
+	// 2,100 lines the capture keeps 1,800 + 40 + the rows since.
+	if n := strings.Count(tr.String(), "\n") + 1; n < 1800+PaneRows || n > PaneHistory+PaneRows {
+		t.Errorf("the capture holds %d rows, want between %d and %d", n, 1800+PaneRows, PaneHistory+PaneRows)
+	}
+	// Two ids alike in their first 160 columns: wrapped at 160, the
+	// parser reads the first rows alike, and the PASSED one wins (a
+	// Python dict keyed by the name), so terminal-bench resolves it.
+	long := strings.Repeat("p", 150)
+	j, _ = judgePane(head, "FAILED tests/test_outputs.py::test_x["+long+"-one] - no", "PASSED tests/test_outputs.py::test_x["+long+"-two]")
+	if !j.Passed {
+		t.Errorf("two ids wrapped alike at 160 columns: %+v; want resolved, as terminal-bench reads them", j)
+	}
+	// Wide characters take two columns; tabs go to the next stop.
+	tr = &Transcript{}
+	tr.Add(strings.Repeat("界", 81))
+	tr.Add("a\tb")
+	if rows := strings.Split(tr.String(), "\n"); rows[1] != strings.Repeat("界", 80) || rows[2] != "界" || rows[3] != "a       b" {
+		t.Errorf("wide and tab rows: %q", rows[1:4])
 	}
 	var nilT *Transcript
 	if nilT.String() != "" {
 		t.Error("nil transcript not empty")
 	}
+}
+
+func FuzzTranscript(f *testing.F) {
+	f.Add("\x1b[31mFAILED\x1b[0m x\rPASSED\b\tz界\x1b]0;t\x07\x1b[2K")
+	f.Fuzz(func(t *testing.T, s string) {
+		var tr Transcript
+		for _, l := range strings.Split(s, "\n") {
+			tr.Add(l)
+		}
+		out := tr.String()
+		if n := strings.Count(out, "\n") + 1; n > PaneHistory+PaneRows {
+			t.Fatalf("%d rows", n)
+		}
+		for _, row := range strings.Split(out, "\n") {
+			if runewidth.StringWidth(row) > PaneColumns || strings.ContainsRune(row, 0x1b) {
+				t.Fatalf("row %q: wider than the pane, or an escape left", row)
+			}
+		}
+	})
 }
 
 func TestPySplitLines(t *testing.T) {
