@@ -231,3 +231,20 @@ func TestHostileR13ManyStepsRecordFits(t *testing.T) {
 	letoutRow(t, "Harbor multi-step task of 72 steps, each step's solve.sh and test.sh 230 traced commands of 1,900 bytes; a second task after it (--concurrency 1)",
 		fmt.Sprintf("%s; trials.jsonl %s (%s)", strings.Join(said, "; "), model.FormatBytes(size), time.Since(start).Round(time.Second)), lost, left, forged)
 }
+
+// Round thirteen, the thirteenth attacker's 2: terminal-bench 1 parses
+// its tests pane, where a colour's escape sequences are not drawn and a
+// carriage return lets later text overwrite a line. headroom parsed the
+// raw lines: a `--color=yes` FAILED line was no result ("every one of
+// none passed"), and "PASSED x\rFAILED" a pass.
+func TestHostileR13TerminalBench1ReadsItsPane(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13-tb1-pane", map[string]string{
+		"task.yaml":   "instruction: Do the task.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile":  "FROM " + docker.DebianImage + "\n",
+		"solution.sh": "#!/bin/bash\necho solved\n",
+		"run-tests.sh": "#!/bin/bash\necho '=================== short test summary info ==================='\n" +
+			"printf '\\033[32mPASSED\\033[0m tests/test_outputs.py::test_a\\n\\033[31mFAILED\\033[0m tests/test_outputs.py::test_b - assert 0\\n'\n" +
+			"printf 'PASSED tests/test_outputs.py::test_c\\rFAILED\\n'\n",
+	}, model.Failed, "2 of 3 tests failed", "terminal-bench's pane shows FAILED test_b (its colour not drawn) and FAILED test_c (drawn over PASSED)",
+		"terminal-bench 1 task: run-tests.sh prints a coloured `PASSED test_a`, a coloured `FAILED test_b`, and `PASSED test_c\\rFAILED`")
+}
