@@ -248,3 +248,23 @@ func TestHostileR13TerminalBench1ReadsItsPane(t *testing.T) {
 	}, model.Failed, "2 of 3 tests failed", "terminal-bench's pane shows FAILED test_b (its colour not drawn) and FAILED test_c (drawn over PASSED)",
 		"terminal-bench 1 task: run-tests.sh prints a coloured `PASSED test_a`, a coloured `FAILED test_b`, and `PASSED test_c\\rFAILED`")
 }
+
+// Round thirteen, the thirteenth attacker's 4: headroom mounts its step
+// driver at /.headroom/hr-workload in a task image's container. An image
+// with something there (/.headroom a file, or a directory at the
+// driver's place) could not start: every trial an infra error, its
+// reason naming headroom's host path, where Harbor runs the task. Such
+// an image's steps now take the engine's exec.
+func TestHostileR13ImageHoldsTheDriversPlace(t *testing.T) {
+	for _, c := range []struct{ name, run string }{
+		{"file", "RUN echo x > /.headroom"},
+		{"dir", "RUN mkdir -p /.headroom/hr-workload/x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			oracleVerdictRow(t, "hostile-r13/dotheadroom-"+c.name, map[string]string{
+				"environment/Dockerfile": "FROM " + docker.DebianImage + "\n" + c.run + "\n",
+			}, model.Passed, "", "Harbor runs the task; nothing of headroom's is in its image",
+				"Harbor task whose Dockerfile has `"+c.run+"`")
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -131,6 +132,10 @@ type Backend struct {
 	// with the lowest OOM score adjustment (a rootless engine may not
 	// lower it): later drivers run as their steps do.
 	noOOMSpare atomic.Bool
+	// noDriverMount holds, by image, why the step driver cannot be
+	// mounted at runner.TaskDriverPath in its containers (the image has
+	// something there): their steps take the engine's exec.
+	noDriverMount sync.Map
 	// storageRefused is the engine's refusal of a container size
 	// (HostConfig.StorageOpt), once it has refused one: later trials are
 	// not bounded, and their records say why (storage.go).
@@ -378,6 +383,10 @@ func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sa
 				noFile = false
 				b.noFileLow.Store(true)
 				memo(b.opts.NoFileMemo, "this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)")
+			case driverMountRefused(err) && task.Image != "":
+				if _, seen := b.noDriverMount.LoadOrStore(task.ImageRef(), "the image has something at "+path.Dir(runner.TaskDriverPath)+", where headroom mounts its step driver (the engine: "+clipError(err)+"): its steps take the engine's exec"); seen {
+					return err
+				}
 			case spared:
 				spared, unspared = false, true
 				b.noOOMSpare.Store(true)
@@ -397,6 +406,24 @@ func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sa
 		return err
 	})
 	return sb, err
+}
+
+// driverMountRefused says whether the engine could not start a container
+// because the step driver's (or gate's) mount met what the image has at
+// its place (/.headroom a file, or a directory holding hr-workload): a
+// trial of such an image was an infra error at every ratio, where its
+// harness runs it (the thirteenth attacker's 4).
+func driverMountRefused(err error) bool {
+	return err != nil && strings.Contains(err.Error(), `"`+runner.TaskDriverPath+`"`)
+}
+
+// clipError is an engine's error in at most a line's room.
+func clipError(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
 }
 
 // ownBridge says whether a container's network mode is the engine's

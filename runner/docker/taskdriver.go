@@ -82,6 +82,9 @@ func (b *Backend) inspectImage(ctx context.Context, image string) imageFacts {
 // task's services), so there the driver can only be the first process
 // of an image without one.
 func (b *Backend) imageRunsDriver(ctx context.Context, image string, keepsEntrypoint bool) string {
+	if why, ok := b.noDriverMount.Load(image); ok {
+		return why.(string)
+	}
 	f := b.inspectImage(ctx, image)
 	switch {
 	case f.err == nil && keepsEntrypoint && len(f.entrypoint) > 0:
