@@ -268,3 +268,38 @@ func TestHostileR13ImageHoldsTheDriversPlace(t *testing.T) {
 		})
 	}
 }
+
+// Round thirteen, the thirteenth attacker's 6: a compose service with no
+// memory limit runs under headroom's default bound (1 GiB), where
+// Harbor's compose bounds only the main service. One that needs more was
+// killed there before it was healthy, recorded "sidecar db exited 137
+// before it was healthy", and the audit called the task faithful. The
+// audit now lists the bound, and the reason says the kernel killed the
+// service at it, headroom's bound, not the task's limit.
+func TestHostileR13SidecarKilledAtTheDefaultBound(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r13/side-bound"
+	harborTask(t, tasks, "side-bound", name, map[string]string{
+		"task.toml": fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = true\n", name),
+		"environment/docker-compose.yaml": "services:\n  main:\n    build:\n      context: .\n    depends_on:\n      db:\n        condition: service_healthy\n  db:\n    image: " + docker.DebianImage + "\n" +
+			"    command: [\"python3\", \"-c\", \"import time; b = bytearray(1300 << 20); open('/tmp/ready', 'w').close(); time.sleep(600)\"]\n" +
+			"    healthcheck:\n      test: [\"CMD\", \"test\", \"-f\", \"/tmp/ready\"]\n      interval: 1s\n      retries: 60\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	audit := runBin(t, bin, nil, "tasks", "audit", "--tasks-dir", tasks)
+	row := runOracleRow(t, bin, tasks, name, "")
+	forged := 0
+	if row.outcome != "infra-error" || !strings.Contains(row.reason, "killed by the kernel at its memory bound, 1GiB, headroom's default") {
+		forged++
+		t.Errorf("%s %s %q: want infra-error naming headroom's default bound\n%s", row.outcome, row.cause, row.reason, row.run.stderr)
+	}
+	if !strings.Contains(audit.stdout+audit.stderr, "service db memory bounded at 1GiB") {
+		forged++
+		t.Errorf("the audit does not list the service's bound:\n%s%s", audit.stdout, audit.stderr)
+	}
+	letoutRow(t, "Harbor task whose compose service db (no mem_limit) holds 1.3 GB before it is healthy; main depends on it healthy; `tasks audit` and the oracle at 1x",
+		fmt.Sprintf("%s · %s %q", row.outcome, orNone(row.cause), row.reason), 1-len(row.recs), row.left, forged)
+}

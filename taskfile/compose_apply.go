@@ -59,6 +59,15 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 			Capabilities: s.capAdd,
 		}
 		addCapabilitiesAt(t, s)
+		if s.memLimit <= 0 {
+			// Harbor's compose bounds the main service alone; headroom
+			// bounds every service of a trial (#40's second item), which
+			// a service that needs more than the bound does not survive:
+			// said here, where the audit shows it, not first as an infra
+			// error (the thirteenth attacker's 6).
+			notes = append(notes, model.Deviation{What: "service " + s.name + " memory bounded at " + model.FormatBytes(model.DefaultSidecarMemoryBytes),
+				Detail: "the compose file gives it no memory limit (mem_limit, deploy.resources.limits.memory) and Harbor sets none; headroom bounds every service, and one killed at the bound is an infra error of that bound's, not the task's: give the service a mem_limit to set its own"})
+		}
 		if s.networkMode != "" && s.networkMode != "bridge" && s.networkMode != "default" {
 			notes = append(notes, model.Deviation{What: "service " + s.name + " network_mode not used", Detail: s.networkMode + " is replaced by the trial's private network"})
 		}

@@ -309,6 +309,14 @@ func (s *sidecars) await(ctx context.Context, one *sidecar, condition string) er
 		st := info.State
 		switch {
 		case st == nil:
+		case !st.Running && st.OOMKilled:
+			mem, _ := one.spec.Bounds()
+			bound := "its compose memory limit"
+			if one.spec.MemoryLimitBytes <= 0 {
+				bound = "headroom's default for a service its compose file gives no memory limit (Harbor sets none)"
+			}
+			return fmt.Errorf("sidecar %s was killed by the kernel at its memory bound, %s, %s, before it was healthy (exit %d): a bound on the service, not the task's limit%s",
+				one.spec.Name, model.FormatBytes(mem), bound, st.ExitCode, s.lastLog(one))
 		case !st.Running:
 			return fmt.Errorf("sidecar %s exited %d before it was healthy%s", one.spec.Name, st.ExitCode, s.lastLog(one))
 		case st.Health != nil && st.Health.Status == container.Healthy:
