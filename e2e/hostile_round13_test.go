@@ -303,3 +303,19 @@ func TestHostileR13SidecarKilledAtTheDefaultBound(t *testing.T) {
 	letoutRow(t, "Harbor task whose compose service db (no mem_limit) holds 1.3 GB before it is healthy; main depends on it healthy; `tasks audit` and the oracle at 1x",
 		fmt.Sprintf("%s · %s %q", row.outcome, orNone(row.cause), row.reason), 1-len(row.recs), row.left, forged)
 }
+
+// Round thirteen, the thirteenth attacker's 5: a terminal-bench 1 task
+// whose reference solution is solution.yaml (commands the harness types
+// into its pane, each with its Enter) had no oracle in headroom, and in a
+// sweep its trial was an infra error left out of the oracle's score,
+// where terminal-bench resolves it.
+func TestHostileR13TerminalBench1SolutionYAML(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13-tb1-yaml", map[string]string{
+		"task.yaml":     "instruction: Write hello.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile":    "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+		"solution.yaml": "- command: \"cd /tmp && echo 'Hello, world!' > hello.txt\"\n  min_timeout_sec: 0.1\n  block: true\n  append_enter: true\n- command: \"cp hello.txt /app/hello.txt\"\n  block: false\n  append_enter: true\n",
+		"run-tests.sh": "#!/bin/bash\necho '=================== short test summary info ==================='\n" +
+			"if [ \"$(cat /app/hello.txt 2>/dev/null)\" = 'Hello, world!' ]; then echo 'PASSED tests/test_outputs.py::test_hello'; else echo 'FAILED tests/test_outputs.py::test_hello - no hello'; fi\n",
+	}, model.Passed, "", "terminal-bench's oracle types solution.yaml's commands into one shell (the second runs where the first cd'd)",
+		"terminal-bench 1 task with solution.yaml (two commands, each with its Enter; the second relies on the first's cd) and no solution.sh")
+}

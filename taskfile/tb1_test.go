@@ -3,6 +3,7 @@ package taskfile
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,5 +178,46 @@ func TestTB1HarnessResourcesListed(t *testing.T) {
 	}
 	if !strings.Contains(got, "cpus 1, no memory limit") || !strings.Contains(got, "--scale cpu --ratios 1x reproduces it") {
 		t.Errorf("deviation %q, want the harness's cpus 1 / no memory limit and --scale cpu --ratios 1x", got)
+	}
+}
+
+// A terminal-bench 1 task with solution.yaml (the oracle's commands, as
+// the harness types them into its pane) has an oracle where each command
+// is typed with its Enter: one script of those lines, said in the
+// deviations; one that types keys without Enter has none, and says why.
+func TestTB1SolutionYAML(t *testing.T) {
+	for _, c := range []struct {
+		yaml, dev string
+		oracle    bool
+	}{
+		{"- command: \"echo 'Hello, world!' > /app/hello.txt\"\n  min_timeout_sec: 0.1\n  block: true\n  append_enter: true\n- command: cd /app\n  append_enter: true\n", "solution.yaml run as a script", true},
+		{"- command: vim x\n  append_enter: true\n- command: \":wq\"\n  append_enter: false\n", "no oracle: solution.yaml types keys", false},
+		{"- command: ls\n", "no oracle: solution.yaml types keys", false},
+	} {
+		dir := t.TempDir()
+		for name, body := range map[string]string{
+			"task.yaml":     "instruction: Say hello.\n",
+			"Dockerfile":    "FROM debian\n",
+			"run-tests.sh":  "#!/bin/bash\necho ok\n",
+			"solution.yaml": c.yaml,
+		} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := LoadTaskDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oracle, ok := l.Task.Agent(AgentOracle)
+		devs := deviations(l.Task)
+		if ok != c.oracle || !slices.ContainsFunc(devs, func(d string) bool { return strings.HasPrefix(d, c.dev) }) {
+			t.Errorf("%q: oracle %v, deviations %q; want oracle %v and %q", c.yaml, ok, devs, c.oracle, c.dev)
+		}
+		if ok {
+			if f := oracle.Steps[0].Files; len(f) != 1 || f[0].Content != "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\ncd /app\n" || !oracle.Steps[0].LoginShell {
+				t.Errorf("the oracle's script: %+v", oracle.Steps[0])
+			}
+		}
 	}
 }

@@ -460,6 +460,15 @@ func loadTBOld(dir string) (Loaded, error) {
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
 				Trace: true, LoginShell: true, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
 		})
+	} else if ysol := filepath.Join(dir, "solution.yaml"); exists(ysol) {
+		oracle, dev, err := solutionYAML(dir, ysol)
+		if err != nil {
+			return Loaded{}, err
+		}
+		if oracle != nil {
+			t.Agents = append(t.Agents, *oracle)
+		}
+		t.Deviations = append(t.Deviations, dev)
 	}
 	t.Agents = append(t.Agents, nopAgent())
 	withStartFiles(&t, startFiles)
@@ -508,6 +517,64 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	if r := []rune(s); len(r) > 80 {
 		s = string(r[:79]) + "…"
+	}
+	return s
+}
+
+// solutionYAML reads a terminal-bench 1 task's solution.yaml, the oracle's
+// commands as the harness types them into its tmux pane: a list of
+// {command, min_timeout_sec, max_timeout_sec, block, append_enter}. Where
+// each is typed with its Enter (append_enter: true), the shell runs them
+// one after another as lines of one script, and so does headroom: a
+// script of those lines, in a login shell as the pane's. A command typed
+// without its Enter is keys for whatever reads the terminal then (an
+// editor, a REPL), which headroom does not type: that task has no oracle
+// here, and the deviation says why. Either way the deviation is listed.
+// Before, a task with solution.yaml alone had no oracle and nothing said
+// so (the thirteenth attacker's 5).
+func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
+	if err := linkedOut(dir, file); err != nil {
+		return nil, model.Deviation{}, err
+	}
+	data, err := readTaskFile(dir, file)
+	if err != nil {
+		return nil, model.Deviation{}, err
+	}
+	var cmds []struct {
+		Command     *string  `yaml:"command"`
+		MinTimeout  *float64 `yaml:"min_timeout_sec"`
+		MaxTimeout  *float64 `yaml:"max_timeout_sec"`
+		Block       *bool    `yaml:"block"`
+		AppendEnter *bool    `yaml:"append_enter"`
+	}
+	if err := yaml.Unmarshal(data, &cmds); err != nil {
+		return nil, model.Deviation{}, fmt.Errorf("%s: not a list of commands ({command, block, append_enter, …}): %v", file, err)
+	}
+	var lines []string
+	for i, c := range cmds {
+		if c.Command == nil {
+			return nil, model.Deviation{}, fmt.Errorf("%s: entry %d has no command", file, i+1)
+		}
+		if c.AppendEnter == nil || !*c.AppendEnter {
+			return nil, model.Deviation{What: "no oracle: solution.yaml types keys",
+				Detail: fmt.Sprintf("entry %d (%q) is typed without its Enter (append_enter not true): keys for whatever reads the pane then, which headroom does not type; name another agent", i+1, clipLine(*c.Command))}, nil
+		}
+		lines = append(lines, *c.Command)
+	}
+	script := "#!/bin/bash\n" + strings.Join(lines, "\n") + "\n"
+	return &model.Agent{
+			Name: AgentOracle, Description: "the task's reference solution, solution.yaml's commands as one script",
+			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh (solution.yaml's commands)", Argv: []string{SolutionDir + "/solution.sh"},
+				Trace: true, LoginShell: true, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
+		}, model.Deviation{What: "solution.yaml run as a script",
+			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
+}
+
+// clipLine is s's first line, at most 80 bytes.
+func clipLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 80 {
+		s = s[:80] + "…"
 	}
 	return s
 }
