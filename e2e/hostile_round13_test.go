@@ -319,3 +319,46 @@ func TestHostileR13TerminalBench1SolutionYAML(t *testing.T) {
 	}, model.Passed, "", "terminal-bench's oracle types solution.yaml's commands into one shell (the second runs where the first cd'd)",
 		"terminal-bench 1 task with solution.yaml (two commands, each with its Enter; the second relies on the first's cd) and no solution.sh")
 }
+
+// Round thirteen, the twelfth attacker's 8 (in part): a task directory
+// without solution/solve.sh has only its check agent, nop, which a sweep
+// that named no agent ran: its failures read as the task's score. Such a
+// sweep is refused now, naming the task and how to name an agent.
+func TestHostileR13NoSolverIsRefused(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	name := "hostile-r13/no-solver"
+	dir := harborTask(t, tasks, "no-solver", name, nil)
+	if err := os.RemoveAll(filepath.Join(dir, "solution")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--ratios", "1x", "--repeats", "1", "--out", out)
+	forged := 0
+	if run.code == 0 || !strings.Contains(run.stderr, "has no agent that solves it") || !strings.Contains(run.stderr, "--agents nop") {
+		forged++
+		t.Errorf("exit %d: want a refusal naming the task and --agents nop\n%s%s", run.code, run.stdout, run.stderr)
+	}
+	recs := 0
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		_, r, _ := records(t, out)
+		recs = len(r)
+	}
+	if recs > 0 {
+		forged++
+		t.Errorf("%d records written for a refused sweep", recs)
+	}
+	letoutRow(t, "Harbor task directory without solution/ (only nop), `run` naming no agent", fmt.Sprintf("exit %d: %s", run.code, firstLineOf(run.stderr)), 0, 0, forged)
+}
+
+// firstLineOf is s's first non-empty line.
+func firstLineOf(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
