@@ -29,9 +29,11 @@ func TestCleanOutRemovesOnlyItsRootsLeftovers(t *testing.T) {
 		name := "hr22-clean-" + exp
 		// Labelled as headroom labels what it makes: experiment, trial
 		// and a whole owner (clean leaves anything less).
-		host, _ := os.Hostname()
+		// This host, boot and pid namespace; a pid no process has.
+		owner := strings.Split(runner.Owner(), ":")
+		owner[1], owner[2] = "2147483646", "1"
 		out, err := exec.Command("docker", "create", "--name", name, "--label", "headroom=1", "--label", "headroom.experiment="+exp,
-			"--label", "headroom.trial=t0001", "--label", "headroom.owner="+host+":2147483646:1", "--label", "headroom.kept=1", "headroom-debian:bookworm", "true").CombinedOutput()
+			"--label", "headroom.trial=t0001", "--label", "headroom.owner="+strings.Join(owner, ":"), "--label", "headroom.kept=1", "headroom-debian:bookworm", "true").CombinedOutput()
 		if err != nil {
 			t.Skipf("cannot create a container: %v %s", err, out)
 		}

@@ -16,11 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
 
@@ -266,8 +268,10 @@ func TestHostileReaperOthersContainers(t *testing.T) {
 	t.Cleanup(func() { exec.Command("docker", "image", "rm", "-f", img).Run() })
 	ended := exec.Command("true")
 	ended.Run()
-	host, _ := os.Hostname()
-	deadOwner := fmt.Sprintf("%s:%d:1", host, ended.Process.Pid)
+	// This host, boot and pid namespace: a pid that has ended.
+	parts := strings.Split(runner.Owner(), ":")
+	parts[1], parts[2] = strconv.Itoa(ended.Process.Pid), "1"
+	deadOwner := strings.Join(parts, ":")
 	task := quickTask(t, filepath.Join(root, "tasks"), "hostile-reap/quick", "true")
 	make := func(create bool, labels ...string) string {
 		args := []string{"--label", "headroom=1"}

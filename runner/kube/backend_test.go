@@ -337,7 +337,9 @@ func TestStartFailsOnMissingImage(t *testing.T) {
 func TestOwnedAndRemove(t *testing.T) {
 	p, cs, _ := fakePlatform(t)
 	task := builtinTask()
-	dead := podConfig{Namespace: "hr", Owner: p.owner[:strings.IndexByte(p.owner, ':')] + ":999999999:1"}
+	parts := strings.Split(p.owner, ":")
+	parts[1], parts[2] = "999999999", "1"
+	dead := podConfig{Namespace: "hr", Owner: strings.Join(parts, ":")}
 	for _, id := range []string{"a", "b"} {
 		if _, err := cs.CoreV1().Pods("hr").Create(context.Background(), Pod("e", model.Trial{ID: id}, task, dead), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
