@@ -64,15 +64,26 @@ func TestHostileR13EmptyRewardsCountInTheMean(t *testing.T) {
 // `solve.sh > /logs/agent/oracle.txt 2>&1`, and a verifier may read that
 // log (a task that grades the agent's own log does). headroom wrote no
 // such file: test.sh found nothing there and failed the oracle. The file
-// holds stdout and stderr, and what a job solve.sh left running writes
-// after it ended, as Harbor's redirect does.
+// holds stdout and stderr; under the step driver, also what a job
+// solve.sh left running writes after it ended, as Harbor's redirect
+// does (under --exec-steps headroom writes the file once the step has
+// ended, from what it read: docs/RELIABILITY.md).
 func TestHostileR13OracleLogForTheVerifier(t *testing.T) {
 	bothRunnersRow(t, "hostile-r13/oracle-log", map[string]string{
-		"solution/solve.sh": "#!/bin/bash\necho out-marker\necho err-marker >&2\n( sleep 2; echo late-marker ) &\n",
+		"solution/solve.sh": "#!/bin/bash\necho out-marker\necho err-marker >&2\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nf=/logs/agent/oracle.txt\n" +
+			"if grep -qx out-marker $f && grep -qx err-marker $f; then echo 1; else echo \"oracle.txt: $(head -c 300 $f 2>&1)\" >&2; echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor's oracle sends solve.sh's stdout and stderr to /logs/agent/oracle.txt",
+		"Harbor task: solve.sh prints a line to stdout and one to stderr; test.sh passes if /logs/agent/oracle.txt holds both")
+}
+
+func TestHostileR13OracleLogTakesALateJob(t *testing.T) {
+	oracleVerdictRow(t, "hostile-r13/oracle-log-late", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\necho out-marker\n( sleep 2; echo late-marker ) &\n",
 		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nsleep 3\nf=/logs/agent/oracle.txt\n" +
-			"if grep -qx out-marker $f && grep -qx err-marker $f && grep -qx late-marker $f; then echo 1; else echo \"oracle.txt: $(head -c 300 $f 2>&1)\" >&2; echo 0; fi > /logs/verifier/reward.txt\n",
-	}, model.Passed, "", "Harbor's oracle sends solve.sh's stdout and stderr to /logs/agent/oracle.txt, the late job's line too",
-		"Harbor task: solve.sh prints a line to stdout, one to stderr, and leaves `( sleep 2; echo late ) &`; test.sh passes if /logs/agent/oracle.txt holds all three")
+			"if grep -qx out-marker $f && grep -qx late-marker $f; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor's redirect takes what the job writes 2 s after solve.sh ended",
+		"Harbor task: solve.sh prints a line and leaves `( sleep 2; echo late ) &`; test.sh waits 3 s and passes if /logs/agent/oracle.txt holds both (step driver)")
 }
 
 // Round thirteen, the twelfth attacker's 6: a compose service with both

@@ -59,8 +59,9 @@ type Step struct {
 	// OutputFile, on a traced step, is a file in the container that the
 	// script's stdout and stderr are also written to, as Harbor's oracle
 	// runs `solve.sh > /logs/agent/oracle.txt 2>&1` (a verifier may read
-	// it): the step does not wait for what writes to it after the script
-	// ends, as Harbor's exec does not.
+	// it): by the step driver as the step runs, and on past its end;
+	// where steps take the engine's exec, by headroom once the step has
+	// ended (runner's stepOutputFile).
 	OutputFile string `json:"output_file,omitempty"`
 	// LoginShell, on a traced step, starts its script from an interactive
 	// login bash, as terminal-bench 1 runs every command it types into

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -304,6 +305,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	var cur *openStep
 	var tr *tracedRun
+	var outFile *stepOutputFile // written here after the step (no driver)
 	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
@@ -314,7 +316,12 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
 		}
 		if st.OutputFile != "" {
-			env = append(env, TraceLogVar+"="+st.OutputFile)
+			if ow, ok := sb.(OutputFileWriter); ok && ow.WritesOutputFiles() {
+				// The driver writes it from the step's own pipe.
+				env = append(env, TraceLogVar+"="+st.OutputFile)
+			} else {
+				outFile = &stepOutputFile{}
+			}
 		}
 		if st.NeedBash {
 			env = append(env, TraceNeedBashVar+"=1")
@@ -399,6 +406,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		}
 		if m == nil {
 			t.transcript.Add(partial + text)
+			outFile.add(partial + text)
 			partial = ""
 		} else {
 			partial += text // the trace never reaches the parser
@@ -494,6 +502,10 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	if partial != "" {
 		t.transcript.Add(partial)
+		outFile.add(partial)
+	}
+	if outFile != nil {
+		t.writeOutputFile(sb, st, outFile)
 	}
 	if sawNoBash && code == 127 && tr.book.next == 0 && t.noBash == "" {
 		t.noBash = st.Name
@@ -890,4 +902,75 @@ var ErrCannotStart = errors.New("headroom's failure, not the task's or the engin
 // own (ErrOwnBound, ErrCannotStart), not the engine gone.
 func headroomsOwn(err error) bool {
 	return errors.Is(err, ErrOwnBound) || errors.Is(err, ErrCannotStart)
+}
+
+// A traced step's OutputFile (Harbor's oracle runs `solve.sh >
+// /logs/agent/oracle.txt 2>&1`) is written by the step driver from the
+// step's own pipe. Where steps take the engine's exec, headroom writes it
+// once the step has ended, from the output it read in order: a tee in
+// the container let each command's output reach headroom after the next
+// command's trace line (and the script's last output after its end). It
+// holds at most maxStepOutputFile, and not what a job the script left
+// running writes after it ended.
+const maxStepOutputFile = 16 << 20
+
+// OutputFileWriter is a sandbox that writes a traced step's OutputFile
+// itself, when WritesOutputFiles says so, where its step's environment
+// names it (TraceLogVar, which SplitOutputFile takes out).
+type OutputFileWriter interface {
+	WritesOutputFiles() bool
+}
+
+// SplitOutputFile takes a traced step's OutputFile (TraceLogVar) out of
+// its environment, with the mark that starts its trace lines (which the
+// file leaves out).
+func SplitOutputFile(env []string) (rest []string, file, mark string) {
+	var nonce string
+	for _, e := range env {
+		switch k, v, _ := strings.Cut(e, "="); k {
+		case TraceLogVar:
+			file = v
+			continue
+		case TraceNonceVar:
+			nonce = v
+		}
+		rest = append(rest, e)
+	}
+	if file == "" {
+		return env, "", ""
+	}
+	return rest, file, TraceMarker + nonce + " "
+}
+
+// stepOutputFile gathers a step's output for its OutputFile.
+type stepOutputFile struct {
+	b       strings.Builder
+	dropped int64
+}
+
+// add takes one line of the step's output (nil: none gathered).
+func (f *stepOutputFile) add(line string) {
+	if f == nil {
+		return
+	}
+	if f.b.Len()+len(line)+1 > maxStepOutputFile {
+		f.dropped += int64(len(line)) + 1
+		return
+	}
+	f.b.WriteString(line)
+	f.b.WriteByte('\n')
+}
+
+// writeOutputFile puts the gathered output at the step's OutputFile.
+func (t *trialRun) writeOutputFile(sb Sandbox, st model.Step, f *stepOutputFile) {
+	content := f.b.String()
+	if f.dropped > 0 {
+		content += fmt.Sprintf("headroom: %s more of this step's output not written here (at most %s)\n", model.FormatBytes(f.dropped), model.FormatBytes(maxStepOutputFile))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SandboxOpTimeout)
+	defer cancel()
+	up := model.Upload{To: path.Dir(st.OutputFile), Name: path.Base(st.OutputFile), Content: content}
+	if err := sb.CopyIn(ctx, []model.Upload{up}); err != nil {
+		t.notes = append(t.notes, fmt.Sprintf("%s's output could not be written to %s: %v", st.Name, st.OutputFile, err))
+	}
 }

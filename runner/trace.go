@@ -51,10 +51,11 @@ const TraceMarker = "[hr "
 // could have run.
 const TraceNonceVar = "HEADROOM_TRACE_NONCE"
 
-// TraceTeeVar, TraceLogVar, TraceNeedBashVar and TraceLoginVar carry a
-// traced step's TeeStdout, OutputFile, NeedBash and LoginShell to its
-// wrapper, which takes them out of the environment before the script
-// starts.
+// TraceTeeVar, TraceNeedBashVar and TraceLoginVar carry a traced step's
+// TeeStdout, NeedBash and LoginShell to its wrapper, which takes them out
+// of the environment before the script starts. TraceLogVar carries its
+// OutputFile to the step driver (workload.Command.OutputFile), which
+// writes it; it never reaches the wrapper.
 const (
 	TraceTeeVar      = "HEADROOM_TRACE_TEE"
 	TraceLogVar      = "HEADROOM_TRACE_LOG"
@@ -152,22 +153,14 @@ const traceFDs = "237"
 // job wrote the reward 3 s later failed where Harbor's passed (the
 // twelfth attacker's 1).
 //
-// A step with TraceLogVar set has the script's stdout and stderr also
-// written to that file, as Harbor's oracle runs `solve.sh >
-// /logs/agent/oracle.txt 2>&1`: through a tee the script does not wait
-// for, so that the step ends with the script, as Harbor's exec does, and
-// a job it left running goes on writing to the file (the tee, given -p
-// where it has it, goes on writing the file once the step's pipe is
-// closed).
-//
 // A step with TraceNeedBashVar set ends 127 without bash, as Harbor's
 // `bash -c` does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
-t=${` + TraceTeeVar + `-}; l=${` + TraceLogVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceLogVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
+t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; l=$1; shift; if [ -n "$l" ]; then p=; tee -p </dev/null >/dev/null 2>&1 && p=-p; exec > >(exec tee $p -- "$l" ` + traceFDs + `>&-) 2>&1; fi; [ -n "$0" ] || BASH_ENV=/dev/stdin exec bash -x "$@"; BASH_ENV=/dev/stdin bash -x "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$l" "$@" 3>&2 2>/dev/null <<EOF
+BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/dev/stdin exec bash -x "$@"; BASH_ENV=/dev/stdin bash -x "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then

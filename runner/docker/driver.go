@@ -199,31 +199,10 @@ var errDriverGone = errors.New("the container has stopped (its step driver ended
 // run runs one command and waits for its end, the container's or ctx's.
 func (d *driver) run(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
 	cmd := workload.Command{Argv: argv, User: user, KeepHome: d.keepHome}
-	cmd.Env, cmd.OutputFile, cmd.TraceMark = driverOutputFile(env)
+	// The driver writes a traced step's output file from the step's one
+	// output pipe, without its trace lines (workload.Command.OutputFile).
+	cmd.Env, cmd.OutputFile, cmd.TraceMark = runner.SplitOutputFile(env)
 	return d.send(ctx, cmd, line)
-}
-
-// driverOutputFile takes a traced step's output file (runner.TraceLogVar)
-// out of its environment, for the driver to write from the step's one
-// output pipe, without its trace lines (workload.Command.OutputFile):
-// the trace wrapper's tee, which the engine's exec uses, lets a command's
-// output reach headroom after the next command's trace line.
-func driverOutputFile(env []string) (rest []string, file, mark string) {
-	var nonce string
-	for _, e := range env {
-		switch k, v, _ := strings.Cut(e, "="); k {
-		case runner.TraceLogVar:
-			file = v
-			continue
-		case runner.TraceNonceVar:
-			nonce = v
-		}
-		rest = append(rest, e)
-	}
-	if file == "" {
-		return env, "", ""
-	}
-	return rest, file, runner.TraceMarker + nonce + " "
 }
 
 // send tells the driver one command (its End is made here) and waits for
