@@ -373,3 +373,32 @@ func firstLineOf(s string) string {
 	}
 	return ""
 }
+
+// Round thirteen, the fourteenth attacker's 1: headroom started every
+// traced step through `sh -c`; an agent that removed /bin/sh (or made it
+// /bin/true) left the verifier unable to start (127), or running nothing,
+// where Harbor's `bash …` runs it.
+func TestHostileR13AgentRemovesSh(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13/no-sh", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\necho ok > /app/answer\nrm -f /bin/sh /usr/bin/sh\n",
+		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /app/answer ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	}, model.Passed, "", "Harbor runs the verifier as bash, never sh",
+		"Harbor task: solve.sh writes its answer and removes /bin/sh; test.sh checks the answer")
+}
+
+// Round thirteen, the fourteenth attacker's 5: the trace's setup was read
+// from /dev/stdin, and -x turned the trace on: an agent that removed
+// /dev/stdin left bash tracing with its own "+ " on the verifier's
+// stderr, which a terminal-bench parser read (a swebench verdict read
+// "+ echo PASSED" where the word should be).
+func TestHostileR13AgentRemovesDevStdin(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13-tb1-stdin", map[string]string{
+		"task.yaml":   "instruction: Write hello.\nparser_name: swebench\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile":  "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+		"solution.sh": "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\nrm -f /dev/stdin\n",
+		"run-tests.sh": "#!/bin/bash\nif grep -qx 'Hello, world!' /app/hello.txt; then r=PASSED; else r=FAILED; fi\n" +
+			"echo 'SWEBench results starts here'\necho \"$r\"\necho 'SWEBench results ends here'\n",
+	}, model.Passed, "", "terminal-bench traces nothing: its parser reads PASSED between the markers",
+		"terminal-bench 1 task (swebench parser): solution.sh writes the answer and removes /dev/stdin")
+}

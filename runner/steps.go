@@ -297,7 +297,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	argv := st.Argv
 	if st.Trace {
-		argv = traceArgv(st.Argv)
+		argv = traceArgv(st.Argv, st.NeedBash || st.LoginShell)
 	}
 	env, execNote, err := fitExec(argv, env)
 	if err != nil {

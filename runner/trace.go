@@ -126,7 +126,13 @@ const traceFDs = "237"
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
 // Bash ignores PS4 from the environment when run as root, hence
 // BASH_ENV, read from a here-document (the script's stdin is then at its
-// end, as it was with a pipe). Each branch execs the shell: a wrapper
+// end, as it was with a pipe), as /proc/self/fd/0, and the trace is
+// turned on by that setup's last command, not by bash's -x: a task that
+// removed /dev/stdin (an earlier step's `rm -f /dev/stdin`) left bash no
+// setup to read, and -x then traced with bash's own "+ " on the script's
+// stderr, which a terminal-bench verifier's parser read as its output
+// (the fourteenth attacker's 5). Without its setup the script now runs
+// untraced, one step, its output its own. Each branch execs the shell: a wrapper
 // left waiting would keep the nonce in its own environment's memory,
 // which /proc shows. The script's stderr is joined to its stdout, and
 // the trace (traceFDs) written to the same pipe: one pipe keeps each
@@ -160,7 +166,7 @@ n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/dev/stdin exec bash -x "$@"; BASH_ENV=/dev/stdin bash -x "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$@" 3>&2 2>/dev/null <<EOF
+BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/proc/self/fd/0 exec bash "$@"; BASH_ENV=/proc/self/fd/0 bash "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then
@@ -183,9 +189,18 @@ func hereDocText(s string) string {
 }
 
 // traceArgv is the command that runs a traced step's argv; its nonce
-// goes in the step's environment as TraceNonceVar.
-func traceArgv(argv []string) []string {
-	return append([]string{"sh", "-c", traceWrapper, "headroom-trace"}, argv...)
+// goes in the step's environment as TraceNonceVar. A step that needs
+// bash (Harbor's and terminal-bench's, which run everything as bash)
+// starts its wrapper with bash, never sh: an agent that removed /bin/sh,
+// or made it /bin/true, left every later step of headroom's unable to
+// start (127, or a verifier that ran nothing), where the harness, which
+// calls no sh, ran the verifier (the fourteenth attacker's 1).
+func traceArgv(argv []string, bash bool) []string {
+	shell := "sh"
+	if bash {
+		shell = "bash"
+	}
+	return append([]string{shell, "-c", traceWrapper, "headroom-trace"}, argv...)
 }
 
 // traceMark is one command's trace line.

@@ -81,7 +81,7 @@ func runWrapped(t *testing.T, script string, noBash bool) ([]string, int) {
 	if err := os.WriteFile(path, []byte(interp+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	argv := traceArgv([]string{path})
+	argv := traceArgv([]string{path}, false)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if noBash {
 		// A PATH with sh and the usual tools but no bash.
