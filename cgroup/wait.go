@@ -19,6 +19,9 @@ var ProcRoot = "/proc"
 // over the threads seen: a thread's wait after its last reading is missed.
 type WaitTracker struct {
 	seen map[int]int64 // v1: each thread's run delay, ns, as last read
+	// Skip, on v1, is a process (a host pid) whose threads are not the
+	// task's: headroom's step driver, the container's PID 1.
+	Skip int
 	// list and buf are what the files are read into (ReadFresh: the
 	// threads' files are opened once a second each, and os.ReadFile's
 	// poller registration and fstat were a tenth of the console's CPU at
@@ -43,9 +46,20 @@ func (w *WaitTracker) Read(r *Reader) (int64, bool) {
 	if w.seen == nil {
 		w.seen = map[int]int64{}
 	}
+	var skip map[int]bool
+	if w.Skip > 0 {
+		skip = map[int]bool{}
+		if ents, err := os.ReadDir(filepath.Join(ProcRoot, strconv.Itoa(w.Skip), "task")); err == nil {
+			for _, e := range ents {
+				if tid, err := strconv.Atoi(e.Name()); err == nil {
+					skip[tid] = true
+				}
+			}
+		}
+	}
 	for _, f := range bytes.Fields(b) {
 		tid, err := strconv.Atoi(string(f))
-		if err != nil {
+		if err != nil || skip[tid] {
 			continue
 		}
 		if d, ok := runDelay(tid, &w.buf); ok && d > w.seen[tid] {

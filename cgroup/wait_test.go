@@ -42,3 +42,29 @@ func TestWaitTrackerSumsThreadsAsTheyLive(t *testing.T) {
 		t.Errorf("v2 %d %v", n, ok)
 	}
 }
+
+// The step driver's own threads (the container's PID 1, Skip) are not
+// the task's: their waits are left out of its CPU wait.
+func TestWaitTrackerSkipsTheDriver(t *testing.T) {
+	dir, proc := t.TempDir(), t.TempDir()
+	old := ProcRoot
+	ProcRoot = proc
+	t.Cleanup(func() { ProcRoot = old })
+	for p, s := range map[string]string{
+		filepath.Join(dir, "tasks"):             "20\n21\n30\n",
+		filepath.Join(proc, "20", "schedstat"):  "1 900000000 1\n",
+		filepath.Join(proc, "21", "schedstat"):  "1 800000000 1\n",
+		filepath.Join(proc, "20", "task", "20"): "",
+		filepath.Join(proc, "20", "task", "21"): "",
+		filepath.Join(proc, "30", "schedstat"):  "1 100000000 1\n",
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := WaitTracker{Skip: 20}
+	if n, ok := w.Read(&Reader{version: 1, memDir: dir}); !ok || n != 100e6 {
+		t.Errorf("read %d %v, want the task's thread 30 alone (0.1 s)", n, ok)
+	}
+}

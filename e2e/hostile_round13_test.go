@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -401,4 +402,45 @@ func TestHostileR13AgentRemovesDevStdin(t *testing.T) {
 			"echo 'SWEBench results starts here'\necho \"$r\"\necho 'SWEBench results ends here'\n",
 	}, model.Passed, "", "terminal-bench traces nothing: its parser reads PASSED between the markers",
 		"terminal-bench 1 task (swebench parser): solution.sh writes the answer and removes /dev/stdin")
+}
+
+// Round thirteen, the fourteenth attacker's 2: a trial's CPU wait is
+// judged against its steps' time, which summed only the commands kept as
+// steps with their own readings: a traced loop's 8 s were 0.1 s of "step
+// time", and a 0.05 s wait in it made the task's own timeout a contended
+// host's (a "failure the limit does not explain", a rescue in the
+// report). The commands past a script's head now count as one span.
+func TestHostileR13LoopTimeoutIsTheTasks(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	name := "hostile-r13/loop"
+	harborTask(t, tasks, "loop", name, map[string]string{
+		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 30.0\n[agent]\ntimeout_sec = 8.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = false\n", name),
+		"solution/solve.sh": "#!/bin/bash\nwhile true; do /bin/true | /bin/true | /bin/true; done\n",
+		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--ratios", "uncapped", "--repeats", "2", "--concurrency", "1", "--out", out)
+	_, recs, left := records(t, out)
+	forged := 0
+	var said []string
+	for _, r := range recs {
+		noise, _ := r["noise"].(map[string]any)
+		contended, _ := noise["contended"].(bool)
+		load, _ := noise["peak_load1"].(float64)
+		stepTime, _ := time.ParseDuration(fmt.Sprint(noise["step_time"]))
+		said = append(said, fmt.Sprintf("%s %v, step_time %v, cpu_wait %v, contended %v (peak load %.1f)", r["outcome"], r["cause"], noise["step_time"], noise["cpu_wait"], contended, load))
+		// The loop's 8 s are its step time; contended only where the
+		// host was loaded past its CPUs (a CI machine building beside).
+		if r["cause"] != "agent-timeout" || stepTime < 5*time.Second || (contended && load <= float64(runtime.NumCPU())) {
+			forged++
+		}
+	}
+	if forged > 0 || len(recs) != 2 {
+		t.Errorf("%s; want agent-timeout, not contended, both\n%s", strings.Join(said, "; "), run.stderr)
+	}
+	letoutRow(t, "Harbor task (agent timeout 8 s): solve.sh loops `/bin/true | /bin/true | /bin/true` forever; 2 repeats, uncapped, --concurrency 1",
+		strings.Join(said, "; "), 2-len(recs), left, forged)
 }

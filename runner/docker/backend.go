@@ -676,13 +676,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// The cgroup is usually where the driver puts it by id; only when it
 	// is not is the container's pid needed (its /proc/<pid>/cgroup), which
 	// costs an inspect.
-	pid := func() int {
+	pid := sync.OnceValue(func() int {
 		info, err := b.cli.ContainerInspect(ctx, created.ID)
 		if err != nil || info.State == nil {
 			return 0
 		}
 		return info.State.Pid
-	}
+	})
 	if closedStart {
 		if err := sb.checkStartedClosed(ctx); err != nil {
 			_, _ = sb.Remove(context.Background())
@@ -691,6 +691,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	if sb.drv != nil {
 		sb.noteDriverScore(hc.OomScoreAdj == model.DriverOOMScoreAdj, pid)
+		sb.skipDriverWait(pid)
 	}
 	if stepUser != "" {
 		// A user the image does not know ends the start, in the engine's
