@@ -444,3 +444,16 @@ func TestHostileR13LoopTimeoutIsTheTasks(t *testing.T) {
 	letoutRow(t, "Harbor task (agent timeout 8 s): solve.sh loops `/bin/true | /bin/true | /bin/true` forever; 2 repeats, uncapped, --concurrency 1",
 		strings.Join(said, "; "), 2-len(recs), left, forged)
 }
+
+// Round thirteen, the fourteenth attacker's 3: Harbor mounts
+// /logs/verifier from the container's start; headroom made it only for
+// the verifier, and an agent that listed it, or left its notes there,
+// failed where Harbor's passed.
+func TestHostileR13VerifierDirFromTheStart(t *testing.T) {
+	bothRunnersRow(t, "hostile-r13/verifier-dir", map[string]string{
+		"solution/solve.sh":      "#!/bin/bash\nset -e\nls -ld /logs/verifier\necho notes > /logs/verifier/agent-notes.txt\necho ok > /app/answer\n",
+		"tests/test.sh":          "#!/bin/bash\nif [ -f /app/answer ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	}, model.Passed, "", "Harbor's /logs/verifier is there from the container's start",
+		"Harbor task: solve.sh (set -e) lists /logs/verifier and writes its notes there, then its answer; test.sh checks the answer")
+}

@@ -91,6 +91,16 @@ func (t *trialRun) phases(agent model.Agent) []phase {
 // saw in ev: the verdict, a timeout and whose. The error is the engine's.
 func (t *trialRun) runPipeline(ctx context.Context, sb Sandbox, env []string, ev *model.Evidence) error {
 	agent, _ := t.task.Agent(t.trial.Agent)
+	if rule := t.task.Verdict.Reward; t.task.Format == model.FormatHarbor && rule != nil {
+		// Harbor mounts the verifier's directory from the container's
+		// start (mode 777): the agent finds it there. headroom made it
+		// only for the verifier, and an agent that wrote its notes there
+		// (or listed it) failed where Harbor's passed (the fourteenth
+		// attacker's 3).
+		if err := sb.CopyIn(ctx, []model.Upload{{To: rule.Dir}}); err != nil {
+			return fmt.Errorf("making %s: %w", rule.Dir, err)
+		}
+	}
 	if ready, err := t.install(ctx, sb, agent, env, ev); !ready || err != nil {
 		return err
 	}
