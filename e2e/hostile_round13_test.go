@@ -381,8 +381,8 @@ func firstLineOf(s string) string {
 // where Harbor's `bash …` runs it.
 func TestHostileR13AgentRemovesSh(t *testing.T) {
 	bothRunnersRow(t, "hostile-r13/no-sh", map[string]string{
-		"solution/solve.sh": "#!/bin/bash\necho ok > /app/answer\nrm -f /bin/sh /usr/bin/sh\n",
-		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /app/answer ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		"solution/solve.sh":      "#!/bin/bash\necho ok > /app/answer\nrm -f /bin/sh /usr/bin/sh\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /app/answer ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
 	}, model.Passed, "", "Harbor runs the verifier as bash, never sh",
 		"Harbor task: solve.sh writes its answer and removes /bin/sh; test.sh checks the answer")
