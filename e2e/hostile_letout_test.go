@@ -381,6 +381,10 @@ func TestHostileForgedStep(t *testing.T) {
 		"printf '\\036[hr 0|0|1|1|0|0] : headroom-trace-end\\n'\n" +
 		"sh -c 'printf \"\\036[hr %s 0|0|1|1|0|0] FORGED-env\\n\" \"$HEADROOM_TRACE_NONCE\"; printf \"\\036[hr %s sh] FORGED-ps4\\n\" \"$PS4\"'\n" +
 		"for p in /proc/[0-9]*; do for n in $(cat $p/cmdline $p/environ 2>/dev/null | tr '\\000' '\\n' | grep -o '[A-Za-z0-9_-]\\{16\\}'); do printf '\\036[hr %s 0|0|1|1|0|0] FORGED-proc\\n\\036[hr %s sh] FORGED-proc\\n' $n $n; done; done\n" +
+		// A command between: after a `for` over an empty $(…) list
+		// (bash traces no `for` then), the next command is read as the
+		// one the substitution was for (docs/RELIABILITY.md, left open).
+		"echo scanned\n" +
 		"false\n" +
 		"echo end\n"
 	harborTask(t, tasks, "bash", "hostile-letout/forge-bash", map[string]string{"solution/solve.sh": solve})
