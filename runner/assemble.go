@@ -166,7 +166,7 @@ func (f facts) reason(outcome model.Outcome) string {
 	case model.Failed:
 		if f.noBash != "" {
 			// What ended every step: said first, as Harbor would end it.
-			return fmt.Sprintf("step %s exited 127: the image has no bash, and Harbor runs every command in a task's container as bash -c, so neither the task's scripts nor its verifier can run there (no reward)", f.noBash)
+			return fmt.Sprintf("step %s could not start: the image has no bash, and Harbor runs every command in a task's container as bash -c, so neither the task's scripts nor its verifier can run there (no reward)", f.noBash)
 		}
 		if f.unverified != "" {
 			return f.unverified

@@ -404,7 +404,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			output(stream, text)
 			return
 		}
-		if st.NeedBash && tr.book.next == 0 && text == traceNoBashLine {
+		if st.NeedBash && tr.book.next == 0 && (text == traceNoBashLine || strings.Contains(text, `"bash": executable file not found`)) {
+			// The wrapper's own word, or the engine's or the driver's
+			// when the wrapper itself is bash (traceArgv) and there is none.
 			sawNoBash = true
 		}
 		before, m := splitTrace(text, tr.nonce)
@@ -540,7 +542,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		t.spanNoise(sb, tr.noise, tr.noise.sr.Start, time.Now())
 		tr.noise = nil
 	}
-	if sawNoBash && code == 127 && tr.book.next == 0 && t.noBash == "" {
+	if sawNoBash && (code == 127 || code == 126) && tr.book.next == 0 && t.noBash == "" {
 		t.noBash = st.Name
 	}
 	if tr != nil {
