@@ -568,7 +568,10 @@ func TestHostileArtifactsLeftByACrash(t *testing.T) {
 	tmp := filepath.Join(root, "tmp")
 	ended := exec.Command("true")
 	ended.Run()
-	dead := filepath.Join(tmp, fmt.Sprintf("headroom-artifacts-%d-1-123456", ended.Process.Pid))
+	// Named as headroom names it: the owner's pid, start, boot (its
+	// hyphens taken out) and pid namespace, then a random part.
+	me := strings.Split(runner.Owner(), ":")
+	dead := filepath.Join(tmp, fmt.Sprintf("headroom-artifacts-%d-1-%s-%s-123456", ended.Process.Pid, strings.ReplaceAll(me[3], "-", ""), me[4]))
 	anon := filepath.Join(tmp, "headroom-artifacts-123456")
 	for _, d := range []string{dead, anon} {
 		os.MkdirAll(filepath.Join(d, "logs", "artifacts"), 0o700)
