@@ -557,7 +557,7 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 		}
 		if c.AppendEnter == nil || !*c.AppendEnter {
 			return nil, model.Deviation{What: "no oracle: solution.yaml types keys",
-				Detail: fmt.Sprintf("entry %d (%q) is typed without its Enter (append_enter not true): keys for whatever reads the pane then, which headroom does not type; name another agent", i+1, clipLine(*c.Command))}, nil
+				Detail: fmt.Sprintf("entry %d (%q) is typed without its Enter (append_enter not true): keys for whatever reads the pane then, which headroom does not type; name another agent", i+1, firstLine(*c.Command))}, nil
 		}
 		lines = append(lines, *c.Command)
 	}
@@ -568,13 +568,4 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 				Trace: true, LoginShell: true, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
 		}, model.Deviation{What: "solution.yaml run as a script",
 			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
-}
-
-// clipLine is s's first line, at most 80 bytes.
-func clipLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return s
 }
