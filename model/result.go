@@ -493,8 +493,8 @@ func (r *TrialResult) CutToFit(max int, marshal func(*TrialResult) int) (fits bo
 		}},
 		{"the steps' commands past 200 bytes and their folded commands", func() {
 			for i := range r.Steps {
-				r.Steps[i].Show, r.Steps[i].Folded = clipRunes(r.Steps[i].Show, 200), nil
-				r.Steps[i].Name = clipRunes(r.Steps[i].Name, 200)
+				r.Steps[i].Show, r.Steps[i].Folded = Clip(r.Steps[i].Show, 200), nil
+				r.Steps[i].Name = Clip(r.Steps[i].Name, 200)
 			}
 		}},
 		{fmt.Sprintf("the steps between the first and last %d", RecordCutSteps), func() {
@@ -514,9 +514,9 @@ func (r *TrialResult) CutToFit(max int, marshal func(*TrialResult) int) (fits bo
 	return false
 }
 
-// clipRunes cuts s to at most n bytes, on a character's boundary, with
-// "…" where it cut.
-func clipRunes(s string, n int) string {
+// Clip cuts s to at most n bytes, at a rune's start, marking the cut
+// with "…" (runner.Clip, for every shown command and output line, is it).
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

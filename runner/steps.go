@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
@@ -186,16 +185,9 @@ func (o *openStep) shrink(keep, maxBytes int) {
 	}
 }
 
-// Clip cuts s to at most n bytes, at a rune's start, marking the cut.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// Clip cuts s to at most n bytes, at a rune's start, marking the cut
+// (model.Clip).
+func Clip(s string, n int) string { return model.Clip(s, n) }
 
 // kept is the step's output as its record keeps it: its head, a line
 // saying what was left out, its last keep lines, within budget (what is

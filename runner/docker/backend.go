@@ -384,7 +384,7 @@ func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sa
 				b.noFileLow.Store(true)
 				memo(b.opts.NoFileMemo, "this engine refused Harbor's open-files limit (docker run --ulimit nofile=1048576)")
 			case driverMountRefused(err) && task.Image != "":
-				if _, seen := b.noDriverMount.LoadOrStore(task.ImageRef(), "the image has something at "+path.Dir(runner.TaskDriverPath)+", where headroom mounts its step driver (the engine: "+clipError(err)+"): its steps take the engine's exec"); seen {
+				if _, seen := b.noDriverMount.LoadOrStore(task.ImageRef(), "the image has something at "+path.Dir(runner.TaskDriverPath)+", where headroom mounts its step driver (the engine: "+runner.Clip(err.Error(), 200)+"): its steps take the engine's exec"); seen {
 					return err
 				}
 			case spared:
@@ -415,15 +415,6 @@ func (b *Backend) Start(ctx context.Context, req runner.StartRequest) (runner.Sa
 // harness runs it (the thirteenth attacker's 4).
 func driverMountRefused(err error) bool {
 	return err != nil && strings.Contains(err.Error(), `"`+runner.TaskDriverPath+`"`)
-}
-
-// clipError is an engine's error in at most a line's room.
-func clipError(err error) string {
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 // ownBridge says whether a container's network mode is the engine's
