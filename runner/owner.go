@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -39,24 +40,25 @@ func OwnerOf(pid int) string {
 	return owner + ":" + start + ":" + bootID() + ":" + pidNamespace()
 }
 
-// bootID is this boot's id ("" where it cannot be read).
-func bootID() string {
+// bootID is this boot's id ("" where it cannot be read), read once: every
+// liveness check of every container a reaper's scan lists asks.
+var bootID = sync.OnceValue(func() string {
 	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(data))
-}
+})
 
 // pidNamespace is the inode of this process's pid namespace ("" where
-// it cannot be read).
-func pidNamespace() string {
+// it cannot be read), read once as bootID is.
+var pidNamespace = sync.OnceValue(func() string {
 	link, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
-}
+})
 
 // OwnerAlive says whether the process named by an owner label still runs
 // (OwnerCheck, without the evidence).
