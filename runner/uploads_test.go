@@ -35,17 +35,9 @@ func TestUploadsKeepTheirTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now().Add(-time.Minute)
-	tr := tar.NewReader(&buf)
 	seen := map[string]time.Time{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[h.Name] = h.ModTime
+	for name, h := range tarHeaders(t, &buf) {
+		seen[name] = h.ModTime
 	}
 	for name, want := range map[string]time.Time{"deep/tests/": then, "deep/tests/sub/": then, "deep/tests/sub/a.txt": then} {
 		if got := seen[name]; !got.Equal(want) {
@@ -78,20 +70,29 @@ func TestUploadsKeepSpecialModeBits(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes := map[string]int64{}
-	tr := tar.NewReader(&buf)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		modes[h.Name] = h.Mode
+	for name, h := range tarHeaders(t, &buf) {
+		modes[name] = h.Mode
 	}
 	for name, want := range map[string]int64{"tests/scratch/": 0o1777, "tests/shared/": 0o2775} {
 		if got := modes[name]; got != want {
 			t.Errorf("%s mode %o, want %o", name, got, want)
 		}
+	}
+}
+
+// tarHeaders are a tar stream's headers by name.
+func tarHeaders(t *testing.T, r io.Reader) map[string]*tar.Header {
+	t.Helper()
+	out := map[string]*tar.Header{}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[h.Name] = h
 	}
 }
