@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,9 +97,13 @@ func (t *trialRun) runPipeline(ctx context.Context, sb Sandbox, env []string, ev
 		// start (mode 777): the agent finds it there. headroom made it
 		// only for the verifier, and an agent that wrote its notes there
 		// (or listed it) failed where Harbor's passed (the fourteenth
-		// attacker's 3).
-		if err := sb.CopyIn(ctx, []model.Upload{{To: rule.Dir}}); err != nil {
-			return fmt.Errorf("making %s: %w", rule.Dir, err)
+		// attacker's 3). It goes in with the agent's first step's files,
+		// in the same copy.
+		var ok bool
+		if agent, ok = withFirstUpload(agent, model.Upload{To: rule.Dir}); !ok {
+			if err := sb.CopyIn(ctx, []model.Upload{{To: rule.Dir}}); err != nil {
+				return fmt.Errorf("making %s: %w", rule.Dir, err)
+			}
 		}
 	}
 	if ready, err := t.install(ctx, sb, agent, env, ev); !ready || err != nil {
@@ -293,4 +298,21 @@ func (t *trialRun) combinePhases() bool {
 	}
 	t.verdictNote = fmt.Sprintf("reward %g < %g, the %s of the steps' (%s)", r, rule.Pass, t.task.PhaseReward, note)
 	return false
+}
+
+// withFirstUpload is agent with u copied in before its first step (its
+// install's, else its own): copies of the steps changed, the task's left
+// as they are. ok is false when it has no step.
+func withFirstUpload(agent model.Agent, u model.Upload) (model.Agent, bool) {
+	steps := &agent.Install
+	if len(*steps) == 0 {
+		steps = &agent.Steps
+	}
+	if len(*steps) == 0 {
+		return agent, false
+	}
+	*steps = slices.Clone(*steps)
+	first := &(*steps)[0]
+	first.Files = append([]model.Upload{u}, first.Files...)
+	return agent, true
 }
