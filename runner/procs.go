@@ -570,6 +570,13 @@ func (t *trialRun) shown(cmd string, is, parent func(role string) bool, forked b
 		return cmd
 	}
 	switch fields[1] {
+	case "step": // workload.StepMode
+		// hr-workload step ADJ PATH ARGV...: the driver's first program
+		// of a step, which execs ARGV once it has set the step's OOM
+		// score; read before that exec, it is what it will run.
+		if len(fields) == 5 {
+			return t.shown(fields[4], is, parent, forked)
+		}
 	case "run":
 		if forked && parent(RoleStep) {
 			return job()
@@ -629,12 +636,24 @@ func (t *trialRun) stepShow(name string) string {
 // tracedPrefix marks headroom's own trace wrapper in a process list.
 const tracedPrefix = "(headroom trace) "
 
-// untrace shows headroom's trace wrapper (sh -c '<wrapper>' headroom-trace
-// ARGS) as the script it runs, and where there is no bash the shell that
-// sources the script as the `sh -x` it stands for.
+// untrace shows headroom's trace wrapper (sh or bash -c '<wrapper>'
+// headroom-trace ARGS), and the first bash it execs (bash -c or -lic
+// '<traceBashInner>' TEE ARGS, which stays for the step where the
+// step's stdout is teed), as the script they run, and where there is no
+// bash the shell that sources the script as the `sh -x` it stands for.
+// A command line read from /proc is its arguments joined by spaces, an
+// empty TEE an empty word between two.
 func untrace(cmd string) string {
-	if rest, ok := strings.CutPrefix(cmd, "sh -c "+traceWrapper+" headroom-trace "); ok {
-		return tracedPrefix + rest
+	for _, shell := range []string{"sh", "bash"} {
+		if rest, ok := strings.CutPrefix(cmd, shell+" -c "+traceWrapper+" headroom-trace "); ok {
+			return tracedPrefix + rest
+		}
+	}
+	for _, flag := range []string{"-c", "-lic"} {
+		if rest, ok := strings.CutPrefix(cmd, "bash "+flag+" "+traceBashInner+" "); ok {
+			_, args, _ := strings.Cut(rest, " ") // the tee's file: headroom's, not the step's
+			return tracedPrefix + args
+		}
 	}
 	if rest, ok := strings.CutPrefix(cmd, "sh -c "+traceShInner+" "); ok {
 		return "sh -x " + rest // the traced script's own shell, as it was shown before sh sourced it

@@ -91,6 +91,20 @@ func TestUntraceAndShims(t *testing.T) {
 	if got := untrace(wrapped); got != tracedPrefix+"-c sh agent.sh" || !isEngineShim(got) {
 		t.Errorf("untrace: %q", got)
 	}
+	// Since a Harbor step's wrapper starts with bash (traceArgv), and
+	// the first bash it execs stays as the tee's pipeline for a teed
+	// step: both were shown raw, the wrapper's script and all, as a
+	// verifier's processes ("verify: bash -c exec 2>&3 3>&- 237>&1; …",
+	// the new user of 2026-12-06).
+	for _, c := range []struct{ argv []string }{
+		{traceArgv([]string{"bash", "/tests/test.sh"}, true)},
+		{[]string{"bash", "-c", traceBashInner, "/logs/verifier/test-stdout.txt", "bash", "/tests/test.sh"}},
+		{[]string{"bash", "-lic", traceBashInner, "", "bash", "/tests/test.sh"}},
+	} {
+		if got := untrace(strings.Join(c.argv, " ")); got != tracedPrefix+"bash /tests/test.sh" || !isEngineShim(got) {
+			t.Errorf("untrace(%.40q…) = %q", strings.Join(c.argv, " "), got)
+		}
+	}
 	if !isEngineShim("runc init") || isEngineShim("python3 -c x") {
 		t.Error("shims")
 	}
@@ -134,6 +148,29 @@ func TestBuiltinStepProcessesAreShownAsTheirCommand(t *testing.T) {
 	tr.nameKill(1)
 	if k := tr.res.OOMs[1]; k.Command != install.Show {
 		t.Errorf("unseen kill named %q", k.Command)
+	}
+}
+
+// The driver's first program of a step where it raises the step's OOM
+// score (hr-workload step ADJ PATH ARGV...) is, read before its exec,
+// what it will run: it was shown raw, profile and all, on a loaded host
+// ("install: hr-workload step 57 /hr-workload /hr-workload run --step
+// install --profile {…}", the new user of 2026-12-06).
+func TestRaiseStepWrapperIsShownAsItsStep(t *testing.T) {
+	tr, _ := newTestTrial()
+	install := model.Step{Name: "install", Show: "pip install pandas networkx scikit-learn",
+		Argv: []string{"/hr-workload", "run", "--step", "install", "--profile", `{"style":"pip"}`}}
+	tr.task = model.Task{Agents: []model.Agent{{Name: "heavy", Steps: []model.Step{install}}}}
+	tr.trial.Agent = "heavy"
+	t0 := time.Unix(1000, 0)
+	driver := Proc{PID: 1, Command: "/hr-workload drive", Started: t0.Add(-time.Minute), Role: RoleDriver}
+	tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{driver}, Roles: true})
+	tr.step = "install"
+	raw := "hr-workload step 57 /hr-workload " + strings.Join(install.Argv, " ")
+	step := Proc{PID: 10, PPID: 1, Command: raw, Started: t0, RSSBytes: 10 * model.MiB, Role: RoleStep}
+	tr.procSample(ProcSample{Time: t0.Add(300 * time.Millisecond), Procs: []Proc{driver, step}, Roles: true})
+	if len(tr.res.Activities) != 1 || tr.res.Activities[0].Command != install.Show {
+		t.Errorf("activities %+v, want the step's own command %q", tr.res.Activities, install.Show)
 	}
 }
 

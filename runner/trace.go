@@ -166,7 +166,7 @@ n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
 t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
-BASH_ENV= exec bash $f 'exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/proc/self/fd/0 exec bash "$@"; BASH_ENV=/proc/self/fd/0 bash "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"' "$t" "$@" 3>&2 2>/dev/null <<EOF
+BASH_ENV= exec bash $f '` + traceBashInner + `' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then
@@ -177,6 +177,11 @@ exec sh -c '` + traceShInner + `' "$@" 3<<EOF
 $(printf '\036')` + TraceMarker + `$n sh]
 EOF
 fi`
+
+// traceBashInner is the first bash's script in traceWrapper: it opens
+// traceFDs, then execs the traced bash, or runs it into the tee ($0, the
+// tee's file) and stays as that pipeline's parent for the whole step.
+const traceBashInner = `exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/proc/self/fd/0 exec bash "$@"; BASH_ENV=/proc/self/fd/0 bash "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"`
 
 // traceNoBashLine is what a NeedBash step's wrapper says, its only
 // output, when the image has no bash.
