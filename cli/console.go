@@ -127,7 +127,6 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	for _, p := range append(cat.Problems, missing...) {
 		problems = append(problems, p.Error())
 	}
-	problems = append(problems, cat.Warnings...)
 	replays, err := consoleReplays(f, stderr)
 	if err != nil {
 		return err
@@ -144,7 +143,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate, build: f.build}
 	opts := ui.Options{Tasks: tasks, Port: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Problems: problems, Backend: backendName(cmd)}
+		Problems: problems, Warnings: cat.Warnings, Backend: backendName(cmd)}
 	for _, t := range replays.tasks {
 		opts.Preselect = append(opts.Preselect, t.Name)
 	}
@@ -175,16 +174,20 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 			}
 		}
 		// Task directories' images too (built once, cached by their
-		// context's digest); one that fails is listed on the setup screen.
-		for _, t := range tasks {
-			if t.Format == model.FormatHeadroom || t.Format == "" {
-				continue
+		// context's digest); a task whose image fails is listed on the
+		// setup screen with why, and left out of the list: it cannot
+		// run (it was offered, and enter said only "could not start").
+		var runnable []model.Task
+		for _, t := range opts.Tasks {
+			if t.Format != model.FormatHeadroom && t.Format != "" {
+				if err := eng.TaskImages(ctx, []model.Task{t}, func(line string) { fmt.Fprintln(stderr, "  "+line) }); err != nil {
+					problems = append(problems, err.Error())
+					continue
+				}
 			}
-			one := []model.Task{t}
-			if err := eng.TaskImages(ctx, one, func(line string) { fmt.Fprintln(stderr, "  "+line) }); err != nil {
-				problems = append(problems, err.Error())
-			}
+			runnable = append(runnable, t)
 		}
+		opts.Tasks = runnable
 		opts.Problems = problems
 		l.imageNote = realImageNote(ctx, eng)
 	}

@@ -264,7 +264,7 @@ func usedImage(t *model.Task, img string) {
 // headroom's) bookkeeping rather than what the Dockerfile's commands
 // printed.
 func buildChatter(task, line string) bool {
-	for _, p := range []string{"--->", "Step ", "Removing intermediate container", "Successfully ", "building " + task + " from ", "pulling "} {
+	for _, p := range []string{"--->", "Step ", "Removing intermediate container", "Successfully ", "building " + task + " from ", "pulling ", "builder: ", "build of " + task + ": "} {
 		if strings.HasPrefix(line, p) {
 			return true
 		}

@@ -60,8 +60,11 @@ type Options struct {
 	// EngineError is why the engine could not be reached at start (nil:
 	// it was); setup says so, whole, before anything is chosen.
 	EngineError error
-	// Problems are task files that could not be loaded; setup lists them.
-	Problems []string
+	// Problems are task files that could not be loaded and tasks left
+	// out (a secret unset, an image that did not build); setup lists
+	// them. Warnings are about tasks that loaded and can run (a Harbor
+	// task without instruction.md): listed as warnings, not as skipped.
+	Problems, Warnings []string
 	// Backend is the platform's backend ("docker", "kubernetes"): the
 	// legend names what is done to a trial from outside in its words.
 	Backend string
@@ -196,7 +199,7 @@ func New(opts Options) Model {
 	}
 	// Paths and messages of task files that did not load: text from the
 	// file system, made printable like any task's.
-	opts.Problems = printable.Value(opts.Problems)
+	opts.Problems, opts.Warnings = printable.Value(opts.Problems), printable.Value(opts.Warnings)
 	if opts.Repeats == 0 {
 		opts.Repeats = 3
 	}

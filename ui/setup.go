@@ -11,7 +11,9 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/themes"
 )
 
 // A setup row is one agent of one task: what a trial runs.
@@ -507,13 +509,7 @@ func (s *setupScreen) View(c *Common) string {
 	if s.pane == paneOptions || s.pane == paneKnobs {
 		under = append(under, st.Muted.Render(clip("  ↑/↓ choose an option or knob · ←/→ or +/- change it · tab next pane", w)))
 	}
-	for i, p := range c.Opts.Problems {
-		if i == 2 {
-			under = append(under, st.Danger.Render(fmt.Sprintf("… and %d more task files skipped", len(c.Opts.Problems)-2)))
-			break
-		}
-		under = append(under, st.Danger.Render(clip("skipped "+p, w)))
-	}
+	under = append(under, setupNotes(c.Opts.Problems, c.Opts.Warnings, w, st)...)
 	under = append(under, "")
 	if err := c.Opts.EngineError; err != nil {
 		// Said at once, whole and wrapped: enter was the first to tell,
@@ -792,4 +788,44 @@ func wrapWords(text string, w int, indent string) []string {
 		lines = append(lines, clip(line, w))
 	}
 	return lines
+}
+
+// setupNotes lists what was skipped and what was only warned about, two
+// of them at most, each on up to two lines: a skipped task's reason
+// (its build's failure) comes after the file and task it names, and one
+// cut at the screen's edge never showed it (the new user of
+// 2026-12-06). The rest are counted, with where to read them all.
+func setupNotes(problems, warnings []string, w int, st themes.Styles) []string {
+	var out []string
+	shown := 0
+	note := func(text string, style lipgloss.Style) {
+		lines := wrapWords(text, w, "  ")
+		if len(lines) > 2 {
+			rest := make([]string, 0, len(lines)-1)
+			for _, l := range lines[1:] {
+				rest = append(rest, strings.TrimSpace(l))
+			}
+			lines = []string{lines[0], clip("  "+strings.Join(rest, " "), w)}
+		}
+		for _, l := range lines {
+			out = append(out, style.Render(l))
+		}
+		shown++
+	}
+	for _, p := range problems {
+		if shown == 2 {
+			break
+		}
+		note("skipped "+p, st.Danger)
+	}
+	for _, p := range warnings {
+		if shown == 2 {
+			break
+		}
+		note("warning: "+p, st.Warn)
+	}
+	if rest := len(problems) + len(warnings) - shown; rest > 0 {
+		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… and %d more skipped or warned about: headroom tasks validate --tasks-dir DIR lists every file's", rest), w)))
+	}
+	return out
 }

@@ -435,6 +435,15 @@ func TestSetupListsSkippedTaskFiles(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "skipped tasks/broken.toml:3:") {
 		t.Errorf("setup should name the skipped file:\n%s", v)
 	}
+	// A task whose build failed: its reason comes after its file and
+	// name, past the screen's edge, and is wrapped onto a second line; a
+	// warning about a task that loaded is a warning, not a skip.
+	opts.Problems = []string{"task nu/badbuild: building /tmp/some/long/path/to/the/task/environment/Dockerfile: The command '/bin/sh -c make' returned a non-zero code: 3; the build had no network"}
+	opts.Warnings = []string{"tasks/h/task.toml: tasks/h/instruction.md is missing"}
+	v := update(t, New(opts), tea.WindowSizeMsg{Width: 120, Height: 40}).View()
+	if !strings.Contains(v, "returned a non-zero code: 3") || !strings.Contains(v, "warning: tasks/h/task.toml") || strings.Contains(v, "skipped tasks/h/task.toml") {
+		t.Errorf("setup should show the build's failure whole and the warning as a warning:\n%s", v)
+	}
 }
 
 // While a sweep starts, the latest line of image preparation (a Dockerfile

@@ -318,7 +318,11 @@ func (p buildPlan) explainBounds(err error, oom bool) error {
 			why = fmt.Sprintf("because its Dockerfile needs BuildKit (%s), which can join no network of the build's own", p.NeedsBuildKit)
 			lift = "run with --build-network to build it on the engine's default bridge, as Harbor does (its RUN steps then reach every container there)"
 		}
-		return fmt.Errorf("the build of task %s had no network, %s; if its Dockerfile fetches (apt-get, pip, curl), %s: %w", p.Task, why, lift, err)
+		// The failure first: a RUN step that fails for its own reasons
+		// (a test, a typo) is most builds' failure, and a message that
+		// opened on the network hint buried it (the new user of
+		// 2026-12-06: "returned a non-zero code: 3" mid-way).
+		return fmt.Errorf("%w; the build of task %s had no network, %s: if its Dockerfile fetches (apt-get, pip, curl), %s", err, p.Task, why, lift)
 	}
 	return err
 }

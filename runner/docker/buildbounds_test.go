@@ -112,6 +112,9 @@ func TestExplainBounds(t *testing.T) {
 			}
 		}
 	}
+	if got := none.explainBounds(run, false); !errors.Is(got, run) || !strings.HasPrefix(got.Error(), run.Error()+"; ") {
+		t.Errorf("%q: the RUN step's own failure must come first", got)
+	}
 	for _, err := range []error{errors.New("pull access denied for nosuch"), errors.New("dockerfile parse error line 3: unknown instruction: EOF")} {
 		if got := none.explainBounds(err, false); got != err {
 			t.Errorf("%v became %v: only a failed RUN step is a build without a network", err, got)
