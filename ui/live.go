@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os/exec"
@@ -191,7 +192,7 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 	var newest *TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
-		if v.Trial.Ratio == r && (v.Phase == Finished || v.holds()) && (newest == nil || v.heldSince().After(newest.heldSince())) {
+		if v.Trial.Ratio == r && (v.Phase == Finished && !v.neverRan() || v.holds()) && (newest == nil || v.heldSince().After(newest.heldSince())) {
 			newest = v
 		}
 	}
@@ -226,10 +227,14 @@ func cellCards(s *SweepState, now time.Time, r model.Ratio) (card *TrialView, ne
 // newest kill (or other banner cause) among its trials, else its last to
 // end; nil if none of its trials ended.
 func lastCard(s *SweepState, r model.Ratio) *TrialView {
-	var kill, last *TrialView
+	var kill, last, unrun *TrialView
 	for _, id := range s.Order {
 		v := s.Trials[id]
 		if v.Trial.Ratio != r || v.Phase != Finished {
+			continue
+		}
+		if v.neverRan() {
+			unrun = cmp.Or(unrun, v)
 			continue
 		}
 		if v.holds() && (kill == nil || !v.heldSince().Before(kill.heldSince())) {
@@ -242,7 +247,19 @@ func lastCard(s *SweepState, r model.Ratio) *TrialView {
 	if kill != nil {
 		return kill
 	}
+	if last == nil {
+		return unrun // nothing of the ratio ran: it says why
+	}
 	return last
+}
+
+// neverRan says the trial was cancelled before its container was made:
+// no word of the ratio's for its cell, which keeps the card of the trial
+// that ran last (a sweep cancelled mid-way showed "repeat 10 · cancelled
+// before it started" where repeat 9 had passed: the new user of
+// 2026-12-06). A trial that could not start is a word: it says why.
+func (v *TrialView) neverRan() bool {
+	return v.Phase == Finished && v.Started.IsZero() && v.ContainerID == "" && v.Result != nil && v.Result.Outcome == model.Cancelled
 }
 
 // stageHold is the kill or pass a ratio's cell holds, and since when it has.

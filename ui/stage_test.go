@@ -662,3 +662,34 @@ func TestKilledCardPeakIsTheKernels(t *testing.T) {
 		t.Errorf("after the record: the card lacks %q beside its banner:\n%s", want, card)
 	}
 }
+
+// A sweep cancelled mid-way: the repeat that never started is no word of
+// its ratio's. The 3x cell keeps the repeat that passed, during the
+// sweep once the pass's linger is over and after it ends (it showed
+// "repeat 2 · cancelled before it started": the new user of 2026-12-06).
+func TestCellKeepsTheLastTrialThatRan(t *testing.T) {
+	now := at(0)
+	m, plan := demoConsoleRepeats(t, 120, 40, &now, 2)
+	var r1, r2 model.Trial
+	for _, tr := range plan.Trials {
+		if tr.Ratio == (model.Ratio{K: 3}) {
+			if r1.ID == "" {
+				r1 = tr
+			} else if r2.ID == "" {
+				r2 = tr
+			}
+		}
+	}
+	evs := append(started(r1, 100, 50), ended(r1, 2000, model.Passed))
+	m = update(t, m, eventsMsg{events: evs})
+	now = at(30000) // past the pass's linger
+	cancelled := model.TrialResult{Trial: r2, Outcome: model.Cancelled, Reason: "cancelled before it started", End: at(30000)}
+	m = update(t, m, eventsMsg{events: []event.Event{event.TrialEnded{Base: event.Base{Trial: r2.ID, Time: at(30000)}, Result: cancelled}}})
+	for _, when := range []string{"during the sweep", "after it"} {
+		card := strings.Join(cardLines(m.View(), " 3x "), "\n")
+		if !strings.Contains(card, "PASSED") || strings.Contains(card, "CANCELLED") {
+			t.Errorf("%s: the 3x cell shows\n%s\nwant the repeat that passed", when, card)
+		}
+		m = update(t, m, eventsMsg{events: []event.Event{event.SweepEnded{Base: event.Base{Time: at(31000)}, Interrupted: true}}})
+	}
+}
