@@ -125,10 +125,15 @@ type confirmation struct {
 	quit bool
 }
 
-// text is the question as drawn now.
-func (c *confirmation) text(running int) string {
+// text is the question as drawn now. Quitting with trials still queued
+// says what becomes of them: "queue held" alone, with 0 running and 29
+// queued, read as if nothing were left (the new user of 2026-12-06).
+func (c *confirmation) text(running, queued int) string {
 	if c.quit {
-		return fmt.Sprintf("Quit? %d running trial(s) will be stopped, containers removed; queue held. y/n", running)
+		if queued > 0 {
+			return fmt.Sprintf("Quit? %d running stop (containers removed), %d queued never start; resumable. y/n", running, queued)
+		}
+		return fmt.Sprintf("Quit? %d running trial(s) will be stopped, containers removed. y/n", running)
 	}
 	return c.prompt
 }
@@ -546,6 +551,13 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case confirmMsg:
 		m.confirm = &confirmation{prompt: msg.prompt, yes: msg.yes}
 	case stopTrialMsg:
+		if v := m.trialView(msg.id); v != nil && v.Phase == Finished {
+			// Its end came while the question was asked (or its card
+			// lingers after it): "stopping" would wait for an end that
+			// has come, and stayed on the status line for good.
+			m.say(msg.id + " had already ended")
+			break
+		}
 		if m.sweep != nil {
 			m.sweep.StopTrial(msg.id)
 		}
@@ -938,11 +950,11 @@ func (m Model) viewHeader() string {
 func (m Model) viewStatus() string {
 	st := m.theme.Styles
 	if m.confirm != nil {
-		running := 0 // no sweep yet: F on setup asks before the first
-		if m.state != nil {
-			running = m.state.Running
+		running, queued := 0, 0 // no sweep yet: F on setup asks before the first
+		if m.state != nil && !m.state.Finished {
+			running, queued = m.state.Running, m.state.Queued()
 		}
-		return clip(st.Warn.Render(m.confirm.text(running)), m.width)
+		return clip(st.Warn.Render(m.confirm.text(running, queued)), m.width)
 	}
 	var parts []string
 	if n := m.notice(); n != "" {

@@ -290,6 +290,31 @@ func TestStatusNoticesEndWithWhatTheyAnnounce(t *testing.T) {
 	}
 }
 
+// Asked to stop a trial whose end came while the question was on screen:
+// said so, and no "stopping" waits for good (the new user of 2026-12-06
+// saw it stay through every screen).
+func TestStoppingATrialThatHadEnded(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	m = keys(t, m, "2", "l", "x")
+	if m.confirm == nil {
+		t.Fatalf("x asked nothing:\n%s", m.View())
+	}
+	asked := ""
+	for tid, v := range m.state.Trials {
+		if v.Phase != Finished && strings.Contains(m.confirm.prompt, tid) {
+			asked = tid
+		}
+	}
+	if asked == "" {
+		t.Fatalf("x asked %q, naming no running trial", m.confirm.prompt)
+	}
+	m = update(t, m, eventsMsg{events: []event.Event{trialEnded(model.TrialResult{Trial: m.state.Trials[asked].Trial, Outcome: model.Passed, Start: t0, End: t0.Add(4 * time.Second)})}})
+	m = keys(t, m, "y")
+	if v := m.View(); strings.Contains(v, "stopping "+asked) || !strings.Contains(v, asked+" had already ended") {
+		t.Errorf("stopping a trial that had ended: the status line waits for its end:\n%s", v)
+	}
+}
+
 // Keys typed faster than the console reads them come as one message of
 // several runes: each still moves the cursor.
 func TestBatchedKeysEachCount(t *testing.T) {

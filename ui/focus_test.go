@@ -121,7 +121,7 @@ func TestFocusAsksFirstWithTheCellsScale(t *testing.T) {
 	if m.confirm == nil || len(l.specs) != 1 {
 		t.Fatalf("F started a loop without asking (%d launches)", len(l.specs))
 	}
-	if p := m.confirm.text(0); !strings.Contains(p, "at 1x 20 times, scale memory (memory only)? y/n") {
+	if p := m.confirm.text(0, 0); !strings.Contains(p, "at 1x 20 times, scale memory (memory only)? y/n") {
 		t.Errorf("focus prompt %q", p)
 	}
 	next, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("y")})
@@ -246,6 +246,6 @@ func TestFocusStopsOnlyTheFocusLoop(t *testing.T) {
 		t.Errorf("with a setup's sweep running, Focus offers to stop a loop:\n%s", v)
 	}
 	if after := keys(t, focus, "x"); after.confirm != nil {
-		t.Errorf("Focus's x asked %q with no focus loop running", after.confirm.text(0))
+		t.Errorf("Focus's x asked %q with no focus loop running", after.confirm.text(0, 0))
 	}
 }
