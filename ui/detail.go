@@ -405,14 +405,16 @@ func (d *detailScreen) View(c *Common) string {
 	if img == "" {
 		img = "IMAGE"
 	}
-	// The command is what a user copies: wrapped, never cut (two lines
-	// at most; the log gives up the second).
+	// The command is what a user copies: wrapped (four lines at most;
+	// the log gives up the rest). Past four its middle goes, never its
+	// end: two lines cut at the image name, the one word it must have
+	// (the new user of 2026-12-06).
 	var repro []string
 	if s := c.Opts.port().Reproduce(tr.Task, img, tr.Policy); s != "" && importedOf(v.Result) == nil {
 		repro = wrapWords(s, w, "  ")
 	}
-	if len(repro) > 2 {
-		repro = repro[:2]
+	if len(repro) > 4 {
+		repro = append(repro[:2], "  …", repro[len(repro)-1])
 	}
 	for _, l := range repro {
 		out = append(out, st.Muted.Render(l))
