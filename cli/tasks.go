@@ -99,6 +99,21 @@ func newTasksCmd() *cobra.Command {
 					for _, ty := range append(l.TyposAt(), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
 					}
+					builds := []*model.Build{l.Task.Build}
+					for _, sc := range l.Task.Sidecars {
+						builds = append(builds, sc.Build)
+					}
+					for _, b := range builds {
+						for _, p := range taskfile.DockerfileProblems(b) {
+							fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", p)
+						}
+					}
+					if len(l.Task.DefaultAgentNames()) == 0 {
+						// run refuses it without --agents: said here, where
+						// "ok" alone read as runnable (the new user of
+						// 2026-12-06, a Harbor task without solution/solve.sh).
+						fmt.Fprintf(cmd.OutOrStdout(), "      note: no agent solves it (no solution/solve.sh, no agent of its own): run it with --agents NAME (an installed agent from `headroom agents`), or --agents %s to check that its verifier fails the untouched environment\n", strings.Join(l.Task.AgentNames(), ","))
+					}
 					for _, c := range l.Task.HostCapabilityGrants() {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s: capability %s reaches past the container; a run refuses the task unless given --allow-capability %s\n",
 							cmp.Or(l.Task.CapabilitiesAt[c], l.Task.Source), c, c)

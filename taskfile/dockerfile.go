@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/moby/buildkit/frontend/dockerfile/command"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 )
@@ -358,4 +359,33 @@ func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.
 		}
 	}
 	return &c, devs
+}
+
+// DockerfileProblems are what a task's Dockerfile holds that its build
+// will refuse, each as "FILE:LINE: …": an instruction no builder knows
+// (RUNN), which validate said ok and only the build refused (the new
+// user of 2026-12-06). A Dockerfile that does not parse, or cannot be
+// read, is left to the build, which says why.
+func DockerfileProblems(b *model.Build) []string {
+	if b == nil {
+		return nil
+	}
+	name, text := filepath.Join(b.Context, b.Dockerfile), b.Inline
+	if text == "" {
+		data, err := readTaskFile(b.Context, name)
+		if err != nil {
+			return nil
+		}
+		text = string(data)
+	} else {
+		name = "dockerfile_inline"
+	}
+	var out []string
+	for _, n := range instructions(parseDockerfile(text)) {
+		if _, ok := command.Commands[strings.ToLower(n.Value)]; !ok {
+			word, _, _ := strings.Cut(strings.TrimSpace(n.Original), " ")
+			out = append(out, fmt.Sprintf("%s:%d: unknown instruction %q: the build will refuse it (FROM, RUN, COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT… are the instructions)", name, n.StartLine, word))
+		}
+	}
+	return out
 }
