@@ -37,6 +37,7 @@ type consoleFlags struct {
 	tasksDir    string
 	theme       string
 	out         string
+	ratios      string
 	repeats     int
 	concurrency int
 	seed        uint64
@@ -57,6 +58,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load tasks from this directory: Terminal-Bench 2.0 / Harbor task directories, older terminal-bench task directories, headroom *.toml files")
 	fl.StringVar(&f.theme, "theme", "", "dark, light, high-contrast or plain (default: dark, plain under NO_COLOR)")
 	fl.StringVar(&f.out, "out", store.DefaultRoot(), "directory that holds experiment directories")
+	fl.StringVar(&f.ratios, "ratios", "1,3,uncapped", "hard-limit ratios on at setup (setup default): 1, 1x, 2.5x, uncapped")
 	fl.IntVar(&f.repeats, "repeats", 3, "repeats per task, agent and ratio (setup default)")
 	fl.IntVar(&f.concurrency, "concurrency", 2, "trials running at once (setup default)")
 	// The setup's default seed is one under which the showcase shows what
@@ -92,6 +94,10 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	reserve, err := model.ParseBytes(f.reserve)
 	if err != nil {
 		return usagef("--reserve: %v", err)
+	}
+	ratios, err := model.ParseRatios(f.ratios)
+	if err != nil {
+		return usagef("--ratios: %v", err)
 	}
 	if err := reserveApplies(cmd); err != nil {
 		return err
@@ -143,7 +149,7 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 
 	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate, build: f.build}
 	opts := ui.Options{Tasks: tasks, Port: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
-		Problems: problems, Warnings: cat.Warnings, Backend: backendName(cmd)}
+		Problems: problems, Warnings: cat.Warnings, Backend: backendName(cmd), Ratios: ratios}
 	for _, t := range replays.tasks {
 		opts.Preselect = append(opts.Preselect, t.Name)
 	}

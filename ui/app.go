@@ -47,6 +47,10 @@ type Options struct {
 	Static bool
 	// Demo starts this sweep at once and opens the live screen.
 	Demo *LaunchSpec
+	// Ratios are the ratios setup opens with on (nil: 1x, 3x and
+	// uncapped); one not among the standard ones is added, as a custom
+	// ratio typed on setup is.
+	Ratios []model.Ratio
 	// Preselect names the tasks whose rows (every agent) setup opens
 	// with selected: the showcase on the built-in catalog, so that enter
 	// runs something at once.

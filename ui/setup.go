@@ -115,9 +115,27 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 			}
 		}
 	}
-	for _, r := range model.StandardRatios {
-		s.ratios = append(s.ratios, ratioToggle{ratio: r, on: r == (model.Ratio{K: 1}) || r == (model.Ratio{K: 3}) || r.Uncapped})
+	on := o.Ratios
+	if len(on) == 0 {
+		on = []model.Ratio{{K: 1}, {K: 3}, model.Uncapped}
 	}
+	for _, r := range model.StandardRatios {
+		s.ratios = append(s.ratios, ratioToggle{ratio: r, on: slices.Contains(on, r)})
+	}
+	for _, r := range on {
+		if !slices.Contains(model.StandardRatios, r) {
+			s.ratios = append(s.ratios, ratioToggle{ratio: r, on: true})
+		}
+	}
+	slices.SortStableFunc(s.ratios, func(a, b ratioToggle) int {
+		switch {
+		case a.ratio.Less(b.ratio):
+			return -1
+		case b.ratio.Less(a.ratio):
+			return 1
+		}
+		return 0
+	})
 	s.filter = textinput.New()
 	s.filter.Prompt = "/"
 	s.filter.Placeholder = "filter tasks"

@@ -812,3 +812,17 @@ func TestResumeFromHistoryKeepsTheRunsLayout(t *testing.T) {
 		t.Errorf("the resumed sweep's cards are not one a ratio:\n%s", v)
 	}
 }
+
+// headroom --ratios sets which ratios setup opens with: the standard ones
+// named are on, the others off, and one not among them is added on, in
+// column order (the console refused --ratios, which COMMANDS.md promised
+// with run's other sweep flags: the new user of 2026-12-06).
+func TestSetupOpensWithTheRatiosGiven(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	two, _ := model.ParseRatios("1x,2.5x")
+	opts.Ratios = two
+	m := update(t, New(opts), tea.WindowSizeMsg{Width: 120, Height: 40})
+	if v := m.View(); !strings.Contains(v, "[x]1x  [ ]1.5x  [ ]2x  [x]2.5x  [ ]3x  [ ]5x  [ ]uncapped") {
+		t.Errorf("setup's ratios:\n%s", v)
+	}
+}
