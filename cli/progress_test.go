@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,26 @@ func TestProgressSaysAKillOnceAndAProcessOnce(t *testing.T) {
 	}
 	if count("· 10s elapsed, ~30s left") != 1 || count("· 20s elapsed, ~20s left") != 1 {
 		t.Errorf("trial lines: want elapsed and time left:\n%s", out)
+	}
+}
+
+// An interrupted sweep's queued trials, cancelled before they started,
+// are one line, not one line (with an eta) each.
+func TestProgressFoldsTheUnstartedCancels(t *testing.T) {
+	var b bytes.Buffer
+	t0 := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	p := newProgressAt(&b, 40, func() time.Time { return t0.Add(3 * time.Second) })
+	for i := 1; i <= 40; i++ {
+		id := fmt.Sprintf("t%04d", i)
+		r := model.TrialResult{Trial: model.Trial{ID: id}, Outcome: model.Cancelled, Reason: "cancelled before it started", Start: t0, End: t0}
+		if i == 1 {
+			r.ContainerID, r.Reason = "c1", "cancelled"
+		}
+		p.event(event.TrialEnded{Base: event.Base{Trial: id}, Result: r})
+	}
+	p.event(event.SweepEnded{Interrupted: true})
+	out := b.String()
+	if n := strings.Count(out, "\n"); n != 2 || !strings.Contains(out, "[40/40] cancelled        39 trials before they started (t0002…t0040)") {
+		t.Errorf("%d lines:\n%s", n, out)
 	}
 }

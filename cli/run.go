@@ -529,6 +529,11 @@ type progress struct {
 	// now and start time the sweep for each line's elapsed and eta.
 	now   func() time.Time
 	start time.Time
+	// unstarted are the trials cancelled before they started, said in
+	// one line (unstartedLine) when another line or the sweep's end
+	// comes: an interrupted sweep printed a line, with an eta, for each
+	// of its queued trials (the new user of 2026-12-06).
+	unstarted []string
 }
 
 // progressActivities is how many activity lines a trial prints, and
@@ -612,6 +617,21 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
+// unstartedLine says, once, which trials were cancelled before they
+// started.
+func (p *progress) unstartedLine() {
+	if len(p.unstarted) == 0 {
+		return
+	}
+	ids := p.unstarted[0]
+	if n := len(p.unstarted); n > 1 {
+		ids += "…" + p.unstarted[n-1]
+	}
+	fmt.Fprintf(p.w, "[%*d/%d] %-16s %s before they started (%s) · %s elapsed\n", len(fmt.Sprint(p.total)), p.done, p.total,
+		model.Cancelled, model.Quantity(len(p.unstarted), "trial"), ids, roundDur(p.now().Sub(p.start)))
+	p.unstarted = nil
+}
+
 func (p *progress) label(id string) string {
 	t := p.plan[id]
 	return fmt.Sprintf("%s %s · %s %s r%d", id, t.Task, t.Agent, t.Ratio, t.Repeat)
@@ -679,6 +699,8 @@ func (p *progress) event(ev event.Event) {
 		case n == progressActivities:
 			fmt.Fprintf(p.w, "       %s: more processes: the trial's record lists them\n", ev.TrialID())
 		}
+	case event.SweepEnded:
+		p.unstartedLine()
 	case event.TrialEnded:
 		p.flush(ev.TrialID())
 		delete(p.activities, ev.TrialID())
@@ -686,6 +708,11 @@ func (p *progress) event(ev event.Event) {
 		delete(p.named, ev.TrialID())
 		p.done++
 		r := ev.Result
+		if r.Outcome == model.Cancelled && r.ContainerID == "" && len(r.Steps) == 0 {
+			p.unstarted = append(p.unstarted, r.ID)
+			return
+		}
+		p.unstartedLine()
 		var steps []string
 		for i, s := range r.Steps {
 			if i == progressSteps && len(r.Steps) > progressSteps+1 {
