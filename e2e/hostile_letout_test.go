@@ -52,6 +52,7 @@ type result struct {
 	code           int
 	elapsed        time.Duration
 	maxRSSKiB      int64
+	cpu            time.Duration // the binary's user and system CPU
 }
 
 func runBin(t *testing.T, bin string, env []string, args ...string) result {
@@ -71,6 +72,7 @@ func runBin(t *testing.T, bin string, env []string, args ...string) result {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSSKiB = ru.Maxrss
 	}
+	r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return r
 }
 
@@ -206,7 +208,7 @@ func randomHex(n int) string {
 // run's output must hold none of it.
 func TestHostileLinksOutOfTheTaskDirectory(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	host := filepath.Join(root, "host")
 	secret := "HOSTILE-LETOUT-HOSTFILE-" + randomHex(8)
@@ -278,7 +280,7 @@ var controlBytes = regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f]|\u0080|\u0081|\u
 func TestHostileEscapeCodes(t *testing.T) {
 	needEngine(t)
 	need(t, "tmux", exec.Command("tmux", "-V"))
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
 	harborTask(t, tasks, "named", "x", map[string]string{
@@ -373,7 +375,7 @@ func TestHostileEscapeCodes(t *testing.T) {
 // may appear, and every real command keeps its own status.
 func TestHostileForgedStep(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
 	solve := "#!/bin/bash\n" +
@@ -433,7 +435,7 @@ func TestHostileForgedStep(t *testing.T) {
 // a line at a time, inside other text and base64'd by the agent.
 func TestHostileMultiLineSecret(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
 	name := "hostile-letout/pem"
@@ -468,7 +470,7 @@ func TestHostileMultiLineSecret(t *testing.T) {
 // one 16,000 deep (64 KB, within the size bound), given to `tasks
 // validate` and to a run.
 func TestHostileDeepTaskFile(t *testing.T) {
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	var recorded []string
 	for _, depth := range []int{50000, 16000} {
@@ -495,7 +497,7 @@ func TestHostileDeepTaskFile(t *testing.T) {
 // run's containers, however early in their life it sees them.
 func TestHostileReaperWhileARunStarts(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	ctx := context.Background()
 	p, err := docker.Open(ctx)
@@ -686,7 +688,7 @@ func waitForCond(t *testing.T, what string, within time.Duration, cond func() bo
 // gets only the variables the user names with --pass-env.
 func TestHostileTaskNamesAHostVariable(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
 	name := "hostile-letout/envvar"
@@ -759,7 +761,7 @@ func base64Of(s string) string {
 // file is the task's failure.
 func TestHostilePlantedReward(t *testing.T) {
 	needEngine(t)
-	_, bin := buildHeadroom(t)
+	bin := hostileBin(t)
 	root := t.TempDir()
 	tasks := filepath.Join(root, "tasks")
 	harborTask(t, tasks, "file", "hostile-letout/planted-file", map[string]string{

@@ -1,0 +1,40 @@
+//go:build hostile
+
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Round fourteen, the fifteenth attacker's 1: a step that prints short
+// pieces with no newline, a command each (`printf .` in a loop), ended a
+// line at every trace line, and the line so far was copied whole each
+// time: 400,000 dots took 31 s and 24 s of headroom's CPU where docker
+// run takes 2 s, and 600,000 ran past a 30 s agent timeout, charged to
+// the task. Now linear: the dots cost headroom a few seconds of CPU.
+func TestHostileR14DotsWithoutNewline(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	name := "hostile-r14/dots"
+	harborTask(t, tasks, "dots", name, map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 400000); do printf .; done\necho\necho hi > /tmp/out.txt\n",
+		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q hi /tmp/out.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	})
+	row := runOracleRow(t, bin, tasks, name, "")
+	forged := 0
+	// Before: 24 s of CPU at 400,000 dots, growing with their square;
+	// after, about 2.5 s here (a tenth of a second a 10,000 dots,
+	// linear). A bound four times that holds on a loaded host.
+	const bound = 10 * time.Second
+	if row.outcome != "passed" || row.run.cpu > bound {
+		forged++
+		t.Errorf("exit %d: %s · %s: %s; headroom's CPU %v (want passed, at most %v)\n%s", row.run.code, row.outcome, orNone(row.cause), row.reason, row.run.cpu.Round(time.Millisecond), bound, row.run.stderr)
+	}
+	letoutRow(t, "Harbor task: solve.sh prints 400,000 dots, a `printf .` each, then a newline",
+		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
+		1-len(row.recs), row.left, forged)
+}
