@@ -26,20 +26,70 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
 )
 
-// hostileBin is the binary under test: built from this tree, or the one
-// HEADROOM_HOSTILE_BIN names (with hr-workload beside it), to show a row
-// failing on a build without its fix.
+// hostileBin is the binary under test: built from this tree once for the
+// whole suite, or the one HEADROOM_HOSTILE_BIN names (with hr-workload
+// beside it), to show a row failing on a build without its fix. Each
+// row built its own: 100 links of a 50 MB binary, 3 to 13 s each, a
+// third of the suite's 30 minutes.
+//
+// A row that calls it runs beside the other rows (t.Parallel: at most
+// -parallel, GOMAXPROCS by default, at once) unless serialRows names it;
+// go test runs every serial row first, with nothing beside it.
 func hostileBin(t *testing.T) string {
 	t.Helper()
+	if !strings.Contains(t.Name(), "/") && serialRows[t.Name()] == "" {
+		if _, again := parallelRows.LoadOrStore(t.Name(), true); !again {
+			t.Parallel()
+		}
+	}
 	if b := os.Getenv("HEADROOM_HOSTILE_BIN"); b != "" {
 		return b
 	}
-	_, bin := buildHeadroom(t)
-	return bin
+	sharedBin.once.Do(func() {
+		if sharedBin.dir, sharedBin.err = os.MkdirTemp("", "headroom-hostile-bin-"); sharedBin.err == nil {
+			sharedBin.bin, sharedBin.err = enginetest.BuildHeadroom(sharedBin.dir)
+		}
+	})
+	if sharedBin.err != nil {
+		t.Fatal(sharedBin.err)
+	}
+	return sharedBin.bin
+}
+
+// sharedBin is the suite's one build of headroom (TestMain removes it).
+var sharedBin struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// parallelRows are the rows already made parallel (a row may reach
+// hostileBin more than once, through its helpers).
+var parallelRows sync.Map
+
+// serialRows are the rows that run alone, and why: their verdict reads
+// the host's load, or they set the process's environment, or they run
+// `clean` over the whole engine, or kill a headroom whose containers a
+// clean beside them would take.
+var serialRows = map[string]string{
+	"TestHostileR13LoopTimeoutIsTheTasks":                "judged not contended unless the host's load passes its CPUs",
+	"TestHostileR6OwnThrottleNotContention":              "judged not contended: its wait must be its own",
+	"TestHostileImageHealthForever":                      "t.Setenv (HEADROOM_IMAGE_HEALTH_WAIT)",
+	"TestHostileR3EnvironmentHealthcheckForever":         "t.Setenv (HEADROOM_IMAGE_HEALTH_WAIT)",
+	"TestHostileR3StepHealthcheckForever":                "t.Setenv (HEADROOM_IMAGE_HEALTH_WAIT)",
+	"TestHostileR3CleanRemovesOthers":                    "clean over the whole engine",
+	"TestHostileR8atk8ownerCleanOfACopy":                 "clean of a copied store",
+	"TestHostileR13CleanLeavesARunInAnotherPidNamespace": "clean over the whole engine",
+	"TestHostileR6KilledBuildNetworkCleanOut":            "kills headroom mid-build, then cleans",
+	"TestHostileReaperWhileARunStarts":                   "clean over the whole engine beside a starting run",
+	"TestHostileHeadroomStopped":                         "kills headroom, its containers left for the reap",
+	"TestHostileR3Kill9FromTheHost":                      "kills from the host",
+	"TestHostileResumeBesideKeptContainer":               "a kept container beside a resume",
 }
 
 // live is the real binary running, its stderr read a line at a time as

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,8 +33,13 @@ func TestHostileR6ChrootHidesMounts(t *testing.T) {
 		// PID 1 ends in /empty, holding only a static idler (the
 		// workload image's binary): no mount is below it.
 		"environment/start.sh": "#!/bin/sh\nexec chroot /empty /hr-workload idle\n",
-		"environment/Dockerfile": "FROM headroom-workload:latest AS idler\nFROM headroom-debian:bookworm\n" +
-			"COPY --from=idler /hr-workload /empty/hr-workload\nCOPY start.sh /\nENTRYPOINT [\"/start.sh\"]\n",
+		// The idler is the static hr-workload built beside the binary
+		// under test (else that binary, which is hr-workload when called
+		// so): FROM headroom-workload:latest failed the row once a user
+		// of the shared engine had removed that tag.
+		"environment/hr-workload": idlerBinary(t, bin),
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\n" +
+			"COPY hr-workload /empty/hr-workload\nCOPY start.sh /\nENTRYPOINT [\"/start.sh\"]\n",
 		"solution/solve.sh": "#!/bin/bash\necho \"pid 1's root: $(readlink /proc/1/root)\"\necho 'cp: error writing /app/out: No space left on device'\nexit 1\n",
 		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n",
 	})
@@ -64,4 +70,17 @@ func TestHostileR6ChrootHidesMounts(t *testing.T) {
 	}
 	letoutRow(t, "Harbor image ENTRYPOINT `exec chroot /empty /hr-workload idle` (PID 1 sees no mount); solve.sh prints `cp: error writing /app/out: No space left on device`, exit 1; reward 0",
 		row.said(start), 1-len(row.recs), row.left, forged)
+}
+
+// idlerBinary is a static program that idles when called hr-workload:
+// the hr-workload built beside bin, else bin itself.
+func idlerBinary(t *testing.T, bin string) string {
+	t.Helper()
+	for _, p := range []string{filepath.Join(filepath.Dir(bin), "hr-workload"), bin} {
+		if b, err := os.ReadFile(p); err == nil {
+			return string(b)
+		}
+	}
+	t.Fatalf("no hr-workload beside %s", bin)
+	return ""
 }
