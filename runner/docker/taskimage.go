@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -121,9 +122,19 @@ var repoSeparators = regexp.MustCompile(`[._-]{2,}`)
 
 // TaskImageTag is the tag a task's built image gets.
 func TaskImageTag(ctx context.Context, taskName string, b model.Build) (string, error) {
+	return taskImageTag(ctx, taskName, b, "")
+}
+
+// taskImageTag is TaskImageTag with bases (baseImages: the images its
+// FROM lines name, as the engine holds them now) in the digest.
+func taskImageTag(ctx context.Context, taskName string, b model.Build, bases string) (string, error) {
 	d, err := ContextDigest(ctx, b)
 	if err != nil {
 		return "", fmt.Errorf("reading the build context %s: %w", b.Context, err)
+	}
+	if bases != "" {
+		h := sha256.Sum256([]byte(d + "\n" + bases))
+		d = hex.EncodeToString(h[:])[:16]
 	}
 	slug := unsafeRepo.ReplaceAllString(strings.ToLower(taskName), "-")
 	slug = repoSeparators.ReplaceAllStringFunc(slug, func(run string) string {
@@ -183,7 +194,7 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 	if b.Timeout > 0 {
 		dctx, cancel = context.WithTimeout(ctx, b.Timeout)
 	}
-	tag, err := TaskImageTag(dctx, t.Name, b)
+	tag, err := taskImageTag(dctx, t.Name, b, baseImages(ctx, cli, b))
 	cancel()
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
@@ -615,3 +626,28 @@ func dockerignore(dir string) (*patternmatcher.PatternMatcher, error) {
 // maxIgnoreFile bounds a .dockerignore, as the task loader bounds a task's
 // files.
 const maxIgnoreFile = 1 << 20
+
+// baseImages names each image the Dockerfile builds on (its FROM lines
+// and COPY --from images, model.Build.Fetches) with the id the engine
+// holds under that name now, "not here" where it holds none: the cache
+// key of the image built on them. Keyed by the context alone, an image
+// built FROM atk15-base:1 was reused after atk15-base:1 was rebuilt, and
+// every trial graded the old environment, where Harbor's `docker compose
+// build` builds on the new one (the fifteenth attacker's 2; rebuilding
+// headroom-debian:bookworm left every real task's image stale the same
+// way). A name whose variables only the engine knows is left out.
+func baseImages(ctx context.Context, cli *client.Client, b model.Build) string {
+	var lines []string
+	for _, f := range b.Fetches {
+		if !f.Image || f.Unread != "" || strings.EqualFold(f.Source, "scratch") {
+			continue
+		}
+		id := "not here"
+		if ins, err := cli.ImageInspect(ctx, f.Source); err == nil {
+			id = ins.ID
+		}
+		lines = append(lines, f.Source+" "+id)
+	}
+	sort.Strings(lines)
+	return strings.Join(slices.Compact(lines), "\n")
+}
