@@ -347,3 +347,25 @@ func TestHarborVerifierTeesAndNeedsBash(t *testing.T) {
 		}
 	}
 }
+
+// A NUL byte no exec can take is refused at load, named: the step could
+// not start, and the record charged the agent (exit 126).
+func TestNULBytesAreRefusedAtLoad(t *testing.T) {
+	dir := harborDir(t, "[environment]\ndocker_image = \"x\"\n[solution.env]\nX = \"a\\u0000b\"\n")
+	if err := os.MkdirAll(filepath.Join(dir, "solution"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "solution", "solve.sh"), []byte("#!/bin/bash\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTaskDir(dir); err == nil || !strings.Contains(err.Error(), "X holds a NUL byte") {
+		t.Errorf("[solution.env] with a NUL: %v", err)
+	}
+	dir = harborDir(t, "[environment]\ndocker_image = \"x\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "instruction.md"), []byte("do it\x00 then this\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTaskDir(dir); err == nil || !strings.Contains(err.Error(), "instruction (instruction.md) holds a NUL byte") {
+		t.Errorf("instruction.md with a NUL: %v", err)
+	}
+}

@@ -39,6 +39,55 @@ func validateTask(t *model.Task) error {
 			return err
 		}
 	}
+	return noNULs(t)
+}
+
+// noNULs refuses a task that would hand a process a NUL byte: no exec
+// takes one in an argument or the environment. The step then could not
+// start ("exit 126", the agent's failure in the record) where Harbor's
+// Python refuses it ("embedded null byte") and the trial errors, never
+// graded (the fifteenth attacker's 8: instruction.md with a NUL, a
+// [solution.env] value "a\u0000b").
+func noNULs(t *model.Task) error {
+	bad := func(where, s string) error {
+		if strings.ContainsRune(s, 0) {
+			return fmt.Errorf("%s holds a NUL byte, which no process can be given (exec refuses it, as Harbor's does): remove it", where)
+		}
+		return nil
+	}
+	if err := bad("the instruction (instruction.md)", t.Instruction); err != nil {
+		return err
+	}
+	for _, e := range t.Env {
+		if err := bad("environment variable "+strings.SplitN(e, "=", 2)[0], e); err != nil {
+			return err
+		}
+	}
+	check := func(s model.Step) error {
+		for _, e := range s.Env {
+			if err := bad(fmt.Sprintf("step %q's environment variable %s", s.Name, strings.SplitN(e, "=", 2)[0]), e); err != nil {
+				return err
+			}
+		}
+		for _, a := range s.Argv {
+			if err := bad(fmt.Sprintf("step %q's command", s.Name), a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	steps := []model.Step{t.Verifier}
+	for _, a := range t.Agents {
+		steps = append(append(steps, a.Install...), a.Steps...)
+	}
+	for _, p := range t.Phases {
+		steps = append(append(steps, p.Setup...), p.Verifier)
+	}
+	for _, s := range steps {
+		if err := check(s); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
