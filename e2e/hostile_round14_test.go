@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // Round fourteen, the fifteenth attacker's 1: a step that prints short
@@ -37,4 +40,20 @@ func TestHostileR14DotsWithoutNewline(t *testing.T) {
 	letoutRow(t, "Harbor task: solve.sh prints 400,000 dots, a `printf .` each, then a newline",
 		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
 		1-len(row.recs), row.left, forged)
+}
+
+// Round fourteen, the fifteenth attacker's 3: terminal-bench types its
+// commands into a tmux pane, whose TERM is tmux-256color; headroom's
+// steps had the engine's TERM=dumb, and a run-tests.sh that asks tput
+// for bold under `set -e` ended there, failed where the harness passes
+// it. (The pane's terminal itself is not given: a listed deviation.)
+func TestHostileR14TerminalBench1PaneTerm(t *testing.T) {
+	bothRunnersRow(t, "hostile-r14-tb1-term", map[string]string{
+		"task.yaml":   "instruction: Write hello.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile":  "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+		"solution.sh": "#!/bin/bash\nset -e\necho \"$(tput bold)hello$(tput sgr0)\" > /app/hello.txt\n",
+		"run-tests.sh": "#!/bin/bash\nset -e\necho \"TERM=[$TERM]\"\nbold=$(tput bold); normal=$(tput sgr0)\ngrep -q hello /app/hello.txt\n" +
+			"echo \"${bold}=== short test summary info ===${normal}\"\necho 'PASSED tests/test_outputs.py::test_hello'\n",
+	}, model.Passed, "", "tb1 reads the pane, TERM=tmux-256color: tput works",
+		"terminal-bench 1 task: solution.sh and run-tests.sh call `tput bold` under `set -e`")
 }

@@ -449,7 +449,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	// is an interactive login bash: its login files shape the tests'
 	// environment (and the solution's).
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
-		Trace: true, LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir}, Files: files}
+		Trace: true, LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir, tbPaneTerm}, Files: files}
 	sol := filepath.Join(dir, "solution.sh")
 	if err := linkedOut(dir, sol); err != nil {
 		return Loaded{}, err
@@ -458,7 +458,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, LoginShell: true, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
+				Trace: true, LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
 		})
 	} else if ysol := filepath.Join(dir, "solution.yaml"); exists(ysol) {
 		oracle, dev, err := solutionYAML(dir, ysol)
@@ -496,8 +496,16 @@ func loadTBOld(dir string) (Loaded, error) {
 // headroom other than under its harness, whatever the profile. (Its
 // missing resource spec is not one: the limit is what headroom varies on
 // purpose, and the defaulted spec is flagged as such.)
+// tbPaneTerm is the TERM of a terminal-bench pane (tmux 3.3a, the
+// Debian tmux the harness installs in the task's container, gives its
+// panes tmux-256color): a script that asks tput for bold under `set -e`
+// ended at TERM=dumb, the engine's, and failed where the harness passed
+// it (the fifteenth attacker's 3).
+const tbPaneTerm = "TERM=tmux-256color"
+
 func tbOldDeviations(y tbOldTask) []model.Deviation {
-	var out []model.Deviation
+	out := []model.Deviation{{What: "no terminal",
+		Detail: "the harness types each command into a tmux pane (a pseudo-terminal); headroom runs them with TERM as the pane's (tmux-256color) but no terminal: `tty` says not a tty, and a pager (git diff, less) that would wait in the pane for a key does not open"}}
 	if y.RunTestsInSameShell {
 		out = append(out, model.Deviation{What: "tests in a fresh shell",
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
@@ -565,7 +573,7 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 	return &model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.yaml's commands as one script",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh (solution.yaml's commands)", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, LoginShell: true, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
+				Trace: true, LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
 		}, model.Deviation{What: "solution.yaml run as a script",
 			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
 }
