@@ -57,3 +57,27 @@ func TestHostileR14TerminalBench1PaneTerm(t *testing.T) {
 	}, model.Passed, "", "tb1 reads the pane, TERM=tmux-256color: tput works",
 		"terminal-bench 1 task: solution.sh and run-tests.sh call `tput bold` under `set -e`")
 }
+
+// Round fourteen, the fifteenth attacker's 7: under --exec-steps a step
+// lasted while anything held its output stream, the trace's descriptor
+// too: a reward a background job wrote half a second after test.sh had
+// ended counted, and a result line printed so after run-tests.sh had.
+// Under the step driver neither did, nor under Harbor (whose exec has no
+// such descriptor: the job's output went to /dev/null) or terminal-bench
+// (which reads the pane when the script ends). Both runners now agree.
+func TestHostileR14LateRewardIsNotTheSteps(t *testing.T) {
+	bothRunnersRow(t, "hostile-r14/late-reward", map[string]string{
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n(sleep 0.5; echo 1 > /logs/verifier/reward.txt) >/dev/null 2>&1 &\n",
+	}, model.Failed, "", "Harbor reads the reward when the verifier's exec returns: 0",
+		"Harbor task: test.sh writes reward 0, and a background job with no output writes 1 half a second later")
+}
+
+func TestHostileR14LateResultLineIsNotTheSteps(t *testing.T) {
+	bothRunnersRow(t, "hostile-r14-tb1-late", map[string]string{
+		"task.yaml":    "instruction: Write hello.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 120.0\n",
+		"Dockerfile":   "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+		"solution.sh":  "#!/bin/bash\necho hello > /app/hello.txt\n",
+		"run-tests.sh": "#!/bin/bash\necho '=== short test summary info ==='\necho 'FAILED tests/test_outputs.py::test_b - assert False'\n(sleep 0.5; echo 'PASSED tests/test_outputs.py::test_b') &\n",
+	}, model.Failed, "", "terminal-bench reads the pane when run-tests.sh ends: test_b FAILED",
+		"terminal-bench 1 task: run-tests.sh prints test_b FAILED, and a background job prints it PASSED half a second later")
+}

@@ -286,10 +286,10 @@ func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, 
 // wrote a file 3 s on died at its next traced command, where under
 // Harbor it wrote it (the twelfth attacker's 2). The step ends when its
 // process has and its pipes are quiet (drained to their end, or waiting
-// for data drainQuiet), at most drainWait after; what comes later is
+// for data DrainQuiet), at most DrainWait after; what comes later is
 // read and dropped, never forwarded after the step's end.
 //
-// drainQuiet is longer than the runner's slack for a process's birth
+// DrainQuiet is longer than the runner's slack for a process's birth
 // (runner's bornSlack, 100 ms): a process a step leaves behind holding
 // its pipes (`nohup python3 … &`), first read by the process watch only
 // once the next step has begun, is that step's by its birth only if it
@@ -297,8 +297,8 @@ func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, 
 // rehearsal's TestHostileR3LeftoverKilledInTheVerifier charged such a
 // process's kill to the verifier's step.
 const (
-	drainQuiet = 300 * time.Millisecond
-	drainWait  = time.Second
+	DrainQuiet = 300 * time.Millisecond
+	DrainWait  = time.Second
 )
 
 // drain copies one of a step's pipes to w while the step runs.
@@ -377,17 +377,17 @@ func (d *drain) run() {
 }
 
 // quiet says the pipe is drained to its end, or its read has waited for
-// data at least drainQuiet.
+// data at least DrainQuiet.
 func (d *drain) quiet() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.eof || (!d.reading.IsZero() && time.Since(d.reading) >= drainQuiet)
+	return d.eof || (!d.reading.IsZero() && time.Since(d.reading) >= DrainQuiet)
 }
 
 // endStep waits, once the step's process has ended, for its pipes to go
-// quiet (at most drainWait), then stops forwarding them.
+// quiet (at most DrainWait), then stops forwarding them.
 func endStep(ds ...*drain) {
-	deadline := time.Now().Add(drainWait)
+	deadline := time.Now().Add(DrainWait)
 	for time.Now().Before(deadline) && !(ds[0].quiet() && ds[1].quiet()) {
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/kmsg"
+	"github.com/headroom-eval/headroom/workload"
 	"golang.org/x/sys/unix"
 )
 
@@ -380,18 +381,49 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	}
 	stdout, stderr := emit("stdout"), emit("stderr")
 	copied := make(chan error, 1)
+	read := &lastRead{r: att.Reader}
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		_, err := stdcopy.StdCopy(stdout, stderr, read)
 		stdout.Close()
 		stderr.Close()
 		copied <- err
 	}()
-	select {
-	case <-copied:
-	case <-ctx.Done():
-		att.Close()
-		<-copied
-		return runner.ExecResult{}, ctx.Err()
+	// The step ends as under the step driver: once its process has and
+	// its output is quiet (workload.DrainQuiet), at most
+	// workload.DrainWait after. The stream lasts while any process holds
+	// it, and a job the script left in the background holds it (the
+	// trace's descriptor too, where its own output went to /dev/null):
+	// output it printed, or a reward it wrote, half a second after the
+	// script's end counted under --exec-steps and not under the driver,
+	// nor under terminal-bench, which reads the pane when the script
+	// ends, nor Harbor, whose exec has no such descriptor (the fifteenth
+	// attacker's 7).
+	var exited time.Time
+	tick := time.NewTicker(50 * time.Millisecond) // an inspect each: a step of minutes asks the engine 20 times a second, not 200
+
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-copied:
+			break wait
+		case <-ctx.Done():
+			att.Close()
+			<-copied
+			return runner.ExecResult{}, ctx.Err()
+		case now := <-tick.C:
+			if exited.IsZero() {
+				if ins, err := cli.ContainerExecInspect(ctx, ex.ID); err == nil && !ins.Running {
+					exited = now
+				}
+				continue
+			}
+			if now.Sub(read.at()) >= workload.DrainQuiet || now.Sub(exited) >= workload.DrainWait {
+				att.Close()
+				<-copied
+				break wait
+			}
+		}
 	}
 	// The stream ends when the process does; its exit code follows shortly.
 	for {
@@ -940,4 +972,27 @@ func limitText(b int64) string {
 		return "no limit"
 	}
 	return model.FormatBytes(b)
+}
+
+// lastRead is a reader that says when it last returned data.
+type lastRead struct {
+	r    io.Reader
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (l *lastRead) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.mu.Lock()
+		l.last = time.Now()
+		l.mu.Unlock()
+	}
+	return n, err
+}
+
+func (l *lastRead) at() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
