@@ -127,7 +127,20 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 			s.ratios = append(s.ratios, ratioToggle{ratio: r, on: true})
 		}
 	}
-	slices.SortStableFunc(s.ratios, func(a, b ratioToggle) int {
+	sortToggles(s.ratios)
+	s.filter = textinput.New()
+	s.filter.Prompt = "/"
+	s.filter.Placeholder = "filter tasks"
+	s.custom = textinput.New()
+	s.custom.Prompt = "custom ratio: "
+	s.custom.Placeholder = "e.g. 2.5x, 4x or uncapped"
+	return s
+}
+
+// sortToggles puts the ratios in column order, as the matrix and live
+// show them.
+func sortToggles(ts []ratioToggle) {
+	slices.SortStableFunc(ts, func(a, b ratioToggle) int {
 		switch {
 		case a.ratio.Less(b.ratio):
 			return -1
@@ -136,13 +149,6 @@ func newSetup(o Options, k SetupKeys) setupScreen {
 		}
 		return 0
 	})
-	s.filter = textinput.New()
-	s.filter.Prompt = "/"
-	s.filter.Placeholder = "filter tasks"
-	s.custom = textinput.New()
-	s.custom.Prompt = "custom ratio: "
-	s.custom.Placeholder = "e.g. 2.5x, 4x or uncapped"
-	return s
 }
 
 func (s *setupScreen) typing() bool { return s.filtering || s.customOpen }
@@ -290,15 +296,7 @@ func (s *setupScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 				// In column order, as the matrix and live show them
 				// (2.5x went after 5x).
 				s.ratios = append(s.ratios, ratioToggle{ratio: r, on: true})
-				slices.SortStableFunc(s.ratios, func(a, b ratioToggle) int {
-					switch {
-					case a.ratio.Less(b.ratio):
-						return -1
-					case b.ratio.Less(a.ratio):
-						return 1
-					}
-					return 0
-				})
+				sortToggles(s.ratios)
 			}
 			// The cursor on the ratio just given: it stayed at its index,
 			// on whatever the sorted insert moved there (uncapped).
