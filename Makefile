@@ -124,8 +124,12 @@ faults:
 # hand-edited records, links out of a task, escape codes, forged trace
 # marks, multi-line secrets, a deep task.toml, the reaper beside a
 # starting run. Prints input | recorded | lost | leaked | forged per row
-# (docs/RELIABILITY.md, "Hostile input"); every count must be 0. About
-# 8 min here; needs the engine and the real-task Debian image.
+# (docs/RELIABILITY.md, "Hostile input"); every count must be 0. The rows
+# share one build of headroom and run beside each other (go test's
+# -parallel, the CPUs by default) but for those e2e/hostile_records_test.go's
+# serialRows names: 12 min here on 2 CPUs (30 min one at a time, each
+# row linking its own binary). Needs the engine and the real-task Debian
+# image.
 hostile:
 	$(GO) test -tags hostile -count=1 -p 1 -timeout 50m -run '^TestHostile' -v ./... 2>&1 | \
 		grep --line-buffered -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||\s+hostile_[a-z0-9_]+_test.go:[0-9]+: [^|])' ; \
