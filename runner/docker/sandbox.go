@@ -400,7 +400,6 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// attacker's 7).
 	var exited time.Time
 	tick := time.NewTicker(50 * time.Millisecond) // an inspect each: a step of minutes asks the engine 20 times a second, not 200
-
 	defer tick.Stop()
 wait:
 	for {
