@@ -142,7 +142,7 @@ func CheckVerifierNeed(t testing.TB, r model.TrialResult) {
 		}
 	}
 	if install == nil || verify == nil || install.OOMKills == 0 {
-		t.Fatalf("trial %s (%s): want install OOM-killed and a verifier, got %+v", r.ID, r.Outcome, r.Steps)
+		t.Fatalf("trial %s (%s: %s): want install OOM-killed and a verifier, got %+v", r.ID, r.Outcome, r.Reason, r.Steps)
 	}
 	t.Logf("%s: install kernel peak %s; verifier sampled %s, kernel peak %s, without cache %s, need %s", r.ID,
 		model.FormatBytes(install.KernelPeakBytes), model.FormatBytes(verify.PeakWorkingSetBytes), model.FormatBytes(verify.KernelPeakBytes),
