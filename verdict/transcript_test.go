@@ -1,0 +1,124 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rows is n lines made with format from 0, 1, ….
+func rows(format string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, format+"\n", i)
+	}
+	return b.String()
+}
+
+// drawn is a Transcript of out, a line at a time as runner hands it over.
+func drawn(out string) *Transcript {
+	tr := &Transcript{}
+	lines := strings.Split(out, "\n")
+	for _, l := range lines[:len(lines)-1] {
+		tr.Add(l)
+	}
+	return tr
+}
+
+// Each want is what tmux 3.3a printed (checked on 2026-12-06) for `tmux
+// capture-pane -p -S -` of a fresh 160x40 pane (tmux new-session -d -x
+// 160 -y 40, its default 2,000 rows of history) after the pane's command
+// wrote a newline (the row of terminal-bench's prompt) and then the
+// case's bytes, through the tty (a newline a carriage return and a line
+// feed); blank rows at the end are left out.
+func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
+	const head = "=========================== short test summary info ============================"
+	for _, c := range []struct{ name, out, want string }{
+		{"combining marks: at most 21 bytes a cell, the rest dropped (10 two-byte marks after an e; 10 on the empty cell at row 0, as a space)",
+			"e" + strings.Repeat("\u0301", 20) + "|\n" + "x\x1b[1;2H" + strings.Repeat("\u0301", 2000) + "\n",
+			" \u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\ne\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301|\nx"},
+		{"11 marks after an a keep 10, 10 after a wide character keep 9",
+			"a\u0301\u0302\u0303\u0304\u0305\u0306\u0307\u0308\u0309\u030a\u030b|\n" + "界" + strings.Repeat("\u0301", 10) + "|\n",
+			"\na\u0301\u0302\u0303\u0304\u0305\u0306\u0307\u0308\u0309\u030a|\n\u754c\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301|"},
+		{"ESC[2J: the rows down to the last drawn on go into the history, the cursor stays (the tester's case a: test_b FAILED is still read)",
+			head + "\nFAILED tests/test_outputs.py::test_b - assert False\n\x1b[2J" + head + "\nPASSED tests/test_outputs.py::test_a\n",
+			"\n=========================== short test summary info ============================\nFAILED tests/test_outputs.py::test_b - assert False\n\n\n\n=========================== short test summary info ============================\nPASSED tests/test_outputs.py::test_a"},
+		{"ESC[2J, then more output (the tester's case b: the summary is still read)",
+			head + "\nPASSED test_hello\n\x1b[2Jcleanup done\n",
+			"\n=========================== short test summary info ============================\nPASSED test_hello\n\n\n\ncleanup done"},
+		{"ESC[2J with the cursor moved up: every row down to the last drawn on goes",
+			rows("line%d", 50) + "\x1b[5;3H\x1b[2Jafter\n",
+			"\nline0\nline1\nline2\nline3\nline4\nline5\nline6\nline7\nline8\nline9\nline10\nline11\nline12\nline13\nline14\nline15\nline16\nline17\nline18\nline19\nline20\nline21\nline22\nline23\nline24\nline25\nline26\nline27\nline28\nline29\nline30\nline31\nline32\nline33\nline34\nline35\nline36\nline37\nline38\nline39\nline40\nline41\nline42\nline43\nline44\nline45\nline46\nline47\nline48\nline49\n\n\n\n\n  after"},
+		{"ESC[2J on a blank screen keeps nothing",
+			"\x1b[2J\x1b[2Jafter\n",
+			"\nafter"},
+		{"a second ESC[2J keeps nothing more",
+			rows("l%d", 5) + "\x1b[3;1H\x1b[2J\x1b[2Jafter\n",
+			"\nl0\nl1\nl2\nl3\nl4\n\n\nafter"},
+		{"ESC[3J clears the history",
+			rows("row%d", 60) + "\x1b[3Jx\n",
+			"row21\nrow22\nrow23\nrow24\nrow25\nrow26\nrow27\nrow28\nrow29\nrow30\nrow31\nrow32\nrow33\nrow34\nrow35\nrow36\nrow37\nrow38\nrow39\nrow40\nrow41\nrow42\nrow43\nrow44\nrow45\nrow46\nrow47\nrow48\nrow49\nrow50\nrow51\nrow52\nrow53\nrow54\nrow55\nrow56\nrow57\nrow58\nrow59\nx"},
+		{"in the alternate screen a capture is the history and the alternate screen (blank, the cursor where it was)",
+			rows("norm%d", 50) + "\x1b[?1049hALT1\nALT2\n",
+			"\nnorm0\nnorm1\nnorm2\nnorm3\nnorm4\nnorm5\nnorm6\nnorm7\nnorm8\nnorm9\nnorm10\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nALT1\nALT2"},
+		{"leaving ?1049: the normal screen back, the cursor where ?1049h found it; the alternate screen's scrolled rows kept nowhere",
+			rows("norm%d", 50) + "\x1b[?1049hALT1\nALT2\n" + rows("alt%d", 45) + "\x1b[?1049lback\n",
+			"\nnorm0\nnorm1\nnorm2\nnorm3\nnorm4\nnorm5\nnorm6\nnorm7\nnorm8\nnorm9\nnorm10\nnorm11\nnorm12\nnorm13\nnorm14\nnorm15\nnorm16\nnorm17\nnorm18\nnorm19\nnorm20\nnorm21\nnorm22\nnorm23\nnorm24\nnorm25\nnorm26\nnorm27\nnorm28\nnorm29\nnorm30\nnorm31\nnorm32\nnorm33\nnorm34\nnorm35\nnorm36\nnorm37\nnorm38\nnorm39\nnorm40\nnorm41\nnorm42\nnorm43\nnorm44\nnorm45\nnorm46\nnorm47\nnorm48\nnorm49\nback"},
+		{"?47 keeps the cursor where it is",
+			rows("norm%d", 5) + "\x1b[?47hALT1\nALT2\n\x1b[?47lback\n",
+			"\nnorm0\nnorm1\nnorm2\nnorm3\nnorm4\n\n\nback"},
+		{"?1047 as ?47",
+			rows("norm%d", 5) + "\x1b[?1047hALT1\nALT2\n\x1b[?1047lback\n",
+			"\nnorm0\nnorm1\nnorm2\nnorm3\nnorm4\n\n\nback"},
+		{"in ?47 the screen is blank",
+			rows("norm%d", 5) + "\x1b[?47hALT1\nALT2\n",
+			"\n\n\n\n\n\nALT1\nALT2"},
+		{"a second ?1049h changes nothing; a second ?1049l puts the cursor back again",
+			rows("norm%d", 5) + "\x1b[?1049h\x1b[?1049hA\n\x1b[?1049lB\n\x1b[?1049lC\n",
+			"\nnorm0\nnorm1\nnorm2\nnorm3\nnorm4\nC"},
+		{"ESC[0J: the cursor's cell to the screen's end",
+			rows("row%[1]drow%[1]drow%[1]drow%[1]drow%[1]d", 10) + "\x1b[4;6H\x1b[0Jz\n",
+			"\nrow0row0row0row0row0\nrow1row1row1row1row1\nrow2rz"},
+		{"ESC[1J: the screen's start to the cursor's cell",
+			rows("row%[1]drow%[1]drow%[1]drow%[1]drow%[1]d", 10) + "\x1b[4;6H\x1b[1Jz\n",
+			"\n\n\n     zw2row2row2row2\nrow3row3row3row3row3\nrow4row4row4row4row4\nrow5row5row5row5row5\nrow6row6row6row6row6\nrow7row7row7row7row7\nrow8row8row8row8row8\nrow9row9row9row9row9"},
+		{"ESC[J leaves the history",
+			rows("row%[1]drow%[1]drow%[1]drow%[1]drow%[1]d", 60) + "\x1b[4;6H\x1b[Jz\n",
+			"\nrow0row0row0row0row0\nrow1row1row1row1row1\nrow2row2row2row2row2\nrow3row3row3row3row3\nrow4row4row4row4row4\nrow5row5row5row5row5\nrow6row6row6row6row6\nrow7row7row7row7row7\nrow8row8row8row8row8\nrow9row9row9row9row9\nrow10row10row10row10row10\nrow11row11row11row11row11\nrow12row12row12row12row12\nrow13row13row13row13row13\nrow14row14row14row14row14\nrow15row15row15row15row15\nrow16row16row16row16row16\nrow17row17row17row17row17\nrow18row18row18row18row18\nrow19row19row19row19row19\nrow20row20row20row20row20\nrow21row21row21row21row21\nrow22row22row22row22row22\nrow23row23row23row23row23\nrow24z"},
+		{"ESC[2M deletes two rows, the cursor's column stays",
+			rows("row%d", 10) + "\x1b[3;4H\x1b[2Mz\n",
+			"\nrow0\nrowz\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9"},
+		{"ESC[99M deletes to the bottom",
+			rows("row%d", 10) + "\x1b[3;4H\x1b[99Mz\n",
+			"\nrow0\n   z"},
+		{"ESC[2L inserts two blank rows",
+			rows("row%d", 10) + "\x1b[3;4H\x1b[2Lz\n",
+			"\nrow0\n   z\n\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9"},
+		{"ESC[K, ESC[1K, ESC[2K",
+			strings.Repeat("abcdefghij\n", 3) + "\x1b[2;4H\x1b[Kz\x1b[3;4H\x1b[1Ky\x1b[4;4H\x1b[2Kx\n",
+			"\nabcz\n   yefghij\n   x"},
+		{"ESC[2P, ESC[2@, ESC[2X",
+			strings.Repeat("abcdefghij\n", 3) + "\x1b[2;4H\x1b[2P\x1b[3;4H\x1b[2@\x1b[4;4H\x1b[2X\n",
+			"\nabcfghij\nabc  defghij\nabc  fghij"},
+		{"ESC[3S scrolls the top rows into the history, ESC[2T scrolls down",
+			rows("row%d", 10) + "\x1b[3S\x1b[2Tx\n",
+			"\nrow0\nrow1\n\n\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\n\nx"},
+		{"ESC M at the top row scrolls the screen down",
+			rows("row%d", 10) + "\x1b[1;1H\x1bMtop\n",
+			"top\n\nrow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9"},
+	} {
+		if got := strings.TrimRight(drawn(c.out).String(), "\n"); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	// The two verdicts ESC[2J flipped: read off tmux's capture, test_b
+	// failed, and the summary before a clear is there.
+	j, _ := Judge(Pytest, drawn(head+"\nFAILED tests/test_outputs.py::test_b - assert False\n\x1b[2J"+head+"\nPASSED tests/test_outputs.py::test_a\n").String())
+	if j.Passed || j.Tests == nil || j.Tests.Failed != 1 {
+		t.Errorf("a summary with test_b FAILED, ESC[2J, one with test_a PASSED: %+v; want test_b failed", j)
+	}
+	j, _ = Judge(Pytest, drawn(head+"\nPASSED tests/test_outputs.py::test_hello\n\x1b[2Jcleanup done\n").String())
+	if !j.Passed {
+		t.Errorf("a summary, ESC[2J, cleanup done: %+v; want passed", j)
+	}
+}
