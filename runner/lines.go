@@ -12,6 +12,14 @@ import (
 // is handed over in pieces of at most 1 MiB, and a piece never ends inside
 // a step driver's marker (which begins with a record separator, 0x1e, and
 // may follow an unterminated last line of a step on the same line).
+//
+// A piece that does not end its line ends with a newline, which no line
+// handed over holds: its reader continues the line with the next piece
+// (verdict.Transcript draws it on the same row). Handed over alike, a
+// line of 'yyyy', 262,143 ESC[0m and "PASSED tests/test_outputs.py::
+// test_b" was two rows on headroom's pane, the PASSED one starting a row
+// as terminal-bench's parser reads one, where tmux drew one row and the
+// test failed.
 func LineWriter(fn func(string)) io.WriteCloser { return &lines{fn: fn} }
 
 type lines struct {
@@ -52,7 +60,11 @@ func (l *lines) pieces() {
 		if j := bytes.LastIndexByte(l.buf[maxLine-markerRoom:maxLine], 0x1e); j >= 0 {
 			cut = maxLine - markerRoom + j
 		}
-		l.fn(string(l.buf[:cut]))
+		var piece strings.Builder // the piece and its newline, copied once
+		piece.Grow(cut + 1)
+		piece.Write(l.buf[:cut])
+		piece.WriteByte('\n')
+		l.fn(piece.String())
 		l.buf = append(l.buf[:0], l.buf[cut:]...)
 	}
 }

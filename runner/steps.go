@@ -350,6 +350,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		cur = t.beginStep(sb, phase, st)
 	}
 	output := func(stream, text string) {
+		// A piece of a line past 1 MiB ends in a newline (LineWriter):
+		// the record's line is its text.
+		text = strings.TrimSuffix(text, "\n")
 		full := len(text)
 		text = Clip(text, OutputLineBytes)
 		if cur == nil {
@@ -988,17 +991,23 @@ type stepOutputFile struct {
 	dropped int64
 }
 
-// add takes one line of the step's output (nil: none gathered).
+// add takes one line of the step's output (nil: none gathered); a piece
+// of a longer line, ending in a newline (LineWriter), is written without
+// it, the next piece continuing its line.
 func (f *stepOutputFile) add(line string) {
 	if f == nil {
 		return
 	}
-	if f.b.Len()+len(line)+1 > maxStepOutputFile {
-		f.dropped += int64(len(line)) + 1
+	end := "\n"
+	if strings.HasSuffix(line, "\n") {
+		line, end = line[:len(line)-1], ""
+	}
+	if f.b.Len()+len(line)+len(end) > maxStepOutputFile {
+		f.dropped += int64(len(line) + len(end))
 		return
 	}
 	f.b.WriteString(line)
-	f.b.WriteByte('\n')
+	f.b.WriteString(end)
 }
 
 // writeOutputFile puts the gathered output at the step's OutputFile.

@@ -97,19 +97,27 @@ func (t *Transcript) start() {
 
 // Add draws one line of output and its newline (as the pane's tty
 // writes it, a carriage return and a line feed); on a nil Transcript it
-// does nothing.
+// does nothing. A line that ends in a newline is a piece of a longer one
+// (runner.LineWriter hands a line past 1 MiB over so): it is drawn without
+// a newline of its own, and the next piece continues its row.
 func (t *Transcript) Add(line string) {
 	if t == nil {
 		return
 	}
 	t.start()
+	piece := strings.HasSuffix(line, "\n")
+	if piece {
+		line = line[:len(line)-1]
+	}
 	for len(line) > 0 {
 		r, n := utf8.DecodeRuneInString(line)
 		t.put(r)
 		line = line[n:]
 	}
-	t.put('\r')
-	t.put('\n')
+	if !piece {
+		t.put('\r')
+		t.put('\n')
+	}
 }
 
 func (t *Transcript) put(r rune) {
