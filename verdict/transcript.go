@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -345,7 +346,11 @@ func (t *Transcript) csi(final byte) {
 	for _, c := range t.param { // at most 64 bytes
 		switch {
 		case c >= '0' && c <= '9':
-			n = min(n*10+int(c-'0'), 1<<20)
+			if n = n*10 + int(c-'0'); n > math.MaxInt32 {
+				// tmux ignores a sequence with a number past INT_MAX:
+				// ESC[2147483648D moved nothing, ESC[2147483647D did.
+				return
+			}
 		case c == ';':
 			ps, n = append(ps, n), 0
 		}
@@ -433,18 +438,10 @@ func (t *Transcript) csi(final byte) {
 		}
 	case 'T': // scroll down: blank rows at the top, the bottom's lost
 		t.insertLines(0, arg(0, 1))
-	case 'P': // delete characters, the rest of the row moving left
-		n := min(arg(0, 1), PaneColumns-x)
-		copy(row[x:], row[x+n:])
-		erase(row, PaneColumns-n, PaneColumns)
-	case '@': // insert blank characters, the row's end lost
-		n := min(arg(0, 1), PaneColumns-x)
-		copy(row[x+n:], row[x:PaneColumns-n])
-		for i := x; i < x+n; i++ {
-			row[i] = " "
+	case 'P', '@', 'X':
+		if t.x < PaneColumns { // past the row's end (a wrap to come) none do a thing
+			t.chars(final, arg(0, 1))
 		}
-	case 'X': // erase characters
-		erase(row, x, x+arg(0, 1))
 	case 'h', 'l':
 		if !private {
 			return
@@ -460,6 +457,26 @@ func (t *Transcript) csi(final byte) {
 				}
 			}
 		}
+	}
+}
+
+// chars deletes (P), inserts (@) or erases (X) n characters at the
+// cursor; the row's characters past a deletion move left, those past an
+// insertion right, off its end.
+func (t *Transcript) chars(final byte, n int) {
+	row, x := t.screen[t.y], t.x
+	n = min(n, PaneColumns-x)
+	switch final {
+	case 'P':
+		copy(row[x:], row[x+n:])
+		erase(row, PaneColumns-n, PaneColumns)
+	case '@':
+		copy(row[x+n:], row[x:PaneColumns-n])
+		for i := x; i < x+n; i++ {
+			row[i] = " "
+		}
+	case 'X':
+		erase(row, x, x+n)
 	}
 }
 

@@ -106,10 +106,55 @@ func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
 		{"ESC M at the top row scrolls the screen down",
 			rows("row%d", 10) + "\x1b[1;1H\x1bMtop\n",
 			"top\n\nrow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9"},
+		{"a number past INT_MAX makes tmux ignore the sequence",
+			"abcdef\u001b[65535Dz\nabcdef\u001b[65536Dz\nabcdef\u001b[2147483647Dz\nabcdef\u001b[2147483648Dz\n",
+			"\nzbcdef\nzbcdef\nzbcdef\nabcdefz"},
+		{"ESC[P past the row's end (a wrap to come) does nothing",
+			strings.Repeat("c", 160) + "\x1b[Pz\n",
+			"\ncccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\nz"},
+		{"ESC[@ there neither",
+			strings.Repeat("c", 160) + "\x1b[@z\n",
+			"\ncccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\nz"},
+		{"ESC[X there neither",
+			strings.Repeat("c", 160) + "\x1b[Xz\n",
+			"\ncccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\nz"},
+		{"ESC[J there clears from the next row",
+			strings.Repeat("c", 160) + "\x1b[Jz\n",
+			"\ncccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc\nz"},
+		{"ESC[K and ESC[1K there",
+			strings.Repeat("a", 160) + "\x1b[K\n" + strings.Repeat("b", 160) + "\x1b[1K\n",
+			"\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+		{"a mark after a wide character at the row's end",
+			strings.Repeat("a", 159) + "界\u0301\n" + strings.Repeat("a", 158) + "界\u0301\u0302\n",
+			"\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n\u754c\u0301\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\u754c\u0301\u0302"},
+		{"a row erased in part is still drawn on (tmux's cellused): ESC[2J keeps it",
+			"abc\n\u001b[1;1H\u001b[2B\u001b[2Cx\u001b[1K\u001b[40;1H\u001b[2J\u001b[1;1Hafter\n",
+			"\nabc\n\nafter"},
+		{"a row erased whole is not",
+			"abc\nxyz\u001b[2K\u001b[40;1H\u001b[A\u001b[2J\u001b[1;1Hafter\n",
+			"\nabc\nafter"},
+		{"a row of spaces is drawn on",
+			"   \n\u001b[2Jafter\n",
+			"\n\n\n\nafter"},
+		{"ESC[2J on the alternate screen keeps nothing",
+			"n0\nn1\nn2\nn3\nn4\n\u001b[?1049hALT\n\u001b[2Jx\u001b[?1049lback\n",
+			"\nn0\nn1\nn2\nn3\nn4\nback"},
+		{"?1049l before any ?1049h moves nothing",
+			"abc\u001b[?1049l\u001b[?1049hdef\u001b[5;5H\u001b[?1049lghi\n",
+			"\nabcghi"},
+		{"ESC[@ and ESC[P on wide characters",
+			"\u754c\u754c\u754c\u001b[1G\u001b[1@\n\u754c\u754c\u754c\u001b[2G\u001b[1P\n",
+			"\n \u754c\u754c\u754c\n\u754c\u754c\u754c"},
 	} {
 		if got := strings.TrimRight(drawn(c.out).String(), "\n"); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
+	}
+	// ESC[2J past a full history: after 2,030 lines tmux 3.3a's capture
+	// began at n199 (the history's oldest tenth let go as the screen's 39
+	// rows drawn on went into it), then n2029, 39 blank rows and after.
+	if got, want := strings.TrimRight(drawn(rows("n%d", 2030)+"\x1b[2Jafter\n").String(), "\n"), strings.TrimSuffix(rows("n%d", 2030), "\n")[strings.Index(rows("n%d", 2030), "n199"):]+strings.Repeat("\n", 40)+"after"; got != want {
+		t.Errorf("ESC[2J past a full history: %d rows from %q, want %d from %q", strings.Count(got, "\n")+1, got[:min(len(got), 8)], strings.Count(want, "\n")+1, want[:8])
 	}
 	// The two verdicts ESC[2J flipped: read off tmux's capture, test_b
 	// failed, and the summary before a clear is there.
