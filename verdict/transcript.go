@@ -15,7 +15,11 @@ import (
 // -p -S -`. The capture is the pane as a terminal drew it: colours and
 // other escape sequences are gone, a carriage return let later text
 // overwrite a line's start, a line longer than 160 columns is two rows,
-// and only the rows the pane's history kept are there. The history limit
+// and only the rows the pane's history kept are there. Cursor moves,
+// erasures, insertions and deletions of lines and characters, scrolls, a
+// clear screen (whose rows tmux 3.3a keeps in the history) and the
+// alternate screen are drawn as tmux 3.3a draws them (each checked against
+// its capture); scroll regions (ESC[r) are not. The history limit
 // set after new-session does not reach the pane new-session made (tmux
 // reads it when a pane is made): that pane keeps tmux's default, 2,000
 // rows above its 40, and once it is full tmux lets go of its oldest tenth
