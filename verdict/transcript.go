@@ -19,7 +19,7 @@ import (
 // erasures, insertions and deletions of lines and characters, scrolls, a
 // clear screen (whose rows tmux 3.3a keeps in the history) and the
 // alternate screen are drawn as tmux 3.3a draws them (each checked against
-// its capture); scroll regions (ESC[r) are not. The history limit
+// its capture), within a scroll region (ESC[r) as tmux does. The history limit
 // set after new-session does not reach the pane new-session made (tmux
 // reads it when a pane is made): that pane keeps tmux's default, 2,000
 // rows above its 40, and once it is full tmux lets go of its oldest tenth
@@ -60,9 +60,12 @@ type Transcript struct {
 	history [][]cell
 	screen  [][]cell
 	x, y    int // cursor; x == PaneColumns: the next character wraps
-	esc     escState
-	param   []byte // a CSI sequence's parameter bytes so far
-	started bool
+	// top and bottom are the scroll region's rows (ESC[top;bottomr), the
+	// whole screen unless a program set one.
+	top, bottom int
+	esc         escState
+	param       []byte // a CSI sequence's parameter bytes so far
+	started     bool
 	// saved is the normal screen's rows while the alternate screen
 	// (ESC[?1049h, ?47h, ?1047h) is shown, else nil; savedX and savedY
 	// the cursor ?1049h saved (hasSaved: it did, once).
@@ -98,6 +101,7 @@ func (t *Transcript) start() {
 		t.screen[i] = t.newRow()
 	}
 	t.y = 1 // row 0: the prompt and the command typed
+	t.bottom = PaneRows - 1
 }
 
 // Add draws one line of output and its newline (as the pane's tty
@@ -142,12 +146,12 @@ func (t *Transcript) put(r rune) {
 			t.esc = escNone
 			t.x = 0
 			t.lineFeed()
-		case 'M': // reverse index: at the top row the screen scrolls down
+		case 'M': // reverse index: at the region's top it scrolls down
 			t.esc = escNone
-			if t.y > 0 {
+			if t.y == t.top {
+				t.insertLines(t.top, 1, t.bottom)
+			} else if t.y > 0 {
 				t.y--
-			} else {
-				t.insertLines(0, 1)
 			}
 		default:
 			t.esc = escNone
@@ -249,11 +253,27 @@ func (t *Transcript) draw(r rune) {
 // lineFeed moves the cursor down a row, the screen scrolling up at its
 // bottom.
 func (t *Transcript) lineFeed() {
-	if t.y < PaneRows-1 {
+	switch {
+	case t.y == t.bottom:
+		t.scrollRegionUp()
+	case t.y < PaneRows-1:
 		t.y++
+	}
+}
+
+// scrollRegionUp scrolls the scroll region up a row. Its top row goes
+// into the history even when the region is not the whole screen, as
+// tmux 3.3a's grid_scroll_history_region does: with ESC[2;5r, a line feed
+// at row 5 kept row 2 in the capture's history.
+func (t *Transcript) scrollRegionUp() {
+	if t.top == 0 && t.bottom == PaneRows-1 {
+		t.scrollUp()
 		return
 	}
-	t.scrollUp()
+	top := t.screen[t.top]
+	copy(t.screen[t.top:t.bottom], t.screen[t.top+1:t.bottom+1])
+	t.screen[t.bottom] = t.newRow()
+	t.toHistory(top)
 }
 
 // scrollUp moves the screen's rows up one, its top row going into the
@@ -273,6 +293,12 @@ func (t *Transcript) scrollUp() {
 		t.screen = screen
 	}
 	t.screen[PaneRows-1] = t.newRow()
+	t.toHistory(top)
+}
+
+// toHistory puts a row scrolled off the screen at the history's end
+// (none on the alternate screen: tmux keeps none there).
+func (t *Transcript) toHistory(top []cell) {
 	if t.saved != nil {
 		t.spare = append(t.spare, top)
 		return
@@ -346,10 +372,12 @@ func erase(row []cell, from, to int) {
 func (t *Transcript) csi(final byte) {
 	private := len(t.param) > 0 && t.param[0] == '?'
 	var buf [16]int
+	var given uint64 // bit i: parameter i was written, if only as 0
 	ps, n := buf[:0], 0
 	for _, c := range t.param { // at most 64 bytes
 		switch {
 		case c >= '0' && c <= '9':
+			given |= 1 << min(len(ps), 63)
 			if n = n*10 + int(c-'0'); n > math.MaxInt32 {
 				// tmux ignores a sequence with a number past INT_MAX:
 				// ESC[2147483648D moved nothing, ESC[2147483647D did.
@@ -369,10 +397,18 @@ func (t *Transcript) csi(final byte) {
 	x := min(t.x, PaneColumns-1) // the cell a pending wrap's cursor is on
 	row := t.screen[t.y]
 	switch final {
-	case 'A':
-		t.y = max(t.y-arg(0, 1), 0)
-	case 'B':
-		t.y = min(t.y+arg(0, 1), PaneRows-1)
+	case 'A': // up, to the region's top if it starts in the region
+		if t.y >= t.top {
+			t.y = max(t.y-arg(0, 1), t.top)
+		} else {
+			t.y = max(t.y-arg(0, 1), 0)
+		}
+	case 'B': // down, to the region's bottom if it starts in the region
+		if t.y <= t.bottom {
+			t.y = min(t.y+arg(0, 1), t.bottom)
+		} else {
+			t.y = min(t.y+arg(0, 1), PaneRows-1)
+		}
 	case 'C':
 		t.x = min(t.x+arg(0, 1), PaneColumns-1)
 	case 'D':
@@ -428,20 +464,35 @@ func (t *Transcript) csi(final byte) {
 			t.history = nil
 		}
 	case 'L': // insert lines at the cursor's row, the bottom's lost
-		t.insertLines(t.y, arg(0, 1))
+		t.insertLines(t.y, arg(0, 1), t.regionBottom())
 	case 'M': // delete lines from the cursor's row, blanks at the bottom
-		n := min(arg(0, 1), PaneRows-t.y)
+		bottom := t.regionBottom()
+		n := min(arg(0, 1), bottom+1-t.y)
 		t.spare = append(t.spare, t.screen[t.y:t.y+n]...)
-		copy(t.screen[t.y:], t.screen[t.y+n:])
-		for i := PaneRows - n; i < PaneRows; i++ {
+		copy(t.screen[t.y:bottom+1], t.screen[t.y+n:bottom+1])
+		for i := bottom + 1 - n; i <= bottom; i++ {
 			t.screen[i] = t.newRow()
 		}
 	case 'S': // scroll up, into the history as a line feed at the bottom
-		for range min(arg(0, 1), PaneRows) {
-			t.scrollUp()
+		for range min(arg(0, 1), t.bottom+1-t.top) {
+			t.scrollRegionUp()
 		}
 	case 'T': // scroll down: blank rows at the top, the bottom's lost
-		t.insertLines(0, arg(0, 1))
+		t.insertLines(t.top, arg(0, 1), t.bottom)
+	case 'r': // the scroll region; the cursor goes home
+		if private {
+			return
+		}
+		// A 0 written is tmux's least, 1, not the default: ESC[3;0r
+		// set no region in tmux 3.3a (3 > 1) and left the cursor.
+		top, bottom := min(arg(0, 1), PaneRows)-1, PaneRows-1
+		if given&2 != 0 {
+			bottom = min(max(ps[1], 1), PaneRows) - 1
+		}
+		if top < bottom {
+			t.top, t.bottom = top, bottom
+			t.x, t.y = 0, 0
+		}
 	case 'P', '@', 'X':
 		if t.x < PaneColumns { // past the row's end (a wrap to come) none do a thing
 			t.chars(final, arg(0, 1))
@@ -484,11 +535,21 @@ func (t *Transcript) chars(final byte, n int) {
 	}
 }
 
-// insertLines puts n blank rows at row y, the screen's bottom rows lost.
-func (t *Transcript) insertLines(y, n int) {
-	n = min(n, PaneRows-y)
-	t.spare = append(t.spare, t.screen[PaneRows-n:]...)
-	copy(t.screen[y+n:], t.screen[y:PaneRows-n])
+// regionBottom is the last row lines inserted or deleted at the cursor's
+// row move: the region's, or the screen's outside the region (tmux 3.3a:
+// ESC[L on row 10 with ESC[3;8r moved rows 10 to 40).
+func (t *Transcript) regionBottom() int {
+	if t.y < t.top || t.y > t.bottom {
+		return PaneRows - 1
+	}
+	return t.bottom
+}
+
+// insertLines puts n blank rows at row y, the rows past bottom lost.
+func (t *Transcript) insertLines(y, n, bottom int) {
+	n = min(n, bottom+1-y)
+	t.spare = append(t.spare, t.screen[bottom+1-n:bottom+1]...)
+	copy(t.screen[y+n:bottom+1], t.screen[y:bottom+1-n])
 	for i := y; i < y+n; i++ {
 		t.screen[i] = t.newRow()
 	}

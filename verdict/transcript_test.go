@@ -145,6 +145,45 @@ func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
 		{"ESC[@ and ESC[P on wide characters",
 			"\u754c\u754c\u754c\u001b[1G\u001b[1@\n\u754c\u754c\u754c\u001b[2G\u001b[1P\n",
 			"\n \u754c\u754c\u754c\n\u754c\u754c\u754c"},
+		{"ESC[2;5r: a line feed at the region's bottom scrolls the region, its top row into the history",
+			rows("row%d", 10) + "\u001b[2;5r\u001b[5;1H\nA\nB\n\u001b[r\u001b[20;1Hend\n",
+			"row0\nrow1\nrow2\n\nrow3\nA\nB\n\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\n\n\n\n\n\n\n\n\nend"},
+		{"ESC[L and ESC[M in the region move its rows only; ESC[L below it moves the screen's",
+			rows("row%d", 12) + "\u001b[3;8r\u001b[5;1H\u001b[2Lx\u001b[7;1H\u001b[9Mq\u001b[10;1H\u001b[Lo\u001b[r\u001b[20;1H\n",
+			"\nrow0\nrow1\nrow2\nx\n\nq\n\nrow7\no\nrow8\nrow9\nrow10\nrow11"},
+		{"ESC[M outside the region moves the screen's rows",
+			rows("row%d", 12) + "\u001b[3;8r\u001b[10;1H\u001b[2Mo\u001b[1;1H\u001b[Mp\u001b[r\u001b[20;1H\n",
+			"pow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\noow10\nrow11"},
+		{"ESC M at the region's top scrolls the region down",
+			rows("row%d", 12) + "\u001b[3;8r\u001b[3;1H\u001bMa\u001b[1;1H\u001bMb\u001b[r\u001b[20;1H\n",
+			"b\nrow0\na\nrow1\nrow2\nrow3\nrow4\nrow5\nrow7\nrow8\nrow9\nrow10\nrow11"},
+		{"ESC[A and ESC[B stop at the region's edge when they start in it",
+			rows("row%d", 12) + "\u001b[3;8r\u001b[5;1H\u001b[20Bd\u001b[20Au\u001b[10;1H\u001b[20Bv\u001b[2;1H\u001b[20Aw\u001b[r\u001b[25;1H\n",
+			"w\nrow0\nruw1\nrow2\nrow3\nrow4\nrow5\ndow6\nrow7\nrow8\nrow9\nrow10\nrow11\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nv"},
+		{"ESC[S and ESC[T scroll the region",
+			rows("row%d", 12) + "\u001b[3;8r\u001b[2S\u001b[1T\u001b[r\u001b[20;1H\n",
+			"row1\nrow2\n\nrow0\n\nrow3\nrow4\nrow5\nrow6\n\nrow7\nrow8\nrow9\nrow10\nrow11"},
+		{"a region of one row, or upside down, is not set",
+			rows("row%d", 12) + "\u001b[5;5r\u001b[8;3r\u001b[4;1Hx\n\n\n\n\n\n\n\ny\u001b[r\u001b[20;1H\n",
+			"\nrow0\nrow1\nxow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nyow10\nrow11"},
+		{"a wrap at the region's bottom scrolls it",
+			rows("row%d", 12) + "\u001b[3;5r\u001b[5;1Hwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww\u001b[r\u001b[20;1H\n",
+			"row1\n\nrow0\nrow2\nwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwwww\nwwwwwwwwww\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11"},
+		{"a line feed on the bottom row below the region does nothing",
+			rows("row%d", 12) + "\u001b[3;5r\u001b[40;1Hbottom\nnext\n\u001b[r\u001b[20;1H\n",
+			"\nrow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\nnextom"},
+		{"the region holds on the alternate screen, and after it",
+			rows("row%d", 12) + "\u001b[3;5r\u001b[?1049h\u001b[5;1Ha\nb\nc\n\u001b[?1049l\u001b[5;1Hz\nq\nr\n\u001b[r\u001b[20;1H\n",
+			"row1\nrow2\nzow3\n\nrow0\nq\nr\n\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11"},
+		{"ESC[2J with a region",
+			rows("row%d", 12) + "\u001b[3;5r\u001b[2Jx\u001b[r\u001b[20;1H\n",
+			"\nrow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11\nx"},
+		{"ESC[0;99r is the whole screen; ESC[3;0r sets none (0 is 1) and leaves the cursor",
+			rows("row%d", 12) + "\u001b[0;99r\u001b[5;1Hx\u001b[3;0ry\n",
+			"\nrow0\nrow1\nrow2\nxyw3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11"},
+		{"ESC[3;r runs to the screen's bottom",
+			rows("row%d", 12) + "\u001b[3;r\u001b[5;1Hx\u001b[0;4ry\u001b[4;1H\n\nz\u001b[r\u001b[20;1H\n",
+			"y\nrow0\nrow1\nrow2\n\nz\nxow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11"},
 	} {
 		if got := strings.TrimRight(drawn(c.out).String(), "\n"); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
@@ -155,6 +194,19 @@ func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
 	// rows drawn on went into it), then n2029, 39 blank rows and after.
 	if got, want := strings.TrimRight(drawn(rows("n%d", 2030)+"\x1b[2Jafter\n").String(), "\n"), strings.TrimSuffix(rows("n%d", 2030), "\n")[strings.Index(rows("n%d", 2030), "n199"):]+strings.Repeat("\n", 40)+"after"; got != want {
 		t.Errorf("ESC[2J past a full history: %d rows from %q, want %d from %q", strings.Count(got, "\n")+1, got[:min(len(got), 8)], strings.Count(want, "\n")+1, want[:8])
+	}
+	// 2,100 lines in the region ESC[2;40r: tmux 3.3a's capture kept the
+	// region's top rows in the history, from line201 (a tenth let go at a
+	// time), and line0 on the row above the region, homed there by ESC[r.
+	var want strings.Builder
+	for i := 201; i < 2100; i++ {
+		if i == 2062 {
+			want.WriteString("line0\n")
+		}
+		fmt.Fprintf(&want, "line%d\n", i)
+	}
+	if got := strings.TrimRight(drawn("\x1b[2;40r"+rows("line%d", 2100)+"\x1b[r\n").String(), "\n"); got != strings.TrimSuffix(want.String(), "\n") {
+		t.Errorf("2,100 lines in a region: %d rows from %q, want %d from line201", strings.Count(got, "\n")+1, got[:min(len(got), 8)], strings.Count(want.String(), "\n"))
 	}
 	// The two verdicts ESC[2J flipped: read off tmux's capture, test_b
 	// failed, and the summary before a clear is there.
