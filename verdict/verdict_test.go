@@ -248,6 +248,7 @@ func FuzzTranscript(f *testing.F) {
 	f.Add("\x1b[31mFAILED\x1b[0m x\rPASSED\b\tz界\x1b]0;t\x07\x1b[2K")
 	f.Add("a\x1b[2J\x1b[?1049hb\x1b[5M\x1b[3L\x1b[1J\x1b[0J\x1b[4P\x1b[2@\x1b[9X\x1b[2S\x1b[3T\x1bM\x1bD\x1bE\x1b[?1049l\x1b[?47h\u0301\x1b[?47l")
 	f.Add("\x1b[3;8r\x1b[10;1H\x1b[2L\x1b[5;1H\x1b[3M\x1bM\x1b[4S\x1b[2T\x1b[20B\x1b[20A\x1b[3;0r\n\n\x1b[r")
+	f.Add("ab\x1b7\x1b[5;5Hc\x1b8\x1b[s\x1b[u\x1b[3d\x1b[9`\x1b[2E\x1b[F\x1b[3Z\x1b[2147483647bq\x1b#8\x1bc")
 	f.Fuzz(func(t *testing.T, s string) {
 		var tr Transcript
 		for _, l := range strings.Split(s, "\n") {
