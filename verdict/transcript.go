@@ -288,6 +288,11 @@ func (t *Transcript) draw(r rune) {
 	if w == 2 {
 		row[t.x+1] = wideTail
 	}
+	for i := t.x + w; i < PaneColumns && row[i] == wideTail; i++ {
+		// The rest of a wide character overwritten at its start: tmux
+		// 3.3a clears it (after 界, ESC[2D, "in" captured "in", not " n").
+		row[i] = " "
+	}
 	t.x += w
 }
 
@@ -493,6 +498,12 @@ func (t *Transcript) csi(final byte) {
 	case 'J':
 		switch arg(0, 0) {
 		case 0: // the cursor's cell to the screen's end
+			if t.x == 0 && t.y == 0 {
+				// The whole screen: tmux 3.3a clears it as ESC[2J, into
+				// the history (界, ESC[23F, ESC[J captured 界).
+				t.clearScreen()
+				break
+			}
 			erase(row, min(t.x, PaneColumns), PaneColumns)
 			for _, r := range t.screen[t.y+1:] {
 				clear(r)

@@ -208,6 +208,15 @@ func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
 		{"ESC c clears the screen as ESC[2J (its rows into the history) and homes the cursor",
 			rows("row%d", 50) + "\u001bcafter\n",
 			"\nrow0\nrow1\nrow2\nrow3\nrow4\nrow5\nrow6\nrow7\nrow8\nrow9\nrow10\nrow11\nrow12\nrow13\nrow14\nrow15\nrow16\nrow17\nrow18\nrow19\nrow20\nrow21\nrow22\nrow23\nrow24\nrow25\nrow26\nrow27\nrow28\nrow29\nrow30\nrow31\nrow32\nrow33\nrow34\nrow35\nrow36\nrow37\nrow38\nrow39\nrow40\nrow41\nrow42\nrow43\nrow44\nrow45\nrow46\nrow47\nrow48\nrow49\nafter"},
+		{"a wide character overwritten at its start loses its second half",
+			"\u754c\u001b[14Din\n",
+			"\nin"},
+		{"ESC[J from the top left corner clears as ESC[2J, into the history",
+			"\u754c\u001b[23F\u001b[J\n",
+			"\n\u754c"},
+		{"not on the alternate screen",
+			"ab\u001b[?1049h\u754c\u001b[H\u001b[Jx\u001b[?1049l\n",
+			"\nab"},
 	} {
 		if got := strings.TrimRight(drawn(c.out).String(), "\n"); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
