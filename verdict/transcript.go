@@ -474,13 +474,9 @@ func (t *Transcript) csi(final byte) {
 		t.x, t.y = t.cursorX, t.cursorY
 	case 'b': // repeat the ASCII character drawn just before
 		if r := t.last; r != 0 {
-			n := arg(0, 1)
-			if limit := (PaneHistory + PaneRows + 1) * PaneColumns; n > limit {
-				// More fills the pane and its history alike: only the
-				// column the cursor ends on differs.
-				n = limit + (n-limit)%PaneColumns
-			}
-			for range n {
+			// At most to the row's end, never wrapping: after 159
+			// characters, ESC[16b drew one in tmux 3.3a.
+			for range min(arg(0, 1), PaneColumns-t.x) {
 				t.draw(r)
 			}
 		}
@@ -624,7 +620,12 @@ func (t *Transcript) chars(final byte, n int) {
 	switch final {
 	case 'P':
 		copy(row[x:], row[x+n:])
-		erase(row, PaneColumns-n, PaneColumns)
+		for i := PaneColumns - n; i < PaneColumns; i++ {
+			// Blank, yet drawn on (tmux's cellused): after ESC[2P on a
+			// blank row ESC[2J kept the row in tmux 3.3a, as after
+			// ESC[2@, not after ESC[2X or ESC[K.
+			row[i] = " "
+		}
 	case '@':
 		copy(row[x+n:], row[x:PaneColumns-n])
 		for i := x; i < x+n; i++ {

@@ -217,6 +217,15 @@ func TestTranscriptIsWhatTmuxCaptures(t *testing.T) {
 		{"not on the alternate screen",
 			"ab\u001b[?1049h\u754c\u001b[H\u001b[Jx\u001b[?1049l\n",
 			"\nab"},
+		{"ESC[b repeats to the row's end at most, never wrapping",
+			"ab\x1b[3b|\n" + strings.Repeat("z", 159) + "\x1b[16b|\n" + strings.Repeat("y", 160) + "\x1b[b|\n",
+			"\nabbbb|\n" + strings.Repeat("z", 160) + "\n|\n" + strings.Repeat("y", 160) + "\n|"},
+		{"ESC[2P on a blank row draws on it: ESC[2J keeps it",
+			"\u001b[2P\u001b[2Jy\n",
+			"\n\n\ny"},
+		{"ESC[2X does not",
+			"\u001b[2X\u001b[2Jy\n",
+			"\ny"},
 	} {
 		if got := strings.TrimRight(drawn(c.out).String(), "\n"); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
