@@ -54,3 +54,68 @@ func TestImportRefusesAJobGivenTwice(t *testing.T) {
 		t.Errorf("two jobs and a missing one: %v", err)
 	}
 }
+
+// A terminal-bench run directory copied (cp -r) and given with the
+// original is refused like a copied Harbor job, one line per copy naming
+// the original and one record: R, R2 and R3 of one resolved trial once
+// imported 3 trials, "hello · oracle 3/3". A record written twice in
+// one results.json is one trial, counted once, with a note and a
+// difference beside the run's own score (which counts every record).
+func TestTerminalBenchRefusesACopiedRun(t *testing.T) {
+	const run = "testdata/tb1/2026-11-22__10-00-00"
+	tmp := t.TempDir()
+	var dirs = []string{run}
+	for _, n := range []string{"copy1", "copy2"} {
+		cp := filepath.Join(tmp, n)
+		if err := os.CopyFS(cp, os.DirFS(run)); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, cp)
+	}
+	_, err := TerminalBench(dirs, Options{})
+	var probs Problems
+	if !errors.As(err, &probs) || len(probs) != 2 {
+		t.Fatalf("a run and two copies: %v, want two problems", err)
+	}
+	for i, p := range probs {
+		for _, w := range []string{dirs[i+1] + ": 6 trials already imported from " + run, "e.g. " + dirs[i+1] + "/results.json results[0] repeats " + run + "/results.json results[0]", "give each run once, without copies"} {
+			if !strings.Contains(p, w) {
+				t.Errorf("%q, want %q", p, w)
+			}
+		}
+	}
+
+	// One resolved record, then the same record again.
+	dup := filepath.Join(tmp, "dup")
+	if err := os.Mkdir(dup, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := `{"id": "aa", "trial_name": "hello.1-of-1.r", "task_id": "hello", "is_resolved": true, "failure_mode": "unset",
+		"trial_started_at": "2026-11-23T09:00:01", "trial_ended_at": "2026-11-23T09:01:00"}`
+	files := map[string]string{
+		"run_metadata.json": `{"run_id": "r", "uuid": "u", "agent_name": "oracle", "task_ids": ["hello"], "n_attempts": 1}`,
+		"results.json":      `{"id": "x", "results": [` + rec + `, ` + rec + `], "n_resolved": 1, "accuracy": 1.0}`,
+	}
+	for n, c := range files {
+		if err := os.WriteFile(filepath.Join(dup, n), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	im, err := TerminalBench([]string{dup}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Trials) != 1 || im.Manifest.Imported[0].Trials != 1 {
+		t.Errorf("%d trials (source says %d), want the one trial once", len(im.Trials), im.Manifest.Imported[0].Trials)
+	}
+	want := "1 record repeating an earlier one, the same trial (e.g. results[1] repeats results[0], id aa): each trial counted once"
+	if len(im.Notes) != 1 || !strings.Contains(im.Notes[0], want) {
+		t.Errorf("notes %q, want %q", im.Notes, want)
+	}
+	own := im.Manifest.Imported[0].Own
+	// n_resolved 1 counts the trial once: the repeat is the one
+	// difference, not an edit of the count.
+	if own == nil || len(own.Differences) != 1 || !strings.Contains(own.Differences[0], want) {
+		t.Errorf("own score %+v, want the one difference %q", own, want)
+	}
+}

@@ -29,6 +29,7 @@ type tbMetadata struct {
 }
 
 type tbRecord struct {
+	ID             string  `json:"id"`
 	TrialName      string  `json:"trial_name"`
 	TaskID         string  `json:"task_id"`
 	IsResolved     *bool   `json:"is_resolved"`
@@ -70,13 +71,16 @@ func TerminalBench(dirs []string, o Options) (Import, error) {
 	var trials []trial
 	var sources []store.ImportSource
 	var notes []string
+	var runs []tbRun
 	for _, d := range dirs {
 		run, p := readTBRun(d, o)
 		probs = append(probs, p...)
 		trials = append(trials, run.trials...)
 		notes = append(notes, run.notes...)
 		sources = append(sources, store.ImportSource{Harness: "terminal-bench", Dir: d, Ratio: model.Ratio{K: 1}, Settings: tbHarness, Trials: len(run.trials), Unknown: unknownNoTelemetry, Own: run.own})
+		runs = append(runs, run)
 	}
+	probs = append(probs, tbDuplicateRuns(runs)...)
 	if len(probs) > 0 {
 		return Import{}, probs
 	}
@@ -86,15 +90,68 @@ func TerminalBench(dirs []string, o Options) (Import, error) {
 	return im, nil
 }
 
-// tbRun is one run directory read.
+// tbRun is one run directory read: its trials, and for each the record
+// it came from (its identity, tbKey, and where it is in results.json).
 type tbRun struct {
+	dir    string
 	trials []trial
+	keys   []string
+	wheres []string
 	own    *store.HarnessScore
 	notes  []string
 }
 
+// tbKey is a record's identity: its id (TrialResults.id, a uuid4 the
+// harness draws for each trial), or, in a file without ids, its
+// trial_name, which the harness makes unique within a run
+// (<task>.<attempt>-of-<n>.<run id>) and which names the run.
+func tbKey(r tbRecord) string {
+	if r.ID != "" {
+		return "id " + r.ID
+	}
+	return "trial_name " + r.TrialName
+}
+
+// tbDuplicateRuns refuses the import when one terminal-bench trial (its
+// record's id, else its trial_name) is in two run directories: a run
+// directory copied (cp -r) and given with the original. `import
+// terminal-bench R R2 R3`, R2 and R3 copies of a run of one resolved
+// trial, imported 3 trials, "hello · oracle 3/3", each copy's own score
+// "the same". Refused, not skipped, as harborDuplicateTrials refuses a
+// copied Harbor job: which copy is the run's own cannot be told. One
+// line per pair of directories, naming one such trial.
+func tbDuplicateRuns(runs []tbRun) Problems {
+	type at struct{ dir, where string }
+	first := map[string]at{}
+	type pair struct{ dir, earlier string }
+	count := map[pair]int{}
+	example := map[pair][2]string{}
+	var order []pair
+	for _, run := range runs {
+		for i, k := range run.keys {
+			f, dup := first[k]
+			if !dup {
+				first[k] = at{run.dir, run.wheres[i]}
+				continue
+			}
+			p := pair{run.dir, f.dir}
+			if count[p] == 0 {
+				order = append(order, p)
+				example[p] = [2]string{run.wheres[i], f.where}
+			}
+			count[p]++
+		}
+	}
+	var probs Problems
+	for _, p := range order {
+		ex := example[p]
+		probs = append(probs, fmt.Sprintf("%s: %s already imported from %s (the same terminal-bench trial: e.g. %s repeats %s): a copied run directory, whose trials would count twice; give each run once, without copies", p.dir, model.Quantity(count[p], "trial"), p.earlier, ex[0], ex[1]))
+	}
+	return probs
+}
+
 func readTBRun(dir string, o Options) (tbRun, Problems) {
-	var run tbRun
+	run := tbRun{dir: dir}
 	var meta tbMetadata
 	mfile := filepath.Join(dir, "run_metadata.json")
 	rfile := filepath.Join(dir, "results.json")
@@ -126,33 +183,57 @@ func readTBRun(dir string, o Options) (tbRun, Problems) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		return run, Problems{fmt.Sprintf("%s: not terminal-bench results: %v", rfile, jsonWhere(data, err))}
 	}
-	planned := tbPlanned(meta)
-	if planned > len(res.Results) {
-		missing := fmt.Sprintf("%s planned in run_metadata.json (%s × %s) but %d in results.json", model.Quantity(planned, "trial"), model.Quantity(planned/max(meta.NAttempts, 1), "task"), model.Quantity(max(meta.NAttempts, 1), "attempt"), len(res.Results))
-		if !o.AllowPartial {
-			return run, Problems{fmt.Sprintf("%s: %s: a run still running or cut short; import its finished trials with --allow-partial", dir, missing)}
-		}
-		run.notes = append(run.notes, fmt.Sprintf("%s: %s: %s that never finished left out", dir, missing, model.Quantity(planned-len(res.Results), "trial")))
-	}
 	agent, mdl := meta.AgentName, ""
 	if meta.ModelName != nil && *meta.ModelName != "" {
 		mdl = *meta.ModelName
 		agent += "@" + mdl
 	}
 	var probs Problems
-	resolved := 0
+	// A record repeated within results.json (the same id, or without
+	// ids the same trial_name) is one trial, counted once: a file with
+	// one resolved record written twice imported 2 trials, 2/2, where
+	// the run had one.
+	seen := map[string]int{}
+	var repeats []string
+	resolved, resolvedOnce := 0, 0
 	for i, r := range res.Results {
 		where := fmt.Sprintf("%s: results[%d]", rfile, i)
 		if r.TaskID == "" || r.TrialName == "" {
 			probs = append(probs, where+": no task_id or trial_name")
 			continue
 		}
-		if r.IsResolved != nil && *r.IsResolved {
+		ok := r.IsResolved != nil && *r.IsResolved
+		if ok {
 			resolved++
 		}
+		k := tbKey(r)
+		if j, dup := seen[k]; dup {
+			repeats = append(repeats, fmt.Sprintf("results[%d] repeats results[%d], %s", i, j, k))
+			continue
+		}
+		seen[k] = i
+		if ok {
+			resolvedOnce++
+		}
 		run.trials = append(run.trials, tbTrial(dir, meta, agent, mdl, r))
+		run.keys = append(run.keys, k)
+		run.wheres = append(run.wheres, fmt.Sprintf("%s results[%d]", rfile, i))
 	}
-	run.own = tbOwnScore(res, resolved)
+	// The plan is checked against the trials, a repeated record once: a
+	// run of 2 planned with one record written twice is cut short.
+	if planned, n := tbPlanned(meta), len(res.Results)-len(repeats); len(probs) == 0 && planned > n {
+		missing := fmt.Sprintf("%s planned in run_metadata.json (%s × %s) but %d in results.json", model.Quantity(planned, "trial"), model.Quantity(planned/max(meta.NAttempts, 1), "task"), model.Quantity(max(meta.NAttempts, 1), "attempt"), n)
+		if !o.AllowPartial {
+			return run, Problems{fmt.Sprintf("%s: %s: a run still running or cut short; import its finished trials with --allow-partial", dir, missing)}
+		}
+		run.notes = append(run.notes, fmt.Sprintf("%s: %s: %s that never finished left out", dir, missing, model.Quantity(planned-n, "trial")))
+	}
+	var repeated string
+	if len(repeats) > 0 {
+		repeated = fmt.Sprintf("%s repeating an earlier one, the same trial (e.g. %s): each trial counted once", model.Quantity(len(repeats), "record"), repeats[0])
+		run.notes = append(run.notes, rfile+": "+repeated)
+	}
+	run.own = tbOwnScore(res, resolved, resolvedOnce, repeated)
 	return run, probs
 }
 
@@ -194,8 +275,12 @@ func tbTrial(dir string, meta tbMetadata, agent, mdl string, r tbRecord) trial {
 }
 
 // tbOwnScore is the run's accuracy as results.json states it, with the
-// harness's own resolved count; nil when it states none.
-func tbOwnScore(res tbResults, resolved int) *store.HarnessScore {
+// harness's own resolved count; nil when it states none. resolved is the
+// is_resolved records among all of them, repeats included (as the
+// harness counted), resolvedOnce among the trials (a repeat once);
+// repeated, when not empty, says which records repeat another and were
+// counted once here, while the file's score counts them.
+func tbOwnScore(res tbResults, resolved, resolvedOnce int, repeated string) *store.HarnessScore {
 	if res.Accuracy == nil && res.NResolved == nil {
 		return nil
 	}
@@ -207,8 +292,13 @@ func tbOwnScore(res tbResults, resolved int) *store.HarnessScore {
 	if res.Accuracy != nil {
 		own.Value = *res.Accuracy
 	}
-	if own.Passes >= 0 && own.Passes != resolved {
+	// An n_resolved that counts each trial once is a repeat written after
+	// the harness counted: the repeat's line says it, not "edited".
+	if own.Passes >= 0 && own.Passes != resolved && (repeated == "" || own.Passes != resolvedOnce) {
 		own.Differences = append(own.Differences, fmt.Sprintf("results.json says n_resolved %d, but %d of its records are is_resolved: the file was edited after the harness wrote it", own.Passes, resolved))
+	}
+	if repeated != "" {
+		own.Differences = append(own.Differences, "results.json: "+repeated+", where its score counts every record")
 	}
 	return own
 }
