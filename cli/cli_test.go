@@ -186,6 +186,9 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"calibrate", "testdata/experiments/torn", "--target", "lots"}, "--target must be percentage points"},
 		{[]string{"run", "--floor", "-1G"}, "--floor"},
 		{[]string{"run", "--sample-hz", "0"}, "--sample-hz must be more than 0 and at most 1000 samples a second (got 0)"},
+		// NaN is neither <= 0 nor > 1000: nan was accepted.
+		{[]string{"run", "--sample-hz", "nan"}, "--sample-hz must be more than 0 and at most 1000 samples a second (got NaN)"},
+		{[]string{"run", "--sample-hz", "-Inf"}, "--sample-hz must be more than 0 and at most 1000 samples a second (got -Inf)"},
 		{[]string{"run", "--reserve", "99999999999999999999G"}, `--reserve: size "99999999999999999999G" is too large: the most is 1PiB`},
 		{[]string{"run", "--ratios", "Inf"}, `ratio "Inf" is above 1000x: use "uncapped" for no limit`},
 		{[]string{"run", "--ratios", "1,1e309"}, `ratio "1e309" is above 1000x: use "uncapped" for no limit`},

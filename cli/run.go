@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -142,7 +143,8 @@ func (f *runFlags) validate() (sweepSetup, error) {
 	if s.report, err = f.stats.options(); err != nil {
 		return s, err
 	}
-	if f.sampleHz <= 0 || f.sampleHz > 1000 {
+	// NaN is neither <= 0 nor > 1000: --sample-hz nan passed this check.
+	if math.IsNaN(f.sampleHz) || f.sampleHz <= 0 || f.sampleHz > 1000 {
 		return s, usagef("--sample-hz must be more than 0 and at most 1000 samples a second (got %v)", f.sampleHz)
 	}
 	s.interval = time.Duration(float64(time.Second) / f.sampleHz)

@@ -98,7 +98,7 @@ const lowerBelow = 0.75
 // RunsForKillRate is how many runs, none of them killed, show a kill
 // rate at or below target with 95% confidence: (1 − target)^n ≤ 0.05.
 func RunsForKillRate(target float64) int {
-	if target <= 0 || target >= 1 {
+	if !(target > 0 && target < 1) { // NaN too
 		return 0
 	}
 	return int(math.Ceil(math.Log(0.05) / math.Log(1-target)))

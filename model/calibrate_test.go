@@ -141,3 +141,16 @@ func TestCalibrateSaysWhenRunsAreTooFewForTheMedian(t *testing.T) {
 		t.Errorf("median CI %v, runs for the median %d: five runs give the smallest to the largest", c.MedianCI, c.RunsForMedian)
 	}
 }
+
+// A target of NaN has no number of runs (it is neither <= 0 nor >= 1,
+// and Log(1-NaN) made an int of NaN); 0 says so, as for 0 and 1.
+func TestRunsForKillRateOutOfRange(t *testing.T) {
+	for _, v := range []float64{0, 1, -0.5, math.NaN()} {
+		if n := RunsForKillRate(v); n != 0 {
+			t.Errorf("RunsForKillRate(%v) = %d, want 0", v, n)
+		}
+	}
+	if n := RunsForKillRate(0.01); n != 299 {
+		t.Errorf("RunsForKillRate(0.01) = %d, want 299", n)
+	}
+}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func ParseThinkTime(s string) (ThinkTime, error) {
 	}
 	v = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(v, "×"), "x"), "x")
 	k, err := strconv.ParseFloat(v, 64)
-	if err != nil || k < 0 || k > 100 {
+	if err != nil || math.IsNaN(k) || k < 0 || k > 100 { // NaN is neither < 0 nor > 100
 		return 0, fmt.Errorf("think time %q: want recorded, 0 or a factor such as ×2 or x0.5 (0 to 100)", s)
 	}
 	return ThinkTime(k), nil

@@ -176,7 +176,7 @@ func TestParseThinkTime(t *testing.T) {
 			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"fast", "-1", "x", "1000"} {
+	for _, bad := range []string{"fast", "-1", "x", "1000", "nan", "xNaN", "inf"} {
 		if _, err := ParseThinkTime(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

@@ -36,7 +36,7 @@ func neighbour(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *intensity <= 0 || *intensity > 1 {
+	if !(*intensity > 0 && *intensity <= 1) { // NaN too
 		fmt.Fprintln(stderr, "neighbour: --intensity must be in (0, 1]")
 		return 2
 	}

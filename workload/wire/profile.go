@@ -8,6 +8,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // Profile describes one step's behaviour, as the program receives it.
@@ -113,6 +114,18 @@ type Profile struct {
 
 // Validate rejects profiles that cannot run.
 func (p Profile) Validate() error {
+	// TOML reads nan and inf as numbers, and NaN passes every range
+	// check below (it is neither < 0 nor > 1): base_mb = nan was
+	// refused only by the JSON encoder, naming no field.
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"base_mb", p.BaseMB}, {"ramp_pct", p.RampPct}, {"jitter_pct", p.JitterPct}, {"spike_mb", p.SpikeMB}, {"spike_chance", p.SpikeChance},
+		{"child_mb", p.ChildMB}, {"cpu_fraction", p.CPUFraction}, {"fail_chance", p.FailChance}, {"fill_mb", p.FillMB}, {"thrash_mb", p.ThrashMB}, {"needs_room_mb", p.NeedsRoomMB}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s must be a finite number (got %v)", f.name, f.v)
+		}
+	}
 	switch {
 	case p.DurationMS < 0 || p.DurationMS > 3_600_000:
 		return fmt.Errorf("duration_ms must be between 0 and 3600000 (got %v)", p.DurationMS)

@@ -2,6 +2,9 @@ package wire
 
 import (
 	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -54,4 +57,26 @@ func FuzzProfileJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every float field refuses NaN and ±Inf by its name: TOML reads
+// base_mb = nan as a number, NaN passed every range check (neither < 0
+// nor > 1), and only the JSON encoder refused it, naming no field.
+func TestProfileRefusesNonFiniteNumbers(t *testing.T) {
+	typ := reflect.TypeOf(Profile{})
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.Float64 {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+			var p Profile
+			reflect.ValueOf(&p).Elem().Field(i).SetFloat(v)
+			err := p.Validate()
+			if err == nil || !strings.HasPrefix(err.Error(), name+" must be a finite number") {
+				t.Errorf("%s = %v: %v, want it refused by name", name, v, err)
+			}
+		}
+	}
 }
