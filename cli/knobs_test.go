@@ -28,6 +28,8 @@ func TestKnobFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"--bandwidth", "10"}, "needs a unit"},
 		{[]string{"--neighbours", "2", "--neighbour-load", "gpu"}, "--neighbour-load"},
 		{[]string{"--neighbours", "2", "--neighbour-intensity", "0%"}, "--neighbour-intensity"},
+		// ParseCount allowed 2^40: this one ran 142 s creating containers.
+		{[]string{"--neighbours", "0,1000000000000"}, "--neighbours: neighbours 1000000000000 is more than 64"},
 	} {
 		r := headroom(t, append([]string{"run", "--tasks", "swe-edit", "--ratios", "1"}, c.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "goroutine") {

@@ -605,6 +605,16 @@ func mergeKnobs(a, b Knobs) Knobs {
 	return a.normal()
 }
 
+// MaxNeighbours bounds a neighbours value given to a sweep. The count was
+// a ParseCount (up to 2^40): --neighbours 1000000000000 created
+// containers one by one for 142 s. Each neighbour is a container of its
+// own loading up to a core (and membw's 64 MiB), so 64 already
+// oversubscribe a 64-core host and hold 4 GiB on a small one; a bound
+// fixed rather than the host's CPUs, so a sweep that runs here also runs,
+// and resumes, on another machine. Only what a user gives is bounded:
+// a recorded column with more still reads (UnmarshalText).
+const MaxNeighbours = 64
+
 // ParseAxis reads one knob's comma-separated values as its flag gives
 // them: name is the knob's field key (time, latency, jitter, loss,
 // bandwidth, disk-bps, disk-iops, neighbours). A value may be the knob's
@@ -622,6 +632,9 @@ func ParseAxis(name, list string) (Axis, error) {
 			return a, err
 		}
 		k = k.normal()
+		if k.Neighbours > MaxNeighbours {
+			return a, fmt.Errorf("%s %s is more than %d: each neighbour is a container of its own loading up to a core, so %d keep even a 64-core host busy; use at most %d", name, part, MaxNeighbours, MaxNeighbours, MaxNeighbours)
+		}
 		if seen[k] {
 			return a, fmt.Errorf("%s %s is listed twice", name, part)
 		}

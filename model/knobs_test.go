@@ -294,3 +294,22 @@ func TestTaskCannotGiveOwnMeasures(t *testing.T) {
 		t.Errorf("only a planted agent_time: %q, want none", got)
 	}
 }
+
+// A sweep's neighbours are at most MaxNeighbours: --neighbours
+// 1000000000000 (ParseCount allows 2^40) created containers for 142 s.
+// A column already recorded with more still reads.
+func TestNeighboursAreBounded(t *testing.T) {
+	if a, err := ParseAxis("neighbours", "0,64"); err != nil || len(a.Values) != 2 || a.Values[1].Neighbours != 64 {
+		t.Errorf("0,64: %+v, %v", a, err)
+	}
+	for _, v := range []string{"65", "1000000000000", "2,100:disk@50%"} {
+		_, err := ParseAxis("neighbours", v)
+		if err == nil || !strings.Contains(err.Error(), "is more than 64") || !strings.Contains(err.Error(), "use at most 64") {
+			t.Errorf("neighbours %s: %v, want it refused with the bound", v, err)
+		}
+	}
+	var k Knobs
+	if err := k.UnmarshalText([]byte("neighbours=100:cpu@100%")); err != nil || k.Neighbours != 100 {
+		t.Errorf("a recorded column of 100 neighbours: %+v, %v", k, err)
+	}
+}
