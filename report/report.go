@@ -119,11 +119,20 @@ func pval(p float64) string { return model.PText(p) }
 
 func glyphs(c *model.Cell) string { return c.Marks() }
 
-// cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline.
+// NoData stands where a rate has no trial to be a rate of: a cell or a
+// ratio whose trials were all cancelled. "0/0 7- [0–100%]" and "success
+// rate 0% [0–100] (0/0)" read as a measured 0%.
+const NoData = "—"
+
+// cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline. A
+// cell with no counted trial is "— 7-": its cancelled trials, no rate.
 func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
 	c := r.Matrix.Cell(row, ratio)
 	if c == nil {
 		return model.EmptyCellGlyph
+	}
+	if c.Rates.Counted == 0 {
+		return NoData + " " + glyphs(c)
 	}
 	s, _ := r.Analysis.Cell(row, ratio)
 	return fmt.Sprintf("%d/%d %s %s", c.Rates.Successes, c.Rates.Counted, glyphs(c), ci(s.SuccCI))
@@ -151,6 +160,10 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	succ, infra := []string{"success rate"}, []string{"infra-error rate"}
 	for _, rs := range a.ByRatio {
+		if rs.Success.Trials == 0 {
+			succ, infra = append(succ, NoData+" (0 counted)"), append(infra, NoData)
+			continue
+		}
 		succ = append(succ, fmt.Sprintf("%s (%d/%d)", rs.Success.RateText(), int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
 		infra = append(infra, rs.Infra.RateText())
 	}
@@ -300,8 +313,23 @@ func (r *Report) glyphLegend() string {
 	}
 	if r.Matrix.HasCancelled() {
 		legend = append(legend, model.CancelledLegend())
+		if r.hasUncounted() {
+			legend = append(legend, NoData+" no trial counted: no rate")
+		}
 	}
 	return strings.Join(append(legend, model.EmptyCellGlyph+" not run"), "  ")
+}
+
+// hasUncounted says whether a cell ran trials and counted none (NoData).
+func (r *Report) hasUncounted() bool {
+	for _, row := range r.Matrix.Cells {
+		for _, c := range row {
+			if c != nil && c.Rates.Counted == 0 && len(c.Outcomes) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // narrowLine says, when some cell's interval is wider than
@@ -428,6 +456,11 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	succ, infra := "| **success rate** |", "| **infra-error rate** |"
 	for _, rs := range a.ByRatio {
+		if rs.Success.Trials == 0 {
+			succ += " " + NoData + " (0 counted) |"
+			infra += " " + NoData + " |"
+			continue
+		}
 		succ += fmt.Sprintf(" %s |", rs.Success.RateText())
 		infra += fmt.Sprintf(" %s |", rs.Infra.RateText())
 	}
@@ -489,16 +522,21 @@ func (r *Report) Markdown(w io.Writer) error {
 	return err
 }
 
-// CSV writes one row per cell and one per ratio (kind = cell | ratio).
+// CSV writes one row per cell and one per ratio (kind = cell | ratio). A
+// cell or ratio with no counted trial (all cancelled) has its rates and
+// intervals empty, not 0.0000 beside counted 0.
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "p_vs_baseline", "noise_vs_baseline", "outcomes"})
 	for _, c := range r.Analysis.Cells {
+		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
 		if c.Success.N == 0 {
+			if cell != nil && len(cell.Outcomes) > 0 {
+				cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", "", "", glyphs(cell)})
+			}
 			continue
 		}
-		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
 		cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
 			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), glyphs(cell)})
 	}
@@ -513,6 +551,10 @@ func (r *Report) CSV(w io.Writer) error {
 		if c, ok := r.Analysis.Comparison(model.Success, rs.Ratio); ok {
 			p, noise = f(c.P), strconv.FormatBool(c.Noise)
 		}
+		if rs.Success.Trials == 0 {
+			cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", p, noise, ""})
+			continue
+		}
 		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
 			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, ""})
 	}
@@ -522,17 +564,19 @@ func (r *Report) CSV(w io.Writer) error {
 
 // JSONCell is one cell in the JSON form.
 type JSONCell struct {
-	Task           string          `json:"task"`
-	Agent          string          `json:"agent"`
-	Ratio          model.Ratio     `json:"ratio"`
-	Outcomes       []model.Outcome `json:"outcomes"`
-	Causes         []model.Cause   `json:"causes,omitempty"` // each outcome's, when any has one
-	Counted        int             `json:"counted"`
-	Successes      int             `json:"successes"`
-	InfraErrors    int             `json:"infra_errors"`
-	OutsideErrors  int             `json:"outside_errors,omitempty"` // of InfraErrors, from outside
-	SuccessRate    float64         `json:"success_rate"`
-	InfraErrorRate float64         `json:"infra_error_rate"`
+	Task          string          `json:"task"`
+	Agent         string          `json:"agent"`
+	Ratio         model.Ratio     `json:"ratio"`
+	Outcomes      []model.Outcome `json:"outcomes"`
+	Causes        []model.Cause   `json:"causes,omitempty"` // each outcome's, when any has one
+	Counted       int             `json:"counted"`
+	Successes     int             `json:"successes"`
+	InfraErrors   int             `json:"infra_errors"`
+	OutsideErrors int             `json:"outside_errors,omitempty"` // of InfraErrors, from outside
+	// SuccessRate and InfraErrorRate are null when no trial counted
+	// (all cancelled): no data, where 0 read as a measured 0%.
+	SuccessRate    *float64 `json:"success_rate"`
+	InfraErrorRate *float64 `json:"infra_error_rate"`
 	// MemoryFailures are the trials that failed at their own limit.
 	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
@@ -556,11 +600,12 @@ func causesIfAny(cs []model.Cause) []model.Cause {
 
 // JSONRatio is one ratio's totals in the JSON form.
 type JSONRatio struct {
-	Ratio          model.Ratio `json:"ratio"`
-	Counted        int         `json:"counted"`
-	SuccessRate    float64     `json:"success_rate"`
-	InfraErrorRate float64     `json:"infra_error_rate"`
-	OutsideErrors  int         `json:"outside_errors,omitempty"`
+	Ratio   model.Ratio `json:"ratio"`
+	Counted int         `json:"counted"`
+	// Null when no trial counted, as JSONCell's.
+	SuccessRate    *float64 `json:"success_rate"`
+	InfraErrorRate *float64 `json:"infra_error_rate"`
+	OutsideErrors  int      `json:"outside_errors,omitempty"`
 	// MemoryFailures are the trials that failed at their own limit.
 	MemoryFailures model.MemoryFailures `json:"memory_failures"`
 }
@@ -583,17 +628,26 @@ func (r *Report) JSON(w io.Writer) error {
 			doc.Cells = append(doc.Cells, JSONCell{Task: row.Task, Agent: row.Agent, Ratio: ratio, Outcomes: c.Outcomes,
 				Causes: causesIfAny(c.Causes), OutsideErrors: c.Rates.OutsideErrs,
 				Counted: c.Rates.Counted, Successes: c.Rates.Successes, InfraErrors: c.Rates.InfraErrs,
-				SuccessRate: c.Rates.SuccessRate(), InfraErrorRate: c.Rates.InfraErrorRate(), MemoryFailures: c.Rates.Memory})
+				SuccessRate: rateOf(c.Rates.Counted, c.Rates.SuccessRate), InfraErrorRate: rateOf(c.Rates.Counted, c.Rates.InfraErrorRate), MemoryFailures: c.Rates.Memory})
 		}
 	}
 	for _, ratio := range m.Ratios {
 		rt := m.ByRatio[ratio]
-		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rt.SuccessRate(), InfraErrorRate: rt.InfraErrorRate(), OutsideErrors: rt.OutsideErrs, MemoryFailures: rt.Memory})
+		doc.Ratios = append(doc.Ratios, JSONRatio{Ratio: ratio, Counted: rt.Counted, SuccessRate: rateOf(rt.Counted, rt.SuccessRate), InfraErrorRate: rateOf(rt.Counted, rt.InfraErrorRate), OutsideErrors: rt.OutsideErrs, MemoryFailures: rt.Memory})
 	}
 	if r.records != nil {
 		return writeJSONDocRecords(w, doc, len(r.Trials), r.records)
 	}
 	return writeJSONDoc(w, doc, r.Trials)
+}
+
+// rateOf is a rate for the JSON form: nil (null) when no trial counted.
+func rateOf(counted int, rate func() float64) *float64 {
+	if counted == 0 {
+		return nil
+	}
+	v := rate()
+	return &v
 }
 
 // JSONDoc is the JSON report but for its trials, which come last

@@ -573,3 +573,58 @@ func TestJSONReportReadsBackWithExactSeeds(t *testing.T) {
 		t.Errorf("read back: %v, manifest %+v, %d trials", err, doc.Manifest, len(doc.Trials))
 	}
 }
+
+// A cell whose trials were all cancelled has no rate: it read "0/0 7-
+// [0–100%]", its ratio "success rate 0% [0–100] (0/0)" and the CSV
+// success_rate 0.0000 beside counted 0, a measured 0% to anyone reading
+// them. Now "—" in the table and markdown, empty CSV fields and JSON
+// null (the key kept, so a consumer sees no data rather than no field).
+func TestUncountedCellIsNoData(t *testing.T) {
+	m, ratios, trials := oneTask()
+	for i := range trials {
+		if trials[i].Ratio == ratios[1] {
+			trials[i].Outcome = model.Cancelled
+		}
+	}
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	var table, md, csvOut, js bytes.Buffer
+	for _, w := range []struct {
+		b     *bytes.Buffer
+		write func(io.Writer) error
+	}{{&table, rep.Table}, {&md, rep.Markdown}, {&csvOut, rep.CSV}, {&js, rep.JSON}} {
+		if err := w.write(w.b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string][]string{
+		table.String():  {"3/7 +++xxxx [16–75%]  — 7-\n", "(3/7)     — (0 counted)\n", "— no trial counted: no rate"},
+		md.String():     {"| `— 7-` |", "| 43% [16–75] | — (0 counted) |", "| 0% [0–35] | — |"},
+		csvOut.String(): {"\ncell,my/task,oracle,3x,0,0,,,,0,,,,,,7-\n", "\nratio,,,3x,0,0,,,,0,,,,,,\n"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(name, w) {
+				t.Errorf("want %q in:\n%s", w, name)
+			}
+		}
+	}
+	for _, bad := range []string{"0/0 7-", "0% [0–100] (0/0)", "3x,0,0,0.0000"} {
+		if strings.Contains(table.String()+md.String()+csvOut.String(), bad) {
+			t.Errorf("%q still shown", bad)
+		}
+	}
+	var doc JSONReport
+	if err := ReadJSON(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range doc.Cells {
+		if (c.Ratio == ratios[1]) != (c.SuccessRate == nil || c.InfraErrorRate == nil) {
+			t.Errorf("cell %s: success %v infra %v, want null only where none counted", c.Ratio, c.SuccessRate, c.InfraErrorRate)
+		}
+	}
+	if r := doc.Ratios[1]; r.Counted != 0 || r.SuccessRate != nil || r.InfraErrorRate != nil || !strings.Contains(js.String(), `"success_rate": null`) {
+		t.Errorf("ratio 3x %+v, want counted 0 and null rates", r)
+	}
+	if r := doc.Ratios[0]; r.SuccessRate == nil || *r.SuccessRate != 3.0/7 {
+		t.Errorf("ratio 1x %+v, want 3/7", r)
+	}
+}
