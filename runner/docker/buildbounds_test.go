@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distribution/reference"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -216,6 +217,48 @@ func TestTaskImageTagIsAValidReference(t *testing.T) {
 		if !valid.MatchString(tag) {
 			t.Errorf("task %q: tag %q is not a reference the engine takes", name, tag)
 		}
+	}
+}
+
+// A task's name of any length makes a tag the engine takes: one of 242
+// characters passed `tasks validate`, then its build failed with
+// "repository name must not be more than 255 characters". A name that
+// fits keeps its tag as before (a cached image stays cached); a longer
+// one is cut, and a digest of the whole name keeps two long names alike
+// at their start apart. The engine's own parser (with the "docker.io/"
+// an older engine counts) takes every tag.
+func TestTaskImageTagOfALongName(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tag := func(name string) string {
+		t.Helper()
+		s, err := TaskImageTag(context.Background(), name, model.Build{Context: dir, Dockerfile: "Dockerfile"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	fits := strings.Repeat("a", 231) // 255 − len("docker.io/headroom-task/")
+	if got := tag(fits); !strings.HasPrefix(got, "headroom-task/"+fits+":") {
+		t.Errorf("a name of 231 characters: %q, want it whole", got)
+	}
+	long := strings.Repeat("swe-bench__astropy.", 20) // 380 characters
+	seen := map[string]string{}
+	for _, name := range []string{long + "a", long + "b", strings.Repeat("x", 242), "dir/" + strings.Repeat("y", 1000) + "/sidecar"} {
+		got := tag(name)
+		repo, _, _ := strings.Cut(got, ":")
+		if len("docker.io/"+repo) > 255 {
+			t.Errorf("%d characters: repository %d long with docker.io/", len(name), len(repo))
+		}
+		if _, err := reference.ParseNormalizedNamed(got); err != nil {
+			t.Errorf("%d characters: %q: %v", len(name), got, err)
+		}
+		if other, dup := seen[repo]; dup {
+			t.Errorf("%q and %q share the image %s", other[:20], name[:20], repo)
+		}
+		seen[repo] = name
 	}
 }
 

@@ -147,7 +147,30 @@ func taskImageTag(ctx context.Context, taskName string, b model.Build, bases str
 	if slug == "" {
 		slug = "task"
 	}
-	return TaskRepo + "/" + slug + ":" + d, nil
+	return TaskRepo + "/" + shortSlug(slug, taskName) + ":" + d, nil
+}
+
+// maxSlug is the longest slug a tag keeps whole: the engine refuses a
+// repository name over 255 characters ("repository name must not be more
+// than 255 characters"), and engines before distribution/reference
+// v0.6 count the "docker.io/" they put in front: 255 − len("docker.io/")
+// − len("headroom-task/") = 231.
+const maxSlug = 255 - len("docker.io/") - len(TaskRepo+"/")
+
+// shortSlug is slug whole when it fits, else its first characters and a
+// digest of the task's whole name (so two long names alike for their
+// first 218 characters keep two images). A task named with 242
+// characters passed `tasks validate` and then failed at its build; the
+// image's name is headroom's own, so the task keeps its name, which may
+// be a benchmark's directory its user cannot rename. Sidecars' and
+// verifiers' images (task/service) go through here too.
+func shortSlug(slug, taskName string) string {
+	if len(slug) <= maxSlug {
+		return slug
+	}
+	sum := sha256.Sum256([]byte(taskName))
+	suffix := "-" + hex.EncodeToString(sum[:6])
+	return strings.TrimRight(slug[:maxSlug-len(suffix)], "-._") + suffix
 }
 
 // EnsureTaskImage makes sure a task's image is on the engine and returns
