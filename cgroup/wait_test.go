@@ -72,8 +72,8 @@ func TestWaitTrackerSkipsTheDriver(t *testing.T) {
 // A v1 host with systemd's hybrid unified mount keeps every container's
 // CPU pressure there: the wait is the cgroup's whole, the commands that
 // lived between two readings of the threads too, as on v2 (the per-thread
-// sum read 0 for a 0.8 s step beside four busy neighbours that waited
-// 0.57 s in its own measure).
+// sum read 0 for a 1 s step beside four busy neighbours that waited 1.0
+// s in its own measure).
 func TestWaitTrackerReadsAHybridHostsPressure(t *testing.T) {
 	root := t.TempDir()
 	for p, s := range map[string]string{
