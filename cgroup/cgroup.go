@@ -27,11 +27,6 @@ type Reader struct {
 	// throttleDir holds cpu.stat's CFS counters: v1's cpu controller
 	// (which may be mounted apart from cpuacct); v2: the unified dir.
 	throttleDir string
-	// pressureDir holds cpu.pressure: v2's unified dir; on v1, the
-	// container's directory under a hybrid host's unified mount
-	// (root/unified, where systemd puts the v2 hierarchy beside the v1
-	// controllers), when the kernel keeps pressure there; else "".
-	pressureDir string
 
 	kept KeptFiles
 	// peak is the kernel's high-water mark, read and reset at every
@@ -205,10 +200,6 @@ func Find(root, id string, pid int) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no readable cgroup for container %.12s under %s (tried %s)", id, root, strings.Join(memC, ", "))
 	}
-	if version == 1 {
-		hybrid, _ := candidates(filepath.Join(root, "unified"), 2, id, proc)
-		r.pressureDir = firstWith(hybrid, "cpu.pressure")
-	}
 	return r, nil
 }
 
@@ -277,21 +268,13 @@ func open(version int, mem, cpu, throttle []string) (*Reader, error) {
 			break
 		}
 	}
-	r.throttleDir = firstWith(throttle, "cpu.stat")
-	if version == 2 {
-		r.pressureDir = firstWith([]string{r.memDir}, "cpu.pressure")
-	}
-	return r, nil
-}
-
-// firstWith is the first of dirs that holds the file name, or "".
-func firstWith(dirs []string, name string) string {
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return d
+	for _, d := range throttle {
+		if _, err := os.Stat(filepath.Join(d, "cpu.stat")); err == nil {
+			r.throttleDir = d
+			break
 		}
 	}
-	return ""
+	return r, nil
 }
 
 // Version is the cgroup version read (1 or 2).

@@ -14,13 +14,9 @@ var ProcRoot = "/proc"
 // they wanted: the CPU time it did not get, which is the host's doing
 // (its own CPU limit shows as throttling instead). v2 says it for the
 // whole cgroup (cpu.pressure's some total: time some thread of it was
-// runnable and not running), and so does a v1 host's hybrid unified
-// mount where it keeps pressure (systemd's /sys/fs/cgroup/unified: every
-// thread the container ever ran counted, the shortest-lived too). Pure v1
-// has no such file, so each thread's run-queue delay
-// (/proc/<tid>/schedstat) is read as it lives and summed over the
-// threads seen: a thread's wait after its last reading is missed, and a
-// command that lived between two readings is not seen at all.
+// runnable and not running); v1 has no such file, so each thread's
+// run-queue delay (/proc/<tid>/schedstat) is read as it lives and summed
+// over the threads seen: a thread's wait after its last reading is missed.
 type WaitTracker struct {
 	seen map[int]int64 // v1: each thread's run delay, ns, as last read
 	// Skip, on v1, is a process (a host pid) whose threads are not the
@@ -36,8 +32,8 @@ type WaitTracker struct {
 // Read returns the container's total CPU wait so far, in nanoseconds, and
 // whether it could be read at all.
 func (w *WaitTracker) Read(r *Reader) (int64, bool) {
-	if r.pressureDir != "" {
-		b, err := os.ReadFile(filepath.Join(r.pressureDir, "cpu.pressure"))
+	if r.version == 2 {
+		b, err := os.ReadFile(filepath.Join(r.memDir, "cpu.pressure"))
 		if err != nil {
 			return 0, false
 		}

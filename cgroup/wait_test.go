@@ -35,7 +35,7 @@ func TestWaitTrackerSumsThreadsAsTheyLive(t *testing.T) {
 	if n, _ := w.Read(r); n != 650e6 {
 		t.Errorf("second read %d, want 0.5 + 0.1 (gone, kept) + 0.05 s", n)
 	}
-	v2 := &Reader{version: 2, memDir: dir, pressureDir: dir}
+	v2 := &Reader{version: 2, memDir: dir}
 	write(filepath.Join(dir, "cpu.pressure"), "some avg10=1.00 avg60=0.50 avg300=0.10 total=1234567\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
 	var w2 WaitTracker
 	if n, ok := w2.Read(v2); !ok || n != 1234567000 {
@@ -66,47 +66,5 @@ func TestWaitTrackerSkipsTheDriver(t *testing.T) {
 	w := WaitTracker{Skip: 20}
 	if n, ok := w.Read(&Reader{version: 1, memDir: dir}); !ok || n != 100e6 {
 		t.Errorf("read %d %v, want the task's thread 30 alone (0.1 s)", n, ok)
-	}
-}
-
-// A v1 host with systemd's hybrid unified mount keeps every container's
-// CPU pressure there: the wait is the cgroup's whole, the commands that
-// lived between two readings of the threads too, as on v2 (the per-thread
-// sum read 0 for a 1 s step beside four busy neighbours that waited 1.0
-// s in its own measure).
-func TestWaitTrackerReadsAHybridHostsPressure(t *testing.T) {
-	root := t.TempDir()
-	for p, s := range map[string]string{
-		filepath.Join(root, "memory", "docker", "ID", "memory.usage_in_bytes"): "4096\n",
-		filepath.Join(root, "memory", "docker", "ID", "tasks"):                 "",
-		filepath.Join(root, "unified", "docker", "ID", "cpu.pressure"):         "some avg10=9.00 avg60=1.00 avg300=0.10 total=973549\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := Find(root, "ID", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w WaitTracker
-	if n, ok := w.Read(r); !ok || n != 973549000 {
-		t.Errorf("hybrid v1 read %d %v, want the unified cpu.pressure's some total (0.97 s)", n, ok)
-	}
-	// Without the unified mount's file, threads are summed as before
-	// (none here: 0, known).
-	if err := os.Remove(filepath.Join(root, "unified", "docker", "ID", "cpu.pressure")); err != nil {
-		t.Fatal(err)
-	}
-	r, err = Find(root, "ID", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w1 WaitTracker
-	if n, ok := w1.Read(r); !ok || n != 0 {
-		t.Errorf("pure v1 read %d %v, want the threads' sum (none: 0)", n, ok)
 	}
 }

@@ -210,14 +210,12 @@ func (s *sandbox) noteDriverScore(spared bool, pid func() int) {
 }
 
 // skipDriverWait leaves the step driver's own threads (the container's
-// PID 1) out of the trial's CPU wait on a pure cgroup v1 host, where it
-// is summed over threads: the driver relays every trace line, and its
-// threads' waits on a busy loop's run queue were 2.5 s of an 8 s loop's
-// 3.6 s "wait for a CPU" (1.1 s under --exec-steps, with no driver),
-// which made the task's own timeout a contended host's (the fourteenth
-// attacker's 2). Where the cgroup's pressure is read (v2, a hybrid v1
-// host) it is wall time some thread waited, which cannot be split so
-// and does not add the driver's waits to the task's.
+// PID 1) out of the trial's CPU wait, on cgroup v1 where it is summed
+// over threads: the driver relays every trace line, and its threads'
+// waits on a busy loop's run queue were 2.5 s of an 8 s loop's 3.6 s
+// "wait for a CPU" (1.1 s under --exec-steps, with no driver), which made
+// the task's own timeout a contended host's (the fourteenth attacker's
+// 2). On v2 the cgroup's pressure cannot be split so.
 func (s *sandbox) skipDriverWait(pid func() int) {
 	if p := pid(); p > 0 && s.ownsPID(p) {
 		s.waitMu.Lock()
