@@ -397,6 +397,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// ends, nor Harbor, whose exec has no such descriptor (the fifteenth
 	// attacker's 7).
 	var exited time.Time
+	code := 0 // the exit code the inspect that saw the end read
 	tick := time.NewTicker(50 * time.Millisecond) // an inspect each: a step of minutes asks the engine 20 times a second, not 200
 	defer tick.Stop()
 wait:
@@ -411,7 +412,7 @@ wait:
 		case now := <-tick.C:
 			if exited.IsZero() {
 				if ins, err := cli.ContainerExecInspect(ctx, ex.ID); err == nil && !ins.Running {
-					exited = now
+					exited, code = now, ins.ExitCode
 				}
 				continue
 			}
@@ -421,6 +422,9 @@ wait:
 				break wait
 			}
 		}
+	}
+	if !exited.IsZero() {
+		return runner.ExecResult{ExitCode: code}, nil // read as the end was seen
 	}
 	// The stream ends when the process does; its exit code follows shortly.
 	for {
