@@ -397,8 +397,11 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// ends, nor Harbor, whose exec has no such descriptor (the fifteenth
 	// attacker's 7).
 	var exited time.Time
-	code := 0                                     // the exit code the inspect that saw the end read
-	tick := time.NewTicker(50 * time.Millisecond) // an inspect each: a step of minutes asks the engine 20 times a second, not 200
+	// code is the exit code the inspect that saw the end read; an
+	// inspect a tick: a step of minutes asks the engine 20 times a
+	// second, not 200.
+	code := 0
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 wait:
 	for {
