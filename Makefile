@@ -128,11 +128,14 @@ faults:
 # share one build of headroom and run beside each other (go test's
 # -parallel, the CPUs by default) but for those e2e/hostile_records_test.go's
 # serialRows names: 12 min here on 2 CPUs (30 min one at a time, each
-# row linking its own binary). Needs the engine and the real-task Debian
-# image.
+# row linking its own binary). A failing row's message is kept whole, its
+# continuation lines too. Needs the engine and the real-task Debian image.
 hostile:
 	$(GO) test -tags hostile -count=1 -p 1 -timeout 50m -run '^TestHostile' -v ./... 2>&1 | \
-		grep --line-buffered -E '^(=== RUN|--- |\s+--- |PASS|FAIL|ok|\||\s+hostile_[a-z0-9_]+_test.go:[0-9]+: [^|])' ; \
+		awk 'BEGIN { cont = -1 } /^(=== RUN|--- |[ \t]+--- |PASS|FAIL|ok|\|)/ { print; cont = -1; fflush(); next } \
+			/^[ \t]+hostile_[a-z0-9_]+_test\.go:[0-9]+: [^|]/ { print; match($$0, /^[ \t]+/); cont = RLENGTH; fflush(); next } \
+			cont >= 0 && match($$0, /^[ \t]+/) && RLENGTH > cont { print; fflush(); next } \
+			{ cont = -1 }' ; \
 		exit $${PIPESTATUS[0]}
 
 # Every test that needs no engine and no cluster: -short makes each
