@@ -485,6 +485,24 @@ func (t *Task) Agent(name string) (Agent, bool) {
 	return Agent{}, false
 }
 
+// StepsOf lists every step a trial of this task with these agents runs:
+// each agent's install and steps, then the task's verifier, then each
+// phase's setup and verifier. With no agents named, every agent's.
+func (t *Task) StepsOf(agents ...Agent) []Step {
+	if len(agents) == 0 {
+		agents = t.Agents
+	}
+	var out []Step
+	for _, a := range agents {
+		out = append(append(out, a.Install...), a.Steps...)
+	}
+	out = append(out, t.Verifier)
+	for _, p := range t.Phases {
+		out = append(append(out, p.Setup...), p.Verifier)
+	}
+	return out
+}
+
 // AgentNames lists the task's agents in file order.
 func (t *Task) AgentNames() []string {
 	out := make([]string, len(t.Agents))

@@ -619,12 +619,8 @@ func isWorkloadCommand(cmd string) bool {
 func (t *trialRun) stepShow(name string) string {
 	if t.commandsByStep == nil {
 		agent, _ := t.task.Agent(t.trial.Agent)
-		steps := append(append(append([]model.Step(nil), agent.Install...), agent.Steps...), t.task.Verifier)
-		for _, p := range t.task.Phases {
-			steps = append(append(steps, p.Setup...), p.Verifier)
-		}
 		t.commandsByStep = map[string]string{}
-		for _, s := range steps {
+		for _, s := range t.task.StepsOf(agent) {
 			if _, ok := t.commandsByStep[s.Name]; !ok && s.Show != "" {
 				t.commandsByStep[s.Name] = s.Show
 			}

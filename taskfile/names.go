@@ -76,14 +76,7 @@ func noNULs(t *model.Task) error {
 		}
 		return nil
 	}
-	steps := []model.Step{t.Verifier}
-	for _, a := range t.Agents {
-		steps = append(append(steps, a.Install...), a.Steps...)
-	}
-	for _, p := range t.Phases {
-		steps = append(append(steps, p.Setup...), p.Verifier)
-	}
-	for _, s := range steps {
+	for _, s := range t.StepsOf() {
 		if err := check(s); err != nil {
 			return err
 		}
