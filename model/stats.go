@@ -87,6 +87,10 @@ type Estimate struct {
 	Trials    int     `json:"trials"`
 }
 
+// Count is how many of the trials the rate counts (a success rate's
+// successes): the mean times the trials, rounded.
+func (e Estimate) Count() int { return int(math.Round(e.Mean * float64(e.Trials))) }
+
 // tQuantile is the p quantile of Student's t with df degrees of freedom
 // (of the normal distribution when df is not positive).
 func tQuantile(p, df float64) float64 {

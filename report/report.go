@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -124,6 +123,20 @@ func glyphs(c *model.Cell) string { return c.Marks() }
 // rate 0% [0–100] (0/0)" read as a measured 0%.
 const NoData = "—"
 
+// ratioRates is a ratio's success and infra-error rates as the table and
+// the markdown show them (the table with the success count: "61% (11/18)"),
+// or NoData for a ratio with no trial counted.
+func ratioRates(rs model.RatioStats, counts bool) (succ, infra string) {
+	if rs.Success.Trials == 0 {
+		return NoData + " (0 counted)", NoData
+	}
+	succ = rs.Success.RateText()
+	if counts {
+		succ += fmt.Sprintf(" (%d/%d)", rs.Success.Count(), rs.Success.Trials)
+	}
+	return succ, rs.Infra.RateText()
+}
+
 // cellText is "2/3 +K+ [21–94%]"; marked noise against the baseline. A
 // cell with no counted trial is "— 7-": its cancelled trials, no rate.
 func (r *Report) cellText(row model.RowKey, ratio model.Ratio) string {
@@ -160,12 +173,8 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	succ, infra := []string{"success rate"}, []string{"infra-error rate"}
 	for _, rs := range a.ByRatio {
-		if rs.Success.Trials == 0 {
-			succ, infra = append(succ, NoData+" (0 counted)"), append(infra, NoData)
-			continue
-		}
-		succ = append(succ, fmt.Sprintf("%s (%d/%d)", rs.Success.RateText(), int(math.Round(rs.Success.Mean*float64(rs.Success.Trials))), rs.Success.Trials))
-		infra = append(infra, rs.Infra.RateText())
+		s, i := ratioRates(rs, true)
+		succ, infra = append(succ, s), append(infra, i)
 	}
 	// The rows add up (model.RowsLegend): an indented row is a part of
 	// the row above it.
@@ -456,13 +465,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	succ, infra := "| **success rate** |", "| **infra-error rate** |"
 	for _, rs := range a.ByRatio {
-		if rs.Success.Trials == 0 {
-			succ += " " + NoData + " (0 counted) |"
-			infra += " " + NoData + " |"
-			continue
-		}
-		succ += fmt.Sprintf(" %s |", rs.Success.RateText())
-		infra += fmt.Sprintf(" %s |", rs.Infra.RateText())
+		s, i := ratioRates(rs, false)
+		succ += " " + s + " |"
+		infra += " " + i + " |"
 	}
 	fmt.Fprintln(w, succ)
 	if late := r.afterTimeoutRow(); late != nil {
@@ -555,8 +560,8 @@ func (r *Report) CSV(w io.Writer) error {
 			cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", p, noise, ""})
 			continue
 		}
-		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(int(math.Round(rs.Success.Mean * float64(rs.Success.Trials)))), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
-			strconv.Itoa(int(math.Round(rs.Infra.Mean * float64(rs.Infra.Trials)))), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, ""})
+		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(rs.Success.Count()), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
+			strconv.Itoa(rs.Infra.Count()), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, ""})
 	}
 	cw.Flush()
 	return cw.Error()
