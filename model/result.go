@@ -181,6 +181,17 @@ const (
 	StepRaisedOOMScoreAdj = 1000
 )
 
+// DriverMemoryBytes is what headroom's step driver, the container's
+// first process in place of the harness's idle `sh -c "sleep infinity"`,
+// holds in the container's memory beyond that idle command: its anonymous
+// memory (the Go runtime, its buffers), measured on the engine 1.12 MiB
+// beyond the idle command's during a step. A driven container's limit is
+// the ratio's plus this, so that the task's own processes have the whole
+// limit, as under the harness (without it a task that fit its limit
+// within 1.5 MiB under --exec-steps was killed at 1x under the driver).
+// runner/docker's TestDriverMemoryIsItsAllowance measures it.
+const DriverMemoryBytes = 1280 << 10
+
 // ForeignDriverScore says whether adj, a killed process's OOM score
 // adjustment, is one headroom never gives its step driver, started at
 // start: spared (started at DriverOOMScoreAdj), the driver holds that or,

@@ -506,6 +506,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		if as := b.containerUser(ctx, task); !runner.RootUser(as) && runner.CanSwitchUser(task) {
 			stepUser, cfg.User = as, "0:0"
 		}
+		if hc.Memory > 0 {
+			// The driver's own memory is not the task's: the limit holds
+			// the task's processes as the harness's does, beside an idle
+			// command that holds next to nothing.
+			hc.Memory += model.DriverMemoryBytes
+			hc.MemorySwap += model.DriverMemoryBytes
+		}
 		if b.spares(task) {
 			// headroom's driver is never the OOM killer's victim: it
 			// starts each step at the engine's default (workload.oomSpare).
