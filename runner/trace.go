@@ -91,7 +91,7 @@ const traceEnd = ": headroom-trace-end"
 // whole array.
 const (
 	traceSetupHead = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; PS4=$'\x1e` + TraceMarker + `'`
-	traceSetupTail = `' ''$?|${PIPESTATUS[*]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
+	traceSetupTail = `' ''$?|${PIPESTATUS[@]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
 )
 
 // taskBashEnv carries the step's own BASH_ENV (the image's ENV, a
