@@ -11,6 +11,7 @@ import (
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // tracedName names a step after the command it ran, short.
@@ -409,24 +410,39 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			// when the wrapper itself is bash (traceArgv) and there is none.
 			sawNoBash = true
 		}
+		// A piece of a line past 1 MiB ends in a newline (LineWriter):
+		// what follows is the same line.
+		piece := strings.HasSuffix(text, "\n")
 		before, m := splitTrace(text, tr.nonce)
-		if tr.contQ != 0 {
-			if m == nil && tr.contLines < traceContinuedLines {
-				// The rest of a command's trace line, over several
-				// lines: its command (a `python3 -c '` step was named
-				// by its first line), not its output or the parser's.
-				tr.contQ, tr.contLines = quoteAfter(tr.contQ, "\n"+text), tr.contLines+1
-				if cur != nil {
-					cur.sr.Show = Clip(cur.sr.Show+"\n"+text, OutputLineBytes)
+		if tr.contPiece || tr.cont.Open() {
+			if m == nil && (tr.contPiece || tr.contLines < wire.TraceContinuedLines) {
+				// The rest of a command's trace line: the next piece of
+				// a trace line past 1 MiB, or its next line inside a
+				// quote (a `python3 -c '` step was named by its first
+				// line). Its command, not its output or the parser's,
+				// nor the output file's (the fifteenth attacker's 5, 6).
+				rest := strings.TrimSuffix(text, "\n")
+				if !tr.contPiece {
+					rest = "\n" + rest
+					tr.contLines++
+				}
+				tr.cont.FeedString(rest)
+				tr.contPiece = piece
+				switch {
+				case !tr.contTop:
+					output(stream, strings.TrimPrefix(rest, "\n")) // a substitution's trace, as bash -x shows it
+				case cur != nil:
+					cur.sr.Show = Clip(cur.sr.Show+rest, OutputLineBytes)
 					cur.sr.Name = tracedName(cur.sr.Show)
 				}
 				return
 			}
-			tr.contQ = 0
+			tr.cont, tr.contPiece = wire.Quote{}, false
 		}
 		text = before
-		if m != nil && m.depth <= 1 {
-			tr.contQ, tr.contLines = quoteAfter(0, m.cmd), 0
+		if m != nil {
+			tr.cont, tr.contLines, tr.contPiece, tr.contTop = wire.Quote{}, 0, piece, m.depth <= 1
+			tr.cont.FeedString(strings.TrimSuffix(m.cmd, "\n"))
 		}
 		if m == nil {
 			line := text
@@ -695,11 +711,15 @@ type tracedRun struct {
 	fold  traceFold
 	// announced is when a light step's start was last said live.
 	announced time.Time
-	// contQ is the quote the last top-level trace line left open (0:
-	// none): the lines that follow are that command's, shown with it,
-	// until it closes (quoteAfter); contLines counts them.
-	contQ     byte
+	// cont is the quote the last trace line left open: the lines that
+	// follow are that command's, shown with it (contTop: a top-level
+	// command's), until it closes; contLines counts them. contPiece: the
+	// last trace line, or its last line, was a piece of a line past
+	// 1 MiB, which the next piece continues.
+	cont      wire.Quote
 	contLines int
+	contPiece bool
+	contTop   bool
 }
 
 // notYet is a closed step's status while its shell has not reported it.

@@ -366,31 +366,3 @@ func TestTraceKeepsTheStepsBashEnv(t *testing.T) {
 	}
 }
 
-// Where a trace line leaves a quote open, read from lines bash 5.2's
-// xtrace wrote: a word with a newline goes on over the next lines.
-func TestQuoteAfterReadsBashsTrace(t *testing.T) {
-	for _, c := range []struct {
-		lines []string
-		open  []byte // the state after each line
-	}{
-		{[]string{"python3 -c 'import sys", `print("hi")'`}, []byte{'\'', 0}},
-		{[]string{`echo 'it'\''s'`}, []byte{0}},
-		{[]string{"echo 'tab\there'"}, []byte{0}},
-		{[]string{"echo 'a", `b' 'it'\''s`, "x'"}, []byte{'\'', '\'', 0}},
-		{[]string{`printf '%s\n' 'q'\''r'`}, []byte{0}},
-		{[]string{`echo $'a\'b`, `c'`}, []byte{'$', 0}},
-		{[]string{`echo \'`}, []byte{0}},
-		{[]string{"echo done"}, []byte{0}},
-	} {
-		var q byte
-		for i, l := range c.lines {
-			if i > 0 {
-				l = "\n" + l
-			}
-			if q = quoteAfter(q, l); q != c.open[i] {
-				t.Errorf("%q: after line %d, quote %q, want %q", c.lines, i+1, q, c.open[i])
-				break
-			}
-		}
-	}
-}

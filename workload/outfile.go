@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"github.com/headroom-eval/headroom/workload/wire"
 	"io"
 	"os"
 	"syscall"
@@ -38,17 +39,23 @@ func openOutputFile(name string, uid, gid int) (*os.File, error) {
 // traceFilter writes what passes through it to w, without the trace
 // lines: those that start (after the shell's depth marks, one or more
 // 0x1e bytes) with mark, the step's trace marker and nonce, to their
-// newline. It holds at most the depth marks and mark's length while it
-// decides: a line of any length passes through in pieces. (A traced
-// command whose trace goes on over several lines, a quoted newline in
-// it, leaves its later lines in the file.)
+// newline, and on over the next lines while a quote of the traced
+// command is open (wire.Quote: `IFS=$'\n\t'`, a `python3 -c '` and its
+// program), as the host's parser reads them. It holds at most the depth
+// marks and mark's length while it decides: a line of any length passes
+// through in pieces.
 type traceFilter struct {
 	w    io.Writer
 	mark []byte
 	// seps counts the depth marks held, matched the bytes of mark
-	// matched after them; drop: inside a trace line.
+	// matched after them; drop: inside a trace line, quote its quoting
+	// so far; lineStart: at the start of a line the trace goes on over
+	// (cont of them so far), unless a trace line starts there.
 	seps, matched int
 	drop          bool
+	quote         wire.Quote
+	lineStart     bool
+	cont          int
 	err           error
 }
 
@@ -59,11 +66,27 @@ func (f *traceFilter) Write(p []byte) (int, error) {
 	for len(p) > 0 && f.err == nil {
 		switch {
 		case f.drop:
+			if f.lineStart {
+				f.lineStart = false
+				if p[0] == 0x1e {
+					f.drop = false
+					continue
+				}
+			}
 			i := bytes.IndexByte(p, '\n')
 			if i < 0 {
+				f.quote.Feed(p)
 				return n, nil
 			}
-			f.drop, p = false, p[i+1:]
+			f.quote.Feed(p[:i])
+			p = p[i+1:]
+			if f.quote.Open() && f.cont < wire.TraceContinuedLines {
+				f.quote.Feed([]byte{'\n'})
+				f.cont++
+				f.lineStart = true
+				continue
+			}
+			f.drop = false
 		case f.seps > 0:
 			c := p[0]
 			switch {
@@ -75,6 +98,7 @@ func (f *traceFilter) Write(p []byte) (int, error) {
 				p = p[1:]
 				if f.matched == len(f.mark) {
 					f.seps, f.matched, f.drop = 0, 0, true
+					f.quote, f.cont, f.lineStart = wire.Quote{}, 0, false
 				}
 			default:
 				f.flushHeld()

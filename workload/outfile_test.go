@@ -32,6 +32,15 @@ func TestTraceFilterTakesOutTraceLines(t *testing.T) {
 		{"a\x1e", "a\x1e"},
 		{strings.Repeat("x", 100000) + "\n", strings.Repeat("x", 100000) + "\n"},
 		{"err: boom\n\x1e[hr N0nce 1|1|1|1||0] sh]\n", "err: boom\n"},
+		// A trace line that goes on over lines inside a quote (bash's
+		// trace of IFS=$'\n\t' and of a multi-line argument): all of it
+		// the trace's (the fifteenth attacker's 3, 5).
+		{"\x1e[hr N0nce 0|0|1|1||0] IFS='\n\t'\na\n", "a\n"},
+		{"\x1e[hr N0nce 0|0|1|1||0] echo 'alpha\nbeta'\nalpha\nbeta\n", "alpha\nbeta\n"},
+		{"\x1e[hr N0nce 0|0|1|1||0] python3 -c 'a\nb'\\''c\nd'\nout\n", "out\n"},
+		// An open quote whose next line is a trace line: that line starts
+		// over (a quote bash never closed is not the next command's).
+		{"\x1e[hr N0nce 0|0|1|1||0] echo 'x\n\x1e[hr N0nce 0|0|1|1||0] echo y\ny\n", "y\n"},
 	} {
 		for _, n := range []int{1, 2, 3, 7, 32 << 10} {
 			if got := filtered(c.in, mark, n); got != c.want {
