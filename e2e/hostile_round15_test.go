@@ -3,7 +3,10 @@
 package e2e
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 )
@@ -52,4 +55,47 @@ func TestHostileR15HugeTraceLine(t *testing.T) {
 		"tests/test.sh":     oracleIs(`done`),
 	}, model.Passed, "", "Harbor's oracle.txt is `done`",
 		"Harbor task: solve.sh passes a 1.1 MB argument to `true`, then echoes done")
+}
+
+// Round fifteen, the sixteenth attacker's 7 and 8: a --pass-env secret
+// printed whole at the end of a line past 1 MiB was cut there with the
+// line (LineWriter's pieces) and masked piece by piece: all but its first
+// character was stored, in log.txt and trials.jsonl. And `declare -p` and
+// printf %q write a value holding $ " ' or a space escaped, which no mask
+// matched. No piece of it may be in any file or line.
+func TestHostileR15SecretCutOrEscaped(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	root := t.TempDir()
+	tasks := filepath.Join(root, "tasks")
+	name := "hostile-r15/secret-cut"
+	harborTask(t, tasks, "secret-cut", name, map[string]string{
+		"task.toml": harborToml(name, 128) + "[solution.env]\nMYKEY = \"${ATK16_SECRET}\"\n",
+		"solution/solve.sh": "#!/bin/bash\nA=$(head -c 1048575 /dev/zero | tr '\\0' a)\nprintf '%s%s\\n' \"$A\" \"$MYKEY\"\n" +
+			"declare -p MYKEY\nexport -p | grep MYKEY\nprintf '%q\\n' \"$MYKEY\"\necho done\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	secret := `Zq9s3cr3t VALUE$abc'def"XYZ`
+	leaked, lost, said := 0, 0, ""
+	for _, mode := range [][]string{nil, {"--exec-steps"}} {
+		out := filepath.Join(root, fmt.Sprint("out", len(mode)))
+		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--pass-env", "ATK16_SECRET", "--ratios", "uncapped", "--repeats", "1", "--out", out}, mode...)
+		run := runBin(t, bin, []string{"ATK16_SECRET=" + secret}, args...)
+		_, recs, left := records(t, out)
+		lost += 1 - len(recs)
+		leaked += left
+		if len(recs) == 1 {
+			said += fmt.Sprintf("%v%s; ", recs[0]["outcome"], map[bool]string{true: " (--exec-steps)"}[len(mode) > 0])
+		}
+		for _, piece := range []string{"q9s3cr3t", "VALUE", "XYZ"} {
+			n, where := countIn(piece, experimentFiles(t, out), map[string]string{"run stdout": run.stdout, "run stderr": run.stderr})
+			if n > 0 {
+				t.Errorf("%v: %q is in %v", mode, piece, where)
+			}
+			leaked += n
+		}
+	}
+	letoutRow(t, "Harbor task whose [solution.env] MYKEY is a --pass-env secret (`Zq9s3cr3t VALUE$abc'def\"XYZ`): solve.sh prints it after 1,048,575 bytes on one line, then `declare -p`, `export -p` and `printf %q` of it; under the step driver and --exec-steps",
+		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -76,6 +77,59 @@ func TestRedactorMasksTheFormsAShellTraceWritesASecretIn(t *testing.T) {
 	} {
 		if got := redact(in); got != want {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// What bash itself writes a value in — `declare -p`, `export -p`,
+// printf %q, a trace — each masked (the sixteenth attacker's 8:
+// declare -p and printf %q showed it).
+func TestRedactorMasksWhatBashWritesASecretAs(t *testing.T) {
+	for _, secret := range []string{
+		`Zq9s3cr3t VALUE$abc'def"XYZ`,
+		"back\\slash`tick{brace}|pipe;semi&amp",
+		"~tilde#hash at the start",
+		"#hash-first*star?query[x]",
+	} {
+		redact := Redactor(map[string]string{"K": secret})
+		out, err := exec.Command("bash", "-c", `K=$1; declare -p K; export K; export -p | grep ' K='; printf '%q\n' "$K"; set -x; : "$K"`, "bash", secret).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash: %v\n%s", err, out)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if got := redact(line); !strings.Contains(got, "[redacted K]") {
+				t.Errorf("secret %q: bash wrote %q, redacted to %q", secret, line, got)
+			}
+		}
+	}
+}
+
+// A line past 1 MiB reaches the step's output in pieces, each but the
+// last ending in a newline (LineWriter): a secret across a cut is masked
+// whole, each stream's pieces joined with their own, and the pieces'
+// text joined is the line's, masked.
+func TestPieceMaskMasksAcrossACut(t *testing.T) {
+	secret := "Zq9s3cr3tVALUEabcdefXYZ"
+	secrets := map[string]string{"K": secret}
+	line := strings.Repeat("a", 100) + secret + strings.Repeat("b", 10)
+	for cut := 90; cut <= 100+len(secret)+10; cut++ {
+		p := &pieceMask{redact: Redactor(secrets), span: RedactSpan(secrets)}
+		var got strings.Builder
+		for _, piece := range []struct{ stream, text string }{
+			{"stdout", line[:cut] + "\n"},
+			{"stderr", "other " + secret},
+			{"stdout", line[cut:]},
+		} {
+			out := p.mask(piece.stream, piece.text)
+			if strings.Contains(out, secret[1:]) || strings.Contains(out, secret[:len(secret)-1]) {
+				t.Errorf("cut at %d: %s piece %q", cut, piece.stream, out)
+			}
+			if piece.stream == "stdout" {
+				got.WriteString(strings.TrimSuffix(out, "\n"))
+			}
+		}
+		if want := strings.Repeat("a", 100) + "[redacted K]" + strings.Repeat("b", 10); got.String() != want {
+			t.Errorf("cut at %d: the line's pieces are %q, want %q", cut, got.String(), want)
 		}
 	}
 }

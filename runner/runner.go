@@ -137,10 +137,21 @@ func Redactor(secrets map[string]string) func(string) string {
 // ), and ${v@Q}, printf %q and newer bash's xtrace write one holding a
 // control character as $'...' (C escapes, \E for escape, \ooo for the
 // rest, \' and \\ for a quote and a backslash).
+//
+// `declare -p` and `export -p` write a value in double quotes, a
+// backslash before each " $ \ and backquote; printf %q (and ${v@Q}'s
+// cousin in `set`'s listing) a backslash before each character a shell
+// word would take as its own (the sixteenth attacker's 8).
 func shellForms(text string) []string {
 	forms := []string{text}
 	if strings.Contains(text, "'") {
 		forms = append(forms, strings.ReplaceAll(text, "'", `'\''`))
+	}
+	if dq := doubleQuoteEscaper.Replace(text); dq != text {
+		forms = append(forms, dq)
+	}
+	if bq := backslashQuoted(text); bq != text {
+		forms = append(forms, bq)
 	}
 	if strings.ContainsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		var b strings.Builder
@@ -178,6 +189,67 @@ func shellForms(text string) []string {
 	return forms
 }
 
+// doubleQuoteEscaper writes text as bash's `declare -p` does between
+// its double quotes.
+var doubleQuoteEscaper = strings.NewReplacer(`"`, `\"`, `$`, `\$`, `\`, `\\`, "`", "\\`")
+
+// backslashQuoted is text as bash's printf %q writes a value with no
+// control character: a backslash before each character special to the
+// shell (a ~ or # only at the start).
+func backslashQuoted(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if strings.IndexByte(" !\"$&'()*,;<>?[\\]^`{|}", c) >= 0 || i == 0 && (c == '~' || c == '#') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// RedactSpan is the longest text Redactor(secrets) masks: a line cut in
+// pieces is masked across a cut when that much of one piece is held
+// back for the next.
+func RedactSpan(secrets map[string]string) int {
+	n := 0
+	for _, v := range secrets {
+		for _, f := range shellForms(v) {
+			n = max(n, len(f))
+		}
+	}
+	return n
+}
+
+// pieceMask masks a step's output a line at a time, and a line cut in
+// pieces (LineWriter: a piece of a line past 1 MiB ends in a newline)
+// across its cuts: of each piece it holds back the last span-1 bytes,
+// masked again with the next piece of that stream. Masked piece by piece
+// alone, a secret printed whole at the end of a 1 MiB line was stored
+// all but its first character (the sixteenth attacker's 7).
+type pieceMask struct {
+	redact func(string) string
+	span   int
+	held   map[string]string // by stream
+}
+
+func (p *pieceMask) mask(stream, text string) string {
+	if h, ok := p.held[stream]; ok {
+		text = h + text
+		delete(p.held, stream)
+	}
+	text = p.redact(text)
+	if body, piece := strings.CutSuffix(text, "\n"); piece && p.span > 1 && len(body) >= p.span {
+		if p.held == nil {
+			p.held = map[string]string{}
+		}
+		k := len(body) - (p.span - 1)
+		p.held[stream] = body[k:]
+		text = body[:k] + "\n"
+	}
+	return text
+}
+
 // clipMark is what ends (or starts) text headroom cut short.
 const clipMark = "…"
 
@@ -194,6 +266,8 @@ type Runner struct {
 	neighbours neighbourhood
 
 	redact func(string) string
+	// redactSpan is the longest text redact masks (RedactSpan).
+	redactSpan int
 
 	mu      sync.Mutex
 	cancels map[string]context.CancelFunc
@@ -219,7 +293,7 @@ func New(b Backend, cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("secret %s: %w", n, err)
 		}
 	}
-	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}, redact: Redactor(cfg.Secrets)}
+	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}, redact: Redactor(cfg.Secrets), redactSpan: RedactSpan(cfg.Secrets)}
 	for _, t := range cfg.Tasks {
 		r.tasks[t.Name] = t
 	}

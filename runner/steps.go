@@ -398,8 +398,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	// timeout was headroom's, the fifteenth attacker's 1).
 	var partial strings.Builder
 	sawNoBash := false // the wrapper found no bash (NeedBash)
+	masking := &pieceMask{redact: t.r.redact, span: t.r.redactSpan}
 	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
-		text = t.r.redact(text)
+		text = masking.mask(stream, text)
 		if tr == nil {
 			t.transcript.Add(text) // whole, before output shortens it
 			output(stream, text)

@@ -365,4 +365,3 @@ func TestTraceKeepsTheStepsBashEnv(t *testing.T) {
 		t.Errorf("exit %d, output %q; want the script and its nested bash to have read the step's BASH_ENV", code, out)
 	}
 }
-
