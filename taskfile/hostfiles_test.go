@@ -262,3 +262,17 @@ func TestASolutionLinkInsideTheTaskIsTheOracle(t *testing.T) {
 		t.Errorf("no oracle: agents %v", l.Task.AgentNames())
 	}
 }
+
+// An environment/Dockerfile that is a directory is refused at load,
+// naming it (the sixteenth attacker's 10): `tasks validate` said ok and
+// every trial was an infra-error from the engine's build.
+func TestDockerfileMustBeAFile(t *testing.T) {
+	dir := harborDir(t, "version = \"1.0\"\n[task]\nname = \"d/dir\"\n")
+	if err := os.MkdirAll(filepath.Join(dir, "environment", "Dockerfile"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadTaskDir(dir)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join("environment", "Dockerfile")+" is not a regular file") {
+		t.Errorf("a directory as environment/Dockerfile: %v", err)
+	}
+}

@@ -144,6 +144,20 @@ func absolute(t *model.Task) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// fileThere says whether the task's file p (what: a Dockerfile, a compose
+// file) is there: an error when something else is (a directory where the
+// engine's build would fail reading it, after `tasks validate` said ok).
+func fileThere(p, what string) (bool, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return false, nil
+	}
+	if !fi.Mode().IsRegular() {
+		return false, fmt.Errorf("%s is not a regular file (%s): the task's %s must be an ordinary file", p, fi.Mode().Type(), what)
+	}
+	return true, nil
+}
+
 func loadHarbor(dir string) (Loaded, error) {
 	file := filepath.Join(dir, "task.toml")
 	data, err := readTaskFile(dir, file)
@@ -210,7 +224,9 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	if err != nil {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
-	if exists(filepath.Join(envDir, "Dockerfile")) {
+	if there, err := fileThere(filepath.Join(envDir, "Dockerfile"), "Dockerfile"); err != nil {
+		return Loaded{}, err
+	} else if there {
 		t.Build = &model.Build{Context: envDir, Dockerfile: "Dockerfile", Timeout: build}
 	}
 	var startFiles []model.Upload
@@ -415,7 +431,9 @@ func loadTBOld(dir string) (Loaded, error) {
 	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	if exists(filepath.Join(dir, "Dockerfile")) {
+	if there, err := fileThere(filepath.Join(dir, "Dockerfile"), "Dockerfile"); err != nil {
+		return Loaded{}, err
+	} else if there {
 		t.Build = &model.Build{Context: dir, Dockerfile: "Dockerfile", Timeout: defaultBuildTimeout}
 	}
 	var startFiles []model.Upload
