@@ -5,10 +5,12 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // oracleIs is a test.sh that passes when /logs/agent/oracle.txt, the
@@ -98,4 +100,34 @@ func TestHostileR15SecretCutOrEscaped(t *testing.T) {
 	}
 	letoutRow(t, "Harbor task whose [solution.env] MYKEY is a --pass-env secret (`Zq9s3cr3t VALUE$abc'def\"XYZ`): solve.sh prints it after 1,048,575 bytes on one line, then `declare -p`, `export -p` and `printf %q` of it; under the step driver and --exec-steps",
 		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
+}
+
+// Round fifteen, the sixteenth attacker's 1: a step printing 50 million
+// short lines (`yes | head -n 50000000`, 0.2 s under docker run) took
+// 73 s under headroom, 60 s of it headroom's CPU, an event a line through
+// the sweep and the store, and the pipe held the task back: a 30 s agent
+// timeout charged to the task. Now a step's head and tail are sent, and
+// a live line now and then between them.
+func TestHostileR15FiftyMillionLines(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	name := "hostile-r15/yes"
+	harborTask(t, tasks, "yes", name, map[string]string{
+		"task.toml":              strings.Replace(harborToml(name, 256), "[agent]\ntimeout_sec = 60.0", "[agent]\ntimeout_sec = 30.0", 1),
+		"solution/solve.sh":      "#!/bin/bash\nyes | head -n 50000000\necho hello > /app/out\n",
+		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q hello /app/out; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	})
+	row := runOracleRow(t, bin, tasks, name, "")
+	forged := 0
+	// After: about 4 s of headroom's CPU here; a bound three times that.
+	const bound = 15 * time.Second
+	if row.outcome != "passed" || row.run.cpu > bound {
+		forged++
+		t.Errorf("exit %d: %s · %s: %s; headroom's CPU %v (want passed, at most %v)\n%s", row.run.code, row.outcome, orNone(row.cause), row.reason, row.run.cpu.Round(time.Millisecond), bound, row.run.stderr)
+	}
+	letoutRow(t, "Harbor task (agent timeout 30 s): solve.sh runs `yes | head -n 50000000`",
+		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
+		1-len(row.recs), row.left, forged)
 }

@@ -75,6 +75,14 @@ type OutputLine struct {
 	Step   string
 	Stream string // "stdout" or "stderr"
 	Text   string
+	// Live: a line of a step printing fast, past its head, sent to be
+	// seen as it comes; the step's tail is sent again when it ends, and
+	// the log keeps that (model.LogStepHeadBytes).
+	Live bool
+	// Skipped and SkippedBytes count the step's lines before this one
+	// that were never sent: neither its head nor its tail.
+	Skipped      int
+	SkippedBytes int64
 }
 
 // MemorySample is one reading of the container's memory and CPU.

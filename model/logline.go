@@ -58,3 +58,16 @@ func escapeControls(s string) string {
 	}
 	return b.String()
 }
+
+// A trial's log.txt keeps, of each step's output, its first
+// LogStepHeadBytes and its last LogStepTailBytes (at most LogStepTailLines
+// lines), with a line saying what was left out between them. The runner
+// sends a step's output past its head as it comes only while it comes
+// slowly, and its tail when the step ends: a step printing 50 million
+// short lines costs headroom a few seconds, not a minute charged to the
+// task's timeout (the sixteenth attacker's 1).
+const (
+	LogStepHeadBytes = 1 << 20
+	LogStepTailBytes = 1 << 20
+	LogStepTailLines = 1 << 16
+)

@@ -1,60 +1,76 @@
-package runner_test
+package runner
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
+	"time"
 
+	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
-	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/fake"
 )
 
-// A step that prints without bound gets a record of bounded size: its
-// first lines, a line saying what was left out, its last lines; a long
-// line is cut; a traced script of many loud commands shares one budget
-// per trial; every byte left out is counted (issue #24, item 4).
-func TestOutputKeptWithinBounds(t *testing.T) {
-	long := strings.Repeat("x", 50_000)
-	var loud []string
-	for i := 0; i < 20_000; i++ {
-		loud = append(loud, fmt.Sprintf("line %05d %s", i, strings.Repeat("y", 900)))
+// A step printing millions of lines sends its head as it comes, then
+// only a live line now and then, and its tail when it ends: the events
+// are bounded whatever it prints, the head and the tail are in order,
+// and what was never sent is counted on the tail's first line (the
+// sixteenth attacker's 1: an event a line made 50 million lines of `yes`
+// cost 73 s, the task's timeout).
+func TestFastOutputIsSentAsItsHeadAndTail(t *testing.T) {
+	tr, evs := newTestTrial()
+	o := &openStep{sr: model.StepResult{Name: "yes"}}
+	const lines = 3_000_000
+	line := func(i int) string { return fmt.Sprintf("%07d", i) } // 8 bytes a line with its newline
+	for i := range lines {
+		tr.emitOutput(o, "stdout", line(i))
 	}
-	traced := []string{"!" + traceLine(1, "echo "+strings.Repeat("z", 1<<20))}
-	for c := 0; c < 40; c++ {
-		traced = append(traced, "!"+traceLine(1, fmt.Sprintf("yes %d", c)))
-		traced = append(traced, loud[:600]...)
+	tr.flushOutput(o)
+	var sent []string
+	live, skipped := 0, 0
+	var skippedB int64
+	for _, e := range *evs {
+		ol := e.(event.OutputLine)
+		if ol.Live {
+			live++
+			continue
+		}
+		skipped += ol.Skipped
+		skippedB += ol.SkippedBytes
+		sent = append(sent, ol.Text)
 	}
-	tasks := []model.Task{fake.Task("loud", 64<<20, "solve"), fake.Task("traced", 64<<20, "solve")}
-	tasks[1].Agents[0].Steps[0].Trace = true
-	b := &fake.Backend{Script: stripBang(script(map[string]fake.StepPlan{
-		"loud/solve":   {Lines: append(append([]string{long}, loud...), "the end")},
-		"traced/solve": {Lines: traced},
-	}))}
-	res := runSweep(t, b, config(t, tasks), context.Background(), nil).results
-	r := res["loud@1x"]
-	s := r.Steps[0]
-	lines := strings.Split(s.Output, "\n")
-	if len(lines) != runner.StepHeadLines+200+1 || !strings.HasPrefix(lines[0], "xxx") || len(lines[0]) > runner.OutputLineBytes+4 ||
-		!strings.HasPrefix(lines[runner.StepHeadLines], "[headroom: ") || lines[len(lines)-1] != "the end" {
-		t.Errorf("kept %d lines: first %.40q, at the head's end %.80q, last %q", len(lines), lines[0], lines[min(runner.StepHeadLines, len(lines)-1)], lines[len(lines)-1])
+	head := int(model.LogStepHeadBytes / 8)
+	if len(sent)+skipped != lines || skippedB != int64(skipped)*8 {
+		t.Fatalf("%d sent and %d skipped (%d bytes), want %d in all, 8 bytes each", len(sent), skipped, skippedB, lines)
 	}
-	wantLines := 20_002 - runner.StepHeadLines - 200
-	if s.OutputDropped != wantLines || s.OutputDroppedBytes < int64(wantLines*900) || r.OutputDroppedBytes != s.OutputDroppedBytes {
-		t.Errorf("dropped %d lines, %d bytes (trial %d); want %d lines", s.OutputDropped, s.OutputDroppedBytes, r.OutputDroppedBytes, wantLines)
+	if len(sent) > head+model.LogStepTailLines+outputTickLines*int(time.Second/outputTick)*5 {
+		t.Errorf("%d lines sent of %d, want about the head's %d and the tail's %d", len(sent), lines, head, model.LogStepTailLines)
 	}
-	tr := res["traced@1x"]
-	rec, _ := json.Marshal(tr)
-	kept := 0
-	for _, s := range tr.Steps {
-		kept += len(s.Output)
-		if len(s.Show) > runner.OutputLineBytes+4 {
-			t.Errorf("a step's command kept whole: %d bytes", len(s.Show))
+	for i := range head {
+		if sent[i] != line(i) {
+			t.Fatalf("head line %d is %q, want %q", i, sent[i], line(i))
 		}
 	}
-	if len(tr.Steps) < 40 || kept > runner.TrialOutputBytes+len(tr.Steps)*400 || len(rec) > 2*runner.TrialOutputBytes || tr.OutputDroppedBytes < 20*600*900 {
-		t.Errorf("traced: %d steps kept %d bytes of output, record %d bytes, %d bytes dropped", len(tr.Steps), kept, len(rec), tr.OutputDroppedBytes)
+	for i := range model.LogStepTailLines {
+		if got, want := sent[len(sent)-1-i], line(lines-1-i); got != want {
+			t.Fatalf("tail line %d from the end is %q, want %q", i, got, want)
+		}
+	}
+	t.Logf("%d lines: %d sent, %d live, %d skipped", lines, len(sent), live, skipped)
+}
+
+// A step printing slowly past its head still has every line sent within
+// outputTick, in order, none skipped.
+func TestSlowOutputPastItsHeadIsAllSent(t *testing.T) {
+	tr, evs := newTestTrial()
+	o := &openStep{sr: model.StepResult{Name: "log"}}
+	o.sent.bytes = model.LogStepHeadBytes // past its head
+	o.sent.tick = time.Now().Add(-time.Second)
+	tr.emitOutput(o, "stdout", "first")
+	if len(*evs) != 1 || (*evs)[0].(event.OutputLine).Text != "first" || (*evs)[0].(event.OutputLine).Live {
+		t.Fatalf("a line past the head after a quiet second: %+v, want it sent", *evs)
+	}
+	tr.emitOutput(o, "stderr", "second") // within the tick: held
+	tr.flushOutput(o)
+	if len(*evs) != 2 || (*evs)[1].(event.OutputLine).Text != "second" || (*evs)[1].(event.OutputLine).Skipped != 0 {
+		t.Errorf("the held line at the step's end: %+v", *evs)
 	}
 }

@@ -326,3 +326,37 @@ func TestLogBoundsItsOwnLines(t *testing.T) {
 		t.Errorf("log of %d bytes (want at most about %d), its first step and the cap said", len(b), LogMarkBytes)
 	}
 }
+
+// What the runner never sent of a step's output (event.OutputLine's
+// Skipped) is counted with what the log left out, and a live line, sent
+// again with the step's tail, is not written twice.
+func TestLogCountsWhatTheRunnerSkipped(t *testing.T) {
+	root := t.TempDir()
+	e, err := Create(root, Manifest{ID: "exp1", Status: "running"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := event.Base{Trial: "t0001", Time: time.Now()}
+	for _, ev := range []event.Event{
+		event.TrialStarted{Base: base},
+		event.StepStarted{Base: base, Phase: "agent", Step: model.Step{Name: "yes"}},
+		event.OutputLine{Base: base, Stream: "stdout", Text: "head"},
+		event.OutputLine{Base: base, Stream: "stdout", Text: "live y", Live: true},
+		event.OutputLine{Base: base, Stream: "stdout", Text: "tail", Skipped: 49_000_000, SkippedBytes: 98_000_000},
+		event.StepEnded{Base: base, Result: model.StepResult{Name: "yes"}},
+		event.TrialEnded{Base: base, Result: result("t0001", model.Passed)},
+	} {
+		if err := e.Record(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	b, err := os.ReadFile(filepath.Join(e.Dir, TrialsDir, "t0001", "log.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	if strings.Contains(log, "live y") || !strings.Contains(log, "head\n") || !strings.Contains(log, "tail\n") || !strings.Contains(log, "49000000 line(s), 93.5MiB of this step's output not kept here") {
+		t.Errorf("log:\n%s", log)
+	}
+}

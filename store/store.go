@@ -109,8 +109,8 @@ type trialFiles struct {
 // (then a line says so, and at the end what was left out): a task that
 // prints a gigabyte makes a log of megabytes.
 const (
-	LogStepHeadBytes = 1 << 20
-	LogStepTailBytes = 1 << 20
+	LogStepHeadBytes = model.LogStepHeadBytes
+	LogStepTailBytes = model.LogStepTailBytes
 	LogTrialBytes    = 16 << 20
 	// LogMarkBytes bounds headroom's own lines in a trial's log (mark).
 	LogMarkBytes = 4 << 20
@@ -175,8 +175,8 @@ func (tf *trialFiles) dropPastCap(n int64) {
 // left out, then its tail; the next step starts with its own head.
 func (tf *trialFiles) endStep() {
 	if tf.stepDrop > 0 {
-		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of this step's output not kept here (the log keeps a step's first %s and last %s)\n",
-			tf.stepDrop, model.FormatBytes(tf.stepDropB), model.FormatBytes(LogStepHeadBytes), model.FormatBytes(LogStepTailBytes))
+		fmt.Fprintf(tf.log, "==> [headroom] %d line(s), %s of this step's output not kept here (the log keeps a step's first %s and last %s, at most %d lines)\n",
+			tf.stepDrop, model.FormatBytes(tf.stepDropB), model.FormatBytes(LogStepHeadBytes), model.FormatBytes(LogStepTailBytes), model.LogStepTailLines)
 	}
 	ring := tf.ring
 	tf.ring, tf.ringBytes, tf.stepHead, tf.stepDrop, tf.stepDropB = nil, 0, 0, 0, 0
@@ -457,7 +457,11 @@ func (e *Experiment) Record(ev event.Event) error {
 			tf.mark("==> [%s] %s\n", ev.Phase, model.StepLabel(ev.Step.Name, ev.Step.Show))
 		}
 	case event.OutputLine:
-		if tf := e.open[ev.TrialID()]; tf != nil {
+		if tf := e.open[ev.TrialID()]; tf != nil && !ev.Live {
+			// What the runner held back and did not send, between the
+			// step's head and this line: left out here too.
+			tf.stepDrop += ev.Skipped
+			tf.stepDropB += ev.SkippedBytes
 			tf.output(model.LogOutputLine(ev.Stream, ev.Text) + "\n")
 		}
 	case event.OOMKill:
