@@ -140,7 +140,7 @@ func buildKitRefused(err error) bool {
 // Dockerfile's directory to the engine (filesync; the request has no
 // body). frontend, when set, is the local image of a Dockerfile frontend
 // to run instead of the engine's own.
-func buildKitBuild(ctx context.Context, cli *client.Client, contextDir, dockerfileDir, frontend string, opts build.ImageBuildOptions, progress func(string)) error {
+func buildKitBuild(ctx context.Context, cli *client.Client, contextDir, dockerfileDir, frontend string, opts build.ImageBuildOptions, progress func(string), built *string) error {
 	contextFS, err := fsutil.NewFS(contextDir)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func buildKitBuild(ctx context.Context, cli *client.Client, contextDir, dockerfi
 		return err
 	}
 	defer resp.Body.Close()
-	return readBuildStream(resp.Body, progress)
+	return readBuildStreamID(resp.Body, progress, built)
 }
 
 // frontendArg is the build argument by which BuildKit's built-in

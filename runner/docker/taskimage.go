@@ -231,11 +231,35 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 		return tag, nil
 	}
 	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
-	if err := buildPlanned(ctx, cli, tag, b, plan, t, progress); err != nil {
+	built, err := buildPlanned(ctx, cli, tag, b, plan, t, progress)
+	if err != nil {
 		return "", fmt.Errorf("task %s: building %s: %w", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), err)
 	}
+	dropLostBuild(ctx, cli, tag, built, progress)
 	recordTagBuilt(ctx, cli, tag, progress)
 	return tag, nil
+}
+
+// dropLostBuild removes the image this process just built (built, the
+// id its build said) when the tag it was built under names another now:
+// a second headroom building the same task at once tagged its own after
+// it, and this one was left untagged on the engine for good, the size of
+// a task's environment (the sixteenth attacker's 9). Only the id this
+// build made is removed (and the untagged layers only it held); an image
+// in use stays.
+func dropLostBuild(ctx context.Context, cli *client.Client, tag, built string, progress func(string)) {
+	if built == "" {
+		return
+	}
+	now, err := imageID(ctx, cli, tag)
+	if err != nil || now == "" || now == built {
+		return
+	}
+	if _, err := cli.ImageRemove(ctx, built, image.RemoveOptions{PruneChildren: true}); err != nil {
+		progress(fmt.Sprintf("another build took the tag %s; removing this build's image %s: %v", tag, shortID(built), err))
+		return
+	}
+	progress(fmt.Sprintf("another build took the tag %s: this build's image %s removed", tag, shortID(built)))
 }
 
 func pull(ctx context.Context, cli *client.Client, ref string, progress func(string)) error {
@@ -263,24 +287,27 @@ func buildContext(ctx context.Context, cli *client.Client, tag string, b model.B
 		return err
 	}
 	t := model.Task{Name: tag, Build: &b}
-	return buildPlanned(ctx, cli, tag, b, planBuild(engine, t, b), t, progress)
+	_, err = buildPlanned(ctx, cli, tag, b, planBuild(engine, t, b), t, progress)
+	return err
 }
 
 // buildPlanned is buildContext bounded as plan says (planBuild): its
-// builder, network and memory.
-func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.Build, plan buildPlan, t model.Task, progress func(string)) error {
+// builder, network and memory. It returns the id of the image built, as
+// the build said it ("" if it did not).
+func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.Build, plan buildPlan, t model.Task, progress func(string)) (string, error) {
 	if b.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
 		defer cancel()
 	}
 	if err := checkFetches(ctx, cli, b, plan); err != nil {
-		return err
+		return "", err
 	}
-	err := buildBounded(ctx, cli, plan, tag, b, progress)
+	var built string
+	err := buildBounded(ctx, cli, plan, tag, b, progress, &built)
 	if plan.Builder.Name == BuilderBuildKit && buildKitRefused(err) {
 		plan = planBuild(Builder{Name: BuilderClassic, Reason: "the engine refused BuildKit: " + err.Error()}, t, b)
-		err = buildBounded(ctx, cli, plan, tag, b, progress)
+		err = buildBounded(ctx, cli, plan, tag, b, progress, &built)
 	}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -289,17 +316,17 @@ func buildPlanned(ctx context.Context, cli *client.Client, tag string, b model.B
 				// Its CPU bound slowed it: say which, and what lifts it.
 				held = fmt.Sprintf("; its RUN steps had at most %g CPU: give it more with --build-cpus", plan.CPUs)
 			}
-			return fmt.Errorf("the build ran past its time limit (%s, [environment] build_timeout_sec)%s", b.Timeout, held)
+			return "", fmt.Errorf("the build ran past its time limit (%s, [environment] build_timeout_sec)%s", b.Timeout, held)
 		}
-		return explainBuildError(err)
+		return "", explainBuildError(err)
 	}
-	return nil
+	return built, nil
 }
 
 // buildWith builds the context with one builder, with no network and no
 // memory bound.
 func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag string, b model.Build, progress func(string)) error {
-	return buildBounded(ctx, cli, buildPlan{Builder: builder, Network: model.BuildNetworkNone, Task: tag}, tag, b, progress)
+	return buildBounded(ctx, cli, buildPlan{Builder: builder, Network: model.BuildNetworkNone, Task: tag}, tag, b, progress, nil)
 }
 
 // buildBounded builds the context as plan says: the classic builder gets
@@ -307,7 +334,7 @@ func buildWith(ctx context.Context, cli *client.Client, builder Builder, tag str
 // memory bound; BuildKit reads it through its session, with no network or
 // the engine's default one. The image carries the network it was built
 // with (LabelBuildNetwork).
-func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag string, b model.Build, progress func(string)) error {
+func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag string, b model.Build, progress func(string), built *string) error {
 	builder := plan.Builder
 	progress("builder: " + builder.String())
 	progress(plan.says())
@@ -339,7 +366,7 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 			}
 			dockerfileDir, opts.Dockerfile = dir, "Dockerfile"
 		}
-		err := buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress)
+		err := buildKitBuild(ctx, cli, b.Context, dockerfileDir, frontend, opts, progress, built)
 		if err != nil && !buildKitRefused(err) {
 			err = plan.explainBounds(err, false)
 		}
@@ -381,7 +408,7 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 		return err
 	}
 	defer resp.Body.Close()
-	err = readBuildStream(resp.Body, tracked)
+	err = readBuildStreamID(resp.Body, tracked, built)
 	if err != nil {
 		// The OOM event comes before the step's exit that ends the build:
 		// it is waited for a moment only when the step was SIGKILLed.
@@ -486,6 +513,14 @@ var buildKitStep = regexp.MustCompile(`\[(?:[^\]]*\s)?\d+/\d+\]\s+([A-Z]+)\b`)
 // readBuildStream relays an engine build or pull stream's lines and
 // returns the error it reports.
 func readBuildStream(r io.Reader, progress func(string)) error {
+	return readBuildStreamID(r, progress, nil)
+}
+
+// readBuildStreamID is readBuildStream, which also puts in built (when
+// not nil) the id of the image the build made, as its stream says it
+// (an aux message's ID, the classic builder's and BuildKit's
+// moby.image.id).
+func readBuildStreamID(r io.Reader, progress func(string), built *string) error {
 	dec := json.NewDecoder(r)
 	var trace buildKitStatus
 	for {
@@ -510,6 +545,12 @@ func readBuildStream(r io.Reader, progress func(string)) error {
 				return err
 			}
 			continue
+		}
+		if msg.Aux != nil && built != nil {
+			var aux struct{ ID string }
+			if json.Unmarshal(msg.Aux, &aux) == nil && strings.HasPrefix(aux.ID, "sha256:") {
+				*built = aux.ID
+			}
 		}
 		// The classic builder colours a RUN's stderr (ESC[91m … ESC[0m):
 		// the colour codes go, the text stays.
