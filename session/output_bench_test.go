@@ -14,13 +14,15 @@ import (
 // A step that prints many short lines (`yes | head -n 50000000`), through
 // the runner, the sweep's recording and the store, with the fake backend:
 // what headroom spends a line, beside what the step does. Reported as
-// ns/line. Before the sweep's loop stopped putting every event on the
-// heap at a TrialEnded's size (annotated), 1,700 ns/line here (2 CPUs,
-// fake backend); after, 780-810: the same run side by side, twice.
+// ns/line; 2 million lines of "y", 4 MB, past a step's 1 MiB head. The
+// same run side by side (2 CPUs, 2026-12-06): the sweep's loop putting
+// every event on the heap at a TrialEnded's size (before annotated), 1,700
+// ns/line; after it, an event a line, 874; a step's output past its head
+// held and sent as its tail (runner.emitOutput), 284.
 //
-//	go test -run '^$' -bench SweepOutputLines -benchtime 5x ./session
+//	go test -run '^$' -bench SweepOutputLines -benchtime 3x ./session
 func BenchmarkSweepOutputLines(b *testing.B) {
-	const lines = 200_000
+	const lines = 2_000_000
 	out := strings.Split(strings.Repeat("y\n", lines-1)+"y", "\n")
 	plat := &fake.Platform{
 		Backend: &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Lines: out} }},
