@@ -353,6 +353,14 @@ func (s *SweepState) Apply(e event.Event) {
 			if len(v.Tail) > tailLines {
 				v.Tail = v.Tail[len(v.Tail)-tailLines:]
 			}
+			if e.Live {
+				// Shown on the card as it comes; the log gets it with the
+				// step's tail, when the step ends.
+				break
+			}
+			if e.Skipped > 0 {
+				v.log(fmt.Sprintf("==> [headroom] %d line(s), %s of this step's output not shown (a step printing fast shows its first and last MiB)", e.Skipped, model.FormatBytes(e.SkippedBytes)))
+			}
 			v.log(model.LogOutputLine(e.Stream, e.Text))
 		}
 	case event.MemorySample:
