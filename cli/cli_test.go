@@ -42,8 +42,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	before := headroomContainers()
+	imagesBefore := testTaskImages()
 	code := m.Run()
 	os.RemoveAll(dir)
+	// The task images these tests' own tasks built (cli/…, examples/…),
+	// made during this run: removed by tag, as the hostile rows remove
+	// theirs (removeTaskImages); one that was there before is left.
+	for id, tags := range testTaskImages() {
+		if _, had := imagesBefore[id]; !had {
+			exec.Command("docker", append([]string{"rmi"}, tags...)...).Run()
+		}
+	}
 	// Nothing may be left behind by any test: each container of headroom's
 	// made during the run and still there is named, with its experiment.
 	if before != nil {
@@ -59,6 +68,24 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// testTaskImages are the engine's task images of the tasks these tests
+// make (headroom-task/cli-…, headroom-task/examples-…), by id, with
+// their tags (nil: no engine answered).
+func testTaskImages() map[string][]string {
+	out, err := exec.Command("docker", "images", "--format", "{{.ID}} {{.Repository}}:{{.Tag}}", docker.TaskRepo+"/*").Output()
+	if err != nil {
+		return nil
+	}
+	images := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		id, tag, ok := strings.Cut(line, " ")
+		if ok && (strings.HasPrefix(tag, docker.TaskRepo+"/cli-") || strings.HasPrefix(tag, docker.TaskRepo+"/examples-")) {
+			images[id] = append(images[id], tag)
+		}
+	}
+	return images
 }
 
 // headroomContainers are the engine's containers labelled headroom, by
