@@ -45,12 +45,39 @@ func atKeyLine(path string, data []byte, err error) error {
 		if line := inlineKeyLine(data, m[1]); line > 0 {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		// Written in several steps: the one line with the value refused.
+		if g := gotValue.FindStringSubmatch(err.Error()); g != nil {
+			if line := inlineKeyValueLine(data, m[1], g[1]); line > 0 {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+		}
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// workloadField is the field a workload table's error names first.
-var workloadField = regexp.MustCompile(`workload: ([a-z_]+) `)
+// workloadField is the field a workload table's error names first;
+// gotValue the value refused, as the error quotes it ("(got -5)").
+var (
+	workloadField = regexp.MustCompile(`workload: ([a-z_]+) `)
+	gotValue      = regexp.MustCompile(`\(got (.+)\)$`)
+)
+
+// inlineKeyValueLine is the 1-based line where key = value is written in
+// an inline table, value as the error quotes it, when one line alone
+// holds it; else 0.
+func inlineKeyValueLine(data []byte, key, value string) int {
+	re := regexp.MustCompile(`[{,]\s*"?` + regexp.QuoteMeta(key) + `"?\s*=\s*` + regexp.QuoteMeta(value) + `\s*[,}]`)
+	found := 0
+	for i, raw := range strings.Split(string(data), "\n") {
+		if re.MatchString(raw) {
+			if found > 0 {
+				return 0
+			}
+			found = i + 1
+		}
+	}
+	return found
+}
 
 // keyLine is the 1-based line where key is assigned inside [table] (or
 // table.key = … at the top level), or 0.

@@ -53,14 +53,18 @@ environment.cpus = 3
 }
 
 // A workload table's range error names its line where its key is written
-// once (a new user's `base_mb = -5` had none); written twice, no line is
-// guessed.
+// once (a new user's `base_mb = -5` had none); written in several steps,
+// the one line with the value refused (a key every built-in task writes
+// in each step, duration_ms or style, had none); where that value is
+// written twice too, no line is guessed.
 func TestWorkloadErrorAtItsLine(t *testing.T) {
-	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { %s }\n"
+	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10, style = \"edit\" }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { %s }\n"
 	for _, c := range []struct{ workload, want string }{
 		{"base_mb = -5", `t.toml:11: agent "a" step 1 workload: base_mb must not be negative (got -5)`},
 		{"jitter_pct = 100", `t.toml:11: agent "a" step 1 workload: jitter_pct must be in [0, 100) (got 100)`},
-		{"duration_ms = -1", `t.toml: agent "a" step 1 workload: duration_ms must be between 0 and 3600000 (got -1)`},
+		{"duration_ms = -1", `t.toml:11: agent "a" step 1 workload: duration_ms must be between 0 and 3600000 (got -1)`},
+		{"style = \"bogus\"", `t.toml:11: agent "a" step 1 workload: style must be one of pip, apt, build, pytest, python, edit (got "bogus")`},
+		{"duration_ms = -1, base_mb = 1 }\n  [[agents.steps]]\n  name = \"t\"\n  workload = { duration_ms = -1", `t.toml: agent "a" step 1 workload: duration_ms must be between 0 and 3600000 (got -1)`},
 	} {
 		_, err := Parse("t.toml", []byte(fmt.Sprintf(body, c.workload)))
 		if err == nil || err.Error() != c.want {
