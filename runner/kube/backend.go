@@ -308,7 +308,9 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	// is known and removed.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	sb := newSandbox(b, pod.Name, task, trial.Policy)
+	// The container's own limit (the probe's memory beside it): what a
+	// resize is told from, and what its peak reaches at a kill.
+	sb := newSandbox(b, pod.Name, task, c.containerPolicy(trial.Policy))
 	sb.trial = trial.ID
 	sb.probing, sb.besidePID1 = c.Probe || c.ProbeExec, c.ProbeExec
 	sb.stepUser, sb.keepHome = stepUser, keepHome

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/headroom-eval/headroom/cgroup"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/workload"
 )
@@ -36,7 +37,9 @@ func TestPodResizedOrFrozenFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.LimitChanged != "128MiB to 256MiB (the pod resized in place)" {
+	// From the container's own limit: the policy's 128 MiB and the
+	// probe's (podConfig.containerPolicy).
+	if want := limitText(128<<20+model.DriverMemoryBytes) + " to 256MiB (the pod resized in place)"; string(f.LimitChanged) != want {
 		t.Errorf("limit changed: %q", f.LimitChanged)
 	}
 	if !strings.Contains(string(f.Frozen), "frozen") || !strings.Contains(string(f.Frozen), "for 5s") {

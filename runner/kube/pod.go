@@ -161,6 +161,18 @@ func meta(name, experiment string, trial model.Trial, task model.Task, c podConf
 	return m
 }
 
+// containerPolicy is the policy the task's container is given: with the
+// probe in it (PID 1 in place of the image's idle command, or beside it),
+// the memory limit is the policy's plus the probe's own
+// (model.DriverMemoryBytes), so that the task's processes have the whole
+// limit, as the Docker backend's step driver gives them.
+func (c podConfig) containerPolicy(p model.ResourcePolicy) model.ResourcePolicy {
+	if (c.Probe || c.ProbeExec) && p.HardLimitBytes > 0 {
+		p.HardLimitBytes += model.DriverMemoryBytes
+	}
+	return p
+}
+
 // Resources are the policy's: requests.memory the guarantee, limits.memory
 // the hard limit (none uncapped), CPU the same way. A request above its
 // limit is refused by the API server, so it is lowered to the limit.
@@ -235,7 +247,7 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		Name:            mainContainer,
 		Image:           task.Image,
 		ImagePullPolicy: c.Pull,
-		Resources:       Resources(trial.Policy),
+		Resources:       Resources(c.containerPolicy(trial.Policy)),
 		WorkingDir:      task.WorkDir,
 	}
 	for _, kv := range append(task.HeadroomEnv(trial, false), task.Env...) {

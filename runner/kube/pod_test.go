@@ -57,7 +57,9 @@ func TestPodFromPolicy(t *testing.T) {
 	if got := qty(t, r.Requests, corev1.ResourceMemory); got != "128Mi" {
 		t.Errorf("requests.memory %s", got)
 	}
-	if got := qty(t, r.Limits, corev1.ResourceMemory); got != "192Mi" {
+	// 1.5x of 128 MiB, and the probe's own 1.25 MiB beside it
+	// (podConfig.containerPolicy): 193.25 MiB.
+	if got := qty(t, r.Limits, corev1.ResourceMemory); got != "197888Ki" {
 		t.Errorf("limits.memory %s", got)
 	}
 	if got := qty(t, r.Requests, corev1.ResourceCPU); got != "500m" {
@@ -196,5 +198,30 @@ func TestNames(t *testing.T) {
 	}
 	if got := Reproduce("hr", model.Task{}, "img:1", policy(1)); !strings.Contains(got, `"limits":{"memory":"128Mi","cpu":"500m"}`) || !strings.Contains(got, "kubectl run") {
 		t.Errorf("reproduce %s", got)
+	}
+}
+
+// The task's container gets the probe's own memory beside the policy's
+// limit only where the probe is in it (as PID 1 or beside it); with no
+// probe (--pod-probe off) and uncapped, the policy's alone.
+func TestContainerLimitHoldsTheProbe(t *testing.T) {
+	for _, c := range []struct {
+		cfg   podConfig
+		ratio float64
+		want  string
+	}{
+		{podConfig{Probe: true}, 1.5, "197888Ki"},
+		{podConfig{ProbeExec: true}, 1.5, "197888Ki"},
+		{podConfig{}, 1.5, "192Mi"},
+	} {
+		c.cfg.Namespace, c.cfg.Pull = "hr", corev1.PullNever
+		pod := Pod("e", model.Trial{ID: "t1", Policy: policy(c.ratio)}, builtinTask(), c.cfg)
+		if got := qty(t, pod.Spec.Containers[0].Resources.Limits, corev1.ResourceMemory); got != c.want {
+			t.Errorf("probe %v, beside %v: limits.memory %s, want %s", c.cfg.Probe, c.cfg.ProbeExec, got, c.want)
+		}
+	}
+	uncapped := Pod("e", model.Trial{ID: "t1", Policy: model.ResourcePolicy{GuaranteeBytes: 128 << 20, GuaranteeCPUs: 0.5}}, builtinTask(), podConfig{Namespace: "hr", Probe: true})
+	if _, ok := uncapped.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; ok {
+		t.Errorf("uncapped: a memory limit %v", uncapped.Spec.Containers[0].Resources.Limits)
 	}
 }
