@@ -18,10 +18,11 @@ import (
 // Two builds of one uncached task at once (two headroom runs) each tag
 // their image; the one tagged first was left untagged on the engine, the
 // size of the task's environment, and nothing of headroom's ever took it
-// away (the sixteenth attacker's 9). Now the build that lost the tag
-// removes its own image. The task's Dockerfile labels its images with
-// this test's own mark: what the test looks for, and removes, is only
-// what it built.
+// away (the sixteenth attacker's 9). Now the second waits for the first
+// (lockBuild) and finds its image cached. The task's Dockerfile labels
+// its images with this test's own mark: what the test looks for, and
+// removes, is only what it built. (Checking after its build alone, the
+// loser missed a tag taken after it looked: a CI rehearsal's failure.)
 func TestConcurrentBuildsLeaveNoImage(t *testing.T) {
 	needDebian(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -230,6 +230,14 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 	if ok, _ := cachedImage(ctx, cli, tag, progress); ok {
 		return tag, nil
 	}
+	unlock, err := lockBuild(ctx, tag, progress)
+	if err != nil {
+		return "", fmt.Errorf("task %s: %w", t.Name, err)
+	}
+	defer unlock()
+	if ok, _ := cachedImage(ctx, cli, tag, func(string) {}); ok {
+		return tag, nil // built by the run it waited for
+	}
 	progress(fmt.Sprintf("building %s from %s (cached as %s)", t.Name, filepath.Join(t.Build.Context, t.Build.Dockerfile), tag))
 	built, err := buildPlanned(ctx, cli, tag, b, plan, t, progress)
 	if err != nil {
@@ -242,11 +250,13 @@ func EnsureTaskImage(ctx context.Context, cli *client.Client, t model.Task, prog
 
 // dropLostBuild removes the image this process just built (built, the
 // id its build said) when the tag it was built under names another now:
-// a second headroom building the same task at once tagged its own after
-// it, and this one was left untagged on the engine for good, the size of
-// a task's environment (the sixteenth attacker's 9). Only the id this
+// a headroom on another host of the same engine (lockBuild holds this
+// host's) built the same task at once and tagged its own after it, and
+// this one would stay untagged on the engine for good, the size of a
+// task's environment (the sixteenth attacker's 9). Only the id this
 // build made is removed (and the untagged layers only it held); an image
-// in use stays.
+// in use stays. (A build that tags after the other looked is not seen:
+// the lock is what holds.)
 func dropLostBuild(ctx context.Context, cli *client.Client, tag, built string, progress func(string)) {
 	if built == "" {
 		return
