@@ -131,3 +131,19 @@ func TestHostileR15FiftyMillionLines(t *testing.T) {
 		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
 		1-len(row.recs), row.left, forged)
 }
+
+// Round fifteen, the seventeenth attacker's last: a test.sh in SWE-bench's
+// eval shape (`set -uxo pipefail`, the output teed to $LOG_FILE, the
+// markers `: '>>>>> Start Test Output'` written only by the script's own
+// trace) graded its log by the markers; under headroom's trace, which
+// has a descriptor of its own, the log held none and the task failed
+// where Harbor passes it: every SWE-bench task so shaped. A script that
+// traces itself now runs untraced by headroom, its trace its own.
+func TestHostileR15ScriptsOwnTraceIsInItsLog(t *testing.T) {
+	bothRunnersRow(t, "hostile-r15/own-xtrace", map[string]string{
+		"tests/test.sh": "#!/bin/bash\nset -uxo pipefail\nmkdir -p /logs/verifier\nLOG_FILE=$(mktemp)\nexec 3>&1 4>&2\nexec > >(tee \"$LOG_FILE\") 2>&1\n" +
+			": '>>>>> Start Test Output'\necho 'test_out PASSED'\n: '>>>>> End Test Output'\nexec 1>&3 2>&4\nsleep 0.2\n" +
+			"if grep -q \"^+ : '>>>>> Start Test Output'\" \"$LOG_FILE\" && grep -q \"^+ : '>>>>> End Test Output'\" \"$LOG_FILE\"; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}, model.Passed, "", "Harbor's test.sh traces itself to its stderr, into $LOG_FILE: both markers there",
+		"Harbor task: test.sh in SWE-bench's eval shape (`set -uxo pipefail`, stdout and stderr teed to $LOG_FILE, `: '>>>>> Start Test Output'` markers), graded by the markers in $LOG_FILE")
+}

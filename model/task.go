@@ -50,6 +50,13 @@ type Step struct {
 	// Trace runs the step's script with a shell trace and makes each
 	// command the script runs a step of its own, with its own peak.
 	Trace bool `json:"trace,omitempty"`
+	// SelfTraced, on a traced step, says its script turns bash's trace on
+	// itself (`set -x`, `set -uxo pipefail`, a `bash -x` shebang): it runs
+	// in the trace's wrapper (its tee, output file and shell) but
+	// untraced, so that its own trace goes to its stderr as under the
+	// harness (a SWE-bench grader finds its `: '>>>>> Start Test Output'`
+	// markers there); the script is then one step.
+	SelfTraced bool `json:"self_traced,omitempty"`
 	// TeeStdout, on a traced step, is a file in the container that the
 	// script's stdout is also written to, as Harbor runs its verifier:
 	// `bash /tests/test.sh | tee /logs/verifier/test-stdout.txt`. The

@@ -141,7 +141,8 @@ func Redactor(secrets map[string]string) func(string) string {
 // `declare -p` and `export -p` write a value in double quotes, a
 // backslash before each " $ \ and backquote; printf %q (and ${v@Q}'s
 // cousin in `set`'s listing) a backslash before each character a shell
-// word would take as its own (the sixteenth attacker's 8).
+// word would take as its own (the sixteenth attacker's 8); xtrace a
+// `[[` pattern's quoted text, a backslash before every character.
 func shellForms(text string) []string {
 	forms := []string{text}
 	if strings.Contains(text, "'") {
@@ -153,6 +154,14 @@ func shellForms(text string) []string {
 	if bq := backslashQuoted(text); bq != text {
 		forms = append(forms, bq)
 	}
+	// xtrace writes a quoted pattern of `[[ … == "…" ]]` with a
+	// backslash before every character (the seventeenth attacker's 3).
+	var every strings.Builder
+	for _, r := range text {
+		every.WriteByte('\\')
+		every.WriteRune(r)
+	}
+	forms = append(forms, every.String())
 	if strings.ContainsFunc(text, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		var b strings.Builder
 		for i := 0; i < len(text); i++ {

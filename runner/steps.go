@@ -440,6 +440,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.LoginShell {
 			env = append(env, TraceLoginVar+"=1")
 		}
+		if st.SelfTraced {
+			env = append(env, TraceOffVar+"=1")
+		}
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.running(st.Name)

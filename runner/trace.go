@@ -61,6 +61,8 @@ const (
 	TraceLogVar      = "HEADROOM_TRACE_LOG"
 	TraceNeedBashVar = "HEADROOM_TRACE_NEED_BASH"
 	TraceLoginVar    = "HEADROOM_TRACE_LOGIN"
+	// TraceOffVar runs a step in the wrapper untraced (model.Step.SelfTraced).
+	TraceOffVar = "HEADROOM_TRACE_OFF"
 )
 
 // newTraceNonce draws a traced step's nonce: 96 random bits in 16
@@ -163,20 +165,33 @@ const traceFDs = "237"
 // `bash -c` does, instead of falling back to sh.
 var traceWrapper = `exec 2>&1
 n=$` + TraceNonceVar + `; unset ` + TraceNonceVar + `
-t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + `
+t=${` + TraceTeeVar + `-}; b=${` + TraceNeedBashVar + `-}; o=${` + TraceOffVar + `-}; f=-c; [ -z "${` + TraceLoginVar + `-}" ] || f=-lic; unset ` + TraceTeeVar + ` ` + TraceNeedBashVar + ` ` + TraceLoginVar + ` ` + TraceOffVar + `
 if command -v bash >/dev/null 2>&1; then
 if [ -n "${BASH_ENV+x}" ]; then ` + taskBashEnv + `=$BASH_ENV; export ` + taskBashEnv + `; fi
+if [ -n "$o" ]; then
+BASH_ENV= exec bash $f '` + traceBashInner + `' "$t" "$@" 3>&2 2>/dev/null <<EOF
+` + hereDocText(untracedSetup) + `
+EOF
+fi
 BASH_ENV= exec bash $f '` + traceBashInner + `' "$t" "$@" 3>&2 2>/dev/null <<EOF
 ` + hereDocText(traceSetupHead) + `$n` + hereDocText(traceSetupTail) + `
 EOF
 elif [ -n "$b" ]; then
 echo "` + traceNoBashLine + `"
 exit 127
+elif [ -n "$o" ]; then
+exec sh "$@"
 else
 exec sh -c '` + traceShInner + `' "$@" 3<<EOF
 $(printf '\036')` + TraceMarker + `$n sh]
 EOF
 fi`
+
+// untracedSetup is a self-traced step's (TraceOffVar) setup: the step's
+// own BASH_ENV given back and sourced, as in traceSetupHead, and no
+// trace of headroom's: the script's own `set -x` writes bash's "+ "
+// lines to its stderr, where the harness's would be.
+const untracedSetup = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"`
 
 // traceBashInner is the first bash's script in traceWrapper: it opens
 // traceFDs, then execs the traced bash, or runs it into the tee ($0, the

@@ -187,9 +187,13 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		} else if u != "" {
 			vuser = u
 		}
+		testSh := filepath.Join(stepTests, "test.sh")
+		if !exists(testSh) {
+			testSh = filepath.Join(sharedTests, "test.sh")
+		}
 		p.Verifier = model.Step{
 			Name: s.Name + "/verify", Show: "bash " + TestsDir + "/test.sh",
-			Argv: []string{TestsDir + "/test.sh"}, Trace: true,
+			Argv: []string{TestsDir + "/test.sh"}, Trace: true, SelfTraced: tracesItself(dir, testSh),
 			TeeStdout: TestStdoutFile, NeedBash: true,
 			Env: venv, PassEnv: vpass, User: vuser, Files: files,
 		}
@@ -203,7 +207,7 @@ func (f *fileTask) harborSteps(dir string, t *model.Task) error {
 		} else if ok {
 			oracle.Steps = append(oracle.Steps, model.Step{
 				Name: s.Name + "/solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, OutputFile: OracleLogFile, Phase: s.Name,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, SelfTraced: tracesItself(dir, solve), NeedBash: true, OutputFile: OracleLogFile, Phase: s.Name,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(sdir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			})

@@ -282,7 +282,7 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 	}
 	t.Verifier = model.Step{
 		Name: "verify", Show: "bash " + TestsDir + "/test.sh",
-		Argv: []string{TestsDir + "/test.sh"}, Trace: true,
+		Argv: []string{TestsDir + "/test.sh"}, Trace: true, SelfTraced: tracesItself(dir, test),
 		TeeStdout: TestStdoutFile, NeedBash: true,
 		Env: venv, PassEnv: vpass, User: vuser,
 		Files: []model.Upload{{From: filepath.Join(dir, "tests"), To: TestsDir}, {To: VerifierLogDir}},
@@ -302,7 +302,7 @@ func (f *fileTask) harborSingle(dir, file string, data []byte, t *model.Task) er
 			Name: AgentOracle, Description: "the task's reference solution, solution/solve.sh",
 			Steps: []model.Step{{
 				Name: "solve", Show: "bash " + SolutionDir + "/solve.sh",
-				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, NeedBash: true, OutputFile: OracleLogFile,
+				Argv: []string{SolutionDir + "/solve.sh"}, Trace: true, SelfTraced: tracesItself(dir, solve), NeedBash: true, OutputFile: OracleLogFile,
 				Env: senv, PassEnv: spass,
 				Files: []model.Upload{{From: filepath.Join(dir, "solution"), To: SolutionDir}, {To: AgentLogDir}},
 			}},
@@ -467,7 +467,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	// is an interactive login bash: its login files shape the tests'
 	// environment (and the solution's).
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
-		Trace: true, LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir, tbPaneTerm}, Files: files}
+		Trace: true, SelfTraced: tracesItself(dir, run), LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir, tbPaneTerm}, Files: files}
 	sol := filepath.Join(dir, "solution.sh")
 	if err := linkedOut(dir, sol); err != nil {
 		return Loaded{}, err
@@ -476,7 +476,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
+				Trace: true, SelfTraced: tracesItself(dir, sol), LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
 		})
 	} else if ysol := filepath.Join(dir, "solution.yaml"); exists(ysol) {
 		oracle, dev, err := solutionYAML(dir, ysol)
@@ -591,7 +591,7 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 	return &model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.yaml's commands as one script",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh (solution.yaml's commands)", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
+				Trace: true, SelfTraced: scriptTracesItself(script), LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
 		}, model.Deviation{What: "solution.yaml run as a script",
 			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
 }
