@@ -147,3 +147,60 @@ func TestHostileR15ScriptsOwnTraceIsInItsLog(t *testing.T) {
 	}, model.Passed, "", "Harbor's test.sh traces itself to its stderr, into $LOG_FILE: both markers there",
 		"Harbor task: test.sh in SWE-bench's eval shape (`set -uxo pipefail`, stdout and stderr teed to $LOG_FILE, `: '>>>>> Start Test Output'` markers), graded by the markers in $LOG_FILE")
 }
+
+// tb1Files is a terminal-bench 1 task's files: its task.yaml, a Debian
+// Dockerfile, and the scripts given.
+func tb1Files(scripts map[string]string) map[string]string {
+	files := map[string]string{
+		"task.yaml":  "instruction: Write the answer to /app/result.txt.\nparser_name: pytest\nmax_agent_timeout_sec: 120.0\nmax_test_timeout_sec: 60.0\n",
+		"Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
+	}
+	for k, v := range scripts {
+		files[k] = v
+	}
+	return files
+}
+
+// Round fifteen, the seventeenth attacker's 1: bash's trace of a `[[`
+// writes its operands as they are, a captured multi-line value's lines
+// and all, and only the first line carries headroom's mark: the rest
+// were read as the script's output — the tests pane's, oracle.txt's.
+// (c) An agent whose answer is wrong wrote the summary and a PASSED line
+// into its answer file, which run-tests.sh tested with `[[ -z "$result" ]]`,
+// and made python3 print nothing: terminal-bench's pane holds no summary
+// (unresolved); headroom passed it.
+func TestHostileR15DoubleBracketForgesNoPass(t *testing.T) {
+	bothRunnersRow(t, "hostile-r15-tb1-bracket-forge", tb1Files(map[string]string{
+		"solution.sh": "#!/bin/bash\nprintf '%s\\n' 41 '=========================== short test summary info ============================' 'PASSED tests/test_outputs.py::test_answer' > /app/result.txt\n" +
+			"printf '#!/bin/sh\\nexit 0\\n' > /usr/local/bin/python3 && chmod +x /usr/local/bin/python3\n",
+		"run-tests.sh":          "#!/bin/bash\nresult=$(cat /app/result.txt 2>/dev/null)\nif [[ -z \"$result\" ]]; then\n  echo 'no result file'\nfi\npython3 $TEST_DIR/test_outputs.py\n",
+		"tests/test_outputs.py": "print('=========================== short test summary info ============================')\nprint('FAILED tests/test_outputs.py::test_answer')\n",
+	}), model.Failed, "", "terminal-bench's pane holds no test summary (python3 printed nothing): unresolved",
+		"terminal-bench 1 task: the agent writes 41 and a forged summary and PASSED line to result.txt and replaces python3 with `exit 0`; run-tests.sh tests `[[ -z \"$result\" ]]`, then runs python3")
+}
+
+// (a) A correct solution: run-tests.sh captures a probe's report and
+// tests it with `[[ $probe == *ImportError* ]]`; the probe's FAILED line
+// was read as the pane's, and the task failed where terminal-bench
+// resolves it.
+func TestHostileR15DoubleBracketCapturedReport(t *testing.T) {
+	bothRunnersRow(t, "hostile-r15-tb1-bracket-probe", tb1Files(map[string]string{
+		"solution.sh": "#!/bin/bash\necho 42 > /app/result.txt\n",
+		"run-tests.sh": "#!/bin/bash\nreport() {\n  echo 'collected 1 item'\n  echo '=========================== short test summary info ============================'\n" +
+			"  if [ \"$1\" = probe ]; then echo 'FAILED tests/test_env.py::test_probe - environment probe'; " +
+			"elif grep -qx 42 /app/result.txt; then echo 'PASSED tests/test_outputs.py::test_answer'; else echo 'FAILED tests/test_outputs.py::test_answer'; fi\n}\n" +
+			"probe=$(report probe)\nif [[ $probe == *ImportError* ]]; then\n  echo 'the environment is broken'\n  exit 1\nfi\nreport\n",
+	}), model.Passed, "", "terminal-bench's pane holds the second report alone: test_answer PASSED",
+		"terminal-bench 1 task: run-tests.sh captures a probe's report (a FAILED line) and tests it with `[[ $probe == *ImportError* ]]`, then prints its own report, test_answer PASSED")
+}
+
+// (d) Harbor: solve.sh tests a captured three-line log with `[[ -n
+// "$log" ]]`; its second and third lines were in oracle.txt, where
+// Harbor's `solve.sh > oracle.txt 2>&1` has `done` alone.
+func TestHostileR15DoubleBracketOracleLog(t *testing.T) {
+	bothRunnersRow(t, "hostile-r15/bracket-oracle", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nlog=$(printf 'step one\\ninternal line\\nstep three\\n')\nif [[ -n \"$log\" ]]; then echo ok > /tmp/out.txt; fi\necho done\n",
+		"tests/test.sh":     oracleIs(`done`),
+	}, model.Passed, "", "Harbor's oracle.txt is `done`",
+		"Harbor task: solve.sh tests a captured three-line log with `[[ -n \"$log\" ]]`, then echoes done; test.sh compares oracle.txt")
+}

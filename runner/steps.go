@@ -514,13 +514,18 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		// what follows is the same line.
 		piece := strings.HasSuffix(text, "\n")
 		before, m := splitTrace(text, tr.nonce)
-		if tr.contPiece || tr.cont.Open() {
-			if m == nil && (tr.contPiece || tr.contLines < wire.TraceContinuedLines) {
+		if tr.contPiece || tr.contRaw || tr.cont.Open() {
+			if m == nil && (tr.contPiece || tr.contRaw || tr.contLines < wire.TraceContinuedLines) {
 				// The rest of a command's trace line: the next piece of
-				// a trace line past 1 MiB, or its next line inside a
-				// quote (a `python3 -c '` step was named by its first
-				// line). Its command, not its output or the parser's,
-				// nor the output file's (the fifteenth attacker's 5, 6).
+				// a trace line past 1 MiB, its next line inside a quote
+				// (a `python3 -c '` step was named by its first line), or
+				// any line up to the next trace line after a `[[`, whose
+				// operands bash writes as they are and which prints
+				// nothing itself (wire.TracesRaw). Its command, not its
+				// output or the parser's, nor the output file's, nor the
+				// tests pane's (the fifteenth attacker's 5, 6; the
+				// seventeenth's 1: a captured report's lines were read
+				// as the verifier's).
 				rest := strings.TrimSuffix(text, "\n")
 				if !tr.contPiece {
 					rest = "\n" + rest
@@ -537,11 +542,15 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				}
 				return
 			}
-			tr.cont, tr.contPiece = wire.Quote{}, false
+			if tr.contRaw {
+				before = "" // what a `[[` trace left before the next trace line
+			}
+			tr.cont, tr.contPiece, tr.contRaw = wire.Quote{}, false, false
 		}
 		text = before
 		if m != nil {
 			tr.cont, tr.contLines, tr.contPiece, tr.contTop = wire.Quote{}, 0, piece, m.depth <= 1
+			tr.contRaw = wire.RawCommand(m.cmd)
 			tr.cont.FeedString(strings.TrimSuffix(m.cmd, "\n"))
 		}
 		if m == nil {
@@ -820,6 +829,9 @@ type tracedRun struct {
 	contLines int
 	contPiece bool
 	contTop   bool
+	// contRaw: the last trace line was a `[[` command's, whose trace goes
+	// on to the next trace line (wire.TracesRaw).
+	contRaw bool
 }
 
 // notYet is a closed step's status while its shell has not reported it.

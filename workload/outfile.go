@@ -41,9 +41,11 @@ func openOutputFile(name string, uid, gid int) (*os.File, error) {
 // 0x1e bytes) with mark, the step's trace marker and nonce, to their
 // newline, and on over the next lines while a quote of the traced
 // command is open (wire.Quote: `IFS=$'\n\t'`, a `python3 -c '` and its
-// program), as the host's parser reads them. It holds at most the depth
-// marks and mark's length while it decides: a line of any length passes
-// through in pieces.
+// program), as the host's parser reads them. A `[[` command's trace goes
+// on to the next trace line: bash writes its operands as they are,
+// newlines and all, and `[[` itself prints nothing (wire.TracesRaw). It
+// holds at most the depth marks and mark's length while it decides: a
+// line of any length passes through in pieces.
 type traceFilter struct {
 	w    io.Writer
 	mark []byte
@@ -56,10 +58,20 @@ type traceFilter struct {
 	quote         wire.Quote
 	lineStart     bool
 	cont          int
-	err           error
+	// head is the trace line's start after mark, until decided: whether
+	// its command is a `[[` (raw), whose trace goes on to the next
+	// trace line; afterRaw: held bytes at a line's start there, which
+	// are not output either if they turn out not to be a trace line.
+	head         []byte
+	decided, raw bool
+	afterRaw     bool
+	err          error
 }
 
 const maxDepthMarks = 64
+
+// headBytes is how much of a trace line is read to tell its command.
+const headBytes = 64
 
 func (f *traceFilter) Write(p []byte) (int, error) {
 	n := len(p)
@@ -69,18 +81,27 @@ func (f *traceFilter) Write(p []byte) (int, error) {
 			if f.lineStart {
 				f.lineStart = false
 				if p[0] == 0x1e {
-					f.drop = false
+					f.drop, f.afterRaw = false, f.raw
 					continue
 				}
 			}
 			i := bytes.IndexByte(p, '\n')
+			line := p
+			if i >= 0 {
+				line = p[:i]
+			}
+			if !f.decided {
+				f.head = append(f.head, line[:min(len(line), headBytes-len(f.head))]...)
+				if i >= 0 || len(f.head) >= headBytes {
+					f.decided, f.raw = true, wire.TracesRaw(string(f.head))
+				}
+			}
+			f.quote.Feed(line)
 			if i < 0 {
-				f.quote.Feed(p)
 				return n, nil
 			}
-			f.quote.Feed(p[:i])
 			p = p[i+1:]
-			if f.quote.Open() && f.cont < wire.TraceContinuedLines {
+			if f.raw || f.quote.Open() && f.cont < wire.TraceContinuedLines {
 				f.quote.Feed([]byte{'\n'})
 				f.cont++
 				f.lineStart = true
@@ -99,6 +120,7 @@ func (f *traceFilter) Write(p []byte) (int, error) {
 				if f.matched == len(f.mark) {
 					f.seps, f.matched, f.drop = 0, 0, true
 					f.quote, f.cont, f.lineStart = wire.Quote{}, 0, false
+					f.head, f.decided, f.raw, f.afterRaw = f.head[:0], false, false, false
 				}
 			default:
 				f.flushHeld()
@@ -119,6 +141,12 @@ func (f *traceFilter) Write(p []byte) (int, error) {
 // flushHeld writes the bytes held as a possible trace line's start,
 // which turned out not to be one.
 func (f *traceFilter) flushHeld() {
+	if f.afterRaw {
+		// A line of a `[[` trace that starts as a trace line would: the
+		// trace's still, to its end.
+		f.seps, f.matched, f.drop = 0, 0, true
+		return
+	}
 	f.write(append(bytes.Repeat([]byte{0x1e}, f.seps), f.mark[:f.matched]...))
 	f.seps, f.matched = 0, 0
 }

@@ -41,6 +41,15 @@ func TestTraceFilterTakesOutTraceLines(t *testing.T) {
 		// An open quote whose next line is a trace line: that line starts
 		// over (a quote bash never closed is not the next command's).
 		{"\x1e[hr N0nce 0|0|1|1||0] echo 'x\n\x1e[hr N0nce 0|0|1|1||0] echo y\ny\n", "y\n"},
+		// A `[[` command's operands, written as they are over lines (an
+		// odd quote in them too), up to the next trace line; a line of
+		// them that starts like a trace line is theirs still (the
+		// seventeenth attacker's 1).
+		{"\x1e[hr N0nce 0|0|1|1||0] [[ -n l1\nl2 it's\nl3 ]]\n\x1e[hr N0nce 0|0|1|1||0] echo done\ndone\n", "done\n"},
+		{"\x1e[hr N0nce 0|0|1|1||0] [[ -n a\n\x1e[hr forged 0] x\nPASSED t::a\n ]]\n\x1e[hr N0nce 0|0|1|1||0] echo real\nreal\n", "real\n"},
+		{"\x1e[hr N0nce 0|0|1|1||0] [[ -n a ]]\n\x1e[hr N0nce 0|0|1|1||0] echo hi\nhi\n", "hi\n"},
+		{"\x1e[hr N0nce 0|0|1|1||0] [[ a\nb ]]\n", ""},
+		{"\x1e[hr N0nce 0|0|1|1||0] echo [[ a\na\n", "a\n"},
 	} {
 		for _, n := range []int{1, 2, 3, 7, 32 << 10} {
 			if got := filtered(c.in, mark, n); got != c.want {

@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // Quote is the quoting state of a shell's trace line read so far: bash
 // and dash write a word holding a newline in single quotes (or bash's
 // $'…'), the newline as it is, so a command's trace line goes on over the
@@ -70,3 +72,20 @@ func (q *Quote) feed(c byte) {
 		}
 	}
 }
+
+// TracesRaw says whether a trace line (from the marker's end: the
+// shell's state, "] ", then the command) is a `[[` command's, whose
+// operands bash writes as they are, newlines and all: the trace goes on
+// over every line up to the next trace line (`[[` prints nothing
+// itself). Unquoted, a captured multi-line value's later lines were read
+// as the step's output, the tests pane's and oracle.txt's (the
+// seventeenth attacker's 1).
+func TracesRaw(line string) bool {
+	i := strings.Index(line, "] ")
+	return i >= 0 && RawCommand(line[i+2:])
+}
+
+// RawCommand says whether a traced command (as the trace line has it,
+// past the shell's state) is one whose trace goes on to the next trace
+// line: a `[[`.
+func RawCommand(cmd string) bool { return strings.HasPrefix(cmd, "[[ ") }

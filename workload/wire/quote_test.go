@@ -44,3 +44,20 @@ func TestQuoteReadsBashsTrace(t *testing.T) {
 		}
 	}
 }
+
+// A `[[` command's trace line, read from the marker's end, as bash 5.2
+// and the filter see it; nothing else is.
+func TestTracesRaw(t *testing.T) {
+	for line, want := range map[string]bool{
+		"0|0|12|12||0] [[ -n l1":      true,
+		"1|1|12|12|1|0] [[ a == b ]]": true,
+		"0|0|12|12||0] echo [[ x":     false,
+		"0|0|12|12||0] [ -n x ]":      false,
+		"sh] [[ x":                    true,
+		"0|0|12":                      false,
+	} {
+		if got := TracesRaw(line); got != want {
+			t.Errorf("%q: %v, want %v", line, got, want)
+		}
+	}
+}
