@@ -397,7 +397,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	}
 	var y tbOldTask
 	if err := yaml.Unmarshal(data, &y); err != nil {
-		return Loaded{}, fmt.Errorf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return Loaded{}, yamlWrongType(file, data, err)
 	}
 	var all map[string]any
 	_ = yaml.Unmarshal(data, &all)
