@@ -523,7 +523,7 @@ const tbPaneTerm = "TERM=tmux-256color"
 
 func tbOldDeviations(y tbOldTask) []model.Deviation {
 	out := []model.Deviation{{What: "no terminal",
-		Detail: "the harness types each command into a tmux pane (a pseudo-terminal); headroom runs them with TERM as the pane's (tmux-256color) but no terminal: `tty` says not a tty, and a pager (git diff, less) that would wait in the pane for a key does not open"}}
+		Detail: "the harness types each command into a tmux pane (a pseudo-terminal); headroom runs them with TERM as the pane's (tmux-256color) but no terminal: `tty` says not a tty, a pager (git diff, less) that would wait in the pane for a key does not open, and programs write into a pipe, which Python's print and C's stdio fill in blocks: output not yet flushed when a program ends by os._exit or a crash is lost, and stdout and stderr can reach the tests' output in another order than the pane's"}}
 	if y.RunTestsInSameShell {
 		out = append(out, model.Deviation{What: "tests in a fresh shell",
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
