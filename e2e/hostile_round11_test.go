@@ -156,19 +156,29 @@ func TestHostileR11QuotedSecretInTheTrace(t *testing.T) {
 		"solution/solve.sh": "#!/bin/bash\nauth=\"Bearer $TOKEN\"\ncheck(){ test -n \"$1\"; }\ncheck \"$TOKEN\"\necho done\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
-	secret := "hunter2 pa'ss-SuperSecret9"
-	leaked, lost, said := 0, 0, ""
+	said, lost, leaked := secretBothRunners(t, bin, root, tasks, name, "ATK11_TOKEN", "hunter2 pa'ss-SuperSecret9", "hunter2", "SuperSecret9", "pa'\\''ss")
+	letoutRow(t, "Harbor task whose [solution.env] TOKEN is a --pass-env secret holding a single quote (\"hunter2 pa'ss-SuperSecret9\"), traced by bash -x as 'hunter2 pa'\\''ss-SuperSecret9'; under the step driver and --exec-steps",
+		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
+}
+
+// secretBothRunners runs task name's oracle under both runners with the
+// host's variable env holding secret, passed with --pass-env, and counts
+// the pieces of it found in any file of the experiment or line of the
+// run's output (an error each): the runs' outcomes, records lost and
+// what leaked (leftovers too).
+func secretBothRunners(t *testing.T, bin, root, tasks, name, env, secret string, pieces ...string) (said string, lost, leaked int) {
+	t.Helper()
 	for _, mode := range [][]string{nil, {"--exec-steps"}} {
 		out := filepath.Join(root, fmt.Sprint("out", len(mode)))
-		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--pass-env", "ATK11_TOKEN", "--ratios", "uncapped", "--repeats", "1", "--out", out}, mode...)
-		run := runBin(t, bin, []string{"ATK11_TOKEN=" + secret}, args...)
+		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--pass-env", env, "--ratios", "uncapped", "--repeats", "1", "--out", out}, mode...)
+		run := runBin(t, bin, []string{env + "=" + secret}, args...)
 		_, recs, left := records(t, out)
 		lost += 1 - len(recs)
 		leaked += left
 		if len(recs) == 1 {
 			said += fmt.Sprintf("%v%s; ", recs[0]["outcome"], map[bool]string{true: " (--exec-steps)"}[len(mode) > 0])
 		}
-		for _, piece := range []string{"hunter2", "SuperSecret9", "pa'\\''ss"} {
+		for _, piece := range pieces {
 			n, where := countIn(piece, experimentFiles(t, out), map[string]string{"run stdout": run.stdout, "run stderr": run.stderr})
 			if n > 0 {
 				t.Errorf("%v: %q is in %v", mode, piece, where)
@@ -176,8 +186,7 @@ func TestHostileR11QuotedSecretInTheTrace(t *testing.T) {
 			leaked += n
 		}
 	}
-	letoutRow(t, "Harbor task whose [solution.env] TOKEN is a --pass-env secret holding a single quote (\"hunter2 pa'ss-SuperSecret9\"), traced by bash -x as 'hunter2 pa'\\''ss-SuperSecret9'; under the step driver and --exec-steps",
-		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
+	return said, lost, leaked
 }
 
 // The eleventh attacker's finding 3: the trace wrapper took BASH_ENV for

@@ -27,18 +27,23 @@ func TestHostileR14DotsWithoutNewline(t *testing.T) {
 		"solution/solve.sh": "#!/bin/bash\nfor i in $(seq 400000); do printf .; done\necho\necho hi > /tmp/out.txt\n",
 		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q hi /tmp/out.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 	})
-	row := runOracleRow(t, bin, tasks, name, "")
-	forged := 0
 	// Before: 24 s of CPU at 400,000 dots, growing with their square;
 	// after, about 2.5 s here (a tenth of a second a 10,000 dots,
 	// linear). A bound four times that holds on a loaded host.
-	const bound = 10 * time.Second
+	passedWithin(t, runOracleRow(t, bin, tasks, name, ""), 10*time.Second, "Harbor task: solve.sh prints 400,000 dots, a `printf .` each, then a newline")
+}
+
+// passedWithin is the row of a task that must pass with at most bound of
+// headroom's CPU (its user and system time): headroom's own cost, which
+// must never become the task's timeout.
+func passedWithin(t *testing.T, row oracleRow, bound time.Duration, input string) {
+	t.Helper()
+	forged := 0
 	if row.outcome != "passed" || row.run.cpu > bound {
 		forged++
 		t.Errorf("exit %d: %s · %s: %s; headroom's CPU %v (want passed, at most %v)\n%s", row.run.code, row.outcome, orNone(row.cause), row.reason, row.run.cpu.Round(time.Millisecond), bound, row.run.stderr)
 	}
-	letoutRow(t, "Harbor task: solve.sh prints 400,000 dots, a `printf .` each, then a newline",
-		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
+	letoutRow(t, input, fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
 		1-len(row.recs), row.left, forged)
 }
 

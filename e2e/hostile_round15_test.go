@@ -78,26 +78,7 @@ func TestHostileR15SecretCutOrEscaped(t *testing.T) {
 			"declare -p MYKEY\nexport -p | grep MYKEY\nprintf '%q\\n' \"$MYKEY\"\necho done\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, name) })
-	secret := `Zq9s3cr3t VALUE$abc'def"XYZ`
-	leaked, lost, said := 0, 0, ""
-	for _, mode := range [][]string{nil, {"--exec-steps"}} {
-		out := filepath.Join(root, fmt.Sprint("out", len(mode)))
-		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--agents", "oracle", "--pass-env", "ATK16_SECRET", "--ratios", "uncapped", "--repeats", "1", "--out", out}, mode...)
-		run := runBin(t, bin, []string{"ATK16_SECRET=" + secret}, args...)
-		_, recs, left := records(t, out)
-		lost += 1 - len(recs)
-		leaked += left
-		if len(recs) == 1 {
-			said += fmt.Sprintf("%v%s; ", recs[0]["outcome"], map[bool]string{true: " (--exec-steps)"}[len(mode) > 0])
-		}
-		for _, piece := range []string{"q9s3cr3t", "VALUE", "XYZ"} {
-			n, where := countIn(piece, experimentFiles(t, out), map[string]string{"run stdout": run.stdout, "run stderr": run.stderr})
-			if n > 0 {
-				t.Errorf("%v: %q is in %v", mode, piece, where)
-			}
-			leaked += n
-		}
-	}
+	said, lost, leaked := secretBothRunners(t, bin, root, tasks, name, "ATK16_SECRET", `Zq9s3cr3t VALUE$abc'def"XYZ`, "q9s3cr3t", "VALUE", "XYZ")
 	letoutRow(t, "Harbor task whose [solution.env] MYKEY is a --pass-env secret (`Zq9s3cr3t VALUE$abc'def\"XYZ`): solve.sh prints it after 1,048,575 bytes on one line, then `declare -p`, `export -p` and `printf %q` of it; under the step driver and --exec-steps",
 		fmt.Sprintf("%s(%s)", said, time.Since(start).Round(time.Second)), lost, leaked, 0)
 }
@@ -119,17 +100,8 @@ func TestHostileR15FiftyMillionLines(t *testing.T) {
 		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -q hello /app/out; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
 		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\n",
 	})
-	row := runOracleRow(t, bin, tasks, name, "")
-	forged := 0
 	// After: about 4 s of headroom's CPU here; a bound three times that.
-	const bound = 15 * time.Second
-	if row.outcome != "passed" || row.run.cpu > bound {
-		forged++
-		t.Errorf("exit %d: %s · %s: %s; headroom's CPU %v (want passed, at most %v)\n%s", row.run.code, row.outcome, orNone(row.cause), row.reason, row.run.cpu.Round(time.Millisecond), bound, row.run.stderr)
-	}
-	letoutRow(t, "Harbor task (agent timeout 30 s): solve.sh runs `yes | head -n 50000000`",
-		fmt.Sprintf("%s, headroom's CPU %v, %v in all", row.outcome, row.run.cpu.Round(100*time.Millisecond), row.run.elapsed.Round(100*time.Millisecond)),
-		1-len(row.recs), row.left, forged)
+	passedWithin(t, runOracleRow(t, bin, tasks, name, ""), 15*time.Second, "Harbor task (agent timeout 30 s): solve.sh runs `yes | head -n 50000000`")
 }
 
 // Round fifteen, the seventeenth attacker's last: a test.sh in SWE-bench's

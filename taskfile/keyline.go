@@ -66,17 +66,7 @@ var (
 // an inline table, value as the error quotes it, when one line alone
 // holds it; else 0.
 func inlineKeyValueLine(data []byte, key, value string) int {
-	re := regexp.MustCompile(`[{,]\s*"?` + regexp.QuoteMeta(key) + `"?\s*=\s*` + regexp.QuoteMeta(value) + `\s*[,}]`)
-	found := 0
-	for i, raw := range strings.Split(string(data), "\n") {
-		if re.MatchString(raw) {
-			if found > 0 {
-				return 0
-			}
-			found = i + 1
-		}
-	}
-	return found
+	return onlyLine(data, regexp.MustCompile(`[{,]\s*"?`+regexp.QuoteMeta(key)+`"?\s*=\s*`+regexp.QuoteMeta(value)+`\s*[,}]`))
 }
 
 // keyLine is the 1-based line where key is assigned inside [table] (or

@@ -162,7 +162,12 @@ func typoLine(data []byte, t typo) int {
 // an inline table ("{ key =" or ", key ="), or 0 when there is none or
 // more than one.
 func inlineKeyLine(data []byte, key string) int {
-	re := regexp.MustCompile(`[{,]\s*"?` + regexp.QuoteMeta(key) + `"?\s*=`)
+	return onlyLine(data, regexp.MustCompile(`[{,]\s*"?`+regexp.QuoteMeta(key)+`"?\s*=`))
+}
+
+// onlyLine is the 1-based line of data that re matches, when one line
+// alone does; else 0.
+func onlyLine(data []byte, re *regexp.Regexp) int {
 	found := 0
 	for i, raw := range strings.Split(string(data), "\n") {
 		if re.MatchString(raw) {
