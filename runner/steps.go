@@ -8,22 +8,41 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/workload/wire"
 )
 
-// tracedName names a step after the command it ran, short.
+// tracedName names a step after the command it ran, short: its words
+// joined by single spaces, cut at 48 characters. Only the words it keeps
+// are read: a command's trace can be megabytes, and a `[[` over a
+// 5,000-line value in a loop named a step a line at a time, all of it
+// each time (two thirds of headroom's CPU there).
 func tracedName(cmd string) string {
-	cmd = strings.Join(strings.Fields(cmd), " ")
-	if r := []rune(cmd); len(r) > 48 {
-		cmd = string(r[:47]) + "…"
+	const most = 48
+	var b strings.Builder
+	runes := 0
+	for w := range strings.FieldsSeq(cmd) {
+		if runes > 0 {
+			b.WriteByte(' ')
+			runes++
+		}
+		w = w[:min(len(w), utf8.UTFMax*(most+1))] // a word of megabytes: its start
+		b.WriteString(w)
+		if runes += utf8.RuneCountInString(w); runes > most {
+			break
+		}
 	}
-	if cmd == "" {
-		cmd = "(empty)"
+	name := b.String()
+	if r := []rune(name); len(r) > most {
+		name = string(r[:most-1]) + "…"
 	}
-	return cmd
+	if name == "" {
+		name = "(empty)"
+	}
+	return name
 }
 
 // openStep is a step being recorded.
@@ -531,12 +550,16 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 					rest = "\n" + rest
 					tr.contLines++
 				}
-				tr.cont.FeedString(rest)
+				if !tr.contRaw {
+					tr.cont.FeedString(rest) // a `[[` trace ends at the next trace line, whatever its quotes
+				}
 				tr.contPiece = piece
 				switch {
 				case !tr.contTop:
 					output(stream, strings.TrimPrefix(rest, "\n")) // a substitution's trace, as bash -x shows it
-				case cur != nil:
+				case cur != nil && len(cur.sr.Show) <= OutputLineBytes-utf8.UTFMax:
+					// Shown up to its bound, then left: a `[[` over a
+					// 5,000-line value in a loop is millions of these.
 					cur.sr.Show = Clip(cur.sr.Show+rest, OutputLineBytes)
 					cur.sr.Name = tracedName(cur.sr.Show)
 				}
