@@ -117,8 +117,9 @@ func TestClusterComposeSidecar(t *testing.T) {
 	if !slices.Equal(containers, []string{mainContainer, "svc-echo"}) {
 		t.Errorf("pod containers %q, want the task's and the sidecar", containers)
 	}
-	if !slices.Equal(limits, []string{mainContainer + "=128Mi", "svc-echo=1Gi"}) {
-		t.Errorf("memory limits %q, want the task's container at 2x 64 MiB and the sidecar at its default bound", limits)
+	// 2x 64 MiB and the probe's own 1.25 MiB (podConfig.containerPolicy).
+	if !slices.Equal(limits, []string{mainContainer + "=132352Ki", "svc-echo=1Gi"}) {
+		t.Errorf("memory limits %q, want the task's container at 2x 64 MiB (and the probe's own) and the sidecar at its default bound", limits)
 	}
 	if len(aliases) != 1 || !strings.HasPrefix(aliases[0], "127.0.0.1:echo,") {
 		t.Errorf("host aliases %q, want echo at 127.0.0.1", aliases)

@@ -208,6 +208,7 @@ func TestClusterPolicyReadBack(t *testing.T) {
 		want := pol
 		if sb.(*sandbox).probing && want.HardLimitBytes > 0 {
 			want.HardLimitBytes += model.DriverMemoryBytes
+			want.GuaranteeBytes += model.DriverMemoryBytes
 		}
 		if !equalResources(got, Resources(want)) {
 			t.Errorf("%s: pod has requests %v limits %v, want %v %v", ratio, got.Requests, got.Limits, Resources(want).Requests, Resources(want).Limits)

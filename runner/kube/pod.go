@@ -165,10 +165,16 @@ func meta(name, experiment string, trial model.Trial, task model.Task, c podConf
 // probe in it (PID 1 in place of the image's idle command, or beside it),
 // the memory limit is the policy's plus the probe's own
 // (model.DriverMemoryBytes), so that the task's processes have the whole
-// limit, as the Docker backend's step driver gives them.
+// limit, as the Docker backend's step driver gives them; and the request
+// too, so that a pod whose request was its limit keeps the Guaranteed
+// QoS class (the kubelet's -997 OOM score for all its processes, which
+// the probe's raise of the steps reckons with): raised alone, the limit
+// made it Burstable, the probe scored near 1000 beside its steps, and
+// the kernel took it before a child at the limit (TestClusterChildKillSeen).
 func (c podConfig) containerPolicy(p model.ResourcePolicy) model.ResourcePolicy {
 	if (c.Probe || c.ProbeExec) && p.HardLimitBytes > 0 {
 		p.HardLimitBytes += model.DriverMemoryBytes
+		p.GuaranteeBytes += model.DriverMemoryBytes
 	}
 	return p
 }

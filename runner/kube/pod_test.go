@@ -54,7 +54,7 @@ func TestPodFromPolicy(t *testing.T) {
 	}
 	ctr := pod.Spec.Containers[0]
 	r := ctr.Resources
-	if got := qty(t, r.Requests, corev1.ResourceMemory); got != "128Mi" {
+	if got := qty(t, r.Requests, corev1.ResourceMemory); got != "132352Ki" { // 128 MiB and the probe's 1.25 MiB
 		t.Errorf("requests.memory %s", got)
 	}
 	// 1.5x of 128 MiB, and the probe's own 1.25 MiB beside it
@@ -219,6 +219,13 @@ func TestContainerLimitHoldsTheProbe(t *testing.T) {
 		if got := qty(t, pod.Spec.Containers[0].Resources.Limits, corev1.ResourceMemory); got != c.want {
 			t.Errorf("probe %v, beside %v: limits.memory %s, want %s", c.cfg.Probe, c.cfg.ProbeExec, got, c.want)
 		}
+	}
+	// At 1x the pod's requests are its limits (the Guaranteed QoS class,
+	// the kubelet's -997 OOM score): the probe's memory is in both.
+	at1 := Pod("e", model.Trial{ID: "t1", Policy: policy(1)}, builtinTask(), podConfig{Namespace: "hr", Probe: true})
+	r := at1.Spec.Containers[0].Resources
+	if !equalResources(corev1.ResourceRequirements{Requests: r.Limits, Limits: r.Limits}, r) {
+		t.Errorf("1x with the probe: requests %v, limits %v: not the Guaranteed class", r.Requests, r.Limits)
 	}
 	uncapped := Pod("e", model.Trial{ID: "t1", Policy: model.ResourcePolicy{GuaranteeBytes: 128 << 20, GuaranteeCPUs: 0.5}}, builtinTask(), podConfig{Namespace: "hr", Probe: true})
 	if _, ok := uncapped.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; ok {

@@ -61,7 +61,7 @@ func TestPodComposeSidecars(t *testing.T) {
 		t.Fatalf("containers %q: want the task's, then db before the server that depends on it", names)
 	}
 	main, db, server := pod.Spec.Containers[0], pod.Spec.Containers[1], pod.Spec.Containers[2]
-	if qty(t, main.Resources.Limits, corev1.ResourceMemory) != "263424Ki" || qty(t, main.Resources.Requests, corev1.ResourceMemory) != "128Mi" { // 2x 128 MiB and the probe's 1.25 MiB
+	if qty(t, main.Resources.Limits, corev1.ResourceMemory) != "263424Ki" || qty(t, main.Resources.Requests, corev1.ResourceMemory) != "132352Ki" { // 2x 128 MiB and the probe's 1.25 MiB
 		t.Errorf("task's resources %+v", main.Resources)
 	}
 	// db declares no limits: it gets the stated default bound, as on
