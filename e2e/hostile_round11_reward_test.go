@@ -56,6 +56,20 @@ func bothRunnersRow(t *testing.T, name string, files map[string]string, want mod
 // directory once its files are written (modes git cannot hold).
 func preparedRow(t *testing.T, name string, files map[string]string, prepare func(dir string), want model.Outcome, reasonHas, why, input string) {
 	t.Helper()
+	runnersRow(t, [][]string{nil, {"--exec-steps"}}, name, files, prepare, want, reasonHas, why, input)
+}
+
+// driverRow is bothRunnersRow under the step driver alone, for what
+// --exec-steps is documented not to do.
+func driverRow(t *testing.T, name string, files map[string]string, want model.Outcome, reasonHas, why, input string) {
+	t.Helper()
+	runnersRow(t, [][]string{nil}, name, files, nil, want, reasonHas, why, input)
+}
+
+// runnersRow runs the row under each runner (extra arguments: nil for
+// the step driver).
+func runnersRow(t *testing.T, runners [][]string, name string, files map[string]string, prepare func(dir string), want model.Outcome, reasonHas, why, input string) {
+	t.Helper()
 	needEngine(t)
 	bin := hostileBin(t)
 	start := time.Now()
@@ -77,7 +91,7 @@ func preparedRow(t *testing.T, name string, files map[string]string, prepare fun
 	t.Cleanup(func() { removeTaskImages(t, name) })
 	forged, lost, left := 0, 0, 0
 	var said []string
-	for _, extra := range [][]string{nil, {"--exec-steps"}} {
+	for _, extra := range runners {
 		out := filepath.Join(t.TempDir(), "out")
 		run := runBin(t, bin, nil, append(oracleArgs(tasks, name, out), extra...)...)
 		_, recs, l := records(t, out)

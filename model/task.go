@@ -76,6 +76,14 @@ type Step struct {
 	// on Debian sets PATH afresh), ~/.profile and ~/.bashrc are read as
 	// such a shell reads them, and the script inherits what they export.
 	LoginShell bool `json:"login_shell,omitempty"`
+	// Terminal gives the step a pseudo-terminal (the size of
+	// terminal-bench's tmux pane) for its stdout and stderr, as that
+	// harness's pane is the terminal of every command it types: Python's
+	// print and C's stdio then write each line as it comes, and stdout
+	// and stderr reach the output in the order written. The step driver
+	// and the in-pod probe give it; the engine's exec (--exec-steps) does
+	// not, and its step's output is a pipe.
+	Terminal bool `json:"terminal,omitempty"`
 	// NeedBash, on a traced step, runs it only where the image has bash,
 	// as Harbor runs every command in a task's container (`bash -c …`):
 	// without bash the step ends 127, its output naming the missing bash,

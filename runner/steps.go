@@ -462,6 +462,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.SelfTraced {
 			env = append(env, TraceOffVar+"=1")
 		}
+		if st.Terminal {
+			env = append(env, TerminalVar+"=1")
+		}
 		// Until the script's first command the step is the whole script;
 		// it is opened only if something happens before that command.
 		t.running(st.Name)
@@ -1112,6 +1115,22 @@ func headroomsOwn(err error) bool {
 // holds at most maxStepOutputFile, and not what a job the script left
 // running writes after it ended.
 const maxStepOutputFile = 16 << 20
+
+// TerminalVar, in a traced step's environment, asks for its output on a
+// pseudo-terminal (model.Step.Terminal). Every sandbox's Exec takes it
+// out (SplitTerminal): the step driver and the in-pod probe give the
+// step its terminal, the engine's exec runs it with pipes.
+const TerminalVar = "HEADROOM_TERMINAL"
+
+// SplitTerminal takes TerminalVar out of a step's environment and says
+// whether it was there.
+func SplitTerminal(env []string) (rest []string, terminal bool) {
+	i := slices.Index(env, TerminalVar+"=1")
+	if i < 0 {
+		return env, false
+	}
+	return slices.Delete(slices.Clone(env), i, i+1), true
+}
 
 // OutputFileWriter is a sandbox that writes a traced step's OutputFile
 // itself, when WritesOutputFiles says so, where its step's environment

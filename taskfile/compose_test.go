@@ -195,7 +195,7 @@ func TestComposeDataFilesAreNotTheEnvironment(t *testing.T) {
 			t.Fatalf("%s: %v", dir, err)
 		}
 		// Every terminal-bench 1 task runs without the pane's terminal.
-		devs := slices.DeleteFunc(slices.Clone(l.Task.Deviations), func(d model.Deviation) bool { return d.What == "no terminal" })
+		devs := slices.DeleteFunc(slices.Clone(l.Task.Deviations), func(d model.Deviation) bool { return d.What == TerminalDeviation })
 		if len(l.Task.Sidecars) != 0 || len(devs) != 0 {
 			t.Errorf("%s: sidecars %v deviations %q", dir, l.Task.Sidecars, devs)
 		}

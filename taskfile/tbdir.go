@@ -467,7 +467,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	// is an interactive login bash: its login files shape the tests'
 	// environment (and the solution's).
 	t.Verifier = model.Step{Name: "verify", Show: "bash " + TestsDir + "/run-tests.sh", Argv: []string{TestsDir + "/run-tests.sh"},
-		Trace: true, SelfTraced: tracesItself(dir, run), LoginShell: true, Env: []string{"TEST_DIR=" + TestsDir, tbPaneTerm}, Files: files}
+		Trace: true, SelfTraced: tracesItself(dir, run), LoginShell: true, Terminal: true, Env: []string{"TEST_DIR=" + TestsDir, tbPaneTerm}, Files: files}
 	sol := filepath.Join(dir, "solution.sh")
 	if err := linkedOut(dir, sol); err != nil {
 		return Loaded{}, err
@@ -476,7 +476,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		t.Agents = append(t.Agents, model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.sh",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, SelfTraced: tracesItself(dir, sol), LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
+				Trace: true, SelfTraced: tracesItself(dir, sol), LoginShell: true, Terminal: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{From: sol, To: SolutionDir}}}},
 		})
 	} else if ysol := filepath.Join(dir, "solution.yaml"); exists(ysol) {
 		oracle, dev, err := solutionYAML(dir, ysol)
@@ -510,10 +510,6 @@ func loadTBOld(dir string) (Loaded, error) {
 	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys, nil), nil
 }
 
-// tbOldDeviations are the ways an older terminal-bench task runs under
-// headroom other than under its harness, whatever the profile. (Its
-// missing resource spec is not one: the limit is what headroom varies on
-// purpose, and the defaulted spec is flagged as such.)
 // tbPaneTerm is the TERM of a terminal-bench pane (tmux 3.3a, the
 // Debian tmux the harness installs in the task's container, gives its
 // panes tmux-256color): a script that asks tput for bold under `set -e`
@@ -521,9 +517,17 @@ func loadTBOld(dir string) (Loaded, error) {
 // it (the fifteenth attacker's 3).
 const tbPaneTerm = "TERM=tmux-256color"
 
+// TerminalDeviation is what every terminal-bench 1 task lists about its
+// steps' terminal (model.Step.Terminal).
+const TerminalDeviation = "stdin not the pane"
+
+// tbOldDeviations are the ways an older terminal-bench task runs under
+// headroom other than under its harness, whatever the profile. (Its
+// missing resource spec is not one: the limit is what headroom varies on
+// purpose, and the defaulted spec is flagged as such.)
 func tbOldDeviations(y tbOldTask) []model.Deviation {
-	out := []model.Deviation{{What: "no terminal",
-		Detail: "the harness types each command into a tmux pane (a pseudo-terminal); headroom runs them with TERM as the pane's (tmux-256color) but no terminal: `tty` says not a tty, a pager (git diff, less) that would wait in the pane for a key does not open, and programs write into a pipe, which Python's print and C's stdio fill in blocks: output not yet flushed when a program ends by os._exit or a crash is lost, and stdout and stderr can reach the tests' output in another order than the pane's"}}
+	out := []model.Deviation{{What: TerminalDeviation,
+		Detail: "the harness types each command into a tmux pane, the terminal of its stdin, stdout and stderr; headroom's step driver gives the steps a pseudo-terminal of the pane's size (160x40, TERM=tmux-256color) for stdout and stderr, so Python's print and C's stdio write each line as it comes, as in the pane, but stdin is /dev/null and the terminal is not their controlling one: a program that reads its input meets its end where the pane waits for keys, `tty` says not a tty and /dev/tty cannot be opened. Under --exec-steps the steps get pipes instead: stdio buffers in blocks there, output not flushed when a program ends by os._exit is lost, and stdout and stderr can reach the tests' output in another order than the pane's"}}
 	if y.RunTestsInSameShell {
 		out = append(out, model.Deviation{What: "tests in a fresh shell",
 			Detail: "run_tests_in_same_shell: the harness runs the tests in the agent's shell session (its working directory and exported variables); headroom starts them in a new one"})
@@ -591,7 +595,7 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 	return &model.Agent{
 			Name: AgentOracle, Description: "the task's reference solution, solution.yaml's commands as one script",
 			Steps: []model.Step{{Name: "solve", Show: "bash " + SolutionDir + "/solution.sh (solution.yaml's commands)", Argv: []string{SolutionDir + "/solution.sh"},
-				Trace: true, SelfTraced: scriptTracesItself(script), LoginShell: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
+				Trace: true, SelfTraced: scriptTracesItself(script), LoginShell: true, Terminal: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
 		}, model.Deviation{What: "solution.yaml run as a script",
 			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
 }

@@ -80,6 +80,10 @@ type Command struct {
 	// lines that start with TraceMark taken out (traceFilter).
 	OutputFile string `json:"output_file,omitempty"`
 	TraceMark  string `json:"trace_mark,omitempty"`
+	// Terminal, for the step driver, gives the step a pseudo-terminal for
+	// its stdout and stderr (drainTerminal) instead of two pipes, as
+	// terminal-bench's tmux pane is its commands' terminal.
+	Terminal bool `json:"terminal,omitempty"`
 }
 
 // The driver's file operations: what the engine's copy API does (a copy
@@ -238,7 +242,7 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		}
 		file = &traceFilter{w: f, mark: []byte(c.TraceMark)}
 	}
-	err = runDrainedTo(cmd, stdout, stderr, file, func() error { return spare.forStep(cmd.Start) }, func() {
+	err = runDrainedTo(cmd, stdout, stderr, file, c.Terminal, func() error { return spare.forStep(cmd.Start) }, func() {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
 		}
@@ -251,13 +255,20 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 // once it has ended and its pipes have gone quiet: the driver's and the
 // probe's.
 func runDrained(cmd *exec.Cmd, stdout, stderr io.Writer, start func() error, started func()) error {
-	return runDrainedTo(cmd, stdout, stderr, nil, start, started)
+	return runDrainedTo(cmd, stdout, stderr, nil, false, start, started)
 }
 
 // runDrainedTo is runDrained with the step's stdout also written to
-// file (nil: none) to the pipe's end, which closes it.
-func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, start func() error, started func()) error {
-	out, errs, err := drainStep(cmd, stdout, stderr)
+// file (nil: none) to the pipe's end, which closes it, and with its
+// output on a pseudo-terminal where terminal is set (drainTerminal).
+func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, terminal bool, start func() error, started func()) error {
+	var out, errs *drain
+	var err error
+	if terminal {
+		out, errs, err = drainTerminal(cmd, stdout, stderr)
+	} else {
+		out, errs, err = drainStep(cmd, stdout, stderr)
+	}
 	if err != nil {
 		if file != nil {
 			file.Close()
@@ -331,10 +342,66 @@ func drainStep(cmd *exec.Cmd, stdout, stderr io.Writer) (*drain, *drain, error) 
 	return ds[0], ds[1], nil
 }
 
+// drainTerminal gives cmd a pseudo-terminal for both its stdout and its
+// stderr, drained to stdout as one stream; stderr's drain is an idle one.
+//
+// terminal-bench 1 types each command into a tmux pane, so its programs
+// write to a terminal: Python's print and C's stdio flush at each line,
+// and stdout and stderr reach the pane in the order they were written.
+// Into a pipe they buffer in blocks: a test report printed before an
+// os._exit was lost, and a FAILED line with it, so a wrong answer whose
+// PASSED lines had been flushed passed where terminal-bench failed it
+// (the seventeenth attacker's 5). The terminal is the pane's size, and
+// its output is not post-processed (no OPOST: a newline stays one byte,
+// as the pane's capture reads it); the tests' transcript draws the rest.
+//
+// It is not the step's controlling terminal and not its stdin (which
+// stays /dev/null: nothing types into it). As a controlling terminal, its
+// hangup when the step's shell ended would send SIGHUP to what the step
+// left running in the background (a server the tests then talk to),
+// which in the pane lives on. The driver reads it to its end, past the
+// step's, as it reads a pipe: a background job's later writes never
+// block or fail. Where /dev/ptmx cannot be opened, the step gets pipes
+// and a line on stderr says so.
+func drainTerminal(cmd *exec.Cmd, stdout, stderr io.Writer) (*drain, *drain, error) {
+	master, slave, err := openPTY()
+	if err == nil {
+		err = rawOutput(slave)
+		if err != nil {
+			master.Close()
+			slave.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hr-workload drive: no pseudo-terminal for the step (%v): its output is a pipe\n", err)
+		return drainStep(cmd, stdout, stderr)
+	}
+	cmd.Stdout, cmd.Stderr = slave, slave
+	return &drain{w: stdout, r: master, pw: slave}, &drain{eof: true}, nil
+}
+
+// rawOutput turns off the terminal's output processing (OPOST), which
+// would write each newline as "\r\n".
+func rawOutput(tty *os.File) error {
+	fd := int(tty.Fd())
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return fmt.Errorf("read the pty's settings: %w", err)
+	}
+	t.Oflag &^= unix.OPOST
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, t); err != nil {
+		return fmt.Errorf("set the pty's output raw: %w", err)
+	}
+	return nil
+}
+
 // started closes the driver's copy of the pipe's write end (the step
 // holds its own) and drains the pipe; for a step that did not start, it
-// closes the read end too.
+// closes the read end too. An idle drain (no pipe) does nothing.
 func (d *drain) started(ok bool) {
+	if d.r == nil {
+		return
+	}
 	d.pw.Close()
 	if !ok {
 		d.r.Close()

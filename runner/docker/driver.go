@@ -201,6 +201,7 @@ func (d *driver) run(ctx context.Context, argv, env []string, user string, line 
 	cmd := workload.Command{Argv: argv, User: user, KeepHome: d.keepHome}
 	// The driver writes a traced step's output file from the step's one
 	// output pipe, without its trace lines (workload.Command.OutputFile).
+	env, cmd.Terminal = runner.SplitTerminal(env)
 	cmd.Env, cmd.OutputFile, cmd.TraceMark = runner.SplitOutputFile(env)
 	return d.send(ctx, cmd, line)
 }

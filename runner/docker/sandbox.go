@@ -357,6 +357,10 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		}
 		return s.drv.run(ctx, argv, env, user, line)
 	}
+	// The engine's exec gives the step pipes, not its terminal
+	// (model.Step.Terminal): a terminal of its own would hang up, and
+	// SIGHUP what the step left in the background, as the step ended.
+	env, _ = runner.SplitTerminal(env)
 	cli := s.b.cli
 	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {

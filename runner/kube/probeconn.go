@@ -230,7 +230,8 @@ func (c *probeConn) ask(ctx context.Context, cmd workload.Command, line func(str
 func (c *probeConn) run(ctx context.Context, argv, env []string, user string, keepHome bool, line func(stream, text string)) (runner.ExecResult, error) {
 	c.busy.Lock()
 	defer c.busy.Unlock()
-	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user, KeepHome: keepHome && user != ""}, line)
+	env, terminal := runner.SplitTerminal(env)
+	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user, KeepHome: keepHome && user != "", Terminal: terminal}, line)
 	if errors.Is(err, errProbeGone) {
 		// The probe died under the step (the kernel killed it, or the pod
 		// went): every process in the container went with it.

@@ -478,6 +478,9 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 		}
 		user = ""
 	}
+	// The exec's stream gives the step pipes, not its terminal
+	// (model.Step.Terminal).
+	env, _ = runner.SplitTerminal(env)
 	if len(env) > 0 {
 		// An exec takes no environment: env(1) adds it, or where the pod
 		// has headroom's binary (the built-in image is FROM scratch, with
