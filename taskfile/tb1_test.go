@@ -86,6 +86,17 @@ func TestTB1VerdictRule(t *testing.T) {
 // headroom's own copies; a task's own file of that name wins.
 func TestTB1HarnessScripts(t *testing.T) {
 	listed := loadTB1(t, "descriptions-only")
+	// Typed into the tests' pane: a login shell with the pane for its
+	// output (model.Step.Terminal).
+	if v := listed.Verifier; !v.LoginShell || !v.Terminal {
+		t.Errorf("the verifier's step %q: login shell %v, terminal %v; want both", v.Name, v.LoginShell, v.Terminal)
+	}
+	oracle, _ := listed.Agent(AgentOracle)
+	for _, st := range oracle.Steps {
+		if !st.Terminal {
+			t.Errorf("the oracle's step %q has no terminal", st.Name)
+		}
+	}
 	if got := strings.Join(uploadNames(listed.Verifier), ","); got != "run-tests.sh,tests,embedded:setup-uv-pytest.sh,embedded:run-uv-pytest.sh" {
 		t.Errorf("listed scripts: uploads %s", got)
 	}
@@ -215,7 +226,7 @@ func TestTB1SolutionYAML(t *testing.T) {
 			t.Errorf("%q: oracle %v, deviations %q; want oracle %v and %q", c.yaml, ok, devs, c.oracle, c.dev)
 		}
 		if ok {
-			if f := oracle.Steps[0].Files; len(f) != 1 || f[0].Content != "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\ncd /app\n" || !oracle.Steps[0].LoginShell {
+			if f := oracle.Steps[0].Files; len(f) != 1 || f[0].Content != "#!/bin/bash\necho 'Hello, world!' > /app/hello.txt\ncd /app\n" || !oracle.Steps[0].LoginShell || !oracle.Steps[0].Terminal {
 				t.Errorf("the oracle's script: %+v", oracle.Steps[0])
 			}
 		}
