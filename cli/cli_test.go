@@ -48,11 +48,7 @@ func TestMain(m *testing.M) {
 	// The task images these tests' own tasks built (cli/…, examples/…),
 	// made during this run: removed by tag, as the hostile rows remove
 	// theirs (removeTaskImages); one that was there before is left.
-	for id, tags := range testTaskImages() {
-		if _, had := imagesBefore[id]; !had {
-			exec.Command("docker", append([]string{"rmi"}, tags...)...).Run()
-		}
-	}
+	enginetest.RemoveNewImages(imagesBefore, testTaskImages())
 	// Nothing may be left behind by any test: each container of headroom's
 	// made during the run and still there is named, with its experiment.
 	if before != nil {
@@ -71,21 +67,9 @@ func TestMain(m *testing.M) {
 }
 
 // testTaskImages are the engine's task images of the tasks these tests
-// make (headroom-task/cli-…, headroom-task/examples-…), by id, with
-// their tags (nil: no engine answered).
+// make (headroom-task/cli-…, headroom-task/examples-…).
 func testTaskImages() map[string][]string {
-	out, err := exec.Command("docker", "images", "--format", "{{.ID}} {{.Repository}}:{{.Tag}}", docker.TaskRepo+"/*").Output()
-	if err != nil {
-		return nil
-	}
-	images := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		id, tag, ok := strings.Cut(line, " ")
-		if ok && (strings.HasPrefix(tag, docker.TaskRepo+"/cli-") || strings.HasPrefix(tag, docker.TaskRepo+"/examples-")) {
-			images[id] = append(images[id], tag)
-		}
-	}
-	return images
+	return enginetest.TaskImages(docker.TaskRepo, "cli-", "examples-")
 }
 
 // headroomContainers are the engine's containers labelled headroom, by

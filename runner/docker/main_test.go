@@ -37,6 +37,18 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) int {
+	// The task images these tests' own tasks build (test/…, and the task
+	// directories of testdata/tb by their names) are removed once they
+	// have run, as the cli tests remove theirs; one that was there before
+	// is left.
+	mine := []string{"test-"}
+	if dirs, err := os.ReadDir("testdata/tb"); err == nil {
+		for _, d := range dirs {
+			mine = append(mine, d.Name()+":")
+		}
+	}
+	imagesBefore := enginetest.TaskImages(TaskRepo, mine...)
+	defer func() { enginetest.RemoveNewImages(imagesBefore, enginetest.TaskImages(TaskRepo, mine...)) }()
 	code := m.Run()
 	if setupDir != "" {
 		os.RemoveAll(setupDir)
