@@ -116,7 +116,8 @@ func TestPieceMaskMasksAcrossACut(t *testing.T) {
 	secrets := map[string]string{"K": secret}
 	line := strings.Repeat("a", 100) + secret + strings.Repeat("b", 10)
 	for cut := 90; cut <= 100+len(secret)+10; cut++ {
-		p := &pieceMask{redact: Redactor(secrets), span: RedactSpan(secrets)}
+		redact, span := redaction(secrets)
+		p := &pieceMask{redact: redact, span: span}
 		var got strings.Builder
 		for _, piece := range []struct{ stream, text string }{
 			{"stdout", line[:cut] + "\n"},

@@ -56,6 +56,14 @@ type Config struct {
 // cut into other pieces or transformed in any way passes, as it would
 // through any exact-match masking (docs/COMMANDS.md says so).
 func Redactor(secrets map[string]string) func(string) string {
+	redact, _ := redaction(secrets)
+	return redact
+}
+
+// redaction is Redactor's function and the longest text it masks: a line
+// cut in pieces is masked across a cut when that much of one piece is
+// held back for the next (pieceMask).
+func redaction(secrets map[string]string) (redact func(string) string, span int) {
 	type mask struct{ text, name string }
 	seen := map[string]bool{}
 	var masks []mask
@@ -80,7 +88,7 @@ func Redactor(secrets map[string]string) func(string) string {
 		}
 	}
 	if len(masks) == 0 {
-		return func(s string) string { return s }
+		return func(s string) string { return s }, 0
 	}
 	// Longest first, so a secret containing another is replaced whole.
 	sort.Slice(masks, func(i, j int) bool {
@@ -94,6 +102,7 @@ func Redactor(secrets map[string]string) func(string) string {
 		pairs = append(pairs, m.text, "[redacted "+m.name+"]")
 	}
 	whole := strings.NewReplacer(pairs...).Replace
+	span = len(masks[0].text) // the longest, sorted first
 	return func(s string) string {
 		s = whole(s)
 		if !strings.Contains(s, clipMark) {
@@ -125,7 +134,7 @@ func Redactor(secrets map[string]string) func(string) string {
 			}
 		}
 		return strings.Join(parts, clipMark)
-	}
+	}, span
 }
 
 // shellForms are text as itself and as a shell trace writes it between
@@ -217,19 +226,6 @@ func backslashQuoted(text string) string {
 	return b.String()
 }
 
-// RedactSpan is the longest text Redactor(secrets) masks: a line cut in
-// pieces is masked across a cut when that much of one piece is held
-// back for the next.
-func RedactSpan(secrets map[string]string) int {
-	n := 0
-	for _, v := range secrets {
-		for _, f := range shellForms(v) {
-			n = max(n, len(f))
-		}
-	}
-	return n
-}
-
 // pieceMask masks a step's output a line at a time, and a line cut in
 // pieces (LineWriter: a piece of a line past 1 MiB ends in a newline)
 // across its cuts: of each piece it holds back the last span-1 bytes,
@@ -275,7 +271,7 @@ type Runner struct {
 	neighbours neighbourhood
 
 	redact func(string) string
-	// redactSpan is the longest text redact masks (RedactSpan).
+	// redactSpan is the longest text redact masks (redaction).
 	redactSpan int
 
 	mu      sync.Mutex
@@ -302,7 +298,8 @@ func New(b Backend, cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("secret %s: %w", n, err)
 		}
 	}
-	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}, redact: Redactor(cfg.Secrets), redactSpan: RedactSpan(cfg.Secrets)}
+	r := &Runner{backend: b, cfg: cfg, tasks: map[string]model.Task{}, cancels: map[string]context.CancelFunc{}}
+	r.redact, r.redactSpan = redaction(cfg.Secrets)
 	for _, t := range cfg.Tasks {
 		r.tasks[t.Name] = t
 	}
