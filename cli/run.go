@@ -44,6 +44,7 @@ type runFlags struct {
 	sampler     string
 	keep        bool
 	execSteps   bool
+	trace       bool
 	applyStore  bool
 	failFast    bool
 	skipBroken  bool
@@ -86,6 +87,7 @@ func newRunCmd() *cobra.Command {
 	fl.Float64Var(&f.sampleHz, "sample-hz", 20, "memory samples per second per trial (cgroup files)")
 	fl.StringVar(&f.sampler, "sampler", "cgroup", "where memory readings come from: cgroup (the files, falling back to stats when unreadable) or stats (the engine's 1 Hz stream, as a remote engine gives)")
 	fl.BoolVar(&f.applyStore, "apply-storage", false, "hold each trial's container to its task's storage_mb where the engine can size a container (overlay2 over xfs with pquota, btrfs, zfs, devicemapper; headroom doctor says): stricter than Harbor's Docker environment, which never bounds it; off, what each trial wrote is recorded beside its storage_mb")
+	fl.BoolVar(&f.trace, "trace", true, "trace task scripts (bash's xtrace, on a descriptor of headroom's) so that each command is a step with its own peak; --trace=false runs each script untraced as one step, at the harness's speed: a tight loop of shell builtins runs up to ten times slower traced (docs/PARITY.md)")
 	fl.BoolVar(&f.execSteps, "exec-steps", false, "run every step with the engine's exec, as task images do (the built-in image otherwise runs its steps through its own step driver, which spares an exec per step)")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
@@ -477,7 +479,7 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 // --resume ID --exec-steps` ran its trials through the step driver.)
 func (f *runFlags) running(spec *session.Spec, setup sweepSetup) {
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery = f.out, setup.reserve, setup.floor, setup.interval
-	spec.ForceStats, spec.ExecSteps, spec.ApplyStorage = f.sampler == "stats", f.execSteps, f.applyStore
+	spec.ForceStats, spec.ExecSteps, spec.ApplyStorage, spec.Untraced = f.sampler == "stats", f.execSteps, f.applyStore, !f.trace
 	spec.Keep, spec.Version, spec.FailFast, spec.AllowCapabilities = f.keep, Version, f.failFast, allowedCapabilities(f.allowCaps)
 }
 

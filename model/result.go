@@ -352,6 +352,9 @@ type TrialResult struct {
 	// StepRunner is how the steps ran: "exec" (the engine's exec per
 	// step) or "driver" (told to a process in the container).
 	StepRunner string `json:"step_runner,omitempty"`
+	// Untraced: the task's scripts ran untraced, each one step (run
+	// --trace=false), so a step's peak is its whole script's.
+	Untraced bool `json:"untraced,omitempty"`
 	// The host's load when the trial started and ended, and any pauses
 	// for host memory pressure while it waited to start.
 	HostAtStart HostLoad `json:"host_at_start"`

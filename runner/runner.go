@@ -45,6 +45,12 @@ type Config struct {
 	// they lack the agent), with why: their trials end at once as
 	// infra-errors marked TaskNotRun, and start no container.
 	NotRun map[string]string
+	// Untraced runs every traced step's script untraced, as one step
+	// (run --trace=false): at the harness's speed, where the trace costs
+	// a tight loop of shell builtins up to ten times its time, but with
+	// one peak for the script instead of one for each command. Each
+	// trial records it (TrialResult.Untraced).
+	Untraced bool
 }
 
 // Redactor replaces secret values with [redacted NAME]: each whole, and

@@ -459,7 +459,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if st.LoginShell {
 			env = append(env, TraceLoginVar+"=1")
 		}
-		if st.SelfTraced {
+		if st.SelfTraced || t.r.cfg.Untraced {
 			env = append(env, TraceOffVar+"=1")
 		}
 		if st.Terminal {

@@ -184,6 +184,7 @@ func (t *trialRun) start(ctx context.Context) (Sandbox, error) {
 	}
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
+	res.Untraced = t.r.cfg.Untraced
 	if pm, ok := sb.(PeakModer); ok {
 		res.PeakMode = pm.PeakMode()
 	}

@@ -50,6 +50,9 @@ type Spec struct {
 	// ExecSteps runs every step with the engine's exec, even in the
 	// built-in image (whose step driver is otherwise used).
 	ExecSteps bool
+	// Untraced runs every task script untraced, as one step (run
+	// --trace=false): runner.Config.Untraced.
+	Untraced bool
 	// ApplyStorage holds trials to their task's storage where the engine
 	// can (run --apply-storage).
 	ApplyStorage bool
@@ -430,7 +433,7 @@ func (e *Engine) start(ctx context.Context, spec Spec, p prepared, open func() (
 	if err != nil {
 		return nil, err
 	}
-	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets, NotRun: p.notRun}
+	cfg := runner.Config{Experiment: id, Plan: p.plan, Tasks: p.tasks, Concurrency: spec.Concurrency, GuaranteeCapacityBytes: p.capacity, FloorBytes: spec.FloorBytes, Secrets: spec.Secrets, NotRun: p.notRun, Untraced: spec.Untraced}
 	if e.AdmitsItself {
 		// The platform places each trial where its guarantee fits (a pod
 		// waits, unschedulable, until one does): headroom only caps how
