@@ -442,9 +442,10 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	if p := a.Power; p.MinDetectable > 0 {
 		line := fmt.Sprintf("power: %s × %s detect %s (80%%, α=0.05)", model.Quantity(p.Tasks, "row"), model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))
 		if p.RepeatsNeeded > 0 {
-			line += fmt.Sprintf("; 3pp needs ~%s", model.Quantity(p.RepeatsNeeded, "repeat"))
+			line += fmt.Sprintf("; to detect 3pp: ~%s", model.Quantity(p.RepeatsNeeded, "repeat"))
 		} else {
-			line += "; 3pp needs more tasks"
+			// As the report says it: no count of repeats gets there.
+			line += "; to detect 3pp: more tasks, not more repeats"
 		}
 		out = append(out, st.Muted.Render(clip(line, w)))
 	}
