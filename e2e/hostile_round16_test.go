@@ -46,3 +46,36 @@ func TestHostileR16PrintAndLogInOrder(t *testing.T) {
 	}), model.Passed, "", "terminal-bench's pane has the retried FAILED line above the summary, PASSED in it",
 		"terminal-bench 1 task, a right answer: the tests print a first attempt's FAILED line (stdout), then log the summary and PASSED (stderr)")
 }
+
+// The sixteenth attacker's 4 and 11, the seventeenth's 4: a script that
+// looks at headroom's trace or changes it. (d) solve.sh assigns PS4, as
+// scripts set it for their own debugging: its later commands' trace
+// lines, no longer marked, were its output, in oracle.txt. Harbor, which
+// traces nothing, has `done` alone.
+func TestHostileR16ScriptAssignsPS4(t *testing.T) {
+	bothRunnersRow(t, "hostile-r16/ps4", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nPS4='+ ${BASH_SOURCE}:${LINENO}: '\necho done\n",
+		"tests/test.sh":     oracleIs(`done`),
+	}, model.Passed, "", "Harbor's oracle.txt is `done`",
+		"Harbor task: solve.sh assigns PS4 ('+ ${BASH_SOURCE}:${LINENO}: '), then echoes done; test.sh compares oracle.txt")
+}
+
+// (d) solve.sh exports SHELLOPTS, then runs a bash script: the child
+// took xtrace from it and wrote "+ echo child" to its stderr, into
+// oracle.txt.
+func TestHostileR16ScriptExportsShellopts(t *testing.T) {
+	bothRunnersRow(t, "hostile-r16/shellopts", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nset -o pipefail\nexport SHELLOPTS\nbash -c 'echo child'\n",
+		"tests/test.sh":     oracleIs(`child`),
+	}, model.Passed, "", "Harbor's oracle.txt is `child`: nothing is traced",
+		"Harbor task: solve.sh exports SHELLOPTS, then runs `bash -c 'echo child'`; test.sh compares oracle.txt")
+}
+
+// (d) solve.sh reads `$-`: traced, it held x.
+func TestHostileR16ScriptReadsItsOptions(t *testing.T) {
+	bothRunnersRow(t, "hostile-r16/dash-options", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\ncase $- in *x*) echo traced;; *) echo plain;; esac\n",
+		"tests/test.sh":     oracleIs(`plain`),
+	}, model.Passed, "", "Harbor's oracle.txt is `plain`: $- holds no x",
+		"Harbor task: solve.sh echoes traced or plain by whether $- holds x; test.sh compares oracle.txt")
+}

@@ -26,6 +26,18 @@ func TestScriptTracesItself(t *testing.T) {
 		"#!/bin/bash\nreset -x\n":                                         false,
 		"#!/bin/bash\noffset -x 3\n":                                      false,
 		"#!/bin/bash\nset -e\nexec > >(tee \"$LOG_FILE\") 2>&1\nset -x\n": true,
+		// What looks at the trace or changes it.
+		"#!/bin/bash\nPS4='+ ${BASH_SOURCE}:${LINENO}: '\necho hi\n": true,
+		"#!/bin/bash\nexport PS4='>> '\n":                            true,
+		"#!/bin/bash\ncd /app; declare -x PS4=x\n":                   true,
+		"#!/bin/bash\nexport SHELLOPTS\nbash child.sh\n":             true,
+		"#!/bin/bash\ncase $- in *i*) exit;; esac\n":                 true,
+		"#!/bin/bash\necho ${-}\n":                                   true,
+		"#!/bin/bash\nif [[ -o xtrace ]]; then echo on; fi\n":        true,
+		"#!/bin/bash\nexec {BASH_XTRACEFD}>/tmp/t\n":                 true,
+		"#!/bin/bash\necho PS4 is a prompt\n":                        false,
+		"#!/bin/bash\nMYPS4=1\n":                                     false,
+		"#!/bin/bash\nrm -f a-b; echo $HOME-x\n":                     false,
 	} {
 		if got := scriptTracesItself(script); got != want {
 			t.Errorf("%q: %v, want %v", script, got, want)
