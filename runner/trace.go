@@ -93,7 +93,7 @@ const traceEnd = ": headroom-trace-end"
 // whole array.
 const (
 	traceSetupHead = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; PS4=$'\x1e` + TraceMarker + `'`
-	traceSetupTail = `' ''$?|${PIPESTATUS[@]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
+	traceSetupTail = `' ''$?|${PIPESTATUS[@]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; [ "${BASH_VERSINFO[0]}" -ge 5 ] || ` + traceOldBashJob + `; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
 )
 
 // taskBashEnv carries the step's own BASH_ENV (the image's ENV, a
@@ -124,6 +124,17 @@ const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $
 // and up bash gives `{fd}`, and the 200 of the flock idiom. `sh -x` has
 // no such variable: its trace stays on stderr.
 const traceFDs = "237"
+
+// traceOldBashJob sets $! before the script starts, on a bash older than
+// 5.0, by a background job that does nothing: such a bash calls $!
+// unbound under `set -u` before any background job, even in PS4's
+// ${!:-0}, and every command of a script in strict mode on such an image
+// (Ubuntu 18.04, RHEL 8, Amazon Linux 2: bash 4.4 or 4.2) died at its
+// first command, "$!: unbound variable", where its harness ran it (the
+// eighteenth attacker's 1). Its pid, gone before the script's first
+// command, is in no command's window; the script's own first background
+// job replaces it, as PS4 needs to pair statuses rightly.
+const traceOldBashJob = `{ : & }`
 
 // traceWrapper runs a traced step's argv after `bash -x` (or `sh -x`).
 // Bash ignores PS4 from the environment when run as root, hence
