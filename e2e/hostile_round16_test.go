@@ -79,3 +79,15 @@ func TestHostileR16ScriptReadsItsOptions(t *testing.T) {
 	}, model.Passed, "", "Harbor's oracle.txt is `plain`: $- holds no x",
 		"Harbor task: solve.sh echoes traced or plain by whether $- holds x; test.sh compares oracle.txt")
 }
+
+// The eighteenth attacker's 5: (a) a grader that prints the reward
+// object and then a line of its own into reward.json. Python's
+// json.loads refuses the file ("Extra data"), so Harbor has no reward
+// (a VerifierOutputParseError, counted 0); headroom refused only a
+// second valid token after the object, and passed it.
+func TestHostileR16RewardJSONTrailingText(t *testing.T) {
+	bothRunnersRow(t, "hostile-r16/reward-json-tail", map[string]string{
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\nprintf '{\"reward\": 1.0}\\ngraded 1 check\\n' > /logs/verifier/reward.json\n",
+	}, model.Failed, "more after its object", "json.loads refuses reward.json (Extra data): no reward",
+		"Harbor task: test.sh writes `{\"reward\": 1.0}` then `graded 1 check` into reward.json")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -275,7 +276,11 @@ func parseRewardJSON(data []byte, step bool) (map[string]float64, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("is not a JSON object of numbers: %v", err)
 	}
-	if _, err := dec.Token(); err == nil {
+	// Anything but whitespace after the object, as Python's json.loads
+	// refuses it ("Extra data"): Harbor then has no reward. Only a valid
+	// token was refused here, and `{"reward": 1}` followed by a grader's
+	// "graded 1 check" passed (the eighteenth attacker's 5).
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("is not a JSON object of numbers: more after its object")
 	}
 	if len(raw) == 0 && !step {

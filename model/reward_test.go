@@ -106,6 +106,11 @@ func TestParseRewardAsPython(t *testing.T) {
 		{"reward.json", `{"reward": null}`, 0, "not a JSON object of numbers: \"reward\" is null"},
 		{"reward.json", `{"reward": [1]}`, 0, "is an array"},
 		{"reward.json", `{"reward": 1} {"reward": 0}`, 0, "not a JSON object of numbers"},
+		// json.loads: "Extra data" for anything but whitespace after it.
+		{"reward.json", "{\"reward\": 1.0}\ngraded 1 check\n", 0, "more after its object"},
+		{"reward.json", "{\"reward\": 1} x", 0, "more after its object"},
+		{"reward.json", "{\"reward\": 1}\x00", 0, "more after its object"},
+		{"reward.json", "{\"reward\": 1} \t\r\n", 1, ""},
 		{"reward.json", `{"reward": 1, "reward": 0}`, 0, ""},
 	})
 }
