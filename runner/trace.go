@@ -81,7 +81,16 @@ const traceEnd = ": headroom-trace-end"
 // it expands at each command, not here), the EXIT trap, and BASH_ENV
 // given back the step's own (taskBashEnv) or unset, so that nested shells
 // run as they would have, the step's own then read untraced. Its own
-// commands' trace goes to /dev/null. Every expansion in PS4 must hold under
+// commands' trace goes to /dev/null. It ends by giving the script
+// /dev/null for its stdin, the step's own (the driver's, an exec's with
+// no stdin attached, Harbor's): the setup came on stdin, as a
+// here-document, which a bash older than 5.1 writes to a file, and
+// BASH_ENV's open of /proc/self/fd/0 read that file from its start
+// while the script's stdin stayed there. Its first reader (a `read`,
+// `$(cat)`, an agent CLI reading piped input) got the setup, nonce and
+// all: a test.sh that counted its stdin failed, and a command that
+// printed trace lines with the nonce forged steps that never ran (the
+// eighteenth attacker's 4). Every expansion in PS4 must hold under
 // `set -u`: FUNCNAME is unset outside functions, $! before a background
 // job (an empty function depth reads as 0).
 //
@@ -93,7 +102,7 @@ const traceEnd = ": headroom-trace-end"
 // whole array.
 const (
 	traceSetupHead = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; PS4=$'\x1e` + TraceMarker + `'`
-	traceSetupTail = `' ''$?|${PIPESTATUS[@]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; [ "${BASH_VERSINFO[0]}" -ge 5 ] || ` + traceOldBashJob + `; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
+	traceSetupTail = `' ''$?|${PIPESTATUS[@]}|$BASHPID|'$$'|${FUNCNAME+${#FUNCNAME[@]}}|${!:-0}] '; [ "${BASH_VERSINFO[0]}" -ge 5 ] || ` + traceOldBashJob + `; trap '` + traceEnd + `' EXIT; set +x; BASH_XTRACEFD=` + traceFDs + `; exec </dev/null; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"; set -x`
 )
 
 // taskBashEnv carries the step's own BASH_ENV (the image's ENV, a
@@ -202,7 +211,7 @@ fi`
 // own BASH_ENV given back and sourced, as in traceSetupHead, and no
 // trace of headroom's: the script's own `set -x` writes bash's "+ "
 // lines to its stderr, where the harness's would be.
-const untracedSetup = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"`
+const untracedSetup = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` + taskBashEnv + `; unset ` + taskBashEnv + `; else unset BASH_ENV; fi; exec </dev/null; } 2>/dev/null; [ -z "${BASH_ENV-}" ] || . "$BASH_ENV"`
 
 // traceBashInner is the first bash's script in traceWrapper: it opens
 // traceFDs, then execs the traced bash, or runs it into the tee ($0, the

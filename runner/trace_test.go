@@ -72,6 +72,13 @@ func replay(lines []string, exitCode int) []tracedCommand {
 // given shell on PATH first (so `command -v bash` can be made to fail).
 func runWrapped(t *testing.T, script string, noBash bool) ([]string, int) {
 	t.Helper()
+	return runWrappedBy(t, script, noBash, false)
+}
+
+// runWrappedBy is runWrapped with the wrapper started by bash where
+// needBash is set, as a Harbor or terminal-bench step's is (traceArgv).
+func runWrappedBy(t *testing.T, script string, noBash, needBash bool) ([]string, int) {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "script.sh")
 	interp := "#!/bin/bash\n"
@@ -81,7 +88,7 @@ func runWrapped(t *testing.T, script string, noBash bool) ([]string, int) {
 	if err := os.WriteFile(path, []byte(interp+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	argv := traceArgv([]string{path}, false)
+	argv := traceArgv([]string{path}, needBash)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if noBash {
 		// A PATH with sh and the usual tools but no bash.
