@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -435,23 +434,17 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	var cur *openStep
 	var tr *tracedRun
-	var outFile *stepOutputFile // written here after the step (no driver)
 	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
 		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
 		tr.head, tr.tailMax = t.tracedRoom()
 		env = append(env, TraceNonceVar+"="+tr.nonce)
-		if st.TeeStdout != "" {
+		switch {
+		case st.OutputFile != "":
+			env = append(env, TraceTeeVar+"="+teeAll+st.OutputFile)
+		case st.TeeStdout != "":
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
-		}
-		if st.OutputFile != "" {
-			if ow, ok := sb.(OutputFileWriter); ok && ow.WritesOutputFiles() {
-				// The driver writes it from the step's own pipe.
-				env = append(env, TraceLogVar+"="+st.OutputFile)
-			} else {
-				outFile = &stepOutputFile{}
-			}
 		}
 		if st.NeedBash {
 			env = append(env, TraceNeedBashVar+"=1")
@@ -587,7 +580,6 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				partial.Reset()
 			}
 			t.transcript.Add(line)
-			outFile.add(line)
 		} else {
 			partial.WriteString(text) // the trace never reaches the parser
 		}
@@ -684,10 +676,6 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	if partial.Len() > 0 {
 		t.transcript.Add(partial.String())
-		outFile.add(partial.String())
-	}
-	if outFile != nil {
-		t.writeOutputFile(sb, st, outFile)
 	}
 	if tr != nil && tr.noise != nil {
 		// The commands past the script's head, as one span: their time
@@ -1106,16 +1094,6 @@ func headroomsOwn(err error) bool {
 	return errors.Is(err, ErrOwnBound) || errors.Is(err, ErrCannotStart)
 }
 
-// A traced step's OutputFile (Harbor's oracle runs `solve.sh >
-// /logs/agent/oracle.txt 2>&1`) is written by the step driver from the
-// step's own pipe. Where steps take the engine's exec, headroom writes it
-// once the step has ended, from the output it read in order: a tee in
-// the container let each command's output reach headroom after the next
-// command's trace line (and the script's last output after its end). It
-// holds at most maxStepOutputFile, and not what a job the script left
-// running writes after it ended.
-const maxStepOutputFile = 16 << 20
-
 // TerminalVar, in a traced step's environment, asks for its output on a
 // pseudo-terminal (model.Step.Terminal). Every sandbox's Exec takes it
 // out (SplitTerminal): the step driver and the in-pod probe give the
@@ -1130,73 +1108,6 @@ func SplitTerminal(env []string) (rest []string, terminal bool) {
 		return env, false
 	}
 	return slices.Delete(slices.Clone(env), i, i+1), true
-}
-
-// OutputFileWriter is a sandbox that writes a traced step's OutputFile
-// itself, when WritesOutputFiles says so, where its step's environment
-// names it (TraceLogVar, which SplitOutputFile takes out).
-type OutputFileWriter interface {
-	WritesOutputFiles() bool
-}
-
-// SplitOutputFile takes a traced step's OutputFile (TraceLogVar) out of
-// its environment, with the mark that starts its trace lines (which the
-// file leaves out).
-func SplitOutputFile(env []string) (rest []string, file, mark string) {
-	var nonce string
-	for _, e := range env {
-		switch k, v, _ := strings.Cut(e, "="); k {
-		case TraceLogVar:
-			file = v
-			continue
-		case TraceNonceVar:
-			nonce = v
-		}
-		rest = append(rest, e)
-	}
-	if file == "" {
-		return env, "", ""
-	}
-	return rest, file, TraceMarker + nonce + " "
-}
-
-// stepOutputFile gathers a step's output for its OutputFile.
-type stepOutputFile struct {
-	b       strings.Builder
-	dropped int64
-}
-
-// add takes one line of the step's output (nil: none gathered); a piece
-// of a longer line, ending in a newline (LineWriter), is written without
-// it, the next piece continuing its line.
-func (f *stepOutputFile) add(line string) {
-	if f == nil {
-		return
-	}
-	end := "\n"
-	if strings.HasSuffix(line, "\n") {
-		line, end = line[:len(line)-1], ""
-	}
-	if f.b.Len()+len(line)+len(end) > maxStepOutputFile {
-		f.dropped += int64(len(line) + len(end))
-		return
-	}
-	f.b.WriteString(line)
-	f.b.WriteString(end)
-}
-
-// writeOutputFile puts the gathered output at the step's OutputFile.
-func (t *trialRun) writeOutputFile(sb Sandbox, st model.Step, f *stepOutputFile) {
-	content := f.b.String()
-	if f.dropped > 0 {
-		content += fmt.Sprintf("headroom: %s more of this step's output not written here (at most %s)\n", model.FormatBytes(f.dropped), model.FormatBytes(maxStepOutputFile))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), SandboxOpTimeout)
-	defer cancel()
-	up := model.Upload{To: path.Dir(st.OutputFile), Name: path.Base(st.OutputFile), Content: content}
-	if err := sb.CopyIn(ctx, []model.Upload{up}); err != nil {
-		t.notes = append(t.notes, fmt.Sprintf("%s's output could not be written to %s: %v", st.Name, st.OutputFile, err))
-	}
 }
 
 // lightNoise takes the readings the commands past the script's head are
