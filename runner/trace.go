@@ -372,8 +372,11 @@ type statusBook struct {
 	window   *traceWindow
 	rootSeen bool
 	root     int
-	sh       bool
-	sawEnd   bool
+	// rootBg is $! at the script's shell's latest mark: a child whose
+	// pid it is forked before that mark.
+	rootBg int
+	sh     bool
+	sawEnd bool
 
 	resolved []stepStatus
 }
@@ -496,6 +499,7 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 			b.settleWindow(m)
 		}
 		b.advance(b.proc(b.root), m)
+		b.rootBg = m.bg
 	case p != nil:
 		b.advance(p, m)
 	case w != nil && sameState(w.state, m):
@@ -518,7 +522,9 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 			// statuses.
 			b.settleWindow(m)
 		}
-		b.forked(m)
+		if m.pid != b.rootBg || m.pid == 0 {
+			b.forked(m)
+		}
 		b.window = &traceWindow{state: m, pids: []int{m.pid}}
 	}
 	if m.end() {
@@ -599,7 +605,11 @@ func (b *statusBook) advance(p *traceProc, m traceMark) {
 func isExit(cmd string) bool { return cmd == "exit" || strings.HasPrefix(cmd, "exit ") }
 
 // forked settles the shell's command before a child forked: the child's
-// first mark carries the shell's state at the fork.
+// first mark carries the shell's state at the fork. Not for a background
+// job whose first mark comes after the shell's next (which holds its pid
+// in $!: rootBg): the shell's command then is a later one, and the job's
+// state, older, was read as its status (`nosuchcmd`, `sleep 2 &`, `echo
+// hello`: echo's 127, the eighteenth attacker's 6).
 func (b *statusBook) forked(child traceMark) {
 	b.advance(b.proc(b.root), traceMark{funcs: child.funcs, last: child.last, pipe: child.pipe, pid: b.root, root: b.root})
 }

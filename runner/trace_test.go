@@ -372,3 +372,24 @@ func TestTraceKeepsTheStepsBashEnv(t *testing.T) {
 		t.Errorf("exit %d, output %q; want the script and its nested bash to have read the step's BASH_ENV", code, out)
 	}
 }
+
+// The eighteenth attacker's 6: a background job's first mark can come
+// after the script's shell has traced its next command; the job's
+// inherited state (127, the command before the fork) is not that
+// command's status. The lines are in the order they raced to.
+func TestBackgroundJobsLateMarkSettlesNothing(t *testing.T) {
+	n := "\x1e" + TraceMarker + testNonce + " "
+	lines := []string{
+		n + "0|0|100|100||0] nosuchcmd",
+		n + "0|127|100|100||101] echo hello",
+		n + "127|127|101|100||0] sleep 2",
+		n + "0|0|100|100||101] echo done",
+		"done",
+		n + "0|0|100|100||101] : headroom-trace-end",
+	}
+	got := describe(replay(lines, 0))
+	want := "nosuchcmd => 127 []\necho hello => 0 []\nsleep 2 => ? []\necho done => 0 [\"done\"]\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -145,7 +145,6 @@ func (s *sandbox) PeakMode() string {
 func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
-
 func (s *sandbox) StepRunner() string {
 	if s.drv != nil {
 		return runner.StepsByDriver
