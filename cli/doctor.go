@@ -10,6 +10,7 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
 	"github.com/shirou/gopsutil/v4/load"
+	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/spf13/cobra"
 )
 
@@ -76,6 +77,15 @@ build) and removes what it started.`,
 					if loaded {
 						fmt.Fprintln(w, "     fix: wait for the load to fall (or stop what loads it) before a sweep whose numbers matter; the report marks the trials that ran contended")
 					}
+				}
+				if s, err := mem.SwapMemory(); err == nil {
+					mark := "ok  "
+					swaps, detail := model.HostSwap(int64(s.Total))
+					if swaps {
+						mark = "warn"
+						warned++
+					}
+					fmt.Fprintf(w, "%s %-22s %s\n", mark, "host swap", detail)
 				}
 			}
 			self, _ := session.WorkloadBinary(false, nil)

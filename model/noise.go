@@ -215,3 +215,16 @@ func LoadedHost(load1, load5 float64, cpus int) (bool, string) {
 	}
 	return true, text + fmt.Sprintf(": %.1f× its CPUs; trials will wait for a CPU, run slower and time out or stall more than on a quiet host", max(load1, load5)/float64(cpus))
 }
+
+// HostSwap says whether a host with swapBytes of swap takes results that
+// may differ from Harbor's, and how: headroom's containers get no swap
+// (MemorySwap = Memory: the limit is where the kernel kills), where
+// Harbor's compose leaves the engine's default, swap as large again as
+// the limit, so that a task a little over its memory swaps there and is
+// OOM-killed here. A host without swap runs both alike.
+func HostSwap(swapBytes int64) (bool, string) {
+	if swapBytes <= 0 {
+		return false, "none: containers swap under no harness here"
+	}
+	return true, FormatBytes(swapBytes) + " of swap: headroom's containers get none (the limit is where the kernel kills), Harbor's compose lets each swap as much again as its limit, so a task a little over its memory may pass there and be OOM-killed here"
+}

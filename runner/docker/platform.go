@@ -530,8 +530,15 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	}
 	info, ierr := p.cli.ContainerInspect(ctx, sb.ID())
 	src := sb.SampleSource()
+	// A driven container's limit is the ratio's and the driver's own
+	// (model.DriverMemoryBytes): read back as anything else, doctor
+	// failed every engine since the allowance came in.
+	want := tr.Policy.HardLimitBytes
+	if sb.StepRunner() == runner.StepsByDriver {
+		want += model.DriverMemoryBytes
+	}
 	_, rmErr := sb.Remove(context.Background())
-	check(ierr == nil && info.HostConfig.Memory == tr.Policy.HardLimitBytes && info.HostConfig.MemorySwap == tr.Policy.HardLimitBytes,
+	check(ierr == nil && info.HostConfig.Memory == want && info.HostConfig.MemorySwap == want,
 		"limits applied", "memory, swap and reservation read back from docker inspect", "the engine ignored the memory limit: enable the memory cgroup controller")
 	if b.ReadsKernelLog() {
 		check(true, "kernel log", "readable: OOM kills name the killed process", "")
