@@ -415,3 +415,41 @@ func TestTracedSubstitutionShowIsCut(t *testing.T) {
 		}
 	}
 }
+
+// A secret in a long line of output that a trace line cut (output that
+// comes through a tee, which the trace bypasses: Harbor's oracle) is
+// masked across the cut, in every event and record.
+func TestSecretCutByATraceLineIsRedacted(t *testing.T) {
+	const key = "Zq9s3cr3tVALUE0123456789"
+	task := fake.Task("tb/secret-cut", 64<<20)
+	task.Agents[0].Steps = []model.Step{{Name: "solve.sh", Argv: []string{"/solution/solve.sh"}, Trace: true, PassEnv: []string{"API_KEY"}}}
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if !strings.HasSuffix(st.Name, "solve.sh") { // the fake names a step by its argv's last word
+			return fake.StepPlan{}
+		}
+		return fake.StepPlan{Lines: []string{
+			fake.TraceLine(1, "0|0|10|10||0", `printf '%s%s\n' "$A" "$MYKEY"`),
+			strings.Repeat("a", 5000) + key[:7] + fake.TraceLine(1, "0|0|10|10||0", "declare -p MYKEY"),
+			key[7:],
+			"declare -x MYKEY=\"" + key + "\"",
+			fake.TraceLine(1, "0|0|10|10||0", "echo done"),
+			"done",
+			fake.TraceLine(1, "0|0|10|10||0", ": headroom-trace-end"),
+		}}
+	}}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"API_KEY": key}
+	res := runSweep(t, b, cfg, context.Background(), nil)
+	for _, piece := range []string{key[:7], key[7:], key[1:7], key[7:14]} {
+		for _, e := range res.events {
+			if ol, ok := e.(event.OutputLine); ok && strings.Contains(ol.Text, piece) {
+				t.Errorf("%q in an output event: %q", piece, ol.Text)
+			}
+		}
+		for _, s := range res.results["tb/secret-cut@1x"].Steps {
+			if strings.Contains(s.Output, piece) {
+				t.Errorf("%q in step %s's output: %q", piece, s.Name, s.Output)
+			}
+		}
+	}
+}

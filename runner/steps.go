@@ -511,6 +511,12 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	// and 24 s of headroom's CPU, 2 s under docker run: the task's
 	// timeout was headroom's, the fifteenth attacker's 1).
 	var partial strings.Builder
+	// cutHeld is the end of a line of output a trace line cut, held to be
+	// masked with the line's rest: output that reaches headroom through a
+	// tee (Harbor's oracle and verifier), which the trace bypasses, can
+	// have the next command's trace line inside a long line, and a secret
+	// across that cut was stored as two pieces no mask matched.
+	var cutHeld string
 	sawNoBash := false // the wrapper found no bash (NeedBash)
 	masking := &pieceMask{redact: t.r.redact, span: t.r.redactSpan}
 	res, err := sb.Exec(ctx, argv, env, t.stepUser(phase, st), func(stream, text string) {
@@ -567,6 +573,15 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			tr.cont, tr.contPiece, tr.contRaw = wire.Quote{}, false, false
 		}
 		text = before
+		switch span := t.r.redactSpan; {
+		case span <= 1:
+		case m != nil && text != "":
+			cutHeld += text
+			k := max(0, len(cutHeld)-(span-1))
+			text, cutHeld = cutHeld[:k], cutHeld[k:]
+		case m == nil && cutHeld != "":
+			text, cutHeld = t.r.redact(cutHeld+text), ""
+		}
 		if m != nil {
 			tr.cont, tr.contLines, tr.contPiece, tr.contTop = wire.Quote{}, 0, piece, m.depth <= 1
 			tr.contRaw = wire.RawCommand(m.cmd)
@@ -673,6 +688,12 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		if code == 0 {
 			code = -1
 		}
+	}
+	if cutHeld != "" {
+		// The cut line's end, its rest never come.
+		rest := t.r.redact(cutHeld)
+		partial.WriteString(rest)
+		output("stdout", rest)
 	}
 	if partial.Len() > 0 {
 		t.transcript.Add(partial.String())
