@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -451,5 +452,36 @@ func TestSecretCutByATraceLineIsRedacted(t *testing.T) {
 				t.Errorf("%q in step %s's output: %q", piece, s.Name, s.Output)
 			}
 		}
+	}
+}
+
+// Output that comes through Harbor's tee after the script's end (its
+// last line, the tee slower than the trace) is its last command's, not a
+// step of the script's name after it (a CI rehearsal's
+// TestOracleOfABuiltTaskAtOneXAndUncapped, 1 time in 1).
+func TestTeedOutputAfterTheEndIsTheLastCommands(t *testing.T) {
+	task := fake.Task("tb/tee-late", 64<<20)
+	task.Agents[0].Steps = []model.Step{{Name: "solve", Argv: []string{"/solution/solve.sh"}, Trace: true, OutputFile: "/logs/agent/oracle.txt"}}
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if !strings.HasSuffix(st.Name, "solve.sh") {
+			return fake.StepPlan{}
+		}
+		return fake.StepPlan{Lines: []string{
+			fake.TraceLine(1, "0|0|10|10||0", "echo solving"),
+			fake.TraceLine(1, "0|0|10|10||0", "echo finished"),
+			"solving",
+			fake.TraceLine(1, "0|0|10|10||0", ": headroom-trace-end"),
+			"finished",
+		}}
+	}}
+	res := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil)
+	var got []string
+	for _, s := range res.results["tb/tee-late@1x"].Steps {
+		if s.Phase == "agent" {
+			got = append(got, s.Name+" "+strconv.Quote(s.Output))
+		}
+	}
+	if want := []string{`echo solving ""`, `echo finished "solving\nfinished"`}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("agent steps %q, want %q", got, want)
 	}
 }
