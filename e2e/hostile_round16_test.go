@@ -91,18 +91,3 @@ func TestHostileR16RewardJSONTrailingText(t *testing.T) {
 	}, model.Failed, "more after its object", "json.loads refuses reward.json (Extra data): no reward",
 		"Harbor task: test.sh writes `{\"reward\": 1.0}` then `graded 1 check` into reward.json")
 }
-
-// The eighteenth attacker's 2: Harbor's oracle is `set -o pipefail; bash
-// solve.sh 2>&1 | tee /logs/agent/oracle.txt`, and the tee lasts until
-// every process holding its input has let go: a job solve.sh left in the
-// background with its output (a report written 4 s on) is waited for,
-// and the verifier then finds its report. (a) headroom ended the step
-// once solve.sh had (its output quiet 300 ms), and the verifier failed
-// under the step driver. The oracle's step now runs that tee.
-func TestHostileR16OracleWaitsForItsBackgroundJob(t *testing.T) {
-	bothRunnersRow(t, "hostile-r16/oracle-background", map[string]string{
-		"solution/solve.sh": "#!/bin/bash\nset -e\npython3 -c '\nimport time\ntime.sleep(4)\nopen(\"/tmp/report.txt\", \"w\").write(\"total=42\\n\")\nprint(\"report written\")\n' &\necho 'report generation started'\n",
-		"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\ncat /logs/agent/oracle.txt\nif grep -q total=42 /tmp/report.txt && grep -q 'report written' /logs/agent/oracle.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
-	}, model.Passed, "", "Harbor's oracle waits for the tee: the report is written, and `report written` is in oracle.txt",
-		"Harbor task: solve.sh starts a python in the background that writes /tmp/report.txt 4 s on, then prints `report written`; test.sh checks both")
-}

@@ -173,10 +173,7 @@ func TestHostileR3StepHealthcheckForever(t *testing.T) {
 // kill names the agent step that left the process running, and the
 // verifier's step records that memory as a leftover's. (Harbor stops no
 // process of an agent that ended by itself, nor does headroom: docs/
-// PARITY.md's stop is a timed-out step's.) The python's output goes to
-// /dev/null: one holding solve.sh's output would hold Harbor's oracle
-// (its tee) until it ended, and be killed in the agent's step (round
-// sixteen).
+// PARITY.md's stop is a timed-out step's.)
 func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
@@ -185,7 +182,7 @@ func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 	name := "hostile-r3/lefthog"
 	harborTask(t, tasks, "lefthog", name, map[string]string{
 		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 30.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name),
-		"solution/solve.sh": "#!/bin/bash\nnohup python3 -c \"import time; time.sleep(5); b=bytearray(300*1024*1024)\" >/dev/null 2>&1 &\n",
+		"solution/solve.sh": "#!/bin/bash\nnohup python3 -c \"import time; time.sleep(5); b=bytearray(300*1024*1024)\" &\n",
 		"tests/test.sh":     "#!/bin/bash\nsleep 10\nmkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/lefthog") })

@@ -63,6 +63,14 @@ func TestLineWriterPiecesContinueTheirRow(t *testing.T) {
 			t.Errorf("chunks of %d: %+v; want test_b failed", chunk, j)
 		}
 	}
+	// The step's output file gets the line whole.
+	f := &stepOutputFile{}
+	w := LineWriter(f.add)
+	w.Write([]byte(out))
+	w.Close()
+	if f.b.String() != out {
+		t.Errorf("the output file holds %d bytes, %d newlines; want the %d written, %d", f.b.Len(), strings.Count(f.b.String(), "\n"), len(out), strings.Count(out, "\n"))
+	}
 }
 
 // A step's end marker (and its pid marker) begins with a record

@@ -418,7 +418,7 @@ func TestTracedSubstitutionShowIsCut(t *testing.T) {
 }
 
 // A secret in a long line of output that a trace line cut (output that
-// comes through a tee, which the trace bypasses: Harbor's oracle) is
+// comes through a tee, which the trace bypasses: Harbor's verifier) is
 // masked across the cut, in every event and record.
 func TestSecretCutByATraceLineIsRedacted(t *testing.T) {
 	const key = "Zq9s3cr3tVALUE0123456789"
@@ -455,13 +455,14 @@ func TestSecretCutByATraceLineIsRedacted(t *testing.T) {
 	}
 }
 
-// Output that comes through Harbor's tee after the script's end (its
-// last line, the tee slower than the trace) is its last command's, not a
-// step of the script's name after it (a CI rehearsal's
-// TestOracleOfABuiltTaskAtOneXAndUncapped, 1 time in 1).
+// Output that comes through Harbor's verifier's tee after the script's
+// end (its last line, the tee slower than the trace) is its last
+// command's, not a step of the script's name after it (a CI rehearsal's
+// TestOracleOfABuiltTaskAtOneXAndUncapped, 1 time in 1, while the oracle
+// also ran through a tee).
 func TestTeedOutputAfterTheEndIsTheLastCommands(t *testing.T) {
 	task := fake.Task("tb/tee-late", 64<<20)
-	task.Agents[0].Steps = []model.Step{{Name: "solve", Argv: []string{"/solution/solve.sh"}, Trace: true, OutputFile: "/logs/agent/oracle.txt"}}
+	task.Agents[0].Steps = []model.Step{{Name: "solve", Argv: []string{"/solution/solve.sh"}, Trace: true, TeeStdout: "/logs/agent/out.txt"}}
 	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
 		if !strings.HasSuffix(st.Name, "solve.sh") {
 			return fake.StepPlan{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -434,17 +435,23 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	var cur *openStep
 	var tr *tracedRun
+	var outFile *stepOutputFile // written here after the step (no driver)
 	saidNoSpace := false
 	first := len(t.res.Steps)
 	if st.Trace {
 		tr = &tracedRun{book: newStatusBook(), closed: map[int]int{}, light: map[int]*openStep{}, cur: -1, nonce: newTraceNonce()}
 		tr.head, tr.tailMax = t.tracedRoom()
 		env = append(env, TraceNonceVar+"="+tr.nonce)
-		switch {
-		case st.OutputFile != "":
-			env = append(env, TraceTeeVar+"="+teeAll+st.OutputFile)
-		case st.TeeStdout != "":
+		if st.TeeStdout != "" {
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
+		}
+		if st.OutputFile != "" {
+			if ow, ok := sb.(OutputFileWriter); ok && ow.WritesOutputFiles() {
+				// The driver writes it from the step's own pipe.
+				env = append(env, TraceLogVar+"="+st.OutputFile)
+			} else {
+				outFile = &stepOutputFile{}
+			}
 		}
 		if st.NeedBash {
 			env = append(env, TraceNeedBashVar+"=1")
@@ -513,7 +520,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	var partial strings.Builder
 	// cutHeld is the end of a line of output a trace line cut, held to be
 	// masked with the line's rest: output that reaches headroom through a
-	// tee (Harbor's oracle and verifier), which the trace bypasses, can
+	// tee (Harbor's verifier), which the trace bypasses, can
 	// have the next command's trace line inside a long line, and a secret
 	// across that cut was stored as two pieces no mask matched.
 	var cutHeld string
@@ -595,6 +602,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				partial.Reset()
 			}
 			t.transcript.Add(line)
+			outFile.add(line)
 		} else {
 			partial.WriteString(text) // the trace never reaches the parser
 		}
@@ -656,11 +664,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				return
 			}
 			t.settle(tr, cur)
-			if cur != nil && m.end() && (st.OutputFile != "" || st.TeeStdout != "") {
+			if cur != nil && m.end() && st.TeeStdout != "" {
 				// The script has ended, and its last output may still
-				// come through the tee (Harbor's oracle and verifier):
-				// its last command's step takes it, closed once the
-				// step ends, not a step of the script's name after it.
+				// come through the tee (Harbor's verifier): its last
+				// command's step takes it, closed once the step ends,
+				// not a step of the script's name after it.
 				return
 			}
 			if cur != nil {
@@ -704,6 +712,10 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 	}
 	if partial.Len() > 0 {
 		t.transcript.Add(partial.String())
+		outFile.add(partial.String())
+	}
+	if outFile != nil {
+		t.writeOutputFile(sb, st, outFile)
 	}
 	if tr != nil && tr.noise != nil {
 		// The commands past the script's head, as one span: their time
@@ -1122,6 +1134,16 @@ func headroomsOwn(err error) bool {
 	return errors.Is(err, ErrOwnBound) || errors.Is(err, ErrCannotStart)
 }
 
+// A traced step's OutputFile (Harbor's oracle runs `solve.sh >
+// /logs/agent/oracle.txt 2>&1`) is written by the step driver from the
+// step's own pipe. Where steps take the engine's exec, headroom writes it
+// once the step has ended, from the output it read in order: a tee in
+// the container let each command's output reach headroom after the next
+// command's trace line (and the script's last output after its end). It
+// holds at most maxStepOutputFile, and not what a job the script left
+// running writes after it ended.
+const maxStepOutputFile = 16 << 20
+
 // TerminalVar, in a traced step's environment, asks for its output on a
 // pseudo-terminal (model.Step.Terminal). Every sandbox's Exec takes it
 // out (SplitTerminal): the step driver and the in-pod probe give the
@@ -1136,6 +1158,73 @@ func SplitTerminal(env []string) (rest []string, terminal bool) {
 		return env, false
 	}
 	return slices.Delete(slices.Clone(env), i, i+1), true
+}
+
+// OutputFileWriter is a sandbox that writes a traced step's OutputFile
+// itself, when WritesOutputFiles says so, where its step's environment
+// names it (TraceLogVar, which SplitOutputFile takes out).
+type OutputFileWriter interface {
+	WritesOutputFiles() bool
+}
+
+// SplitOutputFile takes a traced step's OutputFile (TraceLogVar) out of
+// its environment, with the mark that starts its trace lines (which the
+// file leaves out).
+func SplitOutputFile(env []string) (rest []string, file, mark string) {
+	var nonce string
+	for _, e := range env {
+		switch k, v, _ := strings.Cut(e, "="); k {
+		case TraceLogVar:
+			file = v
+			continue
+		case TraceNonceVar:
+			nonce = v
+		}
+		rest = append(rest, e)
+	}
+	if file == "" {
+		return env, "", ""
+	}
+	return rest, file, TraceMarker + nonce + " "
+}
+
+// stepOutputFile gathers a step's output for its OutputFile.
+type stepOutputFile struct {
+	b       strings.Builder
+	dropped int64
+}
+
+// add takes one line of the step's output (nil: none gathered); a piece
+// of a longer line, ending in a newline (LineWriter), is written without
+// it, the next piece continuing its line.
+func (f *stepOutputFile) add(line string) {
+	if f == nil {
+		return
+	}
+	end := "\n"
+	if strings.HasSuffix(line, "\n") {
+		line, end = line[:len(line)-1], ""
+	}
+	if f.b.Len()+len(line)+len(end) > maxStepOutputFile {
+		f.dropped += int64(len(line) + len(end))
+		return
+	}
+	f.b.WriteString(line)
+	f.b.WriteString(end)
+}
+
+// writeOutputFile puts the gathered output at the step's OutputFile.
+func (t *trialRun) writeOutputFile(sb Sandbox, st model.Step, f *stepOutputFile) {
+	content := f.b.String()
+	if f.dropped > 0 {
+		content += fmt.Sprintf("headroom: %s more of this step's output not written here (at most %s)\n", model.FormatBytes(f.dropped), model.FormatBytes(maxStepOutputFile))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), SandboxOpTimeout)
+	defer cancel()
+	up := model.Upload{To: path.Dir(st.OutputFile), Name: path.Base(st.OutputFile), Content: content}
+	if err := sb.CopyIn(ctx, []model.Upload{up}); err != nil {
+		t.notes = append(t.notes, fmt.Sprintf("%s's output could not be written to %s: %v", st.Name, st.OutputFile, err))
+	}
 }
 
 // lightNoise takes the readings the commands past the script's head are

@@ -52,11 +52,13 @@ const TraceMarker = "[hr "
 const TraceNonceVar = "HEADROOM_TRACE_NONCE"
 
 // TraceTeeVar, TraceNeedBashVar and TraceLoginVar carry a traced step's
-// TeeStdout or OutputFile (teeAll before it), NeedBash and LoginShell to
-// its wrapper, which takes them out of the environment before the script
-// starts.
+// TeeStdout, NeedBash and LoginShell to its wrapper, which takes them out
+// of the environment before the script starts. TraceLogVar carries its
+// OutputFile to the step driver (workload.Command.OutputFile), which
+// writes it; it never reaches the wrapper.
 const (
 	TraceTeeVar      = "HEADROOM_TRACE_TEE"
+	TraceLogVar      = "HEADROOM_TRACE_LOG"
 	TraceNeedBashVar = "HEADROOM_TRACE_NEED_BASH"
 	TraceLoginVar    = "HEADROOM_TRACE_LOGIN"
 	// TraceOffVar runs a step in the wrapper untraced (model.Step.SelfTraced).
@@ -169,10 +171,7 @@ const traceOldBashJob = `{ : & }`
 // that file, as Harbor's verifier runs `bash test.sh | tee FILE`: the
 // first bash runs that pipeline (the trace and the script's stderr do
 // not pass through the tee, so the file holds what Harbor's would) and
-// ends with the script's status once both have ended. With teeAll
-// before the file's name, the script's stderr goes into the tee too, as
-// Harbor's oracle runs `set -o pipefail; bash solve.sh 2>&1 | tee
-// /logs/agent/oracle.txt` (model.Step.OutputFile). As under Harbor,
+// ends with the script's status once both have ended. As under Harbor,
 // the step lasts until the tee has read to the end of its input: a
 // process the script left in the background with its stdout open holds
 // it (to the verifier's timeout, if it runs that long), and what it
@@ -217,11 +216,7 @@ const untracedSetup = `{ if [ -n "${` + taskBashEnv + `+x}" ]; then BASH_ENV=$` 
 // traceBashInner is the first bash's script in traceWrapper: it opens
 // traceFDs, then execs the traced bash, or runs it into the tee ($0, the
 // tee's file) and stays as that pipeline's parent for the whole step.
-const traceBashInner = `exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/proc/self/fd/0 exec bash "$@"; if [ "${0#` + teeAll + `}" = "$0" ]; then BASH_ENV=/proc/self/fd/0 bash "$@" | tee -- "$0" ` + traceFDs + `>&-; else BASH_ENV=/proc/self/fd/0 bash "$@" 2>&1 | tee -- "${0#` + teeAll + `}" ` + traceFDs + `>&-; fi; exit "${PIPESTATUS[0]}"`
-
-// teeAll, before the file TraceTeeVar names, tees the script's stderr
-// with its stdout (model.Step.OutputFile).
-const teeAll = "all:"
+const traceBashInner = `exec 2>&3 3>&- ` + traceFDs + `>&1; [ -n "$0" ] || BASH_ENV=/proc/self/fd/0 exec bash "$@"; BASH_ENV=/proc/self/fd/0 bash "$@" | tee -- "$0" ` + traceFDs + `>&-; exit "${PIPESTATUS[0]}"`
 
 // traceNoBashLine is what a NeedBash step's wrapper says, its only
 // output, when the image has no bash.

@@ -75,6 +75,11 @@ type Command struct {
 	// process's pid (in the container): headroom knows the step's process
 	// by its pid, not by the name a process gives itself.
 	Started string `json:"started,omitempty"`
+	// OutputFile, for the step driver, is a file the step's stdout (the
+	// pipe its stderr and trace are joined to) is also written to, the
+	// lines that start with TraceMark taken out (traceFilter).
+	OutputFile string `json:"output_file,omitempty"`
+	TraceMark  string `json:"trace_mark,omitempty"`
 	// Terminal, for the step driver, gives the step a pseudo-terminal for
 	// its stdout and stderr (drainTerminal) instead of two pipes, as
 	// terminal-bench's tmux pane is its commands' terminal.
@@ -222,7 +227,22 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hr-workload drive: unable to find user %s: %v\n", c.User, err)
 		return 126
 	}
-	err = runDrainedTo(cmd, stdout, stderr, c.Terminal, func() error { return spare.forStep(cmd.Start) }, func() {
+	var file io.WriteCloser
+	if c.OutputFile != "" {
+		uid, gid := -1, -1
+		if cr := cmd.SysProcAttr.Credential; cr != nil {
+			uid, gid = int(cr.Uid), int(cr.Gid)
+		}
+		f, err := openOutputFile(c.OutputFile, uid, gid)
+		if err != nil {
+			// As a shell's redirect that cannot open its file: the
+			// command does not run.
+			fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
+			return 1
+		}
+		file = &traceFilter{w: f, mark: []byte(c.TraceMark)}
+	}
+	err = runDrainedTo(cmd, stdout, stderr, file, c.Terminal, func() error { return spare.forStep(cmd.Start) }, func() {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
 		}
@@ -235,12 +255,13 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 // once it has ended and its pipes have gone quiet: the driver's and the
 // probe's.
 func runDrained(cmd *exec.Cmd, stdout, stderr io.Writer, start func() error, started func()) error {
-	return runDrainedTo(cmd, stdout, stderr, false, start, started)
+	return runDrainedTo(cmd, stdout, stderr, nil, false, start, started)
 }
 
-// runDrainedTo is runDrained with the step's output on a
-// pseudo-terminal where terminal is set (drainTerminal).
-func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, terminal bool, start func() error, started func()) error {
+// runDrainedTo is runDrained with the step's stdout also written to
+// file (nil: none) to the pipe's end, which closes it, and with its
+// output on a pseudo-terminal where terminal is set (drainTerminal).
+func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, terminal bool, start func() error, started func()) error {
 	var out, errs *drain
 	var err error
 	if terminal {
@@ -249,8 +270,12 @@ func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, terminal bool, start 
 		out, errs, err = drainStep(cmd, stdout, stderr)
 	}
 	if err != nil {
+		if file != nil {
+			file.Close()
+		}
 		return err
 	}
+	out.file = file
 	err = start()
 	out.started(err == nil)
 	errs.started(err == nil)
@@ -289,8 +314,11 @@ const (
 
 // drain copies one of a step's pipes to w while the step runs.
 type drain struct {
-	mu      sync.Mutex
-	w       io.Writer // nil once the step has ended: read and dropped
+	mu sync.Mutex
+	w  io.Writer // nil once the step has ended: read and dropped
+	// file, when set, gets what is read to the pipe's end, past the
+	// step's (Command.OutputFile), and is closed there.
+	file    io.WriteCloser
 	r, pw   *os.File
 	reading time.Time // when the read under way began (zero while writing)
 	eof     bool
@@ -378,6 +406,9 @@ func (d *drain) started(ok bool) {
 	if !ok {
 		d.r.Close()
 		d.eof = true
+		if d.file != nil {
+			d.file.Close()
+		}
 		return
 	}
 	go d.run()
@@ -396,10 +427,16 @@ func (d *drain) run() {
 		if n > 0 && d.w != nil {
 			_, _ = d.w.Write(buf[:n])
 		}
+		if n > 0 && d.file != nil {
+			_, _ = d.file.Write(buf[:n])
+		}
 		if err != nil {
 			d.eof = true
 			d.mu.Unlock()
 			d.r.Close()
+			if d.file != nil {
+				d.file.Close()
+			}
 			return
 		}
 		d.mu.Unlock()

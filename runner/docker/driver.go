@@ -199,7 +199,10 @@ var errDriverGone = errors.New("the container has stopped (its step driver ended
 // run runs one command and waits for its end, the container's or ctx's.
 func (d *driver) run(ctx context.Context, argv, env []string, user string, line func(stream, text string)) (runner.ExecResult, error) {
 	cmd := workload.Command{Argv: argv, User: user, KeepHome: d.keepHome}
-	cmd.Env, cmd.Terminal = runner.SplitTerminal(env)
+	// The driver writes a traced step's output file from the step's one
+	// output pipe, without its trace lines (workload.Command.OutputFile).
+	env, cmd.Terminal = runner.SplitTerminal(env)
+	cmd.Env, cmd.OutputFile, cmd.TraceMark = runner.SplitOutputFile(env)
 	return d.send(ctx, cmd, line)
 }
 

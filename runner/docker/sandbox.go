@@ -145,6 +145,9 @@ func (s *sandbox) PeakMode() string {
 func (s *sandbox) Samples() <-chan event.Sample  { return s.samples }
 func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
+// WritesOutputFiles: the step driver writes a traced step's output file.
+func (s *sandbox) WritesOutputFiles() bool { return s.drv != nil }
+
 func (s *sandbox) StepRunner() string {
 	if s.drv != nil {
 		return runner.StepsByDriver
