@@ -65,10 +65,12 @@ type Step struct {
 	TeeStdout string `json:"tee_stdout,omitempty"`
 	// OutputFile, on a traced step, is a file in the container that the
 	// script's stdout and stderr are also written to, as Harbor's oracle
-	// runs `solve.sh > /logs/agent/oracle.txt 2>&1` (a verifier may read
-	// it): by the step driver as the step runs, and on past its end;
-	// where steps take the engine's exec, by headroom once the step has
-	// ended (runner's stepOutputFile).
+	// runs `set -o pipefail; bash solve.sh 2>&1 | tee
+	// /logs/agent/oracle.txt` (a verifier may read it): by the step driver
+	// as the step runs, and on past its end; where steps take the engine's
+	// exec, by headroom once the step has ended (runner's stepOutputFile).
+	// Unlike Harbor's tee, the step does not wait for a background job
+	// that holds the script's output (docs/PARITY.md).
 	OutputFile string `json:"output_file,omitempty"`
 	// LoginShell, on a traced step, starts its script from an interactive
 	// login bash, as terminal-bench 1 runs every command it types into

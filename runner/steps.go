@@ -1134,9 +1134,9 @@ func headroomsOwn(err error) bool {
 	return errors.Is(err, ErrOwnBound) || errors.Is(err, ErrCannotStart)
 }
 
-// A traced step's OutputFile (Harbor's oracle runs `solve.sh >
-// /logs/agent/oracle.txt 2>&1`) is written by the step driver from the
-// step's own pipe. Where steps take the engine's exec, headroom writes it
+// A traced step's OutputFile (Harbor's oracle runs `set -o pipefail;
+// bash solve.sh 2>&1 | tee /logs/agent/oracle.txt`) is written by the
+// step driver from the step's own pipe. Where steps take the engine's exec, headroom writes it
 // once the step has ended, from the output it read in order: a tee in
 // the container let each command's output reach headroom after the next
 // command's trace line (and the script's last output after its end). It

@@ -26,8 +26,8 @@ const (
 	TestStdoutFile = VerifierLogDir + "/test-stdout.txt"
 	AgentLogDir    = "/logs/agent"
 	// OracleLogFile is where Harbor's oracle sends solve.sh's stdout and
-	// stderr (`solve.sh > /logs/agent/oracle.txt 2>&1`); a verifier may
-	// read it.
+	// stderr (`set -o pipefail; bash solve.sh 2>&1 | tee
+	// /logs/agent/oracle.txt`); a verifier may read it.
 	OracleLogFile = AgentLogDir + "/oracle.txt"
 	// InstructionFile is where an agent finds its instruction.
 	InstructionFile = "/headroom/instruction.md"

@@ -9,13 +9,14 @@ import (
 )
 
 // A traced step's OutputFile (Command.OutputFile: Harbor's oracle runs
-// `solve.sh > /logs/agent/oracle.txt 2>&1`, and a verifier may read that
-// file) is written by the driver from the step's one output pipe, the
-// trace lines taken out: the step's output reaches headroom through the
-// same pipe, each command's after the trace line that starts it, where a
-// tee in the container would let the two reorder. The driver writes it
-// to the pipe's end, past the step's, as Harbor's redirect goes on
-// taking what a job solve.sh left running writes.
+// `set -o pipefail; bash solve.sh 2>&1 | tee /logs/agent/oracle.txt`,
+// and a verifier may read that file) is written by the driver from the
+// step's one output pipe, the trace lines taken out: the step's output
+// reaches headroom through the same pipe, each command's after the trace
+// line that starts it, where a tee in the container would let the two
+// reorder (a tee tried in round sixteen put a command's output under the
+// next command). The driver writes it to the pipe's end, past the
+// step's, taking what a job solve.sh left running writes.
 
 // openOutputFile makes (or empties) the step's output file as the
 // step's user would have by its shell's redirect: never through a link
