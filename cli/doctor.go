@@ -40,6 +40,19 @@ build) and removes what it started.`,
 					fmt.Fprintf(w, "     fix: %s\n", fix)
 				}
 			}
+			// A warning: nothing is broken, but results taken now may
+			// differ from the harness's; its fix, if any, under it.
+			warnLine := func(warn bool, what, detail, fix string) {
+				mark := "ok  "
+				if warn {
+					mark = "warn"
+					warned++
+				}
+				fmt.Fprintf(w, "%s %-22s %s\n", mark, what, detail)
+				if warn && fix != "" {
+					fmt.Fprintf(w, "     fix: %s\n", fix)
+				}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
 			defer cancel()
 			eng, err := connect(ctx, cmd)
@@ -66,33 +79,17 @@ build) and removes what it started.`,
 				// This machine's load; the engine's host when local.
 				if l, err := load.Avg(); err == nil {
 					loaded, detail := model.LoadedHost(l.Load1, l.Load5, eng.Host.CPUs)
-					mark := "ok  "
-					if loaded {
-						// A warning: nothing is broken, but results
-						// taken now are less sound.
-						mark = "warn"
-						warned++
-					}
-					fmt.Fprintf(w, "%s %-22s %s\n", mark, "host load", detail)
-					if loaded {
-						fmt.Fprintln(w, "     fix: wait for the load to fall (or stop what loads it) before a sweep whose numbers matter; the report marks the trials that ran contended")
-					}
+					warnLine(loaded, "host load", detail, "wait for the load to fall (or stop what loads it) before a sweep whose numbers matter; the report marks the trials that ran contended")
 				}
 				if s, err := mem.SwapMemory(); err == nil {
-					mark := "ok  "
 					swaps, detail := model.HostSwap(int64(s.Total))
-					if swaps {
-						mark = "warn"
-						warned++
-					}
-					fmt.Fprintf(w, "%s %-22s %s\n", mark, "host swap", detail)
+					warnLine(swaps, "host swap", detail, "")
 				}
 			}
 			self, _ := session.WorkloadBinary(false, nil)
 			for _, c := range eng.Platform.Doctor(ctx, self) {
 				if c.Warn && c.OK {
-					fmt.Fprintf(w, "%s %-22s %s\n", "warn", c.Name, c.Info)
-					warned++
+					warnLine(true, c.Name, c.Info, "")
 					continue
 				}
 				line(c.OK, c.Note, c.Name, c.Info, c.Fix)
