@@ -517,7 +517,7 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 			// statuses.
 			b.settleWindow(m)
 		}
-		if m.pid != b.rootBg || m.pid == 0 {
+		if b.rootBg == 0 || m.pid != b.rootBg {
 			b.forked(m)
 		}
 		b.window = &traceWindow{state: m, pids: []int{m.pid}}
