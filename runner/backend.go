@@ -41,6 +41,11 @@ type OOMSignal struct {
 // ExecResult is how a command in the sandbox ended.
 type ExecResult struct {
 	ExitCode int
+	// Released, beside the step's timeout as the error: the step's own
+	// process had ended (ExitCode its status), and processes it left
+	// held its output until the timeout ended the hold, not them; they
+	// run on (workload.OpRelease).
+	Released bool
 }
 
 // Step runners, as recorded on each trial.

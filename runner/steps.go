@@ -697,7 +697,14 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		t.lookAtDisks(sb) // and when the step ended
 	}
 	timedOut := false
-	if err != nil {
+	switch {
+	case err != nil && res.Released:
+		// The script had ended; what it left holding its output (Harbor's
+		// oracle's tee waits for it) held the step to its timeout, and
+		// runs on, as under Harbor, which cancels only its exec.
+		timedOut = true
+		t.notes = append(t.notes, fmt.Sprintf("step %s: its script had ended, and processes it left in the background held its output to its timeout (as Harbor's oracle's tee waits for them); they were left running, as Harbor leaves them", st.Name))
+	case err != nil:
 		timedOut = ctx.Err() == context.DeadlineExceeded
 		t.stopStep(sb, timedOut)
 		if code == 0 {
@@ -733,11 +740,14 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		tr.book.finish(code)
 		t.settle(tr, cur)
 	}
-	if cur == nil && (tr == nil || tr.book.next == 0) {
-		cur = t.beginStep(sb, phase, st) // the script ran no command
+	if cur == nil && (tr == nil || tr.book.next == 0 || res.Released) {
+		// The script ran no command, or it had ended and its time ran
+		// out on what it left holding its output: the step is the script.
+		cur = t.beginStep(sb, phase, st)
 	}
-	if cur != nil && (tr == nil || tr.cur < 0) {
-		// Not traced, or no command of the script: the step is the script.
+	if cur != nil && (tr == nil || tr.cur < 0 || res.Released) {
+		// Not traced, or no command of the script, or the script's hold
+		// after its end: the step is the script.
 		cur.sr.ExitCode, cur.sr.ExitUnknown, cur.settled = code, "", true
 	}
 	var errLine string

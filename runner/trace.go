@@ -134,6 +134,11 @@ const traceShInner = `IFS= read -r PS4 <&3; exec 3<&-; PS4="$PS4 "; f=$0; case $
 // no such variable: its trace stays on stderr.
 const traceFDs = "237"
 
+// TraceFD is traceFDs as a number, for the step driver: a process that
+// holds a traced step's output only as its trace holds nothing of the
+// harness's (workload.Command.TraceFD).
+const TraceFD = 237
+
 // traceOldBashJob sets $! before the script starts, on a bash older than
 // 5.0, by a background job that does nothing: such a bash calls $!
 // unbound under `set -u` before any background job, even in PS4's

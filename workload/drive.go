@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -78,8 +77,20 @@ type Command struct {
 	// OutputFile, for the step driver, is a file the step's stdout (the
 	// pipe its stderr and trace are joined to) is also written to, the
 	// lines that start with TraceMark taken out (traceFilter).
+	//
+	// It is a tee's file, and the step lasts as the tee does: past its
+	// process's end while another process holds its output (outputHold).
 	OutputFile string `json:"output_file,omitempty"`
 	TraceMark  string `json:"trace_mark,omitempty"`
+	// TraceFD is the descriptor a traced step's trace is written on,
+	// which every process the script starts holds: holding it is not
+	// holding the step's output (outputHold).
+	TraceFD int `json:"trace_fd,omitempty"`
+	// Held, for a step with an OutputFile, is a marker the driver writes
+	// on stderr when the step's process has ended and others still hold
+	// its output: headroom may then end the hold at the step's timeout
+	// (OpRelease) instead of stopping them.
+	Held string `json:"held,omitempty"`
 	// Terminal, for the step driver, gives the step a pseudo-terminal for
 	// its stdout and stderr (drainTerminal) instead of two pipes, as
 	// terminal-bench's tmux pane is its commands' terminal.
@@ -165,22 +176,27 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 	if err := guardChannel(); err != nil {
 		fmt.Fprintf(stderr, "hr-workload drive: %v\n", err)
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
+	ib := newInbox(in)
+	for {
+		line, ok := ib.next()
+		if !ok {
+			return 0
+		}
 		var c Command
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil || c.End == "" {
-			fmt.Fprintf(stderr, "hr-workload drive: bad command %q: %v\n", sc.Text(), err)
+		if err := json.Unmarshal(line, &c); err != nil || c.End == "" {
+			fmt.Fprintf(stderr, "hr-workload drive: bad command %q: %v\n", line, err)
 			return 2
 		}
 		var code int
 		switch c.Op {
+		case OpRelease:
+			continue // its step's hold has ended already
 		case OpUntar, OpRead, OpRemove:
 			code = fileOp(c, stdout, stderr)
 		case OpUser:
 			code = userOp(c, stderr)
 		default:
-			code = runCommand(c, spare, stdout, stderr)
+			code = runCommand(c, spare, ib, stdout, stderr)
 		}
 		// A last line the command left open ends with the marker;
 		// headroom splits it off.
@@ -188,7 +204,6 @@ func drive(in io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stdout, end)
 		io.WriteString(stderr, end)
 	}
-	return 0
 }
 
 // userOp answers OpUser: 0 when Argv[0] is a user a step can run as,
@@ -207,7 +222,9 @@ func userOp(c Command, stderr io.Writer) int {
 
 // runCommand runs c and returns its exit code as the engine's exec would
 // report it: 128+signal for a killed process, 126/127 when it cannot start.
-func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
+// A step with an OutputFile is held past its end while processes it left
+// hold its output (outputHold), released early by an OpRelease from in.
+func runCommand(c Command, spare *oomSpare, in *inbox, stdout, stderr io.Writer) int {
 	if spare == nil {
 		spare = &oomSpare{}
 	}
@@ -242,7 +259,12 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 		}
 		file = &traceFilter{w: f, mark: []byte(c.TraceMark)}
 	}
-	err = runDrainedTo(cmd, stdout, stderr, file, c.Terminal, func() error { return spare.forStep(cmd.Start) }, func() {
+	hold := newOutputHold(c, in, func() {
+		if c.Held != "" {
+			fmt.Fprintf(stderr, "%s\n", c.Held)
+		}
+	})
+	err = runDrainedTo(cmd, stdout, stderr, file, hold, c.Terminal, func() error { return spare.forStep(cmd.Start) }, func() {
 		if c.Started != "" {
 			fmt.Fprintf(stderr, "%s %d\n", c.Started, cmd.Process.Pid)
 		}
@@ -255,13 +277,15 @@ func runCommand(c Command, spare *oomSpare, stdout, stderr io.Writer) int {
 // once it has ended and its pipes have gone quiet: the driver's and the
 // probe's.
 func runDrained(cmd *exec.Cmd, stdout, stderr io.Writer, start func() error, started func()) error {
-	return runDrainedTo(cmd, stdout, stderr, nil, false, start, started)
+	return runDrainedTo(cmd, stdout, stderr, nil, nil, false, start, started)
 }
 
 // runDrainedTo is runDrained with the step's stdout also written to
-// file (nil: none) to the pipe's end, which closes it, and with its
-// output on a pseudo-terminal where terminal is set (drainTerminal).
-func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, terminal bool, start func() error, started func()) error {
+// file (nil: none) to the pipe's end, which closes it, the step held
+// past its end while processes it left hold its output (hold, nil:
+// not), and its output on a pseudo-terminal where terminal is set
+// (drainTerminal).
+func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, hold *outputHold, terminal bool, start func() error, started func()) error {
 	var out, errs *drain
 	var err error
 	if terminal {
@@ -276,6 +300,7 @@ func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, 
 		return err
 	}
 	out.file = file
+	hold.attach(out.pw)
 	err = start()
 	out.started(err == nil)
 	errs.started(err == nil)
@@ -284,6 +309,7 @@ func runDrainedTo(cmd *exec.Cmd, stdout, stderr io.Writer, file io.WriteCloser, 
 	}
 	started()
 	err = cmd.Wait()
+	hold.wait()
 	endStep(out, errs)
 	return err
 }

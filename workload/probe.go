@@ -486,7 +486,7 @@ func (p *probe) run(c Command) int {
 		fmt.Fprintf(stderr, "hr-workload probe: user %s: %v\n", c.User, err)
 		return 126
 	}
-	err = runDrainedTo(cmd, stdout, stderr, nil, c.Terminal, cmd.Start, func() {})
+	err = runDrainedTo(cmd, stdout, stderr, nil, nil, c.Terminal, cmd.Start, func() {})
 	return exitCode(cmd, err, stderr)
 }
 

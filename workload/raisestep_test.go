@@ -44,7 +44,7 @@ func TestUnsparedDriverRaisesItsSteps(t *testing.T) {
 		t.Fatalf("a driver at %d (not spared) does not raise its steps: %+v", before, spare)
 	}
 	var stdout, stderr bytes.Buffer
-	code := runCommand(Command{Argv: []string{"/bin/sh", "-c", `read a < /proc/self/oom_score_adj; b=$(cat /proc/self/oom_score_adj); echo "$a $b $0 $1"`, "zero", "one"}, Env: []string{"X=1"}}, spare, &stdout, &stderr)
+	code := runCommand(Command{Argv: []string{"/bin/sh", "-c", `read a < /proc/self/oom_score_adj; b=$(cat /proc/self/oom_score_adj); echo "$a $b $0 $1"`, "zero", "one"}, Env: []string{"X=1"}}, spare, nil, &stdout, &stderr)
 	var a, b int
 	var zero, one string
 	n, _ := fmt.Sscan(stdout.String(), &a, &b, &zero, &one)
@@ -114,7 +114,7 @@ func TestRaisedStepThatCannotRun(t *testing.T) {
 		{[]string{plain}, 126},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := runCommand(Command{Argv: c.argv}, &oomSpare{raise: newRaiser()}, &stdout, &stderr); code != c.want {
+		if code := runCommand(Command{Argv: c.argv}, &oomSpare{raise: newRaiser()}, nil, &stdout, &stderr); code != c.want {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", c.argv, code, c.want, stderr.String())
 		}
 	}

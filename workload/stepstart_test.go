@@ -22,7 +22,7 @@ func TestStepStartsInTheWorkDirByItsPath(t *testing.T) {
 	workDir = dir
 	run := func(script string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := runCommand(Command{Argv: []string{"/bin/sh", "-c", script}}, nil, &stdout, &stderr)
+		code := runCommand(Command{Argv: []string{"/bin/sh", "-c", script}}, nil, nil, &stdout, &stderr)
 		return code, stdout.String(), stderr.String()
 	}
 	if code, out, _ := run(`pwd; echo first > mark`); code != 0 || strings.TrimSpace(out) != dir {
@@ -54,7 +54,7 @@ func TestStepStartsInTheWorkDirByItsPath(t *testing.T) {
 // process does: a step's `kill 0` reaches only its own.
 func TestStepLeadsItsOwnProcessGroup(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := runCommand(Command{Argv: []string{"/bin/sh", "-c", `read -r line < /proc/self/stat; set -- ${line##*) }; echo "$3 $4 $$"`}}, nil, &stdout, &stderr)
+	code := runCommand(Command{Argv: []string{"/bin/sh", "-c", `read -r line < /proc/self/stat; set -- ${line##*) }; echo "$3 $4 $$"`}}, nil, nil, &stdout, &stderr)
 	f := strings.Fields(stdout.String())
 	if code != 0 || len(f) != 3 {
 		t.Fatalf("exit %d, %q (%q)", code, stdout.String(), stderr.String())

@@ -100,6 +100,11 @@ type driven struct {
 	// argv is the command's line as its process shows it (its argv
 	// joined by spaces), for a process read before its pid is said.
 	argv string
+	// heldMark is the marker the driver says when the command's process
+	// has ended and others hold its output (workload.Command.Held); held
+	// says it came.
+	heldMark string
+	held     bool
 }
 
 // pendingArgv is the command line of the command in flight whose pid the
@@ -157,6 +162,12 @@ func (d *driver) lineFrom(stream string) func(string) {
 		if c == nil {
 			return // nothing is running: nothing of a step can be here
 		}
+		if stream == "stderr" && c.heldMark != "" && text == c.heldMark {
+			d.mu.Lock()
+			c.held = true
+			d.mu.Unlock()
+			return
+		}
 		if stream == "stderr" && c.started != "" {
 			if j := strings.Index(text, c.started); j >= 0 {
 				if j > 0 {
@@ -203,6 +214,9 @@ func (d *driver) run(ctx context.Context, argv, env []string, user string, line 
 	// output pipe, without its trace lines (workload.Command.OutputFile).
 	env, cmd.Terminal = runner.SplitTerminal(env)
 	cmd.Env, cmd.OutputFile, cmd.TraceMark = runner.SplitOutputFile(env)
+	if cmd.OutputFile != "" {
+		cmd.TraceFD = runner.TraceFD
+	}
 	return d.send(ctx, cmd, line)
 }
 
@@ -223,6 +237,10 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	cmd.End = c.end
 	if cmd.Op == "" {
 		cmd.Started = c.started
+	}
+	if cmd.OutputFile != "" {
+		c.heldMark = "\x1e[headroom-held " + id + "]"
+		cmd.Held = c.heldMark
 	}
 	msg, err := json.Marshal(cmd)
 	if err != nil {
@@ -272,9 +290,43 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 		// with it, as an exec'd step would have.
 		return runner.ExecResult{ExitCode: 137}, nil
 	case <-ctx.Done():
+		d.mu.Lock()
+		held := c.held
+		d.mu.Unlock()
+		if held {
+			return d.release(c, ctx.Err())
+		}
 		return runner.ExecResult{}, ctx.Err()
 	}
 }
+
+// release ends the hold of a command whose process has ended while
+// others hold its output (workload.OpRelease), at its timeout (cause):
+// those processes run on, as the harness's do when it cancels its exec.
+// Where the driver does not answer within releaseWait, the command is
+// cut off as any other at its timeout (its processes stopped).
+func (d *driver) release(c *driven, cause error) (runner.ExecResult, error) {
+	msg, _ := json.Marshal(workload.Command{Op: workload.OpRelease, End: c.end})
+	_ = d.conn.Conn.SetWriteDeadline(time.Now().Add(releaseWait))
+	_, err := d.conn.Conn.Write(append(msg, '\n'))
+	if err != nil {
+		return runner.ExecResult{}, cause
+	}
+	_ = d.conn.Conn.SetWriteDeadline(time.Time{})
+	select {
+	case <-c.done:
+		if c.bad != "" {
+			return runner.ExecResult{}, cause
+		}
+		return runner.ExecResult{ExitCode: c.code, Released: true}, cause
+	case <-d.ended:
+	case <-time.After(releaseWait):
+	}
+	return runner.ExecResult{}, cause
+}
+
+// releaseWait bounds the driver's answer to a release.
+const releaseWait = 5 * time.Second
 
 // close ends the connection and waits for the output to be drained.
 func (d *driver) close() {
