@@ -173,7 +173,9 @@ func TestHostileR3StepHealthcheckForever(t *testing.T) {
 // kill names the agent step that left the process running, and the
 // verifier's step records that memory as a leftover's. (Harbor stops no
 // process of an agent that ended by itself, nor does headroom: docs/
-// PARITY.md's stop is a timed-out step's.)
+// PARITY.md's stop is a timed-out step's.) Its output goes to a file: a
+// job that holds the oracle's output is waited for, as Harbor's tee waits
+// (round seventeen), and its kill is then the oracle's own.
 func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
@@ -182,7 +184,7 @@ func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 	name := "hostile-r3/lefthog"
 	harborTask(t, tasks, "lefthog", name, map[string]string{
 		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 30.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name),
-		"solution/solve.sh": "#!/bin/bash\nnohup python3 -c \"import time; time.sleep(5); b=bytearray(300*1024*1024)\" &\n",
+		"solution/solve.sh": "#!/bin/bash\nnohup python3 -c \"import time; time.sleep(5); b=bytearray(300*1024*1024)\" > /root/nohup.out 2>&1 &\n",
 		"tests/test.sh":     "#!/bin/bash\nsleep 10\nmkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r3/lefthog") })
@@ -209,7 +211,7 @@ func TestHostileR3LeftoverKilledInTheVerifier(t *testing.T) {
 			forged++
 		}
 	}
-	letoutRow(t, "solve.sh `nohup python3 -c \"…sleep(5); bytearray(300 MiB)\" &` at 128 MiB; test.sh `sleep 10` then reward 1", said, lost, leaked, forged)
+	letoutRow(t, "solve.sh `nohup python3 -c \"…sleep(5); bytearray(300 MiB)\" > /root/nohup.out 2>&1 &` at 128 MiB; test.sh `sleep 10` then reward 1", said, lost, leaked, forged)
 }
 
 // Item 5: the host kills the oracle's python with SIGKILL (kill -9 of its

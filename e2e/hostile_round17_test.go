@@ -1,0 +1,61 @@
+//go:build hostile
+
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/headroom-eval/headroom/model"
+)
+
+// Round seventeen, the eighteenth attacker's 2: Harbor runs its oracle as
+// `set -o pipefail; bash solve.sh 2>&1 | tee /logs/agent/oracle.txt`, so
+// the oracle lasts until the tee's input is let go: a job solve.sh left
+// in the background with its output open is waited for. The step driver
+// ended the step 300 ms after solve.sh, and a result the job wrote two
+// seconds later was missing when the verifier looked (failed; Harbor
+// passes). --exec-steps still ends it with solve.sh (docs/PARITY.md).
+func TestHostileR17OracleWaitsForItsBackgroundJob(t *testing.T) {
+	driverRow(t, "hostile-r17/oracle-bg-job", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\n( sleep 2; echo 42 > /root/answer.txt; echo wrote ) &\necho started\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\n" +
+			`if [ "$(cat /root/answer.txt 2>/dev/null)" = 42 ] && grep -qx wrote /logs/agent/oracle.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt` + "\n",
+	}, model.Passed, "", "Harbor's tee waits for the job: answer.txt is 42 and oracle.txt has its `wrote`",
+		"Harbor task: solve.sh leaves `( sleep 2; echo 42 > /root/answer.txt; echo wrote ) &` and echoes started; test.sh checks both")
+}
+
+// (b) The same for a job run as the task's agent user (nobody): the step
+// driver, root without CAP_SYS_PTRACE, reads that job's descriptors as
+// their owner.
+func TestHostileR17OracleWaitsForAnotherUsersJob(t *testing.T) {
+	driverRow(t, "hostile-r17/oracle-bg-job-user", map[string]string{
+		"task.toml":         agentTask("hostile-r17/oracle-bg-job-user", 120, `user = "nobody"`),
+		"solution/solve.sh": "#!/bin/bash\n( sleep 2; echo 42 > /tmp/answer.txt ) &\necho started\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\n" +
+			`if [ "$(cat /tmp/answer.txt 2>/dev/null)" = 42 ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt` + "\n",
+	}, model.Passed, "", "Harbor's tee waits for the job, whoever runs it",
+		"Harbor task, [agent] user = nobody: solve.sh leaves `( sleep 2; echo 42 > /tmp/answer.txt ) &`")
+}
+
+// (c) A job that never lets go of the output (a server started with
+// `cmd &`) holds Harbor's oracle to the agent's timeout; Harbor then
+// cancels its exec, leaves the server running, and its verifier passes:
+// passed after a timeout. headroom, which ended the oracle at once, said
+// passed; holding it and then stopping the step's processes, as headroom
+// stops a timed-out step, would have failed it.
+func TestHostileR17OracleHeldToItsTimeoutLeavesTheJob(t *testing.T) {
+	driverRow(t, "hostile-r17/oracle-held-timeout", map[string]string{
+		"task.toml":         agentTask("hostile-r17/oracle-held-timeout", 5, ""),
+		"solution/solve.sh": "#!/bin/bash\nsleep 600 &\necho $! > /root/server.pid\necho started\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\n" +
+			`if kill -0 "$(cat /root/server.pid)"; then echo 1; else echo 0; fi > /logs/verifier/reward.txt` + "\n",
+	}, model.PassedAfterTimeout, "", "Harbor's oracle times out on the job holding its tee, which runs on: the verifier finds it",
+		"Harbor task, agent timeout 5 s: solve.sh leaves `sleep 600 &` (its output open) and writes its pid; test.sh checks it runs")
+}
+
+// agentTask is a Harbor task.toml with the agent's timeout and more lines
+// of its [agent] table.
+func agentTask(name string, timeout int, agent string) string {
+	return fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = %d.0\n%s\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name, timeout, agent)
+}
