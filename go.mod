@@ -36,6 +36,8 @@ require (
 	k8s.io/klog/v2 v2.140.0
 )
 
+require github.com/compose-spec/compose-go/v2 v2.16.2
+
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect

@@ -59,3 +59,19 @@ func TestHostileR17OracleHeldToItsTimeoutLeavesTheJob(t *testing.T) {
 func agentTask(name string, timeout int, agent string) string {
 	return fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = %d.0\n%s\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name, timeout, agent)
 }
+
+// The nineteenth attacker's 1 (medium-high): a compose file whose main
+// service sets MODE in environment: and reads an env_file that sets it
+// too. Compose gives environment: the higher precedence whatever the
+// order of the keys, and reads the file in its dotenv format (a comment
+// after a value is not the value); headroom let the file's line override
+// it and kept `fast # comment` whole.
+func TestHostileR17EnvFileUnderEnvironment(t *testing.T) {
+	bothRunnersRow(t, "hostile-r17/env-file", map[string]string{
+		"environment/docker-compose.yaml": "services:\n  main:\n    environment:\n      MODE: override\n    env_file: task.env\n",
+		"environment/task.env":            "MODE=default\nSPEED=fast # how fast\n",
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\n" +
+			`if [ "$MODE" = override ] && [ "$SPEED" = fast ]; then echo 1; else echo "MODE=[$MODE] SPEED=[$SPEED]" >&2; echo 0; fi > /logs/verifier/reward.txt` + "\n",
+	}, model.Passed, "", "compose: environment: over env_file, and `fast # how fast` is fast",
+		"Harbor task: compose main sets MODE=override in environment: and env_file task.env (MODE=default, SPEED=fast # how fast); test.sh checks both")
+}

@@ -1,8 +1,11 @@
 package taskfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compose-spec/compose-go/v2/dotenv"
 	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/model"
 	"go.yaml.in/yaml/v3"
@@ -155,6 +159,9 @@ type composeService struct {
 	capAt  map[string]string
 	// notes are what headroom does not honour.
 	notes []model.Deviation
+	// envFiles are its env_file entries, read after its environment
+	// (envFromFiles).
+	envFiles []envFileRef
 }
 
 // composeDoc decodes one compose file, expanding variables as it goes.
@@ -389,6 +396,9 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+	}
+	if err := d.envFromFiles(s); err != nil {
+		return nil, false, err
 	}
 	return s, false, nil
 }
@@ -650,54 +660,112 @@ func (d *composeDoc) envEntries(n *yaml.Node, field string) (env, pass, fromHost
 	return env, pass, fromHost, nil
 }
 
-// envFile reads env_file entries: NAME=value lines of files beside the
-// compose file.
+// envFile reads env_file entries: files beside the compose file, read
+// once the service's environment is known (envFromFiles).
 func (d *composeDoc) envFile(s *composeService, n *yaml.Node, field string) error {
-	var files []string
+	add := func(c *yaml.Node, required bool) error {
+		f, err := d.str(c, field)
+		if err == nil {
+			s.envFiles = append(s.envFiles, envFileRef{path: f, required: required, node: c})
+		}
+		return err
+	}
 	if n.Kind == yaml.ScalarNode {
-		f, err := d.str(n, field)
-		if err != nil {
+		return add(n, true)
+	}
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, "%s: expected a file or a list of files", field)
+	}
+	for _, c := range n.Content {
+		c = resolve(c)
+		required := true
+		if c.Kind == yaml.MappingNode {
+			m := mapping(c)
+			if r := m["required"]; r != nil {
+				required = resolve(r).Value != "false"
+			}
+			if c = m["path"]; c == nil {
+				return d.errf(n, "%s: an entry has no path", field)
+			}
+		}
+		if err := add(resolve(c), required); err != nil {
 			return err
 		}
-		files = []string{f}
-	} else if n.Kind == yaml.SequenceNode {
-		for _, c := range n.Content {
-			c = resolve(c)
-			if c.Kind == yaml.MappingNode {
-				c = mapping(c)["path"]
-				if c == nil {
-					return d.errf(n, "%s: an entry has no path", field)
-				}
-			}
-			f, err := d.str(c, field)
-			if err != nil {
-				return err
-			}
-			files = append(files, f)
-		}
 	}
-	for _, f := range files {
-		p := f
+	return nil
+}
+
+// envFileRef is one env_file entry.
+type envFileRef struct {
+	path     string
+	required bool // compose's required (true unless said): a missing file is an error
+	node     *yaml.Node
+}
+
+// envFromFiles reads the service's env_files as Docker Compose does
+// (compose-go's resolveEnvironment): each file in compose's dotenv format
+// (comments after a value, quotes, escapes in double quotes, a bare NAME
+// taken from the harness's variables or else left out, ${VAR} from the
+// harness's variables, then the service's environment, then the file's
+// own earlier lines), later files over earlier ones, and every one of
+// them under the service's environment, which Compose's documentation
+// gives the higher precedence whatever the order of the keys. Before,
+// each line was split at its first = and its quotes trimmed, and an
+// env_file after environment: overrode it: a task whose environment set
+// MODE=override over its file's MODE=default ran with default, and
+// `MODE=fast # comment` was the whole text (the nineteenth attacker's 1).
+func (d *composeDoc) envFromFiles(s *composeService) error {
+	if len(s.envFiles) == 0 {
+		return nil
+	}
+	explicit := map[string]string{}
+	set := map[string]bool{}
+	for _, e := range s.env {
+		k, v, _ := strings.Cut(e, "=")
+		explicit[k], set[k] = v, true
+	}
+	for _, e := range s.passEnv {
+		k, _, _ := strings.Cut(e, "=")
+		set[k] = true
+	}
+	for _, k := range s.fromHost {
+		set[k] = true
+	}
+	lookup := func(k string) (string, bool) {
+		if v, ok := d.h.vars[k]; ok {
+			return v, true
+		}
+		v, ok := explicit[k]
+		return v, ok
+	}
+	vars := maps.Clone(explicit)
+	for _, ref := range s.envFiles {
+		p := ref.path
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(d.dir, f)
+			p = filepath.Join(d.dir, p)
 		}
 		if _, err := confine.Within(d.taskDir, p); errors.Is(err, confine.ErrOutside) {
-			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " env_file not read", Detail: outsideTask(f, err).Error()})
+			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " env_file not read", Detail: outsideTask(ref.path, err).Error()})
 			continue
 		}
 		data, err := readTaskFile(d.taskDir, p)
-		if err != nil {
-			return d.errf(n, "%s: %v", field, err)
+		if errors.Is(err, fs.ErrNotExist) && !ref.required {
+			continue // required: false, as compose skips it
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			k, v, _ := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-			s.env = append(s.env, strings.TrimSpace(k)+"="+strings.Trim(strings.TrimSpace(v), `"'`))
+		if err != nil {
+			return d.errf(ref.node, "service %s env_file: %v", s.name, err)
+		}
+		if err := dotenv.ParseWithFormat(bytes.NewReader(data), p, vars, lookup, ""); err != nil {
+			return d.errf(ref.node, "service %s env_file %s: %v", s.name, ref.path, err)
 		}
 	}
+	var fromFiles []string
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if !set[k] {
+			fromFiles = append(fromFiles, k+"="+vars[k])
+		}
+	}
+	s.env = append(fromFiles, s.env...)
 	return nil
 }
 

@@ -478,3 +478,74 @@ func TestComposePorts(t *testing.T) {
 		}
 	}
 }
+
+// env_file as Docker Compose reads it (compose-go's dotenv and its
+// resolveEnvironment): under the service's environment whatever the order
+// of the keys, comments, quotes and escapes as compose's parser has them,
+// a bare NAME the harness does not set left out, ${VAR} from the
+// service's environment and the file's earlier lines, later files over
+// earlier ones, a missing file an error unless required: false. Each
+// value below was checked against `docker compose config` semantics (the
+// nineteenth attacker's 1: an env_file after environment: overrode it).
+func TestComposeEnvFileAsCompose(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"task.env": "MODE=default\nCOMMENTED=fast # a comment\nHASH=a#b\nTAB=\"a\\tb\"\nSINGLE='a\\tb $BASE'\n" +
+			"BARE\nexport EXPORTED=yes\nUSES=${BASE}/bin\nFIRST=1\nSECOND=${FIRST}2\nOVER=first\nEMPTY=\n",
+		"more.env":   "OVER=second\n",
+		"Dockerfile": "FROM scratch\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := `services:
+  main:
+    build: .
+    environment:
+      MODE: override
+      BASE: /opt
+    env_file:
+      - task.env
+      - path: more.env
+      - path: missing.env
+        required: false
+`
+	p := filepath.Join(dir, composeFile)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range task.Env {
+		k, v, _ := strings.Cut(e, "=")
+		got[k] = v
+	}
+	for k, want := range map[string]string{
+		"MODE": "override", "BASE": "/opt", "COMMENTED": "fast", "HASH": "a#b", "TAB": "a\tb",
+		"SINGLE": `a\tb $BASE`, "EXPORTED": "yes", "USES": "/opt/bin", "SECOND": "12", "OVER": "second", "EMPTY": "",
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %q (set %v), want %q", k, v, ok, want)
+		}
+	}
+	if _, ok := got["BARE"]; ok {
+		t.Errorf("BARE is set (%q): compose leaves a bare name the harness does not set out", got["BARE"])
+	}
+	if n := strings.Count(strings.Join(task.Env, "\n"), "MODE="); n != 1 {
+		t.Errorf("MODE appears %d times in %q", n, task.Env)
+	}
+
+	// A required file that is missing refuses the task, naming it.
+	if err := os.WriteFile(p, []byte("services:\n  main:\n    build: .\n    env_file: gone.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task = composeTask(dir)
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err == nil || !strings.Contains(err.Error(), "gone.env") {
+		t.Errorf("a missing env_file: %v, want an error naming gone.env", err)
+	}
+}
