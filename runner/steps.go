@@ -446,6 +446,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			env = append(env, TraceTeeVar+"="+st.TeeStdout)
 		}
 		if st.OutputFile != "" {
+			env = append(env, HoldOutputVar+"=1")
 			if ow, ok := sb.(OutputFileWriter); ok && ow.WritesOutputFiles() {
 				// The driver writes it from the step's own pipe.
 				env = append(env, TraceLogVar+"="+st.OutputFile)
@@ -664,6 +665,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				return
 			}
 			t.settle(tr, cur)
+			if m.end() {
+				tr.endStatus, tr.ended = m.last, true
+			}
 			if cur != nil && m.end() && st.TeeStdout != "" {
 				// The script has ended, and its last output may still
 				// come through the tee (Harbor's verifier): its last
@@ -703,6 +707,9 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 		// oracle's tee waits for it) held the step to its timeout, and
 		// runs on, as under Harbor, which cancels only its exec.
 		timedOut = true
+		if tr != nil && tr.ended {
+			code = tr.endStatus
+		}
 		t.notes = append(t.notes, fmt.Sprintf("step %s: its script had ended, and processes it left in the background held its output to its timeout (as Harbor's oracle's tee waits for them); they were left running, as Harbor leaves them", st.Name))
 	case err != nil:
 		timedOut = ctx.Err() == context.DeadlineExceeded
@@ -855,6 +862,12 @@ func (t *trialRun) lookAtDisks(sb Sandbox) {
 // the statuses worked out, and where each command's step is.
 type tracedRun struct {
 	book *statusBook
+	// endStatus is the script's status as its end's trace line said it
+	// (ended: that line came): a step released past its end
+	// (ExecResult.Released) has no exit of its own under the engine's
+	// exec, whose wrapper is left waiting.
+	endStatus int
+	ended     bool
 	// closed maps a command's number to its step's index in the result.
 	closed map[int]int
 	cur    int // the open step's command number, -1 for none
@@ -1163,7 +1176,26 @@ const TerminalVar = "HEADROOM_TERMINAL"
 // SplitTerminal takes TerminalVar out of a step's environment and says
 // whether it was there.
 func SplitTerminal(env []string) (rest []string, terminal bool) {
-	i := slices.Index(env, TerminalVar+"=1")
+	return splitFlag(env, TerminalVar)
+}
+
+// HoldOutputVar, in a traced step's environment, asks that the step last
+// past its script's end while another process holds its output, as a
+// tee's input is held (model.Step.OutputFile: Harbor's oracle). Every
+// sandbox's Exec takes it out (SplitHold): the step driver holds the
+// step itself (workload's outputHold), the engine's exec holds it from
+// the host, the cluster's probe does not.
+const HoldOutputVar = "HEADROOM_HOLD_OUTPUT"
+
+// SplitHold takes HoldOutputVar out of a step's environment and says
+// whether it was there.
+func SplitHold(env []string) (rest []string, hold bool) {
+	return splitFlag(env, HoldOutputVar)
+}
+
+// splitFlag takes name=1 out of env and says whether it was there.
+func splitFlag(env []string, name string) ([]string, bool) {
+	i := slices.Index(env, name+"=1")
 	if i < 0 {
 		return env, false
 	}

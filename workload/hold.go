@@ -170,12 +170,40 @@ func (h *outputHold) holding() bool {
 	if err != nil {
 		return false
 	}
+	var pids []int
 	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil || pid == h.self {
-			continue
+		if pid, err := strconv.Atoi(p.Name()); err == nil && pid != h.self {
+			pids = append(pids, pid)
 		}
-		if h.holds(pid) {
+	}
+	return pipeHeld(pids, h.pipe, h.traceFD)
+}
+
+// PipeHeld says whether one of pids holds pipe (as /proc names it,
+// "pipe:[inode]") as a descriptor other than skipFD (0: none skipped):
+// headroom's reading, from the host, of who holds an exec'd step's
+// output (outputHold's, in the container, for the step driver).
+func PipeHeld(pids []int, pipe string, skipFD int) bool {
+	skip := ""
+	if skipFD > 0 {
+		skip = strconv.Itoa(skipFD)
+	}
+	return pipeHeld(pids, pipe, skip)
+}
+
+// PipeOf is what pid's descriptor fd is, as /proc names it ("" where it
+// cannot be read).
+func PipeOf(pid, fd int) string {
+	target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(target, "pipe:[") {
+		return ""
+	}
+	return target
+}
+
+func pipeHeld(pids []int, pipe, skip string) bool {
+	for _, pid := range pids {
+		if holds(pid, pipe, skip) {
 			return true
 		}
 	}
@@ -183,20 +211,20 @@ func (h *outputHold) holding() bool {
 }
 
 // holds reads pid's descriptors: as itself, or, where that is refused and
-// the driver is root, as pid's owner (asOwnerOf).
-func (h *outputHold) holds(pid int) bool {
-	yes, err := h.fdsHold(pid)
+// this process is root, as pid's owner (asOwnerOf).
+func holds(pid int, pipe, skip string) bool {
+	yes, err := fdsHold(pid, pipe, skip)
 	if errors.Is(err, os.ErrPermission) && os.Geteuid() == 0 {
 		uid, gid, ok := ownerOf(pid)
 		if ok {
-			asOwnerOf(uid, gid, func() { yes, _ = h.fdsHold(pid) })
+			asOwnerOf(uid, gid, func() { yes, _ = fdsHold(pid, pipe, skip) })
 		}
 	}
 	return yes
 }
 
 // fdsHold reads pid's descriptors for the pipe.
-func (h *outputHold) fdsHold(pid int) (bool, error) {
+func fdsHold(pid int, pipe, skip string) (bool, error) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
 	fds, err := os.ReadDir(dir)
 	if err != nil {
@@ -204,7 +232,7 @@ func (h *outputHold) fdsHold(pid int) (bool, error) {
 	}
 	var denied error
 	for _, fd := range fds {
-		if fd.Name() == h.traceFD {
+		if fd.Name() == skip {
 			continue
 		}
 		target, err := os.Readlink(dir + "/" + fd.Name())
@@ -214,7 +242,7 @@ func (h *outputHold) fdsHold(pid int) (bool, error) {
 			}
 			continue
 		}
-		if target == h.pipe {
+		if target == pipe {
 			return true, nil
 		}
 	}

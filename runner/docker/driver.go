@@ -213,6 +213,7 @@ func (d *driver) run(ctx context.Context, argv, env []string, user string, line 
 	// The driver writes a traced step's output file from the step's one
 	// output pipe, without its trace lines (workload.Command.OutputFile).
 	env, cmd.Terminal = runner.SplitTerminal(env)
+	env, _ = runner.SplitHold(env) // held where it has an OutputFile
 	cmd.Env, cmd.OutputFile, cmd.TraceMark = runner.SplitOutputFile(env)
 	if cmd.OutputFile != "" {
 		cmd.TraceFD = runner.TraceFD

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -62,6 +63,11 @@ type sandbox struct {
 	waitAt  time.Time
 	dropped int     // samples the runner was too slow to take
 	drv     *driver // the step driver, where steps go through one
+	// kept are the exec streams of ended steps read on (keepReading);
+	// keptClosed: the sandbox is being removed, none is kept more.
+	keptMu     sync.Mutex
+	kept       []keptStream
+	keptClosed bool
 	// stepUser is who a step that names no user runs as, where the
 	// driver runs as root ("" where it runs as the container's user).
 	stepUser string
@@ -361,6 +367,12 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// (model.Step.Terminal): a terminal of its own would hang up, and
 	// SIGHUP what the step left in the background, as the step ended.
 	env, _ = runner.SplitTerminal(env)
+	env, hold := runner.SplitHold(env)
+	h := &execHold{}
+	if hold && s.readsFDs() {
+		h.on = true
+		env = append(env, runner.TraceHoldVar+"=1")
+	}
 	cli := s.b.cli
 	ex, err := cli.ContainerExecCreate(ctx, s.id, container.ExecOptions{Cmd: argv, Env: env, User: user, AttachStdout: true, AttachStderr: true})
 	if err != nil {
@@ -372,12 +384,20 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	if err != nil {
 		return runner.ExecResult{}, fmt.Errorf("exec attach: %w", err)
 	}
-	defer att.Close()
+	kept := false // the stream is read on past the step (keepReading)
+	defer func() {
+		if !kept {
+			att.Close()
+		}
+	}()
 	var mu sync.Mutex
+	ended := false // the step has ended: what comes later is dropped
 	emit := func(stream string) io.WriteCloser {
 		return runner.LineWriter(func(text string) {
 			mu.Lock()
-			line(stream, text)
+			if !ended {
+				line(stream, text)
+			}
 			mu.Unlock()
 		})
 	}
@@ -405,6 +425,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// inspect a tick: a step of minutes asks the engine 20 times a
 	// second, not 200.
 	code := 0
+	h.start(ctx, s, ex.ID)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 wait:
@@ -413,19 +434,42 @@ wait:
 		case <-copied:
 			break wait
 		case <-ctx.Done():
+			if h.ended && h.held && !h.sent {
+				// Held to its timeout by what it left: the hold ends,
+				// they run on, their output read on (keepReading).
+				mu.Lock()
+				ended = true
+				mu.Unlock()
+				if kept = s.keepReading(att, copied); !kept {
+					att.Close()
+					<-copied
+				}
+				return runner.ExecResult{ExitCode: code, Released: true}, ctx.Err()
+			}
 			att.Close()
 			<-copied
 			return runner.ExecResult{}, ctx.Err()
 		case now := <-tick.C:
 			if exited.IsZero() {
-				if ins, err := cli.ContainerExecInspect(ctx, ex.ID); err == nil && !ins.Running {
+				ins, err := cli.ContainerExecInspect(ctx, ex.ID)
+				switch {
+				case err != nil:
+				case !ins.Running:
 					exited, code = now, ins.ExitCode
+				case h.on:
+					h.step(s, ins.Pid)
 				}
 				continue
 			}
 			if now.Sub(read.at()) >= workload.DrainQuiet || now.Sub(exited) >= workload.DrainWait {
-				att.Close()
-				<-copied
+				mu.Lock()
+				ended = true
+				mu.Unlock()
+				kept = s.keepReading(att, copied)
+				if !kept {
+					att.Close()
+					<-copied
+				}
 				break wait
 			}
 		}
@@ -645,6 +689,7 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if s.drv != nil {
 		s.drv.close()
 	}
+	s.closeKept()
 	if err == nil && !keep {
 		// Every event before the destroy has arrived by then.
 		destroyed := runner.TimePhase(s.trial, "remove: destroy event")
@@ -683,6 +728,155 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	close(s.ooms)
 	s.mu.Unlock()
 	return f, err
+}
+
+// execHold holds an exec'd step past its script's end while another
+// process of the container holds its output (runner.HoldOutputVar:
+// Harbor's oracle, whose tee waits for them). The engine ends an exec's
+// output two seconds after its process, so the exec's process must last:
+// the wrapper's first bash stays once the script has ended
+// (runner.TraceHoldVar), letting go of the output, and headroom reads
+// from the host, as the step driver reads in the container
+// (workload.PipeHeld), who else holds it, the trace's descriptor not
+// counted; once none does it sends the wrapper SIGUSR1, and the exec ends
+// with the script's status. Held to the step's timeout, the wrapper is
+// left waiting: the exec, and its output's reader, stay until the
+// container goes, as Harbor's tee stays when it cancels its exec.
+type execHold struct {
+	on    bool   // the wrapper stays (TraceHoldVar given)
+	pid   int    // the exec's process on the host: the wrapper's first bash
+	pipe  string // its output, as /proc names it
+	ended bool   // the script has ended: the wrapper let go of the output
+	held  bool   // another process held it since
+	clear int    // readings in a row without one
+	sent  bool   // SIGUSR1 sent
+}
+
+// readsFDs says whether headroom can read the container's processes'
+// descriptors from here (root on the host, the cgroup readable): without
+// it a wrapper told to stay would never be told the script had ended.
+func (s *sandbox) readsFDs() bool {
+	if s.cg == nil || os.Geteuid() != 0 {
+		return false
+	}
+	for pid := range s.processesNow() {
+		if _, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/0", pid)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// start reads the exec's process and its output as it starts: the engine
+// says its pid a moment after (0 before).
+func (h *execHold) start(ctx context.Context, s *sandbox, execID string) {
+	if !h.on {
+		return
+	}
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && h.pipe == ""; time.Sleep(2 * time.Millisecond) {
+		ins, err := s.b.cli.ContainerExecInspect(ctx, execID)
+		if err != nil || !ins.Running {
+			return
+		}
+		if ins.Pid > 0 {
+			h.step(s, ins.Pid)
+		}
+	}
+}
+
+// step reads the wrapper (pid, the exec's process) while its exec runs.
+func (h *execHold) step(s *sandbox, pid int) {
+	if h.pid == 0 {
+		h.pid = pid
+	}
+	if h.pid == 0 || h.sent {
+		return
+	}
+	out, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", h.pid))
+	switch {
+	case err != nil:
+		// Gone: the engine says so at the next inspect.
+	case strings.HasPrefix(out, "pipe:["):
+		if h.pipe == "" {
+			h.pipe = out
+		}
+	default:
+		// The script has ended and the wrapper waits. Held while
+		// another process holds the output; released once none has for
+		// two readings in a row (a holder that forks and ends hands it
+		// on between them), or at once where the output was never read.
+		h.ended = true
+		if h.pipe != "" {
+			var pids []int
+			for p := range s.processesNow() {
+				pids = append(pids, p)
+			}
+			if workload.PipeHeld(pids, h.pipe, runner.TraceFD) {
+				h.held, h.clear = true, 0
+				return
+			}
+		}
+		if h.clear++; h.clear >= 2 || h.pipe == "" {
+			h.sent = true
+			signalPid(h.pid, syscall.SIGUSR1)
+		}
+	}
+}
+
+// signalPid sends sig to pid through a pidfd where the kernel has them
+// (the process itself, whatever later takes its number).
+func signalPid(pid int, sig syscall.Signal) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		_ = syscall.Kill(pid, sig)
+		return
+	}
+	defer unix.Close(fd)
+	_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+}
+
+// keepReading reads a step's exec stream on past the step's end, and drops
+// what comes, until the stream ends (copied: every process holding it let
+// go) or the sandbox is removed. A job the step left in the background
+// holds it: closed at the step's end, its next write was EPIPE, and a
+// server solve.sh started with `cmd &` died logging the verifier's first
+// request, where under Harbor, whose oracle's tee and whose exec client
+// read on, it answered (the nineteenth attacker's 2, under --exec-steps
+// and for every image with an entrypoint of its own). False when the
+// sandbox is being removed: the caller closes the stream.
+func (s *sandbox) keepReading(att types.HijackedResponse, copied <-chan error) bool {
+	s.keptMu.Lock()
+	defer s.keptMu.Unlock()
+	if s.keptClosed {
+		return false
+	}
+	done := make(chan struct{})
+	s.kept = append(s.kept, keptStream{att: att, done: done})
+	go func() {
+		<-copied
+		close(done)
+	}()
+	return true
+}
+
+// closeKept ends the streams keepReading reads on, once the container is
+// gone (or kept, stopped), and waits for their copies to end.
+func (s *sandbox) closeKept() {
+	s.keptMu.Lock()
+	s.keptClosed = true
+	kept := s.kept
+	s.kept = nil
+	s.keptMu.Unlock()
+	for _, k := range kept {
+		k.att.Close()
+		<-k.done
+	}
+}
+
+// keptStream is a step's exec stream read on past its end.
+type keptStream struct {
+	att  types.HijackedResponse
+	done chan struct{} // closed when its copy has ended
 }
 
 // ExitedItself says how the container ended by itself before headroom

@@ -255,6 +255,7 @@ func (s *sandbox) ReadFile(_ context.Context, p string) ([]byte, error) {
 
 func (s *sandbox) Exec(ctx context.Context, argv, env []string, _ string, line func(stream, text string)) (runner.ExecResult, error) {
 	env, _ = runner.SplitTerminal(env)
+	env, _ = runner.SplitHold(env)
 	step := model.Step{Argv: argv, Env: env}
 	if len(argv) > 0 {
 		step.Name = argv[len(argv)-1]

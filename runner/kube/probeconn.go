@@ -231,6 +231,7 @@ func (c *probeConn) run(ctx context.Context, argv, env []string, user string, ke
 	c.busy.Lock()
 	defer c.busy.Unlock()
 	env, terminal := runner.SplitTerminal(env)
+	env, _ = runner.SplitHold(env) // not held (docs/PARITY.md)
 	l, err := c.ask(ctx, workload.Command{Argv: argv, Env: env, User: user, KeepHome: keepHome && user != "", Terminal: terminal}, line)
 	if errors.Is(err, errProbeGone) {
 		// The probe died under the step (the kernel killed it, or the pod

@@ -481,6 +481,7 @@ func (s *sandbox) Exec(ctx context.Context, argv, env []string, user string, lin
 	// The exec's stream gives the step pipes, not its terminal
 	// (model.Step.Terminal).
 	env, _ = runner.SplitTerminal(env)
+	env, _ = runner.SplitHold(env) // not held (docs/PARITY.md)
 	if len(env) > 0 {
 		// An exec takes no environment: env(1) adds it, or where the pod
 		// has headroom's binary (the built-in image is FROM scratch, with
