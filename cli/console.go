@@ -150,6 +150,9 @@ func runConsole(cmd *cobra.Command, f *consoleFlags, demo func([]model.Task) (*u
 	l := &consolePort{ctx: ctx, out: f.out, reserve: reserve, keep: f.keep, failFast: f.failFast, allowCaps: allowedCapabilities(f.allowCaps), secrets: secrets, settings: settings.Record(), annotate: replays.annotate, build: f.build}
 	opts := ui.Options{Tasks: tasks, Port: l, Theme: theme, Repeats: f.repeats, Concurrency: f.concurrency, Seed: f.seed,
 		Problems: problems, Warnings: cat.Warnings, Backend: backendName(cmd), Ratios: ratios}
+	if f.tasksDir != "" {
+		opts.Validate = "headroom tasks validate " + shellWord(f.tasksDir)
+	}
 	for _, t := range replays.tasks {
 		opts.Preselect = append(opts.Preselect, t.Name)
 	}

@@ -1,6 +1,9 @@
 package model
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The need reads the kernel's peak without reclaimable cache where the
 // record has it (the OOM killer reclaims cache before it kills), and an
@@ -81,5 +84,21 @@ func TestWhatIfKernelBasisWithoutCache(t *testing.T) {
 	cells, _ := ResourceUse(trials)
 	if got := cells[RowKey{"x", "a"}][Uncapped].MedianPeakBytes; got != 101*MiB {
 		t.Errorf("Resources per cell: median peak %d, want the need without cache %d", got, 101*MiB)
+	}
+}
+
+// A driven trial killed past the ratio's limit, inside the container's
+// (which holds the step driver's allowance too), says why its usage at
+// the kill is above the limit shown; under exec, no such words.
+func TestKilledPastTheRatiosLimitSaysTheDriver(t *testing.T) {
+	for _, runner := range []string{"driver", "exec"} {
+		tr := TrialResult{StepRunner: runner, KernelPeakBytes: 120 * MiB, KernelPeakNoCacheBytes: 118 * MiB,
+			OOMs: []OOMEvent{{KernelUsageBytes: 128*MiB + 1200<<10}}}
+		tr.Trial.Policy.HardLimitBytes = 128 * MiB
+		got := TrialPeakLabel(tr, FormatBytes)
+		says := strings.Contains(got, "counts headroom's step driver")
+		if says != (runner == "driver") || !strings.HasPrefix(got, "129.2MiB (the kernel's usage at the kill") {
+			t.Errorf("%s: %q", runner, got)
+		}
 	}
 }

@@ -416,7 +416,14 @@ func (r *Report) PowerLine() string {
 		return fmt.Sprintf("power: %s × %s; run at least two ratios to compare", rows, model.Quantity(p.Repeats, "repeat"))
 	}
 	if !model.Detectable(p.MinDetectable) {
-		return fmt.Sprintf("power: %s × %s cannot detect any success difference with this design (80%% power, α=0.05); add tasks or repeats", rows, model.Quantity(p.Repeats, "repeat"))
+		// As the console says it: where no count of repeats gets to 3pp,
+		// more tasks, not more repeats (a new user read "add tasks or
+		// repeats" here beside the console's line).
+		add := "add tasks: more repeats cannot get there"
+		if p.RepeatsNeeded > 0 {
+			add = fmt.Sprintf("add repeats (about %s per cell detect %.0fpp) or tasks", model.Quantity(p.RepeatsNeeded, "repeat"), 100*p.Detect)
+		}
+		return fmt.Sprintf("power: %s × %s cannot detect any success difference with this design (80%% power, α=0.05); %s", rows, model.Quantity(p.Repeats, "repeat"), add)
 	}
 	line := fmt.Sprintf("power: %s × %s detect a success difference of %s at 80%% power, α=0.05",
 		rows, model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))

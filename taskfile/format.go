@@ -274,6 +274,18 @@ var typeMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\):
 
 var tableMismatch = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]+)"\): type mismatch for [^:]+: expected (\S+) but found (\S+)$`)
 
+// exampleNumber is a number that reads as a value of key: a size in MiB
+// is not 1 (a new user read "memory_mb = 1" as the advice).
+func exampleNumber(key string) string {
+	switch {
+	case strings.HasSuffix(key, "_mb"):
+		return "2048"
+	case strings.HasSuffix(key, "_sec"):
+		return "600"
+	}
+	return "1"
+}
+
 // wrongType says a value of the wrong type as a task's author reads it:
 // the file, line and key, what the key takes with an example, and what
 // was written ("t.toml:8: environment.cpus takes a number, like cpus = 1,
@@ -294,7 +306,7 @@ func wrongType(path string, data []byte, err error) error {
 	var takes string
 	switch m[4] {
 	case "float", "float32", "float64":
-		takes = "a number, like " + key + " = 1"
+		takes = "a number, like " + key + " = " + exampleNumber(key)
 	case "integer", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 		takes = "a whole number, like " + key + " = 10"
 	case "string":

@@ -81,6 +81,7 @@ func TestWrongTypeIsSaidAsTheAuthorWroteIt(t *testing.T) {
 	const body = "[task]\nname = \"x/t\"\n[environment]\nimage = \"builtin\"\n%s\n[verifier]\nworkload = { duration_ms = 10 }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
 	for _, c := range []struct{ line, want string }{
 		{`cpus = "one"`, `t.toml:5: environment.cpus takes a number, like cpus = 1, not a string`},
+		{`memory_mb = "lots"`, `t.toml:5: environment.memory_mb takes a number, like memory_mb = 2048, not a string`},
 		{`cpus = [1]`, `t.toml:5: environment.cpus takes a number, like cpus = 1, not a list`},
 		{`memory = 64`, `t.toml:5: environment.memory takes a string in double quotes, like memory = "…", not a whole number`},
 		{"[environment.workdir]\nx = 1", `t.toml:5: environment.workdir takes a string in double quotes, like workdir = "…", not a table`},
@@ -99,7 +100,7 @@ func TestWrongTypeIsSaidAsTheAuthorWroteIt(t *testing.T) {
 			"[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = 5 }\n" +
 			"[[agents]]\nname = \"b\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = \"5\" }\n" +
 			"[[agents]]\nname = \"c\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10, base_mb = 7 }\n",
-			`t.toml:16: agents.steps.workload.base_mb takes a number, like base_mb = 1, not a string`},
+			`t.toml:16: agents.steps.workload.base_mb takes a number, like base_mb = 2048, not a string`},
 	} {
 		_, err := Parse("t.toml", []byte(c.file))
 		if err == nil || err.Error() != c.want {

@@ -69,6 +69,10 @@ type Options struct {
 	// them. Warnings are about tasks that loaded and can run (a Harbor
 	// task without instruction.md): listed as warnings, not as skipped.
 	Problems, Warnings []string
+	// Validate is the command that lists every task file's problems and
+	// warnings, for those setup leaves out ("": `headroom tasks
+	// validate --tasks-dir DIR`).
+	Validate string
 	// Backend is the platform's backend ("docker", "kubernetes"): the
 	// legend names what is done to a trial from outside in its words.
 	Backend string

@@ -525,7 +525,7 @@ func (s *setupScreen) View(c *Common) string {
 	if s.pane == paneOptions || s.pane == paneKnobs {
 		under = append(under, st.Muted.Render(clip("  ↑/↓ choose an option or knob · ←/→ or +/- change it · tab next pane", w)))
 	}
-	under = append(under, setupNotes(c.Opts.Problems, c.Opts.Warnings, w, st)...)
+	under = append(under, setupNotes(c.Opts.Problems, c.Opts.Warnings, c.Opts.Validate, w, st)...)
 	under = append(under, "")
 	if err := c.Opts.EngineError; err != nil {
 		// Said at once, whole and wrapped: enter was the first to tell,
@@ -811,7 +811,7 @@ func wrapWords(text string, w int, indent string) []string {
 // (its build's failure) comes after the file and task it names, and one
 // cut at the screen's edge never showed it (the new user of
 // 2026-12-06). The rest are counted, with where to read them all.
-func setupNotes(problems, warnings []string, w int, st themes.Styles) []string {
+func setupNotes(problems, warnings []string, validate string, w int, st themes.Styles) []string {
 	var out []string
 	shown := 0
 	note := func(text string, style lipgloss.Style) {
@@ -841,7 +841,14 @@ func setupNotes(problems, warnings []string, w int, st themes.Styles) []string {
 		note("warning: "+p, st.Warn)
 	}
 	if rest := len(problems) + len(warnings) - shown; rest > 0 {
-		out = append(out, st.Muted.Render(clip(fmt.Sprintf("… and %d more skipped or warned about: headroom tasks validate --tasks-dir DIR lists every file's", rest), w)))
+		if validate == "" {
+			validate = "headroom tasks validate --tasks-dir DIR"
+		}
+		// Whole, on lines of their own: cut at the edge it read "lists
+		// every file's" and stopped (a new user's).
+		for _, l := range wrapWords(fmt.Sprintf("… and %d more skipped or warned about; `%s` lists them all", rest, validate), w, "  ") {
+			out = append(out, st.Muted.Render(l))
+		}
 	}
 	return out
 }
