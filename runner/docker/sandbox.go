@@ -836,14 +836,15 @@ func signalPid(pid int, sig syscall.Signal) {
 }
 
 // keepReading reads a step's exec stream on past the step's end, and drops
-// what comes, until the stream ends (copied: every process holding it let
-// go) or the sandbox is removed. A job the step left in the background
-// holds it: closed at the step's end, its next write was EPIPE, and a
-// server solve.sh started with `cmd &` died logging the verifier's first
-// request, where under Harbor, whose oracle's tee and whose exec client
-// read on, it answered (the nineteenth attacker's 2, under --exec-steps
-// and for every image with an entrypoint of its own). False when the
-// sandbox is being removed: the caller closes the stream.
+// what comes, until the stream ends (copied: the engine closes it two
+// seconds after the exec's process, or when every holder has let go) or
+// the sandbox is removed. A job the step left in the background holds
+// it: closed by headroom at the step's end, the job's next write was
+// EPIPE. With the wrapper left waiting past a held oracle's timeout
+// (execHold), the exec lives on, and so does this reader: a server
+// solve.sh started with `cmd &` logs the verifier's requests as beside
+// Harbor's tee (the nineteenth attacker's 2). False when the sandbox is
+// being removed: the caller closes the stream.
 func (s *sandbox) keepReading(att types.HijackedResponse, copied <-chan error) bool {
 	s.keptMu.Lock()
 	defer s.keptMu.Unlock()
