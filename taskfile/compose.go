@@ -719,10 +719,10 @@ func (d *composeDoc) envFromFiles(s *composeService) error {
 		return nil
 	}
 	explicit := map[string]string{}
+	addEnvVars(explicit, s.env)
 	set := map[string]bool{}
-	for _, e := range s.env {
-		k, v, _ := strings.Cut(e, "=")
-		explicit[k], set[k] = v, true
+	for k := range explicit {
+		set[k] = true
 	}
 	for _, e := range s.passEnv {
 		k, _, _ := strings.Cut(e, "=")

@@ -41,6 +41,11 @@ import (
 // ignored. It writes no end marker of its own.
 const OpRelease = "release"
 
+// ReleaseReadings is how many readings in a row must find no holder before
+// a hold ends, the driver's and headroom's from the host alike: a holder
+// that forks and ends hands the output on between two of them.
+const ReleaseReadings = 2
+
 // A hold reads who holds the step's output every holdPoll at first, less
 // often as it lasts, up to every holdPollMax: a server held to a 30-minute
 // timeout costs a few reads a second.
@@ -87,7 +92,7 @@ func (ib *inbox) next() ([]byte, bool) {
 type outputHold struct {
 	in      *inbox // where OpRelease comes (nil: only the holders end it)
 	end     string // the step's End, which its OpRelease names
-	traceFD string // a descriptor that holds nothing of the step's output
+	traceFD int    // a descriptor that holds nothing of the step's output
 	self    int
 	pipe    string // the pipe as /proc names it: "pipe:[inode]"
 	// held is said once, when the hold begins (Command.Held).
@@ -99,11 +104,7 @@ func newOutputHold(c Command, in *inbox, held func()) *outputHold {
 	if c.OutputFile == "" {
 		return nil
 	}
-	h := &outputHold{in: in, end: c.End, self: os.Getpid(), held: held}
-	if c.TraceFD > 0 {
-		h.traceFD = strconv.Itoa(c.TraceFD)
-	}
-	return h
+	return &outputHold{in: in, end: c.End, traceFD: c.TraceFD, self: os.Getpid(), held: held}
 }
 
 // attach names the pipe the step writes its output to.
@@ -117,9 +118,9 @@ func (h *outputHold) attach(pw *os.File) {
 	}
 }
 
-// wait returns once no other process has held the step's output for two
-// readings in a row (a holder that forks and ends hands it on between
-// them), or the hold is released, or stdin ends (headroom gone).
+// wait returns once no other process has held the step's output for
+// ReleaseReadings readings in a row, or the hold is released, or stdin
+// ends (headroom gone).
 func (h *outputHold) wait() {
 	if h == nil || h.pipe == "" {
 		return
@@ -137,7 +138,7 @@ func (h *outputHold) wait() {
 					h.held()
 				}
 			}
-		} else if clear++; clear == 2 {
+		} else if clear++; clear >= ReleaseReadings {
 			return
 		}
 		var lines <-chan []byte
@@ -176,7 +177,7 @@ func (h *outputHold) holding() bool {
 			pids = append(pids, pid)
 		}
 	}
-	return pipeHeld(pids, h.pipe, h.traceFD)
+	return PipeHeld(pids, h.pipe, h.traceFD)
 }
 
 // PipeHeld says whether one of pids holds pipe (as /proc names it,
@@ -188,20 +189,6 @@ func PipeHeld(pids []int, pipe string, skipFD int) bool {
 	if skipFD > 0 {
 		skip = strconv.Itoa(skipFD)
 	}
-	return pipeHeld(pids, pipe, skip)
-}
-
-// PipeOf is what pid's descriptor fd is, as /proc names it ("" where it
-// cannot be read).
-func PipeOf(pid, fd int) string {
-	target, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
-	if err != nil || !strings.HasPrefix(target, "pipe:[") {
-		return ""
-	}
-	return target
-}
-
-func pipeHeld(pids []int, pipe, skip string) bool {
 	for _, pid := range pids {
 		if holds(pid, pipe, skip) {
 			return true

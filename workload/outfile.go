@@ -2,10 +2,11 @@ package workload
 
 import (
 	"bytes"
-	"github.com/headroom-eval/headroom/workload/wire"
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/headroom-eval/headroom/workload/wire"
 )
 
 // A traced step's OutputFile (Command.OutputFile: Harbor's oracle runs

@@ -803,8 +803,8 @@ func (h *execHold) step(s *sandbox, pid int) {
 	default:
 		// The script has ended and the wrapper waits. Held while
 		// another process holds the output; released once none has for
-		// two readings in a row (a holder that forks and ends hands it
-		// on between them), or at once where the output was never read.
+		// workload.ReleaseReadings readings in a row, or at once where
+		// the output was never read.
 		h.ended = true
 		if h.pipe != "" {
 			var pids []int
@@ -816,7 +816,7 @@ func (h *execHold) step(s *sandbox, pid int) {
 				return
 			}
 		}
-		if h.clear++; h.clear >= 2 || h.pipe == "" {
+		if h.clear++; h.clear >= workload.ReleaseReadings || h.pipe == "" {
 			h.sent = true
 			signalPid(h.pid, syscall.SIGUSR1)
 		}
