@@ -112,9 +112,12 @@ const maxProbeText = 64 << 10
 
 // ParseProbeLine reads one line of the probe's stream (without its
 // newline); ok is false for anything that is not one (the container's
-// own output before the probe started, say).
+// own output before the probe started, say). Carriage returns at its end
+// are dropped, every one: a line read from a CRLF stream keeps none, and
+// a text that ended in them (a program's "\r\r\n") reads the same after
+// String as before, which the fuzz target holds it to.
 func ParseProbeLine(line string) (ProbeLine, bool) {
-	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), probePrefix)
+	rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), probePrefix)
 	if !ok || len(rest) < 1 {
 		return ProbeLine{}, false
 	}

@@ -32,6 +32,10 @@ func TestParseProbeLine(t *testing.T) {
 		{"hr1 S 1 -2 3 4 5 6 7 8 9", false, ProbeLine{}},
 		{"hr1 O ab12 hello world", true, ProbeLine{Kind: ProbeOut, ID: "ab12", Text: "hello world"}},
 		{"hr1 O ab12 ", true, ProbeLine{Kind: ProbeOut, ID: "ab12"}},
+		// CI's fuzzing found this one: a text of carriage returns lost
+		// one to String and another to the parse.
+		{"hr1 O0 \r\r", true, ProbeLine{Kind: ProbeOut, ID: "0"}},
+		{"hr1 O ab12 text\r\r", true, ProbeLine{Kind: ProbeOut, ID: "ab12", Text: "text"}},
 		{"hr1 E ab12 hr1 O fake", true, ProbeLine{Kind: ProbeErr, ID: "ab12", Text: "hr1 O fake"}},
 		{"hr1 X ab12 137", true, ProbeLine{Kind: ProbeExit, ID: "ab12", Code: 137}},
 		{"hr1 X ab12 300", false, ProbeLine{}},
