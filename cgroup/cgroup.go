@@ -118,9 +118,12 @@ type Reading struct {
 	// previous reading and the last TakePeak: the step running now's own
 	// (PeakBytes also holds what the last TakePeak took, the step before's).
 	StepPeakBytes int64
-	MajorFaults   int64        // cumulative pgmajfault
-	OOMKills      int          // the cgroup's oom_kill counter
-	CPU           model.CPUUse // cumulative
+	MajorFaults   int64 // cumulative pgmajfault
+	// Shmem is the cgroup's tmpfs pages (a /dev/shm, any tmpfs): part
+	// of Usage no process's resident set counts.
+	Shmem    int64
+	OOMKills int          // the cgroup's oom_kill counter
+	CPU      model.CPUUse // cumulative
 }
 
 // Version tells v1 from v2 by the unified hierarchy's root file.
@@ -309,9 +312,9 @@ func (r *Reader) PidsFile() string {
 func (r *Reader) Read() (Reading, error) {
 	var m Reading
 	usage, stat, oom, cpu := "memory.usage_in_bytes", "memory.stat", "memory.oom_control", "cpuacct.usage"
-	inactive, majfault := "total_inactive_file", "total_pgmajfault"
+	inactive, majfault, shmem := "total_inactive_file", "total_pgmajfault", "total_shmem"
 	if r.version == 2 {
-		usage, oom, cpu, inactive, majfault = "memory.current", "memory.events", "cpu.stat", "inactive_file", "pgmajfault"
+		usage, oom, cpu, inactive, majfault, shmem = "memory.current", "memory.events", "cpu.stat", "inactive_file", "pgmajfault", "shmem"
 	}
 	b, err := r.file(filepath.Join(r.memDir, usage))
 	if err != nil {
@@ -328,6 +331,7 @@ func (r *Reader) Read() (Reading, error) {
 	if b, err := r.file(filepath.Join(r.memDir, stat)); err == nil {
 		m.InactiveFile, _ = FlatKeyed(b, inactive)
 		m.MajorFaults, _ = FlatKeyed(b, majfault)
+		m.Shmem, _ = FlatKeyed(b, shmem)
 	}
 	if b, err := r.file(filepath.Join(r.memDir, oom)); err == nil {
 		k, _ := FlatKeyed(b, "oom_kill")

@@ -144,6 +144,10 @@ type Sample struct {
 	StepPeakBytes int64
 	CacheBytes    int64 // usage minus working set
 	CPUCores      float64
+	// ShmemBytes is the cgroup's tmpfs pages (a /dev/shm, any tmpfs),
+	// part of the working set no process's resident set counts; 0 where
+	// not read.
+	ShmemBytes int64
 	// MajorFaults is the cgroup's cumulative count of major page faults
 	// (0 where not readable): a climbing rate at the limit is a stall.
 	MajorFaults int64

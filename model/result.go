@@ -122,8 +122,12 @@ type OOMEvent struct {
 	At     time.Time `json:"at"`
 	Step   string    `json:"step,omitempty"` // the step running when it landed
 	Source string    `json:"source"`         // "kernel", "events", "cgroup", "inspect"
-	// WorkingSetBytes is the last sampled working set before the kill.
+	// WorkingSetBytes is the last sampled working set before the kill;
+	// ShmemBytes, the tmpfs pages in it then (0 where not read): memory
+	// no process's resident set counts (DriverByTmpfs, where the
+	// kernel's report was not logged).
 	WorkingSetBytes int64 `json:"working_set_bytes"`
+	ShmemBytes      int64 `json:"shmem_bytes,omitempty"`
 	// KernelUsageBytes is the kernel's own figure for the cgroup's usage
 	// at the kill (its log's OOM report), 0 where unknown: the sample
 	// above may be up to a period stale (KilledAt).
@@ -221,8 +225,16 @@ func (o OOMEvent) DriverRaised() bool {
 // could see, which was the driver. The task's own kill at its limit, as
 // the same tmpfs would have had the kernel take a process of the
 // harness's (its PID 1 among them): graded so, not rerun.
+//
+// Where the kernel logged no report of the kill (it logs at most ten in
+// five seconds, and a task that fills a tmpfs has the kernel kill its
+// processes one after another), the last reading before it stands in:
+// tmpfs pages at least half its working set (ShmemBytes).
 func (o OOMEvent) DriverByTmpfs() bool {
-	return o.Driver && o.KernelUsageBytes > 0 && 2*o.KernelShmemBytes >= o.KernelUsageBytes
+	if o.KernelUsageBytes > 0 {
+		return o.Driver && 2*o.KernelShmemBytes >= o.KernelUsageBytes
+	}
+	return o.Driver && o.ShmemBytes > 0 && 2*o.ShmemBytes >= o.WorkingSetBytes
 }
 
 // DriverTasks says how the task made headroom's step driver the kill's
@@ -232,8 +244,10 @@ func (o OOMEvent) DriverTasks() string {
 	switch {
 	case o.DriverRaised():
 		return fmt.Sprintf("whose oom_score_adj the task had raised to %d", *o.RaisedScoreAdj)
-	case o.DriverByTmpfs():
+	case o.DriverByTmpfs() && o.KernelUsageBytes > 0:
 		return fmt.Sprintf("the largest process left to kill: the task's tmpfs pages (a /dev/shm or other tmpfs it wrote, which no process's resident set counts) held %s of the %s at the limit", FormatBytes(o.KernelShmemBytes), FormatBytes(o.KernelUsageBytes))
+	case o.DriverByTmpfs():
+		return fmt.Sprintf("the largest process left to kill: the task's tmpfs pages (a /dev/shm or other tmpfs it wrote, which no process's resident set counts) held %s of the %s in use at the last reading before the kill (the kernel logged no report of it: it logs ten in five seconds)", FormatBytes(o.ShmemBytes), FormatBytes(o.WorkingSetBytes))
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"slices"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -23,6 +24,22 @@ func (t *trialRun) attributionEvidence(ev *model.Evidence, final Final) {
 	ev.EngineLost = (t.engineErr != nil && !headroomsOwn(t.engineErr) && !final.KilledBy.Seen()) || final.EngineRestarted
 	if t.exited != "" && !final.KilledBy.Seen() && !final.EngineRestarted {
 		ev.ContainerExited = model.Witness(t.exited)
+	}
+	if t.driverOOM && !slices.ContainsFunc(t.res.OOMs, func(o model.OOMEvent) bool { return o.Driver }) {
+		// The container ended with its step driver's kill (its exit
+		// says so), but no kill recorded names it: the kernel's log
+		// described none of its last kills (it logs ten reports in five
+		// seconds, and a task that fills a tmpfs has it kill one
+		// process after another) or could not be read. The container
+		// ended with the driver, so its kill is the last the log did
+		// not name; its readings (the tmpfs pages, DriverByTmpfs) are
+		// the container's last before it.
+		for i := len(t.res.OOMs) - 1; i >= 0; i-- {
+			if t.res.OOMs[i].Process == "" {
+				t.res.OOMs[i].Driver = true
+				break
+			}
+		}
 	}
 	for _, o := range t.res.OOMs {
 		// A driver the task made the kill's choice (its OOM score

@@ -28,8 +28,9 @@ type OOMSignal struct {
 	// report (model.OOMEvent.KernelShmemBytes), 0 where unknown.
 	ShmemBytes int64
 	// Driver: the backend knows the kill took its step driver (a pod's
-	// probe, PID 1 of the task's container, ended by the OOM killer),
-	// where no process watch names the driver by its pid
+	// probe, PID 1 of the task's container, ended by the OOM killer; the
+	// kernel's log naming a container's driver by its pid), whether or
+	// not a process watch has named the driver by then
 	// (model.OOMEvent.Driver, model.CauseDriverKilled).
 	Driver bool
 	// RaisedScoreAdj is the killed process's oom_score_adj from the

@@ -25,19 +25,21 @@ func (k *KillCount) Seen(largest int, named bool) (count int, ok bool) {
 func (k *KillCount) Count() int { return k.count }
 
 // OOMEvent is the record of a new kill from its signal: the step it
-// landed in, the last sampled working set, and the kernel's figure at the
-// kill where the signal carries it (the monitor's record of each kill).
-func OOMEvent(o OOMSignal, step string, lastWS int64) model.OOMEvent {
-	return model.OOMEvent{At: o.Time, Step: step, Source: o.Source, WorkingSetBytes: lastWS, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes, KernelUsageBytes: o.UsageBytes, KernelShmemBytes: o.ShmemBytes, Driver: o.Driver, RaisedScoreAdj: o.RaisedScoreAdj}
+// landed in, the last sampled working set and tmpfs pages, and the
+// kernel's figures at the kill where the signal carries them (the
+// monitor's record of each kill).
+func OOMEvent(o OOMSignal, step string, lastWS, lastShmem int64) model.OOMEvent {
+	return model.OOMEvent{At: o.Time, Step: step, Source: o.Source, WorkingSetBytes: lastWS, ShmemBytes: lastShmem, Process: o.Process, PID: o.PID, RSSBytes: o.RSSBytes, KernelUsageBytes: o.UsageBytes, KernelShmemBytes: o.ShmemBytes, Driver: o.Driver, RaisedScoreAdj: o.RaisedScoreAdj}
 }
 
 // FillKill fills in, from a later signal of a kill already recorded (the
 // kernel's log after a faster source), what the record lacks: what was
 // killed, the kernel's figure at the kill, and the backend's word that
-// it took the step driver. False when it had them.
+// it took the step driver (never onto another process's kill: a word
+// whose pid is not the record's). False when it had them.
 func FillKill(oe *model.OOMEvent, o OOMSignal) bool {
 	filled := false
-	if o.Driver && !oe.Driver {
+	if o.Driver && !oe.Driver && (o.PID == 0 || oe.PID == 0 || oe.PID == o.PID) {
 		oe.Driver = true
 		filled = true
 	}

@@ -39,7 +39,7 @@ func TestKillCountMergesSources(t *testing.T) {
 // event comes first with no figure, the kernel's log fills it in.
 func TestKillRecordTakesTheKernelsFigure(t *testing.T) {
 	const mib = 1 << 20
-	oe := OOMEvent(OOMSignal{Source: "events", Count: 1}, "install", 95*mib)
+	oe := OOMEvent(OOMSignal{Source: "events", Count: 1}, "install", 95*mib, 0)
 	if b, kernel := oe.KilledAt(); kernel || b != 95*mib {
 		t.Fatalf("before the kernel's word: %d %v, want the last sample", b, kernel)
 	}
@@ -56,7 +56,7 @@ func TestKillRecordTakesTheKernelsFigure(t *testing.T) {
 	if FillKill(&oe, kernel) {
 		t.Error("filled in twice")
 	}
-	if oe := OOMEvent(kernel, "install", 95*mib); oe.KernelUsageBytes != 127*mib {
+	if oe := OOMEvent(kernel, "install", 95*mib, 0); oe.KernelUsageBytes != 127*mib {
 		t.Errorf("a kill first heard from the kernel: %+v", oe)
 	}
 }
@@ -66,10 +66,10 @@ func TestKillRecordTakesTheKernelsFigure(t *testing.T) {
 // kill is the driver's whether that word comes first or after a faster
 // source's count, so the trial is driver-killed (model.CauseDriverKilled).
 func TestKillRecordTakesTheBackendsDriverWord(t *testing.T) {
-	if oe := OOMEvent(OOMSignal{Source: "pod-status", Count: 1, Driver: true}, "install", 0); !oe.Driver {
+	if oe := OOMEvent(OOMSignal{Source: "pod-status", Count: 1, Driver: true}, "install", 0, 0); !oe.Driver {
 		t.Errorf("the driver's kill heard first: %+v", oe)
 	}
-	oe := OOMEvent(OOMSignal{Source: "kernel", Count: 1, Process: "hr-workload", PID: 9}, "install", 0)
+	oe := OOMEvent(OOMSignal{Source: "kernel", Count: 1, Process: "hr-workload", PID: 9}, "install", 0, 0)
 	if !FillKill(&oe, OOMSignal{Source: "pod-status", Count: 1, Driver: true}) || !oe.Driver {
 		t.Errorf("the driver's word after the kernel's: %+v", oe)
 	}

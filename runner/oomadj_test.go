@@ -95,3 +95,42 @@ func TestAnUnreportedDriverKillIsNotTheEngineGone(t *testing.T) {
 		}
 	}
 }
+
+// The kernel logs ten OOM reports in five seconds: a task that fills its
+// /dev/shm has it kill bash, head and then the step driver, and back to
+// back such trials left the driver's kill without a report. Its exit
+// said the driver died, no kill named it, and the trial was headroom's
+// failure (driver-killed) one run in six where the report was logged
+// own-limit. The last reading before the kill stands in: tmpfs pages at
+// least half the working set are the task's doing as the report's are.
+func TestAnUnreportedDriverKillByTmpfsIsTheTasks(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shmem int64
+		cause model.Cause
+		says  string
+	}{
+		{"tmpfs held the working set", 60 * model.MiB, model.CauseOwnLimit, "held 60MiB of the 64MiB in use at the last reading before the kill (the kernel logged no report of it"},
+		{"a little tmpfs", 10 * model.MiB, model.CauseDriverKilled, "not graded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, _ := newTestTrial()
+			tr.trial.Policy.HardLimitBytes = 64 * model.MiB
+			tr.res.OOMs = []model.OOMEvent{
+				{Step: "solve", Source: "kernel", Process: "bash", PID: 7, KernelUsageBytes: 65 * model.MiB, KernelShmemBytes: c.shmem, WorkingSetBytes: 64 * model.MiB, ShmemBytes: c.shmem},
+				{Step: "solve", Source: "events", WorkingSetBytes: 64 * model.MiB, ShmemBytes: c.shmem},
+			}
+			tr.engineErr = errors.New("making /logs/verifier directories again before the verifier: the container has stopped (its step driver ended)")
+			tr.driverOOM = true
+			ev := model.Evidence{OOMKills: 2, InfraFailed: true}
+			tr.attributionEvidence(&ev, Final{LimitHits: 3, LimitHitsKnown: true, KernelPeakBytes: 64 * model.MiB})
+			_, cause, reason := assemble(tr.facts(ev))
+			if cause != c.cause || !strings.Contains(reason, c.says) {
+				t.Errorf("%s (%q); want %s, saying %q", cause, reason, c.cause, c.says)
+			}
+			if tr.res.OOMs[0].Driver || !tr.res.OOMs[1].Driver {
+				t.Errorf("the driver's kill is not the one the log did not name: %+v", tr.res.OOMs)
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ type recorder struct {
 	stepStart time.Time
 	stepPeak  int64
 	lastWS    int64
+	lastShmem int64
 	// noCache is the step's kernel peak less reclaimable cache.
 	noCache noCachePeak
 	kills   int // OOM kills seen (max over sources)
@@ -133,7 +134,7 @@ func (r *recorder) sample(s event.Sample) {
 		r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
 	}
 	r.lastAt = s.Time
-	r.lastWS = s.WorkingSetBytes
+	r.lastWS, r.lastShmem = s.WorkingSetBytes, s.ShmemBytes
 	r.out.PeakWorkingSetBytes = max(r.out.PeakWorkingSetBytes, s.WorkingSetBytes)
 }
 
@@ -161,7 +162,7 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 			// the engine gone (a task's 150 kills in a loop: "engine-lost"
 			// for 3 trials of 4).
 			r.driverKept = true
-			one := OOMEvent(o, r.killedIn(o.Time), r.lastWS)
+			one := OOMEvent(o, r.killedIn(o.Time), r.lastWS, r.lastShmem)
 			FillKill(&one, o)
 			r.out.OOMs = append(r.out.OOMs, one)
 			r.out.OOMEventsDropped = max(r.out.OOMEventsDropped-1, 0)
@@ -188,7 +189,7 @@ func (r *recorder) oom(o OOMSignal) (oe model.OOMEvent, detail, ok bool) {
 	}
 	newKills := o.Count - r.kills
 	r.kills = o.Count
-	oe = OOMEvent(o, r.killedIn(o.Time), r.lastWS)
+	oe = OOMEvent(o, r.killedIn(o.Time), r.lastWS, r.lastShmem)
 	// One event a kill: a count that rose by more than one (two kills
 	// between two reads of a loaded host's counter) is as many kills,
 	// the signal's word on the last of them; the kernel's word on each

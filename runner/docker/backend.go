@@ -688,8 +688,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		}
 	}
 	if sb.drv != nil {
-		sb.noteDriverScore(hc.OomScoreAdj == model.DriverOOMScoreAdj, pid)
-		sb.skipDriverWait(pid)
+		sb.noteDriver(hc.OomScoreAdj == model.DriverOOMScoreAdj, pid)
 	}
 	if stepUser != "" {
 		// A user the image does not know ends the start, in the engine's

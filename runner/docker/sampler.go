@@ -106,7 +106,7 @@ func (sb *sandbox) sampleOnce(time.Time) bool {
 		sb.signal(now, "cgroup", func() { sb.cgroupKills = max(sb.cgroupKills, m.OOMKills) })
 	}
 	ws := max(m.Usage-m.InactiveFile, 0)
-	sm := event.Sample{Time: now, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, PeakBytes: m.PeakBytes, StepPeakBytes: m.StepPeakBytes, MajorFaults: m.MajorFaults, CPU: m.CPU}
+	sm := event.Sample{Time: now, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, PeakBytes: m.PeakBytes, StepPeakBytes: m.StepPeakBytes, MajorFaults: m.MajorFaults, ShmemBytes: m.Shmem, CPU: m.CPU}
 	if !sb.lastAt.IsZero() && m.CPU.UsageNanos > 0 {
 		sm.CPUCores = float64(m.CPU.UsageNanos-sb.lastCPU) / float64(now.Sub(sb.lastAt).Nanoseconds())
 	}

@@ -76,6 +76,9 @@ type sandbox struct {
 	// it never has says the task raised it (model.ForeignDriverScore).
 	spared    bool
 	driverAdj *int
+	// driverPID is the step driver's pid on this host, 0 where unknown
+	// (noteDriver).
+	driverPID int
 	side      *sidecars
 	kit       *knobKit // the knobs' helper, neighbours, volume
 	// disk is the task's storage and the bound the engine was asked to
@@ -100,8 +103,13 @@ type sandbox struct {
 	closed      bool
 	eventKills  int
 	cgroupKills int
-	kernelKills int
-	kills       runner.KillCount
+	// words is how many kills of the container the kernel's log has
+	// described so far, in order (it logs one report at a time): a count
+	// of its own, and each word's kill by its number. wordsIn is closed
+	// and replaced at each (awaitKernelWords).
+	words   int
+	wordsIn chan struct{}
+	kills   runner.KillCount
 	// limitHits as read at the latest kill (the cgroup may be gone by
 	// the end); limitHitsKnown when it could be read.
 	limitHits      int64
@@ -172,11 +180,19 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	update()
+	word := source == "kernel" // the kernel's log describing one kill
+	if word {
+		s.words++
+		if s.wordsIn != nil {
+			close(s.wordsIn)
+		}
+		s.wordsIn = make(chan struct{})
+	}
 	if s.closed {
 		return
 	}
 	before := s.kills.Count()
-	n, ok := s.kills.Seen(max(s.eventKills, s.cgroupKills, s.kernelKills), k.Process != "")
+	n, ok := s.kills.Seen(max(s.eventKills, s.cgroupKills, s.words), word)
 	if !ok {
 		return
 	}
@@ -187,43 +203,114 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 			s.limitHits, s.limitHitsKnown = max(s.limitHits, h), true
 		}
 	}
+	sig := runner.OOMSignal{Time: at, Source: source, Count: n}
+	if word {
+		if s.words < n {
+			// The kernel's word on an earlier kill than the count has
+			// reached (a counter that read several kills before the
+			// log's first report was read): the new count goes first,
+			// without a word, and the word to its own kill, the
+			// log's reports being in the kills' order. Put on the
+			// count's last kill, it named the step driver's kill after
+			// the task's bash and left the driver's kill without the
+			// kernel's figures.
+			if n != before {
+				s.send(sig)
+			}
+			sig.Count = s.words
+		}
+		sig.Process, sig.PID, sig.RSSBytes, sig.UsageBytes, sig.ShmemBytes = k.Process, k.PID, k.RSSBytes, k.UsageBytes, k.ShmemBytes
+		sig.RaisedScoreAdj = s.raisedScore(k)
+		sig.Driver = k.PID > 0 && k.PID == s.driverPID
+	}
+	s.send(sig)
+}
+
+// send hands the runner one kill signal. Called with mu held.
+func (s *sandbox) send(sig runner.OOMSignal) {
 	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes, ShmemBytes: k.ShmemBytes, RaisedScoreAdj: s.raisedScore(k)}:
+	case s.ooms <- sig:
 	default: // the runner reads promptly; a full buffer still has a newer count coming
 	}
 }
 
-// noteDriverScore records the OOM score adjustment the step driver
-// started at: headroom's own where the engine took it (spared), else read
-// from the driver's /proc on this host before any step runs (an engine's
-// default: 0 where rootful, the daemon's own where rootless), unknown
-// where the engine is another machine's.
-func (s *sandbox) noteDriverScore(spared bool, pid func() int) {
+// kernelWordsWait bounds awaitKernelWords.
+const kernelWordsWait = 2 * time.Second
+
+// awaitKernelWords waits, up to d, until the kernel's log has described
+// every kill counted in the container, where that log is read: its
+// reader can trail the engine's event and the cgroup's counter, and on a
+// loaded host the container's removal had come first. The kill of the
+// step driver then went without the kernel's figures that say the task's
+// own tmpfs held the memory (model.OOMEvent.DriverByTmpfs), and a trial
+// the task ended itself was called headroom's failure (1 run in 6 with
+// both cores busy; the log's words arrived after the removal). A log
+// that drops reports (the kernel limits them to ten in five seconds)
+// costs the wait once, at the end.
+// It says whether every kill was described.
+func (s *sandbox) awaitKernelWords(d time.Duration) bool {
+	if !s.b.kernelLog {
+		return false
+	}
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		if s.words >= s.kills.Count() {
+			s.mu.Unlock()
+			return true
+		}
+		if s.wordsIn == nil {
+			s.wordsIn = make(chan struct{})
+		}
+		ch := s.wordsIn
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline.C:
+			return false
+		}
+	}
+}
+
+// noteDriver records, once the container runs, what a kill of its step
+// driver is told by: the driver's pid on this host (a kill the kernel's
+// log names at that pid took the driver, whatever the process watcher
+// has read by then: a task that fills its limit in its first second is
+// killed before the watcher's first look), and the OOM score adjustment
+// it started at: headroom's own where the engine took it (spared), else
+// read from its /proc (an engine's default: 0 where rootful, the daemon's
+// own where rootless). Both unknown where the engine is another
+// machine's (the pid is not this host's).
+//
+// It also leaves the driver's own threads out of the trial's CPU wait,
+// on cgroup v1 where that is summed over threads: the driver relays every
+// trace line, and its threads' waits on a busy loop's run queue were
+// 2.5 s of an 8 s loop's 3.6 s "wait for a CPU" (1.1 s under
+// --exec-steps, with no driver), which made the task's own timeout a
+// contended host's (the fourteenth attacker's 2). On v2 the cgroup's
+// pressure cannot be split so.
+func (s *sandbox) noteDriver(spared bool, pid func() int) {
 	var adj *int
+	p := pid()
+	owned := p > 0 && s.ownsPID(p)
 	if spared {
 		n := model.DriverOOMScoreAdj
 		adj = &n
-	} else if p := pid(); p > 0 && s.ownsPID(p) {
+	} else if owned {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/oom_score_adj", p)); err == nil {
 			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 				adj = &n
 			}
 		}
 	}
+	if !owned {
+		p = 0
+	}
 	s.mu.Lock()
-	s.spared, s.driverAdj = spared, adj
+	s.spared, s.driverAdj, s.driverPID = spared, adj, p
 	s.mu.Unlock()
-}
-
-// skipDriverWait leaves the step driver's own threads (the container's
-// PID 1) out of the trial's CPU wait, on cgroup v1 where it is summed
-// over threads: the driver relays every trace line, and its threads'
-// waits on a busy loop's run queue were 2.5 s of an 8 s loop's 3.6 s
-// "wait for a CPU" (1.1 s under --exec-steps, with no driver), which made
-// the task's own timeout a contended host's (the fourteenth attacker's
-// 2). On v2 the cgroup's pressure cannot be split so.
-func (s *sandbox) skipDriverWait(pid func() int) {
-	if p := pid(); p > 0 && s.ownsPID(p) {
+	if p > 0 {
 		s.waitMu.Lock()
 		s.wait.Skip = p
 		s.waitMu.Unlock()
@@ -262,7 +349,7 @@ func (s *sandbox) kernelOOM(at time.Time, k kmsg.Kill) {
 			return
 		}
 	}
-	s.signalKill(at, "kernel", k, func() { s.kernelKills++ })
+	s.signalKill(at, "kernel", k, func() {}) // a word counts itself
 }
 
 // eventOOM handles the engine's oom event: the fastest signal. Where the
@@ -711,6 +798,8 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	if s.kit != nil {
 		err = errors.Join(err, kitErr, s.kit.removeVolume(ctx))
 	}
+	// While the kernel's log can still find the sandbox by its id.
+	s.awaitKernelWords(kernelWordsWait)
 	s.b.forget(s.id)
 	if s.cg != nil {
 		s.b.sampler.remove(s)
@@ -949,7 +1038,7 @@ func (s *sandbox) DriverOOMKilled(ctx context.Context) bool {
 func (s *sandbox) oomKilled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return max(s.eventKills, s.cgroupKills, s.kernelKills) > 0
+	return max(s.eventKills, s.cgroupKills, s.words) > 0
 }
 
 // StopSteps kills the processes of the steps and keeps the container:
