@@ -24,6 +24,27 @@ func (k *KillCount) Seen(largest int, named bool) (count int, ok bool) {
 // Count is the total so far.
 func (k *KillCount) Count() int { return k.count }
 
+// KillSignals is what a sandbox sends for one signal once its sources
+// count sig.Count kills (before: the count before it). words, for the
+// kernel's log's word on a kill (0 for any other signal), is how many
+// kills the log has described, this one the last: it reports them one at
+// a time, in their order. Where the count is already past it (a counter
+// that read several kills before the log's first report was read), the
+// new count goes first without a word and the word to its own kill: put
+// on the count's last kill, it named a step driver's kill after the
+// task's bash and left the driver's kill without the kernel's figures.
+func KillSignals(sig OOMSignal, before, words int) []OOMSignal {
+	if words <= 0 || words >= sig.Count {
+		return []OOMSignal{sig}
+	}
+	var out []OOMSignal
+	if sig.Count != before {
+		out = append(out, OOMSignal{Time: sig.Time, Source: sig.Source, Count: sig.Count})
+	}
+	sig.Count = words
+	return append(out, sig)
+}
+
 // OOMEvent is the record of a new kill from its signal: the step it
 // landed in, the last sampled working set and tmpfs pages, and the
 // kernel's figures at the kill where the signal carries them (the

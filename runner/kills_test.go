@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
@@ -79,5 +80,26 @@ func TestKillRecordTakesTheBackendsDriverWord(t *testing.T) {
 	}
 	if o, c := model.Classify(ev); o != model.InfraError || c != model.CauseDriverKilled {
 		t.Errorf("classified %s · %s, want infra-error · driver-killed", o, c)
+	}
+}
+
+// The kernel's word on a kill goes to its own kill by its number, behind
+// a new count that has not had its word yet; any other signal as it is.
+func TestKillSignalsPutEachWordOnItsKill(t *testing.T) {
+	word := OOMSignal{Source: "kernel", Count: 3, Process: "bash", PID: 7}
+	for _, c := range []struct {
+		name          string
+		sig           OOMSignal
+		before, words int
+		want          []OOMSignal
+	}{
+		{"a count", OOMSignal{Source: "cgroup", Count: 3}, 0, 0, []OOMSignal{{Source: "cgroup", Count: 3}}},
+		{"the word on the last kill counted", word, 2, 3, []OOMSignal{word}},
+		{"the first word after a count of three", word, 3, 1, []OOMSignal{{Source: "kernel", Count: 1, Process: "bash", PID: 7}}},
+		{"the first word raising the count to three", word, 0, 1, []OOMSignal{{Source: "kernel", Count: 3}, {Source: "kernel", Count: 1, Process: "bash", PID: 7}}},
+	} {
+		if got := KillSignals(c.sig, c.before, c.words); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %+v; want %+v", c.name, got, c.want)
+		}
 	}
 }

@@ -204,33 +204,18 @@ func (s *sandbox) signalKill(at time.Time, source string, k kmsg.Kill, update fu
 		}
 	}
 	sig := runner.OOMSignal{Time: at, Source: source, Count: n}
+	words := 0
 	if word {
-		if s.words < n {
-			// The kernel's word on an earlier kill than the count has
-			// reached (a counter that read several kills before the
-			// log's first report was read): the new count goes first,
-			// without a word, and the word to its own kill, the
-			// log's reports being in the kills' order. Put on the
-			// count's last kill, it named the step driver's kill after
-			// the task's bash and left the driver's kill without the
-			// kernel's figures.
-			if n != before {
-				s.send(sig)
-			}
-			sig.Count = s.words
-		}
 		sig.Process, sig.PID, sig.RSSBytes, sig.UsageBytes, sig.ShmemBytes = k.Process, k.PID, k.RSSBytes, k.UsageBytes, k.ShmemBytes
 		sig.RaisedScoreAdj = s.raisedScore(k)
 		sig.Driver = k.PID > 0 && k.PID == s.driverPID
+		words = s.words
 	}
-	s.send(sig)
-}
-
-// send hands the runner one kill signal. Called with mu held.
-func (s *sandbox) send(sig runner.OOMSignal) {
-	select {
-	case s.ooms <- sig:
-	default: // the runner reads promptly; a full buffer still has a newer count coming
+	for _, o := range runner.KillSignals(sig, before, words) {
+		select {
+		case s.ooms <- o:
+		default: // the runner reads promptly; a full buffer still has a newer count coming
+		}
 	}
 }
 

@@ -207,13 +207,20 @@ func (s *sandbox) signalKills(at time.Time, source string, k kmsg.Kill, driver b
 	if s.closed {
 		return
 	}
+	before := s.kills.Count()
 	n, ok := s.kills.Seen(max(s.probeKills, s.statusKills, s.kernelKills), k.Process != "" || driver)
 	if !ok {
 		return
 	}
-	select {
-	case s.ooms <- runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes, ShmemBytes: k.ShmemBytes, Driver: driver}:
-	default:
+	words := 0
+	if source == "kernel" {
+		words = s.kernelKills // the log's words, one a kill, in order
+	}
+	for _, o := range runner.KillSignals(runner.OOMSignal{Time: at, Source: source, Count: n, Process: k.Process, PID: k.PID, RSSBytes: k.RSSBytes, UsageBytes: k.UsageBytes, ShmemBytes: k.ShmemBytes, Driver: driver}, before, words) {
+		select {
+		case s.ooms <- o:
+		default:
+		}
 	}
 }
 
