@@ -366,6 +366,10 @@ type TrialResult struct {
 	// StepRunner is how the steps ran: "exec" (the engine's exec per
 	// step) or "driver" (told to a process in the container).
 	StepRunner string `json:"step_runner,omitempty"`
+	// StepRunnerWhy says why a task image's steps took the engine's exec
+	// and not the step driver (--exec-steps, an image with its own
+	// ENTRYPOINT, a console binary that is not static...).
+	StepRunnerWhy string `json:"step_runner_why,omitempty"`
 	// Untraced: the task's scripts ran untraced, each one step (run
 	// --trace=false), so a step's peak is its whole script's.
 	Untraced bool `json:"untraced,omitempty"`

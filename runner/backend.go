@@ -128,6 +128,14 @@ type Sandbox interface {
 	Telemetry
 }
 
+// ExecReasoner is a sandbox that says why its steps take the platform's
+// exec where they could have been its step driver's (StepsByExec): a
+// console binary that is not static, an engine on another machine, an
+// image with its own ENTRYPOINT.
+type ExecReasoner interface {
+	StepRunnerWhy() string
+}
+
 // Lifecycle is how a trial acts on its sandbox.
 type Lifecycle interface {
 	ID() string

@@ -184,6 +184,9 @@ func (t *trialRun) start(ctx context.Context) (Sandbox, error) {
 	}
 	res.SampleSource = sb.SampleSource()
 	res.StepRunner = sb.StepRunner()
+	if er, ok := sb.(ExecReasoner); ok && res.StepRunner == StepsByExec {
+		res.StepRunnerWhy = er.StepRunnerWhy()
+	}
 	res.Untraced = t.r.cfg.Untraced
 	if pm, ok := sb.(PeakModer); ok {
 		res.PeakMode = pm.PeakMode()

@@ -85,8 +85,8 @@ type Options struct {
 	StorageDriver, CgroupVersion, BackingFilesystem string
 	// DriverBinary is a static headroom binary on the engine's host; set,
 	// task images run their steps through it too, mounted read-only
-	// (taskdriver.go), where they can.
-	DriverBinary string
+	// (taskdriver.go), where they can. NoDriver says why it is not set.
+	DriverBinary, NoDriver string
 }
 
 // Backend runs trials on a Docker Engine.
@@ -482,9 +482,13 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	}
 	hc.CgroupParent = b.opts.CgroupParent
 	driven, driverPath, stepUser := b.usesDriver(task), wire.Binary, ""
-	if m, _ := b.taskDriver(ctx, task); m != nil && !driven && task.Image != "" {
+	m, execWhy := b.taskDriver(ctx, task)
+	if m != nil && !driven && task.Image != "" {
 		driven, driverPath = true, m.Target
 		hc.Mounts = append(hc.Mounts, *m)
+	}
+	if driven || task.Image == "" {
+		execWhy = ""
 	}
 	if driven {
 		// Steps are told to the driver over stdin: attached, like `docker
@@ -616,7 +620,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb := newSandbox(b, created.ID)
 	sb.side, sb.trial = side, trial.ID
 	sb.disk = disk
-	sb.name, sb.labels, sb.stepUser = name, cfg.Labels, stepUser
+	sb.name, sb.labels, sb.stepUser, sb.execWhy = name, cfg.Labels, stepUser, execWhy
 	sb.kit = kit
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb

@@ -88,7 +88,7 @@ func checkStatic(binary string) error {
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked and cannot run in a FROM scratch image: rebuild with CGO_ENABLED=0 (`make build`)", binary)
+			return fmt.Errorf("%s is dynamically linked: it needs this host's loader and libraries, which neither the workload image (FROM scratch) nor a task's image (where it is the step driver) can be counted on to have; rebuild it with CGO_ENABLED=0 (`make build`)", binary)
 		}
 	}
 	return nil

@@ -216,7 +216,8 @@ func (p *Platform) Sandboxes(ctx context.Context, o runner.SandboxOptions) (runn
 	if err != nil {
 		return nil, err
 	}
-	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, ApplyStorage: o.ApplyStorage, DriverBinary: p.driverBinary(o.Exe),
+	driver, noDriver := p.driverBinary(o.Exe)
+	return New(ctx, p.cli, Options{SampleEvery: o.SampleEvery, Keep: o.Keep, ForceStats: o.ForceStats, ExecSteps: o.ExecSteps, ApplyStorage: o.ApplyStorage, DriverBinary: driver, NoDriver: noDriver,
 		ImageHealthWait: healthWait, HelperImage: o.HelperImage, Disk: p.Disk(), StorageDriver: p.info.Details["storage_driver"], BackingFilesystem: p.info.Details["backing_fs"], CgroupVersion: p.info.Details["cgroup_version"], NoFileMemo: p.noFileMemo, OOMSpareMemo: p.oomSpareMemo})
 }
 
@@ -256,14 +257,22 @@ func (p *Platform) CheckKnobs(t model.Task, cols []model.Ratio) error {
 
 // driverBinary is exe (the in-container program) when task images can run
 // their steps through it: the engine is local (the binary is mounted from
-// this host) and the binary is static. A test binary standing in for the
-// console (runner.WorkloadConsole) is not headroom's main, which is what
-// dispatches to the driver by name.
-func (p *Platform) driverBinary(exe string) string {
-	if !p.info.Local || exe == "" || strings.HasSuffix(exe, ".test") || CheckDriverBinary(exe) != nil {
-		return ""
+// this host) and the binary is static; else why not. A test binary
+// standing in for the console (runner.WorkloadConsole) is not headroom's
+// main, which is what dispatches to the driver by name.
+func (p *Platform) driverBinary(exe string) (string, string) {
+	switch {
+	case !p.info.Local:
+		return "", "the engine is on another machine, and the step driver is a file of this one, mounted into each container"
+	case exe == "":
+		return "", "headroom's in-container program (" + runner.WorkloadProgram + ") could not be found or built: `make build` builds it"
+	case strings.HasSuffix(exe, ".test"):
+		return "", "a test binary stands in for headroom's in-container program"
 	}
-	return exe
+	if err := CheckDriverBinary(exe); err != nil {
+		return "", err.Error()
+	}
+	return exe, ""
 }
 
 // Owned lists headroom's containers, then the trials' networks and
@@ -583,6 +592,12 @@ func (p *Platform) Doctor(ctx context.Context, exe string) []runner.Check {
 	// known once a run has tried (Options.OOMSpareMemo).
 	if _, err := os.Stat(p.oomSpareMemo); p.oomSpareMemo != "" && err == nil {
 		note("step driver", "not spared by the OOM killer: this engine refuses --oom-score-adj=-1000 (its runtime lacks CAP_SYS_RESOURCE, or it is rootless); a kill at a trial's limit can take the driver too, and that trial is driver-killed, not graded (a resume reruns it)")
+	}
+	// Where a task image's steps cannot be the driver's for headroom's
+	// own reason (a binary that is not static, a remote engine): each
+	// trial's record says so too (step_runner_why).
+	if _, why := p.driverBinary(exe); exe != "" && why != "" {
+		note("step driver", "task images' steps take the engine's exec, not headroom's step driver: "+why)
 	}
 	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", "cgroup.controllers")); err == nil && i.Details["cgroup_version"] == "1" && i.Local {
 		check(false, "cgroup view", "engine says v1 but this host mounts v2", "run headroom on the engine's host")

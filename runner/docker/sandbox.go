@@ -68,6 +68,9 @@ type sandbox struct {
 	keptMu     sync.Mutex
 	kept       []keptStream
 	keptClosed bool
+	// execWhy says why a task image's steps take the engine's exec and
+	// not the step driver ("" where the driver runs them).
+	execWhy string
 	// stepUser is who a step that names no user runs as, where the
 	// driver runs as root ("" where it runs as the container's user).
 	stepUser string
@@ -161,6 +164,10 @@ func (s *sandbox) OOMs() <-chan runner.OOMSignal { return s.ooms }
 
 // WritesOutputFiles: the step driver writes a traced step's output file.
 func (s *sandbox) WritesOutputFiles() bool { return s.drv != nil }
+
+// StepRunnerWhy says why the steps take the engine's exec, where a task
+// image's could have been the driver's (runner.ExecReasoner).
+func (s *sandbox) StepRunnerWhy() string { return s.execWhy }
 
 func (s *sandbox) StepRunner() string {
 	if s.drv != nil {

@@ -25,6 +25,8 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 	switch {
 	case b.opts.ExecSteps:
 		return nil, "--exec-steps"
+	case b.opts.DriverBinary == "" && b.opts.NoDriver != "":
+		return nil, b.opts.NoDriver
 	case b.opts.DriverBinary == "":
 		return nil, "no static headroom binary on the engine's host"
 	case !slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) }):

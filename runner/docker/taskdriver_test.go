@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -86,6 +87,37 @@ func TestTaskDriverFallsBackToExec(t *testing.T) {
 	}
 	if m, why := newBackend(t, Options{}).taskDriver(context.Background(), task); m != nil || why == "" {
 		t.Errorf("no binary: %v %q", m, why)
+	}
+	// Why there is none is the trial's why (a new user's console built
+	// with cgo took the engine's exec, and nothing said so).
+	dynamic := "/x/hr-workload is dynamically linked: rebuild it with CGO_ENABLED=0 (`make build`)"
+	if m, why := newBackend(t, Options{NoDriver: dynamic}).taskDriver(context.Background(), task); m != nil || why != dynamic {
+		t.Errorf("a dynamic binary: %v %q; want %q", m, why, dynamic)
+	}
+}
+
+// The platform says why a binary cannot be the step driver: a dynamically
+// linked one, a remote engine, none found.
+func TestDriverBinarySaysWhyNot(t *testing.T) {
+	local, remote := &Platform{info: runner.PlatformInfo{Local: true}}, &Platform{info: runner.PlatformInfo{}}
+	dynamic, err := exec.LookPath("ls")
+	if err != nil {
+		t.Skip("no ls to stand for a dynamically linked binary")
+	}
+	if CheckDriverBinary(dynamic) == nil {
+		t.Skipf("%s is static here", dynamic)
+	}
+	for _, c := range []struct {
+		p        *Platform
+		exe, why string
+	}{
+		{local, dynamic, "dynamically linked"},
+		{local, "", "could not be found or built"},
+		{remote, dynamic, "another machine"},
+	} {
+		if bin, why := c.p.driverBinary(c.exe); bin != "" || !strings.Contains(why, c.why) {
+			t.Errorf("%q (local %v): %q %q; want none, saying %q", c.exe, c.p.info.Local, bin, why, c.why)
+		}
 	}
 }
 
