@@ -653,6 +653,11 @@ func TestKilledCardPeakIsTheKernels(t *testing.T) {
 	if card := strings.Join(cardLines(m.View(), title), "\n"); !strings.Contains(card, want) {
 		t.Errorf("at the kill: the card lacks %q:\n%s", want, card)
 	}
+	// Its gauge too is the kernel's at the kill, not the stale sample (a
+	// new user's card froze at 33M under a banner "at 65M / 64M").
+	if gauge := mib(limit) + " of " + mib(limit) + " limit"; !strings.Contains(strings.Join(cardLines(m.View(), title), "\n"), gauge) {
+		t.Errorf("at the kill: the card's gauge does not read %q:\n%s", gauge, strings.Join(cardLines(m.View(), title), "\n"))
+	}
 	now = at(900)
 	m = update(t, m, eventsMsg{events: []event.Event{
 		event.StepEnded{Base: b(700), Result: model.StepResult{Name: "load", Show: load.Show, Phase: "agent", Start: at(10), End: at(700), ExitCode: 137, OOMKills: 1, PeakWorkingSetBytes: sampled, KernelPeakBytes: limit}},

@@ -165,7 +165,16 @@ func (t *TrialView) atKill(at time.Time) (ws, cache, peak int64) {
 		// whose samples are gone): its peak is what is known.
 		ws = t.Peak
 	}
-	return ws, cache, max(peak, ws)
+	peak = max(peak, ws) // the samples' (the card names the kernel's beside it)
+	if n := len(t.OOMs); n > 0 {
+		// The gauge shows the kernel's own figure at the kill, where its
+		// report was read: the last sample can be a period stale (a new
+		// user's card froze at 33M under a banner "at 65M / 64M").
+		if b, kernel := t.OOMs[n-1].KilledAt(); kernel && b > ws+cache {
+			ws = b - cache
+		}
+	}
+	return ws, cache, peak
 }
 
 // log keeps the last logLines lines, trimming in bulk so a long burst
