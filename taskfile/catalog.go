@@ -127,7 +127,11 @@ func (c *Catalog) AddDir(dir string) error {
 				c.Warnings = append(c.Warnings, ty+" (ignored: the default applies)")
 			}
 			for _, w := range l.Warnings {
-				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s", l.Task.Source, w))
+				if !strings.HasPrefix(w, filepath.Dir(l.Task.Source)+string(filepath.Separator)) {
+					// One that names no file of the task's is its file's.
+					w = l.Task.Source + ": " + w
+				}
+				c.Warnings = append(c.Warnings, w)
 			}
 		}
 		if prev, ok := c.find(l.Task.Name); ok {

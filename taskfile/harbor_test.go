@@ -298,6 +298,15 @@ func TestHarborMissingInstructionIsWarned(t *testing.T) {
 	if err != nil || len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "instruction.md is missing: Harbor refuses a task without one") {
 		t.Errorf("without instruction.md: %v, warnings %q; want one warning saying Harbor refuses it", err, l.Warnings)
 	}
+	// The catalog says it as it is, naming the missing file, not under
+	// task.toml's name (a new user read "task.toml: …/instruction.md").
+	var c Catalog
+	if err := c.AddDir(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "instruction.md") + " is missing"; len(c.Warnings) != 1 || !strings.HasPrefix(c.Warnings[0], want) {
+		t.Errorf("the catalog's warnings %q; want one starting %q", c.Warnings, want)
+	}
 }
 
 // A time limit shorter than a step takes to start is refused at its line
