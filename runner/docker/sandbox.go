@@ -231,15 +231,13 @@ const kernelWordsWait = 2 * time.Second
 
 // awaitKernelWords waits, up to d, until the kernel's log has described
 // every kill counted in the container, where that log is read: its
-// reader can trail the engine's event and the cgroup's counter, and on a
-// loaded host the container's removal had come first. The kill of the
-// step driver then went without the kernel's figures that say the task's
-// own tmpfs held the memory (model.OOMEvent.DriverByTmpfs), and a trial
-// the task ended itself was called headroom's failure (1 run in 6 with
-// both cores busy; the log's words arrived after the removal). A log
-// that drops reports (the kernel limits them to ten in five seconds)
-// costs the wait once, at the end.
-// It says whether every kill was described.
+// reader can trail the engine's event and the cgroup's counter, and the
+// sandbox's end closes what the reports would go to (a step driver's
+// kill without its report's tmpfs figures reads as headroom's failure,
+// model.OOMEvent.DriverByTmpfs). Reports the kernel dropped never come
+// (it logs ten in five seconds; the kill's last reading stands in for
+// them, runner's attributionEvidence): those cost the whole wait, once,
+// at the end. It says whether every kill was described.
 func (s *sandbox) awaitKernelWords(d time.Duration) bool {
 	if !s.b.kernelLog {
 		return false
