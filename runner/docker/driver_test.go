@@ -320,9 +320,20 @@ func TestDriverKilledByTheTasksTmpfs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, unspared := range []bool{false, true} {
-		t.Run(map[bool]string{false: "spared", true: "unspared"}[unspared], func(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		unspared, unheard bool
+	}{{"spared", false, false}, {"unspared", true, false}, {"unspared, no kernel report", true, true}} {
+		unspared, unheard := c.unspared, c.unheard
+		t.Run(c.name, func(t *testing.T) {
 			opts := Options{DriverBinary: testBinary}
+			if unheard {
+				// As when the kernel dropped its reports (ten in five
+				// seconds) or its log cannot be read: the driver's kill
+				// is known from the container's exit alone, and the
+				// last reading's tmpfs pages say whose it was.
+				opts.KernelLog = filepath.Join(t.TempDir(), "no-kmsg")
+			}
 			if unspared {
 				opts.OOMSpareMemo = filepath.Join(t.TempDir(), "oom-spare-refused")
 				if err := os.WriteFile(opts.OOMSpareMemo, []byte("test: as an engine that refuses -1000\n"), 0o644); err != nil {
@@ -350,6 +361,10 @@ func TestDriverKilledByTheTasksTmpfs(t *testing.T) {
 				t.Errorf("the task's tmpfs at the limit is recorded as headroom's failure, not graded: %s", res.Reason)
 			case unspared && driver && (res.Outcome != model.OOMKilled || res.Cause != model.CauseOwnLimit || !strings.Contains(res.Reason, "tmpfs pages")):
 				t.Errorf("unspared driver killed by the task's tmpfs: %s/%s, want oom-killed/own-limit saying the tmpfs held the memory: %s", res.Outcome, res.Cause, res.Reason)
+			case unheard && !driver:
+				t.Logf("the kernel took another process than the driver: nothing to stand in for")
+			case unheard && (res.Outcome != model.OOMKilled || res.Cause != model.CauseOwnLimit || !strings.Contains(res.Reason, "the kernel logged no report")):
+				t.Errorf("unspared, unreported driver kill with the task's tmpfs in the last reading: %s/%s, want oom-killed/own-limit saying so: %s", res.Outcome, res.Cause, res.Reason)
 			case unspared && !driver:
 				t.Logf("the kernel's log was not read here (or it took another process): the driver's kill cannot be named")
 			case !unspared && driver:
