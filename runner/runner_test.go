@@ -498,6 +498,36 @@ func TestAHarborVerifierTimeoutIsRetriedOnce(t *testing.T) {
 	}
 }
 
+// Harbor's retry runs in the same /logs/verifier: a reward the first,
+// timed-out attempt wrote is still read when the second writes none
+// (the twentieth attacker's 3: it was cleared between them, and the
+// trial failed, "the verifier wrote no reward", where Harbor passes).
+func TestAHarborVerifierRetryKeepsTheFirstAttemptsReward(t *testing.T) {
+	task := fake.Task("retryreward", 64*model.MiB, "work")
+	task.Format = model.FormatHarbor
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.Verifier.Files = []model.Upload{{To: "/logs/verifier"}}
+	task.VerifierTimeout = 20 * time.Millisecond
+	var mu sync.Mutex
+	tries := 0
+	b := &fake.Backend{RemovesFiles: true, Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name != "verify" {
+			return fake.StepPlan{}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		tries++
+		if tries == 1 {
+			return fake.StepPlan{Block: true, Writes: map[string]string{"/logs/verifier/reward.txt": "1"}}
+		}
+		return fake.StepPlan{}
+	}}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["retryreward@1x"]
+	if r.Outcome != model.Passed || tries != 2 {
+		t.Errorf("%s (%s) after %d verifier run(s); want passed on the first attempt's reward after 2", r.Outcome, r.Reason, tries)
+	}
+}
+
 // An installed agent whose install fails ends its trial before the agent
 // and the verifier, as Harbor's failed agent setup does: no reward.
 func TestAFailedInstallEndsTheTrialBeforeItsVerifier(t *testing.T) {

@@ -27,7 +27,12 @@ func (t *trialRun) verify(ctx context.Context, sb Sandbox, p phase, run phaseRun
 		if err := t.restoreDirs(ctx, sb, p.verifier); err != nil {
 			return run, err
 		}
-		if len(p.clear) > 0 {
+		// Cleared before the first attempt only: Harbor's retry runs in
+		// the same /logs/verifier, where the first attempt's reward
+		// stays (a test.sh that wrote its reward, then timed out, and
+		// wrote none the second time, passes under Harbor; it failed
+		// here, "wrote no reward").
+		if len(p.clear) > 0 && try == 1 {
 			err := t.clear(ctx, sb, p.clear)
 			if errors.Is(err, ErrTaskInterfered) {
 				t.verdictNote = fmt.Sprintf("clearing %s before the verifier: %v", strings.Join(p.clear, " "), err)
