@@ -20,9 +20,12 @@ type Sidecar struct {
 	// the engine's defaults.
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Aliases are further host names it answers to on the trial's network.
-	Aliases          []string `json:"aliases,omitempty"`
-	MemoryLimitBytes int64    `json:"memory_limit_bytes,omitempty"`
-	CPUs             float64  `json:"cpus,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
+	// Hostname is its own host name (compose's hostname:; "" the
+	// engine's), which it also answers to (an alias).
+	Hostname         string  `json:"hostname,omitempty"`
+	MemoryLimitBytes int64   `json:"memory_limit_bytes,omitempty"`
+	CPUs             float64 `json:"cpus,omitempty"`
 	// DependsOn are the services started (or healthy, or finished) first.
 	DependsOn   []Dependency `json:"depends_on,omitempty"`
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`

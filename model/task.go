@@ -409,6 +409,9 @@ type Task struct {
 	// WorkDir is where the container's processes start ("" keeps the
 	// image's WORKDIR).
 	WorkDir string `json:"workdir,omitempty"`
+	// Hostname is the container's own host name (its compose service's
+	// hostname:; "" the engine's, the container's id).
+	Hostname string `json:"hostname,omitempty"`
 	// Healthcheck, when set, is waited on (healthy) before the agent starts.
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
 	// Profile is the container profile the task runs under (ProfileHarbor,

@@ -151,6 +151,7 @@ type composeService struct {
 	files         []model.Upload
 	volumes       []model.VolumeMount
 	aliases       []string
+	hostname      string
 	// ports are the container ports its ports: and expose: name.
 	ports []string
 	// capAdd are its cap_add capabilities, capAt where each is asked
@@ -362,9 +363,11 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 		case "container_name":
 			s.containerName, err = d.str(v, field)
 		case "hostname":
-			var h string
-			if h, err = d.str(v, field); h != "" {
-				s.aliases = append(s.aliases, h)
+			// The container's own name for itself (what `hostname`
+			// says), and one more the network answers to, as compose
+			// sets both.
+			if s.hostname, err = d.str(v, field); s.hostname != "" {
+				s.aliases = append(s.aliases, s.hostname)
 			}
 		case "mem_limit":
 			s.memLimit, err = d.bytes(v, field)

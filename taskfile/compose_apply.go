@@ -53,7 +53,7 @@ func applyCompose(t *model.Task, path, taskDir string, h composeHarness) ([]mode
 		}
 		sc := model.Sidecar{
 			Name: s.name, Image: s.image, Build: s.build, Entrypoint: s.entrypoint, Command: s.command,
-			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases,
+			Env: s.env, WorkDir: s.workDir, User: s.user, Aliases: s.aliases, Hostname: s.hostname,
 			MemoryLimitBytes: s.memLimit, CPUs: s.cpus, Healthcheck: s.healthcheck, Files: s.files, Volumes: s.volumes,
 			Ports:        s.ports,
 			Capabilities: s.capAdd,
@@ -130,6 +130,9 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model
 	}
 	if s.workDir != "" {
 		t.WorkDir = s.workDir
+	}
+	if s.hostname != "" {
+		t.Hostname = s.hostname
 	}
 	if s.user != "" {
 		t.User = s.user

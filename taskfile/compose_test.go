@@ -256,6 +256,7 @@ services:
         PY: "3.12"
     image: ${MAIN_IMAGE_NAME}
     working_dir: /srv/app
+    hostname: taskhost
     entrypoint: /bin/sh -c
     command: ["exec sleep infinity"]
     mem_limit: 3g
@@ -282,6 +283,11 @@ services:
 	}
 	if task.WorkDir != "/srv/app" || !slices.Equal(task.IdleCommand, []string{"/bin/sh", "-c", "exec sleep infinity"}) {
 		t.Errorf("workdir %q idle %q", task.WorkDir, task.IdleCommand)
+	}
+	// The container's own host name, as compose sets it (the twentieth
+	// attacker's 5: it was only an alias, and `hostname` said the id).
+	if task.Hostname != "taskhost" {
+		t.Errorf("hostname %q, want taskhost", task.Hostname)
 	}
 	if !hasNote(deviations(task), "service main entrypoint not set as the entrypoint") {
 		t.Errorf("deviations %q", task.Deviations)

@@ -450,6 +450,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		Env:        append(task.HeadroomEnv(trial, false), task.Env...),
 		User:       task.User,
 		WorkingDir: task.WorkDir,
+		Hostname:   task.Hostname,
 	}
 	// No mounts at all under either profile (so no Docker socket and no
 	// host path).

@@ -16,6 +16,7 @@ import (
 	netv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/printable"
@@ -273,6 +274,12 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 		AutomountServiceAccountToken:  new(bool),
 		EnableServiceLinks:            new(bool),
 		TerminationGracePeriodSeconds: new(int64),
+	}
+	if task.Hostname != "" && len(validation.IsDNS1123Label(task.Hostname)) == 0 {
+		// The pod's host name is its containers' (compose's hostname:);
+		// one that is no DNS label the API refuses, and the pod keeps its
+		// own name.
+		spec.Hostname = task.Hostname
 	}
 	if (c.Probe || c.ProbeExec) && !builtinImage(task) {
 		// The probe's static binary, copied from the workload image by an

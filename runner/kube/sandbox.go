@@ -261,7 +261,7 @@ func (s *sandbox) probeSample(l workload.ProbeLine) {
 		s.signal(at, "probe", func() { s.probeKills = max(s.probeKills, m.OOMKills) })
 	}
 	ws := max(m.Usage-m.InactiveFile, 0)
-	sm := event.Sample{Time: at, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, MajorFaults: m.MajorFaults, CPU: m.CPU}
+	sm := event.Sample{Time: at, UsageBytes: m.Usage, WorkingSetBytes: ws, CacheBytes: m.Usage - ws, MajorFaults: m.MajorFaults, ShmemBytes: m.Shmem, CPU: m.CPU}
 	s.mu.Lock()
 	if !s.lastAt.IsZero() && m.CPU.UsageNanos > 0 && at.After(s.lastAt) {
 		sm.CPUCores = float64(m.CPU.UsageNanos-s.lastCPU.UsageNanos) / float64(at.Sub(s.lastAt).Nanoseconds())
