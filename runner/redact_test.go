@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"os/exec"
 	"strings"
 	"testing"
@@ -135,5 +137,38 @@ func TestPieceMaskMasksAcrossACut(t *testing.T) {
 		if want := strings.Repeat("a", 100) + "[redacted K]" + strings.Repeat("b", 10); got.String() != want {
 			t.Errorf("cut at %d: the line's pieces are %q, want %q", cut, got.String(), want)
 		}
+	}
+}
+
+// A secret's hex and base64 are masked wherever the secret sits in what
+// was encoded: the trace of a verifier that sends `printf %s
+// "judge:$KEY" | base64` as a header showed the key's base64 (the
+// twentieth attacker's 4). What the secret does not wholly decide (the
+// characters its neighbours share) stays.
+func TestRedactorMasksASecretsHexAndBase64(t *testing.T) {
+	const secret = "s3cr3t-KEY-0123456789"
+	redact := Redactor(map[string]string{"KEY": secret})
+	for _, c := range []struct{ prefix, encoded string }{
+		{"curl -H 'Authorization: Basic ", base64.StdEncoding.EncodeToString([]byte("judge:" + secret))},
+		{"auth=", base64.StdEncoding.EncodeToString([]byte("ab" + secret + "!"))},
+		{"auth=", base64.URLEncoding.EncodeToString([]byte("a" + secret))},
+		{"auth=", base64.RawStdEncoding.EncodeToString([]byte(secret))},
+		{"sig=", hex.EncodeToString([]byte("x" + secret))},
+		{"SIG=", strings.ToUpper(hex.EncodeToString([]byte(secret)))},
+	} {
+		got := redact(c.prefix + c.encoded)
+		rest, ok := strings.CutPrefix(got, c.prefix)
+		if !ok || !strings.Contains(rest, "[redacted KEY]") {
+			t.Errorf("%q: not masked: %q", c.prefix+c.encoded, got)
+			continue
+		}
+		// What is left is the neighbours' (at most six bytes here) and
+		// the partial groups the secret shares with them.
+		if left := strings.Replace(rest, "[redacted KEY]", "", 1); len(left) > 16 {
+			t.Errorf("%q: %d characters of its encoding left: %q", c.prefix+c.encoded, len(left), got)
+		}
+	}
+	if got := redact("hello world, nothing secret"); got != "hello world, nothing secret" {
+		t.Errorf("plain text changed: %q", got)
 	}
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -57,13 +59,35 @@ type Config struct {
 // each line of a multi-line value (a PEM key, a JSON credential) of at
 // least model.MinSecretLen characters on its own, since output reaches the
 // redactor a line at a time and a multi-line value is never whole in one
-// line. The exact text is caught, and the forms a shell trace quotes it
-// in (shellForms); a secret otherwise encoded (base64, hex),
-// cut into other pieces or transformed in any way passes, as it would
-// through any exact-match masking (docs/COMMANDS.md says so).
+// line. The exact text is caught, the forms a shell trace quotes it in
+// (shellForms), and its hex and base64 wherever it sits in what was
+// encoded (encodedForms); a secret cut into other pieces or transformed
+// in any other way passes, as it would through any exact-match masking
+// (docs/TASKS.md says so).
 func Redactor(secrets map[string]string) func(string) string {
 	redact, _ := redaction(secrets)
 	return redact
+}
+
+// encodedForms are the texts a secret leaves in its hex and its base64
+// (standard and URL alphabets) whatever surrounds it: hex is the secret's
+// bytes two characters each, and base64's characters for each three bytes
+// wholly inside the secret are the secret's own at each of the three
+// places it can start in a group (a verifier's `printf %s "judge:$KEY" |
+// base64` put the key's base64 in headroom's trace of the next command,
+// which the harness does not trace: the twentieth attacker's 4). Forms
+// shorter than eight characters are left out: too common to mask.
+func encodedForms(secret string) []string {
+	out := []string{hex.EncodeToString([]byte(secret)), strings.ToUpper(hex.EncodeToString([]byte(secret)))}
+	for skip := 0; skip < 3 && skip < len(secret); skip++ {
+		whole := secret[skip:]
+		whole = whole[:len(whole)/3*3]
+		if len(whole) < 6 {
+			continue
+		}
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(whole)), base64.URLEncoding.EncodeToString([]byte(whole)))
+	}
+	return out
 }
 
 // redaction is Redactor's function and the longest text it masks: a line
@@ -85,6 +109,9 @@ func redaction(secrets map[string]string) (redact func(string) string, span int)
 	for _, n := range names {
 		v := secrets[n]
 		add(v, n)
+		for _, form := range encodedForms(v) {
+			add(form, n)
+		}
 		if strings.ContainsAny(v, "\n\r") {
 			for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
 				if line = strings.TrimSpace(line); len(line) >= model.MinSecretLen {
