@@ -422,6 +422,25 @@ func (d *composeDoc) str(n *yaml.Node, field string) (string, error) {
 	return v, nil
 }
 
+// mappingValue reads a value of a mapping of names (environment:, a
+// build's args:) as Docker Compose v2 does: an unquoted number or boolean
+// is YAML's first, then written as Go writes it (compose-go's
+// mappingValue, fmt.Sprint), so `PY_VERSION: 3.10` is 3.1, `MODE: 010`
+// is 8 and `N: 1e3` is 1000; a quoted or other value is its text,
+// interpolated (str). Checked against compose-go v2.16.2's loader (the
+// twentieth attacker's 6: headroom kept 3.10, which `docker compose` gives
+// as 3.1).
+func (d *composeDoc) mappingValue(n *yaml.Node, field string) (string, error) {
+	n = resolve(n)
+	if n.Kind == yaml.ScalarNode && n.Style == 0 && (n.Tag == "!!int" || n.Tag == "!!float" || n.Tag == "!!bool") {
+		var v any
+		if err := n.Decode(&v); err == nil {
+			return fmt.Sprint(v), nil
+		}
+	}
+	return d.str(n, field)
+}
+
 // capAdd reads cap_add: capability names, each at its line.
 func (d *composeDoc) capAdd(s *composeService, n *yaml.Node, field string) error {
 	n = resolve(n)
@@ -629,7 +648,7 @@ func (d *composeDoc) envEntries(n *yaml.Node, field string) (env, pass, fromHost
 				return nil
 			}
 		}
-		v, err := d.str(vn, field+"."+k)
+		v, err := d.mappingValue(vn, field+"."+k)
 		env = append(env, k+"="+v)
 		return err
 	}

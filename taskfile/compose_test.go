@@ -555,3 +555,48 @@ func TestComposeEnvFileAsCompose(t *testing.T) {
 		t.Errorf("a missing env_file: %v, want an error naming gone.env", err)
 	}
 }
+
+// Unquoted numbers in environment: and a build's args: are what Docker
+// Compose v2 makes of them: YAML's number, written back (compose-go's
+// loader, v2.16.2, gave each of these; the twentieth attacker's 6).
+// Quoted ones and a list's NAME=value are text.
+func TestComposeNumbersAsComposeV2(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `services:
+  main:
+    build:
+      context: .
+      args:
+        V: 1.20
+        Q: "1.20"
+    environment:
+      PY_VERSION: 3.10
+      INT: 010
+      BIG: 1e3
+      HEX: 0x1F
+      B: yes
+      T: true
+      ONE: 1.0
+      QUOTED: '3.10'
+`
+	p := filepath.Join(dir, composeFile)
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, p, dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"PY_VERSION=3.1", "INT=8", "BIG=1000", "HEX=31", "B=yes", "T=true", "ONE=1", "QUOTED=3.10"}
+	for _, w := range want {
+		if !slices.Contains(task.Env, w) {
+			t.Errorf("env %q: want %s", task.Env, w)
+		}
+	}
+	if task.Build.Args["V"] != "1.2" || task.Build.Args["Q"] != "1.20" {
+		t.Errorf("args %v: want V=1.2 (unquoted), Q=1.20 (quoted)", task.Build.Args)
+	}
+}
