@@ -206,3 +206,31 @@ func TestOOMSpareForksAtTheStepsAdjustment(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A pipe is quiet once its read has waited DrainQuiet since the step's
+// end with nothing left in it: counted from the read's start, a last line
+// written after DrainQuiet of silence was dropped where the drain had not
+// yet been scheduled to read it (TestProbeRaisesItsSteps lost its one
+// line 1 run in 6 beside a fuzzer).
+func TestDrainIsQuietOnlyOnceItsLastLineIsRead(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	d := &drain{r: r, pw: w, reading: time.Now().Add(-time.Minute)} // a read begun long ago, not run
+	ended := time.Now()
+	if d.quiet(ended) {
+		t.Error("quiet at the step's end: the drain has had no time since it")
+	}
+	if !d.quiet(ended.Add(-DrainQuiet)) {
+		t.Error("an empty pipe whose read has waited DrainQuiet since the end is not quiet")
+	}
+	if _, err := w.Write([]byte("1000\n")); err != nil {
+		t.Fatal(err)
+	}
+	if d.quiet(ended.Add(-DrainQuiet)) {
+		t.Error("quiet with the step's last line still in the pipe")
+	}
+}

@@ -77,7 +77,7 @@ const probePrefix = "hr1 "
 // Probe line kinds.
 const (
 	ProbeHello  = 'H' // H <cgroup version> <period ms> [why no cgroup]
-	ProbeSample = 'S' // S <unix ms> <usage> <inactive_file> <pgmajfault> <oom_kill> <cpu ns> <periods> <throttled periods> <throttled ns>
+	ProbeSample = 'S' // S <unix ms> <usage> <inactive_file> <pgmajfault> <oom_kill> <cpu ns> <periods> <throttled periods> <throttled ns> [<shmem>]
 	ProbeOut    = 'O' // O <id> <text>: a line the step wrote on stdout
 	ProbeErr    = 'E' // E <id> <text>: on stderr
 	ProbeExit   = 'X' // X <id> <exit code>
@@ -153,13 +153,18 @@ func ParseProbeLine(line string) (ProbeLine, bool) {
 		}
 		p.Every, p.Text = time.Duration(n)*time.Millisecond, why
 	case ProbeSample:
-		v, ok := ints(rest, 9)
+		// The tmpfs pages came tenth, later: a probe without them says 9.
+		v, ok := ints(rest, 10)
+		if !ok {
+			v, ok = ints(rest, 9)
+			v = append(v, 0)
+		}
 		if !ok || v[4] > 1<<31 {
 			return ProbeLine{}, false
 		}
 		p.Time = time.UnixMilli(v[0])
 		p.Reading = cgroup.Reading{Usage: v[1], InactiveFile: v[2], MajorFaults: v[3], OOMKills: int(v[4]),
-			CPU: model.CPUUse{UsageNanos: v[5], Periods: v[6], ThrottledPeriods: v[7], ThrottledNanos: v[8]}}
+			CPU: model.CPUUse{UsageNanos: v[5], Periods: v[6], ThrottledPeriods: v[7], ThrottledNanos: v[8]}, Shmem: v[9]}
 	case ProbeOut, ProbeErr:
 		id, text, ok := strings.Cut(rest, " ")
 		if !ok && id == "" {
@@ -215,8 +220,8 @@ func (p ProbeLine) String() string {
 		}
 	case ProbeSample:
 		r := p.Reading
-		s = fmt.Sprintf("%d %d %d %d %d %d %d %d %d", p.Time.UnixMilli(), r.Usage, r.InactiveFile, r.MajorFaults, r.OOMKills,
-			r.CPU.UsageNanos, r.CPU.Periods, r.CPU.ThrottledPeriods, r.CPU.ThrottledNanos)
+		s = fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d", p.Time.UnixMilli(), r.Usage, r.InactiveFile, r.MajorFaults, r.OOMKills,
+			r.CPU.UsageNanos, r.CPU.Periods, r.CPU.ThrottledPeriods, r.CPU.ThrottledNanos, r.Shmem)
 	case ProbeOut, ProbeErr:
 		s = p.ID + " " + p.Text
 	case ProbeExit:
