@@ -340,7 +340,7 @@ var ErrPlatformGone = errors.New("the platform stopped answering")
 // ErrNameTaken is a trial's container (or sidecar) name held on the
 // platform by something headroom did not make, and which is no dead
 // headroom's: someone outside made it, so the trial could not start, and
-// its record says so (killed-outside, out of the comparison) rather than
+// its record says so (killed-outside, an infra error from outside) rather than
 // a plain start failure (the twelfth attacker's 8).
 var ErrNameTaken = errors.New("its name is held by a container headroom did not make")
 

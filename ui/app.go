@@ -558,6 +558,17 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.say(string(msg))
 	case confirmMsg:
 		m.confirm = &confirmation{prompt: msg.prompt, yes: msg.yes}
+	case openShellMsg:
+		// Its trial may have ended while the question was asked:
+		// openShell says so, on the status line.
+		if v := m.trialView(msg.id); v != nil {
+			c := m.common()
+			cmds := []tea.Cmd{openShell(c, v)}
+			for _, req := range c.outbox {
+				cmds = append(cmds, func() tea.Msg { return req })
+			}
+			return m, tea.Batch(cmds...)
+		}
 	case stopTrialMsg:
 		if v := m.trialView(msg.id); v != nil && v.Phase == Finished {
 			// Its end came while the question was asked (or its card

@@ -79,6 +79,8 @@ type (
 	}
 	// stopTrialMsg stops one trial (recorded as cancelled).
 	stopTrialMsg struct{ id string }
+	// openShellMsg opens a shell in a running trial's container.
+	openShellMsg struct{ id string }
 	// cancelSweepMsg cancels the sweep.
 	cancelSweepMsg struct{}
 	// openTrialMsg opens a trial's detail.

@@ -406,8 +406,14 @@ func (l *liveScreen) updateKey(c *Common, msg tea.KeyMsg) tea.Cmd {
 				yes: cancelSweepMsg{}})
 		}
 	case key.Matches(msg, k.Shell):
-		if sel < len(cards) {
-			return openShell(c, cards[sel])
+		if sel < len(cards) && cards[sel].Phase == Running && cards[sel].ContainerID != "" {
+			// Asked first, as x is: the shell makes the trial an infra
+			// error (a new user's s voided a running trial unasked).
+			tr := cards[sel].Trial
+			c.send(confirmMsg{prompt: fmt.Sprintf("Open a shell in trial %s (%s · %s · %s · repeat %d)? It keeps running but is recorded killed-outside, an infra error; a resume runs it again. y/n", tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat),
+				yes: openShellMsg{tr.ID}})
+		} else if sel < len(cards) {
+			return openShell(c, cards[sel]) // says why there is none
 		}
 	}
 	return nil
@@ -445,7 +451,8 @@ func shellBanner(v *TrialView) string {
 	return fmt.Sprintf("%s\nheadroom: a shell in trial %s (%s · %s at %s, repeat %d), container %.12s.\n"+
 		"The trial keeps running; %s. Whatever runs here runs in the trial, so it\n"+
 		"no longer counts as the task's evidence: its record will say a shell was opened\n"+
-		"(killed-outside, out of the comparison; a resume runs it again).\n"+
+		"(killed-outside: an infra error in its cell's rates, shown apart as from outside,\n"+
+		"never the task's failure; a resume runs it again).\n"+
 		"Type exit or press ctrl+d to return to the console.\n%s\n",
 		rule, tr.ID, tr.Task, tr.Agent, tr.Ratio, tr.Repeat, v.ContainerID, limit, rule)
 }

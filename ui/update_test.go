@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -824,5 +825,37 @@ func TestSetupOpensWithTheRatiosGiven(t *testing.T) {
 	m := update(t, New(opts), tea.WindowSizeMsg{Width: 120, Height: 40})
 	if v := m.View(); !strings.Contains(v, "[x]1x  [ ]1.5x  [ ]2x  [x]2.5x  [ ]3x  [ ]5x  [ ]uncapped") {
 		t.Errorf("setup's ratios:\n%s", v)
+	}
+}
+
+// s on a running trial asks first, as x does, saying what the shell does
+// to the trial; n opens none, y opens it (a new user's s voided a running
+// trial unasked).
+func TestShellAsksFirst(t *testing.T) {
+	m, _ := withSweep(t, 120, 40)
+	opened := 0
+	portOf(m.opts).shell = func(string, model.Task) (*exec.Cmd, error) {
+		opened++
+		return exec.Command("true"), nil
+	}
+	for i := 0; i < 12 && m.confirm == nil; i++ {
+		m = keys(t, m, "right", "s")
+	}
+	if m.confirm == nil {
+		t.Fatal("no running card asked before its shell")
+	}
+	if p := m.confirm.prompt; !strings.Contains(p, "Open a shell in trial") || !strings.Contains(p, "killed-outside") {
+		t.Errorf("prompt %q: want it to say the trial will be recorded killed-outside", p)
+	}
+	if opened != 0 {
+		t.Fatalf("a shell opened before the answer")
+	}
+	m = keys(t, m, "n")
+	if m.confirm != nil || opened != 0 {
+		t.Errorf("n: confirm %v, %d shell(s) opened", m.confirm, opened)
+	}
+	m = keys(t, m, "s", "y")
+	if opened != 1 {
+		t.Errorf("y: %d shell(s) opened, want 1", opened)
 	}
 }
