@@ -378,3 +378,14 @@ func TestNULBytesAreRefusedAtLoad(t *testing.T) {
 		t.Errorf("instruction.md with a NUL: %v", err)
 	}
 }
+
+// A spec refused by its bound names the line of the key Harbor's file
+// wrote it with (memory_mb), not its table's header (a new user's
+// memory_mb = 1 was put at [environment]).
+func TestHarborBoundErrorNamesTheKeysLine(t *testing.T) {
+	dir := harborDir(t, "schema_version = \"1.1\"\n[task]\nname = \"x/small\"\n[environment]\ncpus = 1\nmemory_mb = 1\n")
+	_, err := LoadTaskDir(dir)
+	if want := filepath.Join(dir, "task.toml") + ":6: [environment] memory must be at least"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("memory_mb = 1: %v; want it at line 6, %q", err, want)
+	}
+}

@@ -31,6 +31,14 @@ func atKeyLine(path string, data []byte, err error) error {
 		if line := keyLine(data, m[1], m[2]); line > 0 {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		// The spec's field as Harbor writes it ("[environment] memory"
+		// is a Harbor file's memory_mb: a new user's memory_mb = 1 was
+		// put at the [environment] line).
+		for _, key := range []string{m[2] + "_mb", m[2] + "_gb"} {
+			if line := keyLine(data, m[1], key); line > 0 {
+				return fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+		}
 		// No such key ("[verifier] has no command"): the table's own
 		// header, where what is missing belongs.
 		if line := tableLine(data, m[1]); line > 0 {

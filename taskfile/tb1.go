@@ -104,6 +104,15 @@ func LoadFile(path string) (Loaded, error) {
 			return LoadTaskDir(dir)
 		}
 	}
+	if ext := filepath.Ext(path); ext != ".toml" && ext != ".yaml" && ext != ".yml" {
+		// Read as TOML, a task directory's instruction.md was "expected
+		// '.' or '=', but got '/'" (a new user's).
+		where := "a headroom task file (.toml)"
+		if dir := filepath.Dir(path); TaskDirKind(dir) != "" {
+			where = "its directory, " + dir
+		}
+		return Loaded{}, fmt.Errorf("%s: not a task file: give %s", path, where)
+	}
 	data, err := readTaskFile("", path)
 	if err != nil {
 		return Loaded{}, err

@@ -149,6 +149,11 @@ func TestLoadFileOfATaskDirectory(t *testing.T) {
 	if _, err := LoadFile("testdata/tb1dirs/unknown-script/task.yaml"); err == nil || !strings.Contains(err.Error(), "setup-node-jest.sh") {
 		t.Errorf("a broken task directory's task.yaml: %v", err)
 	}
+	// Another file of a task directory is no task file: read as TOML, a
+	// new user's instruction.md was "expected '.' or '=', but got '/'".
+	if _, err := LoadFile("testdata/tbdirs/harbor-defaults/instruction.md"); err == nil || !strings.Contains(err.Error(), "not a task file: give its directory, testdata/tbdirs/harbor-defaults") {
+		t.Errorf("a task directory's instruction.md: %v", err)
+	}
 }
 
 // run_tests_in_same_shell: true is a difference the audit lists (headroom
