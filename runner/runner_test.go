@@ -470,21 +470,10 @@ func TestAHarborVerifierTimeoutIsRetriedOnce(t *testing.T) {
 		task := fake.Task("slowtests", 64*model.MiB, "work")
 		task.Format = format
 		task.VerifierTimeout = 20 * time.Millisecond
-		var mu sync.Mutex
-		tries := 0
-		b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
-			if st.Name != "verify" {
-				return fake.StepPlan{}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			tries++
-			if tries == 1 {
-				return fake.StepPlan{Block: true} // the first try runs past its limit
-			}
-			return fake.StepPlan{}
-		}}
+		script, runs := verifierRunsFirst(fake.StepPlan{Block: true}) // the first try runs past its limit
+		b := &fake.Backend{Script: script}
 		r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["slowtests@1x"]
+		tries := *runs
 		want, wantTries := model.Passed, 2
 		if format != model.FormatHarbor {
 			want, wantTries = model.Timeout, 1
@@ -508,24 +497,33 @@ func TestAHarborVerifierRetryKeepsTheFirstAttemptsReward(t *testing.T) {
 	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
 	task.Verifier.Files = []model.Upload{{To: "/logs/verifier"}}
 	task.VerifierTimeout = 20 * time.Millisecond
+	script, runs := verifierRunsFirst(fake.StepPlan{Block: true, Writes: map[string]string{"/logs/verifier/reward.txt": "1"}})
+	b := &fake.Backend{RemovesFiles: true, Script: script}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["retryreward@1x"]
+	tries := *runs
+	if r.Outcome != model.Passed || tries != 2 {
+		t.Errorf("%s (%s) after %d verifier run(s); want passed on the first attempt's reward after 2", r.Outcome, r.Reason, tries)
+	}
+}
+
+// verifierRunsFirst is a script whose verifier's first run is first and
+// whose other steps and later runs are plain, and the count of the
+// verifier's runs (read once the sweep has ended).
+func verifierRunsFirst(first fake.StepPlan) (func(model.Trial, model.Step) fake.StepPlan, *int) {
 	var mu sync.Mutex
-	tries := 0
-	b := &fake.Backend{RemovesFiles: true, Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+	runs := 0
+	return func(_ model.Trial, st model.Step) fake.StepPlan {
 		if st.Name != "verify" {
 			return fake.StepPlan{}
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		tries++
-		if tries == 1 {
-			return fake.StepPlan{Block: true, Writes: map[string]string{"/logs/verifier/reward.txt": "1"}}
+		runs++
+		if runs == 1 {
+			return first
 		}
 		return fake.StepPlan{}
-	}}
-	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["retryreward@1x"]
-	if r.Outcome != model.Passed || tries != 2 {
-		t.Errorf("%s (%s) after %d verifier run(s); want passed on the first attempt's reward after 2", r.Outcome, r.Reason, tries)
-	}
+	}, &runs
 }
 
 // An installed agent whose install fails ends its trial before the agent
