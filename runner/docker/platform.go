@@ -371,7 +371,8 @@ func Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
 // are the same at every ratio, as the backend sets them (backend.go's
 // create): the network, the user, and the profile's capabilities —
 // hardened: every one dropped but the task's, no privilege gain; harbor:
-// the engine's default set and Harbor's open-files limit. A task without a
+// the engine's default set and Harbor's open-files limit; its compose
+// host name. A task without a
 // name (not known) gets the network alone.
 func ContainerFlags(t model.Task) []string {
 	if t.Name == "" {
@@ -389,6 +390,9 @@ func ContainerFlags(t model.Task) []string {
 	}
 	if t.User != "" {
 		f = append(f, "--user "+printable.ShellWord(t.User))
+	}
+	if t.Hostname != "" {
+		f = append(f, "--hostname "+printable.ShellWord(t.Hostname))
 	}
 	if t.Hardened() {
 		f = append(f, "--cap-drop ALL")
