@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -25,10 +26,8 @@ func (b *Backend) taskDriver(ctx context.Context, task model.Task) (*mount.Mount
 	switch {
 	case b.opts.ExecSteps:
 		return nil, "--exec-steps"
-	case b.opts.DriverBinary == "" && b.opts.NoDriver != "":
-		return nil, b.opts.NoDriver
 	case b.opts.DriverBinary == "":
-		return nil, "no static headroom binary on the engine's host"
+		return nil, cmp.Or(b.opts.NoDriver, "no static headroom binary on the engine's host")
 	case !slices.ContainsFunc(idleCommands, func(c []string) bool { return slices.Equal(c, task.IdleCommand) }):
 		return nil, "the task names its own idle command"
 	case tracesDriver(task) != "":
