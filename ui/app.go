@@ -257,10 +257,7 @@ func (m *Model) toScreens(msg tea.Msg) tea.Cmd {
 	for s := SetupScreen; s <= DetailScreen; s++ {
 		cmds = append(cmds, m.component(s).Update(c, msg))
 	}
-	for _, req := range c.outbox {
-		cmds = append(cmds, func() tea.Msg { return req })
-	}
-	return tea.Batch(cmds...)
+	return tea.Batch(append(cmds, c.requests()...)...)
 }
 
 // ExitSummary is the matrix's table of the sweep shown, as wide as the
@@ -563,11 +560,7 @@ func (m Model) request(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// openShell says so, on the status line.
 		if v := m.trialView(msg.id); v != nil {
 			c := m.common()
-			cmds := []tea.Cmd{openShell(c, v)}
-			for _, req := range c.outbox {
-				cmds = append(cmds, func() tea.Msg { return req })
-			}
-			return m, tea.Batch(cmds...)
+			return m, tea.Batch(append([]tea.Cmd{openShell(c, v)}, c.requests()...)...)
 		}
 	case stopTrialMsg:
 		if v := m.trialView(msg.id); v != nil && v.Phase == Finished {

@@ -68,6 +68,16 @@ func (c *Common) send(msg tea.Msg) { c.outbox = append(c.outbox, msg) }
 // say puts a notice on the status line.
 func (c *Common) say(text string) { c.send(noticeMsg(text)) }
 
+// requests are what the screens asked of the root through c, each as a
+// command that hands it back as a message.
+func (c *Common) requests() []tea.Cmd {
+	var cmds []tea.Cmd
+	for _, req := range c.outbox {
+		cmds = append(cmds, func() tea.Msg { return req })
+	}
+	return cmds
+}
+
 // Requests a screen sends to the root.
 type (
 	// noticeMsg is a notice for the status line.
