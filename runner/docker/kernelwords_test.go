@@ -1,13 +1,9 @@
 package docker
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/headroom-eval/headroom/cgroup"
-	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/kmsg"
 )
@@ -80,26 +76,7 @@ func TestSampleCarriesTheTmpfsPages(t *testing.T) {
 		{1, map[string]string{"memory.usage_in_bytes": "67108864\n", "memory.stat": "cache 62914560\nshmem 62914560\ntotal_inactive_file 0\ntotal_shmem 62914560\n"}},
 		{2, map[string]string{"memory.current": "67108864\n", "memory.stat": "anon 4194304\nfile 62914560\nshmem 62914560\ninactive_file 0\n"}},
 	} {
-		root := t.TempDir()
-		mem := filepath.Join(root, "memory", "docker", "c1")
-		if c.version == 2 {
-			mem = filepath.Join(root, "docker", "c1")
-			c.files["../../cgroup.controllers"] = "memory\n"
-		}
-		for name, body := range c.files {
-			p := filepath.Join(mem, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cg, err := cgroup.Find(root, "c1", 0)
-		if err != nil {
-			t.Fatalf("v%d: %v", c.version, err)
-		}
-		sb := &sandbox{cg: cg, samples: make(chan event.Sample, 1)}
+		sb := fakeCgroupSandbox(t, c.version, c.files)
 		if !sb.sampleOnce(time.Now()) {
 			t.Fatalf("v%d: the fake cgroup is gone", c.version)
 		}

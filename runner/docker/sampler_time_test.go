@@ -16,19 +16,7 @@ import (
 // mark in the interval before (TestPeakCaptureAtScale counted 2-7% of the
 // spikes missed that every sample's mark had carried).
 func TestSampleIsStampedWhenRead(t *testing.T) {
-	root := t.TempDir()
-	mem := filepath.Join(root, "memory", "docker", "c1")
-	if err := os.MkdirAll(mem, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(mem, "memory.usage_in_bytes"), []byte("4096\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cg, err := cgroup.Find(root, "c1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb := &sandbox{cg: cg, samples: make(chan event.Sample, 1)}
+	sb := fakeCgroupSandbox(t, 1, map[string]string{"memory.usage_in_bytes": "4096\n"})
 	roundStart := time.Now().Add(-50 * time.Millisecond) // the round began before the trials read ahead of this one
 	before := time.Now()
 	if !sb.sampleOnce(roundStart) {
@@ -41,4 +29,31 @@ func TestSampleIsStampedWhenRead(t *testing.T) {
 	if s.UsageBytes != 4096 {
 		t.Errorf("usage %d, want 4096", s.UsageBytes)
 	}
+}
+
+// fakeCgroupSandbox is a sandbox sampling container c1's cgroup, made of
+// files under a temporary root (cgroup v1's memory/docker/c1, or v2's
+// docker/c1 under a unified root), with room for one sample.
+func fakeCgroupSandbox(t *testing.T, version int, files map[string]string) *sandbox {
+	t.Helper()
+	root := t.TempDir()
+	mem := filepath.Join(root, "memory", "docker", "c1")
+	if version == 2 {
+		mem = filepath.Join(root, "docker", "c1")
+		files["../../cgroup.controllers"] = "memory\n"
+	}
+	for name, body := range files {
+		p := filepath.Join(mem, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cg, err := cgroup.Find(root, "c1", 0)
+	if err != nil {
+		t.Fatalf("v%d: %v", version, err)
+	}
+	return &sandbox{cg: cg, samples: make(chan event.Sample, 1)}
 }
