@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -83,5 +86,46 @@ func TestSampleCarriesTheTmpfsPages(t *testing.T) {
 		if s := <-sb.samples; s.ShmemBytes != 60<<20 || s.WorkingSetBytes != 64<<20 {
 			t.Errorf("v%d: tmpfs %d of a working set of %d; want %d of %d", c.version, s.ShmemBytes, s.WorkingSetBytes, 60<<20, 64<<20)
 		}
+	}
+}
+
+// An exec's process whose output is neither its pipe nor /dev/null is
+// not yet the wrapper waiting after its script (traceHold): it is sent
+// nothing. Read as it started, one was sent SIGUSR1 before its trap and
+// died of it, exit 138 (TestAnAgentsFinishedWorkIsGradedWhateverEndedIt,
+// a CI rehearsal). Its output /dev/null, it is released.
+func TestExecHoldReleasesOnlyTheWaitingWrapper(t *testing.T) {
+	dir := t.TempDir()
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	// As traceHold: its trap set, it lets go of its output (to
+	// /dev/null) once told to (the script's end), then waits.
+	cmd := exec.Command("sh", "-c", `trap "exit 7" USR1; while [ ! -e "$1" ]; do sleep 0.02; done; exec >/dev/null; while :; do sleep 0.02; done`, "sh", filepath.Join(dir, "ended"))
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	h := &execHold{on: true}
+	for range 3 {
+		h.step(&sandbox{}, cmd.Process.Pid)
+	}
+	if h.sent || h.ended {
+		t.Fatalf("a process writing to a file was taken for the waiting wrapper (sent %v)", h.sent)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ended"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !h.sent && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		h.step(&sandbox{}, cmd.Process.Pid)
+	}
+	if !h.sent {
+		t.Fatal("the wrapper waiting with its output on /dev/null was not released")
+	}
+	if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 7 {
+		t.Errorf("released wrapper: %v, exit %d; want its trap's 7", err, cmd.ProcessState.ExitCode())
 	}
 }

@@ -879,8 +879,11 @@ func (h *execHold) step(s *sandbox, pid int) {
 		if h.pipe == "" {
 			h.pipe = out
 		}
-	default:
-		// The script has ended and the wrapper waits. Held while
+	case out == "/dev/null":
+		// The script has ended and the wrapper waits (traceHold sends
+		// its output there; anything else is not yet the wrapper: the
+		// exec's process read as it starts was sent SIGUSR1 before its
+		// trap and died of it, exit 138, 1 run in a CI rehearsal's). Held while
 		// another process holds the output; released once none has for
 		// workload.ReleaseReadings readings in a row, or at once where
 		// the output was never read.
