@@ -24,7 +24,9 @@ type DiskUse struct {
 	Unbounded string `json:"unbounded,omitempty"`
 	// WrittenBytes is the container's writable layer when the trial ended
 	// (the engine's SizeRw): what its steps wrote or changed, and the
-	// files headroom copied in (tests, solution); not volumes, not tmpfs.
+	// files headroom copied in (tests, solution); where the layer is
+	// read on this host, with what it wrote at its harness's mounts
+	// (Task.HarnessMounts); not other volumes, not tmpfs.
 	WrittenBytes int64 `json:"written_bytes"`
 	// Unread says why WrittenBytes could not be read whole (the engine did
 	// not answer in time; more files than could be counted): it is then

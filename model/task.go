@@ -424,6 +424,14 @@ type Task struct {
 	DependsOn []Dependency `json:"depends_on,omitempty"`
 	// Volumes are the compose named volumes the task's container mounts.
 	Volumes []VolumeMount `json:"volumes,omitempty"`
+	// HarnessMounts are the paths in the container that the task's own
+	// harness bind-mounts from its host (Harbor's /logs/verifier,
+	// /logs/agent and /logs/artifacts; terminal-bench's /logs and
+	// /agent-logs). Each is the mount point of an empty volume of the
+	// trial's here, so that what crosses or removes one fails as there:
+	// a rename or hard link in from elsewhere (EXDEV), removing the
+	// directory itself (EBUSY).
+	HarnessMounts []string `json:"harness_mounts,omitempty"`
 	// Ports are the container ports its compose service's ports: and
 	// expose: name ("80/tcp"; see Sidecar.Ports).
 	Ports []string `json:"ports,omitempty"`

@@ -128,7 +128,9 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string, cl
 	trial.Policy = model.NewPolicy(sv.Resources, model.Ratio{K: 1}, t.r.cfg.HostCPUs)
 	task := model.Task{Name: t.task.Name + " (verifier)", Image: sv.Image, Network: sv.Network, AllowedHosts: sv.AllowedHosts,
 		IdleCommand: []string{"sh", "-c", "sleep infinity"}, Capabilities: t.task.Capabilities, Profile: t.task.Profile,
-		Format: t.task.Format, Env: sv.Env, WorkDir: sv.WorkDir, Resources: sv.Resources, GPUs: sv.GPUs}
+		Format: t.task.Format, Env: sv.Env, WorkDir: sv.WorkDir, Resources: sv.Resources, GPUs: sv.GPUs,
+		// Its environment is one of Harbor's: the same mounts.
+		HarnessMounts: t.task.HarnessMounts}
 	vsb, err := t.r.backend.Start(ctx, StartRequest{Experiment: t.r.cfg.Experiment, Trial: trial, Task: task, Waiting: t.sayWaiting})
 	if err != nil {
 		if ctx.Err() != nil {

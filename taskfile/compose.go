@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -150,6 +151,9 @@ type composeService struct {
 	healthcheck   *model.Healthcheck
 	files         []model.Upload
 	volumes       []model.VolumeMount
+	// harnessMounts are its mounts of the harness's own log directories
+	// (composeHarness.ownMounts): empty volumes of the trial's here.
+	harnessMounts []string
 	aliases       []string
 	hostname      string
 	// ports are the container ports its ports: and expose: name.
@@ -938,8 +942,9 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 			}
 		}
 		switch {
-		case d.h.ownMounts[strings.TrimSuffix(dst, "/")]:
-			// The harness's own log mounts: headroom makes the directories.
+		case d.h.ownMounts[path.Clean(dst)]:
+			// The harness's own log mounts: a volume of the trial's each.
+			s.harnessMounts = append(s.harnessMounts, path.Clean(dst))
 		case typ == "tmpfs":
 			s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " tmpfs not mounted", Detail: dst + " is an ordinary directory"})
 		case src == "":

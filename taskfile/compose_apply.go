@@ -164,6 +164,11 @@ func applyMain(t *model.Task, s *composeService, h composeHarness) (devs []model
 	}
 	t.DependsOn = append(t.DependsOn, s.dependsOn...)
 	t.Volumes = append(t.Volumes, s.volumes...)
+	for _, m := range s.harnessMounts {
+		if !slices.Contains(t.HarnessMounts, m) {
+			t.HarnessMounts = append(t.HarnessMounts, m)
+		}
+	}
 	if s.healthcheck != nil && t.Healthcheck == nil {
 		t.Healthcheck = s.healthcheck
 	}

@@ -149,6 +149,11 @@ func TestComposeRealFiles(t *testing.T) {
 			if !slices.Equal(task.Env, []string{"TEST_DIR=/tests"}) || !slices.Equal(task.IdleCommand, []string{"sh", "-c", "sleep infinity"}) {
 				t.Errorf("env %v idle %v", task.Env, task.IdleCommand)
 			}
+			// terminal-bench bind-mounts its logs directories: mount points
+			// of the trial's volumes here.
+			if !slices.Equal(task.HarnessMounts, []string{"/logs", "/agent-logs"}) {
+				t.Errorf("harness mounts %q", task.HarnessMounts)
+			}
 		}},
 		{dir: "tb-db", tb: true, check: func(t *testing.T, task model.Task, files []model.Upload) {
 			if len(task.Sidecars) != 2 {

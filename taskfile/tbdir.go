@@ -243,6 +243,9 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	}
 	t.Deviations = append(t.Deviations, f.harborOnly()...)
 	t.Verdict.Reward = &model.RewardRule{Dir: VerifierLogDir, Pass: 1}
+	// Harbor's base compose file bind-mounts these from the trial's
+	// directory on its host, whatever the task's own compose file says.
+	t.HarnessMounts = []string{VerifierLogDir, AgentLogDir, model.ArtifactsDir}
 	if len(f.Steps) > 0 {
 		if err := f.harborSteps(dir, &t); err != nil {
 			return Loaded{}, fmt.Errorf("%s: %w", file, err)

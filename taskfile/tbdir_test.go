@@ -79,6 +79,10 @@ func TestHarborTaskDirectory(t *testing.T) {
 	if task.Resources.MemoryBytes != 512*model.MiB || task.Resources.CPUs != 1 || len(task.Resources.Defaulted) != 1 || task.Resources.Defaulted[0] != "pids_limit" {
 		t.Errorf("resources %+v", task.Resources)
 	}
+	// Harbor's base compose file bind-mounts these whatever the task's.
+	if !slices.Equal(task.HarnessMounts, []string{"/logs/verifier", "/logs/agent", "/logs/artifacts"}) {
+		t.Errorf("harness mounts %q", task.HarnessMounts)
+	}
 	if task.StorageBytes != 10240*model.MiB || task.Network != "none" || task.AgentTimeout != 300*time.Second || task.VerifierTimeout != 120*time.Second {
 		t.Errorf("storage %d network %s timeouts %v/%v", task.StorageBytes, task.Network, task.AgentTimeout, task.VerifierTimeout)
 	}

@@ -563,13 +563,19 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	// The column's knobs: the disk limit goes in the host config, the
 	// neighbours start first (knobs.go).
 	kit, err := b.prepareKnobs(cancelled, cfg.Labels, name, trial, task, hc)
+	var logs []string
 	dropKit := func() {
 		if kit != nil {
 			_, _ = kit.remove(context.Background())
 			_ = kit.removeVolume(context.Background())
 		}
+		_ = b.removeVolumes(context.Background(), logs)
 	}
 	if err != nil {
+		dropKit()
+		return nil, err
+	}
+	if logs, err = b.mountHarnessVolumes(cancelled, cfg.Labels, name, task, hc); err != nil {
 		dropKit()
 		return nil, err
 	}
@@ -622,7 +628,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.side, sb.trial = side, trial.ID
 	sb.disk = disk
 	sb.name, sb.labels, sb.stepUser, sb.execWhy = name, cfg.Labels, stepUser, execWhy
-	sb.kit = kit
+	sb.kit, sb.logs = kit, logs
 	b.mu.Lock()
 	b.sandboxes[created.ID] = sb
 	b.mu.Unlock()

@@ -25,6 +25,13 @@ func gradedTask(t *testing.T, name, memory, agentTimeout, solve string) model.Ta
 		"solution/solve.sh":      "#!/bin/bash\necho 42 > /app/answer\n" + solve,
 		"tests/test.sh":          "#!/bin/bash\nif grep -qx 42 /app/answer; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n",
 	}
+	return harborTaskOf(t, dir, files)
+}
+
+// harborTaskOf writes files (paths under dir) as a Harbor task and loads
+// it with its oracle alone, its image built.
+func harborTaskOf(t *testing.T, dir string, files map[string]string) model.Task {
+	t.Helper()
 	for p, content := range files {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {

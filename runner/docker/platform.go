@@ -372,8 +372,8 @@ func Reproduce(t model.Task, image string, p model.ResourcePolicy) string {
 // create): the network, the user, and the profile's capabilities —
 // hardened: every one dropped but the task's, no privilege gain; harbor:
 // the engine's default set and Harbor's open-files limit; its compose
-// host name. A task without a
-// name (not known) gets the network alone.
+// host name; an empty volume at each of its harness's mounts. A task
+// without a name (not known) gets the network alone.
 func ContainerFlags(t model.Task) []string {
 	if t.Name == "" {
 		return []string{"--network none"}
@@ -393,6 +393,10 @@ func ContainerFlags(t model.Task) []string {
 	}
 	if t.Hostname != "" {
 		f = append(f, "--hostname "+printable.ShellWord(t.Hostname))
+	}
+	for _, at := range t.HarnessMounts {
+		// An empty volume where the harness mounts its host's directory.
+		f = append(f, "--mount "+printable.ShellWord("type=volume,dst="+at+",volume-nocopy"))
 	}
 	if t.Hardened() {
 		f = append(f, "--cap-drop ALL")

@@ -98,3 +98,15 @@ func TestReproduceMakesTheTrialsOwnNetwork(t *testing.T) {
 		}
 	}
 }
+
+// The command that reproduces a Harbor trial mounts an empty volume where
+// Harbor bind-mounts its host's log directories, as the trial had.
+func TestReproduceMountsTheHarnessDirectories(t *testing.T) {
+	task := model.Task{Name: "hb/x", Network: "none", HarnessMounts: []string{"/logs/verifier", "/logs/agent"}}
+	got := strings.Join(ContainerFlags(task), " ")
+	for _, want := range []string{"--mount type=volume,dst=/logs/verifier,volume-nocopy", "--mount type=volume,dst=/logs/agent,volume-nocopy"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("container flags %q lack %q", got, want)
+		}
+	}
+}

@@ -84,6 +84,7 @@ type sandbox struct {
 	driverPID int
 	side      *sidecars
 	kit       *knobKit // the knobs' helper, neighbours, volume
+	logs      []string // its volumes at the task's harness mounts
 	// disk is the task's storage and the bound the engine was asked to
 	// hold (storage.go); what it wrote is read at the end.
 	disk model.DiskUse
@@ -787,6 +788,9 @@ func (s *sandbox) Remove(ctx context.Context) (runner.Final, error) {
 	}
 	if s.kit != nil {
 		err = errors.Join(err, kitErr, s.kit.removeVolume(ctx))
+	}
+	if !keep {
+		err = errors.Join(err, s.b.removeVolumes(ctx, s.logs))
 	}
 	// While the kernel's log can still find the sandbox by its id.
 	s.awaitKernelWords(kernelWordsWait)

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/headroom-eval/headroom/model"
 )
 
@@ -127,6 +129,18 @@ func (s *sandbox) diskWritten(ctx context.Context) *model.DiskUse {
 	}
 	if upper := info.GraphDriver.Data["UpperDir"]; upper != "" {
 		n, err := layerBytes(ctx, upper)
+		// What it wrote at its harness's mounts is the task's writing too
+		// (a directory of the container's before they were volumes),
+		// counted where its layer is.
+		for _, m := range info.Mounts {
+			if err == nil && m.Type == mount.TypeVolume && slices.Contains(s.logs, m.Name) {
+				k, verr := layerBytes(ctx, m.Source)
+				n += k
+				if errors.Is(verr, context.DeadlineExceeded) {
+					err = verr
+				}
+			}
+		}
 		switch {
 		case err == nil:
 			d.WrittenBytes = n

@@ -301,6 +301,14 @@ func Pod(experiment string, trial model.Trial, task model.Task, c podConfig) *co
 	probeMounted := len(spec.InitContainers) > 0
 	ctr.VolumeMounts = append(ctr.VolumeMounts, volumeMounts(task.Volumes)...)
 	spec.Volumes = append(spec.Volumes, trialVolumes(task)...)
+	for i, at := range task.HarnessMounts {
+		// A mount point where the task's harness bind-mounts its host's
+		// directory (model.Task.HarnessMounts), as the Docker backend's
+		// empty volumes there.
+		name := fmt.Sprintf("harness-logs-%d", i+1)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: at})
+	}
 	spec.HostAliases = hostAliases(task)
 	switch {
 	case c.Probe:

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +231,28 @@ func TestContainerLimitHoldsTheProbe(t *testing.T) {
 	uncapped := Pod("e", model.Trial{ID: "t1", Policy: model.ResourcePolicy{GuaranteeBytes: 128 << 20, GuaranteeCPUs: 0.5}}, builtinTask(), podConfig{Namespace: "hr", Probe: true})
 	if _, ok := uncapped.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; ok {
 		t.Errorf("uncapped: a memory limit %v", uncapped.Spec.Containers[0].Resources.Limits)
+	}
+}
+
+// Where the task's harness bind-mounts a directory of its host (Harbor's
+// /logs/verifier, /logs/agent, /logs/artifacts), the pod has an emptyDir
+// mounted: a mount point, as the Docker backend's empty volumes are.
+func TestPodHarnessMountsAreEmptyDirs(t *testing.T) {
+	task := model.Task{Name: "hb/x", Image: "hb/x:1", IdleCommand: []string{"sleep", "infinity"}, Format: model.FormatHarbor,
+		HarnessMounts: []string{"/logs/verifier", "/logs/agent", "/logs/artifacts"}}
+	pod := Pod("e", model.Trial{ID: "t1", Policy: policy(1)}, task, podConfig{Namespace: "hr"})
+	vols := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		vols[v.Name] = v.EmptyDir != nil
+	}
+	var got []string
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		if !vols[m.Name] {
+			t.Errorf("mount %s at %s is no emptyDir of the pod's", m.Name, m.MountPath)
+		}
+		got = append(got, m.MountPath)
+	}
+	if !slices.Equal(got, task.HarnessMounts) {
+		t.Errorf("mounts %q, want %q", got, task.HarnessMounts)
 	}
 }
