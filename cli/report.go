@@ -61,7 +61,7 @@ func findExperiment(arg, root string) (string, error) {
 	if _, err := os.Stat(arg); err == nil {
 		return "", usagef("%s is not an experiment directory (no %s in it)", arg, store.ManifestFile)
 	}
-	return "", usagef("experiment %q not found: give its directory or an id under %s (`headroom report --list`)", arg, root)
+	return "", usagef("experiment %q not found: give its directory or an id under %s (`headroom report --list`); a run given --out DIR keeps its experiments there: give the same --out", arg, root)
 }
 
 // loadExperiment resolves EXP (a directory or an id under root) and reads

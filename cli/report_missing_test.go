@@ -24,3 +24,13 @@ func TestReportSaysPlannedTrialsWithoutARecord(t *testing.T) {
 		t.Errorf("every planned trial recorded, yet: %q", got)
 	}
 }
+
+// An id not under the store's root may be one a run kept under its own
+// --out (a new user's try: `report ID` found nothing, and said only to
+// list the store).
+func TestAnExperimentNotFoundPointsToOut(t *testing.T) {
+	_, err := findExperiment("20261206-000000-abcd", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "give the same --out") {
+		t.Errorf("%v: want the hint that a run's --out keeps its experiments", err)
+	}
+}
