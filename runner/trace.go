@@ -237,15 +237,25 @@ const traceBashInner = `exec 2>&3 3>&- ` + traceFDs + `>&1; h=${` + TraceHoldVar
 const TraceHoldVar = "HEADROOM_TRACE_HOLD"
 
 // traceHold is what the first bash does once the script has ended with
-// TraceHoldVar set: it lets go of the step's output (headroom, reading
-// /proc from the host, sees its stdout become /dev/null: the script has
-// ended) and waits for SIGUSR1, which headroom sends once no other
-// process holds the output, then exits with the script's status. It
-// waits in a read of a pipe it holds both ends of (no program of the
-// image's: an image without sleep must not make it spin). Held
-// past the step's timeout, it is never sent: the exec, and the output's
-// reader with it, stays until the container goes.
-const traceHold = `s=$?; trap "exit $s" USR1; exec >/dev/null 2>&1 </dev/null ` + traceFDs + `>&-; while :; do read -r _ <> <(:); done`
+// TraceHoldVar set: it moves the step's output to HoldFD (headroom,
+// reading /proc from the host, sees its stdout become /dev/null: the
+// script has ended; and reads there which pipe the output is, however
+// late it first looked) and waits for SIGUSR1, which headroom sends once
+// no other process holds the output, then exits with the script's
+// status. It waits in a read of a pipe it holds both ends of (no program
+// of the image's: an image without sleep must not make it spin), made by
+// a subshell that lets go of HoldFD first. Held past the step's timeout,
+// it is never sent: the exec, and the output's reader with it, stays
+// until the container goes.
+const traceHold = `s=$?; trap "exit $s" USR1; exec ` + holdFD + `>&1 >/dev/null 2>&1 </dev/null ` + traceFDs + `>&-; while :; do read -r _ <> <(exec ` + holdFD + `>&-); done`
+
+// HoldFD is the descriptor on which the waiting wrapper (traceHold) keeps
+// the step's output: one no script's own redirections reach for (as
+// TraceFD).
+const (
+	holdFD = "236"
+	HoldFD = 236
+)
 
 // traceNoBashLine is what a NeedBash step's wrapper says, its only
 // output, when the image has no bash.

@@ -1,14 +1,20 @@
 package docker
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/kmsg"
+	"github.com/headroom-eval/headroom/workload"
 )
 
 // signals takes what the sandbox has sent the runner so far.
@@ -124,6 +130,66 @@ func TestExecHoldReleasesOnlyTheWaitingWrapper(t *testing.T) {
 	}
 	if !h.sent {
 		t.Fatal("the wrapper waiting with its output on /dev/null was not released")
+	}
+	if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 7 {
+		t.Errorf("released wrapper: %v, exit %d; want its trap's 7", err, cmd.ProcessState.ExitCode())
+	}
+}
+
+// A script that ended before headroom first read its wrapper left the
+// pipe never seen, and a job it left holding the output was let go of at
+// once (TestHostileR17OracleHeldToItsTimeoutLeavesTheJob failed once
+// under load). The wrapper keeps the output on runner.HoldFD as it waits,
+// so the pipe is named however late the first look: held while the job
+// holds it, released once the job is gone.
+func TestExecHoldNamesThePipeAfterTheScriptsEnd(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	jobFile := filepath.Join(t.TempDir(), "job")
+	// The script: a job left in the background with the output, then its
+	// end, as traceHold ends it (the test's shell stands in for bash).
+	wrapper := `(exec 0<&-; while :; do sleep 0.05; done) & echo $! > "$1"; s=0; trap "exit 7" USR1; exec ` +
+		strconv.Itoa(runner.HoldFD) + `>&1 >/dev/null 2>&1 </dev/null; while :; do sleep 0.02; done`
+	cmd := exec.Command("bash", "-c", wrapper, "bash", jobFile)
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	defer cmd.Process.Kill()
+	var job int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		out, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", cmd.Process.Pid))
+		b, _ := os.ReadFile(jobFile)
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && out == "/dev/null" {
+			job = n
+			break
+		}
+	}
+	if job == 0 {
+		t.Fatal("the wrapper did not reach its wait")
+	}
+	defer syscall.Kill(job, syscall.SIGKILL)
+	sb := fakeCgroupSandbox(t, 2, map[string]string{"memory.current": "4096\n", "cgroup.procs": fmt.Sprintf("%d\n%d\n", cmd.Process.Pid, job)})
+	h := &execHold{on: true}
+	for range workload.ReleaseReadings + 2 {
+		h.step(sb, cmd.Process.Pid)
+	}
+	if h.sent || !h.held {
+		t.Fatalf("first read after the script's end: released %v, held %v (pipe %q); want held while the job holds the output", h.sent, h.held, h.pipe)
+	}
+	if err := syscall.Kill(job, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !h.sent && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		h.step(sb, cmd.Process.Pid)
+	}
+	if !h.sent {
+		t.Fatal("the wrapper was not released once the job was gone")
 	}
 	if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 7 {
 		t.Errorf("released wrapper: %v, exit %d; want its trap's 7", err, cmd.ProcessState.ExitCode())

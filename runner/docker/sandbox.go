@@ -890,12 +890,22 @@ func (h *execHold) step(s *sandbox, pid int) {
 		// trap and died of it, exit 138, 1 run in a CI rehearsal's). Held while
 		// another process holds the output; released once none has for
 		// workload.ReleaseReadings readings in a row, or at once where
-		// the output was never read.
+		// the output was never a pipe. Which pipe it is the wrapper
+		// keeps on runner.HoldFD: a script that ended before it was first
+		// read left a job holding it released at once (a job held to the
+		// agent's timeout let go of, under load).
 		h.ended = true
+		if h.pipe == "" {
+			if kept, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", h.pid, runner.HoldFD)); err == nil && strings.HasPrefix(kept, "pipe:[") {
+				h.pipe = kept
+			}
+		}
 		if h.pipe != "" {
 			var pids []int
 			for p := range s.processesNow() {
-				pids = append(pids, p)
+				if p != h.pid { // the wrapper, which keeps it
+					pids = append(pids, p)
+				}
 			}
 			if workload.PipeHeld(pids, h.pipe, runner.TraceFD) {
 				h.held, h.clear = true, 0
