@@ -61,6 +61,13 @@ type TrialStarted struct {
 	SampleSource string
 }
 
+// TrialStopped: the trial's container is dead and its place among the
+// trials at once is free (the next may start); its removal and record go
+// on, and TrialEnded follows.
+type TrialStopped struct {
+	Base
+}
+
 // StepStarted: a step began.
 type StepStarted struct {
 	Base

@@ -538,6 +538,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		noise = noiseOver(before, r.readPressure())
 		noise.Neighbours = r.neighbours.leave(mine)
 		r.adm.release(admitted)
+		emit(event.TrialStopped{Base: event.Base{Trial: tr.ID, Time: time.Now()}})
 		freed()
 	})
 	t := &trialRun{r: r, trial: tr, task: r.tasks[tr.Task], emit: emit, outputBudget: TrialOutputBytes, stopped: stopped}

@@ -485,6 +485,9 @@ func (l *liveScreen) View(c *Common) string {
 	out = append(out, progressLine(c, w))
 	waiting := s.Waiting()
 	queue := fmt.Sprintf("running %d · queued %d", s.Running, s.Queued())
+	if s.Finishing > 0 {
+		queue = fmt.Sprintf("running %d · finishing %d · queued %d", s.Running, s.Finishing, s.Queued())
+	}
 	g := liveCards(c, w, h)
 	cards := g.cards()
 	if long, short := g.note(s); long != "" && width(queue+" · "+long) <= w {

@@ -40,9 +40,12 @@ const (
 
 // TrialView is everything the console knows about one trial.
 type TrialView struct {
-	Trial       model.Trial
-	Phase       TrialPhase
-	WaitReason  string
+	Trial      model.Trial
+	Phase      TrialPhase
+	WaitReason string
+	// stopped: its container is dead, its removal and record under way
+	// (event.TrialStopped); it counts in Finishing, not Running.
+	stopped     bool
 	ContainerID string
 	Image       string
 	Source      string
@@ -197,9 +200,14 @@ type SweepState struct {
 	Counts map[model.Outcome]int
 	// Stalled counts the timeouts that stalled at their limit (in
 	// Counts[Timeout] too): the progress line says them apart.
-	Stalled     int
-	Done        int
-	Running     int
+	Stalled int
+	Done    int
+	Running int
+	// Finishing counts the trials whose container is dead (its place
+	// among the trials at once free: the next may be running) and whose
+	// removal and record go on: not running, so that "running" never
+	// reads more than the sweep's concurrency.
+	Finishing   int
 	Started     time.Time
 	Finished    bool
 	Interrupted bool
@@ -350,6 +358,12 @@ func (s *SweepState) Apply(e event.Event) {
 			v.ContainerID, v.Image, v.Source, v.Started = e.ContainerID, e.Image, e.SampleSource, e.At()
 			v.WaitReason = ""
 		}
+	case event.TrialStopped:
+		if v != nil && v.Phase.active() && !v.stopped {
+			v.stopped = true
+			s.Running--
+			s.Finishing++
+		}
 	case event.StepStarted:
 		if v != nil {
 			st := e
@@ -489,9 +503,11 @@ func (s *SweepState) doneText() string {
 }
 
 // setPhase moves a trial to phase p, keeping Running the count of trials
-// created or being created.
+// created or being created and not yet stopped (Finishing the stopped).
 func (s *SweepState) setPhase(v *TrialView, p TrialPhase) {
 	switch {
+	case v.Phase.active() && !p.active() && v.stopped:
+		s.Finishing--
 	case v.Phase.active() && !p.active():
 		s.Running--
 	case !v.Phase.active() && p.active():

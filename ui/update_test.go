@@ -859,3 +859,24 @@ func TestShellAsksFirst(t *testing.T) {
 		t.Errorf("y: %d shell(s) opened, want 1", opened)
 	}
 }
+
+// A trial whose container is dead frees its place for the next before its
+// record is written: counted as running until then, the live screen said
+// "running 3" at concurrency 2 (a new user's try). It finishes instead.
+func TestAStoppedTrialIsFinishingNotRunning(t *testing.T) {
+	plan := model.Plan{Trials: []model.Trial{{ID: "t1", Task: "a", Ratio: model.Ratio{K: 1}}, {ID: "t2", Task: "a", Ratio: model.Ratio{K: 1}}}}
+	s := NewSweepState(plan, time.Time{})
+	at := func(id string) event.Base { return event.Base{Trial: id, Time: time.Now()} }
+	s.Apply(event.TrialCreating{Base: at("t1")})
+	s.Apply(event.TrialStarted{Base: at("t1")})
+	s.Apply(event.TrialStopped{Base: at("t1")})
+	s.Apply(event.TrialStopped{Base: at("t1")}) // once only
+	s.Apply(event.TrialCreating{Base: at("t2")})
+	if s.Running != 1 || s.Finishing != 1 {
+		t.Errorf("running %d finishing %d; want 1 and 1", s.Running, s.Finishing)
+	}
+	s.Apply(event.TrialEnded{Base: at("t1"), Result: model.TrialResult{Trial: plan.Trials[0], Outcome: model.Passed}})
+	if s.Running != 1 || s.Finishing != 0 {
+		t.Errorf("after t1's record: running %d finishing %d; want 1 and 0", s.Running, s.Finishing)
+	}
+}
