@@ -84,6 +84,16 @@ BuildKit (heredocs, RUN --mount, COPY --chmod...), at its line.`,
 					fmt.Fprintf(w, "  %s  %s\n", l.Task.Name, n)
 				}
 			}
+			differs := 0
+			for _, l := range c.Tasks {
+				for _, n := range l.Task.ClassicDiffers() {
+					if differs == 0 {
+						fmt.Fprintln(w, "builds otherwise with the classic builder (headroom builds it with the engine's BuildKit, as Harbor does, where the task has no network or the run says --build-network; else with the classic builder on a network of its own, and the build's first line says so):")
+					}
+					differs++
+					fmt.Fprintf(w, "  %s  %s\n", l.Task.Name, n)
+				}
+			}
 			fmt.Fprintf(w, "%s loaded: %d faithful, %d with deviations; %d not loaded\n",
 				model.Quantity(len(c.Tasks), "task"), len(c.Tasks)-deviating, deviating, len(c.Problems))
 			if rows > 0 {

@@ -205,6 +205,12 @@ type Build struct {
 	// a task builds only with BuildKit, as Harbor's docker compose builds it.
 	// What the file says, not part of the task's identity (its fingerprint).
 	NeedsBuildKit string `json:"-"`
+	// ClassicDiffers names the first construct of the Dockerfile that the
+	// engine's classic builder builds otherwise than BuildKit, Harbor's
+	// builder ("Dockerfile:3: WORKDIR under USER nobody: …"), "" when it
+	// has none: such a task is built with BuildKit where that costs it
+	// no network (runner/docker planBuild). Not part of its identity.
+	ClassicDiffers string `json:"-"`
 	// Fetches are what the Dockerfile has the engine itself fetch from
 	// the network, each at its line: an ADD's URL or git source
 	// ("Dockerfile:2: ADD http://…") and a FROM's image ("Dockerfile:1:

@@ -1,13 +1,16 @@
 package taskfile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -353,6 +356,9 @@ func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.
 	if name != "" {
 		root := parseDockerfile(text)
 		c.NeedsBuildKit = buildKitOnly(name, root)
+		if c.NeedsBuildKit == "" {
+			c.ClassicDiffers = classicDiffers(name, root, c)
+		}
 		c.Fetches = fetches(name, root, text, c.Args)
 		for _, at := range cacheMounts(name, root) {
 			devs = append(devs, cacheMountDeviation(whose, at))
@@ -388,4 +394,187 @@ func DockerfileProblems(b *model.Build) []string {
 		}
 	}
 	return out
+}
+
+// dockerStage is one stage of a Dockerfile: its name (lower case, "" when
+// unnamed), what its FROM names, and its instructions after the FROM.
+type dockerStage struct {
+	name, base string
+	line       int
+	nodes      []*parser.Node
+}
+
+// stagesOf splits a parsed Dockerfile into its stages.
+func stagesOf(root *parser.Result) []dockerStage {
+	var out []dockerStage
+	for _, n := range instructions(root) {
+		if strings.EqualFold(n.Value, "from") {
+			args := nodeArgs(n)
+			s := dockerStage{line: n.StartLine}
+			if len(args) > 0 {
+				s.base = strings.ToLower(args[0])
+			}
+			if len(args) >= 3 && strings.EqualFold(args[1], "as") {
+				s.name = strings.ToLower(args[2])
+			}
+			out = append(out, s)
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].nodes = append(out[len(out)-1].nodes, n)
+		}
+	}
+	return out
+}
+
+// nodeArgs are an instruction's words after its name.
+func nodeArgs(n *parser.Node) []string {
+	var out []string
+	for a := n.Next; a != nil; a = a.Next {
+		out = append(out, a.Value)
+	}
+	return out
+}
+
+// stageIndex is the stage a FROM, --from= or from= names (a name, or an
+// earlier stage's number), before stage before; -1 for an image.
+func stageIndex(stages []dockerStage, ref string, before int) int {
+	ref = strings.ToLower(ref)
+	if i, err := strconv.Atoi(ref); err == nil && i >= 0 && i < before {
+		return i
+	}
+	for i := before - 1; i >= 0; i-- {
+		if stages[i].name != "" && stages[i].name == ref {
+			return i
+		}
+	}
+	return -1
+}
+
+// stageDeps are the earlier stages stage i builds on or copies from.
+func stageDeps(stages []dockerStage, i int) []int {
+	var out []int
+	if d := stageIndex(stages, stages[i].base, i); d >= 0 {
+		out = append(out, d)
+	}
+	for _, n := range stages[i].nodes {
+		for _, f := range n.Flags {
+			var refs []string
+			if v, ok := strings.CutPrefix(f, "--from="); ok {
+				refs = append(refs, v)
+			}
+			if v, ok := strings.CutPrefix(f, "--mount="); ok {
+				for _, field := range strings.Split(v, ",") {
+					if k, val, ok := strings.Cut(field, "="); ok && strings.EqualFold(strings.TrimSpace(k), "from") {
+						refs = append(refs, strings.TrimSpace(val))
+					}
+				}
+			}
+			for _, r := range refs {
+				if d := stageIndex(stages, r, i); d >= 0 {
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// classicDiffers names the first construct of a Dockerfile (root, b's)
+// that the engine's classic builder builds otherwise than BuildKit's
+// Dockerfile frontend, Harbor's builder (`docker compose build` on a
+// current engine), "" when there is none or it did not parse (the
+// twenty-first attacker's 1 and 3, each checked by building both ways):
+//   - a Dockerfile's own ignore file (Dockerfile.dockerignore), which
+//     BuildKit reads in place of .dockerignore and the classic builder
+//     does not: a file it leaves out was in the image;
+//   - a stage the image does not use: BuildKit skips it, the classic
+//     builder builds it (a failing one failed the build);
+//   - WORKDIR under a USER who is not root: BuildKit makes the directory
+//     that user's, the classic builder root's (the agent could not write
+//     its own working directory);
+//   - a COPY or ADD wildcard that matches nothing in the context:
+//     BuildKit copies nothing, the classic builder fails.
+func classicDiffers(name string, root *parser.Result, b model.Build) string {
+	if root == nil {
+		return ""
+	}
+	if b.Inline == "" {
+		df := cmp.Or(b.Dockerfile, "Dockerfile")
+		if _, err := os.Lstat(filepath.Join(b.Context, df+".dockerignore")); err == nil {
+			return fmt.Sprintf("%s.dockerignore: BuildKit leaves out what it names, the classic builder reads .dockerignore only", filepath.Base(df))
+		}
+	}
+	stages := stagesOf(root)
+	if len(stages) == 0 {
+		return ""
+	}
+	target := len(stages) - 1
+	if b.Target != "" {
+		if i := stageIndex(stages, b.Target, len(stages)); i >= 0 {
+			target = i
+		}
+	}
+	used := map[int]bool{}
+	var reach func(int)
+	reach = func(i int) {
+		if used[i] {
+			return
+		}
+		used[i] = true
+		for _, d := range stageDeps(stages, i) {
+			reach(d)
+		}
+	}
+	reach(target)
+	for i := 0; i < target; i++ {
+		if !used[i] {
+			what := "stage " + strconv.Itoa(i)
+			if stages[i].name != "" {
+				what = "stage " + stages[i].name
+			}
+			return fmt.Sprintf("%s:%d: %s is not used by the image: BuildKit skips it, the classic builder builds it", name, stages[i].line, what)
+		}
+	}
+	users := make([]string, len(stages))
+	for i := 0; i <= target; i++ {
+		user := ""
+		if d := stageIndex(stages, stages[i].base, i); d >= 0 {
+			user = users[d]
+		}
+		for _, n := range stages[i].nodes {
+			args := nodeArgs(n)
+			switch strings.ToLower(n.Value) {
+			case "user":
+				if len(args) > 0 {
+					user = args[0]
+				}
+			case "workdir":
+				if used[i] && user != "" && !rootUser(user) && len(args) > 0 {
+					return fmt.Sprintf("%s:%d: WORKDIR %s under USER %s: BuildKit makes the directory the user's, the classic builder root's", name, n.StartLine, args[0], user)
+				}
+			case "copy", "add":
+				if !used[i] || b.Inline != "" || len(args) < 2 || slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--from=") }) {
+					continue
+				}
+				for _, src := range args[:len(args)-1] {
+					if !strings.ContainsAny(src, "*?[") || strings.Contains(src, "$") || strings.Contains(src, "..") || isRemoteSource(src) {
+						continue
+					}
+					if m, err := filepath.Glob(filepath.Join(b.Context, src)); err == nil && len(m) == 0 {
+						return fmt.Sprintf("%s:%d: %s %s matches nothing in the context: BuildKit copies nothing, the classic builder fails", name, n.StartLine, strings.ToUpper(n.Value), src)
+					}
+				}
+			}
+		}
+		users[i] = user
+	}
+	return ""
+}
+
+// rootUser says whether a Dockerfile USER is root (by name or id, with
+// or without a group).
+func rootUser(u string) bool {
+	name, _, _ := strings.Cut(u, ":")
+	return name == "root" || name == "0"
 }

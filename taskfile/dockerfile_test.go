@@ -1,6 +1,8 @@
 package taskfile
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,5 +25,51 @@ func TestDockerfileProblems(t *testing.T) {
 	}
 	if DockerfileProblems(nil) != nil || DockerfileProblems(&model.Build{Context: t.TempDir(), Dockerfile: "none"}) != nil {
 		t.Error("no build, or no Dockerfile to read: nothing to say (the build says why)")
+	}
+}
+
+// What the classic builder builds otherwise than BuildKit is named at its
+// line; what both build alike is not (the twenty-first attacker's 1 and
+// 3; each checked by building both ways, TestDockerfilesTheClassicBuilderBuildsOtherwise
+// in runner/docker).
+func TestClassicDiffers(t *testing.T) {
+	ctx := t.TempDir()
+	for p, body := range map[string]string{"app.py": "", "wheels/a.whl": ""} {
+		full := filepath.Join(ctx, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name, dockerfile, target, want string
+	}{
+		{"plain", "FROM x\nWORKDIR /app\nCOPY *.py /app/\n", "", ""},
+		{"workdir under user", "FROM x\nUSER nobody\nWORKDIR /work/app\n", "", "Dockerfile:3: WORKDIR /work/app under USER nobody"},
+		{"workdir under root", "FROM x\nUSER nobody\nUSER 0:0\nWORKDIR /app\n", "", ""},
+		{"user inherited from a stage", "FROM x AS base\nUSER agent\nFROM base\nWORKDIR /w\n", "", "Dockerfile:4: WORKDIR /w under USER agent"},
+		{"unused stage", "FROM x AS debug\nRUN exit 3\nFROM x\nWORKDIR /app\n", "", "Dockerfile:1: stage debug is not used by the image"},
+		{"stage copied from", "FROM x AS build\nRUN make\nFROM x\nCOPY --from=build /out /out\n", "", ""},
+		{"stage copied from by number", "FROM x\nRUN make\nFROM x\nCOPY --from=0 /out /out\n", "", ""},
+		{"stage mounted", "FROM x AS src\nFROM x\nRUN --mount=type=bind,from=src,target=/s true\n", "", ""},
+		{"stage after the target", "FROM x AS app\nWORKDIR /app\nFROM x AS debug\nRUN exit 3\n", "app", ""},
+		{"stage before the target unused", "FROM x AS a\nFROM x AS app\nFROM x AS c\n", "app", "Dockerfile:1: stage a is not used"},
+		{"empty wildcard", "FROM x\nCOPY *.whl /opt/\n", "", "Dockerfile:2: COPY *.whl matches nothing in the context"},
+		{"wildcard in a directory", "FROM x\nCOPY wheels/*.whl /opt/\n", "", ""},
+		{"wildcard from a stage", "FROM x AS b\nFROM x\nCOPY --from=b /*.whl /opt/\n", "", ""},
+		{"wildcard from a variable", "FROM x\nARG W=*.whl\nCOPY $W /opt/\n", "", ""},
+	} {
+		got := classicDiffers("Dockerfile", parseDockerfile(c.dockerfile), model.Build{Context: ctx, Dockerfile: "Dockerfile", Target: c.target})
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ctx, "Dockerfile.dockerignore"), []byte("app.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := classicDiffers("Dockerfile", parseDockerfile("FROM x\nCOPY . /ctx\n"), model.Build{Context: ctx, Dockerfile: "Dockerfile"}); !strings.HasPrefix(got, "Dockerfile.dockerignore: BuildKit leaves out") {
+		t.Errorf("a Dockerfile's own ignore file: %q", got)
 	}
 }

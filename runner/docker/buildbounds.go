@@ -63,6 +63,14 @@ type buildPlan struct {
 // engine's BuildKit would build too.
 const classicBounds = "bounded: only the classic builder gives a build's RUN steps a network of the build's own and a memory and CPU bound; the engine's BuildKit takes none of them"
 
+// classicDiffersKept is why a Dockerfile the classic builder builds
+// otherwise than BuildKit is still built with it: the task has a network,
+// which BuildKit can give its build only on the engine's default bridge.
+func classicDiffersKept(differs string) string {
+	return "its Dockerfile builds otherwise with BuildKit, Harbor's builder (" + differs + "), but BuildKit joins no network of the build's own: " +
+		"built with the classic builder on a bridge of its own; --build-network builds it with BuildKit on the engine's default bridge, as Harbor does"
+}
+
 // taskHasNetwork says whether the task's container gets a network of its
 // own (a task with none, or with only its services', gets none).
 func taskHasNetwork(t model.Task) bool {
@@ -80,7 +88,16 @@ func planBuild(engine Builder, t model.Task, b model.Build) buildPlan {
 		CPUs: model.BuildCPUs(b, t.Resources.CPUs), Task: t.Name, TaskNoNetwork: !taskHasNetwork(t), NeedsBuildKit: b.NeedsBuildKit}
 	wantNet := b.WithNetwork || taskHasNetwork(t)
 	if engine.Name == BuilderBuildKit && b.NeedsBuildKit == "" {
-		p.Builder = Builder{Name: BuilderClassic, Reason: classicBounds}
+		switch {
+		case b.ClassicDiffers != "" && (!wantNet || b.WithNetwork):
+			// Built as Harbor builds it: with no network it loses
+			// nothing, and --build-network gives BuildKit the engine's.
+			p.NeedsBuildKit = b.ClassicDiffers
+		case b.ClassicDiffers != "":
+			p.Builder = Builder{Name: BuilderClassic, Reason: classicDiffersKept(b.ClassicDiffers)}
+		default:
+			p.Builder = Builder{Name: BuilderClassic, Reason: classicBounds}
+		}
 	}
 	if p.Builder.Name == BuilderClassic {
 		if wantNet {
@@ -96,7 +113,7 @@ func planBuild(engine Builder, t model.Task, b model.Build) buildPlan {
 		held = append(held, fmt.Sprintf("%g CPU", p.CPUs))
 	}
 	if len(held) > 0 {
-		p.Unbounded = fmt.Sprintf("its Dockerfile needs BuildKit (%s), and the engine's BuildKit applies no memory or CPU bound: its RUN steps are not held to %s", b.NeedsBuildKit, strings.Join(held, " and "))
+		p.Unbounded = fmt.Sprintf("its Dockerfile needs BuildKit (%s), and the engine's BuildKit applies no memory or CPU bound: its RUN steps are not held to %s", p.NeedsBuildKit, strings.Join(held, " and "))
 		p.Memory, p.CPUs = 0, 0
 	}
 	if b.WithNetwork {

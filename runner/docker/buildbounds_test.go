@@ -28,6 +28,7 @@ func TestPlanBuild(t *testing.T) {
 	kit := Builder{Name: BuilderBuildKit}
 	old := Builder{Name: BuilderClassic, Reason: "the engine's API 1.38 is older than 1.39"}
 	heredoc := "Dockerfile:3: heredoc in RUN"
+	workdir := "Dockerfile:3: WORKDIR /app under USER nobody: BuildKit makes the directory the user's, the classic builder root's"
 	for _, c := range []struct {
 		name     string
 		engine   Builder
@@ -50,12 +51,21 @@ func TestPlanBuild(t *testing.T) {
 		{"heredoc, network", kit, "bridge", model.Build{NeedsBuildKit: heredoc}, 0, BuilderBuildKit, model.BuildNetworkNone, 0, true},
 		{"heredoc, no network", kit, "none", model.Build{NeedsBuildKit: heredoc}, 0, BuilderBuildKit, model.BuildNetworkNone, 0, true},
 		{"heredoc, --build-network", kit, "none", model.Build{NeedsBuildKit: heredoc, WithNetwork: true}, 0, BuilderBuildKit, model.BuildNetworkEngine, 0, true},
+		// Built otherwise by the classic builder: BuildKit, as Harbor,
+		// where that costs no network; else the classic builder, saying so.
+		{"differs, no network", kit, "none", model.Build{ClassicDiffers: workdir}, 0, BuilderBuildKit, model.BuildNetworkNone, 0, true},
+		{"differs, network", kit, "bridge", model.Build{ClassicDiffers: workdir}, 0, BuilderClassic, model.BuildNetworkOwn, 2048 * model.MiB, false},
+		{"differs, --build-network", kit, "bridge", model.Build{ClassicDiffers: workdir, WithNetwork: true}, 0, BuilderBuildKit, model.BuildNetworkEngine, 0, true},
+		{"differs, engine without BuildKit", old, "none", model.Build{ClassicDiffers: workdir}, 0, BuilderClassic, model.BuildNetworkNone, 2048 * model.MiB, false},
 	} {
 		task := model.Task{Name: "t", Network: c.network, Resources: model.Resources{MemoryBytes: c.memory}}
 		p := planBuild(c.engine, task, c.build)
 		if p.Builder.Name != c.builder || p.Network != c.net || p.Memory != c.bound || (p.Unbounded != "") != c.unbounds {
 			t.Errorf("%s: planBuild = builder %s, network %q, memory %d, unbounded %q; want %s, %q, %d, unbounded %v",
 				c.name, p.Builder.Name, p.Network, p.Memory, p.Unbounded, c.builder, c.net, c.bound, c.unbounds)
+		}
+		if c.build.ClassicDiffers != "" && c.engine.Name == BuilderBuildKit && !strings.Contains(p.Builder.Reason+p.Unbounded, workdir) {
+			t.Errorf("%s: the build does not say what the classic builder builds otherwise: %q %q", c.name, p.Builder.Reason, p.Unbounded)
 		}
 		if c.engine.Name == BuilderClassic && p.Builder.Reason != c.engine.Reason {
 			t.Errorf("%s: the engine's own reason %q became %q", c.name, c.engine.Reason, p.Builder.Reason)
