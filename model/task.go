@@ -211,6 +211,13 @@ type Build struct {
 	// has none: such a task is built with BuildKit where that costs it
 	// no network (runner/docker planBuild). Not part of its identity.
 	ClassicDiffers string `json:"-"`
+	// NewerBuildKit names the first construct of the Dockerfile that only
+	// a BuildKit of Docker 23 or later builds as written ("Dockerfile:3:
+	// COPY --exclude"): on an older engine headroom's own Dockerfile
+	// frontend asks its BuildKit for what it does not know, and it built
+	// the image otherwise without a word, so such a build is refused
+	// there. Not part of its identity.
+	NewerBuildKit string `json:"-"`
 	// Fetches are what the Dockerfile has the engine itself fetch from
 	// the network, each at its line: an ADD's URL or git source
 	// ("Dockerfile:2: ADD http://…") and a FROM's image ("Dockerfile:1:

@@ -358,6 +358,8 @@ func noteBuildKit(b *model.Build, whose string, devs []model.Deviation) (*model.
 		c.NeedsBuildKit = buildKitOnly(name, root)
 		if c.NeedsBuildKit == "" {
 			c.ClassicDiffers = classicDiffers(name, root, c)
+		} else {
+			c.NewerBuildKit = newerBuildKitOnly(name, root)
 		}
 		c.Fetches = fetches(name, root, text, c.Args)
 		for _, at := range cacheMounts(name, root) {
@@ -577,4 +579,30 @@ func classicDiffers(name string, root *parser.Result, b model.Build) string {
 func rootUser(u string) bool {
 	name, _, _ := strings.Cut(u, ":")
 	return name == "root" || name == "0"
+}
+
+// octalMode is a --chmod value in octal, which every BuildKit reads.
+var octalMode = regexp.MustCompile(`^[0-7]{3,4}$`)
+
+// newerBuildKitOnly names the first construct of a Dockerfile (root)
+// that the BuildKit of an engine before Docker 23 builds otherwise than
+// written when headroom's own, newer Dockerfile frontend asks it (the
+// twenty-first attacker's 2, on Docker 20.10: `COPY --exclude` copied
+// what it excludes; `COPY --chmod=u+x,g+x` made the file mode 0), "" when
+// none. `--chmod` in octal, `--parents` and `--link` build as written.
+func newerBuildKitOnly(name string, root *parser.Result) string {
+	for _, n := range instructions(root) {
+		instr := strings.ToUpper(n.Value)
+		for _, f := range n.Flags {
+			switch {
+			case f == "--exclude" || strings.HasPrefix(f, "--exclude="):
+				return fmt.Sprintf("%s:%d: %s --exclude", name, n.StartLine, instr)
+			case strings.HasPrefix(f, "--chmod="):
+				if v := strings.TrimPrefix(f, "--chmod="); !octalMode.MatchString(v) && !strings.Contains(v, "$") {
+					return fmt.Sprintf("%s:%d: %s %s (not in octal)", name, n.StartLine, instr, f)
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -73,3 +73,20 @@ func TestClassicDiffers(t *testing.T) {
 		t.Errorf("a Dockerfile's own ignore file: %q", got)
 	}
 }
+
+// What only a BuildKit of Docker 23 or later builds as written is named;
+// octal --chmod, --parents and --link are not.
+func TestNewerBuildKitOnly(t *testing.T) {
+	for df, want := range map[string]string{
+		"FROM x\nCOPY --exclude=*.md . /app\n":        "Dockerfile:2: COPY --exclude",
+		"FROM x\nADD --chmod=u+x run.sh /run.sh\n":    "Dockerfile:2: ADD --chmod=u+x (not in octal)",
+		"FROM x\nCOPY --chmod=0755 run.sh /run.sh\n":  "",
+		"FROM x\nCOPY --chmod=$MODE run.sh /run.sh\n": "",
+		"FROM x\nCOPY --parents --link a/b /dst/\n":   "",
+		"FROM x\nRUN <<EOF\ntrue\nEOF\n":              "",
+	} {
+		if got := newerBuildKitOnly("Dockerfile", parseDockerfile(df)); got != want {
+			t.Errorf("%q: %q, want %q", df, got, want)
+		}
+	}
+}

@@ -2,11 +2,14 @@ package docker
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/taskfile"
 )
 
 // Dockerfiles the engine's classic builder builds otherwise than BuildKit,
@@ -57,6 +60,66 @@ func TestDockerfilesTheClassicBuilderBuildsOtherwise(t *testing.T) {
 			}
 			if r.Outcome != model.Passed {
 				t.Errorf("%s (%s), want passed, as built by Harbor's BuildKit (%s)\n%s", r.Outcome, r.Reason, task.Build.ClassicDiffers, strings.Join(out, "\n"))
+			}
+		})
+	}
+}
+
+// On an engine before Docker 23 headroom's own Dockerfile frontend asks
+// the engine's BuildKit for what it does not know: `COPY --exclude`
+// copied the file it excludes and `COPY --chmod=u+x` made the mode 0,
+// and the build said it succeeded (the twenty-first attacker's 2). Such
+// a build is refused there, naming the line; octal --chmod builds.
+func TestNewerBuildKitSyntaxRefusedOnAnOldEngine(t *testing.T) {
+	needEngine(t)
+	needDebian(t)
+	useFrontend(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	builder, err := chooseEngineBuilder(ctx, testCli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if builder.Frontend == nil {
+		t.Skipf("this engine's own Dockerfile frontend builds: %s", builder)
+	}
+	for _, c := range []struct{ name, copy, refused string }{
+		{"exclude", "COPY --exclude=hidden.txt . /ctx", "Dockerfile:2: COPY --exclude needs the BuildKit of Docker 23 or later"},
+		{"chmod-symbolic", "COPY --chmod=u+x,g+x run.sh /opt/run.sh", "Dockerfile:2: COPY --chmod=u+x,g+x (not in octal) needs"},
+		{"chmod-octal", "COPY --chmod=750 run.sh /opt/run.sh", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "newer-"+c.name)
+			for p, body := range map[string]string{
+				"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"test/newer-" + c.name + "\"\n[environment]\nallow_internet = false\n",
+				"instruction.md":         "Nothing.\n",
+				"environment/Dockerfile": "FROM headroom-debian:bookworm\n" + c.copy + "\n",
+				"environment/hidden.txt": "key\n",
+				"environment/run.sh":     "#!/bin/sh\n",
+				"tests/test.sh":          "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+			} {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := taskfile.LoadTaskDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tag, err := TaskImageTag(ctx, l.Task.Name, *l.Task.Build)
+			if err != nil {
+				t.Fatal(err)
+			}
+			removeImageAfter(t, tag)
+			_, err = EnsureTaskImage(ctx, testCli, l.Task, func(l string) { t.Log(l) })
+			switch {
+			case c.refused == "" && err != nil:
+				t.Errorf("octal --chmod: %v", err)
+			case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused)):
+				t.Errorf("%v; want refused: %q", err, c.refused)
 			}
 		})
 	}

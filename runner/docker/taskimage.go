@@ -356,6 +356,9 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 	if builder.Name == BuilderBuildKit {
 		opts.NetworkMode = plan.networkMode("")
 		frontend := ""
+		if builder.Frontend != nil && b.NewerBuildKit != "" {
+			return fmt.Errorf("%s needs the BuildKit of Docker 23 or later: here headroom's Dockerfile frontend runs in place of the engine's (%s), and the engine's BuildKit builds that otherwise than written without a word, so headroom does not build it; build it on a current engine, or write it without that", b.NewerBuildKit, builder.Frontend.Why)
+		}
 		if builder.Frontend != nil {
 			ref, err := ensureFrontendImage(ctx, cli, builder.Frontend.Binary, progress)
 			if err != nil {
