@@ -26,7 +26,9 @@ type DiskUse struct {
 	// (the engine's SizeRw): what its steps wrote or changed, and the
 	// files headroom copied in (tests, solution); where the layer is
 	// read on this host, with what it wrote at its harness's mounts
-	// (Task.HarnessMounts); not other volumes, not tmpfs.
+	// (Task.HarnessMounts), and a sparse file at the blocks it holds (the
+	// engine's SizeRw, read elsewhere, counts its length); not other
+	// volumes, not tmpfs.
 	WrittenBytes int64 `json:"written_bytes"`
 	// Unread says why WrittenBytes could not be read whole (the engine did
 	// not answer in time; more files than could be counted): it is then

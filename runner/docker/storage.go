@@ -167,7 +167,8 @@ func (s *sandbox) diskWritten(ctx context.Context) *model.DiskUse {
 
 // layerBytes sums the sizes of what a layer's directory holds, as the
 // engine's SizeRw does (every entry but directories, a hard link once),
-// until ctx ends: then the sum so far and ctx's error.
+// a file at most what it takes on the disk (a sparse one's blocks, not
+// its length), until ctx ends: then the sum so far and ctx's error.
 func layerBytes(ctx context.Context, dir string) (int64, error) {
 	if _, err := os.Lstat(dir); err != nil {
 		return 0, err
@@ -188,13 +189,21 @@ func layerBytes(ctx context.Context, dir string) (int64, error) {
 		if err != nil {
 			return nil
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			if seen[st.Ino] {
-				return nil
+		size := info.Size()
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			if st.Nlink > 1 {
+				if seen[st.Ino] {
+					return nil
+				}
+				seen[st.Ino] = true
 			}
-			seen[st.Ino] = true
+			// A sparse file counts what it holds on the disk, not its
+			// length: `truncate -s 4T` wrote nothing, and read as a
+			// trial that wrote 8.9TiB past its storage_mb (the
+			// twenty-first attacker's 5).
+			size = min(size, st.Blocks*512)
 		}
-		n += info.Size()
+		n += size
 		return nil
 	})
 	return n, err

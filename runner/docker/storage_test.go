@@ -67,7 +67,7 @@ func TestStorageBoundByDriver(t *testing.T) {
 }
 
 // A layer's bytes are its files' sizes, a hard link counted once, as the
-// engine's SizeRw counts them.
+// engine's SizeRw counts them, a sparse file at what it holds.
 func TestLayerBytes(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "var", "tmp"), 0o755); err != nil {
@@ -84,6 +84,18 @@ func TestLayerBytes(t *testing.T) {
 	}
 	if n, err := layerBytes(context.Background(), dir); err != nil || n != 3005 {
 		t.Errorf("%d %v, want 3005", n, err)
+	}
+	// A sparse file counts the blocks it holds, not its length (a
+	// `truncate -s 4T` read as 4 TiB written).
+	sparse := filepath.Join(dir, "sparse")
+	if err := os.WriteFile(sparse, make([]byte, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(sparse, 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := layerBytes(context.Background(), dir); err != nil || n < 3005+8192 || n > 3005+1<<20 {
+		t.Errorf("with a 1 TiB sparse file holding 8 KiB: %d %v, want about %d", n, err, 3005+8192)
 	}
 	if _, err := layerBytes(context.Background(), filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing layer directory was counted")
