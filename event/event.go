@@ -162,6 +162,12 @@ type Sample struct {
 	// source has none): a window's throttled share is the difference of
 	// two samples' (model.CPUUse.Sub).
 	CPU model.CPUUse
+	// CPUWaitNanos is the container's threads' CPU wait so far (the
+	// backend's runner.CPUWaiter reading), where CPUWaitRead: read with
+	// this sample about once a second, so that the wait is divided
+	// between the host and the trial interval by interval.
+	CPUWaitNanos int64
+	CPUWaitRead  bool
 }
 
 // ActivityStarted: a process has lived past the threshold (sent again,

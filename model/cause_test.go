@@ -187,6 +187,13 @@ func TestContentionIsGradedByTheTrialsOwnWait(t *testing.T) {
 	if !starved.Contended || starved.Why != "waited 4.0s for a CPU in 10.0s of steps (40%)" {
 		t.Errorf("waited 40%%: contended, with its number; got %v %q", starved.Contended, starved.Why)
 	}
+	// A wait too short to be the host's doing, whatever its share: a
+	// 2.9 ms trial that waited 0.7 ms (the twenty-first attacker's 4).
+	tiny := HostNoise{StepTime: Duration(2900 * time.Microsecond), CPUWait: Duration(700 * time.Microsecond), CPUWaitKnown: true}
+	tiny.Judge(HostLoad{}, HostLoad{}, 2)
+	if tiny.Contended {
+		t.Errorf("0.7 ms of wait in 2.9 ms: not contended (%s)", tiny.Why)
+	}
 	// Without the wait (another backend), the host's pressure over its
 	// own steps decides, as before.
 	old := HostNoise{PSI: true, CPUSome: 0.95, StepCPUSome: 0.1, StepTime: Duration(10 * time.Second)}

@@ -112,7 +112,8 @@ func (n HostNoise) Contention() string {
 }
 
 // Thresholds above which a trial counts as contended: its threads waited
-// for a CPU a quarter of its step time (where read); else a quarter of its
+// for a CPU a quarter of its step time (where read; and at least
+// ContendedWaitAtLeast); else a quarter of its
 // time with some task on the host waiting for a CPU, or a load above the
 // host's CPUs at any point it was read; and a twentieth of its time with
 // some task waiting for memory.
@@ -121,6 +122,11 @@ const (
 	ContendedCPUSome    = 0.25
 	ContendedMemorySome = 0.05
 )
+
+// ContendedWaitAtLeast is the least CPU wait that counts, whatever its
+// share: a 2.9 ms trial that waited 0.7 ms was contended (the
+// twenty-first attacker's 4); a scheduler's tick is milliseconds.
+const ContendedWaitAtLeast = 100 * time.Millisecond
 
 // Judge sets Contended and Why. Where the trial's own CPU wait was read
 // it decides, graded: a host whose every CPU is busy (pressure 90%, load
@@ -131,11 +137,11 @@ const (
 func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	var why []string
 	n.Own = ""
-	if n.CPUWaitKnown && n.StepTime > 0 && float64(n.OwnCPUWait) >= ContendedWait*float64(n.StepTime) {
+	if n.CPUWaitKnown && n.StepTime > 0 && float64(n.OwnCPUWait) >= ContendedWait*float64(n.StepTime) && time.Duration(n.OwnCPUWait) >= ContendedWaitAtLeast {
 		n.Own = fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps behind its own CPU limit and its own threads, not the host's", time.Duration(n.OwnCPUWait).Seconds(), time.Duration(n.StepTime).Seconds())
 	}
 	if share, ok := n.WaitShare(); ok {
-		if share >= ContendedWait {
+		if share >= ContendedWait && time.Duration(n.CPUWait) >= ContendedWaitAtLeast {
 			why = append(why, n.Contention())
 		}
 		if n.PSI && n.MemorySome >= ContendedMemorySome {

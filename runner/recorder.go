@@ -65,6 +65,9 @@ type recorder struct {
 	// peakBeforeKill is the kernel's peak read before headroom stopped a
 	// step (after the stop the cgroup may be gone and read nothing).
 	peakBeforeKill int64
+	// waits divides the CPU wait the samples read (and the steps' ends)
+	// between the host and the trial.
+	waits waitSplit
 }
 
 // newRecorder records into out for a trial under limit.
@@ -110,6 +113,9 @@ func readings(sb Telemetry, sample func(event.Sample), oom func(OOMSignal)) {
 // sample takes one memory reading.
 func (r *recorder) sample(s event.Sample) {
 	r.host.readIfDue(s.Time, r.hostLoad)
+	if s.CPUWaitRead && s.CPU.UsageNanos > 0 {
+		r.waits.add(s.CPUWaitNanos, s.CPU.UsageNanos, s.Time)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.samples == 0 {

@@ -52,12 +52,16 @@ type openStep struct {
 	head      []string
 	cpuBefore model.CPUUse
 	cpuOK     bool
-	// The container's CPU wait and the host's pressure when it opened.
-	waitBefore  time.Duration
-	waitOK      bool
-	psiBefore   pressure
-	lines       []string
-	killsBefore int
+	// The container's CPU wait and the host's pressure when it opened;
+	// split, the host's and the trial's shares of the wait so far then
+	// (waitSplit).
+	waitBefore            time.Duration
+	waitOK                bool
+	split                 bool
+	hostBefore, ownBefore time.Duration
+	psiBefore             pressure
+	lines                 []string
+	killsBefore           int
 	// settled says a traced command's exit status is known.
 	settled bool
 	// light says the step is a traced command past the first
@@ -229,6 +233,7 @@ func (t *trialRun) beginStep(sb Sandbox, phase string, st model.Step) *openStep 
 	now := time.Now()
 	killsBefore := t.openStep(st.Name, now)
 	o := &openStep{killsBefore: killsBefore, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: now}}
+	t.splitFrom(o)
 	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
 	return o
@@ -391,6 +396,11 @@ func (t *trialRun) spanNoise(sb Sandbox, o *openStep, start, end time.Time) (*mo
 			u = *used
 		}
 		host, own := model.SplitCPUWait(w-o.waitBefore, end.Sub(start), u, t.trial.Policy.LimitCPUs, t.r.cfg.HostCPUs)
+		if cpu, cpuOK := sb.CPUUse(); o.split && cpuOK {
+			// Interval by interval since the step opened.
+			h, ow := t.recorder.waits.add(int64(w), cpu.UsageNanos, time.Now())
+			host, own = h-o.hostBefore, ow-o.ownBefore
+		}
 		hostWait = model.Duration(host)
 		t.steps.wait += host
 		t.steps.ownWait += own
@@ -405,7 +415,18 @@ func (t *trialRun) spanNoise(sb Sandbox, o *openStep, start, end time.Time) (*mo
 func (t *trialRun) noiseFrom(sb Sandbox) *openStep {
 	cpu, cpuOK := sb.CPUUse()
 	wait, waitOK := cpuWait(sb)
-	return &openStep{cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: t.r.readPressure(), sr: model.StepResult{Start: time.Now()}}
+	o := &openStep{cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: t.r.readPressure(), sr: model.StepResult{Start: time.Now()}}
+	t.splitFrom(o)
+	return o
+}
+
+// splitFrom gives the wait's split a reading as o opens, and o the
+// host's and the trial's shares so far.
+func (t *trialRun) splitFrom(o *openStep) {
+	if o.waitOK && o.cpuOK && o.cpuBefore.UsageNanos > 0 {
+		o.hostBefore, o.ownBefore = t.recorder.waits.add(int64(o.waitBefore), o.cpuBefore.UsageNanos, time.Now())
+		o.split = true
+	}
 }
 
 // runStep runs one step and records it; a traced step is recorded as the

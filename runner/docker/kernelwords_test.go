@@ -195,3 +195,22 @@ func TestExecHoldNamesThePipeAfterTheScriptsEnd(t *testing.T) {
 		t.Errorf("released wrapper: %v, exit %d; want its trap's 7", err, cmd.ProcessState.ExitCode())
 	}
 }
+
+// A sample carries the threads' CPU wait where it was read with it (about
+// once a second), so the runner divides the wait between the host and the
+// trial interval by interval (runner's waitSplit).
+func TestSampleCarriesTheCPUWait(t *testing.T) {
+	sb := fakeCgroupSandbox(t, 2, map[string]string{"memory.current": "4096\n", "cpu.pressure": "some avg10=0.00 avg60=0.00 avg300=0.00 total=5000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"})
+	if !sb.sampleOnce(time.Now()) {
+		t.Fatal("the fake cgroup is gone")
+	}
+	if s := <-sb.samples; !s.CPUWaitRead || s.CPUWaitNanos != 5_000_000 {
+		t.Errorf("wait read %v, %d ns; want read, 5ms", s.CPUWaitRead, s.CPUWaitNanos)
+	}
+	if !sb.sampleOnce(time.Now()) {
+		t.Fatal("the fake cgroup is gone")
+	}
+	if s := <-sb.samples; s.CPUWaitRead {
+		t.Error("the wait was read again within the second")
+	}
+}

@@ -115,7 +115,7 @@ func (sb *sandbox) sampleOnce(time.Time) bool {
 	// between two step ends is seen while it lives.
 	if sb.waitMu.TryLock() {
 		if now.Sub(sb.waitAt) >= time.Second {
-			sb.wait.Read(sb.cg)
+			sm.CPUWaitNanos, sm.CPUWaitRead = sb.wait.Read(sb.cg)
 			sb.checkLimit()
 			sb.waitAt = now
 		}

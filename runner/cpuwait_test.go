@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"testing"
+	"time"
+
+	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/model"
+)
+
+// A task that bursts past its cores and then idles waited behind its own
+// threads: split over the whole span, the idle time's room was charged to
+// the host (the twenty-first attacker's 4: "waited 2.9s for a CPU (49%)",
+// contended, 2 of 2). Split reading by reading, none of it is the host's;
+// a task the host holds back (half its one core's time waiting, half
+// running) is still the host's.
+func TestWaitSplitIntervalByInterval(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	sec := int64(time.Second)
+	// Eight busy threads under cpus = 1 for 3 s (7 s of waiting and 1 s
+	// used each second), then 3 s asleep.
+	burst := &waitSplit{cores: 1, hostCPUs: 2}
+	var wait, used int64
+	for i := 0; i <= 6; i++ {
+		if i > 0 && i <= 3 {
+			wait, used = wait+7*sec, used+sec
+		}
+		burst.add(wait, used, t0.Add(time.Duration(i)*time.Second))
+	}
+	host, own := burst.add(wait, used, t0.Add(6*time.Second))
+	if host != 0 || own != 21*time.Second {
+		t.Errorf("burst, then idle: host %v own %v; want 0 and 21s", host, own)
+	}
+	if whole, _ := model.SplitCPUWait(time.Duration(wait), 6*time.Second, model.CPUUse{UsageNanos: used}, 1, 2); whole != 3*time.Second {
+		t.Errorf("split over the whole span: host %v; the test no longer shows what it fixed", whole)
+	}
+	// One thread that waits half of each second: the host's.
+	held := &waitSplit{cores: 1, hostCPUs: 2}
+	wait, used = 0, 0
+	for i := 0; i <= 4; i++ {
+		if i > 0 {
+			wait, used = wait+sec/2, used+sec/2
+		}
+		host, own = held.add(wait, used, t0.Add(time.Duration(i)*time.Second))
+	}
+	if host != 2*time.Second || own != 0 {
+		t.Errorf("held back by the host: host %v own %v; want 2s and 0", host, own)
+	}
+	// A reading older than the last (a sample delivered late) is skipped.
+	if h, o := held.add(wait-sec, used-sec, t0.Add(2*time.Second)); h != host || o != own {
+		t.Errorf("a stale reading moved the split: %v %v", h, o)
+	}
+}
+
+// The recorder gives the split the wait its samples read.
+func TestRecorderSplitsTheSamplesWait(t *testing.T) {
+	var out model.TrialResult
+	r := newRecorder(&out, 0, nil)
+	r.waits = waitSplit{cores: 1, hostCPUs: 2}
+	t0 := time.Unix(1000, 0)
+	r.sample(event.Sample{Time: t0, CPU: model.CPUUse{UsageNanos: 1}, CPUWaitRead: true})
+	r.sample(event.Sample{Time: t0.Add(time.Second / 2), CPU: model.CPUUse{UsageNanos: 2}}) // no wait read
+	r.sample(event.Sample{Time: t0.Add(time.Second), CPU: model.CPUUse{UsageNanos: 1 + int64(time.Second)}, CPUWaitRead: true, CPUWaitNanos: int64(3 * time.Second)})
+	if host, own := r.waits.add(int64(3*time.Second), 1+int64(time.Second), t0.Add(time.Second)); host != 0 || own != 3*time.Second {
+		t.Errorf("a second at its one core with three threads waiting: host %v own %v; want 0 and 3s", host, own)
+	}
+}
