@@ -26,24 +26,44 @@ func (b *Backend) mountHarnessVolumes(ctx context.Context, labels map[string]str
 	defer cancel()
 	var made []string
 	for i, at := range task.HarnessMounts {
-		v, err := b.cli.VolumeCreate(eng, volume.CreateOptions{Name: fmt.Sprintf("%s-logs%d", name, i+1), Labels: labels})
+		v, err := b.trialVolume(eng, fmt.Sprintf("%s-logs%d", name, i+1), labels, "the trial's volume at "+at+" (where the task's harness mounts a directory of its host)")
 		if err != nil {
 			_ = b.removeVolumes(context.Background(), made)
-			return nil, fmt.Errorf("create the trial's volume at %s (where the task's harness mounts a directory of its host): %w", at, err)
+			return nil, err
 		}
-		if v.Labels[runner.LabelOwner] != labels[runner.LabelOwner] || v.Labels[runner.LabelTrial] != labels[runner.LabelTrial] {
-			// The engine hands back a volume of that name that is
-			// already there: someone else's, or a dead run's with what
-			// its trial wrote. Neither is this trial's to use or remove.
-			_ = b.removeVolumes(context.Background(), made)
-			return nil, fmt.Errorf("create the trial's volume at %s: a volume named %s is already on the engine and headroom did not make it for this trial: remove it if it is yours (`docker volume rm %s`), or run `headroom clean`", at, v.Name, v.Name)
-		}
-		made = append(made, v.Name)
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: at,
+		made = append(made, v)
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v, Target: at,
 			VolumeOptions: &mount.VolumeOptions{NoCopy: true}})
 	}
 	return made, nil
 }
+
+// trialVolume makes a volume of the trial's named name (what names it in
+// an error) and returns its name. The engine hands back a volume of that
+// name that is already there: someone else's, or a dead run's with what
+// its trial wrote; neither is this trial's to use or remove, and the
+// trial does not start.
+func (b *Backend) trialVolume(ctx context.Context, name string, labels map[string]string, what string) (string, error) {
+	v, err := b.cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", what, err)
+	}
+	if v.Labels[runner.LabelOwner] != labels[runner.LabelOwner] || v.Labels[runner.LabelTrial] != labels[runner.LabelTrial] {
+		return "", fmt.Errorf("create %s: a volume named %s is already on the engine and headroom did not make it for this trial: remove it if it is yours (`docker volume rm %s`), or run `headroom clean`", what, v.Name, v.Name)
+	}
+	return v.Name, nil
+}
+
+// The names of a trial's own objects (its container's name, name) and of
+// its compose file's: each compose service's container and each compose
+// volume is named under an infix none of headroom's own objects has
+// (theirs: name-logsN, -disk, -netshape, -neighbour-N, -netpolicy-N,
+// -verifier, -out), so that no compose name is one of them: a compose
+// volume called logs1 was the trial's own /logs/verifier, and a service
+// called verifier took the separate verifier's container's name (the
+// twenty-second attacker's 1 and 2).
+func composeServiceName(name, service string) string { return name + "-svc-" + service }
+func composeVolumeName(name, vol string) string      { return name + "-vol-" + vol }
 
 // removeVolumes removes volumes of the trial's once its containers are
 // gone; one still in use (a kept container's) is left for the reaper.

@@ -19,7 +19,6 @@ import (
 	"github.com/docker/docker/api/types/blkiodev"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/headroom-eval/headroom/cgroup"
@@ -237,12 +236,12 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 			if i > 0 {
 				vname = fmt.Sprintf("%s-disk%d", name, i+1)
 			}
-			v, err := kit.b.cli.VolumeCreate(eng, volume.CreateOptions{Name: vname, Labels: kit.labels})
+			v, err := kit.b.trialVolume(eng, vname, kit.labels, "the disk knob's volume")
 			if err != nil {
-				return fmt.Errorf("the disk knob's volume: %w", err)
+				return err
 			}
-			kit.volumes = append(kit.volumes, v.Name)
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Name, Target: path})
+			kit.volumes = append(kit.volumes, v)
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v, Target: path})
 		}
 		where = fmt.Sprintf("volumes at %s only (the working directories); not throttled: the rest of the root file system, which the %s storage driver writes from outside the container's cgroup, where no throttle reaches", strings.Join(paths, " and "), kit.b.opts.StorageDriver)
 	}

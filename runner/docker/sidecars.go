@@ -121,11 +121,11 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 		if s.volumes[m.Volume] != "" {
 			continue
 		}
-		v, err := b.cli.VolumeCreate(eng, volume.CreateOptions{Name: name + "-" + m.Volume, Labels: labels})
+		v, err := b.trialVolume(eng, composeVolumeName(name, m.Volume), labels, "the trial's volume "+m.Volume)
 		if err != nil {
-			return nil, fmt.Errorf("create the trial's volume %s: %w", m.Volume, err)
+			return nil, err
 		}
-		s.volumes[m.Volume] = v.Name
+		s.volumes[m.Volume] = v
 	}
 	byName := map[string]*model.Sidecar{}
 	for i := range task.Sidecars {
@@ -152,7 +152,7 @@ func (b *Backend) startSidecars(ctx context.Context, labels map[string]string, n
 				return err
 			}
 		}
-		one, err := s.create(eng, labels, name+"-"+sc.Name, *sc, task.Hardened(), sc.CPUBound(task.Resources.CPUs, b.hostCPUs(eng)))
+		one, err := s.create(eng, labels, composeServiceName(name, sc.Name), *sc, task.Hardened(), sc.CPUBound(task.Resources.CPUs, b.hostCPUs(eng)))
 		if err != nil {
 			return err
 		}
