@@ -84,9 +84,12 @@ func harborTask(t *testing.T, root, dir, name string, files map[string]string) s
 	t.Helper()
 	d := filepath.Join(root, dir)
 	all := map[string]string{
-		"task.toml":              fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name),
-		"instruction.md":         "Do the task.\n",
-		"environment/Dockerfile": "FROM " + docker.DebianImage + "\n",
+		"task.toml":      fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name),
+		"instruction.md": "Do the task.\n",
+		// A layer of the task's own: two rows' builds of the same text
+		// shared the classic builder's cached image, and one row's
+		// cleanup removed it under the other's build ("No such image").
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nLABEL headroom.test.row=" + strconv.Quote(name) + "\n",
 		"solution/solve.sh":      "#!/bin/bash\necho solved\n",
 		"tests/test.sh":          "#!/bin/bash\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n",
 	}

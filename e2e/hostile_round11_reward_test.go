@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,10 @@ func runnersRow(t *testing.T, runners [][]string, name string, files map[string]
 	for _, extra := range runners {
 		out := filepath.Join(t.TempDir(), "out")
 		run := runBin(t, bin, nil, append(oracleArgs(tasks, name, out), extra...)...)
+		if _, err := os.Stat(out); err != nil {
+			// Said with headroom's own words (once a bare "no such file").
+			t.Fatalf("headroom %q made no experiment (exit %d): %s", extra, run.code, run.stderr)
+		}
 		_, recs, l := records(t, out)
 		left += l
 		lost += 1 - len(recs)
