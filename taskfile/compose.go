@@ -905,6 +905,9 @@ func (d *composeDoc) healthcheck(n *yaml.Node, field string) (*model.Healthcheck
 	return hc, nil
 }
 
+// composeVolumeName is a volume name compose's schema takes.
+var composeVolumeName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
 // volumes reads mounts. A bind of the task's own files is copied in at
 // the start (a copy, not a mount); a named volume is the container's own
 // files; a host path outside the task is not mounted.
@@ -950,6 +953,11 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 		case src == "":
 			// An anonymous volume: the container's own files.
 		case !strings.HasPrefix(src, ".") && !strings.HasPrefix(src, "/") && !strings.HasPrefix(src, "~"):
+			if !composeVolumeName.MatchString(src) {
+				// Compose refuses the file (its schema's volume names);
+				// taken, every trial was an infra error at the engine.
+				return d.errf(c, "%s: volume %q: a compose volume's name is letters, digits, '.', '_' and '-' only (Docker Compose refuses the file)", field, src)
+			}
 			s.volumes = append(s.volumes, model.VolumeMount{Volume: src, Target: dst, ReadOnly: ro == "true"})
 		default:
 			host := src

@@ -223,6 +223,9 @@ func TestComposeErrors(t *testing.T) {
 		{"required variable", "services:\n  db:\n    image: ${TAG:?set the tag}\n", "x.yaml:3: service db image: required variable TAG is not set: set the tag"},
 		{"bad duration", "services:\n  db:\n    image: x\n    healthcheck:\n      test: true\n      interval: soon\n", "x.yaml:6: service db healthcheck.interval: \"soon\" is not a duration"},
 		{"unclosed quote", "services:\n  db:\n    image: x\n    command: echo 'hi\n", "x.yaml:4: service db command: unclosed '"},
+		// Compose refuses it; taken, every trial failed at the engine
+		// (the twenty-second attacker's 7).
+		{"bad volume name", "services:\n  main:\n    volumes: [\"data@x:/data\"]\nvolumes:\n  data@x: {}\n", "x.yaml:3: service main volumes: volume \"data@x\": a compose volume's name is letters"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

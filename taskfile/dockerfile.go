@@ -17,6 +17,8 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/command"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
+	"github.com/moby/patternmatcher"
+	"github.com/moby/patternmatcher/ignorefile"
 )
 
 // buildKitFlags are instruction flags only BuildKit's Dockerfile frontend
@@ -563,7 +565,7 @@ func classicDiffers(name string, root *parser.Result, b model.Build) string {
 					if !strings.ContainsAny(src, "*?[") || strings.Contains(src, "$") || strings.Contains(src, "..") || isRemoteSource(src) {
 						continue
 					}
-					if m, err := filepath.Glob(filepath.Join(b.Context, src)); err == nil && len(m) == 0 {
+					if m, err := filepath.Glob(filepath.Join(b.Context, src)); err == nil && !sentAny(b.Context, m) {
 						return fmt.Sprintf("%s:%d: %s %s matches nothing in the context: BuildKit copies nothing, the classic builder fails", name, n.StartLine, strings.ToUpper(n.Value), src)
 					}
 				}
@@ -605,4 +607,37 @@ func newerBuildKitOnly(name string, root *parser.Result) string {
 		}
 	}
 	return ""
+}
+
+// sentAny says whether any of paths (under the build context ctx) is
+// sent to the build: one its .dockerignore leaves out is not there for a
+// COPY (the twenty-second attacker's 6: `COPY *.local.cfg` whose only
+// match .dockerignore names failed under the classic builder, which the
+// check had not seen). An unreadable .dockerignore leaves every path in.
+func sentAny(ctx string, paths []string) bool {
+	if len(paths) == 0 {
+		return false
+	}
+	data, err := readTaskFile(ctx, filepath.Join(ctx, ".dockerignore"))
+	if err != nil {
+		return true
+	}
+	patterns, err := ignorefile.ReadAll(strings.NewReader(string(data)))
+	if err != nil {
+		return true
+	}
+	pm, err := patternmatcher.New(patterns)
+	if err != nil {
+		return true
+	}
+	for _, p := range paths {
+		rel, err := filepath.Rel(ctx, p)
+		if err != nil {
+			return true
+		}
+		if out, err := pm.MatchesOrParentMatches(filepath.ToSlash(rel)); err != nil || !out {
+			return true
+		}
+	}
+	return false
 }

@@ -66,6 +66,14 @@ func TestClassicDiffers(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+	// A wildcard whose only match .dockerignore leaves out matches
+	// nothing the build is sent.
+	if err := os.WriteFile(filepath.Join(ctx, ".dockerignore"), []byte("*.py\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := classicDiffers("Dockerfile", parseDockerfile("FROM x\nCOPY *.py /app/\n"), model.Build{Context: ctx, Dockerfile: "Dockerfile"}); !strings.HasPrefix(got, "Dockerfile:2: COPY *.py matches nothing") {
+		t.Errorf("a wildcard whose match .dockerignore leaves out: %q", got)
+	}
 	if err := os.WriteFile(filepath.Join(ctx, "Dockerfile.dockerignore"), []byte("app.py\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
