@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -290,5 +291,31 @@ func TestAWaitAboveTheStepTimeSaysItAddsUpThreads(t *testing.T) {
 	n.CPUWait = Duration(time.Second)
 	if got, want := n.Contention(), "waited 1.0s for a CPU in 2.9s of steps (34%)"; got != want {
 		t.Errorf("Contention() = %q, want %q", got, want)
+	}
+}
+
+// The host's memory pressure is read host-wide, and a trial's own service
+// thrashing at its limit is in it: such a trial is not contended by it
+// (the twenty-second attacker's 4: every trial of the task "memory
+// pressure 33%", and its own failures listed as the host's); the record
+// says why. A trial none of whose containers was at its limit still is.
+func TestOwnMemoryPressureIsNotTheHosts(t *testing.T) {
+	r := TrialResult{Sidecars: []SidecarUsage{{Name: "cache", PeakBytes: 24 * MiB, LimitBytes: 24 * MiB}, {Name: "db", PeakBytes: 10 * MiB, LimitBytes: 256 * MiB}}}
+	own := OwnMemoryAt(r)
+	if own != "its service cache at its 24MiB limit" {
+		t.Errorf("own memory %q", own)
+	}
+	n := HostNoise{PSI: true, MemorySome: 0.33, StepTime: Duration(10 * time.Second), CPUWait: Duration(10 * time.Millisecond), CPUWaitKnown: true, OwnMemory: own}
+	n.Judge(HostLoad{}, HostLoad{}, 2)
+	if n.Contended || !strings.Contains(n.Own, "memory pressure 33% while its service cache at its 24MiB limit, not the host's") {
+		t.Errorf("contended %v (%s), own %q", n.Contended, n.Why, n.Own)
+	}
+	n.OwnMemory = OwnMemoryAt(TrialResult{Sidecars: r.Sidecars[1:]})
+	n.Judge(HostLoad{}, HostLoad{}, 2)
+	if !n.Contended || n.Why != "memory pressure 33%" {
+		t.Errorf("no container of its own at its limit: contended %v (%s)", n.Contended, n.Why)
+	}
+	if got := OwnMemoryAt(TrialResult{Steps: []StepResult{{AtLimit: Duration(time.Second)}}}); got != "its own container at its memory limit" {
+		t.Errorf("a step at its limit: %q", got)
 	}
 }

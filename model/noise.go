@@ -20,6 +20,11 @@ type HostNoise struct {
 	MemorySome float64 `json:"memory_some"`
 	MemoryFull float64 `json:"memory_full"`
 	IOSome     float64 `json:"io_some"`
+	// OwnMemory says which of the trial's own containers were at their
+	// memory limits ("its service cache at its 24MiB limit"): the host's
+	// memory pressure is read host-wide, and theirs is in it, so it is
+	// not counted as the host's (OwnMemoryAt).
+	OwnMemory string `json:"own_memory,omitempty"`
 	// Neighbours is the most other trials of the sweep running at once
 	// beside this one.
 	Neighbours int `json:"neighbours"`
@@ -137,14 +142,19 @@ const ContendedWaitAtLeast = 100 * time.Millisecond
 func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	var why []string
 	n.Own = ""
+	var own []string
 	if n.CPUWaitKnown && n.StepTime > 0 && float64(n.OwnCPUWait) >= ContendedWait*float64(n.StepTime) && time.Duration(n.OwnCPUWait) >= ContendedWaitAtLeast {
-		n.Own = fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps behind its own CPU limit and its own threads, not the host's", time.Duration(n.OwnCPUWait).Seconds(), time.Duration(n.StepTime).Seconds())
+		own = append(own, fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps behind its own CPU limit and its own threads, not the host's", time.Duration(n.OwnCPUWait).Seconds(), time.Duration(n.StepTime).Seconds()))
 	}
+	if n.PSI && n.MemorySome >= ContendedMemorySome && n.OwnMemory != "" {
+		own = append(own, fmt.Sprintf("memory pressure %.0f%% while %s, not the host's", 100*n.MemorySome, n.OwnMemory))
+	}
+	n.Own = strings.Join(own, "; ")
 	if share, ok := n.WaitShare(); ok {
 		if share >= ContendedWait && time.Duration(n.CPUWait) >= ContendedWaitAtLeast {
 			why = append(why, n.Contention())
 		}
-		if n.PSI && n.MemorySome >= ContendedMemorySome {
+		if n.hostMemoryPressure() {
 			why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))
 		}
 		if n.NoisyNeighbours > 0 {
@@ -162,7 +172,7 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	if n.PSI && cpu >= ContendedCPUSome {
 		why = append(why, fmt.Sprintf("CPU pressure %.0f%%", 100*cpu))
 	}
-	if n.PSI && n.MemorySome >= ContendedMemorySome {
+	if n.hostMemoryPressure() {
 		why = append(why, fmt.Sprintf("memory pressure %.0f%%", 100*n.MemorySome))
 	}
 	if n.NoisyNeighbours > 0 {
@@ -172,6 +182,38 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 		why = append(why, fmt.Sprintf("load %.1f on %d CPUs", load, hostCPUs))
 	}
 	n.Contended, n.Why = len(why) > 0, strings.Join(why, ", ")
+}
+
+// hostMemoryPressure says whether the host's memory pressure counts
+// against the trial: over its threshold, and not while the trial's own
+// containers were at their memory limits (their stalls are in the
+// host-wide figure: a service thrashing at its own 24 MiB made every
+// trial of its task contended, "memory pressure 33%", and its failures
+// were listed as the host's; the twenty-second attacker's 4).
+func (n HostNoise) hostMemoryPressure() bool {
+	return n.PSI && n.MemorySome >= ContendedMemorySome && n.OwnMemory == ""
+}
+
+// OwnMemoryAt names the trial's own containers that were at their memory
+// limits (HostNoise.OwnMemory), "" when none was: a service killed by the
+// OOM killer or whose peak reached nine tenths of its limit, and the
+// task's container where a step spent time at its hard limit or the
+// kernel killed in it.
+func OwnMemoryAt(r TrialResult) string {
+	var at []string
+	for _, sc := range r.Sidecars {
+		if sc.OOMKilled || (sc.LimitBytes > 0 && sc.PeakBytes*10 >= sc.LimitBytes*9) {
+			at = append(at, "its service "+sc.Name+" at its "+FormatBytes(sc.LimitBytes)+" limit")
+		}
+	}
+	var atLimit time.Duration
+	for _, st := range r.Steps {
+		atLimit += time.Duration(st.AtLimit)
+	}
+	if atLimit > 0 || len(r.OOMs) > 0 {
+		at = append(at, "its own container at its memory limit")
+	}
+	return strings.Join(at, " and ")
 }
 
 // NoiseSplit is a ratio's success among quiet and among contended trials.

@@ -569,6 +569,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 			noise.NeighbourCores += n.Cores()
 		}
 	}
+	noise.OwnMemory = model.OwnMemoryAt(out)
 	noise.Judge(out.HostAtStart, out.HostAtEnd, r.cfg.HostCPUs)
 	// A trial that never had a container ran beside nothing.
 	if out.ContainerID != "" {
