@@ -74,26 +74,10 @@ BuildKit (heredocs, RUN --mount, COPY --chmod...), at its line.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			buildKit := 0
-			for _, l := range c.Tasks {
-				for _, n := range l.Task.NeedsBuildKit() {
-					if buildKit == 0 {
-						fmt.Fprintln(w, "needs BuildKit (the classic builder refuses this Dockerfile syntax; headroom builds it with the engine's BuildKit, as Harbor does):")
-					}
-					buildKit++
-					fmt.Fprintf(w, "  %s  %s\n", l.Task.Name, n)
-				}
-			}
-			differs := 0
-			for _, l := range c.Tasks {
-				for _, n := range l.Task.ClassicDiffers() {
-					if differs == 0 {
-						fmt.Fprintln(w, "builds otherwise with the classic builder (headroom builds it with the engine's BuildKit, as Harbor does, where the task has no network or the run says --build-network; else with the classic builder on a network of its own, and the build's first line says so):")
-					}
-					differs++
-					fmt.Fprintf(w, "  %s  %s\n", l.Task.Name, n)
-				}
-			}
+			listBuilds(w, c.Tasks, "needs BuildKit (the classic builder refuses this Dockerfile syntax; headroom builds it with the engine's BuildKit, as Harbor does):",
+				(*model.Task).NeedsBuildKit)
+			listBuilds(w, c.Tasks, "builds otherwise with the classic builder (headroom builds it with the engine's BuildKit, as Harbor does, where the task has no network or the run says --build-network; else with the classic builder on a network of its own, and the build's first line says so):",
+				(*model.Task).ClassicDiffers)
 			fmt.Fprintf(w, "%s loaded: %d faithful, %d with deviations; %d not loaded\n",
 				model.Quantity(len(c.Tasks), "task"), len(c.Tasks)-deviating, deviating, len(c.Problems))
 			if rows > 0 {
@@ -117,5 +101,20 @@ func noteDeviations(w io.Writer, tasks []model.Task) {
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(w, "note: %s will run differently from their own harness (%s): `headroom tasks audit` lists how\n", model.Quantity(len(names), "task"), strings.Join(names, ", "))
+	}
+}
+
+// listBuilds prints, under head, each task's builds that says names (none:
+// no head either).
+func listBuilds(w io.Writer, tasks []taskfile.Loaded, head string, says func(*model.Task) []string) {
+	first := true
+	for i := range tasks {
+		for _, n := range says(&tasks[i].Task) {
+			if first {
+				fmt.Fprintln(w, head)
+				first = false
+			}
+			fmt.Fprintf(w, "  %s  %s\n", tasks[i].Task.Name, n)
+		}
 	}
 }

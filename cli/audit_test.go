@@ -20,6 +20,18 @@ func TestTasksAudit(t *testing.T) {
 	if !strings.Contains(r.stdout, "needs BuildKit") || !strings.Contains(r.stdout, "test/heredoc-build  image: Dockerfile:3: heredoc in RUN") {
 		t.Errorf("heredoc: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A Dockerfile the classic builder builds otherwise is listed too.
+	differs := t.TempDir()
+	writeTree(t, differs, map[string]string{
+		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"test/workdir-user\"\n[environment]\nallow_internet = false\n",
+		"instruction.md":         "Do it.\n",
+		"environment/Dockerfile": "FROM x\nUSER nobody\nWORKDIR /work\n",
+		"tests/test.sh":          "#!/bin/bash\n",
+	})
+	r = headroom(t, "tasks", "audit", differs)
+	if !strings.Contains(r.stdout, "builds otherwise with the classic builder") || !strings.Contains(r.stdout, "test/workdir-user  image: Dockerfile:3: WORKDIR /work under USER nobody") {
+		t.Errorf("WORKDIR under USER: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	r = headroom(t, "tasks", "audit", "--profile", "hardened", chroot)
 	for _, want := range []string{"test/parity-chroot  hardened", "hardened profile: capabilities dropped", "SYS_CHROOT", "MKNOD", "hardened profile: pids limited", "1 with deviations"} {
 		if r.code != 1 || !strings.Contains(r.stdout, want) {

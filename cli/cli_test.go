@@ -277,22 +277,28 @@ func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
 // without --agents: validate says so beside its "ok".
 func TestValidateSaysNoAgentSolvesIt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nosolve")
-	for name, text := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/nosolve\"\n[environment]\nmemory_mb = 64\n",
 		"instruction.md":         "Do it.\n",
 		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
 		"tests/test.sh":          "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
-	} {
+	})
+	r := headroom(t, "tasks", "validate", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "ok    cli/nosolve") || !strings.Contains(r.stdout, "note: no agent solves it") || !strings.Contains(r.stdout, "--agents nop") {
+		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// writeTree writes files (paths under dir, their directories made).
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	r := headroom(t, "tasks", "validate", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "ok    cli/nosolve") || !strings.Contains(r.stdout, "note: no agent solves it") || !strings.Contains(r.stdout, "--agents nop") {
-		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
 }
 

@@ -38,19 +38,12 @@ func TestTaskImageFollowsItsBase(t *testing.T) {
 	removeImageAfter(t, base)
 
 	dir := filepath.Join(t.TempDir(), "onbase")
-	for name, text := range map[string]string{
+	writeTaskFiles(t, dir, map[string]string{
 		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"test/onbase\"\n[environment]\nmemory_mb = 64\nallow_internet = false\n",
 		"instruction.md":         "Do it.\n",
 		"environment/Dockerfile": "FROM " + base + "\nRUN cat /marker\n",
 		"tests/test.sh":          "#!/bin/bash\ngrep -q v2 /marker && echo 1 > /logs/verifier/reward.txt\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	l, err := taskfile.LoadTaskDir(dir)
 	if err != nil {
 		t.Fatal(err)

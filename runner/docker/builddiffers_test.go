@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,21 +89,14 @@ func TestNewerBuildKitSyntaxRefusedOnAnOldEngine(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "newer-"+c.name)
-			for p, body := range map[string]string{
+			writeTaskFiles(t, dir, map[string]string{
 				"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"test/newer-" + c.name + "\"\n[environment]\nallow_internet = false\n",
 				"instruction.md":         "Nothing.\n",
 				"environment/Dockerfile": "FROM headroom-debian:bookworm\n" + c.copy + "\n",
 				"environment/hidden.txt": "key\n",
 				"environment/run.sh":     "#!/bin/sh\n",
 				"tests/test.sh":          "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
-			} {
-				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			})
 			l, err := taskfile.LoadTaskDir(dir)
 			if err != nil {
 				t.Fatal(err)

@@ -32,6 +32,14 @@ func gradedTask(t *testing.T, name, memory, agentTimeout, solve string) model.Ta
 // it with its oracle alone, its image built.
 func harborTaskOf(t *testing.T, dir string, files map[string]string) model.Task {
 	t.Helper()
+	writeTaskFiles(t, dir, files)
+	return loadTaskAt(t, dir, taskfile.AgentOracle)
+}
+
+// writeTaskFiles writes files (paths under dir, their directories made),
+// executable.
+func writeTaskFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for p, content := range files {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -41,7 +49,6 @@ func harborTaskOf(t *testing.T, dir string, files map[string]string) model.Task 
 			t.Fatal(err)
 		}
 	}
-	return loadTaskAt(t, dir, taskfile.AgentOracle)
 }
 
 // An agent that did its work and then ran past its time limit, exited
