@@ -1040,3 +1040,20 @@ func TestUnknownBackendIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A Dockerfile with an instruction no builder knows is the task file's
+// error (exit 2), naming the line: validate said "ok" beside a warning,
+// and only the build refused it (a new user's RUNN).
+func TestValidateRefusesADockerfileNoBuilderReads(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runn")
+	writeTree(t, dir, map[string]string{
+		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/runn\"\n",
+		"instruction.md":         "Do it.\n",
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\nRUNN echo hi\n",
+		"tests/test.sh":          "#!/bin/bash\n",
+	})
+	r := headroom(t, "tasks", "validate", dir)
+	if r.code != 2 || !strings.Contains(r.stdout, "error cli/runn") || !strings.Contains(r.stdout, "Dockerfile:2: unknown instruction \"RUNN\"") || strings.Contains(r.stdout, "ok    cli/runn") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

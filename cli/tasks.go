@@ -92,21 +92,30 @@ func newTasksCmd() *cobra.Command {
 					}
 				}
 				for _, l := range loaded {
+					builds := []*model.Build{l.Task.Build}
+					for _, sc := range l.Task.Sidecars {
+						builds = append(builds, sc.Build)
+					}
+					var refused []string
+					for _, b := range builds {
+						refused = append(refused, taskfile.DockerfileProblems(b)...)
+					}
+					if len(refused) > 0 {
+						// A build certain to be refused is the file's error,
+						// not a warning beside "ok" (a new user's RUNN).
+						bad++
+						fmt.Fprintf(cmd.OutOrStdout(), "error %s (%s): its build will be refused\n", l.Task.Name, l.Task.Source)
+						for _, p := range refused {
+							fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", p)
+						}
+						continue
+					}
 					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s (%s)\n", l.Task.Name, l.Task.Source)
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
 					for _, ty := range append(l.TyposAt(), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
-					}
-					builds := []*model.Build{l.Task.Build}
-					for _, sc := range l.Task.Sidecars {
-						builds = append(builds, sc.Build)
-					}
-					for _, b := range builds {
-						for _, p := range taskfile.DockerfileProblems(b) {
-							fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", p)
-						}
 					}
 					if len(l.Task.DefaultAgentNames()) == 0 {
 						// run refuses it without --agents: said here, where
