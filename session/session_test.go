@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +85,13 @@ func TestASweepRunsOnAnyRegisteredPlatform(t *testing.T) {
 	}
 	if m.Tasks[1].NotRun == "" || m.Tasks[2].NotRun == "" {
 		t.Errorf("not run: %q, %q", m.Tasks[1].NotRun, m.Tasks[2].NotRun)
+	}
+	// No task that can run: no sweep, and every task's reason said (only
+	// the first's was: a new user's three broken Dockerfiles took three
+	// runs to read).
+	if _, err := eng.Launch(ctx, Spec{Tasks: []model.Task{broken, huge}, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Concurrency: 2, Seed: 1, OutRoot: t.TempDir()}); err == nil ||
+		!strings.Contains(err.Error(), "cannot run either: ") || !strings.Contains(err.Error(), "port/huge") || !strings.Contains(err.Error(), "port/broken") {
+		t.Errorf("no task can run: %v; want each one's reason", err)
 	}
 	// A platform that admits pods itself is not held to host memory minus
 	// headroom's reserve: the largest node's allocatable bounds one pod.

@@ -253,10 +253,13 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 	// first is the first task's reason to fail, the sweep's error when no
 	// task can run (or with FailFast, when any cannot).
 	var first error
+	var firstTask string
 	fail := func(task string, err error) {
 		if _, ok := p.notRun[task]; !ok {
 			p.notRun[task] = err.Error()
-			first = cmp.Or(first, err)
+			if first == nil {
+				first, firstTask = err, task
+			}
 		}
 	}
 	if !spec.FailFast {
@@ -302,7 +305,19 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 		p.tasks[i].PinnedImage = p.imageIDs[p.tasks[i].Image]
 	}
 	if first != nil && len(p.notRun) == len(p.tasks) {
-		return p, first // nothing could run: no sweep, as with FailFast
+		// Nothing could run: no sweep, as with FailFast; every task's
+		// reason said (only the first's was, and each other's took a run
+		// of its own to see: a new user's three broken Dockerfiles).
+		var also []string
+		for _, t := range p.tasks {
+			if why, ok := p.notRun[t.Name]; ok && t.Name != firstTask {
+				also = append(also, fmt.Sprintf("task %s cannot run either: %s", t.Name, why))
+			}
+		}
+		if len(also) > 0 {
+			return p, fmt.Errorf("%w\n%s", first, strings.Join(also, "\n"))
+		}
+		return p, first
 	}
 	return p, nil
 }
