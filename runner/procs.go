@@ -131,6 +131,37 @@ type procTracker struct {
 	leftFrom    string
 }
 
+// renameStep names the running step anew, as another command of its
+// pipeline joined it: its kills so far (from killsBefore) and the
+// processes first seen in it take the new name. A kill read before the
+// pipeline's last trace line was named after whichever of its commands
+// bash traced first: a new user's `head -c 80M /dev/zero | tail -n 1 |
+// wc -c` was killed "in step head …" 13 times of 20, "tail -n 1" 4 and
+// "wc -c" 3, once "left running by step wc -c" in its own pipeline.
+func (t *trialRun) renameStep(name string, killsBefore int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.step
+	if old == name {
+		return
+	}
+	t.step = name
+	for i := max(killsBefore, 0); i < len(t.out.OOMs); i++ {
+		o := &t.out.OOMs[i]
+		if o.Step == old {
+			o.Step = name
+		}
+		if o.StartedInStep == old {
+			o.StartedInStep = ""
+		}
+	}
+	for _, tp := range t.procs.seen {
+		if tp.step == old && tp.script == t.procs.script {
+			tp.step = name
+		}
+	}
+}
+
 func keyOf(p Proc) procKey { return procKey{p.PID, p.Started.UnixNano()} }
 
 // watchProcs follows the sandbox's process samples until they end.

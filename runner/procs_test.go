@@ -622,3 +622,26 @@ func TestKillTreeShowsTheKernelsRSSOfTheKilled(t *testing.T) {
 		t.Errorf("tree at the kill %+v; want pid 11 first at the kernel's 381MiB, the script at its sampled 1MiB", tree)
 	}
 }
+
+// A pipeline's commands are traced one by one, in no set order, and each
+// that joins renames the step: its kills so far, and the processes first
+// seen in it, take the pipeline's name, so a kill is named the same way
+// whichever command bash traced first (a new user's head | tail | wc:
+// three names over 20 runs, once "left running by step wc -c" in its
+// own pipeline).
+func TestAJoiningPipelineCommandRenamesTheStepsKills(t *testing.T) {
+	var res model.TrialResult
+	tr := &trialRun{recorder: newRecorder(&res, 0, nil)}
+	tr.out = &res
+	before := tr.openStep("wc -c", time.Now())
+	res.OOMs = append(res.OOMs, model.OOMEvent{Step: "wc -c", StartedInStep: "wc -c", Process: "tail"})
+	tr.procs.seen = map[procKey]*trackedProc{{pid: 7}: {step: "wc -c"}, {pid: 8}: {step: "earlier", script: 0}}
+	tr.renameStep("head -c 80M /dev/zero | tail -n 1 | wc -c", before)
+	o := res.OOMs[0]
+	if o.Step != "head -c 80M /dev/zero | tail -n 1 | wc -c" || o.StartedInStep != "" {
+		t.Errorf("kill in %q started in %q; want the pipeline's name and no other step", o.Step, o.StartedInStep)
+	}
+	if tr.step != o.Step || tr.procs.seen[procKey{pid: 7}].step != o.Step || tr.procs.seen[procKey{pid: 8}].step != "earlier" {
+		t.Errorf("running step %q, processes %q %q", tr.step, tr.procs.seen[procKey{pid: 7}].step, tr.procs.seen[procKey{pid: 8}].step)
+	}
+}

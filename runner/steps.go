@@ -683,6 +683,7 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 				// Another command of the running pipeline.
 				cur.sr.Show = tr.book.show(n)
 				cur.sr.Name = tracedName(cur.sr.Show)
+				t.renameStep(cur.sr.Name, cur.killsBefore)
 				return
 			}
 			t.settle(tr, cur)
