@@ -146,6 +146,17 @@ func (c *confirmation) text(running, queued int) string {
 	return c.prompt
 }
 
+// keepAnswer clips a question to w columns keeping its closing " y/n":
+// cut at the edge, the answer it waits for was cut off first ("Cancel the
+// sweep? … all are recor…" at 80 columns, a new user's try).
+func keepAnswer(q string, w int) string {
+	const answer = " y/n"
+	if width(q) <= w || !strings.HasSuffix(q, answer) || w <= len(answer)+1 {
+		return clip(q, w)
+	}
+	return clip(strings.TrimSuffix(q, answer), w-len(answer)) + answer
+}
+
 // quitConfirmedMsg is quit's yes: stop everything, then exit.
 type quitConfirmedMsg struct{}
 
@@ -966,7 +977,7 @@ func (m Model) viewStatus() string {
 		if m.state != nil && !m.state.Finished {
 			running, queued = m.state.Running, m.state.Queued()
 		}
-		return clip(st.Warn.Render(m.confirm.text(running, queued)), m.width)
+		return st.Warn.Render(keepAnswer(m.confirm.text(running, queued), m.width))
 	}
 	var parts []string
 	if n := m.notice(); n != "" {

@@ -880,3 +880,14 @@ func TestAStoppedTrialIsFinishingNotRunning(t *testing.T) {
 		t.Errorf("after t1's record: running %d finishing %d; want 1 and 0", s.Running, s.Finishing)
 	}
 }
+
+// A question cut at the screen's edge keeps the answer it waits for.
+func TestAQuestionKeepsItsAnswer(t *testing.T) {
+	q := "Cancel the sweep? 2 running trial(s) stop, 12 queued never start; all are recorded as cancelled. y/n"
+	if got := keepAnswer(q, 60); width(got) != 60 || !strings.HasSuffix(got, "… y/n") {
+		t.Errorf("%q (%d columns)", got, width(got))
+	}
+	if got := keepAnswer("Quit? y/n", 60); got != "Quit? y/n" {
+		t.Errorf("%q", got)
+	}
+}
