@@ -95,41 +95,50 @@ func TestSampleCarriesTheTmpfsPages(t *testing.T) {
 	}
 }
 
-// An exec's process whose output is neither its pipe nor /dev/null is
-// not yet the wrapper waiting after its script (traceHold): it is sent
-// nothing. Read as it started, one was sent SIGUSR1 before its trap and
-// died of it, exit 138 (TestAnAgentsFinishedWorkIsGradedWhateverEndedIt,
-// a CI rehearsal). Its output /dev/null, it is released.
+// An exec's process whose output is /dev/null without the kept pipe is
+// not the wrapper waiting after its script (traceHold): a shell's output
+// is /dev/null for a moment while it runs a builtin with >/dev/null, and
+// one read so was sent SIGUSR1 and died of it, exit 138 (CI rehearsals:
+// graded-exit, then traced-statuses-sh). Once its output is /dev/null
+// with the pipe kept on runner.HoldFD, as traceHold leaves it, it is
+// released.
 func TestExecHoldReleasesOnlyTheWaitingWrapper(t *testing.T) {
 	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "out"))
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.Close()
-	// As traceHold: its trap set, it lets go of its output (to
-	// /dev/null) once told to (the script's end), then waits.
-	cmd := exec.Command("sh", "-c", `trap "exit 7" USR1; while [ ! -e "$1" ]; do sleep 0.02; done; exec >/dev/null; while :; do sleep 0.02; done`, "sh", filepath.Join(dir, "ended"))
-	cmd.Stdout = out
+	defer r.Close()
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	nulled, ended := filepath.Join(dir, "nulled"), filepath.Join(dir, "ended")
+	cmd := exec.Command("bash", "-c", `trap "exit 7" USR1; exec 5>&1 >/dev/null; : > "$1"; while [ ! -e "$2" ]; do sleep 0.02; done; exec `+
+		strconv.Itoa(runner.HoldFD)+`>&5 5>&-; while :; do sleep 0.02; done`, "bash", nulled, ended)
+	cmd.Stdout = w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close()
 	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(nulled); err == nil {
+			break
+		}
+	}
 	h := &execHold{on: true}
-	for range 3 {
+	for range workload.ReleaseReadings + 2 {
 		h.step(&sandbox{}, cmd.Process.Pid)
 	}
 	if h.sent || h.ended {
-		t.Fatalf("a process writing to a file was taken for the waiting wrapper (sent %v)", h.sent)
+		t.Fatalf("a process whose output is /dev/null for a moment was taken for the waiting wrapper (sent %v)", h.sent)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ended"), nil, 0o644); err != nil {
+	if err := os.WriteFile(ended, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); !h.sent && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		h.step(&sandbox{}, cmd.Process.Pid)
 	}
 	if !h.sent {
-		t.Fatal("the wrapper waiting with its output on /dev/null was not released")
+		t.Fatal("the wrapper waiting with its output on /dev/null and its pipe kept was not released")
 	}
 	if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 7 {
 		t.Errorf("released wrapper: %v, exit %d; want its trap's 7", err, cmd.ProcessState.ExitCode())

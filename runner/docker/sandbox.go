@@ -884,35 +884,34 @@ func (h *execHold) step(s *sandbox, pid int) {
 			h.pipe = out
 		}
 	case out == "/dev/null":
-		// The script has ended and the wrapper waits (traceHold sends
-		// its output there; anything else is not yet the wrapper: the
-		// exec's process read as it starts was sent SIGUSR1 before its
-		// trap and died of it, exit 138, 1 run in a CI rehearsal's). Held while
-		// another process holds the output; released once none has for
-		// workload.ReleaseReadings readings in a row, or at once where
-		// the output was never a pipe. Which pipe it is the wrapper
-		// keeps on runner.HoldFD: a script that ended before it was first
-		// read left a job holding it released at once (a job held to the
-		// agent's timeout let go of, under load).
-		h.ended = true
-		if h.pipe == "" {
-			if kept, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", h.pid, runner.HoldFD)); err == nil && strings.HasPrefix(kept, "pipe:[") {
-				h.pipe = kept
+		// The script has ended and the wrapper waits only where traceHold
+		// put its output there after keeping it on runner.HoldFD (after
+		// its trap): a shell's output is /dev/null for a moment too while
+		// it runs a builtin with >/dev/null (the wrapper's own start under
+		// sh), and one read so was sent SIGUSR1 and died of it, exit 138
+		// (TestTracedScriptStatusesInAContainer/traced-statuses-sh, and
+		// before it graded-exit, in CI rehearsals). The kept pipe also
+		// names the output however late headroom first looked (a script
+		// that ended before it was first read left a job held to the
+		// agent's timeout let go of). Held while another process holds
+		// it; released once none has for workload.ReleaseReadings
+		// readings in a row.
+		kept, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", h.pid, runner.HoldFD))
+		if err != nil || !strings.HasPrefix(kept, "pipe:[") {
+			return
+		}
+		h.ended, h.pipe = true, kept
+		var pids []int
+		for p := range s.processesNow() {
+			if p != h.pid { // the wrapper, which keeps it
+				pids = append(pids, p)
 			}
 		}
-		if h.pipe != "" {
-			var pids []int
-			for p := range s.processesNow() {
-				if p != h.pid { // the wrapper, which keeps it
-					pids = append(pids, p)
-				}
-			}
-			if workload.PipeHeld(pids, h.pipe, runner.TraceFD) {
-				h.held, h.clear = true, 0
-				return
-			}
+		if workload.PipeHeld(pids, h.pipe, runner.TraceFD) {
+			h.held, h.clear = true, 0
+			return
 		}
-		if h.clear++; h.clear >= workload.ReleaseReadings || h.pipe == "" {
+		if h.clear++; h.clear >= workload.ReleaseReadings {
 			h.sent = true
 			signalPid(h.pid, syscall.SIGUSR1)
 		}
