@@ -16,9 +16,14 @@ import (
 // "waited 2.9s for a CPU (49%)", contended, where a one-thread twin beside
 // it waited 4-87 ms (the twenty-first attacker's 4). Readings come with
 // the backend's samples (event.Sample.CPUWaitNanos, about once a second)
-// and at each step's ends; one older than the last is skipped.
+// and at each step's ends; one older than the last is skipped. The
+// readings are of one container's counters (of): a step in another (a
+// separate verifier's, with counters of its own) is split over its whole
+// span (trialRun.spanNoise), not given this split's readings, which it
+// would move or be skipped by.
 type waitSplit struct {
 	mu       sync.Mutex
+	of       any     // the sandbox whose counters these are
 	cores    float64 // the trial's CPU limit (0: none)
 	hostCPUs int
 	read     bool
@@ -44,4 +49,9 @@ func (w *waitSplit) add(wait, used int64, at time.Time) (host, own time.Duration
 	}
 	w.read, w.at, w.wait, w.used = true, at, wait, used
 	return w.host, w.own
+}
+
+// follows says whether sb's readings are the ones this split is of.
+func (w *waitSplit) follows(sb any) bool {
+	return w.of != nil && w.of == sb
 }

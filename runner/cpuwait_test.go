@@ -65,3 +65,43 @@ func TestRecorderSplitsTheSamplesWait(t *testing.T) {
 		t.Errorf("a second at its one core with three threads waiting: host %v own %v; want 0 and 3s", host, own)
 	}
 }
+
+// waitBox is a sandbox that reads only its CPU use and wait.
+type waitBox struct {
+	Sandbox
+	used, wait int64
+}
+
+func (b *waitBox) CPUUse() (model.CPUUse, bool)   { return model.CPUUse{UsageNanos: b.used}, true }
+func (b *waitBox) CPUWait() (time.Duration, bool) { return time.Duration(b.wait), true }
+
+// A separate verifier's container has counters of its own, far below the
+// trial's: its readings were skipped by the trial's split as stale, and
+// its steps recorded no CPU wait at all, the host's or their own (round
+// nineteen's open item). Such a step is split over its whole span.
+func TestSeparateVerifiersWaitIsItsOwnSpan(t *testing.T) {
+	sec := int64(time.Second)
+	main := &waitBox{used: 100 * sec, wait: 50 * sec}
+	t0 := time.Unix(1000, 0)
+	tr := &trialRun{r: &Runner{}}
+	tr.trial.Policy.LimitCPUs = 1
+	tr.r.cfg.HostCPUs = 2
+	tr.recorder.waits = waitSplit{of: main, cores: 1, hostCPUs: 2}
+	tr.recorder.waits.add(main.wait, main.used, t0)
+
+	// The verifier's one thread held back half of each of 2 s by the
+	// host: 1 s of the host's wait.
+	verifier := &waitBox{used: sec / 100, wait: 0}
+	o := &openStep{cpuBefore: model.CPUUse{UsageNanos: verifier.used}, cpuOK: true, waitOK: true}
+	tr.splitFrom(verifier, o)
+	verifier.used += sec
+	verifier.wait += sec
+	start := time.Now()
+	_, host := tr.spanNoise(verifier, o, start, start.Add(2*time.Second))
+	if time.Duration(host) != time.Second || tr.steps.wait != time.Second {
+		t.Errorf("the separate verifier's step: host wait %v (steps %v); want 1s", time.Duration(host), tr.steps.wait)
+	}
+	if h, o := tr.recorder.waits.add(main.wait, main.used, t0.Add(time.Second)); h != 0 || o != 0 {
+		t.Errorf("the verifier's readings moved the trial's split: %v %v", h, o)
+	}
+}

@@ -233,7 +233,7 @@ func (t *trialRun) beginStep(sb Sandbox, phase string, st model.Step) *openStep 
 	now := time.Now()
 	killsBefore := t.openStep(st.Name, now)
 	o := &openStep{killsBefore: killsBefore, cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: psi, sr: model.StepResult{Name: st.Name, Show: st.Show, Phase: phase, Start: now}}
-	t.splitFrom(o)
+	t.splitFrom(sb, o)
 	t.emit(event.StepStarted{Base: t.base(), Index: t.index, Phase: phase, Step: st})
 	t.index++
 	return o
@@ -416,14 +416,16 @@ func (t *trialRun) noiseFrom(sb Sandbox) *openStep {
 	cpu, cpuOK := sb.CPUUse()
 	wait, waitOK := cpuWait(sb)
 	o := &openStep{cpuBefore: cpu, cpuOK: cpuOK, waitBefore: wait, waitOK: waitOK, psiBefore: t.r.readPressure(), sr: model.StepResult{Start: time.Now()}}
-	t.splitFrom(o)
+	t.splitFrom(sb, o)
 	return o
 }
 
-// splitFrom gives the wait's split a reading as o opens, and o the
-// host's and the trial's shares so far.
-func (t *trialRun) splitFrom(o *openStep) {
-	if o.waitOK && o.cpuOK && o.cpuBefore.UsageNanos > 0 {
+// splitFrom gives the wait's split a reading of sb as o opens, and o the
+// host's and the trial's shares so far; a step in another container than
+// the one the split follows (a separate verifier's) is split over its
+// whole span instead.
+func (t *trialRun) splitFrom(sb Sandbox, o *openStep) {
+	if o.waitOK && o.cpuOK && o.cpuBefore.UsageNanos > 0 && t.recorder.waits.follows(sb) {
 		o.hostBefore, o.ownBefore = t.recorder.waits.add(int64(o.waitBefore), o.cpuBefore.UsageNanos, time.Now())
 		o.split = true
 	}

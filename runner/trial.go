@@ -228,7 +228,7 @@ func (t *trialRun) startFailed(ctx context.Context, err error) model.TrialResult
 // function it returns waits until both have ended (after Remove).
 func (t *trialRun) watch(sb Sandbox) func() {
 	t.recorder = newRecorder(&t.res, t.trial.Policy.HardLimitBytes, t.r.cfg.Host)
-	t.recorder.waits = waitSplit{cores: t.trial.Policy.LimitCPUs, hostCPUs: t.r.cfg.HostCPUs}
+	t.recorder.waits = waitSplit{of: sb, cores: t.trial.Policy.LimitCPUs, hostCPUs: t.r.cfg.HostCPUs}
 	t.named = t.nameKill
 	t.netNow = t.task.BaselinePolicy()
 	readings := make(chan struct{})
