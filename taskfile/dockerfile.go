@@ -13,12 +13,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/headroom-eval/headroom/buildignore"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/moby/buildkit/frontend/dockerfile/command"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
-	"github.com/moby/patternmatcher"
-	"github.com/moby/patternmatcher/ignorefile"
 )
 
 // buildKitFlags are instruction flags only BuildKit's Dockerfile frontend
@@ -618,16 +617,8 @@ func sentAny(ctx string, paths []string) bool {
 	if len(paths) == 0 {
 		return false
 	}
-	data, err := readTaskFile(ctx, filepath.Join(ctx, ".dockerignore"))
-	if err != nil {
-		return true
-	}
-	patterns, err := ignorefile.ReadAll(strings.NewReader(string(data)))
-	if err != nil {
-		return true
-	}
-	pm, err := patternmatcher.New(patterns)
-	if err != nil {
+	pm, err := buildignore.Read(ctx)
+	if err != nil || pm == nil {
 		return true
 	}
 	for _, p := range paths {

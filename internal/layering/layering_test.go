@@ -28,6 +28,7 @@ var rules = []rule{
 	{pkg: "model", only: []string{}, why: "the domain is pure: everything depends on it, it on nothing"},
 	{pkg: "themes", only: []string{}, why: "a theme is colours by role; the console maps what it shows to a role"},
 	{pkg: "confine", only: []string{}, why: "path confinement is a leaf every reader of a task uses"},
+	{pkg: "buildignore", only: []string{"confine", "model"}, why: "one reader of a build's .dockerignore for what a build is sent and what the loader says a COPY finds"},
 	{pkg: "printable", only: []string{}, why: "text made safe to print is a leaf"},
 	{pkg: "runner/kmsg", only: []string{}, why: "the kernel log reader is a leaf both backends use"},
 	{pkg: "cgroup", only: []string{"model"}, why: "the floor under the backends and the in-container program"},

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,11 +21,9 @@ import (
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/headroom-eval/headroom/confine"
+	"github.com/headroom-eval/headroom/buildignore"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/moby/patternmatcher"
-	"github.com/moby/patternmatcher/ignorefile"
 )
 
 // TaskRepo is the repository of images headroom builds from tasks'
@@ -631,7 +628,7 @@ func tarContext(w io.Writer, dir, inline, dockerfile string) error {
 // Dockerfile and .dockerignore always go). The context's digest reads the
 // same entries as its tar.
 func walkContext(dir, dockerfile string, fn func(p, name string, d fs.DirEntry) error) error {
-	ignore, err := dockerignore(dir)
+	ignore, err := buildignore.Read(dir)
 	if err != nil {
 		return err
 	}
@@ -663,46 +660,6 @@ func walkContext(dir, dockerfile string, fn func(p, name string, d fs.DirEntry) 
 		return fn(p, name, d)
 	})
 }
-
-// dockerignore reads a build context's .dockerignore (nil when it has
-// none).
-func dockerignore(dir string) (*patternmatcher.PatternMatcher, error) {
-	name := filepath.Join(dir, ".dockerignore")
-	// Read as every other task file is (confine.ReadFile): inside the
-	// context (a link to /proc/self/fd/0 read headroom's own stdin), a
-	// regular file looked at before it is opened (opening a FIFO waits for
-	// a writer: a whole run hung, deaf to signals), opened without
-	// blocking, bounded.
-	data, err := confine.ReadFile(dir, name, maxIgnoreFile)
-	var (
-		nr *confine.NotRegularError
-		tl *confine.TooLargeError
-	)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
-	case errors.As(err, &nr):
-		return nil, fmt.Errorf("%s is not a regular file (%s): a build's .dockerignore is an ordinary file", name, nr.Mode.Type())
-	case errors.As(err, &tl):
-		return nil, fmt.Errorf("%s: larger than %s, which no .dockerignore needs: headroom reads at most that much", name, model.FormatBytes(maxIgnoreFile))
-	case errors.Is(err, confine.ErrOutside):
-		return nil, fmt.Errorf("%w: headroom reads nothing for a build from outside its context", err)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	patterns, err := ignorefile.ReadAll(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(patterns) == 0 {
-		return nil, nil
-	}
-	return patternmatcher.New(patterns)
-}
-
-// maxIgnoreFile bounds a .dockerignore, as the task loader bounds a task's
-// files.
-const maxIgnoreFile = 1 << 20
 
 // baseImages names each image the Dockerfile builds on (its FROM lines
 // and COPY --from images, model.Build.Fetches) with the id the engine
