@@ -1057,3 +1057,21 @@ func TestValidateRefusesADockerfileNoBuilderReads(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A separate verifier's Dockerfile is one of the task's builds: validate
+// read only the task's image and its services', said "ok", and the
+// verifier's build was refused at the first trial.
+func TestValidateReadsTheSeparateVerifiersDockerfile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "vrunn")
+	writeTree(t, dir, map[string]string{
+		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/vrunn\"\n[verifier]\nenvironment_mode = \"separate\"\n",
+		"instruction.md":         "Do it.\n",
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
+		"tests/Dockerfile":       "FROM headroom-debian:bookworm\nRUNN echo hi\n",
+		"tests/test.sh":          "#!/bin/bash\n",
+	})
+	r := headroom(t, "tasks", "validate", dir)
+	if r.code != 2 || !strings.Contains(r.stdout, "error cli/vrunn") || !strings.Contains(r.stdout, "Dockerfile:2: unknown instruction \"RUNN\"") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -92,12 +92,8 @@ func newTasksCmd() *cobra.Command {
 					}
 				}
 				for _, l := range loaded {
-					builds := []*model.Build{l.Task.Build}
-					for _, sc := range l.Task.Sidecars {
-						builds = append(builds, sc.Build)
-					}
 					var refused []string
-					for _, b := range builds {
+					for _, b := range l.Task.Builds() {
 						refused = append(refused, taskfile.DockerfileProblems(b)...)
 					}
 					if len(refused) > 0 {

@@ -15,6 +15,24 @@ func (t *Task) ClassicDiffers() []string {
 	return t.eachBuild(func(b *Build) string { return b.ClassicDiffers })
 }
 
+// Builds are the task's images built from a Dockerfile: its own, its
+// services', its separate verifier's, in that order.
+func (t *Task) Builds() []*Build {
+	var out []*Build
+	if t.Build != nil {
+		out = append(out, t.Build)
+	}
+	for _, sc := range t.Sidecars {
+		if sc.Build != nil {
+			out = append(out, sc.Build)
+		}
+	}
+	if v := t.SeparateVerifier; v != nil && v.Build != nil {
+		out = append(out, v.Build)
+	}
+	return out
+}
+
 // eachBuild is what says of each of the task's builds, named by whose
 // image it is, where it says something.
 func (t *Task) eachBuild(says func(*Build) string) []string {
