@@ -200,6 +200,13 @@ func (f facts) reason(outcome model.Outcome) string {
 	return ""
 }
 
+// HelperOOMKilled starts a trial's KilledBy when a knob's helper, a
+// container of headroom's own beside the trial (the network's shaper),
+// was OOM-killed under it: the knob stopped acting, or cut the network,
+// mid-trial. headroom's failure, not the task's: out of the comparison,
+// as a part killed from outside is.
+const HelperOOMKilled = "an OOM kill of"
+
 // causeReason says why, in a sentence, for a trial whose cause needs more
 // than its outcome's words ("" for none).
 func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
@@ -223,6 +230,9 @@ func (f facts) causeReason(outcome model.Outcome, cause model.Cause) string {
 			// docker exec or cp by someone else (runner/docker's
 			// execwatch.go, copywatch.go).
 			return fmt.Sprintf("touched from outside during step %s: %s; whatever it did in the trial (a kill, a file written, memory charged to its limit) is not the task's, so the trial is not evidence", f.lastStep(), ev.KilledBy)
+		}
+		if what, ok := strings.CutPrefix(string(ev.KilledBy), HelperOOMKilled+" "); ok {
+			return fmt.Sprintf("%s was OOM-killed at its own limit during step %s: the knob it applied stopped acting (or cut the network) mid-trial; headroom's failure, not the task's, so the trial is not evidence", what, f.lastStep())
 		}
 		if !strings.HasPrefix(string(ev.KilledBy), "SIG") {
 			// A cluster's word on it: a pod deleted, evicted or preempted.

@@ -48,6 +48,7 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		fake.Task("disk", 64*model.MiB, "build"),
 		fake.Task("survived", 64*model.MiB, "install"),
 		fake.Task("late", 64*model.MiB, "install"),
+		fake.Task("helper", 64*model.MiB, "install"),
 	}
 	b := witnessed{Backend: &fake.Backend{Script: script(map[string]fake.StepPlan{
 		"own/install":      {ExitCode: 137, OOM: true, PeakBytes: 64 * model.MiB},
@@ -66,6 +67,9 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		// step's own kernel peak is the limit.
 		"late/install": {ExitCode: 137, LateOOM: true, PeakBytes: 64 * model.MiB},
 		"late/verify":  {ExitCode: 1},
+		// Its network helper OOM-killed under it: the verifier, cut off
+		// the network, failed.
+		"helper/verify": {ExitCode: 1},
 	})}, final: func(task string, f *runner.Final) {
 		switch task {
 		case "own":
@@ -80,6 +84,8 @@ func TestCausesThroughTheRunner(t *testing.T) {
 			f.LimitHitsKnown = true // and none
 		case "pids":
 			f.PidsLimitHits = 7
+		case "helper":
+			f.KilledBy = model.Witness(runner.HelperOOMKilled + " its network helper (the container shaping its network)")
 		}
 	}}
 	res := runSweep(t, b, config(t, tasks, model.Ratio{K: 1}), context.Background(), nil)
@@ -96,6 +102,7 @@ func TestCausesThroughTheRunner(t *testing.T) {
 		"disk":     {model.Failed, model.CauseDiskFull, "ENOSPC"},
 		"survived": {model.PassedAfterOOM, model.CauseOutsidePressure, "pressure from outside"},
 		"late":     {model.OOMKilled, model.CauseOwnLimit, "OOM-killed in step install"},
+		"helper":   {model.InfraError, model.CauseKilledOutside, "its network helper (the container shaping its network) was OOM-killed at its own limit during step verify: the knob it applied stopped acting"},
 	}
 	for task, w := range want {
 		r := res.results[task+"@1x"]

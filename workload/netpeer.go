@@ -33,6 +33,7 @@ const (
 	FetchMode    = "fetch"    // fetch URL: transfer rate of one GET
 	UploadMode   = "upload"   // upload [--bytes N] URL: transfer rate of one POST
 	DirectIOMode = "directio" // directio [--ops N --kb K] DIR: O_DIRECT write rate
+	FloodMode    = "flood"    // flood [--for D] HOST:PORT: UDP datagrams of 1400 bytes as fast as it can send them
 )
 
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -181,6 +182,34 @@ func rttProbe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p10", ms(s[len(s)/10]), "ms"))
 		fmt.Fprintln(stdout, model.FormatMeasure("rtt_p90", ms(s[len(s)*9/10]), "ms"))
 	}
+	return 0
+}
+
+// floodProbe sends UDP datagrams of 1400 bytes to one address as fast as
+// it can for a while: a task's own traffic at a rate no delay line may
+// hold whole (the twenty-third attacker's 1).
+func floodProbe(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(FloodMode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d := fs.Duration("for", 5*time.Second, "how long")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: flood [--for D] HOST:PORT")
+		return 2
+	}
+	c, err := net.Dial("udp", fs.Arg(0))
+	if err != nil {
+		fmt.Fprintf(stderr, "flood: %v\n", err)
+		return 1
+	}
+	defer c.Close()
+	buf := make([]byte, 1400)
+	var sent int64
+	for end := time.Now().Add(*d); time.Now().Before(end); {
+		if n, err := c.Write(buf); err == nil {
+			sent += int64(n)
+		}
+	}
+	fmt.Fprintln(stdout, model.FormatMeasure("flood_sent", float64(sent), "B"))
 	return 0
 }
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/headroom-eval/headroom/model"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -130,7 +131,11 @@ func netShape(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, NetShapeStateLine+st.json())
 		case <-ch:
 			sh.undo()
-			fmt.Fprintf(stdout, "netshape done: %d frames delayed, %d dropped, %d bytes\n", sh.frames.Load(), sh.dropped.Load(), sh.bytes.Load())
+			fmt.Fprintf(stdout, "netshape done: %d frames delayed, %d dropped, %d bytes", sh.frames.Load(), sh.dropped.Load(), sh.bytes.Load())
+			if n := sh.overflow.Load(); n > 0 {
+				fmt.Fprintf(stdout, ", %d dropped at the delay line's bound (%d frames or %s held, as netem's limit drops)", n, MaxHeldFrames, model.FormatBytes(MaxHeldBytes))
+			}
+			fmt.Fprintln(stdout)
 			return 0
 		}
 	}
@@ -149,6 +154,8 @@ type shaper struct {
 	n     int                // devices made so far (their number)
 
 	frames, dropped, bytes atomic.Int64
+	// overflow counts the frames dropped at the delay line's bound.
+	overflow atomic.Int64
 }
 
 // linkShape is one interface's shaping.
@@ -491,9 +498,18 @@ func (sh *shaper) readFrames(in *os.File, q *delayQueue) {
 			// The frame leaves when the one ahead has been sent.
 			at = maxTime(at, last).Add(time.Duration(float64(n*8) / float64(sh.s.RateBits) * float64(time.Second)))
 		}
+		if !q.push(at, append([]byte(nil), buf[:n]...)) {
+			// The line is full: dropped at its tail, as a queue drops,
+			// and as netem drops past its limit. Unbounded, a task's own
+			// flood at a second's latency held every frame until the
+			// helper (128 MiB) was OOM-killed, and the trial's network
+			// stayed redirected to a device no one read (the
+			// twenty-third attacker's 1).
+			sh.overflow.Add(1)
+			continue
+		}
 		last = at
 		sh.frames.Add(1)
-		q.push(at, append([]byte(nil), buf[:n]...))
 	}
 }
 
@@ -658,11 +674,23 @@ func echoRequest(id, seq uint16) []byte {
 	return b
 }
 
+// The delay line's bound: what it holds at once, in frames and in
+// bytes. netem's own limit is 1,000 packets; this one is wider, so that
+// the line caps no transfer a real link of its latency would carry
+// (32 MiB in flight is 268 Mbit/s at a second's delay), and narrow
+// enough that the helper, under its 128 MiB, holds it with the garbage
+// its copies leave (twice the live heap, at GOGC's 100).
+const (
+	MaxHeldFrames = 1 << 16
+	MaxHeldBytes  = 32 << 20
+)
+
 // delayQueue holds frames until their departure.
 type delayQueue struct {
-	mu   sync.Mutex
-	h    frameHeap
-	wake chan struct{}
+	mu    sync.Mutex
+	h     frameHeap
+	bytes int
+	wake  chan struct{}
 }
 
 type heldFrame struct {
@@ -691,14 +719,29 @@ func (h *frameHeap) Pop() any {
 
 var frameSeq atomic.Int64
 
-func (q *delayQueue) push(at time.Time, frame []byte) {
+// push holds frame until at, unless the line is full (MaxHeldFrames,
+// MaxHeldBytes): then it says false and holds nothing.
+func (q *delayQueue) push(at time.Time, frame []byte) bool {
 	q.mu.Lock()
+	if q.h.Len() >= MaxHeldFrames || q.bytes+len(frame) > MaxHeldBytes {
+		q.mu.Unlock()
+		return false
+	}
 	heap.Push(&q.h, heldFrame{at: at, seq: frameSeq.Add(1), frame: frame})
+	q.bytes += len(frame)
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+	return true
+}
+
+// pop takes the frame due first; with q.mu held.
+func (q *delayQueue) pop() heldFrame {
+	f := heap.Pop(&q.h).(heldFrame)
+	q.bytes -= len(f.frame)
+	return f
 }
 
 // send sends each frame at its time until stop, then what is left.
@@ -714,7 +757,7 @@ func (q *delayQueue) send(stop <-chan struct{}, out func([]byte)) {
 				next = f.at
 				break
 			}
-			heap.Pop(&q.h)
+			q.pop()
 			q.mu.Unlock()
 			out(f.frame)
 			q.mu.Lock()
@@ -729,7 +772,7 @@ func (q *delayQueue) send(stop <-chan struct{}, out func([]byte)) {
 		case <-stop:
 			q.mu.Lock()
 			for q.h.Len() > 0 {
-				out(heap.Pop(&q.h).(heldFrame).frame)
+				out(q.pop().frame)
 			}
 			q.mu.Unlock()
 			return

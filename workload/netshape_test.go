@@ -60,3 +60,43 @@ func TestJitterCurveWithoutJitter(t *testing.T) {
 		}
 	}
 }
+
+// The delay line holds at most MaxHeldFrames frames and MaxHeldBytes
+// bytes: past either a frame is refused (dropped at its tail), and what
+// it sends makes room again. Unbounded, a task's flood at a second's
+// latency grew the helper until the kernel killed it (the twenty-third
+// attacker's 1).
+func TestDelayQueueIsBounded(t *testing.T) {
+	q := &delayQueue{wake: make(chan struct{}, 1)}
+	later := time.Now().Add(time.Hour)
+	big := make([]byte, 1500)
+	held := 0
+	for q.push(later, big) {
+		held++
+	}
+	if want := MaxHeldBytes / len(big); held != want || q.bytes != held*len(big) {
+		t.Fatalf("held %d frames of 1500 bytes (%d bytes); want %d", held, q.bytes, want)
+	}
+	if q.push(later, make([]byte, MaxHeldBytes-q.bytes+1)) {
+		t.Fatal("a frame one byte past the byte bound was held")
+	}
+	if !q.push(later, make([]byte, MaxHeldBytes-q.bytes)) {
+		t.Fatal("a frame that fits the byte bound was refused")
+	}
+	q.mu.Lock()
+	q.pop()
+	q.pop()
+	q.mu.Unlock()
+	if !q.push(later, big) {
+		t.Fatal("a frame sent made no room")
+	}
+
+	small := &delayQueue{wake: make(chan struct{}, 1)}
+	n := 0
+	for small.push(later, make([]byte, 1)) {
+		n++
+	}
+	if n != MaxHeldFrames {
+		t.Fatalf("held %d one-byte frames; want %d", n, MaxHeldFrames)
+	}
+}

@@ -73,6 +73,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return uploadProbe(args[1:], stdout, stderr)
 	case DirectIOMode:
 		return directIOProbe(args[1:], stdout, stderr)
+	case FloodMode:
+		return floodProbe(args[1:], stdout, stderr)
 	case TermMode:
 		return term(args[1:], stdout, stderr)
 	case wire.RunMode:

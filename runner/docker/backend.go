@@ -327,6 +327,11 @@ func (b *Backend) dispatch(m events.Message) {
 		// SIGHUP is headroom's own word to the network helper (reshape).
 		part.of.partStopped(at, fmt.Sprintf("a kill (%s) of %s", signalName(m.Actor.Attributes["signal"]), part.what))
 	}
+	if isPart && part.helper && m.Action == events.ActionOOM {
+		// Its memory is headroom's to bound (the delay line's bound);
+		// killed, the network it shaped stopped working under the task.
+		part.of.partStopped(at, runner.HelperOOMKilled+" "+part.what)
+	}
 	if cmd, ok := execStarted(m); ok {
 		b.eventExec(at, m.Actor.ID, m.Actor.Attributes["execID"], cmd, sb, part, isPart)
 		return
@@ -717,7 +722,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 			return nil, err
 		}
 		if kit.helper != "" {
-			b.watchPart(sb, kit.helper, "its network helper (the container shaping its network)")
+			b.watchHelper(sb, kit.helper, "its network helper (the container shaping its network)")
 		}
 	}
 	if detach {
@@ -782,6 +787,9 @@ type trialPart struct {
 	// since is when headroom began to watch it: its own copies into it
 	// (a sidecar's files) were made before.
 	since time.Time
+	// helper: headroom's own container (a knob's), whose OOM kill is
+	// headroom's failure under the trial, not the task's.
+	helper bool
 }
 
 // watchPart makes a kill of container id someone else sends the trial
@@ -789,6 +797,14 @@ type trialPart struct {
 func (b *Backend) watchPart(sb *sandbox, id, what string) {
 	b.mu.Lock()
 	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops, since: time.Now()}
+	b.mu.Unlock()
+}
+
+// watchHelper is watchPart of a knob's helper, headroom's own container:
+// its OOM kill is witnessed too (runner.HelperOOMKilled).
+func (b *Backend) watchHelper(sb *sandbox, id, what string) {
+	b.mu.Lock()
+	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops, since: time.Now(), helper: true}
 	b.mu.Unlock()
 }
 

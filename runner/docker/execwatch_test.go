@@ -86,3 +86,26 @@ func TestHealthExecCommand(t *testing.T) {
 		}
 	}
 }
+
+// The network helper OOM-killed under a trial (its delay line held the
+// task's flood until the kernel killed it, the twenty-third attacker's
+// 1) is the trial's witness: headroom's container, not the task's doing.
+// A sidecar's own OOM kill is the task's and witnesses nothing.
+func TestHelperOOMKillIsWitnessed(t *testing.T) {
+	sb := &sandbox{id: "trial", stops: stopWitness{destroyed: make(chan struct{})}}
+	b := &Backend{sandboxes: map[string]*sandbox{"trial": sb}, parts: map[string]trialPart{}, healthCmds: map[string]string{}}
+	sb.b = b
+	b.watchPart(sb, "side", "its sidecar `db`")
+	b.watchHelper(sb, "helper", "its network helper (the container shaping its network)")
+	oom := func(id string) {
+		b.dispatch(events.Message{Action: events.ActionOOM, TimeNano: time.Now().UnixNano(), Actor: events.Actor{ID: id}})
+	}
+	oom("side")
+	if got := sb.stops.outside(); got != "" {
+		t.Fatalf("a sidecar's own OOM kill witnessed: %q", got)
+	}
+	oom("helper")
+	if got, want := sb.stops.outside(), "an OOM kill of its network helper (the container shaping its network)"; got != want {
+		t.Fatalf("the helper's OOM kill: witness %q, want %q", got, want)
+	}
+}

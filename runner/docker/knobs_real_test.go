@@ -347,3 +347,46 @@ func TestDiskKnobRefusedWithoutADisk(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// A task's own flood under a second's latency: the delay line held every
+// frame until the kernel OOM-killed the helper (128 MiB), the trial's
+// egress stayed redirected to a device no one read, and its next
+// connection timed out: "failed", the task's, in the knob's column (the
+// twenty-third attacker's 1: 3 of 3 at 1 s). The line drops at its bound
+// now, as netem drops past its limit, and says how many; the network
+// works after the flood.
+func TestLatencyKnobSurvivesTheTasksFlood(t *testing.T) {
+	needEngine(t)
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/flood"
+[environment]
+image = "builtin"
+cpus = 1
+memory = "128M"
+[verifier]
+command = ["/hr-workload", "rtt", "--n", "3", "peer:7007"]
+[[services]]
+name = "peer"
+image = "builtin"
+[[agents]]
+name = "probe"
+  [[agents.steps]]
+  name = "flood"
+  command = ["/hr-workload", "flood", "--for", "8s", "peer:9"]
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=3s")}, 1, context.Background(), nil)
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	r := results[0]
+	applied := strings.Join(r.Knobs.Applied, "; ")
+	t.Logf("%s %s; applied: %s; measured: %v", r.Outcome, r.Reason, applied, r.Knobs.Measured)
+	if r.Outcome != model.Passed {
+		t.Errorf("outcome %s (%s); want passed: the network works after the flood", r.Outcome, r.Reason)
+	}
+	if !strings.Contains(applied, "dropped at the delay line's bound") {
+		t.Errorf("applied: %s; want the frames dropped at the bound counted", applied)
+	}
+}
