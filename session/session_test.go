@@ -158,3 +158,55 @@ func TestPreparedTasksArePinnedToTheImageChecked(t *testing.T) {
 		t.Errorf("pinned %q (ref %q), want the id the check read, %q", got, p.tasks[0].ImageRef(), want)
 	}
 }
+
+// A task with a built compose service resumes: its service's image was
+// set to the built tag in the tasks as loaded, which the manifest's
+// fingerprint was then taken of, and every resume was refused,
+// "environment changed (… services…)" (the twenty-third attacker's 4).
+func TestAResumeOfATaskWithABuiltServiceFindsItUnchanged(t *testing.T) {
+	plat := &fake.Platform{
+		Backend: &fake.Backend{Script: func(model.Trial, model.Step) fake.StepPlan { return fake.StepPlan{Lines: []string{"ok"}} }},
+		Info:    runner.PlatformInfo{Backend: "fake-resume", Version: "v1", Host: runner.HostInfo{CPUs: 4, MemoryBytes: 8 << 30}},
+	}
+	runner.Register(plat.Definition("fake-resume"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := Connect(ctx, "fake-resume", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func() model.Task {
+		task := fake.Task("resume/side", 64*model.MiB, "s")
+		task.Sidecars = []model.Sidecar{{Name: "side", Image: "side-of-task", Build: &model.Build{Context: "/nowhere/side", Dockerfile: "Dockerfile"}}}
+		return task
+	}
+	out := t.TempDir()
+	spec := Spec{Tasks: []model.Task{load()}, Ratios: []model.Ratio{{K: 1}}, Repeats: 2, Concurrency: 1, Seed: 1, OutRoot: out}
+	sw, err := eng.Launch(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range sw.Events() {
+	}
+	// The second trial's record goes, as if the run had been stopped
+	// before it.
+	recs := filepath.Join(sw.Dir, "trials.jsonl")
+	data, err := os.ReadFile(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d records", len(lines))
+	}
+	if err := os.WriteFile(recs, []byte(lines[0]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec.Tasks = []model.Task{load()}
+	sw2, _, err := eng.Resume(ctx, sw.Dir, spec)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	for range sw2.Events() {
+	}
+}

@@ -231,6 +231,26 @@ func sameTasks(m store.Manifest, tasks []model.Task) error {
 		strings.Join(lines, "\n  "))
 }
 
+// cloneTasks copies tasks deep enough that preparing them (a service's
+// or a separate verifier's image set to what was built for it) leaves
+// the tasks as loaded untouched: the manifest's fingerprint is taken of
+// those, and a resume compares it with the files loaded again. Sharing
+// the services' slice, the built tag went into the fingerprint and every
+// resume of a task with a built compose service was refused, "environment
+// changed" (the twenty-third attacker's 4).
+func cloneTasks(tasks []model.Task) []model.Task {
+	out := slices.Clone(tasks)
+	for i := range out {
+		t := &out[i]
+		t.Sidecars = slices.Clone(t.Sidecars)
+		if t.SeparateVerifier != nil {
+			sv := *t.SeparateVerifier
+			t.SeparateVerifier = &sv
+		}
+	}
+	return out
+}
+
 // prepared is a checked plan with its tasks' images resolved.
 type prepared struct {
 	tasks    []model.Task
@@ -249,7 +269,7 @@ func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
 			return prepared{}, InputError{err}
 		}
 	}
-	p := prepared{tasks: append([]model.Task(nil), spec.Tasks...), capacity: e.Capacity(spec.ReserveBytes), notRun: map[string]string{}}
+	p := prepared{tasks: cloneTasks(spec.Tasks), capacity: e.Capacity(spec.ReserveBytes), notRun: map[string]string{}}
 	// first is the first task's reason to fail, the sweep's error when no
 	// task can run (or with FailFast, when any cannot).
 	var first error

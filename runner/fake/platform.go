@@ -93,7 +93,17 @@ func (p *Platform) PrepareImage(ctx context.Context, t model.Task, _ bool, progr
 
 func (p *Platform) ImageReady(_ context.Context, t model.Task) (string, bool) { return t.Image, true }
 
-func (p *Platform) PrepareSidecars(context.Context, *model.Task, func(string)) error { return nil }
+// PrepareSidecars gives each service with a build the tag it was "built"
+// under, in place, as a real platform does (docker's EnsureSidecarImages):
+// what the tasks handed to it share with the tasks as loaded shows.
+func (p *Platform) PrepareSidecars(_ context.Context, t *model.Task, _ func(string)) error {
+	for i := range t.Sidecars {
+		if t.Sidecars[i].Build != nil {
+			t.Sidecars[i].Image = "fake/built-" + t.Sidecars[i].Name
+		}
+	}
+	return nil
+}
 
 func (p *Platform) ImageID(_ context.Context, ref string) (string, error) { return "id-" + ref, nil }
 
