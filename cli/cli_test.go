@@ -1075,3 +1075,47 @@ func TestValidateReadsTheSeparateVerifiersDockerfile(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A resume runs the rest as the experiment's trials ran: `run
+// --trace=false` stopped and resumed by the line headroom printed (which
+// names no such flag) recorded untraced trials and traced ones in one
+// cell (the twenty-third attacker's 5). Left out, the flag takes the
+// manifest's value; given otherwise, it is refused.
+func TestResumeRunsTheTrialsAsTheExperimentRanThem(t *testing.T) {
+	needEngine(t)
+	root := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", "testdata/resume", "--tasks", "cli/quick", "--ratios", "1", "--repeats", "3", "--concurrency", "1", "--trace=false", "--out", root)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	entries, _ := os.ReadDir(root)
+	if len(entries) != 1 {
+		t.Fatalf("%d experiments", len(entries))
+	}
+	dir := filepath.Join(root, entries[0].Name())
+	// The last two trials' records go, as if the run had been stopped.
+	data, err := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	if err := os.WriteFile(filepath.Join(dir, "trials.jsonl"), []byte(first+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := headroom(t, "run", "--resume", entries[0].Name(), "--out", root, "--trace"); r.code != 2 || !strings.Contains(r.stderr, "--trace=false") {
+		t.Errorf("a resume with --trace of an untraced experiment: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := headroom(t, "run", "--resume", entries[0].Name(), "--out", root); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	recs, _, err := store.ReadTrials(dir)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("%d records (%v)", len(recs), err)
+	}
+	for _, rec := range recs {
+		if !rec.Untraced {
+			t.Errorf("%s traced after the resume: one cell holds both ways", rec.ID)
+		}
+	}
+	noContainersLeft(t, entries[0].Name())
+}

@@ -448,6 +448,9 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 		return err
 	}
 	spec := resumedSpec(m, tasks, f, setup)
+	if err := runAsRecorded(cmd, m.RunAs, &spec); err != nil {
+		return err
+	}
 	spec.Secrets, spec.AgentSettings = secrets, m.AgentSettings
 	if cmd.Flags().Changed("concurrency") {
 		spec.Concurrency = f.concurrency
@@ -481,6 +484,45 @@ func (f *runFlags) running(spec *session.Spec, setup sweepSetup) {
 	spec.OutRoot, spec.ReserveBytes, spec.FloorBytes, spec.SampleEvery = f.out, setup.reserve, setup.floor, setup.interval
 	spec.ForceStats, spec.ExecSteps, spec.ApplyStorage, spec.Untraced = f.sampler == "stats", f.execSteps, f.applyStore, !f.trace
 	spec.Keep, spec.Version, spec.FailFast, spec.AllowCapabilities = f.keep, Version, f.failFast, allowedCapabilities(f.allowCaps)
+}
+
+// runAsRecorded runs a resume's trials as the experiment's ran (its
+// manifest's RunAs): a flag of those left out takes the recorded value,
+// one given otherwise is refused. The printed resume line named none of
+// them, so `run --trace=false` resumed traced, and one cell held both.
+func runAsRecorded(cmd *cobra.Command, ran *store.RunAs, spec *session.Spec) error {
+	if ran == nil {
+		return nil // an older manifest: as the flags say
+	}
+	for _, fl := range []struct {
+		name      string
+		now, then bool
+		set       *bool
+		words     func(bool) string
+	}{
+		{"trace", !spec.Untraced, !ran.Untraced, nil, func(b bool) string { return fmt.Sprintf("--trace=%t", b) }},
+		{"exec-steps", spec.ExecSteps, ran.ExecSteps, &spec.ExecSteps, func(b bool) string { return fmt.Sprintf("--exec-steps=%t", b) }},
+		{"apply-storage", spec.ApplyStorage, ran.ApplyStorage, &spec.ApplyStorage, func(b bool) string { return fmt.Sprintf("--apply-storage=%t", b) }},
+		{"sampler", spec.ForceStats, ran.ForceStats, &spec.ForceStats, func(b bool) string {
+			if b {
+				return "--sampler stats"
+			}
+			return "the default sampler"
+		}},
+	} {
+		if fl.now == fl.then {
+			continue
+		}
+		if cmd.Flags().Changed(fl.name) {
+			return usagef("--resume runs the rest of the experiment as its trials ran, with %s; %s would mix two ways of running in one cell (leave it out)", fl.words(fl.then), fl.words(fl.now))
+		}
+		if fl.set != nil {
+			*fl.set = fl.then
+		} else {
+			spec.Untraced = ran.Untraced
+		}
+	}
+	return nil
 }
 
 // resumedSpec is what a resume runs: the experiment's plan, as its

@@ -427,6 +427,7 @@ func (e *Engine) manifest(id string, spec Spec, p prepared) store.Manifest {
 		Ratios: p.plan.Ratios, Knobs: spec.Axes, Repeats: spec.Repeats, Seed: spec.Seed, Concurrency: spec.Concurrency, Trials: len(p.plan.Trials),
 		Agents: spec.Agents, OnlyRepeat: spec.OnlyRepeat, AgentSettings: spec.AgentSettings, Host: host, Engine: e.Info,
 		Scale: spec.Scale,
+		RunAs: &store.RunAs{Untraced: spec.Untraced, ExecSteps: spec.ExecSteps, ApplyStorage: spec.ApplyStorage, ForceStats: spec.ForceStats},
 	}
 	if m.Scale == "" {
 		m.Scale = model.ScaleBoth

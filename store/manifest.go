@@ -36,6 +36,11 @@ type Manifest struct {
 	// AgentSettings are how the run's agents were set up (a command agent,
 	// time limit scale, reward to pass), so a resume sets them up again.
 	AgentSettings *AgentSettings `json:"agent_settings,omitempty"`
+	// RunAs is how the trials were run where it changes what a trial
+	// records (traced or not, steps by the driver or the engine's exec,
+	// the storage bound applied, the sampler): a resume runs the rest
+	// the same way (older manifests: none).
+	RunAs *RunAs `json:"run_as,omitempty"`
 	// Resumes records every time the experiment was resumed.
 	Resumes []Resume    `json:"resumes,omitempty"`
 	Trials  int         `json:"trials"`
@@ -46,6 +51,18 @@ type Manifest struct {
 	// Imported, for an experiment made by `headroom import`, are the
 	// job directories its trials came from.
 	Imported []ImportSource `json:"imported,omitempty"`
+}
+
+// RunAs is how an experiment's trials were run, where a cell mixing two
+// ways would mix two measurements: `run --trace=false` stopped and
+// resumed without the flag recorded two steps for two trials and five
+// for the next three, in one cell (the twenty-third attacker's 5).
+type RunAs struct {
+	Untraced     bool `json:"untraced,omitempty"`
+	ExecSteps    bool `json:"exec_steps,omitempty"`
+	ApplyStorage bool `json:"apply_storage,omitempty"`
+	// ForceStats: --sampler stats.
+	ForceStats bool `json:"sampler_stats,omitempty"`
 }
 
 // ImportSource is one imported job (or run) directory.
