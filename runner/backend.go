@@ -337,6 +337,29 @@ type Stopper interface {
 // failing every trial queued behind it; `--resume` runs the rest.
 var ErrPlatformGone = errors.New("the platform stopped answering")
 
+// StartOOMError is a sandbox that did not start because the kernel
+// OOM-killed processes in it while the environment was being readied (its
+// healthcheck, an image's HEALTHCHECK): under the ratio's limit the task
+// could not even come up, which is the limit's doing, not the engine's.
+// Before, the trial was a plain infra error, no kill, no cause, not
+// counted at the limit (the twenty-third attacker's 2).
+type StartOOMError struct {
+	Kills   int
+	AtLimit bool   // the container reached its own limit (its hits counter)
+	During  string // what was running: "the task's [environment.healthcheck] (…)"
+	Err     error  // how the start failed
+}
+
+func (e *StartOOMError) Error() string {
+	where := "at its own limit"
+	if !e.AtLimit {
+		where = "under its own limit (pressure from outside)"
+	}
+	return fmt.Sprintf("OOM-killed %s during %s, before the agent ran (%d kill(s) by the kernel in the container): %v", where, e.During, e.Kills, e.Err)
+}
+
+func (e *StartOOMError) Unwrap() error { return e.Err }
+
 // ErrNameTaken is a trial's container (or sidecar) name held on the
 // platform by something headroom did not make, and which is no dead
 // headroom's: someone outside made it, so the trial could not start, and

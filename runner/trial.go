@@ -211,6 +211,15 @@ func (t *trialRun) startFailed(ctx context.Context, err error) model.TrialResult
 		// Not this trial's doing, nor the next one's: the sweep stops.
 		t.r.stopSweep(err)
 		return t.notStarted(model.InfraError, err.Error())
+	case errors.As(err, new(*StartOOMError)) && ctx.Err() == nil:
+		var oe *StartOOMError
+		errors.As(err, &oe)
+		t.res.Cause = model.CauseOwnLimit
+		if !oe.AtLimit {
+			t.res.Cause = model.CauseOutsidePressure
+			return t.notStarted(model.InfraError, err.Error())
+		}
+		return t.notStarted(model.OOMKilled, err.Error())
 	case errors.Is(err, ErrNameTaken) && ctx.Err() == nil:
 		t.res.Cause = model.CauseKilledOutside
 		return t.notStarted(model.InfraError, err.Error())

@@ -750,6 +750,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	if task.ForeignHarness() {
 		// The image's own check, under the policy the task runs under.
 		if err := waitImageHealthy(cancelled, b, created.ID); err != nil {
+			err = sb.killedStarting(err, "the image's HEALTHCHECK")
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}
@@ -758,6 +759,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 		// Harbor runs its check before the agent's setup; a failure is
 		// the environment's, not the agent's.
 		if err := waitHealthy(cancelled, sb, *task.Healthcheck); err != nil {
+			err = sb.killedStarting(err, "the task's [environment.healthcheck] ("+strings.Join(task.Healthcheck.Argv(), " ")+")")
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}

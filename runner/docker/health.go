@@ -74,6 +74,33 @@ func waitHealthy(ctx context.Context, sb *sandbox, hc model.Healthcheck) error {
 
 var errHealthTimeout = errors.New("timed out")
 
+// killedStarting is err, a failed wait for the container's health, as
+// runner.StartOOMError when the kernel OOM-killed processes in the
+// container meanwhile: a check killed at the ratio's limit is the limit's
+// doing, recorded as an OOM kill, not an infra error (the twenty-third
+// attacker's 2: "healthcheck failed 2 time(s) in a row (exit 137)", no
+// kill, no cause, at 1x, and passed at 3x).
+func (s *sandbox) killedStarting(err error, during string) error {
+	s.mu.Lock()
+	cg := s.cg
+	s.mu.Unlock()
+	if cg == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	n, rerr := cg.OOMKills()
+	if rerr != nil || n == 0 {
+		return err
+	}
+	// The hits as read at each kill too: v1's failcnt stays 0 on some
+	// kernels, and the peak that stood for a hit is gone once the
+	// killed check's memory is.
+	hits, _ := cg.LimitHits()
+	s.mu.Lock()
+	hits = max(hits, s.limitHits)
+	s.mu.Unlock()
+	return &runner.StartOOMError{Kills: n, AtLimit: hits > 0, During: during, Err: err}
+}
+
 // healthOnce runs the check once within its time limit.
 func healthOnce(ctx context.Context, sb *sandbox, argv []string, timeout time.Duration) (int, error) {
 	if timeout > 0 {

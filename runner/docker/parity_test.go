@@ -224,3 +224,35 @@ func TestParityImageHealthcheckWaited(t *testing.T) {
 	r := runOne(t, nil, task)
 	wantPassed(t, r[task.Name], "the agent started after the image's HEALTHCHECK passed (its second run)")
 }
+
+// A healthcheck the kernel OOM-kills at the ratio's limit: the task could
+// not come up under that limit, an OOM kill at its own limit, counted at
+// the limit; with room (uncapped) it passes. Before, "healthcheck failed
+// 2 time(s) in a row (exit 137)", an infra error with no kill and no
+// cause (the twenty-third attacker's 2, 2 of 2).
+func TestHealthcheckKilledAtTheLimitIsAnOOMKill(t *testing.T) {
+	needEngine(t)
+	needDebian(t)
+	task := loadTB(t, "healthcheck-oom", taskfile.AgentOracle)
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}, {Uncapped: true}}, Repeats: 1, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runner.New(newBackend(t, Options{}), runner.Config{Experiment: testExperimentPrefix, Plan: plan, Tasks: []model.Task{task},
+		Concurrency: 2, GuaranteeCapacityBytes: 8 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan event.Event, 256)
+	go r.Run(context.Background(), out)
+	got := map[string]model.TrialResult{}
+	for ev := range out {
+		if end, ok := ev.(event.TrialEnded); ok {
+			got[end.Result.Ratio.String()] = end.Result
+		}
+	}
+	if k := got["1x"]; k.Outcome != model.OOMKilled || k.Cause != model.CauseOwnLimit || !strings.Contains(k.Reason, "during the task's [environment.healthcheck]") {
+		t.Errorf("1x: %s · %s (%s); want oom-killed · own-limit during the healthcheck", k.Outcome, k.Cause, k.Reason)
+	}
+	wantPassed(t, got["uncapped"], "the healthcheck has room")
+}

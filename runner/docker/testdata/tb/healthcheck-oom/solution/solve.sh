@@ -1,0 +1,1 @@
+echo done > /tmp/agent-ok
