@@ -122,34 +122,54 @@ type neighbourBox struct {
 // task's workdir, else the image's WORKDIR: /testbed in SWE-style images)
 // and the image's WORKDIR too when the task's differs, outermost only.
 // An image with no WORKDIR of its own gets /app (Terminal-Bench's), the
-// built-in image its /work.
-func diskPaths(task model.Task, imageWorkDir string) []string {
-	var out []string
+// built-in image its /work. A working directory that is, or lies under,
+// one of the harness's own mounts (Harbor's /logs/verifier) or the
+// kernel's (/proc, /sys, /dev) gets none: a volume there was a duplicate
+// mount point or a runc error, and every trial of the knob's column an
+// infra error (the twenty-third attacker's 6); skipped says so.
+func diskPaths(task model.Task, imageWorkDir string) (paths, skipped []string) {
+	reserved := func(p string) string {
+		for _, k := range []string{"/proc", "/sys", "/dev"} {
+			if p == k || strings.HasPrefix(p, k+"/") {
+				return "the kernel's " + k
+			}
+		}
+		for _, m := range task.HarnessMounts {
+			if m = filepath.Clean(m); p == m || strings.HasPrefix(p, m+"/") {
+				return "the harness's own mount " + m
+			}
+		}
+		return ""
+	}
 	add := func(p string) {
 		p = filepath.Clean(p)
 		if p == "/" || p == "." || !filepath.IsAbs(p) {
 			return
 		}
-		for i, o := range out {
+		if why := reserved(p); why != "" {
+			skipped = append(skipped, fmt.Sprintf("disk: the working directory %s is %s: no volume of the knob there", p, why))
+			return
+		}
+		for i, o := range paths {
 			switch {
 			case o == p || strings.HasPrefix(p, o+"/"):
 				return
 			case strings.HasPrefix(o, p+"/"):
-				out[i] = p
+				paths[i] = p
 				return
 			}
 		}
-		out = append(out, p)
+		paths = append(paths, p)
 	}
 	add(task.WorkDir)
 	add(imageWorkDir)
-	if len(out) == 0 {
+	if len(paths) == 0 {
 		if task.Image == "" || strings.HasPrefix(task.Image, WorkloadRepo+":") {
-			return []string{"/work"}
+			return []string{"/work"}, skipped
 		}
-		return []string{"/app"}
+		return []string{"/app"}, skipped
 	}
-	return out
+	return paths, skipped
 }
 
 // imageWorkDirs caches each image's own WORKDIR (image → string), for the
@@ -230,7 +250,8 @@ func (kit *knobKit) disk(ctx context.Context, name string, task model.Task, hc *
 		if err != nil {
 			return err
 		}
-		paths := diskPaths(task, wd)
+		paths, skipped := diskPaths(task, wd)
+		kit.rec.Skipped = append(kit.rec.Skipped, skipped...)
 		for i, path := range paths {
 			vname := name + "-disk"
 			if i > 0 {
@@ -636,7 +657,8 @@ func diskMountFlags(t model.Task, image string, k model.Knobs) []string {
 		return []string{fmt.Sprintf(`--mount "type=volume,dst=$(docker image inspect -f '{{or .Config.WorkingDir "/app"}}' %s)"`, printable.ShellWord(image))}
 	}
 	var f []string
-	for _, p := range diskPaths(model.Task{WorkDir: t.WorkDir, Image: image}, wd) {
+	paths, _ := diskPaths(model.Task{WorkDir: t.WorkDir, Image: image, HarnessMounts: t.HarnessMounts}, wd)
+	for _, p := range paths {
 		f = append(f, "--mount "+printable.ShellWord("type=volume,dst="+p))
 	}
 	return f

@@ -35,22 +35,32 @@ func workdirImage(t *testing.T, workdir string) string {
 }
 
 func TestDiskPaths(t *testing.T) {
+	harbor := []string{"/logs/verifier", "/logs/agent", "/logs/artifacts"}
 	for _, c := range []struct {
 		workdir, image, imageWD string
 		want                    []string
+		mounts                  []string
+		skipped                 int
 	}{
-		{"", "swe:1", "/testbed", []string{"/testbed"}},
-		{"/app", "swe:1", "/testbed", []string{"/app", "/testbed"}},
-		{"/testbed/src", "swe:1", "/testbed", []string{"/testbed"}},
-		{"/testbed", "swe:1", "/testbed/", []string{"/testbed"}},
-		{"", "tb:1", "", []string{"/app"}},
-		{"", "tb:1", "/", []string{"/app"}},
-		{"", "", "", []string{"/work"}},
-		{"", WorkloadRepo + ":abc", "", []string{"/work"}},
+		{"", "swe:1", "/testbed", []string{"/testbed"}, nil, 0},
+		{"/app", "swe:1", "/testbed", []string{"/app", "/testbed"}, nil, 0},
+		{"/testbed/src", "swe:1", "/testbed", []string{"/testbed"}, nil, 0},
+		{"/testbed", "swe:1", "/testbed/", []string{"/testbed"}, nil, 0},
+		{"", "tb:1", "", []string{"/app"}, nil, 0},
+		{"", "tb:1", "/", []string{"/app"}, nil, 0},
+		{"", "", "", []string{"/work"}, nil, 0},
+		{"", WorkloadRepo + ":abc", "", []string{"/work"}, nil, 0},
+		// A working directory on the harness's mounts or the kernel's
+		// gets no volume (the twenty-third attacker's 6).
+		{"", "tb:1", "/logs/verifier", []string{"/app"}, harbor, 1},
+		{"", "tb:1", "/logs/verifier/sub", []string{"/app"}, harbor, 1},
+		{"", "tb:1", "/proc", []string{"/app"}, harbor, 1},
+		{"/work", "tb:1", "/sys/fs", []string{"/work"}, nil, 1},
+		{"", "tb:1", "/logs", []string{"/logs"}, harbor, 0},
 	} {
-		got := diskPaths(model.Task{WorkDir: c.workdir, Image: c.image}, c.imageWD)
-		if strings.Join(got, " ") != strings.Join(c.want, " ") {
-			t.Errorf("workdir %q, image WORKDIR %q: %v, want %v", c.workdir, c.imageWD, got, c.want)
+		got, skipped := diskPaths(model.Task{WorkDir: c.workdir, Image: c.image, HarnessMounts: c.mounts}, c.imageWD)
+		if strings.Join(got, " ") != strings.Join(c.want, " ") || len(skipped) != c.skipped {
+			t.Errorf("workdir %q, image WORKDIR %q: %v (skipped %q), want %v and %d skipped", c.workdir, c.imageWD, got, skipped, c.want, c.skipped)
 		}
 	}
 }
