@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -101,5 +102,20 @@ func TestResumeRunsAsItsFlagsSay(t *testing.T) {
 	}
 	if spec.Repeats != 3 || spec.Seed != 7 || len(spec.Ratios) != 1 {
 		t.Errorf("resumed spec plans %d repeats, seed %d, ratios %v: want the manifest's", spec.Repeats, spec.Seed, spec.Ratios)
+	}
+}
+
+// The --keep line names a container by its name and short id, and a
+// volume (whose id is its name) by its name alone: it said "(id
+// headroom-202)", its name's first 12 characters (the twenty-third
+// attacker's 8).
+func TestKeptListNamesAVolumeOnce(t *testing.T) {
+	got := keptList([]runner.OwnedResource{
+		{Kind: "container", Name: "headroom-x-t0001", ID: "0123456789abcdef"},
+		{Kind: "volume", Name: "headroom-20261207-013046-f982-t0001-logs1", ID: "headroom-20261207-013046-f982-t0001-logs1"},
+	})
+	want := "container headroom-x-t0001 (id 0123456789ab), volume headroom-20261207-013046-f982-t0001-logs1"
+	if got != want {
+		t.Errorf("keptList:\n%s\nwant\n%s", got, want)
 	}
 }

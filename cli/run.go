@@ -876,11 +876,13 @@ func keptList(owned []runner.OwnedResource) string {
 	var parts []string
 	for _, o := range owned {
 		id := o.ID
-		if len(id) > 12 {
+		if len(id) > 12 && id != o.Name {
 			id = id[:12]
 		}
 		what := o.Kind + " " + o.Name
 		if id != "" && id != o.Name {
+			// A volume's id is its name: "(id headroom-202)" said nothing
+			// (the twenty-third attacker's 8).
 			what += " (id " + id + ")"
 		}
 		parts = append(parts, what)
