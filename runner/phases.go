@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/headroom-eval/headroom/model"
@@ -121,4 +123,80 @@ func HealthWait() time.Duration {
 		return d
 	}
 	return DefaultHealthWait
+}
+
+// WaitHealthy runs a task's [environment.healthcheck] the way Harbor does
+// before its agent starts: the command again and again until it exits 0;
+// failures in the start period do not count, and Retries failures in a
+// row after it give up. The whole wait is bounded (bound: a backend's
+// Options, else HealthWait): a check that fails every second with two
+// billion retries, or a start period of a week, is the environment's
+// failure, named, not a trial held at "creating container" for ever. Both
+// backends run it at the end of their Start (the Kubernetes backend ran
+// none, and started the agent at once).
+func WaitHealthy(ctx context.Context, sb Sandbox, hc model.Healthcheck, bound time.Duration) error {
+	argv := hc.Argv()
+	if argv == nil {
+		return nil
+	}
+	interval := hc.Interval
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	retries := max(hc.Retries, 1)
+	bctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	startEnd := time.Now().Add(hc.StartPeriod)
+	failures := 0
+	why := "none ran"
+	over := func() error {
+		return fmt.Errorf("the task's [environment.healthcheck] (%s) did not pass within %s, headroom's bound on the wait (%s; unset: %s): %d failure(s) counted of its %d retries, the last: %s; the environment's failure, not the task's: %w",
+			strings.Join(argv, " "), bound, HealthWaitEnv, DefaultHealthWait, failures, retries, why, ErrOwnBound)
+	}
+	for {
+		inStart := time.Now().Before(startEnd)
+		code, err := healthOnce(bctx, sb, argv, hc.Timeout)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err == nil && code == 0 {
+			return nil
+		}
+		why = fmt.Sprintf("exit %d", code)
+		if err != nil {
+			why = err.Error()
+		}
+		if bctx.Err() != nil {
+			return over()
+		}
+		if !inStart {
+			failures++
+			if failures >= retries {
+				return fmt.Errorf("healthcheck failed %d time(s) in a row (%s): %s", failures, why, strings.Join(argv, " "))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-bctx.Done():
+			return over()
+		case <-time.After(interval):
+		}
+	}
+}
+
+var errHealthTimeout = errors.New("timed out")
+
+// healthOnce runs the check once within its time limit.
+func healthOnce(ctx context.Context, sb Sandbox, argv []string, timeout time.Duration) (int, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := sb.Exec(ctx, argv, nil, "", func(string, string) {})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return -1, errHealthTimeout
+	}
+	return res.ExitCode, err
 }

@@ -12,67 +12,12 @@ import (
 	"github.com/headroom-eval/headroom/runner"
 )
 
-// waitHealthy runs a task's healthcheck the way Harbor does before its
-// agent starts: the command again and again until it exits 0; failures in
-// the start period do not count, and Retries failures in a row after it
-// give up. The whole wait is bounded as an image's HEALTHCHECK's is
-// (Options.ImageHealthWait, else healthWaitLimit): a check that fails
-// every second with two billion retries, or a start period of a week,
-// is the environment's failure, named, not a trial held at "creating
-// container" for ever.
+// waitHealthy runs the task's [environment.healthcheck] before its agent
+// (runner.WaitHealthy), bounded by Options.ImageHealthWait, else
+// healthWaitLimit.
 func waitHealthy(ctx context.Context, sb *sandbox, hc model.Healthcheck) error {
-	argv := hc.Argv()
-	if argv == nil {
-		return nil
-	}
-	interval := hc.Interval
-	if interval <= 0 {
-		interval = 5 * time.Second
-	}
-	retries := max(hc.Retries, 1)
-	bound := cmp.Or(sb.b.opts.ImageHealthWait, healthWaitLimit)
-	bctx, cancel := context.WithTimeout(ctx, bound)
-	defer cancel()
-	startEnd := time.Now().Add(hc.StartPeriod)
-	failures := 0
-	why := "none ran"
-	over := func() error {
-		return fmt.Errorf("the task's [environment.healthcheck] (%s) did not pass within %s, headroom's bound on the wait (%s; unset: %s): %d failure(s) counted of its %d retries, the last: %s; the environment's failure, not the task's: %w",
-			strings.Join(argv, " "), bound, ImageHealthWaitEnv, healthWaitLimit, failures, retries, why, runner.ErrOwnBound)
-	}
-	for {
-		inStart := time.Now().Before(startEnd)
-		code, err := healthOnce(bctx, sb, argv, hc.Timeout)
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err == nil && code == 0 {
-			return nil
-		}
-		why = fmt.Sprintf("exit %d", code)
-		if err != nil {
-			why = err.Error()
-		}
-		if bctx.Err() != nil {
-			return over()
-		}
-		if !inStart {
-			failures++
-			if failures >= retries {
-				return fmt.Errorf("healthcheck failed %d time(s) in a row (%s): %s", failures, why, strings.Join(argv, " "))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-bctx.Done():
-			return over()
-		case <-time.After(interval):
-		}
-	}
+	return runner.WaitHealthy(ctx, sb, hc, cmp.Or(sb.b.opts.ImageHealthWait, healthWaitLimit))
 }
-
-var errHealthTimeout = errors.New("timed out")
 
 // killedStarting is err, a failed wait for the container's health, as
 // runner.StartOOMError when the kernel OOM-killed processes in the
@@ -99,20 +44,6 @@ func (s *sandbox) killedStarting(err error, during string) error {
 	hits = max(hits, s.limitHits)
 	s.mu.Unlock()
 	return &runner.StartOOMError{Kills: n, AtLimit: hits > 0, During: during, Err: err}
-}
-
-// healthOnce runs the check once within its time limit.
-func healthOnce(ctx context.Context, sb *sandbox, argv []string, timeout time.Duration) (int, error) {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	res, err := sb.Exec(ctx, argv, nil, "", func(string, string) {})
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return -1, errHealthTimeout
-	}
-	return res.ExitCode, err
 }
 
 // isNoGPU says whether the engine refused a container for want of a GPU

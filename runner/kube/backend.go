@@ -411,6 +411,14 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 	if sb.drv == nil {
 		sb.startMetrics()
 	}
+	if task.Healthcheck != nil {
+		// Harbor runs the task's check before the agent's setup, as the
+		// Docker backend does; a failure is the environment's.
+		if err := runner.WaitHealthy(ctx, sb, *task.Healthcheck, runner.HealthWait()); err != nil {
+			_, _ = sb.Remove(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	return sb, nil
 }
 

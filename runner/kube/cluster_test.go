@@ -277,3 +277,19 @@ func TestClusterAgentGradedAfterTimeout(t *testing.T) {
 		t.Errorf("steps %+v: want answer, polish timed out, the verifier", r.Steps)
 	}
 }
+
+// The task's [environment.healthcheck] runs before its agent on a pod as
+// on Docker (runner.WaitHealthy): the Kubernetes backend ran none, and a
+// task whose environment never came up ran its agent and passed. A check
+// that fails every time is the environment's failure, an infra error
+// naming it.
+func TestClusterEnvironmentHealthcheckRuns(t *testing.T) {
+	p, image := clusterPlatform(t)
+	task := clusterTask(t, image, enginetest.GradedAfterTimeout)
+	task.Name = "test/cluster-health"
+	task.Healthcheck = &model.Healthcheck{Test: []string{"CMD", "/hr-workload", "no-such-mode"}, Interval: 200 * time.Millisecond, Timeout: 10 * time.Second, Retries: 2}
+	r := clusterSweep(t, p, []model.Task{task}, []model.Ratio{model.Uncapped}, nil)[0]
+	if r.Outcome != model.InfraError || !strings.Contains(r.Reason, "healthcheck failed 2 time(s) in a row") {
+		t.Errorf("%s (%s); want an infra error: the healthcheck failed", r.Outcome, r.Reason)
+	}
+}
