@@ -6,7 +6,6 @@ package e2e
 // (issue #24, items 8–9), injected for real on the engine.
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,37 +15,18 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
-	"github.com/headroom-eval/headroom/runner/docker"
 )
 
 // experimentContainers lists the containers of experiment id (all
 // states) and removes them when the test ends, with the experiment's
-// volumes (a kept Harbor trial's /logs volumes stay with it): kept ones
-// are the test's.
+// networks and volumes (a kept Harbor trial's /logs volumes stay with
+// it): kept ones are the test's.
 func experimentContainers(t *testing.T, id string) []container.Summary {
 	t.Helper()
 	list := experimentList(t, id, false)
-	t.Cleanup(func() {
-		cli, err := docker.Connect()
-		if err != nil {
-			return
-		}
-		defer cli.Close()
-		for _, c := range list {
-			_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
-		}
-		vols, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", runner.LabelExperiment+"="+id))})
-		if err != nil {
-			return
-		}
-		for _, v := range vols.Volumes {
-			_ = cli.VolumeRemove(context.Background(), v.Name, true)
-		}
-	})
+	t.Cleanup(func() { removeExperimentContainers(id) })
 	return list
 }
 

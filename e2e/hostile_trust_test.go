@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/docker"
 	"github.com/headroom-eval/headroom/store"
@@ -225,10 +226,16 @@ func removeExperimentContainers(id string) {
 	for _, c := range list {
 		_ = cli.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}
-	// A kept trial keeps its network of its own (round three) too.
+	// A kept trial keeps its network of its own (round three) too, and
+	// a Harbor trial its /logs volumes (round nineteen: six were left a
+	// run, found by the twenty-third attacker and the suite's own check).
 	nets, _ := cli.NetworkList(context.Background(), network.ListOptions{Filters: f})
 	for _, n := range nets {
 		_ = cli.NetworkRemove(context.Background(), n.ID)
+	}
+	vols, _ := cli.VolumeList(context.Background(), volume.ListOptions{Filters: f})
+	for _, v := range vols.Volumes {
+		_ = cli.VolumeRemove(context.Background(), v.Name, true)
 	}
 }
 
