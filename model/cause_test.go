@@ -318,4 +318,15 @@ func TestOwnMemoryPressureIsNotTheHosts(t *testing.T) {
 	if got := OwnMemoryAt(TrialResult{Steps: []StepResult{{AtLimit: Duration(time.Second)}}}); got != "its own container at its memory limit" {
 		t.Errorf("a step at its limit: %q", got)
 	}
+	// Its own page cache re-read at its 64 MiB limit: no step's time at
+	// the limit, no kill, the kernel's peak at the limit (the
+	// twenty-fourth attacker's 1b: 68,419,584 against 64 MiB).
+	thrash := TrialResult{Trial: Trial{Policy: ResourcePolicy{HardLimitBytes: 64 * MiB}}, KernelPeakBytes: 68419584}
+	if got := OwnMemoryAt(thrash); got != "its own container at its memory limit" {
+		t.Errorf("its kernel peak at its limit: %q", got)
+	}
+	thrash.KernelPeakBytes = 40 * MiB
+	if got := OwnMemoryAt(thrash); got != "" {
+		t.Errorf("its kernel peak well under its limit: %q", got)
+	}
 }
