@@ -79,6 +79,7 @@ var parallelRows sync.Map
 var serialRows = map[string]string{
 	"TestHostileR13LoopTimeoutIsTheTasks":                "judged not contended unless the host's load passes its CPUs",
 	"TestHostileR6OwnThrottleNotContention":              "judged not contended: its wait must be its own",
+	"TestHostileR20ThrashAtItsLimitIsNotTheHosts":        "judged not contended: the memory pressure must be its trials' own",
 	"TestHostileR15FiftyMillionLines":                    "a 30 s agent timeout against headroom's pace alone",
 	"TestHostileR4SidecarNoNetwork":                      "its no-network trial was an infra-error in 0.8 s beside the other rows once (CI rehearsal, 2026-12-06; reason not kept): each trial makes networks of its own",
 	"TestHostileImageHealthForever":                      "t.Setenv (HEADROOM_IMAGE_HEALTH_WAIT)",

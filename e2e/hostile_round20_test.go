@@ -74,3 +74,51 @@ func TestHostileR20ResumeOfABuiltService(t *testing.T) {
 	letoutRow(t, "Harbor task with a compose service built from environment/side, 2 trials; the second's record removed, then `run --resume`",
 		fmt.Sprintf("resume exit %d, %d records (%q; %s)", res.code, len(recs), said, time.Since(start).Round(time.Second)), 2-len(recs), leaked, forged)
 }
+
+// The twenty-fourth attacker's 1 and 1b (medium): a trial re-reading its
+// own page cache at its 64 MiB limit (no kill, no step time at the limit
+// counted) stalls, and the host's memory pressure counts its stalls: it
+// was recorded contended by the host (4 of 4), and so was a sleeping
+// trial beside it (3 of 3), its own failure listed among those the host
+// may explain. Neither is the host's.
+func TestHostileR20ThrashAtItsLimitIsNotTheHosts(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	thrash, quiet := "hostile-r20/thrash", "hostile-r20/quiet"
+	toml := func(name string, mb int) string {
+		return fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = %d\nallow_internet = false\n", name, mb)
+	}
+	harborTask(t, tasks, "thrash", thrash, map[string]string{
+		"task.toml":              toml(thrash, 64),
+		"environment/Dockerfile": "FROM " + docker.DebianImage + "\nWORKDIR /app\nRUN head -c 200M /dev/urandom > /data.bin\n",
+		"solution/solve.sh":      "#!/bin/bash\nend=$((SECONDS+12))\nwhile [ $SECONDS -lt $end ]; do cat /data.bin > /dev/null; done\n",
+		"tests/test.sh":          "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n",
+	})
+	harborTask(t, tasks, "quiet", quiet, map[string]string{
+		"task.toml":         toml(quiet, 256),
+		"solution/solve.sh": "#!/bin/bash\nsleep 3\nsleep 12\n",
+		"tests/test.sh":     "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, thrash); removeTaskImages(t, quiet) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--tasks", thrash+","+quiet, "--agents", "oracle", "--ratios", "1x", "--repeats", "1", "--concurrency", "2", "--out", out)
+	_, recs, leaked := records(t, out)
+	if len(recs) != 2 {
+		t.Fatalf("exit %d: %d records\n%s", run.code, len(recs), run.stderr)
+	}
+	forged := 0
+	var said []string
+	for _, r := range recs {
+		noise, _ := r["noise"].(map[string]any)
+		contended, _ := noise["contended"].(bool)
+		if contended {
+			forged++
+			t.Errorf("%s: contended (%v): the memory pressure was a trial's at its own limit", r["task"], noise["why"])
+		}
+		said = append(said, fmt.Sprintf("%s: %s, contended %t, own %v", r["task"], r["outcome"], contended, noise["own"]))
+	}
+	letoutRow(t, "two Harbor tasks at concurrency 2: one re-reads a 200 MiB file at its 64 MiB limit for 12 s (never killed), the other sleeps 15 s; both fail their tests",
+		fmt.Sprintf("%s (%s)", strings.Join(said, "; "), time.Since(start).Round(time.Second)), 2-len(recs), leaked, forged)
+}

@@ -330,3 +330,21 @@ func TestOwnMemoryPressureIsNotTheHosts(t *testing.T) {
 		t.Errorf("its kernel peak well under its limit: %q", got)
 	}
 }
+
+// Another trial of the run at its own memory limit beside this one: the
+// host's memory pressure is its stalls too, not counted as the host's (a
+// sleeping trial was "contended, memory pressure 20%" beside one
+// re-reading its page cache at 64 MiB, the twenty-fourth attacker's 1).
+func TestNeighbourAtItsLimitIsNotTheHostsPressure(t *testing.T) {
+	n := HostNoise{PSI: true, MemorySome: 0.20, StepTime: Duration(20 * time.Second), CPUWait: Duration(6 * time.Millisecond), CPUWaitKnown: true,
+		NeighbourMemory: "trial t0001 of this run at its memory limit beside it"}
+	n.Judge(HostLoad{}, HostLoad{}, 2)
+	if n.Contended || !strings.Contains(n.Own, "memory pressure 20% while trial t0001 of this run at its memory limit beside it, not the host's") {
+		t.Errorf("contended %v (%s), own %q", n.Contended, n.Why, n.Own)
+	}
+	n.NeighbourMemory = ""
+	n.Judge(HostLoad{}, HostLoad{}, 2)
+	if !n.Contended || n.Why != "memory pressure 20%" {
+		t.Errorf("no trial at its limit beside it: contended %v (%s)", n.Contended, n.Why)
+	}
+}

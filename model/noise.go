@@ -25,6 +25,13 @@ type HostNoise struct {
 	// memory pressure is read host-wide, and theirs is in it, so it is
 	// not counted as the host's (OwnMemoryAt).
 	OwnMemory string `json:"own_memory,omitempty"`
+	// NeighbourMemory says which trial of the same run sat at its own
+	// memory limit beside this one: its stalls are in the host's memory
+	// pressure too, so that pressure is not counted as the host's either
+	// (the twenty-fourth attacker's 1: a sleeping trial beside one
+	// re-reading its page cache at 64 MiB was "contended, memory pressure
+	// 20%", 3 of 3).
+	NeighbourMemory string `json:"neighbour_memory,omitempty"`
 	// Neighbours is the most other trials of the sweep running at once
 	// beside this one.
 	Neighbours int `json:"neighbours"`
@@ -146,8 +153,8 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 	if n.CPUWaitKnown && n.StepTime > 0 && float64(n.OwnCPUWait) >= ContendedWait*float64(n.StepTime) && time.Duration(n.OwnCPUWait) >= ContendedWaitAtLeast {
 		own = append(own, fmt.Sprintf("waited %.1fs for a CPU in %.1fs of steps behind its own CPU limit and its own threads, not the host's", time.Duration(n.OwnCPUWait).Seconds(), time.Duration(n.StepTime).Seconds()))
 	}
-	if n.PSI && n.MemorySome >= ContendedMemorySome && n.OwnMemory != "" {
-		own = append(own, fmt.Sprintf("memory pressure %.0f%% while %s, not the host's", 100*n.MemorySome, n.OwnMemory))
+	if n.PSI && n.MemorySome >= ContendedMemorySome && n.memoryNotTheHosts() != "" {
+		own = append(own, fmt.Sprintf("memory pressure %.0f%% while %s, not the host's", 100*n.MemorySome, n.memoryNotTheHosts()))
 	}
 	n.Own = strings.Join(own, "; ")
 	if share, ok := n.WaitShare(); ok {
@@ -191,7 +198,17 @@ func (n *HostNoise) Judge(start, end HostLoad, hostCPUs int) {
 // trial of its task contended, "memory pressure 33%", and its failures
 // were listed as the host's; the twenty-second attacker's 4).
 func (n HostNoise) hostMemoryPressure() bool {
-	return n.PSI && n.MemorySome >= ContendedMemorySome && n.OwnMemory == ""
+	return n.PSI && n.MemorySome >= ContendedMemorySome && n.memoryNotTheHosts() == ""
+}
+
+// memoryNotTheHosts names what was at its memory limit, the trial's own
+// containers (OwnMemory) else another trial of its run beside it
+// (NeighbourMemory): memory pressure then is not counted as the host's.
+func (n HostNoise) memoryNotTheHosts() string {
+	if n.OwnMemory != "" {
+		return n.OwnMemory
+	}
+	return n.NeighbourMemory
 }
 
 // OwnMemoryAt names the trial's own containers that were at their memory

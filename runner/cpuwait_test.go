@@ -105,3 +105,22 @@ func TestSeparateVerifiersWaitIsItsOwnSpan(t *testing.T) {
 		t.Errorf("the verifier's readings moved the trial's split: %v %v", h, o)
 	}
 }
+
+// The recorder tells the sweep, once, that its trial reached nine tenths
+// of its limit (neighbourhood.markAtLimit).
+func TestRecorderSaysItsTrialIsAtItsLimit(t *testing.T) {
+	var out model.TrialResult
+	r := newRecorder(&out, 64*model.MiB, nil)
+	told := 0
+	r.atLimit = func() { told++ }
+	t0 := time.Unix(1000, 0)
+	r.sample(event.Sample{Time: t0, UsageBytes: 40 * model.MiB})
+	if told != 0 {
+		t.Fatalf("told at 40 of 64 MiB")
+	}
+	r.sample(event.Sample{Time: t0.Add(time.Second), UsageBytes: 63 * model.MiB})
+	r.sample(event.Sample{Time: t0.Add(2 * time.Second), UsageBytes: 64 * model.MiB})
+	if told != 1 {
+		t.Errorf("told %d times at its limit; want once", told)
+	}
+}

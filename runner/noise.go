@@ -72,10 +72,19 @@ func noiseOver(a, b pressure) model.HostNoise {
 }
 
 // neighbourhood counts the sweep's running trials, so each can say how
-// many others ran beside it at most.
+// many others ran beside it at most, and whether one of them sat at its
+// own memory limit meanwhile (markAtLimit): a trial re-reading its page
+// cache at its limit stalls, and the host's memory pressure counts its
+// stalls; a quiet trial beside it was recorded contended by "memory
+// pressure 20%" and its own failure listed as the host's (3 of 3, the
+// twenty-fourth attacker's 1).
 type neighbourhood struct {
 	mu      sync.Mutex
 	running map[*int]struct{}
+	// atLimit are the running trials seen at their memory limit;
+	// beside are those that ran beside one of them.
+	atLimit map[*int]string
+	beside  map[*int]string
 }
 
 // join adds a trial; its counter holds the most others running beside it
@@ -84,23 +93,51 @@ func (n *neighbourhood) join() *int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.running == nil {
-		n.running = map[*int]struct{}{}
+		n.running, n.atLimit, n.beside = map[*int]struct{}{}, map[*int]string{}, map[*int]string{}
 	}
 	mine := new(int)
 	*mine = len(n.running)
 	for other := range n.running {
 		*other = max(*other, len(n.running))
 	}
+	for _, trial := range n.atLimit {
+		n.beside[mine] = trial
+		break
+	}
 	n.running[mine] = struct{}{}
 	return mine
 }
 
-// leave removes a trial and returns the most neighbours it had.
-func (n *neighbourhood) leave(mine *int) int {
+// markAtLimit says the running trial mine (trial, by its id) is at its
+// memory limit: every trial running beside it now, or joining while it
+// runs, ran beside a trial at its limit.
+func (n *neighbourhood) markAtLimit(mine *int, trial string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, running := n.running[mine]; !running {
+		return
+	}
+	if _, already := n.atLimit[mine]; already {
+		return
+	}
+	n.atLimit[mine] = trial
+	for other := range n.running {
+		if _, said := n.beside[other]; other != mine && !said {
+			n.beside[other] = trial
+		}
+	}
+}
+
+// leave removes a trial and returns the most neighbours it had, and the
+// id of a trial beside it at its memory limit ("" when none was).
+func (n *neighbourhood) leave(mine *int) (int, string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.running, mine)
-	return *mine
+	delete(n.atLimit, mine)
+	beside := n.beside[mine]
+	delete(n.beside, mine)
+	return *mine, beside
 }
 
 // hostOver follows the host's load and available memory over a trial,

@@ -35,3 +35,32 @@ func TestPSITotal(t *testing.T) {
 		t.Errorf("an unreadable end must leave no shares: %+v", n)
 	}
 }
+
+// A trial at its memory limit marks every trial beside it, now or
+// joining while it runs, and none after it left (the twenty-fourth
+// attacker's 1).
+func TestNeighbourhoodSaysWhoWasAtItsLimit(t *testing.T) {
+	var n neighbourhood
+	quiet := n.join()
+	thrash := n.join()
+	n.markAtLimit(thrash, "t0001")
+	n.markAtLimit(thrash, "t0001") // once
+	late := n.join()
+	if most, beside := n.leave(quiet); most != 2 || beside != "t0001" {
+		t.Errorf("beside it from the start: most %d, beside %q", most, beside)
+	}
+	if _, beside := n.leave(thrash); beside != "" {
+		t.Errorf("the trial at its limit is not beside itself: %q", beside)
+	}
+	after := n.join()
+	if _, beside := n.leave(late); beside != "t0001" {
+		t.Errorf("joined while it ran: beside %q", beside)
+	}
+	if _, beside := n.leave(after); beside != "" {
+		t.Errorf("joined after it left: beside %q", beside)
+	}
+	n.markAtLimit(thrash, "t0001") // gone: nothing
+	if len(n.atLimit) != 0 || len(n.beside) != 0 {
+		t.Errorf("a trial that left is remembered: %v %v", n.atLimit, n.beside)
+	}
+}

@@ -68,6 +68,11 @@ type recorder struct {
 	// waits divides the CPU wait the samples read (and the steps' ends)
 	// between the host and the trial.
 	waits waitSplit
+	// atLimit, when set, is told (once) that a sample found the container
+	// at nine tenths of its limit or more: the sweep's other trials ran
+	// beside a trial at its limit (neighbourhood.markAtLimit).
+	atLimit     func()
+	toldAtLimit bool
 }
 
 // newRecorder records into out for a trial under limit.
@@ -138,6 +143,10 @@ func (r *recorder) sample(s event.Sample) {
 		r.stepFaultsLast = s.MajorFaults
 		r.noCache.sample(s)
 		r.stepPeak = max(r.stepPeak, s.WorkingSetBytes)
+	}
+	if r.atLimit != nil && !r.toldAtLimit && r.limit > 0 && max(s.UsageBytes, s.PeakBytes)*10 >= r.limit*9 {
+		r.toldAtLimit = true
+		r.atLimit()
 	}
 	r.lastAt = s.Time
 	r.lastWS, r.lastShmem = s.WorkingSetBytes, s.ShmemBytes

@@ -536,7 +536,11 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 	// container's: let go of once it is dead, before its removal.
 	stopped := sync.OnceFunc(func() {
 		noise = noiseOver(before, r.readPressure())
-		noise.Neighbours = r.neighbours.leave(mine)
+		var beside string
+		noise.Neighbours, beside = r.neighbours.leave(mine)
+		if beside != "" {
+			noise.NeighbourMemory = "trial " + beside + " of this run at its memory limit beside it"
+		}
 		r.adm.release(admitted)
 		emit(event.TrialStopped{Base: event.Base{Trial: tr.ID, Time: time.Now()}})
 		freed()
@@ -556,6 +560,7 @@ func (r *Runner) admitAndRun(ctx context.Context, tr model.Trial, emit func(even
 		t.res.HostAtStart = r.cfg.Host()
 	}
 	before, mine = r.readPressure(), r.neighbours.join()
+	t.atLimit = func() { r.neighbours.markAtLimit(mine, tr.ID) }
 	out := t.run(ctx)
 	stopped()
 	t.steps.fold(&noise)

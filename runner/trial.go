@@ -25,6 +25,9 @@ type trialRun struct {
 	recorder
 	// stopped frees the trial's slot: called once its container is dead.
 	stopped func()
+	// atLimit tells the sweep's other trials this one is at its memory
+	// limit (neighbourhood.markAtLimit); nil outside a sweep.
+	atLimit func()
 
 	// What the steps leave for the record.
 	// outputBudget is what is left of the record's TrialOutputBytes.
@@ -238,6 +241,7 @@ func (t *trialRun) startFailed(ctx context.Context, err error) model.TrialResult
 func (t *trialRun) watch(sb Sandbox) func() {
 	t.recorder = newRecorder(&t.res, t.trial.Policy.HardLimitBytes, t.r.cfg.Host)
 	t.recorder.waits = waitSplit{of: sb, cores: t.trial.Policy.LimitCPUs, hostCPUs: t.r.cfg.HostCPUs}
+	t.recorder.atLimit = t.atLimit
 	t.named = t.nameKill
 	t.netNow = t.task.BaselinePolicy()
 	readings := make(chan struct{})
