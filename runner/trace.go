@@ -409,6 +409,9 @@ type statusBook struct {
 	// rootBg is $! at the script's shell's latest mark: a child whose
 	// pid it is forked before that mark.
 	rootBg int
+	// bgJobs are the pids any mark gave as $!: the script's background
+	// jobs, whose status no mark reports (settleWindow drops them).
+	bgJobs map[int]bool
 	sh     bool
 	sawEnd bool
 
@@ -526,6 +529,12 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 	if !b.rootSeen {
 		b.rootSeen, b.root = true, m.root
 	}
+	if m.bg != 0 {
+		if b.bgJobs == nil {
+			b.bgJobs = map[int]bool{}
+		}
+		b.bgJobs[m.bg] = true
+	}
 	w := b.window
 	switch p := b.procs[m.pid]; {
 	case m.pid == b.root:
@@ -536,6 +545,12 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 		b.rootBg = m.bg
 	case p != nil:
 		b.advance(p, m)
+	case w != nil && m.pid == w.state.bg:
+		// A background job started before the window's children, its
+		// first mark come after theirs (its $! is older): a command of
+		// its own, which leaves the window as it is (`sleep 1 &` then
+		// `false | true`: the pipeline's commands, traced either side of
+		// the job's, are still one pipeline).
 	case w != nil && sameState(w.state, m):
 		w.pids = append(w.pids, m.pid)
 		if o := w.open; o != nil && o.step == b.next-1 {
@@ -600,8 +615,15 @@ func (b *statusBook) show(step int) string {
 
 // sameState says whether two children's marks show the same inherited
 // state of the script's shell (they may have forked together).
+// sameState says whether two children's first marks carry the shell's
+// state at one fork: the commands of one pipeline. $! tells background
+// jobs started one after another apart (each later job's is the one
+// before it), which $? and PIPESTATUS do not: `for i in 1 2 3; do sleep
+// 1.$i & done` was recorded as the pipeline "sleep 1.1 | sleep 1.3", a
+// status given to a job, and a storm of jobs' kills named after such
+// pipelines (43 of 100, the twenty-fourth attacker's 2).
 func sameState(a, b traceMark) bool {
-	return a.last == b.last && slices.Equal(a.pipe, b.pipe)
+	return a.last == b.last && a.bg == b.bg && slices.Equal(a.pipe, b.pipe)
 }
 
 func (b *statusBook) proc(pid int) *traceProc {
@@ -661,6 +683,15 @@ func (b *statusBook) settleWindow(m traceMark) {
 		pids = slices.Delete(pids, i, i+1)
 		b.drop(m.bg, unknownBackground)
 	}
+	// Any other background job (an earlier $!, later jobs having moved
+	// it on) is no pipeline's either.
+	pids = slices.DeleteFunc(pids, func(pid int) bool {
+		if b.bgJobs[pid] {
+			b.drop(pid, unknownBackground)
+			return true
+		}
+		return false
+	})
 	paired := len(pids) == len(m.pipe)
 	var order []*pendingStep
 	statuses := map[*pendingStep][]int{}

@@ -393,3 +393,60 @@ func TestBackgroundJobsLateMarkSettlesNothing(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Background jobs started one after another are commands of their own,
+// never one pipeline: each later job's $! is the one before it (the
+// twenty-fourth attacker's 2: `for i in 1 2 3; do sleep 1.$i & done`
+// recorded "sleep 1.2 | sleep 1.3", a job given a status, and a storm of
+// jobs' kills named after such pipelines, 43 of 100). Their marks come in
+// any order among the shell's own; each order below is one seen or
+// possible.
+func TestBackgroundJobsAreNoPipeline(t *testing.T) {
+	n := "\x1e" + TraceMarker + testNonce + " "
+	root := func(bg, cmd string) string { return n + "0|0|100|100||" + bg + "] " + cmd }
+	job := func(pid, bg, cmd string) string { return n + "0|0|" + pid + "|100||" + bg + "] " + cmd }
+	end := root("103", ": headroom-trace-end")
+	want := "for i in 1 2 3 => 0 []\nfor i in 1 2 3 => 0 []\nfor i in 1 2 3 => 0 []\nsleep 1.1 => ? []\nsleep 1.2 => ? []\nsleep 1.3 => ? []\nwait => 0 []\n"
+	for name, lines := range map[string][]string{
+		"each job before the shell's next": {root("0", "for i in 1 2 3"), job("101", "0", "sleep 1.1"), root("101", "for i in 1 2 3"), job("102", "101", "sleep 1.2"),
+			root("102", "for i in 1 2 3"), job("103", "102", "sleep 1.3"), root("103", "wait"), end},
+		"the shell ahead of its jobs": {root("0", "for i in 1 2 3"), root("101", "for i in 1 2 3"), root("102", "for i in 1 2 3"), root("103", "wait"),
+			job("101", "0", "sleep 1.1"), job("102", "101", "sleep 1.2"), job("103", "102", "sleep 1.3"), end},
+		"the jobs together": {root("0", "for i in 1 2 3"), root("101", "for i in 1 2 3"), job("101", "0", "sleep 1.1"), job("102", "101", "sleep 1.2"),
+			root("102", "for i in 1 2 3"), job("103", "102", "sleep 1.3"), root("103", "wait"), end},
+	} {
+		got := sortLines(describe(replay(lines, 0)))
+		if got != sortLines(want) {
+			t.Errorf("%s: got\n%s\nwant\n%s", name, got, want)
+		}
+	}
+	// A job started before a pipeline, its mark come between the
+	// pipeline's: each command keeps its own status, the job none.
+	lines := []string{job("201", "200", "false"), job("200", "0", "sleep 1"), job("202", "200", "true"),
+		n + "0|1 0|100|100||200] wait", n + "0|0|100|100||200] : headroom-trace-end"}
+	got := describe(replay(lines, 0))
+	for _, w := range []string{"false => 1 []", "sleep 1 => ? []", "true => 0 []"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("a job's mark inside a pipeline's: got\n%s\nwant a line %q", got, w)
+		}
+	}
+	// With real bash, however its lines interleave: three commands, no
+	// pipeline.
+	if _, err := exec.LookPath("bash"); err != nil {
+		return
+	}
+	raw, code := runWrapped(t, "for i in 1 2 3; do sleep 0.$i & done\nwait\n", false)
+	cmds := replay(raw, code)
+	sleeps := 0
+	for _, c := range cmds {
+		if strings.Contains(c.cmd, "|") {
+			t.Errorf("a pipeline that is not in the script: %q\nraw %q", c.cmd, raw)
+		}
+		if strings.HasPrefix(c.cmd, "sleep ") {
+			sleeps++
+		}
+	}
+	if sleeps != 3 {
+		t.Errorf("%d sleep commands, want 3:\n%s", sleeps, describe(cmds))
+	}
+}
