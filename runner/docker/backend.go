@@ -639,7 +639,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	b.mu.Unlock()
 	if side != nil {
 		for _, one := range side.list {
-			b.watchPart(sb, one.id, "its sidecar `"+one.spec.Name+"`")
+			b.watchPart(sb, one.id, "its sidecar `"+one.spec.Name+"`", false)
 		}
 	}
 	// Until it has started, the container is made again by a retry (the
@@ -722,7 +722,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 			return nil, err
 		}
 		if kit.helper != "" {
-			b.watchHelper(sb, kit.helper, "its network helper (the container shaping its network)")
+			b.watchPart(sb, kit.helper, "its network helper (the container shaping its network)", true)
 		}
 	}
 	if detach {
@@ -795,18 +795,12 @@ type trialPart struct {
 }
 
 // watchPart makes a kill of container id someone else sends the trial
-// sb's (what names the container in the record).
-func (b *Backend) watchPart(sb *sandbox, id, what string) {
+// sb's (what names the container in the record); helper marks a knob's
+// container, headroom's own, whose OOM kill is witnessed too
+// (runner.HelperOOMKilled).
+func (b *Backend) watchPart(sb *sandbox, id, what string, helper bool) {
 	b.mu.Lock()
-	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops, since: time.Now()}
-	b.mu.Unlock()
-}
-
-// watchHelper is watchPart of a knob's helper, headroom's own container:
-// its OOM kill is witnessed too (runner.HelperOOMKilled).
-func (b *Backend) watchHelper(sb *sandbox, id, what string) {
-	b.mu.Lock()
-	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops, since: time.Now(), helper: true}
+	b.parts[id] = trialPart{trial: sb.id, what: what, of: &sb.stops, since: time.Now(), helper: helper}
 	b.mu.Unlock()
 }
 

@@ -95,8 +95,8 @@ func TestHelperOOMKillIsWitnessed(t *testing.T) {
 	sb := &sandbox{id: "trial", stops: stopWitness{destroyed: make(chan struct{})}}
 	b := &Backend{sandboxes: map[string]*sandbox{"trial": sb}, parts: map[string]trialPart{}, healthCmds: map[string]string{}}
 	sb.b = b
-	b.watchPart(sb, "side", "its sidecar `db`")
-	b.watchHelper(sb, "helper", "its network helper (the container shaping its network)")
+	b.watchPart(sb, "side", "its sidecar `db`", false)
+	b.watchPart(sb, "helper", "its network helper (the container shaping its network)", true)
 	oom := func(id string) {
 		b.dispatch(events.Message{Action: events.ActionOOM, TimeNano: time.Now().UnixNano(), Actor: events.Actor{ID: id}})
 	}
