@@ -494,33 +494,32 @@ func runAsRecorded(cmd *cobra.Command, ran *store.RunAs, spec *session.Spec) err
 	if ran == nil {
 		return nil // an older manifest: as the flags say
 	}
+	onOff := func(flag string) func(bool) string {
+		return func(on bool) string { return fmt.Sprintf("--%s=%t", flag, on) }
+	}
 	for _, fl := range []struct {
-		name      string
-		now, then bool
-		set       *bool
-		words     func(bool) string
+		name  string
+		field *bool // the spec's setting, which the resume may set
+		ran   bool  // the experiment's
+		words func(bool) string
 	}{
-		{"trace", !spec.Untraced, !ran.Untraced, nil, func(b bool) string { return fmt.Sprintf("--trace=%t", b) }},
-		{"exec-steps", spec.ExecSteps, ran.ExecSteps, &spec.ExecSteps, func(b bool) string { return fmt.Sprintf("--exec-steps=%t", b) }},
-		{"apply-storage", spec.ApplyStorage, ran.ApplyStorage, &spec.ApplyStorage, func(b bool) string { return fmt.Sprintf("--apply-storage=%t", b) }},
-		{"sampler", spec.ForceStats, ran.ForceStats, &spec.ForceStats, func(b bool) string {
-			if b {
+		{"trace", &spec.Untraced, ran.Untraced, func(untraced bool) string { return onOff("trace")(!untraced) }},
+		{"exec-steps", &spec.ExecSteps, ran.ExecSteps, onOff("exec-steps")},
+		{"apply-storage", &spec.ApplyStorage, ran.ApplyStorage, onOff("apply-storage")},
+		{"sampler", &spec.ForceStats, ran.ForceStats, func(stats bool) string {
+			if stats {
 				return "--sampler stats"
 			}
 			return "the default sampler"
 		}},
 	} {
-		if fl.now == fl.then {
+		if *fl.field == fl.ran {
 			continue
 		}
 		if cmd.Flags().Changed(fl.name) {
-			return usagef("--resume runs the rest of the experiment as its trials ran, with %s; %s would mix two ways of running in one cell (leave it out)", fl.words(fl.then), fl.words(fl.now))
+			return usagef("--resume runs the rest of the experiment as its trials ran, with %s; %s would mix two ways of running in one cell (leave it out)", fl.words(fl.ran), fl.words(*fl.field))
 		}
-		if fl.set != nil {
-			*fl.set = fl.then
-		} else {
-			spec.Untraced = ran.Untraced
-		}
+		*fl.field = fl.ran
 	}
 	return nil
 }
