@@ -1094,14 +1094,7 @@ func TestResumeRunsTheTrialsAsTheExperimentRanThem(t *testing.T) {
 	}
 	dir := filepath.Join(root, entries[0].Name())
 	// The last two trials' records go, as if the run had been stopped.
-	data, err := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	if err := os.WriteFile(filepath.Join(dir, "trials.jsonl"), []byte(first+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.KeepRecords(t, dir, 1)
 	if r := headroom(t, "run", "--resume", entries[0].Name(), "--out", root, "--trace"); r.code != 2 || !strings.Contains(r.stderr, "--trace=false") {
 		t.Errorf("a resume with --trace of an untraced experiment: exit %d\n%s", r.code, r.stderr)
 	}

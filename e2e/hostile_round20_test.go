@@ -4,12 +4,12 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner/docker"
 )
@@ -52,14 +52,7 @@ func TestHostileR20ResumeOfABuiltService(t *testing.T) {
 		t.Fatalf("run: exit %d, %d records\n%s", run.code, len(recs), run.stderr)
 	}
 	// The second record goes, as if the run had been stopped before it.
-	data, err := os.ReadFile(filepath.Join(dir, "trials.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	if err := os.WriteFile(filepath.Join(dir, "trials.jsonl"), []byte(first+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.KeepRecords(t, dir, 1)
 	res := runBin(t, bin, nil, "run", "--resume", filepath.Base(dir), "--out", out)
 	_, recs, leaked := records(t, out)
 	forged := 0

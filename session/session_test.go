@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-eval/headroom/event"
+	"github.com/headroom-eval/headroom/internal/enginetest"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/runner/fake"
@@ -190,17 +191,8 @@ func TestAResumeOfATaskWithABuiltServiceFindsItUnchanged(t *testing.T) {
 	}
 	// The second trial's record goes, as if the run had been stopped
 	// before it.
-	recs := filepath.Join(sw.Dir, "trials.jsonl")
-	data, err := os.ReadFile(recs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("%d records", len(lines))
-	}
-	if err := os.WriteFile(recs, []byte(lines[0]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	if n := enginetest.KeepRecords(t, sw.Dir, 1); n != 2 {
+		t.Fatalf("%d records", n)
 	}
 	spec.Tasks = []model.Task{load()}
 	sw2, _, err := eng.Resume(ctx, sw.Dir, spec)
