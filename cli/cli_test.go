@@ -1112,3 +1112,27 @@ func TestResumeRunsTheTrialsAsTheExperimentRanThem(t *testing.T) {
 	}
 	noContainersLeft(t, entries[0].Name())
 }
+
+// A misspelt key in another harness's file loads, as that harness loads
+// it, but validate does not pass it: the task would run from the
+// default's 2 GiB, 32 times the 64 MiB meant (a new user's memroy_mb,
+// exit 0 beside a warning).
+func TestValidateDoesNotPassAHarnessFilesTypo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "typo")
+	writeTree(t, dir, map[string]string{
+		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/typo\"\n[environment]\nmemroy_mb = 64\n",
+		"instruction.md":         "Do it.\n",
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
+		"solution/solve.sh":      "#!/bin/bash\n",
+		"tests/test.sh":          "#!/bin/bash\n",
+	})
+	r := headroom(t, "tasks", "validate", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "task.toml:5: environment.memroy_mb: did you mean memory_mb?") || !strings.Contains(r.stderr, "a likely typo in 1 task file") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Without the typo it passes.
+	writeTree(t, dir, map[string]string{"task.toml": "schema_version = \"1.1\"\n[task]\nname = \"cli/typo\"\n[environment]\nmemory_mb = 64\n"})
+	if r := headroom(t, "tasks", "validate", dir); r.code != 0 {
+		t.Errorf("fixed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

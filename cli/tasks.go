@@ -63,7 +63,7 @@ func newTasksCmd() *cobra.Command {
 			if args = withTasksDir(args, dir); len(args) == 0 {
 				return usagef("tasks validate needs one or more task files or directories (or --tasks-dir); usage: headroom tasks validate FILE|DIR... [flags]")
 			}
-			bad := 0
+			bad, typoed := 0, 0
 			for _, a := range args {
 				st, err := os.Stat(a)
 				if errors.Is(err, fs.ErrNotExist) {
@@ -113,6 +113,13 @@ func newTasksCmd() *cobra.Command {
 					for _, ty := range append(l.TyposAt(), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
 					}
+					if len(l.Typos) > 0 {
+						// Loaded, as its own harness loads it; but the key
+						// was most likely meant, and its default (2 GiB for
+						// a misspelt memory_mb) would be what every ratio
+						// scales: not a pass (a new user's exit 0).
+						typoed++
+					}
 					if len(l.Task.DefaultAgentNames()) == 0 {
 						// run refuses it without --agents: said here, where
 						// "ok" alone read as runnable (the new user of
@@ -135,6 +142,11 @@ func newTasksCmd() *cobra.Command {
 					verb = "has"
 				}
 				return usagef("%s %s errors", model.Quantity(bad, "task file"), verb)
+			}
+			if typoed > 0 {
+				// Exit 1, as `tasks audit` exits when a task runs otherwise
+				// than written: the file is not wrong in its harness's eyes.
+				return fmt.Errorf("a likely typo in %s (see the warnings above): its harness ignores the key too, so a run loads the task with that setting's default, not your value; fix the key", model.Quantity(typoed, "task file"))
 			}
 			return nil
 		},
