@@ -204,7 +204,7 @@ func (l Loaded) noticeTypos(known map[string]bool, data []byte) Loaded {
 	l.Typos = nil
 	for _, ty := range findTypos(l.Ignored, known) {
 		said := ty.String()
-		if n := typoLine(data, ty); n > 0 {
+		if n := typoLine(data, ty, l.Task.Format == model.FormatTerminalBench); n > 0 {
 			said = fmt.Sprintf("line %d: %s", n, said)
 		}
 		l.Typos = append(l.Typos, said)
@@ -247,7 +247,7 @@ func Parse(path string, data []byte) (Loaded, error) {
 func typoFirst(path string, data []byte, ignored []string, known map[string]bool, err error) error {
 	typos := findTypos(ignored, known)
 	at := func(ty typo) string {
-		if n := typoLine(data, ty); n > 0 {
+		if n := typoLine(data, ty, false); n > 0 {
 			return fmt.Sprintf("%s:%d", path, n)
 		}
 		return path

@@ -510,7 +510,7 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys, nil), nil
+	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys, data), nil
 }
 
 // tbPaneTerm is the TERM of a terminal-bench pane (tmux 3.3a, the

@@ -126,10 +126,17 @@ func hasChildren(ignored []string, prefix string) bool {
 	return false
 }
 
-// typoLine is the 1-based line a typo is on in a TOML file's text: a
-// section's header, or a key's assignment in its table; 0 when it cannot
-// be found (YAML, a dotted key written inline).
-func typoLine(data []byte, t typo) int {
+// typoLine is the 1-based line a typo is on in a task file's text (TOML,
+// or YAML when data is a task.yaml's): a section's header, or a key's
+// assignment in its table; 0 when it cannot be found (a dotted key
+// written inline).
+func typoLine(data []byte, t typo, yamlText bool) int {
+	if yamlText {
+		// task.yaml's keys are a mapping's: "key:" at the start of its
+		// line, once (a key named twice is not said where).
+		leaf := t.key[strings.LastIndexByte(t.key, '.')+1:]
+		return onlyLine(data, regexp.MustCompile(`^\s*(- )?["']?`+regexp.QuoteMeta(leaf)+`["']?\s*:`))
+	}
 	if t.section {
 		for i, raw := range strings.Split(string(data), "\n") {
 			line := strings.TrimSpace(raw)

@@ -206,3 +206,28 @@ func TestTypoRefusalSaysFileColonLine(t *testing.T) {
 		t.Errorf("TyposAt %q, want %q", got, want)
 	}
 }
+
+// A typo in a terminal-bench task.yaml is said at its line, as a TOML
+// file's is (a new user's warning named the file alone).
+func TestTypoInTaskYAMLNamesItsLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tb")
+	for name, text := range map[string]string{
+		"task.yaml":    "instruction: do it\nparser_name: pytest\nmax_agent_timout_sec: 30\n",
+		"Dockerfile":   "FROM img:1\n",
+		"run-tests.sh": "#!/bin/bash\n",
+	} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"line 3: max_agent_timout_sec: did you mean max_agent_timeout_sec?"}; !reflect.DeepEqual(l.Typos, want) {
+		t.Errorf("typos %q, want %q", l.Typos, want)
+	}
+}
