@@ -1136,3 +1136,15 @@ func TestValidateDoesNotPassAHarnessFilesTypo(t *testing.T) {
 		t.Errorf("fixed: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A task named with --tasks whose file failed to load is said to have
+// failed, by its file: the run led with "unknown task" and called the
+// load failure a warning (a new user's).
+func TestRunNamesTheFileOfANamedTaskThatFailed(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"bad.toml": "[task]\nname = \"cli/bad\"\n[environment]\nmemory = \"64MB\n"})
+	r := headroom(t, "run", "--tasks-dir", dir, "--tasks", "cli/bad", "--ratios", "1", "--repeats", "1", "--out", t.TempDir())
+	if want := `task "cli/bad" did not load: ` + filepath.Join(dir, "bad.toml") + " failed"; r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "unknown task") {
+		t.Errorf("exit %d, want %q\n%s", r.code, want, r.stderr)
+	}
+}

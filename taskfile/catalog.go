@@ -27,6 +27,10 @@ type Catalog struct {
 	Warnings []string
 
 	loadedDir bool
+	// failedAt are the paths of the files (or task directories) that
+	// Problems are of, in order: a task named by its file's stem or its
+	// directory's name is one that failed, not one unknown.
+	failedAt []string
 }
 
 // IsBuiltin says whether a task comes from the embedded catalog.
@@ -104,18 +108,18 @@ func (c *Catalog) AddDir(dir string) error {
 		if it.kind == model.FormatHeadroom {
 			data, err := readTaskFile("", it.path)
 			if err != nil {
-				c.Problems = append(c.Problems, fmt.Errorf("%s: %w", it.path, err))
+				c.fail(it.path, fmt.Errorf("%s: %w", it.path, err))
 				continue
 			}
 			l, err = Parse(it.path, data)
 			if err != nil {
-				c.Problems = append(c.Problems, err)
+				c.fail(it.path, err)
 				continue
 			}
 		} else {
 			l, err = LoadTaskDir(it.path)
 			if err != nil {
-				c.Problems = append(c.Problems, err)
+				c.fail(it.path, err)
 				continue
 			}
 		}
@@ -139,16 +143,35 @@ func (c *Catalog) AddDir(dir string) error {
 			if refusal != nil {
 				err = fmt.Errorf("%w (and: %v)", err, refusal)
 			}
-			c.Problems = append(c.Problems, err)
+			c.fail(it.path, err)
 			continue
 		}
 		if refusal != nil {
-			c.Problems = append(c.Problems, refusal)
+			c.fail(it.path, refusal)
 			continue
 		}
 		c.Tasks = append(c.Tasks, l)
 	}
 	return nil
+}
+
+// fail records a file (or task directory) at p that did not load.
+func (c *Catalog) fail(p string, err error) {
+	c.Problems = append(c.Problems, err)
+	c.failedAt = append(c.failedAt, p)
+}
+
+// failedAs is the path of a file that did not load and may hold the task
+// name (its stem, or its directory's name, is the name's last element),
+// or "".
+func (c *Catalog) failedAs(name string) string {
+	base := path.Base(name)
+	for _, p := range c.failedAt {
+		if strings.TrimSuffix(filepath.Base(p), ".toml") == base {
+			return p
+		}
+	}
+	return ""
 }
 
 func (c *Catalog) find(name string) (Loaded, bool) {
@@ -176,6 +199,11 @@ func (c *Catalog) Find(name string) (model.Task, error) {
 	case 1:
 		return hits[0], nil
 	case 0:
+		if p := c.failedAs(name); p != "" {
+			// It is most likely the file that failed: that is the
+			// error to lead with, not "unknown" (a new user's).
+			return model.Task{}, fmt.Errorf("task %q did not load: %s failed (the error is above; `headroom tasks validate %s` says it again): fix it and run again", name, p, p)
+		}
 		hint := ""
 		if len(c.Problems) > 0 {
 			hint = fmt.Sprintf("; %d task file(s) failed to load, see the warnings above", len(c.Problems))
