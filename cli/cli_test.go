@@ -1148,3 +1148,24 @@ func TestRunNamesTheFileOfANamedTaskThatFailed(t *testing.T) {
 		t.Errorf("exit %d, want %q\n%s", r.code, want, r.stderr)
 	}
 }
+
+// A run refuses a build no builder reads before any container, as
+// validate does, in validate's words: it passed the task on to its first
+// trial, whose infra error was Docker's raw parse error (a new user's).
+func TestRunRefusesADockerfileNoBuilderReads(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"runn/task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/runn\"\n",
+		"runn/instruction.md":         "Do it.\n",
+		"runn/environment/Dockerfile": "FROM headroom-debian:bookworm\nRUNN echo hi\n",
+		"runn/tests/test.sh":          "#!/bin/bash\n",
+	})
+	out := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", dir, "--tasks", "runn", "--agents", "nop", "--ratios", "1", "--repeats", "1", "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, `Dockerfile:2: unknown instruction "RUNN"`) || !strings.Contains(r.stderr, `task "runn" did not load`) {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("an experiment was started: %v", entries)
+	}
+}

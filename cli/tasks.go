@@ -92,20 +92,6 @@ func newTasksCmd() *cobra.Command {
 					}
 				}
 				for _, l := range loaded {
-					var refused []string
-					for _, b := range l.Task.Builds() {
-						refused = append(refused, taskfile.DockerfileProblems(b)...)
-					}
-					if len(refused) > 0 {
-						// A build certain to be refused is the file's error,
-						// not a warning beside "ok" (a new user's RUNN).
-						bad++
-						fmt.Fprintf(cmd.OutOrStdout(), "error %s (%s): its build will be refused\n", l.Task.Name, l.Task.Source)
-						for _, p := range refused {
-							fmt.Fprintf(cmd.OutOrStdout(), "      %s\n", p)
-						}
-						continue
-					}
 					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s (%s)\n", l.Task.Name, l.Task.Source)
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)

@@ -170,8 +170,19 @@ type Loaded struct {
 // that harness reads: its typos are warnings. The catalog and `tasks
 // validate` both ask it, so that validate never passes a file a run
 // refuses.
+//
+// A build certain to be refused (an instruction no builder knows, RUNN)
+// is refused here too, in every format: a run passed it on to the first
+// trial, whose infra error was Docker's raw parse error (a new user's).
 func (l Loaded) Refusal() error {
 	if l.Task.Format != model.FormatHeadroom || len(l.Typos) == 0 {
+		var refused []string
+		for _, b := range l.Task.Builds() {
+			refused = append(refused, DockerfileProblems(b)...)
+		}
+		if len(refused) > 0 {
+			return fmt.Errorf("%s (%s): its build will be refused: %s", l.Task.Name, l.Task.Source, strings.Join(refused, "; "))
+		}
 		return nil
 	}
 	return fmt.Errorf("%s: fix the key (or remove it); the task is not loaded, because headroom does not read a key it does not know, and the task would run with that setting's default value instead of yours", strings.Join(l.TyposAt(), "; "))
