@@ -1169,3 +1169,23 @@ func TestRunRefusesADockerfileNoBuilderReads(t *testing.T) {
 		t.Errorf("an experiment was started: %v", entries)
 	}
 }
+
+// A mistyped flag is answered with the flag most likely meant (a new
+// user's --ratio got "unknown flag" alone); a name near none gets none.
+func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--ratio", "1"}, "unknown flag: --ratio; did you mean --ratios? (`headroom run --help` lists the flags)"},
+		{[]string{"tasks", "validate", "--tasks-dri", "x"}, "did you mean --tasks-dir? (`headroom tasks validate --help`"},
+		{[]string{"run", "--repeat=3"}, "did you mean --repeats?"},
+	} {
+		if r := headroom(t, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %q\n%s", tc.args, r.code, tc.want, r.stderr)
+		}
+	}
+	if r := headroom(t, "run", "--zzzzzz"); r.code != 2 || strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("--zzzzzz: exit %d\n%s", r.code, r.stderr)
+	}
+}

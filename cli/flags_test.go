@@ -119,3 +119,4 @@ func TestKeptListNamesAVolumeOnce(t *testing.T) {
 		t.Errorf("keptList:\n%s\nwant\n%s", got, want)
 	}
 }
+

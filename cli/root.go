@@ -11,9 +11,11 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agext/levenshtein"
 	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Version is set at build time (-ldflags "-X ...cli.Version=...").
@@ -63,7 +65,7 @@ of --tasks-dir).`,
 	// output, reasons, paths): nothing in it may act on the terminal.
 	root.SetOut(printable.Writer(stdout))
 	root.SetErr(printable.Writer(stderr))
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{withFlagSuggestion(cmd, err)} })
 	cf := &consoleFlags{}
 	cf.register(root)
 	root.Args = cobra.NoArgs
@@ -135,4 +137,35 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// withFlagSuggestion adds the flag most likely meant to cobra's "unknown
+// flag: --ratio" (cobra suggests commands, not flags): "did you mean
+// --ratios?". A name within two edits of a flag of the command, or one a
+// flag's name starts with, is a suggestion; else err as it was.
+func withFlagSuggestion(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok || name == "" {
+		return err
+	}
+	name, _, _ = strings.Cut(name, "=")
+	best, bestD := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		d := levenshtein.Distance(name, f.Name, nil)
+		if strings.HasPrefix(f.Name, name) && len(name) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD || (d == bestD && f.Name < best) {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" || len(name) < 3 {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean --%s? (`%s --help` lists the flags)", err, best, cmd.CommandPath())
 }

@@ -67,7 +67,7 @@ func newRunCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSweep(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&f.tasks, "tasks", nil, "tasks to run, by full or short name (default: every task, but the real/* install tasks, which need a downloaded image: name them to run them)")
+	fl.StringSliceVar(&f.tasks, "tasks", nil, "tasks to run, by full or short name (default: every task of --tasks-dir when it is given; without it, every built-in task but the real/* install tasks, which need a downloaded image: name them to run them)")
 	fl.StringVar(&f.tasksDir, "tasks-dir", "", "also load tasks from this directory: Terminal-Bench 2.0 / Harbor task directories, older terminal-bench task directories, headroom *.toml files")
 	fl.StringSliceVar(&f.agents, "agents", nil, "agents to run (default: every agent of each task but nop, which runs when named: task directories have oracle and nop, a check that the verifier fails an untouched environment; --agent-command adds command)")
 	fl.StringSliceVar(&f.agents, "agent", nil, "same as --agents")
