@@ -119,4 +119,3 @@ func TestKeptListNamesAVolumeOnce(t *testing.T) {
 		t.Errorf("keptList:\n%s\nwant\n%s", got, want)
 	}
 }
-
