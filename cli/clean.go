@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/headroom-eval/headroom/printable"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -34,7 +36,11 @@ platform.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			only := cmd.Flags().Changed("out")
 			if only {
-				if st, err := os.Stat(out); err != nil || !st.IsDir() {
+				// A root not made yet is still a root: a run killed while
+				// it built its first image leaves that build's network,
+				// labelled with --out, before any experiment directory
+				// (the twenty-fourth attacker's). Its experiments are none.
+				if st, err := os.Stat(out); err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !st.IsDir() {
 					return usagef("--out %s is not a directory of experiments (run and the console write them there)", out)
 				}
 			}

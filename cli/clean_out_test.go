@@ -55,8 +55,42 @@ func TestCleanOutRemovesOnlyItsRootsLeftovers(t *testing.T) {
 	if log, err := os.ReadFile(filepath.Join(root, mineExp, "reaper.log")); err != nil || !strings.Contains(string(log), names[0]) {
 		t.Errorf("no removal in the experiment's reaper.log: %v %s", err, log)
 	}
-	if r := headroom(t, "clean", "--out", filepath.Join(root, "missing")); r.code != 2 || !strings.Contains(r.stderr, "is not a directory of experiments") {
-		t.Errorf("a missing --out: exit %d %s", r.code, r.stderr)
+	if r := headroom(t, "clean", "--out", filepath.Join(root, mineExp, "reaper.log")); r.code != 2 || !strings.Contains(r.stderr, "is not a directory of experiments") {
+		t.Errorf("a file as --out: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// A run killed while it built its first image leaves the build's network,
+// labelled with its --out, before it made that directory: clean --out
+// refused the missing directory, so the network stayed (the twenty-fourth
+// attacker's). A missing root is a root with no experiments.
+func TestCleanOutTakesABuildNetworkOfARootNotMadeYet(t *testing.T) {
+	needEngine(t)
+	root := filepath.Join(t.TempDir(), "not-made")
+	other := filepath.Join(t.TempDir(), "other")
+	owner := strings.Split(runner.Owner(), ":")
+	owner[1], owner[2] = "2147483646", "1"
+	var names []string
+	for _, r := range []string{root, other} {
+		name := fmt.Sprintf("headroom-build-test%d-%d", os.Getpid(), len(names))
+		out, err := exec.Command("docker", "network", "create", "--label", "headroom=1", "--label", "headroom.owner="+strings.Join(owner, ":"),
+			"--label", runner.LabelBuild+"=hr-test:1", "--label", runner.LabelExperimentsRoot+"="+r, name).CombinedOutput()
+		if err != nil {
+			t.Skipf("cannot create a network: %v %s", err, out)
+		}
+		names = append(names, name)
+	}
+	t.Cleanup(func() {
+		for _, n := range names {
+			exec.Command("docker", "network", "rm", n).Run()
+		}
+	})
+	r := headroom(t, "clean", "--out", root)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed network "+names[0]) || strings.Contains(r.stdout, names[1]) {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := exec.Command("docker", "network", "inspect", names[1]).Run(); err != nil {
+		t.Error("the other root's build network was removed")
 	}
 }
 
