@@ -164,11 +164,19 @@ func Write(root string, im Import) (string, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("experiment directory: %w (choose another with --out)", err)
 	}
-	stage, err := os.MkdirTemp(root, ".importing-")
+	removeDeadStages(root)
+	stage, err := os.MkdirTemp(root, stagePrefix)
 	if err != nil {
 		return "", fmt.Errorf("experiment directory: %w (choose another with --out)", err)
 	}
 	defer os.RemoveAll(stage)
+	// Held until the import is whole: a stage whose lock is free is a
+	// killed import's, which the next import removes.
+	lk, err := store.LockExperiment(stage)
+	if err != nil {
+		return "", err
+	}
+	defer lk.Unlock()
 	exp, err := store.Create(stage, im.Manifest)
 	if err != nil {
 		return "", err
@@ -187,6 +195,35 @@ func Write(root string, im Import) (string, error) {
 		return "", fmt.Errorf("moving the import into place: %w", err)
 	}
 	return dst, nil
+}
+
+// stagePrefix begins the name of the directory an import is written in
+// before it is renamed into place.
+const stagePrefix = ".importing-"
+
+// removeDeadStages removes the stages of imports that were killed (a
+// `kill -9` left its .importing-N behind, the twenty-fourth attacker's):
+// those whose lock no process holds. A stage younger than a minute is
+// left, whatever its lock: its import may have made it and not yet
+// locked it.
+func removeDeadStages(root string) {
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), stagePrefix) {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || time.Since(info.ModTime()) < time.Minute {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		lk, err := store.LockExperiment(p)
+		if err != nil {
+			continue
+		}
+		_ = os.RemoveAll(p)
+		lk.Unlock()
+	}
 }
 
 // unknownNoTelemetry is what neither harness records about a trial.

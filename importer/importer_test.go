@@ -3,8 +3,10 @@ package importer
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
@@ -170,5 +172,44 @@ func TestTerminalBenchRun(t *testing.T) {
 	}
 	if _, err := TerminalBench([]string{"testdata/harbor/tb2-gke-3x"}, Options{}); err == nil || !strings.Contains(err.Error(), "not a terminal-bench run directory") {
 		t.Errorf("a Harbor job as a terminal-bench run: %v", err)
+	}
+}
+
+// A killed import's staging directory is removed by the next import: a
+// `kill -9` left .importing-N behind for good (the twenty-fourth
+// attacker's). One whose import still holds it, and one made a moment
+// ago (not yet locked), stay.
+func TestWriteRemovesAKilledImportsStage(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-2 * time.Minute)
+	for _, name := range []string{".importing-dead", ".importing-live", ".importing-young"} {
+		if err := os.MkdirAll(filepath.Join(root, name, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if name != ".importing-young" {
+			if err := os.Chtimes(filepath.Join(root, name), old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	lk, err := store.LockExperiment(filepath.Join(root, ".importing-live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Unlock()
+	im, err := Harbor([]string{"testdata/harbor/tb2-gke-3x"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(root, im); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{".importing-live", ".importing-young", im.Manifest.ID}; !slices.Equal(names, want) {
+		t.Errorf("root holds %q, want %q", names, want)
 	}
 }
