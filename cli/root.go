@@ -14,6 +14,7 @@ import (
 	"github.com/agext/levenshtein"
 	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/runner"
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -47,6 +48,12 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // NewRoot builds the command tree.
 func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	// A library's log lines are not headroom's words: compose-go's "The
+	// "X" variable is not set" reached stderr beside the audit's own line
+	// about X, and said not set where the user's shell set it (the
+	// harness's environment is what it means); under the console any such
+	// line would break the screen.
+	logrus.SetOutput(io.Discard)
 	root := &cobra.Command{
 		Use:   "headroom",
 		Short: "Measure how container resources change agentic benchmark scores",

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -273,13 +272,15 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 			}
 		}
 	}
-	unset := make([]string, 0, len(d.unset))
-	for v := range d.unset {
-		unset = append(unset, v)
-	}
-	sort.Strings(unset)
-	for _, v := range unset {
-		c.notes = append(c.notes, model.Deviation{What: "compose variable " + v + " unset", Detail: "the harness takes it from its own environment; here it expands to \"\""})
+	for _, v := range slices.Sorted(maps.Keys(d.unset)) {
+		if d.unset[v] {
+			c.notes = append(c.notes, model.Deviation{What: "compose variable " + v + " unset", Detail: "the harness takes it from its own environment; here it expands to \"\""})
+		} else {
+			// ${V:-default}: the harness's environment wins where it
+			// sets V (the twenty-fourth attacker's: the audit named a
+			// bare $V alone).
+			c.notes = append(c.notes, model.Deviation{What: "compose variable " + v + " defaulted", Detail: "the harness takes it from its own environment where that sets it; here its default (or alternative) in the file applies"})
+		}
 	}
 	if err := checkCycles(c, path); err != nil {
 		return nil, err
@@ -575,8 +576,18 @@ func (d *composeDoc) build(s *composeService, n *yaml.Node, field string) (*mode
 			case "target":
 				b.Target, err = d.str(v, f)
 			case "args":
-				env, _, _, e := d.envEntries(v, f)
+				env, pass, fromHost, e := d.envEntries(v, f)
 				err = e
+				for _, kv := range pass {
+					k, _, _ := strings.Cut(kv, "=")
+					fromHost = append(fromHost, k)
+				}
+				if len(fromHost) > 0 {
+					// A bare NAME (or ${NAME} alone) is the harness's
+					// environment's; here the build has no such argument,
+					// and a secret is never baked into an image.
+					s.notes = append(s.notes, model.Deviation{What: "service " + s.name + " build.args not given", Detail: strings.Join(fromHost, ", ") + ": the harness takes them from its own environment; here the build runs without them"})
+				}
 				if len(env) > 0 {
 					b.Args = map[string]string{}
 				}
@@ -757,11 +768,26 @@ func (d *composeDoc) envFromFiles(s *composeService) error {
 	for _, k := range s.fromHost {
 		set[k] = true
 	}
+	var text []byte // the file being read, for lookup's notes
 	lookup := func(k string) (string, bool) {
 		if v, ok := d.h.vars[k]; ok {
 			return v, true
 		}
 		v, ok := explicit[k]
+		if !ok && regexp.MustCompile(`(?m)^[ \t]*(export[ \t]+)?`+regexp.QuoteMeta(k)+`[ \t]*(#.*)?\r?$`).Match(text) {
+			// A bare NAME line: the harness's environment gives it, or
+			// it is left out (as here).
+			if !slices.Contains(s.fromHost, k) {
+				s.fromHost = append(s.fromHost, k)
+			}
+		} else if !ok {
+			// The harness's environment would be asked: noted as an
+			// unset variable of the file is (the audit named none).
+			defaulted := regexp.MustCompile(`\$\{` + regexp.QuoteMeta(k) + `:?[-+]`).Match(text)
+			if _, said := d.unset[k]; !said || !defaulted {
+				d.unset[k] = !defaulted
+			}
+		}
 		return v, ok
 	}
 	vars := maps.Clone(explicit)
@@ -781,6 +807,7 @@ func (d *composeDoc) envFromFiles(s *composeService) error {
 		if err != nil {
 			return d.errf(ref.node, "service %s env_file: %v", s.name, err)
 		}
+		text = data
 		if err := dotenv.ParseWithFormat(bytes.NewReader(data), p, vars, lookup, ""); err != nil {
 			return d.errf(ref.node, "service %s env_file %s: %v", s.name, ref.path, err)
 		}

@@ -144,8 +144,9 @@ func mapping(n *yaml.Node) map[string]*yaml.Node {
 // interpolate expands compose's variable syntax: $NAME, ${NAME},
 // ${NAME:-default} and ${NAME-default}, ${NAME:?error} and ${NAME?error},
 // ${NAME:+alternative} and ${NAME+alternative}, nested in defaults, and
-// $$ for a literal $. A name neither set nor defaulted is recorded in
-// unset and expands to "".
+// $$ for a literal $. A name not set is recorded in unset: true when it
+// expands to "", false when a default or alternative stood in for it
+// (the harness's own environment may set it: the audit names both).
 func interpolate(s string, vars map[string]string, unset map[string]bool) (string, error) {
 	if !strings.Contains(s, "$") {
 		return s, nil
@@ -232,6 +233,11 @@ func expandBraced(expr string, vars map[string]string, unset map[string]bool) (s
 		op, arg = arg[:1], arg[1:]
 	}
 	empty := !set || (colon && v == "")
+	if !set && (op == "-" || op == "+") {
+		if _, said := unset[name]; !said {
+			unset[name] = false
+		}
+	}
 	switch op {
 	case "-":
 		if empty {

@@ -386,10 +386,12 @@ func TestInterpolate(t *testing.T) {
 		{in: "plain", want: "plain"},
 		{in: "$A-${A}", want: "a-a"},
 		{in: "$$A costs $$5", want: "$A costs $5"},
-		{in: "${NOPE:-dflt}", want: "dflt"},
+		{in: "${NOPE:-dflt}", want: "dflt", unset: "NOPE(defaulted)"},
 		{in: "${EMPTY:-dflt}|${EMPTY-dflt}", want: "dflt|"},
-		{in: "${NOPE:-${A}/x}", want: "a/x"},
-		{in: "${A:+alt}|${NOPE:+alt}|${EMPTY+alt}", want: "alt||alt"},
+		{in: "${NOPE:-${A}/x}", want: "a/x", unset: "NOPE(defaulted)"},
+		{in: "${A:+alt}|${NOPE:+alt}|${EMPTY+alt}", want: "alt||alt", unset: "NOPE(defaulted)"},
+		{in: "${NOPE:-x}$NOPE", want: "x", unset: "NOPE"},
+		{in: "$NOPE${NOPE:-x}", want: "x", unset: "NOPE"},
 		{in: "x${NOPE}y$NOPE2", want: "xy", unset: "NOPE,NOPE2"},
 		{in: "${NOPE:?needed here}", err: "required variable NOPE is not set: needed here"},
 		{in: "${A", err: "unclosed ${"},
@@ -410,7 +412,10 @@ func TestInterpolate(t *testing.T) {
 			t.Errorf("%q = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 		var names []string
-		for n := range unset {
+		for n, bare := range unset {
+			if !bare {
+				n += "(defaulted)"
+			}
 			names = append(names, n)
 		}
 		slices.Sort(names)
@@ -606,5 +611,48 @@ func TestComposeNumbersAsComposeV2(t *testing.T) {
 	}
 	if task.Build.Args["V"] != "1.2" || task.Build.Args["Q"] != "1.20" {
 		t.Errorf("args %v: want V=1.2 (unquoted), Q=1.20 (quoted)", task.Build.Args)
+	}
+}
+
+// Every variable a compose file takes from the harness's environment is a
+// deviation the audit lists: a defaulted ${V:-x}, a build argument given
+// by name alone, an env_file's ${V} and its bare NAME line. The audit
+// named a bare $V alone (the twenty-fourth attacker's).
+func TestComposeVariablesFromTheHarnessAreListed(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `services:
+  main:
+    build:
+      context: .
+      args:
+        - TOKEN
+        - PY=3.12
+    environment:
+      MODE: ${MODE:-fast}
+    env_file: vars.env
+`
+	for name, text := range map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n", "vars.env": "URL=${API_URL}\nLEVEL=${LEVEL-info}\nSECRET\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	d := deviations(task)
+	for _, want := range []string{
+		"compose variable MODE defaulted",
+		"compose variable LEVEL defaulted",
+		"compose variable API_URL unset",
+		"service main build.args not given: TOKEN: the harness takes them from its own environment",
+		"service main environment not given: SECRET",
+	} {
+		if !hasNote(d, want) {
+			t.Errorf("no deviation %q in\n%s", want, strings.Join(d, "\n"))
+		}
+	}
+	if task.Build.Args["PY"] != "3.12" || len(task.Build.Args) != 1 {
+		t.Errorf("build args %v", task.Build.Args)
 	}
 }
