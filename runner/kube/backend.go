@@ -415,6 +415,7 @@ func (b *backend) start(ctx context.Context, name, experiment string, trial mode
 		// Harbor runs the task's check before the agent's setup, as the
 		// Docker backend does; a failure is the environment's.
 		if err := runner.WaitHealthy(ctx, sb, *task.Healthcheck, runner.HealthWait()); err != nil {
+			err = sb.killedStarting(err, "the task's [environment.healthcheck] ("+strings.Join(task.Healthcheck.Argv(), " ")+")")
 			_, _ = sb.Remove(context.WithoutCancel(ctx))
 			return nil, err
 		}

@@ -293,3 +293,24 @@ func TestClusterEnvironmentHealthcheckRuns(t *testing.T) {
 		t.Errorf("%s (%s); want an infra error: the healthcheck failed", r.Outcome, r.Reason)
 	}
 }
+
+// A check the kernel OOM-kills at the ratio's limit is the limit's doing,
+// an OOM kill at its own limit, on a pod as on Docker (runner.
+// StartOOMError): here it was the infra error of a failed check, no kill,
+// no cause. Uncapped, the same check passes and the trial runs.
+func TestClusterHealthcheckKilledAtTheLimitIsAnOOMKill(t *testing.T) {
+	p, image := clusterPlatform(t)
+	task := clusterTask(t, image, enginetest.GradedAfterTimeout)
+	task.Name = "test/cluster-health-oom"
+	task.Healthcheck = &model.Healthcheck{Test: []string{"CMD", "/hr-workload", "child", "--mb", "160", "--ms", "50"}, Interval: 200 * time.Millisecond, Timeout: 20 * time.Second, Retries: 2}
+	got := map[string]model.TrialResult{}
+	for _, r := range clusterSweep(t, p, []model.Task{task}, []model.Ratio{{K: 1}, model.Uncapped}, nil) {
+		got[r.Ratio.String()] = r
+	}
+	if k := got["1x"]; k.Outcome != model.OOMKilled || k.Cause != model.CauseOwnLimit || !strings.Contains(k.Reason, "during the task's [environment.healthcheck]") {
+		t.Errorf("1x: %s · %s (%s); want oom-killed · own-limit during the healthcheck", k.Outcome, k.Cause, k.Reason)
+	}
+	if u := got["uncapped"]; u.Outcome == model.InfraError || u.Outcome == model.OOMKilled {
+		t.Errorf("uncapped: %s (%s); want the trial run: the check has room", u.Outcome, u.Reason)
+	}
+}

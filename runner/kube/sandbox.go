@@ -749,6 +749,29 @@ func (s *sandbox) podLimitHit() bool {
 	return s.policy.HardLimitBytes > 0 && s.maxPeak >= s.policy.HardLimitBytes-podSlack
 }
 
+// killedStarting is err, a failed wait for the pod's health, as
+// runner.StartOOMError when the kernel OOM-killed processes in the
+// container meanwhile, as on Docker: a check killed at the ratio's limit
+// was an infra error of a failed check here. The probe reads the
+// container's counters; without it, err stays as it is.
+func (s *sandbox) killedStarting(err error, during string) error {
+	if s.drv == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	l, qerr := s.drv.quick(workload.OpFinal, answerWait)
+	if qerr != nil || l.OOMKills == 0 {
+		return err
+	}
+	atLimit := l.LimitHits > 0
+	if p, perr := s.drv.quick(workload.OpPeak, answerWait); perr == nil && p.Known {
+		s.mu.Lock()
+		s.maxPeak = max(s.maxPeak, p.Peak)
+		s.mu.Unlock()
+	}
+	atLimit = atLimit || s.podLimitHit()
+	return &runner.StartOOMError{Kills: l.OOMKills, AtLimit: atLimit, During: during, Err: err}
+}
+
 // StopSteps kills a timed-out step's processes and keeps the pod for the
 // verifier (runner.StepStopper): the probe, its container's first
 // process, kills every other one.
