@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -556,16 +557,27 @@ func harborOutcome(r harborResult, reward *float64, pass float64, rewardNote str
 	return model.InfraError, model.CauseNone, "Harbor recorded " + said + " (" + rewardNote + ")"
 }
 
-// killed137 says whether an agent's exit was a SIGKILL.
+// killed137 says whether an agent's exit was a SIGKILL: the exit code
+// the message gives first, where Harbor puts its own ("Command failed
+// (exit 137): CMD ..."). What follows is the agent's command line and
+// output, which are the task's words: an instruction about an
+// "OOMKilled" pod, or output saying "exited 137", made an agent that
+// exited 1 an OOM kill (the twenty-fifth attacker's 1). "OOMKilled"
+// counts only in a message that gives no exit code, on its first line.
 func killed137(msg string) bool {
-	// Harbor's installed agents say "Command failed (exit 137): ...".
-	for _, w := range []string{"(exit 137)", "exit code 137", "exited with code 137", "exited 137", "OOMKilled"} {
-		if strings.Contains(msg, w) {
-			return true
+	if m := exitCodeSaid.FindStringSubmatch(msg); m != nil {
+		for _, n := range m[1:] {
+			if n != "" {
+				return n == "137"
+			}
 		}
 	}
-	return false
+	line, _, _ := strings.Cut(msg, "\n")
+	return strings.Contains(line, "OOMKilled")
 }
+
+// exitCodeSaid finds an exit code as harnesses and shells say one.
+var exitCodeSaid = regexp.MustCompile(`\(exit (\d+)\)|exit code (\d+)|exited with code (\d+)|exited (\d+)`)
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)

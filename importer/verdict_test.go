@@ -238,6 +238,12 @@ func TestHarborOutcomes(t *testing.T) {
 		{"NonZeroAgentExitCodeError", "Command failed (exit 1): make", &zero, model.Failed},
 		{"NonZeroAgentExitCodeError", "Command failed (exit 137): pip install pandas", &one, model.PassedAfterOOM},
 		{"NonZeroAgentExitCodeError", "Command failed (exit 137): pip install pandas", &zero, model.OOMKilled},
+		// The agent's command line and output are the task's words: an
+		// instruction about an OOMKilled pod, output saying "exited 137",
+		// are no kill of the agent (the twenty-fifth attacker's 1).
+		{"NonZeroAgentExitCodeError", "Command failed (exit 1): claude --print -- 'Our worker pod is OOMKilled under load. Fix it.'", &zero, model.Failed},
+		{"NonZeroAgentExitCodeError", "Command failed (exit 1): ./run.sh\nstdout: the worker exited 137 (exit code 137)", &zero, model.Failed},
+		{"NonZeroAgentExitCodeError", "Agent container OOMKilled", &zero, model.OOMKilled},
 		{"ContextWindowExceededError", "context window exceeded", &zero, model.Failed},
 		{"ApiRateLimitError", "rate limited", &one, model.Passed},
 		{"VerifierTimeoutError", "Verifier execution timed out after 600.0 seconds", nil, model.Timeout},
