@@ -35,7 +35,8 @@ another agent's shell commands) or terminal-bench trials (sessions/agent.cast,
 commands.txt) and runs each recorded session again in its task's own container,
 action by action with the recorded think time, under each ratio; then the task's
 own verifier. Each trial says where it parted from its recording; the report
-says which recorded passes fail here at 1x: machine failures by construction.
+says which recorded passes are killed here at 1x (machine failures by
+construction), and which fail uncapped too (they do not replay).
 A directory may be one trial or a whole job (run); trials that cannot be
 replayed are named with why.`,
 		Example: `  headroom replay jobs/2026-11-30__12-00-00/bn-fit-modify__Ab3dE --ratios 1,2,3,uncapped

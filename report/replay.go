@@ -10,7 +10,7 @@ import (
 )
 
 // ReplayLegend says what the replay section's cells and counts mean.
-const ReplayLegend = "Each row is one recorded trial of another harness replayed action by action (headroom replay): the same actions in every cell, so a recorded pass that fails here is the machine's doing, not the model's luck (a machine failure by construction). A cell: each replay's outcome and the first action where it parted from the recording."
+const ReplayLegend = "Each row is one recorded trial of another harness replayed action by action (headroom replay): the same actions in every cell, so a recorded pass killed here (or an infra error) is the machine's doing, not the model's luck (a machine failure by construction). A recorded pass that fails its verifier here is the task's verdict on the same actions; where it fails with nothing limiting it too, its actions do not replay deterministically (they depend on chance, the clock or the network), and its failures are no one ratio's. A cell: each replay's outcome and the first action where it parted from the recording."
 
 // replayRows are the replayed trials by trajectory (task) and column.
 func (r *Report) replayRows() (names []string, cells map[string]map[string][]model.TrialResult, recorded map[string]string) {
@@ -69,8 +69,31 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	// A recorded pass that fails cleanly where nothing limits it does not
+	// replay: its failures under the limits are not the machine's by
+	// construction (the twenty-fifth attacker's 2: a coin-flip action
+	// failed 6 of 6 at 1x and 4 of 6 uncapped, all "machine failures").
+	widest := r.Matrix.Ratios[len(r.Matrix.Ratios)-1]
+	var unreplayable []string
+	for _, name := range names {
+		if recorded[name] != "passed" || !widest.Uncapped {
+			continue
+		}
+		n, own := 0, 0
+		for _, t := range cells[name][widest.String()] {
+			if t.Outcome.Counted() {
+				n++
+				if !t.Outcome.Success() && !t.Outcome.InfraFailure() {
+					own++
+				}
+			}
+		}
+		if own > 0 {
+			unreplayable = append(unreplayable, fmt.Sprintf("%s: %d of %d replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here, so its failures are not the machine's by construction", name, own, n))
+		}
+	}
 	for _, ratio := range r.Matrix.Ratios {
-		passes, failed := 0, 0
+		passes, machine, own := 0, 0, 0
 		for _, name := range names {
 			if recorded[name] != "passed" {
 				continue
@@ -80,14 +103,34 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 					continue
 				}
 				passes++
-				if !t.Outcome.Success() {
-					failed++
+				switch {
+				case t.Outcome.InfraFailure():
+					machine++
+				case !t.Outcome.Success():
+					own++
 				}
 			}
 		}
-		if passes > 0 {
-			fmt.Fprintf(w, "at %s: %d of %d replays of recorded passes failed here: machine failures by construction\n", ratio, failed, passes)
+		if passes == 0 {
+			continue
 		}
+		line := fmt.Sprintf("at %s: %d of %d replays of recorded passes failed here", ratio, machine+own, passes)
+		switch {
+		case machine+own == 0:
+		case own == 0:
+			line += ": machine failures by construction (killed, or an infra error)"
+		case machine == 0:
+			line += ": the task's verdict on the same actions (failed, timed out), none killed: not the machine's by construction"
+		default:
+			line += fmt.Sprintf(": %d the machine's by construction (killed, or an infra error), %d the task's verdict on the same actions (failed, timed out)", machine, own)
+		}
+		fmt.Fprintln(w, line)
+	}
+	for _, line := range unreplayable {
+		if md {
+			line = mdText(line)
+		}
+		fmt.Fprintln(w, line)
 	}
 	for _, name := range names {
 		for _, ratio := range r.Matrix.Ratios {

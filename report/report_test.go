@@ -628,3 +628,46 @@ func TestUncountedCellIsNoData(t *testing.T) {
 		t.Errorf("ratio 1x %+v, want 3/7", r)
 	}
 }
+
+// A recorded pass that fails its verifier here is the task's verdict on
+// the same actions, not the machine's; one that fails uncapped too does
+// not replay deterministically. The report called every failure of a
+// recorded pass a "machine failure by construction", a coin-flip action's
+// 4 of 6 uncapped among them (the twenty-fifth attacker's 2).
+func TestReplayFailuresAreTheMachinesOnlyWhenKilled(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}
+	ratios := []model.Ratio{{K: 1}, model.Uncapped}
+	m := &store.Manifest{ID: "20261207-050000-rep1", Created: t0, Status: "finished", Seed: 7, Repeats: 2, Ratios: ratios}
+	var trials []model.TrialResult
+	add := func(task string, r model.Ratio, rep int, o model.Outcome) {
+		trials = append(trials, model.TrialResult{Trial: model.Trial{ID: fmt.Sprintf("%s-%s-%d", task, r, rep), Task: task, Agent: "replay", Ratio: r, Repeat: rep, Policy: model.NewPolicy(spec, r, 2)},
+			Outcome: o, Start: t0, End: t0.Add(time.Second), Replay: &model.ReplayRecord{Source: "harbor job/" + task, Actions: 1, Ran: 1, RecordedOutcome: "passed"}})
+	}
+	for _, task := range []string{"coin__A", "heavy__B"} {
+		m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: task, Source: "x", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "replay"}}}, ratios, 2))
+	}
+	add("coin__A", ratios[0], 1, model.Failed)
+	add("coin__A", ratios[0], 2, model.Failed)
+	add("coin__A", ratios[1], 1, model.Failed)
+	add("coin__A", ratios[1], 2, model.Passed)
+	add("heavy__B", ratios[0], 1, model.OOMKilled)
+	add("heavy__B", ratios[0], 2, model.OOMKilled)
+	add("heavy__B", ratios[1], 1, model.Passed)
+	add("heavy__B", ratios[1], 2, model.Passed)
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"at 1x: 4 of 4 replays of recorded passes failed here: 2 the machine's by construction (killed, or an infra error), 2 the task's verdict on the same actions",
+		"at uncapped: 1 of 4 replays of recorded passes failed here: the task's verdict on the same actions (failed, timed out), none killed: not the machine's by construction",
+		"coin__A: 1 of 2 replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "heavy__B: 0 of") || strings.Contains(b.String(), "heavy__B: 1 of") {
+		t.Errorf("heavy__B replays uncapped:\n%s", b.String())
+	}
+}
