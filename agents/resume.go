@@ -17,6 +17,19 @@ import (
 // scales), keeping only the agents the experiment ran. It returns the
 // secrets those agents pass, read again from headroom's environment.
 func ResumeTasks(m store.Manifest) ([]model.Task, map[string]string, error) {
+	return recordedTasks(m, true)
+}
+
+// RecordedTasks are an experiment's tasks as ResumeTasks reloads them,
+// for a comparison with what the experiment recorded (store.TaskEntry.
+// Changes), without reading the secrets their agents pass: nothing will
+// run them.
+func RecordedTasks(m store.Manifest) ([]model.Task, error) {
+	tasks, _, err := recordedTasks(m, false)
+	return tasks, err
+}
+
+func recordedTasks(m store.Manifest, secretsNeeded bool) ([]model.Task, map[string]string, error) {
 	builtin, err := taskfile.Builtin()
 	if err != nil {
 		return nil, nil, err
@@ -70,7 +83,7 @@ func ResumeTasks(m store.Manifest) ([]model.Task, map[string]string, error) {
 		}
 		t.Agents = agents
 		// Only the secrets of the agents that ran are needed again.
-		if _, problems := TaskSecrets([]model.Task{t}, secrets, settings.PassEnv); len(problems) > 0 {
+		if _, problems := TaskSecrets([]model.Task{t}, secrets, settings.PassEnv); secretsNeeded && len(problems) > 0 {
 			return nil, nil, inputf("resume: %v", problems[0])
 		}
 		tasks = append(tasks, t)

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
+	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/store"
@@ -94,6 +96,10 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 				return usagef("--write-to takes one task's file; %s calibrates %d tasks (%s): use --write to write each into its own file", m.ID, len(tasks), strings.Join(tasks, ", "))
 			}
 			failed := 0
+			var changed map[string]string
+			if write {
+				changed = changedSince(m)
+			}
 			for _, task := range model.CalibratedTasks(cals) {
 				rec, why := model.TaskRecommendation(cals, task)
 				if why != "" {
@@ -112,6 +118,13 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 				}
 				if !write {
 					continue
+				}
+				if why, ok := changed[task]; ok && err == nil {
+					// The peaks are the old task's: written over the new
+					// one, a Dockerfile or agent changed since got a limit
+					// it was never measured at (the twenty-fifth attacker's
+					// 3), as a resume refuses to mix the two.
+					err = fmt.Errorf("%s: %s", src, why)
 				}
 				if err == nil && writeTo != "" {
 					// The edited file, in the task file's own format,
@@ -140,4 +153,44 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 	cmd.Flags().StringVar(&writeTo, "write-to", "", "write the edited task file here instead of over the task's own (one task; same format as its file: a Harbor task.toml stays one, a headroom TOML one); implies --write")
 	cmd.Flags().BoolVar(&write, "write", false, "write the recommendation into the tasks' own files as their fields mean it (Harbor memory_mb: the limit; headroom TOML: memory and memory_limit); not built-in tasks")
 	return cmd
+}
+
+// changedSince says, of each task of experiment m whose files no longer
+// load as the experiment ran it, how (as a resume says it): a limit
+// measured on the old task is not written into the new one. A change of
+// the resources alone is not one: they are what calibrate writes, and the
+// peaks do not depend on them. A task that cannot be reloaded to compare
+// is not written either.
+func changedSince(m store.Manifest) map[string]string {
+	out := map[string]string{}
+	tasks, err := agents.RecordedTasks(m)
+	if err != nil {
+		for _, e := range m.Tasks {
+			out[e.Name] = fmt.Sprintf("its task cannot be reloaded to compare with what experiment %s ran (%v)", m.ID, err)
+		}
+		return out
+	}
+	for i, e := range m.Tasks {
+		if i >= len(tasks) {
+			break
+		}
+		t := tasks[i] // loaded from where e's task came from
+		if t.Name != e.Name {
+			// A manifest whose source names another task's file (a copied
+			// experiment, edited) would have that file rewritten.
+			out[e.Name] = fmt.Sprintf("%s now defines task %s, not %s, which experiment %s ran", cmp.Or(e.SourcePath, e.Source), t.Name, e.Name, m.ID)
+			continue
+		}
+		t.Resources = e.Resources
+		var ch []string
+		for _, c := range e.Changes(t) {
+			if c != "resources changed" {
+				ch = append(ch, c)
+			}
+		}
+		if len(ch) > 0 {
+			out[e.Name] = fmt.Sprintf("the task changed since experiment %s ran it (%s), so its peaks are not this task's: run the task as it is now (with uncapped among the ratios) and calibrate that experiment; an experiment run with --build-network, --build-memory or --build-cpus compares as a changed build", m.ID, strings.Join(ch, ", "))
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -23,6 +25,16 @@ func calibrationExperiment(t *testing.T, task model.Task, repeats int, cancelled
 	ratios := []model.Ratio{{K: 1}, model.Uncapped}
 	m := store.Manifest{ID: "20261130-120000-ca11", Created: time.Now(), Status: "interrupted", Ratios: ratios, Repeats: repeats, Seed: 1,
 		Tasks: []store.TaskEntry{store.NewTaskEntry(task, ratios, 2)}}
+	// Where the task came from and its fingerprint, as a run records
+	// them (the task as a resume reloads it).
+	if abs, err := filepath.Abs(task.Source); err == nil {
+		m.Tasks[0].SourcePath = abs
+	}
+	if tasks, err := agents.RecordedTasks(m); err == nil {
+		m.Tasks[0].Fingerprint = store.TaskFingerprint(tasks[0])
+	} else {
+		t.Fatal(err)
+	}
 	e, err := store.Create(root, m)
 	if err != nil {
 		t.Fatal(err)
@@ -162,5 +174,53 @@ func TestCalibrateWriteToAndOneMedian(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "204MiB (64MiB–?)") {
 		t.Errorf("no median interval in the table:\n%s", r.stdout)
+	}
+}
+
+// calibrate --write writes only into the task the experiment ran: one
+// whose agent changed since (or whose recorded source now holds another
+// task) is not written, exit 1, the file as it was. It rewrote a task
+// changed since, as resume refuses to (the twenty-fifth attacker's 3).
+func TestCalibrateWriteRefusesATaskChangedSince(t *testing.T) {
+	dir := copyTaskDir(t)
+	task := loadTaskDir(t, dir)
+	root, id := calibrationExperiment(t, task, 4, false)
+	file := filepath.Join(dir, "task.toml")
+	before, _ := os.ReadFile(file)
+	if err := os.WriteFile(filepath.Join(dir, "solution", "solve.sh"), []byte("#!/bin/bash\npython3 -c 'bytearray(90<<20)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := headroom(t, "calibrate", id, "--out", root, "--write", "--target", "0.1%")
+	after, _ := os.ReadFile(file)
+	if r.code != 1 || !strings.Contains(r.stderr, "the task changed since experiment "+id+" ran it (oracle agent's steps changed)") || string(after) != string(before) {
+		t.Errorf("exit %d\n%s%s\nfile now:\n%s", r.code, r.stdout, r.stderr, after)
+	}
+	// The recorded source pointed at another task's file.
+	other := copyTaskDir(t)
+	otherFile := filepath.Join(other, "task.toml")
+	text, _ := os.ReadFile(otherFile)
+	renamed := strings.Replace(string(text), "name = \"examples/fit-model\"", "name = \"examples/victim\"", 1)
+	if renamed == string(text) {
+		t.Fatalf("the example's name is not where the test looks:\n%s", text)
+	}
+	if err := os.WriteFile(otherFile, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp := filepath.Join(root, id)
+	m, err := store.ReadManifest(exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Tasks[0].SourcePath = otherFile
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(exp, "manifest.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = headroom(t, "calibrate", id, "--out", root, "--write", "--target", "0.1%")
+	if after, _ := os.ReadFile(otherFile); r.code != 1 || !strings.Contains(r.stderr, "now defines task examples/victim, not examples/fit-model") || string(after) != renamed {
+		t.Errorf("another task's file: exit %d\n%s%s\nfile now:\n%s", r.code, r.stdout, r.stderr, after)
 	}
 }
