@@ -389,3 +389,18 @@ func TestHarborBoundErrorNamesTheKeysLine(t *testing.T) {
 		t.Errorf("memory_mb = 1: %v; want it at line 6, %q", err, want)
 	}
 }
+
+// A variable with no name is refused at load, at its line: the engine
+// refuses the container, so every trial was an infra error (and a
+// verifier's was dropped), while validate said ok (the twenty-fifth
+// attacker's 4). In headroom's own file and in a Harbor task.toml.
+func TestAnEnvironmentVariableWithNoNameIsRefused(t *testing.T) {
+	dir := harborDir(t, "[environment]\ndocker_image = \"x\"\n[verifier.env]\n\"\" = \"y\"\n")
+	if _, err := LoadTaskDir(dir); err == nil || !strings.Contains(err.Error(), "task.toml:4: step \"verify\"'s environment sets a variable with no name (\"\" = \"y\")") {
+		t.Errorf("[verifier.env] \"\": %v", err)
+	}
+	_, err := Parse("t.toml", []byte("[task]\nname = \"n\"\n[environment]\nimage = \"builtin\"\n[environment.env]\n\"\" = \"x\"\n[verifier]\nworkload = { duration_ms = 0 }\n[[agents]]\nname = \"a\"\n[[agents.steps]]\nworkload = { duration_ms = 0 }\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.toml:6: the task's environment sets a variable with no name") {
+		t.Errorf("[environment.env] \"\": %v", err)
+	}
+}

@@ -11,6 +11,9 @@ import (
 
 // fieldRef finds the field an error names, as the loaders write it:
 // "[environment] memory_mb must be …".
+// emptyKey is a TOML line assigning an empty key ("" = …, '' = …).
+var emptyKey = regexp.MustCompile(`^\s*(""|'')\s*=`)
+
 var fieldRef = regexp.MustCompile(`\[([A-Za-z0-9_.]+)\] ([A-Za-z0-9_]+)`)
 
 // atKeyLine puts the line of the field an error names after the file's
@@ -26,6 +29,13 @@ func atKeyLine(path string, data []byte, err error) error {
 		if line := runeLine(data, ne.r); line > 0 {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+	}
+	var ee *emptyEnvName
+	if errors.As(err, &ee) {
+		if line := onlyLine(data, emptyKey); line > 0 {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	if m := fieldRef.FindStringSubmatch(err.Error()); m != nil {
 		if line := keyLine(data, m[1], m[2]); line > 0 {
