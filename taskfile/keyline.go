@@ -11,7 +11,7 @@ import (
 
 // fieldRef finds the field an error names, as the loaders write it:
 // "[environment] memory_mb must be …".
-// emptyKey is a TOML line assigning an empty key ("" = …, '' = …).
+// emptyKey is a TOML line assigning an empty key ("" = …, ” = …).
 var emptyKey = regexp.MustCompile(`^\s*(""|'')\s*=`)
 
 var fieldRef = regexp.MustCompile(`\[([A-Za-z0-9_.]+)\] ([A-Za-z0-9_]+)`)
