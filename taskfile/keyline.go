@@ -9,11 +9,11 @@ import (
 	"github.com/headroom-eval/headroom/model"
 )
 
-// fieldRef finds the field an error names, as the loaders write it:
-// "[environment] memory_mb must be …".
-// emptyKey is a TOML line assigning an empty key ("" = …, ” = …).
+// emptyKey is a TOML line assigning an empty key, quoted either way.
 var emptyKey = regexp.MustCompile(`^\s*(""|'')\s*=`)
 
+// fieldRef finds the field an error names, as the loaders write it:
+// "[environment] memory_mb must be …".
 var fieldRef = regexp.MustCompile(`\[([A-Za-z0-9_.]+)\] ([A-Za-z0-9_]+)`)
 
 // atKeyLine puts the line of the field an error names after the file's
