@@ -55,7 +55,10 @@ func (s *statsFlags) options() (report.Options, error) {
 func findExperiment(arg, root string) (string, error) {
 	for _, dir := range []string{arg, filepath.Join(root, arg)} {
 		if _, err := os.Stat(filepath.Join(dir, store.ManifestFile)); err == nil {
-			return dir, nil
+			// Cleaned: "exp/" (a shell's completion) made the printed
+			// resume line's --out the experiment itself (the twenty-fifth
+			// attacker's 5).
+			return filepath.Clean(dir), nil
 		}
 	}
 	if _, err := os.Stat(arg); err == nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,5 +34,23 @@ func TestAnExperimentNotFoundPointsToOut(t *testing.T) {
 	_, err := findExperiment("20261206-000000-abcd", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "give the same --out") {
 		t.Errorf("%v: want the hint that a run's --out keeps its experiments", err)
+	}
+}
+
+// An experiment given as "DIR/" (a shell completes it so) is DIR: the
+// printed resume line took DIR itself for --out, and that line then
+// found no experiment (the twenty-fifth attacker's 5).
+func TestAnExperimentDirectoryWithATrailingSlashIsItself(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "20261207-050842-4153")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, store.ManifestFile), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := findExperiment(dir+"/", "/elsewhere")
+	if err != nil || got != dir || filepath.Dir(got) != root {
+		t.Errorf("findExperiment(%q) = %q, %v; want %q under %q", dir+"/", got, err, dir, root)
 	}
 }

@@ -341,7 +341,13 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 		}
 		// Every record it reported as finished is written; the rest
 		// (shown cancelled) are run by the resume.
-		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; free space there, then `%s` runs the rest", err, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
+		// "Free space" only for a full disk: a trial's directory made a
+		// link said so too (the twenty-fifth attacker's 5).
+		fix := "fix what it names"
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			fix = "free space there"
+		}
+		return fmt.Errorf("%w\nno trial was admitted after that; every trial reported finished is recorded; %s, then `%s` runs the rest", err, fix, resumeCommand(sw.ID, filepath.Dir(sw.Dir)))
 	}
 	fmt.Fprintln(stderr)
 	m, trials, records, err := readExperiment(sw.Dir, stderr)
