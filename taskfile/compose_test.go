@@ -656,3 +656,30 @@ func TestComposeVariablesFromTheHarnessAreListed(t *testing.T) {
 		t.Errorf("build args %v", task.Build.Args)
 	}
 }
+
+// A named volume's name (compose shares that one volume across runs) and
+// a deploy key other than resources (replicas: 12 ran one container) are
+// listed: the audit called such a task faithful (the twenty-fifth
+// attacker's 6).
+func TestComposeVolumeNameAndReplicasAreListed(t *testing.T) {
+	dir := t.TempDir()
+	yaml := "services:\n  main:\n    volumes: [\"data:/data\"]\n  db:\n    image: db:1\n    deploy:\n      replicas: 12\n      resources:\n        limits:\n          memory: 64m\nvolumes:\n  data:\n    name: shared-decoy\n"
+	for name, text := range map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	d := deviations(task)
+	for _, want := range []string{"compose volume data settings not used: external, name,", "service db deploy.replicas not honoured"} {
+		if !hasNote(d, want) {
+			t.Errorf("no deviation %q in\n%s", want, strings.Join(d, "\n"))
+		}
+	}
+	if hasNote(d, "deploy.resources") {
+		t.Errorf("resources are honoured:\n%s", strings.Join(d, "\n"))
+	}
+}
