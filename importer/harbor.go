@@ -126,7 +126,7 @@ func readHarborJob(dir string) (harborJob, Problems) {
 		}
 		tdir := filepath.Join(dir, e.Name())
 		file := filepath.Join(tdir, "result.json")
-		data, err := readResultFile(file)
+		data, err := readResultFile(dir, file)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, cerr := os.Stat(filepath.Join(tdir, "config.json")); cerr == nil {
 				j.missing = append(j.missing, tdir)
@@ -250,7 +250,7 @@ type harborJobResult struct {
 // a score to read.
 func harborOwnScore(dir string, trials []trial, pass float64) (*store.HarnessScore, string) {
 	file := filepath.Join(dir, "result.json")
-	data, err := readResultFile(file)
+	data, err := readResultFile(dir, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ""
 	}

@@ -19,13 +19,21 @@ const MaxResultBytes = 64 << 20
 // a writer forever, /dev/zero never end), looked at before it is opened
 // and opened without blocking, of at most MaxResultBytes. A missing
 // file's error is fs.ErrNotExist.
-func readResultFile(path string) ([]byte, error) {
-	data, err := confine.ReadFile("", path, MaxResultBytes)
+//
+// root is the run's or job's directory given to import: a file there that
+// is a link leading out of it is not read (a result.json linked to a file
+// elsewhere was read and parsed, the twenty-fifth attacker's), as the task
+// loader reads nothing outside a task's directory.
+func readResultFile(root, path string) ([]byte, error) {
+	data, err := confine.ReadFile(root, path, MaxResultBytes)
 	var (
 		nr *confine.NotRegularError
 		tl *confine.TooLargeError
+		oe *confine.OutsideError
 	)
 	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("%s leads outside %s (a link): a harness writes its results inside its run's directory; give the run's own files", path, root)
 	case errors.As(err, &nr):
 		return nil, fmt.Errorf("%s is not a regular file (%s): a harness writes its results as ordinary files; give the run's own directory", path, confine.Kind(nr.Mode))
 	case errors.As(err, &tl):

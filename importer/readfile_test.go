@@ -19,7 +19,23 @@ func TestImportRefusesSpecialResultFiles(t *testing.T) {
 		make func(path string) error
 		want string
 	}{
-		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "not a regular file"},
+		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "leads outside"},
+		// A link out of the run to an ordinary file was read and parsed
+		// (the twenty-fifth attacker's): nothing outside the run is read.
+		{"a link to a file outside the run", func(p string) error {
+			out := filepath.Join(t.TempDir(), "elsewhere.json")
+			if err := os.WriteFile(out, []byte(`{}`), 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(out, p)
+		}, "leads outside"},
+		{"a link within the run to a FIFO", func(p string) error {
+			fifo := filepath.Join(filepath.Dir(p), "fifo")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(fifo, p)
+		}, "not a regular file"},
 		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "not a regular file"},
 		{"a file too large", func(p string) error {
 			f, err := os.Create(p)

@@ -155,7 +155,7 @@ func readTBRun(dir string, o Options) (tbRun, Problems) {
 	var meta tbMetadata
 	mfile := filepath.Join(dir, "run_metadata.json")
 	rfile := filepath.Join(dir, "results.json")
-	data, err := readResultFile(mfile)
+	data, err := readResultFile(dir, mfile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Some published runs keep results.json alone; without it the
@@ -172,7 +172,7 @@ func readTBRun(dir string, o Options) (tbRun, Problems) {
 			return run, Problems{fmt.Sprintf("%s: not terminal-bench run metadata: %v", mfile, jsonWhere(data, err))}
 		}
 	}
-	data, err = readResultFile(rfile)
+	data, err = readResultFile(dir, rfile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return run, Problems{fmt.Sprintf("%s: no results.json: no trial of the run finished (terminal-bench writes it as each one ends)", dir)}
 	}
