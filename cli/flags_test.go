@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/replay"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
 	"github.com/spf13/cobra"
@@ -117,5 +118,22 @@ func TestKeptListNamesAVolumeOnce(t *testing.T) {
 	want := "container headroom-x-t0001 (id 0123456789ab), volume headroom-20261207-013046-f982-t0001-logs1"
 	if got != want {
 		t.Errorf("keptList:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An imported experiment and a replay's are refused by a resume in words
+// of their own: they were refused as "tasks: not a task directory" and
+// "task coin__A no longer has agent replay" (the twenty-fifth attacker's).
+func TestResumableSaysWhatCannotResume(t *testing.T) {
+	imported := store.Manifest{ID: "imp", Imported: []store.ImportSource{{Harness: "harbor", Dir: "/jobs/x"}}}
+	if err := resumable(imported); err == nil || !strings.Contains(err.Error(), "was imported from harbor (/jobs/x)") {
+		t.Errorf("imported: %v", err)
+	}
+	replayed := store.Manifest{ID: "rep", Tasks: []store.TaskEntry{{Name: "coin__A", Agents: []string{replay.AgentName}}}}
+	if err := resumable(replayed); err == nil || !strings.Contains(err.Error(), "a replay's experiment cannot be resumed") {
+		t.Errorf("replay: %v", err)
+	}
+	if err := resumable(store.Manifest{ID: "run", Tasks: []store.TaskEntry{{Name: "t", Agents: []string{"oracle"}}}}); err != nil {
+		t.Errorf("a run's experiment: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-eval/headroom/agents"
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
+	"github.com/headroom-eval/headroom/replay"
 	"github.com/headroom-eval/headroom/report"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/session"
@@ -389,6 +390,23 @@ const keepUsage = "keep finished trials' containers for inspection (headroom cle
 
 // resumeCommand is the command that resumes experiment id kept under
 // root: --out is named unless root is the default store.
+// resumable refuses, in words of their own, the experiments no resume
+// can continue: an import (its trials ran in another harness) and a
+// replay (its tasks are recordings, not task files). They were refused
+// all the same, as "tasks: not a task directory" and "task coin__A no
+// longer has agent replay" (the twenty-fifth attacker's).
+func resumable(m store.Manifest) error {
+	if len(m.Imported) > 0 {
+		return usagef("resume: %s was imported from %s (%s): its trials ran there, and nothing here can run the rest; import the job again once it has finished", m.ID, m.Imported[0].Harness, m.Imported[0].Dir)
+	}
+	for _, e := range m.Tasks {
+		if slices.Contains(e.Agents, replay.AgentName) {
+			return usagef("resume: %s replays recorded sessions (headroom replay), and a replay's experiment cannot be resumed: replay the recordings again (`headroom replay`)", m.ID)
+		}
+	}
+	return nil
+}
+
 func resumeCommand(id, root string) string {
 	cmd := "headroom run --resume " + shellWord(id)
 	if filepath.Clean(root) != filepath.Clean(store.DefaultRoot()) {
@@ -445,6 +463,9 @@ func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	m, err := store.ReadManifest(dir)
 	if err != nil {
 		return usageError{err}
+	}
+	if err := resumable(m); err != nil {
+		return err
 	}
 	tasks, secrets, err := agents.ResumeTasks(m)
 	if err != nil {
