@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -429,10 +430,10 @@ func loadTBOld(dir string) (Loaded, error) {
 			Defaulted: []string{"memory", "cpus", "pids_limit", "allow_internet"}},
 	}
 	if t.AgentTimeout, err = seconds("max_agent_timeout_sec", y.MaxAgentTimeoutSec, tbOldAgentTimeout); err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		return Loaded{}, atYAMLKey(file, data, "max_agent_timeout_sec", err)
 	}
 	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", file, err)
+		return Loaded{}, atYAMLKey(file, data, "max_test_timeout_sec", err)
 	}
 	if there, err := fileThere(filepath.Join(dir, "Dockerfile"), "Dockerfile"); err != nil {
 		return Loaded{}, err
@@ -601,4 +602,15 @@ func solutionYAML(dir, file string) (*model.Agent, model.Deviation, error) {
 				Trace: true, SelfTraced: scriptTracesItself(script), LoginShell: true, Terminal: true, Env: []string{tbPaneTerm}, Files: []model.Upload{{To: SolutionDir, Name: "solution.sh", Content: script, Executable: true}}}},
 		}, model.Deviation{What: "solution.yaml run as a script",
 			Detail: fmt.Sprintf("its %d commands run one after another in one login shell, as typed into the harness's pane each with its Enter; their min and max timeouts are not waited", len(lines))}, nil
+}
+
+// atYAMLKey puts the line of a task.yaml's top-level key before err, as a
+// TOML file's errors are said ("task.yaml:3: max_agent_timeout_sec …"; a
+// range error named the file alone, the twenty-fifth attacker found), or
+// the file alone where the key is not on one line of its own.
+func atYAMLKey(file string, data []byte, key string, err error) error {
+	if n := onlyLine(data, regexp.MustCompile(`^["']?`+regexp.QuoteMeta(key)+`["']?\s*:`)); n > 0 {
+		return fmt.Errorf("%s:%d: %w", file, n, err)
+	}
+	return fmt.Errorf("%s: %w", file, err)
 }

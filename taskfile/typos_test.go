@@ -231,3 +231,23 @@ func TestTypoInTaskYAMLNamesItsLine(t *testing.T) {
 		t.Errorf("typos %q, want %q", l.Typos, want)
 	}
 }
+
+// A task.yaml's range error is said at its key's line.
+func TestTaskYAMLRangeErrorNamesItsLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tb")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{
+		"task.yaml":    "instruction: do it\nmax_agent_timeout_sec: -5\n",
+		"Dockerfile":   "FROM img:1\n",
+		"run-tests.sh": "#!/bin/bash\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := LoadTaskDir(dir); err == nil || !strings.Contains(err.Error(), "task.yaml:2: max_agent_timeout_sec") {
+		t.Errorf("%v: want the key's line", err)
+	}
+}
