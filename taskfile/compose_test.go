@@ -631,15 +631,7 @@ func TestComposeVariablesFromTheHarnessAreListed(t *testing.T) {
       MODE: ${MODE:-fast}
     env_file: vars.env
 `
-	for name, text := range map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n", "vars.env": "URL=${API_URL}\nLEVEL=${LEVEL-info}\nSECRET\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	task := composeTask(dir)
-	if _, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, harborHarness(&task, dir, "")); err != nil {
-		t.Fatal(err)
-	}
+	task := composedTask(t, dir, map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n", "vars.env": "URL=${API_URL}\nLEVEL=${LEVEL-info}\nSECRET\n"})
 	d := deviations(task)
 	for _, want := range []string{
 		"compose variable MODE defaulted",
@@ -664,16 +656,7 @@ func TestComposeVariablesFromTheHarnessAreListed(t *testing.T) {
 func TestComposeVolumeNameAndReplicasAreListed(t *testing.T) {
 	dir := t.TempDir()
 	yaml := "services:\n  main:\n    volumes: [\"data:/data\"]\n  db:\n    image: db:1\n    deploy:\n      replicas: 12\n      resources:\n        limits:\n          memory: 64m\nvolumes:\n  data:\n    name: shared-decoy\n"
-	for name, text := range map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	task := composeTask(dir)
-	if _, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, harborHarness(&task, dir, "")); err != nil {
-		t.Fatal(err)
-	}
-	d := deviations(task)
+	d := deviations(composedTask(t, dir, map[string]string{composeFile: yaml, "Dockerfile": "FROM scratch\n"}))
 	for _, want := range []string{"compose volume data settings not used: external, name,", "service db deploy.replicas not honoured"} {
 		if !hasNote(d, want) {
 			t.Errorf("no deviation %q in\n%s", want, strings.Join(d, "\n"))
@@ -682,4 +665,20 @@ func TestComposeVolumeNameAndReplicasAreListed(t *testing.T) {
 	if hasNote(d, "deploy.resources") {
 		t.Errorf("resources are honoured:\n%s", strings.Join(d, "\n"))
 	}
+}
+
+// composedTask writes files into dir and reads its compose file as a
+// Harbor task's.
+func composedTask(t *testing.T, dir string, files map[string]string) model.Task {
+	t.Helper()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := composeTask(dir)
+	if _, err := applyCompose(&task, filepath.Join(dir, composeFile), dir, harborHarness(&task, dir, "")); err != nil {
+		t.Fatal(err)
+	}
+	return task
 }
