@@ -53,7 +53,7 @@ func newCompareCmd() *cobra.Command {
 				}
 				fmt.Fprintln(w)
 			} else {
-				fmt.Fprintln(w, "Setups match: engine, kernel, host size, host load, concurrency and repeats are the same.")
+				fmt.Fprintln(w, "Setups match: engine, kernel, host size, host load, concurrency, repeats, the tasks' definitions, their grading (pass reward, time limits) and how the trials ran are the same.")
 			}
 			fmt.Fprintf(w, "Host load (median of the trials' 1-minute load at start and end; their CPU wait): A %s · B %s\n\n", loads[0], loads[1])
 			if specs := store.SpecDiffs(ms[0], ms[1]); len(specs) > 0 {

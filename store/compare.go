@@ -48,6 +48,108 @@ func SetupDiffs(a, b Manifest) []string {
 	add("seed", a.Seed, b.Seed)
 	add("headroom", a.Version, b.Version)
 	add("tasks/images", taskSet(a), taskSet(b))
+	// How the trials were run and graded: a different --pass-reward alone
+	// turned 0/2 into 2/2, and compare said "Setups match" (the
+	// twenty-sixth attacker's 1).
+	add("scale", cmp.Or(string(a.Scale), string(model.ScaleBoth)), cmp.Or(string(b.Scale), string(model.ScaleBoth)))
+	add("knobs", knobSet(a), knobSet(b))
+	sa, sb := cmp.Or(a.AgentSettings, &AgentSettings{}), cmp.Or(b.AgentSettings, &AgentSettings{})
+	add("pass reward", passReward(sa), passReward(sb))
+	add("timeout scale", cmp.Or(sa.TimeoutScale, 1), cmp.Or(sb.TimeoutScale, 1))
+	add("agent command", cmp.Or(sa.Command, "none"), cmp.Or(sb.Command, "none"))
+	add("installed agents", installedSet(sa), installedSet(sb))
+	add("profile", cmp.Or(sa.Profile, "each task's"), cmp.Or(sb.Profile, "each task's"))
+	add("run as", runAs(a.RunAs), runAs(b.RunAs))
+	for _, d := range definitionDiffs(a, b) {
+		out = append(out, fmt.Sprintf("%-16s %s", "task changed", d))
+	}
+	return out
+}
+
+// passReward is the reward a trial needed to pass ("1" by default).
+func passReward(s *AgentSettings) string {
+	if s.PassReward == 0 {
+		return "1 (the default)"
+	}
+	return fmt.Sprint(s.PassReward)
+}
+
+// installedSet names the installed agents and their pins, sorted.
+func installedSet(s *AgentSettings) string {
+	var out []string
+	for _, n := range s.Installed {
+		if v := s.Versions[n]; v != "" {
+			n += "@" + v
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return cmp.Or(strings.Join(out, " "), "none")
+}
+
+// knobSet is the knobs an experiment swept, each with its values.
+func knobSet(m Manifest) string {
+	var out []string
+	for _, k := range m.Knobs {
+		out = append(out, fmt.Sprint(k))
+	}
+	return cmp.Or(strings.Join(out, " "), "none")
+}
+
+// runAs is how the trials were run where that changes what they record.
+func runAs(r *RunAs) string {
+	if r == nil {
+		return "traced, steps by the driver"
+	}
+	var out []string
+	if r.Untraced {
+		out = append(out, "untraced")
+	} else {
+		out = append(out, "traced")
+	}
+	if r.ExecSteps {
+		out = append(out, "steps by the engine's exec")
+	} else {
+		out = append(out, "steps by the driver")
+	}
+	if r.ApplyStorage {
+		out = append(out, "storage bound applied")
+	}
+	if r.ForceStats {
+		out = append(out, "sampler stats")
+	}
+	return strings.Join(out, ", ")
+}
+
+// definitionDiffs says, of each task both experiments ran under one name,
+// how its definition differs by their fingerprints (its verifier, its
+// instruction, an agent's steps…; resources are SpecDiffs'): a changed
+// verifier on the same image was no setup difference, and 3/3 → 0/3
+// read as "real" (the twenty-sixth attacker's 2). Entries without
+// fingerprints, or fingerprinted by another version, are not compared.
+func definitionDiffs(a, b Manifest) []string {
+	inB := map[string]TaskEntry{}
+	for _, t := range b.Tasks {
+		inB[t.Name] = t
+	}
+	var out []string
+	for _, ta := range a.Tasks {
+		tb, ok := inB[ta.Name]
+		if !ok || ta.Fingerprint == nil || tb.Fingerprint == nil || ta.Fingerprint[fingerprintVersionKey] != tb.Fingerprint[fingerprintVersionKey] {
+			continue
+		}
+		ch := partsChanged(ta.Fingerprint, tb.Fingerprint)
+		var agents []string
+		for k, v := range ta.Fingerprint {
+			if w, both := tb.Fingerprint[k]; both && strings.HasPrefix(k, partAgentPrefix) && k != fingerprintVersionKey && v != w {
+				agents = append(agents, strings.TrimPrefix(k, partAgentPrefix)+" agent's steps changed")
+			}
+		}
+		slices.Sort(agents)
+		if ch = append(ch, agents...); len(ch) > 0 {
+			out = append(out, ta.Name+": "+strings.Join(ch, ", "))
+		}
+	}
 	return out
 }
 

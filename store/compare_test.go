@@ -27,3 +27,34 @@ func TestCompareTaskOrderIsNoSetupDifference(t *testing.T) {
 		t.Errorf("another task: %q, want the tasks named", d)
 	}
 }
+
+// How the trials were graded and run is setup too: a --pass-reward of
+// 0.5 alone turned 0/2 into 2/2 and compare said "Setups match" (the
+// twenty-sixth attacker's 1); a verifier changed on the same image was no
+// difference, and 3/3 → 0/3 read as "real" (the twenty-sixth attacker's 2).
+func TestCompareSeesGradingAndDefinitions(t *testing.T) {
+	entry := func(verifier string) TaskEntry {
+		return TaskEntry{Name: "att/cmp", ImageID: "sha256:x", Fingerprint: map[string]string{fingerprintVersionKey: fingerprintVersion,
+			partImage: "i", partVerifier: verifier, partAgentPrefix + "oracle": "o"}}
+	}
+	a := Manifest{Tasks: []TaskEntry{entry("v1")}}
+	b := Manifest{Tasks: []TaskEntry{entry("v1")}, AgentSettings: &AgentSettings{PassReward: 0.5, TimeoutScale: 3}}
+	d := strings.Join(SetupDiffs(a, b), "\n")
+	for _, want := range []string{"pass reward      A 1 (the default) · B 0.5", "timeout scale    A 1 · B 3"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diffs lack %q:\n%s", want, d)
+		}
+	}
+	b = Manifest{Tasks: []TaskEntry{entry("v2")}}
+	if d := SetupDiffs(a, b); len(d) != 1 || !strings.Contains(d[0], "task changed     att/cmp: verifier changed") {
+		t.Errorf("a changed verifier: %q", d)
+	}
+	b.Tasks[0].Fingerprint[partAgentPrefix+"oracle"] = "o2"
+	b.Tasks[0].Fingerprint[partVerifier] = "v1"
+	if d := SetupDiffs(a, b); len(d) != 1 || !strings.Contains(d[0], "att/cmp: oracle agent's steps changed") {
+		t.Errorf("a changed agent: %q", d)
+	}
+	if d := SetupDiffs(a, Manifest{Tasks: []TaskEntry{entry("v1")}, RunAs: &RunAs{Untraced: true}}); len(d) != 1 || !strings.Contains(d[0], "run as") {
+		t.Errorf("untraced: %q", d)
+	}
+}

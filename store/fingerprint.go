@@ -106,13 +106,7 @@ func (e TaskEntry) Changes(t model.Task) []string {
 	if e.Fingerprint[fingerprintVersionKey] != fingerprintVersion {
 		now = fingerprintOf(t) // recorded by a headroom that hashed host paths
 	}
-	named := map[string]string{partImage: "image or build changed", partEnvironment: "environment changed (user, network, capabilities, env, services…)",
-		partTimeouts: "time limits changed", partVerifier: "verifier changed (its command, files or rule)", partInstruction: "instruction changed"}
-	for _, k := range []string{partImage, partEnvironment, partTimeouts, partVerifier, partInstruction} {
-		if e.Fingerprint[k] != now[k] {
-			out = append(out, named[k])
-		}
-	}
+	out = append(out, partsChanged(e.Fingerprint, now)...)
 	if e.Fingerprint[partResources] != now[partResources] && resourceLines == 0 {
 		out = append(out, "resources changed")
 	}
@@ -128,6 +122,27 @@ func (e TaskEntry) Changes(t model.Task) []string {
 			out = append(out, strings.TrimPrefix(k, partAgentPrefix)+" agent removed")
 		} else if v != e.Fingerprint[k] {
 			out = append(out, strings.TrimPrefix(k, partAgentPrefix)+" agent's steps changed")
+		}
+	}
+	return out
+}
+
+// partNames say each part of a fingerprint that differs, in their order.
+var partNames = []struct{ part, changed string }{
+	{partImage, "image or build changed"},
+	{partEnvironment, "environment changed (user, network, capabilities, env, services…)"},
+	{partTimeouts, "time limits changed"},
+	{partVerifier, "verifier changed (its command, files or rule)"},
+	{partInstruction, "instruction changed"},
+}
+
+// partsChanged says which parts of a task's definition differ between
+// two fingerprints (its resources and agents aside).
+func partsChanged(a, b map[string]string) []string {
+	var out []string
+	for _, p := range partNames {
+		if a[p.part] != b[p.part] {
+			out = append(out, p.changed)
 		}
 	}
 	return out
