@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -549,5 +550,23 @@ func TestCancelledLegendOnlyWhereSomeAre(t *testing.T) {
 	m = update(t, m, eventsMsg{events: evs})
 	if v := keys(t, m, "3").View(); !strings.Contains(v, model.CancelledLegend()) || !strings.Contains(v, "e.g.") {
 		t.Errorf("cancelled trials, and the legend does not explain their count as an example:\n%s", v)
+	}
+}
+
+// A cell's trials are in repeat order whatever order its sweep lists
+// them in: a resumed sweep's cell listed "t0009 r2, t0015 r3, t0003 r1"
+// under "in repeat order", and read x++ where the report read +x+ (a new
+// user's).
+func TestCellIsInRepeatOrderAfterAResume(t *testing.T) {
+	cell := func(id string, rep int) model.Trial {
+		return model.Trial{ID: id, Task: "t", Agent: "a", Ratio: model.Uncapped, Repeat: rep}
+	}
+	s := NewSweepState(model.Plan{Ratios: []model.Ratio{model.Uncapped}, Trials: []model.Trial{cell("t0009", 2), cell("t0015", 3), cell("t0003", 1)}}, time.Now())
+	var got []int
+	for _, v := range s.Cell(model.RowKey{Task: "t", Agent: "a"}, model.Uncapped) {
+		got = append(got, v.Trial.Repeat)
+	}
+	if want := []int{1, 2, 3}; !slices.Equal(got, want) {
+		t.Errorf("repeats %v, want %v", got, want)
 	}
 }

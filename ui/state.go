@@ -258,7 +258,14 @@ func (s *SweepState) index() {
 			s.rows = append(s.rows, k.row)
 		}
 		s.rowTrials[k.row] = append(s.rowTrials[k.row], id)
-		s.cells[k] = append(s.cells[k], id)
+		// In repeat order, whatever order the trials came in: a resume
+		// admits a cell's cancelled repeat after its later ones, and the
+		// cell read "x++" where the report said "+x+" (a new user's).
+		cell := append(s.cells[k], id)
+		for i := len(cell) - 1; i > 0 && s.Trials[cell[i-1]].Trial.Repeat > tr.Repeat; i-- {
+			cell[i-1], cell[i] = cell[i], cell[i-1]
+		}
+		s.cells[k] = cell
 	}
 	s.indexed = len(s.Order)
 }
