@@ -1189,3 +1189,28 @@ func TestUnknownFlagSuggestsTheNearest(t *testing.T) {
 		t.Errorf("--zzzzzz: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// A task of the directory that no agent solves (no solution/solve.sh) is
+// left out by --skip-broken, said so; without the flag the sweep is
+// refused naming it and the flag. --skip-broken refused the whole sweep
+// for it, which validate had passed with a note (a new user's).
+func TestSkipBrokenLeavesOutATaskNoAgentSolves(t *testing.T) {
+	needEngine(t)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"nosolve/task.toml":      "schema_version = \"1.1\"\n[task]\nname = \"cli/nosolve\"\n",
+		"nosolve/instruction.md": "Do it.\n",
+		"nosolve/tests/test.sh":  "#!/bin/bash\n",
+		"quick.toml":             "[task]\nname = \"cli/solved\"\n[environment]\nimage = \"builtin\"\nmemory = \"64M\"\n[verifier]\nworkload = { duration_ms = 10, base_mb = 1 }\n[[agents]]\nname = \"a\"\n[[agents.steps]]\nname = \"s\"\nworkload = { duration_ms = 10, base_mb = 1 }\n",
+	})
+	writeTree(t, dir, map[string]string{"nosolve/environment/Dockerfile": "FROM headroom-debian:bookworm\n"})
+	out := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", dir, "--ratios", "1", "--repeats", "1", "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, "1 task (cli/nosolve) has no agent that solves it") || !strings.Contains(r.stderr, "--skip-broken") {
+		t.Errorf("without --skip-broken: exit %d\n%s", r.code, r.stderr)
+	}
+	r = headroom(t, "run", "--tasks-dir", dir, "--ratios", "1", "--repeats", "1", "--skip-broken", "--out", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: skipped cli/nosolve: no agent solves it") || !strings.Contains(r.stderr, "1 trial") {
+		t.Errorf("--skip-broken: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -94,7 +94,7 @@ func newRunCmd() *cobra.Command {
 	fl.StringSliceVar(&f.allowCaps, "allow-capability", nil, allowCapabilityUsage)
 	f.build.register(cmd)
 	fl.BoolVar(&f.failFast, "fail-fast", false, "refuse the whole sweep, before any trial, if one task cannot run (its image does not build, it lacks the agents); by default that task's trials are recorded as infra-errors saying why, the others run, and the exit code is 3 (when no task can run, there is no sweep to record: it exits 1 saying why)")
-	fl.BoolVar(&f.skipBroken, "skip-broken", false, "run the tasks of --tasks-dir that load when some of its task files do not (by default a sweep over the whole directory is refused: its score would leave those tasks out)")
+	fl.BoolVar(&f.skipBroken, "skip-broken", false, "run the tasks of --tasks-dir that load when some of its task files do not, leaving out too those no agent solves when --agents is not given (by default a sweep over the whole directory is refused: its score would leave those tasks out)")
 	return cmd
 }
 
@@ -232,6 +232,43 @@ func (f *runFlags) wholeDirectory(cat *taskfile.Catalog) error {
 		model.Quantity(n, "task file"), which, pronoun(n), pronoun(n), shellWord(f.tasksDir))
 }
 
+// unsolved leaves out, under --skip-broken, the tasks no agent would run
+// (no solution/solve.sh, no agent named), saying so: --skip-broken still
+// refused the whole sweep for one such task, which validate had passed
+// with a note (a new user's). Without it, a sweep over the directory is
+// refused naming the flag, as for files that do not load.
+func (f *runFlags) unsolved(tasks []model.Task, stderr io.Writer) ([]model.Task, error) {
+	if len(f.agents) > 0 || f.tasksDir == "" || len(f.tasks) > 0 {
+		return tasks, nil // named agents or tasks: the plan says what is missing
+	}
+	var kept []model.Task
+	var left []string
+	for _, t := range tasks {
+		if len(t.DefaultAgentNames()) == 0 {
+			left = append(left, t.Name)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	switch {
+	case len(left) == 0:
+		return tasks, nil
+	case !f.skipBroken:
+		verb := "have"
+		if len(left) == 1 {
+			verb = "has"
+		}
+		return nil, usagef("%s (%s) %s no agent that solves %s (no solution/solve.sh): name an agent with --agents (an installed one from `headroom agents`), or pass --skip-broken to run the rest",
+			model.Quantity(len(left), "task"), strings.Join(left, ", "), verb, pronoun(len(left)))
+	case len(kept) == 0:
+		return nil, usagef("no task of %s has an agent that solves it (no solution/solve.sh): name one with --agents (an installed agent from `headroom agents`)", f.tasksDir)
+	}
+	for _, n := range left {
+		fmt.Fprintf(stderr, "warning: skipped %s: no agent solves it (no solution/solve.sh); --agents NAME runs it\n", n)
+	}
+	return kept, nil
+}
+
 // pronoun is "it" or "them".
 func pronoun(n int) string {
 	if n == 1 {
@@ -285,6 +322,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 	}
 	if _, problems := agents.TaskSecrets(setup.tasks, secrets, settings.PassEnv); len(problems) > 0 {
 		return usageError{problems[0]}
+	}
+	if setup.tasks, err = f.unsolved(setup.tasks, stderr); err != nil {
+		return err
 	}
 	noteDeviations(stderr, setup.tasks)
 	eng, err := conn.wait()
