@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -95,7 +96,10 @@ BuildKit (heredocs, RUN --mount, COPY --chmod...), at its line.`,
 func noteDeviations(w io.Writer, tasks []model.Task) {
 	var names []string
 	for _, t := range tasks {
-		if len(t.AllDeviations()) > 0 {
+		// A suspected typo is warned of on its own, and its harness
+		// ignores the key as headroom does: not a way it runs otherwise
+		// (a new user read the two as contradicting each other).
+		if slices.ContainsFunc(t.AllDeviations(), func(d model.Deviation) bool { return d.What != taskfile.SuspectedTypo }) {
 			names = append(names, t.Name)
 		}
 	}

@@ -1127,7 +1127,8 @@ func TestValidateDoesNotPassAHarnessFilesTypo(t *testing.T) {
 		"tests/test.sh":          "#!/bin/bash\n",
 	})
 	r := headroom(t, "tasks", "validate", dir)
-	if r.code != 1 || !strings.Contains(r.stdout, "task.toml:5: environment.memroy_mb: did you mean memory_mb?") || !strings.Contains(r.stderr, "a likely typo in 1 task file") {
+	if r.code != 1 || !strings.Contains(r.stdout, "task.toml:5: environment.memroy_mb: did you mean memory_mb?") || !strings.Contains(r.stderr, "a likely typo in 1 task file") ||
+		!strings.Contains(r.stdout, "typo  cli/typo") || strings.Contains(r.stdout, "ok    cli/typo") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// Without the typo it passes.

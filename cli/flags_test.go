@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-eval/headroom/replay"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -135,5 +136,20 @@ func TestResumableSaysWhatCannotResume(t *testing.T) {
 	}
 	if err := resumable(store.Manifest{ID: "run", Tasks: []store.TaskEntry{{Name: "t", Agents: []string{"oracle"}}}}); err != nil {
 		t.Errorf("a run's experiment: %v", err)
+	}
+}
+
+// A task whose one deviation is a suspected typo is not said to run
+// differently from its harness, which ignores the key too: the typo is
+// warned of on its own (a new user read the two as contradicting).
+func TestATypoAloneIsNoDeviationNote(t *testing.T) {
+	var b bytes.Buffer
+	noteDeviations(&b, []model.Task{{Name: "x/typo", Deviations: []model.Deviation{{What: taskfile.SuspectedTypo}}}})
+	if b.Len() != 0 {
+		t.Errorf("a typo alone: %q", b.String())
+	}
+	noteDeviations(&b, []model.Task{{Name: "x/dev", Deviations: []model.Deviation{{What: taskfile.SuspectedTypo}, {What: "network"}}}})
+	if !strings.Contains(b.String(), "1 task will run differently from their own harness (x/dev)") {
+		t.Errorf("a deviation: %q", b.String())
 	}
 }

@@ -92,7 +92,11 @@ func newTasksCmd() *cobra.Command {
 					}
 				}
 				for _, l := range loaded {
-					fmt.Fprintf(cmd.OutOrStdout(), "ok    %s (%s)\n", l.Task.Name, l.Task.Source)
+					verdict := "ok   "
+					if len(l.Typos) > 0 {
+						verdict = "typo " // not "ok" beside exit 1 (a new user's)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s)\n", verdict, l.Task.Name, l.Task.Source)
 					for _, k := range l.Ignored {
 						fmt.Fprintf(cmd.OutOrStdout(), "      ignored key %s\n", k)
 					}
