@@ -570,3 +570,17 @@ func TestCellIsInRepeatOrderAfterAResume(t *testing.T) {
 		t.Errorf("repeats %v, want %v", got, want)
 	}
 }
+
+// A killed trial's detail gives its peak as the headless line and the
+// report do, the kernel's usage at the kill first: it said "58.9MiB
+// (kernel; sampled 51.8MiB)" under a card and a line saying 65.2MiB (a
+// new user's).
+func TestDetailPeakIsTheRecordsOfAKill(t *testing.T) {
+	tr := model.Trial{ID: "t0001", Task: "t", Agent: "a", Ratio: model.Ratio{K: 1}}
+	r := model.TrialResult{Trial: tr, Outcome: model.OOMKilled, PeakWorkingSetBytes: 51_800 << 10, KernelPeakBytes: 58_900 << 10,
+		OOMs: []model.OOMEvent{{KernelUsageBytes: 65_200 << 10}}}
+	v := &TrialView{Trial: tr, Result: &r, Peak: r.PeakWorkingSetBytes}
+	if got, want := v.PeakText(model.FormatBytes), model.TrialPeakLabel(r, model.FormatBytes); got != want || !strings.HasPrefix(got, "63.7MiB (the kernel's usage at the kill") {
+		t.Errorf("detail peak %q, want %q", got, want)
+	}
+}

@@ -369,7 +369,7 @@ func (d *detailScreen) View(c *Common) string {
 			where += " · memory from " + v.Source
 		}
 		out = append(out, st.Muted.Render(clip(fmt.Sprintf("guarantee %s · limit %s · peak %s%s%s%s · %s",
-			model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), model.PeakLabel(v.Peak, v.KernelPeak(), model.FormatBytes), sidecarPeaks(v.Result), diskWritten(v.Result), where, rerun), w)))
+			model.FormatBytes(tr.Policy.GuaranteeBytes), tr.Policy.LimitString(), v.PeakText(model.FormatBytes), sidecarPeaks(v.Result), diskWritten(v.Result), where, rerun), w)))
 	}
 	chartH, logH := d.layout(h)
 	for _, l := range d.phaseLines() {

@@ -118,20 +118,25 @@ func (t *TrialView) KernelPeak() int64 {
 // kernel's (model.TrialPeakBytes), the one figure every view calls peak.
 func (t *TrialView) NeedBytes() int64 { return max(t.Peak, t.KernelPeak()) }
 
-// PeakText is the need as the console writes it, the sampled peak named
-// beside it where they differ (model.PeakLabel).
-func (t *TrialView) PeakText() string {
+// PeakText is the need as the console's detail writes it (format: how a
+// size is written), the sampled peak named beside it where they differ
+// (model.PeakLabel). A finished trial's is its record's, as the headless
+// line and the report write it (model.TrialPeakLabel): a killed trial's
+// kernel usage at the kill first, where it is above the peak less cache.
+// The detail said "58.9MiB (kernel; sampled 51.8MiB)" under a card and a
+// line saying 65.2MiB (a new user's).
+func (t *TrialView) PeakText(format func(int64) string) string {
+	if t.Result != nil {
+		return model.TrialPeakLabel(*t.Result, format)
+	}
 	var noCache int64
 	for _, s := range t.Steps {
 		noCache = max(noCache, s.KernelPeakNoCacheBytes)
 	}
-	if t.Result != nil {
-		noCache = max(noCache, t.Result.KernelPeakNoCacheBytes)
-	}
 	if noCache == 0 {
-		return model.PeakLabel(t.Peak, t.KernelPeak(), mib)
+		return model.PeakLabel(t.Peak, t.KernelPeak(), format)
 	}
-	return model.NamedPeakLabel(t.Peak, 0, t.KernelPeak(), mib)
+	return model.NamedPeakLabel(t.Peak, 0, t.KernelPeak(), format)
 }
 
 // KilledAt is when the trial's (last) kill landed, the moment its card
