@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -387,25 +390,36 @@ func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio
 	}
 	r0 := j.results[0]
 	env := r0.Config.Environment
+	from, note := map[string]bool{}, ""
 	for i, r := range j.results {
-		if p := r.Config.Task.Path; p != "" {
-			if l, err := taskfile.LoadTaskDir(p); err == nil {
-				res := l.Task.Resources
-				specs[j.files[i]] = &res
-			}
+		if dir, l, ok := harborTaskDir(j.dir, r); ok {
+			res := l.Task.Resources
+			specs[j.files[i]] = &res
+			from[dir] = true
 		}
+	}
+	if len(from) > 0 {
+		// Where the spec a ratio is reckoned from was read: the same job
+		// made 32x or 2x by the task directory under the working
+		// directory, and nothing said which (the twenty-sixth attacker's
+		// 3).
+		dirs := slices.Sorted(maps.Keys(from))
+		if len(dirs) > 3 {
+			dirs = append(dirs[:3], fmt.Sprintf("%d more", len(from)-3))
+		}
+		note = "; spec read from " + strings.Join(dirs, ", ")
 	}
 	typ := env.Type
 	switch {
 	case env.OverrideMemoryMB == nil && env.OverrideCPUs == nil && (typ == "" || typ == "docker"):
-		return model.Ratio{K: 1}, s
+		return model.Ratio{K: 1}, s + note
 	case typ == "gke" && env.OverrideMemoryMB == nil && env.OverrideCPUs == nil:
 		v, ok := env.Kwargs["memory_limit_multiplier"]
 		if !ok || v == nil {
-			return model.Uncapped, s
+			return model.Uncapped, s + note
 		}
 		if k, ok := v.(float64); ok && k >= 1 {
-			return model.Ratio{K: math.Round(k*1000) / 1000}, s
+			return model.Ratio{K: math.Round(k*1000) / 1000}, s + note
 		}
 	case env.OverrideMemoryMB != nil && env.OverrideCPUs == nil:
 		k, uniform := 0.0, true
@@ -422,11 +436,40 @@ func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio
 			k = kk
 		}
 		if uniform && k >= 1 {
-			return model.Ratio{K: k}, s
+			return model.Ratio{K: k}, s + note
 		}
 	}
 	name := strings.NewReplacer(", ", "-", "=", "", " ", "").Replace(s)
-	return model.Ratio{Name: name}, s
+	return model.Ratio{Name: name}, s + note
+}
+
+// harborTaskDir finds the task directory a Harbor trial ran: its
+// config's task path as given (relative to the directory import runs
+// in), then relative to the directory Harbor ran in (the job's
+// grandparent, jobs/<job>), to the job directory and to its parent. A directory counts only when the task it
+// loads is the trial's by name (its [task] name, the name's last part,
+// or the directory's): another task under that path is not its spec.
+func harborTaskDir(job string, r harborResult) (string, taskfile.Loaded, bool) {
+	p := r.Config.Task.Path
+	if p == "" {
+		return "", taskfile.Loaded{}, false
+	}
+	cands := []string{p}
+	if !filepath.IsAbs(p) {
+		// Harbor writes jobs/<job> under the directory it ran in, where
+		// the path is relative to: the job's grandparent first.
+		cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(job)), p), filepath.Join(job, p), filepath.Join(filepath.Dir(job), p))
+	}
+	for _, dir := range cands {
+		l, err := taskfile.LoadTaskDir(dir)
+		if err != nil {
+			continue
+		}
+		if n := r.TaskName; n == "" || l.Task.Name == n || path.Base(l.Task.Name) == n || filepath.Base(filepath.Clean(dir)) == n {
+			return dir, l, true
+		}
+	}
+	return "", taskfile.Loaded{}, false
 }
 
 // harborPolicy is what the trial's container had, where its spec is

@@ -213,3 +213,39 @@ func TestWriteRemovesAKilledImportsStage(t *testing.T) {
 		t.Errorf("root holds %q, want %q", names, want)
 	}
 }
+
+// The task directory a Harbor trial's spec is read from is the trial's
+// (by name) and is said: the same job imported 32x or 2x by whichever
+// task directory lay under the working directory, and nothing said which
+// (the twenty-sixth attacker's 3). From the directory Harbor ran in
+// (jobs/<job>'s grandparent) when the working directory has none.
+func TestHarborTaskDirIsTheTrialsAndSaid(t *testing.T) {
+	root := t.TempDir()
+	job := filepath.Join(root, "jobs", "2026-12-07__05-00-00")
+	task := filepath.Join(root, "tasks", "fix-git")
+	for p, text := range map[string]string{
+		filepath.Join(task, "task.toml"):              "[environment]\nmemory_mb = 1024\n",
+		filepath.Join(task, "instruction.md"):         "do it\n",
+		filepath.Join(task, "environment/Dockerfile"): "FROM x\n",
+		filepath.Join(task, "tests/test.sh"):          "#!/bin/bash\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r harborResult
+	r.TaskName = "fix-git"
+	r.Config.Task.Path = "tasks/fix-git"
+	t.Chdir(t.TempDir()) // a working directory with no tasks/
+	dir, l, ok := harborTaskDir(job, r)
+	if !ok || dir != task || l.Task.Resources.MemoryBytes != 1024*model.MiB {
+		t.Errorf("found %q (%v), want %s", dir, ok, task)
+	}
+	r.TaskName = "another-task"
+	if dir, _, ok := harborTaskDir(job, r); ok {
+		t.Errorf("another task's directory %s taken for the trial's", dir)
+	}
+}
