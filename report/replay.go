@@ -1,8 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,11 +92,26 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 			}
 		}
 		if own > 0 {
-			unreplayable = append(unreplayable, fmt.Sprintf("%s: %d of %d replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here, so its failures are not the machine's by construction", name, own, n))
+			// Or the task is not the one recorded: a changed verifier
+			// read as non-determinism (the twenty-sixth attacker's 4).
+			src := ""
+			if r.Manifest != nil {
+				for _, e := range r.Manifest.Tasks {
+					if e.Name == name {
+						src = cmp.Or(e.SourcePath, e.Source)
+					}
+				}
+			}
+			line := fmt.Sprintf("%s: %d of %d replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here, or the task", name, own, n)
+			if src != "" {
+				line += " (" + src + ")"
+			}
+			unreplayable = append(unreplayable, line+" is not the one recorded; either way its failures are not the machine's by construction")
 		}
 	}
 	for _, ratio := range r.Matrix.Ratios {
 		passes, machine, own := 0, 0, 0
+		ownWords := map[model.Outcome]int{}
 		for _, name := range names {
 			if recorded[name] != "passed" {
 				continue
@@ -108,6 +126,7 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 					machine++
 				case !t.Outcome.Success():
 					own++
+					ownWords[t.Outcome]++
 				}
 			}
 		}
@@ -120,9 +139,9 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 		case own == 0:
 			line += ": machine failures by construction (killed, or an infra error)"
 		case machine == 0:
-			line += ": the task's verdict on the same actions (failed, timed out), none killed: not the machine's by construction"
+			line += ": the task's verdict on the same actions (" + outcomeCounts(ownWords) + "), none killed: not the machine's by construction"
 		default:
-			line += fmt.Sprintf(": %d the machine's by construction (killed, or an infra error), %d the task's verdict on the same actions (failed, timed out)", machine, own)
+			line += fmt.Sprintf(": %d the machine's by construction (killed, or an infra error), %d the task's verdict on the same actions (%s)", machine, own, outcomeCounts(ownWords))
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -160,4 +179,14 @@ func replayCell(t model.TrialResult) string {
 		return fmt.Sprintf("%s at %d/%d", t.Outcome, d.Action, t.Replay.Actions)
 	}
 	return fmt.Sprintf("%s, %s at %d/%d", t.Outcome, d.Kind, d.Action, t.Replay.Actions)
+}
+
+// outcomeCounts says what outcomes there were, by count ("2 failed, 1
+// timeout"): the line said "(failed, timed out)" whatever they were.
+func outcomeCounts(n map[model.Outcome]int) string {
+	var out []string
+	for _, o := range slices.Sorted(maps.Keys(n)) {
+		out = append(out, fmt.Sprintf("%d %s", n[o], o))
+	}
+	return strings.Join(out, ", ")
 }

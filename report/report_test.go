@@ -659,9 +659,9 @@ func TestReplayFailuresAreTheMachinesOnlyWhenKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"at 1x: 4 of 4 replays of recorded passes failed here: 2 the machine's by construction (killed, or an infra error), 2 the task's verdict on the same actions",
-		"at uncapped: 1 of 4 replays of recorded passes failed here: the task's verdict on the same actions (failed, timed out), none killed: not the machine's by construction",
-		"coin__A: 1 of 2 replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here",
+		"at 1x: 4 of 4 replays of recorded passes failed here: 2 the machine's by construction (killed, or an infra error), 2 the task's verdict on the same actions (2 failed)",
+		"at uncapped: 1 of 4 replays of recorded passes failed here: the task's verdict on the same actions (1 failed), none killed: not the machine's by construction",
+		"coin__A: 1 of 2 replays failed uncapped too, with nothing limiting them: its actions do not replay deterministically here, or the task (x) is not the one recorded",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
