@@ -101,6 +101,15 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 				changed = changedSince(m)
 			}
 			for _, task := range model.CalibratedTasks(cals) {
+				if why, ok := changed[task]; ok {
+					// The peaks are the old task's: written over the new
+					// one, a Dockerfile or agent changed since got a limit
+					// it was never measured at (the twenty-fifth attacker's
+					// 3), as a resume refuses to mix the two.
+					failed++
+					fmt.Fprintf(cmd.ErrOrStderr(), "not written: %s: %s\n", entries[task].Source, why)
+					continue
+				}
 				rec, why := model.TaskRecommendation(cals, task)
 				if why != "" {
 					fmt.Fprintf(w, "\n# %s: not written: %s\n", task, why)
@@ -118,13 +127,6 @@ PATH instead, leaving the task's own file as it was (one task at a time).`,
 				}
 				if !write {
 					continue
-				}
-				if why, ok := changed[task]; ok && err == nil {
-					// The peaks are the old task's: written over the new
-					// one, a Dockerfile or agent changed since got a limit
-					// it was never measured at (the twenty-fifth attacker's
-					// 3), as a resume refuses to mix the two.
-					err = fmt.Errorf("%s: %s", src, why)
 				}
 				if err == nil && writeTo != "" {
 					// The edited file, in the task file's own format,

@@ -26,6 +26,13 @@ func TaskRecommendation(cals []Calibration, task string) (Calibration, string) {
 		if c.Verdict == "unknown" {
 			return rec, fmt.Sprintf("agent %s: no limit recommended: %s", c.Agent, c.UnknownWhy())
 		}
+		if c.LimitBytes < c.SpecBytes && c.TooFew() && c.Repeats == RepeatsDrawn {
+			// A lower limit on too few runs is one no run showed safe: 3
+			// runs wrote memory_mb 64 → 8 beside the table's own "about
+			// 299 runs would" (the twenty-sixth attacker's 5). A raise
+			// on few runs is still written: it kills less, not more.
+			return rec, fmt.Sprintf("agent %s: not lowered on %d runs: about %d runs, none over the lower limit, would show a %.3g%% fail rate there (as measured it is ≤%.3g%%); run more repeats with uncapped among the ratios", c.Agent, c.Runs(), c.RunsForTarget, 100*c.TargetKillRate, 100*c.KillRateCI.Hi)
+		}
 		if !found || c.LimitBytes > rec.LimitBytes {
 			g := max(rec.GuaranteeBytes, c.GuaranteeBytes)
 			rec = c

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -152,5 +153,25 @@ func TestRunsForKillRateOutOfRange(t *testing.T) {
 	}
 	if n := RunsForKillRate(0.01); n != 299 {
 		t.Errorf("RunsForKillRate(0.01) = %d, want 299", n)
+	}
+}
+
+// A lower limit is not recommended for a file on fewer runs than would
+// show the target fail rate there: 3 runs wrote memory_mb 64 → 8 beside
+// the table's own "about 299 runs would" (the twenty-sixth attacker's 5).
+// A raise on few runs is.
+func TestTaskRecommendationLowersOnlyOnEnoughRuns(t *testing.T) {
+	c := Calibration{Task: "t", Agent: "oracle", SpecBytes: 64 * MiB, Repeats: RepeatsDrawn, NeedBytes: []int64{6 * MiB, 6 * MiB, 7 * MiB},
+		LimitBytes: 8 * MiB, GuaranteeBytes: 7 * MiB, TargetKillRate: 0.01, RunsForTarget: 299, KillRateCI: Interval{Hi: 0.561}, Verdict: "lower"}
+	if _, why := TaskRecommendation([]Calibration{c}, "t"); !strings.Contains(why, "not lowered on 3 runs: about 299 runs") {
+		t.Errorf("a lower limit on 3 runs: %q", why)
+	}
+	c.LimitBytes, c.Verdict = 128*MiB, "raise"
+	if rec, why := TaskRecommendation([]Calibration{c}, "t"); why != "" || rec.Verdict != "raise" {
+		t.Errorf("a raise on 3 runs: %q %q", rec.Verdict, why)
+	}
+	c.LimitBytes, c.NeedBytes, c.RunsForTarget = 8*MiB, make([]int64, 300), 299
+	if rec, why := TaskRecommendation([]Calibration{c}, "t"); why != "" || rec.Verdict != "lower" {
+		t.Errorf("a lower limit on 300 runs: %q %q", rec.Verdict, why)
 	}
 }
