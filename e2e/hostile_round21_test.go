@@ -144,3 +144,52 @@ func TestHostileR21CalibrateWriteAfterTheTaskChanged(t *testing.T) {
 	letoutRow(t, "Harbor task run at 1x and uncapped, then its solve.sh changed, then `calibrate --write`",
 		fmt.Sprintf("calibrate exit %d, task.toml as it was (%s)", cal.code, time.Since(start).Round(time.Second)), 0, leaked, forged)
 }
+
+// The twenty-sixth attacker's 1 and 2 (medium): `compare` said "Setups
+// match" of two runs of one task that differ only in `--pass-reward 0.5`
+// (0/2 → 2/2 read as a change in score), and named only the seed for two
+// runs whose verifier had changed on the same image (3/3 → 0/3 "real").
+func TestHostileR21CompareSeesGradingAndTheTask(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	name := "hostile-r21/compare-half"
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	dir := harborTask(t, tasks, "compare-half", name, map[string]string{
+		"tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\necho 0.5 > /logs/verifier/reward.txt\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	// Each run its own --out: experiments made in one second do not
+	// sort by when they ran.
+	var dirs []string
+	leaked := 0
+	run := func(extra ...string) {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append([]string{"run", "--tasks-dir", tasks, "--tasks", name, "--ratios", "1x", "--repeats", "1", "--seed", "5", "--out", out}, extra...)
+		if r := runBin(t, bin, nil, args...); r.code != 0 {
+			t.Fatalf("run %v: exit %d\n%s", extra, r.code, r.stderr)
+		}
+		d, left := onlyExperiment(t, out)
+		dirs, leaked = append(dirs, d), leaked+left
+	}
+	run()
+	run("--pass-reward", "0.5")
+	// A third run with the verifier changed, for the second compare.
+	if err := os.WriteFile(filepath.Join(dir, "tests", "test.sh"), []byte("#!/bin/bash\nmkdir -p /logs/verifier\necho 0 > /logs/verifier/reward.txt\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run()
+	grading := runBin(t, bin, nil, "compare", dirs[0], dirs[1])
+	changed := runBin(t, bin, nil, "compare", dirs[0], dirs[2])
+	forged := 0
+	if !strings.Contains(grading.stdout, "pass reward") || strings.Contains(grading.stdout, "Setups match") {
+		forged++
+		t.Errorf("compare of --pass-reward 0.5: exit %d\n%s%s", grading.code, grading.stdout, grading.stderr)
+	}
+	if !strings.Contains(changed.stdout, "task changed     "+name+": verifier changed") {
+		forged++
+		t.Errorf("compare of a changed verifier: exit %d\n%s%s", changed.code, changed.stdout, changed.stderr)
+	}
+	letoutRow(t, "one Harbor task (reward 0.5) run three times: as is, with `--pass-reward 0.5`, then with its test.sh changed; `compare` of the first with each",
+		fmt.Sprintf("the pass reward and the changed verifier named among the setup differences (%s)", time.Since(start).Round(time.Second)), 0, leaked, forged)
+}
