@@ -390,11 +390,15 @@ func DockerfileProblems(b *model.Build) []string {
 		name = "dockerfile_inline"
 	}
 	var out []string
-	for _, n := range instructions(parseDockerfile(text)) {
+	root := parseDockerfile(text)
+	for _, n := range instructions(root) {
 		if _, ok := command.Commands[strings.ToLower(n.Value)]; !ok {
 			word, _, _ := strings.Cut(strings.TrimSpace(n.Original), " ")
 			out = append(out, fmt.Sprintf("%s:%d: unknown instruction %q: the build will refuse it (FROM, RUN, COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT… are the instructions)", name, n.StartLine, word))
 		}
+	}
+	if len(out) == 0 {
+		out = missingSources(name, root, *b)
 	}
 	return out
 }
@@ -512,24 +516,7 @@ func classicDiffers(name string, root *parser.Result, b model.Build) string {
 	if len(stages) == 0 {
 		return ""
 	}
-	target := len(stages) - 1
-	if b.Target != "" {
-		if i := stageIndex(stages, b.Target, len(stages)); i >= 0 {
-			target = i
-		}
-	}
-	used := map[int]bool{}
-	var reach func(int)
-	reach = func(i int) {
-		if used[i] {
-			return
-		}
-		used[i] = true
-		for _, d := range stageDeps(stages, i) {
-			reach(d)
-		}
-	}
-	reach(target)
+	target, used := usedStages(stages, b)
 	for i := 0; i < target; i++ {
 		if !used[i] {
 			what := "stage " + strconv.Itoa(i)
@@ -573,6 +560,68 @@ func classicDiffers(name string, root *parser.Result, b model.Build) string {
 		users[i] = user
 	}
 	return ""
+}
+
+// usedStages is the stage a build makes its image of (its target, else
+// the last) and the stages it builds from, that one included.
+func usedStages(stages []dockerStage, b model.Build) (int, map[int]bool) {
+	target := len(stages) - 1
+	if b.Target != "" {
+		if i := stageIndex(stages, b.Target, len(stages)); i >= 0 {
+			target = i
+		}
+	}
+	used := map[int]bool{}
+	var reach func(int)
+	reach = func(i int) {
+		if used[i] {
+			return
+		}
+		used[i] = true
+		for _, d := range stageDeps(stages, i) {
+			reach(d)
+		}
+	}
+	reach(target)
+	return target, used
+}
+
+// missingSources are a used stage's COPY and ADD sources named literally
+// (no wildcard, variable, URL, heredoc or --from) that the build context
+// does not send: every builder refuses them ("file not found in build
+// context"), and validate said ok (a new user's COPY data.csv).
+func missingSources(name string, root *parser.Result, b model.Build) []string {
+	if root == nil || b.Inline != "" {
+		return nil
+	}
+	stages := stagesOf(root)
+	if len(stages) == 0 {
+		return nil
+	}
+	_, used := usedStages(stages, b)
+	var out []string
+	for i, st := range stages {
+		if !used[i] {
+			continue
+		}
+		for _, n := range st.nodes {
+			v := strings.ToLower(n.Value)
+			args := nodeArgs(n)
+			if (v != "copy" && v != "add") || len(args) < 2 || slices.ContainsFunc(n.Flags, func(f string) bool { return strings.HasPrefix(f, "--from=") }) {
+				continue
+			}
+			for _, src := range args[:len(args)-1] {
+				if strings.ContainsAny(src, "*?[$") || strings.HasPrefix(src, "<<") || strings.Contains(src, "..") || isRemoteSource(src) || filepath.IsAbs(src) {
+					continue
+				}
+				p := filepath.Join(b.Context, src)
+				if _, err := os.Lstat(p); err != nil || !sentAny(b.Context, []string{p}) {
+					out = append(out, fmt.Sprintf("%s:%d: %s %s: no such file in the build context %s (or .dockerignore leaves it out): the build will refuse it", name, n.StartLine, strings.ToUpper(n.Value), src, b.Context))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // rootUser says whether a Dockerfile USER is root (by name or id, with
