@@ -428,8 +428,6 @@ func finishSweep(cmd *cobra.Command, sw *session.Sweep, format string, opts repo
 // pflag would print a backquoted word as the flag's argument name.
 const keepUsage = "keep finished trials' containers for inspection (headroom clean removes them)"
 
-// resumeCommand is the command that resumes experiment id kept under
-// root: --out is named unless root is the default store.
 // resumable refuses, in words of their own, the experiments no resume
 // can continue: an import (its trials ran in another harness) and a
 // replay (its tasks are recordings, not task files). They were refused
@@ -447,6 +445,8 @@ func resumable(m store.Manifest) error {
 	return nil
 }
 
+// resumeCommand is the command that resumes experiment id kept under
+// root: --out is named unless root is the default store.
 func resumeCommand(id, root string) string {
 	cmd := "headroom run --resume " + shellWord(id)
 	if filepath.Clean(root) != filepath.Clean(store.DefaultRoot()) {
