@@ -855,6 +855,13 @@ func TestSIGKILLThenReapThenResume(t *testing.T) {
 	if r := headroom(t, "run", "--resume", id, "--out", root, "--ratios", "2"); r.code != 2 || !strings.Contains(r.stderr, "cannot change it") {
 		t.Errorf("resume with a new ratio: exit %d %q", r.code, r.stderr)
 	}
+	// The agent settings are the manifest's: a --pass-reward given was
+	// ignored, exit 0 (the twenty-seventh attacker's 4).
+	for _, flag := range [][]string{{"--pass-reward", "0.5"}, {"--timeout-scale", "0.1"}} {
+		if r := headroom(t, append([]string{"run", "--resume", id, "--out", root}, flag...)...); r.code != 2 || !strings.Contains(r.stderr, flag[0]+" cannot change it") {
+			t.Errorf("resume with %v: exit %d %q", flag, r.code, r.stderr)
+		}
+	}
 }
 
 func TestUnwritableOutputDirectoryFailsBeforeAnyTrial(t *testing.T) {

@@ -487,7 +487,11 @@ func notRunTasks(trials []model.TrialResult) []string {
 // resumeSweep reruns what an interrupted experiment is missing.
 func resumeSweep(cmd *cobra.Command, f *runFlags, setup sweepSetup) error {
 	stderr := cmd.ErrOrStderr()
-	planned := []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed", "neighbour-load", "neighbour-intensity"}
+	// The agent settings too: the resume takes the manifest's, and a
+	// --pass-reward or --timeout-scale given was ignored, exit 0 (the
+	// twenty-seventh attacker's 4).
+	planned := []string{"tasks", "tasks-dir", "agents", "ratios", "scale", "repeats", "seed", "neighbour-load", "neighbour-intensity",
+		"pass-reward", "timeout-scale", "agent-command", "agent-version", "agents-dir", "pass-env", "profile"}
 	for _, a := range knobAxes {
 		planned = append(planned, a.flag)
 	}
