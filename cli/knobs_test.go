@@ -164,3 +164,20 @@ func resourcesOf(t *testing.T, cli interface {
 	}
 	return out
 }
+
+// A --time-limits scale that makes a task's time limit shorter than any
+// step takes to start is refused, as --timeout-scale refuses it: 0.05x of
+// a 0.1 s limit ran, and its timed-out steps' CPU read 42.75 cores on a
+// 2-CPU host (the twenty-seventh attacker's 2).
+func TestTimeLimitsKnobKeepsTheShortestLimit(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"tk.toml": "[task]\nname = \"cli/tk\"\n[environment]\nimage = \"builtin\"\nmemory = \"64M\"\n[agent]\ntimeout_sec = 0.1\n[verifier]\nworkload = { duration_ms = 10, base_mb = 1 }\n[[agents]]\nname = \"a\"\n[[agents.steps]]\nname = \"s\"\nworkload = { duration_ms = 10, base_mb = 1 }\n"})
+	out := t.TempDir()
+	r := headroom(t, "run", "--tasks-dir", dir, "--ratios", "uncapped", "--repeats", "1", "--time-limits", "0.05x,1x", "--out", out)
+	if r.code != 2 || !strings.Contains(r.stderr, "--time-limits 0.05x makes task cli/tk's agent time limit 5ms, shorter than any step takes to start") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("an experiment was started: %v", entries)
+	}
+}

@@ -269,6 +269,32 @@ func (f *runFlags) unsolved(tasks []model.Task, stderr io.Writer) ([]model.Task,
 	return kept, nil
 }
 
+// shortestTimeLimits refuses a --time-limits scale that makes a task's
+// agent or verifier time limit shorter than any step takes to start, as
+// --timeout-scale refuses one: 0.05x of a 0.1 s limit ran, and the
+// timed-out steps' CPU read 42.75 cores on a 2-CPU host (the
+// twenty-seventh attacker's 2).
+func shortestTimeLimits(tasks []model.Task, axes []model.Axis) error {
+	for _, a := range axes {
+		for _, k := range a.Values {
+			if k.Time.IsBase() || k.Time.Uncapped {
+				continue
+			}
+			for _, t := range tasks {
+				for _, l := range []struct {
+					what string
+					d    time.Duration
+				}{{"agent", t.AgentTimeout}, {"verifier", t.VerifierTimeout}} {
+					if s := k.Time.Apply(l.d); l.d > 0 && s < taskfile.MinTimeout {
+						return usagef("--time-limits %s makes task %s's %s time limit %v, shorter than any step takes to start: give scales that leave at least %v", k.Time, t.Name, l.what, s, taskfile.MinTimeout)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // pronoun is "it" or "them".
 func pronoun(n int) string {
 	if n == 1 {
@@ -324,6 +350,9 @@ func runSweep(cmd *cobra.Command, f *runFlags) error {
 		return usageError{problems[0]}
 	}
 	if setup.tasks, err = f.unsolved(setup.tasks, stderr); err != nil {
+		return err
+	}
+	if err := shortestTimeLimits(setup.tasks, setup.axes); err != nil {
 		return err
 	}
 	noteDeviations(stderr, setup.tasks)

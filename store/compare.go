@@ -90,8 +90,14 @@ func installedSet(s *AgentSettings) string {
 // knobSet is the knobs an experiment swept, each with its values.
 func knobSet(m Manifest) string {
 	var out []string
-	for _, k := range m.Knobs {
-		out = append(out, fmt.Sprint(k))
+	for _, a := range m.Knobs {
+		var vals []string
+		for _, v := range a.Values {
+			vals = append(vals, cmp.Or(v.String(), "plain"))
+		}
+		// "--time-limits time=0.05x,plain", not the axis as Go prints it
+		// (the twenty-seventh attacker's).
+		out = append(out, "--"+a.Name+" "+strings.Join(vals, ","))
 	}
 	return cmp.Or(strings.Join(out, " "), "none")
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"strings"
 	"testing"
+
+	"github.com/headroom-eval/headroom/model"
 )
 
 // Two runs of the same tasks listed in another order (two imports of
@@ -56,5 +58,9 @@ func TestCompareSeesGradingAndDefinitions(t *testing.T) {
 	}
 	if d := SetupDiffs(a, Manifest{Tasks: []TaskEntry{entry("v1")}, RunAs: &RunAs{Untraced: true}}); len(d) != 1 || !strings.Contains(d[0], "run as") {
 		t.Errorf("untraced: %q", d)
+	}
+	knobs := []model.Axis{{Name: "time-limits", Values: []model.Knobs{{Time: model.TimeScale{K: 0.5}}, {}}}}
+	if d := SetupDiffs(a, Manifest{Tasks: []TaskEntry{entry("v1")}, Knobs: knobs}); len(d) != 1 || !strings.Contains(d[0], "knobs            A none · B --time-limits time=0.5x,plain") {
+		t.Errorf("knobs: %q", d)
 	}
 }
