@@ -30,7 +30,18 @@ type CPUCalibration struct {
 	// neither says what the task needs. Read counts the trials used.
 	Contended int `json:"contended_left_out,omitempty"`
 	Read      int `json:"read"`
+	// ShortStepShare is, over the uncapped runs, the largest share of a
+	// run's CPU time spent in steps too short to read (MinCPUStep): where
+	// it passes ShortStepMost, the need is not known well enough to lower
+	// the spec, and a lower verdict is kept (the twenty-seventh
+	// attacker's 3: a 0.7 s step holding a full core went unread, beside
+	// a 1.2 s sleep, and 1 CPU became 0.05, at which the step timed out).
+	ShortStepShare float64 `json:"short_step_share,omitempty"`
 }
+
+// ShortStepMost is the largest share of an uncapped run's CPU time that
+// may be in unread steps for calibrate to lower the spec on what it read.
+const ShortStepMost = 0.1
 
 // RatioThrottle is the throttling seen at one ratio's CPU limit.
 type RatioThrottle struct {
@@ -84,10 +95,20 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs in
 		c.Read++
 		if t.Policy.LimitCPUs == 0 {
 			busiest, read := 0.0, false
+			var all, unread int64
 			for _, s := range t.Steps {
-				if s.CPU != nil && s.Duration() >= MinCPUStep {
-					busiest, read = max(busiest, s.CPU.Cores(s.Duration())), true
+				if s.CPU == nil {
+					continue
 				}
+				all += s.CPU.UsageNanos
+				if s.Duration() >= MinCPUStep {
+					busiest, read = max(busiest, s.CPU.Cores(s.Duration())), true
+				} else {
+					unread += s.CPU.UsageNanos
+				}
+			}
+			if all > 0 {
+				c.ShortStepShare = max(c.ShortStepShare, float64(unread)/float64(all))
 			}
 			if read {
 				c.NeedCores = append(c.NeedCores, busiest)
@@ -158,6 +179,9 @@ func CalibrateCPU(trials []TrialResult, specCPUs map[string]float64, hostCPUs in
 			c.CPUs, c.Verdict = need, "lower"
 		case c.Verdict == "keep":
 			c.CPUs = c.SpecCPUs
+		}
+		if c.Verdict == "lower" && c.ShortStepShare > ShortStepMost {
+			c.Verdict, c.CPUs = "keep", c.SpecCPUs
 		}
 		if c.Contended > c.Read {
 			// Most runs ran contended: the quiet few cannot stand for the

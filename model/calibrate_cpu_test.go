@@ -108,3 +108,23 @@ func TestCalibrateUnknownSaysWhyAndTheMedianStands(t *testing.T) {
 		t.Errorf("UnknownWhy: %s", why)
 	}
 }
+
+// A spec is not lowered on what the long steps read when a short step
+// held the run's CPU: a 0.7 s step at a full core went unread beside a
+// 1.2 s sleep, and 1 CPU became 0.05, at which that step timed out (the
+// twenty-seventh attacker's 3).
+func TestCalibrateCPUDoesNotLowerPastAnUnreadStep(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	sleep, work := CPUUse{UsageNanos: 2e6}, CPUUse{UsageNanos: 7e8}
+	var trials []TrialResult
+	for _, r := range []Ratio{{K: 1}, Uncapped} {
+		cpu := CPUUse{UsageNanos: 7.02e8, Periods: 19}
+		trials = append(trials, TrialResult{Trial: Trial{Task: "cal1", Agent: "a", Ratio: r, Policy: NewPolicy(Resources{CPUs: 1, MemoryBytes: 64 * MiB}, r, 2)}, Outcome: Passed, CPU: &cpu,
+			Steps: []StepResult{{Name: "sleep 1.2", Start: t0, End: t0.Add(1200 * time.Millisecond), CPU: &sleep},
+				{Name: "python3", Start: t0.Add(1200 * time.Millisecond), End: t0.Add(1900 * time.Millisecond), CPU: &work}}})
+	}
+	c := CalibrateCPU(trials, map[string]float64{"cal1": 1}, 2, 0.05, 0.10)[0]
+	if c.Verdict != "keep" || c.CPUs != 1 || c.ShortStepShare < 0.99 {
+		t.Errorf("%s %v (short steps %.2f); want keep 1: the unread step held the CPU", c.Verdict, c.CPUs, c.ShortStepShare)
+	}
+}

@@ -140,6 +140,9 @@ func WriteCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
 			verdict = "unknown (contended)"
 		}
 		fmt.Fprintln(tw, strings.Join(append(cols, verdict, rec, ""), "\t"))
+		if c.ShortStepShare > model.ShortStepMost {
+			notes = append(notes, fmt.Sprintf("%s: up to %.0f%% of an uncapped run's CPU time was in steps shorter than 1s, whose cores cannot be read: not lowered", c.Task, 100*c.ShortStepShare))
+		}
 		if c.Contended > 0 {
 			what := "the advice stands on the other %d"
 			if c.Contended > c.Read {
@@ -150,7 +153,7 @@ func WriteCPUCalibration(w io.Writer, cals []model.CPUCalibration) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin), read from steps of at least 1s (a shorter step's cores are a clock tick's rounding) and never more than the host's CPUs; lowered when the spec went unthrottled and the need is under 75% of it. Runs that ran contended are not read. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
+	fmt.Fprintln(w, "throttled: share of CFS periods the limit stopped the task in; the recommendation is the smallest limit tried that throttled it in at most 5% of them, else what its uncapped runs used (plus margin), read from steps of at least 1s (a shorter step's cores are a clock tick's rounding) and never more than the host's CPUs; lowered when the spec went unthrottled and the need is under 75% of it, and at most 10% of a run's CPU time was in steps too short to read. Runs that ran contended are not read. Failures under a limit that did not throttle come from elsewhere: the host's own load (report's quiet vs contended trials) or the task")
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
