@@ -193,3 +193,51 @@ func TestHostileR21CompareSeesGradingAndTheTask(t *testing.T) {
 	letoutRow(t, "one Harbor task (reward 0.5) run three times: as is, with `--pass-reward 0.5`, then with its test.sh changed; `compare` of the first with each",
 		fmt.Sprintf("the pass reward and the changed verifier named among the setup differences (%s)", time.Since(start).Round(time.Second)), 0, leaked, forged)
 }
+
+// The twenty-seventh attacker's 1 (medium): a step's files under the 8
+// MiB the step driver takes (a 6 MiB solution/weights.bin) with a 50 ms
+// agent limit: the copy's write was cut off at the deadline, the
+// driver's command stream torn, and every later operation failed: the
+// agent's timeout recorded as "the engine went away" (3 of 3); with the
+// verifier's 50 ms limit, the task's own failure ("the task's own
+// processes interfered with headroom's step driver", 2 of 2). The copy
+// counts in the step's time, as Harbor's uploads do: its timeout.
+func TestHostileR21SmallCopyPastTheStepsDeadline(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	var said []string
+	forged, leaked := 0, 0
+	for _, c := range []struct{ dir, agent, verifier, file, cause string }{
+		{"agent", "0.05", "20.0", "solution/weights.bin", "agent-timeout"},
+		{"verifier", "20.0", "0.05", "tests/data.bin", "verifier-timeout"},
+	} {
+		name := "hostile-r21/small-copy-" + c.dir
+		tasks := filepath.Join(t.TempDir(), "tasks")
+		d := harborTask(t, tasks, c.dir, name, map[string]string{
+			"task.toml": fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[agent]\ntimeout_sec = %s\n[verifier]\ntimeout_sec = %s\n[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n", name, c.agent, c.verifier),
+			// The agent's work is what the verifier grades: its command
+			// never ran, so the trial fails, and the cause is its time.
+			"solution/solve.sh": "#!/bin/bash\ntouch /tmp/solved\n",
+			"tests/test.sh":     "#!/bin/bash\nmkdir -p /logs/verifier\nif [ -f /tmp/solved ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+		})
+		if out, err := exec.Command("sh", "-c", "head -c 6M /dev/urandom > "+filepath.Join(d, c.file)).CombinedOutput(); err != nil {
+			t.Fatalf("the file: %v %s", err, out)
+		}
+		t.Cleanup(func() { removeTaskImages(t, name) })
+		out := filepath.Join(t.TempDir(), "out")
+		runBin(t, bin, nil, oracleArgs(tasks, name, out)...)
+		_, recs, left := records(t, out)
+		leaked += left
+		for _, r := range recs {
+			reason, _ := r["reason"].(string)
+			said = append(said, fmt.Sprintf("%s: %s %v", c.dir, r["outcome"], r["cause"]))
+			if r["outcome"] != "timeout" || r["cause"] != c.cause {
+				forged++
+				t.Errorf("%s: %s %v %q; want timeout %s", c.dir, r["outcome"], r["cause"], reason, c.cause)
+			}
+		}
+	}
+	letoutRow(t, "a 6 MiB file in solution/ with a 50 ms agent limit, and in tests/ with a 50 ms verifier limit",
+		fmt.Sprintf("%s (%s)", strings.Join(said, "; "), time.Since(start).Round(time.Second)), 0, leaked, forged)
+}

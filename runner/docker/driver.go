@@ -260,14 +260,27 @@ func (d *driver) send(ctx context.Context, cmd workload.Command, line func(strea
 	// by an upload into a FIFO the task planted) must not hold the trial
 	// past its step's deadline. A write cut off leaves the command stream
 	// torn, so nothing more is sent (the deadline stays in the past).
-	stop := context.AfterFunc(ctx, func() { _ = d.conn.Conn.SetWriteDeadline(time.Unix(1, 0)) })
+	//
+	// A file operation's line (up to 8 MiB of a step's files) is written
+	// whole unless the driver takes nothing for fileOpWrite, whatever the
+	// step's deadline: cut off by a 50 ms time limit, it tore the stream,
+	// and every later operation of the trial failed as "the engine went
+	// away" (the twenty-seventh attacker's 1). The wait for its answer
+	// still honours ctx.
+	writeCtx := ctx
+	if cmd.Op != "" {
+		var cancel context.CancelFunc
+		writeCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), fileOpWrite)
+		defer cancel()
+	}
+	stop := context.AfterFunc(writeCtx, func() { _ = d.conn.Conn.SetWriteDeadline(time.Unix(1, 0)) })
 	_, err = d.conn.Conn.Write(append(msg, '\n'))
 	if !stop() && err == nil {
-		err = ctx.Err() // cut off just as it finished: the same
+		err = writeCtx.Err() // cut off just as it finished: the same
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return runner.ExecResult{}, ctx.Err()
+		if writeCtx.Err() != nil {
+			return runner.ExecResult{}, writeCtx.Err()
 		}
 		return runner.ExecResult{}, fmt.Errorf("step driver: %w", err)
 	}
@@ -325,6 +338,11 @@ func (d *driver) release(c *driven, cause error) (runner.ExecResult, error) {
 	}
 	return runner.ExecResult{}, cause
 }
+
+// fileOpWrite bounds the write of a file operation's line to the driver:
+// one that takes nothing that long is held (its stdin full), and the
+// write is cut off.
+const fileOpWrite = 5 * time.Second
 
 // releaseWait bounds the driver's answer to a release.
 const releaseWait = 5 * time.Second

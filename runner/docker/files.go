@@ -379,9 +379,16 @@ func (s *sandbox) copyInByDriver(ctx context.Context, uploads []model.Upload) (d
 		return false, nil // too large, or unreadable: the engine's copy says why
 	}
 	// What a failed unpack says is the engine copy's to say again.
+	step := ctx
 	ctx, cancel := context.WithTimeout(ctx, runner.SandboxOpTimeout)
 	defer cancel()
 	r, err := s.sendFileOp(ctx, workload.Command{Op: workload.OpUntar, Argv: []string{"/"}, Stdin: buf.Bytes()}, func(_, _ string) {})
+	if err != nil && step.Err() != nil {
+		// The step's own time ran out during the copy: its timeout (the
+		// copy counts in it, as Harbor's uploads do), not the task's
+		// interference with the driver (the twenty-seventh attacker's 1).
+		return false, fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), step.Err())
+	}
 	if err != nil {
 		return false, fmt.Errorf("copying %s into the container: %w", describeUploads(uploads), err)
 	}
