@@ -446,9 +446,10 @@ func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio
 // harborTaskDir finds the task directory a Harbor trial ran: its
 // config's task path as given (relative to the directory import runs
 // in), then relative to the directory Harbor ran in (the job's
-// grandparent, jobs/<job>), to the job directory and to its parent. A directory counts only when the task it
-// loads is the trial's by name (its [task] name, the name's last part,
-// or the directory's): another task under that path is not its spec.
+// grandparent, jobs/<job>), to the job directory and to its parent. A
+// directory counts only when the task it loads is the trial's by name
+// (its [task] name, the name's last part, or the directory's): another
+// task under that path is not its spec.
 func harborTaskDir(job string, r harborResult) (string, taskfile.Loaded, bool) {
 	p := r.Config.Task.Path
 	if p == "" {
