@@ -124,19 +124,14 @@ func (a Settings) Apply(tasks []model.Task) ([]model.Task, map[string]string, er
 	}
 	out := make([]model.Task, len(tasks))
 	for i, t := range tasks {
-		for _, l := range []struct {
-			what string
-			d    *time.Duration
-		}{{"agent", &t.AgentTimeout}, {"verifier", &t.VerifierTimeout}} {
-			s := scale(*l.d, a.TimeoutScale)
-			if *l.d > 0 && s < taskfile.MinTimeout {
-				// Shorter than a step takes to start: 1e-12 was taken,
-				// and the engine's own calls cut by it read as the
-				// engine gone (the twelfth attacker's 8).
-				return nil, nil, inputf("--timeout-scale %v makes task %s's %s time limit %v, shorter than any step takes to start: give a scale that leaves at least %v", a.TimeoutScale, t.Name, l.what, s, taskfile.MinTimeout)
-			}
-			*l.d = s
+		byScale := func(d time.Duration) time.Duration { return scale(d, a.TimeoutScale) }
+		if what, s := taskfile.TooShortLimit(t, byScale); what != "" {
+			// Shorter than a step takes to start: 1e-12 was taken, and
+			// the engine's own calls cut by it read as the engine gone
+			// (the twelfth attacker's 8).
+			return nil, nil, inputf("--timeout-scale %v makes task %s's %s time limit %v, shorter than any step takes to start: give a scale that leaves at least %v", a.TimeoutScale, t.Name, what, s, taskfile.MinTimeout)
 		}
+		t.AgentTimeout, t.VerifierTimeout = byScale(t.AgentTimeout), byScale(t.VerifierTimeout)
 		if a.TimeoutScale != 1 {
 			t.TimeoutScale = a.TimeoutScale
 		}

@@ -281,13 +281,8 @@ func shortestTimeLimits(tasks []model.Task, axes []model.Axis) error {
 				continue
 			}
 			for _, t := range tasks {
-				for _, l := range []struct {
-					what string
-					d    time.Duration
-				}{{"agent", t.AgentTimeout}, {"verifier", t.VerifierTimeout}} {
-					if s := k.Time.Apply(l.d); l.d > 0 && s < taskfile.MinTimeout {
-						return usagef("--time-limits %s makes task %s's %s time limit %v, shorter than any step takes to start: give scales that leave at least %v", k.Time, t.Name, l.what, s, taskfile.MinTimeout)
-					}
+				if what, s := taskfile.TooShortLimit(t, k.Time.Apply); what != "" {
+					return usagef("--time-limits %s makes task %s's %s time limit %v, shorter than any step takes to start: give scales that leave at least %v", k.Time, t.Name, what, s, taskfile.MinTimeout)
 				}
 			}
 		}

@@ -94,7 +94,13 @@ func newTasksCmd() *cobra.Command {
 				for _, l := range loaded {
 					verdict := "ok   "
 					if len(l.Typos) > 0 {
-						verdict = "typo " // not "ok" beside exit 1 (a new user's)
+						// Loaded, as its own harness loads it; but the key
+						// was most likely meant, and its default (2 GiB for
+						// a misspelt memory_mb) would be what every ratio
+						// scales: not a pass, and not "ok" beside exit 1
+						// (a new user's).
+						verdict = "typo "
+						typoed++
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s)\n", verdict, l.Task.Name, l.Task.Source)
 					for _, k := range l.Ignored {
@@ -102,13 +108,6 @@ func newTasksCmd() *cobra.Command {
 					}
 					for _, ty := range append(l.TyposAt(), l.Warnings...) {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s\n", ty)
-					}
-					if len(l.Typos) > 0 {
-						// Loaded, as its own harness loads it; but the key
-						// was most likely meant, and its default (2 GiB for
-						// a misspelt memory_mb) would be what every ratio
-						// scales: not a pass (a new user's exit 0).
-						typoed++
 					}
 					if len(l.Task.DefaultAgentNames()) == 0 {
 						// run refuses it without --agents: said here, where

@@ -410,6 +410,23 @@ const minTimeoutSec = 0.01
 // any step is given, however it came to be (--timeout-scale too).
 const MinTimeout = time.Duration(minTimeoutSec * float64(time.Second))
 
+// TooShortLimit is the first of a task's agent and verifier time limits
+// (in that order) that scale makes shorter than MinTimeout, named
+// ("agent", "verifier"), with what scale makes it; "" where neither is.
+// A limit of 0 is none, and stays none. --timeout-scale and --time-limits
+// both refuse by it.
+func TooShortLimit(t model.Task, scale func(time.Duration) time.Duration) (string, time.Duration) {
+	for _, l := range []struct {
+		what string
+		d    time.Duration
+	}{{"agent", t.AgentTimeout}, {"verifier", t.VerifierTimeout}} {
+		if s := scale(l.d); l.d > 0 && s < MinTimeout {
+			return l.what, s
+		}
+	}
+	return "", 0
+}
+
 func seconds(field string, v *float64, def time.Duration) (time.Duration, error) {
 	if v == nil {
 		return def, nil
