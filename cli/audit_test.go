@@ -22,12 +22,9 @@ func TestTasksAudit(t *testing.T) {
 	}
 	// A Dockerfile the classic builder builds otherwise is listed too.
 	differs := t.TempDir()
-	writeTree(t, differs, map[string]string{
-		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"test/workdir-user\"\n[environment]\nallow_internet = false\n",
-		"instruction.md":         "Do it.\n",
+	writeTree(t, differs, harborFiles("test/workdir-user", "[environment]\nallow_internet = false\n", map[string]string{
 		"environment/Dockerfile": "FROM x\nUSER nobody\nWORKDIR /work\n",
-		"tests/test.sh":          "#!/bin/bash\n",
-	})
+	}))
 	r = headroom(t, "tasks", "audit", differs)
 	if !strings.Contains(r.stdout, "builds otherwise with the classic builder") || !strings.Contains(r.stdout, "test/workdir-user  image: Dockerfile:3: WORKDIR /work under USER nobody") {
 		t.Errorf("WORKDIR under USER: exit %d\n%s%s", r.code, r.stdout, r.stderr)

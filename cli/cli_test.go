@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,16 +278,28 @@ func TestValidateSectionTypoAndBuiltinCommand(t *testing.T) {
 // without --agents: validate says so beside its "ok".
 func TestValidateSaysNoAgentSolvesIt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nosolve")
-	writeTree(t, dir, map[string]string{
-		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/nosolve\"\n[environment]\nmemory_mb = 64\n",
-		"instruction.md":         "Do it.\n",
-		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
-		"tests/test.sh":          "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
-	})
+	writeTree(t, dir, harborFiles("cli/nosolve", "[environment]\nmemory_mb = 64\n", map[string]string{
+		"tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+	}))
 	r := headroom(t, "tasks", "validate", dir)
 	if r.code != 0 || !strings.Contains(r.stdout, "ok    cli/nosolve") || !strings.Contains(r.stdout, "note: no agent solves it") || !strings.Contains(r.stdout, "--agents nop") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
 	}
+}
+
+// harborFiles are a Harbor task directory's files: task.toml naming the
+// task, with rest after its [task] table; an instruction; a Dockerfile
+// FROM the real-task image; a verifier. files add to them or replace
+// them (no solution unless given).
+func harborFiles(name, rest string, files map[string]string) map[string]string {
+	all := map[string]string{
+		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"" + name + "\"\n" + rest,
+		"instruction.md":         "Do it.\n",
+		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
+		"tests/test.sh":          "#!/bin/bash\n",
+	}
+	maps.Copy(all, files)
+	return all
 }
 
 // writeTree writes files (paths under dir, their directories made).
@@ -1053,12 +1066,9 @@ func TestUnknownBackendIsAUsageError(t *testing.T) {
 // and only the build refused it (a new user's RUNN).
 func TestValidateRefusesADockerfileNoBuilderReads(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runn")
-	writeTree(t, dir, map[string]string{
-		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/runn\"\n",
-		"instruction.md":         "Do it.\n",
+	writeTree(t, dir, harborFiles("cli/runn", "", map[string]string{
 		"environment/Dockerfile": "FROM headroom-debian:bookworm\nRUNN echo hi\n",
-		"tests/test.sh":          "#!/bin/bash\n",
-	})
+	}))
 	r := headroom(t, "tasks", "validate", dir)
 	if r.code != 2 || !strings.Contains(r.stdout, "error cli/runn") || !strings.Contains(r.stdout, "Dockerfile:2: unknown instruction \"RUNN\"") || strings.Contains(r.stdout, "ok    cli/runn") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -1070,13 +1080,9 @@ func TestValidateRefusesADockerfileNoBuilderReads(t *testing.T) {
 // verifier's build was refused at the first trial.
 func TestValidateReadsTheSeparateVerifiersDockerfile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "vrunn")
-	writeTree(t, dir, map[string]string{
-		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/vrunn\"\n[verifier]\nenvironment_mode = \"separate\"\n",
-		"instruction.md":         "Do it.\n",
-		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
-		"tests/Dockerfile":       "FROM headroom-debian:bookworm\nRUNN echo hi\n",
-		"tests/test.sh":          "#!/bin/bash\n",
-	})
+	writeTree(t, dir, harborFiles("cli/vrunn", "[verifier]\nenvironment_mode = \"separate\"\n", map[string]string{
+		"tests/Dockerfile": "FROM headroom-debian:bookworm\nRUNN echo hi\n",
+	}))
 	r := headroom(t, "tasks", "validate", dir)
 	if r.code != 2 || !strings.Contains(r.stdout, "error cli/vrunn") || !strings.Contains(r.stdout, "Dockerfile:2: unknown instruction \"RUNN\"") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -1126,13 +1132,9 @@ func TestResumeRunsTheTrialsAsTheExperimentRanThem(t *testing.T) {
 // exit 0 beside a warning).
 func TestValidateDoesNotPassAHarnessFilesTypo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "typo")
-	writeTree(t, dir, map[string]string{
-		"task.toml":              "schema_version = \"1.1\"\n[task]\nname = \"cli/typo\"\n[environment]\nmemroy_mb = 64\n",
-		"instruction.md":         "Do it.\n",
-		"environment/Dockerfile": "FROM headroom-debian:bookworm\n",
-		"solution/solve.sh":      "#!/bin/bash\n",
-		"tests/test.sh":          "#!/bin/bash\n",
-	})
+	writeTree(t, dir, harborFiles("cli/typo", "[environment]\nmemroy_mb = 64\n", map[string]string{
+		"solution/solve.sh": "#!/bin/bash\n",
+	}))
 	r := headroom(t, "tasks", "validate", dir)
 	if r.code != 1 || !strings.Contains(r.stdout, "task.toml:5: environment.memroy_mb: did you mean memory_mb?") || !strings.Contains(r.stderr, "a likely typo in 1 task file") ||
 		!strings.Contains(r.stdout, "typo  cli/typo") || strings.Contains(r.stdout, "ok    cli/typo") {
