@@ -99,7 +99,7 @@ func noteDeviations(w io.Writer, tasks []model.Task) {
 		// A suspected typo is warned of on its own, and its harness
 		// ignores the key as headroom does: not a way it runs otherwise
 		// (a new user read the two as contradicting each other).
-		if slices.ContainsFunc(t.AllDeviations(), func(d model.Deviation) bool { return d.What != taskfile.SuspectedTypo }) {
+		if slices.ContainsFunc(t.AllDeviations(), func(d model.Deviation) bool { return d.What != model.SuspectedTypo }) {
 			names = append(names, t.Name)
 		}
 	}

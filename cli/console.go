@@ -602,15 +602,18 @@ func history(root string) func() ([]ui.Experiment, error) {
 		for _, s := range list {
 			s := s
 			var tasks []string
-			images := map[string]string{}
+			images, typos := map[string]string{}, map[string]string{}
 			for _, t := range s.Manifest.Tasks {
 				tasks = append(tasks, t.Name)
 				images[t.Name] = t.Image
+				if n := model.TypoNote(t.Deviations, t.Resources); n != "" {
+					typos[t.Name] = n
+				}
 			}
 			out = append(out, ui.Experiment{
 				ID: s.Manifest.ID, Dir: s.Dir, Status: s.Manifest.Status, Trials: s.Manifest.Trials,
 				Created: s.Manifest.Created.Local().Format("2006-01-02 15:04"),
-				Tasks:   tasks, Images: images, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats, Concurrency: s.Manifest.Concurrency,
+				Tasks:   tasks, Images: images, Typos: typos, Ratios: s.Manifest.Ratios, Repeats: s.Manifest.Repeats, Concurrency: s.Manifest.Concurrency,
 				Trace: func(id string) ([]event.Sample, []string, error) { return store.ReadTrace(s.Dir, id) },
 			})
 			// Load reads the summary; Record one trial's record, where

@@ -14,7 +14,6 @@ import (
 	"github.com/headroom-eval/headroom/replay"
 	"github.com/headroom-eval/headroom/runner"
 	"github.com/headroom-eval/headroom/store"
-	"github.com/headroom-eval/headroom/taskfile"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -144,11 +143,11 @@ func TestResumableSaysWhatCannotResume(t *testing.T) {
 // warned of on its own (a new user read the two as contradicting).
 func TestATypoAloneIsNoDeviationNote(t *testing.T) {
 	var b bytes.Buffer
-	noteDeviations(&b, []model.Task{{Name: "x/typo", Deviations: []model.Deviation{{What: taskfile.SuspectedTypo}}}})
+	noteDeviations(&b, []model.Task{{Name: "x/typo", Deviations: []model.Deviation{{What: model.SuspectedTypo}}}})
 	if b.Len() != 0 {
 		t.Errorf("a typo alone: %q", b.String())
 	}
-	noteDeviations(&b, []model.Task{{Name: "x/dev", Deviations: []model.Deviation{{What: taskfile.SuspectedTypo}, {What: "network"}}}})
+	noteDeviations(&b, []model.Task{{Name: "x/dev", Deviations: []model.Deviation{{What: model.SuspectedTypo}, {What: "network"}}}})
 	if !strings.Contains(b.String(), "1 task will run differently from their own harness (x/dev)") {
 		t.Errorf("a deviation: %q", b.String())
 	}

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -205,4 +206,41 @@ func (t *Task) AllDeviations() []Deviation {
 	}
 	out = append(out, Deviation{"hardened profile: open files", fmt.Sprintf("the engine's default limit; the harness raises it to %d", HarborNoFile)})
 	return out
+}
+
+// SuspectedTypo is the deviation a key of a task's file that looks like a
+// misspelt known key is listed as: ignored, as the file's own harness
+// ignores it, so the key's default applies.
+const SuspectedTypo = "suspected typo"
+
+// TypoIgnored ends a suspected typo's Detail.
+const TypoIgnored = " (the key is ignored: its default applies)"
+
+// TypoNote says in one line what a task's suspected typos did to its
+// trials, or "" for none: each typo as its file has it, then the
+// resources that took their defaults — a misspelt memory_mb scales every
+// column's limit from the 2 GiB default, and nothing on the matrix said
+// so (a new user's).
+func TypoNote(devs []Deviation, res Resources) string {
+	var said []string
+	for _, d := range devs {
+		if d.What == SuspectedTypo {
+			said = append(said, strings.TrimSuffix(d.Detail, TypoIgnored))
+		}
+	}
+	if said == nil {
+		return ""
+	}
+	note := strings.Join(said, "; ") + ": ignored, as its harness ignores it"
+	var defs []string
+	if slices.Contains(res.Defaulted, "memory") {
+		defs = append(defs, "memory "+FormatBytes(res.MemoryBytes))
+	}
+	if slices.Contains(res.Defaulted, "cpus") {
+		defs = append(defs, "cpus "+strconv.FormatFloat(res.CPUs, 'g', -1, 64))
+	}
+	if defs != nil {
+		note += "; the defaults applied (" + strings.Join(defs, ", ") + "): every column's limits are scaled from them"
+	}
+	return note
 }

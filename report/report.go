@@ -165,7 +165,7 @@ func (r *Report) Table(w io.Writer) error {
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, row := range r.Matrix.Rows {
-		cols := []string{row.Task + " · " + row.Agent}
+		cols := []string{r.rowLabel(row)}
 		for _, ratio := range r.Matrix.Ratios {
 			cols = append(cols, r.cellText(row, ratio))
 		}
@@ -190,6 +190,9 @@ func (r *Report) Table(w io.Writer) error {
 	fmt.Fprintln(tw, strings.Join(append([]string{"failed, the task's own"}, r.ownRow()...), "\t"))
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if ty := r.typoLines(); ty != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(ty, "\n"))
 	}
 	if nr := r.notRunLines(); nr != nil {
 		fmt.Fprintf(w, "\n%s\n", strings.Join(nr, "\n"))
@@ -378,6 +381,45 @@ func (r *Report) notRunLines() []string {
 	return lines
 }
 
+// typoNotes are, by task, what a suspected typo in its file did to its
+// trials (model.TypoNote): the row is marked "(typo)" and the note said
+// under the table, since the limits of every column follow from it.
+func (r *Report) typoNotes() map[string]string {
+	if r.Manifest == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, t := range r.Manifest.Tasks {
+		if n := model.TypoNote(t.Deviations, t.Resources); n != "" {
+			out[t.Name] = n
+		}
+	}
+	return out
+}
+
+// rowLabel is a row's name in a table: "task · agent", marked "(typo)"
+// when its task's file has a suspected typo.
+func (r *Report) rowLabel(row model.RowKey) string {
+	label := row.Task + " · " + row.Agent
+	if _, ok := r.typoNotes()[row.Task]; ok {
+		label += " (typo)"
+	}
+	return label
+}
+
+// typoLines say each marked row's typo, under a head ("" for none).
+func (r *Report) typoLines() []string {
+	notes := r.typoNotes()
+	if len(notes) == 0 {
+		return nil
+	}
+	lines := []string{"(typo): a key in the task's file looks misspelt:"}
+	for _, name := range slices.Sorted(maps.Keys(notes)) {
+		lines = append(lines, fmt.Sprintf("  %s: %s", name, notes[name]))
+	}
+	return lines
+}
+
 // notRunRows are the rows that could not run, in order.
 func (r *Report) notRunRows() []model.RowKey {
 	return slices.SortedFunc(maps.Keys(r.Matrix.NotRun), func(a, b model.RowKey) int {
@@ -464,7 +506,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
 	for _, row := range r.Matrix.Rows {
-		line := "| " + mdCell(row.Task+" · "+row.Agent) + " |"
+		line := "| " + mdCell(r.rowLabel(row)) + " |"
 		for _, ratio := range r.Matrix.Ratios {
 			line += " `" + mdCode(r.cellText(row, ratio)) + "` |"
 		}
@@ -494,6 +536,12 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintf(w, "\n`%s`\n", l)
 	}
 
+	if ty := r.typoLines(); ty != nil {
+		fmt.Fprintf(w, "\n%s\n\n", mdText(ty[0]))
+		for _, l := range ty[1:] {
+			fmt.Fprintf(w, "- %s\n", mdText(strings.TrimSpace(l)))
+		}
+	}
 	if nr := r.notRunLines(); nr != nil {
 		fmt.Fprintf(w, "\n%s\n\n", mdText(nr[0]))
 		for _, l := range nr[1:] {

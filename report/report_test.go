@@ -671,3 +671,28 @@ func TestReplayFailuresAreTheMachinesOnlyWhenKilled(t *testing.T) {
 		t.Errorf("heavy__B replays uncapped:\n%s", b.String())
 	}
 }
+
+// A task whose memory_mb was misspelt ran every column from the 2 GiB
+// default: its row says "(typo)" in every format and the table says
+// which key and what applied (a new user's: the run's one warning was all).
+func TestTypoRowIsMarkedAndSaid(t *testing.T) {
+	m, ratios, trials := fixture()
+	e := &m.Tasks[0]
+	e.Deviations = append(e.Deviations, model.Deviation{What: model.SuspectedTypo, Detail: "line 4: environment.memroy_mb: did you mean memory_mb?" + model.TypoIgnored})
+	e.Resources.Defaulted = append(e.Resources.Defaulted, "memory")
+	rep := New(m.ID, m, ratios, trials, DefaultOptions())
+	for _, f := range []string{"table", "markdown"} {
+		var b bytes.Buffer
+		if err := rep.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{e.Name + " · agent (typo)", "memroy_mb: did you mean memory_mb?", "every column's limits are scaled from them"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s report lacks %q:\n%s", f, want, b.String())
+			}
+		}
+		if n := strings.Count(b.String(), "(typo)"); n != 2 {
+			t.Errorf("%s report says (typo) %d times; want 2: its row and the head of its note, no other row", f, n)
+		}
+	}
+}

@@ -206,10 +206,6 @@ func (l Loaded) TyposAt() []string {
 	return out
 }
 
-// SuspectedTypo is the deviation a key that looks like a typo is listed
-// as (`tasks audit`).
-const SuspectedTypo = "suspected typo"
-
 // noticeTypos finds the ignored keys that look like typos of known ones;
 // each is also a listed deviation, so `tasks audit` does not call the
 // task faithful while its memory_mb is silently defaulted.
@@ -225,8 +221,8 @@ func (l Loaded) noticeTypos(known map[string]bool, data []byte) Loaded {
 		l.Typos = append(l.Typos, said)
 	}
 	for _, ty := range l.Typos {
-		l.Task.Deviations = append(l.Task.Deviations, model.Deviation{What: SuspectedTypo,
-			Detail: ty + " (the key is ignored: its default applies)"})
+		l.Task.Deviations = append(l.Task.Deviations, model.Deviation{What: model.SuspectedTypo,
+			Detail: ty + model.TypoIgnored})
 	}
 	return l
 }

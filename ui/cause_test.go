@@ -33,3 +33,31 @@ func TestCauseShowsInTheMatrixAndOnTheCard(t *testing.T) {
 		t.Errorf("the card lacks the cause's banner %q:\n%s", model.CauseKilledOutside.Banner(""), live)
 	}
 }
+
+// A task whose memory_mb was misspelt ran every column from the default:
+// its matrix row says "(typo)" and the key is said under the table, in
+// a sweep and opened from history (the run's warning scrolled away above
+// the console: a new user's).
+func TestTypoRowIsMarkedInTheMatrix(t *testing.T) {
+	typo := model.Deviation{What: model.SuspectedTypo, Detail: "line 4: environment.memroy_mb: did you mean memory_mb?" + model.TypoIgnored}
+	task := heavyOnly(t)
+	task.Deviations = append(task.Deviations, typo)
+	task.Resources.Defaulted = append(task.Resources.Defaulted, "memory")
+	c := &Common{Spec: LaunchSpec{Tasks: []model.Task{task}}}
+	if n := c.typoNotes()[task.Name]; !strings.Contains(n, "memroy_mb") || !strings.Contains(n, "limits are scaled") {
+		t.Errorf("the sweep's typo note %q", n)
+	}
+	opened := &Common{Loaded: &Experiment{Typos: map[string]string{task.Name: "x"}}}
+	if n := opened.typoNotes()[task.Name]; n != "x" {
+		t.Errorf("the manifest's typo note %q; want x", n)
+	}
+
+	m, _ := withSweep(t, 140, 44)
+	m.spec.Tasks = []model.Task{task}
+	matrix := keys(t, m, "3").View()
+	for _, want := range []string{"bn-fit-modify · heavy (typo)", "(typo) bn-fit-modify: line 4: environment.memroy_mb"} {
+		if !strings.Contains(matrix, want) {
+			t.Errorf("matrix lacks %q:\n%s", want, matrix)
+		}
+	}
+}

@@ -59,6 +59,22 @@ func (c *Common) regimeTasks() []model.Task {
 	return tasks
 }
 
+// typoNotes are, by task name, what a suspected typo in the task's file
+// did to its trials (model.TypoNote): the sweep's tasks', or, opened
+// from history, the manifest's.
+func (c *Common) typoNotes() map[string]string {
+	if len(c.Spec.Tasks) == 0 && c.Loaded != nil {
+		return c.Loaded.Typos
+	}
+	out := map[string]string{}
+	for _, t := range c.Spec.Tasks {
+		if n := model.TypoNote(t.Deviations, t.Resources); n != "" {
+			out[t.Name] = n
+		}
+	}
+	return out
+}
+
 // Styles are the theme's styles.
 func (c *Common) Styles() themes.Styles { return c.Theme.Styles }
 

@@ -55,6 +55,9 @@ type Experiment struct {
 	// image is the seeded workload's replays a repeat at every ratio, so
 	// its trials pair by repeat, as the report pairs them.
 	Images map[string]string
+	// Typos are, by task name, what a suspected typo in its file did to
+	// its trials (model.TypoNote, from the manifest).
+	Typos map[string]string
 	// Load reads the experiment's trials as their summaries have them
 	// (store.Summarize: what the matrix, cards, focus and what-if use).
 	Load func() (model.Plan, []model.TrialResult, error)

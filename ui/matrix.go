@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -272,6 +273,15 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 	for _, l := range wrapPhrases(model.RowsLegend, w, "  ") {
 		tail = append(tail, st.Muted.Render(l))
 	}
+	// A misspelt memory_mb ran every column from the default: the row
+	// says so, and why under the table (the run's warning scrolled away
+	// above the console).
+	typos := c.typoNotes()
+	for _, name := range slices.Sorted(maps.Keys(typos)) {
+		for _, l := range wrapPhrases("(typo) "+strings.TrimPrefix(name, "builtin/")+": "+typos[name], w, "  ") {
+			tail = append(tail, st.Warn.Render(l))
+		}
+	}
 	// The rows of cells get the lines the rest leaves them, scrolled to
 	// the cursor's; rows that do not fit are counted on a line of their
 	// own (a cell's list cut a five-task matrix to three rows, silently,
@@ -297,7 +307,11 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 		hidden = fmt.Sprintf("  %s of %d shown: %d hidden (%s)", shown, len(rows), len(rows)-bodyH, how)
 	}
 	for i := first; i < len(rows) && i < first+bodyH; i++ {
-		line := pad(shortName(rows[i]), nameW)
+		name := shortName(rows[i])
+		if _, ok := typos[rows[i].Task]; ok {
+			name += " (typo)"
+		}
+		line := pad(name, nameW)
 		if why, ok := s.Matrix.NotRun[rows[i]]; ok && s.Matrix.Cells[rows[i]] == nil {
 			// The task could not run: say why across its cells.
 			text := st.Danger.Render("could not run: ") + st.Muted.Render(why)
