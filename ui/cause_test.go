@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/headroom-eval/headroom/event"
 	"github.com/headroom-eval/headroom/model"
 )
@@ -58,6 +60,25 @@ func TestTypoRowIsMarkedInTheMatrix(t *testing.T) {
 	for _, want := range []string{"bn-fit-modify · heavy (typo)", "(typo) bn-fit-modify: line 4: environment.memroy_mb"} {
 		if !strings.Contains(matrix, want) {
 			t.Errorf("matrix lacks %q:\n%s", want, matrix)
+		}
+	}
+}
+
+// The setup screen marks a task whose file has a suspected typo on its
+// row, and says the key under the preview: its warning was one of "… and
+// 3 more skipped or warned about", the row read 2.0G like any other (a
+// new user's).
+func TestTypoTaskIsMarkedOnSetup(t *testing.T) {
+	opts := testOptions(t, &fakeLauncher{})
+	task := heavyOnly(t)
+	task.Deviations = append(task.Deviations, model.Deviation{What: model.SuspectedTypo, Detail: "line 4: environment.memroy_mb: did you mean memory_mb?" + model.TypoIgnored})
+	opts.Tasks = []model.Task{task}
+	m := New(opts)
+	m = update(t, m, tea.WindowSizeMsg{Width: 140, Height: 44})
+	view := m.View()
+	for _, want := range []string{"⚠ typo in its file", "⚠ typo: line 4: environment.memroy_mb: did you mean memory_mb?"} {
+		if !strings.Contains(view, want) {
+			t.Errorf("setup lacks %q:\n%s", want, view)
 		}
 	}
 }

@@ -567,6 +567,10 @@ func (s *setupScreen) View(c *Common) string {
 		if imageNote(c, r.task) != "" {
 			line += "  " + st.Warn.Render("⚠ downloads Debian")
 		}
+		if model.TypoNote(r.task.Deviations, r.task.Resources) != "" {
+			// Its warning may be one of "… and 3 more": the row says it.
+			line += "  " + st.Warn.Render("⚠ typo in its file")
+		}
 		list = append(list, cursorRow(st, line, w-2, i == s.cursor.at(len(rows)) && s.pane == paneTasks))
 	}
 	title := fmt.Sprintf("Tasks · %d of %d selected", nSel, len(s.rows))
@@ -646,6 +650,11 @@ func (s *setupScreen) preview(c *Common, w int) []string {
 	if cur := s.cursor.at(len(rows)); cur < len(rows) {
 		t := rows[cur].task
 		lines = append(lines, st.Muted.Render(clip(fmt.Sprintf("%s: spec %g CPU, %s, %s container", path.Base(t.Name), t.Resources.CPUs, model.FormatBytes(t.Resources.MemoryBytes), cmp.Or(t.Profile, model.ProfileHardened)), w)))
+		if n := model.TypoNote(t.Deviations, t.Resources); n != "" {
+			for _, l := range wrapWords("⚠ typo: "+n, w, "  ") {
+				lines = append(lines, st.Warn.Render(l))
+			}
+		}
 		// Every ratio's flags on its own line where they fit; otherwise
 		// one summary line per ratio and the whole flags of one (the ratio
 		// under the cursor), wrapped: cut flags cannot be copied.
