@@ -70,12 +70,14 @@ real-images: build
 # The console on the built-in demo tasks.
 # A sweep quit mid-way exits 130 (interrupted, resumable): the console
 # said so, so make does not add "Error 130" under it.
+# ARGS go to the console: make run ARGS="--out /tmp/try" keeps a try's
+# experiments out of the default store.
 run: console-images
-	$(BIN) || [ $$? -eq 130 ]
+	$(BIN) $(ARGS) || [ $$? -eq 130 ]
 
 # The console already running the OOM showcase.
 demo: console-images
-	$(BIN) demo || [ $$? -eq 130 ]
+	$(BIN) demo $(ARGS) || [ $$? -eq 130 ]
 
 # The built-in demo sweep, headless: every built-in task at 1x, 3x and uncapped.
 sweep: console-images
