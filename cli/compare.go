@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/headroom-eval/headroom/model"
@@ -121,6 +122,19 @@ func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialRe
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	// A pass after a kill is no failure at the limit, and the table
+	// read 0/3 where every trial of A was OOM-killed (a new user's).
+	var killed []string
+	for _, r := range ma.Ratios {
+		ba, okA := ma.ByRatio[r]
+		bb, okB := mb.ByRatio[r]
+		if okA && okB && (ba.AfterOOM > 0 || bb.AfterOOM > 0) {
+			killed = append(killed, fmt.Sprintf("%s A %d/%d, B %d/%d", r, ba.AfterOOM, ba.Counted, bb.AfterOOM, bb.Counted))
+		}
+	}
+	if killed != nil {
+		fmt.Fprintf(w, "Passed after an OOM kill at the limit (a process killed, the task passed all the same: passes above, not failures): %s\n", strings.Join(killed, "; "))
 	}
 	_, err := fmt.Fprintln(w, report.RegimesLegend)
 	return err

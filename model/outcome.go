@@ -301,6 +301,9 @@ type Rates struct {
 	// AfterTimeout counts the passes whose agent ran past its time limit
 	// (in Successes): graded as the harness grades them, shown apart.
 	AfterTimeout int
+	// AfterOOM counts the passes after a process of the trial was
+	// OOM-killed at its limit (in Successes): no failure, but a kill.
+	AfterOOM int
 }
 
 // Add records one outcome with no cause.
@@ -319,6 +322,9 @@ func (r *Rates) AddCause(o Outcome, c Cause) {
 	}
 	if o == PassedAfterTimeout {
 		r.AfterTimeout++
+	}
+	if o == PassedAfterOOM {
+		r.AfterOOM++
 	}
 	if o.InfraFailure() || (c.Infra() && !o.Success()) {
 		r.InfraErrs++
