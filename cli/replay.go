@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 
 	"github.com/headroom-eval/headroom/model"
@@ -234,26 +232,14 @@ func recordedTask(rec replay.Recording, cat *taskfile.Catalog) (model.Task, erro
 	if rec.TaskPath == "" {
 		return model.Task{}, fmt.Errorf("the recording does not name its task's directory: give the directory holding %s with --tasks-dir", rec.Task)
 	}
-	for _, dir := range taskDirCandidates(rec) {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			l, err := taskfile.LoadTaskDir(dir)
-			if err != nil {
-				return model.Task{}, fmt.Errorf("its task (config.task.path %s): %w", rec.TaskPath, err)
-			}
-			return l.Task, nil
-		}
+	_, l, err := taskfile.FindRecordedTaskDir(rec.Job, rec.TaskPath, rec.Task)
+	switch {
+	case err == nil:
+		return l.Task, nil
+	case errors.Is(err, taskfile.ErrNoRecordedTaskDir):
+		return model.Task{}, errors.New("its task's directory (config.task.path " + rec.TaskPath + ") is not on this machine: give the directory holding " + rec.Task + " with --tasks-dir")
 	}
-	return model.Task{}, errors.New("its task's directory (config.task.path " + rec.TaskPath + ") is not on this machine: give the directory holding " + rec.Task + " with --tasks-dir")
-}
-
-// taskDirCandidates are where a job's config.task.path may be here: as
-// written, or relative to the job or the directory it sits in.
-func taskDirCandidates(rec replay.Recording) []string {
-	p := rec.TaskPath
-	if filepath.IsAbs(p) {
-		return []string{p}
-	}
-	return []string{p, filepath.Join(rec.Job, p), filepath.Join(filepath.Dir(rec.Job), p)}
+	return model.Task{}, fmt.Errorf("its task (config.task.path %s): %w", rec.TaskPath, err)
 }
 
 // listReplays says what would replay, one line a trial.

@@ -114,3 +114,26 @@ func TestReplayRefusesATrialNameThatForgesALine(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A recording whose config.task.path holds another task than the one it
+// ran is refused by name, as import refuses to read its spec there: the
+// directory's task was replayed as the recording's (the two looked in
+// near-identical lists, one of them checking the name).
+func TestReplayRefusesATaskPathHoldingAnotherTask(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(data, os.DirFS("../replay/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(data, "harbor-job", "heavy-install__Ab3dE", "result.json")
+	text, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(text), `"task_name": "heavy-install"`, `"task_name": "renamed-task"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := headroom(t, "replay", filepath.Join(data, "harbor-job"), "--list")
+	if want := "tasks/heavy-install holds task test/heavy-install, not renamed-task"; !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "heavy-install__Ab3dE:") {
+		t.Errorf("exit %d, want the trial refused with %q\n%s\n%s", r.code, want, r.stdout, r.stderr)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -392,7 +391,7 @@ func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio
 	env := r0.Config.Environment
 	from, note := map[string]bool{}, ""
 	for i, r := range j.results {
-		if dir, l, ok := harborTaskDir(j.dir, r); ok {
+		if dir, l, err := taskfile.FindRecordedTaskDir(j.dir, r.Config.Task.Path, r.TaskName); err == nil {
 			res := l.Task.Resources
 			specs[j.files[i]] = &res
 			from[dir] = true
@@ -441,36 +440,6 @@ func harborJobRatio(j harborJob, specs map[string]*model.Resources) (model.Ratio
 	}
 	name := strings.NewReplacer(", ", "-", "=", "", " ", "").Replace(s)
 	return model.Ratio{Name: name}, s + note
-}
-
-// harborTaskDir finds the task directory a Harbor trial ran: its
-// config's task path as given (relative to the directory import runs
-// in), then relative to the directory Harbor ran in (the job's
-// grandparent, jobs/<job>), to the job directory and to its parent. A
-// directory counts only when the task it loads is the trial's by name
-// (its [task] name, the name's last part, or the directory's): another
-// task under that path is not its spec.
-func harborTaskDir(job string, r harborResult) (string, taskfile.Loaded, bool) {
-	p := r.Config.Task.Path
-	if p == "" {
-		return "", taskfile.Loaded{}, false
-	}
-	cands := []string{p}
-	if !filepath.IsAbs(p) {
-		// Harbor writes jobs/<job> under the directory it ran in, where
-		// the path is relative to: the job's grandparent first.
-		cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(job)), p), filepath.Join(job, p), filepath.Join(filepath.Dir(job), p))
-	}
-	for _, dir := range cands {
-		l, err := taskfile.LoadTaskDir(dir)
-		if err != nil {
-			continue
-		}
-		if n := r.TaskName; n == "" || l.Task.Name == n || path.Base(l.Task.Name) == n || filepath.Base(filepath.Clean(dir)) == n {
-			return dir, l, true
-		}
-	}
-	return "", taskfile.Loaded{}, false
 }
 
 // harborPolicy is what the trial's container had, where its spec is

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
+	"github.com/headroom-eval/headroom/taskfile"
 )
 
 // Two Harbor jobs at two resource settings become one experiment with
@@ -240,12 +241,14 @@ func TestHarborTaskDirIsTheTrialsAndSaid(t *testing.T) {
 	r.TaskName = "fix-git"
 	r.Config.Task.Path = "tasks/fix-git"
 	t.Chdir(t.TempDir()) // a working directory with no tasks/
-	dir, l, ok := harborTaskDir(job, r)
-	if !ok || dir != task || l.Task.Resources.MemoryBytes != 1024*model.MiB {
-		t.Errorf("found %q (%v), want %s", dir, ok, task)
+	dir, l, err := taskfile.FindRecordedTaskDir(job, r.Config.Task.Path, r.TaskName)
+	if err != nil || dir != task || l.Task.Resources.MemoryBytes != 1024*model.MiB {
+		t.Errorf("found %q (%v), want %s", dir, err, task)
 	}
 	r.TaskName = "another-task"
-	if dir, _, ok := harborTaskDir(job, r); ok {
+	if dir, _, err := taskfile.FindRecordedTaskDir(job, r.Config.Task.Path, r.TaskName); err == nil {
 		t.Errorf("another task's directory %s taken for the trial's", dir)
+	} else if !strings.Contains(err.Error(), "holds task fix-git, not another-task") {
+		t.Errorf("another task's directory: %v", err)
 	}
 }
