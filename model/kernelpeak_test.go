@@ -81,7 +81,7 @@ func TestWhatIfKernelBasisWithoutCache(t *testing.T) {
 	}
 	trials := []TrialResult{{Trial: Trial{Task: "x", Agent: "a", Ratio: Uncapped}, Outcome: Passed,
 		PeakWorkingSetBytes: 100 * MiB, KernelPeakBytes: 135 * MiB, KernelPeakNoCacheBytes: 101 * MiB}}
-	cells, _ := ResourceUse(trials)
+	cells, _ := ResourceUse(trials, 0)
 	if got := cells[RowKey{"x", "a"}][Uncapped].MedianPeakBytes; got != 101*MiB {
 		t.Errorf("Resources per cell: median peak %d, want the need without cache %d", got, 101*MiB)
 	}

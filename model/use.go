@@ -166,9 +166,10 @@ func NamedPeakLabel(sampled, withCache, noCache int64, format func(int64) string
 	return l
 }
 
-// ResourceUse sums what each cell's counted trials used, by row and ratio;
+// ResourceUse sums what each cell's counted trials used, by row and ratio
+// (hostCPUs bounds an uncapped trial's cores; 0: unknown, unbounded);
 // ok is false when no trial has a CPU record (older experiments).
-func ResourceUse(trials []TrialResult) (cells map[RowKey]map[Ratio]*CellResources, ok bool) {
+func ResourceUse(trials []TrialResult, hostCPUs int) (cells map[RowKey]map[Ratio]*CellResources, ok bool) {
 	cells = map[RowKey]map[Ratio]*CellResources{}
 	peaks := map[RowKey]map[Ratio][]int64{}
 	for _, t := range trials {
@@ -190,9 +191,23 @@ func ResourceUse(trials []TrialResult) (cells map[RowKey]map[Ratio]*CellResource
 			ok = true
 			c.CPU = c.CPU.Add(*t.CPU)
 			c.CPUTrials++
+			var wall time.Duration
 			for _, s := range t.Steps {
-				c.WallNanos += int64(s.Duration())
+				wall += s.Duration()
 			}
+			// No trial uses more cores than its limit (the host's CPUs
+			// uncapped) over any span: CPU beyond that was spent outside
+			// its steps, over at least the time the limit needs for it.
+			// Steps a task's own 10 ms time limit cut off in microseconds
+			// read 9.8 cores on 2 CPUs.
+			lim := t.Policy.LimitCPUs
+			if lim <= 0 || (hostCPUs > 0 && lim > float64(hostCPUs)) {
+				lim = float64(hostCPUs)
+			}
+			if lim > 0 {
+				wall = max(wall, time.Duration(float64(t.CPU.UsageNanos)/lim))
+			}
+			c.WallNanos += int64(wall)
 		}
 	}
 	for key, row := range peaks {

@@ -272,7 +272,11 @@ func (r *Report) repeats() int {
 // writeResources writes each cell's median peak, CPU and throttling,
 // when the trials have CPU records.
 func (r *Report) writeResources(w io.Writer, md bool) error {
-	use, ok := model.ResourceUse(r.Trials)
+	hostCPUs := 0
+	if r.Manifest != nil {
+		hostCPUs = r.Manifest.Host.CPUs
+	}
+	use, ok := model.ResourceUse(r.Trials, hostCPUs)
 	if !ok {
 		return nil
 	}
