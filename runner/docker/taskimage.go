@@ -22,6 +22,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/headroom-eval/headroom/buildignore"
+	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
@@ -383,7 +384,7 @@ func buildBounded(ctx context.Context, cli *client.Client, plan buildPlan, tag s
 		return err
 	}
 	opts.Labels[LabelBuilder] = BuilderClassic
-	opts.BuildArgs = platformArgs(ctx, cli, opts.BuildArgs)
+	opts.BuildArgs = platformArgs(ctx, cli, opts.BuildArgs, declaredArgs(b))
 	if plan.Memory > 0 {
 		opts.Memory, opts.MemorySwap = plan.Memory, plan.Memory
 	}
@@ -435,8 +436,11 @@ const LabelBuildNetwork = "headroom.image.build-network"
 // platformArgs gives a classic build the platform arguments BuildKit
 // gives every build (TARGETARCH, BUILDPLATFORM, …: a Dockerfile that
 // declares `ARG TARGETARCH` reads the engine's architecture under either
-// builder); the task's own arguments win.
-func platformArgs(ctx context.Context, cli *client.Client, args map[string]*string) map[string]*string {
+// builder), those the Dockerfile declares (declared) only: the classic
+// builder warned of every other one, "[Warning] One or more build-args
+// [TARGETVARIANT …] were not consumed", on every build, and a new user
+// read it as the task's problem. The task's own arguments win.
+func platformArgs(ctx context.Context, cli *client.Client, args map[string]*string, declared map[string]bool) map[string]*string {
 	v, err := cli.ServerVersion(ctx)
 	if err != nil || v.Os == "" || v.Arch == "" {
 		return args
@@ -445,12 +449,39 @@ func platformArgs(ctx context.Context, cli *client.Client, args map[string]*stri
 	plat := v.Os + "/" + v.Arch
 	for _, prefix := range []string{"TARGET", "BUILD"} {
 		for k, val := range map[string]string{"PLATFORM": plat, "OS": v.Os, "ARCH": v.Arch, "VARIANT": ""} {
-			val := val
-			out[prefix+k] = &val
+			if declared[prefix+k] {
+				val := val
+				out[prefix+k] = &val
+			}
 		}
 	}
 	for k, v := range args {
 		out[k] = v
+	}
+	return out
+}
+
+// argLine is an ARG instruction (instructions are read in any case).
+var argLine = regexp.MustCompile(`(?im)^[ \t]*ARG[ \t]+([^\r\n]*)`)
+
+// declaredArgs are the names a build's Dockerfile declares with ARG,
+// read bounded and confined to the context, as the loader read it;
+// nil where it cannot be read (the build then fails on its own words).
+func declaredArgs(b model.Build) map[string]bool {
+	text := b.Inline
+	if text == "" {
+		data, err := confine.ReadFile(b.Context, filepath.Join(b.Context, b.Dockerfile), 1<<20)
+		if err != nil {
+			return nil
+		}
+		text = string(data)
+	}
+	out := map[string]bool{}
+	for _, m := range argLine.FindAllStringSubmatch(text, -1) {
+		for _, f := range strings.Fields(m[1]) {
+			name, _, _ := strings.Cut(f, "=")
+			out[name] = true
+		}
 	}
 	return out
 }
