@@ -154,7 +154,9 @@ type composeService struct {
 	// (composeHarness.ownMounts): empty volumes of the trial's here.
 	harnessMounts []string
 	aliases       []string
-	hostname      string
+	// networks are the compose networks it names (none: the default).
+	networks []string
+	hostname string
 	// ports are the container ports its ports: and expose: name.
 	ports []string
 	// capAdd are its cap_add capabilities, capAt where each is asked
@@ -285,6 +287,9 @@ func parseCompose(path string, data []byte, taskDir string, h composeHarness) (*
 			c.notes = append(c.notes, model.Deviation{What: "compose variable " + v + " defaulted", Detail: "the harness takes it from its own environment where that sets it; here its default (or alternative) in the file applies"})
 		}
 	}
+	if dev := segmented(c.services, h); dev != nil {
+		c.notes = append(c.notes, *dev)
+	}
 	if err := checkCycles(c, path); err != nil {
 		return nil, err
 	}
@@ -324,8 +329,8 @@ func checkCycles(c *compose, path string) error {
 // labels, logging). Ports are kept for what they say of the container's
 // own ports (Sidecar.Ports); publishing them to the host is not done.
 var composeInert = map[string]bool{
-	"restart": true, "pull_policy": true, "stop_grace_period": true,
-	"stop_signal": true, "labels": true, "logging": true, "tty": true, "stdin_open": true,
+	"pull_policy": true, "stop_grace_period": true,
+	"stop_signal": true, "labels": true, "logging": true,
 	"platform": true, "container_name": true, "mem_reservation": true, "memswap_limit": true,
 	"mem_swappiness": true, "cpu_shares": true, "annotations": true,
 }
@@ -397,6 +402,25 @@ func (d *composeDoc) service(key, n *yaml.Node) (*composeService, bool, error) {
 			err = d.ports(s, v, field)
 		case "cap_add":
 			err = d.capAdd(s, v, field)
+		case "restart":
+			// A service that exits stays down here: a sidecar that
+			// crashed on its first start and that compose restarted
+			// was a failure of the task's, and the audit said faithful
+			// (the twenty-eighth attacker's 2).
+			var policy string
+			if policy, err = d.str(v, field); err == nil && policy != "" && policy != "no" {
+				s.notes = append(s.notes, model.Deviation{What: "service " + name + " restart: " + policy + " not honoured",
+					Detail: "a service that exits is not restarted here (compose would restart it): a service that never exits runs the same"})
+			}
+		case "tty", "stdin_open":
+			// No terminal or open stdin is given: `bash` kept alive by
+			// one exits at once here (the twenty-eighth attacker's 3).
+			if on, ferr := d.boolean(v, field); ferr != nil {
+				err = ferr
+			} else if on {
+				s.notes = append(s.notes, model.Deviation{What: "service " + name + " " + k + " not honoured",
+					Detail: "no terminal or open stdin is attached: a process kept alive by one (a shell reading it) exits at once here"})
+			}
 		case "extends":
 			return nil, false, d.errf(v, "service %s: extends is not supported: write the service out in full", name)
 		default:
@@ -507,6 +531,22 @@ func (d *composeDoc) words(n *yaml.Node, field string) ([]string, error) {
 		return nil, d.errf(n, "%s: %v", field, err)
 	}
 	return w, nil
+}
+
+// boolean reads a yes/no setting as compose does (true, false, and
+// YAML 1.1's yes/no/on/off).
+func (d *composeDoc) boolean(n *yaml.Node, field string) (bool, error) {
+	s, err := d.str(n, field)
+	if err != nil || s == "" {
+		return false, err
+	}
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "y":
+		return true, nil
+	case "false", "no", "off", "n":
+		return false, nil
+	}
+	return false, d.errf(n, "%s: expected true or false (got %q)", field, s)
 }
 
 func (d *composeDoc) float(n *yaml.Node, field string) (float64, error) {
@@ -1025,15 +1065,57 @@ func (d *composeDoc) volumes(s *composeService, n *yaml.Node, field string) erro
 // networks reads the aliases a service has on its networks.
 func (d *composeDoc) networks(s *composeService, n *yaml.Node, field string) error {
 	if n.Kind != yaml.MappingNode {
-		return nil // a list of network names: all are one network here
+		// A list of network names: all are one network here
+		// (segmented says where that lets services meet).
+		names, err := d.strs(n, field)
+		s.networks = append(s.networks, names...)
+		return err
 	}
 	for _, kv := range pairs(n) {
+		s.networks = append(s.networks, kv[0].Value)
 		if a := mapping(kv[1])["aliases"]; a != nil {
 			al, err := d.strs(a, field+"."+kv[0].Value+".aliases")
 			if err != nil {
 				return err
 			}
 			s.aliases = append(s.aliases, al...)
+		}
+	}
+	return nil
+}
+
+// segmented is the deviation of a file whose networks keep two services
+// apart (they share none of them), or nil: every service of a trial is
+// on its one network here, so each reaches every other (a sidecar the
+// file kept off main's network answered it, and the task's check that it
+// could not failed: the twenty-eighth attacker's 1). A service with a
+// network_mode of its own is left out; one naming no network is on
+// compose's default, as is main where the harness defines it.
+func segmented(services []*composeService, h composeHarness) *model.Deviation {
+	type member struct {
+		name string
+		nets []string
+	}
+	var all []member
+	if h.baseMain && !slices.ContainsFunc(services, func(s *composeService) bool { return s.name == h.main }) {
+		all = append(all, member{h.main, []string{"default"}})
+	}
+	for _, s := range services {
+		if s.networkMode != "" {
+			continue
+		}
+		nets := s.networks
+		if len(nets) == 0 {
+			nets = []string{"default"}
+		}
+		all = append(all, member{s.name, nets})
+	}
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if !slices.ContainsFunc(a.nets, func(n string) bool { return slices.Contains(b.nets, n) }) {
+				return &model.Deviation{What: "compose networks not kept apart",
+					Detail: fmt.Sprintf("services %s (%s) and %s (%s) share no network under compose; here every service is on one private network per trial and reaches every other", a.name, strings.Join(a.nets, ", "), b.name, strings.Join(b.nets, ", "))}
+			}
 		}
 	}
 	return nil

@@ -682,3 +682,39 @@ func composedTask(t *testing.T, dir string, files map[string]string) model.Task 
 	}
 	return task
 }
+
+// What compose does that headroom does not is listed, so the audit does
+// not call the task faithful (the twenty-eighth attacker's 1–3): networks
+// that keep two services apart (here every service reaches every
+// other), a restart policy (a service that exits stays down), a terminal
+// or open stdin (a shell kept alive by one exits). Networks every
+// service shares, restart: "no" and tty: false change nothing and are
+// not listed.
+func TestComposeNetworksRestartAndTTYAreListed(t *testing.T) {
+	for _, c := range []struct {
+		name, yaml string
+		want, not  []string
+	}{
+		{"apart", "services:\n  main:\n    networks: [front]\n  side:\n    image: s:1\n    networks: [back]\nnetworks:\n  front: {}\n  back: {}\n",
+			[]string{"compose networks not kept apart: services main (front) and side (back) share no network under compose"}, nil},
+		{"apart by mapping, main on the default", "services:\n  side:\n    image: s:1\n    networks:\n      back:\n        aliases: [b]\nnetworks:\n  back: {}\n",
+			[]string{"services main (default) and side (back) share no network"}, nil},
+		{"shared", "services:\n  main:\n    networks: [front]\n  side:\n    image: s:1\n    networks: [front, back]\n  db:\n    image: d:1\n    networks: [front]\n",
+			nil, []string{"compose networks"}},
+		{"restart and tty", "services:\n  side:\n    image: s:1\n    restart: always\n    tty: true\n    stdin_open: true\n  db:\n    image: d:1\n    restart: \"no\"\n    tty: false\n",
+			[]string{"service side restart: always not honoured", "service side tty not honoured", "service side stdin_open not honoured"},
+			[]string{"service db restart", "service db tty"}},
+	} {
+		d := deviations(composedTask(t, t.TempDir(), map[string]string{composeFile: c.yaml, "Dockerfile": "FROM scratch\n"}))
+		for _, want := range c.want {
+			if !hasNote(d, want) {
+				t.Errorf("%s: no deviation %q in\n%s", c.name, want, strings.Join(d, "\n"))
+			}
+		}
+		for _, not := range c.not {
+			if hasNote(d, not) {
+				t.Errorf("%s: a deviation %q in\n%s", c.name, not, strings.Join(d, "\n"))
+			}
+		}
+	}
+}
