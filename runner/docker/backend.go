@@ -717,7 +717,7 @@ func (b *Backend) start(ctx context.Context, experiment string, trial model.Tria
 	sb.startSampling(pid)
 	if kit != nil {
 		// The network is shaped before any step runs.
-		if err := kit.shape(cancelled, created.ID, name, task); err != nil {
+		if err := kit.shape(cancelled, created.ID, name, task, trial.Policy.LimitCPUs); err != nil {
 			_, _ = sb.Remove(context.Background())
 			return nil, err
 		}

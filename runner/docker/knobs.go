@@ -102,7 +102,8 @@ type knobKit struct {
 	b          *Backend
 	knobs      model.Knobs
 	labels     map[string]string
-	helper     string // the network helper's container id
+	helper     string  // the network helper's container id
+	helperCPUs float64 // its CPU bound, cores (0: none)
 	helperOut  *types.HijackedResponse
 	helperSaid chan string // its lines after the ready one
 	neighbours []neighbourBox
@@ -357,7 +358,7 @@ func eachUntilCancelled(ctx context.Context, n int, do func(i int) error) error 
 // until its shaping is in place. A task with no network of its own but
 // a phase that asks for one gets the helper too: it shapes each
 // interface a network change adds (reshape).
-func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.Task) error {
+func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.Task, limitCPUs float64) error {
 	k := kit.knobs
 	if !k.Shapes() || (task.Network == "none" && !task.PhaseWantsNetwork()) {
 		return nil
@@ -385,8 +386,10 @@ func (kit *knobKit) shape(ctx context.Context, trialID, name string, task model.
 		// Only what shaping needs, and only in the trial's namespace.
 		CapDrop: []string{"ALL"}, CapAdd: []string{"NET_ADMIN", "NET_RAW"},
 		Resources: container.Resources{Memory: 128 * model.MiB, MemorySwap: 128 * model.MiB,
-			Devices: []container.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}},
+			NanoCPUs: int64(helperCPUs(limitCPUs) * 1e9),
+			Devices:  []container.DeviceMapping{{PathOnHost: "/dev/net/tun", PathInContainer: "/dev/net/tun", CgroupPermissions: "rwm"}}},
 	}
+	kit.helperCPUs = helperCPUs(limitCPUs)
 	eng, cancel := context.WithTimeout(context.WithoutCancel(ctx), helperWait)
 	defer cancel()
 	created, err := kit.b.cli.ContainerCreate(eng, cfg, hc, nil, nil, name+"-netshape")
@@ -517,8 +520,12 @@ func (kit *knobKit) remove(ctx context.Context) (*model.KnobRecord, error) {
 	}
 	if kit.helper != "" {
 		delayLine := kit.knobs.Latency > 0 || kit.knobs.Jitter > 0 || kit.knobs.LossPct > 0
+		cpu := kit.helperCPU(ctx)
 		if done := kit.helperDone(ctx); done != "" && delayLine {
 			kit.rec.Applied = append(kit.rec.Applied, "network helper: "+done)
+		}
+		if cpu != "" {
+			kit.rec.Applied = append(kit.rec.Applied, cpu)
 		}
 		rm(kit.helper)
 		if kit.helperOut != nil {
@@ -598,6 +605,41 @@ func (kit *knobKit) removeVolume(ctx context.Context) error {
 	}
 	kit.volumes = left
 	return errors.Join(errs...)
+}
+
+// helperCPUs bounds the network helper's CPU: every packet of the task
+// passes through it in user space, so unbounded it roughly doubled a
+// flooding task's CPU outside its limit, taken from its neighbours (the
+// twenty-eighth attacker's 5). It gets as many cores as the task's limit
+// (so the pair use at most twice the limit), at least half a core, so
+// that shaping ordinary traffic adds no delay of its own; an uncapped
+// task's helper is not bounded either.
+func helperCPUs(limitCPUs float64) float64 {
+	if limitCPUs <= 0 {
+		return 0
+	}
+	return max(limitCPUs, 0.5)
+}
+
+// helperCPU says the CPU time the network helper used, and its bound, as
+// the record's line ("" when the engine does not say).
+func (kit *knobKit) helperCPU(ctx context.Context) string {
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := kit.b.cli.ContainerStatsOneShot(wctx, kit.helper)
+	if err != nil {
+		return ""
+	}
+	defer st.Body.Close()
+	var v container.StatsResponse
+	if err := json.NewDecoder(st.Body).Decode(&v); err != nil || v.CPUStats.CPUUsage.TotalUsage == 0 {
+		return ""
+	}
+	bound := "not bounded: the task is uncapped"
+	if kit.helperCPUs > 0 {
+		bound = "bounded at " + strconv.FormatFloat(kit.helperCPUs, 'g', 3, 64) + " cores"
+	}
+	return fmt.Sprintf("network helper CPU: %s, outside the task's limit (%s)", time.Duration(v.CPUStats.CPUUsage.TotalUsage).Round(time.Millisecond), bound)
 }
 
 // helperDone stops the network helper with SIGTERM, so it undoes its

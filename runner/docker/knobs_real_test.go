@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -388,5 +389,49 @@ name = "probe"
 	}
 	if !strings.Contains(applied, "dropped at the delay line's bound") {
 		t.Errorf("applied: %s; want the frames dropped at the bound counted", applied)
+	}
+}
+
+// The network helper's CPU is bounded (at the task's limit, at least
+// half a core) and recorded: every packet of the task passes through it,
+// and a task flooding its egress used about as much CPU again in the
+// helper, unbounded and said nowhere (the twenty-eighth attacker's 5).
+func TestNetworkHelperCPUIsBoundedAndRecorded(t *testing.T) {
+	needEngine(t)
+	b := knobBackend(t)
+	task := parseTask(t, `
+[task]
+name = "test/helper-cpu"
+[environment]
+image = "builtin"
+cpus = 0.1
+memory = "128M"
+[verifier]
+command = ["/hr-workload", "rtt", "--n", "1", "peer:7007"]
+[[services]]
+name = "peer"
+image = "builtin"
+[[agents]]
+name = "probe"
+  [[agents.steps]]
+  name = "flood"
+  command = ["/hr-workload", "flood", "--for", "3s", "peer:9"]
+`)
+	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=1ms")}, 1, context.Background(), nil)
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	applied := strings.Join(results[0].Knobs.Applied, "; ")
+	m := regexp.MustCompile(`network helper CPU: (\S+), outside the task's limit \(bounded at 0\.5 cores\)`).FindStringSubmatch(applied)
+	if m == nil {
+		t.Fatalf("applied: %s; want the helper's CPU and its bound of 0.5 cores", applied)
+	}
+	if d, err := time.ParseDuration(m[1]); err != nil || d <= 0 {
+		t.Errorf("helper CPU %q: %v", m[1], err)
+	}
+	for limit, want := range map[float64]float64{0: 0, 0.1: 0.5, 2: 2} {
+		if got := helperCPUs(limit); got != want {
+			t.Errorf("helperCPUs(%g) = %g, want %g", limit, got, want)
+		}
 	}
 }
