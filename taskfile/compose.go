@@ -102,6 +102,37 @@ func tbHarness(t *model.Task) composeHarness {
 		ownMounts: map[string]bool{"/logs": true, "/agent-logs": true}}
 }
 
+// projectDotEnv adds the compose project's .env to the variables a
+// terminal-bench harness gives its compose file: the harness runs
+// `docker compose -f <task>/docker-compose.yaml`, whose project
+// directory is the task's, and compose reads .env there, for
+// interpolation and for a bare NAME in environment:, under the harness's
+// own variables (its environment wins). A task that took GREETING from
+// its .env ran with it empty here (the twenty-eighth attacker's 4).
+// Harbor puts its own base file first, so its project directory is not
+// the task's, and no .env of the task's is read there.
+func projectDotEnv(h composeHarness, dir string) error {
+	p := filepath.Join(dir, ".env")
+	data, err := readTaskFile(dir, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	vars := map[string]string{}
+	lookup := func(k string) (string, bool) { v, ok := h.vars[k]; return v, ok }
+	if err := dotenv.ParseWithFormat(bytes.NewReader(data), p, vars, lookup, ""); err != nil {
+		return fmt.Errorf("%s: %v", p, err)
+	}
+	for k, v := range vars {
+		if _, own := h.vars[k]; !own {
+			h.vars[k] = v
+		}
+	}
+	return nil
+}
+
 func secretNames(pass []string) map[string]string {
 	m := map[string]string{}
 	for _, p := range pass {

@@ -718,3 +718,38 @@ func TestComposeNetworksRestartAndTTYAreListed(t *testing.T) {
 		}
 	}
 }
+
+// terminal-bench runs `docker compose -f <task>/docker-compose.yaml`,
+// whose project directory is the task's: compose reads the .env there,
+// for interpolation and for a bare NAME, under the harness's own
+// variables. A task taking GREETING from its .env ran with it empty, and
+// the audit blamed the harness's environment (the twenty-eighth
+// attacker's 4).
+func TestTerminalBenchReadsTheProjectsDotEnv(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hello-dotenv")
+	if err := os.CopyFS(dir, os.DirFS("../examples/tasks/hello-old")); err != nil {
+		t.Fatal(err)
+	}
+	compose := "services:\n  client:\n    build:\n      dockerfile: Dockerfile\n    command: [\"sh\", \"-c\", \"sleep infinity\"]\n    environment:\n      - GREETING=${GREETING_FROM_DOTENV}\n      - BARE\n      - PREFIX=${T_BENCH_TASK_DOCKER_NAME_PREFIX}\n"
+	dotenv := "GREETING_FROM_DOTENV=\"Hello, world!\"\nBARE=from-dotenv # a comment\nT_BENCH_TASK_DOCKER_NAME_PREFIX=not-the-harness's\n"
+	for name, text := range map[string]string{"docker-compose.yaml": compose, ".env": dotenv} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := LoadTaskDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(l.Task.Env, "\n")
+	for _, want := range []string{"GREETING=Hello, world!", "BARE=from-dotenv", "PREFIX=tb__"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %q:\n%s", want, env)
+		}
+	}
+	for _, d := range deviations(l.Task) {
+		if strings.Contains(d, "GREETING") || strings.Contains(d, "BARE") || strings.Contains(d, "compose variable") {
+			t.Errorf("deviation %q; want none of the .env's: compose reads it too", d)
+		}
+	}
+}

@@ -442,7 +442,11 @@ func loadTBOld(dir string) (Loaded, error) {
 	}
 	var startFiles []model.Upload
 	if p := filepath.Join(dir, composeFile); exists(p) {
-		if startFiles, err = applyCompose(&t, p, dir, tbHarness(&t)); err != nil {
+		h := tbHarness(&t)
+		if err := projectDotEnv(h, dir); err != nil {
+			return Loaded{}, err
+		}
+		if startFiles, err = applyCompose(&t, p, dir, h); err != nil {
 			return Loaded{}, err
 		}
 	}
