@@ -125,3 +125,16 @@ func TestCleanLeavesAKeptContainerWhileItsHeadroomRuns(t *testing.T) {
 		t.Error("the live run's kept container was removed")
 	}
 }
+
+// report --out naming a file says which flag and what it takes, as clean
+// does: it said "open X: not a directory" (the twenty-eighth attacker's 8).
+func TestReportOutAFileNamesTheFlag(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := headroom(t, "report", "--out", file)
+	if want := "--out " + file + " is not a directory of experiments"; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 2 and %q\n%s", r.code, want, r.stderr)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/printable"
@@ -237,6 +238,11 @@ func newReportCmd() *cobra.Command {
 
 func listExperiments(cmd *cobra.Command, root string) error {
 	list, err := store.List(root)
+	if errors.Is(err, syscall.ENOTDIR) {
+		// "open X: not a directory" named no flag (the twenty-eighth
+		// attacker's 8): clean's words.
+		return usagef("--out %s is not a directory of experiments (run and the console write them there)", root)
+	}
 	if err != nil {
 		return err
 	}
