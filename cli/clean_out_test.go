@@ -138,3 +138,28 @@ func TestReportOutAFileNamesTheFlag(t *testing.T) {
 		t.Errorf("exit %d, want 2 and %q\n%s", r.code, want, r.stderr)
 	}
 }
+
+// validate refuses a task that takes a built-in task's name, as run
+// does, given its file or its directory: it said ok to a task named
+// builtin/swe-edit that run then refused (the twenty-eighth attacker's
+// 6). A name that is a built-in's last part only is not taken.
+func TestValidateRefusesABuiltinsName(t *testing.T) {
+	dir := t.TempDir()
+	body := "[environment]\nimage = \"builtin\"\n[verifier]\nworkload = { duration_ms = 10, style = \"edit\" }\n[[agents]]\nname = \"a\"\n  [[agents.steps]]\n  name = \"s\"\n  workload = { duration_ms = 10 }\n"
+	taken := filepath.Join(dir, "taken.toml")
+	if err := os.WriteFile(taken, []byte("[task]\nname = \"builtin/swe-edit\"\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{taken, dir} {
+		r := headroom(t, "tasks", "validate", arg)
+		if want := "task builtin/swe-edit is already defined in builtin:swe-edit.toml; rename one"; r.code != 2 || !strings.Contains(r.stdout, want) {
+			t.Errorf("validate %s: exit %d, want 2 and %q\n%s%s", arg, r.code, want, r.stdout, r.stderr)
+		}
+	}
+	if err := os.WriteFile(taken, []byte("[task]\nname = \"swe-edit\"\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := headroom(t, "tasks", "validate", taken); r.code != 0 {
+		t.Errorf("a task named swe-edit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -74,16 +74,33 @@ func newTasksCmd() *cobra.Command {
 				}
 				var loaded []taskfile.Loaded
 				var problems []error
+				// A run's catalog holds the built-in tasks first, whose
+				// names a file may not take: validate said ok to a task
+				// named builtin/swe-edit that run refused (the
+				// twenty-eighth attacker's 6).
+				c, err := taskfile.Builtin()
+				if err != nil {
+					return err
+				}
 				if st.IsDir() {
-					c := &taskfile.Catalog{}
 					if err := c.AddDir(a); err != nil {
 						return usageError{err}
 					}
-					loaded, problems = c.Tasks, c.Problems
+					for _, l := range c.Tasks {
+						if !taskfile.IsBuiltin(l.Task) {
+							loaded = append(loaded, l)
+						}
+					}
+					problems = c.Problems
 				} else {
 					l, err := taskfile.LoadFile(a)
 					if err == nil {
 						err = l.Refusal()
+					}
+					for _, b := range c.Tasks {
+						if err == nil && b.Task.Name == l.Task.Name {
+							err = fmt.Errorf("%s: task %s is already defined in %s; rename one", l.Task.Source, l.Task.Name, b.Task.Source)
+						}
 					}
 					if err != nil {
 						problems = append(problems, err)
