@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -394,6 +395,27 @@ func ContainerFlags(t model.Task) []string {
 	if t.Hostname != "" {
 		f = append(f, "--hostname "+printable.ShellWord(t.Hostname))
 	}
+	// The steps' working directory and environment: without them the
+	// command was not the container the trial ran in (the twenty-eighth
+	// attacker's 7). A variable passed from the host is named, its value
+	// taken from the shell the command is run in, never written here.
+	if t.WorkDir != "" {
+		f = append(f, "--workdir "+printable.ShellWord(t.WorkDir))
+	}
+	for _, kv := range t.Env {
+		f = append(f, "--env "+printable.ShellWord(kv))
+	}
+	for _, e := range t.PassEnv {
+		name, host := model.PassEnvNames(e)
+		if name == host || !shellName.MatchString(host) {
+			// A name that is no shell variable's (from a record made
+			// elsewhere) is never put inside double quotes, where the
+			// shell would run what it holds.
+			f = append(f, "--env "+printable.ShellWord(name))
+		} else {
+			f = append(f, "--env "+printable.ShellWord(name)+`="$`+host+`"`)
+		}
+	}
 	for _, at := range t.HarnessMounts {
 		// An empty volume where the harness mounts its host's directory.
 		f = append(f, "--mount "+printable.ShellWord("type=volume,dst="+at+",volume-nocopy"))
@@ -411,6 +433,9 @@ func ContainerFlags(t model.Task) []string {
 	}
 	return f
 }
+
+// shellName is a name a shell's "$NAME" expands and nothing more.
+var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // reproNetwork names the network a reproduce command makes for its
 // container: a trial's own bridge has the trial's name, gone with it.

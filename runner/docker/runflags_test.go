@@ -110,3 +110,21 @@ func TestReproduceMountsTheHarnessDirectories(t *testing.T) {
 		}
 	}
 }
+
+// The command that reproduces a trial sets the steps' working directory
+// and environment, a host variable by name only: without them it was not
+// the container the trial ran in (the twenty-eighth attacker's 7). What
+// a record made elsewhere holds is quoted, never run.
+func TestReproduceSetsTheWorkdirAndEnvironment(t *testing.T) {
+	task := model.Task{Name: "hb/x", Network: "none", WorkDir: "/app/my dir", Env: []string{"MODE=fast $(id)", "EMPTY="},
+		PassEnv: []string{"API_KEY", "JUDGE=HOST_JUDGE", `BAD=X"$(touch /tmp/PWNED)"`}}
+	got := strings.Join(ContainerFlags(task), " ")
+	for _, want := range []string{"--workdir '/app/my dir'", "--env 'MODE=fast $(id)'", "--env EMPTY=", "--env API_KEY", `--env JUDGE="$HOST_JUDGE"`, "--env BAD --"} {
+		if !strings.Contains(got+" --", want) {
+			t.Errorf("container flags %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "PWNED") {
+		t.Errorf("container flags %q carry a host name that would run", got)
+	}
+}
