@@ -81,6 +81,11 @@ type SidecarUsage struct {
 	// counters when it was removed), when they could be read: work a task
 	// does in a service is beside its own CPU, not in it.
 	CPU *CPUUse `json:"cpu,omitempty"`
+	// Exited is its exit code when it had exited on its own before the
+	// trial ended (nil: it ran to the end, or the backend does not say):
+	// nothing restarts a service here (compose's restart: is listed as a
+	// deviation).
+	Exited *int `json:"exited,omitempty"`
 }
 
 // DefaultSidecarMemoryBytes is a sidecar's memory limit when its compose

@@ -308,6 +308,13 @@ func (t *trialRun) takeFinal(final Final) {
 	if n := final.Disk.Note(); n != "" {
 		t.notes = append(t.notes, n)
 	}
+	for _, sc := range final.Sidecars {
+		if sc.Exited != nil && *sc.Exited != 0 && !sc.OOMKilled {
+			// Said on the trial: a failure that followed read as the
+			// task's alone, with nothing of the service that had gone.
+			t.notes = append(t.notes, fmt.Sprintf("service %s exited %d during the trial (nothing restarts it here)", sc.Name, *sc.Exited))
+		}
+	}
 	if t.separateUse != nil {
 		res.Sidecars = append(res.Sidecars, *t.separateUse)
 	}

@@ -582,6 +582,8 @@ func sidecarPeaks(r *model.TrialResult) string {
 		}
 		if sc.OOMKilled {
 			parts[i] += " (OOM-killed)"
+		} else if sc.Exited != nil {
+			parts[i] += fmt.Sprintf(" (exited %d)", *sc.Exited)
 		}
 	}
 	return " · sidecars " + strings.Join(parts, ", ")

@@ -426,6 +426,13 @@ func (s *sidecars) remove(ctx context.Context) ([]model.SidecarUsage, error) {
 		}
 		if info, err := s.b.cli.ContainerInspect(ctx, one.id); err == nil && info.State != nil {
 			u.OOMKilled = u.OOMKilled || info.State.OOMKilled
+			if info.State.Status == "exited" {
+				// Before headroom stopped it: on its own (a sidecar that
+				// crashed read as nothing in the record: the
+				// twenty-eighth attacker's 2).
+				code := info.State.ExitCode
+				u.Exited = &code
+			}
 		}
 		usage = append(usage, u)
 		var err error
