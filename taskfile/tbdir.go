@@ -187,6 +187,7 @@ func ParseSource(source string, data []byte) (Loaded, error) {
 
 func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	var f fileTask
+	data, lax := laxNumbers(file, data)
 	ignored, err := f.decode(file, data)
 	if err != nil {
 		return Loaded{}, err
@@ -259,7 +260,7 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
-	var warnings []string
+	warnings := lax
 	if _, err := os.Lstat(filepath.Join(dir, "instruction.md")); len(f.Steps) == 0 && errors.Is(err, fs.ErrNotExist) {
 		// Harbor reads it to start the task, and refuses one without
 		// it; headroom would run the agent on an empty instruction, and
@@ -376,8 +377,8 @@ type tbOldTask struct {
 	Difficulty         string          `yaml:"difficulty"`
 	Category           string          `yaml:"category"`
 	Tags               []string        `yaml:"tags"`
-	MaxAgentTimeoutSec *float64        `yaml:"max_agent_timeout_sec"`
-	MaxTestTimeoutSec  *float64        `yaml:"max_test_timeout_sec"`
+	MaxAgentTimeoutSec *yamlNumber     `yaml:"max_agent_timeout_sec"`
+	MaxTestTimeoutSec  *yamlNumber     `yaml:"max_test_timeout_sec"`
 	// RunTestsInSameShell runs the tests in the agent's own shell session.
 	RunTestsInSameShell bool `yaml:"run_tests_in_same_shell"`
 }
@@ -429,10 +430,10 @@ func loadTBOld(dir string) (Loaded, error) {
 		Resources: model.Resources{CPUs: model.DefaultCPUs, MemoryBytes: model.DefaultMemoryBytes, PidsLimit: model.DefaultPidsLimit,
 			Defaulted: []string{"memory", "cpus", "pids_limit", "allow_internet"}},
 	}
-	if t.AgentTimeout, err = seconds("max_agent_timeout_sec", y.MaxAgentTimeoutSec, tbOldAgentTimeout); err != nil {
+	if t.AgentTimeout, err = seconds("max_agent_timeout_sec", y.MaxAgentTimeoutSec.float(), tbOldAgentTimeout); err != nil {
 		return Loaded{}, atYAMLKey(file, data, "max_agent_timeout_sec", err)
 	}
-	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec, tbOldVerifierTimeout); err != nil {
+	if t.VerifierTimeout, err = seconds("max_test_timeout_sec", y.MaxTestTimeoutSec.float(), tbOldVerifierTimeout); err != nil {
 		return Loaded{}, atYAMLKey(file, data, "max_test_timeout_sec", err)
 	}
 	if there, err := fileThere(filepath.Join(dir, "Dockerfile"), "Dockerfile"); err != nil {
@@ -515,7 +516,16 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	return Loaded{Task: t, Ignored: ignored}.noticeTypos(tbOldKeys, data), nil
+	var warnings []string
+	for _, n := range []struct {
+		key string
+		v   *yamlNumber
+	}{{"max_agent_timeout_sec", y.MaxAgentTimeoutSec}, {"max_test_timeout_sec", y.MaxTestTimeoutSec}} {
+		if n.v != nil && n.v.quoted != "" {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: %s: a number written as a string, read as %g, as terminal-bench's model reads it", file, n.v.line, n.key, n.v.quoted, n.v.v))
+		}
+	}
+	return Loaded{Task: t, Ignored: ignored, Warnings: warnings}.noticeTypos(tbOldKeys, data), nil
 }
 
 // tbPaneTerm is the TERM of a terminal-bench pane (tmux 3.3a, the

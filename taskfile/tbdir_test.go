@@ -186,6 +186,9 @@ func FuzzTaskDir(f *testing.F) {
 		}
 		f.Add(strings.HasSuffix(p, ".yaml"), data)
 	}
+	// Numbers written as strings, read as the harness's pydantic reads them.
+	f.Add(false, []byte("[agent]\ntimeout_sec = \"20\"\n[environment]\nmemory_mb = '64'\ncpus = { x = \"1\" }\n[environment.healthcheck]\ncommand = \"true\"\nretries = \"4.5\"\n"))
+	f.Add(true, []byte("instruction: x\nmax_agent_timeout_sec: \" 60 \"\nmax_test_timeout_sec: '1e3'\n"))
 	f.Fuzz(func(t *testing.T, yaml bool, data []byte) {
 		dir := t.TempDir()
 		name := "task.toml"
