@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -359,24 +360,7 @@ func TestDiskKnobRefusedWithoutADisk(t *testing.T) {
 func TestLatencyKnobSurvivesTheTasksFlood(t *testing.T) {
 	needEngine(t)
 	b := knobBackend(t)
-	task := parseTask(t, `
-[task]
-name = "test/flood"
-[environment]
-image = "builtin"
-cpus = 1
-memory = "128M"
-[verifier]
-command = ["/hr-workload", "rtt", "--n", "3", "peer:7007"]
-[[services]]
-name = "peer"
-image = "builtin"
-[[agents]]
-name = "probe"
-  [[agents.steps]]
-  name = "flood"
-  command = ["/hr-workload", "flood", "--for", "8s", "peer:9"]
-`)
+	task := peerTask(t, "test/flood", 1, 3, "", `command = ["/hr-workload", "flood", "--for", "8s", "peer:9"]`)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=3s")}, 1, context.Background(), nil)
 	if len(results) != 1 {
 		t.Fatalf("%d results", len(results))
@@ -399,24 +383,7 @@ name = "probe"
 func TestNetworkHelperCPUIsBoundedAndRecorded(t *testing.T) {
 	needEngine(t)
 	b := knobBackend(t)
-	task := parseTask(t, `
-[task]
-name = "test/helper-cpu"
-[environment]
-image = "builtin"
-cpus = 0.1
-memory = "128M"
-[verifier]
-command = ["/hr-workload", "rtt", "--n", "1", "peer:7007"]
-[[services]]
-name = "peer"
-image = "builtin"
-[[agents]]
-name = "probe"
-  [[agents.steps]]
-  name = "flood"
-  command = ["/hr-workload", "flood", "--for", "3s", "peer:9"]
-`)
+	task := peerTask(t, "test/helper-cpu", 0.1, 1, "", `command = ["/hr-workload", "flood", "--for", "3s", "peer:9"]`)
 	results, _ := sweep(t, b, []model.Task{task}, []model.Ratio{column(t, "1x latency=1ms")}, 1, context.Background(), nil)
 	if len(results) != 1 {
 		t.Fatalf("%d results", len(results))
@@ -434,4 +401,34 @@ name = "probe"
 			t.Errorf("helperCPUs(%g) = %g, want %g", limit, got, want)
 		}
 	}
+}
+
+// peerTask is a task on the built-in image beside a service "peer" (its
+// command peerCommand, "" the image's), whose verifier measures n round
+// trips to it and whose agent's one step, "flood", is step (its
+// command = […] or workload = {…}).
+func peerTask(t *testing.T, name string, cpus float64, n int, peerCommand, step string) model.Task {
+	t.Helper()
+	peer := ""
+	if peerCommand != "" {
+		peer = "command = " + peerCommand + "\n"
+	}
+	return parseTask(t, fmt.Sprintf(`
+[task]
+name = %q
+[environment]
+image = "builtin"
+cpus = %g
+memory = "128M"
+[verifier]
+command = ["/hr-workload", "rtt", "--n", "%d", "peer:7007"]
+[[services]]
+name = "peer"
+image = "builtin"
+%s[[agents]]
+name = "probe"
+  [[agents.steps]]
+  name = "flood"
+  %s
+`, name, cpus, n, peer, step))
 }

@@ -14,25 +14,7 @@ import (
 // attacker's 2: compose would have restarted it).
 func TestASidecarThatExitedIsRecorded(t *testing.T) {
 	needEngine(t)
-	task := parseTask(t, `
-[task]
-name = "test/sidecar-exits"
-[environment]
-image = "builtin"
-cpus = 1
-memory = "128M"
-[verifier]
-command = ["/hr-workload", "rtt", "--n", "1", "peer:7007"]
-[[services]]
-name = "peer"
-image = "builtin"
-command = ["/hr-workload", "no-such-mode"]
-[[agents]]
-name = "a"
-  [[agents.steps]]
-  name = "s"
-  workload = { duration_ms = 500 }
-`)
+	task := peerTask(t, "test/sidecar-exits", 1, 1, `["/hr-workload", "no-such-mode"]`, "workload = { duration_ms = 500 }")
 	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
 	r := results[0]
 	var peer *model.SidecarUsage
