@@ -47,8 +47,8 @@ func TestNumbersWrittenAsStringsAsTheHarnessReadsThem(t *testing.T) {
 		}
 	}
 	for bad, want := range map[string]string{
-		"retries = \"4.5\"":     "task.toml:13: environment.healthcheck.retries takes a whole number",
-		"retries = \"four\"":    "task.toml:13: environment.healthcheck.retries takes a whole number",
+		"retries = \"4.5\"":   "task.toml:13: environment.healthcheck.retries takes a whole number",
+		"retries = \"four\"":  "task.toml:13: environment.healthcheck.retries takes a whole number",
 		"retries = \"4\"\n#x": "",
 	} {
 		text := strings.Replace(files["task.toml"], "retries = \"4\"", bad, 1)
