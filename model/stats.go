@@ -312,12 +312,23 @@ func Noise(diff float64, ci Interval, threshold float64) bool {
 	return ci.Contains(0) || math.Abs(diff) < threshold
 }
 
-// Verdict is how every view names a difference: "noise" or "real".
-func Verdict(noise bool) string {
-	if noise {
+// Verdict is how every view names a difference: "real"; "noise" where
+// it is under the threshold (noisePP); "unsure" where it is not, but its
+// 95% interval still holds 0 — too few runs to tell. 0 of 2 against 2 of
+// 2, a kill every time, read "noise" (two new users').
+func Verdict(noise bool, diff, noisePP float64) string {
+	switch {
+	case !noise:
+		return "real"
+	case math.Abs(diff) < noisePP:
 		return "noise"
 	}
-	return "real"
+	return "unsure"
+}
+
+// VerdictLegend says what Verdict's words mean at a threshold.
+func VerdictLegend(noisePP float64) string {
+	return fmt.Sprintf("real: the 95%% interval excludes 0 and |diff| ≥ %.0fpp; noise: |diff| < %.0fpp; unsure: larger, but the interval holds 0 (more runs would tell)", 100*noisePP, 100*noisePP)
 }
 
 // MinDetectable is the smallest difference a design with this standard

@@ -423,3 +423,18 @@ func TestIdenticalRatesAreNoDifference(t *testing.T) {
 		}
 	}
 }
+
+// A difference under the threshold is noise; a larger one whose interval
+// still holds 0 is unsure (0/2 against 2/2 read "noise" to two new
+// users); the rest is real.
+func TestVerdictSaysUnsureForTooFewRuns(t *testing.T) {
+	for _, c := range []struct {
+		noise bool
+		diff  float64
+		want  string
+	}{{false, 0.4, "real"}, {true, 0.01, "noise"}, {true, -0.02, "noise"}, {true, 1, "unsure"}, {true, -0.39, "unsure"}} {
+		if got := Verdict(c.noise, c.diff, 0.03); got != c.want {
+			t.Errorf("Verdict(%v, %g) = %q, want %q", c.noise, c.diff, got, c.want)
+		}
+	}
+}

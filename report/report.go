@@ -211,11 +211,11 @@ func (r *Report) Table(w io.Writer) error {
 		fmt.Fprintln(w, l)
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\n%s, paired by task (noise: the 95%% interval contains 0 or |diff| < %.0fpp):\n", r.againstWhat(), 100*a.NoisePP)
+		fmt.Fprintf(w, "\n%s, paired by task (%s):\n", r.againstWhat(), model.VerdictLegend(a.NoisePP))
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp by task\ttasks\tdetectable\tverdict\tpooled p\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise, c.Diff, a.NoisePP), pval(c.PooledP))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -553,7 +553,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p by task | tasks | detectable | verdict | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise), pval(c.PooledP))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise, c.Diff, a.NoisePP), pval(c.PooledP))
 		}
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
