@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -37,6 +38,12 @@ func newCompareCmd() *cobra.Command {
 			}
 			if sameDir(dirs[0], dirs[1]) || ms[0].ID == ms[1].ID {
 				return usagef("compare: %s and %s are the same experiment (%s); compare it with another run, e.g. one from another day or host (`headroom report --list` lists them)", args[0], args[1], ms[0].ID)
+			}
+			if why := nothingShared(trials[0], trials[1]); why != "" {
+				// Empty tables and exit 0 said nothing was paired only
+				// by their emptiness (a new user's and the twenty-ninth
+				// attacker's).
+				return fmt.Errorf("compare: %s and %s %s: nothing to pair; compare experiments that ran the same tasks at the same ratios", ms[0].ID, ms[1].ID, why)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "A = %s, B = %s\n\n", ms[0].ID, ms[1].ID)
@@ -138,6 +145,54 @@ func writeCompareRegimes(w io.Writer, ma, mb *model.Matrix, a, b []model.TrialRe
 	}
 	_, err := fmt.Fprintln(w, report.RegimesLegend)
 	return err
+}
+
+// nothingShared says why two experiments' trials pair nowhere ("" when
+// some task · agent row ran at some ratio in both).
+func nothingShared(a, b []model.TrialResult) string {
+	type cell struct {
+		row   model.RowKey
+		ratio string
+	}
+	rows, ratios, cells := map[model.RowKey]bool{}, map[string]bool{}, map[cell]bool{}
+	for _, t := range a {
+		row := model.RowKey{Task: t.Task, Agent: t.Agent}
+		rows[row], ratios[t.Ratio.String()], cells[cell{row, t.Ratio.String()}] = true, true, true
+	}
+	var bRows, bRatios []string
+	sharedRow, sharedRatio := false, false
+	for _, t := range b {
+		row := model.RowKey{Task: t.Task, Agent: t.Agent}
+		if cells[cell{row, t.Ratio.String()}] {
+			return ""
+		}
+		sharedRow = sharedRow || rows[row]
+		sharedRatio = sharedRatio || ratios[t.Ratio.String()]
+		if !slices.Contains(bRows, row.Task+" · "+row.Agent) {
+			bRows = append(bRows, row.Task+" · "+row.Agent)
+		}
+		if !slices.Contains(bRatios, t.Ratio.String()) {
+			bRatios = append(bRatios, t.Ratio.String())
+		}
+	}
+	var aRows, aRatios []string
+	for r := range rows {
+		aRows = append(aRows, r.Task+" · "+r.Agent)
+	}
+	for r := range ratios {
+		aRatios = append(aRatios, r)
+	}
+	slices.Sort(aRows)
+	slices.Sort(aRatios)
+	slices.Sort(bRows)
+	slices.Sort(bRatios)
+	switch {
+	case !sharedRow:
+		return fmt.Sprintf("ran no task · agent row in common (A: %s; B: %s)", strings.Join(aRows, ", "), strings.Join(bRows, ", "))
+	case !sharedRatio:
+		return fmt.Sprintf("ran no ratio in common (A: %s; B: %s)", strings.Join(aRatios, ", "), strings.Join(bRatios, ", "))
+	}
+	return "ran no task · agent row at a ratio the other ran it at"
 }
 
 // sharedRows are the trials of ts whose task · agent row other ran too.

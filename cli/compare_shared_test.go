@@ -89,3 +89,15 @@ func TestCompareSaysPassesAfterAKill(t *testing.T) {
 		t.Errorf("exit %d, want %q\n%s%s", r.code, want, r.stdout, r.stderr)
 	}
 }
+
+// Two experiments that ran no task · agent row in common pair nowhere:
+// compare printed empty tables and exited 0 (a new user's and the
+// twenty-ninth attacker's); it says so now, naming what each ran.
+func TestCompareSaysWhenNothingPairs(t *testing.T) {
+	a, b := compareTask("examples/one"), compareTask("examples/other")
+	root, ids := twoExperiments(t, [][]model.Task{{a}, {b}}, func(int, string) model.Outcome { return model.Passed })
+	r := headroom(t, "compare", ids[0], ids[1], "--out", root)
+	if want := "ran no task · agent row in common (A: examples/one · oracle; B: examples/other · oracle): nothing to pair"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 1 and %q\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}
