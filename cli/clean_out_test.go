@@ -163,3 +163,13 @@ func TestValidateRefusesABuiltinsName(t *testing.T) {
 		t.Errorf("a task named swe-edit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A --floor of the host's whole memory or more is refused before any
+// trial: none could ever start, and a headless run waited in silence
+// until interrupted (the twenty-ninth attacker's 3).
+func TestRunRefusesAFloorNoHostMeets(t *testing.T) {
+	r := headroom(t, "run", "--tasks", "builtin/swe-edit", "--ratios", "1", "--repeats", "1", "--floor", "1000T", "--out", t.TempDir())
+	if want := "is at least this host's whole memory"; r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 2 and %q\n%s", r.code, want, r.stderr)
+	}
+}

@@ -77,3 +77,17 @@ func TestProgressFoldsTheUnstartedCancels(t *testing.T) {
 		t.Errorf("%d lines:\n%s", n, out)
 	}
 }
+
+// A trial held back says why, once per kind of hold: a run paused by its
+// floor printed nothing and looked hung (the twenty-ninth attacker's 3);
+// the concurrency's own queue is not news.
+func TestProgressSaysWhyATrialWaits(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgressAt(&b, 2, time.Now)
+	for i, reason := range []string{"waiting for a slot (2 of 2 running)", "paused: host memory under pressure (22.6GiB available, floor 23GiB)", "paused: host memory under pressure (22.5GiB available, floor 23GiB)"} {
+		p.event(event.TrialWaiting{Base: event.Base{Trial: fmt.Sprintf("t000%d", i+1)}, Reason: reason})
+	}
+	if got := b.String(); got != "       t0002 waits: paused: host memory under pressure (22.6GiB available, floor 23GiB)\n" {
+		t.Errorf("got %q", got)
+	}
+}

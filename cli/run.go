@@ -674,6 +674,10 @@ type progress struct {
 	// comes: an interrupted sweep printed a line, with an eta, for each
 	// of its queued trials (the new user of 2026-12-06).
 	unstarted []string
+	// waitSaid is the kind of the last wait said (its reason's words
+	// before its figures): a run held by its floor said nothing at all,
+	// and looked hung (the twenty-ninth attacker's 3).
+	waitSaid string
 }
 
 // progressActivities is how many activity lines a trial prints, and
@@ -812,6 +816,13 @@ func (p *progress) event(ev event.Event) {
 			return
 		}
 		p.pending[ev.TrialID()] = ev
+	case event.TrialWaiting:
+		kind, _, _ := strings.Cut(ev.Reason, " (")
+		if strings.HasPrefix(kind, "waiting for a slot") || kind == p.waitSaid {
+			return // the concurrency's own queue, or said already
+		}
+		p.waitSaid = kind
+		fmt.Fprintf(p.w, "       %s waits: %s\n", ev.TrialID(), ev.Reason)
 	case event.StepStarted:
 		p.flush(ev.TrialID())
 		p.showing[ev.TrialID()] = ev.Step.Show

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,9 +63,12 @@ func (a *admission) acquire(ctx context.Context, guarantee int64, waiting func(r
 		}
 		ch := a.changed
 		a.mu.Unlock()
-		if reason != last && waiting != nil {
+		// Once per kind of reason: its figures move every look (the
+		// memory available), and a trial paused for a minute recorded
+		// a pause every half second (the twenty-ninth attacker's 3).
+		if kind, _, _ := strings.Cut(reason, " ("); kind != last && waiting != nil {
 			waiting(reason)
-			last = reason
+			last = kind
 		}
 		// Host pressure ends outside our knowledge: look again shortly.
 		var recheck <-chan time.Time

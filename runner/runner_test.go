@@ -668,3 +668,29 @@ func TestAKill9WithNoOOMIsSaidSo(t *testing.T) {
 		t.Errorf("%s (%s), steps %+v: want the kill -9 said on the step and in the reason", r.Outcome, r.Reason, r.Steps)
 	}
 }
+
+// A pause is recorded once, however its figures move while it lasts: the
+// available memory changes at every look (each half second), and a
+// trial paused for a minute held a pause for each (the twenty-ninth
+// attacker's 3: 28 after 15 s).
+func TestHostPressureIsRecordedOncePerPause(t *testing.T) {
+	cfg := config(t, []model.Task{fake.Task("t", 64*model.MiB, "s")})
+	var mu sync.Mutex
+	avail, looks := int64(100*model.MiB), 0
+	cfg.FloorBytes = 512 * model.MiB
+	cfg.Host = func() runner.HostLoad {
+		mu.Lock()
+		defer mu.Unlock()
+		looks++
+		if looks > 4 {
+			avail = 8 << 30 // four looks under the floor, each a new figure
+		} else {
+			avail += model.MiB
+		}
+		return runner.HostLoad{AvailableBytes: avail, Load1: 1}
+	}
+	res := runSweep(t, &fake.Backend{Script: script(nil)}, cfg, context.Background(), nil).results["t@1x"]
+	if res.Outcome != model.Passed || len(res.HostPauses) != 1 {
+		t.Errorf("result %s pauses %q; want one pause", res.Outcome, res.HostPauses)
+	}
+}

@@ -264,6 +264,11 @@ type prepared struct {
 }
 
 func (e *Engine) prepare(ctx context.Context, spec Spec) (prepared, error) {
+	if e.Local && spec.FloorBytes > 0 && e.Host.MemoryBytes > 0 && spec.FloorBytes >= e.Host.MemoryBytes {
+		// No trial could ever start: a headless run waited in silence
+		// until interrupted (the twenty-ninth attacker's 3).
+		return prepared{}, InputError{fmt.Errorf("--floor %s is at least this host's whole memory (%s): new trials wait while less than the floor is available, so none could ever start; give a floor below it (the default is 512M)", model.FormatBytes(spec.FloorBytes), model.FormatBytes(e.Host.MemoryBytes))}
+	}
 	for _, t := range spec.Tasks {
 		if err := t.CheckCapabilities(spec.AllowCapabilities); err != nil {
 			return prepared{}, InputError{err}
