@@ -115,6 +115,12 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string, cl
 				t.verdictNote = fmt.Sprintf("collecting %s for the verifier: %v", p, t.r.redact(err.Error()))
 			}
 			return out, nil
+		case hostSide(err, dir):
+			// What the agent left could not be written here (a path
+			// too long for the host's file system): headroom's failure —
+			// Harbor's bind mount carries it — not the engine going away
+			// (the twenty-ninth attacker's 1).
+			return out, fmt.Errorf("collecting %s: %v: %w", p, t.r.redact(err.Error()), ErrCannotStart)
 		default:
 			return out, fmt.Errorf("collecting %s: %w", p, err)
 		}
@@ -187,6 +193,21 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string, cl
 		}
 	}
 	return out, nil
+}
+
+// hostSide says whether err is this host's file system refusing what a
+// copy out wrote under dir (a name too long, a path not a directory),
+// not the engine.
+func hostSide(err error, dir string) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Path, dir+string(os.PathSeparator))
+	case errors.As(err, &le):
+		return strings.HasPrefix(le.New, dir+string(os.PathSeparator))
+	}
+	return false
 }
 
 // artifactsTimedOut is the separate verifier's step, its time run out

@@ -212,3 +212,21 @@ func otherHostAddress(t *testing.T) string {
 	t.Skip("this machine has no second IPv4 address")
 	return ""
 }
+
+// Artifacts this host cannot write (a path deeper than its file system
+// takes: legal in the container, too long here) are headroom's failure,
+// not the engine going away: the trial was "engine-lost", counted from
+// outside (the twenty-ninth attacker's 1, 3 of 3).
+func TestSeparateArtifactsTheHostCannotWriteAreNotTheEngines(t *testing.T) {
+	needEngine(t)
+	needDebian(t)
+	deep := model.Agent{Name: "deep", Steps: []model.Step{{Name: "deep", Argv: []string{"bash", "-c",
+		`mkdir -p /logs/artifacts && cd /logs/artifacts && n=$(printf 'a%.0s' $(seq 1 250)) && for i in $(seq 1 20); do mkdir $n && cd $n; done && echo hi > f`}}}}
+	task := loadSeparate(t, "collect-separate", deep)
+	task.Agents = []model.Agent{deep}
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Outcome != model.InfraError || r.Cause == model.CauseEngineLost || r.Cause.Outside() || !strings.Contains(r.Reason, "not graded: collecting /logs/artifacts") {
+		t.Errorf("%s · %s (%s); want an infra error of headroom's own, not graded, not the engine's", r.Outcome, r.Cause, r.Reason)
+	}
+}
