@@ -377,6 +377,30 @@ type RateCheck struct {
 	Consistent bool `json:"consistent"`
 }
 
+// Verdict is the check's word in every view: "apart" where the two
+// intervals do not meet; "consistent" where each rate lies inside the
+// other's; "too few runs to tell" where they meet only because they are
+// wide — 3 of 3 predicted against 0 of 3 measured meet at 44–56% and
+// read "consistent" (a new user's), as 1 of 1 against 0 of 1 did.
+func (rc RateCheck) Verdict() string {
+	if !rc.Consistent {
+		return "apart"
+	}
+	measured := Wilson(rc.Measured.Failed(), rc.Measured.Counted)
+	p := float64(rc.Predicted) / float64(max(rc.Runs, 1))
+	m := float64(rc.Measured.Failed()) / float64(max(rc.Measured.Counted, 1))
+	// Within a rounding of the bounds: Wilson's for 0 of n is 0 only
+	// to a few ulps.
+	in := func(i Interval, x float64) bool { return i.Lo-1e-9 <= x && x <= i.Hi+1e-9 }
+	if in(measured, p) && in(rc.PredictedCI, m) {
+		return "consistent"
+	}
+	return "too few runs to tell"
+}
+
+// RateVerdictLegend says what RateCheck.Verdict's words mean.
+const RateVerdictLegend = "consistent: each rate lies inside the other's Wilson 95% interval; too few runs to tell: the intervals meet, but only as wide ones do (a rate lies outside the other's); apart: they do not meet."
+
 // RateChecks predicts every measured capped cell's kill rate from its
 // row's uncapped peaks and compares with its measured memory failures.
 // A rate needs no trace: only whether each run would be killed, not at

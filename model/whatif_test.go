@@ -236,3 +236,30 @@ func TestWhatIfLeavesCutOffRunsOutUnderTheirPeak(t *testing.T) {
 		t.Errorf("rate check at 1x: %+v", rc)
 	}
 }
+
+// A what-if check is consistent only where each rate lies inside the
+// other's interval: 3 of 3 predicted against 0 of 3 measured meet at
+// 44–56% and read "consistent" in the console (a new user's); they are
+// too few runs to tell, as 1 of 1 against 0 of 1 is.
+func TestRateCheckVerdict(t *testing.T) {
+	check := func(pred, runs, failed, counted int) RateCheck {
+		rc := RateCheck{Predicted: pred, Runs: runs, PredictedCI: Wilson(pred, runs), Measured: MemoryFailures{Killed: failed, Counted: counted}}
+		m := Wilson(failed, counted)
+		rc.Consistent = m.Lo <= rc.PredictedCI.Hi && rc.PredictedCI.Lo <= m.Hi
+		return rc
+	}
+	for _, c := range []struct {
+		rc   RateCheck
+		want string
+	}{
+		{check(3, 3, 0, 3), "too few runs to tell"},
+		{check(1, 1, 0, 1), "too few runs to tell"},
+		{check(2, 20, 3, 20), "consistent"},
+		{check(20, 20, 0, 20), "apart"},
+		{check(0, 5, 0, 5), "consistent"},
+	} {
+		if got := c.rc.Verdict(); got != c.want {
+			t.Errorf("%d/%d predicted, %d/%d measured: %q, want %q", c.rc.Predicted, c.rc.Runs, c.rc.Measured.Killed, c.rc.Measured.Counted, got, c.want)
+		}
+	}
+}

@@ -153,17 +153,7 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		head := []string{"task · agent", "ratio", "predicted killed", "measured failed at the limit", "near the limit", ""}
 		var lines [][]string
 		for _, rc := range wi.Rates {
-			verdict, near := "consistent", ""
-			switch {
-			case !rc.Consistent:
-				verdict = "apart"
-			case min(rc.Runs, rc.Measured.Counted) < 3 && rc.Predicted*rc.Measured.Counted != (rc.Measured.Killed+rc.Measured.Stalled)*rc.Runs:
-				// 1 of 1 predicted against 0 of 1 measured meets in
-				// intervals of 0–100%: "consistent" said nothing, beside
-				// the same trial under "Where predictions failed" (a new
-				// user's).
-				verdict = "too few runs to tell"
-			}
+			verdict, near := rc.Verdict(), ""
 			if rc.Borderline {
 				near = "borderline"
 			}
@@ -172,7 +162,7 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		if err := writeGrid(w, md, head, lines); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "\nconsistent: the measured rate's Wilson 95% interval meets the predicted one (too few runs to tell: they meet, but with fewer than 3 runs on a side that differ, as any two rates would). For a task that draws its size each run this is the only score a prediction has: its uncapped twin is another draw.")
+		fmt.Fprintln(w, "\n"+model.RateVerdictLegend+" For a task that draws its size each run this is the only score a prediction has: its uncapped twin is another draw.")
 	}
 	if len(wi.Accuracy) == 0 {
 		return nil

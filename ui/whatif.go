@@ -44,10 +44,7 @@ func (s *SweepState) whatIfLine(row model.RowKey, ratio model.Ratio) string {
 		if rc.Ratio != ratio {
 			continue
 		}
-		verdict := "consistent"
-		if !rc.Consistent {
-			verdict = "apart"
-		}
+		verdict := rc.Verdict()
 		out = append(out, fmt.Sprintf("what-if at %s, from uncapped: killed ≈%s, measured %s failed at the limit: %s",
 			ratio, rc.PredictedText(), rc.Measured, verdict))
 	}
