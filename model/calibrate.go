@@ -367,6 +367,11 @@ func (c Calibration) UnknownWhy() string {
 	}
 	more := fmt.Sprintf("%s: about %d runs measured to their end show a %s fail rate (%d so far)", what, c.RunsForTarget, strconv.FormatFloat(100*c.TargetKillRate, 'g', 3, 64)+"%", len(c.NeedBytes))
 	if len(c.NeedBytes) == 0 {
+		if c.Censored == 0 {
+			// Nothing censored either (every run an infra error): "()"
+			// stood where the reason goes (the twenty-ninth attacker's).
+			return "no run was measured to its end; " + more
+		}
 		return fmt.Sprintf("no run was measured to its end (%s); %s", c.CensoredText(), more)
 	}
 	above := "lie above the largest need measured (" + FormatBytes(c.NeedBytes[len(c.NeedBytes)-1]) + ")"

@@ -175,3 +175,13 @@ func TestTaskRecommendationLowersOnlyOnEnoughRuns(t *testing.T) {
 		t.Errorf("a lower limit on 300 runs: %q %q", rec.Verdict, why)
 	}
 }
+
+// With nothing measured and nothing censored (every run an infra error)
+// the reason has no empty parentheses: "no run was measured to its end
+// ()" (the twenty-ninth attacker's).
+func TestUnknownWhyWithNothingCensored(t *testing.T) {
+	got := Calibration{RunsForTarget: 299, TargetKillRate: 0.01}.UnknownWhy()
+	if strings.Contains(got, "()") || !strings.HasPrefix(got, "no run was measured to its end; sweep with uncapped") {
+		t.Errorf("%q", got)
+	}
+}
