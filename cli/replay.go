@@ -212,7 +212,7 @@ func loadReplays(dirs []string, cat *taskfile.Catalog, o replay.Options) (replay
 				set.refused = append(set.refused, replay.Refusal{Dir: rec.Dir, Why: fmt.Sprintf("a trial named %s is already replayed (from another job): replay the jobs one at a time", rec.Trial)})
 				continue
 			}
-			rec = replay.CapThink(rec, task)
+			rec = replay.CapThink(rec, task, o.Think)
 			set.recordings[rec.Trial] = rec
 			set.tasks = append(set.tasks, replay.Task(rec, task, o))
 		}

@@ -111,6 +111,11 @@ func showKeys(keys []string) string {
 	return strings.Join(parts, " ")
 }
 
+// maxRecordedSeconds bounds a time a recording gives (a wait, an
+// event's time): a week, past any agent's time limit; more overflowed a
+// duration.
+const maxRecordedSeconds = 7 * 24 * 3600
+
 // CapThink is rec with every gap between actions (think time) that is
 // longer than the agent's own time limit (task's agent timeout, as the
 // recording's harness gave it) cut to that limit, and a note saying
@@ -118,7 +123,7 @@ func showKeys(keys []string) string {
 // actions and go on, so such a gap is a recording's clock, not its
 // agent (two steps 100 years apart timed out at every ratio). The gap
 // as recorded is cut; --think-time scales what is left.
-func CapThink(rec Recording, task model.Task) Recording {
+func CapThink(rec Recording, task model.Task, think ThinkTime) Recording {
 	limit := task.AgentTimeout
 	if limit <= 0 {
 		limit = model.DefaultAgentTimeout
@@ -137,7 +142,7 @@ func CapThink(rec Recording, task model.Task) Recording {
 		rec.Actions[i].Think = limit
 	}
 	if len(cut) == 0 {
-		return rec
+		return thinkPastLimit(rec, limit, think)
 	}
 	n := len(cut)
 	if n > 5 {
@@ -146,6 +151,25 @@ func CapThink(rec Recording, task model.Task) Recording {
 	rec.ThinkCapped = fmt.Sprintf("%s (after action %s) longer than the agent's time limit (%s; the longest %s) cut to it",
 		model.Quantity(n, "recorded think-time gap"), strings.Join(cut, ", "), limit, longest.Round(time.Second))
 	rec.Notes = append(slices.Clone(rec.Notes), rec.ThinkCapped)
+	return thinkPastLimit(rec, limit, think)
+}
+
+// thinkPastLimit notes (in ThinkCapped, which the record and the report
+// carry) a recording whose think time, as --think-time scales it, is
+// longer in all than the agent's time limit: every replay of it times
+// out, and the report blamed its actions' non-determinism for what the
+// factor given did (the twenty-ninth attacker's 4).
+func thinkPastLimit(rec Recording, limit time.Duration, think ThinkTime) Recording {
+	var total time.Duration
+	for _, act := range rec.Actions {
+		total += time.Duration(float64(act.Think) * float64(think))
+	}
+	if total <= limit {
+		return rec
+	}
+	note := fmt.Sprintf("its think time with --think-time %s is %s in all, longer than the agent's time limit (%s): every replay times out", think, total.Round(time.Second), limit)
+	rec.ThinkCapped = strings.TrimPrefix(rec.ThinkCapped+"; "+note, "; ")
+	rec.Notes = append(slices.Clone(rec.Notes), note)
 	return rec
 }
 

@@ -92,6 +92,11 @@ func parseATIF(data []byte, where string) (rec Recording, err error) {
 				a.Keys = []string{keys}
 				a.Wait = terminusDefaultWait
 				if d, ok := args["duration"].(float64); ok && d >= 0 {
+					if d > maxRecordedSeconds {
+						// 1e308 overflowed to a negative wait (the
+						// twenty-ninth attacker's 4).
+						return rec, fmt.Errorf("%s: step %d: %s call %d waits %g s, past any agent's time (at most %d s)", where, s.StepID, c.Function, ci+1, d, maxRecordedSeconds)
+					}
 					a.Wait = time.Duration(d * float64(time.Second))
 				}
 			case shell:

@@ -255,6 +255,8 @@ func TestATIFThatCannotReplay(t *testing.T) {
 		{"no actions", `{"schema_version": "ATIF-v1.5", "steps": [{"step_id": 1, "source": "user", "message": "x"}]}`, "no shell actions"},
 		{"both", `{"schema_version": "ATIF-v1.5", "steps": [{"step_id": 1, "source": "agent", "tool_calls": [{"function_name": "bash_command", "arguments": {"keystrokes": "ls\n"}}, {"function_name": "Bash", "arguments": {"command": "ls"}}]}]}`, "both typed keys and ran shell commands"},
 		{"empty command", `{"schema_version": "ATIF-v1.5", "steps": [{"step_id": 3, "source": "agent", "tool_calls": [{"function_name": "Bash", "arguments": {}}]}]}`, `step 3: Bash call 1 has no "command"`},
+		// 1e308 s overflowed to a negative wait (the twenty-ninth attacker's 4).
+		{"a wait past any agent's time", `{"schema_version": "ATIF-v1.5", "steps": [{"step_id": 2, "source": "agent", "tool_calls": [{"function_name": "bash_command", "arguments": {"keystrokes": "ls\n", "duration": 1e308}}]}]}`, "step 2: bash_command call 1 waits 1e+308 s, past any agent's time"},
 	} {
 		if _, err := parseATIF([]byte(c.doc), "t.json"); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.err)
@@ -267,6 +269,7 @@ func TestCastErrorsNameTheLine(t *testing.T) {
 		{`{"version": 1}`, "agent.cast:1: not an asciinema v2 header"},
 		{"{\"version\": 2}\n[1.0, \"o\"]\n", "agent.cast:2: not an event"},
 		{"{\"version\": 2}\n[-1, \"o\", \"x\"]\n", "agent.cast:2: not an event"},
+		{"{\"version\": 2}\n[1e308, \"o\", \"x\"]\n", "agent.cast:2: not an event"},
 	} {
 		if _, err := parseCast([]byte(c.doc), "agent.cast"); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%q: %v, want %q", c.doc, err, c.err)
@@ -377,5 +380,21 @@ func TestTestsRunInTheAgentsPaneAreNotTheAgents(t *testing.T) {
 	a, err := commandsActions([]byte("['asciinema rec --stdin /logs/agent.cast', 'Enter']\n['clear', 'Enter']\n['ls', 'Enter']\n['bash ', '/tests/run-tests.sh', 'Enter']\n['C-d']\n"), "commands.txt")
 	if err != nil || len(a) != 1 || a[0].Keys[0] != "ls" {
 		t.Errorf("commands.txt actions %+v %v, want ls alone", a, err)
+	}
+}
+
+// A think time that --think-time scales past the agent's time limit is
+// said, in the note the record and the report carry: every replay times
+// out, and the report blamed the actions' non-determinism (the
+// twenty-ninth attacker's 4).
+func TestThinkTimePastTheLimitIsSaid(t *testing.T) {
+	rec := Recording{Actions: []Action{{Command: "a", Think: 1500 * time.Millisecond}, {Command: "b"}}}
+	task := model.Task{AgentTimeout: 2 * time.Minute}
+	if got := CapThink(rec, task, 1); got.ThinkCapped != "" {
+		t.Errorf("as recorded: %q", got.ThinkCapped)
+	}
+	got := CapThink(rec, task, 100)
+	if want := "its think time with --think-time ×100 is 2m30s in all, longer than the agent's time limit (2m0s): every replay times out"; got.ThinkCapped != want || !slices.Contains(got.Notes, want) {
+		t.Errorf("×100: %q, notes %q; want %q", got.ThinkCapped, got.Notes, want)
 	}
 }

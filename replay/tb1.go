@@ -65,7 +65,7 @@ func parseCast(data []byte, where string) ([]castEvent, error) {
 		}
 		var at float64
 		var e castEvent
-		if json.Unmarshal(raw[0], &at) != nil || json.Unmarshal(raw[1], &e.Kind) != nil || json.Unmarshal(raw[2], &e.Data) != nil || at < 0 {
+		if json.Unmarshal(raw[0], &at) != nil || json.Unmarshal(raw[1], &e.Kind) != nil || json.Unmarshal(raw[2], &e.Data) != nil || at < 0 || at > maxRecordedSeconds {
 			return nil, fmt.Errorf("%s:%d: not an event [seconds, \"i\"|\"o\", text]", where, line)
 		}
 		e.At = time.Duration(at * float64(time.Second))

@@ -83,6 +83,7 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 			continue
 		}
 		n, own := 0, 0
+		past := ""
 		for _, t := range cells[name][widest.String()] {
 			if t.Outcome.Counted() {
 				n++
@@ -90,6 +91,15 @@ func (r *Report) writeReplay(w io.Writer, md bool) error {
 					own++
 				}
 			}
+			if t.Replay != nil && strings.Contains(t.Replay.ThinkCapped, "every replay times out") {
+				past = t.Replay.ThinkCapped
+			}
+		}
+		if own > 0 && past != "" {
+			// The think time given, not the actions (the twenty-ninth
+			// attacker's 4).
+			unreplayable = append(unreplayable, fmt.Sprintf("%s: %d of %d replays failed uncapped too: %s; not its actions' doing, nor the machine's", name, own, n, past))
+			continue
 		}
 		if own > 0 {
 			// Or the task is not the one recorded: a changed verifier

@@ -696,3 +696,23 @@ func TestTypoRowIsMarkedAndSaid(t *testing.T) {
 		}
 	}
 }
+
+// A recorded pass whose think time, as --think-time scaled it, ran past
+// the agent's limit times out uncapped too: the think time given, not
+// its actions' non-determinism (the twenty-ninth attacker's 4).
+func TestReplayTimedOutByItsThinkTimeIsSaidSo(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}
+	ratios := []model.Ratio{model.Uncapped}
+	m := &store.Manifest{ID: "20261207-090000-rep2", Created: t0, Status: "finished", Seed: 7, Repeats: 1, Ratios: ratios}
+	m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: "slow__A", Source: "x", Image: "img", Resources: spec, Agents: []model.Agent{{Name: "replay"}}}, ratios, 2))
+	past := "its think time with --think-time ×100 is 2m30s in all, longer than the agent's time limit (2m0s): every replay times out"
+	trials := []model.TrialResult{{Trial: model.Trial{ID: "t1", Task: "slow__A", Agent: "replay", Ratio: ratios[0], Repeat: 1, Policy: model.NewPolicy(spec, ratios[0], 2)},
+		Outcome: model.Timeout, Cause: model.CauseAgentTimeout, Start: t0, End: t0.Add(time.Second), Replay: &model.ReplayRecord{Source: "harbor job/slow__A", Actions: 2, Ran: 1, RecordedOutcome: "passed", ThinkCapped: past}}}
+	var b bytes.Buffer
+	if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "slow__A: 1 of 1 replays failed uncapped too: " + past + "; not its actions' doing"; !strings.Contains(b.String(), want) || strings.Contains(b.String(), "with nothing limiting them: its actions") {
+		t.Errorf("report lacks %q, or blames the actions:\n%s", want, b.String())
+	}
+}
