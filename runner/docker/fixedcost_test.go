@@ -50,7 +50,7 @@ func copies(t *testing.T, run func() []event.Event) int {
 	msgs, errs := testCli.Events(ctx, events.ListOptions{Since: time.Now().Add(-time.Second).Format(time.RFC3339Nano),
 		Filters: filters.NewArgs(filters.Arg("type", "container"), filters.Arg("label", runner.LabelExperiment+"="+testExperimentPrefix))})
 	var mu sync.Mutex
-	n := 0
+	n := map[string]int{} // by container: the stream starts a second back, where an earlier test's copies may be
 	gone := map[string]bool{}
 	destroyed := make(chan struct{}, 1)
 	done := make(chan struct{})
@@ -62,7 +62,7 @@ func copies(t *testing.T, run func() []event.Event) int {
 				mu.Lock()
 				switch m.Action {
 				case events.ActionExtractToDir, events.ActionArchivePath:
-					n++
+					n[m.Actor.ID]++
 				case events.ActionDestroy:
 					gone[m.Actor.ID] = true
 					select {
@@ -100,7 +100,11 @@ func copies(t *testing.T, run func() []event.Event) int {
 	<-done
 	mu.Lock()
 	defer mu.Unlock()
-	return n
+	total := 0
+	for _, id := range started {
+		total += n[id]
+	}
+	return total
 }
 
 // With the step driver mounted, a task directory's files go in and its
