@@ -292,6 +292,10 @@ type ArtifactCopier interface {
 type CopyBudget struct {
 	Bytes   int64 // file bytes, as the files say their size
 	Entries int   // files, directories and links
+	// Links are the symbolic links a copy left out, by their path in
+	// the sandbox (a link could point anywhere on whichever side reads
+	// it): said on the trial, since its harness's copy keeps them.
+	Links []string
 }
 
 // NewCopyBudget is a trial's whole budget: MaxArtifactBytes and

@@ -125,6 +125,10 @@ func (t *trialRun) runSeparate(ctx context.Context, sb Sandbox, env []string, cl
 			return out, fmt.Errorf("collecting %s: %w", p, err)
 		}
 	}
+	if n := len(budget.Links); n > 0 {
+		shown := budget.Links[:min(n, 5)]
+		t.notes = append(t.notes, fmt.Sprintf("%s in the artifacts not carried to the verifier (%s): a link could point anywhere on the side that reads it; Harbor's copy keeps links", model.Quantity(n, "symbolic link"), strings.Join(shown, ", ")))
+	}
 	spent := time.Since(copyStart)
 	// The agent's container has no further use (Harbor stops it here).
 	_ = sb.Kill(context.WithoutCancel(ctx))

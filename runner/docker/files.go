@@ -274,8 +274,12 @@ func (s *sandbox) readlink(ctx context.Context, p string) (string, bool, error) 
 
 // CopyOut copies the file or directory at p in the container into
 // hostDir under the same path (p /logs/artifacts lands at
-// hostDir/logs/artifacts). Only regular files and directories are
-// taken: a link could point anywhere on whichever side reads it.
+// hostDir/logs/artifacts). Regular files and directories are taken, a
+// hard link as its file again (an earlier entry of the same copy); a
+// symbolic link is left out — it could point anywhere on whichever side
+// reads it — and named in budget.Links. Both were dropped silently, and
+// a verifier that checked a hard-linked file failed where Harbor's copy
+// keeps it (the twenty-ninth attacker's 2).
 func (s *sandbox) CopyOut(ctx context.Context, p, hostDir string, budget *runner.CopyBudget) error {
 	p = path.Clean("/" + p)
 	rc, _, err := s.b.cli.CopyFromContainer(ctx, s.id, p)
@@ -330,8 +334,56 @@ func (s *sandbox) CopyOut(ctx context.Context, p, hostDir string, budget *runner
 			if err != nil {
 				return err
 			}
+		case tar.TypeLink:
+			// Its target is an earlier entry of this copy: a file
+			// written under parent, read back without following links.
+			target := path.Clean(hdr.Linkname)
+			if path.IsAbs(target) || target == ".." || strings.HasPrefix(target, "../") {
+				return fmt.Errorf("copying %s out of the container: hard link %q leaves its directory", p, hdr.Linkname)
+			}
+			src := filepath.Join(parent, filepath.FromSlash(target))
+			if st, err := os.Lstat(src); err == nil {
+				// A copy again: it counts as the file did.
+				if budget.Bytes -= st.Size(); budget.Bytes < 0 {
+					return fmt.Errorf("copying %s out of the container: more than 1 GiB in all its artifacts: %w", p, runner.ErrTaskOversized)
+				}
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := copyLinked(src, dst); err != nil {
+				return fmt.Errorf("copying %s out of the container: hard link %s: %w", p, hdr.Name, err)
+			}
+		case tar.TypeSymlink:
+			budget.Links = append(budget.Links, path.Join(path.Dir(p), name))
 		}
 	}
+}
+
+// copyLinked writes dst as a copy of src, a regular file this copy wrote
+// (neither is followed if it is a link).
+func copyLinked(src, dst string) error {
+	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", src)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, st.Mode().Perm()|0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 var _ runner.ArtifactCopier = (*sandbox)(nil)

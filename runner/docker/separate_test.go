@@ -230,3 +230,22 @@ func TestSeparateArtifactsTheHostCannotWriteAreNotTheEngines(t *testing.T) {
 		t.Errorf("%s · %s (%s); want an infra error of headroom's own, not graded, not the engine's", r.Outcome, r.Cause, r.Reason)
 	}
 }
+
+// The artifacts' hard links reach the separate verifier as their files,
+// and a symbolic link left out is said: both were dropped silently, and
+// a verifier checking the hard-linked file failed where Harbor's copy
+// keeps it (the twenty-ninth attacker's 2).
+func TestSeparateArtifactsKeepHardLinksAndSayLinks(t *testing.T) {
+	needEngine(t)
+	needDebian(t)
+	links := model.Agent{Name: "links", Steps: []model.Step{{Name: "links", Argv: []string{"bash", "-c",
+		`mkdir -p /logs/artifacts && cd /logs/artifacts && echo patch > a.txt && ln a.txt b.txt && ln -s a.txt c.txt`}}}}
+	task := loadSeparate(t, "collect-separate", links)
+	task.Agents = []model.Agent{links}
+	task.Verifier = model.Step{Name: "check", Argv: []string{"bash", "-c", "mkdir -p /logs/verifier; if grep -qx patch /logs/artifacts/b.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt"}}
+	results, _ := sweep(t, newBackend(t, Options{}), []model.Task{task}, []model.Ratio{{K: 1}}, 1, context.Background(), nil)
+	r := results[0]
+	if r.Outcome != model.Passed || !strings.Contains(r.Reason, "1 symbolic link in the artifacts not carried to the verifier (/logs/artifacts/c.txt)") {
+		t.Errorf("%s (%s); want passed, the hard link's file carried and the symbolic link said", r.Outcome, r.Reason)
+	}
+}
