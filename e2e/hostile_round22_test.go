@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,4 +165,159 @@ func TestHostileR22ValidateABuiltinsNameAndReportOutAFile(t *testing.T) {
 	}
 	letoutRow(t, "a task file naming itself builtin/swe-edit: `tasks validate`; `report --out` a regular file",
 		fmt.Sprintf("validate exit %d, refused as run refuses it; report exit %d naming --out (%s)", val.code, rep.code, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
+
+// The twenty-ninth attacker's 1 and 2 (medium-high, medium), and the
+// second new user's (high): a Harbor task whose verifier runs in its own
+// container (`environment_mode = "separate"`). An agent leaving a path
+// too long for this host under /logs/artifacts was "the engine went
+// away", counted from outside (3 of 3); its hard links and symbolic
+// links were dropped silently, and a verifier checking the hard-linked
+// file failed where Harbor's copy keeps it (2 of 2). Now: headroom's own
+// infra error, not graded; the hard link's file carried, the symbolic
+// link said.
+func TestHostileR22SeparateVerifiersArtifacts(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	toml := func(name string) string {
+		return fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[verifier]\nenvironment_mode = \"separate\"\ntimeout_sec = 120.0\n[verifier.environment]\ncpus = 1\nmemory_mb = 192\n[agent]\ntimeout_sec = 120.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = false\n", name)
+	}
+	check := "#!/bin/bash\nmkdir -p /logs/verifier\nif grep -qx patch /logs/artifacts/b.txt; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n"
+	for name, solve := range map[string]string{
+		"deep":  "#!/bin/bash\nmkdir -p /logs/artifacts && cd /logs/artifacts && n=$(printf 'a%.0s' $(seq 1 250)) && for i in $(seq 1 20); do mkdir $n && cd $n; done && echo hi > f\n",
+		"links": "#!/bin/bash\nmkdir -p /logs/artifacts && cd /logs/artifacts && echo patch > a.txt && ln a.txt b.txt && ln -s a.txt c.txt\n",
+	} {
+		harborTask(t, tasks, name, "hostile-r22/artifacts-"+name, map[string]string{
+			"task.toml":         toml("hostile-r22/artifacts-" + name),
+			"solution/solve.sh": solve,
+			"tests/test.sh":     check,
+			"tests/Dockerfile":  "FROM headroom-debian:bookworm\nLABEL headroom.test.row=hostile-r22-artifacts\nCOPY test.sh /tests/test.sh\n",
+		})
+	}
+	t.Cleanup(func() { removeTaskImages(t, "hostile-r22/artifacts-") })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--ratios", "1x", "--repeats", "1", "--out", out)
+	_, recs, leaked := records(t, out)
+	forged := 0
+	said := map[string]string{}
+	for _, r := range recs {
+		said[fmt.Sprint(r["task"])] = fmt.Sprintf("%v · %v (%v)", r["outcome"], r["cause"], r["reason"])
+	}
+	deep, links := said["hostile-r22/artifacts-deep"], said["hostile-r22/artifacts-links"]
+	if !strings.HasPrefix(deep, "infra-error · <nil> (not graded: collecting /logs/artifacts") {
+		forged++
+		t.Errorf("deep: %s; want an infra error of headroom's own, not graded", deep)
+	}
+	if !strings.HasPrefix(links, "passed") || !strings.Contains(links, "1 symbolic link in the artifacts not carried to the verifier (/logs/artifacts/c.txt)") {
+		forged++
+		t.Errorf("links: %s; want passed, the symbolic link said", links)
+	}
+	letoutRow(t, "Harbor task with a separate verifier whose agent leaves a 20-level path of 250-character names, or a hard and a symbolic link, under /logs/artifacts",
+		fmt.Sprintf("run exit %d: deep %s; links %s (%s)", run.code, clipRow(deep), clipRow(links), time.Since(start).Round(time.Second)), 0, leaked, forged)
+}
+
+// clipRow keeps a row's cell short.
+func clipRow(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// The second new user's (high): under --trace=false a silent script's
+// step was opened at its end, its window the last microseconds, its peak
+// and CPU none of its work (a 4 s solve recorded as 5 µs at 5.6 MiB
+// beside an 88 MiB trial). The step is the whole script now.
+func TestHostileR22UntracedStepIsTheWholeScript(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	name := "hostile-r22/untraced"
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	harborTask(t, tasks, "untraced", name, map[string]string{
+		"solution/solve.sh": "#!/bin/bash\nsleep 1; python3 -c 'x = bytearray(60 << 20); import time; time.sleep(0.5)'\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--ratios", "uncapped", "--repeats", "1", "--trace=false", "--out", out)
+	_, recs, leaked := records(t, out)
+	forged, got := 0, ""
+	if len(recs) == 1 {
+		steps, _ := recs[0]["steps"].([]any)
+		for _, s := range steps {
+			st, _ := s.(map[string]any)
+			if st["name"] == "solve" {
+				from, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(st["start"]))
+				to, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(st["end"]))
+				peak, _ := st["peak_working_set_bytes"].(float64)
+				got = fmt.Sprintf("%s, peak %.0f MiB", to.Sub(from).Round(10*time.Millisecond), peak/(1<<20))
+				if to.Sub(from) < 1400*time.Millisecond || peak < 60<<20 {
+					forged++
+				}
+			}
+		}
+	}
+	if run.code != 0 || got == "" || forged > 0 {
+		forged = max(forged, 1)
+		t.Errorf("run exit %d; solve step %q; want its whole 1.5 s and its 60 MiB\n%s", run.code, got, run.stderr)
+	}
+	letoutRow(t, "Harbor task whose solve.sh sleeps 1 s, then holds 60 MiB for 0.5 s, silently, run `--trace=false`",
+		fmt.Sprintf("run exit %d: step solve %s (%s)", run.code, got, time.Since(start).Round(time.Second)), 0, leaked, forged)
+}
+
+// The twenty-ninth attacker's 3 (medium): a --floor above the host's
+// memory held every trial, and a headless run said nothing until
+// interrupted (3 of 3). Refused now, before any trial.
+func TestHostileR22FloorNoHostMeets(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	out := filepath.Join(t.TempDir(), "out")
+	cmd := exec.Command(bin, "run", "--tasks", "builtin/swe-edit", "--ratios", "1x", "--repeats", "1", "--floor", "1000T", "--out", out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	forged, code := 0, 0
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Signal(os.Interrupt)
+		<-done
+		code = -1
+	}
+	if code != 2 || !strings.Contains(stderr.String(), "is at least this host's whole memory") {
+		forged++
+		t.Errorf("exit %d (-1: still waiting after 60 s); want 2 and the floor refused\n%s", code, stderr.String())
+	}
+	letoutRow(t, "`run --floor 1000T` (above the host's memory), headless",
+		fmt.Sprintf("exit %d, refused before any trial (%s)", code, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
+
+// The twenty-ninth attacker's 4 (low-medium): `replay --think-time ×100`
+// made a recording's think time longer than the agent's limit, every
+// replay timed out, and the report blamed its actions' non-determinism;
+// `--list` warned of nothing. Said now where the recording is listed.
+func TestHostileR22ReplayThinkTimePastTheLimit(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	job := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(job, os.DirFS("../replay/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	list := runBin(t, bin, nil, "replay", filepath.Join(job, "harbor-job"), "--think-time", "×100", "--list")
+	forged := 0
+	if list.code != 0 || !strings.Contains(list.stdout, "heavy-install__Ab3dE") || !strings.Contains(list.stdout, "every replay times out") {
+		forged++
+		t.Errorf("--list: exit %d\n%s%s", list.code, list.stdout, list.stderr)
+	}
+	letoutRow(t, "`replay --think-time ×100 --list` of a recording whose scaled think time passes the agent's limit",
+		fmt.Sprintf("exit %d, the recording's line says every replay times out (%s)", list.code, time.Since(start).Round(time.Second)), 0, 0, forged)
 }
