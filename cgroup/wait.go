@@ -17,6 +17,10 @@ var ProcRoot = "/proc"
 // runnable and not running); v1 has no such file, so each thread's
 // run-queue delay (/proc/<tid>/schedstat) is read as it lives and summed
 // over the threads seen: a thread's wait after its last reading is missed.
+// At most ThreadsPerRead threads are read a sample, in turn from where the
+// last sample stopped (a thread's delay only grows, so a later reading
+// misses nothing of it): 5,000 idle threads read every second had cost
+// headroom 2.6 s of CPU in 26 s.
 type WaitTracker struct {
 	seen map[int]int64 // v1: each thread's run delay, ns, as last read
 	// Skip, on v1, is a process (a host pid) whose threads are not the
@@ -27,7 +31,11 @@ type WaitTracker struct {
 	// poller registration and fstat were a tenth of the console's CPU at
 	// 32 live trials).
 	list, buf []byte
+	next      int // v1: where in the tasks list the next sample starts
 }
+
+// ThreadsPerRead bounds the schedstat files one v1 sample reads.
+const ThreadsPerRead = 256
 
 // Read returns the container's total CPU wait so far, in nanoseconds, and
 // whether it could be read at all.
@@ -57,7 +65,13 @@ func (w *WaitTracker) Read(r *Reader) (int64, bool) {
 			}
 		}
 	}
-	for _, f := range bytes.Fields(b) {
+	fields := bytes.Fields(b)
+	if w.next >= len(fields) {
+		w.next = 0
+	}
+	n := min(len(fields), ThreadsPerRead)
+	for i := range n {
+		f := fields[(w.next+i)%len(fields)]
 		tid, err := strconv.Atoi(string(f))
 		if err != nil || skip[tid] {
 			continue
@@ -65,6 +79,9 @@ func (w *WaitTracker) Read(r *Reader) (int64, bool) {
 		if d, ok := runDelay(tid, &w.buf); ok && d > w.seen[tid] {
 			w.seen[tid] = d
 		}
+	}
+	if len(fields) > 0 {
+		w.next = (w.next + n) % len(fields)
 	}
 	return w.sum(), true
 }

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -66,5 +67,42 @@ func TestWaitTrackerSkipsTheDriver(t *testing.T) {
 	w := WaitTracker{Skip: 20}
 	if n, ok := w.Read(&Reader{version: 1, memDir: dir}); !ok || n != 100e6 {
 		t.Errorf("read %d %v, want the task's thread 30 alone (0.1 s)", n, ok)
+	}
+}
+
+// Thousands of threads are read ThreadsPerRead a sample, in turn, so a
+// sample's cost is bounded and every thread's wait is still counted
+// within a few samples.
+func TestWaitTrackerReadsABoundedNumberOfThreadsInTurn(t *testing.T) {
+	dir, proc := t.TempDir(), t.TempDir()
+	old := ProcRoot
+	ProcRoot = proc
+	t.Cleanup(func() { ProcRoot = old })
+	const threads = 1000
+	var list []byte
+	for tid := 100; tid < 100+threads; tid++ {
+		list = append(list, []byte(strconv.Itoa(tid)+"\n")...)
+		p := filepath.Join(proc, strconv.Itoa(tid), "schedstat")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("1 1000 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tasks"), list, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reader{version: 1, memDir: dir}
+	var w WaitTracker
+	if n, _ := w.Read(r); n != ThreadsPerRead*1000 {
+		t.Fatalf("first sample read %d threads' waits, want %d", n/1000, ThreadsPerRead)
+	}
+	samples := 1
+	for ; samples < 10; samples++ {
+		if n, _ := w.Read(r); n == threads*1000 {
+			break
+		}
+	}
+	if want := (threads + ThreadsPerRead - 1) / ThreadsPerRead; samples+1 != want {
+		t.Errorf("every thread counted after %d samples, want %d", samples+1, want)
 	}
 }
