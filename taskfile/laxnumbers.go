@@ -90,19 +90,33 @@ func laxNumbers(path string, data []byte) ([]byte, []string) {
 // yamlNumber is a task.yaml number that terminal-bench's pydantic model
 // takes written as a string too (`max_agent_timeout_sec: "60"`): quoted
 // and line say where it was one.
+// A plain `1:30` is PyYAML's base-60 number (how says so), and a plain
+// `0o74` is refused: text to PyYAML, which the model refuses (pyyaml.go).
 type yamlNumber struct {
 	v      float64
 	quoted string
+	how    string
 	line   int
 }
 
 func (n *yamlNumber) UnmarshalYAML(node *yaml.Node) error {
+	if plainScalar(node) {
+		if v, ok := sexagesimal(node.Value); ok {
+			n.v, n.line = v, node.Line
+			n.how = fmt.Sprintf("%s: a number in base 60 (YAML 1.1), read as %g", node.Value, v)
+			return nil
+		}
+		if yaml12Octal.MatchString(node.Value) {
+			return &yamlRefused{node.Line, fmt.Sprintf("%s is the text %q to terminal-bench's YAML reader (PyYAML reads YAML 1.1, where octal is written 074), and its model refuses that as a number: write the seconds in decimal", node.Value, node.Value)}
+		}
+	}
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!str" && laxFloat.MatchString(node.Value) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(node.Value), 64)
 		if err != nil {
 			return err
 		}
 		n.v, n.quoted, n.line = v, strconv.Quote(node.Value), node.Line
+		n.how = fmt.Sprintf("%s: a number written as a string, read as %g", n.quoted, v)
 		return nil
 	}
 	return node.Decode(&n.v)

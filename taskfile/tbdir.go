@@ -400,12 +400,27 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return Loaded{}, yamlWrongType(file, data, err)
+	}
+	warnings := pyYAMLDedupe(file, &root)
 	var y tbOldTask
-	if err := yaml.Unmarshal(data, &y); err != nil {
+	if err := root.Decode(&y); err != nil {
+		var refused *yamlRefused
+		if errors.As(err, &refused) {
+			key := ""
+			if lines := strings.Split(string(data), "\n"); refused.line >= 1 && refused.line <= len(lines) {
+				if k := yamlKeyAt.FindStringSubmatch(lines[refused.line-1]); k != nil {
+					key = k[1] + ": "
+				}
+			}
+			return Loaded{}, fmt.Errorf("%s:%d: %s%s", file, refused.line, key, refused.why)
+		}
 		return Loaded{}, yamlWrongType(file, data, err)
 	}
 	var all map[string]any
-	_ = yaml.Unmarshal(data, &all)
+	_ = root.Decode(&all)
 	var ignored []string
 	for k := range all {
 		if !tbOldKeys[k] {
@@ -516,13 +531,12 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", file, err)
 	}
-	var warnings []string
 	for _, n := range []struct {
 		key string
 		v   *yamlNumber
 	}{{"max_agent_timeout_sec", y.MaxAgentTimeoutSec}, {"max_test_timeout_sec", y.MaxTestTimeoutSec}} {
-		if n.v != nil && n.v.quoted != "" {
-			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: %s: a number written as a string, read as %g, as terminal-bench's model reads it", file, n.v.line, n.key, n.v.quoted, n.v.v))
+		if n.v != nil && n.v.how != "" {
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %s: %s, as terminal-bench reads it", file, n.v.line, n.key, n.v.how))
 		}
 	}
 	return Loaded{Task: t, Ignored: ignored, Warnings: warnings}.noticeTypos(tbOldKeys, data), nil
