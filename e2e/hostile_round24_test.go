@@ -3,9 +3,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -48,4 +50,70 @@ func TestHostileR24TaskYAMLAsPyYAMLReadsIt(t *testing.T) {
 	}
 	letoutRow(t, "task.yaml with `max_agent_timeout_sec` given twice, as `1:30` and as `0o74`: `tasks validate`",
 		fmt.Sprintf("validate exit %d, %d of 3 read as PyYAML reads them (%s)", val.code, agreed, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
+
+// The thirtieth attacker's leftover: names from a recorded run are not a
+// task file's, so not refused at load. A Harbor job whose trials name
+// task "x" with agent "a · b" and task "x · a" with agent "b" printed
+// two report rows "x · a · b", one passed, one OOM-killed. The tables
+// now escape the dot inside a name (\u00b7). Forged: each report format
+// printing two rows with one label.
+func TestHostileR24ImportedNamesWithTheRowSeparator(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	job := filepath.Join(t.TempDir(), "job")
+	if err := os.CopyFS(job, os.DirFS("../importer/testdata/harbor/tb2-docker-1x")); err != nil {
+		t.Fatal(err)
+	}
+	results, _ := filepath.Glob(filepath.Join(job, "*", "result.json"))
+	sort.Strings(results)
+	for i, names := range [][2]string{{"x", "a · b"}, {"x · a", "b"}} {
+		data, err := os.ReadFile(results[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		r["task_name"] = names[0]
+		info := r["agent_info"].(map[string]any)
+		info["name"] = names[1]
+		delete(info, "model_info")
+		r["config"].(map[string]any)["agent"].(map[string]any)["model_name"] = nil
+		if data, err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+		writeFiles(t, filepath.Dir(results[i]), map[string]string{"result.json": string(data)})
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	imp := runBin(t, bin, nil, "import", "harbor", job, "--out", out)
+	if imp.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", imp.code, imp.stdout, imp.stderr)
+	}
+	ents, _ := os.ReadDir(out)
+	if len(ents) != 1 {
+		t.Fatalf("%d experiments imported", len(ents))
+	}
+	forged := 0
+	var said []string
+	for _, format := range []string{"table", "markdown"} {
+		rep := runBin(t, bin, nil, "report", "--out", out, ents[0].Name(), "--format", format)
+		labels := map[string]int{}
+		for _, line := range strings.Split(rep.stdout, "\n") {
+			l := strings.TrimSpace(strings.TrimPrefix(line, "|"))
+			if strings.HasPrefix(l, "x ") {
+				labels[strings.TrimSpace(strings.SplitN(strings.SplitN(l, "|", 2)[0], "  ", 2)[0])]++
+			}
+		}
+		for label, n := range labels {
+			if n > 1 {
+				forged++
+				t.Errorf("%s report: %d rows read %q\n%s", format, n, label, rep.stdout)
+			}
+		}
+		said = append(said, fmt.Sprintf("%s: %d labels", format, len(labels)))
+	}
+	letoutRow(t, "Harbor job whose trials name task `x` with agent `a · b` and task `x · a` with agent `b`: `import harbor`, `report`",
+		fmt.Sprintf("%s (%s)", strings.Join(said, ", "), time.Since(start).Round(time.Second)), 0, 0, forged)
 }

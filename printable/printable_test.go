@@ -256,6 +256,7 @@ func TestColumnEscapesWhatIsNotOneColumn(t *testing.T) {
 		"atk/👍":            `atk/\u1f44d`,
 		"atk/zw\u200b":     `atk/zw\u200b`,
 		"atk\x1b[2J":       `atk\u001b[2J`,
+		"x · a":            `x \u00b7 a`,
 	} {
 		if got := Column(in); got != want {
 			t.Errorf("Column(%q) = %q, want %q", in, got, want)

@@ -53,7 +53,7 @@ func validateTask(t *model.Task) error {
 
 // rowSeparator is the character between a row's task and agent in every
 // table headroom prints ("task · agent").
-const rowSeparator = '\u00b7'
+const rowSeparator = printable.RowSeparator
 
 // noRowSeparator refuses a task or agent name holding the middle dot the
 // tables put between a row's task and agent: task "att30/x" with agent

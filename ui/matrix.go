@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"github.com/headroom-eval/headroom/printable"
 	"maps"
 	"slices"
 	"strings"
@@ -619,7 +620,7 @@ func percent(a, b int) string {
 }
 
 func shortName(r model.RowKey) string {
-	return strings.TrimPrefix(r.Task, "builtin/") + " · " + r.Agent
+	return printable.RowPart(strings.TrimPrefix(r.Task, "builtin/")) + " · " + printable.RowPart(r.Agent)
 }
 
 func (mm *matrixScreen) cellList(c *Common, row model.RowKey, r model.Ratio, w, h int) []string {
