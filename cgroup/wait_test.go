@@ -106,3 +106,30 @@ func TestWaitTrackerReadsABoundedNumberOfThreadsInTurn(t *testing.T) {
 		t.Errorf("every thread counted after %d samples, want %d", samples+1, want)
 	}
 }
+
+// One v1 CPU-wait sample of a container holding 5,000 threads (the
+// thirtieth attacker's task): a sample reads ThreadsPerRead of them.
+func BenchmarkWaitTrackerV1FiveThousandThreads(b *testing.B) {
+	dir, proc := b.TempDir(), b.TempDir()
+	old := ProcRoot
+	ProcRoot = proc
+	b.Cleanup(func() { ProcRoot = old })
+	var list []byte
+	for tid := 100; tid < 5100; tid++ {
+		list = append(list, []byte(strconv.Itoa(tid)+"\n")...)
+		p := filepath.Join(proc, strconv.Itoa(tid), "schedstat")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("1 1000 1\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tasks"), list, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r := &Reader{version: 1, memDir: dir}
+	var w WaitTracker
+	b.ResetTimer()
+	for b.Loop() {
+		w.Read(r)
+	}
+}
