@@ -70,28 +70,34 @@ func TestWaitTrackerSkipsTheDriver(t *testing.T) {
 	}
 }
 
-// Thousands of threads are read ThreadsPerRead a sample, in turn, so a
-// sample's cost is bounded and every thread's wait is still counted
-// within a few samples.
-func TestWaitTrackerReadsABoundedNumberOfThreadsInTurn(t *testing.T) {
-	dir, proc := t.TempDir(), t.TempDir()
+// fakeThreads is a v1 cgroup of n threads (tids from 100) each of
+// which has waited 1 µs, under a /proc of their own.
+func fakeThreads(tb testing.TB, n int) *Reader {
+	dir, proc := tb.TempDir(), tb.TempDir()
 	old := ProcRoot
 	ProcRoot = proc
-	t.Cleanup(func() { ProcRoot = old })
-	const threads = 1000
+	tb.Cleanup(func() { ProcRoot = old })
 	var list []byte
-	for tid := 100; tid < 100+threads; tid++ {
+	for tid := 100; tid < 100+n; tid++ {
 		list = append(list, []byte(strconv.Itoa(tid)+"\n")...)
 		p := filepath.Join(proc, strconv.Itoa(tid), "schedstat")
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte("1 1000 1\n"), 0o644); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "tasks"), list, 0o644); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	r := &Reader{version: 1, memDir: dir}
+	return &Reader{version: 1, memDir: dir}
+}
+
+// Thousands of threads are read ThreadsPerRead a sample, in turn, so a
+// sample's cost is bounded and every thread's wait is still counted
+// within a few samples.
+func TestWaitTrackerReadsABoundedNumberOfThreadsInTurn(t *testing.T) {
+	const threads = 1000
+	r := fakeThreads(t, threads)
 	var w WaitTracker
 	if n, _ := w.Read(r); n != ThreadsPerRead*1000 {
 		t.Fatalf("first sample read %d threads' waits, want %d", n/1000, ThreadsPerRead)
@@ -110,23 +116,7 @@ func TestWaitTrackerReadsABoundedNumberOfThreadsInTurn(t *testing.T) {
 // One v1 CPU-wait sample of a container holding 5,000 threads (the
 // thirtieth attacker's task): a sample reads ThreadsPerRead of them.
 func BenchmarkWaitTrackerV1FiveThousandThreads(b *testing.B) {
-	dir, proc := b.TempDir(), b.TempDir()
-	old := ProcRoot
-	ProcRoot = proc
-	b.Cleanup(func() { ProcRoot = old })
-	var list []byte
-	for tid := 100; tid < 5100; tid++ {
-		list = append(list, []byte(strconv.Itoa(tid)+"\n")...)
-		p := filepath.Join(proc, strconv.Itoa(tid), "schedstat")
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte("1 1000 1\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tasks"), list, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	r := &Reader{version: 1, memDir: dir}
+	r := fakeThreads(b, 5000)
 	var w WaitTracker
 	b.ResetTimer()
 	for b.Loop() {
