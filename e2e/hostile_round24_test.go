@@ -117,3 +117,54 @@ func TestHostileR24ImportedNamesWithTheRowSeparator(t *testing.T) {
 	letoutRow(t, "Harbor job whose trials name task `x` with agent `a · b` and task `x · a` with agent `b`: `import harbor`, `report`",
 		fmt.Sprintf("%s (%s)", strings.Join(said, ", "), time.Since(start).Round(time.Second)), 0, 0, forged)
 }
+
+// The thirty-second attacker's 1 (medium-high): a terminal-bench
+// recording of 150 quick blocking commands (`true; tmux wait -S done`,
+// 50 ms apart, 9 s in all). The replay's terminal counted a blocking
+// command's prompt once it had seen the command run, or after a second:
+// `true` ends before the first look, so each took a second, the replay
+// ran past the task's 2-minute limit at action 113 and the record said
+// the agent's timeout, the report the recording's non-determinism. Now
+// the shell having read every key and waiting for more is the prompt.
+// Forged: the replay not passed.
+func TestHostileR24ReplayOfQuickBlockingCommands(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	dir := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(dir, os.DirFS("../replay/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	trial := filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
+	if err := os.RemoveAll(filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.2-of-2.run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(trial, "commands.txt")); err != nil {
+		t.Fatal(err)
+	}
+	event := func(at float64, kind, text string) string {
+		b, _ := json.Marshal([]any{at, kind, text})
+		return string(b) + "\n"
+	}
+	cast := `{"version": 2, "width": 160, "height": 40, "timestamp": 1754638035, "env": {"SHELL": "/bin/bash", "TERM": "tmux-256color"}}` + "\n" + event(0.01, "o", "root@x:/app# ")
+	at := 0.5
+	for range 150 {
+		cast += event(at, "i", "true; tmux wait -S done\r") + event(at+0.01, "o", "root@x:/app# ")
+		at += 0.05
+	}
+	cast += event(at, "i", "echo installed > /root/installed; tmux wait -S done\r") + event(at+0.05, "o", "root@x:/app# ") + event(at+0.5, "i", "\u0004")
+	writeFiles(t, filepath.Join(trial, "sessions"), map[string]string{"agent.cast": cast})
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "replay", trial, "--tasks-dir", filepath.Join(dir, "tasks"), "--ratios", "uncapped", "--out", out)
+	_, recs, leaked := records(t, out)
+	forged, said := 0, ""
+	if len(recs) == 1 {
+		said = fmt.Sprintf("%v · %v", recs[0]["outcome"], recs[0]["cause"])
+	}
+	if said != "passed · <nil>" {
+		forged++
+		t.Errorf("record: %q; want passed, as the recording's 9 s of commands pass\n%s%s", said, run.stdout, run.stderr)
+	}
+	letoutRow(t, "replay of a terminal-bench recording of 150 quick blocking commands (`true; tmux wait -S done`, 9 s in all) under a 2-minute limit",
+		fmt.Sprintf("exit %d, %s (%s)", run.code, said, time.Since(start).Round(time.Second)), 0, leaked, forged)
+}

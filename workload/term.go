@@ -242,6 +242,50 @@ func (p *pane) running() string {
 	return strings.TrimSpace(string(comm))
 }
 
+// shellRead is how many bytes process pid has read (rchar of its
+// /proc io), -1 where that cannot be read.
+func shellRead(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar:"); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// consumed says the shell has read the n bytes typed since it had read
+// from in all, sleeps, and has no child: it took the line, ran it (a
+// builtin, or a command it has reaped) and waits for more. False where
+// any of it cannot be read (the caller then waits as before): a key the
+// terminal acts on itself (C-c, an erase in a canonical shell) is never
+// read, and a shell asleep with a child may be waiting on it before the
+// child has taken the terminal.
+func (p *pane) consumed(from, n int64) bool {
+	if from < 0 || n <= 0 {
+		return false
+	}
+	if r := shellRead(p.shell); r < from+n {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.shell))
+	if err != nil {
+		return false
+	}
+	// The state follows the command's name in parentheses.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 || i+2 >= len(stat) || stat[i+2] != 'S' {
+		return false
+	}
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p.shell, p.shell))
+	return err == nil && strings.TrimSpace(string(children)) == ""
+}
+
 // termRequest is one action for the server.
 type termRequest struct {
 	Keys      []string      `json:"keys"`
@@ -332,8 +376,11 @@ func (p *pane) serve(conn net.Conn) {
 	enc := json.NewEncoder(conn)
 	off := p.served
 	defer func() { p.served = off }()
+	read0, typed := shellRead(p.shell), int64(0)
 	for _, k := range req.Keys {
-		if _, err := p.master.Write([]byte(TmuxKey(k))); err != nil {
+		n, err := p.master.Write([]byte(TmuxKey(k)))
+		typed += int64(n)
+		if err != nil {
 			break
 		}
 	}
@@ -346,8 +393,12 @@ func (p *pane) serve(conn net.Conn) {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		// A command just typed may not have left the shell yet: its
-		// prompt counts once the command was seen running, or after a
-		// second.
+		// prompt counts once the command was seen running, once the
+		// shell has read every byte typed and waits for more (consumed:
+		// a builtin, or a command quicker than a tick), or after a
+		// second. Without consumed, every quick blocking command took a
+		// second: 150 `true`s replayed ran past a 2-minute limit that
+		// their 9 s recording kept (the thirty-second attacker's 1).
 		sawBusy, from := false, time.Now()
 		for {
 			if !flush() {
@@ -360,7 +411,7 @@ func (p *pane) serve(conn net.Conn) {
 			if idle {
 				prompt = p.running() == ""
 				sawBusy = sawBusy || !prompt
-				prompt = prompt && (sawBusy || time.Since(from) > time.Second)
+				prompt = prompt && (sawBusy || time.Since(from) > time.Second || p.consumed(read0, typed))
 				until = time.Now().Add(time.Hour)
 			}
 			if ended || prompt || (!idle && !time.Now().Before(until)) {
