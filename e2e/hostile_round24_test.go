@@ -168,3 +168,37 @@ func TestHostileR24ReplayOfQuickBlockingCommands(t *testing.T) {
 	letoutRow(t, "replay of a terminal-bench recording of 150 quick blocking commands (`true; tmux wait -S done`, 9 s in all) under a 2-minute limit",
 		fmt.Sprintf("exit %d, %s (%s)", run.code, said, time.Since(start).Round(time.Second)), 0, leaked, forged)
 }
+
+// The thirty-second attacker's 3 (low): replay read a recording's files
+// through links leading anywhere, where import reads none leading out of
+// the run: a commands.txt linked to a host file of `['echo HOSTSECRET',
+// 'Enter']` was listed as "1 replay" and would have been typed into the
+// task's container. Forged: the trial not refused.
+func TestHostileR24ReplayLinkOutOfTheRecording(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	dir := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(dir, os.DirFS("../replay/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	trial := filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
+	host := filepath.Join(t.TempDir(), "commands.txt")
+	writeFiles(t, filepath.Dir(host), map[string]string{"commands.txt": "['echo HOSTSECRET', 'Enter']\n"})
+	if err := os.Remove(filepath.Join(trial, "sessions", "agent.cast")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(trial, "commands.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(host, filepath.Join(trial, "commands.txt")); err != nil {
+		t.Fatal(err)
+	}
+	list := runBin(t, bin, nil, "replay", trial, "--list")
+	forged := 0
+	if !strings.Contains(list.stdout+list.stderr, "commands.txt leads outside") {
+		forged++
+		t.Errorf("--list: exit %d\n%s%s", list.code, list.stdout, list.stderr)
+	}
+	letoutRow(t, "`replay --list` of a terminal-bench trial whose commands.txt is a link to a host file",
+		fmt.Sprintf("exit %d, %s (%s)", list.code, map[bool]string{true: "the trial refused: the file leads outside the run", false: "listed"}[forged == 0], time.Since(start).Round(time.Second)), 0, 0, forged)
+}

@@ -141,7 +141,7 @@ type harborTrialResult struct {
 
 func loadHarborTrial(dir string) (Recording, error) {
 	rec := Recording{Harness: "harbor", Dir: dir, Job: filepath.Dir(dir), Trial: filepath.Base(dir)}
-	data, err := readRecorded(filepath.Join(dir, "result.json"))
+	data, err := readRecorded(rec.Job, filepath.Join(dir, "result.json"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, Refusal{dir, "no result.json: the trial did not finish"}
 	}
@@ -171,7 +171,7 @@ func loadHarborTrial(dir string) (Recording, error) {
 	}
 	rec.Outcome = harborVerdict(r)
 	traj := filepath.Join(dir, "agent", "trajectory.json")
-	tdata, err := readRecorded(traj)
+	tdata, err := readRecorded(rec.Job, traj)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rec, Refusal{dir, err.Error()}
 	}
@@ -226,7 +226,7 @@ type tbTrialResult struct {
 
 func loadTBTrial(dir string) (Recording, error) {
 	rec := Recording{Harness: "terminal-bench", Dir: dir, Job: filepath.Dir(filepath.Dir(dir)), Trial: filepath.Base(dir), Task: filepath.Base(filepath.Dir(dir)), Terminal: true}
-	data, err := readRecorded(filepath.Join(dir, "results.json"))
+	data, err := readRecorded(rec.Job, filepath.Join(dir, "results.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rec, Refusal{dir, err.Error()}
 	}
@@ -255,7 +255,7 @@ func loadTBTrial(dir string) (Recording, error) {
 		ModelName   *string `json:"model_name"`
 		DatasetPath string  `json:"dataset_path"`
 	}
-	data, err = readRecorded(filepath.Join(rec.Job, "run_metadata.json"))
+	data, err = readRecorded(rec.Job, filepath.Join(rec.Job, "run_metadata.json"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rec, Refusal{dir, err.Error()}
 	}
@@ -271,7 +271,7 @@ func loadTBTrial(dir string) (Recording, error) {
 	}
 	cast := filepath.Join(dir, "sessions", "agent.cast")
 	cmds := filepath.Join(dir, "commands.txt")
-	data, rerr := readRecorded(cast)
+	data, rerr := readRecorded(rec.Job, cast)
 	if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 		return rec, Refusal{dir, rerr.Error()}
 	}
@@ -286,7 +286,7 @@ func loadTBTrial(dir string) (Recording, error) {
 		}
 	}
 	if len(rec.Actions) == 0 {
-		data, rerr := readRecorded(cmds)
+		data, rerr := readRecorded(rec.Job, cmds)
 		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			return rec, Refusal{dir, rerr.Error()}
 		}

@@ -21,13 +21,21 @@ const MaxRecordingBytes = 64 << 20
 // and a FIFO hung `headroom replay --list`; now each is refused in one
 // line that names the file. A missing file's error is fs.ErrNotExist, as
 // os.ReadFile's, so an optional file missing is told apart.
-func readRecorded(path string) ([]byte, error) {
-	data, err := confine.ReadFile("", path, MaxRecordingBytes)
+//
+// root is the recording's job or run directory: a file there that is a
+// link leading out of it is not read, as import reads none (a
+// commands.txt linked to a host file had its lines typed into the task's
+// container, the thirty-second attacker's 3).
+func readRecorded(root, path string) ([]byte, error) {
+	data, err := confine.ReadFile(root, path, MaxRecordingBytes)
 	var (
 		nr *confine.NotRegularError
 		tl *confine.TooLargeError
+		oe *confine.OutsideError
 	)
 	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("%s leads outside %s (a link): a harness writes its recordings inside its job's or run's directory; give the recording's own files", path, root)
 	case errors.As(err, &nr):
 		return nil, fmt.Errorf("%s is not a regular file (%s): replay reads only regular files of at most %s; put the harness's own file back", path, confine.Kind(nr.Mode), model.FormatBytes(MaxRecordingBytes))
 	case errors.As(err, &tl):

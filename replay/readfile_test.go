@@ -18,12 +18,27 @@ import (
 func TestLoadRefusesSpecialRecordingFiles(t *testing.T) {
 	kinds := []struct {
 		name string
-		make func(path string) error
+		make func(root, path string) error
 		want string
 	}{
-		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "is not a regular file (a device): replay reads only regular files of at most 64MiB"},
-		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "is not a regular file (a FIFO): replay reads only regular files of at most 64MiB"},
-		{"a file too large", func(p string) error {
+		{"a link to /dev/zero", func(_, p string) error { return os.Symlink("/dev/zero", p) }, "leads outside"},
+		// A link to a host file that parses as a recording: its lines
+		// would be typed into the task's container (the thirty-second
+		// attacker's 3).
+		{"a link to a file outside the recording", func(root, p string) error {
+			host := filepath.Join(root, "outside-"+filepath.Base(p))
+			data, err := os.ReadFile(filepath.Join("testdata", "tb-run", "heavy-install", "heavy-install.2-of-2.run", filepath.Base(p)))
+			if err != nil {
+				data = []byte("{}")
+			}
+			if err := os.WriteFile(host, data, 0o644); err != nil {
+				return err
+			}
+			return os.Symlink(host, p)
+		}, "leads outside"},
+		{"a FIFO", func(_, p string) error { return syscall.Mkfifo(p, 0o644) }, "is not a regular file (a FIFO): replay reads only regular files of at most 64MiB"},
+		{"a FIFO", func(_, p string) error { return syscall.Mkfifo(p, 0o644) }, "is not a regular file (a FIFO): replay reads only regular files of at most 64MiB"},
+		{"a file too large", func(_, p string) error {
 			if err := os.WriteFile(p, nil, 0o644); err != nil {
 				return err
 			}
@@ -60,7 +75,7 @@ func TestLoadRefusesSpecialRecordingFiles(t *testing.T) {
 				if err := os.Remove(path); err != nil {
 					t.Fatal(err)
 				}
-				if err := k.make(path); err != nil {
+				if err := k.make(root, path); err != nil {
 					t.Fatal(err)
 				}
 				type loaded struct {
