@@ -690,7 +690,7 @@ func (fs *fileSpecs) read(t model.Task) (model.Resources, bool) {
 		return c.res, c.ok
 	}
 	c := seenSpec{mod: st.ModTime()}
-	if data, err := os.ReadFile(t.Source); err == nil {
+	if data, err := taskfile.ReadSource(t.Source); err == nil {
 		if l, err := taskfile.ParseSource(t.Source, data); err == nil {
 			// The file says memory and CPU; the pids limit is the
 			// profile's too (none under harbor, 1024 hardened,

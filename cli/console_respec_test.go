@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/taskfile"
@@ -47,5 +49,37 @@ func TestRespecKeepsTheProfilesPidsLimit(t *testing.T) {
 	own := model.Task{Source: file, Profile: model.ProfileHarbor, Resources: model.Resources{Defaulted: []string{"pids_limit"}}}
 	if res, ok := specs.read(own); ok && res.PidsLimit != 0 {
 		t.Errorf("respec of a headroom file under harbor: pids limit %d, want none", res.PidsLimit)
+	}
+}
+
+// A task's file replaced by a FIFO (or a link to /dev/zero) after the
+// console loaded it: the re-read at Enter refuses it as the loader does,
+// at once. It had opened the FIFO on the console's goroutine and frozen
+// the console until something wrote into it (the thirty-second
+// attacker's 4).
+func TestRespecReadsNoFIFO(t *testing.T) {
+	dir := t.TempDir()
+	for name, mk := range map[string]func(string) error{
+		"fifo.toml": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"zero.toml": func(p string) error { return os.Symlink("/dev/zero", p) },
+	} {
+		p := filepath.Join(dir, name)
+		if err := mk(p); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan bool, 1)
+		go func() {
+			var specs fileSpecs
+			_, ok := specs.read(model.Task{Source: p})
+			done <- ok
+		}()
+		select {
+		case ok := <-done:
+			if ok {
+				t.Errorf("%s read as a task's spec", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still reading after 10 s", name)
+		}
 	}
 }

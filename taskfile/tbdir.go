@@ -168,6 +168,20 @@ func loadHarbor(dir string) (Loaded, error) {
 	return parseHarbor(dir, file, data)
 }
 
+// ReadSource reads the file a task was loaded from (its Source) as the
+// loader reads it: a regular file of at most MaxTaskFileBytes, inside its
+// directory where it is a task directory's task.toml. The console re-read
+// a task's file at each start with os.ReadFile: a FIFO put in its place
+// froze the console until something wrote to it (the thirty-second
+// attacker's 4), a link to /dev/zero would have grown it without end.
+func ReadSource(source string) ([]byte, error) {
+	root := ""
+	if dir := filepath.Dir(source); filepath.Base(source) == "task.toml" && TaskDirKind(dir) == model.FormatHarbor {
+		root = dir
+	}
+	return readTaskFile(root, source)
+}
+
 // ParseSource parses the bytes of the file a task was loaded from (its
 // Source): a task directory's task.toml as that directory's task, any
 // other file as one of headroom's own task files. It is how an edit is
