@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/headroom-eval/headroom/internal/exactjson"
@@ -269,7 +270,7 @@ func tbTrial(dir string, meta tbMetadata, agent, mdl string, r tbRecord) trial {
 	}
 	t.outcome, t.cause, t.reason = tbOutcome(r.IsResolved, r.FailureMode)
 	if t.start.IsZero() && t.end.IsZero() {
-		t.reason += "; terminal-bench recorded no times (the trial ended before it started)"
+		t.reason = strings.TrimPrefix(t.reason+"; terminal-bench recorded no times (the trial ended before it started)", "; ")
 	}
 	return t
 }
