@@ -117,6 +117,9 @@ func parseATIF(data []byte, where string) (rec Recording, err error) {
 				a.Output = outputs[""]
 			}
 			rec.Actions = append(rec.Actions, a)
+			if err := tooMany(where, len(rec.Actions), len(rec.Actions)); err != nil {
+				return rec, err
+			}
 			stepAt = append(stepAt, at)
 			stepOf = append(stepOf, si)
 		}

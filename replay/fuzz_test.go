@@ -33,7 +33,8 @@ func FuzzParseCast(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range castActions(events) {
+		actions, _ := castActions(events, "agent.cast")
+		for _, a := range actions {
 			if a.Think < 0 || len(a.Keys) == 0 {
 				t.Fatalf("action %+v", a)
 			}

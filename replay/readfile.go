@@ -43,3 +43,25 @@ func readRecorded(root, path string) ([]byte, error) {
 	}
 	return data, err
 }
+
+// MaxActions bounds the actions one recording replays, and MaxKeys the
+// keys typed in all (a terminal's commands hold a few each): a real
+// agent's session is a few hundred actions. A 64 MiB commands.txt of
+// thousand-key lines had grown `replay --list` to 1.6 GB for one trial,
+// 5.9 GB for four (the thirty-second attacker's 2).
+const (
+	MaxActions = 50_000
+	MaxKeys    = 200_000
+)
+
+// tooMany says a recording holds more actions or keys than a replay
+// takes, naming the file.
+func tooMany(where string, actions, keys int) error {
+	if actions > MaxActions {
+		return fmt.Errorf("%s: more than %d actions, which no agent's session needs: replay takes at most that many", where, MaxActions)
+	}
+	if keys > MaxKeys {
+		return fmt.Errorf("%s: more than %d keys typed, which no agent's session needs: replay takes at most that many", where, MaxKeys)
+	}
+	return nil
+}

@@ -184,3 +184,55 @@ func TestLoadRefusesRecordedNamesThatAreNotOneLine(t *testing.T) {
 		t.Errorf("agent name %q, want it escaped", a)
 	}
 }
+
+// A commands.txt of more keys than any session types is refused by name
+// as it is read, not parsed whole (a 64 MiB file of thousand-key lines
+// grew `replay --list` to 1.6 GB for one trial); a cast of more typed
+// inputs than MaxActions too.
+func TestRecordingsOfTooManyKeysAreRefused(t *testing.T) {
+	line := "[" + strings.Repeat("'', ", 999) + "'']\n"
+	data := []byte(strings.Repeat(line, MaxKeys/1000+1))
+	if _, err := commandsActions(data, "commands.txt"); err == nil || !strings.Contains(err.Error(), "commands.txt: more than 200000 keys typed") {
+		t.Errorf("commands.txt of %d keys: %v", (MaxKeys/1000+1)*1000, err)
+	}
+	events := make([]castEvent, MaxActions+1)
+	for i := range events {
+		events[i] = castEvent{At: time.Duration(i) * time.Second, Kind: "i", Data: "true\r"}
+	}
+	if _, err := castActions(events, "agent.cast"); err == nil || !strings.Contains(err.Error(), "agent.cast: more than 50000 actions") {
+		t.Errorf("cast of %d inputs: %v", len(events), err)
+	}
+	// A real session's size is far inside both.
+	if _, err := commandsActions([]byte(strings.Repeat("['ls', 'Enter']\n", 2000)), "commands.txt"); err != nil {
+		t.Error(err)
+	}
+}
+
+// Two trials whose actions are one file (a hard link here) are one
+// recording given twice: the second is refused, naming both, as import
+// refuses a trial given twice. Each had been parsed and held.
+func TestOneRecordingFileForTwoTrialsIsRefused(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("testdata")); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(root, "tb-run")
+	one := filepath.Join(run, "heavy-install", "heavy-install.1-of-2.run")
+	two := filepath.Join(run, "heavy-install", "heavy-install.2-of-2.run")
+	if err := os.Remove(filepath.Join(two, "sessions", "agent.cast")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(two, "commands.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(one, "sessions", "agent.cast"), filepath.Join(two, "sessions", "agent.cast")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Recordings) != 1 || len(f.Refused) != 1 || !strings.Contains(f.Refused[0].Error(), "is the same file as") {
+		t.Errorf("recordings %d, refused %+v; want one kept and the other refused as the same file", len(f.Recordings), f.Refused)
+	}
+}

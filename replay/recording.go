@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -36,6 +37,15 @@ type Recording struct {
 	Notes []string
 	// ThinkCapped says which gaps CapThink cut ("" when none).
 	ThinkCapped string
+	// from is the file the actions were read from, as it was read: two
+	// trials' actions from one file are one recording given twice.
+	from fileSeen
+}
+
+// fileSeen is a file read, by path and identity.
+type fileSeen struct {
+	path string
+	info os.FileInfo
 }
 
 // Action is one recorded action.

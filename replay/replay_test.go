@@ -374,7 +374,7 @@ func TestTestsRunInTheAgentsPaneAreNotTheAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := castActions(events); len(a) != 1 || a[0].Keys[0] != "ls\r" {
+	if a, _ := castActions(events, "agent.cast"); len(a) != 1 || a[0].Keys[0] != "ls\r" {
 		t.Errorf("cast actions %+v, want ls alone", a)
 	}
 	a, err := commandsActions([]byte("['asciinema rec --stdin /logs/agent.cast', 'Enter']\n['clear', 'Enter']\n['ls', 'Enter']\n['bash ', '/tests/run-tests.sh', 'Enter']\n['C-d']\n"), "commands.txt")

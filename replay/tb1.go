@@ -80,12 +80,15 @@ func parseCast(data []byte, where string) ([]castEvent, error) {
 // castActions are the keys typed in a cast, one action per send-keys,
 // with the harness's own lines (the first clear, the closing C-d) left
 // out, and what the pane showed after each.
-func castActions(events []castEvent) []Action {
+func castActions(events []castEvent, where string) ([]Action, error) {
 	var inputs []int
 	for i, e := range events {
 		if e.Kind == "i" {
 			inputs = append(inputs, i)
 		}
+	}
+	if err := tooMany(where, len(inputs), 2*len(inputs)); err != nil {
+		return nil, err
 	}
 	if len(inputs) > 0 && events[inputs[0]].Data == "clear\r" {
 		inputs = inputs[1:]
@@ -132,13 +135,14 @@ func castActions(events []castEvent) []Action {
 		}
 		actions = append(actions, a)
 	}
-	return actions
+	return actions, nil
 }
 
 // commandsActions are commands.txt's lines as actions, the harness's own
 // lines (the recorder's start and clear, the tests' part, C-d) left out.
 func commandsActions(data []byte, where string) ([]Action, error) {
 	var actions []Action
+	typed := 0
 	for n, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -146,6 +150,10 @@ func commandsActions(data []byte, where string) ([]Action, error) {
 		keys, err := parsePyStrings(line)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", where, n+1, err)
+		}
+		typed += len(keys)
+		if err := tooMany(where, len(actions)+1, typed); err != nil {
+			return nil, err
 		}
 		first := ""
 		if len(keys) > 0 {
