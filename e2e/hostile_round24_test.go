@@ -202,3 +202,54 @@ func TestHostileR24ReplayLinkOutOfTheRecording(t *testing.T) {
 	letoutRow(t, "`replay --list` of a terminal-bench trial whose commands.txt is a link to a host file",
 		fmt.Sprintf("exit %d, %s (%s)", list.code, map[bool]string{true: "the trial refused: the file leads outside the run", false: "listed"}[forged == 0], time.Since(start).Round(time.Second)), 0, 0, forged)
 }
+
+// The thirty-second attacker's 2 (medium): import's memory grew with
+// what small files held. A Harbor job whose trial result.json holds
+// verifier_result.rewards of 2,000,000 small keys (inside the 64 MiB file
+// bound), hard-linked into a second trial directory: each was parsed and
+// held (6.1M keys in 8 links took 4.2 GB). Now a rewards map past
+// 100,000 keys is refused as it is decoded, and one file in two trial
+// directories is refused before it is parsed again. Forged: an import
+// that was not refused.
+func TestHostileR24ImportOfAHugeRewardsMapLinkedTwice(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	job := filepath.Join(t.TempDir(), "job")
+	if err := os.CopyFS(job, os.DirFS("../importer/testdata/harbor/tb2-docker-1x")); err != nil {
+		t.Fatal(err)
+	}
+	results, _ := filepath.Glob(filepath.Join(job, "*", "result.json"))
+	sort.Strings(results)
+	data, err := os.ReadFile(results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["verifier_result"] = map[string]any{"rewards": "REWARDS"}
+	data, _ = json.Marshal(r)
+	var keys strings.Builder
+	keys.WriteString(`{"reward":1`)
+	for i := range 2_000_000 {
+		fmt.Fprintf(&keys, `,"k%d":0`, i)
+	}
+	keys.WriteString(`}`)
+	writeFiles(t, filepath.Dir(results[0]), map[string]string{"result.json": strings.Replace(string(data), `"REWARDS"`, keys.String(), 1)})
+	if err := os.Remove(results[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(results[0], results[1]); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	imp := runBin(t, bin, nil, "import", "harbor", job, "--out", out)
+	forged := 0
+	if imp.code == 0 || !strings.Contains(imp.stderr, "more than 100000 keys") || !strings.Contains(imp.stderr, "is the same file as") {
+		forged++
+		t.Errorf("import: exit %d\n%s%s", imp.code, imp.stdout, imp.stderr)
+	}
+	letoutRow(t, "`import harbor` of a job whose result.json holds 2,000,000 reward keys (about 24 MB), hard-linked into a second trial",
+		fmt.Sprintf("exit %d, %s, peak %d MiB (%s)", imp.code, map[bool]string{true: "refused: the rewards past 100,000 keys, the second trial the same file", false: "the rewards and the link read whole"}[forged == 0], imp.maxRSSKiB>>10, time.Since(start).Round(time.Second)), 0, 0, forged)
+}

@@ -93,7 +93,7 @@ type harborResult struct {
 		} `json:"model_info"`
 	} `json:"agent_info"`
 	VerifierResult *struct {
-		Rewards map[string]float64 `json:"rewards"`
+		Rewards model.RecordedRewards `json:"rewards"`
 	} `json:"verifier_result"`
 	ExceptionInfo *struct {
 		Type    string `json:"exception_type"`
@@ -115,6 +115,12 @@ type harborJob struct {
 	missing []string // trial directories with no result.json: unfinished
 }
 
+// fileSeen is a file read, by path and identity.
+type fileSeen struct {
+	path string
+	info os.FileInfo
+}
+
 // readHarborJob reads a job directory; its problems are one line each.
 func readHarborJob(dir string) (harborJob, Problems) {
 	j := harborJob{dir: dir}
@@ -123,12 +129,25 @@ func readHarborJob(dir string) (harborJob, Problems) {
 		return j, Problems{fmt.Sprintf("%s: %v", dir, err)}
 	}
 	var probs Problems
+	// seen is each result.json read, by identity: one file in two trial
+	// directories (hard links, or a link within the job) is one trial
+	// given twice, refused before it is parsed again (8 links to one
+	// 64 MB file took 4.2 GB before the duplicate ids were refused, the
+	// thirty-second attacker's 2).
+	var seen []fileSeen
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		tdir := filepath.Join(dir, e.Name())
 		file := filepath.Join(tdir, "result.json")
+		if st, err := os.Stat(file); err == nil {
+			if i := slices.IndexFunc(seen, func(s fileSeen) bool { return os.SameFile(s.info, st) }); i >= 0 {
+				probs = append(probs, fmt.Sprintf("%s is the same file as %s: each trial writes its own result.json; give the job as Harbor wrote it", file, seen[i].path))
+				continue
+			}
+			seen = append(seen, fileSeen{file, st})
+		}
 		data, err := readResultFile(dir, file)
 		if errors.Is(err, fs.ErrNotExist) {
 			if _, cerr := os.Stat(filepath.Join(tdir, "config.json")); cerr == nil {
@@ -188,9 +207,13 @@ func Harbor(dirs []string, o Options) (Import, error) {
 	}
 	var probs Problems
 	var jobs []harborJob
+	held := 0
 	for _, d := range dirs {
 		j, p := readHarborJob(d)
 		probs = append(probs, p...)
+		if held += len(j.results); held > MaxTrials {
+			return Import{}, append(probs, tooManyTrials(strings.Join(dirs, ", "), held))
+		}
 		if len(j.missing) > 0 && !o.AllowPartial {
 			probs = append(probs, fmt.Sprintf("%s: %s never finished (no result.json, or no finished_at), e.g. %s: a job still running or cut short; import its finished trials with --allow-partial", d, model.Quantity(len(j.missing), "trial"), filepath.Base(j.missing[0])))
 		}

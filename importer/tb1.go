@@ -82,6 +82,9 @@ func TerminalBench(dirs []string, o Options) (Import, error) {
 		runs = append(runs, run)
 	}
 	probs = append(probs, tbDuplicateRuns(runs)...)
+	if len(trials) > MaxTrials {
+		probs = append(probs, tooManyTrials(strings.Join(dirs, ", "), len(trials)))
+	}
 	if len(probs) > 0 {
 		return Import{}, probs
 	}
@@ -183,6 +186,9 @@ func readTBRun(dir string, o Options) (tbRun, Problems) {
 	var res tbResults
 	if err := exactjson.Unmarshal(data, &res); err != nil {
 		return run, Problems{fmt.Sprintf("%s: not terminal-bench results: %v", rfile, jsonWhere(data, err))}
+	}
+	if len(res.Results) > MaxTrials {
+		return run, Problems{tooManyTrials(rfile, len(res.Results))}
 	}
 	agent, mdl := meta.AgentName, ""
 	if meta.ModelName != nil && *meta.ModelName != "" {

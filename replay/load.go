@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/headroom-eval/headroom/internal/exactjson"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/printable"
 	"github.com/headroom-eval/headroom/taskfile"
 )
@@ -157,7 +158,7 @@ type harborTrialResult struct {
 		} `json:"agent"`
 	} `json:"config"`
 	VerifierResult *struct {
-		Rewards map[string]float64 `json:"rewards"`
+		Rewards model.RecordedRewards `json:"rewards"`
 	} `json:"verifier_result"`
 }
 
