@@ -78,7 +78,7 @@ func newCompareCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ratio\tmetric\tA\tB\tB − A\t95% CI\tp by task\ttasks\tverdict\tpooled p")
 			for _, c := range model.CompareExperiments(ma, mb, opts.NoisePP) {
-				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, model.PPText(c.Diff), model.PPInterval(c.CI), model.PText(c.P), c.Tasks, model.Verdict(c.Noise, c.Diff, opts.NoisePP), model.PText(c.PooledP))
+				fmt.Fprintf(tw, "%s\t%s\t%.0f%%\t%.0f%%\t%s\t%s\t%s\t%d\t%s\t%s\n", c.Ratio, c.Metric, 100*c.A.Mean, 100*c.B.Mean, model.PPText(c.Diff), model.PPInterval(c.CI), model.PText(c.P), c.Tasks, c.Label, model.PText(c.PooledP))
 			}
 			if err := tw.Flush(); err != nil {
 				return err

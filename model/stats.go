@@ -323,15 +323,19 @@ func Noise(diff float64, ci Interval, threshold float64) bool {
 	return ci.Contains(0) || math.Abs(diff) < threshold
 }
 
-// Verdict is how every view names a difference: "real"; "noise" where
-// it is under the threshold (noisePP); "unsure" where it is not, but its
-// 95% interval still holds 0 — too few runs to tell. 0 of 2 against 2 of
-// 2, a kill every time, read "noise" (two new users').
-func Verdict(noise bool, diff, noisePP float64) string {
+// Verdict is how every view names a difference: "real" where its 95%
+// interval excludes 0 and it is at least the threshold (noisePP);
+// "noise" where the whole interval lies within ±noisePP — no difference
+// that large, to the design's precision; "unsure" otherwise: the
+// interval holds 0 but also differences past the threshold, too few runs
+// to tell. 0 of 2 against 2 of 2, a kill every time, read "noise" (two
+// new users'); so did 0pp [-65, +65] (a fourth new user's: it rules
+// nothing out).
+func Verdict(diff float64, ci Interval, noisePP float64) string {
 	switch {
-	case !noise:
+	case !Noise(diff, ci, noisePP):
 		return "real"
-	case math.Abs(diff) < noisePP:
+	case ci.Lo > -noisePP && ci.Hi < noisePP:
 		return "noise"
 	}
 	return "unsure"
@@ -339,7 +343,7 @@ func Verdict(noise bool, diff, noisePP float64) string {
 
 // VerdictLegend says what Verdict's words mean at a threshold.
 func VerdictLegend(noisePP float64) string {
-	return fmt.Sprintf("real: the 95%% interval excludes 0 and |diff| ≥ %.0fpp; noise: |diff| < %.0fpp; unsure: larger, but the interval holds 0 (more runs would tell)", 100*noisePP, 100*noisePP)
+	return fmt.Sprintf("real: the 95%% interval excludes 0 and |diff| ≥ %.0fpp; noise: the whole interval within ±%.0fpp; unsure: neither, the interval holds 0 and differences past %.0fpp (more runs would tell)", 100*noisePP, 100*noisePP, 100*noisePP)
 }
 
 // MinDetectable is the smallest difference a design with this standard
@@ -418,7 +422,11 @@ type CellStats struct {
 	// baseline, by the same rule as a one-task Comparison (at the
 	// baseline itself: no difference, P 1).
 	VsBaseline Paired `json:"success_vs_baseline"`
-	Noise      bool   `json:"noise_vs_baseline"`
+	// Noise is true where the difference cannot be told from noise
+	// (noise and unsure alike); Label is Verdict's word ("" at the
+	// baseline itself).
+	Noise bool   `json:"noise_vs_baseline"`
+	Label string `json:"verdict_vs_baseline,omitempty"`
 }
 
 // The two metrics every comparison is made on.
@@ -455,7 +463,9 @@ type Comparison struct {
 	Base   Ratio  `json:"base"`
 	Other  Ratio  `json:"other"`
 	Paired
+	// Noise is true for noise and unsure alike; Label is Verdict's word.
 	Noise         bool    `json:"noise"`
+	Label         string  `json:"verdict"`
 	MinDetectable float64 `json:"min_detectable"`
 	// PooledP is Fisher's exact test with every counted trial of the two
 	// ratios pooled (PooledExact): the suite's question, P the tasks'.
@@ -496,6 +506,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			if r != base && succ[i].N > 0 && baseSucc[i].N > 0 {
 				cs.VsBaseline = PairedDiff([]Count{baseSucc[i]}, []Count{succ[i]})
 				cs.Noise = Noise(cs.VsBaseline.Diff, cs.VsBaseline.CI, noisePP)
+				cs.Label = Verdict(cs.VsBaseline.Diff, cs.VsBaseline.CI, noisePP)
 			}
 			a.Cells = append(a.Cells, cs)
 			if a.rows[row] == nil {
@@ -514,7 +525,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			if p.Tasks == 0 {
 				continue
 			}
-			c := Comparison{Metric: metric.name, Base: base, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
+			c := Comparison{Metric: metric.name, Base: base, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), Label: Verdict(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
 				PooledP: PooledExact(metric.base, metric.other)}
 			a.Comparisons = append(a.Comparisons, c)
 			if metric.name == Success {
@@ -583,7 +594,9 @@ type CrossComparison struct {
 	A      Estimate `json:"a"`
 	B      Estimate `json:"b"`
 	Paired
-	Noise bool `json:"noise"`
+	// Noise is true for noise and unsure alike; Label is Verdict's word.
+	Noise bool   `json:"noise"`
+	Label string `json:"verdict"`
 	// PooledP is Fisher's exact test of A's trials against B's, pooled
 	// over the tasks both ran at the ratio (PooledExact).
 	PooledP float64 `json:"pooled_p"`
@@ -609,7 +622,7 @@ func CompareExperiments(a, b *Matrix, noisePP float64) []CrossComparison {
 				continue
 			}
 			p := PairedDiff(ca, cb)
-			out = append(out, CrossComparison{Ratio: r, Metric: metric, A: ClusteredMean(ca), B: ClusteredMean(cb), Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), PooledP: PooledExact(ca, cb)})
+			out = append(out, CrossComparison{Ratio: r, Metric: metric, A: ClusteredMean(ca), B: ClusteredMean(cb), Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), Label: Verdict(p.Diff, p.CI, noisePP), PooledP: PooledExact(ca, cb)})
 		}
 	}
 	return out

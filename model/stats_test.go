@@ -433,17 +433,27 @@ func TestIdenticalRatesAreNoDifference(t *testing.T) {
 	}
 }
 
-// A difference under the threshold is noise; a larger one whose interval
-// still holds 0 is unsure (0/2 against 2/2 read "noise" to two new
-// users); the rest is real.
+// A difference whose whole interval lies within the threshold is noise;
+// one whose interval holds 0 and differences past it is unsure (0/2
+// against 2/2, and 0pp [-65, +65], read "noise" to new users); one whose
+// interval excludes 0, at least the threshold, is real.
 func TestVerdictSaysUnsureForTooFewRuns(t *testing.T) {
 	for _, c := range []struct {
-		noise bool
-		diff  float64
-		want  string
-	}{{false, 0.4, "real"}, {true, 0.01, "noise"}, {true, -0.02, "noise"}, {true, 1, "unsure"}, {true, -0.39, "unsure"}} {
-		if got := Verdict(c.noise, c.diff, 0.03); got != c.want {
-			t.Errorf("Verdict(%v, %g) = %q, want %q", c.noise, c.diff, got, c.want)
+		diff float64
+		ci   Interval
+		want string
+	}{
+		{0.4, Interval{0.1, 0.7}, "real"},
+		{0.01, Interval{-0.01, 0.029}, "noise"},
+		{-0.02, Interval{-0.029, 0}, "noise"},
+		{0.01, Interval{0.005, 0.015}, "noise"}, // excludes 0, under the threshold
+		{1, Interval{-0.2, 1}, "unsure"},
+		{-0.39, Interval{-0.8, 0.1}, "unsure"},
+		{0, Interval{-0.65, 0.65}, "unsure"},     // the fourth new user's
+		{0.02, Interval{0.005, 0.035}, "unsure"}, // could be past the threshold
+	} {
+		if got := Verdict(c.diff, c.ci, 0.03); got != c.want {
+			t.Errorf("Verdict(%g, %v) = %q, want %q", c.diff, c.ci, got, c.want)
 		}
 	}
 }

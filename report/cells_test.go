@@ -90,7 +90,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	named := 0
 	for i, row := range rows[1:] {
 		for j, cell := range row {
-			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && !(j == 15 && row[0] == "cell") {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && !(rows[0][j] == "outcomes" && row[0] == "cell") {
 				t.Errorf("csv row %d column %s = %q: a spreadsheet runs it as a formula", i+2, rows[0][j], cell)
 			}
 		}

@@ -216,7 +216,7 @@ func (r *Report) Table(w io.Writer) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tratio\tdiff\t95% CI\tp by task\ttasks\tdetectable\tverdict\tpooled p\t")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise, c.Diff, a.NoisePP), pval(c.PooledP))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), c.Label, pval(c.PooledP))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -551,11 +551,11 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 	}
 	if len(a.Comparisons) > 0 {
-		fmt.Fprintf(w, "\n## %s, paired by task\n\nNoise: the 95%% interval contains 0 or the difference is under %.0fpp.\n\n", r.againstWhat(), 100*a.NoisePP)
+		fmt.Fprintf(w, "\n## %s, paired by task\n\n%s.\n\n", r.againstWhat(), model.VerdictLegend(a.NoisePP))
 		fmt.Fprintln(w, "| metric | ratio | diff | 95% CI | p by task | tasks | detectable | verdict | pooled p |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 		for _, c := range a.Comparisons {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), model.Verdict(c.Noise, c.Diff, a.NoisePP), pval(c.PooledP))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", c.Metric, comparedLabel(a, c), pp(c.Diff), ciPP(c.CI), pval(c.P), c.Tasks, model.DetectableText(c.MinDetectable), c.Label, pval(c.PooledP))
 		}
 		fmt.Fprintln(w, "\n"+QuestionsLegend)
 	}
@@ -590,35 +590,35 @@ func (r *Report) Markdown(w io.Writer) error {
 func (r *Report) CSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
-	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "p_vs_baseline", "noise_vs_baseline", "outcomes"})
+	cw.Write([]string{"kind", "task", "agent", "ratio", "counted", "successes", "success_rate", "success_lo", "success_hi", "infra_errors", "infra_error_rate", "infra_lo", "infra_hi", "p_vs_baseline", "noise_vs_baseline", "verdict_vs_baseline", "outcomes"})
 	for _, c := range r.Analysis.Cells {
 		cell := r.Matrix.Cell(c.RowKey, c.Ratio)
 		if c.Success.N == 0 {
 			if cell != nil && len(cell.Outcomes) > 0 {
-				cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", "", "", glyphs(cell)})
+				cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", "", "", "", glyphs(cell)})
 			}
 			continue
 		}
 		cw.Write([]string{"cell", csvText(c.Task), csvText(c.Agent), csvText(c.Ratio.String()), strconv.Itoa(c.Success.N), strconv.Itoa(c.Success.K), f(c.Success.Rate()), f(c.SuccCI.Lo), f(c.SuccCI.Hi),
-			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), glyphs(cell)})
+			strconv.Itoa(c.Infra.K), f(c.Infra.Rate()), f(c.InfraCI.Lo), f(c.InfraCI.Hi), f(c.VsBaseline.P), strconv.FormatBool(c.Noise), c.Label, glyphs(cell)})
 	}
 	for _, row := range r.notRunRows() {
-		cw.Write([]string{"not-run", csvText(row.Task), csvText(row.Agent), "", "0", "", "", "", "", "", "", "", "", "", "", csvText(r.Matrix.NotRun[row])})
+		cw.Write([]string{"not-run", csvText(row.Task), csvText(row.Agent), "", "0", "", "", "", "", "", "", "", "", "", "", "", csvText(r.Matrix.NotRun[row])})
 	}
 	for _, rs := range r.Analysis.ByRatio {
 		// A ratio's p and noise are the table's success comparison
 		// against the baseline, paired by task (empty for the baseline
 		// itself): the table showed them and the CSV left them out.
-		p, noise := "", ""
+		p, noise, label := "", "", ""
 		if c, ok := r.Analysis.Comparison(model.Success, rs.Ratio); ok {
-			p, noise = f(c.P), strconv.FormatBool(c.Noise)
+			p, noise, label = f(c.P), strconv.FormatBool(c.Noise), c.Label
 		}
 		if rs.Success.Trials == 0 {
-			cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", p, noise, ""})
+			cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), "0", "0", "", "", "", "0", "", "", "", p, noise, label, ""})
 			continue
 		}
 		cw.Write([]string{"ratio", "", "", csvText(rs.Ratio.String()), strconv.Itoa(rs.Success.Trials), strconv.Itoa(rs.Success.Count()), f(rs.Success.Mean), f(rs.Success.CI.Lo), f(rs.Success.CI.Hi),
-			strconv.Itoa(rs.Infra.Count()), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, ""})
+			strconv.Itoa(rs.Infra.Count()), f(rs.Infra.Mean), f(rs.Infra.CI.Lo), f(rs.Infra.CI.Hi), p, noise, label, ""})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -599,7 +599,7 @@ func TestUncountedCellIsNoData(t *testing.T) {
 	for name, want := range map[string][]string{
 		table.String():  {"3/7 +++xxxx [16–75%]  — 7-\n", "(3/7)     — (0 counted)\n", "— no trial counted: no rate"},
 		md.String():     {"| `— 7-` |", "| 43% [16–75] | — (0 counted) |", "| 0% [0–35] | — |"},
-		csvOut.String(): {"\ncell,my/task,oracle,3x,0,0,,,,0,,,,,,7-\n", "\nratio,,,3x,0,0,,,,0,,,,,,\n"},
+		csvOut.String(): {"\ncell,my/task,oracle,3x,0,0,,,,0,,,,,,,7-\n", "\nratio,,,3x,0,0,,,,0,,,,,,,\n"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(name, w) {

@@ -367,7 +367,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 	if cs, ok := a.Cell(rows[min(mm.row, len(rows)-1)], ratios[min(mm.col, len(ratios)-1)]); ok && cs.Success.N > 0 {
 		line := fmt.Sprintf("%s at %s: %d/%d passed, 95%% [%.0f–%.0f%%]", shortName(cs.RowKey), cs.Ratio, cs.Success.K, cs.Success.N, 100*cs.SuccCI.Lo, 100*cs.SuccCI.Hi)
 		if own := a.BaseOf(cs.Ratio); cs.Ratio != own {
-			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, model.Verdict(cs.Noise, cs.VsBaseline.Diff, a.NoisePP))
+			line += fmt.Sprintf(", %s %s p=%.2f vs %s: %s", model.PPText(cs.VsBaseline.Diff), model.PPInterval(cs.VsBaseline.CI), cs.VsBaseline.P, own, cs.Label)
 		}
 		// A wide interval says what would narrow it, on a line of its own
 		// where the line has no room.
@@ -417,7 +417,7 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			if !ok {
 				continue
 			}
-			text := fmt.Sprintf("%s %s %s %s, p %s by task, %s pooled", metric, model.PPText(c.Diff), model.PPInterval(c.CI), model.Verdict(c.Noise, c.Diff, a.NoisePP), model.PText(c.P), model.PText(c.PooledP))
+			text := fmt.Sprintf("%s %s %s %s, p %s by task, %s pooled", metric, model.PPText(c.Diff), model.PPInterval(c.CI), c.Label, model.PText(c.P), model.PText(c.PooledP))
 			style := st.Text
 			if !c.Noise {
 				style = st.Bold
