@@ -128,3 +128,29 @@ func TestNoiseSectionCountsOwnWaitsQuiet(t *testing.T) {
 		t.Errorf("report:\n%s", b.String())
 	}
 }
+
+// The smallest sweep is recommended only where every clear-cut kill was
+// predicted right: "grows" alone (killed at 1x as its uncapped peak says,
+// passed at 3x) earns it; with "spiky" (predicted killed, it adapts and
+// survives) the report says to keep measuring. It had recommended
+// running uncapped alone after 0 of 2 clear-cut kills right.
+func TestSmallestSweepOnlyWherePredictionsHeld(t *testing.T) {
+	ratios, trials, traces := analysed()
+	for _, c := range []struct {
+		seeded map[string]bool
+		want   string
+	}{
+		{map[string]bool{"grows": true}, "Smallest sweep for these tasks: run uncapped alone with 2 repeats; 1x, 3x are then predicted"},
+		{map[string]bool{"grows": true, "spiky": true}, "Keep measuring 1x, 3x for these tasks: predicted from the uncapped runs, clear-cut kills were"},
+	} {
+		rep := New("whatif", nil, ratios, trials, DefaultOptions()).WithTraces(traces)
+		rep.Seeded = c.seeded
+		var b bytes.Buffer
+		if err := rep.Write(&b, "table"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("seeded %v: want %q in\n%s", c.seeded, c.want, b.String())
+		}
+	}
+}
