@@ -67,7 +67,7 @@ func (f *consoleFlags) register(cmd *cobra.Command) {
 	// trials of a repeat share their seed across ratios, so seed 1 drew
 	// lean's 35% failure in all three repeats: 0 of 9, every cell FAILED,
 	// which a new user read as the limits' doing.
-	fl.Uint64Var(&f.seed, "seed", 3, "master seed (setup default)")
+	fl.Uint64Var(&f.seed, "seed", 3, "master seed of the first sweep (setup default; each later sweep takes the next)")
 	fl.StringVar(&f.reserve, "reserve", "1G", "host memory kept out of guarantees, for the host itself")
 	fl.BoolVar(&f.keep, "keep", false, keepUsage)
 	fl.StringVar(&f.record, "record", "", "also record what the console draws to FILE.cast (asciicast v2), to replay with asciinema play or any asciicast player")
