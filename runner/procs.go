@@ -552,9 +552,30 @@ func clipCommand(s string) string {
 // (runc's init, before its exec), or the step driver's, forked and not yet
 // the step: not something the agent started. (A process with no command
 // line, between its fork and its exec or a zombie, is not one either.)
+//
+// headroom's terminal (hr-workload term serve, and the term keys that
+// type each replayed action into it) is machinery too: a replay listed
+// `/.headroom-replay/hr-workload term keys --dir … -- ls /root` as a
+// process its step started, where the docs promise a task's processes,
+// never headroom's in-container argv (a fourth new user's). The shell it
+// serves, and what the shell runs, are the task's.
 func isEngineShim(cmd string) bool {
-	return cmd == "runc init" || strings.HasPrefix(cmd, "runc init ") || strings.HasPrefix(cmd, tracedPrefix) || cmd == stepDriverShown
+	return cmd == "runc init" || strings.HasPrefix(cmd, "runc init ") || strings.HasPrefix(cmd, tracedPrefix) || cmd == stepDriverShown || isTerminal(cmd)
 }
+
+// isTerminal says whether cmd is headroom's in-container terminal
+// (hr-workload term …) or how it is shown.
+func isTerminal(cmd string) bool {
+	if cmd == terminalShown {
+		return true
+	}
+	f := strings.Fields(cmd)
+	return len(f) >= 2 && path.Base(f[0]) == WorkloadProgram && f[1] == "term"
+}
+
+// terminalShown is how headroom's in-container terminal is named in a
+// process list (a kill of it, say).
+const terminalShown = "(headroom terminal)"
 
 // stepDriverShown is how headroom's step driver in a built-in container
 // (hr-workload drive, probe or idle) is named in a process list.
@@ -601,6 +622,8 @@ func (t *trialRun) shown(cmd string, is, parent func(role string) bool, forked b
 		return cmd
 	}
 	switch fields[1] {
+	case "term":
+		return terminalShown
 	case "step": // workload.StepMode
 		// hr-workload step ADJ PATH ARGV...: the driver's first program
 		// of a step, which execs ARGV once it has set the step's OOM

@@ -105,6 +105,9 @@ func TestUntraceAndShims(t *testing.T) {
 			t.Errorf("untrace(%.40q…) = %q", strings.Join(c.argv, " "), got)
 		}
 	}
+	if !isEngineShim("/.headroom-replay/hr-workload term keys --dir /tmp/.headroom-term --wait 3s -- ls /root") || isEngineShim("/bin/bash --login") || isEngineShim("hr-workload run --step s") {
+		t.Error("headroom's terminal is machinery, the shell it serves and a step's program are not")
+	}
 	if !isEngineShim("runc init") || isEngineShim("python3 -c x") {
 		t.Error("shims")
 	}
