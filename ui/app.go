@@ -541,11 +541,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			if m.loaded == nil || m.loaded.ID != exp.ID || m.sweep != nil {
 				return m, told // another experiment or sweep since: stop
 			}
-			m.state = FromResults(msg.plan, msg.results)
+			m.state = FromResults(msg.plan, msg.results).withImages(exp.Images)
 			return m, tea.Batch(told, m.toScreens(stateChangedMsg{}), m.follow(exp, msg.plan, msg.results))
 		}
 		m.loaded = &exp
-		m.state = FromResults(msg.plan, msg.results)
+		m.state = FromResults(msg.plan, msg.results).withImages(exp.Images)
 		m.sweep, m.spec = nil, LaunchSpec{}
 		m.matrix = newMatrix(m.keys)
 		m.matrix.SetSize(m.bodySize())

@@ -543,6 +543,21 @@ func FromResults(plan model.Plan, results []model.TrialResult) *SweepState {
 	return s
 }
 
+// withImages gives each trial opened from history its task's image from
+// the manifest (images, by task name), as a live trial has it from its
+// start: without it, a trial opened from History said "r reruns it with
+// the same settings" and its docker run line ended in IMAGE, where the
+// same trial live said "r reruns exactly this trial" and named its image
+// (a fourth new user's).
+func (s *SweepState) withImages(images map[string]string) *SweepState {
+	for _, v := range s.Trials {
+		if v.Image == "" {
+			v.Image = images[v.Trial.Task]
+		}
+	}
+	return s
+}
+
 // ResumedState is a resumed experiment's state: its whole plan, with the
 // results it kept (those the resume does not rerun) already finished, and
 // the rerun trials queued, so the matrix counts the whole experiment as
