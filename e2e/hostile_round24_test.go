@@ -61,30 +61,15 @@ func TestHostileR24TaskYAMLAsPyYAMLReadsIt(t *testing.T) {
 func TestHostileR24ImportedNamesWithTheRowSeparator(t *testing.T) {
 	bin := hostileBin(t)
 	start := time.Now()
-	job := filepath.Join(t.TempDir(), "job")
-	if err := os.CopyFS(job, os.DirFS("../importer/testdata/harbor/tb2-docker-1x")); err != nil {
-		t.Fatal(err)
-	}
-	results, _ := filepath.Glob(filepath.Join(job, "*", "result.json"))
-	sort.Strings(results)
+	job, results := harborJobCopy(t)
 	for i, names := range [][2]string{{"x", "a · b"}, {"x · a", "b"}} {
-		data, err := os.ReadFile(results[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r map[string]any
-		if err := json.Unmarshal(data, &r); err != nil {
-			t.Fatal(err)
-		}
-		r["task_name"] = names[0]
-		info := r["agent_info"].(map[string]any)
-		info["name"] = names[1]
-		delete(info, "model_info")
-		r["config"].(map[string]any)["agent"].(map[string]any)["model_name"] = nil
-		if data, err = json.Marshal(r); err != nil {
-			t.Fatal(err)
-		}
-		writeFiles(t, filepath.Dir(results[i]), map[string]string{"result.json": string(data)})
+		editResult(t, results[i], func(r map[string]any) {
+			r["task_name"] = names[0]
+			info := r["agent_info"].(map[string]any)
+			info["name"] = names[1]
+			delete(info, "model_info")
+			r["config"].(map[string]any)["agent"].(map[string]any)["model_name"] = nil
+		})
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	imp := runBin(t, bin, nil, "import", "harbor", job, "--out", out)
@@ -214,22 +199,12 @@ func TestHostileR24ReplayLinkOutOfTheRecording(t *testing.T) {
 func TestHostileR24ImportOfAHugeRewardsMapLinkedTwice(t *testing.T) {
 	bin := hostileBin(t)
 	start := time.Now()
-	job := filepath.Join(t.TempDir(), "job")
-	if err := os.CopyFS(job, os.DirFS("../importer/testdata/harbor/tb2-docker-1x")); err != nil {
-		t.Fatal(err)
-	}
-	results, _ := filepath.Glob(filepath.Join(job, "*", "result.json"))
-	sort.Strings(results)
+	job, results := harborJobCopy(t)
+	editResult(t, results[0], func(r map[string]any) { r["verifier_result"] = map[string]any{"rewards": "REWARDS"} })
 	data, err := os.ReadFile(results[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r map[string]any
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
-	}
-	r["verifier_result"] = map[string]any{"rewards": "REWARDS"}
-	data, _ = json.Marshal(r)
 	var keys strings.Builder
 	keys.WriteString(`{"reward":1`)
 	for i := range 2_000_000 {
@@ -252,4 +227,35 @@ func TestHostileR24ImportOfAHugeRewardsMapLinkedTwice(t *testing.T) {
 	}
 	letoutRow(t, "`import harbor` of a job whose result.json holds 2,000,000 reward keys (about 24 MB), hard-linked into a second trial",
 		fmt.Sprintf("exit %d, %s, peak %d MiB (%s)", imp.code, map[bool]string{true: "refused: the rewards past 100,000 keys, the second trial the same file", false: "the rewards and the link read whole"}[forged == 0], imp.maxRSSKiB>>10, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
+
+// harborJobCopy is a copy of a Harbor job of 18 trials (the importer's
+// testdata) and its trials' result.json, sorted.
+func harborJobCopy(t *testing.T) (string, []string) {
+	t.Helper()
+	job := filepath.Join(t.TempDir(), "job")
+	if err := os.CopyFS(job, os.DirFS("../importer/testdata/harbor/tb2-docker-1x")); err != nil {
+		t.Fatal(err)
+	}
+	results, _ := filepath.Glob(filepath.Join(job, "*", "result.json"))
+	sort.Strings(results)
+	return job, results
+}
+
+// editResult rewrites a trial's result.json through edit.
+func editResult(t *testing.T, file string, edit func(map[string]any)) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	edit(r)
+	if data, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, filepath.Dir(file), map[string]string{"result.json": string(data)})
 }
