@@ -116,11 +116,7 @@ func TestHostileR24ReplayOfQuickBlockingCommands(t *testing.T) {
 	needEngine(t)
 	bin := hostileBin(t)
 	start := time.Now()
-	dir := filepath.Join(t.TempDir(), "testdata")
-	if err := os.CopyFS(dir, os.DirFS("../replay/testdata")); err != nil {
-		t.Fatal(err)
-	}
-	trial := filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
+	dir, trial := replayTestdataCopy(t)
 	if err := os.RemoveAll(filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.2-of-2.run")); err != nil {
 		t.Fatal(err)
 	}
@@ -162,11 +158,7 @@ func TestHostileR24ReplayOfQuickBlockingCommands(t *testing.T) {
 func TestHostileR24ReplayLinkOutOfTheRecording(t *testing.T) {
 	bin := hostileBin(t)
 	start := time.Now()
-	dir := filepath.Join(t.TempDir(), "testdata")
-	if err := os.CopyFS(dir, os.DirFS("../replay/testdata")); err != nil {
-		t.Fatal(err)
-	}
-	trial := filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
+	_, trial := replayTestdataCopy(t)
 	host := filepath.Join(t.TempDir(), "commands.txt")
 	writeFiles(t, filepath.Dir(host), map[string]string{"commands.txt": "['echo HOSTSECRET', 'Enter']\n"})
 	if err := os.Remove(filepath.Join(trial, "sessions", "agent.cast")); err != nil {
@@ -258,4 +250,15 @@ func editResult(t *testing.T, file string, edit func(map[string]any)) {
 		t.Fatal(err)
 	}
 	writeFiles(t, filepath.Dir(file), map[string]string{"result.json": string(data)})
+}
+
+// replayTestdataCopy is a copy of replay's testdata and its first
+// terminal-bench trial there.
+func replayTestdataCopy(t *testing.T) (string, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(dir, os.DirFS("../replay/testdata")); err != nil {
+		t.Fatal(err)
+	}
+	return dir, filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
 }
