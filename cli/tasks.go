@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/shirou/gopsutil/v4/mem"
 	"io"
 	"io/fs"
 	"os"
@@ -135,6 +136,14 @@ func newTasksCmd() *cobra.Command {
 					for _, c := range l.Task.HostCapabilityGrants() {
 						fmt.Fprintf(cmd.OutOrStdout(), "      warning: %s: capability %s reaches past the container; a run refuses the task unless given --allow-capability %s\n",
 							cmp.Or(l.Task.CapabilitiesAt[c], l.Task.Source), c, c)
+					}
+					// A spec this host cannot guarantee passed as ok, and
+					// run then refused it (a fourth new user's, memory =
+					// "100T"): said here, as a note, since another host
+					// (a cluster) may run it.
+					if vm, err := mem.VirtualMemory(); err == nil && l.Task.Resources.MemoryBytes > int64(vm.Total) {
+						fmt.Fprintf(cmd.OutOrStdout(), "      note: its memory spec, %s, is more than this host's %s: run refuses it here (a host or cluster with room may run it)\n",
+							model.FormatBytes(l.Task.Resources.MemoryBytes), model.FormatBytes(int64(vm.Total)))
 					}
 				}
 				for _, p := range problems {
