@@ -54,3 +54,19 @@ func TestTerminalBenchRunOfTooManyTrialsIsRefused(t *testing.T) {
 		t.Errorf("import: %v", err)
 	}
 }
+
+// A Harbor job of more trials than an import takes stops being read at
+// the bound: every trial parsed is held until the experiment is written.
+func TestHarborJobPastTheBoundStopsBeingRead(t *testing.T) {
+	old := maxTrials
+	maxTrials = 5
+	t.Cleanup(func() { maxTrials = old })
+	job := filepath.Join(t.TempDir(), "job")
+	if err := os.CopyFS(job, os.DirFS("testdata/harbor/tb2-docker-1x")); err != nil {
+		t.Fatal(err)
+	}
+	j, probs := readHarborJob(job)
+	if len(j.results) != 5 || len(probs) != 1 || !strings.Contains(probs[0], "6 trials, more than an import takes (5)") {
+		t.Errorf("read %d trials, problems %q; want 5 read and the bound said", len(j.results), probs)
+	}
+}

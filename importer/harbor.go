@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/internal/exactjson"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/store"
@@ -115,12 +116,6 @@ type harborJob struct {
 	missing []string // trial directories with no result.json: unfinished
 }
 
-// fileSeen is a file read, by path and identity.
-type fileSeen struct {
-	path string
-	info os.FileInfo
-}
-
 // readHarborJob reads a job directory; its problems are one line each.
 func readHarborJob(dir string) (harborJob, Problems) {
 	j := harborJob{dir: dir}
@@ -134,19 +129,24 @@ func readHarborJob(dir string) (harborJob, Problems) {
 	// given twice, refused before it is parsed again (8 links to one
 	// 64 MB file took 4.2 GB before the duplicate ids were refused, the
 	// thirty-second attacker's 2).
-	var seen []fileSeen
+	seen := map[confine.ID]string{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
+		if len(j.results) >= maxTrials {
+			// Stop reading: every trial parsed is held until the
+			// experiment is written.
+			return j, append(probs, tooManyTrials(dir, len(j.results)+1))
+		}
 		tdir := filepath.Join(dir, e.Name())
 		file := filepath.Join(tdir, "result.json")
-		if st, err := os.Stat(file); err == nil {
-			if i := slices.IndexFunc(seen, func(s fileSeen) bool { return os.SameFile(s.info, st) }); i >= 0 {
-				probs = append(probs, fmt.Sprintf("%s is the same file as %s: each trial writes its own result.json; give the job as Harbor wrote it", file, seen[i].path))
+		if id, ok := confine.Identity(file); ok {
+			if other, dup := seen[id]; dup {
+				probs = append(probs, fmt.Sprintf("%s is the same file as %s: each trial writes its own result.json; give the job as Harbor wrote it", file, other))
 				continue
 			}
-			seen = append(seen, fileSeen{file, st})
+			seen[id] = file
 		}
 		data, err := readResultFile(dir, file)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -211,7 +211,7 @@ func Harbor(dirs []string, o Options) (Import, error) {
 	for _, d := range dirs {
 		j, p := readHarborJob(d)
 		probs = append(probs, p...)
-		if held += len(j.results); held > MaxTrials {
+		if held += len(j.results); held > maxTrials {
 			return Import{}, append(probs, tooManyTrials(strings.Join(dirs, ", "), held))
 		}
 		if len(j.missing) > 0 && !o.AllowPartial {

@@ -21,9 +21,12 @@ const MaxResultBytes = 64 << 20
 // thirty-second attacker's 2).
 const MaxTrials = 50_000
 
+// maxTrials is MaxTrials, smaller in tests.
+var maxTrials = MaxTrials
+
 // tooManyTrials says an import past MaxTrials, naming where.
 func tooManyTrials(where string, n int) string {
-	return fmt.Sprintf("%s: %d trials, more than an import takes (%d): import the runs in parts", where, n, MaxTrials)
+	return fmt.Sprintf("%s: %d trials, more than an import takes (%d): import the runs in parts", where, n, maxTrials)
 }
 
 // readResultFile reads one of a run's files with confine.ReadFile, as

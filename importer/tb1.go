@@ -82,7 +82,7 @@ func TerminalBench(dirs []string, o Options) (Import, error) {
 		runs = append(runs, run)
 	}
 	probs = append(probs, tbDuplicateRuns(runs)...)
-	if len(trials) > MaxTrials {
+	if len(trials) > maxTrials {
 		probs = append(probs, tooManyTrials(strings.Join(dirs, ", "), len(trials)))
 	}
 	if len(probs) > 0 {
@@ -187,7 +187,7 @@ func readTBRun(dir string, o Options) (tbRun, Problems) {
 	if err := exactjson.Unmarshal(data, &res); err != nil {
 		return run, Problems{fmt.Sprintf("%s: not terminal-bench results: %v", rfile, jsonWhere(data, err))}
 	}
-	if len(res.Results) > MaxTrials {
+	if len(res.Results) > maxTrials {
 		return run, Problems{tooManyTrials(rfile, len(res.Results))}
 	}
 	agent, mdl := meta.AgentName, ""

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/headroom-eval/headroom/confine"
 	"github.com/headroom-eval/headroom/internal/exactjson"
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/printable"
@@ -36,6 +37,7 @@ func Load(dir string) (Found, error) {
 	if !info.IsDir() {
 		return f, fmt.Errorf("%s is a file: give a trial's directory or a job's (run's)", dir)
 	}
+	seen := map[confine.ID]string{}
 	add := func(rec Recording, err error, trial string) {
 		var refusal Refusal
 		switch {
@@ -49,13 +51,12 @@ func Load(dir string) (Found, error) {
 			// import refuses a trial given twice. Each had been parsed
 			// and held: 4 trials linked to one 64 MiB commands.txt took
 			// 5.9 GB (the thirty-second attacker's 2).
-			if rec.from.info != nil {
-				for _, o := range f.Recordings {
-					if o.from.info != nil && os.SameFile(o.from.info, rec.from.info) {
-						f.Refused = append(f.Refused, Refusal{Dir: trial, Why: fmt.Sprintf("%s is the same file as %s: a harness writes one recording per trial; give each trial's own", rec.from.path, o.from.path)})
-						return
-					}
+			if rec.from != "" {
+				if other, dup := seen[rec.fromID]; dup {
+					f.Refused = append(f.Refused, Refusal{Dir: trial, Why: fmt.Sprintf("%s is the same file as %s: a harness writes one recording per trial; give each trial's own", rec.from, other)})
+					return
 				}
+				seen[rec.fromID] = rec.from
 			}
 			f.Recordings = append(f.Recordings, rec)
 		}
@@ -85,13 +86,12 @@ func Load(dir string) (Found, error) {
 	return f, nil
 }
 
-// seen is p as it is now, for telling one file given twice.
-func seen(p string) fileSeen {
-	info, err := os.Stat(p)
-	if err != nil {
-		return fileSeen{}
+// from is where actions were read from, with its identity ("" where it
+// cannot be looked at), for telling one file given twice.
+func from(rec *Recording, p string) {
+	if id, ok := confine.Identity(p); ok {
+		rec.from, rec.fromID = p, id
 	}
-	return fileSeen{p, info}
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -210,7 +210,7 @@ func loadHarborTrial(dir string) (Recording, error) {
 		return rec, Refusal{dir, err.Error()}
 	}
 	rec.Agent, rec.Model, rec.Terminal, rec.Actions, rec.Notes = parsed.Agent, parsed.Model, parsed.Terminal, parsed.Actions, parsed.Notes
-	rec.from = seen(traj)
+	from(&rec, traj)
 	if rec.Agent == "" {
 		rec.Agent = r.Config.Agent.Name
 	}
@@ -307,7 +307,7 @@ func loadTBTrial(dir string) (Recording, error) {
 		if rec.Actions, err = castActions(events, cast); err != nil {
 			return rec, Refusal{dir, err.Error()}
 		}
-		rec.from = seen(cast)
+		from(&rec, cast)
 		if len(rec.Actions) == 0 {
 			rec.Notes = append(rec.Notes, "agent.cast recorded no typed keys: the keys are commands.txt's, without timing")
 		}
@@ -323,7 +323,7 @@ func loadTBTrial(dir string) (Recording, error) {
 		if rec.Actions, err = commandsActions(data, cmds); err != nil {
 			return rec, Refusal{dir, err.Error()}
 		}
-		rec.from = seen(cmds)
+		from(&rec, cmds)
 		rec.Notes = append(rec.Notes, "no typed keys in a cast: each command waits for its prompt, no think time, no recorded output to compare")
 	}
 	for i, a := range rec.Actions {

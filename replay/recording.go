@@ -2,7 +2,7 @@ package replay
 
 import (
 	"fmt"
-	"os"
+	"github.com/headroom-eval/headroom/confine"
 	"strings"
 	"time"
 
@@ -37,15 +37,10 @@ type Recording struct {
 	Notes []string
 	// ThinkCapped says which gaps CapThink cut ("" when none).
 	ThinkCapped string
-	// from is the file the actions were read from, as it was read: two
-	// trials' actions from one file are one recording given twice.
-	from fileSeen
-}
-
-// fileSeen is a file read, by path and identity.
-type fileSeen struct {
-	path string
-	info os.FileInfo
+	// from is the file the actions were read from, fromID its identity:
+	// two trials' actions from one file are one recording given twice.
+	from   string
+	fromID confine.ID
 }
 
 // Action is one recorded action.
