@@ -17,10 +17,12 @@ var ProcRoot = "/proc"
 // runnable and not running); v1 has no such file, so each thread's
 // run-queue delay (/proc/<tid>/schedstat) is read as it lives and summed
 // over the threads seen: a thread's wait after its last reading is missed.
-// At most ThreadsPerRead threads are read a sample, in turn from where the
-// last sample stopped (a thread's delay only grows, so a later reading
-// misses nothing of it): 5,000 idle threads read every second had cost
-// headroom 2.6 s of CPU in 26 s.
+// At most ThreadsPerRead threads are read a sample: those never read
+// first, then the others in turn from where the last sample stopped (a
+// thread's delay only grows, so a later reading misses nothing of it
+// while it lives; one that ends before its turn keeps its last reading):
+// 5,000 idle threads read every second had cost headroom 2.6 s of CPU in
+// 26 s.
 type WaitTracker struct {
 	seen map[int]int64 // v1: each thread's run delay, ns, as last read
 	// Skip, on v1, is a process (a host pid) whose threads are not the
@@ -66,18 +68,35 @@ func (w *WaitTracker) Read(r *Reader) (int64, bool) {
 		}
 	}
 	fields := bytes.Fields(b)
+	budget := ThreadsPerRead
+	read := func(tid int) {
+		budget--
+		if d, ok := runDelay(tid, &w.buf); ok && d > w.seen[tid] {
+			w.seen[tid] = d
+		}
+	}
+	// Threads never read first: a short-lived one (a build's compilers)
+	// would otherwise end before its turn, its wait never counted.
+	for _, f := range fields {
+		if budget == 0 {
+			break
+		}
+		tid, err := strconv.Atoi(string(f))
+		if _, known := w.seen[tid]; err != nil || skip[tid] || known {
+			continue
+		}
+		w.seen[tid] = 0
+		read(tid)
+	}
+	// Then the known ones, in turn from where the last sample stopped.
 	if w.next >= len(fields) {
 		w.next = 0
 	}
-	n := min(len(fields), ThreadsPerRead)
-	for i := range n {
-		f := fields[(w.next+i)%len(fields)]
-		tid, err := strconv.Atoi(string(f))
-		if err != nil || skip[tid] {
-			continue
-		}
-		if d, ok := runDelay(tid, &w.buf); ok && d > w.seen[tid] {
-			w.seen[tid] = d
+	n := 0
+	for ; n < len(fields) && budget > 0; n++ {
+		tid, err := strconv.Atoi(string(fields[(w.next+n)%len(fields)]))
+		if err == nil && !skip[tid] {
+			read(tid)
 		}
 	}
 	if len(fields) > 0 {

@@ -123,3 +123,27 @@ func BenchmarkWaitTrackerV1FiveThousandThreads(b *testing.B) {
 		w.Read(r)
 	}
 }
+
+// A thread never read is read before the known ones' turn: among 1,000
+// known threads, a new one that lives one sample is counted.
+func TestWaitTrackerReadsNewThreadsFirst(t *testing.T) {
+	r := fakeThreads(t, 1000)
+	var w WaitTracker
+	for range 4 {
+		w.Read(r) // every thread known
+	}
+	before, _ := w.Read(r)
+	tid := 100 + 1000
+	p := filepath.Join(ProcRoot, strconv.Itoa(tid), "schedstat")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte("1 5000000 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := os.ReadFile(filepath.Join(r.memDir, "tasks"))
+	if err := os.WriteFile(filepath.Join(r.memDir, "tasks"), append(list, []byte(strconv.Itoa(tid)+"\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := w.Read(r); after-before != 5000000 {
+		t.Errorf("the new thread's wait: %d ns counted, want 5000000", after-before)
+	}
+}
