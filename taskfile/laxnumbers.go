@@ -107,7 +107,7 @@ func (n *yamlNumber) UnmarshalYAML(node *yaml.Node) error {
 			return nil
 		}
 		if yaml12Octal.MatchString(node.Value) {
-			return &yamlRefused{node.Line, fmt.Sprintf("%s is the text %q to terminal-bench's YAML reader (PyYAML reads YAML 1.1, where octal is written 074), and its model refuses that as a number: write the seconds in decimal", node.Value, node.Value)}
+			return &yamlRefused{node.Line, fmt.Sprintf("%s is the text %q to terminal-bench's YAML reader (PyYAML reads YAML 1.1, where octal is written 074, and takes only 0x and 0b in small letters), and its model refuses that as a number: write the seconds in decimal", node.Value, node.Value)}
 		}
 	}
 	if node.Kind == yaml.ScalarNode && node.Tag == "!!str" && laxFloat.MatchString(node.Value) {

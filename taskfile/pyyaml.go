@@ -19,9 +19,10 @@ import (
 //     decoder refused the file, a task the harness runs);
 //   - a number in base 60 (`1:30`, YAML 1.1's sexagesimal): 90 to PyYAML,
 //     text to headroom's decoder (refused as not a number);
-//   - `0o74`: 60 to headroom's decoder, the text "0o74" to PyYAML, which
-//     terminal-bench's model then refuses as a number (headroom ran it
-//     with a timeout of 60 s, a task the harness does not load).
+//   - `0o74` (and `0X3C`, `0O74`, `0B111100`): 60 to headroom's decoder,
+//     text to PyYAML, which terminal-bench's model then refuses as a
+//     number (headroom ran it with a timeout of 60 s, a task the harness
+//     does not load).
 
 // pyYAMLDedupe removes from every mapping under n each key given again
 // later in it, keeping the last as PyYAML does, and returns a warning for
@@ -63,8 +64,10 @@ func pyYAMLDedupe(path string, n *yaml.Node) []string {
 var (
 	// PyYAML's YAML 1.1 resolvers for base-60 integers and floats.
 	pySexagesimal = regexp.MustCompile(`^[-+]?([1-9][0-9_]*(:[0-5]?[0-9])+|[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*)$`)
-	// An octal number as YAML 1.2 writes it, which YAML 1.1 does not.
-	yaml12Octal = regexp.MustCompile(`^[-+]?0o[0-7_]+$`)
+	// A number PyYAML reads as text, where headroom's decoder reads a
+	// number: YAML 1.2's octal (0o74), and any base prefix in capitals
+	// (0X3C, 0O74, 0B111100: PyYAML's resolver takes 0x and 0b only).
+	yaml12Octal = regexp.MustCompile(`^[-+]?0(o|O|X|B)[0-9a-fA-F_]+$`)
 )
 
 // plainScalar is a scalar written without quotes or a block style: the

@@ -26,6 +26,9 @@ func TestTaskYAMLReadAsPyYAMLReadsIt(t *testing.T) {
 		{yaml: "instruction: hi\nmax_agent_timeout_sec: 0x3C\n", agent: 60 * time.Second},
 		{yaml: "instruction: hi\nmax_agent_timeout_sec: 0o74\n",
 			err: "task.yaml:2: max_agent_timeout_sec: 0o74 is the text \"0o74\" to terminal-bench's YAML reader"},
+		{yaml: "instruction: hi\nmax_agent_timeout_sec: 0X3C\n", err: "task.yaml:2: max_agent_timeout_sec: 0X3C is the text \"0X3C\""},
+		{yaml: "instruction: hi\nmax_agent_timeout_sec: 0B111100\n", err: "task.yaml:2: max_agent_timeout_sec: 0B111100 is the text"},
+		{yaml: "instruction: hi\nmax_agent_timeout_sec: 0b111100\n", agent: 60 * time.Second},
 		// Quoted, it is the model's string "1:30", which it refuses.
 		{yaml: "instruction: hi\nmax_agent_timeout_sec: \"1:30\"\n", err: "task.yaml:2: max_agent_timeout_sec takes a number"},
 	} {
