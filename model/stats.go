@@ -327,7 +327,8 @@ func Noise(diff float64, ci Interval, threshold float64) bool {
 // interval excludes 0 and it is at least the threshold (noisePP);
 // "noise" where the whole interval lies within ±noisePP — no difference
 // that large, to the design's precision; "unsure" otherwise: the
-// interval holds 0 but also differences past the threshold, too few runs
+// interval reaches past the threshold without the difference being real
+// (it holds 0, or the difference is under the threshold), too few runs
 // to tell. 0 of 2 against 2 of 2, a kill every time, read "noise" (two
 // new users'); so did 0pp [-65, +65] (a fourth new user's: it rules
 // nothing out).
@@ -343,7 +344,7 @@ func Verdict(diff float64, ci Interval, noisePP float64) string {
 
 // VerdictLegend says what Verdict's words mean at a threshold.
 func VerdictLegend(noisePP float64) string {
-	return fmt.Sprintf("real: the 95%% interval excludes 0 and |diff| ≥ %.0fpp; noise: the whole interval within ±%.0fpp; unsure: neither, the interval holds 0 and differences past %.0fpp (more runs would tell)", 100*noisePP, 100*noisePP, 100*noisePP)
+	return fmt.Sprintf("real: the 95%% interval excludes 0 and |diff| ≥ %.0fpp; noise: the whole interval within ±%.0fpp; unsure: neither, the interval reaching past ±%.0fpp without being real (more runs would tell)", 100*noisePP, 100*noisePP, 100*noisePP)
 }
 
 // MinDetectable is the smallest difference a design with this standard
