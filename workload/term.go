@@ -286,6 +286,12 @@ func (p *pane) consumed(from, n int64) bool {
 	return err == nil && strings.TrimSpace(string(children)) == ""
 }
 
+// termQuiet is how long the terminal stays quiet, once the shell is back
+// at its prompt, before an action's output is taken as whole: a pty
+// hands a write to its reader within a millisecond or so, and the
+// harness's own tmux wait costs more than this.
+const termQuiet = 20 * time.Millisecond
+
 // termRequest is one action for the server.
 type termRequest struct {
 	Keys      []string      `json:"keys"`
@@ -414,7 +420,32 @@ func (p *pane) serve(conn net.Conn) {
 				prompt = prompt && (sawBusy || time.Since(from) > time.Second || p.consumed(read0, typed))
 				until = time.Now().Add(time.Hour)
 			}
-			if ended || prompt || (!idle && !time.Now().Before(until)) {
+			if prompt {
+				// The shell is back at its prompt: what it wrote last
+				// (the command's output, the prompt) may not have been
+				// read off the terminal yet (a pty hands it over a
+				// moment later). It is drained until the terminal has
+				// been quiet for termQuiet (at most a second), so that
+				// it is this action's and not the next one's: the
+				// review's 5, which the second's floor had hidden (the
+				// host terminal test read "# echo hi-2" without its
+				// answer, 3 times in 15).
+				quiet, most := time.NewTimer(termQuiet), time.Now().Add(time.Second)
+				for drained := false; !drained; {
+					select {
+					case <-p.more:
+						flush()
+						if time.Now().Before(most) {
+							quiet.Reset(termQuiet)
+						}
+					case <-quiet.C:
+						drained = true
+					}
+				}
+				flush()
+				return
+			}
+			if ended || (!idle && !time.Now().Before(until)) {
 				return
 			}
 			timer := time.NewTimer(time.Until(until))
