@@ -142,7 +142,7 @@ func newTasksCmd() *cobra.Command {
 					// "100T"): said here, as a note, since another host
 					// (a cluster) may run it.
 					if vm, err := mem.VirtualMemory(); err == nil && l.Task.Resources.MemoryBytes > int64(vm.Total) {
-						fmt.Fprintf(cmd.OutOrStdout(), "      note: its memory spec, %s, is more than this host's %s: run refuses it here (a host or cluster with room may run it)\n",
+						fmt.Fprintf(cmd.OutOrStdout(), "      note: its memory spec, %s, is more than this machine's %s: run refuses it where the engine has no more (a host or cluster with room may run it)\n",
 							model.FormatBytes(l.Task.Resources.MemoryBytes), model.FormatBytes(int64(vm.Total)))
 					}
 				}

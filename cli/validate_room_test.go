@@ -16,7 +16,7 @@ func TestValidateSaysASpecThisHostCannotRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := headroom(t, "tasks", "validate", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "note: its memory spec, 100TiB, is more than this host's") {
+	if r.code != 0 || !strings.Contains(r.stdout, "note: its memory spec, 100TiB, is more than this machine's") {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
