@@ -692,7 +692,11 @@ func (t *trialRun) runStep(ctx context.Context, sb Sandbox, phase string, st mod
 			}
 			tr.expanding = false
 			if joined && cur != nil {
-				// Another command of the running pipeline.
+				// Another command of the running pipeline (or one past
+				// what the book keeps of it: nothing changed).
+				if !tr.book.grew {
+					return
+				}
 				cur.sr.Show = tr.book.show(n)
 				cur.sr.Name = tracedName(cur.sr.Show)
 				t.renameStep(cur.sr.Name, cur.killsBefore)

@@ -414,6 +414,10 @@ type statusBook struct {
 	bgJobs map[int]bool
 	sh     bool
 	sawEnd bool
+	// joined is the step the last mark joined, and grew whether that
+	// mark added a command to it (past MaxTracedPipeline it does not).
+	joined *pendingStep
+	grew   bool
 
 	resolved []stepStatus
 }
@@ -456,6 +460,22 @@ type stepStatus struct {
 }
 
 func newStatusBook() *statusBook { return &statusBook{procs: map[int]*traceProc{}} }
+
+// What the book keeps of a script's trace is bounded: the processes it
+// follows (MaxTracedShells), the commands of one pipeline
+// (MaxTracedPipeline) and the background jobs it knows (MaxBackgroundJobs).
+// Past them a command's status is unknown. A script can write trace marks
+// of its own (its PS4 holds the mark's prefix: bash expands it from a
+// variable the script can read), and 600,000 marks of distinct pids
+// joined to one pipeline took headroom 280 s of CPU, each mark's work
+// growing with those before it, until the agent's time limit ended the
+// trial, recorded as the agent's timeout; 12M marks of distinct $! held
+// 697 MB (the thirty-third attacker's 1 and 2).
+const (
+	MaxTracedShells   = 4096
+	MaxTracedPipeline = 256
+	MaxBackgroundJobs = 4096
+)
 
 // Why a status is unknown, as the record says it.
 const (
@@ -529,12 +549,13 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 	if !b.rootSeen {
 		b.rootSeen, b.root = true, m.root
 	}
-	if m.bg != 0 {
+	if m.bg != 0 && len(b.bgJobs) < MaxBackgroundJobs {
 		if b.bgJobs == nil {
 			b.bgJobs = map[int]bool{}
 		}
 		b.bgJobs[m.bg] = true
 	}
+	b.joined, b.grew = nil, false
 	w := b.window
 	switch p := b.procs[m.pid]; {
 	case m.pid == b.root:
@@ -552,8 +573,14 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 		// `false | true`: the pipeline's commands, traced either side of
 		// the job's, are still one pipeline).
 	case w != nil && sameState(w.state, m):
-		w.pids = append(w.pids, m.pid)
+		if len(w.pids) < MaxTracedPipeline {
+			w.pids = append(w.pids, m.pid)
+		}
 		if o := w.open; o != nil && o.step == b.next-1 {
+			b.joined = o
+			if len(o.pids) >= MaxTracedPipeline {
+				return o.step, true // kept no more: its statuses unknown
+			}
 			// A command past what show keeps is not kept (its pid is,
 			// for the statuses): a pipeline of thousands stays bounded.
 			cmd := m.cmd
@@ -562,6 +589,7 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 			}
 			o.pids, o.cmds = append(o.pids, m.pid), append(o.cmds, cmd)
 			b.proc(m.pid).last = o
+			b.grew = true
 			return o.step, true
 		}
 	default:
@@ -592,25 +620,33 @@ func (b *statusBook) mark(m traceMark) (step int, joined bool) {
 
 // show is a step's command line: a pipeline's commands in fork order.
 func (b *statusBook) show(step int) string {
+	if l := b.joined; l != nil && l.step == step {
+		return l.show()
+	}
 	for _, p := range b.procs {
 		if l := p.last; l != nil && l.step == step {
-			idx := make([]int, len(l.pids))
-			for i := range idx {
-				idx[i] = i
-			}
-			slices.SortFunc(idx, func(a, c int) int { return l.pids[a] - l.pids[c] })
-			var parts []string
-			for _, k := range idx {
-				if l.cmds[k] != "" {
-					parts = append(parts, l.cmds[k])
-				}
-			}
-			// Cut as every shown command is (runStep's clip), also when
-			// commands join a running pipeline.
-			return Clip(strings.Join(parts, " | "), OutputLineBytes)
+			return l.show()
 		}
 	}
 	return ""
+}
+
+// show is the step's command line: a pipeline's commands in fork order.
+func (l *pendingStep) show() string {
+	idx := make([]int, len(l.pids))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, c int) int { return l.pids[a] - l.pids[c] })
+	var parts []string
+	for _, k := range idx {
+		if l.cmds[k] != "" {
+			parts = append(parts, l.cmds[k])
+		}
+	}
+	// Cut as every shown command is (runStep's clip), also when commands
+	// join a running pipeline.
+	return Clip(strings.Join(parts, " | "), OutputLineBytes)
 }
 
 // sameState says whether two children's marks show the same inherited
@@ -630,7 +666,9 @@ func (b *statusBook) proc(pid int) *traceProc {
 	p := b.procs[pid]
 	if p == nil {
 		p = &traceProc{}
-		b.procs[pid] = p
+		if len(b.procs) < MaxTracedShells {
+			b.procs[pid] = p
+		} // else followed no further: its commands' statuses unknown
 	}
 	return p
 }

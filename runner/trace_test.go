@@ -450,3 +450,50 @@ func TestBackgroundJobsAreNoPipeline(t *testing.T) {
 		t.Errorf("%d sleep commands, want 3:\n%s", sleeps, describe(cmds))
 	}
 }
+
+// A script that writes marks of its own (its PS4 holds their prefix)
+// cannot make the book grow, or a mark's work grow with those before it:
+// 600,000 marks of distinct pids joined to one pipeline took 280 s of
+// headroom's CPU, and 12M marks of distinct $! held 697 MB (the
+// thirty-third attacker's 1 and 2).
+func TestForgedMarksKeepTheBookBounded(t *testing.T) {
+	book := newStatusBook()
+	const root = 77
+	mark := func(pid, bg int) {
+		m, ok := parseMark(1, fmt.Sprintf("%s%s 0|0|%d|%d||%d] :", TraceMarker, testNonce, pid, root, bg), testNonce)
+		if !ok {
+			t.Fatal("mark not parsed")
+		}
+		book.mark(m)
+	}
+	mark(root, 0)
+	for i := 1; i <= 50_000; i++ {
+		mark(100_000+i, 0) // joined to one pipeline, each a new pid
+	}
+	for i := 1; i <= 50_000; i++ {
+		mark(root, 200_000+i) // each a new $!
+	}
+	if len(book.procs) > MaxTracedShells || len(book.bgJobs) > MaxBackgroundJobs {
+		t.Errorf("the book follows %d shells and %d jobs, past its bounds %d and %d", len(book.procs), len(book.bgJobs), MaxTracedShells, MaxBackgroundJobs)
+	}
+	for _, p := range book.procs {
+		if p.last != nil && len(p.last.pids) > MaxTracedPipeline {
+			t.Errorf("a pipeline of %d commands kept, past %d", len(p.last.pids), MaxTracedPipeline)
+		}
+	}
+	book.finish(0)
+}
+
+func BenchmarkForgedPipelineMarks(b *testing.B) {
+	for b.Loop() {
+		book := newStatusBook()
+		m, _ := parseMark(1, TraceMarker+testNonce+" 0|0|77|77||0] :", testNonce)
+		book.mark(m)
+		for i := 1; i <= 20_000; i++ {
+			m, _ := parseMark(1, fmt.Sprintf("%s%s 0|0|%d|77||0] :", TraceMarker, testNonce, 100_000+i), testNonce)
+			if n, joined := book.mark(m); joined && book.grew {
+				_ = book.show(n)
+			}
+		}
+	}
+}
