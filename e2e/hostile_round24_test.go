@@ -262,3 +262,38 @@ func replayTestdataCopy(t *testing.T) (string, string) {
 	}
 	return dir, filepath.Join(dir, "tb-run", "heavy-install", "heavy-install.1-of-2.run")
 }
+
+// The thirty-third attacker's 1 (high): a traced script reads its trace
+// marks' prefix from PS4 (bash expands it from a variable the script
+// sees) and writes 200,000 marks of distinct pids to the trace, each
+// joining one pipeline. Each mark's work grew with those before it:
+// headroom read the trace ever more slowly, the writes blocked, and the
+// agent's time limit ended the trial (600,000 marks: 280 s of
+// headroom's CPU), recorded as the agent's timeout. Now the book keeps
+// a bounded part of any pipeline and a mark past it costs nothing more.
+// Forged: the trial not passed (its own work takes a few seconds).
+func TestHostileR24ForgedTraceMarksCostNothing(t *testing.T) {
+	needEngine(t)
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := filepath.Join(t.TempDir(), "tasks")
+	name := "hostile-r24/forged-marks"
+	harborTask(t, tasks, "forged-marks", name, map[string]string{
+		"task.toml":         fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n[environment]\ncpus = 1\nmemory_mb = 256\nallow_internet = false\n", name),
+		"solution/solve.sh": "#!/bin/bash\nexport M=\"${PS4%%\\$*}\" R=$$\npython3 - <<'PY' >&237\nimport os, sys\nm, r = os.environ['M'], os.environ['R']\nw = sys.stdout.write\nfor i in range(1, 200001):\n    w('%s0|0|%d|%s||0] :\\n' % (m, 100000 + i, r))\nPY\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "hostile-r24/forged-marks") })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--ratios", "uncapped", "--repeats", "1", "--out", out)
+	_, recs, leaked := records(t, out)
+	forged, said := 0, ""
+	if len(recs) == 1 {
+		said = fmt.Sprintf("%v · %v", recs[0]["outcome"], recs[0]["cause"])
+	}
+	if said != "passed · <nil>" {
+		forged++
+		t.Errorf("record: %q; want passed: the script's own work takes seconds\n%s", said, run.stderr)
+	}
+	letoutRow(t, "a traced solve.sh writing 200,000 trace marks of its own (the prefix read from $PS4), each a new pid joining one pipeline, under a 60 s agent limit",
+		fmt.Sprintf("exit %d, %s, headroom's CPU %s (%s)", run.code, said, run.cpu.Round(100*time.Millisecond), time.Since(start).Round(time.Second)), 0, leaked, forged)
+}
