@@ -32,6 +32,7 @@ func TestHostileR4EntrypointOOM(t *testing.T) {
 	// The hog waits for the agent's `sleep 8` (no file of the agent's, no
 	// word from it: it reads /proc), then grows 16 MiB every 0.2 s.
 	hog := `import os, time
+open("/tmp/hog.started", "w").close()
 def agent():
     for p in os.listdir("/proc"):
         if p.isdigit():
@@ -49,7 +50,13 @@ while True:
     time.sleep(0.2)
 `
 	harborTask(t, tasks, "entryhog", name, map[string]string{
-		"task.toml":              harborToml(name, 128),
+		// The task's healthcheck passes once the hog runs, so that the
+		// agent's first step begins after it (headroom waits for it): on
+		// a loaded host the entrypoint's shell could fork the hog after
+		// the step had begun, which made it the step's (the CI rehearsal
+		// of 2026-12-07, once in the parallel hostile suite; 2 of 2
+		// alone passed).
+		"task.toml":              harborToml(name, 128) + "[environment.healthcheck]\ncommand = \"test -e /tmp/hog.started\"\ninterval_sec = 0.2\nretries = 150\n",
 		"environment/hog.py":     hog,
 		"environment/start.sh":   "#!/bin/sh\npython3 /hog.py &\nexec \"$@\"\n",
 		"environment/Dockerfile": "FROM headroom-debian:bookworm\nCOPY hog.py start.sh /\nENTRYPOINT [\"/start.sh\"]\n",
