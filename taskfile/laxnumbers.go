@@ -88,15 +88,14 @@ func laxNumbers(path string, data []byte) ([]byte, []string) {
 }
 
 // yamlNumber is a task.yaml number that terminal-bench's pydantic model
-// takes written as a string too (`max_agent_timeout_sec: "60"`): quoted
-// and line say where it was one.
-// A plain `1:30` is PyYAML's base-60 number (how says so), and a plain
-// `0o74` is refused: text to PyYAML, which the model refuses (pyyaml.go).
+// takes written as a string too (`max_agent_timeout_sec: "60"`), and a
+// plain `1:30` as PyYAML's base-60 number: how and line say where it was
+// either ("" where it was a plain number). A plain `0o74` is refused:
+// text to PyYAML, which the model refuses (pyyaml.go).
 type yamlNumber struct {
-	v      float64
-	quoted string
-	how    string
-	line   int
+	v    float64
+	how  string
+	line int
 }
 
 func (n *yamlNumber) UnmarshalYAML(node *yaml.Node) error {
@@ -115,8 +114,8 @@ func (n *yamlNumber) UnmarshalYAML(node *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		n.v, n.quoted, n.line = v, strconv.Quote(node.Value), node.Line
-		n.how = fmt.Sprintf("%s: a number written as a string, read as %g", n.quoted, v)
+		n.v, n.line = v, node.Line
+		n.how = fmt.Sprintf("%q: a number written as a string, read as %g", node.Value, v)
 		return nil
 	}
 	return node.Decode(&n.v)

@@ -176,10 +176,17 @@ func loadHarbor(dir string) (Loaded, error) {
 // attacker's 4), a link to /dev/zero would have grown it without end.
 func ReadSource(source string) ([]byte, error) {
 	root := ""
-	if dir := filepath.Dir(source); filepath.Base(source) == "task.toml" && TaskDirKind(dir) == model.FormatHarbor {
+	if dir, ok := harborTaskFile(source); ok {
 		root = dir
 	}
 	return readTaskFile(root, source)
+}
+
+// harborTaskFile says whether source is a Harbor task directory's
+// task.toml, and that directory.
+func harborTaskFile(source string) (string, bool) {
+	dir := filepath.Dir(source)
+	return dir, filepath.Base(source) == "task.toml" && TaskDirKind(dir) == model.FormatHarbor
 }
 
 // ParseSource parses the bytes of the file a task was loaded from (its
@@ -187,8 +194,7 @@ func ReadSource(source string) ([]byte, error) {
 // other file as one of headroom's own task files. It is how an edit is
 // checked before it is written.
 func ParseSource(source string, data []byte) (Loaded, error) {
-	dir := filepath.Dir(source)
-	if filepath.Base(source) == "task.toml" && TaskDirKind(dir) == model.FormatHarbor {
+	if dir, ok := harborTaskFile(source); ok {
 		l, err := parseHarbor(dir, source, data)
 		if err == nil {
 			absolute(&l.Task)
@@ -423,11 +429,9 @@ func loadTBOld(dir string) (Loaded, error) {
 	if err := root.Decode(&y); err != nil {
 		var refused *yamlRefused
 		if errors.As(err, &refused) {
-			key := ""
-			if lines := strings.Split(string(data), "\n"); refused.line >= 1 && refused.line <= len(lines) {
-				if k := yamlKeyAt.FindStringSubmatch(lines[refused.line-1]); k != nil {
-					key = k[1] + ": "
-				}
+			key := yamlKeyOnLine(strings.Split(string(data), "\n"), refused.line)
+			if key != "" {
+				key += ": "
 			}
 			return Loaded{}, fmt.Errorf("%s:%d: %s%s", file, refused.line, key, refused.why)
 		}

@@ -15,6 +15,17 @@ var yamlTypeLine = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?
 
 var yamlKeyAt = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z0-9_.-]+)\s*:`)
 
+// yamlKeyOnLine is the key written on line n (from 1) of lines, "" where
+// none is.
+func yamlKeyOnLine(lines []string, n int) string {
+	if n >= 1 && n <= len(lines) {
+		if k := yamlKeyAt.FindStringSubmatch(lines[n-1]); k != nil {
+			return k[1]
+		}
+	}
+	return ""
+}
+
 // yamlWrongType says a task.yaml's values of the wrong type as its author
 // reads them: the file, the line and key, what the key takes with an
 // example, and what was written ("task.yaml:2: max_test_timeout_sec
@@ -36,12 +47,7 @@ func yamlWrongType(path string, data []byte, err error) error {
 		}
 		n := 0
 		fmt.Sscan(m[1], &n)
-		key := ""
-		if n >= 1 && n <= len(lines) {
-			if k := yamlKeyAt.FindStringSubmatch(lines[n-1]); k != nil {
-				key = k[1]
-			}
-		}
+		key := yamlKeyOnLine(lines, n)
 		got := map[string]string{"str": "text", "int": "a number", "float": "a number", "bool": "true or false", "map": "a mapping of keys", "seq": "a list", "null": "nothing"}[m[2]]
 		if got == "" {
 			got = "a " + m[2]
