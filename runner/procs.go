@@ -570,7 +570,7 @@ func isTerminal(cmd string) bool {
 		return true
 	}
 	f := strings.Fields(cmd)
-	return len(f) >= 2 && path.Base(f[0]) == WorkloadProgram && f[1] == "term"
+	return isWorkloadCommand(cmd) && len(f) >= 2 && f[1] == "term"
 }
 
 // terminalShown is how headroom's in-container terminal is named in a
