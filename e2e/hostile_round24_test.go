@@ -137,11 +137,8 @@ func TestHostileR24ReplayOfQuickBlockingCommands(t *testing.T) {
 	writeFiles(t, filepath.Join(trial, "sessions"), map[string]string{"agent.cast": cast})
 	out := filepath.Join(t.TempDir(), "out")
 	run := runBin(t, bin, nil, "replay", trial, "--tasks-dir", filepath.Join(dir, "tasks"), "--ratios", "uncapped", "--out", out)
-	_, recs, leaked := records(t, out)
-	forged, said := 0, ""
-	if len(recs) == 1 {
-		said = fmt.Sprintf("%v · %v", recs[0]["outcome"], recs[0]["cause"])
-	}
+	said, leaked := onlyOutcome(t, out)
+	forged := 0
 	if said != "passed · <nil>" {
 		forged++
 		t.Errorf("record: %q; want passed, as the recording's 9 s of commands pass\n%s%s", said, run.stdout, run.stderr)
@@ -285,15 +282,23 @@ func TestHostileR24ForgedTraceMarksCostNothing(t *testing.T) {
 	t.Cleanup(func() { removeTaskImages(t, "hostile-r24/forged-marks") })
 	out := filepath.Join(t.TempDir(), "out")
 	run := runBin(t, bin, nil, "run", "--tasks-dir", tasks, "--ratios", "uncapped", "--repeats", "1", "--out", out)
-	_, recs, leaked := records(t, out)
-	forged, said := 0, ""
-	if len(recs) == 1 {
-		said = fmt.Sprintf("%v · %v", recs[0]["outcome"], recs[0]["cause"])
-	}
+	said, leaked := onlyOutcome(t, out)
+	forged := 0
 	if said != "passed · <nil>" {
 		forged++
 		t.Errorf("record: %q; want passed: the script's own work takes seconds\n%s", said, run.stderr)
 	}
 	letoutRow(t, "a traced solve.sh writing 200,000 trace marks of its own (the prefix read from $PS4), each a new pid joining one pipeline, under a 60 s agent limit",
 		fmt.Sprintf("exit %d, %s, headroom's CPU %s (%s)", run.code, said, run.cpu.Round(100*time.Millisecond), time.Since(start).Round(time.Second)), 0, leaked, forged)
+}
+
+// onlyOutcome is the one record's "outcome · cause" under out ("" unless
+// there is exactly one), and the containers left.
+func onlyOutcome(t *testing.T, out string) (string, int) {
+	t.Helper()
+	_, recs, leaked := records(t, out)
+	if len(recs) != 1 {
+		return "", leaked
+	}
+	return fmt.Sprintf("%v · %v", recs[0]["outcome"], recs[0]["cause"]), leaked
 }
