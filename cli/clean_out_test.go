@@ -173,3 +173,26 @@ func TestRunRefusesAFloorNoHostMeets(t *testing.T) {
 		t.Errorf("exit %d, want 2 and %q\n%s", r.code, want, r.stderr)
 	}
 }
+
+// report --out DIR with no experiment named reports the store's only
+// one, saying which on stderr; with two it lists them and says to name
+// one. It listed the one, and the user copied its id back (the fifth new
+// user's).
+func TestReportOfAStoreOfOneReportsIt(t *testing.T) {
+	root := t.TempDir()
+	if r := headroom(t, "import", "harbor", "--out", root, "../importer/testdata/harbor/tb2-docker-1x"); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	dir := onlyExperiment(t, root)
+	r := headroom(t, "report", "--out", root)
+	if r.code != 0 || !strings.Contains(r.stdout, "success rate") || !strings.Contains(r.stderr, "the only experiment under "+root+": "+dir) {
+		t.Errorf("one experiment: exit %d, want its report\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := headroom(t, "import", "harbor", "--out", root, "../importer/testdata/harbor/tb2-gke-3x"); r.code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = headroom(t, "report", "--out", root)
+	if r.code != 0 || strings.Contains(r.stdout, "success rate") || strings.Count(r.stdout, root) != 2 || !strings.Contains(r.stderr, "2 experiments: name one to report it (headroom report ID --out "+root+")") {
+		t.Errorf("two experiments: exit %d, want the list\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -150,18 +150,34 @@ func newReportCmd() *cobra.Command {
 		Example: `  headroom report 20261129-184423-46d0
   headroom report ./exp --format markdown --baseline 1x --noise 3pp --detect 2pp
   headroom report EXP --plot shape.png`,
-		Args: argsFor(0, 1, "at most one experiment: its id or its directory (none lists them)"),
+		Args: argsFor(0, 1, "at most one experiment: its id or its directory (none: the store's only one, or a list of them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if plot != "" {
 				if err := report.CheckPlotFile(plot); err != nil {
 					return usagef("--plot: %v", err)
 				}
 			}
-			if (plot != "" || len(plotTrials) > 0) && len(args) == 0 {
-				return usagef("--plot and --plot-trial draw one experiment: name it, e.g. `headroom report EXP --plot shape.png` (`headroom report --list` lists them)")
-			}
-			if list || len(args) == 0 {
+			if list {
 				return listExperiments(cmd, out)
+			}
+			if len(args) == 0 {
+				// A store of one experiment (a first run's --out) is
+				// reported, not listed: `report --out DIR` after one run
+				// printed a line naming it, and the user had to copy its
+				// id back (the fifth new user's).
+				only, n, err := onlyExperiment(out)
+				if err != nil || only == "" {
+					if plot != "" || len(plotTrials) > 0 {
+						return usagef("--plot and --plot-trial draw one experiment: name it, e.g. `headroom report EXP --plot shape.png` (`headroom report --list` lists them)")
+					}
+					if err := listExperiments(cmd, out); err != nil || n < 2 {
+						return err
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "%d experiments: name one to report it (headroom report ID --out %s)\n", n, out)
+					return nil
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "the only experiment under %s: %s\n", out, only)
+				args = []string{only}
 			}
 			opts, err := sf.options()
 			if err != nil {
@@ -234,6 +250,16 @@ func newReportCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&plotTrials, "plot-trial", nil, "also draw a trial's memory timeline: TRIAL=FILE.png (repeatable, one file per trial)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the experiments in the store")
 	return cmd
+}
+
+// onlyExperiment is the directory of the store's one experiment, or ""
+// where it holds none or several, and how many it holds.
+func onlyExperiment(root string) (string, int, error) {
+	list, err := store.List(root)
+	if err != nil || len(list) != 1 {
+		return "", len(list), err
+	}
+	return list[0].Dir, 1, nil
 }
 
 func listExperiments(cmd *cobra.Command, root string) error {
