@@ -222,7 +222,7 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	}
 	if f.Task.Name == "" {
 		// Early Terminal-Bench 2.0 files have no [task] table.
-		f.Task.Name = filepath.Base(dir)
+		f.Task.Name = taskDirName(dir)
 	}
 	extra, devs := f.dropHeadroomOnly(file, data)
 	ignored = append(ignored, extra...)
@@ -446,7 +446,7 @@ func loadTBOld(dir string) (Loaded, error) {
 		}
 	}
 	sort.Strings(ignored)
-	name := filepath.Base(dir)
+	name := taskDirName(dir)
 	instruction := y.instruction()
 	parser := y.ParserName
 	if parser == "" {
@@ -659,4 +659,14 @@ func atYAMLKey(file string, data []byte, key string, err error) error {
 		return fmt.Errorf("%s:%d: %w", file, n, err)
 	}
 	return fmt.Errorf("%s: %w", file, err)
+}
+
+// taskDirName is the name a task directory gives its task: the last
+// element of its absolute path, as the harnesses take it from the
+// resolved directory. `tasks validate .` inside a task named it ".".
+func taskDirName(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Base(dir)
 }

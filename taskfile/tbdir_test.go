@@ -212,3 +212,26 @@ func FuzzTaskDir(f *testing.F) {
 		}
 	})
 }
+
+// A task directory given as "." (validate run inside it) is named by its
+// own directory, as the harnesses name it from the resolved path: it was
+// named ".".
+func TestTaskDirGivenAsDotIsNamedByItsDirectory(t *testing.T) {
+	old, err := filepath.Abs("testdata/tbdirs/old-hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dir, want string }{
+		{harborDir(t, "version = \"1.0\"\n[environment]\ndocker_image = \"img\"\nmemory_mb = 256\n"), "task"},
+		{old, "old-hello"},
+	} {
+		t.Chdir(c.dir)
+		l, err := LoadTaskDir(".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Task.Name != c.want {
+			t.Errorf("%s loaded as .: named %q, want %q", c.dir, l.Task.Name, c.want)
+		}
+	}
+}
