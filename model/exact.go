@@ -93,3 +93,21 @@ func PPInterval(i Interval) string {
 func (e Estimate) RateText() string {
 	return fmt.Sprintf("%.0f%% [%.0f–%.0f]", 100*e.Mean, 100*e.CI.Lo, 100*e.CI.Hi)
 }
+
+// FewRowsNote says why a ratio's rate interval spans most of 0–100 where
+// the sweep has only two task · agent rows: the rate is clustered by row,
+// with Student's t on 1 degree of freedom (a quantile of 12.7), so two
+// rows that differ give an interval repeats cannot narrow. "" where no
+// rate's interval is that wide with two rows. The console's showcase (one
+// task, two agents) read "50% [0–100]" with nothing to say why (the
+// fifth new user's).
+func FewRowsNote(rs []RatioStats) string {
+	for _, r := range rs {
+		for _, e := range []Estimate{r.Success, r.Infra} {
+			if e.Tasks == 2 && e.CI.Hi-e.CI.Lo >= 0.8 {
+				return "Two rows of task and agent: a rate's interval is clustered by row (Student's t with 1 degree of freedom), so two rows that differ span most of 0–100 whatever the repeats; a third row narrows it more than repeats do, and each cell's own interval holds meanwhile."
+			}
+		}
+	}
+	return ""
+}

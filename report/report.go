@@ -208,6 +208,9 @@ func (r *Report) Table(w io.Writer) error {
 	if l := r.narrowLine(); l != "" {
 		fmt.Fprintln(w, l)
 	}
+	if l := model.FewRowsNote(a.ByRatio); l != "" {
+		fmt.Fprintln(w, l)
+	}
 	if l := r.causeLegend(); l != "" {
 		fmt.Fprintln(w, l)
 	}
@@ -532,6 +535,9 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintln(w, "| **failed, the task's own** | "+strings.Join(r.ownRow(), " | ")+" |")
 	fmt.Fprintf(w, "\n`%s`\n\n%s\n\n%s\n", r.glyphLegend(), intervalLegend, model.RowsLegend)
 	if l := r.narrowLine(); l != "" {
+		fmt.Fprintf(w, "\n%s\n", l)
+	}
+	if l := model.FewRowsNote(a.ByRatio); l != "" {
 		fmt.Fprintf(w, "\n%s\n", l)
 	}
 	if l := r.causeLegend(); l != "" {

@@ -716,3 +716,53 @@ func TestReplayTimedOutByItsThinkTimeIsSaidSo(t *testing.T) {
 		t.Errorf("report lacks %q, or blames the actions:\n%s", want, b.String())
 	}
 }
+
+// Two rows that differ (one agent always passes, the other never) give a
+// rate interval of most of 0–100, clustered by row on 1 degree of
+// freedom: the report says why, in text and markdown; a third row or two
+// rows alike say nothing (the console's showcase read "50% [0–100]" with
+// nothing to say why: the fifth new user's).
+func TestTwoRowsThatDifferSayWhyTheRateIsWide(t *testing.T) {
+	spec := model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB, PidsLimit: 1024}
+	ratios := []model.Ratio{{K: 1}, {K: 3}}
+	build := func(passes map[string]int) string {
+		t.Helper()
+		m := &store.Manifest{ID: "20261130-120000-tw0r", Created: t0, Status: "finished", Seed: 7, Repeats: 4, Concurrency: 2, Ratios: ratios}
+		var agents []model.Agent
+		for a := range passes {
+			agents = append(agents, model.Agent{Name: a})
+		}
+		m.Tasks = append(m.Tasks, store.NewTaskEntry(model.Task{Name: "my/task", Source: "x.toml", Image: "img", Resources: spec, Agents: agents}, ratios, 2))
+		var trials []model.TrialResult
+		for _, r := range ratios {
+			for a, k := range passes {
+				for rep := 1; rep <= 4; rep++ {
+					o := model.Passed
+					if rep > k {
+						o = model.Failed
+					}
+					trials = append(trials, model.TrialResult{Trial: model.Trial{ID: fmt.Sprintf("t%s%s%d", r, a, rep), Task: "my/task", Agent: a, Ratio: r, Repeat: rep, Seed: uint64(rep), Policy: model.NewPolicy(spec, r, 2)},
+						Outcome: o, Start: t0, End: t0.Add(3 * time.Second)})
+				}
+			}
+		}
+		var out strings.Builder
+		for _, format := range []string{"table", "markdown"} {
+			var b bytes.Buffer
+			if err := New(m.ID, m, ratios, trials, DefaultOptions()).Write(&b, format); err != nil {
+				t.Fatal(err)
+			}
+			out.WriteString(b.String())
+		}
+		return out.String()
+	}
+	const note = "Two rows of task and agent: a rate's interval is clustered by row"
+	if out := build(map[string]int{"heavy": 0, "lean": 4}); strings.Count(out, note) != 2 {
+		t.Errorf("two rows that differ: want the note in table and markdown:\n%s", out)
+	}
+	for _, passes := range []map[string]int{{"heavy": 4, "lean": 4}, {"heavy": 0, "lean": 4, "third": 2}} {
+		if out := build(passes); strings.Contains(out, note) {
+			t.Errorf("%v: the note where no rate is that wide with two rows:\n%s", passes, out)
+		}
+	}
+}

@@ -605,3 +605,35 @@ func TestWallBoundByTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// The showcase's two rows, one killed every time and one passing, give
+// 1x a rate of 50% over most of 0–100: the matrix says why under its
+// rows (the fifth new user read "[0–100]" with nothing to say why).
+func TestMatrixSaysWhyTwoRowsGiveAWideRate(t *testing.T) {
+	l := &fakeLauncher{}
+	m := New(testOptions(t, l))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	var task model.Task
+	for _, b := range builtinTasks(t) {
+		if b.Name == "builtin/bn-fit-modify" {
+			task = b
+		}
+	}
+	sw, err := l.Launch(LaunchSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 3, Concurrency: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = update(t, m, launchedMsg{sweep: sw, spec: l.specs[0]})
+	var evs []event.Event
+	for _, tr := range sw.Plan().Trials {
+		r := model.TrialResult{Trial: tr, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second)}
+		if tr.Agent == "heavy" {
+			r.Outcome = model.OOMKilled
+		}
+		evs = append(evs, trialEnded(r))
+	}
+	m = update(t, m, eventsMsg{events: evs})
+	if v := keys(t, m, "3").View(); !strings.Contains(v, "Two rows of task and agent: a rate's interval is clustered by row") || !strings.Contains(v, "50% [0–100]") {
+		t.Errorf("the matrix of two rows that differ should say why 50%% [0–100]:\n%s", v)
+	}
+}

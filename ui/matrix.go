@@ -207,9 +207,11 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 	var tail []string
 	succ, infra := pad("success rate [95%]", nameW), pad("infra-error rate [95%]", nameW)
 	var byRatio map[model.Ratio]model.RatioStats
+	var ratioStats []model.RatioStats
 	if s.Done > 0 {
 		byRatio = map[model.Ratio]model.RatioStats{}
-		for _, rs := range s.Analysis(mm.baselineOf(ratios)).ByRatio {
+		ratioStats = s.Analysis(mm.baselineOf(ratios)).ByRatio
+		for _, rs := range ratioStats {
 			byRatio[rs.Ratio] = rs
 		}
 	}
@@ -273,6 +275,11 @@ func (mm *matrixScreen) table(c *Common, w, h int) []string {
 	tail = append(tail, wrapJoined(legend, "  ", w, "  ")...)
 	for _, l := range wrapPhrases(model.RowsLegend, w, "  ") {
 		tail = append(tail, st.Muted.Render(l))
+	}
+	if note := model.FewRowsNote(ratioStats); note != "" {
+		for _, l := range wrapPhrases(note, w, "  ") {
+			tail = append(tail, st.Muted.Render(l))
+		}
 	}
 	// A misspelt memory_mb ran every column from the default: the row
 	// says so, and why under the table (the run's warning scrolled away
