@@ -14,7 +14,7 @@ func TestKilledWhoseNamesTheEnvironmentAndLeftovers(t *testing.T) {
 		o    model.OOMEvent
 		want string
 	}{
-		{model.OOMEvent{Entrypoint: true}, ", a process started before any step, by the container's entrypoint (the task's environment, not the step's)"},
+		{model.OOMEvent{Entrypoint: true}, ", a process started by the container's entrypoint (the task's environment, not the step's)"},
 		{model.OOMEvent{StartedInStep: "nohup python3 hog.py"}, ", a process left running by step nohup python3 hog.py"},
 		{model.OOMEvent{}, ""},
 	} {

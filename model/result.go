@@ -43,7 +43,7 @@ type StepResult struct {
 	// the container's entrypoint started before any step (the task's
 	// environment: a service, a background job): in its peaks, not its
 	// own. LeftoverFrom names the largest of them and whose it is (the
-	// step it came from, or "started before any step, by the container's
+	// step it came from, or "started by the container's
 	// entrypoint").
 	LeftoverRSSBytes int64  `json:"leftover_rss_bytes,omitempty"`
 	LeftoverFrom     string `json:"leftover_from,omitempty"`
@@ -162,9 +162,10 @@ type OOMEvent struct {
 	// left running (an agent's nohup'd child killed during the
 	// verifier), killed there but not that step's doing.
 	StartedInStep string `json:"started_in_step,omitempty"`
-	// Entrypoint: the killed process was started before any step, by
-	// the container's entrypoint (the image's ENTRYPOINT/CMD, the idle
-	// command, or a child of theirs): the task's environment, killed at
+	// Entrypoint: the killed process was started by the container's
+	// entrypoint (the image's ENTRYPOINT/CMD, the idle command, or a
+	// child of theirs), before any step or since, in the entrypoint's
+	// session where steps are execs: the task's environment, killed at
 	// the container's limit while a step ran but not that step's doing.
 	Entrypoint bool `json:"entrypoint,omitempty"`
 }

@@ -27,6 +27,9 @@ type Proc struct {
 	// its fork and its exec (or a fork of the same program that never
 	// execs): what it runs is not known yet (the backend reads it again).
 	Forked bool
+	// Session is its session id in the source's pid namespace (0 where
+	// the source cannot say).
+	Session int
 }
 
 // What the backend knows a process to be by its pid (Proc.Role), never by
@@ -47,6 +50,13 @@ type ProcSample struct {
 	// (Proc.Role); without it (steps by the engine's exec, a cluster) a
 	// built-in step's process is known by its command line.
 	Roles bool
+	// InitSession is the session of the container's first process (its
+	// entrypoint) where no step can be in it: the engine starts each
+	// exec in a session of its own, and a process cannot join another's.
+	// A process in it is the entrypoint's or one it started, whenever it
+	// started. 0 where that cannot be said (steps through the step
+	// driver, PID 1's children; a source without sessions).
+	InitSession int
 }
 
 // ProcessWatcher is a sandbox that watches its processes from the host.
@@ -213,7 +223,7 @@ func (t *trialRun) procSample(s ProcSample) {
 				// they hold and whose they are, never an activity.
 				tp.activity = noActivity
 			}
-			if pt.beforeSteps(p, t.step) && p.Role != RoleDriver && !isEngineShim(p.Command) && !keepAlive(t.task.IdleCommand, p.Command) {
+			if pt.beforeSteps(p, t.step, s.InitSession) && p.Role != RoleDriver && !isEngineShim(p.Command) && !keepAlive(t.task.IdleCommand, p.Command) {
 				// Started before any step (the entrypoint's, or a child
 				// of it first read only while a step ran): the
 				// environment's, charged to no step.
@@ -311,18 +321,26 @@ func (t *trialRun) procSample(s ProcSample) {
 	}
 }
 
-// EntrypointStarted is what the record says of a process started before
-// any step: the task's environment's, not the step's it ran beside.
-const EntrypointStarted = "started before any step, by the container's entrypoint"
+// EntrypointStarted is what the record says of a process the container's
+// entrypoint started (before any step, or since, in its session): the
+// task's environment's, not the step's it ran beside.
+const EntrypointStarted = "started by the container's entrypoint"
 
-// beforeSteps says whether a process was started before the trial's
-// first step: first read before any step's script began (no step
-// running), or born before it (a child of the entrypoint first read only
-// while a step ran; the kernel's start time, so not for a source without
-// one).
-func (pt *procTracker) beforeSteps(p Proc, step string) bool {
+// beforeSteps says whether a process is the environment's, started by
+// the container's entrypoint, not by a step: first read before any
+// step's script began (no step running), born before it (a child of the
+// entrypoint first read only while a step ran; the kernel's start time,
+// so not for a source without one), or in the entrypoint's session
+// (initSession, where the backend can say it) whenever it was born. By
+// start time alone, a hog the image's entrypoint forked once the agent's
+// first step had begun (a loaded host) was charged to that step (the CI
+// rehearsal of 2026-12-07, make hostile's entrypoint row).
+func (pt *procTracker) beforeSteps(p Proc, step string, initSession int) bool {
 	if pt.script == 0 {
 		return step == ""
+	}
+	if initSession != 0 && p.Session == initSession {
+		return true
 	}
 	return !p.Started.IsZero() && p.Started.Before(pt.firstScript.Add(-entrypointSlack))
 }

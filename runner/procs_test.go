@@ -467,7 +467,7 @@ func TestAKillOfAnEntrypointProcessIsTheEnvironments(t *testing.T) {
 		}
 		sr := model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent}
 		tr.takeLeftovers(&sr)
-		if sr.LeftoverRSSBytes != 119*model.MiB || sr.LeftoverFrom != "python3 /hog.py (started before any step, by the container's entrypoint)" {
+		if sr.LeftoverRSSBytes != 119*model.MiB || sr.LeftoverFrom != "python3 /hog.py (started by the container's entrypoint)" {
 			t.Errorf("read %s: the step's memory not its own %d %q, want the hog's and PID 1's 119 MiB, from the hog", seen, sr.LeftoverRSSBytes, sr.LeftoverFrom)
 		}
 		for _, a := range tr.res.Activities {
@@ -479,7 +479,7 @@ func TestAKillOfAnEntrypointProcessIsTheEnvironments(t *testing.T) {
 			}
 		}
 		tr.res.KilledInStep = "sleep 8"
-		if got := tr.killedIn(); got != "sleep 8 (in the agent; the process killed, python3 /hog.py, was started before any step, by the container's entrypoint: the task's environment, not this step's own)" {
+		if got := tr.killedIn(); got != "sleep 8 (in the agent; the process killed, python3 /hog.py, was started by the container's entrypoint: the task's environment, not this step's own)" {
 			t.Errorf("read %s: the kill said %q", seen, got)
 		}
 		// The step's own script, killed: the step's.
@@ -572,8 +572,37 @@ func TestAnEntrypointProcessJustBeforeTheFirstStep(t *testing.T) {
 		born time.Duration
 		env  bool
 	}{{-60 * time.Millisecond, true}, {-30 * time.Millisecond, true}, {-5 * time.Millisecond, false}, {40 * time.Millisecond, false}} {
-		if got := pt.beforeSteps(Proc{PID: 7, Started: t0.Add(c.born)}, "solve"); got != c.env {
+		if got := pt.beforeSteps(Proc{PID: 7, Started: t0.Add(c.born)}, "solve", 0); got != c.env {
 			t.Errorf("born %s from the first script: the environment's %v, want %v", c.born, got, c.env)
+		}
+	}
+}
+
+// A process the entrypoint forks after the first step began (a loaded
+// host) is the environment's where the backend says it is in the
+// entrypoint's session (steps are engine execs, each a session of its
+// own); one in a step's session, or with no session known, is the step's
+// by its start time. By start time alone such a hog was charged to the
+// step (the CI rehearsal of 2026-12-07, make hostile's entrypoint row).
+func TestAnEntrypointProcessForkedAfterTheFirstStepIsTheEnvironments(t *testing.T) {
+	for _, c := range []struct {
+		session, init int
+		env           bool
+	}{{100, 100, true}, {230, 100, false}, {100, 0, false}, {0, 0, false}} {
+		tr, _ := newTestTrial()
+		t0 := time.Now().Add(-time.Minute)
+		init := Proc{PID: 100, Command: "/bin/sh /start.sh", Started: t0.Add(-time.Second), Session: 100}
+		tr.procSample(ProcSample{Time: t0.Add(-time.Second), Procs: []Proc{init}, InitSession: c.init})
+		tr.newScript()
+		tr.procs.scriptStart, tr.procs.firstScript = t0, t0
+		tr.openStep("sleep 8", t0)
+		tr.res.Steps = append(tr.res.Steps, model.StepResult{Name: "sleep 8", Phase: model.PhaseAgent, Start: t0})
+		hog := Proc{PID: 120, PPID: 100, Command: "python3 /hog.py", Started: t0.Add(300 * time.Millisecond), RSSBytes: 100 * model.MiB, Session: c.session}
+		tr.procSample(ProcSample{Time: t0.Add(time.Second), Procs: []Proc{init, hog}, InitSession: c.init})
+		tr.res.OOMs = append(tr.res.OOMs, model.OOMEvent{Step: "sleep 8", Process: "python3", PID: 120})
+		tr.nameKill(0)
+		if k := tr.res.OOMs[0]; k.Entrypoint != c.env {
+			t.Errorf("session %d, the entrypoint's %d: the kill said the entrypoint's %v, want %v", c.session, c.init, k.Entrypoint, c.env)
 		}
 	}
 }

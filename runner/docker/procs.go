@@ -58,6 +58,9 @@ type procWatch struct {
 	truncated int
 	listBuf   []byte
 	pidsFile  string
+	// initSession is the session of the container's first process (its
+	// pid 1 in the container), once read: the entrypoint's.
+	initSession int
 }
 
 // procCmd is a command line read for a process and the name it had then:
@@ -182,6 +185,18 @@ func (s *sandbox) watch(every time.Duration, read func(time.Time) (runner.ProcSa
 // at most 200 ms late, and the activities it shows need 200 ms of life
 // (runner.ActivityThreshold) in any case.
 func (s *sandbox) readProcs(now time.Time) (runner.ProcSample, bool) {
+	ps, ok := s.listProcs(now)
+	if s.drv == nil {
+		// Without the driver every step is an engine exec, a session of
+		// its own: the entrypoint's session holds no step's process.
+		// With it, steps are PID 1's children, in its session.
+		ps.InitSession = s.pw.initSession
+	}
+	return ps, ok
+}
+
+// listProcs is readProcs's list of the cgroup's processes.
+func (s *sandbox) listProcs(now time.Time) (runner.ProcSample, bool) {
 	w := &s.pw
 	// With the step driver, its own process and the step's are known by
 	// their pids in the container (readProc's Role).
@@ -319,7 +334,7 @@ func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, 
 		s.pw.ticks[pid] = st.ticks
 	}
 	comm, ticks := st.comm, st.ticks
-	p := runner.Proc{PID: pid, PPID: st.ppid, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
+	p := runner.Proc{PID: pid, PPID: st.ppid, Session: st.session, Started: bootTime().Add(time.Duration(ticks) * time.Second / clockTicks), RSSBytes: st.rssPages * int64(os.Getpagesize())}
 	id := procID{pid, ticks}
 	c, ok := s.pw.cmds[id]
 	cmd, ns := c.cmd, c.nspid
@@ -341,6 +356,9 @@ func (s *sandbox) readProc(pid int, now time.Time) (runner.Proc, procID, int64, 
 		}
 	}
 	p.Command = cmd
+	if ns == 1 {
+		s.pw.initSession = st.session
+	}
 	if s.drv != nil {
 		// The driver is the container's PID 1; the step, the pid the
 		// driver said it started the running command as.
@@ -488,8 +506,8 @@ func parseProcStat(b []byte) (st procStat, ok bool) {
 	}
 	st.comm = string(b[open+1 : end])
 	f := bytes.Fields(b[end+1:])
-	// f[0] is the state (field 3); ppid is field 4, starttime field 22,
-	// rss field 24.
+	// f[0] is the state (field 3); ppid is field 4, session field 6,
+	// starttime field 22, rss field 24.
 	if len(f) < 22 {
 		return procStat{}, false
 	}
@@ -497,10 +515,11 @@ func parseProcStat(b []byte) (st procStat, ok bool) {
 	ticks, err2 := strconv.ParseInt(string(f[19]), 10, 64)
 	rss, err3 := strconv.ParseInt(string(f[21]), 10, 64)
 	threads, err4 := strconv.ParseInt(string(f[17]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+	sid, err5 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 		return procStat{}, false
 	}
-	st.ppid, st.ticks, st.rssPages, st.threads = pp, ticks, rss, threads
+	st.ppid, st.ticks, st.rssPages, st.threads, st.session = pp, ticks, rss, threads, sid
 	return st, true
 }
 
@@ -511,6 +530,7 @@ type procStat struct {
 	ticks    int64 // start time, clock ticks since boot
 	rssPages int64
 	threads  int64 // num_threads, field 20
+	session  int   // session id, field 6
 }
 
 // topArgs are the engine's top's ps options: pid, parent, resident set

@@ -16,6 +16,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/headroom-eval/headroom/cgroup"
+	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/runner"
 )
 
@@ -25,8 +26,8 @@ func TestParseProcStat(t *testing.T) {
 		want procStat
 		ok   bool
 	}{
-		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", procStat{"python3", 7, 123456, 20, 1}, true},
-		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", procStat{"a b) c)", 1, 99, 0, 1}, true},
+		{"42 (python3) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 20 18446744073709551615", procStat{"python3", 7, 123456, 20, 1, 42}, true},
+		{"43 (a b) c)) R 1 43 43 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0", procStat{"a b) c)", 1, 99, 0, 1, 43}, true},
 		{"44 (short) S 1 2 3", procStat{}, false},
 		{"46 (no rss) S 1 2 3 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 7 0", procStat{}, false},
 		{"no parens", procStat{}, false},
@@ -350,5 +351,43 @@ func TestNSPIDReadsStatusAPieceAtATime(t *testing.T) {
 	}
 	if n := nsPID("/proc/self"); n != os.Getpid() {
 		t.Errorf("nsPID(/proc/self) = %d, want %d", n, os.Getpid())
+	}
+}
+
+// A hog the container's first process forks only once the agent's step
+// has begun (as an image's entrypoint does on a loaded host) is the
+// environment's, not the step's, where steps are the engine's execs: it
+// is in the entrypoint's session, and no exec is. Told by start time
+// alone, its kill was charged to the step (the CI rehearsal of
+// 2026-12-07, make hostile's entrypoint row, on a loaded host).
+func TestAnEntrypointForkAfterTheFirstStepIsTheEnvironments(t *testing.T) {
+	needDebian(t)
+	idle := "while [ ! -e /tmp/go ]; do sleep 0.05; done; python3 -c 'import time\nheld = []\nwhile True:\n    held.append(bytearray(8 << 20)); time.sleep(0.05)' & exec sleep infinity"
+	task := model.Task{Name: "test/entry-fork", Image: DebianImage, IdleCommand: []string{"sh", "-c", idle}, Network: "none",
+		Resources: model.Resources{CPUs: 1, MemoryBytes: 96 * model.MiB}, AgentTimeout: time.Minute, VerifierTimeout: time.Minute,
+		Verifier: model.Step{Name: "verify", Argv: []string{"bash", "-c", "true"}},
+		Agents:   []model.Agent{{Name: "waiter", Steps: []model.Step{{Name: "wait", Argv: []string{"bash", "-c", "touch /tmp/go; sleep 20"}}}}}}
+	task.SetProfile(model.ProfileHarbor)
+	plan, err := model.NewPlan(model.PlanSpec{Tasks: []model.Task{task}, Ratios: []model.Ratio{{K: 1}}, Repeats: 1, Seed: 1, HostCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t, Options{ExecSteps: true})
+	res, named := runOneTrial(t, b, plan, task)
+	t.Logf("%s/%s: %s; kills %q", res.Outcome, res.Cause, res.Reason, named)
+	if res.StepRunner != runner.StepsByExec {
+		t.Fatalf("steps ran by %q, want the engine's exec", res.StepRunner)
+	}
+	i := slices.IndexFunc(res.OOMs, func(o model.OOMEvent) bool { return strings.HasPrefix(o.Command, "python3") })
+	if i < 0 {
+		t.Fatalf("no kill of the entrypoint's hog: %+v", res.OOMs)
+	}
+	if k := res.OOMs[i]; !k.Entrypoint {
+		t.Errorf("the hog the entrypoint forked after the step began: kill %+v, want the entrypoint's", k)
+	}
+	for _, a := range res.Activities {
+		if strings.HasPrefix(a.Command, "python3") && a.Step != "" {
+			t.Errorf("the hog's activity is charged to step %q, want none", a.Step)
+		}
 	}
 }
