@@ -24,7 +24,7 @@ type statsFlags struct {
 
 func (s *statsFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.baseline, "baseline", "1x", "column every other is compared with: a ratio, or a knob's column (\"1x time=2x\") its knob's other columns are compared with")
-	cmd.Flags().StringVar(&s.noise, "noise", "3pp", "differences under this are labelled noise")
+	cmd.Flags().StringVar(&s.noise, "noise", "3pp", "a difference whose whole 95% interval lies within ±this is labelled noise; real needs an interval that excludes 0 and a difference at least this; else unsure")
 	cmd.Flags().StringVar(&s.detect, "detect", "3pp", "difference the power line asks about")
 }
 

@@ -47,7 +47,9 @@ var Terms = []Term{
 	{"contended", fmt.Sprintf("the host made it wait: for a CPU %.0f%% of its time, or memory", 100*ContendedWait)},
 	{"p by task", "paired by task: would tasks like these change?"},
 	{"pooled p", "Fisher's exact over all trials: did this suite's score change?"},
-	{"noise", "the 95% interval holds 0, or the difference is under 3pp"},
+	{"real", "the 95% interval excludes 0 and the difference is at least 3pp"},
+	{"noise", "the whole 95% interval within ±3pp: no difference that large"},
+	{"unsure", "neither: the interval too wide to tell (more runs would)"},
 	{"power", "the least difference detected 4 times in 5 (80%, α=0.05)"},
 	{"[lo–hi]", "a 95% interval: repeats narrow a cell's, tasks a rate's (see power)"},
 }

@@ -433,7 +433,7 @@ func TestMatrixHelpGlossesItsTerms(t *testing.T) {
 			t.Errorf("%dx%d: the matrix does not say ? explains its terms:\n%s", sz.w, sz.h, v)
 		}
 		help := keys(t, m, "3", "?").View()
-		for _, want := range []string{"Terms", "what-if ", "contended ", "p by task ", "pooled p ", "power ", "Keys · Matrix", "set baseline"} {
+		for _, want := range []string{"Terms", "what-if ", "contended ", "p by task ", "pooled p ", "real ", "noise ", "unsure ", "power ", "Keys · Matrix", "set baseline"} {
 			if !strings.Contains(help, want) {
 				t.Errorf("%dx%d: matrix help lacks %q:\n%s", sz.w, sz.h, want, help)
 			}
