@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // FisherExact is the two-sided p-value of Fisher's exact test that two
@@ -110,4 +112,47 @@ func FewRowsNote(rs []RatioStats) string {
 		}
 	}
 	return ""
+}
+
+// ExactMDE is the least difference (in steps of a point) that Fisher's
+// exact test, at α = 0.05, detects with 80% power between a cell of nA
+// trials and one of nB, in the case most in its favour: every trial of
+// the first passing, each of the second passing with 1 − d. One row's p
+// is at least that test's (its trials are the pooled ones), so its
+// detectable difference is at least this, whatever the normal
+// approximation of its interval says: 2 repeats a cell read "detect
+// 94pp" beside +100pp "unsure, p 0.333" (2/2 against 0/2 is the least p
+// 2 against 2 can give: no difference is detectable), and 4 read "70pp"
+// where 4/4 against 0/4 is the only table that rejects (a new user's).
+// Above 1 (NoneDetectable) where no difference is detectable.
+func ExactMDE(nA, nB int) float64 {
+	if nA < 1 || nB < 1 {
+		return NoneDetectable
+	}
+	// The second cell's pass counts that reject against nA/nA: the test's
+	// p grows with the count, so they are 0..kMax.
+	kMax := -1
+	for k := 0; k < nB && FisherExact(nA, nA, k, nB) < 0.05; k++ {
+		kMax = k
+	}
+	if kMax < 0 {
+		return NoneDetectable
+	}
+	for pts := 1; pts <= 100; pts++ {
+		d := float64(pts) / 100
+		if b := (distuv.Binomial{N: float64(nB), P: 1 - d}); b.CDF(float64(kMax)) >= 0.8 {
+			return d
+		}
+	}
+	return NoneDetectable
+}
+
+// NoneDetectable is a minimum detectable difference no difference of
+// rates reaches (Detectable is false for it).
+const NoneDetectable = 2.0
+
+// ExactFloor is the least p Fisher's exact test gives a cell of nA
+// trials against one of nB: all of one passing, none of the other.
+func ExactFloor(nA, nB int) float64 {
+	return FisherExact(nA, nA, 0, nB)
 }

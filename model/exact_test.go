@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -66,5 +67,41 @@ func TestPointsAndRateText(t *testing.T) {
 	e := ClusteredMean([]Count{{K: 6, N: 6}})
 	if got := e.RateText(); got != "100% [61–100]" {
 		t.Errorf("RateText = %q, want 100%% [61–100]", got)
+	}
+}
+
+// One row's detectable difference is at least what Fisher's exact test
+// can detect, which its p is at least: 2 repeats a cell read "detect
+// 94pp" beside +100pp "unsure, p 0.333" (a new user's); 2/2 against 0/2
+// is the least p 2 against 2 can give.
+func TestOneRowDetectsNoLessThanTheExactTest(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{1, NoneDetectable}, {2, NoneDetectable}, {3, NoneDetectable}, {4, 0.95}, {10, 0.59}, {40, 0.2}} {
+		if got := ExactMDE(c.n, c.n); got != c.want {
+			t.Errorf("%d against %d: exact MDE %v, want %v", c.n, c.n, got, c.want)
+		}
+	}
+	if ExactRepeats() != 4 {
+		t.Errorf("ExactRepeats %d, want 4 (4/4 against 0/4: p 0.029)", ExactRepeats())
+	}
+	m := NewMatrix([]Ratio{{K: 1}, {K: 3}}, nil)
+	for rep := 1; rep <= 2; rep++ {
+		for _, r := range []Ratio{{K: 1}, {K: 3}} {
+			o := Passed
+			if r.K == 1 {
+				o = OOMKilled
+			}
+			m.Add(TrialResult{Trial: Trial{ID: fmt.Sprintf("t%v%d", r, rep), Task: "t", Agent: "a", Ratio: r, Repeat: rep}, Outcome: o})
+		}
+	}
+	a := Analyze(m, Ratio{K: 1}, 0.03, 0.03)
+	c, ok := a.Comparison(Success, Ratio{K: 3})
+	if !ok || Detectable(c.MinDetectable) || c.Label != "unsure" {
+		t.Errorf("0/2 against 2/2: %+v, want unsure and nothing detectable", c)
+	}
+	if got := a.Power.ExactNote(false); got != "even 2/2 against 0/2 has p 0.333 (Fisher's exact, which one row's p is at least); 4 repeats a cell can" {
+		t.Errorf("power's note %q", got)
 	}
 }

@@ -483,6 +483,34 @@ type Power struct {
 	// per cell that would detect it (0: not with this many tasks).
 	Detect        float64 `json:"detect"`
 	RepeatsNeeded int     `json:"repeats_needed"`
+	// ExactFloor, for one row, is the least p Fisher's exact test can
+	// give its cells (all passing against none): at 0.05 or more no
+	// difference is detectable, whatever the repeats' normal
+	// approximation says. 0 for several rows.
+	ExactFloor float64 `json:"exact_floor,omitempty"`
+}
+
+// ExactRepeats is the least repeats a cell at which Fisher's exact test
+// can reject at α = 0.05 (4: 4/4 against 0/4 has p 0.029).
+func ExactRepeats() int {
+	n := 1
+	for ExactFloor(n, n) >= 0.05 {
+		n++
+	}
+	return n
+}
+
+// oneRow is the sizes of the one row's two cells where exactly one row
+// has trials on both sides.
+func oneRow(a, b []Count) (nA, nB int, one bool) {
+	rows := 0
+	for i := range a {
+		if a[i].N > 0 && b[i].N > 0 {
+			rows++
+			nA, nB = a[i].N, b[i].N
+		}
+	}
+	return nA, nB, rows == 1
 }
 
 // Analyze computes every statistic of the matrix against baseline, calling
@@ -494,6 +522,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 	var mdes []float64
 	var sds, ws []float64
 	repeats := 0
+	exactFloor := 0.0
 	for _, r := range m.Ratios {
 		// A knob's column is compared within its knob (BaselineIn).
 		base := BaselineIn(r, baseline, m.Ratios)
@@ -528,6 +557,14 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			}
 			c := Comparison{Metric: metric.name, Base: base, Other: r, Paired: p, Noise: Noise(p.Diff, p.CI, noisePP), Label: Verdict(p.Diff, p.CI, noisePP), MinDetectable: MinDetectable(p.SE, p.DF),
 				PooledP: PooledExact(metric.base, metric.other)}
+			if nA, nB, one := oneRow(metric.base, metric.other); one {
+				// One row's p is at least Fisher's exact test's: it detects
+				// no less than that test can.
+				c.MinDetectable = max(c.MinDetectable, ExactMDE(nA, nB))
+				if metric.name == Success {
+					exactFloor = max(exactFloor, ExactFloor(nA, nB))
+				}
+			}
 			a.Comparisons = append(a.Comparisons, c)
 			if metric.name == Success {
 				mdes = append(mdes, c.MinDetectable)
@@ -543,7 +580,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			}
 		}
 	}
-	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect}
+	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect, ExactFloor: exactFloor}
 	if len(mdes) > 0 {
 		a.Power.MinDetectable = median(mdes)
 		if len(m.Rows) >= 2 {
@@ -627,4 +664,19 @@ func CompareExperiments(a, b *Matrix, noisePP float64) []CrossComparison {
 		}
 	}
 	return out
+}
+
+// ExactNote says, for one row too few repeats a cell for Fisher's exact
+// test ever to reject, why no difference is detectable and how many
+// repeats would make one so; "" otherwise.
+// The console's short form leaves out which test.
+func (p Power) ExactNote(short bool) string {
+	if p.Tasks != 1 || p.ExactFloor < 0.05 {
+		return ""
+	}
+	test := " (Fisher's exact, which one row's p is at least)"
+	if short {
+		test = ""
+	}
+	return fmt.Sprintf("even %d/%d against 0/%d has p %s%s; %s a cell can", p.Repeats, p.Repeats, p.Repeats, PText(p.ExactFloor), test, Quantity(ExactRepeats(), "repeat"))
 }

@@ -461,6 +461,9 @@ func (r *Report) PowerLine() string {
 		}
 		return fmt.Sprintf("power: %s × %s; run at least two ratios to compare", rows, model.Quantity(p.Repeats, "repeat"))
 	}
+	if note := p.ExactNote(false); note != "" {
+		return fmt.Sprintf("power: %s × %s cannot detect any success difference: %s", rows, model.Quantity(p.Repeats, "repeat"), note)
+	}
 	if !model.Detectable(p.MinDetectable) {
 		// As the console says it: where no count of repeats gets to 3pp,
 		// more tasks, not more repeats (a new user read "add tasks or

@@ -461,7 +461,9 @@ func (mm *matrixScreen) statsLines(c *Common, rows []model.RowKey, ratios []mode
 			out = append(out, l)
 		}
 	}
-	if p := a.Power; p.MinDetectable > 0 {
+	if p := a.Power; p.ExactNote(true) != "" {
+		out = append(out, st.Muted.Render(clip(fmt.Sprintf("power: %s × %s detect none: %s", model.Quantity(p.Tasks, "row"), model.Quantity(p.Repeats, "repeat"), p.ExactNote(true)), w)))
+	} else if p.MinDetectable > 0 {
 		line := fmt.Sprintf("power: %s × %s detect %s (80%%, α=0.05)", model.Quantity(p.Tasks, "row"), model.Quantity(p.Repeats, "repeat"), model.DetectableText(p.MinDetectable))
 		if p.RepeatsNeeded > 0 {
 			line += fmt.Sprintf("; to detect 3pp: ~%s", model.Quantity(p.RepeatsNeeded, "repeat"))
