@@ -97,3 +97,38 @@ func TestMultiStepHealthcheckWaitIsBounded(t *testing.T) {
 		t.Fatal("the trial of a healthcheck that never passes is still held after 20 s (its bound 300 ms)")
 	}
 }
+
+// A step's reward keys are masked in the record as every other text of
+// it is: a verifier that wrote {"<secret>": 0.5} (or NaN) put a
+// --pass-env secret in trials.jsonl and the JSON report (the
+// thirty-fourth attacker's 1). The verdict still combines every key.
+func TestMultiStepRewardKeysAreMasked(t *testing.T) {
+	const secret = "Zq7xK9wP3mVt2LbR"
+	task := fake.Task("ms-secret", 64<<20, "work")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.PhaseReward = model.PhaseRewardMean
+	task.Phases = []model.Phase{{Name: "one", Verifier: model.Step{Name: "one/verify", Argv: []string{"verify"}, PassEnv: []string{"TOKEN"}},
+		AgentTimeout: time.Minute, VerifierTimeout: time.Minute}}
+	task.Verifier = task.Phases[0].Verifier
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "verify" {
+			return fake.StepPlan{Writes: map[string]string{"/logs/verifier/reward.json": `{"key-` + secret + `": 1, "` + secret + `": NaN, "reward": 1}`}}
+		}
+		return fake.StepPlan{}
+	}}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"TOKEN": secret}
+	r := runSweep(t, b, cfg, context.Background(), nil).results["ms-secret@1x"]
+	if len(r.Phases) != 1 {
+		t.Fatalf("phases %+v", r.Phases)
+	}
+	p := r.Phases[0]
+	if _, ok := p.Rewards["key-[redacted TOKEN]"]; !ok || len(p.RewardsNaN) != 1 || p.RewardsNaN[0] != "[redacted TOKEN]" {
+		t.Errorf("rewards %v, NaN %v: want the keys masked", p.Rewards, p.RewardsNaN)
+	}
+	for k := range p.Rewards {
+		if strings.Contains(k, secret) {
+			t.Errorf("the secret in a reward key: %q", k)
+		}
+	}
+}

@@ -131,6 +131,7 @@ func (t *trialRun) runPipeline(ctx context.Context, sb Sandbox, env []string, ev
 				nan, folded = nan[:len(nan)-cut], folded+cut
 			}
 			t.recordRewardKeys += len(kept) + len(nan)
+			kept, nan = t.maskedKeys(kept, nan)
 			t.res.Phases = append(t.res.Phases, model.PhaseResult{Name: p.name, AgentTimedOut: run.agentTimedOut, Rewards: kept, RewardsNaN: nan, RewardsFolded: folded, Stopped: run.stop})
 		}
 		last = run
@@ -255,6 +256,25 @@ func (t *trialRun) network(ctx context.Context, sb Sandbox, want *model.NetworkP
 	p, err := t.setNetwork(ctx, sb, want, &t.netNow)
 	t.netNow = p
 	return err
+}
+
+// maskedKeys are a step's recorded rewards with every --pass-env secret
+// masked in their keys, as in every other text of the record: a verifier
+// that wrote {"<secret>": 0.5} put the secret in trials.jsonl and the
+// JSON report (the thirty-fourth attacker's 1). The verdict combines
+// the keys as written; only the record's are masked.
+func (t *trialRun) maskedKeys(kept map[string]float64, nan []string) (map[string]float64, []string) {
+	if kept != nil {
+		masked := make(map[string]float64, len(kept))
+		for k, v := range kept {
+			masked[t.r.redact(k)] = v
+		}
+		kept = masked
+	}
+	for i, k := range nan {
+		nan[i] = t.r.redact(k)
+	}
+	return kept, nan
 }
 
 // combinePhases is a multi-step task's verdict: its phases' rewards
