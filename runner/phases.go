@@ -15,9 +15,17 @@ import (
 // it says why the phase cannot go on ("" when it can).
 func (t *trialRun) preparePhase(ctx context.Context, sb Sandbox, p phase, env []string) (string, error) {
 	for _, st := range p.setup {
-		sr, err := t.runStep(ctx, sb, "setup", st, env)
+		// Bounded by the step's agent time limit, each: a setup.sh that
+		// slept held its trial for ever (the thirty-fourth attacker's 2),
+		// where every other wait of a trial has a bound.
+		sctx, cancel := context.WithTimeout(ctx, setupBound(p))
+		sr, err := t.runStep(sctx, sb, "setup", st, env)
+		cancel()
 		if err != nil {
 			return "", fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		if sr.TimedOut && ctx.Err() == nil {
+			return fmt.Sprintf("%s ran past its time limit (%s, the step's agent time limit): later steps not run", st.Name, setupBound(p)), nil
 		}
 		if sr.TimedOut || sr.ExitCode != 0 {
 			return fmt.Sprintf("%s exited %d: later steps not run", st.Name, sr.ExitCode), nil
@@ -27,6 +35,16 @@ func (t *trialRun) preparePhase(ctx context.Context, sb Sandbox, p phase, env []
 		return "", nil
 	}
 	return t.phaseHealthcheck(ctx, sb, p, env)
+}
+
+// setupBound is how long each of a phase's setup steps may run: the
+// step's agent time limit (a harness's bound for a step's setup.sh was
+// not found in its code read here; the agent's is the step's own budget).
+func setupBound(p phase) time.Duration {
+	if p.agentTime > 0 {
+		return p.agentTime
+	}
+	return SandboxOpTimeout
 }
 
 // phaseHealthcheck polls a phase's healthcheck as Docker polls one:

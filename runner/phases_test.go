@@ -132,3 +132,34 @@ func TestMultiStepRewardKeysAreMasked(t *testing.T) {
 		}
 	}
 }
+
+// A step's setup (workdir/setup.sh) that never ends is bounded by the
+// step's agent time limit, then ends the trial's steps as a setup that
+// failed does, naming it and the bound: it held its trial for ever (the
+// thirty-fourth attacker's 2).
+func TestMultiStepSetupIsBounded(t *testing.T) {
+	task := fake.Task("setup-hang", 64<<20, "work")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.Phases = []model.Phase{{Name: "one", Verifier: model.Step{Name: "one/verify", Argv: []string{"verify"}},
+		Setup:        []model.Step{{Name: "one/setup.sh", Argv: []string{"setup-forever"}}},
+		AgentTimeout: 300 * time.Millisecond, VerifierTimeout: time.Minute}}
+	task.Verifier = task.Phases[0].Verifier
+	b := &fake.Backend{Script: func(_ model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "setup-forever" {
+			return fake.StepPlan{Block: true}
+		}
+		return fake.StepPlan{}
+	}}
+	done := make(chan model.TrialResult, 1)
+	go func() {
+		done <- runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["setup-hang@1x"]
+	}()
+	select {
+	case r := <-done:
+		if r.Outcome != model.Failed || !strings.Contains(r.Reason, "one/setup.sh ran past its time limit (300ms, the step's agent time limit): later steps not run") {
+			t.Errorf("%s/%s (%s), want failed, naming the setup and its bound", r.Outcome, r.Cause, r.Reason)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the trial of a setup that never ends is still held after 20 s (its bound 300 ms)")
+	}
+}
