@@ -87,8 +87,12 @@ func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) Resourc
 		return p
 	}
 	if scale.Memory() {
-		// Whole pages keep the engine from rounding behind our back.
-		p.HardLimitBytes = int64(math.Round(float64(base)*r.K/4096)) * 4096
+		// Whole pages keep the engine from rounding behind our back,
+		// rounded up: rounded to the nearest, a spec of 200.9M gave 1x a
+		// limit 1,638 bytes under its guarantee, which the engine refuses
+		// as a reservation (the manifest's docker run line failed: the
+		// thirty-fourth attacker's 4).
+		p.HardLimitBytes = int64(math.Ceil(float64(base)*r.K/4096)) * 4096
 	}
 	if !scale.CPU() {
 		return p

@@ -39,6 +39,17 @@ func TestPolicyLimitIsWholePages(t *testing.T) {
 	if p.HardLimitBytes%4096 != 0 {
 		t.Errorf("limit %d is not page aligned", p.HardLimitBytes)
 	}
+	// Never under the guarantee, which the engine takes as a reservation
+	// no larger than the limit: 200.9M at 1x was rounded 1,638 bytes
+	// under it (the thirty-fourth attacker's 4).
+	for _, spec := range []int64{210658918, 100*MiB + 1, 64*MiB - 1} {
+		for _, k := range []float64{1, 1.5, 2, 3} {
+			p := NewPolicy(Resources{CPUs: 1, MemoryBytes: spec}, Ratio{K: k}, 0)
+			if p.HardLimitBytes < p.GuaranteeBytes || p.HardLimitBytes%4096 != 0 || float64(p.HardLimitBytes) < float64(spec)*k {
+				t.Errorf("spec %d at %gx: limit %d under the guarantee %d or the ratio's %g, or not whole pages", spec, k, p.HardLimitBytes, p.GuaranteeBytes, float64(spec)*k)
+			}
+		}
+	}
 }
 
 // A scale limits only what it names; the other resource keeps its
