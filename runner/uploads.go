@@ -120,8 +120,10 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 
 // TarTree writes the tree at src into tw under prefix ("" for the root
 // of the archive), root-owned, modes and times kept. Directories go
-// through dir, so a caller can write each once; sockets and devices are
-// not task content and are left out.
+// through dir, so a caller can write each once. A FIFO, socket or device
+// is no task content, and the loader refuses one: one here was made
+// since, and is an error (left out, a solve.sh made a FIFO was "No such
+// file or directory" in the trial).
 func TarTree(tw *tar.Writer, src, prefix string, dir func(name string, info fs.FileInfo) error) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -138,7 +140,7 @@ func TarTree(tw *tar.Writer, src, prefix string, dir func(name string, info fs.F
 		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
 			return TarEntry(tw, p, name, info)
 		}
-		return nil
+		return fmt.Errorf("%s is not a regular file (%s): load the task again: %w", p, info.Mode().Type(), ErrTaskFilesChanged)
 	})
 }
 

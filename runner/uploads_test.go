@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,5 +130,23 @@ func TestALinkInPlaceOfAnUploadIsAChangedTask(t *testing.T) {
 	err := WriteUploads(io.Discard, []model.Upload{{From: link, To: "/tests"}})
 	if !errors.Is(err, ErrTaskFilesChanged) || !headroomsOwn(err) {
 		t.Errorf("%v; want ErrTaskFilesChanged, headroom's own", err)
+	}
+}
+
+// A FIFO made among a step's files since the task was loaded is an
+// error of the task's files, not left out: a solve.sh made a FIFO was
+// "No such file or directory" in the trial (the thirty-fourth
+// attacker's 6).
+func TestAFIFOInAnUploadIsRefused(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "solution")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(src, "solve.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteUploads(io.Discard, []model.Upload{{From: src, To: "/solution"}})
+	if !errors.Is(err, ErrTaskFilesChanged) {
+		t.Errorf("a FIFO in solution/: %v, want the task's files changed", err)
 	}
 }

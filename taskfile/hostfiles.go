@@ -154,6 +154,9 @@ func confineTask(dir string, t *model.Task) error {
 				if u.From, err = in(u.From); err != nil {
 					return nil, err
 				}
+				if err := noSpecialFiles(u.From); err != nil {
+					return nil, err
+				}
 			}
 			out[i] = u
 		}
@@ -202,4 +205,21 @@ func confineTask(dir string, t *model.Task) error {
 		}
 	}
 	return nil
+}
+
+// noSpecialFiles refuses a FIFO, socket or device among the files a step
+// copies into its container (the tree at p): they are no task content,
+// and the copy left them out, so a solution/solve.sh made a FIFO was
+// "No such file or directory" in the trial while validate said ok (the
+// thirty-fourth attacker's 6), where the same at task.toml is refused.
+func noSpecialFiles(p string) error {
+	return filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if t := d.Type(); t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+			return fmt.Errorf("%s is not a regular file (%s): a task's files are ordinary files, directories and links; remove it", q, t)
+		}
+		return nil
+	})
 }

@@ -276,3 +276,22 @@ func TestDockerfileMustBeAFile(t *testing.T) {
 		t.Errorf("a directory as environment/Dockerfile: %v", err)
 	}
 }
+
+// A FIFO among a step's files (solution/solve.sh made one) is refused at
+// load, naming it, as one at task.toml is: the copy left it out, and the
+// trial said "No such file or directory" while validate said ok (the
+// thirty-fourth attacker's 6).
+func TestAFIFOAmongAStepsFilesIsRefused(t *testing.T) {
+	dir := harborDir(t, "version = \"1.0\"\n[environment]\ndocker_image = \"img\"\n")
+	fifo := filepath.Join(dir, "solution", "solve.sh")
+	if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadTaskDir(dir)
+	if err == nil || !strings.Contains(err.Error(), fifo+" is not a regular file") {
+		t.Errorf("a FIFO at solution/solve.sh: %v, want refused naming it", err)
+	}
+}
