@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,12 +229,20 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	extra, devs := f.dropHeadroomOnly(file, data)
 	ignored = append(ignored, extra...)
 	sort.Strings(ignored)
+	sizes, err := f.harborSizes()
+	if err != nil {
+		return Loaded{}, atKeyLine(file, data, err)
+	}
 	// Harbor's default is a container with internet access.
 	t, err := f.common(file, "bridge")
 	if err != nil {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
 	t.Format, t.Dir = model.FormatHarbor, dir
+	if c := t.Resources.CPUs; c != math.Trunc(c) && !slices.Contains(t.Resources.Defaulted, "cpus") {
+		t.Deviations = append(t.Deviations, model.Deviation{What: "fractional cpus",
+			Detail: fmt.Sprintf("cpus = %v runs with %v CPUs; Harbor's model takes a whole number and refuses the task", c, c)})
+	}
 	t.Deviations = append(t.Deviations, devs...)
 	if len(f.Environment.IdleCommand) == 0 {
 		// Harbor's compose file: command: ["sh", "-c", "sleep infinity"].
@@ -280,7 +290,7 @@ func parseHarbor(dir, file string, data []byte) (_ Loaded, err error) {
 	if err := validateTask(&t); err != nil {
 		return Loaded{}, atKeyLine(file, data, err)
 	}
-	warnings := lax
+	warnings := append(lax, sizes...)
 	if _, err := os.Lstat(filepath.Join(dir, "instruction.md")); len(f.Steps) == 0 && errors.Is(err, fs.ErrNotExist) {
 		// Harbor reads it to start the task, and refuses one without
 		// it; headroom would run the agent on an empty instruction, and
@@ -669,4 +679,60 @@ func taskDirName(dir string) string {
 		dir = abs
 	}
 	return filepath.Base(dir)
+}
+
+// harborSizes reads a Harbor task.toml's deprecated `memory` and
+// `storage` strings as Harbor's EnvironmentConfig does: a G, M or K
+// suffix (any case) after a number, whole MiB by truncation, and the
+// string over memory_mb (storage_mb) where both are given, said in a
+// warning. headroom's own size syntax had read "0.2G" as 204.8 MiB (204
+// in Harbor), taken "2GB" and "1.5GiB" (Harbor refuses them) and refused
+// both keys given (Harbor runs it): the thirty-fourth attacker's 3.
+func (f *fileTask) harborSizes() (warnings []string, err error) {
+	env := &f.Environment
+	for _, k := range []struct {
+		name, mbName string
+		str          **string
+		mb           **float64
+	}{{"memory", "memory_mb", &env.Memory, &env.MemoryMB}, {"storage", "storage_mb", &env.Storage, &env.StorageMB}} {
+		if *k.str == nil {
+			continue
+		}
+		mib, err := harborSizeMB(**k.str)
+		if err != nil {
+			return nil, fmt.Errorf("[environment] %s: %v", k.name, err)
+		}
+		if *k.mb != nil {
+			warnings = append(warnings, fmt.Sprintf("[environment] sets both %s and %s: Harbor takes %s (%q, %d MiB), and so does headroom", k.mbName, k.name, k.name, **k.str, mib))
+		}
+		v := float64(mib)
+		*k.mb, *k.str = &v, nil
+	}
+	return warnings, nil
+}
+
+// harborSizeMB is Harbor's _parse_size_to_mb: the text trimmed and upper-
+// cased, a number before G, M or K, in MiB truncated toward zero.
+func harborSizeMB(s string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	scale := 0.0
+	switch {
+	case strings.HasSuffix(u, "G"):
+		scale = 1024
+	case strings.HasSuffix(u, "M"):
+		scale = 1
+	case strings.HasSuffix(u, "K"):
+		scale = 1.0 / 1024
+	default:
+		return 0, fmt.Errorf("%q is not a size Harbor reads: a number then G, M or K (as \"512M\", \"2G\"); or give memory_mb", s)
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(u[:len(u)-1]), 64)
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("%q is not a size Harbor reads: a number then G, M or K (as \"512M\", \"2G\"); or give memory_mb", s)
+	}
+	mib := math.Trunc(n * scale)
+	if mib > 1<<30 || mib < -(1<<30) {
+		return 0, fmt.Errorf("%q is more than headroom takes (%d MiB)", s, 1<<30)
+	}
+	return int64(mib), nil
 }

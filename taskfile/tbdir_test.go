@@ -32,6 +32,7 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 		"terminal-bench/fit-small(harbor)",
 		"terminal-bench/prebuilt(harbor)",
 		"fixture/multi-step(harbor)",
+		"terminal-bench/two-memories(harbor)",
 		"old-hello(terminal-bench)",
 		"own/quick(headroom)",
 	}
@@ -43,7 +44,6 @@ func TestTaskDirsMixedLoadWhatTheyCan(t *testing.T) {
 		"harbor-broken-toml/task.toml:4: expected '.' or ']' to end table name",
 		"harbor-no-environment: no environment: add environment/Dockerfile or set [environment] docker_image",
 		"harbor-no-tests/tests/test.sh: missing: the verifier tests/test.sh",
-		"harbor-two-memories/task.toml:3: [environment] sets both memory_mb and memory: keep one",
 		"old-bad-yaml/task.yaml: ",
 		"old-multi/docker-compose.yaml:5: service server build: testdata/tbdirs/old-multi/server/Dockerfile does not exist",
 	}
@@ -233,5 +233,54 @@ func TestTaskDirGivenAsDotIsNamedByItsDirectory(t *testing.T) {
 		if l.Task.Name != c.want {
 			t.Errorf("%s loaded as .: named %q, want %q", c.dir, l.Task.Name, c.want)
 		}
+	}
+}
+
+// A Harbor task.toml's memory and storage strings are read as Harbor's
+// EnvironmentConfig reads them: G, M or K (any case) after a number,
+// whole MiB by truncation, the string over memory_mb where both are
+// given (said in a warning). headroom's own syntax read "0.2G" as
+// 204.8 MiB where Harbor runs 204, took "2GB" and "1.5GiB" that Harbor
+// refuses, and refused both keys given (the thirty-fourth attacker's 3).
+func TestHarborMemoryStringsAsHarborReadsThem(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		mib  int64
+		warn string
+		err  string
+	}{
+		{`memory = "0.2G"`, 204, "", ""},
+		{`memory = "300.7M"`, 300, "", ""},
+		{`memory = "0.999G"`, 1022, "", ""},
+		{`memory = " 2g "`, 2048, "", ""},
+		{`memory = "524288K"`, 512, "", ""},
+		{"memory_mb = 1024\nmemory = \"2G\"", 2048, "sets both memory_mb and memory: Harbor takes memory", ""},
+		{`memory = "2GB"`, 0, "", `memory: "2GB" is not a size Harbor reads`},
+		{`memory = "1.5GiB"`, 0, "", `memory: "1.5GiB" is not a size Harbor reads`},
+	} {
+		dir := harborDir(t, "version = \"1.0\"\n[environment]\ndocker_image = \"img\"\n"+c.env+"\n")
+		l, err := LoadTaskDir(dir)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), "task.toml:") {
+				t.Errorf("%s: %v, want refused at its line with %q", c.env, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.env, err)
+			continue
+		}
+		if got := l.Task.Resources.MemoryBytes; got != c.mib*model.MiB {
+			t.Errorf("%s: %s, want %d MiB", c.env, model.FormatBytes(got), c.mib)
+		}
+		if w := strings.Join(l.Warnings, "; "); (c.warn == "") != (w == "") || !strings.Contains(w, c.warn) {
+			t.Errorf("%s: warnings %q, want %q", c.env, w, c.warn)
+		}
+	}
+	// A fractional cpus runs as given, said as a deviation (Harbor's
+	// model takes a whole number and refuses it).
+	l, err := LoadTaskDir(harborDir(t, "version = \"1.0\"\n[environment]\ndocker_image = \"img\"\ncpus = 0.5\n"))
+	if err != nil || !slices.Contains(deviationNames(l.Task), "fractional cpus") {
+		t.Errorf("cpus = 0.5: %v, deviations %v", err, deviationNames(l.Task))
 	}
 }
