@@ -1,0 +1,158 @@
+//go:build hostile
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// r25Steps is a one-step multi-step Harbor task named name: step one's
+// tests/test.sh is test, its workdir/setup.sh setup (none if "").
+func r25Steps(name, verifierEnv, test, setup string) map[string]string {
+	files := map[string]string{
+		"task.toml": fmt.Sprintf("schema_version = \"1.3\"\n[task]\nname = %q\n[agent]\ntimeout_sec = 20.0\n[verifier]\ntimeout_sec = 60.0\n%s"+
+			"[environment]\ncpus = 1\nmemory_mb = 128\nallow_internet = false\n[[steps]]\nname = \"one\"\n", name, verifierEnv),
+		"instruction.md":              "",
+		"steps/one/instruction.md":    "Do one.\n",
+		"steps/one/solution/solve.sh": "#!/bin/bash\necho one\n",
+		"steps/one/tests/test.sh":     test,
+	}
+	if setup != "" {
+		files["steps/one/workdir/setup.sh"] = setup
+	}
+	return files
+}
+
+// Round twenty-five, the thirty-fourth attacker's 1: a multi-step step's
+// verifier wrote a --pass-env secret as a reward key ({"<secret>": 0.5},
+// and NaN): the console masked it, trials.jsonl and `report --format
+// json` held it in clear. Leaked: each place the secret shows.
+func TestHostileR25SecretAsARewardKey(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	name := "hostile-r25/secret-key"
+	const secret = "Zq7xK9wP3mVt2LbR25"
+	harborTask(t, tasks, "secret-key", name, r25Steps(name, "[verifier.env]\nTOKEN = \"${R25_SECRET}\"\n",
+		"#!/bin/sh\nmkdir -p /logs/verifier\nprintf '{\"key-%s\": 0.5, \"%s\": NaN, \"reward\": 1}' \"$TOKEN\" \"$TOKEN\" > /logs/verifier/reward.json\n", ""))
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, []string{"R25_SECRET=" + secret}, append(oracleArgs(tasks, name, out), "--pass-env", "R25_SECRET")...)
+	dir, recs, left := records(t, out)
+	outcome, _, reason := oneRecord(recs)
+	rep := runBin(t, bin, nil, "report", dir, "--format", "json")
+	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
+	if leaked > 0 {
+		t.Errorf("the secret shows in %v", where)
+	}
+	if outcome != "passed" {
+		t.Errorf("outcome %s (%s), want passed (the reward is 1)", outcome, reason)
+	}
+	masked := 0
+	for _, r := range recs {
+		b := fmt.Sprint(r["phases"])
+		masked += strings.Count(b, "[redacted R25_SECRET]")
+	}
+	letoutRow(t, "multi-step step whose verifier writes `{\"key-<secret>\": 0.5, \"<secret>\": NaN, \"reward\": 1}` from a `--pass-env` secret",
+		fmt.Sprintf("exit %d, %s, %d reward keys masked in the record, secret in %d places (%s)", run.code, outcome, masked, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+}
+
+// The thirty-fourth attacker's 2: a multi-step step's workdir/setup.sh
+// that sleeps held its trial for ever (cancelled at 139 s by an outer
+// timeout). It is now bounded by the step's agent time limit (20 s).
+// Lost: the trial not recorded within 3 minutes.
+func TestHostileR25SetupThatNeverEnds(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	name := "hostile-r25/setup-sleeps"
+	harborTask(t, tasks, "setup-sleeps", name, r25Steps(name, "", "#!/bin/sh\nmkdir -p /logs/verifier\necho 1 > /logs/verifier/reward.txt\n", "#!/bin/sh\necho setting up\nsleep 100000\n"))
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, oracleArgs(tasks, name, out)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = time.Minute
+	b, _ := cmd.CombinedOutput()
+	_, recs, left := records(t, out)
+	outcome, _, reason := oneRecord(recs)
+	lost, forged := 0, 0
+	if ctx.Err() != nil {
+		lost = 1
+		t.Errorf("the run was still going after 3 minutes:\n%s", b)
+	} else if outcome != "failed" || !strings.Contains(reason, "one/setup.sh ran past its time limit (20s, the step's agent time limit)") {
+		forged = 1
+		t.Errorf("outcome %s (%s), want failed naming the setup's bound", outcome, reason)
+	}
+	letoutRow(t, "multi-step step whose `workdir/setup.sh` runs `sleep 100000` (agent limit 20 s)",
+		fmt.Sprintf("%s: %q (%s)", outcome, shmClip(reason), time.Since(start).Round(time.Second)), lost, left, forged)
+}
+
+// The thirty-fourth attacker's 6: solution/solve.sh made a FIFO was left
+// out of the copy: validate said ok, the trial ran `bash
+// /solution/solve.sh` into "No such file or directory", and the
+// verifier's 1 passed it. It is refused at load, naming it, as a FIFO at
+// task.toml is. Forged: validate's ok.
+func TestHostileR25FIFOSolution(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	dir := harborTask(t, tasks, "fifo-solve", "hostile-r25/fifo-solve", nil)
+	fifo := filepath.Join(dir, "solution", "solve.sh")
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	val := runBin(t, bin, nil, "tasks", "validate", dir)
+	forged := 0
+	if val.code != 2 || !strings.Contains(val.stdout+val.stderr, fifo+" is not a regular file (p") {
+		forged++
+		t.Errorf("validate: exit %d, want 2 naming the FIFO\n%s%s", val.code, val.stdout, val.stderr)
+	}
+	letoutRow(t, "Harbor task whose `solution/solve.sh` is a FIFO: `tasks validate`",
+		fmt.Sprintf("validate exit %d (%s)", val.code, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
+
+// The thirty-fourth attacker's 3: Harbor reads `memory = "0.2G"` as 204
+// MiB (a number then G, M or K, truncated to whole MiB) and refuses
+// "2GB"; headroom ran 204.8 MiB and took "2GB". Forged: each spec
+// `tasks show` gives otherwise than Harbor.
+func TestHostileR25HarborMemoryStrings(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	forged, agreed := 0, 0
+	for _, c := range []struct{ memory, want string }{{"0.2G", "204MiB"}, {"300.7M", "300MiB"}, {"2GB", "is not a size Harbor reads"}} {
+		name := "hostile-r25/mem-" + strings.ToLower(strings.ReplaceAll(c.memory, ".", "-"))
+		dir := harborTask(t, tasks, filepath.Base(name), name, map[string]string{
+			"task.toml": fmt.Sprintf("schema_version = \"1.1\"\n[task]\nname = %q\n[environment]\nmemory = %q\nallow_internet = false\n", name, c.memory),
+		})
+		val := runBin(t, bin, nil, "tasks", "show", "--tasks-dir", tasks, name)
+		if c.want == "204MiB" || c.want == "300MiB" {
+			if val.code != 0 || !strings.Contains(val.stdout, c.want) {
+				forged++
+				t.Errorf("memory = %q: show exit %d, want %s\n%s%s", c.memory, val.code, c.want, val.stdout, val.stderr)
+				continue
+			}
+		} else if v := runBin(t, bin, nil, "tasks", "validate", dir); v.code != 2 || !strings.Contains(v.stdout+v.stderr, c.want) {
+			forged++
+			t.Errorf("memory = %q: validate exit %d, want refused\n%s%s", c.memory, v.code, v.stdout, v.stderr)
+			continue
+		}
+		agreed++
+	}
+	letoutRow(t, "Harbor task.toml `memory = \"0.2G\"`, `\"300.7M\"`, `\"2GB\"`: `tasks show` / `validate`",
+		fmt.Sprintf("%d of 3 as Harbor reads them (%s)", agreed, time.Since(start).Round(time.Second)), 0, 0, forged)
+}
