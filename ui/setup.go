@@ -581,6 +581,22 @@ func (s *setupScreen) View(c *Common) string {
 		list = append(list, cursorRow(st, line, w-2, i == s.cursor.at(len(rows)) && s.pane == paneTasks))
 	}
 	title := fmt.Sprintf("Tasks · %d of %d selected", nSel, len(s.rows))
+	// Rows chosen before a filter stay chosen, and Enter runs them: the
+	// title says how many the filter hides (a new user's "3 of 18
+	// selected" beside one row shown ran 30 trials, not 10).
+	shown := map[string]bool{}
+	for _, r := range rows {
+		shown[r.key()] = true
+	}
+	hidden := 0
+	for k, on := range s.selected {
+		if on && !shown[k] {
+			hidden++
+		}
+	}
+	if hidden > 0 {
+		title += fmt.Sprintf(" (%d hidden by the filter)", hidden)
+	}
 	if first > 0 || last < len(rows) {
 		title += fmt.Sprintf(" · rows %d–%d of %d", first+1, last, len(rows))
 	}

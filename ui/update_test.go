@@ -891,3 +891,28 @@ func TestAQuestionKeepsItsAnswer(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Rows chosen before a filter stay chosen, and Enter runs them: the
+// title says how many the filter hides (a new user's "3 of 18 selected"
+// beside one row shown ran 30 trials, not 10).
+func TestSetupTitleCountsTheChosenRowsAFilterHides(t *testing.T) {
+	m := New(testOptions(t, &fakeLauncher{}))
+	m = update(t, m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m = keys(t, m, "/", "h", "e", "a", "v", "y", "enter", "space", "esc")
+	n := 0
+	for _, on := range m.setup.selected {
+		if on {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no row chosen")
+	}
+	if v := m.View(); strings.Contains(v, "hidden by the filter") {
+		t.Errorf("no filter, yet rows hidden:\n%s", v)
+	}
+	m = keys(t, m, "/", "s", "w", "e", "enter")
+	if v, want := m.View(), fmt.Sprintf("(%d hidden by the filter)", n); !strings.Contains(v, want) {
+		t.Errorf("filtered to swe-edit with %d showcase rows chosen: want %q\n%s", n, want, v)
+	}
+}
