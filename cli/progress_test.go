@@ -91,3 +91,22 @@ func TestProgressSaysWhyATrialWaits(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A passed trial whose agent's step was not found (exit 127) says so
+// under its line: the verifier alone grades, as the harness's does, and
+// a new user's `/no/such/binary` agent read as a plain pass.
+func TestProgressSaysAPassWhoseAgentWasNotFound(t *testing.T) {
+	var b bytes.Buffer
+	t0 := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	p := newProgressAt(&b, 2, func() time.Time { return t0.Add(3 * time.Second) })
+	pol := model.NewPolicy(model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}, model.Ratio{K: 1}, 1)
+	for i, code := range []int{127, 1} {
+		id := fmt.Sprintf("t%04d", i+1)
+		p.event(event.TrialEnded{Base: event.Base{Trial: id}, Result: model.TrialResult{Trial: model.Trial{ID: id, Policy: pol}, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second),
+			Steps: []model.StepResult{{Name: "missing", Phase: model.PhaseAgent, ExitCode: code}, {Name: "verify", Phase: model.PhaseVerifier}}}})
+	}
+	out := b.String()
+	if strings.Count(out, "passed, though the agent's step missing exited 127 (command not found): the verifier alone grades") != 1 || strings.Contains(out, "exited 1 (") {
+		t.Errorf("want the 127 said once, the exit 1 not:\n%s", out)
+	}
+}

@@ -903,6 +903,13 @@ func (p *progress) event(ev event.Event) {
 			// said none, and the legend's "the verifier said no" was not
 			// always why.
 			fmt.Fprintf(p.w, "      %s\n", runner.Clip(r.Reason, 300))
+		case r.Outcome.Success():
+			if s, ok := notRunnable(r.Steps); ok {
+				// The verifier alone grades, as the harness's does: an
+				// agent whose command was not found passed where the
+				// verifier said yes, a plain "passed" (a new user's).
+				fmt.Fprintf(p.w, "      passed, though the agent's step %s exited %d (%s): the verifier alone grades, as the harness's does\n", clipped(s.Name, 200), s.ExitCode, notRunnableWord(s.ExitCode))
+			}
 		}
 		if p.kept != nil && r.ContainerID != "" {
 			if left := p.kept(r.ID); len(left) > 0 {
@@ -910,6 +917,24 @@ func (p *progress) event(ev event.Event) {
 			}
 		}
 	}
+}
+
+// notRunnable is the first agent step that exited 126 or 127 (the shell's
+// "not executable" and "command not found").
+func notRunnable(steps []model.StepResult) (model.StepResult, bool) {
+	for _, s := range steps {
+		if s.Phase == model.PhaseAgent && (s.ExitCode == 126 || s.ExitCode == 127) {
+			return s, true
+		}
+	}
+	return model.StepResult{}, false
+}
+
+func notRunnableWord(code int) string {
+	if code == 126 {
+		return "not executable"
+	}
+	return "command not found"
 }
 
 // killedWhat names a killed process: its command line where the process
