@@ -65,7 +65,7 @@ func WriteCalibration(w io.Writer, id string, cals []model.Calibration, tgt, mg 
 			continue
 		}
 		if c.TooFew() && c.Repeats == model.RepeatsDrawn {
-			fmt.Fprintf(w, "%s · %s: %d runs of a task that draws its size each run are too few to show a %s fail rate at %s: about %d runs, none over it, would; as measured it is ≤%s (Wilson 95%%)\n",
+			fmt.Fprintf(w, "%s · %s: %d runs of a task not replayed from a seed (each run its own sample, whether or not its need varies) are too few to show a %s fail rate at %s: about %d runs, none over it, would; as measured it is ≤%s (Wilson 95%%)\n",
 				c.Task, c.Agent, c.Runs(), percent(tgt), model.FormatBytes(c.LimitBytes), c.RunsForTarget, percent(c.KillRateCI.Hi))
 		}
 		if c.RunsForMedian > 0 {

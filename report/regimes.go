@@ -39,7 +39,7 @@ func (r *Report) writeRegimes(w io.Writer, md bool) error {
 			rate := func(from, to int) string {
 				return fmt.Sprintf("%d/%d → %d/%d failed", from, u.From.Runs, to, u.To.Runs)
 			}
-			rows = append(rows, []string{s.From + " → " + s.To + " (unpaired: drawn each run)", fmt.Sprintf("%d · %d runs", u.From.Runs, u.To.Runs), pp(u.Change()),
+			rows = append(rows, []string{s.From + " → " + s.To + " (unpaired: not replayed from a seed)", fmt.Sprintf("%d · %d runs", u.From.Runs, u.To.Runs), pp(u.Change()),
 				rate(u.From.Machine, u.To.Machine), rate(u.From.Clean, u.To.Clean), "-"})
 		}
 	}

@@ -162,7 +162,7 @@ func (r *Report) writeWhatIf(w io.Writer, md bool) error {
 		if err := writeGrid(w, md, head, lines); err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "\n"+model.RateVerdictLegend+" For a task that draws its size each run this is the only score a prediction has: its uncapped twin is another draw.")
+		fmt.Fprintln(w, "\n"+model.RateVerdictLegend+" For a task not replayed from a seed (a real command) this is the only score a prediction has: its uncapped twin is another run, not the same one.")
 	}
 	if len(wi.Accuracy) == 0 {
 		return nil
