@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -161,5 +162,33 @@ func TestMultiStepSetupIsBounded(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the trial of a setup that never ends is still held after 20 s (its bound 300 ms)")
+	}
+}
+
+// Why a step's rewards stopped the steps is masked in the record: a
+// value JSON-escaped (\u0073…) came out of the decoder whole in its
+// parse error, in `phases[].stopped` (the thirty-fifth attacker's 2).
+func TestMultiStepStoppedIsMasked(t *testing.T) {
+	const secret = "sk-ant-Zq9Wv3Lp7TyX"
+	var esc strings.Builder
+	for _, c := range secret {
+		fmt.Fprintf(&esc, `\u%04x`, c)
+	}
+	task := fake.Task("ms-stopped", 64<<20, "work")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.Phases = []model.Phase{{Name: "one", Verifier: model.Step{Name: "one/verify", Argv: []string{"verify"}, PassEnv: []string{"TOKEN"}},
+		AgentTimeout: time.Minute, VerifierTimeout: time.Minute}}
+	task.Verifier = task.Phases[0].Verifier
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "verify" {
+			return fake.StepPlan{Writes: map[string]string{"/logs/verifier/reward.json": `{"quality": "` + esc.String() + `"}`}}
+		}
+		return fake.StepPlan{}
+	}}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"TOKEN": secret}
+	r := runSweep(t, b, cfg, context.Background(), nil).results["ms-stopped@1x"]
+	if len(r.Phases) != 1 || strings.Contains(r.Phases[0].Stopped, secret) || !strings.Contains(r.Phases[0].Stopped, "[redacted TOKEN]") || strings.Contains(r.Reason, secret) {
+		t.Errorf("phases %+v, reason %q: want the secret masked", r.Phases, r.Reason)
 	}
 }

@@ -132,7 +132,10 @@ func (t *trialRun) runPipeline(ctx context.Context, sb Sandbox, env []string, ev
 			}
 			t.recordRewardKeys += len(kept) + len(nan)
 			kept, nan = t.maskedKeys(kept, nan)
-			t.res.Phases = append(t.res.Phases, model.PhaseResult{Name: p.name, AgentTimedOut: run.agentTimedOut, Rewards: kept, RewardsNaN: nan, RewardsFolded: folded, Stopped: run.stop})
+			// Why the steps stopped is masked too: a reward file's
+			// value JSON-escaped (\u0073k-…) came out of the decoder
+			// whole in its parse error (the thirty-fifth attacker's 2).
+			t.res.Phases = append(t.res.Phases, model.PhaseResult{Name: p.name, AgentTimedOut: run.agentTimedOut, Rewards: kept, RewardsNaN: nan, RewardsFolded: folded, Stopped: t.r.redact(run.stop)})
 		}
 		last = run
 		if err != nil || ctx.Err() != nil || run.stop != "" {

@@ -139,3 +139,21 @@ func TestFailedReasonIsTheVerdictFirst(t *testing.T) {
 		t.Errorf("outcome %s (%q), want failed (%q)", r.Outcome, r.Reason, want)
 	}
 }
+
+// A failing test's name is masked as the pane draws it: a secret split
+// by an escape sequence the pane draws away came back whole in
+// `tests.failing` (the thirty-fifth attacker's 1); the reason was masked.
+func TestFailingTestNamesAreMaskedAsDrawn(t *testing.T) {
+	const secret = "sk-ant-Zq9Wv3Lp7TyX"
+	task := fake.Task("tb1/split", 64<<20, "solve")
+	task.Verdict.Parser = "pytest"
+	task.Verifier = model.Step{Name: "verify", Argv: []string{"/tests/run-tests.sh"}, PassEnv: []string{"HRSECRET"}}
+	lines := []string{"=== short test summary info ===", "FAILED tests/test_x.py::test_" + secret[:4] + "\x1b[0m" + secret[4:] + " - boom"}
+	b := &fake.Backend{Script: script(map[string]fake.StepPlan{"tb1/split//tests/run-tests.sh": {Lines: lines}})}
+	cfg := config(t, []model.Task{task})
+	cfg.Secrets = map[string]string{"HRSECRET": secret}
+	r := runSweep(t, b, cfg, context.Background(), nil).results["tb1/split@1x"]
+	if r.Tests == nil || len(r.Tests.Failing) != 1 || r.Tests.Failing[0] != "test_[redacted HRSECRET]" || strings.Contains(r.Reason, secret) {
+		t.Errorf("tests %+v, reason %q: want the name masked", r.Tests, r.Reason)
+	}
+}

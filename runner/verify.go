@@ -253,6 +253,18 @@ func (t *trialRun) judgeOutput(parser string) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
+	if j.Tests != nil {
+		// Masked as drawn on the pane, not only as written: a secret
+		// split by an escape sequence or a carriage return that the pane
+		// draws away came back whole in a failing test's name (the
+		// thirty-fifth attacker's 1). The reason is masked at the end.
+		tally := *j.Tests
+		tally.Failing = append([]string(nil), tally.Failing...)
+		for i, name := range tally.Failing {
+			tally.Failing[i] = t.r.redact(name)
+		}
+		j.Tests = &tally
+	}
 	t.res.Tests = j.Tests
 	if !j.Passed && t.transcript.Dropped > 0 {
 		j.Reason += fmt.Sprintf(" (the output was longer than terminal-bench's tests pane keeps, %d rows of history: its first %d row(s) were not read)", verdict.PaneHistory, t.transcript.Dropped)
