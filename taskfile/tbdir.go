@@ -10,9 +10,9 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/headroom-eval/headroom/model"
 	"github.com/headroom-eval/headroom/verdict"
@@ -714,7 +714,11 @@ func (f *fileTask) harborSizes() (warnings []string, err error) {
 // harborSizeMB is Harbor's _parse_size_to_mb: the text trimmed and upper-
 // cased, a number before G, M or K, in MiB truncated toward zero.
 func harborSizeMB(s string) (int64, error) {
-	u := strings.ToUpper(strings.TrimSpace(s))
+	// Python's str.strip() takes the file and group separators too
+	// (U+001C–U+001F, whitespace to Python, not to Go), and its float()
+	// reads any script's decimal digits (model.PythonFloat): "１G" is
+	// 1024 to Harbor, "0x1p1G" nothing (the thirty-fifth attacker's 4).
+	u := strings.ToUpper(strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }))
 	scale := 0.0
 	switch {
 	case strings.HasSuffix(u, "G"):
@@ -726,7 +730,7 @@ func harborSizeMB(s string) (int64, error) {
 	default:
 		return 0, fmt.Errorf("%q is not a size Harbor reads: a number then G, M or K (as \"512M\", \"2G\"); or give memory_mb", s)
 	}
-	n, err := strconv.ParseFloat(strings.TrimSpace(u[:len(u)-1]), 64)
+	n, err := model.PythonFloat(u[:len(u)-1])
 	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 		return 0, fmt.Errorf("%q is not a size Harbor reads: a number then G, M or K (as \"512M\", \"2G\"); or give memory_mb", s)
 	}

@@ -255,6 +255,9 @@ func TestHarborMemoryStringsAsHarborReadsThem(t *testing.T) {
 		{`memory = " 2g "`, 2048, "", ""},
 		{`memory = "524288K"`, 512, "", ""},
 		{"memory_mb = 1024\nmemory = \"2G\"", 2048, "sets both memory_mb and memory: Harbor takes memory", ""},
+		{`memory = "\uff11G"`, 1024, "", ""},
+		{`memory = "1G\u001f"`, 1024, "", ""},
+		{`memory = "0x1p1G"`, 0, "", `is not a size Harbor reads`},
 		{`memory = "2GB"`, 0, "", `memory: "2GB" is not a size Harbor reads`},
 		{`memory = "1.5GiB"`, 0, "", `memory: "1.5GiB" is not a size Harbor reads`},
 	} {
