@@ -192,3 +192,30 @@ func TestMultiStepStoppedIsMasked(t *testing.T) {
 		t.Errorf("phases %+v, reason %q: want the secret masked", r.Phases, r.Reason)
 	}
 }
+
+// A step's reward keys are cut in the record (the verdict combines them
+// whole): 32 steps of 32 keys of 32,000 bytes made every trial's record
+// a 32 MB line (the thirty-fifth attacker's 5).
+func TestMultiStepRewardKeysAreCutInTheRecord(t *testing.T) {
+	task := fake.Task("ms-long", 64<<20, "work")
+	task.Verdict.Reward = &model.RewardRule{Dir: "/logs/verifier", Pass: 1}
+	task.PhaseReward = model.PhaseRewardMean
+	task.Phases = []model.Phase{{Name: "one", Verifier: model.Step{Name: "one/verify", Argv: []string{"verify"}}, AgentTimeout: time.Minute, VerifierTimeout: time.Minute}}
+	task.Verifier = task.Phases[0].Verifier
+	long := strings.Repeat("x", 32000)
+	b := &fake.Backend{Script: func(tr model.Trial, st model.Step) fake.StepPlan {
+		if st.Name == "verify" {
+			return fake.StepPlan{Writes: map[string]string{"/logs/verifier/reward.json": `{"a` + long + `": 1, "b` + long + `": 1, "reward": 1}`}}
+		}
+		return fake.StepPlan{}
+	}}
+	r := runSweep(t, b, config(t, []model.Task{task}), context.Background(), nil).results["ms-long@1x"]
+	if len(r.Phases) != 1 || len(r.Phases[0].Rewards) != 3 || r.Outcome != model.Passed {
+		t.Fatalf("%s, phases %d: want passed with three keys", r.Outcome, len(r.Phases))
+	}
+	for k := range r.Phases[0].Rewards {
+		if len(k) > runner.MaxRecordRewardKeyBytes+len("…") {
+			t.Errorf("a recorded key of %d bytes, want at most %d", len(k), runner.MaxRecordRewardKeyBytes)
+		}
+	}
+}

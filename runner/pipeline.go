@@ -266,19 +266,30 @@ func (t *trialRun) network(ctx context.Context, sb Sandbox, want *model.NetworkP
 // that wrote {"<secret>": 0.5} put the secret in trials.jsonl and the
 // JSON report (the thirty-fourth attacker's 1). The verdict combines
 // the keys as written; only the record's are masked.
+//
+// Each is cut to MaxRecordRewardKeyBytes too: the keys are bounded in
+// number, and 32 steps of 32 keys of 32,000 bytes made every trial's
+// record a 32 MB line (the thirty-fifth attacker's 5).
 func (t *trialRun) maskedKeys(kept map[string]float64, nan []string) (map[string]float64, []string) {
+	key := func(k string) string { return Clip(t.r.redact(k), MaxRecordRewardKeyBytes) }
 	if kept != nil {
 		masked := make(map[string]float64, len(kept))
 		for k, v := range kept {
-			masked[t.r.redact(k)] = v
+			if _, seen := masked[key(k)]; !seen {
+				masked[key(k)] = v
+			}
 		}
 		kept = masked
 	}
 	for i, k := range nan {
-		nan[i] = t.r.redact(k)
+		nan[i] = key(k)
 	}
 	return kept, nan
 }
+
+// MaxRecordRewardKeyBytes is the most of a reward key a record keeps (a
+// score's name; the verdict combines each key whole).
+const MaxRecordRewardKeyBytes = 200
 
 // combinePhases is a multi-step task's verdict: its phases' rewards
 // combined by the task's strategy, against its pass mark.
