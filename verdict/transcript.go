@@ -243,10 +243,23 @@ func (t *Transcript) put(r rune) {
 	}
 }
 
+// paneWidth is how many columns the pane gives a character, the same on
+// every host: tmux takes a character's width from the C library's
+// wcwidth, for which an East Asian "ambiguous" character (─, U+2500) is
+// one column; go-runewidth's default reads the host's locale
+// (RUNEWIDTH_EASTASIAN, LANG=ja_JP.UTF-8) and made it two, so a verifier's
+// line of 80 rules wrapped a FAILED onto a row of its own under one
+// locale and not another (the thirty-fifth attacker's 3).
+var paneWidth = func() *runewidth.Condition {
+	c := runewidth.NewCondition()
+	c.EastAsianWidth = false
+	return c
+}()
+
 // draw puts a character at the cursor, wrapping as tmux does: a character
 // that does not fit on the row goes to the start of the next.
 func (t *Transcript) draw(r rune) {
-	w := runewidth.RuneWidth(r)
+	w := paneWidth.RuneWidth(r)
 	if w == 0 {
 		t.last = 0
 		// A combining mark joins the character before it, an empty cell

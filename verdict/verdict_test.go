@@ -306,3 +306,21 @@ func FuzzJudge(f *testing.F) {
 		}
 	})
 }
+
+// The pane gives an East Asian "ambiguous" character one column, as
+// tmux's wcwidth does, whatever the host's locale: with the locale's
+// East Asian widths on, 80 rules then "FAILED …" wrapped the FAILED onto
+// a row of its own, a failure terminal-bench's parser does not see (the
+// thirty-fifth attacker's 3).
+func TestPaneWidthsAreNotTheHostsLocale(t *testing.T) {
+	saved := runewidth.DefaultCondition.EastAsianWidth
+	runewidth.DefaultCondition.EastAsianWidth = true
+	defer func() { runewidth.DefaultCondition.EastAsianWidth = saved }()
+	var tr Transcript
+	tr.Add(strings.Repeat("\u2500", 80) + "FAILED tests/test_outputs.py::test_hidden - boom")
+	for _, row := range strings.Split(tr.String(), "\n") {
+		if strings.HasPrefix(row, "FAILED") {
+			t.Errorf("a row starts with FAILED: the rules were drawn two columns each\n%s", tr.String())
+		}
+	}
+}
