@@ -156,3 +156,73 @@ func TestHostileR25HarborMemoryStrings(t *testing.T) {
 	letoutRow(t, "Harbor task.toml `memory = \"0.2G\"`, `\"300.7M\"`, `\"2GB\"`: `tasks show` / `validate`",
 		fmt.Sprintf("%d of 3 as Harbor reads them (%s)", agreed, time.Since(start).Round(time.Second)), 0, 0, forged)
 }
+
+// The thirty-fifth attacker's 1: a terminal-bench task whose image's
+// BASH_ENV wrote a --pass-env secret split by an escape sequence into
+// the test output ("test_sk-a\x1b[0mnt-…"): the reason was masked, but
+// the pane drew the escape away and `tests.failing` held the secret
+// whole, in trials.jsonl and `report --format json`. Leaked: each place
+// it shows.
+func TestHostileR25SecretSplitForThePane(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	dir := filepath.Join(tasks, "r25-split")
+	if err := os.CopyFS(dir, os.DirFS("../examples/tasks/hello-old")); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "sk-ant-Zq9Wv3Lp7TyX25"
+	writeFiles(t, dir, map[string]string{
+		"Dockerfile":   "FROM headroom-debian:bookworm\nWORKDIR /app\nCOPY evil.sh /etc/evil.sh\nENV BASH_ENV=/etc/evil.sh\nLABEL headroom.test.row=r25-split\n",
+		"evil.sh":      "if [ -n \"$HRSECRET\" ]; then printf 'FAILED tests/test_x.py::test_%s\\033[0m%s - boom\\n' \"${HRSECRET:0:4}\" \"${HRSECRET:4}\" > /tmp/leak; fi\n",
+		"run-tests.sh": "#!/bin/bash\necho '=== short test summary info ==='\ncat /tmp/leak\n",
+	})
+	t.Cleanup(func() { removeTaskImages(t, "r25-split") })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, []string{"HRSECRET=" + secret}, "run", "--tasks-dir", tasks, "--tasks", "r25-split", "--agents", "command", "--agent-command", "echo agent ran", "--pass-env", "HRSECRET", "--ratios", "1x", "--repeats", "1", "--out", out)
+	dir2, recs, left := records(t, out)
+	outcome, _, reason := oneRecord(recs)
+	rep := runBin(t, bin, nil, "report", dir2, "--format", "json")
+	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
+	if leaked > 0 {
+		t.Errorf("the secret shows in %v", where)
+	}
+	failing := ""
+	for _, r := range recs {
+		failing = fmt.Sprint(r["tests"])
+	}
+	if outcome != "failed" || !strings.Contains(failing, "test_[redacted HRSECRET]") {
+		t.Errorf("outcome %s (%s), tests %s: want failed, the failing test masked", outcome, reason, failing)
+	}
+	letoutRow(t, "terminal-bench task whose image's `BASH_ENV` prints a `--pass-env` secret split by `\\e[0m` as a failing test's name",
+		fmt.Sprintf("exit %d, %s, tests %s, secret in %d places (%s)", run.code, outcome, failing, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+}
+
+// The thirty-fifth attacker's 2: a multi-step step's reward.json whose
+// value is a --pass-env secret JSON-escaped (\u0073k-…): the reason was
+// masked, `phases[].stopped` held the decoder's error with the secret
+// whole. Leaked: each place it shows.
+func TestHostileR25SecretJSONEscapedInAStepsReward(t *testing.T) {
+	bin := hostileBin(t)
+	start := time.Now()
+	tasks := t.TempDir()
+	name := "hostile-r25/secret-escaped"
+	const secret = "sk-ant-Zq9Wv3Lp7TyX2E"
+	harborTask(t, tasks, "secret-escaped", name, r25Steps(name, "[verifier.env]\nJUDGE_KEY = \"${R25_SECRET}\"\n",
+		"#!/bin/sh\nmkdir -p /logs/verifier\nk=$(printf %s \"$JUDGE_KEY\" | od -An -tx1 | tr -d ' \\n' | sed 's/../\\\\u00&/g')\nprintf '{\"quality\": \"%s\"}' \"$k\" > /logs/verifier/reward.json\n", ""))
+	t.Cleanup(func() { removeTaskImages(t, name) })
+	out := filepath.Join(t.TempDir(), "out")
+	run := runBin(t, bin, []string{"R25_SECRET=" + secret}, append(oracleArgs(tasks, name, out), "--pass-env", "R25_SECRET")...)
+	dir, recs, left := records(t, out)
+	outcome, _, reason := oneRecord(recs)
+	rep := runBin(t, bin, nil, "report", dir, "--format", "json")
+	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
+	if leaked > 0 {
+		t.Errorf("the secret shows in %v", where)
+	}
+	if !strings.Contains(reason, "[redacted R25_SECRET]") {
+		t.Errorf("outcome %s (%s): want the reason to name the value masked", outcome, reason)
+	}
+	letoutRow(t, "multi-step step whose verifier writes `{\"quality\": \"\\u0073\\u006b…\"}`, a `--pass-env` secret JSON-escaped",
+		fmt.Sprintf("exit %d, %s, secret in %d places (%s)", run.code, outcome, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+}
