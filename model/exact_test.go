@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,32 @@ func TestOneRowDetectsNoLessThanTheExactTest(t *testing.T) {
 	}
 	if got := a.Power.ExactNote(false); got != "even 2/2 against 0/2 has p 0.333 (Fisher's exact, which one row's p is at least); 4 repeats a cell can" {
 		t.Errorf("power's note %q", got)
+	}
+}
+
+// One row whose cells differ in size (an interrupted run): the power
+// line condemns the design only if no comparison can reject, and names
+// the cells it speaks of (a review's: 4 against 4 was "real", and the
+// line said "even 4/4 against 0/4 has p 0.067", 4 against 2's p).
+func TestOneRowPowerNoteIsTheDesignsBest(t *testing.T) {
+	m := NewMatrix([]Ratio{{K: 1}, {K: 2}, {K: 3}}, nil)
+	add := func(r Ratio, n int, o Outcome) {
+		for rep := 1; rep <= n; rep++ {
+			m.Add(TrialResult{Trial: Trial{ID: fmt.Sprintf("t%v%d", r, rep), Task: "t", Agent: "a", Ratio: r, Repeat: rep}, Outcome: o})
+		}
+	}
+	add(Ratio{K: 1}, 4, OOMKilled)
+	add(Ratio{K: 2}, 4, Passed)
+	add(Ratio{K: 3}, 2, Passed)
+	a := Analyze(m, Ratio{K: 1}, 0.03, 0.03)
+	if note := a.Power.ExactNote(false); note != "" {
+		t.Errorf("4 against 4 can reject (p 0.029), yet the note %q", note)
+	}
+	m2 := NewMatrix([]Ratio{{K: 1}, {K: 3}}, nil)
+	m = m2
+	add(Ratio{K: 1}, 3, OOMKilled)
+	add(Ratio{K: 3}, 2, Passed)
+	if got := Analyze(m, Ratio{K: 1}, 0.03, 0.03).Power.ExactNote(false); !strings.HasPrefix(got, "even 3/3 against 0/2 has p 0.100") {
+		t.Errorf("3 against 2: note %q", got)
 	}
 }

@@ -483,11 +483,14 @@ type Power struct {
 	// per cell that would detect it (0: not with this many tasks).
 	Detect        float64 `json:"detect"`
 	RepeatsNeeded int     `json:"repeats_needed"`
-	// ExactFloor, for one row, is the least p Fisher's exact test can
-	// give its cells (all passing against none): at 0.05 or more no
-	// difference is detectable, whatever the repeats' normal
-	// approximation says. 0 for several rows.
+	// ExactFloor, where one row is compared, is the least p Fisher's
+	// exact test can give the cells of its most favoured comparison
+	// (ExactCells: all of the first passing against none of the other's):
+	// at 0.05 or more no difference is detectable in any, whatever the
+	// repeats' normal approximation says. 0 where no comparison is of
+	// one row.
 	ExactFloor float64 `json:"exact_floor,omitempty"`
+	ExactCells [2]int  `json:"-"`
 }
 
 // ExactRepeats is the least repeats a cell at which Fisher's exact test
@@ -522,7 +525,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 	var mdes []float64
 	var sds, ws []float64
 	repeats := 0
-	exactFloor := 0.0
+	exactFloor, exactN := 0.0, [2]int{}
 	for _, r := range m.Ratios {
 		// A knob's column is compared within its knob (BaselineIn).
 		base := BaselineIn(r, baseline, m.Ratios)
@@ -561,8 +564,10 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 				// One row's p is at least Fisher's exact test's: it detects
 				// no less than that test can.
 				c.MinDetectable = max(c.MinDetectable, ExactMDE(nA, nB))
-				if metric.name == Success {
-					exactFloor = max(exactFloor, ExactFloor(nA, nB))
+				if f := ExactFloor(nA, nB); metric.name == Success && (exactN[0] == 0 || f < exactFloor) {
+					// The design's best: none detectable only if no
+					// comparison can reject.
+					exactFloor, exactN = f, [2]int{nA, nB}
 				}
 			}
 			a.Comparisons = append(a.Comparisons, c)
@@ -580,7 +585,7 @@ func Analyze(m *Matrix, baseline Ratio, noisePP, detect float64) *Analysis {
 			}
 		}
 	}
-	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect, ExactFloor: exactFloor}
+	a.Power = Power{Tasks: len(m.Rows), Repeats: repeats, Detect: detect, ExactFloor: exactFloor, ExactCells: exactN}
 	if len(mdes) > 0 {
 		a.Power.MinDetectable = median(mdes)
 		if len(m.Rows) >= 2 {
@@ -678,5 +683,6 @@ func (p Power) ExactNote(short bool) string {
 	if short {
 		test = ""
 	}
-	return fmt.Sprintf("even %d/%d against 0/%d has p %s%s; %s a cell can", p.Repeats, p.Repeats, p.Repeats, PText(p.ExactFloor), test, Quantity(ExactRepeats(), "repeat"))
+	a, b := p.ExactCells[0], p.ExactCells[1]
+	return fmt.Sprintf("even %d/%d against 0/%d has p %s%s; %s a cell can", a, a, b, PText(p.ExactFloor), test, Quantity(ExactRepeats(), "repeat"))
 }
