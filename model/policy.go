@@ -92,7 +92,9 @@ func NewScaledPolicy(spec Resources, r Ratio, hostCPUs int, scale Scale) Resourc
 		// limit 1,638 bytes under its guarantee, which the engine refuses
 		// as a reservation (the manifest's docker run line failed: the
 		// thirty-fourth attacker's 4).
-		p.HardLimitBytes = int64(math.Ceil(float64(base)*r.K/4096)) * 4096
+		// Less a hair, so that floating point's noise is not a page:
+		// 200 MiB × 1.1 is 220 MiB, not 220 MiB and 4 KiB.
+		p.HardLimitBytes = int64(math.Ceil(float64(base)*r.K/4096-1e-6)) * 4096
 	}
 	if !scale.CPU() {
 		return p

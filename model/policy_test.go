@@ -42,6 +42,9 @@ func TestPolicyLimitIsWholePages(t *testing.T) {
 	// Never under the guarantee, which the engine takes as a reservation
 	// no larger than the limit: 200.9M at 1x was rounded 1,638 bytes
 	// under it (the thirty-fourth attacker's 4).
+	if p := NewPolicy(Resources{CPUs: 1, MemoryBytes: 200 * MiB}, Ratio{K: 1.1}, 0); p.HardLimitBytes != 220*MiB {
+		t.Errorf("200 MiB at 1.1x: limit %d, want 220 MiB exactly (floating point's noise is no page)", p.HardLimitBytes)
+	}
 	for _, spec := range []int64{210658918, 100*MiB + 1, 64*MiB - 1} {
 		for _, k := range []float64{1, 1.5, 2, 3} {
 			p := NewPolicy(Resources{CPUs: 1, MemoryBytes: spec}, Ratio{K: k}, 0)
