@@ -96,6 +96,11 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			return fmt.Errorf("%s is a symbolic link: headroom copies in only paths it resolved and checked when it loaded the task; load the task again: %w", u.From, ErrTaskFilesChanged)
 		}
 		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				// A FIFO, socket or device put in a single file's place
+				// since the load, which refuses one.
+				return fmt.Errorf("%s is not a regular file (%s): load the task again: %w", u.From, st.Mode().Type(), ErrTaskFilesChanged)
+			}
 			if err := addDir(to, 0o755); err != nil {
 				return err
 			}

@@ -149,4 +149,9 @@ func TestAFIFOInAnUploadIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrTaskFilesChanged) {
 		t.Errorf("a FIFO in solution/: %v, want the task's files changed", err)
 	}
+	// A single file's upload replaced by one (a review's).
+	err = WriteUploads(io.Discard, []model.Upload{{From: filepath.Join(src, "solve.sh"), To: "/solution"}})
+	if !errors.Is(err, ErrTaskFilesChanged) {
+		t.Errorf("a FIFO as a single file's upload: %v, want the task's files changed", err)
+	}
 }
