@@ -100,13 +100,18 @@ func TestProgressSaysAPassWhoseAgentWasNotFound(t *testing.T) {
 	t0 := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
 	p := newProgressAt(&b, 2, func() time.Time { return t0.Add(3 * time.Second) })
 	pol := model.NewPolicy(model.Resources{CPUs: 1, MemoryBytes: 128 * model.MiB}, model.Ratio{K: 1}, 1)
-	for i, code := range []int{127, 1} {
+	for i, agent := range [][]model.StepResult{
+		{{Name: "missing", Phase: model.PhaseAgent, ExitCode: 127}},
+		{{Name: "missing", Phase: model.PhaseAgent, ExitCode: 1}},
+		// A traced script's guarded command: not its last.
+		{{Name: "python --version", Phase: model.PhaseAgent, ExitCode: 127}, {Name: "python3 solve.py", Phase: model.PhaseAgent}},
+	} {
 		id := fmt.Sprintf("t%04d", i+1)
 		p.event(event.TrialEnded{Base: event.Base{Trial: id}, Result: model.TrialResult{Trial: model.Trial{ID: id, Policy: pol}, Outcome: model.Passed, Start: t0, End: t0.Add(time.Second),
-			Steps: []model.StepResult{{Name: "missing", Phase: model.PhaseAgent, ExitCode: code}, {Name: "verify", Phase: model.PhaseVerifier}}}})
+			Steps: append(agent, model.StepResult{Name: "verify", Phase: model.PhaseVerifier})}})
 	}
 	out := b.String()
-	if strings.Count(out, "passed, though the agent's step missing exited 127 (command not found): the verifier alone grades") != 1 || strings.Contains(out, "exited 1 (") {
-		t.Errorf("want the 127 said once, the exit 1 not:\n%s", out)
+	if strings.Count(out, "passed, though the agent's step missing exited 127 (command not found): the verifier alone grades") != 1 || strings.Count(out, "passed, though") != 1 {
+		t.Errorf("want the 127 said once, the exit 1 and the guarded command not:\n%s", out)
 	}
 }

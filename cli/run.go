@@ -919,12 +919,14 @@ func (p *progress) event(ev event.Event) {
 	}
 }
 
-// notRunnable is the first agent step that exited 126 or 127 (the shell's
-// "not executable" and "command not found").
+// notRunnable is the agent's last step where it exited 126 or 127 (the
+// shell's "not executable" and "command not found"): the last, since a
+// traced script's commands are steps too, and one it guarded (`python
+// --version || python3 …`) is no news.
 func notRunnable(steps []model.StepResult) (model.StepResult, bool) {
-	for _, s := range steps {
-		if s.Phase == model.PhaseAgent && (s.ExitCode == 126 || s.ExitCode == 127) {
-			return s, true
+	for i := len(steps) - 1; i >= 0; i-- {
+		if s := steps[i]; s.Phase == model.PhaseAgent {
+			return s, s.ExitCode == 126 || s.ExitCode == 127
 		}
 	}
 	return model.StepResult{}, false
