@@ -195,4 +195,8 @@ func TestReportOfAStoreOfOneReportsIt(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stdout, "success rate") || strings.Count(r.stdout, root) != 2 || !strings.Contains(r.stderr, "2 experiments: name one to report it (headroom report ID --out "+root+")") {
 		t.Errorf("two experiments: exit %d, want the list\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A script's json is never a text list: refused, naming the count.
+	if r := headroom(t, "report", "--out", root, "--format", "json"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "--format json reports one experiment and "+root+" holds 2: name it") {
+		t.Errorf("two experiments, --format json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }

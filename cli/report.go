@@ -157,6 +157,9 @@ func newReportCmd() *cobra.Command {
 					return usagef("--plot: %v", err)
 				}
 			}
+			if !slices.Contains(report.Formats, format) {
+				return usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), format)
+			}
 			if list {
 				return listExperiments(cmd, out)
 			}
@@ -170,6 +173,11 @@ func newReportCmd() *cobra.Command {
 					if plot != "" || len(plotTrials) > 0 {
 						return usagef("--plot and --plot-trial draw one experiment: name it, e.g. `headroom report EXP --plot shape.png` (`headroom report --list` lists them)")
 					}
+					if format != "table" && err == nil {
+						// A script asking for json got a text list once
+						// a second run was stored (a review's).
+						return usagef("--format %s reports one experiment and %s holds %d: name it (`headroom report --list --out %s` lists them)", format, out, n, out)
+					}
 					if err := listExperiments(cmd, out); err != nil || n < 2 {
 						return err
 					}
@@ -182,9 +190,6 @@ func newReportCmd() *cobra.Command {
 			opts, err := sf.options()
 			if err != nil {
 				return err
-			}
-			if !slices.Contains(report.Formats, format) {
-				return usagef("--format must be one of %s (got %q)", strings.Join(report.Formats, ", "), format)
 			}
 			type trialPlot struct{ trial, file string }
 			var tplots []trialPlot
