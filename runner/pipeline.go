@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -274,9 +275,11 @@ func (t *trialRun) maskedKeys(kept map[string]float64, nan []string) (map[string
 	key := func(k string) string { return Clip(t.r.redact(k), MaxRecordRewardKeyBytes) }
 	if kept != nil {
 		masked := make(map[string]float64, len(kept))
-		for k, v := range kept {
+		// Keys that mask or cut to one text: the first in order keeps
+		// it, the same every run (a review's: map order chose).
+		for _, k := range slices.Sorted(maps.Keys(kept)) {
 			if _, seen := masked[key(k)]; !seen {
-				masked[key(k)] = v
+				masked[key(k)] = kept[k]
 			}
 		}
 		kept = masked
