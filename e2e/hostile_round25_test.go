@@ -31,6 +31,40 @@ func r25Steps(name, verifierEnv, test, setup string) map[string]string {
 	return files
 }
 
+// secretRun is a row's run whose secret is passed by --pass-env NAME: its
+// run, records and one record's outcome and reason, and how many places
+// the secret shows (every experiment file, the run's output, `report
+// --format json`), said as an error.
+type secretRun struct {
+	run             result
+	recs            []map[string]any
+	left, leaked    int
+	outcome, reason string
+}
+
+func runWithSecret(t *testing.T, bin, env, secret string, args ...string) secretRun {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	var r secretRun
+	r.run = runBin(t, bin, []string{env + "=" + secret}, append(args, "--pass-env", env, "--out", out)...)
+	var dir string
+	dir, r.recs, r.left = records(t, out)
+	r.outcome, _, r.reason = oneRecord(r.recs)
+	rep := runBin(t, bin, nil, "report", dir, "--format", "json")
+	var where []string
+	r.leaked, where = countIn(secret, experimentFiles(t, out), map[string]string{"stdout": r.run.stdout, "stderr": r.run.stderr, "report --format json": rep.stdout})
+	if r.leaked > 0 {
+		t.Errorf("the secret shows in %v", where)
+	}
+	return r
+}
+
+// oracleOnce is oracleArgs without its --out: runWithSecret gives one.
+func oracleOnce(tasks, name string) []string {
+	a := oracleArgs(tasks, name, "")
+	return a[:len(a)-2]
+}
+
 // Round twenty-five, the thirty-fourth attacker's 1: a multi-step step's
 // verifier wrote a --pass-env secret as a reward key ({"<secret>": 0.5},
 // and NaN): the console masked it, trials.jsonl and `report --format
@@ -44,25 +78,16 @@ func TestHostileR25SecretAsARewardKey(t *testing.T) {
 	harborTask(t, tasks, "secret-key", name, r25Steps(name, "[verifier.env]\nTOKEN = \"${R25_SECRET}\"\n",
 		"#!/bin/sh\nmkdir -p /logs/verifier\nprintf '{\"key-%s\": 0.5, \"%s\": NaN, \"reward\": 1}' \"$TOKEN\" \"$TOKEN\" > /logs/verifier/reward.json\n", ""))
 	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, []string{"R25_SECRET=" + secret}, append(oracleArgs(tasks, name, out), "--pass-env", "R25_SECRET")...)
-	dir, recs, left := records(t, out)
-	outcome, _, reason := oneRecord(recs)
-	rep := runBin(t, bin, nil, "report", dir, "--format", "json")
-	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
-	if leaked > 0 {
-		t.Errorf("the secret shows in %v", where)
-	}
-	if outcome != "passed" {
-		t.Errorf("outcome %s (%s), want passed (the reward is 1)", outcome, reason)
+	r := runWithSecret(t, bin, "R25_SECRET", secret, oracleOnce(tasks, name)...)
+	if r.outcome != "passed" {
+		t.Errorf("outcome %s (%s), want passed (the reward is 1)", r.outcome, r.reason)
 	}
 	masked := 0
-	for _, r := range recs {
-		b := fmt.Sprint(r["phases"])
-		masked += strings.Count(b, "[redacted R25_SECRET]")
+	for _, rec := range r.recs {
+		masked += strings.Count(fmt.Sprint(rec["phases"]), "[redacted R25_SECRET]")
 	}
 	letoutRow(t, "multi-step step whose verifier writes `{\"key-<secret>\": 0.5, \"<secret>\": NaN, \"reward\": 1}` from a `--pass-env` secret",
-		fmt.Sprintf("exit %d, %s, %d reward keys masked in the record, secret in %d places (%s)", run.code, outcome, masked, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+		fmt.Sprintf("exit %d, %s, %d reward keys masked in the record, secret in %d places (%s)", r.run.code, r.outcome, masked, r.leaked, time.Since(start).Round(time.Second)), 1-len(r.recs), r.left+r.leaked, 0)
 }
 
 // The thirty-fourth attacker's 2: a multi-step step's workdir/setup.sh
@@ -178,24 +203,16 @@ func TestHostileR25SecretSplitForThePane(t *testing.T) {
 		"run-tests.sh": "#!/bin/bash\necho '=== short test summary info ==='\ncat /tmp/leak\n",
 	})
 	t.Cleanup(func() { removeTaskImages(t, "r25-split") })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, []string{"HRSECRET=" + secret}, "run", "--tasks-dir", tasks, "--tasks", "r25-split", "--agents", "command", "--agent-command", "echo agent ran", "--pass-env", "HRSECRET", "--ratios", "1x", "--repeats", "1", "--out", out)
-	dir2, recs, left := records(t, out)
-	outcome, _, reason := oneRecord(recs)
-	rep := runBin(t, bin, nil, "report", dir2, "--format", "json")
-	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
-	if leaked > 0 {
-		t.Errorf("the secret shows in %v", where)
-	}
+	r := runWithSecret(t, bin, "HRSECRET", secret, "run", "--tasks-dir", tasks, "--tasks", "r25-split", "--agents", "command", "--agent-command", "echo agent ran", "--ratios", "1x", "--repeats", "1")
 	failing := ""
-	for _, r := range recs {
-		failing = fmt.Sprint(r["tests"])
+	for _, rec := range r.recs {
+		failing = fmt.Sprint(rec["tests"])
 	}
-	if outcome != "failed" || !strings.Contains(failing, "test_[redacted HRSECRET]") {
-		t.Errorf("outcome %s (%s), tests %s: want failed, the failing test masked", outcome, reason, failing)
+	if r.outcome != "failed" || !strings.Contains(failing, "test_[redacted HRSECRET]") {
+		t.Errorf("outcome %s (%s), tests %s: want failed, the failing test masked", r.outcome, r.reason, failing)
 	}
 	letoutRow(t, "terminal-bench task whose image's `BASH_ENV` prints a `--pass-env` secret split by `\\e[0m` as a failing test's name",
-		fmt.Sprintf("exit %d, %s, tests %s, secret in %d places (%s)", run.code, outcome, failing, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+		fmt.Sprintf("exit %d, %s, tests %s, secret in %d places (%s)", r.run.code, r.outcome, failing, r.leaked, time.Since(start).Round(time.Second)), 1-len(r.recs), r.left+r.leaked, 0)
 }
 
 // The thirty-fifth attacker's 2: a multi-step step's reward.json whose
@@ -211,18 +228,10 @@ func TestHostileR25SecretJSONEscapedInAStepsReward(t *testing.T) {
 	harborTask(t, tasks, "secret-escaped", name, r25Steps(name, "[verifier.env]\nJUDGE_KEY = \"${R25_SECRET}\"\n",
 		"#!/bin/sh\nmkdir -p /logs/verifier\nk=$(printf %s \"$JUDGE_KEY\" | od -An -tx1 | tr -d ' \\n' | sed 's/../\\\\u00&/g')\nprintf '{\"quality\": \"%s\"}' \"$k\" > /logs/verifier/reward.json\n", ""))
 	t.Cleanup(func() { removeTaskImages(t, name) })
-	out := filepath.Join(t.TempDir(), "out")
-	run := runBin(t, bin, []string{"R25_SECRET=" + secret}, append(oracleArgs(tasks, name, out), "--pass-env", "R25_SECRET")...)
-	dir, recs, left := records(t, out)
-	outcome, _, reason := oneRecord(recs)
-	rep := runBin(t, bin, nil, "report", dir, "--format", "json")
-	leaked, where := countIn(secret, experimentFiles(t, out), map[string]string{"stdout": run.stdout, "stderr": run.stderr, "report --format json": rep.stdout})
-	if leaked > 0 {
-		t.Errorf("the secret shows in %v", where)
-	}
-	if !strings.Contains(reason, "[redacted R25_SECRET]") {
-		t.Errorf("outcome %s (%s): want the reason to name the value masked", outcome, reason)
+	r := runWithSecret(t, bin, "R25_SECRET", secret, oracleOnce(tasks, name)...)
+	if !strings.Contains(r.reason, "[redacted R25_SECRET]") {
+		t.Errorf("outcome %s (%s): want the reason to name the value masked", r.outcome, r.reason)
 	}
 	letoutRow(t, "multi-step step whose verifier writes `{\"quality\": \"\\u0073\\u006b…\"}`, a `--pass-env` secret JSON-escaped",
-		fmt.Sprintf("exit %d, %s, secret in %d places (%s)", run.code, outcome, leaked, time.Since(start).Round(time.Second)), 1-len(recs), left+leaked, 0)
+		fmt.Sprintf("exit %d, %s, secret in %d places (%s)", r.run.code, r.outcome, r.leaked, time.Since(start).Round(time.Second)), 1-len(r.recs), r.left+r.leaked, 0)
 }
