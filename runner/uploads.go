@@ -99,7 +99,7 @@ func WriteUploads(w io.Writer, uploads []model.Upload) error {
 			if !st.Mode().IsRegular() {
 				// A FIFO, socket or device put in a single file's place
 				// since the load, which refuses one.
-				return fmt.Errorf("%s is not a regular file (%s): load the task again: %w", u.From, st.Mode().Type(), ErrTaskFilesChanged)
+				return notTaskContent(u.From, st.Mode())
 			}
 			if err := addDir(to, 0o755); err != nil {
 				return err
@@ -145,7 +145,7 @@ func TarTree(tw *tar.Writer, src, prefix string, dir func(name string, info fs.F
 		case info.Mode().IsRegular(), info.Mode()&fs.ModeSymlink != 0:
 			return TarEntry(tw, p, name, info)
 		}
-		return fmt.Errorf("%s is not a regular file (%s): load the task again: %w", p, info.Mode().Type(), ErrTaskFilesChanged)
+		return notTaskContent(p, info.Mode())
 	})
 }
 
@@ -206,4 +206,10 @@ func uploadMode(u model.Upload) int64 {
 		return 0o755
 	}
 	return 0o644
+}
+
+// notTaskContent is the error of a FIFO, socket or device found among a
+// step's files at copy time: the loader refuses one, so it was made since.
+func notTaskContent(p string, mode fs.FileMode) error {
+	return fmt.Errorf("%s is not a regular file (%s): load the task again: %w", p, mode.Type(), ErrTaskFilesChanged)
 }
