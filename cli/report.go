@@ -168,24 +168,27 @@ func newReportCmd() *cobra.Command {
 				// reported, not listed: `report --out DIR` after one run
 				// printed a line naming it, and the user had to copy its
 				// id back (the fifth new user's).
-				only, n, err := onlyExperiment(out)
-				if err != nil || only == "" {
+				list, err := storeList(out)
+				if err != nil {
+					return err
+				}
+				if n := len(list); n != 1 {
 					if plot != "" || len(plotTrials) > 0 {
 						return usagef("--plot and --plot-trial draw one experiment: name it, e.g. `headroom report EXP --plot shape.png` (`headroom report --list` lists them)")
 					}
-					if format != "table" && err == nil {
+					if format != "table" {
 						// A script asking for json got a text list once
 						// a second run was stored (a review's).
 						return usagef("--format %s reports one experiment and %s holds %d: name it (`headroom report --list --out %s` lists them)", format, out, n, out)
 					}
-					if err := listExperiments(cmd, out); err != nil || n < 2 {
-						return err
+					printExperiments(cmd, out, list)
+					if n >= 2 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%d experiments: name one to report it (headroom report ID --out %s)\n", n, out)
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "%d experiments: name one to report it (headroom report ID --out %s)\n", n, out)
 					return nil
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "the only experiment under %s: %s\n", out, only)
-				args = []string{only}
+				fmt.Fprintf(cmd.ErrOrStderr(), "the only experiment under %s: %s\n", out, list[0].Dir)
+				args = []string{list[0].Dir}
 			}
 			opts, err := sf.options()
 			if err != nil {
@@ -257,35 +260,37 @@ func newReportCmd() *cobra.Command {
 	return cmd
 }
 
-// onlyExperiment is the directory of the store's one experiment, or ""
-// where it holds none or several, and how many it holds.
-func onlyExperiment(root string) (string, int, error) {
-	list, err := store.List(root)
-	if err != nil || len(list) != 1 {
-		return "", len(list), err
-	}
-	return list[0].Dir, 1, nil
-}
-
-func listExperiments(cmd *cobra.Command, root string) error {
+// storeList is the store's experiments, read once; an --out that is not
+// a directory is said as the flag's.
+func storeList(root string) ([]store.Summary, error) {
 	list, err := store.List(root)
 	if errors.Is(err, syscall.ENOTDIR) {
 		// "open X: not a directory" named no flag (the twenty-eighth
 		// attacker's 8): clean's words.
-		return usagef("--out %s is not a directory of experiments (run and the console write them there)", root)
+		return nil, usagef("--out %s is not a directory of experiments (run and the console write them there)", root)
 	}
+	return list, err
+}
+
+func listExperiments(cmd *cobra.Command, root string) error {
+	list, err := storeList(root)
 	if err != nil {
 		return err
 	}
+	printExperiments(cmd, root, list)
+	return nil
+}
+
+// printExperiments lists the store's experiments, a line each.
+func printExperiments(cmd *cobra.Command, root string, list []store.Summary) {
 	w := cmd.OutOrStdout()
 	if len(list) == 0 {
 		fmt.Fprintf(w, "no experiments under %s\n", root)
-		return nil
+		return
 	}
 	for _, s := range list {
 		fmt.Fprintf(w, "%-24s %-12s %5d %-6s  %s  %s\n", s.Manifest.ID, s.Manifest.Status, s.Manifest.Trials, model.Noun(s.Manifest.Trials, "trial"), s.Manifest.Created.Local().Format("2006-01-02 15:04"), s.Dir)
 	}
-	return nil
 }
 
 // traceFiles is the what-if predictions' trace source: a trial's trace
